@@ -1,0 +1,234 @@
+//! JSON objects that keep their members' order and original bytes.
+//!
+//! Re-serializing a JSON value through `serde_json::Value` can change key
+//! order, number spelling and string escapes; every such change alters token
+//! counts and busts prompt caches. [`RawObject`] keeps each member's value as
+//! the exact bytes it was read from, in document order, so an object that is
+//! not edited serializes back to the same values byte for byte.
+
+use std::fmt;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// A JSON object as an ordered list of `(key, raw value)` members.
+///
+/// Whitespace between tokens is not kept; every value's bytes are.
+#[derive(Clone, Default)]
+pub struct RawObject {
+    members: Vec<(Box<str>, Box<RawValue>)>,
+}
+
+impl fmt::Debug for RawObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+impl PartialEq for RawObject {
+    fn eq(&self, other: &Self) -> bool {
+        self.members.len() == other.members.len()
+            && self
+                .members
+                .iter()
+                .zip(&other.members)
+                .all(|((ka, va), (kb, vb))| ka == kb && va.get() == vb.get())
+    }
+}
+
+impl Eq for RawObject {}
+
+impl RawObject {
+    /// An object with no members.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses `json`, which must be a JSON object.
+    pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    /// The raw bytes of member `key`, if present (first occurrence).
+    pub fn get(&self, key: &str) -> Option<&RawValue> {
+        self.members
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| &**v)
+    }
+
+    /// Parses member `key` as `T`; `None` when absent, `Err` when mistyped.
+    pub fn parse<'a, T: Deserialize<'a>>(
+        &'a self,
+        key: &str,
+    ) -> Option<Result<T, serde_json::Error>> {
+        self.get(key).map(|raw| serde_json::from_str(raw.get()))
+    }
+
+    /// Replaces member `key` in place, or appends it when absent.
+    pub fn set(&mut self, key: &str, value: Box<RawValue>) {
+        match self.members.iter_mut().find(|(k, _)| &**k == key) {
+            Some((_, v)) => *v = value,
+            None => self.members.push((key.into(), value)),
+        }
+    }
+
+    /// Removes member `key`; returns whether it was present.
+    pub fn remove(&mut self, key: &str) -> bool {
+        let before = self.members.len();
+        self.members.retain(|(k, _)| &**k != key);
+        before != self.members.len()
+    }
+
+    /// Members in document order.
+    pub fn members(&self) -> impl ExactSizeIterator<Item = (&str, &RawValue)> {
+        self.members.iter().map(|(k, v)| (&**k, &**v))
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether the object has no members.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Writes the object compactly: `{"k":<raw>,...}`.
+    pub fn write_json(&self, out: &mut String) {
+        self.write_json_with(out, None);
+    }
+
+    /// Writes the object, appending one extra member after the others
+    /// (used to add `cache_control` to a block on the wire).
+    pub fn write_json_with(&self, out: &mut String, extra: Option<(&str, &str)>) {
+        out.push('{');
+        let mut first = true;
+        let extra_iter = extra.into_iter();
+        for (k, v) in self
+            .members
+            .iter()
+            .map(|(k, v)| (&**k, v.get()))
+            .chain(extra_iter)
+        {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            push_json_string(out, k);
+            out.push(':');
+            out.push_str(v);
+        }
+        out.push('}');
+    }
+
+    /// The compact JSON text of the object.
+    pub fn to_json(&self) -> String {
+        let mut s = String::new();
+        self.write_json(&mut s);
+        s
+    }
+}
+
+/// Appends `s` as a JSON string literal (serde_json's escaping rules).
+pub fn push_json_string(out: &mut String, s: &str) {
+    // serde_json never fails to serialize a &str.
+    match serde_json::to_string(s) {
+        Ok(quoted) => out.push_str(&quoted),
+        Err(_) => out.push_str("\"\""),
+    }
+}
+
+/// A raw JSON string literal holding `s`.
+pub fn raw_string(s: &str) -> Box<RawValue> {
+    let mut quoted = String::with_capacity(s.len() + 2);
+    push_json_string(&mut quoted, s);
+    raw_json(quoted)
+}
+
+/// Wraps text already known to be valid JSON.
+pub(crate) fn raw_json(json: String) -> Box<RawValue> {
+    // Callers only pass JSON they produced themselves; fall back to null
+    // rather than panic if that ever stops holding.
+    RawValue::from_string(json).unwrap_or_else(|_| null_raw())
+}
+
+fn null_raw() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable_null())
+}
+
+#[cold]
+fn unreachable_null() -> Box<RawValue> {
+    // "null" is valid JSON; this path exists only to avoid a panic site.
+    serde_json::from_str("null").unwrap_or_else(|_| std::process::abort())
+}
+
+impl Serialize for RawObject {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.members.len()))?;
+        for (k, v) in &self.members {
+            map.serialize_entry(&**k, &**v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for RawObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ObjVisitor;
+        impl<'de> Visitor<'de> for ObjVisitor {
+            type Value = RawObject;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: Box<RawValue> = map.next_value()?;
+                    members.push((key.into_boxed_str(), value));
+                }
+                Ok(RawObject { members })
+            }
+        }
+        deserializer.deserialize_map(ObjVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_member_order_and_value_bytes() {
+        let src = r#"{"z":1.0,"a":{"y":"\u00e9","b":[1, 2]},"m":1e3}"#;
+        let obj = RawObject::from_json(src).unwrap();
+        let keys: Vec<_> = obj.members().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["z", "a", "m"]);
+        assert_eq!(obj.get("a").unwrap().get(), r#"{"y":"\u00e9","b":[1, 2]}"#);
+        assert_eq!(obj.to_json(), src);
+    }
+
+    #[test]
+    fn set_replaces_in_place_and_appends() {
+        let mut obj = RawObject::from_json(r#"{"a":1,"b":2}"#).unwrap();
+        obj.set("a", raw_string("x"));
+        obj.set("c", raw_string("y"));
+        assert_eq!(obj.to_json(), r#"{"a":"x","b":2,"c":"y"}"#);
+        assert!(obj.remove("b"));
+        assert!(!obj.remove("b"));
+        let mut s = String::new();
+        obj.write_json_with(&mut s, Some(("cache_control", r#"{"type":"ephemeral"}"#)));
+        assert_eq!(
+            s,
+            r#"{"a":"x","c":"y","cache_control":{"type":"ephemeral"}}"#
+        );
+    }
+
+    #[test]
+    fn rejects_non_objects() {
+        assert!(RawObject::from_json("[1]").is_err());
+    }
+}

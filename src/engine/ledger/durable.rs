@@ -1,0 +1,5 @@
+//! A ledger in a directory, shared between processes.
+
+/// A file-backed [`super::ToolResultLedger`].
+#[derive(Debug)]
+pub struct DurableLedger {}

@@ -1,0 +1,109 @@
+//! The tool-result ledger: where compacted payloads live so the model can
+//! recall them.
+//!
+//! [`ToolResultLedger::record`] is idempotent on the tool call id: recording
+//! the same call twice returns the first handle and leaves storage untouched,
+//! even if the content differs — the stub already on the wire must keep
+//! pointing at what it described. [`ToolResultLedger::fetch`] never fails
+//! into the tool path: every problem becomes a string the model can read.
+
+mod durable;
+mod memory;
+
+pub use durable::DurableLedger;
+pub use memory::InMemoryLedger;
+
+use std::sync::Arc;
+
+use super::handle::Handle;
+use super::recall::{RecallRequest, answer};
+
+/// Errors from recording into, or reading from, a ledger's storage.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// A filesystem operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory involved.
+        path: String,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// Stored data did not match what the index promised.
+    #[error("{path}: {reason}")]
+    Corrupt {
+        /// The file involved.
+        path: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+}
+
+/// A recorded tool result: its handle and its payload, byte-exact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The handle returned by `record`.
+    pub handle: Handle,
+    /// The tool call's arguments (raw JSON of the tool_use `input`).
+    pub tool_args: Arc<str>,
+    /// The content as recorded.
+    pub payload: Arc<str>,
+}
+
+/// Storage for tool results that may be compacted out of the wire view.
+///
+/// Implementations are shared between threads (`&self` everywhere).
+pub trait ToolResultLedger: Send + Sync {
+    /// Stores `content` for `tool_call_id` and returns its handle. If the id
+    /// was recorded before, returns the original handle and stores nothing.
+    fn record(
+        &self,
+        tool_call_id: &str,
+        tool_name: &str,
+        tool_args: &str,
+        content: &str,
+    ) -> Result<Handle, LedgerError>;
+
+    /// Looks up a record by `mem_id`.
+    fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError>;
+
+    /// Looks up a record by the tool call id it was recorded under.
+    fn get_by_call_id(&self, tool_call_id: &str) -> Result<Option<Recorded>, LedgerError>;
+
+    /// Answers a recall request for `mem_id`. Never an error: an unknown id
+    /// gives `[tool_memory not found: <mem_id>]`, a storage failure a
+    /// `[tool_memory error: ...]` line.
+    fn fetch(&self, mem_id: &str, request: &RecallRequest) -> String {
+        match self.get(mem_id) {
+            Ok(Some(rec)) => answer(&rec.handle, &rec.payload, request),
+            Ok(None) => not_found(mem_id),
+            Err(e) => format!(
+                "[tool_memory error: {}: {e}]",
+                super::handle::one_line(mem_id, 80)
+            ),
+        }
+    }
+}
+
+/// The string the recall tool returns for an id it does not know.
+pub fn not_found(mem_id: &str) -> String {
+    format!("[tool_memory not found: {mem_id}]")
+}
+
+impl<L: ToolResultLedger + ?Sized> ToolResultLedger for Arc<L> {
+    fn record(
+        &self,
+        tool_call_id: &str,
+        tool_name: &str,
+        tool_args: &str,
+        content: &str,
+    ) -> Result<Handle, LedgerError> {
+        (**self).record(tool_call_id, tool_name, tool_args, content)
+    }
+    fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError> {
+        (**self).get(mem_id)
+    }
+    fn get_by_call_id(&self, tool_call_id: &str) -> Result<Option<Recorded>, LedgerError> {
+        (**self).get_by_call_id(tool_call_id)
+    }
+}

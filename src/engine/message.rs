@@ -1,0 +1,581 @@
+//! The message model, in Anthropic Messages API shapes.
+//!
+//! Every object keeps its members as raw JSON ([`RawObject`]) next to a typed
+//! view of the fields the engine reads. Serializing an unedited message or
+//! block therefore reproduces its values byte for byte — including tool_use
+//! `input` objects, whose key order matters to prompt caches — and keeps any
+//! field this crate does not know about.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+use super::json::RawObject;
+
+/// Where in a JSON document a shape problem was found, and what was expected.
+///
+/// `pointer` is an RFC 6901 JSON pointer relative to the value being parsed;
+/// callers that parse a larger document prepend their own path with
+/// [`ShapeError::within`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("at {pointer}: expected {expected}")]
+pub struct ShapeError {
+    /// JSON pointer to the offending value (`""` is the value itself).
+    pub pointer: String,
+    /// What the value should have been.
+    pub expected: String,
+}
+
+impl ShapeError {
+    fn new(pointer: impl Into<String>, expected: impl Into<String>) -> Self {
+        Self {
+            pointer: pointer.into(),
+            expected: expected.into(),
+        }
+    }
+
+    /// Prefixes the pointer with `segment` (a key or an index).
+    pub fn within(mut self, segment: impl fmt::Display) -> Self {
+        let seg = segment.to_string().replace('~', "~0").replace('/', "~1");
+        self.pointer = format!("/{seg}{}", self.pointer);
+        self
+    }
+}
+
+/// Who sent a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The user (also carries tool results).
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    /// The wire name (`"user"` / `"assistant"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One content block of a message, a system prompt or a tool result.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ContentBlock {
+    fields: RawObject,
+    kind: BlockKind,
+}
+
+/// The typed view of a [`ContentBlock`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockKind {
+    /// `{"type":"text","text":...}`
+    Text {
+        /// The text.
+        text: Arc<str>,
+    },
+    /// `{"type":"tool_use","id":...,"name":...,"input":{...}}`
+    ToolUse {
+        /// The tool call id (`toolu_...`).
+        id: Arc<str>,
+        /// The tool's name.
+        name: Arc<str>,
+    },
+    /// `{"type":"tool_result","tool_use_id":...,"content":...}`
+    ToolResult {
+        /// The id of the tool_use this answers.
+        tool_use_id: Arc<str>,
+        /// What the tool returned.
+        content: ToolResultContent,
+        /// Whether the tool reported an error.
+        is_error: bool,
+    },
+    /// `{"type":"thinking",...}`; part of the prefix, never markable.
+    Thinking,
+    /// `{"type":"redacted_thinking",...}`
+    RedactedThinking,
+    /// `{"type":"image",...}`
+    Image,
+    /// `{"type":"document",...}`
+    Document,
+    /// A block type this crate does not know; kept verbatim.
+    Other {
+        /// Its `type` member.
+        block_type: Box<str>,
+    },
+}
+
+/// The `content` of a tool_result block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolResultContent {
+    /// No `content` member (an empty result).
+    Empty,
+    /// A plain string.
+    Text(Arc<str>),
+    /// A list of blocks (text and images).
+    Blocks(Vec<ContentBlock>),
+}
+
+impl fmt::Debug for ContentBlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ContentBlock({})", self.fields.to_json())
+    }
+}
+
+fn parse_str(obj: &RawObject, key: &str) -> Result<Arc<str>, ShapeError> {
+    match obj.parse::<String>(key) {
+        Some(Ok(s)) => Ok(s.into()),
+        Some(Err(_)) => Err(ShapeError::new(format!("/{key}"), "a string")),
+        None => Err(ShapeError::new(
+            format!("/{key}"),
+            "a string (member is missing)",
+        )),
+    }
+}
+
+impl ContentBlock {
+    /// Builds a block from a parsed JSON object, checking the members the
+    /// engine relies on.
+    pub fn from_object(fields: RawObject) -> Result<Self, ShapeError> {
+        let block_type = parse_str(&fields, "type")?;
+        let kind = match &*block_type {
+            "text" => BlockKind::Text {
+                text: parse_str(&fields, "text")?,
+            },
+            "tool_use" => BlockKind::ToolUse {
+                id: parse_str(&fields, "id")?,
+                name: parse_str(&fields, "name")?,
+            },
+            "tool_result" => {
+                let tool_use_id = parse_str(&fields, "tool_use_id")?;
+                let content = match fields.get("content") {
+                    None => ToolResultContent::Empty,
+                    Some(raw) => parse_tool_result_content(raw).map_err(|e| e.within("content"))?,
+                };
+                let is_error = match fields.parse::<Option<bool>>("is_error") {
+                    None => false,
+                    Some(Ok(b)) => b.unwrap_or(false),
+                    Some(Err(_)) => return Err(ShapeError::new("/is_error", "a boolean")),
+                };
+                BlockKind::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                }
+            }
+            "thinking" => BlockKind::Thinking,
+            "redacted_thinking" => BlockKind::RedactedThinking,
+            "image" => BlockKind::Image,
+            "document" => BlockKind::Document,
+            other => BlockKind::Other {
+                block_type: other.into(),
+            },
+        };
+        Ok(Self { fields, kind })
+    }
+
+    /// Parses one block from JSON text.
+    pub fn from_json(json: &str) -> Result<Self, ShapeError> {
+        let fields = RawObject::from_json(json)
+            .map_err(|e| ShapeError::new("", format!("a JSON object ({e})")))?;
+        Self::from_object(fields)
+    }
+
+    /// A `{"type":"text","text":...}` block.
+    pub fn text(text: &str) -> Self {
+        let mut fields = RawObject::new();
+        fields.set("type", super::json::raw_string("text"));
+        fields.set("text", super::json::raw_string(text));
+        Self {
+            fields,
+            kind: BlockKind::Text { text: text.into() },
+        }
+    }
+
+    /// The typed view.
+    pub fn kind(&self) -> &BlockKind {
+        &self.kind
+    }
+
+    /// The raw members, in document order.
+    pub fn fields(&self) -> &RawObject {
+        &self.fields
+    }
+
+    /// The block's `type` member as the wire spells it.
+    pub fn block_type(&self) -> &str {
+        match &self.kind {
+            BlockKind::Text { .. } => "text",
+            BlockKind::ToolUse { .. } => "tool_use",
+            BlockKind::ToolResult { .. } => "tool_result",
+            BlockKind::Thinking => "thinking",
+            BlockKind::RedactedThinking => "redacted_thinking",
+            BlockKind::Image => "image",
+            BlockKind::Document => "document",
+            BlockKind::Other { block_type } => block_type,
+        }
+    }
+
+    /// The raw `input` of a tool_use block, byte for byte.
+    pub fn tool_input(&self) -> Option<&RawValue> {
+        match self.kind {
+            BlockKind::ToolUse { .. } => self.fields.get("input"),
+            _ => None,
+        }
+    }
+
+    /// Whether the API accepts a `cache_control` marker on this block.
+    pub fn is_markable(&self) -> bool {
+        !matches!(self.kind, BlockKind::Thinking | BlockKind::RedactedThinking)
+    }
+
+    /// Compact JSON of the block, as it goes on the wire.
+    pub fn to_json(&self) -> String {
+        self.fields.to_json()
+    }
+
+    /// A copy of this tool_result block whose `content` is `text`; every
+    /// other member (including `tool_use_id`'s bytes) is kept as is.
+    pub fn with_tool_result_text(&self, text: &str) -> Option<Self> {
+        let BlockKind::ToolResult {
+            tool_use_id,
+            is_error,
+            ..
+        } = &self.kind
+        else {
+            return None;
+        };
+        let mut fields = self.fields.clone();
+        fields.set("content", super::json::raw_string(text));
+        Some(Self {
+            fields,
+            kind: BlockKind::ToolResult {
+                tool_use_id: tool_use_id.clone(),
+                content: ToolResultContent::Text(text.into()),
+                is_error: *is_error,
+            },
+        })
+    }
+}
+
+fn parse_tool_result_content(raw: &RawValue) -> Result<ToolResultContent, ShapeError> {
+    let text = raw.get().trim_start();
+    if text.starts_with('"') {
+        let s: String =
+            serde_json::from_str(raw.get()).map_err(|_| ShapeError::new("", "a string"))?;
+        Ok(ToolResultContent::Text(s.into()))
+    } else if text.starts_with('[') {
+        let items: Vec<RawObject> = serde_json::from_str(raw.get())
+            .map_err(|_| ShapeError::new("", "a string or an array of content blocks"))?;
+        let blocks = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| ContentBlock::from_object(o).map_err(|e| e.within(i)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ToolResultContent::Blocks(blocks))
+    } else if text == "null" {
+        Ok(ToolResultContent::Empty)
+    } else {
+        Err(ShapeError::new(
+            "",
+            "a string or an array of content blocks",
+        ))
+    }
+}
+
+impl ToolResultContent {
+    /// Size in Unicode scalar values (`char`s) of the payload the ledger
+    /// would store: the text itself, or the JSON text of a block list.
+    pub fn size_chars(&self, raw: Option<&RawValue>) -> usize {
+        match self {
+            ToolResultContent::Empty => 0,
+            ToolResultContent::Text(t) => t.chars().count(),
+            ToolResultContent::Blocks(_) => raw.map_or(0, |r| r.get().chars().count()),
+        }
+    }
+}
+
+/// The content of a message: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// `"content": "..."`
+    Text(Arc<str>),
+    /// `"content": [ {...}, ... ]`
+    Blocks(Vec<ContentBlock>),
+}
+
+/// One message of a conversation.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Message {
+    fields: RawObject,
+    role: Role,
+    content: Content,
+}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Message({})", self.fields.to_json())
+    }
+}
+
+impl Message {
+    /// Builds a message from a parsed JSON object.
+    pub fn from_object(fields: RawObject) -> Result<Self, ShapeError> {
+        let role = match parse_str(&fields, "role")?.as_ref() {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            _ => return Err(ShapeError::new("/role", "\"user\" or \"assistant\"")),
+        };
+        let raw = fields.get("content").ok_or_else(|| {
+            ShapeError::new(
+                "/content",
+                "a string or an array of content blocks (member is missing)",
+            )
+        })?;
+        let content = if raw.get().trim_start().starts_with('"') {
+            let s: String = serde_json::from_str(raw.get())
+                .map_err(|_| ShapeError::new("/content", "a string"))?;
+            Content::Text(s.into())
+        } else {
+            let items: Vec<RawObject> = serde_json::from_str(raw.get()).map_err(|_| {
+                ShapeError::new("/content", "a string or an array of content blocks")
+            })?;
+            let blocks = items
+                .into_iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    ContentBlock::from_object(o).map_err(|e| e.within(i).within("content"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Content::Blocks(blocks)
+        };
+        Ok(Self {
+            fields,
+            role,
+            content,
+        })
+    }
+
+    /// Parses one message from JSON text.
+    pub fn from_json(json: &str) -> Result<Self, ShapeError> {
+        let fields = RawObject::from_json(json)
+            .map_err(|e| ShapeError::new("", format!("a JSON object ({e})")))?;
+        Self::from_object(fields)
+    }
+
+    /// A message with the given role and blocks.
+    pub fn new(role: Role, blocks: Vec<ContentBlock>) -> Self {
+        let mut json = String::from("[");
+        for (i, b) in blocks.iter().enumerate() {
+            if i > 0 {
+                json.push(',');
+            }
+            b.fields.write_json(&mut json);
+        }
+        json.push(']');
+        let mut fields = RawObject::new();
+        fields.set("role", super::json::raw_string(role.as_str()));
+        fields.set("content", super::json::raw_json(json));
+        Self {
+            fields,
+            role,
+            content: Content::Blocks(blocks),
+        }
+    }
+
+    /// A message whose content is a plain string.
+    pub fn new_text(role: Role, text: &str) -> Self {
+        let mut fields = RawObject::new();
+        fields.set("role", super::json::raw_string(role.as_str()));
+        fields.set("content", super::json::raw_string(text));
+        Self {
+            fields,
+            role,
+            content: Content::Text(text.into()),
+        }
+    }
+
+    /// Who sent it.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Its content.
+    pub fn content(&self) -> &Content {
+        &self.content
+    }
+
+    /// Its blocks (empty for string content).
+    pub fn blocks(&self) -> &[ContentBlock] {
+        match &self.content {
+            Content::Blocks(b) => b,
+            Content::Text(_) => &[],
+        }
+    }
+
+    /// The raw members, in document order.
+    pub fn fields(&self) -> &RawObject {
+        &self.fields
+    }
+
+    /// Compact JSON of the message as recorded.
+    pub fn to_json(&self) -> String {
+        self.fields.to_json()
+    }
+}
+
+/// One tool definition (`{"name":...,"description":...,"input_schema":{...}}`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ToolDefinition {
+    fields: RawObject,
+    name: Arc<str>,
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ToolDefinition({})", self.fields.to_json())
+    }
+}
+
+impl ToolDefinition {
+    /// Builds a tool definition from a parsed JSON object.
+    pub fn from_object(fields: RawObject) -> Result<Self, ShapeError> {
+        let name = parse_str(&fields, "name")?;
+        Ok(Self { fields, name })
+    }
+
+    /// Parses one tool definition from JSON text.
+    pub fn from_json(json: &str) -> Result<Self, ShapeError> {
+        let fields = RawObject::from_json(json)
+            .map_err(|e| ShapeError::new("", format!("a JSON object ({e})")))?;
+        Self::from_object(fields)
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The raw members.
+    pub fn fields(&self) -> &RawObject {
+        &self.fields
+    }
+
+    /// Compact JSON of the definition.
+    pub fn to_json(&self) -> String {
+        self.fields.to_json()
+    }
+}
+
+macro_rules! serde_via_object {
+    ($ty:ty) => {
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.fields.serialize(s)
+            }
+        }
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let fields = RawObject::deserialize(d)?;
+                <$ty>::from_object(fields).map_err(D::Error::custom)
+            }
+        }
+    };
+}
+
+serde_via_object!(ContentBlock);
+serde_via_object!(Message);
+serde_via_object!(ToolDefinition);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_use_input_round_trips_byte_identical() {
+        let src = r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"search","input":{"z":1,"a":{"q":"caf\u00e9","n":1.50}},"x_unknown":true}]}"#;
+        let m = Message::from_json(src).unwrap();
+        assert_eq!(m.to_json(), src);
+        let back: Message = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        let input = m.blocks()[0].tool_input().unwrap().get();
+        assert_eq!(input, r#"{"z":1,"a":{"q":"caf\u00e9","n":1.50}}"#);
+    }
+
+    #[test]
+    fn parses_every_block_kind() {
+        let src = r#"{"role":"user","content":[
+            {"type":"text","text":"hi"},
+            {"type":"tool_result","tool_use_id":"t1","content":"ok"},
+            {"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":"a"},{"type":"image","source":{}}],"is_error":true},
+            {"type":"tool_result","tool_use_id":"t3"},
+            {"type":"thinking","thinking":"...","signature":"s"},
+            {"type":"image","source":{"type":"base64"}},
+            {"type":"server_tool_use","id":"x"}]}"#;
+        let m = Message::from_json(src).unwrap();
+        let kinds: Vec<_> = m.blocks().iter().map(|b| b.block_type()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "text",
+                "tool_result",
+                "tool_result",
+                "tool_result",
+                "thinking",
+                "image",
+                "server_tool_use"
+            ]
+        );
+        match m.blocks()[2].kind() {
+            BlockKind::ToolResult {
+                content: ToolResultContent::Blocks(b),
+                is_error,
+                ..
+            } => {
+                assert_eq!(b.len(), 2);
+                assert!(is_error);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(matches!(
+            m.blocks()[3].kind(),
+            BlockKind::ToolResult {
+                content: ToolResultContent::Empty,
+                ..
+            }
+        ));
+        assert!(!m.blocks()[4].is_markable());
+    }
+
+    #[test]
+    fn shape_errors_carry_a_json_pointer() {
+        let err = Message::from_json(r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"tool_result","tool_use_id":7}]}"#)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "at /content/1/tool_use_id: expected a string"
+        );
+        let err = Message::from_json(r#"{"role":"robot","content":"x"}"#).unwrap_err();
+        assert_eq!(err.pointer, "/role");
+        let err = Message::from_json(r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"text"}]}]}"#)
+            .unwrap_err();
+        assert_eq!(err.pointer, "/content/0/content/0/text");
+    }
+
+    #[test]
+    fn string_content_and_builders() {
+        let m = Message::new_text(Role::User, "hello \"x\"");
+        assert_eq!(m.to_json(), r#"{"role":"user","content":"hello \"x\""}"#);
+        let m2 = Message::new(Role::Assistant, vec![ContentBlock::text("a")]);
+        assert_eq!(
+            m2.to_json(),
+            r#"{"role":"assistant","content":[{"type":"text","text":"a"}]}"#
+        );
+        assert_eq!(Message::from_json(&m2.to_json()).unwrap(), m2);
+    }
+}
