@@ -94,6 +94,9 @@ pub enum BlockKind {
         content: ToolResultContent,
         /// Whether the tool reported an error.
         is_error: bool,
+        /// Length of the payload in Unicode scalar values, counted once at
+        /// parse time because the rewriter compares it on every call.
+        payload_chars: u64,
     },
     /// `{"type":"thinking",...}`; part of the prefix, never markable.
     Thinking,
@@ -162,10 +165,12 @@ impl ContentBlock {
                     Some(Ok(b)) => b.unwrap_or(false),
                     Some(Err(_)) => return Err(ShapeError::new("/is_error", "a boolean")),
                 };
+                let payload_chars = content.size_chars(fields.get("content"));
                 BlockKind::ToolResult {
                     tool_use_id,
                     content,
                     is_error,
+                    payload_chars,
                 }
             }
             "thinking" => BlockKind::Thinking,
@@ -258,8 +263,30 @@ impl ContentBlock {
                 tool_use_id: tool_use_id.clone(),
                 content: ToolResultContent::Text(text.into()),
                 is_error: *is_error,
+                payload_chars: text.chars().count() as u64,
             },
         })
+    }
+
+    /// The payload a ledger stores for this tool_result block: the text of
+    /// string content, or the exact JSON text of a block list (so images and
+    /// every other block survive a recall byte for byte).
+    pub fn tool_result_payload(&self) -> Option<&str> {
+        match &self.kind {
+            BlockKind::ToolResult {
+                content: ToolResultContent::Text(t),
+                ..
+            } => Some(t),
+            BlockKind::ToolResult {
+                content: ToolResultContent::Blocks(_),
+                ..
+            } => self.fields.get("content").map(RawValue::get),
+            BlockKind::ToolResult {
+                content: ToolResultContent::Empty,
+                ..
+            } => Some(""),
+            _ => None,
+        }
     }
 }
 
@@ -291,12 +318,13 @@ fn parse_tool_result_content(raw: &RawValue) -> Result<ToolResultContent, ShapeE
 impl ToolResultContent {
     /// Size in Unicode scalar values (`char`s) of the payload the ledger
     /// would store: the text itself, or the JSON text of a block list.
-    pub fn size_chars(&self, raw: Option<&RawValue>) -> usize {
-        match self {
+    pub fn size_chars(&self, raw: Option<&RawValue>) -> u64 {
+        let n = match self {
             ToolResultContent::Empty => 0,
             ToolResultContent::Text(t) => t.chars().count(),
             ToolResultContent::Blocks(_) => raw.map_or(0, |r| r.get().chars().count()),
-        }
+        };
+        n as u64
     }
 }
 

@@ -1,1 +1,406 @@
+//! The snapshot rewriter: lossless history in, wire view out.
+//!
+//! The agent keeps the whole conversation (the lossless history); before each
+//! model call the rewriter produces the view that goes on the wire, with
+//! stale, large tool results replaced by their stubs. It never mutates the
+//! history and never copies an unchanged block: the view borrows them.
+//!
+//! A result is compacted when its payload is longer than `size_threshold`
+//! characters AND it is older than the last `keep_last_n` tool results. Both
+//! conditions only become more true as the conversation grows, so a result
+//! compacted at one call stays compacted at every later call, as the same
+//! bytes — which is what keeps cached prefixes valid.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::handle::Handle;
+use super::ledger::{LedgerError, ToolResultLedger};
+use super::message::{BlockKind, ContentBlock, Message};
+use super::stub::render_stub;
+
+/// When to compact a tool result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CompactionPolicy {
+    /// Compact only payloads longer than this many Unicode scalar values.
+    pub size_threshold: u64,
+    /// Never compact the most recent `keep_last_n` tool results.
+    pub keep_last_n: usize,
+}
+
+/// One block of the wire view.
+#[derive(Debug, Clone)]
+pub enum WireBlock<'h> {
+    /// The history's own block, shared.
+    Original(&'h ContentBlock),
+    /// A tool_result whose content was replaced by its stub.
+    Compacted {
+        /// The block in the history.
+        original: &'h ContentBlock,
+        /// The block sent instead.
+        stub: Arc<ContentBlock>,
+    },
+}
+
+impl<'h> WireBlock<'h> {
+    /// The block as sent.
+    pub fn block(&self) -> &ContentBlock {
+        match self {
+            WireBlock::Original(b) => b,
+            WireBlock::Compacted { stub, .. } => stub,
+        }
+    }
+}
+
+/// One message of the wire view.
+#[derive(Debug, Clone)]
+pub struct WireMessage<'h> {
+    /// The message in the history.
+    pub source: &'h Message,
+    /// `None` when every block is sent unchanged (the common case: no
+    /// allocation), else the blocks as sent.
+    pub blocks: Option<Vec<WireBlock<'h>>>,
+}
+
+impl<'h> WireMessage<'h> {
+    /// The message as sent, unchanged.
+    pub fn unchanged(source: &'h Message) -> Self {
+        Self {
+            source,
+            blocks: None,
+        }
+    }
+
+    /// The blocks as sent (empty for string content).
+    pub fn sent_blocks(&self) -> impl Iterator<Item = &ContentBlock> + '_ {
+        let (orig, rewritten) = match &self.blocks {
+            None => (Some(self.source.blocks().iter()), None),
+            Some(b) => (None, Some(b.iter().map(WireBlock::block))),
+        };
+        orig.into_iter()
+            .flatten()
+            .chain(rewritten.into_iter().flatten())
+    }
+}
+
+/// The messages of one call as they go on the wire.
+#[derive(Debug, Clone, Default)]
+pub struct WireView<'h> {
+    /// One entry per history message, in order.
+    pub messages: Vec<WireMessage<'h>>,
+}
+
+impl<'h> WireView<'h> {
+    /// The history sent as is.
+    pub fn unchanged(history: &'h [Message]) -> Self {
+        Self {
+            messages: history.iter().map(WireMessage::unchanged).collect(),
+        }
+    }
+}
+
+/// A wire view and what the rewriter did to produce it.
+#[derive(Debug, Clone, Default)]
+pub struct Rewrite<'h> {
+    /// The view to send.
+    pub view: WireView<'h>,
+    /// Handles of the compacted results, in history order.
+    pub compacted: Vec<Handle>,
+}
+
+/// Rewrites histories call after call, remembering the stub of every result
+/// it compacted so each is derived (and recorded) once.
+///
+/// Stubs are a pure function of the handle, so the cache only saves work: a
+/// fresh `Compactor` produces the same bytes.
+pub struct Compactor<L> {
+    ledger: L,
+    policy: CompactionPolicy,
+    stubs: HashMap<Arc<str>, (Handle, Arc<ContentBlock>)>,
+}
+
+impl<L: ToolResultLedger> Compactor<L> {
+    /// A compactor recording into `ledger`.
+    pub fn new(ledger: L, policy: CompactionPolicy) -> Self {
+        Self {
+            ledger,
+            policy,
+            stubs: HashMap::new(),
+        }
+    }
+
+    /// The ledger the payloads were recorded into.
+    pub fn ledger(&self) -> &L {
+        &self.ledger
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> CompactionPolicy {
+        self.policy
+    }
+
+    /// Produces the wire view of `history` (the lossless history of one
+    /// call). Compacted payloads are recorded into the ledger first, so a
+    /// stub never goes out for a payload the ledger does not hold.
+    pub fn rewrite<'h>(&mut self, history: &'h [Message]) -> Result<Rewrite<'h>, LedgerError> {
+        let total_results = history
+            .iter()
+            .flat_map(Message::blocks)
+            .filter(|b| matches!(b.kind(), BlockKind::ToolResult { .. }))
+            .count();
+        let eligible = total_results.saturating_sub(self.policy.keep_last_n);
+        let mut out = Rewrite {
+            view: WireView {
+                messages: Vec::with_capacity(history.len()),
+            },
+            compacted: Vec::new(),
+        };
+        if eligible == 0 {
+            out.view = WireView::unchanged(history);
+            return Ok(out);
+        }
+        // tool_use id → (name, raw input), for the ledger record.
+        let mut calls: HashMap<&str, (&str, &str)> = HashMap::new();
+        let mut seen_results = 0usize;
+        for message in history {
+            let mut rewritten: Option<Vec<WireBlock<'h>>> = None;
+            for (i, block) in message.blocks().iter().enumerate() {
+                match block.kind() {
+                    BlockKind::ToolUse { id, name } => {
+                        calls.insert(id, (name, block.tool_input().map_or("{}", |r| r.get())));
+                    }
+                    BlockKind::ToolResult {
+                        tool_use_id,
+                        payload_chars,
+                        ..
+                    } => {
+                        let is_old = seen_results < eligible;
+                        seen_results += 1;
+                        if is_old && *payload_chars > self.policy.size_threshold {
+                            let (name, args) = calls
+                                .get(&**tool_use_id)
+                                .copied()
+                                .unwrap_or(("unknown", "{}"));
+                            let (handle, stub) = self.stub_for(tool_use_id, name, args, block)?;
+                            out.compacted.push(handle);
+                            let blocks = rewritten.get_or_insert_with(|| {
+                                message.blocks()[..i]
+                                    .iter()
+                                    .map(WireBlock::Original)
+                                    .collect()
+                            });
+                            blocks.push(WireBlock::Compacted {
+                                original: block,
+                                stub,
+                            });
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+                if let Some(blocks) = rewritten.as_mut() {
+                    blocks.push(WireBlock::Original(block));
+                }
+            }
+            out.view.messages.push(WireMessage {
+                source: message,
+                blocks: rewritten,
+            });
+        }
+        Ok(out)
+    }
+
+    fn stub_for(
+        &mut self,
+        tool_use_id: &Arc<str>,
+        tool_name: &str,
+        tool_args: &str,
+        block: &ContentBlock,
+    ) -> Result<(Handle, Arc<ContentBlock>), LedgerError> {
+        if let Some((h, s)) = self.stubs.get(tool_use_id) {
+            return Ok((h.clone(), s.clone()));
+        }
+        let payload = block.tool_result_payload().unwrap_or("");
+        let handle = self
+            .ledger
+            .record(tool_use_id, tool_name, tool_args, payload)?;
+        let text = render_stub(&handle);
+        // `block` is a tool_result, so this always succeeds; fall back to the
+        // original rather than lose the payload if it ever does not.
+        let stub = Arc::new(
+            block
+                .with_tool_result_text(&text)
+                .unwrap_or_else(|| block.clone()),
+        );
+        self.stubs
+            .insert(tool_use_id.clone(), (handle.clone(), stub.clone()));
+        Ok((handle, stub))
+    }
+}
+
+/// One-shot form of [`Compactor::rewrite`] for callers that keep no state
+/// between calls. Gives the same bytes as a long-lived compactor.
+pub fn rewrite<'h, L: ToolResultLedger>(
+    history: &'h [Message],
+    policy: CompactionPolicy,
+    ledger: &L,
+) -> Result<Rewrite<'h>, LedgerError> {
+    Compactor::new(ledger, policy).rewrite(history)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ledger::InMemoryLedger;
+    use crate::engine::message::Role;
+
+    fn tool_turn(id: &str, payload: &str) -> Vec<Message> {
+        vec![
+            Message::from_json(&format!(
+                r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"fetch","input":{{"url":"u","n":1}}}}]}}"#
+            ))
+            .unwrap(),
+            Message::new(
+                Role::User,
+                vec![ContentBlock::from_json(&format!(
+                    r#"{{"type":"tool_result","tool_use_id":"{id}","content":{}}}"#,
+                    serde_json::to_string(payload).unwrap()
+                ))
+                .unwrap()],
+            ),
+        ]
+    }
+
+    fn history(payload_sizes: &[usize]) -> Vec<Message> {
+        let mut h = vec![Message::new_text(Role::User, "go")];
+        for (i, n) in payload_sizes.iter().enumerate() {
+            h.extend(tool_turn(&format!("toolu_{i}"), &"x".repeat(*n)));
+        }
+        h
+    }
+
+    fn compacted_ids(r: &Rewrite) -> Vec<String> {
+        r.compacted.iter().map(|h| h.tool_call_id.clone()).collect()
+    }
+
+    #[test]
+    fn compacts_only_large_results_older_than_keep_last() {
+        let h = history(&[500, 50, 500, 500, 500]);
+        let ledger = InMemoryLedger::new();
+        let r = rewrite(
+            &h,
+            CompactionPolicy {
+                size_threshold: 100,
+                keep_last_n: 2,
+            },
+            &ledger,
+        )
+        .unwrap();
+        // Results 0..3 are older than the last 2; result 1 is too small.
+        assert_eq!(compacted_ids(&r), ["toolu_0", "toolu_2"]);
+        assert_eq!(ledger.len(), 2);
+        // Threshold is strict: a payload of exactly the threshold stays.
+        let r = rewrite(
+            &h,
+            CompactionPolicy {
+                size_threshold: 500,
+                keep_last_n: 0,
+            },
+            &ledger,
+        )
+        .unwrap();
+        assert!(r.compacted.is_empty());
+        // keep_last_n larger than the number of results: nothing compacted.
+        let r = rewrite(
+            &h,
+            CompactionPolicy {
+                size_threshold: 0,
+                keep_last_n: 99,
+            },
+            &ledger,
+        )
+        .unwrap();
+        assert!(r.compacted.is_empty());
+        assert!(r.view.messages.iter().all(|m| m.blocks.is_none()));
+    }
+
+    #[test]
+    fn stub_block_keeps_tool_use_id_bytes_and_other_members() {
+        let mut h = vec![Message::new_text(Role::User, "go")];
+        h.push(
+            Message::from_json(r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_\u0041","name":"f","input":{}}]}"#)
+                .unwrap(),
+        );
+        h.push(
+            Message::from_json(&format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_\u0041","is_error":false,"content":"{}"}},{{"type":"text","text":"next"}}]}}"#,
+                "y".repeat(300)
+            ))
+            .unwrap(),
+        );
+        let ledger = InMemoryLedger::new();
+        let r = rewrite(
+            &h,
+            CompactionPolicy {
+                size_threshold: 10,
+                keep_last_n: 0,
+            },
+            &ledger,
+        )
+        .unwrap();
+        let blocks = r.view.messages[2].blocks.as_ref().unwrap();
+        let json = blocks[0].block().to_json();
+        assert!(json.starts_with(r#"{"type":"tool_result","tool_use_id":"toolu_\u0041","is_error":false,"content":"[compacted"#), "{json}");
+        assert!(matches!(blocks[1], WireBlock::Original(b) if std::ptr::eq(b, &h[2].blocks()[1])));
+        // The handle was recorded under the decoded id, with the tool name.
+        let rec = ledger.get_by_call_id("toolu_A").unwrap().unwrap();
+        assert_eq!(rec.handle.tool_name, "f");
+        assert_eq!(&*rec.payload, "y".repeat(300));
+    }
+
+    #[test]
+    fn unchanged_messages_are_borrowed_not_copied() {
+        let h = history(&[500, 500]);
+        let ledger = InMemoryLedger::new();
+        let r = rewrite(
+            &h,
+            CompactionPolicy {
+                size_threshold: 100,
+                keep_last_n: 1,
+            },
+            &ledger,
+        )
+        .unwrap();
+        for (m, src) in r.view.messages.iter().zip(&h) {
+            assert!(std::ptr::eq(m.source, src));
+        }
+        assert!(r.view.messages[0].blocks.is_none());
+        assert!(r.view.messages[2].blocks.is_some());
+        assert!(r.view.messages[4].blocks.is_none());
+    }
+
+    #[test]
+    fn list_content_results_are_compacted_with_their_json_as_payload() {
+        let mut h = vec![Message::new_text(Role::User, "go")];
+        h.push(tool_turn("toolu_a", "").swap_remove(0));
+        let content = format!(
+            r#"[{{"type":"text","text":"{}"}},{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"AAAA"}}}}]"#,
+            "z".repeat(200)
+        );
+        h.push(Message::from_json(&format!(r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_a","content":{content}}}]}}"#)).unwrap());
+        let ledger = InMemoryLedger::new();
+        let r = rewrite(
+            &h,
+            CompactionPolicy {
+                size_threshold: 100,
+                keep_last_n: 0,
+            },
+            &ledger,
+        )
+        .unwrap();
+        assert_eq!(r.compacted.len(), 1);
+        let rec = ledger.get_by_call_id("toolu_a").unwrap().unwrap();
+        assert_eq!(&*rec.payload, content);
+        assert_eq!(rec.handle.summary_oneliner, "JSON array of 2 objects");
+    }
+}

@@ -107,3 +107,21 @@ impl<L: ToolResultLedger + ?Sized> ToolResultLedger for Arc<L> {
         (**self).get_by_call_id(tool_call_id)
     }
 }
+
+impl<L: ToolResultLedger + ?Sized> ToolResultLedger for &L {
+    fn record(
+        &self,
+        tool_call_id: &str,
+        tool_name: &str,
+        tool_args: &str,
+        content: &str,
+    ) -> Result<Handle, LedgerError> {
+        (**self).record(tool_call_id, tool_name, tool_args, content)
+    }
+    fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError> {
+        (**self).get(mem_id)
+    }
+    fn get_by_call_id(&self, tool_call_id: &str) -> Result<Option<Recorded>, LedgerError> {
+        (**self).get_by_call_id(tool_call_id)
+    }
+}
