@@ -1,0 +1,1 @@
+//! The cost model: token counting, the prompt-cache simulator and pricing.
