@@ -5,5 +5,6 @@
 //! agent framework can embed) → … → `cli`.
 #![warn(missing_docs)]
 
-pub mod engine;
 pub mod cost;
+pub mod engine;
+pub mod trace;

@@ -1,0 +1,570 @@
+//! Reading and validating canonical trace files.
+//!
+//! The file is streamed through serde (never held whole in memory), each
+//! object's members kept as raw JSON; messages are then converted one by one,
+//! so the peak is about the raw members plus their parsed text: roughly
+//! twice the file size. Every error names the file and the place — line and
+//! column for syntax and type errors, a JSON pointer for shape and
+//! consistency errors — and what was expected.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{Call, Prompt, RecordedUsage, TRACE_FORMAT, Trace};
+use crate::engine::cache::ProviderKind;
+use crate::engine::json::RawObject;
+use crate::engine::message::{BlockKind, ContentBlock, Message, ShapeError, ToolDefinition};
+use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
+
+/// More tokens than any model's context window by two orders of magnitude:
+/// a usage figure above this is a corrupt record, not a big request.
+pub const ABSURD_TOKENS: u64 = 100_000_000;
+
+/// Why a trace file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Not JSON, or a value of the wrong type.
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser expected.
+        message: String,
+    },
+    /// Well-formed JSON that is not a valid trace.
+    #[error("{path}: at {pointer}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// JSON pointer to the offending value.
+        pointer: String,
+        /// What was expected.
+        message: String,
+    },
+}
+
+/// Something suspicious that did not stop the load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// The file.
+    pub path: String,
+    /// JSON pointer to the value.
+    pub pointer: String,
+    /// What is odd about it.
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: at {}: {}", self.path, self.pointer, self.message)
+    }
+}
+
+/// The traces of one file, and the warnings raised while loading them.
+#[derive(Debug, Clone)]
+pub struct LoadedTraces {
+    /// The traces, in file order.
+    pub traces: Vec<Trace>,
+    /// Warnings, in file order.
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Deserialize)]
+struct TraceDoc {
+    format: Option<String>,
+    name: Option<String>,
+    #[serde(default)]
+    description: String,
+    provider: Option<String>,
+    model: Option<String>,
+    #[serde(default)]
+    hidden_prefix_tokens: u64,
+    #[serde(default)]
+    system: Vec<RawObject>,
+    #[serde(default)]
+    tools: Vec<RawObject>,
+    messages: Option<Vec<RawObject>>,
+    calls: Option<Vec<CallDoc>>,
+    traces: Option<Vec<TraceDoc>>,
+}
+
+#[derive(Deserialize)]
+struct CallDoc {
+    messages: u64,
+    start_ms: Option<u64>,
+    model: Option<String>,
+    system: Option<Vec<RawObject>>,
+    tools: Option<Vec<RawObject>>,
+    cache_markers: Option<Vec<MarkerDoc>>,
+    usage: Option<UsageDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MarkerDoc {
+    tool: Option<usize>,
+    system: Option<usize>,
+    message: Option<usize>,
+    block: Option<usize>,
+    ttl: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct UsageDoc {
+    input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_creation: Option<CacheCreationDoc>,
+    cache_read_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CacheCreationDoc {
+    ephemeral_5m_input_tokens: Option<u64>,
+    ephemeral_1h_input_tokens: Option<u64>,
+}
+
+/// Loads every trace in the file at `path`.
+pub fn load_path(path: &Path) -> Result<LoadedTraces, TraceError> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|source| TraceError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    if meta.is_dir() {
+        return Err(TraceError::Io {
+            path: shown,
+            source: std::io::Error::other("is a directory, expected a trace file"),
+        });
+    }
+    let file = std::fs::File::open(path).map_err(|source| TraceError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    load_reader(std::io::BufReader::with_capacity(1 << 20, file), &shown)
+}
+
+/// Loads every trace in `json`; `path` is only used in messages.
+pub fn load_str(json: &str, path: &str) -> Result<LoadedTraces, TraceError> {
+    load_reader(json.as_bytes(), path)
+}
+
+fn load_reader<R: Read>(reader: R, path: &str) -> Result<LoadedTraces, TraceError> {
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    // Deep nesting is refused by serde_json's recursion limit (128) with a
+    // positioned error, not a stack overflow.
+    let doc = ObjectOnly::<TraceDoc>::deserialize(&mut de)
+        .map_err(|e| syntax(path, &e))?
+        .0;
+    de.end().map_err(|e| syntax(path, &e))?;
+    let mut cx = Cx {
+        path,
+        warnings: Vec::new(),
+    };
+    match doc.format.as_deref() {
+        Some(TRACE_FORMAT) => {}
+        Some(other) => {
+            return Err(cx.invalid("/format", format!("\"{TRACE_FORMAT}\", found {other:?}")));
+        }
+        None => {
+            return Err(cx.invalid(
+                "/format",
+                format!("a \"format\": \"{TRACE_FORMAT}\" member"),
+            ));
+        }
+    }
+    let traces = match doc.traces {
+        Some(list) => {
+            if doc.messages.is_some() {
+                return Err(cx.invalid(
+                    "/messages",
+                    "either \"traces\" or one trace's members, not both",
+                ));
+            }
+            let mut out = Vec::with_capacity(list.len());
+            for (i, t) in list.into_iter().enumerate() {
+                out.push(cx.trace(t, &format!("/traces/{i}"))?);
+            }
+            out
+        }
+        None => vec![cx.trace(doc, "")?],
+    };
+    Ok(LoadedTraces {
+        traces,
+        warnings: cx.warnings,
+    })
+}
+
+/// Accepts only a JSON object: serde's derived structs also accept arrays
+/// (fields by position), which turns a wrong top-level value into a
+/// confusing message about its first element.
+struct ObjectOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object (a tracecost trace)")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+            .map(ObjectOnly)
+    }
+}
+
+fn syntax(path: &str, e: &serde_json::Error) -> TraceError {
+    TraceError::Syntax {
+        path: path.to_owned(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(e),
+    }
+}
+
+/// serde_json appends " at line L column C"; the error already carries both.
+fn strip_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
+struct Cx<'p> {
+    path: &'p str,
+    warnings: Vec<Warning>,
+}
+
+impl Cx<'_> {
+    fn invalid(&self, pointer: impl Into<String>, expected: impl fmt::Display) -> TraceError {
+        TraceError::Invalid {
+            path: self.path.to_owned(),
+            pointer: pointer.into(),
+            message: format!("expected {expected}"),
+        }
+    }
+
+    fn shape(&self, base: &str, e: ShapeError) -> TraceError {
+        TraceError::Invalid {
+            path: self.path.to_owned(),
+            pointer: format!("{base}{}", e.pointer),
+            message: format!("expected {}", e.expected),
+        }
+    }
+
+    fn warn(&mut self, pointer: String, message: String) {
+        self.warnings.push(Warning {
+            path: self.path.to_owned(),
+            pointer,
+            message,
+        });
+    }
+
+    fn prompt(
+        &mut self,
+        base: &str,
+        system: Vec<RawObject>,
+        tools: Vec<RawObject>,
+    ) -> Result<Prompt, TraceError> {
+        let mut p = Prompt::default();
+        for (i, o) in system.into_iter().enumerate() {
+            let b = ContentBlock::from_object(o)
+                .map_err(|e| self.shape(&format!("{base}/system/{i}"), e))?;
+            if !matches!(b.kind(), BlockKind::Text { .. }) {
+                return Err(self.invalid(
+                    format!("{base}/system/{i}/type"),
+                    "\"text\" (system blocks are text)",
+                ));
+            }
+            p.system.push(b);
+        }
+        let mut names = HashSet::new();
+        for (i, o) in tools.into_iter().enumerate() {
+            let t = ToolDefinition::from_object(o)
+                .map_err(|e| self.shape(&format!("{base}/tools/{i}"), e))?;
+            if !names.insert(t.name().to_owned()) {
+                return Err(self.invalid(
+                    format!("{base}/tools/{i}/name"),
+                    format!("a unique tool name, {:?} is defined twice", t.name()),
+                ));
+            }
+            p.tools.push(t);
+        }
+        Ok(p)
+    }
+
+    fn trace(&mut self, doc: TraceDoc, base: &str) -> Result<Trace, TraceError> {
+        let name = doc
+            .name
+            .ok_or_else(|| self.invalid(format!("{base}/name"), "a \"name\" string"))?;
+        let provider = match doc.provider.as_deref() {
+            None => ProviderKind::Anthropic,
+            Some(p) => p
+                .parse()
+                .map_err(|e| self.invalid(format!("{base}/provider"), e))?,
+        };
+        let model = doc
+            .model
+            .ok_or_else(|| self.invalid(format!("{base}/model"), "a \"model\" string"))?;
+        let first_prompt = self.prompt(base, doc.system, doc.tools)?;
+        let raw_messages = doc
+            .messages
+            .ok_or_else(|| self.invalid(format!("{base}/messages"), "a \"messages\" array"))?;
+        let messages = self.messages(base, raw_messages)?;
+        let raw_calls = doc
+            .calls
+            .ok_or_else(|| self.invalid(format!("{base}/calls"), "a \"calls\" array"))?;
+        let mut prompts = vec![first_prompt];
+        let mut calls = Vec::with_capacity(raw_calls.len());
+        let mut prev_messages = 0usize;
+        let mut prev_start: Option<u64> = None;
+        for (k, c) in raw_calls.into_iter().enumerate() {
+            let at = format!("{base}/calls/{k}");
+            let n = usize::try_from(c.messages).unwrap_or(usize::MAX);
+            if n == 0 {
+                return Err(self.invalid(format!("{at}/messages"), "at least 1 message"));
+            }
+            if n > messages.len() {
+                return Err(self.invalid(
+                    format!("{at}/messages"),
+                    format!(
+                        "at most {} (the history's length), found {n}",
+                        messages.len()
+                    ),
+                ));
+            }
+            if n < prev_messages {
+                return Err(self.invalid(
+                    format!("{at}/messages"),
+                    format!("at least {prev_messages} (the previous call's count; histories only grow), found {n}"),
+                ));
+            }
+            prev_messages = n;
+            if let (Some(p), Some(s)) = (prev_start, c.start_ms) {
+                if s < p {
+                    self.warn(
+                        format!("{at}/start_ms"),
+                        format!("starts {} ms before the previous call", p - s),
+                    );
+                }
+            }
+            prev_start = c.start_ms.or(prev_start);
+            if c.system.is_some() || c.tools.is_some() {
+                let last = prompts.last().cloned().unwrap_or_default();
+                let system = match c.system {
+                    Some(s) => self.prompt(&at, s, Vec::new())?.system,
+                    None => last.system,
+                };
+                let tools = match c.tools {
+                    Some(t) => self.prompt(&at, Vec::new(), t)?.tools,
+                    None => last.tools,
+                };
+                prompts.push(Prompt { system, tools });
+            }
+            let prompt = prompts.len() - 1;
+            let markers = match c.cache_markers {
+                None => None,
+                Some(list) => Some(self.markers(&at, list, &prompts[prompt], &messages[..n])?),
+            };
+            let usage = match c.usage {
+                None => None,
+                Some(u) => Some(self.usage(&at, u)?),
+            };
+            calls.push(Call {
+                messages: n,
+                start_ms: c.start_ms,
+                model: c.model,
+                prompt,
+                markers,
+                usage,
+            });
+        }
+        Ok(Trace {
+            name,
+            description: doc.description,
+            provider,
+            model,
+            hidden_prefix_tokens: doc.hidden_prefix_tokens,
+            prompts,
+            messages,
+            calls,
+        })
+    }
+
+    fn messages(&mut self, base: &str, raw: Vec<RawObject>) -> Result<Vec<Message>, TraceError> {
+        let mut out = Vec::with_capacity(raw.len());
+        let mut tool_uses: HashSet<std::sync::Arc<str>> = HashSet::new();
+        let mut answered: HashSet<std::sync::Arc<str>> = HashSet::new();
+        for (i, o) in raw.into_iter().enumerate() {
+            let at = format!("{base}/messages/{i}");
+            let m = Message::from_object(o).map_err(|e| self.shape(&at, e))?;
+            for (j, b) in m.blocks().iter().enumerate() {
+                match b.kind() {
+                    BlockKind::ToolUse { id, .. } => {
+                        if !tool_uses.insert(id.clone()) {
+                            return Err(self.invalid(
+                                format!("{at}/content/{j}/id"),
+                                format!("a unique tool_use id, {id:?} is used twice"),
+                            ));
+                        }
+                    }
+                    BlockKind::ToolResult { tool_use_id, .. } => {
+                        if !tool_uses.contains(tool_use_id) {
+                            return Err(self.invalid(
+                                format!("{at}/content/{j}/tool_use_id"),
+                                format!("the id of an earlier tool_use, {tool_use_id:?} has none"),
+                            ));
+                        }
+                        if !answered.insert(tool_use_id.clone()) {
+                            return Err(self.invalid(
+                                format!("{at}/content/{j}/tool_use_id"),
+                                format!("one tool_result per tool_use, {tool_use_id:?} is answered twice"),
+                            ));
+                        }
+                    }
+                    BlockKind::Other { block_type } => {
+                        self.warn(
+                            format!("{at}/content/{j}/type"),
+                            format!("unknown block type {block_type:?}, kept as is"),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            out.push(m);
+        }
+        Ok(out)
+    }
+
+    fn markers(
+        &self,
+        at: &str,
+        list: Vec<MarkerDoc>,
+        prompt: &Prompt,
+        history: &[Message],
+    ) -> Result<Vec<Marker>, TraceError> {
+        if list.len() > MAX_BREAKPOINTS {
+            return Err(self.invalid(
+                format!("{at}/cache_markers"),
+                format!("at most {MAX_BREAKPOINTS} markers, found {}", list.len()),
+            ));
+        }
+        let mut out = Vec::with_capacity(list.len());
+        for (i, m) in list.into_iter().enumerate() {
+            let p = format!("{at}/cache_markers/{i}");
+            let ttl = match m.ttl.as_deref() {
+                None | Some("5m") => Ttl::FiveMinutes,
+                Some("1h") => Ttl::OneHour,
+                Some(other) => {
+                    return Err(self.invalid(
+                        format!("{p}/ttl"),
+                        format!("\"5m\" or \"1h\", found {other:?}"),
+                    ));
+                }
+            };
+            let target = match (m.tool, m.system, m.message, m.block) {
+                (Some(t), None, None, None) if t < prompt.tools.len() => BlockRef::Tool(t),
+                (Some(_), None, None, None) => {
+                    return Err(self.invalid(
+                        format!("{p}/tool"),
+                        format!("a tool index below {}", prompt.tools.len()),
+                    ));
+                }
+                (None, Some(s), None, None) if s < prompt.system.len() => BlockRef::System(s),
+                (None, Some(_), None, None) => {
+                    return Err(self.invalid(
+                        format!("{p}/system"),
+                        format!("a system block index below {}", prompt.system.len()),
+                    ));
+                }
+                (None, None, Some(mi), b) => {
+                    let block = b.unwrap_or(0);
+                    let Some(msg) = history.get(mi) else {
+                        return Err(self.invalid(
+                            format!("{p}/message"),
+                            format!(
+                                "a message index below {} (this call's messages)",
+                                history.len()
+                            ),
+                        ));
+                    };
+                    let n_blocks = msg.blocks().len().max(1);
+                    if block >= n_blocks {
+                        return Err(self.invalid(
+                            format!("{p}/block"),
+                            format!("a block index below {n_blocks}"),
+                        ));
+                    }
+                    BlockRef::Message { message: mi, block }
+                }
+                _ => {
+                    return Err(self.invalid(&p, "exactly one of {\"tool\": i}, {\"system\": i} or {\"message\": i, \"block\": j}"));
+                }
+            };
+            out.push(Marker { at: target, ttl });
+        }
+        Ok(out)
+    }
+
+    fn usage(&mut self, at: &str, u: UsageDoc) -> Result<RecordedUsage, TraceError> {
+        let (e5, e1) = match &u.cache_creation {
+            Some(c) => (c.ephemeral_5m_input_tokens, c.ephemeral_1h_input_tokens),
+            None => (None, None),
+        };
+        let fields = [
+            ("input_tokens", u.input_tokens),
+            ("cache_creation_input_tokens", u.cache_creation_input_tokens),
+            ("cache_creation/ephemeral_5m_input_tokens", e5),
+            ("cache_creation/ephemeral_1h_input_tokens", e1),
+            ("cache_read_input_tokens", u.cache_read_input_tokens),
+            ("output_tokens", u.output_tokens),
+        ];
+        for (name, v) in fields {
+            if let Some(v) = v {
+                if v > ABSURD_TOKENS {
+                    return Err(self.invalid(
+                        format!("{at}/usage/{name}"),
+                        format!("a token count of at most {ABSURD_TOKENS}, found {v}"),
+                    ));
+                }
+            }
+        }
+        if let (Some(total), Some(a), Some(b)) = (u.cache_creation_input_tokens, e5, e1) {
+            if a + b != total {
+                self.warn(
+                    format!("{at}/usage/cache_creation"),
+                    format!("5m ({a}) + 1h ({b}) parts do not add up to cache_creation_input_tokens ({total})"),
+                );
+            }
+        }
+        Ok(RecordedUsage {
+            input_tokens: u.input_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens,
+            ephemeral_5m_input_tokens: e5,
+            ephemeral_1h_input_tokens: e1,
+            cache_read_input_tokens: u.cache_read_input_tokens,
+            output_tokens: u.output_tokens,
+        })
+    }
+}

@@ -1,0 +1,133 @@
+//! Traces: recorded agent conversations, in tracecost's canonical format.
+//!
+//! A trace is one lossless, append-only message history plus the list of
+//! model calls made over it. Each call says how many history messages it
+//! sent, so the history is stored once however many calls there were. See
+//! `docs/trace-format.md` for the file format.
+
+mod load;
+mod write;
+
+pub use load::{LoadedTraces, TraceError, Warning, load_path, load_str};
+pub use write::{to_json, traces_to_json};
+
+use crate::engine::cache::ProviderKind;
+use crate::engine::message::{ContentBlock, Message, ToolDefinition};
+use crate::engine::wire::Marker;
+
+/// The `format` tag of a canonical trace file.
+pub const TRACE_FORMAT: &str = "tracecost.trace/v1";
+
+/// The system prompt and tool manifest in force from some call on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Prompt {
+    /// System blocks (text).
+    pub system: Vec<ContentBlock>,
+    /// Tool definitions, in the order sent.
+    pub tools: Vec<ToolDefinition>,
+}
+
+/// Usage as the provider recorded it; every field is optional because
+/// sources record different subsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordedUsage {
+    /// Uncached input tokens (after the last breakpoint).
+    pub input_tokens: Option<u64>,
+    /// Tokens written to the cache (5m + 1h).
+    pub cache_creation_input_tokens: Option<u64>,
+    /// Of those, written with a 5-minute TTL.
+    pub ephemeral_5m_input_tokens: Option<u64>,
+    /// Of those, written with a 1-hour TTL.
+    pub ephemeral_1h_input_tokens: Option<u64>,
+    /// Tokens read from the cache.
+    pub cache_read_input_tokens: Option<u64>,
+    /// Output tokens.
+    pub output_tokens: Option<u64>,
+}
+
+impl RecordedUsage {
+    /// Total prompt tokens (uncached + written + read), when the input part
+    /// is known.
+    pub fn total_input(&self) -> Option<u64> {
+        Some(
+            self.input_tokens?
+                + self.cache_creation_input_tokens.unwrap_or(0)
+                + self.cache_read_input_tokens.unwrap_or(0),
+        )
+    }
+}
+
+/// One model call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Call {
+    /// How many history messages the request sent (a prefix of the history).
+    pub messages: usize,
+    /// When the request started, in milliseconds since the Unix epoch.
+    pub start_ms: Option<u64>,
+    /// The model, when it differs from the trace's default.
+    pub model: Option<String>,
+    /// Index into [`Trace::prompts`] of the system prompt and tools sent.
+    pub prompt: usize,
+    /// The cache markers the recorded request carried, if known.
+    pub markers: Option<Vec<Marker>>,
+    /// The usage the provider recorded, if known.
+    pub usage: Option<RecordedUsage>,
+}
+
+/// One recorded conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    /// Short name (used in reports and file names).
+    pub name: String,
+    /// What the conversation was.
+    pub description: String,
+    /// The API it was sent to.
+    pub provider: ProviderKind,
+    /// The default model.
+    pub model: String,
+    /// Tokens of system prompt and tool definitions that the source did not
+    /// record but whose size is known from usage (Claude Code transcripts).
+    pub hidden_prefix_tokens: u64,
+    /// Prompt versions; calls refer to them by index. Never empty.
+    pub prompts: Vec<Prompt>,
+    /// The lossless history.
+    pub messages: Vec<Message>,
+    /// The calls, in order.
+    pub calls: Vec<Call>,
+}
+
+impl Trace {
+    /// The history a call sent.
+    pub fn history_of(&self, call: &Call) -> &[Message] {
+        &self.messages[..call.messages.min(self.messages.len())]
+    }
+
+    /// The prompt (system and tools) a call sent.
+    pub fn prompt_of(&self, call: &Call) -> &Prompt {
+        // Loading guarantees the index is valid and `prompts` is non-empty.
+        self.prompts
+            .get(call.prompt)
+            .or_else(|| self.prompts.first())
+            .unwrap_or(&EMPTY_PROMPT)
+    }
+
+    /// The model a call used.
+    pub fn model_of<'a>(&'a self, call: &'a Call) -> &'a str {
+        call.model.as_deref().unwrap_or(&self.model)
+    }
+
+    /// Whether any call carries recorded cache markers.
+    pub fn has_markers(&self) -> bool {
+        self.calls.iter().any(|c| c.markers.is_some())
+    }
+
+    /// Whether every call has a start time.
+    pub fn has_timestamps(&self) -> bool {
+        !self.calls.is_empty() && self.calls.iter().all(|c| c.start_ms.is_some())
+    }
+}
+
+static EMPTY_PROMPT: Prompt = Prompt {
+    system: Vec::new(),
+    tools: Vec::new(),
+};
