@@ -1,0 +1,93 @@
+//! Importers: turn the logs people actually have into canonical traces.
+//!
+//! Each importer reads its own format and says, in its report, what it
+//! skipped and what it could not map. Malformed input is an [`ImportError`]
+//! naming the file and the line (and column, where known).
+
+pub mod anthropic;
+pub mod claude_code;
+pub mod langchain;
+pub mod openai;
+pub(crate) mod time;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::Trace;
+
+/// Options shared by every importer.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// Skip lines that are not valid JSON instead of failing (request logs,
+    /// LangChain and OpenAI files). Claude Code transcripts always skip them.
+    pub skip_invalid: bool,
+    /// The model to record when the source does not say.
+    pub default_model: Option<String>,
+}
+
+/// What an import produced.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOutput {
+    /// The traces, in a deterministic order (by input path, then position).
+    pub traces: Vec<Trace>,
+    /// What was read, skipped and left unmapped.
+    pub report: ImportReport,
+}
+
+/// What an importer read, skipped and could not map.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Files read.
+    pub files: usize,
+    /// Files skipped (empty, or holding nothing importable).
+    pub skipped_files: usize,
+    /// Lines that were not valid JSON and were skipped.
+    pub skipped_lines: usize,
+    /// One line per kind of thing that could not be mapped, with a count,
+    /// e.g. `"3 × toolUseResult side copies (not sent to the model)"`.
+    pub unmapped: Vec<String>,
+}
+
+impl fmt::Display for ImportReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} file(s) read", self.files)?;
+        if self.skipped_files > 0 {
+            write!(f, ", {} skipped", self.skipped_files)?;
+        }
+        if self.skipped_lines > 0 {
+            write!(f, ", {} invalid line(s) skipped", self.skipped_lines)?;
+        }
+        if !self.unmapped.is_empty() {
+            write!(f, "; not mapped: {}", self.unmapped.join("; "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Why an import failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// A file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Malformed input at a known place.
+    #[error("{}:{line}{}: {message}", path.display(), column.map(|c| format!(":{c}")).unwrap_or_default())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, when known.
+        column: Option<usize>,
+        /// What was expected.
+        message: String,
+    },
+    /// Nothing importable was found.
+    #[error("{0}")]
+    Empty(String),
+}
