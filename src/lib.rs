@@ -5,6 +5,7 @@
 //! agent framework can embed) → … → `cli`.
 #![warn(missing_docs)]
 
+pub mod policy;
 pub mod cost;
 pub mod engine;
 pub mod trace;

@@ -268,6 +268,14 @@ impl ContentBlock {
         })
     }
 
+    /// A copy of this block with member `key` set to `value` (replaced in
+    /// place, or appended), re-checked like any parsed block.
+    pub fn with_field(&self, key: &str, value: Box<RawValue>) -> Result<Self, ShapeError> {
+        let mut fields = self.fields.clone();
+        fields.set(key, value);
+        Self::from_object(fields)
+    }
+
     /// The payload a ledger stores for this tool_result block: the text of
     /// string content, or the exact JSON text of a block list (so images and
     /// every other block survive a recall byte for byte).

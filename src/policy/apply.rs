@@ -1,0 +1,428 @@
+//! Running policies call by call: the wire view each compaction policy
+//! sends, and the markers each cache policy places.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::peers::Clearing;
+use super::{Cache, Compaction};
+use crate::engine::cache::{
+    CacheComposition, HistoryCachePolicy, ManifestCachePolicy, ProviderKind,
+};
+use crate::engine::json::raw_json;
+use crate::engine::ledger::{InMemoryLedger, LedgerError};
+use crate::engine::message::{BlockKind, ContentBlock, Message, ToolDefinition};
+use crate::engine::rewrite::{CompactionPolicy, Compactor, WireBlock, WireMessage, WireView};
+use crate::engine::wire::{BlockRef, Marker};
+
+/// Token counts of single blocks, supplied by the cost model (policies that
+/// trigger on tokens need them; the policy layer does not count itself).
+pub trait BlockTokens {
+    /// Tokens of `block` as sent.
+    fn block_tokens(&self, block: &ContentBlock) -> u64;
+}
+
+/// One call's wire view under a compaction policy.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyView<'h> {
+    /// The messages as sent.
+    pub view: WireView<'h>,
+    /// tool_use ids whose results were compacted or cleared, in order.
+    pub compacted: Vec<Arc<str>>,
+}
+
+/// A compaction policy running over one trace, keeping what it may keep
+/// between calls (the ledger and its stubs; the peers keep nothing).
+pub enum CompactionRun {
+    /// Nothing compacted.
+    Off,
+    /// The engine.
+    Ledger(Box<Compactor<InMemoryLedger>>),
+    /// A peer that clears results (and maybe inputs) at each request.
+    Peer {
+        /// The policy.
+        policy: Compaction,
+        /// Replacement blocks by (tool_use id, is-input), built once.
+        replacements: HashMap<(Arc<str>, bool), Arc<ContentBlock>>,
+    },
+}
+
+impl CompactionRun {
+    /// Starts a run of `policy` with an empty ledger.
+    pub fn new(policy: &Compaction) -> Self {
+        match policy {
+            Compaction::Off => CompactionRun::Off,
+            Compaction::Ledger {
+                threshold,
+                keep_last,
+            } => CompactionRun::Ledger(Box::new(Compactor::new(
+                InMemoryLedger::new(),
+                CompactionPolicy {
+                    size_threshold: *threshold,
+                    keep_last_n: *keep_last,
+                },
+            ))),
+            other => CompactionRun::Peer {
+                policy: other.clone(),
+                replacements: HashMap::new(),
+            },
+        }
+    }
+
+    /// The wire view of one call. `fixed_tokens` is the tokens of what
+    /// precedes the messages (tools, system); `tokens` counts blocks.
+    pub fn view<'h>(
+        &mut self,
+        history: &'h [Message],
+        fixed_tokens: u64,
+        tokens: &dyn BlockTokens,
+    ) -> Result<PolicyView<'h>, LedgerError> {
+        match self {
+            CompactionRun::Off => Ok(PolicyView {
+                view: WireView::unchanged(history),
+                compacted: Vec::new(),
+            }),
+            CompactionRun::Ledger(c) => {
+                let r = c.rewrite(history)?;
+                let compacted = r
+                    .compacted
+                    .iter()
+                    .map(|h| Arc::from(h.tool_call_id.as_str()))
+                    .collect();
+                Ok(PolicyView {
+                    view: r.view,
+                    compacted,
+                })
+            }
+            CompactionRun::Peer {
+                policy,
+                replacements,
+            } => {
+                let clearing = match policy {
+                    Compaction::ClearToolUses(p) => {
+                        let input: u64 = fixed_tokens
+                            + history
+                                .iter()
+                                .flat_map(Message::blocks)
+                                .map(|b| tokens.block_tokens(b))
+                                .sum::<u64>();
+                        let placeholder_tokens = tokens.block_tokens(&ContentBlock::text(
+                            super::ANTHROPIC_CLEARED_PLACEHOLDER,
+                        ));
+                        let by_id = blocks_by_tool_id(history);
+                        let clear_inputs = p.0.clear_tool_inputs;
+                        let saved = |id: &str| -> u64 {
+                            let (result, input) = by_id.get(id).copied().unwrap_or((None, None));
+                            let r = result.map_or(0, |b| {
+                                tokens.block_tokens(b).saturating_sub(placeholder_tokens)
+                            });
+                            let i = if clear_inputs {
+                                input.map_or(0, |b| tokens.block_tokens(b).saturating_sub(2))
+                            } else {
+                                0
+                            };
+                            r + i
+                        };
+                        p.select(history, input, &saved)
+                    }
+                    Compaction::LangchainClear(p) => p.select(history),
+                    _ => Clearing::default(),
+                };
+                Ok(apply_clearing(history, &clearing, replacements))
+            }
+        }
+    }
+}
+
+type ToolBlocks<'h> = (Option<&'h ContentBlock>, Option<&'h ContentBlock>);
+
+/// tool_use id → (its tool_result block, its tool_use block).
+fn blocks_by_tool_id(history: &[Message]) -> HashMap<&str, ToolBlocks<'_>> {
+    let mut out: HashMap<&str, ToolBlocks<'_>> = HashMap::new();
+    for b in history.iter().flat_map(Message::blocks) {
+        match b.kind() {
+            BlockKind::ToolUse { id, .. } => out.entry(id).or_default().1 = Some(b),
+            BlockKind::ToolResult { tool_use_id, .. } => {
+                out.entry(tool_use_id).or_default().0 = Some(b)
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn apply_clearing<'h>(
+    history: &'h [Message],
+    clearing: &Clearing,
+    replacements: &mut HashMap<(Arc<str>, bool), Arc<ContentBlock>>,
+) -> PolicyView<'h> {
+    if clearing.results.is_empty() && clearing.inputs.is_empty() {
+        return PolicyView {
+            view: WireView::unchanged(history),
+            compacted: Vec::new(),
+        };
+    }
+    let mut compacted = Vec::new();
+    let mut messages = Vec::with_capacity(history.len());
+    for m in history {
+        let mut blocks: Option<Vec<WireBlock<'h>>> = None;
+        for (i, b) in m.blocks().iter().enumerate() {
+            let target = match b.kind() {
+                BlockKind::ToolResult { tool_use_id, .. }
+                    if clearing.results.iter().any(|c| **c == **tool_use_id) =>
+                {
+                    compacted.push(tool_use_id.clone());
+                    Some((tool_use_id.clone(), false))
+                }
+                BlockKind::ToolUse { id, .. } if clearing.inputs.iter().any(|c| **c == **id) => {
+                    Some((id.clone(), true))
+                }
+                _ => None,
+            };
+            let replacement = target.and_then(|key| {
+                if let Some(r) = replacements.get(&key) {
+                    return Some(r.clone());
+                }
+                let built = if key.1 {
+                    b.with_field("input", raw_json("{}".to_owned())).ok()
+                } else {
+                    b.with_tool_result_text(clearing.placeholder)
+                }?;
+                let built = Arc::new(built);
+                replacements.insert(key, built.clone());
+                Some(built)
+            });
+            match replacement {
+                Some(stub) => {
+                    let list = blocks.get_or_insert_with(|| {
+                        m.blocks()[..i].iter().map(WireBlock::Original).collect()
+                    });
+                    list.push(WireBlock::Compacted { original: b, stub });
+                }
+                None => {
+                    if let Some(list) = blocks.as_mut() {
+                        list.push(WireBlock::Original(b));
+                    }
+                }
+            }
+        }
+        messages.push(WireMessage { source: m, blocks });
+    }
+    PolicyView {
+        view: WireView { messages },
+        compacted,
+    }
+}
+
+/// The markers one call carries under `cache`. `recorded` is what the
+/// recorded request carried (for `Cache::Recorded`).
+pub fn markers_for_call(
+    cache: &Cache,
+    recorded: Option<&[Marker]>,
+    tools: &[&ToolDefinition],
+    system: &[ContentBlock],
+    view: &WireView<'_>,
+) -> Vec<Marker> {
+    match *cache {
+        Cache::None => Vec::new(),
+        Cache::Recorded => recorded.map(<[Marker]>::to_vec).unwrap_or_default(),
+        Cache::System { ttl } => {
+            let mut out = Vec::new();
+            if !tools.is_empty() {
+                out.push(Marker {
+                    at: BlockRef::Tool(tools.len() - 1),
+                    ttl,
+                });
+            }
+            if let Some(i) = system.iter().rposition(ContentBlock::is_markable) {
+                out.push(Marker {
+                    at: BlockRef::System(i),
+                    ttl,
+                });
+            }
+            out
+        }
+        Cache::Native { manifest, ttl } => {
+            // Validated for Anthropic by the plan before any replay runs;
+            // this construction cannot fail for that provider.
+            match CacheComposition::new(
+                ProviderKind::Anthropic,
+                HistoryCachePolicy { enabled: true },
+                ManifestCachePolicy {
+                    enabled: true,
+                    position: manifest,
+                },
+                true,
+                ttl,
+            ) {
+                Ok(c) => c.markers(tools, system, view),
+                Err(_) => Vec::new(),
+            }
+        }
+        Cache::Tail { ttl } => tail_marker(view)
+            .map(|at| vec![Marker { at, ttl }])
+            .unwrap_or_default(),
+    }
+}
+
+/// The last markable block of the conversation (automatic caching's
+/// rolling breakpoint).
+fn tail_marker(view: &WireView<'_>) -> Option<BlockRef> {
+    view.messages.iter().enumerate().rev().find_map(|(mi, m)| {
+        if m.blocks.is_none() && m.source.blocks().is_empty() {
+            return Some(BlockRef::Message {
+                message: mi,
+                block: 0,
+            });
+        }
+        let blocks: Vec<&ContentBlock> = m.sent_blocks().collect();
+        blocks
+            .iter()
+            .rposition(|b| b.is_markable())
+            .map(|bi| BlockRef::Message {
+                message: mi,
+                block: bi,
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::wire::Ttl;
+
+    struct Chars;
+    impl BlockTokens for Chars {
+        fn block_tokens(&self, block: &ContentBlock) -> u64 {
+            block.to_json().chars().count() as u64 / 4
+        }
+    }
+
+    fn history() -> Vec<Message> {
+        let mut h = vec![Message::from_json(r#"{"role":"user","content":"go"}"#).unwrap()];
+        for (id, size) in [("a", 4000), ("b", 4000), ("c", 10)] {
+            h.push(Message::from_json(&format!(r#"{{"role":"assistant","content":[{{"type":"text","text":"checking"}},{{"type":"tool_use","id":"{id}","name":"web","input":{{"q":1}}}}]}}"#)).unwrap());
+            h.push(Message::from_json(&format!(r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"{}"}}]}}"#, "x".repeat(size))).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn each_policy_gives_its_wire_view() {
+        let h = history();
+        let ledger: Compaction = "ledger:t=100,k=1+none"
+            .parse::<super::super::Config>()
+            .unwrap()
+            .compaction;
+        let mut run = CompactionRun::new(&ledger);
+        let v = run.view(&h, 0, &Chars).unwrap();
+        assert_eq!(
+            v.compacted.iter().map(|s| &**s).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert!(
+            v.view.messages[2].blocks.as_ref().unwrap()[0]
+                .block()
+                .to_json()
+                .contains("tracecost-stub/1")
+        );
+
+        let clear: Compaction = "clear-tool-uses:trigger=100,keep=1,inputs=true+none"
+            .parse::<super::super::Config>()
+            .unwrap()
+            .compaction;
+        let mut run = CompactionRun::new(&clear);
+        let v = run.view(&h, 0, &Chars).unwrap();
+        assert_eq!(
+            v.compacted.iter().map(|s| &**s).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        let sent_use = v.view.messages[1].blocks.as_ref().unwrap()[1]
+            .block()
+            .to_json();
+        assert_eq!(
+            sent_use,
+            r#"{"type":"tool_use","id":"a","name":"web","input":{}}"#
+        );
+        let sent_result = v.view.messages[2].blocks.as_ref().unwrap()[0]
+            .block()
+            .to_json();
+        assert_eq!(
+            sent_result,
+            format!(
+                r#"{{"type":"tool_result","tool_use_id":"a","content":"{}"}}"#,
+                super::super::ANTHROPIC_CLEARED_PLACEHOLDER
+            )
+        );
+        // Under the trigger nothing changes.
+        let v = run.view(&h[..3], 0, &Chars).unwrap();
+        assert!(v.compacted.is_empty());
+
+        let lc: Compaction = "langchain-clear:trigger=10,keep=2+none"
+            .parse::<super::super::Config>()
+            .unwrap()
+            .compaction;
+        let v = CompactionRun::new(&lc).view(&h, 0, &Chars).unwrap();
+        assert_eq!(v.compacted.iter().map(|s| &**s).collect::<Vec<_>>(), ["a"]);
+        assert!(
+            v.view.messages[2].blocks.as_ref().unwrap()[0]
+                .block()
+                .to_json()
+                .contains(r#""content":"[cleared]""#)
+        );
+    }
+
+    #[test]
+    fn cache_policies_place_their_markers() {
+        let h = history();
+        let view = WireView::unchanged(&h);
+        let tools = [ToolDefinition::from_json(r#"{"name":"web"}"#).unwrap()];
+        let refs: Vec<_> = tools.iter().collect();
+        let sys = [ContentBlock::text("s")];
+        let ttl = Ttl::FiveMinutes;
+        let at = |c: Cache| {
+            markers_for_call(&c, None, &refs, &sys, &view)
+                .iter()
+                .map(|m| m.at)
+                .collect::<Vec<_>>()
+        };
+        assert!(at(Cache::None).is_empty());
+        assert_eq!(
+            at(Cache::System { ttl }),
+            [BlockRef::Tool(0), BlockRef::System(0)]
+        );
+        assert_eq!(
+            at(Cache::Tail { ttl }),
+            [BlockRef::Message {
+                message: 6,
+                block: 0
+            }]
+        );
+        // The only plain-text message before the last is the first one.
+        assert_eq!(
+            at(Cache::Native {
+                manifest: crate::engine::cache::ManifestPosition::Cached,
+                ttl
+            }),
+            [
+                BlockRef::Tool(0),
+                BlockRef::System(0),
+                BlockRef::Message {
+                    message: 0,
+                    block: 0
+                }
+            ]
+        );
+        let rec = [Marker {
+            at: BlockRef::Message {
+                message: 3,
+                block: 1,
+            },
+            ttl: Ttl::OneHour,
+        }];
+        assert_eq!(
+            markers_for_call(&Cache::Recorded, Some(&rec), &refs, &sys, &view),
+            rec
+        );
+    }
+}

@@ -1,0 +1,432 @@
+//! Policies as data: what to compact, where to put cache markers, which
+//! model — each config prints and parses as one short string so it can be
+//! passed on a command line, stored in a baseline and shown in a report.
+//!
+//! Grammar: `COMPACTION[:k=v,...]+CACHE[:k=v,...][@MODEL]`, e.g.
+//! `ledger:t=8000,k=2+native:manifest=cached,ttl=5m` or
+//! `off+tail:ttl=1h@claude-opus-4-1`. Printing always gives the canonical
+//! form (parameters in a fixed order, defaults of the peers' options
+//! omitted), so equal configs print equal strings.
+
+mod apply;
+mod peers;
+
+pub use apply::{BlockTokens, CompactionRun, PolicyView, markers_for_call};
+pub use peers::{
+    ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, langchain_approx_tokens,
+};
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::engine::cache::ManifestPosition;
+use crate::engine::wire::Ttl;
+
+/// A config string that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid config {input:?}: {reason}")]
+pub struct ConfigError {
+    /// The string given.
+    pub input: String,
+    /// What was wrong.
+    pub reason: String,
+}
+
+/// How tool results are compacted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Compaction {
+    /// Nothing is compacted.
+    Off,
+    /// The engine's ledger: stubs for results over `threshold` chars older
+    /// than the last `keep_last` results; adds the recall tool.
+    Ledger {
+        /// Size threshold in characters.
+        threshold: u64,
+        /// Results never compacted, counted from the end.
+        keep_last: usize,
+    },
+    /// Anthropic's server-side `clear_tool_uses_20250919`.
+    ClearToolUses(ClearToolUses),
+    /// LangChain's `ClearToolUsesEdit` middleware.
+    LangchainClear(LangchainClear),
+}
+
+/// Which cache markers each request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cache {
+    /// No markers.
+    None,
+    /// Prompt region: the last tool and the last system block.
+    System {
+        /// TTL of the markers.
+        ttl: Ttl,
+    },
+    /// The engine's history + manifest composition (and the prompt region).
+    Native {
+        /// Manifest cached (marked) or volatile (unmarked).
+        manifest: ManifestPosition,
+        /// TTL of the markers.
+        ttl: Ttl,
+    },
+    /// One rolling marker on the last block, like automatic caching.
+    Tail {
+        /// TTL of the marker.
+        ttl: Ttl,
+    },
+    /// The markers exactly as the recorded requests carried them.
+    Recorded,
+}
+
+/// One point of a sweep: compaction, cache policy and (optionally) a model
+/// overriding the trace's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Config {
+    /// The compaction policy.
+    pub compaction: Compaction,
+    /// The cache policy.
+    pub cache: Cache,
+    /// The model to price with, instead of the trace's.
+    pub model: Option<String>,
+}
+
+impl Config {
+    /// No compaction, no cache markers: what a naive client pays.
+    pub fn baseline() -> Self {
+        Config {
+            compaction: Compaction::Off,
+            cache: Cache::None,
+            model: None,
+        }
+    }
+}
+
+fn err(input: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError {
+        input: input.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Splits `name:k=v,k=v` into the name and its parameters.
+fn split_params<'a>(
+    input: &str,
+    part: &'a str,
+) -> Result<(&'a str, Vec<(&'a str, &'a str)>), ConfigError> {
+    let (name, rest) = part.split_once(':').unwrap_or((part, ""));
+    let mut params = Vec::new();
+    for kv in rest.split(',').filter(|s| !s.is_empty()) {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| err(input, format!("parameter {kv:?} is not key=value")))?;
+        if params.iter().any(|(seen, _)| *seen == k) {
+            return Err(err(input, format!("parameter {k:?} is given twice")));
+        }
+        params.push((k, v));
+    }
+    Ok((name, params))
+}
+
+fn num<T: FromStr>(input: &str, key: &str, v: &str) -> Result<T, ConfigError> {
+    v.parse()
+        .map_err(|_| err(input, format!("{key}={v:?} is not a non-negative integer")))
+}
+
+fn boolean(input: &str, key: &str, v: &str) -> Result<bool, ConfigError> {
+    match v {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(err(input, format!("{key}={v:?} is not true or false"))),
+    }
+}
+
+/// Parses a TTL (`5m` or `1h`).
+pub fn parse_ttl(v: &str) -> Result<Ttl, String> {
+    match v {
+        "5m" => Ok(Ttl::FiveMinutes),
+        "1h" => Ok(Ttl::OneHour),
+        _ => Err(format!("ttl {v:?} is not 5m or 1h")),
+    }
+}
+
+fn unknown(input: &str, what: &str, key: &str, allowed: &str) -> ConfigError {
+    err(
+        input,
+        format!("{what} has no parameter {key:?} (allowed: {allowed})"),
+    )
+}
+
+impl Compaction {
+    fn parse(input: &str, part: &str) -> Result<Self, ConfigError> {
+        let (name, params) = split_params(input, part)?;
+        match name {
+            "off" => match params.first() {
+                None => Ok(Compaction::Off),
+                Some((k, _)) => Err(unknown(input, "off", k, "none")),
+            },
+            "ledger" => {
+                let (mut threshold, mut keep_last) = (None, None);
+                for (k, v) in params {
+                    match k {
+                        "t" | "threshold" => threshold = Some(num(input, k, v)?),
+                        "k" | "keep" | "keep-last" => keep_last = Some(num(input, k, v)?),
+                        _ => return Err(unknown(input, "ledger", k, "t, k")),
+                    }
+                }
+                Ok(Compaction::Ledger {
+                    threshold: threshold.ok_or_else(|| err(input, "ledger needs t=CHARS"))?,
+                    keep_last: keep_last.ok_or_else(|| err(input, "ledger needs k=N"))?,
+                })
+            }
+            "clear-tool-uses" | "langchain-clear" => {
+                let mut p = if name == "clear-tool-uses" {
+                    peers::PeerParams::anthropic_defaults()
+                } else {
+                    peers::PeerParams::langchain_defaults()
+                };
+                for (k, v) in params {
+                    match k {
+                        "trigger" => p.trigger = num(input, k, v)?,
+                        "keep" => p.keep = num(input, k, v)?,
+                        "at-least" => p.clear_at_least = num(input, k, v)?,
+                        "exclude" => {
+                            p.exclude_tools = v
+                                .split('|')
+                                .filter(|s| !s.is_empty())
+                                .map(str::to_owned)
+                                .collect()
+                        }
+                        "inputs" => p.clear_tool_inputs = boolean(input, k, v)?,
+                        _ => {
+                            return Err(unknown(
+                                input,
+                                name,
+                                k,
+                                "trigger, keep, at-least, exclude, inputs",
+                            ));
+                        }
+                    }
+                }
+                p.exclude_tools.sort();
+                p.exclude_tools.dedup();
+                Ok(if name == "clear-tool-uses" {
+                    Compaction::ClearToolUses(ClearToolUses(p))
+                } else {
+                    Compaction::LangchainClear(LangchainClear(p))
+                })
+            }
+            other => Err(err(
+                input,
+                format!(
+                    "unknown compaction {other:?} (expected off, ledger, clear-tool-uses or langchain-clear)"
+                ),
+            )),
+        }
+    }
+
+    /// The short name (`off`, `ledger`, `clear-tool-uses`, `langchain-clear`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Compaction::Off => "off",
+            Compaction::Ledger { .. } => "ledger",
+            Compaction::ClearToolUses(_) => "clear-tool-uses",
+            Compaction::LangchainClear(_) => "langchain-clear",
+        }
+    }
+}
+
+impl fmt::Display for Compaction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compaction::Off => f.write_str("off"),
+            Compaction::Ledger {
+                threshold,
+                keep_last,
+            } => write!(f, "ledger:t={threshold},k={keep_last}"),
+            Compaction::ClearToolUses(ClearToolUses(p)) => {
+                write!(f, "clear-tool-uses:")?;
+                p.fmt_params(f, &peers::PeerParams::anthropic_defaults())
+            }
+            Compaction::LangchainClear(LangchainClear(p)) => {
+                write!(f, "langchain-clear:")?;
+                p.fmt_params(f, &peers::PeerParams::langchain_defaults())
+            }
+        }
+    }
+}
+
+impl Cache {
+    fn parse(input: &str, part: &str) -> Result<Self, ConfigError> {
+        let (name, params) = split_params(input, part)?;
+        let mut ttl = Ttl::FiveMinutes;
+        let mut manifest = ManifestPosition::Cached;
+        for (k, v) in params {
+            match (name, k) {
+                ("system" | "native" | "tail", "ttl") => {
+                    ttl = parse_ttl(v).map_err(|r| err(input, r))?
+                }
+                ("native", "manifest") => {
+                    manifest = v
+                        .parse()
+                        .map_err(|e: crate::engine::cache::CacheConfigError| {
+                            err(input, e.to_string())
+                        })?
+                }
+                ("none" | "recorded", _) => return Err(unknown(input, name, k, "none")),
+                ("native", _) => return Err(unknown(input, name, k, "manifest, ttl")),
+                ("system" | "tail", _) => return Err(unknown(input, name, k, "ttl")),
+                _ => break,
+            }
+        }
+        match name {
+            "none" => Ok(Cache::None),
+            "system" => Ok(Cache::System { ttl }),
+            "native" => Ok(Cache::Native { manifest, ttl }),
+            "tail" => Ok(Cache::Tail { ttl }),
+            "recorded" => Ok(Cache::Recorded),
+            other => Err(err(
+                input,
+                format!(
+                    "unknown cache policy {other:?} (expected none, system, native, tail or recorded)"
+                ),
+            )),
+        }
+    }
+
+    /// The short name (`none`, `system`, `native`, `tail`, `recorded`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Cache::None => "none",
+            Cache::System { .. } => "system",
+            Cache::Native { .. } => "native",
+            Cache::Tail { .. } => "tail",
+            Cache::Recorded => "recorded",
+        }
+    }
+}
+
+impl fmt::Display for Cache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cache::None => f.write_str("none"),
+            Cache::Recorded => f.write_str("recorded"),
+            Cache::System { ttl } => write!(f, "system:ttl={ttl}"),
+            Cache::Native { manifest, ttl } => {
+                write!(f, "native:manifest={},ttl={ttl}", manifest.as_str())
+            }
+            Cache::Tail { ttl } => write!(f, "tail:ttl={ttl}"),
+        }
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}+{}", self.compaction, self.cache)?;
+        if let Some(m) = &self.model {
+            write!(f, "@{m}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Config {
+    type Err = ConfigError;
+    fn from_str(input: &str) -> Result<Self, ConfigError> {
+        let s = input.trim();
+        let (body, model) = match s.split_once('@') {
+            Some((b, m)) if !m.is_empty() => (b, Some(m.to_owned())),
+            Some(_) => return Err(err(input, "a model name must follow '@'")),
+            None => (s, None),
+        };
+        let (c, k) = body.split_once('+').ok_or_else(|| {
+            err(
+                input,
+                "expected COMPACTION+CACHE, e.g. ledger:t=8000,k=2+native:manifest=cached,ttl=5m",
+            )
+        })?;
+        Ok(Config {
+            compaction: Compaction::parse(input, c)?,
+            cache: Cache::parse(input, k)?,
+            model,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_round_trip_through_their_canonical_string() {
+        for s in [
+            "off+none",
+            "ledger:t=8000,k=2+native:manifest=cached,ttl=5m",
+            "ledger:t=0,k=0+native:manifest=volatile,ttl=1h",
+            "off+tail:ttl=1h@claude-opus-4-1",
+            "off+system:ttl=5m",
+            "off+recorded",
+            "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
+            "clear-tool-uses:trigger=30000,keep=1,at-least=5000,exclude=read|web,inputs=true+none",
+            "langchain-clear:trigger=100000,keep=3+none",
+        ] {
+            let c: Config = s.parse().unwrap();
+            assert_eq!(c.to_string(), s);
+        }
+    }
+
+    #[test]
+    fn parsing_fills_defaults_and_normalizes() {
+        let c: Config = "ledger:k=2,t=8000+native".parse().unwrap();
+        assert_eq!(
+            c.to_string(),
+            "ledger:t=8000,k=2+native:manifest=cached,ttl=5m"
+        );
+        let c: Config = "clear-tool-uses+tail".parse().unwrap();
+        assert_eq!(
+            c.to_string(),
+            "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m"
+        );
+        let c: Config = "clear-tool-uses:exclude=b|a|b+none".parse().unwrap();
+        assert_eq!(
+            c.to_string(),
+            "clear-tool-uses:trigger=100000,keep=3,exclude=a|b+none"
+        );
+    }
+
+    #[test]
+    fn bad_configs_say_what_is_wrong() {
+        let cases = [
+            (
+                "ledger",
+                "expected COMPACTION+CACHE, e.g. ledger:t=8000,k=2+native:manifest=cached,ttl=5m",
+            ),
+            ("ledger:t=8000+none", "ledger needs k=N"),
+            (
+                "ledger:t=-1,k=2+none",
+                "t=\"-1\" is not a non-negative integer",
+            ),
+            (
+                "ledger:t=1,k=2,z=3+none",
+                "ledger has no parameter \"z\" (allowed: t, k)",
+            ),
+            (
+                "zip+none",
+                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses or langchain-clear)",
+            ),
+            ("off+tail:ttl=2h", "ttl \"2h\" is not 5m or 1h"),
+            (
+                "off+native:manifest=hot",
+                "unknown manifest position \"hot\"; expected cached or volatile",
+            ),
+            ("off+none@", "a model name must follow '@'"),
+            (
+                "off+fast",
+                "unknown cache policy \"fast\" (expected none, system, native, tail or recorded)",
+            ),
+            ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
+        ];
+        for (input, reason) in cases {
+            let e = input.parse::<Config>().unwrap_err();
+            assert_eq!(e.reason, reason, "{input}");
+        }
+    }
+}
