@@ -88,7 +88,10 @@ pub trait ToolResultLedger: Send + Sync {
 /// The string the recall tool returns for an id it does not know. The id
 /// comes from the model, so it is echoed on one line and bounded.
 pub fn not_found(mem_id: &str) -> String {
-    format!("[tool_memory not found: {}]", super::handle::one_line(mem_id, 120))
+    format!(
+        "[tool_memory not found: {}]",
+        super::handle::one_line(mem_id, 120)
+    )
 }
 
 impl<L: ToolResultLedger + ?Sized> ToolResultLedger for Arc<L> {
