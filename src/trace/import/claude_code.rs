@@ -1,1 +1,2091 @@
-//! Placeholder.
+//! Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`)
+//! to canonical traces, and a ccusage-compatible usage scan.
+//!
+//! # Files
+//!
+//! An input may be a Claude config root (holding `projects/`), the
+//! `projects/` directory, one project directory, or individual `.jsonl`
+//! files. Directories are walked for `*.jsonl` files (sessions
+//! `<project>/<session>.jsonl`, subagents `<project>/agent-*.jsonl` and
+//! `<project>/<session>/subagents/*.jsonl`); files are read in sorted path
+//! order, so the output is deterministic. Each file becomes one trace (a
+//! subagent file its own trace, named `<session>.<agent-file-stem>`), or
+//! several when the session was compacted (see below). Files are imported in
+//! parallel.
+//!
+//! # How lines become a history
+//!
+//! - Claude Code writes one JSONL line per content block of an API
+//!   response; the lines of one response share `message.id` (and
+//!   `requestId`). The assistant message is rebuilt from them, in order,
+//!   even when tool_result lines of parallel tool calls are interleaved
+//!   between them. Thinking blocks are kept; every block keeps its original
+//!   bytes (tool_use `input` key order included).
+//! - `user` lines carry the user's text or `tool_result` blocks in
+//!   `message.content`. The tool output the model saw is that block; the
+//!   `toolUseResult` member is a richer side copy that was never sent, and
+//!   is only counted in the report. Consecutive user lines (several tool
+//!   results, a tool result and a skill prompt, …) merge into one user
+//!   message, tool_result blocks first as the API requires, so the history
+//!   alternates as the API saw it.
+//! - `isMeta` user lines (local-command caveats, skill and slash-command
+//!   prompts) are kept: Claude Code hides them from the user but sends them
+//!   to the model (a skill's prompt is what the model answers).
+//! - A tool_result whose tool_use is not earlier in the file (resumed or
+//!   sidechain sessions), a second result for one tool_use and a reused
+//!   tool_use id are dropped and counted, so the trace always validates.
+//! - `isSidechain` lines in a main session file belong to a subagent's
+//!   conversation and are skipped; in a subagent file every line is a
+//!   sidechain line and they form the trace.
+//! - Assistant lines with `isApiErrorMessage` or model `<synthetic>` are
+//!   written by Claude Code, not by the model, and are not sent back: they
+//!   are neither calls nor history.
+//! - Summary, system, `file-history-snapshot`, attachment, progress and other
+//!   bookkeeping lines are skipped and counted by type. A system line with
+//!   subtype `compact_boundary` ends the trace: after a compaction the API
+//!   sees a new history (the summary), so the rest of the file becomes a new
+//!   trace named `<name>.part2`, `.part3`, ….
+//! - Lines that are not valid JSON are skipped and counted (the file may be
+//!   being written), as ccusage does. Empty files are skipped. Nothing in a
+//!   file can make the importer panic or fail; only I/O errors do.
+//! - The lines are read in file order; branches of the `parentUuid` tree (a
+//!   rewound conversation) are not separated.
+//!
+//! # Calls
+//!
+//! Each API response is one call. Its `messages` is the number of history
+//! messages before the response, its `start_ms` the timestamp of the last
+//! user or assistant line before the response's first line (normally the
+//! user or tool_result line: an assistant line is written during the
+//! response, after the request started), its `model` the response's
+//! `message.model` when it differs from the trace's default (the most
+//! common model). A response with no message before it in the file (its
+//! request was not recorded) keeps its message in the history but is not a
+//! call: a call must send at least one message.
+//!
+//! Usage is recorded once per response following ccusage's rule: rows share
+//! the key (`message.id`, `requestId`); on a collision the row with the
+//! larger token total (input + output + cache writes + cache reads) is kept.
+//! Every line of a response repeats the usage object, the early ones with
+//! partial output counts, so the largest is the final one. Rows with null or
+//! malformed token fields carry no billable tokens and record no usage;
+//! `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`
+//! are kept when present.
+//!
+//! # What a transcript does not contain
+//!
+//! - The system prompt and tool definitions: each trace has one empty
+//!   [`Prompt`]. Their size is estimated in
+//!   [`Trace::hidden_prefix_tokens`]: the first call's recorded total input
+//!   (uncached + cache writes + cache reads) minus an estimate of the
+//!   visible messages of that call, clamped at 0. The estimate is the number
+//!   of characters of the messages' JSON divided by 4 (rounded up), except
+//!   that image and document blocks count [`MEDIA_TOKENS`] each instead of
+//!   their base64 text. (If the first call recorded no usage, the first call
+//!   that did is used.) Token counting proper lives in `crate::cost`.
+//! - Cache markers. Claude Code keeps one rolling breakpoint at the end of
+//!   each request plus markers on the system prompt and the tool
+//!   definitions, but the transcript records none of them, so every call has
+//!   `markers: None`; a replay should apply that policy rather than read it
+//!   from the trace.
+//!
+//! # Usage scan
+//!
+//! [`scan_usage`] sums recorded tokens per session and model the way ccusage
+//! does, without building traces: only lines containing `"usage"` are
+//! parsed, into a small borrowed struct, and rows are deduplicated across
+//! all files (see [`scan_usage`] for the rule).
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use super::time::parse_rfc3339_ms;
+use super::{ImportError, ImportOptions, ImportOutput};
+use crate::engine::cache::ProviderKind;
+use crate::engine::json::RawObject;
+use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolResultContent};
+use crate::trace::load::ABSURD_TOKENS;
+use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+
+/// Estimated tokens of one image or document block when estimating the
+/// visible messages' size: Anthropic's vision documentation puts an image
+/// of up to 1.15 megapixels at about 1,600 tokens. Its base64 payload is not
+/// counted as text.
+pub const MEDIA_TOKENS: u64 = 1_600;
+
+/// How deep directories are walked below an input directory.
+const MAX_DEPTH: usize = 8;
+
+/// The model Claude Code writes on messages it made up itself.
+const SYNTHETIC_MODEL: &str = "<synthetic>";
+
+// ---------------------------------------------------------------------------
+// Public entry points
+// ---------------------------------------------------------------------------
+
+/// Imports Claude Code transcripts: one trace per session or subagent file
+/// (more when a session was compacted), in sorted path order.
+///
+/// `inputs` may be Claude config roots (holding `projects/`), `projects/`
+/// directories, project directories or `.jsonl` files. Fails only when an
+/// input cannot be read or no transcript is found; everything odd inside a
+/// file is skipped and counted in the report. See the module documentation
+/// for the mapping.
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+    let files = discover(inputs)?;
+    let outcomes: Vec<Result<FileOutcome, ImportError>> = files
+        .par_iter()
+        .map(|path| {
+            let bytes = read_file(path)?;
+            Ok(import_bytes(&bytes, &file_info(path), opts))
+        })
+        .collect();
+    let mut out = ImportOutput::default();
+    let mut tally = Tally::default();
+    for outcome in outcomes {
+        let o = outcome?;
+        out.report.files += 1;
+        out.report.skipped_lines += o.skipped_lines;
+        if o.empty || o.traces.is_empty() {
+            out.report.skipped_files += 1;
+        }
+        tally.merge(&o.tally);
+        out.traces.extend(o.traces);
+    }
+    out.report.unmapped = tally.lines();
+    Ok(out)
+}
+
+/// Sums the usage recorded in Claude Code transcripts per session and
+/// model, as ccusage counts it (for a ccusage-compatible usage report).
+///
+/// Files are discovered as by [`import`] and read in parallel; only lines
+/// containing `"usage"` are parsed, into a struct holding just the fields
+/// needed. A row is kept when it passes ccusage's checks: a parsable
+/// timestamp, no `null` in the fields ccusage cannot take null (`id`,
+/// `model`, `requestId`, token counts, …), a semver `version`, no empty ids;
+/// rows with `isApiErrorMessage`, model `<synthetic>` or malformed token
+/// counts carry no billable tokens and are counted in
+/// [`UsageScan::unbilled_rows`] instead.
+///
+/// Deduplication (ccusage's rule), over the rows of all files in sorted path
+/// order: rows with the same (`message.id`, `requestId`) are one response,
+/// and only one row is kept. A sidechain row whose `message.id` matches an
+/// earlier row (or a row matching an earlier sidechain row by `message.id`
+/// alone) is also the same response: subagent logs can replay a parent
+/// message under a new request id. On a collision the kept row is the
+/// non-sidechain one if exactly one is a sidechain row, else the one with
+/// the larger token total (input + output + cache writes + cache reads),
+/// else the one recording a `speed`; ties keep the earlier row. Rows without
+/// `message.id` are never merged.
+///
+/// Sessions are named as ccusage names them: `<project>/<session>.jsonl`
+/// is session `<session>` of project `<project>`, and a file under
+/// `<project>/<session>/subagents/` counts toward its parent `<session>`.
+/// Cache writes are split 5m / 1h from `cache_creation`; without that
+/// breakdown all writes count as 5m.
+pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
+    let files = discover(inputs)?;
+    let scanned: Vec<Result<FileScan, ImportError>> = files
+        .par_iter()
+        .map(|path| read_file(path).map(|bytes| scan_bytes(&bytes)))
+        .collect();
+    let mut scan = UsageScan::default();
+    let mut rows: Vec<(usize, ScanRow)> = Vec::new();
+    for (i, s) in scanned.into_iter().enumerate() {
+        let s = s?;
+        scan.files += 1;
+        scan.empty_files += usize::from(s.empty);
+        scan.skipped_lines += s.skipped_lines;
+        scan.unbilled_rows += s.unbilled_rows;
+        rows.extend(s.rows.into_iter().map(|r| (i, r)));
+    }
+    scan.rows = rows.len();
+    let kept = dedup_rows(rows);
+    scan.duplicate_rows = scan.rows - kept.len();
+
+    let mut sessions: BTreeMap<(String, String), SessionAcc> = BTreeMap::new();
+    for (file, row) in kept {
+        let info = files.get(file).map(|p| file_info(p));
+        let (project, session) = match info {
+            Some(i) => (i.project, i.session),
+            None => ("unknown".to_owned(), "unknown".to_owned()),
+        };
+        let acc = sessions.entry((project, session)).or_default();
+        let model = match (&row.model, row.fast) {
+            (Some(m), true) => format!("{m}-fast"),
+            (Some(m), false) => m.to_string(),
+            (None, _) => "unknown".to_owned(),
+        };
+        let m = acc.models.entry(model).or_default();
+        m.0.add(&row.tokens);
+        m.1 += 1;
+        acc.first_ms = Some(acc.first_ms.map_or(row.ts, |t| t.min(row.ts)));
+        acc.last_ms = Some(acc.last_ms.map_or(row.ts, |t| t.max(row.ts)));
+    }
+    scan.sessions = sessions
+        .into_iter()
+        .map(|((project_path, session_id), acc)| SessionUsage {
+            session_id,
+            project_path,
+            models: acc
+                .models
+                .into_iter()
+                .map(|(model, (tokens, responses))| ModelUsage {
+                    model,
+                    tokens,
+                    responses,
+                })
+                .collect(),
+            first_ms: acc.first_ms,
+            last_ms: acc.last_ms,
+        })
+        .collect();
+    Ok(scan)
+}
+
+/// Token sums by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenSums {
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Cache writes with a 5-minute TTL (all writes when the source has no
+    /// 5m/1h breakdown).
+    pub cache_creation_5m: u64,
+    /// Cache writes with a 1-hour TTL.
+    pub cache_creation_1h: u64,
+    /// Cache reads.
+    pub cache_read: u64,
+}
+
+impl TokenSums {
+    /// Adds `other` to these sums (saturating).
+    pub fn add(&mut self, other: &TokenSums) {
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_creation_5m = self
+            .cache_creation_5m
+            .saturating_add(other.cache_creation_5m);
+        self.cache_creation_1h = self
+            .cache_creation_1h
+            .saturating_add(other.cache_creation_1h);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+    }
+
+    /// All tokens of every kind (ccusage's "total tokens").
+    pub fn total(&self) -> u64 {
+        self.input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_creation_5m)
+            .saturating_add(self.cache_creation_1h)
+            .saturating_add(self.cache_read)
+    }
+
+    /// The sums of one recorded usage (cache writes split as documented on
+    /// [`scan_usage`]).
+    pub fn from_usage(u: &RecordedUsage) -> Self {
+        let e1 = u.ephemeral_1h_input_tokens.unwrap_or(0);
+        let writes = u
+            .cache_creation_input_tokens
+            .unwrap_or_else(|| u.ephemeral_5m_input_tokens.unwrap_or(0).saturating_add(e1));
+        let h1 = e1.min(writes);
+        TokenSums {
+            input: u.input_tokens.unwrap_or(0),
+            output: u.output_tokens.unwrap_or(0),
+            cache_creation_5m: writes - h1,
+            cache_creation_1h: h1,
+            cache_read: u.cache_read_input_tokens.unwrap_or(0),
+        }
+    }
+}
+
+/// One model's usage within a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelUsage {
+    /// The model id (`<id>-fast` for rows recorded with `speed: "fast"`,
+    /// `unknown` when the row names none).
+    pub model: String,
+    /// Token sums.
+    pub tokens: TokenSums,
+    /// Responses counted (usage rows kept after deduplication).
+    pub responses: usize,
+}
+
+/// One session's usage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionUsage {
+    /// The session id as ccusage names it (the file stem, or the parent
+    /// session of a `subagents/` file).
+    pub session_id: String,
+    /// The project directory name (`-Users-me-src-app`).
+    pub project_path: String,
+    /// Per model, sorted by model id.
+    pub models: Vec<ModelUsage>,
+    /// Timestamp of the session's earliest counted row (Unix ms).
+    pub first_ms: Option<u64>,
+    /// Timestamp of the session's latest counted row (Unix ms).
+    pub last_ms: Option<u64>,
+}
+
+impl SessionUsage {
+    /// The session's sums over all models.
+    pub fn totals(&self) -> TokenSums {
+        let mut t = TokenSums::default();
+        for m in &self.models {
+            t.add(&m.tokens);
+        }
+        t
+    }
+}
+
+/// The result of [`scan_usage`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UsageScan {
+    /// Sessions sorted by project, then session id.
+    pub sessions: Vec<SessionUsage>,
+    /// Files read.
+    pub files: usize,
+    /// Files that were empty.
+    pub empty_files: usize,
+    /// Lines containing `"usage"` that were not valid JSON (or UTF-8) or did
+    /// not have the expected shape; skipped as ccusage skips them.
+    pub skipped_lines: usize,
+    /// Usage rows read with billable tokens, before deduplication.
+    pub rows: usize,
+    /// Of those, rows dropped as duplicates of another row.
+    pub duplicate_rows: usize,
+    /// Usage rows carrying no billable tokens, or rejected by ccusage's
+    /// validity checks (see [`scan_usage`]).
+    pub unbilled_rows: usize,
+}
+
+impl UsageScan {
+    /// Sums over every session and model.
+    pub fn totals(&self) -> TokenSums {
+        let mut t = TokenSums::default();
+        for s in &self.sessions {
+            t.add(&s.totals());
+        }
+        t
+    }
+
+    /// Sums per model over every session, sorted by model id.
+    pub fn totals_by_model(&self) -> Vec<ModelUsage> {
+        let mut by: BTreeMap<&str, (TokenSums, usize)> = BTreeMap::new();
+        for m in self.sessions.iter().flat_map(|s| &s.models) {
+            let e = by.entry(&m.model).or_default();
+            e.0.add(&m.tokens);
+            e.1 += m.responses;
+        }
+        by.into_iter()
+            .map(|(model, (tokens, responses))| ModelUsage {
+                model: model.to_owned(),
+                tokens,
+                responses,
+            })
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Discovery
+// ---------------------------------------------------------------------------
+
+fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
+    let mut files = Vec::new();
+    for input in inputs {
+        let meta = std::fs::metadata(input).map_err(|source| ImportError::Io {
+            path: input.clone(),
+            source,
+        })?;
+        if meta.is_file() {
+            files.push(input.clone());
+            continue;
+        }
+        let projects = input.join("projects");
+        let root = if projects.is_dir() {
+            projects
+        } else {
+            input.clone()
+        };
+        walk(&root, 0, &mut files)?;
+    }
+    files.sort_by_cached_key(|p| p.to_string_lossy().into_owned());
+    files.dedup();
+    if files.is_empty() {
+        let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+        return Err(ImportError::Empty(format!(
+            "no Claude Code transcripts (*.jsonl) found in {}",
+            shown.join(", ")
+        )));
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<(), ImportError> {
+    let io = |source| ImportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let path = entry.path();
+        let Ok(ft) = entry.file_type() else { continue };
+        // Symlinked directories are not followed (no loops); symlinked
+        // files are read.
+        if ft.is_dir() {
+            if depth < MAX_DEPTH {
+                walk(&path, depth + 1, files)?;
+            }
+        } else if path.extension().is_some_and(|e| e == "jsonl") && (ft.is_file() || path.is_file())
+        {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
+    std::fs::read(path).map_err(|source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Where a file sits: its project, its session (ccusage's naming) and
+/// whether it is a subagent's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileInfo {
+    project: String,
+    /// The session it belongs to: its stem, or the parent session of a
+    /// `subagents/` file.
+    session: String,
+    /// The file name without `.jsonl`.
+    stem: String,
+    /// A subagent's log (`agent-*.jsonl` or under `subagents/`).
+    subagent: bool,
+    /// Under `<session>/subagents/`.
+    nested: bool,
+}
+
+fn file_info(path: &Path) -> FileInfo {
+    let parts: Vec<&str> = path
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .collect();
+    let name = parts.last().copied().unwrap_or("unknown");
+    let stem = name.strip_suffix(".jsonl").unwrap_or(name).to_owned();
+    let rel: &[&str] = match parts.iter().rposition(|p| *p == "projects") {
+        Some(i) => &parts[i + 1..],
+        None => &[],
+    };
+    let n = parts.len();
+    let nested = n >= 3 && parts[n - 2] == "subagents";
+    let subagent = nested || stem.starts_with("agent-");
+    let (project, session) = if nested {
+        // <project>/<session>/subagents/<agent>.jsonl
+        let session = parts[n - 3].to_owned();
+        let project = if rel.len() >= 4 {
+            rel[..rel.len() - 3].join("/")
+        } else if n >= 4 {
+            parts[n - 4].to_owned()
+        } else {
+            "unknown".to_owned()
+        };
+        (project, session)
+    } else if rel.len() == 2 {
+        (rel[0].to_owned(), stem.clone())
+    } else if rel.len() > 2 {
+        // ccusage: a nested file belongs to the session directory above it.
+        (
+            rel[..rel.len() - 2].join("/"),
+            rel[rel.len() - 2].to_owned(),
+        )
+    } else if n >= 2 {
+        (parts[n - 2].to_owned(), stem.clone())
+    } else {
+        ("unknown".to_owned(), stem.clone())
+    };
+    FileInfo {
+        project,
+        session,
+        stem,
+        subagent,
+        nested,
+    }
+}
+
+/// Calls `f` with each non-blank line (UTF-8 BOM and `\r` removed), or
+/// `None` for a line that is not UTF-8.
+fn for_each_line(bytes: &[u8], mut f: impl FnMut(Option<&str>)) {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut emit = |line: Option<&str>| match line {
+        Some(l) => {
+            let l = l.strip_suffix('\r').unwrap_or(l);
+            if !l.trim().is_empty() {
+                f(Some(l));
+            }
+        }
+        None => f(None),
+    };
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.split('\n').for_each(|l| emit(Some(l))),
+        Err(_) => {
+            for raw in bytes.split(|&b| b == b'\n') {
+                if raw.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                emit(std::str::from_utf8(raw).ok());
+            }
+        }
+    }
+}
+
+fn is_blank(bytes: &[u8]) -> bool {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+// ---------------------------------------------------------------------------
+// Lenient pieces of the line format
+// ---------------------------------------------------------------------------
+
+/// A boolean flag that is `true` only when the member is the JSON `true`;
+/// any other value (or none) reads as `false` rather than failing the line.
+#[derive(Debug, Clone, Copy, Default)]
+struct Flag(bool);
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(AnyVisitor(|v| match v {
+            Scalar::Bool(b) => Flag(b),
+            _ => Flag(false),
+        }))
+    }
+}
+
+/// A token count: absent, `null`, a non-negative integer, or anything else.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Tok {
+    #[default]
+    Absent,
+    Null,
+    Num(u64),
+    Bad,
+}
+
+impl Tok {
+    /// The count when it is one.
+    fn num(self) -> Option<u64> {
+        match self {
+            Tok::Num(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// `Some(None)` when absent, `Some(Some(n))` for a count, `None` when
+    /// null or malformed (the row then carries no billable tokens).
+    fn optional(self) -> Option<Option<u64>> {
+        match self {
+            Tok::Absent => Some(None),
+            Tok::Num(n) => Some(Some(n)),
+            Tok::Null | Tok::Bad => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Tok {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(AnyVisitor(|v| match v {
+            Scalar::Null => Tok::Null,
+            Scalar::U64(n) => Tok::Num(n),
+            Scalar::I64(n) => u64::try_from(n).map_or(Tok::Bad, Tok::Num),
+            _ => Tok::Bad,
+        }))
+    }
+}
+
+/// What [`AnyVisitor`] saw.
+enum Scalar {
+    Null,
+    Bool(bool),
+    U64(u64),
+    I64(i64),
+    Other,
+}
+
+/// Accepts any JSON value (draining arrays and objects) and maps it.
+struct AnyVisitor<F>(F);
+
+impl<'de, T, F: FnOnce(Scalar) -> T> Visitor<'de> for AnyVisitor<F> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<T, E> {
+        Ok((self.0)(Scalar::Null))
+    }
+    fn visit_none<E>(self) -> Result<T, E> {
+        Ok((self.0)(Scalar::Null))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<T, E> {
+        Ok((self.0)(Scalar::Bool(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<T, E> {
+        Ok((self.0)(Scalar::U64(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<T, E> {
+        Ok((self.0)(Scalar::I64(v)))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<T, E> {
+        Ok((self.0)(Scalar::Other))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<T, E> {
+        Ok((self.0)(Scalar::Other))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<T, A::Error> {
+        while a.next_element::<IgnoredAny>()?.is_some() {}
+        Ok((self.0)(Scalar::Other))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<T, A::Error> {
+        while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok((self.0)(Scalar::Other))
+    }
+}
+
+/// The `usage` object of an assistant line.
+#[derive(Deserialize)]
+struct UsageDoc<'a> {
+    #[serde(default)]
+    input_tokens: Tok,
+    #[serde(default)]
+    output_tokens: Tok,
+    #[serde(default)]
+    cache_creation_input_tokens: Tok,
+    #[serde(default)]
+    cache_read_input_tokens: Tok,
+    #[serde(default)]
+    cache_creation: Option<CacheCreationDoc>,
+    #[serde(default, borrow)]
+    speed: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CacheCreationDoc {
+    #[serde(default)]
+    ephemeral_5m_input_tokens: Tok,
+    #[serde(default)]
+    ephemeral_1h_input_tokens: Tok,
+}
+
+impl UsageDoc<'_> {
+    /// The usage, or `None` when the row carries no billable tokens
+    /// (input or output missing, a null or malformed count, or an absurd
+    /// one).
+    fn recorded(&self) -> Option<RecordedUsage> {
+        let input = self.input_tokens.num()?;
+        let output = self.output_tokens.num()?;
+        let writes = self.cache_creation_input_tokens.optional()?;
+        let reads = self.cache_read_input_tokens.optional()?;
+        let (e5, e1) = match &self.cache_creation {
+            Some(c) => (
+                c.ephemeral_5m_input_tokens.num(),
+                c.ephemeral_1h_input_tokens.num(),
+            ),
+            None => (None, None),
+        };
+        let all = [input, output, writes.unwrap_or(0), reads.unwrap_or(0)];
+        let parts = [e5.unwrap_or(0), e1.unwrap_or(0)];
+        if all.iter().chain(&parts).any(|&v| v > ABSURD_TOKENS) {
+            return None;
+        }
+        Some(RecordedUsage {
+            input_tokens: Some(input),
+            cache_creation_input_tokens: writes,
+            ephemeral_5m_input_tokens: e5,
+            ephemeral_1h_input_tokens: e1,
+            cache_read_input_tokens: reads,
+            output_tokens: Some(output),
+        })
+    }
+
+    fn fast(&self) -> bool {
+        self.speed.is_some_and(|s| s.get() == "\"fast\"")
+    }
+}
+
+/// ccusage's token total of a row: what it compares on a collision.
+fn usage_total(u: &RecordedUsage) -> u64 {
+    u.input_tokens
+        .unwrap_or(0)
+        .saturating_add(u.output_tokens.unwrap_or(0))
+        .saturating_add(u.cache_creation_input_tokens.unwrap_or(0))
+        .saturating_add(u.cache_read_input_tokens.unwrap_or(0))
+}
+
+// ---------------------------------------------------------------------------
+// Import
+// ---------------------------------------------------------------------------
+
+/// One transcript line, with only the members the importer reads.
+#[derive(Deserialize)]
+struct LineDoc<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    subtype: Option<Cow<'a, str>>,
+    #[serde(rename = "isSidechain", default)]
+    is_sidechain: Flag,
+    #[serde(rename = "isApiErrorMessage", default)]
+    is_api_error: Flag,
+    #[serde(default, borrow)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(rename = "sessionId", default, borrow)]
+    session_id: Option<&'a RawValue>,
+    #[serde(rename = "toolUseResult", default, borrow)]
+    tool_use_result: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    message: Option<&'a RawValue>,
+}
+
+/// The `message` member of a user or assistant line.
+#[derive(Deserialize)]
+struct MessageDoc<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    usage: Option<&'a RawValue>,
+}
+
+fn raw_str(raw: Option<&RawValue>) -> Option<String> {
+    raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+}
+
+/// Things the importer skipped or could not map, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Note {
+    ToolUseResult,
+    Sidechain,
+    Synthetic,
+    BadShape,
+    BadBlock,
+    OrphanResult,
+    DuplicateResult,
+    DuplicateToolUse,
+    NoRequest,
+    Replay,
+    RepeatedUsage,
+    UnbilledUsage,
+    CompactBoundary,
+    NoCallSegment,
+    NoCallFile,
+}
+
+const NOTES: [(Note, &str); 15] = [
+    (
+        Note::ToolUseResult,
+        "toolUseResult side copies (not sent to the model; the tool_result block was used)",
+    ),
+    (
+        Note::Sidechain,
+        "sidechain lines in a main session file (a subagent's conversation, skipped)",
+    ),
+    (
+        Note::Synthetic,
+        "synthetic or API-error assistant lines (written by Claude Code, not the model; no call)",
+    ),
+    (
+        Note::BadShape,
+        "lines of unexpected shape (not an object, mistyped members, or no usable message; skipped)",
+    ),
+    (
+        Note::BadBlock,
+        "content blocks of unexpected shape (dropped)",
+    ),
+    (
+        Note::OrphanResult,
+        "tool_result blocks whose tool_use is not earlier in the file (dropped)",
+    ),
+    (
+        Note::DuplicateResult,
+        "repeated tool_result blocks for one tool_use (dropped)",
+    ),
+    (
+        Note::DuplicateToolUse,
+        "tool_use blocks reusing an earlier id (dropped)",
+    ),
+    (
+        Note::NoRequest,
+        "responses with no message before them in the file (kept in the history, not a call)",
+    ),
+    (
+        Note::Replay,
+        "assistant lines repeating an earlier response (skipped)",
+    ),
+    (
+        Note::RepeatedUsage,
+        "usage rows repeated on the lines of one response (counted once, larger total kept)",
+    ),
+    (
+        Note::UnbilledUsage,
+        "usage rows with null, missing or malformed token counts (no usage recorded)",
+    ),
+    (
+        Note::CompactBoundary,
+        "compaction boundaries (the history restarts; a new trace begins)",
+    ),
+    (
+        Note::NoCallSegment,
+        "history segments with no call (before a compaction boundary; dropped)",
+    ),
+    (
+        Note::NoCallFile,
+        "files with no call to import (only bookkeeping lines, or no recorded request)",
+    ),
+];
+
+/// Counts of [`Note`]s and of skipped line types.
+#[derive(Debug, Clone, Default)]
+struct Tally {
+    notes: [usize; NOTES.len()],
+    line_types: BTreeMap<String, usize>,
+}
+
+impl Tally {
+    fn bump(&mut self, note: Note) {
+        self.add(note, 1);
+    }
+
+    fn add(&mut self, note: Note, n: usize) {
+        if let Some(i) = NOTES.iter().position(|(k, _)| *k == note) {
+            self.notes[i] += n;
+        }
+    }
+
+    #[cfg(test)]
+    fn get(&self, note: Note) -> usize {
+        NOTES
+            .iter()
+            .position(|(k, _)| *k == note)
+            .map_or(0, |i| self.notes[i])
+    }
+
+    fn line_type(&mut self, kind: &str) {
+        let kind = if kind.is_empty() { "(no type)" } else { kind };
+        *self.line_types.entry(kind.to_owned()).or_default() += 1;
+    }
+
+    fn merge(&mut self, other: &Tally) {
+        for (a, b) in self.notes.iter_mut().zip(other.notes) {
+            *a += b;
+        }
+        for (k, v) in &other.line_types {
+            *self.line_types.entry(k.clone()).or_default() += v;
+        }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = NOTES
+            .iter()
+            .zip(self.notes)
+            .filter(|(_, n)| *n > 0)
+            .map(|((_, label), n)| format!("{n} × {label}"))
+            .collect();
+        out.extend(self.line_types.iter().map(|(kind, n)| {
+            format!("{n} × `{kind}` lines (transcript bookkeeping, not sent to the model)")
+        }));
+        out
+    }
+}
+
+/// What one file gave.
+#[derive(Debug, Default)]
+struct FileOutcome {
+    traces: Vec<Trace>,
+    tally: Tally,
+    skipped_lines: usize,
+    empty: bool,
+}
+
+/// A part of the next user message.
+enum UserPart {
+    Text(String),
+    Block(ContentBlock),
+}
+
+/// The response being read.
+struct Open {
+    id: Option<String>,
+    blocks: Vec<ContentBlock>,
+    call: Option<usize>,
+}
+
+/// A call being built.
+struct Draft {
+    messages: usize,
+    start_ms: Option<u64>,
+    model: Option<String>,
+    usage: Option<RecordedUsage>,
+    /// Usage rows seen for this response (billable or not).
+    rows: usize,
+}
+
+/// One history: the whole file, or the part between compaction boundaries.
+#[derive(Default)]
+struct Segment {
+    messages: Vec<Message>,
+    calls: Vec<Draft>,
+    tool_uses: HashSet<Arc<str>>,
+    answered: HashSet<Arc<str>>,
+    open: Option<Open>,
+    pending: Vec<UserPart>,
+    /// Timestamp of the last user or assistant line read.
+    last_ts: Option<u64>,
+}
+
+impl Segment {
+    fn close_open(&mut self) {
+        if let Some(open) = self.open.take()
+            && !open.blocks.is_empty()
+        {
+            self.messages
+                .push(Message::new(Role::Assistant, open.blocks));
+        }
+    }
+
+    fn commit_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let parts = std::mem::take(&mut self.pending);
+        if let [UserPart::Text(text)] = parts.as_slice() {
+            self.messages.push(Message::new_text(Role::User, text));
+            return;
+        }
+        let blocks: Vec<ContentBlock> = parts
+            .into_iter()
+            .map(|p| match p {
+                UserPart::Text(t) => ContentBlock::text(&t),
+                UserPart::Block(b) => b,
+            })
+            .collect();
+        // The API wants a user message's tool_result blocks first.
+        let (mut ordered, rest): (Vec<_>, Vec<_>) = blocks
+            .into_iter()
+            .partition(|b| matches!(b.kind(), BlockKind::ToolResult { .. }));
+        ordered.extend(rest);
+        self.messages.push(Message::new(Role::User, ordered));
+    }
+
+    fn finish(&mut self) {
+        self.close_open();
+        self.commit_pending();
+    }
+}
+
+/// Reads one file's lines into segments.
+struct Builder {
+    subagent: bool,
+    tally: Tally,
+    skipped_lines: usize,
+    done: Vec<Segment>,
+    seg: Segment,
+    /// Response ids seen: segment index and call index.
+    seen: HashMap<String, (usize, Option<usize>)>,
+    session_id: Option<String>,
+}
+
+impl Builder {
+    fn new(subagent: bool) -> Self {
+        Self {
+            subagent,
+            tally: Tally::default(),
+            skipped_lines: 0,
+            done: Vec::new(),
+            seg: Segment::default(),
+            seen: HashMap::new(),
+            session_id: None,
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        if !text.trim_start().starts_with('{') {
+            if serde_json::from_str::<IgnoredAny>(text).is_ok() {
+                self.tally.bump(Note::BadShape);
+            } else {
+                self.skipped_lines += 1;
+            }
+            return;
+        }
+        let doc: LineDoc = match serde_json::from_str(text) {
+            Ok(d) => d,
+            Err(_) => {
+                if serde_json::from_str::<IgnoredAny>(text).is_ok() {
+                    self.tally.bump(Note::BadShape);
+                } else {
+                    self.skipped_lines += 1;
+                }
+                return;
+            }
+        };
+        if self.session_id.is_none() {
+            self.session_id = raw_str(doc.session_id);
+        }
+        let kind = doc.kind.as_deref().unwrap_or("");
+        match kind {
+            "user" | "assistant" => {}
+            "system" if doc.subtype.as_deref() == Some("compact_boundary") => {
+                self.tally.bump(Note::CompactBoundary);
+                self.split();
+                return;
+            }
+            other => {
+                self.tally.line_type(other);
+                return;
+            }
+        }
+        if doc.is_sidechain.0 && !self.subagent {
+            self.tally.bump(Note::Sidechain);
+            return;
+        }
+        let ts = raw_str(doc.timestamp).and_then(|t| parse_rfc3339_ms(&t));
+        let Some(msg) = doc
+            .message
+            .and_then(|m| serde_json::from_str::<MessageDoc>(m.get()).ok())
+        else {
+            self.tally.bump(Note::BadShape);
+            return;
+        };
+        let Some(content) = msg.content else {
+            self.tally.bump(Note::BadShape);
+            return;
+        };
+        if kind == "user" {
+            if doc.tool_use_result.is_some() {
+                self.tally.bump(Note::ToolUseResult);
+            }
+            self.user_line(content, ts);
+        } else {
+            let synthetic = msg.model.as_deref() == Some(SYNTHETIC_MODEL);
+            if synthetic || doc.is_api_error.0 {
+                self.tally.bump(Note::Synthetic);
+                return;
+            }
+            self.assistant_line(&msg, content, ts);
+        }
+    }
+
+    /// Parses a `content` member: a string, or blocks (bad ones dropped).
+    fn content(&mut self, raw: &RawValue) -> Option<Result<String, Vec<ContentBlock>>> {
+        let text = raw.get().trim_start();
+        if text.starts_with('"') {
+            return serde_json::from_str::<String>(raw.get()).ok().map(Ok);
+        }
+        let items: Vec<RawObject> = serde_json::from_str(raw.get()).ok()?;
+        let mut blocks = Vec::with_capacity(items.len());
+        for o in items {
+            match ContentBlock::from_object(o) {
+                Ok(b) => blocks.push(b),
+                Err(_) => self.tally.bump(Note::BadBlock),
+            }
+        }
+        Some(Err(blocks))
+    }
+
+    fn user_line(&mut self, raw: &RawValue, ts: Option<u64>) {
+        let Some(content) = self.content(raw) else {
+            self.tally.bump(Note::BadShape);
+            return;
+        };
+        self.seg.last_ts = ts.or(self.seg.last_ts);
+        match content {
+            Ok(text) => self.seg.pending.push(UserPart::Text(text)),
+            Err(blocks) => {
+                for b in blocks {
+                    if let BlockKind::ToolResult { tool_use_id, .. } = b.kind() {
+                        if !self.seg.tool_uses.contains(tool_use_id) {
+                            self.tally.bump(Note::OrphanResult);
+                            continue;
+                        }
+                        if !self.seg.answered.insert(tool_use_id.clone()) {
+                            self.tally.bump(Note::DuplicateResult);
+                            continue;
+                        }
+                    }
+                    self.seg.pending.push(UserPart::Block(b));
+                }
+            }
+        }
+    }
+
+    fn assistant_line(&mut self, msg: &MessageDoc, raw: &RawValue, ts: Option<u64>) {
+        let Some(content) = self.content(raw) else {
+            self.tally.bump(Note::BadShape);
+            return;
+        };
+        let blocks = match content {
+            Ok(text) => vec![ContentBlock::text(&text)],
+            Err(blocks) => blocks,
+        };
+        let id = msg
+            .id
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        let row = msg.usage.map(|u| {
+            serde_json::from_str::<UsageDoc>(u.get())
+                .ok()
+                .and_then(|d| d.recorded())
+        });
+        let current = self.done.len();
+        let continues = id.is_some()
+            && self
+                .seg
+                .open
+                .as_ref()
+                .is_some_and(|o| o.id.as_deref() == id.as_deref());
+        if !continues {
+            if let Some(&(seg, call)) = id.as_ref().and_then(|i| self.seen.get(i)) {
+                // The same response again, after another one: a replay.
+                self.tally.bump(Note::Replay);
+                if seg == current
+                    && let Some(c) = call
+                {
+                    self.offer_usage(c, row);
+                }
+                return;
+            }
+            self.start_response(id.clone(), msg.model.as_deref());
+        }
+        if let Some(open) = self.seg.open.as_mut() {
+            for b in blocks {
+                if let BlockKind::ToolUse { id, .. } = b.kind()
+                    && !self.seg.tool_uses.insert(id.clone())
+                {
+                    self.tally.bump(Note::DuplicateToolUse);
+                    continue;
+                }
+                open.blocks.push(b);
+            }
+            if let Some(c) = open.call {
+                self.offer_usage(c, row);
+            }
+        }
+        self.seg.last_ts = ts.or(self.seg.last_ts);
+    }
+
+    fn start_response(&mut self, id: Option<String>, model: Option<&str>) {
+        self.seg.close_open();
+        self.seg.commit_pending();
+        let n = self.seg.messages.len();
+        let call = if n == 0 {
+            self.tally.bump(Note::NoRequest);
+            None
+        } else {
+            self.seg.calls.push(Draft {
+                messages: n,
+                start_ms: self.seg.last_ts,
+                model: model.filter(|m| !m.is_empty()).map(str::to_owned),
+                usage: None,
+                rows: 0,
+            });
+            Some(self.seg.calls.len() - 1)
+        };
+        if let Some(id) = &id {
+            self.seen.insert(id.clone(), (self.done.len(), call));
+        }
+        self.seg.open = Some(Open {
+            id,
+            blocks: Vec::new(),
+            call,
+        });
+    }
+
+    /// Offers one usage row of a response: ccusage's rule keeps the row
+    /// with the larger token total.
+    fn offer_usage(&mut self, call: usize, row: Option<Option<RecordedUsage>>) {
+        let Some(row) = row else { return };
+        let Some(draft) = self.seg.calls.get_mut(call) else {
+            return;
+        };
+        draft.rows += 1;
+        let Some(u) = row else {
+            self.tally.bump(Note::UnbilledUsage);
+            return;
+        };
+        let better = draft
+            .usage
+            .as_ref()
+            .is_none_or(|old| usage_total(&u) > usage_total(old));
+        if better {
+            draft.usage = Some(u);
+        }
+    }
+
+    fn split(&mut self) {
+        self.seg.finish();
+        let seg = std::mem::take(&mut self.seg);
+        self.done.push(seg);
+    }
+}
+
+/// Imports one file's bytes.
+fn import_bytes(bytes: &[u8], info: &FileInfo, opts: &ImportOptions) -> FileOutcome {
+    let mut out = FileOutcome::default();
+    if is_blank(bytes) {
+        out.empty = true;
+        return out;
+    }
+    let mut b = Builder::new(info.subagent);
+    for_each_line(bytes, |line| match line {
+        Some(l) => b.line(l),
+        None => b.skipped_lines += 1,
+    });
+    b.split();
+    let base = trace_name(info, b.session_id.as_deref());
+    let description = describe(info, b.session_id.as_deref());
+    let mut tally = b.tally;
+    let with_calls = b.done.iter().filter(|s| !s.calls.is_empty()).count();
+    let mut part = 0;
+    for seg in b.done {
+        if seg.calls.is_empty() {
+            if with_calls > 0 && !seg.messages.is_empty() {
+                tally.bump(Note::NoCallSegment);
+            }
+            continue;
+        }
+        part += 1;
+        let name = if part == 1 {
+            base.clone()
+        } else {
+            format!("{base}.part{part}")
+        };
+        let repeated: usize = seg.calls.iter().map(|c| c.rows.saturating_sub(1)).sum();
+        tally.add(Note::RepeatedUsage, repeated);
+        out.traces
+            .push(build_trace(seg, name, description.clone(), opts));
+    }
+    if out.traces.is_empty() {
+        tally.bump(Note::NoCallFile);
+    }
+    out.tally = tally;
+    out.skipped_lines = b.skipped_lines;
+    out
+}
+
+fn trace_name(info: &FileInfo, session_id: Option<&str>) -> String {
+    if info.nested {
+        return format!("{}.{}", info.session, info.stem);
+    }
+    match session_id {
+        Some(s) if info.subagent && !s.is_empty() && s != info.stem => {
+            format!("{s}.{}", info.stem)
+        }
+        _ => info.stem.clone(),
+    }
+}
+
+fn describe(info: &FileInfo, session_id: Option<&str>) -> String {
+    if info.subagent {
+        let parent = if info.nested {
+            Some(info.session.as_str())
+        } else {
+            session_id.filter(|s| !s.is_empty() && *s != info.stem)
+        };
+        match parent {
+            Some(p) => format!(
+                "Claude Code subagent {} of session {p}, project {}",
+                info.stem, info.project
+            ),
+            None => format!(
+                "Claude Code subagent {}, project {}",
+                info.stem, info.project
+            ),
+        }
+    } else {
+        format!(
+            "Claude Code session {}, project {}",
+            info.stem, info.project
+        )
+    }
+}
+
+fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOptions) -> Trace {
+    // The default model: the most common one, the earliest on a tie.
+    let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (i, c) in seg.calls.iter().enumerate() {
+        if let Some(m) = c.model.as_deref() {
+            let e = counts.entry(m).or_insert((0, i));
+            e.0 += 1;
+        }
+    }
+    let model = counts
+        .iter()
+        .max_by(|a, b| (a.1.0, std::cmp::Reverse(a.1.1)).cmp(&(b.1.0, std::cmp::Reverse(b.1.1))))
+        .map(|(m, _)| (*m).to_owned())
+        .or_else(|| opts.default_model.clone())
+        .unwrap_or_else(|| "unknown".to_owned());
+    let hidden = seg
+        .calls
+        .iter()
+        .find_map(|c| {
+            let total = c.usage.as_ref()?.total_input()?;
+            let visible = estimate_tokens(seg.messages.get(..c.messages).unwrap_or(&[]));
+            Some(total.saturating_sub(visible))
+        })
+        .unwrap_or(0);
+    let calls = seg
+        .calls
+        .into_iter()
+        .map(|d| Call {
+            messages: d.messages,
+            start_ms: d.start_ms,
+            model: d.model.filter(|m| *m != model),
+            prompt: 0,
+            markers: None,
+            usage: d.usage,
+        })
+        .collect();
+    Trace {
+        name,
+        description,
+        provider: ProviderKind::Anthropic,
+        model,
+        hidden_prefix_tokens: hidden,
+        prompts: vec![Prompt::default()],
+        messages: seg.messages,
+        calls,
+    }
+}
+
+/// A rough token estimate of messages: characters of their JSON / 4
+/// (rounded up), with image and document blocks counted as
+/// [`MEDIA_TOKENS`] each instead of their base64 text.
+fn estimate_tokens(messages: &[Message]) -> u64 {
+    fn media(blocks: &[ContentBlock], chars: &mut u64, count: &mut u64) {
+        for b in blocks {
+            match b.kind() {
+                BlockKind::Image | BlockKind::Document => {
+                    *chars += b.to_json().chars().count() as u64;
+                    *count += 1;
+                }
+                BlockKind::ToolResult {
+                    content: ToolResultContent::Blocks(inner),
+                    ..
+                } => media(inner, chars, count),
+                _ => {}
+            }
+        }
+    }
+    let (mut chars, mut media_chars, mut media_count) = (0u64, 0u64, 0u64);
+    for m in messages {
+        chars += m.to_json().chars().count() as u64;
+        media(m.blocks(), &mut media_chars, &mut media_count);
+    }
+    chars
+        .saturating_sub(media_chars)
+        .div_ceil(4)
+        .saturating_add(media_count * MEDIA_TOKENS)
+}
+
+// ---------------------------------------------------------------------------
+// Usage scan
+// ---------------------------------------------------------------------------
+
+/// A usage line, with only the members the scan reads; everything else
+/// (message content above all) is skipped by the parser without being
+/// built.
+#[derive(Deserialize)]
+struct ScanLine<'a> {
+    #[serde(default, borrow)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(rename = "sessionId", default, borrow)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    version: Option<Cow<'a, str>>,
+    #[serde(rename = "requestId", default, borrow)]
+    request_id: Option<Cow<'a, str>>,
+    #[serde(rename = "isSidechain", default)]
+    is_sidechain: Flag,
+    #[serde(rename = "isApiErrorMessage", default)]
+    is_api_error: Flag,
+    #[serde(default, borrow)]
+    message: Option<ScanMessage<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ScanMessage<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    usage: Option<UsageDoc<'a>>,
+}
+
+/// One usage row kept by the per-file pass.
+#[derive(Debug, Clone)]
+struct ScanRow {
+    msg_id: Option<Box<str>>,
+    request_id: Option<Box<str>>,
+    sidechain: bool,
+    model: Option<Box<str>>,
+    fast: bool,
+    has_speed: bool,
+    tokens: TokenSums,
+    total: u64,
+    ts: u64,
+}
+
+#[derive(Debug, Default)]
+struct FileScan {
+    rows: Vec<ScanRow>,
+    skipped_lines: usize,
+    unbilled_rows: usize,
+    empty: bool,
+}
+
+#[derive(Default)]
+struct SessionAcc {
+    models: BTreeMap<String, (TokenSums, usize)>,
+    first_ms: Option<u64>,
+    last_ms: Option<u64>,
+}
+
+/// Fields ccusage's loader cannot take `null` in: a line with one is
+/// skipped whole (checked on the bytes, as ccusage does, for compact JSON).
+const NON_NULLABLE: [&str; 11] = [
+    "id",
+    "cwd",
+    "model",
+    "speed",
+    "costUSD",
+    "version",
+    "sessionId",
+    "requestId",
+    "isApiErrorMessage",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+];
+
+fn has_non_nullable_null(line: &str) -> bool {
+    let mut rest = line;
+    while let Some(i) = rest.find("\":null") {
+        let before = &rest[..i];
+        if let Some(start) = before.rfind('"')
+            && NON_NULLABLE.contains(&&before[start + 1..])
+        {
+            return true;
+        }
+        rest = &rest[i + 6..];
+    }
+    false
+}
+
+/// `1.2.3…`: ccusage ignores rows whose `version` is not a semver prefix.
+fn is_semver_prefix(v: &str) -> bool {
+    let mut parts = v.splitn(3, '.');
+    let digits =
+        |s: Option<&str>| s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    let (a, b) = (parts.next(), parts.next());
+    let c = parts.next();
+    digits(a)
+        && digits(b)
+        && c.is_some_and(|c| c.bytes().next().is_some_and(|b| b.is_ascii_digit()))
+}
+
+fn scan_bytes(bytes: &[u8]) -> FileScan {
+    let mut out = FileScan::default();
+    if is_blank(bytes) {
+        out.empty = true;
+        return out;
+    }
+    for_each_line(bytes, |line| {
+        let Some(line) = line else {
+            out.skipped_lines += 1;
+            return;
+        };
+        if !line.contains("\"usage\"") {
+            return;
+        }
+        match scan_line(line) {
+            ScanResult::NotUsage => {}
+            ScanResult::Invalid => out.skipped_lines += 1,
+            ScanResult::Unbilled => out.unbilled_rows += 1,
+            ScanResult::Row(r) => out.rows.push(r),
+        }
+    });
+    out
+}
+
+enum ScanResult {
+    NotUsage,
+    Invalid,
+    Unbilled,
+    Row(ScanRow),
+}
+
+fn scan_line(line: &str) -> ScanResult {
+    let Ok(doc) = serde_json::from_str::<ScanLine>(line) else {
+        return ScanResult::Invalid;
+    };
+    let Some(msg) = doc.message else {
+        return ScanResult::NotUsage;
+    };
+    let Some(usage) = &msg.usage else {
+        return ScanResult::NotUsage;
+    };
+    if has_non_nullable_null(line) {
+        return ScanResult::Unbilled;
+    }
+    let Some(ts) = doc.timestamp.as_deref().and_then(parse_rfc3339_ms) else {
+        return ScanResult::Unbilled;
+    };
+    let empty = |s: &Option<Cow<str>>| s.as_deref().is_some_and(str::is_empty);
+    if doc.version.as_deref().is_some_and(|v| !is_semver_prefix(v))
+        || empty(&doc.session_id)
+        || empty(&doc.request_id)
+        || empty(&msg.id)
+        || empty(&msg.model)
+    {
+        return ScanResult::Unbilled;
+    }
+    if doc.is_api_error.0 || msg.model.as_deref() == Some(SYNTHETIC_MODEL) {
+        return ScanResult::Unbilled;
+    }
+    let Some(u) = usage.recorded() else {
+        return ScanResult::Unbilled;
+    };
+    ScanResult::Row(ScanRow {
+        msg_id: msg.id.as_deref().map(Box::from),
+        request_id: doc.request_id.as_deref().map(Box::from),
+        sidechain: doc.is_sidechain.0,
+        model: msg.model.as_deref().map(Box::from),
+        fast: usage.fast(),
+        has_speed: usage.speed.is_some_and(|s| s.get() != "null"),
+        tokens: TokenSums::from_usage(&u),
+        total: usage_total(&u),
+        ts,
+    })
+}
+
+/// Whether `candidate` replaces `existing` on a dedup collision (ccusage):
+/// a non-sidechain row beats a sidechain one, then the larger token total,
+/// then a row recording `speed`.
+fn replaces(candidate: &ScanRow, existing: &ScanRow) -> bool {
+    if candidate.sidechain != existing.sidechain {
+        return existing.sidechain;
+    }
+    if candidate.total != existing.total {
+        return candidate.total > existing.total;
+    }
+    candidate.has_speed && !existing.has_speed
+}
+
+/// ccusage's deduplication over all rows, in order (see [`scan_usage`]).
+fn dedup_rows(rows: Vec<(usize, ScanRow)>) -> Vec<(usize, ScanRow)> {
+    type Key = (Box<str>, Option<Box<str>>);
+    let mut kept: Vec<(usize, ScanRow)> = Vec::with_capacity(rows.len());
+    // Exact key → row index, and message id → row indexes.
+    let mut exact: HashMap<Key, usize> = HashMap::new();
+    let mut by_msg: HashMap<Box<str>, Vec<usize>> = HashMap::new();
+    let index = |kept: &[(usize, ScanRow)],
+                 exact: &mut HashMap<Key, usize>,
+                 by_msg: &mut HashMap<Box<str>, Vec<usize>>,
+                 i: usize| {
+        let row = &kept[i].1;
+        if let Some(id) = &row.msg_id {
+            exact.insert((id.clone(), row.request_id.clone()), i);
+            let v = by_msg.entry(id.clone()).or_default();
+            if !v.contains(&i) {
+                v.push(i);
+            }
+        }
+    };
+    for (file, row) in rows {
+        let Some(id) = row.msg_id.clone() else {
+            kept.push((file, row));
+            continue;
+        };
+        let key = (id.clone(), row.request_id.clone());
+        let found = exact
+            .get(&key)
+            .copied()
+            .filter(|&i| {
+                kept[i].1.msg_id.as_deref() == Some(&*id) && kept[i].1.request_id == row.request_id
+            })
+            .or_else(|| {
+                by_msg.get(&id).and_then(|v| {
+                    v.iter().copied().find(|&i| {
+                        kept[i].1.msg_id.as_deref() == Some(&*id)
+                            && (row.sidechain || kept[i].1.sidechain)
+                    })
+                })
+            });
+        match found {
+            Some(i) => {
+                if replaces(&row, &kept[i].1) {
+                    kept[i] = (file, row);
+                    index(&kept, &mut exact, &mut by_msg, i);
+                }
+            }
+            None => {
+                kept.push((file, row));
+                index(&kept, &mut exact, &mut by_msg, kept.len() - 1);
+            }
+        }
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{load_str, to_json};
+
+    fn info(stem: &str, subagent: bool) -> FileInfo {
+        FileInfo {
+            project: "proj".into(),
+            session: stem.into(),
+            stem: stem.into(),
+            subagent,
+            nested: false,
+        }
+    }
+
+    fn run(text: &str) -> FileOutcome {
+        import_bytes(
+            text.as_bytes(),
+            &info("s1", false),
+            &ImportOptions::default(),
+        )
+    }
+
+    fn validate(t: &Trace) {
+        let json = to_json(t);
+        let loaded = load_str(&json, "t.json").unwrap_or_else(|e| panic!("{e}\n{json}"));
+        assert_eq!(&loaded.traces[0], t);
+    }
+
+    fn user(ts: &str, content: &str) -> String {
+        format!(
+            r#"{{"type":"user","timestamp":"{ts}","message":{{"role":"user","content":{content}}}}}"#
+        )
+    }
+
+    fn asst(ts: &str, id: &str, block: &str, usage: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","timestamp":"{ts}","requestId":"req_{id}","message":{{"id":"{id}","model":"claude-sonnet-4-5","role":"assistant","content":[{block}],"usage":{usage}}}}}"#
+        )
+    }
+
+    const U: &str = r#"{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":0,"output_tokens":5}"#;
+
+    #[test]
+    fn interleaved_parallel_tool_calls_make_one_assistant_message() {
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""go""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Read","input":{"b":1,"a":2}}"#,
+                U,
+            ),
+            user(
+                "2025-01-01T00:00:02Z",
+                r#"[{"type":"tool_result","tool_use_id":"t1","content":"one"}]"#,
+            ),
+            asst(
+                "2025-01-01T00:00:03Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t2","name":"Read","input":{}}"#,
+                U,
+            ),
+            user(
+                "2025-01-01T00:00:04Z",
+                r#"[{"type":"tool_result","tool_use_id":"t2","content":"two"}]"#,
+            ),
+            asst(
+                "2025-01-01T00:00:05Z",
+                "m2",
+                r#"{"type":"text","text":"done"}"#,
+                U,
+            ),
+        ];
+        let out = run(&lines.join("\n"));
+        let t = &out.traces[0];
+        assert_eq!(t.messages.len(), 4);
+        assert_eq!(t.messages[1].blocks().len(), 2);
+        assert_eq!(t.messages[2].blocks().len(), 2);
+        assert_eq!(
+            t.messages[1].blocks()[0].tool_input().unwrap().get(),
+            r#"{"b":1,"a":2}"#
+        );
+        assert_eq!(t.calls.len(), 2);
+        assert_eq!(t.calls[1].messages, 3);
+        assert_eq!(
+            t.calls[1].start_ms,
+            parse_rfc3339_ms("2025-01-01T00:00:04Z")
+        );
+        assert_eq!(out.tally.get(Note::RepeatedUsage), 1);
+        validate(t);
+    }
+
+    #[test]
+    fn text_after_tool_results_is_moved_behind_them() {
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""go""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Skill","input":{}}"#,
+                U,
+            ),
+            user("2025-01-01T00:00:02Z", r#""skill prompt""#),
+            user(
+                "2025-01-01T00:00:03Z",
+                r#"[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]"#,
+            ),
+            asst(
+                "2025-01-01T00:00:04Z",
+                "m2",
+                r#"{"type":"text","text":"done"}"#,
+                U,
+            ),
+        ];
+        let t = &run(&lines.join("\n")).traces[0];
+        let kinds: Vec<_> = t.messages[2]
+            .blocks()
+            .iter()
+            .map(|b| b.block_type())
+            .collect();
+        assert_eq!(kinds, ["tool_result", "text"]);
+        validate(t);
+    }
+
+    #[test]
+    fn compaction_boundary_starts_a_new_trace() {
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""first""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"text","text":"a"}"#,
+                U,
+            ),
+            r#"{"type":"system","subtype":"compact_boundary","content":"Conversation compacted"}"#
+                .to_owned(),
+            user("2025-01-01T00:01:00Z", r#""summary of the above""#),
+            asst(
+                "2025-01-01T00:01:01Z",
+                "m2",
+                r#"{"type":"text","text":"b"}"#,
+                U,
+            ),
+        ];
+        let out = run(&lines.join("\n"));
+        assert_eq!(out.traces.len(), 2);
+        assert_eq!(out.traces[1].name, "s1.part2");
+        assert_eq!(out.traces[1].calls[0].messages, 1);
+        assert_eq!(out.tally.get(Note::CompactBoundary), 1);
+        out.traces.iter().for_each(validate);
+    }
+
+    #[test]
+    fn response_without_request_is_history_but_not_a_call() {
+        let lines = [
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Read","input":{}}"#,
+                U,
+            ),
+            user(
+                "2025-01-01T00:00:02Z",
+                r#"[{"type":"tool_result","tool_use_id":"t1","content":"x"}]"#,
+            ),
+            asst(
+                "2025-01-01T00:00:03Z",
+                "m2",
+                r#"{"type":"text","text":"b"}"#,
+                U,
+            ),
+        ];
+        let out = run(&lines.join("\n"));
+        let t = &out.traces[0];
+        assert_eq!(t.messages.len(), 3);
+        assert_eq!(t.calls.len(), 1);
+        assert_eq!(t.calls[0].messages, 2);
+        assert_eq!(out.tally.get(Note::NoRequest), 1);
+        validate(t);
+
+        // Only an unanswered response: nothing to import.
+        let out = run(&lines[0]);
+        assert!(out.traces.is_empty());
+        assert_eq!(out.tally.get(Note::NoCallFile), 1);
+    }
+
+    #[test]
+    fn replayed_response_and_duplicate_ids_are_dropped() {
+        let big = r#"{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":0,"output_tokens":50}"#;
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""go""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Read","input":{}}"#,
+                U,
+            ),
+            user(
+                "2025-01-01T00:00:02Z",
+                r#"[{"type":"tool_result","tool_use_id":"t1","content":"x"},{"type":"tool_result","tool_use_id":"t1","content":"again"}]"#,
+            ),
+            asst(
+                "2025-01-01T00:00:03Z",
+                "m2",
+                r#"{"type":"tool_use","id":"t1","name":"Read","input":{}}"#,
+                U,
+            ),
+            asst(
+                "2025-01-01T00:00:04Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Read","input":{}}"#,
+                big,
+            ),
+        ];
+        let out = run(&lines.join("\n"));
+        let t = &out.traces[0];
+        assert_eq!(out.tally.get(Note::DuplicateResult), 1);
+        assert_eq!(out.tally.get(Note::DuplicateToolUse), 1);
+        assert_eq!(out.tally.get(Note::Replay), 1);
+        // The replay's larger usage row wins (ccusage's rule).
+        assert_eq!(t.calls[0].usage.unwrap().output_tokens, Some(50));
+        // m2 lost its only block: a call with no assistant message.
+        assert_eq!(t.messages.len(), 3);
+        assert_eq!(t.calls.len(), 2);
+        validate(t);
+    }
+
+    #[test]
+    fn odd_lines_never_fail() {
+        let lines = [
+            "[1,2]",
+            "42",
+            r#"{"type":"user"}"#,
+            r#"{"type":"user","message":"text"}"#,
+            r#"{"type":"user","message":{"content":7}}"#,
+            r#"{"type":["x"]}"#,
+            r#"{"type":"assistant","message":{"id":3}}"#,
+            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"text"}],"usage":{"input_tokens":-1}}}"#,
+            r#"{"type":"assistant","isSidechain":"yes","message":{"id":"m2","content":"plain","usage":{"input_tokens":1.5,"output_tokens":1}}}"#,
+            "{\"type\":\"user\",\"message\":{\"content\":\"caf\u{e9}\"}}",
+            "{not json",
+        ];
+        let out = run(&lines.join("\r\n"));
+        assert_eq!(out.skipped_lines, 1);
+        for t in &out.traces {
+            validate(t);
+        }
+        let mut bytes = b"\xEF\xBB\xBF".to_vec();
+        bytes.extend_from_slice(b"\xff\xfe\n");
+        bytes.extend_from_slice(user("2025-01-01T00:00:00Z", r#""hi""#).as_bytes());
+        let out = import_bytes(&bytes, &info("s", false), &ImportOptions::default());
+        assert_eq!(out.skipped_lines, 1);
+    }
+
+    #[test]
+    fn usage_rules() {
+        let u = |s: &str| serde_json::from_str::<UsageDoc>(s).unwrap().recorded();
+        assert!(
+            u(r#"{"input_tokens":1,"output_tokens":2,"cache_read_input_tokens":null}"#).is_none()
+        );
+        assert!(u(r#"{"input_tokens":null,"output_tokens":2}"#).is_none());
+        assert!(u(r#"{"output_tokens":2}"#).is_none());
+        assert!(u(r#"{"input_tokens":1,"output_tokens":200000000000}"#).is_none());
+        let r = u(r#"{"input_tokens":1,"output_tokens":2,"cache_creation_input_tokens":30,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20},"service_tier":"standard"}"#).unwrap();
+        assert_eq!(r.ephemeral_1h_input_tokens, Some(20));
+        let s = TokenSums::from_usage(&r);
+        assert_eq!((s.cache_creation_5m, s.cache_creation_1h), (10, 20));
+        let r =
+            u(r#"{"input_tokens":1,"output_tokens":2,"cache_creation_input_tokens":30}"#).unwrap();
+        assert_eq!(TokenSums::from_usage(&r).cache_creation_5m, 30);
+    }
+
+    #[test]
+    fn null_fields_and_semver_like_ccusage() {
+        assert!(has_non_nullable_null(
+            r#"{"message":{"model":null,"usage":{}}}"#
+        ));
+        assert!(has_non_nullable_null(r#"{"requestId":null}"#));
+        assert!(!has_non_nullable_null(
+            r#"{"stop_sequence":null,"content":null}"#
+        ));
+        assert!(is_semver_prefix("2.0.37"));
+        assert!(is_semver_prefix("1.0.3-beta"));
+        assert!(!is_semver_prefix("2.0"));
+        assert!(!is_semver_prefix("x.1.2"));
+    }
+
+    fn row(id: &str, req: &str, sidechain: bool, total: u64) -> (usize, ScanRow) {
+        (
+            0,
+            ScanRow {
+                msg_id: Some(id.into()),
+                request_id: Some(req.into()),
+                sidechain,
+                model: None,
+                fast: false,
+                has_speed: false,
+                tokens: TokenSums {
+                    output: total,
+                    ..TokenSums::default()
+                },
+                total,
+                ts: 0,
+            },
+        )
+    }
+
+    #[test]
+    fn dedup_follows_ccusage() {
+        // Same key: the larger total wins, in place.
+        let kept = dedup_rows(vec![
+            row("m", "r", false, 5),
+            row("m", "r", false, 9),
+            row("m", "r", false, 7),
+        ]);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].1.total, 9);
+        // A sidechain replay of a parent message under a new request id is
+        // dropped even when larger; a new sidechain message is kept.
+        let kept = dedup_rows(vec![
+            row("p", "r1", false, 20),
+            row("p", "r2", true, 50_000),
+            row("s", "r3", true, 700),
+        ]);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0].1.total, 20);
+        // The parent replaces an earlier sidechain replay.
+        let kept = dedup_rows(vec![
+            row("p", "r2", true, 50_000),
+            row("p", "r1", false, 20),
+            row("p", "r1", false, 10),
+        ]);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].1.total, 20);
+        // Two non-sidechain rows with different request ids stay apart.
+        assert_eq!(
+            dedup_rows(vec![row("p", "a", false, 1), row("p", "b", false, 1)]).len(),
+            2
+        );
+    }
+
+    #[test]
+    fn file_info_names_sessions_like_ccusage() {
+        let i = file_info(Path::new("/h/.claude/projects/p-a/s-1.jsonl"));
+        assert_eq!(
+            (i.project.as_str(), i.session.as_str(), i.subagent),
+            ("p-a", "s-1", false)
+        );
+        let i = file_info(Path::new(
+            "/h/.claude/projects/p-a/s-1/subagents/agent-x.jsonl",
+        ));
+        assert_eq!(
+            (i.project.as_str(), i.session.as_str(), i.stem.as_str()),
+            ("p-a", "s-1", "agent-x")
+        );
+        assert!(i.subagent && i.nested);
+        let i = file_info(Path::new("/h/.claude/projects/p-a/agent-1.jsonl"));
+        assert_eq!(
+            (i.session.as_str(), i.subagent, i.nested),
+            ("agent-1", true, false)
+        );
+        let i = file_info(Path::new("/tmp/x/s.jsonl"));
+        assert_eq!((i.project.as_str(), i.session.as_str()), ("x", "s"));
+    }
+
+    /// Imports the real transcripts of `$TRACECOST_CORPUS` (default
+    /// `../shared/corpus/claude-code`) when they are there: every non-empty
+    /// session with a recorded request must import and validate.
+    #[test]
+    fn real_corpus_imports_and_validates() {
+        let root = std::env::var_os("TRACECOST_CORPUS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code")
+            });
+        if !root.join("projects").is_dir() {
+            eprintln!("corpus not found at {}, skipped", root.display());
+            return;
+        }
+        let files = discover(std::slice::from_ref(&root)).unwrap();
+        let opts = ImportOptions::default();
+        let mut calls = 0;
+        let mut traces = 0;
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            let out = import_bytes(&bytes, &file_info(f), &opts);
+            // A file with a user line and, after it, an assistant line has a
+            // recorded request: it must give a trace.
+            let text = String::from_utf8_lossy(&bytes);
+            let first_user = text.find("\"type\":\"user\"");
+            let answered = first_user.is_some_and(|i| text[i..].contains("\"type\":\"assistant\""));
+            if answered {
+                assert!(!out.traces.is_empty(), "{} gave no trace", f.display());
+            }
+            for t in &out.traces {
+                validate(t);
+                traces += 1;
+                calls += t.calls.len();
+            }
+        }
+        let all = import(std::slice::from_ref(&root), &opts).unwrap();
+        assert_eq!(all.traces.len(), traces);
+        let recorded: u64 = all
+            .traces
+            .iter()
+            .flat_map(|t| &t.calls)
+            .filter_map(|c| c.usage.as_ref())
+            .map(usage_total)
+            .sum();
+        let scan = scan_usage(std::slice::from_ref(&root)).unwrap();
+        let totals = scan.totals();
+        eprintln!(
+            "corpus: {} files, {} traces, {} calls; report: {}",
+            all.report.files, traces, calls, all.report
+        );
+        for line in &all.report.unmapped {
+            eprintln!("  {line}");
+        }
+        eprintln!(
+            "scan: {} sessions, {} rows, {} duplicates, {} unbilled, {} skipped lines, {} empty files; totals {:?} (sum {}); import usage total {}",
+            scan.sessions.len(),
+            scan.rows,
+            scan.duplicate_rows,
+            scan.unbilled_rows,
+            scan.skipped_lines,
+            scan.empty_files,
+            totals,
+            totals.total(),
+            recorded
+        );
+        for m in scan.totals_by_model() {
+            eprintln!("  {} ({} responses): {:?}", m.model, m.responses, m.tokens);
+        }
+        assert!(traces > 0 && totals.total() > 0);
+    }
+}
