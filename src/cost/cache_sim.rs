@@ -1,0 +1,518 @@
+//! The Anthropic prompt-cache simulator.
+//!
+//! Feed it the requests of a conversation in order; for each it returns the
+//! [`Usage`] the Messages API would report (`input_tokens`,
+//! `cache_creation_input_tokens` with its 5m / 1h split,
+//! `cache_read_input_tokens`, `output_tokens`). It keeps the cache between
+//! requests. The rules, from the provider facts:
+//!
+//! - **Prefix.** A request is a flat list of [`PrefixBlock`]s in order
+//!   tools → tool-use system prompt (a pseudo-block, when tools are present)
+//!   → system → message blocks. Each block's key is a hash of its bytes
+//!   *without* `cache_control`; the key of a prefix is a cumulative hash over
+//!   the keys of all blocks up to it, seeded with the model id. Changing any
+//!   byte at or before a block therefore changes every later key (a tools
+//!   change invalidates everything, a system change invalidates system and
+//!   messages), and caches are per model.
+//! - **Breakpoints.** At most [`MAX_BREAKPOINTS`] per request; more is a
+//!   [`SimError`]. Thinking blocks and the tool-prompt pseudo-block cannot be
+//!   marked. 1h breakpoints must come before 5m ones.
+//! - **Positions.** Each block is one position, except that a run of
+//!   consecutive `tool_use` blocks is one position and so is a run of
+//!   consecutive `tool_result` blocks (runs may span adjacent messages). The
+//!   tool-prompt pseudo-block is not a position.
+//! - **Reads.** At each breakpoint the simulator checks that position, then
+//!   walks back one position at a time, at most [`LOOKBACK_POSITIONS`]
+//!   positions *including* the breakpoint's own, for an entry that an
+//!   earlier request wrote (every block of a run position is checked). The
+//!   highest hit over all breakpoints is the read.
+//! - **Visibility.** An entry is readable only by a request that started
+//!   strictly after the writer started: parallel requests with the same
+//!   start all miss.
+//! - **Writes.** Only at breakpoints above the highest hit whose prefix has
+//!   at least the model's minimum cacheable tokens (smaller ones are ignored
+//!   without error): one entry per breakpoint. Breakpoints at or below the
+//!   highest hit write nothing.
+//! - **TTL.** 5 minutes or 1 hour from the request's start. Every hit
+//!   refreshes the entry's expiry to `start + its TTL`, at no cost. An entry
+//!   whose expiry is not after a request's start is gone for it.
+//! - **Billing.** A = prefix tokens at the highest hit (0 if none), B = at
+//!   the highest 1h breakpoint above it (A if none), C = at the last
+//!   breakpoint (A if none above A): read A, 1h write B−A, 5m write C−B,
+//!   `input_tokens` = total − C. With no breakpoints everything is input.
+//!
+//! **Assumption — back-to-back requests.** A request with no start time
+//! (`start_ms: None`) is taken to start right after the previous request
+//! with zero gap: it is strictly later than every earlier request (so it can
+//! read what they wrote) but its clock is the previous start, so nothing
+//! expires between back-to-back requests. The first such request starts at
+//! time 0.
+//!
+//! What the simulator does not model itself, and callers fold into the block
+//! keys: web-search / citations toggles (salt the first system block),
+//! `tool_choice`, image and thinking-setting changes (salt the first message
+//! block), workspaces (use one simulator per workspace).
+
+use std::collections::HashMap;
+
+use crate::engine::message::BlockKind;
+use crate::engine::wire::Ttl;
+
+use super::pricing::{ModelPrice, Usage};
+use super::tokens::{ContentHash, PrehashedBuild};
+
+/// The most breakpoints one request may carry.
+pub const MAX_BREAKPOINTS: usize = crate::engine::wire::MAX_BREAKPOINTS;
+
+/// How many positions a breakpoint checks, its own included.
+pub const LOOKBACK_POSITIONS: usize = 20;
+
+/// What a prefix block is, as far as the cache is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PrefixKind {
+    /// A tool definition.
+    ToolDef,
+    /// The tool-use system prompt the API adds when tools are present (a
+    /// pseudo-block: not markable, not a position).
+    ToolPrompt,
+    /// A system block.
+    System,
+    /// A text block.
+    Text,
+    /// A tool_use block (runs of them are one position).
+    ToolUse,
+    /// A tool_result block (runs of them are one position).
+    ToolResult,
+    /// A thinking or redacted_thinking block (not markable).
+    Thinking,
+    /// An image block.
+    Image,
+    /// Any other block (document, server tool blocks, …).
+    Other,
+}
+
+impl PrefixKind {
+    /// Whether a `cache_control` breakpoint may sit on such a block.
+    pub fn is_markable(self) -> bool {
+        !matches!(self, PrefixKind::Thinking | PrefixKind::ToolPrompt)
+    }
+}
+
+impl From<&BlockKind> for PrefixKind {
+    fn from(k: &BlockKind) -> Self {
+        match k {
+            BlockKind::Text { .. } => PrefixKind::Text,
+            BlockKind::ToolUse { .. } => PrefixKind::ToolUse,
+            BlockKind::ToolResult { .. } => PrefixKind::ToolResult,
+            BlockKind::Thinking | BlockKind::RedactedThinking => PrefixKind::Thinking,
+            BlockKind::Image => PrefixKind::Image,
+            BlockKind::Document | BlockKind::Other { .. } => PrefixKind::Other,
+        }
+    }
+}
+
+/// One block of a request's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrefixBlock {
+    /// Hash of the block's bytes without `cache_control`.
+    pub key: ContentHash,
+    /// Its tokens (content plus framing).
+    pub tokens: u64,
+    /// What it is.
+    pub kind: PrefixKind,
+    /// Index of the message it belongs to (`None` for tools and system);
+    /// informational, the cache rules do not depend on it.
+    pub message: Option<usize>,
+}
+
+/// Key of the tool-use system prompt pseudo-block.
+const TOOL_PROMPT_KEY: &[u8] = b"tracecost:tool-use-system-prompt";
+
+impl PrefixBlock {
+    /// The tool-use system prompt pseudo-block with `tokens` tokens (see
+    /// `ModelPrice::tool_prompt`). Its key is constant.
+    pub fn tool_prompt(tokens: u64) -> Self {
+        Self {
+            key: ContentHash::of(TOOL_PROMPT_KEY),
+            tokens,
+            kind: PrefixKind::ToolPrompt,
+            message: None,
+        }
+    }
+}
+
+/// A `cache_control` breakpoint on block `block` of the flattened prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Breakpoint {
+    /// Index into the request's blocks.
+    pub block: usize,
+    /// Its TTL.
+    pub ttl: Ttl,
+}
+
+/// The breakpoint of automatic caching (a top-level `cache_control`): on
+/// the last markable block, if any.
+pub fn automatic_breakpoint(blocks: &[PrefixBlock], ttl: Ttl) -> Option<Breakpoint> {
+    blocks
+        .iter()
+        .rposition(|b| b.kind.is_markable())
+        .map(|block| Breakpoint { block, ttl })
+}
+
+/// One request to simulate.
+#[derive(Debug, Clone, Copy)]
+pub struct SimRequest<'a> {
+    /// The model (its id keys the cache; its minimum cacheable length
+    /// applies).
+    pub model: &'a ModelPrice,
+    /// When the request started, in milliseconds on any fixed clock;
+    /// `None` = back-to-back with the previous request (see module docs).
+    pub start_ms: Option<u64>,
+    /// The flattened prefix.
+    pub blocks: &'a [PrefixBlock],
+    /// Its breakpoints, in any order.
+    pub breakpoints: &'a [Breakpoint],
+    /// Output tokens of the response.
+    pub output_tokens: u64,
+}
+
+/// What one simulated request did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimOutcome {
+    /// The usage the API would report.
+    pub usage: Usage,
+    /// Block index of the highest cache hit, if any.
+    pub hit: Option<usize>,
+    /// Blocks where entries were written, with their TTL, in block order.
+    pub written: Vec<(usize, Ttl)>,
+    /// The start time used (after applying the back-to-back rule).
+    pub start_ms: u64,
+}
+
+/// A request the API would reject.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// More than [`MAX_BREAKPOINTS`] breakpoints.
+    #[error("{count} cache breakpoints in one request; at most {MAX_BREAKPOINTS} are allowed")]
+    TooManyBreakpoints {
+        /// How many there were.
+        count: usize,
+    },
+    /// A breakpoint past the last block.
+    #[error("cache breakpoint on block {block}, but the request has {len} blocks")]
+    OutOfRange {
+        /// The breakpoint's block.
+        block: usize,
+        /// Number of blocks.
+        len: usize,
+    },
+    /// Two breakpoints on one block.
+    #[error("two cache breakpoints on block {block}")]
+    Duplicate {
+        /// The block.
+        block: usize,
+    },
+    /// A breakpoint on a block that cannot carry one.
+    #[error("block {block} ({kind:?}) cannot carry a cache breakpoint")]
+    NotMarkable {
+        /// The block.
+        block: usize,
+        /// Its kind.
+        kind: PrefixKind,
+    },
+    /// A 1h breakpoint after a 5m one.
+    #[error(
+        "1h cache breakpoint on block {one_hour} comes after the 5m breakpoint on block {five_minute}; 1h breakpoints must come first"
+    )]
+    TtlOrder {
+        /// The 5m breakpoint's block.
+        five_minute: usize,
+        /// The later 1h breakpoint's block.
+        one_hour: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    writer_ms: u64,
+    writer_seq: u64,
+    expires_ms: u64,
+    ttl: Ttl,
+}
+
+/// The prompt cache across a sequence of requests.
+#[derive(Debug, Clone, Default)]
+pub struct CacheSim {
+    entries: HashMap<u128, Entry, PrehashedBuild>,
+    /// Start of the latest request seen (for back-to-back requests).
+    clock_ms: Option<u64>,
+    /// Requests simulated so far.
+    seq: u64,
+    purge_above: usize,
+}
+
+fn mix64(mut x: u64) -> u64 {
+    // splitmix64 finalizer.
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Cumulative prefix hash: order-sensitive 128-bit mix of the previous
+/// prefix hash and the next block's key. Deterministic and fast; block keys
+/// are already uniformly distributed.
+fn combine(prev: u128, key: ContentHash) -> u128 {
+    let k = key.as_u128();
+    let (ph, pl) = ((prev >> 64) as u64, prev as u64);
+    let (kh, kl) = ((k >> 64) as u64, k as u64);
+    let hi = mix64(ph ^ mix64(kh ^ 0x9E37_79B9_7F4A_7C15).rotate_left(23) ^ pl.rotate_left(7));
+    let lo = mix64(pl.wrapping_add(0xD1B5_4A32_D192_ED03) ^ mix64(kl ^ hi) ^ ph.rotate_left(41));
+    (u128::from(hi) << 64) | u128::from(lo)
+}
+
+impl CacheSim {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Entries currently held (expired ones may linger until purged; they
+    /// are never read).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Validates breakpoints and returns them sorted by block.
+    fn check(req: &SimRequest<'_>) -> Result<Vec<Breakpoint>, SimError> {
+        if req.breakpoints.len() > MAX_BREAKPOINTS {
+            return Err(SimError::TooManyBreakpoints {
+                count: req.breakpoints.len(),
+            });
+        }
+        let mut bps = req.breakpoints.to_vec();
+        bps.sort_by_key(|b| b.block);
+        let mut last_5m: Option<usize> = None;
+        for (i, bp) in bps.iter().enumerate() {
+            let Some(block) = req.blocks.get(bp.block) else {
+                return Err(SimError::OutOfRange {
+                    block: bp.block,
+                    len: req.blocks.len(),
+                });
+            };
+            if i > 0 && bps[i - 1].block == bp.block {
+                return Err(SimError::Duplicate { block: bp.block });
+            }
+            if !block.kind.is_markable() {
+                return Err(SimError::NotMarkable {
+                    block: bp.block,
+                    kind: block.kind,
+                });
+            }
+            match (bp.ttl, last_5m) {
+                (Ttl::FiveMinutes, None) => last_5m = Some(bp.block),
+                (Ttl::OneHour, Some(five_minute)) => {
+                    return Err(SimError::TtlOrder {
+                        five_minute,
+                        one_hour: bp.block,
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(bps)
+    }
+
+    /// Simulates one request and updates the cache. An invalid request is
+    /// an error and leaves the cache unchanged.
+    pub fn simulate(&mut self, req: &SimRequest<'_>) -> Result<SimOutcome, SimError> {
+        let bps = Self::check(req)?;
+        let back_to_back = req.start_ms.is_none();
+        let now = req.start_ms.unwrap_or(self.clock_ms.unwrap_or(0));
+        let seq = self.seq;
+
+        // Cumulative prefix keys and tokens.
+        let n = req.blocks.len();
+        let mut cum = Vec::with_capacity(n);
+        let mut prefix_tokens = Vec::with_capacity(n);
+        let mut h = ContentHash::of(req.model.id.as_bytes()).as_u128();
+        let mut t = 0u64;
+        for b in req.blocks {
+            h = combine(h, b.key);
+            t += b.tokens;
+            cum.push(h);
+            prefix_tokens.push(t);
+        }
+        let total = t;
+
+        // Positions: (first block, last block); tool_use / tool_result runs
+        // merge; the tool-prompt pseudo-block is none.
+        let mut positions: Vec<(usize, usize)> = Vec::new();
+        let mut pos_of = vec![usize::MAX; n];
+        let mut prev_run: Option<(PrefixKind, usize)> = None; // kind, last block
+        for (i, b) in req.blocks.iter().enumerate() {
+            if b.kind == PrefixKind::ToolPrompt {
+                continue;
+            }
+            let merges = matches!(b.kind, PrefixKind::ToolUse | PrefixKind::ToolResult)
+                && prev_run.is_some_and(|(k, last)| k == b.kind && last + 1 == i);
+            if merges {
+                if let Some(p) = positions.last_mut() {
+                    p.1 = i;
+                }
+            } else {
+                positions.push((i, i));
+            }
+            pos_of[i] = positions.len() - 1;
+            prev_run = Some((b.kind, i));
+        }
+
+        let readable = |e: &Entry| {
+            e.expires_ms > now && (e.writer_ms < now || (back_to_back && e.writer_seq < seq))
+        };
+        let min = req.model.min_cacheable_tokens;
+        let effective: Vec<Breakpoint> = bps
+            .into_iter()
+            .filter(|bp| prefix_tokens[bp.block] >= min)
+            .collect();
+
+        // Lookback at each breakpoint.
+        let mut hits: Vec<usize> = Vec::new();
+        for bp in &effective {
+            let p = pos_of[bp.block];
+            let lowest = p.saturating_sub(LOOKBACK_POSITIONS - 1);
+            'walk: for q in (lowest..=p).rev() {
+                let (first, last) = positions[q];
+                for b in (first..=last.min(bp.block)).rev() {
+                    if self.entries.get(&cum[b]).is_some_and(readable) {
+                        hits.push(b);
+                        break 'walk;
+                    }
+                }
+            }
+        }
+        for &b in &hits {
+            if let Some(e) = self.entries.get_mut(&cum[b]) {
+                e.expires_ms = e.expires_ms.max(now.saturating_add(e.ttl.millis()));
+            }
+        }
+        let hit = hits.iter().copied().max();
+
+        // Billing: A, B, C.
+        let a = hit.map_or(0, |b| prefix_tokens[b]);
+        let above: Vec<Breakpoint> = effective
+            .into_iter()
+            .filter(|bp| hit.is_none_or(|h| bp.block > h))
+            .collect();
+        let b_tokens = above
+            .iter()
+            .rev()
+            .find(|bp| bp.ttl == Ttl::OneHour)
+            .map_or(a, |bp| prefix_tokens[bp.block]);
+        let c = above.last().map_or(a, |bp| prefix_tokens[bp.block]);
+        let usage = Usage::new(total - c, c - b_tokens, b_tokens - a, a, req.output_tokens);
+
+        // Writes.
+        let mut written = Vec::with_capacity(above.len());
+        for bp in &above {
+            self.entries.insert(
+                cum[bp.block],
+                Entry {
+                    writer_ms: now,
+                    writer_seq: seq,
+                    expires_ms: now.saturating_add(bp.ttl.millis()),
+                    ttl: bp.ttl,
+                },
+            );
+            written.push((bp.block, bp.ttl));
+        }
+
+        self.seq += 1;
+        let clock = self.clock_ms.map_or(now, |c| c.max(now));
+        self.clock_ms = Some(clock);
+        if self.entries.len() > self.purge_above.max(1024) {
+            self.entries.retain(|_, e| e.expires_ms > clock);
+            self.purge_above = self.entries.len() * 2;
+        }
+        Ok(SimOutcome {
+            usage,
+            hit,
+            written,
+            start_ms: now,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::pricing::Pricing;
+
+    fn blk(i: u64, tokens: u64, kind: PrefixKind) -> PrefixBlock {
+        PrefixBlock {
+            key: ContentHash::of(&i.to_le_bytes()),
+            tokens,
+            kind,
+            message: Some(0),
+        }
+    }
+
+    #[test]
+    fn combine_is_order_sensitive() {
+        let a = ContentHash::of(b"a");
+        let b = ContentHash::of(b"b");
+        assert_ne!(combine(combine(0, a), b), combine(combine(0, b), a));
+        assert_ne!(combine(0, a), combine(1, a));
+    }
+
+    #[test]
+    fn runs_of_tool_blocks_are_one_position() {
+        let pricing = Pricing::builtin();
+        let model = pricing.lookup("claude-sonnet-4-6").unwrap();
+        let mut sim = CacheSim::new();
+        // Request 1: 2 text blocks then a breakpoint on block 1.
+        let mut blocks = vec![blk(0, 2000, PrefixKind::Text), blk(1, 10, PrefixKind::Text)];
+        let bp1 = [Breakpoint {
+            block: 1,
+            ttl: Ttl::FiveMinutes,
+        }];
+        sim.simulate(&SimRequest {
+            model,
+            start_ms: None,
+            blocks: &blocks,
+            breakpoints: &bp1,
+            output_tokens: 0,
+        })
+        .unwrap();
+        // Request 2: 30 tool_use then 30 tool_result blocks follow: only 2
+        // positions, so the breakpoint at the end still reaches block 1.
+        for i in 0..30 {
+            blocks.push(blk(100 + i, 1, PrefixKind::ToolUse));
+        }
+        for i in 0..30 {
+            blocks.push(blk(200 + i, 1, PrefixKind::ToolResult));
+        }
+        let bp2 = [Breakpoint {
+            block: blocks.len() - 1,
+            ttl: Ttl::FiveMinutes,
+        }];
+        let out = sim
+            .simulate(&SimRequest {
+                model,
+                start_ms: None,
+                blocks: &blocks,
+                breakpoints: &bp2,
+                output_tokens: 0,
+            })
+            .unwrap();
+        assert_eq!(out.hit, Some(1));
+        assert_eq!(out.usage.cache_read_input_tokens, 2010);
+        assert_eq!(out.usage.cache_creation_input_tokens, 60);
+    }
+}
