@@ -37,4 +37,6 @@ pub mod trace;
 pub mod engine;
 pub mod policy;
 pub mod cost;
+pub mod replay;
+pub mod report;
 pub mod cli;

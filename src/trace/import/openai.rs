@@ -1,1 +1,697 @@
-//! Placeholder.
+//! Importer for OpenAI Chat Completions conversations, mapped to Anthropic
+//! shapes so they can be priced and replayed like any other trace.
+//!
+//! A file holds one request body `{"model", "messages", "tools"?}` (one
+//! call), a bare list of messages (a conversation), a JSON list of request
+//! bodies or `{"request": …, "response": …}` pairs, or JSONL of either (one
+//! call per line). `.jsonl` / `.ndjson` files are always read as lines.
+//! Requests and responses may be wrapped by a recorder (`{"body": …,
+//! "status_code": …}`), as in the Anthropic request-log importer.
+//!
+//! Mapping:
+//!
+//! - leading `system` / `developer` messages → the prompt's system text
+//!   blocks; later ones become user text messages (reported);
+//! - `user` → a user message (string content stays a string; `text` parts →
+//!   text blocks, `image_url` parts → image blocks);
+//! - `assistant` → string content stays a string when there are no tool
+//!   calls; otherwise text blocks (content, or `refusal`), then one
+//!   `tool_use` block per `tool_calls` entry whose `input` is the
+//!   `arguments` JSON text with its bytes kept. Arguments that are not a
+//!   JSON object are wrapped as `{"_raw": "<string>"}` and reported;
+//! - `tool` → a `tool_result` block; consecutive tool messages merge into
+//!   one user message;
+//! - `tools` (`{"type":"function","function":{…}}`) → `{"name",
+//!   "description", "input_schema"}` (`parameters`, or an empty object
+//!   schema). Other tool types and `strict` flags are reported.
+//!
+//! Calls: each request body is one call sending its mapped messages;
+//! successive requests extend a trace when its latest request's messages
+//! are a prefix of theirs, otherwise they start a new trace. A bare list
+//! gives one call per assistant message, sending everything before it (a
+//! list with no assistant message gives one call sending it all). Usage
+//! comes from responses (`prompt_tokens` − `cached_tokens` uncached,
+//! `cached_tokens` read, `completion_tokens` output); `start_ms` from the
+//! record's `timestamp`, else the response's `created`. The first choice's
+//! message is the reply; the last call's reply ends the history.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::value::RawValue;
+
+use super::anthropic::shared::{
+    self, Conversations, Doc, HttpBody, NewCall, ResultContent, TraceBuilder, Unmapped,
+    compact_object, expand_inputs, finish_usage, image_from_url, is_error_body, message_key,
+    openai_usage, position_of, read_text, split_doc, timestamp_ms, tool_result_block,
+    tool_use_block, unwrap_request, unwrap_response,
+};
+use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use crate::engine::cache::ProviderKind;
+use crate::engine::json::{RawObject, raw_json, raw_string};
+use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
+use crate::trace::{Call, Prompt};
+
+/// Imports OpenAI Chat Completions request bodies, message lists and
+/// request/response logs. Directories are expanded to their `.json`/`.jsonl`
+/// files; files are read in path order.
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+    let files = expand_inputs(inputs)?;
+    let mut out = ImportOutput::default();
+    let mut un = Unmapped::default();
+    let mut names = shared::Names::default();
+    for path in &files {
+        out.report.files += 1;
+        let builders = import_file(path, opts, &mut out.report, &mut un)?;
+        if builders.is_empty() {
+            out.report.skipped_files += 1;
+            continue;
+        }
+        let file_name = shared::file_name(path);
+        let trace_names = names.for_file(path, builders.len());
+        for (b, name) in builders.into_iter().zip(trace_names) {
+            let description = format!(
+                "OpenAI Chat Completions {file_name}: {} call(s) from line {}",
+                b.calls.len(),
+                b.first_line
+            );
+            let line = b.first_line;
+            let trace = b.finish(name, description, opts, &mut un);
+            shared::check_loads(&trace, path, line)?;
+            out.traces.push(trace);
+        }
+    }
+    out.report.unmapped = un.lines();
+    if out.traces.is_empty() {
+        return Err(ImportError::Empty(format!(
+            "no OpenAI conversations found in {} file(s)",
+            files.len()
+        )));
+    }
+    Ok(out)
+}
+
+fn import_file(
+    path: &Path,
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+    un: &mut Unmapped,
+) -> Result<Vec<TraceBuilder>, ImportError> {
+    let text = read_text(path)?;
+    let Some(doc) = split_doc(path, &text, opts, report)? else {
+        return Ok(Vec::new());
+    };
+    let mut convs = Conversations::default();
+    let mut ids = IdGen::default();
+    match doc {
+        Doc::Whole(v) => {
+            let (line, col) = position_of(&text, v.get());
+            if v.get().starts_with('{') {
+                let r = record(v, line, &mut convs, &mut ids, un);
+                if let Err(msg) = r {
+                    shared::reject(opts, report, shared::invalid(path, line, Some(col), &msg))?;
+                }
+                return Ok(convs.builders);
+            }
+            let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(v.get()) else {
+                let err = shared::invalid(
+                    path,
+                    line,
+                    Some(col),
+                    "expected a request body, a list of messages, or a list of request/response records",
+                );
+                shared::reject(opts, report, err)?;
+                return Ok(Vec::new());
+            };
+            let is_messages = items
+                .first()
+                .is_some_and(|i| compact_object(i.get()).is_some_and(|o| o.get("role").is_some()));
+            if is_messages {
+                return Ok(bare_list(&items, line, &mut ids, un).into_iter().collect());
+            }
+            for item in items {
+                let (line, col) = position_of(&text, item.get());
+                if let Err(msg) = record(item, line, &mut convs, &mut ids, un) {
+                    shared::reject(opts, report, shared::invalid(path, line, Some(col), &msg))?;
+                }
+            }
+        }
+        Doc::Lines(lines) => {
+            for (line, l) in lines {
+                let v = match serde_json::from_str::<&RawValue>(l) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let err = shared::invalid(
+                            path,
+                            line,
+                            Some(e.column()),
+                            &shared::strip_position(&e),
+                        );
+                        shared::reject(opts, report, err)?;
+                        continue;
+                    }
+                };
+                if let Err(msg) = record(v, line, &mut convs, &mut ids, un) {
+                    shared::reject(opts, report, shared::invalid(path, line, Some(1), &msg))?;
+                }
+            }
+        }
+    }
+    Ok(convs.builders)
+}
+
+/// One request body or request/response pair (or a line holding a bare
+/// list of messages, read as one request).
+fn record(
+    v: &RawValue,
+    line: usize,
+    convs: &mut Conversations,
+    ids: &mut IdGen,
+    un: &mut Unmapped,
+) -> Result<(), String> {
+    let text = v.get();
+    let (body, response, top_ts) = if text.starts_with('[') {
+        let mut body = RawObject::new();
+        body.set("messages", v.to_owned());
+        (body, None, None)
+    } else {
+        let obj = compact_object(text).ok_or("expected a JSON object or a list of messages")?;
+        match obj.get("request") {
+            Some(req) => {
+                let r = unwrap_request(req)?;
+                let Some(body) = r.body else {
+                    un.add("requests without a JSON body", 1);
+                    return Ok(());
+                };
+                let ts = r
+                    .timestamp_ms
+                    .or_else(|| obj.get("timestamp").and_then(timestamp_ms));
+                let resp = obj.get("response").map(ToOwned::to_owned);
+                (body, Some(resp), ts)
+            }
+            None => (obj, None, None),
+        }
+    };
+    let items = match body.get("messages") {
+        None => {
+            un.add(
+                "records that are neither a request body nor a request/response pair",
+                1,
+            );
+            return Ok(());
+        }
+        Some(raw) => serde_json::from_str::<Vec<&RawValue>>(raw.get())
+            .map_err(|_| "at /messages: expected an array of messages".to_owned())?,
+    };
+    let mapped = map_messages(&items, ids, un);
+    if mapped.messages.is_empty() {
+        un.add("requests with no conversation messages (no call)", 1);
+        return Ok(());
+    }
+    let tools = map_tools(&body, un);
+    if body.get("functions").is_some() {
+        un.add("legacy functions lists (not mapped)", 1);
+    }
+    let model = match body.parse::<String>("model") {
+        Some(Ok(m)) => Some(m),
+        _ => None,
+    };
+    let mut start_ms = top_ts;
+    let mut usage = None;
+    let mut reply = None;
+    match response {
+        // A bare request body: nothing recorded about a response.
+        None => {}
+        Some(None) => un.add(
+            "exchanges without a recorded response (kept without usage)",
+            1,
+        ),
+        Some(Some(raw)) => {
+            let resp = unwrap_response(&raw);
+            let failed = resp.status.is_some_and(|s| !(200..300).contains(&s));
+            match (resp.missing, failed, resp.body) {
+                (true, _, _) => un.add(
+                    "exchanges without a recorded response (kept without usage)",
+                    1,
+                ),
+                (_, true, _) => un.add(
+                    "failed exchanges (non-2xx status or error body; kept without usage)",
+                    1,
+                ),
+                (_, _, Some(HttpBody::Json(b))) if is_error_body(&b) => un.add(
+                    "failed exchanges (non-2xx status or error body; kept without usage)",
+                    1,
+                ),
+                (_, _, Some(HttpBody::Json(b))) => {
+                    if start_ms.is_none() {
+                        start_ms = b.get("created").and_then(timestamp_ms);
+                    }
+                    if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
+                        match openai_usage(u) {
+                            Some(u) => usage = finish_usage(u, un),
+                            None => un.add("malformed usage objects (ignored)", 1),
+                        }
+                    }
+                    reply = reply_message(&b, ids, un);
+                }
+                (_, _, Some(HttpBody::Text(_))) => un.add(
+                    "streamed responses (not reconstructed; kept without usage)",
+                    1,
+                ),
+                (_, _, None) => un.add(
+                    "responses whose body could not be read (kept without usage)",
+                    1,
+                ),
+            }
+        }
+    }
+    let call = Call {
+        messages: mapped.messages.len(),
+        start_ms,
+        model,
+        prompt: 0,
+        markers: None,
+        usage,
+    };
+    let keys = mapped.messages.iter().map(message_key).collect();
+    let req = NewCall {
+        messages: mapped.messages,
+        keys,
+        meta: Vec::new(),
+        prompt: Prompt {
+            system: mapped.system,
+            tools,
+        },
+    };
+    convs.add(ProviderKind::OpenAi, line, req, call, reply);
+    Ok(())
+}
+
+/// The first choice's message of a response body.
+fn reply_message(body: &RawObject, ids: &mut IdGen, un: &mut Unmapped) -> Option<Message> {
+    let choices = match body.parse::<Vec<RawObject>>("choices") {
+        Some(Ok(c)) => c,
+        _ => return None,
+    };
+    un.add(
+        "response choices after the first (dropped)",
+        choices.len().saturating_sub(1),
+    );
+    let message = choices.first()?.get("message")?;
+    let mapped = map_messages(&[message], ids, un);
+    mapped
+        .messages
+        .into_iter()
+        .find(|m| m.role() == Role::Assistant)
+}
+
+/// A bare list of messages: one call per assistant message.
+fn bare_list(
+    items: &[&RawValue],
+    line: usize,
+    ids: &mut IdGen,
+    un: &mut Unmapped,
+) -> Option<TraceBuilder> {
+    let mapped = map_messages(items, ids, un);
+    if mapped.messages.is_empty() {
+        un.add("requests with no conversation messages (no call)", 1);
+        return None;
+    }
+    let mut b = TraceBuilder::new(ProviderKind::OpenAi, line);
+    let prompt = b.prompt_index(Prompt {
+        system: mapped.system,
+        tools: Vec::new(),
+    });
+    let mut calls: Vec<Call> = mapped
+        .from_assistant
+        .iter()
+        .enumerate()
+        .filter(|&(i, &a)| a && i > 0)
+        .map(|(i, _)| Call {
+            messages: i,
+            prompt,
+            ..Call::default()
+        })
+        .collect();
+    if calls.is_empty() {
+        calls.push(Call {
+            messages: mapped.messages.len(),
+            prompt,
+            ..Call::default()
+        });
+    }
+    b.calls = calls;
+    b.messages = mapped.messages;
+    Some(b)
+}
+
+/// Generated ids for tool calls that have none.
+#[derive(Default)]
+struct IdGen {
+    n: usize,
+}
+
+impl IdGen {
+    fn next(&mut self) -> String {
+        self.n += 1;
+        format!("call_import_{}", self.n)
+    }
+}
+
+#[derive(Default)]
+struct Mapped {
+    system: Vec<ContentBlock>,
+    messages: Vec<Message>,
+    from_assistant: Vec<bool>,
+}
+
+impl Mapped {
+    fn push(&mut self, m: Message, assistant: bool) {
+        self.messages.push(m);
+        self.from_assistant.push(assistant);
+    }
+}
+
+fn map_messages(items: &[&RawValue], ids: &mut IdGen, un: &mut Unmapped) -> Mapped {
+    let mut out = Mapped::default();
+    let mut pending_tools: Vec<ContentBlock> = Vec::new();
+    for item in items {
+        let Some(obj) = compact_object(item.get()) else {
+            un.add("messages that are not objects (dropped)", 1);
+            continue;
+        };
+        let role = match obj.parse::<String>("role") {
+            Some(Ok(r)) => r,
+            _ => String::new(),
+        };
+        if role != "tool" && !pending_tools.is_empty() {
+            let blocks = std::mem::take(&mut pending_tools);
+            out.push(Message::new(Role::User, blocks), false);
+        }
+        if obj.get("name").is_some() && role != "tool" && role != "function" {
+            un.add("message name fields (not mapped)", 1);
+        }
+        match role.as_str() {
+            "system" | "developer" => {
+                let parts = content_parts(obj.get("content"), un);
+                if out.messages.is_empty() {
+                    out.system.extend(
+                        parts
+                            .into_iter()
+                            .filter(|b| matches!(b.kind(), BlockKind::Text { .. })),
+                    );
+                } else {
+                    un.add(
+                        "system messages after the first turn (sent as user text)",
+                        1,
+                    );
+                    out.push(Message::new(Role::User, parts), false);
+                }
+            }
+            "user" => {
+                let m = match obj.parse::<String>("content") {
+                    Some(Ok(s)) => Message::new_text(Role::User, &s),
+                    _ => Message::new(Role::User, content_parts(obj.get("content"), un)),
+                };
+                out.push(m, false);
+            }
+            "assistant" => {
+                let m = assistant_message(&obj, ids, un);
+                out.push(m, true);
+            }
+            "tool" => {
+                let content = match obj.parse::<String>("content") {
+                    Some(Ok(s)) => ResultContent::Text(s),
+                    _ => ResultContent::Blocks(content_parts(obj.get("content"), un)),
+                };
+                let block = match obj.parse::<String>("tool_call_id") {
+                    Some(Ok(id)) if !id.is_empty() => tool_result_block(&id, content, false),
+                    _ => {
+                        un.add("tool messages without a tool_call_id (kept as text)", 1);
+                        match content {
+                            ResultContent::Text(t) => ContentBlock::text(&t),
+                            ResultContent::Blocks(b) => b
+                                .into_iter()
+                                .next()
+                                .unwrap_or_else(|| ContentBlock::text("")),
+                        }
+                    }
+                };
+                pending_tools.push(block);
+            }
+            "function" => un.add("legacy function messages (dropped)", 1),
+            _ => un.add("messages with an unknown role (dropped)", 1),
+        }
+    }
+    if !pending_tools.is_empty() {
+        out.push(Message::new(Role::User, pending_tools), false);
+    }
+    out
+}
+
+/// Content parts as Anthropic blocks (a string is one text block; `null` is
+/// none).
+fn content_parts(raw: Option<&RawValue>, un: &mut Unmapped) -> Vec<ContentBlock> {
+    let Some(raw) = raw else {
+        return Vec::new();
+    };
+    let text = raw.get();
+    if text.starts_with('"') {
+        return match serde_json::from_str::<String>(text) {
+            Ok(s) if !s.is_empty() => vec![ContentBlock::text(&s)],
+            _ => Vec::new(),
+        };
+    }
+    let Ok(parts) = serde_json::from_str::<Vec<&RawValue>>(text) else {
+        if text != "null" {
+            un.add(
+                "message contents that are neither a string nor a list (dropped)",
+                1,
+            );
+        }
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(parts.len());
+    for p in parts {
+        if let Ok(s) = serde_json::from_str::<String>(p.get()) {
+            out.push(ContentBlock::text(&s));
+            continue;
+        }
+        let Some(obj) = compact_object(p.get()) else {
+            un.add("content parts of an invalid shape (dropped)", 1);
+            continue;
+        };
+        let kind = match obj.parse::<String>("type") {
+            Some(Ok(k)) => k,
+            _ => String::new(),
+        };
+        let str_of = |o: &RawObject, k: &str| match o.parse::<String>(k) {
+            Some(Ok(s)) => Some(s),
+            _ => None,
+        };
+        let block = match kind.as_str() {
+            "text" | "input_text" | "output_text" => {
+                str_of(&obj, "text").map(|t| ContentBlock::text(&t))
+            }
+            "refusal" => str_of(&obj, "refusal").map(|t| ContentBlock::text(&t)),
+            "image_url" => {
+                let url = match obj.parse::<RawObject>("image_url") {
+                    Some(Ok(o)) => str_of(&o, "url"),
+                    _ => str_of(&obj, "image_url"),
+                };
+                url.and_then(|u| image_from_url(&u))
+            }
+            _ => {
+                un.add(
+                    "content parts with no Anthropic mapping (audio, files…; dropped)",
+                    1,
+                );
+                continue;
+            }
+        };
+        match block {
+            Some(b) => out.push(b),
+            None => un.add("content parts of an invalid shape (dropped)", 1),
+        }
+    }
+    out
+}
+
+fn assistant_message(obj: &RawObject, ids: &mut IdGen, un: &mut Unmapped) -> Message {
+    let calls: Vec<RawObject> = match obj.parse::<Vec<RawObject>>("tool_calls") {
+        Some(Ok(c)) => c,
+        Some(Err(_)) if obj.get("tool_calls").is_some_and(|r| r.get() == "null") => Vec::new(),
+        Some(Err(_)) => {
+            un.add(
+                "tool_calls members that are not lists of objects (dropped)",
+                1,
+            );
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    if obj.get("function_call").is_some_and(|r| r.get() != "null") {
+        un.add("legacy function_call members (dropped)", 1);
+    }
+    if calls.is_empty()
+        && let Some(Ok(s)) = obj.parse::<String>("content")
+    {
+        return Message::new_text(Role::Assistant, &s);
+    }
+    let mut blocks = content_parts(obj.get("content"), un);
+    if blocks.is_empty()
+        && let Some(Ok(r)) = obj.parse::<String>("refusal")
+    {
+        blocks.push(ContentBlock::text(&r));
+    }
+    for c in &calls {
+        let kind = match c.parse::<String>("type") {
+            Some(Ok(k)) => k,
+            _ => "function".to_owned(),
+        };
+        let function = match c.parse::<RawObject>("function") {
+            Some(Ok(f)) if kind == "function" => f,
+            _ => {
+                un.add("tool calls that are not function calls (dropped)", 1);
+                continue;
+            }
+        };
+        let id = match c.parse::<String>("id") {
+            Some(Ok(id)) if !id.is_empty() => id,
+            _ => {
+                un.add("tool calls without an id (given a generated one)", 1);
+                ids.next()
+            }
+        };
+        let name = match function.parse::<String>("name") {
+            Some(Ok(n)) => n,
+            _ => {
+                un.add("tool calls without a name (named \"unknown\")", 1);
+                "unknown".to_owned()
+            }
+        };
+        blocks.push(tool_use_block(
+            &id,
+            &name,
+            arguments_input(function.get("arguments"), un),
+        ));
+    }
+    Message::new(Role::Assistant, blocks)
+}
+
+/// The tool_use `input` for an `arguments` member: the JSON text it holds,
+/// bytes kept, when that is a JSON object; otherwise `{"_raw": <string>}`.
+fn arguments_input(args: Option<&RawValue>, un: &mut Unmapped) -> Box<RawValue> {
+    let wrap = |s: &str, un: &mut Unmapped| {
+        un.add(
+            "tool call arguments that are not a JSON object (wrapped as {\"_raw\": …})",
+            1,
+        );
+        let mut o = RawObject::new();
+        o.set("_raw", raw_string(s));
+        raw_json(o.to_json())
+    };
+    let Some(raw) = args else {
+        return raw_json("{}".to_owned());
+    };
+    let text = raw.get();
+    if text.starts_with('{') {
+        // Already an object (some loggers store it parsed).
+        return raw.to_owned();
+    }
+    match serde_json::from_str::<String>(text) {
+        Ok(s) => match serde_json::from_str::<Box<RawValue>>(&s) {
+            Ok(v) if v.get().starts_with('{') => v,
+            _ => wrap(&s, un),
+        },
+        Err(_) => wrap(text, un),
+    }
+}
+
+fn map_tools(body: &RawObject, un: &mut Unmapped) -> Vec<ToolDefinition> {
+    let list = match body.parse::<Vec<RawObject>>("tools") {
+        Some(Ok(l)) => l,
+        Some(Err(_)) => {
+            if body.get("tools").is_some_and(|r| r.get() != "null") {
+                un.add("tools members that are not lists of objects (dropped)", 1);
+            }
+            return Vec::new();
+        }
+        None => return Vec::new(),
+    };
+    let mut out: Vec<ToolDefinition> = Vec::with_capacity(list.len());
+    for t in list {
+        let is_function = matches!(t.parse::<String>("type"), Some(Ok(k)) if k == "function");
+        let f = match t.parse::<RawObject>("function") {
+            Some(Ok(f)) if is_function => f,
+            _ => {
+                un.add("tools that are not functions (dropped)", 1);
+                continue;
+            }
+        };
+        let Some(Ok(name)) = f.parse::<String>("name") else {
+            un.add("tool definitions without a name (dropped)", 1);
+            continue;
+        };
+        if out.iter().any(|d| d.name() == name) {
+            un.add("tool definitions repeating a name (dropped)", 1);
+            continue;
+        }
+        let mut def = RawObject::new();
+        def.set("name", raw_string(&name));
+        if let Some(d) = f.get("description").filter(|d| d.get() != "null") {
+            def.set("description", d.to_owned());
+        }
+        let schema = f
+            .get("parameters")
+            .filter(|p| p.get().starts_with('{'))
+            .map(ToOwned::to_owned)
+            .unwrap_or_else(|| raw_json(r#"{"type":"object","properties":{}}"#.to_owned()));
+        def.set("input_schema", schema);
+        if f.get("strict").is_some() {
+            un.add("strict flags on tool definitions (not mapped)", 1);
+        }
+        match ToolDefinition::from_object(def) {
+            Ok(d) => out.push(d),
+            Err(_) => un.add("tool definitions without a name (dropped)", 1),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn arguments_are_kept_or_wrapped() {
+        let mut un = Unmapped::default();
+        let a = raw(r#""{\"b\": 1, \"a\": [2.0]}""#);
+        assert_eq!(
+            arguments_input(Some(&a), &mut un).get(),
+            r#"{"b": 1, "a": [2.0]}"#
+        );
+        assert!(un.lines().is_empty());
+        let bad = raw(r#""{\"b\": 1""#);
+        assert_eq!(
+            arguments_input(Some(&bad), &mut un).get(),
+            r#"{"_raw":"{\"b\": 1"}"#
+        );
+        assert_eq!(un.lines().len(), 1);
+    }
+
+    #[test]
+    fn usage_splits_cached_tokens() {
+        let u = openai_usage(&raw(
+            r#"{"prompt_tokens":1200,"completion_tokens":30,"prompt_tokens_details":{"cached_tokens":1024}}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            (u.input_tokens, u.cache_read_input_tokens, u.output_tokens),
+            (Some(176), Some(1024), Some(30))
+        );
+    }
+}

@@ -1,0 +1,393 @@
+//! Replay: one trace under one config, call by call, through the real
+//! engine (ledger, rewriter, cache composition) and the prompt-cache
+//! simulator — no shortcut formula.
+//!
+//! Calls without a start time are treated as back-to-back (each starts right
+//! after the previous one), which favours caching; results say so.
+
+mod prepare;
+pub mod stability;
+pub mod sweep;
+
+pub use prepare::{BlockCount, MEDIA_TOKENS, PreparedTrace, block_token_text, count_block};
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::cost::cache_sim::{Breakpoint, CacheSim, PrefixBlock, PrefixKind, SimError};
+use crate::cost::pricing::{ModelPrice, Pricing, PricingError, ToolChoice, Usage};
+use crate::cost::tokens::{Calibration, TokenMemo};
+use crate::engine::cache::ProviderKind;
+use crate::engine::ledger::LedgerError;
+use crate::engine::message::{ContentBlock, ToolDefinition};
+use crate::engine::rewrite::{WireBlock, WireView};
+use crate::engine::wire::{BlockRef, Marker, message_json};
+use crate::policy::{BlockTokens, Cache, Compaction, CompactionRun, Config, markers_for_call};
+use crate::trace::{RecordedUsage, Trace};
+
+/// Why a replay could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The model is not in the price table.
+    #[error(transparent)]
+    Pricing(#[from] PricingError),
+    /// The config cannot apply to this trace.
+    #[error("trace {trace}: {reason}")]
+    Config {
+        /// The trace.
+        trace: String,
+        /// Why.
+        reason: String,
+    },
+    /// A request the API would reject.
+    #[error("trace {trace}, call {call}: {source}")]
+    Sim {
+        /// The trace.
+        trace: String,
+        /// 1-based call index.
+        call: usize,
+        /// What was wrong.
+        source: SimError,
+    },
+    /// The ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+/// Options that apply to every config.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplayOptions {
+    /// Price with the Batch API discount.
+    pub batch: bool,
+}
+
+/// One simulated call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallResult {
+    /// 1-based call index.
+    pub index: usize,
+    /// Messages sent.
+    pub messages: usize,
+    /// Characters of the messages as sent (compact JSON array).
+    pub chars: u64,
+    /// Simulated usage, with the API's field names.
+    #[serde(flatten)]
+    pub usage: Usage,
+    /// Simulated cost.
+    pub cost_usd: f64,
+    /// tool_use ids whose results were compacted or cleared.
+    pub compacted: Vec<String>,
+    /// What the provider recorded, when the trace has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<Usage>,
+    /// The recorded usage priced like the simulated one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_cost_usd: Option<f64>,
+    /// The model priced.
+    #[serde(skip)]
+    pub model: String,
+}
+
+/// Sums over calls.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Totals {
+    /// Calls.
+    pub calls: usize,
+    /// Characters sent.
+    pub chars: u64,
+    /// Summed usage.
+    #[serde(flatten)]
+    pub usage: Usage,
+    /// Summed cost.
+    pub cost_usd: f64,
+    /// Summed recorded cost over the calls that recorded their input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_cost_usd: Option<f64>,
+    /// Summed simulated cost over those same calls, to compare like with like.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd_recorded_calls: Option<f64>,
+    /// How many calls recorded their input.
+    pub recorded_calls: usize,
+    /// Tool results compacted at least once.
+    pub compacted_results: usize,
+}
+
+/// One trace replayed under one config.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplayResult {
+    /// The trace's name.
+    pub trace: String,
+    /// The config, as its canonical string.
+    pub config: String,
+    /// The model priced (the first call's).
+    pub model: String,
+    /// Whether start times were missing and calls treated as back-to-back.
+    pub back_to_back: bool,
+    /// The calibration used.
+    pub calibration: Calibration,
+    /// Per call.
+    pub calls: Vec<CallResult>,
+    /// Totals.
+    pub totals: Totals,
+}
+
+/// Converts recorded usage (optional fields) to billed usage.
+pub fn recorded_usage(r: &RecordedUsage) -> Usage {
+    let e5 = r.ephemeral_5m_input_tokens;
+    let e1 = r.ephemeral_1h_input_tokens;
+    let mut u = Usage {
+        input_tokens: r.input_tokens.unwrap_or(0),
+        cache_creation_input_tokens: r.cache_creation_input_tokens.unwrap_or(0),
+        cache_read_input_tokens: r.cache_read_input_tokens.unwrap_or(0),
+        cache_creation: None,
+        output_tokens: r.output_tokens.unwrap_or(0),
+    };
+    if e5.is_some() || e1.is_some() {
+        u.cache_creation = Some(crate::cost::pricing::CacheCreation {
+            ephemeral_5m_input_tokens: e5.unwrap_or(0),
+            ephemeral_1h_input_tokens: e1.unwrap_or(0),
+        });
+    }
+    u
+}
+
+/// Checks that `config` can apply to `trace` before anything runs.
+pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
+    let markers = !matches!(config.cache, Cache::None | Cache::Recorded);
+    if markers && !trace.provider.speaks_cache_control() {
+        return Err(ReplayError::Config {
+            trace: trace.name.clone(),
+            reason: format!(
+                "cache policy {} places cache_control markers, which provider {} does not accept",
+                config.cache, trace.provider
+            ),
+        });
+    }
+    if trace.provider != ProviderKind::Anthropic && matches!(config.compaction, Compaction::ClearToolUses(_)) {
+        return Err(ReplayError::Config {
+            trace: trace.name.clone(),
+            reason: format!("clear-tool-uses is an Anthropic API feature; provider is {}", trace.provider),
+        });
+    }
+    Ok(())
+}
+
+/// Counts blocks the rewriter creates (stubs, placeholders), each once.
+struct RunTokens<'a> {
+    memo: &'a TokenMemo,
+    calibration: Calibration,
+    framing_block: u64,
+    // Keyed by the replacement's address: replacements live in the run's
+    // caches for the whole replay, so an address names one block.
+    replaced: HashMap<usize, BlockCount>,
+}
+
+impl RunTokens<'_> {
+    fn count(&mut self, block: &Arc<ContentBlock>) -> BlockCount {
+        let addr = Arc::as_ptr(block) as usize;
+        if let Some(c) = self.replaced.get(&addr) {
+            return *c;
+        }
+        let c = count_block(self.memo, block);
+        self.replaced.insert(addr, c);
+        c
+    }
+}
+
+impl BlockTokens for RunTokens<'_> {
+    fn block_tokens(&self, block: &ContentBlock) -> u64 {
+        // Used by clear-tool-uses' trigger and clear_at_least: the memo makes
+        // repeated counts of the same block cheap.
+        count_block(self.memo, block).tokens(&self.calibration, self.framing_block)
+    }
+}
+
+/// Replays `prepared` under `config`.
+pub fn replay(
+    prepared: &PreparedTrace<'_>,
+    config: &Config,
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    opts: ReplayOptions,
+) -> Result<ReplayResult, ReplayError> {
+    let trace = prepared.trace;
+    check_config(trace, config)?;
+    let mut run = CompactionRun::new(&config.compaction);
+    let mut sim = CacheSim::new();
+    let first_model = config.model.as_deref().unwrap_or(&trace.model);
+    let first_price = pricing.lookup(first_model)?;
+    let mut tokens = RunTokens {
+        memo,
+        calibration: prepared.calibration,
+        framing_block: first_price.framing.per_block,
+        replaced: HashMap::new(),
+    };
+    let mut calls = Vec::with_capacity(trace.calls.len());
+    let mut ever_compacted: std::collections::BTreeSet<String> = Default::default();
+    let mut blocks: Vec<PrefixBlock> = Vec::new();
+    let with_recall = matches!(config.compaction, Compaction::Ledger { .. });
+    for (ci, call) in trace.calls.iter().enumerate() {
+        let model_id = config.model.as_deref().unwrap_or_else(|| trace.model_of(call));
+        let price: &ModelPrice = pricing.lookup(model_id)?;
+        tokens.framing_block = price.framing.per_block;
+        let history = trace.history_of(call);
+        let prompt = trace.prompt_of(call);
+        let mut tools: Vec<&ToolDefinition> = prompt.tools.iter().collect();
+        let mut tool_counts: Vec<BlockCount> = prepared.tools.get(call.prompt).cloned().unwrap_or_default();
+        if with_recall {
+            tools.push(&prepared.recall_tool.0);
+            tool_counts.push(prepared.recall_tool.1);
+        }
+        let system = prepared.system_blocks.get(call.prompt).map_or(&[][..], Vec::as_slice);
+        let system_counts = prepared.system.get(call.prompt).map_or(&[][..], Vec::as_slice);
+
+        // Fixed part (tools, tool prompt, system) for token-triggered peers.
+        let tool_prompt = if tools.is_empty() { 0 } else { price.tool_prompt.tokens(ToolChoice::Auto) };
+        let fixed: u64 = tool_counts.iter().map(|c| c.tokens(&prepared.calibration, price.framing.per_tool)).sum::<u64>()
+            + tool_prompt
+            + system_counts.iter().map(|c| c.tokens(&prepared.calibration, price.framing.per_block)).sum::<u64>();
+        let pv = run.view(history, fixed, &tokens)?;
+        let markers = markers_for_call(&config.cache, call.markers.as_deref(), &tools, system, &pv.view);
+
+        // Flatten tools → tool prompt → system → messages.
+        blocks.clear();
+        for c in &tool_counts {
+            blocks.push(prefix(c, &prepared.calibration, price.framing.per_tool, PrefixKind::ToolDef, None));
+        }
+        if !tools.is_empty() {
+            blocks.push(PrefixBlock::tool_prompt(tool_prompt));
+        }
+        let system_start = blocks.len();
+        for c in system_counts {
+            blocks.push(prefix(c, &prepared.calibration, price.framing.per_block, PrefixKind::System, None));
+        }
+        let mut message_start = Vec::with_capacity(pv.view.messages.len());
+        let mut chars: u64 = 2 + pv.view.messages.len().saturating_sub(1) as u64;
+        for (mi, wm) in pv.view.messages.iter().enumerate() {
+            message_start.push(blocks.len());
+            let counts = &prepared.messages[mi];
+            let per_message = price.framing.per_message;
+            match &wm.blocks {
+                None => {
+                    chars += prepared.message_chars[mi];
+                    if wm.source.blocks().is_empty() {
+                        let c = counts.first().copied().unwrap_or(BlockCount {
+                            key: crate::cost::tokens::ContentHash::of(b""),
+                            raw_tokens: 0,
+                            scaled: true,
+                        });
+                        blocks.push(prefix(&c, &prepared.calibration, price.framing.per_block + per_message, PrefixKind::Text, Some(mi)));
+                    } else {
+                        for (bi, b) in wm.source.blocks().iter().enumerate() {
+                            let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
+                            let c = counts.get(bi).copied().unwrap_or_else(|| count_block(memo, b));
+                            blocks.push(prefix(&c, &prepared.calibration, frame, PrefixKind::from(b.kind()), Some(mi)));
+                        }
+                    }
+                }
+                Some(list) => {
+                    chars += message_json(wm).chars().count() as u64;
+                    for (bi, wb) in list.iter().enumerate() {
+                        let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
+                        let c = match wb {
+                            WireBlock::Original(_) => counts.get(bi).copied().unwrap_or_else(|| count_block(memo, wb.block())),
+                            WireBlock::Compacted { stub, .. } => tokens.count(stub),
+                        };
+                        blocks.push(prefix(&c, &prepared.calibration, frame, PrefixKind::from(wb.block().kind()), Some(mi)));
+                    }
+                }
+            }
+        }
+        let breakpoints: Vec<Breakpoint> = markers
+            .iter()
+            .filter_map(|m| marker_index(m, tools.len(), system_start, &message_start, &pv.view))
+            .collect();
+        let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
+        let outcome = sim
+            .simulate(&crate::cost::cache_sim::SimRequest {
+                model: price,
+                start_ms: call.start_ms,
+                blocks: &blocks,
+                breakpoints: &breakpoints,
+                output_tokens,
+            })
+            .map_err(|source| ReplayError::Sim { trace: trace.name.clone(), call: ci + 1, source })?;
+        let cost_usd = price.cost_usd(&outcome.usage, opts.batch);
+        let recorded = call.usage.filter(|u| u.input_tokens.is_some()).map(|u| recorded_usage(&u));
+        let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
+        let compacted: Vec<String> = pv.compacted.iter().map(|s| s.to_string()).collect();
+        ever_compacted.extend(compacted.iter().cloned());
+        calls.push(CallResult {
+            index: ci + 1,
+            messages: history.len(),
+            chars,
+            usage: outcome.usage,
+            cost_usd,
+            compacted,
+            recorded,
+            recorded_cost_usd,
+            model: price.id.clone(),
+        });
+    }
+    let totals = totals(&calls, ever_compacted.len());
+    Ok(ReplayResult {
+        trace: trace.name.clone(),
+        config: config.to_string(),
+        model: first_price.id.clone(),
+        back_to_back: !trace.has_timestamps(),
+        calibration: prepared.calibration,
+        calls,
+        totals,
+    })
+}
+
+fn prefix(c: &BlockCount, cal: &Calibration, framing: u64, kind: PrefixKind, message: Option<usize>) -> PrefixBlock {
+    PrefixBlock { key: c.key, tokens: c.tokens(cal, framing), kind, message }
+}
+
+/// The flattened block index a marker points at, if it exists.
+fn marker_index(m: &Marker, tools: usize, system_start: usize, message_start: &[usize], view: &WireView<'_>) -> Option<Breakpoint> {
+    let block = match m.at {
+        BlockRef::Tool(i) if i < tools => i,
+        BlockRef::System(i) => system_start + i,
+        BlockRef::Message { message, block } => {
+            let n = view.messages.get(message).map(|wm| wm.sent_blocks().count().max(1))?;
+            if block >= n {
+                return None;
+            }
+            message_start.get(message)? + block
+        }
+        BlockRef::Tool(_) => return None,
+    };
+    Some(Breakpoint { block, ttl: m.ttl })
+}
+
+/// Sums calls into totals.
+pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
+    let mut t = Totals { calls: calls.len(), compacted_results, ..Totals::default() };
+    let (mut w5, mut w1) = (0, 0);
+    let (mut recorded_sum, mut simulated_sum) = (0.0, 0.0);
+    for c in calls {
+        t.chars += c.chars;
+        t.usage.input_tokens += c.usage.input_tokens;
+        t.usage.cache_creation_input_tokens += c.usage.cache_creation_input_tokens;
+        t.usage.cache_read_input_tokens += c.usage.cache_read_input_tokens;
+        t.usage.output_tokens += c.usage.output_tokens;
+        w5 += c.usage.write_5m();
+        w1 += c.usage.write_1h();
+        t.cost_usd += c.cost_usd;
+        if let Some(r) = c.recorded_cost_usd {
+            recorded_sum += r;
+            simulated_sum += c.cost_usd;
+            t.recorded_calls += 1;
+        }
+    }
+    t.usage.cache_creation = Some(crate::cost::pricing::CacheCreation { ephemeral_5m_input_tokens: w5, ephemeral_1h_input_tokens: w1 });
+    if t.recorded_calls > 0 {
+        t.recorded_cost_usd = Some(recorded_sum);
+        t.cost_usd_recorded_calls = Some(simulated_sum);
+    }
+    t
+}

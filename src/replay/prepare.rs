@@ -1,0 +1,204 @@
+//! Work done once per trace and shared by every config of a sweep: the
+//! content key and token count of every distinct block ("tokens once").
+//!
+//! Claude's tokenizer is not public: counts come from the configured
+//! tokenizer (o200k_base by default) and, where the trace recorded usage,
+//! are scaled by a per-trace calibration factor fitted on the growth of the
+//! recorded prompt between consecutive calls.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::cost::pricing::Framing;
+use crate::cost::tokens::{Calibration, ContentHash, TokenMemo, calibrate};
+use crate::engine::message::{BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent};
+use crate::engine::recall::recall_tool_definition;
+use crate::trace::Trace;
+
+/// Tokens billed for an image or document block, whatever its encoded size
+/// (the API bills images by pixels, not by base64 length).
+pub const MEDIA_TOKENS: u64 = crate::trace::import::claude_code::MEDIA_TOKENS;
+
+/// Key and raw (uncalibrated, unframed) token count of one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockCount {
+    /// Hash of the block's JSON without `cache_control`.
+    pub key: ContentHash,
+    /// Tokens of its content, as the tokenizer counts them.
+    pub raw_tokens: u64,
+    /// Whether calibration scales it (false for sizes already known in the
+    /// provider's tokens, like a hidden prefix).
+    pub scaled: bool,
+}
+
+impl BlockCount {
+    /// Tokens billed for this block: content (calibrated when scaled) plus
+    /// `framing` tokens.
+    pub fn tokens(&self, calibration: &Calibration, framing: u64) -> u64 {
+        let content = if self.scaled { calibration.apply(self.raw_tokens) } else { self.raw_tokens };
+        content + framing
+    }
+}
+
+/// The text of a block that the tokenizer counts, plus fixed tokens for
+/// media. One rule, used for history blocks, stubs and placeholders alike.
+pub fn block_token_text(block: &ContentBlock) -> (Cow<'_, str>, u64) {
+    match block.kind() {
+        BlockKind::Text { text } => (Cow::Borrowed(&**text), 0),
+        BlockKind::ToolUse { name, .. } => {
+            let input = block.tool_input().map_or("{}", |r| r.get());
+            (Cow::Owned(format!("{name} {input}")), 0)
+        }
+        BlockKind::ToolResult { content, .. } => match content {
+            ToolResultContent::Empty => (Cow::Borrowed(""), 0),
+            ToolResultContent::Text(t) => (Cow::Borrowed(&**t), 0),
+            ToolResultContent::Blocks(inner) => {
+                let mut text = String::new();
+                let mut media = 0;
+                for b in inner {
+                    let (t, m) = block_token_text(b);
+                    if !text.is_empty() && !t.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&t);
+                    media += m;
+                }
+                (Cow::Owned(text), media)
+            }
+        },
+        BlockKind::Image | BlockKind::Document => (Cow::Borrowed(""), MEDIA_TOKENS),
+        BlockKind::Thinking | BlockKind::RedactedThinking | BlockKind::Other { .. } => {
+            (Cow::Owned(block.to_json()), 0)
+        }
+    }
+}
+
+/// Counts one block (key + raw tokens) through the memo.
+pub fn count_block(memo: &TokenMemo, block: &ContentBlock) -> BlockCount {
+    let json = block.to_json();
+    let (text, media) = block_token_text(block);
+    BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(&text) + media, scaled: true }
+}
+
+/// Counts one tool definition.
+pub fn count_tool(memo: &TokenMemo, tool: &ToolDefinition) -> BlockCount {
+    let json = tool.to_json();
+    BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(&json), scaled: true }
+}
+
+/// A trace with every block counted.
+pub struct PreparedTrace<'t> {
+    /// The trace.
+    pub trace: &'t Trace,
+    /// Per message, per block (a string-content message has one entry).
+    pub messages: Vec<Vec<BlockCount>>,
+    /// Characters of each message's compact JSON as recorded.
+    pub message_chars: Vec<u64>,
+    /// Per prompt version: its tools.
+    pub tools: Vec<Vec<BlockCount>>,
+    /// Per prompt version: its system blocks, then the hidden prefix when
+    /// the trace has one.
+    pub system: Vec<Vec<BlockCount>>,
+    /// Per prompt version: the system blocks as sent (with the hidden-prefix
+    /// stand-in appended when the trace has one).
+    pub system_blocks: Vec<Vec<ContentBlock>>,
+    /// The recall tool's definition and count (added under the ledger).
+    pub recall_tool: (Arc<ToolDefinition>, BlockCount),
+    /// The fitted calibration (factor 1 when off or nothing to fit).
+    pub calibration: Calibration,
+}
+
+impl<'t> PreparedTrace<'t> {
+    /// Counts every distinct block of `trace` (in parallel, each once) and
+    /// fits the calibration when `calibrate_auto` and usage was recorded.
+    pub fn new(trace: &'t Trace, memo: &TokenMemo, framing: &Framing, calibrate_auto: bool) -> Self {
+        // One parallel pass over the distinct texts; later lookups hit the memo.
+        let mut texts: Vec<Cow<'_, str>> = Vec::new();
+        for m in &trace.messages {
+            match m.content() {
+                Content::Text(t) => texts.push(Cow::Borrowed(&**t)),
+                Content::Blocks(bs) => texts.extend(bs.iter().map(|b| block_token_text(b).0)),
+            }
+        }
+        let refs: Vec<&str> = texts.iter().map(|c| &**c).collect();
+        memo.count_all(&refs);
+        drop(refs);
+        drop(texts);
+
+        let messages: Vec<Vec<BlockCount>> = trace.messages.iter().map(|m| message_counts(memo, m)).collect();
+        let message_chars = trace.messages.iter().map(|m| m.to_json().chars().count() as u64).collect();
+        let hidden = (trace.hidden_prefix_tokens > 0).then(|| hidden_prefix_block(trace.hidden_prefix_tokens));
+        let mut tools = Vec::new();
+        let mut system = Vec::new();
+        let mut system_blocks = Vec::new();
+        for p in &trace.prompts {
+            tools.push(p.tools.iter().map(|t| count_tool(memo, t)).collect());
+            let mut blocks = p.system.clone();
+            let mut counts: Vec<BlockCount> = blocks.iter().map(|b| count_block(memo, b)).collect();
+            if let Some((block, count)) = &hidden {
+                blocks.push(block.clone());
+                counts.push(*count);
+            }
+            system.push(counts);
+            system_blocks.push(blocks);
+        }
+        let recall = Arc::new(recall_tool_definition());
+        let recall_count = count_tool(memo, &recall);
+        let mut prepared = PreparedTrace {
+            trace,
+            messages,
+            message_chars,
+            tools,
+            system,
+            system_blocks,
+            recall_tool: (recall, recall_count),
+            calibration: Calibration::default(),
+        };
+        if calibrate_auto {
+            prepared.calibration = prepared.fit_calibration(framing);
+        }
+        prepared
+    }
+
+    /// Fits `recorded ≈ factor × estimated` on the growth of the prompt
+    /// between consecutive calls with recorded input, same prompt version,
+    /// and a growing history. Framing is taken out of the recorded growth
+    /// so the factor only scales the tokenizer's counts.
+    fn fit_calibration(&self, framing: &Framing) -> Calibration {
+        let mut pairs = Vec::new();
+        for w in self.trace.calls.windows(2) {
+            let [a, b] = w else { continue };
+            let (Some(ra), Some(rb)) = (a.usage.and_then(|u| u.total_input()), b.usage.and_then(|u| u.total_input()))
+            else {
+                continue;
+            };
+            if a.prompt != b.prompt || b.messages <= a.messages {
+                continue;
+            }
+            let new = &self.messages[a.messages..b.messages];
+            let raw: u64 = new.iter().flatten().map(|c| c.raw_tokens).sum();
+            let frame: u64 = new.iter().map(|m| framing.per_message + framing.per_block * m.len() as u64).sum();
+            let recorded = rb as i64 - ra as i64 - frame as i64;
+            pairs.push((raw as i64, recorded));
+        }
+        calibrate(&pairs)
+    }
+}
+
+/// The stand-in for a system prompt and tools the trace did not record: a
+/// text block whose token count is set to the known size.
+pub fn hidden_prefix_block(tokens: u64) -> (ContentBlock, BlockCount) {
+    let block = ContentBlock::text(&format!("[system prompt and tool definitions not recorded: {tokens} tokens]"));
+    let key = ContentHash::of(block.to_json().as_bytes());
+    (block, BlockCount { key, raw_tokens: tokens, scaled: false })
+}
+
+fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
+    match m.content() {
+        Content::Text(t) => {
+            let json = format!(r#"{{"type":"text","text":{}}}"#, m.fields().get("content").map_or("\"\"", |r| r.get()));
+            vec![BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(t), scaled: true }]
+        }
+        Content::Blocks(bs) => bs.iter().map(|b| count_block(memo, b)).collect(),
+    }
+}

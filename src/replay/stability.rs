@@ -1,0 +1,1 @@
+//! Stability checks (filled in below).

@@ -1,0 +1,92 @@
+//! Number and text formatting shared by every exporter, so a figure reads
+//! the same in a table, a Markdown summary and the HTML report.
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Dollars with enough precision for small per-call costs: `$0.0123`,
+/// `$12.35`, `-$1.20`.
+pub fn dollars(v: f64) -> String {
+    let sign = if v < 0.0 { "-" } else { "" };
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{sign}${}", thousands_f(a))
+    } else if a >= 1.0 {
+        format!("{sign}${a:.2}")
+    } else {
+        format!("{sign}${a:.4}")
+    }
+}
+
+fn thousands_f(a: f64) -> String {
+    let whole = a.trunc() as u64;
+    let cents = ((a - a.trunc()) * 100.0).round() as u64;
+    if cents == 100 { format!("{}.00", thousands(whole + 1)) } else { format!("{}.{cents:02}", thousands(whole)) }
+}
+
+/// Escapes text for a Markdown table cell.
+pub fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '`' | '*' | '_' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes text for HTML content and attribute values.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(dollars(0.01234), "$0.0123");
+        assert_eq!(dollars(12.345), "$12.35");
+        assert_eq!(dollars(-1.2), "-$1.20");
+        assert_eq!(dollars(1234.567), "$1,234.57");
+        assert_eq!(dollars(199.999), "$200.00");
+    }
+
+    #[test]
+    fn escaping() {
+        assert_eq!(html_escape(r#"<script>"x"&'y'</script>"#), "&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;");
+        assert_eq!(md_escape("a|b<c>\n_d_"), "a\\|b&lt;c&gt; \\_d\\_");
+    }
+}

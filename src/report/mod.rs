@@ -1,0 +1,6 @@
+//! Reports: exporters for every output format, fed plain result data.
+//! Exporters return text; writing files is the caller's job.
+
+pub mod fmt;
+pub mod models_view;
+pub mod replay_view;
