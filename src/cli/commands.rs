@@ -9,6 +9,11 @@ use super::CliError;
 use crate::engine::ledger::{DurableLedger, InMemoryLedger, ToolResultLedger, not_found};
 use crate::engine::message::{BlockKind, Message};
 use crate::engine::recall::{RecallFormat, RecallRequest};
+use crate::cost::pricing::Pricing;
+use crate::cost::tokens::{TokenMemo, parse_tokenizer};
+use crate::policy::{Compaction, Config};
+use crate::replay::{PreparedTrace, ReplayOptions, replay};
+use crate::report::replay_view::{CsvExporter, JsonExporter, MarkdownExporter, ReplayExporter, ReplayOutput, Savings, TableExporter};
 use crate::trace::{LoadedTraces, Trace, load_path};
 
 /// What agent conversations really cost, and which tool-result compaction
@@ -22,11 +27,321 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Replay a trace under one policy: per-call tokens and dollars.
+    #[command(after_help = "Examples:\n  tracecost replay traces/massage-gun.json\n  tracecost replay traces/massage-gun.json --compaction ledger --threshold 8000 --keep-last 2 --cache native\n  tracecost replay trace.json --config 'ledger:t=8000,k=2+tail:ttl=1h' --format json")]
+    Replay(ReplayArgs),
+    /// Replay traces under a grid of policies, ranked by cost, with recall risk.
+    #[command(after_help = "Examples:\n  tracecost sweep traces/massage-gun.json --threshold 2000,8000,32000 --keep-last 0,2 --cache none,tail,native\n  tracecost sweep traces/*.json --compaction off,ledger,clear-tool-uses --cache tail --model claude-opus-4-1,claude-sonnet-4-5")]
+    Sweep(SweepArgs),
+    /// Check that stubs and prefixes stay byte-stable from call to call.
+    #[command(after_help = "Examples:\n  tracecost stability traces/massage-gun.json --compaction ledger --threshold 8000 --keep-last 2\n  tracecost stability trace.json --config 'ledger:t=2000,k=0+tail' --processes 3")]
+    Stability(StabilityArgs),
+    /// Write the report (HTML, Markdown, JSON, CSV, charts) for a set of traces.
+    #[command(after_help = "Examples:\n  tracecost report                      # every trace in traces/, into reports/latest/\n  tracecost report traces/massage-gun.json --out reports/massage-gun\n  tracecost report my-traces/ --cache tail,native --threshold 4000,16000")]
+    Report(ReportArgs),
+    /// Generate a bundled reference trace.
+    #[command(after_help = "Examples:\n  tracecost gen massage-gun -o traces/massage-gun.json\n  tracecost gen session --calls 500 --seed 7 -o /tmp/session.json")]
+    Gen(GenArgs),
+    /// Print the built-in price table (or one extended with --pricing).
+    Models(ModelsArgs),
+    /// Convert logs into canonical traces.
+    #[command(after_help = "Examples:\n  tracecost import --from claude-code ~/.claude -o sessions.json\n  tracecost import --from anthropic proxy-log.jsonl -o trace.json\n  tracecost import --from openai --skip-invalid calls.jsonl -o trace.json")]
+    Import(ImportArgs),
     /// Print what the recall_tool_result tool would return for a tool result.
     #[command(
         after_help = "Examples:\n  tracecost recall traces/massage-gun.json toolu_03 --query B07\n  tracecost recall trace.json tm_1a2b3c4d5e6f7a8b --json-path products.0.stats --ledger .ledger"
     )]
     Recall(RecallArgs),
+}
+
+/// Policy flags shared by replay, sweep cells, stability.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct PolicyArgs {
+    /// The whole config as one string, e.g. ledger:t=8000,k=2+native:manifest=cached,ttl=5m.
+    #[arg(long, conflicts_with_all = ["compaction", "threshold", "keep_last", "cache", "ttl", "manifest", "trigger", "keep", "clear_at_least", "exclude_tools", "clear_tool_inputs"])]
+    config: Option<String>,
+    /// Compaction policy.
+    #[arg(long, value_parser = ["off", "ledger", "clear-tool-uses", "langchain-clear"])]
+    compaction: Option<String>,
+    /// Ledger: compact results longer than this many characters [default: 8000].
+    #[arg(long)]
+    threshold: Option<u64>,
+    /// Ledger: never compact the last N tool results [default: 2].
+    #[arg(long)]
+    keep_last: Option<usize>,
+    /// Cache policy [default: recorded when the trace carries markers, else none].
+    #[arg(long, value_parser = ["none", "system", "native", "tail", "recorded"])]
+    cache: Option<String>,
+    /// TTL of the markers.
+    #[arg(long, value_parser = ["5m", "1h"])]
+    ttl: Option<String>,
+    /// Native cache: tool manifest cached (marked) or volatile.
+    #[arg(long, value_parser = ["cached", "volatile"])]
+    manifest: Option<String>,
+    /// Peers: clear only above this many input tokens [default: 100000].
+    #[arg(long)]
+    trigger: Option<u64>,
+    /// Peers: keep the last N tool uses [default: 3].
+    #[arg(long)]
+    keep: Option<usize>,
+    /// Peers: minimum tokens to clear.
+    #[arg(long)]
+    clear_at_least: Option<u64>,
+    /// Peers: tools whose results are never cleared (repeatable).
+    #[arg(long = "exclude-tool")]
+    exclude_tools: Vec<String>,
+    /// Peers: also clear the tool_use inputs.
+    #[arg(long)]
+    clear_tool_inputs: bool,
+}
+
+impl PolicyArgs {
+    /// The config these flags describe for `trace` (its default cache
+    /// policy depends on whether it recorded markers).
+    pub(crate) fn config_for(&self, trace: &Trace, model: Option<&str>) -> Result<Config, CliError> {
+        let mut config: Config = match &self.config {
+            Some(s) => s.parse()?,
+            None => self.flags_string(trace).parse()?,
+        };
+        if let Some(m) = model {
+            config.model = Some(m.to_owned());
+        }
+        Ok(config)
+    }
+
+    fn flags_string(&self, trace: &Trace) -> String {
+        let compaction = match self.compaction.as_deref().unwrap_or("off") {
+            "ledger" => format!("ledger:t={},k={}", self.threshold.unwrap_or(8000), self.keep_last.unwrap_or(2)),
+            peer @ ("clear-tool-uses" | "langchain-clear") => {
+                let mut p = vec![format!("trigger={}", self.trigger.unwrap_or(100_000)), format!("keep={}", self.keep.unwrap_or(3))];
+                if let Some(n) = self.clear_at_least {
+                    p.push(format!("at-least={n}"));
+                }
+                if !self.exclude_tools.is_empty() {
+                    p.push(format!("exclude={}", self.exclude_tools.join("|")));
+                }
+                if self.clear_tool_inputs {
+                    p.push("inputs=true".into());
+                }
+                format!("{peer}:{}", p.join(","))
+            }
+            other => other.to_owned(),
+        };
+        let default_cache = if trace.has_markers() { "recorded" } else { "none" };
+        let cache = match self.cache.as_deref().unwrap_or(default_cache) {
+            "native" => format!("native:manifest={},ttl={}", self.manifest.as_deref().unwrap_or("cached"), self.ttl()),
+            k @ ("system" | "tail") => format!("{k}:ttl={}", self.ttl()),
+            other => other.to_owned(),
+        };
+        format!("{compaction}+{cache}")
+    }
+
+    fn ttl(&self) -> &str {
+        self.ttl.as_deref().unwrap_or("5m")
+    }
+}
+
+/// Cost-model flags shared by every command that prices.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct CostArgs {
+    /// Price with this model instead of the trace's.
+    #[arg(long)]
+    model: Option<String>,
+    /// Extra or overriding prices: tracecost's JSON or LiteLLM's model_prices_and_context_window.json.
+    #[arg(long)]
+    pricing: Option<PathBuf>,
+    /// Tokenizer: o200k_base, cl100k_base or chars:R (R characters per token).
+    #[arg(long, default_value = "o200k_base")]
+    tokenizer: String,
+    /// Fit a per-trace calibration factor on recorded usage (auto) or not (off).
+    #[arg(long, value_parser = ["auto", "off"], default_value = "auto")]
+    calibrate: String,
+    /// Apply the Batch API discount (50%).
+    #[arg(long)]
+    batch: bool,
+}
+
+impl CostArgs {
+    pub(crate) fn pricing(&self) -> Result<Pricing, CliError> {
+        match &self.pricing {
+            Some(p) => Ok(Pricing::with_file(p)?),
+            None => Ok(Pricing::builtin()),
+        }
+    }
+
+    pub(crate) fn memo(&self) -> Result<TokenMemo, CliError> {
+        let t = parse_tokenizer(&self.tokenizer).map_err(|e| CliError::Usage(e.to_string()))?;
+        Ok(TokenMemo::new(t))
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum OutFormat {
+    Table,
+    Json,
+    Csv,
+    Md,
+}
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// The trace file (every trace in it is replayed).
+    trace: PathBuf,
+    #[command(flatten)]
+    policy: PolicyArgs,
+    #[command(flatten)]
+    cost: CostArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: OutFormat,
+}
+
+/// The grid flags shared by sweep and report.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct GridArgs {
+    /// Compaction policies (comma-separated): off, ledger, clear-tool-uses, langchain-clear, or full strings like clear-tool-uses:trigger=50000.
+    #[arg(long, value_delimiter = ',', default_value = "off,ledger,clear-tool-uses,langchain-clear")]
+    compaction: Vec<String>,
+    /// Ledger thresholds in characters (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "2000,8000,32000")]
+    threshold: Vec<u64>,
+    /// Ledger keep-last values (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "0,2,4")]
+    keep_last: Vec<usize>,
+    /// Cache policies (comma-separated): none, system, native, tail, recorded, or full strings like tail:ttl=1h.
+    #[arg(long, value_delimiter = ',', default_value = "none,system,native,tail")]
+    cache: Vec<String>,
+    /// TTL for cache policies given without one.
+    #[arg(long, value_parser = ["5m", "1h"], default_value = "5m")]
+    ttl: String,
+    /// Price each recall an assistant turn would have needed at this many USD (default: one extra round trip at the config's average call cost).
+    #[arg(long)]
+    recall_cost: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+struct SweepArgs {
+    /// Trace files.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
+    #[command(flatten)]
+    grid: GridArgs,
+    /// Models to price with (comma-separated); default the trace's.
+    #[arg(long, value_delimiter = ',')]
+    model: Vec<String>,
+    #[command(flatten)]
+    cost: CostCommon,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: OutFormat,
+}
+
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// Trace files or directories of them [default: traces/].
+    inputs: Vec<PathBuf>,
+    /// Where to write the report.
+    #[arg(long, default_value = "reports/latest")]
+    out: PathBuf,
+    #[command(flatten)]
+    grid: GridArgs,
+    /// Price with this model instead of each trace's.
+    #[arg(long)]
+    model: Option<String>,
+    #[command(flatten)]
+    cost: CostCommon,
+}
+
+/// The cost flags of CostArgs without --model (sweep takes a list).
+#[derive(Debug, Args, Clone)]
+pub(crate) struct CostCommon {
+    /// Extra or overriding prices: tracecost's JSON or LiteLLM's model_prices_and_context_window.json.
+    #[arg(long)]
+    pricing: Option<PathBuf>,
+    /// Tokenizer: o200k_base, cl100k_base or chars:R.
+    #[arg(long, default_value = "o200k_base")]
+    tokenizer: String,
+    /// Fit a per-trace calibration factor on recorded usage (auto) or not (off).
+    #[arg(long, value_parser = ["auto", "off"], default_value = "auto")]
+    calibrate: String,
+    /// Apply the Batch API discount (50%).
+    #[arg(long)]
+    batch: bool,
+}
+
+impl CostCommon {
+    fn as_cost_args(&self) -> CostArgs {
+        CostArgs { model: None, pricing: self.pricing.clone(), tokenizer: self.tokenizer.clone(), calibrate: self.calibrate.clone(), batch: self.batch }
+    }
+}
+
+#[derive(Debug, Args)]
+struct StabilityArgs {
+    /// The trace file.
+    trace: PathBuf,
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// Also run the check in N fresh processes and compare their stub bytes.
+    #[arg(long, default_value_t = 2)]
+    processes: usize,
+    /// Print only the digest of the stub bytes (used by --processes).
+    #[arg(long, hide = true)]
+    digest_only: bool,
+    /// Tokenizer for the surviving-prefix figures.
+    #[arg(long, default_value = "o200k_base")]
+    tokenizer: String,
+}
+
+#[derive(Debug, Args)]
+struct GenArgs {
+    /// massage-gun or session.
+    name: String,
+    /// Session: number of calls [default: 200].
+    #[arg(long)]
+    calls: Option<usize>,
+    /// Session: random seed [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output file (stdout when absent).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct ModelsArgs {
+    /// Extra or overriding prices (tracecost JSON or LiteLLM's file).
+    #[arg(long)]
+    pricing: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: OutFormat,
+}
+
+#[derive(Debug, Args)]
+struct ImportArgs {
+    /// The input format.
+    #[arg(long = "from", value_enum)]
+    from: ImportFormat,
+    /// Input files or directories.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Where to write the traces (one file; several traces share it).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Skip lines that are not valid JSON instead of failing.
+    #[arg(long)]
+    skip_invalid: bool,
+    /// Model to record when the input does not say.
+    #[arg(long)]
+    model: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ImportFormat {
+    ClaudeCode,
+    Anthropic,
+    Langchain,
+    Openai,
 }
 
 #[derive(Debug, Args)]
@@ -64,8 +379,319 @@ enum FormatArg {
 /// Runs a parsed command line; returns the exit code.
 pub fn execute(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
+        Command::Replay(a) => replay_cmd(a),
+        Command::Sweep(a) => sweep_cmd(a),
+        Command::Stability(a) => stability_cmd(a),
+        Command::Report(a) => report_cmd(a),
+        Command::Gen(a) => gen_cmd(a),
+        Command::Models(a) => models_cmd(a),
+        Command::Import(a) => import(a),
         Command::Recall(a) => recall(a),
     }
+}
+
+fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
+    let loaded = load(&a.trace)?;
+    let pricing = a.cost.pricing()?;
+    let memo = a.cost.memo()?;
+    let opts = ReplayOptions { batch: a.cost.batch };
+    // Build every plan before running anything: a bad flag for the second
+    // trace must not come after output for the first.
+    let mut plans = Vec::new();
+    for t in &loaded.traces {
+        let config = a.policy.config_for(t, a.cost.model.as_deref())?;
+        crate::replay::check_config(t, &config).map_err(CliError::from)?;
+        let model = config.model.clone().unwrap_or_else(|| t.model.clone());
+        let price = pricing.lookup(&model)?;
+        plans.push((t, config, price));
+    }
+    let mut outputs = Vec::new();
+    for (t, config, price) in plans {
+        let prepared = PreparedTrace::new(t, &memo, price, a.cost.calibrate == "auto");
+        let result = replay(&prepared, &config, &pricing, &memo, opts)?;
+        let reference = match config.compaction {
+            Compaction::Off => None,
+            _ => {
+                let off = Config { compaction: Compaction::Off, ..config.clone() };
+                Some(replay(&prepared, &off, &pricing, &memo, opts)?.totals)
+            }
+        };
+        let savings = Savings::of(&result.totals, reference.as_ref());
+        outputs.push(ReplayOutput { result, savings });
+    }
+    let exporter: &dyn ReplayExporter = match a.format {
+        OutFormat::Table => &TableExporter,
+        OutFormat::Json => &JsonExporter,
+        OutFormat::Csv => &CsvExporter,
+        OutFormat::Md => &MarkdownExporter,
+    };
+    print_stdout(&exporter.render(&outputs));
+    Ok(0)
+}
+
+/// Builds the grid of a sweep from its flags.
+fn grid_from(a: &GridArgs, model_list: &[String]) -> Result<crate::replay::sweep::Grid, CliError> {
+    let mut compactions = Vec::new();
+    for c in &a.compaction {
+        let spec = c.trim();
+        if spec == "ledger" {
+            for t in &a.threshold {
+                for k in &a.keep_last {
+                    compactions.push(Compaction::Ledger { threshold: *t, keep_last: *k });
+                }
+            }
+        } else {
+            compactions.push(format!("{spec}+none").parse::<Config>()?.compaction);
+        }
+    }
+    let mut caches = Vec::new();
+    for c in &a.cache {
+        let spec = c.trim();
+        let full = if matches!(spec, "system" | "tail") {
+            format!("{spec}:ttl={}", a.ttl)
+        } else if spec == "native" {
+            format!("native:ttl={}", a.ttl)
+        } else {
+            spec.to_owned()
+        };
+        caches.push(format!("off+{full}").parse::<Config>()?.cache);
+    }
+    let models = if model_list.is_empty() { vec![None] } else { model_list.iter().map(|m| Some(m.clone())).collect() };
+    Ok(crate::replay::sweep::Grid { compactions, caches, models })
+}
+
+fn sweep_cmd(a: SweepArgs) -> Result<u8, CliError> {
+    let cost = a.cost.as_cost_args();
+    let pricing = cost.pricing()?;
+    let memo = cost.memo()?;
+    let grid = grid_from(&a.grid, &a.model)?;
+    let configs = grid.configs();
+    let mut loaded = Vec::new();
+    for p in &a.traces {
+        loaded.extend(load(p)?.traces);
+    }
+    let sweeps = run_sweeps(&loaded, &configs, &cost, &pricing, &memo, a.grid.recall_cost)?;
+    let text = match a.format {
+        OutFormat::Json => crate::report::sweep_view::json(&sweeps),
+        OutFormat::Csv => crate::report::sweep_view::csv(&sweeps),
+        OutFormat::Md => crate::report::sweep_view::markdown(&sweeps),
+        OutFormat::Table => crate::report::sweep_view::table(&sweeps),
+    };
+    print_stdout(&text);
+    Ok(0)
+}
+
+/// Checks every config against every trace, then sweeps each trace.
+fn run_sweeps(
+    loaded: &[Trace],
+    configs: &[Config],
+    cost: &CostArgs,
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    recall_cost: Option<f64>,
+) -> Result<Vec<crate::replay::sweep::TraceSweep>, CliError> {
+    // Plan: every config must apply to every trace before anything runs.
+    for t in loaded {
+        for c in configs {
+            crate::replay::check_config(t, c)?;
+            pricing.lookup(c.model.as_deref().unwrap_or(&t.model))?;
+        }
+    }
+    let progress = super::progress::Progress::new("sweep", configs.len() * loaded.len());
+    let mut sweeps = Vec::new();
+    for t in loaded {
+        let price = pricing.lookup(cost.model.as_deref().unwrap_or(&t.model))?;
+        let prepared = PreparedTrace::new(t, memo, price, cost.calibrate == "auto");
+        let baseline = crate::replay::sweep::baseline_for(t, cost.model.clone());
+        sweeps.push(crate::replay::sweep::sweep_trace(
+            &prepared,
+            configs,
+            &baseline,
+            pricing,
+            memo,
+            ReplayOptions { batch: cost.batch },
+            recall_cost,
+            &|| progress.tick(),
+        )?);
+    }
+    progress.finish();
+    Ok(sweeps)
+}
+
+/// Trace files named on the command line; directories give their `*.json`
+/// files in name order.
+fn trace_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
+    let defaults = [PathBuf::from("traces")];
+    let inputs = if inputs.is_empty() { &defaults[..] } else { inputs };
+    let mut out = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            let rd = std::fs::read_dir(p).map_err(|e| CliError::Usage(format!("{}: cannot read directory: {e}", p.display())))?;
+            let mut files: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "json") && f.is_file())
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(CliError::Usage(format!("{}: no *.json trace files in this directory", p.display())));
+            }
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn report_cmd(a: ReportArgs) -> Result<u8, CliError> {
+    use crate::replay::stability::{RunSource, check};
+    use crate::report::build::{Assumptions, TraceReport, build};
+    let mut cost = a.cost.as_cost_args();
+    cost.model = a.model.clone();
+    let grid = grid_from(&a.grid, &a.model.iter().cloned().collect::<Vec<_>>())?;
+    let configs = grid.configs();
+    let mut loaded = Vec::new();
+    for p in trace_files(&a.inputs)? {
+        loaded.extend(load(&p)?.traces);
+    }
+    let pricing = cost.pricing()?;
+    let memo = cost.memo()?;
+    let sweeps = run_sweeps(&loaded, &configs, &cost, &pricing, &memo, a.grid.recall_cost)?;
+    let mut reports = Vec::new();
+    for (t, sweep) in loaded.iter().zip(sweeps) {
+        let rec: Config = sweep.rows[sweep.recommended].result.config.parse()?;
+        let counter = MemoTokens(&memo);
+        let mut source = RunSource { run: crate::policy::CompactionRun::new(&rec.compaction), tokens: &counter, fixed_tokens: 0 };
+        let stability = check(t, &mut source, &counter)?;
+        reports.push(TraceReport { sweep, stability });
+    }
+    let prices = match &cost.pricing {
+        Some(p) => format!("built-in Anthropic prices (as published, late 2026) overridden by {}", p.display()),
+        None => "built-in Anthropic prices (as published, late 2026)".to_owned(),
+    };
+    let assumptions = Assumptions {
+        prices,
+        tokenizer: cost.tokenizer.clone(),
+        calibration: cost.calibrate == "auto",
+        batch: cost.batch,
+        grid: format!(
+            "compaction {} (ledger thresholds {:?} chars × keep-last {:?}); cache {} with TTL {}",
+            a.grid.compaction.join(", "),
+            a.grid.threshold,
+            a.grid.keep_last,
+            a.grid.cache.join(", "),
+            a.grid.ttl
+        ),
+    };
+    let files = build(&reports, &assumptions).map_err(|e| CliError::Usage(format!("chart: {e}")))?;
+    super::output::write_dir_atomic(&a.out, &files)?;
+    eprintln!("tracecost: wrote {} file(s) to {}", files.len(), a.out.display());
+    Ok(0)
+}
+
+fn stability_cmd(a: StabilityArgs) -> Result<u8, CliError> {
+    use crate::replay::stability::{RunSource, check};
+    let loaded = load(&a.trace)?;
+    let memo = TokenMemo::new(parse_tokenizer(&a.tokenizer).map_err(|e| CliError::Usage(e.to_string()))?);
+    let mut plans = Vec::new();
+    for t in &loaded.traces {
+        let config = a.policy.config_for(t, None)?;
+        crate::replay::check_config(t, &config)?;
+        plans.push((t, config));
+    }
+    let mut failed = false;
+    let mut out = String::new();
+    for (t, config) in plans {
+        let counter = MemoTokens(&memo);
+        let mut source = RunSource { run: crate::policy::CompactionRun::new(&config.compaction), tokens: &counter, fixed_tokens: 0 };
+        let report = check(t, &mut source, &counter)?;
+        if a.digest_only {
+            out.push_str(&format!("{} {}\n", t.name, report.digest));
+            continue;
+        }
+        let mut others = Vec::new();
+        if a.processes > 0 {
+            let exe = std::env::current_exe().map_err(|e| CliError::Usage(format!("cannot find the tracecost binary: {e}")))?;
+            for _ in 0..a.processes {
+                let o = std::process::Command::new(&exe)
+                    .arg("stability")
+                    .arg(&a.trace)
+                    .args(["--config", &config.to_string(), "--processes", "0", "--digest-only", "--tokenizer", &a.tokenizer])
+                    .output()
+                    .map_err(|e| CliError::Usage(format!("cannot run {}: {e}", exe.display())))?;
+                let text = String::from_utf8_lossy(&o.stdout);
+                let digest = text.lines().find_map(|l| l.strip_prefix(&format!("{} ", t.name))).unwrap_or("").to_owned();
+                others.push(digest);
+            }
+        }
+        out.push_str(&crate::report::stability_view::render(&t.name, &config.to_string(), &report, &others));
+        if !report.violations.is_empty() || others.iter().any(|d| *d != report.digest) {
+            failed = true;
+        }
+    }
+    print_stdout(&out);
+    Ok(if failed { super::EXIT_FAILED } else { 0 })
+}
+
+/// Token counts through the process-wide memo.
+struct MemoTokens<'a>(&'a TokenMemo);
+
+impl crate::policy::BlockTokens for MemoTokens<'_> {
+    fn block_tokens(&self, block: &crate::engine::message::ContentBlock) -> u64 {
+        crate::replay::count_block(self.0, block).raw_tokens
+    }
+}
+
+fn print_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth reporting.
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn gen_cmd(a: GenArgs) -> Result<u8, CliError> {
+    let trace = crate::trace::generate::by_name(&a.name, a.calls, a.seed).map_err(CliError::Usage)?;
+    let json = crate::trace::to_json(&trace);
+    match &a.output {
+        Some(p) => super::write_atomic(p, json.as_bytes())?,
+        None => print_stdout(&json),
+    }
+    Ok(0)
+}
+
+fn models_cmd(a: ModelsArgs) -> Result<u8, CliError> {
+    let pricing = match &a.pricing {
+        Some(p) => Pricing::with_file(p)?,
+        None => Pricing::builtin(),
+    };
+    let rows = pricing.rows();
+    let text = crate::report::models_view::render(&rows, matches!(a.format, OutFormat::Json), matches!(a.format, OutFormat::Csv), matches!(a.format, OutFormat::Md));
+    print_stdout(&text);
+    Ok(0)
+}
+
+fn import(a: ImportArgs) -> Result<u8, CliError> {
+    use crate::trace::import::{ImportOptions, anthropic, claude_code, langchain, openai};
+    let opts = ImportOptions { skip_invalid: a.skip_invalid, default_model: a.model };
+    let out = match a.from {
+        ImportFormat::ClaudeCode => claude_code::import(&a.inputs, &opts)?,
+        ImportFormat::Anthropic => anthropic::import(&a.inputs, &opts)?,
+        ImportFormat::Langchain => langchain::import(&a.inputs, &opts)?,
+        ImportFormat::Openai => openai::import(&a.inputs, &opts)?,
+    };
+    if out.traces.is_empty() {
+        return Err(CliError::Usage(format!("nothing to import: {}", out.report)));
+    }
+    let json = crate::trace::traces_to_json(&out.traces);
+    super::write_atomic(&a.output, json.as_bytes())?;
+    let calls: usize = out.traces.iter().map(|t| t.calls.len()).sum();
+    eprintln!(
+        "tracecost: wrote {} trace(s), {calls} call(s) to {}; {}",
+        out.traces.len(),
+        a.output.display(),
+        out.report
+    );
+    Ok(0)
 }
 
 fn load(path: &std::path::Path) -> Result<LoadedTraces, CliError> {

@@ -27,6 +27,12 @@ pub enum CliError {
     /// The ledger's storage failed.
     #[error("ledger: {0}")]
     Ledger(#[from] LedgerError),
+    /// A replay could not run.
+    #[error(transparent)]
+    Replay(#[from] crate::replay::ReplayError),
+    /// A price table problem (unknown model, bad pricing file).
+    #[error(transparent)]
+    Pricing(#[from] crate::cost::pricing::PricingError),
     /// Bad usage not caught by the argument parser.
     #[error("{0}")]
     Usage(String),
@@ -49,6 +55,8 @@ impl CliError {
             | CliError::Config(_)
             | CliError::Ledger(_)
             | CliError::Usage(_)
+            | CliError::Replay(_)
+            | CliError::Pricing(_)
             | CliError::Write { .. } => EXIT_INPUT,
         }
     }

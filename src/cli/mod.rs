@@ -8,6 +8,7 @@
 mod commands;
 mod error;
 mod output;
+mod progress;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -38,3 +38,44 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+/// Writes a whole directory of files so that it appears complete or not at
+/// all: everything goes into a sibling temporary directory, which then
+/// replaces `dir`.
+pub fn write_dir_atomic(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), CliError> {
+    let shown = dir.display().to_string();
+    let fail = |source| CliError::Write { path: shown.clone(), source };
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => Path::new(".").to_path_buf(),
+    };
+    std::fs::create_dir_all(&parent).map_err(fail)?;
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
+    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp)?;
+        }
+        for (rel, bytes) in files {
+            let path = tmp.join(rel);
+            if let Some(p) = path.parent() {
+                std::fs::create_dir_all(p)?;
+            }
+            let mut f = std::fs::File::create(&path)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+        }
+        if dir.exists() {
+            if !dir.is_dir() {
+                return Err(std::io::Error::other("exists and is not a directory"));
+            }
+            std::fs::remove_dir_all(dir)?;
+        }
+        std::fs::rename(&tmp, dir)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(fail(e));
+    }
+    Ok(())
+}

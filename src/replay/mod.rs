@@ -6,10 +6,11 @@
 //! after the previous one), which favours caching; results say so.
 
 mod prepare;
+pub mod recall_risk;
 pub mod stability;
 pub mod sweep;
 
-pub use prepare::{BlockCount, MEDIA_TOKENS, PreparedTrace, block_token_text, count_block};
+pub use prepare::{BlockCount, MEDIA_TOKENS, PreparedTrace, Scale, TraceCalibration, block_token_text, count_block};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use serde::Serialize;
 
 use crate::cost::cache_sim::{Breakpoint, CacheSim, PrefixBlock, PrefixKind, SimError};
 use crate::cost::pricing::{ModelPrice, Pricing, PricingError, ToolChoice, Usage};
-use crate::cost::tokens::{Calibration, TokenMemo};
+use crate::cost::tokens::TokenMemo;
 use crate::engine::cache::ProviderKind;
 use crate::engine::ledger::LedgerError;
 use crate::engine::message::{ContentBlock, ToolDefinition};
@@ -88,6 +89,9 @@ pub struct CallResult {
     /// The model priced.
     #[serde(skip)]
     pub model: String,
+    /// Tokens of the leading blocks sent exactly as in the previous call:
+    /// the most a cache could serve.
+    pub stable_prefix_tokens: u64,
 }
 
 /// Sums over calls.
@@ -126,7 +130,7 @@ pub struct ReplayResult {
     /// Whether start times were missing and calls treated as back-to-back.
     pub back_to_back: bool,
     /// The calibration used.
-    pub calibration: Calibration,
+    pub calibration: TraceCalibration,
     /// Per call.
     pub calls: Vec<CallResult>,
     /// Totals.
@@ -177,7 +181,7 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
 /// Counts blocks the rewriter creates (stubs, placeholders), each once.
 struct RunTokens<'a> {
     memo: &'a TokenMemo,
-    calibration: Calibration,
+    calibration: TraceCalibration,
     framing_block: u64,
     // Keyed by the replacement's address: replacements live in the run's
     // caches for the whole replay, so an address names one block.
@@ -227,6 +231,7 @@ pub fn replay(
     let mut calls = Vec::with_capacity(trace.calls.len());
     let mut ever_compacted: std::collections::BTreeSet<String> = Default::default();
     let mut blocks: Vec<PrefixBlock> = Vec::new();
+    let mut prev_blocks: Vec<PrefixBlock> = Vec::new();
     let with_recall = matches!(config.compaction, Compaction::Ledger { .. });
     for (ci, call) in trace.calls.iter().enumerate() {
         let model_id = config.model.as_deref().unwrap_or_else(|| trace.model_of(call));
@@ -276,7 +281,7 @@ pub fn replay(
                         let c = counts.first().copied().unwrap_or(BlockCount {
                             key: crate::cost::tokens::ContentHash::of(b""),
                             raw_tokens: 0,
-                            scaled: true,
+                            scale: Scale::Content,
                         });
                         blocks.push(prefix(&c, &prepared.calibration, price.framing.per_block + per_message, PrefixKind::Text, Some(mi)));
                     } else {
@@ -315,6 +320,9 @@ pub fn replay(
             })
             .map_err(|source| ReplayError::Sim { trace: trace.name.clone(), call: ci + 1, source })?;
         let cost_usd = price.cost_usd(&outcome.usage, opts.batch);
+        let stable_prefix_tokens =
+            blocks.iter().zip(&prev_blocks).take_while(|(a, b)| a.key == b.key).map(|(a, _)| a.tokens).sum();
+        std::mem::swap(&mut blocks, &mut prev_blocks);
         let recorded = call.usage.filter(|u| u.input_tokens.is_some()).map(|u| recorded_usage(&u));
         let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
         let compacted: Vec<String> = pv.compacted.iter().map(|s| s.to_string()).collect();
@@ -329,6 +337,7 @@ pub fn replay(
             recorded,
             recorded_cost_usd,
             model: price.id.clone(),
+            stable_prefix_tokens,
         });
     }
     let totals = totals(&calls, ever_compacted.len());
@@ -343,7 +352,7 @@ pub fn replay(
     })
 }
 
-fn prefix(c: &BlockCount, cal: &Calibration, framing: u64, kind: PrefixKind, message: Option<usize>) -> PrefixBlock {
+fn prefix(c: &BlockCount, cal: &TraceCalibration, framing: u64, kind: PrefixKind, message: Option<usize>) -> PrefixBlock {
     PrefixBlock { key: c.key, tokens: c.tokens(cal, framing), kind, message }
 }
 

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::cost::pricing::Framing;
+use crate::cost::pricing::{Framing, ModelPrice};
 use crate::cost::tokens::{Calibration, ContentHash, TokenMemo, calibrate};
 use crate::engine::message::{BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent};
 use crate::engine::recall::recall_tool_definition;
@@ -26,16 +26,44 @@ pub struct BlockCount {
     pub key: ContentHash,
     /// Tokens of its content, as the tokenizer counts them.
     pub raw_tokens: u64,
-    /// Whether calibration scales it (false for sizes already known in the
-    /// provider's tokens, like a hidden prefix).
-    pub scaled: bool,
+    /// Which calibration factor scales it.
+    pub scale: Scale,
+}
+
+/// Which factor scales a block's count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Message content: the factor fitted on prompt growth.
+    Content,
+    /// System prompt and tool definitions: the prefix factor when fitted.
+    Prefix,
+    /// Already in the provider's tokens (a hidden prefix known from usage).
+    Exact,
+}
+
+/// The per-trace calibration: Claude's tokenizer is not public, so counts
+/// from the configured tokenizer are scaled to the recorded usage.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct TraceCalibration {
+    /// Scales message content; fitted on the growth of the recorded prompt
+    /// between consecutive calls.
+    #[serde(flatten)]
+    pub content: Calibration,
+    /// Scales the system prompt and tool definitions; fitted on the first
+    /// recorded call's total once its messages are accounted for (content
+    /// of another kind — prose and schemas rather than payloads — often
+    /// tokenizes at another ratio). `None`: the content factor applies.
+    pub prefix_factor: Option<f64>,
 }
 
 impl BlockCount {
-    /// Tokens billed for this block: content (calibrated when scaled) plus
-    /// `framing` tokens.
-    pub fn tokens(&self, calibration: &Calibration, framing: u64) -> u64 {
-        let content = if self.scaled { calibration.apply(self.raw_tokens) } else { self.raw_tokens };
+    /// Tokens billed for this block: content, calibrated, plus `framing`.
+    pub fn tokens(&self, cal: &TraceCalibration, framing: u64) -> u64 {
+        let content = match (self.scale, cal.prefix_factor) {
+            (Scale::Exact, _) => self.raw_tokens,
+            (Scale::Prefix, Some(f)) => (self.raw_tokens as f64 * f).round().max(0.0) as u64,
+            (Scale::Content | Scale::Prefix, _) => cal.content.apply(self.raw_tokens),
+        };
         content + framing
     }
 }
@@ -77,13 +105,13 @@ pub fn block_token_text(block: &ContentBlock) -> (Cow<'_, str>, u64) {
 pub fn count_block(memo: &TokenMemo, block: &ContentBlock) -> BlockCount {
     let json = block.to_json();
     let (text, media) = block_token_text(block);
-    BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(&text) + media, scaled: true }
+    BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(&text) + media, scale: Scale::Content }
 }
 
 /// Counts one tool definition.
 pub fn count_tool(memo: &TokenMemo, tool: &ToolDefinition) -> BlockCount {
     let json = tool.to_json();
-    BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(&json), scaled: true }
+    BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(&json), scale: Scale::Prefix }
 }
 
 /// A trace with every block counted.
@@ -105,13 +133,13 @@ pub struct PreparedTrace<'t> {
     /// The recall tool's definition and count (added under the ledger).
     pub recall_tool: (Arc<ToolDefinition>, BlockCount),
     /// The fitted calibration (factor 1 when off or nothing to fit).
-    pub calibration: Calibration,
+    pub calibration: TraceCalibration,
 }
 
 impl<'t> PreparedTrace<'t> {
     /// Counts every distinct block of `trace` (in parallel, each once) and
     /// fits the calibration when `calibrate_auto` and usage was recorded.
-    pub fn new(trace: &'t Trace, memo: &TokenMemo, framing: &Framing, calibrate_auto: bool) -> Self {
+    pub fn new(trace: &'t Trace, memo: &TokenMemo, price: &ModelPrice, calibrate_auto: bool) -> Self {
         // One parallel pass over the distinct texts; later lookups hit the memo.
         let mut texts: Vec<Cow<'_, str>> = Vec::new();
         for m in &trace.messages {
@@ -134,7 +162,8 @@ impl<'t> PreparedTrace<'t> {
         for p in &trace.prompts {
             tools.push(p.tools.iter().map(|t| count_tool(memo, t)).collect());
             let mut blocks = p.system.clone();
-            let mut counts: Vec<BlockCount> = blocks.iter().map(|b| count_block(memo, b)).collect();
+            let mut counts: Vec<BlockCount> =
+                blocks.iter().map(|b| BlockCount { scale: Scale::Prefix, ..count_block(memo, b) }).collect();
             if let Some((block, count)) = &hidden {
                 blocks.push(block.clone());
                 counts.push(*count);
@@ -152,10 +181,11 @@ impl<'t> PreparedTrace<'t> {
             system,
             system_blocks,
             recall_tool: (recall, recall_count),
-            calibration: Calibration::default(),
+            calibration: TraceCalibration::default(),
         };
         if calibrate_auto {
-            prepared.calibration = prepared.fit_calibration(framing);
+            prepared.calibration.content = prepared.fit_calibration(&price.framing);
+            prepared.calibration.prefix_factor = prepared.fit_prefix(price);
         }
         prepared
     }
@@ -185,19 +215,51 @@ impl<'t> PreparedTrace<'t> {
     }
 }
 
+impl PreparedTrace<'_> {
+    /// Fits the prefix factor on the first call that recorded its input:
+    /// what remains of its total once its messages (content-calibrated),
+    /// the framing, the tool-use prompt and any hidden prefix are taken out
+    /// is the true size of the system prompt and tools.
+    fn fit_prefix(&self, price: &ModelPrice) -> Option<f64> {
+        let (call, recorded) = self.trace.calls.iter().find_map(|c| Some((c, c.usage?.total_input()?)))?;
+        let tools = self.tools.get(call.prompt)?;
+        let system = self.system.get(call.prompt)?;
+        let raw_prefix: u64 = tools.iter().chain(system).filter(|c| c.scale == Scale::Prefix).map(|c| c.raw_tokens).sum();
+        if raw_prefix == 0 {
+            return None;
+        }
+        let content_only = TraceCalibration { content: self.calibration.content, prefix_factor: None };
+        let messages: u64 = self.messages[..call.messages.min(self.messages.len())]
+            .iter()
+            .map(|m| {
+                m.iter().enumerate().map(|(i, c)| c.tokens(&content_only, price.framing.per_block + if i == 0 { price.framing.per_message } else { 0 })).sum::<u64>()
+            })
+            .sum();
+        let fixed = price.framing.per_tool * tools.len() as u64
+            + price.framing.per_block * system.len() as u64
+            + if tools.is_empty() { 0 } else { price.tool_prompt.tokens(crate::cost::pricing::ToolChoice::Auto) }
+            + system.iter().filter(|c| c.scale == Scale::Exact).map(|c| c.raw_tokens).sum::<u64>();
+        let remaining = recorded as f64 - messages as f64 - fixed as f64;
+        let f = remaining / raw_prefix as f64;
+        // Outside this range the record says more about the trace (a
+        // different prompt, a missing part) than about the tokenizer.
+        (0.2..=5.0).contains(&f).then_some(f)
+    }
+}
+
 /// The stand-in for a system prompt and tools the trace did not record: a
 /// text block whose token count is set to the known size.
 pub fn hidden_prefix_block(tokens: u64) -> (ContentBlock, BlockCount) {
     let block = ContentBlock::text(&format!("[system prompt and tool definitions not recorded: {tokens} tokens]"));
     let key = ContentHash::of(block.to_json().as_bytes());
-    (block, BlockCount { key, raw_tokens: tokens, scaled: false })
+    (block, BlockCount { key, raw_tokens: tokens, scale: Scale::Exact })
 }
 
 fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
     match m.content() {
         Content::Text(t) => {
             let json = format!(r#"{{"type":"text","text":{}}}"#, m.fields().get("content").map_or("\"\"", |r| r.get()));
-            vec![BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(t), scaled: true }]
+            vec![BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(t), scale: Scale::Content }]
         }
         Content::Blocks(bs) => bs.iter().map(|b| count_block(memo, b)).collect(),
     }

@@ -1,28 +1,186 @@
-//! Sweeps: one trace under a grid of configs, in parallel.
+//! Sweeps: one trace under a grid of configs, in parallel, ranked by cost,
+//! with each config's recall risk, the Pareto front of cost against risk,
+//! and a recommendation.
 
 use rayon::prelude::*;
+use serde::Serialize;
 
-use super::{PreparedTrace, ReplayError, ReplayOptions, ReplayResult, replay};
+use super::recall_risk::{RecallRisk, RiskIndex};
+use super::{PreparedTrace, ReplayError, ReplayOptions, ReplayResult, check_config, replay};
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::TokenMemo;
-use crate::policy::Config;
+use crate::policy::{Cache, Compaction, Config};
+use crate::trace::Trace;
 
-/// Runs every config over `prepared`, in parallel; results come back in the
-/// order of `configs`. `progress` is called once per finished config.
-pub fn sweep(
+/// A grid: every compaction × every cache policy × every model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grid {
+    /// Compaction policies.
+    pub compactions: Vec<Compaction>,
+    /// Cache policies.
+    pub caches: Vec<Cache>,
+    /// Models (`None` = the trace's own).
+    pub models: Vec<Option<String>>,
+}
+
+impl Grid {
+    /// The configs of the grid, in grid order, without duplicates.
+    pub fn configs(&self) -> Vec<Config> {
+        let mut out: Vec<Config> = Vec::new();
+        for model in &self.models {
+            for compaction in &self.compactions {
+                for cache in &self.caches {
+                    let c = Config { compaction: compaction.clone(), cache: *cache, model: model.clone() };
+                    if !out.contains(&c) {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What a trace actually did: no compaction, and its recorded markers when
+/// it has them (else none).
+pub fn baseline_for(trace: &Trace, model: Option<String>) -> Config {
+    let cache = if trace.has_markers() { Cache::Recorded } else { Cache::None };
+    Config { compaction: Compaction::Off, cache, model }
+}
+
+/// One config's outcome in a sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepRow {
+    /// The replay.
+    pub result: ReplayResult,
+    /// Its recall risk.
+    pub risk: RecallRisk,
+    /// Cost plus priced recalls, what the recommendation minimizes.
+    pub risk_adjusted_cost_usd: f64,
+    /// Saving against the baseline (positive = cheaper).
+    pub savings_usd: f64,
+    /// Same, in percent of the baseline.
+    pub savings_pct: f64,
+    /// Whether no other config is both cheaper-or-equal and less-or-equally
+    /// risky (and better in one).
+    pub pareto: bool,
+}
+
+/// A sweep of one trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceSweep {
+    /// The trace's name.
+    pub trace: String,
+    /// Its description.
+    pub description: String,
+    /// Rows sorted by cost (then config string).
+    pub rows: Vec<SweepRow>,
+    /// Index of the baseline row.
+    pub baseline: usize,
+    /// Index of the cheapest row.
+    pub cheapest: usize,
+    /// Index of the recommended row.
+    pub recommended: usize,
+    /// Price of one recall used for the recommendation (None = each config's
+    /// average call cost, i.e. one extra round trip).
+    pub recall_cost_usd: Option<f64>,
+}
+
+/// Sweeps `configs` (the baseline is added when missing) over one trace.
+/// Every config is checked against the trace before anything runs.
+#[allow(clippy::too_many_arguments)]
+pub fn sweep_trace(
     prepared: &PreparedTrace<'_>,
     configs: &[Config],
+    baseline: &Config,
     pricing: &Pricing,
     memo: &TokenMemo,
     opts: ReplayOptions,
+    recall_cost_usd: Option<f64>,
     progress: &(dyn Fn() + Sync),
-) -> Vec<Result<ReplayResult, ReplayError>> {
-    configs
+) -> Result<TraceSweep, ReplayError> {
+    let trace = prepared.trace;
+    let mut all: Vec<Config> = configs.to_vec();
+    if !all.contains(baseline) {
+        all.push(baseline.clone());
+    }
+    for c in &all {
+        check_config(trace, c)?;
+        pricing.lookup(c.model.as_deref().unwrap_or(&trace.model))?;
+    }
+    let risk_index = RiskIndex::new(trace);
+    let results: Vec<Result<ReplayResult, ReplayError>> = all
         .par_iter()
         .map(|c| {
             let r = replay(prepared, c, pricing, memo, opts);
             progress();
             r
         })
-        .collect()
+        .collect();
+    let mut rows = Vec::with_capacity(results.len());
+    for r in results {
+        let result = r?;
+        let risk = risk_index.score(&result.calls);
+        let per_recall = recall_cost_usd
+            .unwrap_or_else(|| if result.calls.is_empty() { 0.0 } else { result.totals.cost_usd / result.calls.len() as f64 });
+        let risk_adjusted_cost_usd = result.totals.cost_usd + risk.turns as f64 * per_recall;
+        rows.push(SweepRow { result, risk, risk_adjusted_cost_usd, savings_usd: 0.0, savings_pct: 0.0, pareto: false });
+    }
+    rows.sort_by(|a, b| {
+        a.result.totals.cost_usd.total_cmp(&b.result.totals.cost_usd).then_with(|| a.result.config.cmp(&b.result.config))
+    });
+    let baseline_str = baseline.to_string();
+    let base_idx = rows.iter().position(|r| r.result.config == baseline_str).unwrap_or(0);
+    let base_cost = rows.get(base_idx).map_or(0.0, |r| r.result.totals.cost_usd);
+    for r in &mut rows {
+        r.savings_usd = base_cost - r.result.totals.cost_usd;
+        r.savings_pct = if base_cost > 0.0 { r.savings_usd / base_cost * 100.0 } else { 0.0 };
+    }
+    let flags: Vec<bool> = rows
+        .iter()
+        .map(|r| {
+            !rows.iter().any(|o| {
+                let (oc, rc) = (o.result.totals.cost_usd, r.result.totals.cost_usd);
+                oc <= rc && o.risk.turns <= r.risk.turns && (oc < rc || o.risk.turns < r.risk.turns)
+            })
+        })
+        .collect();
+    for (r, f) in rows.iter_mut().zip(flags) {
+        r.pareto = f;
+    }
+    let recommended = rows
+        .iter()
+        .enumerate()
+        .min_by(|(_, a), (_, b)| {
+            a.risk_adjusted_cost_usd
+                .total_cmp(&b.risk_adjusted_cost_usd)
+                .then(a.risk.turns.cmp(&b.risk.turns))
+                .then_with(|| a.result.config.cmp(&b.result.config))
+        })
+        .map_or(0, |(i, _)| i);
+    Ok(TraceSweep {
+        trace: trace.name.clone(),
+        description: trace.description.clone(),
+        rows,
+        baseline: base_idx,
+        cheapest: 0,
+        recommended,
+        recall_cost_usd,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_is_a_deduplicated_product_in_order() {
+        let g = Grid {
+            compactions: vec![Compaction::Off, Compaction::Ledger { threshold: 10, keep_last: 1 }, Compaction::Off],
+            caches: vec![Cache::None, Cache::Recorded],
+            models: vec![None],
+        };
+        let c: Vec<String> = g.configs().iter().map(ToString::to_string).collect();
+        assert_eq!(c, ["off+none", "off+recorded", "ledger:t=10,k=1+none", "ledger:t=10,k=1+recorded"]);
+    }
 }

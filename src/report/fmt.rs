@@ -34,6 +34,26 @@ fn thousands_f(a: f64) -> String {
     if cents == 100 { format!("{}.00", thousands(whole + 1)) } else { format!("{}.{cents:02}", thousands(whole)) }
 }
 
+/// One line describing a trace's calibration, when anything was fitted.
+pub fn calibration_note(c: &crate::replay::TraceCalibration) -> Option<String> {
+    if c.content.n == 0 && c.prefix_factor.is_none() {
+        return None;
+    }
+    let mut s = String::from("token counts calibrated on recorded usage:");
+    if c.content.n > 0 {
+        s.push_str(&format!(
+            " content ×{:.3} from {} call pair(s) (RMS error {:.1}%)",
+            c.content.factor,
+            c.content.n,
+            c.content.relative_error * 100.0
+        ));
+    }
+    if let Some(f) = c.prefix_factor {
+        s.push_str(&format!("{} system prompt and tools ×{f:.3} from the first recorded call", if c.content.n > 0 { ";" } else { "" }));
+    }
+    Some(s)
+}
+
 /// Escapes text for a Markdown table cell.
 pub fn md_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -198,13 +198,8 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
             s.vs_no_compaction_pct.map(|p| format!("{p:.1}%")).unwrap_or_else(|| "n/a".into())
         ));
     }
-    if r.calibration.n > 0 {
-        lines.push(format!(
-            "token counts calibrated on {} recorded call pair(s): factor {:.3}, RMS error {:.1}%",
-            r.calibration.n,
-            r.calibration.factor,
-            r.calibration.relative_error * 100.0
-        ));
+    if let Some(c) = super::fmt::calibration_note(&r.calibration) {
+        lines.push(c);
     }
     if r.back_to_back {
         lines.push("calls without start times were treated as back-to-back (favours caching)".into());

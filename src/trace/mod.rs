@@ -5,6 +5,7 @@
 //! sent, so the history is stored once however many calls there were. See
 //! `docs/trace-format.md` for the file format.
 
+pub mod generate;
 pub mod import;
 mod load;
 mod write;

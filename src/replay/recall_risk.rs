@@ -1,0 +1,219 @@
+//! Recall risk: how often would the model have needed `recall_tool_result`?
+//!
+//! A later assistant turn that quotes text — an identifier, a number, a
+//! phrase — which at that point existed only inside compacted tool results
+//! could only have been written after a recall (or would have been lost).
+//! For each turn we collect its quotable tokens: words with a digit of 4+
+//! characters (ids, prices, ASINs), words of 12+ characters, and two-word
+//! phrases of 12+ characters. A quote is *hidden* when it appears in no
+//! plain text the model saw (user and assistant text, tool inputs, system
+//! prompt) and every tool result containing it was compacted at that call.
+//! Stub previews are not searched, so the count errs on the cautious side.
+//!
+//! The index is built once per trace (an inverted index of payload tokens)
+//! and each config is then scored with set lookups only.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::CallResult;
+use crate::engine::message::{BlockKind, Content, Message, Role};
+use crate::trace::Trace;
+
+/// The recall risk of one config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct RecallRisk {
+    /// Assistant turns quoting at least one hidden token.
+    pub turns: usize,
+    /// Hidden quotes over all turns.
+    pub quotes: usize,
+}
+
+struct Turn {
+    call: usize,
+    results_before: usize,
+    /// For each quote not visible in plain text: the results containing it.
+    quotes: Vec<Vec<u32>>,
+}
+
+/// Per-trace index for scoring recall risk.
+pub struct RiskIndex {
+    result_ids: Vec<String>,
+    turns: Vec<Turn>,
+}
+
+/// Quotable tokens of `text`, in order, deduplicated by the caller.
+fn quotables(text: &str, out: &mut Vec<String>) {
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '$' | '%')))
+        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (i, w) in words.iter().enumerate() {
+        let n = w.chars().count();
+        if (n >= 4 && w.chars().any(|c| c.is_ascii_digit())) || n >= 12 {
+            out.push((*w).to_owned());
+        }
+        if let Some(next) = words.get(i + 1) {
+            let phrase_len = n + 1 + next.chars().count();
+            if phrase_len >= 12 && n >= 3 && next.chars().count() >= 3 {
+                out.push(format!("{w} {next}"));
+            }
+        }
+    }
+}
+
+fn block_texts(m: &Message, include_results: bool, out: &mut String) {
+    match m.content() {
+        Content::Text(t) => {
+            out.push_str(t);
+            out.push('\n');
+        }
+        Content::Blocks(bs) => {
+            for b in bs {
+                match b.kind() {
+                    BlockKind::Text { text } => out.push_str(text),
+                    BlockKind::ToolUse { .. } => out.push_str(b.tool_input().map_or("", |r| r.get())),
+                    BlockKind::ToolResult { .. } if include_results => out.push_str(b.tool_result_payload().unwrap_or("")),
+                    _ => {}
+                }
+                out.push('\n');
+            }
+        }
+    }
+}
+
+impl RiskIndex {
+    /// Builds the index for `trace`.
+    pub fn new(trace: &Trace) -> Self {
+        // Inverted index of quotable tokens → results containing them.
+        let mut result_ids = Vec::new();
+        let mut index: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut results_before_message = Vec::with_capacity(trace.messages.len() + 1);
+        let mut scratch = Vec::new();
+        for m in &trace.messages {
+            results_before_message.push(result_ids.len());
+            for b in m.blocks() {
+                if let BlockKind::ToolResult { tool_use_id, .. } = b.kind() {
+                    let r = result_ids.len() as u32;
+                    result_ids.push(tool_use_id.to_string());
+                    scratch.clear();
+                    quotables(b.tool_result_payload().unwrap_or(""), &mut scratch);
+                    for q in scratch.drain(..) {
+                        let list = index.entry(q).or_default();
+                        if list.last() != Some(&r) {
+                            list.push(r);
+                        }
+                    }
+                }
+            }
+        }
+        results_before_message.push(result_ids.len());
+        let mut plain = String::new();
+        for p in &trace.prompts {
+            for b in &p.system {
+                if let BlockKind::Text { text } = b.kind() {
+                    plain.push_str(text);
+                }
+            }
+        }
+        let mut plain_upto = 0;
+        let mut turns = Vec::new();
+        for (ci, call) in trace.calls.iter().enumerate() {
+            let Some(response) = trace.messages.get(call.messages) else { continue };
+            if response.role() != Role::Assistant {
+                continue;
+            }
+            while plain_upto < call.messages {
+                if let Some(m) = trace.messages.get(plain_upto) {
+                    block_texts(m, false, &mut plain);
+                }
+                plain_upto += 1;
+            }
+            let mut text = String::new();
+            block_texts(response, false, &mut text);
+            let mut qs = Vec::new();
+            quotables(&text, &mut qs);
+            let mut seen = HashSet::new();
+            let results_before = results_before_message.get(call.messages).copied().unwrap_or(result_ids.len());
+            let quotes: Vec<Vec<u32>> = qs
+                .into_iter()
+                .filter(|q| seen.insert(q.clone()))
+                .filter_map(|q| {
+                    let holders: Vec<u32> =
+                        index.get(&q)?.iter().copied().filter(|&r| (r as usize) < results_before).collect();
+                    (!holders.is_empty() && !plain.contains(&q)).then_some(holders)
+                })
+                .collect();
+            if !quotes.is_empty() {
+                turns.push(Turn { call: ci, results_before, quotes });
+            }
+        }
+        RiskIndex { result_ids, turns }
+    }
+
+    /// Scores one config's replay.
+    pub fn score(&self, calls: &[CallResult]) -> RecallRisk {
+        let mut risk = RecallRisk::default();
+        for t in &self.turns {
+            let Some(call) = calls.get(t.call) else { continue };
+            if call.compacted.is_empty() {
+                continue;
+            }
+            let compacted: HashSet<&str> = call.compacted.iter().map(String::as_str).collect();
+            let is_compacted = |r: u32| {
+                (r as usize) < t.results_before
+                    && self.result_ids.get(r as usize).is_some_and(|id| compacted.contains(id.as_str()))
+            };
+            let hidden = t.quotes.iter().filter(|holders| holders.iter().all(|&r| is_compacted(r))).count();
+            if hidden > 0 {
+                risk.turns += 1;
+                risk.quotes += hidden;
+            }
+        }
+        risk
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::pricing::Usage;
+    use crate::trace::load_str;
+
+    fn call(index: usize, compacted: &[&str]) -> CallResult {
+        CallResult {
+            index,
+            messages: 0,
+            chars: 0,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            compacted: compacted.iter().map(|s| s.to_string()).collect(),
+            recorded: None,
+            recorded_cost_usd: None,
+            model: String::new(),
+            stable_prefix_tokens: 0,
+        }
+    }
+
+    #[test]
+    fn quotes_only_in_compacted_results_are_hidden() {
+        let json = r#"{"format":"tracecost.trace/v1","name":"r","model":"claude-sonnet-4-5","messages":[
+            {"role":"user","content":"compare B07XYZ1234 with others"},
+            {"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}}]},
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"B07XYZ1234 costs 129.99; B08QQQ5678 costs 89.50"}]},
+            {"role":"assistant","content":[{"type":"tool_use","id":"b","name":"f","input":{}}]},
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":"reviews: 4.5 stars"}]},
+            {"role":"assistant","content":[{"type":"text","text":"B08QQQ5678 at 89.50 beats B07XYZ1234"}]}
+            ],"calls":[{"messages":1},{"messages":3},{"messages":5}]}"#;
+        let t = load_str(json, "r.json").unwrap().traces.remove(0);
+        let idx = RiskIndex::new(&t);
+        // Result a compacted at call 3: B08QQQ5678 and 89.50 were only there;
+        // B07XYZ1234 is also in the user's text.
+        let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"])]);
+        assert_eq!(r, RecallRisk { turns: 1, quotes: 2 });
+        let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["b"])]);
+        assert_eq!(r, RecallRisk::default());
+    }
+}

@@ -1,0 +1,573 @@
+//! The report: from sweep results to the files of `reports/<name>/`.
+//!
+//! Everything here is a pure function of its input: the same sweeps give
+//! the same bytes (no clock, no random ids, no hash-map order), which is
+//! what lets a committed example report be checked byte for byte.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::charts::{CallTokens, Chart, ChartError, render_png, render_svg};
+use super::fmt::{dollars, html_escape, md_escape, thousands};
+use crate::replay::sweep::{SweepRow, TraceSweep};
+use crate::replay::stability::StabilityReport;
+use crate::replay::{CallResult, ReplayResult};
+
+/// Version tag of `results.json`.
+pub const RESULTS_FORMAT: &str = "tracecost.report/v1";
+
+/// What the numbers assume, shown in every report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Assumptions {
+    /// Where prices come from, with their date.
+    pub prices: String,
+    /// Tokenizer spec.
+    pub tokenizer: String,
+    /// Whether calibration was on.
+    pub calibration: bool,
+    /// Batch discount applied.
+    pub batch: bool,
+    /// The grid, described.
+    pub grid: String,
+}
+
+/// One trace's sweep with its stability check.
+#[derive(Debug, Clone)]
+pub struct TraceReport {
+    /// The sweep.
+    pub sweep: TraceSweep,
+    /// Stability of the recommended config.
+    pub stability: StabilityReport,
+}
+
+/// A file of the report: its name and bytes.
+pub type ReportFile = (String, Vec<u8>);
+
+const CHART_W: u32 = 900;
+const CHART_H: u32 = 480;
+
+/// A file name fragment safe on every filesystem.
+pub fn slug(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    out.truncate(60);
+    if out.is_empty() { "trace".into() } else { out }
+}
+
+fn call_tokens(calls: &[CallResult]) -> Vec<CallTokens> {
+    calls
+        .iter()
+        .map(|c| CallTokens {
+            uncached: c.usage.input_tokens,
+            cache_write: c.usage.cache_creation_input_tokens,
+            cache_read: c.usage.cache_read_input_tokens,
+        })
+        .collect()
+}
+
+fn cumulative(calls: &[CallResult]) -> Vec<f64> {
+    let mut sum = 0.0;
+    calls
+        .iter()
+        .map(|c| {
+            sum += c.cost_usd;
+            sum
+        })
+        .collect()
+}
+
+/// The family of a config for the savings chart: compaction kind × cache kind.
+fn family(r: &ReplayResult) -> String {
+    let (comp, cache) = r.config.split_once('+').unwrap_or((&r.config, ""));
+    let comp = comp.split(':').next().unwrap_or(comp);
+    let cache = cache.split([':', '@']).next().unwrap_or(cache);
+    format!("{comp} + {cache}")
+}
+
+/// The best (cheapest) row of each family, in cost order.
+fn best_per_family(s: &TraceSweep) -> Vec<&SweepRow> {
+    let mut seen = BTreeMap::new();
+    let mut out = Vec::new();
+    for r in &s.rows {
+        if seen.insert(family(&r.result), ()).is_none() {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// The charts of one trace, in display order: (file stem, title, chart).
+pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
+    let stem = slug(&s.trace);
+    let mut out = Vec::new();
+    let base = &s.rows[s.baseline];
+    let rec = &s.rows[s.recommended];
+    let mut series = vec![(format!("baseline: {}", base.result.config), call_tokens(&base.result.calls))];
+    if s.recommended != s.baseline {
+        series.push((format!("recommended: {}", rec.result.config), call_tokens(&rec.result.calls)));
+    }
+    if s.cheapest != s.recommended && s.cheapest != s.baseline {
+        series.push((format!("cheapest: {}", s.rows[s.cheapest].result.config), call_tokens(&s.rows[s.cheapest].result.calls)));
+    }
+    out.push((
+        format!("{stem}-calls"),
+        Chart::StackedCalls { title: format!("{}: input tokens per call by billing class", s.trace), series },
+    ));
+    // Lines: the families' best, baseline and recommended first.
+    let mut lines: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut push = |label: String, r: &SweepRow| {
+        if !lines.iter().any(|(l, _)| l.ends_with(&r.result.config)) {
+            lines.push((label, cumulative(&r.result.calls)));
+        }
+    };
+    push(format!("baseline: {}", base.result.config), base);
+    push(format!("recommended: {}", rec.result.config), rec);
+    for r in best_per_family(s) {
+        push(r.result.config.clone(), r);
+    }
+    out.push((format!("{stem}-cumulative"), Chart::CumulativeCost { title: format!("{}: cumulative cost across calls", s.trace), lines }));
+    // Heatmaps: ledger threshold × keep-last per cache policy.
+    let mut by_cache: BTreeMap<String, BTreeMap<(u64, usize), f64>> = BTreeMap::new();
+    for r in &s.rows {
+        let (comp, cache) = r.result.config.split_once('+').unwrap_or(("", ""));
+        let Some(params) = comp.strip_prefix("ledger:") else { continue };
+        let mut t = None;
+        let mut k = None;
+        for kv in params.split(',') {
+            match kv.split_once('=') {
+                Some(("t", v)) => t = v.parse::<u64>().ok(),
+                Some(("k", v)) => k = v.parse::<usize>().ok(),
+                _ => {}
+            }
+        }
+        if let (Some(t), Some(k)) = (t, k) {
+            by_cache.entry(cache.to_owned()).or_default().insert((t, k), r.result.totals.cost_usd);
+        }
+    }
+    for (cache, cells) in &by_cache {
+        let mut thresholds: Vec<u64> = cells.keys().map(|(t, _)| *t).collect();
+        thresholds.dedup();
+        thresholds.sort_unstable();
+        thresholds.dedup();
+        let mut keeps: Vec<usize> = cells.keys().map(|(_, k)| *k).collect();
+        keeps.sort_unstable();
+        keeps.dedup();
+        let cost_usd = keeps.iter().map(|k| thresholds.iter().map(|t| cells.get(&(*t, *k)).copied()).collect()).collect();
+        let kind = cache.split(':').next().unwrap_or(cache);
+        out.push((
+            format!("{stem}-heatmap-{}", slug(kind)),
+            Chart::Heatmap { title: format!("{}: ledger cost by threshold × keep-last, cache {cache}", s.trace), thresholds, keeps, cost_usd },
+        ));
+    }
+    let bars = best_per_family(s)
+        .into_iter()
+        .map(|r| (format!("{} ({})", family(&r.result), r.result.config), r.savings_usd, r.savings_pct))
+        .collect();
+    out.push((format!("{stem}-savings"), Chart::SavingsBars { title: format!("{}: savings against the baseline, best config per policy", s.trace), bars }));
+    out
+}
+
+/// Every file of the report.
+pub fn build(reports: &[TraceReport], assumptions: &Assumptions) -> Result<Vec<ReportFile>, ChartError> {
+    let mut files: Vec<ReportFile> = Vec::new();
+    let mut svgs: Vec<Vec<(String, String)>> = Vec::new();
+    for r in reports {
+        let mut mine = Vec::new();
+        for (stem, chart) in charts(&r.sweep) {
+            let svg = render_svg(&chart, CHART_W, CHART_H)?;
+            let png = render_png(&chart, CHART_W, CHART_H)?;
+            files.push((format!("charts/{stem}.svg"), svg.clone().into_bytes()));
+            files.push((format!("charts/{stem}.png"), png));
+            mine.push((stem, svg));
+        }
+        svgs.push(mine);
+    }
+    files.push(("index.html".into(), html(reports, assumptions, &svgs).into_bytes()));
+    files.push(("summary.md".into(), summary_md(reports, assumptions).into_bytes()));
+    files.push(("results.json".into(), results_json(reports, assumptions).into_bytes()));
+    files.push(("results.csv".into(), super::sweep_view::csv(&reports.iter().map(|r| r.sweep.clone()).collect::<Vec<_>>()).into_bytes()));
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
+}
+
+/// Headline figures of one trace.
+struct Headline<'a> {
+    base: &'a SweepRow,
+    rec: &'a SweepRow,
+    best: &'a SweepRow,
+    recorded: Option<f64>,
+}
+
+fn headline(s: &TraceSweep) -> Headline<'_> {
+    let base = &s.rows[s.baseline];
+    Headline { base, rec: &s.rows[s.recommended], best: &s.rows[s.cheapest], recorded: base.result.totals.recorded_cost_usd }
+}
+
+fn risk_text(r: &SweepRow) -> String {
+    match r.risk.turns {
+        0 => "no later turn quoted text that only compacted results held".into(),
+        n => format!(
+            "{n} later assistant turn(s) quoted {} piece(s) of text that only compacted results held — each would have needed a recall_tool_result call",
+            r.risk.quotes
+        ),
+    }
+}
+
+fn summary_md(reports: &[TraceReport], a: &Assumptions) -> String {
+    let mut s = String::from("# tracecost report\n\n");
+    for r in reports {
+        let sw = &r.sweep;
+        let h = headline(sw);
+        let _ = writeln!(s, "## {}\n", md_escape(&sw.trace));
+        if let Some(rec) = h.recorded {
+            let _ = writeln!(
+                s,
+                "- Recorded cost of the {} call(s) with usage: **{}**",
+                h.base.result.totals.recorded_calls,
+                dollars(rec)
+            );
+        }
+        let _ = writeln!(s, "- Baseline `{}`: **{}** per run, {} per 1,000 runs", h.base.result.config, dollars(h.base.result.totals.cost_usd), dollars(h.base.result.totals.cost_usd * 1000.0));
+        let _ = writeln!(
+            s,
+            "- Recommended `{}`: **{}** per run — saves {} ({:.1}%), {} per 1,000 runs; recall risk: {} turn(s)",
+            h.rec.result.config,
+            dollars(h.rec.result.totals.cost_usd),
+            dollars(h.rec.savings_usd),
+            h.rec.savings_pct,
+            dollars(h.rec.savings_usd * 1000.0),
+            h.rec.risk.turns
+        );
+        if sw.cheapest != sw.recommended {
+            let _ = writeln!(
+                s,
+                "- Cheapest `{}`: {} — saves {:.1}%; recall risk: {} turn(s)",
+                h.best.result.config,
+                dollars(h.best.result.totals.cost_usd),
+                h.best.savings_pct,
+                h.best.risk.turns
+            );
+        }
+        let _ = writeln!(s, "- Stability of the recommended config: {}\n", stability_verdict(&r.stability));
+        let _ = writeln!(s, "| rank | config | cost | saving | recall risk |\n|---:|---|---:|---:|---:|");
+        for (i, row) in sw.rows.iter().enumerate().take(10) {
+            let _ = writeln!(
+                s,
+                "| {} | `{}` | {} | {:.1}% | {} |",
+                i + 1,
+                row.result.config,
+                dollars(row.result.totals.cost_usd),
+                row.savings_pct,
+                row.risk.turns
+            );
+        }
+        let _ = writeln!(s, "\n_{} of {} configs shown; full table in results.csv._\n", sw.rows.len().min(10), sw.rows.len());
+    }
+    let _ = writeln!(s, "Prices: {}. Tokenizer: {}{}.", md_escape(&a.prices), md_escape(&a.tokenizer), if a.calibration { ", calibrated on recorded usage" } else { "" });
+    s
+}
+
+fn stability_verdict(r: &StabilityReport) -> String {
+    if r.violations.is_empty() {
+        format!("stable — {} stub(s) byte-identical at every later call", r.stubs)
+    } else {
+        format!("UNSTABLE — {} violation(s)", r.violations.len())
+    }
+}
+
+#[derive(Serialize)]
+struct JsonPick<'a> {
+    config: &'a str,
+    cost_usd: f64,
+    savings_usd: f64,
+    savings_pct: f64,
+    recall_risk_turns: usize,
+}
+
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    config: &'a str,
+    cost_usd: f64,
+    savings_usd: f64,
+    savings_pct: f64,
+    #[serde(flatten)]
+    usage: crate::cost::pricing::Usage,
+    recall_risk: crate::replay::recall_risk::RecallRisk,
+    pareto: bool,
+}
+
+#[derive(Serialize)]
+struct JsonTrace<'a> {
+    trace: &'a str,
+    description: &'a str,
+    model: &'a str,
+    back_to_back: bool,
+    calibration: crate::replay::TraceCalibration,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded_cost_usd: Option<f64>,
+    baseline: JsonPick<'a>,
+    cheapest: JsonPick<'a>,
+    recommended: JsonPick<'a>,
+    stability: &'a StabilityReport,
+    configs: Vec<JsonRow<'a>>,
+    calls_baseline: &'a [CallResult],
+    calls_recommended: &'a [CallResult],
+}
+
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    format: &'static str,
+    generator: String,
+    assumptions: &'a Assumptions,
+    traces: Vec<JsonTrace<'a>>,
+}
+
+fn pick(r: &SweepRow) -> JsonPick<'_> {
+    JsonPick {
+        config: &r.result.config,
+        cost_usd: r.result.totals.cost_usd,
+        savings_usd: r.savings_usd,
+        savings_pct: r.savings_pct,
+        recall_risk_turns: r.risk.turns,
+    }
+}
+
+fn results_json(reports: &[TraceReport], a: &Assumptions) -> String {
+    let traces = reports
+        .iter()
+        .map(|r| {
+            let s = &r.sweep;
+            let h = headline(s);
+            JsonTrace {
+                trace: &s.trace,
+                description: &s.description,
+                model: &h.base.result.model,
+                back_to_back: h.base.result.back_to_back,
+                calibration: h.base.result.calibration,
+                recorded_cost_usd: h.recorded,
+                baseline: pick(h.base),
+                cheapest: pick(h.best),
+                recommended: pick(h.rec),
+                stability: &r.stability,
+                configs: s
+                    .rows
+                    .iter()
+                    .map(|row| JsonRow {
+                        config: &row.result.config,
+                        cost_usd: row.result.totals.cost_usd,
+                        savings_usd: row.savings_usd,
+                        savings_pct: row.savings_pct,
+                        usage: row.result.totals.usage,
+                        recall_risk: row.risk,
+                        pareto: row.pareto,
+                    })
+                    .collect(),
+                calls_baseline: &h.base.result.calls,
+                calls_recommended: &h.rec.result.calls,
+            }
+        })
+        .collect();
+    let doc = JsonDoc { format: RESULTS_FORMAT, generator: format!("tracecost {}", env!("CARGO_PKG_VERSION")), assumptions: a, traces };
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#1a1a1a;line-height:1.45}
+h1{margin-bottom:.2em}h2{margin-top:2.2em;border-bottom:2px solid #e5e5e5;padding-bottom:.2em}h3{margin-top:1.6em}
+.sub{color:#555;margin-top:0}.cards{display:flex;gap:1em;flex-wrap:wrap;margin:1em 0}
+.card{flex:1 1 220px;border:1px solid #ddd;border-radius:8px;padding:.8em 1em;background:#fafafa}
+.card .k{font-size:.85em;color:#555;text-transform:uppercase;letter-spacing:.04em}.card .v{font-size:1.6em;font-weight:600;margin:.1em 0}
+.card .d{font-size:.9em;color:#333;word-break:break-word}.good{color:#0a6b3d}.bad{color:#a31515}
+.rec{border-left:4px solid #0a6b3d;background:#f0f8f3;padding:.7em 1em;margin:1em 0}
+table{border-collapse:collapse;width:100%;font-size:.88em;margin:.6em 0}th,td{padding:.3em .5em;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
+th{background:#f3f3f3;position:sticky;top:0}td.l,th.l{text-align:left;white-space:normal;word-break:break-all}
+tr.mark td{background:#fff8dc}code{font-size:.92em}figure{margin:1.2em 0}figure svg{width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:.85em;color:#555}details summary{cursor:pointer;color:#0645ad}.small{font-size:.85em;color:#555}";
+
+fn html(reports: &[TraceReport], a: &Assumptions, svgs: &[Vec<(String, String)>]) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>tracecost report</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>What these agent conversations cost</h1>\n<p class=\"sub\">{} trace(s) replayed under {} policy configurations each · tracecost {}</p>\n",
+        reports.len(),
+        reports.first().map_or(0, |r| r.sweep.rows.len()),
+        env!("CARGO_PKG_VERSION")
+    );
+    if reports.len() > 1 {
+        s.push_str("<table><tr><th class=\"l\">trace</th><th>baseline</th><th class=\"l\">recommended</th><th>cost</th><th>saving</th><th>recall risk</th></tr>\n");
+        for r in reports {
+            let h = headline(&r.sweep);
+            let _ = writeln!(
+                s,
+                "<tr><td class=\"l\"><a href=\"#{}\">{}</a></td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>",
+                slug(&r.sweep.trace),
+                html_escape(&r.sweep.trace),
+                dollars(h.base.result.totals.cost_usd),
+                html_escape(&h.rec.result.config),
+                dollars(h.rec.result.totals.cost_usd),
+                h.rec.savings_pct,
+                h.rec.risk.turns
+            );
+        }
+        s.push_str("</table>\n");
+    }
+    for (r, charts) in reports.iter().zip(svgs) {
+        trace_section(&mut s, r, charts);
+    }
+    let _ = write!(
+        s,
+        "<h2>Assumptions</h2>\n<ul>\n<li><b>Prices:</b> {}{}.</li>\n<li><b>Tokens:</b> Claude's tokenizer is not public; counts come from {} and, where a trace recorded usage, are scaled by a per-trace factor fitted on the growth of the recorded prompt between calls (shown per trace). Framing tokens per message, block and tool, and the tool-use system prompt, come from the price table's per-model data.</li>\n<li><b>Cache:</b> simulated with the Anthropic prompt-caching rules: cumulative prefix over tools, system and messages; at most 4 breakpoints; writes only at breakpoints; a 20-position lookback; per-model minimum cacheable length; 5-minute and 1-hour TTLs from request start, refreshed by hits.</li>\n<li><b>Timing:</b> calls use their recorded start times; traces without them are treated as back-to-back, which favours caching (flagged per trace).</li>\n<li><b>Output tokens</b> are the recorded ones, the same for every policy.</li>\n<li><b>Recall risk</b> counts later assistant turns that quote an identifier, number or phrase which at that point existed only inside compacted tool results; the recommendation prices each such turn as one extra round trip.</li>\n<li><b>Grid:</b> {}.</li>\n</ul>\n</body>\n</html>\n",
+        html_escape(&a.prices),
+        if a.batch { ", with the Batch API discount" } else { "" },
+        html_escape(&a.tokenizer),
+        html_escape(&a.grid)
+    );
+    s
+}
+
+fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
+    let sw = &r.sweep;
+    let h = headline(sw);
+    let _ = write!(s, "<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n<div class=\"cards\">\n", slug(&sw.trace), html_escape(&sw.trace), html_escape(&sw.description));
+    if let Some(rec) = h.recorded {
+        let _ = write!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recorded cost</div><div class=\"v\">{}</div><div class=\"d\">what the provider billed for the {} call(s) with recorded usage</div></div>\n",
+            dollars(rec),
+            h.base.result.totals.recorded_calls
+        );
+    }
+    let _ = write!(
+        s,
+        "<div class=\"card\"><div class=\"k\">Baseline</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>\n",
+        dollars(h.base.result.totals.cost_usd),
+        dollars(h.base.result.totals.cost_usd * 1000.0),
+        html_escape(&h.base.result.config)
+    );
+    let _ = write!(
+        s,
+        "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">saves {} ({:.1}%) per run · {} per 1,000 runs<br><code>{}</code></div></div>\n</div>\n",
+        dollars(h.rec.result.totals.cost_usd),
+        dollars(h.rec.savings_usd),
+        h.rec.savings_pct,
+        dollars(h.rec.savings_usd * 1000.0),
+        html_escape(&h.rec.result.config)
+    );
+    let _ = write!(
+        s,
+        "<div class=\"rec\"><b>Recommendation:</b> use <code>{}</code>. Recall risk: {}.",
+        html_escape(&h.rec.result.config),
+        html_escape(&risk_text(h.rec))
+    );
+    if sw.cheapest != sw.recommended {
+        let _ = write!(
+            s,
+            " The cheapest config, <code>{}</code> at {} ({:.1}% saved), has a higher recall risk ({} turn(s)).",
+            html_escape(&h.best.result.config),
+            dollars(h.best.result.totals.cost_usd),
+            h.best.savings_pct,
+            h.best.risk.turns
+        );
+    }
+    let _ = write!(s, " Stability: {}.</div>\n", html_escape(&stability_verdict(&r.stability)));
+    let notes = notes(&h.base.result);
+    if !notes.is_empty() {
+        let _ = writeln!(s, "<p class=\"small\">{}</p>", html_escape(&notes.join(" ")));
+    }
+    for (stem, svg) in charts {
+        let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
+        let _ = write!(s, "<figure>{body}<figcaption>Chart files: <a href=\"charts/{stem}.svg\">SVG</a> · <a href=\"charts/{stem}.png\">PNG</a></figcaption></figure>\n");
+    }
+    s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");
+    sweep_table(s, sw);
+    s.push_str("<h3>Per call: baseline and recommended</h3>\n");
+    calls_table(s, "baseline", h.base);
+    if sw.recommended != sw.baseline {
+        calls_table(s, "recommended", h.rec);
+    }
+}
+
+fn notes(r: &ReplayResult) -> Vec<String> {
+    let mut n = Vec::new();
+    if let Some(c) = super::fmt::calibration_note(&r.calibration) {
+        n.push(format!("{c}."));
+    }
+    if r.back_to_back {
+        n.push("This trace has no start times: calls are treated as back-to-back.".into());
+    }
+    n.push(format!("Priced as {}.", r.model));
+    n
+}
+
+fn sweep_table(s: &mut String, sw: &TraceSweep) {
+    let row = |s: &mut String, i: usize, r: &SweepRow| {
+        let mark = super::sweep_view::marks(sw, i);
+        let _ = writeln!(
+            s,
+            "<tr{}><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td class=\"l\">{}</td></tr>",
+            if mark.is_empty() { "" } else { " class=\"mark\"" },
+            i + 1,
+            html_escape(&r.result.config),
+            dollars(r.result.totals.cost_usd),
+            dollars(r.savings_usd),
+            r.savings_pct,
+            thousands(r.result.totals.usage.input_tokens),
+            thousands(r.result.totals.usage.cache_creation_input_tokens),
+            thousands(r.result.totals.usage.cache_read_input_tokens),
+            r.risk.turns,
+            if r.pareto { " *" } else { "" },
+            html_escape(&mark)
+        );
+    };
+    let head = "<tr><th>#</th><th class=\"l\">config</th><th>cost</th><th>saving</th><th>%</th><th>uncached</th><th>cache write</th><th>cache read</th><th>recall risk</th><th class=\"l\"></th></tr>\n";
+    s.push_str("<table>\n");
+    s.push_str(head);
+    for (i, r) in sw.rows.iter().enumerate().take(15) {
+        row(s, i, r);
+    }
+    s.push_str("</table>\n");
+    if sw.rows.len() > 15 {
+        let _ = write!(s, "<details><summary>Show the other {} configurations</summary>\n<table>\n{head}", sw.rows.len() - 15);
+        for (i, r) in sw.rows.iter().enumerate().skip(15) {
+            row(s, i, r);
+        }
+        s.push_str("</table>\n</details>\n");
+    }
+}
+
+fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
+    let _ = write!(
+        s,
+        "<details{}><summary>{label}: <code>{}</code> — {} calls, {}</summary>\n<table>\n<tr><th>call</th><th>msgs</th><th>chars</th><th>uncached</th><th>write 5m</th><th>write 1h</th><th>read</th><th>output</th><th>cost</th><th>recorded input</th><th class=\"l\">compacted</th></tr>\n",
+        if r.result.calls.len() <= 30 { " open" } else { "" },
+        html_escape(&r.result.config),
+        r.result.calls.len(),
+        dollars(r.result.totals.cost_usd)
+    );
+    for c in &r.result.calls {
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            c.index,
+            c.messages,
+            thousands(c.chars),
+            thousands(c.usage.input_tokens),
+            thousands(c.usage.write_5m()),
+            thousands(c.usage.write_1h()),
+            thousands(c.usage.cache_read_input_tokens),
+            thousands(c.usage.output_tokens),
+            dollars(c.cost_usd),
+            c.recorded.map(|u| thousands(u.total_input())).unwrap_or_default(),
+            html_escape(&match c.compacted.len() {
+                0 => String::new(),
+                n => format!("{n} result(s)"),
+            })
+        );
+    }
+    s.push_str("</table>\n</details>\n");
+}

@@ -1,0 +1,261 @@
+//! Deterministic generators for the bundled reference traces.
+//!
+//! Two generators ship with tracecost:
+//!
+//! - [`massage_gun`] rebuilds the `massage-gun` trace — a product-research
+//!   agent whose third call pulls a ~360 KB Keepa payload into its context —
+//!   from the published figures of the original trace (message counts per
+//!   call, characters of messages, recorded input tokens).
+//! - [`session`] builds a long, realistic coding-agent session of any length
+//!   from a seed: small and large tool results, parallel tool calls, user
+//!   follow-ups, and gaps long enough to expire a 5-minute cache.
+//!
+//! Both are pure functions of their arguments: no clocks, no `RandomState`,
+//! no addresses. Randomness comes from a private SplitMix64 generator and
+//! all text from fixed word lists and templates, so the same arguments give
+//! the same bytes on every machine ([`crate::trace::to_json`] of the result
+//! is what is committed under `traces/`, see [`BUNDLED`]).
+
+mod build;
+mod massage_gun;
+mod rng;
+mod session;
+mod text;
+
+use super::{Prompt, Trace};
+use crate::engine::message::Message;
+
+/// Target characters of the massage-gun system prompt plus tool manifest
+/// (compact JSON of the system blocks and of the tool definitions, see
+/// [`prefix_chars`]): about 20K tokens at ~4 characters per token. Tune this
+/// when tokenizer calibration says the prefix should be bigger or smaller.
+pub const MASSAGE_GUN_PREFIX_CHARS: usize = 80_000;
+
+/// Characters of messages (see [`messages_chars`]) sent by massage-gun
+/// calls 02 to 06. Calls 02 and 03 are the published figures (10.6K and
+/// 374K); 04 to 06 follow from the recorded input tokens at the trace's own
+/// characters-per-token ratio.
+pub const MASSAGE_GUN_CALL_CHARS: [usize; 5] = [10_600, 374_000, 430_000, 438_000, 446_000];
+
+/// Uncached input tokens recorded for massage-gun calls 02 to 06 (call 01
+/// records output tokens only). 04 to 06 are the published "around 130K"
+/// figures, rounded.
+pub const MASSAGE_GUN_INPUT_TOKENS: [u64; 5] = [23_000, 114_000, 128_000, 130_000, 132_000];
+
+/// Target characters of the session generator's system prompt plus tool
+/// manifest (about 12K tokens).
+pub const SESSION_PREFIX_CHARS: usize = 48_000;
+
+/// Calls in the default generated session.
+pub const DEFAULT_SESSION_CALLS: usize = 200;
+
+/// Seed of the default generated session.
+pub const DEFAULT_SESSION_SEED: u64 = 1;
+
+/// The massage-gun reference trace: a product-research agent on Claude
+/// Opus 4.1 that fetches one huge Keepa payload and resends it on every
+/// later call.
+///
+/// Six calls sending 1, 3, 5, 7, 9 and 11 messages; call 02 sends 10.6K
+/// characters of messages and call 03 — after a ~360 KB Keepa product
+/// lookup result — 374K ([`MASSAGE_GUN_CALL_CHARS`]). Calls record the
+/// published input tokens ([`MASSAGE_GUN_INPUT_TOKENS`]) as uncached
+/// `input_tokens`, plus plausible `output_tokens`. The history holds a
+/// twelfth message, the final report, which no call sends.
+pub fn massage_gun() -> Trace {
+    massage_gun::build()
+}
+
+/// A long coding-agent session on Claude Sonnet 4.5 with exactly `calls`
+/// model calls (0 is treated as 1), named `session-<calls>-s<seed>`.
+///
+/// Each call sends the whole history up to its latest user message; the
+/// assistant's reply to the last call ends the history. Tool results range
+/// from a few hundred characters to ~100K (file reads, grep output, test
+/// logs, API JSON, web pages); some turns call 2–3 tools in parallel; the
+/// user sends follow-up requests, sometimes after a break of 6–20 minutes.
+/// Calls record plausible `output_tokens` and no input usage.
+pub fn session(calls: usize, seed: u64) -> Trace {
+    session::build(calls.max(1), seed)
+}
+
+/// Unicode characters of the compact JSON array of `msgs`: `[`, each
+/// message's [`Message::to_json`] joined by `,`, then `]`. This is the
+/// "characters of messages" measure the published figures use.
+pub fn messages_chars(msgs: &[Message]) -> usize {
+    let inner: usize = msgs.iter().map(|m| m.to_json().chars().count()).sum();
+    2 + inner + msgs.len().saturating_sub(1)
+}
+
+/// Unicode characters of a prompt's compact JSON: the system blocks as one
+/// array plus the tool definitions as another.
+pub fn prefix_chars(prompt: &Prompt) -> usize {
+    let array = |items: Vec<String>| -> usize {
+        2 + items.iter().map(|s| s.chars().count()).sum::<usize>() + items.len().saturating_sub(1)
+    };
+    array(prompt.system.iter().map(|b| b.to_json()).collect())
+        + array(prompt.tools.iter().map(|t| t.to_json()).collect())
+}
+
+/// The generators [`by_name`] knows, with what each takes.
+pub const GENERATORS: &[(&str, &str)] = &[
+    (
+        "massage-gun",
+        "the massage-gun product-research reference trace (no options)",
+    ),
+    (
+        "session",
+        "a long coding-agent session (calls, default 200; seed, default 1)",
+    ),
+];
+
+/// Runs a generator by name, for the CLI's `gen` command.
+///
+/// `massage-gun` takes no options. `session` takes `calls` (default
+/// [`DEFAULT_SESSION_CALLS`], at least 1) and `seed` (default
+/// [`DEFAULT_SESSION_SEED`]); a bundled name such as `session-200-s1` also
+/// works and fixes both. The error names what was wrong and what is
+/// accepted.
+pub fn by_name(name: &str, calls: Option<usize>, seed: Option<u64>) -> Result<Trace, String> {
+    match name {
+        "massage-gun" => {
+            if calls.is_some() || seed.is_some() {
+                return Err(
+                    "generator \"massage-gun\" takes no calls or seed (it rebuilds a fixed trace)"
+                        .to_owned(),
+                );
+            }
+            Ok(massage_gun())
+        }
+        "session" => {
+            let calls = calls.unwrap_or(DEFAULT_SESSION_CALLS);
+            if calls == 0 {
+                return Err("generator \"session\" needs at least 1 call, found 0".to_owned());
+            }
+            Ok(session(calls, seed.unwrap_or(DEFAULT_SESSION_SEED)))
+        }
+        other => match parse_session_name(other) {
+            Some((n, s)) if calls.is_none_or(|c| c == n) && seed.is_none_or(|v| v == s) => {
+                Ok(session(n, s))
+            }
+            Some(_) => Err(format!(
+                "generator name {other:?} already fixes calls and seed; drop the options or use \"session\""
+            )),
+            None => {
+                let known: Vec<&str> = GENERATORS.iter().map(|(n, _)| *n).collect();
+                Err(format!(
+                    "unknown generator {other:?}; expected one of {} (or session-<calls>-s<seed>)",
+                    known.join(", ")
+                ))
+            }
+        },
+    }
+}
+
+/// `session-<calls>-s<seed>` → `(calls, seed)`.
+fn parse_session_name(name: &str) -> Option<(usize, u64)> {
+    let rest = name.strip_prefix("session-")?;
+    let (calls_text, seed_text) = rest.split_once("-s")?;
+    let calls: usize = calls_text.parse().ok()?;
+    let seed: u64 = seed_text.parse().ok()?;
+    // Only the canonical spelling, so one trace has one name.
+    let canonical = calls.to_string() == calls_text && seed.to_string() == seed_text;
+    (calls > 0 && canonical).then_some((calls, seed))
+}
+
+/// One bundled trace file and how to regenerate it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bundled {
+    /// Path of the file, relative to the crate root.
+    pub file: &'static str,
+    /// Generator name, as [`by_name`] takes it.
+    pub generator: &'static str,
+    /// `calls` argument, if the generator takes one.
+    pub calls: Option<usize>,
+    /// `seed` argument, if the generator takes one.
+    pub seed: Option<u64>,
+    /// The shell command that rewrites the file.
+    pub regenerate: &'static str,
+}
+
+impl Bundled {
+    /// Generates this trace.
+    pub fn generate(&self) -> Result<Trace, String> {
+        by_name(self.generator, self.calls, self.seed)
+    }
+}
+
+/// The bundled reference traces under `traces/`. The test
+/// `tests/gen_traces.rs` checks that each committed file equals
+/// [`crate::trace::to_json`] of its generator's output byte for byte, and
+/// rewrites them when run with `TRACECOST_BLESS=1`.
+pub const BUNDLED: &[Bundled] = &[
+    Bundled {
+        file: "traces/massage-gun.json",
+        generator: "massage-gun",
+        calls: None,
+        seed: None,
+        regenerate: "TRACECOST_BLESS=1 cargo test --test gen_traces",
+    },
+    Bundled {
+        file: "traces/session-200-s1.json",
+        generator: "session",
+        calls: Some(DEFAULT_SESSION_CALLS),
+        seed: Some(DEFAULT_SESSION_SEED),
+        regenerate: "TRACECOST_BLESS=1 cargo test --test gen_traces",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::message::Role;
+
+    #[test]
+    fn messages_chars_counts_the_compact_array() {
+        let a = Message::new_text(Role::User, "héllo");
+        let b = Message::new_text(Role::Assistant, "x");
+        let joined = format!("[{},{}]", a.to_json(), b.to_json());
+        assert_eq!(messages_chars(&[a.clone(), b]), joined.chars().count());
+        assert_eq!(
+            messages_chars(std::slice::from_ref(&a)),
+            a.to_json().chars().count() + 2
+        );
+        assert_eq!(messages_chars(&[]), 2);
+    }
+
+    #[test]
+    fn by_name_accepts_known_generators_and_explains_errors() {
+        assert_eq!(
+            by_name("session", Some(3), Some(9)).unwrap().name,
+            "session-3-s9"
+        );
+        assert_eq!(by_name("session-4-s2", None, None).unwrap().calls.len(), 4);
+        assert_eq!(
+            by_name("session-4-s2", Some(4), Some(2)).unwrap().name,
+            "session-4-s2"
+        );
+        assert!(by_name("session-4-s2", Some(5), None).is_err());
+        assert!(
+            by_name("session", Some(0), None)
+                .unwrap_err()
+                .contains("at least 1")
+        );
+        assert!(by_name("massage-gun", Some(3), None).is_err());
+        let e = by_name("nope", None, None).unwrap_err();
+        assert!(e.contains("massage-gun") && e.contains("session"), "{e}");
+        assert!(parse_session_name("session-007-s1").is_none());
+        assert!(parse_session_name("session-0-s1").is_none());
+        assert_eq!(parse_session_name("session-12-s34"), Some((12, 34)));
+    }
+
+    #[test]
+    fn session_defaults_match_the_bundled_file() {
+        let b = BUNDLED[1];
+        assert_eq!(
+            b.file,
+            format!("traces/session-{DEFAULT_SESSION_CALLS}-s{DEFAULT_SESSION_SEED}.json")
+        );
+        assert_eq!(b.generator, "session");
+    }
+}

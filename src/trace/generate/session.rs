@@ -1,0 +1,2517 @@
+//! A long coding-agent session generated from a seed: the agent explores a
+//! Rust repository, edits it, runs tests, reads issues and documentation,
+//! and answers the user's follow-up requests.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::build::{
+    J, assistant, fit, obj, prop, schema, strs, text, tool_def, tool_result, tool_use, user,
+    user_text,
+};
+use super::rng::{Rng, fnv1a};
+use super::text::{date, fill, rfc3339, rfc3339_millis};
+use super::{SESSION_PREFIX_CHARS, messages_chars, prefix_chars};
+use crate::engine::cache::ProviderKind;
+use crate::engine::message::{ContentBlock, Message, ToolDefinition};
+use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+
+/// 2025-10-07T09:12:00Z, when the first call started.
+const START_MS: u64 = 1_759_828_320_000;
+const MODEL: &str = "claude-sonnet-4-5-20250929";
+
+struct Project {
+    name: &'static str,
+    krate: &'static str,
+    org: &'static str,
+    summary: &'static str,
+    files: &'static [&'static str],
+    deps: &'static [&'static str],
+    nouns: &'static [&'static str],
+}
+
+const PROJECTS: &[Project] = &[
+    Project {
+        name: "orbit-sched",
+        krate: "orbit_sched",
+        org: "orbitlabs",
+        summary: "a distributed job scheduler with leases, retries and a Postgres store",
+        files: &[
+            "src/lib.rs",
+            "src/main.rs",
+            "src/config.rs",
+            "src/error.rs",
+            "src/scheduler/mod.rs",
+            "src/scheduler/queue.rs",
+            "src/scheduler/lease.rs",
+            "src/scheduler/backoff.rs",
+            "src/worker/mod.rs",
+            "src/worker/pool.rs",
+            "src/api/mod.rs",
+            "src/api/handlers.rs",
+            "src/api/routes.rs",
+            "src/store/mod.rs",
+            "src/store/postgres.rs",
+            "src/store/memory.rs",
+            "src/metrics.rs",
+            "tests/integration.rs",
+            "tests/api.rs",
+            "benches/queue.rs",
+        ],
+        deps: &[
+            "tokio",
+            "axum",
+            "sqlx",
+            "serde",
+            "tracing",
+            "thiserror",
+            "uuid",
+            "chrono",
+        ],
+        nouns: &[
+            "job",
+            "queue",
+            "lease",
+            "worker",
+            "retry",
+            "backoff",
+            "tenant",
+            "schedule",
+            "shard",
+            "attempt",
+            "deadline",
+            "heartbeat",
+        ],
+    },
+    Project {
+        name: "tessera",
+        krate: "tessera",
+        org: "tessera-maps",
+        summary: "a vector tile server that renders MVT tiles from PMTiles and PostGIS sources",
+        files: &[
+            "src/lib.rs",
+            "src/main.rs",
+            "src/config.rs",
+            "src/error.rs",
+            "src/tile/mod.rs",
+            "src/tile/cache.rs",
+            "src/tile/render.rs",
+            "src/tile/mvt.rs",
+            "src/source/mod.rs",
+            "src/source/pmtiles.rs",
+            "src/source/postgis.rs",
+            "src/http/mod.rs",
+            "src/http/server.rs",
+            "src/http/cors.rs",
+            "src/geom/simplify.rs",
+            "src/geom/clip.rs",
+            "tests/render.rs",
+            "tests/http.rs",
+        ],
+        deps: &[
+            "tokio", "hyper", "prost", "moka", "serde", "tracing", "geo", "bytes",
+        ],
+        nouns: &[
+            "tile", "layer", "source", "feature", "extent", "zoom", "bbox", "geometry", "style",
+            "cache", "header", "etag",
+        ],
+    },
+    Project {
+        name: "ledgerline",
+        krate: "ledgerline",
+        org: "ledgerline-dev",
+        summary: "a double-entry bookkeeping engine with CSV/OFX import and reports",
+        files: &[
+            "src/lib.rs",
+            "src/main.rs",
+            "src/cli.rs",
+            "src/error.rs",
+            "src/money.rs",
+            "src/currency.rs",
+            "src/ledger/mod.rs",
+            "src/ledger/posting.rs",
+            "src/ledger/balance.rs",
+            "src/ledger/journal.rs",
+            "src/import/mod.rs",
+            "src/import/csv.rs",
+            "src/import/ofx.rs",
+            "src/report/mod.rs",
+            "src/report/trial_balance.rs",
+            "src/report/income.rs",
+            "tests/import.rs",
+            "tests/report.rs",
+        ],
+        deps: &[
+            "rust_decimal",
+            "chrono",
+            "clap",
+            "serde",
+            "csv",
+            "thiserror",
+            "quick-xml",
+            "tracing",
+        ],
+        nouns: &[
+            "posting",
+            "account",
+            "entry",
+            "journal",
+            "balance",
+            "amount",
+            "currency",
+            "rate",
+            "period",
+            "statement",
+            "payee",
+            "memo",
+        ],
+    },
+];
+
+const EXTRA_FILES: &[&str] = &[
+    "Cargo.toml",
+    "README.md",
+    "CHANGELOG.md",
+    "docs/architecture.md",
+    ".github/workflows/ci.yml",
+];
+
+const NOUNS: &[&str] = &[
+    "config",
+    "store",
+    "handle",
+    "request",
+    "response",
+    "client",
+    "pool",
+    "connection",
+    "timeout",
+    "batch",
+    "event",
+    "token",
+    "session",
+    "limit",
+    "window",
+    "budget",
+    "span",
+    "record",
+    "index",
+    "segment",
+    "chunk",
+    "page",
+    "entry",
+    "key",
+    "payload",
+    "policy",
+    "snapshot",
+    "cursor",
+    "state",
+    "registry",
+];
+const VERBS: &[&str] = &[
+    "load",
+    "store",
+    "fetch",
+    "parse",
+    "validate",
+    "build",
+    "resolve",
+    "merge",
+    "split",
+    "encode",
+    "decode",
+    "record",
+    "emit",
+    "spawn",
+    "cancel",
+    "drain",
+    "poll",
+    "expire",
+    "refresh",
+    "flush",
+    "apply",
+    "insert",
+    "remove",
+    "lookup",
+    "acquire",
+    "release",
+    "renew",
+    "schedule",
+    "compact",
+    "normalize",
+];
+const VERBS_S: &[&str] = &[
+    "loads",
+    "stores",
+    "fetches",
+    "parses",
+    "validates",
+    "builds",
+    "resolves",
+    "merges",
+    "encodes",
+    "records",
+    "emits",
+    "cancels",
+    "drains",
+    "polls",
+    "refreshes",
+    "flushes",
+    "applies",
+    "acquires",
+    "releases",
+    "renews",
+];
+const STATES: &[&str] = &[
+    "expired",
+    "acquired",
+    "released",
+    "dropped",
+    "cancelled",
+    "committed",
+    "retried",
+    "evicted",
+    "flushed",
+    "rejected",
+];
+const TYPES: &[&str] = &[
+    "u64",
+    "usize",
+    "u32",
+    "i64",
+    "String",
+    "bool",
+    "Duration",
+    "Instant",
+    "Vec<u8>",
+    "Option<String>",
+    "Arc<str>",
+    "Bytes",
+];
+const ADJ: &[&str] = &[
+    "stale",
+    "empty",
+    "expired",
+    "duplicate",
+    "missing",
+    "oversized",
+    "concurrent",
+    "partial",
+    "invalid",
+    "pending",
+];
+
+fn camel(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+fn module_of(path: &str) -> String {
+    let p = path.trim_start_matches("src/").trim_end_matches(".rs");
+    let p = p.trim_end_matches("/mod");
+    p.replace('/', "::")
+}
+
+/// What the session's tools are asked to do.
+#[derive(Debug, Clone)]
+enum Act {
+    Read {
+        path: String,
+        window: Option<(usize, usize)>,
+        missing: bool,
+    },
+    Grep {
+        pattern: String,
+        glob: Option<String>,
+        broad: bool,
+        files_only: bool,
+    },
+    List {
+        pattern: String,
+    },
+    Edit {
+        path: String,
+        fail: bool,
+    },
+    Write {
+        path: String,
+    },
+    Test {
+        filter: Option<String>,
+        pass: bool,
+        verbose: bool,
+    },
+    Check {
+        clippy: bool,
+        errors: bool,
+    },
+    Git {
+        diff: bool,
+    },
+    Search {
+        query: String,
+    },
+    Fetch {
+        url: String,
+    },
+    Api {
+        kind: usize,
+        number: u64,
+    },
+    Todo {
+        items: Vec<(String, &'static str)>,
+    },
+}
+
+enum Step {
+    Tools(Option<String>, Vec<Act>),
+    Reply(String),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bugfix,
+    Feature,
+    Research,
+    Ci,
+    Question,
+}
+
+struct Gen {
+    rng: Rng,
+    project: &'static Project,
+    versions: BTreeMap<String, u32>,
+    issue: u64,
+    fn_name: String,
+    type_name: String,
+    focus: String,
+    test_name: String,
+    tests_total: usize,
+    counter: u64,
+}
+
+impl Gen {
+    fn new(seed: u64) -> Self {
+        let rng = Rng::new(seed ^ 0x5e55_1011_c0de_0000);
+        let project = &PROJECTS[(seed % PROJECTS.len() as u64) as usize];
+        let mut g = Self {
+            rng,
+            project,
+            versions: BTreeMap::new(),
+            issue: 0,
+            fn_name: String::new(),
+            type_name: String::new(),
+            focus: String::new(),
+            test_name: String::new(),
+            tests_total: 0,
+            counter: 0,
+        };
+        g.tests_total = g.rng.range_usize(140, 320);
+        g.new_focus();
+        g
+    }
+
+    fn sub(&mut self, label: &str) -> Rng {
+        self.counter += 1;
+        self.rng.fork(&format!("{label}-{}", self.counter))
+    }
+
+    fn noun(&mut self) -> &'static str {
+        if self.rng.chance(0.6) {
+            self.rng.pick(self.project.nouns)
+        } else {
+            self.rng.pick(NOUNS)
+        }
+    }
+
+    fn source_file(&mut self) -> String {
+        let files = self.project.files;
+        (self.rng.pick(files)).to_owned()
+    }
+
+    fn new_focus(&mut self) {
+        let n = self.noun();
+        let v = self.rng.pick(VERBS);
+        let n2 = self.noun();
+        self.fn_name = format!("{v}_{n}");
+        self.type_name = camel(&[n, n2]);
+        let srcs: Vec<&str> = self
+            .project
+            .files
+            .iter()
+            .copied()
+            .filter(|f| f.starts_with("src/") && !f.ends_with("main.rs"))
+            .collect();
+        self.focus = (self.rng.pick(&srcs)).to_owned();
+        let adj = self.rng.pick(ADJ);
+        let n3 = self.noun();
+        self.test_name = format!("{}::tests::{v}_{n}_with_{adj}_{n3}", module_of(&self.focus));
+        self.issue = self.rng.range(180, 960);
+    }
+
+    // ------------------------------------------------------------ planning
+
+    fn explore_act(&mut self) -> Act {
+        match self.rng.range(0, 9) {
+            0..=3 => {
+                let path = if self.rng.chance(0.45) {
+                    self.focus.clone()
+                } else {
+                    self.source_file()
+                };
+                let window = self.rng.chance(0.12).then(|| {
+                    let off = self.rng.range_usize(1, 40) * 10;
+                    (off, 120 + self.rng.range_usize(0, 8) * 20)
+                });
+                Act::Read {
+                    path,
+                    window,
+                    missing: self.rng.chance(0.03),
+                }
+            }
+            4..=6 => {
+                let pattern = match self.rng.range(0, 3) {
+                    0 => format!("fn {}", self.fn_name),
+                    1 => self.type_name.clone(),
+                    2 => format!("{}\\(", self.fn_name),
+                    _ => format!("{}::", self.type_name),
+                };
+                let broad = self.rng.chance(0.07);
+                let pattern = if broad {
+                    (self
+                        .rng
+                        .pick(&["unwrap()", "pub fn", "Result<", "clone()", "tracing::"]))
+                    .to_owned()
+                } else {
+                    pattern
+                };
+                let glob = self.rng.chance(0.5).then(|| "*.rs".to_owned());
+                Act::Grep {
+                    pattern,
+                    glob,
+                    broad,
+                    files_only: self.rng.chance(0.2),
+                }
+            }
+            7 => Act::List {
+                pattern: (self.rng.pick(&[
+                    "src/**/*.rs",
+                    "**/*.rs",
+                    "tests/**",
+                    "src/**/mod.rs",
+                    "**/*.toml",
+                ]))
+                .to_owned(),
+            },
+            8 if self.rng.chance(0.4) => Act::Api {
+                kind: 0,
+                number: self.issue,
+            },
+            _ => {
+                if self.rng.chance(0.5) {
+                    Act::Git {
+                        diff: self.rng.chance(0.5),
+                    }
+                } else {
+                    Act::Read {
+                        path: (self.rng.pick(EXTRA_FILES)).to_owned(),
+                        window: None,
+                        missing: false,
+                    }
+                }
+            }
+        }
+    }
+
+    fn explore_step(&mut self, parallel_p: f64) -> Step {
+        let n = if self.rng.chance(parallel_p) {
+            self.rng.range_usize(2, 3)
+        } else {
+            1
+        };
+        let acts: Vec<Act> = (0..n).map(|_| self.explore_act()).collect();
+        let lead = self.lead(&acts);
+        Step::Tools(lead, acts)
+    }
+
+    fn lead(&mut self, acts: &[Act]) -> Option<String> {
+        if !self.rng.chance(0.65) {
+            return None;
+        }
+        let s = match &acts[0] {
+            _ if acts.len() > 1 => format!(
+                "Let me look at {} things in parallel.",
+                if acts.len() == 2 { "two" } else { "three" }
+            ),
+            Act::Read { path, .. } => format!("Let me read `{path}`."),
+            Act::Grep { pattern, .. } => {
+                format!("I'll search for `{pattern}` to see where it is used.")
+            }
+            Act::List { .. } => "Let me get an overview of the source tree.".to_owned(),
+            Act::Edit { path, .. } => format!("Now I'll update `{path}`."),
+            Act::Write { path } => format!("I'll add a regression test in `{path}`."),
+            Act::Test { pass: _, .. } => "Let me run the tests.".to_owned(),
+            Act::Check { clippy: true, .. } => {
+                "Running clippy to make sure the change is lint-clean.".to_owned()
+            }
+            Act::Check { .. } => "Let me check that everything compiles.".to_owned(),
+            Act::Git { diff: true } => "Let me review the diff so far.".to_owned(),
+            Act::Git { .. } => "Checking the working tree state.".to_owned(),
+            Act::Search { .. } => "Let me check how others handle this.".to_owned(),
+            Act::Fetch { .. } => "This looks relevant; fetching the page.".to_owned(),
+            Act::Api { .. } => format!("Let me read issue #{} for the details.", self.issue),
+            Act::Todo { .. } => "I'll track the steps in a todo list.".to_owned(),
+        };
+        Some(s)
+    }
+
+    fn tools_step(&mut self, acts: Vec<Act>) -> Step {
+        let lead = self.lead(&acts);
+        Step::Tools(lead, acts)
+    }
+
+    fn todo_step(&mut self) -> Step {
+        let v = self.rng.pick(VERBS);
+        let (n1, n2, st) = (self.noun(), self.noun(), self.rng.pick(STATES));
+        let items = vec![
+            (
+                format!("Reproduce the problem in `{}`", self.fn_name),
+                "in_progress",
+            ),
+            (format!("Find where the {n1} is {st}"), "pending"),
+            (
+                format!("Fix `{}` and {v} the {n2}", self.fn_name),
+                "pending",
+            ),
+            (
+                format!(
+                    "Add a regression test `{}`",
+                    self.test_name.rsplit("::").next().unwrap_or("regression")
+                ),
+                "pending",
+            ),
+            ("Run cargo test and clippy".to_owned(), "pending"),
+        ];
+        self.tools_step(vec![Act::Todo { items }])
+    }
+
+    fn plan(&mut self, kind: Kind, first: bool) -> VecDeque<Step> {
+        let mut plan = VecDeque::new();
+        if first {
+            plan.push_back(self.tools_step(vec![
+                Act::List {
+                    pattern: "**/*".to_owned(),
+                },
+                Act::Read {
+                    path: "README.md".to_owned(),
+                    window: None,
+                    missing: false,
+                },
+                Act::Read {
+                    path: "Cargo.toml".to_owned(),
+                    window: None,
+                    missing: false,
+                },
+            ]));
+        }
+        match kind {
+            Kind::Bugfix | Kind::Feature => {
+                if self.rng.chance(0.5) {
+                    plan.push_back(self.todo_step());
+                }
+                if kind == Kind::Bugfix && self.rng.chance(0.5) {
+                    let number = self.issue;
+                    plan.push_back(self.tools_step(vec![Act::Api { kind: 0, number }]));
+                }
+                for _ in 0..self.rng.range(2, 6) {
+                    plan.push_back(self.explore_step(0.2));
+                }
+                if self.rng.chance(0.15) {
+                    let q = format!(
+                        "rust {} {} {}",
+                        self.project.deps[0],
+                        self.noun(),
+                        self.rng.pick(&[
+                            "best practice",
+                            "race condition",
+                            "timeout",
+                            "panic",
+                            "performance"
+                        ])
+                    );
+                    plan.push_back(self.tools_step(vec![Act::Search { query: q }]));
+                    let url = self.doc_url();
+                    plan.push_back(self.tools_step(vec![Act::Fetch { url }]));
+                }
+                let edits = self.rng.range(1, if kind == Kind::Feature { 5 } else { 3 });
+                for _ in 0..edits {
+                    let path = if self.rng.chance(0.6) {
+                        self.focus.clone()
+                    } else {
+                        self.source_file()
+                    };
+                    let fail = self.rng.chance(0.06);
+                    plan.push_back(self.tools_step(vec![Act::Edit { path, fail }]));
+                }
+                if self.rng.chance(0.5) {
+                    let path = self.test_file();
+                    plan.push_back(self.tools_step(vec![Act::Write { path }]));
+                }
+                let cycles = self.rng.range(1, 3);
+                for c in 0..cycles {
+                    let pass = c + 1 == cycles;
+                    let filter = self.rng.chance(0.5).then(|| module_of(&self.focus));
+                    let verbose = self.rng.chance(0.12);
+                    plan.push_back(self.tools_step(vec![Act::Test {
+                        filter,
+                        pass,
+                        verbose,
+                    }]));
+                    if !pass {
+                        plan.push_back(self.explore_step(0.1));
+                        let path = self.focus.clone();
+                        plan.push_back(self.tools_step(vec![Act::Edit { path, fail: false }]));
+                    }
+                }
+                if self.rng.chance(0.4) {
+                    plan.push_back(self.tools_step(vec![Act::Check {
+                        clippy: true,
+                        errors: false,
+                    }]));
+                }
+                if self.rng.chance(0.3) {
+                    plan.push_back(self.tools_step(vec![Act::Git { diff: true }]));
+                }
+                let reply = self.summary(kind);
+                plan.push_back(Step::Reply(reply));
+            }
+            Kind::Research => {
+                let q = format!(
+                    "{} {} {}",
+                    self.project.deps[self.rng.range_usize(0, self.project.deps.len() - 1)],
+                    self.noun(),
+                    self.rng.pick(&[
+                        "graceful shutdown",
+                        "backpressure",
+                        "connection pool sizing",
+                        "retry jitter",
+                        "cancellation safety",
+                        "memory usage"
+                    ])
+                );
+                plan.push_back(self.tools_step(vec![Act::Search { query: q }]));
+                let n = if self.rng.chance(0.35) { 2 } else { 1 };
+                let acts: Vec<Act> = (0..n)
+                    .map(|_| Act::Fetch {
+                        url: self.doc_url(),
+                    })
+                    .collect();
+                plan.push_back(self.tools_step(acts));
+                if self.rng.chance(0.4) {
+                    plan.push_back(self.explore_step(0.3));
+                }
+                let reply = self.explanation();
+                plan.push_back(Step::Reply(reply));
+            }
+            Kind::Ci => {
+                plan.push_back(self.tools_step(vec![Act::Api { kind: 1, number: 0 }]));
+                plan.push_back(self.tools_step(vec![Act::Check {
+                    clippy: true,
+                    errors: true,
+                }]));
+                plan.push_back(self.explore_step(0.3));
+                let path = self.focus.clone();
+                plan.push_back(self.tools_step(vec![Act::Edit { path, fail: false }]));
+                plan.push_back(self.tools_step(vec![Act::Check {
+                    clippy: true,
+                    errors: false,
+                }]));
+                plan.push_back(self.tools_step(vec![Act::Test {
+                    filter: None,
+                    pass: true,
+                    verbose: false,
+                }]));
+                let reply = self.summary(Kind::Ci);
+                plan.push_back(Step::Reply(reply));
+            }
+            Kind::Question => {
+                for _ in 0..self.rng.range(1, 3) {
+                    plan.push_back(self.explore_step(0.4));
+                }
+                if self.rng.chance(0.3) {
+                    plan.push_back(self.tools_step(vec![Act::Api { kind: 2, number: 0 }]));
+                }
+                let reply = self.explanation();
+                plan.push_back(Step::Reply(reply));
+            }
+        }
+        plan
+    }
+
+    fn test_file(&mut self) -> String {
+        let tests: Vec<&str> = self
+            .project
+            .files
+            .iter()
+            .copied()
+            .filter(|f| f.starts_with("tests/"))
+            .collect();
+        if self.rng.chance(0.5) {
+            format!(
+                "tests/{}_{}.rs",
+                self.noun(),
+                self.rng.pick(&["regression", "props", "edge_cases"])
+            )
+        } else {
+            (self.rng.pick(&tests)).to_owned()
+        }
+    }
+
+    fn doc_url(&mut self) -> String {
+        let dep = self.rng.pick(self.project.deps);
+        match self.rng.range(0, 3) {
+            0 => format!(
+                "https://docs.rs/{dep}/latest/{}/{}/index.html",
+                dep.replace('-', "_"),
+                self.noun()
+            ),
+            1 => format!(
+                "https://github.com/{dep}-rs/{dep}/issues/{}",
+                self.rng.range(1000, 7000)
+            ),
+            2 => format!(
+                "https://users.rust-lang.org/t/{}-{}-with-{dep}/{}",
+                self.rng.pick(VERBS),
+                self.noun(),
+                self.rng.range(90_000, 130_000)
+            ),
+            _ => format!(
+                "https://blog.{}.dev/posts/{}-{}-in-production",
+                self.rng
+                    .pick(&["fasterthanli", "tokio", "shuttle", "lpalmieri"]),
+                self.rng.pick(VERBS),
+                self.noun()
+            ),
+        }
+    }
+
+    // ------------------------------------------------------------ prose
+
+    fn task_text(&mut self, kind: Kind, first: bool) -> String {
+        const BUGFIX: &[&str] = &[
+            "`{fn}` in `{focus}` sometimes returns a {adj} {n} after the {n2} is {st}. It shows up in production maybe once an hour under load, and issue #{issue} has the logs. Can you find the root cause and fix it? Please add a regression test.",
+            "Found another bug: when two requests hit `{fn}` at the same time we occasionally get a {adj} {n}. The repro is flaky, see #{issue}. Can you dig in and fix it?",
+            "`{test}` has been flaky on CI this week (fails maybe 1 run in 20). Can you figure out whether it's the test or the code in `{focus}`? Issue #{issue}.",
+        ];
+        const FEATURE: &[&str] = &[
+            "I'd like `{type}` to support a configurable {n} limit (default should keep today's behaviour). Wire it through `Config`, validate it at startup, and expose it in the TOML. Tests please.",
+            "Let's add metrics: count every {st} {n} in `{fn}` (counter `{n}_{st}_total`) and expose it on /metrics. Keep the label set small.",
+            "Please make `{fn}` take a timeout (default 30 s) instead of the hard-coded value, and add tests for the timeout path.",
+        ];
+        const RESEARCH: &[&str] = &[
+            "Before we go further: how do other {dep} projects handle {topic} when the {n} is {st}? Look around and tell me what you'd recommend for us, no code changes yet.",
+            "What's the current best practice for {topic} with {dep}? I've seen both built-in helpers and hand-rolled code. Summarise the trade-offs for us, no code yet.",
+        ];
+        const CI: &[&str] = &[
+            "CI is red on main since the last merge, the clippy job fails. Can you take a look and fix it?",
+            "The CI run on main failed again, this time in clippy after the toolchain update. Can you fix the lints?",
+            "Looks like the latest merge broke the lint job. Could you check the GitHub Actions runs and fix whatever it's complaining about?",
+        ];
+        const QUESTION: &[&str] = &[
+            "Quick question: why does `{fn}` take the {n} by value instead of by reference? Is there a reason or can we change it?",
+            "How does `{fn}` interact with the {n} cache? I want to understand what happens when the {n2} is {st} mid-request.",
+            "Is `{type}` ever shared across tasks? I'm wondering whether the Mutex in `{focus}` is needed at all.",
+        ];
+        let p = self.project;
+        let template = self.rng.pick(match kind {
+            Kind::Bugfix => BUGFIX,
+            Kind::Feature => FEATURE,
+            Kind::Research => RESEARCH,
+            Kind::Ci => CI,
+            Kind::Question => QUESTION,
+        });
+        let issue = self.issue.to_string();
+        let test = self.test_name.clone();
+        let body = fill(
+            &mut self.rng,
+            template,
+            &[
+                ("fn", &[self.fn_name.as_str()]),
+                ("focus", &[self.focus.as_str()]),
+                ("type", &[self.type_name.as_str()]),
+                ("test", &[test.as_str()]),
+                ("issue", &[issue.as_str()]),
+                ("n", p.nouns),
+                ("n2", NOUNS),
+                ("st", STATES),
+                ("adj", ADJ),
+                ("dep", p.deps),
+                (
+                    "topic",
+                    &[
+                        "timeouts",
+                        "retries",
+                        "graceful shutdown",
+                        "backpressure",
+                        "connection pooling",
+                    ],
+                ),
+            ],
+        );
+        if first {
+            format!("I'm working on {} ({}). {body}", p.name, p.summary)
+        } else {
+            let opener =
+                self.rng
+                    .pick(&["", "Thanks! ", "Great, thanks. ", "Next one: ", "Nice. "]);
+            format!("{opener}{body}")
+        }
+    }
+
+    fn summary(&mut self, kind: Kind) -> String {
+        let n = self.noun();
+        let n2 = self.noun();
+        let state = self.rng.pick(STATES);
+        let tests = self.tests_total;
+        self.tests_total += self.rng.range_usize(0, 3);
+        let head = match kind {
+            Kind::Bugfix => format!(
+                "Fixed. The root cause was in `{}` (`{}`): when a {n} was {state} between the lookup and the update, the code kept using the {n2} it had read before the lock was taken, so it could return a stale value.\n\n**Changes**\n- `{}`: re-read the {n2} under the lock and bail out with `Error::{}` if it changed.\n- Added `{}` reproducing the race with two concurrent callers.\n",
+                self.fn_name,
+                self.focus,
+                self.focus,
+                camel(&[n, state]),
+                self.test_name
+            ),
+            Kind::Feature => format!(
+                "Done. `{}` now takes a configurable {n} limit.\n\n**Changes**\n- `Config` gains `{}_{n}_limit: Option<u32>` (default `None`, which keeps the current behaviour); values of 0 are rejected at startup with a clear error.\n- `{}`: enforces the limit and returns `Error::LimitExceeded` with the current count.\n- Tests for the default, a small limit and the validation error.\n",
+                self.type_name,
+                self.fn_name.split('_').next().unwrap_or("max"),
+                self.focus
+            ),
+            _ => format!(
+                "The clippy failures came from the new `{}` code: a needless clone of the {n} and a `match` that clippy wants as `if let`. Both are fixed in `{}`; no behaviour change.\n",
+                self.fn_name, self.focus
+            ),
+        };
+        format!(
+            "{head}\nAll {tests} tests pass (`cargo test`) and `cargo clippy --all-targets -- -D warnings` is clean."
+        )
+    }
+
+    fn explanation(&mut self) -> String {
+        let mut r = self.sub("explain");
+        let n = self.noun();
+        let mut out = format!(
+            "Short answer: it is mostly historical, and changing it is safe with one caveat about the {n}.\n\n"
+        );
+        for i in 0..r.range(2, 4) {
+            out.push_str(&format!(
+                "**{}. {}**\n",
+                i + 1,
+                camel(&[r.pick(VERBS), r.pick(NOUNS)])
+            ));
+            out.push_str(&prose_between(&mut r, self.project, 250, 650));
+            out.push_str("\n\n");
+        }
+        out.push_str("**Recommendation:** ");
+        out.push_str(&prose(&mut r, self.project, 150));
+        out.push_str("\n\nWant me to go ahead and make that change?");
+        out
+    }
+
+    fn follow_up(&mut self) -> Kind {
+        match self.rng.range(0, 99) {
+            0..=29 => Kind::Bugfix,
+            30..=54 => Kind::Feature,
+            55..=69 => Kind::Research,
+            70..=79 => Kind::Ci,
+            _ => Kind::Question,
+        }
+    }
+
+    // ------------------------------------------------------------ tools
+
+    fn tool_input(&self, act: &Act) -> (&'static str, J) {
+        let root = format!("/home/dev/{}", self.project.name);
+        match act {
+            Act::Read { path, window, .. } => {
+                let mut o = obj([("file_path", format!("{root}/{path}").into())]);
+                if let Some((off, lim)) = window {
+                    o.push("offset", (*off).into());
+                    o.push("limit", (*lim).into());
+                }
+                ("read_file", o)
+            }
+            Act::Grep {
+                pattern,
+                glob,
+                files_only,
+                ..
+            } => {
+                let mut o = obj([("pattern", pattern.as_str().into())]);
+                if let Some(g) = glob {
+                    o.push("glob", g.as_str().into());
+                }
+                o.push(
+                    "output_mode",
+                    if *files_only {
+                        "files_with_matches"
+                    } else {
+                        "content"
+                    }
+                    .into(),
+                );
+                if !files_only {
+                    o.push("-n", true.into());
+                }
+                ("grep", o)
+            }
+            Act::List { pattern } => (
+                "glob",
+                obj([("pattern", pattern.as_str().into()), ("path", root.into())]),
+            ),
+            Act::Edit { path, .. } => (
+                "edit_file",
+                obj([("file_path", format!("{root}/{path}").into())]),
+            ),
+            Act::Write { path } => (
+                "write_file",
+                obj([("file_path", format!("{root}/{path}").into())]),
+            ),
+            Act::Test {
+                filter, verbose, ..
+            } => {
+                let mut cmd = "cargo test".to_owned();
+                if let Some(f) = filter {
+                    cmd.push(' ');
+                    cmd.push_str(f);
+                }
+                if *verbose {
+                    cmd = format!("RUST_LOG=debug {cmd} -- --nocapture");
+                }
+                (
+                    "bash",
+                    obj([
+                        ("command", cmd.into()),
+                        ("description", "Run the test suite".into()),
+                        ("timeout", J::Int(300_000)),
+                    ]),
+                )
+            }
+            Act::Check { clippy, .. } => {
+                let cmd = if *clippy {
+                    "cargo clippy --all-targets -- -D warnings"
+                } else {
+                    "cargo build"
+                };
+                (
+                    "bash",
+                    obj([
+                        ("command", cmd.into()),
+                        ("description", "Check lints".into()),
+                    ]),
+                )
+            }
+            Act::Git { diff } => {
+                let cmd = if *diff { "git diff" } else { "git status" };
+                (
+                    "bash",
+                    obj([
+                        ("command", cmd.into()),
+                        ("description", "Show working tree changes".into()),
+                    ]),
+                )
+            }
+            Act::Search { query } => ("web_search", obj([("query", query.as_str().into())])),
+            Act::Fetch { url } => (
+                "web_fetch",
+                obj([
+                    ("url", url.as_str().into()),
+                    (
+                        "prompt",
+                        "Extract the parts relevant to our question, with code examples.".into(),
+                    ),
+                ]),
+            ),
+            Act::Api { kind, number } => {
+                let url = match kind {
+                    0 => format!(
+                        "https://api.github.com/repos/{}/{}/issues/{number}/comments?per_page=100",
+                        self.project.org, self.project.name
+                    ),
+                    1 => format!(
+                        "https://api.github.com/repos/{}/{}/actions/runs?branch=main&per_page=20",
+                        self.project.org, self.project.name
+                    ),
+                    _ => format!(
+                        "https://crates.io/api/v1/crates/{}/versions",
+                        self.project.deps[1]
+                    ),
+                };
+                (
+                    "http_request",
+                    obj([
+                        ("method", "GET".into()),
+                        ("url", url.into()),
+                        ("headers", obj([("Accept", "application/json".into())])),
+                    ]),
+                )
+            }
+            Act::Todo { items } => (
+                "todo_write",
+                obj([(
+                    "todos",
+                    J::Arr(
+                        items
+                            .iter()
+                            .map(|(c, s)| {
+                                obj([
+                                    ("content", c.as_str().into()),
+                                    ("status", (*s).into()),
+                                    (
+                                        "activeForm",
+                                        format!("Working on: {}", c.to_lowercase()).into(),
+                                    ),
+                                ])
+                            })
+                            .collect(),
+                    ),
+                )]),
+            ),
+        }
+    }
+
+    /// The input of an edit (old and new code) and of a write (the file).
+    fn edit_input(&mut self, act: &Act) -> Option<J> {
+        let root = format!("/home/dev/{}", self.project.name);
+        match act {
+            Act::Edit { path, .. } => {
+                let mut r = self.sub("edit");
+                let old = code_between(&mut r, self.project, 3, 14, 8);
+                let mut new = old.clone();
+                new.push_str(&code_between(&mut r, self.project, 2, 20, 8));
+                Some(obj([
+                    ("file_path", format!("{root}/{path}").into()),
+                    ("old_string", old.into()),
+                    ("new_string", new.into()),
+                ]))
+            }
+            Act::Write { path } => {
+                let mut r = self.sub("write");
+                let size = r.range_usize(1500, 5000);
+                Some(obj([
+                    ("file_path", format!("{root}/{path}").into()),
+                    (
+                        "content",
+                        rust_source(&mut r, self.project, path, size).into(),
+                    ),
+                ]))
+            }
+            _ => None,
+        }
+    }
+
+    /// The tool's result text, whether it is an error, and how long the
+    /// tool took.
+    fn run(&mut self, act: &Act, clock: u64) -> (String, bool, u64) {
+        let mut r = self.sub("result");
+        let p = self.project;
+        match act {
+            Act::Read { path, window, missing } => {
+                if *missing {
+                    return ("File does not exist. Current working directory: /home/dev/".to_owned() + p.name, true, 15);
+                }
+                let version = self.versions.get(path).copied().unwrap_or(0);
+                let content = self.file_content(path, version);
+                let lines: Vec<&str> = content.lines().collect();
+                let (off, lim) = window.unwrap_or((1, 2000));
+                let start = off.saturating_sub(1).min(lines.len());
+                let end = (start + lim).min(lines.len());
+                let mut out = String::new();
+                for (i, l) in lines[start..end].iter().enumerate() {
+                    out.push_str(&format!("{:>6}\t{l}\n", start + i + 1));
+                }
+                if out.is_empty() {
+                    out = format!(
+                        "<system-reminder>Warning: the file exists but is shorter than the provided offset ({off}). The file has {} lines.</system-reminder>",
+                        lines.len()
+                    );
+                }
+                (out, false, r.range(20, 300))
+            }
+            Act::Grep { pattern, broad, files_only, .. } => {
+                let target = if *broad { r.range_usize(30_000, 95_000) } else if r.chance(0.2) { r.range_usize(3_000, 15_000) } else { r.range_usize(150, 3_000) };
+                let mut out = String::new();
+                if *files_only {
+                    let n = (target / 40).clamp(1, 60);
+                    for _ in 0..n {
+                        out.push_str(r.pick(p.files));
+                        out.push('\n');
+                    }
+                    out = format!("Found {n} files\n{out}");
+                } else {
+                    while out.len() < target {
+                        let file = r.pick(p.files);
+                        let line = r.range(3, 900);
+                        let code = if *broad { code_lines(&mut r, p, 1, 8) } else { grep_line(&mut r, p, pattern) };
+                        out.push_str(&format!("{file}:{line}:{}\n", code.trim_end()));
+                    }
+                }
+                if out.is_empty() {
+                    out = "No matches found".to_owned();
+                }
+                (out, false, r.range(30, 600))
+            }
+            Act::List { .. } => {
+                let n = r.range_usize(15, 140);
+                let mut out = String::new();
+                for i in 0..n {
+                    if i < p.files.len() {
+                        out.push_str(&format!("/home/dev/{}/{}\n", p.name, p.files[i]));
+                    } else {
+                        out.push_str(&format!("/home/dev/{}/src/{}/{}.rs\n", p.name, r.pick(p.nouns), r.pick(NOUNS)));
+                    }
+                }
+                (out, false, r.range(20, 200))
+            }
+            Act::Edit { path, fail } => {
+                if *fail {
+                    return ("String to replace not found in file.\nString: (see old_string)".to_owned(), true, 12);
+                }
+                *self.versions.entry(path.clone()).or_insert(0) += 1;
+                let start = r.range_usize(20, 400);
+                let mut out = format!("The file /home/dev/{}/{path} has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n", p.name);
+                let code = code_between(&mut r, p, 10, 30, 4);
+                for (i, l) in code.lines().enumerate() {
+                    out.push_str(&format!("{:>6}\t{l}\n", start + i));
+                }
+                (out, false, r.range(15, 120))
+            }
+            Act::Write { path } => {
+                *self.versions.entry(path.clone()).or_insert(0) += 1;
+                (format!("File created successfully at: /home/dev/{}/{path}", p.name), false, r.range(10, 80))
+            }
+            Act::Test { pass, verbose, filter } => {
+                let log = test_log(&mut r, p, self.tests_total, *pass, *verbose, filter.as_deref(), &self.test_name, clock);
+                let ms = if *verbose { r.range(60_000, 170_000) } else { r.range(14_000, 95_000) };
+                (log, false, ms)
+            }
+            Act::Check { clippy, errors } => (check_log(&mut r, p, *clippy, *errors), false, r.range(6_000, 70_000)),
+            Act::Git { diff } => {
+                let out = if *diff {
+                    git_diff(&mut r, p)
+                } else {
+                    let mut s = format!("On branch {}\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n  (use \"git restore <file>...\" to discard changes in working directory)\n", fill(&mut r, "fix/{n}-{v}", &[("n", p.nouns), ("v", VERBS)]));
+                    for (path, _) in self.versions.iter().take(8) {
+                        s.push_str(&format!("\tmodified:   {path}\n"));
+                    }
+                    s.push_str("\nno changes added to commit (use \"git add\" and/or \"git commit -a\")\n");
+                    s
+                };
+                (out, false, r.range(40, 400))
+            }
+            Act::Search { query } => (search_json(&mut r, p, query), false, r.range(700, 2_600)),
+            Act::Fetch { url } => {
+                let size = if r.chance(0.3) { r.range_usize(40_000, 98_000) } else { r.range_usize(6_000, 30_000) };
+                (web_page(&mut r, p, url, size), false, r.range(1_200, 7_000))
+            }
+            Act::Api { kind, number } => (api_json(&mut r, p, *kind, *number, clock), false, r.range(300, 1_800)),
+            Act::Todo { .. } => (
+                "Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress. Please proceed with the current tasks if applicable".to_owned(),
+                false,
+                r.range(5, 30),
+            ),
+        }
+    }
+
+    fn file_content(&self, path: &str, version: u32) -> String {
+        let mut r = self.rng.fork(&format!("file-{path}"));
+        let size = match fnv1a(path) % 100 {
+            0..=49 => r.range_usize(600, 4_000),
+            50..=81 => r.range_usize(4_000, 16_000),
+            82..=96 => r.range_usize(16_000, 45_000),
+            _ => r.range_usize(60_000, 96_000),
+        };
+        let mut r = r.fork(&format!("v{version}"));
+        let p = self.project;
+        match path {
+            "Cargo.toml" => cargo_toml(p),
+            "README.md" | "CHANGELOG.md" | "docs/architecture.md" => {
+                markdown_doc(&mut r, p, path, size.min(14_000))
+            }
+            ".github/workflows/ci.yml" => CI_YML.replace("{name}", p.name),
+            _ => rust_source(&mut r, p, path, size),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- content
+
+const CI_YML: &str = "name: CI\n\non:\n  push:\n    branches: [main]\n  pull_request:\n\nenv:\n  CARGO_TERM_COLOR: always\n  RUSTFLAGS: -D warnings\n\njobs:\n  test:\n    runs-on: ubuntu-latest\n    services:\n      postgres:\n        image: postgres:16\n        env:\n          POSTGRES_PASSWORD: postgres\n        ports: [\"5432:5432\"]\n    steps:\n      - uses: actions/checkout@v4\n      - uses: dtolnay/rust-toolchain@stable\n      - uses: Swatinem/rust-cache@v2\n      - run: cargo test --all-features --workspace\n  clippy:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - uses: dtolnay/rust-toolchain@stable\n        with:\n          components: clippy, rustfmt\n      - run: cargo fmt --check\n      - run: cargo clippy --all-targets --all-features -- -D warnings\n  # {name}: keep in sync with the MSRV in Cargo.toml\n";
+
+fn cargo_toml(p: &Project) -> String {
+    let mut s = format!(
+        "[package]\nname = \"{}\"\nversion = \"0.4.2\"\nedition = \"2021\"\nrust-version = \"1.78\"\ndescription = \"{}\"\nlicense = \"MIT OR Apache-2.0\"\nrepository = \"https://github.com/{}/{}\"\n\n[dependencies]\n",
+        p.name, p.summary, p.org, p.name
+    );
+    for (i, d) in p.deps.iter().enumerate() {
+        s.push_str(&format!(
+            "{d} = {{ version = \"{}.{}\", features = [\"full\"] }}\n",
+            1 + i % 2,
+            i * 3 % 17
+        ));
+    }
+    s.push_str("anyhow = \"1\"\n\n[dev-dependencies]\nproptest = \"1\"\ntempfile = \"3\"\ninsta = \"1\"\n\n[profile.release]\ndebug = 1\nlto = \"thin\"\n");
+    s
+}
+
+const DOC_TEMPLATES: &[&str] = &[
+    "The {n} {vs} the {n2} before the {n3} is {st}.",
+    "When a {n} is {st}, the {n2} is {st2} and a new {n3} is created on the next poll.",
+    "Use `{v}_{n}` to {v2} a {n} without blocking the {n2}.",
+    "By default the {n} {vs} every 30 seconds; set `{n}_{n2}_interval` to change this.",
+    "If the {n} cannot be {st}, the call returns an error and leaves the {n2} unchanged.",
+    "This is safe to call concurrently from multiple tasks, but the {n} ordering is only guaranteed within a single {n2}.",
+    "Each {n} carries a monotonically increasing version, so a {st} {n2} can always be detected by comparing versions.",
+    "Holding the lock across an await point here would serialize every {n}, so the {n2} is cloned first.",
+    "In practice most deployments keep the {n} small (a few hundred entries) and rely on the {n2} for durability.",
+    "The {n2} is {st} lazily: nothing happens until the next {n} {vs} it.",
+    "We measured a 3x improvement in p99 latency after moving the {n} off the hot path.",
+    "Cancellation is cooperative: a {st} {n} finishes its current {n2} and then stops.",
+];
+
+fn prose_between(r: &mut Rng, p: &Project, lo: usize, hi: usize) -> String {
+    let n = r.range_usize(lo, hi);
+    prose(r, p, n)
+}
+
+fn code_between(r: &mut Rng, p: &Project, lo: usize, hi: usize, indent: usize) -> String {
+    let n = r.range_usize(lo, hi);
+    code_lines(r, p, n, indent)
+}
+
+fn prose(r: &mut Rng, p: &Project, min_chars: usize) -> String {
+    let mut out = String::new();
+    while out.len() < min_chars {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let t = r.pick(DOC_TEMPLATES);
+        out.push_str(&fill(
+            r,
+            t,
+            &[
+                ("n", p.nouns),
+                ("n2", NOUNS),
+                ("n3", p.nouns),
+                ("v", VERBS),
+                ("v2", VERBS),
+                ("vs", VERBS_S),
+                ("st", STATES),
+                ("st2", STATES),
+            ],
+        ));
+    }
+    out
+}
+
+fn markdown_doc(r: &mut Rng, p: &Project, path: &str, size: usize) -> String {
+    let title = match path {
+        "README.md" => format!("# {}\n\n{} — {}.\n\n[![CI](https://github.com/{}/{}/actions/workflows/ci.yml/badge.svg)](https://github.com/{}/{}/actions)\n", p.name, p.name, p.summary, p.org, p.name, p.org, p.name),
+        "CHANGELOG.md" => "# Changelog\n\nAll notable changes to this project are documented here. The format follows Keep a Changelog.\n".to_owned(),
+        _ => format!("# {} architecture\n", p.name),
+    };
+    let mut out = title;
+    let mut minor: u32 = 4;
+    while out.len() < size {
+        if path == "CHANGELOG.md" {
+            out.push_str(&format!(
+                "\n## [0.{minor}.0] - 2025-0{}-1{}\n",
+                1 + minor % 9,
+                minor % 10
+            ));
+            minor = minor.saturating_sub(1).max(1);
+            for _ in 0..r.range(3, 7) {
+                out.push_str(&format!("- {}\n", prose(r, p, 40)));
+            }
+        } else {
+            out.push_str(&format!(
+                "\n## {}\n\n{}\n",
+                camel(&[r.pick(p.nouns), r.pick(NOUNS)]),
+                prose_between(r, p, 300, 800)
+            ));
+            if r.chance(0.4) {
+                out.push_str(&format!("\n```rust\n{}```\n", code_between(r, p, 4, 12, 0)));
+            }
+        }
+    }
+    out
+}
+
+/// `n` lines of plausible Rust statements indented by `indent` spaces.
+fn code_lines(r: &mut Rng, p: &Project, n: usize, indent: usize) -> String {
+    // `[[` and `]]` stand for literal braces (`{` is the placeholder mark).
+    const LINES: &[&str] = &[
+        "let {a} = self.{b}.{v}(&{c})?;",
+        "if {a}.is_empty() [[ return Ok(None); ]]",
+        "for {a} in {b}.iter() [[ out.push({a}.{c}.clone()); ]]",
+        "tracing::debug!({a} = %{b}.id, \"{v} {c}\");",
+        "let {a} = {b}s.get(&key).ok_or(Error::Missing{T})?;",
+        "self.{a}s.insert({b}.id, {c});",
+        "let deadline = Instant::now() + self.config.{a}_timeout;",
+        "let {a}s: Vec<_> = {b}s.into_iter().filter(|x| x.{c}.is_some()).collect();",
+        "let {a} = match self.{v}_{b}().await [[ Ok(v) => v, Err(e) if e.is_retryable() => continue, Err(e) => return Err(e.into()) ]];",
+        "let mut guard = self.{a}s.lock().await;",
+        "drop(guard);",
+        "metrics::counter!(\"{a}_{v}_total\").increment(1);",
+        "assert_eq!({a}s.len(), {b}s.len());",
+        "// {v} the {a} before the {b} expires, see #{num}",
+        "return Ok({a});",
+        "let {a} = {T}::new({b}.clone(), self.config.{c}_limit);",
+        "{a}s.retain(|_, v| v.{c}_at > now);",
+        "self.{a}_{v}({b}).await?;",
+    ];
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    for _ in 0..n {
+        let t = r.pick(LINES);
+        let tn = camel(&[r.pick(p.nouns), r.pick(NOUNS)]);
+        let num = r.range(100, 999).to_string();
+        let line = fill(
+            r,
+            t,
+            &[("a", p.nouns), ("b", NOUNS), ("c", NOUNS), ("v", VERBS)],
+        )
+        .replace("{T}", &tn)
+        .replace("{num}", &num)
+        .replace("[[", "{")
+        .replace("]]", "}");
+        out.push_str(&pad);
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn rust_source(r: &mut Rng, p: &Project, _path: &str, target: usize) -> String {
+    let mut out = format!("//! {}\n\n", prose(r, p, 60));
+    for _ in 0..r.range(3, 8) {
+        let dep = r.pick(p.deps);
+        out.push_str(&match r.range(0, 2) {
+            0 => format!(
+                "use crate::{}::{};\n",
+                r.pick(p.nouns),
+                camel(&[r.pick(p.nouns), r.pick(NOUNS)])
+            ),
+            1 => format!(
+                "use std::{};\n",
+                r.pick(&[
+                    "collections::HashMap",
+                    "sync::Arc",
+                    "time::{Duration, Instant}",
+                    "fmt",
+                    "collections::BTreeMap"
+                ])
+            ),
+            _ => format!(
+                "use {}::{};\n",
+                dep.replace('-', "_"),
+                r.pick(&["Error", "prelude::*", "sync::Mutex", "Serialize"])
+            ),
+        });
+    }
+    out.push('\n');
+    let test_budget = if target > 3_000 { target / 5 } else { 0 };
+    while out.len() < target.saturating_sub(test_budget) {
+        let n1 = r.pick(p.nouns);
+        let n2 = r.pick(NOUNS);
+        let ty = camel(&[n1, n2]);
+        match r.range(0, 4) {
+            0 => {
+                out.push_str(&format!(
+                    "/// {}\n#[derive(Debug, Clone)]\npub struct {ty} {{\n",
+                    prose(r, p, 40)
+                ));
+                for _ in 0..r.range(2, 7) {
+                    out.push_str(&format!(
+                        "    pub {}_{}: {},\n",
+                        r.pick(p.nouns),
+                        r.pick(NOUNS),
+                        r.pick(TYPES)
+                    ));
+                }
+                out.push_str("}\n\n");
+            }
+            1 => {
+                out.push_str(&format!(
+                    "/// {}\n#[derive(Debug, thiserror::Error)]\npub enum {ty}Error {{\n",
+                    prose(r, p, 40)
+                ));
+                for _ in 0..r.range(2, 5) {
+                    let st = r.pick(STATES);
+                    let v = camel(&[r.pick(NOUNS), st]);
+                    out.push_str(&format!(
+                        "    #[error(\"{} {st}\")]\n    {v},\n",
+                        r.pick(NOUNS)
+                    ));
+                }
+                out.push_str("}\n\n");
+            }
+            _ => {
+                out.push_str(&format!("impl {ty} {{\n"));
+                for _ in 0..r.range(1, 4) {
+                    let v = r.pick(VERBS);
+                    let n = r.pick(p.nouns);
+                    out.push_str(&format!(
+                        "    /// {}\n    pub async fn {v}_{n}(&self, {}: {}) -> Result<{}, Error> {{\n",
+                        prose(r, p, 30),
+                        r.pick(NOUNS),
+                        r.pick(TYPES),
+                        r.pick(TYPES)
+                    ));
+                    let body = r.range_usize(3, 16);
+                    out.push_str(&code_lines(r, p, body, 8));
+                    out.push_str("    }\n\n");
+                }
+                out.push_str("}\n\n");
+            }
+        }
+    }
+    if test_budget > 0 {
+        out.push_str("#[cfg(test)]\nmod tests {\n    use super::*;\n\n");
+        while out.len() < target {
+            out.push_str(&format!(
+                "    #[tokio::test]\n    async fn {}_{}_when_{}_{}() {{\n",
+                r.pick(VERBS),
+                r.pick(p.nouns),
+                r.pick(ADJ),
+                r.pick(NOUNS)
+            ));
+            let body = r.range_usize(3, 10);
+            out.push_str(&code_lines(r, p, body, 8));
+            out.push_str("    }\n\n");
+        }
+        out.push_str("}\n");
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn test_log(
+    r: &mut Rng,
+    p: &Project,
+    total: usize,
+    pass: bool,
+    verbose: bool,
+    filter: Option<&str>,
+    failing: &str,
+    clock: u64,
+) -> String {
+    let mut out = format!(
+        "   Compiling {} v0.4.2 (/home/dev/{})\n    Finished `test` profile [unoptimized + debuginfo] target(s) in {}.{:02}s\n     Running unittests src/lib.rs (target/debug/deps/{}-{})\n\n",
+        p.name,
+        p.name,
+        r.range(4, 58),
+        r.range(0, 99),
+        p.krate,
+        r.hex(16)
+    );
+    let shown = match filter {
+        Some(_) => r.range_usize(8, 40).min(total),
+        None => total,
+    };
+    out.push_str(&format!("running {shown} tests\n"));
+    let mut t = clock + 2_000;
+    for i in 0..shown {
+        let file = r.pick(p.files);
+        let name = format!(
+            "{}::tests::{}_{}_{}",
+            module_of(file),
+            r.pick(VERBS),
+            r.pick(p.nouns),
+            r.pick(ADJ)
+        );
+        if verbose {
+            for _ in 0..r.range(2, 12) {
+                t += r.range(1, 40);
+                out.push_str(&format!(
+                    "{} {} {}::{}: {} {}={} {}={}\n",
+                    rfc3339_millis(t),
+                    r.pick(&["DEBUG", "DEBUG", "TRACE", "INFO", "WARN"]),
+                    p.krate,
+                    module_of(file),
+                    fill(r, "{v} {n}", &[("v", VERBS), ("n", p.nouns)]),
+                    r.pick(NOUNS),
+                    r.range(1, 99_999),
+                    r.pick(p.nouns),
+                    r.hex(8)
+                ));
+            }
+        }
+        let ok = pass || i != shown / 2;
+        out.push_str(&format!(
+            "test {} ... {}\n",
+            if ok { name } else { failing.to_owned() },
+            if ok { "ok" } else { "FAILED" }
+        ));
+    }
+    if pass {
+        out.push_str(&format!(
+            "\ntest result: ok. {shown} passed; 0 failed; 0 ignored; 0 measured; {} filtered out; finished in {}.{:02}s\n\n   Doc-tests {}\n\nrunning {} tests\ntest result: ok. all passed; finished in 1.{:02}s\n",
+            total - shown,
+            r.range(0, 9),
+            r.range(0, 99),
+            p.krate,
+            r.range(2, 20),
+            r.range(0, 99)
+        ));
+    } else {
+        let src = failing
+            .split("::tests::")
+            .next()
+            .unwrap_or("lib")
+            .replace("::", "/");
+        out.push_str(&format!(
+            "\nfailures:\n\n---- {failing} stdout ----\n\nthread '{failing}' panicked at src/{src}.rs:{}:{}:\nassertion `left == right` failed: {}\n  left: {}\n right: {}\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n\nfailures:\n    {failing}\n\ntest result: FAILED. {} passed; 1 failed; 0 ignored; 0 measured; {} filtered out; finished in {}.{:02}s\n\nerror: test failed, to rerun pass `--lib`\n",
+            r.range(40, 700),
+            r.range(5, 40),
+            fill(r, "{n} should be {st} after the {n2} is {st2}", &[("n", p.nouns), ("n2", NOUNS), ("st", STATES), ("st2", STATES)]),
+            r.range(0, 9),
+            r.range(1, 9),
+            shown - 1,
+            total - shown,
+            r.range(0, 9),
+            r.range(0, 99)
+        ));
+    }
+    out
+}
+
+/// A source line that matches the grep `pattern` the generator produced.
+fn grep_line(r: &mut Rng, p: &Project, pattern: &str) -> String {
+    let (n, n2, ty) = (r.pick(p.nouns), r.pick(NOUNS), r.pick(TYPES));
+    if let Some(name) = pattern.strip_prefix("fn ") {
+        format!("    pub async fn {name}(&self, {n}: {ty}) -> Result<(), Error> {{")
+    } else if let Some(name) = pattern.strip_suffix("\\(") {
+        format!("        let {n} = self.{name}(&{n2}).await?;")
+    } else if let Some(ty) = pattern.strip_suffix("::") {
+        format!("        let {n} = {ty}::new({n2}.clone(), self.config.{n}_limit);")
+    } else {
+        match r.range(0, 2) {
+            0 => format!("use crate::{n}::{pattern};"),
+            1 => format!("    pub {n}_{n2}: Arc<{pattern}>,"),
+            _ => format!("impl {pattern} {{"),
+        }
+    }
+}
+
+fn check_log(r: &mut Rng, p: &Project, clippy: bool, errors: bool) -> String {
+    let mut out = format!(
+        "    {} {} v0.4.2 (/home/dev/{})\n",
+        if clippy { "Checking" } else { "Compiling" },
+        p.name,
+        p.name
+    );
+    if errors {
+        const LINTS: &[(&str, &str)] = &[
+            ("redundant_clone", "redundant clone"),
+            (
+                "single_match",
+                "you seem to be trying to use `match` for destructuring a single pattern. Consider using `if let`",
+            ),
+            (
+                "needless_borrow",
+                "this expression creates a reference which is immediately dereferenced by the compiler",
+            ),
+            (
+                "large_enum_variant",
+                "large size difference between variants",
+            ),
+            ("manual_let_else", "this could be rewritten as `let...else`"),
+        ];
+        let n = r.range(2, 9);
+        for _ in 0..n {
+            let (lint, msg) = r.pick(LINTS);
+            let file = r.pick(p.files);
+            let line = r.range(10, 800);
+            let code = code_lines(r, p, 1, 8);
+            out.push_str(&format!(
+                "error: {msg}\n  --> {file}:{line}:{}\n   |\n{line:>3} | {}\n   |         ^^^^^^^^^^^^^^\n   |\n   = help: for further information visit https://rust-lang.github.io/rust-clippy/master/index.html#{lint}\n   = note: `-D clippy::{lint}` implied by `-D warnings`\n   = help: to override `-D warnings` add `#[allow(clippy::{lint})]`\n\n",
+                r.range(5, 30),
+                code.trim_end()
+            ));
+        }
+        out.push_str(&format!(
+            "error: could not compile `{}` (lib) due to {n} previous errors\n",
+            p.name
+        ));
+    } else {
+        out.push_str(&format!(
+            "    Finished `dev` profile [unoptimized + debuginfo] target(s) in {}.{:02}s\n",
+            r.range(3, 40),
+            r.range(0, 99)
+        ));
+    }
+    out
+}
+
+fn git_diff(r: &mut Rng, p: &Project) -> String {
+    let mut out = String::new();
+    for _ in 0..r.range(1, 4) {
+        let file = r.pick(p.files);
+        out.push_str(&format!(
+            "diff --git a/{file} b/{file}\nindex {}..{} 100644\n--- a/{file}\n+++ b/{file}\n",
+            r.hex(7),
+            r.hex(7)
+        ));
+        for _ in 0..r.range(1, 4) {
+            let at = r.range(10, 600);
+            let ctx = code_lines(r, p, 3, 8);
+            let old = code_between(r, p, 1, 6, 8);
+            let new = code_between(r, p, 1, 12, 8);
+            out.push_str(&format!(
+                "@@ -{at},9 +{at},12 @@ impl {} {{\n",
+                camel(&[r.pick(p.nouns), r.pick(NOUNS)])
+            ));
+            for l in ctx.lines() {
+                out.push_str(&format!(" {l}\n"));
+            }
+            for l in old.lines() {
+                out.push_str(&format!("-{l}\n"));
+            }
+            for l in new.lines() {
+                out.push_str(&format!("+{l}\n"));
+            }
+        }
+    }
+    out
+}
+
+fn search_json(r: &mut Rng, p: &Project, query: &str) -> String {
+    let results: Vec<J> = (0..r.range(6, 10))
+        .map(|_| {
+            let dep = r.pick(p.deps);
+            let n = r.pick(p.nouns);
+            obj([
+                (
+                    "title",
+                    format!(
+                        "{} {n} {} - {}",
+                        camel(&[dep]),
+                        r.pick(&["handling", "patterns", "pitfalls", "explained"]),
+                        r.pick(&[
+                            "Rust Users Forum",
+                            "docs.rs",
+                            "GitHub",
+                            "Stack Overflow",
+                            "Blog"
+                        ])
+                    )
+                    .into(),
+                ),
+                (
+                    "url",
+                    format!(
+                        "https://{}/{}/{}-{n}",
+                        r.pick(&[
+                            "users.rust-lang.org/t",
+                            "docs.rs",
+                            "github.com",
+                            "stackoverflow.com/questions"
+                        ]),
+                        dep,
+                        r.pick(VERBS)
+                    )
+                    .into(),
+                ),
+                ("snippet", prose(r, p, 180).into()),
+                (
+                    "age",
+                    format!(
+                        "{} {} ago",
+                        r.range(1, 11),
+                        r.pick(&["months", "weeks", "days"])
+                    )
+                    .into(),
+                ),
+            ])
+        })
+        .collect();
+    obj([("query", query.into()), ("results", J::Arr(results))]).pretty(2)
+}
+
+fn web_page(r: &mut Rng, p: &Project, url: &str, size: usize) -> String {
+    let mut out = format!(
+        "# {}\n\nSource: {url}\n\n",
+        camel(&[r.pick(VERBS), r.pick(p.nouns), r.pick(NOUNS)])
+    );
+    while out.len() < size {
+        out.push_str(&format!(
+            "## {}\n\n",
+            fill(r, "{V} the {n} safely", &[("V", VERBS), ("n", p.nouns)])
+        ));
+        out.push_str(&prose_between(r, p, 400, 1300));
+        out.push_str("\n\n");
+        if r.chance(0.5) {
+            out.push_str(&format!("```rust\n{}```\n\n", code_between(r, p, 5, 20, 0)));
+        }
+        if r.chance(0.2) {
+            out.push_str("| Setting | Default | Notes |\n|---|---|---|\n");
+            for _ in 0..r.range(3, 8) {
+                out.push_str(&format!(
+                    "| `{}_{}` | {} | {} |\n",
+                    r.pick(p.nouns),
+                    r.pick(NOUNS),
+                    r.range(1, 512),
+                    prose(r, p, 30)
+                ));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn api_json(r: &mut Rng, p: &Project, kind: usize, number: u64, clock: u64) -> String {
+    let user_obj = |r: &mut Rng| {
+        let login = format!(
+            "{}-{}",
+            r.pick(&[
+                "mkovac", "jdoe", "sarah", "tpark", "lin", "oscar", "amira", "felix"
+            ]),
+            r.range(1, 99)
+        );
+        let id = r.range(100_000, 90_000_000);
+        obj([
+            ("login", login.as_str().into()),
+            ("id", id.into()),
+            ("node_id", format!("MDQ6VXNlcj{}", r.base62(8)).into()),
+            (
+                "avatar_url",
+                format!("https://avatars.githubusercontent.com/u/{id}?v=4").into(),
+            ),
+            (
+                "url",
+                format!("https://api.github.com/users/{login}").into(),
+            ),
+            ("html_url", format!("https://github.com/{login}").into()),
+            ("type", "User".into()),
+            ("site_admin", false.into()),
+        ])
+    };
+    let doc = match kind {
+        0 => {
+            let n = r.range_usize(3, 40);
+            J::Arr(
+                (0..n)
+                    .map(|i| {
+                        let id = 2_400_000_000 + r.range(0, 99_999_999);
+                        let at = rfc3339(clock - (n - i) as u64 * r.range(600_000, 86_400_000));
+                        let mut body = prose_between(r, p, 120, 820);
+                        if r.chance(0.35) {
+                            body.push_str("\n\n```\n");
+                            for _ in 0..r.range(4, 30) {
+                                body.push_str(&format!(
+                                    "{} ERROR {}: {} {}={}\n",
+                                    at,
+                                    p.krate,
+                                    fill(r, "{v} {n} failed", &[("v", VERBS), ("n", p.nouns)]),
+                                    r.pick(NOUNS),
+                                    r.hex(12)
+                                ));
+                            }
+                            body.push_str("```");
+                        }
+                        obj([
+                            (
+                                "url",
+                                format!(
+                                    "https://api.github.com/repos/{}/{}/issues/comments/{id}",
+                                    p.org, p.name
+                                )
+                                .into(),
+                            ),
+                            (
+                                "html_url",
+                                format!(
+                                    "https://github.com/{}/{}/issues/{number}#issuecomment-{id}",
+                                    p.org, p.name
+                                )
+                                .into(),
+                            ),
+                            (
+                                "issue_url",
+                                format!(
+                                    "https://api.github.com/repos/{}/{}/issues/{number}",
+                                    p.org, p.name
+                                )
+                                .into(),
+                            ),
+                            ("id", id.into()),
+                            ("node_id", format!("IC_kwDO{}", r.base62(14)).into()),
+                            ("user", user_obj(r)),
+                            ("created_at", at.as_str().into()),
+                            ("updated_at", at.as_str().into()),
+                            (
+                                "author_association",
+                                (r.pick(&["MEMBER", "CONTRIBUTOR", "NONE"])).into(),
+                            ),
+                            ("body", body.into()),
+                            (
+                                "reactions",
+                                obj([
+                                    ("total_count", J::Int(r.range(0, 6) as i64)),
+                                    ("+1", J::Int(r.range(0, 4) as i64)),
+                                    ("-1", J::Int(0)),
+                                    ("heart", J::Int(0)),
+                                ]),
+                            ),
+                        ])
+                    })
+                    .collect(),
+            )
+        }
+        1 => {
+            let n = r.range_usize(5, 20);
+            let runs: Vec<J> = (0..n)
+                .map(|i| {
+                    let id = 17_000_000_000 + r.range(0, 999_999_999);
+                    let at = rfc3339(clock - (i as u64 + 1) * r.range(1_800_000, 20_000_000));
+                    let failed = i < 2;
+                    obj([
+                        ("id", id.into()),
+                        ("name", "CI".into()),
+                        ("head_branch", "main".into()),
+                        ("head_sha", r.hex(40).into()),
+                        ("run_number", J::Int(900 - i as i64)),
+                        ("event", "push".into()),
+                        ("status", "completed".into()),
+                        (
+                            "conclusion",
+                            if failed { "failure" } else { "success" }.into(),
+                        ),
+                        ("workflow_id", J::Int(81_234_567)),
+                        (
+                            "html_url",
+                            format!("https://github.com/{}/{}/actions/runs/{id}", p.org, p.name)
+                                .into(),
+                        ),
+                        ("created_at", at.as_str().into()),
+                        ("updated_at", at.as_str().into()),
+                        ("run_attempt", J::Int(1)),
+                        ("run_started_at", at.as_str().into()),
+                        ("actor", user_obj(r)),
+                        ("display_title", prose(r, p, 20).into()),
+                    ])
+                })
+                .collect();
+            obj([
+                ("total_count", J::Int(n as i64 + 880)),
+                ("workflow_runs", J::Arr(runs)),
+            ])
+        }
+        _ => {
+            let n = r.range_usize(10, 60);
+            let dep = p.deps[1];
+            let versions: Vec<J> = (0..n)
+                .map(|i| {
+                    let day = clock - (i as u64 + 1) * r.range(86_400_000, 40 * 86_400_000);
+                    obj([
+                        ("id", J::Int(1_400_000 - i as i64 * 977)),
+                        ("crate", dep.into()),
+                        (
+                            "num",
+                            format!("{}.{}.{}", 1 + (n - i) / 20, (n - i) % 20, r.range(0, 4))
+                                .into(),
+                        ),
+                        ("dl_path", format!("/api/v1/crates/{dep}/download").into()),
+                        ("readme_path", format!("/api/v1/crates/{dep}/readme").into()),
+                        ("updated_at", rfc3339(day).into()),
+                        ("created_at", rfc3339(day).into()),
+                        ("downloads", J::Int(r.range(10_000, 9_000_000) as i64)),
+                        (
+                            "features",
+                            obj([
+                                ("default", strs(&["std"])),
+                                ("full", strs(&["std", "rt", "macros"])),
+                            ]),
+                        ),
+                        ("yanked", false.into()),
+                        ("license", "MIT".into()),
+                        ("crate_size", J::Int(r.range(40_000, 900_000) as i64)),
+                        ("published_by", user_obj(r)),
+                        ("rust_version", format!("1.{}", 60 + i % 20).into()),
+                        ("checksum", r.hex(64).into()),
+                    ])
+                })
+                .collect();
+            obj([
+                ("versions", J::Arr(versions)),
+                (
+                    "meta",
+                    obj([("total", J::Int(n as i64)), ("next_page", J::Null)]),
+                ),
+            ])
+        }
+    };
+    doc.pretty(2)
+}
+
+// ---------------------------------------------------------------- prompt
+
+const SYSTEM_PROMPT: &str = "You are an interactive coding agent that helps users with software engineering tasks in their repository. Use the instructions below and the tools available to you to assist the user.
+
+# Tone and style
+Be concise and direct. Explain non-trivial commands before you run them. Use GitHub-flavored Markdown; refer to code as `path:line`. Do not add comments to code unless asked. Never invent URLs.
+
+# Doing tasks
+- Use the search tools extensively to understand the codebase before changing it; read files before editing them.
+- Plan multi-step work with todo_write and keep exactly one item in progress.
+- Implement the change following the conventions of the surrounding code: imports, naming, error handling, tests.
+- Verify with the project's own test and lint commands (see the project notes). Never assume a test framework.
+- When you are done, summarise what changed and why in a few lines; do not repeat the diff.
+
+# Tool usage policy
+- Call independent tools in parallel in a single message (for example several read_file or grep calls).
+- Prefer grep and glob over bash for searching; prefer read_file over cat.
+- Never run destructive git commands (push --force, reset --hard) unless the user asks explicitly.
+- Long-running commands have a 10 minute timeout; pass `timeout` for test suites.
+
+# Safety
+Refuse to write code that is obviously malicious. Do not commit secrets; warn the user when a file looks like it contains credentials.
+";
+
+fn tools() -> Vec<ToolDefinition> {
+    vec![
+        tool_def(
+            "read_file",
+            "Reads a file from the local filesystem. The file_path must be absolute. By default reads up to 2000 lines from the start; use offset and limit for long files. Lines longer than 2000 characters are truncated. Results are returned in cat -n format, with line numbers starting at 1. Read several files in parallel when they are all relevant. Reading a file that does not exist returns an error.",
+            &schema(
+                vec![
+                    (
+                        "file_path",
+                        prop("string", "Absolute path of the file to read."),
+                    ),
+                    (
+                        "offset",
+                        prop("integer", "Line number to start reading from (1-based)."),
+                    ),
+                    ("limit", prop("integer", "Number of lines to read.")),
+                ],
+                &["file_path"],
+            ),
+        ),
+        tool_def(
+            "grep",
+            "Fast content search built on ripgrep. Supports full regex syntax (escape literal braces: `interface\\{\\}`). Filter files with `glob` (e.g. \"*.rs\") or `type`. output_mode: \"content\" shows matching lines (use -n for line numbers, -A/-B/-C for context), \"files_with_matches\" shows file paths (default), \"count\" shows match counts. Use this instead of running grep or rg through bash.",
+            &schema(
+                vec![
+                    (
+                        "pattern",
+                        prop("string", "Regular expression to search for."),
+                    ),
+                    (
+                        "path",
+                        prop(
+                            "string",
+                            "File or directory to search (default: working directory).",
+                        ),
+                    ),
+                    ("glob", prop("string", "Glob filter for file names.")),
+                    (
+                        "output_mode",
+                        obj([
+                            ("type", "string".into()),
+                            ("enum", strs(&["content", "files_with_matches", "count"])),
+                            ("description", "What to return.".into()),
+                        ]),
+                    ),
+                    ("-n", prop("boolean", "Show line numbers (content mode).")),
+                    ("-C", prop("integer", "Lines of context around each match.")),
+                    (
+                        "head_limit",
+                        prop("integer", "Only return the first N results."),
+                    ),
+                ],
+                &["pattern"],
+            ),
+        ),
+        tool_def(
+            "glob",
+            "Fast file pattern matching for any codebase size. Supports patterns like \"**/*.rs\" or \"src/**/*.toml\". Returns matching file paths sorted by modification time. Use when you need to find files by name.",
+            &schema(
+                vec![
+                    ("pattern", prop("string", "Glob pattern.")),
+                    (
+                        "path",
+                        prop(
+                            "string",
+                            "Directory to search in (default: working directory).",
+                        ),
+                    ),
+                ],
+                &["pattern"],
+            ),
+        ),
+        tool_def(
+            "edit_file",
+            "Performs an exact string replacement in a file. You must read the file first. old_string must match the file exactly, including indentation, and must be unique in the file unless replace_all is set; otherwise the edit fails. Preserve the exact indentation of the lines you edit. Prefer editing existing files to writing new ones.",
+            &schema(
+                vec![
+                    (
+                        "file_path",
+                        prop("string", "Absolute path of the file to modify."),
+                    ),
+                    ("old_string", prop("string", "The text to replace.")),
+                    (
+                        "new_string",
+                        prop(
+                            "string",
+                            "The replacement text (must differ from old_string).",
+                        ),
+                    ),
+                    (
+                        "replace_all",
+                        prop("boolean", "Replace every occurrence (default false)."),
+                    ),
+                ],
+                &["file_path", "old_string", "new_string"],
+            ),
+        ),
+        tool_def(
+            "write_file",
+            "Writes a file to the local filesystem, overwriting any existing file at that path. If the file exists you must read it first. Only create new files when they are required for the task; never create documentation files unless asked.",
+            &schema(
+                vec![
+                    (
+                        "file_path",
+                        prop("string", "Absolute path of the file to write."),
+                    ),
+                    ("content", prop("string", "The content to write.")),
+                ],
+                &["file_path", "content"],
+            ),
+        ),
+        tool_def(
+            "bash",
+            "Executes a bash command in a persistent shell session with an optional timeout. Quote paths that contain spaces. Output longer than 100000 characters is truncated. Avoid find, grep, cat, head and tail: use the dedicated tools. Use it for builds, tests, git and package managers. When several independent commands are needed, issue them in parallel tool calls.",
+            &schema(
+                vec![
+                    ("command", prop("string", "The command to run.")),
+                    (
+                        "description",
+                        prop("string", "What the command does, in 5-10 words."),
+                    ),
+                    (
+                        "timeout",
+                        prop("integer", "Timeout in milliseconds (max 600000)."),
+                    ),
+                    (
+                        "run_in_background",
+                        prop("boolean", "Run without waiting for completion."),
+                    ),
+                ],
+                &["command"],
+            ),
+        ),
+        tool_def(
+            "web_search",
+            "Searches the web and returns result titles, URLs, snippets and ages as JSON. Use it for information beyond your training data: library changelogs, recent issues, documentation of specific versions. Account for the current date when writing queries.",
+            &schema(
+                vec![
+                    ("query", prop("string", "The search query.")),
+                    (
+                        "allowed_domains",
+                        obj([
+                            ("type", "array".into()),
+                            ("items", obj([("type", "string".into())])),
+                            (
+                                "description",
+                                "Only include results from these domains.".into(),
+                            ),
+                        ]),
+                    ),
+                    (
+                        "blocked_domains",
+                        obj([
+                            ("type", "array".into()),
+                            ("items", obj([("type", "string".into())])),
+                            (
+                                "description",
+                                "Never include results from these domains.".into(),
+                            ),
+                        ]),
+                    ),
+                ],
+                &["query"],
+            ),
+        ),
+        tool_def(
+            "web_fetch",
+            "Fetches a URL, converts the HTML to Markdown and returns the content relevant to the prompt. HTTP URLs are upgraded to HTTPS. Results may be summarised when the page is very large. Includes a 15-minute cache for repeated fetches of the same URL.",
+            &schema(
+                vec![
+                    ("url", prop("string", "The URL to fetch.")),
+                    ("prompt", prop("string", "What to extract from the page.")),
+                ],
+                &["url", "prompt"],
+            ),
+        ),
+        tool_def(
+            "http_request",
+            "Sends an HTTP request to a JSON API (GitHub REST API, crates.io, internal services) with the user's configured credentials and returns the response body pretty-printed. Use GET unless the user asked for a change. Paginated endpoints return the first page; pass per_page to get more.",
+            &schema(
+                vec![
+                    (
+                        "method",
+                        obj([
+                            ("type", "string".into()),
+                            ("enum", strs(&["GET", "POST", "PATCH", "DELETE"])),
+                            ("description", "HTTP method.".into()),
+                        ]),
+                    ),
+                    ("url", prop("string", "Absolute URL.")),
+                    (
+                        "headers",
+                        obj([
+                            ("type", "object".into()),
+                            ("additionalProperties", obj([("type", "string".into())])),
+                            ("description", "Extra request headers.".into()),
+                        ]),
+                    ),
+                    ("body", prop("string", "Request body (JSON text).")),
+                ],
+                &["method", "url"],
+            ),
+        ),
+        tool_def(
+            "todo_write",
+            "Creates and updates a structured task list for the current session. Use it for tasks with three or more steps, when the user gives several tasks, and to mark progress: exactly one task in_progress at a time, mark tasks completed as soon as they are done. Each todo has content (imperative), activeForm (present continuous) and status.",
+            &schema(
+                vec![(
+                    "todos",
+                    obj([
+                        ("type", "array".into()),
+                        (
+                            "items",
+                            schema(
+                                vec![
+                                    ("content", prop("string", "The task.")),
+                                    (
+                                        "status",
+                                        obj([
+                                            ("type", "string".into()),
+                                            (
+                                                "enum",
+                                                strs(&["pending", "in_progress", "completed"]),
+                                            ),
+                                        ]),
+                                    ),
+                                    (
+                                        "activeForm",
+                                        prop("string", "The task in present continuous form."),
+                                    ),
+                                ],
+                                &["content", "status", "activeForm"],
+                            ),
+                        ),
+                        ("description", "The updated todo list.".into()),
+                    ]),
+                )],
+                &["todos"],
+            ),
+        ),
+    ]
+}
+
+fn prompt(rng: &Rng, p: &Project) -> Prompt {
+    let tools = tools();
+    let env = format!(
+        "<env>\nWorking directory: /home/dev/{}\nIs directory a git repo: Yes\nPlatform: linux\nOS Version: Linux 6.8.0-45-generic\nToday's date: {}\n</env>\nYou are powered by the model named Sonnet 4.5. The exact model ID is {MODEL}.",
+        p.name,
+        date(START_MS)
+    );
+    let mut r = rng.fork("project-notes");
+    let mut notes = format!(
+        "# Project notes (CLAUDE.md)\n\n{} is {}. Crates used: {}.\n\n## Commands\n- Build: `cargo build`\n- Test: `cargo test` (integration tests need `DATABASE_URL`; see docker-compose.yml)\n- Lint: `cargo clippy --all-targets -- -D warnings` and `cargo fmt --check`\n\n## Conventions\n",
+        p.name,
+        p.summary,
+        p.deps.join(", ")
+    );
+    const RULES: &[&str] = &[
+        "- {V} the {n} through `{n2}::{v}`; never touch `{n}` fields directly.",
+        "- Errors: return a typed error with context, never `unwrap()` on a {n} that came from the network.",
+        "- Tests for `{n}` live next to the code in a `tests` module; integration tests in `tests/`.",
+        "- Log every {st} {n} at debug level with its id.",
+        "- Keep `{n2}` types `Send + Sync`; the {n} is shared across tasks.",
+        "- Public functions that {v} a {n} document their cancellation behaviour.",
+    ];
+    for _ in 0..10 {
+        let t = r.pick(RULES);
+        notes.push_str(&fill(
+            &mut r,
+            t,
+            &[
+                ("V", VERBS),
+                ("v", VERBS),
+                ("n", p.nouns),
+                ("n2", NOUNS),
+                ("st", STATES),
+            ],
+        ));
+        notes.push('\n');
+    }
+    notes.push_str("\n## Module map\n");
+    for f in p.files {
+        notes.push_str(&format!("- `{f}`: {}\n", prose(&mut r, p, 60)));
+    }
+    notes.push_str("\n## Decision log (newest first)\n");
+    let log: Vec<String> = (0..2_000)
+        .map(|i| {
+            let day = START_MS - (i as u64 + 1) * 86_400_000 * r.range(2, 6);
+            format!("- {}: {}\n", date(day), prose(&mut r, p, 120))
+        })
+        .collect();
+    fit(
+        SESSION_PREFIX_CHARS,
+        0,
+        log.len(),
+        |entries| {
+            let mut notes = notes.clone();
+            for e in &log[..entries] {
+                notes.push_str(e);
+            }
+            Prompt {
+                system: vec![text(SYSTEM_PROMPT), text(&env), text(&notes)],
+                tools: tools.clone(),
+            }
+        },
+        prefix_chars,
+    )
+}
+
+// ---------------------------------------------------------------- driver
+
+/// Tool results longer than this are cut, as agent harnesses do.
+const MAX_RESULT_CHARS: usize = 100_000;
+
+/// Keeps the head of an over-long tool result and says how much was cut.
+fn cap(content: String) -> String {
+    let total = content.chars().count();
+    if total <= MAX_RESULT_CHARS {
+        return content;
+    }
+    let keep = MAX_RESULT_CHARS - 2_000;
+    let cut = content
+        .char_indices()
+        .nth(keep)
+        .map_or(content.len(), |(i, _)| i);
+    format!(
+        "{}\n\n[... output truncated: {} characters omitted ...]",
+        &content[..cut],
+        total - keep
+    )
+}
+
+/// Output tokens of a reply: about 3.4 characters per token of its JSON,
+/// with some jitter.
+fn output_tokens(r: &mut Rng, reply: &Message) -> u64 {
+    let chars = reply.to_json().chars().count() as u64;
+    (chars * 10 / 34) * (100 + r.range(0, 25)) / 100 + 6
+}
+
+/// Builds a session with `calls` calls (see [`super::session`]).
+pub(crate) fn build(calls: usize, seed: u64) -> Trace {
+    let mut g = Gen::new(seed);
+    let project = g.project;
+    let prompt = prompt(&g.rng, project);
+    let mut timing = g.rng.fork("timing");
+    let first_kind = if g.rng.chance(0.6) {
+        Kind::Bugfix
+    } else {
+        Kind::Feature
+    };
+    let mut messages = vec![user_text(&g.task_text(first_kind, true))];
+    let mut plan = g.plan(first_kind, true);
+    let mut out_calls = Vec::with_capacity(calls);
+    let mut clock = START_MS;
+    let mut follow_ups = 0usize;
+    let mut long_gap = false;
+    for k in 0..calls {
+        let start = clock;
+        let sent = messages.len();
+        let last = k + 1 == calls;
+        let step = plan.pop_front().unwrap_or_else(|| {
+            Step::Reply("Done. Anything else you'd like me to look at?".to_owned())
+        });
+        // Model time: time to first token, then generation.
+        let mut model_ms = 900 + timing.range(0, 2_600) + (sent as u64) * 15;
+        let reply_tokens;
+        match step {
+            Step::Tools(lead, acts) => {
+                let mut blocks: Vec<ContentBlock> = Vec::new();
+                if let Some(l) = lead {
+                    blocks.push(text(&l));
+                }
+                let mut ids = Vec::new();
+                for act in &acts {
+                    let id = g.rng.tool_use_id();
+                    let (name, mut input) = g.tool_input(act);
+                    if let Some(full) = g.edit_input(act) {
+                        input = full;
+                    }
+                    blocks.push(tool_use(&id, name, &input));
+                    ids.push(id);
+                }
+                let reply = assistant(blocks);
+                reply_tokens = output_tokens(&mut timing, &reply);
+                messages.push(reply);
+                model_ms += reply_tokens * 1000 / timing.range(55, 85);
+                if !last {
+                    let mut results = Vec::new();
+                    let mut exec = 0;
+                    let mut retry = Vec::new();
+                    for (act, id) in acts.iter().zip(&ids) {
+                        let (content, is_error, ms) = g.run(act, clock + model_ms);
+                        let content = cap(content);
+                        results.push(tool_result(id, &content, is_error));
+                        exec = exec.max(ms);
+                        if let Act::Edit { path, fail: true } = act {
+                            retry.push(Act::Read {
+                                path: path.clone(),
+                                window: None,
+                                missing: false,
+                            });
+                            retry.push(Act::Edit {
+                                path: path.clone(),
+                                fail: false,
+                            });
+                        }
+                    }
+                    for act in retry.into_iter().rev() {
+                        plan.push_front(Step::Tools(None, vec![act]));
+                    }
+                    let needs_approval = acts.iter().any(|a| {
+                        matches!(
+                            a,
+                            Act::Test { .. }
+                                | Act::Check { .. }
+                                | Act::Write { .. }
+                                | Act::Fetch { .. }
+                        )
+                    });
+                    if needs_approval && timing.chance(0.25) {
+                        exec += timing.range(2_000, 25_000);
+                    }
+                    messages.push(user(results));
+                    clock += model_ms + exec;
+                }
+            }
+            Step::Reply(body) => {
+                let reply = assistant(vec![text(&body)]);
+                reply_tokens = output_tokens(&mut timing, &reply);
+                messages.push(reply);
+                model_ms += reply_tokens * 1000 / timing.range(55, 85);
+                if !last {
+                    follow_ups += 1;
+                    let away = timing.chance(0.25) || (follow_ups == 2 && !long_gap);
+                    let think = if away {
+                        long_gap = true;
+                        timing.range(6 * 60_000, 20 * 60_000)
+                    } else if timing.chance(0.2) {
+                        timing.range(3 * 60_000, 5 * 60_000)
+                    } else {
+                        timing.range(20_000, 180_000)
+                    };
+                    let kind = g.follow_up();
+                    g.new_focus();
+                    messages.push(user_text(&g.task_text(kind, false)));
+                    plan = g.plan(kind, false);
+                    clock += model_ms + think;
+                }
+            }
+        }
+        out_calls.push(Call {
+            messages: sent,
+            start_ms: Some(start),
+            model: None,
+            prompt: 0,
+            markers: None,
+            usage: Some(RecordedUsage {
+                output_tokens: Some(reply_tokens),
+                ..RecordedUsage::default()
+            }),
+        });
+    }
+    let last_chars = out_calls
+        .last()
+        .map_or(0, |c| messages_chars(&messages[..c.messages]));
+    Trace {
+        name: format!("session-{calls}-s{seed}"),
+        description: format!(
+            "Synthetic coding-agent session (Claude Sonnet 4.5) on {}, {}: {calls} calls of exploring, editing, testing, web research and user follow-ups, with parallel tool calls and breaks long enough to expire a 5-minute cache. The agent never compacts: the last call sends {last_chars} characters of messages. Generated deterministically by tracecost::trace::generate::session({calls}, {seed}); usage records output tokens only.",
+            project.name, project.summary
+        ),
+        provider: ProviderKind::Anthropic,
+        model: MODEL.to_owned(),
+        hidden_prefix_tokens: 0,
+        prompts: vec![prompt],
+        messages,
+        calls: out_calls,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_keeps_short_results_and_cuts_long_ones() {
+        assert_eq!(cap("short".to_owned()), "short");
+        let long = "é".repeat(MAX_RESULT_CHARS + 10);
+        let cut = cap(long);
+        assert!(cut.chars().count() < MAX_RESULT_CHARS);
+        assert!(cut.ends_with("[... output truncated: 2010 characters omitted ...]"));
+    }
+
+    #[test]
+    fn grep_lines_contain_their_pattern() {
+        let mut r = Rng::new(3);
+        let p = &PROJECTS[0];
+        for pat in ["fn load_job", "load_job\\(", "JobQueue::", "JobQueue"] {
+            let needle = pat.trim_end_matches("\\(");
+            assert!(grep_line(&mut r, p, pat).contains(needle), "{pat}");
+        }
+        assert_eq!(module_of("src/scheduler/mod.rs"), "scheduler");
+        assert_eq!(module_of("src/api/handlers.rs"), "api::handlers");
+    }
+
+    #[test]
+    fn file_contents_are_stable_per_path_and_version() {
+        let g = Gen::new(5);
+        let a = g.file_content("src/lib.rs", 0);
+        assert_eq!(a, g.file_content("src/lib.rs", 0));
+        assert_ne!(a, g.file_content("src/lib.rs", 1));
+        assert!(g.file_content("Cargo.toml", 0).starts_with("[package]"));
+    }
+
+    #[test]
+    fn prompt_is_sized_to_the_target() {
+        let g = Gen::new(1);
+        let p = prompt(&g.rng, g.project);
+        let n = prefix_chars(&p);
+        assert!(
+            n <= SESSION_PREFIX_CHARS && n + 400 >= SESSION_PREFIX_CHARS,
+            "{n}"
+        );
+        assert!(p.tools.len() >= 6);
+    }
+}
