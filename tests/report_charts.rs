@@ -383,7 +383,7 @@ fn svg_has_title_and_axis_labels() {
                 "input tokens",
                 "call",
                 "cache read",
-                "50k",
+                "40k",
             ],
         ),
         (

@@ -6,14 +6,17 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::CliError;
+use crate::cost::pricing::Pricing;
+use crate::cost::tokens::{TokenMemo, parse_tokenizer};
 use crate::engine::ledger::{DurableLedger, InMemoryLedger, ToolResultLedger, not_found};
 use crate::engine::message::{BlockKind, Message};
 use crate::engine::recall::{RecallFormat, RecallRequest};
-use crate::cost::pricing::Pricing;
-use crate::cost::tokens::{TokenMemo, parse_tokenizer};
 use crate::policy::{Compaction, Config};
 use crate::replay::{PreparedTrace, ReplayOptions, replay};
-use crate::report::replay_view::{CsvExporter, JsonExporter, MarkdownExporter, ReplayExporter, ReplayOutput, Savings, TableExporter};
+use crate::report::replay_view::{
+    CsvExporter, JsonExporter, MarkdownExporter, ReplayExporter, ReplayOutput, Savings,
+    TableExporter,
+};
 use crate::trace::{LoadedTraces, Trace, load_path};
 
 /// What agent conversations really cost, and which tool-result compaction
@@ -28,24 +31,36 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Replay a trace under one policy: per-call tokens and dollars.
-    #[command(after_help = "Examples:\n  tracecost replay traces/massage-gun.json\n  tracecost replay traces/massage-gun.json --compaction ledger --threshold 8000 --keep-last 2 --cache native\n  tracecost replay trace.json --config 'ledger:t=8000,k=2+tail:ttl=1h' --format json")]
+    #[command(
+        after_help = "Examples:\n  tracecost replay traces/massage-gun.json\n  tracecost replay traces/massage-gun.json --compaction ledger --threshold 8000 --keep-last 2 --cache native\n  tracecost replay trace.json --config 'ledger:t=8000,k=2+tail:ttl=1h' --format json"
+    )]
     Replay(ReplayArgs),
     /// Replay traces under a grid of policies, ranked by cost, with recall risk.
-    #[command(after_help = "Examples:\n  tracecost sweep traces/massage-gun.json --threshold 2000,8000,32000 --keep-last 0,2 --cache none,tail,native\n  tracecost sweep traces/*.json --compaction off,ledger,clear-tool-uses --cache tail --model claude-opus-4-1,claude-sonnet-4-5")]
+    #[command(
+        after_help = "Examples:\n  tracecost sweep traces/massage-gun.json --threshold 2000,8000,32000 --keep-last 0,2 --cache none,tail,native\n  tracecost sweep traces/*.json --compaction off,ledger,clear-tool-uses --cache tail --model claude-opus-4-1,claude-sonnet-4-5"
+    )]
     Sweep(SweepArgs),
     /// Check that stubs and prefixes stay byte-stable from call to call.
-    #[command(after_help = "Examples:\n  tracecost stability traces/massage-gun.json --compaction ledger --threshold 8000 --keep-last 2\n  tracecost stability trace.json --config 'ledger:t=2000,k=0+tail' --processes 3")]
+    #[command(
+        after_help = "Examples:\n  tracecost stability traces/massage-gun.json --compaction ledger --threshold 8000 --keep-last 2\n  tracecost stability trace.json --config 'ledger:t=2000,k=0+tail' --processes 3"
+    )]
     Stability(StabilityArgs),
     /// Write the report (HTML, Markdown, JSON, CSV, charts) for a set of traces.
-    #[command(after_help = "Examples:\n  tracecost report                      # every trace in traces/, into reports/latest/\n  tracecost report traces/massage-gun.json --out reports/massage-gun\n  tracecost report my-traces/ --cache tail,native --threshold 4000,16000")]
+    #[command(
+        after_help = "Examples:\n  tracecost report                      # every trace in traces/, into reports/latest/\n  tracecost report traces/massage-gun.json --out reports/massage-gun\n  tracecost report my-traces/ --cache tail,native --threshold 4000,16000"
+    )]
     Report(ReportArgs),
     /// Generate a bundled reference trace.
-    #[command(after_help = "Examples:\n  tracecost gen massage-gun -o traces/massage-gun.json\n  tracecost gen session --calls 500 --seed 7 -o /tmp/session.json")]
+    #[command(
+        after_help = "Examples:\n  tracecost gen massage-gun -o traces/massage-gun.json\n  tracecost gen session --calls 500 --seed 7 -o /tmp/session.json"
+    )]
     Gen(GenArgs),
     /// Print the built-in price table (or one extended with --pricing).
     Models(ModelsArgs),
     /// Convert logs into canonical traces.
-    #[command(after_help = "Examples:\n  tracecost import --from claude-code ~/.claude -o sessions.json\n  tracecost import --from anthropic proxy-log.jsonl -o trace.json\n  tracecost import --from openai --skip-invalid calls.jsonl -o trace.json")]
+    #[command(
+        after_help = "Examples:\n  tracecost import --from claude-code ~/.claude -o sessions.json\n  tracecost import --from anthropic proxy-log.jsonl -o trace.json\n  tracecost import --from openai --skip-invalid calls.jsonl -o trace.json"
+    )]
     Import(ImportArgs),
     /// Print what the recall_tool_result tool would return for a tool result.
     #[command(
@@ -98,7 +113,11 @@ pub(crate) struct PolicyArgs {
 impl PolicyArgs {
     /// The config these flags describe for `trace` (its default cache
     /// policy depends on whether it recorded markers).
-    pub(crate) fn config_for(&self, trace: &Trace, model: Option<&str>) -> Result<Config, CliError> {
+    pub(crate) fn config_for(
+        &self,
+        trace: &Trace,
+        model: Option<&str>,
+    ) -> Result<Config, CliError> {
         let mut config: Config = match &self.config {
             Some(s) => s.parse()?,
             None => self.flags_string(trace).parse()?,
@@ -111,9 +130,16 @@ impl PolicyArgs {
 
     fn flags_string(&self, trace: &Trace) -> String {
         let compaction = match self.compaction.as_deref().unwrap_or("off") {
-            "ledger" => format!("ledger:t={},k={}", self.threshold.unwrap_or(8000), self.keep_last.unwrap_or(2)),
+            "ledger" => format!(
+                "ledger:t={},k={}",
+                self.threshold.unwrap_or(8000),
+                self.keep_last.unwrap_or(2)
+            ),
             peer @ ("clear-tool-uses" | "langchain-clear") => {
-                let mut p = vec![format!("trigger={}", self.trigger.unwrap_or(100_000)), format!("keep={}", self.keep.unwrap_or(3))];
+                let mut p = vec![
+                    format!("trigger={}", self.trigger.unwrap_or(100_000)),
+                    format!("keep={}", self.keep.unwrap_or(3)),
+                ];
                 if let Some(n) = self.clear_at_least {
                     p.push(format!("at-least={n}"));
                 }
@@ -127,9 +153,17 @@ impl PolicyArgs {
             }
             other => other.to_owned(),
         };
-        let default_cache = if trace.has_markers() { "recorded" } else { "none" };
+        let default_cache = if trace.has_markers() {
+            "recorded"
+        } else {
+            "none"
+        };
         let cache = match self.cache.as_deref().unwrap_or(default_cache) {
-            "native" => format!("native:manifest={},ttl={}", self.manifest.as_deref().unwrap_or("cached"), self.ttl()),
+            "native" => format!(
+                "native:manifest={},ttl={}",
+                self.manifest.as_deref().unwrap_or("cached"),
+                self.ttl()
+            ),
             k @ ("system" | "tail") => format!("{k}:ttl={}", self.ttl()),
             other => other.to_owned(),
         };
@@ -200,13 +234,17 @@ struct ReplayArgs {
 #[derive(Debug, Args, Clone)]
 pub(crate) struct GridArgs {
     /// Compaction policies (comma-separated): off, ledger, clear-tool-uses, langchain-clear, or full strings like clear-tool-uses:trigger=50000.
-    #[arg(long, value_delimiter = ',', default_value = "off,ledger,clear-tool-uses,langchain-clear")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "off,ledger,clear-tool-uses,langchain-clear"
+    )]
     compaction: Vec<String>,
     /// Ledger thresholds in characters (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "2000,8000,32000")]
     threshold: Vec<u64>,
-    /// Ledger keep-last values (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "0,2,4")]
+    /// Ledger keep-last values (comma-separated). 0 compacts a large result before the model has read it.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
     keep_last: Vec<usize>,
     /// Cache policies (comma-separated): none, system, native, tail, recorded, or full strings like tail:ttl=1h.
     #[arg(long, value_delimiter = ',', default_value = "none,system,native,tail")]
@@ -271,7 +309,13 @@ pub(crate) struct CostCommon {
 
 impl CostCommon {
     fn as_cost_args(&self) -> CostArgs {
-        CostArgs { model: None, pricing: self.pricing.clone(), tokenizer: self.tokenizer.clone(), calibrate: self.calibrate.clone(), batch: self.batch }
+        CostArgs {
+            model: None,
+            pricing: self.pricing.clone(),
+            tokenizer: self.tokenizer.clone(),
+            calibrate: self.calibrate.clone(),
+            batch: self.batch,
+        }
     }
 }
 
@@ -394,7 +438,9 @@ fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
     let loaded = load(&a.trace)?;
     let pricing = a.cost.pricing()?;
     let memo = a.cost.memo()?;
-    let opts = ReplayOptions { batch: a.cost.batch };
+    let opts = ReplayOptions {
+        batch: a.cost.batch,
+    };
     // Build every plan before running anything: a bad flag for the second
     // trace must not come after output for the first.
     let mut plans = Vec::new();
@@ -412,7 +458,10 @@ fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
         let reference = match config.compaction {
             Compaction::Off => None,
             _ => {
-                let off = Config { compaction: Compaction::Off, ..config.clone() };
+                let off = Config {
+                    compaction: Compaction::Off,
+                    ..config.clone()
+                };
                 Some(replay(&prepared, &off, &pricing, &memo, opts)?.totals)
             }
         };
@@ -437,7 +486,10 @@ fn grid_from(a: &GridArgs, model_list: &[String]) -> Result<crate::replay::sweep
         if spec == "ledger" {
             for t in &a.threshold {
                 for k in &a.keep_last {
-                    compactions.push(Compaction::Ledger { threshold: *t, keep_last: *k });
+                    compactions.push(Compaction::Ledger {
+                        threshold: *t,
+                        keep_last: *k,
+                    });
                 }
             }
         } else {
@@ -456,8 +508,16 @@ fn grid_from(a: &GridArgs, model_list: &[String]) -> Result<crate::replay::sweep
         };
         caches.push(format!("off+{full}").parse::<Config>()?.cache);
     }
-    let models = if model_list.is_empty() { vec![None] } else { model_list.iter().map(|m| Some(m.clone())).collect() };
-    Ok(crate::replay::sweep::Grid { compactions, caches, models })
+    let models = if model_list.is_empty() {
+        vec![None]
+    } else {
+        model_list.iter().map(|m| Some(m.clone())).collect()
+    };
+    Ok(crate::replay::sweep::Grid {
+        compactions,
+        caches,
+        models,
+    })
 }
 
 fn sweep_cmd(a: SweepArgs) -> Result<u8, CliError> {
@@ -470,7 +530,14 @@ fn sweep_cmd(a: SweepArgs) -> Result<u8, CliError> {
     for p in &a.traces {
         loaded.extend(load(p)?.traces);
     }
-    let sweeps = run_sweeps(&loaded, &configs, &cost, &pricing, &memo, a.grid.recall_cost)?;
+    let sweeps = run_sweeps(
+        &loaded,
+        &configs,
+        &cost,
+        &pricing,
+        &memo,
+        a.grid.recall_cost,
+    )?;
     let text = match a.format {
         OutFormat::Json => crate::report::sweep_view::json(&sweeps),
         OutFormat::Csv => crate::report::sweep_view::csv(&sweeps),
@@ -522,18 +589,27 @@ fn run_sweeps(
 /// files in name order.
 fn trace_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
     let defaults = [PathBuf::from("traces")];
-    let inputs = if inputs.is_empty() { &defaults[..] } else { inputs };
+    let inputs = if inputs.is_empty() {
+        &defaults[..]
+    } else {
+        inputs
+    };
     let mut out = Vec::new();
     for p in inputs {
         if p.is_dir() {
-            let rd = std::fs::read_dir(p).map_err(|e| CliError::Usage(format!("{}: cannot read directory: {e}", p.display())))?;
+            let rd = std::fs::read_dir(p).map_err(|e| {
+                CliError::Usage(format!("{}: cannot read directory: {e}", p.display()))
+            })?;
             let mut files: Vec<PathBuf> = rd
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| f.extension().is_some_and(|x| x == "json") && f.is_file())
                 .collect();
             files.sort();
             if files.is_empty() {
-                return Err(CliError::Usage(format!("{}: no *.json trace files in this directory", p.display())));
+                return Err(CliError::Usage(format!(
+                    "{}: no *.json trace files in this directory",
+                    p.display()
+                )));
             }
             out.extend(files);
         } else {
@@ -556,17 +632,31 @@ fn report_cmd(a: ReportArgs) -> Result<u8, CliError> {
     }
     let pricing = cost.pricing()?;
     let memo = cost.memo()?;
-    let sweeps = run_sweeps(&loaded, &configs, &cost, &pricing, &memo, a.grid.recall_cost)?;
+    let sweeps = run_sweeps(
+        &loaded,
+        &configs,
+        &cost,
+        &pricing,
+        &memo,
+        a.grid.recall_cost,
+    )?;
     let mut reports = Vec::new();
     for (t, sweep) in loaded.iter().zip(sweeps) {
         let rec: Config = sweep.rows[sweep.recommended].result.config.parse()?;
         let counter = MemoTokens(&memo);
-        let mut source = RunSource { run: crate::policy::CompactionRun::new(&rec.compaction), tokens: &counter, fixed_tokens: 0 };
+        let mut source = RunSource {
+            run: crate::policy::CompactionRun::new(&rec.compaction),
+            tokens: &counter,
+            fixed_tokens: 0,
+        };
         let stability = check(t, &mut source, &counter)?;
         reports.push(TraceReport { sweep, stability });
     }
     let prices = match &cost.pricing {
-        Some(p) => format!("built-in Anthropic prices (as published, late 2026) overridden by {}", p.display()),
+        Some(p) => format!(
+            "built-in Anthropic prices (as published, late 2026) overridden by {}",
+            p.display()
+        ),
         None => "built-in Anthropic prices (as published, late 2026)".to_owned(),
     };
     let assumptions = Assumptions {
@@ -583,16 +673,22 @@ fn report_cmd(a: ReportArgs) -> Result<u8, CliError> {
             a.grid.ttl
         ),
     };
-    let files = build(&reports, &assumptions).map_err(|e| CliError::Usage(format!("chart: {e}")))?;
+    let files =
+        build(&reports, &assumptions).map_err(|e| CliError::Usage(format!("chart: {e}")))?;
     super::output::write_dir_atomic(&a.out, &files)?;
-    eprintln!("tracecost: wrote {} file(s) to {}", files.len(), a.out.display());
+    eprintln!(
+        "tracecost: wrote {} file(s) to {}",
+        files.len(),
+        a.out.display()
+    );
     Ok(0)
 }
 
 fn stability_cmd(a: StabilityArgs) -> Result<u8, CliError> {
     use crate::replay::stability::{RunSource, check};
     let loaded = load(&a.trace)?;
-    let memo = TokenMemo::new(parse_tokenizer(&a.tokenizer).map_err(|e| CliError::Usage(e.to_string()))?);
+    let memo =
+        TokenMemo::new(parse_tokenizer(&a.tokenizer).map_err(|e| CliError::Usage(e.to_string()))?);
     let mut plans = Vec::new();
     for t in &loaded.traces {
         let config = a.policy.config_for(t, None)?;
@@ -603,7 +699,11 @@ fn stability_cmd(a: StabilityArgs) -> Result<u8, CliError> {
     let mut out = String::new();
     for (t, config) in plans {
         let counter = MemoTokens(&memo);
-        let mut source = RunSource { run: crate::policy::CompactionRun::new(&config.compaction), tokens: &counter, fixed_tokens: 0 };
+        let mut source = RunSource {
+            run: crate::policy::CompactionRun::new(&config.compaction),
+            tokens: &counter,
+            fixed_tokens: 0,
+        };
         let report = check(t, &mut source, &counter)?;
         if a.digest_only {
             out.push_str(&format!("{} {}\n", t.name, report.digest));
@@ -611,20 +711,38 @@ fn stability_cmd(a: StabilityArgs) -> Result<u8, CliError> {
         }
         let mut others = Vec::new();
         if a.processes > 0 {
-            let exe = std::env::current_exe().map_err(|e| CliError::Usage(format!("cannot find the tracecost binary: {e}")))?;
+            let exe = std::env::current_exe()
+                .map_err(|e| CliError::Usage(format!("cannot find the tracecost binary: {e}")))?;
             for _ in 0..a.processes {
                 let o = std::process::Command::new(&exe)
                     .arg("stability")
                     .arg(&a.trace)
-                    .args(["--config", &config.to_string(), "--processes", "0", "--digest-only", "--tokenizer", &a.tokenizer])
+                    .args([
+                        "--config",
+                        &config.to_string(),
+                        "--processes",
+                        "0",
+                        "--digest-only",
+                        "--tokenizer",
+                        &a.tokenizer,
+                    ])
                     .output()
                     .map_err(|e| CliError::Usage(format!("cannot run {}: {e}", exe.display())))?;
                 let text = String::from_utf8_lossy(&o.stdout);
-                let digest = text.lines().find_map(|l| l.strip_prefix(&format!("{} ", t.name))).unwrap_or("").to_owned();
+                let digest = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix(&format!("{} ", t.name)))
+                    .unwrap_or("")
+                    .to_owned();
                 others.push(digest);
             }
         }
-        out.push_str(&crate::report::stability_view::render(&t.name, &config.to_string(), &report, &others));
+        out.push_str(&crate::report::stability_view::render(
+            &t.name,
+            &config.to_string(),
+            &report,
+            &others,
+        ));
         if !report.violations.is_empty() || others.iter().any(|d| *d != report.digest) {
             failed = true;
         }
@@ -650,7 +768,8 @@ fn print_stdout(text: &str) {
 }
 
 fn gen_cmd(a: GenArgs) -> Result<u8, CliError> {
-    let trace = crate::trace::generate::by_name(&a.name, a.calls, a.seed).map_err(CliError::Usage)?;
+    let trace =
+        crate::trace::generate::by_name(&a.name, a.calls, a.seed).map_err(CliError::Usage)?;
     let json = crate::trace::to_json(&trace);
     match &a.output {
         Some(p) => super::write_atomic(p, json.as_bytes())?,
@@ -665,14 +784,22 @@ fn models_cmd(a: ModelsArgs) -> Result<u8, CliError> {
         None => Pricing::builtin(),
     };
     let rows = pricing.rows();
-    let text = crate::report::models_view::render(&rows, matches!(a.format, OutFormat::Json), matches!(a.format, OutFormat::Csv), matches!(a.format, OutFormat::Md));
+    let text = crate::report::models_view::render(
+        &rows,
+        matches!(a.format, OutFormat::Json),
+        matches!(a.format, OutFormat::Csv),
+        matches!(a.format, OutFormat::Md),
+    );
     print_stdout(&text);
     Ok(0)
 }
 
 fn import(a: ImportArgs) -> Result<u8, CliError> {
     use crate::trace::import::{ImportOptions, anthropic, claude_code, langchain, openai};
-    let opts = ImportOptions { skip_invalid: a.skip_invalid, default_model: a.model };
+    let opts = ImportOptions {
+        skip_invalid: a.skip_invalid,
+        default_model: a.model,
+    };
     let out = match a.from {
         ImportFormat::ClaudeCode => claude_code::import(&a.inputs, &opts)?,
         ImportFormat::Anthropic => anthropic::import(&a.inputs, &opts)?,
@@ -680,7 +807,10 @@ fn import(a: ImportArgs) -> Result<u8, CliError> {
         ImportFormat::Openai => openai::import(&a.inputs, &opts)?,
     };
     if out.traces.is_empty() {
-        return Err(CliError::Usage(format!("nothing to import: {}", out.report)));
+        return Err(CliError::Usage(format!(
+            "nothing to import: {}",
+            out.report
+        )));
     }
     let json = crate::trace::traces_to_json(&out.traces);
     super::write_atomic(&a.output, json.as_bytes())?;

@@ -44,13 +44,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 /// replaces `dir`.
 pub fn write_dir_atomic(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), CliError> {
     let shown = dir.display().to_string();
-    let fail = |source| CliError::Write { path: shown.clone(), source };
+    let fail = |source| CliError::Write {
+        path: shown.clone(),
+        source,
+    };
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => Path::new(".").to_path_buf(),
     };
     std::fs::create_dir_all(&parent).map_err(fail)?;
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
     let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| -> std::io::Result<()> {
         if tmp.exists() {

@@ -17,8 +17,15 @@ pub struct Progress {
 impl Progress {
     /// A bar for `total` units; silent unless stderr is a terminal.
     pub fn new(label: &str, total: usize) -> Self {
-        let enabled = std::io::stderr().is_terminal() && std::env::var_os("TRACECOST_NO_PROGRESS").is_none();
-        Self { label: label.to_owned(), total, done: AtomicUsize::new(0), enabled, draw: Mutex::new(()) }
+        let enabled =
+            std::io::stderr().is_terminal() && std::env::var_os("TRACECOST_NO_PROGRESS").is_none();
+        Self {
+            label: label.to_owned(),
+            total,
+            done: AtomicUsize::new(0),
+            enabled,
+            draw: Mutex::new(()),
+        }
     }
 
     /// One unit finished.
@@ -29,9 +36,20 @@ impl Progress {
         }
         let _guard = self.draw.lock().unwrap_or_else(|e| e.into_inner());
         let width = 30;
-        let filled = if self.total == 0 { width } else { done.min(self.total) * width / self.total };
+        let filled = if self.total == 0 {
+            width
+        } else {
+            done.min(self.total) * width / self.total
+        };
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r{} [{}{}] {done}/{}", self.label, "=".repeat(filled), " ".repeat(width - filled), self.total);
+        let _ = write!(
+            err,
+            "\r{} [{}{}] {done}/{}",
+            self.label,
+            "=".repeat(filled),
+            " ".repeat(width - filled),
+            self.total
+        );
         let _ = err.flush();
     }
 

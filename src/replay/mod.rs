@@ -10,7 +10,9 @@ pub mod recall_risk;
 pub mod stability;
 pub mod sweep;
 
-pub use prepare::{BlockCount, MEDIA_TOKENS, PreparedTrace, Scale, TraceCalibration, block_token_text, count_block};
+pub use prepare::{
+    BlockCount, MEDIA_TOKENS, PreparedTrace, Scale, TraceCalibration, block_token_text, count_block,
+};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -169,10 +171,15 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             ),
         });
     }
-    if trace.provider != ProviderKind::Anthropic && matches!(config.compaction, Compaction::ClearToolUses(_)) {
+    if trace.provider != ProviderKind::Anthropic
+        && matches!(config.compaction, Compaction::ClearToolUses(_))
+    {
         return Err(ReplayError::Config {
             trace: trace.name.clone(),
-            reason: format!("clear-tool-uses is an Anthropic API feature; provider is {}", trace.provider),
+            reason: format!(
+                "clear-tool-uses is an Anthropic API feature; provider is {}",
+                trace.provider
+            ),
         });
     }
     Ok(())
@@ -234,39 +241,77 @@ pub fn replay(
     let mut prev_blocks: Vec<PrefixBlock> = Vec::new();
     let with_recall = matches!(config.compaction, Compaction::Ledger { .. });
     for (ci, call) in trace.calls.iter().enumerate() {
-        let model_id = config.model.as_deref().unwrap_or_else(|| trace.model_of(call));
+        let model_id = config
+            .model
+            .as_deref()
+            .unwrap_or_else(|| trace.model_of(call));
         let price: &ModelPrice = pricing.lookup(model_id)?;
         tokens.framing_block = price.framing.per_block;
         let history = trace.history_of(call);
         let prompt = trace.prompt_of(call);
         let mut tools: Vec<&ToolDefinition> = prompt.tools.iter().collect();
-        let mut tool_counts: Vec<BlockCount> = prepared.tools.get(call.prompt).cloned().unwrap_or_default();
+        let mut tool_counts: Vec<BlockCount> =
+            prepared.tools.get(call.prompt).cloned().unwrap_or_default();
         if with_recall {
             tools.push(&prepared.recall_tool.0);
             tool_counts.push(prepared.recall_tool.1);
         }
-        let system = prepared.system_blocks.get(call.prompt).map_or(&[][..], Vec::as_slice);
-        let system_counts = prepared.system.get(call.prompt).map_or(&[][..], Vec::as_slice);
+        let system = prepared
+            .system_blocks
+            .get(call.prompt)
+            .map_or(&[][..], Vec::as_slice);
+        let system_counts = prepared
+            .system
+            .get(call.prompt)
+            .map_or(&[][..], Vec::as_slice);
 
         // Fixed part (tools, tool prompt, system) for token-triggered peers.
-        let tool_prompt = if tools.is_empty() { 0 } else { price.tool_prompt.tokens(ToolChoice::Auto) };
-        let fixed: u64 = tool_counts.iter().map(|c| c.tokens(&prepared.calibration, price.framing.per_tool)).sum::<u64>()
+        let tool_prompt = if tools.is_empty() {
+            0
+        } else {
+            price.tool_prompt.tokens(ToolChoice::Auto)
+        };
+        let fixed: u64 = tool_counts
+            .iter()
+            .map(|c| c.tokens(&prepared.calibration, price.framing.per_tool))
+            .sum::<u64>()
             + tool_prompt
-            + system_counts.iter().map(|c| c.tokens(&prepared.calibration, price.framing.per_block)).sum::<u64>();
+            + system_counts
+                .iter()
+                .map(|c| c.tokens(&prepared.calibration, price.framing.per_block))
+                .sum::<u64>();
         let pv = run.view(history, fixed, &tokens)?;
-        let markers = markers_for_call(&config.cache, call.markers.as_deref(), &tools, system, &pv.view);
+        let markers = markers_for_call(
+            &config.cache,
+            call.markers.as_deref(),
+            &tools,
+            system,
+            &pv.view,
+        );
 
         // Flatten tools → tool prompt → system → messages.
         blocks.clear();
         for c in &tool_counts {
-            blocks.push(prefix(c, &prepared.calibration, price.framing.per_tool, PrefixKind::ToolDef, None));
+            blocks.push(prefix(
+                c,
+                &prepared.calibration,
+                price.framing.per_tool,
+                PrefixKind::ToolDef,
+                None,
+            ));
         }
         if !tools.is_empty() {
             blocks.push(PrefixBlock::tool_prompt(tool_prompt));
         }
         let system_start = blocks.len();
         for c in system_counts {
-            blocks.push(prefix(c, &prepared.calibration, price.framing.per_block, PrefixKind::System, None));
+            blocks.push(prefix(
+                c,
+                &prepared.calibration,
+                price.framing.per_block,
+                PrefixKind::System,
+                None,
+            ));
         }
         let mut message_start = Vec::with_capacity(pv.view.messages.len());
         let mut chars: u64 = 2 + pv.view.messages.len().saturating_sub(1) as u64;
@@ -283,12 +328,28 @@ pub fn replay(
                             raw_tokens: 0,
                             scale: Scale::Content,
                         });
-                        blocks.push(prefix(&c, &prepared.calibration, price.framing.per_block + per_message, PrefixKind::Text, Some(mi)));
+                        blocks.push(prefix(
+                            &c,
+                            &prepared.calibration,
+                            price.framing.per_block + per_message,
+                            PrefixKind::Text,
+                            Some(mi),
+                        ));
                     } else {
                         for (bi, b) in wm.source.blocks().iter().enumerate() {
-                            let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
-                            let c = counts.get(bi).copied().unwrap_or_else(|| count_block(memo, b));
-                            blocks.push(prefix(&c, &prepared.calibration, frame, PrefixKind::from(b.kind()), Some(mi)));
+                            let frame =
+                                price.framing.per_block + if bi == 0 { per_message } else { 0 };
+                            let c = counts
+                                .get(bi)
+                                .copied()
+                                .unwrap_or_else(|| count_block(memo, b));
+                            blocks.push(prefix(
+                                &c,
+                                &prepared.calibration,
+                                frame,
+                                PrefixKind::from(b.kind()),
+                                Some(mi),
+                            ));
                         }
                     }
                 }
@@ -297,10 +358,19 @@ pub fn replay(
                     for (bi, wb) in list.iter().enumerate() {
                         let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
                         let c = match wb {
-                            WireBlock::Original(_) => counts.get(bi).copied().unwrap_or_else(|| count_block(memo, wb.block())),
+                            WireBlock::Original(_) => counts
+                                .get(bi)
+                                .copied()
+                                .unwrap_or_else(|| count_block(memo, wb.block())),
                             WireBlock::Compacted { stub, .. } => tokens.count(stub),
                         };
-                        blocks.push(prefix(&c, &prepared.calibration, frame, PrefixKind::from(wb.block().kind()), Some(mi)));
+                        blocks.push(prefix(
+                            &c,
+                            &prepared.calibration,
+                            frame,
+                            PrefixKind::from(wb.block().kind()),
+                            Some(mi),
+                        ));
                     }
                 }
             }
@@ -318,12 +388,23 @@ pub fn replay(
                 breakpoints: &breakpoints,
                 output_tokens,
             })
-            .map_err(|source| ReplayError::Sim { trace: trace.name.clone(), call: ci + 1, source })?;
+            .map_err(|source| ReplayError::Sim {
+                trace: trace.name.clone(),
+                call: ci + 1,
+                source,
+            })?;
         let cost_usd = price.cost_usd(&outcome.usage, opts.batch);
-        let stable_prefix_tokens =
-            blocks.iter().zip(&prev_blocks).take_while(|(a, b)| a.key == b.key).map(|(a, _)| a.tokens).sum();
+        let stable_prefix_tokens = blocks
+            .iter()
+            .zip(&prev_blocks)
+            .take_while(|(a, b)| a.key == b.key)
+            .map(|(a, _)| a.tokens)
+            .sum();
         std::mem::swap(&mut blocks, &mut prev_blocks);
-        let recorded = call.usage.filter(|u| u.input_tokens.is_some()).map(|u| recorded_usage(&u));
+        let recorded = call
+            .usage
+            .filter(|u| u.input_tokens.is_some())
+            .map(|u| recorded_usage(&u));
         let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
         let compacted: Vec<String> = pv.compacted.iter().map(|s| s.to_string()).collect();
         ever_compacted.extend(compacted.iter().cloned());
@@ -352,17 +433,37 @@ pub fn replay(
     })
 }
 
-fn prefix(c: &BlockCount, cal: &TraceCalibration, framing: u64, kind: PrefixKind, message: Option<usize>) -> PrefixBlock {
-    PrefixBlock { key: c.key, tokens: c.tokens(cal, framing), kind, message }
+fn prefix(
+    c: &BlockCount,
+    cal: &TraceCalibration,
+    framing: u64,
+    kind: PrefixKind,
+    message: Option<usize>,
+) -> PrefixBlock {
+    PrefixBlock {
+        key: c.key,
+        tokens: c.tokens(cal, framing),
+        kind,
+        message,
+    }
 }
 
 /// The flattened block index a marker points at, if it exists.
-fn marker_index(m: &Marker, tools: usize, system_start: usize, message_start: &[usize], view: &WireView<'_>) -> Option<Breakpoint> {
+fn marker_index(
+    m: &Marker,
+    tools: usize,
+    system_start: usize,
+    message_start: &[usize],
+    view: &WireView<'_>,
+) -> Option<Breakpoint> {
     let block = match m.at {
         BlockRef::Tool(i) if i < tools => i,
         BlockRef::System(i) => system_start + i,
         BlockRef::Message { message, block } => {
-            let n = view.messages.get(message).map(|wm| wm.sent_blocks().count().max(1))?;
+            let n = view
+                .messages
+                .get(message)
+                .map(|wm| wm.sent_blocks().count().max(1))?;
             if block >= n {
                 return None;
             }
@@ -375,7 +476,11 @@ fn marker_index(m: &Marker, tools: usize, system_start: usize, message_start: &[
 
 /// Sums calls into totals.
 pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
-    let mut t = Totals { calls: calls.len(), compacted_results, ..Totals::default() };
+    let mut t = Totals {
+        calls: calls.len(),
+        compacted_results,
+        ..Totals::default()
+    };
     let (mut w5, mut w1) = (0, 0);
     let (mut recorded_sum, mut simulated_sum) = (0.0, 0.0);
     for c in calls {
@@ -393,7 +498,10 @@ pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
             t.recorded_calls += 1;
         }
     }
-    t.usage.cache_creation = Some(crate::cost::pricing::CacheCreation { ephemeral_5m_input_tokens: w5, ephemeral_1h_input_tokens: w1 });
+    t.usage.cache_creation = Some(crate::cost::pricing::CacheCreation {
+        ephemeral_5m_input_tokens: w5,
+        ephemeral_1h_input_tokens: w1,
+    });
     if t.recorded_calls > 0 {
         t.recorded_cost_usd = Some(recorded_sum);
         t.cost_usd_recorded_calls = Some(simulated_sum);

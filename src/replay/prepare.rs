@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use crate::cost::pricing::{Framing, ModelPrice};
 use crate::cost::tokens::{Calibration, ContentHash, TokenMemo, calibrate};
-use crate::engine::message::{BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent};
+use crate::engine::message::{
+    BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent,
+};
 use crate::engine::recall::recall_tool_definition;
 use crate::trace::Trace;
 
@@ -105,13 +107,21 @@ pub fn block_token_text(block: &ContentBlock) -> (Cow<'_, str>, u64) {
 pub fn count_block(memo: &TokenMemo, block: &ContentBlock) -> BlockCount {
     let json = block.to_json();
     let (text, media) = block_token_text(block);
-    BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(&text) + media, scale: Scale::Content }
+    BlockCount {
+        key: ContentHash::of(json.as_bytes()),
+        raw_tokens: memo.count(&text) + media,
+        scale: Scale::Content,
+    }
 }
 
 /// Counts one tool definition.
 pub fn count_tool(memo: &TokenMemo, tool: &ToolDefinition) -> BlockCount {
     let json = tool.to_json();
-    BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(&json), scale: Scale::Prefix }
+    BlockCount {
+        key: ContentHash::of(json.as_bytes()),
+        raw_tokens: memo.count(&json),
+        scale: Scale::Prefix,
+    }
 }
 
 /// A trace with every block counted.
@@ -139,7 +149,12 @@ pub struct PreparedTrace<'t> {
 impl<'t> PreparedTrace<'t> {
     /// Counts every distinct block of `trace` (in parallel, each once) and
     /// fits the calibration when `calibrate_auto` and usage was recorded.
-    pub fn new(trace: &'t Trace, memo: &TokenMemo, price: &ModelPrice, calibrate_auto: bool) -> Self {
+    pub fn new(
+        trace: &'t Trace,
+        memo: &TokenMemo,
+        price: &ModelPrice,
+        calibrate_auto: bool,
+    ) -> Self {
         // One parallel pass over the distinct texts; later lookups hit the memo.
         let mut texts: Vec<Cow<'_, str>> = Vec::new();
         for m in &trace.messages {
@@ -153,17 +168,31 @@ impl<'t> PreparedTrace<'t> {
         drop(refs);
         drop(texts);
 
-        let messages: Vec<Vec<BlockCount>> = trace.messages.iter().map(|m| message_counts(memo, m)).collect();
-        let message_chars = trace.messages.iter().map(|m| m.to_json().chars().count() as u64).collect();
-        let hidden = (trace.hidden_prefix_tokens > 0).then(|| hidden_prefix_block(trace.hidden_prefix_tokens));
+        let messages: Vec<Vec<BlockCount>> = trace
+            .messages
+            .iter()
+            .map(|m| message_counts(memo, m))
+            .collect();
+        let message_chars = trace
+            .messages
+            .iter()
+            .map(|m| m.to_json().chars().count() as u64)
+            .collect();
+        let hidden = (trace.hidden_prefix_tokens > 0)
+            .then(|| hidden_prefix_block(trace.hidden_prefix_tokens));
         let mut tools = Vec::new();
         let mut system = Vec::new();
         let mut system_blocks = Vec::new();
         for p in &trace.prompts {
             tools.push(p.tools.iter().map(|t| count_tool(memo, t)).collect());
             let mut blocks = p.system.clone();
-            let mut counts: Vec<BlockCount> =
-                blocks.iter().map(|b| BlockCount { scale: Scale::Prefix, ..count_block(memo, b) }).collect();
+            let mut counts: Vec<BlockCount> = blocks
+                .iter()
+                .map(|b| BlockCount {
+                    scale: Scale::Prefix,
+                    ..count_block(memo, b)
+                })
+                .collect();
             if let Some((block, count)) = &hidden {
                 blocks.push(block.clone());
                 counts.push(*count);
@@ -198,8 +227,10 @@ impl<'t> PreparedTrace<'t> {
         let mut pairs = Vec::new();
         for w in self.trace.calls.windows(2) {
             let [a, b] = w else { continue };
-            let (Some(ra), Some(rb)) = (a.usage.and_then(|u| u.total_input()), b.usage.and_then(|u| u.total_input()))
-            else {
+            let (Some(ra), Some(rb)) = (
+                a.usage.and_then(|u| u.total_input()),
+                b.usage.and_then(|u| u.total_input()),
+            ) else {
                 continue;
             };
             if a.prompt != b.prompt || b.messages <= a.messages {
@@ -207,7 +238,10 @@ impl<'t> PreparedTrace<'t> {
             }
             let new = &self.messages[a.messages..b.messages];
             let raw: u64 = new.iter().flatten().map(|c| c.raw_tokens).sum();
-            let frame: u64 = new.iter().map(|m| framing.per_message + framing.per_block * m.len() as u64).sum();
+            let frame: u64 = new
+                .iter()
+                .map(|m| framing.per_message + framing.per_block * m.len() as u64)
+                .sum();
             let recorded = rb as i64 - ra as i64 - frame as i64;
             pairs.push((raw as i64, recorded));
         }
@@ -221,24 +255,55 @@ impl PreparedTrace<'_> {
     /// the framing, the tool-use prompt and any hidden prefix are taken out
     /// is the true size of the system prompt and tools.
     fn fit_prefix(&self, price: &ModelPrice) -> Option<f64> {
-        let (call, recorded) = self.trace.calls.iter().find_map(|c| Some((c, c.usage?.total_input()?)))?;
+        let (call, recorded) = self
+            .trace
+            .calls
+            .iter()
+            .find_map(|c| Some((c, c.usage?.total_input()?)))?;
         let tools = self.tools.get(call.prompt)?;
         let system = self.system.get(call.prompt)?;
-        let raw_prefix: u64 = tools.iter().chain(system).filter(|c| c.scale == Scale::Prefix).map(|c| c.raw_tokens).sum();
+        let raw_prefix: u64 = tools
+            .iter()
+            .chain(system)
+            .filter(|c| c.scale == Scale::Prefix)
+            .map(|c| c.raw_tokens)
+            .sum();
         if raw_prefix == 0 {
             return None;
         }
-        let content_only = TraceCalibration { content: self.calibration.content, prefix_factor: None };
+        let content_only = TraceCalibration {
+            content: self.calibration.content,
+            prefix_factor: None,
+        };
         let messages: u64 = self.messages[..call.messages.min(self.messages.len())]
             .iter()
             .map(|m| {
-                m.iter().enumerate().map(|(i, c)| c.tokens(&content_only, price.framing.per_block + if i == 0 { price.framing.per_message } else { 0 })).sum::<u64>()
+                m.iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        c.tokens(
+                            &content_only,
+                            price.framing.per_block
+                                + if i == 0 { price.framing.per_message } else { 0 },
+                        )
+                    })
+                    .sum::<u64>()
             })
             .sum();
         let fixed = price.framing.per_tool * tools.len() as u64
             + price.framing.per_block * system.len() as u64
-            + if tools.is_empty() { 0 } else { price.tool_prompt.tokens(crate::cost::pricing::ToolChoice::Auto) }
-            + system.iter().filter(|c| c.scale == Scale::Exact).map(|c| c.raw_tokens).sum::<u64>();
+            + if tools.is_empty() {
+                0
+            } else {
+                price
+                    .tool_prompt
+                    .tokens(crate::cost::pricing::ToolChoice::Auto)
+            }
+            + system
+                .iter()
+                .filter(|c| c.scale == Scale::Exact)
+                .map(|c| c.raw_tokens)
+                .sum::<u64>();
         let remaining = recorded as f64 - messages as f64 - fixed as f64;
         let f = remaining / raw_prefix as f64;
         // Outside this range the record says more about the trace (a
@@ -250,16 +315,32 @@ impl PreparedTrace<'_> {
 /// The stand-in for a system prompt and tools the trace did not record: a
 /// text block whose token count is set to the known size.
 pub fn hidden_prefix_block(tokens: u64) -> (ContentBlock, BlockCount) {
-    let block = ContentBlock::text(&format!("[system prompt and tool definitions not recorded: {tokens} tokens]"));
+    let block = ContentBlock::text(&format!(
+        "[system prompt and tool definitions not recorded: {tokens} tokens]"
+    ));
     let key = ContentHash::of(block.to_json().as_bytes());
-    (block, BlockCount { key, raw_tokens: tokens, scale: Scale::Exact })
+    (
+        block,
+        BlockCount {
+            key,
+            raw_tokens: tokens,
+            scale: Scale::Exact,
+        },
+    )
 }
 
 fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
     match m.content() {
         Content::Text(t) => {
-            let json = format!(r#"{{"type":"text","text":{}}}"#, m.fields().get("content").map_or("\"\"", |r| r.get()));
-            vec![BlockCount { key: ContentHash::of(json.as_bytes()), raw_tokens: memo.count(t), scale: Scale::Content }]
+            let json = format!(
+                r#"{{"type":"text","text":{}}}"#,
+                m.fields().get("content").map_or("\"\"", |r| r.get())
+            );
+            vec![BlockCount {
+                key: ContentHash::of(json.as_bytes()),
+                raw_tokens: memo.count(t),
+                scale: Scale::Content,
+            }]
         }
         Content::Blocks(bs) => bs.iter().map(|b| count_block(memo, b)).collect(),
     }

@@ -10,6 +10,10 @@
 //! prompt) and every tool result containing it was compacted at that call.
 //! Stub previews are not searched, so the count errs on the cautious side.
 //!
+//! Each risky turn is priced as one extra round trip plus the recalled
+//! results' tokens as uncached input (a full recall; a query or slice would
+//! bring back less).
+//!
 //! The index is built once per trace (an inverted index of payload tokens)
 //! and each config is then scored with set lookups only.
 
@@ -28,6 +32,10 @@ pub struct RecallRisk {
     pub turns: usize,
     /// Hidden quotes over all turns.
     pub quotes: usize,
+    /// Tokens the recalls would bring back: for each risky turn, the
+    /// distinct results holding its hidden quotes (the smallest holder of
+    /// each quote), counted once per turn.
+    pub recall_tokens: u64,
 }
 
 struct Turn {
@@ -40,6 +48,7 @@ struct Turn {
 /// Per-trace index for scoring recall risk.
 pub struct RiskIndex {
     result_ids: Vec<String>,
+    result_tokens: Vec<u64>,
     turns: Vec<Turn>,
 }
 
@@ -74,8 +83,12 @@ fn block_texts(m: &Message, include_results: bool, out: &mut String) {
             for b in bs {
                 match b.kind() {
                     BlockKind::Text { text } => out.push_str(text),
-                    BlockKind::ToolUse { .. } => out.push_str(b.tool_input().map_or("", |r| r.get())),
-                    BlockKind::ToolResult { .. } if include_results => out.push_str(b.tool_result_payload().unwrap_or("")),
+                    BlockKind::ToolUse { .. } => {
+                        out.push_str(b.tool_input().map_or("", |r| r.get()))
+                    }
+                    BlockKind::ToolResult { .. } if include_results => {
+                        out.push_str(b.tool_result_payload().unwrap_or(""))
+                    }
                     _ => {}
                 }
                 out.push('\n');
@@ -85,19 +98,22 @@ fn block_texts(m: &Message, include_results: bool, out: &mut String) {
 }
 
 impl RiskIndex {
-    /// Builds the index for `trace`.
-    pub fn new(trace: &Trace) -> Self {
+    /// Builds the index for `trace`; `tokens(message, block)` gives the
+    /// token count of a history block (to price recalls).
+    pub fn new(trace: &Trace, tokens: &dyn Fn(usize, usize) -> u64) -> Self {
         // Inverted index of quotable tokens → results containing them.
         let mut result_ids = Vec::new();
+        let mut result_tokens = Vec::new();
         let mut index: HashMap<String, Vec<u32>> = HashMap::new();
         let mut results_before_message = Vec::with_capacity(trace.messages.len() + 1);
         let mut scratch = Vec::new();
-        for m in &trace.messages {
+        for (mi, m) in trace.messages.iter().enumerate() {
             results_before_message.push(result_ids.len());
-            for b in m.blocks() {
+            for (bi, b) in m.blocks().iter().enumerate() {
                 if let BlockKind::ToolResult { tool_use_id, .. } = b.kind() {
                     let r = result_ids.len() as u32;
                     result_ids.push(tool_use_id.to_string());
+                    result_tokens.push(tokens(mi, bi));
                     scratch.clear();
                     quotables(b.tool_result_payload().unwrap_or(""), &mut scratch);
                     for q in scratch.drain(..) {
@@ -121,7 +137,9 @@ impl RiskIndex {
         let mut plain_upto = 0;
         let mut turns = Vec::new();
         for (ci, call) in trace.calls.iter().enumerate() {
-            let Some(response) = trace.messages.get(call.messages) else { continue };
+            let Some(response) = trace.messages.get(call.messages) else {
+                continue;
+            };
             if response.role() != Role::Assistant {
                 continue;
             }
@@ -136,40 +154,79 @@ impl RiskIndex {
             let mut qs = Vec::new();
             quotables(&text, &mut qs);
             let mut seen = HashSet::new();
-            let results_before = results_before_message.get(call.messages).copied().unwrap_or(result_ids.len());
+            let results_before = results_before_message
+                .get(call.messages)
+                .copied()
+                .unwrap_or(result_ids.len());
             let quotes: Vec<Vec<u32>> = qs
                 .into_iter()
                 .filter(|q| seen.insert(q.clone()))
                 .filter_map(|q| {
-                    let holders: Vec<u32> =
-                        index.get(&q)?.iter().copied().filter(|&r| (r as usize) < results_before).collect();
+                    let holders: Vec<u32> = index
+                        .get(&q)?
+                        .iter()
+                        .copied()
+                        .filter(|&r| (r as usize) < results_before)
+                        .collect();
                     (!holders.is_empty() && !plain.contains(&q)).then_some(holders)
                 })
                 .collect();
             if !quotes.is_empty() {
-                turns.push(Turn { call: ci, results_before, quotes });
+                turns.push(Turn {
+                    call: ci,
+                    results_before,
+                    quotes,
+                });
             }
         }
-        RiskIndex { result_ids, turns }
+        RiskIndex {
+            result_ids,
+            result_tokens,
+            turns,
+        }
     }
 
     /// Scores one config's replay.
     pub fn score(&self, calls: &[CallResult]) -> RecallRisk {
         let mut risk = RecallRisk::default();
         for t in &self.turns {
-            let Some(call) = calls.get(t.call) else { continue };
+            let Some(call) = calls.get(t.call) else {
+                continue;
+            };
             if call.compacted.is_empty() {
                 continue;
             }
             let compacted: HashSet<&str> = call.compacted.iter().map(String::as_str).collect();
             let is_compacted = |r: u32| {
                 (r as usize) < t.results_before
-                    && self.result_ids.get(r as usize).is_some_and(|id| compacted.contains(id.as_str()))
+                    && self
+                        .result_ids
+                        .get(r as usize)
+                        .is_some_and(|id| compacted.contains(id.as_str()))
             };
-            let hidden = t.quotes.iter().filter(|holders| holders.iter().all(|&r| is_compacted(r))).count();
-            if hidden > 0 {
+            let mut needed: Vec<u32> = Vec::new();
+            for holders in t
+                .quotes
+                .iter()
+                .filter(|holders| holders.iter().all(|&r| is_compacted(r)))
+            {
+                risk.quotes += 1;
+                let smallest = holders
+                    .iter()
+                    .copied()
+                    .min_by_key(|&r| self.result_tokens.get(r as usize).copied().unwrap_or(0));
+                if let Some(r) = smallest {
+                    if !needed.contains(&r) {
+                        needed.push(r);
+                    }
+                }
+            }
+            if !needed.is_empty() {
                 risk.turns += 1;
-                risk.quotes += hidden;
+                risk.recall_tokens += needed
+                    .iter()
+                    .map(|&r| self.result_tokens.get(r as usize).copied().unwrap_or(0))
+                    .sum::<u64>();
             }
         }
         risk
@@ -208,11 +265,19 @@ mod tests {
             {"role":"assistant","content":[{"type":"text","text":"B08QQQ5678 at 89.50 beats B07XYZ1234"}]}
             ],"calls":[{"messages":1},{"messages":3},{"messages":5}]}"#;
         let t = load_str(json, "r.json").unwrap().traces.remove(0);
-        let idx = RiskIndex::new(&t);
+        let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
         // Result a compacted at call 3: B08QQQ5678 and 89.50 were only there;
         // B07XYZ1234 is also in the user's text.
         let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"])]);
-        assert_eq!(r, RecallRisk { turns: 1, quotes: 2 });
+        // Both quotes sit in result a (message 2): 20 tokens to recall.
+        assert_eq!(
+            r,
+            RecallRisk {
+                turns: 1,
+                quotes: 2,
+                recall_tokens: 20
+            }
+        );
         let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["b"])]);
         assert_eq!(r, RecallRisk::default());
     }

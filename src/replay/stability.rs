@@ -94,7 +94,11 @@ pub struct StabilityReport {
 const CONTEXT: usize = 60;
 
 /// Runs the checks over every call of `trace`.
-pub fn check(trace: &Trace, source: &mut dyn ViewSource, tokens: &dyn BlockTokens) -> Result<StabilityReport, LedgerError> {
+pub fn check(
+    trace: &Trace,
+    source: &mut dyn ViewSource,
+    tokens: &dyn BlockTokens,
+) -> Result<StabilityReport, LedgerError> {
     let mut stubs: BTreeMap<String, String> = BTreeMap::new();
     let mut prev: Vec<String> = Vec::new();
     let mut prev_tokens: Vec<u64> = Vec::new();
@@ -122,18 +126,32 @@ pub fn check(trace: &Trace, source: &mut dyn ViewSource, tokens: &dyn BlockToken
         let mut new_in_message: BTreeSet<usize> = BTreeSet::new();
         for (mi, wm) in pv.view.messages.iter().enumerate() {
             for wb in wm.blocks.iter().flatten() {
-                let WireBlock::Compacted { original, stub } = wb else { continue };
+                let WireBlock::Compacted { original, stub } = wb else {
+                    continue;
+                };
                 let id = match original.kind() {
-                    BlockKind::ToolResult { tool_use_id, .. } | BlockKind::ToolUse { id: tool_use_id, .. } => {
-                        tool_use_id.to_string()
-                    }
+                    BlockKind::ToolResult { tool_use_id, .. }
+                    | BlockKind::ToolUse {
+                        id: tool_use_id, ..
+                    } => tool_use_id.to_string(),
                     _ => continue,
                 };
-                let key = if matches!(original.kind(), BlockKind::ToolUse { .. }) { format!("{id}#input") } else { id.clone() };
+                let key = if matches!(original.kind(), BlockKind::ToolUse { .. }) {
+                    format!("{id}#input")
+                } else {
+                    id.clone()
+                };
                 let bytes = stub.to_json();
                 match stubs.get(&key) {
                     Some(before) if *before != bytes => {
-                        violations.push(diff(index, "stub-changed", Some(id.clone()), mi, before, &bytes));
+                        violations.push(diff(
+                            index,
+                            "stub-changed",
+                            Some(id.clone()),
+                            mi,
+                            before,
+                            &bytes,
+                        ));
                     }
                     Some(_) => {}
                     None => {
@@ -147,7 +165,12 @@ pub fn check(trace: &Trace, source: &mut dyn ViewSource, tokens: &dyn BlockToken
         }
         // (c) the view extends the previous one, except where explained.
         let cur: Vec<String> = pv.view.messages.iter().map(message_json).collect();
-        let cur_tokens: Vec<u64> = pv.view.messages.iter().map(|m| message_tokens(m, tokens)).collect();
+        let cur_tokens: Vec<u64> = pv
+            .view
+            .messages
+            .iter()
+            .map(|m| message_tokens(m, tokens))
+            .collect();
         let mut kept = 0;
         let mut still_prefix = true;
         for (mi, before) in prev.iter().enumerate() {
@@ -187,18 +210,36 @@ pub fn check(trace: &Trace, source: &mut dyn ViewSource, tokens: &dyn BlockToken
         h.update([0]);
     }
     let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Ok(StabilityReport { calls, violations, digest, stubs: stubs.len() })
+    Ok(StabilityReport {
+        calls,
+        violations,
+        digest,
+        stubs: stubs.len(),
+    })
 }
 
 fn message_tokens(m: &crate::engine::rewrite::WireMessage<'_>, tokens: &dyn BlockTokens) -> u64 {
     match (&m.blocks, m.source.content()) {
-        (None, crate::engine::message::Content::Text(t)) => tokens.block_tokens(&crate::engine::message::ContentBlock::text(t)),
+        (None, crate::engine::message::Content::Text(t)) => {
+            tokens.block_tokens(&crate::engine::message::ContentBlock::text(t))
+        }
         _ => m.sent_blocks().map(|b| tokens.block_tokens(b)).sum(),
     }
 }
 
-fn diff(call: usize, kind: &'static str, tool_use_id: Option<String>, message: usize, before: &str, after: &str) -> Violation {
-    let offset = before.bytes().zip(after.bytes()).position(|(a, b)| a != b).unwrap_or(before.len().min(after.len()));
+fn diff(
+    call: usize,
+    kind: &'static str,
+    tool_use_id: Option<String>,
+    message: usize,
+    before: &str,
+    after: &str,
+) -> Violation {
+    let offset = before
+        .bytes()
+        .zip(after.bytes())
+        .position(|(a, b)| a != b)
+        .unwrap_or(before.len().min(after.len()));
     Violation {
         call,
         kind,
@@ -267,14 +308,27 @@ mod tests {
     impl ViewSource for Engine {
         fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError> {
             let r = self.0.rewrite(history)?;
-            Ok(PolicyView { view: r.view, compacted: r.compacted.iter().map(|h| h.tool_call_id.as_str().into()).collect() })
+            Ok(PolicyView {
+                view: r.view,
+                compacted: r
+                    .compacted
+                    .iter()
+                    .map(|h| h.tool_call_id.as_str().into())
+                    .collect(),
+            })
         }
     }
 
     #[test]
     fn the_engine_is_stable() {
         let t = trace();
-        let mut src = Engine(Compactor::new(InMemoryLedger::new(), CompactionPolicy { size_threshold: 100, keep_last_n: 1 }));
+        let mut src = Engine(Compactor::new(
+            InMemoryLedger::new(),
+            CompactionPolicy {
+                size_threshold: 100,
+                keep_last_n: 1,
+            },
+        ));
         let r = check(&t, &mut src, &Chars).unwrap();
         assert!(r.violations.is_empty(), "{:?}", r.violations);
         assert_eq!(r.stubs, 3);
@@ -283,9 +337,23 @@ mod tests {
         assert_eq!(r.calls[2].new_compactions, ["t0"]);
         assert_eq!(r.calls[2].messages_kept, 2);
         assert_eq!(r.calls[1].messages_kept, 1);
-        assert_eq!(r.calls[1].tokens_kept, r#"{"type":"text","text":"go"}"#.len() as u64);
+        assert_eq!(
+            r.calls[1].tokens_kept,
+            r#"{"type":"text","text":"go"}"#.len() as u64
+        );
         assert!(r.calls[2].tokens_kept < r.calls[2].previous_tokens);
-        let again = check(&t, &mut Engine(Compactor::new(InMemoryLedger::new(), CompactionPolicy { size_threshold: 100, keep_last_n: 1 })), &Chars).unwrap();
+        let again = check(
+            &t,
+            &mut Engine(Compactor::new(
+                InMemoryLedger::new(),
+                CompactionPolicy {
+                    size_threshold: 100,
+                    keep_last_n: 1,
+                },
+            )),
+            &Chars,
+        )
+        .unwrap();
         assert_eq!(again.digest, r.digest);
     }
 
@@ -293,7 +361,13 @@ mod tests {
     #[derive(Default)]
     struct Forgetful(InMemoryLedger, AtomicU64);
     impl ToolResultLedger for Forgetful {
-        fn record(&self, id: &str, name: &str, args: &str, content: &str) -> Result<Handle, LedgerError> {
+        fn record(
+            &self,
+            id: &str,
+            name: &str,
+            args: &str,
+            content: &str,
+        ) -> Result<Handle, LedgerError> {
             let mut h = self.0.record(id, name, args, content)?;
             h.summary_oneliner = format!("call {}", self.1.fetch_add(1, Ordering::Relaxed));
             Ok(h)
@@ -310,8 +384,22 @@ mod tests {
     struct Unstable(Forgetful);
     impl ViewSource for Unstable {
         fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError> {
-            let r = Compactor::new(&self.0, CompactionPolicy { size_threshold: 100, keep_last_n: 1 }).rewrite(history)?;
-            Ok(PolicyView { view: r.view, compacted: r.compacted.iter().map(|h| h.tool_call_id.as_str().into()).collect() })
+            let r = Compactor::new(
+                &self.0,
+                CompactionPolicy {
+                    size_threshold: 100,
+                    keep_last_n: 1,
+                },
+            )
+            .rewrite(history)?;
+            Ok(PolicyView {
+                view: r.view,
+                compacted: r
+                    .compacted
+                    .iter()
+                    .map(|h| h.tool_call_id.as_str().into())
+                    .collect(),
+            })
         }
     }
 
@@ -320,8 +408,18 @@ mod tests {
         let t = trace();
         let r = check(&t, &mut Unstable(Forgetful::default()), &Chars).unwrap();
         let first = &r.violations[0];
-        assert_eq!((first.call, first.kind, first.tool_use_id.as_deref()), (4, "stub-changed", Some("t0")));
-        assert!(first.before.contains("call 0") && first.after.contains("call 1"), "{first:?}");
-        assert!(r.violations.iter().any(|v| v.kind == "prefix-changed" && v.message == 2));
+        assert_eq!(
+            (first.call, first.kind, first.tool_use_id.as_deref()),
+            (4, "stub-changed", Some("t0"))
+        );
+        assert!(
+            first.before.contains("call 0") && first.after.contains("call 1"),
+            "{first:?}"
+        );
+        assert!(
+            r.violations
+                .iter()
+                .any(|v| v.kind == "prefix-changed" && v.message == 2)
+        );
     }
 }

@@ -30,7 +30,11 @@ impl Grid {
         for model in &self.models {
             for compaction in &self.compactions {
                 for cache in &self.caches {
-                    let c = Config { compaction: compaction.clone(), cache: *cache, model: model.clone() };
+                    let c = Config {
+                        compaction: compaction.clone(),
+                        cache: *cache,
+                        model: model.clone(),
+                    };
                     if !out.contains(&c) {
                         out.push(c);
                     }
@@ -44,8 +48,16 @@ impl Grid {
 /// What a trace actually did: no compaction, and its recorded markers when
 /// it has them (else none).
 pub fn baseline_for(trace: &Trace, model: Option<String>) -> Config {
-    let cache = if trace.has_markers() { Cache::Recorded } else { Cache::None };
-    Config { compaction: Compaction::Off, cache, model }
+    let cache = if trace.has_markers() {
+        Cache::Recorded
+    } else {
+        Cache::None
+    };
+    Config {
+        compaction: Compaction::Off,
+        cache,
+        model,
+    }
 }
 
 /// One config's outcome in a sweep.
@@ -81,8 +93,9 @@ pub struct TraceSweep {
     pub cheapest: usize,
     /// Index of the recommended row.
     pub recommended: usize,
-    /// Price of one recall used for the recommendation (None = each config's
-    /// average call cost, i.e. one extra round trip).
+    /// Price of one recall round trip used for the recommendation (None =
+    /// each config's average call cost); the recalled tokens are added at
+    /// the uncached input price.
     pub recall_cost_usd: Option<f64>,
 }
 
@@ -108,7 +121,18 @@ pub fn sweep_trace(
         check_config(trace, c)?;
         pricing.lookup(c.model.as_deref().unwrap_or(&trace.model))?;
     }
-    let risk_index = RiskIndex::new(trace);
+    let risk_index = RiskIndex::new(trace, &|m, b| {
+        prepared
+            .messages
+            .get(m)
+            .and_then(|bs| bs.get(b))
+            .map_or(0, |c| c.tokens(&prepared.calibration, 0))
+    });
+    let input_price = pricing
+        .lookup(baseline.model.as_deref().unwrap_or(&trace.model))?
+        .rates
+        .input
+        / 1e6;
     let results: Vec<Result<ReplayResult, ReplayError>> = all
         .par_iter()
         .map(|c| {
@@ -121,20 +145,45 @@ pub fn sweep_trace(
     for r in results {
         let result = r?;
         let risk = risk_index.score(&result.calls);
-        let per_recall = recall_cost_usd
-            .unwrap_or_else(|| if result.calls.is_empty() { 0.0 } else { result.totals.cost_usd / result.calls.len() as f64 });
-        let risk_adjusted_cost_usd = result.totals.cost_usd + risk.turns as f64 * per_recall;
-        rows.push(SweepRow { result, risk, risk_adjusted_cost_usd, savings_usd: 0.0, savings_pct: 0.0, pareto: false });
+        let per_recall = recall_cost_usd.unwrap_or_else(|| {
+            if result.calls.is_empty() {
+                0.0
+            } else {
+                result.totals.cost_usd / result.calls.len() as f64
+            }
+        });
+        let risk_adjusted_cost_usd = result.totals.cost_usd
+            + risk.turns as f64 * per_recall
+            + risk.recall_tokens as f64 * input_price;
+        rows.push(SweepRow {
+            result,
+            risk,
+            risk_adjusted_cost_usd,
+            savings_usd: 0.0,
+            savings_pct: 0.0,
+            pareto: false,
+        });
     }
     rows.sort_by(|a, b| {
-        a.result.totals.cost_usd.total_cmp(&b.result.totals.cost_usd).then_with(|| a.result.config.cmp(&b.result.config))
+        a.result
+            .totals
+            .cost_usd
+            .total_cmp(&b.result.totals.cost_usd)
+            .then_with(|| a.result.config.cmp(&b.result.config))
     });
     let baseline_str = baseline.to_string();
-    let base_idx = rows.iter().position(|r| r.result.config == baseline_str).unwrap_or(0);
+    let base_idx = rows
+        .iter()
+        .position(|r| r.result.config == baseline_str)
+        .unwrap_or(0);
     let base_cost = rows.get(base_idx).map_or(0.0, |r| r.result.totals.cost_usd);
     for r in &mut rows {
         r.savings_usd = base_cost - r.result.totals.cost_usd;
-        r.savings_pct = if base_cost > 0.0 { r.savings_usd / base_cost * 100.0 } else { 0.0 };
+        r.savings_pct = if base_cost > 0.0 {
+            r.savings_usd / base_cost * 100.0
+        } else {
+            0.0
+        };
     }
     let flags: Vec<bool> = rows
         .iter()
@@ -176,11 +225,26 @@ mod tests {
     #[test]
     fn grid_is_a_deduplicated_product_in_order() {
         let g = Grid {
-            compactions: vec![Compaction::Off, Compaction::Ledger { threshold: 10, keep_last: 1 }, Compaction::Off],
+            compactions: vec![
+                Compaction::Off,
+                Compaction::Ledger {
+                    threshold: 10,
+                    keep_last: 1,
+                },
+                Compaction::Off,
+            ],
             caches: vec![Cache::None, Cache::Recorded],
             models: vec![None],
         };
         let c: Vec<String> = g.configs().iter().map(ToString::to_string).collect();
-        assert_eq!(c, ["off+none", "off+recorded", "ledger:t=10,k=1+none", "ledger:t=10,k=1+recorded"]);
+        assert_eq!(
+            c,
+            [
+                "off+none",
+                "off+recorded",
+                "ledger:t=10,k=1+none",
+                "ledger:t=10,k=1+recorded"
+            ]
+        );
     }
 }

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::charts::{CallTokens, Chart, ChartError, render_png, render_svg};
 use super::fmt::{dollars, html_escape, md_escape, thousands};
-use crate::replay::sweep::{SweepRow, TraceSweep};
 use crate::replay::stability::StabilityReport;
+use crate::replay::sweep::{SweepRow, TraceSweep};
 use crate::replay::{CallResult, ReplayResult};
 
 /// Version tag of `results.json`.
@@ -52,7 +52,13 @@ const CHART_H: u32 = 480;
 pub fn slug(s: &str) -> String {
     let mut out: String = s
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect();
     out.truncate(60);
     if out.is_empty() { "trace".into() } else { out }
@@ -106,16 +112,28 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     let mut out = Vec::new();
     let base = &s.rows[s.baseline];
     let rec = &s.rows[s.recommended];
-    let mut series = vec![(format!("baseline: {}", base.result.config), call_tokens(&base.result.calls))];
+    let mut series = vec![(
+        format!("baseline: {}", base.result.config),
+        call_tokens(&base.result.calls),
+    )];
     if s.recommended != s.baseline {
-        series.push((format!("recommended: {}", rec.result.config), call_tokens(&rec.result.calls)));
+        series.push((
+            format!("recommended: {}", rec.result.config),
+            call_tokens(&rec.result.calls),
+        ));
     }
     if s.cheapest != s.recommended && s.cheapest != s.baseline {
-        series.push((format!("cheapest: {}", s.rows[s.cheapest].result.config), call_tokens(&s.rows[s.cheapest].result.calls)));
+        series.push((
+            format!("cheapest: {}", s.rows[s.cheapest].result.config),
+            call_tokens(&s.rows[s.cheapest].result.calls),
+        ));
     }
     out.push((
         format!("{stem}-calls"),
-        Chart::StackedCalls { title: format!("{}: input tokens per call by billing class", s.trace), series },
+        Chart::StackedCalls {
+            title: format!("{}: input tokens per call by billing class", s.trace),
+            series,
+        },
     ));
     // Lines: the families' best, baseline and recommended first.
     let mut lines: Vec<(String, Vec<f64>)> = Vec::new();
@@ -129,12 +147,20 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     for r in best_per_family(s) {
         push(r.result.config.clone(), r);
     }
-    out.push((format!("{stem}-cumulative"), Chart::CumulativeCost { title: format!("{}: cumulative cost across calls", s.trace), lines }));
+    out.push((
+        format!("{stem}-cumulative"),
+        Chart::CumulativeCost {
+            title: format!("{}: cumulative cost across calls", s.trace),
+            lines,
+        },
+    ));
     // Heatmaps: ledger threshold × keep-last per cache policy.
     let mut by_cache: BTreeMap<String, BTreeMap<(u64, usize), f64>> = BTreeMap::new();
     for r in &s.rows {
         let (comp, cache) = r.result.config.split_once('+').unwrap_or(("", ""));
-        let Some(params) = comp.strip_prefix("ledger:") else { continue };
+        let Some(params) = comp.strip_prefix("ledger:") else {
+            continue;
+        };
         let mut t = None;
         let mut k = None;
         for kv in params.split(',') {
@@ -145,7 +171,10 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
             }
         }
         if let (Some(t), Some(k)) = (t, k) {
-            by_cache.entry(cache.to_owned()).or_default().insert((t, k), r.result.totals.cost_usd);
+            by_cache
+                .entry(cache.to_owned())
+                .or_default()
+                .insert((t, k), r.result.totals.cost_usd);
         }
     }
     for (cache, cells) in &by_cache {
@@ -156,23 +185,47 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
         let mut keeps: Vec<usize> = cells.keys().map(|(_, k)| *k).collect();
         keeps.sort_unstable();
         keeps.dedup();
-        let cost_usd = keeps.iter().map(|k| thresholds.iter().map(|t| cells.get(&(*t, *k)).copied()).collect()).collect();
-        let kind = cache.split(':').next().unwrap_or(cache);
+        let cost_usd = keeps
+            .iter()
+            .map(|k| {
+                thresholds
+                    .iter()
+                    .map(|t| cells.get(&(*t, *k)).copied())
+                    .collect()
+            })
+            .collect();
         out.push((
-            format!("{stem}-heatmap-{}", slug(kind)),
-            Chart::Heatmap { title: format!("{}: ledger cost by threshold × keep-last, cache {cache}", s.trace), thresholds, keeps, cost_usd },
+            format!("{stem}-heatmap-{}", slug(cache)),
+            Chart::Heatmap {
+                title: format!("{}: ledger cost, cache {cache}", s.trace),
+                thresholds,
+                keeps,
+                cost_usd,
+            },
         ));
     }
     let bars = best_per_family(s)
         .into_iter()
-        .map(|r| (format!("{} ({})", family(&r.result), r.result.config), r.savings_usd, r.savings_pct))
+        .map(|r| (r.result.config.clone(), r.savings_usd, r.savings_pct))
         .collect();
-    out.push((format!("{stem}-savings"), Chart::SavingsBars { title: format!("{}: savings against the baseline, best config per policy", s.trace), bars }));
+    out.push((
+        format!("{stem}-savings"),
+        Chart::SavingsBars {
+            title: format!(
+                "{}: savings against the baseline, best config per policy",
+                s.trace
+            ),
+            bars,
+        },
+    ));
     out
 }
 
 /// Every file of the report.
-pub fn build(reports: &[TraceReport], assumptions: &Assumptions) -> Result<Vec<ReportFile>, ChartError> {
+pub fn build(
+    reports: &[TraceReport],
+    assumptions: &Assumptions,
+) -> Result<Vec<ReportFile>, ChartError> {
     let mut files: Vec<ReportFile> = Vec::new();
     let mut svgs: Vec<Vec<(String, String)>> = Vec::new();
     for r in reports {
@@ -186,10 +239,23 @@ pub fn build(reports: &[TraceReport], assumptions: &Assumptions) -> Result<Vec<R
         }
         svgs.push(mine);
     }
-    files.push(("index.html".into(), html(reports, assumptions, &svgs).into_bytes()));
-    files.push(("summary.md".into(), summary_md(reports, assumptions).into_bytes()));
-    files.push(("results.json".into(), results_json(reports, assumptions).into_bytes()));
-    files.push(("results.csv".into(), super::sweep_view::csv(&reports.iter().map(|r| r.sweep.clone()).collect::<Vec<_>>()).into_bytes()));
+    files.push((
+        "index.html".into(),
+        html(reports, assumptions, &svgs).into_bytes(),
+    ));
+    files.push((
+        "summary.md".into(),
+        summary_md(reports, assumptions).into_bytes(),
+    ));
+    files.push((
+        "results.json".into(),
+        results_json(reports, assumptions).into_bytes(),
+    ));
+    files.push((
+        "results.csv".into(),
+        super::sweep_view::csv(&reports.iter().map(|r| r.sweep.clone()).collect::<Vec<_>>())
+            .into_bytes(),
+    ));
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files)
 }
@@ -204,7 +270,12 @@ struct Headline<'a> {
 
 fn headline(s: &TraceSweep) -> Headline<'_> {
     let base = &s.rows[s.baseline];
-    Headline { base, rec: &s.rows[s.recommended], best: &s.rows[s.cheapest], recorded: base.result.totals.recorded_cost_usd }
+    Headline {
+        base,
+        rec: &s.rows[s.recommended],
+        best: &s.rows[s.cheapest],
+        recorded: base.result.totals.recorded_cost_usd,
+    }
 }
 
 fn risk_text(r: &SweepRow) -> String {
@@ -231,7 +302,13 @@ fn summary_md(reports: &[TraceReport], a: &Assumptions) -> String {
                 dollars(rec)
             );
         }
-        let _ = writeln!(s, "- Baseline `{}`: **{}** per run, {} per 1,000 runs", h.base.result.config, dollars(h.base.result.totals.cost_usd), dollars(h.base.result.totals.cost_usd * 1000.0));
+        let _ = writeln!(
+            s,
+            "- Baseline `{}`: **{}** per run, {} per 1,000 runs",
+            h.base.result.config,
+            dollars(h.base.result.totals.cost_usd),
+            dollars(h.base.result.totals.cost_usd * 1000.0)
+        );
         let _ = writeln!(
             s,
             "- Recommended `{}`: **{}** per run — saves {} ({:.1}%), {} per 1,000 runs; recall risk: {} turn(s)",
@@ -252,8 +329,15 @@ fn summary_md(reports: &[TraceReport], a: &Assumptions) -> String {
                 h.best.risk.turns
             );
         }
-        let _ = writeln!(s, "- Stability of the recommended config: {}\n", stability_verdict(&r.stability));
-        let _ = writeln!(s, "| rank | config | cost | saving | recall risk |\n|---:|---|---:|---:|---:|");
+        let _ = writeln!(
+            s,
+            "- Stability of the recommended config: {}\n",
+            stability_verdict(&r.stability)
+        );
+        let _ = writeln!(
+            s,
+            "| rank | config | cost | saving | recall risk |\n|---:|---|---:|---:|---:|"
+        );
         for (i, row) in sw.rows.iter().enumerate().take(10) {
             let _ = writeln!(
                 s,
@@ -265,15 +349,33 @@ fn summary_md(reports: &[TraceReport], a: &Assumptions) -> String {
                 row.risk.turns
             );
         }
-        let _ = writeln!(s, "\n_{} of {} configs shown; full table in results.csv._\n", sw.rows.len().min(10), sw.rows.len());
+        let _ = writeln!(
+            s,
+            "\n_{} of {} configs shown; full table in results.csv._\n",
+            sw.rows.len().min(10),
+            sw.rows.len()
+        );
     }
-    let _ = writeln!(s, "Prices: {}. Tokenizer: {}{}.", md_escape(&a.prices), md_escape(&a.tokenizer), if a.calibration { ", calibrated on recorded usage" } else { "" });
+    let _ = writeln!(
+        s,
+        "Prices: {}. Tokenizer: {}{}.",
+        md_escape(&a.prices),
+        md_escape(&a.tokenizer),
+        if a.calibration {
+            ", calibrated on recorded usage"
+        } else {
+            ""
+        }
+    );
     s
 }
 
 fn stability_verdict(r: &StabilityReport) -> String {
     if r.violations.is_empty() {
-        format!("stable — {} stub(s) byte-identical at every later call", r.stubs)
+        format!(
+            "stable — {} stub(s) byte-identical at every later call",
+            r.stubs
+        )
     } else {
         format!("UNSTABLE — {} violation(s)", r.violations.len())
     }
@@ -371,7 +473,12 @@ fn results_json(reports: &[TraceReport], a: &Assumptions) -> String {
             }
         })
         .collect();
-    let doc = JsonDoc { format: RESULTS_FORMAT, generator: format!("tracecost {}", env!("CARGO_PKG_VERSION")), assumptions: a, traces };
+    let doc = JsonDoc {
+        format: RESULTS_FORMAT,
+        generator: format!("tracecost {}", env!("CARGO_PKG_VERSION")),
+        assumptions: a,
+        traces,
+    };
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s
@@ -386,7 +493,7 @@ h1{margin-bottom:.2em}h2{margin-top:2.2em;border-bottom:2px solid #e5e5e5;paddin
 .rec{border-left:4px solid #0a6b3d;background:#f0f8f3;padding:.7em 1em;margin:1em 0}
 table{border-collapse:collapse;width:100%;font-size:.88em;margin:.6em 0}th,td{padding:.3em .5em;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
 th{background:#f3f3f3;position:sticky;top:0}td.l,th.l{text-align:left;white-space:normal;word-break:break-all}
-tr.mark td{background:#fff8dc}code{font-size:.92em}figure{margin:1.2em 0}figure svg{width:100%;height:auto;border:1px solid #eee}
+tr.mark td{background:#fff8dc}td.m{text-align:left}code{font-size:.92em}figure{margin:1.2em 0}figure svg{width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555}details summary{cursor:pointer;color:#0645ad}.small{font-size:.85em;color:#555}";
 
 fn html(reports: &[TraceReport], a: &Assumptions, svgs: &[Vec<(String, String)>]) -> String {
@@ -423,7 +530,11 @@ fn html(reports: &[TraceReport], a: &Assumptions, svgs: &[Vec<(String, String)>]
         s,
         "<h2>Assumptions</h2>\n<ul>\n<li><b>Prices:</b> {}{}.</li>\n<li><b>Tokens:</b> Claude's tokenizer is not public; counts come from {} and, where a trace recorded usage, are scaled by a per-trace factor fitted on the growth of the recorded prompt between calls (shown per trace). Framing tokens per message, block and tool, and the tool-use system prompt, come from the price table's per-model data.</li>\n<li><b>Cache:</b> simulated with the Anthropic prompt-caching rules: cumulative prefix over tools, system and messages; at most 4 breakpoints; writes only at breakpoints; a 20-position lookback; per-model minimum cacheable length; 5-minute and 1-hour TTLs from request start, refreshed by hits.</li>\n<li><b>Timing:</b> calls use their recorded start times; traces without them are treated as back-to-back, which favours caching (flagged per trace).</li>\n<li><b>Output tokens</b> are the recorded ones, the same for every policy.</li>\n<li><b>Recall risk</b> counts later assistant turns that quote an identifier, number or phrase which at that point existed only inside compacted tool results; the recommendation prices each such turn as one extra round trip.</li>\n<li><b>Grid:</b> {}.</li>\n</ul>\n</body>\n</html>\n",
         html_escape(&a.prices),
-        if a.batch { ", with the Batch API discount" } else { "" },
+        if a.batch {
+            ", with the Batch API discount"
+        } else {
+            ""
+        },
         html_escape(&a.tokenizer),
         html_escape(&a.grid)
     );
@@ -433,7 +544,13 @@ fn html(reports: &[TraceReport], a: &Assumptions, svgs: &[Vec<(String, String)>]
 fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
     let sw = &r.sweep;
     let h = headline(sw);
-    let _ = write!(s, "<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n<div class=\"cards\">\n", slug(&sw.trace), html_escape(&sw.trace), html_escape(&sw.description));
+    let _ = write!(
+        s,
+        "<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n<div class=\"cards\">\n",
+        slug(&sw.trace),
+        html_escape(&sw.trace),
+        html_escape(&sw.description)
+    );
     if let Some(rec) = h.recorded {
         let _ = write!(
             s,
@@ -474,14 +591,25 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
             h.best.risk.turns
         );
     }
-    let _ = write!(s, " Stability: {}.</div>\n", html_escape(&stability_verdict(&r.stability)));
+    let _ = write!(
+        s,
+        " Stability: {}.</div>\n",
+        html_escape(&stability_verdict(&r.stability))
+    );
     let notes = notes(&h.base.result);
     if !notes.is_empty() {
-        let _ = writeln!(s, "<p class=\"small\">{}</p>", html_escape(&notes.join(" ")));
+        let _ = writeln!(
+            s,
+            "<p class=\"small\">{}</p>",
+            html_escape(&notes.join(" "))
+        );
     }
     for (stem, svg) in charts {
         let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
-        let _ = write!(s, "<figure>{body}<figcaption>Chart files: <a href=\"charts/{stem}.svg\">SVG</a> · <a href=\"charts/{stem}.png\">PNG</a></figcaption></figure>\n");
+        let _ = write!(
+            s,
+            "<figure>{body}<figcaption>Chart files: <a href=\"charts/{stem}.svg\">SVG</a> · <a href=\"charts/{stem}.png\">PNG</a></figcaption></figure>\n"
+        );
     }
     s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");
     sweep_table(s, sw);
@@ -509,8 +637,12 @@ fn sweep_table(s: &mut String, sw: &TraceSweep) {
         let mark = super::sweep_view::marks(sw, i);
         let _ = writeln!(
             s,
-            "<tr{}><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td class=\"l\">{}</td></tr>",
-            if mark.is_empty() { "" } else { " class=\"mark\"" },
+            "<tr{}><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td class=\"m\">{}</td></tr>",
+            if mark.is_empty() {
+                ""
+            } else {
+                " class=\"mark\""
+            },
             i + 1,
             html_escape(&r.result.config),
             dollars(r.result.totals.cost_usd),
@@ -532,7 +664,11 @@ fn sweep_table(s: &mut String, sw: &TraceSweep) {
     }
     s.push_str("</table>\n");
     if sw.rows.len() > 15 {
-        let _ = write!(s, "<details><summary>Show the other {} configurations</summary>\n<table>\n{head}", sw.rows.len() - 15);
+        let _ = write!(
+            s,
+            "<details><summary>Show the other {} configurations</summary>\n<table>\n{head}",
+            sw.rows.len() - 15
+        );
         for (i, r) in sw.rows.iter().enumerate().skip(15) {
             row(s, i, r);
         }
@@ -544,7 +680,11 @@ fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
     let _ = write!(
         s,
         "<details{}><summary>{label}: <code>{}</code> — {} calls, {}</summary>\n<table>\n<tr><th>call</th><th>msgs</th><th>chars</th><th>uncached</th><th>write 5m</th><th>write 1h</th><th>read</th><th>output</th><th>cost</th><th>recorded input</th><th class=\"l\">compacted</th></tr>\n",
-        if r.result.calls.len() <= 30 { " open" } else { "" },
+        if r.result.calls.len() <= 30 {
+            " open"
+        } else {
+            ""
+        },
         html_escape(&r.result.config),
         r.result.calls.len(),
         dollars(r.result.totals.cost_usd)
@@ -562,7 +702,9 @@ fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
             thousands(c.usage.cache_read_input_tokens),
             thousands(c.usage.output_tokens),
             dollars(c.cost_usd),
-            c.recorded.map(|u| thousands(u.total_input())).unwrap_or_default(),
+            c.recorded
+                .map(|u| thousands(u.total_input()))
+                .unwrap_or_default(),
             html_escape(&match c.compacted.len() {
                 0 => String::new(),
                 n => format!("{n} result(s)"),

@@ -126,7 +126,7 @@ const MIN_WIDTH: u32 = 240;
 /// Smallest supported height in pixels.
 const MIN_HEIGHT: u32 = 160;
 /// Largest supported width or height in pixels.
-const MAX_SIDE: u32 = 8192;
+const MAX_SIDE: u32 = 4096;
 
 /// Render `chart` as a standalone SVG document of `width` × `height` pixels.
 ///

@@ -31,7 +31,11 @@ pub fn dollars(v: f64) -> String {
 fn thousands_f(a: f64) -> String {
     let whole = a.trunc() as u64;
     let cents = ((a - a.trunc()) * 100.0).round() as u64;
-    if cents == 100 { format!("{}.00", thousands(whole + 1)) } else { format!("{}.{cents:02}", thousands(whole)) }
+    if cents == 100 {
+        format!("{}.00", thousands(whole + 1))
+    } else {
+        format!("{}.{cents:02}", thousands(whole))
+    }
 }
 
 /// One line describing a trace's calibration, when anything was fitted.
@@ -49,7 +53,10 @@ pub fn calibration_note(c: &crate::replay::TraceCalibration) -> Option<String> {
         ));
     }
     if let Some(f) = c.prefix_factor {
-        s.push_str(&format!("{} system prompt and tools ×{f:.3} from the first recorded call", if c.content.n > 0 { ";" } else { "" }));
+        s.push_str(&format!(
+            "{} system prompt and tools ×{f:.3} from the first recorded call",
+            if c.content.n > 0 { ";" } else { "" }
+        ));
     }
     Some(s)
 }
@@ -106,7 +113,10 @@ mod tests {
 
     #[test]
     fn escaping() {
-        assert_eq!(html_escape(r#"<script>"x"&'y'</script>"#), "&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;");
+        assert_eq!(
+            html_escape(r#"<script>"x"&'y'</script>"#),
+            "&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;"
+        );
         assert_eq!(md_escape("a|b<c>\n_d_"), "a\\|b&lt;c&gt; \\_d\\_");
     }
 }

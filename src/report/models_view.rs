@@ -16,7 +16,17 @@ pub fn render(rows: &[ModelRow], json: bool, csv: bool, md: bool) -> String {
         s.push('\n');
         return s;
     }
-    let head = ["model", "aliases", "input", "write 5m", "write 1h", "read", "output", "min cache", "long context"];
+    let head = [
+        "model",
+        "aliases",
+        "input",
+        "write 5m",
+        "write 1h",
+        "read",
+        "output",
+        "min cache",
+        "long context",
+    ];
     let body: Vec<[String; 9]> = rows
         .iter()
         .map(|r| {
@@ -37,7 +47,11 @@ pub fn render(rows: &[ModelRow], json: bool, csv: bool, md: bool) -> String {
     if csv {
         let _ = writeln!(s, "{}", head.join(","));
         for r in &body {
-            let _ = writeln!(s, "{}", r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","));
+            let _ = writeln!(
+                s,
+                "{}",
+                r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(",")
+            );
         }
         return s;
     }
@@ -45,11 +59,21 @@ pub fn render(rows: &[ModelRow], json: bool, csv: bool, md: bool) -> String {
         let _ = writeln!(s, "| {} |", head.join(" | "));
         let _ = writeln!(s, "|---|---|{}---|", "---:|".repeat(6));
         for r in &body {
-            let _ = writeln!(s, "| {} |", r.iter().map(|c| super::fmt::md_escape(c)).collect::<Vec<_>>().join(" | "));
+            let _ = writeln!(
+                s,
+                "| {} |",
+                r.iter()
+                    .map(|c| super::fmt::md_escape(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            );
         }
         return s;
     }
-    let _ = writeln!(s, "Prices in USD per million tokens; min cache = minimum cacheable prefix in tokens.");
+    let _ = writeln!(
+        s,
+        "Prices in USD per million tokens; min cache = minimum cacheable prefix in tokens."
+    );
     let mut widths = head.map(str::len);
     for r in &body {
         for (w, c) in widths.iter_mut().zip(r) {

@@ -49,7 +49,8 @@ impl Savings {
         }
         if let Some(base) = no_compaction {
             s.vs_no_compaction_usd = Some(base.cost_usd - totals.cost_usd);
-            s.vs_no_compaction_pct = (base.cost_usd > 0.0).then(|| (base.cost_usd - totals.cost_usd) / base.cost_usd * 100.0);
+            s.vs_no_compaction_pct = (base.cost_usd > 0.0)
+                .then(|| (base.cost_usd - totals.cost_usd) / base.cost_usd * 100.0);
         }
         s
     }
@@ -87,8 +88,14 @@ struct JsonMany<'a> {
 impl ReplayExporter for JsonExporter {
     fn render(&self, outputs: &[ReplayOutput]) -> String {
         let text = match outputs {
-            [one] => serde_json::to_string_pretty(&JsonDoc { format: REPLAY_FORMAT, output: one }),
-            many => serde_json::to_string_pretty(&JsonMany { format: REPLAY_FORMAT, traces: many }),
+            [one] => serde_json::to_string_pretty(&JsonDoc {
+                format: REPLAY_FORMAT,
+                output: one,
+            }),
+            many => serde_json::to_string_pretty(&JsonMany {
+                format: REPLAY_FORMAT,
+                traces: many,
+            }),
         };
         // Serializing plain data structs cannot fail.
         let mut s = text.unwrap_or_default();
@@ -101,7 +108,11 @@ const CSV_HEADER: &str = "trace,config,index,messages,chars,input_tokens,cache_c
 
 /// Quotes a CSV field when it needs it (RFC 4180).
 pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
 }
 
 impl ReplayExporter for CsvExporter {
@@ -110,8 +121,14 @@ impl ReplayExporter for CsvExporter {
         s.push('\n');
         for o in outputs {
             for c in &o.result.calls {
-                let rec_total = c.recorded.map(|u| u.total_input().to_string()).unwrap_or_default();
-                let rec_cost = c.recorded_cost_usd.map(|v| format!("{v:.6}")).unwrap_or_default();
+                let rec_total = c
+                    .recorded
+                    .map(|u| u.total_input().to_string())
+                    .unwrap_or_default();
+                let rec_cost = c
+                    .recorded_cost_usd
+                    .map(|v| format!("{v:.6}"))
+                    .unwrap_or_default();
                 let _ = writeln!(
                     s,
                     "{},{},{},{},{},{},{},{},{},{},{},{:.6},{},{},{}",
@@ -175,34 +192,55 @@ fn row(c: &CallResult) -> [String; 10] {
     ]
 }
 
-const HEAD: [&str; 10] = ["call", "msgs", "chars", "uncached", "write 5m", "write 1h", "read", "output", "cost", "compacted"];
+const HEAD: [&str; 10] = [
+    "call",
+    "msgs",
+    "chars",
+    "uncached",
+    "write 5m",
+    "write 1h",
+    "read",
+    "output",
+    "cost",
+    "compacted",
+];
 
 fn footer(o: &ReplayOutput) -> Vec<String> {
     let r = &o.result;
     let mut lines = Vec::new();
     let s = &o.savings;
-    if let (Some(usd), Some(rec), Some(sim)) = (s.vs_recorded_usd, r.totals.recorded_cost_usd, r.totals.cost_usd_recorded_calls) {
+    if let (Some(usd), Some(rec), Some(sim)) = (
+        s.vs_recorded_usd,
+        r.totals.recorded_cost_usd,
+        r.totals.cost_usd_recorded_calls,
+    ) {
         lines.push(format!(
             "recorded cost of the {} call(s) with usage: {}; simulated: {}; saving {} ({})",
             r.totals.recorded_calls,
             dollars(rec),
             dollars(sim),
             dollars(usd),
-            s.vs_recorded_pct.map(|p| format!("{p:.1}%")).unwrap_or_else(|| "n/a".into())
+            s.vs_recorded_pct
+                .map(|p| format!("{p:.1}%"))
+                .unwrap_or_else(|| "n/a".into())
         ));
     }
     if let Some(usd) = s.vs_no_compaction_usd {
         lines.push(format!(
             "saving against no compaction (same cache policy): {} ({})",
             dollars(usd),
-            s.vs_no_compaction_pct.map(|p| format!("{p:.1}%")).unwrap_or_else(|| "n/a".into())
+            s.vs_no_compaction_pct
+                .map(|p| format!("{p:.1}%"))
+                .unwrap_or_else(|| "n/a".into())
         ));
     }
     if let Some(c) = super::fmt::calibration_note(&r.calibration) {
         lines.push(c);
     }
     if r.back_to_back {
-        lines.push("calls without start times were treated as back-to-back (favours caching)".into());
+        lines.push(
+            "calls without start times were treated as back-to-back (favours caching)".into(),
+        );
     }
     lines
 }
@@ -211,7 +249,11 @@ impl ReplayExporter for TableExporter {
     fn render(&self, outputs: &[ReplayOutput]) -> String {
         let mut s = String::new();
         for o in outputs {
-            let _ = writeln!(s, "{} — {} — {}", o.result.trace, o.result.config, o.result.model);
+            let _ = writeln!(
+                s,
+                "{} — {} — {}",
+                o.result.trace, o.result.config, o.result.model
+            );
             let body = rows(o);
             let mut widths = HEAD.map(str::len);
             for r in &body {
@@ -251,7 +293,13 @@ impl ReplayExporter for MarkdownExporter {
     fn render(&self, outputs: &[ReplayOutput]) -> String {
         let mut s = String::new();
         for o in outputs {
-            let _ = writeln!(s, "### {} — `{}` — {}\n", super::fmt::md_escape(&o.result.trace), o.result.config, o.result.model);
+            let _ = writeln!(
+                s,
+                "### {} — `{}` — {}\n",
+                super::fmt::md_escape(&o.result.trace),
+                o.result.config,
+                o.result.model
+            );
             let _ = writeln!(s, "| {} |", HEAD.join(" | "));
             let _ = writeln!(s, "|{}", "---:|".repeat(HEAD.len() - 1) + "---|");
             for r in rows(o) {

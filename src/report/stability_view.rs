@@ -10,7 +10,10 @@ use crate::replay::stability::StabilityReport;
 pub fn render(trace: &str, config: &str, r: &StabilityReport, others: &[String]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{trace} — {config}");
-    let _ = writeln!(s, " call  msgs kept  prefix tokens kept  of previous  new compactions");
+    let _ = writeln!(
+        s,
+        " call  msgs kept  prefix tokens kept  of previous  new compactions"
+    );
     for c in &r.calls {
         let _ = writeln!(
             s,
@@ -29,17 +32,34 @@ pub fn render(trace: &str, config: &str, r: &StabilityReport, others: &[String])
             v.kind,
             v.call,
             v.message,
-            v.tool_use_id.as_deref().map(|i| format!(", tool_use {i}")).unwrap_or_default(),
+            v.tool_use_id
+                .as_deref()
+                .map(|i| format!(", tool_use {i}"))
+                .unwrap_or_default(),
             v.offset,
             v.before.escape_debug(),
             v.after.escape_debug()
         );
     }
-    let mismatched: Vec<usize> = others.iter().enumerate().filter(|(_, d)| **d != r.digest).map(|(i, _)| i + 1).collect();
+    let mismatched: Vec<usize> = others
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| **d != r.digest)
+        .map(|(i, _)| i + 1)
+        .collect();
     for i in &mismatched {
-        let _ = writeln!(s, "VIOLATION process {i} produced different stub bytes (digest {} vs {})", others[i - 1], r.digest);
+        let _ = writeln!(
+            s,
+            "VIOLATION process {i} produced different stub bytes (digest {} vs {})",
+            others[i - 1],
+            r.digest
+        );
     }
-    let verdict = if r.violations.is_empty() && mismatched.is_empty() { "stable" } else { "UNSTABLE" };
+    let verdict = if r.violations.is_empty() && mismatched.is_empty() {
+        "stable"
+    } else {
+        "UNSTABLE"
+    };
     let _ = writeln!(
         s,
         "{verdict}: {} stub(s), {} violation(s), identical in {} of {} fresh process(es); digest {}\n",

@@ -19,7 +19,11 @@ struct Doc<'a> {
 
 /// The full sweep as versioned JSON (every row carries its per-call data).
 pub fn json(sweeps: &[TraceSweep]) -> String {
-    let mut s = serde_json::to_string_pretty(&Doc { format: SWEEP_FORMAT, traces: sweeps }).unwrap_or_default();
+    let mut s = serde_json::to_string_pretty(&Doc {
+        format: SWEEP_FORMAT,
+        traces: sweeps,
+    })
+    .unwrap_or_default();
     s.push('\n');
     s
 }
@@ -88,12 +92,28 @@ fn cells(s: &TraceSweep) -> Vec<[String; 7]> {
         .collect()
 }
 
-const HEAD: [&str; 7] = ["rank", "config", "cost", "saving", "saving %", "recall risk", ""];
+const HEAD: [&str; 7] = [
+    "rank",
+    "config",
+    "cost",
+    "saving",
+    "saving %",
+    "recall risk",
+    "",
+];
 
 fn summary_lines(s: &TraceSweep) -> Vec<String> {
     let mut l = Vec::new();
-    if let (Some(base), Some(best), Some(rec)) = (s.rows.get(s.baseline), s.rows.get(s.cheapest), s.rows.get(s.recommended)) {
-        l.push(format!("baseline {}: {}", base.result.config, dollars(base.result.totals.cost_usd)));
+    if let (Some(base), Some(best), Some(rec)) = (
+        s.rows.get(s.baseline),
+        s.rows.get(s.cheapest),
+        s.rows.get(s.recommended),
+    ) {
+        l.push(format!(
+            "baseline {}: {}",
+            base.result.config,
+            dollars(base.result.totals.cost_usd)
+        ));
         l.push(format!(
             "cheapest {}: {} (saves {}, {:.1}%; recall risk {} turn(s))",
             best.result.config,
@@ -159,7 +179,10 @@ pub fn markdown(sweeps: &[TraceSweep]) -> String {
     let mut out = String::new();
     for s in sweeps {
         let _ = writeln!(out, "### {}\n", md_escape(&s.trace));
-        let _ = writeln!(out, "| rank | config | cost | saving | saving % | recall risk | |");
+        let _ = writeln!(
+            out,
+            "| rank | config | cost | saving | saving % | recall risk | |"
+        );
         let _ = writeln!(out, "|---:|---|---:|---:|---:|---:|---|");
         for r in cells(s) {
             let _ = writeln!(

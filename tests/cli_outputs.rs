@@ -1,0 +1,145 @@
+//! Snapshots of what the commands print, on a small trace written for the
+//! tests: any change to a table, a JSON field or an error message shows up
+//! here.
+
+use assert_cmd::Command;
+
+const SMALL: &str = "tests/fixtures/traces/small.json";
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("tracecost")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn stdout(args: &[&str]) -> String {
+    let (code, out, err) = run(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
+#[test]
+fn replay_formats() {
+    let policy = [
+        "--compaction",
+        "ledger",
+        "--threshold",
+        "400",
+        "--keep-last",
+        "1",
+        "--cache",
+        "tail",
+    ];
+    for (name, format) in [
+        ("replay_table", "table"),
+        ("replay_md", "md"),
+        ("replay_csv", "csv"),
+        ("replay_json", "json"),
+    ] {
+        let mut args = vec!["replay", SMALL, "--format", format];
+        args.extend(policy);
+        insta::assert_snapshot!(name, stdout(&args));
+    }
+}
+
+#[test]
+fn replay_json_has_the_api_field_names() {
+    let out = stdout(&[
+        "replay",
+        SMALL,
+        "--config",
+        "ledger:t=400,k=1+tail:ttl=5m",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let call = &v["calls"][2];
+    for key in [
+        "index",
+        "messages",
+        "chars",
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "compacted",
+        "recorded",
+    ] {
+        assert!(call.get(key).is_some(), "calls[2] lacks {key}: {call}");
+    }
+    assert!(call["cache_creation"]["ephemeral_5m_input_tokens"].is_u64());
+    assert!(call["cache_creation"]["ephemeral_1h_input_tokens"].is_u64());
+    assert_eq!(call["index"], 3);
+    assert!(v["totals"]["cost_usd"].is_f64());
+}
+
+#[test]
+fn sweep_and_stability_and_models() {
+    insta::assert_snapshot!(
+        "sweep_table",
+        stdout(&[
+            "sweep",
+            SMALL,
+            "--threshold",
+            "200,400",
+            "--keep-last",
+            "1,2",
+            "--cache",
+            "none,tail",
+            "--compaction",
+            "off,ledger,clear-tool-uses:trigger=500,langchain-clear:trigger=100"
+        ])
+    );
+    insta::assert_snapshot!(
+        "stability",
+        stdout(&[
+            "stability",
+            SMALL,
+            "--config",
+            "ledger:t=200,k=1+none",
+            "--processes",
+            "2"
+        ])
+    );
+    insta::assert_snapshot!("models", stdout(&["models"]));
+}
+
+#[test]
+fn bad_input_messages() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "err_missing_trace",
+            &["replay", "tests/fixtures/traces/nope.json"],
+        ),
+        (
+            "err_bad_config",
+            &["replay", SMALL, "--config", "ledger:t=1+tail"],
+        ),
+        (
+            "err_unknown_model",
+            &["replay", SMALL, "--model", "claude-sonet-4-5"],
+        ),
+        ("err_directory", &["replay", "tests/fixtures/traces"]),
+        (
+            "err_bad_tokenizer",
+            &["replay", SMALL, "--tokenizer", "gpt2"],
+        ),
+    ];
+    for (name, args) in cases {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(out.is_empty());
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        insta::assert_snapshot!(*name, err);
+    }
+}
