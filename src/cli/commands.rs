@@ -50,6 +50,9 @@ enum Command {
         after_help = "Examples:\n  tracecost report                      # every trace in traces/, into reports/latest/\n  tracecost report traces/massage-gun.json --out reports/massage-gun\n  tracecost report my-traces/ --cache tail,native --threshold 4000,16000"
     )]
     Report(ReportArgs),
+    /// Fail when traces got more expensive than a baseline says (for CI).
+    #[command(after_help = "Exit codes: 0 every (trace, config) within tolerance; 1 a regression; 2 bad input.\nExamples:\n  tracecost check --baseline ci/baseline.json\n  tracecost check --baseline ci/baseline.json --tolerance 1\n  tracecost check --baseline ci/baseline.json --update")]
+    Check(CheckArgs),
     /// Generate a bundled reference trace.
     #[command(
         after_help = "Examples:\n  tracecost gen massage-gun -o traces/massage-gun.json\n  tracecost gen session --calls 500 --seed 7 -o /tmp/session.json"
@@ -337,6 +340,22 @@ struct StabilityArgs {
 }
 
 #[derive(Debug, Args)]
+struct CheckArgs {
+    /// The baseline file (tracecost.baseline/v1).
+    #[arg(long)]
+    baseline: PathBuf,
+    /// Allowed increase, in percent of the expected cost or input tokens.
+    #[arg(long)]
+    tolerance: Option<f64>,
+    /// Rewrite the baseline with the current figures instead of checking.
+    #[arg(long)]
+    update: bool,
+    /// Extra or overriding prices.
+    #[arg(long)]
+    pricing: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 struct GenArgs {
     /// massage-gun or session.
     name: String,
@@ -427,6 +446,7 @@ pub fn execute(cli: Cli) -> Result<u8, CliError> {
         Command::Sweep(a) => sweep_cmd(a),
         Command::Stability(a) => stability_cmd(a),
         Command::Report(a) => report_cmd(a),
+        Command::Check(a) => check_cmd(a),
         Command::Gen(a) => gen_cmd(a),
         Command::Models(a) => models_cmd(a),
         Command::Import(a) => import(a),
@@ -765,6 +785,113 @@ fn print_stdout(text: &str) {
     // A closed pipe (`| head`) is not an error worth reporting.
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
+}
+
+fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
+    use crate::report::check::{BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict, markdown};
+    let shown = a.baseline.display().to_string();
+    let bad = |message: String| CliError::Baseline { path: shown.clone(), message };
+    let text = std::fs::read_to_string(&a.baseline).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let mut baseline: Baseline = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("{}:{}: {}", e.line(), e.column(), strip_position(&e.to_string()))))?;
+    if baseline.format != BASELINE_FORMAT {
+        return Err(bad(format!("at /format: expected \"{BASELINE_FORMAT}\", found {:?}", baseline.format)));
+    }
+    if baseline.entries.is_empty() {
+        return Err(bad("at /entries: expected at least one entry".into()));
+    }
+    let tolerance = a.tolerance.or(baseline.tolerance_pct).unwrap_or(DEFAULT_TOLERANCE_PCT);
+    if !(tolerance.is_finite() && tolerance >= 0.0) {
+        return Err(CliError::Usage(format!("--tolerance must be a non-negative number, got {tolerance}")));
+    }
+    let cost = CostArgs {
+        model: None,
+        pricing: a.pricing.clone(),
+        tokenizer: baseline.settings.tokenizer.clone(),
+        calibrate: baseline.settings.calibrate.clone(),
+        batch: baseline.settings.batch,
+    };
+    let pricing = cost.pricing()?;
+    let memo = cost.memo()?;
+    let dir = a.baseline.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    // Plan: load every trace and parse every config before replaying any.
+    let mut files: Vec<(String, Vec<Trace>)> = Vec::new();
+    let mut plan = Vec::new();
+    for (i, e) in baseline.entries.iter().enumerate() {
+        if !files.iter().any(|(p, _)| *p == e.trace) {
+            let loaded = load(&dir.join(&e.trace))?;
+            files.push((e.trace.clone(), loaded.traces));
+        }
+        let traces = files.iter().find(|(p, _)| *p == e.trace).map(|(_, t)| t).ok_or_else(|| bad(format!("at /entries/{i}/trace: not loaded")))?;
+        let ti = match &e.name {
+            Some(n) => traces.iter().position(|t| &t.name == n).ok_or_else(|| bad(format!("at /entries/{i}/name: no trace named {n:?} in {}", e.trace)))?,
+            None if traces.len() == 1 => 0,
+            None => return Err(bad(format!("at /entries/{i}/name: {} holds {} traces; name one", e.trace, traces.len()))),
+        };
+        let config: Config = e.config.parse().map_err(|err: crate::policy::ConfigError| bad(format!("at /entries/{i}/config: {}", err)))?;
+        let t = &traces[ti];
+        crate::replay::check_config(t, &config)?;
+        pricing.lookup(config.model.as_deref().unwrap_or(&t.model))?;
+        if !a.update && e.expected.is_none() {
+            return Err(bad(format!("at /entries/{i}/expected: missing; run with --update to record the current figures")));
+        }
+        plan.push((i, e.trace.clone(), ti, config));
+    }
+    let mut measured: Vec<Option<Expected>> = vec![None; baseline.entries.len()];
+    for (path, traces) in &files {
+        for (ti, t) in traces.iter().enumerate() {
+            let mine: Vec<&(usize, String, usize, Config)> = plan.iter().filter(|(_, p, i, _)| p == path && *i == ti).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let price = pricing.lookup(&t.model)?;
+            let prepared = PreparedTrace::new(t, &memo, price, cost.calibrate == "auto");
+            for (i, _, _, config) in mine {
+                let r = replay(&prepared, config, &pricing, &memo, ReplayOptions { batch: cost.batch })?;
+                measured[*i] = Some(Expected::of(&r.totals));
+            }
+        }
+    }
+    if a.update {
+        for (e, m) in baseline.entries.iter_mut().zip(&measured) {
+            e.expected = *m;
+        }
+        super::write_atomic(&a.baseline, baseline.to_json().as_bytes())?;
+        eprintln!("tracecost: updated {} entries in {}", baseline.entries.len(), shown);
+        return Ok(0);
+    }
+    let mut rows = Vec::new();
+    for (e, m) in baseline.entries.iter().zip(&measured) {
+        if let (Some(before), Some(after)) = (e.expected, m) {
+            let label = match &e.name {
+                Some(n) => format!("{} ({n})", e.trace),
+                None => e.trace.clone(),
+            };
+            rows.push(Comparison::new(label, e.config.clone(), before, *after, tolerance));
+        }
+    }
+    let md = markdown(&rows, tolerance);
+    print_stdout(&md);
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+        use std::io::Write as _;
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&summary)
+            .and_then(|mut f| f.write_all(md.as_bytes()));
+        if let Err(e) = appended {
+            eprintln!("tracecost: warning: cannot append to GITHUB_STEP_SUMMARY ({}): {e}", std::path::Path::new(&summary).display());
+        }
+    }
+    Ok(if rows.iter().any(|r| r.verdict == Verdict::Regression) { super::EXIT_FAILED } else { 0 })
+}
+
+/// serde_json appends " at line L column C"; callers print both already.
+fn strip_position(s: &str) -> String {
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_owned(),
+        None => s.to_owned(),
+    }
 }
 
 fn gen_cmd(a: GenArgs) -> Result<u8, CliError> {

@@ -33,6 +33,14 @@ pub enum CliError {
     /// A price table problem (unknown model, bad pricing file).
     #[error(transparent)]
     Pricing(#[from] crate::cost::pricing::PricingError),
+    /// A malformed baseline file.
+    #[error("{path}: {message}")]
+    Baseline {
+        /// The file.
+        path: String,
+        /// What is wrong, with the place.
+        message: String,
+    },
     /// Bad usage not caught by the argument parser.
     #[error("{0}")]
     Usage(String),
@@ -55,6 +63,7 @@ impl CliError {
             | CliError::Config(_)
             | CliError::Ledger(_)
             | CliError::Usage(_)
+            | CliError::Baseline { .. }
             | CliError::Replay(_)
             | CliError::Pricing(_)
             | CliError::Write { .. } => EXIT_INPUT,

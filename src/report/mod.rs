@@ -2,6 +2,7 @@
 //! Exporters return text; writing files is the caller's job.
 
 pub mod build;
+pub mod check;
 pub mod charts;
 pub mod fmt;
 pub mod models_view;
