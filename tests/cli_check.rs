@@ -6,7 +6,10 @@ use std::path::Path;
 use assert_cmd::Command;
 
 fn small() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/small.json").display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/traces/small.json")
+        .display()
+        .to_string()
 }
 
 fn check(baseline: &Path, extra: &[&str]) -> (i32, String, String) {
@@ -19,7 +22,11 @@ fn check(baseline: &Path, extra: &[&str]) -> (i32, String, String) {
         .args(extra)
         .output()
         .unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
 }
 
 fn fresh_baseline(dir: &Path) -> std::path::PathBuf {
@@ -38,7 +45,8 @@ fn fresh_baseline(dir: &Path) -> std::path::PathBuf {
 }
 
 fn edit_cost(p: &Path, entry: usize, factor: f64) {
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
     let cost = &mut v["entries"][entry]["expected"]["cost_usd"];
     *cost = serde_json::json!(cost.as_f64().unwrap() * factor);
     std::fs::write(p, v.to_string()).unwrap();
@@ -56,7 +64,10 @@ fn passes_then_fails_on_a_lowered_expectation() {
     edit_cost(&p, 1, 0.9);
     let (code, out, _) = check(&p, &[]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("| regression |") && out.contains("`ledger:t=200,k=1+tail:ttl=5m`"), "{out}");
+    assert!(
+        out.contains("| regression |") && out.contains("`ledger:t=200,k=1+tail:ttl=5m`"),
+        "{out}"
+    );
     assert!(out.contains("+11.11%"), "{out}");
     // A wide enough tolerance lets it through.
     let (code, _, _) = check(&p, &["--tolerance", "20"]);
@@ -70,10 +81,19 @@ fn improvements_pass_and_are_reported_and_summary_is_appended() {
     edit_cost(&p, 0, 1.5);
     let summary = dir.path().join("summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
-    let out = Command::cargo_bin("tracecost").unwrap().env("GITHUB_STEP_SUMMARY", &summary).args(["check", "--baseline"]).arg(&p).output().unwrap();
+    let out = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .args(["check", "--baseline"])
+        .arg(&p)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = std::fs::read_to_string(&summary).unwrap();
-    assert!(text.starts_with("earlier step\n## tracecost check"), "{text}");
+    assert!(
+        text.starts_with("earlier step\n## tracecost check"),
+        "{text}"
+    );
     assert!(text.contains("| improvement |"));
 }
 
@@ -86,7 +106,10 @@ fn update_rewrites_atomically_and_keeps_entries() {
     assert_eq!(code, 0);
     let (code, _, _) = check(&p, &[]);
     assert_eq!(code, 0);
-    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
     assert_eq!(names, ["baseline.json"], "no temporary file left");
 }
 

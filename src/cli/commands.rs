@@ -51,8 +51,15 @@ enum Command {
     )]
     Report(ReportArgs),
     /// Fail when traces got more expensive than a baseline says (for CI).
-    #[command(after_help = "Exit codes: 0 every (trace, config) within tolerance; 1 a regression; 2 bad input.\nExamples:\n  tracecost check --baseline ci/baseline.json\n  tracecost check --baseline ci/baseline.json --tolerance 1\n  tracecost check --baseline ci/baseline.json --update")]
+    #[command(
+        after_help = "Exit codes: 0 every (trace, config) within tolerance; 1 a regression; 2 bad input.\nExamples:\n  tracecost check --baseline ci/baseline.json\n  tracecost check --baseline ci/baseline.json --tolerance 1\n  tracecost check --baseline ci/baseline.json --update"
+    )]
     Check(CheckArgs),
+    /// Price the usage Claude Code recorded in its transcripts (ccusage-compatible).
+    #[command(
+        after_help = "With no PATH, reads the roots in CLAUDE_CONFIG_DIR (comma-separated), else ~/.claude and ~/.config/claude.\nExamples:\n  tracecost usage\n  tracecost usage ~/.claude --json"
+    )]
+    Usage(UsageArgs),
     /// Generate a bundled reference trace.
     #[command(
         after_help = "Examples:\n  tracecost gen massage-gun -o traces/massage-gun.json\n  tracecost gen session --calls 500 --seed 7 -o /tmp/session.json"
@@ -356,6 +363,18 @@ struct CheckArgs {
 }
 
 #[derive(Debug, Args)]
+struct UsageArgs {
+    /// Claude config roots, projects folders or session files.
+    paths: Vec<PathBuf>,
+    /// ccusage's session JSON.
+    #[arg(long)]
+    json: bool,
+    /// Extra or overriding prices.
+    #[arg(long)]
+    pricing: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 struct GenArgs {
     /// massage-gun or session.
     name: String,
@@ -447,6 +466,7 @@ pub fn execute(cli: Cli) -> Result<u8, CliError> {
         Command::Stability(a) => stability_cmd(a),
         Command::Report(a) => report_cmd(a),
         Command::Check(a) => check_cmd(a),
+        Command::Usage(a) => usage_cmd(a),
         Command::Gen(a) => gen_cmd(a),
         Command::Models(a) => models_cmd(a),
         Command::Import(a) => import(a),
@@ -788,21 +808,41 @@ fn print_stdout(text: &str) {
 }
 
 fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
-    use crate::report::check::{BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict, markdown};
+    use crate::report::check::{
+        BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict, markdown,
+    };
     let shown = a.baseline.display().to_string();
-    let bad = |message: String| CliError::Baseline { path: shown.clone(), message };
-    let text = std::fs::read_to_string(&a.baseline).map_err(|e| bad(format!("cannot read: {e}")))?;
-    let mut baseline: Baseline = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("{}:{}: {}", e.line(), e.column(), strip_position(&e.to_string()))))?;
+    let bad = |message: String| CliError::Baseline {
+        path: shown.clone(),
+        message,
+    };
+    let text =
+        std::fs::read_to_string(&a.baseline).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let mut baseline: Baseline = serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "{}:{}: {}",
+            e.line(),
+            e.column(),
+            strip_position(&e.to_string())
+        ))
+    })?;
     if baseline.format != BASELINE_FORMAT {
-        return Err(bad(format!("at /format: expected \"{BASELINE_FORMAT}\", found {:?}", baseline.format)));
+        return Err(bad(format!(
+            "at /format: expected \"{BASELINE_FORMAT}\", found {:?}",
+            baseline.format
+        )));
     }
     if baseline.entries.is_empty() {
         return Err(bad("at /entries: expected at least one entry".into()));
     }
-    let tolerance = a.tolerance.or(baseline.tolerance_pct).unwrap_or(DEFAULT_TOLERANCE_PCT);
+    let tolerance = a
+        .tolerance
+        .or(baseline.tolerance_pct)
+        .unwrap_or(DEFAULT_TOLERANCE_PCT);
     if !(tolerance.is_finite() && tolerance >= 0.0) {
-        return Err(CliError::Usage(format!("--tolerance must be a non-negative number, got {tolerance}")));
+        return Err(CliError::Usage(format!(
+            "--tolerance must be a non-negative number, got {tolerance}"
+        )));
     }
     let cost = CostArgs {
         model: None,
@@ -813,7 +853,11 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
     };
     let pricing = cost.pricing()?;
     let memo = cost.memo()?;
-    let dir = a.baseline.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    let dir = a
+        .baseline
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
     // Plan: load every trace and parse every config before replaying any.
     let mut files: Vec<(String, Vec<Trace>)> = Vec::new();
     let mut plan = Vec::new();
@@ -822,32 +866,63 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
             let loaded = load(&dir.join(&e.trace))?;
             files.push((e.trace.clone(), loaded.traces));
         }
-        let traces = files.iter().find(|(p, _)| *p == e.trace).map(|(_, t)| t).ok_or_else(|| bad(format!("at /entries/{i}/trace: not loaded")))?;
+        let traces = files
+            .iter()
+            .find(|(p, _)| *p == e.trace)
+            .map(|(_, t)| t)
+            .ok_or_else(|| bad(format!("at /entries/{i}/trace: not loaded")))?;
         let ti = match &e.name {
-            Some(n) => traces.iter().position(|t| &t.name == n).ok_or_else(|| bad(format!("at /entries/{i}/name: no trace named {n:?} in {}", e.trace)))?,
+            Some(n) => traces.iter().position(|t| &t.name == n).ok_or_else(|| {
+                bad(format!(
+                    "at /entries/{i}/name: no trace named {n:?} in {}",
+                    e.trace
+                ))
+            })?,
             None if traces.len() == 1 => 0,
-            None => return Err(bad(format!("at /entries/{i}/name: {} holds {} traces; name one", e.trace, traces.len()))),
+            None => {
+                return Err(bad(format!(
+                    "at /entries/{i}/name: {} holds {} traces; name one",
+                    e.trace,
+                    traces.len()
+                )));
+            }
         };
-        let config: Config = e.config.parse().map_err(|err: crate::policy::ConfigError| bad(format!("at /entries/{i}/config: {}", err)))?;
+        let config: Config = e
+            .config
+            .parse()
+            .map_err(|err: crate::policy::ConfigError| {
+                bad(format!("at /entries/{i}/config: {}", err))
+            })?;
         let t = &traces[ti];
         crate::replay::check_config(t, &config)?;
         pricing.lookup(config.model.as_deref().unwrap_or(&t.model))?;
         if !a.update && e.expected.is_none() {
-            return Err(bad(format!("at /entries/{i}/expected: missing; run with --update to record the current figures")));
+            return Err(bad(format!(
+                "at /entries/{i}/expected: missing; run with --update to record the current figures"
+            )));
         }
         plan.push((i, e.trace.clone(), ti, config));
     }
     let mut measured: Vec<Option<Expected>> = vec![None; baseline.entries.len()];
     for (path, traces) in &files {
         for (ti, t) in traces.iter().enumerate() {
-            let mine: Vec<&(usize, String, usize, Config)> = plan.iter().filter(|(_, p, i, _)| p == path && *i == ti).collect();
+            let mine: Vec<&(usize, String, usize, Config)> = plan
+                .iter()
+                .filter(|(_, p, i, _)| p == path && *i == ti)
+                .collect();
             if mine.is_empty() {
                 continue;
             }
             let price = pricing.lookup(&t.model)?;
             let prepared = PreparedTrace::new(t, &memo, price, cost.calibrate == "auto");
             for (i, _, _, config) in mine {
-                let r = replay(&prepared, config, &pricing, &memo, ReplayOptions { batch: cost.batch })?;
+                let r = replay(
+                    &prepared,
+                    config,
+                    &pricing,
+                    &memo,
+                    ReplayOptions { batch: cost.batch },
+                )?;
                 measured[*i] = Some(Expected::of(&r.totals));
             }
         }
@@ -857,7 +932,11 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
             e.expected = *m;
         }
         super::write_atomic(&a.baseline, baseline.to_json().as_bytes())?;
-        eprintln!("tracecost: updated {} entries in {}", baseline.entries.len(), shown);
+        eprintln!(
+            "tracecost: updated {} entries in {}",
+            baseline.entries.len(),
+            shown
+        );
         return Ok(0);
     }
     let mut rows = Vec::new();
@@ -867,7 +946,13 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
                 Some(n) => format!("{} ({n})", e.trace),
                 None => e.trace.clone(),
             };
-            rows.push(Comparison::new(label, e.config.clone(), before, *after, tolerance));
+            rows.push(Comparison::new(
+                label,
+                e.config.clone(),
+                before,
+                *after,
+                tolerance,
+            ));
         }
     }
     let md = markdown(&rows, tolerance);
@@ -880,10 +965,17 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
             .open(&summary)
             .and_then(|mut f| f.write_all(md.as_bytes()));
         if let Err(e) = appended {
-            eprintln!("tracecost: warning: cannot append to GITHUB_STEP_SUMMARY ({}): {e}", std::path::Path::new(&summary).display());
+            eprintln!(
+                "tracecost: warning: cannot append to GITHUB_STEP_SUMMARY ({}): {e}",
+                std::path::Path::new(&summary).display()
+            );
         }
     }
-    Ok(if rows.iter().any(|r| r.verdict == Verdict::Regression) { super::EXIT_FAILED } else { 0 })
+    Ok(if rows.iter().any(|r| r.verdict == Verdict::Regression) {
+        super::EXIT_FAILED
+    } else {
+        0
+    })
 }
 
 /// serde_json appends " at line L column C"; callers print both already.
@@ -892,6 +984,59 @@ fn strip_position(s: &str) -> String {
         Some(i) => s[..i].to_owned(),
         None => s.to_owned(),
     }
+}
+
+/// The default Claude Code roots: `CLAUDE_CONFIG_DIR` (comma-separated),
+/// else `~/.claude` and `~/.config/claude` where they exist.
+fn claude_roots() -> Vec<PathBuf> {
+    if let Some(v) = std::env::var_os("CLAUDE_CONFIG_DIR") {
+        let v = v.to_string_lossy().into_owned();
+        return v
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .collect();
+    }
+    let Some(home) = std::env::var_os("HOME") else {
+        return Vec::new();
+    };
+    let home = PathBuf::from(home);
+    [home.join(".claude"), home.join(".config/claude")]
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+fn usage_cmd(a: UsageArgs) -> Result<u8, CliError> {
+    let paths = if a.paths.is_empty() {
+        claude_roots()
+    } else {
+        a.paths.clone()
+    };
+    if paths.is_empty() {
+        return Err(CliError::Usage(
+            "no Claude Code data found: pass a path, or set CLAUDE_CONFIG_DIR".into(),
+        ));
+    }
+    let pricing = match &a.pricing {
+        Some(p) => Pricing::with_file(p)?,
+        None => Pricing::builtin(),
+    };
+    let scan = crate::trace::import::claude_code::scan_usage(&paths)?;
+    let report = crate::report::usage_view::build(&scan, &pricing);
+    if a.json {
+        print_stdout(&crate::report::usage_view::json(&report));
+    } else {
+        print_stdout(&crate::report::usage_view::table(&report, &scan));
+    }
+    if !report.unpriced.is_empty() {
+        eprintln!(
+            "tracecost: warning: no price for {}; priced at $0",
+            report.unpriced.join(", ")
+        );
+    }
+    Ok(0)
 }
 
 fn gen_cmd(a: GenArgs) -> Result<u8, CliError> {

@@ -42,7 +42,11 @@ fn default_calibrate() -> String {
 
 impl Default for BaselineSettings {
     fn default() -> Self {
-        Self { tokenizer: default_tokenizer(), calibrate: default_calibrate(), batch: false }
+        Self {
+            tokenizer: default_tokenizer(),
+            calibrate: default_calibrate(),
+            batch: false,
+        }
     }
 }
 
@@ -150,8 +154,24 @@ impl Comparison {
     /// Compares measured figures with the expected ones. A cost or total
     /// input beyond `tolerance_pct` above the expectation is a regression;
     /// beyond it below, an improvement.
-    pub fn new(trace: String, config: String, before: Expected, after: Expected, tolerance_pct: f64) -> Self {
-        let rel = |a: f64, b: f64| if b == 0.0 { if a == 0.0 { 0.0 } else { f64::INFINITY * a.signum() } } else { (a - b) / b * 100.0 };
+    pub fn new(
+        trace: String,
+        config: String,
+        before: Expected,
+        after: Expected,
+        tolerance_pct: f64,
+    ) -> Self {
+        let rel = |a: f64, b: f64| {
+            if b == 0.0 {
+                if a == 0.0 {
+                    0.0
+                } else {
+                    f64::INFINITY * a.signum()
+                }
+            } else {
+                (a - b) / b * 100.0
+            }
+        };
         let cost = rel(after.cost_usd, before.cost_usd);
         let tokens = rel(after.total_input() as f64, before.total_input() as f64);
         let verdict = if cost > tolerance_pct || tokens > tolerance_pct {
@@ -161,7 +181,13 @@ impl Comparison {
         } else {
             Verdict::Same
         };
-        Self { trace, config, before, after, verdict }
+        Self {
+            trace,
+            config,
+            before,
+            after,
+            verdict,
+        }
     }
 
     /// After − before, in dollars.
@@ -171,7 +197,11 @@ impl Comparison {
 
     /// After − before, in percent of before.
     pub fn delta_pct(&self) -> f64 {
-        if self.before.cost_usd == 0.0 { 0.0 } else { self.delta_usd() / self.before.cost_usd * 100.0 }
+        if self.before.cost_usd == 0.0 {
+            0.0
+        } else {
+            self.delta_usd() / self.before.cost_usd * 100.0
+        }
     }
 }
 
@@ -179,8 +209,14 @@ impl Comparison {
 /// `all`), with a one-line verdict; used for the terminal and for
 /// `GITHUB_STEP_SUMMARY`.
 pub fn markdown(rows: &[Comparison], tolerance_pct: f64) -> String {
-    let regressions = rows.iter().filter(|r| r.verdict == Verdict::Regression).count();
-    let improvements = rows.iter().filter(|r| r.verdict == Verdict::Improvement).count();
+    let regressions = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Regression)
+        .count();
+    let improvements = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Improvement)
+        .count();
     let mut s = String::from("## tracecost check\n\n");
     let _ = writeln!(
         s,
@@ -223,7 +259,13 @@ mod tests {
     use super::*;
 
     fn e(cost: f64, input: u64) -> Expected {
-        Expected { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5, cost_usd: cost }
+        Expected {
+            input_tokens: input,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 5,
+            cost_usd: cost,
+        }
     }
 
     #[test]
@@ -232,7 +274,11 @@ mod tests {
         assert_eq!(c(e(1.0, 100), e(1.009, 100)), Verdict::Same);
         assert_eq!(c(e(1.0, 100), e(1.02, 100)), Verdict::Regression);
         assert_eq!(c(e(1.0, 100), e(0.98, 100)), Verdict::Improvement);
-        assert_eq!(c(e(1.0, 100), e(1.0, 102)), Verdict::Regression, "more tokens at the same cost still regresses");
+        assert_eq!(
+            c(e(1.0, 100), e(1.0, 102)),
+            Verdict::Regression,
+            "more tokens at the same cost still regresses"
+        );
         assert_eq!(c(e(0.0, 0), e(0.0, 0)), Verdict::Same);
         assert_eq!(c(e(0.0, 0), e(0.1, 0)), Verdict::Regression);
     }

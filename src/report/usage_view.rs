@@ -1,0 +1,246 @@
+//! `tracecost usage`: recorded Claude Code usage, priced, in ccusage's
+//! session report shape (`--json` uses its field names).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::fmt::{dollars, thousands};
+use crate::cost::pricing::{Pricing, Usage};
+use crate::trace::import::claude_code::{SessionUsage, TokenSums, UsageScan};
+
+/// One model's part of a session (ccusage's `modelBreakdowns` entry).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelBreakdown {
+    /// Model id as recorded.
+    pub model_name: String,
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cache writes (5m + 1h).
+    pub cache_creation_tokens: u64,
+    /// Cache reads.
+    pub cache_read_tokens: u64,
+    /// USD.
+    pub cost: f64,
+}
+
+/// One session (ccusage's session object).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRow {
+    /// Session id.
+    pub session_id: String,
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cache writes.
+    pub cache_creation_tokens: u64,
+    /// Cache reads.
+    pub cache_read_tokens: u64,
+    /// All four.
+    pub total_tokens: u64,
+    /// USD.
+    pub total_cost: f64,
+    /// Date of the last counted row (YYYY-MM-DD, UTC).
+    pub last_activity: String,
+    /// Models, sorted.
+    pub models_used: Vec<String>,
+    /// Per model.
+    pub model_breakdowns: Vec<ModelBreakdown>,
+    /// Project directory name.
+    pub project_path: String,
+}
+
+/// Totals over sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTotals {
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cache writes.
+    pub cache_creation_tokens: u64,
+    /// Cache reads.
+    pub cache_read_tokens: u64,
+    /// All four.
+    pub total_tokens: u64,
+    /// USD.
+    pub total_cost: f64,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UsageReport {
+    /// Sessions.
+    pub sessions: Vec<SessionRow>,
+    /// Totals.
+    pub totals: UsageTotals,
+    /// Models that are not in the price table (priced at $0), sorted.
+    #[serde(skip)]
+    pub unpriced: Vec<String>,
+}
+
+fn usage_of(t: &TokenSums) -> Usage {
+    Usage::new(
+        t.input,
+        t.cache_creation_5m,
+        t.cache_creation_1h,
+        t.cache_read,
+        t.output,
+    )
+}
+
+/// `YYYY-MM-DD` of a Unix-millisecond timestamp (UTC).
+pub fn date_of(ms: u64) -> String {
+    let days = (ms / 86_400_000) as i64;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Prices a scan. The price of a response is linear in its tokens, so the
+/// per-model sums priced once equal ccusage's per-response f64 sum up to
+/// rounding. Rows recorded with `speed: "fast"` (model `<id>-fast`) are
+/// priced as their base model.
+pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
+    let mut unpriced = Vec::new();
+    let sessions = scan
+        .sessions
+        .iter()
+        .map(|s| session_row(s, pricing, &mut unpriced))
+        .collect::<Vec<_>>();
+    let mut totals = UsageTotals::default();
+    for s in &sessions {
+        totals.input_tokens += s.input_tokens;
+        totals.output_tokens += s.output_tokens;
+        totals.cache_creation_tokens += s.cache_creation_tokens;
+        totals.cache_read_tokens += s.cache_read_tokens;
+        totals.total_tokens += s.total_tokens;
+        totals.total_cost += s.total_cost;
+    }
+    unpriced.sort();
+    unpriced.dedup();
+    UsageReport {
+        sessions,
+        totals,
+        unpriced,
+    }
+}
+
+fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) -> SessionRow {
+    let mut row = SessionRow {
+        session_id: s.session_id.clone(),
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_creation_tokens: 0,
+        cache_read_tokens: 0,
+        total_tokens: 0,
+        total_cost: 0.0,
+        last_activity: s.last_ms.map(date_of).unwrap_or_default(),
+        models_used: s.models.iter().map(|m| m.model.clone()).collect(),
+        model_breakdowns: Vec::new(),
+        project_path: s.project_path.clone(),
+    };
+    for m in &s.models {
+        let u = usage_of(&m.tokens);
+        let base = m.model.strip_suffix("-fast").unwrap_or(&m.model);
+        let cost = match pricing.lookup(base) {
+            Ok(p) => p.cost_usd(&u, false),
+            Err(_) => {
+                unpriced.push(m.model.clone());
+                0.0
+            }
+        };
+        let cc = m.tokens.cache_creation_5m + m.tokens.cache_creation_1h;
+        row.model_breakdowns.push(ModelBreakdown {
+            model_name: m.model.clone(),
+            input_tokens: m.tokens.input,
+            output_tokens: m.tokens.output,
+            cache_creation_tokens: cc,
+            cache_read_tokens: m.tokens.cache_read,
+            cost,
+        });
+        row.input_tokens += m.tokens.input;
+        row.output_tokens += m.tokens.output;
+        row.cache_creation_tokens += cc;
+        row.cache_read_tokens += m.tokens.cache_read;
+        row.total_cost += cost;
+    }
+    row.total_tokens =
+        row.input_tokens + row.output_tokens + row.cache_creation_tokens + row.cache_read_tokens;
+    row
+}
+
+/// `--json`: ccusage's session report shape.
+pub fn json(r: &UsageReport) -> String {
+    let mut s = serde_json::to_string_pretty(r).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// An aligned table.
+pub fn table(r: &UsageReport, scan: &UsageScan) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<38} {:<28} {:>10} {:>10} {:>12} {:>14} {:>11}  models",
+        "session", "project", "input", "output", "cache write", "cache read", "cost"
+    );
+    for row in &r.sessions {
+        let _ = writeln!(
+            s,
+            "{:<38} {:<28} {:>10} {:>10} {:>12} {:>14} {:>11}  {}",
+            row.session_id,
+            super::handle_cut(&row.project_path, 28),
+            thousands(row.input_tokens),
+            thousands(row.output_tokens),
+            thousands(row.cache_creation_tokens),
+            thousands(row.cache_read_tokens),
+            dollars(row.total_cost),
+            row.models_used.join(", ")
+        );
+    }
+    let t = &r.totals;
+    let _ = writeln!(
+        s,
+        "{:<38} {:<28} {:>10} {:>10} {:>12} {:>14} {:>11}",
+        "total",
+        format!("{} session(s)", r.sessions.len()),
+        thousands(t.input_tokens),
+        thousands(t.output_tokens),
+        thousands(t.cache_creation_tokens),
+        thousands(t.cache_read_tokens),
+        dollars(t.total_cost)
+    );
+    let _ = writeln!(
+        s,
+        "{} file(s) read ({} empty); {} usage row(s), {} duplicate(s) counted once, {} without billable tokens, {} unreadable line(s) skipped",
+        scan.files,
+        scan.empty_files,
+        scan.rows,
+        scan.duplicate_rows,
+        scan.unbilled_rows,
+        scan.skipped_lines
+    );
+    if !r.unpriced.is_empty() {
+        let _ = writeln!(
+            s,
+            "not in the price table (priced at $0): {}",
+            r.unpriced.join(", ")
+        );
+    }
+    s
+}
