@@ -125,7 +125,7 @@ fn tokenizer_specs_parse_and_build() {
     assert_eq!(parse_tokenizer("chars:3.5").unwrap().name(), "chars:3.5");
     assert_eq!(TokenizerSpec::default(), TokenizerSpec::O200kBase);
     let err = parse_tokenizer("chars:0").err().unwrap();
-    insta::assert_snapshot!(err.to_string(), @"unknown tokenizer `chars:0`: expected o200k_base, cl100k_base or chars:R with R a positive number");
+    insta::assert_snapshot!(err.to_string(), @"unknown tokenizer `chars:0`: expected o200k_base, cl100k_base or chars:R with R a positive number (at least 0.01)");
 }
 
 /// A tokenizer that counts its own calls, to check the memo from outside.

@@ -95,7 +95,7 @@ pub(crate) struct PolicyArgs {
     #[arg(long)]
     keep_last: Option<usize>,
     /// Cache policy [default: recorded when the trace carries markers, else none].
-    #[arg(long, value_parser = ["none", "system", "native", "tail", "recorded"])]
+    #[arg(long, value_parser = ["none", "system", "native", "tail", "recorded", "claude-code"])]
     cache: Option<String>,
     /// TTL of the markers.
     #[arg(long, value_parser = ["5m", "1h"])]
@@ -174,7 +174,7 @@ impl PolicyArgs {
                 self.manifest.as_deref().unwrap_or("cached"),
                 self.ttl()
             ),
-            k @ ("system" | "tail") => format!("{k}:ttl={}", self.ttl()),
+            k @ ("system" | "tail" | "claude-code") => format!("{k}:ttl={}", self.ttl()),
             other => other.to_owned(),
         };
         format!("{compaction}+{cache}")
@@ -539,7 +539,7 @@ fn grid_from(a: &GridArgs, model_list: &[String]) -> Result<crate::replay::sweep
     let mut caches = Vec::new();
     for c in &a.cache {
         let spec = c.trim();
-        let full = if matches!(spec, "system" | "tail") {
+        let full = if matches!(spec, "system" | "tail" | "claude-code") {
             format!("{spec}:ttl={}", a.ttl)
         } else if spec == "native" {
             format!("native:ttl={}", a.ttl)
@@ -816,13 +816,18 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
         path: shown.clone(),
         message,
     };
-    let text =
-        std::fs::read_to_string(&a.baseline).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let bytes = std::fs::read(&a.baseline).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line_start = ok.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let line = ok.iter().filter(|&&b| b == b'\n').count() + 1;
+        bad(format!("{line}:{}: not UTF-8", ok.len() - line_start + 1))
+    })?;
     let mut baseline: Baseline = serde_json::from_str(&text).map_err(|e| {
         bad(format!(
             "{}:{}: {}",
             e.line(),
-            e.column(),
+            e.column().max(1),
             strip_position(&e.to_string())
         ))
     })?;
@@ -834,6 +839,46 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
     }
     if baseline.entries.is_empty() {
         return Err(bad("at /entries: expected at least one entry".into()));
+    }
+    if let Some(t) = baseline.tolerance_pct {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(bad(format!(
+                "at /tolerance_pct: expected a non-negative number, found {t}"
+            )));
+        }
+    }
+    if let Err(e) = parse_tokenizer(&baseline.settings.tokenizer) {
+        return Err(bad(format!("at /settings/tokenizer: {e}")));
+    }
+    if !matches!(baseline.settings.calibrate.as_str(), "auto" | "off") {
+        return Err(bad(format!(
+            "at /settings/calibrate: expected \"auto\" or \"off\", found {:?}",
+            baseline.settings.calibrate
+        )));
+    }
+    for (i, e) in baseline.entries.iter().enumerate() {
+        let Some(x) = &e.expected else { continue };
+        // JSON's safe integers: larger totals are corrupt and would
+        // overflow the comparison's sums.
+        const MAX: u64 = (1 << 53) - 1;
+        for (name, v) in [
+            ("input_tokens", x.input_tokens),
+            ("cache_creation_input_tokens", x.cache_creation_input_tokens),
+            ("cache_read_input_tokens", x.cache_read_input_tokens),
+            ("output_tokens", x.output_tokens),
+        ] {
+            if v > MAX {
+                return Err(bad(format!(
+                    "at /entries/{i}/expected/{name}: expected a token count of at most {MAX}, found {v}"
+                )));
+            }
+        }
+        if !(x.cost_usd.is_finite() && x.cost_usd >= 0.0) {
+            return Err(bad(format!(
+                "at /entries/{i}/expected/cost_usd: expected a non-negative number, found {}",
+                x.cost_usd
+            )));
+        }
     }
     let tolerance = a
         .tolerance
@@ -1080,7 +1125,12 @@ fn import(a: ImportArgs) -> Result<u8, CliError> {
     };
     if out.traces.is_empty() {
         return Err(CliError::Usage(format!(
-            "nothing to import: {}",
+            "{}: nothing to import: {}",
+            a.inputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             out.report
         )));
     }

@@ -111,6 +111,13 @@ pub const READ_MULTIPLIER: f64 = 0.1;
 pub const BATCH_DISCOUNT: f64 = 0.5;
 /// Long-context threshold of Sonnet 4 / 4.5 (total input tokens, strict `>`).
 pub const LONG_CONTEXT_THRESHOLD: u64 = 200_000;
+/// The highest price a pricing file may give: $1 per token. Above it a
+/// figure is a typo or a corrupt file, and would overflow the cost sums.
+pub const MAX_PRICE_PER_MTOK: f64 = 1_000_000.0;
+/// The largest token count a pricing file may give (framing, tool prompt,
+/// thresholds): more than any context window by two orders of magnitude.
+/// Larger counts would overflow the per-call token sums.
+pub const MAX_FILE_TOKENS: u64 = 100_000_000;
 
 /// Prices in USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -790,9 +797,19 @@ impl Pricing {
     /// and merges it into this table.
     pub fn merge_file(&mut self, path: &Path) -> Result<MergeSummary, PricingError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| PricingError::Io {
+        let bytes = std::fs::read(path).map_err(|e| PricingError::Io {
             file: file.clone(),
             message: e.to_string(),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line_start = ok.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            PricingError::Syntax {
+                file: file.clone(),
+                line: ok.iter().filter(|&&b| b == b'\n').count() + 1,
+                column: ok.len() - line_start + 1,
+                message: "not UTF-8".to_string(),
+            }
         })?;
         self.merge_str(&text, &file)
     }
@@ -809,7 +826,7 @@ impl Pricing {
             PricingError::Syntax {
                 file: file.to_string(),
                 line: e.line(),
-                column: e.column(),
+                column: e.column().max(1),
                 message,
             }
         })?;
@@ -1068,9 +1085,16 @@ impl Pricing {
             }
             let at = |field: &str| ptr(&[key, field]);
             let per_token = |field: &str| -> Result<Option<f64>, PricingError> {
-                Ok(ctx
+                match ctx
                     .opt_price(obj.get(field), &at(field))?
-                    .map(|v| (v * 1e12).round() / 1e6))
+                    .map(|v| (v * 1e12).round() / 1e6)
+                {
+                    Some(v) if v > MAX_PRICE_PER_MTOK => Err(ctx.shape(
+                        &at(field),
+                        &format!("a price of at most 1 USD per token, found {:e}", v / 1e6),
+                    )),
+                    v => Ok(v),
+                }
             };
             let (Some(input), Some(output)) = (
                 per_token("input_cost_per_token")?,
@@ -1189,7 +1213,11 @@ impl Ctx<'_> {
         match v {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) => match n.as_f64() {
-                Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+                Some(x) if x.is_finite() && x >= 0.0 && x <= MAX_PRICE_PER_MTOK => Ok(Some(x)),
+                Some(x) if x.is_finite() && x >= 0.0 => Err(self.shape(
+                    pointer,
+                    &format!("a price of at most {MAX_PRICE_PER_MTOK} USD per million tokens, found {x:e}"),
+                )),
                 _ => Err(self.shape(pointer, "a non-negative number")),
             },
             Some(_) => Err(self.shape(pointer, "a non-negative number")),
@@ -1199,10 +1227,14 @@ impl Ctx<'_> {
     fn opt_count(&self, v: Option<&Value>, pointer: &str) -> Result<Option<u64>, PricingError> {
         match v {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => n
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| self.shape(pointer, "a non-negative integer")),
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(v) if v <= MAX_FILE_TOKENS => Ok(Some(v)),
+                Some(v) => Err(self.shape(
+                    pointer,
+                    &format!("a token count of at most {MAX_FILE_TOKENS}, found {v}"),
+                )),
+                None => Err(self.shape(pointer, "a non-negative integer")),
+            },
             Some(_) => Err(self.shape(pointer, "a non-negative integer")),
         }
     }

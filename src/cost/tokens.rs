@@ -204,6 +204,9 @@ impl Tokenizer for CharsPerToken {
     }
 }
 
+/// The smallest R of `chars:R`.
+pub const MIN_CHARS_PER_TOKEN: f64 = 0.01;
+
 /// A parsed tokenizer spec: `o200k_base`, `cl100k_base` or `chars:R`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum TokenizerSpec {
@@ -219,7 +222,7 @@ pub enum TokenizerSpec {
 /// A tokenizer spec string that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown tokenizer `{spec}`: expected o200k_base, cl100k_base or chars:R with R a positive number"
+    "unknown tokenizer `{spec}`: expected o200k_base, cl100k_base or chars:R with R a positive number (at least 0.01)"
 )]
 pub struct TokenizerSpecError {
     /// The spec as given.
@@ -239,7 +242,9 @@ impl FromStr for TokenizerSpec {
             other => {
                 let r = other.strip_prefix("chars:").ok_or_else(err)?;
                 let r: f64 = r.trim().parse().map_err(|_| err())?;
-                if r.is_finite() && r > 0.0 {
+                // Below 0.01 characters per token the counts overflow the
+                // per-call sums of a large trace.
+                if r.is_finite() && r >= MIN_CHARS_PER_TOKEN {
                     Ok(Self::CharsPerToken(r))
                 } else {
                     Err(err())

@@ -104,8 +104,9 @@ impl<'h> WireView<'h> {
 pub struct Rewrite<'h> {
     /// The view to send.
     pub view: WireView<'h>,
-    /// Handles of the compacted results, in history order.
-    pub compacted: Vec<Handle>,
+    /// Handles of the compacted results, in history order (shared with
+    /// the compactor's cache: no copy per call).
+    pub compacted: Vec<Arc<Handle>>,
 }
 
 /// Rewrites histories call after call, remembering the stub of every result
@@ -116,7 +117,7 @@ pub struct Rewrite<'h> {
 pub struct Compactor<L> {
     ledger: L,
     policy: CompactionPolicy,
-    stubs: HashMap<Arc<str>, (Handle, Arc<ContentBlock>)>,
+    stubs: HashMap<Arc<str>, (Arc<Handle>, Arc<ContentBlock>)>,
 }
 
 impl<L: ToolResultLedger> Compactor<L> {
@@ -159,16 +160,11 @@ impl<L: ToolResultLedger> Compactor<L> {
             out.view = WireView::unchanged(history);
             return Ok(out);
         }
-        // tool_use id → (name, raw input), for the ledger record.
-        let mut calls: HashMap<&str, (&str, &str)> = HashMap::new();
         let mut seen_results = 0usize;
-        for message in history {
+        for (mi, message) in history.iter().enumerate() {
             let mut rewritten: Option<Vec<WireBlock<'h>>> = None;
             for (i, block) in message.blocks().iter().enumerate() {
                 match block.kind() {
-                    BlockKind::ToolUse { id, name } => {
-                        calls.insert(id, (name, block.tool_input().map_or("{}", |r| r.get())));
-                    }
                     BlockKind::ToolResult {
                         tool_use_id,
                         payload_chars,
@@ -177,11 +173,7 @@ impl<L: ToolResultLedger> Compactor<L> {
                         let is_old = seen_results < eligible;
                         seen_results += 1;
                         if is_old && *payload_chars > self.policy.size_threshold {
-                            let (name, args) = calls
-                                .get(&**tool_use_id)
-                                .copied()
-                                .unwrap_or(("unknown", "{}"));
-                            let (handle, stub) = self.stub_for(tool_use_id, name, args, block)?;
+                            let (handle, stub) = self.stub_for(&history[..=mi], tool_use_id, block)?;
                             out.compacted.push(handle);
                             let blocks = rewritten.get_or_insert_with(|| {
                                 message.blocks()[..i]
@@ -210,21 +202,35 @@ impl<L: ToolResultLedger> Compactor<L> {
         Ok(out)
     }
 
+    /// The stub of a result, derived (and recorded) the first time only.
+    /// `before` ends with the result's message; its tool_use is looked up
+    /// there, newest first, only when the stub is first made.
     fn stub_for(
         &mut self,
+        before: &[Message],
         tool_use_id: &Arc<str>,
-        tool_name: &str,
-        tool_args: &str,
         block: &ContentBlock,
-    ) -> Result<(Handle, Arc<ContentBlock>), LedgerError> {
+    ) -> Result<(Arc<Handle>, Arc<ContentBlock>), LedgerError> {
         if let Some((h, s)) = self.stubs.get(tool_use_id) {
             return Ok((h.clone(), s.clone()));
         }
+        let (tool_name, tool_args) = before
+            .iter()
+            .rev()
+            .flat_map(|m| m.blocks().iter().rev())
+            .find_map(|b| match b.kind() {
+                BlockKind::ToolUse { id, name } if id == tool_use_id => {
+                    Some((&**name, b.tool_input().map_or("{}", |r| r.get())))
+                }
+                _ => None,
+            })
+            .unwrap_or(("unknown", "{}"));
         let payload = block.tool_result_payload().unwrap_or("");
         let handle = self
             .ledger
             .record(tool_use_id, tool_name, tool_args, payload)?;
         let text = render_stub(&handle);
+        let handle = Arc::new(handle);
         // `block` is a tool_result, so this always succeeds; fall back to the
         // original rather than lose the payload if it ever does not.
         let stub = Arc::new(

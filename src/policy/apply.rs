@@ -20,6 +20,12 @@ use crate::engine::wire::{BlockRef, Marker};
 pub trait BlockTokens {
     /// Tokens of `block` as sent.
     fn block_tokens(&self, block: &ContentBlock) -> u64;
+
+    /// Tokens of a whole history as sent. Implementations that know the
+    /// trace can answer from prefix sums instead of visiting every block.
+    fn history_tokens(&self, history: &[Message]) -> u64 {
+        history.iter().flat_map(Message::blocks).map(|b| self.block_tokens(b)).sum()
+    }
 }
 
 /// One call's wire view under a compaction policy.
@@ -44,6 +50,8 @@ pub enum CompactionRun {
         policy: Compaction,
         /// Replacement blocks by (tool_use id, is-input), built once.
         replacements: HashMap<(Arc<str>, bool), Arc<ContentBlock>>,
+        /// LangChain's per-block character counts, computed once.
+        repr_cache: super::peers::ReprCache,
     },
 }
 
@@ -65,6 +73,7 @@ impl CompactionRun {
             other => CompactionRun::Peer {
                 policy: other.clone(),
                 replacements: HashMap::new(),
+                repr_cache: Default::default(),
             },
         }
     }
@@ -97,15 +106,11 @@ impl CompactionRun {
             CompactionRun::Peer {
                 policy,
                 replacements,
+                repr_cache,
             } => {
                 let clearing = match policy {
-                    Compaction::ClearToolUses(p) => {
-                        let input: u64 = fixed_tokens
-                            + history
-                                .iter()
-                                .flat_map(Message::blocks)
-                                .map(|b| tokens.block_tokens(b))
-                                .sum::<u64>();
+                    Compaction::ClearToolUses(p) if fixed_tokens + tokens.history_tokens(history) > p.0.trigger => {
+                        let input: u64 = fixed_tokens + tokens.history_tokens(history);
                         let placeholder_tokens = tokens.block_tokens(&ContentBlock::text(
                             super::ANTHROPIC_CLEARED_PLACEHOLDER,
                         ));
@@ -125,7 +130,7 @@ impl CompactionRun {
                         };
                         p.select(history, input, &saved)
                     }
-                    Compaction::LangchainClear(p) => p.select(history),
+                    Compaction::LangchainClear(p) => p.select(history, repr_cache),
                     _ => Clearing::default(),
                 };
                 Ok(apply_clearing(history, &clearing, replacements))
@@ -262,6 +267,11 @@ pub fn markers_for_call(
         Cache::Tail { ttl } => tail_marker(view)
             .map(|at| vec![Marker { at, ttl }])
             .unwrap_or_default(),
+        Cache::ClaudeCode { ttl } => {
+            let mut out = markers_for_call(&Cache::System { ttl }, None, tools, system, view);
+            out.extend(tail_marker(view).map(|at| Marker { at, ttl }));
+            out
+        }
     }
 }
 
@@ -412,6 +422,10 @@ mod tests {
                     block: 0
                 }
             ]
+        );
+        assert_eq!(
+            at(Cache::ClaudeCode { ttl }),
+            [BlockRef::Tool(0), BlockRef::System(0), BlockRef::Message { message: 6, block: 0 }]
         );
         let rec = [Marker {
             at: BlockRef::Message {

@@ -13,7 +13,7 @@ mod peers;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, markers_for_call};
 pub use peers::{
-    ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, langchain_approx_tokens,
+    ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, ReprCache, langchain_approx_tokens,
 };
 
 use std::fmt;
@@ -75,6 +75,12 @@ pub enum Cache {
     },
     /// The markers exactly as the recorded requests carried them.
     Recorded,
+    /// Claude Code's client policy: the last tool, the last system block
+    /// and one rolling marker on the last block of the conversation.
+    ClaudeCode {
+        /// TTL of the markers.
+        ttl: Ttl,
+    },
 }
 
 /// One point of a sweep: compaction, cache policy and (optionally) a model
@@ -261,7 +267,7 @@ impl Cache {
         let mut manifest = ManifestPosition::Cached;
         for (k, v) in params {
             match (name, k) {
-                ("system" | "native" | "tail", "ttl") => {
+                ("system" | "native" | "tail" | "claude-code", "ttl") => {
                     ttl = parse_ttl(v).map_err(|r| err(input, r))?
                 }
                 ("native", "manifest") => {
@@ -273,7 +279,9 @@ impl Cache {
                 }
                 ("none" | "recorded", _) => return Err(unknown(input, name, k, "none")),
                 ("native", _) => return Err(unknown(input, name, k, "manifest, ttl")),
-                ("system" | "tail", _) => return Err(unknown(input, name, k, "ttl")),
+                ("system" | "tail" | "claude-code", _) => {
+                    return Err(unknown(input, name, k, "ttl"));
+                }
                 _ => break,
             }
         }
@@ -283,10 +291,11 @@ impl Cache {
             "native" => Ok(Cache::Native { manifest, ttl }),
             "tail" => Ok(Cache::Tail { ttl }),
             "recorded" => Ok(Cache::Recorded),
+            "claude-code" => Ok(Cache::ClaudeCode { ttl }),
             other => Err(err(
                 input,
                 format!(
-                    "unknown cache policy {other:?} (expected none, system, native, tail or recorded)"
+                    "unknown cache policy {other:?} (expected none, system, native, tail, recorded or claude-code)"
                 ),
             )),
         }
@@ -298,6 +307,7 @@ impl Cache {
             Cache::None => "none",
             Cache::System { .. } => "system",
             Cache::Native { .. } => "native",
+            Cache::ClaudeCode { .. } => "claude-code",
             Cache::Tail { .. } => "tail",
             Cache::Recorded => "recorded",
         }
@@ -314,6 +324,7 @@ impl fmt::Display for Cache {
                 write!(f, "native:manifest={},ttl={ttl}", manifest.as_str())
             }
             Cache::Tail { ttl } => write!(f, "tail:ttl={ttl}"),
+            Cache::ClaudeCode { ttl } => write!(f, "claude-code:ttl={ttl}"),
         }
     }
 }
@@ -364,6 +375,7 @@ mod tests {
             "off+tail:ttl=1h@claude-opus-4-1",
             "off+system:ttl=5m",
             "off+recorded",
+            "off+claude-code:ttl=1h",
             "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
             "clear-tool-uses:trigger=30000,keep=1,at-least=5000,exclude=read|web,inputs=true+none",
             "langchain-clear:trigger=100000,keep=3+none",
@@ -420,7 +432,7 @@ mod tests {
             ("off+none@", "a model name must follow '@'"),
             (
                 "off+fast",
-                "unknown cache policy \"fast\" (expected none, system, native, tail or recorded)",
+                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded or claude-code)",
             ),
             ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
         ];

@@ -5,7 +5,7 @@
 //! between requests; what they clear is decided afresh each time from the
 //! full history, as the real implementations do.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use crate::engine::message::{BlockKind, Content, Message, ToolResultContent};
@@ -161,17 +161,17 @@ impl LangchainClear {
     /// excluded tools; with `clear_at_least`, recount after each clear and
     /// stop once enough was cleared — clearing everything eligible even when
     /// the minimum cannot be reached).
-    pub fn select(&self, history: &[Message]) -> Clearing {
+    pub fn select(&self, history: &[Message], cache: &mut ReprCache) -> Clearing {
         let p = &self.0;
         let mut out = Clearing {
             placeholder: LANGCHAIN_PLACEHOLDER,
             ..Clearing::default()
         };
-        let first = langchain_approx_tokens(history, &out);
+        let first = langchain_approx_tokens(history, &out, cache);
         if first <= p.trigger {
             return out;
         }
-        let names: Vec<(&str, &str)> = tool_uses(history);
+        let names: HashMap<&str, &str> = tool_uses(history).into_iter().collect();
         // Tool messages, in order: one per tool_result block.
         let results: Vec<&str> = history
             .iter()
@@ -185,7 +185,7 @@ impl LangchainClear {
             return out;
         }
         for id in &results[..results.len() - p.keep] {
-            let name = names.iter().find(|(i, _)| i == id).map_or("", |(_, n)| n);
+            let name = names.get(id).copied().unwrap_or("");
             if p.exclude_tools.iter().any(|x| x == name) {
                 continue;
             }
@@ -194,7 +194,7 @@ impl LangchainClear {
                 out.inputs.push((*id).to_owned());
             }
             if p.clear_at_least > 0 {
-                let now = langchain_approx_tokens(history, &out);
+                let now = langchain_approx_tokens(history, &out, cache);
                 if first.saturating_sub(now) >= p.clear_at_least {
                     break;
                 }
@@ -212,86 +212,95 @@ impl LangchainClear {
 /// image and the Python `repr` length of other blocks) + tool_call_id length
 /// for tool messages + role length + name length; tokens += ceil(chars / 4)
 /// + 3; the total is rounded up.
-pub fn langchain_approx_tokens(history: &[Message], clearing: &Clearing) -> u64 {
-    let names = tool_uses(history);
+pub fn langchain_approx_tokens(history: &[Message], clearing: &Clearing, cache: &mut ReprCache) -> u64 {
+    let names: HashMap<&str, &str> = tool_uses(history).into_iter().collect();
+    let touched = |m: &Message| {
+        m.blocks().iter().any(|b| match b.kind() {
+            BlockKind::ToolResult { tool_use_id, .. } => clearing.results.iter().any(|c| **c == **tool_use_id),
+            BlockKind::ToolUse { id, .. } => clearing.inputs.iter().any(|c| **c == **id),
+            _ => false,
+        })
+    };
+    let mut tokens = 0;
+    for m in history {
+        // A message nothing was cleared from always counts the same: count
+        // it once per run (its address names it while the history lives).
+        if touched(m) {
+            tokens += message_tokens(m, &names, clearing);
+        } else {
+            let key = m as *const Message as usize;
+            tokens += *cache.0.entry(key).or_insert_with(|| message_tokens(m, &names, clearing));
+        }
+    }
+    tokens
+}
+
+/// Per-message token counts of messages nothing was cleared from.
+#[derive(Debug, Default)]
+pub struct ReprCache(HashMap<usize, u64>);
+
+fn message_tokens(m: &Message, names: &HashMap<&str, &str>, clearing: &Clearing) -> u64 {
     let cleared = |id: &str| clearing.results.iter().any(|c| c == id);
     let inputs_cleared = |id: &str| clearing.inputs.iter().any(|c| c == id);
     let mut tokens = 0u64;
     let mut add = |chars: usize, extra_tokens: u64| {
         tokens += (chars as u64).div_ceil(4) + 3 + extra_tokens;
     };
-    for m in history {
-        match (m.role(), m.content()) {
-            (role, Content::Text(t)) => add(t.chars().count() + role_name(role).len(), 0),
-            (crate::engine::message::Role::User, Content::Blocks(blocks)) => {
-                // Consecutive non-result blocks form one HumanMessage.
-                let (mut human_chars, mut human_images, mut open) = (0usize, 0u64, false);
-                for b in blocks {
-                    match b.kind() {
-                        BlockKind::ToolResult {
-                            tool_use_id,
-                            content,
-                            ..
-                        } => {
-                            if open {
-                                add(human_chars + "user".len(), human_images * 85);
-                                (human_chars, human_images, open) = (0, 0, false);
+    match (m.role(), m.content()) {
+        (role, Content::Text(t)) => add(t.chars().count() + role_name(role).len(), 0),
+        (crate::engine::message::Role::User, Content::Blocks(blocks)) => {
+            // Consecutive non-result blocks form one HumanMessage.
+            let (mut human_chars, mut human_images, mut open) = (0usize, 0u64, false);
+            for b in blocks {
+                match b.kind() {
+                    BlockKind::ToolResult { tool_use_id, content, .. } => {
+                        if open {
+                            add(human_chars + "user".len(), human_images * 85);
+                            (human_chars, human_images, open) = (0, 0, false);
+                        }
+                        let name = names.get(&**tool_use_id).copied().unwrap_or("");
+                        let (chars, images) = if cleared(tool_use_id) {
+                            (clearing.placeholder.chars().count(), 0)
+                        } else {
+                            match content {
+                                ToolResultContent::Empty => (0, 0),
+                                ToolResultContent::Text(t) => (t.chars().count(), 0),
+                                ToolResultContent::Blocks(bs) => list_chars(bs.iter().map(|b| (b.kind(), b.to_json()))),
                             }
-                            let name = names
-                                .iter()
-                                .find(|(i, _)| *i == &**tool_use_id)
-                                .map_or("", |(_, n)| n);
-                            let (chars, images) = if cleared(tool_use_id) {
-                                (clearing.placeholder.chars().count(), 0)
-                            } else {
-                                match content {
-                                    ToolResultContent::Empty => (0, 0),
-                                    ToolResultContent::Text(t) => (t.chars().count(), 0),
-                                    ToolResultContent::Blocks(bs) => {
-                                        list_chars(bs.iter().map(|b| (b.kind(), b.to_json())))
-                                    }
-                                }
-                            };
-                            add(
-                                chars
-                                    + tool_use_id.chars().count()
-                                    + "tool".len()
-                                    + name.chars().count(),
-                                images * 85,
-                            );
-                        }
-                        other => {
-                            let (c, i) = list_chars(std::iter::once((other, b.to_json())));
-                            human_chars += c;
-                            human_images += i;
-                            open = true;
-                        }
+                        };
+                        add(chars + tool_use_id.chars().count() + "tool".len() + name.chars().count(), images * 85);
+                    }
+                    other => {
+                        let (c, i) = list_chars(std::iter::once((other, b.to_json())));
+                        human_chars += c;
+                        human_images += i;
+                        open = true;
                     }
                 }
-                if open {
-                    add(human_chars + "user".len(), human_images * 85);
+            }
+            if open {
+                add(human_chars + "user".len(), human_images * 85);
+            }
+        }
+        (crate::engine::message::Role::Assistant, Content::Blocks(blocks)) => {
+            if let [only] = blocks.as_slice() {
+                if let BlockKind::Text { text } = only.kind() {
+                    add(text.chars().count() + "assistant".len(), 0);
+                    return tokens;
                 }
             }
-            (crate::engine::message::Role::Assistant, Content::Blocks(blocks)) => {
-                if let [only] = blocks.as_slice() {
-                    if let BlockKind::Text { text } = only.kind() {
-                        add(text.chars().count() + "assistant".len(), 0);
-                        continue;
+            let (chars, images) = list_chars(blocks.iter().map(|b| {
+                let json = match b.kind() {
+                    BlockKind::ToolUse { id, .. } if inputs_cleared(id) => {
+                        let mut f = b.fields().clone();
+                        f.set("input", crate::engine::json::raw_json("{}".to_owned()));
+                        f.to_json()
                     }
-                }
-                let (chars, images) = list_chars(blocks.iter().map(|b| {
-                    let json = match b.kind() {
-                        BlockKind::ToolUse { id, .. } if inputs_cleared(id) => {
-                            let mut f = b.fields().clone();
-                            f.set("input", crate::engine::json::raw_json("{}".to_owned()));
-                            f.to_json()
-                        }
-                        _ => b.to_json(),
-                    };
-                    (b.kind(), json)
-                }));
-                add(chars + "assistant".len(), images * 85);
-            }
+                    _ => b.to_json(),
+                };
+                (b.kind(), json)
+            }));
+            add(chars + "assistant".len(), images * 85);
         }
     }
     tokens
@@ -453,7 +462,7 @@ mod tests {
     fn langchain_counts_like_count_tokens_approximately() {
         // "go": 2 chars + "user" 4 = 6 → 2 + 3 = 5 tokens.
         let h = vec![Message::from_json(r#"{"role":"user","content":"go"}"#).unwrap()];
-        assert_eq!(langchain_approx_tokens(&h, &Clearing::default()), 5);
+        assert_eq!(langchain_approx_tokens(&h, &Clearing::default(), &mut ReprCache::default()), 5);
         let h = history(&[("ab", "web", 40)]);
         // tool_use message: list content, repr of the tool_use dict.
         let repr = "{'type': 'tool_use', 'id': 'ab', 'name': 'web', 'input': {'q': 1}}";
@@ -461,7 +470,7 @@ mod tests {
         // tool message: 40 + len("ab") + len("tool") + len("web").
         let tool = (40u64 + 2 + 4 + 3).div_ceil(4) + 3;
         assert_eq!(
-            langchain_approx_tokens(&h, &Clearing::default()),
+            langchain_approx_tokens(&h, &Clearing::default(), &mut ReprCache::default()),
             5 + ai + tool
         );
     }
@@ -474,25 +483,25 @@ mod tests {
             ("c", "web", 400),
             ("d", "web", 400),
         ]);
-        let total = langchain_approx_tokens(&h, &Clearing::default());
+        let total = langchain_approx_tokens(&h, &Clearing::default(), &mut ReprCache::default());
         let s = LangchainClear(params(total, 1, 0, &[], false));
         assert!(
-            s.select(&h).results.is_empty(),
+            s.select(&h, &mut ReprCache::default()).results.is_empty(),
             "count <= trigger does nothing"
         );
         let s = LangchainClear(params(0, 1, 0, &["read"], false));
-        assert_eq!(s.select(&h).results, ["a", "c"]);
+        assert_eq!(s.select(&h, &mut ReprCache::default()).results, ["a", "c"]);
         // clear_at_least: stop as soon as enough was cleared.
         let s = LangchainClear(params(0, 1, 50, &[], true));
-        let c = s.select(&h);
+        let c = s.select(&h, &mut ReprCache::default());
         assert_eq!(c.results, ["a"]);
         assert_eq!(c.inputs, ["a"]);
         // Unreachable minimum: clears everything eligible anyway (unlike the API).
         let s = LangchainClear(params(0, 1, 1_000_000, &[], false));
-        assert_eq!(s.select(&h).results, ["a", "b", "c"]);
+        assert_eq!(s.select(&h, &mut ReprCache::default()).results, ["a", "b", "c"]);
         // keep >= number of tool messages: nothing.
         let s = LangchainClear(params(0, 4, 0, &[], false));
-        assert!(s.select(&h).results.is_empty());
+        assert!(s.select(&h, &mut ReprCache::default()).results.is_empty());
     }
 
     #[test]

@@ -137,6 +137,9 @@ pub struct ReplayResult {
     pub calls: Vec<CallResult>,
     /// Totals.
     pub totals: Totals,
+    /// Simulated against recorded usage, when the trace recorded any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<Fidelity>,
 }
 
 /// Converts recorded usage (optional fields) to billed usage.
@@ -185,9 +188,12 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
     Ok(())
 }
 
-/// Counts blocks the rewriter creates (stubs, placeholders), each once.
+/// Counts blocks the rewriter creates (stubs, placeholders), each once,
+/// and answers the peers' token questions from the prepared counts.
 struct RunTokens<'a> {
+    prepared: &'a PreparedTrace<'a>,
     memo: &'a TokenMemo,
+    framing_message: u64,
     calibration: TraceCalibration,
     framing_block: u64,
     // Keyed by the replacement's address: replacements live in the run's
@@ -209,9 +215,17 @@ impl RunTokens<'_> {
 
 impl BlockTokens for RunTokens<'_> {
     fn block_tokens(&self, block: &ContentBlock) -> u64 {
-        // Used by clear-tool-uses' trigger and clear_at_least: the memo makes
-        // repeated counts of the same block cheap.
-        count_block(self.memo, block).tokens(&self.calibration, self.framing_block)
+        // History blocks were counted when the trace was prepared; anything
+        // else (a placeholder) goes through the memo.
+        let c = self.prepared.count_of(block).unwrap_or_else(|| count_block(self.memo, block));
+        c.tokens(&self.calibration, self.framing_block)
+    }
+
+    fn history_tokens(&self, history: &[crate::engine::message::Message]) -> u64 {
+        match self.prepared.prefix_tokens(history, self.framing_block, self.framing_message) {
+            Some(t) => t,
+            None => history.iter().flat_map(|m| m.blocks()).map(|b| self.block_tokens(b)).sum(),
+        }
     }
 }
 
@@ -230,7 +244,9 @@ pub fn replay(
     let first_model = config.model.as_deref().unwrap_or(&trace.model);
     let first_price = pricing.lookup(first_model)?;
     let mut tokens = RunTokens {
+        prepared,
         memo,
+        framing_message: first_price.framing.per_message,
         calibration: prepared.calibration,
         framing_block: first_price.framing.per_block,
         replaced: HashMap::new(),
@@ -239,6 +255,7 @@ pub fn replay(
     let mut ever_compacted: std::collections::BTreeSet<String> = Default::default();
     let mut blocks: Vec<PrefixBlock> = Vec::new();
     let mut prev_blocks: Vec<PrefixBlock> = Vec::new();
+    let mut rewritten_chars: HashMap<(usize, u128), u64> = HashMap::new();
     let with_recall = matches!(config.compaction, Compaction::Ledger { .. });
     for (ci, call) in trace.calls.iter().enumerate() {
         let model_id = config
@@ -247,6 +264,7 @@ pub fn replay(
             .unwrap_or_else(|| trace.model_of(call));
         let price: &ModelPrice = pricing.lookup(model_id)?;
         tokens.framing_block = price.framing.per_block;
+        tokens.framing_message = price.framing.per_message;
         let history = trace.history_of(call);
         let prompt = trace.prompt_of(call);
         let mut tools: Vec<&ToolDefinition> = prompt.tools.iter().collect();
@@ -354,7 +372,23 @@ pub fn replay(
                     }
                 }
                 Some(list) => {
-                    chars += message_json(wm).chars().count() as u64;
+                    // Replacements are fixed per block for a run, so which
+                    // blocks were replaced names the message's wire bytes.
+                    let mut mask = 0u128;
+                    let mut maskable = true;
+                    for (bi, b) in list.iter().enumerate() {
+                        if matches!(b, WireBlock::Compacted { .. }) {
+                            match 1u128.checked_shl(bi as u32) {
+                                Some(bit) if bi < 128 => mask |= bit,
+                                _ => maskable = false,
+                            }
+                        }
+                    }
+                    chars += if maskable {
+                        *rewritten_chars.entry((mi, mask)).or_insert_with(|| message_json(wm).chars().count() as u64)
+                    } else {
+                        message_json(wm).chars().count() as u64
+                    };
                     for (bi, wb) in list.iter().enumerate() {
                         let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
                         let c = match wb {
@@ -422,7 +456,9 @@ pub fn replay(
         });
     }
     let totals = totals(&calls, ever_compacted.len());
+    let fidelity = fidelity(&calls);
     Ok(ReplayResult {
+        fidelity,
         trace: trace.name.clone(),
         config: config.to_string(),
         model: first_price.id.clone(),
@@ -472,6 +508,59 @@ fn marker_index(
         BlockRef::Tool(_) => return None,
     };
     Some(Breakpoint { block, ttl: m.ttl })
+}
+
+/// How close the simulation came to what the provider recorded, over the
+/// calls that recorded their input.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Fidelity {
+    /// Calls compared.
+    pub calls: usize,
+    /// Simulated total input (uncached + writes + reads).
+    pub simulated_input: u64,
+    /// Recorded total input.
+    pub recorded_input: u64,
+    /// Simulated cache reads.
+    pub simulated_read: u64,
+    /// Recorded cache reads.
+    pub recorded_read: u64,
+    /// Simulated cache writes.
+    pub simulated_write: u64,
+    /// Recorded cache writes.
+    pub recorded_write: u64,
+    /// Mean of |simulated − recorded| / recorded total input, per call, in %.
+    pub mean_abs_error_pct: f64,
+    /// Calls whose total input is within 5% of the record.
+    pub within_5pct: usize,
+    /// Calls where the simulation and the record agree on whether the
+    /// cache was read (both read something, or both nothing).
+    pub hit_agreement: usize,
+}
+
+/// Compares simulated and recorded usage call by call.
+pub fn fidelity(calls: &[CallResult]) -> Option<Fidelity> {
+    let mut f = Fidelity::default();
+    let mut err_sum = 0.0;
+    for c in calls {
+        let Some(r) = c.recorded else { continue };
+        let (sim, rec) = (c.usage.total_input(), r.total_input());
+        f.calls += 1;
+        f.simulated_input += sim;
+        f.recorded_input += rec;
+        f.simulated_read += c.usage.cache_read_input_tokens;
+        f.recorded_read += r.cache_read_input_tokens;
+        f.simulated_write += c.usage.cache_creation_input_tokens;
+        f.recorded_write += r.cache_creation_input_tokens;
+        let err = if rec == 0 { 0.0 } else { (sim as f64 - rec as f64).abs() / rec as f64 * 100.0 };
+        err_sum += err;
+        if err <= 5.0 {
+            f.within_5pct += 1;
+        }
+        if (c.usage.cache_read_input_tokens > 0) == (r.cache_read_input_tokens > 0) {
+            f.hit_agreement += 1;
+        }
+    }
+    (f.calls > 0).then(|| Fidelity { mean_abs_error_pct: err_sum / f.calls as f64, ..f })
 }
 
 /// Sums calls into totals.

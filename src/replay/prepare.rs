@@ -144,6 +144,13 @@ pub struct PreparedTrace<'t> {
     pub recall_tool: (Arc<ToolDefinition>, BlockCount),
     /// The fitted calibration (factor 1 when off or nothing to fit).
     pub calibration: TraceCalibration,
+    /// Calibrated content tokens of `messages[..k]`, for k in 0..=len.
+    pub cumulative_tokens: Vec<u64>,
+    /// Blocks in `messages[..k]` (string content counts as one).
+    pub cumulative_blocks: Vec<u64>,
+    /// Counts of the history's blocks by address (the trace is immutable
+    /// while prepared, so an address names one block).
+    by_address: std::collections::HashMap<usize, BlockCount>,
 }
 
 impl<'t> PreparedTrace<'t> {
@@ -211,10 +218,25 @@ impl<'t> PreparedTrace<'t> {
             system_blocks,
             recall_tool: (recall, recall_count),
             calibration: TraceCalibration::default(),
+            cumulative_tokens: Vec::new(),
+            cumulative_blocks: Vec::new(),
+            by_address: Default::default(),
         };
         if calibrate_auto {
             prepared.calibration.content = prepared.fit_calibration(&price.framing);
             prepared.calibration.prefix_factor = prepared.fit_prefix(price);
+        }
+        let (mut tokens, mut blocks) = (0u64, 0u64);
+        prepared.cumulative_tokens.push(0);
+        prepared.cumulative_blocks.push(0);
+        for (m, counts) in trace.messages.iter().zip(&prepared.messages) {
+            tokens += counts.iter().map(|c| c.tokens(&prepared.calibration, 0)).sum::<u64>();
+            blocks += counts.len() as u64;
+            prepared.cumulative_tokens.push(tokens);
+            prepared.cumulative_blocks.push(blocks);
+            for (b, c) in m.blocks().iter().zip(counts) {
+                prepared.by_address.insert(b as *const ContentBlock as usize, *c);
+            }
         }
         prepared
     }
@@ -250,6 +272,21 @@ impl<'t> PreparedTrace<'t> {
 }
 
 impl PreparedTrace<'_> {
+    /// The count of a block of this trace's history, found by address.
+    pub fn count_of(&self, block: &ContentBlock) -> Option<BlockCount> {
+        self.by_address.get(&(block as *const ContentBlock as usize)).copied()
+    }
+
+    /// Calibrated tokens of `history` when it is a prefix of this trace's
+    /// history, with `per_block` and `per_message` framing.
+    pub fn prefix_tokens(&self, history: &[Message], per_block: u64, per_message: u64) -> Option<u64> {
+        if !std::ptr::eq(history.as_ptr(), self.trace.messages.as_ptr()) {
+            return None;
+        }
+        let n = history.len();
+        Some(self.cumulative_tokens.get(n)? + per_block * self.cumulative_blocks.get(n)? + per_message * n as u64)
+    }
+
     /// Fits the prefix factor on the first call that recorded its input:
     /// what remains of its total once its messages (content-calibrated),
     /// the framing, the tool-use prompt and any hidden prefix are taken out

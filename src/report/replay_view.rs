@@ -234,6 +234,25 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
                 .unwrap_or_else(|| "n/a".into())
         ));
     }
+    if let Some(f) = &r.fidelity {
+        let pct = |a: u64, b: u64| if b == 0 { "n/a".to_owned() } else { format!("{:+.1}%", (a as f64 - b as f64) / b as f64 * 100.0) };
+        lines.push(format!(
+            "simulated vs recorded over {} call(s): total input {} vs {} ({}), cache read {} vs {} ({}), cache write {} vs {} ({}); mean per-call error {:.1}%, {} call(s) within 5%, cache hit/miss agrees on {}",
+            f.calls,
+            thousands(f.simulated_input),
+            thousands(f.recorded_input),
+            pct(f.simulated_input, f.recorded_input),
+            thousands(f.simulated_read),
+            thousands(f.recorded_read),
+            pct(f.simulated_read, f.recorded_read),
+            thousands(f.simulated_write),
+            thousands(f.recorded_write),
+            pct(f.simulated_write, f.recorded_write),
+            f.mean_abs_error_pct,
+            f.within_5pct,
+            f.hit_agreement
+        ));
+    }
     if let Some(c) = super::fmt::calibration_note(&r.calibration) {
         lines.push(c);
     }

@@ -237,7 +237,9 @@ fn syntax(path: &str, e: &serde_json::Error) -> TraceError {
     TraceError::Syntax {
         path: path.to_owned(),
         line: e.line(),
-        column: e.column(),
+        // serde_json reports column 0 when it fails before reading a byte
+        // of the line (an empty file, a wrong top-level type).
+        column: e.column().max(1),
         message: strip_position(e),
     }
 }
@@ -322,11 +324,25 @@ impl Cx<'_> {
             None => ProviderKind::Anthropic,
             Some(p) => p
                 .parse()
-                .map_err(|e| self.invalid(format!("{base}/provider"), e))?,
+                .map_err(|e: crate::engine::cache::CacheConfigError| TraceError::Invalid {
+                    path: self.path.to_owned(),
+                    pointer: format!("{base}/provider"),
+                    // The parse error already says what was expected.
+                    message: e.to_string(),
+                })?,
         };
         let model = doc
             .model
             .ok_or_else(|| self.invalid(format!("{base}/model"), "a \"model\" string"))?;
+        if doc.hidden_prefix_tokens > ABSURD_TOKENS {
+            return Err(self.invalid(
+                format!("{base}/hidden_prefix_tokens"),
+                format!(
+                    "a token count of at most {ABSURD_TOKENS}, found {}",
+                    doc.hidden_prefix_tokens
+                ),
+            ));
+        }
         let first_prompt = self.prompt(base, doc.system, doc.tools)?;
         let raw_messages = doc
             .messages
@@ -380,7 +396,13 @@ impl Cx<'_> {
                     Some(t) => self.prompt(&at, Vec::new(), t)?.tools,
                     None => last.tools,
                 };
-                prompts.push(Prompt { system, tools });
+                // A call that resends the prompt in force does not start a
+                // new version: the writer leaves such a repeat out, so a
+                // written trace must load to the same prompts.
+                let p = Prompt { system, tools };
+                if prompts.last() != Some(&p) {
+                    prompts.push(p);
+                }
             }
             let prompt = prompts.len() - 1;
             let markers = match c.cache_markers {

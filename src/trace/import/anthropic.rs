@@ -96,7 +96,8 @@ pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, 
     out.report.unmapped = un.lines();
     if out.traces.is_empty() {
         return Err(ImportError::Empty(format!(
-            "no Messages API exchanges found in {} file(s)",
+            "{}: no Messages API exchanges found in {} file(s)",
+            super::shown(inputs),
             files.len()
         )));
     }
@@ -190,7 +191,7 @@ fn exchange(text: &str, un: &mut Unmapped) -> Result<Option<Exchange>, LineError
                 }
             };
             return Err(LineError {
-                column: Some(e.column()),
+                column: Some(e.column().max(1)),
                 message: shared::strip_position(&e),
             });
         }
@@ -1033,7 +1034,7 @@ pub(crate) mod shared {
             Ok(v) => Ok(Some(Doc::Whole(v))),
             Err(_) if first_line_alone() => Ok(Some(Doc::Lines(lines()))),
             Err(e) => {
-                let err = invalid(path, e.line(), Some(e.column()), &strip_position(&e));
+                let err = invalid(path, e.line(), Some(e.column().max(1)), &strip_position(&e));
                 reject(opts, report, err)?;
                 Ok(None)
             }

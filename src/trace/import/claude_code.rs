@@ -1116,6 +1116,12 @@ impl Builder {
             Ok(text) => self.seg.pending.push(UserPart::Text(text)),
             Err(blocks) => {
                 for b in blocks {
+                    // Only the model calls tools: a tool_use in a user line
+                    // would break the id rules the trace must obey.
+                    if let BlockKind::ToolUse { .. } = b.kind() {
+                        self.tally.bump(Note::BadBlock);
+                        continue;
+                    }
                     if let BlockKind::ToolResult { tool_use_id, .. } = b.kind() {
                         if !self.seg.tool_uses.contains(tool_use_id) {
                             self.tally.bump(Note::OrphanResult);
@@ -1177,6 +1183,12 @@ impl Builder {
                     && !self.seg.tool_uses.insert(id.clone())
                 {
                     self.tally.bump(Note::DuplicateToolUse);
+                    continue;
+                }
+                // Tool results come from the user side: one in an
+                // assistant line would answer nothing the trace can check.
+                if let BlockKind::ToolResult { .. } = b.kind() {
+                    self.tally.bump(Note::BadBlock);
                     continue;
                 }
                 open.blocks.push(b);
@@ -1694,6 +1706,43 @@ mod tests {
     }
 
     const U: &str = r#"{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":0,"output_tokens":5}"#;
+
+    /// Found by fuzzing (fuzz/fuzz_targets/import_claude_code.rs): a
+    /// tool_result block in an assistant line, or a tool_use block in a user
+    /// line, made a trace that did not load.
+    #[test]
+    fn blocks_on_the_wrong_side_are_dropped_so_the_trace_loads() {
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""go""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Read","input":{}}"#,
+                U,
+            ),
+            user(
+                "2025-01-01T00:00:02Z",
+                r#"[{"type":"tool_result","tool_use_id":"t1","content":"x"},{"type":"tool_use","id":"t2","name":"Read","input":{}}]"#,
+            ),
+            asst(
+                "2025-01-01T00:00:03Z",
+                "m2",
+                r#"{"type":"tool_result","tool_use_id":"t1","content":"again"}"#,
+                U,
+            ),
+            asst(
+                "2025-01-01T00:00:04Z",
+                "m3",
+                r#"{"type":"tool_use","id":"t2","name":"Read","input":{}}"#,
+                U,
+            ),
+        ]
+        .join("\n");
+        let out = run(&lines);
+        assert_eq!(out.traces.len(), 1);
+        validate(&out.traces[0]);
+        assert_eq!(out.tally.get(Note::BadBlock), 2);
+    }
 
     #[test]
     fn interleaved_parallel_tool_calls_make_one_assistant_message() {

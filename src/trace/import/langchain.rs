@@ -91,7 +91,8 @@ pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, 
     out.report.unmapped = un.lines();
     if out.traces.is_empty() {
         return Err(ImportError::Empty(format!(
-            "no LangChain message lists found in {} file(s)",
+            "{}: no LangChain message lists found in {} file(s)",
+            super::shown(inputs),
             files.len()
         )));
     }
@@ -158,7 +159,7 @@ fn import_file(
                         let err = shared::invalid(
                             path,
                             line,
-                            Some(e.column()),
+                            Some(e.column().max(1)),
                             &shared::strip_position(&e),
                         );
                         shared::reject(opts, report, err)?;

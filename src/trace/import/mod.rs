@@ -91,3 +91,12 @@ pub enum ImportError {
     #[error("{0}")]
     Empty(String),
 }
+
+/// The inputs as given, for messages about all of them.
+pub(crate) fn shown(inputs: &[PathBuf]) -> String {
+    inputs
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -83,7 +83,8 @@ pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, 
     out.report.unmapped = un.lines();
     if out.traces.is_empty() {
         return Err(ImportError::Empty(format!(
-            "no OpenAI conversations found in {} file(s)",
+            "{}: no OpenAI conversations found in {} file(s)",
+            super::shown(inputs),
             files.len()
         )));
     }
@@ -143,7 +144,7 @@ fn import_file(
                         let err = shared::invalid(
                             path,
                             line,
-                            Some(e.column()),
+                            Some(e.column().max(1)),
                             &shared::strip_position(&e),
                         );
                         shared::reject(opts, report, err)?;
@@ -169,6 +170,8 @@ fn record(
     un: &mut Unmapped,
 ) -> Result<(), String> {
     let text = v.get();
+    // JSON pointer of the request body, for messages.
+    let mut base = "";
     let (body, response, top_ts) = if text.starts_with('[') {
         let mut body = RawObject::new();
         body.set("messages", v.to_owned());
@@ -178,6 +181,11 @@ fn record(
         match obj.get("request") {
             Some(req) => {
                 let r = unwrap_request(req)?;
+                base = if r.wrapped {
+                    "/request/body"
+                } else {
+                    "/request"
+                };
                 let Some(body) = r.body else {
                     un.add("requests without a JSON body", 1);
                     return Ok(());
@@ -200,7 +208,7 @@ fn record(
             return Ok(());
         }
         Some(raw) => serde_json::from_str::<Vec<&RawValue>>(raw.get())
-            .map_err(|_| "at /messages: expected an array of messages".to_owned())?,
+            .map_err(|_| format!("at {base}/messages: expected an array of messages"))?,
     };
     let mapped = map_messages(&items, ids, un);
     if mapped.messages.is_empty() {
