@@ -23,7 +23,7 @@ fn o200k_counts_fixed_strings() {
     let counts: Vec<u64> = FIXED.iter().map(|s| t.count(s)).collect();
     assert_eq!(counts, [4, 10, 19, 7, 6, 10]);
     assert_eq!(t.count(""), 0);
-    assert_eq!(t.name(), "o200k_base");
+    assert_eq!(t.name(), "tiktoken:o200k_base");
 }
 
 #[test]
@@ -31,7 +31,7 @@ fn cl100k_counts_fixed_strings() {
     let t = TiktokenCounter::new(Encoding::Cl100kBase);
     let counts: Vec<u64> = FIXED.iter().map(|s| t.count(s)).collect();
     assert_eq!(counts, [4, 10, 19, 7, 9, 10]);
-    assert_eq!(t.name(), "cl100k_base");
+    assert_eq!(t.name(), "tiktoken:cl100k_base");
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn tokenizer_specs_parse_and_build() {
     assert_eq!(parse_tokenizer("chars:3.5").unwrap().name(), "chars:3.5");
     assert_eq!(TokenizerSpec::default(), TokenizerSpec::O200kBase);
     let err = parse_tokenizer("chars:0").err().unwrap();
-    insta::assert_snapshot!(err.to_string(), @"unknown tokenizer `chars:0`: expected o200k_base, cl100k_base or chars:R with R a positive number (at least 0.01)");
+    insta::assert_snapshot!(err.to_string(), @"unknown tokenizer `chars:0`: expected o200k_base, cl100k_base, tiktoken:o200k_base, tiktoken:cl100k_base or chars:R with R a positive number (at least 0.01)");
 }
 
 /// A tokenizer that counts its own calls, to check the memo from outside.

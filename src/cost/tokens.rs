@@ -130,6 +130,45 @@ impl Tokenizer for TiktokenCounter {
     }
 
     fn name(&self) -> String {
+        format!("tiktoken:{}", self.encoding.as_str())
+    }
+}
+
+/// Counts with bpe-openai, the default backend: the same counts as
+/// tiktoken's `encode_ordinary` (checked on 4,743 distinct texts, 7.1 MB of
+/// traces and transcripts: 0 differences for both encodings) and, measured
+/// here, 1.3× faster on mixed text, 2× on JSON payloads, 3× with
+/// `cl100k_base`, and 17–33× on long runs without spaces — where
+/// tiktoken's regex pre-tokenizer backtracks. See docs/benchmarks.md.
+#[derive(Clone, Copy)]
+pub struct BpeCounter {
+    encoding: Encoding,
+    bpe: &'static bpe_openai::Tokenizer,
+}
+
+impl fmt::Debug for BpeCounter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BpeCounter({})", self.encoding.as_str())
+    }
+}
+
+impl BpeCounter {
+    /// A counter for `encoding` (loads the table on first use).
+    pub fn new(encoding: Encoding) -> Self {
+        let bpe = match encoding {
+            Encoding::O200kBase => bpe_openai::o200k_base(),
+            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+        };
+        Self { encoding, bpe }
+    }
+}
+
+impl Tokenizer for BpeCounter {
+    fn count(&self, text: &str) -> u64 {
+        self.bpe.count(text) as u64
+    }
+
+    fn name(&self) -> String {
         self.encoding.as_str().to_string()
     }
 }
@@ -207,14 +246,18 @@ impl Tokenizer for CharsPerToken {
 /// The smallest R of `chars:R`.
 pub const MIN_CHARS_PER_TOKEN: f64 = 0.01;
 
-/// A parsed tokenizer spec: `o200k_base`, `cl100k_base` or `chars:R`.
+/// A parsed tokenizer spec: `o200k_base`, `cl100k_base` (bpe-openai),
+/// `tiktoken:o200k_base`, `tiktoken:cl100k_base` (tiktoken-rs, identical
+/// counts, for cross-checks) or `chars:R`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum TokenizerSpec {
-    /// tiktoken `o200k_base` (the default).
+    /// `o200k_base` (the default).
     #[default]
     O200kBase,
-    /// tiktoken `cl100k_base`.
+    /// `cl100k_base`.
     Cl100kBase,
+    /// tiktoken-rs with this encoding.
+    Tiktoken(Encoding),
     /// `chars:R`: R characters per token, rounded up.
     CharsPerToken(f64),
 }
@@ -222,7 +265,7 @@ pub enum TokenizerSpec {
 /// A tokenizer spec string that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown tokenizer `{spec}`: expected o200k_base, cl100k_base or chars:R with R a positive number (at least 0.01)"
+    "unknown tokenizer `{spec}`: expected o200k_base, cl100k_base, tiktoken:o200k_base, tiktoken:cl100k_base or chars:R with R a positive number (at least 0.01)"
 )]
 pub struct TokenizerSpecError {
     /// The spec as given.
@@ -239,6 +282,8 @@ impl FromStr for TokenizerSpec {
         match s.trim() {
             "o200k_base" | "o200k" => Ok(Self::O200kBase),
             "cl100k_base" | "cl100k" => Ok(Self::Cl100kBase),
+            "tiktoken:o200k_base" => Ok(Self::Tiktoken(Encoding::O200kBase)),
+            "tiktoken:cl100k_base" => Ok(Self::Tiktoken(Encoding::Cl100kBase)),
             other => {
                 let r = other.strip_prefix("chars:").ok_or_else(err)?;
                 let r: f64 = r.trim().parse().map_err(|_| err())?;
@@ -259,6 +304,7 @@ impl fmt::Display for TokenizerSpec {
         match self {
             Self::O200kBase => f.write_str("o200k_base"),
             Self::Cl100kBase => f.write_str("cl100k_base"),
+            Self::Tiktoken(e) => write!(f, "tiktoken:{}", e.as_str()),
             Self::CharsPerToken(r) => write!(f, "chars:{r}"),
         }
     }
@@ -268,8 +314,9 @@ impl TokenizerSpec {
     /// Builds the tokenizer this spec names.
     pub fn build(self) -> Arc<dyn Tokenizer> {
         match self {
-            Self::O200kBase => Arc::new(TiktokenCounter::new(Encoding::O200kBase)),
-            Self::Cl100kBase => Arc::new(TiktokenCounter::new(Encoding::Cl100kBase)),
+            Self::O200kBase => Arc::new(BpeCounter::new(Encoding::O200kBase)),
+            Self::Cl100kBase => Arc::new(BpeCounter::new(Encoding::Cl100kBase)),
+            Self::Tiktoken(e) => Arc::new(TiktokenCounter::new(e)),
             Self::CharsPerToken(r) => Arc::new(CharsPerToken(r)),
         }
     }

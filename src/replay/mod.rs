@@ -237,10 +237,35 @@ pub fn replay(
     memo: &TokenMemo,
     opts: ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
+    let mut results = replay_group(prepared, std::slice::from_ref(config), pricing, memo, opts)?;
+    results.pop().ok_or_else(|| ReplayError::Config { trace: prepared.trace.name.clone(), reason: "no config".into() })
+}
+
+/// Replays several configs that share their compaction policy and model:
+/// the engine rewrites each call once and the flattened request is shared;
+/// each config then places its own cache markers and runs its own cache
+/// simulation. Gives exactly what [`replay`] gives for each config alone.
+pub fn replay_group(
+    prepared: &PreparedTrace<'_>,
+    configs: &[Config],
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    opts: ReplayOptions,
+) -> Result<Vec<ReplayResult>, ReplayError> {
     let trace = prepared.trace;
-    check_config(trace, config)?;
+    let Some(config) = configs.first() else { return Ok(Vec::new()) };
+    for c in configs {
+        check_config(trace, c)?;
+        if c.compaction != config.compaction || c.model != config.model {
+            return Err(ReplayError::Config {
+                trace: trace.name.clone(),
+                reason: format!("{c} and {config} do not share a compaction policy and model"),
+            });
+        }
+    }
     let mut run = CompactionRun::new(&config.compaction);
-    let mut sim = CacheSim::new();
+    let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
+    let mut all_calls: Vec<Vec<CallResult>> = configs.iter().map(|_| Vec::with_capacity(trace.calls.len())).collect();
     let first_model = config.model.as_deref().unwrap_or(&trace.model);
     let first_price = pricing.lookup(first_model)?;
     let mut tokens = RunTokens {
@@ -251,7 +276,6 @@ pub fn replay(
         framing_block: first_price.framing.per_block,
         replaced: HashMap::new(),
     };
-    let mut calls = Vec::with_capacity(trace.calls.len());
     let mut ever_compacted: std::collections::BTreeSet<String> = Default::default();
     let mut blocks: Vec<PrefixBlock> = Vec::new();
     let mut prev_blocks: Vec<PrefixBlock> = Vec::new();
@@ -299,13 +323,6 @@ pub fn replay(
                 .map(|c| c.tokens(&prepared.calibration, price.framing.per_block))
                 .sum::<u64>();
         let pv = run.view(history, fixed, &tokens)?;
-        let markers = markers_for_call(
-            &config.cache,
-            call.markers.as_deref(),
-            &tools,
-            system,
-            &pv.view,
-        );
 
         // Flatten tools → tool prompt → system → messages.
         blocks.clear();
@@ -409,64 +426,62 @@ pub fn replay(
                 }
             }
         }
-        let breakpoints: Vec<Breakpoint> = markers
-            .iter()
-            .filter_map(|m| marker_index(m, tools.len(), system_start, &message_start, &pv.view))
-            .collect();
         let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
-        let outcome = sim
-            .simulate(&crate::cost::cache_sim::SimRequest {
-                model: price,
-                start_ms: call.start_ms,
-                blocks: &blocks,
-                breakpoints: &breakpoints,
-                output_tokens,
-            })
-            .map_err(|source| ReplayError::Sim {
-                trace: trace.name.clone(),
-                call: ci + 1,
-                source,
-            })?;
-        let cost_usd = price.cost_usd(&outcome.usage, opts.batch);
-        let stable_prefix_tokens = blocks
+        let stable_prefix_tokens: u64 = blocks
             .iter()
             .zip(&prev_blocks)
             .take_while(|(a, b)| a.key == b.key)
             .map(|(a, _)| a.tokens)
             .sum();
-        std::mem::swap(&mut blocks, &mut prev_blocks);
-        let recorded = call
-            .usage
-            .filter(|u| u.input_tokens.is_some())
-            .map(|u| recorded_usage(&u));
+        let recorded = call.usage.filter(|u| u.input_tokens.is_some()).map(|u| recorded_usage(&u));
         let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
         let compacted: Vec<String> = pv.compacted.iter().map(|s| s.to_string()).collect();
         ever_compacted.extend(compacted.iter().cloned());
-        calls.push(CallResult {
-            index: ci + 1,
-            messages: history.len(),
-            chars,
-            usage: outcome.usage,
-            cost_usd,
-            compacted,
-            recorded,
-            recorded_cost_usd,
-            model: price.id.clone(),
-            stable_prefix_tokens,
+        for ((c, sim), calls) in configs.iter().zip(&mut sims).zip(&mut all_calls) {
+            let markers = markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, &pv.view);
+            let breakpoints: Vec<Breakpoint> = markers
+                .iter()
+                .filter_map(|m| marker_index(m, tools.len(), system_start, &message_start, &pv.view))
+                .collect();
+            let outcome = sim
+                .simulate(&crate::cost::cache_sim::SimRequest {
+                    model: price,
+                    start_ms: call.start_ms,
+                    blocks: &blocks,
+                    breakpoints: &breakpoints,
+                    output_tokens,
+                })
+                .map_err(|source| ReplayError::Sim { trace: trace.name.clone(), call: ci + 1, source })?;
+            calls.push(CallResult {
+                index: ci + 1,
+                messages: history.len(),
+                chars,
+                usage: outcome.usage,
+                cost_usd: price.cost_usd(&outcome.usage, opts.batch),
+                compacted: compacted.clone(),
+                recorded,
+                recorded_cost_usd,
+                model: price.id.clone(),
+                stable_prefix_tokens,
+            });
+        }
+        std::mem::swap(&mut blocks, &mut prev_blocks);
+    }
+    let mut out = Vec::with_capacity(configs.len());
+    for (c, calls) in configs.iter().zip(all_calls) {
+        let totals = totals(&calls, ever_compacted.len());
+        out.push(ReplayResult {
+            fidelity: fidelity(&calls),
+            trace: trace.name.clone(),
+            config: c.to_string(),
+            model: first_price.id.clone(),
+            back_to_back: !trace.has_timestamps(),
+            calibration: prepared.calibration,
+            calls,
+            totals,
         });
     }
-    let totals = totals(&calls, ever_compacted.len());
-    let fidelity = fidelity(&calls);
-    Ok(ReplayResult {
-        fidelity,
-        trace: trace.name.clone(),
-        config: config.to_string(),
-        model: first_price.id.clone(),
-        back_to_back: !trace.has_timestamps(),
-        calibration: prepared.calibration,
-        calls,
-        totals,
-    })
+    Ok(out)
 }
 
 fn prefix(

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::recall_risk::{RecallRisk, RiskIndex};
-use super::{PreparedTrace, ReplayError, ReplayOptions, ReplayResult, check_config, replay};
+use super::{PreparedTrace, ReplayError, ReplayOptions, ReplayResult, check_config, replay_group};
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::TokenMemo;
 use crate::policy::{Cache, Compaction, Config};
@@ -133,14 +133,32 @@ pub fn sweep_trace(
         .rates
         .input
         / 1e6;
-    let results: Vec<Result<ReplayResult, ReplayError>> = all
+    // Configs sharing a compaction policy and model share one run of the
+    // engine per call; groups run in parallel.
+    let mut groups: Vec<Vec<Config>> = Vec::new();
+    for c in &all {
+        match groups.iter_mut().find(|g| g[0].compaction == c.compaction && g[0].model == c.model) {
+            Some(g) => g.push(c.clone()),
+            None => groups.push(vec![c.clone()]),
+        }
+    }
+    let grouped: Vec<Result<Vec<ReplayResult>, ReplayError>> = groups
         .par_iter()
-        .map(|c| {
-            let r = replay(prepared, c, pricing, memo, opts);
-            progress();
+        .map(|g| {
+            let r = replay_group(prepared, g, pricing, memo, opts);
+            for _ in g {
+                progress();
+            }
             r
         })
         .collect();
+    let mut results: Vec<Result<ReplayResult, ReplayError>> = Vec::with_capacity(all.len());
+    for g in grouped {
+        match g {
+            Ok(rs) => results.extend(rs.into_iter().map(Ok)),
+            Err(e) => results.push(Err(e)),
+        }
+    }
     let mut rows = Vec::with_capacity(results.len());
     for r in results {
         let result = r?;
