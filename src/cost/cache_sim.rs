@@ -159,6 +159,58 @@ pub fn automatic_breakpoint(blocks: &[PrefixBlock], ttl: Ttl) -> Option<Breakpoi
         .map(|block| Breakpoint { block, ttl })
 }
 
+/// Cumulative prefix keys, token counts and positions of one request's
+/// blocks: everything the simulation needs that depends only on the blocks
+/// and the model, not on the breakpoints.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrefixIndex {
+    cum: Vec<u128>,
+    prefix_tokens: Vec<u64>,
+    /// (first block, last block) of each position.
+    positions: Vec<(usize, usize)>,
+    pos_of: Vec<usize>,
+}
+
+impl PrefixIndex {
+    /// Indexes `blocks` for `model` (the cache is per model: its id seeds
+    /// the cumulative hash).
+    pub fn new(model: &ModelPrice, blocks: &[PrefixBlock]) -> Self {
+        let n = blocks.len();
+        let mut cum = Vec::with_capacity(n);
+        let mut prefix_tokens = Vec::with_capacity(n);
+        let mut h = ContentHash::of(model.id.as_bytes()).as_u128();
+        let mut t = 0u64;
+        for b in blocks {
+            h = combine(h, b.key);
+            t += b.tokens;
+            cum.push(h);
+            prefix_tokens.push(t);
+        }
+        // Positions: (first block, last block); tool_use / tool_result runs
+        // merge; the tool-prompt pseudo-block is none.
+        let mut positions: Vec<(usize, usize)> = Vec::new();
+        let mut pos_of = vec![usize::MAX; n];
+        let mut prev_run: Option<(PrefixKind, usize)> = None; // kind, last block
+        for (i, b) in blocks.iter().enumerate() {
+            if b.kind == PrefixKind::ToolPrompt {
+                continue;
+            }
+            let merges = matches!(b.kind, PrefixKind::ToolUse | PrefixKind::ToolResult)
+                && prev_run.is_some_and(|(k, last)| k == b.kind && last + 1 == i);
+            if merges {
+                if let Some(p) = positions.last_mut() {
+                    p.1 = i;
+                }
+            } else {
+                positions.push((i, i));
+            }
+            pos_of[i] = positions.len() - 1;
+            prev_run = Some((b.kind, i));
+        }
+        Self { cum, prefix_tokens, positions, pos_of }
+    }
+}
+
 /// One request to simulate.
 #[derive(Debug, Clone, Copy)]
 pub struct SimRequest<'a> {
@@ -332,46 +384,23 @@ impl CacheSim {
     /// Simulates one request and updates the cache. An invalid request is
     /// an error and leaves the cache unchanged.
     pub fn simulate(&mut self, req: &SimRequest<'_>) -> Result<SimOutcome, SimError> {
+        let prefix = PrefixIndex::new(req.model, req.blocks);
+        self.simulate_indexed(req, &prefix)
+    }
+
+    /// Like [`CacheSim::simulate`] with the prefix index already built:
+    /// requests that share their blocks and model (several cache policies
+    /// over one wire view) share one index.
+    pub fn simulate_indexed(&mut self, req: &SimRequest<'_>, prefix: &PrefixIndex) -> Result<SimOutcome, SimError> {
         let bps = Self::check(req)?;
         let back_to_back = req.start_ms.is_none();
         let now = req.start_ms.unwrap_or(self.clock_ms.unwrap_or(0));
         let seq = self.seq;
-
-        // Cumulative prefix keys and tokens.
-        let n = req.blocks.len();
-        let mut cum = Vec::with_capacity(n);
-        let mut prefix_tokens = Vec::with_capacity(n);
-        let mut h = ContentHash::of(req.model.id.as_bytes()).as_u128();
-        let mut t = 0u64;
-        for b in req.blocks {
-            h = combine(h, b.key);
-            t += b.tokens;
-            cum.push(h);
-            prefix_tokens.push(t);
+        let PrefixIndex { cum, prefix_tokens, positions, pos_of } = prefix;
+        if cum.len() != req.blocks.len() {
+            return Err(SimError::OutOfRange { block: cum.len(), len: req.blocks.len() });
         }
-        let total = t;
-
-        // Positions: (first block, last block); tool_use / tool_result runs
-        // merge; the tool-prompt pseudo-block is none.
-        let mut positions: Vec<(usize, usize)> = Vec::new();
-        let mut pos_of = vec![usize::MAX; n];
-        let mut prev_run: Option<(PrefixKind, usize)> = None; // kind, last block
-        for (i, b) in req.blocks.iter().enumerate() {
-            if b.kind == PrefixKind::ToolPrompt {
-                continue;
-            }
-            let merges = matches!(b.kind, PrefixKind::ToolUse | PrefixKind::ToolResult)
-                && prev_run.is_some_and(|(k, last)| k == b.kind && last + 1 == i);
-            if merges {
-                if let Some(p) = positions.last_mut() {
-                    p.1 = i;
-                }
-            } else {
-                positions.push((i, i));
-            }
-            pos_of[i] = positions.len() - 1;
-            prev_run = Some((b.kind, i));
-        }
+        let total = prefix_tokens.last().copied().unwrap_or(0);
 
         let readable = |e: &Entry| {
             e.expires_ms > now && (e.writer_ms < now || (back_to_back && e.writer_seq < seq))

@@ -437,6 +437,9 @@ pub fn replay_group(
         let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
         let compacted: Vec<String> = pv.compacted.iter().map(|s| s.to_string()).collect();
         ever_compacted.extend(compacted.iter().cloned());
+        // The prefix keys and positions depend only on the blocks and the
+        // model: index them once for every config of the group.
+        let index = crate::cost::cache_sim::PrefixIndex::new(price, &blocks);
         for ((c, sim), calls) in configs.iter().zip(&mut sims).zip(&mut all_calls) {
             let markers = markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, &pv.view);
             let breakpoints: Vec<Breakpoint> = markers
@@ -444,13 +447,16 @@ pub fn replay_group(
                 .filter_map(|m| marker_index(m, tools.len(), system_start, &message_start, &pv.view))
                 .collect();
             let outcome = sim
-                .simulate(&crate::cost::cache_sim::SimRequest {
-                    model: price,
-                    start_ms: call.start_ms,
-                    blocks: &blocks,
-                    breakpoints: &breakpoints,
-                    output_tokens,
-                })
+                .simulate_indexed(
+                    &crate::cost::cache_sim::SimRequest {
+                        model: price,
+                        start_ms: call.start_ms,
+                        blocks: &blocks,
+                        breakpoints: &breakpoints,
+                        output_tokens,
+                    },
+                    &index,
+                )
                 .map_err(|source| ReplayError::Sim { trace: trace.name.clone(), call: ci + 1, source })?;
             calls.push(CallResult {
                 index: ci + 1,
