@@ -43,7 +43,7 @@ pub enum CompactionRun {
     /// Nothing compacted.
     Off,
     /// The engine.
-    Ledger(Box<Compactor<InMemoryLedger>>),
+    Ledger(Box<Compactor<Arc<InMemoryLedger>>>),
     /// A peer that clears results (and maybe inputs) at each request.
     Peer {
         /// The policy.
@@ -58,13 +58,20 @@ pub enum CompactionRun {
 impl CompactionRun {
     /// Starts a run of `policy` with an empty ledger.
     pub fn new(policy: &Compaction) -> Self {
+        Self::with_ledger(policy, Arc::new(InMemoryLedger::new()))
+    }
+
+    /// Starts a run of `policy` recording into `ledger`, which may be shared
+    /// by several runs over the same trace: records are idempotent and
+    /// handles pure, so sharing only saves deriving each handle again.
+    pub fn with_ledger(policy: &Compaction, ledger: Arc<InMemoryLedger>) -> Self {
         match policy {
             Compaction::Off => CompactionRun::Off,
             Compaction::Ledger {
                 threshold,
                 keep_last,
             } => CompactionRun::Ledger(Box::new(Compactor::new(
-                InMemoryLedger::new(),
+                ledger,
                 CompactionPolicy {
                     size_threshold: *threshold,
                     keep_last_n: *keep_last,

@@ -81,7 +81,7 @@ pub struct CallResult {
     /// Simulated cost.
     pub cost_usd: f64,
     /// tool_use ids whose results were compacted or cleared.
-    pub compacted: Vec<String>,
+    pub compacted: Arc<[Arc<str>]>,
     /// What the provider recorded, when the trace has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded: Option<Usage>,
@@ -263,7 +263,7 @@ pub fn replay_group(
             });
         }
     }
-    let mut run = CompactionRun::new(&config.compaction);
+    let mut run = CompactionRun::with_ledger(&config.compaction, prepared.ledger.clone());
     let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
     let mut all_calls: Vec<Vec<CallResult>> = configs.iter().map(|_| Vec::with_capacity(trace.calls.len())).collect();
     let first_model = config.model.as_deref().unwrap_or(&trace.model);
@@ -276,7 +276,7 @@ pub fn replay_group(
         framing_block: first_price.framing.per_block,
         replaced: HashMap::new(),
     };
-    let mut ever_compacted: std::collections::BTreeSet<String> = Default::default();
+    let mut ever_compacted: std::collections::HashSet<Arc<str>> = Default::default();
     let mut blocks: Vec<PrefixBlock> = Vec::new();
     let mut prev_blocks: Vec<PrefixBlock> = Vec::new();
     let mut rewritten_chars: HashMap<(usize, u128), u64> = HashMap::new();
@@ -435,8 +435,9 @@ pub fn replay_group(
             .sum();
         let recorded = call.usage.filter(|u| u.input_tokens.is_some()).map(|u| recorded_usage(&u));
         let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
-        let compacted: Vec<String> = pv.compacted.iter().map(|s| s.to_string()).collect();
-        ever_compacted.extend(compacted.iter().cloned());
+        // One list per call, shared by every config of the group.
+        let compacted: Arc<[Arc<str>]> = pv.compacted.iter().cloned().collect();
+        ever_compacted.extend(pv.compacted.iter().cloned());
         // The prefix keys and positions depend only on the blocks and the
         // model: index them once for every config of the group.
         let index = crate::cost::cache_sim::PrefixIndex::new(price, &blocks);

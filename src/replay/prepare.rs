@@ -148,6 +148,9 @@ pub struct PreparedTrace<'t> {
     pub cumulative_tokens: Vec<u64>,
     /// Blocks in `messages[..k]` (string content counts as one).
     pub cumulative_blocks: Vec<u64>,
+    /// The ledger every replay of this trace records into: handles are a
+    /// pure function of the result, so they are derived once per trace.
+    pub ledger: std::sync::Arc<crate::engine::ledger::InMemoryLedger>,
     /// Counts of the history's blocks by address (the trace is immutable
     /// while prepared, so an address names one block).
     by_address: std::collections::HashMap<usize, BlockCount>,
@@ -221,6 +224,7 @@ impl<'t> PreparedTrace<'t> {
             cumulative_tokens: Vec::new(),
             cumulative_blocks: Vec::new(),
             by_address: Default::default(),
+            ledger: Default::default(),
         };
         if calibrate_auto {
             prepared.calibration.content = prepared.fit_calibration(&price.framing);

@@ -196,7 +196,7 @@ impl RiskIndex {
             if call.compacted.is_empty() {
                 continue;
             }
-            let compacted: HashSet<&str> = call.compacted.iter().map(String::as_str).collect();
+            let compacted: HashSet<&str> = call.compacted.iter().map(|s| &**s).collect();
             let is_compacted = |r: u32| {
                 (r as usize) < t.results_before
                     && self
@@ -246,7 +246,7 @@ mod tests {
             chars: 0,
             usage: Usage::default(),
             cost_usd: 0.0,
-            compacted: compacted.iter().map(|s| s.to_string()).collect(),
+            compacted: compacted.iter().map(|s| std::sync::Arc::from(*s)).collect(),
             recorded: None,
             recorded_cost_usd: None,
             model: String::new(),
