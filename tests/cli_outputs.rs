@@ -146,20 +146,57 @@ fn bad_input_messages() {
 
 #[test]
 fn pricing_files_extend_and_override_the_table() {
-    let out = stdout(&["models", "--pricing", "tests/fixtures/pricing/native.json", "--format", "csv"]);
-    assert!(out.lines().any(|l| l.starts_with("claude-house-1,house house-latest,4.00,")), "{out}");
-    let out = stdout(&["models", "--pricing", "tests/fixtures/pricing/litellm_small.json", "--format", "json"]);
-    assert!(serde_json::from_str::<serde_json::Value>(&out).unwrap().as_array().unwrap().len() > 10);
+    let out = stdout(&[
+        "models",
+        "--pricing",
+        "tests/fixtures/pricing/native.json",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("claude-house-1,house house-latest,4.00,")),
+        "{out}"
+    );
+    let out = stdout(&[
+        "models",
+        "--pricing",
+        "tests/fixtures/pricing/litellm_small.json",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&out)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+            > 10
+    );
     // A model only the file knows prices a replay; the built-in table alone refuses it.
-    let priced = stdout(&["replay", SMALL, "--pricing", "tests/fixtures/pricing/native.json", "--model", "house", "--format", "json"]);
+    let priced = stdout(&[
+        "replay",
+        SMALL,
+        "--pricing",
+        "tests/fixtures/pricing/native.json",
+        "--model",
+        "house",
+        "--format",
+        "json",
+    ]);
     let v: serde_json::Value = serde_json::from_str(&priced).unwrap();
     assert_eq!(v["model"], "claude-house-1");
     let (code, _, err) = run(&["replay", SMALL, "--model", "house"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown model `house`"), "{err}");
     // A batch discount halves the bill.
-    let full: serde_json::Value = serde_json::from_str(&stdout(&["replay", SMALL, "--format", "json"])).unwrap();
-    let half: serde_json::Value = serde_json::from_str(&stdout(&["replay", SMALL, "--format", "json", "--batch"])).unwrap();
-    let (f, h) = (full["totals"]["cost_usd"].as_f64().unwrap(), half["totals"]["cost_usd"].as_f64().unwrap());
+    let full: serde_json::Value =
+        serde_json::from_str(&stdout(&["replay", SMALL, "--format", "json"])).unwrap();
+    let half: serde_json::Value =
+        serde_json::from_str(&stdout(&["replay", SMALL, "--format", "json", "--batch"])).unwrap();
+    let (f, h) = (
+        full["totals"]["cost_usd"].as_f64().unwrap(),
+        half["totals"]["cost_usd"].as_f64().unwrap(),
+    );
     assert!((h - f / 2.0).abs() < 1e-12, "{f} {h}");
 }

@@ -421,7 +421,7 @@ fn malformed_pricing_files_name_the_file_and_the_place() {
         merge_err("{\n  \"models\": {\n    \"claude-x\": { \"input\": 3, }\n  }\n}"),
         @"prices.json:3:31: invalid JSON: trailing comma"
     );
-    insta::assert_snapshot!(merge_err("[1, 2]"), @"prices.json: at : expected a JSON object (a tracecost pricing file with a `models` member, or LiteLLM's model_prices_and_context_window.json)");
+    insta::assert_snapshot!(merge_err("[1, 2]"), @"prices.json: at the top level: expected a JSON object (a tracecost pricing file with a `models` member, or LiteLLM's model_prices_and_context_window.json)");
     insta::assert_snapshot!(
         merge_err(r#"{"models": {"claude-x": {"input": "3", "output": 15}}}"#),
         @"prices.json: at /models/claude-x/input: expected a non-negative number"

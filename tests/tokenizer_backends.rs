@@ -28,7 +28,10 @@ fn backends_agree_on_samples() {
 #[test]
 fn specs_pick_the_backend() {
     assert_eq!(parse_tokenizer("o200k_base").unwrap().name(), "o200k_base");
-    assert_eq!(parse_tokenizer("tiktoken:cl100k_base").unwrap().name(), "tiktoken:cl100k_base");
+    assert_eq!(
+        parse_tokenizer("tiktoken:cl100k_base").unwrap().name(),
+        "tiktoken:cl100k_base"
+    );
 }
 
 proptest! {

@@ -520,6 +520,13 @@ fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
 
 /// Builds the grid of a sweep from its flags.
 fn grid_from(a: &GridArgs, model_list: &[String]) -> Result<crate::replay::sweep::Grid, CliError> {
+    if let Some(c) = a.recall_cost {
+        if !(c.is_finite() && c >= 0.0) {
+            return Err(CliError::Usage(format!(
+                "--recall-cost must be a non-negative number of USD, got {c}"
+            )));
+        }
+    }
     let mut compactions = Vec::new();
     for c in &a.compaction {
         let spec = c.trim();
@@ -828,7 +835,7 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
             "{}:{}: {}",
             e.line(),
             e.column().max(1),
-            strip_position(&e.to_string())
+            crate::engine::json::error_message(&e)
         ))
     })?;
     if baseline.format != BASELINE_FORMAT {
@@ -1021,14 +1028,6 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
     } else {
         0
     })
-}
-
-/// serde_json appends " at line L column C"; callers print both already.
-fn strip_position(s: &str) -> String {
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_owned(),
-        None => s.to_owned(),
-    }
 }
 
 /// The default Claude Code roots: `CLAUDE_CONFIG_DIR` (comma-separated),

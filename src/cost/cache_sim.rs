@@ -207,7 +207,12 @@ impl PrefixIndex {
             pos_of[i] = positions.len() - 1;
             prev_run = Some((b.kind, i));
         }
-        Self { cum, prefix_tokens, positions, pos_of }
+        Self {
+            cum,
+            prefix_tokens,
+            positions,
+            pos_of,
+        }
     }
 }
 
@@ -391,14 +396,26 @@ impl CacheSim {
     /// Like [`CacheSim::simulate`] with the prefix index already built:
     /// requests that share their blocks and model (several cache policies
     /// over one wire view) share one index.
-    pub fn simulate_indexed(&mut self, req: &SimRequest<'_>, prefix: &PrefixIndex) -> Result<SimOutcome, SimError> {
+    pub fn simulate_indexed(
+        &mut self,
+        req: &SimRequest<'_>,
+        prefix: &PrefixIndex,
+    ) -> Result<SimOutcome, SimError> {
         let bps = Self::check(req)?;
         let back_to_back = req.start_ms.is_none();
         let now = req.start_ms.unwrap_or(self.clock_ms.unwrap_or(0));
         let seq = self.seq;
-        let PrefixIndex { cum, prefix_tokens, positions, pos_of } = prefix;
+        let PrefixIndex {
+            cum,
+            prefix_tokens,
+            positions,
+            pos_of,
+        } = prefix;
         if cum.len() != req.blocks.len() {
-            return Err(SimError::OutOfRange { block: cum.len(), len: req.blocks.len() });
+            return Err(SimError::OutOfRange {
+                block: cum.len(),
+                len: req.blocks.len(),
+            });
         }
         let total = prefix_tokens.last().copied().unwrap_or(0);
 

@@ -444,7 +444,7 @@ pub enum PricingError {
         message: String,
     },
     /// A value has the wrong shape.
-    #[error("{file}: at {pointer}: expected {expected}")]
+    #[error("{file}: at {}: expected {expected}", if pointer.is_empty() { "the top level" } else { pointer })]
     Shape {
         /// The file.
         file: String,
@@ -818,11 +818,7 @@ impl Pricing {
     /// table is left unchanged.
     pub fn merge_str(&mut self, text: &str, file: &str) -> Result<MergeSummary, PricingError> {
         let doc: Value = serde_json::from_str(text).map_err(|e| {
-            let msg = e.to_string();
-            let message = match msg.rfind(" at line ") {
-                Some(i) => msg[..i].to_string(),
-                None => msg,
-            };
+            let message = crate::engine::json::error_message(&e);
             PricingError::Syntax {
                 file: file.to_string(),
                 line: e.line(),

@@ -133,6 +133,19 @@ impl RawObject {
     }
 }
 
+/// serde_json's error message without its " at line L column C" suffix
+/// (callers report the position in their own format), on one line and at
+/// most 400 characters: serde_json quotes keys and values from the input,
+/// which may hold newlines or be huge.
+pub fn error_message(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    let s = match s.rfind(" at line ") {
+        Some(i) => s.get(..i).unwrap_or(&s),
+        None => &s,
+    };
+    super::handle::one_line(s, 400)
+}
+
 /// Appends `s` as a JSON string literal (serde_json's escaping rules).
 pub fn push_json_string(out: &mut String, s: &str) {
     // serde_json never fails to serialize a &str.

@@ -173,7 +173,8 @@ impl<L: ToolResultLedger> Compactor<L> {
                         let is_old = seen_results < eligible;
                         seen_results += 1;
                         if is_old && *payload_chars > self.policy.size_threshold {
-                            let (handle, stub) = self.stub_for(&history[..=mi], tool_use_id, block)?;
+                            let (handle, stub) =
+                                self.stub_for(&history[..=mi], tool_use_id, block)?;
                             out.compacted.push(handle);
                             let blocks = rewritten.get_or_insert_with(|| {
                                 message.blocks()[..i]

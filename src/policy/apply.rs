@@ -24,7 +24,11 @@ pub trait BlockTokens {
     /// Tokens of a whole history as sent. Implementations that know the
     /// trace can answer from prefix sums instead of visiting every block.
     fn history_tokens(&self, history: &[Message]) -> u64 {
-        history.iter().flat_map(Message::blocks).map(|b| self.block_tokens(b)).sum()
+        history
+            .iter()
+            .flat_map(Message::blocks)
+            .map(|b| self.block_tokens(b))
+            .sum()
     }
 }
 
@@ -116,7 +120,9 @@ impl CompactionRun {
                 repr_cache,
             } => {
                 let clearing = match policy {
-                    Compaction::ClearToolUses(p) if fixed_tokens + tokens.history_tokens(history) > p.0.trigger => {
+                    Compaction::ClearToolUses(p)
+                        if fixed_tokens + tokens.history_tokens(history) > p.0.trigger =>
+                    {
                         let input: u64 = fixed_tokens + tokens.history_tokens(history);
                         let placeholder_tokens = tokens.block_tokens(&ContentBlock::text(
                             super::ANTHROPIC_CLEARED_PLACEHOLDER,
@@ -432,7 +438,14 @@ mod tests {
         );
         assert_eq!(
             at(Cache::ClaudeCode { ttl }),
-            [BlockRef::Tool(0), BlockRef::System(0), BlockRef::Message { message: 6, block: 0 }]
+            [
+                BlockRef::Tool(0),
+                BlockRef::System(0),
+                BlockRef::Message {
+                    message: 6,
+                    block: 0
+                }
+            ]
         );
         let rec = [Marker {
             at: BlockRef::Message {

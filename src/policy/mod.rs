@@ -13,7 +13,8 @@ mod peers;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, markers_for_call};
 pub use peers::{
-    ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, ReprCache, langchain_approx_tokens,
+    ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, ReprCache,
+    langchain_approx_tokens,
 };
 
 use std::fmt;

@@ -212,11 +212,17 @@ impl LangchainClear {
 /// image and the Python `repr` length of other blocks) + tool_call_id length
 /// for tool messages + role length + name length; tokens += ceil(chars / 4)
 /// + 3; the total is rounded up.
-pub fn langchain_approx_tokens(history: &[Message], clearing: &Clearing, cache: &mut ReprCache) -> u64 {
+pub fn langchain_approx_tokens(
+    history: &[Message],
+    clearing: &Clearing,
+    cache: &mut ReprCache,
+) -> u64 {
     let names: HashMap<&str, &str> = tool_uses(history).into_iter().collect();
     let touched = |m: &Message| {
         m.blocks().iter().any(|b| match b.kind() {
-            BlockKind::ToolResult { tool_use_id, .. } => clearing.results.iter().any(|c| **c == **tool_use_id),
+            BlockKind::ToolResult { tool_use_id, .. } => {
+                clearing.results.iter().any(|c| **c == **tool_use_id)
+            }
             BlockKind::ToolUse { id, .. } => clearing.inputs.iter().any(|c| **c == **id),
             _ => false,
         })
@@ -229,7 +235,10 @@ pub fn langchain_approx_tokens(history: &[Message], clearing: &Clearing, cache: 
             tokens += message_tokens(m, &names, clearing);
         } else {
             let key = m as *const Message as usize;
-            tokens += *cache.0.entry(key).or_insert_with(|| message_tokens(m, &names, clearing));
+            tokens += *cache
+                .0
+                .entry(key)
+                .or_insert_with(|| message_tokens(m, &names, clearing));
         }
     }
     tokens
@@ -253,7 +262,11 @@ fn message_tokens(m: &Message, names: &HashMap<&str, &str>, clearing: &Clearing)
             let (mut human_chars, mut human_images, mut open) = (0usize, 0u64, false);
             for b in blocks {
                 match b.kind() {
-                    BlockKind::ToolResult { tool_use_id, content, .. } => {
+                    BlockKind::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } => {
                         if open {
                             add(human_chars + "user".len(), human_images * 85);
                             (human_chars, human_images, open) = (0, 0, false);
@@ -265,10 +278,18 @@ fn message_tokens(m: &Message, names: &HashMap<&str, &str>, clearing: &Clearing)
                             match content {
                                 ToolResultContent::Empty => (0, 0),
                                 ToolResultContent::Text(t) => (t.chars().count(), 0),
-                                ToolResultContent::Blocks(bs) => list_chars(bs.iter().map(|b| (b.kind(), b.to_json()))),
+                                ToolResultContent::Blocks(bs) => {
+                                    list_chars(bs.iter().map(|b| (b.kind(), b.to_json())))
+                                }
                             }
                         };
-                        add(chars + tool_use_id.chars().count() + "tool".len() + name.chars().count(), images * 85);
+                        add(
+                            chars
+                                + tool_use_id.chars().count()
+                                + "tool".len()
+                                + name.chars().count(),
+                            images * 85,
+                        );
                     }
                     other => {
                         let (c, i) = list_chars(std::iter::once((other, b.to_json())));
@@ -462,7 +483,10 @@ mod tests {
     fn langchain_counts_like_count_tokens_approximately() {
         // "go": 2 chars + "user" 4 = 6 → 2 + 3 = 5 tokens.
         let h = vec![Message::from_json(r#"{"role":"user","content":"go"}"#).unwrap()];
-        assert_eq!(langchain_approx_tokens(&h, &Clearing::default(), &mut ReprCache::default()), 5);
+        assert_eq!(
+            langchain_approx_tokens(&h, &Clearing::default(), &mut ReprCache::default()),
+            5
+        );
         let h = history(&[("ab", "web", 40)]);
         // tool_use message: list content, repr of the tool_use dict.
         let repr = "{'type': 'tool_use', 'id': 'ab', 'name': 'web', 'input': {'q': 1}}";
@@ -498,7 +522,10 @@ mod tests {
         assert_eq!(c.inputs, ["a"]);
         // Unreachable minimum: clears everything eligible anyway (unlike the API).
         let s = LangchainClear(params(0, 1, 1_000_000, &[], false));
-        assert_eq!(s.select(&h, &mut ReprCache::default()).results, ["a", "b", "c"]);
+        assert_eq!(
+            s.select(&h, &mut ReprCache::default()).results,
+            ["a", "b", "c"]
+        );
         // keep >= number of tool messages: nothing.
         let s = LangchainClear(params(0, 4, 0, &[], false));
         assert!(s.select(&h, &mut ReprCache::default()).results.is_empty());

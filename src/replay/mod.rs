@@ -217,14 +217,24 @@ impl BlockTokens for RunTokens<'_> {
     fn block_tokens(&self, block: &ContentBlock) -> u64 {
         // History blocks were counted when the trace was prepared; anything
         // else (a placeholder) goes through the memo.
-        let c = self.prepared.count_of(block).unwrap_or_else(|| count_block(self.memo, block));
+        let c = self
+            .prepared
+            .count_of(block)
+            .unwrap_or_else(|| count_block(self.memo, block));
         c.tokens(&self.calibration, self.framing_block)
     }
 
     fn history_tokens(&self, history: &[crate::engine::message::Message]) -> u64 {
-        match self.prepared.prefix_tokens(history, self.framing_block, self.framing_message) {
+        match self
+            .prepared
+            .prefix_tokens(history, self.framing_block, self.framing_message)
+        {
             Some(t) => t,
-            None => history.iter().flat_map(|m| m.blocks()).map(|b| self.block_tokens(b)).sum(),
+            None => history
+                .iter()
+                .flat_map(|m| m.blocks())
+                .map(|b| self.block_tokens(b))
+                .sum(),
         }
     }
 }
@@ -238,7 +248,10 @@ pub fn replay(
     opts: ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
     let mut results = replay_group(prepared, std::slice::from_ref(config), pricing, memo, opts)?;
-    results.pop().ok_or_else(|| ReplayError::Config { trace: prepared.trace.name.clone(), reason: "no config".into() })
+    results.pop().ok_or_else(|| ReplayError::Config {
+        trace: prepared.trace.name.clone(),
+        reason: "no config".into(),
+    })
 }
 
 /// Replays several configs that share their compaction policy and model:
@@ -253,7 +266,9 @@ pub fn replay_group(
     opts: ReplayOptions,
 ) -> Result<Vec<ReplayResult>, ReplayError> {
     let trace = prepared.trace;
-    let Some(config) = configs.first() else { return Ok(Vec::new()) };
+    let Some(config) = configs.first() else {
+        return Ok(Vec::new());
+    };
     for c in configs {
         check_config(trace, c)?;
         if c.compaction != config.compaction || c.model != config.model {
@@ -265,7 +280,10 @@ pub fn replay_group(
     }
     let mut run = CompactionRun::with_ledger(&config.compaction, prepared.ledger.clone());
     let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
-    let mut all_calls: Vec<Vec<CallResult>> = configs.iter().map(|_| Vec::with_capacity(trace.calls.len())).collect();
+    let mut all_calls: Vec<Vec<CallResult>> = configs
+        .iter()
+        .map(|_| Vec::with_capacity(trace.calls.len()))
+        .collect();
     let first_model = config.model.as_deref().unwrap_or(&trace.model);
     let first_price = pricing.lookup(first_model)?;
     let mut tokens = RunTokens {
@@ -402,7 +420,9 @@ pub fn replay_group(
                         }
                     }
                     chars += if maskable {
-                        *rewritten_chars.entry((mi, mask)).or_insert_with(|| message_json(wm).chars().count() as u64)
+                        *rewritten_chars
+                            .entry((mi, mask))
+                            .or_insert_with(|| message_json(wm).chars().count() as u64)
                     } else {
                         message_json(wm).chars().count() as u64
                     };
@@ -433,7 +453,10 @@ pub fn replay_group(
             .take_while(|(a, b)| a.key == b.key)
             .map(|(a, _)| a.tokens)
             .sum();
-        let recorded = call.usage.filter(|u| u.input_tokens.is_some()).map(|u| recorded_usage(&u));
+        let recorded = call
+            .usage
+            .filter(|u| u.input_tokens.is_some())
+            .map(|u| recorded_usage(&u));
         let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
         // One list per call, shared by every config of the group.
         let compacted: Arc<[Arc<str>]> = pv.compacted.iter().cloned().collect();
@@ -442,10 +465,13 @@ pub fn replay_group(
         // model: index them once for every config of the group.
         let index = crate::cost::cache_sim::PrefixIndex::new(price, &blocks);
         for ((c, sim), calls) in configs.iter().zip(&mut sims).zip(&mut all_calls) {
-            let markers = markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, &pv.view);
+            let markers =
+                markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, &pv.view);
             let breakpoints: Vec<Breakpoint> = markers
                 .iter()
-                .filter_map(|m| marker_index(m, tools.len(), system_start, &message_start, &pv.view))
+                .filter_map(|m| {
+                    marker_index(m, tools.len(), system_start, &message_start, &pv.view)
+                })
                 .collect();
             let outcome = sim
                 .simulate_indexed(
@@ -458,7 +484,11 @@ pub fn replay_group(
                     },
                     &index,
                 )
-                .map_err(|source| ReplayError::Sim { trace: trace.name.clone(), call: ci + 1, source })?;
+                .map_err(|source| ReplayError::Sim {
+                    trace: trace.name.clone(),
+                    call: ci + 1,
+                    source,
+                })?;
             calls.push(CallResult {
                 index: ci + 1,
                 messages: history.len(),
@@ -573,7 +603,11 @@ pub fn fidelity(calls: &[CallResult]) -> Option<Fidelity> {
         f.recorded_read += r.cache_read_input_tokens;
         f.simulated_write += c.usage.cache_creation_input_tokens;
         f.recorded_write += r.cache_creation_input_tokens;
-        let err = if rec == 0 { 0.0 } else { (sim as f64 - rec as f64).abs() / rec as f64 * 100.0 };
+        let err = if rec == 0 {
+            0.0
+        } else {
+            (sim as f64 - rec as f64).abs() / rec as f64 * 100.0
+        };
         err_sum += err;
         if err <= 5.0 {
             f.within_5pct += 1;
@@ -582,7 +616,10 @@ pub fn fidelity(calls: &[CallResult]) -> Option<Fidelity> {
             f.hit_agreement += 1;
         }
     }
-    (f.calls > 0).then(|| Fidelity { mean_abs_error_pct: err_sum / f.calls as f64, ..f })
+    (f.calls > 0).then(|| Fidelity {
+        mean_abs_error_pct: err_sum / f.calls as f64,
+        ..f
+    })
 }
 
 /// Sums calls into totals.

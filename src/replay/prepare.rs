@@ -234,12 +234,17 @@ impl<'t> PreparedTrace<'t> {
         prepared.cumulative_tokens.push(0);
         prepared.cumulative_blocks.push(0);
         for (m, counts) in trace.messages.iter().zip(&prepared.messages) {
-            tokens += counts.iter().map(|c| c.tokens(&prepared.calibration, 0)).sum::<u64>();
+            tokens += counts
+                .iter()
+                .map(|c| c.tokens(&prepared.calibration, 0))
+                .sum::<u64>();
             blocks += counts.len() as u64;
             prepared.cumulative_tokens.push(tokens);
             prepared.cumulative_blocks.push(blocks);
             for (b, c) in m.blocks().iter().zip(counts) {
-                prepared.by_address.insert(b as *const ContentBlock as usize, *c);
+                prepared
+                    .by_address
+                    .insert(b as *const ContentBlock as usize, *c);
             }
         }
         prepared
@@ -278,17 +283,28 @@ impl<'t> PreparedTrace<'t> {
 impl PreparedTrace<'_> {
     /// The count of a block of this trace's history, found by address.
     pub fn count_of(&self, block: &ContentBlock) -> Option<BlockCount> {
-        self.by_address.get(&(block as *const ContentBlock as usize)).copied()
+        self.by_address
+            .get(&(block as *const ContentBlock as usize))
+            .copied()
     }
 
     /// Calibrated tokens of `history` when it is a prefix of this trace's
     /// history, with `per_block` and `per_message` framing.
-    pub fn prefix_tokens(&self, history: &[Message], per_block: u64, per_message: u64) -> Option<u64> {
+    pub fn prefix_tokens(
+        &self,
+        history: &[Message],
+        per_block: u64,
+        per_message: u64,
+    ) -> Option<u64> {
         if !std::ptr::eq(history.as_ptr(), self.trace.messages.as_ptr()) {
             return None;
         }
         let n = history.len();
-        Some(self.cumulative_tokens.get(n)? + per_block * self.cumulative_blocks.get(n)? + per_message * n as u64)
+        Some(
+            self.cumulative_tokens.get(n)?
+                + per_block * self.cumulative_blocks.get(n)?
+                + per_message * n as u64,
+        )
     }
 
     /// Fits the prefix factor on the first call that recorded its input:

@@ -137,7 +137,10 @@ pub fn sweep_trace(
     // engine per call; groups run in parallel.
     let mut groups: Vec<Vec<Config>> = Vec::new();
     for c in &all {
-        match groups.iter_mut().find(|g| g[0].compaction == c.compaction && g[0].model == c.model) {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].compaction == c.compaction && g[0].model == c.model)
+        {
             Some(g) => g.push(c.clone()),
             None => groups.push(vec![c.clone()]),
         }

@@ -235,7 +235,13 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
         ));
     }
     if let Some(f) = &r.fidelity {
-        let pct = |a: u64, b: u64| if b == 0 { "n/a".to_owned() } else { format!("{:+.1}%", (a as f64 - b as f64) / b as f64 * 100.0) };
+        let pct = |a: u64, b: u64| {
+            if b == 0 {
+                "n/a".to_owned()
+            } else {
+                format!("{:+.1}%", (a as f64 - b as f64) / b as f64 * 100.0)
+            }
+        };
         lines.push(format!(
             "simulated vs recorded over {} call(s): total input {} vs {} ({}), cache read {} vs {} ({}), cache write {} vs {} ({}); mean per-call error {:.1}%, {} call(s) within 5%, cache hit/miss agrees on {}",
             f.calls,

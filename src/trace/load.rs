@@ -2,8 +2,9 @@
 //!
 //! The file is streamed through serde (never held whole in memory), each
 //! object's members kept as raw JSON; messages are then converted one by one,
-//! so the peak is about the raw members plus their parsed text: roughly
-//! twice the file size. Every error names the file and the place — line and
+//! so the peak is the loaded trace itself: about three times the file size
+//! (a message's raw content, each block's raw JSON and the parsed text; see
+//! docs/robustness.md). Every error names the file and the place — line and
 //! column for syntax and type errors, a JSON pointer for shape and
 //! consistency errors — and what was expected.
 
@@ -197,6 +198,9 @@ fn load_reader<R: Read>(reader: R, path: &str) -> Result<LoadedTraces, TraceErro
                     "either \"traces\" or one trace's members, not both",
                 ));
             }
+            if list.is_empty() {
+                return Err(cx.invalid("/traces", "at least one trace"));
+            }
             let mut out = Vec::with_capacity(list.len());
             for (i, t) in list.into_iter().enumerate() {
                 out.push(cx.trace(t, &format!("/traces/{i}"))?);
@@ -240,16 +244,7 @@ fn syntax(path: &str, e: &serde_json::Error) -> TraceError {
         // serde_json reports column 0 when it fails before reading a byte
         // of the line (an empty file, a wrong top-level type).
         column: e.column().max(1),
-        message: strip_position(e),
-    }
-}
-
-/// serde_json appends " at line L column C"; the error already carries both.
-fn strip_position(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_owned(),
-        None => s,
+        message: crate::engine::json::error_message(e),
     }
 }
 
@@ -324,12 +319,14 @@ impl Cx<'_> {
             None => ProviderKind::Anthropic,
             Some(p) => p
                 .parse()
-                .map_err(|e: crate::engine::cache::CacheConfigError| TraceError::Invalid {
-                    path: self.path.to_owned(),
-                    pointer: format!("{base}/provider"),
-                    // The parse error already says what was expected.
-                    message: e.to_string(),
-                })?,
+                .map_err(
+                    |e: crate::engine::cache::CacheConfigError| TraceError::Invalid {
+                        path: self.path.to_owned(),
+                        pointer: format!("{base}/provider"),
+                        // The parse error already says what was expected.
+                        message: e.to_string(),
+                    },
+                )?,
         };
         let model = doc
             .model

@@ -962,14 +962,7 @@ pub(crate) mod shared {
         }
     }
 
-    /// serde_json's message without its " at line L column C" suffix.
-    pub(crate) fn strip_position(e: &serde_json::Error) -> String {
-        let s = e.to_string();
-        match s.rfind(" at line ") {
-            Some(i) => s[..i].to_owned(),
-            None => s,
-        }
-    }
+    pub(crate) use crate::engine::json::error_message as strip_position;
 
     /// 1-based line and column of `part` (a slice of `text`) within `text`.
     pub(crate) fn position_of(text: &str, part: &str) -> (usize, usize) {

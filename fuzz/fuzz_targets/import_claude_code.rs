@@ -1,0 +1,11 @@
+#![no_main]
+//! `tracecost::trace::import::claude_code::import` over one arbitrary file.
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+mod common;
+
+fuzz_target!(|data: &[u8]| {
+    common::run(data, tracecost::trace::import::claude_code::import);
+});
