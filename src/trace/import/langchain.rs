@@ -46,11 +46,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
-use super::anthropic::shared::{
+use super::common::{
     self, Conversations, Doc, NewCall, ReplyMeta, ResultContent, TraceBuilder, Unmapped,
-    compact_object, expand_inputs, finish_usage, image_from_url, merge_anthropic_usage,
-    message_key, openai_usage, position_of, read_text, split_doc, tool_result_block,
-    tool_use_block,
+    compact_object, finish_usage, image_from_url, merge_anthropic_usage, message_key, openai_usage,
+    position_of, read_text, split_doc, tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -63,40 +62,19 @@ use crate::trace::{Call, Prompt, RecordedUsage};
 /// Directories are expanded to their `.json`/`.jsonl` files; files are read
 /// in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    let files = expand_inputs(inputs)?;
-    let mut out = ImportOutput::default();
-    let mut un = Unmapped::default();
-    let mut names = shared::Names::default();
-    for path in &files {
-        out.report.files += 1;
-        let (builders, kind) = import_file(path, opts, &mut out.report, &mut un)?;
-        if builders.is_empty() {
-            out.report.skipped_files += 1;
-            continue;
-        }
-        let file_name = shared::file_name(path);
-        let trace_names = names.for_file(path, builders.len());
-        for (b, name) in builders.into_iter().zip(trace_names) {
-            let description = format!(
-                "LangChain messages {file_name} ({kind}): {} call(s) from line {}",
-                b.calls.len(),
-                b.first_line
-            );
-            let line = b.first_line;
-            let trace = b.finish(name, description, opts, &mut un);
-            shared::check_loads(&trace, path, line)?;
-            out.traces.push(trace);
-        }
-    }
-    out.report.unmapped = un.lines();
-    if out.traces.is_empty() {
-        return Err(ImportError::Empty(format!(
-            "{}: no LangChain message lists found in {} file(s)",
-            super::shown(inputs),
-            files.len()
-        )));
-    }
-    Ok(out)
+    common::import_files(
+        inputs,
+        opts,
+        "call(s)",
+        "LangChain message lists",
+        |path, report, un| {
+            let (builders, kind) = import_file(path, opts, report, un)?;
+            Ok((
+                builders,
+                format!("LangChain messages {} ({kind})", common::file_name(path)),
+            ))
+        },
+    )
 }
 
 /// One list with the line it starts at.
@@ -117,7 +95,7 @@ fn import_file(
     };
     let bad = |part: &str, msg: &str| {
         let (line, col) = position_of(&text, part);
-        shared::invalid(path, line, Some(col), msg)
+        common::invalid(path, line, Some(col), msg)
     };
     match doc {
         Doc::Whole(v) => {
@@ -141,7 +119,7 @@ fn import_file(
                         items: inner,
                     }),
                     Err(_) => {
-                        shared::reject(
+                        common::reject(
                             opts,
                             report,
                             bad(item.get(), "expected a list of messages"),
@@ -156,24 +134,24 @@ fn import_file(
             for (line, l) in lines {
                 match serde_json::from_str::<&RawValue>(l) {
                     Err(e) => {
-                        let err = shared::invalid(
+                        let err = common::invalid(
                             path,
                             line,
                             Some(e.column().max(1)),
-                            &shared::strip_position(&e),
+                            &common::strip_position(&e),
                         );
-                        shared::reject(opts, report, err)?;
+                        common::reject(opts, report, err)?;
                     }
                     Ok(v) => match list_items(v) {
                         Some(items) => lists.push(List { line, items }),
                         None => {
-                            let err = shared::invalid(
+                            let err = common::invalid(
                                 path,
                                 line,
                                 Some(1),
                                 "expected a list of LangChain messages",
                             );
-                            shared::reject(opts, report, err)?;
+                            common::reject(opts, report, err)?;
                         }
                     },
                 }

@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod claude_code;
+pub(crate) mod common;
 pub mod langchain;
 pub mod openai;
 pub(crate) mod time;

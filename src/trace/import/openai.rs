@@ -39,11 +39,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
-use super::anthropic::shared::{
+use super::common::{
     self, Conversations, Doc, HttpBody, NewCall, ResultContent, TraceBuilder, Unmapped,
-    compact_object, expand_inputs, finish_usage, image_from_url, is_error_body, message_key,
-    openai_usage, position_of, read_text, split_doc, timestamp_ms, tool_result_block,
-    tool_use_block, unwrap_request, unwrap_response,
+    compact_object, finish_usage, image_from_url, is_error_body, message_key, openai_usage,
+    position_of, read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
+    unwrap_request, unwrap_response,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -55,40 +55,19 @@ use crate::trace::{Call, Prompt};
 /// request/response logs. Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    let files = expand_inputs(inputs)?;
-    let mut out = ImportOutput::default();
-    let mut un = Unmapped::default();
-    let mut names = shared::Names::default();
-    for path in &files {
-        out.report.files += 1;
-        let builders = import_file(path, opts, &mut out.report, &mut un)?;
-        if builders.is_empty() {
-            out.report.skipped_files += 1;
-            continue;
-        }
-        let file_name = shared::file_name(path);
-        let trace_names = names.for_file(path, builders.len());
-        for (b, name) in builders.into_iter().zip(trace_names) {
-            let description = format!(
-                "OpenAI Chat Completions {file_name}: {} call(s) from line {}",
-                b.calls.len(),
-                b.first_line
-            );
-            let line = b.first_line;
-            let trace = b.finish(name, description, opts, &mut un);
-            shared::check_loads(&trace, path, line)?;
-            out.traces.push(trace);
-        }
-    }
-    out.report.unmapped = un.lines();
-    if out.traces.is_empty() {
-        return Err(ImportError::Empty(format!(
-            "{}: no OpenAI conversations found in {} file(s)",
-            super::shown(inputs),
-            files.len()
-        )));
-    }
-    Ok(out)
+    common::import_files(
+        inputs,
+        opts,
+        "call(s)",
+        "OpenAI conversations",
+        |path, report, un| {
+            let builders = import_file(path, opts, report, un)?;
+            Ok((
+                builders,
+                format!("OpenAI Chat Completions {}", common::file_name(path)),
+            ))
+        },
+    )
 }
 
 fn import_file(
@@ -109,18 +88,18 @@ fn import_file(
             if v.get().starts_with('{') {
                 let r = record(v, line, &mut convs, &mut ids, un);
                 if let Err(msg) = r {
-                    shared::reject(opts, report, shared::invalid(path, line, Some(col), &msg))?;
+                    common::reject(opts, report, common::invalid(path, line, Some(col), &msg))?;
                 }
                 return Ok(convs.builders);
             }
             let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(v.get()) else {
-                let err = shared::invalid(
+                let err = common::invalid(
                     path,
                     line,
                     Some(col),
                     "expected a request body, a list of messages, or a list of request/response records",
                 );
-                shared::reject(opts, report, err)?;
+                common::reject(opts, report, err)?;
                 return Ok(Vec::new());
             };
             let is_messages = items
@@ -132,7 +111,7 @@ fn import_file(
             for item in items {
                 let (line, col) = position_of(&text, item.get());
                 if let Err(msg) = record(item, line, &mut convs, &mut ids, un) {
-                    shared::reject(opts, report, shared::invalid(path, line, Some(col), &msg))?;
+                    common::reject(opts, report, common::invalid(path, line, Some(col), &msg))?;
                 }
             }
         }
@@ -141,18 +120,18 @@ fn import_file(
                 let v = match serde_json::from_str::<&RawValue>(l) {
                     Ok(v) => v,
                     Err(e) => {
-                        let err = shared::invalid(
+                        let err = common::invalid(
                             path,
                             line,
                             Some(e.column().max(1)),
-                            &shared::strip_position(&e),
+                            &common::strip_position(&e),
                         );
-                        shared::reject(opts, report, err)?;
+                        common::reject(opts, report, err)?;
                         continue;
                     }
                 };
                 if let Err(msg) = record(v, line, &mut convs, &mut ids, un) {
-                    shared::reject(opts, report, shared::invalid(path, line, Some(1), &msg))?;
+                    common::reject(opts, report, common::invalid(path, line, Some(1), &msg))?;
                 }
             }
         }

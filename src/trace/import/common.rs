@@ -1,0 +1,1016 @@
+//! Helpers shared by the request-log, LangChain and OpenAI importers.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::engine::cache::ProviderKind;
+use crate::engine::json::{RawObject, raw_json, raw_string};
+use crate::engine::message::{BlockKind, Content, ContentBlock, Message, Role};
+use crate::trace::import::{ImportError, ImportOptions, ImportReport};
+use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+
+/// Usage figures above this are corrupt records (the loader's limit).
+const ABSURD_TOKENS: u64 = 100_000_000;
+
+/// The loop every log importer shares: expand the inputs, read each file
+/// with `read` (its conversations, and a label for their descriptions such
+/// as "OpenAI Chat Completions calls.jsonl"), name the traces, and check
+/// that each one loads. `unit` names what a call is in the description;
+/// `nothing_found` what to say when no file held anything.
+pub(crate) fn import_files(
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
+    unit: &str,
+    nothing_found: &str,
+    mut read: impl FnMut(
+        &Path,
+        &mut ImportReport,
+        &mut Unmapped,
+    ) -> Result<(Vec<TraceBuilder>, String), ImportError>,
+) -> Result<crate::trace::import::ImportOutput, ImportError> {
+    let files = expand_inputs(inputs)?;
+    let mut out = crate::trace::import::ImportOutput::default();
+    let mut un = Unmapped::default();
+    let mut names = Names::default();
+    for path in &files {
+        out.report.files += 1;
+        let (builders, label) = read(path, &mut out.report, &mut un)?;
+        if builders.is_empty() {
+            out.report.skipped_files += 1;
+            continue;
+        }
+        let trace_names = names.for_file(path, builders.len());
+        for (b, name) in builders.into_iter().zip(trace_names) {
+            let description = format!(
+                "{label}: {} {unit} from line {}",
+                b.calls.len(),
+                b.first_line
+            );
+            let line = b.first_line;
+            let trace = b.finish(name, description, opts, &mut un);
+            check_loads(&trace, path, line)?;
+            out.traces.push(trace);
+        }
+    }
+    out.report.unmapped = un.lines();
+    if out.traces.is_empty() {
+        return Err(ImportError::Empty(format!(
+            "{}: no {nothing_found} found in {} file(s)",
+            crate::trace::import::shown(inputs),
+            files.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// The files to read: directories expand to their `.json` / `.jsonl` /
+/// `.ndjson` files (not recursively); the list is sorted and deduplicated.
+pub(crate) fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
+    let mut files = Vec::new();
+    for p in inputs {
+        let io = |source| ImportError::Io {
+            path: p.clone(),
+            source,
+        };
+        let meta = std::fs::metadata(p).map_err(io)?;
+        if !meta.is_dir() {
+            files.push(p.clone());
+            continue;
+        }
+        for entry in std::fs::read_dir(p).map_err(io)? {
+            let path = entry.map_err(io)?.path();
+            let ext = path
+                .extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase());
+            if path.is_file() && matches!(ext.as_deref(), Some("json" | "jsonl" | "ndjson")) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// The file's name, for descriptions.
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Whether the file is JSON Lines by its extension.
+pub(crate) fn is_jsonl(path: &Path) -> bool {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .is_some_and(|e| e == "jsonl" || e == "ndjson")
+}
+
+/// Reads a whole file as UTF-8.
+pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
+    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let ok = e.utf8_error().valid_up_to();
+        let prefix = &e.as_bytes()[..ok];
+        let line = prefix.iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = ok
+            - prefix
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1)
+            + 1;
+        invalid(path, line, Some(col), "not UTF-8")
+    })
+}
+
+/// An [`ImportError::Invalid`].
+pub(crate) fn invalid(
+    path: &Path,
+    line: usize,
+    column: Option<usize>,
+    message: &str,
+) -> ImportError {
+    ImportError::Invalid {
+        path: path.to_owned(),
+        line,
+        column,
+        message: message.to_owned(),
+    }
+}
+
+/// Fails with `err`, or with `skip_invalid` counts a skipped line.
+pub(crate) fn reject(
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+    err: ImportError,
+) -> Result<(), ImportError> {
+    if opts.skip_invalid {
+        report.skipped_lines += 1;
+        Ok(())
+    } else {
+        Err(err)
+    }
+}
+
+pub(crate) use crate::engine::json::error_message as strip_position;
+
+/// 1-based line and column of `part` (a slice of `text`) within `text`.
+pub(crate) fn position_of(text: &str, part: &str) -> (usize, usize) {
+    let start = text.as_ptr() as usize;
+    let at = (part.as_ptr() as usize)
+        .checked_sub(start)
+        .filter(|&o| o <= text.len())
+        .unwrap_or(0);
+    let before = text.as_bytes().get(..at).unwrap_or_default();
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    (line, at - line_start + 1)
+}
+
+/// A JSON file read either as one document or as JSON Lines.
+pub(crate) enum Doc<'a> {
+    /// One JSON value (borrowed from the file text).
+    Whole(&'a RawValue),
+    /// Non-empty lines with their 1-based numbers.
+    Lines(Vec<(usize, &'a str)>),
+}
+
+/// Decides how to read `text`: `.jsonl` / `.ndjson` files (and files
+/// whose first line is a JSON value on its own while the whole is not)
+/// are JSON Lines; anything else is one document. `Ok(None)` when there
+/// is nothing to read (empty, or an invalid document skipped under
+/// `skip_invalid`).
+pub(crate) fn split_doc<'a>(
+    path: &Path,
+    text: &'a str,
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+) -> Result<Option<Doc<'a>>, ImportError> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let lines = || -> Vec<(usize, &'a str)> {
+        text.split('\n')
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.trim_end()))
+            .filter(|(_, l)| !l.trim_start().is_empty())
+            .collect()
+    };
+    let first_line_alone = || {
+        lines()
+            .first()
+            .is_some_and(|(_, l)| serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok())
+    };
+    if is_jsonl(path) {
+        if first_line_alone() {
+            return Ok(Some(Doc::Lines(lines())));
+        }
+        if let Ok(v) = serde_json::from_str::<&RawValue>(text) {
+            return Ok(Some(Doc::Whole(v)));
+        }
+        return Ok(Some(Doc::Lines(lines())));
+    }
+    match serde_json::from_str::<&RawValue>(text) {
+        Ok(v) => Ok(Some(Doc::Whole(v))),
+        Err(_) if first_line_alone() => Ok(Some(Doc::Lines(lines()))),
+        Err(e) => {
+            let err = invalid(path, e.line(), Some(e.column().max(1)), &strip_position(&e));
+            reject(opts, report, err)?;
+            Ok(None)
+        }
+    }
+}
+
+/// Removes whitespace between JSON tokens; strings are kept byte for
+/// byte. `s` must be JSON (or nearly: invalid input stays invalid).
+pub(crate) fn compact_json(s: &str) -> Cow<'_, str> {
+    let bytes = s.as_bytes();
+    let mut in_str = false;
+    let mut esc = false;
+    let mut out: Option<Vec<u8>> = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_str {
+            if esc {
+                esc = false;
+            } else if b == b'\\' {
+                esc = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+        } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            if out.is_none() {
+                let mut v = Vec::with_capacity(bytes.len());
+                v.extend_from_slice(&bytes[..i]);
+                out = Some(v);
+            }
+            continue;
+        } else if b == b'"' {
+            in_str = true;
+        }
+        if let Some(v) = out.as_mut() {
+            v.push(b);
+        }
+    }
+    match out {
+        None => Cow::Borrowed(s),
+        // Only ASCII bytes were dropped, so the rest is still UTF-8.
+        Some(v) => String::from_utf8(v).map_or(Cow::Borrowed(s), Cow::Owned),
+    }
+}
+
+/// Parses compacted JSON text as an object.
+pub(crate) fn compact_object(raw: &str) -> Option<RawObject> {
+    RawObject::from_json(&compact_json(raw)).ok()
+}
+
+/// Counts of things that could not be mapped, one line per kind, in the
+/// order first seen.
+#[derive(Default)]
+pub(crate) struct Unmapped {
+    items: Vec<(&'static str, usize)>,
+}
+
+impl Unmapped {
+    /// Adds `n` of `what`.
+    pub(crate) fn add(&mut self, what: &'static str, n: usize) {
+        if n == 0 {
+            return;
+        }
+        match self.items.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, c)) => *c += n,
+            None => self.items.push((what, n)),
+        }
+    }
+
+    /// `"N × what"` lines.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.items
+            .iter()
+            .map(|(w, n)| format!("{n} × {w}"))
+            .collect()
+    }
+}
+
+/// Unique trace names.
+#[derive(Default)]
+pub(crate) struct Names {
+    used: HashSet<String>,
+}
+
+impl Names {
+    /// `count` names for the traces of one file: its stem, then
+    /// `stem-2`, `stem-3`…; a name already taken gets a further `-N`.
+    pub(crate) fn for_file(&mut self, path: &Path, count: usize) -> Vec<String> {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "trace".to_owned());
+        (0..count)
+            .map(|i| {
+                let base = if i == 0 {
+                    stem.clone()
+                } else {
+                    format!("{stem}-{}", i + 1)
+                };
+                self.unique(base)
+            })
+            .collect()
+    }
+
+    fn unique(&mut self, base: String) -> String {
+        if self.used.insert(base.clone()) {
+            return base;
+        }
+        let mut n = 2usize;
+        loop {
+            let c = format!("{base}-{n}");
+            if self.used.insert(c.clone()) {
+                return c;
+            }
+            n += 1;
+        }
+    }
+}
+
+/// A key equal for two messages that are equal once markers are removed
+/// (a string content hashes as one text block holding it).
+pub(crate) fn message_key(m: &Message) -> u64 {
+    let mut h = DefaultHasher::new();
+    m.role().as_str().hash(&mut h);
+    match m.content() {
+        Content::Text(_) => {
+            let raw = m.fields().get("content").map_or("\"\"", |r| r.get());
+            format!("{{\"type\":\"text\",\"text\":{raw}}}").hash(&mut h);
+        }
+        Content::Blocks(bs) => {
+            for b in bs {
+                b.to_json().hash(&mut h);
+            }
+        }
+    }
+    h.finish()
+}
+
+/// `m` with its content replaced by `blocks`, other members kept.
+pub(crate) fn with_blocks(m: &Message, blocks: Vec<ContentBlock>) -> Message {
+    let mut fields = m.fields().clone();
+    fields.set("content", blocks_json(&blocks));
+    Message::from_object(fields).unwrap_or_else(|_| Message::new(m.role(), blocks))
+}
+
+/// A JSON array of the blocks.
+pub(crate) fn blocks_json(blocks: &[ContentBlock]) -> Box<RawValue> {
+    let mut json = String::from("[");
+    for (i, b) in blocks.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        b.fields().write_json(&mut json);
+    }
+    json.push(']');
+    raw_json(json)
+}
+
+/// A message with role `role` whose content is the raw `content`.
+pub(crate) fn serde_message(role: Role, content: &RawValue) -> Option<Message> {
+    let mut f = RawObject::new();
+    f.set("role", raw_string(role.as_str()));
+    f.set("content", content.to_owned());
+    Message::from_object(f).ok()
+}
+
+/// `{"type":"tool_use","id":…,"name":…,"input":…}`.
+pub(crate) fn tool_use_block(id: &str, name: &str, input: Box<RawValue>) -> ContentBlock {
+    let mut f = RawObject::new();
+    f.set("type", raw_string("tool_use"));
+    f.set("id", raw_string(id));
+    f.set("name", raw_string(name));
+    f.set("input", input);
+    ContentBlock::from_object(f).unwrap_or_else(|_| ContentBlock::text(""))
+}
+
+/// What a tool result carries.
+pub(crate) enum ResultContent {
+    /// A string.
+    Text(String),
+    /// Content blocks.
+    Blocks(Vec<ContentBlock>),
+}
+
+/// `{"type":"tool_result","tool_use_id":…,"content":…}`.
+pub(crate) fn tool_result_block(id: &str, content: ResultContent, is_error: bool) -> ContentBlock {
+    let mut f = RawObject::new();
+    f.set("type", raw_string("tool_result"));
+    f.set("tool_use_id", raw_string(id));
+    let fallback = match &content {
+        ResultContent::Text(t) => t.clone(),
+        ResultContent::Blocks(_) => String::new(),
+    };
+    match content {
+        ResultContent::Text(t) => f.set("content", raw_string(&t)),
+        ResultContent::Blocks(b) => f.set("content", blocks_json(&b)),
+    }
+    if is_error {
+        f.set("is_error", raw_json("true".to_owned()));
+    }
+    ContentBlock::from_object(f).unwrap_or_else(|_| ContentBlock::text(&fallback))
+}
+
+/// An Anthropic image block for a URL (`data:` URLs become base64
+/// sources).
+pub(crate) fn image_from_url(url: &str) -> Option<ContentBlock> {
+    let mut source = RawObject::new();
+    if let Some(rest) = url.strip_prefix("data:") {
+        let (meta, data) = rest.split_once(',')?;
+        let media = meta.strip_suffix(";base64")?;
+        source.set("type", raw_string("base64"));
+        source.set("media_type", raw_string(media));
+        source.set("data", raw_string(data));
+    } else {
+        source.set("type", raw_string("url"));
+        source.set("url", raw_string(url));
+    }
+    let mut f = RawObject::new();
+    f.set("type", raw_string("image"));
+    f.set("source", raw_json(source.to_json()));
+    ContentBlock::from_object(f).ok()
+}
+
+/// The request side of an exchange record.
+pub(crate) struct HttpRequest {
+    /// The request body.
+    pub body: Option<RawObject>,
+    /// Whether it was wrapped (`{"body": …, "url": …}`).
+    pub wrapped: bool,
+    /// The request URL, when recorded.
+    pub url: Option<String>,
+    /// When the request started.
+    pub timestamp_ms: Option<u64>,
+}
+
+/// A response body.
+pub(crate) enum HttpBody {
+    /// A JSON object.
+    Json(RawObject),
+    /// Text (server-sent events).
+    Text(String),
+}
+
+/// The response side of an exchange record.
+pub(crate) struct HttpResponse {
+    /// No response was recorded (absent or `null`).
+    pub missing: bool,
+    /// The HTTP status, when recorded.
+    pub status: Option<u64>,
+    /// The body.
+    pub body: Option<HttpBody>,
+    /// When the response was recorded.
+    pub timestamp_ms: Option<u64>,
+}
+
+/// Milliseconds since the epoch from a number of seconds (or of
+/// milliseconds, above 10^11) or an RFC 3339 string.
+pub(crate) fn timestamp_ms(raw: &RawValue) -> Option<u64> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        let s: String = serde_json::from_str(text).ok()?;
+        return crate::trace::import::time::parse_rfc3339_ms(&s);
+    }
+    let v: f64 = serde_json::from_str(text).ok()?;
+    if !v.is_finite() || v < 0.0 {
+        return None;
+    }
+    let ms = if v > 1e11 { v } else { v * 1000.0 };
+    // In range: checked above and bounded by f64's exponent.
+    (ms < 1.8e19).then(|| ms.round() as u64)
+}
+
+fn parse_body(raw: &RawValue) -> Option<HttpBody> {
+    let text = raw.get();
+    if text.starts_with('{') {
+        return compact_object(text).map(HttpBody::Json);
+    }
+    if text.starts_with('"') {
+        let s: String = serde_json::from_str(text).ok()?;
+        let trimmed = s.trim_start();
+        if trimmed.starts_with('{')
+            && let Some(o) = compact_object(trimmed)
+        {
+            return Some(HttpBody::Json(o));
+        }
+        return Some(HttpBody::Text(s));
+    }
+    None
+}
+
+/// Reads the `request` member of a record: a request body, or a
+/// recorder's wrapper holding one in `body`.
+pub(crate) fn unwrap_request(raw: &RawValue) -> Result<HttpRequest, String> {
+    let obj = RawObject::from_json(raw.get())
+        .map_err(|_| "at /request: expected a JSON object".to_owned())?;
+    if obj.get("messages").is_some() || obj.get("body").is_none() {
+        return Ok(HttpRequest {
+            body: Some(obj),
+            wrapped: false,
+            url: None,
+            timestamp_ms: None,
+        });
+    }
+    let body = match obj.get("body") {
+        Some(b) => match parse_body(b) {
+            Some(HttpBody::Json(o)) => Some(o),
+            _ => None,
+        },
+        None => None,
+    };
+    let url = match obj.parse::<String>("url") {
+        Some(Ok(u)) => Some(u),
+        _ => None,
+    };
+    Ok(HttpRequest {
+        body,
+        wrapped: true,
+        url,
+        timestamp_ms: obj.get("timestamp").and_then(timestamp_ms),
+    })
+}
+
+/// Reads the `response` member of a record: a response body, a string
+/// (JSON or server-sent events), or a recorder's wrapper with
+/// `status_code` and `body` / `body_raw`.
+pub(crate) fn unwrap_response(raw: &RawValue) -> HttpResponse {
+    let mut out = HttpResponse {
+        missing: false,
+        status: None,
+        body: None,
+        timestamp_ms: None,
+    };
+    let text = raw.get();
+    if text == "null" {
+        out.missing = true;
+        return out;
+    }
+    if !text.starts_with('{') {
+        out.body = parse_body(raw);
+        return out;
+    }
+    let Some(obj) = compact_object(text) else {
+        return out;
+    };
+    let wrapped = obj.get("status_code").is_some()
+        || obj.get("body_raw").is_some()
+        || (obj.get("body").is_some()
+            && obj.get("content").is_none()
+            && obj.get("choices").is_none());
+    if !wrapped {
+        out.body = Some(HttpBody::Json(obj));
+        return out;
+    }
+    out.status = match obj.parse::<u64>("status_code") {
+        Some(Ok(s)) => Some(s),
+        _ => None,
+    };
+    out.timestamp_ms = obj.get("timestamp").and_then(timestamp_ms);
+    out.body = obj
+        .get("body")
+        .filter(|b| b.get() != "null")
+        .and_then(parse_body)
+        .or_else(|| obj.get("body_raw").and_then(parse_body));
+    out
+}
+
+/// Whether a response body is an API error.
+pub(crate) fn is_error_body(body: &RawObject) -> bool {
+    matches!(body.parse::<String>("type"), Some(Ok(t)) if t == "error")
+        || body.get("error").is_some_and(|e| e.get() != "null")
+}
+
+#[derive(Deserialize)]
+struct AnthropicUsage {
+    input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_creation: Option<CacheCreation>,
+    cache_read_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CacheCreation {
+    ephemeral_5m_input_tokens: Option<u64>,
+    ephemeral_1h_input_tokens: Option<u64>,
+}
+
+/// Overwrites `into`'s fields with those present in an Anthropic usage
+/// object; `false` when the object is malformed.
+pub(crate) fn merge_anthropic_usage(into: &mut RecordedUsage, raw: &RawValue) -> bool {
+    if raw.get() == "null" {
+        return true;
+    }
+    let Ok(u) = serde_json::from_str::<AnthropicUsage>(raw.get()) else {
+        return false;
+    };
+    let set = |slot: &mut Option<u64>, v: Option<u64>| {
+        if v.is_some() {
+            *slot = v;
+        }
+    };
+    set(&mut into.input_tokens, u.input_tokens);
+    set(
+        &mut into.cache_creation_input_tokens,
+        u.cache_creation_input_tokens,
+    );
+    set(&mut into.cache_read_input_tokens, u.cache_read_input_tokens);
+    set(&mut into.output_tokens, u.output_tokens);
+    if let Some(c) = u.cache_creation {
+        set(
+            &mut into.ephemeral_5m_input_tokens,
+            c.ephemeral_5m_input_tokens,
+        );
+        set(
+            &mut into.ephemeral_1h_input_tokens,
+            c.ephemeral_1h_input_tokens,
+        );
+    }
+    true
+}
+
+#[derive(Deserialize)]
+struct OpenAiUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    prompt_tokens_details: Option<OpenAiDetails>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    input_tokens_details: Option<OpenAiDetails>,
+}
+
+#[derive(Deserialize)]
+struct OpenAiDetails {
+    cached_tokens: Option<u64>,
+}
+
+/// An OpenAI usage object (`prompt_tokens`, `completion_tokens`,
+/// `prompt_tokens_details.cached_tokens`; or the Responses API's
+/// `input_tokens` spelling): cached tokens are cache reads, the rest of
+/// the prompt is uncached input. `None` when malformed.
+pub(crate) fn openai_usage(raw: &RawValue) -> Option<RecordedUsage> {
+    let u = serde_json::from_str::<OpenAiUsage>(raw.get()).ok()?;
+    let prompt = u.prompt_tokens.or(u.input_tokens);
+    let cached = u
+        .prompt_tokens_details
+        .or(u.input_tokens_details)
+        .and_then(|d| d.cached_tokens);
+    Some(RecordedUsage {
+        input_tokens: prompt.map(|p| p.saturating_sub(cached.unwrap_or(0))),
+        cache_read_input_tokens: cached,
+        output_tokens: u.completion_tokens.or(u.output_tokens),
+        ..RecordedUsage::default()
+    })
+}
+
+/// `None` for an empty usage; drops (and reports) corrupt figures.
+pub(crate) fn finish_usage(u: RecordedUsage, un: &mut Unmapped) -> Option<RecordedUsage> {
+    let all = [
+        u.input_tokens,
+        u.cache_creation_input_tokens,
+        u.ephemeral_5m_input_tokens,
+        u.ephemeral_1h_input_tokens,
+        u.cache_read_input_tokens,
+        u.output_tokens,
+    ];
+    if all.iter().all(Option::is_none) {
+        return None;
+    }
+    if all.iter().flatten().any(|&v| v > ABSURD_TOKENS) {
+        un.add("usage objects with absurd token counts (dropped)", 1);
+        return None;
+    }
+    Some(u)
+}
+
+/// What a model reply carried, for callers that find replies inside the
+/// history (LangChain).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ReplyMeta {
+    /// Its usage.
+    pub usage: Option<RecordedUsage>,
+    /// Its model.
+    pub model: Option<String>,
+}
+
+/// One trace being built.
+pub(crate) struct TraceBuilder {
+    /// The provider.
+    pub provider: ProviderKind,
+    /// Prompt versions.
+    pub prompts: Vec<Prompt>,
+    /// The history.
+    pub messages: Vec<Message>,
+    /// Reply metadata per history message (may be shorter).
+    pub meta: Vec<Option<ReplyMeta>>,
+    /// Keys of the latest request's messages.
+    pub keys: Vec<u64>,
+    /// The calls.
+    pub calls: Vec<Call>,
+    /// The last call's reply, appended to the history at the end.
+    pub reply: Option<Message>,
+    /// The line the trace starts at.
+    pub first_line: usize,
+    seq: usize,
+}
+
+impl TraceBuilder {
+    /// An empty trace starting at `first_line`.
+    pub(crate) fn new(provider: ProviderKind, first_line: usize) -> Self {
+        Self {
+            provider,
+            prompts: Vec::new(),
+            messages: Vec::new(),
+            meta: Vec::new(),
+            keys: Vec::new(),
+            calls: Vec::new(),
+            reply: None,
+            first_line,
+            seq: 0,
+        }
+    }
+
+    /// The index of `p`, pushed when it differs from the latest prompt.
+    pub(crate) fn prompt_index(&mut self, p: Prompt) -> usize {
+        if self.prompts.last() != Some(&p) {
+            self.prompts.push(p);
+        }
+        self.prompts.len() - 1
+    }
+
+    /// Extends the history to `req.messages` (whose start equals it) and
+    /// adds `call` with the request's prompt.
+    pub(crate) fn add_call(&mut self, req: NewCall, mut call: Call, reply: Option<Message>) {
+        let have = self.messages.len();
+        self.meta.resize(have, None);
+        let mut meta = req.meta.into_iter().skip(have);
+        for m in req.messages.into_iter().skip(have) {
+            self.messages.push(m);
+            self.meta.push(meta.next().flatten());
+        }
+        self.keys = req.keys;
+        call.prompt = self.prompt_index(req.prompt);
+        self.calls.push(call);
+        self.reply = reply;
+    }
+
+    /// The finished trace: default model set, the last reply appended,
+    /// tool_use / tool_result pairing repaired.
+    pub(crate) fn finish(
+        mut self,
+        name: String,
+        description: String,
+        opts: &ImportOptions,
+        un: &mut Unmapped,
+    ) -> Trace {
+        let model = self
+            .calls
+            .iter()
+            .find_map(|c| c.model.clone())
+            .or_else(|| opts.default_model.clone())
+            .unwrap_or_else(|| {
+                un.add(
+                    "traces with no model recorded (model set to \"unknown\")",
+                    1,
+                );
+                "unknown".to_owned()
+            });
+        for c in &mut self.calls {
+            if c.model.as_deref() == Some(model.as_str()) {
+                c.model = None;
+            }
+        }
+        if let Some(r) = self.reply.take() {
+            self.messages.push(r);
+        }
+        repair_tool_pairs(&mut self.messages, un);
+        if self.prompts.is_empty() {
+            self.prompts.push(Prompt::default());
+        }
+        Trace {
+            name,
+            description,
+            provider: self.provider,
+            model,
+            hidden_prefix_tokens: 0,
+            prompts: self.prompts,
+            messages: self.messages,
+            calls: self.calls,
+        }
+    }
+}
+
+/// A request's messages, as a call adds them to a trace.
+pub(crate) struct NewCall {
+    /// The messages sent (markers removed).
+    pub messages: Vec<Message>,
+    /// Their keys ([`message_key`]).
+    pub keys: Vec<u64>,
+    /// Reply metadata per message (may be empty).
+    pub meta: Vec<Option<ReplyMeta>>,
+    /// The system prompt and tools.
+    pub prompt: Prompt,
+}
+
+/// The traces of one file, and which request extends which.
+#[derive(Default)]
+pub(crate) struct Conversations {
+    /// Traces in order of their first request.
+    pub builders: Vec<TraceBuilder>,
+    seq: usize,
+}
+
+impl Conversations {
+    /// Adds a request: to the trace whose latest request's messages are
+    /// the longest prefix of its own (ties: the most recently extended),
+    /// or to a new trace.
+    pub(crate) fn add(
+        &mut self,
+        provider: ProviderKind,
+        line: usize,
+        req: NewCall,
+        call: Call,
+        reply: Option<Message>,
+    ) {
+        self.seq += 1;
+        let best = self
+            .builders
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| !b.keys.is_empty() && req.keys.starts_with(&b.keys))
+            .max_by_key(|(_, b)| (b.keys.len(), b.seq))
+            .map(|(i, _)| i);
+        let i = match best {
+            Some(i) => i,
+            None => {
+                self.builders.push(TraceBuilder::new(provider, line));
+                self.builders.len() - 1
+            }
+        };
+        let Some(b) = self.builders.get_mut(i) else {
+            return;
+        };
+        b.seq = self.seq;
+        b.add_call(req, call, reply);
+    }
+}
+
+/// Makes tool_use ids unique and every tool_result answer exactly one
+/// earlier tool_use: a repeated tool_use id gets a `_N` suffix (later
+/// results follow it); a result answering nothing (or answering twice)
+/// becomes a text block.
+pub(crate) fn repair_tool_pairs(messages: &mut [Message], un: &mut Unmapped) {
+    let mut used: HashSet<Arc<str>> = HashSet::new();
+    let mut current: HashMap<Arc<str>, Arc<str>> = HashMap::new();
+    let mut answered: HashSet<Arc<str>> = HashSet::new();
+    for m in messages.iter_mut() {
+        let mut changed = false;
+        let mut blocks = Vec::with_capacity(m.blocks().len());
+        for b in m.blocks() {
+            match b.kind() {
+                BlockKind::ToolUse { id, .. } => {
+                    if used.insert(id.clone()) {
+                        current.insert(id.clone(), id.clone());
+                        blocks.push(b.clone());
+                        continue;
+                    }
+                    let mut n = 2usize;
+                    let fresh: Arc<str> = loop {
+                        let c: Arc<str> = format!("{id}_{n}").into();
+                        if !used.contains(&c) {
+                            break c;
+                        }
+                        n += 1;
+                    };
+                    used.insert(fresh.clone());
+                    current.insert(id.clone(), fresh.clone());
+                    un.add("repeated tool_use ids (renamed with a _N suffix)", 1);
+                    let mut f = b.fields().clone();
+                    f.set("id", raw_string(&fresh));
+                    blocks.push(ContentBlock::from_object(f).unwrap_or_else(|_| b.clone()));
+                    changed = true;
+                }
+                BlockKind::ToolResult { tool_use_id, .. } => match current.get(tool_use_id) {
+                    Some(eff) if !answered.contains(eff) => {
+                        answered.insert(eff.clone());
+                        if eff == tool_use_id {
+                            blocks.push(b.clone());
+                        } else {
+                            let mut f = b.fields().clone();
+                            f.set("tool_use_id", raw_string(eff));
+                            blocks.push(ContentBlock::from_object(f).unwrap_or_else(|_| b.clone()));
+                            changed = true;
+                        }
+                    }
+                    _ => {
+                        un.add(
+                            "tool results answering no earlier tool call (kept as text)",
+                            1,
+                        );
+                        let text = b.tool_result_payload().unwrap_or("");
+                        blocks.push(ContentBlock::text(text));
+                        changed = true;
+                    }
+                },
+                _ => blocks.push(b.clone()),
+            }
+        }
+        if changed {
+            *m = with_blocks(m, blocks);
+        }
+    }
+}
+
+/// Serializes and reloads `trace`; an error here is an importer bug,
+/// reported against the record the trace started at.
+pub(crate) fn check_loads(trace: &Trace, path: &Path, line: usize) -> Result<(), ImportError> {
+    let json = crate::trace::to_json(trace);
+    crate::trace::load_str(&json, &trace.name)
+        .map(|_| ())
+        .map_err(|e| ImportError::Invalid {
+            path: path.to_owned(),
+            line,
+            column: None,
+            message: format!(
+                "the trace built from here does not load ({e}); please report this importer bug"
+            ),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_keeps_strings_and_drops_token_whitespace() {
+        let src = "{ \"a\" : [1, 2.50] ,\n \"b\": \"x  y\\\" z\" }";
+        assert_eq!(compact_json(src), "{\"a\":[1,2.50],\"b\":\"x  y\\\" z\"}");
+        assert!(matches!(compact_json("{\"a\":1}"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn raw_values_exclude_surrounding_whitespace() {
+        // Lines keep their leading whitespace (for columns); values
+        // parsed from them must not.
+        let v: &RawValue = serde_json::from_str("  [1] ").unwrap();
+        assert_eq!(v.get(), "[1]");
+        let (line, col) = position_of("a\n  [1]", &"a\n  [1]"[4..]);
+        assert_eq!((line, col), (2, 3));
+    }
+
+    #[test]
+    fn string_and_single_text_block_share_a_key() {
+        let a = Message::from_json(r#"{"role":"user","content":"hi"}"#).unwrap();
+        let b = Message::from_json(r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#)
+            .unwrap();
+        let c = Message::from_json(r#"{"role":"assistant","content":"hi"}"#).unwrap();
+        assert_eq!(message_key(&a), message_key(&b));
+        assert_ne!(message_key(&a), message_key(&c));
+    }
+
+    #[test]
+    fn timestamps_in_seconds_millis_and_rfc3339() {
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        assert_eq!(timestamp_ms(&raw("1700000000.25")), Some(1_700_000_000_250));
+        assert_eq!(timestamp_ms(&raw("1700000000250")), Some(1_700_000_000_250));
+        assert_eq!(timestamp_ms(&raw("\"1970-01-01T00:00:01Z\"")), Some(1000));
+        assert_eq!(timestamp_ms(&raw("-1")), None);
+    }
+
+    #[test]
+    fn repair_renames_repeats_and_textifies_orphans() {
+        let mut ms = vec![
+            Message::from_json(r#"{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"t","input":{}}]}"#).unwrap(),
+            Message::from_json(r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"1"},{"type":"tool_result","tool_use_id":"zz","content":"orphan"}]}"#).unwrap(),
+            Message::from_json(r#"{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"t","input":{}}]}"#).unwrap(),
+            Message::from_json(r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"2"}]}"#).unwrap(),
+        ];
+        let mut un = Unmapped::default();
+        repair_tool_pairs(&mut ms, &mut un);
+        assert_eq!(
+            ms[1].to_json(),
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"1"},{"type":"text","text":"orphan"}]}"#
+        );
+        assert!(ms[2].to_json().contains(r#""id":"a_2""#));
+        assert!(ms[3].to_json().contains(r#""tool_use_id":"a_2""#));
+        assert_eq!(un.lines().len(), 2);
+    }
+}
