@@ -355,7 +355,7 @@ pub struct Message {
 
 impl fmt::Debug for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Message({})", self.fields.to_json())
+        write!(f, "Message({})", self.to_json())
     }
 }
 
@@ -390,6 +390,13 @@ impl Message {
                 .collect::<Result<Vec<_>, _>>()?;
             Content::Blocks(blocks)
         };
+        let mut fields = fields;
+        if let Content::Blocks(_) = content {
+            // The blocks hold their own raw bytes; keeping the array's raw
+            // text too would hold every payload twice. The member keeps its
+            // place in the key order and is written from the blocks.
+            fields.set("content", super::json::raw_json("[]".to_owned()));
+        }
         Ok(Self {
             fields,
             role,
@@ -406,17 +413,9 @@ impl Message {
 
     /// A message with the given role and blocks.
     pub fn new(role: Role, blocks: Vec<ContentBlock>) -> Self {
-        let mut json = String::from("[");
-        for (i, b) in blocks.iter().enumerate() {
-            if i > 0 {
-                json.push(',');
-            }
-            b.fields.write_json(&mut json);
-        }
-        json.push(']');
         let mut fields = RawObject::new();
         fields.set("role", super::json::raw_string(role.as_str()));
-        fields.set("content", super::json::raw_json(json));
+        fields.set("content", super::json::raw_json("[]".to_owned()));
         Self {
             fields,
             role,
@@ -454,14 +453,49 @@ impl Message {
         }
     }
 
-    /// The raw members, in document order.
+    /// The raw members, in document order. For a message whose content is
+    /// a list of blocks, the `content` member only marks its place (it reads
+    /// `[]`): the blocks hold the bytes. Use [`Message::write_json`] to
+    /// serialize.
     pub fn fields(&self) -> &RawObject {
         &self.fields
     }
 
+    /// Writes the message as compact JSON: every member's original bytes,
+    /// the content written from its blocks.
+    pub fn write_json(&self, out: &mut String) {
+        let Content::Blocks(blocks) = &self.content else {
+            self.fields.write_json(out);
+            return;
+        };
+        out.push('{');
+        for (k, (key, raw)) in self.fields.members().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            super::json::push_json_string(out, key);
+            out.push(':');
+            if key == "content" {
+                out.push('[');
+                for (i, b) in blocks.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    b.fields.write_json(out);
+                }
+                out.push(']');
+            } else {
+                out.push_str(raw.get());
+            }
+        }
+        out.push('}');
+    }
+
     /// Compact JSON of the message as recorded.
     pub fn to_json(&self) -> String {
-        self.fields.to_json()
+        let mut s = String::new();
+        self.write_json(&mut s);
+        s
     }
 }
 
@@ -525,7 +559,19 @@ macro_rules! serde_via_object {
 }
 
 serde_via_object!(ContentBlock);
-serde_via_object!(Message);
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let raw = RawValue::from_string(self.to_json()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let fields = RawObject::deserialize(d)?;
+        Message::from_object(fields).map_err(D::Error::custom)
+    }
+}
 serde_via_object!(ToolDefinition);
 
 #[cfg(test)]

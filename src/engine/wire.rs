@@ -139,7 +139,7 @@ impl Request<'_> {
             .iter()
             .any(|mk| matches!(mk.at, BlockRef::Message { message, .. } if message == mi));
         if m.blocks.is_none() && !marked {
-            m.source.fields().write_json(out);
+            m.source.write_json(out);
             return;
         }
         out.push('{');

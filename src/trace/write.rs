@@ -60,7 +60,7 @@ fn write_trace_members(out: &mut String, t: &Trace) {
     out.push_str(",\n\"messages\":[");
     for (i, m) in t.messages.iter().enumerate() {
         out.push_str(if i == 0 { "\n" } else { ",\n" });
-        m.fields().write_json(out);
+        m.write_json(out);
     }
     out.push_str("\n],\n\"calls\":[");
     let mut prev_prompt = 0;
