@@ -50,6 +50,16 @@ impl ToolResultLedger for InMemoryLedger {
         tool_args: &str,
         content: &str,
     ) -> Result<Handle, LedgerError> {
+        self.record_shared(tool_call_id, tool_name, tool_args, &Arc::from(content))
+    }
+
+    fn record_shared(
+        &self,
+        tool_call_id: &str,
+        tool_name: &str,
+        tool_args: &str,
+        content: &Arc<str>,
+    ) -> Result<Handle, LedgerError> {
         let mut inner = self.lock();
         if let Some(rec) = inner.by_call_id.get(tool_call_id) {
             return Ok(rec.handle.clone());
@@ -58,7 +68,7 @@ impl ToolResultLedger for InMemoryLedger {
         let rec = Arc::new(Recorded {
             handle: handle.clone(),
             tool_args: tool_args.into(),
-            payload: content.into(),
+            payload: content.clone(),
         });
         inner.by_mem_id.insert(handle.mem_id.clone(), rec.clone());
         inner.by_call_id.insert(tool_call_id.to_owned(), rec);

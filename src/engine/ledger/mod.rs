@@ -64,6 +64,19 @@ pub trait ToolResultLedger: Send + Sync {
         content: &str,
     ) -> Result<Handle, LedgerError>;
 
+    /// Like [`ToolResultLedger::record`] for a caller that already holds
+    /// the content in an `Arc`: in-memory ledgers keep that `Arc` instead of
+    /// a copy, so a recorded payload is not held twice.
+    fn record_shared(
+        &self,
+        tool_call_id: &str,
+        tool_name: &str,
+        tool_args: &str,
+        content: &Arc<str>,
+    ) -> Result<Handle, LedgerError> {
+        self.record(tool_call_id, tool_name, tool_args, content)
+    }
+
     /// Looks up a record by `mem_id`.
     fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError>;
 
@@ -95,6 +108,9 @@ pub fn not_found(mem_id: &str) -> String {
 }
 
 impl<L: ToolResultLedger + ?Sized> ToolResultLedger for Arc<L> {
+    fn record_shared(&self, tool_call_id: &str, tool_name: &str, tool_args: &str, content: &Arc<str>) -> Result<Handle, LedgerError> {
+        (**self).record_shared(tool_call_id, tool_name, tool_args, content)
+    }
     fn record(
         &self,
         tool_call_id: &str,
@@ -113,6 +129,9 @@ impl<L: ToolResultLedger + ?Sized> ToolResultLedger for Arc<L> {
 }
 
 impl<L: ToolResultLedger + ?Sized> ToolResultLedger for &L {
+    fn record_shared(&self, tool_call_id: &str, tool_name: &str, tool_args: &str, content: &Arc<str>) -> Result<Handle, LedgerError> {
+        (**self).record_shared(tool_call_id, tool_name, tool_args, content)
+    }
     fn record(
         &self,
         tool_call_id: &str,
