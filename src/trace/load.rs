@@ -2,9 +2,8 @@
 //!
 //! The file is streamed through serde (never held whole in memory), each
 //! object's members kept as raw JSON; messages are then converted one by one,
-//! so the peak is the loaded trace itself: about three times the file size
-//! (a message's raw content, each block's raw JSON and the parsed text; see
-//! docs/robustness.md). Every error names the file and the place — line and
+//! so the peak is the loaded trace itself: about twice the file size (each
+//! block's raw JSON and its parsed text; see docs/robustness.md). Every error names the file and the place — line and
 //! column for syntax and type errors, a JSON pointer for shape and
 //! consistency errors — and what was expected.
 
