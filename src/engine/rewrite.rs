@@ -228,12 +228,16 @@ impl<L: ToolResultLedger> Compactor<L> {
             .unwrap_or(("unknown", "{}"));
         // A string payload is shared with the ledger, not copied.
         let handle = match block.kind() {
-            BlockKind::ToolResult { content: ToolResultContent::Text(text), .. } => {
-                self.ledger.record_shared(tool_use_id, tool_name, tool_args, text)?
-            }
+            BlockKind::ToolResult {
+                content: ToolResultContent::Text(text),
+                ..
+            } => self
+                .ledger
+                .record_shared(tool_use_id, tool_name, tool_args, text)?,
             _ => {
                 let payload = block.tool_result_payload().unwrap_or("");
-                self.ledger.record(tool_use_id, tool_name, tool_args, payload)?
+                self.ledger
+                    .record(tool_use_id, tool_name, tool_args, payload)?
             }
         };
         let text = render_stub(&handle);

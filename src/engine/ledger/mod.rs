@@ -108,7 +108,13 @@ pub fn not_found(mem_id: &str) -> String {
 }
 
 impl<L: ToolResultLedger + ?Sized> ToolResultLedger for Arc<L> {
-    fn record_shared(&self, tool_call_id: &str, tool_name: &str, tool_args: &str, content: &Arc<str>) -> Result<Handle, LedgerError> {
+    fn record_shared(
+        &self,
+        tool_call_id: &str,
+        tool_name: &str,
+        tool_args: &str,
+        content: &Arc<str>,
+    ) -> Result<Handle, LedgerError> {
         (**self).record_shared(tool_call_id, tool_name, tool_args, content)
     }
     fn record(
@@ -129,7 +135,13 @@ impl<L: ToolResultLedger + ?Sized> ToolResultLedger for Arc<L> {
 }
 
 impl<L: ToolResultLedger + ?Sized> ToolResultLedger for &L {
-    fn record_shared(&self, tool_call_id: &str, tool_name: &str, tool_args: &str, content: &Arc<str>) -> Result<Handle, LedgerError> {
+    fn record_shared(
+        &self,
+        tool_call_id: &str,
+        tool_name: &str,
+        tool_args: &str,
+        content: &Arc<str>,
+    ) -> Result<Handle, LedgerError> {
         (**self).record_shared(tool_call_id, tool_name, tool_args, content)
     }
     fn record(
