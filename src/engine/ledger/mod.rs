@@ -107,56 +107,38 @@ pub fn not_found(mem_id: &str) -> String {
     )
 }
 
-impl<L: ToolResultLedger + ?Sized> ToolResultLedger for Arc<L> {
-    fn record_shared(
-        &self,
-        tool_call_id: &str,
-        tool_name: &str,
-        tool_args: &str,
-        content: &Arc<str>,
-    ) -> Result<Handle, LedgerError> {
-        (**self).record_shared(tool_call_id, tool_name, tool_args, content)
-    }
-    fn record(
-        &self,
-        tool_call_id: &str,
-        tool_name: &str,
-        tool_args: &str,
-        content: &str,
-    ) -> Result<Handle, LedgerError> {
-        (**self).record(tool_call_id, tool_name, tool_args, content)
-    }
-    fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError> {
-        (**self).get(mem_id)
-    }
-    fn get_by_call_id(&self, tool_call_id: &str) -> Result<Option<Recorded>, LedgerError> {
-        (**self).get_by_call_id(tool_call_id)
-    }
+/// Forwards every method through a pointer type, so a shared ledger
+/// (`Arc<L>`) or a borrowed one (`&L`) is a ledger too.
+macro_rules! forward_ledger {
+    ($ptr:ty) => {
+        impl<L: ToolResultLedger + ?Sized> ToolResultLedger for $ptr {
+            fn record(
+                &self,
+                tool_call_id: &str,
+                tool_name: &str,
+                tool_args: &str,
+                content: &str,
+            ) -> Result<Handle, LedgerError> {
+                (**self).record(tool_call_id, tool_name, tool_args, content)
+            }
+            fn record_shared(
+                &self,
+                tool_call_id: &str,
+                tool_name: &str,
+                tool_args: &str,
+                content: &Arc<str>,
+            ) -> Result<Handle, LedgerError> {
+                (**self).record_shared(tool_call_id, tool_name, tool_args, content)
+            }
+            fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError> {
+                (**self).get(mem_id)
+            }
+            fn get_by_call_id(&self, tool_call_id: &str) -> Result<Option<Recorded>, LedgerError> {
+                (**self).get_by_call_id(tool_call_id)
+            }
+        }
+    };
 }
 
-impl<L: ToolResultLedger + ?Sized> ToolResultLedger for &L {
-    fn record_shared(
-        &self,
-        tool_call_id: &str,
-        tool_name: &str,
-        tool_args: &str,
-        content: &Arc<str>,
-    ) -> Result<Handle, LedgerError> {
-        (**self).record_shared(tool_call_id, tool_name, tool_args, content)
-    }
-    fn record(
-        &self,
-        tool_call_id: &str,
-        tool_name: &str,
-        tool_args: &str,
-        content: &str,
-    ) -> Result<Handle, LedgerError> {
-        (**self).record(tool_call_id, tool_name, tool_args, content)
-    }
-    fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError> {
-        (**self).get(mem_id)
-    }
-    fn get_by_call_id(&self, tool_call_id: &str) -> Result<Option<Recorded>, LedgerError> {
-        (**self).get_by_call_id(tool_call_id)
-    }
-}
+forward_ledger!(Arc<L>);
+forward_ledger!(&L);
