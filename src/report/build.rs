@@ -179,7 +179,6 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     }
     for (cache, cells) in &by_cache {
         let mut thresholds: Vec<u64> = cells.keys().map(|(t, _)| *t).collect();
-        thresholds.dedup();
         thresholds.sort_unstable();
         thresholds.dedup();
         let mut keeps: Vec<usize> = cells.keys().map(|(_, k)| *k).collect();

@@ -10,8 +10,3 @@ pub mod replay_view;
 pub mod stability_view;
 pub mod sweep_view;
 pub mod usage_view;
-
-/// Cuts `s` to at most `n` characters (an ellipsis marks the cut).
-pub(crate) fn handle_cut(s: &str, n: usize) -> String {
-    crate::engine::handle::one_line(s, n)
-}

@@ -204,7 +204,7 @@ pub fn table(r: &UsageReport, scan: &UsageScan) -> String {
             s,
             "{:<38} {:<28} {:>10} {:>10} {:>12} {:>14} {:>11}  {}",
             row.session_id,
-            super::handle_cut(&row.project_path, 28),
+            crate::engine::handle::one_line(&row.project_path, 28),
             thousands(row.input_tokens),
             thousands(row.output_tokens),
             thousands(row.cache_creation_tokens),

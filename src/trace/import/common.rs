@@ -69,6 +69,32 @@ pub(crate) fn import_files(
     Ok(out)
 }
 
+/// A message `content` as LangChain and OpenAI write it: a string (one
+/// text block, none when empty) or a list of parts. `Err` holds the blocks
+/// of a string (or none); `Ok` the raw parts of a list. Anything else is
+/// dropped and counted.
+pub(crate) fn split_content<'a>(
+    raw: &'a RawValue,
+    un: &mut Unmapped,
+) -> Result<Vec<&'a RawValue>, Vec<ContentBlock>> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        return Err(match serde_json::from_str::<String>(text) {
+            Ok(s) if !s.is_empty() => vec![ContentBlock::text(&s)],
+            _ => Vec::new(),
+        });
+    }
+    serde_json::from_str::<Vec<&RawValue>>(text).map_err(|_| {
+        if text != "null" {
+            un.add(
+                "message contents that are neither a string nor a list (dropped)",
+                1,
+            );
+        }
+        Vec::new()
+    })
+}
+
 /// The files to read: directories expand to their `.json` / `.jsonl` /
 /// `.ndjson` files (not recursively); the list is sorted and deduplicated.
 pub(crate) fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {

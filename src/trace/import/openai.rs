@@ -441,21 +441,9 @@ fn content_parts(raw: Option<&RawValue>, un: &mut Unmapped) -> Vec<ContentBlock>
     let Some(raw) = raw else {
         return Vec::new();
     };
-    let text = raw.get();
-    if text.starts_with('"') {
-        return match serde_json::from_str::<String>(text) {
-            Ok(s) if !s.is_empty() => vec![ContentBlock::text(&s)],
-            _ => Vec::new(),
-        };
-    }
-    let Ok(parts) = serde_json::from_str::<Vec<&RawValue>>(text) else {
-        if text != "null" {
-            un.add(
-                "message contents that are neither a string nor a list (dropped)",
-                1,
-            );
-        }
-        return Vec::new();
+    let parts = match common::split_content(raw, un) {
+        Ok(parts) => parts,
+        Err(blocks) => return blocks,
     };
     let mut out = Vec::with_capacity(parts.len());
     for p in parts {
