@@ -1111,36 +1111,45 @@ fn models_cmd(a: ModelsArgs) -> Result<u8, CliError> {
 }
 
 fn import(a: ImportArgs) -> Result<u8, CliError> {
+    use crate::trace::TraceWriter;
     use crate::trace::import::{ImportOptions, anthropic, claude_code, langchain, openai};
     let opts = ImportOptions {
         skip_invalid: a.skip_invalid,
         default_model: a.model,
     };
-    let out = match a.from {
-        ImportFormat::ClaudeCode => claude_code::import(&a.inputs, &opts)?,
-        ImportFormat::Anthropic => anthropic::import(&a.inputs, &opts)?,
-        ImportFormat::Langchain => langchain::import(&a.inputs, &opts)?,
-        ImportFormat::Openai => openai::import(&a.inputs, &opts)?,
+    let shown = a.output.display().to_string();
+    let write_err = |source| CliError::Write {
+        path: shown.clone(),
+        source,
     };
-    if out.traces.is_empty() {
-        return Err(CliError::Usage(format!(
-            "{}: nothing to import: {}",
-            a.inputs
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            out.report
-        )));
-    }
-    let json = crate::trace::traces_to_json(&out.traces);
-    super::write_atomic(&a.output, json.as_bytes())?;
-    let calls: usize = out.traces.iter().map(|t| t.calls.len()).sum();
+    // Each trace goes to the temporary output file as soon as it is built;
+    // the file is renamed into place only once every input has been read.
+    let (traces, calls, report) = super::write_atomic_with(&a.output, |file| {
+        let mut out = TraceWriter::new(file);
+        let mut calls = 0usize;
+        let mut emit = |t: crate::trace::Trace| -> Result<(), CliError> {
+            calls += t.calls.len();
+            out.push(t).map_err(write_err)
+        };
+        let report = match a.from {
+            ImportFormat::ClaudeCode => claude_code::import_each(&a.inputs, &opts, &mut emit)?,
+            ImportFormat::Anthropic => anthropic::import_each(&a.inputs, &opts, &mut emit)?,
+            ImportFormat::Langchain => langchain::import_each(&a.inputs, &opts, &mut emit)?,
+            ImportFormat::Openai => openai::import_each(&a.inputs, &opts, &mut emit)?,
+        };
+        let traces = out.count();
+        if traces == 0 {
+            return Err(CliError::Usage(format!(
+                "{}: nothing to import: {report}",
+                crate::trace::import::shown(&a.inputs)
+            )));
+        }
+        out.finish().map_err(write_err)?;
+        Ok((traces, calls, report))
+    })?;
     eprintln!(
-        "tracecost: wrote {} trace(s), {calls} call(s) to {}; {}",
-        out.traces.len(),
-        a.output.display(),
-        out.report
+        "tracecost: wrote {traces} trace(s), {calls} call(s) to {}; {report}",
+        a.output.display()
     );
     Ok(0)
 }

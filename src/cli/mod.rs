@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 pub use error::{CliError, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL};
-pub use output::write_atomic;
+pub use output::{write_atomic, write_atomic_with};
 
 /// Runs the command line of this process and returns its exit code.
 pub fn main() -> ExitCode {

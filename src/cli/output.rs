@@ -1,6 +1,7 @@
 //! Writing output files so that none is ever left half-written.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use super::CliError;
@@ -9,6 +10,23 @@ use super::CliError;
 /// synced and renamed into place: readers see the old file or the new one,
 /// never a partial one. On failure the temporary file is removed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    write_atomic_with(path, |w| {
+        w.write_all(bytes).map_err(|source| CliError::Write {
+            path: path.display().to_string(),
+            source,
+        })
+    })
+}
+
+/// [`write_atomic`] for output produced piece by piece: `produce` writes
+/// into the temporary file, which is renamed into place only when it
+/// succeeds. When it fails (bad input met halfway, a full disk) its error
+/// is returned and the temporary file removed, so nothing is left looking
+/// complete.
+pub fn write_atomic_with<T>(
+    path: &Path,
+    produce: impl FnOnce(&mut BufWriter<File>) -> Result<T, CliError>,
+) -> Result<T, CliError> {
     let shown = path.display().to_string();
     let fail = |source| CliError::Write {
         path: shown.clone(),
@@ -26,17 +44,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
+    let mut w = BufWriter::with_capacity(1 << 16, File::create(&tmp).map_err(fail)?);
+    let result = produce(&mut w).and_then(|value| {
+        (|| {
+            let f = w.into_inner().map_err(|e| e.into_error())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })()
+        .map(|()| value)
+        .map_err(fail)
+    });
+    if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        return Err(fail(e));
     }
-    Ok(())
+    result
 }
 
 /// Writes a whole directory of files so that it appears complete or not at

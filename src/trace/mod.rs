@@ -11,7 +11,7 @@ mod load;
 mod write;
 
 pub use load::{LoadedTraces, TraceError, Warning, load_path, load_str};
-pub use write::{to_json, traces_to_json};
+pub use write::{TraceWriter, to_json, traces_to_json};
 
 use crate::engine::cache::ProviderKind;
 use crate::engine::message::{ContentBlock, Message, ToolDefinition};

@@ -4,6 +4,8 @@
 //! version control; every value keeps its original bytes. The same trace
 //! always gives the same bytes.
 
+use std::io::{self, Write};
+
 use super::{Call, Prompt, RecordedUsage, TRACE_FORMAT, Trace};
 use crate::engine::json::push_json_string;
 use crate::engine::wire::BlockRef;
@@ -11,36 +13,151 @@ use crate::engine::wire::BlockRef;
 /// The canonical JSON of one trace, newline-terminated.
 pub fn to_json(trace: &Trace) -> String {
     let mut out = String::new();
-    out.push_str("{\"format\":");
-    push_json_string(&mut out, TRACE_FORMAT);
-    out.push_str(",\n");
-    write_trace_members(&mut out, trace);
-    out.push_str("}\n");
+    write_single(&mut out, trace);
     out
 }
 
-/// The canonical JSON of several traces in one file.
+/// The canonical JSON of several traces in one file: one trace alone is
+/// written as [`to_json`] writes it, several inside a `traces` list.
 pub fn traces_to_json(traces: &[Trace]) -> String {
-    if let [one] = traces {
-        return to_json(one);
-    }
     let mut out = String::new();
-    out.push_str("{\"format\":");
-    push_json_string(&mut out, TRACE_FORMAT);
-    out.push_str(",\"traces\":[\n");
+    if let [one] = traces {
+        write_single(&mut out, one);
+        return out;
+    }
+    out.push_str(&multi_header());
     for (i, t) in traces.iter().enumerate() {
         if i > 0 {
             out.push_str(",\n");
         }
         out.push('{');
-        write_trace_members(&mut out, t);
+        write_trace_members(&mut out, t, &mut |_| Ok(())).unwrap_or(());
         out.push('}');
     }
-    out.push_str("\n]}\n");
+    out.push_str(MULTI_FOOTER);
     out
 }
 
-fn write_trace_members(out: &mut String, t: &Trace) {
+/// Writes traces to `W` one at a time, in exactly the bytes
+/// [`traces_to_json`] gives for the same list, without holding them all:
+/// an importer hands each trace over as it is built and it is written out
+/// in chunks. Only the first trace is held back, until a second one says
+/// whether the file is a single trace or a `traces` list.
+pub struct TraceWriter<W: Write> {
+    out: W,
+    buf: String,
+    first: Option<Trace>,
+    count: usize,
+}
+
+/// Members of a trace are written out whenever this much is buffered.
+const CHUNK: usize = 1 << 20;
+const MULTI_FOOTER: &str = "\n]}\n";
+
+impl<W: Write> TraceWriter<W> {
+    /// A writer with nothing written yet.
+    pub fn new(out: W) -> Self {
+        Self {
+            out,
+            buf: String::new(),
+            first: None,
+            count: 0,
+        }
+    }
+
+    /// The number of traces handed over so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Writes one more trace.
+    pub fn push(&mut self, trace: Trace) -> io::Result<()> {
+        self.count += 1;
+        match self.first.take() {
+            None if self.count == 1 => {
+                self.first = Some(trace);
+                return Ok(());
+            }
+            Some(first) => {
+                self.buf.push_str(&multi_header());
+                self.member(&first)?;
+            }
+            None => {}
+        }
+        self.buf.push_str(",\n");
+        self.member(&trace)
+    }
+
+    /// Ends the file and returns the writer, flushed. With no trace
+    /// nothing at all was written.
+    pub fn finish(mut self) -> io::Result<W> {
+        match (self.count, self.first.take()) {
+            (0, _) => {}
+            (_, Some(one)) => {
+                let out = &mut self.out;
+                write_single_chunked(&mut self.buf, &one, &mut |b| drain(out, b))?;
+            }
+            _ => self.buf.push_str(MULTI_FOOTER),
+        }
+        drain(&mut self.out, &mut self.buf)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn member(&mut self, t: &Trace) -> io::Result<()> {
+        let out = &mut self.out;
+        self.buf.push('{');
+        write_trace_members(&mut self.buf, t, &mut |b| drain(out, b))?;
+        self.buf.push('}');
+        Ok(())
+    }
+}
+
+fn drain(out: &mut impl Write, buf: &mut String) -> io::Result<()> {
+    out.write_all(buf.as_bytes())?;
+    buf.clear();
+    Ok(())
+}
+
+fn multi_header() -> String {
+    let mut out = String::from("{\"format\":");
+    push_json_string(&mut out, TRACE_FORMAT);
+    out.push_str(",\"traces\":[\n");
+    out
+}
+
+fn write_single(out: &mut String, trace: &Trace) {
+    write_single_chunked(out, trace, &mut |_| Ok(())).unwrap_or(());
+}
+
+fn write_single_chunked(
+    out: &mut String,
+    trace: &Trace,
+    flush: &mut dyn FnMut(&mut String) -> io::Result<()>,
+) -> io::Result<()> {
+    out.push_str("{\"format\":");
+    push_json_string(out, TRACE_FORMAT);
+    out.push_str(",\n");
+    write_trace_members(out, trace, flush)?;
+    out.push_str("}\n");
+    Ok(())
+}
+
+/// Writes the members of a trace object into `out`, handing `out` to
+/// `flush` whenever it holds more than [`CHUNK`] bytes (a no-op when the
+/// whole JSON is wanted as a string).
+fn write_trace_members(
+    out: &mut String,
+    t: &Trace,
+    flush: &mut dyn FnMut(&mut String) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut check = |out: &mut String| {
+        if out.len() >= CHUNK {
+            flush(out)
+        } else {
+            Ok(())
+        }
+    };
     out.push_str("\"name\":");
     push_json_string(out, &t.name);
     out.push_str(",\n\"description\":");
@@ -61,6 +178,7 @@ fn write_trace_members(out: &mut String, t: &Trace) {
     for (i, m) in t.messages.iter().enumerate() {
         out.push_str(if i == 0 { "\n" } else { ",\n" });
         m.write_json(out);
+        check(out)?;
     }
     out.push_str("\n],\n\"calls\":[");
     let mut prev_prompt = 0;
@@ -68,8 +186,10 @@ fn write_trace_members(out: &mut String, t: &Trace) {
         out.push_str(if i == 0 { "\n" } else { ",\n" });
         write_call(out, t, c, prev_prompt);
         prev_prompt = c.prompt;
+        check(out)?;
     }
     out.push_str("\n]\n");
+    Ok(())
 }
 
 fn write_prompt(out: &mut String, p: &Prompt, system: bool, tools: bool) {
@@ -154,4 +274,42 @@ fn write_usage(out: &mut String, u: &RecordedUsage) {
     out.push('{');
     out.push_str(&parts.join(","));
     out.push('}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::generate::{massage_gun, session};
+
+    fn streamed(traces: &[Trace]) -> Vec<u8> {
+        let mut w = TraceWriter::new(Vec::new());
+        for t in traces {
+            w.push(t.clone()).unwrap();
+        }
+        assert_eq!(w.count(), traces.len());
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn the_streaming_writer_gives_the_bytes_of_traces_to_json() {
+        // session(300, _) is several MB, so its members go out in chunks.
+        let (a, b, c) = (massage_gun(), session(300, 1), session(12, 2));
+        assert!(to_json(&b).len() > 2 * CHUNK);
+        for list in [
+            vec![a.clone()],
+            vec![b.clone()],
+            vec![a.clone(), b.clone()],
+            vec![b, a, c],
+        ] {
+            assert_eq!(
+                String::from_utf8(streamed(&list)).unwrap(),
+                traces_to_json(&list)
+            );
+        }
+    }
+
+    #[test]
+    fn the_streaming_writer_writes_nothing_for_no_trace() {
+        assert!(streamed(&[]).is_empty());
+    }
 }

@@ -63,12 +63,22 @@ use crate::engine::message::{
     BlockKind, Content, ContentBlock, Message, Role, ToolDefinition, ToolResultContent,
 };
 use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
-use crate::trace::{Call, Prompt, RecordedUsage};
+use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 
 /// Imports Anthropic Messages API request/response logs (plain or
 /// claude-trace JSONL). Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+    super::collect(|emit| import_each(inputs, opts, emit))
+}
+
+/// [`import`], handing each trace to `emit` as soon as it is built instead
+/// of returning them all.
+pub fn import_each<E: From<ImportError>>(
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
+    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
+) -> Result<ImportReport, E> {
     common::import_files(
         inputs,
         opts,
@@ -81,6 +91,7 @@ pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, 
                 format!("Anthropic Messages API log {}", common::file_name(path)),
             ))
         },
+        emit,
     )
 }
 

@@ -108,7 +108,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::time::parse_rfc3339_ms;
-use super::{ImportError, ImportOptions, ImportOutput};
+use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
 use crate::engine::json::RawObject;
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolResultContent};
@@ -140,28 +140,46 @@ const SYNTHETIC_MODEL: &str = "<synthetic>";
 /// file is skipped and counted in the report. See the module documentation
 /// for the mapping.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+    super::collect(|emit| import_each(inputs, opts, emit))
+}
+
+/// [`import`], handing each trace to `emit` in the same order as soon as
+/// its file is done, so a folder of any size is imported holding only a
+/// few files at a time: files are read in parallel in windows of one per
+/// worker thread, and each window's traces are handed over, in path
+/// order, before the next window is read.
+pub fn import_each<E: From<ImportError>>(
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
+    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
+) -> Result<ImportReport, E> {
     let files = discover(inputs)?;
-    let outcomes: Vec<Result<FileOutcome, ImportError>> = files
-        .par_iter()
-        .map(|path| {
-            let bytes = read_file(path)?;
-            Ok(import_bytes(&bytes, &file_info(path), opts))
-        })
-        .collect();
-    let mut out = ImportOutput::default();
+    let mut report = ImportReport::default();
     let mut tally = Tally::default();
-    for outcome in outcomes {
-        let o = outcome?;
-        out.report.files += 1;
-        out.report.skipped_lines += o.skipped_lines;
-        if o.empty || o.traces.is_empty() {
-            out.report.skipped_files += 1;
+    let window = rayon::current_num_threads().max(1);
+    for chunk in files.chunks(window) {
+        let outcomes: Vec<Result<FileOutcome, ImportError>> = chunk
+            .par_iter()
+            .map(|path| {
+                let bytes = read_file(path)?;
+                Ok(import_bytes(&bytes, &file_info(path), opts))
+            })
+            .collect();
+        for outcome in outcomes {
+            let o = outcome?;
+            report.files += 1;
+            report.skipped_lines += o.skipped_lines;
+            if o.empty || o.traces.is_empty() {
+                report.skipped_files += 1;
+            }
+            tally.merge(&o.tally);
+            for t in o.traces {
+                emit(t)?;
+            }
         }
-        tally.merge(&o.tally);
-        out.traces.extend(o.traces);
     }
-    out.report.unmapped = tally.lines();
-    Ok(out)
+    report.unmapped = tally.lines();
+    Ok(report)
 }
 
 /// Sums the usage recorded in Claude Code transcripts per session and

@@ -20,10 +20,11 @@ const ABSURD_TOKENS: u64 = 100_000_000;
 
 /// The loop every log importer shares: expand the inputs, read each file
 /// with `read` (its conversations, and a label for their descriptions such
-/// as "OpenAI Chat Completions calls.jsonl"), name the traces, and check
-/// that each one loads. `unit` names what a call is in the description;
-/// `nothing_found` what to say when no file held anything.
-pub(crate) fn import_files(
+/// as "OpenAI Chat Completions calls.jsonl"), name the traces, check that
+/// each one loads, and hand it to `emit` before the next file is read.
+/// `unit` names what a call is in the description; `nothing_found` what to
+/// say when no file held anything.
+pub(crate) fn import_files<E: From<ImportError>>(
     inputs: &[PathBuf],
     opts: &ImportOptions,
     unit: &str,
@@ -33,16 +34,18 @@ pub(crate) fn import_files(
         &mut ImportReport,
         &mut Unmapped,
     ) -> Result<(Vec<TraceBuilder>, String), ImportError>,
-) -> Result<crate::trace::import::ImportOutput, ImportError> {
+    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
+) -> Result<ImportReport, E> {
     let files = expand_inputs(inputs)?;
-    let mut out = crate::trace::import::ImportOutput::default();
+    let mut report = ImportReport::default();
     let mut un = Unmapped::default();
     let mut names = Names::default();
+    let mut emitted = 0usize;
     for path in &files {
-        out.report.files += 1;
-        let (builders, label) = read(path, &mut out.report, &mut un)?;
+        report.files += 1;
+        let (builders, label) = read(path, &mut report, &mut un)?;
         if builders.is_empty() {
-            out.report.skipped_files += 1;
+            report.skipped_files += 1;
             continue;
         }
         let trace_names = names.for_file(path, builders.len());
@@ -55,18 +58,20 @@ pub(crate) fn import_files(
             let line = b.first_line;
             let trace = b.finish(name, description, opts, &mut un);
             check_loads(&trace, path, line)?;
-            out.traces.push(trace);
+            emit(trace)?;
+            emitted += 1;
         }
     }
-    out.report.unmapped = un.lines();
-    if out.traces.is_empty() {
+    report.unmapped = un.lines();
+    if emitted == 0 {
         return Err(ImportError::Empty(format!(
             "{}: no {nothing_found} found in {} file(s)",
             crate::trace::import::shown(inputs),
             files.len()
-        )));
+        ))
+        .into());
     }
-    Ok(out)
+    Ok(report)
 }
 
 /// A message `content` as LangChain and OpenAI write it: a string (one

@@ -56,12 +56,22 @@ use crate::engine::cache::ProviderKind;
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role};
 use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
-use crate::trace::{Call, Prompt, RecordedUsage};
+use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 
 /// Imports LangChain / LangGraph message lists (`messages_to_dict` output).
 /// Directories are expanded to their `.json`/`.jsonl` files; files are read
 /// in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+    super::collect(|emit| import_each(inputs, opts, emit))
+}
+
+/// [`import`], handing each trace to `emit` as soon as it is built instead
+/// of returning them all.
+pub fn import_each<E: From<ImportError>>(
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
+    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
+) -> Result<ImportReport, E> {
     common::import_files(
         inputs,
         opts,
@@ -74,6 +84,7 @@ pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, 
                 format!("LangChain messages {} ({kind})", common::file_name(path)),
             ))
         },
+        emit,
     )
 }
 

@@ -93,6 +93,21 @@ pub enum ImportError {
     Empty(String),
 }
 
+/// Runs a streaming importer (`import_each`) and keeps every trace it
+/// hands over: the whole-list form of each importer's `import`.
+pub(crate) fn collect(
+    run: impl FnOnce(
+        &mut dyn FnMut(Trace) -> Result<(), ImportError>,
+    ) -> Result<ImportReport, ImportError>,
+) -> Result<ImportOutput, ImportError> {
+    let mut traces = Vec::new();
+    let report = run(&mut |t| {
+        traces.push(t);
+        Ok(())
+    })?;
+    Ok(ImportOutput { traces, report })
+}
+
 /// The inputs as given, for messages about all of them.
 pub(crate) fn shown(inputs: &[PathBuf]) -> String {
     inputs

@@ -49,12 +49,22 @@ use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
-use crate::trace::{Call, Prompt};
+use crate::trace::{Call, Prompt, Trace};
 
 /// Imports OpenAI Chat Completions request bodies, message lists and
 /// request/response logs. Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+    super::collect(|emit| import_each(inputs, opts, emit))
+}
+
+/// [`import`], handing each trace to `emit` as soon as it is built instead
+/// of returning them all.
+pub fn import_each<E: From<ImportError>>(
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
+    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
+) -> Result<ImportReport, E> {
     common::import_files(
         inputs,
         opts,
@@ -67,6 +77,7 @@ pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, 
                 format!("OpenAI Chat Completions {}", common::file_name(path)),
             ))
         },
+        emit,
     )
 }
 
