@@ -5,7 +5,8 @@
 //! [`trace`] (recorded conversations) → [`engine`] (the compaction engine an
 //! agent framework can embed as is) → [`policy`] (compaction and cache
 //! policies as data) → [`cost`] (tokens, the prompt-cache simulator,
-//! prices) → [`cli`].
+//! prices) → [`replay`] → [`report`] → [`cli`]. [`progress`] is how the
+//! long-running steps report how far they have got.
 //!
 //! # The engine in one example
 //!
@@ -33,6 +34,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod progress;
 pub mod trace;
 pub mod engine;
 pub mod policy;

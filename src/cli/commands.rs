@@ -12,12 +12,13 @@ use crate::engine::ledger::{DurableLedger, InMemoryLedger, ToolResultLedger, not
 use crate::engine::message::{BlockKind, Message};
 use crate::engine::recall::{RecallFormat, RecallRequest};
 use crate::policy::{Compaction, Config};
+use crate::progress::{Progress, Unit};
 use crate::replay::{PreparedTrace, ReplayOptions, replay};
 use crate::report::replay_view::{
     CsvExporter, JsonExporter, MarkdownExporter, ReplayExporter, ReplayOutput, Savings,
     TableExporter,
 };
-use crate::trace::{LoadedTraces, Trace, load_path};
+use crate::trace::{LoadedTraces, Trace};
 
 /// What agent conversations really cost, and which tool-result compaction
 /// and prompt-cache policy makes them cheapest.
@@ -478,8 +479,10 @@ fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
     let loaded = load(&a.trace)?;
     let pricing = a.cost.pricing()?;
     let memo = a.cost.memo()?;
+    let bar = super::progress::Bar::new();
     let opts = ReplayOptions {
         batch: a.cost.batch,
+        progress: Some(&bar),
     };
     // Build every plan before running anything: a bad flag for the second
     // trace must not come after output for the first.
@@ -491,6 +494,17 @@ fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
         let price = pricing.lookup(&model)?;
         plans.push((t, config, price));
     }
+    // One step per call replayed, the reference run without compaction
+    // included.
+    let runs = |c: &Config| {
+        if c.compaction == Compaction::Off {
+            1
+        } else {
+            2
+        }
+    };
+    let steps: usize = plans.iter().map(|(t, c, _)| t.calls.len() * runs(c)).sum();
+    bar.start("replay", steps as u64, Unit::Items);
     let mut outputs = Vec::new();
     for (t, config, price) in plans {
         let prepared = PreparedTrace::new(t, &memo, price, a.cost.calibrate == "auto");
@@ -508,6 +522,7 @@ fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
         let savings = Savings::of(&result.totals, reference.as_ref());
         outputs.push(ReplayOutput { result, savings });
     }
+    bar.finish();
     let exporter: &dyn ReplayExporter = match a.format {
         OutFormat::Table => &TableExporter,
         OutFormat::Json => &JsonExporter,
@@ -611,7 +626,8 @@ fn run_sweeps(
             pricing.lookup(c.model.as_deref().unwrap_or(&t.model))?;
         }
     }
-    let progress = super::progress::Progress::new("sweep", configs.len() * loaded.len());
+    let progress = super::progress::Bar::new();
+    progress.start("sweep", (configs.len() * loaded.len()) as u64, Unit::Items);
     let mut sweeps = Vec::new();
     for t in loaded {
         let price = pricing.lookup(cost.model.as_deref().unwrap_or(&t.model))?;
@@ -623,9 +639,12 @@ fn run_sweeps(
             &baseline,
             pricing,
             memo,
-            ReplayOptions { batch: cost.batch },
+            ReplayOptions {
+                batch: cost.batch,
+                progress: None,
+            },
             recall_cost,
-            &|| progress.tick(),
+            &|| progress.advance(1),
         )?);
     }
     progress.finish();
@@ -973,7 +992,10 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
                     config,
                     &pricing,
                     &memo,
-                    ReplayOptions { batch: cost.batch },
+                    ReplayOptions {
+                        batch: cost.batch,
+                        progress: None,
+                    },
                 )?;
                 measured[*i] = Some(Expected::of(&r.totals));
             }
@@ -1124,7 +1146,8 @@ fn import(a: ImportArgs) -> Result<u8, CliError> {
     };
     // Each trace goes to the temporary output file as soon as it is built;
     // the file is renamed into place only once every input has been read.
-    let (traces, calls, report) = super::write_atomic_with(&a.output, |file| {
+    let bar = super::progress::Bar::new();
+    let written = super::write_atomic_with(&a.output, |file| {
         let mut out = TraceWriter::new(file);
         let mut calls = 0usize;
         let mut emit = |t: crate::trace::Trace| -> Result<(), CliError> {
@@ -1132,10 +1155,12 @@ fn import(a: ImportArgs) -> Result<u8, CliError> {
             out.push(t).map_err(write_err)
         };
         let report = match a.from {
-            ImportFormat::ClaudeCode => claude_code::import_each(&a.inputs, &opts, &mut emit)?,
-            ImportFormat::Anthropic => anthropic::import_each(&a.inputs, &opts, &mut emit)?,
-            ImportFormat::Langchain => langchain::import_each(&a.inputs, &opts, &mut emit)?,
-            ImportFormat::Openai => openai::import_each(&a.inputs, &opts, &mut emit)?,
+            ImportFormat::ClaudeCode => {
+                claude_code::import_each(&a.inputs, &opts, &bar, &mut emit)?
+            }
+            ImportFormat::Anthropic => anthropic::import_each(&a.inputs, &opts, &bar, &mut emit)?,
+            ImportFormat::Langchain => langchain::import_each(&a.inputs, &opts, &bar, &mut emit)?,
+            ImportFormat::Openai => openai::import_each(&a.inputs, &opts, &bar, &mut emit)?,
         };
         let traces = out.count();
         if traces == 0 {
@@ -1146,7 +1171,9 @@ fn import(a: ImportArgs) -> Result<u8, CliError> {
         }
         out.finish().map_err(write_err)?;
         Ok((traces, calls, report))
-    })?;
+    });
+    bar.finish();
+    let (traces, calls, report) = written?;
     eprintln!(
         "tracecost: wrote {traces} trace(s), {calls} call(s) to {}; {report}",
         a.output.display()
@@ -1155,7 +1182,10 @@ fn import(a: ImportArgs) -> Result<u8, CliError> {
 }
 
 fn load(path: &std::path::Path) -> Result<LoadedTraces, CliError> {
-    let loaded = load_path(path)?;
+    let bar = super::progress::Bar::new();
+    let loaded = crate::trace::load_path_with(path, &bar);
+    bar.finish();
+    let loaded = loaded?;
     for w in &loaded.warnings {
         eprintln!("tracecost: warning: {w}");
     }

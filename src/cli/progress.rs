@@ -1,64 +1,143 @@
-//! A progress bar on stderr, drawn only when stderr is a terminal (and
-//! quiet otherwise, so logs and CI output stay clean).
+//! The progress bar: [`crate::progress::Progress`] drawn on stderr, only
+//! when stderr is a terminal (and `TRACECOST_NO_PROGRESS` is unset), so
+//! logs, pipes and CI output stay clean.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Counts finished units of work and redraws a one-line bar.
-pub struct Progress {
-    label: String,
-    total: usize,
-    done: AtomicUsize,
+use crate::progress::{Progress, Unit};
+
+const WIDTH: usize = 30;
+
+/// A one-line bar, redrawn when its visible part changes.
+pub struct Bar {
     enabled: bool,
-    draw: Mutex<()>,
+    done: AtomicU64,
+    stage: Mutex<Stage>,
 }
 
-impl Progress {
-    /// A bar for `total` units; silent unless stderr is a terminal.
-    pub fn new(label: &str, total: usize) -> Self {
+#[derive(Default)]
+struct Stage {
+    label: String,
+    total: u64,
+    unit: Option<Unit>,
+    /// The text last drawn, so an unchanged bar is not redrawn.
+    drawn: String,
+    /// Thousandths of the stage last drawn: a replay of 7,000 calls is
+    /// drawn about 1,000 times, not 7,000.
+    drawn_at: Option<u64>,
+}
+
+impl Bar {
+    /// A bar on stderr; silent unless stderr is a terminal.
+    pub fn new() -> Self {
         let enabled =
             std::io::stderr().is_terminal() && std::env::var_os("TRACECOST_NO_PROGRESS").is_none();
         Self {
-            label: label.to_owned(),
-            total,
-            done: AtomicUsize::new(0),
             enabled,
-            draw: Mutex::new(()),
+            done: AtomicU64::new(0),
+            stage: Mutex::new(Stage::default()),
         }
-    }
-
-    /// One unit finished.
-    pub fn tick(&self) {
-        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        if !self.enabled {
-            return;
-        }
-        let _guard = self.draw.lock().unwrap_or_else(|e| e.into_inner());
-        let width = 30;
-        let filled = if self.total == 0 {
-            width
-        } else {
-            done.min(self.total) * width / self.total
-        };
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r{} [{}{}] {done}/{}",
-            self.label,
-            "=".repeat(filled),
-            " ".repeat(width - filled),
-            self.total
-        );
-        let _ = err.flush();
     }
 
     /// Clears the bar.
     pub fn finish(&self) {
-        if self.enabled {
+        let mut stage = self.stage.lock().unwrap_or_else(|e| e.into_inner());
+        if self.enabled && !stage.drawn.is_empty() {
             let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r{}\r", " ".repeat(self.label.len() + 50));
+            let _ = write!(err, "\r{}\r", " ".repeat(stage.drawn.chars().count()));
             let _ = err.flush();
         }
+        stage.drawn.clear();
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, stage: &str, total: u64, unit: Unit) {
+        if !self.enabled {
+            return;
+        }
+        self.finish();
+        let mut s = self.stage.lock().unwrap_or_else(|e| e.into_inner());
+        s.label = stage.to_owned();
+        s.total = total;
+        s.unit = Some(unit);
+        s.drawn_at = None;
+        self.done.store(0, Ordering::Relaxed);
+    }
+
+    fn advance(&self, n: u64) {
+        let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
+        if !self.enabled {
+            return;
+        }
+        let mut s = self.stage.lock().unwrap_or_else(|e| e.into_inner());
+        let at = (done.min(s.total) as u128 * 1000 / u128::from(s.total.max(1))) as u64;
+        if s.drawn_at == Some(at) {
+            return;
+        }
+        s.drawn_at = Some(at);
+        let text = render(&s.label, done, s.total, s.unit.unwrap_or(Unit::Items));
+        if text != s.drawn {
+            let mut err = std::io::stderr().lock();
+            // Pad over a longer earlier text.
+            let pad = s.drawn.chars().count().saturating_sub(text.chars().count());
+            let _ = write!(err, "\r{text}{}", " ".repeat(pad));
+            let _ = err.flush();
+            s.drawn = text;
+        }
+    }
+}
+
+/// The bar's text: `label [=====     ] done/total`, in MB for bytes. Only
+/// whole steps show, so a bar fed a megabyte at a time is not redrawn for
+/// every megabyte of a large file.
+pub(crate) fn render(label: &str, done: u64, total: u64, unit: Unit) -> String {
+    let done = done.min(total);
+    let filled = if total == 0 {
+        WIDTH
+    } else {
+        (done as u128 * WIDTH as u128 / total as u128) as usize
+    };
+    let count = match unit {
+        Unit::Items => format!("{done}/{total}"),
+        Unit::Bytes => {
+            let pct = if total == 0 {
+                100
+            } else {
+                done as u128 * 100 / total as u128
+            };
+            format!("{pct}% of {:.0} MB", total as f64 / 1e6)
+        }
+    };
+    format!(
+        "{label} [{}{}] {count}",
+        "=".repeat(filled),
+        " ".repeat(WIDTH - filled)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_counts_items_and_shows_bytes_as_a_percentage() {
+        assert_eq!(
+            render("sweep", 5, 10, Unit::Items),
+            format!("sweep [{}{}] 5/10", "=".repeat(15), " ".repeat(15))
+        );
+        assert_eq!(
+            render("load t.json", 250_000_000, 1_000_000_000, Unit::Bytes),
+            format!(
+                "load t.json [{}{}] 25% of 1000 MB",
+                "=".repeat(7),
+                " ".repeat(23)
+            )
+        );
+        // Overshoot and an empty stage draw a full bar, never a panic.
+        assert!(render("x", 12, 10, Unit::Items).ends_with("] 10/10"));
+        assert!(render("x", 0, 0, Unit::Bytes).contains(&"=".repeat(WIDTH)));
     }
 }

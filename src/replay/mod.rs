@@ -28,6 +28,7 @@ use crate::engine::message::{ContentBlock, ToolDefinition};
 use crate::engine::rewrite::{WireBlock, WireView};
 use crate::engine::wire::{BlockRef, Marker, message_json};
 use crate::policy::{BlockTokens, Cache, Compaction, CompactionRun, Config, markers_for_call};
+use crate::progress::Progress;
 use crate::trace::{RecordedUsage, Trace};
 
 /// Why a replay could not run.
@@ -60,10 +61,22 @@ pub enum ReplayError {
 }
 
 /// Options that apply to every config.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ReplayOptions {
+#[derive(Clone, Copy, Default)]
+pub struct ReplayOptions<'a> {
     /// Price with the Batch API discount.
     pub batch: bool,
+    /// Told of each call replayed (one step per call and group of configs
+    /// run together); the caller starts the stage.
+    pub progress: Option<&'a dyn Progress>,
+}
+
+impl std::fmt::Debug for ReplayOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayOptions")
+            .field("batch", &self.batch)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 /// One simulated call.
@@ -245,7 +258,7 @@ pub fn replay(
     config: &Config,
     pricing: &Pricing,
     memo: &TokenMemo,
-    opts: ReplayOptions,
+    opts: ReplayOptions<'_>,
 ) -> Result<ReplayResult, ReplayError> {
     let mut results = replay_group(prepared, std::slice::from_ref(config), pricing, memo, opts)?;
     results.pop().ok_or_else(|| ReplayError::Config {
@@ -263,7 +276,7 @@ pub fn replay_group(
     configs: &[Config],
     pricing: &Pricing,
     memo: &TokenMemo,
-    opts: ReplayOptions,
+    opts: ReplayOptions<'_>,
 ) -> Result<Vec<ReplayResult>, ReplayError> {
     let trace = prepared.trace;
     let Some(config) = configs.first() else {
@@ -300,6 +313,9 @@ pub fn replay_group(
     let mut rewritten_chars: HashMap<(usize, u128), u64> = HashMap::new();
     let with_recall = matches!(config.compaction, Compaction::Ledger { .. });
     for (ci, call) in trace.calls.iter().enumerate() {
+        if let Some(p) = opts.progress {
+            p.advance(1);
+        }
         let model_id = config
             .model
             .as_deref()

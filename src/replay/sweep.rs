@@ -108,7 +108,7 @@ pub fn sweep_trace(
     baseline: &Config,
     pricing: &Pricing,
     memo: &TokenMemo,
-    opts: ReplayOptions,
+    opts: ReplayOptions<'_>,
     recall_cost_usd: Option<f64>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<TraceSweep, ReplayError> {

@@ -19,6 +19,7 @@ use crate::engine::cache::ProviderKind;
 use crate::engine::json::RawObject;
 use crate::engine::message::{BlockKind, ContentBlock, Message, ShapeError, ToolDefinition};
 use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
+use crate::progress::{Progress, ReadProgress, Silent, Unit};
 
 /// More tokens than any model's context window by two orders of magnitude:
 /// a usage figure above this is a corrupt record, not a big request.
@@ -142,6 +143,12 @@ struct CacheCreationDoc {
 
 /// Loads every trace in the file at `path`.
 pub fn load_path(path: &Path) -> Result<LoadedTraces, TraceError> {
+    load_path_with(path, &Silent)
+}
+
+/// [`load_path`], reporting the bytes read to `progress` (one stage,
+/// named after the file, of its size in bytes).
+pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTraces, TraceError> {
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|source| TraceError::Io {
         path: shown.clone(),
@@ -157,7 +164,9 @@ pub fn load_path(path: &Path) -> Result<LoadedTraces, TraceError> {
         path: shown.clone(),
         source,
     })?;
-    load_reader(std::io::BufReader::with_capacity(1 << 20, file), &shown)
+    progress.start(&format!("load {shown}"), meta.len(), Unit::Bytes);
+    let reader = ReadProgress::new(file, progress);
+    load_reader(std::io::BufReader::with_capacity(1 << 20, reader), &shown)
 }
 
 /// Loads every trace in `json`; `path` is only used in messages.

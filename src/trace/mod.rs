@@ -10,7 +10,7 @@ pub mod import;
 mod load;
 mod write;
 
-pub use load::{LoadedTraces, TraceError, Warning, load_path, load_str};
+pub use load::{LoadedTraces, TraceError, Warning, load_path, load_path_with, load_str};
 pub use write::{TraceWriter, to_json, traces_to_json};
 
 use crate::engine::cache::ProviderKind;

@@ -69,14 +69,16 @@ use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 /// claude-trace JSONL). Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::collect(|emit| import_each(inputs, opts, emit))
+    super::collect(|emit| import_each(inputs, opts, &crate::progress::Silent, emit))
 }
 
 /// [`import`], handing each trace to `emit` as soon as it is built instead
-/// of returning them all.
+/// of returning them all, and reporting the bytes of input read to
+/// `progress`.
 pub fn import_each<E: From<ImportError>>(
     inputs: &[PathBuf],
     opts: &ImportOptions,
+    progress: &dyn crate::progress::Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
 ) -> Result<ImportReport, E> {
     common::import_files(
@@ -91,6 +93,7 @@ pub fn import_each<E: From<ImportError>>(
                 format!("Anthropic Messages API log {}", common::file_name(path)),
             ))
         },
+        progress,
         emit,
     )
 }

@@ -140,20 +140,27 @@ const SYNTHETIC_MODEL: &str = "<synthetic>";
 /// file is skipped and counted in the report. See the module documentation
 /// for the mapping.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::collect(|emit| import_each(inputs, opts, emit))
+    super::collect(|emit| import_each(inputs, opts, &crate::progress::Silent, emit))
 }
 
 /// [`import`], handing each trace to `emit` in the same order as soon as
 /// its file is done, so a folder of any size is imported holding only a
 /// few files at a time: files are read in parallel in windows of one per
 /// worker thread, and each window's traces are handed over, in path
-/// order, before the next window is read.
+/// order, before the next window is read. The bytes of input read are
+/// reported to `progress`.
 pub fn import_each<E: From<ImportError>>(
     inputs: &[PathBuf],
     opts: &ImportOptions,
+    progress: &dyn crate::progress::Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
 ) -> Result<ImportReport, E> {
     let files = discover(inputs)?;
+    progress.start(
+        "import",
+        super::total_size(&files),
+        crate::progress::Unit::Bytes,
+    );
     let mut report = ImportReport::default();
     let mut tally = Tally::default();
     let window = rayon::current_num_threads().max(1);
@@ -162,7 +169,9 @@ pub fn import_each<E: From<ImportError>>(
             .par_iter()
             .map(|path| {
                 let bytes = read_file(path)?;
-                Ok(import_bytes(&bytes, &file_info(path), opts))
+                let outcome = import_bytes(&bytes, &file_info(path), opts);
+                progress.advance(bytes.len() as u64);
+                Ok(outcome)
             })
             .collect();
         for outcome in outcomes {

@@ -34,9 +34,15 @@ pub(crate) fn import_files<E: From<ImportError>>(
         &mut ImportReport,
         &mut Unmapped,
     ) -> Result<(Vec<TraceBuilder>, String), ImportError>,
+    progress: &dyn crate::progress::Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
 ) -> Result<ImportReport, E> {
     let files = expand_inputs(inputs)?;
+    progress.start(
+        "import",
+        super::total_size(&files),
+        crate::progress::Unit::Bytes,
+    );
     let mut report = ImportReport::default();
     let mut un = Unmapped::default();
     let mut names = Names::default();
@@ -44,6 +50,7 @@ pub(crate) fn import_files<E: From<ImportError>>(
     for path in &files {
         report.files += 1;
         let (builders, label) = read(path, &mut report, &mut un)?;
+        progress.advance(super::total_size(std::slice::from_ref(path)));
         if builders.is_empty() {
             report.skipped_files += 1;
             continue;

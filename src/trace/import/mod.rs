@@ -108,6 +108,16 @@ pub(crate) fn collect(
     Ok(ImportOutput { traces, report })
 }
 
+/// The bytes in `files`, for progress (a file that cannot be read counts
+/// 0 here and fails when it is read).
+pub(crate) fn total_size(files: &[PathBuf]) -> u64 {
+    files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 /// The inputs as given, for messages about all of them.
 pub(crate) fn shown(inputs: &[PathBuf]) -> String {
     inputs
