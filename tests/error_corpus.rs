@@ -179,7 +179,6 @@ const TRACES: &[(&str, Place, &str)] = &[
         LineCol,
         "5:35: invalid unicode code point",
     ),
-    ("trace/utf8-bom.json", LineCol, "1:1: expected value"),
     (
         "trace/trailing-garbage.json",
         LineCol,
@@ -791,6 +790,16 @@ fn repairable_import_inputs_import_and_say_what_was_dropped() {
 // ---------------------------------------------------------------------------
 
 const PRICING: &[(&str, Place, &str)] = &[
+    (
+        "pricing/duplicate-model.json",
+        LineCol,
+        "3:18: invalid JSON: the key \"claude-house-1\" appears twice in one object",
+    ),
+    (
+        "pricing/litellm-duplicate-field.json",
+        LineCol,
+        "3:26: invalid JSON: the key \"input_cost_per_token\" appears twice in one object",
+    ),
     (
         "pricing/empty.json",
         LineCol,
@@ -1470,8 +1479,8 @@ const ARGS: &[(&[&str], &str, &str)] = &[
     ),
 ];
 
-/// Arguments clap rejects: clap's own message (an `error:` line naming the
-/// argument, then usage lines), exit 2, nothing on stdout.
+/// Arguments clap rejects: clap's message made one line (naming the
+/// argument, with the usage), exit 2, nothing on stdout.
 const CLAP_ARGS: &[(&[&str], &str)] = &[
     (&["replay"], "<TRACE>"),
     (
@@ -1536,7 +1545,6 @@ fn bad_arguments_exit_2_with_the_argument_named() {
     for &(args, named) in CLAP_ARGS {
         let out = tracecost().args(args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let first = stderr.lines().next().unwrap_or("");
         if out.status.code() != Some(2) || !out.stdout.is_empty() {
             problems.push(format!(
                 "{args:?}: exit {:?}, {} bytes on stdout",
@@ -1544,13 +1552,71 @@ fn bad_arguments_exit_2_with_the_argument_named() {
                 out.stdout.len()
             ));
         }
-        if !first.starts_with("error: ") || !stderr.contains(named) {
+        if stderr.lines().count() != 1 || !stderr.starts_with("tracecost: ") {
+            problems.push(format!("{args:?}: not one `tracecost:` line: {stderr}"));
+        }
+        if !stderr.contains(named) || !stderr.trim_end().ends_with("; see --help") {
             problems.push(format!(
-                "{args:?}: clap message does not name {named}: {stderr}"
+                "{args:?}: message does not name {named} and point to --help: {stderr}"
             ));
         }
     }
     assert_no_problems(problems);
+}
+
+/// A UTF-8 byte-order mark (Windows editors write one) is ignored, as RFC
+/// 8259 allows: the trace replays exactly as without it, and an import log
+/// starting with one imports as without it.
+#[test]
+fn a_utf8_byte_order_mark_is_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = tracecost().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let plain = bad_dir().join("baseline/ok-trace.json");
+    let with_bom = tmp.path().join("bom.json");
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(std::fs::read(&plain).unwrap());
+    std::fs::write(&with_bom, bytes).unwrap();
+    let replay = |p: &Path| {
+        run(&[
+            "replay".as_ref(),
+            p.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ])
+    };
+    assert_eq!(replay(&with_bom), replay(&plain));
+
+    let log =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/anthropic_plain.jsonl");
+    let log_bom = tmp.path().join("bom.jsonl");
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(std::fs::read(&log).unwrap());
+    std::fs::write(&log_bom, bytes).unwrap();
+    let (a, b) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
+    for (input, out) in [(&log, &a), (&log_bom, &b)] {
+        run(&[
+            "import".as_ref(),
+            "--from".as_ref(),
+            "anthropic".as_ref(),
+            input.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ]);
+    }
+    let (a, b) = (
+        std::fs::read_to_string(a).unwrap(),
+        std::fs::read_to_string(b).unwrap(),
+    );
+    // The trace names and descriptions name the input file; the rest is equal.
+    assert_eq!(a.replace("anthropic_plain", "bom"), b);
 }
 
 // ---------------------------------------------------------------------------

@@ -307,6 +307,11 @@ fn measure(args: &[&str]) -> Measured {
     }
 }
 
+/// The memory target: peak RSS at most about twice the largest single
+/// input file. "About": the process itself (binary, tokenizer tables,
+/// thread stacks) adds a few tens of MB that do not scale with the input.
+const TARGET: f64 = 2.5;
+
 fn mb(b: u64) -> f64 {
     b as f64 / 1e6
 }
@@ -360,6 +365,13 @@ fn one_gigabyte_canonical_trace() {
             "{what}: {:.1} s, peak {:.0} MB = {:.2} × the file",
             r.wall_s,
             mb(r.peak_rss_bytes),
+            r.peak_rss_bytes as f64 / size as f64
+        );
+    }
+    for (what, r) in &results {
+        assert!(
+            r.peak_rss_bytes as f64 <= TARGET * size as f64,
+            "{what} peaked at {:.2} × the file",
             r.peak_rss_bytes as f64 / size as f64
         );
     }
@@ -430,21 +442,17 @@ fn one_gigabyte_claude_code_projects_folder() {
         import.peak_rss_bytes as f64 / total as f64,
         mb(out_size)
     );
-    // Where the import's memory goes, in this process: every trace is held
-    // until the end, then the whole output is built as one string.
-    let (before, _) = rss_now_and_peak();
-    let opts = tracecost::trace::import::ImportOptions::default();
-    let imported = tracecost::trace::import::claude_code::import(&[root.clone()], &opts).unwrap();
-    let (held, _) = rss_now_and_peak();
-    let json = tracecost::trace::traces_to_json(&imported.traces);
-    let (with_json, _) = rss_now_and_peak();
-    println!(
-        "in process: {} traces held {:.0} MB ({:.2} × the output), the output string {:.0} MB more ({} bytes)",
-        imported.traces.len(),
-        mb(held.saturating_sub(before)),
-        held.saturating_sub(before) as f64 / out_size as f64,
-        mb(with_json.saturating_sub(held)),
-        json.len()
+    // The import streams: it holds a window of files (one per worker
+    // thread) and their traces, never the whole folder or the output.
+    assert!(
+        import.peak_rss_bytes as f64 <= TARGET * largest as f64,
+        "import peaked at {:.2} × the largest file",
+        import.peak_rss_bytes as f64 / largest as f64
+    );
+    assert!(
+        usage.peak_rss_bytes as f64 <= TARGET * largest as f64,
+        "usage peaked at {:.2} × the largest file",
+        usage.peak_rss_bytes as f64 / largest as f64
     );
 }
 

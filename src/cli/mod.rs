@@ -27,11 +27,19 @@ pub fn main() -> ExitCode {
 pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> ExitCode {
     let cli = match commands::Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(e) if !e.use_stderr() => {
             // --help and --version are "errors" to clap; print them as is.
-            let code = if e.use_stderr() { EXIT_INPUT } else { 0 };
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(0);
+        }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // `tracecost` alone: the help is the useful answer.
+            let _ = e.print();
+            return ExitCode::from(EXIT_INPUT);
+        }
+        Err(e) => {
+            eprintln!("tracecost: {}", one_line(&e.render().to_string()));
+            return ExitCode::from(EXIT_INPUT);
         }
     };
     match commands::execute(cli) {
@@ -40,5 +48,51 @@ pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> Exi
             eprintln!("tracecost: {e}");
             ExitCode::from(e.exit_code())
         }
+    }
+}
+
+/// clap's usage error (an `error:` line, perhaps a list of arguments, a
+/// tip, a usage line and a `--help` hint, over several lines) as the one
+/// line every other error is: the message, the tip and the usage, joined.
+fn one_line(rendered: &str) -> String {
+    let mut message = Vec::new();
+    let mut tips = Vec::new();
+    let mut usage = None;
+    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u);
+        } else if let Some(t) = line.strip_prefix("tip: ") {
+            tips.push(t);
+        } else if !line.starts_with("For more information") {
+            message.push(line.strip_prefix("error: ").unwrap_or(line));
+        }
+    }
+    let mut out = message.join(" ");
+    for t in tips {
+        out.push_str(&format!(" ({t})"));
+    }
+    if let Some(u) = usage {
+        out.push_str(&format!("; usage: {u}"));
+    }
+    out.push_str("; see --help");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn clap_errors_become_one_line() {
+        let rendered = "error: unexpected argument '--bogus' found\n\n  tip: to pass '--bogus' as a value, use '-- --bogus'\n\nUsage: tracecost replay [OPTIONS] <TRACE>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line(rendered),
+            "unexpected argument '--bogus' found (to pass '--bogus' as a value, use '-- --bogus'); usage: tracecost replay [OPTIONS] <TRACE>; see --help"
+        );
+        let missing = "error: the following required arguments were not provided:\n  <TRACE>\n\nUsage: tracecost replay <TRACE>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line(missing),
+            "the following required arguments were not provided: <TRACE>; usage: tracecost replay <TRACE>; see --help"
+        );
     }
 }

@@ -146,6 +146,68 @@ pub fn error_message(e: &serde_json::Error) -> String {
     super::handle::one_line(s, 400)
 }
 
+/// Checks that no object in `text` has the same key twice. JSON leaves
+/// duplicate keys undefined and serde_json keeps the last silently; in a
+/// price table that would be a price quietly overridden. The error is
+/// serde_json's, so it carries the line and column of the second key.
+pub fn check_unique_keys(text: &str) -> Result<(), serde_json::Error> {
+    serde_json::from_str::<UniqueKeys>(text).map(|_| ())
+}
+
+/// Any JSON value, checked by [`check_unique_keys`] and then dropped.
+struct UniqueKeys;
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UniqueKeysVisitor)
+    }
+}
+
+struct UniqueKeysVisitor;
+
+impl<'de> Visitor<'de> for UniqueKeysVisitor {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_unit<E>(self) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<UniqueKeys, A::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(UniqueKeys)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UniqueKeys, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if !seen.insert(key.clone()) {
+                let shown = super::handle::one_line(&key, 80);
+                return Err(serde::de::Error::custom(format!(
+                    "the key {shown:?} appears twice in one object"
+                )));
+            }
+            map.next_value::<UniqueKeys>()?;
+        }
+        Ok(UniqueKeys)
+    }
+}
+
 /// Appends `s` as a JSON string literal (serde_json's escaping rules).
 pub fn push_json_string(out: &mut String, s: &str) {
     // serde_json never fails to serialize a &str.
@@ -243,5 +305,22 @@ mod tests {
     #[test]
     fn rejects_non_objects() {
         assert!(RawObject::from_json("[1]").is_err());
+    }
+}
+
+#[cfg(test)]
+mod unique_keys {
+    use super::check_unique_keys;
+
+    #[test]
+    fn a_repeated_key_is_found_at_any_depth_with_its_place() {
+        assert!(check_unique_keys(r#"{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}"#).is_ok());
+        let e = check_unique_keys("{\"m\":{\n\"x\":1,\n\"x\":2}}").unwrap_err();
+        assert_eq!(e.line(), 3);
+        assert!(e.to_string().contains("the key \"x\" appears twice"), "{e}");
+        // Escaped and plain spellings of one key are the same key.
+        assert!(check_unique_keys(r#"{"x":1,"\u0078":2}"#).is_err());
+        // Syntax errors still come through.
+        assert!(check_unique_keys("{").is_err());
     }
 }

@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use serde::Deserialize;
@@ -141,6 +141,11 @@ struct CacheCreationDoc {
     ephemeral_1h_input_tokens: Option<u64>,
 }
 
+/// The byte-order mark Windows editors often put at the start of a UTF-8
+/// file. JSON forbids writing it but lets a parser ignore it (RFC 8259
+/// §8.1), and the loader and importers do.
+pub(crate) const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Loads every trace in the file at `path`.
 pub fn load_path(path: &Path) -> Result<LoadedTraces, TraceError> {
     load_path_with(path, &Silent)
@@ -165,12 +170,20 @@ pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTrac
         source,
     })?;
     progress.start(&format!("load {shown}"), meta.len(), Unit::Bytes);
-    let reader = ReadProgress::new(file, progress);
-    load_reader(std::io::BufReader::with_capacity(1 << 20, reader), &shown)
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, ReadProgress::new(file, progress));
+    let bom = reader.fill_buf().map_err(|source| TraceError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    if bom.starts_with(UTF8_BOM) {
+        reader.consume(UTF8_BOM.len());
+    }
+    load_reader(reader, &shown)
 }
 
 /// Loads every trace in `json`; `path` is only used in messages.
 pub fn load_str(json: &str, path: &str) -> Result<LoadedTraces, TraceError> {
+    let json = json.strip_prefix('\u{feff}').unwrap_or(json);
     load_reader(json.as_bytes(), path)
 }
 

@@ -129,6 +129,12 @@ fn import_file(
                 continue;
             }
         };
+        // A byte-order mark before the first line is ignored, as in every
+        // other reader (see `trace::load::UTF8_BOM`).
+        let text = match line_no {
+            1 => text.strip_prefix('\u{feff}').unwrap_or(text),
+            _ => text,
+        };
         if text.trim_start().is_empty() {
             continue;
         }

@@ -150,12 +150,16 @@ pub(crate) fn is_jsonl(path: &Path) -> bool {
         .is_some_and(|e| e == "jsonl" || e == "ndjson")
 }
 
-/// Reads a whole file as UTF-8.
+/// Reads a whole file as UTF-8, without the byte-order mark some Windows
+/// tools put first (RFC 8259 §8.1 lets a parser ignore it).
 pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
-    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
+    let mut bytes = std::fs::read(path).map_err(|source| ImportError::Io {
         path: path.to_owned(),
         source,
     })?;
+    if bytes.starts_with(crate::trace::load::UTF8_BOM) {
+        bytes.drain(..crate::trace::load::UTF8_BOM.len());
+    }
     String::from_utf8(bytes).map_err(|e| {
         let ok = e.utf8_error().valid_up_to();
         let prefix = &e.as_bytes()[..ok];
