@@ -99,6 +99,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
+use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -112,7 +113,7 @@ use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
 use crate::engine::json::RawObject;
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolResultContent};
-use crate::trace::load::ABSURD_TOKENS;
+use crate::trace::load::{ABSURD_TOKENS, UTF8_BOM};
 use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 
 /// Estimated tokens of one image or document block when estimating the
@@ -168,9 +169,15 @@ pub fn import_each<E: From<ImportError>>(
         let outcomes: Vec<Result<FileOutcome, ImportError>> = chunk
             .par_iter()
             .map(|path| {
-                let bytes = read_file(path)?;
-                let outcome = import_bytes(&bytes, &file_info(path), opts);
-                progress.advance(bytes.len() as u64);
+                let io = |source| ImportError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                };
+                let file = std::fs::File::open(path).map_err(io)?;
+                let size = file.metadata().map_or(0, |m| m.len());
+                let reader = io::BufReader::with_capacity(1 << 20, file);
+                let outcome = import_from(reader, &file_info(path), opts).map_err(io)?;
+                progress.advance(size);
                 Ok(outcome)
             })
             .collect();
@@ -553,34 +560,37 @@ fn file_info(path: &Path) -> FileInfo {
 }
 
 /// Calls `f` with each non-blank line (UTF-8 BOM and `\r` removed), or
-/// `None` for a line that is not UTF-8.
-fn for_each_line(bytes: &[u8], mut f: impl FnMut(Option<&str>)) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut emit = |line: Option<&str>| match line {
-        Some(l) => {
-            let l = l.strip_suffix('\r').unwrap_or(l);
-            if !l.trim().is_empty() {
-                f(Some(l));
-            }
+/// `None` for a line that is not UTF-8, reading one line at a time so a
+/// file is never held whole. Returns whether the input was blank (nothing
+/// but ASCII whitespace after a BOM).
+fn for_each_line<R: BufRead>(mut reader: R, mut f: impl FnMut(Option<&str>)) -> io::Result<bool> {
+    let mut buf = Vec::new();
+    let mut first = true;
+    let mut blank = true;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 {
+            return Ok(blank);
         }
-        None => f(None),
-    };
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.split('\n').for_each(|l| emit(Some(l))),
-        Err(_) => {
-            for raw in bytes.split(|&b| b == b'\n') {
-                if raw.iter().all(u8::is_ascii_whitespace) {
-                    continue;
+        let mut raw = &buf[..];
+        if std::mem::take(&mut first) {
+            raw = raw.strip_prefix(UTF8_BOM).unwrap_or(raw);
+        }
+        let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        blank = false;
+        match std::str::from_utf8(raw) {
+            Ok(l) => {
+                let l = l.strip_suffix('\r').unwrap_or(l);
+                if !l.trim().is_empty() {
+                    f(Some(l));
                 }
-                emit(std::str::from_utf8(raw).ok());
             }
+            Err(_) => f(None),
         }
     }
-}
-
-fn is_blank(bytes: &[u8]) -> bool {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    bytes.iter().all(u8::is_ascii_whitespace)
 }
 
 // ---------------------------------------------------------------------------
@@ -1282,18 +1292,22 @@ impl Builder {
     }
 }
 
-/// Imports one file's bytes.
-fn import_bytes(bytes: &[u8], info: &FileInfo, opts: &ImportOptions) -> FileOutcome {
+/// Imports one file, read line by line.
+fn import_from<R: BufRead>(
+    reader: R,
+    info: &FileInfo,
+    opts: &ImportOptions,
+) -> io::Result<FileOutcome> {
     let mut out = FileOutcome::default();
-    if is_blank(bytes) {
-        out.empty = true;
-        return out;
-    }
     let mut b = Builder::new(info.subagent);
-    for_each_line(bytes, |line| match line {
+    let blank = for_each_line(reader, |line| match line {
         Some(l) => b.line(l),
         None => b.skipped_lines += 1,
-    });
+    })?;
+    if blank {
+        out.empty = true;
+        return Ok(out);
+    }
     b.split();
     let base = trace_name(info, b.session_id.as_deref());
     let description = describe(info, b.session_id.as_deref());
@@ -1323,7 +1337,7 @@ fn import_bytes(bytes: &[u8], info: &FileInfo, opts: &ImportOptions) -> FileOutc
     }
     out.tally = tally;
     out.skipped_lines = b.skipped_lines;
-    out
+    Ok(out)
 }
 
 fn trace_name(info: &FileInfo, session_id: Option<&str>) -> String {
@@ -1549,11 +1563,8 @@ fn is_semver_prefix(v: &str) -> bool {
 
 fn scan_bytes(bytes: &[u8]) -> FileScan {
     let mut out = FileScan::default();
-    if is_blank(bytes) {
-        out.empty = true;
-        return out;
-    }
-    for_each_line(bytes, |line| {
+    // Reading from memory cannot fail.
+    let blank = for_each_line(bytes, |line| {
         let Some(line) = line else {
             out.skipped_lines += 1;
             return;
@@ -1568,6 +1579,7 @@ fn scan_bytes(bytes: &[u8]) -> FileScan {
             ScanResult::Row(r) => out.rows.push(r),
         }
     });
+    out.empty = matches!(blank, Ok(true));
     out
 }
 
@@ -1707,11 +1719,12 @@ mod tests {
     }
 
     fn run(text: &str) -> FileOutcome {
-        import_bytes(
+        import_from(
             text.as_bytes(),
             &info("s1", false),
             &ImportOptions::default(),
         )
+        .unwrap()
     }
 
     fn validate(t: &Trace) {
@@ -1979,7 +1992,7 @@ mod tests {
         let mut bytes = b"\xEF\xBB\xBF".to_vec();
         bytes.extend_from_slice(b"\xff\xfe\n");
         bytes.extend_from_slice(user("2025-01-01T00:00:00Z", r#""hi""#).as_bytes());
-        let out = import_bytes(&bytes, &info("s", false), &ImportOptions::default());
+        let out = import_from(&bytes[..], &info("s", false), &ImportOptions::default()).unwrap();
         assert_eq!(out.skipped_lines, 1);
     }
 
@@ -2114,7 +2127,7 @@ mod tests {
         let mut traces = 0;
         for f in &files {
             let bytes = std::fs::read(f).unwrap();
-            let out = import_bytes(&bytes, &file_info(f), &opts);
+            let out = import_from(&bytes[..], &file_info(f), &opts).unwrap();
             // A file with a user line and, after it, an assistant line has a
             // recorded request: it must give a trace.
             let text = String::from_utf8_lossy(&bytes);
