@@ -529,7 +529,10 @@ fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
         OutFormat::Csv => &CsvExporter,
         OutFormat::Md => &MarkdownExporter,
     };
-    print_stdout(&exporter.render(&outputs));
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth reporting.
+    let _ = exporter.write(&outputs, &mut out);
+    let _ = out.flush();
     Ok(0)
 }
 

@@ -79,6 +79,103 @@ impl std::fmt::Debug for ReplayOptions<'_> {
     }
 }
 
+/// The tool_use ids compacted at one call, in history order.
+///
+/// Under a ledger a result once compacted stays compacted, so call after
+/// call the list only grows at its end: every call's list is the start of
+/// one list shared by the run, stored once, and a call keeps just its
+/// length. Without that sharing the lists of a long trace add up to
+/// calls²/2 ids (26 million for 7,189 calls). A call whose list is not the
+/// start of the run's (a policy that restores results) gets its own.
+/// Reads as a slice and serializes as a list of strings.
+#[derive(Clone, Default)]
+pub struct CompactedIds {
+    ids: Arc<[Arc<str>]>,
+    len: usize,
+}
+
+impl std::ops::Deref for CompactedIds {
+    type Target = [Arc<str>];
+    fn deref(&self) -> &[Arc<str>] {
+        self.ids.get(..self.len).unwrap_or(&self.ids)
+    }
+}
+
+impl FromIterator<Arc<str>> for CompactedIds {
+    fn from_iter<I: IntoIterator<Item = Arc<str>>>(iter: I) -> Self {
+        let ids: Arc<[Arc<str>]> = iter.into_iter().collect();
+        Self {
+            len: ids.len(),
+            ids,
+        }
+    }
+}
+
+impl PartialEq for CompactedIds {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for CompactedIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for CompactedIds {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(|id| &**id))
+    }
+}
+
+/// Builds the [`CompactedIds`] of a run, call by call: consecutive calls
+/// whose lists each extend the one before share a single list.
+#[derive(Default)]
+struct CompactedLog {
+    /// The current shared list, growing.
+    open: Vec<Arc<str>>,
+    /// Calls waiting for `open` to be frozen: (call, length).
+    waiting: Vec<(usize, usize)>,
+    /// Every call's ids, once known.
+    done: Vec<CompactedIds>,
+}
+
+impl CompactedLog {
+    /// Records the ids compacted at the next call.
+    fn push(&mut self, ids: &[Arc<str>]) {
+        let extends = ids.len() >= self.open.len()
+            && ids
+                .iter()
+                .zip(&self.open)
+                .all(|(a, b)| Arc::ptr_eq(a, b) || a == b);
+        if !extends {
+            self.freeze();
+            self.open.extend(ids.iter().cloned());
+        } else {
+            self.open.extend(ids[self.open.len()..].iter().cloned());
+        }
+        self.waiting.push((self.done.len(), ids.len()));
+        self.done.push(CompactedIds::default());
+    }
+
+    fn freeze(&mut self) {
+        let ids: Arc<[Arc<str>]> = std::mem::take(&mut self.open).into();
+        for (call, len) in self.waiting.drain(..) {
+            self.done[call] = CompactedIds {
+                ids: ids.clone(),
+                len,
+            };
+        }
+    }
+
+    /// Every call's ids, in call order.
+    fn finish(mut self) -> Vec<CompactedIds> {
+        self.freeze();
+        self.done
+    }
+}
+
 /// One simulated call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallResult {
@@ -94,7 +191,7 @@ pub struct CallResult {
     /// Simulated cost.
     pub cost_usd: f64,
     /// tool_use ids whose results were compacted or cleared.
-    pub compacted: Arc<[Arc<str>]>,
+    pub compacted: CompactedIds,
     /// What the provider recorded, when the trace has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded: Option<Usage>,
@@ -308,6 +405,7 @@ pub fn replay_group(
         replaced: HashMap::new(),
     };
     let mut ever_compacted: std::collections::HashSet<Arc<str>> = Default::default();
+    let mut log = CompactedLog::default();
     let mut blocks: Vec<PrefixBlock> = Vec::new();
     let mut prev_blocks: Vec<PrefixBlock> = Vec::new();
     let mut rewritten_chars: HashMap<(usize, u128), u64> = HashMap::new();
@@ -474,8 +572,8 @@ pub fn replay_group(
             .filter(|u| u.input_tokens.is_some())
             .map(|u| recorded_usage(&u));
         let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
-        // One list per call, shared by every config of the group.
-        let compacted: Arc<[Arc<str>]> = pv.compacted.iter().cloned().collect();
+        // Filled in after the loop, shared by every call and config.
+        log.push(&pv.compacted);
         ever_compacted.extend(pv.compacted.iter().cloned());
         // The prefix keys and positions depend only on the blocks and the
         // model: index them once for every config of the group.
@@ -511,7 +609,7 @@ pub fn replay_group(
                 chars,
                 usage: outcome.usage,
                 cost_usd: price.cost_usd(&outcome.usage, opts.batch),
-                compacted: compacted.clone(),
+                compacted: CompactedIds::default(),
                 recorded,
                 recorded_cost_usd,
                 model: price.id.clone(),
@@ -519,6 +617,12 @@ pub fn replay_group(
             });
         }
         std::mem::swap(&mut blocks, &mut prev_blocks);
+    }
+    let compacted = log.finish();
+    for calls in &mut all_calls {
+        for (call, ids) in calls.iter_mut().zip(&compacted) {
+            call.compacted = ids.clone();
+        }
     }
     let mut out = Vec::with_capacity(configs.len());
     for (c, calls) in configs.iter().zip(all_calls) {
@@ -671,4 +775,42 @@ pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
         t.cost_usd_recorded_calls = Some(simulated_sum);
     }
     t
+}
+
+#[cfg(test)]
+mod compacted_ids {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<Arc<str>> {
+        list.iter().map(|s| Arc::from(*s)).collect()
+    }
+
+    #[test]
+    fn growing_lists_share_one_and_others_keep_their_own() {
+        let calls: Vec<Vec<Arc<str>>> = vec![
+            ids(&[]),
+            ids(&["a"]),
+            ids(&["a"]),
+            ids(&["a", "b", "c"]),
+            // Not an extension: "b" was restored.
+            ids(&["a", "c"]),
+            ids(&["a", "c", "d"]),
+            ids(&[]),
+        ];
+        let mut log = CompactedLog::default();
+        for c in &calls {
+            log.push(c);
+        }
+        let out = log.finish();
+        assert_eq!(out.len(), calls.len());
+        for (got, want) in out.iter().zip(&calls) {
+            assert_eq!(&**got, &want[..]);
+        }
+        // Calls 1–4 share one list, calls 5–6 another.
+        assert!(Arc::ptr_eq(&out[1].ids, &out[3].ids));
+        assert!(Arc::ptr_eq(&out[4].ids, &out[5].ids));
+        assert!(!Arc::ptr_eq(&out[3].ids, &out[4].ids));
+        assert_eq!(out[3].ids.len(), 3);
+        assert_eq!(serde_json::to_string(&out[3]).unwrap(), r#"["a","b","c"]"#);
+    }
 }

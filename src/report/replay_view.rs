@@ -2,6 +2,7 @@
 //! one trait, all fed the same [`ReplayOutput`].
 
 use std::fmt::Write as _;
+use std::io::{self, Write as _};
 
 use serde::Serialize;
 
@@ -58,8 +59,19 @@ impl Savings {
 
 /// Renders replays in one output format.
 pub trait ReplayExporter {
+    /// Writes the rendered text to `out`. JSON and CSV go out piece by
+    /// piece: the per-call lists of compacted ids of a long trace make
+    /// hundreds of MB that need not be held in memory.
+    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()>;
+
     /// The rendered text.
-    fn render(&self, outputs: &[ReplayOutput]) -> String;
+    fn render(&self, outputs: &[ReplayOutput]) -> String {
+        let mut buf = Vec::new();
+        // Writing to memory cannot fail, and every exporter writes UTF-8.
+        let _ = self.write(outputs, &mut buf);
+        String::from_utf8(buf)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
 }
 
 /// `--format json`: one object per trace (`calls`, `totals`), or
@@ -86,21 +98,27 @@ struct JsonMany<'a> {
 }
 
 impl ReplayExporter for JsonExporter {
-    fn render(&self, outputs: &[ReplayOutput]) -> String {
-        let text = match outputs {
-            [one] => serde_json::to_string_pretty(&JsonDoc {
-                format: REPLAY_FORMAT,
-                output: one,
-            }),
-            many => serde_json::to_string_pretty(&JsonMany {
-                format: REPLAY_FORMAT,
-                traces: many,
-            }),
-        };
-        // Serializing plain data structs cannot fail.
-        let mut s = text.unwrap_or_default();
-        s.push('\n');
-        s
+    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        match outputs {
+            [one] => serde_json::to_writer_pretty(
+                &mut out,
+                &JsonDoc {
+                    format: REPLAY_FORMAT,
+                    output: one,
+                },
+            ),
+            many => serde_json::to_writer_pretty(
+                &mut out,
+                &JsonMany {
+                    format: REPLAY_FORMAT,
+                    traces: many,
+                },
+            ),
+        }
+        .map_err(io::Error::from)?;
+        out.write_all(b"\n")?;
+        out.flush()
     }
 }
 
@@ -116,9 +134,9 @@ pub fn csv_field(s: &str) -> String {
 }
 
 impl ReplayExporter for CsvExporter {
-    fn render(&self, outputs: &[ReplayOutput]) -> String {
-        let mut s = String::from(CSV_HEADER);
-        s.push('\n');
+    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        writeln!(out, "{CSV_HEADER}")?;
         for o in outputs {
             for c in &o.result.calls {
                 let rec_total = c
@@ -129,8 +147,8 @@ impl ReplayExporter for CsvExporter {
                     .recorded_cost_usd
                     .map(|v| format!("{v:.6}"))
                     .unwrap_or_default();
-                let _ = writeln!(
-                    s,
+                writeln!(
+                    out,
                     "{},{},{},{},{},{},{},{},{},{},{},{:.6},{},{},{}",
                     csv_field(&o.result.trace),
                     csv_field(&o.result.config),
@@ -147,10 +165,10 @@ impl ReplayExporter for CsvExporter {
                     rec_total,
                     rec_cost,
                     csv_field(&c.compacted.join(" "))
-                );
+                )?;
             }
         }
-        s
+        out.flush()
     }
 }
 
@@ -271,7 +289,13 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
 }
 
 impl ReplayExporter for TableExporter {
-    fn render(&self, outputs: &[ReplayOutput]) -> String {
+    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()> {
+        out.write_all(self.text(outputs).as_bytes())
+    }
+}
+
+impl TableExporter {
+    fn text(&self, outputs: &[ReplayOutput]) -> String {
         let mut s = String::new();
         for o in outputs {
             let _ = writeln!(
@@ -315,7 +339,13 @@ impl ReplayExporter for TableExporter {
 }
 
 impl ReplayExporter for MarkdownExporter {
-    fn render(&self, outputs: &[ReplayOutput]) -> String {
+    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()> {
+        out.write_all(self.text(outputs).as_bytes())
+    }
+}
+
+impl MarkdownExporter {
+    fn text(&self, outputs: &[ReplayOutput]) -> String {
         let mut s = String::new();
         for o in outputs {
             let _ = writeln!(
