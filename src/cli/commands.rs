@@ -8,7 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use super::CliError;
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::{TokenMemo, parse_tokenizer};
-use crate::engine::ledger::{DurableLedger, InMemoryLedger, ToolResultLedger, not_found};
+use crate::engine::ledger::{
+    DurableLedger, InMemoryLedger, ToolResultLedger, not_found, record_result,
+};
 use crate::engine::message::{BlockKind, Message};
 use crate::engine::recall::{RecallFormat, RecallRequest};
 use crate::policy::{Compaction, Config};
@@ -1210,12 +1212,7 @@ fn record_all(trace: &Trace, ledger: &dyn ToolResultLedger) -> Result<(), CliErr
                 let (name, args) = names
                     .get(tool_use_id)
                     .map_or(("unknown", "{}"), |(n, a)| (&**n, *a));
-                ledger.record(
-                    tool_use_id,
-                    name,
-                    args,
-                    b.tool_result_payload().unwrap_or(""),
-                )?;
+                record_result(ledger, tool_use_id, name, args, b)?;
             }
             _ => {}
         }

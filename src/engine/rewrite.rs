@@ -15,8 +15,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::handle::Handle;
-use super::ledger::{LedgerError, ToolResultLedger};
-use super::message::{BlockKind, ContentBlock, Message, ToolResultContent};
+use super::ledger::{LedgerError, ToolResultLedger, record_result};
+use super::message::{BlockKind, ContentBlock, Message};
 use super::stub::render_stub;
 
 /// When to compact a tool result.
@@ -226,20 +226,7 @@ impl<L: ToolResultLedger> Compactor<L> {
                 _ => None,
             })
             .unwrap_or(("unknown", "{}"));
-        // A string payload is shared with the ledger, not copied.
-        let handle = match block.kind() {
-            BlockKind::ToolResult {
-                content: ToolResultContent::Text(text),
-                ..
-            } => self
-                .ledger
-                .record_shared(tool_use_id, tool_name, tool_args, text)?,
-            _ => {
-                let payload = block.tool_result_payload().unwrap_or("");
-                self.ledger
-                    .record(tool_use_id, tool_name, tool_args, payload)?
-            }
-        };
+        let handle = record_result(&self.ledger, tool_use_id, tool_name, tool_args, block)?;
         let text = render_stub(&handle);
         let handle = Arc::new(handle);
         // `block` is a tool_result, so this always succeeds; fall back to the

@@ -16,6 +16,7 @@ pub use memory::InMemoryLedger;
 use std::sync::Arc;
 
 use super::handle::Handle;
+use super::message::{BlockKind, ContentBlock, ToolResultContent};
 use super::recall::{RecallRequest, answer};
 
 /// Errors from recording into, or reading from, a ledger's storage.
@@ -142,3 +143,29 @@ macro_rules! forward_ledger {
 
 forward_ledger!(Arc<L>);
 forward_ledger!(&L);
+
+/// Records the payload of a tool_result `block` (see
+/// [`ContentBlock::tool_result_payload`]) under `tool_call_id`. String
+/// content is shared with the block through
+/// [`ToolResultLedger::record_shared`], not copied: a replay or a recall
+/// over a 1 GB trace would otherwise hold every payload twice.
+pub fn record_result<L: ToolResultLedger + ?Sized>(
+    ledger: &L,
+    tool_call_id: &str,
+    tool_name: &str,
+    tool_args: &str,
+    block: &ContentBlock,
+) -> Result<Handle, LedgerError> {
+    match block.kind() {
+        BlockKind::ToolResult {
+            content: ToolResultContent::Text(text),
+            ..
+        } => ledger.record_shared(tool_call_id, tool_name, tool_args, text),
+        _ => ledger.record(
+            tool_call_id,
+            tool_name,
+            tool_args,
+            block.tool_result_payload().unwrap_or(""),
+        ),
+    }
+}
