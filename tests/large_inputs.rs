@@ -359,6 +359,25 @@ fn one_gigabyte_canonical_trace() {
                 "native",
             ]),
         ),
+        (
+            "recall (load, record every result)",
+            measure(&["recall", p, "toolu_00000001", "--max-chars", "100"]),
+        ),
+        (
+            "sweep (off+none, ledger × none/native)",
+            measure(&[
+                "sweep",
+                p,
+                "--compaction",
+                "ledger",
+                "--threshold",
+                "8000",
+                "--keep-last",
+                "2",
+                "--cache",
+                "none,native",
+            ]),
+        ),
     ];
     for (what, r) in &results {
         println!(
