@@ -127,16 +127,17 @@ mod reporting {
 
     #[test]
     fn imports_report_the_bytes_of_every_input_file() {
-        use crate::trace::import::{ImportOptions, anthropic, claude_code};
+        use crate::trace::import::{Format, ImportOptions};
         let opts = ImportOptions::default();
         let cc = fixture("tests/fixtures/claude-code");
         let rec = Recorder::default();
         let mut n = 0;
-        claude_code::import_each(&[cc.clone()], &opts, &rec, &mut |_| {
-            n += 1;
-            Ok::<_, crate::trace::import::ImportError>(())
-        })
-        .unwrap();
+        Format::ClaudeCode
+            .import_each(&[cc.clone()], &opts, &rec, &mut |_| {
+                n += 1;
+                Ok::<_, crate::trace::import::ImportError>(())
+            })
+            .unwrap();
         assert!(n > 0);
         let (stage, total, done) = rec.events.lock().unwrap()[0].clone();
         assert_eq!(stage, "import");
@@ -145,10 +146,11 @@ mod reporting {
 
         let log = fixture("tests/fixtures/import/anthropic_plain.jsonl");
         let rec = Recorder::default();
-        anthropic::import_each(std::slice::from_ref(&log), &opts, &rec, &mut |_| {
-            Ok::<_, crate::trace::import::ImportError>(())
-        })
-        .unwrap();
+        Format::Anthropic
+            .import_each(std::slice::from_ref(&log), &opts, &rec, &mut |_| {
+                Ok::<_, crate::trace::import::ImportError>(())
+            })
+            .unwrap();
         let size = size_of(&[log]);
         assert_eq!(rec.events.lock().unwrap()[0], ("import".into(), size, size));
     }

@@ -1139,7 +1139,7 @@ fn models_cmd(a: ModelsArgs) -> Result<u8, CliError> {
 
 fn import(a: ImportArgs) -> Result<u8, CliError> {
     use crate::trace::TraceWriter;
-    use crate::trace::import::{ImportOptions, anthropic, claude_code, langchain, openai};
+    use crate::trace::import::{Format, ImportOptions};
     let opts = ImportOptions {
         skip_invalid: a.skip_invalid,
         default_model: a.model,
@@ -1159,14 +1159,13 @@ fn import(a: ImportArgs) -> Result<u8, CliError> {
             calls += t.calls.len();
             out.push(t).map_err(write_err)
         };
-        let report = match a.from {
-            ImportFormat::ClaudeCode => {
-                claude_code::import_each(&a.inputs, &opts, &bar, &mut emit)?
-            }
-            ImportFormat::Anthropic => anthropic::import_each(&a.inputs, &opts, &bar, &mut emit)?,
-            ImportFormat::Langchain => langchain::import_each(&a.inputs, &opts, &bar, &mut emit)?,
-            ImportFormat::Openai => openai::import_each(&a.inputs, &opts, &bar, &mut emit)?,
+        let format = match a.from {
+            ImportFormat::ClaudeCode => Format::ClaudeCode,
+            ImportFormat::Anthropic => Format::Anthropic,
+            ImportFormat::Langchain => Format::Langchain,
+            ImportFormat::Openai => Format::Openai,
         };
+        let report = format.import_each(&a.inputs, &opts, &bar, &mut emit)?;
         let traces = out.count();
         if traces == 0 {
             return Err(CliError::Usage(format!(

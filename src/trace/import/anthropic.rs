@@ -52,9 +52,9 @@ use serde_json::value::RawValue;
 
 use super::common;
 use super::common::{
-    Conversations, HttpBody, NewCall, Unmapped, compact_json, finish_usage, is_error_body,
-    merge_anthropic_usage, message_key, serde_message, unwrap_request, unwrap_response,
-    with_blocks,
+    Conversations, HttpBody, NewCall, TraceBuilder, Unmapped, compact_json, finish_usage,
+    is_error_body, merge_anthropic_usage, message_key, serde_message, unwrap_request,
+    unwrap_response, with_blocks,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -63,39 +63,34 @@ use crate::engine::message::{
     BlockKind, Content, ContentBlock, Message, Role, ToolDefinition, ToolResultContent,
 };
 use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
-use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+use crate::trace::{Call, Prompt, RecordedUsage};
 
 /// Imports Anthropic Messages API request/response logs (plain or
 /// claude-trace JSONL). Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::collect(|emit| import_each(inputs, opts, &crate::progress::Silent, emit))
+    super::Format::Anthropic.import(inputs, opts)
 }
 
-/// [`import`], handing each trace to `emit` as soon as it is built instead
-/// of returning them all, and reporting the bytes of input read to
-/// `progress`.
-pub fn import_each<E: From<ImportError>>(
-    inputs: &[PathBuf],
+/// What [`super::Format::Anthropic`] reads, for the loop every log importer
+/// shares ([`common::import_files`]).
+pub(crate) const LOG: common::LogFormat = common::LogFormat {
+    unit: "request(s)",
+    nothing_found: "Messages API exchanges",
+    read,
+};
+
+fn read(
+    path: &Path,
     opts: &ImportOptions,
-    progress: &dyn crate::progress::Progress,
-    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-) -> Result<ImportReport, E> {
-    common::import_files(
-        inputs,
-        opts,
-        "request(s)",
-        "Messages API exchanges",
-        |path, report, un| {
-            let convs = import_file(path, opts, report, un)?;
-            Ok((
-                convs.builders,
-                format!("Anthropic Messages API log {}", common::file_name(path)),
-            ))
-        },
-        progress,
-        emit,
-    )
+    report: &mut ImportReport,
+    un: &mut Unmapped,
+) -> Result<(Vec<TraceBuilder>, String), ImportError> {
+    let convs = import_file(path, opts, report, un)?;
+    Ok((
+        convs.builders,
+        format!("Anthropic Messages API log {}", common::file_name(path)),
+    ))
 }
 
 fn import_file(

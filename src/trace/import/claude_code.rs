@@ -141,16 +141,14 @@ const SYNTHETIC_MODEL: &str = "<synthetic>";
 /// file is skipped and counted in the report. See the module documentation
 /// for the mapping.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::collect(|emit| import_each(inputs, opts, &crate::progress::Silent, emit))
+    super::Format::ClaudeCode.import(inputs, opts)
 }
 
-/// [`import`], handing each trace to `emit` in the same order as soon as
-/// its file is done, so a folder of any size is imported holding only a
-/// few files at a time: files are read in parallel in windows of one per
-/// worker thread, and each window's traces are handed over, in path
-/// order, before the next window is read. The bytes of input read are
-/// reported to `progress`.
-pub fn import_each<E: From<ImportError>>(
+/// [`super::Format::import_each`] for Claude Code: a folder of any size is
+/// imported holding only a few files at a time. Files are read line by line
+/// and in parallel, in windows of one per worker thread, and each window's
+/// traces are handed over, in path order, before the next window is read.
+pub(crate) fn import_each<E: From<ImportError>>(
     inputs: &[PathBuf],
     opts: &ImportOptions,
     progress: &dyn crate::progress::Progress,

@@ -18,25 +18,36 @@ use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 /// Usage figures above this are corrupt records (the loader's limit).
 const ABSURD_TOKENS: u64 = 100_000_000;
 
-/// The loop every log importer shares: expand the inputs, read each file
-/// with `read` (its conversations, and a label for their descriptions such
-/// as "OpenAI Chat Completions calls.jsonl"), name the traces, check that
-/// each one loads, and hand it to `emit` before the next file is read.
-/// `unit` names what a call is in the description; `nothing_found` what to
-/// say when no file held anything.
-pub(crate) fn import_files<E: From<ImportError>>(
-    inputs: &[PathBuf],
-    opts: &ImportOptions,
-    unit: &str,
-    nothing_found: &str,
-    mut read: impl FnMut(
+/// What one log importer reads: `read` gives a file's conversations and a
+/// label for their descriptions (such as "OpenAI Chat Completions
+/// calls.jsonl"); `unit` names what a call is in a description,
+/// `nothing_found` what to say when no file held anything.
+pub(crate) struct LogFormat {
+    pub(crate) unit: &'static str,
+    pub(crate) nothing_found: &'static str,
+    pub(crate) read: fn(
         &Path,
+        &ImportOptions,
         &mut ImportReport,
         &mut Unmapped,
     ) -> Result<(Vec<TraceBuilder>, String), ImportError>,
+}
+
+/// The loop every log importer shares: expand the inputs, read each file
+/// with the format's `read`, name the traces, check that each one loads,
+/// and hand it to `emit` before the next file is read.
+pub(crate) fn import_files<E: From<ImportError>>(
+    format: &LogFormat,
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
     progress: &dyn crate::progress::Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
 ) -> Result<ImportReport, E> {
+    let LogFormat {
+        unit,
+        nothing_found,
+        read,
+    } = format;
     let files = expand_inputs(inputs)?;
     progress.start(
         "import",
@@ -49,7 +60,7 @@ pub(crate) fn import_files<E: From<ImportError>>(
     let mut emitted = 0usize;
     for path in &files {
         report.files += 1;
-        let (builders, label) = read(path, &mut report, &mut un)?;
+        let (builders, label) = read(path, opts, &mut report, &mut un)?;
         progress.advance(super::total_size(std::slice::from_ref(path)));
         if builders.is_empty() {
             report.skipped_files += 1;

@@ -56,39 +56,34 @@ use crate::engine::cache::ProviderKind;
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role};
 use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
-use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+use crate::trace::{Call, Prompt, RecordedUsage};
 
 /// Imports LangChain / LangGraph message lists (`messages_to_dict` output).
 /// Directories are expanded to their `.json`/`.jsonl` files; files are read
 /// in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::collect(|emit| import_each(inputs, opts, &crate::progress::Silent, emit))
+    super::Format::Langchain.import(inputs, opts)
 }
 
-/// [`import`], handing each trace to `emit` as soon as it is built instead
-/// of returning them all, and reporting the bytes of input read to
-/// `progress`.
-pub fn import_each<E: From<ImportError>>(
-    inputs: &[PathBuf],
+/// What [`super::Format::Langchain`] reads, for the loop every log importer
+/// shares ([`common::import_files`]).
+pub(crate) const LOG: common::LogFormat = common::LogFormat {
+    unit: "call(s)",
+    nothing_found: "LangChain message lists",
+    read,
+};
+
+fn read(
+    path: &Path,
     opts: &ImportOptions,
-    progress: &dyn crate::progress::Progress,
-    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-) -> Result<ImportReport, E> {
-    common::import_files(
-        inputs,
-        opts,
-        "call(s)",
-        "LangChain message lists",
-        |path, report, un| {
-            let (builders, kind) = import_file(path, opts, report, un)?;
-            Ok((
-                builders,
-                format!("LangChain messages {} ({kind})", common::file_name(path)),
-            ))
-        },
-        progress,
-        emit,
-    )
+    report: &mut ImportReport,
+    un: &mut Unmapped,
+) -> Result<(Vec<TraceBuilder>, String), ImportError> {
+    let (builders, kind) = import_file(path, opts, report, un)?;
+    Ok((
+        builders,
+        format!("LangChain messages {} ({kind})", common::file_name(path)),
+    ))
 }
 
 /// One list with the line it starts at.

@@ -15,6 +15,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::Trace;
+use crate::progress::{Progress, Silent};
 
 /// Options shared by every importer.
 #[derive(Debug, Clone, Default)]
@@ -93,19 +94,57 @@ pub enum ImportError {
     Empty(String),
 }
 
-/// Runs a streaming importer (`import_each`) and keeps every trace it
-/// hands over: the whole-list form of each importer's `import`.
-pub(crate) fn collect(
-    run: impl FnOnce(
-        &mut dyn FnMut(Trace) -> Result<(), ImportError>,
-    ) -> Result<ImportReport, ImportError>,
-) -> Result<ImportOutput, ImportError> {
-    let mut traces = Vec::new();
-    let report = run(&mut |t| {
-        traces.push(t);
-        Ok(())
-    })?;
-    Ok(ImportOutput { traces, report })
+/// The formats tracecost imports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Claude Code transcripts ([`claude_code`]).
+    ClaudeCode,
+    /// Anthropic Messages API request/response logs ([`anthropic`]).
+    Anthropic,
+    /// LangChain / LangGraph message lists ([`langchain`]).
+    Langchain,
+    /// OpenAI Chat Completions bodies and logs ([`openai`]).
+    Openai,
+}
+
+impl Format {
+    /// Imports `inputs`, handing each trace to `emit` as soon as it is
+    /// built, in the order [`Format::import`] returns them, and reporting
+    /// the bytes of input read to `progress`. Only the traces of the file
+    /// (or, for Claude Code, the few files) being read are held, so inputs
+    /// of any size can be written out as they are imported. An error from
+    /// `emit` stops the import and is returned.
+    pub fn import_each<E: From<ImportError>>(
+        self,
+        inputs: &[PathBuf],
+        opts: &ImportOptions,
+        progress: &dyn Progress,
+        emit: &mut dyn FnMut(Trace) -> Result<(), E>,
+    ) -> Result<ImportReport, E> {
+        let log = match self {
+            Format::ClaudeCode => {
+                return claude_code::import_each(inputs, opts, progress, emit);
+            }
+            Format::Anthropic => &anthropic::LOG,
+            Format::Langchain => &langchain::LOG,
+            Format::Openai => &openai::LOG,
+        };
+        common::import_files(log, inputs, opts, progress, emit)
+    }
+
+    /// Imports `inputs` and returns every trace, with the report.
+    pub fn import(
+        self,
+        inputs: &[PathBuf],
+        opts: &ImportOptions,
+    ) -> Result<ImportOutput, ImportError> {
+        let mut traces = Vec::new();
+        let report = self.import_each(inputs, opts, &Silent, &mut |t| {
+            traces.push(t);
+            Ok::<_, ImportError>(())
+        })?;
+        Ok(ImportOutput { traces, report })
+    }
 }
 
 /// The bytes in `files`, for progress (a file that cannot be read counts

@@ -49,39 +49,34 @@ use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
-use crate::trace::{Call, Prompt, Trace};
+use crate::trace::{Call, Prompt};
 
 /// Imports OpenAI Chat Completions request bodies, message lists and
 /// request/response logs. Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::collect(|emit| import_each(inputs, opts, &crate::progress::Silent, emit))
+    super::Format::Openai.import(inputs, opts)
 }
 
-/// [`import`], handing each trace to `emit` as soon as it is built instead
-/// of returning them all, and reporting the bytes of input read to
-/// `progress`.
-pub fn import_each<E: From<ImportError>>(
-    inputs: &[PathBuf],
+/// What [`super::Format::Openai`] reads, for the loop every log importer
+/// shares ([`common::import_files`]).
+pub(crate) const LOG: common::LogFormat = common::LogFormat {
+    unit: "call(s)",
+    nothing_found: "OpenAI conversations",
+    read,
+};
+
+fn read(
+    path: &Path,
     opts: &ImportOptions,
-    progress: &dyn crate::progress::Progress,
-    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-) -> Result<ImportReport, E> {
-    common::import_files(
-        inputs,
-        opts,
-        "call(s)",
-        "OpenAI conversations",
-        |path, report, un| {
-            let builders = import_file(path, opts, report, un)?;
-            Ok((
-                builders,
-                format!("OpenAI Chat Completions {}", common::file_name(path)),
-            ))
-        },
-        progress,
-        emit,
-    )
+    report: &mut ImportReport,
+    un: &mut Unmapped,
+) -> Result<(Vec<TraceBuilder>, String), ImportError> {
+    let builders = import_file(path, opts, report, un)?;
+    Ok((
+        builders,
+        format!("OpenAI Chat Completions {}", common::file_name(path)),
+    ))
 }
 
 fn import_file(
