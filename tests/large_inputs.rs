@@ -364,6 +364,19 @@ fn one_gigabyte_canonical_trace() {
             measure(&["recall", p, "toolu_00000001", "--max-chars", "100"]),
         ),
         (
+            "stability (ledger+native, this process only)",
+            measure(&[
+                "stability",
+                p,
+                "--compaction",
+                "ledger",
+                "--cache",
+                "native",
+                "--processes",
+                "0",
+            ]),
+        ),
+        (
             "sweep (off+none, ledger × none/native)",
             measure(&[
                 "sweep",

@@ -719,6 +719,7 @@ fn report_cmd(a: ReportArgs) -> Result<u8, CliError> {
             run: crate::policy::CompactionRun::new(&rec.compaction),
             tokens: &counter,
             fixed_tokens: 0,
+            progress: None,
         };
         let stability = check(t, &mut source, &counter)?;
         reports.push(TraceReport { sweep, stability });
@@ -770,12 +771,17 @@ fn stability_cmd(a: StabilityArgs) -> Result<u8, CliError> {
     let mut out = String::new();
     for (t, config) in plans {
         let counter = MemoTokens(&memo);
+        let bar = super::progress::Bar::new();
+        bar.start("stability", t.calls.len() as u64, Unit::Items);
         let mut source = RunSource {
             run: crate::policy::CompactionRun::new(&config.compaction),
             tokens: &counter,
             fixed_tokens: 0,
+            progress: Some(&bar),
         };
-        let report = check(t, &mut source, &counter)?;
+        let report = check(t, &mut source, &counter);
+        bar.finish();
+        let report = report?;
         if a.digest_only {
             out.push_str(&format!("{} {}\n", t.name, report.digest));
             continue;

@@ -13,8 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::engine::ledger::LedgerError;
-use crate::engine::message::{BlockKind, Message};
-use crate::engine::rewrite::WireBlock;
+use std::sync::Arc;
+
+use crate::engine::message::{BlockKind, ContentBlock, Message};
+use crate::engine::rewrite::{WireBlock, WireMessage};
 use crate::engine::wire::message_json;
 use crate::policy::{BlockTokens, CompactionRun, PolicyView};
 use crate::trace::Trace;
@@ -34,10 +36,15 @@ pub struct RunSource<'a> {
     pub tokens: &'a dyn BlockTokens,
     /// Tokens of the tools and system prompt.
     pub fixed_tokens: u64,
+    /// Told of each call viewed; the caller starts the stage.
+    pub progress: Option<&'a dyn crate::progress::Progress>,
 }
 
 impl ViewSource for RunSource<'_> {
     fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError> {
+        if let Some(p) = self.progress {
+            p.advance(1);
+        }
         self.run.view(history, self.fixed_tokens, self.tokens)
     }
 }
@@ -99,29 +106,33 @@ pub fn check(
     source: &mut dyn ViewSource,
     tokens: &dyn BlockTokens,
 ) -> Result<StabilityReport, LedgerError> {
-    let mut stubs: BTreeMap<String, String> = BTreeMap::new();
-    let mut prev: Vec<String> = Vec::new();
+    // Each stub's bytes when first seen, with the block they came from: a
+    // later call sending the very same block object cannot differ, so only
+    // a new object is serialized and compared.
+    let mut stubs: BTreeMap<String, (String, Arc<ContentBlock>)> = BTreeMap::new();
+    let mut prev: Option<PolicyView<'_>> = None;
     let mut prev_tokens: Vec<u64> = Vec::new();
-    let mut prev_compacted: BTreeSet<String> = BTreeSet::new();
+    let mut prev_compacted: Vec<Arc<str>> = Vec::new();
     let mut calls = Vec::new();
     let mut violations = Vec::new();
     for (ci, call) in trace.calls.iter().enumerate() {
         let index = ci + 1;
         let history = trace.history_of(call);
         let pv = source.view(history)?;
-        let compacted: BTreeSet<String> = pv.compacted.iter().map(|s| s.to_string()).collect();
-        let new: Vec<String> = compacted.difference(&prev_compacted).cloned().collect();
-        for gone in prev_compacted.difference(&compacted) {
+        let (new, gone) = compaction_changes(&prev_compacted, &pv.compacted);
+        prev_compacted.clone_from(&pv.compacted);
+        for gone in gone {
             violations.push(Violation {
                 call: index,
                 kind: "stub-dropped",
-                tool_use_id: Some(gone.clone()),
+                tool_use_id: Some(gone.to_string()),
                 message: 0,
                 offset: 0,
-                before: stubs.get(gone).cloned().unwrap_or_default(),
+                before: stubs.get(&*gone).map(|s| s.0.clone()).unwrap_or_default(),
                 after: "(sent in full again)".into(),
             });
         }
+        let new: Vec<String> = new.iter().map(|s| s.to_string()).collect();
         // (a) stubs are byte-stable once they appear.
         let mut new_in_message: BTreeSet<usize> = BTreeSet::new();
         for (mi, wm) in pv.view.messages.iter().enumerate() {
@@ -141,21 +152,23 @@ pub fn check(
                 } else {
                     id.clone()
                 };
-                let bytes = stub.to_json();
                 match stubs.get(&key) {
-                    Some(before) if *before != bytes => {
-                        violations.push(diff(
-                            index,
-                            "stub-changed",
-                            Some(id.clone()),
-                            mi,
-                            before,
-                            &bytes,
-                        ));
+                    Some((_, seen)) if Arc::ptr_eq(seen, stub) => {}
+                    Some((before, _)) => {
+                        let bytes = stub.to_json();
+                        if *before != bytes {
+                            violations.push(diff(
+                                index,
+                                "stub-changed",
+                                Some(id.clone()),
+                                mi,
+                                before,
+                                &bytes,
+                            ));
+                        }
                     }
-                    Some(_) => {}
                     None => {
-                        stubs.insert(key, bytes);
+                        stubs.insert(key, (stub.to_json(), stub.clone()));
                     }
                 }
                 if new.contains(&id) {
@@ -164,26 +177,43 @@ pub fn check(
             }
         }
         // (c) the view extends the previous one, except where explained.
-        let cur: Vec<String> = pv.view.messages.iter().map(message_json).collect();
+        // A message built from the same objects as before has the same
+        // bytes and tokens; only the others are serialized and compared,
+        // so each call costs what changed, not the whole history.
+        let none = Vec::new();
+        let prev_messages = prev.as_ref().map_or(&none, |p| &p.view.messages);
         let cur_tokens: Vec<u64> = pv
             .view
             .messages
             .iter()
-            .map(|m| message_tokens(m, tokens))
+            .enumerate()
+            .map(
+                |(mi, m)| match (prev_messages.get(mi), prev_tokens.get(mi)) {
+                    (Some(before), Some(&t)) if same_objects(before, m) => t,
+                    _ => message_tokens(m, tokens),
+                },
+            )
             .collect();
         let mut kept = 0;
         let mut still_prefix = true;
-        for (mi, before) in prev.iter().enumerate() {
-            let after = cur.get(mi).map(String::as_str).unwrap_or("");
-            if before == after {
+        for (mi, before) in prev_messages.iter().enumerate() {
+            let equal = match pv.view.messages.get(mi) {
+                Some(after) if same_objects(before, after) => None,
+                Some(after) => {
+                    let (b, a) = (message_json(before), message_json(after));
+                    (b != a).then_some((b, a))
+                }
+                None => Some((message_json(before), String::new())),
+            };
+            let Some((before, after)) = equal else {
                 if still_prefix {
                     kept += 1;
                 }
                 continue;
-            }
+            };
             still_prefix = false;
             if !new_in_message.contains(&mi) {
-                violations.push(diff(index, "prefix-changed", None, mi, before, after));
+                violations.push(diff(index, "prefix-changed", None, mi, &before, &after));
             }
         }
         calls.push(CallStability {
@@ -193,20 +223,19 @@ pub fn check(
             previous_tokens: prev_tokens.iter().sum(),
             new_compactions: new,
         });
-        prev = cur;
+        prev = Some(pv);
         prev_tokens = cur_tokens;
-        prev_compacted = compacted;
     }
     let mut h = sha2::Sha256::default();
     use sha2::Digest;
-    for (id, bytes) in &stubs {
+    for (id, (bytes, _)) in &stubs {
         h.update(id.as_bytes());
         h.update([0]);
         h.update(bytes.as_bytes());
         h.update([0]);
     }
-    for m in &prev {
-        h.update(m.as_bytes());
+    for m in prev.iter().flat_map(|p| &p.view.messages) {
+        h.update(message_json(m).as_bytes());
         h.update([0]);
     }
     let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
@@ -216,6 +245,55 @@ pub fn check(
         digest,
         stubs: stubs.len(),
     })
+}
+
+/// The ids compacted now and not before, and those compacted before and
+/// not now, each sorted. The common case, a list that only grew at its end,
+/// costs a pointer comparison per id and a sort of the new ones.
+fn compaction_changes(before: &[Arc<str>], now: &[Arc<str>]) -> (Vec<Arc<str>>, Vec<Arc<str>>) {
+    let grew = now.len() >= before.len()
+        && before
+            .iter()
+            .zip(now)
+            .all(|(a, b)| Arc::ptr_eq(a, b) || a == b);
+    let (mut new, mut gone): (Vec<Arc<str>>, Vec<Arc<str>>) = if grew {
+        (now[before.len()..].to_vec(), Vec::new())
+    } else {
+        let (b, n): (BTreeSet<&Arc<str>>, BTreeSet<&Arc<str>>) =
+            (before.iter().collect(), now.iter().collect());
+        (
+            n.difference(&b).map(|id| (*id).clone()).collect(),
+            b.difference(&n).map(|id| (*id).clone()).collect(),
+        )
+    };
+    new.sort();
+    new.dedup();
+    gone.sort();
+    (new, gone)
+}
+
+/// Whether two wire messages are made of the same objects (the same history
+/// message, the same blocks, the same stub `Arc`s), so that their bytes are
+/// equal without serializing them.
+fn same_objects(a: &WireMessage<'_>, b: &WireMessage<'_>) -> bool {
+    if !std::ptr::eq(a.source, b.source) {
+        return false;
+    }
+    match (&a.blocks, &b.blocks) {
+        (None, None) => true,
+        (Some(x), Some(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|pair| match pair {
+                    (WireBlock::Original(p), WireBlock::Original(q)) => std::ptr::eq(*p, *q),
+                    (
+                        WireBlock::Compacted { stub: p, .. },
+                        WireBlock::Compacted { stub: q, .. },
+                    ) => Arc::ptr_eq(p, q),
+                    _ => false,
+                })
+        }
+        _ => false,
+    }
 }
 
 fn message_tokens(m: &crate::engine::rewrite::WireMessage<'_>, tokens: &dyn BlockTokens) -> u64 {
@@ -420,6 +498,80 @@ mod tests {
             r.violations
                 .iter()
                 .any(|v| v.kind == "prefix-changed" && v.message == 2)
+        );
+    }
+
+    /// Sends every call's history unchanged, except that from call
+    /// `from` on, message 0 is another message object: with equal bytes
+    /// (a copy) nothing is wrong; with other bytes the prefix changed.
+    struct Swapped {
+        from: usize,
+        other: Message,
+        calls: usize,
+    }
+    impl ViewSource for Swapped {
+        fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError> {
+            self.calls += 1;
+            let mut view = crate::engine::rewrite::WireView::unchanged(history);
+            if self.calls >= self.from {
+                // Leaked so the view may borrow it for 'h (a test only).
+                let other: &'h Message = Box::leak(Box::new(self.other.clone()));
+                view.messages[0] = WireMessage::unchanged(other);
+            }
+            Ok(PolicyView {
+                view,
+                compacted: Vec::new(),
+            })
+        }
+    }
+
+    #[test]
+    fn a_message_made_of_other_objects_is_compared_by_its_bytes() {
+        let t = trace();
+        let copy = t.messages[0].clone();
+        let r = check(
+            &t,
+            &mut Swapped {
+                from: 3,
+                other: copy,
+                calls: 0,
+            },
+            &Chars,
+        )
+        .unwrap();
+        assert!(r.violations.is_empty(), "{:?}", r.violations);
+        let other = Message::from_json(r#"{"role":"user","content":"something else"}"#).unwrap();
+        let r = check(
+            &t,
+            &mut Swapped {
+                from: 3,
+                other,
+                calls: 0,
+            },
+            &Chars,
+        )
+        .unwrap();
+        let first = &r.violations[0];
+        assert_eq!(
+            (first.call, first.kind, first.message),
+            (3, "prefix-changed", 0)
+        );
+        assert_eq!(r.calls[2].messages_kept, 0);
+    }
+
+    #[test]
+    fn compaction_changes_are_found_whether_the_list_grew_or_not() {
+        let ids = |l: &[&str]| l.iter().map(|s| Arc::from(*s)).collect::<Vec<Arc<str>>>();
+        let names = |v: Vec<Arc<str>>| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (new, gone) = compaction_changes(&ids(&["b", "a"]), &ids(&["b", "a", "d", "c"]));
+        assert_eq!(
+            (names(new), names(gone)),
+            (vec!["c".into(), "d".into()], vec![])
+        );
+        let (new, gone) = compaction_changes(&ids(&["b", "a", "c"]), &ids(&["a", "d"]));
+        assert_eq!(
+            (names(new), names(gone)),
+            (vec!["d".into()], vec!["b".into(), "c".into()])
         );
     }
 }
