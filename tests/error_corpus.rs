@@ -279,6 +279,11 @@ const TRACES: &[(&str, Place, &str)] = &[
         LineCol,
         "invalid type: floating point `1.5`, expected u64",
     ),
+    (
+        "trace/duplicate-key.json",
+        LineCol,
+        "4:40: the key \"content\" appears twice in one object",
+    ),
     ("trace/call-count-overflow.json", LineCol, "expected u64"),
     (
         "trace/number-out-of-range.json",
@@ -1622,6 +1627,24 @@ fn a_utf8_byte_order_mark_is_ignored() {
 // ---------------------------------------------------------------------------
 // Regressions found by fuzzing (fuzz/) and large inputs
 // ---------------------------------------------------------------------------
+
+/// fuzz/fuzz_targets/load_trace.rs: a message object with `content` twice
+/// (a block list, then a string) loaded, and the writer wrote the blocks in
+/// place of both, so the written trace loaded to a different message. A key
+/// twice in one object is now refused where it is read, with its place.
+#[test]
+fn a_message_with_content_twice_is_refused_not_rewritten() {
+    let json = r#"{"format":"tracecost.trace/v1","name":"t","model":"claude-sonnet-4-5",
+"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"a"}],"content":"b"}],
+"calls":[{"messages":1}]}"#;
+    let err = tracecost::trace::load_str(json, "dup.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("dup.json:2:") && err.contains("the key \"content\" appears twice"),
+        "{err}"
+    );
+}
 
 /// fuzz/fuzz_targets/load_trace.rs: a call that resends the prompt in force
 /// started a new prompt version; the writer leaves such a repeat out, so the

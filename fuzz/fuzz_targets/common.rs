@@ -41,6 +41,11 @@ pub fn run(
     let result = import(&[path.clone()], &opts);
     let _ = std::fs::remove_file(&path);
     match result {
+        // Nothing imported: `tracecost import` reports it and writes no
+        // file (exit 2), so there is no trace to load.
+        Ok(out) if out.traces.is_empty() => {
+            let _ = out.report.to_string();
+        }
         Ok(out) => {
             // Whatever an importer writes must load again.
             let json = tracecost::trace::traces_to_json(&out.traces);

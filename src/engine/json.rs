@@ -154,6 +154,12 @@ pub fn check_unique_keys(text: &str) -> Result<(), serde_json::Error> {
     serde_json::from_str::<UniqueKeys>(text).map(|_| ())
 }
 
+/// The message for a key found twice in one object.
+fn repeated_key(key: &str) -> String {
+    let shown = super::handle::one_line(key, 80);
+    format!("the key {shown:?} appears twice in one object")
+}
+
 /// Any JSON value, checked by [`check_unique_keys`] and then dropped.
 struct UniqueKeys;
 
@@ -197,10 +203,7 @@ impl<'de> Visitor<'de> for UniqueKeysVisitor {
         let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             if !seen.insert(key.clone()) {
-                let shown = super::handle::one_line(&key, 80);
-                return Err(serde::de::Error::custom(format!(
-                    "the key {shown:?} appears twice in one object"
-                )));
+                return Err(serde::de::Error::custom(repeated_key(&key)));
             }
             map.next_value::<UniqueKeys>()?;
         }
@@ -260,8 +263,31 @@ impl<'de> Deserialize<'de> for RawObject {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject, A::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                let mut members: Vec<(Box<str>, Box<RawValue>)> =
+                    Vec::with_capacity(map.size_hint().unwrap_or(4));
+                // A key twice is refused: which one would count is
+                // undefined in JSON, and a raw object writes back every
+                // member it holds, so a repeated `content` would come back
+                // as something else. Small objects are scanned; large ones
+                // get a set.
+                let mut seen: Option<std::collections::HashSet<Box<str>>> = None;
                 while let Some(key) = map.next_key::<String>()? {
+                    let repeated = match &mut seen {
+                        Some(set) => !set.insert(key.clone().into_boxed_str()),
+                        None => members.iter().any(|(k, _)| **k == *key),
+                    };
+                    if repeated {
+                        return Err(serde::de::Error::custom(repeated_key(&key)));
+                    }
+                    if seen.is_none() && members.len() >= 32 {
+                        seen = Some(
+                            members
+                                .iter()
+                                .map(|(k, _)| k.clone())
+                                .chain([key.clone().into_boxed_str()])
+                                .collect(),
+                        );
+                    }
                     let value: Box<RawValue> = map.next_value()?;
                     members.push((key.into_boxed_str(), value));
                 }
@@ -284,6 +310,21 @@ mod tests {
         assert_eq!(keys, ["z", "a", "m"]);
         assert_eq!(obj.get("a").unwrap().get(), r#"{"y":"\u00e9","b":[1, 2]}"#);
         assert_eq!(obj.to_json(), src);
+    }
+
+    #[test]
+    fn a_repeated_key_is_refused_in_small_and_large_objects() {
+        let e = RawObject::from_json(r#"{"role":"user","content":"a","content":[]}"#).unwrap_err();
+        assert!(
+            e.to_string().contains("the key \"content\" appears twice"),
+            "{e}"
+        );
+        let mut many: Vec<String> = (0..100).map(|i| format!("\"k{i}\":{i}")).collect();
+        assert!(RawObject::from_json(&format!("{{{}}}", many.join(","))).is_ok());
+        many.push("\"k7\":0".into());
+        assert!(RawObject::from_json(&format!("{{{}}}", many.join(","))).is_err());
+        // Nested values are raw bytes, not checked here.
+        assert!(RawObject::from_json(r#"{"input":{"a":1,"a":2}}"#).is_ok());
     }
 
     #[test]
