@@ -707,6 +707,38 @@ fn bad_import_inputs_are_rejected_without_output() {
     assert_no_problems(problems);
 }
 
+/// The import streams: traces of the first input are written to the
+/// temporary file before the second input is read. When the second input
+/// is bad, the temporary file goes and an earlier output stays as it was.
+#[test]
+fn an_import_failing_halfway_keeps_the_earlier_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.json");
+    std::fs::write(&out, "earlier output").unwrap();
+    let good =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/anthropic_plain.jsonl");
+    let o = tracecost()
+        .args(["import", "--from", "anthropic"])
+        .arg(&good)
+        .arg("import/anthropic/truncated.jsonl")
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("import/anthropic/truncated.jsonl:"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier output");
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        1,
+        "a temporary file was left"
+    );
+}
+
 #[test]
 fn a_missing_input_or_a_directory_without_logs_is_named() {
     let tmp = tempfile::tempdir().unwrap();
