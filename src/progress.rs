@@ -133,7 +133,7 @@ mod reporting {
         let rec = Recorder::default();
         let mut n = 0;
         Format::ClaudeCode
-            .import_each(&[cc.clone()], &opts, &rec, &mut |_| {
+            .import_each(std::slice::from_ref(&cc), &opts, &rec, &mut |_| {
                 n += 1;
                 Ok::<_, crate::trace::import::ImportError>(())
             })

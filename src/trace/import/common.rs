@@ -25,13 +25,17 @@ const ABSURD_TOKENS: u64 = 100_000_000;
 pub(crate) struct LogFormat {
     pub(crate) unit: &'static str,
     pub(crate) nothing_found: &'static str,
-    pub(crate) read: fn(
-        &Path,
-        &ImportOptions,
-        &mut ImportReport,
-        &mut Unmapped,
-    ) -> Result<(Vec<TraceBuilder>, String), ImportError>,
+    pub(crate) read: ReadLog,
 }
+
+/// Reads one log file: its conversations and the label of their
+/// descriptions.
+pub(crate) type ReadLog = fn(
+    &Path,
+    &ImportOptions,
+    &mut ImportReport,
+    &mut Unmapped,
+) -> Result<(Vec<TraceBuilder>, String), ImportError>;
 
 /// The loop every log importer shares: expand the inputs, read each file
 /// with the format's `read`, name the traces, check that each one loads,
