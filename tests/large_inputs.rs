@@ -57,10 +57,10 @@ fn material() -> Material {
         for b in m.blocks() {
             match b.kind() {
                 BlockKind::ToolResult { .. } => {
-                    if let Some(p) = b.tool_result_payload() {
-                        if !p.is_empty() {
-                            results.push(p.to_owned());
-                        }
+                    if let Some(p) = b.tool_result_payload()
+                        && !p.is_empty()
+                    {
+                        results.push(p.to_owned());
                     }
                 }
                 BlockKind::Text { .. } => {

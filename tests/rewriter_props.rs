@@ -164,11 +164,10 @@ proptest! {
         // Every compacted payload comes back byte-exact.
         for m in &history {
             for b in m.blocks() {
-                if let BlockKind::ToolResult { tool_use_id, .. } = b.kind() {
-                    if let Some(rec) = ledger.get_by_call_id(tool_use_id).unwrap() {
+                if let BlockKind::ToolResult { tool_use_id, .. } = b.kind()
+                    && let Some(rec) = ledger.get_by_call_id(tool_use_id).unwrap() {
                         prop_assert_eq!(ledger.fetch(&rec.handle.mem_id, &RecallRequest::full()), b.tool_result_payload().unwrap());
                     }
-                }
             }
         }
     }

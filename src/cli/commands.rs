@@ -540,12 +540,12 @@ fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
 
 /// Builds the grid of a sweep from its flags.
 fn grid_from(a: &GridArgs, model_list: &[String]) -> Result<crate::replay::sweep::Grid, CliError> {
-    if let Some(c) = a.recall_cost {
-        if !(c.is_finite() && c >= 0.0) {
-            return Err(CliError::Usage(format!(
-                "--recall-cost must be a non-negative number of USD, got {c}"
-            )));
-        }
+    if let Some(c) = a.recall_cost
+        && !(c.is_finite() && c >= 0.0)
+    {
+        return Err(CliError::Usage(format!(
+            "--recall-cost must be a non-negative number of USD, got {c}"
+        )));
     }
     let mut compactions = Vec::new();
     for c in &a.compaction {
@@ -877,12 +877,12 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
     if baseline.entries.is_empty() {
         return Err(bad("at /entries: expected at least one entry".into()));
     }
-    if let Some(t) = baseline.tolerance_pct {
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(bad(format!(
-                "at /tolerance_pct: expected a non-negative number, found {t}"
-            )));
-        }
+    if let Some(t) = baseline.tolerance_pct
+        && !(t.is_finite() && t >= 0.0)
+    {
+        return Err(bad(format!(
+            "at /tolerance_pct: expected a non-negative number, found {t}"
+        )));
     }
     if let Err(e) = parse_tokenizer(&baseline.settings.tokenizer) {
         return Err(bad(format!("at /settings/tokenizer: {e}")));

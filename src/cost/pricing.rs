@@ -1211,7 +1211,7 @@ impl Ctx<'_> {
         match v {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) => match n.as_f64() {
-                Some(x) if x.is_finite() && x >= 0.0 && x <= MAX_PRICE_PER_MTOK => Ok(Some(x)),
+                Some(x) if x.is_finite() && (0.0..=MAX_PRICE_PER_MTOK).contains(&x) => Ok(Some(x)),
                 Some(x) if x.is_finite() && x >= 0.0 => Err(self.shape(
                     pointer,
                     &format!("a price of at most {MAX_PRICE_PER_MTOK} USD per million tokens, found {x:e}"),

@@ -240,18 +240,18 @@ impl CacheComposition {
                 ttl,
             });
         }
-        if self.prompt_region {
-            if let Some(i) = system.iter().rposition(ContentBlock::is_markable) {
-                out.push(Marker {
-                    at: BlockRef::System(i),
-                    ttl,
-                });
-            }
+        if self.prompt_region
+            && let Some(i) = system.iter().rposition(ContentBlock::is_markable)
+        {
+            out.push(Marker {
+                at: BlockRef::System(i),
+                ttl,
+            });
         }
-        if self.history.enabled {
-            if let Some(at) = history_boundary(view) {
-                out.push(Marker { at, ttl });
-            }
+        if self.history.enabled
+            && let Some(at) = history_boundary(view)
+        {
+            out.push(Marker { at, ttl });
         }
         out.truncate(MAX_BREAKPOINTS);
         out
@@ -277,10 +277,10 @@ pub fn history_boundary(view: &WireView<'_>) -> Option<BlockRef> {
 
 /// Number of blocks of a plain-text message, `None` if it is not one.
 fn plain_text_len(m: &WireMessage<'_>) -> Option<usize> {
-    if m.blocks.is_none() {
-        if let Content::Text(t) = m.source.content() {
-            return (!t.is_empty()).then_some(1);
-        }
+    if m.blocks.is_none()
+        && let Content::Text(t) = m.source.content()
+    {
+        return (!t.is_empty()).then_some(1);
     }
     let mut n = 0;
     for b in m.sent_blocks() {

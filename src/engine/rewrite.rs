@@ -164,32 +164,29 @@ impl<L: ToolResultLedger> Compactor<L> {
         for (mi, message) in history.iter().enumerate() {
             let mut rewritten: Option<Vec<WireBlock<'h>>> = None;
             for (i, block) in message.blocks().iter().enumerate() {
-                match block.kind() {
-                    BlockKind::ToolResult {
-                        tool_use_id,
-                        payload_chars,
-                        ..
-                    } => {
-                        let is_old = seen_results < eligible;
-                        seen_results += 1;
-                        if is_old && *payload_chars > self.policy.size_threshold {
-                            let (handle, stub) =
-                                self.stub_for(&history[..=mi], tool_use_id, block)?;
-                            out.compacted.push(handle);
-                            let blocks = rewritten.get_or_insert_with(|| {
-                                message.blocks()[..i]
-                                    .iter()
-                                    .map(WireBlock::Original)
-                                    .collect()
-                            });
-                            blocks.push(WireBlock::Compacted {
-                                original: block,
-                                stub,
-                            });
-                            continue;
-                        }
+                if let BlockKind::ToolResult {
+                    tool_use_id,
+                    payload_chars,
+                    ..
+                } = block.kind()
+                {
+                    let is_old = seen_results < eligible;
+                    seen_results += 1;
+                    if is_old && *payload_chars > self.policy.size_threshold {
+                        let (handle, stub) = self.stub_for(&history[..=mi], tool_use_id, block)?;
+                        out.compacted.push(handle);
+                        let blocks = rewritten.get_or_insert_with(|| {
+                            message.blocks()[..i]
+                                .iter()
+                                .map(WireBlock::Original)
+                                .collect()
+                        });
+                        blocks.push(WireBlock::Compacted {
+                            original: block,
+                            stub,
+                        });
+                        continue;
                     }
-                    _ => {}
                 }
                 if let Some(blocks) = rewritten.as_mut() {
                     blocks.push(WireBlock::Original(block));

@@ -304,11 +304,11 @@ fn message_tokens(m: &Message, names: &HashMap<&str, &str>, clearing: &Clearing)
             }
         }
         (crate::engine::message::Role::Assistant, Content::Blocks(blocks)) => {
-            if let [only] = blocks.as_slice() {
-                if let BlockKind::Text { text } = only.kind() {
-                    add(text.chars().count() + "assistant".len(), 0);
-                    return tokens;
-                }
+            if let [only] = blocks.as_slice()
+                && let BlockKind::Text { text } = only.kind()
+            {
+                add(text.chars().count() + "assistant".len(), 0);
+                return tokens;
             }
             let (chars, images) = list_chars(blocks.iter().map(|b| {
                 let json = match b.kind() {

@@ -215,10 +215,10 @@ impl RiskIndex {
                     .iter()
                     .copied()
                     .min_by_key(|&r| self.result_tokens.get(r as usize).copied().unwrap_or(0));
-                if let Some(r) = smallest {
-                    if !needed.contains(&r) {
-                        needed.push(r);
-                    }
+                if let Some(r) = smallest
+                    && !needed.contains(&r)
+                {
+                    needed.push(r);
                 }
             }
             if !needed.is_empty() {

@@ -551,16 +551,16 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
         html_escape(&sw.description)
     );
     if let Some(rec) = h.recorded {
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<div class=\"card\"><div class=\"k\">Recorded cost</div><div class=\"v\">{}</div><div class=\"d\">what the provider billed for the {} call(s) with recorded usage</div></div>\n",
+            "<div class=\"card\"><div class=\"k\">Recorded cost</div><div class=\"v\">{}</div><div class=\"d\">what the provider billed for the {} call(s) with recorded usage</div></div>",
             dollars(rec),
             h.base.result.totals.recorded_calls
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<div class=\"card\"><div class=\"k\">Baseline</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>\n",
+        "<div class=\"card\"><div class=\"k\">Baseline</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>",
         dollars(h.base.result.totals.cost_usd),
         dollars(h.base.result.totals.cost_usd * 1000.0),
         html_escape(&h.base.result.config)
@@ -590,9 +590,9 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
             h.best.risk.turns
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
-        " Stability: {}.</div>\n",
+        " Stability: {}.</div>",
         html_escape(&stability_verdict(&r.stability))
     );
     let notes = notes(&h.base.result);
@@ -605,9 +605,9 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
     }
     for (stem, svg) in charts {
         let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<figure>{body}<figcaption>Chart files: <a href=\"charts/{stem}.svg\">SVG</a> · <a href=\"charts/{stem}.png\">PNG</a></figcaption></figure>\n"
+            "<figure>{body}<figcaption>Chart files: <a href=\"charts/{stem}.svg\">SVG</a> · <a href=\"charts/{stem}.png\">PNG</a></figcaption></figure>"
         );
     }
     s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");

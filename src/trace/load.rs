@@ -395,13 +395,13 @@ impl Cx<'_> {
                 ));
             }
             prev_messages = n;
-            if let (Some(p), Some(s)) = (prev_start, c.start_ms) {
-                if s < p {
-                    self.warn(
-                        format!("{at}/start_ms"),
-                        format!("starts {} ms before the previous call", p - s),
-                    );
-                }
+            if let (Some(p), Some(s)) = (prev_start, c.start_ms)
+                && s < p
+            {
+                self.warn(
+                    format!("{at}/start_ms"),
+                    format!("starts {} ms before the previous call", p - s),
+                );
             }
             prev_start = c.start_ms.or(prev_start);
             if c.system.is_some() || c.tools.is_some() {
@@ -461,13 +461,11 @@ impl Cx<'_> {
             let m = Message::from_object(o).map_err(|e| self.shape(&at, e))?;
             for (j, b) in m.blocks().iter().enumerate() {
                 match b.kind() {
-                    BlockKind::ToolUse { id, .. } => {
-                        if !tool_uses.insert(id.clone()) {
-                            return Err(self.invalid(
-                                format!("{at}/content/{j}/id"),
-                                format!("a unique tool_use id, {id:?} is used twice"),
-                            ));
-                        }
+                    BlockKind::ToolUse { id, .. } if !tool_uses.insert(id.clone()) => {
+                        return Err(self.invalid(
+                            format!("{at}/content/{j}/id"),
+                            format!("a unique tool_use id, {id:?} is used twice"),
+                        ));
                     }
                     BlockKind::ToolResult { tool_use_id, .. } => {
                         if !tool_uses.contains(tool_use_id) {
@@ -581,22 +579,22 @@ impl Cx<'_> {
             ("output_tokens", u.output_tokens),
         ];
         for (name, v) in fields {
-            if let Some(v) = v {
-                if v > ABSURD_TOKENS {
-                    return Err(self.invalid(
-                        format!("{at}/usage/{name}"),
-                        format!("a token count of at most {ABSURD_TOKENS}, found {v}"),
-                    ));
-                }
+            if let Some(v) = v
+                && v > ABSURD_TOKENS
+            {
+                return Err(self.invalid(
+                    format!("{at}/usage/{name}"),
+                    format!("a token count of at most {ABSURD_TOKENS}, found {v}"),
+                ));
             }
         }
-        if let (Some(total), Some(a), Some(b)) = (u.cache_creation_input_tokens, e5, e1) {
-            if a + b != total {
-                self.warn(
+        if let (Some(total), Some(a), Some(b)) = (u.cache_creation_input_tokens, e5, e1)
+            && a + b != total
+        {
+            self.warn(
                     format!("{at}/usage/cache_creation"),
                     format!("5m ({a}) + 1h ({b}) parts do not add up to cache_creation_input_tokens ({total})"),
                 );
-            }
         }
         Ok(RecordedUsage {
             input_tokens: u.input_tokens,
