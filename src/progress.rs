@@ -110,7 +110,7 @@ mod reporting {
     }
 
     fn size_of(files: &[PathBuf]) -> u64 {
-        crate::trace::import::total_size(files)
+        crate::trace::import::file_sizes(files).iter().sum()
     }
 
     #[test]

@@ -157,7 +157,7 @@ pub(crate) fn import_each<E: From<ImportError>>(
     let files = discover(inputs)?;
     progress.start(
         "import",
-        super::total_size(&files),
+        super::file_sizes(&files).iter().sum(),
         crate::progress::Unit::Bytes,
     );
     let mut report = ImportReport::default();

@@ -53,19 +53,16 @@ pub(crate) fn import_files<E: From<ImportError>>(
         read,
     } = format;
     let files = expand_inputs(inputs)?;
-    progress.start(
-        "import",
-        super::total_size(&files),
-        crate::progress::Unit::Bytes,
-    );
+    let sizes = super::file_sizes(&files);
+    progress.start("import", sizes.iter().sum(), crate::progress::Unit::Bytes);
     let mut report = ImportReport::default();
     let mut un = Unmapped::default();
     let mut names = Names::default();
     let mut emitted = 0usize;
-    for path in &files {
+    for (path, size) in files.iter().zip(sizes) {
         report.files += 1;
         let (builders, label) = read(path, opts, &mut report, &mut un)?;
-        progress.advance(super::total_size(std::slice::from_ref(path)));
+        progress.advance(size);
         if builders.is_empty() {
             report.skipped_files += 1;
             continue;

@@ -147,14 +147,13 @@ impl Format {
     }
 }
 
-/// The bytes in `files`, for progress (a file that cannot be read counts
-/// 0 here and fails when it is read).
-pub(crate) fn total_size(files: &[PathBuf]) -> u64 {
+/// The size of each of `files`, for progress (a file that cannot be read
+/// counts 0 here and fails when it is read).
+pub(crate) fn file_sizes(files: &[PathBuf]) -> Vec<u64> {
     files
         .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum()
+        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .collect()
 }
 
 /// The inputs as given, for messages about all of them.
