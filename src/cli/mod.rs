@@ -38,7 +38,7 @@ pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> Exi
             return ExitCode::from(EXIT_INPUT);
         }
         Err(e) => {
-            eprintln!("tracecost: {}", one_line(&e.render().to_string()));
+            eprintln!("tracecost: {}", clap_error_line(&e.render().to_string()));
             return ExitCode::from(EXIT_INPUT);
         }
     };
@@ -54,7 +54,9 @@ pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> Exi
 /// clap's usage error (an `error:` line, perhaps a list of arguments, a
 /// tip, a usage line and a `--help` hint, over several lines) as the one
 /// line every other error is: the message, the tip and the usage, joined.
-fn one_line(rendered: &str) -> String {
+/// The message quotes the user's value, so it is bounded like every other
+/// quoted input ([`crate::engine::handle::one_line`]).
+fn clap_error_line(rendered: &str) -> String {
     let mut message = Vec::new();
     let mut tips = Vec::new();
     let mut usage = None;
@@ -67,7 +69,7 @@ fn one_line(rendered: &str) -> String {
             message.push(line.strip_prefix("error: ").unwrap_or(line));
         }
     }
-    let mut out = message.join(" ");
+    let mut out = crate::engine::handle::one_line(&message.join(" "), 400);
     for t in tips {
         out.push_str(&format!(" ({t})"));
     }
@@ -80,18 +82,18 @@ fn one_line(rendered: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::clap_error_line;
 
     #[test]
     fn clap_errors_become_one_line() {
         let rendered = "error: unexpected argument '--bogus' found\n\n  tip: to pass '--bogus' as a value, use '-- --bogus'\n\nUsage: tracecost replay [OPTIONS] <TRACE>\n\nFor more information, try '--help'.\n";
         assert_eq!(
-            one_line(rendered),
+            clap_error_line(rendered),
             "unexpected argument '--bogus' found (to pass '--bogus' as a value, use '-- --bogus'); usage: tracecost replay [OPTIONS] <TRACE>; see --help"
         );
         let missing = "error: the following required arguments were not provided:\n  <TRACE>\n\nUsage: tracecost replay <TRACE>\n\nFor more information, try '--help'.\n";
         assert_eq!(
-            one_line(missing),
+            clap_error_line(missing),
             "the following required arguments were not provided: <TRACE>; usage: tracecost replay <TRACE>; see --help"
         );
     }

@@ -817,9 +817,7 @@ impl Pricing {
     /// Merges pricing-file text; `file` names it in errors. On error the
     /// table is left unchanged.
     pub fn merge_str(&mut self, text: &str, file: &str) -> Result<MergeSummary, PricingError> {
-        let parsed = crate::engine::json::check_unique_keys(text)
-            .and_then(|()| serde_json::from_str::<Value>(text));
-        let doc: Value = parsed.map_err(|e| {
+        let doc: Value = crate::engine::json::parse_unique_keys(text).map_err(|e| {
             let message = crate::engine::json::error_message(&e);
             PricingError::Syntax {
                 file: file.to_string(),

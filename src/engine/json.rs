@@ -146,12 +146,13 @@ pub fn error_message(e: &serde_json::Error) -> String {
     super::handle::one_line(s, 400)
 }
 
-/// Checks that no object in `text` has the same key twice. JSON leaves
-/// duplicate keys undefined and serde_json keeps the last silently; in a
-/// price table that would be a price quietly overridden. The error is
-/// serde_json's, so it carries the line and column of the second key.
-pub fn check_unique_keys(text: &str) -> Result<(), serde_json::Error> {
-    serde_json::from_str::<UniqueKeys>(text).map(|_| ())
+/// Parses `text` as a [`serde_json::Value`], refusing any object that has
+/// the same key twice. JSON leaves duplicate keys undefined and serde_json
+/// keeps the last silently; in a price table that would be a price quietly
+/// overridden. One pass: the check is made while the value is built, and
+/// the error is serde_json's, with the line and column of the second key.
+pub fn parse_unique_keys(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::from_str::<UniqueKeys>(text).map(|u| u.0)
 }
 
 /// The message for a key found twice in one object.
@@ -160,8 +161,8 @@ fn repeated_key(key: &str) -> String {
     format!("the key {shown:?} appears twice in one object")
 }
 
-/// Any JSON value, checked by [`check_unique_keys`] and then dropped.
-struct UniqueKeys;
+/// A JSON value whose objects have no repeated key.
+struct UniqueKeys(serde_json::Value);
 
 impl<'de> Deserialize<'de> for UniqueKeys {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -177,37 +178,45 @@ impl<'de> Visitor<'de> for UniqueKeysVisitor {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, _: bool) -> Result<UniqueKeys, E> {
-        Ok(UniqueKeys)
+    fn visit_bool<E>(self, v: bool) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys(v.into()))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<UniqueKeys, E> {
-        Ok(UniqueKeys)
+    fn visit_i64<E>(self, v: i64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys(v.into()))
     }
-    fn visit_u64<E>(self, _: u64) -> Result<UniqueKeys, E> {
-        Ok(UniqueKeys)
+    fn visit_u64<E>(self, v: u64) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys(v.into()))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<UniqueKeys, E> {
-        Ok(UniqueKeys)
+    fn visit_f64<E>(self, v: f64) -> Result<UniqueKeys, E> {
+        // JSON numbers are finite, so this is never `Null`.
+        Ok(UniqueKeys(v.into()))
     }
-    fn visit_str<E>(self, _: &str) -> Result<UniqueKeys, E> {
-        Ok(UniqueKeys)
+    fn visit_str<E>(self, v: &str) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys(v.into()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<UniqueKeys, E> {
+        Ok(UniqueKeys(v.into()))
     }
     fn visit_unit<E>(self) -> Result<UniqueKeys, E> {
-        Ok(UniqueKeys)
+        Ok(UniqueKeys(serde_json::Value::Null))
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<UniqueKeys, A::Error> {
-        while seq.next_element::<UniqueKeys>()?.is_some() {}
-        Ok(UniqueKeys)
+        let mut items = Vec::new();
+        while let Some(UniqueKeys(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(UniqueKeys(serde_json::Value::Array(items)))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UniqueKeys, A::Error> {
-        let mut seen = std::collections::HashSet::new();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if !seen.insert(key.clone()) {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
                 return Err(serde::de::Error::custom(repeated_key(&key)));
             }
-            map.next_value::<UniqueKeys>()?;
+            let UniqueKeys(v) = map.next_value()?;
+            object.insert(key, v);
         }
-        Ok(UniqueKeys)
+        Ok(UniqueKeys(serde_json::Value::Object(object)))
     }
 }
 
@@ -351,17 +360,17 @@ mod tests {
 
 #[cfg(test)]
 mod unique_keys {
-    use super::check_unique_keys;
+    use super::parse_unique_keys;
 
     #[test]
     fn a_repeated_key_is_found_at_any_depth_with_its_place() {
-        assert!(check_unique_keys(r#"{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}"#).is_ok());
-        let e = check_unique_keys("{\"m\":{\n\"x\":1,\n\"x\":2}}").unwrap_err();
+        assert!(parse_unique_keys(r#"{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}"#).is_ok());
+        let e = parse_unique_keys("{\"m\":{\n\"x\":1,\n\"x\":2}}").unwrap_err();
         assert_eq!(e.line(), 3);
         assert!(e.to_string().contains("the key \"x\" appears twice"), "{e}");
         // Escaped and plain spellings of one key are the same key.
-        assert!(check_unique_keys(r#"{"x":1,"\u0078":2}"#).is_err());
+        assert!(parse_unique_keys(r#"{"x":1,"\u0078":2}"#).is_err());
         // Syntax errors still come through.
-        assert!(check_unique_keys("{").is_err());
+        assert!(parse_unique_keys("{").is_err());
     }
 }

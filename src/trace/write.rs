@@ -4,6 +4,7 @@
 //! version control; every value keeps its original bytes. The same trace
 //! always gives the same bytes.
 
+use std::borrow::Borrow;
 use std::io::{self, Write};
 
 use super::{Call, Prompt, RecordedUsage, TRACE_FORMAT, Trace};
@@ -18,24 +19,19 @@ pub fn to_json(trace: &Trace) -> String {
 }
 
 /// The canonical JSON of several traces in one file: one trace alone is
-/// written as [`to_json`] writes it, several inside a `traces` list.
+/// written as [`to_json`] writes it, several inside a `traces` list (an
+/// empty list gives an empty `traces` list, which does not load).
 pub fn traces_to_json(traces: &[Trace]) -> String {
-    let mut out = String::new();
-    if let [one] = traces {
-        write_single(&mut out, one);
-        return out;
+    if traces.is_empty() {
+        return multi_header() + MULTI_FOOTER;
     }
-    out.push_str(&multi_header());
-    for (i, t) in traces.iter().enumerate() {
-        if i > 0 {
-            out.push_str(",\n");
-        }
-        out.push('{');
-        write_trace_members(&mut out, t, &mut |_| Ok(())).unwrap_or(());
-        out.push('}');
+    let mut w = TraceWriter::<_, &Trace>::new(Vec::new());
+    // Writing to memory cannot fail, and the writer writes UTF-8.
+    for t in traces {
+        let _ = w.push(t);
     }
-    out.push_str(MULTI_FOOTER);
-    out
+    let bytes = w.finish().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
 }
 
 /// Writes traces to `W` one at a time, in exactly the bytes
@@ -43,10 +39,13 @@ pub fn traces_to_json(traces: &[Trace]) -> String {
 /// an importer hands each trace over as it is built and it is written out
 /// in chunks. Only the first trace is held back, until a second one says
 /// whether the file is a single trace or a `traces` list.
-pub struct TraceWriter<W: Write> {
+///
+/// It takes traces as `T`: owned [`Trace`]s from an importer, or `&Trace`
+/// to write traces held elsewhere without copying them.
+pub struct TraceWriter<W: Write, T: Borrow<Trace> = Trace> {
     out: W,
     buf: String,
-    first: Option<Trace>,
+    first: Option<T>,
     count: usize,
 }
 
@@ -54,7 +53,7 @@ pub struct TraceWriter<W: Write> {
 const CHUNK: usize = 1 << 20;
 const MULTI_FOOTER: &str = "\n]}\n";
 
-impl<W: Write> TraceWriter<W> {
+impl<W: Write, T: Borrow<Trace>> TraceWriter<W, T> {
     /// A writer with nothing written yet.
     pub fn new(out: W) -> Self {
         Self {
@@ -71,7 +70,7 @@ impl<W: Write> TraceWriter<W> {
     }
 
     /// Writes one more trace.
-    pub fn push(&mut self, trace: Trace) -> io::Result<()> {
+    pub fn push(&mut self, trace: T) -> io::Result<()> {
         self.count += 1;
         match self.first.take() {
             None if self.count == 1 => {
@@ -80,12 +79,12 @@ impl<W: Write> TraceWriter<W> {
             }
             Some(first) => {
                 self.buf.push_str(&multi_header());
-                self.member(&first)?;
+                self.member(first.borrow())?;
             }
             None => {}
         }
         self.buf.push_str(",\n");
-        self.member(&trace)
+        self.member(trace.borrow())
     }
 
     /// Ends the file and returns the writer, flushed. With no trace
@@ -95,7 +94,7 @@ impl<W: Write> TraceWriter<W> {
             (0, _) => {}
             (_, Some(one)) => {
                 let out = &mut self.out;
-                write_single_chunked(&mut self.buf, &one, &mut |b| drain(out, b))?;
+                write_single_chunked(&mut self.buf, one.borrow(), &mut |b| drain(out, b))?;
             }
             _ => self.buf.push_str(MULTI_FOOTER),
         }
