@@ -41,4 +41,5 @@ pub mod policy;
 pub mod cost;
 pub mod replay;
 pub mod report;
+pub mod app;
 pub mod cli;

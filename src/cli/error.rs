@@ -1,72 +1,61 @@
-//! The one error enum at the binary's edge.
+//! Exit codes: every outcome and every failure class mapped in one place.
 
-use crate::engine::ledger::LedgerError;
-use crate::policy::ConfigError;
-use crate::trace::TraceError;
-use crate::trace::import::ImportError;
+use crate::app::{AppError, ErrorClass};
 
-/// A check ran and found a problem (regression, instability).
+/// A command ran and found a problem: a cost regression, an unstable stub,
+/// a recall of an id no trace recorded.
 pub const EXIT_FAILED: u8 = 1;
-/// Bad input or usage.
+/// Bad input or usage: the message names the file, the place and what was
+/// expected.
 pub const EXIT_INPUT: u8 = 2;
+/// Something the machine should provide failed: ledger storage, running
+/// tracecost itself again (`stability --processes`).
+pub const EXIT_ENVIRONMENT: u8 = 69;
 /// A bug in tracecost.
 pub const EXIT_INTERNAL: u8 = 70;
+/// Output could not be written or produced (a file, a chart).
+pub const EXIT_OUTPUT: u8 = 73;
 
-/// Everything a command can fail with, each mapped to an exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// A trace file is unreadable or invalid.
-    #[error(transparent)]
-    Trace(#[from] TraceError),
-    /// An import failed.
-    #[error(transparent)]
-    Import(#[from] ImportError),
-    /// A config string or policy flag is invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// The ledger's storage failed.
-    #[error("ledger: {0}")]
-    Ledger(#[from] LedgerError),
-    /// A replay could not run.
-    #[error(transparent)]
-    Replay(#[from] crate::replay::ReplayError),
-    /// A price table problem (unknown model, bad pricing file).
-    #[error(transparent)]
-    Pricing(#[from] crate::cost::pricing::PricingError),
-    /// A malformed baseline file.
-    #[error("{path}: {message}")]
-    Baseline {
-        /// The file.
-        path: String,
-        /// What is wrong, with the place.
-        message: String,
-    },
-    /// Bad usage not caught by the argument parser.
-    #[error("{0}")]
-    Usage(String),
-    /// An output file could not be written.
-    #[error("{path}: cannot write: {source}")]
-    Write {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
+/// The error type at the binary's edge: the pipelines' error.
+pub type CliError = AppError;
+
+/// How a command that ran to its end came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done, nothing to report.
+    Success,
+    /// Done, and what was checked is not as it should be.
+    ProblemFound,
 }
 
-impl CliError {
-    /// The documented exit code for this error.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            CliError::Trace(_)
-            | CliError::Import(_)
-            | CliError::Config(_)
-            | CliError::Ledger(_)
-            | CliError::Usage(_)
-            | CliError::Baseline { .. }
-            | CliError::Replay(_)
-            | CliError::Pricing(_)
-            | CliError::Write { .. } => EXIT_INPUT,
-        }
+/// The documented exit code of a command's result.
+pub fn exit_code(result: &Result<Outcome, AppError>) -> u8 {
+    match result {
+        Ok(Outcome::Success) => 0,
+        Ok(Outcome::ProblemFound) => EXIT_FAILED,
+        Err(e) => match e.class() {
+            ErrorClass::Input => EXIT_INPUT,
+            ErrorClass::Output => EXIT_OUTPUT,
+            ErrorClass::Environment => EXIT_ENVIRONMENT,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_class_has_its_code() {
+        assert_eq!(exit_code(&Ok(Outcome::Success)), 0);
+        assert_eq!(exit_code(&Ok(Outcome::ProblemFound)), 1);
+        assert_eq!(exit_code(&Err(AppError::Usage("x".into()))), 2);
+        assert_eq!(exit_code(&Err(AppError::Chart("x".into()))), 73);
+        let write = AppError::Write {
+            path: "out".into(),
+            source: std::io::Error::other("disk full"),
+        };
+        assert_eq!(exit_code(&Err(write)), 73);
+        assert_eq!(exit_code(&Err(AppError::Environment("x".into()))), 69);
     }
 }

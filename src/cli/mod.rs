@@ -1,21 +1,28 @@
 //! The command line: clap definitions, turned into a fully built plan before
 //! anything runs, and one error type mapping every failure to an exit code.
 //!
-//! Exit codes: 0 success; 1 a check found a problem (cost regression,
-//! unstable stub); 2 bad input or usage (the message names the file and the
-//! place); 70 internal error (a bug).
+//! Exit codes: 0 success; 1 a command found a problem (cost regression,
+//! unstable stub, recall of an unknown id); 2 bad input or usage (the
+//! message names the file and the place); 69 the environment failed; 70
+//! internal error (a bug); 73 output could not be written.
 
+mod args;
 mod commands;
 mod error;
 mod output;
+mod plan;
 mod progress;
+mod render;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
-pub use error::{CliError, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL};
+pub use error::{
+    CliError, EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OUTPUT, Outcome,
+    exit_code,
+};
 pub use output::{write_atomic, write_atomic_with};
 
 /// Runs the command line of this process and returns its exit code.
@@ -25,7 +32,10 @@ pub fn main() -> ExitCode {
 
 /// Runs a command line and returns its exit code (errors are printed).
 pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> ExitCode {
-    let cli = match commands::Cli::try_parse_from(args) {
+    let parsed = args::command()
+        .try_get_matches_from(args)
+        .and_then(|m| args::Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help and --version are "errors" to clap; print them as is.
@@ -42,13 +52,11 @@ pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> Exi
             return ExitCode::from(EXIT_INPUT);
         }
     };
-    match commands::execute(cli) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            eprintln!("tracecost: {e}");
-            ExitCode::from(e.exit_code())
-        }
+    let result = commands::execute(cli);
+    if let Err(e) = &result {
+        eprintln!("tracecost: {e}");
     }
+    ExitCode::from(exit_code(&result))
 }
 
 /// clap's usage error (an `error:` line, perhaps a list of arguments, a

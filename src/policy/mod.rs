@@ -9,11 +9,20 @@
 //! omitted), so equal configs print equal strings.
 
 mod apply;
+mod flags;
+mod grid;
+mod kinds;
 mod peers;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, markers_for_call};
+pub use flags::{FlagError, Implied, PolicyFlags, ResolvedPolicy};
+pub use grid::GridSpec;
+pub use kinds::{
+    CacheKind, CompactionKind, DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD, DEFAULT_MANIFEST,
+    DEFAULT_TTL,
+};
 pub use peers::{
-    ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, ReprCache,
+    ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, PeerParams, ReprCache,
     langchain_approx_tokens,
 };
 
@@ -22,6 +31,7 @@ use std::str::FromStr;
 
 use crate::engine::cache::ManifestPosition;
 use crate::engine::wire::Ttl;
+use crate::trace::{Call, Trace};
 
 /// A config string that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -97,6 +107,22 @@ pub struct Config {
 }
 
 impl Config {
+    /// The model that prices `call` of `trace` under this config: the
+    /// config's model when it names one, else the call's own, else the
+    /// trace's. Every figure priced from a replay follows this one rule.
+    pub fn model_for_call<'a>(&'a self, trace: &'a Trace, call: &'a Call) -> &'a str {
+        self.model
+            .as_deref()
+            .unwrap_or_else(|| trace.model_of(call))
+    }
+
+    /// The model for a trace's figures that are not per call (calibration
+    /// of its token counts, the price of a recall): the config's model when
+    /// it names one, else the trace's.
+    pub fn model_for_trace<'a>(&'a self, trace: &'a Trace) -> &'a str {
+        self.model.as_deref().unwrap_or(&trace.model)
+    }
+
     /// No compaction, no cache markers: what a naive client pays.
     pub fn baseline() -> Self {
         Config {
@@ -165,12 +191,22 @@ fn unknown(input: &str, what: &str, key: &str, allowed: &str) -> ConfigError {
 impl Compaction {
     fn parse(input: &str, part: &str) -> Result<Self, ConfigError> {
         let (name, params) = split_params(input, part)?;
-        match name {
-            "off" => match params.first() {
+        let Some(kind) = CompactionKind::from_name(name) else {
+            let names: Vec<&str> = CompactionKind::ALL.iter().map(|k| k.name()).collect();
+            return Err(err(
+                input,
+                format!(
+                    "unknown compaction {name:?} (expected {})",
+                    kinds::one_of(&names)
+                ),
+            ));
+        };
+        match kind {
+            CompactionKind::Off => match params.first() {
                 None => Ok(Compaction::Off),
                 Some((k, _)) => Err(unknown(input, "off", k, "none")),
             },
-            "ledger" => {
+            CompactionKind::Ledger => {
                 let (mut threshold, mut keep_last) = (None, None);
                 for (k, v) in params {
                     match k {
@@ -184,8 +220,8 @@ impl Compaction {
                     keep_last: keep_last.ok_or_else(|| err(input, "ledger needs k=N"))?,
                 })
             }
-            "clear-tool-uses" | "langchain-clear" => {
-                let mut p = if name == "clear-tool-uses" {
+            CompactionKind::ClearToolUses | CompactionKind::LangchainClear => {
+                let mut p = if kind == CompactionKind::ClearToolUses {
                     peers::PeerParams::anthropic_defaults()
                 } else {
                     peers::PeerParams::langchain_defaults()
@@ -215,28 +251,22 @@ impl Compaction {
                 }
                 p.exclude_tools.sort();
                 p.exclude_tools.dedup();
-                Ok(if name == "clear-tool-uses" {
+                Ok(if kind == CompactionKind::ClearToolUses {
                     Compaction::ClearToolUses(ClearToolUses(p))
                 } else {
                     Compaction::LangchainClear(LangchainClear(p))
                 })
             }
-            other => Err(err(
-                input,
-                format!(
-                    "unknown compaction {other:?} (expected off, ledger, clear-tool-uses or langchain-clear)"
-                ),
-            )),
         }
     }
 
-    /// The short name (`off`, `ledger`, `clear-tool-uses`, `langchain-clear`).
-    pub fn kind(&self) -> &'static str {
+    /// Which policy this is, without its parameters.
+    pub fn kind(&self) -> CompactionKind {
         match self {
-            Compaction::Off => "off",
-            Compaction::Ledger { .. } => "ledger",
-            Compaction::ClearToolUses(_) => "clear-tool-uses",
-            Compaction::LangchainClear(_) => "langchain-clear",
+            Compaction::Off => CompactionKind::Off,
+            Compaction::Ledger { .. } => CompactionKind::Ledger,
+            Compaction::ClearToolUses(_) => CompactionKind::ClearToolUses,
+            Compaction::LangchainClear(_) => CompactionKind::LangchainClear,
         }
     }
 }
@@ -244,17 +274,21 @@ impl Compaction {
 impl fmt::Display for Compaction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Compaction::Off => f.write_str("off"),
+            Compaction::Off => f.write_str(CompactionKind::Off.name()),
             Compaction::Ledger {
                 threshold,
                 keep_last,
-            } => write!(f, "ledger:t={threshold},k={keep_last}"),
+            } => write!(
+                f,
+                "{}:t={threshold},k={keep_last}",
+                CompactionKind::Ledger.name()
+            ),
             Compaction::ClearToolUses(ClearToolUses(p)) => {
-                write!(f, "clear-tool-uses:")?;
+                write!(f, "{}:", CompactionKind::ClearToolUses.name())?;
                 p.fmt_params(f, &peers::PeerParams::anthropic_defaults())
             }
             Compaction::LangchainClear(LangchainClear(p)) => {
-                write!(f, "langchain-clear:")?;
+                write!(f, "{}:", CompactionKind::LangchainClear.name())?;
                 p.fmt_params(f, &peers::PeerParams::langchain_defaults())
             }
         }
@@ -264,68 +298,73 @@ impl fmt::Display for Compaction {
 impl Cache {
     fn parse(input: &str, part: &str) -> Result<Self, ConfigError> {
         let (name, params) = split_params(input, part)?;
-        let mut ttl = Ttl::FiveMinutes;
-        let mut manifest = ManifestPosition::Cached;
+        let Some(kind) = CacheKind::from_name(name) else {
+            let names: Vec<&str> = CacheKind::ALL.iter().map(|k| k.name()).collect();
+            return Err(err(
+                input,
+                format!(
+                    "unknown cache policy {name:?} (expected {})",
+                    kinds::one_of(&names)
+                ),
+            ));
+        };
+        let mut ttl = DEFAULT_TTL;
+        let mut manifest = DEFAULT_MANIFEST;
         for (k, v) in params {
-            match (name, k) {
-                ("system" | "native" | "tail" | "claude-code", "ttl") => {
-                    ttl = parse_ttl(v).map_err(|r| err(input, r))?
-                }
-                ("native", "manifest") => {
+            match (kind, k) {
+                (_, "ttl") if kind.has_ttl() => ttl = parse_ttl(v).map_err(|r| err(input, r))?,
+                (CacheKind::Native, "manifest") => {
                     manifest = v
                         .parse()
                         .map_err(|e: crate::engine::cache::CacheConfigError| {
                             err(input, e.to_string())
                         })?
                 }
-                ("none" | "recorded", _) => return Err(unknown(input, name, k, "none")),
-                ("native", _) => return Err(unknown(input, name, k, "manifest, ttl")),
-                ("system" | "tail" | "claude-code", _) => {
-                    return Err(unknown(input, name, k, "ttl"));
-                }
-                _ => break,
+                (CacheKind::Native, _) => return Err(unknown(input, name, k, "manifest, ttl")),
+                _ if kind.has_ttl() => return Err(unknown(input, name, k, "ttl")),
+                _ => return Err(unknown(input, name, k, "none")),
             }
         }
-        match name {
-            "none" => Ok(Cache::None),
-            "system" => Ok(Cache::System { ttl }),
-            "native" => Ok(Cache::Native { manifest, ttl }),
-            "tail" => Ok(Cache::Tail { ttl }),
-            "recorded" => Ok(Cache::Recorded),
-            "claude-code" => Ok(Cache::ClaudeCode { ttl }),
-            other => Err(err(
-                input,
-                format!(
-                    "unknown cache policy {other:?} (expected none, system, native, tail, recorded or claude-code)"
-                ),
-            )),
+        Ok(Cache::of_kind(kind, ttl, manifest))
+    }
+
+    /// The policy of `kind` with these parameters (a parameter the policy
+    /// does not take is ignored).
+    pub fn of_kind(kind: CacheKind, ttl: Ttl, manifest: ManifestPosition) -> Cache {
+        match kind {
+            CacheKind::None => Cache::None,
+            CacheKind::System => Cache::System { ttl },
+            CacheKind::Native => Cache::Native { manifest, ttl },
+            CacheKind::Tail => Cache::Tail { ttl },
+            CacheKind::Recorded => Cache::Recorded,
+            CacheKind::ClaudeCode => Cache::ClaudeCode { ttl },
         }
     }
 
-    /// The short name (`none`, `system`, `native`, `tail`, `recorded`).
-    pub fn kind(&self) -> &'static str {
+    /// Which policy this is, without its parameters.
+    pub fn kind(&self) -> CacheKind {
         match self {
-            Cache::None => "none",
-            Cache::System { .. } => "system",
-            Cache::Native { .. } => "native",
-            Cache::ClaudeCode { .. } => "claude-code",
-            Cache::Tail { .. } => "tail",
-            Cache::Recorded => "recorded",
+            Cache::None => CacheKind::None,
+            Cache::System { .. } => CacheKind::System,
+            Cache::Native { .. } => CacheKind::Native,
+            Cache::ClaudeCode { .. } => CacheKind::ClaudeCode,
+            Cache::Tail { .. } => CacheKind::Tail,
+            Cache::Recorded => CacheKind::Recorded,
         }
     }
 }
 
 impl fmt::Display for Cache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind().name())?;
         match self {
-            Cache::None => f.write_str("none"),
-            Cache::Recorded => f.write_str("recorded"),
-            Cache::System { ttl } => write!(f, "system:ttl={ttl}"),
+            Cache::None | Cache::Recorded => Ok(()),
             Cache::Native { manifest, ttl } => {
-                write!(f, "native:manifest={},ttl={ttl}", manifest.as_str())
+                write!(f, ":manifest={},ttl={ttl}", manifest.as_str())
             }
-            Cache::Tail { ttl } => write!(f, "tail:ttl={ttl}"),
-            Cache::ClaudeCode { ttl } => write!(f, "claude-code:ttl={ttl}"),
+            Cache::System { ttl } | Cache::Tail { ttl } | Cache::ClaudeCode { ttl } => {
+                write!(f, ":ttl={ttl}")
+            }
         }
     }
 }

@@ -284,6 +284,21 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             ),
         });
     }
+    if config.cache == Cache::Recorded && !trace.has_markers() {
+        let others: Vec<&str> = crate::policy::CacheKind::ALL
+            .into_iter()
+            .filter(|k| *k != crate::policy::CacheKind::Recorded)
+            .map(crate::policy::CacheKind::name)
+            .collect();
+        return Err(ReplayError::Config {
+            trace: trace.name.clone(),
+            reason: format!(
+                "cache policy recorded replays the markers the requests carried, and this trace recorded none; choose {} instead ({} replays what Claude Code does)",
+                others.join(", "),
+                crate::policy::CacheKind::ClaudeCode.name()
+            ),
+        });
+    }
     if trace.provider != ProviderKind::Anthropic
         && matches!(config.compaction, Compaction::ClearToolUses(_))
     {
@@ -394,8 +409,7 @@ pub fn replay_group(
         .iter()
         .map(|_| Vec::with_capacity(trace.calls.len()))
         .collect();
-    let first_model = config.model.as_deref().unwrap_or(&trace.model);
-    let first_price = pricing.lookup(first_model)?;
+    let first_price = pricing.lookup(config.model_for_trace(trace))?;
     let mut tokens = RunTokens {
         prepared,
         memo,
@@ -414,11 +428,7 @@ pub fn replay_group(
         if let Some(p) = opts.progress {
             p.advance(1);
         }
-        let model_id = config
-            .model
-            .as_deref()
-            .unwrap_or_else(|| trace.model_of(call));
-        let price: &ModelPrice = pricing.lookup(model_id)?;
+        let price: &ModelPrice = pricing.lookup(config.model_for_call(trace, call))?;
         tokens.framing_block = price.framing.per_block;
         tokens.framing_message = price.framing.per_message;
         let history = trace.history_of(call);

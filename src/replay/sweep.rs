@@ -119,7 +119,7 @@ pub fn sweep_trace(
     }
     for c in &all {
         check_config(trace, c)?;
-        pricing.lookup(c.model.as_deref().unwrap_or(&trace.model))?;
+        pricing.lookup(c.model_for_trace(trace))?;
     }
     let risk_index = RiskIndex::new(trace, &|m, b| {
         prepared
@@ -129,7 +129,7 @@ pub fn sweep_trace(
             .map_or(0, |c| c.tokens(&prepared.calibration, 0))
     });
     let input_price = pricing
-        .lookup(baseline.model.as_deref().unwrap_or(&trace.model))?
+        .lookup(baseline.model_for_trace(trace))?
         .rates
         .input
         / 1e6;

@@ -1,0 +1,256 @@
+//! `check`: a baseline file read into a plan, replayed, and compared.
+
+use std::path::{Path, PathBuf};
+
+use super::plan::{Calibration, CheckEntry, CheckPlan, CostPlan, calibration_model};
+use super::AppError;
+use crate::policy::Config;
+use crate::replay::{PreparedTrace, ReplayOptions};
+use crate::report::check::{
+    BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict,
+};
+use crate::trace::Trace;
+
+impl CheckPlan {
+    /// Reads the baseline at `path`, loads every trace it names (paths
+    /// relative to the baseline's folder) and parses every config, before
+    /// anything is replayed. `tolerance_pct` overrides the file's.
+    pub fn from_file(
+        path: &Path,
+        tolerance_pct: Option<f64>,
+        update: bool,
+        pricing_file: Option<&Path>,
+        load: &mut dyn FnMut(&Path) -> Result<Vec<Trace>, AppError>,
+    ) -> Result<CheckPlan, AppError> {
+        let shown = path.display().to_string();
+        let bad = |message: String| AppError::Baseline {
+            path: shown.clone(),
+            message,
+        };
+        let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line_start = ok.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let line = ok.iter().filter(|&&b| b == b'\n').count() + 1;
+            bad(format!("{line}:{}: not UTF-8", ok.len() - line_start + 1))
+        })?;
+        let baseline: Baseline = serde_json::from_str(&text).map_err(|e| {
+            bad(format!(
+                "{}:{}: {}",
+                e.line(),
+                e.column().max(1),
+                crate::engine::json::error_message(&e)
+            ))
+        })?;
+        if baseline.format != BASELINE_FORMAT {
+            return Err(bad(format!(
+                "at /format: expected \"{BASELINE_FORMAT}\", found {:?}",
+                baseline.format
+            )));
+        }
+        if baseline.entries.is_empty() {
+            return Err(bad("at /entries: expected at least one entry".into()));
+        }
+        if let Some(t) = baseline.tolerance_pct
+            && !(t.is_finite() && t >= 0.0)
+        {
+            return Err(bad(format!(
+                "at /tolerance_pct: expected a non-negative number, found {t}"
+            )));
+        }
+        if let Err(e) = crate::cost::tokens::parse_tokenizer(&baseline.settings.tokenizer) {
+            return Err(bad(format!("at /settings/tokenizer: {e}")));
+        }
+        let Some(calibration) = Calibration::from_name(&baseline.settings.calibrate) else {
+            return Err(bad(format!(
+                "at /settings/calibrate: expected \"auto\" or \"off\", found {:?}",
+                baseline.settings.calibrate
+            )));
+        };
+        for (i, e) in baseline.entries.iter().enumerate() {
+            let Some(x) = &e.expected else { continue };
+            // JSON's safe integers: larger totals are corrupt and would
+            // overflow the comparison's sums.
+            const MAX: u64 = (1 << 53) - 1;
+            for (name, v) in [
+                ("input_tokens", x.input_tokens),
+                ("cache_creation_input_tokens", x.cache_creation_input_tokens),
+                ("cache_read_input_tokens", x.cache_read_input_tokens),
+                ("output_tokens", x.output_tokens),
+            ] {
+                if v > MAX {
+                    return Err(bad(format!(
+                        "at /entries/{i}/expected/{name}: expected a token count of at most {MAX}, found {v}"
+                    )));
+                }
+            }
+            if !(x.cost_usd.is_finite() && x.cost_usd >= 0.0) {
+                return Err(bad(format!(
+                    "at /entries/{i}/expected/cost_usd: expected a non-negative number, found {}",
+                    x.cost_usd
+                )));
+            }
+        }
+        let tolerance = tolerance_pct
+            .or(baseline.tolerance_pct)
+            .unwrap_or(DEFAULT_TOLERANCE_PCT);
+        if !(tolerance.is_finite() && tolerance >= 0.0) {
+            return Err(AppError::Usage(format!(
+                "--tolerance must be a non-negative number, got {tolerance}"
+            )));
+        }
+        let cost = CostPlan::new(
+            pricing_file,
+            &baseline.settings.tokenizer,
+            calibration,
+            baseline.settings.batch,
+        )?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut files: Vec<(String, Vec<Trace>)> = Vec::new();
+        let mut entries = Vec::new();
+        for (i, e) in baseline.entries.iter().enumerate() {
+            let file = match files.iter().position(|(p, _)| *p == e.trace) {
+                Some(f) => f,
+                None => {
+                    files.push((e.trace.clone(), load(&dir.join(&e.trace))?));
+                    files.len() - 1
+                }
+            };
+            let traces = &files[file].1;
+            let ti = match &e.name {
+                Some(n) => traces.iter().position(|t| &t.name == n).ok_or_else(|| {
+                    bad(format!(
+                        "at /entries/{i}/name: no trace named {n:?} in {}",
+                        e.trace
+                    ))
+                })?,
+                None if traces.len() == 1 => 0,
+                None => {
+                    return Err(bad(format!(
+                        "at /entries/{i}/name: {} holds {} traces; name one",
+                        e.trace,
+                        traces.len()
+                    )));
+                }
+            };
+            let config: Config = e.config.parse().map_err(|err: crate::policy::ConfigError| {
+                bad(format!("at /entries/{i}/config: {err}"))
+            })?;
+            let t = &traces[ti];
+            crate::replay::check_config(t, &config)?;
+            cost.pricing.lookup(config.model_for_trace(t))?;
+            if !update && e.expected.is_none() {
+                return Err(bad(format!(
+                    "at /entries/{i}/expected: missing; run with --update to record the current figures"
+                )));
+            }
+            entries.push(CheckEntry {
+                index: i,
+                file,
+                trace: ti,
+                config,
+            });
+        }
+        Ok(CheckPlan {
+            path: PathBuf::from(path),
+            baseline,
+            tolerance_pct: tolerance,
+            update,
+            files,
+            entries,
+            cost,
+        })
+    }
+}
+
+/// What a check found.
+#[derive(Debug, Clone)]
+pub enum CheckOutcome {
+    /// `--update`: the baseline with the current figures, to be written.
+    Updated(Baseline),
+    /// The comparison of every entry.
+    Compared {
+        /// One row per entry.
+        rows: Vec<Comparison>,
+        /// The tolerance used, in percent.
+        tolerance_pct: f64,
+    },
+}
+
+impl CheckOutcome {
+    /// Whether any (trace, config) got more expensive than allowed.
+    pub fn regressed(&self) -> bool {
+        match self {
+            CheckOutcome::Updated(_) => false,
+            CheckOutcome::Compared { rows, .. } => {
+                rows.iter().any(|r| r.verdict == Verdict::Regression)
+            }
+        }
+    }
+}
+
+/// Replays every entry of the plan and compares it with the baseline (or
+/// records the figures, with `update`).
+pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
+    let memo = plan.cost.memo();
+    let mut measured: Vec<Option<Expected>> = vec![None; plan.baseline.entries.len()];
+    for (fi, (_, traces)) in plan.files.iter().enumerate() {
+        for (ti, t) in traces.iter().enumerate() {
+            let mine: Vec<&CheckEntry> = plan
+                .entries
+                .iter()
+                .filter(|e| e.file == fi && e.trace == ti)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let price = calibration_model(&plan.cost.pricing, t)?;
+            let prepared = PreparedTrace::new(
+                t,
+                &memo,
+                price,
+                plan.cost.calibration == Calibration::Auto,
+            );
+            for e in mine {
+                let r = crate::replay::replay(
+                    &prepared,
+                    &e.config,
+                    &plan.cost.pricing,
+                    &memo,
+                    ReplayOptions {
+                        batch: plan.cost.batch,
+                        progress: None,
+                    },
+                )?;
+                measured[e.index] = Some(Expected::of(&r.totals));
+            }
+        }
+    }
+    if plan.update {
+        let mut baseline = plan.baseline.clone();
+        for (e, m) in baseline.entries.iter_mut().zip(&measured) {
+            e.expected = *m;
+        }
+        return Ok(CheckOutcome::Updated(baseline));
+    }
+    let mut rows = Vec::new();
+    for (e, m) in plan.baseline.entries.iter().zip(&measured) {
+        if let (Some(before), Some(after)) = (e.expected, m) {
+            let label = match &e.name {
+                Some(n) => format!("{} ({n})", e.trace),
+                None => e.trace.clone(),
+            };
+            rows.push(Comparison::new(
+                label,
+                e.config.clone(),
+                before,
+                *after,
+                plan.tolerance_pct,
+            ));
+        }
+    }
+    Ok(CheckOutcome::Compared {
+        rows,
+        tolerance_pct: plan.tolerance_pct,
+    })
+}

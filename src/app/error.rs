@@ -1,0 +1,91 @@
+//! The pipelines' one error type, and the class of each failure (what the
+//! binary turns into an exit code).
+
+use crate::engine::ledger::LedgerError;
+use crate::policy::{ConfigError, FlagError};
+use crate::trace::TraceError;
+use crate::trace::import::ImportError;
+
+/// Everything a pipeline can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// A trace file is unreadable or invalid.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// An import failed.
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    /// A config string is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A policy option does not apply to the policy chosen.
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    /// The ledger's storage failed.
+    #[error("ledger: {0}")]
+    Ledger(#[from] LedgerError),
+    /// A config cannot apply to a trace, or a replay could not run.
+    #[error(transparent)]
+    Replay(#[from] crate::replay::ReplayError),
+    /// A price table problem (unknown model, bad pricing file).
+    #[error(transparent)]
+    Pricing(#[from] crate::cost::pricing::PricingError),
+    /// A malformed baseline file.
+    #[error("{path}: {message}")]
+    Baseline {
+        /// The file.
+        path: String,
+        /// What is wrong, with the place.
+        message: String,
+    },
+    /// A bad combination of options, or an input that names nothing.
+    #[error("{0}")]
+    Usage(String),
+    /// A chart could not be drawn.
+    #[error("chart: {0}")]
+    Chart(String),
+    /// An output file could not be written.
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Something the machine should provide is missing or failed (a
+    /// program to run, a directory to read).
+    #[error("{0}")]
+    Environment(String),
+}
+
+/// What kind of failure an error is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The user's input or options are wrong; fixing them fixes it.
+    Input,
+    /// Output could not be written or produced.
+    Output,
+    /// The machine failed: storage, a program to run.
+    Environment,
+}
+
+impl AppError {
+    /// The class of this failure.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            AppError::Trace(_)
+            | AppError::Import(_)
+            | AppError::Config(_)
+            | AppError::Flag(_)
+            | AppError::Replay(_)
+            | AppError::Pricing(_)
+            | AppError::Baseline { .. }
+            | AppError::Usage(_) => ErrorClass::Input,
+            AppError::Ledger(LedgerError::Corrupt { .. }) => ErrorClass::Input,
+            AppError::Ledger(LedgerError::Io { .. }) | AppError::Environment(_) => {
+                ErrorClass::Environment
+            }
+            AppError::Chart(_) | AppError::Write { .. } => ErrorClass::Output,
+        }
+    }
+}

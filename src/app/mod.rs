@@ -1,0 +1,23 @@
+//! The pipelines — replay, sweep, report, check, stability, usage, import,
+//! recall — as library functions over typed plans. A plan is built once,
+//! before anything runs (every trace loaded, every policy resolved and
+//! checked against every trace, every model priced), and a pipeline turns
+//! it into typed results. The command line parses its flags into a plan,
+//! calls one pipeline and renders what it returns; nothing here knows there
+//! is a command line.
+
+mod error;
+mod plan;
+mod check;
+mod pipelines;
+
+pub use error::{AppError, ErrorClass};
+pub use plan::{
+    Calibration, CheckPlan, CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan,
+    StabilityPlan, SweepPlan, TraceRun, UsagePlan, calibration_model, load_traces, trace_files,
+};
+pub use pipelines::{
+    RecallAnswer,
+    CheckOutcome, ImportSummary, ReportOutcome, StabilityOutcome, check, import, recall,
+    replay, report, stability, stability_digest, sweep, usage,
+};

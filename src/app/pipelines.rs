@@ -1,0 +1,324 @@
+//! The pipelines: each takes a plan and returns typed results.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use super::plan::{
+    CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan, StabilityPlan, SweepPlan, UsagePlan,
+    calibration_model,
+};
+use super::AppError;
+use crate::cost::tokens::TokenMemo;
+use crate::engine::ledger::{DurableLedger, InMemoryLedger, ToolResultLedger, record_result};
+use crate::engine::message::{BlockKind, ContentBlock, Message};
+use crate::policy::{BlockTokens, Compaction, CompactionRun, Config};
+use crate::progress::{Progress, Unit};
+use crate::replay::stability::{RunSource, StabilityReport};
+use crate::replay::sweep::TraceSweep;
+use crate::replay::{PreparedTrace, ReplayOptions, count_block};
+use crate::report::build::TraceReport;
+use crate::report::replay_view::{ReplayOutput, Savings};
+use crate::trace::import::ImportReport;
+use crate::trace::{Trace, TraceWriter};
+
+pub use super::check::{CheckOutcome, check};
+
+fn prepare<'t>(
+    trace: &'t Trace,
+    cost: &CostPlan,
+    memo: &TokenMemo,
+) -> Result<PreparedTrace<'t>, AppError> {
+    let price = calibration_model(&cost.pricing, trace)?;
+    Ok(PreparedTrace::new(
+        trace,
+        memo,
+        price,
+        cost.calibration == super::Calibration::Auto,
+    ))
+}
+
+/// Replays each run of the plan; a config with compaction is also replayed
+/// without it, for the saving.
+pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOutput>, AppError> {
+    let memo = plan.cost.memo();
+    let opts = ReplayOptions {
+        batch: plan.cost.batch,
+        progress: Some(progress),
+    };
+    // One step per call replayed, the reference run without compaction
+    // included.
+    let runs = |c: &Config| if c.compaction == Compaction::Off { 1 } else { 2 };
+    let steps: usize = plan
+        .runs
+        .iter()
+        .map(|r| r.trace.calls.len() * runs(&r.config))
+        .sum();
+    progress.start("replay", steps as u64, Unit::Items);
+    let mut outputs = Vec::new();
+    for run in &plan.runs {
+        let prepared = prepare(&run.trace, &plan.cost, &memo)?;
+        let result =
+            crate::replay::replay(&prepared, &run.config, &plan.cost.pricing, &memo, opts)?;
+        let reference = match run.config.compaction {
+            Compaction::Off => None,
+            _ => {
+                let off = Config {
+                    compaction: Compaction::Off,
+                    ..run.config.clone()
+                };
+                Some(crate::replay::replay(&prepared, &off, &plan.cost.pricing, &memo, opts)?.totals)
+            }
+        };
+        let savings = Savings::of(&result.totals, reference.as_ref());
+        outputs.push(ReplayOutput { result, savings });
+    }
+    Ok(outputs)
+}
+
+/// Sweeps every config of the plan over every trace.
+pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep>, AppError> {
+    let memo = plan.cost.memo();
+    progress.start(
+        "sweep",
+        (plan.configs.len() * plan.traces.len()) as u64,
+        Unit::Items,
+    );
+    let mut sweeps = Vec::new();
+    for t in &plan.traces {
+        let prepared = prepare(t, &plan.cost, &memo)?;
+        // With one model named, the baseline is priced with it too, so the
+        // savings compare like with like.
+        let model = match plan.models.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        };
+        let baseline = crate::replay::sweep::baseline_for(t, model);
+        sweeps.push(crate::replay::sweep::sweep_trace(
+            &prepared,
+            &plan.configs,
+            &baseline,
+            &plan.cost.pricing,
+            &memo,
+            ReplayOptions {
+                batch: plan.cost.batch,
+                progress: None,
+            },
+            plan.recall_cost_usd,
+            &|| progress.advance(1),
+        )?);
+    }
+    Ok(sweeps)
+}
+
+/// What `report` produced: per trace, its sweep and the stability of its
+/// recommendation.
+#[derive(Debug, Clone)]
+pub struct ReportOutcome {
+    /// Per trace.
+    pub reports: Vec<TraceReport>,
+}
+
+/// Sweeps the plan's traces and checks the stability of each trace's
+/// recommended config.
+pub fn report(plan: &ReportPlan, progress: &dyn Progress) -> Result<ReportOutcome, AppError> {
+    let sweeps = sweep(&plan.sweep, progress)?;
+    let memo = plan.sweep.cost.memo();
+    let mut reports = Vec::new();
+    for (t, sweep) in plan.sweep.traces.iter().zip(sweeps) {
+        let recommended: Config = sweep.rows[sweep.recommended].result.config.parse()?;
+        let stability = stability_of(t, &recommended, &memo, None)?;
+        reports.push(TraceReport { sweep, stability });
+    }
+    Ok(ReportOutcome { reports })
+}
+
+/// Token counts through a memo.
+struct MemoTokens<'a>(&'a TokenMemo);
+
+impl BlockTokens for MemoTokens<'_> {
+    fn block_tokens(&self, block: &ContentBlock) -> u64 {
+        count_block(self.0, block).raw_tokens
+    }
+}
+
+fn stability_of(
+    trace: &Trace,
+    config: &Config,
+    memo: &TokenMemo,
+    progress: Option<&dyn Progress>,
+) -> Result<StabilityReport, AppError> {
+    let counter = MemoTokens(memo);
+    let mut source = RunSource {
+        run: CompactionRun::new(&config.compaction),
+        tokens: &counter,
+        fixed_tokens: 0,
+        progress,
+    };
+    Ok(crate::replay::stability::check(trace, &mut source, &counter)?)
+}
+
+/// One trace's stability check.
+#[derive(Debug, Clone)]
+pub struct StabilityOutcome {
+    /// The trace's name.
+    pub trace: String,
+    /// The config checked.
+    pub config: Config,
+    /// The check.
+    pub report: StabilityReport,
+}
+
+/// Checks that stubs and prefixes stay byte-stable for each run.
+pub fn stability(
+    plan: &StabilityPlan,
+    progress: &dyn Progress,
+) -> Result<Vec<StabilityOutcome>, AppError> {
+    let memo = TokenMemo::new(plan.tokenizer.clone());
+    let mut out = Vec::new();
+    for run in &plan.runs {
+        progress.start("stability", run.trace.calls.len() as u64, Unit::Items);
+        let report = stability_of(&run.trace, &run.config, &memo, Some(progress))?;
+        out.push(StabilityOutcome {
+            trace: run.trace.name.clone(),
+            config: run.config.clone(),
+            report,
+        });
+    }
+    Ok(out)
+}
+
+/// The digest line another process prints for a trace
+/// (`NAME DIGEST`), read back: the digest for `trace`, or `""`.
+pub fn stability_digest(output: &str, trace: &str) -> String {
+    output
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{trace} ")))
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Prices the usage Claude Code recorded.
+pub fn usage(
+    plan: &UsagePlan,
+) -> Result<
+    (
+        crate::report::usage_view::UsageReport,
+        crate::trace::import::claude_code::UsageScan,
+    ),
+    AppError,
+> {
+    if plan.paths.is_empty() {
+        return Err(AppError::Usage(
+            "no Claude Code data found: pass a path, or set CLAUDE_CONFIG_DIR".into(),
+        ));
+    }
+    let scan = crate::trace::import::claude_code::scan_usage(&plan.paths)?;
+    let report = crate::report::usage_view::build(&scan, &plan.pricing);
+    Ok((report, scan))
+}
+
+/// What an import wrote.
+#[derive(Debug)]
+pub struct ImportSummary {
+    /// Traces written.
+    pub traces: usize,
+    /// Calls in them.
+    pub calls: usize,
+    /// What was read and skipped.
+    pub report: ImportReport,
+}
+
+/// Imports the plan's inputs, writing each trace to `out` as soon as it is
+/// built. Nothing imported is an error.
+pub fn import(
+    plan: &ImportPlan,
+    progress: &dyn Progress,
+    out: &mut dyn Write,
+    out_name: &str,
+) -> Result<ImportSummary, AppError> {
+    let write_err = |source| AppError::Write {
+        path: out_name.to_owned(),
+        source,
+    };
+    let mut writer = TraceWriter::new(out);
+    let mut calls = 0usize;
+    let mut emit = |t: Trace| -> Result<(), AppError> {
+        calls += t.calls.len();
+        writer.push(t).map_err(write_err)
+    };
+    let report = plan
+        .format
+        .import_each(&plan.inputs, &plan.options, progress, &mut emit)?;
+    let traces = writer.count();
+    if traces == 0 {
+        return Err(AppError::Usage(format!(
+            "{}: nothing to import: {report}",
+            crate::trace::import::shown(&plan.inputs)
+        )));
+    }
+    writer.finish().map_err(write_err)?;
+    Ok(ImportSummary {
+        traces,
+        calls,
+        report,
+    })
+}
+
+/// Records every tool result of `trace` into `ledger`.
+fn record_all(trace: &Trace, ledger: &dyn ToolResultLedger) -> Result<(), AppError> {
+    let mut names = HashMap::new();
+    for b in trace.messages.iter().flat_map(Message::blocks) {
+        match b.kind() {
+            BlockKind::ToolUse { id, name } => {
+                names.insert(
+                    id.clone(),
+                    (name.clone(), b.tool_input().map_or("{}", |r| r.get())),
+                );
+            }
+            BlockKind::ToolResult { tool_use_id, .. } => {
+                let (name, args) = names
+                    .get(tool_use_id)
+                    .map_or(("unknown", "{}"), |(n, a)| (&**n, *a));
+                record_result(ledger, tool_use_id, name, args, b)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// What the recall tool answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallAnswer {
+    /// The text, exactly as the model would receive it.
+    pub text: String,
+    /// Whether the id named a recorded result (else `text` is the
+    /// not-found string).
+    pub found: bool,
+}
+
+/// Records every tool result of the plan's traces and answers the recall
+/// request for its id (a mem_id or a tool_use id).
+pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
+    let ledger: Box<dyn ToolResultLedger> = match &plan.ledger_dir {
+        Some(dir) => Box::new(DurableLedger::open(dir)?),
+        None => Box::new(InMemoryLedger::new()),
+    };
+    for t in &plan.traces {
+        record_all(t, ledger.as_ref())?;
+    }
+    let mem_id = match ledger.get(&plan.id)? {
+        Some(rec) => Some(rec.handle.mem_id),
+        None => ledger.get_by_call_id(&plan.id)?.map(|rec| rec.handle.mem_id),
+    };
+    Ok(match mem_id {
+        Some(id) => RecallAnswer {
+            text: ledger.fetch(&id, &plan.request),
+            found: true,
+        },
+        None => RecallAnswer {
+            text: crate::engine::ledger::not_found(&plan.id),
+            found: false,
+        },
+    })
+}

@@ -1,0 +1,280 @@
+//! Typed plans: everything a pipeline needs, resolved before it runs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::AppError;
+use crate::cost::pricing::{ModelPrice, Pricing};
+use crate::cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
+use crate::policy::{Config, GridSpec, Implied};
+use crate::progress::Progress;
+use crate::report::check::Baseline;
+use crate::trace::Trace;
+use crate::trace::import::{Format, ImportOptions};
+use crate::trace::Warning;
+
+/// Whether token counts are calibrated on a trace's recorded usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Calibration {
+    /// Fit a per-trace factor where usage was recorded.
+    #[default]
+    Auto,
+    /// Use the tokenizer's counts as they are.
+    Off,
+}
+
+impl Calibration {
+    /// `auto` / `off`, as written in baselines and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Calibration::Auto => "auto",
+            Calibration::Off => "off",
+        }
+    }
+
+    /// The calibration called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Calibration::Auto, Calibration::Off]
+            .into_iter()
+            .find(|c| c.name() == name)
+    }
+}
+
+/// How every figure is priced and counted.
+#[derive(Clone)]
+pub struct CostPlan {
+    /// The price table (built-in, perhaps extended by a file).
+    pub pricing: Pricing,
+    /// The file that extended it, if any (for the report's assumptions).
+    pub pricing_file: Option<PathBuf>,
+    /// The tokenizer spec as given (`o200k_base`, `chars:4`, …).
+    pub tokenizer_spec: String,
+    /// The tokenizer it names.
+    pub tokenizer: Arc<dyn Tokenizer>,
+    /// Calibration on recorded usage.
+    pub calibration: Calibration,
+    /// The Batch API discount.
+    pub batch: bool,
+}
+
+impl std::fmt::Debug for CostPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CostPlan")
+            .field("pricing_file", &self.pricing_file)
+            .field("tokenizer_spec", &self.tokenizer_spec)
+            .field("calibration", &self.calibration)
+            .field("batch", &self.batch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CostPlan {
+    /// Prices from `pricing_file` (or the built-in table), counts with the
+    /// tokenizer `tokenizer_spec` names.
+    pub fn new(
+        pricing_file: Option<&Path>,
+        tokenizer_spec: &str,
+        calibration: Calibration,
+        batch: bool,
+    ) -> Result<Self, AppError> {
+        let pricing = match pricing_file {
+            Some(p) => Pricing::with_file(p)?,
+            None => Pricing::builtin(),
+        };
+        let tokenizer =
+            parse_tokenizer(tokenizer_spec).map_err(|e| AppError::Usage(e.to_string()))?;
+        Ok(CostPlan {
+            pricing,
+            pricing_file: pricing_file.map(Path::to_path_buf),
+            tokenizer_spec: tokenizer_spec.to_owned(),
+            tokenizer,
+            calibration,
+            batch,
+        })
+    }
+
+    /// A fresh memo of token counts for one pipeline run.
+    pub fn memo(&self) -> TokenMemo {
+        TokenMemo::new(self.tokenizer.clone())
+    }
+}
+
+/// The model whose framing calibrates a trace's token counts: the trace's
+/// own, whatever model a config prices with, since the recorded usage the
+/// factor is fitted on came from it. Every pipeline prepares a trace with
+/// this one rule, so the same trace, config and model give the same figures
+/// in `replay`, `sweep`, `report` and `check`.
+pub fn calibration_model<'p>(
+    pricing: &'p Pricing,
+    trace: &Trace,
+) -> Result<&'p ModelPrice, AppError> {
+    Ok(pricing.lookup(&trace.model)?)
+}
+
+/// One trace and the config it is replayed under.
+#[derive(Debug, Clone)]
+pub struct TraceRun {
+    /// The trace.
+    pub trace: Trace,
+    /// The config, resolved for this trace.
+    pub config: Config,
+    /// Policies the options implied.
+    pub implied: Vec<Implied>,
+}
+
+/// `replay`: each trace under one config.
+#[derive(Debug)]
+pub struct ReplayPlan {
+    /// The runs, in input order.
+    pub runs: Vec<TraceRun>,
+    /// Prices and tokens.
+    pub cost: CostPlan,
+}
+
+/// `sweep`: every trace under every config of a grid.
+#[derive(Debug)]
+pub struct SweepPlan {
+    /// The traces.
+    pub traces: Vec<Trace>,
+    /// The grid as given (for the report's assumptions).
+    pub grid: GridSpec,
+    /// Models to price with (empty: each trace's own).
+    pub models: Vec<String>,
+    /// The configs, expanded from the grid.
+    pub configs: Vec<Config>,
+    /// Price of one recall (USD); default one extra round trip.
+    pub recall_cost_usd: Option<f64>,
+    /// Prices and tokens.
+    pub cost: CostPlan,
+}
+
+/// `report`: a sweep, the stability of each recommendation, the files.
+#[derive(Debug)]
+pub struct ReportPlan {
+    /// The sweep.
+    pub sweep: SweepPlan,
+}
+
+/// `stability`: each trace under one config.
+pub struct StabilityPlan {
+    /// The runs.
+    pub runs: Vec<TraceRun>,
+    /// The tokenizer spec (a check in another process is given it).
+    pub tokenizer_spec: String,
+    /// The tokenizer for the surviving-prefix figures.
+    pub tokenizer: Arc<dyn Tokenizer>,
+}
+
+/// One entry of a baseline, resolved.
+#[derive(Debug)]
+pub struct CheckEntry {
+    /// Index into the baseline's entries.
+    pub index: usize,
+    /// Index into [`CheckPlan::files`].
+    pub file: usize,
+    /// Index of the trace in that file.
+    pub trace: usize,
+    /// The config.
+    pub config: Config,
+}
+
+/// `check`: a baseline's entries, every trace loaded, every config parsed.
+#[derive(Debug)]
+pub struct CheckPlan {
+    /// The baseline file.
+    pub path: PathBuf,
+    /// Its contents.
+    pub baseline: Baseline,
+    /// Tolerance in percent.
+    pub tolerance_pct: f64,
+    /// Rewrite the baseline's figures instead of comparing.
+    pub update: bool,
+    /// Each trace file the entries name once: (as written, traces).
+    pub files: Vec<(String, Vec<Trace>)>,
+    /// The entries.
+    pub entries: Vec<CheckEntry>,
+    /// Prices and tokens (from the baseline's settings).
+    pub cost: CostPlan,
+}
+
+/// `usage`: Claude Code roots, folders or files.
+#[derive(Debug)]
+pub struct UsagePlan {
+    /// Where to look.
+    pub paths: Vec<PathBuf>,
+    /// Prices.
+    pub pricing: Pricing,
+}
+
+/// `import`: inputs in one format.
+#[derive(Debug)]
+pub struct ImportPlan {
+    /// The format.
+    pub format: Format,
+    /// Files or directories.
+    pub inputs: Vec<PathBuf>,
+    /// Options.
+    pub options: ImportOptions,
+}
+
+/// `recall`: what the recall tool answers for one id of a trace.
+#[derive(Debug)]
+pub struct RecallPlan {
+    /// The traces whose results are recorded.
+    pub traces: Vec<Trace>,
+    /// A mem_id (`tm_…`) or a tool_use id.
+    pub id: String,
+    /// The request.
+    pub request: crate::engine::recall::RecallRequest,
+    /// A durable ledger directory to record into and recall from.
+    pub ledger_dir: Option<PathBuf>,
+}
+
+/// Trace files named as inputs; directories give their `*.json` files in
+/// name order; no inputs means `traces/`.
+pub fn trace_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, AppError> {
+    let defaults = [PathBuf::from("traces")];
+    let inputs = if inputs.is_empty() {
+        &defaults[..]
+    } else {
+        inputs
+    };
+    let mut out = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            let rd = std::fs::read_dir(p).map_err(|e| {
+                AppError::Usage(format!("{}: cannot read directory: {e}", p.display()))
+            })?;
+            let mut files: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "json") && f.is_file())
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(AppError::Usage(format!(
+                    "{}: no *.json trace files in this directory",
+                    p.display()
+                )));
+            }
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Loads every trace of `paths`, in order, with the loader's warnings.
+pub fn load_traces(
+    paths: &[PathBuf],
+    progress: &dyn Progress,
+) -> Result<(Vec<Trace>, Vec<Warning>), AppError> {
+    let mut traces = Vec::new();
+    let mut warnings = Vec::new();
+    for p in paths {
+        let loaded = crate::trace::load_path_with(p, progress)?;
+        traces.extend(loaded.traces);
+        warnings.extend(loaded.warnings);
+    }
+    Ok((traces, warnings))
+}

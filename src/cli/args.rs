@@ -1,0 +1,496 @@
+//! The command line's schema: clap definitions and nothing else. The
+//! values of policy options, and their defaults, come from the policy
+//! types; [`super::plan`] turns these into a typed plan.
+
+use std::path::PathBuf;
+
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::app::Calibration;
+use crate::engine::cache::ManifestPosition;
+use crate::engine::wire::Ttl;
+use crate::policy::{CacheKind, CompactionKind};
+
+/// What agent conversations really cost, and which tool-result compaction
+/// and prompt-cache policy makes them cheapest.
+#[derive(Debug, Parser)]
+#[command(name = "tracecost", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub(super) command: Command,
+}
+
+// Examples are laid out one command per line, continued with `\` under 76
+// columns, so that help never wraps inside a command and each can be
+// copied as is.
+#[derive(Debug, Subcommand)]
+pub(super) enum Command {
+    /// Replay a trace under one policy: per-call tokens and dollars.
+    #[command(after_help = "Examples:
+  tracecost replay traces/massage-gun.json
+  tracecost replay traces/massage-gun.json --compaction ledger \\
+      --threshold 8000 --keep-last 2 --cache native
+  tracecost replay trace.json --config 'ledger:t=8000,k=2+tail:ttl=1h' \\
+      --format json")]
+    Replay(ReplayArgs),
+    /// Replay traces under a grid of policies, ranked by cost, with recall risk.
+    #[command(after_help = "Examples:
+  tracecost sweep traces/massage-gun.json --threshold 2000,8000,32000 \\
+      --keep-last 0,2 --cache none,tail,native
+  tracecost sweep traces/*.json --compaction off,ledger,clear-tool-uses \\
+      --cache tail --model claude-opus-4-1,claude-sonnet-4-5")]
+    Sweep(SweepArgs),
+    /// Check that stubs and prefixes stay byte-stable from call to call.
+    #[command(after_help = "Exit codes: 0 stable; 1 a stub or prefix changed; 2 bad input.
+Examples:
+  tracecost stability traces/massage-gun.json --compaction ledger \\
+      --threshold 8000 --keep-last 2
+  tracecost stability trace.json --config 'ledger:t=2000,k=0+tail' \\
+      --processes 3")]
+    Stability(StabilityArgs),
+    /// Write the report (HTML, Markdown, JSON, CSV, charts) for a set of traces.
+    #[command(after_help = "Examples:
+  tracecost report
+  tracecost report traces/massage-gun.json --out reports/massage-gun
+  tracecost report my-traces/ --cache tail,native --threshold 4000,16000")]
+    Report(ReportArgs),
+    /// Fail when traces got more expensive than a baseline says (for CI).
+    #[command(after_help = "Exit codes: 0 every (trace, config) within tolerance; 1 a regression; 2 bad input.
+Examples:
+  tracecost check --baseline ci/baseline.json
+  tracecost check --baseline ci/baseline.json --tolerance 1
+  tracecost check --baseline ci/baseline.json --update")]
+    Check(CheckArgs),
+    /// Price the usage Claude Code recorded in its transcripts (ccusage-compatible).
+    #[command(after_help = "With no PATH, reads the roots in CLAUDE_CONFIG_DIR (comma-separated),
+else ~/.claude and ~/.config/claude.
+Examples:
+  tracecost usage
+  tracecost usage ~/.claude --json")]
+    Usage(UsageArgs),
+    /// Generate a bundled reference trace.
+    #[command(after_help = "Examples:
+  tracecost gen massage-gun -o traces/massage-gun.json
+  tracecost gen session --calls 500 --seed 7 -o /tmp/session.json")]
+    Gen(GenArgs),
+    /// Print the built-in price table (or one extended with --pricing).
+    Models(ModelsArgs),
+    /// Convert logs into canonical traces.
+    #[command(after_help = "Examples:
+  tracecost import --from claude-code ~/.claude -o sessions.json
+  tracecost import --from anthropic proxy-log.jsonl -o trace.json
+  tracecost import --from openai --skip-invalid calls.jsonl -o trace.json")]
+    Import(ImportArgs),
+    /// Print what the recall_tool_result tool would return for a tool result.
+    #[command(after_help = "Exit codes: 0 found; 1 no such id (the not-found text is printed); 2 bad input.
+Examples:
+  tracecost recall traces/massage-gun.json toolu_03 --query B07
+  tracecost recall trace.json tm_1a2b3c4d5e6f7a8b \\
+      --json-path products.0.stats --ledger .ledger")]
+    Recall(RecallArgs),
+}
+
+impl ValueEnum for CompactionKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &CompactionKind::ALL
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()).help(self.about()))
+    }
+}
+
+impl ValueEnum for CacheKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &CacheKind::ALL
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()).help(self.about()))
+    }
+}
+
+impl ValueEnum for Calibration {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Calibration::Auto, Calibration::Off]
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
+}
+
+/// A TTL on the command line (the engine's type, named by its own names).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TtlArg(pub(super) Ttl);
+
+impl ValueEnum for TtlArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[TtlArg(Ttl::FiveMinutes), TtlArg(Ttl::OneHour)]
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.as_str()))
+    }
+}
+
+/// A manifest position on the command line.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ManifestArg(pub(super) ManifestPosition);
+
+impl ValueEnum for ManifestArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            ManifestArg(ManifestPosition::Cached),
+            ManifestArg(ManifestPosition::Volatile),
+        ]
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.as_str()))
+    }
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum OutFormat {
+    /// Aligned columns for a terminal.
+    Table,
+    /// JSON.
+    Json,
+    /// CSV.
+    Csv,
+    /// Markdown.
+    Md,
+}
+
+/// Policy flags shared by replay and stability.
+#[derive(Debug, Args, Clone)]
+pub(super) struct PolicyArgs {
+    /// The whole config as one string, e.g. ledger:t=8000,k=2+native:manifest=cached,ttl=5m.
+    #[arg(long, conflicts_with_all = ["compaction", "threshold", "keep_last", "cache", "ttl", "manifest", "trigger", "keep", "clear_at_least", "exclude_tools", "clear_tool_inputs"])]
+    pub(super) config: Option<String>,
+    /// Compaction policy [default: off].
+    #[arg(long, value_enum)]
+    pub(super) compaction: Option<CompactionKind>,
+    /// Ledger: compact results longer than this many characters (implies --compaction ledger).
+    #[arg(long)]
+    pub(super) threshold: Option<u64>,
+    /// Ledger: never compact the last N tool results (implies --compaction ledger).
+    #[arg(long)]
+    pub(super) keep_last: Option<usize>,
+    /// Cache policy [default: recorded when the trace carries markers, else none].
+    #[arg(long, value_enum)]
+    pub(super) cache: Option<CacheKind>,
+    /// TTL of the markers (system, native, tail, claude-code).
+    #[arg(long, value_enum)]
+    pub(super) ttl: Option<TtlArg>,
+    /// Native cache: tool manifest cached (marked) or volatile (implies --cache native).
+    #[arg(long, value_enum)]
+    pub(super) manifest: Option<ManifestArg>,
+    /// Peers (clear-tool-uses, langchain-clear): clear only above this many input tokens.
+    #[arg(long)]
+    pub(super) trigger: Option<u64>,
+    /// Peers: keep the last N tool uses.
+    #[arg(long)]
+    pub(super) keep: Option<usize>,
+    /// Peers: minimum tokens to clear.
+    #[arg(long)]
+    pub(super) clear_at_least: Option<u64>,
+    /// Peers: tools whose results are never cleared (repeatable).
+    #[arg(long = "exclude-tool")]
+    pub(super) exclude_tools: Vec<String>,
+    /// Peers: also clear the tool_use inputs.
+    #[arg(long)]
+    pub(super) clear_tool_inputs: bool,
+}
+
+/// Cost-model flags shared by every command that prices.
+#[derive(Debug, Args, Clone)]
+pub(super) struct CostArgs {
+    /// Extra or overriding prices: tracecost's JSON or LiteLLM's model_prices_and_context_window.json.
+    #[arg(long)]
+    pub(super) pricing: Option<PathBuf>,
+    /// Tokenizer: o200k_base, cl100k_base or chars:R (R characters per token).
+    #[arg(long, default_value = "o200k_base")]
+    pub(super) tokenizer: String,
+    /// Fit a per-trace calibration factor on recorded usage (auto) or not (off).
+    #[arg(long, value_enum, default_value_t = Calibration::Auto)]
+    pub(super) calibrate: Calibration,
+    /// Apply the Batch API discount (50%).
+    #[arg(long)]
+    pub(super) batch: bool,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct ReplayArgs {
+    /// The trace file (every trace in it is replayed).
+    pub(super) trace: PathBuf,
+    #[command(flatten)]
+    pub(super) policy: PolicyArgs,
+    /// Price with this model instead of the trace's.
+    #[arg(long)]
+    pub(super) model: Option<String>,
+    #[command(flatten)]
+    pub(super) cost: CostArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(super) format: OutFormat,
+}
+
+/// The grid flags shared by sweep and report.
+#[derive(Debug, Args, Clone)]
+pub(super) struct GridArgs {
+    /// Compaction policies (comma-separated), or full parts like clear-tool-uses:trigger=50000 [default: all].
+    #[arg(long, value_delimiter = ',')]
+    pub(super) compaction: Option<Vec<String>>,
+    /// Ledger thresholds in characters (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub(super) threshold: Option<Vec<u64>>,
+    /// Ledger keep-last values (comma-separated). 0 compacts a large result before the model has read it.
+    #[arg(long, value_delimiter = ',')]
+    pub(super) keep_last: Option<Vec<usize>>,
+    /// Cache policies (comma-separated), or full parts like tail:ttl=1h.
+    #[arg(long, value_delimiter = ',')]
+    pub(super) cache: Option<Vec<String>>,
+    /// TTL for cache policies given by name.
+    #[arg(long, value_enum)]
+    pub(super) ttl: Option<TtlArg>,
+    /// Price each recall an assistant turn would have needed at this many USD (default: one extra round trip at the config's average call cost).
+    #[arg(long)]
+    pub(super) recall_cost: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct SweepArgs {
+    /// Trace files.
+    #[arg(required = true)]
+    pub(super) traces: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(super) grid: GridArgs,
+    /// Models to price with (comma-separated); default the trace's.
+    #[arg(long, value_delimiter = ',')]
+    pub(super) model: Vec<String>,
+    #[command(flatten)]
+    pub(super) cost: CostArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(super) format: OutFormat,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct ReportArgs {
+    /// Trace files or directories of them [default: traces/].
+    pub(super) inputs: Vec<PathBuf>,
+    /// Where to write the report.
+    #[arg(long, default_value = "reports/latest")]
+    pub(super) out: PathBuf,
+    #[command(flatten)]
+    pub(super) grid: GridArgs,
+    /// Price with this model instead of each trace's.
+    #[arg(long)]
+    pub(super) model: Option<String>,
+    #[command(flatten)]
+    pub(super) cost: CostArgs,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct StabilityArgs {
+    /// The trace file.
+    pub(super) trace: PathBuf,
+    #[command(flatten)]
+    pub(super) policy: PolicyArgs,
+    /// Also run the check in N fresh processes and compare their stub bytes.
+    #[arg(long, default_value_t = 2)]
+    pub(super) processes: usize,
+    /// Print only the digest of the stub bytes (used by --processes).
+    #[arg(long, hide = true)]
+    pub(super) digest_only: bool,
+    /// Tokenizer for the surviving-prefix figures.
+    #[arg(long, default_value = "o200k_base")]
+    pub(super) tokenizer: String,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct CheckArgs {
+    /// The baseline file (tracecost.baseline/v1).
+    #[arg(long)]
+    pub(super) baseline: PathBuf,
+    /// Allowed increase, in percent of the expected cost or input tokens.
+    #[arg(long)]
+    pub(super) tolerance: Option<f64>,
+    /// Rewrite the baseline with the current figures instead of checking.
+    #[arg(long)]
+    pub(super) update: bool,
+    /// Extra or overriding prices.
+    #[arg(long)]
+    pub(super) pricing: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct UsageArgs {
+    /// Claude config roots, projects folders or session files.
+    pub(super) paths: Vec<PathBuf>,
+    /// ccusage's session JSON.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Extra or overriding prices.
+    #[arg(long)]
+    pub(super) pricing: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct GenArgs {
+    /// massage-gun or session.
+    pub(super) name: String,
+    /// Session: number of calls [default: 200].
+    #[arg(long)]
+    pub(super) calls: Option<usize>,
+    /// Session: random seed [default: 1].
+    #[arg(long)]
+    pub(super) seed: Option<u64>,
+    /// Output file (stdout when absent).
+    #[arg(short, long)]
+    pub(super) output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct ModelsArgs {
+    /// Extra or overriding prices (tracecost JSON or LiteLLM's file).
+    #[arg(long)]
+    pub(super) pricing: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(super) format: OutFormat,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct ImportArgs {
+    /// The input format.
+    #[arg(long = "from", value_enum)]
+    pub(super) from: ImportFormat,
+    /// Input files or directories.
+    #[arg(required = true)]
+    pub(super) inputs: Vec<PathBuf>,
+    /// Where to write the traces (one file; several traces share it).
+    #[arg(short, long)]
+    pub(super) output: PathBuf,
+    /// Skip lines that are not valid JSON instead of failing.
+    #[arg(long)]
+    pub(super) skip_invalid: bool,
+    /// Model to record when the input does not say.
+    #[arg(long)]
+    pub(super) model: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum ImportFormat {
+    /// Claude Code transcripts (~/.claude/projects/**/*.jsonl).
+    ClaudeCode,
+    /// Anthropic Messages API request/response logs.
+    Anthropic,
+    /// LangChain / LangGraph message lists.
+    Langchain,
+    /// OpenAI Chat Completions bodies and logs.
+    Openai,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct RecallArgs {
+    /// The trace whose tool results are recorded.
+    pub(super) trace: PathBuf,
+    /// A mem_id (tm_…) or a tool_use id.
+    pub(super) id: String,
+    /// summary (the stub) or full (the payload).
+    #[arg(long, value_enum)]
+    pub(super) format: Option<RecallFormatArg>,
+    /// Case-sensitive text to find.
+    #[arg(long)]
+    pub(super) query: Option<String>,
+    /// Start, in characters.
+    #[arg(long)]
+    pub(super) offset: Option<u64>,
+    /// How many characters to return.
+    #[arg(long)]
+    pub(super) max_chars: Option<u64>,
+    /// Dotted path into a JSON payload, e.g. products.3.stats.current.
+    #[arg(long)]
+    pub(super) json_path: Option<String>,
+    /// Record into (and recall from) a durable ledger in this directory.
+    #[arg(long)]
+    pub(super) ledger: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum RecallFormatArg {
+    /// The stub the model saw.
+    Summary,
+    /// The whole payload.
+    Full,
+}
+
+/// The command tree, with the policy defaults written into the help from
+/// the policy types (clap's derive cannot take them from constants).
+pub(super) fn command() -> clap::Command {
+    use crate::policy::{
+        DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD, GridSpec, PeerParams,
+        DEFAULT_TTL,
+    };
+    let peer = PeerParams::anthropic_defaults();
+    let grid = GridSpec::default();
+    let list = |v: Vec<String>| v.join(",");
+    let policy_defaults = |c: clap::Command| {
+        c.mut_arg("threshold", |a| {
+            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            a.help(format!("{h} [default: {DEFAULT_LEDGER_THRESHOLD}]"))
+        })
+        .mut_arg("keep_last", |a| {
+            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            a.help(format!("{h} [default: {DEFAULT_LEDGER_KEEP_LAST}]"))
+        })
+        .mut_arg("ttl", |a| {
+            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            a.help(format!("{h} [default: {DEFAULT_TTL}]"))
+        })
+        .mut_arg("trigger", |a| {
+            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            a.help(format!("{h} [default: {}]", peer.trigger))
+        })
+        .mut_arg("keep", |a| {
+            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            a.help(format!("{h} [default: {}]", peer.keep))
+        })
+    };
+    let grid_defaults = |c: clap::Command| {
+        c.mut_arg("threshold", |a| {
+            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            let v = grid.threshold_list().iter().map(u64::to_string).collect();
+            a.help(format!("{h} [default: {}]", list(v)))
+        })
+        .mut_arg("keep_last", |a| {
+            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            let v = grid.keep_last_list().iter().map(usize::to_string).collect();
+            a.help(format!("{h} [default: {}]", list(v)))
+        })
+        .mut_arg("compaction", |a| {
+            let v: Vec<&str> = CompactionKind::ALL.iter().map(|k| k.name()).collect();
+            a.help(format!(
+                "Compaction policies (comma-separated): {}, or full parts like clear-tool-uses:trigger=50000 [default: all]",
+                v.join(", ")
+            ))
+        })
+        .mut_arg("cache", |a| {
+            let v: Vec<&str> = CacheKind::ALL.iter().map(|k| k.name()).collect();
+            a.help(format!(
+                "Cache policies (comma-separated): {}, or full parts like tail:ttl=1h [default: {}]",
+                v.join(", "),
+                list(grid.cache_names())
+            ))
+        })
+        .mut_arg("ttl", |a| {
+            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            a.help(format!("{h} [default: {DEFAULT_TTL}]"))
+        })
+    };
+    <Cli as clap::CommandFactory>::command()
+        .mut_subcommand("replay", policy_defaults)
+        .mut_subcommand("stability", policy_defaults)
+        .mut_subcommand("sweep", grid_defaults)
+        .mut_subcommand("report", grid_defaults)
+}

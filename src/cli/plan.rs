@@ -1,0 +1,294 @@
+//! Flags into plans: every trace loaded, every option resolved and checked
+//! against every trace, before anything runs.
+
+use std::path::{Path, PathBuf};
+
+use super::args::{
+    CheckArgs, CostArgs, GridArgs, ImportArgs, ImportFormat, PolicyArgs, RecallArgs,
+    RecallFormatArg, ReplayArgs, ReportArgs, StabilityArgs, SweepArgs,
+};
+use crate::app::{
+    AppError, CheckPlan, CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan,
+    StabilityPlan, SweepPlan, TraceRun, UsagePlan,
+};
+use crate::engine::recall::{RecallFormat, RecallRequest};
+use crate::policy::{CacheKind, GridSpec, PolicyFlags, ResolvedPolicy};
+use crate::replay::sweep::Grid;
+use crate::trace::Trace;
+use crate::trace::import::{Format, ImportOptions};
+
+/// Loads the traces of one file, printing the loader's warnings.
+pub(super) fn load(path: &Path) -> Result<Vec<Trace>, AppError> {
+    let bar = super::progress::Bar::new();
+    let loaded = crate::app::load_traces(&[path.to_path_buf()], &bar);
+    bar.finish();
+    let (traces, warnings) = loaded?;
+    for w in &warnings {
+        eprintln!("tracecost: warning: {w}");
+    }
+    Ok(traces)
+}
+
+impl CostArgs {
+    fn plan(&self) -> Result<CostPlan, AppError> {
+        CostPlan::new(
+            self.pricing.as_deref(),
+            &self.tokenizer,
+            self.calibrate,
+            self.batch,
+        )
+    }
+}
+
+impl PolicyArgs {
+    fn flags(&self) -> PolicyFlags {
+        PolicyFlags {
+            compaction: self.compaction,
+            threshold: self.threshold,
+            keep_last: self.keep_last,
+            trigger: self.trigger,
+            keep: self.keep,
+            clear_at_least: self.clear_at_least,
+            exclude_tools: self.exclude_tools.clone(),
+            clear_tool_inputs: self.clear_tool_inputs,
+            cache: self.cache,
+            ttl: self.ttl.map(|t| t.0),
+            manifest: self.manifest.map(|m| m.0),
+        }
+    }
+
+    /// The config for `trace`: the `--config` string, or the flags (whose
+    /// default cache policy is the trace's recorded markers, if any).
+    fn resolve(&self, trace: &Trace, model: Option<&str>) -> Result<TraceRun, AppError> {
+        let ResolvedPolicy {
+            mut config,
+            implied,
+        } = match &self.config {
+            Some(s) => ResolvedPolicy {
+                config: s.parse()?,
+                implied: Vec::new(),
+            },
+            None => {
+                let default_cache = if trace.has_markers() {
+                    CacheKind::Recorded
+                } else {
+                    CacheKind::None
+                };
+                self.flags().resolve(default_cache)?
+            }
+        };
+        if let Some(m) = model {
+            config.model = Some(m.to_owned());
+        }
+        crate::replay::check_config(trace, &config)?;
+        Ok(TraceRun {
+            trace: trace.clone(),
+            config,
+            implied,
+        })
+    }
+}
+
+fn runs(
+    traces: Vec<Trace>,
+    policy: &PolicyArgs,
+    model: Option<&str>,
+) -> Result<Vec<TraceRun>, AppError> {
+    traces.iter().map(|t| policy.resolve(t, model)).collect()
+}
+
+impl ReplayArgs {
+    pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
+        let cost = self.cost.plan()?;
+        let runs = runs(load(&self.trace)?, &self.policy, self.model.as_deref())?;
+        for r in &runs {
+            for call in &r.trace.calls {
+                cost.pricing.lookup(r.config.model_for_call(&r.trace, call))?;
+            }
+        }
+        Ok(ReplayPlan { runs, cost })
+    }
+}
+
+impl StabilityArgs {
+    pub(super) fn plan(&self) -> Result<StabilityPlan, AppError> {
+        let tokenizer = crate::cost::tokens::parse_tokenizer(&self.tokenizer)
+            .map_err(|e| AppError::Usage(e.to_string()))?;
+        Ok(StabilityPlan {
+            runs: runs(load(&self.trace)?, &self.policy, None)?,
+            tokenizer_spec: self.tokenizer.clone(),
+            tokenizer,
+        })
+    }
+}
+
+impl GridArgs {
+    pub(super) fn spec(&self) -> GridSpec {
+        GridSpec {
+            compactions: self.compaction.clone(),
+            thresholds: self.threshold.clone(),
+            keep_lasts: self.keep_last.clone(),
+            caches: self.cache.clone(),
+            ttl: self.ttl.map(|t| t.0),
+        }
+    }
+}
+
+fn sweep_plan(
+    traces: Vec<Trace>,
+    grid_args: &GridArgs,
+    models: Vec<String>,
+    cost: CostPlan,
+) -> Result<SweepPlan, AppError> {
+    if let Some(c) = grid_args.recall_cost
+        && !(c.is_finite() && c >= 0.0)
+    {
+        return Err(AppError::Usage(format!(
+            "--recall-cost must be a non-negative number of USD, got {c}"
+        )));
+    }
+    let grid = grid_args.spec();
+    let (compactions, caches) = grid.expand()?;
+    let configs = Grid {
+        compactions,
+        caches,
+        models: if models.is_empty() {
+            vec![None]
+        } else {
+            models.iter().cloned().map(Some).collect()
+        },
+    }
+    .configs();
+    for t in &traces {
+        for c in &configs {
+            crate::replay::check_config(t, c)?;
+            cost.pricing.lookup(c.model_for_trace(t))?;
+        }
+    }
+    Ok(SweepPlan {
+        traces,
+        grid,
+        models,
+        configs,
+        recall_cost_usd: grid_args.recall_cost,
+        cost,
+    })
+}
+
+impl SweepArgs {
+    pub(super) fn plan(&self) -> Result<SweepPlan, AppError> {
+        let cost = self.cost.plan()?;
+        let mut traces = Vec::new();
+        for p in &self.traces {
+            traces.extend(load(p)?);
+        }
+        sweep_plan(traces, &self.grid, self.model.clone(), cost)
+    }
+}
+
+impl ReportArgs {
+    pub(super) fn plan(&self) -> Result<ReportPlan, AppError> {
+        let cost = self.cost.plan()?;
+        let mut traces = Vec::new();
+        for p in crate::app::trace_files(&self.inputs)? {
+            traces.extend(load(&p)?);
+        }
+        let models = self.model.iter().cloned().collect();
+        Ok(ReportPlan {
+            sweep: sweep_plan(traces, &self.grid, models, cost)?,
+        })
+    }
+}
+
+impl CheckArgs {
+    pub(super) fn plan(&self) -> Result<CheckPlan, AppError> {
+        CheckPlan::from_file(
+            &self.baseline,
+            self.tolerance,
+            self.update,
+            self.pricing.as_deref(),
+            &mut |p| load(p),
+        )
+    }
+}
+
+/// The default Claude Code roots: `CLAUDE_CONFIG_DIR` (comma-separated),
+/// else `~/.claude` and `~/.config/claude` where they exist.
+fn claude_roots() -> Vec<PathBuf> {
+    if let Some(v) = std::env::var_os("CLAUDE_CONFIG_DIR") {
+        let v = v.to_string_lossy().into_owned();
+        return v
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .collect();
+    }
+    let Some(home) = std::env::var_os("HOME") else {
+        return Vec::new();
+    };
+    let home = PathBuf::from(home);
+    [home.join(".claude"), home.join(".config/claude")]
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+pub(super) fn usage_plan(paths: &[PathBuf], pricing: Option<&Path>) -> Result<UsagePlan, AppError> {
+    Ok(UsagePlan {
+        paths: if paths.is_empty() {
+            claude_roots()
+        } else {
+            paths.to_vec()
+        },
+        pricing: pricing_table(pricing)?,
+    })
+}
+
+pub(super) fn pricing_table(
+    file: Option<&Path>,
+) -> Result<crate::cost::pricing::Pricing, AppError> {
+    Ok(match file {
+        Some(p) => crate::cost::pricing::Pricing::with_file(p)?,
+        None => crate::cost::pricing::Pricing::builtin(),
+    })
+}
+
+impl ImportArgs {
+    pub(super) fn plan(&self) -> ImportPlan {
+        ImportPlan {
+            format: match self.from {
+                ImportFormat::ClaudeCode => Format::ClaudeCode,
+                ImportFormat::Anthropic => Format::Anthropic,
+                ImportFormat::Langchain => Format::Langchain,
+                ImportFormat::Openai => Format::Openai,
+            },
+            inputs: self.inputs.clone(),
+            options: ImportOptions {
+                skip_invalid: self.skip_invalid,
+                default_model: self.model.clone(),
+            },
+        }
+    }
+}
+
+impl RecallArgs {
+    pub(super) fn plan(&self) -> Result<RecallPlan, AppError> {
+        Ok(RecallPlan {
+            traces: load(&self.trace)?,
+            id: self.id.clone(),
+            request: RecallRequest {
+                format: self.format.map(|f| match f {
+                    RecallFormatArg::Summary => RecallFormat::Summary,
+                    RecallFormatArg::Full => RecallFormat::Full,
+                }),
+                query: self.query.clone(),
+                offset: self.offset,
+                max_chars: self.max_chars,
+                json_path: self.json_path.clone(),
+            },
+            ledger_dir: self.ledger.clone(),
+        })
+    }
+}
+

@@ -1,0 +1,175 @@
+//! The names of the policies, what each is, and the defaults of their
+//! parameters: the one place the command line's values, its help and the
+//! config-string grammar take them from.
+
+use crate::engine::cache::ManifestPosition;
+use crate::engine::wire::Ttl;
+
+/// Ledger: results longer than this many characters are compacted.
+pub const DEFAULT_LEDGER_THRESHOLD: u64 = 8000;
+/// Ledger: the last N tool results are never compacted.
+pub const DEFAULT_LEDGER_KEEP_LAST: usize = 2;
+/// TTL of the markers a cache policy places.
+pub const DEFAULT_TTL: Ttl = Ttl::FiveMinutes;
+/// Native cache: where the tool manifest sits.
+pub const DEFAULT_MANIFEST: ManifestPosition = ManifestPosition::Cached;
+
+/// Which compaction policy, without its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompactionKind {
+    /// Nothing is compacted.
+    Off,
+    /// The engine's tool-result ledger.
+    Ledger,
+    /// Anthropic's server-side `clear_tool_uses_20250919`.
+    ClearToolUses,
+    /// LangChain's `ClearToolUsesEdit` middleware.
+    LangchainClear,
+}
+
+impl CompactionKind {
+    /// Every compaction policy, in the order they are listed.
+    pub const ALL: [CompactionKind; 4] = [
+        CompactionKind::Off,
+        CompactionKind::Ledger,
+        CompactionKind::ClearToolUses,
+        CompactionKind::LangchainClear,
+    ];
+
+    /// The name in config strings and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompactionKind::Off => "off",
+            CompactionKind::Ledger => "ledger",
+            CompactionKind::ClearToolUses => "clear-tool-uses",
+            CompactionKind::LangchainClear => "langchain-clear",
+        }
+    }
+
+    /// One line on what the policy does.
+    pub fn about(self) -> &'static str {
+        match self {
+            CompactionKind::Off => "nothing is compacted",
+            CompactionKind::Ledger => {
+                "tracecost's ledger: stale large results become stubs, recallable"
+            }
+            CompactionKind::ClearToolUses => "Anthropic's server-side clear_tool_uses_20250919",
+            CompactionKind::LangchainClear => "LangChain's ClearToolUsesEdit middleware",
+        }
+    }
+
+    /// The policy called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether this is one of the peers' strategies (trigger/keep/...).
+    pub fn is_peer(self) -> bool {
+        matches!(
+            self,
+            CompactionKind::ClearToolUses | CompactionKind::LangchainClear
+        )
+    }
+}
+
+/// Which cache policy, without its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CacheKind {
+    /// No markers.
+    None,
+    /// The last tool and the last system block.
+    System,
+    /// The engine's history + manifest composition.
+    Native,
+    /// One rolling marker on the last block.
+    Tail,
+    /// The markers the recorded requests carried.
+    Recorded,
+    /// Claude Code's client policy.
+    ClaudeCode,
+}
+
+impl CacheKind {
+    /// Every cache policy, in the order they are listed.
+    pub const ALL: [CacheKind; 6] = [
+        CacheKind::None,
+        CacheKind::System,
+        CacheKind::Native,
+        CacheKind::Tail,
+        CacheKind::Recorded,
+        CacheKind::ClaudeCode,
+    ];
+
+    /// The name in config strings and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheKind::None => "none",
+            CacheKind::System => "system",
+            CacheKind::Native => "native",
+            CacheKind::Tail => "tail",
+            CacheKind::Recorded => "recorded",
+            CacheKind::ClaudeCode => "claude-code",
+        }
+    }
+
+    /// One line on what the policy does.
+    pub fn about(self) -> &'static str {
+        match self {
+            CacheKind::None => "no cache markers",
+            CacheKind::System => "markers on the last tool and the last system block",
+            CacheKind::Native => "the engine's history + manifest composition",
+            CacheKind::Tail => "one rolling marker on the last block",
+            CacheKind::Recorded => "the markers the recorded requests carried",
+            CacheKind::ClaudeCode => "Claude Code's own: tools, system and a rolling marker",
+        }
+    }
+
+    /// The policy called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether the policy places markers of its own (so a TTL applies).
+    pub fn has_ttl(self) -> bool {
+        matches!(
+            self,
+            CacheKind::System | CacheKind::Native | CacheKind::Tail | CacheKind::ClaudeCode
+        )
+    }
+
+    /// The names of the policies that take a TTL, for messages.
+    pub fn with_ttl_names() -> Vec<&'static str> {
+        Self::ALL
+            .into_iter()
+            .filter(|k| k.has_ttl())
+            .map(CacheKind::name)
+            .collect()
+    }
+}
+
+/// `a, b, c or d`.
+pub(crate) fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        for k in CompactionKind::ALL {
+            assert_eq!(CompactionKind::from_name(k.name()), Some(k));
+        }
+        for k in CacheKind::ALL {
+            assert_eq!(CacheKind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(CacheKind::from_name("fast"), None);
+        assert_eq!(one_of(&["a", "b", "c"]), "a, b or c");
+        assert_eq!(one_of(&["a"]), "a");
+    }
+}
