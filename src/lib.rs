@@ -43,3 +43,8 @@ pub mod replay;
 pub mod report;
 pub mod app;
 pub mod cli;
+
+/// The README's code blocks, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

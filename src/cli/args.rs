@@ -85,7 +85,8 @@ Examples:
     /// Print what the recall_tool_result tool would return for a tool result.
     #[command(after_help = "Exit codes: 0 found; 1 no such id (the not-found text is printed); 2 bad input.
 Examples:
-  tracecost recall traces/massage-gun.json toolu_03 --query B07
+  tracecost recall traces/massage-gun.json toolu_01e3odTFsJ0Io7BAixg4bBh7 \\
+      --query B07
   tracecost recall trace.json tm_1a2b3c4d5e6f7a8b \\
       --json-path products.0.stats --ledger .ledger")]
     Recall(RecallArgs),

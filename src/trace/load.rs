@@ -178,7 +178,44 @@ pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTrac
     if bom.starts_with(UTF8_BOM) {
         reader.consume(UTF8_BOM.len());
     }
-    load_reader(reader, &shown)
+    load_reader(reader, &shown).map_err(|e| with_log_hint(e, path))
+}
+
+/// The hint for a log given where a trace is expected: JSON Lines (one
+/// value per line) is what every importer reads and no trace is.
+const LOG_HINT: &str = "this looks like a JSON Lines log, not a tracecost trace; convert it first: tracecost import --from claude-code|anthropic|langchain|openai FILE -o trace.json";
+
+/// Adds [`LOG_HINT`] to the error of a file that looks like a log: a
+/// `.jsonl`/`.ndjson` name, or a second JSON value starting a new line.
+fn with_log_hint(e: TraceError, path: &Path) -> TraceError {
+    let jsonl_name = path
+        .extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("jsonl") || x.eq_ignore_ascii_case("ndjson"));
+    match e {
+        TraceError::Syntax {
+            path,
+            line,
+            column,
+            message,
+        } if jsonl_name || (message.starts_with("trailing characters") && column == 1) => {
+            TraceError::Syntax {
+                path,
+                line,
+                column,
+                message: format!("{message}; {LOG_HINT}"),
+            }
+        }
+        TraceError::Invalid {
+            path,
+            pointer,
+            message,
+        } if jsonl_name => TraceError::Invalid {
+            path,
+            pointer,
+            message: format!("{message}; {LOG_HINT}"),
+        },
+        other => other,
+    }
 }
 
 /// Loads every trace in `json`; `path` is only used in messages.

@@ -1,0 +1,199 @@
+//! The command line never drops an option in silence, says where a log
+//! was given for a trace, exits with the code of each failure class, and
+//! its help lists every policy and never wraps an example.
+
+use assert_cmd::Command;
+
+fn tracecost() -> Command {
+    let mut c = Command::cargo_bin("tracecost").unwrap();
+    c.env("TRACECOST_NO_PROGRESS", "1");
+    c
+}
+
+fn stderr_of(args: &[&str]) -> (i32, String, String) {
+    let o = tracecost().args(args).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const MG: &str = "traces/massage-gun.json";
+
+#[test]
+fn a_ledger_option_alone_implies_the_ledger_visibly() {
+    let (code, out, err) = stderr_of(&["replay", MG, "--threshold", "2000"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ledger:t=2000,k=2+none"), "{out}");
+    assert_eq!(
+        err.trim(),
+        "tracecost: note: --threshold implies --compaction ledger; replaying massage-gun as ledger:t=2000,k=2+none"
+    );
+    // The same figures as the policy named in full.
+    let (_, full, _) = stderr_of(&["replay", MG, "--config", "ledger:t=2000,k=2+none"]);
+    assert_eq!(out, full);
+}
+
+#[test]
+fn options_of_another_or_an_unnamed_policy_are_errors() {
+    for (args, msg) in [
+        (
+            vec!["--ttl", "1h"],
+            "tracecost: --ttl applies to --cache system, native, tail or claude-code; add one of them",
+        ),
+        (
+            vec!["--trigger", "5000"],
+            "tracecost: --trigger applies to --compaction clear-tool-uses or langchain-clear; add one of them",
+        ),
+        (
+            vec!["--compaction", "clear-tool-uses", "--keep-last", "1"],
+            "tracecost: --keep-last applies only to --compaction ledger, not to --compaction clear-tool-uses",
+        ),
+        (
+            vec!["--cache", "tail", "--manifest", "volatile"],
+            "tracecost: --manifest applies only to --cache native, not to --cache tail",
+        ),
+    ] {
+        let mut a = vec!["replay", MG];
+        a.extend(args);
+        let (code, out, err) = stderr_of(&a);
+        assert_eq!(code, 2, "{a:?}");
+        assert_eq!(out, "");
+        assert_eq!(err.trim(), msg);
+    }
+    let (code, _, err) = stderr_of(&["sweep", MG, "--compaction", "off", "--threshold", "100"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--threshold applies to the ledger"), "{err}");
+}
+
+#[test]
+fn recorded_cache_without_recorded_markers_names_the_alternatives() {
+    let (code, out, err) = stderr_of(&["replay", MG, "--cache", "recorded"]);
+    assert_eq!(code, 2);
+    assert_eq!(out, "");
+    assert!(
+        err.contains("this trace recorded none; choose none, system, native, tail, claude-code instead"),
+        "{err}"
+    );
+}
+
+#[test]
+fn recall_of_an_unknown_id_prints_the_answer_and_exits_1() {
+    let (code, out, _) = stderr_of(&["recall", MG, "nope"]);
+    assert_eq!(code, 1);
+    assert_eq!(out, "[tool_memory not found: nope]");
+}
+
+#[test]
+fn a_log_given_for_a_trace_gets_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("session.jsonl");
+    std::fs::write(
+        &log,
+        "{\"type\":\"user\",\"sessionId\":\"a\"}\n{\"type\":\"assistant\",\"sessionId\":\"a\"}\n",
+    )
+    .unwrap();
+    let (code, _, err) = stderr_of(&["replay", log.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains(":2:1: trailing characters; this looks like a JSON Lines log"), "{err}");
+    assert!(err.contains("tracecost import --from claude-code|anthropic|langchain|openai"));
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn unwritable_output_is_an_output_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("missing-dir").join("t.json");
+    let (code, _, err) = stderr_of(&["gen", "massage-gun", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 73, "{err}");
+    assert!(err.contains("cannot write"), "{err}");
+}
+
+#[test]
+fn help_lists_every_policy_and_examples_never_wrap() {
+    let (_, top, _) = stderr_of(&["--help"]);
+    for sub in [
+        "replay", "sweep", "stability", "report", "check", "usage", "gen", "models", "import",
+        "recall",
+    ] {
+        assert!(top.contains(sub));
+        let (code, help, _) = stderr_of(&[sub, "--help"]);
+        assert_eq!(code, 0);
+        if matches!(sub, "replay" | "stability" | "sweep" | "report") {
+            for name in [
+                "none", "system", "native", "tail", "recorded", "claude-code", "off", "ledger",
+                "clear-tool-uses", "langchain-clear",
+            ] {
+                assert!(help.contains(name), "{sub} --help lacks {name}");
+            }
+        }
+        // Every example is a command line, or the continuation of one that
+        // ended in a backslash; no line is wider than 80 columns.
+        let mut in_examples = false;
+        let mut continued = false;
+        for line in help.lines() {
+            if line == "Examples:" {
+                in_examples = true;
+                continue;
+            }
+            if !in_examples || line.is_empty() {
+                continue;
+            }
+            assert!(line.chars().count() <= 80, "{sub}: {line}");
+            if continued {
+                assert!(line.starts_with("      "), "{sub}: {line}");
+            } else {
+                assert!(line.starts_with("  tracecost"), "{sub}: wrapped example: {line}");
+            }
+            continued = line.ends_with('\\');
+        }
+    }
+}
+
+#[test]
+fn check_and_replay_agree_on_the_same_trace_config_and_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = std::fs::canonicalize(MG).unwrap();
+    let config = "ledger:t=8000,k=2+tail:ttl=5m@claude-sonnet-4-5";
+    let baseline = dir.path().join("b.json");
+    std::fs::write(
+        &baseline,
+        format!(
+            r#"{{"format":"tracecost.baseline/v1","entries":[{{"trace":{:?},"config":"{config}"}}]}}"#,
+            trace.display().to_string()
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = stderr_of(&["check", "--baseline", baseline.to_str().unwrap(), "--update"]);
+    assert_eq!(code, 0, "{err}");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();
+    let expected = &written["entries"][0]["expected"];
+    let (code, out, err) = stderr_of(&[
+        "replay",
+        MG,
+        "--config",
+        "ledger:t=8000,k=2+tail:ttl=5m",
+        "--model",
+        "claude-sonnet-4-5",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let replayed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let totals = &replayed["totals"];
+    for k in [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "output_tokens",
+    ] {
+        assert_eq!(expected[k], totals[k], "{k}: {totals}");
+    }
+    let (a, b) = (
+        expected["cost_usd"].as_f64().unwrap(),
+        totals["cost_usd"].as_f64().unwrap(),
+    );
+    assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+}
