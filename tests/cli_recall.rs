@@ -43,7 +43,7 @@ fn full_by_tool_use_id_is_byte_exact() {
 }
 
 #[test]
-fn json_path_and_mem_id_work_and_unknown_ids_exit_zero() {
+fn json_path_and_mem_id_work_and_unknown_ids_print_not_found_and_exit_1() {
     let (_, stub, _) = recall(&["toolu_1", "--format", "summary"]);
     let mem_id = stub
         .split("mem_id: ")
@@ -58,7 +58,7 @@ fn json_path_and_mem_id_work_and_unknown_ids_exit_zero() {
     let (code, out, _) = recall(&["tm_0000000000000000"]);
     assert_eq!(
         (code, out.as_str()),
-        (0, "[tool_memory not found: tm_0000000000000000]")
+        (1, "[tool_memory not found: tm_0000000000000000]")
     );
 }
 
