@@ -70,13 +70,24 @@ fn has_line(s: &str, file: &str) -> bool {
 /// Runs `args` and returns a description of everything wrong with the
 /// outcome (empty when it is a proper exit-2 rejection).
 fn check_rejected(args: &[&str], file: &str, place: Place, expect: &str) -> Vec<String> {
+    check_failed_with(2, args, file, place, expect)
+}
+
+/// [`check_rejected`] for a failure with exit code `code`.
+fn check_failed_with(
+    code: i32,
+    args: &[&str],
+    file: &str,
+    place: Place,
+    expect: &str,
+) -> Vec<String> {
     let out = tracecost().args(args).output().expect("run tracecost");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let mut problems = Vec::new();
     let mut bad = |what: String| problems.push(format!("`tracecost {}`: {what}", args.join(" ")));
-    if out.status.code() != Some(2) {
+    if out.status.code() != Some(code) {
         bad(format!(
-            "exit code {:?}, expected 2; stderr: {stderr}",
+            "exit code {:?}, expected {code}; stderr: {stderr}",
             out.status.code()
         ));
     }
@@ -1328,7 +1339,9 @@ fn unwritable_outputs_fail_cleanly_and_leave_nothing() {
     let mut problems = Vec::new();
     for (args, named, expect) in &cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        problems.extend(check_rejected(&args, named, File, expect));
+        // An output that cannot be written is an output failure (73), not
+        // bad input.
+        problems.extend(check_failed_with(73, &args, named, File, expect));
     }
     assert_no_problems(problems);
     assert_eq!(
