@@ -92,7 +92,8 @@
 //! # Usage scan
 //!
 //! [`scan_usage`] sums recorded tokens per session and model the way ccusage
-//! does, without building traces: only lines containing `"usage"` are
+//! does, keeping each counted response's tokens so that it can be priced on
+//! its own, without building traces: only lines containing `"usage"` are
 //! parsed, into a small borrowed struct, and rows are deduplicated across
 //! all files (see [`scan_usage`] for the rule).
 
@@ -197,7 +198,9 @@ pub(crate) fn import_each<E: From<ImportError>>(
 }
 
 /// Sums the usage recorded in Claude Code transcripts per session and
-/// model, as ccusage counts it (for a ccusage-compatible usage report).
+/// model, as ccusage counts it (for a ccusage-compatible usage report), and
+/// keeps each counted response's tokens ([`ModelUsage::responses`]): a
+/// price is decided per request, so sums alone cannot be priced.
 ///
 /// Files are discovered as by [`import`] and read in parallel; only lines
 /// containing `"usage"` are parsed, into a struct holding just the fields
@@ -259,7 +262,7 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
         };
         let m = acc.models.entry(model).or_default();
         m.0.add(&row.tokens);
-        m.1 += 1;
+        m.1.push(row.tokens);
         acc.first_ms = Some(acc.first_ms.map_or(row.ts, |t| t.min(row.ts)));
         acc.last_ms = Some(acc.last_ms.map_or(row.ts, |t| t.max(row.ts)));
     }
@@ -349,8 +352,12 @@ pub struct ModelUsage {
     pub model: String,
     /// Token sums.
     pub tokens: TokenSums,
-    /// Responses counted (usage rows kept after deduplication).
-    pub responses: usize,
+    /// The tokens of each response counted (usage rows kept after
+    /// deduplication), in the order their rows were read (files in sorted
+    /// path order, lines in file order). A response is priced on its own:
+    /// the long-context premium depends on one request's input, not on a
+    /// sum.
+    pub responses: Vec<TokenSums>,
 }
 
 /// One session's usage.
@@ -411,13 +418,14 @@ impl UsageScan {
         t
     }
 
-    /// Sums per model over every session, sorted by model id.
+    /// Sums per model over every session, sorted by model id (each model's
+    /// responses in session order).
     pub fn totals_by_model(&self) -> Vec<ModelUsage> {
-        let mut by: BTreeMap<&str, (TokenSums, usize)> = BTreeMap::new();
+        let mut by: BTreeMap<&str, (TokenSums, Vec<TokenSums>)> = BTreeMap::new();
         for m in self.sessions.iter().flat_map(|s| &s.models) {
             let e = by.entry(&m.model).or_default();
             e.0.add(&m.tokens);
-            e.1 += m.responses;
+            e.1.extend_from_slice(&m.responses);
         }
         by.into_iter()
             .map(|(model, (tokens, responses))| ModelUsage {
@@ -1512,7 +1520,8 @@ struct FileScan {
 
 #[derive(Default)]
 struct SessionAcc {
-    models: BTreeMap<String, (TokenSums, usize)>,
+    /// Per model: the sums and each response's tokens.
+    models: BTreeMap<String, (TokenSums, Vec<TokenSums>)>,
     first_ms: Option<u64>,
     last_ms: Option<u64>,
 }
@@ -2171,7 +2180,12 @@ mod tests {
             recorded
         );
         for m in scan.totals_by_model() {
-            eprintln!("  {} ({} responses): {:?}", m.model, m.responses, m.tokens);
+            eprintln!(
+                "  {} ({} responses): {:?}",
+                m.model,
+                m.responses.len(),
+                m.tokens
+            );
         }
         assert!(traces > 0 && totals.total() > 0);
     }
