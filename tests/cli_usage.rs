@@ -98,6 +98,105 @@ fn runs_on_the_shared_corpus_when_present() {
         return;
     }
     let v = usage(&[corpus.to_str().unwrap()]);
-    assert!(v["sessions"].as_array().unwrap().len() > 50);
-    assert!(v["totals"]["totalCost"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 72);
+    assert_eq!(v["totals"]["totalTokens"], 39_678_343);
+    // ccusage's total for the same files (each response priced on its own;
+    // pricing session sums instead gave $45.66).
+    let cost = v["totals"]["totalCost"].as_f64().unwrap();
+    assert!((cost - 33.415_973_7).abs() < 1e-6, "{cost}");
+}
+
+/// One assistant usage line of a transcript.
+fn usage_line(ts: &str, id: &str, model: &str, [input, write, read, output]: [u64; 4]) -> String {
+    serde_json::json!({
+        "type": "assistant",
+        "timestamp": ts,
+        "sessionId": "s",
+        "version": "2.0.40",
+        "requestId": format!("req_{id}"),
+        "message": {
+            "id": id,
+            "model": model,
+            "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {
+                "input_tokens": input,
+                "cache_creation_input_tokens": write,
+                "cache_read_input_tokens": read,
+                "output_tokens": output,
+                "cache_creation": {
+                    "ephemeral_5m_input_tokens": write,
+                    "ephemeral_1h_input_tokens": 0
+                }
+            }
+        }
+    })
+    .to_string()
+}
+
+/// USD of [input, 5m write, read, output] tokens at per-MTok prices.
+fn priced(t: [u64; 4], p: [f64; 4]) -> f64 {
+    t.iter().zip(p).map(|(&n, usd)| n as f64 * usd).sum::<f64>() / 1e6
+}
+
+#[test]
+fn the_long_context_premium_is_decided_per_response() {
+    const SONNET_45: &str = "claude-sonnet-4-5-20250929";
+    const BASE: [f64; 4] = [3.0, 3.75, 0.30, 15.0];
+    const PREMIUM: [f64; 4] = [6.0, 7.5, 0.60, 22.5];
+    // 96,000 input tokens each; the session's sum is 288,000.
+    let small = [1_000, 5_000, 90_000, 1_000];
+    // 200,001 input tokens: above the threshold on its own.
+    let big = [1, 10_000, 190_000, 1_000];
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects").join("-home-u-big");
+    std::fs::create_dir_all(&project).unwrap();
+    let many: Vec<String> = (1..=3)
+        .map(|i| {
+            let ts = format!("2025-08-01T10:0{i}:00.000Z");
+            usage_line(&ts, &format!("m{i}"), SONNET_45, small)
+        })
+        .collect();
+    std::fs::write(project.join("many.jsonl"), many.join("\n")).unwrap();
+    let one = [
+        usage_line("2025-08-01T11:00:00.000Z", "b1", SONNET_45, big),
+        usage_line("2025-08-01T11:01:00.000Z", "b2", "claude-sonnet-4-6", big),
+        usage_line(
+            "2025-08-01T11:02:00.000Z",
+            "b3",
+            "claude-opus-4-5-20251101",
+            big,
+        ),
+    ];
+    std::fs::write(project.join("one.jsonl"), one.join("\n")).unwrap();
+
+    let v = usage(&[dir.path().to_str().unwrap()]);
+    let sessions = v["sessions"].as_array().unwrap();
+    let cost_of = |session: &str, model: &str| -> f64 {
+        let s = sessions.iter().find(|s| s["sessionId"] == session).unwrap();
+        let m = s["modelBreakdowns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["modelName"] == model)
+            .unwrap();
+        m["cost"].as_f64().unwrap()
+    };
+    let close = |got: f64, want: f64| {
+        assert!(
+            (got - want).abs() <= 1e-12 * want.max(1.0),
+            "{got} vs {want}"
+        )
+    };
+    // Many calls under the threshold: the base rate, whatever their sum.
+    close(cost_of("many", SONNET_45), 3.0 * priced(small, BASE));
+    // One call over it on a model with a premium: every token, output
+    // included, at the premium.
+    close(cost_of("one", SONNET_45), priced(big, PREMIUM));
+    // Models without a premium never pay one.
+    close(cost_of("one", "claude-sonnet-4-6"), priced(big, BASE));
+    close(
+        cost_of("one", "claude-opus-4-5-20251101"),
+        priced(big, [5.0, 6.25, 0.50, 25.0]),
+    );
 }

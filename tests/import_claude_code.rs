@@ -276,7 +276,7 @@ fn usage_scan_counts_like_ccusage() {
     let by: Vec<(&str, usize, TokenSums)> = main
         .models
         .iter()
-        .map(|m| (m.model.as_str(), m.responses, m.tokens))
+        .map(|m| (m.model.as_str(), m.responses.len(), m.tokens))
         .collect();
     assert_eq!(
         by,
@@ -305,6 +305,12 @@ fn usage_scan_counts_like_ccusage() {
             ),
         ]
     );
+    // Each response's own tokens are kept beside the sums, for pricing.
+    for m in &main.models {
+        let mut sum = TokenSums::default();
+        m.responses.iter().for_each(|r| sum.add(r));
+        assert_eq!(sum, m.tokens, "{}", m.model);
+    }
     // The kept row of the first response is its last line (largest total).
     assert_eq!(main.first_ms, ms("2025-06-01T10:00:02.600Z"));
     assert_eq!(main.last_ms, ms("2025-06-01T10:10:02.000Z"));

@@ -111,10 +111,13 @@ pub fn date_of(ms: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// Prices a scan. The price of a response is linear in its tokens, so the
-/// per-model sums priced once equal ccusage's per-response f64 sum up to
-/// rounding. Rows recorded with `speed: "fast"` (model `<id>-fast`) are
-/// priced as their base model.
+/// Prices a scan: each response on its own, with its model's price, the
+/// costs summed in f64 in the order the scan read them (ccusage's
+/// per-response sum). A sum of responses cannot be priced as one request:
+/// the long-context premium of Sonnet 4 / 4.5 applies to a request whose
+/// own input passes the threshold, and a session's sum passes it long
+/// before any request does. Rows recorded with `speed: "fast"` (model
+/// `<id>-fast`) are priced as their base model.
 pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
     let mut unpriced = Vec::new();
     let sessions = scan
@@ -155,10 +158,13 @@ fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) 
         project_path: s.project_path.clone(),
     };
     for m in &s.models {
-        let u = usage_of(&m.tokens);
         let base = m.model.strip_suffix("-fast").unwrap_or(&m.model);
         let cost = match pricing.lookup(base) {
-            Ok(p) => p.cost_usd(&u, false),
+            Ok(p) => m
+                .responses
+                .iter()
+                .map(|t| p.cost_usd(&usage_of(t), false))
+                .sum(),
             Err(_) => {
                 unpriced.push(m.model.clone());
                 0.0
@@ -243,4 +249,98 @@ pub fn table(r: &UsageReport, scan: &UsageScan) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::import::claude_code::ModelUsage;
+
+    /// A response: uncached input, 5m writes, reads, output.
+    fn resp(input: u64, write_5m: u64, read: u64, output: u64) -> TokenSums {
+        TokenSums {
+            input,
+            output,
+            cache_creation_5m: write_5m,
+            cache_creation_1h: 0,
+            cache_read: read,
+        }
+    }
+
+    fn scan(model: &str, responses: Vec<TokenSums>) -> UsageScan {
+        let mut tokens = TokenSums::default();
+        responses.iter().for_each(|r| tokens.add(r));
+        UsageScan {
+            sessions: vec![SessionUsage {
+                session_id: "s".into(),
+                project_path: "p".into(),
+                models: vec![ModelUsage {
+                    model: model.into(),
+                    tokens,
+                    responses,
+                }],
+                first_ms: Some(0),
+                last_ms: Some(0),
+            }],
+            ..UsageScan::default()
+        }
+    }
+
+    /// USD of tokens at per-MTok prices [input, 5m write, read, output].
+    fn at(t: &TokenSums, [i, w, r, o]: [f64; 4]) -> f64 {
+        (t.input as f64 * i
+            + t.cache_creation_5m as f64 * w
+            + t.cache_read as f64 * r
+            + t.output as f64 * o)
+            / 1e6
+    }
+
+    const SONNET_BASE: [f64; 4] = [3.0, 3.75, 0.30, 15.0];
+    const SONNET_PREMIUM: [f64; 4] = [6.0, 7.5, 0.60, 22.5];
+
+    fn cost(model: &str, responses: Vec<TokenSums>) -> f64 {
+        let r = build(&scan(model, responses), &Pricing::builtin());
+        assert!(r.unpriced.is_empty());
+        assert_eq!(r.sessions[0].total_cost, r.totals.total_cost);
+        r.totals.total_cost
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn calls_under_the_threshold_stay_at_the_base_rate_whatever_their_sum() {
+        // Each request has 96,000 input tokens; the three sum to 288,000.
+        let one = resp(1_000, 5_000, 90_000, 1_000);
+        let got = cost("claude-sonnet-4-5-20250929", vec![one; 3]);
+        let want = 3.0 * at(&one, SONNET_BASE);
+        assert!(close(got, want), "{got} vs {want}");
+        assert!(!close(got, 3.0 * at(&one, SONNET_PREMIUM)));
+    }
+
+    #[test]
+    fn a_call_over_the_threshold_pays_the_premium_on_every_token() {
+        // 200,001 input tokens: the premium applies, output included; the
+        // small call beside it stays at the base rate.
+        let big = resp(1, 10_000, 190_000, 1_000);
+        let small = resp(10, 0, 0, 10);
+        let got = cost("claude-sonnet-4-5-20250929", vec![small, big]);
+        let want = at(&small, SONNET_BASE) + at(&big, SONNET_PREMIUM);
+        assert!(close(got, want), "{got} vs {want}");
+        // Exactly at the threshold is not above it.
+        let edge = resp(0, 10_000, 190_000, 1_000);
+        let got = cost("claude-sonnet-4-20250514", vec![edge]);
+        assert!(close(got, at(&edge, SONNET_BASE)), "{got}");
+    }
+
+    #[test]
+    fn models_without_a_premium_never_pay_one() {
+        let big = resp(1, 10_000, 290_000, 1_000);
+        let got = cost("claude-sonnet-4-6", vec![big]);
+        assert!(close(got, at(&big, SONNET_BASE)), "{got}");
+        let got = cost("claude-opus-4-5-20251101", vec![big, big]);
+        let want = 2.0 * at(&big, [5.0, 6.25, 0.50, 25.0]);
+        assert!(close(got, want), "{got} vs {want}");
+    }
 }

@@ -1,0 +1,410 @@
+//! Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`):
+//! the [`transcript`] importer turns them into canonical traces, and the
+//! [`usage`] scan sums their recorded usage as ccusage does. This module
+//! holds what both read: file discovery, session naming, line splitting and
+//! the lenient pieces of the line format (usage objects above all).
+//!
+//! # Files
+//!
+//! An input may be a Claude config root (holding `projects/`), the
+//! `projects/` directory, one project directory, or individual `.jsonl`
+//! files. Directories are walked for `*.jsonl` files (sessions
+//! `<project>/<session>.jsonl`, subagents `<project>/agent-*.jsonl` and
+//! `<project>/<session>/subagents/*.jsonl`); files are read in sorted path
+//! order, so the output is deterministic. Each file becomes one trace (a
+//! subagent file its own trace, named `<session>.<agent-file-stem>`), or
+//! several when the session was compacted (see [`transcript`]). Files are
+//! read in parallel.
+
+pub mod transcript;
+pub mod usage;
+
+use std::fmt;
+use std::io::{self, BufRead};
+use std::path::{Path, PathBuf};
+
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use super::ImportError;
+use crate::trace::RecordedUsage;
+use crate::trace::load::{ABSURD_TOKENS, UTF8_BOM};
+
+pub(crate) use transcript::import_each;
+pub use transcript::{MEDIA_TOKENS, import};
+pub use usage::{ModelUsage, SessionUsage, TokenSums, UsageScan, scan_usage};
+
+/// How deep directories are walked below an input directory.
+const MAX_DEPTH: usize = 8;
+
+/// The model Claude Code writes on messages it made up itself.
+const SYNTHETIC_MODEL: &str = "<synthetic>";
+
+// ---------------------------------------------------------------------------
+// Discovery
+// ---------------------------------------------------------------------------
+
+fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
+    let mut files = Vec::new();
+    for input in inputs {
+        let meta = std::fs::metadata(input).map_err(|source| ImportError::Io {
+            path: input.clone(),
+            source,
+        })?;
+        if meta.is_file() {
+            files.push(input.clone());
+            continue;
+        }
+        let projects = input.join("projects");
+        let root = if projects.is_dir() {
+            projects
+        } else {
+            input.clone()
+        };
+        walk(&root, 0, &mut files)?;
+    }
+    files.sort_by_cached_key(|p| p.to_string_lossy().into_owned());
+    files.dedup();
+    if files.is_empty() {
+        let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+        return Err(ImportError::Empty(format!(
+            "no Claude Code transcripts (*.jsonl) found in {}",
+            shown.join(", ")
+        )));
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<(), ImportError> {
+    let io = |source| ImportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let path = entry.path();
+        let Ok(ft) = entry.file_type() else { continue };
+        // Symlinked directories are not followed (no loops); symlinked
+        // files are read.
+        if ft.is_dir() {
+            if depth < MAX_DEPTH {
+                walk(&path, depth + 1, files)?;
+            }
+        } else if path.extension().is_some_and(|e| e == "jsonl") && (ft.is_file() || path.is_file())
+        {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
+    std::fs::read(path).map_err(|source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Where a file sits: its project, its session (ccusage's naming) and
+/// whether it is a subagent's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileInfo {
+    project: String,
+    /// The session it belongs to: its stem, or the parent session of a
+    /// `subagents/` file.
+    session: String,
+    /// The file name without `.jsonl`.
+    stem: String,
+    /// A subagent's log (`agent-*.jsonl` or under `subagents/`).
+    subagent: bool,
+    /// Under `<session>/subagents/`.
+    nested: bool,
+}
+
+fn file_info(path: &Path) -> FileInfo {
+    let parts: Vec<&str> = path
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .collect();
+    let name = parts.last().copied().unwrap_or("unknown");
+    let stem = name.strip_suffix(".jsonl").unwrap_or(name).to_owned();
+    let rel: &[&str] = match parts.iter().rposition(|p| *p == "projects") {
+        Some(i) => &parts[i + 1..],
+        None => &[],
+    };
+    let n = parts.len();
+    let nested = n >= 3 && parts[n - 2] == "subagents";
+    let subagent = nested || stem.starts_with("agent-");
+    let (project, session) = if nested {
+        // <project>/<session>/subagents/<agent>.jsonl
+        let session = parts[n - 3].to_owned();
+        let project = if rel.len() >= 4 {
+            rel[..rel.len() - 3].join("/")
+        } else if n >= 4 {
+            parts[n - 4].to_owned()
+        } else {
+            "unknown".to_owned()
+        };
+        (project, session)
+    } else if rel.len() == 2 {
+        (rel[0].to_owned(), stem.clone())
+    } else if rel.len() > 2 {
+        // ccusage: a nested file belongs to the session directory above it.
+        (
+            rel[..rel.len() - 2].join("/"),
+            rel[rel.len() - 2].to_owned(),
+        )
+    } else if n >= 2 {
+        (parts[n - 2].to_owned(), stem.clone())
+    } else {
+        ("unknown".to_owned(), stem.clone())
+    };
+    FileInfo {
+        project,
+        session,
+        stem,
+        subagent,
+        nested,
+    }
+}
+
+/// Calls `f` with each non-blank line (UTF-8 BOM and `\r` removed), or
+/// `None` for a line that is not UTF-8, reading one line at a time so a
+/// file is never held whole. Returns whether the input was blank (nothing
+/// but ASCII whitespace after a BOM).
+fn for_each_line<R: BufRead>(mut reader: R, mut f: impl FnMut(Option<&str>)) -> io::Result<bool> {
+    let mut buf = Vec::new();
+    let mut first = true;
+    let mut blank = true;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 {
+            return Ok(blank);
+        }
+        let mut raw = &buf[..];
+        if std::mem::take(&mut first) {
+            raw = raw.strip_prefix(UTF8_BOM).unwrap_or(raw);
+        }
+        let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        blank = false;
+        match std::str::from_utf8(raw) {
+            Ok(l) => {
+                let l = l.strip_suffix('\r').unwrap_or(l);
+                if !l.trim().is_empty() {
+                    f(Some(l));
+                }
+            }
+            Err(_) => f(None),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Lenient pieces of the line format
+// ---------------------------------------------------------------------------
+
+/// A boolean flag that is `true` only when the member is the JSON `true`;
+/// any other value (or none) reads as `false` rather than failing the line.
+#[derive(Debug, Clone, Copy, Default)]
+struct Flag(bool);
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(AnyVisitor(|v| match v {
+            Scalar::Bool(b) => Flag(b),
+            _ => Flag(false),
+        }))
+    }
+}
+
+/// A token count: absent, `null`, a non-negative integer, or anything else.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Tok {
+    #[default]
+    Absent,
+    Null,
+    Num(u64),
+    Bad,
+}
+
+impl Tok {
+    /// The count when it is one.
+    fn num(self) -> Option<u64> {
+        match self {
+            Tok::Num(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// `Some(None)` when absent, `Some(Some(n))` for a count, `None` when
+    /// null or malformed (the row then carries no billable tokens).
+    fn optional(self) -> Option<Option<u64>> {
+        match self {
+            Tok::Absent => Some(None),
+            Tok::Num(n) => Some(Some(n)),
+            Tok::Null | Tok::Bad => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Tok {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(AnyVisitor(|v| match v {
+            Scalar::Null => Tok::Null,
+            Scalar::U64(n) => Tok::Num(n),
+            Scalar::I64(n) => u64::try_from(n).map_or(Tok::Bad, Tok::Num),
+            _ => Tok::Bad,
+        }))
+    }
+}
+
+/// What [`AnyVisitor`] saw.
+enum Scalar {
+    Null,
+    Bool(bool),
+    U64(u64),
+    I64(i64),
+    Other,
+}
+
+/// Accepts any JSON value (draining arrays and objects) and maps it.
+struct AnyVisitor<F>(F);
+
+impl<'de, T, F: FnOnce(Scalar) -> T> Visitor<'de> for AnyVisitor<F> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<T, E> {
+        Ok((self.0)(Scalar::Null))
+    }
+    fn visit_none<E>(self) -> Result<T, E> {
+        Ok((self.0)(Scalar::Null))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<T, E> {
+        Ok((self.0)(Scalar::Bool(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<T, E> {
+        Ok((self.0)(Scalar::U64(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<T, E> {
+        Ok((self.0)(Scalar::I64(v)))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<T, E> {
+        Ok((self.0)(Scalar::Other))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<T, E> {
+        Ok((self.0)(Scalar::Other))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<T, A::Error> {
+        while a.next_element::<IgnoredAny>()?.is_some() {}
+        Ok((self.0)(Scalar::Other))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<T, A::Error> {
+        while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok((self.0)(Scalar::Other))
+    }
+}
+
+/// The `usage` object of an assistant line.
+#[derive(Deserialize)]
+struct UsageDoc<'a> {
+    #[serde(default)]
+    input_tokens: Tok,
+    #[serde(default)]
+    output_tokens: Tok,
+    #[serde(default)]
+    cache_creation_input_tokens: Tok,
+    #[serde(default)]
+    cache_read_input_tokens: Tok,
+    #[serde(default)]
+    cache_creation: Option<CacheCreationDoc>,
+    #[serde(default, borrow)]
+    speed: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CacheCreationDoc {
+    #[serde(default)]
+    ephemeral_5m_input_tokens: Tok,
+    #[serde(default)]
+    ephemeral_1h_input_tokens: Tok,
+}
+
+impl UsageDoc<'_> {
+    /// The usage, or `None` when the row carries no billable tokens
+    /// (input or output missing, a null or malformed count, or an absurd
+    /// one).
+    fn recorded(&self) -> Option<RecordedUsage> {
+        let input = self.input_tokens.num()?;
+        let output = self.output_tokens.num()?;
+        let writes = self.cache_creation_input_tokens.optional()?;
+        let reads = self.cache_read_input_tokens.optional()?;
+        let (e5, e1) = match &self.cache_creation {
+            Some(c) => (
+                c.ephemeral_5m_input_tokens.num(),
+                c.ephemeral_1h_input_tokens.num(),
+            ),
+            None => (None, None),
+        };
+        let all = [input, output, writes.unwrap_or(0), reads.unwrap_or(0)];
+        let parts = [e5.unwrap_or(0), e1.unwrap_or(0)];
+        if all.iter().chain(&parts).any(|&v| v > ABSURD_TOKENS) {
+            return None;
+        }
+        Some(RecordedUsage {
+            input_tokens: Some(input),
+            cache_creation_input_tokens: writes,
+            ephemeral_5m_input_tokens: e5,
+            ephemeral_1h_input_tokens: e1,
+            cache_read_input_tokens: reads,
+            output_tokens: Some(output),
+        })
+    }
+
+    fn fast(&self) -> bool {
+        self.speed.is_some_and(|s| s.get() == "\"fast\"")
+    }
+}
+
+/// ccusage's token total of a row: what it compares on a collision.
+fn usage_total(u: &RecordedUsage) -> u64 {
+    u.input_tokens
+        .unwrap_or(0)
+        .saturating_add(u.output_tokens.unwrap_or(0))
+        .saturating_add(u.cache_creation_input_tokens.unwrap_or(0))
+        .saturating_add(u.cache_read_input_tokens.unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_info_names_sessions_like_ccusage() {
+        let i = file_info(Path::new("/h/.claude/projects/p-a/s-1.jsonl"));
+        assert_eq!(
+            (i.project.as_str(), i.session.as_str(), i.subagent),
+            ("p-a", "s-1", false)
+        );
+        let i = file_info(Path::new(
+            "/h/.claude/projects/p-a/s-1/subagents/agent-x.jsonl",
+        ));
+        assert_eq!(
+            (i.project.as_str(), i.session.as_str(), i.stem.as_str()),
+            ("p-a", "s-1", "agent-x")
+        );
+        assert!(i.subagent && i.nested);
+        let i = file_info(Path::new("/h/.claude/projects/p-a/agent-1.jsonl"));
+        assert_eq!(
+            (i.session.as_str(), i.subagent, i.nested),
+            ("agent-1", true, false)
+        );
+        let i = file_info(Path::new("/tmp/x/s.jsonl"));
+        assert_eq!((i.project.as_str(), i.session.as_str()), ("x", "s"));
+    }
+}
