@@ -413,7 +413,7 @@ fn svg_has_title_and_axis_labels() {
                 "Savings vs baseline",
                 "USD",
                 "+64.7%",
-                "−25.9%",
+                "-25.9%",
                 "$2.00",
                 "costs more",
             ],
@@ -426,6 +426,37 @@ fn svg_has_title_and_axis_labels() {
             assert!(svg.contains(needle), "{name}: missing {needle:?}");
         }
     }
+}
+
+/// Charts print negative figures with the same ASCII minus as every other
+/// exporter (`report::fmt`), never U+2212.
+#[test]
+fn negative_figures_use_the_report_minus_sign() {
+    let charts = [
+        savings(),
+        Chart::CumulativeCost {
+            title: "negative".into(),
+            lines: vec![("refund".into(), vec![-0.5, -1.25, -2.0])],
+        },
+        Chart::Heatmap {
+            title: "negative".into(),
+            thresholds: vec![1000, 2000],
+            keeps: vec![1],
+            cost_usd: vec![vec![Some(-1.5), Some(-0.25)]],
+        },
+    ];
+    for chart in &charts {
+        let svg = render_svg(chart, W, H).unwrap();
+        assert!(!svg.contains('\u{2212}'), "U+2212 in {svg}");
+        let negative_label = svg
+            .split('>')
+            .skip(1)
+            .any(|body| body.trim_start().starts_with('-'));
+        assert!(negative_label, "no negative label in {svg}");
+    }
+    let savings_svg = render_svg(&savings(), W, H).unwrap();
+    assert!(savings_svg.contains("-$"), "negative tick");
+    assert!(savings_svg.contains("-25.9%"), "negative percentage");
 }
 
 #[test]

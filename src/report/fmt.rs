@@ -1,9 +1,18 @@
 //! Number and text formatting shared by every exporter, so a figure reads
 //! the same in a table, a Markdown summary and the HTML report.
 
+/// The minus sign of every negative figure: ASCII, so numbers copy into
+/// spreadsheets and shells as numbers.
+const MINUS: &str = "-";
+
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
+    group_digits(&n.to_string())
+}
+
+/// Commas between groups of three in a run of ASCII digits (of any length,
+/// so it also serves figures beyond `u64`).
+fn group_digits(digits: &str) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
@@ -17,7 +26,7 @@ pub fn thousands(n: u64) -> String {
 /// Dollars with enough precision for small per-call costs: `$0.0123`,
 /// `$12.35`, `-$1.20`.
 pub fn dollars(v: f64) -> String {
-    let sign = if v < 0.0 { "-" } else { "" };
+    let sign = if v < 0.0 { MINUS } else { "" };
     let a = v.abs();
     if a >= 100.0 {
         format!("{sign}${}", thousands_f(a))
@@ -35,6 +44,87 @@ fn thousands_f(a: f64) -> String {
         format!("{}.00", thousands(whole + 1))
     } else {
         format!("{}.{cents:02}", thousands(whole))
+    }
+}
+
+/// Dollars with exactly `decimals` places and thousands separators, for
+/// axis ticks that must line up: `$1.20`, `-$0.05`, `$1,234.50`. A value
+/// that rounds to zero gets no sign; non-finite values read `n/a`.
+pub fn dollars_fixed(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let s = format!("{:.*}", decimals, v.abs());
+    let (int, frac) = s.split_once('.').unwrap_or((s.as_str(), ""));
+    let sign = if v < 0.0 && s.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        MINUS
+    } else {
+        ""
+    };
+    let mut out = format!("{sign}${}", group_digits(int));
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    out
+}
+
+/// Compact count for axis labels: `950`, `1.5k`, `120k`, `2.25M`, `3B`,
+/// `4T`, then scientific (`1.2e15`); non-finite values read `n/a`.
+pub fn compact_count(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let sign = if v < 0.0 { MINUS } else { "" };
+    let a = v.abs();
+    if a >= 1e15 {
+        return format!("{sign}{a:.1e}");
+    }
+    let (div, unit) = if a >= 1e12 {
+        (1e12, "T")
+    } else if a >= 1e9 {
+        (1e9, "B")
+    } else if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e3 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let x = a / div;
+    let body = if div == 1.0 {
+        format!("{}", x.round())
+    } else if x >= 100.0 {
+        group_digits(&format!("{}", x.round()))
+    } else {
+        trim_decimals(format!("{x:.2}"))
+    };
+    format!("{sign}{body}{unit}")
+}
+
+/// `1.50` → `1.5`, `2.00` → `2`; text without a point is kept.
+fn trim_decimals(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A change in percent with its sign and one decimal: `+64.7%`, `-25.9%`,
+/// and `0.0%` (no sign) for what rounds to zero; non-finite values read
+/// `n/a`.
+pub fn signed_percent(p: f64) -> String {
+    if !p.is_finite() {
+        return "n/a".into();
+    }
+    let s = format!("{:.1}%", p.abs());
+    if s == "0.0%" {
+        s
+    } else if p < 0.0 {
+        format!("{MINUS}{s}")
+    } else {
+        format!("+{s}")
     }
 }
 
@@ -109,6 +199,61 @@ mod tests {
         assert_eq!(dollars(-1.2), "-$1.20");
         assert_eq!(dollars(1234.567), "$1,234.57");
         assert_eq!(dollars(199.999), "$200.00");
+    }
+
+    #[test]
+    fn fixed_dollars_keep_their_places() {
+        assert_eq!(dollars_fixed(1.2, 2), "$1.20");
+        assert_eq!(dollars_fixed(-0.05, 2), "-$0.05");
+        assert_eq!(dollars_fixed(1234.5, 2), "$1,234.50");
+        assert_eq!(dollars_fixed(1234.7, 0), "$1,235");
+        assert_eq!(dollars_fixed(0.123456, 4), "$0.1235");
+        assert_eq!(dollars_fixed(1e12, 0), "$1,000,000,000,000");
+        assert_eq!(dollars_fixed(1e21, 0), "$1,000,000,000,000,000,000,000");
+        // What rounds to zero has no sign, so an axis never shows "-$0.00".
+        assert_eq!(dollars_fixed(-0.001, 2), "$0.00");
+        assert_eq!(dollars_fixed(-0.0, 2), "$0.00");
+        assert_eq!(dollars_fixed(f64::NAN, 2), "n/a");
+        assert_eq!(dollars_fixed(f64::NEG_INFINITY, 2), "n/a");
+    }
+
+    #[test]
+    fn compact_counts() {
+        assert_eq!(compact_count(0.0), "0");
+        assert_eq!(compact_count(950.4), "950");
+        assert_eq!(compact_count(1500.0), "1.5k");
+        assert_eq!(compact_count(2000.0), "2k");
+        assert_eq!(compact_count(64_000.0), "64k");
+        assert_eq!(compact_count(120_400.0), "120k");
+        assert_eq!(compact_count(999_600.0), "1,000k");
+        assert_eq!(compact_count(2_250_000.0), "2.25M");
+        assert_eq!(compact_count(3e9), "3B");
+        assert_eq!(compact_count(4e12), "4T");
+        assert_eq!(compact_count(1.23e15), "1.2e15");
+        assert_eq!(compact_count(-1500.0), "-1.5k");
+        assert_eq!(compact_count(f64::INFINITY), "n/a");
+    }
+
+    #[test]
+    fn signed_percents() {
+        assert_eq!(signed_percent(64.71), "+64.7%");
+        assert_eq!(signed_percent(-25.9), "-25.9%");
+        assert_eq!(signed_percent(0.04), "0.0%");
+        assert_eq!(signed_percent(-0.04), "0.0%");
+        assert_eq!(signed_percent(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn one_minus_sign_everywhere() {
+        for s in [
+            dollars(-1.2),
+            dollars_fixed(-1.2, 2),
+            compact_count(-1.2e6),
+            signed_percent(-1.2),
+        ] {
+            assert!(s.starts_with(MINUS), "{s}");
+            assert!(!s.contains('\u{2212}'), "{s}");
+        }
     }
 
     #[test]

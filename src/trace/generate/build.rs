@@ -106,6 +106,31 @@ pub(crate) fn strs<S: AsRef<str>>(values: &[S]) -> J {
 }
 
 impl J {
+    /// `value` as a `J`, members in the order `value` has them (serde_json
+    /// keeps document order). Numbers must be integers: the generators'
+    /// data files hold no others, and a float would not round-trip exactly.
+    pub(crate) fn from_json(value: &serde_json::Value) -> Result<J, String> {
+        use serde_json::Value;
+        Ok(match value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Number(n) => J::Int(
+                n.as_i64()
+                    .ok_or_else(|| format!("number {n} is not a 64-bit integer"))?,
+            ),
+            Value::String(s) => J::Str(s.clone()),
+            Value::Array(items) => {
+                J::Arr(items.iter().map(J::from_json).collect::<Result<_, _>>()?)
+            }
+            Value::Object(members) => J::Obj(
+                members
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), J::from_json(v)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+        })
+    }
+
     /// Appends a member to an object (no-op on other values).
     pub(crate) fn push(&mut self, key: &str, value: J) {
         if let J::Obj(members) = self {
@@ -236,27 +261,6 @@ pub(crate) fn tool_def(name: &str, description: &str, input_schema: &J) -> ToolD
     ToolDefinition::from_object(o).expect("generator-built tool definition is well-formed")
 }
 
-/// A JSON-schema property: `{"type": ty, "description": description}`.
-pub(crate) fn prop(ty: &str, description: &str) -> J {
-    obj([("type", ty.into()), ("description", description.into())])
-}
-
-/// A JSON-schema object with `properties` and `required`.
-pub(crate) fn schema(properties: Vec<(&str, J)>, required: &[&str]) -> J {
-    let props = J::Obj(
-        properties
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-    );
-    obj([
-        ("type", "object".into()),
-        ("properties", props),
-        ("required", strs(required)),
-        ("additionalProperties", J::Bool(false)),
-    ])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,6 +284,15 @@ mod tests {
         let a: serde_json::Value = serde_json::from_str(&v.compact()).unwrap();
         let b: serde_json::Value = serde_json::from_str(&p).unwrap();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn json_values_convert_in_document_order() {
+        let text = r#"{"z":[1,-2,null,true],"a":{"s":"x\"y","e":[]}}"#;
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(J::from_json(&v).unwrap().compact(), text);
+        let float: serde_json::Value = serde_json::from_str("[1.5]").unwrap();
+        assert!(J::from_json(&float).unwrap_err().contains("1.5"));
     }
 
     #[test]

@@ -5,12 +5,14 @@
 //! they are counts and within a fraction of a percent where they are sizes;
 //! see [`super::MASSAGE_GUN_CALL_CHARS`] and [`super::MASSAGE_GUN_INPUT_TOKENS`].
 
+use std::sync::LazyLock;
+
 use super::build::{
-    J, assistant, fit, ints, num, obj, prop, schema, strs, text, tool_def, tool_result, tool_use,
-    user, user_text,
+    J, assistant, fit, ints, num, obj, strs, text, tool_result, tool_use, user, user_text,
 };
+use super::data::{DataError, Lists, json_records, text_file, tool_defs};
 use super::rng::Rng;
-use super::text::{date, keepa_minutes, sold_bucket};
+use super::text::{date, keepa_minutes, sold_bucket, substitute};
 use super::{
     MASSAGE_GUN_CALL_CHARS, MASSAGE_GUN_INPUT_TOKENS, MASSAGE_GUN_PREFIX_CHARS, messages_chars,
     prefix_chars,
@@ -36,76 +38,127 @@ const LEAF_CATEGORY: i64 = 13_242_721;
 const SEARCH_COUNT: usize = 20;
 const LOOKUP_COUNT: usize = 20;
 
-struct Brand {
-    name: &'static str,
-    line: &'static str,
-    manufacturer: &'static str,
+/// A brand in the search results (`data/massage_gun/tables.json`); prices
+/// are in cents.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Brand<'a> {
+    name: &'a str,
+    /// Product line, the start of every title.
+    line: &'a str,
+    manufacturer: &'a str,
     lo: i64,
     hi: i64,
+    /// Whether Amazon itself sells the brand.
     amazon: bool,
 }
 
-#[rustfmt::skip]
-const BRANDS: &[Brand] = &[
-    Brand { name: "Theragun", line: "Theragun", manufacturer: "Therabody", lo: 19_900, hi: 39_900, amazon: true },
-    Brand { name: "Hyperice", line: "Hypervolt", manufacturer: "Hyperice Inc.", lo: 12_900, hi: 32_900, amazon: true },
-    Brand { name: "RENPHO", line: "RENPHO R3", manufacturer: "RENPHO", lo: 4_999, hi: 8_999, amazon: true },
-    Brand { name: "TOLOCO", line: "TOLOCO EM26", manufacturer: "TOLOCO", lo: 2_999, hi: 5_999, amazon: false },
-    Brand { name: "Bob and Brad", line: "Bob and Brad D6 Pro", manufacturer: "Bob and Brad", lo: 5_999, hi: 13_999, amazon: true },
-    Brand { name: "Ekrin Athletics", line: "Ekrin B37", manufacturer: "Ekrin Athletics", lo: 12_900, hi: 22_900, amazon: false },
-    Brand { name: "Achedaway", line: "Achedaway Pro", manufacturer: "Achedaway", lo: 8_999, hi: 17_999, amazon: false },
-    Brand { name: "Sportneer", line: "Sportneer Elite", manufacturer: "Sportneer", lo: 4_999, hi: 7_999, amazon: false },
-    Brand { name: "LifePro", line: "LifePro DynaMini", manufacturer: "LifePro Fitness", lo: 5_999, hi: 14_999, amazon: false },
-    Brand { name: "OPOVE", line: "OPOVE M3 Pro", manufacturer: "OPOVE", lo: 6_999, hi: 12_999, amazon: false },
-    Brand { name: "VYBE", line: "VYBE Premium", manufacturer: "VYBE Fitness", lo: 7_999, hi: 14_999, amazon: false },
-    Brand { name: "MEBAK", line: "MEBAK 3", manufacturer: "MEBAK", lo: 3_999, hi: 6_999, amazon: false },
-    Brand { name: "AERLANG", line: "AERLANG Mini", manufacturer: "AERLANG", lo: 2_999, hi: 4_999, amazon: false },
-    Brand { name: "Medcursor", line: "Medcursor X1", manufacturer: "Medcursor", lo: 3_999, hi: 6_999, amazon: false },
-    Brand { name: "Sharper Image", line: "Sharper Image Powerboost", manufacturer: "Sharper Image", lo: 7_999, hi: 17_999, amazon: true },
-    Brand { name: "HoMedics", line: "HoMedics Therapist Select", manufacturer: "HoMedics", lo: 4_999, hi: 12_999, amazon: true },
-    Brand { name: "Amazon Basics", line: "Amazon Basics", manufacturer: "Amazon", lo: 3_499, hi: 5_999, amazon: true },
-    Brand { name: "Wahl", line: "Wahl Deep Tissue", manufacturer: "Wahl Clipper Corporation", lo: 3_999, hi: 6_999, amazon: true },
-    Brand { name: "FitRx", line: "FitRx", manufacturer: "FitRx", lo: 4_999, hi: 8_999, amazon: false },
-    Brand { name: "Nekteck", line: "Nekteck Deep Tissue", manufacturer: "Nekteck", lo: 3_999, hi: 6_999, amazon: false },
-    Brand { name: "Actinow", line: "Actinow", manufacturer: "Actinow", lo: 4_999, hi: 8_999, amazon: false },
-    Brand { name: "Ultrean", line: "Ultrean", manufacturer: "Ultrean", lo: 3_499, hi: 5_999, amazon: false },
-    Brand { name: "Taotronics", line: "TaoTronics", manufacturer: "Sunvalley Group", lo: 4_499, hi: 7_999, amazon: false },
-    Brand { name: "ROOT", line: "ROOT Recovery", manufacturer: "ROOT Wellness", lo: 8_999, hi: 15_999, amazon: false },
-    Brand { name: "Zyllion", line: "Zyllion ZMA-30", manufacturer: "Zyllion", lo: 5_999, hi: 9_999, amazon: false },
-];
+/// One row of the FBA fee table in the reference data.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SizeTier<'a> {
+    tier: &'a str,
+    max_lb: f64,
+    fee_usd: f64,
+}
 
-const COLORS: &[&str] = &[
-    "Black",
-    "Matte Black",
-    "Grey",
-    "Space Gray",
-    "White",
-    "Navy Blue",
-    "Sage Green",
-    "Rose Gold",
-    "Carbon",
-];
-const FEATURES: &[&str] = &[
-    "Ultra Quiet Brushless Motor",
-    "LCD Touch Screen",
-    "Up to 6 Hours Battery Life",
-    "USB-C Fast Charging",
-    "Carrying Case Included",
-    "12mm Amplitude for Deep Tissue",
-    "Bluetooth App with Guided Routines",
-    "Heated Massage Head",
-    "Ergonomic Non-Slip Handle",
-    "Auto Shut-Off after 10 Minutes",
-    "Lightweight 1.5 lb Design",
-    "Pressure Sensor with LED Ring",
-    "Stall Force up to 60 lbs",
-    "Gift for Men and Women",
-];
+/// A complaint theme of the review insights.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Theme<'a> {
+    label: &'a str,
+    mentions: i64,
+    quote: &'a str,
+}
+
+/// Structured data (`data/massage_gun/tables.json`).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tables<'a> {
+    /// The first three are the category leaders, kept near the top of the
+    /// search (see [`products`]).
+    #[serde(borrow)]
+    brands: Vec<Brand<'a>>,
+    #[serde(borrow)]
+    fba_size_tiers: Vec<SizeTier<'a>>,
+    #[serde(borrow)]
+    review_themes: Vec<Theme<'a>>,
+}
+
+impl Tables<'static> {
+    fn load() -> Result<Self, DataError> {
+        const FILE: &str = "massage_gun/tables.json";
+        let tables: Self = json_records(FILE, include_str!("data/massage_gun/tables.json"))?;
+        // What the generator indexes or picks from without a fallback.
+        let problem = if tables.brands.len() < 3 || tables.fba_size_tiers.is_empty() {
+            "needs at least three brands and one size tier".to_owned()
+        } else if let Some(b) = tables.brands.iter().find(|b| b.lo <= 0 || b.lo > b.hi) {
+            format!("brand {:?}: prices need 0 < lo <= hi", b.name)
+        } else {
+            return Ok(tables);
+        };
+        Err(DataError::Malformed {
+            file: FILE,
+            message: problem,
+        })
+    }
+}
+
+/// Word lists (`data/massage_gun/words.txt`).
+struct Words {
+    colors: Vec<&'static str>,
+    features: Vec<&'static str>,
+    model_prefixes: Vec<&'static str>,
+    /// Browse-node paths of the reference data; the first is the leaf
+    /// category of the search ([`LEAF_CATEGORY`]).
+    category_paths: Vec<&'static str>,
+    keywords: Vec<&'static str>,
+    /// Appended to keywords once the list is used up.
+    keyword_variants: Vec<&'static str>,
+    review_titles: Vec<&'static str>,
+    review_bodies: Vec<&'static str>,
+}
+
+impl Words {
+    fn load() -> Result<Self, DataError> {
+        let mut l = Lists::parse(
+            "massage_gun/words.txt",
+            include_str!("data/massage_gun/words.txt"),
+        )?;
+        let words = Self {
+            colors: l.take("colors")?,
+            features: l.take("features")?,
+            model_prefixes: l.take("model_prefixes")?,
+            category_paths: l.take("category_paths")?,
+            keywords: l.take("keywords")?,
+            keyword_variants: l.take("keyword_variants")?,
+            review_titles: l.take("review_titles")?,
+            review_bodies: l.take("review_bodies")?,
+        };
+        l.finish()?;
+        Ok(words)
+    }
+}
+
+/// Panics with the data file's error: the files are embedded at compile
+/// time and every one is loaded by this module's tests.
+fn loaded<T>(r: Result<T, DataError>) -> T {
+    r.unwrap_or_else(|e| panic!("massage-gun generator data: {e}"))
+}
+
+static TABLES: LazyLock<Tables<'static>> = LazyLock::new(|| loaded(Tables::load()));
+static WORDS: LazyLock<Words> = LazyLock::new(|| loaded(Words::load()));
+static TOOLS: LazyLock<Vec<ToolDefinition>> = LazyLock::new(|| {
+    loaded(tool_defs(
+        "massage_gun/tools.json",
+        include_str!("data/massage_gun/tools.json"),
+    ))
+});
 
 struct Product {
     asin: String,
     parent: String,
-    brand: &'static Brand,
+    brand: &'static Brand<'static>,
     model: String,
     title: String,
     color: &'static str,
@@ -138,7 +191,8 @@ fn image_name(rng: &mut Rng) -> String {
 }
 
 fn products(rng: &Rng) -> Vec<Product> {
-    let mut order: Vec<usize> = (0..BRANDS.len()).collect();
+    let brands = &TABLES.brands;
+    let mut order: Vec<usize> = (0..brands.len()).collect();
     let mut r = rng.fork("brand-order");
     // Fisher-Yates, keeping the two category leaders near the top.
     for i in (1..order.len()).rev() {
@@ -154,16 +208,16 @@ fn products(rng: &Rng) -> Vec<Product> {
     (0..SEARCH_COUNT)
         .map(|i| {
             let mut p = rng.fork(&format!("product-{i}"));
-            let brand = &BRANDS[order[i % order.len()]];
+            let brand = &brands[order[i % order.len()]];
             let price = (p.range(brand.lo as u64, brand.hi as u64) as i64 / 100) * 100 + 99;
             let list_price = if p.chance(0.6) { price + 1000 * p.range(1, 8) as i64 } else { price };
             let heads = p.pick(&[4, 5, 6, 8, 10, 12]);
             let speeds = p.pick(&[3, 5, 6, 20, 30]);
-            let color = p.pick(COLORS);
-            let model = format!("{}{}", p.pick(&["MG", "PX", "EM", "D", "X", "M"]), p.range(2, 39));
+            let color = p.pick(&WORDS.colors);
+            let model = format!("{}{}", p.pick(&WORDS.model_prefixes), p.range(2, 39));
             let mut feats: Vec<&'static str> = Vec::new();
             while feats.len() < 3 {
-                let f = p.pick(FEATURES);
+                let f = p.pick(&WORDS.features);
                 if !feats.contains(&f) {
                     feats.push(f);
                 }
@@ -212,107 +266,19 @@ fn dollars(cents: i64) -> J {
 
 // ---------------------------------------------------------------- prompt
 
-const SYSTEM_PROMPT: &str = "You are ProductScout, a senior Amazon marketplace research analyst working for a consumer-products company that launches private-label goods on Amazon US, UK and DE. You work autonomously with the tools provided and produce decision-ready research for the category team.
-
-# How you work
-1. Restate the research question in one sentence and list the figures you need before calling any tool.
-2. Map the competitive set first (keepa_product_search, keepa_best_sellers), then pull full product histories for the leaders (keepa_product_lookup), then validate demand with independent estimates (jungle_scout_sales_estimates, jungle_scout_keyword_search) and customer sentiment (amazon_review_insights).
-3. Prefer one well-scoped call over many small ones: batch ASINs (up to 100 per Keepa call), and request only the history window you need.
-4. After every tool result, write a short interim analysis (3-8 bullet points) with the numbers you will rely on, so the final report never needs to re-read raw payloads.
-5. Save durable findings with save_note as you go (key = short slug). Notes survive across sessions; raw tool results do not.
-6. Finish with write_report only when every required section is backed by data; otherwise say which figure is missing and why.
-
-# Data conventions
-- Keepa prices are integers in the marketplace's smallest currency unit (cents for US). -1 means no offer at that time; -2 means the data point is not available.
-- Keepa time is minutes since 2011-01-01 00:00 UTC: unix_minutes = keepa_minutes + 21564000. Convert before quoting any date.
-- Keepa `csv` holds one flat array per price type, alternating [keepaTime, value, keepaTime, value, ...]; types with shipping (NEW_FBM_SHIPPING, BUY_BOX_SHIPPING) use triples [keepaTime, price, shipping]. Index map: 0 AMAZON, 1 NEW, 2 USED, 3 SALES (rank), 4 LISTPRICE, 5 COLLECTIBLE, 6 REFURBISHED, 7 NEW_FBM_SHIPPING, 8 LIGHTNING_DEAL, 9 WAREHOUSE, 10 NEW_FBA, 11 COUNT_NEW, 12 COUNT_USED, 13 COUNT_REFURBISHED, 14 COUNT_COLLECTIBLE, 15 EXTRA_INFO_UPDATES, 16 RATING (0-50), 17 COUNT_REVIEWS, 18 BUY_BOX_SHIPPING, 19-33 used/collectible sub-conditions.
-- `stats.current`, `stats.avg30`, `stats.avg90`, `stats.avg180` follow the same index map; `stats.min`/`stats.max` hold [keepaTime, value] pairs or null.
-- Sales rank is category-relative. Never compare ranks across root categories; quote the category with every rank.
-- Jungle Scout sales estimates are modelled daily units, not actuals. Report them as ranges (plus or minus 20 percent) and say so.
-- `monthlySold` from Keepa is Amazon's public \"bought in past month\" badge, rounded to buckets (50, 100, ... 1K, 2K, ... 10K+). Treat it as a floor.
-
-# Analysis standards
-- Revenue = units x average selling price over the same window; state the window.
-- Price bands: report the 25th, 50th and 75th percentile of the current Buy Box price across the competitive set, and the share of units sold in each band.
-- Seasonality: compare the last 90 days with the same window a year earlier when the history allows it; flag Prime Day, Black Friday and Q4 gifting spikes explicitly.
-- Concentration: report the share of estimated units held by the top 3 and top 10 brands.
-- Margin: use fba_fee_estimator with realistic package dimensions; include referral fee, FBA fee, landed cost assumptions and a 12 percent PPC allowance.
-- Reviews: report the top 5 complaint themes with counts and one verbatim quote each; never paraphrase a quote.
-- Always show your arithmetic for any figure that drives the recommendation (calculator is available and preferred over mental math).
-
-# Output format
-Final reports are Markdown with these sections: Executive summary (5 bullets max), Market size and trend, Competitive landscape (table), Price architecture, Customer voice, Unit economics, Risks, Recommendation and next steps. Tables use plain Markdown; numbers use thousands separators and currency symbols; every table has a source line.
-
-# Guardrails
-- Do not invent ASINs, brands, prices or quotes. If a tool fails, retry once with a narrower request, then report the gap.
-- Do not fetch more than 100 ASINs in one Keepa call; Keepa tokens are billed to the team budget (roughly 1 token per ASIN plus offers pages).
-- Never paste raw tool payloads into the report or notes; summarise.
-- Respect robots.txt and site terms when using web_fetch; prefer official brand pages and reputable reviews for specifications.
-- Health claims: massagers and similar devices are not medical devices; do not recommend medical claims in listings.";
-
-const REFERENCE_INTRO: &str = "# Reference data (maintained by the category team, updated 2025-06-01)
-
-The tables below are the team's working assumptions. Use them for sanity checks and for unit economics; live tool data always wins when the two disagree.
-
-## Amazon US browse nodes commonly used by this team (node id - path)";
-
-const CATEGORY_PATHS: &[&str] = &[
-    "Health & Household > Wellness & Relaxation > Massage Tools & Equipment > Electric Massagers",
-    "Health & Household > Wellness & Relaxation > Massage Tools & Equipment > Handheld Massagers",
-    "Health & Household > Wellness & Relaxation > Massage Tools & Equipment > Foot Massagers",
-    "Health & Household > Wellness & Relaxation > Massage Tools & Equipment > Neck & Shoulder Massagers",
-    "Health & Household > Wellness & Relaxation > Massage Tools & Equipment > Massage Chairs",
-    "Health & Household > Wellness & Relaxation > Massage Tools & Equipment > Massage Balls",
-    "Health & Household > Wellness & Relaxation > Aromatherapy > Diffusers",
-    "Health & Household > Health Care > Pain Relievers > TENS Units",
-    "Health & Household > Health Care > Therapeutic Heat & Cold > Hot & Cold Packs",
-    "Sports & Outdoors > Exercise & Fitness > Accessories > Foam Rollers",
-    "Sports & Outdoors > Exercise & Fitness > Accessories > Massage Guns",
-    "Sports & Outdoors > Exercise & Fitness > Yoga > Mats",
-    "Sports & Outdoors > Exercise & Fitness > Strength Training Equipment > Resistance Bands",
-    "Sports & Outdoors > Exercise & Fitness > Recovery > Compression Boots",
-    "Beauty & Personal Care > Tools & Accessories > Facial Massagers",
-    "Beauty & Personal Care > Skin Care > Tools > Gua Sha",
-    "Electronics > Wearable Technology > Fitness Trackers",
-    "Home & Kitchen > Bedding > Heated Blankets",
-    "Home & Kitchen > Heating, Cooling & Air Quality > Humidifiers",
-    "Baby > Health & Baby Care > Teethers",
-];
-
-const SIZE_TIERS: &[(&str, f64, f64)] = &[
-    ("Small standard", 0.25, 3.06),
-    ("Small standard", 0.5, 3.15),
-    ("Small standard", 0.75, 3.24),
-    ("Small standard", 1.0, 3.33),
-    ("Large standard", 0.25, 3.68),
-    ("Large standard", 0.5, 3.90),
-    ("Large standard", 0.75, 4.15),
-    ("Large standard", 1.0, 4.55),
-    ("Large standard", 1.5, 4.99),
-    ("Large standard", 2.0, 5.37),
-    ("Large standard", 2.5, 5.52),
-    ("Large standard", 3.0, 5.77),
-    ("Large standard", 3.5, 5.87),
-    ("Large standard", 4.0, 6.05),
-    ("Small bulky", 5.0, 9.61),
-    ("Small bulky", 10.0, 12.11),
-    ("Large bulky", 20.0, 15.59),
-    ("Large bulky", 40.0, 22.83),
-];
-
-const REFERRAL_FEES: &str = "## Referral fees (US, percent of total sales price, minimum $0.30)
-- Health & Household: 8% for items priced $10.00 or less, 15% above.
-- Sports & Outdoors: 15%.
-- Beauty & Personal Care: 8% for items priced $10.00 or less, 15% above.
-- Electronics accessories: 15% of the portion up to $100, 8% of any portion above $100.
-- Personal computers and consumer electronics: 8%.
-- Amazon Device Accessories: 45%.";
+/// The agent's instructions (`data/massage_gun/system_prompt.md`).
+const SYSTEM_PROMPT: &str = include_str!("data/massage_gun/system_prompt.md");
+/// Heading of the reference data, before the browse-node list.
+const REFERENCE_INTRO: &str = include_str!("data/massage_gun/reference_intro.md");
+/// The referral fee section of the reference data.
+const REFERRAL_FEES: &str = include_str!("data/massage_gun/referral_fees.md");
 
 /// The system blocks: instructions, then reference tables sized by `rows`.
 fn system_blocks(rng: &Rng, rows: usize) -> Vec<ContentBlock> {
     let mut r = rng.fork("reference");
-    let mut refs = String::from(REFERENCE_INTRO);
-    for (i, path) in CATEGORY_PATHS.iter().enumerate() {
+    let paths = &WORDS.category_paths;
+    let mut refs = String::from(text_file(REFERENCE_INTRO));
+    for (i, path) in paths.iter().enumerate() {
         refs.push_str(&format!(
             "\n- {} - {}",
             if i == 0 {
@@ -325,18 +291,21 @@ fn system_blocks(rng: &Rng, rows: usize) -> Vec<ContentBlock> {
         ));
     }
     refs.push_str("\n\n## FBA fulfillment fees, US, non-peak, effective 2025-01-15 (size tier | shipping weight up to lb | fee per unit)\n");
-    for (tier, lb, fee) in SIZE_TIERS {
-        refs.push_str(&format!("| {tier} | {lb:.2} | ${fee:.2} |\n"));
+    for t in &TABLES.fba_size_tiers {
+        refs.push_str(&format!(
+            "| {} | {:.2} | ${:.2} |\n",
+            t.tier, t.max_lb, t.fee_usd
+        ));
     }
     refs.push('\n');
-    refs.push_str(REFERRAL_FEES);
+    refs.push_str(text_file(REFERRAL_FEES));
     refs.push_str(
         "\n\n## Seasonality index by node and month (100 = category average; Jan..Dec)\n",
     );
     for i in 0..rows {
-        let path = CATEGORY_PATHS[i % CATEGORY_PATHS.len()];
+        let path = paths[i % paths.len()];
         let leaf = path.rsplit(" > ").next().unwrap_or(path);
-        let year = 2022 + (i / CATEGORY_PATHS.len()) as i64 % 4;
+        let year = 2022 + (i / paths.len()) as i64 % 4;
         let mut line = format!("| {leaf} | {year} |");
         for m in 0..12 {
             let base = match m {
@@ -352,571 +321,13 @@ fn system_blocks(rng: &Rng, rows: usize) -> Vec<ContentBlock> {
         refs.push('\n');
     }
     refs.push_str("\nSource: category team exports (Keepa, Jungle Scout, Seller Central business reports), refreshed monthly.");
-    vec![text(SYSTEM_PROMPT), text(&refs)]
-}
-
-fn string_array(description: &str, item: &str) -> J {
-    obj([
-        ("type", "array".into()),
-        (
-            "items",
-            obj([("type", "string".into()), ("description", item.into())]),
-        ),
-        ("description", description.into()),
-    ])
-}
-
-fn enum_prop(ty: &str, values: &[&str], description: &str) -> J {
-    obj([
-        ("type", ty.into()),
-        ("enum", strs(values)),
-        ("description", description.into()),
-    ])
-}
-
-fn int_prop(description: &str, min: i64, max: i64, default: i64) -> J {
-    obj([
-        ("type", "integer".into()),
-        ("minimum", J::Int(min)),
-        ("maximum", J::Int(max)),
-        ("default", J::Int(default)),
-        ("description", description.into()),
-    ])
-}
-
-const DOMAINS: &[&str] = &[
-    "US", "GB", "DE", "FR", "JP", "CA", "IT", "ES", "IN", "MX", "BR",
-];
-const JS_MARKETS: &[&str] = &["us", "ca", "mx", "uk", "de", "fr", "it", "es", "in", "jp"];
-
-fn tools() -> Vec<ToolDefinition> {
-    vec![
-        tool_def(
-            "keepa_product_lookup",
-            "Retrieve full Keepa product objects for up to 100 ASINs in one request (Keepa /product endpoint). Returns Keepa's raw JSON: for each product the `csv` price and rank histories (flat arrays of [keepaTime, value, ...], one per price type; see the index map in the system prompt), `stats` (current, avg30, avg90, avg180, min, max per price type) when `stats` is set, `offers` with per-seller offer histories when `offers` is set, `salesRanks` per category, `categoryTree`, `monthlySold`, package dimensions, FBA fees, features and description. Payloads are large: roughly 10-25 KB per ASIN with a one-year history and 20 offers. Token cost: 1 Keepa token per ASIN, plus 6 per offers page, plus 1 when `rating` is requested. Use after narrowing the competitive set; do not use for discovery.",
-            &schema(
-                vec![
-                    (
-                        "asins",
-                        string_array(
-                            "ASINs to look up (10 characters each, max 100).",
-                            "An Amazon ASIN such as B0C5XG8Q9V.",
-                        ),
-                    ),
-                    (
-                        "domain",
-                        enum_prop("string", DOMAINS, "Amazon marketplace. Default US."),
-                    ),
-                    (
-                        "stats",
-                        int_prop(
-                            "Include the stats object computed over the last N days (0 = omit).",
-                            0,
-                            3650,
-                            180,
-                        ),
-                    ),
-                    (
-                        "history",
-                        prop(
-                            "boolean",
-                            "Include the csv price/rank histories. Default true.",
-                        ),
-                    ),
-                    (
-                        "days",
-                        int_prop(
-                            "Limit histories to the last N days (0 = full history).",
-                            0,
-                            3650,
-                            365,
-                        ),
-                    ),
-                    (
-                        "offers",
-                        int_prop(
-                            "Number of marketplace offers to retrieve (20-100); 0 omits offers.",
-                            0,
-                            100,
-                            0,
-                        ),
-                    ),
-                    (
-                        "rating",
-                        prop(
-                            "boolean",
-                            "Include RATING and COUNT_REVIEWS histories (costs one extra token per product).",
-                        ),
-                    ),
-                    (
-                        "buybox",
-                        prop(
-                            "boolean",
-                            "Include Buy Box history and Buy Box seller statistics.",
-                        ),
-                    ),
-                    (
-                        "update",
-                        int_prop(
-                            "Refresh products whose data is older than this many hours (0 = always refresh, -1 = never).",
-                            -1,
-                            168,
-                            24,
-                        ),
-                    ),
-                ],
-                &["asins"],
-            ),
-        ),
-        tool_def(
-            "keepa_product_search",
-            "Search the Keepa product database by keyword and filters and return a compact list of matching products (ASIN, title, brand, current price, rating, review count, sales rank and Amazon's monthly-sold badge). Results are sorted server-side; 25 per page. Use this for discovery and to build the competitive set, then call keepa_product_lookup on the ASINs you need in depth. Token cost: 10 Keepa tokens per page.",
-            &schema(
-                vec![
-                    (
-                        "domain",
-                        enum_prop("string", DOMAINS, "Amazon marketplace. Default US."),
-                    ),
-                    (
-                        "term",
-                        prop("string", "Keyword query, as a shopper would type it."),
-                    ),
-                    (
-                        "category",
-                        prop("integer", "Restrict to a browse node id (optional)."),
-                    ),
-                    (
-                        "sort_by",
-                        enum_prop(
-                            "string",
-                            &[
-                                "sales_rank",
-                                "price_asc",
-                                "price_desc",
-                                "rating",
-                                "review_count",
-                                "newest",
-                            ],
-                            "Sort order. Default sales_rank.",
-                        ),
-                    ),
-                    ("page", int_prop("Result page, 0-based.", 0, 40, 0)),
-                    ("per_page", int_prop("Results per page.", 10, 50, 25)),
-                    (
-                        "min_rating",
-                        prop("number", "Minimum average star rating (1.0-5.0)."),
-                    ),
-                    (
-                        "price_min",
-                        prop("number", "Minimum current price in dollars."),
-                    ),
-                    (
-                        "price_max",
-                        prop("number", "Maximum current price in dollars."),
-                    ),
-                    (
-                        "include_fields",
-                        string_array(
-                            "Fields to include for each product (default: all compact fields).",
-                            "A field name such as price or monthlySold.",
-                        ),
-                    ),
-                ],
-                &["term"],
-            ),
-        ),
-        tool_def(
-            "keepa_best_sellers",
-            "Return the ASIN list of a category's best sellers as tracked by Keepa (up to 500 ASINs, ordered by current sales rank, or by the 30/90/180-day average rank). Lists are only available for root categories and the main sub-categories. Token cost: 50 Keepa tokens.",
-            &schema(
-                vec![
-                    (
-                        "domain",
-                        enum_prop("string", DOMAINS, "Amazon marketplace. Default US."),
-                    ),
-                    ("category", prop("integer", "Browse node id.")),
-                    (
-                        "range",
-                        enum_prop(
-                            "integer",
-                            &["0", "30", "90", "180"],
-                            "Rank by current rank (0) or by the average rank over the last N days.",
-                        ),
-                    ),
-                    ("limit", int_prop("Maximum ASINs returned.", 1, 500, 100)),
-                    (
-                        "include_variations",
-                        prop(
-                            "boolean",
-                            "Keep every variation instead of one ASIN per parent.",
-                        ),
-                    ),
-                ],
-                &["category"],
-            ),
-        ),
-        tool_def(
-            "keepa_category_lookup",
-            "Look up Amazon browse nodes: name, parent chain, child nodes, product count and the highest sales rank seen in the node. Accepts node ids or a search term. Use it to confirm which node a rank refers to before comparing ranks. Token cost: 1 Keepa token.",
-            &schema(
-                vec![
-                    (
-                        "domain",
-                        enum_prop("string", DOMAINS, "Amazon marketplace. Default US."),
-                    ),
-                    (
-                        "category_ids",
-                        obj([
-                            ("type", "array".into()),
-                            ("items", obj([("type", "integer".into())])),
-                            ("description", "Browse node ids to resolve.".into()),
-                        ]),
-                    ),
-                    (
-                        "search_term",
-                        prop(
-                            "string",
-                            "Find nodes whose name contains this term (alternative to category_ids).",
-                        ),
-                    ),
-                    (
-                        "include_parents",
-                        prop("boolean", "Include the full parent chain of each node."),
-                    ),
-                ],
-                &[],
-            ),
-        ),
-        tool_def(
-            "jungle_scout_sales_estimates",
-            "Daily sales estimates for one ASIN from the Jungle Scout API (sales_estimates_query). Returns JSON:API documents: `data` is a list of `sales_estimate_result` records, one per day, each with `attributes.date`, `attributes.estimated_units_sold` and `attributes.last_known_price`. Estimates are modelled from sales rank and are typically within plus or minus 20 percent of actuals for established listings; new listings and variation children are less reliable. The date range may not exceed 366 days and must end before today. One request per ASIN; issue several calls in parallel when you need several ASINs.",
-            &schema(
-                vec![
-                    ("asin", prop("string", "The ASIN to estimate.")),
-                    (
-                        "marketplace",
-                        enum_prop(
-                            "string",
-                            JS_MARKETS,
-                            "Jungle Scout marketplace code. Default us.",
-                        ),
-                    ),
-                    ("start_date", prop("string", "First day, YYYY-MM-DD.")),
-                    (
-                        "end_date",
-                        prop("string", "Last day, YYYY-MM-DD (before today)."),
-                    ),
-                ],
-                &["asin", "start_date", "end_date"],
-            ),
-        ),
-        tool_def(
-            "jungle_scout_keyword_search",
-            "Keyword research from the Jungle Scout API (keywords_by_keyword_query): related search terms with exact and broad monthly search volume, 30-day and quarterly trend, PPC bids (exact, broad, Sponsored Brands), ease-of-ranking score, relevancy score and organic/sponsored product counts. Use it to size demand, find long-tail terms and estimate advertising cost.",
-            &schema(
-                vec![
-                    ("search_terms", prop("string", "Seed keyword.")),
-                    (
-                        "marketplace",
-                        enum_prop(
-                            "string",
-                            JS_MARKETS,
-                            "Jungle Scout marketplace code. Default us.",
-                        ),
-                    ),
-                    (
-                        "categories",
-                        string_array(
-                            "Restrict to these top-level categories.",
-                            "A category name such as Health & Household.",
-                        ),
-                    ),
-                    (
-                        "min_monthly_search_volume_exact",
-                        prop("integer", "Drop terms below this exact-match volume."),
-                    ),
-                    (
-                        "sort",
-                        enum_prop(
-                            "string",
-                            &[
-                                "-monthly_search_volume_exact",
-                                "-relevancy_score",
-                                "-ease_of_ranking_score",
-                                "ppc_bid_exact",
-                            ],
-                            "Sort order.",
-                        ),
-                    ),
-                    ("page_size", int_prop("Terms per page.", 1, 100, 50)),
-                ],
-                &["search_terms"],
-            ),
-        ),
-        tool_def(
-            "jungle_scout_product_database",
-            "Query the Jungle Scout product database with filters (category, price, estimated monthly sales and revenue, review count, rating, listing age, seller type) and return matching products with their estimated monthly units and revenue. Good for spotting under-served niches and recent entrants; for established leaders prefer keepa_product_lookup plus jungle_scout_sales_estimates.",
-            &schema(
-                vec![
-                    (
-                        "include_keywords",
-                        string_array("Title keywords that must appear.", "A keyword."),
-                    ),
-                    (
-                        "exclude_keywords",
-                        string_array("Title keywords that must not appear.", "A keyword."),
-                    ),
-                    (
-                        "categories",
-                        string_array("Top-level categories.", "A category name."),
-                    ),
-                    ("price_min", prop("number", "Minimum price in dollars.")),
-                    ("price_max", prop("number", "Maximum price in dollars.")),
-                    (
-                        "sales_min",
-                        prop("integer", "Minimum estimated monthly units."),
-                    ),
-                    ("reviews_max", prop("integer", "Maximum number of reviews.")),
-                    (
-                        "listing_age_max_days",
-                        prop("integer", "Only listings younger than this."),
-                    ),
-                    (
-                        "seller_types",
-                        string_array("Seller types to include.", "One of amz, fba, fbm."),
-                    ),
-                    (
-                        "sort",
-                        enum_prop(
-                            "string",
-                            &[
-                                "-approximate_30_day_revenue",
-                                "-approximate_30_day_units_sold",
-                                "-reviews",
-                                "price",
-                            ],
-                            "Sort order.",
-                        ),
-                    ),
-                    ("page_size", int_prop("Products per page.", 1, 100, 50)),
-                ],
-                &["categories"],
-            ),
-        ),
-        tool_def(
-            "amazon_review_insights",
-            "Fetch recent Amazon customer reviews for up to 10 ASINs and cluster them into themes. Returns the themes (label, mention count, share of reviews, average star rating, up to three verbatim quotes) and the underlying reviews (rating, title, body, date, verified purchase, helpful votes). Filter by star rating to focus on complaints. Reviews are fetched live and may take 10-30 seconds.",
-            &schema(
-                vec![
-                    (
-                        "asins",
-                        string_array("ASINs whose reviews to analyse (max 10).", "An ASIN."),
-                    ),
-                    (
-                        "star_filter",
-                        obj([
-                            ("type", "array".into()),
-                            (
-                                "items",
-                                obj([
-                                    ("type", "integer".into()),
-                                    ("minimum", J::Int(1)),
-                                    ("maximum", J::Int(5)),
-                                ]),
-                            ),
-                            (
-                                "description",
-                                "Only reviews with these star ratings.".into(),
-                            ),
-                        ]),
-                    ),
-                    ("max_reviews", int_prop("Reviews per ASIN.", 10, 200, 50)),
-                    (
-                        "since",
-                        prop("string", "Only reviews on or after this date (YYYY-MM-DD)."),
-                    ),
-                    (
-                        "summarize",
-                        prop("boolean", "Cluster reviews into themes. Default true."),
-                    ),
-                ],
-                &["asins"],
-            ),
-        ),
-        tool_def(
-            "fba_fee_estimator",
-            "Estimate Amazon fees for one unit: referral fee, FBA fulfillment fee (2025 US rate card, size tier from package dimensions and shipping weight including dimensional weight), monthly storage per unit (standard and Q4 rates) and the resulting net proceeds before product cost and advertising.",
-            &schema(
-                vec![
-                    ("price", prop("number", "Selling price in dollars.")),
-                    ("length_in", prop("number", "Longest package side, inches.")),
-                    ("width_in", prop("number", "Median package side, inches.")),
-                    (
-                        "height_in",
-                        prop("number", "Shortest package side, inches."),
-                    ),
-                    (
-                        "weight_lb",
-                        prop("number", "Unit weight including packaging, pounds."),
-                    ),
-                    (
-                        "category",
-                        prop("string", "Referral fee category, e.g. Health & Household."),
-                    ),
-                    (
-                        "marketplace",
-                        enum_prop(
-                            "string",
-                            &["US", "CA", "UK", "DE"],
-                            "Marketplace. Default US.",
-                        ),
-                    ),
-                ],
-                &["price", "length_in", "width_in", "height_in", "weight_lb"],
-            ),
-        ),
-        tool_def(
-            "web_search",
-            "Search the web and return the top results (title, URL, snippet, publication date when known). Use for brand announcements, product specifications, regulatory notices and press coverage. Do not use for Amazon prices or ranks; use the Keepa tools instead.",
-            &schema(
-                vec![
-                    ("query", prop("string", "Search query.")),
-                    ("num_results", int_prop("Results to return.", 1, 20, 8)),
-                    (
-                        "recency_days",
-                        prop("integer", "Only pages published in the last N days."),
-                    ),
-                    (
-                        "site",
-                        prop("string", "Restrict to one domain, e.g. hyperice.com."),
-                    ),
-                ],
-                &["query"],
-            ),
-        ),
-        tool_def(
-            "web_fetch",
-            "Fetch a web page and return its main content as Markdown (navigation, ads and scripts removed). Long pages are truncated to `max_chars`. Respects robots.txt; returns an error for pages that disallow automated access.",
-            &schema(
-                vec![
-                    ("url", prop("string", "Absolute http(s) URL.")),
-                    (
-                        "format",
-                        enum_prop(
-                            "string",
-                            &["markdown", "text", "html"],
-                            "Output format. Default markdown.",
-                        ),
-                    ),
-                    (
-                        "max_chars",
-                        int_prop(
-                            "Truncate the content to this many characters.",
-                            1000,
-                            200_000,
-                            40_000,
-                        ),
-                    ),
-                ],
-                &["url"],
-            ),
-        ),
-        tool_def(
-            "calculator",
-            "Evaluate an arithmetic expression exactly (decimal arithmetic, no floating-point drift). Supports + - * / ^, parentheses, percent, min, max, sum, avg, median, round(x, n). Use for every figure that goes into a report.",
-            &schema(
-                vec![
-                    (
-                        "expression",
-                        prop(
-                            "string",
-                            "Expression to evaluate, e.g. round(sum(412, 398, 455) / 3, 1).",
-                        ),
-                    ),
-                    (
-                        "precision",
-                        int_prop("Decimal places in the result.", 0, 12, 2),
-                    ),
-                ],
-                &["expression"],
-            ),
-        ),
-        tool_def(
-            "save_note",
-            "Save a research note that persists across sessions (overwrites a note with the same key). Use short slugs as keys, e.g. massage-gun/price-bands. Notes are plain Markdown, at most 8,000 characters.",
-            &schema(
-                vec![
-                    (
-                        "key",
-                        prop("string", "Note key (slug, may contain slashes)."),
-                    ),
-                    ("content", prop("string", "Markdown content.")),
-                    ("tags", string_array("Tags for retrieval.", "A tag.")),
-                ],
-                &["key", "content"],
-            ),
-        ),
-        tool_def(
-            "read_notes",
-            "Read saved research notes by key or tag. Returns the notes' keys, last-modified dates and content.",
-            &schema(
-                vec![
-                    (
-                        "key",
-                        prop("string", "Exact key, or a prefix ending in a slash."),
-                    ),
-                    ("tag", prop("string", "Return notes with this tag.")),
-                    ("limit", int_prop("Maximum notes.", 1, 50, 10)),
-                ],
-                &[],
-            ),
-        ),
-        tool_def(
-            "write_report",
-            "Publish the final research report to the team workspace and return its URL. The report must follow the section structure from the system prompt. Calling this ends the research task.",
-            &schema(
-                vec![
-                    ("title", prop("string", "Report title.")),
-                    (
-                        "format",
-                        enum_prop(
-                            "string",
-                            &["markdown", "pdf", "both"],
-                            "Output format. Default markdown.",
-                        ),
-                    ),
-                    (
-                        "sections",
-                        obj([
-                            ("type", "array".into()),
-                            (
-                                "items",
-                                schema(
-                                    vec![
-                                        ("heading", prop("string", "Section heading.")),
-                                        ("body", prop("string", "Section body, Markdown.")),
-                                    ],
-                                    &["heading", "body"],
-                                ),
-                            ),
-                            ("description", "Report sections in order.".into()),
-                        ]),
-                    ),
-                    (
-                        "share_with",
-                        string_array("Email addresses to notify.", "An email address."),
-                    ),
-                ],
-                &["title", "sections"],
-            ),
-        ),
-    ]
+    vec![text(text_file(SYSTEM_PROMPT)), text(&refs)]
 }
 
 /// The prompt, with the reference tables sized so that system + tools come
 /// to about [`MASSAGE_GUN_PREFIX_CHARS`].
 fn prompt(rng: &Rng) -> Prompt {
-    let tools = tools();
+    let tools = TOOLS.clone();
     fit(
         MASSAGE_GUN_PREFIX_CHARS,
         0,
@@ -931,16 +342,8 @@ fn prompt(rng: &Rng) -> Prompt {
 
 // ---------------------------------------------------------------- messages
 
-const TASK: &str = "We're evaluating a private-label massage gun for Amazon US, launch target Q4 2025 (ideally before Black Friday). Please research the category and give me a go/no-go recommendation.
-
-What I need:
-- Who the leaders are (brands, price points, sales rank, estimated monthly units and revenue), and how concentrated the market is.
-- Price history for the top sellers over the past year: how deep and how often do they discount, and what did Prime Day / Black Friday look like?
-- Demand trend and seasonality. Is the category still growing or flat?
-- What customers complain about in the 1-3 star reviews of the top products, so we know what to fix.
-- Rough unit economics for a $79-$99 product (our landed cost quote is $21.40/unit, package about 11 x 9 x 4 in, 3.1 lb).
-
-Use Keepa for price/rank history and Jungle Scout for sales estimates and keywords. Keep the final write-up to about two pages; the category team will read it on Monday.";
+/// The user's request (`data/massage_gun/task.md`).
+const TASK: &str = include_str!("data/massage_gun/task.md");
 
 fn search_message(rng: &Rng, ps: &[Product], id: &str, images: usize) -> Message {
     let mut list = Vec::new();
@@ -1627,45 +1030,6 @@ fn sales_messages(
     (assistant(uses), user(results))
 }
 
-const KEYWORDS: &[&str] = &[
-    "massage gun",
-    "massage gun deep tissue",
-    "theragun",
-    "hypervolt",
-    "percussion massager",
-    "muscle massager",
-    "mini massage gun",
-    "massage gun for back",
-    "handheld massager",
-    "back massager",
-    "deep tissue massager",
-    "massage gun for athletes",
-    "heated massage gun",
-    "massage gun attachments",
-    "renpho massage gun",
-    "quiet massage gun",
-    "massage gun for neck and shoulders",
-    "portable massage gun",
-    "massage gun black friday",
-    "massage gun gift for men",
-    "massage gun with heat",
-    "cordless massager",
-    "fascia gun",
-    "muscle recovery tools",
-    "sports massager",
-    "percussion massage gun",
-    "massage gun for women",
-    "theragun mini",
-    "hypervolt go 2",
-    "toloco massage gun",
-    "bob and brad massage gun",
-    "massage gun long handle",
-    "massage gun for feet",
-    "massage gun for legs",
-    "electric muscle massager",
-    "vibration massager",
-];
-
 fn keyword_messages(rng: &Rng, id: &str, analysis: &str, n: usize) -> (Message, Message) {
     let call = assistant(vec![
         text(analysis),
@@ -1687,16 +1051,19 @@ fn keyword_messages(rng: &Rng, id: &str, analysis: &str, n: usize) -> (Message, 
     ]);
     let mut r = rng.fork("js-keywords");
     let mut volume = 301_000_i64;
-    let data: Vec<J> = KEYWORDS
+    let keywords = &WORDS.keywords;
+    let variants = &WORDS.keyword_variants;
+    let data: Vec<J> = keywords
         .iter()
         .cycle()
         .take(n)
         .enumerate()
         .map(|(i, kw)| {
-            let name = if i < KEYWORDS.len() {
+            let name = if i < keywords.len() {
                 (*kw).to_owned()
             } else {
-                format!("{kw} {}", ["2025", "sale", "best"][i / KEYWORDS.len() % 3])
+                let round = i / keywords.len();
+                format!("{kw} {}", variants[round % variants.len()])
             };
             let this = volume;
             volume = volume * (62 + r.range(0, 30) as i64) / 100 + 400;
@@ -1751,74 +1118,6 @@ fn keyword_messages(rng: &Rng, id: &str, analysis: &str, n: usize) -> (Message, 
 /// 1-3 star reviews the insights tool clustered (40 per ASIN requested).
 const REVIEWS_ANALYZED: i64 = 114;
 
-const REVIEW_TITLES: &[&str] = &[
-    "Stopped charging after 3 months",
-    "Way louder than advertised",
-    "Good power but the battery dies fast",
-    "Heads keep falling out",
-    "Not as strong as my old one",
-    "Broke right after the return window",
-    "Too heavy for my wife to use",
-    "Great until the motor started grinding",
-    "Case is flimsy, gun is fine",
-    "Customer service never answered",
-    "Stalls when you press hard",
-    "Decent for the price",
-];
-
-const REVIEW_BODIES: &[&str] = &[
-    "Used it after every run for about ten weeks and it was great, then one day it would not take a charge at all. Tried two different USB-C cables and bricks.",
-    "The listing says ultra quiet but at speed 3 and above it rattles loud enough that I can't use it while my kid sleeps.",
-    "Battery claims 6 hours; I get maybe 90 minutes on the middle setting before it cuts out.",
-    "The round and bullet heads work loose during use and one flew across the room. The fork head fits fine.",
-    "If you lean into your quads at all it stalls. Fine for light work, not for deep tissue.",
-    "Motor started making a grinding noise around month four and the percussion became uneven.",
-    "It weighs almost 2.5 lb which sounds fine until you try to reach your own upper back.",
-    "The screen shows a battery percentage that jumps from 60 to 10 without warning.",
-    "Contacted support three times about a replacement head, no reply. Had to buy third-party heads.",
-    "Honestly works as well as the $300 one my gym has, but the carrying case zipper broke on day two.",
-    "Arrived with a scratched handle and the box had clearly been opened before.",
-    "Speed settings are too close together, levels 1-10 all feel the same and then 11-20 are too aggressive.",
-];
-
-const THEMES: &[(&str, i64, &str)] = &[
-    (
-        "Battery life and charging failures",
-        23,
-        "Battery claims 6 hours; I get maybe 90 minutes on the middle setting before it cuts out.",
-    ),
-    (
-        "Noise at higher speeds",
-        17,
-        "At speed 3 and above it rattles loud enough that I can't use it while my kid sleeps.",
-    ),
-    (
-        "Stalls under pressure / weak motor",
-        15,
-        "If you lean into your quads at all it stalls.",
-    ),
-    (
-        "Durability after 3-6 months",
-        14,
-        "Motor started making a grinding noise around month four.",
-    ),
-    (
-        "Attachment heads loosen or break",
-        11,
-        "The round and bullet heads work loose during use.",
-    ),
-    (
-        "Weight and ergonomics for self-use",
-        9,
-        "It weighs almost 2.5 lb which sounds fine until you try to reach your own upper back.",
-    ),
-    (
-        "Customer service and warranty",
-        7,
-        "Contacted support three times about a replacement head, no reply.",
-    ),
-];
-
 fn review_messages(
     rng: &Rng,
     ps: &[Product],
@@ -1842,15 +1141,19 @@ fn review_messages(
         ),
     ]);
     let mut r = rng.fork("reviews");
-    let themes: Vec<J> = THEMES
+    let themes: Vec<J> = TABLES
+        .review_themes
         .iter()
-        .map(|(label, count, quote)| {
+        .map(|theme| {
             obj([
-                ("label", (*label).into()),
-                ("mentions", J::Int(*count)),
-                ("share", num(*count as f64 / REVIEWS_ANALYZED as f64, 3)),
+                ("label", theme.label.into()),
+                ("mentions", J::Int(theme.mentions)),
+                (
+                    "share",
+                    num(theme.mentions as f64 / REVIEWS_ANALYZED as f64, 3),
+                ),
                 ("avgRating", num(1.6 + r.range(0, 9) as f64 / 10.0, 1)),
-                ("quotes", strs(&[*quote])),
+                ("quotes", strs(&[theme.quote])),
             ])
         })
         .collect();
@@ -1865,8 +1168,8 @@ fn review_messages(
                     format!("R{}", r.base62(13).to_uppercase()).into(),
                 ),
                 ("rating", J::Int(r.range(1, 3) as i64)),
-                ("title", (r.pick(REVIEW_TITLES)).into()),
-                ("body", (r.pick(REVIEW_BODIES)).into()),
+                ("title", r.pick(&WORDS.review_titles).into()),
+                ("body", r.pick(&WORDS.review_bodies).into()),
                 ("date", date(day).into()),
                 ("verifiedPurchase", r.chance(0.9).into()),
                 ("helpfulVotes", J::Int(r.range(0, 60) as i64)),
@@ -1906,6 +1209,10 @@ fn thousands(v: i64) -> String {
     out
 }
 
+/// The final report (`data/massage_gun/final_report.md`); `{units}`,
+/// `{top3_share}`, `{median_price}` and `{table}` come from the products.
+const FINAL_REPORT: &str = include_str!("data/massage_gun/final_report.md");
+
 fn final_report(ps: &[Product]) -> String {
     let top = &ps[..10];
     let total: i64 = ps.iter().map(|p| p.monthly_sold).sum();
@@ -1928,13 +1235,21 @@ fn final_report(ps: &[Product]) -> String {
         ));
     }
     let med = median(ps.iter().map(|p| p.price).collect());
-    format!(
-        "# Massage guns on Amazon US: go/no-go\n\n## Executive summary\n- **Recommendation: GO, with a differentiated $89 product launched by mid-October.** The category is large and steady, and the top complaints (battery, noise, stalling) are fixable engineering problems.\n- The top 20 listings show at least {}+ units/month combined on Amazon's bought-in-past-month badges; the top 3 hold {:.0}% of that.\n- Median Buy Box price across the set is {}; the $50-$100 band carries the most units, premium brands hold the $200+ band.\n- Demand is seasonal: Q4 gifting roughly doubles November-December volume versus the yearly average; Prime Day adds a 2-3 week spike.\n- At $89 the unit economics clear 30% contribution margin after fees, landed cost and a 12% PPC allowance.\n\n## Competitive landscape\n{}\nSource: Keepa product data and Jungle Scout sales estimates, pulled 2025-06-12.\n\n## Price architecture\nLeaders discount 15-30% for Prime Day and Black Friday and hold list price the rest of the year. Mid-tier brands run coupons almost continuously; their effective price sits 8-12% under the Buy Box price shown above.\n\n## Customer voice\nThe 1-3 star reviews cluster around battery life and charging failures (24% of complaints), noise at higher speeds (18%), stalling under pressure (16%) and durability after 3-6 months (15%). A product with a verified 4-hour battery, a sub-60 dB motor and a 50+ lb stall force answers the four largest complaint themes.\n\n## Unit economics (at $89.00)\n| Item | Per unit |\n|---|---|\n| Referral fee (15%) | $13.35 |\n| FBA fee (large standard, 3.1 lb) | $6.12 |\n| Landed cost | $21.40 |\n| PPC allowance (12%) | $10.68 |\n| Returns and damages (4%) | $3.56 |\n| **Contribution** | **$33.89 (38.1%)** |\n\n## Risks\n- Price pressure from sub-$40 brands during Q4 deal events.\n- Review velocity: leaders have tens of thousands of reviews; plan Vine enrolment and a 90-day review ramp.\n- Battery certification (UN38.3) and FCC testing lead times.\n\n## Next steps\n1. Confirm motor and battery specs with the supplier against the complaint themes above.\n2. Lock the $89 price with a $99 list price and a launch coupon.\n3. Budget $18K for launch PPC across the top 15 keywords.\n",
-        thousands(total),
-        100.0 * top3 as f64 / total.max(1) as f64,
-        usd(med),
-        table,
-    )
+    let mut report = substitute(
+        text_file(FINAL_REPORT),
+        &[
+            ("units", &thousands(total)),
+            (
+                "top3_share",
+                &format!("{:.0}", 100.0 * top3 as f64 / total.max(1) as f64),
+            ),
+            ("median_price", &usd(med)),
+            ("table", &table),
+        ],
+    );
+    // The recorded report ends with a line break.
+    report.push('\n');
+    report
 }
 
 /// Characters of each assistant reply → plausible output tokens.
@@ -1954,7 +1269,7 @@ pub(crate) fn build() -> Trace {
     let keyword_id = ids.tool_use_id();
     let review_id = ids.tool_use_id();
 
-    let m1 = user_text(TASK);
+    let m1 = user_text(text_file(TASK));
     let m2 = assistant(vec![
         text(
             "I'll start by mapping the competitive set: a Keepa search for \"massage gun\" sorted by sales rank gives me the leaders, their price points and Amazon's monthly-sold badges. Then I'll pull one-year price and rank histories for the top 20 in a single Keepa lookup.",
@@ -2123,7 +1438,7 @@ pub(crate) fn build() -> Trace {
     }
     Trace {
         name: "massage-gun".to_owned(),
-        description: DESCRIPTION.to_owned(),
+        description: text_file(DESCRIPTION).to_owned(),
         provider: ProviderKind::Anthropic,
         model: "claude-opus-4-1-20250805".to_owned(),
         hidden_prefix_tokens: 0,
@@ -2133,11 +1448,52 @@ pub(crate) fn build() -> Trace {
     }
 }
 
-const DESCRIPTION: &str = "Product-research agent (Claude Opus 4.1) sizing the Amazon US massage-gun category with Keepa and Jungle Scout. Call 3 fetches one ~360 KB Keepa product payload that every later call resends. Regenerated deterministically by tracecost::trace::generate::massage_gun() from the published figures of the original trace: messages sent per call 1/3/5/7/9/11; call-02 sends 10.6K characters of messages and call-03 374K; recorded uncached input tokens 23,000 (call-02), 114,000 (call-03) and 128,000 / 130,000 / 132,000 for calls 04-06, which are the published \"around 130K\" figures rounded; call-01 records output tokens only. Prices were $15 per million uncached input tokens (Claude Opus 4 / 4.1). Payload contents (ASINs, prices, histories, reviews) are synthetic.";
+/// The trace's description (`data/massage_gun/description.txt`).
+const DESCRIPTION: &str = include_str!("data/massage_gun/description.txt");
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::generate::text::placeholders;
+
+    #[test]
+    fn data_files_load() {
+        let tables = Tables::load().unwrap();
+        let leaders: Vec<&str> = tables.brands[..3].iter().map(|b| b.name).collect();
+        assert_eq!(leaders, ["Theragun", "Hyperice", "RENPHO"]);
+        assert_eq!(tables.fba_size_tiers.len(), 18);
+        assert_eq!(tables.review_themes.len(), 7);
+        let words = Words::load().unwrap();
+        assert!(words.category_paths[0].ends_with("> Electric Massagers"));
+        let tools = tool_defs(
+            "massage_gun/tools.json",
+            include_str!("data/massage_gun/tools.json"),
+        )
+        .unwrap();
+        for called in [
+            "keepa_product_search",
+            "keepa_product_lookup",
+            "jungle_scout_sales_estimates",
+            "jungle_scout_keyword_search",
+            "amazon_review_insights",
+        ] {
+            assert!(tools.iter().any(|t| t.name() == called), "{called}");
+        }
+        for prose in [
+            SYSTEM_PROMPT,
+            REFERENCE_INTRO,
+            REFERRAL_FEES,
+            TASK,
+            DESCRIPTION,
+        ] {
+            let text = text_file(prose);
+            assert!(!text.is_empty() && !text.ends_with('\n'), "{text}");
+        }
+        assert_eq!(
+            placeholders(FINAL_REPORT),
+            ["units", "top3_share", "median_price", "table"]
+        );
+    }
 
     #[test]
     fn products_are_ranked_and_consistent() {

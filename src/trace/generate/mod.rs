@@ -12,11 +12,17 @@
 //!
 //! Both are pure functions of their arguments: no clocks, no `RandomState`,
 //! no addresses. Randomness comes from a private SplitMix64 generator and
-//! all text from fixed word lists and templates, so the same arguments give
-//! the same bytes on every machine ([`crate::trace::to_json`] of the result
-//! is what is committed under `traces/`, see [`BUNDLED`]).
+//! all text from fixed word lists, templates and tool manifests, so the same
+//! arguments give the same bytes on every machine ([`crate::trace::to_json`]
+//! of the result is what is committed under `traces/`, see [`BUNDLED`]).
+//!
+//! The word lists, templates, prose and tool manifests are data files under
+//! `src/trace/generate/data/` (one folder per generator), embedded in the
+//! binary at compile time; `data.rs` says how they are read. The `.rs`
+//! files hold the code that builds the traces.
 
 mod build;
+mod data;
 mod massage_gun;
 mod rng;
 mod session;

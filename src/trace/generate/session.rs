@@ -3,11 +3,10 @@
 //! and answers the user's follow-up requests.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::LazyLock;
 
-use super::build::{
-    J, assistant, fit, obj, prop, schema, strs, text, tool_def, tool_result, tool_use, user,
-    user_text,
-};
+use super::build::{J, assistant, fit, obj, strs, text, tool_result, tool_use, user, user_text};
+use super::data::{DataError, Lists, json_records, key_and_text, text_file, tool_defs};
 use super::rng::{Rng, fnv1a};
 use super::text::{date, fill, rfc3339, rfc3339_millis};
 use super::{SESSION_PREFIX_CHARS, messages_chars, prefix_chars};
@@ -19,286 +18,185 @@ use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 const START_MS: u64 = 1_759_828_320_000;
 const MODEL: &str = "claude-sonnet-4-5-20250929";
 
-struct Project {
-    name: &'static str,
-    krate: &'static str,
-    org: &'static str,
-    summary: &'static str,
-    files: &'static [&'static str],
-    deps: &'static [&'static str],
-    nouns: &'static [&'static str],
+/// A repository the session works in (`data/session/projects.json`); the
+/// seed picks one.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Project<'a> {
+    name: &'a str,
+    krate: &'a str,
+    org: &'a str,
+    summary: &'a str,
+    #[serde(borrow)]
+    files: Vec<&'a str>,
+    #[serde(borrow)]
+    deps: Vec<&'a str>,
+    /// Nouns of the project's domain, mixed with the general [`Words::nouns`].
+    #[serde(borrow)]
+    nouns: Vec<&'a str>,
 }
 
-const PROJECTS: &[Project] = &[
-    Project {
-        name: "orbit-sched",
-        krate: "orbit_sched",
-        org: "orbitlabs",
-        summary: "a distributed job scheduler with leases, retries and a Postgres store",
-        files: &[
-            "src/lib.rs",
-            "src/main.rs",
-            "src/config.rs",
-            "src/error.rs",
-            "src/scheduler/mod.rs",
-            "src/scheduler/queue.rs",
-            "src/scheduler/lease.rs",
-            "src/scheduler/backoff.rs",
-            "src/worker/mod.rs",
-            "src/worker/pool.rs",
-            "src/api/mod.rs",
-            "src/api/handlers.rs",
-            "src/api/routes.rs",
-            "src/store/mod.rs",
-            "src/store/postgres.rs",
-            "src/store/memory.rs",
-            "src/metrics.rs",
-            "tests/integration.rs",
-            "tests/api.rs",
-            "benches/queue.rs",
-        ],
-        deps: &[
-            "tokio",
-            "axum",
-            "sqlx",
-            "serde",
-            "tracing",
-            "thiserror",
-            "uuid",
-            "chrono",
-        ],
-        nouns: &[
-            "job",
-            "queue",
-            "lease",
-            "worker",
-            "retry",
-            "backoff",
-            "tenant",
-            "schedule",
-            "shard",
-            "attempt",
-            "deadline",
-            "heartbeat",
-        ],
-    },
-    Project {
-        name: "tessera",
-        krate: "tessera",
-        org: "tessera-maps",
-        summary: "a vector tile server that renders MVT tiles from PMTiles and PostGIS sources",
-        files: &[
-            "src/lib.rs",
-            "src/main.rs",
-            "src/config.rs",
-            "src/error.rs",
-            "src/tile/mod.rs",
-            "src/tile/cache.rs",
-            "src/tile/render.rs",
-            "src/tile/mvt.rs",
-            "src/source/mod.rs",
-            "src/source/pmtiles.rs",
-            "src/source/postgis.rs",
-            "src/http/mod.rs",
-            "src/http/server.rs",
-            "src/http/cors.rs",
-            "src/geom/simplify.rs",
-            "src/geom/clip.rs",
-            "tests/render.rs",
-            "tests/http.rs",
-        ],
-        deps: &[
-            "tokio", "hyper", "prost", "moka", "serde", "tracing", "geo", "bytes",
-        ],
-        nouns: &[
-            "tile", "layer", "source", "feature", "extent", "zoom", "bbox", "geometry", "style",
-            "cache", "header", "etag",
-        ],
-    },
-    Project {
-        name: "ledgerline",
-        krate: "ledgerline",
-        org: "ledgerline-dev",
-        summary: "a double-entry bookkeeping engine with CSV/OFX import and reports",
-        files: &[
-            "src/lib.rs",
-            "src/main.rs",
-            "src/cli.rs",
-            "src/error.rs",
-            "src/money.rs",
-            "src/currency.rs",
-            "src/ledger/mod.rs",
-            "src/ledger/posting.rs",
-            "src/ledger/balance.rs",
-            "src/ledger/journal.rs",
-            "src/import/mod.rs",
-            "src/import/csv.rs",
-            "src/import/ofx.rs",
-            "src/report/mod.rs",
-            "src/report/trial_balance.rs",
-            "src/report/income.rs",
-            "tests/import.rs",
-            "tests/report.rs",
-        ],
-        deps: &[
-            "rust_decimal",
-            "chrono",
-            "clap",
-            "serde",
-            "csv",
-            "thiserror",
-            "quick-xml",
-            "tracing",
-        ],
-        nouns: &[
-            "posting",
-            "account",
-            "entry",
-            "journal",
-            "balance",
-            "amount",
-            "currency",
-            "rate",
-            "period",
-            "statement",
-            "payee",
-            "memo",
-        ],
-    },
-];
+impl Project<'static> {
+    fn load() -> Result<Vec<Self>, DataError> {
+        const FILE: &str = "session/projects.json";
+        let projects: Vec<Self> = json_records(FILE, include_str!("data/session/projects.json"))?;
+        // What the generator indexes or picks from without a fallback.
+        let complete = |p: &Self| {
+            p.deps.len() >= 2
+                && !p.nouns.is_empty()
+                && p.files.iter().any(|f| f.starts_with("tests/"))
+                && p.files
+                    .iter()
+                    .any(|f| f.starts_with("src/") && !f.ends_with("main.rs"))
+        };
+        let problem = if projects.is_empty() {
+            "no projects".to_owned()
+        } else if let Some(p) = projects.iter().find(|p| !complete(p)) {
+            format!(
+                "project {:?} needs two deps, nouns, a test file and a library source file",
+                p.name
+            )
+        } else {
+            return Ok(projects);
+        };
+        Err(DataError::Malformed {
+            file: FILE,
+            message: problem,
+        })
+    }
+}
 
-const EXTRA_FILES: &[&str] = &[
-    "Cargo.toml",
-    "README.md",
-    "CHANGELOG.md",
-    "docs/architecture.md",
-    ".github/workflows/ci.yml",
-];
+/// Word lists (`data/session/words.txt`).
+struct Words {
+    nouns: Vec<&'static str>,
+    verbs: Vec<&'static str>,
+    verbs_third_person: Vec<&'static str>,
+    states: Vec<&'static str>,
+    rust_types: Vec<&'static str>,
+    adjectives: Vec<&'static str>,
+    /// Files every project has besides its own list.
+    extra_files: Vec<&'static str>,
+    broad_grep_patterns: Vec<&'static str>,
+    glob_patterns: Vec<&'static str>,
+    search_concerns: Vec<&'static str>,
+    research_topics: Vec<&'static str>,
+    request_topics: Vec<&'static str>,
+    /// How a follow-up request may start (it may also start with none).
+    openers: Vec<&'static str>,
+    test_file_kinds: Vec<&'static str>,
+    blog_hosts: Vec<&'static str>,
+    std_imports: Vec<&'static str>,
+    crate_imports: Vec<&'static str>,
+    log_levels: Vec<&'static str>,
+    /// `(lint name, message)`.
+    clippy_lints: Vec<(&'static str, &'static str)>,
+    search_title_kinds: Vec<&'static str>,
+    search_sources: Vec<&'static str>,
+    search_hosts: Vec<&'static str>,
+    age_units: Vec<&'static str>,
+    github_logins: Vec<&'static str>,
+    author_associations: Vec<&'static str>,
+}
 
-const NOUNS: &[&str] = &[
-    "config",
-    "store",
-    "handle",
-    "request",
-    "response",
-    "client",
-    "pool",
-    "connection",
-    "timeout",
-    "batch",
-    "event",
-    "token",
-    "session",
-    "limit",
-    "window",
-    "budget",
-    "span",
-    "record",
-    "index",
-    "segment",
-    "chunk",
-    "page",
-    "entry",
-    "key",
-    "payload",
-    "policy",
-    "snapshot",
-    "cursor",
-    "state",
-    "registry",
-];
-const VERBS: &[&str] = &[
-    "load",
-    "store",
-    "fetch",
-    "parse",
-    "validate",
-    "build",
-    "resolve",
-    "merge",
-    "split",
-    "encode",
-    "decode",
-    "record",
-    "emit",
-    "spawn",
-    "cancel",
-    "drain",
-    "poll",
-    "expire",
-    "refresh",
-    "flush",
-    "apply",
-    "insert",
-    "remove",
-    "lookup",
-    "acquire",
-    "release",
-    "renew",
-    "schedule",
-    "compact",
-    "normalize",
-];
-const VERBS_S: &[&str] = &[
-    "loads",
-    "stores",
-    "fetches",
-    "parses",
-    "validates",
-    "builds",
-    "resolves",
-    "merges",
-    "encodes",
-    "records",
-    "emits",
-    "cancels",
-    "drains",
-    "polls",
-    "refreshes",
-    "flushes",
-    "applies",
-    "acquires",
-    "releases",
-    "renews",
-];
-const STATES: &[&str] = &[
-    "expired",
-    "acquired",
-    "released",
-    "dropped",
-    "cancelled",
-    "committed",
-    "retried",
-    "evicted",
-    "flushed",
-    "rejected",
-];
-const TYPES: &[&str] = &[
-    "u64",
-    "usize",
-    "u32",
-    "i64",
-    "String",
-    "bool",
-    "Duration",
-    "Instant",
-    "Vec<u8>",
-    "Option<String>",
-    "Arc<str>",
-    "Bytes",
-];
-const ADJ: &[&str] = &[
-    "stale",
-    "empty",
-    "expired",
-    "duplicate",
-    "missing",
-    "oversized",
-    "concurrent",
-    "partial",
-    "invalid",
-    "pending",
-];
+impl Words {
+    fn load() -> Result<Self, DataError> {
+        const FILE: &str = "session/words.txt";
+        let mut l = Lists::parse(FILE, include_str!("data/session/words.txt"))?;
+        let words = Self {
+            nouns: l.take("nouns")?,
+            verbs: l.take("verbs")?,
+            verbs_third_person: l.take("verbs_third_person")?,
+            states: l.take("states")?,
+            rust_types: l.take("rust_types")?,
+            adjectives: l.take("adjectives")?,
+            extra_files: l.take("extra_files")?,
+            broad_grep_patterns: l.take("broad_grep_patterns")?,
+            glob_patterns: l.take("glob_patterns")?,
+            search_concerns: l.take("search_concerns")?,
+            research_topics: l.take("research_topics")?,
+            request_topics: l.take("request_topics")?,
+            openers: l.take("openers")?,
+            test_file_kinds: l.take("test_file_kinds")?,
+            blog_hosts: l.take("blog_hosts")?,
+            std_imports: l.take("std_imports")?,
+            crate_imports: l.take("crate_imports")?,
+            log_levels: l.take("log_levels")?,
+            clippy_lints: l
+                .take("clippy_lints")?
+                .into_iter()
+                .map(|e| key_and_text(FILE, e))
+                .collect::<Result<_, _>>()?,
+            search_title_kinds: l.take("search_title_kinds")?,
+            search_sources: l.take("search_sources")?,
+            search_hosts: l.take("search_hosts")?,
+            age_units: l.take("age_units")?,
+            github_logins: l.take("github_logins")?,
+            author_associations: l.take("author_associations")?,
+        };
+        l.finish()?;
+        Ok(words)
+    }
+}
+
+/// Templates with `{name}` placeholders (`data/session/templates.txt`).
+struct Templates {
+    bugfix_requests: Vec<&'static str>,
+    feature_requests: Vec<&'static str>,
+    research_requests: Vec<&'static str>,
+    ci_requests: Vec<&'static str>,
+    question_requests: Vec<&'static str>,
+    doc_sentences: Vec<&'static str>,
+    /// Rust statements; `[[` and `]]` stand for literal braces (`{` is the
+    /// placeholder mark).
+    code_lines: Vec<&'static str>,
+    /// Conventions in the project notes of the system prompt.
+    note_rules: Vec<&'static str>,
+}
+
+impl Templates {
+    fn load() -> Result<Self, DataError> {
+        let mut l = Lists::parse(
+            "session/templates.txt",
+            include_str!("data/session/templates.txt"),
+        )?;
+        let templates = Self {
+            bugfix_requests: l.take("bugfix_requests")?,
+            feature_requests: l.take("feature_requests")?,
+            research_requests: l.take("research_requests")?,
+            ci_requests: l.take("ci_requests")?,
+            question_requests: l.take("question_requests")?,
+            doc_sentences: l.take("doc_sentences")?,
+            code_lines: l.take("code_lines")?,
+            note_rules: l.take("note_rules")?,
+        };
+        l.finish()?;
+        Ok(templates)
+    }
+}
+
+/// Panics with the data file's error: the files are embedded at compile
+/// time and every one is loaded by this module's tests.
+fn loaded<T>(r: Result<T, DataError>) -> T {
+    r.unwrap_or_else(|e| panic!("session generator data: {e}"))
+}
+
+static PROJECTS: LazyLock<Vec<Project<'static>>> = LazyLock::new(|| loaded(Project::load()));
+static WORDS: LazyLock<Words> = LazyLock::new(|| loaded(Words::load()));
+static TEMPLATES: LazyLock<Templates> = LazyLock::new(|| loaded(Templates::load()));
+static TOOLS: LazyLock<Vec<ToolDefinition>> = LazyLock::new(|| {
+    loaded(tool_defs(
+        "session/tools.json",
+        include_str!("data/session/tools.json"),
+    ))
+});
+
+/// The agent's instructions (`data/session/system_prompt.md`); the recorded
+/// prompt ends with a line break, which [`prompt`] adds.
+const SYSTEM_PROMPT: &str = include_str!("data/session/system_prompt.md");
+
+/// The project's CI workflow (`data/session/ci.yml`); `{name}` is the
+/// project name.
+const CI_YML: &str = include_str!("data/session/ci.yml");
 
 fn camel(words: &[&str]) -> String {
     words
@@ -386,7 +284,7 @@ enum Kind {
 
 struct Gen {
     rng: Rng,
-    project: &'static Project,
+    project: &'static Project<'static>,
     versions: BTreeMap<String, u32>,
     issue: u64,
     fn_name: String,
@@ -425,20 +323,19 @@ impl Gen {
 
     fn noun(&mut self) -> &'static str {
         if self.rng.chance(0.6) {
-            self.rng.pick(self.project.nouns)
+            self.rng.pick(&self.project.nouns)
         } else {
-            self.rng.pick(NOUNS)
+            self.rng.pick(&WORDS.nouns)
         }
     }
 
     fn source_file(&mut self) -> String {
-        let files = self.project.files;
-        (self.rng.pick(files)).to_owned()
+        self.rng.pick(&self.project.files).to_owned()
     }
 
     fn new_focus(&mut self) {
         let n = self.noun();
-        let v = self.rng.pick(VERBS);
+        let v = self.rng.pick(&WORDS.verbs);
         let n2 = self.noun();
         self.fn_name = format!("{v}_{n}");
         self.type_name = camel(&[n, n2]);
@@ -450,7 +347,7 @@ impl Gen {
             .filter(|f| f.starts_with("src/") && !f.ends_with("main.rs"))
             .collect();
         self.focus = (self.rng.pick(&srcs)).to_owned();
-        let adj = self.rng.pick(ADJ);
+        let adj = self.rng.pick(&WORDS.adjectives);
         let n3 = self.noun();
         self.test_name = format!("{}::tests::{v}_{n}_with_{adj}_{n3}", module_of(&self.focus));
         self.issue = self.rng.range(180, 960);
@@ -485,10 +382,7 @@ impl Gen {
                 };
                 let broad = self.rng.chance(0.07);
                 let pattern = if broad {
-                    (self
-                        .rng
-                        .pick(&["unwrap()", "pub fn", "Result<", "clone()", "tracing::"]))
-                    .to_owned()
+                    self.rng.pick(&WORDS.broad_grep_patterns).to_owned()
                 } else {
                     pattern
                 };
@@ -501,14 +395,7 @@ impl Gen {
                 }
             }
             7 => Act::List {
-                pattern: (self.rng.pick(&[
-                    "src/**/*.rs",
-                    "**/*.rs",
-                    "tests/**",
-                    "src/**/mod.rs",
-                    "**/*.toml",
-                ]))
-                .to_owned(),
+                pattern: self.rng.pick(&WORDS.glob_patterns).to_owned(),
             },
             8 if self.rng.chance(0.4) => Act::Api {
                 kind: 0,
@@ -521,7 +408,7 @@ impl Gen {
                     }
                 } else {
                     Act::Read {
-                        path: (self.rng.pick(EXTRA_FILES)).to_owned(),
+                        path: (self.rng.pick(&WORDS.extra_files)).to_owned(),
                         window: None,
                         missing: false,
                     }
@@ -578,8 +465,8 @@ impl Gen {
     }
 
     fn todo_step(&mut self) -> Step {
-        let v = self.rng.pick(VERBS);
-        let (n1, n2, st) = (self.noun(), self.noun(), self.rng.pick(STATES));
+        let v = self.rng.pick(&WORDS.verbs);
+        let (n1, n2, st) = (self.noun(), self.noun(), self.rng.pick(&WORDS.states));
         let items = vec![
             (
                 format!("Reproduce the problem in `{}`", self.fn_name),
@@ -638,13 +525,7 @@ impl Gen {
                         "rust {} {} {}",
                         self.project.deps[0],
                         self.noun(),
-                        self.rng.pick(&[
-                            "best practice",
-                            "race condition",
-                            "timeout",
-                            "panic",
-                            "performance"
-                        ])
+                        self.rng.pick(&WORDS.search_concerns)
                     );
                     plan.push_back(self.tools_step(vec![Act::Search { query: q }]));
                     let url = self.doc_url();
@@ -697,14 +578,7 @@ impl Gen {
                     "{} {} {}",
                     self.project.deps[self.rng.range_usize(0, self.project.deps.len() - 1)],
                     self.noun(),
-                    self.rng.pick(&[
-                        "graceful shutdown",
-                        "backpressure",
-                        "connection pool sizing",
-                        "retry jitter",
-                        "cancellation safety",
-                        "memory usage"
-                    ])
+                    self.rng.pick(&WORDS.research_topics)
                 );
                 plan.push_back(self.tools_step(vec![Act::Search { query: q }]));
                 let n = if self.rng.chance(0.35) { 2 } else { 1 };
@@ -767,7 +641,7 @@ impl Gen {
             format!(
                 "tests/{}_{}.rs",
                 self.noun(),
-                self.rng.pick(&["regression", "props", "edge_cases"])
+                self.rng.pick(&WORDS.test_file_kinds)
             )
         } else {
             (self.rng.pick(&tests)).to_owned()
@@ -775,7 +649,7 @@ impl Gen {
     }
 
     fn doc_url(&mut self) -> String {
-        let dep = self.rng.pick(self.project.deps);
+        let dep = self.rng.pick(&self.project.deps);
         match self.rng.range(0, 3) {
             0 => format!(
                 "https://docs.rs/{dep}/latest/{}/{}/index.html",
@@ -788,15 +662,14 @@ impl Gen {
             ),
             2 => format!(
                 "https://users.rust-lang.org/t/{}-{}-with-{dep}/{}",
-                self.rng.pick(VERBS),
+                self.rng.pick(&WORDS.verbs),
                 self.noun(),
                 self.rng.range(90_000, 130_000)
             ),
             _ => format!(
                 "https://blog.{}.dev/posts/{}-{}-in-production",
-                self.rng
-                    .pick(&["fasterthanli", "tokio", "shuttle", "lpalmieri"]),
-                self.rng.pick(VERBS),
+                self.rng.pick(&WORDS.blog_hosts),
+                self.rng.pick(&WORDS.verbs),
                 self.noun()
             ),
         }
@@ -805,37 +678,13 @@ impl Gen {
     // ------------------------------------------------------------ prose
 
     fn task_text(&mut self, kind: Kind, first: bool) -> String {
-        const BUGFIX: &[&str] = &[
-            "`{fn}` in `{focus}` sometimes returns a {adj} {n} after the {n2} is {st}. It shows up in production maybe once an hour under load, and issue #{issue} has the logs. Can you find the root cause and fix it? Please add a regression test.",
-            "Found another bug: when two requests hit `{fn}` at the same time we occasionally get a {adj} {n}. The repro is flaky, see #{issue}. Can you dig in and fix it?",
-            "`{test}` has been flaky on CI this week (fails maybe 1 run in 20). Can you figure out whether it's the test or the code in `{focus}`? Issue #{issue}.",
-        ];
-        const FEATURE: &[&str] = &[
-            "I'd like `{type}` to support a configurable {n} limit (default should keep today's behaviour). Wire it through `Config`, validate it at startup, and expose it in the TOML. Tests please.",
-            "Let's add metrics: count every {st} {n} in `{fn}` (counter `{n}_{st}_total`) and expose it on /metrics. Keep the label set small.",
-            "Please make `{fn}` take a timeout (default 30 s) instead of the hard-coded value, and add tests for the timeout path.",
-        ];
-        const RESEARCH: &[&str] = &[
-            "Before we go further: how do other {dep} projects handle {topic} when the {n} is {st}? Look around and tell me what you'd recommend for us, no code changes yet.",
-            "What's the current best practice for {topic} with {dep}? I've seen both built-in helpers and hand-rolled code. Summarise the trade-offs for us, no code yet.",
-        ];
-        const CI: &[&str] = &[
-            "CI is red on main since the last merge, the clippy job fails. Can you take a look and fix it?",
-            "The CI run on main failed again, this time in clippy after the toolchain update. Can you fix the lints?",
-            "Looks like the latest merge broke the lint job. Could you check the GitHub Actions runs and fix whatever it's complaining about?",
-        ];
-        const QUESTION: &[&str] = &[
-            "Quick question: why does `{fn}` take the {n} by value instead of by reference? Is there a reason or can we change it?",
-            "How does `{fn}` interact with the {n} cache? I want to understand what happens when the {n2} is {st} mid-request.",
-            "Is `{type}` ever shared across tasks? I'm wondering whether the Mutex in `{focus}` is needed at all.",
-        ];
         let p = self.project;
         let template = self.rng.pick(match kind {
-            Kind::Bugfix => BUGFIX,
-            Kind::Feature => FEATURE,
-            Kind::Research => RESEARCH,
-            Kind::Ci => CI,
-            Kind::Question => QUESTION,
+            Kind::Bugfix => &TEMPLATES.bugfix_requests,
+            Kind::Feature => &TEMPLATES.feature_requests,
+            Kind::Research => &TEMPLATES.research_requests,
+            Kind::Ci => &TEMPLATES.ci_requests,
+            Kind::Question => &TEMPLATES.question_requests,
         });
         let issue = self.issue.to_string();
         let test = self.test_name.clone();
@@ -848,37 +697,32 @@ impl Gen {
                 ("type", &[self.type_name.as_str()]),
                 ("test", &[test.as_str()]),
                 ("issue", &[issue.as_str()]),
-                ("n", p.nouns),
-                ("n2", NOUNS),
-                ("st", STATES),
-                ("adj", ADJ),
-                ("dep", p.deps),
-                (
-                    "topic",
-                    &[
-                        "timeouts",
-                        "retries",
-                        "graceful shutdown",
-                        "backpressure",
-                        "connection pooling",
-                    ],
-                ),
+                ("n", &p.nouns),
+                ("n2", &WORDS.nouns),
+                ("st", &WORDS.states),
+                ("adj", &WORDS.adjectives),
+                ("dep", &p.deps),
+                ("topic", &WORDS.request_topics),
             ],
         );
         if first {
             format!("I'm working on {} ({}). {body}", p.name, p.summary)
         } else {
-            let opener =
-                self.rng
-                    .pick(&["", "Thanks! ", "Great, thanks. ", "Next one: ", "Nice. "]);
-            format!("{opener}{body}")
+            // As often as any one opener, the request starts without one.
+            let openers: Vec<Option<&str>> = std::iter::once(None)
+                .chain(WORDS.openers.iter().copied().map(Some))
+                .collect();
+            match self.rng.pick(&openers) {
+                Some(opener) => format!("{opener} {body}"),
+                None => body,
+            }
         }
     }
 
     fn summary(&mut self, kind: Kind) -> String {
         let n = self.noun();
         let n2 = self.noun();
-        let state = self.rng.pick(STATES);
+        let state = self.rng.pick(&WORDS.states);
         let tests = self.tests_total;
         self.tests_total += self.rng.range_usize(0, 3);
         let head = match kind {
@@ -916,7 +760,7 @@ impl Gen {
             out.push_str(&format!(
                 "**{}. {}**\n",
                 i + 1,
-                camel(&[r.pick(VERBS), r.pick(NOUNS)])
+                camel(&[r.pick(&WORDS.verbs), r.pick(&WORDS.nouns)])
             ));
             out.push_str(&prose_between(&mut r, self.project, 250, 650));
             out.push_str("\n\n");
@@ -1153,13 +997,13 @@ impl Gen {
                 if *files_only {
                     let n = (target / 40).clamp(1, 60);
                     for _ in 0..n {
-                        out.push_str(r.pick(p.files));
+                        out.push_str(r.pick(&p.files));
                         out.push('\n');
                     }
                     out = format!("Found {n} files\n{out}");
                 } else {
                     while out.len() < target {
-                        let file = r.pick(p.files);
+                        let file = r.pick(&p.files);
                         let line = r.range(3, 900);
                         let code = if *broad { code_lines(&mut r, p, 1, 8) } else { grep_line(&mut r, p, pattern) };
                         out.push_str(&format!("{file}:{line}:{}\n", code.trim_end()));
@@ -1177,7 +1021,7 @@ impl Gen {
                     if i < p.files.len() {
                         out.push_str(&format!("/home/dev/{}/{}\n", p.name, p.files[i]));
                     } else {
-                        out.push_str(&format!("/home/dev/{}/src/{}/{}.rs\n", p.name, r.pick(p.nouns), r.pick(NOUNS)));
+                        out.push_str(&format!("/home/dev/{}/src/{}/{}.rs\n", p.name, r.pick(&p.nouns), r.pick(&WORDS.nouns)));
                     }
                 }
                 (out, false, r.range(20, 200))
@@ -1209,7 +1053,7 @@ impl Gen {
                 let out = if *diff {
                     git_diff(&mut r, p)
                 } else {
-                    let mut s = format!("On branch {}\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n  (use \"git restore <file>...\" to discard changes in working directory)\n", fill(&mut r, "fix/{n}-{v}", &[("n", p.nouns), ("v", VERBS)]));
+                    let mut s = format!("On branch {}\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n  (use \"git restore <file>...\" to discard changes in working directory)\n", fill(&mut r, "fix/{n}-{v}", &[("n", &p.nouns), ("v", &WORDS.verbs)]));
                     for (path, _) in self.versions.iter().take(8) {
                         s.push_str(&format!("\tmodified:   {path}\n"));
                     }
@@ -1247,15 +1091,16 @@ impl Gen {
             "README.md" | "CHANGELOG.md" | "docs/architecture.md" => {
                 markdown_doc(&mut r, p, path, size.min(14_000))
             }
-            ".github/workflows/ci.yml" => CI_YML.replace("{name}", p.name),
+            // The workflow file ends with a line break.
+            ".github/workflows/ci.yml" => {
+                format!("{}\n", text_file(CI_YML).replace("{name}", p.name))
+            }
             _ => rust_source(&mut r, p, path, size),
         }
     }
 }
 
 // ---------------------------------------------------------------- content
-
-const CI_YML: &str = "name: CI\n\non:\n  push:\n    branches: [main]\n  pull_request:\n\nenv:\n  CARGO_TERM_COLOR: always\n  RUSTFLAGS: -D warnings\n\njobs:\n  test:\n    runs-on: ubuntu-latest\n    services:\n      postgres:\n        image: postgres:16\n        env:\n          POSTGRES_PASSWORD: postgres\n        ports: [\"5432:5432\"]\n    steps:\n      - uses: actions/checkout@v4\n      - uses: dtolnay/rust-toolchain@stable\n      - uses: Swatinem/rust-cache@v2\n      - run: cargo test --all-features --workspace\n  clippy:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - uses: dtolnay/rust-toolchain@stable\n        with:\n          components: clippy, rustfmt\n      - run: cargo fmt --check\n      - run: cargo clippy --all-targets --all-features -- -D warnings\n  # {name}: keep in sync with the MSRV in Cargo.toml\n";
 
 fn cargo_toml(p: &Project) -> String {
     let mut s = format!(
@@ -1273,21 +1118,6 @@ fn cargo_toml(p: &Project) -> String {
     s
 }
 
-const DOC_TEMPLATES: &[&str] = &[
-    "The {n} {vs} the {n2} before the {n3} is {st}.",
-    "When a {n} is {st}, the {n2} is {st2} and a new {n3} is created on the next poll.",
-    "Use `{v}_{n}` to {v2} a {n} without blocking the {n2}.",
-    "By default the {n} {vs} every 30 seconds; set `{n}_{n2}_interval` to change this.",
-    "If the {n} cannot be {st}, the call returns an error and leaves the {n2} unchanged.",
-    "This is safe to call concurrently from multiple tasks, but the {n} ordering is only guaranteed within a single {n2}.",
-    "Each {n} carries a monotonically increasing version, so a {st} {n2} can always be detected by comparing versions.",
-    "Holding the lock across an await point here would serialize every {n}, so the {n2} is cloned first.",
-    "In practice most deployments keep the {n} small (a few hundred entries) and rely on the {n2} for durability.",
-    "The {n2} is {st} lazily: nothing happens until the next {n} {vs} it.",
-    "We measured a 3x improvement in p99 latency after moving the {n} off the hot path.",
-    "Cancellation is cooperative: a {st} {n} finishes its current {n2} and then stops.",
-];
-
 fn prose_between(r: &mut Rng, p: &Project, lo: usize, hi: usize) -> String {
     let n = r.range_usize(lo, hi);
     prose(r, p, n)
@@ -1304,19 +1134,19 @@ fn prose(r: &mut Rng, p: &Project, min_chars: usize) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        let t = r.pick(DOC_TEMPLATES);
+        let t = r.pick(&TEMPLATES.doc_sentences);
         out.push_str(&fill(
             r,
             t,
             &[
-                ("n", p.nouns),
-                ("n2", NOUNS),
-                ("n3", p.nouns),
-                ("v", VERBS),
-                ("v2", VERBS),
-                ("vs", VERBS_S),
-                ("st", STATES),
-                ("st2", STATES),
+                ("n", &p.nouns),
+                ("n2", &WORDS.nouns),
+                ("n3", &p.nouns),
+                ("v", &WORDS.verbs),
+                ("v2", &WORDS.verbs),
+                ("vs", &WORDS.verbs_third_person),
+                ("st", &WORDS.states),
+                ("st2", &WORDS.states),
             ],
         ));
     }
@@ -1345,7 +1175,7 @@ fn markdown_doc(r: &mut Rng, p: &Project, path: &str, size: usize) -> String {
         } else {
             out.push_str(&format!(
                 "\n## {}\n\n{}\n",
-                camel(&[r.pick(p.nouns), r.pick(NOUNS)]),
+                camel(&[r.pick(&p.nouns), r.pick(&WORDS.nouns)]),
                 prose_between(r, p, 300, 800)
             ));
             if r.chance(0.4) {
@@ -1358,37 +1188,22 @@ fn markdown_doc(r: &mut Rng, p: &Project, path: &str, size: usize) -> String {
 
 /// `n` lines of plausible Rust statements indented by `indent` spaces.
 fn code_lines(r: &mut Rng, p: &Project, n: usize, indent: usize) -> String {
-    // `[[` and `]]` stand for literal braces (`{` is the placeholder mark).
-    const LINES: &[&str] = &[
-        "let {a} = self.{b}.{v}(&{c})?;",
-        "if {a}.is_empty() [[ return Ok(None); ]]",
-        "for {a} in {b}.iter() [[ out.push({a}.{c}.clone()); ]]",
-        "tracing::debug!({a} = %{b}.id, \"{v} {c}\");",
-        "let {a} = {b}s.get(&key).ok_or(Error::Missing{T})?;",
-        "self.{a}s.insert({b}.id, {c});",
-        "let deadline = Instant::now() + self.config.{a}_timeout;",
-        "let {a}s: Vec<_> = {b}s.into_iter().filter(|x| x.{c}.is_some()).collect();",
-        "let {a} = match self.{v}_{b}().await [[ Ok(v) => v, Err(e) if e.is_retryable() => continue, Err(e) => return Err(e.into()) ]];",
-        "let mut guard = self.{a}s.lock().await;",
-        "drop(guard);",
-        "metrics::counter!(\"{a}_{v}_total\").increment(1);",
-        "assert_eq!({a}s.len(), {b}s.len());",
-        "// {v} the {a} before the {b} expires, see #{num}",
-        "return Ok({a});",
-        "let {a} = {T}::new({b}.clone(), self.config.{c}_limit);",
-        "{a}s.retain(|_, v| v.{c}_at > now);",
-        "self.{a}_{v}({b}).await?;",
-    ];
     let pad = " ".repeat(indent);
     let mut out = String::new();
     for _ in 0..n {
-        let t = r.pick(LINES);
-        let tn = camel(&[r.pick(p.nouns), r.pick(NOUNS)]);
+        // `[[` and `]]` stand for literal braces (`{` is the placeholder mark).
+        let t = r.pick(&TEMPLATES.code_lines);
+        let tn = camel(&[r.pick(&p.nouns), r.pick(&WORDS.nouns)]);
         let num = r.range(100, 999).to_string();
         let line = fill(
             r,
             t,
-            &[("a", p.nouns), ("b", NOUNS), ("c", NOUNS), ("v", VERBS)],
+            &[
+                ("a", &p.nouns),
+                ("b", &WORDS.nouns),
+                ("c", &WORDS.nouns),
+                ("v", &WORDS.verbs),
+            ],
         )
         .replace("{T}", &tn)
         .replace("{num}", &num)
@@ -1404,35 +1219,26 @@ fn code_lines(r: &mut Rng, p: &Project, n: usize, indent: usize) -> String {
 fn rust_source(r: &mut Rng, p: &Project, _path: &str, target: usize) -> String {
     let mut out = format!("//! {}\n\n", prose(r, p, 60));
     for _ in 0..r.range(3, 8) {
-        let dep = r.pick(p.deps);
+        let dep = r.pick(&p.deps);
         out.push_str(&match r.range(0, 2) {
             0 => format!(
                 "use crate::{}::{};\n",
-                r.pick(p.nouns),
-                camel(&[r.pick(p.nouns), r.pick(NOUNS)])
+                r.pick(&p.nouns),
+                camel(&[r.pick(&p.nouns), r.pick(&WORDS.nouns)])
             ),
-            1 => format!(
-                "use std::{};\n",
-                r.pick(&[
-                    "collections::HashMap",
-                    "sync::Arc",
-                    "time::{Duration, Instant}",
-                    "fmt",
-                    "collections::BTreeMap"
-                ])
-            ),
+            1 => format!("use std::{};\n", r.pick(&WORDS.std_imports)),
             _ => format!(
                 "use {}::{};\n",
                 dep.replace('-', "_"),
-                r.pick(&["Error", "prelude::*", "sync::Mutex", "Serialize"])
+                r.pick(&WORDS.crate_imports)
             ),
         });
     }
     out.push('\n');
     let test_budget = if target > 3_000 { target / 5 } else { 0 };
     while out.len() < target.saturating_sub(test_budget) {
-        let n1 = r.pick(p.nouns);
-        let n2 = r.pick(NOUNS);
+        let n1 = r.pick(&p.nouns);
+        let n2 = r.pick(&WORDS.nouns);
         let ty = camel(&[n1, n2]);
         match r.range(0, 4) {
             0 => {
@@ -1443,9 +1249,9 @@ fn rust_source(r: &mut Rng, p: &Project, _path: &str, target: usize) -> String {
                 for _ in 0..r.range(2, 7) {
                     out.push_str(&format!(
                         "    pub {}_{}: {},\n",
-                        r.pick(p.nouns),
-                        r.pick(NOUNS),
-                        r.pick(TYPES)
+                        r.pick(&p.nouns),
+                        r.pick(&WORDS.nouns),
+                        r.pick(&WORDS.rust_types)
                     ));
                 }
                 out.push_str("}\n\n");
@@ -1456,11 +1262,11 @@ fn rust_source(r: &mut Rng, p: &Project, _path: &str, target: usize) -> String {
                     prose(r, p, 40)
                 ));
                 for _ in 0..r.range(2, 5) {
-                    let st = r.pick(STATES);
-                    let v = camel(&[r.pick(NOUNS), st]);
+                    let st = r.pick(&WORDS.states);
+                    let v = camel(&[r.pick(&WORDS.nouns), st]);
                     out.push_str(&format!(
                         "    #[error(\"{} {st}\")]\n    {v},\n",
-                        r.pick(NOUNS)
+                        r.pick(&WORDS.nouns)
                     ));
                 }
                 out.push_str("}\n\n");
@@ -1468,14 +1274,14 @@ fn rust_source(r: &mut Rng, p: &Project, _path: &str, target: usize) -> String {
             _ => {
                 out.push_str(&format!("impl {ty} {{\n"));
                 for _ in 0..r.range(1, 4) {
-                    let v = r.pick(VERBS);
-                    let n = r.pick(p.nouns);
+                    let v = r.pick(&WORDS.verbs);
+                    let n = r.pick(&p.nouns);
                     out.push_str(&format!(
                         "    /// {}\n    pub async fn {v}_{n}(&self, {}: {}) -> Result<{}, Error> {{\n",
                         prose(r, p, 30),
-                        r.pick(NOUNS),
-                        r.pick(TYPES),
-                        r.pick(TYPES)
+                        r.pick(&WORDS.nouns),
+                        r.pick(&WORDS.rust_types),
+                        r.pick(&WORDS.rust_types)
                     ));
                     let body = r.range_usize(3, 16);
                     out.push_str(&code_lines(r, p, body, 8));
@@ -1490,10 +1296,10 @@ fn rust_source(r: &mut Rng, p: &Project, _path: &str, target: usize) -> String {
         while out.len() < target {
             out.push_str(&format!(
                 "    #[tokio::test]\n    async fn {}_{}_when_{}_{}() {{\n",
-                r.pick(VERBS),
-                r.pick(p.nouns),
-                r.pick(ADJ),
-                r.pick(NOUNS)
+                r.pick(&WORDS.verbs),
+                r.pick(&p.nouns),
+                r.pick(&WORDS.adjectives),
+                r.pick(&WORDS.nouns)
             ));
             let body = r.range_usize(3, 10);
             out.push_str(&code_lines(r, p, body, 8));
@@ -1531,13 +1337,13 @@ fn test_log(
     out.push_str(&format!("running {shown} tests\n"));
     let mut t = clock + 2_000;
     for i in 0..shown {
-        let file = r.pick(p.files);
+        let file = r.pick(&p.files);
         let name = format!(
             "{}::tests::{}_{}_{}",
             module_of(file),
-            r.pick(VERBS),
-            r.pick(p.nouns),
-            r.pick(ADJ)
+            r.pick(&WORDS.verbs),
+            r.pick(&p.nouns),
+            r.pick(&WORDS.adjectives)
         );
         if verbose {
             for _ in 0..r.range(2, 12) {
@@ -1545,13 +1351,13 @@ fn test_log(
                 out.push_str(&format!(
                     "{} {} {}::{}: {} {}={} {}={}\n",
                     rfc3339_millis(t),
-                    r.pick(&["DEBUG", "DEBUG", "TRACE", "INFO", "WARN"]),
+                    r.pick(&WORDS.log_levels),
                     p.krate,
                     module_of(file),
-                    fill(r, "{v} {n}", &[("v", VERBS), ("n", p.nouns)]),
-                    r.pick(NOUNS),
+                    fill(r, "{v} {n}", &[("v", &WORDS.verbs), ("n", &p.nouns)]),
+                    r.pick(&WORDS.nouns),
                     r.range(1, 99_999),
-                    r.pick(p.nouns),
+                    r.pick(&p.nouns),
                     r.hex(8)
                 ));
             }
@@ -1583,7 +1389,7 @@ fn test_log(
             "\nfailures:\n\n---- {failing} stdout ----\n\nthread '{failing}' panicked at src/{src}.rs:{}:{}:\nassertion `left == right` failed: {}\n  left: {}\n right: {}\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n\nfailures:\n    {failing}\n\ntest result: FAILED. {} passed; 1 failed; 0 ignored; 0 measured; {} filtered out; finished in {}.{:02}s\n\nerror: test failed, to rerun pass `--lib`\n",
             r.range(40, 700),
             r.range(5, 40),
-            fill(r, "{n} should be {st} after the {n2} is {st2}", &[("n", p.nouns), ("n2", NOUNS), ("st", STATES), ("st2", STATES)]),
+            fill(r, "{n} should be {st} after the {n2} is {st2}", &[("n", &p.nouns), ("n2", &WORDS.nouns), ("st", &WORDS.states), ("st2", &WORDS.states)]),
             r.range(0, 9),
             r.range(1, 9),
             shown - 1,
@@ -1597,7 +1403,11 @@ fn test_log(
 
 /// A source line that matches the grep `pattern` the generator produced.
 fn grep_line(r: &mut Rng, p: &Project, pattern: &str) -> String {
-    let (n, n2, ty) = (r.pick(p.nouns), r.pick(NOUNS), r.pick(TYPES));
+    let (n, n2, ty) = (
+        r.pick(&p.nouns),
+        r.pick(&WORDS.nouns),
+        r.pick(&WORDS.rust_types),
+    );
     if let Some(name) = pattern.strip_prefix("fn ") {
         format!("    pub async fn {name}(&self, {n}: {ty}) -> Result<(), Error> {{")
     } else if let Some(name) = pattern.strip_suffix("\\(") {
@@ -1621,26 +1431,10 @@ fn check_log(r: &mut Rng, p: &Project, clippy: bool, errors: bool) -> String {
         p.name
     );
     if errors {
-        const LINTS: &[(&str, &str)] = &[
-            ("redundant_clone", "redundant clone"),
-            (
-                "single_match",
-                "you seem to be trying to use `match` for destructuring a single pattern. Consider using `if let`",
-            ),
-            (
-                "needless_borrow",
-                "this expression creates a reference which is immediately dereferenced by the compiler",
-            ),
-            (
-                "large_enum_variant",
-                "large size difference between variants",
-            ),
-            ("manual_let_else", "this could be rewritten as `let...else`"),
-        ];
         let n = r.range(2, 9);
         for _ in 0..n {
-            let (lint, msg) = r.pick(LINTS);
-            let file = r.pick(p.files);
+            let (lint, msg) = r.pick(&WORDS.clippy_lints);
+            let file = r.pick(&p.files);
             let line = r.range(10, 800);
             let code = code_lines(r, p, 1, 8);
             out.push_str(&format!(
@@ -1666,7 +1460,7 @@ fn check_log(r: &mut Rng, p: &Project, clippy: bool, errors: bool) -> String {
 fn git_diff(r: &mut Rng, p: &Project) -> String {
     let mut out = String::new();
     for _ in 0..r.range(1, 4) {
-        let file = r.pick(p.files);
+        let file = r.pick(&p.files);
         out.push_str(&format!(
             "diff --git a/{file} b/{file}\nindex {}..{} 100644\n--- a/{file}\n+++ b/{file}\n",
             r.hex(7),
@@ -1679,7 +1473,7 @@ fn git_diff(r: &mut Rng, p: &Project) -> String {
             let new = code_between(r, p, 1, 12, 8);
             out.push_str(&format!(
                 "@@ -{at},9 +{at},12 @@ impl {} {{\n",
-                camel(&[r.pick(p.nouns), r.pick(NOUNS)])
+                camel(&[r.pick(&p.nouns), r.pick(&WORDS.nouns)])
             ));
             for l in ctx.lines() {
                 out.push_str(&format!(" {l}\n"));
@@ -1698,22 +1492,16 @@ fn git_diff(r: &mut Rng, p: &Project) -> String {
 fn search_json(r: &mut Rng, p: &Project, query: &str) -> String {
     let results: Vec<J> = (0..r.range(6, 10))
         .map(|_| {
-            let dep = r.pick(p.deps);
-            let n = r.pick(p.nouns);
+            let dep = r.pick(&p.deps);
+            let n = r.pick(&p.nouns);
             obj([
                 (
                     "title",
                     format!(
                         "{} {n} {} - {}",
                         camel(&[dep]),
-                        r.pick(&["handling", "patterns", "pitfalls", "explained"]),
-                        r.pick(&[
-                            "Rust Users Forum",
-                            "docs.rs",
-                            "GitHub",
-                            "Stack Overflow",
-                            "Blog"
-                        ])
+                        r.pick(&WORDS.search_title_kinds),
+                        r.pick(&WORDS.search_sources)
                     )
                     .into(),
                 ),
@@ -1721,26 +1509,16 @@ fn search_json(r: &mut Rng, p: &Project, query: &str) -> String {
                     "url",
                     format!(
                         "https://{}/{}/{}-{n}",
-                        r.pick(&[
-                            "users.rust-lang.org/t",
-                            "docs.rs",
-                            "github.com",
-                            "stackoverflow.com/questions"
-                        ]),
+                        r.pick(&WORDS.search_hosts),
                         dep,
-                        r.pick(VERBS)
+                        r.pick(&WORDS.verbs)
                     )
                     .into(),
                 ),
                 ("snippet", prose(r, p, 180).into()),
                 (
                     "age",
-                    format!(
-                        "{} {} ago",
-                        r.range(1, 11),
-                        r.pick(&["months", "weeks", "days"])
-                    )
-                    .into(),
+                    format!("{} {} ago", r.range(1, 11), r.pick(&WORDS.age_units)).into(),
                 ),
             ])
         })
@@ -1751,12 +1529,16 @@ fn search_json(r: &mut Rng, p: &Project, query: &str) -> String {
 fn web_page(r: &mut Rng, p: &Project, url: &str, size: usize) -> String {
     let mut out = format!(
         "# {}\n\nSource: {url}\n\n",
-        camel(&[r.pick(VERBS), r.pick(p.nouns), r.pick(NOUNS)])
+        camel(&[r.pick(&WORDS.verbs), r.pick(&p.nouns), r.pick(&WORDS.nouns)])
     );
     while out.len() < size {
         out.push_str(&format!(
             "## {}\n\n",
-            fill(r, "{V} the {n} safely", &[("V", VERBS), ("n", p.nouns)])
+            fill(
+                r,
+                "{V} the {n} safely",
+                &[("V", &WORDS.verbs), ("n", &p.nouns)]
+            )
         ));
         out.push_str(&prose_between(r, p, 400, 1300));
         out.push_str("\n\n");
@@ -1768,8 +1550,8 @@ fn web_page(r: &mut Rng, p: &Project, url: &str, size: usize) -> String {
             for _ in 0..r.range(3, 8) {
                 out.push_str(&format!(
                     "| `{}_{}` | {} | {} |\n",
-                    r.pick(p.nouns),
-                    r.pick(NOUNS),
+                    r.pick(&p.nouns),
+                    r.pick(&WORDS.nouns),
                     r.range(1, 512),
                     prose(r, p, 30)
                 ));
@@ -1782,13 +1564,7 @@ fn web_page(r: &mut Rng, p: &Project, url: &str, size: usize) -> String {
 
 fn api_json(r: &mut Rng, p: &Project, kind: usize, number: u64, clock: u64) -> String {
     let user_obj = |r: &mut Rng| {
-        let login = format!(
-            "{}-{}",
-            r.pick(&[
-                "mkovac", "jdoe", "sarah", "tpark", "lin", "oscar", "amira", "felix"
-            ]),
-            r.range(1, 99)
-        );
+        let login = format!("{}-{}", r.pick(&WORDS.github_logins), r.range(1, 99));
         let id = r.range(100_000, 90_000_000);
         obj([
             ("login", login.as_str().into()),
@@ -1823,8 +1599,12 @@ fn api_json(r: &mut Rng, p: &Project, kind: usize, number: u64, clock: u64) -> S
                                     "{} ERROR {}: {} {}={}\n",
                                     at,
                                     p.krate,
-                                    fill(r, "{v} {n} failed", &[("v", VERBS), ("n", p.nouns)]),
-                                    r.pick(NOUNS),
+                                    fill(
+                                        r,
+                                        "{v} {n} failed",
+                                        &[("v", &WORDS.verbs), ("n", &p.nouns)]
+                                    ),
+                                    r.pick(&WORDS.nouns),
                                     r.hex(12)
                                 ));
                             }
@@ -1862,7 +1642,7 @@ fn api_json(r: &mut Rng, p: &Project, kind: usize, number: u64, clock: u64) -> S
                             ("updated_at", at.as_str().into()),
                             (
                                 "author_association",
-                                (r.pick(&["MEMBER", "CONTRIBUTOR", "NONE"])).into(),
+                                r.pick(&WORDS.author_associations).into(),
                             ),
                             ("body", body.into()),
                             (
@@ -1967,273 +1747,10 @@ fn api_json(r: &mut Rng, p: &Project, kind: usize, number: u64, clock: u64) -> S
 
 // ---------------------------------------------------------------- prompt
 
-const SYSTEM_PROMPT: &str = "You are an interactive coding agent that helps users with software engineering tasks in their repository. Use the instructions below and the tools available to you to assist the user.
-
-# Tone and style
-Be concise and direct. Explain non-trivial commands before you run them. Use GitHub-flavored Markdown; refer to code as `path:line`. Do not add comments to code unless asked. Never invent URLs.
-
-# Doing tasks
-- Use the search tools extensively to understand the codebase before changing it; read files before editing them.
-- Plan multi-step work with todo_write and keep exactly one item in progress.
-- Implement the change following the conventions of the surrounding code: imports, naming, error handling, tests.
-- Verify with the project's own test and lint commands (see the project notes). Never assume a test framework.
-- When you are done, summarise what changed and why in a few lines; do not repeat the diff.
-
-# Tool usage policy
-- Call independent tools in parallel in a single message (for example several read_file or grep calls).
-- Prefer grep and glob over bash for searching; prefer read_file over cat.
-- Never run destructive git commands (push --force, reset --hard) unless the user asks explicitly.
-- Long-running commands have a 10 minute timeout; pass `timeout` for test suites.
-
-# Safety
-Refuse to write code that is obviously malicious. Do not commit secrets; warn the user when a file looks like it contains credentials.
-";
-
-fn tools() -> Vec<ToolDefinition> {
-    vec![
-        tool_def(
-            "read_file",
-            "Reads a file from the local filesystem. The file_path must be absolute. By default reads up to 2000 lines from the start; use offset and limit for long files. Lines longer than 2000 characters are truncated. Results are returned in cat -n format, with line numbers starting at 1. Read several files in parallel when they are all relevant. Reading a file that does not exist returns an error.",
-            &schema(
-                vec![
-                    (
-                        "file_path",
-                        prop("string", "Absolute path of the file to read."),
-                    ),
-                    (
-                        "offset",
-                        prop("integer", "Line number to start reading from (1-based)."),
-                    ),
-                    ("limit", prop("integer", "Number of lines to read.")),
-                ],
-                &["file_path"],
-            ),
-        ),
-        tool_def(
-            "grep",
-            "Fast content search built on ripgrep. Supports full regex syntax (escape literal braces: `interface\\{\\}`). Filter files with `glob` (e.g. \"*.rs\") or `type`. output_mode: \"content\" shows matching lines (use -n for line numbers, -A/-B/-C for context), \"files_with_matches\" shows file paths (default), \"count\" shows match counts. Use this instead of running grep or rg through bash.",
-            &schema(
-                vec![
-                    (
-                        "pattern",
-                        prop("string", "Regular expression to search for."),
-                    ),
-                    (
-                        "path",
-                        prop(
-                            "string",
-                            "File or directory to search (default: working directory).",
-                        ),
-                    ),
-                    ("glob", prop("string", "Glob filter for file names.")),
-                    (
-                        "output_mode",
-                        obj([
-                            ("type", "string".into()),
-                            ("enum", strs(&["content", "files_with_matches", "count"])),
-                            ("description", "What to return.".into()),
-                        ]),
-                    ),
-                    ("-n", prop("boolean", "Show line numbers (content mode).")),
-                    ("-C", prop("integer", "Lines of context around each match.")),
-                    (
-                        "head_limit",
-                        prop("integer", "Only return the first N results."),
-                    ),
-                ],
-                &["pattern"],
-            ),
-        ),
-        tool_def(
-            "glob",
-            "Fast file pattern matching for any codebase size. Supports patterns like \"**/*.rs\" or \"src/**/*.toml\". Returns matching file paths sorted by modification time. Use when you need to find files by name.",
-            &schema(
-                vec![
-                    ("pattern", prop("string", "Glob pattern.")),
-                    (
-                        "path",
-                        prop(
-                            "string",
-                            "Directory to search in (default: working directory).",
-                        ),
-                    ),
-                ],
-                &["pattern"],
-            ),
-        ),
-        tool_def(
-            "edit_file",
-            "Performs an exact string replacement in a file. You must read the file first. old_string must match the file exactly, including indentation, and must be unique in the file unless replace_all is set; otherwise the edit fails. Preserve the exact indentation of the lines you edit. Prefer editing existing files to writing new ones.",
-            &schema(
-                vec![
-                    (
-                        "file_path",
-                        prop("string", "Absolute path of the file to modify."),
-                    ),
-                    ("old_string", prop("string", "The text to replace.")),
-                    (
-                        "new_string",
-                        prop(
-                            "string",
-                            "The replacement text (must differ from old_string).",
-                        ),
-                    ),
-                    (
-                        "replace_all",
-                        prop("boolean", "Replace every occurrence (default false)."),
-                    ),
-                ],
-                &["file_path", "old_string", "new_string"],
-            ),
-        ),
-        tool_def(
-            "write_file",
-            "Writes a file to the local filesystem, overwriting any existing file at that path. If the file exists you must read it first. Only create new files when they are required for the task; never create documentation files unless asked.",
-            &schema(
-                vec![
-                    (
-                        "file_path",
-                        prop("string", "Absolute path of the file to write."),
-                    ),
-                    ("content", prop("string", "The content to write.")),
-                ],
-                &["file_path", "content"],
-            ),
-        ),
-        tool_def(
-            "bash",
-            "Executes a bash command in a persistent shell session with an optional timeout. Quote paths that contain spaces. Output longer than 100000 characters is truncated. Avoid find, grep, cat, head and tail: use the dedicated tools. Use it for builds, tests, git and package managers. When several independent commands are needed, issue them in parallel tool calls.",
-            &schema(
-                vec![
-                    ("command", prop("string", "The command to run.")),
-                    (
-                        "description",
-                        prop("string", "What the command does, in 5-10 words."),
-                    ),
-                    (
-                        "timeout",
-                        prop("integer", "Timeout in milliseconds (max 600000)."),
-                    ),
-                    (
-                        "run_in_background",
-                        prop("boolean", "Run without waiting for completion."),
-                    ),
-                ],
-                &["command"],
-            ),
-        ),
-        tool_def(
-            "web_search",
-            "Searches the web and returns result titles, URLs, snippets and ages as JSON. Use it for information beyond your training data: library changelogs, recent issues, documentation of specific versions. Account for the current date when writing queries.",
-            &schema(
-                vec![
-                    ("query", prop("string", "The search query.")),
-                    (
-                        "allowed_domains",
-                        obj([
-                            ("type", "array".into()),
-                            ("items", obj([("type", "string".into())])),
-                            (
-                                "description",
-                                "Only include results from these domains.".into(),
-                            ),
-                        ]),
-                    ),
-                    (
-                        "blocked_domains",
-                        obj([
-                            ("type", "array".into()),
-                            ("items", obj([("type", "string".into())])),
-                            (
-                                "description",
-                                "Never include results from these domains.".into(),
-                            ),
-                        ]),
-                    ),
-                ],
-                &["query"],
-            ),
-        ),
-        tool_def(
-            "web_fetch",
-            "Fetches a URL, converts the HTML to Markdown and returns the content relevant to the prompt. HTTP URLs are upgraded to HTTPS. Results may be summarised when the page is very large. Includes a 15-minute cache for repeated fetches of the same URL.",
-            &schema(
-                vec![
-                    ("url", prop("string", "The URL to fetch.")),
-                    ("prompt", prop("string", "What to extract from the page.")),
-                ],
-                &["url", "prompt"],
-            ),
-        ),
-        tool_def(
-            "http_request",
-            "Sends an HTTP request to a JSON API (GitHub REST API, crates.io, internal services) with the user's configured credentials and returns the response body pretty-printed. Use GET unless the user asked for a change. Paginated endpoints return the first page; pass per_page to get more.",
-            &schema(
-                vec![
-                    (
-                        "method",
-                        obj([
-                            ("type", "string".into()),
-                            ("enum", strs(&["GET", "POST", "PATCH", "DELETE"])),
-                            ("description", "HTTP method.".into()),
-                        ]),
-                    ),
-                    ("url", prop("string", "Absolute URL.")),
-                    (
-                        "headers",
-                        obj([
-                            ("type", "object".into()),
-                            ("additionalProperties", obj([("type", "string".into())])),
-                            ("description", "Extra request headers.".into()),
-                        ]),
-                    ),
-                    ("body", prop("string", "Request body (JSON text).")),
-                ],
-                &["method", "url"],
-            ),
-        ),
-        tool_def(
-            "todo_write",
-            "Creates and updates a structured task list for the current session. Use it for tasks with three or more steps, when the user gives several tasks, and to mark progress: exactly one task in_progress at a time, mark tasks completed as soon as they are done. Each todo has content (imperative), activeForm (present continuous) and status.",
-            &schema(
-                vec![(
-                    "todos",
-                    obj([
-                        ("type", "array".into()),
-                        (
-                            "items",
-                            schema(
-                                vec![
-                                    ("content", prop("string", "The task.")),
-                                    (
-                                        "status",
-                                        obj([
-                                            ("type", "string".into()),
-                                            (
-                                                "enum",
-                                                strs(&["pending", "in_progress", "completed"]),
-                                            ),
-                                        ]),
-                                    ),
-                                    (
-                                        "activeForm",
-                                        prop("string", "The task in present continuous form."),
-                                    ),
-                                ],
-                                &["content", "status", "activeForm"],
-                            ),
-                        ),
-                        ("description", "The updated todo list.".into()),
-                    ]),
-                )],
-                &["todos"],
-            ),
-        ),
-    ]
-}
-
 fn prompt(rng: &Rng, p: &Project) -> Prompt {
-    let tools = tools();
+    let tools = TOOLS.clone();
+    // The recorded instructions end with a line break.
+    let instructions = format!("{}\n", text_file(SYSTEM_PROMPT));
     let env = format!(
         "<env>\nWorking directory: /home/dev/{}\nIs directory a git repo: Yes\nPlatform: linux\nOS Version: Linux 6.8.0-45-generic\nToday's date: {}\n</env>\nYou are powered by the model named Sonnet 4.5. The exact model ID is {MODEL}.",
         p.name,
@@ -2246,31 +1763,23 @@ fn prompt(rng: &Rng, p: &Project) -> Prompt {
         p.summary,
         p.deps.join(", ")
     );
-    const RULES: &[&str] = &[
-        "- {V} the {n} through `{n2}::{v}`; never touch `{n}` fields directly.",
-        "- Errors: return a typed error with context, never `unwrap()` on a {n} that came from the network.",
-        "- Tests for `{n}` live next to the code in a `tests` module; integration tests in `tests/`.",
-        "- Log every {st} {n} at debug level with its id.",
-        "- Keep `{n2}` types `Send + Sync`; the {n} is shared across tasks.",
-        "- Public functions that {v} a {n} document their cancellation behaviour.",
-    ];
     for _ in 0..10 {
-        let t = r.pick(RULES);
+        let t = r.pick(&TEMPLATES.note_rules);
         notes.push_str(&fill(
             &mut r,
             t,
             &[
-                ("V", VERBS),
-                ("v", VERBS),
-                ("n", p.nouns),
-                ("n2", NOUNS),
-                ("st", STATES),
+                ("V", &WORDS.verbs),
+                ("v", &WORDS.verbs),
+                ("n", &p.nouns),
+                ("n2", &WORDS.nouns),
+                ("st", &WORDS.states),
             ],
         ));
         notes.push('\n');
     }
     notes.push_str("\n## Module map\n");
-    for f in p.files {
+    for f in &p.files {
         notes.push_str(&format!("- `{f}`: {}\n", prose(&mut r, p, 60)));
     }
     notes.push_str("\n## Decision log (newest first)\n");
@@ -2290,7 +1799,7 @@ fn prompt(rng: &Rng, p: &Project) -> Prompt {
                 notes.push_str(e);
             }
             Prompt {
-                system: vec![text(SYSTEM_PROMPT), text(&env), text(&notes)],
+                system: vec![text(&instructions), text(&env), text(&notes)],
                 tools: tools.clone(),
             }
         },
@@ -2472,6 +1981,102 @@ pub(crate) fn build(calls: usize, seed: u64) -> Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::generate::text::placeholders;
+
+    #[test]
+    fn data_files_load() {
+        let projects = Project::load().unwrap();
+        // The seed picks a project by position: the bundled trace relies on
+        // the order.
+        let names: Vec<&str> = projects.iter().map(|p| p.name).collect();
+        assert_eq!(names, ["orbit-sched", "tessera", "ledgerline"]);
+        let words = Words::load().unwrap();
+        assert_eq!(
+            words.clippy_lints[0],
+            ("redundant_clone", "redundant clone")
+        );
+        Templates::load().unwrap();
+        let tools = tool_defs(
+            "session/tools.json",
+            include_str!("data/session/tools.json"),
+        );
+        assert_eq!(tools.unwrap().len(), 10);
+        let instructions = text_file(SYSTEM_PROMPT);
+        assert!(instructions.starts_with("You are") && !instructions.ends_with('\n'));
+        assert!(text_file(CI_YML).starts_with("name: CI") && CI_YML.contains("{name}"));
+    }
+
+    #[test]
+    fn templates_use_only_the_placeholders_the_code_fills() {
+        let t = Templates::load().unwrap();
+        let request: &[&str] = &[
+            "fn", "focus", "type", "test", "issue", "n", "n2", "st", "adj", "dep", "topic",
+        ];
+        let groups: [(&[&str], &[&str]); 8] = [
+            (&t.bugfix_requests, request),
+            (&t.feature_requests, request),
+            (&t.research_requests, request),
+            (&t.ci_requests, request),
+            (&t.question_requests, request),
+            (
+                &t.doc_sentences,
+                &["n", "n2", "n3", "v", "v2", "vs", "st", "st2"],
+            ),
+            (&t.code_lines, &["a", "b", "c", "v", "T", "num"]),
+            (&t.note_rules, &["V", "v", "n", "n2", "st"]),
+        ];
+        for (templates, known) in groups {
+            for template in templates {
+                for key in placeholders(template) {
+                    assert!(known.contains(&key), "{{{key}}} in {template:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_tool_the_agent_calls_is_in_the_manifest() {
+        let g = Gen::new(1);
+        let acts = [
+            Act::Read {
+                path: "a".into(),
+                window: None,
+                missing: false,
+            },
+            Act::Grep {
+                pattern: "p".into(),
+                glob: None,
+                broad: false,
+                files_only: false,
+            },
+            Act::List {
+                pattern: "*".into(),
+            },
+            Act::Edit {
+                path: "a".into(),
+                fail: false,
+            },
+            Act::Write { path: "a".into() },
+            Act::Test {
+                filter: None,
+                pass: true,
+                verbose: false,
+            },
+            Act::Check {
+                clippy: true,
+                errors: false,
+            },
+            Act::Git { diff: true },
+            Act::Search { query: "q".into() },
+            Act::Fetch { url: "u".into() },
+            Act::Api { kind: 0, number: 1 },
+            Act::Todo { items: vec![] },
+        ];
+        for act in &acts {
+            let (name, _) = g.tool_input(act);
+            assert!(TOOLS.iter().any(|t| t.name() == name), "{name}");
+        }
+    }
 
     #[test]
     fn cap_keeps_short_results_and_cuts_long_ones() {

@@ -1,4 +1,5 @@
-//! Fixed word lists, dates and small text helpers shared by the generators.
+//! Dates, placeholder filling and small text helpers shared by the
+//! generators.
 
 use super::rng::Rng;
 
@@ -55,6 +56,43 @@ pub(crate) fn rfc3339_millis(unix_ms: u64) -> String {
 /// Unknown placeholders are kept as they are.
 pub(crate) fn fill(rng: &mut Rng, template: &str, slots: &[(&str, &[&str])]) -> String {
     let mut chosen: Vec<(&str, &str)> = Vec::new();
+    replace_placeholders(template, |key| {
+        let (_, words) = slots.iter().find(|(k, _)| *k == key)?;
+        if let Some((_, w)) = chosen.iter().find(|(k, _)| *k == key) {
+            return Some(*w);
+        }
+        let w = rng.pick(words);
+        chosen.push((key, w));
+        Some(w)
+    })
+}
+
+/// Replaces `{name}` placeholders in `template` with fixed `values`, with
+/// no randomness. Unknown placeholders are kept as they are.
+pub(crate) fn substitute(template: &str, values: &[(&str, &str)]) -> String {
+    replace_placeholders(template, |key| {
+        values.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    })
+}
+
+/// The placeholder names of `template`, in order, repeats included.
+#[cfg(test)]
+pub(crate) fn placeholders(template: &str) -> Vec<&str> {
+    let mut keys = Vec::new();
+    replace_placeholders(template, |key| {
+        keys.push(key);
+        None
+    });
+    keys
+}
+
+/// One left-to-right pass over `template` replacing each `{key}` with
+/// `value(key)`; a key without a value, and a `{` without a `}`, stay as
+/// they are. Replacements are not scanned again.
+fn replace_placeholders<'t, 'v>(
+    template: &'t str,
+    mut value: impl FnMut(&'t str) -> Option<&'v str>,
+) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -63,15 +101,8 @@ pub(crate) fn fill(rng: &mut Rng, template: &str, slots: &[(&str, &[&str])]) -> 
         match after.find('}') {
             Some(close) => {
                 let key = &after[..close];
-                match slots.iter().find(|(k, _)| *k == key) {
-                    Some((_, words)) => match chosen.iter().find(|(k, _)| *k == key) {
-                        Some((_, w)) => out.push_str(w),
-                        None => {
-                            let w = rng.pick(words);
-                            chosen.push((key, w));
-                            out.push_str(w);
-                        }
-                    },
+                match value(key) {
+                    Some(v) => out.push_str(v),
                     None => {
                         out.push('{');
                         out.push_str(key);
@@ -148,6 +179,11 @@ mod tests {
             let (a, b) = s.split_once('=').unwrap();
             assert_eq!(a, b, "a repeated placeholder gets one choice");
         }
+        assert_eq!(
+            substitute("{a} and {b}, {a}; {c} {", &[("a", "{b}"), ("b", "2")]),
+            "{b} and 2, {b}; {c} {"
+        );
+        assert_eq!(placeholders("{a} {b}} {a} {"), ["a", "b", "a"]);
         assert_eq!(sold_bucket(30), 0);
         assert_eq!(sold_bucket(734), 700);
         assert_eq!(sold_bucket(12_345), 10_000);
