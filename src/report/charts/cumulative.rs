@@ -4,9 +4,9 @@
 use plotters::prelude::*;
 
 use super::layout::{
-    AXIS, Area, DESC_SIZE, GRID, LegendItem, MARKERS, PAD, Res, Swatch, TEXT, TICK_SIZE, X_AREA_H,
-    clean, dims, draw_err, draw_frame, draw_legend, draw_marker, draw_no_data, int_tick,
-    layout_legend, style, usd_decimals, y_area_w,
+    AXIS, Area, DESC_SIZE, GRID, LegendItem, MARKERS, PAD, Res, Swatch, TEXT, TICK_SIZE, clean,
+    dims, draw_err, draw_frame, draw_legend, draw_marker, draw_no_data, int_tick, layout_legend,
+    plot_area, plot_builder, style, usd_decimals, y_area_w,
 };
 use crate::report::fmt;
 
@@ -84,15 +84,8 @@ pub(super) fn draw<DB: DrawingBackend>(
     let ticks = [fmt::dollars_fixed(y_hi, dec), fmt::dollars_fixed(y_lo, dec)];
     let (x_lo, x_hi) = if n == 1 { (0.5, 1.5) } else { (1.0, n as f64) };
 
-    let body = root
-        .clone()
-        .shrink((0, top), (w, (h - top - legend.height).max(1)));
-    let mut chart = ChartBuilder::on(&body)
-        .margin_right(PAD * 2)
-        .margin_top(6)
-        .margin_left(PAD)
-        .x_label_area_size(X_AREA_H)
-        .y_label_area_size(y_area_w(root, &ticks)?)
+    let body = plot_area(root, top, 0, legend.height);
+    let mut chart = plot_builder(&body, PAD * 2, y_area_w(root, &ticks)?)
         .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
         .map_err(draw_err)?;
     let x_fmt = |v: &f64| int_tick(*v, 1, n);

@@ -6,8 +6,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::layout::{
     AXIS, Area, CellAxis, DESC_SIZE, LEGEND_ROW_H, MUTED, NOTE_SIZE, PAD, Res, TEXT, TICK_SIZE,
-    X_AREA_H, anchored, cell_index, dims, draw_err, draw_frame, draw_no_data, draw_text, fill_rect,
-    fit, mix, style, text_w, usd_decimals, with_color, y_area_w,
+    anchored, cell_index, dims, draw_err, draw_frame, draw_no_data, draw_text, fill_rect, fit, mix,
+    plot_area, plot_builder, style, text_w, usd_decimals, with_color, y_area_w,
 };
 use crate::report::fmt;
 
@@ -103,15 +103,8 @@ pub(super) fn draw<DB: DrawingBackend>(
 
     let y_ticks: Vec<String> = keeps.iter().map(|k| fmt::thousands(*k as u64)).collect();
     let scale_w = if have { 120 } else { 0 };
-    let body = root
-        .clone()
-        .shrink((0, top), (w - scale_w, (h - top - note_h).max(1)));
-    let mut chart = ChartBuilder::on(&body)
-        .margin_right(PAD)
-        .margin_top(6)
-        .margin_left(PAD)
-        .x_label_area_size(X_AREA_H)
-        .y_label_area_size(y_area_w(root, &y_ticks)?)
+    let body = plot_area(root, top, scale_w, note_h);
+    let mut chart = plot_builder(&body, PAD, y_area_w(root, &y_ticks)?)
         .build_cartesian_2d(CellAxis(nx), CellAxis(ny))
         .map_err(draw_err)?;
 

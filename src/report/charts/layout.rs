@@ -404,6 +404,38 @@ pub(super) fn y_area_w<DB: DrawingBackend>(root: &Area<DB>, ticks: &[String]) ->
 /// Height of the x label area: tick labels plus the axis description.
 pub(super) const X_AREA_H: i32 = 50;
 
+/// The part of the chart the plot and its axis labels get: below the title
+/// (`top`), above the legend or note (`bottom_h` pixels) and left of
+/// `right_w` pixels kept free for a colour scale.
+pub(super) fn plot_area<DB: DrawingBackend>(
+    root: &Area<DB>,
+    top: i32,
+    right_w: i32,
+    bottom_h: i32,
+) -> Area<DB> {
+    let (w, h) = dims(root);
+    root.clone()
+        .shrink((0, top), (w - right_w, (h - top - bottom_h).max(1)))
+}
+
+/// A chart builder on `body` with the margins and label areas every kind
+/// uses; `margin_right` keeps the last x tick label inside the image,
+/// `y_area` is the width of the y label area ([`y_area_w`]).
+pub(super) fn plot_builder<'a, 'b, DB: DrawingBackend>(
+    body: &'a Area<DB>,
+    margin_right: i32,
+    y_area: i32,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(body);
+    builder
+        .margin_right(margin_right)
+        .margin_top(6)
+        .margin_left(PAD)
+        .x_label_area_size(X_AREA_H)
+        .y_label_area_size(y_area);
+    builder
+}
+
 /// A `0..n` axis of `n` equal cells whose tick marks and labels sit at the
 /// cell centres `0.5, 1.5, …` (thinned to the requested count). plotters'
 /// segmented axes add a spare segment and its key-point wrapper cannot format

@@ -7,7 +7,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::layout::{
     AXIS, Area, CellAxis, DESC_SIZE, GRID, LEGEND_ROW_H, LegendItem, PAD, Res, Swatch, TEXT,
     TICK_SIZE, X_AREA_H, anchored, cell_index, clean, dims, draw_err, draw_frame, draw_legend,
-    draw_no_data, draw_text, fill_rect, fit, layout_legend, style, text_w, usd_decimals,
+    draw_no_data, draw_text, fill_rect, fit, layout_legend, plot_area, plot_builder, style, text_w,
+    usd_decimals,
 };
 use crate::report::fmt;
 
@@ -83,17 +84,10 @@ pub(super) fn draw<DB: DrawingBackend>(
     )?);
     let x_labels = usize::try_from((plot_w as i32 / (ticks_w + 30)).clamp(2, 10)).unwrap_or(2);
 
-    let body = root
-        .clone()
-        .shrink((0, top), (w, (h - top - legend.height).max(1)));
+    let body = plot_area(root, top, 0, legend.height);
     let n = shown;
     let ni = n as i32;
-    let mut chart = ChartBuilder::on(&body)
-        .margin_right(PAD * 2)
-        .margin_top(6)
-        .margin_left(PAD)
-        .x_label_area_size(X_AREA_H)
-        .y_label_area_size(y_area)
+    let mut chart = plot_builder(&body, PAD * 2, y_area)
         .build_cartesian_2d(x_lo..x_hi, CellAxis(n))
         .map_err(draw_err)?;
     let x_fmt = |v: &f64| fmt::dollars_fixed(*v, dec);

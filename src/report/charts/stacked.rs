@@ -5,9 +5,9 @@ use plotters::prelude::*;
 
 use super::CallTokens;
 use super::layout::{
-    AXIS, Area, DESC_SIZE, GRID, LegendItem, PAD, Res, Swatch, TEXT, TICK_SIZE, X_AREA_H, axis_max,
-    clean, dims, draw_err, draw_frame, draw_legend, draw_no_data, int_tick, layout_legend, mix,
-    style, y_area_w,
+    AXIS, Area, DESC_SIZE, GRID, LegendItem, PAD, Res, Swatch, TEXT, TICK_SIZE, axis_max, clean,
+    dims, draw_err, draw_frame, draw_legend, draw_no_data, int_tick, layout_legend, mix, plot_area,
+    plot_builder, style, y_area_w,
 };
 use crate::report::fmt;
 
@@ -75,15 +75,8 @@ pub(super) fn draw<DB: DrawingBackend>(
     let y_max = axis_max(max_total);
     let ticks = [fmt::compact_count(y_max), fmt::compact_count(y_max / 2.0)];
 
-    let body = root
-        .clone()
-        .shrink((0, top), (w, (h - top - legend.height).max(1)));
-    let mut chart = ChartBuilder::on(&body)
-        .margin_right(PAD * 2)
-        .margin_top(6)
-        .margin_left(PAD)
-        .x_label_area_size(X_AREA_H)
-        .y_label_area_size(y_area_w(root, &ticks)?)
+    let body = plot_area(root, top, 0, legend.height);
+    let mut chart = plot_builder(&body, PAD * 2, y_area_w(root, &ticks)?)
         .build_cartesian_2d(0.5f64..(n as f64 + 0.5), 0f64..y_max)
         .map_err(draw_err)?;
 

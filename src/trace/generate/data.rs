@@ -154,6 +154,46 @@ impl Lists {
     }
 }
 
+/// Declares a struct of named lists read from one list file under `data/`
+/// (path given relative to `data/`): each field holds the list of the same
+/// name, `load` reads them all, and a list the struct does not name is an
+/// error, so file and code cannot drift apart.
+macro_rules! list_file {
+    (
+        $(#[$attr:meta])*
+        struct $name:ident = $file:literal {
+            $($(#[$field_attr:meta])* $field:ident,)*
+        }
+    ) => {
+        $(#[$attr])*
+        struct $name {
+            $($(#[$field_attr])* $field: Vec<&'static str>,)*
+        }
+
+        impl $name {
+            fn load() -> Result<Self, $crate::trace::generate::data::DataError> {
+                let mut lists = $crate::trace::generate::data::Lists::parse(
+                    $file,
+                    include_str!(concat!("data/", $file)),
+                )?;
+                let loaded = Self {
+                    $($field: lists.take(stringify!($field))?,)*
+                };
+                lists.finish()?;
+                Ok(loaded)
+            }
+        }
+    };
+}
+pub(crate) use list_file;
+
+/// The loaded data, or a panic naming the data file and its mistake. The
+/// files are embedded at compile time and every generator's unit tests load
+/// all of its files, so this cannot fire on a tested build.
+pub(crate) fn loaded<T>(r: Result<T, DataError>) -> T {
+    r.unwrap_or_else(|e| panic!("generator data file {e}"))
+}
+
 /// The text of a prose file: its contents without the line break that ends
 /// the file, so an editor adding or keeping that line break changes
 /// nothing. A text that must end with a line break gets it from the code.
@@ -186,6 +226,19 @@ pub(crate) fn json_records<T: serde::Deserialize<'static>>(
         file,
         message: e.to_string(),
     })
+}
+
+/// `records` when no `problem` was found in them, else the problem as a
+/// [`DataError::Malformed`] of `file`.
+pub(crate) fn checked<T>(
+    file: &'static str,
+    records: T,
+    problem: Option<String>,
+) -> Result<T, DataError> {
+    match problem {
+        Some(message) => Err(DataError::Malformed { file, message }),
+        None => Ok(records),
+    }
 }
 
 /// One record of a `tools.json` file.

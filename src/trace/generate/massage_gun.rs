@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use super::build::{
     J, assistant, fit, ints, num, obj, strs, text, tool_result, tool_use, user, user_text,
 };
-use super::data::{DataError, Lists, json_records, text_file, tool_defs};
+use super::data::{DataError, checked, json_records, list_file, loaded, text_file, tool_defs};
 use super::rng::Rng;
 use super::text::{date, keepa_minutes, sold_bucket, substitute};
 use super::{
@@ -91,59 +91,30 @@ impl Tables<'static> {
         let tables: Self = json_records(FILE, include_str!("data/massage_gun/tables.json"))?;
         // What the generator indexes or picks from without a fallback.
         let problem = if tables.brands.len() < 3 || tables.fba_size_tiers.is_empty() {
-            "needs at least three brands and one size tier".to_owned()
-        } else if let Some(b) = tables.brands.iter().find(|b| b.lo <= 0 || b.lo > b.hi) {
-            format!("brand {:?}: prices need 0 < lo <= hi", b.name)
+            Some("needs at least three brands and one size tier".to_owned())
         } else {
-            return Ok(tables);
+            let bad_prices = tables.brands.iter().find(|b| b.lo <= 0 || b.lo > b.hi);
+            bad_prices.map(|b| format!("brand {:?}: prices need 0 < lo <= hi", b.name))
         };
-        Err(DataError::Malformed {
-            file: FILE,
-            message: problem,
-        })
+        checked(FILE, tables, problem)
     }
 }
 
-/// Word lists (`data/massage_gun/words.txt`).
-struct Words {
-    colors: Vec<&'static str>,
-    features: Vec<&'static str>,
-    model_prefixes: Vec<&'static str>,
-    /// Browse-node paths of the reference data; the first is the leaf
-    /// category of the search ([`LEAF_CATEGORY`]).
-    category_paths: Vec<&'static str>,
-    keywords: Vec<&'static str>,
-    /// Appended to keywords once the list is used up.
-    keyword_variants: Vec<&'static str>,
-    review_titles: Vec<&'static str>,
-    review_bodies: Vec<&'static str>,
-}
-
-impl Words {
-    fn load() -> Result<Self, DataError> {
-        let mut l = Lists::parse(
-            "massage_gun/words.txt",
-            include_str!("data/massage_gun/words.txt"),
-        )?;
-        let words = Self {
-            colors: l.take("colors")?,
-            features: l.take("features")?,
-            model_prefixes: l.take("model_prefixes")?,
-            category_paths: l.take("category_paths")?,
-            keywords: l.take("keywords")?,
-            keyword_variants: l.take("keyword_variants")?,
-            review_titles: l.take("review_titles")?,
-            review_bodies: l.take("review_bodies")?,
-        };
-        l.finish()?;
-        Ok(words)
+list_file! {
+    /// Word lists (`data/massage_gun/words.txt`).
+    struct Words = "massage_gun/words.txt" {
+        colors,
+        features,
+        model_prefixes,
+        /// Browse-node paths of the reference data; the first is the leaf
+        /// category of the search ([`LEAF_CATEGORY`]).
+        category_paths,
+        keywords,
+        /// Appended to keywords once the list is used up.
+        keyword_variants,
+        review_titles,
+        review_bodies,
     }
-}
-
-/// Panics with the data file's error: the files are embedded at compile
-/// time and every one is loaded by this module's tests.
-fn loaded<T>(r: Result<T, DataError>) -> T {
-    r.unwrap_or_else(|e| panic!("massage-gun generator data: {e}"))
 }
 
 static TABLES: LazyLock<Tables<'static>> = LazyLock::new(|| loaded(Tables::load()));

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::LazyLock;
 
 use super::build::{J, assistant, fit, obj, strs, text, tool_result, tool_use, user, user_text};
-use super::data::{DataError, Lists, json_records, key_and_text, text_file, tool_defs};
+use super::data::{
+    DataError, checked, json_records, key_and_text, list_file, loaded, text_file, tool_defs,
+};
 use super::rng::{Rng, fnv1a};
 use super::text::{date, fill, rfc3339, rfc3339_millis};
 use super::{SESSION_PREFIX_CHARS, messages_chars, prefix_chars};
@@ -50,139 +52,84 @@ impl Project<'static> {
                     .any(|f| f.starts_with("src/") && !f.ends_with("main.rs"))
         };
         let problem = if projects.is_empty() {
-            "no projects".to_owned()
-        } else if let Some(p) = projects.iter().find(|p| !complete(p)) {
-            format!(
-                "project {:?} needs two deps, nouns, a test file and a library source file",
-                p.name
-            )
+            Some("no projects".to_owned())
         } else {
-            return Ok(projects);
+            projects.iter().find(|p| !complete(p)).map(|p| {
+                format!(
+                    "project {:?} needs two deps, nouns, a test file and a library source file",
+                    p.name
+                )
+            })
         };
-        Err(DataError::Malformed {
-            file: FILE,
-            message: problem,
-        })
+        checked(FILE, projects, problem)
     }
 }
 
-/// Word lists (`data/session/words.txt`).
-struct Words {
-    nouns: Vec<&'static str>,
-    verbs: Vec<&'static str>,
-    verbs_third_person: Vec<&'static str>,
-    states: Vec<&'static str>,
-    rust_types: Vec<&'static str>,
-    adjectives: Vec<&'static str>,
-    /// Files every project has besides its own list.
-    extra_files: Vec<&'static str>,
-    broad_grep_patterns: Vec<&'static str>,
-    glob_patterns: Vec<&'static str>,
-    search_concerns: Vec<&'static str>,
-    research_topics: Vec<&'static str>,
-    request_topics: Vec<&'static str>,
-    /// How a follow-up request may start (it may also start with none).
-    openers: Vec<&'static str>,
-    test_file_kinds: Vec<&'static str>,
-    blog_hosts: Vec<&'static str>,
-    std_imports: Vec<&'static str>,
-    crate_imports: Vec<&'static str>,
-    log_levels: Vec<&'static str>,
-    /// `(lint name, message)`.
-    clippy_lints: Vec<(&'static str, &'static str)>,
-    search_title_kinds: Vec<&'static str>,
-    search_sources: Vec<&'static str>,
-    search_hosts: Vec<&'static str>,
-    age_units: Vec<&'static str>,
-    github_logins: Vec<&'static str>,
-    author_associations: Vec<&'static str>,
+list_file! {
+    /// Word lists (`data/session/words.txt`).
+    struct Words = "session/words.txt" {
+        nouns,
+        verbs,
+        verbs_third_person,
+        states,
+        rust_types,
+        adjectives,
+        /// Files every project has besides its own list.
+        extra_files,
+        broad_grep_patterns,
+        glob_patterns,
+        search_concerns,
+        research_topics,
+        request_topics,
+        /// How a follow-up request may start (it may also start with none).
+        openers,
+        test_file_kinds,
+        blog_hosts,
+        std_imports,
+        crate_imports,
+        log_levels,
+        /// `lint: message` (see [`Words::lint_messages`]).
+        clippy_lints,
+        search_title_kinds,
+        search_sources,
+        search_hosts,
+        age_units,
+        github_logins,
+        author_associations,
+    }
 }
 
 impl Words {
-    fn load() -> Result<Self, DataError> {
-        const FILE: &str = "session/words.txt";
-        let mut l = Lists::parse(FILE, include_str!("data/session/words.txt"))?;
-        let words = Self {
-            nouns: l.take("nouns")?,
-            verbs: l.take("verbs")?,
-            verbs_third_person: l.take("verbs_third_person")?,
-            states: l.take("states")?,
-            rust_types: l.take("rust_types")?,
-            adjectives: l.take("adjectives")?,
-            extra_files: l.take("extra_files")?,
-            broad_grep_patterns: l.take("broad_grep_patterns")?,
-            glob_patterns: l.take("glob_patterns")?,
-            search_concerns: l.take("search_concerns")?,
-            research_topics: l.take("research_topics")?,
-            request_topics: l.take("request_topics")?,
-            openers: l.take("openers")?,
-            test_file_kinds: l.take("test_file_kinds")?,
-            blog_hosts: l.take("blog_hosts")?,
-            std_imports: l.take("std_imports")?,
-            crate_imports: l.take("crate_imports")?,
-            log_levels: l.take("log_levels")?,
-            clippy_lints: l
-                .take("clippy_lints")?
-                .into_iter()
-                .map(|e| key_and_text(FILE, e))
-                .collect::<Result<_, _>>()?,
-            search_title_kinds: l.take("search_title_kinds")?,
-            search_sources: l.take("search_sources")?,
-            search_hosts: l.take("search_hosts")?,
-            age_units: l.take("age_units")?,
-            github_logins: l.take("github_logins")?,
-            author_associations: l.take("author_associations")?,
-        };
-        l.finish()?;
-        Ok(words)
+    /// The clippy lints as `(lint name, message)`.
+    fn lint_messages(&self) -> Result<Vec<(&'static str, &'static str)>, DataError> {
+        self.clippy_lints
+            .iter()
+            .map(|entry| key_and_text("session/words.txt", entry))
+            .collect()
     }
 }
 
-/// Templates with `{name}` placeholders (`data/session/templates.txt`).
-struct Templates {
-    bugfix_requests: Vec<&'static str>,
-    feature_requests: Vec<&'static str>,
-    research_requests: Vec<&'static str>,
-    ci_requests: Vec<&'static str>,
-    question_requests: Vec<&'static str>,
-    doc_sentences: Vec<&'static str>,
-    /// Rust statements; `[[` and `]]` stand for literal braces (`{` is the
-    /// placeholder mark).
-    code_lines: Vec<&'static str>,
-    /// Conventions in the project notes of the system prompt.
-    note_rules: Vec<&'static str>,
-}
-
-impl Templates {
-    fn load() -> Result<Self, DataError> {
-        let mut l = Lists::parse(
-            "session/templates.txt",
-            include_str!("data/session/templates.txt"),
-        )?;
-        let templates = Self {
-            bugfix_requests: l.take("bugfix_requests")?,
-            feature_requests: l.take("feature_requests")?,
-            research_requests: l.take("research_requests")?,
-            ci_requests: l.take("ci_requests")?,
-            question_requests: l.take("question_requests")?,
-            doc_sentences: l.take("doc_sentences")?,
-            code_lines: l.take("code_lines")?,
-            note_rules: l.take("note_rules")?,
-        };
-        l.finish()?;
-        Ok(templates)
+list_file! {
+    /// Templates with `{name}` placeholders (`data/session/templates.txt`).
+    struct Templates = "session/templates.txt" {
+        bugfix_requests,
+        feature_requests,
+        research_requests,
+        ci_requests,
+        question_requests,
+        doc_sentences,
+        /// Rust statements; `[[` and `]]` stand for literal braces (`{` is
+        /// the placeholder mark).
+        code_lines,
+        /// Conventions in the project notes of the system prompt.
+        note_rules,
     }
-}
-
-/// Panics with the data file's error: the files are embedded at compile
-/// time and every one is loaded by this module's tests.
-fn loaded<T>(r: Result<T, DataError>) -> T {
-    r.unwrap_or_else(|e| panic!("session generator data: {e}"))
 }
 
 static PROJECTS: LazyLock<Vec<Project<'static>>> = LazyLock::new(|| loaded(Project::load()));
 static WORDS: LazyLock<Words> = LazyLock::new(|| loaded(Words::load()));
 static TEMPLATES: LazyLock<Templates> = LazyLock::new(|| loaded(Templates::load()));
+static CLIPPY_LINTS: LazyLock<Vec<(&str, &str)>> = LazyLock::new(|| loaded(WORDS.lint_messages()));
 static TOOLS: LazyLock<Vec<ToolDefinition>> = LazyLock::new(|| {
     loaded(tool_defs(
         "session/tools.json",
@@ -1433,7 +1380,7 @@ fn check_log(r: &mut Rng, p: &Project, clippy: bool, errors: bool) -> String {
     if errors {
         let n = r.range(2, 9);
         for _ in 0..n {
-            let (lint, msg) = r.pick(&WORDS.clippy_lints);
+            let (lint, msg) = r.pick(&CLIPPY_LINTS);
             let file = r.pick(&p.files);
             let line = r.range(10, 800);
             let code = code_lines(r, p, 1, 8);
@@ -1991,10 +1938,8 @@ mod tests {
         let names: Vec<&str> = projects.iter().map(|p| p.name).collect();
         assert_eq!(names, ["orbit-sched", "tessera", "ledgerline"]);
         let words = Words::load().unwrap();
-        assert_eq!(
-            words.clippy_lints[0],
-            ("redundant_clone", "redundant clone")
-        );
+        let lints = words.lint_messages().unwrap();
+        assert_eq!(lints[0], ("redundant_clone", "redundant clone"));
         Templates::load().unwrap();
         let tools = tool_defs(
             "session/tools.json",
