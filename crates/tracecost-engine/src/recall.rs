@@ -763,7 +763,7 @@ fn quoted(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ledger::InMemoryLedger;
+    use crate::ledger::InMemoryLedger;
 
     fn handle(payload: &str) -> Handle {
         Handle::derive("toolu_1", "fetch", payload)

@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 
 use super::{LedgerError, Recorded, ToolResultLedger};
-use crate::engine::handle::{Handle, sha256_hex};
+use crate::handle::{Handle, sha256_hex};
 
 const INDEX_FILE: &str = "index.jsonl";
 const LOCK_FILE: &str = "lock";
@@ -664,7 +664,7 @@ impl Drop for FileLock<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::recall::RecallRequest;
+    use crate::recall::RecallRequest;
     use std::io::Read;
 
     const AWKWARD: &str = "line1\r\nünïcödé 日本語 🦀\u{0}tab\there\n\r\n";

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{LedgerError, Recorded, ToolResultLedger};
-use crate::engine::handle::Handle;
+use crate::handle::Handle;
 
 /// An in-memory [`ToolResultLedger`]; what a replay uses.
 #[derive(Debug, Default)]
@@ -91,7 +91,7 @@ impl ToolResultLedger for InMemoryLedger {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::recall::RecallRequest;
+    use crate::recall::RecallRequest;
 
     #[test]
     fn record_is_idempotent_on_call_id() {
