@@ -8,11 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use super::CliError;
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::{TokenMemo, parse_tokenizer};
-use crate::engine::ledger::{
-    DurableLedger, InMemoryLedger, ToolResultLedger, not_found, record_result,
-};
+use crate::engine::ledger::{DurableLedger, InMemoryLedger, ToolResultLedger, record_result};
 use crate::engine::message::{BlockKind, Message};
-use crate::engine::recall::{RecallFormat, RecallRequest};
+use crate::engine::recall::{RecallFormat, RecallRequest, fetch, not_found};
 use crate::policy::{Compaction, Config};
 use crate::progress::{Progress, Unit};
 use crate::replay::{PreparedTrace, ReplayOptions, replay};
@@ -1249,7 +1247,7 @@ fn recall(a: RecallArgs) -> Result<u8, CliError> {
         None => ledger.get_by_call_id(&a.id)?.map(|rec| rec.handle.mem_id),
     };
     let text = match mem_id {
-        Some(id) => ledger.fetch(&id, &request),
+        Some(id) => fetch(ledger.as_ref(), &id, &request),
         None => not_found(&a.id),
     };
     let mut out = std::io::stdout().lock();

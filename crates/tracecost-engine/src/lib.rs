@@ -7,6 +7,9 @@
 //! serde_json, sha2 and thiserror. tracecost re-exports it as
 //! `tracecost::engine`.
 //!
+//! The ledger ([`ledger`]) only stores; [`recall::fetch`] is the one place
+//! that answers a fetch from it.
+//!
 //! # The engine in one example
 //!
 //! ```
