@@ -11,7 +11,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use tracecost::engine::handle::Handle;
 use tracecost::engine::ledger::{InMemoryLedger, ToolResultLedger};
-use tracecost::engine::recall::{RecallRequest, execute};
+use tracecost::engine::recall::{RecallRequest, execute, fetch};
 use tracecost::engine::rewrite::{CompactionPolicy, Compactor};
 use tracecost::engine::stub::render_stub;
 use tracecost::trace::generate;
@@ -131,7 +131,7 @@ fn recall(c: &mut Criterion) {
     ];
     for (label, req) in &requests {
         g.bench_function(*label, |b| {
-            b.iter(|| black_box(ledger.fetch(black_box(mem), black_box(req))))
+            b.iter(|| black_box(fetch(&ledger, black_box(mem), black_box(req))))
         });
     }
     // The tool call as the model makes it: parse the JSON input, then fetch.

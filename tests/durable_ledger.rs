@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tracecost::engine::handle::Handle;
 use tracecost::engine::ledger::{DurableLedger, LedgerError, ToolResultLedger};
-use tracecost::engine::recall::RecallRequest;
+use tracecost::engine::recall::{RecallRequest, fetch};
 
 const ENV_DIR: &str = "TRACECOST_LEDGER_CHILD_DIR";
 const ENV_MODE: &str = "TRACECOST_LEDGER_CHILD_MODE";
@@ -108,7 +108,7 @@ fn round_trip_through_the_public_api() {
         let h = l
             .record("toolu_1", "bash", r#"{"cmd":"ls"}"#, content)
             .unwrap();
-        assert_eq!(l.fetch(&h.mem_id, &RecallRequest::full()), content);
+        assert_eq!(fetch(&l, &h.mem_id, &RecallRequest::full()), content);
         h
     };
     let l = DurableLedger::open(&dir).unwrap();
@@ -116,9 +116,9 @@ fn round_trip_through_the_public_api() {
     assert_eq!(rec.handle, h);
     assert_eq!(&*rec.payload, content);
     assert_eq!(&*rec.tool_args, r#"{"cmd":"ls"}"#);
-    assert_eq!(l.fetch(&h.mem_id, &RecallRequest::full()), content);
+    assert_eq!(fetch(&l, &h.mem_id, &RecallRequest::full()), content);
     assert_eq!(
-        l.fetch("tm_missing", &RecallRequest::full()),
+        fetch(&l, "tm_missing", &RecallRequest::full()),
         "[tool_memory not found: tm_missing]"
     );
     // Same id, different content, fresh instance: original handle back.
@@ -165,7 +165,7 @@ fn deleted_payload_gives_an_error_string() {
     let h = l.record("c", TOOL, "{}", "soon gone").unwrap();
     fs::remove_dir_all(tmp.path().join("payloads")).unwrap();
     assert!(matches!(l.get(&h.mem_id), Err(LedgerError::Corrupt { .. })));
-    let s = l.fetch(&h.mem_id, &RecallRequest::full());
+    let s = fetch(&l, &h.mem_id, &RecallRequest::full());
     assert!(s.starts_with("[tool_memory error:"), "{s}");
 }
 
@@ -191,7 +191,7 @@ fn records_from_a_child_process_are_read_byte_exact() {
             assert_eq!(rec.handle, want);
             assert_eq!(*rec.payload, p);
             assert_eq!(*rec.tool_args, args(i));
-            assert_eq!(l.fetch(&want.mem_id, &RecallRequest::full()), p);
+            assert_eq!(fetch(&l, &want.mem_id, &RecallRequest::full()), p);
         }
         assert_eq!(l.handles().unwrap().len(), N);
     }

@@ -7,7 +7,7 @@ use tracecost::engine::handle::Handle;
 use tracecost::engine::ledger::{InMemoryLedger, ToolResultLedger};
 use tracecost::engine::recall::{
     MAX_CONTEXT_CHARS, MAX_RANGE_CHARS, MAX_SHOWN_MATCHES, RecallFormat, RecallRequest, answer,
-    execute, parse_tool_input,
+    execute, fetch, parse_tool_input,
 };
 
 /// Text mixing 1-, 2-, 3- and 4-byte chars and newlines.
@@ -158,7 +158,7 @@ proptest! {
         let parsed = parse_tool_input(&input);
         let out = execute(&ledger, &input);
         match parsed {
-            Ok((id, request)) => prop_assert_eq!(out, ledger.fetch(&id, &request)),
+            Ok((id, request)) => prop_assert_eq!(out, fetch(&ledger, &id, &request)),
             Err(e) => prop_assert_eq!(
                 out,
                 format!("[recall_tool_result: invalid arguments: {e}]")

@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use tracecost::engine::ledger::{InMemoryLedger, ToolResultLedger};
 use tracecost::engine::message::{BlockKind, Message};
-use tracecost::engine::recall::RecallRequest;
+use tracecost::engine::recall::{RecallRequest, fetch};
 use tracecost::engine::rewrite::{CompactionPolicy, Compactor, WireBlock, rewrite};
 use tracecost::engine::wire::message_json;
 
@@ -166,7 +166,7 @@ proptest! {
             for b in m.blocks() {
                 if let BlockKind::ToolResult { tool_use_id, .. } = b.kind()
                     && let Some(rec) = ledger.get_by_call_id(tool_use_id).unwrap() {
-                        prop_assert_eq!(ledger.fetch(&rec.handle.mem_id, &RecallRequest::full()), b.tool_result_payload().unwrap());
+                        prop_assert_eq!(fetch(&ledger, &rec.handle.mem_id, &RecallRequest::full()), b.tool_result_payload().unwrap());
                     }
             }
         }

@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use tracecost::engine::ledger::{InMemoryLedger, ToolResultLedger};
 use tracecost::engine::message::{BlockKind, Message};
-use tracecost::engine::recall::RecallRequest;
+use tracecost::engine::recall::{RecallRequest, fetch};
 use tracecost::engine::rewrite::{CompactionPolicy, Compactor, rewrite};
 use tracecost::engine::wire::message_json;
 
@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
     for h in &first.compacted {
         let rec = ledger.get(&h.mem_id).expect("in-memory").expect("recorded");
         assert_eq!(
-            ledger.fetch(&h.mem_id, &RecallRequest::full()),
+            fetch(&ledger, &h.mem_id, &RecallRequest::full()),
             &*rec.payload
         );
         assert_eq!(h.size_chars, rec.payload.chars().count() as u64);

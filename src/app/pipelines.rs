@@ -313,11 +313,11 @@ pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
     };
     Ok(match mem_id {
         Some(id) => RecallAnswer {
-            text: ledger.fetch(&id, &plan.request),
+            text: crate::engine::recall::fetch(ledger.as_ref(), &id, &plan.request),
             found: true,
         },
         None => RecallAnswer {
-            text: crate::engine::ledger::not_found(&plan.id),
+            text: crate::engine::recall::not_found(&plan.id),
             found: false,
         },
     })

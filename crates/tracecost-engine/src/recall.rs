@@ -65,7 +65,7 @@
 
 use serde_json::Value;
 
-use super::handle::Handle;
+use super::handle::{Handle, one_line};
 use super::json::push_json_string;
 use super::ledger::ToolResultLedger;
 use super::message::ToolDefinition;
@@ -254,12 +254,31 @@ fn count_arg(value: Option<&Value>, key: &str, what: &str) -> Result<Option<u64>
 /// Runs one `recall_tool_result` call: parses `input_json` and fetches from
 /// `ledger`. Argument problems come back as
 /// `[recall_tool_result: invalid arguments: …]`; an unknown `mem_id` as the
-/// ledger's not-found line. Never panics.
+/// [`not_found`] line. Never panics.
 pub fn execute(ledger: &dyn ToolResultLedger, input_json: &str) -> String {
     match parse_tool_input(input_json) {
-        Ok((mem_id, request)) => ledger.fetch(&mem_id, &request),
+        Ok((mem_id, request)) => fetch(ledger, &mem_id, &request),
         Err(problem) => invalid(&problem),
     }
+}
+
+/// Answers `request` for `mem_id` from what `ledger` stores: the one place
+/// a fetch is answered, whoever asks (the tool, the command line, a test).
+/// Never an error, since the answer goes back into the tool path: an
+/// unknown id gives the [`not_found`] line, a storage failure a
+/// `[tool_memory error: …]` line.
+pub fn fetch(ledger: &dyn ToolResultLedger, mem_id: &str, request: &RecallRequest) -> String {
+    match ledger.get(mem_id) {
+        Ok(Some(rec)) => answer(&rec.handle, &rec.payload, request),
+        Ok(None) => not_found(mem_id),
+        Err(e) => format!("[tool_memory error: {}: {e}]", one_line(mem_id, 80)),
+    }
+}
+
+/// The string the recall tool returns for an id it does not know. The id
+/// comes from the model, so it is echoed on one line and bounded.
+pub fn not_found(mem_id: &str) -> String {
+    format!("[tool_memory not found: {}]", one_line(mem_id, 120))
 }
 
 /// Answers `request` over one recorded payload (see the module docs for the
@@ -763,7 +782,7 @@ fn quoted(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ledger::InMemoryLedger;
+    use crate::ledger::{InMemoryLedger, LedgerError, Recorded};
 
     fn handle(payload: &str) -> Handle {
         Handle::derive("toolu_1", "fetch", payload)
@@ -1185,6 +1204,53 @@ mod tests {
         assert_eq!(
             execute(&ledger, r#"{"mem_id":"tm_nope","offset":-1}"#),
             "[recall_tool_result: invalid arguments: offset must be a non-negative integer, got -1]"
+        );
+    }
+
+    #[test]
+    fn fetch_full_is_byte_exact_and_unknown_is_a_string() {
+        let l = InMemoryLedger::new();
+        let payload = "line1\r\nünïcödé\u{0}\n";
+        let h = l.record("c", "t", "{}", payload).unwrap();
+        assert_eq!(fetch(&l, &h.mem_id, &RecallRequest::full()), payload);
+        assert_eq!(
+            fetch(&l, "tm_nope", &RecallRequest::full()),
+            "[tool_memory not found: tm_nope]"
+        );
+    }
+
+    #[test]
+    fn not_found_echoes_the_id_on_one_bounded_line() {
+        let id = format!("tm_\n{}", "é".repeat(500));
+        let line = not_found(&id);
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.chars().count() < 160, "{line}");
+        assert!(line.starts_with("[tool_memory not found: tm_ é"), "{line}");
+    }
+
+    /// A ledger whose storage fails on every read.
+    struct BrokenLedger;
+
+    impl ToolResultLedger for BrokenLedger {
+        fn record(&self, _: &str, _: &str, _: &str, _: &str) -> Result<Handle, LedgerError> {
+            unreachable!("fetch only reads")
+        }
+        fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError> {
+            Err(LedgerError::Corrupt {
+                path: format!("payloads/{mem_id}"),
+                reason: "gone".to_owned(),
+            })
+        }
+        fn get_by_call_id(&self, _: &str) -> Result<Option<Recorded>, LedgerError> {
+            unreachable!("fetch looks up by mem_id")
+        }
+    }
+
+    #[test]
+    fn fetch_turns_a_storage_failure_into_a_line_for_the_model() {
+        assert_eq!(
+            fetch(&BrokenLedger, "tm_1\nx", &RecallRequest::full()),
+            "[tool_memory error: tm_1 x: payloads/tm_1\nx: gone]"
         );
     }
 }

@@ -295,7 +295,7 @@ fn plain_text_len(m: &WireMessage<'_>) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::message::{Message, Role};
+    use crate::message::{Message, Role};
 
     fn on(history: bool, manifest: Option<ManifestPosition>, prompt: bool) -> CacheComposition {
         CacheComposition::new(

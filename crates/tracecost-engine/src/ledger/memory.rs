@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{LedgerError, Recorded, ToolResultLedger};
-use crate::engine::handle::Handle;
+use crate::handle::Handle;
 
 /// An in-memory [`ToolResultLedger`]; what a replay uses.
 #[derive(Debug, Default)]
@@ -91,7 +91,6 @@ impl ToolResultLedger for InMemoryLedger {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::recall::RecallRequest;
 
     #[test]
     fn record_is_idempotent_on_call_id() {
@@ -106,14 +105,11 @@ mod tests {
     }
 
     #[test]
-    fn fetch_full_is_byte_exact_and_unknown_is_a_string() {
+    fn get_is_byte_exact_and_unknown_is_none() {
         let l = InMemoryLedger::new();
         let payload = "line1\r\nünïcödé\u{0}\n";
         let h = l.record("c", "t", "{}", payload).unwrap();
-        assert_eq!(l.fetch(&h.mem_id, &RecallRequest::full()), payload);
-        assert_eq!(
-            l.fetch("tm_nope", &RecallRequest::full()),
-            "[tool_memory not found: tm_nope]"
-        );
+        assert_eq!(&*l.get(&h.mem_id).unwrap().unwrap().payload, payload);
+        assert_eq!(l.get("tm_nope").unwrap(), None);
     }
 }

@@ -4,8 +4,11 @@
 //! [`ToolResultLedger::record`] is idempotent on the tool call id: recording
 //! the same call twice returns the first handle and leaves storage untouched,
 //! even if the content differs — the stub already on the wire must keep
-//! pointing at what it described. [`ToolResultLedger::fetch`] never fails
-//! into the tool path: every problem becomes a string the model can read.
+//! pointing at what it described.
+//!
+//! A ledger only stores and looks up; turning a lookup into the string the
+//! model reads is the recall tool's job, so this module depends on nothing
+//! but the handle and message model.
 
 mod durable;
 mod memory;
@@ -17,7 +20,6 @@ use std::sync::Arc;
 
 use super::handle::Handle;
 use super::message::{BlockKind, ContentBlock, ToolResultContent};
-use super::recall::{RecallRequest, answer};
 
 /// Errors from recording into, or reading from, a ledger's storage.
 #[derive(Debug, thiserror::Error)]
@@ -83,29 +85,6 @@ pub trait ToolResultLedger: Send + Sync {
 
     /// Looks up a record by the tool call id it was recorded under.
     fn get_by_call_id(&self, tool_call_id: &str) -> Result<Option<Recorded>, LedgerError>;
-
-    /// Answers a recall request for `mem_id`. Never an error: an unknown id
-    /// gives `[tool_memory not found: <mem_id>]`, a storage failure a
-    /// `[tool_memory error: ...]` line.
-    fn fetch(&self, mem_id: &str, request: &RecallRequest) -> String {
-        match self.get(mem_id) {
-            Ok(Some(rec)) => answer(&rec.handle, &rec.payload, request),
-            Ok(None) => not_found(mem_id),
-            Err(e) => format!(
-                "[tool_memory error: {}: {e}]",
-                super::handle::one_line(mem_id, 80)
-            ),
-        }
-    }
-}
-
-/// The string the recall tool returns for an id it does not know. The id
-/// comes from the model, so it is echoed on one line and bounded.
-pub fn not_found(mem_id: &str) -> String {
-    format!(
-        "[tool_memory not found: {}]",
-        super::handle::one_line(mem_id, 120)
-    )
 }
 
 /// Forwards every method through a pointer type, so a shared ledger

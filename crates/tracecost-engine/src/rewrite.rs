@@ -252,8 +252,8 @@ pub fn rewrite<'h, L: ToolResultLedger>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ledger::InMemoryLedger;
-    use crate::engine::message::Role;
+    use crate::ledger::InMemoryLedger;
+    use crate::message::Role;
 
     fn tool_turn(id: &str, payload: &str) -> Vec<Message> {
         vec![

@@ -208,7 +208,7 @@ pub fn message_json(m: &WireMessage<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::message::{Message, Role};
+    use crate::message::{Message, Role};
 
     #[test]
     fn markers_are_spliced_into_the_marked_blocks_only() {

@@ -236,8 +236,10 @@ pub fn raw_string(s: &str) -> Box<RawValue> {
     raw_json(quoted)
 }
 
-/// Wraps text already known to be valid JSON.
-pub(crate) fn raw_json(json: String) -> Box<RawValue> {
+/// Wraps text already known to be valid JSON (public because the trace
+/// importers and policies build messages from JSON they wrote themselves).
+/// Text that is not valid JSON becomes `null` rather than a panic.
+pub fn raw_json(json: String) -> Box<RawValue> {
     // Callers only pass JSON they produced themselves; fall back to null
     // rather than panic if that ever stops holding.
     RawValue::from_string(json).unwrap_or_else(|_| null_raw())
@@ -355,6 +357,15 @@ mod tests {
     #[test]
     fn rejects_non_objects() {
         assert!(RawObject::from_json("[1]").is_err());
+    }
+
+    #[test]
+    fn raw_json_keeps_valid_text_and_turns_invalid_text_into_null() {
+        assert_eq!(
+            raw_json(r#"{"a": [1, 2]}"#.to_owned()).get(),
+            r#"{"a": [1, 2]}"#
+        );
+        assert_eq!(raw_json("{oops".to_owned()).get(), "null");
     }
 }
 
