@@ -16,10 +16,8 @@ use crate::engine::recall::{RecallFormat, RecallRequest};
 use crate::policy::{Compaction, Config};
 use crate::progress::{Progress, Unit};
 use crate::replay::{PreparedTrace, ReplayOptions, replay};
-use crate::report::replay_view::{
-    CsvExporter, JsonExporter, MarkdownExporter, ReplayExporter, ReplayOutput, Savings,
-    TableExporter,
-};
+use crate::report::export::{Exportable, Format};
+use crate::report::replay_view::{ReplayOutput, ReplayView, Savings};
 use crate::trace::{LoadedTraces, Trace};
 
 /// What agent conversations really cost, and which tool-result compaction
@@ -228,6 +226,17 @@ enum OutFormat {
     Json,
     Csv,
     Md,
+}
+
+impl From<OutFormat> for Format {
+    fn from(f: OutFormat) -> Self {
+        match f {
+            OutFormat::Table => Format::Table,
+            OutFormat::Json => Format::Json,
+            OutFormat::Csv => Format::Csv,
+            OutFormat::Md => Format::Markdown,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -525,16 +534,7 @@ fn replay_cmd(a: ReplayArgs) -> Result<u8, CliError> {
         outputs.push(ReplayOutput { result, savings });
     }
     bar.finish();
-    let exporter: &dyn ReplayExporter = match a.format {
-        OutFormat::Table => &TableExporter,
-        OutFormat::Json => &JsonExporter,
-        OutFormat::Csv => &CsvExporter,
-        OutFormat::Md => &MarkdownExporter,
-    };
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth reporting.
-    let _ = exporter.write(&outputs, &mut out);
-    let _ = out.flush();
+    print_view(&ReplayView(&outputs), a.format.into());
     Ok(0)
 }
 
@@ -605,13 +605,10 @@ fn sweep_cmd(a: SweepArgs) -> Result<u8, CliError> {
         &memo,
         a.grid.recall_cost,
     )?;
-    let text = match a.format {
-        OutFormat::Json => crate::report::sweep_view::json(&sweeps),
-        OutFormat::Csv => crate::report::sweep_view::csv(&sweeps),
-        OutFormat::Md => crate::report::sweep_view::markdown(&sweeps),
-        OutFormat::Table => crate::report::sweep_view::table(&sweeps),
-    };
-    print_stdout(&text);
+    print_view(
+        &crate::report::sweep_view::SweepView { sweeps: &sweeps },
+        a.format.into(),
+    );
     Ok(0)
 }
 
@@ -814,12 +811,13 @@ fn stability_cmd(a: StabilityArgs) -> Result<u8, CliError> {
                 others.push(digest);
             }
         }
-        out.push_str(&crate::report::stability_view::render(
-            &t.name,
-            &config.to_string(),
-            &report,
-            &others,
-        ));
+        let view = crate::report::stability_view::StabilityView {
+            trace: &t.name,
+            config: &config.to_string(),
+            report: &report,
+            others: &others,
+        };
+        out.push_str(&view.to_string_as(Format::Table).unwrap_or_default());
         if !report.violations.is_empty() || others.iter().any(|d| *d != report.digest) {
             failed = true;
         }
@@ -844,9 +842,21 @@ fn print_stdout(text: &str) {
     let _ = out.flush();
 }
 
+fn print_view<V: Exportable>(view: &V, format: Format) {
+    debug_assert!(
+        V::formats().contains(&format),
+        "no {} output",
+        format.name()
+    );
+    let mut out = std::io::stdout().lock();
+    // As in `print_stdout`: a closed pipe is not worth reporting.
+    let _ = view.export_to(format, &mut out);
+    let _ = out.flush();
+}
+
 fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
     use crate::report::check::{
-        BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict, markdown,
+        BASELINE_FORMAT, Baseline, CheckView, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict,
     };
     let shown = a.baseline.display().to_string();
     let bad = |message: String| CliError::Baseline {
@@ -1040,7 +1050,12 @@ fn check_cmd(a: CheckArgs) -> Result<u8, CliError> {
             ));
         }
     }
-    let md = markdown(&rows, tolerance);
+    let md = CheckView {
+        rows: &rows,
+        tolerance_pct: tolerance,
+    }
+    .to_string_as(Format::Markdown)
+    .unwrap_or_default();
     print_stdout(&md);
     if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
         use std::io::Write as _;
@@ -1102,11 +1117,11 @@ fn usage_cmd(a: UsageArgs) -> Result<u8, CliError> {
     };
     let scan = crate::trace::import::claude_code::scan_usage(&paths)?;
     let report = crate::report::usage_view::build(&scan, &pricing);
-    if a.json {
-        print_stdout(&crate::report::usage_view::json(&report));
-    } else {
-        print_stdout(&crate::report::usage_view::table(&report, &scan));
-    }
+    let view = crate::report::usage_view::UsageView {
+        report: &report,
+        scan: &scan,
+    };
+    print_view(&view, if a.json { Format::Json } else { Format::Table });
     if !report.unpriced.is_empty() {
         eprintln!(
             "tracecost: warning: no price for {}; priced at $0",
@@ -1133,13 +1148,10 @@ fn models_cmd(a: ModelsArgs) -> Result<u8, CliError> {
         None => Pricing::builtin(),
     };
     let rows = pricing.rows();
-    let text = crate::report::models_view::render(
-        &rows,
-        matches!(a.format, OutFormat::Json),
-        matches!(a.format, OutFormat::Csv),
-        matches!(a.format, OutFormat::Md),
+    print_view(
+        &crate::report::models_view::ModelsView { rows: &rows },
+        a.format.into(),
     );
-    print_stdout(&text);
     Ok(0)
 }
 
