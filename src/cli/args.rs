@@ -11,6 +11,7 @@ use crate::app::Calibration;
 use crate::engine::cache::ManifestPosition;
 use crate::engine::wire::Ttl;
 use crate::policy::{CacheKind, CompactionKind};
+use crate::report::export::Format;
 
 /// What agent conversations really cost, and which tool-result compaction
 /// and prompt-cache policy makes them cheapest.
@@ -148,17 +149,13 @@ impl ValueEnum for ManifestArg {
     }
 }
 
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(super) enum OutFormat {
-    /// Aligned columns for a terminal.
-    Table,
-    /// JSON.
-    Json,
-    /// CSV.
-    Csv,
-    /// Markdown.
-    Md,
+impl ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Format::ALL
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
 }
 
 /// Policy flags shared by replay and stability.
@@ -232,7 +229,7 @@ pub(super) struct ReplayArgs {
     pub(super) cost: CostArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: OutFormat,
+    pub(super) format: Format,
 }
 
 /// The grid flags shared by sweep and report.
@@ -272,7 +269,7 @@ pub(super) struct SweepArgs {
     pub(super) cost: CostArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: OutFormat,
+    pub(super) format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -358,7 +355,7 @@ pub(super) struct ModelsArgs {
     pub(super) pricing: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: OutFormat,
+    pub(super) format: Format,
 }
 
 #[derive(Debug, Args)]

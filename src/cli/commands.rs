@@ -4,7 +4,13 @@ use std::io::Write;
 
 use super::args::{Cli, Command, GenArgs, ModelsArgs, StabilityArgs};
 use super::error::Outcome;
+use super::render::print_view;
 use crate::app::{self, AppError, CheckOutcome};
+use crate::report::export::Format;
+use crate::report::models_view::ModelsView;
+use crate::report::replay_view::ReplayView;
+use crate::report::sweep_view::SweepView;
+use crate::report::usage_view::UsageView;
 
 /// Runs a parsed command line.
 pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
@@ -22,7 +28,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             let bar = super::progress::Bar::new();
             let outputs = app::replay(&plan, &bar);
             bar.finish();
-            print_stdout(&super::render::replay(&outputs?, a.format));
+            print_view(&ReplayView(&outputs?), a.format);
             Ok(Outcome::Success)
         }
         Command::Sweep(a) => {
@@ -30,7 +36,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             let bar = super::progress::Bar::new();
             let sweeps = app::sweep(&plan, &bar);
             bar.finish();
-            print_stdout(&super::render::sweep(&sweeps?, a.format));
+            print_view(&SweepView { sweeps: &sweeps? }, a.format);
             Ok(Outcome::Success)
         }
         Command::Report(a) => {
@@ -75,7 +81,14 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         Command::Usage(a) => {
             let plan = super::plan::usage_plan(&a.paths, a.pricing.as_deref())?;
             let (report, scan) = app::usage(&plan)?;
-            print_stdout(&super::render::usage(&report, &scan, a.json));
+            let format = if a.json { Format::Json } else { Format::Table };
+            print_view(
+                &UsageView {
+                    report: &report,
+                    scan: &scan,
+                },
+                format,
+            );
             if !report.unpriced.is_empty() {
                 eprintln!(
                     "tracecost: warning: no price for {}; priced at $0",
@@ -191,7 +204,12 @@ fn generate(a: GenArgs) -> Result<Outcome, AppError> {
 
 fn models(a: ModelsArgs) -> Result<Outcome, AppError> {
     let pricing = super::plan::pricing_table(a.pricing.as_deref())?;
-    print_stdout(&super::render::models(&pricing.rows(), a.format));
+    print_view(
+        &ModelsView {
+            rows: &pricing.rows(),
+        },
+        a.format,
+    );
     Ok(Outcome::Success)
 }
 

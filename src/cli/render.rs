@@ -1,64 +1,47 @@
 //! Turning pipeline results into the bytes a command prints or writes.
 
-use super::args::OutFormat;
+use std::io::Write;
+
 use crate::app::{AppError, CheckOutcome, ReportOutcome, ReportPlan, StabilityOutcome};
-use crate::report::replay_view::{
-    CsvExporter, JsonExporter, MarkdownExporter, ReplayExporter, ReplayOutput, TableExporter,
-};
+use crate::report::check::CheckView;
+use crate::report::export::{Exportable, Format};
+use crate::report::stability_view::StabilityView;
 
-pub(super) fn replay(outputs: &[ReplayOutput], format: OutFormat) -> String {
-    let exporter: &dyn ReplayExporter = match format {
-        OutFormat::Table => &TableExporter,
-        OutFormat::Json => &JsonExporter,
-        OutFormat::Csv => &CsvExporter,
-        OutFormat::Md => &MarkdownExporter,
-    };
-    let mut out = Vec::new();
-    let _ = exporter.write(outputs, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+/// Prints `view` in `format` to stdout. The command line offers only the
+/// formats a view has; a closed pipe (`| head`) is not worth reporting.
+pub(super) fn print_view<V: Exportable>(view: &V, format: Format) {
+    debug_assert!(V::formats().contains(&format), "{format:?}");
+    let mut out = std::io::stdout().lock();
+    let _ = view.export_to(format, &mut out);
+    let _ = out.flush();
 }
 
-pub(super) fn sweep(sweeps: &[crate::replay::sweep::TraceSweep], format: OutFormat) -> String {
-    match format {
-        OutFormat::Json => crate::report::sweep_view::json(sweeps),
-        OutFormat::Csv => crate::report::sweep_view::csv(sweeps),
-        OutFormat::Md => crate::report::sweep_view::markdown(sweeps),
-        OutFormat::Table => crate::report::sweep_view::table(sweeps),
-    }
-}
-
-pub(super) fn models(rows: &[crate::cost::pricing::ModelRow], format: OutFormat) -> String {
-    crate::report::models_view::render(
-        rows,
-        format == OutFormat::Json,
-        format == OutFormat::Csv,
-        format == OutFormat::Md,
-    )
-}
-
+/// One trace's stability verdict, as text.
 pub(super) fn stability(o: &StabilityOutcome, others: &[String]) -> String {
-    crate::report::stability_view::render(&o.trace, &o.config.to_string(), &o.report, others)
+    let config = o.config.to_string();
+    StabilityView {
+        trace: &o.trace,
+        config: &config,
+        report: &o.report,
+        others,
+    }
+    .to_string_as(Format::Table)
+    .unwrap_or_default()
 }
 
+/// A check's comparison, as Markdown (also a CI job summary).
 pub(super) fn check(outcome: &CheckOutcome) -> String {
     match outcome {
         CheckOutcome::Compared {
             rows,
             tolerance_pct,
-        } => crate::report::check::markdown(rows, *tolerance_pct),
+        } => CheckView {
+            rows,
+            tolerance_pct: *tolerance_pct,
+        }
+        .to_string_as(Format::Markdown)
+        .unwrap_or_default(),
         CheckOutcome::Updated(_) => String::new(),
-    }
-}
-
-pub(super) fn usage(
-    report: &crate::report::usage_view::UsageReport,
-    scan: &crate::trace::import::claude_code::UsageScan,
-    json: bool,
-) -> String {
-    if json {
-        crate::report::usage_view::json(report)
-    } else {
-        crate::report::usage_view::table(report, scan)
     }
 }
 

@@ -10,7 +10,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::charts::{CallTokens, Chart, ChartError, render_png, render_svg};
+use super::export::{Exportable, Format};
 use super::fmt::{dollars, html_escape, md_escape, thousands};
+use super::sweep_view::SweepView;
 use crate::replay::stability::StabilityReport;
 use crate::replay::sweep::{SweepRow, TraceSweep};
 use crate::replay::{CallResult, ReplayResult};
@@ -250,11 +252,11 @@ pub fn build(
         "results.json".into(),
         results_json(reports, assumptions).into_bytes(),
     ));
-    files.push((
-        "results.csv".into(),
-        super::sweep_view::csv(&reports.iter().map(|r| r.sweep.clone()).collect::<Vec<_>>())
-            .into_bytes(),
-    ));
+    let sweeps: Vec<TraceSweep> = reports.iter().map(|r| r.sweep.clone()).collect();
+    let mut csv = Vec::new();
+    // Writing to memory cannot fail, and the sweep view has CSV.
+    let _ = SweepView { sweeps: &sweeps }.export_to(Format::Csv, &mut csv);
+    files.push(("results.csv".into(), csv));
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files)
 }

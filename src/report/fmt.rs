@@ -128,6 +128,31 @@ pub fn signed_percent(p: f64) -> String {
     }
 }
 
+/// A plain decimal with a fixed number of places: `fixed(3.0, 2)` →
+/// `3.00`. For figures read by programs (CSV) and per-token prices.
+pub fn fixed(v: f64, places: usize) -> String {
+    format!("{v:.places$}")
+}
+
+/// A percentage: `percent(12.345, 1)` → `12.3%`.
+pub fn percent(v: f64, places: usize) -> String {
+    format!("{v:.places$}%")
+}
+
+/// A change in percent, always signed: `signed_percent_places(2.0, 1)` → `+2.0%`.
+pub fn signed_percent_places(v: f64, places: usize) -> String {
+    format!("{v:+.places$}%")
+}
+
+/// Quotes a CSV field when it needs it (RFC 4180).
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
 /// One line describing a trace's calibration, when anything was fitted.
 pub fn calibration_note(c: &crate::replay::TraceCalibration) -> Option<String> {
     if c.content.n == 0 && c.prefix_factor.is_none() {
@@ -257,11 +282,24 @@ mod tests {
     }
 
     #[test]
+    fn fixed_places_and_percentages() {
+        assert_eq!(fixed(3.0, 2), "3.00");
+        assert_eq!(fixed(0.1234567, 6), "0.123457");
+        assert_eq!(percent(12.345, 1), "12.3%");
+        assert_eq!(percent(-0.04, 1), "-0.0%");
+        assert_eq!(signed_percent_places(2.0, 1), "+2.0%");
+        assert_eq!(signed_percent_places(-8.724, 2), "-8.72%");
+    }
+
+    #[test]
     fn escaping() {
         assert_eq!(
             html_escape(r#"<script>"x"&'y'</script>"#),
             "&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;"
         );
         assert_eq!(md_escape("a|b<c>\n_d_"), "a\\|b&lt;c&gt; \\_d\\_");
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\"\n"), "\"say \"\"hi\"\"\n\"");
     }
 }

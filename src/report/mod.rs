@@ -1,9 +1,10 @@
-//! Reports: exporters for every output format, fed plain result data.
-//! Exporters return text; writing files is the caller's job.
+//! Reports: every printed view in each of its formats (see [`export`]),
+//! and the HTML report with its charts.
 
 pub mod build;
 pub mod check;
 pub mod charts;
+pub mod export;
 pub mod fmt;
 pub mod models_view;
 pub mod replay_view;

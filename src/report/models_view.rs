@@ -1,103 +1,102 @@
-//! `tracecost models`: the price table in every output format.
+//! The view of `tracecost models`, [`ModelsView`]: the price table in
+//! every format.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
-use super::replay_view::csv_field;
+use super::export::{
+    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    aligned_lines, every_format, md_row, write_json, write_lines,
+};
+use super::fmt::{csv_field, fixed, md_escape};
 use crate::cost::pricing::ModelRow;
 
-fn price(v: f64) -> String {
-    format!("{v:.2}")
+/// `tracecost models`: one row per priced model.
+///
+/// Json: the rows as they are. Csv, Markdown, Table: prices in USD per
+/// million tokens with two places.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelsView<'a> {
+    /// The price table's rows.
+    pub rows: &'a [ModelRow],
 }
 
-/// Renders the rows as JSON, CSV, Markdown, or an aligned table.
-pub fn render(rows: &[ModelRow], json: bool, csv: bool, md: bool) -> String {
-    if json {
-        let mut s = serde_json::to_string_pretty(rows).unwrap_or_default();
-        s.push('\n');
-        return s;
+impl Exportable for ModelsView<'_> {
+    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+        Some(every_format(format))
     }
-    let head = [
-        "model",
-        "aliases",
-        "input",
-        "write 5m",
-        "write 1h",
-        "read",
-        "output",
-        "min cache",
-        "long context",
-    ];
-    let body: Vec<[String; 9]> = rows
-        .iter()
+}
+
+const HEAD: [&str; 9] = [
+    "model",
+    "aliases",
+    "input",
+    "write 5m",
+    "write 1h",
+    "read",
+    "output",
+    "min cache",
+    "long context",
+];
+
+fn cells(rows: &[ModelRow]) -> Vec<[String; 9]> {
+    rows.iter()
         .map(|r| {
             [
                 r.id.clone(),
                 r.aliases.join(" "),
-                price(r.input),
-                price(r.write_5m),
-                price(r.write_1h),
-                price(r.read),
-                price(r.output),
+                fixed(r.input, 2),
+                fixed(r.write_5m, 2),
+                fixed(r.write_1h, 2),
+                fixed(r.read, 2),
+                fixed(r.output, 2),
                 r.min_cacheable_tokens.to_string(),
                 r.long_context.clone().unwrap_or_default(),
             ]
         })
-        .collect();
-    let mut s = String::new();
-    if csv {
-        let _ = writeln!(s, "{}", head.join(","));
-        for r in &body {
-            let _ = writeln!(
-                s,
-                "{}",
-                r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(",")
-            );
-        }
-        return s;
+        .collect()
+}
+
+impl Exporter<ModelsView<'_>> for JsonExporter {
+    fn export(&self, view: &ModelsView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        write_json(view.rows, out)
     }
-    if md {
-        let _ = writeln!(s, "| {} |", head.join(" | "));
-        let _ = writeln!(s, "|---|---|{}---|", "---:|".repeat(6));
-        for r in &body {
-            let _ = writeln!(
-                s,
-                "| {} |",
-                r.iter()
-                    .map(|c| super::fmt::md_escape(c))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            );
+}
+
+impl Exporter<ModelsView<'_>> for CsvExporter {
+    fn export(&self, view: &ModelsView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        writeln!(out, "{}", HEAD.join(","))?;
+        for r in cells(view.rows) {
+            writeln!(out, "{}", r.map(|c| csv_field(&c)).join(","))?;
         }
-        return s;
+        out.flush()
     }
-    let _ = writeln!(
-        s,
-        "Prices in USD per million tokens; min cache = minimum cacheable prefix in tokens."
-    );
-    let mut widths = head.map(str::len);
-    for r in &body {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
+}
+
+impl Exporter<ModelsView<'_>> for MarkdownExporter {
+    fn export(&self, view: &ModelsView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        writeln!(out, "{}", md_row(&HEAD))?;
+        writeln!(out, "|---|---|{}---|", "---:|".repeat(6))?;
+        for r in cells(view.rows) {
+            writeln!(out, "{}", md_row(&r.map(|c| md_escape(&c))))?;
         }
+        out.flush()
     }
-    let line = |cells: &[String]| {
-        let mut l = String::new();
-        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
-            let pad = " ".repeat(w - c.chars().count());
-            if (2..8).contains(&i) {
-                l.push_str(&pad);
-                l.push_str(c);
-            } else {
-                l.push_str(c);
-                l.push_str(&pad);
-            }
-            l.push_str("  ");
-        }
-        l.trim_end().to_owned()
-    };
-    let _ = writeln!(s, "{}", line(&head.map(String::from)));
-    for r in &body {
-        let _ = writeln!(s, "{}", line(r));
+}
+
+impl Exporter<ModelsView<'_>> for TableExporter {
+    fn export(&self, view: &ModelsView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        writeln!(
+            out,
+            "Prices in USD per million tokens; min cache = minimum cacheable prefix in tokens."
+        )?;
+        // Prices and the minimum are numbers; names and notes are text.
+        write_lines(
+            &mut out,
+            aligned_lines(HEAD, &cells(view.rows), |i| (2..8).contains(&i)),
+        )?;
+        out.flush()
     }
-    s
 }

@@ -1,12 +1,18 @@
-//! Exporters for `tracecost replay`: one small exporter per format behind
-//! one trait, all fed the same [`ReplayOutput`].
+//! The view of `tracecost replay`, [`ReplayView`], in every format. JSON
+//! and CSV go out piece by piece: the per-call lists of compacted ids of a
+//! long trace make hundreds of MB that need not be held in memory.
 
-use std::fmt::Write as _;
-use std::io::{self, Write as _};
+use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::fmt::{dollars, thousands};
+use super::export::{
+    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    aligned_lines, every_format, md_row, write_json, write_lines,
+};
+use super::fmt::{
+    calibration_note, csv_field, dollars, fixed, md_escape, percent, signed_percent_places, thousands,
+};
 use crate::replay::{CallResult, ReplayResult, Totals};
 
 /// Version tag of the replay JSON.
@@ -57,32 +63,19 @@ impl Savings {
     }
 }
 
-/// Renders replays in one output format.
-pub trait ReplayExporter {
-    /// Writes the rendered text to `out`. JSON and CSV go out piece by
-    /// piece: the per-call lists of compacted ids of a long trace make
-    /// hundreds of MB that need not be held in memory.
-    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()>;
+/// `tracecost replay`: every replayed trace of one run.
+///
+/// Json: one object per trace (`calls`, `totals`), or `{"traces": [...]}`
+/// when the file held several. Csv: one row per call, with a trace and
+/// config column. Markdown: a table per trace. Table: aligned text.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplayView<'a>(pub &'a [ReplayOutput]);
 
-    /// The rendered text.
-    fn render(&self, outputs: &[ReplayOutput]) -> String {
-        let mut buf = Vec::new();
-        // Writing to memory cannot fail, and every exporter writes UTF-8.
-        let _ = self.write(outputs, &mut buf);
-        String::from_utf8(buf)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+impl Exportable for ReplayView<'_> {
+    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+        Some(every_format(format))
     }
 }
-
-/// `--format json`: one object per trace (`calls`, `totals`), or
-/// `{"traces": [...]}` when the file held several.
-pub struct JsonExporter;
-/// `--format csv`: one row per call, with a trace and config column.
-pub struct CsvExporter;
-/// `--format md`: a Markdown table per trace.
-pub struct MarkdownExporter;
-/// `--format table`: aligned text for a terminal.
-pub struct TableExporter;
 
 #[derive(Serialize)]
 struct JsonDoc<'a> {
@@ -97,59 +90,43 @@ struct JsonMany<'a> {
     traces: &'a [ReplayOutput],
 }
 
-impl ReplayExporter for JsonExporter {
-    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()> {
-        let mut out = io::BufWriter::new(out);
-        match outputs {
-            [one] => serde_json::to_writer_pretty(
-                &mut out,
+impl Exporter<ReplayView<'_>> for JsonExporter {
+    fn export(&self, view: &ReplayView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        match view.0 {
+            [one] => write_json(
                 &JsonDoc {
                     format: REPLAY_FORMAT,
                     output: one,
                 },
+                out,
             ),
-            many => serde_json::to_writer_pretty(
-                &mut out,
+            many => write_json(
                 &JsonMany {
                     format: REPLAY_FORMAT,
                     traces: many,
                 },
+                out,
             ),
         }
-        .map_err(io::Error::from)?;
-        out.write_all(b"\n")?;
-        out.flush()
     }
 }
 
 const CSV_HEADER: &str = "trace,config,index,messages,chars,input_tokens,cache_creation_input_tokens,ephemeral_5m_input_tokens,ephemeral_1h_input_tokens,cache_read_input_tokens,output_tokens,cost_usd,recorded_input_total,recorded_cost_usd,compacted";
 
-/// Quotes a CSV field when it needs it (RFC 4180).
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
-impl ReplayExporter for CsvExporter {
-    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()> {
+impl Exporter<ReplayView<'_>> for CsvExporter {
+    fn export(&self, view: &ReplayView<'_>, out: &mut dyn Write) -> io::Result<()> {
         let mut out = io::BufWriter::new(out);
         writeln!(out, "{CSV_HEADER}")?;
-        for o in outputs {
+        for o in view.0 {
             for c in &o.result.calls {
                 let rec_total = c
                     .recorded
                     .map(|u| u.total_input().to_string())
                     .unwrap_or_default();
-                let rec_cost = c
-                    .recorded_cost_usd
-                    .map(|v| format!("{v:.6}"))
-                    .unwrap_or_default();
+                let rec_cost = c.recorded_cost_usd.map(|v| fixed(v, 6)).unwrap_or_default();
                 writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{},{},{:.6},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     csv_field(&o.result.trace),
                     csv_field(&o.result.config),
                     c.index,
@@ -161,7 +138,7 @@ impl ReplayExporter for CsvExporter {
                     c.usage.write_1h(),
                     c.usage.cache_read_input_tokens,
                     c.usage.output_tokens,
-                    c.cost_usd,
+                    fixed(c.cost_usd, 6),
                     rec_total,
                     rec_cost,
                     csv_field(&c.compacted.join(" "))
@@ -239,7 +216,7 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
             dollars(sim),
             dollars(usd),
             s.vs_recorded_pct
-                .map(|p| format!("{p:.1}%"))
+                .map(|p| percent(p, 1))
                 .unwrap_or_else(|| "n/a".into())
         ));
     }
@@ -248,7 +225,7 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
             "saving against no compaction (same cache policy): {} ({})",
             dollars(usd),
             s.vs_no_compaction_pct
-                .map(|p| format!("{p:.1}%"))
+                .map(|p| percent(p, 1))
                 .unwrap_or_else(|| "n/a".into())
         ));
     }
@@ -257,11 +234,11 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
             if b == 0 {
                 "n/a".to_owned()
             } else {
-                format!("{:+.1}%", (a as f64 - b as f64) / b as f64 * 100.0)
+                signed_percent_places((a as f64 - b as f64) / b as f64 * 100.0, 1)
             }
         };
         lines.push(format!(
-            "simulated vs recorded over {} call(s): total input {} vs {} ({}), cache read {} vs {} ({}), cache write {} vs {} ({}); mean per-call error {:.1}%, {} call(s) within 5%, cache hit/miss agrees on {}",
+            "simulated vs recorded over {} call(s): total input {} vs {} ({}), cache read {} vs {} ({}), cache write {} vs {} ({}); mean per-call error {}, {} call(s) within 5%, cache hit/miss agrees on {}",
             f.calls,
             thousands(f.simulated_input),
             thousands(f.recorded_input),
@@ -272,12 +249,12 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
             thousands(f.simulated_write),
             thousands(f.recorded_write),
             pct(f.simulated_write, f.recorded_write),
-            f.mean_abs_error_pct,
+            percent(f.mean_abs_error_pct, 1),
             f.within_5pct,
             f.hit_agreement
         ));
     }
-    if let Some(c) = super::fmt::calibration_note(&r.calibration) {
+    if let Some(c) = calibration_note(&r.calibration) {
         lines.push(c);
     }
     if r.back_to_back {
@@ -288,85 +265,47 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
     lines
 }
 
-impl ReplayExporter for TableExporter {
-    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()> {
-        out.write_all(self.text(outputs).as_bytes())
-    }
-}
-
-impl TableExporter {
-    fn text(&self, outputs: &[ReplayOutput]) -> String {
-        let mut s = String::new();
-        for o in outputs {
-            let _ = writeln!(
-                s,
+impl Exporter<ReplayView<'_>> for TableExporter {
+    fn export(&self, view: &ReplayView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        for o in view.0 {
+            writeln!(
+                out,
                 "{} — {} — {}",
                 o.result.trace, o.result.config, o.result.model
-            );
-            let body = rows(o);
-            let mut widths = HEAD.map(str::len);
-            for r in &body {
-                for (w, cell) in widths.iter_mut().zip(r) {
-                    *w = (*w).max(cell.chars().count());
-                }
-            }
-            let line = |cells: &[String]| {
-                let mut l = String::new();
-                for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-                    let pad = w - cell.chars().count();
-                    if i == cells.len() - 1 {
-                        l.push_str(cell);
-                    } else {
-                        // Numbers right-aligned.
-                        l.push_str(&" ".repeat(pad));
-                        l.push_str(cell);
-                        l.push_str("  ");
-                    }
-                }
-                l.trim_end().to_owned()
-            };
-            let _ = writeln!(s, "{}", line(&HEAD.map(String::from)));
-            for r in &body {
-                let _ = writeln!(s, "{}", line(r));
-            }
-            for f in footer(o) {
-                let _ = writeln!(s, "{f}");
-            }
-            s.push('\n');
+            )?;
+            // Numbers right-aligned; the compacted ids last, as they come.
+            write_lines(
+                &mut out,
+                aligned_lines(HEAD, &rows(o), |i| i + 1 < HEAD.len()),
+            )?;
+            write_lines(&mut out, footer(o))?;
+            writeln!(out)?;
         }
-        s
+        out.flush()
     }
 }
 
-impl ReplayExporter for MarkdownExporter {
-    fn write(&self, outputs: &[ReplayOutput], out: &mut dyn io::Write) -> io::Result<()> {
-        out.write_all(self.text(outputs).as_bytes())
-    }
-}
-
-impl MarkdownExporter {
-    fn text(&self, outputs: &[ReplayOutput]) -> String {
-        let mut s = String::new();
-        for o in outputs {
-            let _ = writeln!(
-                s,
+impl Exporter<ReplayView<'_>> for MarkdownExporter {
+    fn export(&self, view: &ReplayView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        for o in view.0 {
+            writeln!(
+                out,
                 "### {} — `{}` — {}\n",
-                super::fmt::md_escape(&o.result.trace),
+                md_escape(&o.result.trace),
                 o.result.config,
                 o.result.model
-            );
-            let _ = writeln!(s, "| {} |", HEAD.join(" | "));
-            let _ = writeln!(s, "|{}", "---:|".repeat(HEAD.len() - 1) + "---|");
+            )?;
+            writeln!(out, "{}", md_row(&HEAD))?;
+            writeln!(out, "|{}", "---:|".repeat(HEAD.len() - 1) + "---|")?;
             for r in rows(o) {
-                let cells: Vec<String> = r.iter().map(|c| super::fmt::md_escape(c)).collect();
-                let _ = writeln!(s, "| {} |", cells.join(" | "));
+                writeln!(out, "{}", md_row(&r.map(|c| md_escape(&c))))?;
             }
-            s.push('\n');
-            for f in footer(o) {
-                let _ = writeln!(s, "- {f}");
-            }
-            s.push('\n');
+            writeln!(out)?;
+            write_lines(&mut out, footer(o).iter().map(|f| format!("- {f}")))?;
+            writeln!(out)?;
         }
-        s
+        out.flush()
     }
 }

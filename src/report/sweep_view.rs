@@ -1,15 +1,35 @@
-//! Exporters for `tracecost sweep`: the ranked grid per trace.
+//! The view of `tracecost sweep`, [`SweepView`]: the ranked grid per trace.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::fmt::{dollars, md_escape};
-use super::replay_view::csv_field;
+use super::export::{
+    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    aligned_lines, every_format, md_row, write_json, write_lines,
+};
+use super::fmt::{csv_field, dollars, fixed, md_escape, percent};
 use crate::replay::sweep::TraceSweep;
 
 /// Version tag of the sweep JSON.
 pub const SWEEP_FORMAT: &str = "tracecost.sweep/v1";
+
+/// `tracecost sweep`: the swept traces of one run.
+///
+/// Json: the full sweep, versioned (every row carries its per-call data).
+/// Csv: one row per (trace, config). Markdown: a table per trace. Table:
+/// aligned text per trace.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepView<'a> {
+    /// The sweeps, one per trace.
+    pub sweeps: &'a [TraceSweep],
+}
+
+impl Exportable for SweepView<'_> {
+    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+        Some(every_format(format))
+    }
+}
 
 #[derive(Serialize)]
 struct Doc<'a> {
@@ -17,15 +37,14 @@ struct Doc<'a> {
     traces: &'a [TraceSweep],
 }
 
-/// The full sweep as versioned JSON (every row carries its per-call data).
-pub fn json(sweeps: &[TraceSweep]) -> String {
-    let mut s = serde_json::to_string_pretty(&Doc {
-        format: SWEEP_FORMAT,
-        traces: sweeps,
-    })
-    .unwrap_or_default();
-    s.push('\n');
-    s
+impl Exporter<SweepView<'_>> for JsonExporter {
+    fn export(&self, view: &SweepView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let doc = Doc {
+            format: SWEEP_FORMAT,
+            traces: view.sweeps,
+        };
+        write_json(&doc, out)
+    }
 }
 
 /// The marks of a row: baseline, cheapest, recommended.
@@ -43,35 +62,37 @@ pub fn marks(s: &TraceSweep, i: usize) -> String {
     m.join(", ")
 }
 
-/// One row per (trace, config).
-pub fn csv(sweeps: &[TraceSweep]) -> String {
-    let mut out = String::from(
-        "trace,rank,config,cost_usd,savings_usd,savings_pct,input_tokens,cache_creation_input_tokens,cache_read_input_tokens,output_tokens,recall_risk_turns,recall_risk_quotes,pareto,marks\n",
-    );
-    for s in sweeps {
-        for (i, r) in s.rows.iter().enumerate() {
-            let u = &r.result.totals.usage;
-            let _ = writeln!(
-                out,
-                "{},{},{},{:.6},{:.6},{:.2},{},{},{},{},{},{},{},{}",
-                csv_field(&s.trace),
-                i + 1,
-                csv_field(&r.result.config),
-                r.result.totals.cost_usd,
-                r.savings_usd,
-                r.savings_pct,
-                u.input_tokens,
-                u.cache_creation_input_tokens,
-                u.cache_read_input_tokens,
-                u.output_tokens,
-                r.risk.turns,
-                r.risk.quotes,
-                r.pareto,
-                csv_field(&marks(s, i))
-            );
+const CSV_HEADER: &str = "trace,rank,config,cost_usd,savings_usd,savings_pct,input_tokens,cache_creation_input_tokens,cache_read_input_tokens,output_tokens,recall_risk_turns,recall_risk_quotes,pareto,marks";
+
+impl Exporter<SweepView<'_>> for CsvExporter {
+    fn export(&self, view: &SweepView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        writeln!(out, "{CSV_HEADER}")?;
+        for s in view.sweeps {
+            for (i, r) in s.rows.iter().enumerate() {
+                let u = &r.result.totals.usage;
+                writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    csv_field(&s.trace),
+                    i + 1,
+                    csv_field(&r.result.config),
+                    fixed(r.result.totals.cost_usd, 6),
+                    fixed(r.savings_usd, 6),
+                    fixed(r.savings_pct, 2),
+                    u.input_tokens,
+                    u.cache_creation_input_tokens,
+                    u.cache_read_input_tokens,
+                    u.output_tokens,
+                    r.risk.turns,
+                    r.risk.quotes,
+                    r.pareto,
+                    csv_field(&marks(s, i))
+                )?;
+            }
         }
+        out.flush()
     }
-    out
 }
 
 fn cells(s: &TraceSweep) -> Vec<[String; 7]> {
@@ -84,7 +105,7 @@ fn cells(s: &TraceSweep) -> Vec<[String; 7]> {
                 r.result.config.clone(),
                 dollars(r.result.totals.cost_usd),
                 dollars(r.savings_usd),
-                format!("{:.1}%", r.savings_pct),
+                percent(r.savings_pct, 1),
                 format!("{}{}", r.risk.turns, if r.pareto { " *" } else { "" }),
                 marks(s, i),
             ]
@@ -114,88 +135,62 @@ fn summary_lines(s: &TraceSweep) -> Vec<String> {
             base.result.config,
             dollars(base.result.totals.cost_usd)
         ));
-        l.push(format!(
-            "cheapest {}: {} (saves {}, {:.1}%; recall risk {} turn(s))",
-            best.result.config,
-            dollars(best.result.totals.cost_usd),
-            dollars(best.savings_usd),
-            best.savings_pct,
-            best.risk.turns
-        ));
-        l.push(format!(
-            "recommended {}: {} (saves {}, {:.1}%; recall risk {} turn(s))",
-            rec.result.config,
-            dollars(rec.result.totals.cost_usd),
-            dollars(rec.savings_usd),
-            rec.savings_pct,
-            rec.risk.turns
-        ));
+        for (label, row) in [("cheapest", best), ("recommended", rec)] {
+            l.push(format!(
+                "{label} {}: {} (saves {}, {}; recall risk {} turn(s))",
+                row.result.config,
+                dollars(row.result.totals.cost_usd),
+                dollars(row.savings_usd),
+                percent(row.savings_pct, 1),
+                row.risk.turns
+            ));
+        }
     }
     l.push("recall risk = assistant turns quoting text that only compacted results held; * = on the Pareto front of cost vs risk".into());
     l
 }
 
-/// Aligned text per trace.
-pub fn table(sweeps: &[TraceSweep]) -> String {
-    let mut out = String::new();
-    for s in sweeps {
-        let _ = writeln!(out, "{} — {} configs", s.trace, s.rows.len());
-        let body = cells(s);
-        let mut w = HEAD.map(str::len);
-        for r in &body {
-            for (x, c) in w.iter_mut().zip(r) {
-                *x = (*x).max(c.chars().count());
-            }
+impl Exporter<SweepView<'_>> for TableExporter {
+    fn export(&self, view: &SweepView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        for s in view.sweeps {
+            writeln!(out, "{} — {} configs", s.trace, s.rows.len())?;
+            // Config and marks are text; the rest numbers.
+            write_lines(
+                &mut out,
+                aligned_lines(HEAD, &cells(s), |i| i != 1 && i != 6),
+            )?;
+            write_lines(&mut out, summary_lines(s))?;
+            writeln!(out)?;
         }
-        let line = |r: &[String]| {
-            let mut l = String::new();
-            for (i, (c, x)) in r.iter().zip(w).enumerate() {
-                let pad = " ".repeat(x - c.chars().count());
-                if i == 1 || i == 6 {
-                    l.push_str(c);
-                    l.push_str(&pad);
-                } else {
-                    l.push_str(&pad);
-                    l.push_str(c);
-                }
-                l.push_str("  ");
-            }
-            l.trim_end().to_owned()
-        };
-        let _ = writeln!(out, "{}", line(&HEAD.map(String::from)));
-        for r in &body {
-            let _ = writeln!(out, "{}", line(r));
-        }
-        for l in summary_lines(s) {
-            let _ = writeln!(out, "{l}");
-        }
-        out.push('\n');
+        out.flush()
     }
-    out
 }
 
-/// A Markdown table per trace.
-pub fn markdown(sweeps: &[TraceSweep]) -> String {
-    let mut out = String::new();
-    for s in sweeps {
-        let _ = writeln!(out, "### {}\n", md_escape(&s.trace));
-        let _ = writeln!(
-            out,
-            "| rank | config | cost | saving | saving % | recall risk | |"
-        );
-        let _ = writeln!(out, "|---:|---|---:|---:|---:|---:|---|");
-        for r in cells(s) {
-            let _ = writeln!(
+impl Exporter<SweepView<'_>> for MarkdownExporter {
+    fn export(&self, view: &SweepView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
+        for s in view.sweeps {
+            writeln!(out, "### {}\n", md_escape(&s.trace))?;
+            writeln!(
                 out,
-                "| {} | `{}` | {} | {} | {} | {} | {} |",
-                r[0], r[1], r[2], r[3], r[4], r[5], r[6]
-            );
+                "| rank | config | cost | saving | saving % | recall risk | |"
+            )?;
+            writeln!(out, "|---:|---|---:|---:|---:|---:|---|")?;
+            for mut r in cells(s) {
+                // Configs are code spans: their syntax has no backticks.
+                r[1] = format!("`{}`", r[1]);
+                writeln!(out, "{}", md_row(&r))?;
+            }
+            writeln!(out)?;
+            write_lines(
+                &mut out,
+                summary_lines(s)
+                    .iter()
+                    .map(|l| format!("- {}", md_escape(l))),
+            )?;
+            writeln!(out)?;
         }
-        out.push('\n');
-        for l in summary_lines(s) {
-            let _ = writeln!(out, "- {}", md_escape(&l));
-        }
-        out.push('\n');
+        out.flush()
     }
-    out
 }
