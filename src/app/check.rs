@@ -6,7 +6,7 @@ use super::plan::{Calibration, CheckEntry, CheckPlan, CostPlan, calibration_mode
 use super::AppError;
 use crate::policy::Config;
 use crate::replay::{PreparedTrace, ReplayOptions};
-use crate::report::check::{
+use super::baseline::{
     BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict,
 };
 use crate::trace::Trace;

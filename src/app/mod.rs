@@ -8,10 +8,14 @@
 
 mod error;
 mod plan;
+pub mod baseline;
 mod check;
 mod pipelines;
+mod results;
+pub mod usage;
 
 pub use error::{AppError, ErrorClass};
+pub use results::{ReplayOutput, Savings, TraceReport};
 pub use plan::{
     Calibration, CheckPlan, CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan,
     StabilityPlan, SweepPlan, TraceRun, UsagePlan, calibration_model, load_traces, trace_files,

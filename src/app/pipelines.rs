@@ -16,8 +16,7 @@ use crate::progress::{Progress, Unit};
 use crate::replay::stability::{RunSource, StabilityReport};
 use crate::replay::sweep::TraceSweep;
 use crate::replay::{PreparedTrace, ReplayOptions, count_block};
-use crate::report::build::TraceReport;
-use crate::report::replay_view::{ReplayOutput, Savings};
+use super::results::{ReplayOutput, Savings, TraceReport};
 use crate::trace::import::ImportReport;
 use crate::trace::{Trace, TraceWriter};
 
@@ -125,7 +124,7 @@ pub fn report(plan: &ReportPlan, progress: &dyn Progress) -> Result<ReportOutcom
     let memo = plan.sweep.cost.memo();
     let mut reports = Vec::new();
     for (t, sweep) in plan.sweep.traces.iter().zip(sweeps) {
-        let recommended: Config = sweep.rows[sweep.recommended].result.config.parse()?;
+        let recommended = sweep.rows[sweep.recommended].result.config.clone();
         let stability = stability_of(t, &recommended, &memo, None)?;
         reports.push(TraceReport { sweep, stability });
     }
@@ -202,7 +201,7 @@ pub fn usage(
     plan: &UsagePlan,
 ) -> Result<
     (
-        crate::report::usage_view::UsageReport,
+        super::usage::UsageReport,
         crate::trace::import::claude_code::UsageScan,
     ),
     AppError,
@@ -213,7 +212,7 @@ pub fn usage(
         ));
     }
     let scan = crate::trace::import::claude_code::scan_usage(&plan.paths)?;
-    let report = crate::report::usage_view::build(&scan, &plan.pricing);
+    let report = super::usage::build(&scan, &plan.pricing);
     Ok((report, scan))
 }
 

@@ -8,7 +8,7 @@ use crate::cost::pricing::{ModelPrice, Pricing};
 use crate::cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
 use crate::policy::{Config, GridSpec, Implied};
 use crate::progress::Progress;
-use crate::report::check::Baseline;
+use super::baseline::Baseline;
 use crate::trace::Trace;
 use crate::trace::import::{Format, ImportOptions};
 use crate::trace::Warning;

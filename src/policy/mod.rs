@@ -379,6 +379,13 @@ impl fmt::Display for Config {
     }
 }
 
+/// A config is written as its canonical string wherever it is serialized.
+impl serde::Serialize for Config {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl FromStr for Config {
     type Err = ConfigError;
     fn from_str(input: &str) -> Result<Self, ConfigError> {

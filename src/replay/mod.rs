@@ -235,8 +235,8 @@ pub struct Totals {
 pub struct ReplayResult {
     /// The trace's name.
     pub trace: String,
-    /// The config, as its canonical string.
-    pub config: String,
+    /// The config (serialized as its canonical string).
+    pub config: Config,
     /// The model priced (the first call's).
     pub model: String,
     /// Whether start times were missing and calls treated as back-to-back.
@@ -640,7 +640,7 @@ pub fn replay_group(
         out.push(ReplayResult {
             fidelity: fidelity(&calls),
             trace: trace.name.clone(),
-            config: c.to_string(),
+            config: c.clone(),
             model: first_price.id.clone(),
             back_to_back: !trace.has_timestamps(),
             calibration: prepared.calibration,

@@ -190,12 +190,11 @@ pub fn sweep_trace(
             .totals
             .cost_usd
             .total_cmp(&b.result.totals.cost_usd)
-            .then_with(|| a.result.config.cmp(&b.result.config))
+            .then_with(|| a.result.config.to_string().cmp(&b.result.config.to_string()))
     });
-    let baseline_str = baseline.to_string();
     let base_idx = rows
         .iter()
-        .position(|r| r.result.config == baseline_str)
+        .position(|r| r.result.config == *baseline)
         .unwrap_or(0);
     let base_cost = rows.get(base_idx).map_or(0.0, |r| r.result.totals.cost_usd);
     for r in &mut rows {
@@ -225,7 +224,7 @@ pub fn sweep_trace(
             a.risk_adjusted_cost_usd
                 .total_cmp(&b.risk_adjusted_cost_usd)
                 .then(a.risk.turns.cmp(&b.risk.turns))
-                .then_with(|| a.result.config.cmp(&b.result.config))
+                .then_with(|| a.result.config.to_string().cmp(&b.result.config.to_string()))
         })
         .map_or(0, |(i, _)| i);
     Ok(TraceSweep {

@@ -15,6 +15,7 @@ use super::fmt::{dollars, html_escape, md_escape, thousands};
 use super::sweep_view::SweepView;
 use crate::replay::stability::StabilityReport;
 use crate::replay::sweep::{SweepRow, TraceSweep};
+use crate::policy::{Compaction, Config};
 use crate::replay::{CallResult, ReplayResult};
 
 /// Version tag of `results.json`.
@@ -35,14 +36,7 @@ pub struct Assumptions {
     pub grid: String,
 }
 
-/// One trace's sweep with its stability check.
-#[derive(Debug, Clone)]
-pub struct TraceReport {
-    /// The sweep.
-    pub sweep: TraceSweep,
-    /// Stability of the recommended config.
-    pub stability: StabilityReport,
-}
+use crate::app::TraceReport;
 
 /// A file of the report: its name and bytes.
 pub type ReportFile = (String, Vec<u8>);
@@ -90,10 +84,11 @@ fn cumulative(calls: &[CallResult]) -> Vec<f64> {
 
 /// The family of a config for the savings chart: compaction kind × cache kind.
 fn family(r: &ReplayResult) -> String {
-    let (comp, cache) = r.config.split_once('+').unwrap_or((&r.config, ""));
-    let comp = comp.split(':').next().unwrap_or(comp);
-    let cache = cache.split([':', '@']).next().unwrap_or(cache);
-    format!("{comp} + {cache}")
+    format!(
+        "{} + {}",
+        r.config.compaction.kind().name(),
+        r.config.cache.kind().name()
+    )
 }
 
 /// The best (cheapest) row of each family, in cost order.
@@ -140,14 +135,14 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     // Lines: the families' best, baseline and recommended first.
     let mut lines: Vec<(String, Vec<f64>)> = Vec::new();
     let mut push = |label: String, r: &SweepRow| {
-        if !lines.iter().any(|(l, _)| l.ends_with(&r.result.config)) {
+        if !lines.iter().any(|(l, _)| l.ends_with(&r.result.config.to_string())) {
             lines.push((label, cumulative(&r.result.calls)));
         }
     };
     push(format!("baseline: {}", base.result.config), base);
     push(format!("recommended: {}", rec.result.config), rec);
     for r in best_per_family(s) {
-        push(r.result.config.clone(), r);
+        push(r.result.config.to_string(), r);
     }
     out.push((
         format!("{stem}-cumulative"),
@@ -159,25 +154,24 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     // Heatmaps: ledger threshold × keep-last per cache policy.
     let mut by_cache: BTreeMap<String, BTreeMap<(u64, usize), f64>> = BTreeMap::new();
     for r in &s.rows {
-        let (comp, cache) = r.result.config.split_once('+').unwrap_or(("", ""));
-        let Some(params) = comp.strip_prefix("ledger:") else {
+        let config = &r.result.config;
+        let Compaction::Ledger {
+            threshold,
+            keep_last,
+        } = config.compaction
+        else {
             continue;
         };
-        let mut t = None;
-        let mut k = None;
-        for kv in params.split(',') {
-            match kv.split_once('=') {
-                Some(("t", v)) => t = v.parse::<u64>().ok(),
-                Some(("k", v)) => k = v.parse::<usize>().ok(),
-                _ => {}
-            }
-        }
-        if let (Some(t), Some(k)) = (t, k) {
-            by_cache
-                .entry(cache.to_owned())
-                .or_default()
-                .insert((t, k), r.result.totals.cost_usd);
-        }
+        // One heatmap per cache policy and model: the config string after
+        // its compaction part.
+        let cache = match &config.model {
+            Some(m) => format!("{}@{m}", config.cache),
+            None => config.cache.to_string(),
+        };
+        by_cache
+            .entry(cache)
+            .or_default()
+            .insert((threshold, keep_last), r.result.totals.cost_usd);
     }
     for (cache, cells) in &by_cache {
         let mut thresholds: Vec<u64> = cells.keys().map(|(t, _)| *t).collect();
@@ -207,7 +201,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     }
     let bars = best_per_family(s)
         .into_iter()
-        .map(|r| (r.result.config.clone(), r.savings_usd, r.savings_pct))
+        .map(|r| (r.result.config.to_string(), r.savings_usd, r.savings_pct))
         .collect();
     out.push((
         format!("{stem}-savings"),
@@ -384,7 +378,7 @@ fn stability_verdict(r: &StabilityReport) -> String {
 
 #[derive(Serialize)]
 struct JsonPick<'a> {
-    config: &'a str,
+    config: &'a Config,
     cost_usd: f64,
     savings_usd: f64,
     savings_pct: f64,
@@ -393,7 +387,7 @@ struct JsonPick<'a> {
 
 #[derive(Serialize)]
 struct JsonRow<'a> {
-    config: &'a str,
+    config: &'a Config,
     cost_usd: f64,
     savings_usd: f64,
     savings_pct: f64,
@@ -516,7 +510,7 @@ fn html(reports: &[TraceReport], a: &Assumptions, svgs: &[Vec<(String, String)>]
                 slug(&r.sweep.trace),
                 html_escape(&r.sweep.trace),
                 dollars(h.base.result.totals.cost_usd),
-                html_escape(&h.rec.result.config),
+                html_escape(&h.rec.result.config.to_string()),
                 dollars(h.rec.result.totals.cost_usd),
                 h.rec.savings_pct,
                 h.rec.risk.turns
@@ -565,7 +559,7 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
         "<div class=\"card\"><div class=\"k\">Baseline</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>",
         dollars(h.base.result.totals.cost_usd),
         dollars(h.base.result.totals.cost_usd * 1000.0),
-        html_escape(&h.base.result.config)
+        html_escape(&h.base.result.config.to_string())
     );
     let _ = write!(
         s,
@@ -574,19 +568,19 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
         dollars(h.rec.savings_usd),
         h.rec.savings_pct,
         dollars(h.rec.savings_usd * 1000.0),
-        html_escape(&h.rec.result.config)
+        html_escape(&h.rec.result.config.to_string())
     );
     let _ = write!(
         s,
         "<div class=\"rec\"><b>Recommendation:</b> use <code>{}</code>. Recall risk: {}.",
-        html_escape(&h.rec.result.config),
+        html_escape(&h.rec.result.config.to_string()),
         html_escape(&risk_text(h.rec))
     );
     if sw.cheapest != sw.recommended {
         let _ = write!(
             s,
             " The cheapest config, <code>{}</code> at {} ({:.1}% saved), has a higher recall risk ({} turn(s)).",
-            html_escape(&h.best.result.config),
+            html_escape(&h.best.result.config.to_string()),
             dollars(h.best.result.totals.cost_usd),
             h.best.savings_pct,
             h.best.risk.turns
@@ -645,7 +639,7 @@ fn sweep_table(s: &mut String, sw: &TraceSweep) {
                 " class=\"mark\""
             },
             i + 1,
-            html_escape(&r.result.config),
+            html_escape(&r.result.config.to_string()),
             dollars(r.result.totals.cost_usd),
             dollars(r.savings_usd),
             r.savings_pct,
@@ -686,7 +680,7 @@ fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
         } else {
             ""
         },
-        html_escape(&r.result.config),
+        html_escape(&r.result.config.to_string()),
         r.result.calls.len(),
         dollars(r.result.totals.cost_usd)
     );

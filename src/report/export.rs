@@ -274,9 +274,9 @@ mod tests {
         use crate::cost::tokens::{CharsPerToken, TokenMemo};
         use crate::policy::Config;
         use crate::replay::{PreparedTrace, ReplayOptions, replay, sweep::sweep_trace};
-        use crate::report::check::{Comparison, Expected};
-        use crate::report::replay_view::{ReplayOutput, Savings};
-        use crate::report::usage_view::{UsageReport, UsageTotals};
+        use crate::app::baseline::{Comparison, Expected};
+        use crate::app::usage::{UsageReport, UsageTotals};
+        use crate::app::{ReplayOutput, Savings};
         use crate::trace::import::claude_code::UsageScan;
 
         let trace = crate::trace::generate::session(8, 3);

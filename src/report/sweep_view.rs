@@ -76,7 +76,7 @@ impl Exporter<SweepView<'_>> for CsvExporter {
                     "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     csv_field(&s.trace),
                     i + 1,
-                    csv_field(&r.result.config),
+                    csv_field(&r.result.config.to_string()),
                     fixed(r.result.totals.cost_usd, 6),
                     fixed(r.savings_usd, 6),
                     fixed(r.savings_pct, 2),
@@ -102,7 +102,7 @@ fn cells(s: &TraceSweep) -> Vec<[String; 7]> {
         .map(|(i, r)| {
             [
                 (i + 1).to_string(),
-                r.result.config.clone(),
+                r.result.config.to_string(),
                 dollars(r.result.totals.cost_usd),
                 dollars(r.savings_usd),
                 percent(r.savings_pct, 1),

@@ -1,0 +1,282 @@
+//! Claude Code's recorded usage priced per response, in ccusage's session
+//! report shape.
+
+use serde::Serialize;
+
+use crate::cost::pricing::{Pricing, Usage};
+use crate::trace::import::claude_code::{SessionUsage, TokenSums, UsageScan};
+
+/// One model's part of a session (ccusage's `modelBreakdowns` entry).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelBreakdown {
+    /// Model id as recorded.
+    pub model_name: String,
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cache writes (5m + 1h).
+    pub cache_creation_tokens: u64,
+    /// Cache reads.
+    pub cache_read_tokens: u64,
+    /// USD.
+    pub cost: f64,
+}
+
+/// One session (ccusage's session object).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRow {
+    /// Session id.
+    pub session_id: String,
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cache writes.
+    pub cache_creation_tokens: u64,
+    /// Cache reads.
+    pub cache_read_tokens: u64,
+    /// All four.
+    pub total_tokens: u64,
+    /// USD.
+    pub total_cost: f64,
+    /// Date of the last counted row (YYYY-MM-DD, UTC).
+    pub last_activity: String,
+    /// Models, sorted.
+    pub models_used: Vec<String>,
+    /// Per model.
+    pub model_breakdowns: Vec<ModelBreakdown>,
+    /// Project directory name.
+    pub project_path: String,
+}
+
+/// Totals over sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTotals {
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cache writes.
+    pub cache_creation_tokens: u64,
+    /// Cache reads.
+    pub cache_read_tokens: u64,
+    /// All four.
+    pub total_tokens: u64,
+    /// USD.
+    pub total_cost: f64,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UsageReport {
+    /// Sessions.
+    pub sessions: Vec<SessionRow>,
+    /// Totals.
+    pub totals: UsageTotals,
+    /// Models that are not in the price table (priced at $0), sorted.
+    #[serde(skip)]
+    pub unpriced: Vec<String>,
+}
+
+fn usage_of(t: &TokenSums) -> Usage {
+    Usage::new(
+        t.input,
+        t.cache_creation_5m,
+        t.cache_creation_1h,
+        t.cache_read,
+        t.output,
+    )
+}
+
+/// `YYYY-MM-DD` of a Unix-millisecond timestamp (UTC).
+pub fn date_of(ms: u64) -> String {
+    let days = (ms / 86_400_000) as i64;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Prices a scan: each response on its own, with its model's price, the
+/// costs summed in f64 in the order the scan read them (ccusage's
+/// per-response sum). A sum of responses cannot be priced as one request:
+/// the long-context premium of Sonnet 4 / 4.5 applies to a request whose
+/// own input passes the threshold, and a session's sum passes it long
+/// before any request does. Rows recorded with `speed: "fast"` (model
+/// `<id>-fast`) are priced as their base model.
+pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
+    let mut unpriced = Vec::new();
+    let sessions = scan
+        .sessions
+        .iter()
+        .map(|s| session_row(s, pricing, &mut unpriced))
+        .collect::<Vec<_>>();
+    let mut totals = UsageTotals::default();
+    for s in &sessions {
+        totals.input_tokens += s.input_tokens;
+        totals.output_tokens += s.output_tokens;
+        totals.cache_creation_tokens += s.cache_creation_tokens;
+        totals.cache_read_tokens += s.cache_read_tokens;
+        totals.total_tokens += s.total_tokens;
+        totals.total_cost += s.total_cost;
+    }
+    unpriced.sort();
+    unpriced.dedup();
+    UsageReport {
+        sessions,
+        totals,
+        unpriced,
+    }
+}
+
+fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) -> SessionRow {
+    let mut row = SessionRow {
+        session_id: s.session_id.clone(),
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_creation_tokens: 0,
+        cache_read_tokens: 0,
+        total_tokens: 0,
+        total_cost: 0.0,
+        last_activity: s.last_ms.map(date_of).unwrap_or_default(),
+        models_used: s.models.iter().map(|m| m.model.clone()).collect(),
+        model_breakdowns: Vec::new(),
+        project_path: s.project_path.clone(),
+    };
+    for m in &s.models {
+        let base = m.model.strip_suffix("-fast").unwrap_or(&m.model);
+        let cost = match pricing.lookup(base) {
+            Ok(p) => m
+                .responses
+                .iter()
+                .map(|t| p.cost_usd(&usage_of(t), false))
+                .sum(),
+            Err(_) => {
+                unpriced.push(m.model.clone());
+                0.0
+            }
+        };
+        let cc = m.tokens.cache_creation_5m + m.tokens.cache_creation_1h;
+        row.model_breakdowns.push(ModelBreakdown {
+            model_name: m.model.clone(),
+            input_tokens: m.tokens.input,
+            output_tokens: m.tokens.output,
+            cache_creation_tokens: cc,
+            cache_read_tokens: m.tokens.cache_read,
+            cost,
+        });
+        row.input_tokens += m.tokens.input;
+        row.output_tokens += m.tokens.output;
+        row.cache_creation_tokens += cc;
+        row.cache_read_tokens += m.tokens.cache_read;
+        row.total_cost += cost;
+    }
+    row.total_tokens =
+        row.input_tokens + row.output_tokens + row.cache_creation_tokens + row.cache_read_tokens;
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::import::claude_code::ModelUsage;
+
+    /// A response: uncached input, 5m writes, reads, output.
+    fn resp(input: u64, write_5m: u64, read: u64, output: u64) -> TokenSums {
+        TokenSums {
+            input,
+            output,
+            cache_creation_5m: write_5m,
+            cache_creation_1h: 0,
+            cache_read: read,
+        }
+    }
+
+    fn scan(model: &str, responses: Vec<TokenSums>) -> UsageScan {
+        let mut tokens = TokenSums::default();
+        responses.iter().for_each(|r| tokens.add(r));
+        UsageScan {
+            sessions: vec![SessionUsage {
+                session_id: "s".into(),
+                project_path: "p".into(),
+                models: vec![ModelUsage {
+                    model: model.into(),
+                    tokens,
+                    responses,
+                }],
+                first_ms: Some(0),
+                last_ms: Some(0),
+            }],
+            ..UsageScan::default()
+        }
+    }
+
+    /// USD of tokens at per-MTok prices [input, 5m write, read, output].
+    fn at(t: &TokenSums, [i, w, r, o]: [f64; 4]) -> f64 {
+        (t.input as f64 * i
+            + t.cache_creation_5m as f64 * w
+            + t.cache_read as f64 * r
+            + t.output as f64 * o)
+            / 1e6
+    }
+
+    const SONNET_BASE: [f64; 4] = [3.0, 3.75, 0.30, 15.0];
+    const SONNET_PREMIUM: [f64; 4] = [6.0, 7.5, 0.60, 22.5];
+
+    fn cost(model: &str, responses: Vec<TokenSums>) -> f64 {
+        let r = build(&scan(model, responses), &Pricing::builtin());
+        assert!(r.unpriced.is_empty());
+        assert_eq!(r.sessions[0].total_cost, r.totals.total_cost);
+        r.totals.total_cost
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn calls_under_the_threshold_stay_at_the_base_rate_whatever_their_sum() {
+        // Each request has 96,000 input tokens; the three sum to 288,000.
+        let one = resp(1_000, 5_000, 90_000, 1_000);
+        let got = cost("claude-sonnet-4-5-20250929", vec![one; 3]);
+        let want = 3.0 * at(&one, SONNET_BASE);
+        assert!(close(got, want), "{got} vs {want}");
+        assert!(!close(got, 3.0 * at(&one, SONNET_PREMIUM)));
+    }
+
+    #[test]
+    fn a_call_over_the_threshold_pays_the_premium_on_every_token() {
+        // 200,001 input tokens: the premium applies, output included; the
+        // small call beside it stays at the base rate.
+        let big = resp(1, 10_000, 190_000, 1_000);
+        let small = resp(10, 0, 0, 10);
+        let got = cost("claude-sonnet-4-5-20250929", vec![small, big]);
+        let want = at(&small, SONNET_BASE) + at(&big, SONNET_PREMIUM);
+        assert!(close(got, want), "{got} vs {want}");
+        // Exactly at the threshold is not above it.
+        let edge = resp(0, 10_000, 190_000, 1_000);
+        let got = cost("claude-sonnet-4-20250514", vec![edge]);
+        assert!(close(got, at(&edge, SONNET_BASE)), "{got}");
+    }
+
+    #[test]
+    fn models_without_a_premium_never_pay_one() {
+        let big = resp(1, 10_000, 290_000, 1_000);
+        let got = cost("claude-sonnet-4-6", vec![big]);
+        assert!(close(got, at(&big, SONNET_BASE)), "{got}");
+        let got = cost("claude-opus-4-5-20251101", vec![big, big]);
+        let want = 2.0 * at(&big, [5.0, 6.25, 0.50, 25.0]);
+        assert!(close(got, want), "{got} vs {want}");
+    }
+}
