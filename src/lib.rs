@@ -6,8 +6,9 @@
 //! own crate, `crates/tracecost-engine`, and the ground floor: the message
 //! model lives there) → [`trace`] (recorded conversations) → [`policy`]
 //! (compaction and cache policies as data) → [`cost`] (tokens, the
-//! prompt-cache simulator, prices) → [`replay`] → [`report`] → [`app`] (the
-//! pipelines over typed plans) → [`cli`].
+//! prompt-cache simulator, prices) → [`replay`] → [`app`] (the pipelines
+//! over typed plans, and their typed results) → [`report`] (the views and
+//! the report's files) → [`cli`].
 //! [`progress`] is how the long-running steps report how far they have got.
 //!
 //! The engine's crate documentation has it in one example.
@@ -20,8 +21,8 @@ pub mod trace;
 pub mod policy;
 pub mod cost;
 pub mod replay;
-pub mod report;
 pub mod app;
+pub mod report;
 pub mod cli;
 
 /// The README's code blocks, compiled and run as doc tests.

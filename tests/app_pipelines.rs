@@ -112,3 +112,101 @@ fn a_bad_tokenizer_is_an_input_error() {
     let e = CostPlan::new(None, "nonsense", Calibration::Auto, false).unwrap_err();
     assert_eq!(e.class(), app::ErrorClass::Input);
 }
+
+#[test]
+fn check_compares_the_repository_baseline_without_a_regression() {
+    let plan = app::CheckPlan::from_file(
+        std::path::Path::new("ci/baseline.json"),
+        None,
+        false,
+        None,
+        &mut |p| Ok(app::load_traces(&[p.to_path_buf()], &Silent)?.0),
+    )
+    .unwrap();
+    let outcome = app::check(&plan).unwrap();
+    assert!(!outcome.regressed());
+    let app::CheckOutcome::Compared { rows, .. } = outcome else {
+        panic!("not compared")
+    };
+    assert_eq!(rows.len(), plan.baseline.entries.len());
+}
+
+#[test]
+fn stability_and_report_run_on_a_bundled_trace() {
+    let trace = massage_gun();
+    let config: tracecost::policy::Config = "ledger:t=8000,k=2+tail".parse().unwrap();
+    let plan = app::StabilityPlan {
+        runs: vec![TraceRun {
+            trace: trace.clone(),
+            config,
+            implied: Vec::new(),
+        }],
+        tokenizer_spec: "o200k_base".into(),
+        tokenizer: tracecost::cost::tokens::parse_tokenizer("o200k_base").unwrap(),
+    };
+    let out = app::stability(&plan, &Silent).unwrap();
+    assert!(out[0].report.violations.is_empty());
+    assert_eq!(out[0].report.stubs, 5);
+
+    let grid = GridSpec {
+        compactions: Some(vec!["off".into(), "ledger".into()]),
+        thresholds: Some(vec![8000]),
+        keep_lasts: Some(vec![2]),
+        caches: Some(vec!["tail".into()]),
+        ttl: None,
+    };
+    let (compactions, caches) = grid.expand().unwrap();
+    let configs = Grid {
+        compactions,
+        caches,
+        models: vec![None],
+    }
+    .configs();
+    let report = app::report(
+        &app::ReportPlan {
+            sweep: SweepPlan {
+                traces: vec![trace],
+                grid,
+                models: Vec::new(),
+                configs,
+                recall_cost_usd: None,
+                cost: cost(),
+            },
+        },
+        &Silent,
+    )
+    .unwrap();
+    let r = &report.reports[0];
+    // The stability checked is the recommendation's.
+    assert_eq!(r.stability.digest.len(), 64);
+    assert_eq!(r.sweep.rows.len(), 3, "two configs and the baseline");
+}
+
+#[test]
+fn import_writes_traces_and_usage_prices_a_folder() {
+    let plan = app::ImportPlan {
+        format: tracecost::trace::import::Format::Anthropic,
+        inputs: vec![PathBuf::from("tests/fixtures/import/anthropic_plain.jsonl")],
+        options: Default::default(),
+    };
+    let mut out = Vec::new();
+    let s = app::import(&plan, &Silent, &mut out, "out.json").unwrap();
+    assert!(s.traces >= 1 && s.calls >= 1);
+    let loaded = tracecost::trace::load_str(std::str::from_utf8(&out).unwrap(), "out.json")
+        .unwrap();
+    assert_eq!(loaded.traces.len(), s.traces);
+
+    let (report, scan) = app::usage(&app::UsagePlan {
+        paths: vec![PathBuf::from("tests/fixtures/usage")],
+        pricing: tracecost::cost::pricing::Pricing::builtin(),
+    })
+    .unwrap();
+    assert_eq!(report.sessions.len(), scan.sessions.len());
+    assert!(report.totals.total_cost > 0.0);
+    let none = app::usage(&app::UsagePlan {
+        paths: Vec::new(),
+        pricing: tracecost::cost::pricing::Pricing::builtin(),
+    })
+    .unwrap_err();
+    assert_eq!(none.class(), app::ErrorClass::Input);
+}

@@ -423,67 +423,51 @@ pub(super) enum RecallFormatArg {
     Full,
 }
 
-/// The command tree, with the policy defaults written into the help from
-/// the policy types (clap's derive cannot take them from constants).
+/// `arg`'s help with `[default: VALUE]` appended.
+fn with_default(c: clap::Command, arg: &str, value: impl std::fmt::Display) -> clap::Command {
+    c.mut_arg(arg, |a| {
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        a.help(format!("{help} [default: {value}]"))
+    })
+}
+
+/// The command tree, with the policy defaults and names written into the
+/// help from the policy types (clap's derive cannot take them from
+/// constants).
 pub(super) fn command() -> clap::Command {
     use crate::policy::{
-        DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD, GridSpec, PeerParams,
-        DEFAULT_TTL,
+        DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD, DEFAULT_TTL, GridSpec, PeerParams,
     };
     let peer = PeerParams::anthropic_defaults();
     let grid = GridSpec::default();
     let list = |v: Vec<String>| v.join(",");
     let policy_defaults = |c: clap::Command| {
-        c.mut_arg("threshold", |a| {
-            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-            a.help(format!("{h} [default: {DEFAULT_LEDGER_THRESHOLD}]"))
-        })
-        .mut_arg("keep_last", |a| {
-            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-            a.help(format!("{h} [default: {DEFAULT_LEDGER_KEEP_LAST}]"))
-        })
-        .mut_arg("ttl", |a| {
-            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-            a.help(format!("{h} [default: {DEFAULT_TTL}]"))
-        })
-        .mut_arg("trigger", |a| {
-            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-            a.help(format!("{h} [default: {}]", peer.trigger))
-        })
-        .mut_arg("keep", |a| {
-            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-            a.help(format!("{h} [default: {}]", peer.keep))
-        })
+        let c = with_default(c, "threshold", DEFAULT_LEDGER_THRESHOLD);
+        let c = with_default(c, "keep_last", DEFAULT_LEDGER_KEEP_LAST);
+        let c = with_default(c, "ttl", DEFAULT_TTL);
+        let c = with_default(c, "trigger", peer.trigger);
+        with_default(c, "keep", peer.keep)
     };
     let grid_defaults = |c: clap::Command| {
-        c.mut_arg("threshold", |a| {
-            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-            let v = grid.threshold_list().iter().map(u64::to_string).collect();
-            a.help(format!("{h} [default: {}]", list(v)))
-        })
-        .mut_arg("keep_last", |a| {
-            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-            let v = grid.keep_last_list().iter().map(usize::to_string).collect();
-            a.help(format!("{h} [default: {}]", list(v)))
-        })
-        .mut_arg("compaction", |a| {
-            let v: Vec<&str> = CompactionKind::ALL.iter().map(|k| k.name()).collect();
+        let thresholds = grid.threshold_list().iter().map(u64::to_string).collect();
+        let keep_lasts = grid.keep_last_list().iter().map(usize::to_string).collect();
+        let c = with_default(c, "threshold", list(thresholds));
+        let c = with_default(c, "keep_last", list(keep_lasts));
+        let c = with_default(c, "ttl", DEFAULT_TTL);
+        let compactions: Vec<&str> = CompactionKind::ALL.iter().map(|k| k.name()).collect();
+        let caches: Vec<&str> = CacheKind::ALL.iter().map(|k| k.name()).collect();
+        c.mut_arg("compaction", |a| {
             a.help(format!(
                 "Compaction policies (comma-separated): {}, or full parts like clear-tool-uses:trigger=50000 [default: all]",
-                v.join(", ")
+                compactions.join(", ")
             ))
         })
         .mut_arg("cache", |a| {
-            let v: Vec<&str> = CacheKind::ALL.iter().map(|k| k.name()).collect();
             a.help(format!(
                 "Cache policies (comma-separated): {}, or full parts like tail:ttl=1h [default: {}]",
-                v.join(", "),
+                caches.join(", "),
                 list(grid.cache_names())
             ))
-        })
-        .mut_arg("ttl", |a| {
-            let h = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-            a.help(format!("{h} [default: {DEFAULT_TTL}]"))
         })
     };
     <Cli as clap::CommandFactory>::command()

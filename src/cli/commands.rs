@@ -25,26 +25,20 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                     );
                 }
             }
-            let bar = super::progress::Bar::new();
-            let outputs = app::replay(&plan, &bar);
-            bar.finish();
-            print_view(&ReplayView(&outputs?), a.format);
+            let outputs = with_progress(|bar| app::replay(&plan, bar))?;
+            print_view(&ReplayView(&outputs), a.format);
             Ok(Outcome::Success)
         }
         Command::Sweep(a) => {
             let plan = a.plan()?;
-            let bar = super::progress::Bar::new();
-            let sweeps = app::sweep(&plan, &bar);
-            bar.finish();
-            print_view(&SweepView { sweeps: &sweeps? }, a.format);
+            let sweeps = with_progress(|bar| app::sweep(&plan, bar))?;
+            print_view(&SweepView { sweeps: &sweeps }, a.format);
             Ok(Outcome::Success)
         }
         Command::Report(a) => {
             let plan = a.plan()?;
-            let bar = super::progress::Bar::new();
-            let outcome = app::report(&plan, &bar);
-            bar.finish();
-            let files = super::render::report_files(&outcome?, &plan)?;
+            let outcome = with_progress(|bar| app::report(&plan, bar))?;
+            let files = super::render::report_files(&outcome, &plan)?;
             super::output::write_dir_atomic(&a.out, &files)?;
             eprintln!(
                 "tracecost: wrote {} file(s) to {}",
@@ -135,10 +129,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
 
 fn stability(a: StabilityArgs) -> Result<Outcome, AppError> {
     let plan = a.plan()?;
-    let bar = super::progress::Bar::new();
-    let outcomes = app::stability(&plan, &bar);
-    bar.finish();
-    let outcomes = outcomes?;
+    let outcomes = with_progress(|bar| app::stability(&plan, bar))?;
     if a.digest_only {
         let mut out = String::new();
         for o in &outcomes {
@@ -189,6 +180,15 @@ fn stability(a: StabilityArgs) -> Result<Outcome, AppError> {
     } else {
         Outcome::Success
     })
+}
+
+/// Runs `f` with a progress bar on stderr (when it is a terminal), taken
+/// down before anything is printed.
+fn with_progress<T>(f: impl FnOnce(&dyn crate::progress::Progress) -> T) -> T {
+    let bar = super::progress::Bar::new();
+    let out = f(&bar);
+    bar.finish();
+    out
 }
 
 fn generate(a: GenArgs) -> Result<Outcome, AppError> {
