@@ -305,7 +305,8 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
         return Err(ReplayError::Config {
             trace: trace.name.clone(),
             reason: format!(
-                "clear-tool-uses is an Anthropic API feature; provider is {}",
+                "{} is an Anthropic API feature; provider is {}",
+                config.compaction.kind().name(),
                 trace.provider
             ),
         });
