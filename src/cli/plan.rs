@@ -59,7 +59,7 @@ impl PolicyArgs {
 
     /// The config for `trace`: the `--config` string, or the flags (whose
     /// default cache policy is the trace's recorded markers, if any).
-    fn resolve(&self, trace: &Trace, model: Option<&str>) -> Result<TraceRun, AppError> {
+    fn resolve(&self, trace: Trace, model: Option<&str>) -> Result<TraceRun, AppError> {
         let ResolvedPolicy {
             mut config,
             implied,
@@ -80,9 +80,9 @@ impl PolicyArgs {
         if let Some(m) = model {
             config.model = Some(m.to_owned());
         }
-        crate::replay::check_config(trace, &config)?;
+        crate::replay::check_config(&trace, &config)?;
         Ok(TraceRun {
-            trace: trace.clone(),
+            trace,
             config,
             implied,
         })
@@ -94,7 +94,11 @@ fn runs(
     policy: &PolicyArgs,
     model: Option<&str>,
 ) -> Result<Vec<TraceRun>, AppError> {
-    traces.iter().map(|t| policy.resolve(t, model)).collect()
+    // The traces move into the plan: a large trace is never held twice.
+    traces
+        .into_iter()
+        .map(|t| policy.resolve(t, model))
+        .collect()
 }
 
 impl ReplayArgs {
