@@ -69,7 +69,7 @@ fn main() {
         let (trace, memo) = parse(json);
         let price = common::price_of(&pricing, &trace);
         let prepared = PreparedTrace::new(&trace, &memo, price, true);
-        let baseline = baseline_for(&trace, None);
+        let baseline = baseline_for(&trace, None).expect("status quo");
         let s = sweep_trace(
             &prepared,
             configs,

@@ -72,6 +72,7 @@ fn sweep_ranks_every_config_of_the_grid_and_keeps_the_baseline() {
         grid,
         models: Vec::new(),
         configs,
+        baseline: None,
         recall_cost_usd: None,
         cost: cost(),
     };
@@ -169,6 +170,7 @@ fn stability_and_report_run_on_a_bundled_trace() {
                 grid,
                 models: Vec::new(),
                 configs,
+                baseline: None,
                 recall_cost_usd: None,
                 cost: cost(),
             },

@@ -91,7 +91,13 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
             [one] => Some(one.clone()),
             _ => None,
         };
-        let baseline = crate::replay::sweep::baseline_for(t, model);
+        let baseline = match &plan.baseline {
+            Some(c) => Config {
+                model: c.model.clone().or(model),
+                ..c.clone()
+            },
+            None => crate::replay::sweep::baseline_for(t, model)?,
+        };
         sweeps.push(crate::replay::sweep::sweep_trace(
             &prepared,
             &plan.configs,
@@ -109,10 +115,12 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
     Ok(sweeps)
 }
 
-/// What `report` produced: per trace, its sweep and the stability of its
-/// recommendation.
+/// What `report` produced: the fleet's answer, and per trace its sweep and
+/// the stability of its recommendation.
 #[derive(Debug, Clone)]
 pub struct ReportOutcome {
+    /// The fleet's answer.
+    pub fleet: super::fleet::Fleet,
     /// Per trace.
     pub reports: Vec<TraceReport>,
 }
@@ -121,6 +129,7 @@ pub struct ReportOutcome {
 /// recommended config.
 pub fn report(plan: &ReportPlan, progress: &dyn Progress) -> Result<ReportOutcome, AppError> {
     let sweeps = sweep(&plan.sweep, progress)?;
+    let fleet = super::fleet::fleet(&plan.sweep.traces, &sweeps, &plan.sweep.configs);
     let memo = plan.sweep.cost.memo();
     let mut reports = Vec::new();
     for (t, sweep) in plan.sweep.traces.iter().zip(sweeps) {
@@ -128,7 +137,7 @@ pub fn report(plan: &ReportPlan, progress: &dyn Progress) -> Result<ReportOutcom
         let stability = stability_of(t, &recommended, &memo, None)?;
         reports.push(TraceReport { sweep, stability });
     }
-    Ok(ReportOutcome { reports })
+    Ok(ReportOutcome { fleet, reports })
 }
 
 /// Token counts through a memo.

@@ -142,6 +142,9 @@ pub struct SweepPlan {
     pub models: Vec<String>,
     /// The configs, expanded from the grid.
     pub configs: Vec<Config>,
+    /// What savings are measured against, for every trace; `None`: each
+    /// trace's status quo ([`Config::status_quo`]).
+    pub baseline: Option<Config>,
     /// Price of one recall (USD); default one extra round trip.
     pub recall_cost_usd: Option<f64>,
     /// Prices and tokens.

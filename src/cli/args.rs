@@ -253,6 +253,9 @@ pub(super) struct GridArgs {
     /// Price each recall an assistant turn would have needed at this many USD (default: one extra round trip at the config's average call cost).
     #[arg(long)]
     pub(super) recall_cost: Option<f64>,
+    /// Measure savings against this config instead of each trace's status quo (what actually ran: its client's policy or recorded markers), e.g. off+tail.
+    #[arg(long = "baseline")]
+    pub(super) baseline: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -40,10 +40,15 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             let outcome = with_progress(|bar| app::report(&plan, bar))?;
             let files = super::render::report_files(&outcome, &plan)?;
             super::output::write_dir_atomic(&a.out, &files)?;
+            // The main job says the answer, and where to read the rest.
+            for line in crate::report::build::fleet_lines(&outcome.fleet.answer, &outcome.fleet.configs) {
+                eprintln!("tracecost: {line}");
+            }
             eprintln!(
-                "tracecost: wrote {} file(s) to {}",
+                "tracecost: wrote {} file(s) to {}; open {}",
                 files.len(),
-                a.out.display()
+                a.out.display(),
+                a.out.join("index.html").display()
             );
             Ok(Outcome::Success)
         }

@@ -12,7 +12,7 @@ use crate::app::{
     StabilityPlan, SweepPlan, TraceRun, UsagePlan,
 };
 use crate::engine::recall::{RecallFormat, RecallRequest};
-use crate::policy::{CacheKind, GridSpec, PolicyFlags, ResolvedPolicy};
+use crate::policy::{CacheKind, Config, GridSpec, PolicyFlags, ResolvedPolicy};
 use crate::replay::sweep::Grid;
 use crate::trace::Trace;
 use crate::trace::import::{Format, ImportOptions};
@@ -152,7 +152,21 @@ fn sweep_plan(
         )));
     }
     let grid = grid_args.spec();
-    let (compactions, caches) = grid.expand()?;
+    let (compactions, mut caches) = grid.expand()?;
+    let baseline: Option<Config> = grid_args.baseline.as_deref().map(str::parse).transpose()?;
+    // With no cache policies named, the grid also tries the cache policy
+    // each trace runs now, so compaction is weighed on top of what runs.
+    if grid_args.cache.is_none() {
+        for t in &traces {
+            let c = match &baseline {
+                Some(b) => b.cache,
+                None => Config::status_quo(t)?.cache,
+            };
+            if !caches.contains(&c) {
+                caches.push(c);
+            }
+        }
+    }
     let configs = Grid {
         compactions,
         caches,
@@ -164,7 +178,11 @@ fn sweep_plan(
     }
     .configs();
     for t in &traces {
-        for c in &configs {
+        let status_quo = match &baseline {
+            Some(b) => b.clone(),
+            None => Config::status_quo(t)?,
+        };
+        for c in configs.iter().chain([&status_quo]) {
             crate::replay::check_config(t, c)?;
             cost.pricing.lookup(c.model_for_trace(t))?;
         }
@@ -174,6 +192,7 @@ fn sweep_plan(
         grid,
         models,
         configs,
+        baseline,
         recall_cost_usd: grid_args.recall_cost,
         cost,
     })

@@ -123,6 +123,37 @@ impl Config {
         self.model.as_deref().unwrap_or(&trace.model)
     }
 
+    /// What actually ran for `trace`: the policy its source recorded
+    /// ([`Trace::status_quo`]), else no compaction with its recorded
+    /// markers, else no compaction and no cache. Savings are measured
+    /// against it.
+    pub fn status_quo(trace: &Trace) -> Result<Config, ConfigError> {
+        if let Some(s) = &trace.status_quo {
+            let mut c: Config = s.parse().map_err(|e: ConfigError| ConfigError {
+                input: e.input,
+                reason: format!("trace {}: status_quo: {}", trace.name, e.reason),
+            })?;
+            c.model = None;
+            return Ok(c);
+        }
+        let cache = if trace.has_markers() {
+            Cache::Recorded
+        } else {
+            Cache::None
+        };
+        Ok(Config {
+            compaction: Compaction::Off,
+            cache,
+            model: None,
+        })
+    }
+
+    /// How much policy a config adds to a bare client: one for compaction,
+    /// one for cache markers. Ties between equal costs go to the simpler.
+    pub fn complexity(&self) -> u8 {
+        u8::from(self.compaction != Compaction::Off) + u8::from(self.cache != Cache::None)
+    }
+
     /// No compaction, no cache markers: what a naive client pays.
     pub fn baseline() -> Self {
         Config {

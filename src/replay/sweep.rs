@@ -45,19 +45,15 @@ impl Grid {
     }
 }
 
-/// What a trace actually did: no compaction, and its recorded markers when
-/// it has them (else none).
-pub fn baseline_for(trace: &Trace, model: Option<String>) -> Config {
-    let cache = if trace.has_markers() {
-        Cache::Recorded
-    } else {
-        Cache::None
-    };
-    Config {
-        compaction: Compaction::Off,
-        cache,
-        model,
-    }
+/// What a trace actually did ([`Config::status_quo`]), priced with `model`
+/// when given.
+pub fn baseline_for(
+    trace: &Trace,
+    model: Option<String>,
+) -> Result<Config, crate::policy::ConfigError> {
+    let mut c = Config::status_quo(trace)?;
+    c.model = model;
+    Ok(c)
 }
 
 /// One config's outcome in a sweep.
@@ -76,6 +72,10 @@ pub struct SweepRow {
     /// Whether no other config is both cheaper-or-equal and less-or-equally
     /// risky (and better in one).
     pub pareto: bool,
+    /// A compaction policy that compacted nothing on this trace: its figures
+    /// are those of no compaction (plus any tool it adds), and it is never
+    /// recommended.
+    pub no_effect: bool,
 }
 
 /// A sweep of one trace.
@@ -97,6 +97,29 @@ pub struct TraceSweep {
     /// each config's average call cost); the recalled tokens are added at
     /// the uncached input price.
     pub recall_cost_usd: Option<f64>,
+}
+
+/// The row to recommend: the lowest `cost` among the policies that have an
+/// effect; a tie goes to the baseline (keeping what runs), then to the
+/// simpler policy, then to fewer recall-risk turns, then by name.
+pub fn recommend(rows: &[SweepRow], baseline: &Config, cost: impl Fn(&SweepRow) -> f64) -> usize {
+    let key = |r: &SweepRow| {
+        (
+            r.result.config != *baseline,
+            r.result.config.complexity(),
+            r.risk.turns,
+        )
+    };
+    rows.iter()
+        .enumerate()
+        .filter(|(_, r)| !r.no_effect || r.result.config == *baseline)
+        .min_by(|(_, a), (_, b)| {
+            cost(a)
+                .total_cmp(&cost(b))
+                .then_with(|| key(a).cmp(&key(b)))
+                .then_with(|| a.result.config.to_string().cmp(&b.result.config.to_string()))
+        })
+        .map_or(0, |(i, _)| i)
 }
 
 /// Sweeps `configs` (the baseline is added when missing) over one trace.
@@ -183,6 +206,7 @@ pub fn sweep_trace(
             savings_usd: 0.0,
             savings_pct: 0.0,
             pareto: false,
+            no_effect: false,
         });
     }
     rows.sort_by(|a, b| {
@@ -216,17 +240,10 @@ pub fn sweep_trace(
         .collect();
     for (r, f) in rows.iter_mut().zip(flags) {
         r.pareto = f;
+        r.no_effect = r.result.config.compaction != Compaction::Off
+            && r.result.totals.compacted_results == 0;
     }
-    let recommended = rows
-        .iter()
-        .enumerate()
-        .min_by(|(_, a), (_, b)| {
-            a.risk_adjusted_cost_usd
-                .total_cmp(&b.risk_adjusted_cost_usd)
-                .then(a.risk.turns.cmp(&b.risk.turns))
-                .then_with(|| a.result.config.to_string().cmp(&b.result.config.to_string()))
-        })
-        .map_or(0, |(i, _)| i);
+    let recommended = recommend(&rows, baseline, |r| r.risk_adjusted_cost_usd);
     Ok(TraceSweep {
         trace: trace.name.clone(),
         description: trace.description.clone(),

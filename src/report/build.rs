@@ -37,6 +37,7 @@ pub struct Assumptions {
 }
 
 use crate::app::TraceReport;
+use crate::app::fleet::{Fleet, FleetFigures, GroupAnswer};
 
 /// A file of the report: its name and bytes.
 pub type ReportFile = (String, Vec<u8>);
@@ -218,6 +219,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
 
 /// Every file of the report.
 pub fn build(
+    fleet: &Fleet,
     reports: &[TraceReport],
     assumptions: &Assumptions,
 ) -> Result<Vec<ReportFile>, ChartError> {
@@ -236,15 +238,15 @@ pub fn build(
     }
     files.push((
         "index.html".into(),
-        html(reports, assumptions, &svgs).into_bytes(),
+        html(fleet, reports, assumptions, &svgs).into_bytes(),
     ));
     files.push((
         "summary.md".into(),
-        summary_md(reports, assumptions).into_bytes(),
+        summary_md(fleet, reports, assumptions).into_bytes(),
     ));
     files.push((
         "results.json".into(),
-        results_json(reports, assumptions).into_bytes(),
+        results_json(fleet, reports, assumptions).into_bytes(),
     ));
     let sweeps: Vec<TraceSweep> = reports.iter().map(|r| r.sweep.clone()).collect();
     let mut csv = Vec::new();
@@ -283,8 +285,113 @@ fn risk_text(r: &SweepRow) -> String {
     }
 }
 
-fn summary_md(reports: &[TraceReport], a: &Assumptions) -> String {
+/// Above this many traces, summary.md names the most expensive sessions in
+/// one table instead of a section each, so it stays short enough for a
+/// pull-request comment at any fleet size.
+const SUMMARY_SECTIONS_MAX: usize = 3;
+
+/// Sessions named in summary.md's table of the most expensive.
+const SUMMARY_TOP: usize = 10;
+
+/// The fleet's answer in words: one line each for what is paid now, the
+/// simulation's agreement with it, and what to do.
+pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
+    let mut out = vec![format!(
+        "{} session(s), {} call(s).",
+        thousands(a.sessions as u64),
+        thousands(a.calls as u64)
+    )];
+    if let (Some(rec), Some(sim)) = (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
+        let err = if rec > 0.0 {
+            format!(" ({:+.1}% against the recorded bill)", (sim - rec) / rec * 100.0)
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "Recorded bill: {}; the status quo simulated on the same calls: {}{err}.",
+            dollars(rec),
+            dollars(sim)
+        ));
+    }
+    out.push(format!(
+        "Status quo `{}`: {} simulated.",
+        a.status_quo.config,
+        dollars(a.status_quo.cost_usd)
+    ));
+    if a.keep_status_quo {
+        out.push(
+            "Recommendation: keep what you have; no policy of the grid is cheaper once recall risk is priced."
+                .into(),
+        );
+        // The cheapest policy with an effect, for a reader who would take
+        // the recall risk.
+        if let Some(c) = configs
+            .iter()
+            .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)
+        {
+            out.push(format!(
+                "Cheapest before recall risk: `{}` at {} ({:.1}% less), with {} assistant turn(s) that would have needed a recall ({} once priced).",
+                c.config,
+                dollars(c.cost_usd),
+                c.savings_pct,
+                c.recall_risk_turns,
+                dollars(c.risk_adjusted_cost_usd)
+            ));
+        }
+    } else {
+        let r = &a.recommended;
+        out.push(format!(
+            "Recommended `{}`: {} — saves {} ({:.1}%), {} per 1,000 sessions; recall risk {} turn(s); {} session(s) cost more, median saving {} per session.",
+            r.config,
+            dollars(r.cost_usd),
+            dollars(r.savings_usd),
+            r.savings_pct,
+            dollars(r.savings_usd / a.sessions.max(1) as f64 * 1000.0),
+            r.recall_risk_turns,
+            a.spread.more_expensive,
+            dollars(a.spread.median_usd)
+        ));
+    }
+    out
+}
+
+fn summary_md(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String {
     let mut s = String::from("# tracecost report\n\n");
+    if reports.len() > 1 {
+        s.push_str("## Fleet\n\n");
+        for line in fleet_lines(&fleet.answer, &fleet.configs) {
+            let _ = writeln!(s, "- {line}");
+        }
+        s.push('\n');
+    }
+    if reports.len() > SUMMARY_SECTIONS_MAX {
+        let mut by_cost: Vec<&TraceReport> = reports.iter().collect();
+        by_cost.sort_by(|x, y| {
+            let c = |r: &TraceReport| r.sweep.rows[r.sweep.baseline].result.totals.cost_usd;
+            c(y).total_cmp(&c(x)).then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
+        });
+        let _ = writeln!(
+            s,
+            "## The {} most expensive sessions\n\n| session | status quo | recommended | saving |\n|---|---:|---|---:|",
+            SUMMARY_TOP.min(reports.len())
+        );
+        for r in by_cost.into_iter().take(SUMMARY_TOP) {
+            let h = headline(&r.sweep);
+            let _ = writeln!(
+                s,
+                "| {} | {} | `{}` | {:.1}% |",
+                md_escape(&crate::engine::handle::one_line(&r.sweep.trace, 60)),
+                dollars(h.base.result.totals.cost_usd),
+                h.rec.result.config,
+                h.rec.savings_pct
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\nEvery session's figures are in `results.json` and `results.csv`; the assumptions in `index.html`."
+        );
+        return s;
+    }
     for r in reports {
         let sw = &r.sweep;
         let h = headline(sw);
@@ -420,6 +527,7 @@ struct JsonDoc<'a> {
     format: &'static str,
     generator: String,
     assumptions: &'a Assumptions,
+    fleet: &'a Fleet,
     traces: Vec<JsonTrace<'a>>,
 }
 
@@ -433,7 +541,7 @@ fn pick(r: &SweepRow) -> JsonPick<'_> {
     }
 }
 
-fn results_json(reports: &[TraceReport], a: &Assumptions) -> String {
+fn results_json(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String {
     let traces = reports
         .iter()
         .map(|r| {
@@ -472,6 +580,7 @@ fn results_json(reports: &[TraceReport], a: &Assumptions) -> String {
         format: RESULTS_FORMAT,
         generator: format!("tracecost {}", env!("CARGO_PKG_VERSION")),
         assumptions: a,
+        fleet,
         traces,
     };
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -491,7 +600,12 @@ th{background:#f3f3f3;position:sticky;top:0}td.l,th.l{text-align:left;white-spac
 tr.mark td{background:#fff8dc}td.m{text-align:left}code{font-size:.92em}figure{margin:1.2em 0}figure svg{width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555}details summary{cursor:pointer;color:#0645ad}.small{font-size:.85em;color:#555}";
 
-fn html(reports: &[TraceReport], a: &Assumptions, svgs: &[Vec<(String, String)>]) -> String {
+fn html(
+    fleet: &Fleet,
+    reports: &[TraceReport],
+    a: &Assumptions,
+    svgs: &[Vec<(String, String)>],
+) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -501,6 +615,30 @@ fn html(reports: &[TraceReport], a: &Assumptions, svgs: &[Vec<(String, String)>]
         env!("CARGO_PKG_VERSION")
     );
     if reports.len() > 1 {
+        s.push_str("<h2>Fleet</h2>\n<ul>\n");
+        for line in fleet_lines(&fleet.answer, &fleet.configs) {
+            let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
+        }
+        s.push_str("</ul>\n");
+        if !fleet.projects.is_empty() {
+            s.push_str("<table><tr><th class=\"l\">project</th><th>sessions</th><th>status quo</th><th class=\"l\">recommended</th><th>saving</th></tr>\n");
+            for p in &fleet.projects {
+                let _ = writeln!(
+                    s,
+                    "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
+                    html_escape(&p.project),
+                    p.answer.sessions,
+                    dollars(p.answer.status_quo.cost_usd),
+                    html_escape(if p.answer.keep_status_quo {
+                        "keep what you have"
+                    } else {
+                        &p.answer.recommended.config
+                    }),
+                    p.answer.recommended.savings_pct
+                );
+            }
+            s.push_str("</table>\n");
+        }
         s.push_str("<table><tr><th class=\"l\">trace</th><th>baseline</th><th class=\"l\">recommended</th><th>cost</th><th>saving</th><th>recall risk</th></tr>\n");
         for r in reports {
             let h = headline(&r.sweep);

@@ -94,6 +94,8 @@ struct TraceDoc {
     description: String,
     provider: Option<String>,
     model: Option<String>,
+    status_quo: Option<String>,
+    project: Option<String>,
     #[serde(default)]
     hidden_prefix_tokens: u64,
     #[serde(default)]
@@ -482,6 +484,8 @@ impl Cx<'_> {
             description: doc.description,
             provider,
             model,
+            status_quo: doc.status_quo,
+            project: doc.project,
             hidden_prefix_tokens: doc.hidden_prefix_tokens,
             prompts,
             messages,

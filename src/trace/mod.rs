@@ -87,6 +87,14 @@ pub struct Trace {
     pub provider: ProviderKind,
     /// The default model.
     pub model: String,
+    /// The policy that actually ran, as a config string
+    /// (`COMPACTION+CACHE`), when the source tells: a Claude Code session
+    /// ran Claude Code's own caching. Savings are measured against it.
+    /// Without it, the status quo is the recorded markers, if any.
+    pub status_quo: Option<String>,
+    /// The project (repository, workspace) the conversation belongs to,
+    /// when the source tells; fleets are broken down by it.
+    pub project: Option<String>,
     /// Tokens of system prompt and tool definitions that the source did not
     /// record but whose size is known from usage (Claude Code transcripts).
     pub hidden_prefix_tokens: u64,

@@ -165,6 +165,14 @@ fn write_trace_members(
     push_json_string(out, t.provider.as_str());
     out.push_str(",\n\"model\":");
     push_json_string(out, &t.model);
+    if let Some(p) = &t.project {
+        out.push_str(",\n\"project\":");
+        push_json_string(out, p);
+    }
+    if let Some(s) = &t.status_quo {
+        out.push_str(",\n\"status_quo\":");
+        push_json_string(out, s);
+    }
     if t.hidden_prefix_tokens > 0 {
         out.push_str(&format!(
             ",\n\"hidden_prefix_tokens\":{}",

@@ -1410,6 +1410,8 @@ pub(crate) fn build() -> Trace {
     Trace {
         name: "massage-gun".to_owned(),
         description: text_file(DESCRIPTION).to_owned(),
+        status_quo: None,
+        project: None,
         provider: ProviderKind::Anthropic,
         model: "claude-opus-4-1-20250805".to_owned(),
         hidden_prefix_tokens: 0,

@@ -1918,6 +1918,8 @@ pub(crate) fn build(calls: usize, seed: u64) -> Trace {
         ),
         provider: ProviderKind::Anthropic,
         model: MODEL.to_owned(),
+        status_quo: None,
+        project: None,
         hidden_prefix_tokens: 0,
         prompts: vec![prompt],
         messages,

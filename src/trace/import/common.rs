@@ -864,6 +864,8 @@ impl TraceBuilder {
             description,
             provider: self.provider,
             model,
+            status_quo: None,
+            project: None,
             hidden_prefix_tokens: 0,
             prompts: self.prompts,
             messages: self.messages,

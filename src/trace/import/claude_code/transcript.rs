@@ -723,8 +723,9 @@ fn import_from<R: BufRead>(
         };
         let repeated: usize = seg.calls.iter().map(|c| c.rows.saturating_sub(1)).sum();
         tally.add(Note::RepeatedUsage, repeated);
-        out.traces
-            .push(build_trace(seg, name, description.clone(), opts));
+        let mut t = build_trace(seg, name, description.clone(), opts);
+        t.project = Some(info.project.clone());
+        out.traces.push(t);
     }
     if out.traces.is_empty() {
         tally.bump(Note::NoCallFile);
@@ -771,6 +772,10 @@ fn describe(info: &FileInfo, session_id: Option<&str>) -> String {
     }
 }
 
+/// What a Claude Code session ran: no compaction of tool results, and
+/// Claude Code's own cache markers (`policy::CacheKind::ClaudeCode`).
+pub const CLAUDE_CODE_STATUS_QUO: &str = "off+claude-code:ttl=5m";
+
 fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOptions) -> Trace {
     // The default model: the most common one, the earliest on a tie.
     let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
@@ -812,6 +817,11 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         description,
         provider: ProviderKind::Anthropic,
         model,
+        // Claude Code marks the tools, the system prompt and the last block
+        // of every request with the default TTL (FACTS: a rolling
+        // breakpoint, each request reading what the previous one wrote).
+        status_quo: Some(CLAUDE_CODE_STATUS_QUO.to_owned()),
+        project: None,
         hidden_prefix_tokens: hidden,
         prompts: vec![Prompt::default()],
         messages: seg.messages,

@@ -1,0 +1,181 @@
+//! The fleet answer: totals are sums of per-session replays, savings are
+//! measured against what runs, policies that never fire are never
+//! recommended, and the summary stays short at any fleet size.
+
+use std::path::PathBuf;
+
+use tracecost::app::{self, Calibration, CostPlan, SweepPlan};
+use tracecost::policy::GridSpec;
+use tracecost::progress::Silent;
+use tracecost::replay::sweep::Grid;
+
+fn bundled() -> Vec<tracecost::trace::Trace> {
+    app::load_traces(
+        &[
+            PathBuf::from("traces/massage-gun.json"),
+            PathBuf::from("traces/session-200-s1.json"),
+        ],
+        &Silent,
+    )
+    .unwrap()
+    .0
+}
+
+fn sweep_plan(traces: Vec<tracecost::trace::Trace>, compactions: &[&str], caches: &[&str]) -> SweepPlan {
+    let grid = GridSpec {
+        compactions: Some(compactions.iter().map(|s| s.to_string()).collect()),
+        thresholds: compactions.contains(&"ledger").then(|| vec![8000]),
+        keep_lasts: compactions.contains(&"ledger").then(|| vec![2]),
+        caches: Some(caches.iter().map(|s| s.to_string()).collect()),
+        ttl: None,
+    };
+    let (compactions, caches) = grid.expand().unwrap();
+    let configs = Grid {
+        compactions,
+        caches,
+        models: vec![None],
+    }
+    .configs();
+    SweepPlan {
+        traces,
+        grid,
+        models: Vec::new(),
+        configs,
+        baseline: None,
+        recall_cost_usd: None,
+        cost: CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap(),
+    }
+}
+
+#[test]
+fn fleet_totals_are_the_sums_of_per_session_replays() {
+    let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
+    let sweeps = app::sweep(&plan, &Silent).unwrap();
+    let fleet = app::fleet::fleet(&plan.traces, &sweeps, &plan.configs);
+    assert_eq!(fleet.answer.sessions, 2);
+    assert_eq!(fleet.configs.len(), plan.configs.len());
+    for f in &fleet.configs {
+        let per_session: f64 = sweeps
+            .iter()
+            .map(|s| {
+                s.rows
+                    .iter()
+                    .find(|r| r.result.config.to_string() == f.config)
+                    .unwrap()
+                    .result
+                    .totals
+                    .cost_usd
+            })
+            .sum();
+        assert!((f.cost_usd - per_session).abs() < 1e-9, "{}", f.config);
+    }
+    let status_quo: f64 = sweeps
+        .iter()
+        .map(|s| s.rows[s.baseline].result.totals.cost_usd)
+        .sum();
+    assert!((fleet.answer.status_quo.cost_usd - status_quo).abs() < 1e-9);
+    let r = &fleet.answer.recommended;
+    assert!((r.savings_usd - (status_quo - r.cost_usd)).abs() < 1e-9);
+}
+
+#[test]
+fn a_policy_that_never_fires_is_never_recommended_and_ties_keep_what_runs() {
+    // A trigger no call reaches: the peer clears nothing, costs what no
+    // compaction costs, and must not win the tie by its name.
+    let plan = sweep_plan(
+        bundled(),
+        &["off", "clear-tool-uses:trigger=999999999"],
+        &["none"],
+    );
+    let sweeps = app::sweep(&plan, &Silent).unwrap();
+    let fleet = app::fleet::fleet(&plan.traces, &sweeps, &plan.configs);
+    let peer = fleet
+        .configs
+        .iter()
+        .find(|c| c.config.starts_with("clear-tool-uses"))
+        .unwrap();
+    assert!(peer.no_effect);
+    assert_eq!(peer.compacted_results, 0);
+    assert!(fleet.answer.keep_status_quo);
+    assert_eq!(fleet.answer.recommended.config, "off+none");
+    for s in &sweeps {
+        let rec = &s.rows[s.recommended];
+        assert!(!rec.no_effect, "{}", rec.result.config);
+    }
+}
+
+#[test]
+fn the_summary_stays_short_and_every_page_escapes_names() {
+    // Twelve sessions, one with markup in its name.
+    let mut doc = String::from("{\"format\":\"tracecost.trace/v1\",\"traces\":[");
+    let one: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("traces/massage-gun.json").unwrap())
+            .unwrap();
+    for i in 0..12 {
+        let mut t = one.clone();
+        let obj = t.as_object_mut().unwrap();
+        obj.remove("format");
+        let name = if i == 0 {
+            "<script>alert(1)</script>".to_owned()
+        } else {
+            format!("mg-{i:02}")
+        };
+        obj.insert("name".into(), serde_json::Value::String(name));
+        if i > 0 {
+            doc.push(',');
+        }
+        doc.push_str(&serde_json::to_string(&t).unwrap());
+    }
+    doc.push_str("]}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fleet.json");
+    std::fs::write(&file, doc).unwrap();
+    let out = dir.path().join("report");
+    let o = assert_cmd::Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args([
+            "report",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--compaction",
+            "off,ledger",
+            "--threshold",
+            "8000",
+            "--keep-last",
+            "2",
+            "--cache",
+            "none,tail",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("12 session(s), 72 call(s)."), "{stderr}");
+    assert!(stderr.contains("open "), "{stderr}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.chars().count() <= 10_000, "{}", summary.len());
+    assert!(summary.contains("## Fleet"));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!html.contains("<script>alert"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let fleet = &json["fleet"];
+    assert_eq!(fleet["sessions"], 12);
+    for k in ["status_quo", "recommended"] {
+        for f in [
+            "config",
+            "cost_usd",
+            "risk_adjusted_cost_usd",
+            "savings_usd",
+            "savings_pct",
+            "compacted_results",
+        ] {
+            assert!(!fleet[k][f].is_null(), "fleet.{k}.{f}");
+        }
+    }
+    assert_eq!(fleet["configs"].as_array().unwrap().len(), 4);
+    assert_eq!(json["traces"].as_array().unwrap().len(), 12);
+}
