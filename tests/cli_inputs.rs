@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -96,7 +98,10 @@ fn a_folder_holding_nothing_to_read_is_an_error() {
     std::fs::write(tmp.path().join("README.md"), "# nothing\n").unwrap();
     let (code, _, err) = run(&["sweep", s(tmp.path())]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no traces, Claude Code transcripts or logs"), "{err}");
+    assert!(
+        err.contains("no traces, Claude Code transcripts or logs"),
+        "{err}"
+    );
     assert!(err.contains("1 file(s) of another kind"), "{err}");
 }
 
@@ -224,6 +229,18 @@ fn logs_are_read_by_their_importer_and_from_forces_one() {
     let (code, _, err) = run(&["replay", s(&notes)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("notes.txt: not a trace file"), "{err}");
+}
+
+#[test]
+fn a_transcript_with_no_call_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = claude_root(
+        tmp.path(),
+        "{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"u\"}\n",
+    );
+    let (code, _, err) = run(&["sweep", s(&root)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no traces found"), "{err}");
 }
 
 #[test]

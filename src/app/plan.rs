@@ -4,15 +4,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::AppError;
+use super::baseline::Baseline;
 use crate::cost::pricing::{ModelPrice, Pricing};
 use crate::cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
 use crate::policy::{Config, GridSpec, Implied};
 use crate::progress::Progress;
-use super::baseline::Baseline;
 use crate::trace::Trace;
+use crate::trace::Warning;
 use crate::trace::import::detect::{self, FileKind};
 use crate::trace::import::{Format, ImportError, ImportOptions, ImportReport};
-use crate::trace::Warning;
 
 /// Whether token counts are calibrated on a trace's recorded usage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -271,8 +271,10 @@ impl SkippedSummary {
                 .iter()
                 .take(SHOWN_NAMES)
                 .map(|p| {
-                    p.file_name()
-                        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+                    p.file_name().map_or_else(
+                        || p.display().to_string(),
+                        |n| n.to_string_lossy().into_owned(),
+                    )
                 })
                 .collect();
             if self.other.len() > SHOWN_NAMES {
@@ -332,7 +334,11 @@ pub fn load_inputs(
     progress: &dyn Progress,
 ) -> Result<Loaded, AppError> {
     let defaults = [PathBuf::from("traces")];
-    let paths = if paths.is_empty() { &defaults[..] } else { paths };
+    let paths = if paths.is_empty() {
+        &defaults[..]
+    } else {
+        paths
+    };
     let import_opts = ImportOptions {
         skip_invalid: opts.skip_invalid,
         default_model: None,
@@ -349,6 +355,15 @@ pub fn load_inputs(
         for source in sources(path, &mut loaded.skipped)? {
             read_source(source, opts, &import_opts, progress, &mut loaded)?;
         }
+    }
+    // Claude Code files may hold only bookkeeping, and damaged files may
+    // all have been skipped: a run over nothing is an input error.
+    if loaded.traces.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(AppError::Usage(format!(
+            "{}: no traces found (no recorded call to replay)",
+            shown.join(", ")
+        )));
     }
     Ok(loaded)
 }

@@ -20,7 +20,7 @@ use crate::trace::import::{Format, ImportOptions};
 /// Loads the traces of one input (a trace file, Claude Code data, a log,
 /// or a folder of them), printing the loader's warnings.
 pub(super) fn load(path: &Path) -> Result<Vec<Trace>, AppError> {
-    load_all(std::slice::from_ref(&path.to_path_buf()), &InputOptions::default())
+    load_all(&[path.to_path_buf()], &InputOptions::default())
 }
 
 /// Loads the traces of `paths`, printing the loader's warnings and one
@@ -236,7 +236,17 @@ impl CheckArgs {
             self.tolerance,
             self.update,
             self.pricing.as_deref(),
-            &mut |p| load(p),
+            &mut |p| {
+                // A baseline pins traces: a folder it names must be Claude
+                // Code data, not a folder whose files may come and go.
+                if p.is_dir() && !crate::trace::import::detect::is_claude_code_folder(p) {
+                    return Err(AppError::Usage(format!(
+                        "{}: is a directory, expected a trace file, a log or a Claude Code folder",
+                        p.display()
+                    )));
+                }
+                load(p)
+            },
         )
     }
 }

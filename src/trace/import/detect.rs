@@ -102,6 +102,8 @@ fn decide_value(v: &Value) -> FileKind {
     match v {
         Value::Object(o) => decide_object(o),
         Value::Array(items) => match items.first() {
+            // Not a trace file's shape, but meant as one: the loader says so.
+            Some(Value::Object(m)) if is_trace(m) => FileKind::Trace,
             // A list of lists: LangChain, one list per model call.
             Some(Value::Array(inner)) => match inner.first() {
                 Some(Value::Object(m)) if is_langchain_message(m) => {
@@ -116,7 +118,6 @@ fn decide_value(v: &Value) -> FileKind {
             Some(Value::Object(m)) if m.contains_key("messages") || m.contains_key("request") => {
                 FileKind::Log(Format::Openai)
             }
-            Some(Value::Object(m)) if is_trace(m) => FileKind::Trace,
             _ => FileKind::Other,
         },
         _ => FileKind::Other,
@@ -135,7 +136,12 @@ fn decide_object(o: &Map<String, Value>) -> FileKind {
     }
     match o.get("messages").and_then(Value::as_array) {
         // LangGraph state.
-        Some(ms) if ms.first().and_then(Value::as_object).is_some_and(is_langchain_message) => {
+        Some(ms)
+            if ms
+                .first()
+                .and_then(Value::as_object)
+                .is_some_and(is_langchain_message) =>
+        {
             FileKind::Log(Format::Langchain)
         }
         // A request body on its own: the Anthropic importer reads only
@@ -146,11 +152,17 @@ fn decide_object(o: &Map<String, Value>) -> FileKind {
 }
 
 /// A canonical trace file's object: `format` names a trace format (any
-/// version, so that the loader can say which it reads).
+/// version, so that the loader can say which it reads) or is not a string;
+/// or, with no `format`, it has a trace's `calls` or a file's `traces`
+/// (the loader then says the member is missing).
 fn is_trace(o: &Map<String, Value>) -> bool {
-    o.get("format")
-        .and_then(Value::as_str)
-        .is_some_and(|f| f.starts_with(trace_format_family()))
+    match o.get("format") {
+        Some(Value::String(f)) => f.starts_with(trace_format_family()),
+        Some(_) => true,
+        None => ["calls", "traces"]
+            .iter()
+            .any(|k| o.get(*k).is_some_and(Value::is_array)),
+    }
 }
 
 /// `tracecost.trace/` — the trace format without its version.
@@ -197,7 +209,9 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
         }
     };
     if let Some(resp) = response.and_then(body) {
-        if resp.contains_key("choices") || resp.get("object").is_some_and(|o| o == "chat.completion") {
+        if resp.contains_key("choices")
+            || resp.get("object").is_some_and(|o| o == "chat.completion")
+        {
             return Format::Openai;
         }
         if resp.get("type").is_some_and(|t| t == "message") || resp.contains_key("stop_reason") {
@@ -245,9 +259,7 @@ pub fn is_claude_code_folder(dir: &Path) -> bool {
         return true;
     }
     let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let under_projects = resolved
-        .components()
-        .any(|c| c.as_os_str() == "projects");
+    let under_projects = resolved.components().any(|c| c.as_os_str() == "projects");
     under_projects && first_transcript(dir, 0).is_some()
 }
 
@@ -340,7 +352,8 @@ mod tests {
 
     #[test]
     fn canonical_traces_are_recognized_by_their_format_member() {
-        let t = r#"{"format":"tracecost.trace/v1","name":"a","model":"m","messages":[],"calls":[]}"#;
+        let t =
+            r#"{"format":"tracecost.trace/v1","name":"a","model":"m","messages":[],"calls":[]}"#;
         assert_eq!(kind_of("a.json", t), FileKind::Trace);
         // Spread over lines, as the writer lays it out.
         let t = "{\"format\": \"tracecost.trace/v1\",\n\"traces\": []}\n";
@@ -348,10 +361,20 @@ mod tests {
         // Damaged after its header: still a trace (the loader names the place).
         let t = "{\"format\":\"tracecost.trace/v1\",\n\"name\":\"bad\",\n\"messages\":[\n{\"role\": \"us";
         assert_eq!(kind_of("c.json", t), FileKind::Trace);
-        // Another version: still ours, so the loader can say which it reads.
+        // Another version, a bad `format`, none at all, or a list: still
+        // ours, so that the loader can say what is wrong.
+        for t in [
+            r#"{"format":"tracecost.trace/v2"}"#,
+            r#"{"format":1,"name":"a"}"#,
+            r#"{"name":"a","model":"m","messages":[{"role":"user","content":"x"}],"calls":[]}"#,
+            r#"[{"format":"tracecost.trace/v1","messages":[]}]"#,
+        ] {
+            assert_eq!(kind_of("d.json", t), FileKind::Trace, "{t}");
+        }
+        // A `format` of something else is not a trace.
         assert_eq!(
-            kind_of("d.json", r#"{"format":"tracecost.trace/v2"}"#),
-            FileKind::Trace
+            kind_of("e.json", r#"{"format":"markdown"}"#),
+            FileKind::Other
         );
     }
 
@@ -396,7 +419,8 @@ mod tests {
         let openai = r#"{"request":{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]},"response":{"choices":[]}}"#;
         assert_eq!(kind_of("c.jsonl", openai), FileKind::Log(Format::Openai));
         // No response: the request's system role says OpenAI.
-        let openai = r#"{"request":{"model":"gpt-4o","messages":[{"role":"system","content":"x"}]}}"#;
+        let openai =
+            r#"{"request":{"model":"gpt-4o","messages":[{"role":"system","content":"x"}]}}"#;
         assert_eq!(kind_of("d.jsonl", openai), FileKind::Log(Format::Openai));
         let body = "{\n  \"model\": \"gpt-4o\",\n  \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]\n}\n";
         assert_eq!(kind_of("e.json", body), FileKind::Log(Format::Openai));
@@ -427,9 +451,15 @@ mod tests {
 
     #[test]
     fn other_files_are_not_ours_whatever_their_extension() {
-        assert_eq!(kind_of("README.md", "# Notes\n\nSome text.\n"), FileKind::Other);
         assert_eq!(
-            kind_of("settings.json", r#"{"permissions":{"allow":[]},"model":"opus"}"#),
+            kind_of("README.md", "# Notes\n\nSome text.\n"),
+            FileKind::Other
+        );
+        assert_eq!(
+            kind_of(
+                "settings.json",
+                r#"{"permissions":{"allow":[]},"model":"opus"}"#
+            ),
             FileKind::Other
         );
         assert_eq!(kind_of("list.json", "[1, 2, 3]"), FileKind::Other);
@@ -490,10 +520,7 @@ mod tests {
         let mut found = damaged_lines(&path).unwrap();
         assert_eq!(found.len(), 1);
         let err = found.remove(0);
-        assert!(
-            matches!(err, ImportError::Invalid { line: 3, .. }),
-            "{err}"
-        );
+        assert!(matches!(err, ImportError::Invalid { line: 3, .. }), "{err}");
         assert!(err.to_string().contains("s.jsonl:3:"), "{err}");
     }
 }
