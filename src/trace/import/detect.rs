@@ -34,8 +34,9 @@ const WHOLE_DOC_BYTES: u64 = 8 * 1024 * 1024;
 /// carry a large tool result).
 const FIRST_LINE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// How deep a folder below `projects/` is searched for a transcript.
-const MAX_DEPTH: usize = 8;
+/// How deep Claude Code's layout goes below `projects/`:
+/// `<project>/<session>/subagents/<agent>.jsonl`.
+const LAYOUT_DEPTH: usize = 3;
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,14 +254,22 @@ fn decide_prefix(head: &[u8]) -> FileKind {
 }
 
 /// Whether `dir` is Claude Code data: a config root (holding `projects/`),
-/// a `projects/` folder, or a folder below one, holding a transcript.
+/// a `projects/` folder, or a folder below one (a project, a session's
+/// folder, its `subagents/`), holding a transcript.
 pub fn is_claude_code_folder(dir: &Path) -> bool {
     if dir.join("projects").is_dir() {
         return true;
     }
     let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let under_projects = resolved.components().any(|c| c.as_os_str() == "projects");
-    under_projects && first_transcript(dir, 0).is_some()
+    let parts: Vec<_> = resolved.components().collect();
+    // Only the layout's own depth below `projects/` counts, so that a
+    // repository that happens to sit under a folder named `projects` is
+    // not searched for transcripts.
+    let below_projects = parts
+        .iter()
+        .rposition(|c| c.as_os_str() == "projects")
+        .is_some_and(|i| parts.len() - 1 - i <= LAYOUT_DEPTH);
+    below_projects && first_transcript(dir, 0).is_some()
 }
 
 /// The first `*.jsonl` file below `dir` (sorted walk) that reads as a
@@ -278,7 +287,7 @@ fn first_transcript(dir: &Path, depth: usize) -> Option<PathBuf> {
             {
                 return Some(p);
             }
-        } else if p.is_dir() && !p.is_symlink() && depth < MAX_DEPTH {
+        } else if p.is_dir() && !p.is_symlink() && depth < LAYOUT_DEPTH {
             if let Some(f) = first_transcript(&p, depth + 1) {
                 return Some(f);
             }
@@ -501,6 +510,12 @@ mod tests {
         std::fs::create_dir_all(&p).unwrap();
         std::fs::write(p.join("notes.jsonl"), "{\"a\":1}\n").unwrap();
         assert!(!is_claude_code_folder(&p));
+        // A transcript deeper than the layout goes: not a Claude Code folder.
+        let deep = tmp.path().join("projects/a/b/c/d");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("s.jsonl"), "{\"sessionId\":\"s\"}\n").unwrap();
+        assert!(is_claude_code_folder(&tmp.path().join("projects/a/b/c")));
+        assert!(!is_claude_code_folder(&deep));
     }
 
     #[test]
