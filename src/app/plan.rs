@@ -234,14 +234,16 @@ pub struct RecallPlan {
 /// How [`load_inputs`] reads its inputs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct InputOptions {
-    /// Read every input with this importer instead of deciding from content.
+    /// Read every input with this importer instead of deciding from
+    /// content, exactly as `import --from` reads them.
     pub from: Option<Format>,
     /// Skip a damaged file (and name it in [`SkippedSummary`]) instead of
     /// failing; importers skip damaged lines.
     pub skip_invalid: bool,
 }
 
-/// Files found in folders and not read.
+/// What [`load_inputs`] passed over: files of another kind found in
+/// folders, and damaged input under [`InputOptions::skip_invalid`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkippedSummary {
     /// Files of another kind (or empty), in the order they were found.
@@ -325,9 +327,13 @@ enum Source {
 /// name order, not recursively, except that Claude Code data (a config
 /// root, `projects/` or a folder below it) goes whole to the Claude Code
 /// importer; files of another kind in a folder are passed over and listed
-/// in [`Loaded::skipped`]. A damaged file is an error naming the file and
-/// the place, or with [`InputOptions::skip_invalid`] is passed over and
-/// listed. All traces are held in memory: the pipelines take them whole.
+/// in [`Loaded::skipped`]; other folders inside a folder are not read.
+/// A damaged file is an error naming the file and the place, or with
+/// [`InputOptions::skip_invalid`] is passed over and listed; in a Claude
+/// Code transcript a damaged line is such an error (or, skipped, listed),
+/// but an unfinished last line is a session being written and is passed
+/// over as the importer does. Inputs that give no trace at all are an
+/// error. All traces are held in memory: the pipelines take them whole.
 pub fn load_inputs(
     paths: &[PathBuf],
     opts: &InputOptions,
