@@ -129,7 +129,7 @@ fn bad_input_messages() {
             "err_unknown_model",
             &["replay", SMALL, "--model", "claude-sonet-4-5"],
         ),
-        ("err_directory", &["replay", "tests/fixtures/traces"]),
+        ("err_directory", &["replay", "tests/fixtures/pricing"]),
         (
             "err_bad_tokenizer",
             &["replay", SMALL, "--tokenizer", "gpt2"],

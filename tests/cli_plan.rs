@@ -91,7 +91,7 @@ fn a_log_given_for_a_trace_gets_a_hint() {
     let log = dir.path().join("session.jsonl");
     std::fs::write(
         &log,
-        "{\"type\":\"user\",\"sessionId\":\"a\"}\n{\"type\":\"assistant\",\"sessionId\":\"a\"}\n",
+        "{\"type\":\"note\",\"id\":\"a\"}\n{\"type\":\"note\",\"id\":\"b\"}\n",
     )
     .unwrap();
     let (code, _, err) = stderr_of(&["replay", log.to_str().unwrap()]);

@@ -432,11 +432,12 @@ fn every_trace_command_rejects_a_bad_trace_before_any_output() {
 fn a_directory_or_a_missing_file_where_a_trace_is_expected() {
     assert_no_problems(
         [
+            // A folder is read: its first damaged trace is named.
             check_rejected(
                 &["replay", "trace"],
-                "trace",
-                File,
-                "is a directory, expected a trace file",
+                "trace/absurd-hidden-prefix.json",
+                Pointer,
+                "expected a token count",
             ),
             check_rejected(
                 &["replay", "trace/no-such.json"],
@@ -444,7 +445,12 @@ fn a_directory_or_a_missing_file_where_a_trace_is_expected() {
                 File,
                 "cannot read: No such file",
             ),
-            check_rejected(&["sweep", "import"], "import", File, "is a directory"),
+            check_rejected(
+                &["sweep", "import"],
+                "import",
+                File,
+                "no traces, Claude Code transcripts or logs in this directory",
+            ),
         ]
         .concat(),
     );

@@ -19,7 +19,8 @@ pub use error::{AppError, ErrorClass};
 pub use results::{ReplayOutput, Savings, TraceReport};
 pub use plan::{
     Calibration, CheckPlan, CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan,
-    StabilityPlan, SweepPlan, TraceRun, UsagePlan, calibration_model, load_traces, trace_files,
+    StabilityPlan, SweepPlan, TraceRun, UsagePlan, calibration_model, load_inputs, load_traces, InputOptions, Loaded,
+    SkippedSummary,
 };
 pub use pipelines::{
     RecallAnswer,

@@ -4,14 +4,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::AppError;
+use super::baseline::Baseline;
 use crate::cost::pricing::{ModelPrice, Pricing};
 use crate::cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
 use crate::policy::{Config, GridSpec, Implied};
 use crate::progress::Progress;
-use super::baseline::Baseline;
 use crate::trace::Trace;
-use crate::trace::import::{Format, ImportOptions};
 use crate::trace::Warning;
+use crate::trace::import::detect::{self, FileKind};
+use crate::trace::import::{Format, ImportError, ImportOptions, ImportReport};
 
 /// Whether token counts are calibrated on a trace's recorded usage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -233,38 +234,305 @@ pub struct RecallPlan {
     pub ledger_dir: Option<PathBuf>,
 }
 
-/// Trace files named as inputs; directories give their `*.json` files in
-/// name order; no inputs means `traces/`.
-pub fn trace_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, AppError> {
+/// How [`load_inputs`] reads its inputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputOptions {
+    /// Read every input with this importer instead of deciding from
+    /// content, exactly as `import --from` reads them.
+    pub from: Option<Format>,
+    /// Skip a damaged file (and name it in [`SkippedSummary`]) instead of
+    /// failing; importers skip damaged lines.
+    pub skip_invalid: bool,
+}
+
+/// What [`load_inputs`] passed over: files of another kind found in
+/// folders, and damaged input under [`InputOptions::skip_invalid`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkippedSummary {
+    /// Files of another kind (or empty), in the order they were found.
+    pub other: Vec<PathBuf>,
+    /// What was damaged and passed over under
+    /// [`InputOptions::skip_invalid`]: a file or lines, with the place.
+    pub damaged: Vec<String>,
+}
+
+/// How many file names a summary line shows before `…`.
+const SHOWN_NAMES: usize = 5;
+
+impl SkippedSummary {
+    /// Nothing was skipped.
+    pub fn is_empty(&self) -> bool {
+        self.other.is_empty() && self.damaged.is_empty()
+    }
+
+    /// One line for the files of another kind (their names, the first few),
+    /// and one per damaged file or line skipped; none when nothing was
+    /// skipped.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.other.is_empty() {
+            let mut names: Vec<String> = self
+                .other
+                .iter()
+                .take(SHOWN_NAMES)
+                .map(|p| {
+                    p.file_name().map_or_else(
+                        || p.display().to_string(),
+                        |n| n.to_string_lossy().into_owned(),
+                    )
+                })
+                .collect();
+            if self.other.len() > SHOWN_NAMES {
+                names.push("…".to_owned());
+            }
+            out.push(format!(
+                "skipped {} file(s) of another kind: {}",
+                self.other.len(),
+                names.join(", ")
+            ));
+        }
+        for what in &self.damaged {
+            out.push(format!("skipped damaged input: {what}"));
+        }
+        out
+    }
+}
+
+/// What [`load_inputs`] read.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Every trace, in input order (folders in name order).
+    pub traces: Vec<Trace>,
+    /// The loader's warnings.
+    pub warnings: Vec<Warning>,
+    /// What was passed over.
+    pub skipped: SkippedSummary,
+}
+
+/// One thing to read, found in an input.
+#[derive(Debug)]
+enum Source {
+    /// A canonical trace file.
+    Trace(PathBuf),
+    /// A log one importer reads.
+    Log(Format, PathBuf),
+    /// Claude Code folders and transcripts, imported together so that
+    /// their traces come in the importer's order (sorted paths).
+    ClaudeCode(Vec<PathBuf>),
+}
+
+/// Loads the traces of `paths` — canonical trace files, Claude Code
+/// folders and transcripts, Anthropic, LangChain and OpenAI logs, and
+/// folders of them — deciding what each file is from its content (see
+/// [`crate::trace::import::detect`]); no paths means `traces/`.
+///
+/// A file named in `paths` must be one of those kinds. A folder is read in
+/// name order, not recursively, except that Claude Code data (a config
+/// root, `projects/` or a folder below it) goes whole to the Claude Code
+/// importer; files of another kind in a folder are passed over and listed
+/// in [`Loaded::skipped`]; other folders inside a folder are not read.
+/// A damaged file is an error naming the file and the place, or with
+/// [`InputOptions::skip_invalid`] is passed over and listed; in a Claude
+/// Code transcript a damaged line is such an error (or, skipped, listed),
+/// but an unfinished last line is a session being written and is passed
+/// over as the importer does. Inputs that give no trace at all are an
+/// error. All traces are held in memory: the pipelines take them whole.
+pub fn load_inputs(
+    paths: &[PathBuf],
+    opts: &InputOptions,
+    progress: &dyn Progress,
+) -> Result<Loaded, AppError> {
     let defaults = [PathBuf::from("traces")];
-    let inputs = if inputs.is_empty() {
+    let paths = if paths.is_empty() {
         &defaults[..]
     } else {
-        inputs
+        paths
     };
-    let mut out = Vec::new();
-    for p in inputs {
-        if p.is_dir() {
-            let rd = std::fs::read_dir(p).map_err(|e| {
-                AppError::Usage(format!("{}: cannot read directory: {e}", p.display()))
-            })?;
-            let mut files: Vec<PathBuf> = rd
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "json") && f.is_file())
-                .collect();
-            files.sort();
-            if files.is_empty() {
-                return Err(AppError::Usage(format!(
-                    "{}: no *.json trace files in this directory",
-                    p.display()
-                )));
-            }
-            out.extend(files);
-        } else {
-            out.push(p.clone());
+    let import_opts = ImportOptions {
+        skip_invalid: opts.skip_invalid,
+        default_model: None,
+    };
+    let mut loaded = Loaded::default();
+    if let Some(format) = opts.from {
+        format.import_each(paths, &import_opts, progress, &mut |t| {
+            loaded.traces.push(t);
+            Ok::<_, AppError>(())
+        })?;
+        return Ok(loaded);
+    }
+    for path in paths {
+        for source in sources(path, &mut loaded.skipped)? {
+            read_source(source, opts, &import_opts, progress, &mut loaded)?;
         }
     }
+    // Claude Code files may hold only bookkeeping, and damaged files may
+    // all have been skipped: a run over nothing is an input error.
+    if loaded.traces.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(AppError::Usage(format!(
+            "{}: no traces found (no recorded call to replay)",
+            shown.join(", ")
+        )));
+    }
+    Ok(loaded)
+}
+
+/// What `path` holds to read, in order.
+fn sources(path: &Path, skipped: &mut SkippedSummary) -> Result<Vec<Source>, AppError> {
+    let meta = std::fs::metadata(path).map_err(|source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Ok(vec![match detect::detect_file(path)? {
+            FileKind::Trace => Source::Trace(path.to_path_buf()),
+            FileKind::Log(Format::ClaudeCode) => Source::ClaudeCode(vec![path.to_path_buf()]),
+            FileKind::Log(f) => Source::Log(f, path.to_path_buf()),
+            // Named as a trace: the loader says what is wrong, and where.
+            FileKind::Empty => Source::Trace(path.to_path_buf()),
+            FileKind::Other if looks_like_json(path) => Source::Trace(path.to_path_buf()),
+            FileKind::Other => {
+                return Err(AppError::Usage(format!(
+                    "{}: not a trace file, a Claude Code transcript, or an Anthropic, LangChain or OpenAI log",
+                    path.display()
+                )));
+            }
+        }]);
+    }
+    if detect::is_claude_code_folder(path) {
+        return Ok(vec![Source::ClaudeCode(vec![path.to_path_buf()])]);
+    }
+    let unreadable = |e: std::io::Error| {
+        AppError::Usage(format!("{}: cannot read directory: {e}", path.display()))
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(unreadable)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(unreadable)?;
+    entries.sort();
+    let mut out = Vec::new();
+    let mut claude: Option<usize> = None;
+    let mut add_claude = |out: &mut Vec<Source>, p: PathBuf| match claude {
+        Some(i) => {
+            if let Source::ClaudeCode(v) = &mut out[i] {
+                v.push(p);
+            }
+        }
+        None => {
+            claude = Some(out.len());
+            out.push(Source::ClaudeCode(vec![p]));
+        }
+    };
+    let skipped_before = skipped.other.len();
+    for p in entries {
+        if p.is_dir() {
+            if detect::is_claude_code_folder(&p) {
+                add_claude(&mut out, p);
+            }
+            continue;
+        }
+        match detect::detect_file(&p)? {
+            FileKind::Trace => out.push(Source::Trace(p)),
+            FileKind::Log(Format::ClaudeCode) => add_claude(&mut out, p),
+            FileKind::Log(f) => out.push(Source::Log(f, p)),
+            FileKind::Empty | FileKind::Other => skipped.other.push(p),
+        }
+    }
+    if out.is_empty() {
+        return Err(AppError::Usage(format!(
+            "{}: no traces, Claude Code transcripts or logs in this directory ({} file(s) of another kind)",
+            path.display(),
+            skipped.other.len() - skipped_before
+        )));
+    }
     Ok(out)
+}
+
+/// Whether a file of no known kind is meant as JSON (so that the trace
+/// loader, not a generic message, says what is wrong with it).
+fn looks_like_json(path: &Path) -> bool {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .is_some_and(|e| matches!(e.as_str(), "json" | "jsonl" | "ndjson"))
+}
+
+fn read_source(
+    source: Source,
+    opts: &InputOptions,
+    import_opts: &ImportOptions,
+    progress: &dyn Progress,
+    loaded: &mut Loaded,
+) -> Result<(), AppError> {
+    // A damaged file fails the load, or under skip_invalid is named and
+    // passed over.
+    let skip_file = |err: AppError, loaded: &mut Loaded| {
+        if opts.skip_invalid {
+            loaded.skipped.damaged.push(format!("{err} (file skipped)"));
+            Ok(())
+        } else {
+            Err(err)
+        }
+    };
+    match source {
+        Source::Trace(path) => match crate::trace::load_path_with(&path, progress) {
+            Ok(t) => {
+                loaded.traces.extend(t.traces);
+                loaded.warnings.extend(t.warnings);
+            }
+            Err(e) => skip_file(e.into(), loaded)?,
+        },
+        Source::Log(format, path) => {
+            match import_all(format, std::slice::from_ref(&path), import_opts, progress) {
+                Ok((traces, report)) => {
+                    // Only under skip_invalid do log importers pass over lines.
+                    if report.skipped_lines > 0 {
+                        loaded.skipped.damaged.push(format!(
+                            "{}: {} damaged line(s) skipped",
+                            path.display(),
+                            report.skipped_lines
+                        ));
+                    }
+                    loaded.traces.extend(traces);
+                }
+                Err(e) => skip_file(e.into(), loaded)?,
+            }
+        }
+        Source::ClaudeCode(inputs) => {
+            let (traces, report) = import_all(Format::ClaudeCode, &inputs, import_opts, progress)?;
+            if report.skipped_lines > 0 {
+                // The importer always passes over lines that are not JSON,
+                // as ccusage does; here a damaged line is an error unless
+                // skip_invalid, and an unfinished last line (a session being
+                // written) is not damage.
+                for file in crate::trace::import::claude_code::discover(&inputs)? {
+                    for err in detect::damaged_lines(&file)? {
+                        if !opts.skip_invalid {
+                            return Err(err.into());
+                        }
+                        loaded.skipped.damaged.push(format!("{err} (line skipped)"));
+                    }
+                }
+            }
+            loaded.traces.extend(traces);
+        }
+    }
+    Ok(())
+}
+
+/// Every trace `format` imports from `inputs`, with the importer's report.
+fn import_all(
+    format: Format,
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<(Vec<Trace>, ImportReport), ImportError> {
+    let mut traces = Vec::new();
+    let report = format.import_each(inputs, opts, progress, &mut |t| {
+        traces.push(t);
+        Ok::<_, ImportError>(())
+    })?;
+    Ok((traces, report))
 }
 
 /// Loads every trace of `paths`, in order, with the loader's warnings.

@@ -216,10 +216,23 @@ pub(super) struct CostArgs {
     pub(super) batch: bool,
 }
 
+/// How trace inputs are read (replay, sweep, report).
+#[derive(Debug, Args, Clone)]
+pub(super) struct InputArgs {
+    /// Read every input as this format instead of deciding from its content.
+    #[arg(long = "from", value_enum)]
+    pub(super) from: Option<ImportFormat>,
+    /// Skip damaged files (named on stderr) and lines instead of failing.
+    #[arg(long)]
+    pub(super) skip_invalid: bool,
+}
+
 #[derive(Debug, Args)]
 pub(super) struct ReplayArgs {
-    /// The trace file (every trace in it is replayed).
+    /// A trace file, a Claude Code folder or transcript, a log, or a folder of them (every trace is replayed).
     pub(super) trace: PathBuf,
+    #[command(flatten)]
+    pub(super) inputs: InputArgs,
     #[command(flatten)]
     pub(super) policy: PolicyArgs,
     /// Price with this model instead of the trace's.
@@ -260,9 +273,11 @@ pub(super) struct GridArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct SweepArgs {
-    /// Trace files.
+    /// Trace files, Claude Code folders or transcripts, logs, or folders of them.
     #[arg(required = true)]
     pub(super) traces: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(super) inputs: InputArgs,
     #[command(flatten)]
     pub(super) grid: GridArgs,
     /// Models to price with (comma-separated); default the trace's.
@@ -277,8 +292,10 @@ pub(super) struct SweepArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct ReportArgs {
-    /// Trace files or directories of them [default: traces/].
+    /// Trace files, Claude Code folders or transcripts, logs, or folders of them [default: traces/].
     pub(super) inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(super) read: InputArgs,
     /// Where to write the report.
     #[arg(long, default_value = "reports/latest")]
     pub(super) out: PathBuf,

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use super::args::{
-    CheckArgs, CostArgs, GridArgs, ImportArgs, ImportFormat, PolicyArgs, RecallArgs,
+    CheckArgs, CostArgs, GridArgs, ImportArgs, ImportFormat, InputArgs, PolicyArgs, RecallArgs,
     RecallFormatArg, ReplayArgs, ReportArgs, StabilityArgs, SweepArgs,
 };
 use crate::app::{
-    AppError, CheckPlan, CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan,
+    AppError, CheckPlan, CostPlan, ImportPlan, InputOptions, RecallPlan, ReplayPlan, ReportPlan,
     StabilityPlan, SweepPlan, TraceRun, UsagePlan,
 };
 use crate::engine::recall::{RecallFormat, RecallRequest};
@@ -17,16 +17,46 @@ use crate::replay::sweep::Grid;
 use crate::trace::Trace;
 use crate::trace::import::{Format, ImportOptions};
 
-/// Loads the traces of one file, printing the loader's warnings.
+/// Loads the traces of one input (a trace file, Claude Code data, a log,
+/// or a folder of them), printing the loader's warnings.
 pub(super) fn load(path: &Path) -> Result<Vec<Trace>, AppError> {
+    load_all(&[path.to_path_buf()], &InputOptions::default())
+}
+
+/// Loads the traces of `paths`, printing the loader's warnings and one
+/// line for the files passed over.
+fn load_all(paths: &[PathBuf], opts: &InputOptions) -> Result<Vec<Trace>, AppError> {
     let bar = super::progress::Bar::new();
-    let loaded = crate::app::load_traces(&[path.to_path_buf()], &bar);
+    let loaded = crate::app::load_inputs(paths, opts, &bar);
     bar.finish();
-    let (traces, warnings) = loaded?;
-    for w in &warnings {
+    let loaded = loaded?;
+    for w in &loaded.warnings {
         eprintln!("tracecost: warning: {w}");
     }
-    Ok(traces)
+    for line in loaded.skipped.lines() {
+        eprintln!("tracecost: {line}");
+    }
+    Ok(loaded.traces)
+}
+
+impl InputArgs {
+    fn options(&self) -> InputOptions {
+        InputOptions {
+            from: self.from.map(ImportFormat::format),
+            skip_invalid: self.skip_invalid,
+        }
+    }
+}
+
+impl ImportFormat {
+    fn format(self) -> Format {
+        match self {
+            ImportFormat::ClaudeCode => Format::ClaudeCode,
+            ImportFormat::Anthropic => Format::Anthropic,
+            ImportFormat::Langchain => Format::Langchain,
+            ImportFormat::Openai => Format::Openai,
+        }
+    }
 }
 
 impl CostArgs {
@@ -104,7 +134,8 @@ fn runs(
 impl ReplayArgs {
     pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
         let cost = self.cost.plan()?;
-        let runs = runs(load(&self.trace)?, &self.policy, self.model.as_deref())?;
+        let traces = load_all(std::slice::from_ref(&self.trace), &self.inputs.options())?;
+        let runs = runs(traces, &self.policy, self.model.as_deref())?;
         for r in &runs {
             for call in &r.trace.calls {
                 cost.pricing.lookup(r.config.model_for_call(&r.trace, call))?;
@@ -201,10 +232,7 @@ fn sweep_plan(
 impl SweepArgs {
     pub(super) fn plan(&self) -> Result<SweepPlan, AppError> {
         let cost = self.cost.plan()?;
-        let mut traces = Vec::new();
-        for p in &self.traces {
-            traces.extend(load(p)?);
-        }
+        let traces = load_all(&self.traces, &self.inputs.options())?;
         sweep_plan(traces, &self.grid, self.model.clone(), cost)
     }
 }
@@ -212,10 +240,7 @@ impl SweepArgs {
 impl ReportArgs {
     pub(super) fn plan(&self) -> Result<ReportPlan, AppError> {
         let cost = self.cost.plan()?;
-        let mut traces = Vec::new();
-        for p in crate::app::trace_files(&self.inputs)? {
-            traces.extend(load(&p)?);
-        }
+        let traces = load_all(&self.inputs, &self.read.options())?;
         let models = self.model.iter().cloned().collect();
         Ok(ReportPlan {
             sweep: sweep_plan(traces, &self.grid, models, cost)?,
@@ -230,7 +255,17 @@ impl CheckArgs {
             self.tolerance,
             self.update,
             self.pricing.as_deref(),
-            &mut |p| load(p),
+            &mut |p| {
+                // A baseline pins traces: a folder it names must be Claude
+                // Code data, not a folder whose files may come and go.
+                if p.is_dir() && !crate::trace::import::detect::is_claude_code_folder(p) {
+                    return Err(AppError::Usage(format!(
+                        "{}: is a directory, expected a trace file, a log or a Claude Code folder",
+                        p.display()
+                    )));
+                }
+                load(p)
+            },
         )
     }
 }
@@ -280,12 +315,7 @@ pub(super) fn pricing_table(
 impl ImportArgs {
     pub(super) fn plan(&self) -> ImportPlan {
         ImportPlan {
-            format: match self.from {
-                ImportFormat::ClaudeCode => Format::ClaudeCode,
-                ImportFormat::Anthropic => Format::Anthropic,
-                ImportFormat::Langchain => Format::Langchain,
-                ImportFormat::Openai => Format::Openai,
-            },
+            format: self.from.format(),
             inputs: self.inputs.clone(),
             options: ImportOptions {
                 skip_invalid: self.skip_invalid,

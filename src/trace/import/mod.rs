@@ -7,6 +7,7 @@
 pub mod anthropic;
 pub mod claude_code;
 pub(crate) mod common;
+pub mod detect;
 pub mod langchain;
 pub mod openai;
 pub(crate) mod time;

@@ -45,7 +45,7 @@ const SYNTHETIC_MODEL: &str = "<synthetic>";
 // Discovery
 // ---------------------------------------------------------------------------
 
-fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
+pub(crate) fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
     let mut files = Vec::new();
     for input in inputs {
         let meta = std::fs::metadata(input).map_err(|source| ImportError::Io {

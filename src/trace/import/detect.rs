@@ -1,0 +1,541 @@
+//! What a path holds, decided from its content: a canonical trace file, Claude
+//! Code data, a log one of the importers reads, or something else.
+//!
+//! The decision reads only the start of a file: the first line when it is a
+//! JSON value on its own (JSON Lines), else the whole document when it is
+//! small enough, else the first bytes. It looks at the keys each importer
+//! reads (see their module documentation) and parses nothing further: a
+//! file recognized here can still be damaged, and the importer or the
+//! loader then names the place.
+//!
+//! Folders: a Claude config root (holding `projects/`), a `projects/`
+//! folder, or a folder below one holding `*.jsonl` transcripts is Claude
+//! Code data and goes whole to the Claude Code importer, which walks it.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::{Format, ImportError};
+use crate::trace::TRACE_FORMAT;
+use crate::trace::load::UTF8_BOM;
+
+/// How many bytes are read to decide on a file whose first line is not a
+/// JSON value on its own: enough for every top-level key of a request body
+/// or a trace header, and far below any file worth loading.
+const SNIFF_BYTES: u64 = 64 * 1024;
+
+/// A whole document up to this size is parsed to decide; larger ones are
+/// decided on their first bytes (a canonical trace's `format` comes first).
+const WHOLE_DOC_BYTES: u64 = 8 * 1024 * 1024;
+
+/// A first line up to this size is parsed to decide (a Claude Code line can
+/// carry a large tool result).
+const FIRST_LINE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How deep Claude Code's layout goes below `projects/`:
+/// `<project>/<session>/subagents/<agent>.jsonl`.
+const LAYOUT_DEPTH: usize = 3;
+
+/// What a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A canonical trace file (`tracecost.trace/v1`).
+    Trace,
+    /// A file one importer reads (a Claude Code transcript is
+    /// [`Format::ClaudeCode`]).
+    Log(Format),
+    /// Nothing at all, or only whitespace.
+    Empty,
+    /// Something tracecost does not read.
+    Other,
+}
+
+/// Decides what the file at `path` holds. Fails only when it cannot be
+/// read.
+pub fn detect_file(path: &Path) -> Result<FileKind, ImportError> {
+    let io = |source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let mut first = Vec::new();
+    BufReader::new(file)
+        .take(FIRST_LINE_BYTES)
+        .read_until(b'\n', &mut first)
+        .map_err(io)?;
+    let first = first.strip_prefix(UTF8_BOM).unwrap_or(&first);
+    if let Some(kind) = decide_text(first) {
+        return Ok(kind);
+    }
+    // Not a value on one line: a document over several lines.
+    let limit = if size <= WHOLE_DOC_BYTES {
+        size
+    } else {
+        SNIFF_BYTES
+    };
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(limit)
+        .read_to_end(&mut head)
+        .map_err(io)?;
+    let head = head.strip_prefix(UTF8_BOM).unwrap_or(&head);
+    if head.iter().all(u8::is_ascii_whitespace) {
+        return Ok(FileKind::Empty);
+    }
+    Ok(decide_text(head).unwrap_or_else(|| decide_prefix(head)))
+}
+
+/// The kind of `text` when it is one JSON value (`None` when it is not).
+fn decide_text(text: &[u8]) -> Option<FileKind> {
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(text).ok()?;
+    Some(decide_value(&value))
+}
+
+/// What one JSON value (a document, or the first line of JSON Lines) is.
+fn decide_value(v: &Value) -> FileKind {
+    match v {
+        Value::Object(o) => decide_object(o),
+        Value::Array(items) => match items.first() {
+            // Not a trace file's shape, but meant as one: the loader says so.
+            Some(Value::Object(m)) if is_trace(m) => FileKind::Trace,
+            // A list of lists: LangChain, one list per model call.
+            Some(Value::Array(inner)) => match inner.first() {
+                Some(Value::Object(m)) if is_langchain_message(m) => {
+                    FileKind::Log(Format::Langchain)
+                }
+                _ => FileKind::Other,
+            },
+            Some(Value::Object(m)) if is_langchain_message(m) => FileKind::Log(Format::Langchain),
+            // A bare list of role messages, or a list of request bodies or
+            // request/response records: what the OpenAI importer reads.
+            Some(Value::Object(m)) if m.contains_key("role") => FileKind::Log(Format::Openai),
+            Some(Value::Object(m)) if m.contains_key("messages") || m.contains_key("request") => {
+                FileKind::Log(Format::Openai)
+            }
+            _ => FileKind::Other,
+        },
+        _ => FileKind::Other,
+    }
+}
+
+fn decide_object(o: &Map<String, Value>) -> FileKind {
+    if is_trace(o) {
+        return FileKind::Trace;
+    }
+    if is_claude_code_line(o) {
+        return FileKind::Log(Format::ClaudeCode);
+    }
+    if let Some(request) = o.get("request").and_then(Value::as_object) {
+        return FileKind::Log(exchange_format(request, o.get("response")));
+    }
+    match o.get("messages").and_then(Value::as_array) {
+        // LangGraph state.
+        Some(ms)
+            if ms
+                .first()
+                .and_then(Value::as_object)
+                .is_some_and(is_langchain_message) =>
+        {
+            FileKind::Log(Format::Langchain)
+        }
+        // A request body on its own: the Anthropic importer reads only
+        // request/response records, the OpenAI one reads bodies.
+        Some(_) if o.contains_key("model") => FileKind::Log(Format::Openai),
+        _ => FileKind::Other,
+    }
+}
+
+/// A canonical trace file's object: `format` names a trace format (any
+/// version, so that the loader can say which it reads) or is not a string;
+/// or, with no `format`, it has a trace's `calls` or a file's `traces`
+/// (the loader then says the member is missing).
+fn is_trace(o: &Map<String, Value>) -> bool {
+    match o.get("format") {
+        Some(Value::String(f)) => f.starts_with(trace_format_family()),
+        Some(_) => true,
+        None => ["calls", "traces"]
+            .iter()
+            .any(|k| o.get(*k).is_some_and(Value::is_array)),
+    }
+}
+
+/// `tracecost.trace/` — the trace format without its version.
+fn trace_format_family() -> &'static str {
+    TRACE_FORMAT
+        .rsplit_once('/')
+        .map_or(TRACE_FORMAT, |(family, _)| family)
+}
+
+/// A Claude Code transcript line: the members Claude Code writes on every
+/// kind of line (messages, summaries, file-history snapshots, queue and
+/// permission records).
+fn is_claude_code_line(o: &Map<String, Value>) -> bool {
+    ["sessionId", "parentUuid", "leafUuid", "isSidechain"]
+        .iter()
+        .any(|k| o.contains_key(*k))
+        || o.get("type").and_then(Value::as_str) == Some("file-history-snapshot")
+}
+
+/// `messages_to_dict` output: `{"type": "human"|…, "data": {…}}`.
+fn is_langchain_message(m: &Map<String, Value>) -> bool {
+    m.get("data").is_some_and(Value::is_object)
+        && m.get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| matches!(t, "human" | "ai" | "tool" | "system" | "chat" | "function"))
+}
+
+/// Which API a request/response record talks to: the URL when recorded
+/// (claude-trace), else the shape of the response, else of the request.
+fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Format {
+    if let Some(url) = request.get("url").and_then(Value::as_str) {
+        if url.contains("/chat/completions") {
+            return Format::Openai;
+        }
+        if url.contains("/v1/messages") {
+            return Format::Anthropic;
+        }
+    }
+    let body = |v: &Value| -> Option<Map<String, Value>> {
+        let o = v.as_object()?;
+        match o.get("body") {
+            Some(Value::Object(b)) => Some(b.clone()),
+            _ => Some(o.clone()),
+        }
+    };
+    if let Some(resp) = response.and_then(body) {
+        if resp.contains_key("choices")
+            || resp.get("object").is_some_and(|o| o == "chat.completion")
+        {
+            return Format::Openai;
+        }
+        if resp.get("type").is_some_and(|t| t == "message") || resp.contains_key("stop_reason") {
+            return Format::Anthropic;
+        }
+    }
+    let req = body(&Value::Object(request.clone())).unwrap_or_default();
+    let openai_role = |m: &Value| {
+        m.get("role")
+            .and_then(Value::as_str)
+            .is_some_and(|r| matches!(r, "system" | "developer" | "tool" | "function"))
+            || m.get("tool_calls").is_some()
+    };
+    let openai = req
+        .get("messages")
+        .and_then(Value::as_array)
+        .is_some_and(|ms| ms.iter().any(openai_role));
+    if openai {
+        Format::Openai
+    } else {
+        Format::Anthropic
+    }
+}
+
+/// Decides on the first bytes of a document too large (or too damaged) to
+/// parse: a canonical trace names its format among its first members; a
+/// document opening with a request body's members is a request.
+fn decide_prefix(head: &[u8]) -> FileKind {
+    let text = String::from_utf8_lossy(head);
+    let start = text.trim_start();
+    if !(start.starts_with('{') || start.starts_with('[')) {
+        return FileKind::Other;
+    }
+    let squeezed: String = start.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    if squeezed.contains(&format!("\"format\":\"{}", trace_format_family())) {
+        return FileKind::Trace;
+    }
+    FileKind::Other
+}
+
+/// Whether `dir` is Claude Code data: a config root (holding `projects/`),
+/// a `projects/` folder, or a folder below one (a project, a session's
+/// folder, its `subagents/`), holding a transcript.
+pub fn is_claude_code_folder(dir: &Path) -> bool {
+    if dir.join("projects").is_dir() {
+        return true;
+    }
+    let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let parts: Vec<_> = resolved.components().collect();
+    // Only the layout's own depth below `projects/` counts, so that a
+    // repository that happens to sit under a folder named `projects` is
+    // not searched for transcripts.
+    let below_projects = parts
+        .iter()
+        .rposition(|c| c.as_os_str() == "projects")
+        .is_some_and(|i| parts.len() - 1 - i <= LAYOUT_DEPTH);
+    below_projects && first_transcript(dir, 0).is_some()
+}
+
+/// The first `*.jsonl` file below `dir` (sorted walk) that reads as a
+/// Claude Code transcript.
+fn first_transcript(dir: &Path, depth: usize) -> Option<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_file() {
+            if p.extension().is_some_and(|e| e == "jsonl")
+                && matches!(detect_file(&p), Ok(FileKind::Log(Format::ClaudeCode)))
+            {
+                return Some(p);
+            }
+        } else if p.is_dir() && !p.is_symlink() && depth < LAYOUT_DEPTH {
+            if let Some(f) = first_transcript(&p, depth + 1) {
+                return Some(f);
+            }
+        }
+    }
+    None
+}
+
+/// The damaged lines of a JSON Lines file, each an
+/// [`ImportError::Invalid`] naming it: lines that are not UTF-8 or not JSON
+/// although the line after them was begun. The last line, when it has no
+/// line end, is not damaged: the file is being written (Claude Code appends
+/// to a session's transcript while it runs).
+pub fn damaged_lines(path: &Path) -> Result<Vec<ImportError>, ImportError> {
+    let io = |source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = BufReader::new(std::fs::File::open(path).map_err(io)?);
+    let mut buf = Vec::new();
+    let mut number = 0usize;
+    let mut damaged = Vec::new();
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+            return Ok(damaged);
+        }
+        number += 1;
+        let Some(line) = buf.strip_suffix(b"\n") else {
+            return Ok(damaged);
+        };
+        let line = if number == 1 {
+            line.strip_prefix(UTF8_BOM).unwrap_or(line)
+        } else {
+            line
+        };
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let invalid = |column: usize, message: String| ImportError::Invalid {
+            path: path.to_path_buf(),
+            line: number,
+            column: Some(column),
+            message,
+        };
+        match std::str::from_utf8(line) {
+            Err(e) => damaged.push(invalid(e.valid_up_to() + 1, "not UTF-8".to_owned())),
+            Ok(text) => {
+                if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                    damaged.push(invalid(
+                        e.column().max(1),
+                        format!("not JSON: {}", super::common::strip_position(&e)),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind_of(name: &str, text: &str) -> FileKind {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        detect_file(&path).unwrap()
+    }
+
+    #[test]
+    fn canonical_traces_are_recognized_by_their_format_member() {
+        let t =
+            r#"{"format":"tracecost.trace/v1","name":"a","model":"m","messages":[],"calls":[]}"#;
+        assert_eq!(kind_of("a.json", t), FileKind::Trace);
+        // Spread over lines, as the writer lays it out.
+        let t = "{\"format\": \"tracecost.trace/v1\",\n\"traces\": []}\n";
+        assert_eq!(kind_of("b.txt", t), FileKind::Trace);
+        // Damaged after its header: still a trace (the loader names the place).
+        let t = "{\"format\":\"tracecost.trace/v1\",\n\"name\":\"bad\",\n\"messages\":[\n{\"role\": \"us";
+        assert_eq!(kind_of("c.json", t), FileKind::Trace);
+        // Another version, a bad `format`, none at all, or a list: still
+        // ours, so that the loader can say what is wrong.
+        for t in [
+            r#"{"format":"tracecost.trace/v2"}"#,
+            r#"{"format":1,"name":"a"}"#,
+            r#"{"name":"a","model":"m","messages":[{"role":"user","content":"x"}],"calls":[]}"#,
+            r#"[{"format":"tracecost.trace/v1","messages":[]}]"#,
+        ] {
+            assert_eq!(kind_of("d.json", t), FileKind::Trace, "{t}");
+        }
+        // A `format` of something else is not a trace.
+        assert_eq!(
+            kind_of("e.json", r#"{"format":"markdown"}"#),
+            FileKind::Other
+        );
+    }
+
+    #[test]
+    fn a_large_trace_is_recognized_from_its_first_bytes() {
+        let big = "x".repeat((WHOLE_DOC_BYTES + 10) as usize);
+        let t = format!("{{\n  \"format\": \"tracecost.trace/v1\",\n  \"name\": \"{big}\"\n}}\n");
+        assert_eq!(kind_of("big.json", &t), FileKind::Trace);
+    }
+
+    #[test]
+    fn claude_code_transcripts_are_recognized_by_their_line_members() {
+        let user = r#"{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1","sessionId":"s","timestamp":"2025-01-01T00:00:00Z"}"#;
+        assert_eq!(
+            kind_of("s.jsonl", &format!("{user}\n{user}\n")),
+            FileKind::Log(Format::ClaudeCode)
+        );
+        let summary = r#"{"type":"summary","summary":"Fix","leafUuid":"u9"}"#;
+        assert_eq!(
+            kind_of("t.jsonl", summary),
+            FileKind::Log(Format::ClaudeCode)
+        );
+        let snapshot = r#"{"type":"file-history-snapshot","messageId":"m","snapshot":{}}"#;
+        assert_eq!(
+            kind_of("u.jsonl", snapshot),
+            FileKind::Log(Format::ClaudeCode)
+        );
+    }
+
+    #[test]
+    fn anthropic_and_openai_exchanges_are_told_apart() {
+        let anthropic = r#"{"request":{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]},"response":{"type":"message","role":"assistant","content":[]}}"#;
+        assert_eq!(
+            kind_of("a.jsonl", anthropic),
+            FileKind::Log(Format::Anthropic)
+        );
+        let claude_trace = r#"{"request":{"url":"https://api.anthropic.com/v1/messages?beta=true","body":{"messages":[]}},"response":{"body_raw":"event: message_start"}}"#;
+        assert_eq!(
+            kind_of("b.jsonl", claude_trace),
+            FileKind::Log(Format::Anthropic)
+        );
+        let openai = r#"{"request":{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]},"response":{"choices":[]}}"#;
+        assert_eq!(kind_of("c.jsonl", openai), FileKind::Log(Format::Openai));
+        // No response: the request's system role says OpenAI.
+        let openai =
+            r#"{"request":{"model":"gpt-4o","messages":[{"role":"system","content":"x"}]}}"#;
+        assert_eq!(kind_of("d.jsonl", openai), FileKind::Log(Format::Openai));
+        let body = "{\n  \"model\": \"gpt-4o\",\n  \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]\n}\n";
+        assert_eq!(kind_of("e.json", body), FileKind::Log(Format::Openai));
+        let list = r#"[{"role":"user","content":"2+2?"},{"role":"assistant","content":"4"}]"#;
+        assert_eq!(kind_of("f.json", list), FileKind::Log(Format::Openai));
+    }
+
+    #[test]
+    fn langchain_lists_and_states_are_recognized() {
+        let m = r#"{"type":"human","data":{"content":"hi","type":"human"}}"#;
+        assert_eq!(
+            kind_of("a.json", &format!("[\n  {m}\n]\n")),
+            FileKind::Log(Format::Langchain)
+        );
+        assert_eq!(
+            kind_of("b.json", &format!("[[{m}],[{m}]]")),
+            FileKind::Log(Format::Langchain)
+        );
+        assert_eq!(
+            kind_of("c.jsonl", &format!("[{m}]\n[{m}]\n")),
+            FileKind::Log(Format::Langchain)
+        );
+        assert_eq!(
+            kind_of("d.json", &format!("{{\"messages\": [{m}]}}")),
+            FileKind::Log(Format::Langchain)
+        );
+    }
+
+    #[test]
+    fn other_files_are_not_ours_whatever_their_extension() {
+        assert_eq!(
+            kind_of("README.md", "# Notes\n\nSome text.\n"),
+            FileKind::Other
+        );
+        assert_eq!(
+            kind_of(
+                "settings.json",
+                r#"{"permissions":{"allow":[]},"model":"opus"}"#
+            ),
+            FileKind::Other
+        );
+        assert_eq!(kind_of("list.json", "[1, 2, 3]"), FileKind::Other);
+        assert_eq!(kind_of("trace.jsonl", "not json at all\n"), FileKind::Other);
+        assert_eq!(kind_of("empty.json", ""), FileKind::Empty);
+        assert_eq!(kind_of("blank.jsonl", " \n\n"), FileKind::Empty);
+    }
+
+    #[test]
+    fn the_bundled_importer_fixtures_are_recognized() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+        for (file, want) in [
+            ("anthropic_plain.jsonl", FileKind::Log(Format::Anthropic)),
+            ("claude_trace.jsonl", FileKind::Log(Format::Anthropic)),
+            ("lc_final.json", FileKind::Log(Format::Langchain)),
+            ("lc_per_call.json", FileKind::Log(Format::Langchain)),
+            ("lc_states.jsonl", FileKind::Log(Format::Langchain)),
+            ("oa_list.json", FileKind::Log(Format::Openai)),
+            ("oa_pairs.jsonl", FileKind::Log(Format::Openai)),
+            ("oa_request.json", FileKind::Log(Format::Openai)),
+        ] {
+            assert_eq!(detect_file(&dir.join(file)).unwrap(), want, "{file}");
+        }
+        let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/small.json");
+        assert_eq!(detect_file(&trace).unwrap(), FileKind::Trace);
+    }
+
+    #[test]
+    fn claude_code_folders_are_roots_projects_and_folders_below() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code");
+        assert!(is_claude_code_folder(&root));
+        assert!(is_claude_code_folder(&root.join("projects")));
+        assert!(is_claude_code_folder(&root.join("projects/-home-dev-demo")));
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+        assert!(!is_claude_code_folder(&fixtures));
+        // Below `projects/` but holding no transcript.
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("projects/x");
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(p.join("notes.jsonl"), "{\"a\":1}\n").unwrap();
+        assert!(!is_claude_code_folder(&p));
+        // A transcript deeper than the layout goes: not a Claude Code folder.
+        let deep = tmp.path().join("projects/a/b/c/d");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("s.jsonl"), "{\"sessionId\":\"s\"}\n").unwrap();
+        assert!(is_claude_code_folder(&tmp.path().join("projects/a/b/c")));
+        assert!(!is_claude_code_folder(&deep));
+    }
+
+    #[test]
+    fn an_unreadable_file_is_an_io_error() {
+        let err = detect_file(Path::new("/no/such/file.json")).unwrap_err();
+        assert!(matches!(err, ImportError::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_damaged_line_is_named_but_an_unfinished_last_line_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = r#"{"type":"user","sessionId":"s"}"#;
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, format!("{ok}\n{ok}\n{{\"type\":\"us")).unwrap();
+        assert!(damaged_lines(&path).unwrap().is_empty());
+        std::fs::write(&path, format!("{ok}\n\n{{\"type\": tru\n{ok}\n")).unwrap();
+        let mut found = damaged_lines(&path).unwrap();
+        assert_eq!(found.len(), 1);
+        let err = found.remove(0);
+        assert!(matches!(err, ImportError::Invalid { line: 3, .. }), "{err}");
+        assert!(err.to_string().contains("s.jsonl:3:"), "{err}");
+    }
+}
