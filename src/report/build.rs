@@ -240,6 +240,7 @@ pub fn build(
         "index.html".into(),
         html(fleet, reports, assumptions, &svgs).into_bytes(),
     ));
+    files.extend(session_pages(reports, &svgs));
     files.push((
         "summary.md".into(),
         summary_md(fleet, reports, assumptions).into_bytes(),
@@ -606,6 +607,7 @@ fn html(
     a: &Assumptions,
     svgs: &[Vec<(String, String)>],
 ) -> String {
+    let split = reports.len() > INLINE_SESSIONS_MAX;
     let mut s = String::new();
     let _ = write!(
         s,
@@ -644,8 +646,8 @@ fn html(
             let h = headline(&r.sweep);
             let _ = writeln!(
                 s,
-                "<tr><td class=\"l\"><a href=\"#{}\">{}</a></td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>",
-                slug(&r.sweep.trace),
+                "<tr><td class=\"l\"><a href=\"{}\">{}</a></td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>",
+                session_link(&r.sweep.trace, split),
                 html_escape(&r.sweep.trace),
                 dollars(h.base.result.totals.cost_usd),
                 html_escape(&h.rec.result.config.to_string()),
@@ -656,9 +658,52 @@ fn html(
         }
         s.push_str("</table>\n");
     }
-    for (r, charts) in reports.iter().zip(svgs) {
-        trace_section(&mut s, r, charts);
+    if !split {
+        for (r, charts) in reports.iter().zip(svgs) {
+            trace_section(&mut s, r, charts);
+        }
     }
+    assumptions_html(&mut s, a);
+    s
+}
+
+/// Above this many traces each session's detail is its own page under
+/// `sessions/`, so the fleet page stays small at any fleet size.
+const INLINE_SESSIONS_MAX: usize = 3;
+
+/// Where a session's detail is: an anchor on the page, or its own page.
+fn session_link(trace: &str, split: bool) -> String {
+    if split {
+        format!("sessions/{}.html", slug(trace))
+    } else {
+        format!("#{}", slug(trace))
+    }
+}
+
+/// The session pages of a split report: each session's section on its own
+/// page, linking back to the fleet page.
+fn session_pages(reports: &[TraceReport], svgs: &[Vec<(String, String)>]) -> Vec<ReportFile> {
+    if reports.len() <= INLINE_SESSIONS_MAX {
+        return Vec::new();
+    }
+    reports
+        .iter()
+        .zip(svgs)
+        .map(|(r, charts)| {
+            let mut s = String::new();
+            let _ = write!(
+                s,
+                "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{} — tracecost</title>\n<style>{CSS}</style>\n</head>\n<body>\n<p class=\"sub\"><a href=\"../index.html\">← the fleet</a></p>\n",
+                html_escape(&r.sweep.trace)
+            );
+            trace_section(&mut s, r, charts);
+            s.push_str("</body>\n</html>\n");
+            (session_link(&r.sweep.trace, true), s.into_bytes())
+        })
+        .collect()
+}
+
+fn assumptions_html(s: &mut String, a: &Assumptions) {
     let _ = write!(
         s,
         "<h2>Assumptions</h2>\n<ul>\n<li><b>Prices:</b> {}{}.</li>\n<li><b>Tokens:</b> Claude's tokenizer is not public; counts come from {} and, where a trace recorded usage, are scaled by a per-trace factor fitted on the growth of the recorded prompt between calls (shown per trace). Framing tokens per message, block and tool, and the tool-use system prompt, come from the price table's per-model data.</li>\n<li><b>Cache:</b> simulated with the Anthropic prompt-caching rules: cumulative prefix over tools, system and messages; at most 4 breakpoints; writes only at breakpoints; a 20-position lookback; per-model minimum cacheable length; 5-minute and 1-hour TTLs from request start, refreshed by hits.</li>\n<li><b>Timing:</b> calls use their recorded start times; traces without them are treated as back-to-back, which favours caching (flagged per trace).</li>\n<li><b>Output tokens</b> are the recorded ones, the same for every policy.</li>\n<li><b>Recall risk</b> counts later assistant turns that quote an identifier, number or phrase which at that point existed only inside compacted tool results; the recommendation prices each such turn as one extra round trip.</li>\n<li><b>Grid:</b> {}.</li>\n</ul>\n</body>\n</html>\n",
@@ -671,7 +716,6 @@ fn html(
         html_escape(&a.tokenizer),
         html_escape(&a.grid)
     );
-    s
 }
 
 fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
