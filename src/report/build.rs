@@ -619,7 +619,7 @@ fn html(
     if reports.len() > 1 {
         s.push_str("<h2>Fleet</h2>\n<ul>\n");
         for line in fleet_lines(&fleet.answer, &fleet.configs) {
-            let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
+            let _ = writeln!(s, "<li>{}</li>", code_spans(&html_escape(&line)));
         }
         s.push_str("</ul>\n");
         if !fleet.projects.is_empty() {
@@ -641,8 +641,16 @@ fn html(
             }
             s.push_str("</table>\n");
         }
-        s.push_str("<table><tr><th class=\"l\">trace</th><th>baseline</th><th class=\"l\">recommended</th><th>cost</th><th>saving</th><th>recall risk</th></tr>\n");
-        for r in reports {
+        s.push_str("<table><tr><th class=\"l\">trace</th><th>status quo</th><th class=\"l\">recommended</th><th>cost</th><th>saving</th><th>recall risk</th></tr>\n");
+        // A fleet lists its sessions most expensive first.
+        let mut listed: Vec<&TraceReport> = reports.iter().collect();
+        if split {
+            listed.sort_by(|x, y| {
+                let c = |r: &TraceReport| r.sweep.rows[r.sweep.baseline].result.totals.cost_usd;
+                c(y).total_cmp(&c(x)).then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
+            });
+        }
+        for r in listed {
             let h = headline(&r.sweep);
             let _ = writeln!(
                 s,
@@ -660,7 +668,7 @@ fn html(
     }
     if !split {
         for (r, charts) in reports.iter().zip(svgs) {
-            trace_section(&mut s, r, charts);
+            trace_section(&mut s, r, charts, "");
         }
     }
     assumptions_html(&mut s, a);
@@ -670,6 +678,19 @@ fn html(
 /// Above this many traces each session's detail is its own page under
 /// `sessions/`, so the fleet page stays small at any fleet size.
 const INLINE_SESSIONS_MAX: usize = 3;
+
+/// Markdown's `code` spans of an escaped line as HTML `<code>` elements.
+fn code_spans(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len());
+    for (i, part) in escaped.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{part}</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
 
 /// Where a session's detail is: an anchor on the page, or its own page.
 fn session_link(trace: &str, split: bool) -> String {
@@ -696,7 +717,7 @@ fn session_pages(reports: &[TraceReport], svgs: &[Vec<(String, String)>]) -> Vec
                 "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{} — tracecost</title>\n<style>{CSS}</style>\n</head>\n<body>\n<p class=\"sub\"><a href=\"../index.html\">← the fleet</a></p>\n",
                 html_escape(&r.sweep.trace)
             );
-            trace_section(&mut s, r, charts);
+            trace_section(&mut s, r, charts, "../");
             s.push_str("</body>\n</html>\n");
             (session_link(&r.sweep.trace, true), s.into_bytes())
         })
@@ -718,7 +739,9 @@ fn assumptions_html(s: &mut String, a: &Assumptions) {
     );
 }
 
-fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
+/// One session's section; `root` leads from the page to the report's folder
+/// (`""` on the fleet page, `"../"` on a session page).
+fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)], root: &str) {
     let sw = &r.sweep;
     let h = headline(sw);
     let _ = write!(
@@ -738,7 +761,7 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
     }
     let _ = writeln!(
         s,
-        "<div class=\"card\"><div class=\"k\">Baseline</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>",
+        "<div class=\"card\"><div class=\"k\">Status quo</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>",
         dollars(h.base.result.totals.cost_usd),
         dollars(h.base.result.totals.cost_usd * 1000.0),
         html_escape(&h.base.result.config.to_string())
@@ -785,7 +808,7 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)]) {
         let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
         let _ = writeln!(
             s,
-            "<figure>{body}<figcaption>Chart files: <a href=\"charts/{stem}.svg\">SVG</a> · <a href=\"charts/{stem}.png\">PNG</a></figcaption></figure>"
+            "<figure>{body}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
         );
     }
     s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");
