@@ -1952,6 +1952,23 @@ struct Turn {
     after_ms: u64,
 }
 
+impl Turn {
+    /// A reply with nothing after it yet: its output tokens, and the model
+    /// time from `first_token_ms` plus generation at 55–85 tokens a second.
+    fn of(reply: Message, timing: &mut Rng, first_token_ms: u64) -> Self {
+        let reply_tokens = output_tokens(timing, &reply);
+        let model_ms = first_token_ms + reply_tokens * 1000 / timing.range(55, 85);
+        Self {
+            reply,
+            reply_tokens,
+            next: None,
+            request: None,
+            model_ms,
+            after_ms: 0,
+        }
+    }
+}
+
 /// The state that carries from one call to the next.
 struct Driver {
     g: Gen,
@@ -1970,8 +1987,8 @@ impl Driver {
         let step = self.plan.pop_front().unwrap_or_else(|| {
             Step::Reply("Done. Anything else you'd like me to look at?".to_owned())
         });
-        // Model time: time to first token, then generation.
-        let mut model_ms = 900 + timing.range(0, 2_600) + (sent as u64) * 15;
+        // Time to first token; [`Turn::of`] adds the generation.
+        let model_ms = 900 + timing.range(0, 2_600) + (sent as u64) * 15;
         match step {
             Step::Tools(lead, acts) => {
                 let mut blocks: Vec<ContentBlock> = Vec::new();
@@ -1988,17 +2005,7 @@ impl Driver {
                     blocks.push(tool_use(&id, name, &input));
                     ids.push(id);
                 }
-                let reply = assistant(blocks);
-                let reply_tokens = output_tokens(timing, &reply);
-                model_ms += reply_tokens * 1000 / timing.range(55, 85);
-                let mut turn = Turn {
-                    reply,
-                    reply_tokens,
-                    next: None,
-                    request: None,
-                    model_ms,
-                    after_ms: 0,
-                };
+                let mut turn = Turn::of(assistant(blocks), timing, model_ms);
                 if last {
                     return turn;
                 }
@@ -2006,7 +2013,7 @@ impl Driver {
                 let mut exec = 0;
                 let mut retry = Vec::new();
                 for (act, id) in acts.iter().zip(&ids) {
-                    let (content, is_error, ms) = g.run(act, clock + model_ms);
+                    let (content, is_error, ms) = g.run(act, clock + turn.model_ms);
                     let content = cap(content);
                     results.push(tool_result(id, &content, is_error));
                     exec = exec.max(ms);
@@ -2039,17 +2046,7 @@ impl Driver {
                 turn
             }
             Step::Reply(body) => {
-                let reply = assistant(vec![text(&body)]);
-                let reply_tokens = output_tokens(timing, &reply);
-                model_ms += reply_tokens * 1000 / timing.range(55, 85);
-                let mut turn = Turn {
-                    reply,
-                    reply_tokens,
-                    next: None,
-                    request: None,
-                    model_ms,
-                    after_ms: 0,
-                };
+                let mut turn = Turn::of(assistant(vec![text(&body)]), timing, model_ms);
                 if last {
                     return turn;
                 }
