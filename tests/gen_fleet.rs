@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 use assert_cmd::prelude::*;
-use tracecost::trace::generate::{fleet, prefix_chars, messages_chars, project_of};
+use tracecost::trace::generate::{fleet, messages_chars, prefix_chars, project_of};
 use tracecost::trace::{Trace, TraceWriter, load_str, traces_to_json};
 
 const DAY_MS: u64 = 86_400_000;
@@ -63,7 +63,11 @@ fn a_fleet_varies_projects_models_days_lengths_and_gaps() {
         .collect();
     for t in &traces {
         let p = project_of(&t.name).unwrap();
-        assert!(t.description.contains(&format!("project {p}")), "{}", t.name);
+        assert!(
+            t.description.contains(&format!("project {p}")),
+            "{}",
+            t.name
+        );
     }
     let models: BTreeMap<&str, usize> = sessions.values().fold(BTreeMap::new(), |mut m, parts| {
         *m.entry(parts[0].model.as_str()).or_default() += 1;
@@ -97,7 +101,10 @@ fn a_fleet_varies_projects_models_days_lengths_and_gaps() {
     let sonnet = models["claude-sonnet-4-5-20250929"];
     assert!(sonnet * 2 > sessions.len(), "mostly Sonnet 4.5: {models:?}");
     assert!(days.len() >= 7, "{days:?}");
-    assert!(short >= 20 && long >= 5 && short > long * 2, "{short} {long}");
+    assert!(
+        short >= 20 && long >= 5 && short > long * 2,
+        "{short} {long}"
+    );
     assert!(compacted >= 3 && long_gaps >= 10);
     // In order of start time.
     let firsts: Vec<u64> = traces
@@ -147,7 +154,16 @@ fn gen_fleet_writes_a_file_and_rejects_misapplied_flags() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fleet.json");
     let out_s = out.to_str().unwrap();
-    let (code, _, err) = tracecost(&["gen", "fleet", "--sessions", "6", "--seed", "2", "-o", out_s]);
+    let (code, _, err) = tracecost(&[
+        "gen",
+        "fleet",
+        "--sessions",
+        "6",
+        "--seed",
+        "2",
+        "-o",
+        out_s,
+    ]);
     assert_eq!(code, 0, "{err}");
     let written = std::fs::read_to_string(&out).unwrap();
     assert_eq!(written, traces_to_json(&fleet(6, 2).collect::<Vec<_>>()));
@@ -157,10 +173,16 @@ fn gen_fleet_writes_a_file_and_rejects_misapplied_flags() {
 
     for (args, flag) in [
         (&["gen", "fleet", "--calls", "30"][..], "--calls"),
-        (&["gen", "fleet", "--sessions", "3", "--calls", "30"][..], "--calls"),
+        (
+            &["gen", "fleet", "--sessions", "3", "--calls", "30"][..],
+            "--calls",
+        ),
         (&["gen", "session", "--sessions", "3"][..], "--sessions"),
         (&["gen", "massage-gun", "--sessions", "3"][..], "--sessions"),
-        (&["gen", "session-200-s1", "--sessions", "3"][..], "--sessions"),
+        (
+            &["gen", "session-200-s1", "--sessions", "3"][..],
+            "--sessions",
+        ),
     ] {
         let (code, stdout, err) = tracecost(args);
         assert_eq!(code, 2, "{args:?}: {err}");

@@ -7,9 +7,9 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use tracecost::engine::message::{BlockKind, Content, Role, ToolResultContent};
 use proptest::prelude::*;
 use tracecost::cost::tokens::{Encoding, TiktokenCounter, Tokenizer};
+use tracecost::engine::message::{BlockKind, Content, Role, ToolResultContent};
 use tracecost::trace::generate::{
     BUNDLED, MASSAGE_GUN_CALL_CHARS, MASSAGE_GUN_INPUT_TOKENS, MASSAGE_GUN_PREFIX_CHARS, by_name,
     massage_gun, messages_chars, prefix_chars, session, session_parts,
@@ -196,7 +196,11 @@ fn session_has_the_requested_shape() {
     assert_eq!(parts[0].name, "session-200-s1");
     let total: usize = parts.iter().map(|p| p.calls.len()).sum();
     assert_eq!(total, 200, "compaction calls count as calls");
-    assert!(parts.len() >= 3, "a 200-call session compacts: {}", parts.len());
+    assert!(
+        parts.len() >= 3,
+        "a 200-call session compacts: {}",
+        parts.len()
+    );
     for (i, t) in parts.iter().enumerate() {
         if i > 0 {
             assert_eq!(t.name, format!("session-200-s1-part{}", i + 1));
@@ -210,7 +214,10 @@ fn session_has_the_requested_shape() {
             assert_eq!(t.prompts, parts[0].prompts, "every part sends one prompt");
         }
         assert_eq!(t.model, "claude-sonnet-4-5-20250929");
-        assert!(t.description.contains(&format!("Part {} of {}", i + 1, parts.len())));
+        assert!(
+            t.description
+                .contains(&format!("Part {} of {}", i + 1, parts.len()))
+        );
         // Each call sends the whole history up to its latest user message.
         for (k, c) in t.calls.iter().enumerate() {
             assert_eq!(t.messages[c.messages - 1].role(), Role::User, "call {k}");
@@ -485,7 +492,11 @@ fn no_bundled_session_call_exceeds_the_window() {
             .collect();
         for (c, chars) in t.calls.iter().zip(sent_chars(&t)) {
             let tokens = prefix + per_message[..c.messages].iter().sum::<usize>();
-            assert!(tokens < WINDOW_TOKENS, "{}: a call sends {tokens} tokens", t.name);
+            assert!(
+                tokens < WINDOW_TOKENS,
+                "{}: a call sends {tokens} tokens",
+                t.name
+            );
             assert!(
                 chars / CHARS_PER_TOKEN_ESTIMATE >= tokens,
                 "{}: the estimate {} is below the count {tokens}",
@@ -496,7 +507,10 @@ fn no_bundled_session_call_exceeds_the_window() {
         }
     }
     println!("largest call: {} o200k tokens, {} chars", worst.0, worst.1);
-    assert!(worst.0 > WINDOW_TOKENS / 2, "the session does fill its window");
+    assert!(
+        worst.0 > WINDOW_TOKENS / 2,
+        "the session does fill its window"
+    );
 }
 
 proptest! {

@@ -212,7 +212,10 @@ mod tests {
         let plans: Vec<Plan> = (0..2_000).map(|i| draw(1, i, 3)).collect();
         let short = plans.iter().filter(|p| p.calls <= 15).count();
         let long = plans.iter().filter(|p| p.calls > 100).count();
-        assert!(short > 1_100 && (40..=200).contains(&long), "{short} {long}");
+        assert!(
+            short > 1_100 && (40..=200).contains(&long),
+            "{short} {long}"
+        );
         assert!(plans.iter().all(|p| (1..=400).contains(&p.calls)));
     }
 

@@ -360,7 +360,10 @@ mod tests {
             by_name("session", Some(3), Some(9)).unwrap()[0].name,
             "session-3-s9"
         );
-        assert_eq!(by_name("session-4-s2", None, None).unwrap()[0].calls.len(), 4);
+        assert_eq!(
+            by_name("session-4-s2", None, None).unwrap()[0].calls.len(),
+            4
+        );
         assert_eq!(
             by_name("session-4-s2", Some(4), Some(2)).unwrap()[0].name,
             "session-4-s2"

@@ -1892,7 +1892,12 @@ pub(crate) type PromptCache = BTreeMap<(usize, &'static str, u64), Prompt>;
 
 const DAY_MS: u64 = 86_400_000;
 
-fn session_prompt(cache: &mut PromptCache, project: usize, model: AgentModel, start_ms: u64) -> Prompt {
+fn session_prompt(
+    cache: &mut PromptCache,
+    project: usize,
+    model: AgentModel,
+    start_ms: u64,
+) -> Prompt {
     let project = project % PROJECTS.len();
     let day = start_ms - start_ms % DAY_MS;
     cache
@@ -2035,7 +2040,10 @@ impl Driver {
                 let needs_approval = acts.iter().any(|a| {
                     matches!(
                         a,
-                        Act::Test { .. } | Act::Check { .. } | Act::Write { .. } | Act::Fetch { .. }
+                        Act::Test { .. }
+                            | Act::Check { .. }
+                            | Act::Write { .. }
+                            | Act::Fetch { .. }
                     )
                 });
                 if needs_approval && timing.chance(0.25) {
@@ -2173,9 +2181,8 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
     let prompt = session_prompt(prompts, spec.project, spec.model, spec.start_ms);
     let prefix = prefix_chars(&prompt) as u64;
     let window = spec.model.window_tokens;
-    let estimate = |history_chars: usize| {
-        (prefix + history_chars as u64).div_ceil(CHARS_PER_TOKEN_ESTIMATE)
-    };
+    let estimate =
+        |history_chars: usize| (prefix + history_chars as u64).div_ceil(CHARS_PER_TOKEN_ESTIMATE);
     let mut d = Driver {
         timing: g.rng.fork("timing"),
         g,
@@ -2221,7 +2228,10 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
             made += 1;
             clock += model_ms + d.timing.range(300, 2_000);
             let resumed = text_file(COMPACT_CONTINUATION).replace("{summary}", &summary);
-            parts.push(std::mem::replace(&mut seg, Segment::new(user_text(&resumed))));
+            parts.push(std::mem::replace(
+                &mut seg,
+                Segment::new(user_text(&resumed)),
+            ));
             // What the summary quoted stays known to the next summary.
             let keep = requests.len().saturating_sub(12);
             requests.drain(..keep);
