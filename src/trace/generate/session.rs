@@ -32,37 +32,29 @@ pub(crate) struct AgentModel {
     pub(crate) window_tokens: u64,
 }
 
-/// Claude Sonnet 4.5 with the standard 200K window (the 1M window is an
-/// opt-in beta with premium prices, which coding agents do not default to).
-pub(crate) const SONNET_4_5: AgentModel = AgentModel {
-    id: "claude-sonnet-4-5-20250929",
-    display: "Sonnet 4.5",
-    window_tokens: 200_000,
-};
+/// A model with the standard 200K-token window, as every model the
+/// generator uses has (Sonnet 4.5's 1M window is an opt-in beta with
+/// premium prices, which coding agents do not default to).
+const fn with_200k_window(id: &'static str, display: &'static str) -> AgentModel {
+    AgentModel {
+        id,
+        display,
+        window_tokens: 200_000,
+    }
+}
 
+/// Claude Sonnet 4.5.
+pub(crate) const SONNET_4_5: AgentModel =
+    with_200k_window("claude-sonnet-4-5-20250929", "Sonnet 4.5");
 /// Claude Opus 4.1.
-pub(crate) const OPUS_4_1: AgentModel = AgentModel {
-    id: "claude-opus-4-1-20250805",
-    display: "Opus 4.1",
-    window_tokens: 200_000,
-};
-
+pub(crate) const OPUS_4_1: AgentModel = with_200k_window("claude-opus-4-1-20250805", "Opus 4.1");
 /// Claude Opus 4.5.
-pub(crate) const OPUS_4_5: AgentModel = AgentModel {
-    id: "claude-opus-4-5-20251101",
-    display: "Opus 4.5",
-    window_tokens: 200_000,
-};
-
+pub(crate) const OPUS_4_5: AgentModel = with_200k_window("claude-opus-4-5-20251101", "Opus 4.5");
 /// Claude Haiku 4.5.
-pub(crate) const HAIKU_4_5: AgentModel = AgentModel {
-    id: "claude-haiku-4-5-20251001",
-    display: "Haiku 4.5",
-    window_tokens: 200_000,
-};
+pub(crate) const HAIKU_4_5: AgentModel = with_200k_window("claude-haiku-4-5-20251001", "Haiku 4.5");
 
 /// The generator's token estimate: characters of the compact JSON per
-/// token. Claude's tokenizer is not public; `o200k_base` counts about 3.6
+/// token. Claude's tokenizer is not public; `o200k_base` counts 3.4 to 3.7
 /// characters per token on this generator's text (code, logs, JSON), so 3
 /// overestimates and the agent compacts a little early rather than late.
 pub(crate) const CHARS_PER_TOKEN_ESTIMATE: u64 = 3;
