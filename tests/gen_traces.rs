@@ -7,12 +7,36 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use proptest::prelude::*;
+use tracecost::cost::tokens::{Encoding, TiktokenCounter, Tokenizer};
 use tracecost::engine::message::{BlockKind, Content, Role, ToolResultContent};
 use tracecost::trace::generate::{
     BUNDLED, MASSAGE_GUN_CALL_CHARS, MASSAGE_GUN_INPUT_TOKENS, MASSAGE_GUN_PREFIX_CHARS, by_name,
-    massage_gun, messages_chars, prefix_chars, session,
+    massage_gun, messages_chars, prefix_chars, session, session_parts,
 };
-use tracecost::trace::{Trace, load_str, to_json};
+use tracecost::trace::{Trace, load_str, to_json, traces_to_json};
+
+/// The context window of every model the session generator uses.
+const WINDOW_TOKENS: usize = 200_000;
+
+/// The generator's own estimate: characters of compact JSON per token.
+const CHARS_PER_TOKEN_ESTIMATE: usize = 3;
+
+/// Writes the traces as one file, loads it back, and checks there were no
+/// warnings and nothing changed on the way.
+fn round_trip_all(ts: &[Trace]) -> String {
+    let json = traces_to_json(ts);
+    let loaded = load_str(&json, "parts.json").expect("generated traces load");
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(loaded.traces, ts, "load(traces_to_json(ts)) == ts");
+    json
+}
+
+/// Characters each call sends: system prompt, tools and messages.
+fn sent_chars(t: &Trace) -> Vec<usize> {
+    let prefix = prefix_chars(&t.prompts[0]);
+    call_chars(t).into_iter().map(|c| prefix + c).collect()
+}
 
 /// `actual` is within `pct` percent of `target`.
 fn within(actual: usize, target: usize, pct: f64) -> bool {
@@ -167,34 +191,74 @@ fn massage_gun_reproduces_the_published_figures() {
 
 #[test]
 fn session_has_the_requested_shape() {
-    let t = session(200, 1);
-    round_trip(&t);
-    assert_eq!(t.name, "session-200-s1");
-    assert_eq!(t.model, "claude-sonnet-4-5-20250929");
-    assert_eq!(t.calls.len(), 200);
-    assert!(t.prompts[0].tools.len() >= 6);
-
-    // Each call sends the whole history up to its latest user message.
-    for (k, c) in t.calls.iter().enumerate() {
-        assert_eq!(t.messages[c.messages - 1].role(), Role::User, "call {k}");
-        if let Some(next) = t.calls.get(k + 1) {
-            assert_eq!(
-                next.messages,
-                c.messages + 2,
-                "call {k}: reply + one user message"
-            );
-        }
-        let u = c.usage.unwrap();
-        assert!(u.input_tokens.is_none() && u.output_tokens.unwrap() > 0);
-    }
-    assert_eq!(
-        t.messages.len(),
-        t.calls[199].messages + 1,
-        "the last reply ends the history"
+    let parts = session_parts(200, 1);
+    round_trip_all(&parts);
+    assert_eq!(parts[0].name, "session-200-s1");
+    let total: usize = parts.iter().map(|p| p.calls.len()).sum();
+    assert_eq!(total, 200, "compaction calls count as calls");
+    assert!(
+        parts.len() >= 3,
+        "a 200-call session compacts: {}",
+        parts.len()
     );
+    for (i, t) in parts.iter().enumerate() {
+        if i > 0 {
+            assert_eq!(t.name, format!("session-200-s1-part{}", i + 1));
+            let Content::Text(first) = t.messages[0].content() else {
+                panic!("part {} starts with a text message", i + 1)
+            };
+            assert!(
+                first.starts_with("This session is being continued"),
+                "{first}"
+            );
+            assert_eq!(t.prompts, parts[0].prompts, "every part sends one prompt");
+        }
+        assert_eq!(t.model, "claude-sonnet-4-5-20250929");
+        assert!(
+            t.description
+                .contains(&format!("Part {} of {}", i + 1, parts.len()))
+        );
+        // Each call sends the whole history up to its latest user message.
+        for (k, c) in t.calls.iter().enumerate() {
+            assert_eq!(t.messages[c.messages - 1].role(), Role::User, "call {k}");
+            if let Some(next) = t.calls.get(k + 1) {
+                // The compaction call adds its request after the results.
+                let compaction = i + 1 < parts.len() && k + 2 == t.calls.len();
+                assert_eq!(
+                    next.messages,
+                    c.messages + if compaction { 3 } else { 2 },
+                    "call {k}: reply + one user message"
+                );
+            }
+            let u = c.usage.unwrap();
+            assert!(u.input_tokens.is_none() && u.output_tokens.unwrap() > 0);
+        }
+        let last = t.calls.last().unwrap();
+        assert_eq!(
+            t.messages.len(),
+            last.messages + 1,
+            "the last reply ends the history"
+        );
+        if i + 1 < parts.len() {
+            // The compaction call: the history plus a request to summarize.
+            let Content::Text(ask) = t.messages[last.messages - 1].content() else {
+                panic!("the compaction request is text")
+            };
+            assert!(ask.starts_with("Your task is to create a detailed summary"));
+            let summary = t.messages.last().unwrap().to_json();
+            assert!(summary.contains("<summary>") && summary.contains("</summary>"));
+        }
+    }
+    // Content over the whole session, every part.
+    let all: Vec<&tracecost::engine::message::Message> =
+        parts.iter().flat_map(|t| &t.messages).collect();
 
     // Gaps: mostly short, some over 5 minutes.
-    let starts: Vec<u64> = t.calls.iter().map(|c| c.start_ms.unwrap()).collect();
+    let starts: Vec<u64> = parts
+        .iter()
+        .flat_map(|t| &t.calls)
+        .map(|c| c.start_ms.unwrap())
+        .collect();
     let gaps: Vec<u64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
     assert!(gaps.iter().all(|&g| g >= 1_000));
     let long = gaps.iter().filter(|&&g| g > 5 * 60_000).count();
@@ -211,8 +275,7 @@ fn session_has_the_requested_shape() {
     );
 
     // Parallel tool calls, follow-up user text, assistant text replies.
-    let parallel = t
-        .messages
+    let parallel = all
         .iter()
         .filter(|m| {
             m.role() == Role::Assistant
@@ -223,14 +286,12 @@ fn session_has_the_requested_shape() {
                     >= 2
         })
         .count();
-    let follow_ups = t
-        .messages
+    let follow_ups = all
         .iter()
         .skip(1)
         .filter(|m| matches!(m.content(), Content::Text(_)))
         .count();
-    let replies = t
-        .messages
+    let replies = all
         .iter()
         .filter(|m| {
             m.role() == Role::Assistant
@@ -243,7 +304,7 @@ fn session_has_the_requested_shape() {
     assert!(parallel >= 3 && follow_ups >= 3 && replies >= 3);
 
     // Tool results: JSON and text, small and large.
-    let results = tool_results(&t);
+    let results: Vec<(String, usize)> = parts.iter().flat_map(tool_results).collect();
     let json = results
         .iter()
         .filter(|(s, _)| {
@@ -261,8 +322,7 @@ fn session_has_the_requested_shape() {
     );
     assert!(json >= 5 && results.len() - json >= 50);
     assert!(small >= 10 && large >= 3 && max <= 110_000);
-    let tools: BTreeSet<String> = t
-        .messages
+    let tools: BTreeSet<String> = all
         .iter()
         .flat_map(|m| m.blocks())
         .filter_map(|b| match b.kind() {
@@ -279,6 +339,8 @@ fn generators_are_deterministic_and_seeds_differ() {
     assert_eq!(to_json(&massage_gun()), to_json(&massage_gun()));
     let a = to_json(&session(60, 7));
     assert_eq!(a, to_json(&session(60, 7)));
+    let parts = traces_to_json(&session_parts(120, 7));
+    assert_eq!(parts, traces_to_json(&session_parts(120, 7)));
     let b = to_json(&session(60, 8));
     assert_ne!(a, b);
     let c = to_json(&session(60, 10));
@@ -300,10 +362,13 @@ fn small_sessions_are_valid() {
 
 #[test]
 fn by_name_runs_every_bundled_generator() {
-    assert_eq!(by_name("massage-gun", None, None).unwrap(), massage_gun());
-    assert_eq!(by_name("session", Some(5), Some(3)).unwrap(), session(5, 3));
+    assert_eq!(by_name("massage-gun", None, None).unwrap(), [massage_gun()]);
     assert_eq!(
-        by_name("session", None, None).unwrap().name,
+        by_name("session", Some(5), Some(3)).unwrap(),
+        session_parts(5, 3)
+    );
+    assert_eq!(
+        by_name("session", None, None).unwrap()[0].name,
         "session-200-s1"
     );
     assert!(by_name("sesion", None, None).is_err());
@@ -319,8 +384,7 @@ fn root() -> PathBuf {
 fn bundled_trace_files_match_the_generators() {
     let bless = std::env::var("TRACECOST_BLESS").is_ok_and(|v| v == "1");
     for b in BUNDLED {
-        let t = b.generate().unwrap();
-        let json = to_json(&t);
+        let json = traces_to_json(&b.generate().unwrap());
         assert!(json.len() < 5_000_000, "{} is {} bytes", b.file, json.len());
         let path = root().join(b.file);
         if bless {
@@ -343,7 +407,7 @@ fn bundled_trace_files_match_the_generators() {
         }
     }
     let session_file = BUNDLED.iter().find(|b| b.generator == "session").unwrap();
-    let size = to_json(&session_file.generate().unwrap()).len();
+    let size = traces_to_json(&session_file.generate().unwrap()).len();
     assert!(
         (1_000_000..=3_500_000).contains(&size),
         "session file is {size} bytes"
@@ -387,5 +451,87 @@ fn other_seeds_have_the_same_shape() {
             "seed {seed}: {bytes} bytes"
         );
         assert!(max <= 100_000);
+    }
+}
+
+/// A short session needs no compaction: one part, and the same history as
+/// the agent that never compacts.
+#[test]
+fn short_sessions_do_not_compact() {
+    for (calls, seed) in [(1, 0), (8, 3), (20, 1)] {
+        let parts = session_parts(calls, seed);
+        assert_eq!(parts.len(), 1, "session({calls}, {seed})");
+        let unbounded = session(calls, seed);
+        assert_eq!(parts[0].messages, unbounded.messages);
+        assert_eq!(parts[0].calls, unbounded.calls);
+        assert!(parts[0].description.contains("without compacting"));
+    }
+}
+
+/// The bundled 200-call session, counted with `o200k_base` on the compact
+/// JSON of everything a call sends (keys and quotes included, so more than
+/// the content's tokens): no call reaches the 200K window, and the
+/// generator's estimate of 3 characters per token is an overestimate of
+/// this count, which is what keeps the agent inside its window.
+#[test]
+fn no_bundled_session_call_exceeds_the_window() {
+    let counter = TiktokenCounter::new(Encoding::O200kBase);
+    let mut worst = (0usize, 0usize);
+    for t in session_parts(200, 1) {
+        let prefix: usize = t.prompts[0]
+            .system
+            .iter()
+            .map(|b| b.to_json())
+            .chain(t.prompts[0].tools.iter().map(|d| d.to_json()))
+            .map(|s| counter.count(&s) as usize)
+            .sum();
+        let per_message: Vec<usize> = t
+            .messages
+            .iter()
+            .map(|m| counter.count(&m.to_json()) as usize)
+            .collect();
+        for (c, chars) in t.calls.iter().zip(sent_chars(&t)) {
+            let tokens = prefix + per_message[..c.messages].iter().sum::<usize>();
+            assert!(
+                tokens < WINDOW_TOKENS,
+                "{}: a call sends {tokens} tokens",
+                t.name
+            );
+            assert!(
+                chars / CHARS_PER_TOKEN_ESTIMATE >= tokens,
+                "{}: the estimate {} is below the count {tokens}",
+                t.name,
+                chars / CHARS_PER_TOKEN_ESTIMATE
+            );
+            worst = worst.max((tokens, chars));
+        }
+    }
+    println!("largest call: {} o200k tokens, {} chars", worst.0, worst.1);
+    assert!(
+        worst.0 > WINDOW_TOKENS / 2,
+        "the session does fill its window"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    /// Whatever the seed and length, no call sends more than 95% of the
+    /// window by the generator's own (over-)estimate, and the parts hold
+    /// exactly the calls asked for.
+    #[test]
+    fn no_generated_call_exceeds_its_window(calls in 1usize..320, seed in any::<u64>()) {
+        let parts = session_parts(calls, seed);
+        let total: usize = parts.iter().map(|p| p.calls.len()).sum();
+        prop_assert_eq!(total, calls);
+        for t in &parts {
+            for chars in sent_chars(t) {
+                let estimate = chars.div_ceil(CHARS_PER_TOKEN_ESTIMATE);
+                prop_assert!(
+                    estimate <= WINDOW_TOKENS * 95 / 100,
+                    "{}: {} estimated tokens", t.name, estimate
+                );
+            }
+        }
     }
 }

@@ -50,10 +50,10 @@ struct Material {
 }
 
 fn material() -> Material {
-    let t = by_name("session", Some(300), Some(7)).expect("the session generator");
+    let parts = by_name("session", Some(300), Some(7)).expect("the session generator");
     let mut results = Vec::new();
     let mut texts = Vec::new();
-    for m in &t.messages {
+    for m in parts.iter().flat_map(|t| &t.messages) {
         for b in m.blocks() {
             match b.kind() {
                 BlockKind::ToolResult { .. } => {

@@ -73,7 +73,8 @@ Examples:
     /// Generate a bundled reference trace.
     #[command(after_help = "Examples:
   tracecost gen massage-gun -o traces/massage-gun.json
-  tracecost gen session --calls 500 --seed 7 -o /tmp/session.json")]
+  tracecost gen session --calls 500 --seed 7 -o /tmp/session.json
+  tracecost gen fleet --sessions 1000 --seed 1 -o /tmp/fleet.json")]
     Gen(GenArgs),
     /// Print the built-in price table (or one extended with --pricing).
     Models(ModelsArgs),
@@ -355,14 +356,17 @@ pub(super) struct UsageArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct GenArgs {
-    /// massage-gun or session.
+    /// massage-gun, session or fleet.
     pub(super) name: String,
-    /// Session: number of calls [default: 200].
+    /// Session: number of model calls, compactions included [default: 200].
     #[arg(long)]
     pub(super) calls: Option<usize>,
-    /// Session: random seed [default: 1].
+    /// Session or fleet: random seed [default: 1].
     #[arg(long)]
     pub(super) seed: Option<u64>,
+    /// Fleet: number of sessions [default: 100].
+    #[arg(long)]
+    pub(super) sessions: Option<usize>,
     /// Output file (stdout when absent).
     #[arg(short, long)]
     pub(super) output: Option<PathBuf>,

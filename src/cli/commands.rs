@@ -197,12 +197,36 @@ fn with_progress<T>(f: impl FnOnce(&dyn crate::progress::Progress) -> T) -> T {
 }
 
 fn generate(a: GenArgs) -> Result<Outcome, AppError> {
-    let trace =
-        crate::trace::generate::by_name(&a.name, a.calls, a.seed).map_err(AppError::Usage)?;
-    let json = crate::trace::to_json(&trace);
+    use crate::trace::TraceWriter;
+    use crate::trace::generate::GenOptions;
+    let options = GenOptions {
+        calls: a.calls,
+        seed: a.seed,
+        sessions: a.sessions,
+    };
+    let traces = crate::trace::generate::generate(&a.name, options).map_err(AppError::Usage)?;
+    // Traces are written as they are built: a fleet is never held whole.
+    fn write_all(
+        traces: impl Iterator<Item = crate::trace::Trace>,
+        out: impl Write,
+    ) -> std::io::Result<()> {
+        let mut w = TraceWriter::new(out);
+        for t in traces {
+            w.push(t)?;
+        }
+        w.finish().map(drop)
+    }
     match &a.output {
-        Some(p) => super::write_atomic(p, json.as_bytes())?,
-        None => print_stdout(&json),
+        Some(p) => super::write_atomic_with(p, |file| {
+            write_all(traces, file).map_err(|source| super::CliError::Write {
+                path: p.display().to_string(),
+                source,
+            })
+        })?,
+        None => {
+            // A closed pipe (`| head`) is not an error worth reporting.
+            let _ = write_all(traces, std::io::stdout().lock());
+        }
     }
     Ok(Outcome::Success)
 }

@@ -1,14 +1,17 @@
 //! Deterministic generators for the bundled reference traces.
 //!
-//! Two generators ship with tracecost:
+//! Three generators ship with tracecost:
 //!
 //! - [`massage_gun`] rebuilds the `massage-gun` trace — a product-research
 //!   agent whose third call pulls a ~360 KB Keepa payload into its context —
 //!   from the published figures of the original trace (message counts per
 //!   call, characters of messages, recorded input tokens).
-//! - [`session`] builds a long, realistic coding-agent session of any length
-//!   from a seed: small and large tool results, parallel tool calls, user
-//!   follow-ups, and gaps long enough to expire a 5-minute cache.
+//! - [`session_parts`] builds a long, realistic coding-agent session of any
+//!   length from a seed: small and large tool results, parallel tool calls,
+//!   user follow-ups, gaps long enough to expire a 5-minute cache, and
+//!   compactions before the model's context window (one trace per context).
+//! - [`fleet`] builds many such sessions of one organization: several
+//!   projects, models and days, short sessions and a few long ones.
 //!
 //! Both are pure functions of their arguments: no clocks, no `RandomState`,
 //! no addresses. Randomness comes from a private SplitMix64 generator and
@@ -23,6 +26,7 @@
 
 mod build;
 mod data;
+mod fleet;
 mod massage_gun;
 mod rng;
 mod session;
@@ -30,6 +34,8 @@ mod text;
 
 use super::{Prompt, Trace};
 use crate::engine::message::Message;
+
+pub use fleet::{Fleet, project_of};
 
 /// Target characters of the massage-gun system prompt plus tool manifest
 /// (compact JSON of the system blocks and of the tool definitions, see
@@ -73,7 +79,13 @@ pub fn massage_gun() -> Trace {
 }
 
 /// A long coding-agent session on Claude Sonnet 4.5 with exactly `calls`
-/// model calls (0 is treated as 1), named `session-<calls>-s<seed>`.
+/// model calls (0 is treated as 1), named `session-<calls>-s<seed>`, in
+/// one context that never compacts.
+///
+/// No real agent sends this past ~60 calls: the history outgrows the
+/// model's 200K-token window. It is a stress fixture (benchmarks, large
+/// inputs); [`session_parts`] is the same agent compacting as a real one
+/// does, and what `tracecost gen session` writes.
 ///
 /// Each call sends the whole history up to its latest user message; the
 /// assistant's reply to the last call ends the history. Tool results range
@@ -82,7 +94,69 @@ pub fn massage_gun() -> Trace {
 /// user sends follow-up requests, sometimes after a break of 6–20 minutes.
 /// Calls record plausible `output_tokens` and no input usage.
 pub fn session(calls: usize, seed: u64) -> Trace {
-    session::build(calls.max(1), seed)
+    let spec = session_spec(calls, seed, false);
+    // Without compaction there is exactly one part (`build` always ends
+    // with the context it is in).
+    session::build(&spec, &mut session::PromptCache::new())
+        .into_iter()
+        .next()
+        .expect("a session has at least one part")
+}
+
+/// The session of [`session`] with the agent compacting before its
+/// context window, as Claude Code does: `calls` model calls in all
+/// (compaction calls included), split into one trace per context.
+///
+/// The first trace is named `session-<calls>-s<seed>`, later ones
+/// `…-part2`, `…-part3`. Before each call the agent estimates what it would
+/// send (system prompt, tools and messages at 3 characters of compact JSON
+/// per token, an overestimate); near 80% of the 200K window (or when the
+/// next step's results would take it past 95%) the call is a compaction
+/// instead: it sends the history plus a request to summarize it, and its
+/// reply, the summary, ends the part. The next part starts from one user
+/// message quoting the summary. Every part has the same prompt.
+pub fn session_parts(calls: usize, seed: u64) -> Vec<Trace> {
+    session::build(
+        &session_spec(calls, seed, true),
+        &mut session::PromptCache::new(),
+    )
+}
+
+fn session_spec(calls: usize, seed: u64, compacts: bool) -> session::SessionSpec {
+    let calls = calls.max(1);
+    session::SessionSpec {
+        calls,
+        seed,
+        name: format!("session-{calls}-s{seed}"),
+        project: (seed % session::project_names().len() as u64) as usize,
+        model: session::SONNET_4_5,
+        start_ms: session::START_MS,
+        compacts,
+        origin: format!(
+            "tracecost::trace::generate::{}({calls}, {seed})",
+            if compacts { "session_parts" } else { "session" }
+        ),
+    }
+}
+
+/// A fleet of `sessions` coding-agent sessions (see [`session_parts`]) of
+/// one organization, built one at a time as the iterator is read, so a
+/// large fleet streams to a file without being held.
+///
+/// Sessions are spread over two weeks from Monday 2025-10-06 (working
+/// hours mostly, weekends light) and come in order of start time. Lengths
+/// are long-tailed: about two thirds of sessions make at most 15 calls, 1
+/// in 20 more than 100 (up to 400, compacting on the way). Projects are
+/// shared 50/30/20 between the generator's three repositories; models are
+/// Sonnet 4.5 (70%), Opus 4.5 (12%), Opus 4.1 (6%) and Haiku 4.5 (12%).
+/// Traces are named `<project>-<n>` (n counts sessions from 1 in start
+/// order, zero-padded), with `-part<k>` for a session's later contexts;
+/// [`project_of`] reads the project back, and the description names it.
+/// Sessions of one project, model and day share a system prompt, so their
+/// prefix is cacheable across sessions. The same arguments give the same
+/// traces.
+pub fn fleet(sessions: usize, seed: u64) -> Fleet {
+    Fleet::new(sessions, seed)
 }
 
 /// Unicode characters of the compact JSON array of `msgs`: `[`, each
@@ -111,18 +185,68 @@ pub const GENERATORS: &[(&str, &str)] = &[
     ),
     (
         "session",
-        "a long coding-agent session (calls, default 200; seed, default 1)",
+        "a long coding-agent session that compacts before its window (calls, default 200; seed, default 1)",
+    ),
+    (
+        "fleet",
+        "many coding-agent sessions over projects, models and days (sessions, default 100; seed, default 1)",
     ),
 ];
 
-/// Runs a generator by name, for the CLI's `gen` command.
+/// Sessions in the default generated fleet.
+pub const DEFAULT_FLEET_SESSIONS: usize = 100;
+
+/// What the `gen` command asks of a generator; `None` is "not given".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GenOptions {
+    /// Model calls of a session.
+    pub calls: Option<usize>,
+    /// Random seed.
+    pub seed: Option<u64>,
+    /// Sessions of a fleet.
+    pub sessions: Option<usize>,
+}
+
+/// Runs any generator by name, for the CLI's `gen` command: the traces
+/// come one at a time (a fleet is built as it is read). An option the
+/// generator does not take is an error, never ignored.
+pub fn generate(
+    name: &str,
+    options: GenOptions,
+) -> Result<Box<dyn Iterator<Item = Trace>>, String> {
+    if name == "fleet" {
+        if options.calls.is_some() {
+            return Err(
+                "generator \"fleet\" takes --sessions, not --calls (session lengths are drawn)"
+                    .to_owned(),
+            );
+        }
+        let sessions = options.sessions.unwrap_or(DEFAULT_FLEET_SESSIONS);
+        if sessions == 0 {
+            return Err("generator \"fleet\" needs at least 1 session, found 0".to_owned());
+        }
+        let seed = options.seed.unwrap_or(DEFAULT_SESSION_SEED);
+        return Ok(Box::new(fleet(sessions, seed)));
+    }
+    if options.sessions.is_some() {
+        return Err(format!(
+            "generator {name:?} takes no --sessions (only \"fleet\" does)"
+        ));
+    }
+    Ok(Box::new(
+        by_name(name, options.calls, options.seed)?.into_iter(),
+    ))
+}
+
+/// Runs a single-session generator by name: its traces (one, or one per
+/// context of a session that compacts).
 ///
 /// `massage-gun` takes no options. `session` takes `calls` (default
 /// [`DEFAULT_SESSION_CALLS`], at least 1) and `seed` (default
 /// [`DEFAULT_SESSION_SEED`]); a bundled name such as `session-200-s1` also
 /// works and fixes both. The error names what was wrong and what is
 /// accepted.
-pub fn by_name(name: &str, calls: Option<usize>, seed: Option<u64>) -> Result<Trace, String> {
+pub fn by_name(name: &str, calls: Option<usize>, seed: Option<u64>) -> Result<Vec<Trace>, String> {
     match name {
         "massage-gun" => {
             if calls.is_some() || seed.is_some() {
@@ -131,18 +255,18 @@ pub fn by_name(name: &str, calls: Option<usize>, seed: Option<u64>) -> Result<Tr
                         .to_owned(),
                 );
             }
-            Ok(massage_gun())
+            Ok(vec![massage_gun()])
         }
         "session" => {
             let calls = calls.unwrap_or(DEFAULT_SESSION_CALLS);
             if calls == 0 {
                 return Err("generator \"session\" needs at least 1 call, found 0".to_owned());
             }
-            Ok(session(calls, seed.unwrap_or(DEFAULT_SESSION_SEED)))
+            Ok(session_parts(calls, seed.unwrap_or(DEFAULT_SESSION_SEED)))
         }
         other => match parse_session_name(other) {
             Some((n, s)) if calls.is_none_or(|c| c == n) && seed.is_none_or(|v| v == s) => {
-                Ok(session(n, s))
+                Ok(session_parts(n, s))
             }
             Some(_) => Err(format!(
                 "generator name {other:?} already fixes calls and seed; drop the options or use \"session\""
@@ -185,15 +309,15 @@ pub struct Bundled {
 }
 
 impl Bundled {
-    /// Generates this trace.
-    pub fn generate(&self) -> Result<Trace, String> {
+    /// Generates this file's traces.
+    pub fn generate(&self) -> Result<Vec<Trace>, String> {
         by_name(self.generator, self.calls, self.seed)
     }
 }
 
 /// The bundled reference traces under `traces/`. The test
 /// `tests/gen_traces.rs` checks that each committed file equals
-/// [`crate::trace::to_json`] of its generator's output byte for byte, and
+/// [`crate::trace::traces_to_json`] of its generator's output byte for byte, and
 /// rewrites them when run with `TRACECOST_BLESS=1`.
 pub const BUNDLED: &[Bundled] = &[
     Bundled {
@@ -233,12 +357,15 @@ mod tests {
     #[test]
     fn by_name_accepts_known_generators_and_explains_errors() {
         assert_eq!(
-            by_name("session", Some(3), Some(9)).unwrap().name,
+            by_name("session", Some(3), Some(9)).unwrap()[0].name,
             "session-3-s9"
         );
-        assert_eq!(by_name("session-4-s2", None, None).unwrap().calls.len(), 4);
         assert_eq!(
-            by_name("session-4-s2", Some(4), Some(2)).unwrap().name,
+            by_name("session-4-s2", None, None).unwrap()[0].calls.len(),
+            4
+        );
+        assert_eq!(
+            by_name("session-4-s2", Some(4), Some(2)).unwrap()[0].name,
             "session-4-s2"
         );
         assert!(by_name("session-4-s2", Some(5), None).is_err());
@@ -249,10 +376,43 @@ mod tests {
         );
         assert!(by_name("massage-gun", Some(3), None).is_err());
         let e = by_name("nope", None, None).unwrap_err();
-        assert!(e.contains("massage-gun") && e.contains("session"), "{e}");
+        assert!(
+            e.contains("massage-gun") && e.contains("session") && e.contains("fleet"),
+            "{e}"
+        );
         assert!(parse_session_name("session-007-s1").is_none());
         assert!(parse_session_name("session-0-s1").is_none());
         assert_eq!(parse_session_name("session-12-s34"), Some((12, 34)));
+    }
+
+    #[test]
+    fn options_a_generator_does_not_take_are_errors() {
+        let calls_on_fleet = GenOptions {
+            calls: Some(5),
+            sessions: Some(2),
+            ..GenOptions::default()
+        };
+        let e = generate("fleet", calls_on_fleet).err().unwrap();
+        assert!(e.contains("--calls"), "{e}");
+        for name in ["session", "massage-gun", "session-4-s2"] {
+            let sessions = GenOptions {
+                sessions: Some(3),
+                ..GenOptions::default()
+            };
+            let e = generate(name, sessions).err().unwrap();
+            assert!(e.contains("--sessions"), "{name}: {e}");
+        }
+        let zero = GenOptions {
+            sessions: Some(0),
+            ..GenOptions::default()
+        };
+        assert!(generate("fleet", zero).is_err());
+        let two = GenOptions {
+            sessions: Some(2),
+            seed: Some(5),
+            ..GenOptions::default()
+        };
+        assert!(generate("fleet", two).unwrap().count() >= 2);
     }
 
     #[test]

@@ -16,9 +16,80 @@ use crate::engine::cache::ProviderKind;
 use crate::engine::message::{ContentBlock, Message, ToolDefinition};
 use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 
-/// 2025-10-07T09:12:00Z, when the first call started.
-const START_MS: u64 = 1_759_828_320_000;
-const MODEL: &str = "claude-sonnet-4-5-20250929";
+/// 2025-10-07T09:12:00Z, when the first call of a standalone session
+/// started.
+pub(crate) const START_MS: u64 = 1_759_828_320_000;
+
+/// A model the generated agent runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AgentModel {
+    /// The model id recorded in the trace.
+    pub(crate) id: &'static str,
+    /// How the system prompt names it.
+    pub(crate) display: &'static str,
+    /// Tokens the model accepts per request (input): a request over it is
+    /// refused, so the agent compacts before it gets there.
+    pub(crate) window_tokens: u64,
+}
+
+/// A model with the standard 200K-token window, as every model the
+/// generator uses has (Sonnet 4.5's 1M window is an opt-in beta with
+/// premium prices, which coding agents do not default to).
+const fn with_200k_window(id: &'static str, display: &'static str) -> AgentModel {
+    AgentModel {
+        id,
+        display,
+        window_tokens: 200_000,
+    }
+}
+
+/// Claude Sonnet 4.5.
+pub(crate) const SONNET_4_5: AgentModel =
+    with_200k_window("claude-sonnet-4-5-20250929", "Sonnet 4.5");
+/// Claude Opus 4.1.
+pub(crate) const OPUS_4_1: AgentModel = with_200k_window("claude-opus-4-1-20250805", "Opus 4.1");
+/// Claude Opus 4.5.
+pub(crate) const OPUS_4_5: AgentModel = with_200k_window("claude-opus-4-5-20251101", "Opus 4.5");
+/// Claude Haiku 4.5.
+pub(crate) const HAIKU_4_5: AgentModel = with_200k_window("claude-haiku-4-5-20251001", "Haiku 4.5");
+
+/// The generator's token estimate: characters of the compact JSON per
+/// token. Claude's tokenizer is not public; `o200k_base` counts 3.4 to 3.7
+/// characters per token on this generator's text (code, logs, JSON), so 3
+/// overestimates and the agent compacts a little early rather than late.
+pub(crate) const CHARS_PER_TOKEN_ESTIMATE: u64 = 3;
+
+/// The agent compacts once the next request would exceed this share of its
+/// window (percent), as Claude Code's auto-compact does near 80%.
+pub(crate) const COMPACT_AT_PCT: u64 = 80;
+
+/// No request is sent above this share of the window (percent): when the
+/// results of the next step would take the history past it, the agent
+/// compacts before that step instead of after.
+pub(crate) const HARD_LIMIT_PCT: u64 = 95;
+
+/// One session to generate: what a fleet varies between sessions.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionSpec {
+    /// Model calls in all, compaction calls included (at least 1).
+    pub(crate) calls: usize,
+    /// Seed of everything random in the session.
+    pub(crate) seed: u64,
+    /// Name of the first part; later parts add `-part2`, `-part3`, ….
+    pub(crate) name: String,
+    /// Index into the projects of `data/session/projects.json` (taken
+    /// modulo their number).
+    pub(crate) project: usize,
+    /// The model of every call.
+    pub(crate) model: AgentModel,
+    /// When the first call starts (ms since the Unix epoch).
+    pub(crate) start_ms: u64,
+    /// Whether the agent compacts before its window; without, the history
+    /// grows without bound (a stress fixture, not a possible bill).
+    pub(crate) compacts: bool,
+    /// How to regenerate it, quoted in the description.
+    pub(crate) origin: String,
+}
 
 /// A repository the session works in (`data/session/projects.json`); the
 /// seed picks one.
@@ -243,9 +314,14 @@ struct Gen {
 }
 
 impl Gen {
+    #[cfg(test)]
     fn new(seed: u64) -> Self {
+        Self::with_project(seed, (seed % PROJECTS.len() as u64) as usize)
+    }
+
+    fn with_project(seed: u64, project: usize) -> Self {
         let rng = Rng::new(seed ^ 0x5e55_1011_c0de_0000);
-        let project = &PROJECTS[(seed % PROJECTS.len() as u64) as usize];
+        let project = &PROJECTS[project % PROJECTS.len()];
         let mut g = Self {
             rng,
             project,
@@ -1694,14 +1770,22 @@ fn api_json(r: &mut Rng, p: &Project, kind: usize, number: u64, clock: u64) -> S
 
 // ---------------------------------------------------------------- prompt
 
-fn prompt(rng: &Rng, p: &Project) -> Prompt {
+/// Names of the projects the session generator can work on, in the order
+/// [`SessionSpec::project`] indexes them.
+pub(crate) fn project_names() -> Vec<&'static str> {
+    PROJECTS.iter().map(|p| p.name).collect()
+}
+
+fn prompt(rng: &Rng, p: &Project, model: AgentModel, start_ms: u64) -> Prompt {
     let tools = TOOLS.clone();
     // The recorded instructions end with a line break.
     let instructions = format!("{}\n", text_file(SYSTEM_PROMPT));
     let env = format!(
-        "<env>\nWorking directory: /home/dev/{}\nIs directory a git repo: Yes\nPlatform: linux\nOS Version: Linux 6.8.0-45-generic\nToday's date: {}\n</env>\nYou are powered by the model named Sonnet 4.5. The exact model ID is {MODEL}.",
+        "<env>\nWorking directory: /home/dev/{}\nIs directory a git repo: Yes\nPlatform: linux\nOS Version: Linux 6.8.0-45-generic\nToday's date: {}\n</env>\nYou are powered by the model named {}. The exact model ID is {}.",
         p.name,
-        date(START_MS)
+        date(start_ms),
+        model.display,
+        model.id
     );
     let mut r = rng.fork("project-notes");
     let mut notes = format!(
@@ -1732,7 +1816,7 @@ fn prompt(rng: &Rng, p: &Project) -> Prompt {
     notes.push_str("\n## Decision log (newest first)\n");
     let log: Vec<String> = (0..2_000)
         .map(|i| {
-            let day = START_MS - (i as u64 + 1) * 86_400_000 * r.range(2, 6);
+            let day = start_ms - (i as u64 + 1) * 86_400_000 * r.range(2, 6);
             format!("- {}: {}\n", date(day), prose(&mut r, p, 120))
         })
         .collect();
@@ -1784,33 +1868,124 @@ fn output_tokens(r: &mut Rng, reply: &Message) -> u64 {
     (chars * 10 / 34) * (100 + r.range(0, 25)) / 100 + 6
 }
 
-/// Builds a session with `calls` calls (see [`super::session`]).
-pub(crate) fn build(calls: usize, seed: u64) -> Trace {
-    let mut g = Gen::new(seed);
-    let project = g.project;
-    let prompt = prompt(&g.rng, project);
-    let mut timing = g.rng.fork("timing");
-    let first_kind = if g.rng.chance(0.6) {
-        Kind::Bugfix
-    } else {
-        Kind::Feature
-    };
-    let mut messages = vec![user_text(&g.task_text(first_kind, true))];
-    let mut plan = g.plan(first_kind, true);
-    let mut out_calls = Vec::with_capacity(calls);
-    let mut clock = START_MS;
-    let mut follow_ups = 0usize;
-    let mut long_gap = false;
-    for k in 0..calls {
-        let start = clock;
-        let sent = messages.len();
-        let last = k + 1 == calls;
-        let step = plan.pop_front().unwrap_or_else(|| {
+/// What Claude Code-like agents send to compact: the whole conversation
+/// plus this request (`data/session/compact_request.md`).
+const COMPACT_REQUEST: &str = include_str!("data/session/compact_request.md");
+
+/// The first message after a compaction (`data/session/compact_continuation.md`);
+/// `{summary}` is the summary the compaction call wrote.
+const COMPACT_CONTINUATION: &str = include_str!("data/session/compact_continuation.md");
+
+/// Prompts by (project, model id, day): the instructions, environment and
+/// project notes depend on nothing else, so sessions on one project and day
+/// send the same prefix and can share its cache, as they do in a real
+/// organization.
+pub(crate) type PromptCache = BTreeMap<(usize, &'static str, u64), Prompt>;
+
+const DAY_MS: u64 = 86_400_000;
+
+fn session_prompt(
+    cache: &mut PromptCache,
+    project: usize,
+    model: AgentModel,
+    start_ms: u64,
+) -> Prompt {
+    let project = project % PROJECTS.len();
+    let day = start_ms - start_ms % DAY_MS;
+    cache
+        .entry((project, model.id, day))
+        .or_insert_with(|| {
+            let p = &PROJECTS[project];
+            prompt(&Rng::new(fnv1a(p.name)), p, model, day)
+        })
+        .clone()
+}
+
+/// One context: the history a run of calls sends, from the session's start
+/// or from a compaction summary.
+struct Segment {
+    messages: Vec<Message>,
+    calls: Vec<Call>,
+    /// Sum of the messages' JSON characters (see [`messages_chars`]).
+    chars: usize,
+}
+
+impl Segment {
+    fn new(first: Message) -> Self {
+        let mut s = Self {
+            messages: Vec::new(),
+            calls: Vec::new(),
+            chars: 0,
+        };
+        s.push(first);
+        s
+    }
+
+    fn push(&mut self, m: Message) {
+        self.chars += m.to_json().chars().count();
+        self.messages.push(m);
+    }
+
+    /// [`messages_chars`] of the whole segment plus `more`.
+    fn chars_with(&self, more: &[&Message]) -> usize {
+        let n = self.messages.len() + more.len();
+        let extra: usize = more.iter().map(|m| m.to_json().chars().count()).sum();
+        2 + self.chars + extra + n.saturating_sub(1)
+    }
+}
+
+/// One model call's reply and what follows it in the history.
+struct Turn {
+    reply: Message,
+    reply_tokens: u64,
+    /// Tool results, or the user's next request; `None` after the last call.
+    next: Option<Message>,
+    /// The user's request, when `next` is one.
+    request: Option<String>,
+    /// Time to first token plus generation.
+    model_ms: u64,
+    /// From the end of the reply to the next request: tools running, an
+    /// approval, or the user reading and typing.
+    after_ms: u64,
+}
+
+impl Turn {
+    /// A reply with nothing after it yet: its output tokens, and the model
+    /// time from `first_token_ms` plus generation at 55–85 tokens a second.
+    fn of(reply: Message, timing: &mut Rng, first_token_ms: u64) -> Self {
+        let reply_tokens = output_tokens(timing, &reply);
+        let model_ms = first_token_ms + reply_tokens * 1000 / timing.range(55, 85);
+        Self {
+            reply,
+            reply_tokens,
+            next: None,
+            request: None,
+            model_ms,
+            after_ms: 0,
+        }
+    }
+}
+
+/// The state that carries from one call to the next.
+struct Driver {
+    g: Gen,
+    timing: Rng,
+    plan: VecDeque<Step>,
+    follow_ups: usize,
+    long_gap: bool,
+}
+
+impl Driver {
+    /// The next step of the plan, answered by the model at `clock` with
+    /// `sent` messages of history.
+    fn turn(&mut self, clock: u64, sent: usize, last: bool) -> Turn {
+        let g = &mut self.g;
+        let timing = &mut self.timing;
+        let step = self.plan.pop_front().unwrap_or_else(|| {
             Step::Reply("Done. Anything else you'd like me to look at?".to_owned())
         });
-        // Model time: time to first token, then generation.
-        let mut model_ms = 900 + timing.range(0, 2_600) + (sent as u64) * 15;
-        let reply_tokens;
+        // Time to first token; [`Turn::of`] adds the generation.
+        let model_ms = 900 + timing.range(0, 2_600) + (sent as u64) * 15;
         match step {
             Step::Tools(lead, acts) => {
                 let mut blocks: Vec<ContentBlock> = Vec::new();
@@ -1827,104 +2002,302 @@ pub(crate) fn build(calls: usize, seed: u64) -> Trace {
                     blocks.push(tool_use(&id, name, &input));
                     ids.push(id);
                 }
-                let reply = assistant(blocks);
-                reply_tokens = output_tokens(&mut timing, &reply);
-                messages.push(reply);
-                model_ms += reply_tokens * 1000 / timing.range(55, 85);
-                if !last {
-                    let mut results = Vec::new();
-                    let mut exec = 0;
-                    let mut retry = Vec::new();
-                    for (act, id) in acts.iter().zip(&ids) {
-                        let (content, is_error, ms) = g.run(act, clock + model_ms);
-                        let content = cap(content);
-                        results.push(tool_result(id, &content, is_error));
-                        exec = exec.max(ms);
-                        if let Act::Edit { path, fail: true } = act {
-                            retry.push(Act::Read {
-                                path: path.clone(),
-                                window: None,
-                                missing: false,
-                            });
-                            retry.push(Act::Edit {
-                                path: path.clone(),
-                                fail: false,
-                            });
-                        }
-                    }
-                    for act in retry.into_iter().rev() {
-                        plan.push_front(Step::Tools(None, vec![act]));
-                    }
-                    let needs_approval = acts.iter().any(|a| {
-                        matches!(
-                            a,
-                            Act::Test { .. }
-                                | Act::Check { .. }
-                                | Act::Write { .. }
-                                | Act::Fetch { .. }
-                        )
-                    });
-                    if needs_approval && timing.chance(0.25) {
-                        exec += timing.range(2_000, 25_000);
-                    }
-                    messages.push(user(results));
-                    clock += model_ms + exec;
+                let mut turn = Turn::of(assistant(blocks), timing, model_ms);
+                if last {
+                    return turn;
                 }
+                let mut results = Vec::new();
+                let mut exec = 0;
+                let mut retry = Vec::new();
+                for (act, id) in acts.iter().zip(&ids) {
+                    let (content, is_error, ms) = g.run(act, clock + turn.model_ms);
+                    let content = cap(content);
+                    results.push(tool_result(id, &content, is_error));
+                    exec = exec.max(ms);
+                    if let Act::Edit { path, fail: true } = act {
+                        retry.push(Act::Read {
+                            path: path.clone(),
+                            window: None,
+                            missing: false,
+                        });
+                        retry.push(Act::Edit {
+                            path: path.clone(),
+                            fail: false,
+                        });
+                    }
+                }
+                for act in retry.into_iter().rev() {
+                    self.plan.push_front(Step::Tools(None, vec![act]));
+                }
+                let needs_approval = acts.iter().any(|a| {
+                    matches!(
+                        a,
+                        Act::Test { .. }
+                            | Act::Check { .. }
+                            | Act::Write { .. }
+                            | Act::Fetch { .. }
+                    )
+                });
+                if needs_approval && timing.chance(0.25) {
+                    exec += timing.range(2_000, 25_000);
+                }
+                turn.next = Some(user(results));
+                turn.after_ms = exec;
+                turn
             }
             Step::Reply(body) => {
-                let reply = assistant(vec![text(&body)]);
-                reply_tokens = output_tokens(&mut timing, &reply);
-                messages.push(reply);
-                model_ms += reply_tokens * 1000 / timing.range(55, 85);
-                if !last {
-                    follow_ups += 1;
-                    let away = timing.chance(0.25) || (follow_ups == 2 && !long_gap);
-                    let think = if away {
-                        long_gap = true;
-                        timing.range(6 * 60_000, 20 * 60_000)
-                    } else if timing.chance(0.2) {
-                        timing.range(3 * 60_000, 5 * 60_000)
-                    } else {
-                        timing.range(20_000, 180_000)
-                    };
-                    let kind = g.follow_up();
-                    g.new_focus();
-                    messages.push(user_text(&g.task_text(kind, false)));
-                    plan = g.plan(kind, false);
-                    clock += model_ms + think;
+                let mut turn = Turn::of(assistant(vec![text(&body)]), timing, model_ms);
+                if last {
+                    return turn;
                 }
+                self.follow_ups += 1;
+                let away = timing.chance(0.25) || (self.follow_ups == 2 && !self.long_gap);
+                turn.after_ms = if away {
+                    self.long_gap = true;
+                    timing.range(6 * 60_000, 20 * 60_000)
+                } else if timing.chance(0.2) {
+                    timing.range(3 * 60_000, 5 * 60_000)
+                } else {
+                    timing.range(20_000, 180_000)
+                };
+                let kind = g.follow_up();
+                g.new_focus();
+                let request = g.task_text(kind, false);
+                turn.next = Some(user_text(&request));
+                turn.request = Some(request);
+                self.plan = g.plan(kind, false);
+                turn
             }
         }
-        out_calls.push(Call {
-            messages: sent,
-            start_ms: Some(start),
-            model: None,
-            prompt: 0,
-            markers: None,
-            usage: Some(RecordedUsage {
-                output_tokens: Some(reply_tokens),
-                ..RecordedUsage::default()
-            }),
-        });
     }
-    let last_chars = out_calls
-        .last()
-        .map_or(0, |c| messages_chars(&messages[..c.messages]));
-    Trace {
-        name: format!("session-{calls}-s{seed}"),
-        description: format!(
-            "Synthetic coding-agent session (Claude Sonnet 4.5) on {}, {}: {calls} calls of exploring, editing, testing, web research and user follow-ups, with parallel tool calls and breaks long enough to expire a 5-minute cache. The agent never compacts: the last call sends {last_chars} characters of messages. Generated deterministically by tracecost::trace::generate::session({calls}, {seed}); usage records output tokens only.",
-            project.name, project.summary
-        ),
-        provider: ProviderKind::Anthropic,
-        model: MODEL.to_owned(),
-        status_quo: None,
-        project: None,
-        hidden_prefix_tokens: 0,
-        prompts: vec![prompt],
-        messages,
-        calls: out_calls,
+}
+
+/// A call that records the output tokens of its reply (what the generator
+/// can say without a tokenizer).
+fn call_of(sent: usize, start: u64, output_tokens: u64) -> Call {
+    Call {
+        messages: sent,
+        start_ms: Some(start),
+        model: None,
+        prompt: 0,
+        markers: None,
+        usage: Some(RecordedUsage {
+            output_tokens: Some(output_tokens),
+            ..RecordedUsage::default()
+        }),
     }
+}
+
+/// First characters of `s`, for quoting in a summary.
+fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+impl Gen {
+    /// The summary a compaction call writes: the sections Claude Code asks
+    /// for (requests, concepts, files, errors, pending work, next step),
+    /// filled from what the session did.
+    fn compaction_summary(&mut self, requests: &[String]) -> String {
+        let mut r = self.sub("compact");
+        let p = self.project;
+        let mut s = String::from("<analysis>\n");
+        s.push_str(&prose_between(&mut r, p, 300, 900));
+        s.push_str("\n</analysis>\n\n<summary>\n1. Primary Request and Intent:\n");
+        for q in requests.iter().rev().take(6).rev() {
+            s.push_str(&format!("   - {}\n", clip(q, 400)));
+        }
+        s.push_str(&format!(
+            "\n2. Key Technical Concepts:\n   - {}\n   - `{}` and `{}`\n   - {}\n",
+            p.deps.join(", "),
+            self.type_name,
+            self.fn_name,
+            prose_between(&mut r, p, 60, 160)
+        ));
+        s.push_str("\n3. Files and Code Sections:\n");
+        let files: Vec<(String, u32)> = self
+            .versions
+            .iter()
+            .map(|(f, v)| (f.clone(), *v))
+            .take(12)
+            .collect();
+        for (f, v) in files {
+            s.push_str(&format!(
+                "   - `{f}` (edited {v} time{}): {}\n",
+                if v == 1 { "" } else { "s" },
+                prose_between(&mut r, p, 80, 240)
+            ));
+        }
+        s.push_str(&format!(
+            "   - `{}`: {}\n\n4. Errors and fixes:\n   - {}\n\n5. Problem Solving:\n   {}\n\n6. All user messages:\n",
+            self.focus,
+            prose_between(&mut r, p, 80, 200),
+            prose_between(&mut r, p, 100, 320),
+            prose_between(&mut r, p, 200, 600)
+        ));
+        for q in requests.iter().rev().take(12).rev() {
+            s.push_str(&format!("   - {}\n", clip(q, 200)));
+        }
+        s.push_str(&format!(
+            "\n7. Pending Tasks:\n   - Finish the work on `{}` and run `{}`.\n\n8. Current Work:\n   Working on `{}` in `{}`. {}\n\n9. Optional Next Step:\n   {}\n</summary>",
+            self.fn_name,
+            self.test_name,
+            self.fn_name,
+            self.focus,
+            prose_between(&mut r, p, 120, 400),
+            prose_between(&mut r, p, 80, 200)
+        ));
+        s
+    }
+}
+
+/// Builds a session (see [`super::session`] and [`super::session_parts`]):
+/// one trace per context, the first named `spec.name`.
+///
+/// With `spec.compacts`, before each call the agent estimates the tokens it
+/// would send ([`CHARS_PER_TOKEN_ESTIMATE`] characters of compact JSON per
+/// token, system prompt and tools included). When that is above
+/// [`COMPACT_AT_PCT`] of the window, or when the results of the step about
+/// to run would take the next request above [`HARD_LIMIT_PCT`], the call is
+/// a compaction instead: it sends the history plus a request to summarize
+/// it, and the reply (the summary) ends the part. The next part starts from
+/// one user message carrying that summary, and the pending step follows.
+/// A trace's history is append-only, so a context that restarts is a new
+/// trace: `<name>-part2`, `<name>-part3`, … with the same prompt.
+pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace> {
+    let calls = spec.calls.max(1);
+    let g = Gen::with_project(spec.seed, spec.project);
+    let project = g.project;
+    let prompt = session_prompt(prompts, spec.project, spec.model, spec.start_ms);
+    let prefix = prefix_chars(&prompt) as u64;
+    let window = spec.model.window_tokens;
+    let estimate =
+        |history_chars: usize| (prefix + history_chars as u64).div_ceil(CHARS_PER_TOKEN_ESTIMATE);
+    let mut d = Driver {
+        timing: g.rng.fork("timing"),
+        g,
+        plan: VecDeque::new(),
+        follow_ups: 0,
+        long_gap: false,
+    };
+    let first_kind = if d.g.rng.chance(0.6) {
+        Kind::Bugfix
+    } else {
+        Kind::Feature
+    };
+    let first_request = d.g.task_text(first_kind, true);
+    let mut seg = Segment::new(user_text(&first_request));
+    let mut requests = vec![first_request];
+    d.plan = d.g.plan(first_kind, true);
+    let mut parts: Vec<Segment> = Vec::new();
+    let mut clock = spec.start_ms;
+    let mut made = 0usize;
+    while made < calls {
+        let last = made + 1 == calls;
+        // The tools of the step run before the agent decides whether to
+        // compact (their timestamps do not count the compaction's seconds).
+        let turn = d.turn(clock, seg.messages.len(), last);
+        let now = estimate(seg.chars_with(&[]));
+        let after = match &turn.next {
+            Some(next) => estimate(seg.chars_with(&[&turn.reply, next])),
+            None => now,
+        };
+        let over = now > window * COMPACT_AT_PCT / 100 || after > window * HARD_LIMIT_PCT / 100;
+        if spec.compacts && calls - made >= 2 && over {
+            seg.push(user_text(text_file(COMPACT_REQUEST)));
+            let sent = seg.messages.len();
+            let summary = d.g.compaction_summary(&requests);
+            let reply = assistant(vec![text(&summary)]);
+            let out = output_tokens(&mut d.timing, &reply);
+            let model_ms = 900
+                + d.timing.range(0, 2_600)
+                + (sent as u64) * 15
+                + out * 1000 / d.timing.range(55, 85);
+            seg.calls.push(call_of(sent, clock, out));
+            seg.push(reply);
+            made += 1;
+            clock += model_ms + d.timing.range(300, 2_000);
+            let resumed = text_file(COMPACT_CONTINUATION).replace("{summary}", &summary);
+            parts.push(std::mem::replace(
+                &mut seg,
+                Segment::new(user_text(&resumed)),
+            ));
+            // What the summary quoted stays known to the next summary.
+            let keep = requests.len().saturating_sub(12);
+            requests.drain(..keep);
+        }
+        let last = made + 1 == calls;
+        seg.calls
+            .push(call_of(seg.messages.len(), clock, turn.reply_tokens));
+        seg.push(turn.reply);
+        if !last && let Some(next) = turn.next {
+            seg.push(next);
+            requests.extend(turn.request);
+        }
+        clock += turn.model_ms + turn.after_ms;
+        made += 1;
+    }
+    parts.push(seg);
+    let count = parts.len();
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, seg)| {
+            let last_chars = seg
+                .calls
+                .last()
+                .map_or(0, |c| messages_chars(&seg.messages[..c.messages]));
+            let context = if !spec.compacts {
+                format!("The agent never compacts: the last call sends {last_chars} characters of messages.")
+            } else if count == 1 {
+                format!(
+                    "It stays within its {}K-token window without compacting: the last call sends {last_chars} characters of messages.",
+                    window / 1000
+                )
+            } else {
+                let mut c = format!(
+                    "Part {} of {count}: the agent compacts before {COMPACT_AT_PCT}% of its {}K-token window, as Claude Code does.",
+                    i + 1,
+                    window / 1000
+                );
+                if i > 0 {
+                    c.push_str(&format!(" This part starts from the summary that ends part {i}."));
+                }
+                if i + 1 < count {
+                    c.push_str(" Its last call sends the history with a request to summarize it; the summary starts the next part.");
+                }
+                c
+            };
+            let name = if i == 0 {
+                spec.name.clone()
+            } else {
+                format!("{}-part{}", spec.name, i + 1)
+            };
+            let part_calls = seg.calls.len();
+            Trace {
+                name,
+                description: format!(
+                    "Synthetic coding-agent session (Claude {}) on project {}, {}: {part_calls} of the session's {calls} calls of exploring, editing, testing, web research and user follow-ups, with parallel tool calls and breaks long enough to expire a 5-minute cache. {context} Generated deterministically by {}; usage records output tokens only.",
+                    spec.model.display, project.name, project.summary, spec.origin
+                ),
+                provider: ProviderKind::Anthropic,
+                model: spec.model.id.to_owned(),
+                // The agent modelled is a coding agent like Claude Code:
+                // what it runs now is Claude Code's own caching.
+                status_quo: Some(
+                    crate::trace::import::claude_code::transcript::CLAUDE_CODE_STATUS_QUO
+                        .to_owned(),
+                ),
+                project: Some(project.name.to_owned()),
+                hidden_prefix_tokens: 0,
+                prompts: vec![prompt.clone()],
+                messages: seg.messages,
+                calls: seg.calls,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -2058,7 +2431,7 @@ mod tests {
     #[test]
     fn prompt_is_sized_to_the_target() {
         let g = Gen::new(1);
-        let p = prompt(&g.rng, g.project);
+        let p = prompt(&g.rng, g.project, SONNET_4_5, START_MS);
         let n = prefix_chars(&p);
         assert!(
             n <= SESSION_PREFIX_CHARS && n + 400 >= SESSION_PREFIX_CHARS,
