@@ -13,11 +13,14 @@ use crate::policy::{Compaction, Config};
 use crate::replay::sweep::{SweepRow, TraceSweep};
 use crate::trace::Trace;
 
+/// The `config` of a status quo that differs between sessions.
+pub const MIXED_STATUS_QUO: &str = "mixed";
+
 /// One config's figures summed over a set of sessions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FleetFigures {
-    /// The config (canonical string), or `status quo` when sessions ran
-    /// different policies.
+    /// The config (canonical string), or [`MIXED_STATUS_QUO`] for a status
+    /// quo that differs between sessions.
     pub config: String,
     /// Simulated cost, USD.
     pub cost_usd: f64,
@@ -166,7 +169,7 @@ fn answer(sweeps: &[&TraceSweep], candidates: &[Config]) -> (GroupAnswer, Vec<Fl
     let mut status_quo = FleetFigures::empty(
         status_quo_config
             .as_ref()
-            .map_or_else(|| "status quo".to_owned(), ToString::to_string),
+            .map_or_else(|| MIXED_STATUS_QUO.to_owned(), ToString::to_string),
     );
     for b in &baselines {
         status_quo.add(b);

@@ -314,11 +314,18 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
             dollars(sim)
         ));
     }
-    out.push(format!(
-        "Status quo `{}`: {} simulated.",
-        a.status_quo.config,
-        dollars(a.status_quo.cost_usd)
-    ));
+    out.push(if a.status_quo.config == crate::app::fleet::MIXED_STATUS_QUO {
+        format!(
+            "Status quo (each session's own policy): {} simulated.",
+            dollars(a.status_quo.cost_usd)
+        )
+    } else {
+        format!(
+            "Status quo `{}`: {} simulated.",
+            a.status_quo.config,
+            dollars(a.status_quo.cost_usd)
+        )
+    });
     if a.keep_status_quo {
         out.push(
             "Recommendation: keep what you have; no policy of the grid is cheaper once recall risk is priced."
