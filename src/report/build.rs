@@ -342,7 +342,7 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
                 c.config,
                 dollars(c.cost_usd),
                 c.savings_pct,
-                c.recall_risk_turns,
+                thousands(c.recall_risk_turns as u64),
                 dollars(c.risk_adjusted_cost_usd)
             ));
         }
@@ -355,7 +355,7 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
             dollars(r.savings_usd),
             r.savings_pct,
             dollars(r.savings_usd / a.sessions.max(1) as f64 * 1000.0),
-            r.recall_risk_turns,
+            thousands(r.recall_risk_turns as u64),
             a.spread.more_expensive,
             dollars(a.spread.median_usd)
         ));
