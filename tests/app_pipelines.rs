@@ -44,7 +44,11 @@ fn replay_gives_the_baseline_figures_and_a_saving_against_no_compaction() {
     // ci/baseline.json records this pair: the pipeline gives its figures.
     assert_eq!(totals.usage.cache_creation_input_tokens, 130_359);
     assert_eq!(totals.usage.cache_read_input_tokens, 108_791);
-    assert!((totals.cost_usd - 2.81846775).abs() < 1e-9, "{}", totals.cost_usd);
+    assert!(
+        (totals.cost_usd - 2.81846775).abs() < 1e-9,
+        "{}",
+        totals.cost_usd
+    );
     let saved = out[0].savings.vs_no_compaction_usd.unwrap();
     assert!((saved - (3.194745 - 2.81846775)).abs() < 1e-9, "{saved}");
 }
@@ -194,8 +198,8 @@ fn import_writes_traces_and_usage_prices_a_folder() {
     let mut out = Vec::new();
     let s = app::import(&plan, &Silent, &mut out, "out.json").unwrap();
     assert!(s.traces >= 1 && s.calls >= 1);
-    let loaded = tracecost::trace::load_str(std::str::from_utf8(&out).unwrap(), "out.json")
-        .unwrap();
+    let loaded =
+        tracecost::trace::load_str(std::str::from_utf8(&out).unwrap(), "out.json").unwrap();
     assert_eq!(loaded.traces.len(), s.traces);
 
     let (report, scan) = app::usage(&app::UsagePlan {

@@ -73,7 +73,9 @@ fn recorded_cache_without_recorded_markers_names_the_alternatives() {
     assert_eq!(code, 2);
     assert_eq!(out, "");
     assert!(
-        err.contains("this trace recorded none; choose none, system, native, tail, claude-code instead"),
+        err.contains(
+            "this trace recorded none; choose none, system, native, tail, claude-code instead"
+        ),
         "{err}"
     );
 }
@@ -96,7 +98,10 @@ fn a_log_given_for_a_trace_gets_a_hint() {
     .unwrap();
     let (code, _, err) = stderr_of(&["replay", log.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains(":2:1: trailing characters; this looks like a JSON Lines log"), "{err}");
+    assert!(
+        err.contains(":2:1: trailing characters; this looks like a JSON Lines log"),
+        "{err}"
+    );
     assert!(err.contains("tracecost import --from claude-code|anthropic|langchain|openai"));
     assert_eq!(err.lines().count(), 1);
 }
@@ -114,7 +119,15 @@ fn unwritable_output_is_an_output_failure() {
 fn help_lists_every_policy_and_examples_never_wrap() {
     let (_, top, _) = stderr_of(&["--help"]);
     for sub in [
-        "replay", "sweep", "stability", "report", "check", "usage", "gen", "models", "import",
+        "replay",
+        "sweep",
+        "stability",
+        "report",
+        "check",
+        "usage",
+        "gen",
+        "models",
+        "import",
         "recall",
     ] {
         assert!(top.contains(sub));
@@ -122,8 +135,16 @@ fn help_lists_every_policy_and_examples_never_wrap() {
         assert_eq!(code, 0);
         if matches!(sub, "replay" | "stability" | "sweep" | "report") {
             for name in [
-                "none", "system", "native", "tail", "recorded", "claude-code", "off", "ledger",
-                "clear-tool-uses", "langchain-clear",
+                "none",
+                "system",
+                "native",
+                "tail",
+                "recorded",
+                "claude-code",
+                "off",
+                "ledger",
+                "clear-tool-uses",
+                "langchain-clear",
             ] {
                 assert!(help.contains(name), "{sub} --help lacks {name}");
             }
@@ -144,7 +165,10 @@ fn help_lists_every_policy_and_examples_never_wrap() {
             if continued {
                 assert!(line.starts_with("      "), "{sub}: {line}");
             } else {
-                assert!(line.starts_with("  tracecost"), "{sub}: wrapped example: {line}");
+                assert!(
+                    line.starts_with("  tracecost"),
+                    "{sub}: wrapped example: {line}"
+                );
             }
             continued = line.ends_with('\\');
         }
@@ -165,7 +189,12 @@ fn check_and_replay_agree_on_the_same_trace_config_and_model() {
         ),
     )
     .unwrap();
-    let (code, _, err) = stderr_of(&["check", "--baseline", baseline.to_str().unwrap(), "--update"]);
+    let (code, _, err) = stderr_of(&[
+        "check",
+        "--baseline",
+        baseline.to_str().unwrap(),
+        "--update",
+    ]);
     assert_eq!(code, 0, "{err}");
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();

@@ -21,7 +21,11 @@ fn bundled() -> Vec<tracecost::trace::Trace> {
     .0
 }
 
-fn sweep_plan(traces: Vec<tracecost::trace::Trace>, compactions: &[&str], caches: &[&str]) -> SweepPlan {
+fn sweep_plan(
+    traces: Vec<tracecost::trace::Trace>,
+    compactions: &[&str],
+    caches: &[&str],
+) -> SweepPlan {
     let grid = GridSpec {
         compactions: Some(compactions.iter().map(|s| s.to_string()).collect()),
         thresholds: compactions.contains(&"ledger").then(|| vec![8000]),
@@ -111,8 +115,7 @@ fn the_summary_stays_short_and_every_page_escapes_names() {
     // Twelve sessions, one with markup in its name.
     let mut doc = String::from("{\"format\":\"tracecost.trace/v1\",\"traces\":[");
     let one: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string("traces/massage-gun.json").unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string("traces/massage-gun.json").unwrap()).unwrap();
     for i in 0..12 {
         let mut t = one.clone();
         let obj = t.as_object_mut().unwrap();

@@ -2,13 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::plan::{Calibration, CheckEntry, CheckPlan, CostPlan, calibration_model};
 use super::AppError;
-use crate::policy::Config;
-use crate::replay::{PreparedTrace, ReplayOptions};
 use super::baseline::{
     BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict,
 };
+use super::plan::{Calibration, CheckEntry, CheckPlan, CostPlan, calibration_model};
+use crate::policy::Config;
+use crate::replay::{PreparedTrace, ReplayOptions};
 use crate::trace::Trace;
 
 impl CheckPlan {
@@ -133,9 +133,12 @@ impl CheckPlan {
                     )));
                 }
             };
-            let config: Config = e.config.parse().map_err(|err: crate::policy::ConfigError| {
-                bad(format!("at /entries/{i}/config: {err}"))
-            })?;
+            let config: Config = e
+                .config
+                .parse()
+                .map_err(|err: crate::policy::ConfigError| {
+                    bad(format!("at /entries/{i}/config: {err}"))
+                })?;
             let t = &traces[ti];
             crate::replay::check_config(t, &config)?;
             cost.pricing.lookup(config.model_for_trace(t))?;
@@ -205,12 +208,8 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
                 continue;
             }
             let price = calibration_model(&plan.cost.pricing, t)?;
-            let prepared = PreparedTrace::new(
-                t,
-                &memo,
-                price,
-                plan.cost.calibration == Calibration::Auto,
-            );
+            let prepared =
+                PreparedTrace::new(t, &memo, price, plan.cost.calibration == Calibration::Auto);
             for e in mine {
                 let r = crate::replay::replay(
                     &prepared,

@@ -16,14 +16,13 @@ mod results;
 pub mod usage;
 
 pub use error::{AppError, ErrorClass};
-pub use results::{ReplayOutput, Savings, TraceReport};
-pub use plan::{
-    Calibration, CheckPlan, CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan,
-    StabilityPlan, SweepPlan, TraceRun, UsagePlan, calibration_model, load_inputs, load_traces, InputOptions, Loaded,
-    SkippedSummary,
-};
 pub use pipelines::{
-    RecallAnswer,
-    CheckOutcome, ImportSummary, ReportOutcome, StabilityOutcome, check, import, recall,
-    replay, report, stability, stability_digest, sweep, usage,
+    CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, StabilityOutcome, check, import,
+    recall, replay, report, stability, stability_digest, sweep, usage,
 };
+pub use plan::{
+    Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan, ReplayPlan,
+    ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan, calibration_model,
+    load_inputs, load_traces,
+};
+pub use results::{ReplayOutput, Savings, TraceReport};

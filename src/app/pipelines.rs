@@ -3,11 +3,12 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use super::AppError;
 use super::plan::{
     CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan, StabilityPlan, SweepPlan, UsagePlan,
     calibration_model,
 };
-use super::AppError;
+use super::results::{ReplayOutput, Savings, TraceReport};
 use crate::cost::tokens::TokenMemo;
 use crate::engine::ledger::{DurableLedger, InMemoryLedger, ToolResultLedger, record_result};
 use crate::engine::message::{BlockKind, ContentBlock, Message};
@@ -16,7 +17,6 @@ use crate::progress::{Progress, Unit};
 use crate::replay::stability::{RunSource, StabilityReport};
 use crate::replay::sweep::TraceSweep;
 use crate::replay::{PreparedTrace, ReplayOptions, count_block};
-use super::results::{ReplayOutput, Savings, TraceReport};
 use crate::trace::import::ImportReport;
 use crate::trace::{Trace, TraceWriter};
 
@@ -46,7 +46,13 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
     };
     // One step per call replayed, the reference run without compaction
     // included.
-    let runs = |c: &Config| if c.compaction == Compaction::Off { 1 } else { 2 };
+    let runs = |c: &Config| {
+        if c.compaction == Compaction::Off {
+            1
+        } else {
+            2
+        }
+    };
     let steps: usize = plan
         .runs
         .iter()
@@ -65,7 +71,9 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
                     compaction: Compaction::Off,
                     ..run.config.clone()
                 };
-                Some(crate::replay::replay(&prepared, &off, &plan.cost.pricing, &memo, opts)?.totals)
+                Some(
+                    crate::replay::replay(&prepared, &off, &plan.cost.pricing, &memo, opts)?.totals,
+                )
             }
         };
         let savings = Savings::of(&result.totals, reference.as_ref());
@@ -162,7 +170,11 @@ fn stability_of(
         fixed_tokens: 0,
         progress,
     };
-    Ok(crate::replay::stability::check(trace, &mut source, &counter)?)
+    Ok(crate::replay::stability::check(
+        trace,
+        &mut source,
+        &counter,
+    )?)
 }
 
 /// One trace's stability check.
@@ -317,7 +329,9 @@ pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
     }
     let mem_id = match ledger.get(&plan.id)? {
         Some(rec) => Some(rec.handle.mem_id),
-        None => ledger.get_by_call_id(&plan.id)?.map(|rec| rec.handle.mem_id),
+        None => ledger
+            .get_by_call_id(&plan.id)?
+            .map(|rec| rec.handle.mem_id),
     };
     Ok(match mem_id {
         Some(id) => RecallAnswer {

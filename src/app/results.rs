@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use crate::replay::sweep::TraceSweep;
 use crate::replay::stability::StabilityReport;
+use crate::replay::sweep::TraceSweep;
 use crate::replay::{ReplayResult, Totals};
 
 /// One replayed trace with what it is compared against.

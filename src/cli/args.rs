@@ -43,12 +43,14 @@ pub(super) enum Command {
       --cache tail --model claude-opus-4-1,claude-sonnet-4-5")]
     Sweep(SweepArgs),
     /// Check that stubs and prefixes stay byte-stable from call to call.
-    #[command(after_help = "Exit codes: 0 stable; 1 a stub or prefix changed; 2 bad input.
+    #[command(
+        after_help = "Exit codes: 0 stable; 1 a stub or prefix changed; 2 bad input.
 Examples:
   tracecost stability traces/massage-gun.json --compaction ledger \\
       --threshold 8000 --keep-last 2
   tracecost stability trace.json --config 'ledger:t=2000,k=0+tail' \\
-      --processes 3")]
+      --processes 3"
+    )]
     Stability(StabilityArgs),
     /// Write the report (HTML, Markdown, JSON, CSV, charts) for a set of traces.
     #[command(after_help = "Examples:
@@ -57,18 +59,22 @@ Examples:
   tracecost report my-traces/ --cache tail,native --threshold 4000,16000")]
     Report(ReportArgs),
     /// Fail when traces got more expensive than a baseline says (for CI).
-    #[command(after_help = "Exit codes: 0 every (trace, config) within tolerance; 1 a regression; 2 bad input.
+    #[command(
+        after_help = "Exit codes: 0 every (trace, config) within tolerance; 1 a regression; 2 bad input.
 Examples:
   tracecost check --baseline ci/baseline.json
   tracecost check --baseline ci/baseline.json --tolerance 1
-  tracecost check --baseline ci/baseline.json --update")]
+  tracecost check --baseline ci/baseline.json --update"
+    )]
     Check(CheckArgs),
     /// Price the usage Claude Code recorded in its transcripts (ccusage-compatible).
-    #[command(after_help = "With no PATH, reads the roots in CLAUDE_CONFIG_DIR (comma-separated),
+    #[command(
+        after_help = "With no PATH, reads the roots in CLAUDE_CONFIG_DIR (comma-separated),
 else ~/.claude and ~/.config/claude.
 Examples:
   tracecost usage
-  tracecost usage ~/.claude --json")]
+  tracecost usage ~/.claude --json"
+    )]
     Usage(UsageArgs),
     /// Generate a bundled reference trace.
     #[command(after_help = "Examples:
@@ -85,12 +91,14 @@ Examples:
   tracecost import --from openai --skip-invalid calls.jsonl -o trace.json")]
     Import(ImportArgs),
     /// Print what the recall_tool_result tool would return for a tool result.
-    #[command(after_help = "Exit codes: 0 found; 1 no such id (the not-found text is printed); 2 bad input.
+    #[command(
+        after_help = "Exit codes: 0 found; 1 no such id (the not-found text is printed); 2 bad input.
 Examples:
   tracecost recall traces/massage-gun.json toolu_01e3odTFsJ0Io7BAixg4bBh7 \\
       --query B07
   tracecost recall trace.json tm_1a2b3c4d5e6f7a8b \\
-      --json-path products.0.stats --ledger .ledger")]
+      --json-path products.0.stats --ledger .ledger"
+    )]
     Recall(RecallArgs),
 }
 

@@ -41,7 +41,9 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             let files = super::render::report_files(&outcome, &plan)?;
             super::output::write_dir_atomic(&a.out, &files)?;
             // The main job says the answer, and where to read the rest.
-            for line in crate::report::build::fleet_lines(&outcome.fleet.answer, &outcome.fleet.configs) {
+            for line in
+                crate::report::build::fleet_lines(&outcome.fleet.answer, &outcome.fleet.configs)
+            {
                 eprintln!("tracecost: {line}");
             }
             eprintln!(
@@ -105,9 +107,8 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             // has been read.
             let bar = super::progress::Bar::new();
             let shown = a.output.display().to_string();
-            let written = super::write_atomic_with(&a.output, |file| {
-                app::import(&plan, &bar, file, &shown)
-            });
+            let written =
+                super::write_atomic_with(&a.output, |file| app::import(&plan, &bar, file, &shown));
             bar.finish();
             let s = written?;
             eprintln!(
@@ -266,4 +267,3 @@ pub(super) fn print_stdout(text: &str) {
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
 }
-

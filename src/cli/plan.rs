@@ -138,7 +138,8 @@ impl ReplayArgs {
         let runs = runs(traces, &self.policy, self.model.as_deref())?;
         for r in &runs {
             for call in &r.trace.calls {
-                cost.pricing.lookup(r.config.model_for_call(&r.trace, call))?;
+                cost.pricing
+                    .lookup(r.config.model_for_call(&r.trace, call))?;
             }
         }
         Ok(ReplayPlan { runs, cost })
@@ -344,4 +345,3 @@ impl RecallArgs {
         })
     }
 }
-

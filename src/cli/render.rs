@@ -75,5 +75,6 @@ pub(super) fn report_files(
             g.ttl_or_default()
         ),
     };
-    build(&outcome.fleet, &outcome.reports, &assumptions).map_err(|e| AppError::Chart(e.to_string()))
+    build(&outcome.fleet, &outcome.reports, &assumptions)
+        .map_err(|e| AppError::Chart(e.to_string()))
 }

@@ -18,8 +18,8 @@ pub use apply::{BlockTokens, CompactionRun, PolicyView, markers_for_call};
 pub use flags::{FlagError, Implied, PolicyFlags, ResolvedPolicy};
 pub use grid::GridSpec;
 pub use kinds::{
-    CacheKind, CompactionKind, DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD, DEFAULT_MANIFEST,
-    DEFAULT_TTL,
+    CacheKind, CompactionKind, DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD,
+    DEFAULT_MANIFEST, DEFAULT_TTL,
 };
 pub use peers::{
     ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, PeerParams, ReprCache,

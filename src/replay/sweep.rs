@@ -117,7 +117,12 @@ pub fn recommend(rows: &[SweepRow], baseline: &Config, cost: impl Fn(&SweepRow) 
             cost(a)
                 .total_cmp(&cost(b))
                 .then_with(|| key(a).cmp(&key(b)))
-                .then_with(|| a.result.config.to_string().cmp(&b.result.config.to_string()))
+                .then_with(|| {
+                    a.result
+                        .config
+                        .to_string()
+                        .cmp(&b.result.config.to_string())
+                })
         })
         .map_or(0, |(i, _)| i)
 }
@@ -151,11 +156,7 @@ pub fn sweep_trace(
             .and_then(|bs| bs.get(b))
             .map_or(0, |c| c.tokens(&prepared.calibration, 0))
     });
-    let input_price = pricing
-        .lookup(baseline.model_for_trace(trace))?
-        .rates
-        .input
-        / 1e6;
+    let input_price = pricing.lookup(baseline.model_for_trace(trace))?.rates.input / 1e6;
     // Configs sharing a compaction policy and model share one run of the
     // engine per call; groups run in parallel.
     let mut groups: Vec<Vec<Config>> = Vec::new();
@@ -214,7 +215,12 @@ pub fn sweep_trace(
             .totals
             .cost_usd
             .total_cmp(&b.result.totals.cost_usd)
-            .then_with(|| a.result.config.to_string().cmp(&b.result.config.to_string()))
+            .then_with(|| {
+                a.result
+                    .config
+                    .to_string()
+                    .cmp(&b.result.config.to_string())
+            })
     });
     let base_idx = rows
         .iter()
@@ -240,8 +246,8 @@ pub fn sweep_trace(
         .collect();
     for (r, f) in rows.iter_mut().zip(flags) {
         r.pareto = f;
-        r.no_effect = r.result.config.compaction != Compaction::Off
-            && r.result.totals.compacted_results == 0;
+        r.no_effect =
+            r.result.config.compaction != Compaction::Off && r.result.totals.compacted_results == 0;
     }
     let recommended = recommend(&rows, baseline, |r| r.risk_adjusted_cost_usd);
     Ok(TraceSweep {

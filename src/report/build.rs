@@ -13,9 +13,9 @@ use super::charts::{CallTokens, Chart, ChartError, render_png, render_svg};
 use super::export::{Exportable, Format};
 use super::fmt::{dollars, html_escape, md_escape, thousands};
 use super::sweep_view::SweepView;
+use crate::policy::{Compaction, Config};
 use crate::replay::stability::StabilityReport;
 use crate::replay::sweep::{SweepRow, TraceSweep};
-use crate::policy::{Compaction, Config};
 use crate::replay::{CallResult, ReplayResult};
 
 /// Version tag of `results.json`.
@@ -136,7 +136,10 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     // Lines: the families' best, baseline and recommended first.
     let mut lines: Vec<(String, Vec<f64>)> = Vec::new();
     let mut push = |label: String, r: &SweepRow| {
-        if !lines.iter().any(|(l, _)| l.ends_with(&r.result.config.to_string())) {
+        if !lines
+            .iter()
+            .any(|(l, _)| l.ends_with(&r.result.config.to_string()))
+        {
             lines.push((label, cumulative(&r.result.calls)));
         }
     };
@@ -304,7 +307,10 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
     )];
     if let (Some(rec), Some(sim)) = (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
         let err = if rec > 0.0 {
-            format!(" ({:+.1}% against the recorded bill)", (sim - rec) / rec * 100.0)
+            format!(
+                " ({:+.1}% against the recorded bill)",
+                (sim - rec) / rec * 100.0
+            )
         } else {
             String::new()
         };
@@ -314,18 +320,20 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
             dollars(sim)
         ));
     }
-    out.push(if a.status_quo.config == crate::app::fleet::MIXED_STATUS_QUO {
-        format!(
-            "Status quo (each session's own policy): {} simulated.",
-            dollars(a.status_quo.cost_usd)
-        )
-    } else {
-        format!(
-            "Status quo `{}`: {} simulated.",
-            a.status_quo.config,
-            dollars(a.status_quo.cost_usd)
-        )
-    });
+    out.push(
+        if a.status_quo.config == crate::app::fleet::MIXED_STATUS_QUO {
+            format!(
+                "Status quo (each session's own policy): {} simulated.",
+                dollars(a.status_quo.cost_usd)
+            )
+        } else {
+            format!(
+                "Status quo `{}`: {} simulated.",
+                a.status_quo.config,
+                dollars(a.status_quo.cost_usd)
+            )
+        },
+    );
     if a.keep_status_quo {
         out.push(
             "Recommendation: keep what you have; no policy of the grid is cheaper once recall risk is priced."
@@ -376,7 +384,8 @@ fn summary_md(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String
         let mut by_cost: Vec<&TraceReport> = reports.iter().collect();
         by_cost.sort_by(|x, y| {
             let c = |r: &TraceReport| r.sweep.rows[r.sweep.baseline].result.totals.cost_usd;
-            c(y).total_cmp(&c(x)).then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
+            c(y).total_cmp(&c(x))
+                .then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
         });
         let _ = writeln!(
             s,
@@ -654,7 +663,8 @@ fn html(
         if split {
             listed.sort_by(|x, y| {
                 let c = |r: &TraceReport| r.sweep.rows[r.sweep.baseline].result.totals.cost_usd;
-                c(y).total_cmp(&c(x)).then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
+                c(y).total_cmp(&c(x))
+                    .then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
             });
         }
         for r in listed {

@@ -271,12 +271,12 @@ mod tests {
 
     #[test]
     fn every_exporter_writes_through_the_writer() {
-        use crate::cost::tokens::{CharsPerToken, TokenMemo};
-        use crate::policy::Config;
-        use crate::replay::{PreparedTrace, ReplayOptions, replay, sweep::sweep_trace};
         use crate::app::baseline::{Comparison, Expected};
         use crate::app::usage::{UsageReport, UsageTotals};
         use crate::app::{ReplayOutput, Savings};
+        use crate::cost::tokens::{CharsPerToken, TokenMemo};
+        use crate::policy::Config;
+        use crate::replay::{PreparedTrace, ReplayOptions, replay, sweep::sweep_trace};
         use crate::trace::import::claude_code::UsageScan;
 
         let trace = crate::trace::generate::session(8, 3);

@@ -11,7 +11,8 @@ use super::export::{
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{
-    calibration_note, csv_field, dollars, fixed, md_escape, percent, signed_percent_places, thousands,
+    calibration_note, csv_field, dollars, fixed, md_escape, percent, signed_percent_places,
+    thousands,
 };
 use crate::app::ReplayOutput;
 use crate::replay::CallResult;
