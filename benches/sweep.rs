@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, SamplingMode};
 use tracecost::cost::tokens::TokenMemo;
 use tracecost::policy::Config;
-use tracecost::replay::sweep::{baseline_for, sweep_trace};
+use tracecost::replay::sweep::sweep_trace;
 use tracecost::replay::{PreparedTrace, ReplayOptions};
 use tracecost::trace::{Trace, generate, load_str, to_json};
 
@@ -69,7 +69,7 @@ fn main() {
         let (trace, memo) = parse(json);
         let price = common::price_of(&pricing, &trace);
         let prepared = PreparedTrace::new(&trace, &memo, price, true);
-        let baseline = baseline_for(&trace, None).expect("status quo");
+        let baseline = Config::status_quo(&trace).expect("status quo");
         let s = sweep_trace(
             &prepared,
             configs,

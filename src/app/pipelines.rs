@@ -93,19 +93,7 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
     let mut sweeps = Vec::new();
     for t in &plan.traces {
         let prepared = prepare(t, &plan.cost, &memo)?;
-        // With one model named, the baseline is priced with it too, so the
-        // savings compare like with like.
-        let model = match plan.models.as_slice() {
-            [one] => Some(one.clone()),
-            _ => None,
-        };
-        let baseline = match &plan.baseline {
-            Some(c) => Config {
-                model: c.model.clone().or(model),
-                ..c.clone()
-            },
-            None => crate::replay::sweep::baseline_for(t, model)?,
-        };
+        let baseline = plan.baseline_for(t)?;
         sweeps.push(crate::replay::sweep::sweep_trace(
             &prepared,
             &plan.configs,

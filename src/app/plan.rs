@@ -152,6 +152,23 @@ pub struct SweepPlan {
     pub cost: CostPlan,
 }
 
+impl SweepPlan {
+    /// What savings on `trace` are measured against: the plan's baseline,
+    /// else the trace's status quo ([`Config::status_quo`]). With one model
+    /// named, it is priced with that model too, so savings compare like
+    /// with like.
+    pub fn baseline_for(&self, trace: &Trace) -> Result<Config, AppError> {
+        let mut c = match &self.baseline {
+            Some(c) => c.clone(),
+            None => Config::status_quo(trace)?,
+        };
+        if let (None, [one]) = (&c.model, self.models.as_slice()) {
+            c.model = Some(one.clone());
+        }
+        Ok(c)
+    }
+}
+
 /// `report`: a sweep, the stability of each recommendation, the files.
 #[derive(Debug)]
 pub struct ReportPlan {

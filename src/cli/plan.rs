@@ -186,16 +186,20 @@ fn sweep_plan(
     let grid = grid_args.spec();
     let (compactions, mut caches) = grid.expand()?;
     let baseline: Option<Config> = grid_args.baseline.as_deref().map(str::parse).transpose()?;
+    // What each trace's savings are measured against, resolved once.
+    let status_quos = traces
+        .iter()
+        .map(|t| match &baseline {
+            Some(b) => Ok(b.clone()),
+            None => Config::status_quo(t),
+        })
+        .collect::<Result<Vec<Config>, _>>()?;
     // With no cache policies named, the grid also tries the cache policy
     // each trace runs now, so compaction is weighed on top of what runs.
     if grid_args.cache.is_none() {
-        for t in &traces {
-            let c = match &baseline {
-                Some(b) => b.cache,
-                None => Config::status_quo(t)?.cache,
-            };
-            if !caches.contains(&c) {
-                caches.push(c);
+        for c in &status_quos {
+            if !caches.contains(&c.cache) {
+                caches.push(c.cache);
             }
         }
     }
@@ -209,12 +213,8 @@ fn sweep_plan(
         },
     }
     .configs();
-    for t in &traces {
-        let status_quo = match &baseline {
-            Some(b) => b.clone(),
-            None => Config::status_quo(t)?,
-        };
-        for c in configs.iter().chain([&status_quo]) {
+    for (t, status_quo) in traces.iter().zip(&status_quos) {
+        for c in configs.iter().chain([status_quo]) {
             crate::replay::check_config(t, c)?;
             cost.pricing.lookup(c.model_for_trace(t))?;
         }

@@ -10,7 +10,6 @@ use super::{PreparedTrace, ReplayError, ReplayOptions, ReplayResult, check_confi
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::TokenMemo;
 use crate::policy::{Cache, Compaction, Config};
-use crate::trace::Trace;
 
 /// A grid: every compaction × every cache policy × every model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,17 +42,6 @@ impl Grid {
         }
         out
     }
-}
-
-/// What a trace actually did ([`Config::status_quo`]), priced with `model`
-/// when given.
-pub fn baseline_for(
-    trace: &Trace,
-    model: Option<String>,
-) -> Result<Config, crate::policy::ConfigError> {
-    let mut c = Config::status_quo(trace)?;
-    c.model = model;
-    Ok(c)
 }
 
 /// One config's outcome in a sweep.
@@ -210,18 +198,19 @@ pub fn sweep_trace(
             no_effect: false,
         });
     }
-    rows.sort_by(|a, b| {
+    // By cost, then by config string (each printed once, not per comparison).
+    let mut keyed: Vec<(String, SweepRow)> = rows
+        .into_iter()
+        .map(|r| (r.result.config.to_string(), r))
+        .collect();
+    keyed.sort_by(|(na, a), (nb, b)| {
         a.result
             .totals
             .cost_usd
             .total_cmp(&b.result.totals.cost_usd)
-            .then_with(|| {
-                a.result
-                    .config
-                    .to_string()
-                    .cmp(&b.result.config.to_string())
-            })
+            .then_with(|| na.cmp(nb))
     });
+    let mut rows: Vec<SweepRow> = keyed.into_iter().map(|(_, r)| r).collect();
     let base_idx = rows
         .iter()
         .position(|r| r.result.config == *baseline)

@@ -371,6 +371,19 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
     out
 }
 
+/// The sessions by what their status quo costs, most expensive first (then
+/// by name, so equal costs keep one order).
+fn most_expensive_first(reports: &[TraceReport]) -> Vec<&TraceReport> {
+    let cost = |r: &TraceReport| r.sweep.rows[r.sweep.baseline].result.totals.cost_usd;
+    let mut out: Vec<&TraceReport> = reports.iter().collect();
+    out.sort_by(|x, y| {
+        cost(y)
+            .total_cmp(&cost(x))
+            .then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
+    });
+    out
+}
+
 fn summary_md(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String {
     let mut s = String::from("# tracecost report\n\n");
     if reports.len() > 1 {
@@ -381,12 +394,7 @@ fn summary_md(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String
         s.push('\n');
     }
     if reports.len() > SUMMARY_SECTIONS_MAX {
-        let mut by_cost: Vec<&TraceReport> = reports.iter().collect();
-        by_cost.sort_by(|x, y| {
-            let c = |r: &TraceReport| r.sweep.rows[r.sweep.baseline].result.totals.cost_usd;
-            c(y).total_cmp(&c(x))
-                .then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
-        });
+        let by_cost = most_expensive_first(reports);
         let _ = writeln!(
             s,
             "## The {} most expensive sessions\n\n| session | status quo | recommended | saving |\n|---|---:|---|---:|",
@@ -659,14 +667,11 @@ fn html(
         }
         s.push_str("<table><tr><th class=\"l\">trace</th><th>status quo</th><th class=\"l\">recommended</th><th>cost</th><th>saving</th><th>recall risk</th></tr>\n");
         // A fleet lists its sessions most expensive first.
-        let mut listed: Vec<&TraceReport> = reports.iter().collect();
-        if split {
-            listed.sort_by(|x, y| {
-                let c = |r: &TraceReport| r.sweep.rows[r.sweep.baseline].result.totals.cost_usd;
-                c(y).total_cmp(&c(x))
-                    .then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
-            });
-        }
+        let listed: Vec<&TraceReport> = if split {
+            most_expensive_first(reports)
+        } else {
+            reports.iter().collect()
+        };
         for r in listed {
             let h = headline(&r.sweep);
             let _ = writeln!(
