@@ -111,7 +111,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     let base = &s.rows[s.baseline];
     let rec = &s.rows[s.recommended];
     let mut series = vec![(
-        format!("baseline: {}", base.result.config),
+        format!("status quo: {}", base.result.config),
         call_tokens(&base.result.calls),
     )];
     if s.recommended != s.baseline {
@@ -143,7 +143,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
             lines.push((label, cumulative(&r.result.calls)));
         }
     };
-    push(format!("baseline: {}", base.result.config), base);
+    push(format!("status quo: {}", base.result.config), base);
     push(format!("recommended: {}", rec.result.config), rec);
     for r in best_per_family(s) {
         push(r.result.config.to_string(), r);
@@ -211,7 +211,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
         format!("{stem}-savings"),
         Chart::SavingsBars {
             title: format!(
-                "{}: savings against the baseline, best config per policy",
+                "{}: savings against the status quo, best config per policy",
                 s.trace
             ),
             bars,
@@ -835,8 +835,8 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)], r
     }
     s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");
     sweep_table(s, sw);
-    s.push_str("<h3>Per call: baseline and recommended</h3>\n");
-    calls_table(s, "baseline", h.base);
+    s.push_str("<h3>Per call: status quo and recommended</h3>\n");
+    calls_table(s, "status quo", h.base);
     if sw.recommended != sw.baseline {
         calls_table(s, "recommended", h.rec);
     }

@@ -109,7 +109,7 @@ pub(super) fn draw<DB: DrawingBackend>(
         .y_label_formatter(&y_fmt)
         .label_style(style(TICK_SIZE, TEXT))
         .axis_desc_style(style(DESC_SIZE, TEXT))
-        .x_desc("savings (USD) vs baseline")
+        .x_desc("savings (USD) vs status quo")
         .draw()
         .map_err(draw_err)?;
 
