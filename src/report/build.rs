@@ -200,6 +200,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
                 thresholds,
                 keeps,
                 cost_usd,
+                scale_usd: None,
             },
         ));
     }

@@ -1,150 +1,242 @@
-//! (b) Cumulative dollars across calls, one line per policy; the first
-//! [`MAX_HIGHLIGHTED_LINES`] get colour, marker and legend entry.
-
-use plotters::prelude::*;
+//! (b) Cumulative dollars across calls, one line per policy.
+//!
+//! At most [`MAX_LINES`] lines are drawn, each with its own colour, marker
+//! and legend entry; further lines would be unlabelled tangles, so they are
+//! left out and a note says how many and where every config is listed.
+//! When the lines end far apart (the status quo often costs many times what
+//! the compacted configs do), a linear axis squashes the cheap ones into one
+//! smear along the bottom, so the axis turns logarithmic and says so.
 
 use super::layout::{
-    AXIS, Area, DESC_SIZE, GRID, LegendItem, MARKERS, PAD, Res, Swatch, TEXT, TICK_SIZE, clean,
-    dims, draw_err, draw_frame, draw_legend, draw_marker, draw_no_data, int_tick, layout_legend,
-    plot_area, plot_builder, style, usd_decimals, y_area_w,
+    AXIS, LegendItem, MARKERS, MUTED, PAD, PALETTE, Scale, Swatch, TEXT, TEXT_SIZE, call_label,
+    call_ticks, clean, draw_legend, draw_lines, draw_marker, draw_no_data, draw_x_labels,
+    draw_y_axis, layout_legend, line_h, nice_ticks, notes_height, plot_rows, usd_ticks,
+    value_chart_height, wrap_notes, x_axis_h, y_labels_w,
 };
+use super::svg::{Anchor, Svg, text_width};
 use crate::report::fmt;
 
-/// Okabe–Ito colours, ordered for contrast against white (yellow last).
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(0, 114, 178),   // blue
-    RGBColor(213, 94, 0),    // vermillion
-    RGBColor(0, 158, 115),   // bluish green
-    RGBColor(204, 121, 167), // reddish purple
-    RGBColor(230, 159, 0),   // orange
-    RGBColor(86, 180, 233),  // sky blue
-    RGBColor(0, 0, 0),       // black
-    RGBColor(240, 228, 66),  // yellow
-];
-/// How many lines get colour and legend.
-const MAX_HIGHLIGHTED_LINES: usize = 8;
-/// Colour of the lines past [`MAX_HIGHLIGHTED_LINES`].
-const EXTRA_LINE: RGBColor = RGBColor(185, 185, 185);
+/// How many lines are drawn; one per palette colour.
+const MAX_LINES: usize = PALETTE.len();
+/// Ending values further apart than this ratio switch to a log axis.
+const LOG_RATIO: f64 = 8.0;
+/// A log axis spans at most this many decades below the top.
+const LOG_DECADES: f64 = 3.0;
 
-pub(super) fn draw<DB: DrawingBackend>(
-    root: &Area<DB>,
-    title: &str,
-    lines: &[(String, Vec<f64>)],
-) -> Res<()> {
-    let n = lines.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
-    let finite = lines
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .filter(|v| v.is_finite());
-    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
-    if n == 0 || !lo.is_finite() {
-        let why = if lines.is_empty() {
-            "no policies given"
-        } else {
-            "the lines contain no finite values"
-        };
-        return draw_no_data(root, title, why);
-    }
-    let top = draw_frame(root, title)?;
-    let (w, h) = dims(root);
+fn line_width(i: usize) -> f64 {
+    // Yellow (last palette entry) needs more ink to be seen on white.
+    if i == 7 { 3.0 } else { 2.0 }
+}
 
-    let shown = lines.len().min(MAX_HIGHLIGHTED_LINES);
-    let mut items: Vec<LegendItem> = lines[..shown]
+fn legend_items(lines: &[(String, Vec<f64>)]) -> Vec<LegendItem> {
+    lines
         .iter()
+        .take(MAX_LINES)
         .enumerate()
         .map(|(i, (label, _))| LegendItem {
             swatch: Swatch::Line(PALETTE[i], line_width(i), Some(MARKERS[i % MARKERS.len()])),
             label: clean(label),
         })
-        .collect();
-    let extra = lines.len() - shown;
+        .collect()
+}
+
+fn notes(lines: &[(String, Vec<f64>)], log: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let extra = lines.len().saturating_sub(MAX_LINES);
     if extra > 0 {
-        items.push(LegendItem {
-            swatch: Swatch::Line(EXTRA_LINE, 1, None),
-            label: format!(
-                "{} more {} (no legend)",
-                fmt::thousands(extra as u64),
-                if extra == 1 { "policy" } else { "policies" }
-            ),
-        });
+        out.push(format!(
+            "{} more {} not drawn (all configs in results.csv)",
+            fmt::thousands(extra as u64),
+            if extra == 1 { "config" } else { "configs" }
+        ));
     }
-    let legend = layout_legend(root, &items, w - 2 * PAD)?;
+    if log {
+        out.push(
+            "log scale: the lines end far apart, so each step up the axis multiplies the cost"
+                .to_string(),
+        );
+    }
+    out
+}
 
-    let y_lo = if lo < 0.0 { lo * 1.06 } else { 0.0 };
-    let y_hi = if hi > 0.0 {
-        hi * 1.06
-    } else if y_lo < 0.0 {
-        0.0
-    } else {
-        1.0
+fn bottom_h(lines: &[(String, Vec<f64>)], log: bool, w: f64) -> f64 {
+    x_axis_h(true)
+        + layout_legend(&legend_items(lines), w - 2.0 * PAD).height
+        + notes_height(&wrap_notes(&notes(lines, log), w - 2.0 * PAD))
+}
+
+pub(super) fn height(title: &str, lines: &[(String, Vec<f64>)], w: f64) -> f64 {
+    value_chart_height(title, w, bottom_h(lines, true, w))
+}
+
+/// Whether the drawn lines end so far apart that a linear axis would
+/// squash the cheaper ones; only possible when every value is positive.
+fn wants_log(shown: &[(String, Vec<f64>)]) -> bool {
+    let finite = || {
+        shown
+            .iter()
+            .flat_map(|(_, v)| v.iter().copied())
+            .filter(|v| v.is_finite())
     };
-    let dec = usd_decimals(y_hi - y_lo, y_lo.abs().max(y_hi.abs()));
-    let ticks = [fmt::dollars_fixed(y_hi, dec), fmt::dollars_fixed(y_lo, dec)];
-    let (x_lo, x_hi) = if n == 1 { (0.5, 1.5) } else { (1.0, n as f64) };
+    if finite().any(|v| v <= 0.0) {
+        return false;
+    }
+    let ends: Vec<f64> = shown
+        .iter()
+        .filter_map(|(_, v)| v.iter().rev().copied().find(|x| x.is_finite()))
+        .collect();
+    let hi = ends.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let lo = ends.iter().copied().fold(f64::INFINITY, f64::min);
+    ends.len() >= 2 && lo > 0.0 && hi / lo >= LOG_RATIO
+}
 
-    let body = plot_area(root, top, 0, legend.height);
-    let mut chart = plot_builder(&body, PAD * 2, y_area_w(root, &ticks)?)
-        .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
-        .map_err(draw_err)?;
-    let x_fmt = |v: &f64| int_tick(*v, 1, n);
-    let y_fmt = |v: &f64| fmt::dollars_fixed(*v, dec);
-    chart
-        .configure_mesh()
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .axis_style(AXIS)
-        .x_labels(n.clamp(1, 12))
-        .y_labels(6)
-        .x_label_formatter(&x_fmt)
-        .y_label_formatter(&y_fmt)
-        .label_style(style(TICK_SIZE, TEXT))
-        .axis_desc_style(style(DESC_SIZE, TEXT))
-        .x_desc("call")
-        .y_desc("USD (cumulative)")
-        .draw()
-        .map_err(draw_err)?;
-
-    // Grey extras first so the highlighted lines stay on top; then the
-    // highlighted ones in reverse, so line 1 ends up topmost.
-    let order = (shown..lines.len()).chain((0..shown).rev());
-    let marker_every = if n <= 30 { 1 } else { n.div_ceil(15) };
-    for i in order {
-        let values = &lines[i].1;
-        let (color, width) = if i < shown {
-            (PALETTE[i], line_width(i))
-        } else {
-            (EXTRA_LINE, 1)
-        };
-        for run in finite_runs(values) {
-            chart
-                .draw_series(LineSeries::new(run, color.stroke_width(width)))
-                .map_err(draw_err)?;
+/// Ticks for a log axis over `lo..hi`: 1, 2, 5 times powers of ten.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut p = 10f64.powf(lo.log10().floor());
+    while p <= hi * 1.0001 {
+        for m in [1.0, 2.0, 5.0] {
+            let v = m * p;
+            if v >= lo * 0.9999 && v <= hi * 1.0001 {
+                out.push(v);
+            }
         }
-        if i < shown {
-            let marker = MARKERS[i % MARKERS.len()];
-            // Stagger markers between lines so they do not sit on each other.
-            let offset = if marker_every > 1 {
-                i % marker_every
-            } else {
-                0
-            };
-            for (k, v) in values.iter().enumerate() {
-                let last = k + 1 == values.len();
-                if v.is_finite() && (k % marker_every == offset || last) {
-                    let p = chart.backend_coord(&((k + 1) as f64, *v));
-                    draw_marker(root, marker, p, color)?;
-                }
+        p *= 10.0;
+    }
+    out
+}
+
+pub(super) fn draw(svg: &mut Svg, title: &str, lines: &[(String, Vec<f64>)]) {
+    let shown = &lines[..lines.len().min(MAX_LINES)];
+    let n = shown.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+    let finite: Vec<f64> = shown
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .filter(|v| v.is_finite())
+        .collect();
+    if n == 0 || finite.is_empty() {
+        let why = if lines.is_empty() {
+            "no policies given"
+        } else {
+            "the lines contain no finite values"
+        };
+        return draw_no_data(svg, title, why);
+    }
+    let w = svg.w;
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let log = wants_log(shown);
+
+    // Value axis: linear from 0 (or below, for refunds), or log over at
+    // most LOG_DECADES decades.
+    let map: fn(f64) -> f64 = if log { f64::log10 } else { |v| v };
+    let (d0, d1, tick_values) = if log {
+        let top = 10f64.powf((hi.log10() * 20.0).ceil() / 20.0);
+        let bottom = lo.max(top / 10f64.powf(LOG_DECADES));
+        let ticks = log_ticks(bottom, top);
+        (bottom.log10(), top.log10(), ticks)
+    } else {
+        let (a, b, t) = nice_ticks(lo.min(0.0), hi.max(0.0), 6);
+        (a, b, t)
+    };
+    // Log ticks each get the decimals their own size needs ($50, $0.05,
+    // $0.002); linear ones the decimals of their step.
+    let ticks: Vec<(f64, String)> = if log {
+        tick_values
+            .iter()
+            .map(|v| {
+                let dec = (-v.log10().floor()).clamp(0.0, 6.0) as usize;
+                (
+                    map(*v),
+                    fmt::dollars_fixed(*v, if *v < 1.0 { dec.max(2) } else { 0 }),
+                )
+            })
+            .collect()
+    } else {
+        usd_ticks(&tick_values)
+    };
+
+    let items = legend_items(lines);
+    let legend = layout_legend(&items, w - 2.0 * PAD);
+    let note_lines = wrap_notes(&notes(lines, log), w - 2.0 * PAD);
+    let y_desc = if log {
+        "USD (cumulative, log scale)"
+    } else {
+        "USD (cumulative)"
+    };
+    let (plot_top, plot_bottom) = plot_rows(svg, title, y_desc, bottom_h(lines, log, w));
+    let x0 = PAD + y_labels_w(&ticks);
+    let x1 = w - PAD * 2.0;
+    let ys = Scale {
+        d0,
+        d1,
+        p0: plot_bottom,
+        p1: plot_top,
+    };
+    draw_y_axis(svg, &ys, &ticks, (x0, x1));
+    let (c0, c1) = if n == 1 { (0.5, 1.5) } else { (1.0, n as f64) };
+    let xs = Scale {
+        d0: c0,
+        d1: c1,
+        p0: x0 + 4.0,
+        p1: x1 - 4.0,
+    };
+    let y_of = |v: f64| ys.map(map(v).clamp(d0, d1));
+
+    // Line 1 is drawn last, so it ends up on top.
+    let marker_every = if n <= 40 { 1 } else { n.div_ceil(12) };
+    for i in (0..shown.len()).rev() {
+        let (color, width) = (PALETTE[i], line_width(i));
+        let values = &shown[i].1;
+        for run in finite_runs(values) {
+            let pts: Vec<(f64, f64)> = run.iter().map(|(c, v)| (xs.map(*c), y_of(*v))).collect();
+            svg.polyline(&thin(&pts), color, width);
+            if pts.len() == 1 {
+                svg.circle(pts[0], width, color);
+            }
+        }
+        // Stagger markers between lines so they do not sit on each other.
+        let offset = if marker_every > 1 {
+            (i * marker_every / MAX_LINES) % marker_every
+        } else {
+            0
+        };
+        let last = values.iter().rposition(|v| v.is_finite());
+        for (k, v) in values.iter().enumerate() {
+            if v.is_finite() && (k % marker_every == offset || Some(k) == last) {
+                let p = (xs.map((k + 1) as f64), y_of(*v));
+                draw_marker(svg, MARKERS[i % MARKERS.len()], p, color);
             }
         }
     }
-    draw_legend(root, &items, &legend, (PAD, h - legend.height))
-}
+    svg.line((x0, plot_bottom), (x1, plot_bottom), AXIS, 1.0);
+    svg.line((x0, plot_top), (x0, plot_bottom), AXIS, 1.0);
 
-fn line_width(i: usize) -> u32 {
-    // Yellow (last palette entry) needs more ink to be seen on white.
-    if i == 7 { 3 } else { 2 }
+    let max_labels = ((x1 - x0) / (text_width(&call_label(n), TEXT_SIZE) + 30.0)).max(2.0) as usize;
+    let labels: Vec<(f64, String)> = call_ticks(n, max_labels.min(12))
+        .into_iter()
+        .map(|c| (xs.map(c as f64), call_label(c)))
+        .collect();
+    draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
+    let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
+    draw_lines(
+        svg,
+        &["call".to_string()],
+        ((x0 + x1) / 2.0, desc_top),
+        TEXT_SIZE,
+        TEXT,
+        Anchor::Middle,
+    );
+    let legend_top = desc_top + line_h(TEXT_SIZE) + 2.0;
+    draw_legend(svg, &items, &legend, (PAD, legend_top));
+    draw_lines(
+        svg,
+        &note_lines,
+        (PAD, legend_top + legend.height),
+        TEXT_SIZE,
+        MUTED,
+        Anchor::Start,
+    );
 }
 
 /// Maximal runs of finite values as `(call number, value)` points.
@@ -162,4 +254,71 @@ fn finite_runs(values: &[f64]) -> Vec<Vec<(f64, f64)>> {
         runs.push(cur);
     }
     runs
+}
+
+/// Points that share a half-pixel column are reduced to their first,
+/// lowest, highest and last: the drawn line is the same and a 1,000-call
+/// line stays a few kilobytes.
+fn thin(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(points.len().min(4096));
+    let mut i = 0;
+    while i < points.len() {
+        let col = (points[i].0 * 2.0).floor();
+        let mut j = i;
+        while j + 1 < points.len() && (points[j + 1].0 * 2.0).floor() == col {
+            j += 1;
+        }
+        let group = &points[i..=j];
+        if group.len() <= 4 {
+            out.extend_from_slice(group);
+        } else {
+            let lowest = group
+                .iter()
+                .copied()
+                .fold(group[0], |a, p| if p.1 > a.1 { p } else { a });
+            let highest = group
+                .iter()
+                .copied()
+                .fold(group[0], |a, p| if p.1 < a.1 { p } else { a });
+            out.push(group[0]);
+            let (a, b) = if lowest.0 <= highest.0 {
+                (lowest, highest)
+            } else {
+                (highest, lowest)
+            };
+            out.push(a);
+            out.push(b);
+            out.push(group[group.len() - 1]);
+        }
+        i = j + 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_axis_only_for_positive_lines_that_end_far_apart() {
+        let l = |end: f64| ("x".to_string(), vec![end / 2.0, end]);
+        assert!(wants_log(&[l(50.0), l(2.0)]));
+        assert!(!wants_log(&[l(5.0), l(2.0)]));
+        assert!(!wants_log(&[l(50.0), ("neg".into(), vec![-1.0, 2.0])]));
+        assert_eq!(
+            log_ticks(0.05, 60.0),
+            vec![0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]
+        );
+    }
+
+    #[test]
+    fn thinning_keeps_the_ends_and_extremes() {
+        let pts: Vec<(f64, f64)> = (0..1000)
+            .map(|i| (f64::from(i) * 0.01, f64::from(i % 7)))
+            .collect();
+        let t = thin(&pts);
+        assert!(t.len() < 250, "{}", t.len());
+        assert_eq!(t[0], pts[0]);
+        assert_eq!(t[t.len() - 1], pts[999]);
+    }
 }

@@ -1,89 +1,52 @@
-//! What every chart kind shares: the embedded font, sizes and colours, text
-//! measuring and shortening, the title frame, the "no data" chart, axis
-//! helpers and the legend below the plot.
+//! What every chart kind shares: sizes and colours, label cleaning and
+//! wrapping, the title block, the "no data" chart, legends, notes, axes and
+//! markers.
+//!
+//! Nothing here shortens text: a title or label that is too wide wraps onto
+//! more lines (at spaces, or after `+`, `,`, `:`, `/` in config strings),
+//! and the caller makes room for the lines it gets.
 
-use std::sync::OnceLock;
-
-use plotters::coord::Shift;
-use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
-use plotters::prelude::*;
-use plotters::style::register_font;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
-
-use super::ChartError;
+use super::svg::{ASCENT, Anchor, DESCENT, Rgb, Svg, baseline_for, text_width};
 use crate::report::fmt;
 
 // ---------------------------------------------------------------------------
-// Font, errors, sizes, colours
+// Sizes and colours
 // ---------------------------------------------------------------------------
 
-/// Family name the embedded font is registered under. It is also what the SVG
-/// `font-family` attribute says, hence the CSS fallback list.
-const FONT_FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
-/// DejaVu Sans 2.37 (Bitstream Vera license, DejaVu changes public domain).
-static FONT_BYTES: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
-static FONT_READY: OnceLock<Result<(), String>> = OnceLock::new();
+/// Font sizes in SVG pixels.
+pub(super) const TITLE_SIZE: f64 = 18.0;
+pub(super) const TEXT_SIZE: f64 = 13.0;
 
-pub(super) fn ensure_font() -> Result<(), ChartError> {
-    FONT_READY
-        .get_or_init(|| {
-            // Also register as "sans-serif" (plotters' default family), so no
-            // plotters default text can end up without a font.
-            for name in [FONT_FAMILY, "sans-serif"] {
-                register_font(name, FontStyle::Normal, FONT_BYTES)
-                    .map_err(|_| "DejaVuSans.ttf is not a valid font".to_string())?;
-            }
-            Ok(())
-        })
-        .clone()
-        .map_err(ChartError::Font)
+/// Line height for text of `size` px.
+pub(super) fn line_h(size: f64) -> f64 {
+    (size * 1.3).round()
 }
 
-pub(super) fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
-    ChartError::Drawing(e.to_string())
-}
+pub(super) const PAD: f64 = 12.0;
 
-pub(super) type Area<DB> = DrawingArea<DB, Shift>;
-pub(super) type Res<T> = Result<T, ChartError>;
+pub(super) const TEXT: Rgb = Rgb(34, 34, 34);
+pub(super) const MUTED: Rgb = Rgb(90, 90, 90);
+pub(super) const AXIS: Rgb = Rgb(60, 60, 60);
+pub(super) const GRID: Rgb = Rgb(225, 225, 225);
 
-/// Font sizes are plotters sizes; SVG gets `size / 1.24` px, so 17 → 13.7 px.
-pub(super) const TITLE_SIZE: f64 = 24.0;
-pub(super) const DESC_SIZE: f64 = 18.0;
-pub(super) const TICK_SIZE: f64 = 17.0;
-pub(super) const LEGEND_SIZE: f64 = 17.0;
-pub(super) const NOTE_SIZE: f64 = 17.0;
-
-pub(super) const PAD: i32 = 12;
-pub(super) const TITLE_H: i32 = 44;
-pub(super) const LEGEND_ROW_H: i32 = 24;
-
-pub(super) const TEXT: RGBColor = RGBColor(34, 34, 34);
-pub(super) const MUTED: RGBColor = RGBColor(90, 90, 90);
-pub(super) const AXIS: RGBColor = RGBColor(60, 60, 60);
-pub(super) const GRID: RGBColor = RGBColor(225, 225, 225);
-
-pub(super) fn style(size: f64, color: RGBColor) -> TextStyle<'static> {
-    with_color(TextStyle::from((FONT_FAMILY, size).into_font()), color)
-}
-
-/// `TextStyle::color` wants a `&'a` colour; setting the field avoids that.
-pub(super) fn with_color(mut st: TextStyle<'static>, color: RGBColor) -> TextStyle<'static> {
-    st.color = color.to_backend_color();
-    st
-}
-
-pub(super) fn anchored(s: TextStyle<'static>, h: HPos, v: VPos) -> TextStyle<'static> {
-    s.pos(Pos::new(h, v))
-}
-
-pub(super) fn mix(c: RGBColor, with: RGBColor, t: f64) -> RGBColor {
-    let t = t.clamp(0.0, 1.0);
-    let m = |a: u8, b: u8| (f64::from(a) * (1.0 - t) + f64::from(b) * t).round() as u8;
-    RGBColor(m(c.0, with.0), m(c.1, with.1), m(c.2, with.2))
-}
+/// Okabe–Ito colours, ordered for contrast against white (yellow last):
+/// distinguishable with the common colour-vision deficiencies.
+pub(super) const PALETTE: [Rgb; 8] = [
+    Rgb(0, 114, 178),   // blue
+    Rgb(213, 94, 0),    // vermillion
+    Rgb(0, 158, 115),   // bluish green
+    Rgb(204, 121, 167), // reddish purple
+    Rgb(230, 159, 0),   // orange
+    Rgb(86, 180, 233),  // sky blue
+    Rgb(0, 0, 0),       // black
+    Rgb(240, 228, 66),  // yellow
+];
+/// Money saved / money lost, used wherever a sign is coloured.
+pub(super) const SAVES: Rgb = Rgb(0, 158, 115);
+pub(super) const COSTS_MORE: Rgb = Rgb(213, 94, 0);
 
 // ---------------------------------------------------------------------------
-// Text, title frame, "no data"
+// Text
 // ---------------------------------------------------------------------------
 
 /// Labels come from traces and configs: drop control characters (which XML
@@ -96,128 +59,187 @@ pub(super) fn clean(label: &str) -> String {
     s.trim().to_string()
 }
 
-pub(super) fn text_w<DB: DrawingBackend>(root: &Area<DB>, text: &str, st: &TextStyle) -> Res<i32> {
-    if text.is_empty() {
-        return Ok(0);
-    }
-    let (w, _) = root.estimate_text_size(text, st).map_err(draw_err)?;
-    Ok(i32::try_from(w).unwrap_or(i32::MAX))
-}
-
-/// Shorten `text` to fit `max_w` pixels, cutting the middle (config strings
-/// differ at both ends) and marking the cut with `…`.
-pub(super) fn fit<DB: DrawingBackend>(
-    root: &Area<DB>,
-    text: &str,
-    st: &TextStyle,
-    max_w: i32,
-) -> Res<String> {
-    if text_w(root, text, st)? <= max_w {
-        return Ok(text.to_string());
-    }
-    let chars: Vec<char> = text.chars().collect();
-    let build = |keep: usize| -> String {
-        let head = keep.div_ceil(2);
-        let tail = keep / 2;
-        let mut s: String = chars[..head].iter().collect();
-        s.push('…');
-        s.extend(&chars[chars.len() - tail..]);
-        s
-    };
-    // Largest `keep` (characters kept) whose shortened form fits.
-    let (mut lo, mut hi) = (0usize, chars.len().saturating_sub(1));
-    while lo < hi {
-        let mid = (lo + hi).div_ceil(2);
-        if text_w(root, &build(mid), st)? <= max_w {
-            lo = mid;
-        } else {
-            hi = mid - 1;
+/// Pieces of `text` that may end a line: each ends after a space or after a
+/// config separator (`+ , : / ;`), so a config string breaks between its
+/// parts and reads back whole when the lines are joined.
+fn break_pieces(text: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if matches!(c, ' ' | '+' | ',' | ':' | '/' | ';') {
+            let end = i + c.len_utf8();
+            pieces.push(&text[start..end]);
+            start = end;
         }
     }
-    Ok(build(lo))
-}
-
-pub(super) fn draw_text<DB: DrawingBackend>(
-    root: &Area<DB>,
-    text: &str,
-    (x, y): (i32, i32),
-    st: &TextStyle,
-) -> Res<()> {
-    if text.is_empty() {
-        return Ok(());
+    if start < text.len() {
+        pieces.push(&text[start..]);
     }
-    root.draw(&Text::new(text.to_string(), (x, y), st.clone()))
-        .map_err(draw_err)
+    pieces
 }
 
-pub(super) fn fill_rect<DB: DrawingBackend>(
-    root: &Area<DB>,
-    (x0, y0): (i32, i32),
-    (x1, y1): (i32, i32),
-    color: RGBColor,
-) -> Res<()> {
-    root.draw(&Rectangle::new([(x0, y0), (x1, y1)], color.filled()))
-        .map_err(draw_err)
+/// `text` broken into lines no wider than `max_w` at `size` px. Breaks go at
+/// spaces and config separators; a single piece wider than the line is split
+/// between characters. Every character survives: nothing is cut or replaced.
+pub(super) fn wrap(text: &str, size: f64, max_w: f64) -> Vec<String> {
+    let text = clean(text);
+    if text.is_empty() {
+        return vec![];
+    }
+    let max_w = max_w.max(size * 2.0);
+    let fits = |s: &str| text_width(s.trim_end(), size) <= max_w;
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for piece in break_pieces(&text) {
+        let candidate = format!("{cur}{piece}");
+        if fits(&candidate) {
+            cur = candidate;
+            continue;
+        }
+        if !cur.is_empty() {
+            lines.push(cur.trim_end().to_string());
+            cur = String::new();
+        }
+        if fits(piece) {
+            cur = piece.to_string();
+            continue;
+        }
+        // A piece wider than a whole line: split it between characters.
+        for c in piece.chars() {
+            let candidate = format!("{cur}{c}");
+            if !cur.is_empty() && !fits(&candidate) {
+                lines.push(cur.trim_end().to_string());
+                cur = c.to_string();
+            } else {
+                cur = candidate;
+            }
+        }
+    }
+    let last = cur.trim_end();
+    if !last.is_empty() {
+        lines.push(last.to_string());
+    }
+    lines
 }
 
-pub(super) fn dims<DB: DrawingBackend>(root: &Area<DB>) -> (i32, i32) {
-    let (w, h) = root.dim_in_pixel();
-    (
-        i32::try_from(w).unwrap_or(i32::MAX),
-        i32::try_from(h).unwrap_or(i32::MAX),
-    )
+/// Widest line of `lines` at `size` px.
+pub(super) fn widest(lines: &[String], size: f64) -> f64 {
+    lines
+        .iter()
+        .map(|l| text_width(l, size))
+        .fold(0.0, f64::max)
 }
 
-/// White background and the (shortened) title; returns the y where the
-/// chart body may start.
-pub(super) fn draw_frame<DB: DrawingBackend>(root: &Area<DB>, title: &str) -> Res<i32> {
-    root.fill(&WHITE).map_err(draw_err)?;
-    let (w, _) = dims(root);
-    let st = anchored(style(TITLE_SIZE, TEXT), HPos::Center, VPos::Center);
-    let title = fit(root, &clean(title), &st, w - 2 * PAD)?;
-    draw_text(root, &title, (w / 2, TITLE_H / 2), &st)?;
-    Ok(TITLE_H)
+/// Draw `lines` with the first baseline so that the block's top is `top`.
+/// Returns the y just below the block.
+pub(super) fn draw_lines(
+    svg: &mut Svg,
+    lines: &[String],
+    (x, top): (f64, f64),
+    size: f64,
+    color: Rgb,
+    anchor: Anchor,
+) -> f64 {
+    let lh = line_h(size);
+    for (i, l) in lines.iter().enumerate() {
+        let base = top + (lh - (ASCENT + DESCENT) * size) / 2.0 + ASCENT * size + i as f64 * lh;
+        svg.text((x, base), l, size, color, anchor);
+    }
+    top + lines.len() as f64 * lh
+}
+
+// ---------------------------------------------------------------------------
+// Title and "no data"
+// ---------------------------------------------------------------------------
+
+fn title_lines(title: &str, width: f64) -> Vec<String> {
+    wrap(title, TITLE_SIZE, width - 2.0 * PAD)
+}
+
+/// Height of the title block for `title` on a chart `width` px wide.
+pub(super) fn title_height(title: &str, width: f64) -> f64 {
+    let n = title_lines(title, width).len().max(1);
+    8.0 + n as f64 * line_h(TITLE_SIZE) + 8.0
+}
+
+/// The (wrapped) title at the top; returns the y where the body may start.
+pub(super) fn draw_title(svg: &mut Svg, title: &str) -> f64 {
+    let lines = title_lines(title, svg.w);
+    let bottom = draw_lines(
+        svg,
+        &lines,
+        (svg.w / 2.0, 8.0),
+        TITLE_SIZE,
+        TEXT,
+        Anchor::Middle,
+    );
+    bottom.max(8.0 + line_h(TITLE_SIZE)) + 8.0
 }
 
 /// The chart for input that has nothing to plot: title plus an explanation.
-pub(super) fn draw_no_data<DB: DrawingBackend>(root: &Area<DB>, title: &str, why: &str) -> Res<()> {
-    let top = draw_frame(root, title)?;
-    let (w, h) = dims(root);
-    let (x0, y0, x1, y1) = (PAD * 3, top + PAD, w - PAD * 3, h - PAD * 3);
-    root.draw(&Rectangle::new(
-        [(x0, y0), (x1.max(x0 + 1), y1.max(y0 + 1))],
-        ShapeStyle::from(&GRID).stroke_width(2),
-    ))
-    .map_err(draw_err)?;
-    let big = anchored(style(DESC_SIZE + 4.0, MUTED), HPos::Center, VPos::Center);
-    let small = anchored(style(NOTE_SIZE, MUTED), HPos::Center, VPos::Center);
-    let cy = (y0 + y1) / 2;
-    draw_text(root, "No data to plot", (w / 2, cy - 14), &big)?;
-    let why = fit(root, why, &small, x1 - x0 - 2 * PAD)?;
-    draw_text(root, &why, (w / 2, cy + 16), &small)
+pub(super) fn draw_no_data(svg: &mut Svg, title: &str, why: &str) {
+    let top = draw_title(svg, title);
+    let (x0, x1) = (PAD * 2.0, svg.w - PAD * 2.0);
+    let (y0, y1) = (top + PAD, (svg.h - PAD * 2.0).max(top + PAD + 1.0));
+    svg.frame(x0, y0, x1, y1, GRID, 2.0);
+    let why = wrap(why, TEXT_SIZE, x1 - x0 - 2.0 * PAD);
+    let big = TEXT_SIZE + 4.0;
+    let block = line_h(big) + why.len() as f64 * line_h(TEXT_SIZE);
+    let top = ((y0 + y1) / 2.0 - block / 2.0).max(y0 + 2.0);
+    let below = draw_lines(
+        svg,
+        &["No data to plot".to_string()],
+        (svg.w / 2.0, top),
+        big,
+        MUTED,
+        Anchor::Middle,
+    );
+    draw_lines(
+        svg,
+        &why,
+        (svg.w / 2.0, below),
+        TEXT_SIZE,
+        MUTED,
+        Anchor::Middle,
+    );
 }
 
 // ---------------------------------------------------------------------------
-// Legend
+// Legend and notes
 // ---------------------------------------------------------------------------
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Marker {
     Circle,
     Square,
     Triangle,
-    Cross,
+    Diamond,
 }
 pub(super) const MARKERS: [Marker; 4] = [
     Marker::Circle,
     Marker::Square,
     Marker::Triangle,
-    Marker::Cross,
+    Marker::Diamond,
 ];
 
+pub(super) fn draw_marker(svg: &mut Svg, m: Marker, (x, y): (f64, f64), color: Rgb) {
+    match m {
+        Marker::Circle => svg.circle((x, y), 3.5, color),
+        Marker::Square => svg.rect(x - 3.5, y - 3.5, x + 3.5, y + 3.5, color),
+        Marker::Triangle => svg.polygon(
+            &[(x, y - 4.5), (x + 4.5, y + 3.5), (x - 4.5, y + 3.5)],
+            color,
+        ),
+        Marker::Diamond => svg.polygon(
+            &[(x, y - 5.0), (x + 4.5, y), (x, y + 5.0), (x - 4.5, y)],
+            color,
+        ),
+    }
+}
+
 pub(super) enum Swatch {
-    Boxes(Vec<RGBColor>),
-    Line(RGBColor, u32, Option<Marker>),
+    Boxes(Vec<Rgb>),
+    Line(Rgb, f64, Option<Marker>),
     Nothing,
 }
 
@@ -226,136 +248,193 @@ pub(super) struct LegendItem {
     pub(super) label: String,
 }
 
-/// Where each legend entry goes: x offset and row, plus the fitted labels.
-pub(super) struct LegendLayout {
-    slots: Vec<(i32, i32)>,
-    /// Pixels the legend takes below the plot.
-    pub(super) height: i32,
-    labels: Vec<String>,
-}
-
-const SWATCH_W: i32 = 30;
-
-fn swatch_w(s: &Swatch) -> i32 {
-    match s {
-        Swatch::Boxes(c) => (c.len() as i32 * 14).max(14),
-        Swatch::Line(..) => SWATCH_W,
-        Swatch::Nothing => 0,
-    }
-}
-
-/// Entries flow left to right and wrap (aligned in columns when that takes
-/// no more rows); an entry wider than the whole row is shortened with `…`.
-pub(super) fn layout_legend<DB: DrawingBackend>(
-    root: &Area<DB>,
-    items: &[LegendItem],
-    avail_w: i32,
-) -> Res<LegendLayout> {
-    if items.is_empty() {
-        return Ok(LegendLayout {
-            slots: vec![],
-            height: 0,
-            labels: vec![],
-        });
-    }
-    let st = style(LEGEND_SIZE, TEXT);
-    let gap = 28;
-    let mut labels = Vec::with_capacity(items.len());
-    let mut widths = Vec::with_capacity(items.len());
-    for it in items {
-        let sw = swatch_w(&it.swatch);
-        let lead = sw + if sw > 0 { 8 } else { 0 };
-        let label = fit(root, &it.label, &st, avail_w - lead)?;
-        widths.push(lead + text_w(root, &label, &st)?);
-        labels.push(label);
-    }
-    // Flow first; aligned columns only when they need no more rows.
-    let mut slots = Vec::with_capacity(items.len());
-    let (mut x, mut row) = (0, 0);
-    for w in &widths {
-        if x > 0 && x + w > avail_w {
-            x = 0;
-            row += 1;
+impl LegendItem {
+    pub(super) fn boxes(colors: Vec<Rgb>, label: impl Into<String>) -> LegendItem {
+        LegendItem {
+            swatch: Swatch::Boxes(colors),
+            label: label.into(),
         }
-        slots.push((x, row));
+    }
+
+    pub(super) fn text(label: impl Into<String>) -> LegendItem {
+        LegendItem {
+            swatch: Swatch::Nothing,
+            label: label.into(),
+        }
+    }
+}
+
+/// Where each legend entry goes (x offset, y offset) with its label lines.
+pub(super) struct LegendLayout {
+    slots: Vec<(f64, f64, Vec<String>)>,
+    /// Pixels the legend takes.
+    pub(super) height: f64,
+}
+
+const SWATCH_LINE_W: f64 = 30.0;
+
+fn swatch_w(s: &Swatch) -> f64 {
+    match s {
+        Swatch::Boxes(c) => (c.len() as f64 * 14.0).max(14.0),
+        Swatch::Line(..) => SWATCH_LINE_W,
+        Swatch::Nothing => 0.0,
+    }
+}
+
+fn lead_w(s: &Swatch) -> f64 {
+    let w = swatch_w(s);
+    if w > 0.0 { w + 7.0 } else { 0.0 }
+}
+
+/// Entries flow left to right and wrap onto rows; an entry wider than the
+/// whole row wraps its label onto several lines.
+pub(super) fn layout_legend(items: &[LegendItem], avail_w: f64) -> LegendLayout {
+    let gap = 24.0;
+    let lh = line_h(TEXT_SIZE);
+    let mut slots = Vec::with_capacity(items.len());
+    let (mut x, mut y, mut row_h) = (0.0f64, 0.0f64, 0.0f64);
+    for it in items {
+        let lead = lead_w(&it.swatch);
+        let lines = wrap(&it.label, TEXT_SIZE, avail_w - lead);
+        let w = lead + widest(&lines, TEXT_SIZE);
+        let h = lines.len().max(1) as f64 * lh;
+        if x > 0.0 && x + w > avail_w {
+            x = 0.0;
+            y += row_h + 4.0;
+            row_h = 0.0;
+        }
+        slots.push((x, y, lines));
         x += w + gap;
+        row_h = row_h.max(h);
     }
-    let natural = widths.iter().copied().max().unwrap_or(0) + gap;
-    let cols = (avail_w / natural.max(1)).min(items.len() as i32);
-    if cols >= 2 && (items.len() as i32 + cols - 1) / cols <= row + 1 {
-        let col_w = avail_w / cols;
-        slots = (0..items.len() as i32)
-            .map(|i| ((i % cols) * col_w, i / cols))
-            .collect();
-    }
-    let rows = slots.last().map_or(0, |s| s.1 + 1);
-    Ok(LegendLayout {
-        slots,
-        height: rows * LEGEND_ROW_H + 10,
-        labels,
-    })
-}
-
-pub(super) fn draw_marker<DB: DrawingBackend>(
-    area: &Area<DB>,
-    m: Marker,
-    (x, y): (i32, i32),
-    color: RGBColor,
-) -> Res<()> {
-    let st = color.filled();
-    let r = match m {
-        Marker::Circle => area.draw(&Circle::new((x, y), 4, st)),
-        Marker::Square => area.draw(&Rectangle::new([(x - 4, y - 4), (x + 4, y + 4)], st)),
-        Marker::Triangle => area.draw(&TriangleMarker::new((x, y), 5, st)),
-        Marker::Cross => area.draw(&Cross::new((x, y), 4, color.stroke_width(2))),
+    let height = if items.is_empty() {
+        0.0
+    } else {
+        y + row_h + 8.0
     };
-    r.map_err(draw_err)
+    LegendLayout { slots, height }
 }
 
-pub(super) fn draw_legend<DB: DrawingBackend>(
-    root: &Area<DB>,
+pub(super) fn draw_legend(
+    svg: &mut Svg,
     items: &[LegendItem],
     lay: &LegendLayout,
-    (x0, y0): (i32, i32),
-) -> Res<()> {
-    let st = anchored(style(LEGEND_SIZE, TEXT), HPos::Left, VPos::Center);
-    for ((it, label), (dx, row)) in items.iter().zip(&lay.labels).zip(&lay.slots) {
-        let x = x0 + dx;
-        let cy = y0 + 5 + row * LEGEND_ROW_H + LEGEND_ROW_H / 2;
+    (x0, y0): (f64, f64),
+) {
+    let lh = line_h(TEXT_SIZE);
+    for (it, (dx, dy, lines)) in items.iter().zip(&lay.slots) {
+        let (x, top) = (x0 + dx, y0 + 4.0 + dy);
+        let cy = top + lh / 2.0;
         match &it.swatch {
             Swatch::Boxes(colors) => {
                 for (k, c) in colors.iter().enumerate() {
-                    let bx = x + k as i32 * 14;
-                    fill_rect(root, (bx, cy - 6), (bx + 12, cy + 6), *c)?;
-                    root.draw(&Rectangle::new(
-                        [(bx, cy - 6), (bx + 12, cy + 6)],
-                        mix(*c, BLACK, 0.35).stroke_width(1),
-                    ))
-                    .map_err(draw_err)?;
+                    let bx = x + k as f64 * 14.0;
+                    svg.rect(bx, cy - 6.0, bx + 12.0, cy + 6.0, *c);
+                    svg.frame(
+                        bx,
+                        cy - 6.0,
+                        bx + 12.0,
+                        cy + 6.0,
+                        c.mix(Rgb(0, 0, 0), 0.35),
+                        1.0,
+                    );
                 }
             }
             Swatch::Line(c, width, marker) => {
-                root.draw(&PathElement::new(
-                    vec![(x, cy), (x + SWATCH_W, cy)],
-                    c.stroke_width(*width),
-                ))
-                .map_err(draw_err)?;
+                svg.line((x, cy), (x + SWATCH_LINE_W, cy), *c, *width);
                 if let Some(m) = marker {
-                    draw_marker(root, *m, (x + SWATCH_W / 2, cy), *c)?;
+                    draw_marker(svg, *m, (x + SWATCH_LINE_W / 2.0, cy), *c);
                 }
             }
             Swatch::Nothing => {}
         }
-        let sw = swatch_w(&it.swatch);
-        let tx = x + sw + if sw > 0 { 8 } else { 0 };
-        draw_text(root, label, (tx, cy), &st)?;
+        draw_lines(
+            svg,
+            lines,
+            (x + lead_w(&it.swatch), top),
+            TEXT_SIZE,
+            TEXT,
+            Anchor::Start,
+        );
     }
-    Ok(())
+}
+
+/// Notes under a chart: each wrapped to the width.
+pub(super) fn wrap_notes(notes: &[String], avail_w: f64) -> Vec<String> {
+    notes
+        .iter()
+        .flat_map(|n| wrap(n, TEXT_SIZE, avail_w))
+        .collect()
+}
+
+pub(super) fn notes_height(lines: &[String]) -> f64 {
+    if lines.is_empty() {
+        0.0
+    } else {
+        lines.len() as f64 * line_h(TEXT_SIZE) + 8.0
+    }
 }
 
 // ---------------------------------------------------------------------------
 // Axes
 // ---------------------------------------------------------------------------
+
+/// A linear map from data values `d0..d1` to pixels `p0..p1`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Scale {
+    pub(super) d0: f64,
+    pub(super) d1: f64,
+    pub(super) p0: f64,
+    pub(super) p1: f64,
+}
+
+impl Scale {
+    pub(super) fn map(&self, v: f64) -> f64 {
+        let span = self.d1 - self.d0;
+        if span == 0.0 || !span.is_finite() {
+            return (self.p0 + self.p1) / 2.0;
+        }
+        self.p0 + (v - self.d0) / span * (self.p1 - self.p0)
+    }
+}
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+pub(super) fn nice_step(raw: f64) -> f64 {
+    if !raw.is_finite() || raw <= 0.0 {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if m * mag >= raw * (1.0 - 1e-9) {
+            return m * mag;
+        }
+    }
+    10.0 * mag
+}
+
+/// Round bounds covering `lo..hi` and the ticks between them, about
+/// `target` of them.
+pub(super) fn nice_ticks(lo: f64, hi: f64, target: usize) -> (f64, f64, Vec<f64>) {
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else if lo == 0.0 {
+        (0.0, 1.0)
+    } else {
+        (lo - lo.abs() * 0.5, hi + hi.abs() * 0.5)
+    };
+    let step = nice_step((hi - lo) / target.max(1) as f64);
+    let a = (lo / step).floor() * step;
+    let b = (hi / step).ceil() * step;
+    let n = ((b - a) / step).round() as usize;
+    let ticks = (0..=n.min(1000))
+        .map(|i| {
+            let v = a + i as f64 * step;
+            // Snap tiny float residue (0.30000000000000004) to the step grid.
+            (v / step).round() * step
+        })
+        .collect();
+    (a, b, ticks)
+}
 
 /// Decimals that keep ticks about `span / 8` apart distinguishable; at least
 /// 2 (cents), none once values reach thousands of dollars.
@@ -371,102 +450,181 @@ pub(super) fn usd_decimals(span: f64, max_abs: f64) -> usize {
     (d.max(2.0) as usize).min(6)
 }
 
-/// Upper bound for a 0-based value axis: a bit of head room, never empty.
-pub(super) fn axis_max(max: f64) -> f64 {
-    if max.is_finite() && max > 0.0 {
-        max * 1.06
+/// Decimals that tell ticks `step` dollars apart from each other: none
+/// for whole-dollar steps, cents for 0.1 or 0.25 steps, more below.
+pub(super) fn tick_decimals(step: f64) -> usize {
+    if !step.is_finite() || step <= 0.0 {
+        return 2;
+    }
+    let mut d = 0;
+    while d < 6
+        && ((step * 10f64.powi(d as i32)).round() - step * 10f64.powi(d as i32)).abs() > 1e-6
+    {
+        d += 1;
+    }
+    if d == 1 { 2 } else { d }
+}
+
+/// USD tick labels for `ticks`, with as many decimals as their step needs.
+pub(super) fn usd_ticks(ticks: &[f64]) -> Vec<(f64, String)> {
+    let step = if ticks.len() >= 2 {
+        ticks[1] - ticks[0]
     } else {
         1.0
+    };
+    let dec = tick_decimals(step);
+    ticks
+        .iter()
+        .map(|v| (*v, fmt::dollars_fixed(*v, dec)))
+        .collect()
+}
+
+/// Horizontal grid lines and right-aligned labels for a vertical value axis.
+pub(super) fn draw_y_axis(
+    svg: &mut Svg,
+    scale: &Scale,
+    ticks: &[(f64, String)],
+    (x_left, x_right): (f64, f64),
+) {
+    for (v, label) in ticks {
+        let y = scale.map(*v);
+        svg.line((x_left, y), (x_right, y), GRID, 1.0);
+        svg.text(
+            (x_left - 6.0, baseline_for(y, TEXT_SIZE)),
+            label,
+            TEXT_SIZE,
+            TEXT,
+            Anchor::End,
+        );
     }
 }
 
-/// Formatter for integer-valued axes (call numbers); blanks non-integers.
-pub(super) fn int_tick(v: f64, lo: usize, hi: usize) -> String {
-    let r = v.round();
-    if (v - r).abs() < 1e-6 && r >= lo as f64 && r <= hi as f64 {
-        // `r` is a whole number in `lo..=hi`, so the cast is exact.
-        fmt::thousands(r as u64)
-    } else {
-        String::new()
-    }
+/// Width the labels of a vertical axis need left of the plot.
+pub(super) fn y_labels_w(ticks: &[(f64, String)]) -> f64 {
+    ticks
+        .iter()
+        .map(|(_, l)| text_width(l, TEXT_SIZE))
+        .fold(0.0, f64::max)
+        + 10.0
 }
 
-/// Size of the y label area: widest tick label plus the rotated description.
-pub(super) fn y_area_w<DB: DrawingBackend>(root: &Area<DB>, ticks: &[String]) -> Res<i32> {
-    let st = style(TICK_SIZE, TEXT);
-    let mut w = 0;
-    for t in ticks {
-        w = w.max(text_w(root, t, &st)?);
-    }
-    Ok(w + 14 + 30)
-}
-
-/// Height of the x label area: tick labels plus the axis description.
-pub(super) const X_AREA_H: i32 = 50;
-
-/// The part of the chart the plot and its axis labels get: below the title
-/// (`top`), above the legend or note (`bottom_h` pixels) and left of
-/// `right_w` pixels kept free for a colour scale.
-pub(super) fn plot_area<DB: DrawingBackend>(
-    root: &Area<DB>,
-    top: i32,
-    right_w: i32,
-    bottom_h: i32,
-) -> Area<DB> {
-    let (w, h) = dims(root);
-    root.clone()
-        .shrink((0, top), (w - right_w, (h - top - bottom_h).max(1)))
-}
-
-/// A chart builder on `body` with the margins and label areas every kind
-/// uses; `margin_right` keeps the last x tick label inside the image,
-/// `y_area` is the width of the y label area ([`y_area_w`]).
-pub(super) fn plot_builder<'a, 'b, DB: DrawingBackend>(
-    body: &'a Area<DB>,
-    margin_right: i32,
-    y_area: i32,
-) -> ChartBuilder<'a, 'b, DB> {
-    let mut builder = ChartBuilder::on(body);
-    builder
-        .margin_right(margin_right)
-        .margin_top(6)
-        .margin_left(PAD)
-        .x_label_area_size(X_AREA_H)
-        .y_label_area_size(y_area);
-    builder
-}
-
-/// A `0..n` axis of `n` equal cells whose tick marks and labels sit at the
-/// cell centres `0.5, 1.5, …` (thinned to the requested count). plotters'
-/// segmented axes add a spare segment and its key-point wrapper cannot format
-/// `f64`, hence this small axis of our own.
-#[derive(Clone)]
-pub(super) struct CellAxis(pub(super) usize);
-
-impl Ranged for CellAxis {
-    type FormatOption = DefaultFormatting;
-    type ValueType = f64;
-
-    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
-        let len = f64::from(limit.1 - limit.0);
-        limit.0 + (len * v / self.0.max(1) as f64).round() as i32
-    }
-
-    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            return vec![];
+/// Labels under a horizontal axis at `y` (top of the label row), centred on
+/// their ticks but kept inside `bounds`; labels that would overlap the one
+/// before are skipped, so pass them in order of importance along the axis.
+pub(super) fn draw_x_labels(svg: &mut Svg, labels: &[(f64, String)], y: f64, bounds: (f64, f64)) {
+    let mut last_end = f64::NEG_INFINITY;
+    for (x, label) in labels {
+        let w = text_width(label, TEXT_SIZE);
+        let cx = x.clamp(
+            bounds.0 + w / 2.0,
+            (bounds.1 - w / 2.0).max(bounds.0 + w / 2.0),
+        );
+        if cx - w / 2.0 < last_end + 8.0 {
+            continue;
         }
-        let step = self.0.div_ceil(hint.max_num_points().max(1)).max(1);
-        (0..self.0).step_by(step).map(|i| i as f64 + 0.5).collect()
-    }
-
-    fn range(&self) -> std::ops::Range<f64> {
-        0.0..self.0 as f64
+        svg.line((*x, y - 6.0), (*x, y - 2.0), AXIS, 1.0);
+        draw_lines(
+            svg,
+            std::slice::from_ref(label),
+            (cx, y),
+            TEXT_SIZE,
+            TEXT,
+            Anchor::Middle,
+        );
+        last_end = cx + w / 2.0;
     }
 }
 
-/// Index of the cell whose centre is `v`, if `v` is a centre.
-pub(super) fn cell_index(v: f64, n: usize) -> Option<usize> {
-    let i = (v - 0.5).round();
-    ((v - 0.5 - i).abs() < 1e-6 && i >= 0.0 && i < n as f64).then_some(i as usize)
+/// Height of the row of x labels plus the axis description under it.
+/// Labels start 6 px below the axis; the description 2 px below them; what
+/// follows 2 px below that.
+pub(super) fn x_axis_h(has_desc: bool) -> f64 {
+    6.0 + line_h(TEXT_SIZE)
+        + 2.0
+        + if has_desc {
+            line_h(TEXT_SIZE) + 2.0
+        } else {
+            0.0
+        }
+}
+
+/// Call-number ticks for an axis of `n` calls: 1 and round numbers.
+pub(super) fn call_ticks(n: usize, max_labels: usize) -> Vec<usize> {
+    let step = nice_step(n as f64 / max_labels.max(1) as f64).max(1.0) as usize;
+    let mut ticks = vec![1];
+    let mut c = step;
+    while c <= n {
+        if c > 1 {
+            ticks.push(c);
+        }
+        c += step;
+    }
+    ticks
+}
+
+/// Thousands-separated call number, as tables print it.
+pub(super) fn call_label(c: usize) -> String {
+    fmt::thousands(c as u64)
+}
+
+/// Vertical extent of a plot with a value axis: the title and the y axis
+/// description (written above the axis, never rotated) on top, `bottom_h`
+/// pixels kept free below for the x axis, legend and notes.
+pub(super) fn plot_rows(svg: &mut Svg, title: &str, y_desc: &str, bottom_h: f64) -> (f64, f64) {
+    let top = draw_title(svg, title);
+    let plot_top = if y_desc.is_empty() {
+        top + 6.0
+    } else {
+        let lines = wrap(y_desc, TEXT_SIZE, svg.w - 2.0 * PAD);
+        draw_lines(svg, &lines, (PAD, top), TEXT_SIZE, TEXT, Anchor::Start) + 8.0
+    };
+    let plot_bottom = (svg.h - PAD / 2.0 - bottom_h).max(plot_top + 20.0);
+    (plot_top, plot_bottom)
+}
+
+/// Height a value-axis chart needs at `width`: a plot about 40% as tall as
+/// the chart is wide, plus the title, y description and `bottom_h`.
+pub(super) fn value_chart_height(title: &str, width: f64, bottom_h: f64) -> f64 {
+    let plot = (width * 0.4).clamp(180.0, 600.0);
+    title_height(title, width) + line_h(TEXT_SIZE) + 8.0 + plot + bottom_h + PAD / 2.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_every_character_and_breaks_at_separators() {
+        let s =
+            "langchain-clear:trigger=100000,keep=3,exclude=recall_tool_result+claude-code:ttl=5m";
+        let lines = wrap(s, 13.0, 200.0);
+        assert!(lines.len() > 1, "{lines:?}");
+        assert_eq!(lines.concat(), s);
+        for l in &lines {
+            assert!(text_width(l, 13.0) <= 200.0, "{l}");
+        }
+        assert!(lines[0].ends_with([',', ':', '+']), "{lines:?}");
+        // One unbreakable run still fits by splitting between characters.
+        let x = "x".repeat(300);
+        let lines = wrap(&x, 13.0, 100.0);
+        assert_eq!(lines.concat(), x);
+        // Spaces are where words break; they are not kept at line ends.
+        let lines = wrap("Input tokens per call by billing class", 13.0, 120.0);
+        assert_eq!(lines.join(" "), "Input tokens per call by billing class");
+    }
+
+    #[test]
+    fn nice_ticks_cover_the_range() {
+        let (a, b, t) = nice_ticks(0.0, 7.3, 5);
+        assert_eq!((a, b), (0.0, 8.0));
+        assert_eq!(t, vec![0.0, 2.0, 4.0, 6.0, 8.0]);
+        let (a, b, _) = nice_ticks(-1.2, 3.1, 6);
+        assert!(a <= -1.2 && b >= 3.1);
+        assert_eq!(call_ticks(1000, 8), vec![1, 200, 400, 600, 800, 1000]);
+        assert_eq!(call_ticks(3, 8), vec![1, 2, 3]);
+        assert_eq!(tick_decimals(100.0), 0);
+        assert_eq!(tick_decimals(0.5), 2);
+        assert_eq!(tick_decimals(0.25), 2);
+        assert_eq!(tick_decimals(0.005), 3);
+    }
 }

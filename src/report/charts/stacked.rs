@@ -1,58 +1,46 @@
 //! (a) Input tokens per call, stacked by billing class: one group of bars
-//! per call, one bar per series.
-
-use plotters::prelude::*;
+//! per call (or per bin of calls), one bar per series.
+//!
+//! A bar narrower than a few pixels reads as a hairline, so when the calls
+//! outnumber what the width can show, consecutive calls are summed into bins
+//! of 2, 5, 10, 20, … calls. The x axis stays in call numbers and the y axis
+//! description names the bin size.
 
 use super::CallTokens;
 use super::layout::{
-    AXIS, Area, DESC_SIZE, GRID, LegendItem, PAD, Res, Swatch, TEXT, TICK_SIZE, axis_max, clean,
-    dims, draw_err, draw_frame, draw_legend, draw_no_data, int_tick, layout_legend, mix, plot_area,
-    plot_builder, style, y_area_w,
+    AXIS, LegendItem, PAD, Scale, Swatch, TEXT, TEXT_SIZE, call_label, call_ticks, clean,
+    draw_legend, draw_lines, draw_no_data, draw_x_labels, draw_y_axis, layout_legend, line_h,
+    nice_ticks, plot_rows, value_chart_height, x_axis_h, y_labels_w,
 };
+use super::svg::{Anchor, BLACK, Rgb, Svg, WHITE, text_width};
 use crate::report::fmt;
 
 /// Billing-class colours (Okabe–Ito): uncached, cache write, cache read.
-const CLASS_COLORS: [RGBColor; 3] = [
-    RGBColor(213, 94, 0),  // vermillion
-    RGBColor(230, 159, 0), // orange
-    RGBColor(0, 114, 178), // blue
+const CLASS_COLORS: [Rgb; 3] = [
+    Rgb(213, 94, 0),  // vermillion
+    Rgb(230, 159, 0), // orange
+    Rgb(0, 114, 178), // blue
 ];
 const CLASS_NAMES: [&str; 3] = ["uncached", "cache write", "cache read"];
 
-fn series_shades(s: usize, count: usize) -> Vec<RGBColor> {
+/// Narrowest bar drawn, in pixels; below it calls are binned.
+const MIN_BAR_PX: f64 = 5.0;
+
+fn series_shades(s: usize, count: usize) -> Vec<Rgb> {
     let t = if count <= 1 {
         0.0
     } else {
         0.6 * s as f64 / (count - 1) as f64
     };
-    CLASS_COLORS.iter().map(|c| mix(*c, WHITE, t)).collect()
+    CLASS_COLORS.iter().map(|c| c.mix(WHITE, t)).collect()
 }
 
-pub(super) fn draw<DB: DrawingBackend>(
-    root: &Area<DB>,
-    title: &str,
-    series: &[(String, Vec<CallTokens>)],
-) -> Res<()> {
-    let n = series.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
-    if n == 0 {
-        let why = if series.is_empty() {
-            "no series given"
-        } else {
-            "the series contain no calls"
-        };
-        return draw_no_data(root, title, why);
-    }
-    let top = draw_frame(root, title)?;
-    let (w, h) = dims(root);
+fn legend_items(series: &[(String, Vec<CallTokens>)]) -> Vec<LegendItem> {
     let count = series.len();
-
     let mut items: Vec<LegendItem> = CLASS_NAMES
         .iter()
         .zip(CLASS_COLORS)
-        .map(|(name, c)| LegendItem {
-            swatch: Swatch::Boxes(vec![c]),
-            label: (*name).to_string(),
-        })
+        .map(|(name, c)| LegendItem::boxes(vec![c], *name))
         .collect();
     for (i, (label, _)) in series.iter().enumerate() {
         let label = clean(label);
@@ -65,82 +53,163 @@ pub(super) fn draw<DB: DrawingBackend>(
             },
         });
     }
-    let legend = layout_legend(root, &items, w - 2 * PAD)?;
+    items
+}
 
-    let totals = |t: &CallTokens| t.uncached as f64 + t.cache_write as f64 + t.cache_read as f64;
-    let max_total = series
+/// Smallest bin size (1, 2, 5, 10, 20, 50, …) that leaves every bar at
+/// least [`MIN_BAR_PX`] wide.
+fn bin_size(calls: usize, series: usize, plot_w: f64) -> usize {
+    let per_group = series as f64 * MIN_BAR_PX / 0.8;
+    let max_groups = (plot_w / per_group).floor().max(1.0) as usize;
+    // 1, 2, 5, 10, 20, 50, 100, …
+    let mut k = 0u32;
+    loop {
+        let b = [1, 2, 5][(k % 3) as usize] * 10usize.saturating_pow(k / 3);
+        if calls.div_ceil(b) <= max_groups || b >= calls {
+            return b;
+        }
+        k += 1;
+    }
+}
+
+fn bottom_h(items: &[LegendItem], w: f64) -> f64 {
+    x_axis_h(true) + layout_legend(items, w - 2.0 * PAD).height
+}
+
+pub(super) fn height(title: &str, series: &[(String, Vec<CallTokens>)], w: f64) -> f64 {
+    value_chart_height(title, w, bottom_h(&legend_items(series), w))
+}
+
+pub(super) fn draw(svg: &mut Svg, title: &str, series: &[(String, Vec<CallTokens>)]) {
+    let n = series.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
+    if n == 0 {
+        let why = if series.is_empty() {
+            "no series given"
+        } else {
+            "the series contain no calls"
+        };
+        return draw_no_data(svg, title, why);
+    }
+    let (w, h) = (svg.w, svg.h);
+    let count = series.len();
+    let items = legend_items(series);
+    let legend = layout_legend(&items, w - 2.0 * PAD);
+
+    // Bin size from a first guess of the plot width (the y labels are
+    // measured once the maximum is known; the guess errs narrow).
+    let guess_w = w - 2.0 * PAD - 60.0;
+    let b = bin_size(n, count, guess_w);
+    let groups = n.div_ceil(b);
+    // Per series, per group: the three class sums.
+    let binned: Vec<Vec<[f64; 3]>> = series
         .iter()
-        .flat_map(|(_, calls)| calls.iter().map(totals))
+        .map(|(_, calls)| {
+            calls
+                .chunks(b)
+                .map(|chunk| {
+                    chunk.iter().fold([0.0; 3], |acc, t| {
+                        [
+                            acc[0] + t.uncached as f64,
+                            acc[1] + t.cache_write as f64,
+                            acc[2] + t.cache_read as f64,
+                        ]
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let max_total = binned
+        .iter()
+        .flatten()
+        .map(|g| g[0] + g[1] + g[2])
         .fold(0.0f64, f64::max);
-    let y_max = axis_max(max_total);
-    let ticks = [fmt::compact_count(y_max), fmt::compact_count(y_max / 2.0)];
+    let (_, y_max, ticks) = nice_ticks(0.0, max_total.max(1.0), 5);
+    let ticks: Vec<(f64, String)> = ticks.iter().map(|v| (*v, fmt::compact_count(*v))).collect();
 
-    let body = plot_area(root, top, 0, legend.height);
-    let mut chart = plot_builder(&body, PAD * 2, y_area_w(root, &ticks)?)
-        .build_cartesian_2d(0.5f64..(n as f64 + 0.5), 0f64..y_max)
-        .map_err(draw_err)?;
-
-    let x_fmt = |v: &f64| int_tick(*v, 1, n);
-    let y_fmt = |v: &f64| fmt::compact_count(*v);
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .axis_style(AXIS)
-        .x_labels(n.min(12))
-        .y_labels(8)
-        .x_label_formatter(&x_fmt)
-        .y_label_formatter(&y_fmt)
-        .label_style(style(TICK_SIZE, TEXT))
-        .axis_desc_style(style(DESC_SIZE, TEXT))
-        .x_desc("call")
-        .y_desc("input tokens")
-        .draw()
-        .map_err(draw_err)?;
-
-    let (px, _) = chart.plotting_area().get_pixel_range();
-    let group_px = f64::from(px.end - px.start) / n as f64;
-    // At most ~70 px per bar, so a handful of calls do not give slabs.
-    let group_w = (0.8f64).min(70.0 * count as f64 / group_px.max(1.0));
-    let bar_w = group_w / count as f64;
-    let gap = if group_px * bar_w > 6.0 {
-        bar_w * 0.08
+    let y_desc = if b == 1 {
+        "input tokens per call".to_string()
     } else {
-        0.0
+        format!(
+            "input tokens per {} calls (each bar sums {} consecutive calls)",
+            fmt::thousands(b as u64),
+            fmt::thousands(b as u64)
+        )
     };
-    let outline = group_px * bar_w >= 8.0;
-    for (s, (_, calls)) in series.iter().enumerate() {
+    let (plot_top, plot_bottom) = plot_rows(svg, title, &y_desc, bottom_h(&items, w));
+    let x0 = PAD + y_labels_w(&ticks);
+    let x1 = w - PAD * 2.0;
+    let ys = Scale {
+        d0: 0.0,
+        d1: y_max,
+        p0: plot_bottom,
+        p1: plot_top,
+    };
+    draw_y_axis(svg, &ys, &ticks, (x0, x1));
+
+    // Call c (1-based) sits at the centre of its slot; a group covers b slots.
+    let slots = (groups * b) as f64;
+    let xs = Scale {
+        d0: 0.5,
+        d1: slots + 0.5,
+        p0: x0,
+        p1: x1,
+    };
+    let group_px = (x1 - x0) / groups as f64;
+    let group_w = (group_px * 0.8).min(70.0 * count as f64);
+    let bar_w = group_w / count as f64;
+    let gap = if bar_w > 6.0 { bar_w * 0.08 } else { 0.0 };
+    let outline = bar_w >= 8.0;
+    for (s, groups_of_s) in binned.iter().enumerate() {
         let shades = series_shades(s, count);
-        for (i, t) in calls.iter().enumerate() {
-            let x0 = (i + 1) as f64 - group_w / 2.0 + s as f64 * bar_w;
-            let x1 = x0 + bar_w - gap;
-            let mut y = 0.0;
-            for (k, v) in [t.uncached, t.cache_write, t.cache_read]
-                .into_iter()
-                .enumerate()
-            {
-                if v == 0 {
+        for (g, sums) in groups_of_s.iter().enumerate() {
+            let centre = xs.map(g as f64 * b as f64 + (b as f64 + 1.0) / 2.0);
+            let bx0 = centre - group_w / 2.0 + s as f64 * bar_w;
+            let bx1 = bx0 + bar_w - gap;
+            let mut acc = 0.0;
+            for (k, v) in sums.iter().enumerate() {
+                if *v <= 0.0 {
                     continue;
                 }
-                let y1 = y + v as f64;
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(x0, y), (x1, y1)],
-                        shades[k].filled(),
-                    )))
-                    .map_err(draw_err)?;
+                let (ya, yb) = (ys.map(acc), ys.map(acc + v));
+                svg.rect(bx0, yb, bx1, ya, shades[k]);
                 if outline {
-                    chart
-                        .draw_series(std::iter::once(Rectangle::new(
-                            [(x0, y), (x1, y1)],
-                            mix(CLASS_COLORS[k], BLACK, 0.3).stroke_width(1),
-                        )))
-                        .map_err(draw_err)?;
+                    svg.frame(bx0, yb, bx1, ya, CLASS_COLORS[k].mix(BLACK, 0.3), 1.0);
                 }
-                y = y1;
+                acc += v;
             }
         }
     }
-    draw_legend(root, &items, &legend, (PAD, h - legend.height))
+    svg.line((x0, plot_bottom), (x1, plot_bottom), AXIS, 1.0);
+    svg.line((x0, plot_top), (x0, plot_bottom), AXIS, 1.0);
+
+    let max_labels = ((x1 - x0) / (text_width(&call_label(n), TEXT_SIZE) + 30.0)).max(2.0) as usize;
+    let labels: Vec<(f64, String)> = call_ticks(n, max_labels.min(12))
+        .into_iter()
+        .map(|c| (xs.map(c as f64), call_label(c)))
+        .collect();
+    draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
+    let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
+    draw_lines(
+        svg,
+        &["call".to_string()],
+        ((x0 + x1) / 2.0, desc_top),
+        TEXT_SIZE,
+        TEXT,
+        Anchor::Middle,
+    );
+    draw_legend(svg, &items, &legend, (PAD, h - PAD / 2.0 - legend.height));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bin_size;
+
+    #[test]
+    fn bins_grow_in_round_steps() {
+        assert_eq!(bin_size(30, 3, 800.0), 1);
+        assert_eq!(bin_size(200, 3, 800.0), 5);
+        assert_eq!(bin_size(1000, 3, 800.0), 50);
+        assert_eq!(bin_size(1000, 1, 800.0), 10);
+        assert_eq!(bin_size(100_000, 1, 800.0), 1000);
+    }
 }

@@ -1,0 +1,168 @@
+//! Cost per day: one group per day, one bar per series while the bars stay
+//! at least a few pixels wide, one line per series otherwise (90 days of
+//! three series would be hairlines as bars). Days without data leave a gap.
+
+use super::layout::{
+    AXIS, LegendItem, MARKERS, PAD, PALETTE, Scale, Swatch, TEXT, TEXT_SIZE, clean, draw_legend,
+    draw_lines, draw_marker, draw_no_data, draw_x_labels, draw_y_axis, layout_legend, line_h,
+    nice_ticks, plot_rows, usd_ticks, value_chart_height, x_axis_h, y_labels_w,
+};
+use super::svg::{Anchor, Svg, text_width};
+
+/// Narrowest bar drawn; narrower groups switch the chart to lines.
+const MIN_BAR_PX: f64 = 6.0;
+
+fn color(i: usize) -> super::svg::Rgb {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Lines carry markers only while the days are few enough to tell apart.
+const MAX_MARKED_DAYS: usize = 45;
+
+fn legend_items(series: &[String], bars: bool, markers: bool) -> Vec<LegendItem> {
+    series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| LegendItem {
+            swatch: if bars {
+                Swatch::Boxes(vec![color(i)])
+            } else {
+                Swatch::Line(color(i), 2.0, markers.then(|| MARKERS[i % MARKERS.len()]))
+            },
+            label: clean(s),
+        })
+        .collect()
+}
+
+fn bottom_h(series: &[String], w: f64) -> f64 {
+    x_axis_h(true) + layout_legend(&legend_items(series, false, true), w - 2.0 * PAD).height
+}
+
+pub(super) fn height(title: &str, series: &[String], w: f64) -> f64 {
+    value_chart_height(title, w, bottom_h(series, w))
+}
+
+pub(super) fn draw(
+    svg: &mut Svg,
+    title: &str,
+    series: &[String],
+    days: &[(String, Vec<Option<f64>>)],
+) {
+    let value = |d: usize, s: usize| -> Option<f64> {
+        days.get(d)
+            .and_then(|(_, v)| v.get(s))
+            .copied()
+            .flatten()
+            .filter(|v| v.is_finite())
+    };
+    let ns = series.len();
+    let nd = days.len();
+    let finite: Vec<f64> = (0..nd)
+        .flat_map(|d| (0..ns).map(move |s| (d, s)))
+        .filter_map(|(d, s)| value(d, s))
+        .collect();
+    if ns == 0 || nd == 0 || finite.is_empty() {
+        let why = if nd == 0 {
+            "no days given"
+        } else if ns == 0 {
+            "no series given"
+        } else {
+            "no day has a cost"
+        };
+        return draw_no_data(svg, title, why);
+    }
+    let w = svg.w;
+    let lo = finite.iter().copied().fold(0.0f64, f64::min);
+    let hi = finite.iter().copied().fold(0.0f64, f64::max);
+    let (d0, d1, ticks) = nice_ticks(lo, hi, 5);
+    let ticks = usd_ticks(&ticks);
+    let x0 = PAD + y_labels_w(&ticks);
+    let x1 = w - PAD * 2.0;
+    let slot = (x1 - x0) / nd as f64;
+    let bars = slot * 0.8 / ns as f64 >= MIN_BAR_PX;
+
+    let markers = nd <= MAX_MARKED_DAYS;
+    let items = legend_items(series, bars, markers);
+    let legend = layout_legend(&items, w - 2.0 * PAD);
+    let (plot_top, plot_bottom) = plot_rows(svg, title, "USD per day", bottom_h(series, w));
+    let ys = Scale {
+        d0,
+        d1,
+        p0: plot_bottom,
+        p1: plot_top,
+    };
+    draw_y_axis(svg, &ys, &ticks, (x0, x1));
+    let centre = |d: usize| x0 + (d as f64 + 0.5) * slot;
+    if bars {
+        let group = (slot * 0.8).min(60.0 * ns as f64);
+        let bar_w = group / ns as f64;
+        let gap = if bar_w > 8.0 { 1.0 } else { 0.0 };
+        for d in 0..nd {
+            for s in 0..ns {
+                if let Some(v) = value(d, s) {
+                    let bx0 = centre(d) - group / 2.0 + s as f64 * bar_w;
+                    svg.rect(bx0, ys.map(0.0), bx0 + bar_w - gap, ys.map(v), color(s));
+                }
+            }
+        }
+    } else {
+        for s in (0..ns).rev() {
+            let mut run: Vec<(f64, f64)> = Vec::new();
+            for d in 0..=nd {
+                match (d < nd).then(|| value(d, s)).flatten() {
+                    Some(v) => run.push((centre(d), ys.map(v))),
+                    None => {
+                        if run.len() == 1 {
+                            svg.circle(run[0], 2.5, color(s));
+                        }
+                        svg.polyline(&run, color(s), 2.0);
+                        run.clear();
+                    }
+                }
+            }
+            if markers {
+                for d in 0..nd {
+                    if let Some(v) = value(d, s) {
+                        draw_marker(
+                            svg,
+                            MARKERS[s % MARKERS.len()],
+                            (centre(d), ys.map(v)),
+                            color(s),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    svg.line((x0, ys.map(0.0)), (x1, ys.map(0.0)), AXIS, 1.0);
+    svg.line((x0, plot_top), (x0, plot_bottom), AXIS, 1.0);
+
+    // Day labels: every k-th, k chosen from the widest label.
+    let widest = days
+        .iter()
+        .map(|(d, _)| text_width(&clean(d), TEXT_SIZE))
+        .fold(0.0, f64::max);
+    let every = ((widest + 14.0) / slot).ceil().max(1.0) as usize;
+    let labels: Vec<(f64, String)> = days
+        .iter()
+        .enumerate()
+        .step_by(every)
+        .map(|(d, (label, _))| (centre(d), clean(label)))
+        .collect();
+    draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
+    let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
+    draw_lines(
+        svg,
+        &["day".to_string()],
+        ((x0 + x1) / 2.0, desc_top),
+        TEXT_SIZE,
+        TEXT,
+        Anchor::Middle,
+    );
+    draw_legend(
+        svg,
+        &items,
+        &legend,
+        (PAD, desc_top + line_h(TEXT_SIZE) + 2.0),
+    );
+}
