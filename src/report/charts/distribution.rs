@@ -14,9 +14,18 @@ use super::layout::{
 use super::svg::{Anchor, Svg, baseline_for, text_width};
 use crate::report::fmt;
 
-fn legend_items() -> Vec<LegendItem> {
+/// The bin from zero up holds the sessions that break even too, and the
+/// legend says so when there are any.
+fn legend_items(break_even: bool) -> Vec<LegendItem> {
     vec![
-        LegendItem::boxes(vec![SAVES], "sessions that save money"),
+        LegendItem::boxes(
+            vec![SAVES],
+            if break_even {
+                "sessions that save money or break even"
+            } else {
+                "sessions that save money"
+            },
+        ),
         LegendItem::boxes(vec![COSTS_MORE], "sessions that cost more"),
     ]
 }
@@ -24,7 +33,7 @@ fn legend_items() -> Vec<LegendItem> {
 /// Room for the summary note (two lines at most on a narrow chart).
 fn bottom_h(w: f64) -> f64 {
     x_axis_h(true)
-        + layout_legend(&legend_items(), w - 2.0 * PAD).height
+        + layout_legend(&legend_items(true), w - 2.0 * PAD).height
         + 2.0 * line_h(TEXT_SIZE)
         + 8.0
 }
@@ -108,7 +117,7 @@ pub(super) fn draw(svg: &mut Svg, title: &str, savings: &[f64]) {
         ));
     }
     let note_lines = wrap_notes(&[note], w - 2.0 * PAD);
-    let items = legend_items();
+    let items = legend_items(even > 0);
     let legend = layout_legend(&items, w - 2.0 * PAD);
 
     // Counts are whole: ticks at whole steps, with head room for the count

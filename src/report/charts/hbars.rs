@@ -10,16 +10,14 @@
 //! left out.
 
 use super::layout::{
-    AXIS, COSTS_MORE, GRID, LegendItem, MUTED, PAD, SAVES, TEXT, TEXT_SIZE, clean, draw_legend,
-    draw_lines, draw_no_data, draw_title, draw_x_labels, layout_legend, line_h, nice_ticks,
-    notes_height, title_height, usd_decimals, usd_ticks, widest, wrap, wrap_notes, x_axis_h,
+    AXIS, COSTS_MORE, GRID, LegendItem, MUTED, PAD, RECOMMENDED, SAVES, STATUS_QUO, TEXT,
+    TEXT_SIZE, clean, draw_legend, draw_lines, draw_no_data, draw_title, draw_x_labels,
+    layout_legend, line_h, nice_ticks, notes_height, title_height, usd_decimals, usd_ticks, widest,
+    wrap, wrap_notes, x_axis_h,
 };
 use super::svg::{Anchor, Rgb, Svg, baseline_for, text_width};
 use crate::report::fmt;
 
-/// Status quo and recommended keep these colours on every fleet chart.
-const STATUS_QUO: Rgb = Rgb(230, 159, 0); // orange
-const RECOMMENDED: Rgb = Rgb(0, 158, 115); // bluish green
 const OTHER: Rgb = Rgb(86, 150, 200); // muted blue
 const ZEBRA: Rgb = Rgb(246, 246, 246);
 

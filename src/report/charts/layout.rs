@@ -41,6 +41,9 @@ pub(super) const PALETTE: [Rgb; 8] = [
     Rgb(0, 0, 0),       // black
     Rgb(240, 228, 66),  // yellow
 ];
+/// Status quo and recommended keep these colours on every fleet chart.
+pub(super) const STATUS_QUO: Rgb = Rgb(230, 159, 0); // orange
+pub(super) const RECOMMENDED: Rgb = Rgb(0, 158, 115); // bluish green
 /// Money saved / money lost, used wherever a sign is coloured.
 pub(super) const SAVES: Rgb = Rgb(0, 158, 115);
 pub(super) const COSTS_MORE: Rgb = Rgb(213, 94, 0);
@@ -59,14 +62,18 @@ pub(super) fn clean(label: &str) -> String {
     s.trim().to_string()
 }
 
-/// Pieces of `text` that may end a line: each ends after a space or after a
-/// config separator (`+ , : / ;`), so a config string breaks between its
-/// parts and reads back whole when the lines are joined.
-fn break_pieces(text: &str) -> Vec<&str> {
+/// Where a line may end, coarsest first: between words and between the
+/// parts of a combined config (`+`); then inside a part, after its
+/// separators. Each piece keeps its separator, so joined lines read back
+/// as the original string.
+const BREAK_LEVELS: [&[char]; 2] = [&[' ', '+'], &[',', ':', ';', '/', '|']];
+
+/// `text` cut after every occurrence of one of `seps`.
+fn split_after<'a>(text: &'a str, seps: &[char]) -> Vec<&'a str> {
     let mut pieces = Vec::new();
     let mut start = 0;
     for (i, c) in text.char_indices() {
-        if matches!(c, ' ' | '+' | ',' | ':' | '/' | ';') {
+        if seps.contains(&c) {
             let end = i + c.len_utf8();
             pieces.push(&text[start..end]);
             start = end;
@@ -78,9 +85,48 @@ fn break_pieces(text: &str) -> Vec<&str> {
     pieces
 }
 
+/// Greedy packing of `text` at break level `level` (past the last level,
+/// between characters): a piece that does not fit the current line starts
+/// the next one, unless it is wider than a line by itself, in which case
+/// its finer pieces fill the current line. So `a:b=1,c=2+d:e=3` breaks at
+/// `+` when that is enough and never splits `d:e=3` needlessly.
+fn wrap_level(
+    text: &str,
+    level: usize,
+    fits: &dyn Fn(&str) -> bool,
+    lines: &mut Vec<String>,
+    cur: &mut String,
+) {
+    let pieces: Vec<String> = match BREAK_LEVELS.get(level) {
+        Some(seps) => split_after(text, seps)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        None => text.chars().map(String::from).collect(),
+    };
+    for piece in pieces {
+        let candidate = format!("{cur}{piece}");
+        if fits(&candidate) || (cur.is_empty() && level >= BREAK_LEVELS.len()) {
+            *cur = candidate;
+            continue;
+        }
+        if fits(&piece) {
+            if !cur.trim().is_empty() {
+                lines.push(cur.trim_end().to_string());
+            }
+            *cur = piece;
+        } else {
+            // Too wide even alone: its finer pieces continue this line.
+            wrap_level(&piece, level + 1, fits, lines, cur);
+        }
+    }
+}
+
 /// `text` broken into lines no wider than `max_w` at `size` px. Breaks go at
-/// spaces and config separators; a single piece wider than the line is split
-/// between characters. Every character survives: nothing is cut or replaced.
+/// spaces and `+` first, then at a config's inner separators, and only a
+/// run with no separator at all is split between characters. Every
+/// character survives: nothing is cut or replaced (spaces at a break are
+/// dropped).
 pub(super) fn wrap(text: &str, size: f64, max_w: f64) -> Vec<String> {
     let text = clean(text);
     if text.is_empty() {
@@ -90,31 +136,7 @@ pub(super) fn wrap(text: &str, size: f64, max_w: f64) -> Vec<String> {
     let fits = |s: &str| text_width(s.trim_end(), size) <= max_w;
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
-    for piece in break_pieces(&text) {
-        let candidate = format!("{cur}{piece}");
-        if fits(&candidate) {
-            cur = candidate;
-            continue;
-        }
-        if !cur.is_empty() {
-            lines.push(cur.trim_end().to_string());
-            cur = String::new();
-        }
-        if fits(piece) {
-            cur = piece.to_string();
-            continue;
-        }
-        // A piece wider than a whole line: split it between characters.
-        for c in piece.chars() {
-            let candidate = format!("{cur}{c}");
-            if !cur.is_empty() && !fits(&candidate) {
-                lines.push(cur.trim_end().to_string());
-                cur = c.to_string();
-            } else {
-                cur = candidate;
-            }
-        }
-    }
+    wrap_level(&text, 0, &fits, &mut lines, &mut cur);
     let last = cur.trim_end();
     if !last.is_empty() {
         lines.push(last.to_string());
@@ -604,6 +626,16 @@ mod tests {
             assert!(text_width(l, 13.0) <= 200.0, "{l}");
         }
         assert!(lines[0].ends_with([',', ':', '+']), "{lines:?}");
+        // A combined config breaks between its parts when that is enough.
+        let s = "langchain-clear:trigger=100000,keep=3+native:manifest=cached,ttl=5m";
+        let lines = wrap(s, 13.0, 300.0);
+        assert_eq!(
+            lines,
+            [
+                "langchain-clear:trigger=100000,keep=3+",
+                "native:manifest=cached,ttl=5m"
+            ]
+        );
         // One unbreakable run still fits by splitting between characters.
         let x = "x".repeat(300);
         let lines = wrap(&x, 13.0, 100.0);

@@ -7,19 +7,41 @@ use super::layout::{
     draw_lines, draw_marker, draw_no_data, draw_x_labels, draw_y_axis, layout_legend, line_h,
     nice_ticks, plot_rows, usd_ticks, value_chart_height, x_axis_h, y_labels_w,
 };
-use super::svg::{Anchor, Svg, text_width};
+use super::layout::{RECOMMENDED, STATUS_QUO};
+use super::svg::{Anchor, Rgb, Svg, text_width};
 
 /// Narrowest bar drawn; narrower groups switch the chart to lines.
 const MIN_BAR_PX: f64 = 6.0;
 
-fn color(i: usize) -> super::svg::Rgb {
-    PALETTE[i % PALETTE.len()]
+/// Series named like the fleet's configs keep the colours the other fleet
+/// charts give them (status quo orange, recommended green); the rest take
+/// the palette's other colours in order.
+fn colors(series: &[String]) -> Vec<Rgb> {
+    let spare = [
+        PALETTE[0], PALETTE[3], PALETTE[5], PALETTE[1], PALETTE[6], PALETTE[7],
+    ];
+    let mut next = 0;
+    series
+        .iter()
+        .map(|s| {
+            let s = s.to_lowercase();
+            if s.contains("recommended") {
+                RECOMMENDED
+            } else if s.contains("status quo") {
+                STATUS_QUO
+            } else {
+                next += 1;
+                spare[(next - 1) % spare.len()]
+            }
+        })
+        .collect()
 }
 
 /// Lines carry markers only while the days are few enough to tell apart.
 const MAX_MARKED_DAYS: usize = 45;
 
 fn legend_items(series: &[String], bars: bool, markers: bool) -> Vec<LegendItem> {
+    let color = |i: usize| colors(series)[i];
     series
         .iter()
         .enumerate()
@@ -57,6 +79,8 @@ pub(super) fn draw(
     };
     let ns = series.len();
     let nd = days.len();
+    let palette = colors(series);
+    let color = |i: usize| palette[i];
     let finite: Vec<f64> = (0..nd)
         .flat_map(|d| (0..ns).map(move |s| (d, s)))
         .filter_map(|(d, s)| value(d, s))
