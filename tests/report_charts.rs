@@ -765,7 +765,7 @@ fn svg_has_title_and_axis_labels() {
         (
             "stacked_calls_1000",
             &[
-                "input tokens per 50 calls (each bar sums 50 consecutive calls)",
+                "input tokens per 20 calls (each bar sums 20 consecutive calls)",
                 ">1,000<",
             ],
         ),
@@ -1294,7 +1294,7 @@ fn every_text_lies_inside_the_image_and_is_never_shortened() {
         let title: String = title_of(&chart).split_whitespace().collect();
         let joined_nospace: String = joined.split_whitespace().collect();
         assert!(joined_nospace.contains(&title), "{name}: title not whole");
-        if !svg.contains("not shown") && !svg.contains("No data") {
+        if !svg.contains("not shown") && !svg.contains("No data") && !svg.contains("Too small") {
             for label in full_labels(&chart) {
                 assert!(
                     joined.contains(&label),
@@ -1302,6 +1302,80 @@ fn every_text_lies_inside_the_image_and_is_never_shortened() {
                 );
             }
         }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+
+    /// Whatever the labels, values and size, every kind keeps every text
+    /// inside the image: wrapped labels and legends, bar-end values on
+    /// either side of zero, the "not shown" note when rows do not fit, the
+    /// "too small" chart when nothing fits.
+    #[test]
+    fn random_bar_charts_keep_text_inside(
+        rows in proptest::collection::vec(
+            ("[a-z:=,+_-]{1,90}", -1.0e4f64..1.0e4, -1.0e4f64..1.0e4),
+            0..30,
+        ),
+        w in 240u32..1200,
+        h in 160u32..900,
+        kind in 0u8..7,
+    ) {
+        let chart = match kind {
+            0 => Chart::ConfigCosts {
+                title: "t".into(),
+                bars: rows.iter().map(|r| (r.0.clone(), r.1)).collect(),
+                status_quo: Some(0),
+                recommended: Some(rows.len() / 2),
+            },
+            1 => Chart::ProjectCosts {
+                title: "t".into(),
+                projects: rows.clone(),
+            },
+            2 => Chart::SavingsBars {
+                title: "t".into(),
+                bars: rows.iter().map(|r| (r.0.clone(), r.1, r.2 / 100.0)).collect(),
+            },
+            3 => Chart::SavingsDistribution {
+                title: "t".into(),
+                savings_usd: rows.iter().map(|r| r.1).collect(),
+            },
+            4 => Chart::CumulativeCost {
+                title: "t".into(),
+                lines: rows
+                    .iter()
+                    .map(|r| (r.0.clone(), (1..=rows.len()).map(|c| r.1.abs() * c as f64).collect()))
+                    .collect(),
+            },
+            5 => Chart::CostPerDay {
+                title: "t".into(),
+                series: rows.iter().take(4).map(|r| r.0.clone()).collect(),
+                days: rows
+                    .iter()
+                    .enumerate()
+                    .map(|(d, r)| (format!("2026-01-{d:02}"), vec![Some(r.1), Some(r.2), None, Some(r.1.abs())]))
+                    .collect(),
+            },
+            _ => Chart::StackedCalls {
+                title: "t".into(),
+                series: rows
+                    .iter()
+                    .take(3)
+                    .map(|r| {
+                        let t = CallTokens {
+                            uncached: r.1.abs() as u64,
+                            cache_write: r.2.abs() as u64,
+                            cache_read: 7,
+                        };
+                        (r.0.clone(), vec![t; rows.len() * 37])
+                    })
+                    .collect(),
+            },
+        };
+        let svg = render_svg(&chart, w, h).unwrap();
+        let outside = texts_outside(&svg, w, h);
+        proptest::prop_assert!(outside.is_empty(), "{:?}", outside);
     }
 }
 

@@ -8,10 +8,10 @@
 //! smear along the bottom, so the axis turns logarithmic and says so.
 
 use super::layout::{
-    AXIS, LegendItem, MARKERS, MUTED, PAD, PALETTE, Scale, Swatch, TEXT, TEXT_SIZE, call_label,
-    call_ticks, clean, draw_legend, draw_lines, draw_marker, draw_no_data, draw_x_labels,
-    draw_y_axis, layout_legend, line_h, nice_ticks, notes_height, plot_rows, usd_ticks,
-    value_chart_height, wrap_notes, x_axis_h, y_labels_w,
+    AXIS, LegendItem, MARKERS, MUTED, PAD, PALETTE, Scale, Swatch, TEXT_SIZE, call_label,
+    call_ticks, clean, draw_legend, draw_lines, draw_marker, draw_no_data, draw_x_desc,
+    draw_x_labels, draw_y_axis, layout_legend, line_h, nice_ticks, notes_height, plot_rows,
+    usd_ticks, value_chart_height, wrap_notes, x_axis_h, y_labels_w,
 };
 use super::svg::{Anchor, Svg, text_width};
 use crate::report::fmt;
@@ -164,7 +164,10 @@ pub(super) fn draw(svg: &mut Svg, title: &str, lines: &[(String, Vec<f64>)]) {
     } else {
         "USD (cumulative)"
     };
-    let (plot_top, plot_bottom) = plot_rows(svg, title, y_desc, bottom_h(lines, log, w));
+    let Some((plot_top, plot_bottom)) = plot_rows(svg, title, y_desc, bottom_h(lines, log, w))
+    else {
+        return;
+    };
     let x0 = PAD + y_labels_w(&ticks);
     let x1 = w - PAD * 2.0;
     let ys = Scale {
@@ -219,14 +222,7 @@ pub(super) fn draw(svg: &mut Svg, title: &str, lines: &[(String, Vec<f64>)]) {
         .collect();
     draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
     let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    draw_lines(
-        svg,
-        &["call".to_string()],
-        ((x0 + x1) / 2.0, desc_top),
-        TEXT_SIZE,
-        TEXT,
-        Anchor::Middle,
-    );
+    draw_x_desc(svg, "call", (x0 + x1) / 2.0, desc_top);
     let legend_top = desc_top + line_h(TEXT_SIZE) + 2.0;
     draw_legend(svg, &items, &legend, (PAD, legend_top));
     draw_lines(

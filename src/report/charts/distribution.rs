@@ -7,9 +7,9 @@
 
 use super::layout::{
     AXIS, COSTS_MORE, LegendItem, MUTED, PAD, SAVES, Scale, TEXT, TEXT_SIZE, draw_legend,
-    draw_lines, draw_no_data, draw_x_labels, draw_y_axis, layout_legend, line_h, nice_step,
-    nice_ticks, notes_height, plot_rows, tick_decimals, value_chart_height, wrap_notes, x_axis_h,
-    y_labels_w,
+    draw_lines, draw_no_data, draw_x_desc, draw_x_labels, draw_y_axis, layout_legend, line_h,
+    nice_step, nice_ticks, notes_height, plot_rows, tick_decimals, value_chart_height, wrap_notes,
+    x_axis_h, y_labels_w,
 };
 use super::svg::{Anchor, Svg, baseline_for, text_width};
 use crate::report::fmt;
@@ -133,7 +133,9 @@ pub(super) fn draw(svg: &mut Svg, title: &str, savings: &[f64]) {
         .map(|v| (v, fmt::thousands(v as u64)))
         .collect();
     let bottom = x_axis_h(true) + legend.height + notes_height(&note_lines);
-    let (plot_top, plot_bottom) = plot_rows(svg, title, "sessions", bottom);
+    let Some((plot_top, plot_bottom)) = plot_rows(svg, title, "sessions", bottom) else {
+        return;
+    };
     let x0 = PAD + y_labels_w(&y_ticks);
     let x1 = w - PAD * 2.0;
     let ys = Scale {
@@ -205,14 +207,7 @@ pub(super) fn draw(svg: &mut Svg, title: &str, savings: &[f64]) {
         .collect();
     draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
     let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    draw_lines(
-        svg,
-        &["saving per session (USD)".to_string()],
-        ((x0 + x1) / 2.0, desc_top),
-        TEXT_SIZE,
-        TEXT,
-        Anchor::Middle,
-    );
+    draw_x_desc(svg, "saving per session (USD)", (x0 + x1) / 2.0, desc_top);
     let legend_top = desc_top + line_h(TEXT_SIZE) + 2.0;
     draw_legend(svg, &items, &legend, (PAD, legend_top));
     draw_lines(

@@ -11,9 +11,9 @@
 
 use super::layout::{
     AXIS, COSTS_MORE, GRID, LegendItem, MUTED, PAD, RECOMMENDED, SAVES, STATUS_QUO, TEXT,
-    TEXT_SIZE, clean, draw_legend, draw_lines, draw_no_data, draw_title, draw_x_labels,
-    layout_legend, line_h, nice_ticks, notes_height, title_height, usd_decimals, usd_ticks, widest,
-    wrap, wrap_notes, x_axis_h,
+    TEXT_SIZE, clean, draw_legend, draw_lines, draw_no_data, draw_title, draw_too_small,
+    draw_x_desc, draw_x_labels, layout_legend, line_h, nice_ticks, notes_height, title_height,
+    usd_decimals, usd_ticks, widest, wrap, wrap_notes, x_axis_h,
 };
 use super::svg::{Anchor, Rgb, Svg, baseline_for, text_width};
 use crate::report::fmt;
@@ -48,9 +48,34 @@ fn bar_thickness(bars: usize) -> f64 {
     if bars <= 1 { 16.0 } else { 12.0 }
 }
 
-/// The label column may take this share of the width; longer labels wrap.
-fn label_max_w(w: f64) -> f64 {
-    (w * 0.42).max(80.0)
+/// Room for the value texts beyond the bar ends: (left of zero, right of
+/// zero). Taken over all rows, so the layout does not depend on how many
+/// fit.
+fn value_pads(rows: &[Row]) -> (f64, f64) {
+    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+    let side = |neg: bool| {
+        rows.iter()
+            .flat_map(|r| r.bars.iter())
+            .filter(|b| (finite(b.value) < 0.0) == neg)
+            .map(|b| text_width(&b.text, TEXT_SIZE) + 10.0)
+            .fold(0.0, f64::max)
+    };
+    (side(true), side(false))
+}
+
+/// Narrowest span left for the bars themselves.
+const MIN_BARS_W: f64 = 50.0;
+/// Gap between the label column and the plot.
+const LABEL_GAP: f64 = 14.0;
+
+/// Widest a label line may be: at most 42% of the width, less when the
+/// value texts need the room; `None` when not even a narrow label column
+/// fits beside the bars and their values.
+fn label_max_w(rows: &[Row], w: f64) -> Option<f64> {
+    let (l, r) = value_pads(rows);
+    let room = w - 2.0 * PAD - LABEL_GAP - l - r - MIN_BARS_W;
+    let max = (w * 0.42).max(80.0).min(room);
+    (max >= 40.0).then_some(max)
 }
 
 struct Rows {
@@ -59,8 +84,7 @@ struct Rows {
     label_w: f64,
 }
 
-fn layout_rows(rows: &[Row], w: f64) -> Rows {
-    let max_w = label_max_w(w);
+fn layout_rows(rows: &[Row], max_w: f64) -> Rows {
     let lh = line_h(TEXT_SIZE);
     let mut lines = Vec::with_capacity(rows.len());
     let mut heights = Vec::with_capacity(rows.len());
@@ -82,7 +106,11 @@ fn layout_rows(rows: &[Row], w: f64) -> Rows {
 
 /// Everything but the rows: title, axis, legend, notes, margins.
 fn chrome_height(spec: &Spec, w: f64, notes: &[String]) -> f64 {
-    let legend = layout_legend(&spec.legend, w - 2.0 * PAD);
+    chrome_height_with(spec, &spec.legend, w, notes)
+}
+
+fn chrome_height_with(spec: &Spec, legend: &[LegendItem], w: f64, notes: &[String]) -> f64 {
+    let legend = layout_legend(legend, w - 2.0 * PAD);
     title_height(&spec.title, w)
         + 4.0
         + x_axis_h(!spec.x_desc.is_empty())
@@ -95,7 +123,11 @@ fn needed_height(spec: &Spec, w: f64) -> f64 {
     if spec.rows.is_empty() {
         return 240.0;
     }
-    let rows = layout_rows(&spec.rows, w);
+    // Too narrow for any layout: the chart will say so in whatever height.
+    let Some(max_w) = label_max_w(&spec.rows, w) else {
+        return 240.0;
+    };
+    let rows = layout_rows(&spec.rows, max_w);
     chrome_height(spec, w, &[]) + rows.heights.iter().sum::<f64>()
 }
 
@@ -104,7 +136,10 @@ fn draw(svg: &mut Svg, spec: &Spec, why_empty: &str) {
         return draw_no_data(svg, &spec.title, why_empty);
     }
     let (w, h) = (svg.w, svg.h);
-    let rows = layout_rows(&spec.rows, w);
+    let Some(label_max) = label_max_w(&spec.rows, w) else {
+        return draw_too_small(svg, &spec.title);
+    };
+    let rows = layout_rows(&spec.rows, label_max);
     // How many rows fit; leaving some out adds a note, which takes height.
     let mut notes: Vec<String> = Vec::new();
     let mut shown = spec.rows.len();
@@ -132,11 +167,22 @@ fn draw(svg: &mut Svg, spec: &Spec, why_empty: &str) {
         }
         notes = want;
     }
+    // On a canvas too small for even the axis, legend and note, the legend
+    // goes first (the note says rows are missing); then the whole chart
+    // says it is too small rather than spill text out of the image.
+    let legend_items: &[LegendItem] = if shown == 0 && chrome_height(spec, w, &notes) > h {
+        &[]
+    } else {
+        &spec.legend
+    };
+    if chrome_height_with(spec, legend_items, w, &notes) > h {
+        return draw_too_small(svg, &spec.title);
+    }
     let note_lines = wrap_notes(&notes, w - 2.0 * PAD);
-    let legend = layout_legend(&spec.legend, w - 2.0 * PAD);
+    let legend = layout_legend(legend_items, w - 2.0 * PAD);
 
     let top = draw_title(svg, &spec.title) + 4.0;
-    let avail = (h - chrome_height(spec, w, &notes)).max(1.0);
+    let avail = (h - chrome_height_with(spec, legend_items, w, &notes)).max(1.0);
     let natural: f64 = rows.heights[..shown].iter().sum();
     // Spare height makes rows (and bars) up to twice as tall, no more: a
     // few bars on a big canvas should not turn into slabs.
@@ -150,17 +196,8 @@ fn draw(svg: &mut Svg, spec: &Spec, why_empty: &str) {
     let lo = values.clone().fold(0.0f64, f64::min);
     let hi = values.fold(0.0f64, f64::max);
 
-    // Room for the value texts beyond the bar ends, on each side of zero.
-    let text_w = |neg: bool| {
-        shown_rows
-            .iter()
-            .flat_map(|r| r.bars.iter())
-            .filter(|b| (finite(b.value) < 0.0) == neg)
-            .map(|b| text_width(&b.text, TEXT_SIZE) + 10.0)
-            .fold(0.0, f64::max)
-    };
-    let (pad_left, pad_right) = (text_w(true), text_w(false));
-    let label_col = rows.label_w.min(label_max_w(w)) + 14.0;
+    let (pad_left, pad_right) = value_pads(&spec.rows);
+    let label_col = rows.label_w.min(label_max) + LABEL_GAP;
     let plot_x0 = PAD + label_col;
     let plot_x1 = w - PAD;
     let bars_x0 = plot_x0 + pad_left;
@@ -275,17 +312,10 @@ fn draw(svg: &mut Svg, spec: &Spec, why_empty: &str) {
     draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
     let mut yb = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
     if !spec.x_desc.is_empty() {
-        draw_lines(
-            svg,
-            std::slice::from_ref(&spec.x_desc),
-            ((bars_x0 + bars_x1) / 2.0, yb),
-            TEXT_SIZE,
-            TEXT,
-            Anchor::Middle,
-        );
+        draw_x_desc(svg, &spec.x_desc, (bars_x0 + bars_x1) / 2.0, yb);
         yb += line_h(TEXT_SIZE) + 2.0;
     }
-    draw_legend(svg, &spec.legend, &legend, (PAD, yb));
+    draw_legend(svg, legend_items, &legend, (PAD, yb));
     yb += legend.height;
     draw_lines(
         svg,

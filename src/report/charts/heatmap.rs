@@ -6,8 +6,8 @@
 //! the same money in every heatmap and the colour bar shows that range.
 
 use super::layout::{
-    AXIS, MUTED, PAD, TEXT, TEXT_SIZE, draw_lines, draw_no_data, draw_x_labels, line_h,
-    notes_height, plot_rows, title_height, usd_decimals, wrap_notes, x_axis_h,
+    AXIS, MUTED, PAD, TEXT, TEXT_SIZE, draw_lines, draw_no_data, draw_x_desc, draw_x_labels,
+    line_h, notes_height, plot_rows, title_height, usd_decimals, wrap_notes, x_axis_h,
 };
 use super::svg::{Anchor, BLACK, Rgb, Svg, WHITE, baseline_for, text_width};
 use crate::report::fmt;
@@ -157,7 +157,9 @@ pub(super) fn draw(
         .fold(0.0, f64::max)
         + 10.0;
     let bottom = x_axis_h(true) + notes_height(&note_lines);
-    let (plot_top, plot_bottom) = plot_rows(svg, title, "keep last N", bottom);
+    let Some((plot_top, plot_bottom)) = plot_rows(svg, title, "keep last N", bottom) else {
+        return;
+    };
     let x0 = PAD + y_w;
     let x1 = (w - PAD - scale_w).max(x0 + nx as f64);
     let cell_w = (x1 - x0) / nx as f64;
@@ -237,14 +239,7 @@ pub(super) fn draw(
         .collect();
     draw_x_labels(svg, &x_labels, plot_bottom + 6.0, (PAD, w - PAD));
     let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    draw_lines(
-        svg,
-        &["threshold (chars)".to_string()],
-        ((x0 + x1) / 2.0, desc_top),
-        TEXT_SIZE,
-        TEXT,
-        Anchor::Middle,
-    );
+    draw_x_desc(svg, "threshold (chars)", (x0 + x1) / 2.0, desc_top);
     draw_lines(
         svg,
         &note_lines,

@@ -200,17 +200,45 @@ pub(super) fn draw_title(svg: &mut Svg, title: &str) -> f64 {
 
 /// The chart for input that has nothing to plot: title plus an explanation.
 pub(super) fn draw_no_data(svg: &mut Svg, title: &str, why: &str) {
+    draw_message(svg, title, "No data to plot", why);
+}
+
+/// The chart for a size too small to hold the axes, legend and notes the
+/// data needs: saying so beats text spilling out of the image.
+pub(super) fn draw_too_small(svg: &mut Svg, title: &str) {
+    draw_message(
+        svg,
+        title,
+        "Too small to draw",
+        "this chart needs more height for its axes, legend and notes",
+    );
+}
+
+/// Title, a framed headline and an explanation under it. On a canvas too
+/// small for all of it, the explanation's lines that would leave the frame
+/// are left out (the title and headline come first).
+fn draw_message(svg: &mut Svg, title: &str, headline: &str, why: &str) {
     let top = draw_title(svg, title);
     let (x0, x1) = (PAD * 2.0, svg.w - PAD * 2.0);
-    let (y0, y1) = (top + PAD, (svg.h - PAD * 2.0).max(top + PAD + 1.0));
+    let (y0, y1) = (top + PAD / 2.0, (svg.h - PAD).max(top + PAD));
+    if y1 - y0 < 4.0 {
+        return;
+    }
     svg.frame(x0, y0, x1, y1, GRID, 2.0);
-    let why = wrap(why, TEXT_SIZE, x1 - x0 - 2.0 * PAD);
     let big = TEXT_SIZE + 4.0;
+    let room = ((y1 - y0 - 4.0 - line_h(big)) / line_h(TEXT_SIZE))
+        .floor()
+        .max(0.0) as usize;
+    let mut why = wrap(why, TEXT_SIZE, x1 - x0 - 2.0 * PAD);
+    why.truncate(room);
     let block = line_h(big) + why.len() as f64 * line_h(TEXT_SIZE);
+    if block > y1 - y0 - 4.0 {
+        return;
+    }
     let top = ((y0 + y1) / 2.0 - block / 2.0).max(y0 + 2.0);
     let below = draw_lines(
         svg,
-        &["No data to plot".to_string()],
+        &[headline.to_string()],
         (svg.w / 2.0, top),
         big,
         MUTED,
@@ -557,6 +585,21 @@ pub(super) fn draw_x_labels(svg: &mut Svg, labels: &[(f64, String)], y: f64, bou
     }
 }
 
+/// The x axis description, centred under the plot but kept inside the
+/// image (a narrow chart's plot may sit right of centre).
+pub(super) fn draw_x_desc(svg: &mut Svg, text: &str, cx: f64, top: f64) {
+    let half = text_width(text, TEXT_SIZE) / 2.0;
+    let cx = cx.clamp(PAD + half, (svg.w - PAD - half).max(PAD + half));
+    draw_lines(
+        svg,
+        &[text.to_string()],
+        (cx, top),
+        TEXT_SIZE,
+        TEXT,
+        Anchor::Middle,
+    );
+}
+
 /// Height of the row of x labels plus the axis description under it.
 /// Labels start 6 px below the axis; the description 2 px below them; what
 /// follows 2 px below that.
@@ -589,19 +632,34 @@ pub(super) fn call_label(c: usize) -> String {
     fmt::thousands(c as u64)
 }
 
+/// A plot shorter than this shows nothing readable.
+const MIN_PLOT_H: f64 = 40.0;
+
 /// Vertical extent of a plot with a value axis: the title and the y axis
 /// description (written above the axis, never rotated) on top, `bottom_h`
-/// pixels kept free below for the x axis, legend and notes.
-pub(super) fn plot_rows(svg: &mut Svg, title: &str, y_desc: &str, bottom_h: f64) -> (f64, f64) {
-    let top = draw_title(svg, title);
-    let plot_top = if y_desc.is_empty() {
-        top + 6.0
+/// pixels kept free below for the x axis, legend and notes. `None` (after
+/// drawing the "too small" chart) when that leaves no room for a plot.
+pub(super) fn plot_rows(
+    svg: &mut Svg,
+    title: &str,
+    y_desc: &str,
+    bottom_h: f64,
+) -> Option<(f64, f64)> {
+    let desc = wrap(y_desc, TEXT_SIZE, svg.w - 2.0 * PAD);
+    let desc_h = if desc.is_empty() {
+        6.0
     } else {
-        let lines = wrap(y_desc, TEXT_SIZE, svg.w - 2.0 * PAD);
-        draw_lines(svg, &lines, (PAD, top), TEXT_SIZE, TEXT, Anchor::Start) + 8.0
+        desc.len() as f64 * line_h(TEXT_SIZE) + 8.0
     };
-    let plot_bottom = (svg.h - PAD / 2.0 - bottom_h).max(plot_top + 20.0);
-    (plot_top, plot_bottom)
+    if title_height(title, svg.w) + desc_h + MIN_PLOT_H + bottom_h + PAD / 2.0 > svg.h {
+        draw_too_small(svg, title);
+        return None;
+    }
+    let top = draw_title(svg, title);
+    draw_lines(svg, &desc, (PAD, top), TEXT_SIZE, TEXT, Anchor::Start);
+    let plot_top = top + desc_h;
+    let plot_bottom = svg.h - PAD / 2.0 - bottom_h;
+    Some((plot_top, plot_bottom))
 }
 
 /// Height a value-axis chart needs at `width`: a plot about 40% as tall as
@@ -643,6 +701,27 @@ mod tests {
         // Spaces are where words break; they are not kept at line ends.
         let lines = wrap("Input tokens per call by billing class", 13.0, 120.0);
         assert_eq!(lines.join(" "), "Input tokens per call by billing class");
+    }
+
+    proptest::proptest! {
+        /// Wrapping loses no character (only the spaces at breaks) and no
+        /// line is wider than asked unless it is a single character.
+        #[test]
+        fn wrap_is_lossless_and_fits(
+            text in "[a-z=:,+_ 0-9.-]{0,200}",
+            max_w in 20.0f64..600.0,
+        ) {
+            let lines = wrap(&text, 13.0, max_w);
+            let squeeze = |s: &str| s.chars().filter(|c| *c != ' ').collect::<String>();
+            proptest::prop_assert_eq!(squeeze(&lines.concat()), squeeze(&text));
+            for l in &lines {
+                proptest::prop_assert!(
+                    text_width(l, 13.0) <= max_w.max(26.0) || l.chars().count() == 1,
+                    "{:?} wider than {}", l, max_w
+                );
+                proptest::prop_assert!(!l.is_empty() && l.trim() == l.as_str());
+            }
+        }
     }
 
     #[test]

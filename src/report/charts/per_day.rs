@@ -3,12 +3,12 @@
 //! three series would be hairlines as bars). Days without data leave a gap.
 
 use super::layout::{
-    AXIS, LegendItem, MARKERS, PAD, PALETTE, Scale, Swatch, TEXT, TEXT_SIZE, clean, draw_legend,
-    draw_lines, draw_marker, draw_no_data, draw_x_labels, draw_y_axis, layout_legend, line_h,
+    AXIS, LegendItem, MARKERS, PAD, PALETTE, Scale, Swatch, TEXT_SIZE, clean, draw_legend,
+    draw_marker, draw_no_data, draw_x_desc, draw_x_labels, draw_y_axis, layout_legend, line_h,
     nice_ticks, plot_rows, usd_ticks, value_chart_height, x_axis_h, y_labels_w,
 };
 use super::layout::{RECOMMENDED, STATUS_QUO};
-use super::svg::{Anchor, Rgb, Svg, text_width};
+use super::svg::{Rgb, Svg, text_width};
 
 /// Narrowest bar drawn; narrower groups switch the chart to lines.
 const MIN_BAR_PX: f64 = 6.0;
@@ -108,7 +108,10 @@ pub(super) fn draw(
     let markers = nd <= MAX_MARKED_DAYS;
     let items = legend_items(series, bars, markers);
     let legend = layout_legend(&items, w - 2.0 * PAD);
-    let (plot_top, plot_bottom) = plot_rows(svg, title, "USD per day", bottom_h(series, w));
+    let Some((plot_top, plot_bottom)) = plot_rows(svg, title, "USD per day", bottom_h(series, w))
+    else {
+        return;
+    };
     let ys = Scale {
         d0,
         d1,
@@ -175,14 +178,7 @@ pub(super) fn draw(
         .collect();
     draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
     let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    draw_lines(
-        svg,
-        &["day".to_string()],
-        ((x0 + x1) / 2.0, desc_top),
-        TEXT_SIZE,
-        TEXT,
-        Anchor::Middle,
-    );
+    draw_x_desc(svg, "day", (x0 + x1) / 2.0, desc_top);
     draw_legend(
         svg,
         &items,

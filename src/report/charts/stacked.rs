@@ -8,11 +8,11 @@
 
 use super::CallTokens;
 use super::layout::{
-    AXIS, LegendItem, PAD, Scale, Swatch, TEXT, TEXT_SIZE, call_label, call_ticks, clean,
-    draw_legend, draw_lines, draw_no_data, draw_x_labels, draw_y_axis, layout_legend, line_h,
-    nice_ticks, plot_rows, value_chart_height, x_axis_h, y_labels_w,
+    AXIS, LegendItem, PAD, Scale, Swatch, TEXT_SIZE, call_label, call_ticks, clean, draw_legend,
+    draw_no_data, draw_x_desc, draw_x_labels, draw_y_axis, layout_legend, line_h, nice_ticks,
+    plot_rows, value_chart_height, x_axis_h, y_labels_w,
 };
-use super::svg::{Anchor, BLACK, Rgb, Svg, WHITE, text_width};
+use super::svg::{BLACK, Rgb, Svg, WHITE, text_width};
 use crate::report::fmt;
 
 /// Billing-class colours (Okabe–Ito): uncached, cache write, cache read.
@@ -24,7 +24,7 @@ const CLASS_COLORS: [Rgb; 3] = [
 const CLASS_NAMES: [&str; 3] = ["uncached", "cache write", "cache read"];
 
 /// Narrowest bar drawn, in pixels; below it calls are binned.
-const MIN_BAR_PX: f64 = 5.0;
+const MIN_BAR_PX: f64 = 4.0;
 
 fn series_shades(s: usize, count: usize) -> Vec<Rgb> {
     let t = if count <= 1 {
@@ -135,7 +135,9 @@ pub(super) fn draw(svg: &mut Svg, title: &str, series: &[(String, Vec<CallTokens
             fmt::thousands(b as u64)
         )
     };
-    let (plot_top, plot_bottom) = plot_rows(svg, title, &y_desc, bottom_h(&items, w));
+    let Some((plot_top, plot_bottom)) = plot_rows(svg, title, &y_desc, bottom_h(&items, w)) else {
+        return;
+    };
     let x0 = PAD + y_labels_w(&ticks);
     let x1 = w - PAD * 2.0;
     let ys = Scale {
@@ -189,14 +191,7 @@ pub(super) fn draw(svg: &mut Svg, title: &str, series: &[(String, Vec<CallTokens
         .collect();
     draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
     let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    draw_lines(
-        svg,
-        &["call".to_string()],
-        ((x0 + x1) / 2.0, desc_top),
-        TEXT_SIZE,
-        TEXT,
-        Anchor::Middle,
-    );
+    draw_x_desc(svg, "call", (x0 + x1) / 2.0, desc_top);
     draw_legend(svg, &items, &legend, (PAD, h - PAD / 2.0 - legend.height));
 }
 
@@ -208,7 +203,8 @@ mod tests {
     fn bins_grow_in_round_steps() {
         assert_eq!(bin_size(30, 3, 800.0), 1);
         assert_eq!(bin_size(200, 3, 800.0), 5);
-        assert_eq!(bin_size(1000, 3, 800.0), 50);
+        assert_eq!(bin_size(1000, 3, 800.0), 20);
+        assert_eq!(bin_size(80, 2, 800.0), 1);
         assert_eq!(bin_size(1000, 1, 800.0), 10);
         assert_eq!(bin_size(100_000, 1, 800.0), 1000);
     }
