@@ -1442,7 +1442,18 @@ fn write_samples_when_asked() {
             render_svg(&chart, W, h).unwrap(),
         )
         .unwrap();
+        let h = suggested_height(&chart, 480);
+        std::fs::write(
+            format!("{dir}/{name}_480.png"),
+            render_png(&chart, 480, h).unwrap(),
+        )
+        .unwrap();
     }
+    std::fs::write(
+        format!("{dir}/too_small.png"),
+        render_png(&cumulative_large(), 480, 300).unwrap(),
+    )
+    .unwrap();
     for (i, chart) in degenerate().iter().enumerate() {
         std::fs::write(
             format!("{dir}/degenerate_{i:02}.png"),
