@@ -1096,7 +1096,7 @@ fn many_calls_are_binned_not_hairlines() {
     }
     // The cumulative lines of 1,000 calls are thinned to what can be seen.
     let svg = render_svg(&cumulative_large(), W, H).unwrap();
-    assert!(svg.len() < 120_000, "{} bytes", svg.len());
+    assert!(svg.len() < 40_000, "{} bytes", svg.len());
 }
 
 // ---------------------------------------------------------------------------
