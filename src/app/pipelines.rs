@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::AppError;
+use super::fleet::SessionSummary;
 use super::plan::{
     CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan, StabilityPlan, SweepPlan, UsagePlan,
     calibration_model,
@@ -90,50 +91,97 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
         (plan.configs.len() * plan.traces.len()) as u64,
         Unit::Items,
     );
-    let mut sweeps = Vec::new();
-    for t in &plan.traces {
-        let prepared = prepare(t, &plan.cost, &memo)?;
-        let baseline = plan.baseline_for(t)?;
-        sweeps.push(crate::replay::sweep::sweep_trace(
-            &prepared,
-            &plan.configs,
-            &baseline,
-            &plan.cost.pricing,
-            &memo,
-            ReplayOptions {
-                batch: plan.cost.batch,
-                progress: None,
-            },
-            plan.recall_cost_usd,
-            &|| progress.advance(1),
-        )?);
-    }
-    Ok(sweeps)
+    plan.traces
+        .iter()
+        .map(|t| sweep_one(t, plan, &memo, progress))
+        .collect()
 }
 
-/// What `report` produced: the fleet's answer, and per trace its sweep and
-/// the stability of its recommendation.
+/// Sweeps every config of the plan over one trace.
+fn sweep_one(
+    t: &Trace,
+    plan: &SweepPlan,
+    memo: &TokenMemo,
+    progress: &dyn Progress,
+) -> Result<TraceSweep, AppError> {
+    let prepared = prepare(t, &plan.cost, memo)?;
+    let baseline = plan.baseline_for(t)?;
+    Ok(crate::replay::sweep::sweep_trace(
+        &prepared,
+        &plan.configs,
+        &baseline,
+        &plan.cost.pricing,
+        memo,
+        ReplayOptions {
+            batch: plan.cost.batch,
+            progress: None,
+        },
+        plan.recall_cost_usd,
+        &|| progress.advance(1),
+    )?)
+}
+
+/// What `report` produced: the fleet's answer, and what it keeps of each
+/// session (its figures, not its per-call rows).
 #[derive(Debug, Clone)]
 pub struct ReportOutcome {
     /// The fleet's answer.
     pub fleet: super::fleet::Fleet,
-    /// Per trace.
-    pub reports: Vec<TraceReport>,
+    /// Per session, in the plan's order.
+    pub sessions: Vec<SessionSummary>,
 }
 
-/// Sweeps the plan's traces and checks the stability of each trace's
-/// recommended config.
-pub fn report(plan: &ReportPlan, progress: &dyn Progress) -> Result<ReportOutcome, AppError> {
-    let sweeps = sweep(&plan.sweep, progress)?;
-    let fleet = super::fleet::fleet(&plan.sweep.traces, &sweeps, &plan.sweep.configs);
-    let memo = plan.sweep.cost.memo();
-    let mut reports = Vec::new();
-    for (t, sweep) in plan.sweep.traces.iter().zip(sweeps) {
+/// Sweeps the plan's traces one at a time, checks the stability of each
+/// trace's recommended config, and hands each session's full report to
+/// `on_session` (to write its pages) before keeping only its summary: the
+/// per-call rows of a fleet are never all in memory at once.
+pub fn report(
+    plan: &ReportPlan,
+    progress: &dyn Progress,
+    on_session: &mut dyn FnMut(&Trace, &TraceReport) -> Result<(), AppError>,
+) -> Result<ReportOutcome, AppError> {
+    let sp = &plan.sweep;
+    let memo = sp.cost.memo();
+    progress.start(
+        "report",
+        (sp.configs.len() * sp.traces.len()) as u64,
+        Unit::Items,
+    );
+    let mut sessions = Vec::with_capacity(sp.traces.len());
+    for t in &sp.traces {
+        let sweep = sweep_one(t, sp, &memo, progress)?;
         let recommended = sweep.rows[sweep.recommended].result.config.clone();
         let stability = stability_of(t, &recommended, &memo, None)?;
-        reports.push(TraceReport { sweep, stability });
+        let report = TraceReport { sweep, stability };
+        on_session(t, &report)?;
+        let TraceReport { sweep, stability } = report;
+        sessions.push(SessionSummary::new(t, sweep, Some(&stability)));
     }
-    Ok(ReportOutcome { fleet, reports })
+    let mut fleet = super::fleet::fleet(&sessions, &sp.configs);
+    // The fleet's recommendation is known only now: check its stubs on
+    // every session, as each session's own recommendation was.
+    let recommended = sp
+        .configs
+        .iter()
+        .find(|c| c.to_string() == fleet.answer.recommended.config);
+    if let (false, Some(config)) = (fleet.answer.keep_status_quo, recommended) {
+        let mut check = super::fleet::FleetStability {
+            config: config.to_string(),
+            sessions: 0,
+            stubs: 0,
+            violations: 0,
+            unstable_sessions: 0,
+        };
+        for t in &sp.traces {
+            let r = stability_of(t, config, &memo, None)?;
+            check.sessions += 1;
+            check.stubs += r.stubs;
+            check.violations += r.violations.len();
+            check.unstable_sessions += usize::from(!r.violations.is_empty());
+        }
+        fleet.stability = Some(check);
+    }
+    Ok(ReportOutcome { fleet, sessions })
 }
 
 /// Token counts through a memo.
