@@ -198,7 +198,12 @@ fn stability_and_report_run_on_a_bundled_trace() {
     // What the report keeps is the same sweep without its per-call rows.
     let kept = &report.sessions[0];
     assert_eq!(kept.sweep.rows.len(), 3);
-    assert!(kept.sweep.rows.iter().all(|row| row.result.calls.is_empty()));
+    assert!(
+        kept.sweep
+            .rows
+            .iter()
+            .all(|row| row.result.calls.is_empty())
+    );
     assert_eq!(kept.stability.unwrap().stubs, r.stability.stubs);
 }
 

@@ -241,3 +241,62 @@ fn session_summaries_keep_days_and_names_but_no_per_call_rows() {
     let scale = app::fleet::DAYS_PER_MONTH / m.days as f64;
     assert!((m.status_quo_usd - fleet.answer.status_quo.cost_usd * scale).abs() < 1e-9);
 }
+
+/// Two copies of one conversation by one account, the second starting ten
+/// seconds after the first: the provider's cache is the account's, so the
+/// second starts warm on the prefix the first wrote. Each alone starts cold.
+#[test]
+fn sessions_of_one_account_share_the_cache() {
+    let one: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("traces/massage-gun.json").unwrap()).unwrap();
+    let copy = |name: &str, shift_ms: u64, account: &str| {
+        let mut t = one.clone();
+        let obj = t.as_object_mut().unwrap();
+        obj.remove("format");
+        obj.insert("name".into(), name.into());
+        obj.insert("account".into(), account.into());
+        for c in obj["calls"].as_array_mut().unwrap() {
+            let s = c["start_ms"].as_u64().unwrap();
+            c["start_ms"] = (s + shift_ms).into();
+        }
+        t
+    };
+    let run = |account_b: &str, scope: &str| {
+        let doc = serde_json::json!({
+            "format": "tracecost.trace/v1",
+            "traces": [copy("a", 0, "team"), copy("b", 10_000, account_b)],
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("two.json");
+        std::fs::write(&file, doc.to_string()).unwrap();
+        let o = assert_cmd::Command::cargo_bin("tracecost")
+            .unwrap()
+            .env("TRACECOST_NO_PROGRESS", "1")
+            .args(["replay", file.to_str().unwrap(), "--cache", "tail"])
+            .args(["--cache-scope", scope, "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let runs = v["traces"].as_array().unwrap().clone();
+        let first_read = |i: usize| {
+            runs[i]["calls"][0]["cache_read_input_tokens"]
+                .as_u64()
+                .unwrap()
+        };
+        let total: f64 = runs
+            .iter()
+            .map(|r| r["totals"]["cost_usd"].as_f64().unwrap())
+            .sum();
+        (first_read(0), first_read(1), total)
+    };
+    let (a_shared, b_shared, shared_total) = run("team", "account");
+    let (a_alone, b_alone, alone_total) = run("team", "trace");
+    let (_, b_other_account, _) = run("elsewhere", "account");
+    assert_eq!((a_shared, a_alone), (0, 0), "the first session starts cold");
+    assert!(b_shared > 0, "the second reads what the first wrote");
+    assert_eq!(b_alone, 0);
+    assert_eq!(b_other_account, 0, "another account's cache is not shared");
+    // The prefix is written once, not once per session.
+    assert!(shared_total < alone_total, "{shared_total} < {alone_total}");
+}

@@ -21,8 +21,8 @@ pub use pipelines::{
     recall, replay, report, stability, stability_digest, sweep, usage,
 };
 pub use plan::{
-    Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan, ReplayPlan,
-    ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan, calibration_model,
-    load_inputs, load_traces,
+    CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan,
+    ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan,
+    calibration_model, load_inputs, load_traces,
 };
 pub use results::{ReplayOutput, Savings, TraceReport};

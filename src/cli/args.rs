@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::app::Calibration;
+use crate::app::{CacheScope, Calibration};
 use crate::engine::cache::ManifestPosition;
 use crate::engine::wire::Ttl;
 use crate::policy::{CacheKind, CompactionKind};
@@ -129,6 +129,15 @@ impl ValueEnum for Calibration {
     }
 }
 
+impl ValueEnum for CacheScope {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[CacheScope::Account, CacheScope::Trace]
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
+}
+
 /// A TTL on the command line (the engine's type, named by its own names).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct TtlArg(pub(super) Ttl);
@@ -223,6 +232,9 @@ pub(super) struct CostArgs {
     /// Apply the Batch API discount (50%).
     #[arg(long)]
     pub(super) batch: bool,
+    /// Which traces share one simulated prompt cache: account (the traces of one account, in start-time order, as the provider's cache is shared) or trace (each starts cold).
+    #[arg(long, value_enum, default_value_t = CacheScope::Account)]
+    pub(super) cache_scope: CacheScope,
 }
 
 /// How trace inputs are read (replay, sweep, report).

@@ -61,12 +61,14 @@ impl ImportFormat {
 
 impl CostArgs {
     fn plan(&self) -> Result<CostPlan, AppError> {
-        CostPlan::new(
+        let mut plan = CostPlan::new(
             self.pricing.as_deref(),
             &self.tokenizer,
             self.calibrate,
             self.batch,
-        )
+        )?;
+        plan.cache_scope = self.cache_scope;
+        Ok(plan)
     }
 }
 

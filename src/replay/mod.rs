@@ -428,13 +428,21 @@ pub fn replay_group_shared(
 /// trace keeps its own order. A call without a start time inherits the
 /// start of the call before it (0 for a first call).
 pub fn shared_order<'t>(traces: impl Iterator<Item = &'t Trace>) -> Vec<(usize, usize)> {
-    let starts: Vec<Vec<u64>> = traces
+    merge_by_start(
+        traces
+            .map(|t| t.calls.iter().map(|c| c.start_ms).collect())
+            .collect(),
+    )
+}
+
+fn merge_by_start(starts: Vec<Vec<Option<u64>>>) -> Vec<(usize, usize)> {
+    let starts: Vec<Vec<u64>> = starts
+        .into_iter()
         .map(|t| {
             let mut last = 0u64;
-            t.calls
-                .iter()
-                .map(|c| {
-                    last = c.start_ms.unwrap_or(last);
+            t.into_iter()
+                .map(|s| {
+                    last = s.unwrap_or(last);
                     last
                 })
                 .collect()
@@ -968,5 +976,42 @@ mod compacted_ids {
         assert!(!Arc::ptr_eq(&out[3].ids, &out[4].ids));
         assert_eq!(out[3].ids.len(), 3);
         assert_eq!(serde_json::to_string(&out[3]).unwrap(), r#"["a","b","c"]"#);
+    }
+}
+
+#[cfg(test)]
+mod shared {
+    use super::merge_by_start;
+    use proptest::prelude::*;
+
+    #[test]
+    fn calls_meet_the_cache_in_start_order() {
+        let order = merge_by_start(vec![
+            vec![Some(0), Some(100), Some(300)],
+            vec![Some(50), None, Some(400)],
+            vec![Some(100)],
+        ]);
+        assert_eq!(
+            order,
+            [(0, 0), (1, 0), (1, 1), (0, 1), (2, 0), (0, 2), (1, 2)]
+        );
+    }
+
+    proptest! {
+        /// Every call once; each trace's calls in their own order, even
+        /// when a trace's start times go backwards.
+        #[test]
+        fn the_order_is_a_merge_of_each_traces_order(
+            starts in prop::collection::vec(
+                prop::collection::vec(prop::option::of(0u64..1_000), 0..8), 0..6)
+        ) {
+            let order = merge_by_start(starts.clone());
+            prop_assert_eq!(order.len(), starts.iter().map(Vec::len).sum::<usize>());
+            let mut next = vec![0usize; starts.len()];
+            for (t, ci) in order {
+                prop_assert_eq!(ci, next[t]);
+                next[t] += 1;
+            }
+        }
     }
 }

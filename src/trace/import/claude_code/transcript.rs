@@ -725,6 +725,7 @@ fn import_from<R: BufRead>(
         tally.add(Note::RepeatedUsage, repeated);
         let mut t = build_trace(seg, name, description.clone(), opts);
         t.project = Some(info.project.clone());
+        t.account = Some(info.account.clone());
         out.traces.push(t);
     }
     if out.traces.is_empty() {
@@ -822,6 +823,7 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         // breakpoint, each request reading what the previous one wrote).
         status_quo: Some(CLAUDE_CODE_STATUS_QUO.to_owned()),
         project: None,
+        account: None,
         hidden_prefix_tokens: hidden,
         prompts: vec![Prompt::default()],
         messages: seg.messages,
@@ -870,6 +872,7 @@ mod tests {
     fn info(stem: &str, subagent: bool) -> FileInfo {
         FileInfo {
             project: "proj".into(),
+            account: "claude-code:/h/.claude".into(),
             session: stem.into(),
             stem: stem.into(),
             subagent,
