@@ -11,7 +11,8 @@ pub mod stability;
 pub mod sweep;
 
 pub use prepare::{
-    BlockCount, MEDIA_TOKENS, PreparedTrace, Scale, TraceCalibration, block_token_text, count_block,
+    BlockCount, HiddenCache, MEDIA_TOKENS, PreparedTrace, Scale, SharedState, TraceCalibration,
+    block_token_text, count_block,
 };
 
 use std::collections::HashMap;
@@ -486,6 +487,8 @@ struct GroupRun<'a, 't> {
     prev_blocks: Vec<PrefixBlock>,
     rewritten_chars: HashMap<(usize, u128), u64>,
     with_recall: bool,
+    /// Per config: the cache keys the trace's previous call read or wrote.
+    last_keys: Vec<Vec<u128>>,
 }
 
 impl<'a, 't> GroupRun<'a, 't> {
@@ -539,6 +542,7 @@ impl<'a, 't> GroupRun<'a, 't> {
             prev_blocks: Vec::new(),
             rewritten_chars: HashMap::new(),
             with_recall: matches!(config.compaction, Compaction::Ledger { .. }),
+            last_keys: configs.iter().map(|_| Vec::new()).collect(),
         })
     }
 
@@ -560,6 +564,7 @@ impl<'a, 't> GroupRun<'a, 't> {
             prev_blocks,
             rewritten_chars,
             with_recall,
+            last_keys,
             ..
         } = self;
         let (prepared, configs, pricing, memo, opts, with_recall) =
@@ -632,6 +637,25 @@ impl<'a, 't> GroupRun<'a, 't> {
                 None,
             ));
         }
+        // The record's view of the hidden prefix: its own rest is new
+        // content from each change on, and its shared part's block is the
+        // one another session kept warm.
+        let hidden = prepared
+            .hidden_cache
+            .as_ref()
+            .filter(|h| system_counts.len() > h.boundaries.len());
+        let shared = hidden.map(|h| {
+            let own = blocks.len() - 1;
+            let v = h.version.get(ci).copied().unwrap_or(0);
+            if v > 0 {
+                let mut bytes = blocks[own].key.0.to_vec();
+                bytes.extend_from_slice(&v.to_le_bytes());
+                blocks[own].key = crate::cost::tokens::ContentHash::of(&bytes);
+            }
+            let first = own - h.boundaries.len();
+            let state = h.calls.get(ci).copied().unwrap_or(SharedState::Unknown);
+            (first..own, state)
+        });
         let mut message_start = Vec::with_capacity(pv.view.messages.len());
         let mut chars: u64 = 2 + pv.view.messages.len().saturating_sub(1) as u64;
         for (mi, wm) in pv.view.messages.iter().enumerate() {
@@ -730,11 +754,41 @@ impl<'a, 't> GroupRun<'a, 't> {
         // The prefix keys and positions depend only on the blocks and the
         // model: index them once for every config of the group.
         let index = crate::cost::cache_sim::PrefixIndex::new(price, &blocks);
-        for ((c, sim), calls) in configs
+        let carried = shared
+            .as_ref()
+            .is_some_and(|(_, s)| *s == SharedState::Carried);
+        if let Some((parts, state)) = shared {
+            let warm_through = match state {
+                SharedState::Unknown | SharedState::Carried => None,
+                SharedState::Cold => Some(None),
+                SharedState::Warm(j) => Some(Some(parts.start + j)),
+            };
+            if let Some(through) = warm_through {
+                for block in parts {
+                    let Some(key) = index.key_at(block) else {
+                        continue;
+                    };
+                    for sim in sims.iter_mut() {
+                        if through.is_some_and(|t| block <= t) {
+                            sim.warm(key, call.start_ms.unwrap_or(0));
+                        } else {
+                            sim.evict(key);
+                        }
+                    }
+                }
+            }
+        }
+        for (((c, sim), calls), last) in configs
             .iter()
             .zip(sims.iter_mut())
             .zip(all_calls.iter_mut())
+            .zip(last_keys.iter_mut())
         {
+            if carried {
+                for key in last.iter() {
+                    sim.warm(*key, call.start_ms.unwrap_or(0));
+                }
+            }
             let markers =
                 markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, &pv.view);
             let breakpoints: Vec<Breakpoint> = markers
@@ -759,6 +813,16 @@ impl<'a, 't> GroupRun<'a, 't> {
                     call: ci + 1,
                     source,
                 })?;
+            if hidden.is_some() {
+                last.clear();
+                last.extend(
+                    outcome
+                        .hit
+                        .into_iter()
+                        .chain(outcome.written.iter().map(|(b, _)| *b))
+                        .filter_map(|b| index.key_at(b)),
+                );
+            }
             calls.push(CallResult {
                 index: ci + 1,
                 messages: history.len(),
