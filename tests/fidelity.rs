@@ -121,3 +121,49 @@ fn the_hidden_prefix_shared_with_other_sessions_is_warm_where_the_record_says() 
     let off: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(off["calls"][0]["cache_read_input_tokens"], 0);
 }
+
+#[test]
+fn fidelity_compares_each_status_quo_with_its_recorded_bill() {
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["fidelity", "traces/massage-gun.json", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["format"], "tracecost.fidelity/v1");
+    assert_eq!(v["summary"]["sessions"], 1);
+    let s = &v["sessions"][0];
+    assert_eq!(s["config"], "off+none");
+    let (rec, sim) = (
+        s["recorded_usd"].as_f64().unwrap(),
+        s["simulated_usd"].as_f64().unwrap(),
+    );
+    assert!((s["error_pct"].as_f64().unwrap() - (sim - rec) / rec * 100.0).abs() < 1e-9);
+    // The Markdown page says how to regenerate it.
+    let md = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["fidelity", "traces/massage-gun.json", "--format", "md"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(md.starts_with("# Fidelity"));
+    assert!(md.contains("tracecost fidelity PATH --format md"));
+    assert!(md.contains("| massage-gun | `off+none` | 6 |"));
+}
+
+#[test]
+fn fidelity_without_recorded_usage_is_an_input_error() {
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["fidelity", "traces/session-200-s1.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no trace recorded usage"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -308,6 +308,9 @@ pub struct Fleet {
     /// The stubs of the recommendation checked for byte stability on every
     /// session, when a policy other than the status quo is recommended.
     pub stability: Option<FleetStability>,
+    /// How well the status quo reproduces the recorded bill, when sessions
+    /// recorded usage.
+    pub fidelity: Option<super::fidelity::FidelitySummary>,
 }
 
 /// The byte-stability check of one config over every session.
@@ -518,6 +521,7 @@ pub fn fleet(sessions: &[SessionSummary], configs: &[Config]) -> Fleet {
         days,
         per_month,
         stability: None,
+        fidelity: fidelity(sessions),
     }
 }
 
@@ -554,6 +558,18 @@ fn days(sessions: &[SessionSummary], a: &GroupAnswer) -> Vec<DayFigures> {
         }
     }
     out.into_values().collect()
+}
+
+/// The fidelity of the sessions' status quo, when any recorded usage.
+fn fidelity(sessions: &[SessionSummary]) -> Option<super::fidelity::FidelitySummary> {
+    let per_session: Vec<super::fidelity::SessionFidelity> = sessions
+        .iter()
+        .filter_map(|s| {
+            let r = &s.status_quo().result;
+            super::fidelity::SessionFidelity::of(&r.trace, &r.config.to_string(), &r.totals)
+        })
+        .collect();
+    (!per_session.is_empty()).then(|| super::fidelity::FidelitySummary::of(&per_session))
 }
 
 /// Days since the Unix epoch of a `YYYY-MM-DD` day.

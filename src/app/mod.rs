@@ -7,6 +7,7 @@
 //! is a command line.
 
 mod error;
+pub mod fidelity;
 pub mod fleet;
 mod plan;
 pub mod baseline;

@@ -67,6 +67,23 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             );
             Ok(Outcome::Success)
         }
+        Command::Fidelity(a) => {
+            let plan = a.plan()?;
+            let outputs = with_progress(|bar| app::replay(&plan, bar))?;
+            let report = app::fidelity::FidelityReport::of(&outputs);
+            if report.sessions.is_empty() {
+                return Err(AppError::Usage(
+                    "no trace recorded usage to compare with: fidelity needs recorded input tokens"
+                        .into(),
+                )
+                .into());
+            }
+            print_view(
+                &crate::report::fidelity_view::FidelityView(&report),
+                a.format,
+            );
+            Ok(Outcome::Success)
+        }
         Command::Stability(a) => stability(a),
         Command::Check(a) => {
             let plan = a.plan()?;

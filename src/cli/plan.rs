@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::args::{
-    CheckArgs, CostArgs, GridArgs, ImportArgs, ImportFormat, InputArgs, PolicyArgs, RecallArgs,
-    RecallFormatArg, ReplayArgs, ReportArgs, StabilityArgs, SweepArgs,
+    CheckArgs, CostArgs, FidelityArgs, GridArgs, ImportArgs, ImportFormat, InputArgs, PolicyArgs,
+    RecallArgs, RecallFormatArg, ReplayArgs, ReportArgs, StabilityArgs, SweepArgs,
 };
 use crate::app::{
     AppError, CheckPlan, CostPlan, ImportPlan, InputOptions, RecallPlan, ReplayPlan, ReportPlan,
@@ -143,6 +143,27 @@ impl ReplayArgs {
                 cost.pricing
                     .lookup(r.config.model_for_call(&r.trace, call))?;
             }
+        }
+        Ok(ReplayPlan { runs, cost })
+    }
+}
+
+impl FidelityArgs {
+    /// Each trace under its status quo.
+    pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
+        let cost = self.cost.plan()?;
+        let traces = load_all(&self.traces, &self.inputs.options())?;
+        let mut runs = Vec::with_capacity(traces.len());
+        for trace in traces {
+            let config = Config::status_quo(&trace)?;
+            for call in &trace.calls {
+                cost.pricing.lookup(config.model_for_call(&trace, call))?;
+            }
+            runs.push(TraceRun {
+                trace,
+                config,
+                implied: Vec::new(),
+            });
         }
         Ok(ReplayPlan { runs, cost })
     }

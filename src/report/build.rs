@@ -584,6 +584,9 @@ fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumptions) -> St
         if let Some(st) = &fleet.stability {
             let _ = writeln!(s, "- {}", fleet_stability_line(st));
         }
+        if let Some(line) = fleet.fidelity.as_ref().and_then(|f| f.line()) {
+            let _ = writeln!(s, "- {line}");
+        }
         s.push('\n');
     }
     if sessions.len() > SUMMARY_SECTIONS_MAX {
@@ -617,10 +620,22 @@ fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumptions) -> St
         let h = headline(sw);
         let _ = writeln!(s, "## {}\n", md_escape(&sw.trace));
         if let Some(rec) = h.recorded {
+            let t = &h.base.result.totals;
+            let sim = t.cost_usd_recorded_calls.map_or_else(String::new, |sim| {
+                format!(
+                    " (the status quo simulated on the same calls: {}, {:+.1}%)",
+                    dollars(sim),
+                    if rec > 0.0 {
+                        (sim - rec) / rec * 100.0
+                    } else {
+                        0.0
+                    }
+                )
+            });
             let _ = writeln!(
                 s,
-                "- Recorded cost of the {} call(s) with usage: **{}**",
-                h.base.result.totals.recorded_calls,
+                "- Recorded cost of the {} call(s) with usage: **{}**{sim}",
+                t.recorded_calls,
                 dollars(rec)
             );
         }
@@ -931,6 +946,9 @@ fn fleet_section(s: &mut String, fleet: &Fleet, sessions: &[SessionSummary], spl
             code_spans(&html_escape(&fleet_stability_line(st)))
         );
     }
+    if let Some(line) = fleet.fidelity.as_ref().and_then(|f| f.line()) {
+        let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
+    }
     s.push_str("</ul>\n");
     configs_table(s, fleet);
     if !fleet.projects.is_empty() {
@@ -1222,11 +1240,23 @@ fn trace_section(
         html_escape(&sw.description)
     );
     if let Some(rec) = h.recorded {
+        let t = &h.base.result.totals;
+        let sim = t.cost_usd_recorded_calls.map_or_else(String::new, |sim| {
+            format!(
+                "<br>the status quo simulated on the same calls: {} ({:+.1}%)",
+                dollars(sim),
+                if rec > 0.0 {
+                    (sim - rec) / rec * 100.0
+                } else {
+                    0.0
+                }
+            )
+        });
         let _ = writeln!(
             s,
-            "<div class=\"card\"><div class=\"k\">Recorded cost</div><div class=\"v\">{}</div><div class=\"d\">what the provider billed for the {} call(s) with recorded usage</div></div>",
+            "<div class=\"card\"><div class=\"k\">Recorded cost</div><div class=\"v\">{}</div><div class=\"d\">what the provider billed for the {} call(s) with recorded usage{sim}</div></div>",
             dollars(rec),
-            h.base.result.totals.recorded_calls
+            t.recorded_calls
         );
     }
     let _ = writeln!(
