@@ -563,10 +563,11 @@ fn per_month_line(fleet: &Fleet) -> Option<String> {
         )
     };
     Some(format!(
-        "At the rate recorded from {} to {} ({} day(s)), that is {} per month{saving}.",
+        "At the rate recorded over {} {} ({} to {}), that is {} per month{saving}.",
+        thousands(m.days),
+        if m.days == 1 { "day" } else { "days" },
         m.first_day,
         m.last_day,
-        m.days,
         dollars(now)
     ))
 }
