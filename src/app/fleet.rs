@@ -68,6 +68,8 @@ impl StabilityBrief {
 pub struct SessionSummary {
     /// The sweep; every row's per-call list is empty.
     pub sweep: TraceSweep,
+    /// The session the trace is part of (its own name when it is whole).
+    pub session: String,
     /// The project the session belongs to, when the source tells.
     pub project: Option<String>,
     /// The first thing the user asked, on one line.
@@ -118,6 +120,7 @@ impl SessionSummary {
         }
         SessionSummary {
             sweep,
+            session: trace.session.clone().unwrap_or_else(|| trace.name.clone()),
             project: trace.project.clone(),
             first_prompt: first_prompt(trace),
             started_ms: starts.iter().flatten().min().copied(),
@@ -269,8 +272,10 @@ pub struct SavingsSpread {
 /// The answer for one group of sessions (the fleet, or one project).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupAnswer {
-    /// Sessions.
+    /// Sessions (the parts and subagents of one count once).
     pub sessions: usize,
+    /// Traces: each part and subagent conversation on its own.
+    pub traces: usize,
     /// Calls.
     pub calls: usize,
     /// What the sessions that recorded usage paid, USD (their calls with
@@ -349,7 +354,13 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// The answer for `sweeps` (a group of sessions). `candidates` are the
 /// configs every session was replayed under.
-fn answer(sweeps: &[&TraceSweep], candidates: &[Config]) -> (GroupAnswer, Vec<FleetFigures>) {
+fn answer(group: &[&SessionSummary], candidates: &[Config]) -> (GroupAnswer, Vec<FleetFigures>) {
+    let sweeps: Vec<&TraceSweep> = group.iter().map(|s| &s.sweep).collect();
+    let sessions = group
+        .iter()
+        .map(|s| s.session.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let baselines: Vec<&SweepRow> = sweeps.iter().map(|s| &s.rows[s.baseline]).collect();
     let same_status_quo = baselines
         .windows(2)
@@ -371,7 +382,7 @@ fn answer(sweeps: &[&TraceSweep], candidates: &[Config]) -> (GroupAnswer, Vec<Fl
         .iter()
         .map(|c| {
             let mut f = FleetFigures::empty(c.to_string());
-            for s in sweeps {
+            for s in &sweeps {
                 if let Some(r) = s.rows.iter().find(|r| r.result.config == *c) {
                     f.add(r);
                 }
@@ -440,7 +451,8 @@ fn answer(sweeps: &[&TraceSweep], candidates: &[Config]) -> (GroupAnswer, Vec<Fl
         })
         .collect();
     let answer = GroupAnswer {
-        sessions: sweeps.len(),
+        sessions,
+        traces: sweeps.len(),
         calls: baselines.iter().map(|b| b.result.totals.calls).sum(),
         recorded_cost_usd: (!recorded.is_empty()).then(|| recorded.iter().map(|r| r.0).sum()),
         status_quo_on_recorded_calls_usd: (!recorded.is_empty())
@@ -492,14 +504,14 @@ pub struct PerMonth {
 /// The fleet's answer over `sessions`. `configs` are the configs every
 /// session was replayed under.
 pub fn fleet(sessions: &[SessionSummary], configs: &[Config]) -> Fleet {
-    let all: Vec<&TraceSweep> = sessions.iter().map(|s| &s.sweep).collect();
+    let all: Vec<&SessionSummary> = sessions.iter().collect();
     let (answer_all, figures) = answer(&all, configs);
-    let mut by_project: BTreeMap<&str, Vec<&TraceSweep>> = BTreeMap::new();
+    let mut by_project: BTreeMap<&str, Vec<&SessionSummary>> = BTreeMap::new();
     for s in sessions {
         by_project
             .entry(s.project.as_deref().unwrap_or("(no project)"))
             .or_default()
-            .push(&s.sweep);
+            .push(s);
     }
     let projects = if by_project.len() > 1 {
         by_project

@@ -445,8 +445,16 @@ const SUMMARY_TOP: usize = 10;
 /// The fleet's answer in words: one line each for what is paid now, the
 /// simulation's agreement with it, and what to do.
 pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
+    let traces = if a.traces == a.sessions {
+        String::new()
+    } else {
+        format!(
+            " ({} traces: continuations and subagents apart)",
+            thousands(a.traces as u64)
+        )
+    };
     let mut out = vec![format!(
-        "{} session(s), {} call(s).",
+        "{} session(s){traces}, {} call(s).",
         thousands(a.sessions as u64),
         thousands(a.calls as u64)
     )];
@@ -861,7 +869,7 @@ fn html(
     let _ = write!(
         s,
         "<h1>What these agent conversations cost</h1>\n<p class=\"sub\">{} session(s) · {} call(s) · replayed under {} policy configurations each · tracecost {}</p>\n",
-        thousands(sessions.len() as u64),
+        thousands(fleet.answer.sessions as u64),
         thousands(fleet.answer.calls as u64),
         fleet.configs.len(),
         env!("CARGO_PKG_VERSION")

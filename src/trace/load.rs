@@ -97,6 +97,7 @@ struct TraceDoc {
     status_quo: Option<String>,
     project: Option<String>,
     account: Option<String>,
+    session: Option<String>,
     #[serde(default)]
     hidden_prefix_tokens: u64,
     #[serde(default)]
@@ -488,6 +489,7 @@ impl Cx<'_> {
             status_quo: doc.status_quo,
             project: doc.project,
             account: doc.account,
+            session: doc.session,
             hidden_prefix_tokens: doc.hidden_prefix_tokens,
             prompts,
             messages,

@@ -100,6 +100,11 @@ pub struct Trace {
     /// account share the provider's cache: replayed together, their calls
     /// meet one simulated cache.
     pub account: Option<String>,
+    /// The session (conversation) this trace is one part of, when it is one
+    /// of several: a continuation after the context was compacted, or a
+    /// subagent's conversation. A fleet counts the traces of one session
+    /// once.
+    pub session: Option<String>,
     /// Tokens of system prompt and tool definitions that the source did not
     /// record but whose size is known from usage (Claude Code transcripts).
     pub hidden_prefix_tokens: u64,

@@ -1413,6 +1413,7 @@ pub(crate) fn build() -> Trace {
         status_quo: None,
         project: None,
         account: None,
+        session: None,
         provider: ProviderKind::Anthropic,
         model: "claude-opus-4-1-20250805".to_owned(),
         hidden_prefix_tokens: 0,

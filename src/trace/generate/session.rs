@@ -2299,6 +2299,7 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
                 project: Some(project.name.to_owned()),
                 // One team's sessions, sharing one account's cache.
                 account: Some(FLEET_ACCOUNT.to_owned()),
+                session: (count > 1).then(|| spec.name.clone()),
                 hidden_prefix_tokens: 0,
                 prompts: vec![prompt.clone()],
                 messages: seg.messages,

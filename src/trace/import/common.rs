@@ -867,6 +867,7 @@ impl TraceBuilder {
             status_quo: None,
             project: None,
             account: None,
+            session: None,
             hidden_prefix_tokens: 0,
             prompts: self.prompts,
             messages: self.messages,
