@@ -1275,15 +1275,23 @@ fn trace_section(
         dollars(h.base.result.totals.cost_usd * 1000.0),
         html_escape(&h.base.result.config.to_string())
     );
-    let _ = write!(
-        s,
-        "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">saves {} ({:.1}%) per run · {} per 1,000 runs<br><code>{}</code></div></div>\n</div>\n",
-        dollars(h.rec.result.totals.cost_usd),
-        dollars(h.rec.savings_usd),
-        h.rec.savings_pct,
-        dollars(h.rec.savings_usd * 1000.0),
-        html_escape(&h.rec.result.config.to_string())
-    );
+    if sw.recommended == sw.baseline {
+        let _ = write!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">keep what runs</div><div class=\"d\">no config of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>\n</div>\n",
+            html_escape(&h.rec.result.config.to_string())
+        );
+    } else {
+        let _ = write!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">saves {} ({:.1}%) per run · {} per 1,000 runs<br><code>{}</code></div></div>\n</div>\n",
+            dollars(h.rec.result.totals.cost_usd),
+            dollars(h.rec.savings_usd),
+            h.rec.savings_pct,
+            dollars(h.rec.savings_usd * 1000.0),
+            html_escape(&h.rec.result.config.to_string())
+        );
+    }
     let _ = write!(
         s,
         "<div class=\"rec\"><b>Recommendation:</b> use <code>{}</code>. Recall risk: {}.",
