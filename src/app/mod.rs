@@ -12,6 +12,7 @@ mod plan;
 pub mod baseline;
 mod check;
 mod pipelines;
+mod resolve;
 mod results;
 pub mod usage;
 
@@ -25,4 +26,5 @@ pub use plan::{
     ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan, calibration_model,
     load_inputs, load_traces,
 };
+pub use resolve::{SweepOptions, default_replay_config, grid_configs, status_quos};
 pub use results::{ReplayOutput, Savings, TraceReport};
