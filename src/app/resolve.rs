@@ -192,3 +192,101 @@ impl ReplayPlan {
         Self::new(runs, cost)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::Calibration;
+    use crate::progress::Silent;
+
+    fn traces() -> Vec<Trace> {
+        crate::trace::load_path(std::path::Path::new("traces/massage-gun.json"))
+            .unwrap()
+            .traces
+    }
+
+    fn cost() -> CostPlan {
+        CostPlan::new(None, "chars:4", Calibration::Auto, false).unwrap()
+    }
+
+    fn small_grid() -> GridSpec {
+        GridSpec {
+            compactions: Some(vec!["off".into(), "ledger".into()]),
+            thresholds: Some(vec![8000]),
+            keep_lasts: Some(vec![2]),
+            ..GridSpec::default()
+        }
+    }
+
+    #[test]
+    fn a_grid_and_the_configs_it_gives_sweep_the_same() {
+        let quos = status_quos(&traces(), None).unwrap();
+        let configs = grid_configs(&small_grid(), &[], &quos).unwrap();
+        let by_grid =
+            SweepPlan::from_grid(traces(), small_grid(), SweepOptions::default(), cost()).unwrap();
+        assert_eq!(by_grid.configs, configs);
+        let by_list =
+            SweepPlan::from_configs(traces(), configs, SweepOptions::default(), cost()).unwrap();
+        let a = crate::app::sweep(&by_grid, &Silent).unwrap();
+        let b = crate::app::sweep(&by_list, &Silent).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn without_caches_the_grid_tries_each_status_quo_cache() {
+        let quo: Config = "off+claude-code:ttl=5m".parse().unwrap();
+        let with = grid_configs(&small_grid(), &[], std::slice::from_ref(&quo)).unwrap();
+        let without = grid_configs(&small_grid(), &[], &[]).unwrap();
+        assert_eq!(with.len(), without.len() + 2);
+        assert!(with.contains(&quo));
+        let named = GridSpec {
+            caches: Some(vec!["tail".into()]),
+            ..small_grid()
+        };
+        assert_eq!(grid_configs(&named, &[], &[quo]).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn explicit_configs_are_checked_and_deduplicated() {
+        let off: Config = "off+none".parse().unwrap();
+        let plan = SweepPlan::from_configs(
+            traces(),
+            vec![off.clone(), off.clone()],
+            SweepOptions::default(),
+            cost(),
+        )
+        .unwrap();
+        assert_eq!(plan.configs, vec![off]);
+        let recorded: Config = "off+recorded".parse().unwrap();
+        let e = SweepPlan::from_configs(traces(), vec![recorded], SweepOptions::default(), cost())
+            .unwrap_err();
+        assert!(e.to_string().contains("recorded none"), "{e}");
+        let e = SweepPlan::from_configs(
+            traces(),
+            Vec::new(),
+            SweepOptions {
+                recall_cost_usd: Some(-1.0),
+                ..SweepOptions::default()
+            },
+            cost(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--recall-cost"), "{e}");
+    }
+
+    #[test]
+    fn a_replay_without_config_runs_what_the_trace_recorded() {
+        let t = traces();
+        assert_eq!(
+            default_replay_config(&t[0]).unwrap().to_string(),
+            "off+none"
+        );
+        let plan = ReplayPlan::with_config(t, None, Some("claude-sonnet-4-5"), cost()).unwrap();
+        assert_eq!(
+            plan.runs[0].config.to_string(),
+            "off+none@claude-sonnet-4-5"
+        );
+        let e = ReplayPlan::with_config(traces(), None, Some("no-such-model"), cost()).unwrap_err();
+        assert!(e.to_string().contains("no-such-model"), "{e}");
+    }
+}
