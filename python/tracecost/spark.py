@@ -72,6 +72,9 @@ _SWEEP_ROW_SCHEMA = (
     "recommended boolean"
 )
 
+_SWEEP_ROW_COLUMNS = [part.strip().split(" ")[0] for part in _SWEEP_ROW_SCHEMA.split(",")]
+
+# Each session's dollars as exact integer pieces (``tracecost._exact``).
 _LIMB_COLUMNS = [f"_cost_limb{i}" for i in range(LIMBS)]
 _SESSION_ROW_SCHEMA = _SWEEP_ROW_SCHEMA + "".join(f", {c} long" for c in _LIMB_COLUMNS)
 
@@ -136,9 +139,7 @@ def _configs(spark_sessions: "DataFrame", grid: GridLike, baseline: Optional[str
     return grid.configs(quos)
 
 
-def _sweep_partition(
-    configs: List[str], options: Dict[str, Any]
-) -> Any:
+def _sweep_partition(configs: List[str], options: Dict[str, Any]) -> Any:
     """The mapInArrow function: sweeps a partition's sessions account by
     account, in input order within an account."""
 
@@ -187,9 +188,6 @@ def _sweep_partition(
             yield pa.RecordBatch.from_pylist(out, schema=schema)
 
     return run
-
-
-_SWEEP_ROW_COLUMNS = [part.strip().split(" ")[0] for part in _SWEEP_ROW_SCHEMA.split(",")]
 
 
 def _arrow_schema(pa: Any) -> "pyarrow.Schema":
