@@ -13,6 +13,7 @@ mod plan;
 pub mod baseline;
 mod check;
 mod pipelines;
+mod resolve;
 mod results;
 pub mod usage;
 
@@ -26,4 +27,5 @@ pub use plan::{
     ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan,
     calibration_model, load_inputs, load_traces,
 };
+pub use resolve::{SweepOptions, default_replay_config, grid_configs, status_quos};
 pub use results::{ReplayOutput, Savings, TraceReport};
