@@ -42,15 +42,15 @@ fn replay_gives_the_baseline_figures_and_a_saving_against_no_compaction() {
     assert_eq!(out.len(), 1);
     let totals = &out[0].result.totals;
     // ci/baseline.json records this pair: the pipeline gives its figures.
-    assert_eq!(totals.usage.cache_creation_input_tokens, 130_359);
+    assert_eq!(totals.usage.cache_creation_input_tokens, 136_779);
     assert_eq!(totals.usage.cache_read_input_tokens, 108_791);
     assert!(
-        (totals.cost_usd - 2.81846775).abs() < 1e-9,
+        (totals.cost_usd - 2.93884275).abs() < 1e-9,
         "{}",
         totals.cost_usd
     );
     let saved = out[0].savings.vs_no_compaction_usd.unwrap();
-    assert!((saved - (3.194745 - 2.81846775)).abs() < 1e-9, "{saved}");
+    assert!((saved - (3.310296 - 2.93884275)).abs() < 1e-9, "{saved}");
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn sweep_ranks_every_config_of_the_grid_and_keeps_the_baseline() {
     assert_eq!(s.rows[s.baseline].result.config.to_string(), "off+none");
     let costs: Vec<f64> = s.rows.iter().map(|r| r.result.totals.cost_usd).collect();
     assert!(costs.windows(2).all(|w| w[0] <= w[1]), "{costs:?}");
-    assert!((s.rows[s.baseline].result.totals.cost_usd - 8.229165).abs() < 1e-9);
+    assert!((s.rows[s.baseline].result.totals.cost_usd - 8.43351).abs() < 1e-9);
 }
 
 #[test]
@@ -167,6 +167,7 @@ fn stability_and_report_run_on_a_bundled_trace() {
         models: vec![None],
     }
     .configs();
+    let mut seen = Vec::new();
     let report = app::report(
         &app::ReportPlan {
             sweep: SweepPlan {
@@ -180,12 +181,30 @@ fn stability_and_report_run_on_a_bundled_trace() {
             },
         },
         &Silent,
+        &mut |t, r| {
+            seen.push((t.name.clone(), r.clone()));
+            Ok(())
+        },
     )
     .unwrap();
-    let r = &report.reports[0];
+    // Each session's full report is handed over once, per-call rows and all.
+    assert_eq!(seen.len(), 1);
+    let (name, r) = &seen[0];
+    assert_eq!(*name, report.sessions[0].sweep.trace);
+    assert!(r.sweep.rows.iter().all(|row| !row.result.calls.is_empty()));
     // The stability checked is the recommendation's.
     assert_eq!(r.stability.digest.len(), 64);
     assert_eq!(r.sweep.rows.len(), 3, "two configs and the baseline");
+    // What the report keeps is the same sweep without its per-call rows.
+    let kept = &report.sessions[0];
+    assert_eq!(kept.sweep.rows.len(), 3);
+    assert!(
+        kept.sweep
+            .rows
+            .iter()
+            .all(|row| row.result.calls.is_empty())
+    );
+    assert_eq!(kept.stability.unwrap().stubs, r.stability.stubs);
 }
 
 #[test]

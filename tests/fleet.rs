@@ -51,13 +51,27 @@ fn sweep_plan(
     }
 }
 
+fn summaries(
+    traces: &[tracecost::trace::Trace],
+    sweeps: &[tracecost::replay::sweep::TraceSweep],
+) -> Vec<app::fleet::SessionSummary> {
+    traces
+        .iter()
+        .zip(sweeps)
+        .map(|(t, s)| app::fleet::SessionSummary::new(t, s.clone(), None))
+        .collect()
+}
+
 #[test]
 fn fleet_totals_are_the_sums_of_per_session_replays() {
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let fleet = app::fleet::fleet(&plan.traces, &sweeps, &plan.configs);
-    assert_eq!(fleet.answer.sessions, plan.traces.len());
-    assert!(plan.traces.len() >= 2);
+    let fleet = app::fleet::fleet(&summaries(&plan.traces, &sweeps), &plan.configs);
+    // massage-gun, and one session in parts that count once.
+    assert_eq!(fleet.answer.traces, plan.traces.len());
+    let parts = plan.traces.iter().filter(|t| t.session.is_some()).count();
+    assert!(parts >= 2, "the bundled session continues in parts");
+    assert_eq!(fleet.answer.sessions, plan.traces.len() - parts + 1);
     assert_eq!(fleet.configs.len(), plan.configs.len());
     for f in &fleet.configs {
         let per_session: f64 = sweeps
@@ -94,7 +108,7 @@ fn a_policy_that_never_fires_is_never_recommended_and_ties_keep_what_runs() {
         &["none"],
     );
     let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let fleet = app::fleet::fleet(&plan.traces, &sweeps, &plan.configs);
+    let fleet = app::fleet::fleet(&summaries(&plan.traces, &sweeps), &plan.configs);
     let peer = fleet
         .configs
         .iter()
@@ -182,5 +196,110 @@ fn the_summary_stays_short_and_every_page_escapes_names() {
         }
     }
     assert_eq!(fleet["configs"].as_array().unwrap().len(), 4);
+    assert!(fleet["days"].as_array().is_some_and(|d| !d.is_empty()));
     assert_eq!(json["traces"].as_array().unwrap().len(), 12);
+    // Every session has its page, and one page lists them all; the fleet
+    // page names sessions by their first prompt, linked to their page.
+    let list = std::fs::read_to_string(out.join("sessions/index.html")).unwrap();
+    assert_eq!(list.matches("<tr><td class=\"l\"><a href=").count(), 12);
+    assert!(!list.contains("<script>alert"));
+    for i in 1..12 {
+        assert!(out.join(format!("sessions/mg-{i:02}.html")).is_file());
+    }
+    let first = "We&#39;re evaluating a private-label massage gun";
+    assert!(html.contains(first), "the first prompt names the session");
+    // Session charts are inline in split reports: no chart files.
+    assert!(!out.join("charts").exists());
+}
+
+#[test]
+fn session_summaries_keep_days_and_names_but_no_per_call_rows() {
+    let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
+    let sweeps = app::sweep(&plan, &Silent).unwrap();
+    let sessions = summaries(&plan.traces, &sweeps);
+    for (s, full) in sessions.iter().zip(&sweeps) {
+        assert!(s.sweep.rows.iter().all(|r| r.result.calls.is_empty()));
+        // Every call lands on one day, and the days add up to the totals.
+        let calls: usize = s.days.iter().map(|d| d.calls).sum();
+        assert_eq!(calls, full.rows[full.baseline].result.totals.calls);
+        for (i, row) in full.rows.iter().enumerate() {
+            let by_day: f64 = s.days.iter().map(|d| d.cost_usd[i]).sum();
+            assert!(
+                (by_day - row.result.totals.cost_usd).abs() < 1e-9,
+                "{}",
+                row.result.config
+            );
+        }
+        assert!(s.started_ms.is_some() && s.started_ms <= s.ended_ms);
+        let prompt = s.first_prompt.as_deref().unwrap();
+        assert!(!prompt.is_empty() && !prompt.starts_with('<'), "{prompt}");
+    }
+    let fleet = app::fleet::fleet(&sessions, &plan.configs);
+    let sq: f64 = fleet.days.iter().map(|d| d.status_quo_usd).sum();
+    assert!((sq - fleet.answer.status_quo.cost_usd).abs() < 1e-9);
+    let rec: f64 = fleet.days.iter().map(|d| d.recommended_usd).sum();
+    assert!((rec - fleet.answer.recommended.cost_usd).abs() < 1e-9);
+    let m = fleet.per_month.as_ref().unwrap();
+    assert!(m.days >= 1 && m.first_day <= m.last_day);
+    let scale = app::fleet::DAYS_PER_MONTH / m.days as f64;
+    assert!((m.status_quo_usd - fleet.answer.status_quo.cost_usd * scale).abs() < 1e-9);
+}
+
+/// Two copies of one conversation by one account, the second starting ten
+/// seconds after the first: the provider's cache is the account's, so the
+/// second starts warm on the prefix the first wrote. Each alone starts cold.
+#[test]
+fn sessions_of_one_account_share_the_cache() {
+    let one: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("traces/massage-gun.json").unwrap()).unwrap();
+    let copy = |name: &str, shift_ms: u64, account: &str| {
+        let mut t = one.clone();
+        let obj = t.as_object_mut().unwrap();
+        obj.remove("format");
+        obj.insert("name".into(), name.into());
+        obj.insert("account".into(), account.into());
+        for c in obj["calls"].as_array_mut().unwrap() {
+            let s = c["start_ms"].as_u64().unwrap();
+            c["start_ms"] = (s + shift_ms).into();
+        }
+        t
+    };
+    let run = |account_b: &str, scope: &str| {
+        let doc = serde_json::json!({
+            "format": "tracecost.trace/v1",
+            "traces": [copy("a", 0, "team"), copy("b", 10_000, account_b)],
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("two.json");
+        std::fs::write(&file, doc.to_string()).unwrap();
+        let o = assert_cmd::Command::cargo_bin("tracecost")
+            .unwrap()
+            .env("TRACECOST_NO_PROGRESS", "1")
+            .args(["replay", file.to_str().unwrap(), "--cache", "tail"])
+            .args(["--cache-scope", scope, "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let runs = v["traces"].as_array().unwrap().clone();
+        let first_read = |i: usize| {
+            runs[i]["calls"][0]["cache_read_input_tokens"]
+                .as_u64()
+                .unwrap()
+        };
+        let total: f64 = runs
+            .iter()
+            .map(|r| r["totals"]["cost_usd"].as_f64().unwrap())
+            .sum();
+        (first_read(0), first_read(1), total)
+    };
+    let (a_shared, b_shared, shared_total) = run("team", "account");
+    let (a_alone, b_alone, alone_total) = run("team", "trace");
+    let (_, b_other_account, _) = run("elsewhere", "account");
+    assert_eq!((a_shared, a_alone), (0, 0), "the first session starts cold");
+    assert!(b_shared > 0, "the second reads what the first wrote");
+    assert_eq!(b_alone, 0);
+    assert_eq!(b_other_account, 0, "another account's cache is not shared");
+    // The prefix is written once, not once per session.
+    assert!(shared_total < alone_total, "{shared_total} < {alone_total}");
 }

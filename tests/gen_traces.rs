@@ -535,3 +535,19 @@ proptest! {
         }
     }
 }
+
+/// A seed that once sent its compaction request above the hard limit: the
+/// step before it had left no room for the request.
+#[test]
+fn the_compaction_request_fits_the_window() {
+    for t in session_parts(259, 1316419208177651381) {
+        for chars in sent_chars(&t) {
+            let estimate = chars.div_ceil(CHARS_PER_TOKEN_ESTIMATE);
+            assert!(
+                estimate <= WINDOW_TOKENS * 95 / 100,
+                "{}: {estimate}",
+                t.name
+            );
+        }
+    }
+}

@@ -9,12 +9,181 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use std::sync::Arc;
+
+use crate::engine::message::{BlockKind, Content, Role};
 use crate::policy::{Compaction, Config};
+use crate::replay::stability::StabilityReport;
 use crate::replay::sweep::{SweepRow, TraceSweep};
 use crate::trace::Trace;
 
+use super::usage::date_of;
+
 /// The `config` of a status quo that differs between sessions.
 pub const MIXED_STATUS_QUO: &str = "mixed";
+
+/// The day of calls without a start time.
+pub const UNDATED: &str = "undated";
+
+/// Days in an average month (365.25 / 12), for "per month" figures.
+pub const DAYS_PER_MONTH: f64 = 30.4375;
+
+/// One day of a session: its calls that started that day (UTC).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionDay {
+    /// `YYYY-MM-DD`, or [`UNDATED`].
+    pub day: String,
+    /// Calls.
+    pub calls: usize,
+    /// What the provider billed for those of them that recorded usage.
+    pub recorded_cost_usd: Option<f64>,
+    /// Simulated cost under each config, in the order of the sweep's rows.
+    pub cost_usd: Vec<f64>,
+}
+
+/// The stability check of a session's recommended config, in short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StabilityBrief {
+    /// Distinct stubs seen.
+    pub stubs: usize,
+    /// Violations found.
+    pub violations: usize,
+}
+
+impl StabilityBrief {
+    /// The brief of a full check.
+    pub fn of(r: &StabilityReport) -> Self {
+        StabilityBrief {
+            stubs: r.stubs,
+            violations: r.violations.len(),
+        }
+    }
+}
+
+/// What a fleet keeps of one session once its own pages are written: the
+/// sweep without per-call rows, and what names and dates the session. A
+/// fleet of a thousand sessions is summed from these, never from the
+/// per-call data.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSummary {
+    /// The sweep; every row's per-call list is empty.
+    pub sweep: TraceSweep,
+    /// The session the trace is part of (its own name when it is whole).
+    pub session: String,
+    /// The project the session belongs to, when the source tells.
+    pub project: Option<String>,
+    /// The first thing the user asked, on one line.
+    pub first_prompt: Option<String>,
+    /// When the first call started, in milliseconds since the Unix epoch.
+    pub started_ms: Option<u64>,
+    /// When the last call started.
+    pub ended_ms: Option<u64>,
+    /// Per day, in day order.
+    pub days: Vec<SessionDay>,
+    /// The stability of the recommended config, if checked.
+    pub stability: Option<StabilityBrief>,
+}
+
+/// Characters of a first prompt kept for naming a session.
+const FIRST_PROMPT_CHARS: usize = 80;
+
+impl SessionSummary {
+    /// The summary of `trace`'s sweep (per-call rows are read for the days,
+    /// then dropped).
+    pub fn new(trace: &Trace, mut sweep: TraceSweep, stability: Option<&StabilityReport>) -> Self {
+        let mut days: BTreeMap<String, SessionDay> = BTreeMap::new();
+        let starts: Vec<Option<u64>> = trace.calls.iter().map(|c| c.start_ms).collect();
+        for (r, row) in sweep.rows.iter().enumerate() {
+            for c in &row.result.calls {
+                let day = starts
+                    .get(c.index.wrapping_sub(1))
+                    .copied()
+                    .flatten()
+                    .map_or_else(|| UNDATED.to_owned(), date_of);
+                let d = days.entry(day.clone()).or_insert_with(|| SessionDay {
+                    day,
+                    calls: 0,
+                    recorded_cost_usd: None,
+                    cost_usd: vec![0.0; sweep.rows.len()],
+                });
+                d.cost_usd[r] += c.cost_usd;
+                if r == sweep.baseline {
+                    d.calls += 1;
+                    if let Some(rec) = c.recorded_cost_usd {
+                        *d.recorded_cost_usd.get_or_insert(0.0) += rec;
+                    }
+                }
+            }
+        }
+        for row in &mut sweep.rows {
+            row.result.calls = Vec::new();
+        }
+        SessionSummary {
+            sweep,
+            session: trace.session.clone().unwrap_or_else(|| trace.name.clone()),
+            project: trace.project.clone(),
+            first_prompt: first_prompt(trace),
+            started_ms: starts.iter().flatten().min().copied(),
+            ended_ms: starts.iter().flatten().max().copied(),
+            days: days.into_values().collect(),
+            stability: stability.map(StabilityBrief::of),
+        }
+    }
+
+    /// The status quo's row.
+    pub fn status_quo(&self) -> &SweepRow {
+        &self.sweep.rows[self.sweep.baseline]
+    }
+
+    /// The session's own recommended row.
+    pub fn recommended(&self) -> &SweepRow {
+        &self.sweep.rows[self.sweep.recommended]
+    }
+
+    /// The row of `config`, if the session was replayed under it.
+    pub fn row(&self, config: &str) -> Option<&SweepRow> {
+        self.sweep
+            .rows
+            .iter()
+            .find(|r| r.result.config.to_string() == config)
+    }
+}
+
+/// How Claude Code opens the note it adds before a local command's output.
+const LOCAL_COMMAND_CAVEAT: &str = "Caveat: The messages below were generated by the user";
+
+/// The first user text that is not something a client added (Claude Code
+/// wraps commands and reminders in tags, and notes local commands), on one
+/// line.
+fn first_prompt(trace: &Trace) -> Option<String> {
+    let texts = trace
+        .messages
+        .iter()
+        .filter(|m| m.role() == Role::User)
+        .flat_map(|m| -> Vec<Arc<str>> {
+            match m.content() {
+                Content::Text(t) => vec![t.clone()],
+                Content::Blocks(blocks) => blocks
+                    .iter()
+                    .filter_map(|b| match b.kind() {
+                        BlockKind::Text { text } => Some(text.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+            }
+        })
+        .filter(|t| !t.trim().is_empty());
+    let mut first = None;
+    for t in texts {
+        let start = t.trim_start();
+        if !start.starts_with('<') && !start.starts_with(LOCAL_COMMAND_CAVEAT) {
+            first = Some(t);
+            break;
+        }
+        first.get_or_insert(t);
+    }
+    first.map(|t| crate::engine::handle::one_line(&t, FIRST_PROMPT_CHARS))
+}
 
 /// One config's figures summed over a set of sessions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -103,8 +272,10 @@ pub struct SavingsSpread {
 /// The answer for one group of sessions (the fleet, or one project).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupAnswer {
-    /// Sessions.
+    /// Sessions (the parts and subagents of one count once).
     pub sessions: usize,
+    /// Traces: each part and subagent conversation on its own.
+    pub traces: usize,
     /// Calls.
     pub calls: usize,
     /// What the sessions that recorded usage paid, USD (their calls with
@@ -134,6 +305,32 @@ pub struct Fleet {
     pub configs: Vec<FleetFigures>,
     /// The answer per project, when sessions name more than one.
     pub projects: Vec<ProjectAnswer>,
+    /// Per day, in day order (calls without a start time last, as
+    /// [`UNDATED`]).
+    pub days: Vec<DayFigures>,
+    /// The figures per month at the recorded rate, when calls are dated.
+    pub per_month: Option<PerMonth>,
+    /// The stubs of the recommendation checked for byte stability on every
+    /// session, when a policy other than the status quo is recommended.
+    pub stability: Option<FleetStability>,
+    /// How well the status quo reproduces the recorded bill, when sessions
+    /// recorded usage.
+    pub fidelity: Option<super::fidelity::FidelitySummary>,
+}
+
+/// The byte-stability check of one config over every session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FleetStability {
+    /// The config checked.
+    pub config: String,
+    /// Sessions checked.
+    pub sessions: usize,
+    /// Distinct stubs seen, over every session.
+    pub stubs: usize,
+    /// Violations found, over every session.
+    pub violations: usize,
+    /// Sessions with at least one violation.
+    pub unstable_sessions: usize,
 }
 
 /// One project's answer.
@@ -157,7 +354,13 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// The answer for `sweeps` (a group of sessions). `candidates` are the
 /// configs every session was replayed under.
-fn answer(sweeps: &[&TraceSweep], candidates: &[Config]) -> (GroupAnswer, Vec<FleetFigures>) {
+fn answer(group: &[&SessionSummary], candidates: &[Config]) -> (GroupAnswer, Vec<FleetFigures>) {
+    let sweeps: Vec<&TraceSweep> = group.iter().map(|s| &s.sweep).collect();
+    let sessions = group
+        .iter()
+        .map(|s| s.session.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let baselines: Vec<&SweepRow> = sweeps.iter().map(|s| &s.rows[s.baseline]).collect();
     let same_status_quo = baselines
         .windows(2)
@@ -179,7 +382,7 @@ fn answer(sweeps: &[&TraceSweep], candidates: &[Config]) -> (GroupAnswer, Vec<Fl
         .iter()
         .map(|c| {
             let mut f = FleetFigures::empty(c.to_string());
-            for s in sweeps {
+            for s in &sweeps {
                 if let Some(r) = s.rows.iter().find(|r| r.result.config == *c) {
                     f.add(r);
                 }
@@ -248,7 +451,8 @@ fn answer(sweeps: &[&TraceSweep], candidates: &[Config]) -> (GroupAnswer, Vec<Fl
         })
         .collect();
     let answer = GroupAnswer {
-        sessions: sweeps.len(),
+        sessions,
+        traces: sweeps.len(),
         calls: baselines.iter().map(|b| b.result.totals.calls).sum(),
         recorded_cost_usd: (!recorded.is_empty()).then(|| recorded.iter().map(|r| r.0).sum()),
         status_quo_on_recorded_calls_usd: (!recorded.is_empty())
@@ -261,14 +465,51 @@ fn answer(sweeps: &[&TraceSweep], candidates: &[Config]) -> (GroupAnswer, Vec<Fl
     (answer, configs.into_iter().map(|(_, f)| f).collect())
 }
 
-/// The fleet's answer over `sweeps` (one per trace of `traces`, in order).
-pub fn fleet(traces: &[Trace], sweeps: &[TraceSweep], configs: &[Config]) -> Fleet {
-    let all: Vec<&TraceSweep> = sweeps.iter().collect();
+/// One day of the fleet: the calls that started that day (UTC).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DayFigures {
+    /// `YYYY-MM-DD`, or [`UNDATED`].
+    pub day: String,
+    /// Sessions with a call that day.
+    pub sessions: usize,
+    /// Calls.
+    pub calls: usize,
+    /// What the provider billed for the calls that recorded usage.
+    pub recorded_cost_usd: Option<f64>,
+    /// The status quo simulated.
+    pub status_quo_usd: f64,
+    /// The fleet's recommendation simulated.
+    pub recommended_usd: f64,
+}
+
+/// The fleet's figures scaled to a month at the rate the traces recorded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerMonth {
+    /// First day with a call.
+    pub first_day: String,
+    /// Last day with a call.
+    pub last_day: String,
+    /// Calendar days from the first to the last, both counted.
+    pub days: u64,
+    /// What the recorded bill comes to per month.
+    pub recorded_usd: Option<f64>,
+    /// What the status quo comes to per month.
+    pub status_quo_usd: f64,
+    /// What the recommendation comes to per month.
+    pub recommended_usd: f64,
+    /// The saving per month.
+    pub savings_usd: f64,
+}
+
+/// The fleet's answer over `sessions`. `configs` are the configs every
+/// session was replayed under.
+pub fn fleet(sessions: &[SessionSummary], configs: &[Config]) -> Fleet {
+    let all: Vec<&SessionSummary> = sessions.iter().collect();
     let (answer_all, figures) = answer(&all, configs);
-    let mut by_project: BTreeMap<&str, Vec<&TraceSweep>> = BTreeMap::new();
-    for (t, s) in traces.iter().zip(sweeps) {
+    let mut by_project: BTreeMap<&str, Vec<&SessionSummary>> = BTreeMap::new();
+    for s in sessions {
         by_project
-            .entry(t.project.as_deref().unwrap_or("(no project)"))
+            .entry(s.project.as_deref().unwrap_or("(no project)"))
             .or_default()
             .push(s);
     }
@@ -283,9 +524,107 @@ pub fn fleet(traces: &[Trace], sweeps: &[TraceSweep], configs: &[Config]) -> Fle
     } else {
         Vec::new()
     };
+    let days = days(sessions, &answer_all);
+    let per_month = per_month(&days, &answer_all);
     Fleet {
         answer: answer_all,
         configs: figures,
         projects,
+        days,
+        per_month,
+        stability: None,
+        fidelity: fidelity(sessions),
+    }
+}
+
+/// The fleet per day, under its status quo and its recommendation.
+fn days(sessions: &[SessionSummary], a: &GroupAnswer) -> Vec<DayFigures> {
+    let mut out: BTreeMap<&str, DayFigures> = BTreeMap::new();
+    for s in sessions {
+        let base = s.sweep.baseline;
+        let rec = if a.keep_status_quo {
+            base
+        } else {
+            s.sweep
+                .rows
+                .iter()
+                .position(|r| r.result.config.to_string() == a.recommended.config)
+                .unwrap_or(base)
+        };
+        for d in &s.days {
+            let f = out.entry(&d.day).or_insert_with(|| DayFigures {
+                day: d.day.clone(),
+                sessions: 0,
+                calls: 0,
+                recorded_cost_usd: None,
+                status_quo_usd: 0.0,
+                recommended_usd: 0.0,
+            });
+            f.sessions += 1;
+            f.calls += d.calls;
+            if let Some(r) = d.recorded_cost_usd {
+                *f.recorded_cost_usd.get_or_insert(0.0) += r;
+            }
+            f.status_quo_usd += d.cost_usd[base];
+            f.recommended_usd += d.cost_usd[rec];
+        }
+    }
+    out.into_values().collect()
+}
+
+/// The fidelity of the sessions' status quo, when any recorded usage.
+fn fidelity(sessions: &[SessionSummary]) -> Option<super::fidelity::FidelitySummary> {
+    let per_session: Vec<super::fidelity::SessionFidelity> = sessions
+        .iter()
+        .filter_map(|s| {
+            let r = &s.status_quo().result;
+            super::fidelity::SessionFidelity::of(&r.trace, &r.config.to_string(), &r.totals)
+        })
+        .collect();
+    (!per_session.is_empty()).then(|| super::fidelity::FidelitySummary::of(&per_session))
+}
+
+/// Days since the Unix epoch of a `YYYY-MM-DD` day.
+fn epoch_day(day: &str) -> Option<i64> {
+    let mut it = day.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, d) = (it.next()??, it.next()??, it.next()??);
+    // Howard Hinnant's days_from_civil.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+/// The fleet's figures per month, when its calls are dated: the totals
+/// scaled by an average month over the calendar days the calls span.
+fn per_month(days: &[DayFigures], a: &GroupAnswer) -> Option<PerMonth> {
+    let dated: Vec<&DayFigures> = days.iter().filter(|d| d.day != UNDATED).collect();
+    let (first, last) = (dated.first()?, dated.last()?);
+    let span = (epoch_day(&last.day)? - epoch_day(&first.day)? + 1).max(1) as u64;
+    let scale = DAYS_PER_MONTH / span as f64;
+    Some(PerMonth {
+        first_day: first.day.clone(),
+        last_day: last.day.clone(),
+        days: span,
+        recorded_usd: a.recorded_cost_usd.map(|r| r * scale),
+        status_quo_usd: a.status_quo.cost_usd * scale,
+        recommended_usd: a.recommended.cost_usd * scale,
+        savings_usd: a.recommended.savings_usd * scale,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epoch_days_round_trip_through_dates() {
+        for d in [0i64, 1, 59, 365, 10_957, 20_000, 20_454] {
+            let day = date_of(d as u64 * 86_400_000);
+            assert_eq!(epoch_day(&day), Some(d), "{day}");
+        }
+        assert_eq!(epoch_day("undated"), None);
     }
 }

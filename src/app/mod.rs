@@ -7,11 +7,13 @@
 //! is a command line.
 
 mod error;
+pub mod fidelity;
 pub mod fleet;
 mod plan;
 pub mod baseline;
 mod check;
 mod pipelines;
+mod resolve;
 mod results;
 pub mod usage;
 
@@ -21,8 +23,9 @@ pub use pipelines::{
     recall, replay, report, stability, stability_digest, sweep, usage,
 };
 pub use plan::{
-    Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan, ReplayPlan,
-    ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan, calibration_model,
-    load_inputs, load_traces,
+    CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan,
+    ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan,
+    calibration_model, load_inputs, load_traces,
 };
+pub use resolve::{SweepOptions, default_replay_config, grid_configs, status_quos};
 pub use results::{ReplayOutput, Savings, TraceReport};

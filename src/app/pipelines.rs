@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::AppError;
+use super::fleet::SessionSummary;
 use super::plan::{
     CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan, StabilityPlan, SweepPlan, UsagePlan,
     calibration_model,
@@ -16,7 +17,7 @@ use crate::policy::{BlockTokens, Compaction, CompactionRun, Config};
 use crate::progress::{Progress, Unit};
 use crate::replay::stability::{RunSource, StabilityReport};
 use crate::replay::sweep::TraceSweep;
-use crate::replay::{PreparedTrace, ReplayOptions, count_block};
+use crate::replay::{PreparedTrace, ReplayOptions, ReplayResult, count_block};
 use crate::trace::import::ImportReport;
 use crate::trace::{Trace, TraceWriter};
 
@@ -59,27 +60,75 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
         .map(|r| r.trace.calls.len() * runs(&r.config))
         .sum();
     progress.start("replay", steps as u64, Unit::Items);
-    let mut outputs = Vec::new();
-    for run in &plan.runs {
-        let prepared = prepare(&run.trace, &plan.cost, &memo)?;
-        let result =
-            crate::replay::replay(&prepared, &run.config, &plan.cost.pricing, &memo, opts)?;
-        let reference = match run.config.compaction {
-            Compaction::Off => None,
-            _ => {
-                let off = Config {
-                    compaction: Compaction::Off,
-                    ..run.config.clone()
-                };
-                Some(
-                    crate::replay::replay(&prepared, &off, &plan.cost.pricing, &memo, opts)?.totals,
-                )
+    let mut outputs: Vec<Option<ReplayOutput>> = plan.runs.iter().map(|_| None).collect();
+    for group in plan
+        .cost
+        .cache_scope
+        .groups(plan.runs.iter().map(|r| &r.trace))
+    {
+        // Runs of one account under one config meet one cache.
+        let mut by_config: Vec<(&Config, Vec<usize>)> = Vec::new();
+        for i in group {
+            let c = &plan.runs[i].config;
+            match by_config.iter_mut().find(|(k, _)| *k == c) {
+                Some((_, v)) => v.push(i),
+                None => by_config.push((c, vec![i])),
             }
-        };
-        let savings = Savings::of(&result.totals, reference.as_ref());
-        outputs.push(ReplayOutput { result, savings });
+        }
+        for (config, runs) in by_config {
+            let prepared = runs
+                .iter()
+                .map(|&i| prepare(&plan.runs[i].trace, &plan.cost, &memo))
+                .collect::<Result<Vec<_>, _>>()?;
+            let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
+            let results = replay_shared(&refs, config, plan, &memo, opts)?;
+            // The same runs without compaction, for the saving.
+            let references = match config.compaction {
+                Compaction::Off => None,
+                _ => {
+                    let off = Config {
+                        compaction: Compaction::Off,
+                        ..config.clone()
+                    };
+                    Some(replay_shared(&refs, &off, plan, &memo, opts)?)
+                }
+            };
+            for (k, (i, result)) in runs.iter().zip(results).enumerate() {
+                let reference = references.as_ref().map(|r| &r[k].totals);
+                let savings = Savings::of(&result.totals, reference);
+                outputs[*i] = Some(ReplayOutput { result, savings });
+            }
+        }
     }
-    Ok(outputs)
+    Ok(outputs.into_iter().flatten().collect())
+}
+
+/// Replays `config` over traces that share one cache (one trace alone
+/// replays as it always does).
+fn replay_shared(
+    prepared: &[&PreparedTrace<'_>],
+    config: &Config,
+    plan: &ReplayPlan,
+    memo: &TokenMemo,
+    opts: ReplayOptions<'_>,
+) -> Result<Vec<ReplayResult>, AppError> {
+    if let [one] = prepared {
+        return Ok(vec![crate::replay::replay(
+            one,
+            config,
+            &plan.cost.pricing,
+            memo,
+            opts,
+        )?]);
+    }
+    let per_trace = crate::replay::replay_group_shared(
+        prepared,
+        std::slice::from_ref(config),
+        &plan.cost.pricing,
+        memo,
+        opts,
+    )?;
+    Ok(per_trace.into_iter().flatten().collect())
 }
 
 /// Sweeps every config of the plan over every trace.
@@ -90,50 +139,115 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
         (plan.configs.len() * plan.traces.len()) as u64,
         Unit::Items,
     );
-    let mut sweeps = Vec::new();
-    for t in &plan.traces {
-        let prepared = prepare(t, &plan.cost, &memo)?;
-        let baseline = plan.baseline_for(t)?;
-        sweeps.push(crate::replay::sweep::sweep_trace(
-            &prepared,
-            &plan.configs,
-            &baseline,
-            &plan.cost.pricing,
-            &memo,
-            ReplayOptions {
-                batch: plan.cost.batch,
-                progress: None,
-            },
-            plan.recall_cost_usd,
-            &|| progress.advance(1),
-        )?);
+    let mut out: Vec<Option<TraceSweep>> = plan.traces.iter().map(|_| None).collect();
+    for group in plan.cost.cache_scope.groups(plan.traces.iter()) {
+        let sweeps = sweep_group(&group, plan, &memo, progress)?;
+        for (i, s) in group.into_iter().zip(sweeps) {
+            out[i] = Some(s);
+        }
     }
-    Ok(sweeps)
+    Ok(out.into_iter().flatten().collect())
 }
 
-/// What `report` produced: the fleet's answer, and per trace its sweep and
-/// the stability of its recommendation.
+/// Sweeps every config of the plan over the traces `group` names (indices
+/// into the plan's traces), which share one simulated cache.
+fn sweep_group(
+    group: &[usize],
+    plan: &SweepPlan,
+    memo: &TokenMemo,
+    progress: &dyn Progress,
+) -> Result<Vec<TraceSweep>, AppError> {
+    let traces: Vec<&Trace> = group.iter().map(|&i| &plan.traces[i]).collect();
+    let prepared = traces
+        .iter()
+        .map(|t| prepare(t, &plan.cost, memo))
+        .collect::<Result<Vec<_>, _>>()?;
+    let baselines = traces
+        .iter()
+        .map(|t| plan.baseline_for(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
+    Ok(crate::replay::sweep::sweep_shared(
+        &refs,
+        &plan.configs,
+        &baselines,
+        &plan.cost.pricing,
+        memo,
+        ReplayOptions {
+            batch: plan.cost.batch,
+            progress: None,
+        },
+        plan.recall_cost_usd,
+        &|| progress.advance(1),
+    )?)
+}
+
+/// What `report` produced: the fleet's answer, and what it keeps of each
+/// session (its figures, not its per-call rows).
 #[derive(Debug, Clone)]
 pub struct ReportOutcome {
     /// The fleet's answer.
     pub fleet: super::fleet::Fleet,
-    /// Per trace.
-    pub reports: Vec<TraceReport>,
+    /// Per session, in the plan's order.
+    pub sessions: Vec<SessionSummary>,
 }
 
-/// Sweeps the plan's traces and checks the stability of each trace's
-/// recommended config.
-pub fn report(plan: &ReportPlan, progress: &dyn Progress) -> Result<ReportOutcome, AppError> {
-    let sweeps = sweep(&plan.sweep, progress)?;
-    let fleet = super::fleet::fleet(&plan.sweep.traces, &sweeps, &plan.sweep.configs);
-    let memo = plan.sweep.cost.memo();
-    let mut reports = Vec::new();
-    for (t, sweep) in plan.sweep.traces.iter().zip(sweeps) {
-        let recommended = sweep.rows[sweep.recommended].result.config.clone();
-        let stability = stability_of(t, &recommended, &memo, None)?;
-        reports.push(TraceReport { sweep, stability });
+/// Sweeps the plan's traces one at a time, checks the stability of each
+/// trace's recommended config, and hands each session's full report to
+/// `on_session` (to write its pages) before keeping only its summary: the
+/// per-call rows of a fleet are never all in memory at once.
+pub fn report(
+    plan: &ReportPlan,
+    progress: &dyn Progress,
+    on_session: &mut dyn FnMut(&Trace, &TraceReport) -> Result<(), AppError>,
+) -> Result<ReportOutcome, AppError> {
+    let sp = &plan.sweep;
+    let memo = sp.cost.memo();
+    progress.start(
+        "report",
+        (sp.configs.len() * sp.traces.len()) as u64,
+        Unit::Items,
+    );
+    let mut sessions = Vec::with_capacity(sp.traces.len());
+    // One group of traces sharing a cache at a time: only its per-call
+    // rows are in memory.
+    for group in sp.cost.cache_scope.groups(sp.traces.iter()) {
+        let sweeps = sweep_group(&group, sp, &memo, progress)?;
+        for (i, sweep) in group.into_iter().zip(sweeps) {
+            let t = &sp.traces[i];
+            let recommended = sweep.rows[sweep.recommended].result.config.clone();
+            let stability = stability_of(t, &recommended, &memo, None)?;
+            let report = TraceReport { sweep, stability };
+            on_session(t, &report)?;
+            let TraceReport { sweep, stability } = report;
+            sessions.push(SessionSummary::new(t, sweep, Some(&stability)));
+        }
     }
-    Ok(ReportOutcome { fleet, reports })
+    let mut fleet = super::fleet::fleet(&sessions, &sp.configs);
+    // The fleet's recommendation is known only now: check its stubs on
+    // every session, as each session's own recommendation was.
+    let recommended = sp
+        .configs
+        .iter()
+        .find(|c| c.to_string() == fleet.answer.recommended.config);
+    if let (false, Some(config)) = (fleet.answer.keep_status_quo, recommended) {
+        let mut check = super::fleet::FleetStability {
+            config: config.to_string(),
+            sessions: 0,
+            stubs: 0,
+            violations: 0,
+            unstable_sessions: 0,
+        };
+        for t in &sp.traces {
+            let r = stability_of(t, config, &memo, None)?;
+            check.sessions += 1;
+            check.stubs += r.stubs;
+            check.violations += r.violations.len();
+            check.unstable_sessions += usize::from(!r.violations.is_empty());
+        }
+        fleet.stability = Some(check);
+    }
+    Ok(ReportOutcome { fleet, sessions })
 }
 
 /// Token counts through a memo.

@@ -41,6 +41,53 @@ impl Calibration {
     }
 }
 
+/// Which traces replayed together share one simulated prompt cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheScope {
+    /// The provider's cache belongs to the account: traces of one account
+    /// (whose calls all have start times) meet one cache, in start-time
+    /// order, so a session can start warm on another's prefix.
+    #[default]
+    Account,
+    /// Every trace starts with a cold cache of its own.
+    Trace,
+}
+
+impl CacheScope {
+    /// `account` / `trace`, as written on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheScope::Account => "account",
+            CacheScope::Trace => "trace",
+        }
+    }
+
+    /// The groups of `traces` (indices, in order of first appearance) that
+    /// share a cache: under [`CacheScope::Account`], the traces of one
+    /// account (traces that name none count as one default account) whose
+    /// calls all have start times; any other trace alone. Without start
+    /// times there is no order to meet in.
+    pub fn groups<'t>(self, traces: impl Iterator<Item = &'t Trace>) -> Vec<Vec<usize>> {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut by_account: std::collections::HashMap<String, usize> = Default::default();
+        for (i, t) in traces.enumerate() {
+            if self == CacheScope::Trace || !t.has_timestamps() {
+                groups.push(vec![i]);
+                continue;
+            }
+            let key = t.account.clone().unwrap_or_default();
+            match by_account.get(&key) {
+                Some(&g) => groups[g].push(i),
+                None => {
+                    by_account.insert(key, groups.len());
+                    groups.push(vec![i]);
+                }
+            }
+        }
+        groups
+    }
+}
+
 /// How every figure is priced and counted.
 #[derive(Clone)]
 pub struct CostPlan {
@@ -56,6 +103,8 @@ pub struct CostPlan {
     pub calibration: Calibration,
     /// The Batch API discount.
     pub batch: bool,
+    /// Which traces share a simulated cache.
+    pub cache_scope: CacheScope,
 }
 
 impl std::fmt::Debug for CostPlan {
@@ -65,6 +114,7 @@ impl std::fmt::Debug for CostPlan {
             .field("tokenizer_spec", &self.tokenizer_spec)
             .field("calibration", &self.calibration)
             .field("batch", &self.batch)
+            .field("cache_scope", &self.cache_scope)
             .finish_non_exhaustive()
     }
 }
@@ -91,6 +141,7 @@ impl CostPlan {
             tokenizer,
             calibration,
             batch,
+            cache_scope: CacheScope::default(),
         })
     }
 

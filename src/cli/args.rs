@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::app::Calibration;
+use crate::app::{CacheScope, Calibration};
 use crate::engine::cache::ManifestPosition;
 use crate::engine::wire::Ttl;
 use crate::policy::{CacheKind, CompactionKind};
@@ -58,6 +58,15 @@ Examples:
   tracecost report traces/massage-gun.json --out reports/massage-gun
   tracecost report my-traces/ --cache tail,native --threshold 4000,16000")]
     Report(ReportArgs),
+    /// How well each trace's status quo, replayed, reproduces its recorded bill.
+    #[command(
+        after_help = "Each trace is replayed under the policy that actually ran (its status quo)
+and its simulated bill compared with what its calls recorded.
+Examples:
+  tracecost fidelity ~/.claude/projects
+  tracecost fidelity ~/.claude/projects --format md > docs/fidelity.md"
+    )]
+    Fidelity(FidelityArgs),
     /// Fail when traces got more expensive than a baseline says (for CI).
     #[command(
         after_help = "Exit codes: 0 every (trace, config) within tolerance; 1 a regression; 2 bad input.
@@ -123,6 +132,15 @@ impl ValueEnum for CacheKind {
 impl ValueEnum for Calibration {
     fn value_variants<'a>() -> &'a [Self] {
         &[Calibration::Auto, Calibration::Off]
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
+}
+
+impl ValueEnum for CacheScope {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[CacheScope::Account, CacheScope::Trace]
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(self.name()))
@@ -223,6 +241,9 @@ pub(super) struct CostArgs {
     /// Apply the Batch API discount (50%).
     #[arg(long)]
     pub(super) batch: bool,
+    /// Which traces share one simulated prompt cache: account (the traces of one account, in start-time order, as the provider's cache is shared) or trace (each starts cold).
+    #[arg(long, value_enum, default_value_t = CacheScope::Account)]
+    pub(super) cache_scope: CacheScope,
 }
 
 /// How trace inputs are read (replay, sweep, report).
@@ -278,6 +299,20 @@ pub(super) struct GridArgs {
     /// Measure savings against this config instead of each trace's status quo (what actually ran: its client's policy or recorded markers), e.g. off+tail.
     #[arg(long = "baseline")]
     pub(super) baseline: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct FidelityArgs {
+    /// Trace files, Claude Code folders or transcripts, logs, or folders of them.
+    #[arg(required = true)]
+    pub(super) traces: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(super) inputs: InputArgs,
+    #[command(flatten)]
+    pub(super) cost: CostArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(super) format: Format,
 }
 
 #[derive(Debug, Args)]

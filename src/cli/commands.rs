@@ -37,9 +37,22 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         }
         Command::Report(a) => {
             let plan = a.plan()?;
-            let outcome = with_progress(|bar| app::report(&plan, bar))?;
-            let files = super::render::report_files(&outcome, &plan)?;
-            super::output::write_dir_atomic(&a.out, &files)?;
+            let mut out = super::output::StagedDir::new(&a.out)?;
+            let mut writer = crate::report::build::ReportWriter::new(
+                &mut out,
+                super::render::assumptions(&plan),
+                plan.sweep.traces.len(),
+            )
+            .map_err(report_err(&a.out))?;
+            let outcome = with_progress(|bar| {
+                app::report(&plan, bar, &mut |_, r| {
+                    writer.session(r).map_err(report_err(&a.out))
+                })
+            })?;
+            let files = writer
+                .finish(&outcome.fleet, &outcome.sessions)
+                .map_err(report_err(&a.out))?;
+            out.commit()?;
             // The main job says the answer, and where to read the rest.
             for line in
                 crate::report::build::fleet_lines(&outcome.fleet.answer, &outcome.fleet.configs)
@@ -51,6 +64,23 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 files.len(),
                 a.out.display(),
                 a.out.join("index.html").display()
+            );
+            Ok(Outcome::Success)
+        }
+        Command::Fidelity(a) => {
+            let plan = a.plan()?;
+            let outputs = with_progress(|bar| app::replay(&plan, bar))?;
+            let report = app::fidelity::FidelityReport::of(&outputs);
+            if report.sessions.is_empty() {
+                return Err(AppError::Usage(
+                    "no trace recorded usage to compare with: fidelity needs recorded input tokens"
+                        .into(),
+                )
+                .into());
+            }
+            print_view(
+                &crate::report::fidelity_view::FidelityView(&report),
+                a.format,
             );
             Ok(Outcome::Success)
         }
@@ -266,4 +296,18 @@ pub(super) fn print_stdout(text: &str) {
     // A closed pipe (`| head`) is not an error worth reporting.
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
+}
+
+/// A report into `out` that could not be written, as the error the
+/// pipelines return.
+fn report_err(
+    out: &std::path::Path,
+) -> impl Fn(crate::report::build::ReportError) -> AppError + '_ {
+    move |e| match e {
+        crate::report::build::ReportError::Chart(e) => AppError::Chart(e.to_string()),
+        crate::report::build::ReportError::Write(source) => AppError::Write {
+            path: out.display().to_string(),
+            source,
+        },
+    }
 }

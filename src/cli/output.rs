@@ -60,49 +60,105 @@ pub fn write_atomic_with<T>(
     result
 }
 
-/// Writes a whole directory of files so that it appears complete or not at
-/// all: everything goes into a sibling temporary directory, which then
-/// replaces `dir`.
-pub fn write_dir_atomic(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), CliError> {
-    let shown = dir.display().to_string();
-    let fail = |source| CliError::Write {
-        path: shown.clone(),
-        source,
-    };
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => Path::new(".").to_path_buf(),
-    };
-    std::fs::create_dir_all(&parent).map_err(fail)?;
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
-    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
+/// A directory written file by file that appears complete or not at all:
+/// everything goes into a sibling temporary directory, which replaces the
+/// target only on [`StagedDir::commit`]. Dropped uncommitted (an error
+/// halfway), the temporary directory is removed and the target untouched.
+pub struct StagedDir {
+    dir: std::path::PathBuf,
+    tmp: std::path::PathBuf,
+    committed: bool,
+}
+
+impl StagedDir {
+    /// Starts writing `dir`.
+    pub fn new(dir: &Path) -> Result<Self, CliError> {
+        let fail = |source| CliError::Write {
+            path: dir.display().to_string(),
+            source,
+        };
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => Path::new(".").to_path_buf(),
+        };
+        std::fs::create_dir_all(&parent).map_err(fail)?;
+        if dir.exists() && !dir.is_dir() {
+            return Err(fail(std::io::Error::other("exists and is not a directory")));
+        }
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "report".into());
+        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
         if tmp.exists() {
-            std::fs::remove_dir_all(&tmp)?;
+            std::fs::remove_dir_all(&tmp).map_err(fail)?;
         }
-        for (rel, bytes) in files {
-            let path = tmp.join(rel);
-            if let Some(p) = path.parent() {
-                std::fs::create_dir_all(p)?;
+        std::fs::create_dir_all(&tmp).map_err(fail)?;
+        Ok(StagedDir {
+            dir: dir.to_path_buf(),
+            tmp,
+            committed: false,
+        })
+    }
+
+    fn open(&self, rel: &str, append: bool) -> std::io::Result<File> {
+        let path = self.tmp.join(rel);
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p)?;
+        }
+        std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)
+    }
+
+    /// Replaces the target with everything written.
+    pub fn commit(mut self) -> Result<(), CliError> {
+        let result = (|| -> std::io::Result<()> {
+            // Appended files were not synced as they grew: sync them all.
+            sync_tree(&self.tmp)?;
+            if self.dir.exists() {
+                std::fs::remove_dir_all(&self.dir)?;
             }
-            let mut f = std::fs::File::create(&path)?;
-            f.write_all(bytes)?;
-            f.sync_all()?;
+            std::fs::rename(&self.tmp, &self.dir)
+        })();
+        result.map_err(|source| CliError::Write {
+            path: self.dir.display().to_string(),
+            source,
+        })?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+fn sync_tree(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            sync_tree(&entry.path())?;
+        } else {
+            File::open(entry.path())?.sync_all()?;
         }
-        if dir.exists() {
-            if !dir.is_dir() {
-                return Err(std::io::Error::other("exists and is not a directory"));
-            }
-            std::fs::remove_dir_all(dir)?;
-        }
-        std::fs::rename(&tmp, dir)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(fail(e));
     }
     Ok(())
+}
+
+impl crate::report::build::ReportSink for StagedDir {
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.open(rel, false)?.write_all(bytes)
+    }
+
+    fn append(&mut self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.open(rel, true)?.write_all(bytes)
+    }
+}
+
+impl Drop for StagedDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.tmp);
+        }
+    }
 }

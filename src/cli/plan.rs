@@ -4,16 +4,15 @@
 use std::path::{Path, PathBuf};
 
 use super::args::{
-    CheckArgs, CostArgs, GridArgs, ImportArgs, ImportFormat, InputArgs, PolicyArgs, RecallArgs,
-    RecallFormatArg, ReplayArgs, ReportArgs, StabilityArgs, SweepArgs,
+    CheckArgs, CostArgs, FidelityArgs, GridArgs, ImportArgs, ImportFormat, InputArgs, PolicyArgs,
+    RecallArgs, RecallFormatArg, ReplayArgs, ReportArgs, StabilityArgs, SweepArgs,
 };
 use crate::app::{
     AppError, CheckPlan, CostPlan, ImportPlan, InputOptions, RecallPlan, ReplayPlan, ReportPlan,
-    StabilityPlan, SweepPlan, TraceRun, UsagePlan,
+    StabilityPlan, SweepOptions, SweepPlan, TraceRun, UsagePlan,
 };
 use crate::engine::recall::{RecallFormat, RecallRequest};
 use crate::policy::{CacheKind, Config, GridSpec, PolicyFlags, ResolvedPolicy};
-use crate::replay::sweep::Grid;
 use crate::trace::Trace;
 use crate::trace::import::{Format, ImportOptions};
 
@@ -61,12 +60,14 @@ impl ImportFormat {
 
 impl CostArgs {
     fn plan(&self) -> Result<CostPlan, AppError> {
-        CostPlan::new(
+        let mut plan = CostPlan::new(
             self.pricing.as_deref(),
             &self.tokenizer,
             self.calibrate,
             self.batch,
-        )
+        )?;
+        plan.cache_scope = self.cache_scope;
+        Ok(plan)
     }
 }
 
@@ -136,13 +137,25 @@ impl ReplayArgs {
         let cost = self.cost.plan()?;
         let traces = load_all(std::slice::from_ref(&self.trace), &self.inputs.options())?;
         let runs = runs(traces, &self.policy, self.model.as_deref())?;
-        for r in &runs {
-            for call in &r.trace.calls {
-                cost.pricing
-                    .lookup(r.config.model_for_call(&r.trace, call))?;
-            }
+        ReplayPlan::new(runs, cost)
+    }
+}
+
+impl FidelityArgs {
+    /// Each trace under its status quo.
+    pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
+        let cost = self.cost.plan()?;
+        let traces = load_all(&self.traces, &self.inputs.options())?;
+        let mut runs = Vec::with_capacity(traces.len());
+        for trace in traces {
+            let config = Config::status_quo(&trace)?;
+            runs.push(TraceRun {
+                trace,
+                config,
+                implied: Vec::new(),
+            });
         }
-        Ok(ReplayPlan { runs, cost })
+        ReplayPlan::new(runs, cost)
     }
 }
 
@@ -176,58 +189,12 @@ fn sweep_plan(
     models: Vec<String>,
     cost: CostPlan,
 ) -> Result<SweepPlan, AppError> {
-    if let Some(c) = grid_args.recall_cost
-        && !(c.is_finite() && c >= 0.0)
-    {
-        return Err(AppError::Usage(format!(
-            "--recall-cost must be a non-negative number of USD, got {c}"
-        )));
-    }
-    let grid = grid_args.spec();
-    let (compactions, mut caches) = grid.expand()?;
-    let baseline: Option<Config> = grid_args.baseline.as_deref().map(str::parse).transpose()?;
-    // What each trace's savings are measured against, resolved once.
-    let status_quos = traces
-        .iter()
-        .map(|t| match &baseline {
-            Some(b) => Ok(b.clone()),
-            None => Config::status_quo(t),
-        })
-        .collect::<Result<Vec<Config>, _>>()?;
-    // With no cache policies named, the grid also tries the cache policy
-    // each trace runs now, so compaction is weighed on top of what runs.
-    if grid_args.cache.is_none() {
-        for c in &status_quos {
-            if !caches.contains(&c.cache) {
-                caches.push(c.cache);
-            }
-        }
-    }
-    let configs = Grid {
-        compactions,
-        caches,
-        models: if models.is_empty() {
-            vec![None]
-        } else {
-            models.iter().cloned().map(Some).collect()
-        },
-    }
-    .configs();
-    for (t, status_quo) in traces.iter().zip(&status_quos) {
-        for c in configs.iter().chain([status_quo]) {
-            crate::replay::check_config(t, c)?;
-            cost.pricing.lookup(c.model_for_trace(t))?;
-        }
-    }
-    Ok(SweepPlan {
-        traces,
-        grid,
+    let options = SweepOptions {
         models,
-        configs,
-        baseline,
+        baseline: grid_args.baseline.as_deref().map(str::parse).transpose()?,
         recall_cost_usd: grid_args.recall_cost,
-        cost,
-    })
+    };
+    SweepPlan::from_grid(traces, grid_args.spec(), options, cost)
 }
 
 impl SweepArgs {

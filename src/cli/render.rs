@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::app::{AppError, CheckOutcome, ReportOutcome, ReportPlan, StabilityOutcome};
+use crate::app::{CheckOutcome, ReportPlan, StabilityOutcome};
 use crate::report::check::CheckView;
 use crate::report::export::{Exportable, Format};
 use crate::report::stability_view::StabilityView;
@@ -45,12 +45,9 @@ pub(super) fn check(outcome: &CheckOutcome) -> String {
     }
 }
 
-/// The report's files: pages, data and charts.
-pub(super) fn report_files(
-    outcome: &ReportOutcome,
-    plan: &ReportPlan,
-) -> Result<Vec<crate::report::build::ReportFile>, AppError> {
-    use crate::report::build::{Assumptions, build};
+/// What a report's numbers assume, from its plan.
+pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumptions {
+    use crate::report::build::Assumptions;
     let sweep = &plan.sweep;
     let cost = &sweep.cost;
     let prices = match &cost.pricing_file {
@@ -61,7 +58,7 @@ pub(super) fn report_files(
         None => "built-in Anthropic prices (as published, late 2026)".to_owned(),
     };
     let g = &sweep.grid;
-    let assumptions = Assumptions {
+    Assumptions {
         prices,
         tokenizer: cost.tokenizer_spec.clone(),
         calibration: cost.calibration == crate::app::Calibration::Auto,
@@ -74,7 +71,5 @@ pub(super) fn report_files(
             g.cache_names().join(", "),
             g.ttl_or_default()
         ),
-    };
-    build(&outcome.fleet, &outcome.reports, &assumptions)
-        .map_err(|e| AppError::Chart(e.to_string()))
+    }
 }

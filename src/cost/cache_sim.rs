@@ -216,6 +216,13 @@ impl PrefixIndex {
     }
 }
 
+impl PrefixIndex {
+    /// The cache key of the prefix that ends with block `block`.
+    pub fn key_at(&self, block: usize) -> Option<u128> {
+        self.cum.get(block).copied()
+    }
+}
+
 /// One request to simulate.
 #[derive(Debug, Clone, Copy)]
 pub struct SimRequest<'a> {
@@ -344,6 +351,34 @@ impl CacheSim {
     /// Whether no entry is held.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Makes the prefix `key` readable at `now_ms`, as if another request
+    /// of the account had just written (or read) it with a 5-minute TTL:
+    /// the record shows a prefix warm that this trace did not write.
+    pub fn warm(&mut self, key: u128, now_ms: u64) {
+        let ttl = Ttl::FiveMinutes;
+        let expires = now_ms.saturating_add(ttl.millis());
+        let e = self.entries.entry(key).or_insert(Entry {
+            writer_ms: now_ms.saturating_sub(1),
+            writer_seq: 0,
+            expires_ms: expires,
+            ttl,
+        });
+        if !(e.expires_ms > now_ms && e.writer_ms < now_ms) {
+            *e = Entry {
+                writer_ms: now_ms.saturating_sub(1),
+                writer_seq: 0,
+                expires_ms: expires,
+                ttl,
+            };
+        }
+        e.expires_ms = e.expires_ms.max(expires);
+    }
+
+    /// Drops the prefix `key`: the record shows it was not in the cache.
+    pub fn evict(&mut self, key: u128) {
+        self.entries.remove(&key);
     }
 
     /// Validates breakpoints and returns them sorted by block.

@@ -11,7 +11,8 @@ pub mod stability;
 pub mod sweep;
 
 pub use prepare::{
-    BlockCount, MEDIA_TOKENS, PreparedTrace, Scale, TraceCalibration, block_token_text, count_block,
+    BlockCount, HiddenCache, MEDIA_TOKENS, PreparedTrace, Scale, SharedState, TraceCalibration,
+    block_token_text, count_block,
 };
 
 use std::collections::HashMap;
@@ -391,41 +392,186 @@ pub fn replay_group(
     memo: &TokenMemo,
     opts: ReplayOptions<'_>,
 ) -> Result<Vec<ReplayResult>, ReplayError> {
-    let trace = prepared.trace;
-    let Some(config) = configs.first() else {
-        return Ok(Vec::new());
-    };
-    for c in configs {
-        check_config(trace, c)?;
-        if c.compaction != config.compaction || c.model != config.model {
-            return Err(ReplayError::Config {
-                trace: trace.name.clone(),
-                reason: format!("{c} and {config} do not share a compaction policy and model"),
-            });
+    let mut run = GroupRun::new(prepared, configs, pricing, memo, opts)?;
+    let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
+    for ci in 0..prepared.trace.calls.len() {
+        run.call(ci, &mut sims)?;
+    }
+    Ok(run.finish())
+}
+
+/// [`replay_group`] over several traces that share one prompt cache (one
+/// account's sessions): their calls are simulated in start-time order
+/// against one cache per config, so a session that starts within the TTL
+/// of another reads the prefix they have in common. Each trace's calls keep
+/// their order; a call without a start time runs right after the call
+/// before it in its own trace. Gives one result list per trace, in order.
+pub fn replay_group_shared(
+    prepared: &[&PreparedTrace<'_>],
+    configs: &[Config],
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    opts: ReplayOptions<'_>,
+) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
+    let mut runs = prepared
+        .iter()
+        .map(|p| GroupRun::new(p, configs, pricing, memo, opts))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
+    for (t, ci) in shared_order(prepared.iter().map(|p| p.trace)) {
+        runs[t].call(ci, &mut sims)?;
+    }
+    Ok(runs.into_iter().map(GroupRun::finish).collect())
+}
+
+/// The order in which several traces' calls reach a shared cache: always
+/// the earliest next call of any trace (ties to the earlier trace), so each
+/// trace keeps its own order. A call without a start time inherits the
+/// start of the call before it (0 for a first call).
+pub fn shared_order<'t>(traces: impl Iterator<Item = &'t Trace>) -> Vec<(usize, usize)> {
+    merge_by_start(
+        traces
+            .map(|t| t.calls.iter().map(|c| c.start_ms).collect())
+            .collect(),
+    )
+}
+
+fn merge_by_start(starts: Vec<Vec<Option<u64>>>) -> Vec<(usize, usize)> {
+    let starts: Vec<Vec<u64>> = starts
+        .into_iter()
+        .map(|t| {
+            let mut last = 0u64;
+            t.into_iter()
+                .map(|s| {
+                    last = s.unwrap_or(last);
+                    last
+                })
+                .collect()
+        })
+        .collect();
+    let total = starts.iter().map(Vec::len).sum();
+    let mut next = vec![0usize; starts.len()];
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>> = starts
+        .iter()
+        .enumerate()
+        .filter_map(|(t, s)| s.first().map(|&ms| std::cmp::Reverse((ms, t))))
+        .collect();
+    let mut out = Vec::with_capacity(total);
+    while let Some(std::cmp::Reverse((_, t))) = heap.pop() {
+        let ci = next[t];
+        out.push((t, ci));
+        next[t] += 1;
+        if let Some(&ms) = starts[t].get(ci + 1) {
+            heap.push(std::cmp::Reverse((ms, t)));
         }
     }
-    let mut run = CompactionRun::with_ledger(&config.compaction, prepared.ledger.clone());
-    let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
-    let mut all_calls: Vec<Vec<CallResult>> = configs
-        .iter()
-        .map(|_| Vec::with_capacity(trace.calls.len()))
-        .collect();
-    let first_price = pricing.lookup(config.model_for_trace(trace))?;
-    let mut tokens = RunTokens {
-        prepared,
-        memo,
-        framing_message: first_price.framing.per_message,
-        calibration: prepared.calibration,
-        framing_block: first_price.framing.per_block,
-        replaced: HashMap::new(),
-    };
-    let mut ever_compacted: std::collections::HashSet<Arc<str>> = Default::default();
-    let mut log = CompactedLog::default();
-    let mut blocks: Vec<PrefixBlock> = Vec::new();
-    let mut prev_blocks: Vec<PrefixBlock> = Vec::new();
-    let mut rewritten_chars: HashMap<(usize, u128), u64> = HashMap::new();
-    let with_recall = matches!(config.compaction, Compaction::Ledger { .. });
-    for (ci, call) in trace.calls.iter().enumerate() {
+    out
+}
+
+/// One group of configs replayed over one trace, a call at a time, with
+/// the cache simulators (one per config) handed in at each call so that
+/// several traces can share them.
+struct GroupRun<'a, 't> {
+    prepared: &'a PreparedTrace<'t>,
+    configs: &'a [Config],
+    pricing: &'a Pricing,
+    memo: &'a TokenMemo,
+    opts: ReplayOptions<'a>,
+    run: CompactionRun,
+    tokens: RunTokens<'a>,
+    all_calls: Vec<Vec<CallResult>>,
+    first_price: &'a ModelPrice,
+    ever_compacted: std::collections::HashSet<Arc<str>>,
+    log: CompactedLog,
+    blocks: Vec<PrefixBlock>,
+    prev_blocks: Vec<PrefixBlock>,
+    rewritten_chars: HashMap<(usize, u128), u64>,
+    with_recall: bool,
+    /// Per config: the cache keys the trace's previous call read or wrote.
+    last_keys: Vec<Vec<u128>>,
+}
+
+impl<'a, 't> GroupRun<'a, 't> {
+    fn new(
+        prepared: &'a PreparedTrace<'t>,
+        configs: &'a [Config],
+        pricing: &'a Pricing,
+        memo: &'a TokenMemo,
+        opts: ReplayOptions<'a>,
+    ) -> Result<Self, ReplayError> {
+        let trace = prepared.trace;
+        let Some(config) = configs.first() else {
+            return Err(ReplayError::Config {
+                trace: trace.name.clone(),
+                reason: "no config".into(),
+            });
+        };
+        for c in configs {
+            check_config(trace, c)?;
+            if c.compaction != config.compaction || c.model != config.model {
+                return Err(ReplayError::Config {
+                    trace: trace.name.clone(),
+                    reason: format!("{c} and {config} do not share a compaction policy and model"),
+                });
+            }
+        }
+        let first_price = pricing.lookup(config.model_for_trace(trace))?;
+        Ok(GroupRun {
+            prepared,
+            configs,
+            pricing,
+            memo,
+            opts,
+            run: CompactionRun::with_ledger(&config.compaction, prepared.ledger.clone()),
+            tokens: RunTokens {
+                prepared,
+                memo,
+                framing_message: first_price.framing.per_message,
+                calibration: prepared.calibration,
+                framing_block: first_price.framing.per_block,
+                replaced: HashMap::new(),
+            },
+            all_calls: configs
+                .iter()
+                .map(|_| Vec::with_capacity(trace.calls.len()))
+                .collect(),
+            first_price,
+            ever_compacted: Default::default(),
+            log: CompactedLog::default(),
+            blocks: Vec::new(),
+            prev_blocks: Vec::new(),
+            rewritten_chars: HashMap::new(),
+            with_recall: matches!(config.compaction, Compaction::Ledger { .. }),
+            last_keys: configs.iter().map(|_| Vec::new()).collect(),
+        })
+    }
+
+    /// Replays call `ci` (calls must come in order) against `sims`, one
+    /// cache simulator per config.
+    fn call(&mut self, ci: usize, sims: &mut [CacheSim]) -> Result<(), ReplayError> {
+        let GroupRun {
+            prepared,
+            configs,
+            pricing,
+            memo,
+            opts,
+            run,
+            tokens,
+            all_calls,
+            ever_compacted,
+            log,
+            blocks,
+            prev_blocks,
+            rewritten_chars,
+            with_recall,
+            last_keys,
+            ..
+        } = self;
+        let (prepared, configs, pricing, memo, opts, with_recall) =
+            (*prepared, *configs, *pricing, *memo, *opts, *with_recall);
+        let trace = prepared.trace;
+        let config = &configs[0];
+        let call = &trace.calls[ci];
         if let Some(p) = opts.progress {
             p.advance(1);
         }
@@ -465,7 +611,7 @@ pub fn replay_group(
                 .iter()
                 .map(|c| c.tokens(&prepared.calibration, price.framing.per_block))
                 .sum::<u64>();
-        let pv = run.view(history, fixed, &tokens)?;
+        let pv = run.view(history, fixed, &*tokens)?;
 
         // Flatten tools → tool prompt → system → messages.
         blocks.clear();
@@ -491,6 +637,25 @@ pub fn replay_group(
                 None,
             ));
         }
+        // The record's view of the hidden prefix: its own rest is new
+        // content from each change on, and its shared part's block is the
+        // one another session kept warm.
+        let hidden = prepared
+            .hidden_cache
+            .as_ref()
+            .filter(|h| system_counts.len() > h.boundaries.len());
+        let shared = hidden.map(|h| {
+            let own = blocks.len() - 1;
+            let v = h.version.get(ci).copied().unwrap_or(0);
+            if v > 0 {
+                let mut bytes = blocks[own].key.0.to_vec();
+                bytes.extend_from_slice(&v.to_le_bytes());
+                blocks[own].key = crate::cost::tokens::ContentHash::of(&bytes);
+            }
+            let first = own - h.boundaries.len();
+            let state = h.calls.get(ci).copied().unwrap_or(SharedState::Unknown);
+            (first..own, state)
+        });
         let mut message_start = Vec::with_capacity(pv.view.messages.len());
         let mut chars: u64 = 2 + pv.view.messages.len().saturating_sub(1) as u64;
         for (mi, wm) in pv.view.messages.iter().enumerate() {
@@ -574,7 +739,7 @@ pub fn replay_group(
         let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
         let stable_prefix_tokens: u64 = blocks
             .iter()
-            .zip(&prev_blocks)
+            .zip(prev_blocks.iter())
             .take_while(|(a, b)| a.key == b.key)
             .map(|(a, _)| a.tokens)
             .sum();
@@ -589,7 +754,41 @@ pub fn replay_group(
         // The prefix keys and positions depend only on the blocks and the
         // model: index them once for every config of the group.
         let index = crate::cost::cache_sim::PrefixIndex::new(price, &blocks);
-        for ((c, sim), calls) in configs.iter().zip(&mut sims).zip(&mut all_calls) {
+        let carried = shared
+            .as_ref()
+            .is_some_and(|(_, s)| *s == SharedState::Carried);
+        if let Some((parts, state)) = shared {
+            let warm_through = match state {
+                SharedState::Unknown | SharedState::Carried => None,
+                SharedState::Cold => Some(None),
+                SharedState::Warm(j) => Some(Some(parts.start + j)),
+            };
+            if let Some(through) = warm_through {
+                for block in parts {
+                    let Some(key) = index.key_at(block) else {
+                        continue;
+                    };
+                    for sim in sims.iter_mut() {
+                        if through.is_some_and(|t| block <= t) {
+                            sim.warm(key, call.start_ms.unwrap_or(0));
+                        } else {
+                            sim.evict(key);
+                        }
+                    }
+                }
+            }
+        }
+        for (((c, sim), calls), last) in configs
+            .iter()
+            .zip(sims.iter_mut())
+            .zip(all_calls.iter_mut())
+            .zip(last_keys.iter_mut())
+        {
+            if carried {
+                for key in last.iter() {
+                    sim.warm(*key, call.start_ms.unwrap_or(0));
+                }
+            }
             let markers =
                 markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, &pv.view);
             let breakpoints: Vec<Breakpoint> = markers
@@ -614,6 +813,16 @@ pub fn replay_group(
                     call: ci + 1,
                     source,
                 })?;
+            if hidden.is_some() {
+                last.clear();
+                last.extend(
+                    outcome
+                        .hit
+                        .into_iter()
+                        .chain(outcome.written.iter().map(|(b, _)| *b))
+                        .filter_map(|b| index.key_at(b)),
+                );
+            }
             calls.push(CallResult {
                 index: ci + 1,
                 messages: history.len(),
@@ -627,29 +836,37 @@ pub fn replay_group(
                 stable_prefix_tokens,
             });
         }
-        std::mem::swap(&mut blocks, &mut prev_blocks);
+        std::mem::swap(blocks, prev_blocks);
+
+        Ok(())
     }
-    let compacted = log.finish();
-    for calls in &mut all_calls {
-        for (call, ids) in calls.iter_mut().zip(&compacted) {
-            call.compacted = ids.clone();
+
+    /// The results, one per config.
+    fn finish(self) -> Vec<ReplayResult> {
+        let trace = self.prepared.trace;
+        let compacted = self.log.finish();
+        let mut all_calls = self.all_calls;
+        for calls in &mut all_calls {
+            for (call, ids) in calls.iter_mut().zip(&compacted) {
+                call.compacted = ids.clone();
+            }
         }
+        let mut out = Vec::with_capacity(self.configs.len());
+        for (c, calls) in self.configs.iter().zip(all_calls) {
+            let totals = totals(&calls, self.ever_compacted.len());
+            out.push(ReplayResult {
+                fidelity: fidelity(&calls),
+                trace: trace.name.clone(),
+                config: c.clone(),
+                model: self.first_price.id.clone(),
+                back_to_back: !trace.has_timestamps(),
+                calibration: self.prepared.calibration,
+                calls,
+                totals,
+            });
+        }
+        out
     }
-    let mut out = Vec::with_capacity(configs.len());
-    for (c, calls) in configs.iter().zip(all_calls) {
-        let totals = totals(&calls, ever_compacted.len());
-        out.push(ReplayResult {
-            fidelity: fidelity(&calls),
-            trace: trace.name.clone(),
-            config: c.clone(),
-            model: first_price.id.clone(),
-            back_to_back: !trace.has_timestamps(),
-            calibration: prepared.calibration,
-            calls,
-            totals,
-        });
-    }
-    Ok(out)
 }
 
 fn prefix(
@@ -823,5 +1040,42 @@ mod compacted_ids {
         assert!(!Arc::ptr_eq(&out[3].ids, &out[4].ids));
         assert_eq!(out[3].ids.len(), 3);
         assert_eq!(serde_json::to_string(&out[3]).unwrap(), r#"["a","b","c"]"#);
+    }
+}
+
+#[cfg(test)]
+mod shared {
+    use super::merge_by_start;
+    use proptest::prelude::*;
+
+    #[test]
+    fn calls_meet_the_cache_in_start_order() {
+        let order = merge_by_start(vec![
+            vec![Some(0), Some(100), Some(300)],
+            vec![Some(50), None, Some(400)],
+            vec![Some(100)],
+        ]);
+        assert_eq!(
+            order,
+            [(0, 0), (1, 0), (1, 1), (0, 1), (2, 0), (0, 2), (1, 2)]
+        );
+    }
+
+    proptest! {
+        /// Every call once; each trace's calls in their own order, even
+        /// when a trace's start times go backwards.
+        #[test]
+        fn the_order_is_a_merge_of_each_traces_order(
+            starts in prop::collection::vec(
+                prop::collection::vec(prop::option::of(0u64..1_000), 0..8), 0..6)
+        ) {
+            let order = merge_by_start(starts.clone());
+            prop_assert_eq!(order.len(), starts.iter().map(Vec::len).sum::<usize>());
+            let mut next = vec![0usize; starts.len()];
+            for (t, ci) in order {
+                prop_assert_eq!(ci, next[t]);
+                next[t] += 1;
+            }
+        }
     }
 }

@@ -15,6 +15,7 @@ use crate::engine::message::{
     BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent,
 };
 use crate::engine::recall::recall_tool_definition;
+use crate::engine::wire::Ttl;
 use crate::trace::Trace;
 
 /// Tokens billed for an image or document block, whatever its encoded size
@@ -124,6 +125,46 @@ pub fn count_tool(memo: &TokenMemo, tool: &ToolDefinition) -> BlockCount {
     }
 }
 
+/// What a trace's recorded usage reveals of the provider's cache around a
+/// prefix the source did not record (Claude Code's system prompt and tools).
+///
+/// A Claude Code session is one of many of its account, and they send the
+/// same tools and opening system prompt. When a call's own prefix is cold
+/// (its first call, or a call reading less than the call before it
+/// cached), the record's read says exactly how much of the prompt was
+/// warm anyway: a prefix another session wrote. Those lengths, where they
+/// fall inside the hidden prefix, split it into parts; at such a call the
+/// part the read reached was warm and the longer ones were not. And when
+/// such a read comes less than five minutes after the call before, the
+/// session's own rest of the hidden prompt changed (Claude Code rewrites
+/// it: the date, git status, a tool connected): from that call on it is
+/// new content. Both are facts about the provider's side, the same
+/// whatever policy is replayed, so every config sees them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiddenCache {
+    /// Prompt tokens through the end of each shared part, ascending.
+    pub boundaries: Vec<u64>,
+    /// Per call, what the record says of the shared parts.
+    pub calls: Vec<SharedState>,
+    /// Per call: which version of the session's own hidden rest it sent.
+    pub version: Vec<u32>,
+}
+
+/// What a call's record says of the prefixes other sessions kept warm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedState {
+    /// Nothing (no recorded usage, or the call's own prefix was warm).
+    Unknown,
+    /// None of the shared parts was warm.
+    Cold,
+    /// The shared parts through boundary `j` were warm, longer ones not.
+    Warm(usize),
+    /// The call read what the call before it cached: those entries were
+    /// still alive, whatever the request times say (they are the times the
+    /// transcript wrote its lines, a few seconds off the requests').
+    Carried,
+}
+
 /// A trace with every block counted.
 pub struct PreparedTrace<'t> {
     /// The trace.
@@ -148,6 +189,9 @@ pub struct PreparedTrace<'t> {
     pub cumulative_tokens: Vec<u64>,
     /// Blocks in `messages[..k]` (string content counts as one).
     pub cumulative_blocks: Vec<u64>,
+    /// What the record reveals of the provider's cache around a hidden
+    /// prefix (Claude Code transcripts), when calibration is on.
+    pub hidden_cache: Option<HiddenCache>,
     /// The ledger every replay of this trace records into: handles are a
     /// pure function of the result, so they are derived once per trace.
     pub ledger: std::sync::Arc<crate::engine::ledger::InMemoryLedger>,
@@ -225,10 +269,13 @@ impl<'t> PreparedTrace<'t> {
             cumulative_blocks: Vec::new(),
             by_address: Default::default(),
             ledger: Default::default(),
+            hidden_cache: None,
         };
         if calibrate_auto {
             prepared.calibration.content = prepared.fit_calibration(&price.framing);
             prepared.calibration.prefix_factor = prepared.fit_prefix(price);
+            prepared.apportion_growth(&price.framing);
+            prepared.hidden_cache = prepared.read_hidden_cache(price);
         }
         let (mut tokens, mut blocks) = (0u64, 0u64);
         prepared.cumulative_tokens.push(0);
@@ -281,6 +328,196 @@ impl<'t> PreparedTrace<'t> {
 }
 
 impl PreparedTrace<'_> {
+    /// Sets the content of the messages each call appended to exactly what
+    /// the provider counted: between two consecutive calls with recorded
+    /// input (same prompt version, a growing history), the recorded prompt
+    /// grew by the appended messages' tokens plus their framing, whatever
+    /// the transcript left out (reminders, attachments). That growth is
+    /// shared among the appended blocks in proportion to their calibrated
+    /// counts (largest remainder, so the shares sum exactly), and those
+    /// blocks become [`Scale::Exact`]. A replay of the status quo then
+    /// sends exactly the recorded prompt at every such call; a config that
+    /// replaces a block drops that block's share. Growth that is negative
+    /// (the context was rebuilt) or has no counted block to land on is left
+    /// to the fitted factor.
+    fn apportion_growth(&mut self, framing: &Framing) {
+        let calls = &self.trace.calls;
+        for w in calls.windows(2) {
+            let [a, b] = w else { continue };
+            let (Some(ra), Some(rb)) = (
+                a.usage.and_then(|u| u.total_input()),
+                b.usage.and_then(|u| u.total_input()),
+            ) else {
+                continue;
+            };
+            if a.prompt != b.prompt || b.messages <= a.messages || b.messages > self.messages.len()
+            {
+                continue;
+            }
+            let range = a.messages..b.messages;
+            let frame: u64 = self.messages[range.clone()]
+                .iter()
+                .map(|m| framing.per_message + framing.per_block * m.len() as u64)
+                .sum();
+            let Some(growth) = rb.checked_sub(ra).and_then(|g| g.checked_sub(frame)) else {
+                continue;
+            };
+            let cal = self.calibration;
+            let weights: Vec<u64> = self.messages[range.clone()]
+                .iter()
+                .flatten()
+                .map(|c| c.tokens(&cal, 0))
+                .collect();
+            let Some(shares) = apportion(growth, &weights) else {
+                continue;
+            };
+            let mut shares = shares.into_iter();
+            for m in &mut self.messages[range] {
+                for c in m.iter_mut() {
+                    if let Some(s) = shares.next() {
+                        c.raw_tokens = s;
+                        c.scale = Scale::Exact;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Splits the hidden prefix where the record shows other sessions'
+    /// prefixes ending, and reads per call what was warm and whether the
+    /// session's own rest changed (see [`HiddenCache`]). `None` when the
+    /// trace has no hidden prefix, or its record shows no such read.
+    fn read_hidden_cache(&mut self, price: &ModelPrice) -> Option<HiddenCache> {
+        let hidden = self.trace.hidden_prefix_tokens;
+        if hidden == 0 {
+            return None;
+        }
+        let calls = &self.trace.calls;
+        let p = calls.first()?.prompt;
+        if calls.iter().any(|c| c.prompt != p) {
+            return None;
+        }
+        // What precedes the hidden prefix in the request, framing included.
+        let tools = self.tools.get(p)?;
+        let system = self.system.get(p)?;
+        if system.last().is_none_or(|c| c.scale != Scale::Exact) {
+            return None;
+        }
+        let cal = self.calibration;
+        let before: u64 = tools
+            .iter()
+            .map(|c| c.tokens(&cal, price.framing.per_tool))
+            .sum::<u64>()
+            + if tools.is_empty() {
+                0
+            } else {
+                price
+                    .tool_prompt
+                    .tokens(crate::cost::pricing::ToolChoice::Auto)
+            }
+            + system[..system.len() - 1]
+                .iter()
+                .map(|c| c.tokens(&cal, price.framing.per_block))
+                .sum::<u64>();
+        let frame = price.framing.per_block;
+        // (read, cached) per recorded call; a call is cold when it read
+        // less than the call before it cached.
+        let usage: Vec<Option<(u64, u64)>> = calls
+            .iter()
+            .map(|c| {
+                let u = c.usage?;
+                u.total_input()?;
+                let read = u.cache_read_input_tokens.unwrap_or(0);
+                Some((read, read + u.cache_creation_input_tokens.unwrap_or(0)))
+            })
+            .collect();
+        let mut cold: Vec<Option<u64>> = vec![None; calls.len()];
+        let mut prev: Option<u64> = None;
+        for (i, u) in usage.iter().enumerate() {
+            if let Some((read, cached)) = *u {
+                if prev.is_none_or(|p| read < p) {
+                    cold[i] = Some(read);
+                }
+                prev = Some(cached);
+            }
+        }
+        // Each part is a framed block: a boundary needs room for its frame.
+        let mut boundaries: Vec<u64> = cold
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&r| r > before + frame && r + frame < before + hidden)
+            .collect();
+        boundaries.sort_unstable();
+        boundaries.dedup();
+        // Parts: between consecutive boundaries, each framed, then the rest.
+        let mut parts = Vec::with_capacity(boundaries.len() + 1);
+        let mut at = before;
+        for &b in &boundaries {
+            let Some(t) = b.checked_sub(at + frame).filter(|t| *t > 0) else {
+                return None;
+            };
+            parts.push(t);
+            at = b;
+        }
+        if boundaries.is_empty() {
+            return None;
+        }
+        let own = (before + hidden)
+            .checked_sub(at + frame)
+            .filter(|t| *t > 0)?;
+        let mut counts = Vec::with_capacity(parts.len() + 1);
+        let mut blocks = Vec::with_capacity(parts.len() + 1);
+        for (j, &t) in parts.iter().enumerate() {
+            let (b, c) = hidden_part_block(&format!("shared part {}", j + 1), t);
+            blocks.push(b);
+            counts.push(c);
+        }
+        let (b, c) = hidden_part_block("this session's own", own);
+        blocks.push(b);
+        counts.push(c);
+        for (sc, sb) in self.system.iter_mut().zip(&mut self.system_blocks) {
+            sc.pop();
+            sb.pop();
+            sc.extend(counts.iter().copied());
+            sb.extend(blocks.iter().cloned());
+        }
+        let states = cold
+            .iter()
+            .zip(&usage)
+            .map(|(c, u)| match c {
+                None if u.is_some() => SharedState::Carried,
+                None => SharedState::Unknown,
+                Some(read) => match boundaries.iter().rposition(|b| b <= read) {
+                    Some(j) => SharedState::Warm(j),
+                    None => SharedState::Cold,
+                },
+            })
+            .collect();
+        let end = before + hidden;
+        let mut version = 0u32;
+        let mut versions = Vec::with_capacity(calls.len());
+        let mut last_start: Option<u64> = None;
+        for (c, r) in calls.iter().zip(&cold) {
+            let recent = match (c.start_ms, last_start) {
+                (Some(s), Some(l)) => s.saturating_sub(l) < Ttl::FiveMinutes.millis(),
+                _ => false,
+            };
+            if recent && r.is_some_and(|read| read < end) {
+                version += 1;
+            }
+            if c.usage.is_some() {
+                last_start = c.start_ms.or(last_start);
+            }
+            versions.push(version);
+        }
+        Some(HiddenCache {
+            boundaries,
+            calls: states,
+            version: versions,
+        })
+    }
+
     /// The count of a block of this trace's history, found by address.
     pub fn count_of(&self, block: &ContentBlock) -> Option<BlockCount> {
         self.by_address
@@ -369,6 +606,46 @@ impl PreparedTrace<'_> {
     }
 }
 
+/// A stand-in for one part of a prefix the trace did not record.
+fn hidden_part_block(what: &str, tokens: u64) -> (ContentBlock, BlockCount) {
+    let block = ContentBlock::text(&format!(
+        "[system prompt and tool definitions not recorded, {what}: {tokens} tokens]"
+    ));
+    let key = ContentHash::of(block.to_json().as_bytes());
+    (
+        block,
+        BlockCount {
+            key,
+            raw_tokens: tokens,
+            scale: Scale::Exact,
+        },
+    )
+}
+
+/// `total` split in proportion to `weights`, summing exactly (largest
+/// remainder; ties to the earlier block). `None` when every weight is 0.
+fn apportion(total: u64, weights: &[u64]) -> Option<Vec<u64>> {
+    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+    if sum == 0 {
+        return None;
+    }
+    let mut shares = Vec::with_capacity(weights.len());
+    let mut rems = Vec::with_capacity(weights.len());
+    let mut given = 0u64;
+    for (i, &w) in weights.iter().enumerate() {
+        let exact = u128::from(total) * u128::from(w);
+        let share = (exact / sum) as u64;
+        shares.push(share);
+        rems.push((exact % sum, i));
+        given += share;
+    }
+    rems.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+    for &(_, i) in rems.iter().take((total - given) as usize) {
+        shares[i] += 1;
+    }
+    Some(shares)
+}
+
 /// The stand-in for a system prompt and tools the trace did not record: a
 /// text block whose token count is set to the known size.
 pub fn hidden_prefix_block(tokens: u64) -> (ContentBlock, BlockCount) {
@@ -400,5 +677,36 @@ fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
             }]
         }
         Content::Blocks(bs) => bs.iter().map(|b| count_block(memo, b)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod apportion_tests {
+    use super::apportion;
+    use proptest::prelude::*;
+
+    #[test]
+    fn shares_follow_the_weights_and_sum_exactly() {
+        assert_eq!(apportion(10, &[1, 1, 1]), Some(vec![4, 3, 3]));
+        assert_eq!(apportion(7, &[0, 5, 0]), Some(vec![0, 7, 0]));
+        assert_eq!(apportion(0, &[3, 4]), Some(vec![0, 0]));
+        assert_eq!(apportion(5, &[0, 0]), None);
+    }
+
+    proptest! {
+        #[test]
+        fn shares_sum_to_the_total_and_stay_near_the_proportion(
+            total in 0u64..10_000_000,
+            weights in prop::collection::vec(0u64..100_000, 1..40),
+        ) {
+            let sum: u64 = weights.iter().sum();
+            prop_assume!(sum > 0);
+            let shares = apportion(total, &weights).unwrap();
+            prop_assert_eq!(shares.iter().sum::<u64>(), total);
+            for (s, w) in shares.iter().zip(&weights) {
+                let exact = total as f64 * *w as f64 / sum as f64;
+                prop_assert!((*s as f64 - exact).abs() < 1.0 + 1e-9);
+            }
+        }
     }
 }

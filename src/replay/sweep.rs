@@ -6,7 +6,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::recall_risk::{RecallRisk, RiskIndex};
-use super::{PreparedTrace, ReplayError, ReplayOptions, ReplayResult, check_config, replay_group};
+use super::{
+    PreparedTrace, ReplayError, ReplayOptions, ReplayResult, check_config, replay_group,
+    replay_group_shared,
+};
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::TokenMemo;
 use crate::policy::{Cache, Compaction, Config};
@@ -128,23 +131,48 @@ pub fn sweep_trace(
     recall_cost_usd: Option<f64>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<TraceSweep, ReplayError> {
-    let trace = prepared.trace;
+    let mut out = sweep_shared(
+        &[prepared],
+        configs,
+        std::slice::from_ref(baseline),
+        pricing,
+        memo,
+        opts,
+        recall_cost_usd,
+        progress,
+    )?;
+    Ok(out.remove(0))
+}
+
+/// Sweeps `configs` over traces that share one prompt cache (one account's
+/// sessions, replayed in start-time order against one cache per config;
+/// see [`super::replay_group_shared`]). `baselines[i]` is trace `i`'s
+/// baseline, added to its configs when missing; each trace's sweep holds
+/// `configs` and its own baseline. Every config is checked against every
+/// trace before anything runs.
+#[allow(clippy::too_many_arguments)]
+pub fn sweep_shared(
+    prepared: &[&PreparedTrace<'_>],
+    configs: &[Config],
+    baselines: &[Config],
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    opts: ReplayOptions<'_>,
+    recall_cost_usd: Option<f64>,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<TraceSweep>, ReplayError> {
     let mut all: Vec<Config> = configs.to_vec();
-    if !all.contains(baseline) {
-        all.push(baseline.clone());
+    for b in baselines {
+        if !all.contains(b) {
+            all.push(b.clone());
+        }
     }
-    for c in &all {
-        check_config(trace, c)?;
-        pricing.lookup(c.model_for_trace(trace))?;
+    for p in prepared {
+        for c in &all {
+            check_config(p.trace, c)?;
+            pricing.lookup(c.model_for_trace(p.trace))?;
+        }
     }
-    let risk_index = RiskIndex::new(trace, &|m, b| {
-        prepared
-            .messages
-            .get(m)
-            .and_then(|bs| bs.get(b))
-            .map_or(0, |c| c.tokens(&prepared.calibration, 0))
-    });
-    let input_price = pricing.lookup(baseline.model_for_trace(trace))?.rates.input / 1e6;
     // Configs sharing a compaction policy and model share one run of the
     // engine per call; groups run in parallel.
     let mut groups: Vec<Vec<Config>> = Vec::new();
@@ -157,26 +185,67 @@ pub fn sweep_trace(
             None => groups.push(vec![c.clone()]),
         }
     }
-    let grouped: Vec<Result<Vec<ReplayResult>, ReplayError>> = groups
+    let grouped: Vec<Result<Vec<Vec<ReplayResult>>, ReplayError>> = groups
         .par_iter()
         .map(|g| {
-            let r = replay_group(prepared, g, pricing, memo, opts);
-            for _ in g {
+            let r = if prepared.len() == 1 {
+                replay_group(prepared[0], g, pricing, memo, opts).map(|r| vec![r])
+            } else {
+                replay_group_shared(prepared, g, pricing, memo, opts)
+            };
+            for _ in 0..g.len() * prepared.len() {
                 progress();
             }
             r
         })
         .collect();
-    let mut results: Vec<Result<ReplayResult, ReplayError>> = Vec::with_capacity(all.len());
+    // Per trace, every config's result in `all`'s group order.
+    let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
     for g in grouped {
-        match g {
-            Ok(rs) => results.extend(rs.into_iter().map(Ok)),
-            Err(e) => results.push(Err(e)),
+        for (t, rs) in g?.into_iter().enumerate() {
+            per_trace[t].extend(rs);
         }
     }
+    prepared
+        .iter()
+        .zip(per_trace)
+        .enumerate()
+        .map(|(t, (p, results))| {
+            let baseline = baselines
+                .get(t)
+                .or(baselines.first())
+                .unwrap_or(&configs[0]);
+            // A trace's rows: the grid and its own baseline, not the other
+            // traces' baselines.
+            let results = results
+                .into_iter()
+                .filter(|r| configs.contains(&r.config) || r.config == *baseline)
+                .collect();
+            rank(p, results, baseline, pricing, recall_cost_usd)
+        })
+        .collect()
+}
+
+/// One trace's replays ranked: recall risk, risk-adjusted cost, savings
+/// against the baseline, the Pareto front and the recommendation.
+fn rank(
+    prepared: &PreparedTrace<'_>,
+    results: Vec<ReplayResult>,
+    baseline: &Config,
+    pricing: &Pricing,
+    recall_cost_usd: Option<f64>,
+) -> Result<TraceSweep, ReplayError> {
+    let trace = prepared.trace;
+    let risk_index = RiskIndex::new(trace, &|m, b| {
+        prepared
+            .messages
+            .get(m)
+            .and_then(|bs| bs.get(b))
+            .map_or(0, |c| c.tokens(&prepared.calibration, 0))
+    });
+    let input_price = pricing.lookup(baseline.model_for_trace(trace))?.rates.input / 1e6;
     let mut rows = Vec::with_capacity(results.len());
-    for r in results {
-        let result = r?;
+    for result in results {
         let risk = risk_index.score(&result.calls);
         let per_recall = recall_cost_usd.unwrap_or_else(|| {
             if result.calls.is_empty() {

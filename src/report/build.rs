@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io;
 
 use serde::Serialize;
 
@@ -37,10 +38,9 @@ pub struct Assumptions {
 }
 
 use crate::app::TraceReport;
-use crate::app::fleet::{Fleet, FleetFigures, GroupAnswer};
-
-/// A file of the report: its name and bytes.
-pub type ReportFile = (String, Vec<u8>);
+use crate::app::fleet::{
+    Fleet, FleetFigures, FleetStability, GroupAnswer, SessionSummary, StabilityBrief,
+};
 
 const CHART_W: u32 = 900;
 const CHART_H: u32 = 480;
@@ -221,45 +221,190 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     out
 }
 
-/// Every file of the report.
-pub fn build(
-    fleet: &Fleet,
-    reports: &[TraceReport],
-    assumptions: &Assumptions,
-) -> Result<Vec<ReportFile>, ChartError> {
-    let mut files: Vec<ReportFile> = Vec::new();
-    let mut svgs: Vec<Vec<(String, String)>> = Vec::new();
-    for r in reports {
-        let mut mine = Vec::new();
+/// Where a report's files go, as they are made: a report of a thousand
+/// sessions is written session by session, never held whole.
+pub trait ReportSink {
+    /// Writes the whole file `rel` (a path relative to the report's root).
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()>;
+    /// Appends to the file `rel`, creating it.
+    fn append(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()>;
+}
+
+/// A sink that keeps the files in memory (for tests and small reports).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct MemorySink(pub BTreeMap<String, Vec<u8>>);
+
+impl ReportSink for MemorySink {
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()> {
+        self.0.insert(rel.to_owned(), bytes.to_vec());
+        Ok(())
+    }
+
+    fn append(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()> {
+        self.0
+            .entry(rel.to_owned())
+            .or_default()
+            .extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A chart could not be drawn.
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    /// A file could not be written.
+    #[error("{0}")]
+    Write(#[from] io::Error),
+}
+
+/// Writes a report: [`ReportWriter::session`] for each session as soon as it
+/// is replayed (its charts, its page, its entries in `results.json` and
+/// `results.csv`), then [`ReportWriter::finish`] with the fleet's answer for
+/// the fleet page and `summary.md`.
+pub struct ReportWriter<'s> {
+    sink: &'s mut dyn ReportSink,
+    assumptions: Assumptions,
+    /// Each session's detail on its own page (else inline on the fleet page).
+    split: bool,
+    /// The sessions' sections with their charts, when inline.
+    inline: Vec<String>,
+    sessions: usize,
+    files: BTreeMap<String, ()>,
+}
+
+impl<'s> ReportWriter<'s> {
+    /// A writer for a report of `sessions` sessions.
+    pub fn new(
+        sink: &'s mut dyn ReportSink,
+        assumptions: Assumptions,
+        sessions: usize,
+    ) -> Result<Self, ReportError> {
+        let mut w = ReportWriter {
+            sink,
+            split: sessions > INLINE_SESSIONS_MAX,
+            inline: Vec::new(),
+            sessions: 0,
+            files: BTreeMap::new(),
+            assumptions,
+        };
+        let head = format!(
+            "{{\n  \"format\": {},\n  \"generator\": {},\n  \"assumptions\": {},\n  \"traces\": [",
+            json(&RESULTS_FORMAT),
+            json(&format!("tracecost {}", env!("CARGO_PKG_VERSION"))),
+            indented(&json_pretty(&w.assumptions), 2)
+        );
+        w.append("results.json", head.as_bytes())?;
+        Ok(w)
+    }
+
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> Result<(), ReportError> {
+        self.files.insert(rel.to_owned(), ());
+        Ok(self.sink.put(rel, bytes)?)
+    }
+
+    fn append(&mut self, rel: &str, bytes: &[u8]) -> Result<(), ReportError> {
+        self.files.insert(rel.to_owned(), ());
+        Ok(self.sink.append(rel, bytes)?)
+    }
+
+    /// Writes what belongs to one session.
+    pub fn session(&mut self, r: &TraceReport) -> Result<(), ReportError> {
+        let mut svgs = Vec::new();
         for (stem, chart) in charts(&r.sweep) {
             let svg = render_svg(&chart, CHART_W, CHART_H)?;
-            let png = render_png(&chart, CHART_W, CHART_H)?;
-            files.push((format!("charts/{stem}.svg"), svg.clone().into_bytes()));
-            files.push((format!("charts/{stem}.png"), png));
-            mine.push((stem, svg));
+            // A fleet's session charts live inline in their pages only: a
+            // thousand sessions would otherwise leave tens of thousands of
+            // chart files.
+            if !self.split {
+                let png = render_png(&chart, CHART_W, CHART_H)?;
+                self.put(&format!("charts/{stem}.svg"), svg.as_bytes())?;
+                self.put(&format!("charts/{stem}.png"), &png)?;
+            }
+            svgs.push((stem, svg));
         }
-        svgs.push(mine);
+        let files = !self.split;
+        if self.split {
+            let page = session_page(r, &svgs);
+            self.put(&session_link(&r.sweep.trace, true), page.as_bytes())?;
+        } else {
+            let mut section = String::new();
+            trace_section(&mut section, r, &svgs, "", files);
+            self.inline.push(section);
+        }
+        let entry = json_pretty(&json_trace(r));
+        let sep = if self.sessions == 0 { "\n" } else { ",\n" };
+        self.append(
+            "results.json",
+            format!("{sep}    {}", indented(&entry, 4)).as_bytes(),
+        )?;
+        let mut csv = Vec::new();
+        SweepView {
+            sweeps: std::slice::from_ref(&r.sweep),
+        }
+        .export_to(Format::Csv, &mut csv)?;
+        let rows = if self.sessions == 0 {
+            &csv[..]
+        } else {
+            // The header once, at the top.
+            let body = csv.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
+            &csv[body..]
+        };
+        self.append("results.csv", rows)?;
+        self.sessions += 1;
+        Ok(())
     }
-    files.push((
-        "index.html".into(),
-        html(fleet, reports, assumptions, &svgs).into_bytes(),
-    ));
-    files.extend(session_pages(reports, &svgs));
-    files.push((
-        "summary.md".into(),
-        summary_md(fleet, reports, assumptions).into_bytes(),
-    ));
-    files.push((
-        "results.json".into(),
-        results_json(fleet, reports, assumptions).into_bytes(),
-    ));
-    let sweeps: Vec<TraceSweep> = reports.iter().map(|r| r.sweep.clone()).collect();
-    let mut csv = Vec::new();
-    // Writing to memory cannot fail, and the sweep view has CSV.
-    let _ = SweepView { sweeps: &sweeps }.export_to(Format::Csv, &mut csv);
-    files.push(("results.csv".into(), csv));
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(files)
+
+    /// Writes the fleet page, `summary.md` and the end of `results.json`;
+    /// returns the names of every file written, in order.
+    pub fn finish(
+        mut self,
+        fleet: &Fleet,
+        sessions: &[SessionSummary],
+    ) -> Result<Vec<String>, ReportError> {
+        let tail = format!(
+            "{}  ],\n  \"fleet\": {}\n}}\n",
+            if self.sessions == 0 { "" } else { "\n" },
+            indented(&json_pretty(fleet), 2)
+        );
+        self.append("results.json", tail.as_bytes())?;
+        let index = html(fleet, sessions, &self.assumptions, &self.inline, self.split);
+        self.put("index.html", index.as_bytes())?;
+        if self.split {
+            let page = sessions_page(fleet, sessions);
+            self.put("sessions/index.html", page.as_bytes())?;
+        }
+        let summary = summary_md(fleet, sessions, &self.assumptions);
+        self.put("summary.md", summary.as_bytes())?;
+        Ok(self.files.into_keys().collect())
+    }
+}
+
+fn json<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+fn json_pretty<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// `text` with every line but the first indented by `n` spaces (the first
+/// follows a key or the caller's own indent), so pretty JSON nests in
+/// pretty JSON. Line breaks in JSON text only ever come from the layout:
+/// strings escape theirs.
+fn indented(text: &str, n: usize) -> String {
+    let pad = " ".repeat(n);
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.push_str(&pad);
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 /// Headline figures of one trace.
@@ -301,8 +446,16 @@ const SUMMARY_TOP: usize = 10;
 /// The fleet's answer in words: one line each for what is paid now, the
 /// simulation's agreement with it, and what to do.
 pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
+    let traces = if a.traces == a.sessions {
+        String::new()
+    } else {
+        format!(
+            " ({} traces: continuations and subagents apart)",
+            thousands(a.traces as u64)
+        )
+    };
     let mut out = vec![format!(
-        "{} session(s), {} call(s).",
+        "{} session(s){traces}, {} call(s).",
         thousands(a.sessions as u64),
         thousands(a.calls as u64)
     )];
@@ -374,9 +527,9 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
 
 /// The sessions by what their status quo costs, most expensive first (then
 /// by name, so equal costs keep one order).
-fn most_expensive_first(reports: &[TraceReport]) -> Vec<&TraceReport> {
-    let cost = |r: &TraceReport| r.sweep.rows[r.sweep.baseline].result.totals.cost_usd;
-    let mut out: Vec<&TraceReport> = reports.iter().collect();
+fn most_expensive_first(sessions: &[SessionSummary]) -> Vec<&SessionSummary> {
+    let cost = |s: &SessionSummary| s.status_quo().result.totals.cost_usd;
+    let mut out: Vec<&SessionSummary> = sessions.iter().collect();
     out.sort_by(|x, y| {
         cost(y)
             .total_cmp(&cost(x))
@@ -385,31 +538,85 @@ fn most_expensive_first(reports: &[TraceReport]) -> Vec<&TraceReport> {
     out
 }
 
-fn summary_md(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String {
+/// A session named for a reader: its project and first prompt when the
+/// source tells, else its trace name.
+fn session_title(s: &SessionSummary) -> String {
+    match (&s.project, &s.first_prompt) {
+        (Some(p), Some(f)) => format!("{p}: “{}”", crate::engine::handle::one_line(f, 60)),
+        (None, Some(f)) => format!("“{}”", crate::engine::handle::one_line(f, 60)),
+        (Some(p), None) => format!("{p}: {}", s.sweep.trace),
+        (None, None) => s.sweep.trace.clone(),
+    }
+}
+
+/// What a session costs under the fleet's recommendation.
+fn under_fleet_pick(s: &SessionSummary, fleet: &Fleet) -> f64 {
+    let base = s.status_quo().result.totals.cost_usd;
+    if fleet.answer.keep_status_quo {
+        return base;
+    }
+    s.row(&fleet.answer.recommended.config)
+        .map_or(base, |r| r.result.totals.cost_usd)
+}
+
+/// The headline per month at the recorded rate, in words.
+fn per_month_line(fleet: &Fleet) -> Option<String> {
+    let m = fleet.per_month.as_ref()?;
+    let now = m.recorded_usd.unwrap_or(m.status_quo_usd);
+    let saving = if fleet.answer.keep_status_quo {
+        String::new()
+    } else {
+        format!(
+            "; the recommendation saves {} per month",
+            dollars(m.savings_usd)
+        )
+    };
+    Some(format!(
+        "At the rate recorded over {} {} ({} to {}), that is {} per month{saving}.",
+        thousands(m.days),
+        if m.days == 1 { "day" } else { "days" },
+        m.first_day,
+        m.last_day,
+        dollars(now)
+    ))
+}
+
+fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumptions) -> String {
     let mut s = String::from("# tracecost report\n\n");
-    if reports.len() > 1 {
+    if sessions.len() > 1 {
         s.push_str("## Fleet\n\n");
         for line in fleet_lines(&fleet.answer, &fleet.configs) {
             let _ = writeln!(s, "- {line}");
         }
+        if let Some(line) = per_month_line(fleet) {
+            let _ = writeln!(s, "- {line}");
+        }
+        if let Some(st) = &fleet.stability {
+            let _ = writeln!(s, "- {}", fleet_stability_line(st));
+        }
+        if let Some(line) = fleet.fidelity.as_ref().and_then(|f| f.line()) {
+            let _ = writeln!(s, "- {line}");
+        }
         s.push('\n');
     }
-    if reports.len() > SUMMARY_SECTIONS_MAX {
-        let by_cost = most_expensive_first(reports);
+    if sessions.len() > SUMMARY_SECTIONS_MAX {
+        let by_cost = most_expensive_first(sessions);
         let _ = writeln!(
             s,
-            "## The {} most expensive sessions\n\n| session | status quo | recommended | saving |\n|---|---:|---|---:|",
-            SUMMARY_TOP.min(reports.len())
+            "## The {} most expensive sessions\n\n| session | status quo | under the recommendation | its own pick | saving |\n|---|---:|---:|---|---:|",
+            SUMMARY_TOP.min(sessions.len())
         );
         for r in by_cost.into_iter().take(SUMMARY_TOP) {
-            let h = headline(&r.sweep);
+            let base = r.status_quo().result.totals.cost_usd;
+            let rec = r.recommended();
             let _ = writeln!(
                 s,
-                "| {} | {} | `{}` | {:.1}% |",
-                md_escape(&crate::engine::handle::one_line(&r.sweep.trace, 60)),
-                dollars(h.base.result.totals.cost_usd),
-                h.rec.result.config,
-                h.rec.savings_pct
+                "| {} | {} | {} | `{}` | {:.1}% |",
+                md_escape(&session_title(r)),
+                dollars(base),
+                dollars(under_fleet_pick(r, fleet)),
+                rec.result.config,
+                rec.savings_pct
             );
         }
         let _ = writeln!(
@@ -418,21 +625,33 @@ fn summary_md(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String
         );
         return s;
     }
-    for r in reports {
+    for r in sessions {
         let sw = &r.sweep;
         let h = headline(sw);
         let _ = writeln!(s, "## {}\n", md_escape(&sw.trace));
         if let Some(rec) = h.recorded {
+            let t = &h.base.result.totals;
+            let sim = t.cost_usd_recorded_calls.map_or_else(String::new, |sim| {
+                format!(
+                    " (the status quo simulated on the same calls: {}, {:+.1}%)",
+                    dollars(sim),
+                    if rec > 0.0 {
+                        (sim - rec) / rec * 100.0
+                    } else {
+                        0.0
+                    }
+                )
+            });
             let _ = writeln!(
                 s,
-                "- Recorded cost of the {} call(s) with usage: **{}**",
-                h.base.result.totals.recorded_calls,
+                "- Recorded cost of the {} call(s) with usage: **{}**{sim}",
+                t.recorded_calls,
                 dollars(rec)
             );
         }
         let _ = writeln!(
             s,
-            "- Baseline `{}`: **{}** per run, {} per 1,000 runs",
+            "- Status quo `{}`: **{}** per run, {} per 1,000 runs",
             h.base.result.config,
             dollars(h.base.result.totals.cost_usd),
             dollars(h.base.result.totals.cost_usd * 1000.0)
@@ -457,11 +676,13 @@ fn summary_md(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String
                 h.best.risk.turns
             );
         }
-        let _ = writeln!(
-            s,
-            "- Stability of the recommended config: {}\n",
-            stability_verdict(&r.stability)
-        );
+        if let Some(st) = r.stability {
+            let _ = writeln!(
+                s,
+                "- Stability of the recommended config: {}\n",
+                stability_verdict(st)
+            );
+        }
         let _ = writeln!(
             s,
             "| rank | config | cost | saving | recall risk |\n|---:|---|---:|---:|---:|"
@@ -498,14 +719,34 @@ fn summary_md(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String
     s
 }
 
-fn stability_verdict(r: &StabilityReport) -> String {
-    if r.violations.is_empty() {
+/// The fleet's stability check, in words.
+fn fleet_stability_line(st: &FleetStability) -> String {
+    if st.violations == 0 {
+        format!(
+            "Stability of `{}`: checked on all {} session(s), {} stub(s), every one byte-identical at every later call.",
+            st.config,
+            thousands(st.sessions as u64),
+            thousands(st.stubs as u64)
+        )
+    } else {
+        format!(
+            "Stability of `{}`: UNSTABLE — {} violation(s) in {} of {} session(s).",
+            st.config,
+            thousands(st.violations as u64),
+            st.unstable_sessions,
+            st.sessions
+        )
+    }
+}
+
+fn stability_verdict(r: StabilityBrief) -> String {
+    if r.violations == 0 {
         format!(
             "stable — {} stub(s) byte-identical at every later call",
             r.stubs
         )
     } else {
-        format!("UNSTABLE — {} violation(s)", r.violations.len())
+        format!("UNSTABLE — {} violation(s)", r.violations)
     }
 }
 
@@ -548,15 +789,6 @@ struct JsonTrace<'a> {
     calls_recommended: &'a [CallResult],
 }
 
-#[derive(Serialize)]
-struct JsonDoc<'a> {
-    format: &'static str,
-    generator: String,
-    assumptions: &'a Assumptions,
-    fleet: &'a Fleet,
-    traces: Vec<JsonTrace<'a>>,
-}
-
 fn pick(r: &SweepRow) -> JsonPick<'_> {
     JsonPick {
         config: &r.result.config,
@@ -567,51 +799,36 @@ fn pick(r: &SweepRow) -> JsonPick<'_> {
     }
 }
 
-fn results_json(fleet: &Fleet, reports: &[TraceReport], a: &Assumptions) -> String {
-    let traces = reports
-        .iter()
-        .map(|r| {
-            let s = &r.sweep;
-            let h = headline(s);
-            JsonTrace {
-                trace: &s.trace,
-                description: &s.description,
-                model: &h.base.result.model,
-                back_to_back: h.base.result.back_to_back,
-                calibration: h.base.result.calibration,
-                recorded_cost_usd: h.recorded,
-                baseline: pick(h.base),
-                cheapest: pick(h.best),
-                recommended: pick(h.rec),
-                stability: &r.stability,
-                configs: s
-                    .rows
-                    .iter()
-                    .map(|row| JsonRow {
-                        config: &row.result.config,
-                        cost_usd: row.result.totals.cost_usd,
-                        savings_usd: row.savings_usd,
-                        savings_pct: row.savings_pct,
-                        usage: row.result.totals.usage,
-                        recall_risk: row.risk,
-                        pareto: row.pareto,
-                    })
-                    .collect(),
-                calls_baseline: &h.base.result.calls,
-                calls_recommended: &h.rec.result.calls,
-            }
-        })
-        .collect();
-    let doc = JsonDoc {
-        format: RESULTS_FORMAT,
-        generator: format!("tracecost {}", env!("CARGO_PKG_VERSION")),
-        assumptions: a,
-        fleet,
-        traces,
-    };
-    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    s.push('\n');
-    s
+fn json_trace(r: &TraceReport) -> JsonTrace<'_> {
+    let s = &r.sweep;
+    let h = headline(s);
+    JsonTrace {
+        trace: &s.trace,
+        description: &s.description,
+        model: &h.base.result.model,
+        back_to_back: h.base.result.back_to_back,
+        calibration: h.base.result.calibration,
+        recorded_cost_usd: h.recorded,
+        baseline: pick(h.base),
+        cheapest: pick(h.best),
+        recommended: pick(h.rec),
+        stability: &r.stability,
+        configs: s
+            .rows
+            .iter()
+            .map(|row| JsonRow {
+                config: &row.result.config,
+                cost_usd: row.result.totals.cost_usd,
+                savings_usd: row.savings_usd,
+                savings_pct: row.savings_pct,
+                usage: row.result.totals.usage,
+                recall_risk: row.risk,
+                pareto: row.pareto,
+            })
+            .collect(),
+        calls_baseline: &h.base.result.calls,
+        calls_recommended: &h.rec.result.calls,
+    }
 }
 
 const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#1a1a1a;line-height:1.45}
@@ -622,85 +839,350 @@ h1{margin-bottom:.2em}h2{margin-top:2.2em;border-bottom:2px solid #e5e5e5;paddin
 .card .d{font-size:.9em;color:#333;word-break:break-word}.good{color:#0a6b3d}.bad{color:#a31515}
 .rec{border-left:4px solid #0a6b3d;background:#f0f8f3;padding:.7em 1em;margin:1em 0}
 table{border-collapse:collapse;width:100%;font-size:.88em;margin:.6em 0}th,td{padding:.3em .5em;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
-th{background:#f3f3f3;position:sticky;top:0}td.l,th.l{text-align:left;white-space:normal;word-break:break-all}
+th{background:#f3f3f3;position:sticky;top:0}td.l,th.l{text-align:left;white-space:normal;overflow-wrap:anywhere}
 tr.mark td{background:#fff8dc}td.m{text-align:left}code{font-size:.92em}figure{margin:1.2em 0}figure svg{width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555}details summary{cursor:pointer;color:#0645ad}.small{font-size:.85em;color:#555}";
 
-fn html(
-    fleet: &Fleet,
-    reports: &[TraceReport],
-    a: &Assumptions,
-    svgs: &[Vec<(String, String)>],
-) -> String {
-    let split = reports.len() > INLINE_SESSIONS_MAX;
-    let mut s = String::new();
+/// The start of a page.
+fn page_head(s: &mut String, title: &str) {
     let _ = write!(
         s,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>tracecost report</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>What these agent conversations cost</h1>\n<p class=\"sub\">{} trace(s) replayed under {} policy configurations each · tracecost {}</p>\n",
-        reports.len(),
-        reports.first().map_or(0, |r| r.sweep.rows.len()),
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        html_escape(title)
+    );
+}
+
+/// Sessions the fleet page lists; the rest are on `sessions/index.html`.
+const FLEET_TOP: usize = 20;
+
+/// Configs the fleet page's table shows before "show the others".
+const FLEET_CONFIGS_SHOWN: usize = 10;
+
+fn html(
+    fleet: &Fleet,
+    sessions: &[SessionSummary],
+    a: &Assumptions,
+    inline: &[String],
+    split: bool,
+) -> String {
+    let mut s = String::new();
+    page_head(&mut s, "tracecost report");
+    let _ = write!(
+        s,
+        "<h1>What these agent conversations cost</h1>\n<p class=\"sub\">{} session(s) · {} call(s) · replayed under {} policy configurations each · tracecost {}</p>\n",
+        thousands(fleet.answer.sessions as u64),
+        thousands(fleet.answer.calls as u64),
+        fleet.configs.len(),
         env!("CARGO_PKG_VERSION")
     );
-    if reports.len() > 1 {
-        s.push_str("<h2>Fleet</h2>\n<ul>\n");
-        for line in fleet_lines(&fleet.answer, &fleet.configs) {
-            let _ = writeln!(s, "<li>{}</li>", code_spans(&html_escape(&line)));
-        }
-        s.push_str("</ul>\n");
-        if !fleet.projects.is_empty() {
-            s.push_str("<table><tr><th class=\"l\">project</th><th>sessions</th><th>status quo</th><th class=\"l\">recommended</th><th>saving</th></tr>\n");
-            for p in &fleet.projects {
-                let _ = writeln!(
-                    s,
-                    "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
-                    html_escape(&p.project),
-                    p.answer.sessions,
-                    dollars(p.answer.status_quo.cost_usd),
-                    html_escape(if p.answer.keep_status_quo {
-                        "keep what you have"
-                    } else {
-                        &p.answer.recommended.config
-                    }),
-                    p.answer.recommended.savings_pct
-                );
-            }
-            s.push_str("</table>\n");
-        }
-        s.push_str("<table><tr><th class=\"l\">trace</th><th>status quo</th><th class=\"l\">recommended</th><th>cost</th><th>saving</th><th>recall risk</th></tr>\n");
-        // A fleet lists its sessions most expensive first.
-        let listed: Vec<&TraceReport> = if split {
-            most_expensive_first(reports)
-        } else {
-            reports.iter().collect()
-        };
-        for r in listed {
-            let h = headline(&r.sweep);
-            let _ = writeln!(
-                s,
-                "<tr><td class=\"l\"><a href=\"{}\">{}</a></td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{:.1}%</td><td>{}</td></tr>",
-                session_link(&r.sweep.trace, split),
-                html_escape(&r.sweep.trace),
-                dollars(h.base.result.totals.cost_usd),
-                html_escape(&h.rec.result.config.to_string()),
-                dollars(h.rec.result.totals.cost_usd),
-                h.rec.savings_pct,
-                h.rec.risk.turns
-            );
-        }
-        s.push_str("</table>\n");
+    if sessions.len() > 1 {
+        fleet_section(&mut s, fleet, sessions, split);
     }
     if !split {
-        for (r, charts) in reports.iter().zip(svgs) {
-            trace_section(&mut s, r, charts, "");
+        for section in inline {
+            s.push_str(section);
         }
     }
     assumptions_html(&mut s, a);
     s
 }
 
+/// The fleet's answer: headline cards, the reasoning, the tables.
+fn fleet_section(s: &mut String, fleet: &Fleet, sessions: &[SessionSummary], split: bool) {
+    let ans = &fleet.answer;
+    let sq = &ans.status_quo;
+    let rec = &ans.recommended;
+    s.push_str("<div class=\"cards\">\n");
+    let month = fleet.per_month.as_ref();
+    let now_detail = match (ans.recorded_cost_usd, ans.status_quo_on_recorded_calls_usd) {
+        (Some(r), Some(sim)) if r > 0.0 => format!(
+            "recorded bill · status quo simulated {} on the same calls ({:+.1}%)",
+            dollars(sim),
+            (sim - r) / r * 100.0
+        ),
+        _ => "status quo, simulated (no recorded usage)".to_owned(),
+    };
+    let now = ans.recorded_cost_usd.unwrap_or(sq.cost_usd);
+    let _ = writeln!(
+        s,
+        "<div class=\"card\"><div class=\"k\">What we pay now</div><div class=\"v\">{}</div><div class=\"d\">{}{}</div></div>",
+        dollars(now),
+        html_escape(&now_detail),
+        month.map_or_else(String::new, |m| format!(
+            "<br>{} per month at the recorded rate",
+            dollars(m.recorded_usd.unwrap_or(m.status_quo_usd))
+        ))
+    );
+    if ans.keep_status_quo {
+        let _ = writeln!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">keep what you have</div><div class=\"d\">no policy of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>",
+            html_escape(&sq.config)
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">simulated, against {} for the status quo<br><code>{}</code></div></div>",
+            dollars(rec.cost_usd),
+            dollars(sq.cost_usd),
+            html_escape(&rec.config)
+        );
+        let _ = writeln!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Saving</div><div class=\"v good\">{} ({:.1}%)</div><div class=\"d\">{}{} per 1,000 sessions</div></div>",
+            dollars(rec.savings_usd),
+            rec.savings_pct,
+            month.map_or_else(String::new, |m| format!(
+                "{} per month at the recorded rate<br>",
+                dollars(m.savings_usd)
+            )),
+            dollars(rec.savings_usd / ans.sessions.max(1) as f64 * 1000.0)
+        );
+    }
+    s.push_str("</div>\n");
+    s.push_str("<div class=\"rec\"><b>Why:</b> ");
+    s.push_str(&html_escape(&reasoning(fleet)));
+    s.push_str("</div>\n<h2>Fleet</h2>\n<ul>\n");
+    for line in fleet_lines(ans, &fleet.configs) {
+        let _ = writeln!(s, "<li>{}</li>", code_spans(&html_escape(&line)));
+    }
+    if let Some(line) = per_month_line(fleet) {
+        let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
+    }
+    if let Some(st) = &fleet.stability {
+        let _ = writeln!(
+            s,
+            "<li>{}</li>",
+            code_spans(&html_escape(&fleet_stability_line(st)))
+        );
+    }
+    if let Some(line) = fleet.fidelity.as_ref().and_then(|f| f.line()) {
+        let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
+    }
+    s.push_str("</ul>\n");
+    configs_table(s, fleet);
+    if !fleet.projects.is_empty() {
+        s.push_str("<h2>Per project</h2>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th>calls</th><th>recorded</th><th>status quo</th><th class=\"l\">its best policy</th><th>saving</th></tr>\n");
+        for p in &fleet.projects {
+            let _ = writeln!(
+                s,
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
+                html_escape(&p.project),
+                thousands(p.answer.sessions as u64),
+                thousands(p.answer.calls as u64),
+                p.answer.recorded_cost_usd.map_or_else(String::new, dollars),
+                dollars(p.answer.status_quo.cost_usd),
+                config_html(if p.answer.keep_status_quo {
+                    "keep what you have"
+                } else {
+                    &p.answer.recommended.config
+                }),
+                p.answer.recommended.savings_pct
+            );
+        }
+        s.push_str("</table>\n");
+    }
+    if !fleet.days.is_empty() {
+        s.push_str("<h2>Per day</h2>\n<p class=\"small\">Calls by the day they started (UTC).</p>\n<table><tr><th class=\"l\">day</th><th>sessions</th><th>calls</th><th>recorded</th><th>status quo</th><th>recommended</th></tr>\n");
+        for d in &fleet.days {
+            let _ = writeln!(
+                s,
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                html_escape(&d.day),
+                thousands(d.sessions as u64),
+                thousands(d.calls as u64),
+                d.recorded_cost_usd.map_or_else(String::new, dollars),
+                dollars(d.status_quo_usd),
+                dollars(d.recommended_usd)
+            );
+        }
+        s.push_str("</table>\n");
+    }
+    let top = FLEET_TOP.min(sessions.len());
+    let _ = writeln!(
+        s,
+        "<h2>{}</h2>",
+        if top < sessions.len() {
+            format!("The {top} most expensive sessions")
+        } else {
+            "Sessions, most expensive first".to_owned()
+        }
+    );
+    let by_cost = most_expensive_first(sessions);
+    sessions_table(s, fleet, &by_cost[..top], split, "");
+    if split && top < sessions.len() {
+        let _ = writeln!(
+            s,
+            "<p><a href=\"sessions/index.html\">All {} sessions</a></p>",
+            thousands(sessions.len() as u64)
+        );
+    }
+}
+
+/// Why the fleet's recommendation is what it is, in words.
+fn reasoning(fleet: &Fleet) -> String {
+    let ans = &fleet.answer;
+    let sq = &ans.status_quo;
+    let effective = fleet.configs.iter().filter(|c| !c.no_effect).count();
+    let idle = fleet.configs.len() - effective;
+    let idle_note = if idle > 0 {
+        format!(" {idle} config(s) compacted nothing in any session and are never recommended.")
+    } else {
+        String::new()
+    };
+    if ans.keep_status_quo {
+        let cheapest = fleet
+            .configs
+            .iter()
+            .find(|c| !c.no_effect && c.cost_usd < sq.cost_usd);
+        return match cheapest {
+            Some(c) => format!(
+                "the recommendation minimizes cost plus each recall a compacted result would have needed, priced as one more round trip. The cheapest policy, {}, costs {} ({:.1}% less than the status quo) but {} assistant turn(s) quoted text only its compacted results held; priced, it comes to {}, against {} for the status quo.{idle_note}",
+                c.config,
+                dollars(c.cost_usd),
+                c.savings_pct,
+                thousands(c.recall_risk_turns as u64),
+                dollars(c.risk_adjusted_cost_usd),
+                dollars(sq.risk_adjusted_cost_usd)
+            ),
+            None => format!("no config of the grid costs less than the status quo.{idle_note}"),
+        };
+    }
+    let r = &ans.recommended;
+    let stability = fleet.stability.as_ref().map_or_else(String::new, |st| {
+        format!(" {}", fleet_stability_line(st).replace('`', ""))
+    });
+    format!(
+        "{} has the lowest cost once recall risk is priced ({} + priced recalls = {}, against {} for the status quo). {} assistant turn(s) quoted text only its compacted results held, each priced as one more round trip; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
+        r.config,
+        dollars(r.cost_usd),
+        dollars(r.risk_adjusted_cost_usd),
+        dollars(sq.risk_adjusted_cost_usd),
+        thousands(r.recall_risk_turns as u64),
+        thousands(r.compacted_results as u64),
+        dollars(ans.spread.p10_usd),
+        dollars(ans.spread.p90_usd),
+        dollars(ans.spread.median_usd),
+        ans.spread.more_expensive
+    )
+}
+
+/// The fleet's configs, cheapest first.
+fn configs_table(s: &mut String, fleet: &Fleet) {
+    let head = "<tr><th>#</th><th class=\"l\">config</th><th>cost</th><th>with recalls priced</th><th>saving</th><th>compacted</th><th>recall risk</th><th class=\"l\"></th></tr>\n";
+    let row = |s: &mut String, i: usize, c: &FleetFigures| {
+        let mut marks = Vec::new();
+        if c.config == fleet.answer.status_quo.config {
+            marks.push("status quo");
+        }
+        if !fleet.answer.keep_status_quo && c.config == fleet.answer.recommended.config {
+            marks.push("recommended");
+        }
+        if c.no_effect {
+            marks.push("compacts nothing");
+        }
+        let _ = writeln!(
+            s,
+            "<tr{}><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td class=\"m\">{}</td></tr>",
+            if marks.is_empty() {
+                ""
+            } else {
+                " class=\"mark\""
+            },
+            i + 1,
+            config_html(&c.config),
+            dollars(c.cost_usd),
+            dollars(c.risk_adjusted_cost_usd),
+            c.savings_pct,
+            thousands(c.compacted_results as u64),
+            thousands(c.recall_risk_turns as u64),
+            marks.join(", ")
+        );
+    };
+    s.push_str("<h2>Configurations</h2>\n<p class=\"small\">Summed over every session, cheapest first. Recall risk = assistant turns that quoted text only compacted results held; the recommendation prices each as one more round trip.</p>\n<table>\n");
+    s.push_str(head);
+    for (i, c) in fleet.configs.iter().enumerate().take(FLEET_CONFIGS_SHOWN) {
+        row(s, i, c);
+    }
+    s.push_str("</table>\n");
+    if fleet.configs.len() > FLEET_CONFIGS_SHOWN {
+        let _ = write!(
+            s,
+            "<details><summary>Show the other {} configurations</summary>\n<table>\n{head}",
+            fleet.configs.len() - FLEET_CONFIGS_SHOWN
+        );
+        for (i, c) in fleet.configs.iter().enumerate().skip(FLEET_CONFIGS_SHOWN) {
+            row(s, i, c);
+        }
+        s.push_str("</table>\n</details>\n");
+    }
+}
+
+/// A table of sessions: named by project and first prompt, linked to their
+/// detail, with what they cost now and under the fleet's recommendation.
+fn sessions_table(
+    s: &mut String,
+    fleet: &Fleet,
+    sessions: &[&SessionSummary],
+    split: bool,
+    root: &str,
+) {
+    s.push_str("<table><tr><th class=\"l\">session</th><th>started</th><th>calls</th><th>recorded</th><th>status quo</th><th>recommended</th><th class=\"l\">its own best policy</th><th>saving</th></tr>\n");
+    for r in sessions {
+        let started = r
+            .started_ms
+            .map_or_else(String::new, crate::app::usage::date_of);
+        let own = r.recommended();
+        let _ = writeln!(
+            s,
+            "<tr><td class=\"l\"><a href=\"{root}{}\">{}</a><br><span class=\"small\">{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
+            session_link(&r.sweep.trace, split),
+            html_escape(&session_title(r)),
+            html_escape(&r.sweep.trace),
+            started,
+            thousands(r.status_quo().result.totals.calls as u64),
+            r.status_quo()
+                .result
+                .totals
+                .recorded_cost_usd
+                .map_or_else(String::new, dollars),
+            dollars(r.status_quo().result.totals.cost_usd),
+            dollars(under_fleet_pick(r, fleet)),
+            config_html(&own.result.config.to_string()),
+            own.savings_pct
+        );
+    }
+    s.push_str("</table>\n");
+}
+
+/// `sessions/index.html` of a split report: every session, most expensive
+/// first.
+fn sessions_page(fleet: &Fleet, sessions: &[SessionSummary]) -> String {
+    let mut s = String::new();
+    page_head(&mut s, "Sessions — tracecost");
+    let _ = writeln!(
+        s,
+        "<p class=\"sub\"><a href=\"../index.html\">← the fleet</a></p>\n<h1>All {} sessions, most expensive first</h1>",
+        thousands(sessions.len() as u64)
+    );
+    let by_cost = most_expensive_first(sessions);
+    // Links from this page are relative to `sessions/` itself.
+    sessions_table(&mut s, fleet, &by_cost, true, "../");
+    s.push_str("</body>\n</html>\n");
+    s
+}
+
 /// Above this many traces each session's detail is its own page under
 /// `sessions/`, so the fleet page stays small at any fleet size.
 const INLINE_SESSIONS_MAX: usize = 3;
+
+/// A config string for HTML: escaped, with break opportunities after `+`
+/// and `,` so a narrow column wraps it between its parts, not mid-word.
+fn config_html(config: &str) -> String {
+    html_escape(config)
+        .replace('+', "+<wbr>")
+        .replace(',', ",<wbr>")
+}
 
 /// Markdown's `code` spans of an escaped line as HTML `<code>` elements.
 fn code_spans(escaped: &str) -> String {
@@ -724,27 +1206,14 @@ fn session_link(trace: &str, split: bool) -> String {
     }
 }
 
-/// The session pages of a split report: each session's section on its own
-/// page, linking back to the fleet page.
-fn session_pages(reports: &[TraceReport], svgs: &[Vec<(String, String)>]) -> Vec<ReportFile> {
-    if reports.len() <= INLINE_SESSIONS_MAX {
-        return Vec::new();
-    }
-    reports
-        .iter()
-        .zip(svgs)
-        .map(|(r, charts)| {
-            let mut s = String::new();
-            let _ = write!(
-                s,
-                "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{} — tracecost</title>\n<style>{CSS}</style>\n</head>\n<body>\n<p class=\"sub\"><a href=\"../index.html\">← the fleet</a></p>\n",
-                html_escape(&r.sweep.trace)
-            );
-            trace_section(&mut s, r, charts, "../");
-            s.push_str("</body>\n</html>\n");
-            (session_link(&r.sweep.trace, true), s.into_bytes())
-        })
-        .collect()
+/// A session's own page in a split report, linking back to the fleet page.
+fn session_page(r: &TraceReport, charts: &[(String, String)]) -> String {
+    let mut s = String::new();
+    page_head(&mut s, &format!("{} — tracecost", r.sweep.trace));
+    s.push_str("<p class=\"sub\"><a href=\"../index.html\">← the fleet</a></p>\n");
+    trace_section(&mut s, r, charts, "../", false);
+    s.push_str("</body>\n</html>\n");
+    s
 }
 
 fn assumptions_html(s: &mut String, a: &Assumptions) {
@@ -764,7 +1233,13 @@ fn assumptions_html(s: &mut String, a: &Assumptions) {
 
 /// One session's section; `root` leads from the page to the report's folder
 /// (`""` on the fleet page, `"../"` on a session page).
-fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)], root: &str) {
+fn trace_section(
+    s: &mut String,
+    r: &TraceReport,
+    charts: &[(String, String)],
+    root: &str,
+    chart_files: bool,
+) {
     let sw = &r.sweep;
     let h = headline(sw);
     let _ = write!(
@@ -775,11 +1250,23 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)], r
         html_escape(&sw.description)
     );
     if let Some(rec) = h.recorded {
+        let t = &h.base.result.totals;
+        let sim = t.cost_usd_recorded_calls.map_or_else(String::new, |sim| {
+            format!(
+                "<br>the status quo simulated on the same calls: {} ({:+.1}%)",
+                dollars(sim),
+                if rec > 0.0 {
+                    (sim - rec) / rec * 100.0
+                } else {
+                    0.0
+                }
+            )
+        });
         let _ = writeln!(
             s,
-            "<div class=\"card\"><div class=\"k\">Recorded cost</div><div class=\"v\">{}</div><div class=\"d\">what the provider billed for the {} call(s) with recorded usage</div></div>",
+            "<div class=\"card\"><div class=\"k\">Recorded cost</div><div class=\"v\">{}</div><div class=\"d\">what the provider billed for the {} call(s) with recorded usage{sim}</div></div>",
             dollars(rec),
-            h.base.result.totals.recorded_calls
+            t.recorded_calls
         );
     }
     let _ = writeln!(
@@ -789,15 +1276,23 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)], r
         dollars(h.base.result.totals.cost_usd * 1000.0),
         html_escape(&h.base.result.config.to_string())
     );
-    let _ = write!(
-        s,
-        "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">saves {} ({:.1}%) per run · {} per 1,000 runs<br><code>{}</code></div></div>\n</div>\n",
-        dollars(h.rec.result.totals.cost_usd),
-        dollars(h.rec.savings_usd),
-        h.rec.savings_pct,
-        dollars(h.rec.savings_usd * 1000.0),
-        html_escape(&h.rec.result.config.to_string())
-    );
+    if sw.recommended == sw.baseline {
+        let _ = write!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">keep what runs</div><div class=\"d\">no config of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>\n</div>\n",
+            html_escape(&h.rec.result.config.to_string())
+        );
+    } else {
+        let _ = write!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">saves {} ({:.1}%) per run · {} per 1,000 runs<br><code>{}</code></div></div>\n</div>\n",
+            dollars(h.rec.result.totals.cost_usd),
+            dollars(h.rec.savings_usd),
+            h.rec.savings_pct,
+            dollars(h.rec.savings_usd * 1000.0),
+            html_escape(&h.rec.result.config.to_string())
+        );
+    }
     let _ = write!(
         s,
         "<div class=\"rec\"><b>Recommendation:</b> use <code>{}</code>. Recall risk: {}.",
@@ -817,7 +1312,7 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)], r
     let _ = writeln!(
         s,
         " Stability: {}.</div>",
-        html_escape(&stability_verdict(&r.stability))
+        html_escape(&stability_verdict(StabilityBrief::of(&r.stability)))
     );
     let notes = notes(&h.base.result);
     if !notes.is_empty() {
@@ -829,10 +1324,14 @@ fn trace_section(s: &mut String, r: &TraceReport, charts: &[(String, String)], r
     }
     for (stem, svg) in charts {
         let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
-        let _ = writeln!(
-            s,
-            "<figure>{body}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
-        );
+        if chart_files {
+            let _ = writeln!(
+                s,
+                "<figure>{body}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
+            );
+        } else {
+            let _ = writeln!(s, "<figure>{body}</figure>");
+        }
     }
     s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");
     sweep_table(s, sw);
@@ -867,7 +1366,7 @@ fn sweep_table(s: &mut String, sw: &TraceSweep) {
                 " class=\"mark\""
             },
             i + 1,
-            html_escape(&r.result.config.to_string()),
+            config_html(&r.result.config.to_string()),
             dollars(r.result.totals.cost_usd),
             dollars(r.savings_usd),
             r.savings_pct,

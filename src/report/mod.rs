@@ -5,6 +5,7 @@ pub mod build;
 pub mod check;
 pub mod charts;
 pub mod export;
+pub mod fidelity_view;
 pub mod fmt;
 pub mod models_view;
 pub mod replay_view;

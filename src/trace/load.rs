@@ -96,6 +96,8 @@ struct TraceDoc {
     model: Option<String>,
     status_quo: Option<String>,
     project: Option<String>,
+    account: Option<String>,
+    session: Option<String>,
     #[serde(default)]
     hidden_prefix_tokens: u64,
     #[serde(default)]
@@ -486,6 +488,8 @@ impl Cx<'_> {
             model,
             status_quo: doc.status_quo,
             project: doc.project,
+            account: doc.account,
+            session: doc.session,
             hidden_prefix_tokens: doc.hidden_prefix_tokens,
             prompts,
             messages,

@@ -95,6 +95,16 @@ pub struct Trace {
     /// The project (repository, workspace) the conversation belongs to,
     /// when the source tells; fleets are broken down by it.
     pub project: Option<String>,
+    /// The account (organization, workspace, API key) whose prompt cache
+    /// the conversation used, when the source tells. Conversations of one
+    /// account share the provider's cache: replayed together, their calls
+    /// meet one simulated cache.
+    pub account: Option<String>,
+    /// The session (conversation) this trace is one part of, when it is one
+    /// of several: a continuation after the context was compacted, or a
+    /// subagent's conversation. A fleet counts the traces of one session
+    /// once.
+    pub session: Option<String>,
     /// Tokens of system prompt and tool definitions that the source did not
     /// record but whose size is known from usage (Claude Code transcripts).
     pub hidden_prefix_tokens: u64,

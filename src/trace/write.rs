@@ -169,6 +169,14 @@ fn write_trace_members(
         out.push_str(",\n\"project\":");
         push_json_string(out, p);
     }
+    if let Some(s) = &t.session {
+        out.push_str(",\n\"session\":");
+        push_json_string(out, s);
+    }
+    if let Some(a) = &t.account {
+        out.push_str(",\n\"account\":");
+        push_json_string(out, a);
+    }
     if let Some(s) = &t.status_quo {
         out.push_str(",\n\"status_quo\":");
         push_json_string(out, s);

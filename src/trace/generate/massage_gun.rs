@@ -1412,6 +1412,8 @@ pub(crate) fn build() -> Trace {
         description: text_file(DESCRIPTION).to_owned(),
         status_quo: None,
         project: None,
+        account: None,
+        session: None,
         provider: ProviderKind::Anthropic,
         model: "claude-opus-4-1-20250805".to_owned(),
         hidden_prefix_tokens: 0,

@@ -91,6 +91,9 @@ pub(crate) struct SessionSpec {
     pub(crate) origin: String,
 }
 
+/// The account of generated sessions: one team, one provider account.
+pub const FLEET_ACCOUNT: &str = "generated-team";
+
 /// A repository the session works in (`data/session/projects.json`); the
 /// seed picks one.
 #[derive(Debug, serde::Deserialize)]
@@ -2194,14 +2197,17 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
     let mut parts: Vec<Segment> = Vec::new();
     let mut clock = spec.start_ms;
     let mut made = 0usize;
+    let compact_request = user_text(text_file(COMPACT_REQUEST));
     while made < calls {
         let last = made + 1 == calls;
         // The tools of the step run before the agent decides whether to
         // compact (their timestamps do not count the compaction's seconds).
         let turn = d.turn(clock, seg.messages.len(), last);
         let now = estimate(seg.chars_with(&[]));
+        // After this step the history must still leave room for the
+        // request to compact it, which may be the very next call.
         let after = match &turn.next {
-            Some(next) => estimate(seg.chars_with(&[&turn.reply, next])),
+            Some(next) => estimate(seg.chars_with(&[&turn.reply, next, &compact_request])),
             None => now,
         };
         let over = now > window * COMPACT_AT_PCT / 100 || after > window * HARD_LIMIT_PCT / 100;
@@ -2291,6 +2297,9 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
                         .to_owned(),
                 ),
                 project: Some(project.name.to_owned()),
+                // One team's sessions, sharing one account's cache.
+                account: Some(FLEET_ACCOUNT.to_owned()),
+                session: (count > 1).then(|| spec.name.clone()),
                 hidden_prefix_tokens: 0,
                 prompts: vec![prompt.clone()],
                 messages: seg.messages,

@@ -866,6 +866,8 @@ impl TraceBuilder {
             model,
             status_quo: None,
             project: None,
+            account: None,
+            session: None,
             hidden_prefix_tokens: 0,
             prompts: self.prompts,
             messages: self.messages,

@@ -111,6 +111,8 @@ fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct FileInfo {
     project: String,
+    /// The account whose cache the session used.
+    account: String,
     /// The session it belongs to: its stem, or the parent session of a
     /// `subagents/` file.
     session: String,
@@ -160,7 +162,17 @@ fn file_info(path: &Path) -> FileInfo {
     } else {
         ("unknown".to_owned(), stem.clone())
     };
+    // One account per Claude config root (the folder holding `projects/`):
+    // its sessions shared the provider's cache.
+    let account = match parts.iter().rposition(|p| *p == "projects") {
+        Some(i) if i > 0 => format!(
+            "claude-code:{}",
+            parts[..i].join("/").replacen("//", "/", 1)
+        ),
+        _ => "claude-code".to_owned(),
+    };
     FileInfo {
+        account,
         project,
         session,
         stem,
@@ -387,6 +399,8 @@ mod tests {
     #[test]
     fn file_info_names_sessions_like_ccusage() {
         let i = file_info(Path::new("/h/.claude/projects/p-a/s-1.jsonl"));
+        // One account per config root.
+        assert_eq!(i.account, "claude-code:/h/.claude");
         assert_eq!(
             (i.project.as_str(), i.session.as_str(), i.subagent),
             ("p-a", "s-1", false)

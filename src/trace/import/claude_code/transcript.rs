@@ -704,6 +704,7 @@ fn import_from<R: BufRead>(
     }
     b.split();
     let base = trace_name(info, b.session_id.as_deref());
+    let session = parent_session(info, b.session_id.as_deref());
     let description = describe(info, b.session_id.as_deref());
     let mut tally = b.tally;
     let with_calls = b.done.iter().filter(|s| !s.calls.is_empty()).count();
@@ -725,6 +726,10 @@ fn import_from<R: BufRead>(
         tally.add(Note::RepeatedUsage, repeated);
         let mut t = build_trace(seg, name, description.clone(), opts);
         t.project = Some(info.project.clone());
+        t.account = Some(info.account.clone());
+        // Continuations and subagents count once, with the conversation
+        // they belong to.
+        t.session = (t.name != session).then(|| session.clone());
         out.traces.push(t);
     }
     if out.traces.is_empty() {
@@ -743,6 +748,18 @@ fn trace_name(info: &FileInfo, session_id: Option<&str>) -> String {
         Some(s) if info.subagent && !s.is_empty() && s != info.stem => {
             format!("{s}.{}", info.stem)
         }
+        _ => info.stem.clone(),
+    }
+}
+
+/// The conversation a file's traces belong to: a subagent's parent
+/// session, else the file's own.
+fn parent_session(info: &FileInfo, session_id: Option<&str>) -> String {
+    if info.nested {
+        return info.session.clone();
+    }
+    match session_id {
+        Some(s) if info.subagent && !s.is_empty() && s != info.stem => s.to_owned(),
         _ => info.stem.clone(),
     }
 }
@@ -822,6 +839,8 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         // breakpoint, each request reading what the previous one wrote).
         status_quo: Some(CLAUDE_CODE_STATUS_QUO.to_owned()),
         project: None,
+        account: None,
+        session: None,
         hidden_prefix_tokens: hidden,
         prompts: vec![Prompt::default()],
         messages: seg.messages,
@@ -870,11 +889,22 @@ mod tests {
     fn info(stem: &str, subagent: bool) -> FileInfo {
         FileInfo {
             project: "proj".into(),
+            account: "claude-code:/h/.claude".into(),
             session: stem.into(),
             stem: stem.into(),
             subagent,
             nested: false,
         }
+    }
+
+    #[test]
+    fn subagents_belong_to_their_parent_session() {
+        let agent = info("agent-1", true);
+        assert_eq!(trace_name(&agent, Some("s-9")), "s-9.agent-1");
+        assert_eq!(parent_session(&agent, Some("s-9")), "s-9");
+        // A main session is its own; so is a subagent whose parent is unknown.
+        assert_eq!(parent_session(&info("s-9", false), Some("s-9")), "s-9");
+        assert_eq!(parent_session(&agent, None), "agent-1");
     }
 
     fn run(text: &str) -> FileOutcome {

@@ -1,0 +1,169 @@
+//! The status quo replayed from recorded usage reproduces the record: the
+//! prompt each call sent, and the provider's cache around a prefix the
+//! source did not record.
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+fn replay(trace: &Value, cache: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, trace.to_string()).unwrap();
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args([
+            "replay",
+            file.to_str().unwrap(),
+            "--cache",
+            cache,
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn total(u: &Value) -> u64 {
+    [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ]
+    .iter()
+    .map(|k| u[k].as_u64().unwrap_or(0))
+    .sum()
+}
+
+/// Each call after the first sends exactly the prompt the provider
+/// counted: the recorded growth is shared among the appended blocks.
+#[test]
+fn the_status_quo_sends_the_recorded_prompt() {
+    let trace: Value =
+        serde_json::from_str(&std::fs::read_to_string("traces/massage-gun.json").unwrap()).unwrap();
+    let out = replay(&trace, "none");
+    let calls = out["calls"].as_array().unwrap();
+    let mut compared = 0;
+    for c in calls.iter().skip(1) {
+        if c["recorded"].is_object() {
+            assert_eq!(total(c), total(&c["recorded"]), "call {}", c["index"]);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 4);
+}
+
+fn user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+fn assistant(text: &str) -> Value {
+    json!({"role": "assistant", "content": [{"type": "text", "text": text}]})
+}
+
+fn usage(read: u64, write: u64) -> Value {
+    json!({"input_tokens": 3, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": 10})
+}
+
+/// A session whose system prompt and tools went unrecorded (20,000
+/// tokens): its first call read 12,000 of them, written by another session
+/// of the account; its second read all it had cached; its third, ten
+/// seconds later, read only the shared 12,000 again (the hidden rest
+/// changed). The replay of its own policy reads what the record read.
+#[test]
+fn the_hidden_prefix_shared_with_other_sessions_is_warm_where_the_record_says() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "hidden",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "hidden_prefix_tokens": 20000,
+        "messages": [
+            user(&format!("first {long}")), assistant("ok"),
+            user(&format!("second {long}")), assistant("ok"),
+            user(&format!("third {long}")), assistant("ok")
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage(12_000, 8_450)},
+            {"messages": 3, "start_ms": t0 + 10_000, "usage": usage(20_450, 420)},
+            {"messages": 5, "start_ms": t0 + 20_000, "usage": usage(12_000, 9_290)}
+        ]
+    });
+    let out = replay(&trace, "claude-code");
+    let calls = out["calls"].as_array().unwrap();
+    let read = |i: usize| calls[i]["cache_read_input_tokens"].as_u64().unwrap();
+    let recorded = |i: usize| {
+        calls[i]["recorded"]["cache_read_input_tokens"]
+            .as_u64()
+            .unwrap()
+    };
+    // Cold on its own, the first call still reads the shared part.
+    assert_eq!(read(0), recorded(0));
+    // The second reads what the first cached.
+    assert!(read(1) >= 20_000, "{}", read(1));
+    // The third reads the shared part only: the rest changed.
+    assert_eq!(read(2), recorded(2));
+    // Without calibration the record is not read: each call alone.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, trace.to_string()).unwrap();
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["replay", file.to_str().unwrap(), "--cache", "claude-code"])
+        .args(["--calibrate", "off", "--format", "json"])
+        .output()
+        .unwrap();
+    let off: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(off["calls"][0]["cache_read_input_tokens"], 0);
+}
+
+#[test]
+fn fidelity_compares_each_status_quo_with_its_recorded_bill() {
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["fidelity", "traces/massage-gun.json", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["format"], "tracecost.fidelity/v1");
+    assert_eq!(v["summary"]["sessions"], 1);
+    let s = &v["sessions"][0];
+    assert_eq!(s["config"], "off+none");
+    let (rec, sim) = (
+        s["recorded_usd"].as_f64().unwrap(),
+        s["simulated_usd"].as_f64().unwrap(),
+    );
+    assert!((s["error_pct"].as_f64().unwrap() - (sim - rec) / rec * 100.0).abs() < 1e-9);
+    // The Markdown page says how to regenerate it.
+    let md = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["fidelity", "traces/massage-gun.json", "--format", "md"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(md.starts_with("# Fidelity"));
+    assert!(md.contains("tracecost fidelity PATH --format md"));
+    assert!(md.contains("| massage-gun | `off+none` | 6 |"));
+}
+
+#[test]
+fn fidelity_without_recorded_usage_is_an_input_error() {
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["fidelity", "traces/session-200-s1.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no trace recorded usage"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
