@@ -208,8 +208,20 @@ fn the_summary_stays_short_and_every_page_escapes_names() {
     }
     let first = "We&#39;re evaluating a private-label massage gun";
     assert!(html.contains(first), "the first prompt names the session");
-    // Session charts are inline in split reports: no chart files.
-    assert!(!out.join("charts").exists());
+    // Session charts are inline in split reports; the chart files are the
+    // fleet's, each inline on the fleet page too.
+    let mut charts: Vec<String> = std::fs::read_dir(out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    charts.sort();
+    assert!(charts.iter().all(|c| c.starts_with("fleet-")), "{charts:?}");
+    for stem in ["fleet-configs", "fleet-savings", "fleet-days"] {
+        assert!(charts.contains(&format!("{stem}.svg")), "{charts:?}");
+        assert!(charts.contains(&format!("{stem}.png")), "{charts:?}");
+        assert!(html.contains(&format!("charts/{stem}.svg")));
+    }
+    assert!(html.contains("What the fleet would cost under each config"));
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::io;
 
 use serde::Serialize;
 
-use super::charts::{CallTokens, Chart, ChartError, render_png, render_svg};
+use super::charts::{CallTokens, Chart, ChartError, render_png, render_svg, suggested_height};
 use super::export::{Exportable, Format};
 use super::fmt::{dollars, html_escape, md_escape, thousands};
 use super::sweep_view::SweepView;
@@ -43,7 +43,6 @@ use crate::app::fleet::{
 };
 
 const CHART_W: u32 = 900;
-const CHART_H: u32 = 480;
 
 /// A file name fragment safe on every filesystem.
 pub fn slug(s: &str) -> String {
@@ -177,6 +176,12 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
             .or_default()
             .insert((threshold, keep_last), r.result.totals.cost_usd);
     }
+    // One colour scale for every heatmap of the session, so colours compare.
+    let all_cells = by_cache.values().flat_map(|c| c.values().copied());
+    let scale_usd = all_cells.fold(None, |acc: Option<(f64, f64)>, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    });
     for (cache, cells) in &by_cache {
         let mut thresholds: Vec<u64> = cells.keys().map(|(t, _)| *t).collect();
         thresholds.sort_unstable();
@@ -200,7 +205,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
                 thresholds,
                 keeps,
                 cost_usd,
-                scale_usd: None,
+                scale_usd,
             },
         ));
     }
@@ -314,12 +319,13 @@ impl<'s> ReportWriter<'s> {
     pub fn session(&mut self, r: &TraceReport) -> Result<(), ReportError> {
         let mut svgs = Vec::new();
         for (stem, chart) in charts(&r.sweep) {
-            let svg = render_svg(&chart, CHART_W, CHART_H)?;
+            let h = suggested_height(&chart, CHART_W);
+            let svg = render_svg(&chart, CHART_W, h)?;
             // A fleet's session charts live inline in their pages only: a
             // thousand sessions would otherwise leave tens of thousands of
             // chart files.
             if !self.split {
-                let png = render_png(&chart, CHART_W, CHART_H)?;
+                let png = render_png(&chart, CHART_W, h)?;
                 self.put(&format!("charts/{stem}.svg"), svg.as_bytes())?;
                 self.put(&format!("charts/{stem}.png"), &png)?;
             }
@@ -370,7 +376,26 @@ impl<'s> ReportWriter<'s> {
             indented(&json_pretty(fleet), 2)
         );
         self.append("results.json", tail.as_bytes())?;
-        let index = html(fleet, sessions, &self.assumptions, &self.inline, self.split);
+        // The fleet's charts: files beside the page, and inline in it.
+        let mut fleet_svgs = Vec::new();
+        if sessions.len() > 1 {
+            for (stem, chart) in fleet_charts(fleet, sessions) {
+                let h = suggested_height(&chart, CHART_W);
+                let svg = render_svg(&chart, CHART_W, h)?;
+                let png = render_png(&chart, CHART_W, h)?;
+                self.put(&format!("charts/{stem}.svg"), svg.as_bytes())?;
+                self.put(&format!("charts/{stem}.png"), &png)?;
+                fleet_svgs.push((stem, svg));
+            }
+        }
+        let index = html(
+            fleet,
+            sessions,
+            &self.assumptions,
+            &self.inline,
+            self.split,
+            &fleet_svgs,
+        );
         self.put("index.html", index.as_bytes())?;
         if self.split {
             let page = sessions_page(fleet, sessions);
@@ -864,6 +889,7 @@ fn html(
     a: &Assumptions,
     inline: &[String],
     split: bool,
+    charts: &[(String, String)],
 ) -> String {
     let mut s = String::new();
     page_head(&mut s, "tracecost report");
@@ -876,7 +902,7 @@ fn html(
         env!("CARGO_PKG_VERSION")
     );
     if sessions.len() > 1 {
-        fleet_section(&mut s, fleet, sessions, split);
+        fleet_section(&mut s, fleet, sessions, split, charts);
     }
     if !split {
         for section in inline {
@@ -888,7 +914,13 @@ fn html(
 }
 
 /// The fleet's answer: headline cards, the reasoning, the tables.
-fn fleet_section(s: &mut String, fleet: &Fleet, sessions: &[SessionSummary], split: bool) {
+fn fleet_section(
+    s: &mut String,
+    fleet: &Fleet,
+    sessions: &[SessionSummary],
+    split: bool,
+    charts: &[(String, String)],
+) {
     let ans = &fleet.answer;
     let sq = &ans.status_quo;
     let rec = &ans.recommended;
@@ -960,6 +992,7 @@ fn fleet_section(s: &mut String, fleet: &Fleet, sessions: &[SessionSummary], spl
         let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
     }
     s.push_str("</ul>\n");
+    figures(s, charts, "");
     configs_table(s, fleet);
     if !fleet.projects.is_empty() {
         s.push_str("<h2>Per project</h2>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th>calls</th><th>recorded</th><th>status quo</th><th class=\"l\">its best policy</th><th>saving</th></tr>\n");
@@ -1017,6 +1050,152 @@ fn fleet_section(s: &mut String, fleet: &Fleet, sessions: &[SessionSummary], spl
             thousands(sessions.len() as u64)
         );
     }
+}
+
+/// Inline charts, each with links to its files.
+fn figures(s: &mut String, charts: &[(String, String)], root: &str) {
+    for (stem, svg) in charts {
+        let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
+        let _ = writeln!(
+            s,
+            "<figure>{body}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
+        );
+    }
+}
+
+/// The config whose per-session savings the fleet page shows: the
+/// recommendation, or when keeping the status quo is the answer, the
+/// cheapest config with an effect (what a reader weighing the recall risk
+/// would look at).
+fn shown_pick(fleet: &Fleet) -> Option<&FleetFigures> {
+    let a = &fleet.answer;
+    if !a.keep_status_quo {
+        return Some(&a.recommended);
+    }
+    fleet
+        .configs
+        .iter()
+        .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)
+}
+
+/// The fleet's charts, in display order: (file stem, chart).
+pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, Chart)> {
+    let a = &fleet.answer;
+    let mut out = Vec::new();
+    let position = |config: &str| fleet.configs.iter().position(|c| c.config == config);
+    out.push((
+        "fleet-configs".to_owned(),
+        Chart::ConfigCosts {
+            title: format!(
+                "What the fleet would cost under each config ({} sessions, cheapest first)",
+                thousands(a.sessions as u64)
+            ),
+            bars: fleet
+                .configs
+                .iter()
+                .map(|c| (c.config.clone(), c.cost_usd))
+                .collect(),
+            status_quo: position(&a.status_quo.config),
+            recommended: (!a.keep_status_quo)
+                .then(|| position(&a.recommended.config))
+                .flatten(),
+        },
+    ));
+    if let Some(pick) = shown_pick(fleet) {
+        let savings_usd = sessions
+            .iter()
+            .map(|s| {
+                let base = s.status_quo().result.totals.cost_usd;
+                base - s
+                    .row(&pick.config)
+                    .map_or(base, |r| r.result.totals.cost_usd)
+            })
+            .collect();
+        out.push((
+            "fleet-savings".to_owned(),
+            Chart::SavingsDistribution {
+                title: format!(
+                    "Saving per session under {} {} against each session's status quo",
+                    if a.keep_status_quo {
+                        "the cheapest config,"
+                    } else {
+                        "the recommendation,"
+                    },
+                    pick.config
+                ),
+                savings_usd,
+            },
+        ));
+    }
+    let dated: Vec<&crate::app::fleet::DayFigures> = fleet
+        .days
+        .iter()
+        .filter(|d| d.day != crate::app::fleet::UNDATED)
+        .collect();
+    if !dated.is_empty() {
+        let recorded = dated.iter().any(|d| d.recorded_cost_usd.is_some());
+        let mut series = Vec::new();
+        if recorded {
+            series.push("recorded".to_owned());
+        }
+        series.push("status quo".to_owned());
+        if !a.keep_status_quo {
+            series.push("recommended".to_owned());
+        }
+        let days = dated
+            .iter()
+            .map(|d| {
+                let mut v = Vec::new();
+                if recorded {
+                    v.push(d.recorded_cost_usd);
+                }
+                v.push(Some(d.status_quo_usd));
+                if !a.keep_status_quo {
+                    v.push(Some(d.recommended_usd));
+                }
+                (d.day.clone(), v)
+            })
+            .collect();
+        out.push((
+            "fleet-days".to_owned(),
+            Chart::CostPerDay {
+                title: "Cost per day (UTC, by the day each call started)".to_owned(),
+                series,
+                days,
+            },
+        ));
+    }
+    if !fleet.projects.is_empty() {
+        out.push((
+            "fleet-projects".to_owned(),
+            Chart::ProjectCosts {
+                title: if a.keep_status_quo {
+                    "Per project: the status quo against each project's own best config".to_owned()
+                } else {
+                    "Per project: the status quo against the recommendation".to_owned()
+                },
+                projects: fleet
+                    .projects
+                    .iter()
+                    .map(|p| {
+                        let pick = if a.keep_status_quo {
+                            p.answer.recommended.cost_usd
+                        } else {
+                            sessions
+                                .iter()
+                                .filter(|s| {
+                                    s.project.as_deref().unwrap_or("(no project)") == p.project
+                                })
+                                .map(|s| under_fleet_pick(s, fleet))
+                                .sum()
+                        };
+                        (p.project.clone(), p.answer.status_quo.cost_usd, pick)
+                    })
+                    .collect(),
+            },
+        ));
+    }
+    out
 }
 
 /// Why the fleet's recommendation is what it is, in words.
