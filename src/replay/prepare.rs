@@ -608,17 +608,9 @@ impl PreparedTrace<'_> {
 
 /// A stand-in for one part of a prefix the trace did not record.
 fn hidden_part_block(what: &str, tokens: u64) -> (ContentBlock, BlockCount) {
-    let block = ContentBlock::text(&format!(
-        "[system prompt and tool definitions not recorded, {what}: {tokens} tokens]"
-    ));
-    let key = ContentHash::of(block.to_json().as_bytes());
-    (
-        block,
-        BlockCount {
-            key,
-            raw_tokens: tokens,
-            scale: Scale::Exact,
-        },
+    stand_in(
+        &format!("[system prompt and tool definitions not recorded, {what}: {tokens} tokens]"),
+        tokens,
     )
 }
 
@@ -649,9 +641,16 @@ fn apportion(total: u64, weights: &[u64]) -> Option<Vec<u64>> {
 /// The stand-in for a system prompt and tools the trace did not record: a
 /// text block whose token count is set to the known size.
 pub fn hidden_prefix_block(tokens: u64) -> (ContentBlock, BlockCount) {
-    let block = ContentBlock::text(&format!(
-        "[system prompt and tool definitions not recorded: {tokens} tokens]"
-    ));
+    stand_in(
+        &format!("[system prompt and tool definitions not recorded: {tokens} tokens]"),
+        tokens,
+    )
+}
+
+/// A text block standing in for content of a known size: its key is its
+/// text's, its count exact.
+fn stand_in(text: &str, tokens: u64) -> (ContentBlock, BlockCount) {
+    let block = ContentBlock::text(text);
     let key = ContentHash::of(block.to_json().as_bytes());
     (
         block,
