@@ -226,3 +226,26 @@ fn check_and_replay_agree_on_the_same_trace_config_and_model() {
     );
     assert!((a - b).abs() < 1e-6, "{a} vs {b}");
 }
+
+/// With no policy option a replay runs what actually ran; any option
+/// starts from the plain defaults instead.
+#[test]
+fn a_replay_without_options_runs_the_status_quo() {
+    let configs = |args: &[&str]| -> Vec<String> {
+        let (code, out, err) = stderr_of(args);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["traces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["config"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let session = "traces/session-200-s1.json";
+    let sq = configs(&["replay", session, "--format", "json"]);
+    assert!(!sq.is_empty());
+    assert!(sq.iter().all(|c| c == "off+claude-code:ttl=5m"), "{sq:?}");
+    let off = configs(&["replay", session, "--compaction", "off", "--format", "json"]);
+    assert!(off.iter().all(|c| c == "off+none"), "{off:?}");
+}

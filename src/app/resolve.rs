@@ -5,7 +5,7 @@
 
 use super::AppError;
 use super::plan::{CostPlan, ReplayPlan, SweepPlan, TraceRun};
-use crate::policy::{CacheKind, Config, GridSpec, PolicyFlags, ResolvedPolicy};
+use crate::policy::{Config, GridSpec};
 use crate::replay::sweep::Grid;
 use crate::trace::Trace;
 
@@ -136,17 +136,12 @@ fn check_recall_cost(recall_cost_usd: Option<f64>) -> Result<(), AppError> {
     }
 }
 
-/// The config `tracecost replay` uses for `trace` when none is given: no
-/// compaction, and the recorded markers when the trace has them, else no
-/// cache.
+/// The config a replay without policy options runs: what actually ran,
+/// the trace's status quo (its `status_quo`, else its recorded markers,
+/// else nothing), so a replay of a Claude Code folder replays Claude
+/// Code's own caching and its figures can be set beside the recorded bill.
 pub fn default_replay_config(trace: &Trace) -> Result<Config, AppError> {
-    let default_cache = if trace.has_markers() {
-        CacheKind::Recorded
-    } else {
-        CacheKind::None
-    };
-    let ResolvedPolicy { config, .. } = PolicyFlags::default().resolve(default_cache)?;
-    Ok(config)
+    Ok(Config::status_quo(trace)?)
 }
 
 impl ReplayPlan {

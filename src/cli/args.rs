@@ -200,7 +200,7 @@ pub(super) struct PolicyArgs {
     /// Ledger: never compact the last N tool results (implies --compaction ledger).
     #[arg(long)]
     pub(super) keep_last: Option<usize>,
-    /// Cache policy [default: recorded when the trace carries markers, else none].
+    /// Cache policy [default: with no policy option at all, the trace's status quo; else recorded when the trace carries markers, else none].
     #[arg(long, value_enum)]
     pub(super) cache: Option<CacheKind>,
     /// TTL of the markers (system, native, tail, claude-code).

@@ -88,8 +88,9 @@ impl PolicyArgs {
         }
     }
 
-    /// The config for `trace`: the `--config` string, or the flags (whose
-    /// default cache policy is the trace's recorded markers, if any).
+    /// The config for `trace`: the `--config` string; with no policy option
+    /// at all, the trace's status quo; else the flags (whose default cache
+    /// policy is the trace's recorded markers, if any).
     fn resolve(&self, trace: Trace, model: Option<&str>) -> Result<TraceRun, AppError> {
         let ResolvedPolicy {
             mut config,
@@ -97,6 +98,10 @@ impl PolicyArgs {
         } = match &self.config {
             Some(s) => ResolvedPolicy {
                 config: s.parse()?,
+                implied: Vec::new(),
+            },
+            None if self.flags() == PolicyFlags::default() => ResolvedPolicy {
+                config: crate::app::default_replay_config(&trace)?,
                 implied: Vec::new(),
             },
             None => {
