@@ -1,6 +1,6 @@
 //! The engine crate stays embeddable: an agent framework that depends on
 //! `tracecost-engine` must not pull in the command line's dependencies
-//! (clap, plotters, the tokenizers, rayon). Its manifest may name only these.
+//! (clap, the chart renderer, the tokenizers, rayon). Its manifest may name only these.
 
 use std::collections::BTreeSet;
 

@@ -75,8 +75,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 return Err(AppError::Usage(
                     "no trace recorded usage to compare with: fidelity needs recorded input tokens"
                         .into(),
-                )
-                .into());
+                ));
             }
             print_view(
                 &crate::report::fidelity_view::FidelityView(&report),

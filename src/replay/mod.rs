@@ -753,7 +753,7 @@ impl<'a, 't> GroupRun<'a, 't> {
         ever_compacted.extend(pv.compacted.iter().cloned());
         // The prefix keys and positions depend only on the blocks and the
         // model: index them once for every config of the group.
-        let index = crate::cost::cache_sim::PrefixIndex::new(price, &blocks);
+        let index = crate::cost::cache_sim::PrefixIndex::new(price, blocks);
         let carried = shared
             .as_ref()
             .is_some_and(|(_, s)| *s == SharedState::Carried);
@@ -802,7 +802,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                     &crate::cost::cache_sim::SimRequest {
                         model: price,
                         start_ms: call.start_ms,
-                        blocks: &blocks,
+                        blocks,
                         breakpoints: &breakpoints,
                         output_tokens,
                     },

@@ -454,9 +454,7 @@ impl PreparedTrace<'_> {
         let mut parts = Vec::with_capacity(boundaries.len() + 1);
         let mut at = before;
         for &b in &boundaries {
-            let Some(t) = b.checked_sub(at + frame).filter(|t| *t > 0) else {
-                return None;
-            };
+            let t = b.checked_sub(at + frame).filter(|t| *t > 0)?;
             parts.push(t);
             at = b;
         }
