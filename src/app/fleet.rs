@@ -22,6 +22,10 @@ use super::usage::date_of;
 /// The `config` of a status quo that differs between sessions.
 pub const MIXED_STATUS_QUO: &str = "mixed";
 
+/// A session's saving smaller than this (half a cent) is noise, not a
+/// session made cheaper or dearer.
+pub const NOISE_USD: f64 = 0.005;
+
 /// The day of calls without a start time.
 pub const UNDATED: &str = "undated";
 
@@ -420,28 +424,28 @@ fn answer(group: &[&SessionSummary], candidates: &[Config]) -> (GroupAnswer, Vec
         }
         _ => (true, status_quo.clone(), None),
     };
-    let mut per_session: Vec<f64> = sweeps
-        .iter()
-        .map(|s| {
-            let base = s.rows[s.baseline].result.totals.cost_usd;
-            let rec = match &rec_config {
-                Some(c) => s
-                    .rows
-                    .iter()
-                    .find(|r| r.result.config == *c)
-                    .map_or(base, |r| r.result.totals.cost_usd),
-                None => base,
-            };
-            base - rec
-        })
-        .collect();
+    // Per session: its parts and subagents summed.
+    let mut by_session: BTreeMap<&str, f64> = BTreeMap::new();
+    for g in group {
+        let s = &g.sweep;
+        let base = s.rows[s.baseline].result.totals.cost_usd;
+        let rec = match &rec_config {
+            Some(c) => s
+                .rows
+                .iter()
+                .find(|r| r.result.config == *c)
+                .map_or(base, |r| r.result.totals.cost_usd),
+            None => base,
+        };
+        *by_session.entry(g.session.as_str()).or_default() += base - rec;
+    }
+    let mut per_session: Vec<f64> = by_session.into_values().collect();
     per_session.sort_by(f64::total_cmp);
     let spread = SavingsSpread {
         p10_usd: percentile(&per_session, 10.0),
         median_usd: percentile(&per_session, 50.0),
         p90_usd: percentile(&per_session, 90.0),
-        // A cent's difference is noise, not a session made dearer.
-        more_expensive: per_session.iter().filter(|s| **s < -0.005).count(),
+        more_expensive: per_session.iter().filter(|s| **s < -NOISE_USD).count(),
     };
     let recorded: Vec<(f64, f64)> = baselines
         .iter()

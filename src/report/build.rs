@@ -1102,13 +1102,25 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
         },
     ));
     if let Some(pick) = shown_pick(fleet) {
-        let savings_usd = sessions
-            .iter()
-            .map(|s| {
-                let base = s.status_quo().result.totals.cost_usd;
-                base - s
-                    .row(&pick.config)
-                    .map_or(base, |r| r.result.totals.cost_usd)
+        // Per session: the parts and subagents of one summed.
+        let mut by_session: BTreeMap<&str, f64> = BTreeMap::new();
+        for s in sessions {
+            let base = s.status_quo().result.totals.cost_usd;
+            let pick_cost = s
+                .row(&pick.config)
+                .map_or(base, |r| r.result.totals.cost_usd);
+            *by_session.entry(s.session.as_str()).or_default() += base - pick_cost;
+        }
+        // Within half a cent a session breaks even, as the fleet lines
+        // count it.
+        let savings_usd = by_session
+            .into_values()
+            .map(|v| {
+                if v.abs() < crate::app::fleet::NOISE_USD {
+                    0.0
+                } else {
+                    v
+                }
             })
             .collect();
         out.push((
