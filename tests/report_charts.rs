@@ -330,6 +330,7 @@ fn per_day(n: usize) -> Chart {
 
 fn project_costs(n: usize) -> Chart {
     Chart::ProjectCosts {
+        against: "recommended".into(),
         title: format!("Status quo vs recommended by project ({n} projects)"),
         projects: (0..n)
             .map(|i| {
@@ -575,10 +576,12 @@ fn degenerate() -> Vec<Chart> {
                 .collect(),
         },
         Chart::ProjectCosts {
+            against: "recommended".into(),
             title: t.clone(),
             projects: vec![("nan".into(), f64::NAN, 1.0), ("neg".into(), -1.0, -2.0)],
         },
         Chart::ProjectCosts {
+            against: "recommended".into(),
             title: t.clone(),
             projects: (0..500).map(|i| (format!("p{i}"), 1.0, 0.5)).collect(),
         },
@@ -720,6 +723,7 @@ fn empty_input_says_no_data() {
             days: vec![],
         },
         Chart::ProjectCosts {
+            against: "recommended".into(),
             title: "h".into(),
             projects: vec![],
         },
@@ -944,6 +948,7 @@ fn hostile_labels_are_escaped_in_svg() {
             ],
         },
         Chart::ProjectCosts {
+            against: "recommended".into(),
             title: evil.into(),
             projects: vec![
                 (evil.into(), 2.0, 1.0),
@@ -1330,6 +1335,7 @@ proptest::proptest! {
                 recommended: Some(rows.len() / 2),
             },
             1 => Chart::ProjectCosts {
+                against: "recommended".into(),
                 title: "t".into(),
                 projects: rows.clone(),
             },
@@ -1413,6 +1419,7 @@ fn fleet_chart_snapshots() {
         (
             "project_costs",
             Chart::ProjectCosts {
+                against: "recommended".into(),
                 title: "Status quo vs recommended by project".into(),
                 projects: vec![("alpha".into(), 10.0, 6.0), ("beta".into(), 4.0, 4.5)],
             },

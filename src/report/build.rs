@@ -1181,6 +1181,11 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
         out.push((
             "fleet-projects".to_owned(),
             Chart::ProjectCosts {
+                against: if a.keep_status_quo {
+                    "its own best config".to_owned()
+                } else {
+                    "recommended".to_owned()
+                },
                 title: if a.keep_status_quo {
                     "Per project: the status quo against each project's own best config".to_owned()
                 } else {

@@ -480,7 +480,7 @@ pub(super) fn config_height(
 // Status quo vs recommended per project
 // ---------------------------------------------------------------------------
 
-fn project_spec(title: &str, projects: &[(String, f64, f64)]) -> Spec {
+fn project_spec(title: &str, projects: &[(String, f64, f64)], against: &str) -> Spec {
     let dec = decimals_of(projects.iter().flat_map(|p| [p.1, p.2]));
     let rows = projects
         .iter()
@@ -505,7 +505,7 @@ fn project_spec(title: &str, projects: &[(String, f64, f64)]) -> Spec {
         rows,
         legend: vec![
             LegendItem::boxes(vec![STATUS_QUO], "status quo"),
-            LegendItem::boxes(vec![RECOMMENDED], "recommended"),
+            LegendItem::boxes(vec![RECOMMENDED], against),
         ],
         x_desc: "cost (USD)".into(),
         hidden: |n| {
@@ -518,10 +518,24 @@ fn project_spec(title: &str, projects: &[(String, f64, f64)]) -> Spec {
     }
 }
 
-pub(super) fn project_costs(svg: &mut Svg, title: &str, projects: &[(String, f64, f64)]) {
-    draw(svg, &project_spec(title, projects), "no projects given");
+pub(super) fn project_costs(
+    svg: &mut Svg,
+    title: &str,
+    projects: &[(String, f64, f64)],
+    against: &str,
+) {
+    draw(
+        svg,
+        &project_spec(title, projects, against),
+        "no projects given",
+    );
 }
 
-pub(super) fn project_height(title: &str, projects: &[(String, f64, f64)], w: f64) -> f64 {
-    needed_height(&project_spec(title, projects), w)
+pub(super) fn project_height(
+    title: &str,
+    projects: &[(String, f64, f64)],
+    against: &str,
+    w: f64,
+) -> f64 {
+    needed_height(&project_spec(title, projects, against), w)
 }

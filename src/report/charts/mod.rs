@@ -159,13 +159,16 @@ pub enum Chart {
         /// `(day, USD per series)` in axis order.
         days: Vec<(String, Vec<Option<f64>>)>,
     },
-    /// Per-project bars: for each project, status quo vs recommended cost (USD), horizontal
+    /// Per-project bars: for each project, status quo vs another cost (USD), horizontal
     /// grouped bars in the order given.
     ProjectCosts {
         /// Chart title.
         title: String,
-        /// `(project, status quo USD, recommended USD)` per project.
+        /// `(project, status quo USD, other USD)` per project.
         projects: Vec<(String, f64, f64)>,
+        /// What the second bar of each project is, for the legend
+        /// (e.g. "recommended").
+        against: String,
     },
 }
 
@@ -246,7 +249,11 @@ pub fn suggested_height(chart: &Chart, width: u32) -> u32 {
             status_quo,
             recommended,
         } => hbars::config_height(title, bars, *status_quo, *recommended, w),
-        Chart::ProjectCosts { title, projects } => hbars::project_height(title, projects, w),
+        Chart::ProjectCosts {
+            title,
+            projects,
+            against,
+        } => hbars::project_height(title, projects, against, w),
         Chart::Heatmap {
             title,
             thresholds,
@@ -307,7 +314,11 @@ fn draw_chart(svg: &mut Svg, chart: &Chart) {
             status_quo,
             recommended,
         } => hbars::config_costs(svg, title, bars, *status_quo, *recommended),
-        Chart::ProjectCosts { title, projects } => hbars::project_costs(svg, title, projects),
+        Chart::ProjectCosts {
+            title,
+            projects,
+            against,
+        } => hbars::project_costs(svg, title, projects, against),
         Chart::SavingsDistribution { title, savings_usd } => {
             distribution::draw(svg, title, savings_usd)
         }
