@@ -315,3 +315,30 @@ fn sessions_of_one_account_share_the_cache() {
     // The prefix is written once, not once per session.
     assert!(shared_total < alone_total, "{shared_total} < {alone_total}");
 }
+
+/// A session that never compacts outgrows its model's window, and the
+/// replay says so; the same agent compacting stays within it.
+#[test]
+fn calls_over_the_context_window_are_flagged() {
+    use tracecost::trace::generate;
+    let cost = || CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap();
+    let over = |traces: Vec<tracecost::trace::Trace>, config: &str| -> usize {
+        let config: tracecost::policy::Config = config.parse().unwrap();
+        let plan = app::ReplayPlan::with_config(traces, Some(&config), None, cost()).unwrap();
+        app::replay(&plan, &Silent)
+            .unwrap()
+            .iter()
+            .map(|o| {
+                let flagged = o.result.calls.iter().filter(|c| c.over_window).count();
+                assert_eq!(flagged, o.result.totals.over_window_calls);
+                flagged
+            })
+            .sum()
+    };
+    // Priced as a model with a 200K window (no long-context option).
+    let long = generate::session(300, 3);
+    assert!(over(vec![long.clone()], "off+none@claude-opus-4-5") > 0);
+    // Its own model (Sonnet 4.5) has the 1M long-context window.
+    assert_eq!(over(vec![long], "off+none"), 0);
+    assert_eq!(over(generate::session_parts(300, 3), "off+none"), 0);
+}

@@ -217,6 +217,9 @@ pub struct FleetFigures {
     pub output_tokens: u64,
     /// A compaction that compacted nothing anywhere: never recommended.
     pub no_effect: bool,
+    /// Calls that send more than their model's context window (the API
+    /// would refuse them).
+    pub over_window_calls: usize,
 }
 
 impl FleetFigures {
@@ -234,6 +237,7 @@ impl FleetFigures {
             cache_read_input_tokens: 0,
             output_tokens: 0,
             no_effect: false,
+            over_window_calls: 0,
         }
     }
 
@@ -247,6 +251,7 @@ impl FleetFigures {
         self.cache_creation_input_tokens += t.usage.cache_creation_input_tokens;
         self.cache_read_input_tokens += t.usage.cache_read_input_tokens;
         self.output_tokens += t.usage.output_tokens;
+        self.over_window_calls += t.over_window_calls;
     }
 
     fn against(&mut self, status_quo_usd: f64) {

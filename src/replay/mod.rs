@@ -205,6 +205,10 @@ pub struct CallResult {
     /// Tokens of the leading blocks sent exactly as in the previous call:
     /// the most a cache could serve.
     pub stable_prefix_tokens: u64,
+    /// The request sends more than its model's context window: the API
+    /// would refuse it, so its figures describe no real bill.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub over_window: bool,
 }
 
 /// Sums over calls.
@@ -229,6 +233,13 @@ pub struct Totals {
     pub recorded_calls: usize,
     /// Tool results compacted at least once.
     pub compacted_results: usize,
+    /// Calls that send more than their model's context window.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub over_window_calls: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One trace replayed under one config.
@@ -834,6 +845,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                 recorded_cost_usd,
                 model: price.id.clone(),
                 stable_prefix_tokens,
+                over_window: outcome.usage.total_input() > price.window_tokens(),
             });
         }
         std::mem::swap(blocks, prev_blocks);
@@ -988,6 +1000,7 @@ pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
         w5 += c.usage.write_5m();
         w1 += c.usage.write_1h();
         t.cost_usd += c.cost_usd;
+        t.over_window_calls += usize::from(c.over_window);
         if let Some(r) = c.recorded_cost_usd {
             recorded_sum += r;
             simulated_sum += c.cost_usd;

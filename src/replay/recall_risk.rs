@@ -251,6 +251,7 @@ mod tests {
             recorded_cost_usd: None,
             model: String::new(),
             stable_prefix_tokens: 0,
+            over_window: false,
         }
     }
 

@@ -499,6 +499,12 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
             dollars(sim)
         ));
     }
+    if a.status_quo.over_window_calls > 0 {
+        out.push(format!(
+            "Warning: {} call(s) of the status quo send more than their model's context window; the API would refuse them, so their figures describe no real bill (a real agent compacts first).",
+            thousands(a.status_quo.over_window_calls as u64)
+        ));
+    }
     out.push(
         if a.status_quo.config == crate::app::fleet::MIXED_STATUS_QUO {
             format!(
@@ -1545,6 +1551,12 @@ fn notes(r: &ReplayResult) -> Vec<String> {
     }
     if r.back_to_back {
         n.push("This trace has no start times: calls are treated as back-to-back.".into());
+    }
+    if r.totals.over_window_calls > 0 {
+        n.push(format!(
+            "{} call(s) send more than the model's context window: the API would refuse them, so their figures describe no real bill (a real agent compacts first).",
+            r.totals.over_window_calls
+        ));
     }
     n.push(format!("Priced as {}.", r.model));
     n

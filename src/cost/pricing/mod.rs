@@ -120,6 +120,11 @@ pub const READ_MULTIPLIER: f64 = 0.1;
 pub const BATCH_DISCOUNT: f64 = 0.5;
 /// Long-context threshold of Sonnet 4 / 4.5 (total input tokens, strict `>`).
 pub const LONG_CONTEXT_THRESHOLD: u64 = 200_000;
+/// The context window of a model without the long-context option (tokens of
+/// input); a request over it is refused.
+pub const CONTEXT_WINDOW: u64 = 200_000;
+/// The context window of a model with the long-context option.
+pub const LONG_CONTEXT_WINDOW: u64 = 1_000_000;
 /// The highest price a pricing file may give: $1 per token. Above it a
 /// figure is a typo or a corrupt file, and would overflow the cost sums.
 pub const MAX_PRICE_PER_MTOK: f64 = 1_000_000.0;
@@ -345,6 +350,16 @@ pub struct CostBreakdown {
 }
 
 impl ModelPrice {
+    /// Input tokens one request may send: 1M for a model with the
+    /// long-context option (and its premium), else 200K.
+    pub fn window_tokens(&self) -> u64 {
+        if self.long_context.is_some() {
+            LONG_CONTEXT_WINDOW
+        } else {
+            CONTEXT_WINDOW
+        }
+    }
+
     /// The rates that apply to a request with this usage (the premium when
     /// total input exceeds the long-context threshold), and whether the
     /// premium applied.
