@@ -122,7 +122,7 @@ impl FidelitySummary {
             String::new()
         } else {
             format!(
-                "; per session ({} with {MIN_CALLS}+ calls), {} within {WITHIN_PCT}% of what they paid, median error {:.1}%, 90th percentile {:.1}%",
+                "; per trace (a session's continuations and subagents apart; {} with {MIN_CALLS}+ calls), {} within {WITHIN_PCT}% of what they paid, median error {:.1}%, 90th percentile {:.1}%",
                 self.sessions_counted,
                 self.within,
                 self.median_abs_error_pct,
@@ -130,7 +130,7 @@ impl FidelitySummary {
             )
         };
         Some(format!(
-            "How far to trust the simulation: the status quo replayed comes within {:+.1}% of the recorded bill over {} session(s){spread}.",
+            "How far to trust the simulation: the status quo replayed comes within {:+.1}% of the recorded bill over {} trace(s){spread}.",
             self.error_pct, self.sessions
         ))
     }

@@ -87,14 +87,14 @@ fn summary_lines(r: &FidelityReport) -> Vec<String> {
     let s = &r.summary;
     vec![
         format!(
-            "Sessions with recorded usage: {}; recorded bill {}, status quo simulated {} ({:+.2}%).",
+            "Traces with recorded usage (a session's continuations and subagents apart): {}; recorded bill {}, status quo simulated {} ({:+.2}%).",
             s.sessions,
             dollars(s.recorded_usd),
             dollars(s.simulated_usd),
             s.error_pct
         ),
         format!(
-            "Sessions with {MIN_CALLS}+ calls: {}; within {WITHIN_PCT}% of their recorded bill: {} ({}); median error {:.1}%, 90th percentile {:.1}%, largest {:.1}%.",
+            "Traces with {MIN_CALLS}+ calls: {}; within {WITHIN_PCT}% of their recorded bill: {} ({}); median error {:.1}%, 90th percentile {:.1}%, largest {:.1}%.",
             s.sessions_counted,
             s.within,
             percent(
@@ -157,7 +157,7 @@ impl Exporter<FidelityView<'_>> for MarkdownExporter {
         }
         writeln!(
             out,
-            "\nEach trace is replayed under the policy that actually ran (its status quo); the simulated bill of its calls that recorded usage is compared with what they recorded. Regenerate with `tracecost fidelity PATH --format md`.\n\n## What the replay takes from the record\n\n{RECORD_NOTES}\n\n## Sessions\n\nSessions with {MIN_CALLS}+ calls first, largest error first.\n"
+            "\nEach trace is replayed under the policy that actually ran (its status quo); the simulated bill of its calls that recorded usage is compared with what they recorded. Regenerate with `tracecost fidelity PATH --format md`.\n\n## What the replay takes from the record\n\n{RECORD_NOTES}\n\n## Traces\n\nTraces with {MIN_CALLS}+ calls first, largest error first.\n"
         )?;
         writeln!(out, "{}", md_row(&HEAD))?;
         writeln!(out, "|---|---|---:|---:|---:|---:|")?;
