@@ -36,6 +36,11 @@ pub struct SessionFidelity {
 }
 
 impl SessionFidelity {
+    /// The figures of one replay; `None` without recorded usage.
+    pub fn of_result(r: &crate::replay::ReplayResult) -> Option<Self> {
+        Self::of(&r.trace, &r.config.to_string(), &r.totals)
+    }
+
     /// The figures of one replay's totals; `None` without recorded usage.
     pub fn of(trace: &str, config: &str, t: &Totals) -> Option<Self> {
         let (recorded_usd, simulated_usd) = (t.recorded_cost_usd?, t.cost_usd_recorded_calls?);
@@ -46,12 +51,14 @@ impl SessionFidelity {
             recorded_calls: t.recorded_calls,
             recorded_usd,
             simulated_usd,
-            error_pct: pct(simulated_usd, recorded_usd),
+            error_pct: error_pct(simulated_usd, recorded_usd),
         })
     }
 }
 
-fn pct(simulated: f64, recorded: f64) -> f64 {
+/// (simulated − recorded) / recorded in percent; 0 when nothing was
+/// recorded. The one rule every "against the recorded bill" figure uses.
+pub fn error_pct(simulated: f64, recorded: f64) -> f64 {
     if recorded > 0.0 {
         (simulated - recorded) / recorded * 100.0
     } else {
@@ -104,7 +111,7 @@ impl FidelitySummary {
             sessions: sessions.len(),
             recorded_usd,
             simulated_usd,
-            error_pct: pct(simulated_usd, recorded_usd),
+            error_pct: error_pct(simulated_usd, recorded_usd),
             sessions_counted: errors.len(),
             within: errors.iter().filter(|e| **e <= WITHIN_PCT).count(),
             median_abs_error_pct: rank(50.0),
@@ -150,13 +157,7 @@ impl FidelityReport {
     pub fn of(outputs: &[ReplayOutput]) -> Self {
         let sessions: Vec<SessionFidelity> = outputs
             .iter()
-            .filter_map(|o| {
-                SessionFidelity::of(
-                    &o.result.trace,
-                    &o.result.config.to_string(),
-                    &o.result.totals,
-                )
-            })
+            .filter_map(|o| SessionFidelity::of_result(&o.result))
             .collect();
         FidelityReport {
             summary: FidelitySummary::of(&sessions),
@@ -177,7 +178,7 @@ mod tests {
             recorded_calls: calls,
             recorded_usd: recorded,
             simulated_usd: simulated,
-            error_pct: pct(simulated, recorded),
+            error_pct: error_pct(simulated, recorded),
         }
     }
 

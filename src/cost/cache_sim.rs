@@ -359,21 +359,23 @@ impl CacheSim {
     pub fn warm(&mut self, key: u128, now_ms: u64) {
         let ttl = Ttl::FiveMinutes;
         let expires = now_ms.saturating_add(ttl.millis());
-        let e = self.entries.entry(key).or_insert(Entry {
-            writer_ms: now_ms.saturating_sub(1),
-            writer_seq: 0,
-            expires_ms: expires,
-            ttl,
-        });
-        if !(e.expires_ms > now_ms && e.writer_ms < now_ms) {
-            *e = Entry {
-                writer_ms: now_ms.saturating_sub(1),
-                writer_seq: 0,
-                expires_ms: expires,
-                ttl,
-            };
+        match self.entries.get_mut(&key) {
+            // Readable already: the other session's use refreshes it.
+            Some(e) if e.expires_ms > now_ms && e.writer_ms < now_ms => {
+                e.expires_ms = e.expires_ms.max(expires);
+            }
+            _ => {
+                self.entries.insert(
+                    key,
+                    Entry {
+                        writer_ms: now_ms.saturating_sub(1),
+                        writer_seq: 0,
+                        expires_ms: expires,
+                        ttl,
+                    },
+                );
+            }
         }
-        e.expires_ms = e.expires_ms.max(expires);
     }
 
     /// Drops the prefix `key`: the record shows it was not in the cache.

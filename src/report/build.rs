@@ -38,6 +38,7 @@ pub struct Assumptions {
 }
 
 use crate::app::TraceReport;
+use crate::app::fidelity::error_pct;
 use crate::app::fleet::{
     Fleet, FleetFigures, FleetStability, GroupAnswer, SessionSummary, StabilityBrief,
 };
@@ -486,10 +487,7 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
     )];
     if let (Some(rec), Some(sim)) = (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
         let err = if rec > 0.0 {
-            format!(
-                " ({:+.1}% against the recorded bill)",
-                (sim - rec) / rec * 100.0
-            )
+            format!(" ({:+.1}% against the recorded bill)", error_pct(sim, rec))
         } else {
             String::new()
         };
@@ -666,11 +664,7 @@ fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumptions) -> St
                 format!(
                     " (the status quo simulated on the same calls: {}, {:+.1}%)",
                     dollars(sim),
-                    if rec > 0.0 {
-                        (sim - rec) / rec * 100.0
-                    } else {
-                        0.0
-                    }
+                    error_pct(sim, rec)
                 )
             });
             let _ = writeln!(
@@ -936,7 +930,7 @@ fn fleet_section(
         (Some(r), Some(sim)) if r > 0.0 => format!(
             "recorded bill · status quo simulated {} on the same calls ({:+.1}%)",
             dollars(sim),
-            (sim - r) / r * 100.0
+            error_pct(sim, r)
         ),
         _ => "status quo, simulated (no recorded usage)".to_owned(),
     };
@@ -998,7 +992,7 @@ fn fleet_section(
         let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
     }
     s.push_str("</ul>\n");
-    figures(s, charts, "");
+    figures(s, charts, "", true);
     configs_table(s, fleet);
     if !fleet.projects.is_empty() {
         s.push_str("<h2>Per project</h2>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th>calls</th><th>recorded</th><th>status quo</th><th class=\"l\">its best policy</th><th>saving</th></tr>\n");
@@ -1058,14 +1052,19 @@ fn fleet_section(
     }
 }
 
-/// Inline charts, each with links to its files.
-fn figures(s: &mut String, charts: &[(String, String)], root: &str) {
+/// Inline charts; with `files`, each links to its SVG and PNG under
+/// `root`.
+fn figures(s: &mut String, charts: &[(String, String)], root: &str, files: bool) {
     for (stem, svg) in charts {
         let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
-        let _ = writeln!(
-            s,
-            "<figure>{body}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
-        );
+        if files {
+            let _ = writeln!(
+                s,
+                "<figure>{body}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
+            );
+        } else {
+            let _ = writeln!(s, "<figure>{body}</figure>");
+        }
     }
 }
 
@@ -1108,19 +1107,10 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
         },
     ));
     if let Some(pick) = shown_pick(fleet) {
-        // Per session: the parts and subagents of one summed.
-        let mut by_session: BTreeMap<&str, f64> = BTreeMap::new();
-        for s in sessions {
-            let base = s.status_quo().result.totals.cost_usd;
-            let pick_cost = s
-                .row(&pick.config)
-                .map_or(base, |r| r.result.totals.cost_usd);
-            *by_session.entry(s.session.as_str()).or_default() += base - pick_cost;
-        }
         // Within half a cent a session breaks even, as the fleet lines
         // count it.
-        let savings_usd = by_session
-            .into_values()
+        let savings_usd = crate::app::fleet::savings_by_session(sessions, Some(&pick.config))
+            .into_iter()
             .map(|v| {
                 if v.abs() < crate::app::fleet::NOISE_USD {
                     0.0
@@ -1457,11 +1447,7 @@ fn trace_section(
             format!(
                 "<br>the status quo simulated on the same calls: {} ({:+.1}%)",
                 dollars(sim),
-                if rec > 0.0 {
-                    (sim - rec) / rec * 100.0
-                } else {
-                    0.0
-                }
+                error_pct(sim, rec)
             )
         });
         let _ = writeln!(
@@ -1524,17 +1510,7 @@ fn trace_section(
             html_escape(&notes.join(" "))
         );
     }
-    for (stem, svg) in charts {
-        let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
-        if chart_files {
-            let _ = writeln!(
-                s,
-                "<figure>{body}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
-            );
-        } else {
-            let _ = writeln!(s, "<figure>{body}</figure>");
-        }
-    }
+    figures(s, charts, root, chart_files);
     s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");
     sweep_table(s, sw);
     s.push_str("<h3>Per call: status quo and recommended</h3>\n");

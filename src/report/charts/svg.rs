@@ -183,35 +183,25 @@ impl Svg {
         );
     }
 
-    pub(super) fn line(
-        &mut self,
-        (x1, y1): (f64, f64),
-        (x2, y2): (f64, f64),
-        stroke: Rgb,
-        width: f64,
-    ) {
-        let _ = writeln!(
-            self.body,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{}"/>"#,
-            num(x1),
-            num(y1),
-            num(x2),
-            num(y2),
-            stroke.hex(),
-            num(width)
-        );
+    pub(super) fn line(&mut self, from: (f64, f64), to: (f64, f64), stroke: Rgb, width: f64) {
+        self.line_styled(from, to, stroke, width, "");
     }
 
-    pub(super) fn dashed(
+    pub(super) fn dashed(&mut self, from: (f64, f64), to: (f64, f64), stroke: Rgb, width: f64) {
+        self.line_styled(from, to, stroke, width, r#" stroke-dasharray="5 4""#);
+    }
+
+    fn line_styled(
         &mut self,
         (x1, y1): (f64, f64),
         (x2, y2): (f64, f64),
         stroke: Rgb,
         width: f64,
+        style: &str,
     ) {
         let _ = writeln!(
             self.body,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{}" stroke-dasharray="5 4"/>"#,
+            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{}"{style}/>"#,
             num(x1),
             num(y1),
             num(x2),
