@@ -657,11 +657,9 @@ impl<'a, 't> GroupRun<'a, 't> {
             .filter(|h| system_counts.len() > h.boundaries.len());
         let shared = hidden.map(|h| {
             let own = blocks.len() - 1;
-            let v = h.version.get(ci).copied().unwrap_or(0);
-            if v > 0 {
-                let mut bytes = blocks[own].key.0.to_vec();
-                bytes.extend_from_slice(&v.to_le_bytes());
-                blocks[own].key = crate::cost::tokens::ContentHash::of(&bytes);
+            let v = h.version.get(ci).copied().unwrap_or(0) as usize;
+            if let Some(key) = h.own_keys.get(v) {
+                blocks[own].key = *key;
             }
             let first = own - h.boundaries.len();
             let state = h.calls.get(ci).copied().unwrap_or(SharedState::Unknown);

@@ -148,6 +148,9 @@ pub struct HiddenCache {
     pub calls: Vec<SharedState>,
     /// Per call: which version of the session's own hidden rest it sent.
     pub version: Vec<u32>,
+    /// The cache key of the own rest's block in each version (the first is
+    /// the block's own; later ones stand for content that changed).
+    pub own_keys: Vec<ContentHash>,
 }
 
 /// What a call's record says of the prefixes other sessions kept warm.
@@ -471,9 +474,9 @@ impl PreparedTrace<'_> {
             blocks.push(b);
             counts.push(c);
         }
-        let (b, c) = hidden_part_block("this session's own", own);
+        let (b, own_count) = hidden_part_block("this session's own", own);
         blocks.push(b);
-        counts.push(c);
+        counts.push(own_count);
         for (sc, sb) in self.system.iter_mut().zip(&mut self.system_blocks) {
             sc.pop();
             sb.pop();
@@ -509,10 +512,21 @@ impl PreparedTrace<'_> {
             }
             versions.push(version);
         }
+        let own_keys = (0..=version)
+            .map(|v| {
+                if v == 0 {
+                    return own_count.key;
+                }
+                let mut bytes = own_count.key.0.to_vec();
+                bytes.extend_from_slice(&v.to_le_bytes());
+                ContentHash::of(&bytes)
+            })
+            .collect();
         Some(HiddenCache {
             boundaries,
             calls: states,
             version: versions,
+            own_keys,
         })
     }
 
