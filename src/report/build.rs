@@ -492,7 +492,7 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
             String::new()
         };
         out.push(format!(
-            "Recorded bill: {}; the status quo simulated on the same calls: {}{err}.",
+            "Recorded bill of the calls replayed: {}; the status quo simulated on the same calls: {}{err}.",
             dollars(rec),
             dollars(sim)
         ));
