@@ -170,6 +170,7 @@ mod reporting {
         let opts = ReplayOptions {
             batch: false,
             progress: Some(&rec),
+            ..Default::default()
         };
         let config = "ledger:t=2000,k=1+native".parse().unwrap();
         replay(&prepared, &config, &pricing, &memo, opts).unwrap();

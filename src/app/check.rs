@@ -219,6 +219,7 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
                     ReplayOptions {
                         batch: plan.cost.batch,
                         progress: None,
+                        ..Default::default()
                     },
                 )?;
                 measured[e.index] = Some(Expected::of(&r.totals));

@@ -44,6 +44,7 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
     let opts = ReplayOptions {
         batch: plan.cost.batch,
         progress: Some(progress),
+        ..Default::default()
     };
     // One step per call replayed, the reference run without compaction
     // included.
@@ -176,6 +177,7 @@ fn sweep_group(
         ReplayOptions {
             batch: plan.cost.batch,
             progress: None,
+            ..Default::default()
         },
         plan.recall_cost_usd,
         &|| progress.advance(1),

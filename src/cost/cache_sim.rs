@@ -175,44 +175,89 @@ impl PrefixIndex {
     /// Indexes `blocks` for `model` (the cache is per model: its id seeds
     /// the cumulative hash).
     pub fn new(model: &ModelPrice, blocks: &[PrefixBlock]) -> Self {
-        let n = blocks.len();
-        let mut cum = Vec::with_capacity(n);
-        let mut prefix_tokens = Vec::with_capacity(n);
-        let mut h = ContentHash::of(model.id.as_bytes()).as_u128();
-        let mut t = 0u64;
-        for b in blocks {
-            h = combine(h, b.key);
-            t += b.tokens;
-            cum.push(h);
-            prefix_tokens.push(t);
+        let mut index = Self::default();
+        index.extend(model, blocks);
+        index
+    }
+
+    /// Blocks indexed.
+    pub fn len(&self) -> usize {
+        self.cum.len()
+    }
+
+    /// Whether no block is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.cum.is_empty()
+    }
+
+    /// Forgets every block from `len` on, as if only `blocks[..len]` had
+    /// been indexed.
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.cum.len() {
+            return;
         }
+        self.cum.truncate(len);
+        self.prefix_tokens.truncate(len);
+        self.pos_of.truncate(len);
+        while self.positions.last().is_some_and(|p| p.0 >= len) {
+            self.positions.pop();
+        }
+        if let Some(p) = self.positions.last_mut() {
+            p.1 = p.1.min(len.saturating_sub(1));
+        }
+    }
+
+    /// Indexes `blocks[self.len()..]`: the request's blocks, of which the
+    /// first `self.len()` were indexed before, for the same `model`. A
+    /// request that shares its leading blocks with the previous one is
+    /// indexed in the time of what it adds; the result is exactly
+    /// [`PrefixIndex::new`]'s.
+    pub fn extend(&mut self, model: &ModelPrice, blocks: &[PrefixBlock]) {
+        let start = self.cum.len();
+        let Some(new) = blocks.get(start..) else {
+            return;
+        };
+        let mut h = match self.cum.last() {
+            Some(h) => *h,
+            None => ContentHash::of(model.id.as_bytes()).as_u128(),
+        };
+        let mut t = self.prefix_tokens.last().copied().unwrap_or(0);
+        self.cum.reserve(new.len());
+        self.prefix_tokens.reserve(new.len());
+        self.pos_of.reserve(new.len());
         // Positions: (first block, last block); tool_use / tool_result runs
         // merge; the tool-prompt pseudo-block is none.
-        let mut positions: Vec<(usize, usize)> = Vec::new();
-        let mut pos_of = vec![usize::MAX; n];
-        let mut prev_run: Option<(PrefixKind, usize)> = None; // kind, last block
-        for (i, b) in blocks.iter().enumerate() {
+        let mut prev_run: Option<(PrefixKind, usize)> = start
+            .checked_sub(1)
+            .filter(|&j| blocks[j].kind != PrefixKind::ToolPrompt)
+            .map(|j| (blocks[j].kind, j)); // kind, last block
+        for (i, b) in new.iter().enumerate() {
+            let i = start + i;
+            h = combine(h, b.key);
+            t += b.tokens;
+            self.cum.push(h);
+            self.prefix_tokens.push(t);
             if b.kind == PrefixKind::ToolPrompt {
+                self.pos_of.push(usize::MAX);
                 continue;
             }
             let merges = matches!(b.kind, PrefixKind::ToolUse | PrefixKind::ToolResult)
                 && prev_run.is_some_and(|(k, last)| k == b.kind && last + 1 == i);
             if merges {
-                if let Some(p) = positions.last_mut() {
+                if let Some(p) = self.positions.last_mut() {
                     p.1 = i;
                 }
             } else {
-                positions.push((i, i));
+                self.positions.push((i, i));
             }
-            pos_of[i] = positions.len() - 1;
+            self.pos_of.push(self.positions.len() - 1);
             prev_run = Some((b.kind, i));
         }
-        Self {
-            cum,
-            prefix_tokens,
-            positions,
-            pos_of,
-        }
+    }
+
+    /// Tokens of the prefix that ends with block `block`.
+    pub fn tokens_through(&self, block: usize) -> Option<u64> {
+        self.prefix_tokens.get(block).copied()
     }
 }
 
@@ -597,5 +642,55 @@ mod tests {
         assert_eq!(out.hit, Some(1));
         assert_eq!(out.usage.cache_read_input_tokens, 2010);
         assert_eq!(out.usage.cache_creation_input_tokens, 60);
+    }
+}
+
+#[cfg(test)]
+mod incremental_index {
+    use super::*;
+    use crate::cost::pricing::Pricing;
+    use proptest::prelude::*;
+
+    fn kind(k: u8) -> PrefixKind {
+        match k % 5 {
+            0 => PrefixKind::Text,
+            1 => PrefixKind::ToolUse,
+            2 => PrefixKind::ToolResult,
+            3 => PrefixKind::ToolPrompt,
+            _ => PrefixKind::Thinking,
+        }
+    }
+
+    fn blocks(spec: &[(u8, u8)]) -> Vec<PrefixBlock> {
+        spec.iter()
+            .map(|&(key, k)| PrefixBlock {
+                key: ContentHash::of(&[key]),
+                tokens: u64::from(key) + 1,
+                kind: kind(k),
+                message: None,
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Cutting an index anywhere and extending it with other blocks
+        /// gives exactly the index built from scratch.
+        #[test]
+        fn truncate_then_extend_is_new(
+            a in prop::collection::vec((0u8..6, 0u8..5), 0..40),
+            b in prop::collection::vec((0u8..6, 0u8..5), 0..40),
+            cut in 0usize..45,
+        ) {
+            let model = Pricing::builtin();
+            let model = model.lookup("claude-sonnet-4-6").unwrap();
+            let first = blocks(&a);
+            let mut index = PrefixIndex::new(model, &first);
+            let keep = cut.min(first.len());
+            index.truncate(keep);
+            let mut second = first[..keep].to_vec();
+            second.extend(blocks(&b));
+            index.extend(model, &second);
+            prop_assert_eq!(&index, &PrefixIndex::new(model, &second));
+        }
     }
 }

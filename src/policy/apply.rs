@@ -152,6 +152,187 @@ impl CompactionRun {
     }
 }
 
+/// One compaction policy's wire view kept up to date call after call, for
+/// callers that replay a conversation: each call's history must extend or
+/// truncate the one before (the same message slice, longer or shorter).
+/// [`CompactionRun::advance`] then touches only what changed — the
+/// messages appended, and those whose results became compacted (or
+/// restored) — and says from which message on the view differs, so that
+/// what is built from the view can be rebuilt from there only. The view it
+/// gives is exactly the one [`CompactionRun::view`] gives for that history.
+#[derive(Debug, Default)]
+pub struct ViewState<'h> {
+    /// The messages as sent at the last call.
+    pub view: WireView<'h>,
+    /// tool_use ids compacted or cleared at the last call, in order.
+    pub compacted: Vec<Arc<str>>,
+    /// The address of the history the view was built from (a different
+    /// slice starts over).
+    base: Option<usize>,
+    /// Tool results of the messages scanned so far: (message, block,
+    /// payload characters).
+    results: Vec<(usize, usize, u64)>,
+    /// Per scanned message `i`, the tool results in `messages[..i]`.
+    results_before: Vec<usize>,
+    /// Ledger: indices into `results` compacted at the last call, ascending.
+    compacted_at: Vec<usize>,
+    /// Ledger: results before this one (those older than the last kept at
+    /// the last call) have been decided.
+    decided: usize,
+}
+
+impl<'h> ViewState<'h> {
+    /// Scans the tool results of `history`'s messages not scanned yet.
+    fn scan(&mut self, history: &'h [Message]) {
+        if self.results_before.is_empty() {
+            self.results_before.push(0);
+        }
+        for m in history.iter().skip(self.results_before.len() - 1) {
+            let mi = self.results_before.len() - 1;
+            for (bi, b) in m.blocks().iter().enumerate() {
+                if let BlockKind::ToolResult { payload_chars, .. } = b.kind() {
+                    self.results.push((mi, bi, *payload_chars));
+                }
+            }
+            self.results_before.push(self.results.len());
+        }
+    }
+}
+
+/// Whether two wire messages send the same bytes: the same source and the
+/// same replacement (by identity: a run's replacements are built once).
+fn same_wire(a: &WireMessage<'_>, b: &WireMessage<'_>) -> bool {
+    if !std::ptr::eq(a.source, b.source) {
+        return false;
+    }
+    match (&a.blocks, &b.blocks) {
+        (None, None) => true,
+        (Some(x), Some(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(p, q)| match (p, q) {
+                    (WireBlock::Original(p), WireBlock::Original(q)) => std::ptr::eq(*p, *q),
+                    (
+                        WireBlock::Compacted { stub: p, .. },
+                        WireBlock::Compacted { stub: q, .. },
+                    ) => Arc::ptr_eq(p, q),
+                    _ => false,
+                })
+        }
+        _ => false,
+    }
+}
+
+impl CompactionRun {
+    /// Brings `state` to the wire view of `history` (as [`Self::view`]
+    /// would give it) and returns the first message whose wire form may
+    /// differ from the previous call's: messages before it are sent as
+    /// they were. Under the ledger this costs the messages appended plus
+    /// the results newly compacted, not the history; the peers' clearing
+    /// is recomputed, and compared with the previous one.
+    pub fn advance<'h>(
+        &mut self,
+        history: &'h [Message],
+        fixed_tokens: u64,
+        tokens: &dyn BlockTokens,
+        state: &mut ViewState<'h>,
+    ) -> Result<usize, LedgerError> {
+        let base = history.as_ptr() as usize;
+        if state.base != Some(base) {
+            *state = ViewState {
+                base: Some(base),
+                ..ViewState::default()
+            };
+        }
+        let before = state.view.messages.len();
+        let mut first = before.min(history.len());
+        match self {
+            CompactionRun::Off => {}
+            CompactionRun::Ledger(c) => {
+                let policy = c.policy();
+                state.scan(history);
+                let total = state.results_before[history.len()];
+                let eligible = total.saturating_sub(policy.keep_last_n);
+                let chars = |r: usize| state.results[r].2;
+                // Restored: a shorter history leaves results among the last kept.
+                while let Some(&r) = state.compacted_at.last() {
+                    if policy.compacts(r, total, chars(r)) {
+                        break;
+                    }
+                    state.compacted_at.pop();
+                    state.compacted.pop();
+                    first = first.min(state.results[r].0);
+                }
+                // Newly compacted: results that just left the last kept.
+                let from = state.decided.min(eligible);
+                state.decided = eligible;
+                for r in from..eligible {
+                    if !policy.compacts(r, total, chars(r)) {
+                        continue;
+                    }
+                    let (mi, bi, _) = state.results[r];
+                    let block = &history[mi].blocks()[bi];
+                    let BlockKind::ToolResult { tool_use_id, .. } = block.kind() else {
+                        continue;
+                    };
+                    state.compacted_at.push(r);
+                    state.compacted.push(tool_use_id.clone());
+                    first = first.min(mi);
+                }
+                state.view.messages.truncate(first);
+                let mut next = state
+                    .compacted_at
+                    .partition_point(|&r| state.results[r].0 < first);
+                for (mi, m) in history.iter().enumerate().skip(first) {
+                    let mut blocks: Option<Vec<WireBlock<'h>>> = None;
+                    while let Some(&r) = state.compacted_at.get(next) {
+                        let (rm, bi, _) = state.results[r];
+                        if rm != mi {
+                            break;
+                        }
+                        next += 1;
+                        let block = &m.blocks()[bi];
+                        let BlockKind::ToolResult { tool_use_id, .. } = block.kind() else {
+                            continue;
+                        };
+                        let (_, stub) = c.stub_for(&history[..=mi], tool_use_id, block)?;
+                        let list =
+                            blocks.get_or_insert_with(|| Vec::with_capacity(m.blocks().len()));
+                        list.extend(m.blocks()[list.len()..bi].iter().map(WireBlock::Original));
+                        list.push(WireBlock::Compacted {
+                            original: block,
+                            stub,
+                        });
+                    }
+                    if let Some(list) = blocks.as_mut() {
+                        list.extend(m.blocks()[list.len()..].iter().map(WireBlock::Original));
+                    }
+                    state.view.messages.push(WireMessage { source: m, blocks });
+                }
+                return Ok(first);
+            }
+            CompactionRun::Peer { .. } => {
+                let pv = self.view(history, fixed_tokens, tokens)?;
+                let same = state
+                    .view
+                    .messages
+                    .iter()
+                    .zip(&pv.view.messages)
+                    .take_while(|(a, b)| same_wire(a, b))
+                    .count();
+                state.view = pv.view;
+                state.compacted = pv.compacted;
+                return Ok(first.min(same));
+            }
+        }
+        state.view.messages.truncate(first);
+        state
+            .view
+            .messages
+            .extend(history[first..].iter().map(WireMessage::unchanged));
+        Ok(first)
+    }
+}
+
 type ToolBlocks<'h> = (Option<&'h ContentBlock>, Option<&'h ContentBlock>);
 
 /// tool_use id → (its tool_result block, its tool_use block).

@@ -14,7 +14,7 @@ mod grid;
 mod kinds;
 mod peers;
 
-pub use apply::{BlockTokens, CompactionRun, PolicyView, markers_for_call};
+pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
 pub use flags::{FlagError, Implied, PolicyFlags, ResolvedPolicy};
 pub use grid::GridSpec;
 pub use kinds::{

@@ -20,15 +20,19 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::cost::cache_sim::{Breakpoint, CacheSim, PrefixBlock, PrefixKind, SimError};
+use crate::cost::cache_sim::{
+    Breakpoint, CacheSim, PrefixBlock, PrefixIndex, PrefixKind, SimError,
+};
 use crate::cost::pricing::{ModelPrice, Pricing, PricingError, ToolChoice, Usage};
-use crate::cost::tokens::TokenMemo;
+use crate::cost::tokens::{FastBuild, TokenMemo};
 use crate::engine::cache::ProviderKind;
 use crate::engine::ledger::LedgerError;
 use crate::engine::message::{ContentBlock, ToolDefinition};
-use crate::engine::rewrite::{WireBlock, WireView};
+use crate::engine::rewrite::{WireBlock, WireMessage, WireView};
 use crate::engine::wire::{BlockRef, Marker, message_json};
-use crate::policy::{BlockTokens, Cache, Compaction, CompactionRun, Config, markers_for_call};
+use crate::policy::{
+    BlockTokens, Cache, Compaction, CompactionRun, Config, ViewState, markers_for_call,
+};
 use crate::progress::Progress;
 use crate::trace::{RecordedUsage, Trace};
 
@@ -69,6 +73,22 @@ pub struct ReplayOptions<'a> {
     /// Told of each call replayed (one step per call and group of configs
     /// run together); the caller starts the stage.
     pub progress: Option<&'a dyn Progress>,
+    /// How each call's request is built (the results are the same).
+    pub build: Build,
+}
+
+/// How a replay builds each call's request. Both give the same results,
+/// byte for byte; the reference exists to test the incremental build
+/// against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Build {
+    /// From the previous call's request, rebuilding only from the first
+    /// block that changed.
+    #[default]
+    Incremental,
+    /// From scratch at every call: the straightforward per-call
+    /// construction.
+    Reference,
 }
 
 impl std::fmt::Debug for ReplayOptions<'_> {
@@ -76,6 +96,7 @@ impl std::fmt::Debug for ReplayOptions<'_> {
         f.debug_struct("ReplayOptions")
             .field("batch", &self.batch)
             .field("progress", &self.progress.is_some())
+            .field("build", &self.build)
             .finish()
     }
 }
@@ -201,7 +222,7 @@ pub struct CallResult {
     pub recorded_cost_usd: Option<f64>,
     /// The model priced.
     #[serde(skip)]
-    pub model: String,
+    pub model: Arc<str>,
     /// Tokens of the leading blocks sent exactly as in the previous call:
     /// the most a cache could serve.
     pub stable_prefix_tokens: u64,
@@ -336,7 +357,7 @@ struct RunTokens<'a> {
     framing_block: u64,
     // Keyed by the replacement's address: replacements live in the run's
     // caches for the whole replay, so an address names one block.
-    replaced: HashMap<usize, BlockCount>,
+    replaced: HashMap<usize, BlockCount, FastBuild>,
 }
 
 impl RunTokens<'_> {
@@ -482,6 +503,16 @@ fn merge_by_start(starts: Vec<Vec<Option<u64>>>) -> Vec<(usize, usize)> {
 /// One group of configs replayed over one trace, a call at a time, with
 /// the cache simulators (one per config) handed in at each call so that
 /// several traces can share them.
+///
+/// Each call's request is built in two stages. The first, shared by the
+/// group, turns the call's history into the flattened request: the wire
+/// view, its blocks with their token counts, and the prefix index (keys,
+/// token sums and positions). Built from scratch, that is linear in the
+/// history at every call; [`Build::Incremental`] keeps it from the previous
+/// call and rebuilds only from the first message whose bytes changed (the
+/// messages appended, or a result newly compacted), so a config's replay
+/// costs the calls plus the blocks plus the changes. The second stage, per
+/// config, places that config's markers and runs its cache simulator.
 struct GroupRun<'a, 't> {
     prepared: &'a PreparedTrace<'t>,
     configs: &'a [Config],
@@ -492,14 +523,43 @@ struct GroupRun<'a, 't> {
     tokens: RunTokens<'a>,
     all_calls: Vec<Vec<CallResult>>,
     first_price: &'a ModelPrice,
-    ever_compacted: std::collections::HashSet<Arc<str>>,
+    ever_compacted: std::collections::HashSet<Arc<str>, FastBuild>,
     log: CompactedLog,
-    blocks: Vec<PrefixBlock>,
-    prev_blocks: Vec<PrefixBlock>,
-    rewritten_chars: HashMap<(usize, u128), u64>,
     with_recall: bool,
     /// Per config: the cache keys the trace's previous call read or wrote.
     last_keys: Vec<Vec<u128>>,
+    /// The request being built, kept from call to call.
+    request: Request<'t>,
+}
+
+/// The flattened request of the latest call and what it was built from.
+#[derive(Default)]
+struct Request<'t> {
+    /// The wire view and the ids compacted.
+    state: ViewState<'t>,
+    /// Tools → tool prompt → system → message blocks.
+    blocks: Vec<PrefixBlock>,
+    /// The previous call's blocks from the first one rebuilt on.
+    old_tail: Vec<PrefixBlock>,
+    /// Blocks before the messages (tools, tool prompt, system).
+    header_len: usize,
+    /// Index of the first system block.
+    system_start: usize,
+    /// Per message: its first block.
+    message_start: Vec<usize>,
+    /// Per message: characters as sent.
+    message_chars: Vec<u64>,
+    /// Sum of `message_chars`.
+    chars: u64,
+    /// The prefix index of `blocks`.
+    index: PrefixIndex,
+    /// The model (by address) the blocks were framed and indexed for.
+    model: usize,
+    /// Characters of a rewritten message by (message, replaced blocks):
+    /// replacements are fixed per block for a run.
+    rewritten_chars: HashMap<(usize, u128), u64, FastBuild>,
+    /// The header built for the current call, compared with the last.
+    header: Vec<PrefixBlock>,
 }
 
 impl<'a, 't> GroupRun<'a, 't> {
@@ -540,7 +600,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                 framing_message: first_price.framing.per_message,
                 calibration: prepared.calibration,
                 framing_block: first_price.framing.per_block,
-                replaced: HashMap::new(),
+                replaced: HashMap::default(),
             },
             all_calls: configs
                 .iter()
@@ -549,37 +609,22 @@ impl<'a, 't> GroupRun<'a, 't> {
             first_price,
             ever_compacted: Default::default(),
             log: CompactedLog::default(),
-            blocks: Vec::new(),
-            prev_blocks: Vec::new(),
-            rewritten_chars: HashMap::new(),
             with_recall: matches!(config.compaction, Compaction::Ledger { .. }),
             last_keys: configs.iter().map(|_| Vec::new()).collect(),
+            request: Request::default(),
         })
     }
 
     /// Replays call `ci` (calls must come in order) against `sims`, one
     /// cache simulator per config.
     fn call(&mut self, ci: usize, sims: &mut [CacheSim]) -> Result<(), ReplayError> {
-        let GroupRun {
-            prepared,
-            configs,
-            pricing,
-            memo,
-            opts,
-            run,
-            tokens,
-            all_calls,
-            ever_compacted,
-            log,
-            blocks,
-            prev_blocks,
-            rewritten_chars,
-            with_recall,
-            last_keys,
-            ..
-        } = self;
-        let (prepared, configs, pricing, memo, opts, with_recall) =
-            (*prepared, *configs, *pricing, *memo, *opts, *with_recall);
+        let (prepared, configs, pricing, opts, with_recall) = (
+            self.prepared,
+            self.configs,
+            self.pricing,
+            self.opts,
+            self.with_recall,
+        );
         let trace = prepared.trace;
         let config = &configs[0];
         let call = &trace.calls[ci];
@@ -587,8 +632,8 @@ impl<'a, 't> GroupRun<'a, 't> {
             p.advance(1);
         }
         let price: &ModelPrice = pricing.lookup(config.model_for_call(trace, call))?;
-        tokens.framing_block = price.framing.per_block;
-        tokens.framing_message = price.framing.per_message;
+        self.tokens.framing_block = price.framing.per_block;
+        self.tokens.framing_message = price.framing.per_message;
         let history = trace.history_of(call);
         let prompt = trace.prompt_of(call);
         let mut tools: Vec<&ToolDefinition> = prompt.tools.iter().collect();
@@ -622,12 +667,12 @@ impl<'a, 't> GroupRun<'a, 't> {
                 .iter()
                 .map(|c| c.tokens(&prepared.calibration, price.framing.per_block))
                 .sum::<u64>();
-        let pv = run.view(history, fixed, &*tokens)?;
 
-        // Flatten tools → tool prompt → system → messages.
-        blocks.clear();
+        // The header: tools → tool prompt → system.
+        let req = &mut self.request;
+        req.header.clear();
         for c in &tool_counts {
-            blocks.push(prefix(
+            req.header.push(prefix(
                 c,
                 &prepared.calibration,
                 price.framing.per_tool,
@@ -636,11 +681,11 @@ impl<'a, 't> GroupRun<'a, 't> {
             ));
         }
         if !tools.is_empty() {
-            blocks.push(PrefixBlock::tool_prompt(tool_prompt));
+            req.header.push(PrefixBlock::tool_prompt(tool_prompt));
         }
-        let system_start = blocks.len();
+        let system_start = req.header.len();
         for c in system_counts {
-            blocks.push(prefix(
+            req.header.push(prefix(
                 c,
                 &prepared.calibration,
                 price.framing.per_block,
@@ -656,113 +701,111 @@ impl<'a, 't> GroupRun<'a, 't> {
             .as_ref()
             .filter(|h| system_counts.len() > h.boundaries.len());
         let shared = hidden.map(|h| {
-            let own = blocks.len() - 1;
+            let own = req.header.len() - 1;
             let v = h.version.get(ci).copied().unwrap_or(0) as usize;
             if let Some(key) = h.own_keys.get(v) {
-                blocks[own].key = *key;
+                req.header[own].key = *key;
             }
             let first = own - h.boundaries.len();
             let state = h.calls.get(ci).copied().unwrap_or(SharedState::Unknown);
             (first..own, state)
         });
-        let mut message_start = Vec::with_capacity(pv.view.messages.len());
-        let mut chars: u64 = 2 + pv.view.messages.len().saturating_sub(1) as u64;
-        for (mi, wm) in pv.view.messages.iter().enumerate() {
-            message_start.push(blocks.len());
-            let counts = &prepared.messages[mi];
-            let per_message = price.framing.per_message;
-            match &wm.blocks {
-                None => {
-                    chars += prepared.message_chars[mi];
-                    if wm.source.blocks().is_empty() {
-                        let c = counts.first().copied().unwrap_or(BlockCount {
-                            key: crate::cost::tokens::ContentHash::of(b""),
-                            raw_tokens: 0,
-                            scale: Scale::Content,
-                        });
-                        blocks.push(prefix(
-                            &c,
-                            &prepared.calibration,
-                            price.framing.per_block + per_message,
-                            PrefixKind::Text,
-                            Some(mi),
-                        ));
-                    } else {
-                        for (bi, b) in wm.source.blocks().iter().enumerate() {
-                            let frame =
-                                price.framing.per_block + if bi == 0 { per_message } else { 0 };
-                            let c = counts
-                                .get(bi)
-                                .copied()
-                                .unwrap_or_else(|| count_block(memo, b));
-                            blocks.push(prefix(
-                                &c,
-                                &prepared.calibration,
-                                frame,
-                                PrefixKind::from(b.kind()),
-                                Some(mi),
-                            ));
-                        }
-                    }
-                }
-                Some(list) => {
-                    // Replacements are fixed per block for a run, so which
-                    // blocks were replaced names the message's wire bytes.
-                    let mut mask = 0u128;
-                    let mut maskable = true;
-                    for (bi, b) in list.iter().enumerate() {
-                        if matches!(b, WireBlock::Compacted { .. }) {
-                            match 1u128.checked_shl(bi as u32) {
-                                Some(bit) if bi < 128 => mask |= bit,
-                                _ => maskable = false,
-                            }
-                        }
-                    }
-                    chars += if maskable {
-                        *rewritten_chars
-                            .entry((mi, mask))
-                            .or_insert_with(|| message_json(wm).chars().count() as u64)
-                    } else {
-                        message_json(wm).chars().count() as u64
-                    };
-                    for (bi, wb) in list.iter().enumerate() {
-                        let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
-                        let c = match wb {
-                            WireBlock::Original(_) => counts
-                                .get(bi)
-                                .copied()
-                                .unwrap_or_else(|| count_block(memo, wb.block())),
-                            WireBlock::Compacted { stub, .. } => tokens.count(stub),
-                        };
-                        blocks.push(prefix(
-                            &c,
-                            &prepared.calibration,
-                            frame,
-                            PrefixKind::from(wb.block().kind()),
-                            Some(mi),
-                        ));
-                    }
-                }
-            }
+
+        // The wire view, and from which message on it must be rebuilt.
+        let incremental = opts.build == Build::Incremental;
+        let first_changed = if incremental {
+            self.run
+                .advance(history, fixed, &self.tokens, &mut req.state)?
+        } else {
+            let pv = self.run.view(history, fixed, &self.tokens)?;
+            req.state.view = pv.view;
+            req.state.compacted = pv.compacted;
+            0
+        };
+        let model = price as *const ModelPrice as usize;
+        let from_message = if incremental
+            && req.header == req.blocks[..req.header_len.min(req.blocks.len())]
+            && req.header_len == req.header.len()
+            && req.model == model
+        {
+            first_changed
+        } else {
+            0
+        };
+        let from_block = if from_message == 0 {
+            0
+        } else {
+            req.message_start
+                .get(from_message)
+                .copied()
+                .unwrap_or(req.blocks.len())
+        };
+        req.old_tail.clear();
+        req.old_tail.extend(req.blocks.drain(from_block..));
+        req.index.truncate(from_block);
+        if from_block == 0 {
+            req.blocks.extend_from_slice(&req.header);
+            req.header_len = req.header.len();
+            req.system_start = system_start;
+            req.model = model;
+            req.message_start.clear();
+            req.message_chars.clear();
+        } else {
+            req.message_start.truncate(from_message);
+            req.message_chars.truncate(from_message);
         }
-        let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
-        let stable_prefix_tokens: u64 = blocks
+        for (mi, wm) in req
+            .state
+            .view
+            .messages
             .iter()
-            .zip(prev_blocks.iter())
-            .take_while(|(a, b)| a.key == b.key)
-            .map(|(a, _)| a.tokens)
-            .sum();
+            .enumerate()
+            .skip(from_message)
+        {
+            req.message_start.push(req.blocks.len());
+            let c = flatten_message(
+                prepared,
+                self.memo,
+                price,
+                &mut self.tokens,
+                &mut req.rewritten_chars,
+                mi,
+                wm,
+                &mut req.blocks,
+            );
+            req.message_chars.push(c);
+        }
+        req.index.extend(price, &req.blocks);
+        req.chars = req.message_chars.iter().sum();
+        let view = &req.state.view;
+        let chars: u64 = 2 + view.messages.len().saturating_sub(1) as u64 + req.chars;
+        // Tokens of the leading blocks sent as in the previous call: every
+        // block before `from_block`, then those rebuilt the same.
+        let stable_prefix_tokens: u64 = from_block
+            .checked_sub(1)
+            .and_then(|b| req.index.tokens_through(b))
+            .unwrap_or(0)
+            + req.blocks[from_block..]
+                .iter()
+                .zip(&req.old_tail)
+                .take_while(|(a, b)| a.key == b.key)
+                .map(|(a, _)| a.tokens)
+                .sum::<u64>();
+        let blocks = &req.blocks[..];
+        let index = &req.index;
+        let system_start = req.system_start;
+        let message_start = &req.message_start[..];
+
+        let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
         let recorded = call
             .usage
             .filter(|u| u.input_tokens.is_some())
             .map(|u| recorded_usage(&u));
         let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
         // Filled in after the loop, shared by every call and config.
-        log.push(&pv.compacted);
-        ever_compacted.extend(pv.compacted.iter().cloned());
-        // The prefix keys and positions depend only on the blocks and the
-        // model: index them once for every config of the group.
-        let index = crate::cost::cache_sim::PrefixIndex::new(price, blocks);
+        self.log.push(&req.state.compacted);
+        self.ever_compacted
+            .extend(req.state.compacted.iter().cloned());
         let carried = shared
             .as_ref()
             .is_some_and(|(_, s)| *s == SharedState::Carried);
@@ -787,24 +830,25 @@ impl<'a, 't> GroupRun<'a, 't> {
                 }
             }
         }
+        let model_id: Arc<str> = match self.all_calls.first().and_then(|c| c.last()) {
+            Some(last) if *last.model == *price.id => last.model.clone(),
+            _ => Arc::from(price.id.as_str()),
+        };
         for (((c, sim), calls), last) in configs
             .iter()
             .zip(sims.iter_mut())
-            .zip(all_calls.iter_mut())
-            .zip(last_keys.iter_mut())
+            .zip(self.all_calls.iter_mut())
+            .zip(self.last_keys.iter_mut())
         {
             if carried {
                 for key in last.iter() {
                     sim.warm(*key, call.start_ms.unwrap_or(0));
                 }
             }
-            let markers =
-                markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, &pv.view);
+            let markers = markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, view);
             let breakpoints: Vec<Breakpoint> = markers
                 .iter()
-                .filter_map(|m| {
-                    marker_index(m, tools.len(), system_start, &message_start, &pv.view)
-                })
+                .filter_map(|m| marker_index(m, tools.len(), system_start, message_start, view))
                 .collect();
             let outcome = sim
                 .simulate_indexed(
@@ -815,7 +859,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                         breakpoints: &breakpoints,
                         output_tokens,
                     },
-                    &index,
+                    index,
                 )
                 .map_err(|source| ReplayError::Sim {
                     trace: trace.name.clone(),
@@ -841,13 +885,11 @@ impl<'a, 't> GroupRun<'a, 't> {
                 compacted: CompactedIds::default(),
                 recorded,
                 recorded_cost_usd,
-                model: price.id.clone(),
+                model: model_id.clone(),
                 stable_prefix_tokens,
                 over_window: outcome.usage.total_input() > price.window_tokens(),
             });
         }
-        std::mem::swap(blocks, prev_blocks);
-
         Ok(())
     }
 
@@ -876,6 +918,96 @@ impl<'a, 't> GroupRun<'a, 't> {
             });
         }
         out
+    }
+}
+
+/// Appends the blocks of message `mi` as sent to `blocks`; returns its
+/// characters as sent (compact JSON).
+#[allow(clippy::too_many_arguments)]
+fn flatten_message(
+    prepared: &PreparedTrace<'_>,
+    memo: &TokenMemo,
+    price: &ModelPrice,
+    tokens: &mut RunTokens<'_>,
+    rewritten_chars: &mut HashMap<(usize, u128), u64, FastBuild>,
+    mi: usize,
+    wm: &WireMessage<'_>,
+    blocks: &mut Vec<PrefixBlock>,
+) -> u64 {
+    let counts = prepared.messages.get(mi).map_or(&[][..], Vec::as_slice);
+    let per_message = price.framing.per_message;
+    match &wm.blocks {
+        None => {
+            if wm.source.blocks().is_empty() {
+                let c = counts.first().copied().unwrap_or(BlockCount {
+                    key: crate::cost::tokens::ContentHash::of(b""),
+                    raw_tokens: 0,
+                    scale: Scale::Content,
+                });
+                blocks.push(prefix(
+                    &c,
+                    &prepared.calibration,
+                    price.framing.per_block + per_message,
+                    PrefixKind::Text,
+                    Some(mi),
+                ));
+            } else {
+                for (bi, b) in wm.source.blocks().iter().enumerate() {
+                    let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
+                    let c = counts
+                        .get(bi)
+                        .copied()
+                        .unwrap_or_else(|| count_block(memo, b));
+                    blocks.push(prefix(
+                        &c,
+                        &prepared.calibration,
+                        frame,
+                        PrefixKind::from(b.kind()),
+                        Some(mi),
+                    ));
+                }
+            }
+            prepared.message_chars.get(mi).copied().unwrap_or(0)
+        }
+        Some(list) => {
+            // Replacements are fixed per block for a run, so which blocks
+            // were replaced names the message's wire bytes.
+            let mut mask = 0u128;
+            let mut maskable = true;
+            for (bi, b) in list.iter().enumerate() {
+                if matches!(b, WireBlock::Compacted { .. }) {
+                    match 1u128.checked_shl(bi as u32) {
+                        Some(bit) if bi < 128 => mask |= bit,
+                        _ => maskable = false,
+                    }
+                }
+            }
+            let chars = if maskable {
+                *rewritten_chars
+                    .entry((mi, mask))
+                    .or_insert_with(|| message_json(wm).chars().count() as u64)
+            } else {
+                message_json(wm).chars().count() as u64
+            };
+            for (bi, wb) in list.iter().enumerate() {
+                let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
+                let c = match wb {
+                    WireBlock::Original(_) => counts
+                        .get(bi)
+                        .copied()
+                        .unwrap_or_else(|| count_block(memo, wb.block())),
+                    WireBlock::Compacted { stub, .. } => tokens.count(stub),
+                };
+                blocks.push(prefix(
+                    &c,
+                    &prepared.calibration,
+                    frame,
+                    PrefixKind::from(wb.block().kind()),
+                    Some(mi),
+                ));
+            }
+            chars
+        }
     }
 }
 

@@ -249,7 +249,7 @@ mod tests {
             compacted: compacted.iter().map(|s| std::sync::Arc::from(*s)).collect(),
             recorded: None,
             recorded_cost_usd: None,
-            model: String::new(),
+            model: "".into(),
             stable_prefix_tokens: 0,
             over_window: false,
         }

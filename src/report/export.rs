@@ -287,6 +287,7 @@ mod tests {
         let opts = ReplayOptions {
             batch: false,
             progress: None,
+            ..Default::default()
         };
         let off: Config = "off+none".parse().expect("config");
         let ledger: Config = "ledger:t=2000,k=1+native".parse().expect("config");

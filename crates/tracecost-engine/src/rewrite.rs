@@ -28,6 +28,18 @@ pub struct CompactionPolicy {
     pub keep_last_n: usize,
 }
 
+impl CompactionPolicy {
+    /// Whether the tool result at `index` (0-based, counting tool results
+    /// in history order) with `payload_chars` characters is compacted in a
+    /// history holding `total_results` tool results. The one rule every
+    /// rewrite follows, exposed so that a caller keeping its own view up
+    /// to date call after call decides exactly as [`Compactor::rewrite`].
+    pub fn compacts(&self, index: usize, total_results: usize, payload_chars: u64) -> bool {
+        index < total_results.saturating_sub(self.keep_last_n)
+            && payload_chars > self.size_threshold
+    }
+}
+
 /// One block of the wire view.
 #[derive(Debug, Clone)]
 pub enum WireBlock<'h> {
@@ -170,9 +182,9 @@ impl<L: ToolResultLedger> Compactor<L> {
                     ..
                 } = block.kind()
                 {
-                    let is_old = seen_results < eligible;
+                    let index = seen_results;
                     seen_results += 1;
-                    if is_old && *payload_chars > self.policy.size_threshold {
+                    if self.policy.compacts(index, total_results, *payload_chars) {
                         let (handle, stub) = self.stub_for(&history[..=mi], tool_use_id, block)?;
                         out.compacted.push(handle);
                         let blocks = rewritten.get_or_insert_with(|| {
@@ -200,10 +212,13 @@ impl<L: ToolResultLedger> Compactor<L> {
         Ok(out)
     }
 
-    /// The stub of a result, derived (and recorded) the first time only.
-    /// `before` ends with the result's message; its tool_use is looked up
-    /// there, newest first, only when the stub is first made.
-    fn stub_for(
+    /// The handle and stub of one tool result, derived (and recorded) the
+    /// first time only: what [`Compactor::rewrite`] sends for it once it is
+    /// compacted. `before` ends with the result's message; its tool_use is
+    /// looked up there, newest first, only when the stub is first made.
+    /// For callers that keep their own view up to date (see
+    /// [`CompactionPolicy::compacts`]).
+    pub fn stub_for(
         &mut self,
         before: &[Message],
         tool_use_id: &Arc<str>,

@@ -1,0 +1,228 @@
+//! The incremental replay core against the straightforward reference.
+//!
+//! A replay builds each call's request from the previous call's, rebuilding
+//! only from the first block that changed ([`Build::Incremental`], the
+//! default). [`Build::Reference`] builds every request from scratch. Both
+//! must give the same results, to the last bit, on any trace: histories
+//! that grow, shrink and restart, prompts and models that change between
+//! calls, every compaction policy, every cache policy, one cache per trace
+//! or one per account, and sweeps.
+
+use proptest::prelude::*;
+use tracecost::cost::pricing::Pricing;
+use tracecost::cost::tokens::{TokenMemo, parse_tokenizer};
+use tracecost::policy::Config;
+use tracecost::replay::sweep::sweep_shared;
+use tracecost::replay::{
+    Build, PreparedTrace, ReplayOptions, ReplayResult, check_config, replay_group,
+    replay_group_shared,
+};
+use tracecost::trace::generate::{massage_gun, session, session_parts};
+use tracecost::trace::{Trace, load_str};
+
+const CACHES: [&str; 7] = [
+    "none",
+    "system:ttl=5m",
+    "tail:ttl=5m",
+    "native:manifest=cached,ttl=5m",
+    "native:manifest=volatile,ttl=1h",
+    "claude-code:ttl=5m",
+    "recorded",
+];
+
+const COMPACTIONS: [&str; 9] = [
+    "off",
+    "ledger:t=0,k=0",
+    "ledger:t=200,k=1",
+    "ledger:t=2000,k=2",
+    "ledger:t=8000,k=5",
+    "ledger:t=1000000,k=0",
+    "clear-tool-uses:trigger=2000,keep=1",
+    "clear-tool-uses:trigger=5000,keep=2,inputs=true",
+    "langchain-clear:trigger=3000,keep=1",
+];
+
+fn opts(build: Build) -> ReplayOptions<'static> {
+    ReplayOptions {
+        build,
+        ..ReplayOptions::default()
+    }
+}
+
+/// The configs of one compaction that apply to `traces`.
+fn group(traces: &[&Trace], compaction: &str) -> Vec<Config> {
+    CACHES
+        .iter()
+        .map(|c| format!("{compaction}+{c}").parse::<Config>().unwrap())
+        .filter(|c| traces.iter().all(|t| check_config(t, c).is_ok()))
+        .collect()
+}
+
+fn prepare<'t>(t: &'t Trace, memo: &TokenMemo, pricing: &Pricing) -> PreparedTrace<'t> {
+    PreparedTrace::new(t, memo, pricing.lookup(&t.model).unwrap(), true)
+}
+
+/// Every compaction's group replayed both ways, trace by trace.
+fn assert_same_alone(trace: &Trace) -> Result<(), TestCaseError> {
+    let pricing = Pricing::builtin();
+    let memo = TokenMemo::new(parse_tokenizer("chars:4").unwrap());
+    let prepared = prepare(trace, &memo, &pricing);
+    for compaction in COMPACTIONS {
+        let configs = group(&[trace], compaction);
+        if configs.is_empty() {
+            continue;
+        }
+        let a = replay_group(
+            &prepared,
+            &configs,
+            &pricing,
+            &memo,
+            opts(Build::Incremental),
+        );
+        let b = replay_group(&prepared, &configs, &pricing, &memo, opts(Build::Reference));
+        match (a, b) {
+            (Ok(a), Ok(b)) => same(&a, &b)?,
+            (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => prop_assert!(false, "{compaction}: {:?} vs {:?}", a.err(), b.err()),
+        }
+    }
+    Ok(())
+}
+
+fn same(a: &[ReplayResult], b: &[ReplayResult]) -> Result<(), TestCaseError> {
+    prop_assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        // Whole results (every call's usage, cost, characters, stable
+        // prefix and compacted ids), then the bytes a user sees.
+        prop_assert_eq!(x, y, "{}", x.config);
+        prop_assert_eq!(
+            serde_json::to_string(x).unwrap(),
+            serde_json::to_string(y).unwrap()
+        );
+    }
+    Ok(())
+}
+
+/// Reshapes a generated session's calls: some histories shrink or restart,
+/// some calls change prompt or model, some lose their start time.
+fn reshape(mut t: Trace, edits: &[(u8, u8)]) -> Trace {
+    let n = t.calls.len();
+    if n == 0 {
+        return t;
+    }
+    let mut prompt = t.prompts[0].clone();
+    prompt
+        .system
+        .truncate(prompt.system.len().saturating_sub(1));
+    t.prompts.push(prompt);
+    for &(at, what) in edits {
+        let i = at as usize % n;
+        let call = &mut t.calls[i];
+        match what % 6 {
+            0 => call.messages = call.messages / 2 + 1,
+            1 => call.messages = 1,
+            2 => call.prompt = 1,
+            3 => call.model = Some("claude-opus-4-5".into()),
+            4 => call.start_ms = None,
+            _ => {
+                if let Some(s) = call.start_ms.as_mut() {
+                    *s += 3_600_000;
+                }
+            }
+        }
+    }
+    t
+}
+
+/// Two sessions of one account, the second starting `offset_s` seconds
+/// after the first (so their calls interleave), and a copy of the first
+/// starting 10 seconds after it (so it reads what the first wrote).
+fn interleaved(calls: usize, seed: u64, offset_s: u64) -> Vec<Trace> {
+    let mut a = session(calls, seed);
+    let mut b = session(calls / 2 + 2, seed + 1);
+    let mut c = a.clone();
+    let start = a.calls.first().and_then(|c| c.start_ms).unwrap_or(0);
+    for (t, name, shift) in [(&mut b, "b", offset_s * 1000), (&mut c, "c", 10_000)] {
+        t.name = format!("{}-{name}", t.name);
+        let first = t.calls.first().and_then(|c| c.start_ms).unwrap_or(0);
+        for call in &mut t.calls {
+            call.start_ms = call.start_ms.map(|s| s - first + start + shift);
+        }
+    }
+    for t in [&mut a, &mut b, &mut c] {
+        t.account = Some("team".into());
+    }
+    let mut out = vec![a, b, c];
+    out.extend(session_parts(calls + 150, seed));
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Generated sessions, as generated and reshaped.
+    #[test]
+    fn incremental_equals_reference(
+        calls in 2usize..40,
+        seed in 0u64..1_000,
+        edits in prop::collection::vec((any::<u8>(), any::<u8>()), 0..8),
+    ) {
+        let trace = reshape(session(calls, seed), &edits);
+        assert_same_alone(&trace)?;
+    }
+
+    /// One account's traces sharing a cache, and their sweep.
+    #[test]
+    fn shared_cache_and_sweeps_are_the_same(
+        calls in 2usize..40,
+        seed in 0u64..1_000,
+        offset_s in 0u64..900,
+    ) {
+        let parts = interleaved(calls, seed, offset_s);
+        let pricing = Pricing::builtin();
+        let memo = TokenMemo::new(parse_tokenizer("chars:4").unwrap());
+        let prepared: Vec<PreparedTrace<'_>> =
+            parts.iter().map(|t| prepare(t, &memo, &pricing)).collect();
+        let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
+        let traces: Vec<&Trace> = parts.iter().collect();
+        let mut all = Vec::new();
+        for compaction in COMPACTIONS {
+            let configs = group(&traces, compaction);
+            if configs.is_empty() {
+                continue;
+            }
+            let a = replay_group_shared(&refs, &configs, &pricing, &memo, opts(Build::Incremental))
+                .unwrap();
+            let b = replay_group_shared(&refs, &configs, &pricing, &memo, opts(Build::Reference))
+                .unwrap();
+            for (x, y) in a.iter().zip(&b) {
+                same(x, y)?;
+            }
+            all.extend(configs);
+        }
+        let baselines: Vec<Config> = parts.iter().map(|t| Config::status_quo(t).unwrap()).collect();
+        let sweep = |build| {
+            sweep_shared(&refs, &all, &baselines, &pricing, &memo, opts(build), None, &|| {})
+                .unwrap()
+        };
+        let (a, b) = (sweep(Build::Incremental), sweep(Build::Reference));
+        prop_assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap()
+        );
+    }
+}
+
+/// The bundled traces, under every compaction and cache policy.
+#[test]
+fn bundled_traces_replay_the_same() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for name in ["massage-gun.json", "session-200-s1.json"] {
+        let path = format!("{root}/traces/{name}");
+        let json = std::fs::read_to_string(&path).unwrap();
+        for t in load_str(&json, &path).unwrap().traces {
+            assert_same_alone(&t).unwrap();
+        }
+    }
+    assert_same_alone(&massage_gun()).unwrap();
+}
