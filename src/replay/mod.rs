@@ -163,22 +163,35 @@ struct CompactedLog {
     done: Vec<CompactedIds>,
 }
 
+/// The ids of `ids` beyond `before`, when `ids` starts with `before` (as
+/// the ids compacted at one call start with the previous call's under a
+/// ledger); `None` otherwise. Lists cut from one shared list are compared
+/// by address.
+pub(crate) fn extension<'i>(ids: &'i [Arc<str>], before: &[Arc<str>]) -> Option<&'i [Arc<str>]> {
+    let (head, rest) = ids.split_at_checked(before.len())?;
+    let same = std::ptr::eq(head.as_ptr(), before.as_ptr())
+        || head
+            .iter()
+            .zip(before)
+            .all(|(a, b)| Arc::ptr_eq(a, b) || a == b);
+    same.then_some(rest)
+}
+
 impl CompactedLog {
-    /// Records the ids compacted at the next call.
-    fn push(&mut self, ids: &[Arc<str>]) {
-        let extends = ids.len() >= self.open.len()
-            && ids
-                .iter()
-                .zip(&self.open)
-                .all(|(a, b)| Arc::ptr_eq(a, b) || a == b);
-        if !extends {
-            self.freeze();
-            self.open.extend(ids.iter().cloned());
-        } else {
-            self.open.extend(ids[self.open.len()..].iter().cloned());
-        }
+    /// Records the ids compacted at the next call; returns those not
+    /// compacted at the call before.
+    fn push<'i>(&mut self, ids: &'i [Arc<str>]) -> &'i [Arc<str>] {
+        let new = match extension(ids, &self.open) {
+            Some(new) => new,
+            None => {
+                self.freeze();
+                ids
+            }
+        };
+        self.open.extend(new.iter().cloned());
         self.waiting.push((self.done.len(), ids.len()));
         self.done.push(CompactedIds::default());
+        new
     }
 
     fn freeze(&mut self) {
@@ -803,9 +816,8 @@ impl<'a, 't> GroupRun<'a, 't> {
             .map(|u| recorded_usage(&u));
         let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
         // Filled in after the loop, shared by every call and config.
-        self.log.push(&req.state.compacted);
-        self.ever_compacted
-            .extend(req.state.compacted.iter().cloned());
+        let new = self.log.push(&req.state.compacted);
+        self.ever_compacted.extend(new.iter().cloned());
         let carried = shared
             .as_ref()
             .is_some_and(|(_, s)| *s == SharedState::Carried);

@@ -22,6 +22,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::CallResult;
+use crate::cost::tokens::FastBuild;
 use crate::engine::message::{BlockKind, Content, Message, Role};
 use crate::trace::Trace;
 
@@ -48,6 +49,9 @@ struct Turn {
 /// Per-trace index for scoring recall risk.
 pub struct RiskIndex {
     result_ids: Vec<String>,
+    /// Result indices by tool_use id (an id the history repeats names
+    /// every result that carries it).
+    results_by_id: HashMap<String, Vec<u32>, FastBuild>,
     result_tokens: Vec<u64>,
     turns: Vec<Turn>,
 }
@@ -104,7 +108,7 @@ impl RiskIndex {
         // Inverted index of quotable tokens → results containing them.
         let mut result_ids = Vec::new();
         let mut result_tokens = Vec::new();
-        let mut index: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut index: HashMap<String, Vec<u32>, FastBuild> = HashMap::default();
         let mut results_before_message = Vec::with_capacity(trace.messages.len() + 1);
         let mut scratch = Vec::new();
         for (mi, m) in trace.messages.iter().enumerate() {
@@ -153,7 +157,7 @@ impl RiskIndex {
             block_texts(response, false, &mut text);
             let mut qs = Vec::new();
             quotables(&text, &mut qs);
-            let mut seen = HashSet::new();
+            let mut seen: HashSet<String, FastBuild> = HashSet::default();
             let results_before = results_before_message
                 .get(call.messages)
                 .copied()
@@ -179,16 +183,40 @@ impl RiskIndex {
                 });
             }
         }
+        let mut results_by_id: HashMap<String, Vec<u32>, FastBuild> = HashMap::default();
+        for (r, id) in result_ids.iter().enumerate() {
+            results_by_id.entry(id.clone()).or_default().push(r as u32);
+        }
         RiskIndex {
             result_ids,
+            results_by_id,
             result_tokens,
             turns,
         }
     }
 
+    /// What [`Self::score`] reads of `calls`: the ids compacted at each
+    /// call that quotes a result, by address. Replays whose compacted
+    /// lists are the same shared lists (the configs of one compaction
+    /// policy) have the same identity and the same score.
+    pub fn identity(&self, calls: &[CallResult]) -> Vec<(usize, usize)> {
+        self.turns
+            .iter()
+            .map(|t| {
+                calls.get(t.call).map_or((0, 0), |c| {
+                    (c.compacted.as_ptr() as usize, c.compacted.len())
+                })
+            })
+            .collect()
+    }
+
     /// Scores one config's replay.
     pub fn score(&self, calls: &[CallResult]) -> RecallRisk {
         let mut risk = RecallRisk::default();
+        // Which results the latest call scored had compacted: calls' lists
+        // mostly extend one another, so each is marked from the one before.
+        let mut marked = vec![false; self.result_ids.len()];
+        let mut marked_ids: &[std::sync::Arc<str>] = &[];
         for t in &self.turns {
             let Some(call) = calls.get(t.call) else {
                 continue;
@@ -196,14 +224,22 @@ impl RiskIndex {
             if call.compacted.is_empty() {
                 continue;
             }
-            let compacted: HashSet<&str> = call.compacted.iter().map(|s| &**s).collect();
-            let is_compacted = |r: u32| {
-                (r as usize) < t.results_before
-                    && self
-                        .result_ids
-                        .get(r as usize)
-                        .is_some_and(|id| compacted.contains(id.as_str()))
+            let ids: &[std::sync::Arc<str>] = &call.compacted;
+            let new = match super::extension(ids, marked_ids) {
+                Some(new) => new,
+                None => {
+                    marked.iter_mut().for_each(|m| *m = false);
+                    ids
+                }
             };
+            for id in new {
+                for &r in self.results_by_id.get(&**id).map_or(&[][..], Vec::as_slice) {
+                    marked[r as usize] = true;
+                }
+            }
+            marked_ids = ids;
+            let is_compacted =
+                |r: u32| (r as usize) < t.results_before && marked.get(r as usize) == Some(&true);
             let mut needed: Vec<u32> = Vec::new();
             for holders in t
                 .quotes

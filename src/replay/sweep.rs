@@ -11,6 +11,7 @@ use super::{
     replay_group_shared,
 };
 use crate::cost::pricing::Pricing;
+use crate::cost::tokens::FastBuild;
 use crate::cost::tokens::TokenMemo;
 use crate::policy::{Cache, Compaction, Config};
 
@@ -245,8 +246,14 @@ fn rank(
     });
     let input_price = pricing.lookup(baseline.model_for_trace(trace))?.rates.input / 1e6;
     let mut rows = Vec::with_capacity(results.len());
+    // Configs of one compaction policy share their compacted lists, so
+    // their scores are computed once.
+    let mut scores: std::collections::HashMap<Vec<(usize, usize)>, RecallRisk, FastBuild> =
+        Default::default();
     for result in results {
-        let risk = risk_index.score(&result.calls);
+        let risk = *scores
+            .entry(risk_index.identity(&result.calls))
+            .or_insert_with(|| risk_index.score(&result.calls));
         let per_recall = recall_cost_usd.unwrap_or_else(|| {
             if result.calls.is_empty() {
                 0.0
