@@ -12,7 +12,9 @@ use crate::engine::cache::{
 use crate::engine::json::raw_json;
 use crate::engine::ledger::{InMemoryLedger, LedgerError};
 use crate::engine::message::{BlockKind, ContentBlock, Message, ToolDefinition};
-use crate::engine::rewrite::{CompactionPolicy, Compactor, WireBlock, WireMessage, WireView};
+use crate::engine::rewrite::{
+    CompactionPolicy, Compactor, StubCache, WireBlock, WireMessage, WireView,
+};
 use crate::engine::wire::{BlockRef, Marker};
 
 /// Token counts of single blocks, supplied by the cost model (policies that
@@ -69,17 +71,29 @@ impl CompactionRun {
     /// by several runs over the same trace: records are idempotent and
     /// handles pure, so sharing only saves deriving each handle again.
     pub fn with_ledger(policy: &Compaction, ledger: Arc<InMemoryLedger>) -> Self {
+        Self::with_shared(policy, ledger, Arc::default())
+    }
+
+    /// Starts a run of `policy` recording into `ledger` and sharing `stubs`
+    /// with the other runs that record into it (runs of several policies
+    /// over one trace make each stub once).
+    pub fn with_shared(
+        policy: &Compaction,
+        ledger: Arc<InMemoryLedger>,
+        stubs: Arc<StubCache>,
+    ) -> Self {
         match policy {
             Compaction::Off => CompactionRun::Off,
             Compaction::Ledger {
                 threshold,
                 keep_last,
-            } => CompactionRun::Ledger(Box::new(Compactor::new(
+            } => CompactionRun::Ledger(Box::new(Compactor::with_stub_cache(
                 ledger,
                 CompactionPolicy {
                     size_threshold: *threshold,
                     keep_last_n: *keep_last,
                 },
+                stubs,
             ))),
             other => CompactionRun::Peer {
                 policy: other.clone(),

@@ -379,7 +379,7 @@ impl RunTokens<'_> {
         if let Some(c) = self.replaced.get(&addr) {
             return *c;
         }
-        let c = count_block(self.memo, block);
+        let c = self.prepared.count_made(self.memo, block);
         self.replaced.insert(addr, c);
         c
     }
@@ -606,7 +606,11 @@ impl<'a, 't> GroupRun<'a, 't> {
             pricing,
             memo,
             opts,
-            run: CompactionRun::with_ledger(&config.compaction, prepared.ledger.clone()),
+            run: CompactionRun::with_shared(
+                &config.compaction,
+                prepared.ledger.clone(),
+                prepared.stubs.clone(),
+            ),
             tokens: RunTokens {
                 prepared,
                 memo,

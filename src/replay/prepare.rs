@@ -198,12 +198,37 @@ pub struct PreparedTrace<'t> {
     /// The ledger every replay of this trace records into: handles are a
     /// pure function of the result, so they are derived once per trace.
     pub ledger: std::sync::Arc<crate::engine::ledger::InMemoryLedger>,
+    /// The stubs made for that ledger, shared by every replay of the trace
+    /// (a stub is a pure function of its result).
+    pub stubs: std::sync::Arc<crate::engine::rewrite::StubCache>,
+    /// Token counts of blocks made during replays (stubs), shared by every
+    /// replay of the trace. Keyed by address, and holding each block so
+    /// that the address names it while the trace is prepared.
+    made_counts: std::sync::Mutex<
+        std::collections::HashMap<
+            usize,
+            (Arc<ContentBlock>, BlockCount),
+            crate::cost::tokens::FastBuild,
+        >,
+    >,
     /// Counts of the history's blocks by address (the trace is immutable
     /// while prepared, so an address names one block).
     by_address: std::collections::HashMap<usize, BlockCount>,
 }
 
 impl<'t> PreparedTrace<'t> {
+    /// The count of `block`, a block made during a replay (a stub): counted
+    /// once for every replay of the trace.
+    pub fn count_made(&self, memo: &TokenMemo, block: &Arc<ContentBlock>) -> BlockCount {
+        let addr = Arc::as_ptr(block) as usize;
+        let lock = || self.made_counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = lock().get(&addr) {
+            return *c;
+        }
+        let c = count_block(memo, block);
+        lock().entry(addr).or_insert_with(|| (block.clone(), c)).1
+    }
+
     /// Counts every distinct block of `trace` (in parallel, each once) and
     /// fits the calibration when `calibrate_auto` and usage was recorded.
     pub fn new(
@@ -272,6 +297,8 @@ impl<'t> PreparedTrace<'t> {
             cumulative_blocks: Vec::new(),
             by_address: Default::default(),
             ledger: Default::default(),
+            stubs: Default::default(),
+            made_counts: Default::default(),
             hidden_cache: None,
         };
         if calibrate_auto {

@@ -130,6 +130,11 @@ impl RiskIndex {
             }
         }
         results_before_message.push(result_ids.len());
+        // The plain text the model saw before each call is a prefix of the
+        // whole plain text (system prompts, then each message's in order)
+        // that only grows from call to call. A quote found in one prefix is
+        // in every later one; one not found is searched again only in the
+        // text added since (and the quote's length before it).
         let mut plain = String::new();
         for p in &trace.prompts {
             for b in &p.system {
@@ -138,6 +143,15 @@ impl RiskIndex {
                 }
             }
         }
+        let mut plain_before_message = Vec::with_capacity(trace.messages.len() + 1);
+        for m in &trace.messages {
+            plain_before_message.push(plain.len());
+            block_texts(m, false, &mut plain);
+        }
+        plain_before_message.push(plain.len());
+        // Per quote: `None` once found, else the prefix it was not found in.
+        let mut searched: HashMap<String, Option<usize>, FastBuild> = HashMap::default();
+        // The messages the plain text covers: the most any call so far sent.
         let mut plain_upto = 0;
         let mut turns = Vec::new();
         for (ci, call) in trace.calls.iter().enumerate() {
@@ -147,12 +161,11 @@ impl RiskIndex {
             if response.role() != Role::Assistant {
                 continue;
             }
-            while plain_upto < call.messages {
-                if let Some(m) = trace.messages.get(plain_upto) {
-                    block_texts(m, false, &mut plain);
-                }
-                plain_upto += 1;
-            }
+            plain_upto = plain_upto.max(call.messages);
+            let plain_len = plain_before_message
+                .get(plain_upto)
+                .copied()
+                .unwrap_or(plain.len());
             let mut text = String::new();
             block_texts(response, false, &mut text);
             let mut qs = Vec::new();
@@ -172,7 +185,26 @@ impl RiskIndex {
                         .copied()
                         .filter(|&r| (r as usize) < results_before)
                         .collect();
-                    (!holders.is_empty() && !plain.contains(&q)).then_some(holders)
+                    if holders.is_empty() {
+                        return None;
+                    }
+                    let hidden = match searched.get(&q).copied() {
+                        Some(None) => false,
+                        Some(Some(upto)) if upto >= plain_len => true,
+                        prior => {
+                            let upto = prior.flatten().unwrap_or(0);
+                            let mut from = upto.saturating_sub(q.len().saturating_sub(1));
+                            while !plain.is_char_boundary(from) {
+                                from -= 1;
+                            }
+                            let found = plain
+                                .get(from..plain_len)
+                                .is_some_and(|added| added.contains(q.as_str()));
+                            searched.insert(q, (!found).then_some(plain_len));
+                            !found
+                        }
+                    };
+                    hidden.then_some(holders)
                 })
                 .collect();
             if !quotes.is_empty() {

@@ -186,20 +186,29 @@ pub fn sweep_shared(
             None => groups.push(vec![c.clone()]),
         }
     }
-    let grouped: Vec<Result<Vec<Vec<ReplayResult>>, ReplayError>> = groups
-        .par_iter()
-        .map(|g| {
-            let r = if prepared.len() == 1 {
-                replay_group(prepared[0], g, pricing, memo, opts).map(|r| vec![r])
-            } else {
-                replay_group_shared(prepared, g, pricing, memo, opts)
-            };
-            for _ in 0..g.len() * prepared.len() {
-                progress();
-            }
-            r
-        })
-        .collect();
+    // Each trace's recall-risk index is built while the groups replay.
+    let replays = || {
+        groups
+            .par_iter()
+            .map(|g| {
+                let r = if prepared.len() == 1 {
+                    replay_group(prepared[0], g, pricing, memo, opts).map(|r| vec![r])
+                } else {
+                    replay_group_shared(prepared, g, pricing, memo, opts)
+                };
+                for _ in 0..g.len() * prepared.len() {
+                    progress();
+                }
+                r
+            })
+            .collect::<Vec<Result<Vec<Vec<ReplayResult>>, ReplayError>>>()
+    };
+    let (grouped, risk_indexes) = rayon::join(replays, || {
+        prepared
+            .par_iter()
+            .map(|p| risk_index(p))
+            .collect::<Vec<RiskIndex>>()
+    });
     // Per trace, every config's result in `all`'s group order.
     let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
     for g in grouped {
@@ -210,8 +219,9 @@ pub fn sweep_shared(
     prepared
         .iter()
         .zip(per_trace)
+        .zip(&risk_indexes)
         .enumerate()
-        .map(|(t, (p, results))| {
+        .map(|(t, ((p, results), risk_index))| {
             let baseline = baselines
                 .get(t)
                 .or(baselines.first())
@@ -222,28 +232,34 @@ pub fn sweep_shared(
                 .into_iter()
                 .filter(|r| configs.contains(&r.config) || r.config == *baseline)
                 .collect();
-            rank(p, results, baseline, pricing, recall_cost_usd)
+            rank(p, risk_index, results, baseline, pricing, recall_cost_usd)
         })
         .collect()
+}
+
+/// The recall-risk index of a prepared trace (recalls priced at its
+/// calibrated content tokens).
+fn risk_index(prepared: &PreparedTrace<'_>) -> RiskIndex {
+    RiskIndex::new(prepared.trace, &|m, b| {
+        prepared
+            .messages
+            .get(m)
+            .and_then(|bs| bs.get(b))
+            .map_or(0, |c| c.tokens(&prepared.calibration, 0))
+    })
 }
 
 /// One trace's replays ranked: recall risk, risk-adjusted cost, savings
 /// against the baseline, the Pareto front and the recommendation.
 fn rank(
     prepared: &PreparedTrace<'_>,
+    risk_index: &RiskIndex,
     results: Vec<ReplayResult>,
     baseline: &Config,
     pricing: &Pricing,
     recall_cost_usd: Option<f64>,
 ) -> Result<TraceSweep, ReplayError> {
     let trace = prepared.trace;
-    let risk_index = RiskIndex::new(trace, &|m, b| {
-        prepared
-            .messages
-            .get(m)
-            .and_then(|bs| bs.get(b))
-            .map_or(0, |c| c.tokens(&prepared.calibration, 0))
-    });
     let input_price = pricing.lookup(baseline.model_for_trace(trace))?.rates.input / 1e6;
     let mut rows = Vec::with_capacity(results.len());
     // Configs of one compaction policy share their compacted lists, so

@@ -12,7 +12,7 @@
 //! bytes — which is what keeps cached prefixes valid.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::handle::Handle;
 use super::ledger::{LedgerError, ToolResultLedger, record_result};
@@ -121,6 +121,38 @@ pub struct Rewrite<'h> {
     pub compacted: Vec<Arc<Handle>>,
 }
 
+/// The handle and stub of every result compacted so far, by tool_use id.
+///
+/// Stubs are a pure function of the handle, so the cache only saves work.
+/// Several compactors may share one (compactors of different policies over
+/// one conversation, run side by side), provided they all record into the
+/// same ledger: a result is recorded when its stub is first made.
+#[derive(Debug, Default)]
+pub struct StubCache(Mutex<HashMap<Arc<str>, (Arc<Handle>, Arc<ContentBlock>)>>);
+
+impl StubCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn get(&self, id: &str) -> Option<(Arc<Handle>, Arc<ContentBlock>)> {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(id).cloned()
+    }
+
+    /// Keeps the first stub made for `id` (two compactors may make one at
+    /// once) and returns it.
+    fn insert(
+        &self,
+        id: &Arc<str>,
+        made: (Arc<Handle>, Arc<ContentBlock>),
+    ) -> (Arc<Handle>, Arc<ContentBlock>) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(id.clone()).or_insert(made).clone()
+    }
+}
+
 /// Rewrites histories call after call, remembering the stub of every result
 /// it compacted so each is derived (and recorded) once.
 ///
@@ -129,16 +161,22 @@ pub struct Rewrite<'h> {
 pub struct Compactor<L> {
     ledger: L,
     policy: CompactionPolicy,
-    stubs: HashMap<Arc<str>, (Arc<Handle>, Arc<ContentBlock>)>,
+    stubs: Arc<StubCache>,
 }
 
 impl<L: ToolResultLedger> Compactor<L> {
     /// A compactor recording into `ledger`.
     pub fn new(ledger: L, policy: CompactionPolicy) -> Self {
+        Self::with_stub_cache(ledger, policy, Arc::default())
+    }
+
+    /// A compactor recording into `ledger` and sharing `stubs` with other
+    /// compactors that record into the same ledger (see [`StubCache`]).
+    pub fn with_stub_cache(ledger: L, policy: CompactionPolicy, stubs: Arc<StubCache>) -> Self {
         Self {
             ledger,
             policy,
-            stubs: HashMap::new(),
+            stubs,
         }
     }
 
@@ -224,8 +262,8 @@ impl<L: ToolResultLedger> Compactor<L> {
         tool_use_id: &Arc<str>,
         block: &ContentBlock,
     ) -> Result<(Arc<Handle>, Arc<ContentBlock>), LedgerError> {
-        if let Some((h, s)) = self.stubs.get(tool_use_id) {
-            return Ok((h.clone(), s.clone()));
+        if let Some(made) = self.stubs.get(tool_use_id) {
+            return Ok(made);
         }
         let (tool_name, tool_args) = before
             .iter()
@@ -248,9 +286,7 @@ impl<L: ToolResultLedger> Compactor<L> {
                 .with_tool_result_text(&text)
                 .unwrap_or_else(|| block.clone()),
         );
-        self.stubs
-            .insert(tool_use_id.clone(), (handle.clone(), stub.clone()));
-        Ok((handle, stub))
+        Ok(self.stubs.insert(tool_use_id, (handle, stub)))
     }
 }
 
