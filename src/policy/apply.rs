@@ -12,9 +12,7 @@ use crate::engine::cache::{
 use crate::engine::json::raw_json;
 use crate::engine::ledger::{InMemoryLedger, LedgerError};
 use crate::engine::message::{BlockKind, ContentBlock, Message, ToolDefinition};
-use crate::engine::rewrite::{
-    CompactionPolicy, Compactor, StubCache, WireBlock, WireMessage, WireView,
-};
+use crate::engine::rewrite::{Compactor, StubCache, WireBlock, WireMessage, WireView};
 use crate::engine::wire::{BlockRef, Marker};
 
 /// Token counts of single blocks, supplied by the cost model (policies that
@@ -82,19 +80,13 @@ impl CompactionRun {
         ledger: Arc<InMemoryLedger>,
         stubs: Arc<StubCache>,
     ) -> Self {
+        if let Some(compaction) = policy.ledger_policy() {
+            return CompactionRun::Ledger(Box::new(Compactor::with_stub_cache(
+                ledger, compaction, stubs,
+            )));
+        }
         match policy {
             Compaction::Off => CompactionRun::Off,
-            Compaction::Ledger {
-                threshold,
-                keep_last,
-            } => CompactionRun::Ledger(Box::new(Compactor::with_stub_cache(
-                ledger,
-                CompactionPolicy {
-                    size_threshold: *threshold,
-                    keep_last_n: *keep_last,
-                },
-                stubs,
-            ))),
             other => CompactionRun::Peer {
                 policy: other.clone(),
                 replacements: HashMap::new(),
@@ -265,7 +257,7 @@ impl CompactionRun {
                 let policy = c.policy();
                 state.scan(history);
                 let total = state.results_before[history.len()];
-                let eligible = total.saturating_sub(policy.keep_last_n);
+                let eligible = policy.eligible(total);
                 let chars = |r: usize| state.results[r].2;
                 // Restored: a shorter history leaves results among the last kept.
                 while let Some(&r) = state.compacted_at.last() {

@@ -291,6 +291,20 @@ impl Compaction {
         }
     }
 
+    /// The engine's policy, for the ledger.
+    pub fn ledger_policy(&self) -> Option<crate::engine::rewrite::CompactionPolicy> {
+        match *self {
+            Compaction::Ledger {
+                threshold,
+                keep_last,
+            } => Some(crate::engine::rewrite::CompactionPolicy {
+                size_threshold: threshold,
+                keep_last_n: keep_last,
+            }),
+            _ => None,
+        }
+    }
+
     /// Which policy this is, without its parameters.
     pub fn kind(&self) -> CompactionKind {
         match self {

@@ -2,6 +2,8 @@
 //! with each config's recall risk, the Pareto front of cost against risk,
 //! and a recommendation.
 
+use std::collections::HashMap;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -13,6 +15,8 @@ use super::{
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::FastBuild;
 use crate::cost::tokens::TokenMemo;
+use crate::engine::message::BlockKind;
+use crate::engine::rewrite::CompactionPolicy;
 use crate::policy::{Cache, Compaction, Config};
 
 /// A grid: every compaction × every cache policy × every model.
@@ -174,29 +178,18 @@ pub fn sweep_shared(
             pricing.lookup(c.model_for_trace(p.trace))?;
         }
     }
-    // Configs sharing a compaction policy and model share one run of the
-    // engine per call; groups run in parallel.
-    let mut groups: Vec<Vec<Config>> = Vec::new();
-    for c in &all {
-        match groups
-            .iter_mut()
-            .find(|g| g[0].compaction == c.compaction && g[0].model == c.model)
-        {
-            Some(g) => g.push(c.clone()),
-            None => groups.push(vec![c.clone()]),
-        }
-    }
+    let groups = same_requests(prepared, &all);
     // Each trace's recall-risk index is built while the groups replay.
     let replays = || {
         groups
             .par_iter()
             .map(|g| {
                 let r = if prepared.len() == 1 {
-                    replay_group(prepared[0], g, pricing, memo, opts).map(|r| vec![r])
+                    replay_group(prepared[0], &g.run, pricing, memo, opts).map(|r| vec![r])
                 } else {
-                    replay_group_shared(prepared, g, pricing, memo, opts)
+                    replay_group_shared(prepared, &g.run, pricing, memo, opts)
                 };
-                for _ in 0..g.len() * prepared.len() {
+                for _ in 0..g.members.len() * prepared.len() {
                     progress();
                 }
                 r
@@ -209,11 +202,18 @@ pub fn sweep_shared(
             .map(|p| risk_index(p))
             .collect::<Vec<RiskIndex>>()
     });
-    // Per trace, every config's result in `all`'s group order.
+    // Per trace, every config's result in group order.
     let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
-    for g in grouped {
-        for (t, rs) in g?.into_iter().enumerate() {
-            per_trace[t].extend(rs);
+    for (g, results) in groups.iter().zip(grouped) {
+        for (t, rs) in results?.into_iter().enumerate() {
+            for (config, run) in &g.members {
+                if let Some(r) = rs.get(*run) {
+                    per_trace[t].push(ReplayResult {
+                        config: config.clone(),
+                        ..r.clone()
+                    });
+                }
+            }
         }
     }
     prepared
@@ -235,6 +235,147 @@ pub fn sweep_shared(
             rank(p, risk_index, results, baseline, pricing, recall_cost_usd)
         })
         .collect()
+}
+
+/// Configs whose requests are the same at every call, replayed once.
+struct SameRequests {
+    /// The configs run: one per cache policy, under the group's first
+    /// compaction policy.
+    run: Vec<Config>,
+    /// Each config of the group and the index in `run` of its replay.
+    members: Vec<(Config, usize)>,
+}
+
+/// Groups `configs` by the requests they send. Configs of one compaction
+/// policy and model share the engine's work at every call (each places its
+/// own markers and runs its own cache). Ledger policies that compact the
+/// same results at every call of every trace (thresholds between the same
+/// two payload sizes, say) send the same bytes: their replays differ only
+/// by the config's name, so each of their cache policies is replayed once.
+fn same_requests(prepared: &[&PreparedTrace<'_>], configs: &[Config]) -> Vec<SameRequests> {
+    let mut groups: Vec<SameRequests> = Vec::new();
+    let mut by_schedule: HashMap<(Option<String>, LedgerSchedule), usize, FastBuild> =
+        HashMap::default();
+    let results = ResultSizes::new(prepared);
+    for c in configs {
+        let g = match c.compaction.ledger_policy() {
+            Some(policy) => {
+                let key = (c.model.clone(), results.schedule(policy));
+                *by_schedule.entry(key).or_insert_with(|| {
+                    groups.push(SameRequests {
+                        run: Vec::new(),
+                        members: Vec::new(),
+                    });
+                    groups.len() - 1
+                })
+            }
+            None => match groups.iter().position(|g| {
+                g.run
+                    .first()
+                    .is_some_and(|r| r.compaction == c.compaction && r.model == c.model)
+            }) {
+                Some(g) => g,
+                None => {
+                    groups.push(SameRequests {
+                        run: Vec::new(),
+                        members: Vec::new(),
+                    });
+                    groups.len() - 1
+                }
+            },
+        };
+        let group = &mut groups[g];
+        let run = match group.run.iter().position(|r| r.cache == c.cache) {
+            Some(i) => i,
+            None => {
+                let compaction = group
+                    .run
+                    .first()
+                    .map_or_else(|| c.compaction.clone(), |r| r.compaction.clone());
+                group.run.push(Config {
+                    compaction,
+                    cache: c.cache,
+                    model: c.model.clone(),
+                });
+                group.run.len() - 1
+            }
+        };
+        group.members.push((c.clone(), run));
+    }
+    groups
+}
+
+/// What a ledger policy compacts at each call of some traces: at each call,
+/// how many results; and in order, the results compacted at any call (per
+/// trace). A call's compacted results are the first of those, so equal
+/// schedules compact the same results at every call.
+#[derive(PartialEq, Eq, Hash)]
+struct LedgerSchedule {
+    counts: Vec<u32>,
+    results: Vec<u32>,
+}
+
+/// Per trace: its tool results' payload sizes in history order, and how
+/// many results each call's history holds.
+struct ResultSizes {
+    traces: Vec<(Vec<u64>, Vec<usize>)>,
+}
+
+impl ResultSizes {
+    fn new(prepared: &[&PreparedTrace<'_>]) -> Self {
+        let traces = prepared
+            .iter()
+            .map(|p| {
+                let mut sizes = Vec::new();
+                let mut before = Vec::with_capacity(p.trace.messages.len() + 1);
+                for m in &p.trace.messages {
+                    before.push(sizes.len());
+                    for b in m.blocks() {
+                        if let BlockKind::ToolResult { payload_chars, .. } = b.kind() {
+                            sizes.push(*payload_chars);
+                        }
+                    }
+                }
+                before.push(sizes.len());
+                let totals = p
+                    .trace
+                    .calls
+                    .iter()
+                    .map(|c| before[c.messages.min(p.trace.messages.len())])
+                    .collect();
+                (sizes, totals)
+            })
+            .collect();
+        Self { traces }
+    }
+
+    /// The schedule of `policy`, by the engine's own rule
+    /// ([`CompactionPolicy::compacts`]: old enough and large enough).
+    fn schedule(&self, policy: CompactionPolicy) -> LedgerSchedule {
+        let mut counts = Vec::new();
+        let mut results = Vec::new();
+        for (sizes, totals) in &self.traces {
+            let mut large_before = Vec::with_capacity(sizes.len() + 1);
+            large_before.push(0u32);
+            for &chars in sizes {
+                let n = large_before.last().copied().unwrap_or(0);
+                large_before.push(n + u32::from(policy.large(chars)));
+            }
+            let mut oldest = 0;
+            for &total in totals {
+                let eligible = policy.eligible(total).min(sizes.len());
+                oldest = oldest.max(eligible);
+                counts.push(large_before[eligible]);
+            }
+            results.extend(
+                (0..oldest)
+                    .filter(|&r| policy.large(sizes[r]))
+                    .map(|r| r as u32),
+            );
+            results.push(u32::MAX);
+        }
+        LedgerSchedule { counts, results }
+    }
 }
 
 /// The recall-risk index of a prepared trace (recalls priced at its

@@ -35,8 +35,19 @@ impl CompactionPolicy {
     /// rewrite follows, exposed so that a caller keeping its own view up
     /// to date call after call decides exactly as [`Compactor::rewrite`].
     pub fn compacts(&self, index: usize, total_results: usize, payload_chars: u64) -> bool {
-        index < total_results.saturating_sub(self.keep_last_n)
-            && payload_chars > self.size_threshold
+        index < self.eligible(total_results) && self.large(payload_chars)
+    }
+
+    /// How many of a history's `total_results` tool results (the oldest)
+    /// are old enough to compact.
+    pub fn eligible(&self, total_results: usize) -> usize {
+        total_results.saturating_sub(self.keep_last_n)
+    }
+
+    /// Whether a payload of `payload_chars` characters is large enough to
+    /// compact.
+    pub fn large(&self, payload_chars: u64) -> bool {
+        payload_chars > self.size_threshold
     }
 }
 
@@ -199,7 +210,7 @@ impl<L: ToolResultLedger> Compactor<L> {
             .flat_map(Message::blocks)
             .filter(|b| matches!(b.kind(), BlockKind::ToolResult { .. }))
             .count();
-        let eligible = total_results.saturating_sub(self.policy.keep_last_n);
+        let eligible = self.policy.eligible(total_results);
         let mut out = Rewrite {
             view: WireView {
                 messages: Vec::with_capacity(history.len()),
