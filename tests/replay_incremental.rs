@@ -6,7 +6,9 @@
 //! must give the same results, to the last bit, on any trace: histories
 //! that grow, shrink and restart, prompts and models that change between
 //! calls, every compaction policy, every cache policy, one cache per trace
-//! or one per account, and sweeps.
+//! or one per account, and sweeps (where the reference also replays every
+//! config on its own, instead of once per set of configs that send the same
+//! requests).
 
 use proptest::prelude::*;
 use tracecost::cost::pricing::Pricing;
@@ -30,10 +32,14 @@ const CACHES: [&str; 7] = [
     "recorded",
 ];
 
-const COMPACTIONS: [&str; 9] = [
+const COMPACTIONS: [&str; 11] = [
     "off",
     "ledger:t=0,k=0",
     "ledger:t=200,k=1",
+    // Likely to compact what the one above does, and the one below what
+    // t=1000000 does: sweeps replay such policies once.
+    "ledger:t=250,k=1",
+    "ledger:t=500000,k=3",
     "ledger:t=2000,k=2",
     "ledger:t=8000,k=5",
     "ledger:t=1000000,k=0",

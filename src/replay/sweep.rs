@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::recall_risk::{RecallRisk, RiskIndex};
 use super::{
-    PreparedTrace, ReplayError, ReplayOptions, ReplayResult, check_config, replay_group,
+    Build, PreparedTrace, ReplayError, ReplayOptions, ReplayResult, check_config, replay_group,
     replay_group_shared,
 };
 use crate::cost::pricing::Pricing;
@@ -178,7 +178,7 @@ pub fn sweep_shared(
             pricing.lookup(c.model_for_trace(p.trace))?;
         }
     }
-    let groups = same_requests(prepared, &all);
+    let groups = same_requests(prepared, &all, opts.build);
     // Each trace's recall-risk index is built while the groups replay.
     let replays = || {
         groups
@@ -251,14 +251,23 @@ struct SameRequests {
 /// own markers and runs its own cache). Ledger policies that compact the
 /// same results at every call of every trace (thresholds between the same
 /// two payload sizes, say) send the same bytes: their replays differ only
-/// by the config's name, so each of their cache policies is replayed once.
-fn same_requests(prepared: &[&PreparedTrace<'_>], configs: &[Config]) -> Vec<SameRequests> {
+/// by the config's name, so each of their cache policies is replayed once
+/// (not under [`Build::Reference`], which replays every config).
+fn same_requests(
+    prepared: &[&PreparedTrace<'_>],
+    configs: &[Config],
+    build: Build,
+) -> Vec<SameRequests> {
     let mut groups: Vec<SameRequests> = Vec::new();
     let mut by_schedule: HashMap<(Option<String>, LedgerSchedule), usize, FastBuild> =
         HashMap::default();
     let results = ResultSizes::new(prepared);
     for c in configs {
-        let g = match c.compaction.ledger_policy() {
+        let ledger = c
+            .compaction
+            .ledger_policy()
+            .filter(|_| build == Build::Incremental);
+        let g = match ledger {
             Some(policy) => {
                 let key = (c.model.clone(), results.schedule(policy));
                 *by_schedule.entry(key).or_insert_with(|| {
