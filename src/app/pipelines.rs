@@ -1,5 +1,6 @@
 //! The pipelines: each takes a plan and returns typed results.
 
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -132,6 +133,14 @@ fn replay_shared(
     Ok(per_trace.into_iter().flatten().collect())
 }
 
+/// How many groups of traces sharing a cache are swept side by side: enough
+/// to keep every core busy when each group is small (a trace alone, whose
+/// configs may all send the same requests), few enough that only their
+/// rows are in memory.
+fn groups_at_once() -> usize {
+    rayon::current_num_threads() * 2
+}
+
 /// Sweeps every config of the plan over every trace.
 pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep>, AppError> {
     let memo = plan.cost.memo();
@@ -141,10 +150,16 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
         Unit::Items,
     );
     let mut out: Vec<Option<TraceSweep>> = plan.traces.iter().map(|_| None).collect();
-    for group in plan.cost.cache_scope.groups(plan.traces.iter()) {
-        let sweeps = sweep_group(&group, plan, &memo, progress)?;
-        for (i, s) in group.into_iter().zip(sweeps) {
-            out[i] = Some(s);
+    let groups = plan.cost.cache_scope.groups(plan.traces.iter());
+    for batch in groups.chunks(groups_at_once()) {
+        let swept = batch
+            .par_iter()
+            .map(|group| sweep_group(group, plan, &memo, progress))
+            .collect::<Vec<_>>();
+        for (group, sweeps) in batch.iter().zip(swept) {
+            for (&i, s) in group.iter().zip(sweeps?) {
+                out[i] = Some(s);
+            }
         }
     }
     Ok(out.into_iter().flatten().collect())
@@ -211,18 +226,34 @@ pub fn report(
         Unit::Items,
     );
     let mut sessions = Vec::with_capacity(sp.traces.len());
-    // One group of traces sharing a cache at a time: only its per-call
-    // rows are in memory.
-    for group in sp.cost.cache_scope.groups(sp.traces.iter()) {
-        let sweeps = sweep_group(&group, sp, &memo, progress)?;
-        for (i, sweep) in group.into_iter().zip(sweeps) {
-            let t = &sp.traces[i];
-            let recommended = sweep.rows[sweep.recommended].result.config.clone();
-            let stability = stability_of(t, &recommended, &memo, None)?;
-            let report = TraceReport { sweep, stability };
-            on_session(t, &report)?;
-            let TraceReport { sweep, stability } = report;
-            sessions.push(SessionSummary::new(t, sweep, Some(&stability)));
+    // A few groups of traces sharing a cache at a time, side by side: only
+    // their per-call rows are in memory. Sessions are handed over in the
+    // plan's order.
+    let groups = sp.cost.cache_scope.groups(sp.traces.iter());
+    for batch in groups.chunks(groups_at_once()) {
+        let reports = batch
+            .par_iter()
+            .map(|group| -> Result<Vec<TraceReport>, AppError> {
+                let sweeps = sweep_group(group, sp, &memo, progress)?;
+                group
+                    .iter()
+                    .zip(sweeps)
+                    .map(|(&i, sweep)| {
+                        let t = &sp.traces[i];
+                        let recommended = &sweep.rows[sweep.recommended].result.config;
+                        let stability = stability_of(t, recommended, &memo, None)?;
+                        Ok(TraceReport { sweep, stability })
+                    })
+                    .collect()
+            })
+            .collect::<Vec<_>>();
+        for (group, reports) in batch.iter().zip(reports) {
+            for (&i, report) in group.iter().zip(reports?) {
+                let t = &sp.traces[i];
+                on_session(t, &report)?;
+                let TraceReport { sweep, stability } = report;
+                sessions.push(SessionSummary::new(t, sweep, Some(&stability)));
+            }
         }
     }
     let mut fleet = super::fleet::fleet(&sessions, &sp.configs);
