@@ -18,6 +18,12 @@
 //! `cargo bench`. `TRACECOST_BENCH_QUICK=1` skips it (the floor and the
 //! small variant still run).
 //!
+//! A third group, **fleet**, sweeps a generated fleet of 100 sessions (126
+//! traces, one account) the way `tracecost sweep` does (`app::sweep`: cache
+//! groups side by side, configs in parallel) over the 40-config grid, with
+//! one cache per account and one per trace, against its own floor (every
+//! trace parsed and prepared).
+//!
 //! Run: `cargo bench --bench sweep`. See docs/benchmarks.md.
 
 mod common;
@@ -27,11 +33,13 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
+use tracecost::app::{CacheScope, Calibration, CostPlan, SweepOptions, SweepPlan};
 use tracecost::cost::tokens::TokenMemo;
 use tracecost::policy::Config;
+use tracecost::progress::Silent;
 use tracecost::replay::sweep::sweep_trace;
 use tracecost::replay::{PreparedTrace, ReplayOptions};
-use tracecost::trace::{Trace, generate, load_str, to_json};
+use tracecost::trace::{Trace, generate, load_str, to_json, traces_to_json};
 
 /// Parses the trace and makes a fresh (empty) memo.
 fn parse(json: &str) -> (Trace, TokenMemo) {
@@ -128,6 +136,7 @@ fn main() {
         });
     }
     g.finish();
+    fleet(&mut c, &small);
 
     let floor_times = floor_times.into_inner();
     if floor_times.is_empty() {
@@ -157,4 +166,56 @@ fn main() {
             (med - f_med) / (n + 1) as f64 * 1e3
         );
     }
+}
+
+/// The fleet group: parse + prepare every trace (the floor), then the
+/// sweep pipeline with each cache scope.
+fn fleet(c: &mut Criterion, configs: &[Config]) {
+    let traces: Vec<Trace> = generate::fleet(100, 1).collect();
+    let json = traces_to_json(&traces);
+    drop(traces);
+    let parse = |json: &str| load_str(black_box(json), "fleet-100.json").unwrap().traces;
+    let cost = |scope| {
+        let mut cost = CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap();
+        cost.cache_scope = scope;
+        cost
+    };
+    let mut g = c.benchmark_group("fleet");
+    g.sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(5));
+    g.bench_function("floor/100-sessions", |b| {
+        b.iter(|| {
+            let traces = parse(&json);
+            let cost = cost(CacheScope::Trace);
+            let memo = cost.memo();
+            let n: usize = traces
+                .iter()
+                .map(|t| {
+                    let price = cost.pricing.lookup(&t.model).unwrap();
+                    PreparedTrace::new(t, &memo, price, true).messages.len()
+                })
+                .sum();
+            black_box(n)
+        })
+    });
+    for (label, scope) in [
+        ("sweep-40/100-sessions/account", CacheScope::Account),
+        ("sweep-40/100-sessions/trace", CacheScope::Trace),
+    ] {
+        g.bench_function(label, |b| {
+            b.iter(|| {
+                let plan = SweepPlan::from_configs(
+                    parse(&json),
+                    configs.to_vec(),
+                    SweepOptions::default(),
+                    cost(scope),
+                )
+                .unwrap();
+                black_box(tracecost::app::sweep(&plan, &Silent).unwrap().len())
+            })
+        });
+    }
+    g.finish();
 }

@@ -205,12 +205,24 @@ pub fn sweep_shared(
     // Per trace, every config's result in group order.
     let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
     for (g, results) in groups.iter().zip(grouped) {
+        // Each replay is copied for all but the last config it serves,
+        // which takes it.
+        let mut last_member = vec![0; g.run.len()];
+        for (m, (_, run)) in g.members.iter().enumerate() {
+            last_member[*run] = m;
+        }
         for (t, rs) in results?.into_iter().enumerate() {
-            for (config, run) in &g.members {
-                if let Some(r) = rs.get(*run) {
+            let mut rs: Vec<Option<ReplayResult>> = rs.into_iter().map(Some).collect();
+            for (m, (config, run)) in g.members.iter().enumerate() {
+                let result = match rs.get_mut(*run) {
+                    Some(slot) if last_member[*run] == m => slot.take(),
+                    Some(slot) => slot.clone(),
+                    None => None,
+                };
+                if let Some(r) = result {
                     per_trace[t].push(ReplayResult {
                         config: config.clone(),
-                        ..r.clone()
+                        ..r
                     });
                 }
             }
