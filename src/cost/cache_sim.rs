@@ -341,6 +341,45 @@ pub enum SimError {
     },
 }
 
+/// At most [`MAX_BREAKPOINTS`] breakpoints, on the stack: a request's
+/// breakpoints are sorted and filtered at every simulated call.
+#[derive(Clone, Copy)]
+struct Breakpoints {
+    items: [Breakpoint; MAX_BREAKPOINTS],
+    len: usize,
+}
+
+impl Default for Breakpoints {
+    fn default() -> Self {
+        let unused = Breakpoint {
+            block: 0,
+            ttl: Ttl::FiveMinutes,
+        };
+        Self {
+            items: [unused; MAX_BREAKPOINTS],
+            len: 0,
+        }
+    }
+}
+
+impl Breakpoints {
+    /// Adds one; callers check the count first (a fifth is dropped).
+    fn push(&mut self, bp: Breakpoint) {
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = bp;
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[Breakpoint] {
+        &self.items[..self.len]
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [Breakpoint] {
+        &mut self.items[..self.len]
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     writer_ms: u64,
@@ -429,23 +468,26 @@ impl CacheSim {
     }
 
     /// Validates breakpoints and returns them sorted by block.
-    fn check(req: &SimRequest<'_>) -> Result<Vec<Breakpoint>, SimError> {
+    fn check(req: &SimRequest<'_>) -> Result<Breakpoints, SimError> {
         if req.breakpoints.len() > MAX_BREAKPOINTS {
             return Err(SimError::TooManyBreakpoints {
                 count: req.breakpoints.len(),
             });
         }
-        let mut bps = req.breakpoints.to_vec();
-        bps.sort_by_key(|b| b.block);
+        let mut bps = Breakpoints::default();
+        for bp in req.breakpoints {
+            bps.push(*bp);
+        }
+        bps.as_mut_slice().sort_by_key(|b| b.block);
         let mut last_5m: Option<usize> = None;
-        for (i, bp) in bps.iter().enumerate() {
+        for (i, bp) in bps.as_slice().iter().enumerate() {
             let Some(block) = req.blocks.get(bp.block) else {
                 return Err(SimError::OutOfRange {
                     block: bp.block,
                     len: req.blocks.len(),
                 });
             };
-            if i > 0 && bps[i - 1].block == bp.block {
+            if i > 0 && bps.as_slice()[i - 1].block == bp.block {
                 return Err(SimError::Duplicate { block: bp.block });
             }
             if !block.kind.is_markable() {
@@ -505,27 +547,32 @@ impl CacheSim {
             e.expires_ms > now && (e.writer_ms < now || (back_to_back && e.writer_seq < seq))
         };
         let min = req.model.min_cacheable_tokens;
-        let effective: Vec<Breakpoint> = bps
-            .into_iter()
-            .filter(|bp| prefix_tokens[bp.block] >= min)
-            .collect();
+        let mut effective = Breakpoints::default();
+        for bp in bps.as_slice() {
+            if prefix_tokens[bp.block] >= min {
+                effective.push(*bp);
+            }
+        }
 
         // Lookback at each breakpoint.
-        let mut hits: Vec<usize> = Vec::new();
-        for bp in &effective {
+        let mut hits: [usize; MAX_BREAKPOINTS] = [0; MAX_BREAKPOINTS];
+        let mut n_hits = 0;
+        for bp in effective.as_slice() {
             let p = pos_of[bp.block];
             let lowest = p.saturating_sub(LOOKBACK_POSITIONS - 1);
             'walk: for q in (lowest..=p).rev() {
                 let (first, last) = positions[q];
                 for b in (first..=last.min(bp.block)).rev() {
                     if self.entries.get(&cum[b]).is_some_and(readable) {
-                        hits.push(b);
+                        hits[n_hits] = b;
+                        n_hits += 1;
                         break 'walk;
                     }
                 }
             }
         }
-        for &b in &hits {
+        let hits = &hits[..n_hits];
+        for &b in hits {
             if let Some(e) = self.entries.get_mut(&cum[b]) {
                 e.expires_ms = e.expires_ms.max(now.saturating_add(e.ttl.millis()));
             }
@@ -534,10 +581,13 @@ impl CacheSim {
 
         // Billing: A, B, C.
         let a = hit.map_or(0, |b| prefix_tokens[b]);
-        let above: Vec<Breakpoint> = effective
-            .into_iter()
-            .filter(|bp| hit.is_none_or(|h| bp.block > h))
-            .collect();
+        let mut above = Breakpoints::default();
+        for bp in effective.as_slice() {
+            if hit.is_none_or(|h| bp.block > h) {
+                above.push(*bp);
+            }
+        }
+        let above = above.as_slice();
         let b_tokens = above
             .iter()
             .rev()
@@ -548,7 +598,7 @@ impl CacheSim {
 
         // Writes.
         let mut written = Vec::with_capacity(above.len());
-        for bp in &above {
+        for bp in above {
             self.entries.insert(
                 cum[bp.block],
                 Entry {

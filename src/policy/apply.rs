@@ -485,11 +485,11 @@ fn tail_marker(view: &WireView<'_>) -> Option<BlockRef> {
                 block: 0,
             });
         }
-        let blocks: Vec<&ContentBlock> = m.sent_blocks().collect();
-        blocks
-            .iter()
-            .rposition(|b| b.is_markable())
-            .map(|bi| BlockRef::Message {
+        m.sent_blocks()
+            .enumerate()
+            .filter(|(_, b)| b.is_markable())
+            .last()
+            .map(|(bi, _)| BlockRef::Message {
                 message: mi,
                 block: bi,
             })

@@ -543,6 +543,8 @@ struct GroupRun<'a, 't> {
     last_keys: Vec<Vec<u128>>,
     /// The request being built, kept from call to call.
     request: Request<'t>,
+    /// One config's breakpoints at the current call (a buffer reused).
+    breakpoints: Vec<Breakpoint>,
 }
 
 /// The flattened request of the latest call and what it was built from.
@@ -629,6 +631,7 @@ impl<'a, 't> GroupRun<'a, 't> {
             with_recall: matches!(config.compaction, Compaction::Ledger { .. }),
             last_keys: configs.iter().map(|_| Vec::new()).collect(),
             request: Request::default(),
+            breakpoints: Vec::new(),
         })
     }
 
@@ -850,6 +853,7 @@ impl<'a, 't> GroupRun<'a, 't> {
             Some(last) if *last.model == *price.id => last.model.clone(),
             _ => Arc::from(price.id.as_str()),
         };
+        let breakpoints = &mut self.breakpoints;
         for (((c, sim), calls), last) in configs
             .iter()
             .zip(sims.iter_mut())
@@ -862,17 +866,19 @@ impl<'a, 't> GroupRun<'a, 't> {
                 }
             }
             let markers = markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, view);
-            let breakpoints: Vec<Breakpoint> = markers
-                .iter()
-                .filter_map(|m| marker_index(m, tools.len(), system_start, message_start, view))
-                .collect();
+            breakpoints.clear();
+            breakpoints.extend(
+                markers.iter().filter_map(|m| {
+                    marker_index(m, tools.len(), system_start, message_start, view)
+                }),
+            );
             let outcome = sim
                 .simulate_indexed(
                     &crate::cost::cache_sim::SimRequest {
                         model: price,
                         start_ms: call.start_ms,
                         blocks,
-                        breakpoints: &breakpoints,
+                        breakpoints,
                         output_tokens,
                     },
                     index,
