@@ -205,29 +205,6 @@ impl<'h> ViewState<'h> {
     }
 }
 
-/// Whether two wire messages send the same bytes: the same source and the
-/// same replacement (by identity: a run's replacements are built once).
-fn same_wire(a: &WireMessage<'_>, b: &WireMessage<'_>) -> bool {
-    if !std::ptr::eq(a.source, b.source) {
-        return false;
-    }
-    match (&a.blocks, &b.blocks) {
-        (None, None) => true,
-        (Some(x), Some(y)) => {
-            x.len() == y.len()
-                && x.iter().zip(y).all(|(p, q)| match (p, q) {
-                    (WireBlock::Original(p), WireBlock::Original(q)) => std::ptr::eq(*p, *q),
-                    (
-                        WireBlock::Compacted { stub: p, .. },
-                        WireBlock::Compacted { stub: q, .. },
-                    ) => Arc::ptr_eq(p, q),
-                    _ => false,
-                })
-        }
-        _ => false,
-    }
-}
-
 impl CompactionRun {
     /// Brings `state` to the wire view of `history` (as [`Self::view`]
     /// would give it) and returns the first message whose wire form may
@@ -323,7 +300,7 @@ impl CompactionRun {
                     .messages
                     .iter()
                     .zip(&pv.view.messages)
-                    .take_while(|(a, b)| same_wire(a, b))
+                    .take_while(|(a, b)| a.same_objects(b))
                     .count();
                 state.view = pv.view;
                 state.compacted = pv.compacted;

@@ -16,7 +16,7 @@ use crate::engine::ledger::LedgerError;
 use std::sync::Arc;
 
 use crate::engine::message::{BlockKind, ContentBlock, Message};
-use crate::engine::rewrite::{WireBlock, WireMessage};
+use crate::engine::rewrite::WireBlock;
 use crate::engine::wire::message_json;
 use crate::policy::{BlockTokens, CompactionRun, PolicyView};
 use crate::trace::Trace;
@@ -189,7 +189,7 @@ pub fn check(
             .enumerate()
             .map(
                 |(mi, m)| match (prev_messages.get(mi), prev_tokens.get(mi)) {
-                    (Some(before), Some(&t)) if same_objects(before, m) => t,
+                    (Some(before), Some(&t)) if before.same_objects(m) => t,
                     _ => message_tokens(m, tokens),
                 },
             )
@@ -198,7 +198,7 @@ pub fn check(
         let mut still_prefix = true;
         for (mi, before) in prev_messages.iter().enumerate() {
             let equal = match pv.view.messages.get(mi) {
-                Some(after) if same_objects(before, after) => None,
+                Some(after) if before.same_objects(after) => None,
                 Some(after) => {
                     let (b, a) = (message_json(before), message_json(after));
                     (b != a).then_some((b, a))
@@ -270,30 +270,6 @@ fn compaction_changes(before: &[Arc<str>], now: &[Arc<str>]) -> (Vec<Arc<str>>, 
     new.dedup();
     gone.sort();
     (new, gone)
-}
-
-/// Whether two wire messages are made of the same objects (the same history
-/// message, the same blocks, the same stub `Arc`s), so that their bytes are
-/// equal without serializing them.
-fn same_objects(a: &WireMessage<'_>, b: &WireMessage<'_>) -> bool {
-    if !std::ptr::eq(a.source, b.source) {
-        return false;
-    }
-    match (&a.blocks, &b.blocks) {
-        (None, None) => true,
-        (Some(x), Some(y)) => {
-            x.len() == y.len()
-                && x.iter().zip(y).all(|pair| match pair {
-                    (WireBlock::Original(p), WireBlock::Original(q)) => std::ptr::eq(*p, *q),
-                    (
-                        WireBlock::Compacted { stub: p, .. },
-                        WireBlock::Compacted { stub: q, .. },
-                    ) => Arc::ptr_eq(p, q),
-                    _ => false,
-                })
-        }
-        _ => false,
-    }
 }
 
 fn message_tokens(m: &crate::engine::rewrite::WireMessage<'_>, tokens: &dyn BlockTokens) -> u64 {

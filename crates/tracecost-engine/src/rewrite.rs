@@ -94,6 +94,30 @@ impl<'h> WireMessage<'h> {
         }
     }
 
+    /// Whether `other` is made of the same objects (the same history
+    /// message, the same blocks, the same stub `Arc`s), so that both send
+    /// the same bytes without serializing either.
+    pub fn same_objects(&self, other: &WireMessage<'_>) -> bool {
+        if !std::ptr::eq(self.source, other.source) {
+            return false;
+        }
+        match (&self.blocks, &other.blocks) {
+            (None, None) => true,
+            (Some(x), Some(y)) => {
+                x.len() == y.len()
+                    && x.iter().zip(y).all(|pair| match pair {
+                        (WireBlock::Original(p), WireBlock::Original(q)) => std::ptr::eq(*p, *q),
+                        (
+                            WireBlock::Compacted { stub: p, .. },
+                            WireBlock::Compacted { stub: q, .. },
+                        ) => Arc::ptr_eq(p, q),
+                        _ => false,
+                    })
+            }
+            _ => false,
+        }
+    }
+
     /// The blocks as sent (empty for string content).
     pub fn sent_blocks(&self) -> impl Iterator<Item = &ContentBlock> + '_ {
         let (orig, rewritten) = match &self.blocks {
