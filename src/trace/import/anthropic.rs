@@ -118,8 +118,8 @@ const BATCH_BYTES: usize = 4 << 20;
 /// could not be mapped, and the same first error.
 ///
 /// A thread reads the next batch while the current one is split, and a
-/// batch is split while the one before it is applied, so at most four
-/// batches are held.
+/// batch is split while the one before it is applied, so three batches
+/// are held at most (with the messages of the last 64 lines).
 fn import_file(
     path: &Path,
     opts: &ImportOptions,
@@ -140,7 +140,9 @@ fn import_file(
         convs: Conversations::default(),
         cache: MessageCache::default(),
     };
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    // A batch is handed over only when the last one is taken: one is read
+    // while one is split and one applied.
+    let (tx, rx) = std::sync::mpsc::sync_channel(0);
     let (back, returned) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
         scope.spawn(move || {
@@ -163,7 +165,11 @@ fn import_file(
         // reader blocked on sending then stops.
         let rx = rx;
         let mut pending: Option<(LineBatch, Vec<Pre>)> = None;
+        // What a batch is split against: the cache as of two batches
+        // before (the one before is being applied meanwhile).
+        let mut known = Arc::new(KnownMessages::default());
         for next in rx.iter() {
+            let split_against = known.clone();
             let (done, next) = rayon::join(
                 || match pending.take() {
                     Some((batch, pre)) => {
@@ -177,12 +183,13 @@ fn import_file(
                 },
                 || {
                     next.map(|batch| {
-                        let pre = pre_batch(&batch);
+                        let pre = pre_batch(&batch, &split_against);
                         (batch, pre)
                     })
                 },
             );
             done?;
+            known = Arc::new(applied.cache.known());
             // An error reading comes after the lines read before it.
             pending = Some(next.map_err(io)?);
         }
@@ -195,13 +202,13 @@ fn import_file(
 }
 
 /// Splits every line of a batch, in parallel.
-fn pre_batch(batch: &LineBatch) -> Vec<Pre> {
+fn pre_batch(batch: &LineBatch, known: &KnownMessages) -> Vec<Pre> {
     batch
         .lines()
         .par_iter()
         .map(|(line_no, range)| match range {
             Ok(r) => match batch.text(r.clone()) {
-                Some(text) => pre_line(*line_no, text, r.start),
+                Some(text) => pre_line(*line_no, text, r.start, known),
                 None => Pre::Blank,
             },
             Err(column) => Pre::NotUtf8(*column),
@@ -496,7 +503,7 @@ enum Pre {
 
 /// One line in the parallel pass (`at`: where `line` starts in its
 /// batch): blank, split, or read whole.
-fn pre_line(line_no: usize, line: &str, at: usize) -> Pre {
+fn pre_line(line_no: usize, line: &str, at: usize, known: &KnownMessages) -> Pre {
     // Leading whitespace is kept so columns match the file.
     let text = line.trim_end();
     // A byte-order mark before the first line is ignored, as in every
@@ -509,7 +516,7 @@ fn pre_line(line_no: usize, line: &str, at: usize) -> Pre {
         return Pre::Blank;
     }
     let at = at + (text.as_ptr() as usize - line.as_ptr() as usize);
-    if let Some(split) = SplitLine::of(text, at) {
+    if let Some(split) = SplitLine::of(text, at, known) {
         return Pre::Split(Box::new(split));
     }
     let mut local = Unmapped::default();
@@ -526,8 +533,9 @@ struct SplitLine {
     text: Range<usize>,
     /// Where the messages are, for error messages.
     base: &'static str,
-    /// Where each message's JSON text is in the batch.
-    messages: Vec<Range<usize>>,
+    /// Where each message's JSON text is in the batch, and the message
+    /// it is byte for byte, when known when the line was split.
+    messages: Vec<(Range<usize>, Option<Arc<CachedMessage>>)>,
     head: Head,
     /// What the tools and system could not map.
     head_unmapped: Unmapped,
@@ -544,8 +552,35 @@ impl SplitLine {
     /// shape with a non-empty `messages` array, valid tools and system:
     /// [`exchange`] then reads it and says what it is. `at` is where
     /// `text` starts in its batch.
-    fn of(text: &str, at: usize) -> Option<Self> {
-        let line: LineParts<'_> = serde_json::from_str(text).ok()?;
+    fn of(text: &str, at: usize, known: &KnownMessages) -> Option<Self> {
+        if let Some(found) = resent_messages(text, known)
+            && let Some(split) = Self::split(text, at, Some(found))
+        {
+            return Some(split);
+        }
+        Self::split(text, at, None)
+    }
+
+    /// [`SplitLine::of`], given what [`resent_messages`] found, if
+    /// anything: then the line with its messages array emptied is read,
+    /// else the line itself.
+    #[allow(clippy::type_complexity)]
+    fn split(
+        text: &str,
+        at: usize,
+        found: Option<(
+            String,
+            usize,
+            Vec<(Range<usize>, Option<Arc<CachedMessage>>)>,
+        )>,
+    ) -> Option<Self> {
+        let (src, found) = match found {
+            Some((emptied, array_at, elements)) => {
+                (Cow::Owned(emptied), Some((array_at, elements)))
+            }
+            None => (Cow::Borrowed(text), None),
+        };
+        let line: LineParts<'_> = serde_json::from_str(&src).ok()?;
         let req = line.request?;
         // As `unwrap_request` tells a body from a recorder's wrapper.
         let plain = req.messages.is_some() || req.body.is_none();
@@ -563,16 +598,29 @@ impl SplitLine {
             let ms = req.member("timestamp").and_then(common::timestamp_ms);
             (req.body.as_deref()?, "/request/body", ms)
         };
-        let in_batch = |raw: &RawValue| {
-            let start = at + (raw.get().as_ptr() as usize - text.as_ptr() as usize);
-            start..start + raw.get().len()
+        let array = body.messages?;
+        let offset = |raw: &RawValue| raw.get().as_ptr() as usize - src.as_ptr() as usize;
+        let messages: Vec<(Range<usize>, Option<Arc<CachedMessage>>)> = match found {
+            // The emptied array must be this request's messages, or the
+            // walk was of some other array.
+            Some((array_at, elements)) => {
+                if offset(array) != array_at || array.get() != "[]" {
+                    return None;
+                }
+                elements
+                    .into_iter()
+                    .map(|(r, hit)| (at + r.start..at + r.end, hit))
+                    .collect()
+            }
+            None => serde_json::from_str::<Vec<&RawValue>>(array.get())
+                .ok()?
+                .into_iter()
+                .map(|r| {
+                    let start = at + offset(r);
+                    (start..start + r.get().len(), None)
+                })
+                .collect(),
         };
-        let messages: Vec<Range<usize>> = body
-            .messages
-            .as_ref()?
-            .iter()
-            .map(|r| in_batch(r))
-            .collect();
         if messages.is_empty() {
             return None;
         }
@@ -633,6 +681,127 @@ impl SplitLine {
     }
 }
 
+/// Finds a request's `messages` array in `text` without reading it all:
+/// each element that is byte for byte a message `known` from earlier
+/// lines is matched with one comparison, and only the others are read.
+/// Returns the line with the array emptied (`[]`, at the offset given),
+/// which the caller then reads as a whole and must find that `[]` to be
+/// the request's messages; and each element's place in `text`, with the
+/// known message it is. A line resends its conversation, so this reads
+/// only what is new in it instead of every byte.
+///
+/// `"messages"` cannot occur inside a JSON string (a quote there is
+/// escaped), so each occurrence is a key or a string value; the first few
+/// followed by `:` and `[` are tried.
+#[allow(clippy::type_complexity)]
+fn resent_messages(
+    text: &str,
+    known: &KnownMessages,
+) -> Option<(
+    String,
+    usize,
+    Vec<(Range<usize>, Option<Arc<CachedMessage>>)>,
+)> {
+    const TRIES: usize = 4;
+    let bytes = text.as_bytes();
+    for key in memchr::memmem::find_iter(bytes, b"\"messages\"").take(TRIES) {
+        let colon = skip_ws(bytes, key + "\"messages\"".len());
+        if bytes.get(colon) != Some(&b':') {
+            continue;
+        }
+        let array_at = skip_ws(bytes, colon + 1);
+        if bytes.get(array_at) != Some(&b'[') {
+            continue;
+        }
+        let Some((end, elements)) = walk_array(text, array_at, known) else {
+            continue;
+        };
+        let mut emptied = String::with_capacity(array_at + 2 + (text.len() - end));
+        emptied.push_str(text.get(..array_at)?);
+        emptied.push_str("[]");
+        emptied.push_str(text.get(end..)?);
+        return Some((emptied, array_at, elements));
+    }
+    None
+}
+
+/// The elements of the JSON array at `at` in `text` (which starts with
+/// `[`), and where the array ends; `None` if it is not a valid array. An
+/// element `known` is matched by its bytes (it was read whole when first
+/// seen), any other is read by serde_json.
+#[allow(clippy::type_complexity)]
+fn walk_array(
+    text: &str,
+    at: usize,
+    known: &KnownMessages,
+) -> Option<(usize, Vec<(Range<usize>, Option<Arc<CachedMessage>>)>)> {
+    let bytes = text.as_bytes();
+    let mut p = skip_ws(bytes, at + 1);
+    let mut out = Vec::new();
+    if bytes.get(p) == Some(&b']') {
+        return Some((p + 1, out));
+    }
+    loop {
+        let rest = text.get(p..)?;
+        let (end, hit) = match known.find(rest.as_bytes()) {
+            Some(k) => (p + k.bytes.len(), Some(k)),
+            None => {
+                let mut de = serde_json::Deserializer::from_str(rest);
+                let raw = <&RawValue>::deserialize(&mut de).ok()?;
+                // No whitespace is skipped before it: `p` is past it.
+                if raw.get().as_ptr() != rest.as_ptr() {
+                    return None;
+                }
+                (p + raw.get().len(), None)
+            }
+        };
+        out.push((p..end, hit));
+        p = skip_ws(bytes, end);
+        match bytes.get(p) {
+            Some(b',') => p = skip_ws(bytes, p + 1),
+            Some(b']') => return Some((p + 1, out)),
+            _ => return None,
+        }
+    }
+}
+
+/// The first byte at or after `i` that is not JSON whitespace.
+fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
+    while matches!(bytes.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// Messages known when a batch is split (the cache as the batch before
+/// the last one left it), by a hash of their first [`KNOWN_HEAD`] bytes.
+#[derive(Default)]
+struct KnownMessages {
+    by_head: HashMap<u64, Vec<Arc<CachedMessage>>>,
+}
+
+/// Bytes of a message's start a lookup hashes; shorter messages are not
+/// looked up (reading them costs little).
+const KNOWN_HEAD: usize = 128;
+
+fn head_hash(head: &[u8]) -> u64 {
+    let mut h = DefaultHasher::new();
+    head.hash(&mut h);
+    h.finish()
+}
+
+impl KnownMessages {
+    /// A known message that `rest` starts with.
+    fn find(&self, rest: &[u8]) -> Option<Arc<CachedMessage>> {
+        let head = rest.get(..KNOWN_HEAD)?;
+        self.by_head
+            .get(&head_hash(head))?
+            .iter()
+            .find(|m| rest.starts_with(&m.bytes))
+            .cloned()
+    }
+}
+
 /// The members of a log line the importer reads, borrowed from the line:
 /// one pass checks the whole line and finds them. A key twice (at the top
 /// or in the request) fails it, as [`RawObject`] does.
@@ -643,12 +812,12 @@ struct LineParts<'a> {
     response: Option<&'a RawValue>,
 }
 
-/// A request object: its messages as the array's elements, a recorder's
-/// `body` object split the same way, every other member raw.
+/// A request object: its messages array, a recorder's `body` object split
+/// the same way, every other member, all raw.
 #[derive(Default)]
 struct RequestParts<'a> {
     members: Vec<(Cow<'a, str>, &'a RawValue)>,
-    messages: Option<Vec<&'a RawValue>>,
+    messages: Option<&'a RawValue>,
     body: Option<Box<RequestParts<'a>>>,
 }
 
@@ -762,11 +931,16 @@ impl<'de> Deserialize<'de> for RequestParts<'de> {
 /// resends the conversation finds all but its newest messages here.
 #[derive(Default)]
 struct MessageCache {
-    /// By [`sample_hash`]: each message's bytes and parse, and the line
-    /// that last used it.
-    entries: HashMap<u64, Vec<(Box<[u8]>, Arc<ParsedMessage>, usize)>>,
+    /// By [`sample_hash`]: each message, and the line that last used it.
+    entries: HashMap<u64, Vec<(Arc<CachedMessage>, usize)>>,
     /// Lines seen.
     line: usize,
+}
+
+/// A message as read from a log line: its bytes there, and its parse.
+struct CachedMessage {
+    bytes: Box<[u8]>,
+    parsed: Arc<ParsedMessage>,
 }
 
 /// Messages not used for this many lines are dropped from the cache.
@@ -778,21 +952,47 @@ impl MessageCache {
     fn resolve(&mut self, batch: &LineBatch, split: &SplitLine) -> Option<Vec<Arc<ParsedMessage>>> {
         let line = self.line;
         let mut out = Vec::with_capacity(split.messages.len());
-        for (mi, range) in split.messages.iter().enumerate() {
+        for (mi, (range, hit)) in split.messages.iter().enumerate() {
+            // Matched when split: only its use is recorded (it is put
+            // back if it was dropped since).
+            if let Some(known) = hit {
+                let bucket = self.entries.entry(sample_hash(&known.bytes)).or_default();
+                match bucket.iter_mut().find(|e| Arc::ptr_eq(&e.0, known)) {
+                    Some(e) => e.1 = line,
+                    None => bucket.push((known.clone(), line)),
+                }
+                out.push(known.parsed.clone());
+                continue;
+            }
             let raw = batch.bytes().get(range.clone())?;
             let bucket = self.entries.entry(sample_hash(raw)).or_default();
-            if let Some(e) = bucket.iter_mut().find(|e| &*e.0 == raw) {
-                e.2 = line;
-                out.push(e.1.clone());
+            if let Some(e) = bucket.iter_mut().find(|e| &*e.0.bytes == raw) {
+                e.1 = line;
+                out.push(e.0.parsed.clone());
                 continue;
             }
             let text = batch.text(range.clone())?;
             let fields = RawObject::from_json(&compact_json(text)).ok()?;
             let parsed = Arc::new(parse_message(fields, mi, split.base).ok()?);
-            bucket.push((raw.into(), parsed.clone(), line));
+            let cached = CachedMessage {
+                bytes: raw.into(),
+                parsed: parsed.clone(),
+            };
+            bucket.push((Arc::new(cached), line));
             out.push(parsed);
         }
         Some(out)
+    }
+
+    /// The messages long enough to be looked up when splitting lines.
+    fn known(&self) -> KnownMessages {
+        let mut by_head: HashMap<u64, Vec<Arc<CachedMessage>>> = HashMap::new();
+        for (m, _) in self.entries.values().flatten() {
+            if let Some(head) = m.bytes.get(..KNOWN_HEAD) {
+                by_head.entry(head_hash(head)).or_default().push(m.clone());
+            }
+        }
+        KnownMessages { by_head }
     }
 
     /// Moves to the next line, now and then dropping what recent lines
@@ -802,7 +1002,7 @@ impl MessageCache {
         if self.line.is_multiple_of(CACHE_LINES) {
             let keep_from = self.line - CACHE_LINES;
             self.entries.retain(|_, bucket| {
-                bucket.retain(|e| e.2 >= keep_from);
+                bucket.retain(|e| e.1 >= keep_from);
                 !bucket.is_empty()
             });
         }
@@ -1578,6 +1778,84 @@ mod tests {
         }
     }
 
+    /// Messages known by their bytes, as a cache would hold them.
+    fn known_of(messages: &[&str]) -> KnownMessages {
+        let mut cache = MessageCache::default();
+        for (i, m) in messages.iter().enumerate() {
+            let Ok(parsed) = parse_message(RawObject::from_json(m).unwrap(), i, "/request") else {
+                panic!("message {i} does not parse");
+            };
+            let cached = CachedMessage {
+                bytes: m.as_bytes().into(),
+                parsed: Arc::new(parsed),
+            };
+            cache
+                .entries
+                .entry(sample_hash(m.as_bytes()))
+                .or_default()
+                .push((Arc::new(cached), 0));
+        }
+        cache.known()
+    }
+
+    #[test]
+    fn resent_messages_are_matched_by_their_bytes_and_the_rest_read() {
+        let long = |role: &str, text: &str| {
+            format!(r#"{{"role":"{role}","content":"{}"}}"#, text.repeat(100))
+        };
+        let (m0, m1, m2) = (
+            long("user", "ab"),
+            long("assistant", "cd"),
+            long("user", "ef"),
+        );
+        let known = known_of(&[&m0, &m1]);
+        // A tool whose schema has a "messages" property comes first: that
+        // key is tried, found not to hold an array, and passed over.
+        let line = format!(
+            r#"{{"request":{{"tools":[{{"name":"t","input_schema":{{"messages":{{"type":"array"}}}}}}],"messages":[{m0}, {m1} ,{m2},{{"role":"user","content":"short"}}],"model":"m"}},"response":null}}"#
+        );
+        let (emptied, at, elements) = resent_messages(&line, &known).unwrap();
+        assert_eq!(&emptied[at..at + 2], "[]");
+        assert!(emptied.ends_with(r#"[],"model":"m"},"response":null}"#));
+        let texts: Vec<&str> = elements.iter().map(|(r, _)| &line[r.clone()]).collect();
+        assert_eq!(
+            texts,
+            [
+                m0.as_str(),
+                &m1,
+                &m2,
+                r#"{"role":"user","content":"short"}"#
+            ]
+        );
+        let hits: Vec<bool> = elements.iter().map(|(_, h)| h.is_some()).collect();
+        assert_eq!(hits, [true, true, false, false]);
+        // The split takes them, and the same line split without any known
+        // message gives the same messages.
+        let split = SplitLine::of(&line, 0, &known).unwrap();
+        let cold = SplitLine::of(&line, 0, &KnownMessages::default()).unwrap();
+        let ranges = |s: &SplitLine| {
+            s.messages
+                .iter()
+                .map(|(r, _)| r.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ranges(&split), ranges(&cold));
+        // Not an array, or not a valid one: nothing is split this way.
+        for bad in [
+            format!(r#"{{"request":{{"messages":[{m0} {m1}]}}}}"#),
+            format!(r#"{{"request":{{"messages":[{m0},]}}}}"#),
+            format!(r#"{{"request":{{"messages":[{m0}"#),
+        ] {
+            assert!(resent_messages(&bad, &known).is_none(), "{bad}");
+        }
+        // An array found but not the request's messages: the whole line
+        // is read instead, and gives the request's own.
+        let decoy = format!(r#"{{"meta":{{"messages":[{m0}]}},"request":{{"messages":[{m2}]}}}}"#);
+        let split = SplitLine::of(&decoy, 0, &known).unwrap();
+        assert_eq!(ranges(&split).len(), 1);
+        assert_eq!(&decoy[split.messages[0].0.clone()], m2);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
 
@@ -1587,7 +1865,7 @@ mod tests {
         #[test]
         fn batched_reading_matches_line_by_line(
             seed in 0u64..1000,
-            calls in (1usize..7, 1usize..5),
+            calls in (1usize..10, 1usize..6),
             order in proptest::collection::vec(any::<bool>(), 12),
             damage in proptest::collection::vec((0usize..40, 0usize..12), 0..5),
             batch in prop_oneof![Just(1usize), 100usize..20_000, Just(1usize << 20)],
