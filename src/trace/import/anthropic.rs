@@ -57,9 +57,9 @@ use serde_json::value::RawValue;
 
 use super::common;
 use super::common::{
-    Conversations, HttpBody, LineBatch, LineBatches, TraceBuilder, Unmapped, compact_json,
-    finish_usage, is_error_body, merge_anthropic_usage, message_key, serde_message, unwrap_request,
-    unwrap_response, with_blocks,
+    Conversations, HttpBody, LineBatch, LineBatches, SharedCall, TraceBuilder, Unmapped,
+    compact_json, finish_usage, is_error_body, merge_anthropic_usage, message_key, serde_message,
+    unwrap_request, unwrap_response, with_blocks,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -243,7 +243,8 @@ impl Applied<'_> {
                 let err = common::invalid(self.path, line_no, Some(column), "not UTF-8");
                 return common::reject(self.opts, self.report, err);
             }
-            Pre::Read(result, local) => {
+            Pre::Read(read) => {
+                let (result, local) = *read;
                 self.un.merge(&local);
                 result
             }
@@ -258,7 +259,7 @@ impl Applied<'_> {
             },
         };
         match result {
-            Ok(Some(ex)) => ex.add_to(&mut self.convs, line_no),
+            Ok(Some(ex)) => self.convs.add_shared(ProviderKind::Anthropic, line_no, ex),
             Ok(None) => {}
             Err(LineError { column, message }) => {
                 let err = common::invalid(self.path, line_no, column, &message);
@@ -314,7 +315,7 @@ fn import_file_by_line(
             continue;
         }
         match exchange(text, un) {
-            Ok(Some(ex)) => ex.add_to(&mut convs, line_no),
+            Ok(Some(ex)) => convs.add_shared(ProviderKind::Anthropic, line_no, ex),
             Ok(None) => {}
             Err(LineError { column, message }) => {
                 let err = common::invalid(path, line_no, column, &message);
@@ -339,51 +340,31 @@ impl LineError {
     }
 }
 
-/// One exchange, ready to join its conversation.
-struct Exchange {
-    /// The messages sent, markers removed (shared with the message cache).
-    messages: Vec<Arc<Message>>,
-    /// Their keys ([`message_key`]).
-    keys: Vec<u64>,
-    prompt: Prompt,
-    call: Call,
+/// One exchange, ready to join its conversation (its messages shared with
+/// the message cache).
+type Exchange = SharedCall;
+
+/// The exchange of a parsed request and its reply.
+fn exchange_of(
+    parsed: ParsedRequest,
+    start_ms: Option<u64>,
+    usage: Option<RecordedUsage>,
     reply: Option<Message>,
-}
-
-impl Exchange {
-    fn new(
-        parsed: ParsedRequest,
-        start_ms: Option<u64>,
-        usage: Option<RecordedUsage>,
-        reply: Option<Message>,
-    ) -> Self {
-        let call = Call {
-            messages: parsed.messages.len(),
-            start_ms,
-            model: parsed.model,
-            prompt: 0,
-            markers: Some(parsed.markers),
-            usage,
-        };
-        Self {
-            keys: parsed.messages.iter().map(|m| m.key).collect(),
-            messages: parsed.messages.iter().map(|m| m.message.clone()).collect(),
-            prompt: parsed.prompt,
-            call,
-            reply,
-        }
-    }
-
-    fn add_to(self, convs: &mut Conversations, line_no: usize) {
-        convs.add_shared(
-            ProviderKind::Anthropic,
-            line_no,
-            self.messages,
-            self.keys,
-            self.prompt,
-            self.call,
-            self.reply,
-        );
+) -> Exchange {
+    let call = Call {
+        messages: parsed.messages.len(),
+        start_ms,
+        model: parsed.model,
+        prompt: 0,
+        markers: Some(parsed.markers),
+        usage,
+    };
+    SharedCall {
+        keys: parsed.messages.iter().map(|m| m.key).collect(),
+        messages: parsed.messages.iter().map(|m| m.message.clone()).collect(),
+        prompt: parsed.prompt,
+        call,
+        reply,
     }
 }
 
@@ -432,7 +413,7 @@ fn exchange(text: &str, un: &mut Unmapped) -> Result<Option<Exchange>, LineError
         .timestamp_ms
         .or_else(|| obj.get("timestamp").and_then(common::timestamp_ms));
     let (usage, message) = reply_of(obj.get("response"), un);
-    Ok(Some(Exchange::new(parsed, start_ms, usage, message)))
+    Ok(Some(exchange_of(parsed, start_ms, usage, message)))
 }
 
 /// Whether a request URL is the Messages API's.
@@ -496,7 +477,7 @@ enum Pre {
     /// Not UTF-8 from this (1-based) column.
     NotUtf8(usize),
     /// Read whole by [`exchange`], with what it could not map.
-    Read(Result<Option<Exchange>, LineError>, Unmapped),
+    Read(Box<(Result<Option<Exchange>, LineError>, Unmapped)>),
     /// An exchange whose messages are left to resolve in line order.
     Split(Box<SplitLine>),
 }
@@ -521,7 +502,7 @@ fn pre_line(line_no: usize, line: &str, at: usize, known: &KnownMessages) -> Pre
     }
     let mut local = Unmapped::default();
     let result = exchange(text, &mut local);
-    Pre::Read(result, local)
+    Pre::Read(Box::new((result, local)))
 }
 
 /// An exchange of the common shapes (a plain request body, or a
@@ -535,7 +516,7 @@ struct SplitLine {
     base: &'static str,
     /// Where each message's JSON text is in the batch, and the message
     /// it is byte for byte, when known when the line was split.
-    messages: Vec<(Range<usize>, Option<Arc<CachedMessage>>)>,
+    messages: Elements,
     head: Head,
     /// What the tools and system could not map.
     head_unmapped: Unmapped,
@@ -564,16 +545,7 @@ impl SplitLine {
     /// [`SplitLine::of`], given what [`resent_messages`] found, if
     /// anything: then the line with its messages array emptied is read,
     /// else the line itself.
-    #[allow(clippy::type_complexity)]
-    fn split(
-        text: &str,
-        at: usize,
-        found: Option<(
-            String,
-            usize,
-            Vec<(Range<usize>, Option<Arc<CachedMessage>>)>,
-        )>,
-    ) -> Option<Self> {
+    fn split(text: &str, at: usize, found: Option<(String, usize, Elements)>) -> Option<Self> {
         let (src, found) = match found {
             Some((emptied, array_at, elements)) => {
                 (Cow::Owned(emptied), Some((array_at, elements)))
@@ -600,7 +572,7 @@ impl SplitLine {
         };
         let array = body.messages?;
         let offset = |raw: &RawValue| raw.get().as_ptr() as usize - src.as_ptr() as usize;
-        let messages: Vec<(Range<usize>, Option<Arc<CachedMessage>>)> = match found {
+        let messages: Elements = match found {
             // The emptied array must be this request's messages, or the
             // walk was of some other array.
             Some((array_at, elements)) => {
@@ -677,7 +649,7 @@ impl SplitLine {
         }
         let parsed = assemble(s.head, messages, &s.rest, un);
         un.merge(&s.reply_unmapped);
-        Exchange::new(parsed, s.start_ms, s.usage, s.reply)
+        exchange_of(parsed, s.start_ms, s.usage, s.reply)
     }
 }
 
@@ -693,15 +665,7 @@ impl SplitLine {
 /// `"messages"` cannot occur inside a JSON string (a quote there is
 /// escaped), so each occurrence is a key or a string value; the first few
 /// followed by `:` and `[` are tried.
-#[allow(clippy::type_complexity)]
-fn resent_messages(
-    text: &str,
-    known: &KnownMessages,
-) -> Option<(
-    String,
-    usize,
-    Vec<(Range<usize>, Option<Arc<CachedMessage>>)>,
-)> {
+fn resent_messages(text: &str, known: &KnownMessages) -> Option<(String, usize, Elements)> {
     const TRIES: usize = 4;
     let bytes = text.as_bytes();
     for key in memchr::memmem::find_iter(bytes, b"\"messages\"").take(TRIES) {
@@ -729,12 +693,7 @@ fn resent_messages(
 /// `[`), and where the array ends; `None` if it is not a valid array. An
 /// element `known` is matched by its bytes (it was read whole when first
 /// seen), any other is read by serde_json.
-#[allow(clippy::type_complexity)]
-fn walk_array(
-    text: &str,
-    at: usize,
-    known: &KnownMessages,
-) -> Option<(usize, Vec<(Range<usize>, Option<Arc<CachedMessage>>)>)> {
+fn walk_array(text: &str, at: usize, known: &KnownMessages) -> Option<(usize, Elements)> {
     let bytes = text.as_bytes();
     let mut p = skip_ws(bytes, at + 1);
     let mut out = Vec::new();
@@ -764,6 +723,10 @@ fn walk_array(
         }
     }
 }
+
+/// Where each message of a request is, and the message it is byte for
+/// byte, when known when the line was split.
+type Elements = Vec<(Range<usize>, Option<Arc<CachedMessage>>)>;
 
 /// The first byte at or after `i` that is not JSON whitespace.
 fn skip_ws(bytes: &[u8], mut i: usize) -> usize {

@@ -1010,14 +1010,14 @@ impl TraceBuilder {
 
     /// [`TraceBuilder::add_call`] for messages shared with a cache: only
     /// those past the history are copied.
-    pub(crate) fn add_shared_call(
-        &mut self,
-        messages: Vec<Arc<Message>>,
-        keys: Vec<u64>,
-        prompt: Prompt,
-        mut call: Call,
-        reply: Option<Message>,
-    ) {
+    pub(crate) fn add_shared_call(&mut self, req: SharedCall) {
+        let SharedCall {
+            messages,
+            keys,
+            prompt,
+            mut call,
+            reply,
+        } = req;
         let have = self.messages.len();
         self.meta.resize(have, None);
         for m in messages.into_iter().skip(have) {
@@ -1092,6 +1092,20 @@ pub(crate) struct NewCall {
     pub prompt: Prompt,
 }
 
+/// A call whose messages are shared with a cache of parsed messages.
+pub(crate) struct SharedCall {
+    /// The messages sent (markers removed).
+    pub messages: Vec<Arc<Message>>,
+    /// Their keys ([`message_key`]).
+    pub keys: Vec<u64>,
+    /// The system prompt and tools.
+    pub prompt: Prompt,
+    /// The call.
+    pub call: Call,
+    /// Its reply, when it succeeded.
+    pub reply: Option<Message>,
+}
+
 /// The traces of one file, and which request extends which.
 #[derive(Default)]
 pub(crate) struct Conversations {
@@ -1118,18 +1132,9 @@ impl Conversations {
 
     /// [`Conversations::add`] for messages shared with a cache
     /// ([`TraceBuilder::add_shared_call`]).
-    pub(crate) fn add_shared(
-        &mut self,
-        provider: ProviderKind,
-        line: usize,
-        messages: Vec<Arc<Message>>,
-        keys: Vec<u64>,
-        prompt: Prompt,
-        call: Call,
-        reply: Option<Message>,
-    ) {
-        let b = self.extended_by(provider, line, &keys);
-        b.add_shared_call(messages, keys, prompt, call, reply);
+    pub(crate) fn add_shared(&mut self, provider: ProviderKind, line: usize, req: SharedCall) {
+        let b = self.extended_by(provider, line, &req.keys);
+        b.add_shared_call(req);
     }
 
     /// The trace a request with message keys `keys` extends (a new one
