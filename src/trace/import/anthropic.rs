@@ -108,11 +108,12 @@ const BATCH_BYTES: usize = 4 << 20;
 /// Agents resend the whole conversation with every request, so most of a
 /// log's bytes are messages an earlier line already carried. Each batch is
 /// first split in parallel, line by line ([`pre_line`]): the line is checked
-/// as JSON and cut into its messages without copying them, and its tools,
-/// system and response are read. Then, in line order, each message is
-/// looked up by its bytes among the messages of recent lines
-/// ([`MessageCache`]) and parsed only when new, and the call joins its
-/// conversation. Lines of other shapes, and invalid ones, are read whole by
+/// as JSON and cut into its messages without copying them, a message
+/// already known from earlier batches matched by its bytes rather than
+/// read ([`resent_messages`]), and its tools, system and response are read.
+/// Then, in line order, each message not matched yet is looked up by its
+/// bytes among the messages of recent lines ([`MessageCache`]) and parsed
+/// only when new, and the call joins its conversation. Lines of other shapes, and invalid ones, are read whole by
 /// [`exchange`] (in the parallel pass too). The result is that of reading
 /// line by line with [`exchange`]: the same traces, the same counts of what
 /// could not be mapped, and the same first error.
@@ -209,7 +210,8 @@ fn pre_batch(batch: &LineBatch, known: &KnownMessages) -> Vec<Pre> {
         .map(|(line_no, range)| match range {
             Ok(r) => match batch.text(r.clone()) {
                 Some(text) => pre_line(*line_no, text, r.start, known),
-                None => Pre::Blank,
+                // Cannot happen: the batch checked the line is UTF-8.
+                None => Pre::NotUtf8(1),
             },
             Err(column) => Pre::NotUtf8(*column),
         })
