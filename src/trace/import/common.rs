@@ -1291,6 +1291,38 @@ mod tests {
         }
     }
 
+    /// Every line of every batch, as (number, text or column).
+    fn batched(bytes: &[u8], target: usize) -> Vec<(usize, Result<String, usize>)> {
+        let mut batches = LineBatches::new(bytes, target, None);
+        let mut out = Vec::new();
+        while let Some(b) = batches.next_batch().unwrap() {
+            assert!(!b.lines().is_empty());
+            for (n, r) in b.lines() {
+                out.push((*n, r.clone().map(|r| b.text(r).unwrap().to_owned())));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn batches_hold_whole_lines_numbered_across_batches() {
+        let text = b"a\n\nbb\r\nccc\n\xffd\ne";
+        let want = vec![
+            (1, Ok("a\n".to_owned())),
+            (2, Ok("\n".to_owned())),
+            (3, Ok("bb\r\n".to_owned())),
+            (4, Ok("ccc\n".to_owned())),
+            (5, Err(1)),
+            (6, Ok("e".to_owned())),
+        ];
+        // One batch, a line a batch, and lines longer than the batch size.
+        for target in [1, 2, 3, 5, 1 << 20] {
+            assert_eq!(batched(text, target), want, "target {target}");
+        }
+        assert!(batched(b"", 4).is_empty());
+        assert_eq!(batched(b"\n", 4), vec![(1, Ok("\n".to_owned()))]);
+    }
+
     #[test]
     fn raw_values_exclude_surrounding_whitespace() {
         // Lines keep their leading whitespace (for columns); values
