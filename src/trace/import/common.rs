@@ -1112,6 +1112,21 @@ pub(crate) struct Conversations {
     /// Traces in order of their first request.
     pub builders: Vec<TraceBuilder>,
     seq: usize,
+    /// The traces by the number of their latest request's messages and a
+    /// hash of their keys ([`keys_hash`]): a request finds the traces it
+    /// may extend with one lookup per prefix of its own, instead of
+    /// comparing itself with every trace.
+    by_keys: HashMap<(usize, u64), Vec<usize>>,
+}
+
+/// The hash of a key list, built one key at a time so that the hashes of
+/// all prefixes of a list come in one pass.
+fn keys_hash_step(h: u64, key: u64) -> u64 {
+    (h.rotate_left(23) ^ key).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn keys_hash(keys: &[u64]) -> u64 {
+    keys.iter().fold(0, |h, &k| keys_hash_step(h, k))
 }
 
 impl Conversations {
@@ -1126,44 +1141,72 @@ impl Conversations {
         call: Call,
         reply: Option<Message>,
     ) {
-        let b = self.extended_by(provider, line, &req.keys);
-        b.add_call(req, call, reply);
+        let i = self.extended_by(provider, line, &req.keys);
+        self.reindexed(i, |b| b.add_call(req, call, reply));
     }
 
     /// [`Conversations::add`] for messages shared with a cache
     /// ([`TraceBuilder::add_shared_call`]).
     pub(crate) fn add_shared(&mut self, provider: ProviderKind, line: usize, req: SharedCall) {
-        let b = self.extended_by(provider, line, &req.keys);
-        b.add_shared_call(req);
+        let i = self.extended_by(provider, line, &req.keys);
+        self.reindexed(i, |b| b.add_shared_call(req));
     }
 
-    /// The trace a request with message keys `keys` extends (a new one
-    /// when none), marked as the most recently extended.
-    fn extended_by(
-        &mut self,
-        provider: ProviderKind,
-        line: usize,
-        keys: &[u64],
-    ) -> &mut TraceBuilder {
+    /// The index of the trace a request with message keys `keys` extends
+    /// (a new one when none), marked as the most recently extended.
+    fn extended_by(&mut self, provider: ProviderKind, line: usize, keys: &[u64]) -> usize {
         self.seq += 1;
-        let best = self
-            .builders
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| !b.keys.is_empty() && keys.starts_with(&b.keys))
-            .max_by_key(|(_, b)| (b.keys.len(), b.seq))
-            .map(|(i, _)| i);
+        let mut best: Option<(usize, (usize, usize))> = None;
+        let mut h = 0;
+        for (n, &k) in keys.iter().enumerate() {
+            h = keys_hash_step(h, k);
+            let len = n + 1;
+            for &i in self.by_keys.get(&(len, h)).into_iter().flatten() {
+                let Some(b) = self.builders.get(i) else {
+                    continue;
+                };
+                let rank = (b.keys.len(), b.seq);
+                if b.keys.len() == len
+                    && keys.starts_with(&b.keys)
+                    && best.is_none_or(|(_, r)| rank > r)
+                {
+                    best = Some((i, rank));
+                }
+            }
+        }
         let i = match best {
-            Some(i) => i,
+            Some((i, _)) => i,
             None => {
                 self.builders.push(TraceBuilder::new(provider, line));
                 self.builders.len() - 1
             }
         };
-        let seq = self.seq;
-        let b = &mut self.builders[i];
-        b.seq = seq;
-        b
+        if let Some(b) = self.builders.get_mut(i) {
+            b.seq = self.seq;
+        }
+        i
+    }
+
+    /// Runs `extend` on trace `i`, keeping the index of latest keys.
+    fn reindexed(&mut self, i: usize, extend: impl FnOnce(&mut TraceBuilder)) {
+        let Some(b) = self.builders.get_mut(i) else {
+            return;
+        };
+        let before = (b.keys.len(), keys_hash(&b.keys));
+        extend(b);
+        let after = (b.keys.len(), keys_hash(&b.keys));
+        if before == after {
+            return;
+        }
+        if let Some(list) = self.by_keys.get_mut(&before) {
+            list.retain(|&j| j != i);
+            if list.is_empty() {
+                self.by_keys.remove(&before);
+            }
+        }
+        if after.0 > 0 {
+            self.by_keys.entry(after).or_default().push(i);
+        }
     }
 }
 
@@ -1288,6 +1331,42 @@ mod tests {
         #[test]
         fn compact_matches_the_byte_at_a_time_reference(s in "[ \t\r\n\"\\\\a{}:,é]{0,40}") {
             proptest::prop_assert_eq!(compact_json(&s).into_owned(), compact_reference(&s));
+        }
+    }
+
+    proptest::proptest! {
+        /// The index of latest keys picks the trace the plain rule picks:
+        /// the longest prefix among all traces, then the most recent.
+        #[test]
+        fn conversations_pick_what_a_scan_of_every_trace_picks(
+            requests in proptest::collection::vec((0usize..8, proptest::collection::vec(0u64..3, 0..4)), 1..40),
+        ) {
+            let mut convs = Conversations::default();
+            // The plain rule over (keys, last extended) of every trace.
+            let mut plain: Vec<(Vec<u64>, usize)> = Vec::new();
+            let mut sent: Vec<Vec<u64>> = Vec::new();
+            for (seq, (base, more)) in requests.into_iter().enumerate() {
+                // Most requests extend an earlier one.
+                let mut keys = sent.get(base).cloned().unwrap_or_default();
+                keys.extend(more);
+                if keys.is_empty() {
+                    keys.push(7);
+                }
+                sent.push(keys.clone());
+                let want = plain
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (k, _))| !k.is_empty() && keys.starts_with(k))
+                    .max_by_key(|(_, (k, s))| (k.len(), *s))
+                    .map_or(plain.len(), |(i, _)| i);
+                if want == plain.len() {
+                    plain.push((Vec::new(), 0));
+                }
+                plain[want] = (keys.clone(), seq);
+                let got = convs.extended_by(ProviderKind::Anthropic, seq, &keys);
+                convs.reindexed(got, |b| b.keys = keys);
+                proptest::prop_assert_eq!(got, want);
+            }
         }
     }
 
