@@ -89,7 +89,8 @@ Examples:
     #[command(after_help = "Examples:
   tracecost gen massage-gun -o traces/massage-gun.json
   tracecost gen session --calls 500 --seed 7 -o /tmp/session.json
-  tracecost gen fleet --sessions 1000 --seed 1 -o /tmp/fleet.json")]
+  tracecost gen fleet --sessions 1000 --seed 1 -o /tmp/fleet.json
+  tracecost gen request-log --calls 100 --seed 1 -o /tmp/requests.jsonl")]
     Gen(GenArgs),
     /// Print the built-in price table (or one extended with --pricing).
     Models(ModelsArgs),
@@ -399,9 +400,11 @@ pub(super) struct UsageArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct GenArgs {
-    /// massage-gun, session or fleet.
+    /// massage-gun, session, fleet or request-log (an Anthropic request log
+    /// of a session, for `tracecost import`).
     pub(super) name: String,
-    /// Session: number of model calls, compactions included [default: 200].
+    /// Session: number of model calls, compactions included [default: 200];
+    /// request-log: exchanges [default: 100].
     #[arg(long)]
     pub(super) calls: Option<usize>,
     /// Session or fleet: random seed [default: 1].

@@ -229,6 +229,9 @@ fn with_progress<T>(f: impl FnOnce(&dyn crate::progress::Progress) -> T) -> T {
 fn generate(a: GenArgs) -> Result<Outcome, AppError> {
     use crate::trace::TraceWriter;
     use crate::trace::generate::GenOptions;
+    if a.name == "request-log" {
+        return generate_request_log(&a);
+    }
     let options = GenOptions {
         calls: a.calls,
         seed: a.seed,
@@ -256,6 +259,38 @@ fn generate(a: GenArgs) -> Result<Outcome, AppError> {
         None => {
             // A closed pipe (`| head`) is not an error worth reporting.
             let _ = write_all(traces, std::io::stdout().lock());
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+/// `gen request-log`: an Anthropic request log (not a trace), written as
+/// it is made.
+fn generate_request_log(a: &GenArgs) -> Result<Outcome, AppError> {
+    if a.sessions.is_some() {
+        return Err(AppError::Usage(
+            "generator \"request-log\" takes no --sessions (only \"fleet\" does)".to_owned(),
+        ));
+    }
+    let calls = a.calls.unwrap_or(100);
+    if calls == 0 {
+        return Err(AppError::Usage(
+            "generator \"request-log\" needs at least 1 call, found 0".to_owned(),
+        ));
+    }
+    let seed = a.seed.unwrap_or(1);
+    let write =
+        |out: &mut dyn Write| crate::trace::generate::write_request_log(calls, seed, out).map(drop);
+    match &a.output {
+        Some(p) => super::write_atomic_with(p, |file| {
+            write(file).map_err(|source| super::CliError::Write {
+                path: p.display().to_string(),
+                source,
+            })
+        })?,
+        None => {
+            // A closed pipe (`| head`) is not an error worth reporting.
+            let _ = write(&mut std::io::BufWriter::new(std::io::stdout().lock()));
         }
     }
     Ok(Outcome::Success)

@@ -12,6 +12,9 @@
 //!   compactions before the model's context window (one trace per context).
 //! - [`fleet`] builds many such sessions of one organization: several
 //!   projects, models and days, short sessions and a few long ones.
+//! - [`write_request_log`] writes a [`session`] as the Anthropic Messages
+//!   API request log a recording proxy would have saved (the input of
+//!   `tracecost import`, and of its benchmark).
 //!
 //! Both are pure functions of their arguments: no clocks, no `RandomState`,
 //! no addresses. Randomness comes from a private SplitMix64 generator and
@@ -28,6 +31,7 @@ mod build;
 mod data;
 mod fleet;
 mod massage_gun;
+mod request_log;
 mod rng;
 mod session;
 mod text;
@@ -36,6 +40,7 @@ use super::{Prompt, Trace};
 use crate::engine::message::Message;
 
 pub use fleet::{Fleet, project_of};
+pub use request_log::{RequestLogStats, write_request_log};
 
 /// Target characters of the massage-gun system prompt plus tool manifest
 /// (compact JSON of the system blocks and of the tool definitions, see

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -186,6 +187,170 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
     })
 }
 
+/// A file read a batch of whole lines at a time, in large reads.
+pub(crate) struct LineBatches<R> {
+    reader: R,
+    /// Bytes a batch holds at least (unless the file ends first).
+    target: usize,
+    /// The start of a line the last batch did not finish.
+    carry: Vec<u8>,
+    /// The number of the next batch's first line.
+    next_line: usize,
+    /// Buffers of batches done with, to read into again (fresh memory
+    /// costs a page fault per page).
+    returned: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
+}
+
+/// Whole lines of a file, the last one without its newline only at the
+/// end of the file.
+pub(crate) struct LineBatch {
+    data: BatchData,
+    lines: Vec<BatchLine>,
+}
+
+/// One line of a batch: its 1-based number, and where its text (newline
+/// included) is in the batch, or the 1-based column where it stops being
+/// UTF-8.
+pub(crate) type BatchLine = (usize, Result<Range<usize>, usize>);
+
+enum BatchData {
+    /// The usual case: the whole batch is UTF-8, checked once.
+    Text(String),
+    /// Some line is not.
+    Bytes(Vec<u8>),
+}
+
+/// Bytes asked of the reader at a time.
+const READ_CHUNK: usize = 4 << 20;
+
+impl<R: std::io::Read> LineBatches<R> {
+    /// Batches of at least `target` bytes (the last one may be shorter),
+    /// read into the buffers sent back on `returned` when there are some
+    /// ([`LineBatch::into_bytes`]).
+    pub(crate) fn new(
+        reader: R,
+        target: usize,
+        returned: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
+    ) -> Self {
+        Self {
+            reader,
+            target: target.max(1),
+            carry: Vec::new(),
+            next_line: 1,
+            returned,
+        }
+    }
+
+    /// The next batch, `None` at the end of the file.
+    pub(crate) fn next_batch(&mut self) -> std::io::Result<Option<LineBatch>> {
+        use std::io::Read;
+        let mut bytes = match self.returned.as_ref().and_then(|r| r.try_recv().ok()) {
+            Some(mut b) => {
+                b.clear();
+                b
+            }
+            None => Vec::with_capacity(self.target + READ_CHUNK),
+        };
+        bytes.append(&mut self.carry);
+        // The end of the last newline read so far (the carry has none).
+        let mut cut = None;
+        loop {
+            if let Some(c) = cut
+                && bytes.len() >= self.target
+            {
+                self.carry.extend_from_slice(&bytes[c..]);
+                bytes.truncate(c);
+                break;
+            }
+            let before = bytes.len();
+            // Small targets (tests) read small: a batch ends at the last
+            // newline read.
+            let want = self
+                .target
+                .saturating_sub(before)
+                .max(READ_CHUNK.min(self.target)) as u64;
+            let n = self.reader.by_ref().take(want).read_to_end(&mut bytes)?;
+            if n == 0 {
+                break;
+            }
+            if let Some(i) = memchr::memrchr(b'\n', &bytes[before..]) {
+                cut = Some(before + i + 1);
+            }
+        }
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        let mut ranges = Vec::new();
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', &bytes) {
+            ranges.push(start..nl + 1);
+            start = nl + 1;
+        }
+        if start < bytes.len() {
+            ranges.push(start..bytes.len());
+        }
+        let numbered = |(i, r)| (self.next_line + i, r);
+        let (data, lines): (BatchData, Vec<BatchLine>) = match String::from_utf8(bytes) {
+            Ok(text) => (
+                BatchData::Text(text),
+                ranges
+                    .into_iter()
+                    .map(Ok)
+                    .enumerate()
+                    .map(numbered)
+                    .collect(),
+            ),
+            Err(e) => {
+                let bytes = e.into_bytes();
+                let lines = ranges
+                    .into_iter()
+                    .map(|r| match std::str::from_utf8(&bytes[r.clone()]) {
+                        Ok(_) => Ok(r),
+                        Err(e) => Err(e.valid_up_to() + 1),
+                    })
+                    .enumerate()
+                    .map(numbered)
+                    .collect();
+                (BatchData::Bytes(bytes), lines)
+            }
+        };
+        self.next_line += lines.len();
+        Ok(Some(LineBatch { data, lines }))
+    }
+}
+
+impl LineBatch {
+    /// The lines, in order.
+    pub(crate) fn lines(&self) -> &[BatchLine] {
+        &self.lines
+    }
+
+    /// The batch's buffer, to read into again.
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        match self.data {
+            BatchData::Text(t) => t.into_bytes(),
+            BatchData::Bytes(b) => b,
+        }
+    }
+
+    /// The batch's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match &self.data {
+            BatchData::Text(t) => t.as_bytes(),
+            BatchData::Bytes(b) => b,
+        }
+    }
+
+    /// The text at `range`, which lies within a UTF-8 line and starts and
+    /// ends at character boundaries (`None` otherwise).
+    pub(crate) fn text(&self, range: Range<usize>) -> Option<&str> {
+        match &self.data {
+            BatchData::Text(t) => t.get(range),
+            BatchData::Bytes(b) => std::str::from_utf8(b.get(range)?).ok(),
+        }
+    }
+}
+
 /// An [`ImportError::Invalid`].
 pub(crate) fn invalid(
     path: &Path,
@@ -291,36 +456,45 @@ pub(crate) fn split_doc<'a>(
 /// byte. `s` must be JSON (or nearly: invalid input stays invalid).
 pub(crate) fn compact_json(s: &str) -> Cow<'_, str> {
     let bytes = s.as_bytes();
-    let mut in_str = false;
-    let mut esc = false;
     let mut out: Option<Vec<u8>> = None;
-    for (i, &b) in bytes.iter().enumerate() {
-        if in_str {
-            if esc {
-                esc = false;
-            } else if b == b'\\' {
-                esc = true;
-            } else if b == b'"' {
-                in_str = false;
-            }
-        } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-            if out.is_none() {
-                let mut v = Vec::with_capacity(bytes.len());
-                v.extend_from_slice(&bytes[..i]);
-                out = Some(v);
+    // Bytes before `kept` are in `out` (when there is one).
+    let mut kept = 0;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' {
+            // Strings are most of a log's bytes: jump from one quote or
+            // backslash to the next. An escape skips the byte after it;
+            // a string left open runs to the end.
+            i += 1;
+            loop {
+                match memchr::memchr2(b'"', b'\\', bytes.get(i..).unwrap_or_default()) {
+                    None => {
+                        i = bytes.len();
+                        break;
+                    }
+                    Some(k) if bytes[i + k] == b'"' => {
+                        i += k + 1;
+                        break;
+                    }
+                    Some(k) => i += k + 2,
+                }
             }
             continue;
-        } else if b == b'"' {
-            in_str = true;
         }
-        if let Some(v) = out.as_mut() {
-            v.push(b);
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            let v = out.get_or_insert_with(|| Vec::with_capacity(bytes.len()));
+            v.extend_from_slice(&bytes[kept..i]);
+            kept = i + 1;
         }
+        i += 1;
     }
     match out {
         None => Cow::Borrowed(s),
-        // Only ASCII bytes were dropped, so the rest is still UTF-8.
-        Some(v) => String::from_utf8(v).map_or(Cow::Borrowed(s), Cow::Owned),
+        Some(mut v) => {
+            v.extend_from_slice(&bytes[kept..]);
+            // Only ASCII bytes were dropped, so the rest is still UTF-8.
+            String::from_utf8(v).map_or(Cow::Borrowed(s), Cow::Owned)
+        }
     }
 }
 
@@ -345,6 +519,14 @@ impl Unmapped {
         match self.items.iter_mut().find(|(w, _)| *w == what) {
             Some((_, c)) => *c += n,
             None => self.items.push((what, n)),
+        }
+    }
+
+    /// Adds every count of `other`, in its order (merging what one line
+    /// recorded apart gives the counts and order adding them here would).
+    pub(crate) fn merge(&mut self, other: &Unmapped) {
+        for &(what, n) in &other.items {
+            self.add(what, n);
         }
     }
 
@@ -826,6 +1008,28 @@ impl TraceBuilder {
         self.reply = reply;
     }
 
+    /// [`TraceBuilder::add_call`] for messages shared with a cache: only
+    /// those past the history are copied.
+    pub(crate) fn add_shared_call(&mut self, req: SharedCall) {
+        let SharedCall {
+            messages,
+            keys,
+            prompt,
+            mut call,
+            reply,
+        } = req;
+        let have = self.messages.len();
+        self.meta.resize(have, None);
+        for m in messages.into_iter().skip(have) {
+            self.messages.push(Arc::unwrap_or_clone(m));
+            self.meta.push(None);
+        }
+        self.keys = keys;
+        call.prompt = self.prompt_index(prompt);
+        self.calls.push(call);
+        self.reply = reply;
+    }
+
     /// The finished trace: default model set, the last reply appended,
     /// tool_use / tool_result pairing repaired.
     pub(crate) fn finish(
@@ -888,12 +1092,41 @@ pub(crate) struct NewCall {
     pub prompt: Prompt,
 }
 
+/// A call whose messages are shared with a cache of parsed messages.
+pub(crate) struct SharedCall {
+    /// The messages sent (markers removed).
+    pub messages: Vec<Arc<Message>>,
+    /// Their keys ([`message_key`]).
+    pub keys: Vec<u64>,
+    /// The system prompt and tools.
+    pub prompt: Prompt,
+    /// The call.
+    pub call: Call,
+    /// Its reply, when it succeeded.
+    pub reply: Option<Message>,
+}
+
 /// The traces of one file, and which request extends which.
 #[derive(Default)]
 pub(crate) struct Conversations {
     /// Traces in order of their first request.
     pub builders: Vec<TraceBuilder>,
     seq: usize,
+    /// The traces by the number of their latest request's messages and a
+    /// hash of their keys ([`keys_hash`]): a request finds the traces it
+    /// may extend with one lookup per prefix of its own, instead of
+    /// comparing itself with every trace.
+    by_keys: HashMap<(usize, u64), Vec<usize>>,
+}
+
+/// The hash of a key list, built one key at a time so that the hashes of
+/// all prefixes of a list come in one pass.
+fn keys_hash_step(h: u64, key: u64) -> u64 {
+    (h.rotate_left(23) ^ key).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn keys_hash(keys: &[u64]) -> u64 {
+    keys.iter().fold(0, |h, &k| keys_hash_step(h, k))
 }
 
 impl Conversations {
@@ -908,26 +1141,72 @@ impl Conversations {
         call: Call,
         reply: Option<Message>,
     ) {
+        let i = self.extended_by(provider, line, &req.keys);
+        self.reindexed(i, |b| b.add_call(req, call, reply));
+    }
+
+    /// [`Conversations::add`] for messages shared with a cache
+    /// ([`TraceBuilder::add_shared_call`]).
+    pub(crate) fn add_shared(&mut self, provider: ProviderKind, line: usize, req: SharedCall) {
+        let i = self.extended_by(provider, line, &req.keys);
+        self.reindexed(i, |b| b.add_shared_call(req));
+    }
+
+    /// The index of the trace a request with message keys `keys` extends
+    /// (a new one when none), marked as the most recently extended.
+    fn extended_by(&mut self, provider: ProviderKind, line: usize, keys: &[u64]) -> usize {
         self.seq += 1;
-        let best = self
-            .builders
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| !b.keys.is_empty() && req.keys.starts_with(&b.keys))
-            .max_by_key(|(_, b)| (b.keys.len(), b.seq))
-            .map(|(i, _)| i);
+        let mut best: Option<(usize, (usize, usize))> = None;
+        let mut h = 0;
+        for (n, &k) in keys.iter().enumerate() {
+            h = keys_hash_step(h, k);
+            let len = n + 1;
+            for &i in self.by_keys.get(&(len, h)).into_iter().flatten() {
+                let Some(b) = self.builders.get(i) else {
+                    continue;
+                };
+                let rank = (b.keys.len(), b.seq);
+                if b.keys.len() == len
+                    && keys.starts_with(&b.keys)
+                    && best.is_none_or(|(_, r)| rank > r)
+                {
+                    best = Some((i, rank));
+                }
+            }
+        }
         let i = match best {
-            Some(i) => i,
+            Some((i, _)) => i,
             None => {
                 self.builders.push(TraceBuilder::new(provider, line));
                 self.builders.len() - 1
             }
         };
+        if let Some(b) = self.builders.get_mut(i) {
+            b.seq = self.seq;
+        }
+        i
+    }
+
+    /// Runs `extend` on trace `i`, keeping the index of latest keys.
+    fn reindexed(&mut self, i: usize, extend: impl FnOnce(&mut TraceBuilder)) {
         let Some(b) = self.builders.get_mut(i) else {
             return;
         };
-        b.seq = self.seq;
-        b.add_call(req, call, reply);
+        let before = (b.keys.len(), keys_hash(&b.keys));
+        extend(b);
+        let after = (b.keys.len(), keys_hash(&b.keys));
+        if before == after {
+            return;
+        }
+        if let Some(list) = self.by_keys.get_mut(&before) {
+            list.retain(|&j| j != i);
+            if list.is_empty() {
+                self.by_keys.remove(&before);
+            }
+        }
+        if after.0 > 0 {
+            self.by_keys.entry(after).or_default().push(i);
+        }
     }
 }
 
@@ -1022,6 +1301,105 @@ mod tests {
         let src = "{ \"a\" : [1, 2.50] ,\n \"b\": \"x  y\\\" z\" }";
         assert_eq!(compact_json(src), "{\"a\":[1,2.50],\"b\":\"x  y\\\" z\"}");
         assert!(matches!(compact_json("{\"a\":1}"), Cow::Borrowed(_)));
+    }
+
+    /// The byte-at-a-time compaction `compact_json` replaced.
+    fn compact_reference(s: &str) -> String {
+        let mut in_str = false;
+        let mut esc = false;
+        let mut out = Vec::new();
+        for &b in s.as_bytes() {
+            if in_str {
+                if esc {
+                    esc = false;
+                } else if b == b'\\' {
+                    esc = true;
+                } else if b == b'"' {
+                    in_str = false;
+                }
+            } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                continue;
+            } else if b == b'"' {
+                in_str = true;
+            }
+            out.push(b);
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn compact_matches_the_byte_at_a_time_reference(s in "[ \t\r\n\"\\\\a{}:,é]{0,40}") {
+            proptest::prop_assert_eq!(compact_json(&s).into_owned(), compact_reference(&s));
+        }
+    }
+
+    proptest::proptest! {
+        /// The index of latest keys picks the trace the plain rule picks:
+        /// the longest prefix among all traces, then the most recent.
+        #[test]
+        fn conversations_pick_what_a_scan_of_every_trace_picks(
+            requests in proptest::collection::vec((0usize..8, proptest::collection::vec(0u64..3, 0..4)), 1..40),
+        ) {
+            let mut convs = Conversations::default();
+            // The plain rule over (keys, last extended) of every trace.
+            let mut plain: Vec<(Vec<u64>, usize)> = Vec::new();
+            let mut sent: Vec<Vec<u64>> = Vec::new();
+            for (seq, (base, more)) in requests.into_iter().enumerate() {
+                // Most requests extend an earlier one.
+                let mut keys = sent.get(base).cloned().unwrap_or_default();
+                keys.extend(more);
+                if keys.is_empty() {
+                    keys.push(7);
+                }
+                sent.push(keys.clone());
+                let want = plain
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (k, _))| !k.is_empty() && keys.starts_with(k))
+                    .max_by_key(|(_, (k, s))| (k.len(), *s))
+                    .map_or(plain.len(), |(i, _)| i);
+                if want == plain.len() {
+                    plain.push((Vec::new(), 0));
+                }
+                plain[want] = (keys.clone(), seq);
+                let got = convs.extended_by(ProviderKind::Anthropic, seq, &keys);
+                convs.reindexed(got, |b| b.keys = keys);
+                proptest::prop_assert_eq!(got, want);
+            }
+        }
+    }
+
+    /// Every line of every batch, as (number, text or column).
+    fn batched(bytes: &[u8], target: usize) -> Vec<(usize, Result<String, usize>)> {
+        let mut batches = LineBatches::new(bytes, target, None);
+        let mut out = Vec::new();
+        while let Some(b) = batches.next_batch().unwrap() {
+            assert!(!b.lines().is_empty());
+            for (n, r) in b.lines() {
+                out.push((*n, r.clone().map(|r| b.text(r).unwrap().to_owned())));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn batches_hold_whole_lines_numbered_across_batches() {
+        let text = b"a\n\nbb\r\nccc\n\xffd\ne";
+        let want = vec![
+            (1, Ok("a\n".to_owned())),
+            (2, Ok("\n".to_owned())),
+            (3, Ok("bb\r\n".to_owned())),
+            (4, Ok("ccc\n".to_owned())),
+            (5, Err(1)),
+            (6, Ok("e".to_owned())),
+        ];
+        // One batch, a line a batch, and lines longer than the batch size.
+        for target in [1, 2, 3, 5, 1 << 20] {
+            assert_eq!(batched(text, target), want, "target {target}");
+        }
+        assert!(batched(b"", 4).is_empty());
+        assert_eq!(batched(b"\n", 4), vec![(1, Ok("\n".to_owned()))]);
     }
 
     #[test]
