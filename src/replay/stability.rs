@@ -492,7 +492,7 @@ mod tests {
             if self.calls >= self.from {
                 // Leaked so the view may borrow it for 'h (a test only).
                 let other: &'h Message = Box::leak(Box::new(self.other.clone()));
-                view.messages[0] = WireMessage::unchanged(other);
+                view.messages[0] = crate::engine::rewrite::WireMessage::unchanged(other);
             }
             Ok(PolicyView {
                 view,
