@@ -174,8 +174,10 @@ fn sweep_group(
     progress: &dyn Progress,
 ) -> Result<Vec<TraceSweep>, AppError> {
     let traces: Vec<&Trace> = group.iter().map(|&i| &plan.traces[i]).collect();
+    // An account's traces are counted side by side (each counts its own
+    // texts in parallel too, but a short session has few).
     let prepared = traces
-        .iter()
+        .par_iter()
         .map(|t| prepare(t, &plan.cost, memo))
         .collect::<Result<Vec<_>, _>>()?;
     let baselines = traces
