@@ -177,13 +177,17 @@ impl RawObject {
             Member::Text(t, _) => return Some(Ok(t.clone())),
             Member::Raw(raw) => raw,
         };
-        let text: Arc<str> = match serde_json::from_str::<String>(raw.get()) {
-            Ok(s) => s.into(),
-            Err(e) => return Some(Err(e)),
+        let text: Arc<str> = match unescape_canonical(raw.get()) {
+            Some(text) => {
+                let text: Arc<str> = text.into();
+                *member = Member::Text(text.clone(), OnceLock::new());
+                text
+            }
+            None => match serde_json::from_str::<String>(raw.get()) {
+                Ok(s) => s.into(),
+                Err(e) => return Some(Err(e)),
+            },
         };
-        if is_canonical_string(raw.get()) {
-            *member = Member::Text(text.clone(), OnceLock::new());
-        }
         Some(Ok(text))
     }
 
@@ -237,9 +241,28 @@ impl RawObject {
         out.push('}');
     }
 
+    /// About the length of the compact JSON text (exact for raw members;
+    /// escapes in a shared text add a little), so that a long block is
+    /// written into one allocation instead of a run of doublings.
+    pub fn json_len_hint(&self) -> usize {
+        let members: usize = self
+            .members
+            .iter()
+            .map(|(k, v)| {
+                k.len()
+                    + 4
+                    + match v {
+                        Member::Raw(r) => r.get().len(),
+                        Member::Text(t, _) => t.len() + t.len() / 16 + 2,
+                    }
+            })
+            .sum();
+        members + 2
+    }
+
     /// The compact JSON text of the object.
     pub fn to_json(&self) -> String {
-        let mut s = String::new();
+        let mut s = String::with_capacity(self.json_len_hint());
         self.write_json(&mut s);
         s
     }
@@ -341,7 +364,24 @@ pub fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Long texts are mostly bytes that need no escape: skip them eight
+        // at a time (the loaded trace is written from its texts, so this
+        // runs over every payload on every serialization).
+        if let Some(word) = bytes.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            match escape_mask(u64::from_le_bytes(w)) {
+                0 => {
+                    i += 8;
+                    continue;
+                }
+                // The lowest flagged byte is exact (see `escape_mask`).
+                m => i += (m.trailing_zeros() / 8) as usize,
+            }
+        }
+        let b = bytes[i];
         let short = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -351,7 +391,10 @@ pub fn push_json_string(out: &mut String, s: &str) {
             0x08 => "\\b",
             0x0c => "\\f",
             0x00..=0x1f => "",
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         // Escaped bytes are ASCII, so `start..i` ends on a char boundary.
         out.push_str(&s[start..i]);
@@ -363,47 +406,106 @@ pub fn push_json_string(out: &mut String, s: &str) {
         } else {
             out.push_str(short);
         }
-        start = i + 1;
+        i += 1;
+        start = i;
     }
     out.push_str(&s[start..]);
     out.push('"');
 }
 
-/// Whether `json`, a valid JSON string literal, is exactly the canonical
-/// encoding ([`push_json_string`]) of its text. Valid JSON has no raw
-/// control character or `"` inside a string, so only its escapes can
-/// differ: each must be one the canonical encoder writes. A scan for
-/// backslashes (a memchr), far cheaper than encoding and comparing.
-fn is_canonical_string(json: &str) -> bool {
-    let Some(inner) = json.strip_prefix('"').and_then(|s| s.strip_suffix('"')) else {
-        return false;
-    };
+/// A mask with the high bit of each of the eight bytes of `w` (little
+/// endian) that is a control character, `"` or `\\` set, and possibly of
+/// some bytes above such a byte (the classic "has a byte less than n /
+/// equal to c" bit tricks: a borrow only runs upwards): zero exactly when
+/// no byte needs escaping, and its lowest set bit is always a true one.
+fn escape_mask(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    below_space | zero_byte(w ^ (ONES * u64::from(b'"'))) | zero_byte(w ^ (ONES * u64::from(b'\\')))
+}
+
+/// The text of `json`, a JSON string literal, when `json` is exactly the
+/// canonical encoding ([`push_json_string`]) of that text; `None` for any
+/// other spelling (`\\u00e9`, `\\/`, `\\u000a`, uppercase hex, …) and for
+/// anything that is not a valid string literal: the caller then parses it
+/// as serde_json does and keeps its bytes. One pass that decodes and
+/// checks together, skipping eight plain bytes at a time: the check costs
+/// nothing over the decoding serde_json would do anyway.
+fn unescape_canonical(json: &str) -> Option<String> {
+    let inner = json.strip_prefix('"')?.strip_suffix('"')?;
     let b = inner.as_bytes();
-    let mut rest = inner;
-    let mut at = 0;
-    while let Some(i) = rest.find('\\') {
-        let i = at + i;
-        let ok = match b.get(i + 1) {
-            Some(b'"' | b'\\' | b'n' | b't' | b'r' | b'b' | b'f') => 2,
-            Some(b'u') => match b.get(i + 2..i + 6) {
-                Some([b'0', b'0', h, l])
-                    if matches!(h, b'0' | b'1')
-                        && matches!(l, b'0'..=b'9' | b'a'..=b'f')
-                        && !matches!((h, l), (b'0', b'8' | b'9' | b'a' | b'c' | b'd')) =>
-                {
-                    6
+    let mut out = String::with_capacity(inner.len());
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(word) = b.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            match escape_mask(u64::from_le_bytes(w)) {
+                0 => {
+                    i += 8;
+                    continue;
                 }
-                _ => 0,
-            },
-            _ => 0,
-        };
-        if ok == 0 {
-            return false;
+                m => i += (m.trailing_zeros() / 8) as usize,
+            }
         }
-        at = i + ok;
-        rest = &inner[at..];
+        match b[i] {
+            b'\\' => {}
+            // A raw quote or control character: not a valid literal.
+            b'"' | 0x00..=0x1f => return None,
+            _ => {
+                i += 1;
+                continue;
+            }
+        }
+        // `i` is at an ASCII byte, so on a char boundary.
+        out.push_str(&inner[start..i]);
+        let c = match *b.get(i + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'n' => '\n',
+            b't' => '\t',
+            b'r' => '\r',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'u' => {
+                let c = match b.get(i + 2..i + 6)? {
+                    [
+                        b'0',
+                        b'0',
+                        h @ (b'0' | b'1'),
+                        l @ (b'0'..=b'9' | b'a'..=b'f'),
+                    ] => {
+                        let hex = |d: u8| {
+                            if d.is_ascii_digit() {
+                                d - b'0'
+                            } else {
+                                d - b'a' + 10
+                            }
+                        };
+                        char::from(hex(*h) << 4 | hex(*l))
+                    }
+                    _ => return None,
+                };
+                // Those with a short form are written short.
+                if matches!(c, '\u{8}' | '\t' | '\n' | '\u{c}' | '\r') {
+                    return None;
+                }
+                out.push(c);
+                i += 6;
+                start = i;
+                continue;
+            }
+            _ => return None,
+        };
+        out.push(c);
+        i += 2;
+        start = i;
     }
-    true
+    out.push_str(&inner[start..]);
+    Some(out)
 }
 
 /// Whether `json` is the canonical encoding of `text`, without building it.
@@ -594,6 +696,30 @@ mod tests {
             push_json_string(&mut out, s);
             assert_eq!(out, serde_json::to_string(s).unwrap());
         }
+        // Every byte at every place of an eight-byte word, among others.
+        for c in (0u8..=0x7f).map(char::from).chain(['é', '😀']) {
+            for at in 0..20 {
+                let s = format!("{}{c}{}", "a".repeat(at), "xy/".repeat(7));
+                let mut out = String::new();
+                push_json_string(&mut out, &s);
+                assert_eq!(out, serde_json::to_string(&s).unwrap(), "{s:?}");
+            }
+        }
+        // Two in one word: a borrow may flag bytes above a true one.
+        let odd = [
+            '\0', '\u{1}', '\u{1f}', ' ', '!', '"', '#', '\\', ']', 'é', '\u{7f}',
+        ];
+        for a in odd {
+            for b in odd {
+                for gap in 0..9 {
+                    let s = format!("ab{a}{}{b}cdefghij", "-".repeat(gap));
+                    let mut out = String::new();
+                    push_json_string(&mut out, &s);
+                    assert_eq!(out, serde_json::to_string(&s).unwrap(), "{s:?}");
+                    assert_eq!(unescape_canonical(&out).as_deref(), Some(s.as_str()));
+                }
+            }
+        }
     }
 
     #[test]
@@ -603,7 +729,8 @@ mod tests {
             r#""a \"b\" \\ \n\t\r\b\f""#,
             r#""\u0000\u001f\u000b\u0019 é 😀 /""#,
         ] {
-            assert!(is_canonical_string(yes), "{yes}");
+            let want: String = serde_json::from_str(yes).unwrap();
+            assert_eq!(unescape_canonical(yes), Some(want), "{yes}");
         }
         for no in [
             r#""caf\u00e9""#,
@@ -615,9 +742,12 @@ mod tests {
             r#""\u0020""#,
             r#""\u0022""#,
             r#""x\"#,
+            r#""a"b""#,
+            "\"a\u{1}b\"",
+            "\"a\nbcdefghijkl\"",
             "1",
         ] {
-            assert!(!is_canonical_string(no), "{no}");
+            assert_eq!(unescape_canonical(no), None, "{no}");
         }
     }
 

@@ -540,7 +540,12 @@ impl Message {
 
     /// Compact JSON of the message as recorded.
     pub fn to_json(&self) -> String {
-        let mut s = String::new();
+        let blocks: usize = self
+            .blocks()
+            .iter()
+            .map(|b| b.fields.json_len_hint() + 1)
+            .sum();
+        let mut s = String::with_capacity(self.fields.json_len_hint() + blocks);
         self.write_json(&mut s);
         s
     }
