@@ -307,10 +307,17 @@ fn measure(args: &[&str]) -> Measured {
     }
 }
 
-/// The memory target: peak RSS at most about twice the largest single
-/// input file. "About": the process itself (binary, tokenizer tables,
-/// thread stacks) adds a few tens of MB that do not scale with the input.
+/// The memory target for the imports: peak RSS at most about twice the
+/// largest single input file. "About": the process itself (binary,
+/// tokenizer tables, thread stacks) adds a few tens of MB that do not scale
+/// with the input, and those files are 50 MB.
 const TARGET: f64 = 2.5;
+
+/// The memory target for the 1 GB trace: a loaded trace holds each string
+/// once (about 1× its JSON) and a sweep adds its concurrent replays'
+/// state; measured 1.04× (recall) to 1.45× (sweep), so this leaves about
+/// 10% for noise.
+const TRACE_TARGET: f64 = 1.6;
 
 fn mb(b: u64) -> f64 {
     b as f64 / 1e6
@@ -402,7 +409,7 @@ fn one_gigabyte_canonical_trace() {
     }
     for (what, r) in &results {
         assert!(
-            r.peak_rss_bytes as f64 <= TARGET * size as f64,
+            r.peak_rss_bytes as f64 <= TRACE_TARGET * size as f64,
             "{what} peaked at {:.2} × the file",
             r.peak_rss_bytes as f64 / size as f64
         );
@@ -576,6 +583,11 @@ fn where_the_memory_of_a_loaded_trace_goes() {
         "parsed text / tool results   {:>8.0} MB (unescaped strings; {:.0} MB of it shared with the block's fields)",
         mb(parsed),
         mb(shared)
+    );
+    assert!(
+        (after - before) as f64 <= 1.15 * size as f64,
+        "a loaded trace takes {:.2} × its file",
+        (after - before) as f64 / size as f64
     );
     // The usual text is written with the canonical escaping, so a block
     // keeps it once: what blocks hold raw is the small members around it.
