@@ -58,7 +58,8 @@ impl<'a> MemberValue<'a> {
         }
     }
 
-    /// Whether the JSON bytes equal `json`, without encoding a text.
+    /// Whether the JSON bytes equal `json` (a text is encoded only when
+    /// the lengths allow equality).
     fn json_eq(self, json: &str) -> bool {
         match self {
             MemberValue::Raw(r) => r.get() == json,
@@ -508,7 +509,8 @@ fn unescape_canonical(json: &str) -> Option<String> {
     Some(out)
 }
 
-/// Whether `json` is the canonical encoding of `text`, without building it.
+/// Whether `json` is the canonical encoding of `text` (used to compare a
+/// shared member with a raw one; rare, so it simply encodes and compares).
 fn json_string_eq(text: &str, json: &str) -> bool {
     // Cheap length bounds first: the encoding is 2 bytes longer than the
     // text at least, 6 bytes per byte at most.

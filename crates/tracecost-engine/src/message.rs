@@ -172,18 +172,11 @@ impl ContentBlock {
                 let tool_use_id = parse_str(&fields, "tool_use_id")?;
                 let content = match fields.value("content") {
                     None => ToolResultContent::Empty,
-                    Some(MemberValue::Text(_)) => {
-                        ToolResultContent::Text(share_str(&mut fields, "content")?)
-                    }
-                    Some(MemberValue::Raw(raw)) if raw.get().starts_with('"') => {
-                        ToolResultContent::Text(
-                            share_str(&mut fields, "content")
-                                .map_err(|_| ShapeError::new("/content", "a string"))?,
-                        )
-                    }
-                    Some(MemberValue::Raw(raw)) => {
+                    Some(MemberValue::Raw(raw)) if !raw.get().starts_with('"') => {
                         parse_tool_result_content(raw).map_err(|e| e.within("content"))?
                     }
+                    // A string, as read or already shared.
+                    Some(_) => ToolResultContent::Text(share_str(&mut fields, "content")?),
                 };
                 let is_error = match fields.parse::<Option<bool>>("is_error") {
                     None => false,
@@ -260,13 +253,7 @@ impl ContentBlock {
     /// The raw `input` of a tool_use block, byte for byte.
     pub fn tool_input(&self) -> Option<&RawValue> {
         match self.kind {
-            BlockKind::ToolUse { .. } => match self.fields.value("input")? {
-                MemberValue::Raw(r) => Some(r),
-                // Only strings are held as text, and a string input is
-                // refused by nothing here but never shared either: only
-                // `text` and `content` members are.
-                MemberValue::Text(_) => None,
-            },
+            BlockKind::ToolUse { .. } => self.fields.get("input"),
             _ => None,
         }
     }
