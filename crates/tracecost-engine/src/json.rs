@@ -5,8 +5,15 @@
 //! counts and busts prompt caches. [`RawObject`] keeps each member's value as
 //! the exact bytes it was read from, in document order, so an object that is
 //! not edited serializes back to the same values byte for byte.
+//!
+//! A long string member whose bytes are exactly what the canonical encoder
+//! writes for its text (see [`push_json_string`]) can instead be kept as the
+//! text alone ([`RawObject::share_string`]): its bytes are derived from the
+//! text when written, so the text a block exposes and the bytes it writes
+//! are one allocation, not two.
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
@@ -18,7 +25,56 @@ use serde_json::value::RawValue;
 /// Whitespace between tokens is not kept; every value's bytes are.
 #[derive(Clone, Default)]
 pub struct RawObject {
-    members: Vec<(Box<str>, Box<RawValue>)>,
+    members: Vec<(Box<str>, Member)>,
+}
+
+/// How one member's value is held.
+#[derive(Clone)]
+enum Member {
+    /// The exact bytes read (or built).
+    Raw(Box<RawValue>),
+    /// A JSON string held as its text; its bytes are the canonical
+    /// encoding of the text, written on demand. [`RawObject::get`] must
+    /// lend bytes, so it encodes them once into the cell; the engine's own
+    /// paths write from the text and leave the cell empty.
+    Text(Arc<str>, OnceLock<Box<RawValue>>),
+}
+
+/// A member's value, borrowed from a [`RawObject`].
+#[derive(Debug, Clone, Copy)]
+pub enum MemberValue<'a> {
+    /// Raw JSON bytes.
+    Raw(&'a RawValue),
+    /// A JSON string held as its text (written with canonical escaping).
+    Text(&'a str),
+}
+
+impl<'a> MemberValue<'a> {
+    /// Appends the value's JSON bytes to `out`.
+    pub fn write_json(self, out: &mut String) {
+        match self {
+            MemberValue::Raw(r) => out.push_str(r.get()),
+            MemberValue::Text(t) => push_json_string(out, t),
+        }
+    }
+
+    /// Whether the JSON bytes equal `json` (a text is encoded only when
+    /// the lengths allow equality).
+    fn json_eq(self, json: &str) -> bool {
+        match self {
+            MemberValue::Raw(r) => r.get() == json,
+            MemberValue::Text(t) => json_string_eq(t, json),
+        }
+    }
+}
+
+impl Member {
+    fn value(&self) -> MemberValue<'_> {
+        match self {
+            Member::Raw(r) => MemberValue::Raw(r),
+            Member::Text(t, _) => MemberValue::Text(t),
+        }
+    }
 }
 
 impl fmt::Debug for RawObject {
@@ -34,7 +90,15 @@ impl PartialEq for RawObject {
                 .members
                 .iter()
                 .zip(&other.members)
-                .all(|((ka, va), (kb, vb))| ka == kb && va.get() == vb.get())
+                .all(|((ka, va), (kb, vb))| {
+                    ka == kb
+                        && match (va, vb) {
+                            // Canonical encoding is one-to-one: equal texts,
+                            // equal bytes.
+                            (Member::Text(a, _), Member::Text(b, _)) => a == b,
+                            (Member::Raw(a), b) | (b, Member::Raw(a)) => b.value().json_eq(a.get()),
+                        }
+                })
     }
 }
 
@@ -52,11 +116,26 @@ impl RawObject {
     }
 
     /// The raw bytes of member `key`, if present (first occurrence).
+    ///
+    /// A member held as text (see [`RawObject::share_string`]) is encoded
+    /// on the first call and the bytes kept with it from then on: prefer
+    /// [`RawObject::value`] for those, which lends the text.
     pub fn get(&self, key: &str) -> Option<&RawValue> {
         self.members
             .iter()
             .find(|(k, _)| &**k == key)
-            .map(|(_, v)| &**v)
+            .map(|(_, v)| match v {
+                Member::Raw(r) => &**r,
+                Member::Text(t, bytes) => &**bytes.get_or_init(|| raw_string(t)),
+            })
+    }
+
+    /// Member `key`'s value as held, if present (first occurrence).
+    pub fn value(&self, key: &str) -> Option<MemberValue<'_>> {
+        self.members
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| v.value())
     }
 
     /// Parses member `key` as `T`; `None` when absent, `Err` when mistyped.
@@ -64,15 +143,53 @@ impl RawObject {
         &'a self,
         key: &str,
     ) -> Option<Result<T, serde_json::Error>> {
-        self.get(key).map(|raw| serde_json::from_str(raw.get()))
+        self.value(key).map(|v| match v {
+            MemberValue::Raw(raw) => serde_json::from_str(raw.get()),
+            MemberValue::Text(t) => T::deserialize(TextDeserializer(t)),
+        })
     }
 
     /// Replaces member `key` in place, or appends it when absent.
     pub fn set(&mut self, key: &str, value: Box<RawValue>) {
+        self.put(key, Member::Raw(value));
+    }
+
+    /// Sets member `key` to the JSON string of `text` (canonical escaping),
+    /// sharing the text instead of holding its encoded bytes.
+    pub fn set_text(&mut self, key: &str, text: Arc<str>) {
+        self.put(key, Member::Text(text, OnceLock::new()));
+    }
+
+    fn put(&mut self, key: &str, value: Member) {
         match self.members.iter_mut().find(|(k, _)| &**k == key) {
             Some((_, v)) => *v = value,
             None => self.members.push((key.into(), value)),
         }
+    }
+
+    /// Member `key` as a string: `None` when absent, `Err` when not a
+    /// string. When the member's bytes are the canonical encoding of its
+    /// text (the usual case), the member is changed to hold the returned
+    /// text instead, so the bytes and the text are kept once; otherwise
+    /// (e.g. `\u00e9` or `\/` escapes) the bytes stay as read.
+    pub fn share_string(&mut self, key: &str) -> Option<Result<Arc<str>, serde_json::Error>> {
+        let (_, member) = self.members.iter_mut().find(|(k, _)| &**k == key)?;
+        let raw = match member {
+            Member::Text(t, _) => return Some(Ok(t.clone())),
+            Member::Raw(raw) => raw,
+        };
+        let text: Arc<str> = match unescape_canonical(raw.get()) {
+            Some(text) => {
+                let text: Arc<str> = text.into();
+                *member = Member::Text(text.clone(), OnceLock::new());
+                text
+            }
+            None => match serde_json::from_str::<String>(raw.get()) {
+                Ok(s) => s.into(),
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        Some(Ok(text))
     }
 
     /// Removes member `key`; returns whether it was present.
@@ -83,8 +200,8 @@ impl RawObject {
     }
 
     /// Members in document order.
-    pub fn members(&self) -> impl ExactSizeIterator<Item = (&str, &RawValue)> {
-        self.members.iter().map(|(k, v)| (&**k, &**v))
+    pub fn members(&self) -> impl ExactSizeIterator<Item = (&str, MemberValue<'_>)> {
+        self.members.iter().map(|(k, v)| (&**k, v.value()))
     }
 
     /// Number of members.
@@ -106,18 +223,18 @@ impl RawObject {
     /// (used to add `cache_control` to a block on the wire).
     pub fn write_json_with(&self, out: &mut String, extra: Option<(&str, &str)>) {
         out.push('{');
-        let mut first = true;
-        let extra_iter = extra.into_iter();
-        for (k, v) in self
-            .members
-            .iter()
-            .map(|(k, v)| (&**k, v.get()))
-            .chain(extra_iter)
-        {
-            if !first {
+        for (i, (k, v)) in self.members.iter().enumerate() {
+            if i > 0 {
                 out.push(',');
             }
-            first = false;
+            push_json_string(out, k);
+            out.push(':');
+            v.value().write_json(out);
+        }
+        if let Some((k, v)) = extra {
+            if !self.members.is_empty() {
+                out.push(',');
+            }
             push_json_string(out, k);
             out.push(':');
             out.push_str(v);
@@ -125,9 +242,28 @@ impl RawObject {
         out.push('}');
     }
 
+    /// About the length of the compact JSON text (exact for raw members;
+    /// escapes in a shared text add a little), so that a long block is
+    /// written into one allocation instead of a run of doublings.
+    pub fn json_len_hint(&self) -> usize {
+        let members: usize = self
+            .members
+            .iter()
+            .map(|(k, v)| {
+                k.len()
+                    + 4
+                    + match v {
+                        Member::Raw(r) => r.get().len(),
+                        Member::Text(t, _) => t.len() + t.len() / 16 + 2,
+                    }
+            })
+            .sum();
+        members + 2
+    }
+
     /// The compact JSON text of the object.
     pub fn to_json(&self) -> String {
-        let mut s = String::new();
+        let mut s = String::with_capacity(self.json_len_hint());
         self.write_json(&mut s);
         s
     }
@@ -220,12 +356,206 @@ impl<'de> Visitor<'de> for UniqueKeysVisitor {
     }
 }
 
-/// Appends `s` as a JSON string literal (serde_json's escaping rules).
+/// Appends `s` as a JSON string literal with the canonical escaping, the
+/// one serde_json's serializer writes: `"` and `\\` escaped, `\n` `\t` `\r`
+/// `\b` `\f` in their short forms, the other control characters as
+/// `\u00XX` with lowercase hex, everything else (non-ASCII, `/`, DEL) as is.
 pub fn push_json_string(out: &mut String, s: &str) {
-    // serde_json never fails to serialize a &str.
-    match serde_json::to_string(s) {
-        Ok(quoted) => out.push_str(&quoted),
-        Err(_) => out.push_str("\"\""),
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        // Long texts are mostly bytes that need no escape: skip them eight
+        // at a time (the loaded trace is written from its texts, so this
+        // runs over every payload on every serialization).
+        if let Some(word) = bytes.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            match escape_mask(u64::from_le_bytes(w)) {
+                0 => {
+                    i += 8;
+                    continue;
+                }
+                // The lowest flagged byte is exact (see `escape_mask`).
+                m => i += (m.trailing_zeros() / 8) as usize,
+            }
+        }
+        let b = bytes[i];
+        let short = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\t' => "\\t",
+            b'\r' => "\\r",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        // Escaped bytes are ASCII, so `start..i` ends on a char boundary.
+        out.push_str(&s[start..i]);
+        if short.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xf) as usize] as char);
+        } else {
+            out.push_str(short);
+        }
+        i += 1;
+        start = i;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// A mask with the high bit of each of the eight bytes of `w` (little
+/// endian) that is a control character, `"` or `\\` set, and possibly of
+/// some bytes above such a byte (the classic "has a byte less than n /
+/// equal to c" bit tricks: a borrow only runs upwards): zero exactly when
+/// no byte needs escaping, and its lowest set bit is always a true one.
+fn escape_mask(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    below_space | zero_byte(w ^ (ONES * u64::from(b'"'))) | zero_byte(w ^ (ONES * u64::from(b'\\')))
+}
+
+/// The text of `json`, a JSON string literal, when `json` is exactly the
+/// canonical encoding ([`push_json_string`]) of that text; `None` for any
+/// other spelling (`\\u00e9`, `\\/`, `\\u000a`, uppercase hex, …) and for
+/// anything that is not a valid string literal: the caller then parses it
+/// as serde_json does and keeps its bytes. One pass that decodes and
+/// checks together, skipping eight plain bytes at a time: the check costs
+/// nothing over the decoding serde_json would do anyway.
+fn unescape_canonical(json: &str) -> Option<String> {
+    let inner = json.strip_prefix('"')?.strip_suffix('"')?;
+    let b = inner.as_bytes();
+    let mut out = String::with_capacity(inner.len());
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(word) = b.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            match escape_mask(u64::from_le_bytes(w)) {
+                0 => {
+                    i += 8;
+                    continue;
+                }
+                m => i += (m.trailing_zeros() / 8) as usize,
+            }
+        }
+        match b[i] {
+            b'\\' => {}
+            // A raw quote or control character: not a valid literal.
+            b'"' | 0x00..=0x1f => return None,
+            _ => {
+                i += 1;
+                continue;
+            }
+        }
+        // `i` is at an ASCII byte, so on a char boundary.
+        out.push_str(&inner[start..i]);
+        let c = match *b.get(i + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'n' => '\n',
+            b't' => '\t',
+            b'r' => '\r',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'u' => {
+                let c = match b.get(i + 2..i + 6)? {
+                    [
+                        b'0',
+                        b'0',
+                        h @ (b'0' | b'1'),
+                        l @ (b'0'..=b'9' | b'a'..=b'f'),
+                    ] => {
+                        let hex = |d: u8| {
+                            if d.is_ascii_digit() {
+                                d - b'0'
+                            } else {
+                                d - b'a' + 10
+                            }
+                        };
+                        char::from(hex(*h) << 4 | hex(*l))
+                    }
+                    _ => return None,
+                };
+                // Those with a short form are written short.
+                if matches!(c, '\u{8}' | '\t' | '\n' | '\u{c}' | '\r') {
+                    return None;
+                }
+                out.push(c);
+                i += 6;
+                start = i;
+                continue;
+            }
+            _ => return None,
+        };
+        out.push(c);
+        i += 2;
+        start = i;
+    }
+    out.push_str(&inner[start..]);
+    Some(out)
+}
+
+/// Whether `json` is the canonical encoding of `text` (used to compare a
+/// shared member with a raw one; rare, so it simply encodes and compares).
+fn json_string_eq(text: &str, json: &str) -> bool {
+    // Cheap length bounds first: the encoding is 2 bytes longer than the
+    // text at least, 6 bytes per byte at most.
+    if json.len() < text.len() + 2 || json.len() > 6 * text.len() + 2 {
+        return false;
+    }
+    let mut quoted = String::with_capacity(json.len());
+    push_json_string(&mut quoted, text);
+    quoted == json
+}
+
+/// Deserializes a shared string member as serde_json would its JSON
+/// string: a string (borrowed), `Some` of it for an option, a unit enum
+/// variant by name; any other type is an "invalid type" error.
+struct TextDeserializer<'a>(&'a str);
+
+impl<'de> Deserializer<'de> for TextDeserializer<'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
+        v.visit_borrowed_str(self.0)
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
+        v.visit_some(self)
+    }
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        v: V,
+    ) -> Result<V::Value, Self::Error> {
+        v.visit_newtype_struct(self)
+    }
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, Self::Error> {
+        v.visit_enum(serde::de::value::BorrowedStrDeserializer::new(self.0))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct
+        identifier ignored_any
     }
 }
 
@@ -259,7 +589,12 @@ impl Serialize for RawObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.members.len()))?;
         for (k, v) in &self.members {
-            map.serialize_entry(&**k, &**v)?;
+            match v {
+                Member::Raw(r) => map.serialize_entry(&**k, &**r)?,
+                // serde_json's serializer writes a str with the canonical
+                // escaping, the bytes this member stands for.
+                Member::Text(t, _) => map.serialize_entry(&**k, &**t)?,
+            }
         }
         map.end()
     }
@@ -274,7 +609,7 @@ impl<'de> Deserialize<'de> for RawObject {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject, A::Error> {
-                let mut members: Vec<(Box<str>, Box<RawValue>)> =
+                let mut members: Vec<(Box<str>, Member)> =
                     Vec::with_capacity(map.size_hint().unwrap_or(4));
                 // A key twice is refused: which one would count is
                 // undefined in JSON, and a raw object writes back every
@@ -300,7 +635,7 @@ impl<'de> Deserialize<'de> for RawObject {
                         );
                     }
                     let value: Box<RawValue> = map.next_value()?;
-                    members.push((key.into_boxed_str(), value));
+                    members.push((key.into_boxed_str(), Member::Raw(value)));
                 }
                 Ok(RawObject { members })
             }
@@ -352,6 +687,99 @@ mod tests {
             s,
             r#"{"a":"x","c":"y","cache_control":{"type":"ephemeral"}}"#
         );
+    }
+
+    #[test]
+    fn push_json_string_writes_what_serde_json_writes() {
+        let mut all: String = (0u8..=0x7f).map(char::from).collect();
+        all.push_str("é€\u{2028}😀/");
+        for s in [all.as_str(), "", "plain", "\"", "a\\b\n"] {
+            let mut out = String::new();
+            push_json_string(&mut out, s);
+            assert_eq!(out, serde_json::to_string(s).unwrap());
+        }
+        // Every byte at every place of an eight-byte word, among others.
+        for c in (0u8..=0x7f).map(char::from).chain(['é', '😀']) {
+            for at in 0..20 {
+                let s = format!("{}{c}{}", "a".repeat(at), "xy/".repeat(7));
+                let mut out = String::new();
+                push_json_string(&mut out, &s);
+                assert_eq!(out, serde_json::to_string(&s).unwrap(), "{s:?}");
+            }
+        }
+        // Two in one word: a borrow may flag bytes above a true one.
+        let odd = [
+            '\0', '\u{1}', '\u{1f}', ' ', '!', '"', '#', '\\', ']', 'é', '\u{7f}',
+        ];
+        for a in odd {
+            for b in odd {
+                for gap in 0..9 {
+                    let s = format!("ab{a}{}{b}cdefghij", "-".repeat(gap));
+                    let mut out = String::new();
+                    push_json_string(&mut out, &s);
+                    assert_eq!(out, serde_json::to_string(&s).unwrap(), "{s:?}");
+                    assert_eq!(unescape_canonical(&out).as_deref(), Some(s.as_str()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn canonical_strings_are_told_from_other_spellings() {
+        for yes in [
+            r#""""#,
+            r#""a \"b\" \\ \n\t\r\b\f""#,
+            r#""\u0000\u001f\u000b\u0019 é 😀 /""#,
+        ] {
+            let want: String = serde_json::from_str(yes).unwrap();
+            assert_eq!(unescape_canonical(yes), Some(want), "{yes}");
+        }
+        for no in [
+            r#""caf\u00e9""#,
+            r#""a\/b""#,
+            r#""\ud83d\ude00""#,
+            r#""\u000a""#,
+            r#""\u0008""#,
+            r#""\u001F""#,
+            r#""\u0020""#,
+            r#""\u0022""#,
+            r#""x\"#,
+            r#""a"b""#,
+            "\"a\u{1}b\"",
+            "\"a\nbcdefghijkl\"",
+            "1",
+        ] {
+            assert_eq!(unescape_canonical(no), None, "{no}");
+        }
+    }
+
+    #[test]
+    fn a_shared_string_reads_writes_and_compares_as_its_bytes() {
+        let src = r#"{"type":"text","text":"a\"b\n","n":1}"#;
+        let mut obj = RawObject::from_json(src).unwrap();
+        let plain = obj.clone();
+        assert_eq!(&*obj.share_string("text").unwrap().unwrap(), "a\"b\n");
+        assert!(matches!(
+            obj.value("text"),
+            Some(MemberValue::Text("a\"b\n"))
+        ));
+        assert_eq!(obj.to_json(), src);
+        assert_eq!(serde_json::to_string(&obj).unwrap(), src);
+        assert_eq!(obj, plain);
+        assert_eq!(plain, obj);
+        assert_eq!(obj.parse::<String>("text").unwrap().unwrap(), "a\"b\n");
+        assert_eq!(
+            obj.parse::<Option<&str>>("text").unwrap().unwrap(),
+            Some("a\"b\n")
+        );
+        assert!(obj.parse::<u64>("text").unwrap().is_err());
+        assert_eq!(obj.get("text").unwrap().get(), r#""a\"b\n""#);
+        // A non-canonical spelling stays raw; a non-string is an error.
+        let mut obj = RawObject::from_json(r#"{"t":"caf\u00e9","n":1}"#).unwrap();
+        assert_eq!(&*obj.share_string("t").unwrap().unwrap(), "café");
+        assert!(matches!(obj.value("t"), Some(MemberValue::Raw(_))));
+        assert!(obj.share_string("n").unwrap().is_err());
+        assert!(obj.share_string("missing").is_none());
     }
 
     #[test]

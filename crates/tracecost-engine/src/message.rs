@@ -13,7 +13,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use super::json::RawObject;
+use super::json::{MemberValue, RawObject};
 
 /// Where in a JSON document a shape problem was found, and what was expected.
 ///
@@ -130,6 +130,20 @@ impl fmt::Debug for ContentBlock {
     }
 }
 
+/// Member `key` as a string, shared with the object (see
+/// [`RawObject::share_string`]): for the long strings, a block's text and a
+/// tool result's content.
+fn share_str(obj: &mut RawObject, key: &str) -> Result<Arc<str>, ShapeError> {
+    match obj.share_string(key) {
+        Some(Ok(s)) => Ok(s),
+        Some(Err(_)) => Err(ShapeError::new(format!("/{key}"), "a string")),
+        None => Err(ShapeError::new(
+            format!("/{key}"),
+            "a string (member is missing)",
+        )),
+    }
+}
+
 fn parse_str(obj: &RawObject, key: &str) -> Result<Arc<str>, ShapeError> {
     match obj.parse::<String>(key) {
         Some(Ok(s)) => Ok(s.into()),
@@ -144,11 +158,11 @@ fn parse_str(obj: &RawObject, key: &str) -> Result<Arc<str>, ShapeError> {
 impl ContentBlock {
     /// Builds a block from a parsed JSON object, checking the members the
     /// engine relies on.
-    pub fn from_object(fields: RawObject) -> Result<Self, ShapeError> {
+    pub fn from_object(mut fields: RawObject) -> Result<Self, ShapeError> {
         let block_type = parse_str(&fields, "type")?;
         let kind = match &*block_type {
             "text" => BlockKind::Text {
-                text: parse_str(&fields, "text")?,
+                text: share_str(&mut fields, "text")?,
             },
             "tool_use" => BlockKind::ToolUse {
                 id: parse_str(&fields, "id")?,
@@ -156,16 +170,25 @@ impl ContentBlock {
             },
             "tool_result" => {
                 let tool_use_id = parse_str(&fields, "tool_use_id")?;
-                let content = match fields.get("content") {
+                let content = match fields.value("content") {
                     None => ToolResultContent::Empty,
-                    Some(raw) => parse_tool_result_content(raw).map_err(|e| e.within("content"))?,
+                    Some(MemberValue::Raw(raw)) if !raw.get().starts_with('"') => {
+                        parse_tool_result_content(raw).map_err(|e| e.within("content"))?
+                    }
+                    // A string, as read or already shared.
+                    Some(_) => ToolResultContent::Text(share_str(&mut fields, "content")?),
                 };
                 let is_error = match fields.parse::<Option<bool>>("is_error") {
                     None => false,
                     Some(Ok(b)) => b.unwrap_or(false),
                     Some(Err(_)) => return Err(ShapeError::new("/is_error", "a boolean")),
                 };
-                let payload_chars = content.size_chars(fields.get("content"));
+                // Not `get`: that would encode a shared text only to skip it.
+                let raw = match fields.value("content") {
+                    Some(MemberValue::Raw(r)) => Some(r),
+                    _ => None,
+                };
+                let payload_chars = content.size_chars(raw);
                 BlockKind::ToolResult {
                     tool_use_id,
                     content,
@@ -193,12 +216,13 @@ impl ContentBlock {
 
     /// A `{"type":"text","text":...}` block.
     pub fn text(text: &str) -> Self {
+        let text: Arc<str> = text.into();
         let mut fields = RawObject::new();
         fields.set("type", super::json::raw_string("text"));
-        fields.set("text", super::json::raw_string(text));
+        fields.set_text("text", text.clone());
         Self {
             fields,
-            kind: BlockKind::Text { text: text.into() },
+            kind: BlockKind::Text { text },
         }
     }
 
@@ -255,13 +279,14 @@ impl ContentBlock {
         else {
             return None;
         };
+        let text: Arc<str> = text.into();
         let mut fields = self.fields.clone();
-        fields.set("content", super::json::raw_string(text));
+        fields.set_text("content", text.clone());
         Some(Self {
             fields,
             kind: BlockKind::ToolResult {
                 tool_use_id: tool_use_id.clone(),
-                content: ToolResultContent::Text(text.into()),
+                content: ToolResultContent::Text(text.clone()),
                 is_error: *is_error,
                 payload_chars: text.chars().count() as u64,
             },
@@ -288,7 +313,11 @@ impl ContentBlock {
             BlockKind::ToolResult {
                 content: ToolResultContent::Blocks(_),
                 ..
-            } => self.fields.get("content").map(RawValue::get),
+            } => match self.fields.value("content")? {
+                MemberValue::Raw(r) => Some(r.get()),
+                // A block list is never held as text.
+                MemberValue::Text(t) => Some(t),
+            },
             BlockKind::ToolResult {
                 content: ToolResultContent::Empty,
                 ..
@@ -361,23 +390,23 @@ impl fmt::Debug for Message {
 
 impl Message {
     /// Builds a message from a parsed JSON object.
-    pub fn from_object(fields: RawObject) -> Result<Self, ShapeError> {
+    pub fn from_object(mut fields: RawObject) -> Result<Self, ShapeError> {
         let role = match parse_str(&fields, "role")?.as_ref() {
             "user" => Role::User,
             "assistant" => Role::Assistant,
             _ => return Err(ShapeError::new("/role", "\"user\" or \"assistant\"")),
         };
-        let raw = fields.get("content").ok_or_else(|| {
+        let raw = fields.value("content").ok_or_else(|| {
             ShapeError::new(
                 "/content",
                 "a string or an array of content blocks (member is missing)",
             )
         })?;
-        let content = if raw.get().trim_start().starts_with('"') {
-            let s: String = serde_json::from_str(raw.get())
-                .map_err(|_| ShapeError::new("/content", "a string"))?;
-            Content::Text(s.into())
-        } else {
+        let raw = match raw {
+            MemberValue::Raw(r) if !r.get().starts_with('"') => Some(r),
+            _ => None,
+        };
+        let content = if let Some(raw) = raw {
             let items: Vec<RawObject> = serde_json::from_str(raw.get()).map_err(|_| {
                 ShapeError::new("/content", "a string or an array of content blocks")
             })?;
@@ -389,8 +418,12 @@ impl Message {
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             Content::Blocks(blocks)
+        } else {
+            Content::Text(
+                share_str(&mut fields, "content")
+                    .map_err(|_| ShapeError::new("/content", "a string"))?,
+            )
         };
-        let mut fields = fields;
         if let Content::Blocks(_) = content {
             // The blocks hold their own raw bytes; keeping the array's raw
             // text too would hold every payload twice. The member keeps its
@@ -425,13 +458,14 @@ impl Message {
 
     /// A message whose content is a plain string.
     pub fn new_text(role: Role, text: &str) -> Self {
+        let text: Arc<str> = text.into();
         let mut fields = RawObject::new();
         fields.set("role", super::json::raw_string(role.as_str()));
-        fields.set("content", super::json::raw_string(text));
+        fields.set_text("content", text.clone());
         Self {
             fields,
             role,
-            content: Content::Text(text.into()),
+            content: Content::Text(text),
         }
     }
 
@@ -485,7 +519,7 @@ impl Message {
                 }
                 out.push(']');
             } else {
-                out.push_str(raw.get());
+                raw.write_json(out);
             }
         }
         out.push('}');
@@ -493,7 +527,12 @@ impl Message {
 
     /// Compact JSON of the message as recorded.
     pub fn to_json(&self) -> String {
-        let mut s = String::new();
+        let blocks: usize = self
+            .blocks()
+            .iter()
+            .map(|b| b.fields.json_len_hint() + 1)
+            .sum();
+        let mut s = String::with_capacity(self.fields.json_len_hint() + blocks);
         self.write_json(&mut s);
         s
     }

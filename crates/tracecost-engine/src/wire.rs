@@ -152,7 +152,7 @@ impl Request<'_> {
             if key == "content" {
                 self.write_content(out, mi, m);
             } else {
-                out.push_str(raw.get());
+                raw.write_json(out);
             }
         }
         out.push('}');
@@ -163,9 +163,11 @@ impl Request<'_> {
         if let (None, Content::Text(_)) = (&m.blocks, m.source.content()) {
             // A marked string content is sent as one text block, keeping
             // the string's original bytes.
-            let text_raw = m.source.fields().get("content").map_or("\"\"", |r| r.get());
             out.push_str("[{\"type\":\"text\",\"text\":");
-            out.push_str(text_raw);
+            match m.source.fields().value("content") {
+                Some(v) => v.write_json(out),
+                None => out.push_str("\"\""),
+            }
             if let Some(cc) = marker(0) {
                 out.push_str(",\"cache_control\":");
                 out.push_str(cc);
