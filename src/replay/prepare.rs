@@ -704,10 +704,14 @@ fn stand_in(text: &str, tokens: u64) -> (ContentBlock, BlockCount) {
 fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
     match m.content() {
         Content::Text(t) => {
-            let json = format!(
-                r#"{{"type":"text","text":{}}}"#,
-                m.fields().get("content").map_or("\"\"", |r| r.get())
-            );
+            // The block the string stands for, written from the message's
+            // own member (no second copy of its bytes is kept).
+            let mut json = String::from(r#"{"type":"text","text":"#);
+            match m.fields().value("content") {
+                Some(v) => v.write_json(&mut json),
+                None => json.push_str("\"\""),
+            }
+            json.push('}');
             vec![BlockCount {
                 key: ContentHash::of(json.as_bytes()),
                 raw_tokens: memo.count(t),
