@@ -562,10 +562,9 @@ struct Request<'t> {
     system_start: usize,
     /// Per message: its first block.
     message_start: Vec<usize>,
-    /// Per message: characters as sent.
-    message_chars: Vec<u64>,
-    /// Sum of `message_chars`.
-    chars: u64,
+    /// Per message: the characters of the messages before it and its own,
+    /// as sent (running sums: cut back and extended with the messages).
+    chars_through: Vec<u64>,
     /// The prefix index of `blocks`.
     index: PrefixIndex,
     /// The model (by address) the blocks were framed and indexed for.
@@ -769,10 +768,10 @@ impl<'a, 't> GroupRun<'a, 't> {
             req.system_start = system_start;
             req.model = model;
             req.message_start.clear();
-            req.message_chars.clear();
+            req.chars_through.clear();
         } else {
             req.message_start.truncate(from_message);
-            req.message_chars.truncate(from_message);
+            req.chars_through.truncate(from_message);
         }
         for (mi, wm) in req
             .state
@@ -793,12 +792,14 @@ impl<'a, 't> GroupRun<'a, 't> {
                 wm,
                 &mut req.blocks,
             );
-            req.message_chars.push(c);
+            let before = req.chars_through.last().copied().unwrap_or(0);
+            req.chars_through.push(before + c);
         }
         req.index.extend(price, &req.blocks);
-        req.chars = req.message_chars.iter().sum();
         let view = &req.state.view;
-        let chars: u64 = 2 + view.messages.len().saturating_sub(1) as u64 + req.chars;
+        let chars: u64 = 2
+            + view.messages.len().saturating_sub(1) as u64
+            + req.chars_through.last().copied().unwrap_or(0);
         // Tokens of the leading blocks sent as in the previous call: every
         // block before `from_block`, then those rebuilt the same.
         let stable_prefix_tokens: u64 = from_block

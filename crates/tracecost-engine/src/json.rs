@@ -366,23 +366,14 @@ pub fn push_json_string(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
     let mut start = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        // Long texts are mostly bytes that need no escape: skip them eight
-        // at a time (the loaded trace is written from its texts, so this
-        // runs over every payload on every serialization).
-        if let Some(word) = bytes.get(i..i + 8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(word);
-            match escape_mask(u64::from_le_bytes(w)) {
-                0 => {
-                    i += 8;
-                    continue;
-                }
-                // The lowest flagged byte is exact (see `escape_mask`).
-                m => i += (m.trailing_zeros() / 8) as usize,
-            }
-        }
-        let b = bytes[i];
+    loop {
+        // Long texts are mostly bytes that need no escape (the loaded trace
+        // is written from its texts, so this runs over every payload on
+        // every serialization).
+        i = skip_plain(bytes, i);
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
         let short = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -414,6 +405,22 @@ pub fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// The index of the first byte from `i` on that may need escaping (a
+/// control character, `"` or `\\`), skipping plain bytes eight at a time;
+/// within the last eight bytes, `i` itself (the caller looks at each).
+fn skip_plain(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(word) = bytes.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        match escape_mask(u64::from_le_bytes(w)) {
+            0 => i += 8,
+            // The lowest flagged byte is exact (see `escape_mask`).
+            m => return i + (m.trailing_zeros() / 8) as usize,
+        }
+    }
+    i
+}
+
 /// A mask with the high bit of each of the eight bytes of `w` (little
 /// endian) that is a control character, `"` or `\\` set, and possibly of
 /// some bytes above such a byte (the classic "has a byte less than n /
@@ -440,19 +447,12 @@ fn unescape_canonical(json: &str) -> Option<String> {
     let mut out = String::with_capacity(inner.len());
     let mut start = 0;
     let mut i = 0;
-    while i < b.len() {
-        if let Some(word) = b.get(i..i + 8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(word);
-            match escape_mask(u64::from_le_bytes(w)) {
-                0 => {
-                    i += 8;
-                    continue;
-                }
-                m => i += (m.trailing_zeros() / 8) as usize,
-            }
-        }
-        match b[i] {
+    loop {
+        i = skip_plain(b, i);
+        let Some(&byte) = b.get(i) else {
+            break;
+        };
+        match byte {
             b'\\' => {}
             // A raw quote or control character: not a valid literal.
             b'"' | 0x00..=0x1f => return None,
