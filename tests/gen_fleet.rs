@@ -192,3 +192,64 @@ fn gen_fleet_writes_a_file_and_rejects_misapplied_flags() {
     let (code, _, err) = tracecost(&["gen", "fleet", "--sessions", "0"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn gen_request_log_writes_a_log_that_imports_and_rejects_misapplied_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let log_s = log.to_str().unwrap();
+    let (code, _, err) = tracecost(&[
+        "gen",
+        "request-log",
+        "--calls",
+        "5",
+        "--seed",
+        "3",
+        "-o",
+        log_s,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read(&log).unwrap();
+    let mut expected = Vec::new();
+    tracecost::trace::generate::write_request_log(5, 3, &mut expected).unwrap();
+    assert_eq!(written, expected, "the file is the generator's bytes");
+    let (code, stdout, _) = tracecost(&["gen", "request-log", "--calls", "5", "--seed", "3"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout.as_bytes(),
+        &written[..],
+        "stdout and -o give the same bytes"
+    );
+    // One exchange per line, each resending the conversation so far.
+    assert_eq!(written.iter().filter(|&&b| b == b'\n').count(), 5);
+
+    let trace = dir.path().join("trace.json");
+    let (code, _, err) = tracecost(&[
+        "import",
+        "--from",
+        "anthropic",
+        log_s,
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let loaded = load_str(&std::fs::read_to_string(&trace).unwrap(), "trace.json").unwrap();
+    assert_eq!(loaded.traces.len(), 1, "one conversation");
+    let calls = &loaded.traces[0].calls;
+    assert_eq!(calls.len(), 5);
+    assert!(
+        calls.iter().all(|c| c.usage.is_some()),
+        "every response has usage"
+    );
+    assert!(
+        calls.windows(2).all(|w| w[0].messages < w[1].messages),
+        "each request resends a longer history"
+    );
+
+    let (code, stdout, err) = tracecost(&["gen", "request-log", "--sessions", "3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(stdout.is_empty());
+    assert!(err.contains("--sessions"), "{err}");
+    let (code, _, err) = tracecost(&["gen", "request-log", "--calls", "0"]);
+    assert_eq!(code, 2, "{err}");
+}
