@@ -7,9 +7,9 @@
 
 use super::layout::{
     AXIS, COSTS_MORE, LegendItem, MUTED, PAD, SAVES, Scale, TEXT, TEXT_SIZE, draw_legend,
-    draw_lines, draw_no_data, draw_x_desc, draw_x_labels, draw_y_axis, layout_legend, line_h,
-    nice_step, nice_ticks, notes_height, plot_rows, tick_decimals, value_chart_height, wrap_notes,
-    x_axis_h, y_labels_w,
+    draw_lines, draw_no_data, draw_x_axis, draw_y_axis, layout_legend, line_h, nice_step,
+    nice_ticks, notes_height, plot_rows, tick_decimals, value_chart_height, wrap_notes, x_axis_h,
+    y_labels_w,
 };
 use super::svg::{Anchor, Svg, baseline_for, text_width};
 use crate::report::fmt;
@@ -205,10 +205,13 @@ pub(super) fn draw(svg: &mut Svg, title: &str, savings: &[f64]) {
             (xs.map(v), fmt::dollars_fixed(v, dec))
         })
         .collect();
-    draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
-    let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    draw_x_desc(svg, "saving per session (USD)", (x0 + x1) / 2.0, desc_top);
-    let legend_top = desc_top + line_h(TEXT_SIZE) + 2.0;
+    let legend_top = draw_x_axis(
+        svg,
+        &labels,
+        "saving per session (USD)",
+        (x0 + x1) / 2.0,
+        plot_bottom,
+    );
     draw_legend(svg, &items, &legend, (PAD, legend_top));
     draw_lines(
         svg,

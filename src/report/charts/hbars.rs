@@ -12,8 +12,8 @@
 use super::layout::{
     AXIS, COSTS_MORE, GRID, LegendItem, MUTED, PAD, RECOMMENDED, SAVES, STATUS_QUO, TEXT,
     TEXT_SIZE, clean, draw_legend, draw_lines, draw_no_data, draw_title, draw_too_small,
-    draw_x_desc, draw_x_labels, layout_legend, line_h, nice_ticks, notes_height, title_height,
-    usd_decimals, usd_ticks, widest, wrap, wrap_notes, x_axis_h,
+    draw_x_axis, layout_legend, line_h, nice_ticks, notes_height, title_height, usd_decimals,
+    usd_ticks, widest, wrap, wrap_notes, x_axis_h,
 };
 use super::svg::{Anchor, Rgb, Svg, baseline_for, text_width};
 use crate::report::fmt;
@@ -309,12 +309,13 @@ fn draw(svg: &mut Svg, spec: &Spec, why_empty: &str) {
         .into_iter()
         .map(|(v, l)| (scale.map(v), l))
         .collect();
-    draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
-    let mut yb = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    if !spec.x_desc.is_empty() {
-        draw_x_desc(svg, &spec.x_desc, (bars_x0 + bars_x1) / 2.0, yb);
-        yb += line_h(TEXT_SIZE) + 2.0;
-    }
+    let mut yb = draw_x_axis(
+        svg,
+        &labels,
+        &spec.x_desc,
+        (bars_x0 + bars_x1) / 2.0,
+        plot_bottom,
+    );
     draw_legend(svg, legend_items, &legend, (PAD, yb));
     yb += legend.height;
     draw_lines(

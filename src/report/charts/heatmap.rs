@@ -6,8 +6,8 @@
 //! the same money in every heatmap and the colour bar shows that range.
 
 use super::layout::{
-    AXIS, MUTED, PAD, TEXT, TEXT_SIZE, draw_lines, draw_no_data, draw_x_desc, draw_x_labels,
-    line_h, notes_height, plot_rows, title_height, usd_decimals, wrap_notes, x_axis_h,
+    AXIS, MUTED, PAD, TEXT, TEXT_SIZE, draw_lines, draw_no_data, draw_x_axis, line_h, notes_height,
+    plot_rows, title_height, usd_decimals, wrap_notes, x_axis_h,
 };
 use super::svg::{Anchor, BLACK, Rgb, Svg, WHITE, baseline_for, text_width};
 use crate::report::fmt;
@@ -237,13 +237,17 @@ pub(super) fn draw(
             )
         })
         .collect();
-    draw_x_labels(svg, &x_labels, plot_bottom + 6.0, (PAD, w - PAD));
-    let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    draw_x_desc(svg, "threshold (chars)", (x0 + x1) / 2.0, desc_top);
+    let below = draw_x_axis(
+        svg,
+        &x_labels,
+        "threshold (chars)",
+        (x0 + x1) / 2.0,
+        plot_bottom,
+    );
     draw_lines(
         svg,
         &note_lines,
-        (PAD, desc_top + line_h(TEXT_SIZE) + 4.0),
+        (PAD, below + 2.0),
         TEXT_SIZE,
         MUTED,
         Anchor::Start,

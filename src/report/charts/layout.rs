@@ -558,10 +558,40 @@ pub(super) fn y_labels_w(ticks: &[(f64, String)]) -> f64 {
         + 10.0
 }
 
+/// The x axis's labels under a plot whose bottom is `plot_bottom`, then its
+/// description `desc` (none when empty) centred on `centre`; returns where
+/// what follows may start. Every chart with an x axis draws it this way.
+pub(super) fn draw_x_axis(
+    svg: &mut Svg,
+    labels: &[(f64, String)],
+    desc: &str,
+    centre: f64,
+    plot_bottom: f64,
+) -> f64 {
+    let bounds = (PAD, svg.w - PAD);
+    draw_x_labels(svg, labels, plot_bottom + 6.0, bounds);
+    let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
+    if desc.is_empty() {
+        return desc_top;
+    }
+    draw_x_desc(svg, desc, centre, desc_top);
+    desc_top + line_h(TEXT_SIZE) + 2.0
+}
+
+/// Labels of a per-call axis of `n` calls spanning `x0..x1` (mapped by
+/// `xs`): 1 and round numbers, as many as fit (at most 12).
+pub(super) fn call_axis_labels(n: usize, xs: &Scale, (x0, x1): (f64, f64)) -> Vec<(f64, String)> {
+    let max_labels = ((x1 - x0) / (text_width(&call_label(n), TEXT_SIZE) + 30.0)).max(2.0) as usize;
+    call_ticks(n, max_labels.min(12))
+        .into_iter()
+        .map(|c| (xs.map(c as f64), call_label(c)))
+        .collect()
+}
+
 /// Labels under a horizontal axis at `y` (top of the label row), centred on
 /// their ticks but kept inside `bounds`; labels that would overlap the one
 /// before are skipped, so pass them in order of importance along the axis.
-pub(super) fn draw_x_labels(svg: &mut Svg, labels: &[(f64, String)], y: f64, bounds: (f64, f64)) {
+fn draw_x_labels(svg: &mut Svg, labels: &[(f64, String)], y: f64, bounds: (f64, f64)) {
     let mut last_end = f64::NEG_INFINITY;
     for (x, label) in labels {
         let w = text_width(label, TEXT_SIZE);
@@ -587,7 +617,7 @@ pub(super) fn draw_x_labels(svg: &mut Svg, labels: &[(f64, String)], y: f64, bou
 
 /// The x axis description, centred under the plot but kept inside the
 /// image (a narrow chart's plot may sit right of centre).
-pub(super) fn draw_x_desc(svg: &mut Svg, text: &str, cx: f64, top: f64) {
+fn draw_x_desc(svg: &mut Svg, text: &str, cx: f64, top: f64) {
     let half = text_width(text, TEXT_SIZE) / 2.0;
     let cx = cx.clamp(PAD + half, (svg.w - PAD - half).max(PAD + half));
     draw_lines(

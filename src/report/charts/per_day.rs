@@ -4,8 +4,8 @@
 
 use super::layout::{
     AXIS, LegendItem, MARKERS, PAD, PALETTE, Scale, Swatch, TEXT_SIZE, clean, draw_legend,
-    draw_marker, draw_no_data, draw_x_desc, draw_x_labels, draw_y_axis, layout_legend, line_h,
-    nice_ticks, plot_rows, usd_ticks, value_chart_height, x_axis_h, y_labels_w,
+    draw_marker, draw_no_data, draw_x_axis, draw_y_axis, layout_legend, nice_ticks, plot_rows,
+    usd_ticks, value_chart_height, x_axis_h, y_labels_w,
 };
 use super::layout::{RECOMMENDED, STATUS_QUO};
 use super::svg::{Rgb, Svg, text_width};
@@ -176,13 +176,6 @@ pub(super) fn draw(
         .step_by(every)
         .map(|(d, (label, _))| (centre(d), clean(label)))
         .collect();
-    draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
-    let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    draw_x_desc(svg, "day", (x0 + x1) / 2.0, desc_top);
-    draw_legend(
-        svg,
-        &items,
-        &legend,
-        (PAD, desc_top + line_h(TEXT_SIZE) + 2.0),
-    );
+    let below = draw_x_axis(svg, &labels, "day", (x0 + x1) / 2.0, plot_bottom);
+    draw_legend(svg, &items, &legend, (PAD, below));
 }

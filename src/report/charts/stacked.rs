@@ -8,11 +8,11 @@
 
 use super::CallTokens;
 use super::layout::{
-    AXIS, LegendItem, PAD, Scale, Swatch, TEXT_SIZE, call_label, call_ticks, clean, draw_legend,
-    draw_no_data, draw_x_desc, draw_x_labels, draw_y_axis, layout_legend, line_h, nice_ticks,
-    plot_rows, value_chart_height, x_axis_h, y_labels_w,
+    AXIS, LegendItem, PAD, Scale, Swatch, call_axis_labels, clean, draw_legend, draw_no_data,
+    draw_x_axis, draw_y_axis, layout_legend, nice_ticks, plot_rows, value_chart_height, x_axis_h,
+    y_labels_w,
 };
-use super::svg::{BLACK, Rgb, Svg, WHITE, text_width};
+use super::svg::{BLACK, Rgb, Svg, WHITE};
 use crate::report::fmt;
 
 /// Billing-class colours (Okabe–Ito): uncached, cache write, cache read.
@@ -184,14 +184,8 @@ pub(super) fn draw(svg: &mut Svg, title: &str, series: &[(String, Vec<CallTokens
     svg.line((x0, plot_bottom), (x1, plot_bottom), AXIS, 1.0);
     svg.line((x0, plot_top), (x0, plot_bottom), AXIS, 1.0);
 
-    let max_labels = ((x1 - x0) / (text_width(&call_label(n), TEXT_SIZE) + 30.0)).max(2.0) as usize;
-    let labels: Vec<(f64, String)> = call_ticks(n, max_labels.min(12))
-        .into_iter()
-        .map(|c| (xs.map(c as f64), call_label(c)))
-        .collect();
-    draw_x_labels(svg, &labels, plot_bottom + 6.0, (PAD, w - PAD));
-    let desc_top = plot_bottom + 6.0 + line_h(TEXT_SIZE) + 2.0;
-    draw_x_desc(svg, "call", (x0 + x1) / 2.0, desc_top);
+    let labels = call_axis_labels(n, &xs, (x0, x1));
+    draw_x_axis(svg, &labels, "call", (x0 + x1) / 2.0, plot_bottom);
     draw_legend(svg, &items, &legend, (PAD, h - PAD / 2.0 - legend.height));
 }
 
