@@ -25,7 +25,7 @@ pub use pipelines::{
 pub use plan::{
     CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan,
     ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan,
-    calibration_model, load_inputs, load_traces,
+    calibration_model, input_paths, load_inputs, load_traces,
 };
 pub use resolve::{SweepOptions, default_replay_config, grid_configs, status_quos};
 pub use results::{ReplayOutput, Savings, TraceReport};

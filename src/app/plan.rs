@@ -366,6 +366,16 @@ impl SkippedSummary {
     }
 }
 
+/// The inputs a command reads: `paths`, or the bundled `traces/` folder
+/// when none is named.
+pub fn input_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
+    if paths.is_empty() {
+        vec![PathBuf::from("traces")]
+    } else {
+        paths.to_vec()
+    }
+}
+
 /// What [`load_inputs`] read.
 #[derive(Debug, Default)]
 pub struct Loaded {
@@ -410,12 +420,7 @@ pub fn load_inputs(
     opts: &InputOptions,
     progress: &dyn Progress,
 ) -> Result<Loaded, AppError> {
-    let defaults = [PathBuf::from("traces")];
-    let paths = if paths.is_empty() {
-        &defaults[..]
-    } else {
-        paths
-    };
+    let paths = &input_paths(paths)[..];
     let import_opts = ImportOptions {
         skip_invalid: opts.skip_invalid,
         default_model: None,

@@ -130,7 +130,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         Command::Gen(a) => generate(a),
         Command::Models(a) => models(a),
         Command::Import(a) => {
-            let plan = a.plan();
+            let plan = a.plan()?;
             // Each trace goes to the temporary output file as soon as it is
             // built; the file is renamed into place only once every input
             // has been read.

@@ -4,11 +4,13 @@
 //! Exit codes: 0 success; 1 a command found a problem (cost regression,
 //! unstable stub, recall of an unknown id); 2 bad input or usage (the
 //! message names the file and the place); 69 the environment failed; 70
-//! internal error (a bug); 73 output could not be written.
+//! internal error (a bug); 73 output could not be written; 128 + N
+//! stopped by signal N (SIGINT, SIGTERM, SIGHUP), its staging removed.
 
 mod args;
 mod commands;
 mod error;
+mod interrupt;
 mod output;
 mod plan;
 mod progress;
@@ -27,6 +29,7 @@ pub use output::{write_atomic, write_atomic_with};
 
 /// Runs the command line of this process and returns its exit code.
 pub fn main() -> ExitCode {
+    interrupt::install();
     run(std::env::args_os())
 }
 

@@ -212,6 +212,9 @@ impl SweepArgs {
 
 impl ReportArgs {
     pub(super) fn plan(&self) -> Result<ReportPlan, AppError> {
+        // Before anything is read: a report that cannot be written, or
+        // would replace what is not its own, is refused at once.
+        super::output::check_report_out(&self.out, &crate::app::input_paths(&self.inputs))?;
         let cost = self.cost.plan()?;
         let traces = load_all(&self.inputs, &self.read.options())?;
         let models = self.model.iter().cloned().collect();
@@ -286,15 +289,16 @@ pub(super) fn pricing_table(
 }
 
 impl ImportArgs {
-    pub(super) fn plan(&self) -> ImportPlan {
-        ImportPlan {
+    pub(super) fn plan(&self) -> Result<ImportPlan, AppError> {
+        super::output::refuse_output_among_inputs(&self.output, &self.inputs)?;
+        Ok(ImportPlan {
             format: self.from.format(),
             inputs: self.inputs.clone(),
             options: ImportOptions {
                 skip_invalid: self.skip_invalid,
                 default_model: self.model.clone(),
             },
-        }
+        })
     }
 }
 

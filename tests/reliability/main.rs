@@ -6,3 +6,5 @@
 // Not every module uses every helper.
 #[allow(dead_code)]
 mod util;
+
+mod output;
