@@ -110,6 +110,22 @@ Examples:
       --json-path products.0.stats --ledger .ledger"
     )]
     Recall(RecallArgs),
+    /// Maintain a durable ledger directory (see recall --ledger).
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum LedgerCommand {
+    /// Keep every intact record of a damaged ledger and set the damaged
+    /// index lines aside in DIR/index.damaged.jsonl (nothing is deleted).
+    #[command(
+        after_help = "Exit codes: 0 repaired (or nothing to repair); 2 not a ledger; 69 storage failed."
+    )]
+    Repair {
+        /// The ledger directory.
+        dir: PathBuf,
+    },
 }
 
 impl ValueEnum for CompactionKind {
