@@ -7,6 +7,7 @@
 //! is a command line.
 
 mod error;
+pub mod limits;
 pub mod fidelity;
 pub mod fleet;
 mod plan;
