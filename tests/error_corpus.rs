@@ -1530,8 +1530,8 @@ const ARGS: &[(&[&str], &str, &str)] = &[
     (&["gen", "nosuch"], "nosuch", "unknown generator"),
     (
         &["gen", "session", "--calls", "0"],
-        "session",
-        "needs at least 1 call",
+        "--calls",
+        "expected a whole number from 1 to 100000",
     ),
 ];
 
