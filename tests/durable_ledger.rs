@@ -121,8 +121,19 @@ fn round_trip_through_the_public_api() {
         fetch(&l, "tm_missing", &RecallRequest::full()),
         "[tool_memory not found: tm_missing]"
     );
-    // Same id, different content, fresh instance: original handle back.
-    assert_eq!(l.record("toolu_1", "bash", "{}", "changed").unwrap(), h);
+    // The same result again, fresh instance: the original handle back.
+    assert_eq!(l.record("toolu_1", "bash", "{}", content).unwrap(), h);
+    // Same id, different content (another conversation reusing the id): a
+    // record of its own; the first stub still recalls the first content,
+    // and the id alone no longer says which one is meant.
+    let other = l.record("toolu_1", "bash", "{}", "changed").unwrap();
+    assert_ne!(other.mem_id, h.mem_id);
+    assert_eq!(fetch(&l, &h.mem_id, &RecallRequest::full()), content);
+    assert_eq!(fetch(&l, &other.mem_id, &RecallRequest::full()), "changed");
+    assert!(matches!(
+        l.get_by_call_id("toolu_1"),
+        Err(LedgerError::AmbiguousCallId { .. })
+    ));
 }
 
 #[test]
@@ -195,19 +206,31 @@ fn records_from_a_child_process_are_read_byte_exact() {
         }
         assert_eq!(l.handles().unwrap().len(), N);
     }
-    // The parent cannot overwrite what the child recorded.
+    // The parent cannot overwrite what the child recorded: its own result
+    // under the same id is a record of its own.
+    let child0 = Handle::derive(&call_id(0), TOOL, &payload("child", 0));
+    assert_eq!(
+        late.record(&call_id(0), TOOL, &args(0), &payload("child", 0))
+            .unwrap(),
+        child0
+    );
     let h = late.record(&call_id(0), TOOL, "{}", "parent").unwrap();
-    assert_eq!(h, Handle::derive(&call_id(0), TOOL, &payload("child", 0)));
-    assert_eq!(index_lines(tmp.path()).len(), N);
+    assert_ne!(h, child0);
+    assert_eq!(
+        *early.get(&child0.mem_id).unwrap().unwrap().payload,
+        payload("child", 0)
+    );
+    assert_eq!(index_lines(tmp.path()).len(), N + 1);
 }
 
 #[test]
-fn racing_child_processes_record_each_call_id_once() {
+fn racing_child_processes_record_each_result_once() {
     let tmp = tempfile::tempdir().unwrap();
     const N: usize = 30;
     let mode = format!("count:{N}");
-    let a = spawn_child(tmp.path(), &mode, "A", Stdio::piped());
-    let b = spawn_child(tmp.path(), &mode, "B", Stdio::piped());
+    // Both record the same results: each is recorded once.
+    let a = spawn_child(tmp.path(), &mode, "same", Stdio::piped());
+    let b = spawn_child(tmp.path(), &mode, "same", Stdio::piped());
     wait_ok(a);
     wait_ok(b);
     let lines = index_lines(tmp.path());
@@ -222,9 +245,32 @@ fn racing_child_processes_record_each_call_id_once() {
     let l = DurableLedger::open(tmp.path()).unwrap();
     for i in 0..N {
         let rec = l.get_by_call_id(&call_id(i)).unwrap().unwrap();
-        let (pa, pb) = (payload("A", i), payload("B", i));
-        assert!(*rec.payload == pa || *rec.payload == pb, "record {i}");
+        assert_eq!(*rec.payload, payload("same", i), "record {i}");
         assert_eq!(rec.handle, Handle::derive(&call_id(i), TOOL, &rec.payload));
+    }
+}
+
+#[test]
+fn racing_child_processes_reusing_ids_keep_both_payloads() {
+    let tmp = tempfile::tempdir().unwrap();
+    const N: usize = 20;
+    let mode = format!("count:{N}");
+    let a = spawn_child(tmp.path(), &mode, "A", Stdio::piped());
+    let b = spawn_child(tmp.path(), &mode, "B", Stdio::piped());
+    wait_ok(a);
+    wait_ok(b);
+    assert_eq!(index_lines(tmp.path()).len(), 2 * N);
+    let l = DurableLedger::open(tmp.path()).unwrap();
+    for i in 0..N {
+        for tag in ["A", "B"] {
+            let p = payload(tag, i);
+            let h = Handle::derive(&call_id(i), TOOL, &p);
+            assert_eq!(*l.get(&h.mem_id).unwrap().unwrap().payload, p, "{tag} {i}");
+        }
+        assert!(matches!(
+            l.get_by_call_id(&call_id(i)),
+            Err(LedgerError::AmbiguousCallId { ref mem_ids, .. }) if mem_ids.len() == 2
+        ));
     }
 }
 

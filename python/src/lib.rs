@@ -71,7 +71,7 @@ fn app_err(e: AppError) -> PyErr {
         AppError::Config(_) | AppError::Flag(_) | AppError::Pricing(_) | AppError::Replay(_) => {
             ConfigError::new_err(msg)
         }
-        AppError::Ledger(_) => LedgerError::new_err(msg),
+        AppError::Ledger(_) | AppError::LedgerDamaged { .. } => LedgerError::new_err(msg),
         _ => match e.class() {
             ErrorClass::Input => InputError::new_err(msg),
             ErrorClass::Output | ErrorClass::Environment => TracecostError::new_err(msg),

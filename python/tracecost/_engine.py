@@ -55,8 +55,12 @@ def _system(system: Union[str, Sequence[JsonLike], None]) -> List[str]:
 class Ledger:
     """Where compacted tool results live, so the model can recall them.
 
-    ``record`` is idempotent on the tool call id: recording the same call
-    again returns the first handle and stores nothing. Use
+    ``record`` is idempotent on the result (call id, tool name and
+    content): recording it again returns the same handle and stores
+    nothing. The same call id with other content (another conversation
+    reusing the id) is a record of its own with its own mem_id, and
+    ``get_by_call_id`` then raises :class:`LedgerError` naming the mem_ids
+    rather than return one of them. Use
     :class:`InMemoryLedger` or :class:`DurableLedger`.
     """
 

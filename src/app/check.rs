@@ -51,11 +51,13 @@ impl CheckPlan {
         if baseline.entries.is_empty() {
             return Err(bad("at /entries: expected at least one entry".into()));
         }
+        let range = super::limits::TOLERANCE_PCT;
         if let Some(t) = baseline.tolerance_pct
-            && !(t.is_finite() && t >= 0.0)
+            && range.check(t).is_err()
         {
             return Err(bad(format!(
-                "at /tolerance_pct: expected a non-negative number, found {t}"
+                "at /tolerance_pct: expected a number from {} to {}{}, found {t}",
+                range.min, range.max, range.unit
             )));
         }
         if let Err(e) = crate::cost::tokens::parse_tokenizer(&baseline.settings.tokenizer) {
@@ -94,11 +96,9 @@ impl CheckPlan {
         let tolerance = tolerance_pct
             .or(baseline.tolerance_pct)
             .unwrap_or(DEFAULT_TOLERANCE_PCT);
-        if !(tolerance.is_finite() && tolerance >= 0.0) {
-            return Err(AppError::Usage(format!(
-                "--tolerance must be a non-negative number, got {tolerance}"
-            )));
-        }
+        super::limits::TOLERANCE_PCT
+            .check(tolerance)
+            .map_err(AppError::Usage)?;
         let cost = CostPlan::new(
             pricing_file,
             &baseline.settings.tokenizer,

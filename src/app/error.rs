@@ -21,9 +21,21 @@ pub enum AppError {
     /// A policy option does not apply to the policy chosen.
     #[error(transparent)]
     Flag(#[from] FlagError),
-    /// The ledger's storage failed.
+    /// The ledger's storage failed (I/O: exit 69), or what it holds cannot
+    /// answer (a result recorded twice under one id: bad input, exit 2).
     #[error("ledger: {0}")]
     Ledger(#[from] LedgerError),
+    /// A durable ledger's files are damaged (an index line, a payload):
+    /// bad input the user can fix, so the message says how.
+    #[error(
+        "ledger: {source}; `tracecost ledger repair {dir}` keeps every intact record and sets the damaged ones aside"
+    )]
+    LedgerDamaged {
+        /// The ledger directory, as given.
+        dir: String,
+        /// What is damaged, with the file and the line.
+        source: LedgerError,
+    },
     /// A config cannot apply to a trace, or a replay could not run.
     #[error(transparent)]
     Replay(#[from] crate::replay::ReplayError),
@@ -81,7 +93,14 @@ impl AppError {
             | AppError::Pricing(_)
             | AppError::Baseline { .. }
             | AppError::Usage(_) => ErrorClass::Input,
-            AppError::Ledger(LedgerError::Corrupt { .. }) => ErrorClass::Input,
+            // Damaged files and ambiguous ids are the user's to fix; only
+            // storage that fails (I/O) is the environment's.
+            AppError::Ledger(
+                LedgerError::Corrupt { .. }
+                | LedgerError::AmbiguousCallId { .. }
+                | LedgerError::MemIdConflict { .. },
+            )
+            | AppError::LedgerDamaged { .. } => ErrorClass::Input,
             AppError::Ledger(LedgerError::Io { .. }) | AppError::Environment(_) => {
                 ErrorClass::Environment
             }

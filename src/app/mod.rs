@@ -7,6 +7,7 @@
 //! is a command line.
 
 mod error;
+pub mod limits;
 pub mod fidelity;
 pub mod fleet;
 mod plan;
@@ -20,7 +21,7 @@ pub mod usage;
 pub use error::{AppError, ErrorClass};
 pub use pipelines::{
     CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, StabilityOutcome, check, import,
-    recall, replay, report, stability, stability_digest, sweep, usage,
+    ledger_repair, recall, replay, report, stability, stability_digest, sweep, usage,
 };
 pub use plan::{
     CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan,

@@ -12,7 +12,10 @@ use super::plan::{
 };
 use super::results::{ReplayOutput, Savings, TraceReport};
 use crate::cost::tokens::TokenMemo;
-use crate::engine::ledger::{DurableLedger, InMemoryLedger, ToolResultLedger, record_result};
+use crate::engine::handle::{Handle, one_line};
+use crate::engine::ledger::{
+    DurableLedger, InMemoryLedger, LedgerError, ToolResultLedger, record_result,
+};
 use crate::engine::message::{BlockKind, ContentBlock, Message};
 use crate::policy::{BlockTokens, Compaction, CompactionRun, Config};
 use crate::progress::{Progress, Unit};
@@ -421,8 +424,17 @@ pub fn import(
     })
 }
 
-/// Records every tool result of `trace` into `ledger`.
-fn record_all(trace: &Trace, ledger: &dyn ToolResultLedger) -> Result<(), AppError> {
+/// The handles a tool_use id was recorded under, with the traces that
+/// recorded them, in trace order.
+type RecordedIds = HashMap<String, Vec<(String, Handle)>>;
+
+/// Records every tool result of `trace` into `ledger`, noting under `ids`
+/// the handle each tool_use id got.
+fn record_all(
+    trace: &Trace,
+    ledger: &dyn ToolResultLedger,
+    ids: &mut RecordedIds,
+) -> Result<(), AppError> {
     let mut names = HashMap::new();
     for b in trace.messages.iter().flat_map(Message::blocks) {
         match b.kind() {
@@ -436,7 +448,11 @@ fn record_all(trace: &Trace, ledger: &dyn ToolResultLedger) -> Result<(), AppErr
                 let (name, args) = names
                     .get(tool_use_id)
                     .map_or(("unknown", "{}"), |(n, a)| (&**n, *a));
-                record_result(ledger, tool_use_id, name, args, b)?;
+                let handle = record_result(ledger, tool_use_id, name, args, b)?;
+                let seen = ids.entry(tool_use_id.to_string()).or_default();
+                if !seen.iter().any(|(_, h)| h.mem_id == handle.mem_id) {
+                    seen.push((trace.name.clone(), handle));
+                }
             }
             _ => {}
         }
@@ -456,19 +472,52 @@ pub struct RecallAnswer {
 
 /// Records every tool result of the plan's traces and answers the recall
 /// request for its id (a mem_id or a tool_use id).
+///
+/// A tool_use id is looked up among the plan's traces first, so a durable
+/// ledger shared with other traces that reused the id still answers with
+/// this trace's result; an id that names different results (two of the
+/// plan's traces, or only other traces of the ledger) is refused with the
+/// mem_ids to recall instead, never answered with one of them.
 pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
+    let damaged = |source| match (&plan.ledger_dir, source) {
+        (Some(dir), source @ LedgerError::Corrupt { .. }) => AppError::LedgerDamaged {
+            dir: dir.display().to_string(),
+            source,
+        },
+        (_, source) => AppError::Ledger(source),
+    };
     let ledger: Box<dyn ToolResultLedger> = match &plan.ledger_dir {
-        Some(dir) => Box::new(DurableLedger::open(dir)?),
+        Some(dir) => Box::new(DurableLedger::open(dir).map_err(damaged)?),
         None => Box::new(InMemoryLedger::new()),
     };
+    let mut ids = RecordedIds::new();
     for t in &plan.traces {
-        record_all(t, ledger.as_ref())?;
+        record_all(t, ledger.as_ref(), &mut ids).map_err(|e| match e {
+            AppError::Ledger(source) => damaged(source),
+            e => e,
+        })?;
     }
-    let mem_id = match ledger.get(&plan.id)? {
+    let mem_id = match ledger.get(&plan.id).map_err(damaged)? {
         Some(rec) => Some(rec.handle.mem_id),
-        None => ledger
-            .get_by_call_id(&plan.id)?
-            .map(|rec| rec.handle.mem_id),
+        None => match ids.get(&plan.id).map(Vec::as_slice) {
+            Some([(_, handle)]) => Some(handle.mem_id.clone()),
+            Some(many @ [_, _, ..]) => {
+                let records: Vec<String> = many
+                    .iter()
+                    .map(|(trace, h)| format!("{} in trace {}", h.mem_id, one_line(trace, 80)))
+                    .collect();
+                return Err(AppError::Usage(format!(
+                    "tool_use id \"{}\" names {} different results: {}; recall one by its mem_id",
+                    one_line(&plan.id, 200),
+                    many.len(),
+                    records.join(", ")
+                )));
+            }
+            _ => ledger
+                .get_by_call_id(&plan.id)
+                .map_err(damaged)?
+                .map(|rec| rec.handle.mem_id),
+        },
     };
     Ok(match mem_id {
         Some(id) => RecallAnswer {
@@ -480,4 +529,20 @@ pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
             found: false,
         },
     })
+}
+
+/// Repairs the durable ledger in `dir` (see [`DurableLedger::repair`]):
+/// intact records stay, damaged index lines are set aside beside the index.
+/// A directory without an index is bad input, and nothing is created in it.
+pub fn ledger_repair(
+    dir: &std::path::Path,
+) -> Result<crate::engine::ledger::RepairReport, AppError> {
+    let index = dir.join("index.jsonl");
+    if !index.is_file() {
+        return Err(AppError::Usage(format!(
+            "{}: not a ledger directory (expected a file index.jsonl in it)",
+            dir.display()
+        )));
+    }
+    Ok(DurableLedger::repair(dir)?)
 }

@@ -129,10 +129,11 @@ impl SweepPlan {
 
 fn check_recall_cost(recall_cost_usd: Option<f64>) -> Result<(), AppError> {
     match recall_cost_usd {
-        Some(c) if !(c.is_finite() && c >= 0.0) => Err(AppError::Usage(format!(
-            "--recall-cost must be a non-negative number of USD, got {c}"
-        ))),
-        _ => Ok(()),
+        Some(c) => super::limits::RECALL_COST_USD
+            .check(c)
+            .map(drop)
+            .map_err(AppError::Usage),
+        None => Ok(()),
     }
 }
 

@@ -110,6 +110,22 @@ Examples:
       --json-path products.0.stats --ledger .ledger"
     )]
     Recall(RecallArgs),
+    /// Maintain a durable ledger directory (see recall --ledger).
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum LedgerCommand {
+    /// Keep every intact record of a damaged ledger and set the damaged
+    /// index lines aside in DIR/index.damaged.jsonl (nothing is deleted).
+    #[command(
+        after_help = "Exit codes: 0 repaired (or nothing to repair); 2 not a ledger; 69 storage failed."
+    )]
+    Repair {
+        /// The ledger directory.
+        dir: PathBuf,
+    },
 }
 
 impl ValueEnum for CompactionKind {
@@ -295,7 +311,7 @@ pub(super) struct GridArgs {
     #[arg(long, value_enum)]
     pub(super) ttl: Option<TtlArg>,
     /// Price each recall an assistant turn would have needed at this many USD (default: one extra round trip at the config's average call cost).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = recall_cost)]
     pub(super) recall_cost: Option<f64>,
     /// Measure savings against this config instead of each trace's status quo (what actually ran: its client's policy or recorded markers), e.g. off+tail.
     #[arg(long = "baseline")]
@@ -360,7 +376,7 @@ pub(super) struct StabilityArgs {
     #[command(flatten)]
     pub(super) policy: PolicyArgs,
     /// Also run the check in N fresh processes and compare their stub bytes.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = processes)]
     pub(super) processes: usize,
     /// Print only the digest of the stub bytes (used by --processes).
     #[arg(long, hide = true)]
@@ -376,7 +392,7 @@ pub(super) struct CheckArgs {
     #[arg(long)]
     pub(super) baseline: PathBuf,
     /// Allowed increase, in percent of the expected cost or input tokens.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = tolerance)]
     pub(super) tolerance: Option<f64>,
     /// Rewrite the baseline with the current figures instead of checking.
     #[arg(long)]
@@ -405,13 +421,13 @@ pub(super) struct GenArgs {
     pub(super) name: String,
     /// Session: number of model calls, compactions included [default: 200];
     /// request-log: exchanges [default: 100].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = gen_calls)]
     pub(super) calls: Option<usize>,
     /// Session or fleet: random seed [default: 1].
     #[arg(long)]
     pub(super) seed: Option<u64>,
     /// Fleet: number of sessions [default: 100].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = gen_sessions)]
     pub(super) sessions: Option<usize>,
     /// Output file (stdout when absent).
     #[arg(short, long)]
@@ -545,4 +561,36 @@ pub(super) fn command() -> clap::Command {
         .mut_subcommand("stability", policy_defaults)
         .mut_subcommand("sweep", grid_defaults)
         .mut_subcommand("report", grid_defaults)
+}
+
+// Numbers with a documented range (`app::limits`), refused by the parser
+// so the message names the option, the value and the range before
+// anything is read.
+
+fn in_range(range: crate::app::limits::Range, text: &str, integer: bool) -> Result<f64, String> {
+    range
+        .parse(text, integer)
+        .map_err(|_| range.expected(integer))
+}
+
+fn recall_cost(text: &str) -> Result<f64, String> {
+    in_range(crate::app::limits::RECALL_COST_USD, text, false)
+}
+
+fn tolerance(text: &str) -> Result<f64, String> {
+    in_range(crate::app::limits::TOLERANCE_PCT, text, false)
+}
+
+// The ranges' bounds are whole numbers far below 2^53, so an accepted
+// value converts to usize exactly.
+fn gen_calls(text: &str) -> Result<usize, String> {
+    in_range(crate::app::limits::GEN_CALLS, text, true).map(|v| v as usize)
+}
+
+fn gen_sessions(text: &str) -> Result<usize, String> {
+    in_range(crate::app::limits::GEN_SESSIONS, text, true).map(|v| v as usize)
+}
+
+fn processes(text: &str) -> Result<usize, String> {
+    in_range(crate::app::limits::PROCESSES, text, true).map(|v| v as usize)
 }

@@ -149,6 +149,29 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             );
             Ok(Outcome::Success)
         }
+        Command::Ledger(super::args::LedgerCommand::Repair { dir }) => {
+            let report = app::ledger_repair(&dir)?;
+            for s in &report.set_aside {
+                eprintln!(
+                    "tracecost: {}: line {}: {}",
+                    dir.join("index.jsonl").display(),
+                    s.line,
+                    crate::engine::handle::one_line(&s.reason, 200)
+                );
+            }
+            eprintln!(
+                "tracecost: {}: kept {} record(s), set {} line(s) aside{}",
+                dir.display(),
+                report.kept,
+                report.set_aside.len(),
+                if report.set_aside.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {}", report.damaged_file.display())
+                }
+            );
+            Ok(Outcome::Success)
+        }
         Command::Recall(a) => {
             let answer = app::recall(&a.plan()?)?;
             // Exactly what the model would receive, byte for byte.

@@ -6,9 +6,13 @@ use crate::app::{AppError, ErrorClass};
 /// a recall of an id no trace recorded.
 pub const EXIT_FAILED: u8 = 1;
 /// Bad input or usage: the message names the file, the place and what was
-/// expected.
+/// expected. This includes a durable ledger whose files are damaged (an
+/// index line, a payload missing or altered: the message names the file and
+/// the line and points to `tracecost ledger repair DIR`) and a tool_use id
+/// that names different recorded results.
 pub const EXIT_INPUT: u8 = 2;
-/// Something the machine should provide failed: ledger storage, running
+/// Something the machine should provide failed: ledger storage I/O (a
+/// directory or file that cannot be created, read or written), running
 /// tracecost itself again (`stability --processes`).
 pub const EXIT_ENVIRONMENT: u8 = 69;
 /// A bug in tracecost.

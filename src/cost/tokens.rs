@@ -262,10 +262,12 @@ pub enum TokenizerSpec {
     CharsPerToken(f64),
 }
 
-/// A tokenizer spec string that could not be parsed.
+/// A tokenizer spec string that could not be parsed. The message quotes
+/// at most 200 characters of it, on one line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown tokenizer `{spec}`: expected o200k_base, cl100k_base, tiktoken:o200k_base, tiktoken:cl100k_base or chars:R with R a positive number (at least 0.01)"
+    "unknown tokenizer `{}`: expected o200k_base, cl100k_base, tiktoken:o200k_base, tiktoken:cl100k_base or chars:R with R a positive number (at least 0.01)",
+    crate::engine::handle::one_line(spec, 200)
 )]
 pub struct TokenizerSpecError {
     /// The spec as given.

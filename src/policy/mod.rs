@@ -34,8 +34,16 @@ use crate::engine::wire::Ttl;
 use crate::trace::{Call, Trace};
 
 /// A config string that does not parse.
+///
+/// The message quotes at most the first 200 characters of the config and
+/// 400 of the reason (which may quote a part of it), on one line: the
+/// string is the user's, and may be any size.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid config {input:?}: {reason}")]
+#[error(
+    "invalid config \"{}\": {}",
+    crate::engine::handle::one_line(input, 200),
+    crate::engine::handle::one_line(reason, 400)
+)]
 pub struct ConfigError {
     /// The string given.
     pub input: String,

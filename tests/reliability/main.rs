@@ -7,4 +7,5 @@
 #[allow(dead_code)]
 mod util;
 
+mod ledger;
 mod output;

@@ -440,7 +440,12 @@ pub struct MergeSummary {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PricingError {
     /// No model has this name.
-    #[error("unknown model `{model}` (closest known: {})", .closest.join(", "))]
+    // The name is the user's and may be any size: quoted within bounds.
+    #[error(
+        "unknown model `{}` (closest known: {})",
+        crate::engine::handle::one_line(model, 200),
+        .closest.join(", ")
+    )]
     UnknownModel {
         /// The name asked for.
         model: String,

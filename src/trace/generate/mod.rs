@@ -269,21 +269,30 @@ pub fn by_name(name: &str, calls: Option<usize>, seed: Option<u64>) -> Result<Ve
             }
             Ok(session_parts(calls, seed.unwrap_or(DEFAULT_SESSION_SEED)))
         }
-        other => match parse_session_name(other) {
-            Some((n, s)) if calls.is_none_or(|c| c == n) && seed.is_none_or(|v| v == s) => {
-                Ok(session_parts(n, s))
+        other => {
+            // The name is the user's and may be any size.
+            let shown = crate::engine::handle::one_line(other, 200);
+            let max_calls = crate::app::limits::GEN_CALLS.max as usize;
+            match parse_session_name(other) {
+                // The name's calls are a --calls value, with its range.
+                Some((n, _)) if n == 0 || n > max_calls => Err(format!(
+                    "generator name \"{shown}\": expected calls from 1 to {max_calls}"
+                )),
+                Some((n, s)) if calls.is_none_or(|c| c == n) && seed.is_none_or(|v| v == s) => {
+                    Ok(session_parts(n, s))
+                }
+                Some(_) => Err(format!(
+                    "generator name \"{shown}\" already fixes calls and seed; drop the options or use \"session\""
+                )),
+                None => {
+                    let known: Vec<&str> = GENERATORS.iter().map(|(n, _)| *n).collect();
+                    Err(format!(
+                        "unknown generator \"{shown}\"; expected one of {} (or session-<calls>-s<seed>)",
+                        known.join(", ")
+                    ))
+                }
             }
-            Some(_) => Err(format!(
-                "generator name {other:?} already fixes calls and seed; drop the options or use \"session\""
-            )),
-            None => {
-                let known: Vec<&str> = GENERATORS.iter().map(|(n, _)| *n).collect();
-                Err(format!(
-                    "unknown generator {other:?}; expected one of {} (or session-<calls>-s<seed>)",
-                    known.join(", ")
-                ))
-            }
-        },
+        }
     }
 }
 

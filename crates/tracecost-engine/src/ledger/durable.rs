@@ -8,6 +8,7 @@
 //!   lock                   advisory lock file (`File::lock`) for writers
 //!   payloads/ab/ab12…ef    payload bytes, named by their SHA-256 (hex)
 //!   tmp/                   payloads being written; emptied on open
+//!   index.damaged.jsonl    lines [`DurableLedger::repair`] set aside, if any
 //! ```
 //!
 //! Each index line is
@@ -46,6 +47,8 @@ use super::{LedgerError, Recorded, ToolResultLedger};
 use crate::handle::{Handle, sha256_hex};
 
 const INDEX_FILE: &str = "index.jsonl";
+const DAMAGED_FILE: &str = "index.damaged.jsonl";
+const REPAIR_TMP: &str = "index.jsonl.repair.tmp";
 const LOCK_FILE: &str = "lock";
 const PAYLOAD_DIR: &str = "payloads";
 const TMP_DIR: &str = "tmp";
@@ -91,24 +94,48 @@ struct Known {
     /// Records in index order.
     order: Vec<Arc<Entry>>,
     by_mem_id: HashMap<String, Arc<Entry>>,
-    by_call_id: HashMap<String, Arc<Entry>>,
+    /// Every record of a call id, in index order: several when
+    /// conversations sharing the directory reused an id.
+    by_call_id: HashMap<String, Vec<Arc<Entry>>>,
 }
 
 impl Known {
     fn insert(&mut self, entry: Entry) {
-        // The first line for a call id wins, as `record` promises. Later
-        // duplicates cannot come from this code (writers check under the
-        // lock) but are tolerated rather than fatal.
-        if self.by_call_id.contains_key(&entry.handle.tool_call_id) {
+        // The first line for a mem_id wins. Later duplicates cannot come
+        // from this code (writers check under the lock) but are tolerated
+        // rather than fatal.
+        if self.by_mem_id.contains_key(&entry.handle.mem_id) {
             return;
         }
         let entry = Arc::new(entry);
         self.by_mem_id
-            .entry(entry.handle.mem_id.clone())
-            .or_insert_with(|| entry.clone());
+            .insert(entry.handle.mem_id.clone(), entry.clone());
         self.by_call_id
-            .insert(entry.handle.tool_call_id.clone(), entry.clone());
+            .entry(entry.handle.tool_call_id.clone())
+            .or_default()
+            .push(entry.clone());
         self.order.push(entry);
+    }
+
+    /// The handle of the record of exactly this result, if any.
+    fn find(&self, tool_call_id: &str, tool_name: &str, sha: &str) -> Option<Handle> {
+        self.by_call_id
+            .get(tool_call_id)?
+            .iter()
+            .find(|e| e.handle.tool_name == tool_name && e.payload_sha256 == sha)
+            .map(|e| e.handle.clone())
+    }
+
+    /// The one record of `tool_call_id`; an error if it has several.
+    fn by_call_id(&self, tool_call_id: &str) -> Result<Option<Arc<Entry>>, LedgerError> {
+        match self.by_call_id.get(tool_call_id).map(Vec::as_slice) {
+            None | Some([]) => Ok(None),
+            Some([one]) => Ok(Some(one.clone())),
+            Some(many) => Err(LedgerError::AmbiguousCallId {
+                tool_call_id: tool_call_id.to_owned(),
+                mem_ids: many.iter().map(|e| e.handle.mem_id.clone()).collect(),
+            }),
+        }
     }
 }
 
@@ -118,6 +145,26 @@ struct Entry {
     handle: Handle,
     tool_args: Arc<str>,
     payload_sha256: String,
+}
+
+/// What [`DurableLedger::repair`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepairReport {
+    /// Records kept in the index.
+    pub kept: usize,
+    /// Lines moved to [`RepairReport::damaged_file`], in index order.
+    pub set_aside: Vec<SetAside>,
+    /// Where set-aside lines are appended (`index.damaged.jsonl`).
+    pub damaged_file: PathBuf,
+}
+
+/// One index line [`DurableLedger::repair`] set aside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAside {
+    /// Its line number in the index before the repair, from 1.
+    pub line: u64,
+    /// Why it was not kept.
+    pub reason: String,
 }
 
 /// An index line as written.
@@ -223,6 +270,111 @@ impl DurableLedger {
         Ok(ledger)
     }
 
+    /// Repairs the ledger in `dir` so it opens again: every intact record
+    /// (a valid index line whose payload is present and hashes to its name)
+    /// stays in the index, in order; every other complete line — not JSON,
+    /// not a record this build reads, or naming a missing or altered
+    /// payload — is appended, byte for byte, to `index.damaged.jsonl` next
+    /// to the index, and so is a torn last line. Nothing is deleted: payload
+    /// files stay where they are, and the damaged lines can be put back by
+    /// hand. A ledger with nothing damaged is left untouched.
+    ///
+    /// The set-aside lines are made durable before the index is replaced
+    /// (temp file, sync, rename), so a crash at any point loses no line.
+    /// Holds the writer lock throughout; run it while no other process has
+    /// the ledger open, since a process that opened it earlier keeps
+    /// reading the index file it opened.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::Io`] if `dir` holds no index or a file cannot be read
+    /// or written.
+    pub fn repair(dir: impl AsRef<Path>) -> Result<RepairReport, LedgerError> {
+        let dir = dir.as_ref();
+        let index_path = dir.join(INDEX_FILE);
+        let lock_path = dir.join(LOCK_FILE);
+        let damaged_path = dir.join(DAMAGED_FILE);
+        // Refuse before creating anything: repairing a directory that is
+        // not a ledger must not turn it into one.
+        let meta = fs::metadata(&index_path).map_err(io_err(&index_path))?;
+        if !meta.is_file() {
+            return Err(io_err(&index_path)(io::Error::other("not a file")));
+        }
+        let lock = open_rw(&lock_path)?;
+        let _flock = FileLock::exclusive(&lock, &lock_path)?;
+        let bytes = fs::read(&index_path).map_err(io_err(&index_path))?;
+        let payload_dir = dir.join(PAYLOAD_DIR);
+        let mut kept = Vec::with_capacity(bytes.len());
+        let mut aside = Vec::new();
+        let mut report = RepairReport {
+            kept: 0,
+            set_aside: Vec::new(),
+            damaged_file: damaged_path.clone(),
+        };
+        for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+            let line_no = i as u64 + 1;
+            let Some(body) = line.strip_suffix(b"\n") else {
+                report.set_aside.push(SetAside {
+                    line: line_no,
+                    reason: "torn last line (no newline)".to_owned(),
+                });
+                aside.extend_from_slice(line);
+                aside.push(b'\n');
+                continue;
+            };
+            let problem = match parse_line(body) {
+                // A payload that cannot be read for another reason (I/O)
+                // is a storage failure, not damage: stop, change nothing.
+                Ok(entry) => match read_payload(&payload_dir, &index_path, &entry) {
+                    Ok(_) => None,
+                    Err(LedgerError::Corrupt { reason, .. }) => Some(reason),
+                    Err(e) => return Err(e),
+                },
+                Err(LineProblem::Invalid(r) | LineProblem::Unparsable(r)) => Some(r),
+            };
+            match problem {
+                None => {
+                    kept.extend_from_slice(line);
+                    report.kept += 1;
+                }
+                Some(reason) => {
+                    report.set_aside.push(SetAside {
+                        line: line_no,
+                        reason,
+                    });
+                    aside.extend_from_slice(line);
+                }
+            }
+        }
+        if report.set_aside.is_empty() {
+            return Ok(report);
+        }
+        // First the damaged lines, durably, then the index without them.
+        let mut f = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&damaged_path)
+            .map_err(io_err(&damaged_path))?;
+        f.write_all(&aside).map_err(io_err(&damaged_path))?;
+        f.sync_all().map_err(io_err(&damaged_path))?;
+        let tmp_path = dir.join(REPAIR_TMP);
+        let written = (|| {
+            let mut f = File::create(&tmp_path)?;
+            f.write_all(&kept)?;
+            f.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp_path);
+            return Err(io_err(&tmp_path)(e));
+        }
+        if let Err(e) = fs::rename(&tmp_path, &index_path) {
+            let _ = fs::remove_file(&tmp_path);
+            return Err(io_err(&index_path)(e));
+        }
+        sync_dir(dir)?;
+        Ok(report)
+    }
+
     /// The directory this ledger lives in.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -290,13 +442,7 @@ impl DurableLedger {
     /// `None` if `sha` is not 64 lowercase hex digits (so a hostile index
     /// cannot point outside the payload directory).
     fn payload_path(&self, sha: &str) -> Option<(String, PathBuf, PathBuf)> {
-        if !is_sha256_hex(sha) {
-            return None;
-        }
-        let shard = sha.get(..2)?.to_owned();
-        let shard_dir = self.payload_dir.join(&shard);
-        let file = shard_dir.join(sha);
-        Some((shard, shard_dir, file))
+        payload_path(&self.payload_dir, sha)
     }
 
     /// Makes `bytes` durable at its content address. Caller holds the
@@ -388,63 +534,12 @@ impl DurableLedger {
 
     /// Reads and verifies the payload of `entry`.
     fn load(&self, entry: &Entry) -> Result<Recorded, LedgerError> {
-        let Some((_, _, path)) = self.payload_path(&entry.payload_sha256) else {
-            // Unreachable for entries that passed `parse_line`; kept as an
-            // error rather than a panic all the same.
-            return Err(LedgerError::Corrupt {
-                path: display(&self.index_path),
-                reason: format!("{}: bad payload hash", entry.handle.mem_id),
-            });
-        };
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(LedgerError::Corrupt {
-                    path: display(&path),
-                    reason: format!("payload of {} is missing", entry.handle.mem_id),
-                });
-            }
-            Err(e) => return Err(io_err(&path)(e)),
-        };
-        let actual = sha256_hex(&bytes);
-        if actual != entry.payload_sha256 {
-            return Err(LedgerError::Corrupt {
-                path: display(&path),
-                reason: format!(
-                    "payload of {} hashes to {actual}, not to its name",
-                    entry.handle.mem_id
-                ),
-            });
-        }
-        let payload = String::from_utf8(bytes).map_err(|_| LedgerError::Corrupt {
-            path: display(&path),
-            reason: format!("payload of {} is not UTF-8", entry.handle.mem_id),
-        })?;
-        Ok(Recorded {
-            handle: entry.handle.clone(),
-            tool_args: entry.tool_args.clone(),
-            payload: payload.into(),
-        })
+        read_payload(&self.payload_dir, &self.index_path, entry)
     }
 
-    /// Looks `key` up with `pick`, re-reading the index once on a miss.
-    fn lookup(
-        &self,
-        key: &str,
-        pick: fn(&Known) -> &HashMap<String, Arc<Entry>>,
-    ) -> Result<Option<Recorded>, LedgerError> {
-        let entry = {
-            let mut guard = self.lock_inner();
-            match pick(&guard.known).get(key) {
-                Some(e) => Some(e.clone()),
-                None => {
-                    self.refresh_shared(&mut guard)?;
-                    pick(&guard.known).get(key).cloned()
-                }
-            }
-        };
-        // The payload is read outside the mutex: it is immutable, and a big
-        // read should not stall other threads.
+    /// Reads the payload of `entry`, if any, outside the mutex: payloads
+    /// are immutable, and a big read should not stall other threads.
+    fn load_found(&self, entry: Option<Arc<Entry>>) -> Result<Option<Recorded>, LedgerError> {
         entry.map(|e| self.load(&e)).transpose()
     }
 }
@@ -457,22 +552,28 @@ impl ToolResultLedger for DurableLedger {
         tool_args: &str,
         content: &str,
     ) -> Result<Handle, LedgerError> {
+        // Hashed before taking the mutex: it is what identifies the result.
+        let sha = sha256_hex(content.as_bytes());
         let mut guard = self.lock_inner();
-        if let Some(e) = guard.known.by_call_id.get(tool_call_id) {
-            return Ok(e.handle.clone());
+        if let Some(h) = guard.known.find(tool_call_id, tool_name, &sha) {
+            return Ok(h);
         }
         let inner = &mut *guard;
         let _flock = FileLock::exclusive(&inner.lock, &self.lock_path)?;
-        // Another process may have recorded this id since we last looked.
+        // Another process may have recorded this result since we last looked.
         read_new_lines(&inner.index, &self.index_path, &mut inner.known)?;
-        if let Some(e) = inner.known.by_call_id.get(tool_call_id) {
-            return Ok(e.handle.clone());
+        if let Some(h) = inner.known.find(tool_call_id, tool_name, &sha) {
+            return Ok(h);
+        }
+        let handle = Handle::derive(tool_call_id, tool_name, content);
+        if inner.known.by_mem_id.contains_key(&handle.mem_id) {
+            return Err(LedgerError::MemIdConflict {
+                mem_id: handle.mem_id,
+            });
         }
         let offset = inner.known.offset;
         self.truncate_torn_tail(&inner.index, offset)?;
 
-        let handle = Handle::derive(tool_call_id, tool_name, content);
-        let sha = sha256_hex(content.as_bytes());
         self.store_payload(&mut inner.synced_shards, &sha, content.as_bytes())?;
 
         let mut line = serde_json::to_string(&LineOut {
@@ -499,11 +600,29 @@ impl ToolResultLedger for DurableLedger {
     }
 
     fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError> {
-        self.lookup(mem_id, |k| &k.by_mem_id)
+        let entry = {
+            let mut guard = self.lock_inner();
+            match guard.known.by_mem_id.get(mem_id) {
+                Some(e) => Some(e.clone()),
+                // A mem_id names one record forever: re-read only on a miss.
+                None => {
+                    self.refresh_shared(&mut guard)?;
+                    guard.known.by_mem_id.get(mem_id).cloned()
+                }
+            }
+        };
+        self.load_found(entry)
     }
 
     fn get_by_call_id(&self, tool_call_id: &str) -> Result<Option<Recorded>, LedgerError> {
-        self.lookup(tool_call_id, |k| &k.by_call_id)
+        let entry = {
+            let mut guard = self.lock_inner();
+            // Always re-read: another process may have recorded a second
+            // result under this id, which makes it ambiguous.
+            self.refresh_shared(&mut guard)?;
+            guard.known.by_call_id(tool_call_id)?
+        };
+        self.load_found(entry)
     }
 }
 
@@ -586,6 +705,64 @@ fn parse_line(bytes: &[u8]) -> Result<Entry, LineProblem> {
         tool_args: line.tool_args.into(),
         payload_sha256: line.payload_sha256,
     })
+}
+
+/// Reads and verifies the payload of `entry` from `payload_dir`.
+fn read_payload(
+    payload_dir: &Path,
+    index_path: &Path,
+    entry: &Entry,
+) -> Result<Recorded, LedgerError> {
+    let Some((_, _, path)) = payload_path(payload_dir, &entry.payload_sha256) else {
+        // Unreachable for entries that passed `parse_line`; kept as an
+        // error rather than a panic all the same.
+        return Err(LedgerError::Corrupt {
+            path: display(index_path),
+            reason: format!("{}: bad payload hash", entry.handle.mem_id),
+        });
+    };
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(LedgerError::Corrupt {
+                path: display(&path),
+                reason: format!("payload of {} is missing", entry.handle.mem_id),
+            });
+        }
+        Err(e) => return Err(io_err(&path)(e)),
+    };
+    let actual = sha256_hex(&bytes);
+    if actual != entry.payload_sha256 {
+        return Err(LedgerError::Corrupt {
+            path: display(&path),
+            reason: format!(
+                "payload of {} hashes to {actual}, not to its name",
+                entry.handle.mem_id
+            ),
+        });
+    }
+    let payload = String::from_utf8(bytes).map_err(|_| LedgerError::Corrupt {
+        path: display(&path),
+        reason: format!("payload of {} is not UTF-8", entry.handle.mem_id),
+    })?;
+    Ok(Recorded {
+        handle: entry.handle.clone(),
+        tool_args: entry.tool_args.clone(),
+        payload: payload.into(),
+    })
+}
+
+/// `payloads/<first 2 hex>` and `payloads/<first 2 hex>/<hex>`, or `None`
+/// if `sha` is not 64 lowercase hex digits (so a hostile index cannot point
+/// outside the payload directory).
+fn payload_path(payload_dir: &Path, sha: &str) -> Option<(String, PathBuf, PathBuf)> {
+    if !is_sha256_hex(sha) {
+        return None;
+    }
+    let shard = sha.get(..2)?.to_owned();
+    let shard_dir = payload_dir.join(&shard);
+    let file = shard_dir.join(sha);
+    Some((shard, shard_dir, file))
 }
 
 fn is_sha256_hex(s: &str) -> bool {
@@ -748,26 +925,69 @@ mod tests {
     }
 
     #[test]
-    fn record_is_idempotent_even_after_reopen_with_other_content() {
+    fn record_is_idempotent_on_the_result_even_after_reopen() {
         let tmp = tempfile::tempdir().unwrap();
         let h1 = {
             let l = DurableLedger::open(tmp.path()).unwrap();
             let h1 = l.record("toolu_1", "t", "{}", "first").unwrap();
-            let h2 = l.record("toolu_1", "other", "{}", "second").unwrap();
+            let h2 = l.record("toolu_1", "t", "{\"x\":1}", "first").unwrap();
             assert_eq!(h1, h2);
             h1
         };
         let before = index_text(tmp.path());
         let l = DurableLedger::open(tmp.path()).unwrap();
-        let h3 = l
-            .record("toolu_1", "other", "{\"x\":1}", "third, different")
-            .unwrap();
-        assert_eq!(h1, h3);
+        assert_eq!(l.record("toolu_1", "t", "{}", "first").unwrap(), h1);
         assert_eq!(index_text(tmp.path()), before);
         assert_eq!(payload_files(tmp.path()).len(), 1);
         let rec = l.get_by_call_id("toolu_1").unwrap().unwrap();
         assert_eq!(&*rec.payload, "first");
         assert_eq!(&*rec.tool_args, "{}");
+    }
+
+    #[test]
+    fn a_reused_call_id_gets_its_own_record_and_lookups_by_it_refuse_to_guess() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = {
+            let l = DurableLedger::open(tmp.path()).unwrap();
+            l.record("toolu_1", "t", "{}", "first").unwrap()
+        };
+        // Another conversation, another process, the same id.
+        let l = DurableLedger::open(tmp.path()).unwrap();
+        let second = l.record("toolu_1", "t", "{}", "second").unwrap();
+        assert_ne!(first.mem_id, second.mem_id);
+        assert_eq!(&*l.get(&first.mem_id).unwrap().unwrap().payload, "first");
+        assert_eq!(&*l.get(&second.mem_id).unwrap().unwrap().payload, "second");
+        // The same result again is still a lookup, whichever it is.
+        assert_eq!(l.record("toolu_1", "t", "{}", "first").unwrap(), first);
+        assert_eq!(index_text(tmp.path()).lines().count(), 2);
+        // A first instance that has not looked since sees the second record.
+        let again = DurableLedger::open(tmp.path()).unwrap();
+        for ledger in [&l, &again] {
+            match ledger.get_by_call_id("toolu_1") {
+                Err(LedgerError::AmbiguousCallId { mem_ids, .. }) => {
+                    assert_eq!(mem_ids, vec![first.mem_id.clone(), second.mem_id.clone()]);
+                }
+                other => panic!("expected AmbiguousCallId, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_mem_id_naming_other_content_is_refused_not_reused() {
+        let tmp = tempfile::tempdir().unwrap();
+        {
+            let l = DurableLedger::open(tmp.path()).unwrap();
+            l.record("c0", "t", "{}", "p").unwrap();
+        }
+        // An index line whose payload hash was edited to other content.
+        let text = index_text(tmp.path());
+        let edited = text.replace(&sha256_hex(b"p"), &sha256_hex(b"q"));
+        fs::write(tmp.path().join(INDEX_FILE), edited).unwrap();
+        let l = DurableLedger::open(tmp.path()).unwrap();
+        assert!(matches!(
+            l.record("c0", "t", "{}", "p"),
+            Err(LedgerError::MemIdConflict { .. })
+        ));
     }
 
     #[test]
@@ -955,7 +1175,7 @@ mod tests {
         // b has not looked since a's record; it must still not re-record.
         let c = DurableLedger::open(tmp.path()).unwrap();
         let b_new = b.record("from_b", "t", "{}", "bee").unwrap();
-        assert_eq!(c.record("shared", "x", "{}", "other").unwrap(), ha);
+        assert_eq!(c.record("shared", "t", "{}", AWKWARD).unwrap(), ha);
         assert_eq!(
             &*a.get_by_call_id("from_b").unwrap().unwrap().payload,
             "bee"
@@ -976,7 +1196,8 @@ mod tests {
                 let l = ledgers[t % 2].clone();
                 std::thread::spawn(move || {
                     for i in 0..15 {
-                        let content = format!("thread {t} call {i}");
+                        // The same result from every thread: recorded once.
+                        let content = format!("call {i}");
                         l.record(&format!("call{i}"), "t", "{}", &content).unwrap();
                     }
                 })
@@ -1008,6 +1229,68 @@ mod tests {
         assert!(l.get(&a.mem_id).is_err());
         l.record("b", "t", "{}", AWKWARD).unwrap();
         assert_eq!(&*l.get(&a.mem_id).unwrap().unwrap().payload, AWKWARD);
+    }
+
+    #[test]
+    fn repair_keeps_intact_records_and_sets_the_rest_aside_byte_for_byte() {
+        let tmp = tempfile::tempdir().unwrap();
+        let handles: Vec<Handle> = {
+            let l = DurableLedger::open(tmp.path()).unwrap();
+            (0..4)
+                .map(|i| {
+                    l.record(&format!("c{i}"), "t", "{}", &format!("p{i}"))
+                        .unwrap()
+                })
+                .collect()
+        };
+        let text = index_text(tmp.path());
+        let lines: Vec<&str> = text.lines().collect();
+        // Line 2 is not JSON, line 4 names a payload that is gone, and a
+        // torn fragment follows.
+        let sha3 = sha256_hex(b"p3");
+        fs::remove_file(tmp.path().join(PAYLOAD_DIR).join(&sha3[..2]).join(&sha3)).unwrap();
+        let broken = format!(
+            "{}\nnot json\n{}\n{}\n{{\"v\":1,\"mem",
+            lines[0], lines[2], lines[3]
+        );
+        fs::write(tmp.path().join(INDEX_FILE), &broken).unwrap();
+        assert!(DurableLedger::open(tmp.path()).is_err());
+
+        let report = DurableLedger::repair(tmp.path()).unwrap();
+        assert_eq!(report.kept, 2);
+        let set: Vec<u64> = report.set_aside.iter().map(|s| s.line).collect();
+        assert_eq!(set, vec![2, 4, 5]);
+        assert!(report.set_aside[1].reason.contains("missing"), "{report:?}");
+        assert_eq!(
+            index_text(tmp.path()),
+            format!("{}\n{}\n", lines[0], lines[2])
+        );
+        let aside = fs::read_to_string(tmp.path().join(DAMAGED_FILE)).unwrap();
+        assert_eq!(aside, format!("not json\n{}\n{{\"v\":1,\"mem\n", lines[3]));
+        let l = DurableLedger::open(tmp.path()).unwrap();
+        assert_eq!(
+            l.handles().unwrap(),
+            vec![handles[0].clone(), handles[2].clone()]
+        );
+        drop(l);
+        // Nothing left to repair: nothing changes.
+        let report = DurableLedger::repair(tmp.path()).unwrap();
+        assert_eq!((report.kept, report.set_aside.len()), (2, 0));
+        assert_eq!(
+            fs::read_to_string(tmp.path().join(DAMAGED_FILE)).unwrap(),
+            aside
+        );
+    }
+
+    #[test]
+    fn repair_of_a_directory_without_an_index_creates_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            DurableLedger::repair(tmp.path().join("none")),
+            Err(LedgerError::Io { .. })
+        ));
+        assert!(DurableLedger::repair(tmp.path()).is_err());
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -1,10 +1,22 @@
 //! The tool-result ledger: where compacted payloads live so the model can
 //! recall them.
 //!
-//! [`ToolResultLedger::record`] is idempotent on the tool call id: recording
-//! the same call twice returns the first handle and leaves storage untouched,
-//! even if the content differs — the stub already on the wire must keep
-//! pointing at what it described.
+//! A record is identified by what its handle is derived from — the tool
+//! call id, the tool name and the content — so by its `mem_id`.
+//! [`ToolResultLedger::record`] is idempotent on that: recording the same
+//! result again returns the same handle and leaves storage untouched.
+//!
+//! A tool call id alone does not identify a result. Ids are unique within
+//! a conversation, but a ledger shared by conversations (a durable ledger
+//! directory, a process serving many sessions) meets ids that another
+//! conversation used too — hand-written and sequential ids (`call_0`,
+//! `toolu_1`) repeat. A second result under a known id is therefore a
+//! record of its own, with its own `mem_id`; every stub keeps pointing at
+//! exactly the content it described, and [`ToolResultLedger::get`] by
+//! `mem_id` is never ambiguous. [`ToolResultLedger::get_by_call_id`]
+//! answers only while the id names one record, and fails with
+//! [`LedgerError::AmbiguousCallId`] (listing the `mem_id`s) once it names
+//! several: it never guesses which conversation was meant.
 //!
 //! A ledger only stores and looks up; turning a lookup into the string the
 //! model reads is the recall tool's job, so this module depends on nothing
@@ -13,12 +25,12 @@
 mod durable;
 mod memory;
 
-pub use durable::DurableLedger;
+pub use durable::{DurableLedger, RepairReport, SetAside};
 pub use memory::InMemoryLedger;
 
 use std::sync::Arc;
 
-use super::handle::Handle;
+use super::handle::{Handle, one_line};
 use super::message::{BlockKind, ContentBlock, ToolResultContent};
 
 /// Errors from recording into, or reading from, a ledger's storage.
@@ -40,6 +52,29 @@ pub enum LedgerError {
         /// What was wrong with it.
         reason: String,
     },
+    /// A lookup by tool call id found several records: the id was recorded
+    /// with different results (by conversations that both used it). Look
+    /// the one meant up by its `mem_id`.
+    #[error(
+        "tool call id \"{}\" names {} different recorded results ({}); recall one by its mem_id",
+        one_line(tool_call_id, 200),
+        mem_ids.len(),
+        mem_ids.join(", ")
+    )]
+    AmbiguousCallId {
+        /// The id looked up.
+        tool_call_id: String,
+        /// The `mem_id` of every record under it, in the order recorded.
+        mem_ids: Vec<String>,
+    },
+    /// A `mem_id` already names a record of other content (a collision of
+    /// its 64-bit digest, or an edited index): recording under it would
+    /// hand out a handle that recalls the wrong payload.
+    #[error("{mem_id} already names a different recorded result; nothing was recorded")]
+    MemIdConflict {
+        /// The `mem_id` both results derive.
+        mem_id: String,
+    },
 }
 
 /// A recorded tool result: its handle and its payload, byte-exact.
@@ -57,8 +92,16 @@ pub struct Recorded {
 ///
 /// Implementations are shared between threads (`&self` everywhere).
 pub trait ToolResultLedger: Send + Sync {
-    /// Stores `content` for `tool_call_id` and returns its handle. If the id
-    /// was recorded before, returns the original handle and stores nothing.
+    /// Stores `content` for `tool_call_id` and returns its handle. If the
+    /// same result (call id, tool name and content) was recorded before,
+    /// returns that handle and stores nothing; the same call id with other
+    /// content is a new record with its own `mem_id` (see the module docs).
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::Io`] if storage fails; [`LedgerError::MemIdConflict`]
+    /// if the result's `mem_id` already names a record of other content,
+    /// rather than handing out a handle that would recall the wrong payload.
     fn record(
         &self,
         tool_call_id: &str,
@@ -84,6 +127,11 @@ pub trait ToolResultLedger: Send + Sync {
     fn get(&self, mem_id: &str) -> Result<Option<Recorded>, LedgerError>;
 
     /// Looks up a record by the tool call id it was recorded under.
+    ///
+    /// # Errors
+    ///
+    /// [`LedgerError::AmbiguousCallId`] if the id was recorded with more
+    /// than one result; storage errors as for [`ToolResultLedger::get`].
     fn get_by_call_id(&self, tool_call_id: &str) -> Result<Option<Recorded>, LedgerError>;
 }
 
