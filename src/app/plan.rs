@@ -524,7 +524,7 @@ fn sources(
             out.push(Source::ClaudeCode(vec![p]));
         }
     };
-    let skipped_before = skipped.other.len() + skipped.unread.len();
+    let (other_before, unread_before) = (skipped.other.len(), skipped.unread.len());
     for p in entries {
         // A FIFO is never opened (that would block), and an editor's lock
         // symlink (`.#name`, pointing nowhere) is no reason to stop.
@@ -556,9 +556,13 @@ fn sources(
     }
     if out.is_empty() {
         return Err(AppError::Usage(format!(
-            "{}: no traces, Claude Code transcripts or logs in this directory ({} file(s) skipped)",
+            "{}: no traces, Claude Code transcripts or logs in this directory ({} file(s) of another kind{})",
             path.display(),
-            skipped.other.len() + skipped.unread.len() - skipped_before
+            skipped.other.len() - other_before,
+            match skipped.unread.len() - unread_before {
+                0 => String::new(),
+                n => format!(", {n} not read"),
+            }
         )));
     }
     Ok(out)
