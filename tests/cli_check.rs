@@ -5,11 +5,15 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-fn small() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/traces/small.json")
-        .display()
-        .to_string()
+/// Copies the small fixture trace beside a baseline in `dir`, and returns
+/// the entry that names it (entries are relative to the baseline file).
+fn small_beside(dir: &Path) -> &'static str {
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/small.json"),
+        dir.join("small.json"),
+    )
+    .unwrap();
+    "small.json"
 }
 
 fn check(baseline: &Path, extra: &[&str]) -> (i32, String, String) {
@@ -31,11 +35,12 @@ fn check(baseline: &Path, extra: &[&str]) -> (i32, String, String) {
 
 fn fresh_baseline(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("baseline.json");
+    let small = small_beside(dir);
     let json = serde_json::json!({
         "format": "tracecost.baseline/v1",
         "entries": [
-            {"trace": small(), "config": "off+none"},
-            {"trace": small(), "config": "ledger:t=200,k=1+tail:ttl=5m"}
+            {"trace": small, "config": "off+none"},
+            {"trace": small, "config": "ledger:t=200,k=1+tail:ttl=5m"}
         ]
     });
     std::fs::write(&p, json.to_string()).unwrap();
@@ -106,16 +111,22 @@ fn update_rewrites_atomically_and_keeps_entries() {
     assert_eq!(code, 0);
     let (code, _, _) = check(&p, &[]);
     assert_eq!(code, 0);
-    let names: Vec<_> = std::fs::read_dir(dir.path())
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(names, ["baseline.json"], "no temporary file left");
+    names.sort();
+    assert_eq!(
+        names,
+        ["baseline.json", "small.json"],
+        "no temporary file left"
+    );
 }
 
 #[test]
 fn bad_input_exits_2_with_the_place() {
     let dir = tempfile::tempdir().unwrap();
+    let small = || small_beside(dir.path());
     let cases: Vec<(String, &str)> = vec![
         ("{\"format\":\"tracecost.baseline/v1\",\"entries\":[".into(), "1:"),
         (r#"{"format":"v0","entries":[]}"#.into(), "at /format: expected \"tracecost.baseline/v1\""),
@@ -137,4 +148,29 @@ fn bad_input_exits_2_with_the_place() {
     let (code, _, err) = check(&dir.path().join("missing.json"), &[]);
     assert_eq!(code, 2);
     assert!(err.contains("missing.json: cannot read"), "{err}");
+}
+
+#[test]
+fn entries_outside_the_baseline_folder_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner = dir.path().join("ci");
+    std::fs::create_dir(&inner).unwrap();
+    let abs = dir.path().join(small_beside(dir.path()));
+    for (entry, why) in [
+        (abs.display().to_string(), "is an absolute path"),
+        ("../small.json".to_owned(), "leaves the baseline's folder"),
+    ] {
+        let p = inner.join("b.json");
+        let json = serde_json::json!({
+            "format": "tracecost.baseline/v1",
+            "entries": [{"trace": entry, "config": "off+none"}]
+        });
+        std::fs::write(&p, json.to_string()).unwrap();
+        let (code, out, err) = check(&p, &["--update"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("b.json: at /entries/0/trace"), "{err}");
+        assert!(err.contains(why), "{err}");
+    }
 }

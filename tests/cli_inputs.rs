@@ -263,7 +263,8 @@ fn a_baseline_entry_may_name_a_claude_code_folder() {
     let baseline = tmp.path().join("baseline.json");
     let json = serde_json::json!({
         "format": "tracecost.baseline/v1",
-        "entries": [{"trace": s(&root), "config": "off+claude-code"}]
+        // Relative to the baseline file, as entries must be.
+        "entries": [{"trace": root.strip_prefix(tmp.path()).unwrap(), "config": "off+claude-code"}]
     });
     std::fs::write(&baseline, json.to_string()).unwrap();
     let (code, _, err) = run(&["check", "--baseline", s(&baseline), "--update"]);

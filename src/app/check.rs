@@ -27,6 +27,11 @@ impl CheckPlan {
             path: shown.clone(),
             message,
         };
+        // A FIFO would block the read for ever: refused unopened.
+        let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+        if let Some(kind) = crate::trace::import::detect::special_kind(&meta.file_type()) {
+            return Err(bad(format!("is a {kind}, expected a baseline file")));
+        }
         let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read: {e}")))?;
         let text = String::from_utf8(bytes).map_err(|e| {
             let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
@@ -43,9 +48,15 @@ impl CheckPlan {
             ))
         })?;
         if baseline.format != BASELINE_FORMAT {
+            // Another version is named; any other value is not echoed: the
+            // file may be anything (a settings file holding secrets).
+            let found = if baseline.format.starts_with("tracecost.baseline/") {
+                format!("{:?}", baseline.format)
+            } else {
+                "the format of something else".to_owned()
+            };
             return Err(bad(format!(
-                "at /format: expected \"{BASELINE_FORMAT}\", found {:?}",
-                baseline.format
+                "at /format: expected \"{BASELINE_FORMAT}\", found {found}"
             )));
         }
         if baseline.entries.is_empty() {
@@ -106,12 +117,19 @@ impl CheckPlan {
             baseline.settings.batch,
         )?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let roots = confinement_roots(&dir);
         let mut files: Vec<(String, Vec<Trace>)> = Vec::new();
         let mut entries = Vec::new();
         for (i, e) in baseline.entries.iter().enumerate() {
             let file = match files.iter().position(|(p, _)| *p == e.trace) {
                 Some(f) => f,
                 None => {
+                    confine(&roots, &e.trace).map_err(|why| {
+                        bad(format!(
+                            "at /entries/{i}/trace: {:?} {why}; trace paths are relative to the baseline file",
+                            e.trace
+                        ))
+                    })?;
                     files.push((e.trace.clone(), load(&dir.join(&e.trace))?));
                     files.len() - 1
                 }
@@ -163,6 +181,65 @@ impl CheckPlan {
             entries,
             cost,
         })
+    }
+}
+
+/// The folders a baseline's entries may name files in, resolved: the
+/// baseline's own, and the working directory (a repository's gate, run from
+/// its top, names the repository's traces: `ci/baseline.json` names
+/// `../traces/…`). Nothing outside both is read, whatever the file says.
+fn confinement_roots(dir: &Path) -> Vec<PathBuf> {
+    let here = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    [
+        std::fs::canonicalize(here).ok(),
+        std::env::current_dir().ok(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| std::fs::canonicalize(p).ok())
+    .collect()
+}
+
+/// Why the baseline entry `entry` may not be read, if it may not: an
+/// absolute path, or one that leads out of every root (`roots[0]` is the
+/// baseline's folder) once `..` and symlinks are resolved.
+fn confine(roots: &[PathBuf], entry: &str) -> Result<(), String> {
+    let rel = Path::new(entry);
+    if rel.has_root() || rel.is_absolute() {
+        return Err("is an absolute path".into());
+    }
+    let Some(base) = roots.first() else {
+        return Ok(());
+    };
+    let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r));
+    let leaves = || {
+        Err(format!(
+            "leaves the baseline's folder ({}) and the working directory",
+            base.display()
+        ))
+    };
+    // As written (`..` taken lexically), then as the file system resolves
+    // it (symlinks): a path that does not resolve reads nothing.
+    let mut lexical = base.clone();
+    for c in rel.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::Normal(n) => lexical.push(n),
+            _ => {}
+        }
+    }
+    if !inside(&lexical) {
+        return leaves();
+    }
+    match std::fs::canonicalize(base.join(rel)) {
+        Ok(resolved) if !inside(&resolved) => leaves(),
+        _ => Ok(()),
     }
 }
 

@@ -314,11 +314,17 @@ pub struct InputOptions {
 }
 
 /// What [`load_inputs`] passed over: files of another kind found in
-/// folders, and damaged input under [`InputOptions::skip_invalid`].
+/// folders, what in a folder is no file to read, and damaged or unreadable
+/// input under [`InputOptions::skip_invalid`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkippedSummary {
     /// Files of another kind (or empty), in the order they were found.
     pub other: Vec<PathBuf>,
+    /// What was not read, and why, in the order found: in folders, FIFOs,
+    /// sockets and devices (never opened) and symlinks to nothing or into
+    /// a loop; under [`InputOptions::skip_invalid`], files and folders
+    /// that could not be read.
+    pub unread: Vec<(PathBuf, String)>,
     /// What was damaged and passed over under
     /// [`InputOptions::skip_invalid`]: a file or lines, with the place.
     pub damaged: Vec<String>,
@@ -330,7 +336,7 @@ const SHOWN_NAMES: usize = 5;
 impl SkippedSummary {
     /// Nothing was skipped.
     pub fn is_empty(&self) -> bool {
-        self.other.is_empty() && self.damaged.is_empty()
+        self.other.is_empty() && self.unread.is_empty() && self.damaged.is_empty()
     }
 
     /// One line for the files of another kind (their names, the first few),
@@ -358,6 +364,9 @@ impl SkippedSummary {
                 self.other.len(),
                 names.join(", ")
             ));
+        }
+        for (path, why) in &self.unread {
+            out.push(format!("skipped {}: {why}", path.display()));
         }
         for what in &self.damaged {
             out.push(format!("skipped damaged input: {what}"));
@@ -434,7 +443,7 @@ pub fn load_inputs(
         return Ok(loaded);
     }
     for path in paths {
-        for source in sources(path, &mut loaded.skipped)? {
+        for source in sources(path, opts.skip_invalid, &mut loaded.skipped)? {
             read_source(source, opts, &import_opts, progress, &mut loaded)?;
         }
     }
@@ -450,14 +459,36 @@ pub fn load_inputs(
     Ok(loaded)
 }
 
-/// What `path` holds to read, in order.
-fn sources(path: &Path, skipped: &mut SkippedSummary) -> Result<Vec<Source>, AppError> {
-    let meta = std::fs::metadata(path).map_err(|source| ImportError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+/// What `path` holds to read, in order. A FIFO, socket or device named is
+/// refused; under `skip_invalid`, a path that cannot be read is passed over
+/// and listed.
+fn sources(
+    path: &Path,
+    skip_invalid: bool,
+    skipped: &mut SkippedSummary,
+) -> Result<Vec<Source>, AppError> {
+    // Under skip_invalid, what cannot be read is named and passed over.
+    let unreadable = |err: AppError, skipped: &mut SkippedSummary| {
+        if skip_invalid {
+            skipped
+                .unread
+                .push((path.to_path_buf(), unreadable_why(path, &err)));
+            Ok(Vec::new())
+        } else {
+            Err(err)
+        }
+    };
+    let meta = match detect::file_or_folder(path) {
+        Ok(meta) => meta,
+        Err(e @ ImportError::NotAFile { .. }) => return Err(e.into()),
+        Err(e) => return unreadable(e.into(), skipped),
+    };
     if !meta.is_dir() {
-        return Ok(vec![match detect::detect_file(path)? {
+        let kind = match detect::detect_file(path) {
+            Ok(kind) => kind,
+            Err(e) => return unreadable(e.into(), skipped),
+        };
+        return Ok(vec![match kind {
             FileKind::Trace => Source::Trace(path.to_path_buf()),
             FileKind::Log(Format::ClaudeCode) => Source::ClaudeCode(vec![path.to_path_buf()]),
             FileKind::Log(f) => Source::Log(f, path.to_path_buf()),
@@ -475,14 +506,15 @@ fn sources(path: &Path, skipped: &mut SkippedSummary) -> Result<Vec<Source>, App
     if detect::is_claude_code_folder(path) {
         return Ok(vec![Source::ClaudeCode(vec![path.to_path_buf()])]);
     }
-    let unreadable = |e: std::io::Error| {
-        AppError::Usage(format!("{}: cannot read directory: {e}", path.display()))
+    let listed: std::io::Result<Vec<PathBuf>> =
+        std::fs::read_dir(path).and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect());
+    let mut entries = match listed {
+        Ok(entries) => entries,
+        Err(e) => {
+            let err = AppError::Usage(format!("{}: cannot read directory: {e}", path.display()));
+            return unreadable(err, skipped);
+        }
     };
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(unreadable)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(unreadable)?;
     entries.sort();
     let mut out = Vec::new();
     let mut claude: Option<usize> = None;
@@ -497,15 +529,30 @@ fn sources(path: &Path, skipped: &mut SkippedSummary) -> Result<Vec<Source>, App
             out.push(Source::ClaudeCode(vec![p]));
         }
     };
-    let skipped_before = skipped.other.len();
+    let (other_before, unread_before) = (skipped.other.len(), skipped.unread.len());
     for p in entries {
+        // A FIFO is never opened (that would block), and an editor's lock
+        // symlink (`.#name`, pointing nowhere) is no reason to stop.
+        if let Some(why) = detect::never_read(&p) {
+            skipped.unread.push((p, why));
+            continue;
+        }
         if p.is_dir() {
             if detect::is_claude_code_folder(&p) {
                 add_claude(&mut out, p);
             }
             continue;
         }
-        match detect::detect_file(&p)? {
+        let kind = match detect::detect_file(&p) {
+            Ok(kind) => kind,
+            Err(e) if skip_invalid => {
+                let why = unreadable_why(&p, &e.into());
+                skipped.unread.push((p, why));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        match kind {
             FileKind::Trace => out.push(Source::Trace(p)),
             FileKind::Log(Format::ClaudeCode) => add_claude(&mut out, p),
             FileKind::Log(f) => out.push(Source::Log(f, p)),
@@ -514,12 +561,25 @@ fn sources(path: &Path, skipped: &mut SkippedSummary) -> Result<Vec<Source>, App
     }
     if out.is_empty() {
         return Err(AppError::Usage(format!(
-            "{}: no traces, Claude Code transcripts or logs in this directory ({} file(s) of another kind)",
+            "{}: no traces, Claude Code transcripts or logs in this directory ({} file(s) of another kind{})",
             path.display(),
-            skipped.other.len() - skipped_before
+            skipped.other.len() - other_before,
+            match skipped.unread.len() - unread_before {
+                0 => String::new(),
+                n => format!(", {n} not read"),
+            }
         )));
     }
     Ok(out)
+}
+
+/// Why a path could not be read: the error's message without the path it
+/// starts with (the summary line names the path).
+fn unreadable_why(path: &Path, err: &AppError) -> String {
+    let text = err.to_string();
+    let named = format!("{}: ", path.display());
+    text.strip_prefix(&named)
+        .map_or_else(|| text.clone(), str::to_owned)
 }
 
 /// Whether a file of no known kind is meant as JSON (so that the trace

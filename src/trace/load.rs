@@ -186,8 +186,10 @@ pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTrac
 }
 
 /// The hint for a log given where a trace is expected: JSON Lines (one
-/// value per line) is what every importer reads and no trace is.
-const LOG_HINT: &str = "this looks like a JSON Lines log, not a tracecost trace; convert it first: tracecost import --from claude-code|anthropic|langchain|openai FILE -o trace.json";
+/// value per line) is what logs are and no trace is. It advises nothing:
+/// tracecost reads the logs it knows directly, so a log that reaches the
+/// trace loader is one of no kind it reads.
+const LOG_HINT: &str = "this looks like a JSON Lines log, not a tracecost trace";
 
 /// Adds [`LOG_HINT`] to the error of a file that looks like a log: a
 /// `.jsonl`/`.ndjson` name, or a second JSON value starting a new line.
@@ -242,8 +244,16 @@ fn load_reader<R: Read>(reader: R, path: &str) -> Result<LoadedTraces, TraceErro
     };
     match doc.format.as_deref() {
         Some(TRACE_FORMAT) => {}
-        Some(other) => {
+        // Another version is named; any other value is not echoed: the
+        // file may be anything (a settings file holding secrets).
+        Some(other) if other.starts_with("tracecost.trace/") => {
             return Err(cx.invalid("/format", format!("\"{TRACE_FORMAT}\", found {other:?}")));
+        }
+        Some(_) => {
+            return Err(cx.invalid(
+                "/format",
+                format!("\"{TRACE_FORMAT}\", found the format of something else"),
+            ));
         }
         None => {
             return Err(cx.invalid(

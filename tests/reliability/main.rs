@@ -7,5 +7,6 @@
 #[allow(dead_code)]
 mod util;
 
+mod inputs;
 mod ledger;
 mod output;

@@ -73,3 +73,88 @@ pub fn names(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Runs `tracecost ARGS` in `dir` like [`run_in`], but kills it after
+/// `secs` seconds; `None` when it had to be killed (it hung).
+pub fn run_in_with_timeout(dir: &Path, args: &[&str], secs: u64) -> Option<Run> {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.current_dir(dir)
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .args(args);
+    run_with_timeout(cmd, secs)
+}
+
+/// Runs `cmd` with its output captured, killing it after `secs` seconds;
+/// `None` when it had to be killed.
+pub fn run_with_timeout(mut cmd: std::process::Command, secs: u64) -> Option<Run> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // Read both pipes on threads, so that a full pipe cannot stall the child.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let stdout = out.join().unwrap();
+    let stderr = err.join().unwrap();
+    status.map(|s| Run {
+        code: s.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    })
+}
+
+/// Runs `tracecost ARGS` in `dir` as a user that file permissions apply
+/// to: as is for a normal user; as `nobody` (uid and gid 65534) when the
+/// tests run as root, who reads any file whatever its mode. `dir` and the
+/// files the run reads must then be open to others.
+#[cfg(unix)]
+pub fn run_in_unprivileged(dir: &Path, args: &[&str], secs: u64) -> Option<Run> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(bin());
+    cmd.current_dir(dir)
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .args(args);
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.uid(65534).gid(65534);
+    }
+    run_with_timeout(cmd, secs)
+}
+
+/// Makes a FIFO at `path`.
+#[cfg(unix)]
+pub fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path for the call's duration.
+    let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
+    assert_eq!(rc, 0, "mkfifo {}", path.display());
+}

@@ -52,13 +52,81 @@ pub enum FileKind {
     Other,
 }
 
-/// Decides what the file at `path` holds. Fails only when it cannot be
-/// read.
+/// What a file type that is neither a regular file nor a folder is called
+/// in messages (`None` for files and folders).
+pub fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
+    if t.is_file() || t.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("FIFO");
+        }
+        if t.is_socket() {
+            return Some("socket");
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return Some("device");
+        }
+    }
+    Some("special file")
+}
+
+/// The metadata of `path` (symlinks followed) when it is a regular file or
+/// a folder; a FIFO, socket or device is [`ImportError::NotAFile`], never
+/// opened (opening a FIFO blocks until something writes to it).
+pub fn file_or_folder(path: &Path) -> Result<std::fs::Metadata, ImportError> {
+    let meta = std::fs::metadata(path).map_err(|source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    match special_kind(&meta.file_type()) {
+        Some(kind) => Err(ImportError::NotAFile {
+            path: path.to_path_buf(),
+            kind,
+        }),
+        None => Ok(meta),
+    }
+}
+
+/// Why the folder entry `path` is not read at all, when it is not: a FIFO,
+/// socket or device (never opened), or a symlink to nothing or into a loop.
+/// `None` for a file or folder, and for what cannot be told for another
+/// reason (the caller reads it and reports that).
+pub fn never_read(path: &Path) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(meta) => special_kind(&meta.file_type()).map(|k| format!("a {k}, not a file to read")),
+        Err(e) if path.is_symlink() => Some(if is_loop(&e) {
+            "a symlink loop".to_owned()
+        } else {
+            "a dangling symlink".to_owned()
+        }),
+        Err(_) => None,
+    }
+}
+
+fn is_loop(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
+/// Decides what the file at `path` holds. Fails when it cannot be read,
+/// and for a FIFO, socket or device (see [`file_or_folder`]).
 pub fn detect_file(path: &Path) -> Result<FileKind, ImportError> {
     let io = |source| ImportError::Io {
         path: path.to_path_buf(),
         source,
     };
+    file_or_folder(path)?;
     let file = std::fs::File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     let mut first = Vec::new();
@@ -94,8 +162,80 @@ fn decide_text(text: &[u8]) -> Option<FileKind> {
     if text.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
-    let value: Value = serde_json::from_slice(text).ok()?;
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let value = serde::de::DeserializeSeed::deserialize(Shallow(0), &mut de).ok()?;
+    de.end().ok()?;
     Some(decide_value(&value))
+}
+
+/// How deep [`decide_value`] looks: `[[{"type", "data": {…}}]]` and
+/// `{"request": {"messages": [{"role"}]}}` are the deepest shapes it reads.
+const DECIDE_DEPTH: usize = 6;
+
+/// A JSON value read to [`DECIDE_DEPTH`], what lies deeper skipped (as
+/// `null`) without a recursion limit: serde_json refuses values nested past
+/// 128 levels, and a log whose first record nests that deep (in a tool's
+/// input, say) is still that log.
+struct Shallow(usize);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Shallow {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.0 >= DECIDE_DEPTH {
+            // serde_json skips an ignored value iteratively, at any depth.
+            <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d)?;
+            return Ok(Value::Null);
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Shallow {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(v) = seq.next_element_seed(Shallow(self.0 + 1))? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let v = map.next_value_seed(Shallow(self.0 + 1))?;
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// What one JSON value (a document, or the first line of JSON Lines) is.
@@ -516,6 +656,46 @@ mod tests {
         std::fs::write(deep.join("s.jsonl"), "{\"sessionId\":\"s\"}\n").unwrap();
         assert!(is_claude_code_folder(&tmp.path().join("projects/a/b/c")));
         assert!(!is_claude_code_folder(&deep));
+    }
+
+    #[test]
+    fn detection_does_not_depend_on_nesting_depth() {
+        let deep = format!("{}1{}", "[".repeat(500), "]".repeat(500));
+        let record = format!(
+            r#"{{"request":{{"model":"m","messages":[{{"role":"user","content":"hi"}}],"metadata":{deep}}},"response":{{"type":"message","content":[]}}}}"#
+        );
+        // One line, and JSON Lines (where the whole file is no one value).
+        assert_eq!(
+            kind_of("a.jsonl", &record),
+            FileKind::Log(Format::Anthropic)
+        );
+        assert_eq!(
+            kind_of("b.jsonl", &format!("{record}\n{record}\n")),
+            FileKind::Log(Format::Anthropic)
+        );
+        let t = format!(r#"{{"format":"tracecost.trace/v1","name":{deep}}}"#);
+        assert_eq!(kind_of("c.json", &t), FileKind::Trace);
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_being_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pipe.jsonl");
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path for the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        // Opening it would block: this returns only if it is not opened.
+        let err = detect_file(&p).unwrap_err();
+        assert!(
+            err.to_string().ends_with(
+                "pipe.jsonl: is a FIFO, expected a trace file, a log or a Claude Code folder"
+            ),
+            "{err}"
+        );
+        assert_eq!(
+            never_read(&p).as_deref(),
+            Some("a FIFO, not a file to read")
+        );
     }
 
     #[test]

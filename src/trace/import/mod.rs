@@ -93,6 +93,15 @@ pub enum ImportError {
     /// Nothing importable was found.
     #[error("{0}")]
     Empty(String),
+    /// A path that is not a regular file or a folder (a FIFO, a socket, a
+    /// device): never opened, since reading one can block for ever.
+    #[error("{}: is a {kind}, expected a trace file, a log or a Claude Code folder", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
 }
 
 /// The formats tracecost imports.
@@ -122,6 +131,9 @@ impl Format {
         progress: &dyn Progress,
         emit: &mut dyn FnMut(Trace) -> Result<(), E>,
     ) -> Result<ImportReport, E> {
+        for input in inputs {
+            detect::file_or_folder(input)?;
+        }
         let log = match self {
             Format::ClaudeCode => {
                 return claude_code::import_each(inputs, opts, progress, emit);
