@@ -9,6 +9,7 @@
 mod error;
 pub mod fidelity;
 pub mod fleet;
+pub mod identity;
 mod plan;
 pub mod baseline;
 mod check;

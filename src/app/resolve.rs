@@ -101,13 +101,16 @@ impl SweepPlan {
     }
 
     fn checked(
-        traces: Vec<Trace>,
+        mut traces: Vec<Trace>,
         grid: GridSpec,
         configs: Vec<Config>,
         options: SweepOptions,
         cost: CostPlan,
     ) -> Result<SweepPlan, AppError> {
         check_recall_cost(options.recall_cost_usd)?;
+        // A fleet sums sessions and writes a page per trace: two traces of
+        // one name from two files must not become one.
+        super::identity::tell_apart(&mut traces);
         let quos = status_quos(&traces, options.baseline.as_ref())?;
         for (t, status_quo) in traces.iter().zip(&quos) {
             for c in configs.iter().chain([status_quo]) {

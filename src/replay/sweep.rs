@@ -81,6 +81,9 @@ pub struct TraceSweep {
     pub trace: String,
     /// Its description.
     pub description: String,
+    /// The file it was read from, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// Rows sorted by cost (then config string).
     pub rows: Vec<SweepRow>,
     /// Index of the baseline row.
@@ -496,6 +499,7 @@ fn rank(
     Ok(TraceSweep {
         trace: trace.name.clone(),
         description: trace.description.clone(),
+        source: trace.source.clone(),
         rows,
         baseline: base_idx,
         cheapest: 0,

@@ -45,21 +45,7 @@ use crate::app::fleet::{
 
 const CHART_W: u32 = 900;
 
-/// A file name fragment safe on every filesystem.
-pub fn slug(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    out.truncate(60);
-    if out.is_empty() { "trace".into() } else { out }
-}
+pub use crate::app::identity::slug;
 
 fn call_tokens(calls: &[CallResult]) -> Vec<CallTokens> {
     calls
@@ -799,6 +785,7 @@ struct JsonRow<'a> {
 #[derive(Serialize)]
 struct JsonTrace<'a> {
     trace: &'a str,
+    source: Option<&'a str>,
     description: &'a str,
     model: &'a str,
     back_to_back: bool,
@@ -829,6 +816,7 @@ fn json_trace(r: &TraceReport) -> JsonTrace<'_> {
     let h = headline(s);
     JsonTrace {
         trace: &s.trace,
+        source: s.source.as_deref(),
         description: &s.description,
         model: &h.base.result.model,
         back_to_back: h.base.result.back_to_back,

@@ -6,3 +6,4 @@
 // Not every module uses every helper.
 #[allow(dead_code)]
 mod util;
+mod fleet;
