@@ -238,6 +238,41 @@ pub struct FleetFigures {
     /// Calls that send more than their model's context window (the API
     /// would refuse them).
     pub over_window_calls: usize,
+    /// Traces the config could not apply to (a `recorded` cache policy on a
+    /// trace that recorded no markers): they count at their status quo, so
+    /// the config is compared with the others on every session and saves
+    /// only where it ran.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_traces: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A config of the grid that some traces were not replayed under, because
+/// it cannot apply to them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedConfig {
+    /// The config.
+    pub config: String,
+    /// Traces it was skipped for.
+    pub traces: usize,
+    /// Traces of the group.
+    pub of: usize,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// Why `config` cannot apply to a trace that was not replayed under it.
+fn skip_reason(config: &Config) -> String {
+    match (&config.cache, &config.compaction) {
+        (crate::policy::Cache::Recorded, _) => "they recorded no cache markers to replay".into(),
+        (_, Compaction::ClearToolUses(_)) => {
+            "an Anthropic API feature, and their provider is another".into()
+        }
+        _ => "their provider does not accept its cache markers".into(),
+    }
 }
 
 impl FleetFigures {
@@ -256,6 +291,7 @@ impl FleetFigures {
             output_tokens: 0,
             no_effect: false,
             over_window_calls: 0,
+            skipped_traces: 0,
         }
     }
 
@@ -320,6 +356,10 @@ pub struct GroupAnswer {
     pub keep_status_quo: bool,
     /// How the recommendation's saving spreads over sessions.
     pub spread: SavingsSpread,
+    /// Configs of the grid that could not apply to some traces, in grid
+    /// order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedConfig>,
 }
 
 /// The fleet's answer, its configs and its projects.
@@ -410,8 +450,14 @@ fn answer(group: &[&SessionSummary], candidates: &[Config]) -> (GroupAnswer, Vec
         .map(|c| {
             let mut f = FleetFigures::empty(c.to_string());
             for s in &sweeps {
-                if let Some(r) = s.rows.iter().find(|r| r.result.config == *c) {
-                    f.add(r);
+                match s.rows.iter().find(|r| r.result.config == *c) {
+                    Some(r) => f.add(r),
+                    // Skipped for this trace: what it pays now, so a config
+                    // is never cheaper for having run on fewer sessions.
+                    None => {
+                        f.add(&s.rows[s.baseline]);
+                        f.skipped_traces += 1;
+                    }
                 }
             }
             f.against(status_quo.cost_usd);
@@ -463,6 +509,15 @@ fn answer(group: &[&SessionSummary], candidates: &[Config]) -> (GroupAnswer, Vec
             Some((t.recorded_cost_usd?, t.cost_usd_recorded_calls?))
         })
         .collect();
+    let skipped = configs_in_grid_order(candidates, &configs)
+        .filter(|(_, f)| f.skipped_traces > 0)
+        .map(|(c, f)| SkippedConfig {
+            config: f.config.clone(),
+            traces: f.skipped_traces,
+            of: sweeps.len(),
+            reason: skip_reason(c),
+        })
+        .collect();
     let answer = GroupAnswer {
         sessions,
         traces: sweeps.len(),
@@ -474,8 +529,20 @@ fn answer(group: &[&SessionSummary], candidates: &[Config]) -> (GroupAnswer, Vec
         recommended,
         keep_status_quo,
         spread,
+        skipped,
     };
     (answer, configs.into_iter().map(|(_, f)| f).collect())
+}
+
+/// `configs` (sorted by cost) in the order of `candidates`.
+fn configs_in_grid_order<'a>(
+    candidates: &'a [Config],
+    configs: &'a [(Config, FleetFigures)],
+) -> impl Iterator<Item = (&'a Config, &'a FleetFigures)> {
+    candidates
+        .iter()
+        .filter_map(|c| configs.iter().find(|(k, _)| k == c))
+        .map(|(c, f)| (c, f))
 }
 
 /// One day of the fleet: the calls that started that day (UTC).

@@ -10,6 +10,7 @@ mod error;
 pub mod limits;
 pub mod fidelity;
 pub mod fleet;
+pub mod identity;
 mod plan;
 pub mod baseline;
 mod check;

@@ -188,10 +188,13 @@ fn sweep_group(
         .map(|t| plan.baseline_for(t))
         .collect::<Result<Vec<_>, _>>()?;
     let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
-    Ok(crate::replay::sweep::sweep_shared(
+    // A grid applies per trace: a config that cannot apply to a trace (the
+    // plan made sure it applies to some other) is skipped for it.
+    Ok(crate::replay::sweep::sweep_shared_where(
         &refs,
         &plan.configs,
         &baselines,
+        &|t, c| crate::replay::check_config(t, c).is_ok(),
         &plan.cost.pricing,
         memo,
         ReplayOptions {

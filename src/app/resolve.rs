@@ -101,18 +101,41 @@ impl SweepPlan {
     }
 
     fn checked(
-        traces: Vec<Trace>,
+        mut traces: Vec<Trace>,
         grid: GridSpec,
         configs: Vec<Config>,
         options: SweepOptions,
         cost: CostPlan,
     ) -> Result<SweepPlan, AppError> {
         check_recall_cost(options.recall_cost_usd)?;
+        // A fleet sums sessions and writes a page per trace: two traces of
+        // one name from two files must not become one.
+        super::identity::tell_apart(&mut traces);
         let quos = status_quos(&traces, options.baseline.as_ref())?;
+        // What savings are measured against must apply to its trace.
         for (t, status_quo) in traces.iter().zip(&quos) {
-            for c in configs.iter().chain([status_quo]) {
-                crate::replay::check_config(t, c)?;
-                cost.pricing.lookup(c.model_for_trace(t))?;
+            crate::replay::check_config(t, status_quo)?;
+            cost.pricing.lookup(status_quo.model_for_trace(t))?;
+        }
+        // A grid applies per trace: a config that cannot apply to some
+        // traces is skipped for them (the fleet says so), but one that
+        // applies to none was asked for in vain, and is an error.
+        for c in &configs {
+            let mut first_refusal = None;
+            let mut applies = false;
+            for t in &traces {
+                match crate::replay::check_config(t, c) {
+                    Ok(()) => {
+                        applies = true;
+                        cost.pricing.lookup(c.model_for_trace(t))?;
+                    }
+                    Err(e) => {
+                        first_refusal.get_or_insert(e);
+                    }
+                }
+            }
+            if let (false, Some(e)) = (applies, first_refusal) {
+                return Err(e.into());
             }
         }
         Ok(SweepPlan {

@@ -318,12 +318,20 @@ pub fn recorded_usage(r: &RecordedUsage) -> Usage {
     u
 }
 
+/// A trace as an error names it: its name and, when known, its file.
+pub fn trace_label(trace: &Trace) -> String {
+    match &trace.source {
+        Some(file) => format!("{} ({file})", trace.name),
+        None => trace.name.clone(),
+    }
+}
+
 /// Checks that `config` can apply to `trace` before anything runs.
 pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
     let markers = !matches!(config.cache, Cache::None | Cache::Recorded);
     if markers && !trace.provider.speaks_cache_control() {
         return Err(ReplayError::Config {
-            trace: trace.name.clone(),
+            trace: trace_label(trace),
             reason: format!(
                 "cache policy {} places cache_control markers, which provider {} does not accept",
                 config.cache, trace.provider
@@ -337,7 +345,7 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             .map(crate::policy::CacheKind::name)
             .collect();
         return Err(ReplayError::Config {
-            trace: trace.name.clone(),
+            trace: trace_label(trace),
             reason: format!(
                 "cache policy recorded replays the markers the requests carried, and this trace recorded none; choose {} instead ({} replays what Claude Code does)",
                 others.join(", "),
@@ -349,7 +357,7 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
         && matches!(config.compaction, Compaction::ClearToolUses(_))
     {
         return Err(ReplayError::Config {
-            trace: trace.name.clone(),
+            trace: trace_label(trace),
             reason: format!(
                 "{} is an Anthropic API feature; provider is {}",
                 config.compaction.kind().name(),

@@ -81,6 +81,9 @@ pub struct TraceSweep {
     pub trace: String,
     /// Its description.
     pub description: String,
+    /// The file it was read from, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// Rows sorted by cost (then config string).
     pub rows: Vec<SweepRow>,
     /// Index of the baseline row.
@@ -166,66 +169,86 @@ pub fn sweep_shared(
     recall_cost_usd: Option<f64>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<TraceSweep>, ReplayError> {
+    sweep_shared_where(
+        prepared,
+        configs,
+        baselines,
+        &|_, _| true,
+        pricing,
+        memo,
+        opts,
+        recall_cost_usd,
+        progress,
+    )
+}
+
+/// [`sweep_shared`], but a config is replayed only over the traces
+/// `applies` accepts it for (a trace's own baseline always applies): a
+/// grid applies per trace, and a trace a config cannot apply to (a
+/// `recorded` cache policy on a trace that recorded no markers) has no row
+/// for it. Under each config, only the traces it applies to meet its
+/// shared cache. Every config is checked against every trace it applies
+/// to before anything runs.
+#[allow(clippy::too_many_arguments)]
+pub fn sweep_shared_where(
+    prepared: &[&PreparedTrace<'_>],
+    configs: &[Config],
+    baselines: &[Config],
+    applies: &(dyn Fn(&crate::trace::Trace, &Config) -> bool + Sync),
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    opts: ReplayOptions<'_>,
+    recall_cost_usd: Option<f64>,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<TraceSweep>, ReplayError> {
     let mut all: Vec<Config> = configs.to_vec();
     for b in baselines {
         if !all.contains(b) {
             all.push(b.clone());
         }
     }
-    for p in prepared {
-        for c in &all {
+    let own_baseline = |t: usize| baselines.get(t).or(baselines.first());
+    // Which traces each config runs over; configs that run over the same
+    // traces are replayed together, as one sweep always was.
+    let mut by_mask: Vec<(Vec<bool>, Vec<Config>)> = Vec::new();
+    for c in &all {
+        let mask: Vec<bool> = prepared
+            .iter()
+            .enumerate()
+            .map(|(t, p)| own_baseline(t) == Some(c) || applies(p.trace, c))
+            .collect();
+        for (p, _) in prepared.iter().zip(&mask).filter(|(_, m)| **m) {
             check_config(p.trace, c)?;
             pricing.lookup(c.model_for_trace(p.trace))?;
         }
+        match by_mask.iter_mut().find(|(m, _)| *m == mask) {
+            Some((_, cs)) => cs.push(c.clone()),
+            None => by_mask.push((mask, vec![c.clone()])),
+        }
     }
-    let groups = same_requests(prepared, &all, opts.build);
-    // Each trace's recall-risk index is built while the groups replay.
-    let replays = || {
-        groups
-            .par_iter()
-            .map(|g| {
-                let r = if prepared.len() == 1 {
-                    replay_group(prepared[0], &g.run, pricing, memo, opts).map(|r| vec![r])
-                } else {
-                    replay_group_shared(prepared, &g.run, pricing, memo, opts)
-                };
-                for _ in 0..g.members.len() * prepared.len() {
-                    progress();
-                }
-                r
+    // Per trace, every config's result.
+    let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
+    let replays = || -> Result<Vec<(Vec<usize>, Vec<Vec<ReplayResult>>)>, ReplayError> {
+        by_mask
+            .iter()
+            .filter(|(mask, _)| mask.iter().any(|m| *m))
+            .map(|(mask, cs)| {
+                let which: Vec<usize> = (0..prepared.len()).filter(|&t| mask[t]).collect();
+                let subset: Vec<&PreparedTrace<'_>> = which.iter().map(|&t| prepared[t]).collect();
+                let results = replay_configs(&subset, cs, pricing, memo, opts, progress)?;
+                Ok((which, results))
             })
-            .collect::<Vec<Result<Vec<Vec<ReplayResult>>, ReplayError>>>()
+            .collect()
     };
-    let (grouped, risk_indexes) = rayon::join(replays, || {
+    let (replayed, risk_indexes) = rayon::join(replays, || {
         prepared
             .par_iter()
             .map(|p| risk_index(p))
             .collect::<Vec<RiskIndex>>()
     });
-    // Per trace, every config's result in group order.
-    let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
-    for (g, results) in groups.iter().zip(grouped) {
-        // Each replay is copied for all but the last config it serves,
-        // which takes it.
-        let mut last_member = vec![0; g.run.len()];
-        for (m, (_, run)) in g.members.iter().enumerate() {
-            last_member[*run] = m;
-        }
-        for (t, rs) in results?.into_iter().enumerate() {
-            let mut rs: Vec<Option<ReplayResult>> = rs.into_iter().map(Some).collect();
-            for (m, (config, run)) in g.members.iter().enumerate() {
-                let result = match rs.get_mut(*run) {
-                    Some(slot) if last_member[*run] == m => slot.take(),
-                    Some(slot) => slot.clone(),
-                    None => None,
-                };
-                if let Some(r) = result {
-                    per_trace[t].push(ReplayResult {
-                        config: config.clone(),
-                        ..r
-                    });
-                }
-            }
+    for (which, results) in replayed? {
+        for (t, rs) in which.into_iter().zip(results) {
+            per_trace[t].extend(rs);
         }
     }
     prepared
@@ -256,6 +279,59 @@ struct SameRequests {
     run: Vec<Config>,
     /// Each config of the group and the index in `run` of its replay.
     members: Vec<(Config, usize)>,
+}
+
+/// Every config of `configs` replayed over `prepared` (traces sharing one
+/// cache), per trace, configs that send the same requests replayed once.
+fn replay_configs(
+    prepared: &[&PreparedTrace<'_>],
+    configs: &[Config],
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    opts: ReplayOptions<'_>,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
+    let groups = same_requests(prepared, configs, opts.build);
+    let grouped = groups
+        .par_iter()
+        .map(|g| {
+            let r = if prepared.len() == 1 {
+                replay_group(prepared[0], &g.run, pricing, memo, opts).map(|r| vec![r])
+            } else {
+                replay_group_shared(prepared, &g.run, pricing, memo, opts)
+            };
+            for _ in 0..g.members.len() * prepared.len() {
+                progress();
+            }
+            r
+        })
+        .collect::<Vec<Result<Vec<Vec<ReplayResult>>, ReplayError>>>();
+    let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
+    for (g, results) in groups.iter().zip(grouped) {
+        // Each replay is copied for all but the last config it serves,
+        // which takes it.
+        let mut last_member = vec![0; g.run.len()];
+        for (m, (_, run)) in g.members.iter().enumerate() {
+            last_member[*run] = m;
+        }
+        for (t, rs) in results?.into_iter().enumerate() {
+            let mut rs: Vec<Option<ReplayResult>> = rs.into_iter().map(Some).collect();
+            for (m, (config, run)) in g.members.iter().enumerate() {
+                let result = match rs.get_mut(*run) {
+                    Some(slot) if last_member[*run] == m => slot.take(),
+                    Some(slot) => slot.clone(),
+                    None => None,
+                };
+                if let Some(r) = result {
+                    per_trace[t].push(ReplayResult {
+                        config: config.clone(),
+                        ..r
+                    });
+                }
+            }
+        }
+    }
+    Ok(per_trace)
 }
 
 /// Groups `configs` by the requests they send. Configs of one compaction
@@ -496,6 +572,7 @@ fn rank(
     Ok(TraceSweep {
         trace: trace.name.clone(),
         description: trace.description.clone(),
+        source: trace.source.clone(),
         rows,
         baseline: base_idx,
         cheapest: 0,

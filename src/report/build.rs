@@ -45,21 +45,7 @@ use crate::app::fleet::{
 
 const CHART_W: u32 = 900;
 
-/// A file name fragment safe on every filesystem.
-pub fn slug(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    out.truncate(60);
-    if out.is_empty() { "trace".into() } else { out }
-}
+pub use crate::app::identity::slug;
 
 fn call_tokens(calls: &[CallResult]) -> Vec<CallTokens> {
     calls
@@ -469,6 +455,37 @@ const SUMMARY_SECTIONS_MAX: usize = 3;
 /// Sessions named in summary.md's table of the most expensive.
 const SUMMARY_TOP: usize = 10;
 
+/// One line per reason and count of the configs skipped for traces they
+/// cannot apply to (a default grid holds a dozen configs of one cache
+/// policy; they are said once).
+fn skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<String> {
+    let mut groups: Vec<(&str, usize, usize, Vec<&str>)> = Vec::new();
+    for s in skipped {
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == s.reason && g.1 == s.traces && g.2 == s.of)
+        {
+            Some(g) => g.3.push(&s.config),
+            None => groups.push((&s.reason, s.traces, s.of, vec![&s.config])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(reason, traces, of, configs)| {
+            let what = match configs.as_slice() {
+                [one] => format!("`{one}`"),
+                [first, rest @ ..] => {
+                    format!("`{first}` and {} other config(s)", rest.len())
+                }
+                [] => String::new(),
+            };
+            format!(
+                "Not applicable: {what} skipped for {traces} of {of} traces ({reason}); in the fleet total those traces count at their status quo, so it saves only where it ran."
+            )
+        })
+        .collect()
+}
+
 /// The fleet's answer in words: one line each for what is paid now, the
 /// simulation's agreement with it, and what to do.
 pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
@@ -517,6 +534,7 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
             )
         },
     );
+    out.extend(skipped_lines(&a.skipped));
     if a.keep_status_quo {
         out.push(
             "Recommendation: keep what you have; no policy of the grid is cheaper once recall risk is priced."
@@ -799,6 +817,7 @@ struct JsonRow<'a> {
 #[derive(Serialize)]
 struct JsonTrace<'a> {
     trace: &'a str,
+    source: Option<&'a str>,
     description: &'a str,
     model: &'a str,
     back_to_back: bool,
@@ -829,6 +848,7 @@ fn json_trace(r: &TraceReport) -> JsonTrace<'_> {
     let h = headline(s);
     JsonTrace {
         trace: &s.trace,
+        source: s.source.as_deref(),
         description: &s.description,
         model: &h.base.result.model,
         back_to_back: h.base.result.back_to_back,

@@ -182,7 +182,11 @@ pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTrac
     if bom.starts_with(UTF8_BOM) {
         reader.consume(UTF8_BOM.len());
     }
-    load_reader(reader, &shown).map_err(|e| with_log_hint(e, path))
+    let mut loaded = load_reader(reader, &shown).map_err(|e| with_log_hint(e, path))?;
+    for t in &mut loaded.traces {
+        t.source = Some(shown.clone());
+    }
+    Ok(loaded)
 }
 
 /// The hint for a log given where a trace is expected: JSON Lines (one
@@ -501,6 +505,7 @@ impl Cx<'_> {
             account: doc.account,
             session: doc.session,
             hidden_prefix_tokens: doc.hidden_prefix_tokens,
+            source: None,
             prompts,
             messages,
             calls,

@@ -105,6 +105,11 @@ pub struct Trace {
     /// subagent's conversation. A fleet counts the traces of one session
     /// once.
     pub session: Option<String>,
+    /// The file the trace was read from, as given (not part of the trace
+    /// file: set by whatever read it). Two traces of the same name from
+    /// different files are different conversations, and a fleet keeps them
+    /// apart by it.
+    pub source: Option<String>,
     /// Tokens of system prompt and tool definitions that the source did not
     /// record but whose size is known from usage (Claude Code transcripts).
     pub hidden_prefix_tokens: u64,

@@ -7,6 +7,7 @@
 #[allow(dead_code)]
 mod util;
 
+mod fleet;
 mod inputs;
 mod ledger;
 mod output;

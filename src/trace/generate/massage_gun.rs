@@ -1417,6 +1417,7 @@ pub(crate) fn build() -> Trace {
         provider: ProviderKind::Anthropic,
         model: "claude-opus-4-1-20250805".to_owned(),
         hidden_prefix_tokens: 0,
+        source: None,
         prompts: vec![prompt],
         messages: msgs,
         calls,

@@ -2301,6 +2301,7 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
                 account: Some(FLEET_ACCOUNT.to_owned()),
                 session: (count > 1).then(|| spec.name.clone()),
                 hidden_prefix_tokens: 0,
+                source: None,
                 prompts: vec![prompt.clone()],
                 messages: seg.messages,
                 calls: seg.calls,

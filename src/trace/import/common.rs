@@ -76,8 +76,9 @@ pub(crate) fn import_files<E: From<ImportError>>(
                 b.first_line
             );
             let line = b.first_line;
-            let trace = b.finish(name, description, opts, &mut un);
+            let mut trace = b.finish(name, description, opts, &mut un);
             check_loads(&trace, path, line)?;
+            trace.source = Some(path.display().to_string());
             emit(trace)?;
             emitted += 1;
         }
@@ -1073,6 +1074,7 @@ impl TraceBuilder {
             account: None,
             session: None,
             hidden_prefix_tokens: 0,
+            source: None,
             prompts: self.prompts,
             messages: self.messages,
             calls: self.calls,

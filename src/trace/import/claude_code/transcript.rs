@@ -146,7 +146,10 @@ pub(crate) fn import_each<E: From<ImportError>>(
                 let file = std::fs::File::open(path).map_err(io)?;
                 let size = file.metadata().map_or(0, |m| m.len());
                 let reader = io::BufReader::with_capacity(1 << 20, file);
-                let outcome = import_from(reader, &file_info(path), opts).map_err(io)?;
+                let mut outcome = import_from(reader, &file_info(path), opts).map_err(io)?;
+                for t in &mut outcome.traces {
+                    t.source = Some(path.display().to_string());
+                }
                 progress.advance(size);
                 Ok(outcome)
             })
@@ -842,6 +845,7 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         account: None,
         session: None,
         hidden_prefix_tokens: hidden,
+        source: None,
         prompts: vec![Prompt::default()],
         messages: seg.messages,
         calls,
