@@ -110,7 +110,7 @@ fn a_previous_report_is_replaced_and_only_it() {
     let run = run_in(d.path(), &["report", trace, "--out", "out"]);
     refused(
         &run,
-        "is not a tracecost report (it has no .tracecost-report)",
+        "is not a tracecost report (it has no .tracecost-report; a report written by an older tracecost has none: remove that folder by hand)",
     );
     assert_eq!(names(d.path()), ["out"]);
 }
