@@ -41,7 +41,7 @@ fn replay_gives_the_baseline_figures_and_a_saving_against_no_compaction() {
     let out = app::replay(&plan, &Silent).unwrap();
     assert_eq!(out.len(), 1);
     let totals = &out[0].result.totals;
-    // ci/baseline.json records this pair: the pipeline gives its figures.
+    // cost-baseline.json records this pair: the pipeline gives its figures.
     assert_eq!(totals.usage.cache_creation_input_tokens, 136_779);
     assert_eq!(totals.usage.cache_read_input_tokens, 108_791);
     assert!(
@@ -121,7 +121,7 @@ fn a_bad_tokenizer_is_an_input_error() {
 #[test]
 fn check_compares_the_repository_baseline_without_a_regression() {
     let plan = app::CheckPlan::from_file(
-        std::path::Path::new("ci/baseline.json"),
+        std::path::Path::new("cost-baseline.json"),
         None,
         false,
         None,

@@ -1141,7 +1141,7 @@ const BASELINE_TRACES: &[(&str, &str, Place, &str)] = &[
     ),
     (
         "baseline/invalid-trace.json",
-        "baseline/../trace/orphan-tool-result.json",
+        "baseline/invalid-trace-orphan.json",
         Pointer,
         "at /messages/2/content/0/tool_use_id",
     ),
@@ -1157,7 +1157,11 @@ fn every_baseline_fixture_has_a_case() {
     assert_all_covered(
         "baseline",
         &cases,
-        &["baseline/ok-trace.json", "baseline/ok-baseline.json"],
+        &[
+            "baseline/ok-trace.json",
+            "baseline/ok-baseline.json",
+            "baseline/invalid-trace-orphan.json",
+        ],
     );
 }
 

@@ -117,14 +117,13 @@ impl CheckPlan {
             baseline.settings.batch,
         )?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let roots = confinement_roots(&dir);
         let mut files: Vec<(String, Vec<Trace>)> = Vec::new();
         let mut entries = Vec::new();
         for (i, e) in baseline.entries.iter().enumerate() {
             let file = match files.iter().position(|(p, _)| *p == e.trace) {
                 Some(f) => f,
                 None => {
-                    confine(&roots, &e.trace).map_err(|why| {
+                    confine(&dir, &e.trace).map_err(|why| {
                         bad(format!(
                             "at /entries/{i}/trace: {:?} {why}; trace paths are relative to the baseline file",
                             e.trace
@@ -184,41 +183,27 @@ impl CheckPlan {
     }
 }
 
-/// The folders a baseline's entries may name files in, resolved: the
-/// baseline's own, and the working directory (a repository's gate, run from
-/// its top, names the repository's traces: `ci/baseline.json` names
-/// `../traces/…`). Nothing outside both is read, whatever the file says.
-fn confinement_roots(dir: &Path) -> Vec<PathBuf> {
+/// Why the baseline entry `entry` may not be read, if it may not: an
+/// absolute path, or one that leads out of `dir`, the baseline's folder,
+/// once `..` and symlinks are resolved. Nothing outside that folder is
+/// read, whatever the file says, so a baseline from elsewhere (a pull
+/// request, a download) cannot make `check` read the machine's other
+/// files.
+fn confine(dir: &Path, entry: &str) -> Result<(), String> {
+    let rel = Path::new(entry);
+    if rel.has_root() || rel.is_absolute() {
+        return Err("is an absolute path".into());
+    }
     let here = if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
         dir
     };
-    [
-        std::fs::canonicalize(here).ok(),
-        std::env::current_dir().ok(),
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(|p| std::fs::canonicalize(p).ok())
-    .collect()
-}
-
-/// Why the baseline entry `entry` may not be read, if it may not: an
-/// absolute path, or one that leads out of every root (`roots[0]` is the
-/// baseline's folder) once `..` and symlinks are resolved.
-fn confine(roots: &[PathBuf], entry: &str) -> Result<(), String> {
-    let rel = Path::new(entry);
-    if rel.has_root() || rel.is_absolute() {
-        return Err("is an absolute path".into());
-    }
-    let Some(base) = roots.first() else {
-        return Ok(());
-    };
-    let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r));
+    let base = std::fs::canonicalize(here)
+        .map_err(|e| format!("cannot be confined to the baseline's folder: {e}"))?;
     let leaves = || {
         Err(format!(
-            "leaves the baseline's folder ({}) and the working directory",
+            "leaves the baseline's folder ({}); a baseline names only files in its folder or below",
             base.display()
         ))
     };
@@ -234,11 +219,11 @@ fn confine(roots: &[PathBuf], entry: &str) -> Result<(), String> {
             _ => {}
         }
     }
-    if !inside(&lexical) {
+    if !lexical.starts_with(&base) {
         return leaves();
     }
     match std::fs::canonicalize(base.join(rel)) {
-        Ok(resolved) if !inside(&resolved) => leaves(),
+        Ok(resolved) if !resolved.starts_with(&base) => leaves(),
         _ => Ok(()),
     }
 }

@@ -71,9 +71,9 @@ Examples:
     #[command(
         after_help = "Exit codes: 0 every (trace, config) within tolerance; 1 a regression; 2 bad input.
 Examples:
-  tracecost check --baseline ci/baseline.json
-  tracecost check --baseline ci/baseline.json --tolerance 1
-  tracecost check --baseline ci/baseline.json --update"
+  tracecost check --baseline cost-baseline.json
+  tracecost check --baseline cost-baseline.json --tolerance 1
+  tracecost check --baseline cost-baseline.json --update"
     )]
     Check(CheckArgs),
     /// Price the usage Claude Code recorded in its transcripts (ccusage-compatible).

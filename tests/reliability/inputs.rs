@@ -205,8 +205,8 @@ fn baseline_entries_stay_in_the_baseline_folder() {
     std::fs::write(ci.join("notes.json"), "{}").unwrap();
     let outside = tmp.path().join("in/small.json");
     symlink(outside.to_str().unwrap(), &ci.join("link.json"));
-    // Run from the baseline's folder, so the working directory widens
-    // nothing.
+    // Run from above the baseline's folder: where the command runs
+    // widens nothing.
     for (entry, why) in [
         (outside.to_str().unwrap(), "an absolute path"),
         ("../in/small.json", "leaves"),
@@ -214,7 +214,10 @@ fn baseline_entries_stay_in_the_baseline_folder() {
         ("link.json", "leaves"),
     ] {
         baseline(&ci, entry);
-        let r = run(&ci, &["check", "--baseline", "baseline.json", "--update"]);
+        let r = run(
+            tmp.path(),
+            &["check", "--baseline", "ci/baseline.json", "--update"],
+        );
         assert_refused(&r, "baseline.json", why);
         assert!(r.stderr.contains("/entries/0/trace"), "{}", r.stderr);
         assert!(r.stderr.contains(entry), "{}", r.stderr);
@@ -225,8 +228,9 @@ fn baseline_entries_stay_in_the_baseline_folder() {
     std::fs::create_dir(ci.join("x")).unwrap();
     let r = run(&ci, &["check", "--baseline", "baseline.json", "--update"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    // Run from the repository, the bundled gate keeps working.
-    let r = run(&repo(""), &["check", "--baseline", "ci/baseline.json"]);
+    // The bundled gate, run from anywhere.
+    let gate = repo("cost-baseline.json");
+    let r = run(tmp.path(), &["check", "--baseline", gate.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }
 
