@@ -36,7 +36,7 @@ pub const TOLERANCE_PCT: Range = Range {
 pub const GEN_CALLS: Range = Range {
     flag: "--calls",
     min: 1.0,
-    max: 100_000.0,
+    max: crate::trace::generate::MAX_CALLS as f64,
     unit: "",
 };
 /// `gen --sessions`: sessions of a generated fleet.

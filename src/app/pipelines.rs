@@ -312,6 +312,7 @@ fn stability_of(
         tokens: &counter,
         fixed_tokens: 0,
         progress,
+        state: Default::default(),
     };
     Ok(crate::replay::stability::check(
         trace,

@@ -16,20 +16,32 @@ use crate::engine::ledger::LedgerError;
 use std::sync::Arc;
 
 use crate::engine::message::{BlockKind, ContentBlock, Message};
-use crate::engine::rewrite::WireBlock;
+use crate::engine::rewrite::{WireBlock, WireMessage, WireView};
 use crate::engine::wire::message_json;
-use crate::policy::{BlockTokens, CompactionRun, PolicyView};
+use crate::policy::{BlockTokens, CompactionRun, ViewState};
 use crate::trace::Trace;
 
-/// Something that produces the wire view of each call (the policy under
-/// test; tests substitute faulty ones).
-pub trait ViewSource {
-    /// The view of one call's history.
-    fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError>;
+/// Something that produces the wire view of each call of one trace, in
+/// call order (the policy under test; tests substitute faulty ones).
+pub trait ViewSource<'h> {
+    /// Brings the view to `history`'s, and returns the first message that
+    /// may differ from the previous call's view: the messages before it
+    /// must be the very objects the previous view held (0 when the source
+    /// does not know, and every message is compared).
+    fn advance(&mut self, history: &'h [Message]) -> Result<usize, LedgerError>;
+    /// The view of the last call advanced to.
+    fn view(&self) -> &WireView<'h>;
+    /// The tool_use ids compacted at the last call, in message order.
+    fn compacted(&self) -> &[Arc<str>];
 }
 
-/// A compaction run as a view source.
-pub struct RunSource<'a> {
+/// A compaction run as a view source: each call's view is kept up to date
+/// by [`CompactionRun::advance`], whose contract (the messages before the
+/// index it returns are the previous call's objects, and the view is the
+/// one a full rebuild gives) is property-tested against a rebuild of
+/// every call (`tests/replay_incremental.rs`). So the check costs, per
+/// call, what changed, not the history.
+pub struct RunSource<'a, 'h> {
     /// The run.
     pub run: CompactionRun,
     /// Token counts for token-triggered peers.
@@ -38,14 +50,25 @@ pub struct RunSource<'a> {
     pub fixed_tokens: u64,
     /// Told of each call viewed; the caller starts the stage.
     pub progress: Option<&'a dyn crate::progress::Progress>,
+    /// The view at the last call.
+    pub state: ViewState<'h>,
 }
 
-impl ViewSource for RunSource<'_> {
-    fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError> {
+impl<'h> ViewSource<'h> for RunSource<'_, 'h> {
+    fn advance(&mut self, history: &'h [Message]) -> Result<usize, LedgerError> {
         if let Some(p) = self.progress {
             p.advance(1);
         }
-        self.run.view(history, self.fixed_tokens, self.tokens)
+        self.run
+            .advance(history, self.fixed_tokens, self.tokens, &mut self.state)
+    }
+
+    fn view(&self) -> &WireView<'h> {
+        &self.state.view
+    }
+
+    fn compacted(&self) -> &[Arc<str>] {
+        &self.state.compacted
     }
 }
 
@@ -101,26 +124,46 @@ pub struct StabilityReport {
 const CONTEXT: usize = 60;
 
 /// Runs the checks over every call of `trace`.
-pub fn check(
-    trace: &Trace,
-    source: &mut dyn ViewSource,
+///
+/// Per call, only the messages from the first one the source says may
+/// have changed are looked at: those before it are the previous call's
+/// objects, so their stubs were checked when they appeared and their bytes
+/// and tokens are the same.
+pub fn check<'h>(
+    trace: &'h Trace,
+    source: &mut dyn ViewSource<'h>,
     tokens: &dyn BlockTokens,
 ) -> Result<StabilityReport, LedgerError> {
     // Each stub's bytes when first seen, with the block they came from: a
     // later call sending the very same block object cannot differ, so only
     // a new object is serialized and compared.
     let mut stubs: BTreeMap<String, (String, Arc<ContentBlock>)> = BTreeMap::new();
-    let mut prev: Option<PolicyView<'_>> = None;
-    let mut prev_tokens: Vec<u64> = Vec::new();
+    // The previous call's view, its running token sums (`prev_sum[i]` is
+    // the tokens of its first `i` messages) and, per message, how many
+    // compacted results precede it (`prev_compactions[i]`).
+    let mut prev: Vec<WireMessage<'h>> = Vec::new();
+    let mut prev_sum: Vec<u64> = vec![0];
+    let mut prev_compactions: Vec<usize> = vec![0];
     let mut prev_compacted: Vec<Arc<str>> = Vec::new();
     let mut calls = Vec::new();
     let mut violations = Vec::new();
     for (ci, call) in trace.calls.iter().enumerate() {
         let index = ci + 1;
         let history = trace.history_of(call);
-        let pv = source.view(history)?;
-        let (new, gone) = compaction_changes(&prev_compacted, &pv.compacted);
-        prev_compacted.clone_from(&pv.compacted);
+        let first = source.advance(history)?;
+        let view = source.view();
+        let first = first.min(prev.len()).min(view.messages.len());
+        // The compacted results of the messages before `first` are the
+        // previous call's (the list is in message order): only the rest
+        // are compared, unless the lists disagree there.
+        let now = source.compacted();
+        let mut same = prev_compactions[first].min(now.len());
+        if same > 0 && prev_compacted[same - 1] != now[same - 1] {
+            same = 0;
+        }
+        let (new, gone) = compaction_changes(&prev_compacted[same..], &now[same..]);
+        prev_compacted.truncate(same);
+        prev_compacted.extend_from_slice(&now[same..]);
         for gone in gone {
             violations.push(Violation {
                 call: index,
@@ -135,14 +178,20 @@ pub fn check(
         let new: Vec<String> = new.iter().map(|s| s.to_string()).collect();
         // (a) stubs are byte-stable once they appear.
         let mut new_in_message: BTreeSet<usize> = BTreeSet::new();
-        for (mi, wm) in pv.view.messages.iter().enumerate() {
+        let mut compactions = prev_compactions[first];
+        let mut cur_compactions = Vec::with_capacity(view.messages.len() - first);
+        for (mi, wm) in view.messages.iter().enumerate().skip(first) {
+            cur_compactions.push(compactions);
             for wb in wm.blocks.iter().flatten() {
                 let WireBlock::Compacted { original, stub } = wb else {
                     continue;
                 };
                 let id = match original.kind() {
-                    BlockKind::ToolResult { tool_use_id, .. }
-                    | BlockKind::ToolUse {
+                    BlockKind::ToolResult { tool_use_id, .. } => {
+                        compactions += 1;
+                        tool_use_id.to_string()
+                    }
+                    BlockKind::ToolUse {
                         id: tool_use_id, ..
                     } => tool_use_id.to_string(),
                     _ => continue,
@@ -176,28 +225,23 @@ pub fn check(
                 }
             }
         }
+        cur_compactions.push(compactions);
         // (c) the view extends the previous one, except where explained.
         // A message built from the same objects as before has the same
-        // bytes and tokens; only the others are serialized and compared,
-        // so each call costs what changed, not the whole history.
-        let none = Vec::new();
-        let prev_messages = prev.as_ref().map_or(&none, |p| &p.view.messages);
-        let cur_tokens: Vec<u64> = pv
-            .view
-            .messages
-            .iter()
-            .enumerate()
-            .map(
-                |(mi, m)| match (prev_messages.get(mi), prev_tokens.get(mi)) {
-                    (Some(before), Some(&t)) if before.same_objects(m) => t,
-                    _ => message_tokens(m, tokens),
-                },
-            )
-            .collect();
-        let mut kept = 0;
+        // bytes and tokens; only the others are serialized and compared.
+        let mut cur_sum = Vec::with_capacity(view.messages.len() - first + 1);
+        cur_sum.push(prev_sum[first]);
+        for (mi, m) in view.messages.iter().enumerate().skip(first) {
+            let t = match prev.get(mi) {
+                Some(before) if before.same_objects(m) => prev_sum[mi + 1] - prev_sum[mi],
+                _ => message_tokens(m, tokens),
+            };
+            cur_sum.push(cur_sum[cur_sum.len() - 1] + t);
+        }
+        let mut kept = first;
         let mut still_prefix = true;
-        for (mi, before) in prev_messages.iter().enumerate() {
-            let equal = match pv.view.messages.get(mi) {
+        for (mi, before) in prev.iter().enumerate().skip(first) {
+            let equal = match view.messages.get(mi) {
                 Some(after) if before.same_objects(after) => None,
                 Some(after) => {
                     let (b, a) = (message_json(before), message_json(after));
@@ -219,12 +263,16 @@ pub fn check(
         calls.push(CallStability {
             index,
             messages_kept: kept,
-            tokens_kept: prev_tokens[..kept].iter().sum(),
-            previous_tokens: prev_tokens.iter().sum(),
+            tokens_kept: prev_sum[kept],
+            previous_tokens: prev_sum[prev.len()],
             new_compactions: new,
         });
-        prev = Some(pv);
-        prev_tokens = cur_tokens;
+        prev.truncate(first);
+        prev.extend(view.messages[first..].iter().cloned());
+        prev_sum.truncate(first);
+        prev_sum.extend(cur_sum);
+        prev_compactions.truncate(first);
+        prev_compactions.extend(cur_compactions);
     }
     let mut h = sha2::Sha256::default();
     use sha2::Digest;
@@ -234,7 +282,7 @@ pub fn check(
         h.update(bytes.as_bytes());
         h.update([0]);
     }
-    for m in prev.iter().flat_map(|p| &p.view.messages) {
+    for m in &prev {
         h.update(message_json(m).as_bytes());
         h.update([0]);
     }
@@ -332,6 +380,7 @@ mod tests {
     use crate::engine::handle::Handle;
     use crate::engine::ledger::{InMemoryLedger, Recorded, ToolResultLedger};
     use crate::engine::rewrite::{CompactionPolicy, Compactor};
+    use crate::policy::PolicyView;
     use crate::trace::load_str;
     use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -358,8 +407,37 @@ mod tests {
         load_str(&json, "s.json").unwrap().traces.remove(0)
     }
 
+    /// A source that rebuilds every call's view whole and says nothing of
+    /// what changed, so the check compares every message.
+    struct Full<'h, F> {
+        make: F,
+        last: PolicyView<'h>,
+    }
+    impl<'h, F: FnMut(&'h [Message]) -> Result<PolicyView<'h>, LedgerError>> ViewSource<'h>
+        for Full<'h, F>
+    {
+        fn advance(&mut self, history: &'h [Message]) -> Result<usize, LedgerError> {
+            self.last = (self.make)(history)?;
+            Ok(0)
+        }
+        fn view(&self) -> &WireView<'h> {
+            &self.last.view
+        }
+        fn compacted(&self) -> &[Arc<str>] {
+            &self.last.compacted
+        }
+    }
+    fn full<'h>(
+        make: impl FnMut(&'h [Message]) -> Result<PolicyView<'h>, LedgerError>,
+    ) -> Full<'h, impl FnMut(&'h [Message]) -> Result<PolicyView<'h>, LedgerError>> {
+        Full {
+            make,
+            last: PolicyView::default(),
+        }
+    }
+
     struct Engine(Compactor<InMemoryLedger>);
-    impl ViewSource for Engine {
+    impl Engine {
         fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError> {
             let r = self.0.rewrite(history)?;
             Ok(PolicyView {
@@ -383,7 +461,7 @@ mod tests {
                 keep_last_n: 1,
             },
         ));
-        let r = check(&t, &mut src, &Chars).unwrap();
+        let r = check(&t, &mut full(|h| src.view(h)), &Chars).unwrap();
         assert!(r.violations.is_empty(), "{:?}", r.violations);
         assert_eq!(r.stubs, 3);
         // Call 3 compacts t0 for the first time: message 2 changes, so only
@@ -396,18 +474,14 @@ mod tests {
             r#"{"type":"text","text":"go"}"#.len() as u64
         );
         assert!(r.calls[2].tokens_kept < r.calls[2].previous_tokens);
-        let again = check(
-            &t,
-            &mut Engine(Compactor::new(
-                InMemoryLedger::new(),
-                CompactionPolicy {
-                    size_threshold: 100,
-                    keep_last_n: 1,
-                },
-            )),
-            &Chars,
-        )
-        .unwrap();
+        let mut src = Engine(Compactor::new(
+            InMemoryLedger::new(),
+            CompactionPolicy {
+                size_threshold: 100,
+                keep_last_n: 1,
+            },
+        ));
+        let again = check(&t, &mut full(|h| src.view(h)), &Chars).unwrap();
         assert_eq!(again.digest, r.digest);
     }
 
@@ -436,7 +510,7 @@ mod tests {
 
     /// Rebuilds its compactor every call, so stubs come from the ledger anew.
     struct Unstable(Forgetful);
-    impl ViewSource for Unstable {
+    impl Unstable {
         fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError> {
             let r = Compactor::new(
                 &self.0,
@@ -460,7 +534,8 @@ mod tests {
     #[test]
     fn a_non_deterministic_stub_is_caught_with_its_place() {
         let t = trace();
-        let r = check(&t, &mut Unstable(Forgetful::default()), &Chars).unwrap();
+        let mut src = Unstable(Forgetful::default());
+        let r = check(&t, &mut full(|h| src.view(h)), &Chars).unwrap();
         let first = &r.violations[0];
         assert_eq!(
             (first.call, first.kind, first.tool_use_id.as_deref()),
@@ -485,7 +560,7 @@ mod tests {
         other: Message,
         calls: usize,
     }
-    impl ViewSource for Swapped {
+    impl Swapped {
         fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError> {
             self.calls += 1;
             let mut view = crate::engine::rewrite::WireView::unchanged(history);
@@ -505,34 +580,53 @@ mod tests {
     fn a_message_made_of_other_objects_is_compared_by_its_bytes() {
         let t = trace();
         let copy = t.messages[0].clone();
-        let r = check(
-            &t,
-            &mut Swapped {
-                from: 3,
-                other: copy,
-                calls: 0,
-            },
-            &Chars,
-        )
-        .unwrap();
+        let mut src = Swapped {
+            from: 3,
+            other: copy,
+            calls: 0,
+        };
+        let r = check(&t, &mut full(|h| src.view(h)), &Chars).unwrap();
         assert!(r.violations.is_empty(), "{:?}", r.violations);
         let other = Message::from_json(r#"{"role":"user","content":"something else"}"#).unwrap();
-        let r = check(
-            &t,
-            &mut Swapped {
-                from: 3,
-                other,
-                calls: 0,
-            },
-            &Chars,
-        )
-        .unwrap();
+        let mut src = Swapped {
+            from: 3,
+            other,
+            calls: 0,
+        };
+        let r = check(&t, &mut full(|h| src.view(h)), &Chars).unwrap();
         let first = &r.violations[0];
         assert_eq!(
             (first.call, first.kind, first.message),
             (3, "prefix-changed", 0)
         );
         assert_eq!(r.calls[2].messages_kept, 0);
+    }
+
+    #[test]
+    fn a_run_checked_incrementally_gives_the_report_of_every_view_rebuilt() {
+        let t = trace();
+        for config in [
+            "off+none",
+            "ledger:t=100,k=1+none",
+            "ledger:t=400,k=2+tail:ttl=5m",
+            "clear-tool-uses:trigger=300,keep=1+none",
+            "clear-tool-uses:trigger=300,keep=2,at-least=900,inputs=true+none",
+            "langchain-clear:trigger=100,keep=1+none",
+            "langchain-clear:trigger=100,keep=1,at-least=200+none",
+        ] {
+            let compaction = config.parse::<crate::policy::Config>().unwrap().compaction;
+            let mut run = CompactionRun::new(&compaction);
+            let rebuilt = check(&t, &mut full(|h| run.view(h, 0, &Chars)), &Chars).unwrap();
+            let mut source = RunSource {
+                run: CompactionRun::new(&compaction),
+                tokens: &Chars,
+                fixed_tokens: 0,
+                progress: None,
+                state: ViewState::default(),
+            };
+            let incremental = check(&t, &mut source, &Chars).unwrap();
+            assert_eq!(incremental, rebuilt, "{config}");
+        }
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub const SESSION_PREFIX_CHARS: usize = 48_000;
 
 /// Calls in the default generated session.
 pub const DEFAULT_SESSION_CALLS: usize = 200;
+/// The most model calls a generated session or request log may have
+/// (`gen --calls`, or the calls a `session-<calls>-s<seed>` name fixes).
+pub const MAX_CALLS: usize = 100_000;
 
 /// Seed of the default generated session.
 pub const DEFAULT_SESSION_SEED: u64 = 1;
@@ -272,7 +275,7 @@ pub fn by_name(name: &str, calls: Option<usize>, seed: Option<u64>) -> Result<Ve
         other => {
             // The name is the user's and may be any size.
             let shown = crate::engine::handle::one_line(other, 200);
-            let max_calls = crate::app::limits::GEN_CALLS.max as usize;
+            let max_calls = MAX_CALLS;
             match parse_session_name(other) {
                 // The name's calls are a --calls value, with its range.
                 Some((n, _)) if n == 0 || n > max_calls => Err(format!(
