@@ -88,7 +88,8 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::{
-    FileInfo, Flag, SYNTHETIC_MODEL, UsageDoc, discover, file_info, for_each_line, usage_total,
+    FileInfo, Flag, Line, SYNTHETIC_MODEL, UsageDoc, discover, file_info, for_each_line,
+    usage_total,
 };
 use crate::engine::cache::ProviderKind;
 use crate::engine::json::RawObject;
@@ -204,6 +205,45 @@ struct MessageDoc<'a> {
 
 fn raw_str(raw: Option<&RawValue>) -> Option<String> {
     raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+}
+
+/// A line at least this long is given back to the reader once its members
+/// are parsed, before its blocks are built (see `Builder::line`); a
+/// shorter one's buffer is kept for the next line.
+const LONG_LINE: usize = 16 << 20;
+
+/// The owned parts of a user or assistant line.
+struct Taken {
+    /// `None` when `message.content` is neither a string nor a list of
+    /// objects.
+    content: Option<Parsed>,
+    /// What an assistant line says of its response; `None` for a user line.
+    response: Option<Response>,
+    ts: Option<u64>,
+}
+
+/// An assistant line's response members.
+struct Response {
+    id: Option<String>,
+    model: Option<String>,
+    /// The usage row: `None` without `usage`, `Some(None)` when unbilled.
+    row: Option<Option<RecordedUsage>>,
+}
+
+/// A `content` member, parsed but not yet made into blocks.
+enum Parsed {
+    Text(String),
+    Items(Vec<RawObject>),
+}
+
+fn parse_content(raw: &RawValue) -> Option<Parsed> {
+    let text = raw.get().trim_start();
+    if text.starts_with('"') {
+        return serde_json::from_str::<String>(raw.get())
+            .ok()
+            .map(Parsed::Text);
+    }
+    serde_json::from_str(raw.get()).ok().map(Parsed::Items)
 }
 
 /// Things the importer skipped or could not map, by kind.
@@ -453,14 +493,36 @@ impl Builder {
         }
     }
 
-    fn line(&mut self, text: &str) {
+    fn line(&mut self, line: &mut Line<'_>) {
+        let Some(taken) = self.take(line.text()) else {
+            return;
+        };
+        // Everything the line's blocks need is owned now: a very long line
+        // (one huge tool result) is given back before its text is decoded
+        // into the trace, so the two are not held at once.
+        if line.text().len() >= LONG_LINE {
+            line.release();
+        }
+        let Some(content) = self.content(taken.content) else {
+            self.tally.bump(Note::BadShape);
+            return;
+        };
+        match taken.response {
+            None => self.user_line(content, taken.ts),
+            Some(r) => self.assistant_line(r, content, taken.ts),
+        }
+    }
+
+    /// Reads a line's members: `None` when the line is skipped (and
+    /// counted), else the owned parts of a user or assistant line.
+    fn take(&mut self, text: &str) -> Option<Taken> {
         if !text.trim_start().starts_with('{') {
             if serde_json::from_str::<IgnoredAny>(text).is_ok() {
                 self.tally.bump(Note::BadShape);
             } else {
                 self.skipped_lines += 1;
             }
-            return;
+            return None;
         }
         let doc: LineDoc = match serde_json::from_str(text) {
             Ok(d) => d,
@@ -470,7 +532,7 @@ impl Builder {
                 } else {
                     self.skipped_lines += 1;
                 }
-                return;
+                return None;
             }
         };
         if self.session_id.is_none() {
@@ -482,16 +544,16 @@ impl Builder {
             "system" if doc.subtype.as_deref() == Some("compact_boundary") => {
                 self.tally.bump(Note::CompactBoundary);
                 self.split();
-                return;
+                return None;
             }
             other => {
                 self.tally.line_type(other);
-                return;
+                return None;
             }
         }
         if doc.is_sidechain.0 && !self.subagent {
             self.tally.bump(Note::Sidechain);
-            return;
+            return None;
         }
         let ts = raw_str(doc.timestamp).and_then(|t| parse_rfc3339_ms(&t));
         let Some(msg) = doc
@@ -499,34 +561,51 @@ impl Builder {
             .and_then(|m| serde_json::from_str::<MessageDoc>(m.get()).ok())
         else {
             self.tally.bump(Note::BadShape);
-            return;
+            return None;
         };
         let Some(content) = msg.content else {
             self.tally.bump(Note::BadShape);
-            return;
+            return None;
         };
-        if kind == "user" {
+        let response = if kind == "user" {
             if doc.tool_use_result.is_some() {
                 self.tally.bump(Note::ToolUseResult);
             }
-            self.user_line(content, ts);
+            None
         } else {
             let synthetic = msg.model.as_deref() == Some(SYNTHETIC_MODEL);
             if synthetic || doc.is_api_error.0 {
                 self.tally.bump(Note::Synthetic);
-                return;
+                return None;
             }
-            self.assistant_line(&msg, content, ts);
-        }
+            Some(Response {
+                id: msg
+                    .id
+                    .as_deref()
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+                model: msg.model.map(Cow::into_owned),
+                row: msg.usage.map(|u| {
+                    serde_json::from_str::<UsageDoc>(u.get())
+                        .ok()
+                        .and_then(|d| d.recorded())
+                }),
+            })
+        };
+        Some(Taken {
+            content: parse_content(content),
+            response,
+            ts,
+        })
     }
 
-    /// Parses a `content` member: a string, or blocks (bad ones dropped).
-    fn content(&mut self, raw: &RawValue) -> Option<Result<String, Vec<ContentBlock>>> {
-        let text = raw.get().trim_start();
-        if text.starts_with('"') {
-            return serde_json::from_str::<String>(raw.get()).ok().map(Ok);
-        }
-        let items: Vec<RawObject> = serde_json::from_str(raw.get()).ok()?;
+    /// Builds a `content` member's blocks (bad ones dropped and counted),
+    /// or passes its string on; `None` when it is neither.
+    fn content(&mut self, parsed: Option<Parsed>) -> Option<Result<String, Vec<ContentBlock>>> {
+        let items = match parsed? {
+            Parsed::Text(t) => return Some(Ok(t)),
+            Parsed::Items(items) => items,
+        };
         let mut blocks = Vec::with_capacity(items.len());
         for o in items {
             match ContentBlock::from_object(o) {
@@ -537,11 +616,7 @@ impl Builder {
         Some(Err(blocks))
     }
 
-    fn user_line(&mut self, raw: &RawValue, ts: Option<u64>) {
-        let Some(content) = self.content(raw) else {
-            self.tally.bump(Note::BadShape);
-            return;
-        };
+    fn user_line(&mut self, content: Result<String, Vec<ContentBlock>>, ts: Option<u64>) {
         self.seg.last_ts = ts.or(self.seg.last_ts);
         match content {
             Ok(text) => self.seg.pending.push(UserPart::Text(text)),
@@ -569,25 +644,17 @@ impl Builder {
         }
     }
 
-    fn assistant_line(&mut self, msg: &MessageDoc, raw: &RawValue, ts: Option<u64>) {
-        let Some(content) = self.content(raw) else {
-            self.tally.bump(Note::BadShape);
-            return;
-        };
+    fn assistant_line(
+        &mut self,
+        msg: Response,
+        content: Result<String, Vec<ContentBlock>>,
+        ts: Option<u64>,
+    ) {
         let blocks = match content {
             Ok(text) => vec![ContentBlock::text(&text)],
             Err(blocks) => blocks,
         };
-        let id = msg
-            .id
-            .as_deref()
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned);
-        let row = msg.usage.map(|u| {
-            serde_json::from_str::<UsageDoc>(u.get())
-                .ok()
-                .and_then(|d| d.recorded())
-        });
+        let Response { id, model, row } = msg;
         let current = self.done.len();
         let continues = id.is_some()
             && self
@@ -606,7 +673,7 @@ impl Builder {
                 }
                 return;
             }
-            self.start_response(id.clone(), msg.model.as_deref());
+            self.start_response(id.clone(), model.as_deref());
         }
         if let Some(open) = self.seg.open.as_mut() {
             for b in blocks {
