@@ -478,12 +478,16 @@ struct Builder {
     /// Response ids seen: segment index and call index.
     seen: HashMap<String, (usize, Option<usize>)>,
     session_id: Option<String>,
+    /// Lines at least this long are given back once parsed
+    /// ([`LONG_LINE`]; tests choose others).
+    long_line: usize,
 }
 
 impl Builder {
-    fn new(subagent: bool) -> Self {
+    fn new(subagent: bool, long_line: usize) -> Self {
         Self {
             subagent,
+            long_line,
             tally: Tally::default(),
             skipped_lines: 0,
             done: Vec::new(),
@@ -500,7 +504,7 @@ impl Builder {
         // Everything the line's blocks need is owned now: a very long line
         // (one huge tool result) is given back before its text is decoded
         // into the trace, so the two are not held at once.
-        if line.text().len() >= LONG_LINE {
+        if line.text().len() >= self.long_line {
             line.release();
         }
         let Some(content) = self.content(taken.content) else {
@@ -759,8 +763,19 @@ fn import_from<R: BufRead>(
     info: &FileInfo,
     opts: &ImportOptions,
 ) -> io::Result<FileOutcome> {
+    import_lines(reader, info, opts, LONG_LINE)
+}
+
+/// [`import_from`], giving back lines of `long_line` bytes or more once
+/// parsed.
+fn import_lines<R: BufRead>(
+    reader: R,
+    info: &FileInfo,
+    opts: &ImportOptions,
+    long_line: usize,
+) -> io::Result<FileOutcome> {
     let mut out = FileOutcome::default();
-    let mut b = Builder::new(info.subagent);
+    let mut b = Builder::new(info.subagent, long_line);
     let blank = for_each_line(reader, |line| match line {
         Some(l) => b.line(l),
         None => b.skipped_lines += 1,
@@ -1250,6 +1265,67 @@ mod tests {
         bytes.extend_from_slice(user("2025-01-01T00:00:00Z", r#""hi""#).as_bytes());
         let out = import_from(&bytes[..], &info("s", false), &ImportOptions::default()).unwrap();
         assert_eq!(out.skipped_lines, 1);
+    }
+
+    /// Every transcript of the fixtures and of the real corpus (when it is
+    /// there), imported with every line given back once parsed (as a huge
+    /// line is) and with none: the same traces, byte for byte, and the same
+    /// report.
+    #[test]
+    fn giving_a_line_back_early_changes_nothing() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut inputs = vec![root.join("tests/fixtures/claude-code")];
+        let corpus = root.join("../shared/corpus/claude-code");
+        if corpus.join("projects").is_dir() {
+            inputs.push(corpus);
+        }
+        let files = discover(&inputs).unwrap();
+        let opts = ImportOptions::default();
+        let mut traces = 0;
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            let kept = import_lines(&bytes[..], &file_info(f), &opts, usize::MAX).unwrap();
+            let given = import_lines(&bytes[..], &file_info(f), &opts, 0).unwrap();
+            let json = |o: &FileOutcome| o.traces.iter().map(to_json).collect::<Vec<_>>();
+            assert_eq!(json(&kept), json(&given), "{}", f.display());
+            assert_eq!(kept.tally.lines(), given.tally.lines(), "{}", f.display());
+            assert_eq!(kept.skipped_lines, given.skipped_lines);
+            assert_eq!(kept.empty, given.empty);
+            traces += kept.traces.len();
+        }
+        assert!(traces > 0);
+        // A line long enough to be given back, with its side copy, and a
+        // long text the block shares: the same trace as read whole.
+        let text = "line of output \"quoted\"\n".repeat(60_000);
+        let content = serde_json::to_string(&text).unwrap();
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""go""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Bash","input":{}}"#,
+                U,
+            ),
+            format!(
+                r#"{{"type":"user","timestamp":"2025-01-01T00:00:02Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t1","content":{content}}}]}},"toolUseResult":{{"stdout":{content}}}}}"#
+            ),
+            asst(
+                "2025-01-01T00:00:03Z",
+                "m2",
+                &format!(r#"{{"type":"text","text":{content}}}"#),
+                U,
+            ),
+        ]
+        .join("\n");
+        let kept = import_lines(lines.as_bytes(), &info("s1", false), &opts, usize::MAX).unwrap();
+        let given = import_lines(lines.as_bytes(), &info("s1", false), &opts, 1000).unwrap();
+        assert_eq!(to_json(&kept.traces[0]), to_json(&given.traces[0]));
+        let t = &given.traces[0];
+        assert_eq!(
+            t.messages[2].blocks()[0].tool_result_payload(),
+            Some(&*text)
+        );
+        validate(t);
     }
 
     /// Imports the real transcripts of `$TRACECOST_CORPUS` (default
