@@ -656,11 +656,17 @@ fn where_the_memory_of_a_loaded_trace_goes() {
     );
 }
 
-/// The memory target for a transcript that is almost all one line: the
-/// line is read whole (JSON is parsed from a line in memory) and the trace
-/// keeps the line's text once, so about twice the file is the floor of
-/// this design; the rest is the process itself.
-const SINGLE_LINE_TARGET: f64 = 2.5;
+/// The memory target for importing a transcript that is almost all one
+/// line: the line is read whole (JSON is parsed from a line in memory) and
+/// given back once its members are parsed, before the trace's copy of its
+/// text is made, so about twice the file is the floor of this design
+/// (measured 1.99× for the text-only file); the rest is the process itself.
+const SINGLE_LINE_IMPORT_TARGET: f64 = 2.2;
+
+/// The memory target for replaying it: the trace (about the text once)
+/// and the replay's own serializations of the huge block to hash and
+/// measure it (measured 2.32×).
+const SINGLE_LINE_REPLAY_TARGET: f64 = 2.5;
 
 #[test]
 #[ignore = "writes two 200 MB one-line Claude Code transcripts and imports them; see the module docs"]
@@ -718,9 +724,16 @@ fn a_single_line_claude_code_transcript() {
             r.peak_rss_bytes as f64 / *size as f64
         );
     }
+    // `report` is measured, not held to a target: its sweep replays
+    // several configs at once over the one huge block (docs/robustness.md).
     for (shape, what, size, r) in &results {
+        let target = match *what {
+            "import" => SINGLE_LINE_IMPORT_TARGET,
+            "replay" => SINGLE_LINE_REPLAY_TARGET,
+            _ => continue,
+        };
         assert!(
-            r.peak_rss_bytes as f64 <= SINGLE_LINE_TARGET * *size as f64,
+            r.peak_rss_bytes as f64 <= target * *size as f64,
             "{what} ({shape}) peaked at {:.2} × the file",
             r.peak_rss_bytes as f64 / *size as f64
         );
