@@ -1,5 +1,6 @@
-//! Large inputs: a generated 1 GB canonical trace and a 1 GB Claude Code
-//! projects folder, processed by the real binary under `/usr/bin/time -v`
+//! Large inputs: a generated 1 GB canonical trace, a 1 GB Claude Code
+//! projects folder and two 200 MB one-line Claude Code transcripts,
+//! processed by the real binary under `/usr/bin/time -v`
 //! to measure wall time and peak memory (see docs/robustness.md for the
 //! figures and what they mean).
 //!
