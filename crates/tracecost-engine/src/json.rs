@@ -28,6 +28,10 @@ pub struct RawObject {
     members: Vec<(Box<str>, Member)>,
 }
 
+/// A shared text at least this long has its read bytes dropped before
+/// the text is copied into its `Arc` ([`RawObject::share_string`]).
+const LONG_TEXT: usize = 1 << 20;
+
 /// How one member's value is held.
 #[derive(Clone)]
 enum Member {
@@ -180,6 +184,12 @@ impl RawObject {
         };
         let text: Arc<str> = match unescape_canonical(raw.get()) {
             Some(text) => {
+                if text.len() >= LONG_TEXT {
+                    // The bytes read are not needed any more: let them go
+                    // before the text is copied into its `Arc`, so a huge
+                    // string is held twice at most, never three times.
+                    *member = Member::Raw(null_raw());
+                }
                 let text: Arc<str> = text.into();
                 *member = Member::Text(text.clone(), OnceLock::new());
                 text

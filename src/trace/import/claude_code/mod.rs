@@ -181,36 +181,82 @@ fn file_info(path: &Path) -> FileInfo {
     }
 }
 
+/// One line read by [`for_each_line`], in the buffer the reader reuses
+/// for the next line.
+pub(super) struct Line<'a> {
+    buf: &'a mut String,
+    start: usize,
+    end: usize,
+}
+
+impl Line<'_> {
+    /// The line's text (UTF-8 BOM, `\n` and `\r` removed).
+    pub(super) fn text(&self) -> &str {
+        self.buf.get(self.start..self.end).unwrap_or("")
+    }
+
+    /// Gives the buffer's memory back; the line reads as empty from then
+    /// on. For a caller that has taken what it needs from a very long line
+    /// and is about to build its own copy of the line's text: the line and
+    /// that copy are then not held at once.
+    pub(super) fn release(&mut self) {
+        *self.buf = String::new();
+        (self.start, self.end) = (0, 0);
+    }
+}
+
 /// Calls `f` with each non-blank line (UTF-8 BOM and `\r` removed), or
 /// `None` for a line that is not UTF-8, reading one line at a time so a
 /// file is never held whole. Returns whether the input was blank (nothing
 /// but ASCII whitespace after a BOM).
-fn for_each_line<R: BufRead>(mut reader: R, mut f: impl FnMut(Option<&str>)) -> io::Result<bool> {
-    let mut buf = Vec::new();
+fn for_each_line<R: BufRead>(
+    mut reader: R,
+    mut f: impl FnMut(Option<&mut Line<'_>>),
+) -> io::Result<bool> {
+    // The buffer is handed to `f` as a checked `String` and taken back
+    // after it, so a line is checked for UTF-8 once and never copied.
+    let mut spare = Vec::new();
     let mut first = true;
     let mut blank = true;
     loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
+        let mut bytes = std::mem::take(&mut spare);
+        bytes.clear();
+        if reader.read_until(b'\n', &mut bytes)? == 0 {
             return Ok(blank);
         }
-        let mut raw = &buf[..];
-        if std::mem::take(&mut first) {
-            raw = raw.strip_prefix(UTF8_BOM).unwrap_or(raw);
+        let mut start = 0;
+        if std::mem::take(&mut first) && bytes.starts_with(UTF8_BOM) {
+            start = UTF8_BOM.len();
         }
-        let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
-        if raw.iter().all(u8::is_ascii_whitespace) {
+        let mut end = bytes.len();
+        if bytes.ends_with(b"\n") {
+            end -= 1;
+        }
+        if bytes[start..end].iter().all(u8::is_ascii_whitespace) {
+            spare = bytes;
             continue;
         }
         blank = false;
-        match std::str::from_utf8(raw) {
-            Ok(l) => {
-                let l = l.strip_suffix('\r').unwrap_or(l);
-                if !l.trim().is_empty() {
-                    f(Some(l));
+        // The BOM and `\n` are whole characters: the line is UTF-8 exactly
+        // when the buffer is.
+        match String::from_utf8(bytes) {
+            Ok(mut text) => {
+                if text[start..end].ends_with('\r') {
+                    end -= 1;
                 }
+                if !text[start..end].trim().is_empty() {
+                    f(Some(&mut Line {
+                        buf: &mut text,
+                        start,
+                        end,
+                    }));
+                }
+                spare = text.into_bytes();
             }
-            Err(_) => f(None),
+            Err(e) => {
+                spare = e.into_bytes();
+                f(None);
+            }
         }
     }
 }

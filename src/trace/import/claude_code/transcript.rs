@@ -88,7 +88,8 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::{
-    FileInfo, Flag, SYNTHETIC_MODEL, UsageDoc, discover, file_info, for_each_line, usage_total,
+    FileInfo, Flag, Line, SYNTHETIC_MODEL, UsageDoc, discover, file_info, for_each_line,
+    usage_total,
 };
 use crate::engine::cache::ProviderKind;
 use crate::engine::json::RawObject;
@@ -207,6 +208,45 @@ struct MessageDoc<'a> {
 
 fn raw_str(raw: Option<&RawValue>) -> Option<String> {
     raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+}
+
+/// A line at least this long is given back to the reader once its members
+/// are parsed, before its blocks are built (see `Builder::line`); a
+/// shorter one's buffer is kept for the next line.
+const LONG_LINE: usize = 16 << 20;
+
+/// The owned parts of a user or assistant line.
+struct Taken {
+    /// `None` when `message.content` is neither a string nor a list of
+    /// objects.
+    content: Option<Parsed>,
+    /// What an assistant line says of its response; `None` for a user line.
+    response: Option<Response>,
+    ts: Option<u64>,
+}
+
+/// An assistant line's response members.
+struct Response {
+    id: Option<String>,
+    model: Option<String>,
+    /// The usage row: `None` without `usage`, `Some(None)` when unbilled.
+    row: Option<Option<RecordedUsage>>,
+}
+
+/// A `content` member, parsed but not yet made into blocks.
+enum Parsed {
+    Text(String),
+    Items(Vec<RawObject>),
+}
+
+fn parse_content(raw: &RawValue) -> Option<Parsed> {
+    let text = raw.get().trim_start();
+    if text.starts_with('"') {
+        return serde_json::from_str::<String>(raw.get())
+            .ok()
+            .map(Parsed::Text);
+    }
+    serde_json::from_str(raw.get()).ok().map(Parsed::Items)
 }
 
 /// Things the importer skipped or could not map, by kind.
@@ -441,12 +481,16 @@ struct Builder {
     /// Response ids seen: segment index and call index.
     seen: HashMap<String, (usize, Option<usize>)>,
     session_id: Option<String>,
+    /// Lines at least this long are given back once parsed
+    /// ([`LONG_LINE`]; tests choose others).
+    long_line: usize,
 }
 
 impl Builder {
-    fn new(subagent: bool) -> Self {
+    fn new(subagent: bool, long_line: usize) -> Self {
         Self {
             subagent,
+            long_line,
             tally: Tally::default(),
             skipped_lines: 0,
             done: Vec::new(),
@@ -456,14 +500,36 @@ impl Builder {
         }
     }
 
-    fn line(&mut self, text: &str) {
+    fn line(&mut self, line: &mut Line<'_>) {
+        let Some(taken) = self.take(line.text()) else {
+            return;
+        };
+        // Everything the line's blocks need is owned now: a very long line
+        // (one huge tool result) is given back before its text is decoded
+        // into the trace, so the two are not held at once.
+        if line.text().len() >= self.long_line {
+            line.release();
+        }
+        let Some(content) = self.content(taken.content) else {
+            self.tally.bump(Note::BadShape);
+            return;
+        };
+        match taken.response {
+            None => self.user_line(content, taken.ts),
+            Some(r) => self.assistant_line(r, content, taken.ts),
+        }
+    }
+
+    /// Reads a line's members: `None` when the line is skipped (and
+    /// counted), else the owned parts of a user or assistant line.
+    fn take(&mut self, text: &str) -> Option<Taken> {
         if !text.trim_start().starts_with('{') {
             if serde_json::from_str::<IgnoredAny>(text).is_ok() {
                 self.tally.bump(Note::BadShape);
             } else {
                 self.skipped_lines += 1;
             }
-            return;
+            return None;
         }
         let doc: LineDoc = match serde_json::from_str(text) {
             Ok(d) => d,
@@ -473,7 +539,7 @@ impl Builder {
                 } else {
                     self.skipped_lines += 1;
                 }
-                return;
+                return None;
             }
         };
         if self.session_id.is_none() {
@@ -485,16 +551,16 @@ impl Builder {
             "system" if doc.subtype.as_deref() == Some("compact_boundary") => {
                 self.tally.bump(Note::CompactBoundary);
                 self.split();
-                return;
+                return None;
             }
             other => {
                 self.tally.line_type(other);
-                return;
+                return None;
             }
         }
         if doc.is_sidechain.0 && !self.subagent {
             self.tally.bump(Note::Sidechain);
-            return;
+            return None;
         }
         let ts = raw_str(doc.timestamp).and_then(|t| parse_rfc3339_ms(&t));
         let Some(msg) = doc
@@ -502,34 +568,51 @@ impl Builder {
             .and_then(|m| serde_json::from_str::<MessageDoc>(m.get()).ok())
         else {
             self.tally.bump(Note::BadShape);
-            return;
+            return None;
         };
         let Some(content) = msg.content else {
             self.tally.bump(Note::BadShape);
-            return;
+            return None;
         };
-        if kind == "user" {
+        let response = if kind == "user" {
             if doc.tool_use_result.is_some() {
                 self.tally.bump(Note::ToolUseResult);
             }
-            self.user_line(content, ts);
+            None
         } else {
             let synthetic = msg.model.as_deref() == Some(SYNTHETIC_MODEL);
             if synthetic || doc.is_api_error.0 {
                 self.tally.bump(Note::Synthetic);
-                return;
+                return None;
             }
-            self.assistant_line(&msg, content, ts);
-        }
+            Some(Response {
+                id: msg
+                    .id
+                    .as_deref()
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+                model: msg.model.map(Cow::into_owned),
+                row: msg.usage.map(|u| {
+                    serde_json::from_str::<UsageDoc>(u.get())
+                        .ok()
+                        .and_then(|d| d.recorded())
+                }),
+            })
+        };
+        Some(Taken {
+            content: parse_content(content),
+            response,
+            ts,
+        })
     }
 
-    /// Parses a `content` member: a string, or blocks (bad ones dropped).
-    fn content(&mut self, raw: &RawValue) -> Option<Result<String, Vec<ContentBlock>>> {
-        let text = raw.get().trim_start();
-        if text.starts_with('"') {
-            return serde_json::from_str::<String>(raw.get()).ok().map(Ok);
-        }
-        let items: Vec<RawObject> = serde_json::from_str(raw.get()).ok()?;
+    /// Builds a `content` member's blocks (bad ones dropped and counted),
+    /// or passes its string on; `None` when it is neither.
+    fn content(&mut self, parsed: Option<Parsed>) -> Option<Result<String, Vec<ContentBlock>>> {
+        let items = match parsed? {
+            Parsed::Text(t) => return Some(Ok(t)),
+            Parsed::Items(items) => items,
+        };
         let mut blocks = Vec::with_capacity(items.len());
         for o in items {
             match ContentBlock::from_object(o) {
@@ -540,11 +623,7 @@ impl Builder {
         Some(Err(blocks))
     }
 
-    fn user_line(&mut self, raw: &RawValue, ts: Option<u64>) {
-        let Some(content) = self.content(raw) else {
-            self.tally.bump(Note::BadShape);
-            return;
-        };
+    fn user_line(&mut self, content: Result<String, Vec<ContentBlock>>, ts: Option<u64>) {
         self.seg.last_ts = ts.or(self.seg.last_ts);
         match content {
             Ok(text) => self.seg.pending.push(UserPart::Text(text)),
@@ -572,25 +651,17 @@ impl Builder {
         }
     }
 
-    fn assistant_line(&mut self, msg: &MessageDoc, raw: &RawValue, ts: Option<u64>) {
-        let Some(content) = self.content(raw) else {
-            self.tally.bump(Note::BadShape);
-            return;
-        };
+    fn assistant_line(
+        &mut self,
+        msg: Response,
+        content: Result<String, Vec<ContentBlock>>,
+        ts: Option<u64>,
+    ) {
         let blocks = match content {
             Ok(text) => vec![ContentBlock::text(&text)],
             Err(blocks) => blocks,
         };
-        let id = msg
-            .id
-            .as_deref()
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned);
-        let row = msg.usage.map(|u| {
-            serde_json::from_str::<UsageDoc>(u.get())
-                .ok()
-                .and_then(|d| d.recorded())
-        });
+        let Response { id, model, row } = msg;
         let current = self.done.len();
         let continues = id.is_some()
             && self
@@ -609,7 +680,7 @@ impl Builder {
                 }
                 return;
             }
-            self.start_response(id.clone(), msg.model.as_deref());
+            self.start_response(id.clone(), model.as_deref());
         }
         if let Some(open) = self.seg.open.as_mut() {
             for b in blocks {
@@ -695,8 +766,19 @@ fn import_from<R: BufRead>(
     info: &FileInfo,
     opts: &ImportOptions,
 ) -> io::Result<FileOutcome> {
+    import_lines(reader, info, opts, LONG_LINE)
+}
+
+/// [`import_from`], giving back lines of `long_line` bytes or more once
+/// parsed.
+fn import_lines<R: BufRead>(
+    reader: R,
+    info: &FileInfo,
+    opts: &ImportOptions,
+    long_line: usize,
+) -> io::Result<FileOutcome> {
     let mut out = FileOutcome::default();
-    let mut b = Builder::new(info.subagent);
+    let mut b = Builder::new(info.subagent, long_line);
     let blank = for_each_line(reader, |line| match line {
         Some(l) => b.line(l),
         None => b.skipped_lines += 1,
@@ -1187,6 +1269,67 @@ mod tests {
         bytes.extend_from_slice(user("2025-01-01T00:00:00Z", r#""hi""#).as_bytes());
         let out = import_from(&bytes[..], &info("s", false), &ImportOptions::default()).unwrap();
         assert_eq!(out.skipped_lines, 1);
+    }
+
+    /// Every transcript of the fixtures and of the real corpus (when it is
+    /// there), imported with every line given back once parsed (as a huge
+    /// line is) and with none: the same traces, byte for byte, and the same
+    /// report.
+    #[test]
+    fn giving_a_line_back_early_changes_nothing() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut inputs = vec![root.join("tests/fixtures/claude-code")];
+        let corpus = root.join("../shared/corpus/claude-code");
+        if corpus.join("projects").is_dir() {
+            inputs.push(corpus);
+        }
+        let files = discover(&inputs).unwrap();
+        let opts = ImportOptions::default();
+        let mut traces = 0;
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            let kept = import_lines(&bytes[..], &file_info(f), &opts, usize::MAX).unwrap();
+            let given = import_lines(&bytes[..], &file_info(f), &opts, 0).unwrap();
+            let json = |o: &FileOutcome| o.traces.iter().map(to_json).collect::<Vec<_>>();
+            assert_eq!(json(&kept), json(&given), "{}", f.display());
+            assert_eq!(kept.tally.lines(), given.tally.lines(), "{}", f.display());
+            assert_eq!(kept.skipped_lines, given.skipped_lines);
+            assert_eq!(kept.empty, given.empty);
+            traces += kept.traces.len();
+        }
+        assert!(traces > 0);
+        // A line long enough to be given back, with its side copy, and a
+        // long text the block shares: the same trace as read whole.
+        let text = "line of output \"quoted\"\n".repeat(60_000);
+        let content = serde_json::to_string(&text).unwrap();
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""go""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Bash","input":{}}"#,
+                U,
+            ),
+            format!(
+                r#"{{"type":"user","timestamp":"2025-01-01T00:00:02Z","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t1","content":{content}}}]}},"toolUseResult":{{"stdout":{content}}}}}"#
+            ),
+            asst(
+                "2025-01-01T00:00:03Z",
+                "m2",
+                &format!(r#"{{"type":"text","text":{content}}}"#),
+                U,
+            ),
+        ]
+        .join("\n");
+        let kept = import_lines(lines.as_bytes(), &info("s1", false), &opts, usize::MAX).unwrap();
+        let given = import_lines(lines.as_bytes(), &info("s1", false), &opts, 1000).unwrap();
+        assert_eq!(to_json(&kept.traces[0]), to_json(&given.traces[0]));
+        let t = &given.traces[0];
+        assert_eq!(
+            t.messages[2].blocks()[0].tool_result_payload(),
+            Some(&*text)
+        );
+        validate(t);
     }
 
     /// Imports the real transcripts of `$TRACECOST_CORPUS` (default

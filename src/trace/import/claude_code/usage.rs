@@ -371,6 +371,7 @@ fn scan_bytes(bytes: &[u8]) -> FileScan {
             out.skipped_lines += 1;
             return;
         };
+        let line = line.text();
         if !line.contains("\"usage\"") {
             return;
         }
