@@ -397,13 +397,17 @@ fn apply_clearing<'h>(
 }
 
 /// The markers one call carries under `cache`. `recorded` is what the
-/// recorded request carried (for `Cache::Recorded`).
+/// recorded request carried (for `Cache::Recorded`); `boundary` is the
+/// view's [`crate::engine::cache::history_boundary`], asked for only by `Cache::Native` (a
+/// replay keeps it up to date call by call; others pass
+/// `&|| history_boundary(view)`).
 pub fn markers_for_call(
     cache: &Cache,
     recorded: Option<&[Marker]>,
     tools: &[&ToolDefinition],
     system: &[ContentBlock],
     view: &WireView<'_>,
+    boundary: &dyn Fn() -> Option<BlockRef>,
 ) -> Vec<Marker> {
     match *cache {
         Cache::None => Vec::new(),
@@ -437,7 +441,7 @@ pub fn markers_for_call(
                 true,
                 ttl,
             ) {
-                Ok(c) => c.markers(tools, system, view),
+                Ok(c) => c.markers_at(tools, system, boundary),
                 Err(_) => Vec::new(),
             }
         }
@@ -445,7 +449,8 @@ pub fn markers_for_call(
             .map(|at| vec![Marker { at, ttl }])
             .unwrap_or_default(),
         Cache::ClaudeCode { ttl } => {
-            let mut out = markers_for_call(&Cache::System { ttl }, None, tools, system, view);
+            let mut out =
+                markers_for_call(&Cache::System { ttl }, None, tools, system, view, &|| None);
             out.extend(tail_marker(view).map(|at| Marker { at, ttl }));
             out
         }
@@ -476,6 +481,7 @@ fn tail_marker(view: &WireView<'_>) -> Option<BlockRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::cache::history_boundary;
     use crate::engine::wire::Ttl;
 
     struct Chars;
@@ -568,7 +574,7 @@ mod tests {
         let sys = [ContentBlock::text("s")];
         let ttl = Ttl::FiveMinutes;
         let at = |c: Cache| {
-            markers_for_call(&c, None, &refs, &sys, &view)
+            markers_for_call(&c, None, &refs, &sys, &view, &|| history_boundary(&view))
                 .iter()
                 .map(|m| m.at)
                 .collect::<Vec<_>>()
@@ -619,7 +625,7 @@ mod tests {
             ttl: Ttl::OneHour,
         }];
         assert_eq!(
-            markers_for_call(&Cache::Recorded, Some(&rec), &refs, &sys, &view),
+            markers_for_call(&Cache::Recorded, Some(&rec), &refs, &sys, &view, &|| None),
             rec
         );
     }

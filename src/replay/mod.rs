@@ -25,7 +25,7 @@ use crate::cost::cache_sim::{
 };
 use crate::cost::pricing::{ModelPrice, Pricing, PricingError, ToolChoice, Usage};
 use crate::cost::tokens::{FastBuild, TokenMemo};
-use crate::engine::cache::ProviderKind;
+use crate::engine::cache::{ProviderKind, plain_text_blocks};
 use crate::engine::ledger::LedgerError;
 use crate::engine::message::{ContentBlock, ToolDefinition};
 use crate::engine::rewrite::{WireBlock, WireMessage, WireView};
@@ -130,6 +130,32 @@ impl FromIterator<Arc<str>> for CompactedIds {
             len: ids.len(),
             ids,
         }
+    }
+}
+
+impl CompactedIds {
+    /// The ids compacted here and not in `before` (in order), and those
+    /// compacted in `before` and no longer (sorted). When this list extends
+    /// `before` in the run's shared list, that costs the new ids alone.
+    pub fn changes_since<'a>(&'a self, before: &'a CompactedIds) -> (Vec<&'a str>, Vec<&'a str>) {
+        let grew = self.len >= before.len
+            && (Arc::ptr_eq(&self.ids, &before.ids) || self[..before.len] == before[..]);
+        if grew {
+            return (
+                self[before.len..].iter().map(|id| &**id).collect(),
+                Vec::new(),
+            );
+        }
+        let was: std::collections::HashSet<&str> = before.iter().map(|id| &**id).collect();
+        let now: std::collections::HashSet<&str> = self.iter().map(|id| &**id).collect();
+        let new = self
+            .iter()
+            .map(|id| &**id)
+            .filter(|id| !was.contains(id))
+            .collect();
+        let mut gone: Vec<&str> = was.difference(&now).copied().collect();
+        gone.sort_unstable();
+        (new, gone)
     }
 }
 
@@ -570,6 +596,11 @@ struct Request<'t> {
     system_start: usize,
     /// Per message: its first block.
     message_start: Vec<usize>,
+    /// Per message `i`, the history boundary of a view of `i + 1`
+    /// messages (the last block of the latest plain-text message before
+    /// the last one): kept as messages are rebuilt, so the native cache
+    /// policy's marker costs no scan back through a long run of tool calls.
+    boundary_at: Vec<Option<BlockRef>>,
     /// Per message: the characters of the messages before it and its own,
     /// as sent (running sums: cut back and extended with the messages).
     chars_through: Vec<u64>,
@@ -777,9 +808,23 @@ impl<'a, 't> GroupRun<'a, 't> {
             req.model = model;
             req.message_start.clear();
             req.chars_through.clear();
+            req.boundary_at.clear();
         } else {
             req.message_start.truncate(from_message);
             req.chars_through.truncate(from_message);
+            req.boundary_at.truncate(from_message);
+        }
+        for mi in req.boundary_at.len()..req.state.view.messages.len() {
+            // Message `mi - 1` is complete once `mi` follows it.
+            let boundary = mi.checked_sub(1).and_then(|prev| {
+                plain_text_blocks(&req.state.view.messages[prev])
+                    .map(|n| BlockRef::Message {
+                        message: prev,
+                        block: n.saturating_sub(1),
+                    })
+                    .or(req.boundary_at[prev])
+            });
+            req.boundary_at.push(boundary);
         }
         for (mi, wm) in req
             .state
@@ -805,6 +850,7 @@ impl<'a, 't> GroupRun<'a, 't> {
         }
         req.index.extend(price, &req.blocks);
         let view = &req.state.view;
+        let req_boundary = &req.boundary_at;
         let chars: u64 = 2
             + view.messages.len().saturating_sub(1) as u64
             + req.chars_through.last().copied().unwrap_or(0);
@@ -874,7 +920,25 @@ impl<'a, 't> GroupRun<'a, 't> {
                     sim.warm(*key, call.start_ms.unwrap_or(0));
                 }
             }
-            let markers = markers_for_call(&c.cache, call.markers.as_deref(), &tools, system, view);
+            let boundary = || {
+                let kept = view
+                    .messages
+                    .len()
+                    .checked_sub(1)
+                    .and_then(|l| req_boundary[l]);
+                // The engine's rule, scanned back: what the kept boundary
+                // must equal (checked where tests run, not in releases).
+                debug_assert_eq!(kept, crate::engine::cache::history_boundary(view));
+                kept
+            };
+            let markers = markers_for_call(
+                &c.cache,
+                call.markers.as_deref(),
+                &tools,
+                system,
+                view,
+                &boundary,
+            );
             breakpoints.clear();
             breakpoints.extend(
                 markers.iter().filter_map(|m| {

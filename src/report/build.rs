@@ -829,8 +829,60 @@ struct JsonTrace<'a> {
     recommended: JsonPick<'a>,
     stability: &'a StabilityReport,
     configs: Vec<JsonRow<'a>>,
-    calls_baseline: &'a [CallResult],
-    calls_recommended: &'a [CallResult],
+    calls_baseline: JsonCalls<'a>,
+    calls_recommended: JsonCalls<'a>,
+}
+
+/// A trace's calls as `results.json` writes them: each call names the
+/// results compacted at it and not at the call before (and those no longer
+/// compacted), with the count, rather than the whole list at every call:
+/// over a long trace the lists would add up to calls²/2 ids (5·10¹⁰ for
+/// 500,000 calls), and the file would grow with the square of the trace.
+struct JsonCalls<'a>(&'a [CallResult]);
+
+#[derive(Serialize)]
+struct JsonCall<'a> {
+    index: usize,
+    messages: usize,
+    chars: u64,
+    #[serde(flatten)]
+    usage: crate::cost::pricing::Usage,
+    cost_usd: f64,
+    compacted_count: usize,
+    newly_compacted: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    restored: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded: Option<crate::cost::pricing::Usage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded_cost_usd: Option<f64>,
+    stable_prefix_tokens: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    over_window: bool,
+}
+
+impl Serialize for JsonCalls<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let none = crate::replay::CompactedIds::default();
+        s.collect_seq(self.0.iter().enumerate().map(|(i, c)| {
+            let before = i.checked_sub(1).map_or(&none, |p| &self.0[p].compacted);
+            let (newly_compacted, restored) = c.compacted.changes_since(before);
+            JsonCall {
+                index: c.index,
+                messages: c.messages,
+                chars: c.chars,
+                usage: c.usage,
+                cost_usd: c.cost_usd,
+                compacted_count: c.compacted.len(),
+                newly_compacted,
+                restored,
+                recorded: c.recorded,
+                recorded_cost_usd: c.recorded_cost_usd,
+                stable_prefix_tokens: c.stable_prefix_tokens,
+                over_window: c.over_window,
+            }
+        }))
+    }
 }
 
 fn pick(r: &SweepRow) -> JsonPick<'_> {
@@ -871,8 +923,8 @@ fn json_trace(r: &TraceReport) -> JsonTrace<'_> {
                 pareto: row.pareto,
             })
             .collect(),
-        calls_baseline: &h.base.result.calls,
-        calls_recommended: &h.rec.result.calls,
+        calls_baseline: JsonCalls(&h.base.result.calls),
+        calls_recommended: JsonCalls(&h.rec.result.calls),
     }
 }
 

@@ -11,3 +11,4 @@ mod fleet;
 mod inputs;
 mod ledger;
 mod output;
+mod scale;

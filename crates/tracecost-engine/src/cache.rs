@@ -232,6 +232,22 @@ impl CacheComposition {
         system: &[ContentBlock],
         view: &WireView<'_>,
     ) -> Vec<Marker> {
+        self.markers_at(tools, system, || history_boundary(view))
+    }
+
+    /// [`Self::markers`] with the history boundary given by the caller, who
+    /// may know it without a scan of the history: [`history_boundary`]
+    /// looks back for the latest plain-text message, and in a long run of
+    /// tool calls that is far back, at every request. A caller that sends
+    /// the conversation request after request can keep it up to date with
+    /// [`plain_text_blocks`] over the messages each request adds. It is
+    /// asked only when the history policy is enabled.
+    pub fn markers_at(
+        &self,
+        tools: &[&ToolDefinition],
+        system: &[ContentBlock],
+        boundary: impl FnOnce() -> Option<BlockRef>,
+    ) -> Vec<Marker> {
         let mut out = Vec::with_capacity(3);
         let ttl = self.ttl;
         if self.manifest.wants_marker() && !tools.is_empty() {
@@ -249,7 +265,7 @@ impl CacheComposition {
             });
         }
         if self.history.enabled
-            && let Some(at) = history_boundary(view)
+            && let Some(at) = boundary()
         {
             out.push(Marker { at, ttl });
         }
@@ -268,15 +284,17 @@ pub fn history_boundary(view: &WireView<'_>) -> Option<BlockRef> {
         .enumerate()
         .rev()
         .find_map(|(i, m)| {
-            plain_text_len(m).map(|n| BlockRef::Message {
+            plain_text_blocks(m).map(|n| BlockRef::Message {
                 message: i,
                 block: n.saturating_sub(1),
             })
         })
 }
 
-/// Number of blocks of a plain-text message, `None` if it is not one.
-fn plain_text_len(m: &WireMessage<'_>) -> Option<usize> {
+/// Number of blocks of a plain-text message as sent (its content a
+/// non-empty string, or only text blocks), `None` if it is not one: the
+/// messages [`history_boundary`] looks for.
+pub fn plain_text_blocks(m: &WireMessage<'_>) -> Option<usize> {
     if m.blocks.is_none()
         && let Content::Text(t) = m.source.content()
     {
