@@ -68,12 +68,93 @@ fn replay_one(c: &mut Criterion) {
     g.finish();
 }
 
+/// A run of tool calls with no plain-text turn after the first, `calls`
+/// long: the shape where a per-call step that looks back through the
+/// history (the native policy's history marker, a stability check that
+/// compares every message) makes a trace cost the square of its length.
+fn tool_run(calls: usize) -> tracecost::trace::Trace {
+    let mut messages = vec![r#"{"role":"user","content":"Start."}"#.to_owned()];
+    let mut list = vec![r#"{"messages":1,"start_ms":1760000000000}"#.to_owned()];
+    for i in 0..calls - 1 {
+        messages.push(format!(
+            r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_{i}","name":"fetch","input":{{"url":"https://e.com/{i}"}}}}]}}"#
+        ));
+        let body = if i % 50 == 0 { 2000 } else { 5 };
+        messages.push(format!(
+            r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{i}","content":"page {i}: {}"}}]}}"#,
+            "word ".repeat(body)
+        ));
+        list.push(format!(
+            r#"{{"messages":{},"start_ms":{}}}"#,
+            messages.len(),
+            1_760_000_000_000u64 + 3_000 * (i as u64 + 1)
+        ));
+    }
+    let json = format!(
+        r#"{{"format":"tracecost.trace/v1","name":"tool-run","model":"claude-sonnet-4-5","tools":[{{"name":"fetch","description":"Fetch a URL.","input_schema":{{"type":"object"}}}}],"messages":[{}],"calls":[{}]}}"#,
+        messages.join(","),
+        list.join(",")
+    );
+    tracecost::trace::load_str(&json, "tool-run.json")
+        .unwrap()
+        .traces
+        .remove(0)
+}
+
+/// Per call, a long run must cost the same at 2,000 calls as at 8,000:
+/// the throughput (calls per second) of each pair should match.
+fn long_runs(c: &mut Criterion) {
+    struct Chars;
+    impl tracecost::policy::BlockTokens for Chars {
+        fn block_tokens(&self, b: &tracecost::engine::message::ContentBlock) -> u64 {
+            b.to_json().len() as u64 / 4
+        }
+    }
+    let pricing = common::pricing();
+    let memo = common::memo();
+    let mut g = c.benchmark_group("long-run");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    for calls in [2_000, 8_000] {
+        let trace = tool_run(calls);
+        let prepared = common::prepare(&trace, &memo, &pricing);
+        g.throughput(Throughput::Elements(calls as u64));
+        let native = common::config("ledger:t=8000,k=2+native:manifest=cached,ttl=5m");
+        g.bench_function(format!("native/{calls}"), |b| {
+            b.iter(|| {
+                let r = replay(
+                    &prepared,
+                    &native,
+                    &pricing,
+                    &memo,
+                    ReplayOptions::default(),
+                )
+                .unwrap();
+                black_box(r.totals.cost_usd)
+            })
+        });
+        g.bench_function(format!("stability/{calls}"), |b| {
+            b.iter(|| {
+                let mut source = tracecost::replay::stability::RunSource {
+                    run: tracecost::policy::CompactionRun::new(&native.compaction),
+                    tokens: &Chars,
+                    fixed_tokens: 0,
+                    progress: None,
+                    state: Default::default(),
+                };
+                let r = tracecost::replay::stability::check(&trace, &mut source, &Chars).unwrap();
+                black_box(r.calls.len())
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    targets = replay_one
+    targets = replay_one, long_runs
 }
 criterion_main!(benches);

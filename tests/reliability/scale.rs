@@ -60,8 +60,7 @@ fn per_call_rows_name_what_changed_not_every_compacted_result() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let results: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.path().join("out/results.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(d.path().join("out/results.json")).unwrap()).unwrap();
     let rows = results["traces"][0]["calls_baseline"].as_array().unwrap();
     assert_eq!(rows.len(), calls);
     // Folding each call's changes gives its count; every compacted result
