@@ -42,7 +42,9 @@ pub struct PolicyView<'h> {
 }
 
 /// A compaction policy running over one trace, keeping what it may keep
-/// between calls (the ledger and its stubs; the peers keep nothing).
+/// between calls (the ledger and its stubs; the peers their replacement
+/// blocks and per-message counts — what they clear [`Self::view`] decides
+/// afresh from each history, as the real implementations do).
 pub enum CompactionRun {
     /// Nothing compacted.
     Off,
@@ -211,9 +213,11 @@ impl CompactionRun {
     /// Brings `state` to the wire view of `history` (as [`Self::view`]
     /// would give it) and returns the first message whose wire form may
     /// differ from the previous call's: messages before it are sent as
-    /// they were. Under the ledger this costs the messages appended plus
-    /// the results newly compacted, not the history; the peers' clearing
-    /// is recomputed, and compared with the previous one.
+    /// they were. Under the ledger and the peers this costs the messages
+    /// appended plus the results newly compacted or cleared, not the
+    /// history (the peers' rules: `peer_view`); histories those rules do
+    /// not cover are decided from the whole history and compared with the
+    /// previous view.
     pub fn advance<'h>(
         &mut self,
         history: &'h [Message],
