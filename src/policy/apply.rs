@@ -711,7 +711,7 @@ mod tests {
                     );
                 }
                 2 => {
-                    let mut ids: Vec<u32> = pending.drain(..).collect();
+                    let mut ids: Vec<u32> = std::mem::take(&mut pending);
                     if x % 2 == 1 {
                         ids.reverse();
                     }
