@@ -68,37 +68,81 @@ fn replay_one(c: &mut Criterion) {
     g.finish();
 }
 
-/// A run of tool calls with no plain-text turn after the first, `calls`
-/// long: the shape where a per-call step that looks back through the
-/// history (the native policy's history marker, a stability check that
-/// compares every message) makes a trace cost the square of its length.
-fn tool_run(calls: usize) -> tracecost::trace::Trace {
+/// A long trace of one tool loop: a fetch per call, every 50th result
+/// ~16K characters and the others a few dozen, each call sending the whole
+/// history so far. The peers clear from call to call over it.
+fn long_tool_loop(calls: usize) -> tracecost::trace::Trace {
     let mut messages = vec![r#"{"role":"user","content":"Start."}"#.to_owned()];
-    let mut list = vec![r#"{"messages":1,"start_ms":1760000000000}"#.to_owned()];
     for i in 0..calls - 1 {
         messages.push(format!(
             r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_{i}","name":"fetch","input":{{"url":"https://e.com/{i}"}}}}]}}"#
         ));
-        let body = if i % 50 == 0 { 2000 } else { 5 };
+        let body = format!("page {i}: ")
+            + &format!("word{} ", i % 97).repeat(if i % 50 == 0 { 2000 } else { 5 });
         messages.push(format!(
-            r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{i}","content":"page {i}: {}"}}]}}"#,
-            "word ".repeat(body)
-        ));
-        list.push(format!(
-            r#"{{"messages":{},"start_ms":{}}}"#,
-            messages.len(),
-            1_760_000_000_000u64 + 3_000 * (i as u64 + 1)
+            r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{i}","content":"{body}"}}]}}"#
         ));
     }
+    let calls: Vec<String> = (0..calls)
+        .map(|c| {
+            format!(
+                r#"{{"messages":{},"start_ms":{}}}"#,
+                1 + 2 * c,
+                1_760_000_000_000u64 + c as u64 * 3000
+            )
+        })
+        .collect();
     let json = format!(
-        r#"{{"format":"tracecost.trace/v1","name":"tool-run","model":"claude-sonnet-4-5","tools":[{{"name":"fetch","description":"Fetch a URL.","input_schema":{{"type":"object"}}}}],"messages":[{}],"calls":[{}]}}"#,
+        r#"{{"format":"tracecost.trace/v1","name":"long","provider":"anthropic","model":"claude-sonnet-4-5","system":[{{"type":"text","text":"You are a careful assistant."}}],"tools":[{{"name":"fetch","description":"Fetch a URL.","input_schema":{{"type":"object","properties":{{"url":{{"type":"string"}}}}}}}}],"messages":[{}],"calls":[{}]}}"#,
         messages.join(","),
-        list.join(",")
+        calls.join(",")
     );
-    tracecost::trace::load_str(&json, "tool-run.json")
+    tracecost::trace::load_str(&json, "long.json")
         .unwrap()
         .traces
         .remove(0)
+}
+
+/// The peers over a long trace: per call they cost what the call appends
+/// (and what it newly clears), not the history.
+fn replay_peers(c: &mut Criterion) {
+    let pricing = common::pricing();
+    let memo = common::memo();
+    let trace = long_tool_loop(3000);
+    let prepared = common::prepare(&trace, &memo, &pricing);
+    let mut g = c.benchmark_group("replay_peers");
+    g.throughput(Throughput::Elements(trace.calls.len() as u64));
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    for cfg in [
+        "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
+        "clear-tool-uses:trigger=100000,keep=3,at-least=20000,inputs=true+tail:ttl=5m",
+        "langchain-clear:trigger=100000,keep=3+tail:ttl=5m",
+        "langchain-clear:trigger=100000,keep=3,at-least=20000+tail:ttl=5m",
+    ] {
+        let config = common::config(cfg);
+        replay(
+            &prepared,
+            &config,
+            &pricing,
+            &memo,
+            ReplayOptions::default(),
+        )
+        .unwrap();
+        g.bench_function(format!("long-3000/{cfg}"), |b| {
+            b.iter(|| {
+                let r = replay(
+                    black_box(&prepared),
+                    &config,
+                    &pricing,
+                    &memo,
+                    ReplayOptions::default(),
+                )
+                .unwrap();
+                black_box(r.totals.cost_usd)
+            })
+        });
+    }
+    g.finish();
 }
 
 /// Per call, a long run must cost the same at 2,000 calls as at 8,000:
@@ -115,7 +159,7 @@ fn long_runs(c: &mut Criterion) {
     let mut g = c.benchmark_group("long-run");
     g.sample_size(10).measurement_time(Duration::from_secs(5));
     for calls in [2_000, 8_000] {
-        let trace = tool_run(calls);
+        let trace = long_tool_loop(calls);
         let prepared = common::prepare(&trace, &memo, &pricing);
         g.throughput(Throughput::Elements(calls as u64));
         let native = common::config("ledger:t=8000,k=2+native:manifest=cached,ttl=5m");
@@ -155,6 +199,6 @@ criterion_group! {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    targets = replay_one, long_runs
+    targets = replay_one, replay_peers, long_runs
 }
 criterion_main!(benches);

@@ -68,12 +68,46 @@ fn prepare<'t>(t: &'t Trace, memo: &TokenMemo, pricing: &Pricing) -> PreparedTra
     PreparedTrace::new(t, memo, pricing.lookup(&t.model).unwrap(), true)
 }
 
+/// A peer's compaction with every parameter drawn: both peers keep their
+/// clearing from call to call, and each parameter changes what it may
+/// clear next.
+fn peer_compaction() -> impl Strategy<Value = String> {
+    (
+        any::<bool>(),
+        prop_oneof![Just(0u64), Just(1000), Just(5000), Just(30000)],
+        0usize..4,
+        prop_oneof![Just(0u64), Just(300), Just(5000), Just(60000)],
+        0usize..4,
+        any::<bool>(),
+    )
+        .prop_map(|(langchain, trigger, keep, at_least, exclude, inputs)| {
+            let name = if langchain {
+                "langchain-clear"
+            } else {
+                "clear-tool-uses"
+            };
+            let exclude = ["", "bash", "read_file", "bash|grep|read_file"][exclude];
+            format!(
+                "{name}:trigger={trigger},keep={keep},at-least={at_least},exclude={exclude},inputs={inputs}"
+            )
+        })
+}
+
 /// Every compaction's group replayed both ways, trace by trace.
 fn assert_same_alone(trace: &Trace) -> Result<(), TestCaseError> {
+    assert_same_alone_with(trace, &[])
+}
+
+/// The same, with `more` compactions.
+fn assert_same_alone_with(trace: &Trace, more: &[String]) -> Result<(), TestCaseError> {
     let pricing = Pricing::builtin();
     let memo = TokenMemo::new(parse_tokenizer("chars:4").unwrap());
     let prepared = prepare(trace, &memo, &pricing);
-    for compaction in COMPACTIONS {
+    for compaction in COMPACTIONS
+        .iter()
+        .copied()
+        .chain(more.iter().map(|s| s.as_str()))
+    {
         let configs = group(&[trace], compaction);
         if configs.is_empty() {
             continue;
@@ -172,9 +206,10 @@ proptest! {
         calls in 2usize..40,
         seed in 0u64..1_000,
         edits in prop::collection::vec((any::<u8>(), any::<u8>()), 0..8),
+        peers in prop::collection::vec(peer_compaction(), 2),
     ) {
         let trace = reshape(session(calls, seed), &edits);
-        assert_same_alone(&trace)?;
+        assert_same_alone_with(&trace, &peers)?;
     }
 
     /// One account's traces sharing a cache, and their sweep.

@@ -1,7 +1,7 @@
 //! Running policies call by call: the wire view each compaction policy
 //! sends, and the markers each cache policy places.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::peers::Clearing;
@@ -42,7 +42,9 @@ pub struct PolicyView<'h> {
 }
 
 /// A compaction policy running over one trace, keeping what it may keep
-/// between calls (the ledger and its stubs; the peers keep nothing).
+/// between calls (the ledger and its stubs; the peers their replacement
+/// blocks and per-message counts — what they clear [`Self::view`] decides
+/// afresh from each history, as the real implementations do).
 pub enum CompactionRun {
     /// Nothing compacted.
     Off,
@@ -53,7 +55,7 @@ pub enum CompactionRun {
         /// The policy.
         policy: Compaction,
         /// Replacement blocks by (tool_use id, is-input), built once.
-        replacements: HashMap<(Arc<str>, bool), Arc<ContentBlock>>,
+        replacements: Replacements,
         /// LangChain's per-block character counts, computed once.
         repr_cache: super::peers::ReprCache,
     },
@@ -185,6 +187,8 @@ pub struct ViewState<'h> {
     /// Ledger: results before this one (those older than the last kept at
     /// the last call) have been decided.
     decided: usize,
+    /// Peers: what they decided so far.
+    pub(super) peer: super::peer_view::PeerState,
 }
 
 impl<'h> ViewState<'h> {
@@ -209,9 +213,11 @@ impl CompactionRun {
     /// Brings `state` to the wire view of `history` (as [`Self::view`]
     /// would give it) and returns the first message whose wire form may
     /// differ from the previous call's: messages before it are sent as
-    /// they were. Under the ledger this costs the messages appended plus
-    /// the results newly compacted, not the history; the peers' clearing
-    /// is recomputed, and compared with the previous one.
+    /// they were. Under the ledger and the peers this costs the messages
+    /// appended plus the results newly compacted or cleared, not the
+    /// history (the peers' rules: `peer_view`); histories those rules do
+    /// not cover are decided from the whole history and compared with the
+    /// previous view.
     pub fn advance<'h>(
         &mut self,
         history: &'h [Message],
@@ -293,7 +299,24 @@ impl CompactionRun {
                 }
                 return Ok(first);
             }
-            CompactionRun::Peer { .. } => {
+            CompactionRun::Peer {
+                policy,
+                replacements,
+                repr_cache,
+            } => {
+                if let Some(first) = super::peer_view::advance(
+                    policy,
+                    replacements,
+                    repr_cache,
+                    history,
+                    fixed_tokens,
+                    tokens,
+                    state,
+                ) {
+                    return Ok(first);
+                }
+                // A history the incremental rules do not cover: decide from
+                // the whole of it, and compare with the previous view.
                 let pv = self.view(history, fixed_tokens, tokens)?;
                 let same = state
                     .view
@@ -333,10 +356,13 @@ fn blocks_by_tool_id(history: &[Message]) -> HashMap<&str, ToolBlocks<'_>> {
     out
 }
 
+/// Replacement blocks by (tool_use id, is-input), built once per run.
+pub(super) type Replacements = HashMap<(Arc<str>, bool), Arc<ContentBlock>>;
+
 fn apply_clearing<'h>(
     history: &'h [Message],
     clearing: &Clearing,
-    replacements: &mut HashMap<(Arc<str>, bool), Arc<ContentBlock>>,
+    replacements: &mut Replacements,
 ) -> PolicyView<'h> {
     if clearing.results.is_empty() && clearing.inputs.is_empty() {
         return PolicyView {
@@ -344,56 +370,77 @@ fn apply_clearing<'h>(
             compacted: Vec::new(),
         };
     }
+    let results: HashSet<&str> = clearing.results.iter().map(|s| &**s).collect();
+    let inputs: HashSet<&str> = clearing.inputs.iter().map(|s| &**s).collect();
     let mut compacted = Vec::new();
-    let mut messages = Vec::with_capacity(history.len());
-    for m in history {
-        let mut blocks: Option<Vec<WireBlock<'h>>> = None;
-        for (i, b) in m.blocks().iter().enumerate() {
-            let target = match b.kind() {
-                BlockKind::ToolResult { tool_use_id, .. }
-                    if clearing.results.iter().any(|c| **c == **tool_use_id) =>
-                {
-                    compacted.push(tool_use_id.clone());
-                    Some((tool_use_id.clone(), false))
-                }
-                BlockKind::ToolUse { id, .. } if clearing.inputs.iter().any(|c| **c == **id) => {
-                    Some((id.clone(), true))
-                }
-                _ => None,
-            };
-            let replacement = target.and_then(|key| {
-                if let Some(r) = replacements.get(&key) {
-                    return Some(r.clone());
-                }
-                let built = if key.1 {
-                    b.with_field("input", raw_json("{}".to_owned())).ok()
-                } else {
-                    b.with_tool_result_text(clearing.placeholder)
-                }?;
-                let built = Arc::new(built);
-                replacements.insert(key, built.clone());
-                Some(built)
-            });
-            match replacement {
-                Some(stub) => {
-                    let list = blocks.get_or_insert_with(|| {
-                        m.blocks()[..i].iter().map(WireBlock::Original).collect()
-                    });
-                    list.push(WireBlock::Compacted { original: b, stub });
-                }
-                None => {
-                    if let Some(list) = blocks.as_mut() {
-                        list.push(WireBlock::Original(b));
-                    }
-                }
-            }
-        }
-        messages.push(WireMessage { source: m, blocks });
-    }
+    let messages = history
+        .iter()
+        .map(|m| {
+            clear_message(
+                m,
+                clearing.placeholder,
+                &|id| results.contains(id),
+                &|id| inputs.contains(id),
+                replacements,
+                &mut compacted,
+            )
+        })
+        .collect();
     PolicyView {
         view: WireView { messages },
         compacted,
     }
+}
+
+/// `m` as sent when the results `results(id)` say are replaced by
+/// `placeholder` and the inputs `inputs(id)` say by `{}`; the ids of the
+/// results replaced are pushed on `compacted`, in block order.
+pub(super) fn clear_message<'h>(
+    m: &'h Message,
+    placeholder: &'static str,
+    results: &dyn Fn(&str) -> bool,
+    inputs: &dyn Fn(&str) -> bool,
+    replacements: &mut Replacements,
+    compacted: &mut Vec<Arc<str>>,
+) -> WireMessage<'h> {
+    let mut blocks: Option<Vec<WireBlock<'h>>> = None;
+    for (i, b) in m.blocks().iter().enumerate() {
+        let target = match b.kind() {
+            BlockKind::ToolResult { tool_use_id, .. } if results(tool_use_id) => {
+                compacted.push(tool_use_id.clone());
+                Some((tool_use_id.clone(), false))
+            }
+            BlockKind::ToolUse { id, .. } if inputs(id) => Some((id.clone(), true)),
+            _ => None,
+        };
+        let replacement = target.and_then(|key| {
+            if let Some(r) = replacements.get(&key) {
+                return Some(r.clone());
+            }
+            let built = if key.1 {
+                b.with_field("input", raw_json("{}".to_owned())).ok()
+            } else {
+                b.with_tool_result_text(placeholder)
+            }?;
+            let built = Arc::new(built);
+            replacements.insert(key, built.clone());
+            Some(built)
+        });
+        match replacement {
+            Some(stub) => {
+                let list = blocks.get_or_insert_with(|| {
+                    m.blocks()[..i].iter().map(WireBlock::Original).collect()
+                });
+                list.push(WireBlock::Compacted { original: b, stub });
+            }
+            None => {
+                if let Some(list) = blocks.as_mut() {
+                    list.push(WireBlock::Original(b));
+                }
+            }
+        }
+    }
+    WireMessage { source: m, blocks }
 }
 
 /// The markers one call carries under `cache`. `recorded` is what the
@@ -628,5 +675,170 @@ mod tests {
             markers_for_call(&Cache::Recorded, Some(&rec), &refs, &sys, &view, &|| None),
             rec
         );
+    }
+
+    /// A random conversation: each step an assistant message with tool
+    /// uses (ids from a small pool, so some repeat), a user message of
+    /// results (some out of order, some for uses not seen, some never), or
+    /// plain text.
+    fn random_history(steps: &[(u8, u8, u16)]) -> Vec<Message> {
+        let names = ["web", "read", "grep"];
+        let mut h = vec![Message::from_json(r#"{"role":"user","content":"go"}"#).unwrap()];
+        let mut next = 0u32;
+        let mut pending: Vec<u32> = Vec::new();
+        for &(kind, x, size) in steps {
+            match kind % 4 {
+                0 | 1 => {
+                    let mut blocks = Vec::new();
+                    if x % 3 == 0 {
+                        blocks.push(r#"{"type":"text","text":"let me see"}"#.to_owned());
+                    }
+                    for j in 0..1 + x % 3 {
+                        // Now and then an id used before.
+                        let id = if x % 17 == 5 && next > 0 {
+                            u32::from(x) % next
+                        } else {
+                            next += 1;
+                            next - 1
+                        };
+                        let name = names[usize::from(x / 3 + j) % 3];
+                        blocks.push(format!(
+                            r#"{{"type":"tool_use","id":"t{id}","name":"{name}","input":{{"q":"{}"}}}}"#,
+                            "i".repeat(usize::from(size % 40))
+                        ));
+                        pending.push(id);
+                    }
+                    h.push(
+                        Message::from_json(&format!(
+                            r#"{{"role":"assistant","content":[{}]}}"#,
+                            blocks.join(",")
+                        ))
+                        .unwrap(),
+                    );
+                }
+                2 => {
+                    let mut ids: Vec<u32> = std::mem::take(&mut pending);
+                    if x % 2 == 1 {
+                        ids.reverse();
+                    }
+                    if x % 11 == 3 {
+                        // Answered before (or without) its use.
+                        ids.push(next + u32::from(x % 2));
+                    }
+                    if x % 5 == 4 {
+                        ids.pop();
+                    }
+                    if ids.is_empty() {
+                        continue;
+                    }
+                    let blocks: Vec<String> = ids
+                        .iter()
+                        .enumerate()
+                        .map(|(j, id)| {
+                            let n = usize::from(size) * (j + 1) % 900;
+                            format!(
+                                r#"{{"type":"tool_result","tool_use_id":"t{id}","content":"{}"}}"#,
+                                "x".repeat(n)
+                            )
+                        })
+                        .collect();
+                    h.push(
+                        Message::from_json(&format!(
+                            r#"{{"role":"user","content":[{}]}}"#,
+                            blocks.join(",")
+                        ))
+                        .unwrap(),
+                    );
+                }
+                _ => h.push(
+                    Message::from_json(&format!(
+                        r#"{{"role":"user","content":"{}"}}"#,
+                        "y".repeat(usize::from(size % 200))
+                    ))
+                    .unwrap(),
+                ),
+            }
+        }
+        h
+    }
+
+    /// Same sources, same shape, same bytes sent.
+    fn same_view(a: &WireView<'_>, b: &WireView<'_>) -> bool {
+        a.messages.len() == b.messages.len()
+            && a.messages.iter().zip(&b.messages).all(|(x, y)| {
+                std::ptr::eq(x.source, y.source)
+                    && x.blocks.is_some() == y.blocks.is_some()
+                    && x.sent_blocks()
+                        .map(ContentBlock::to_json)
+                        .eq(y.sent_blocks().map(ContentBlock::to_json))
+                    && x.blocks
+                        .iter()
+                        .flatten()
+                        .map(|b| matches!(b, WireBlock::Compacted { .. }))
+                        .eq(y
+                            .blocks
+                            .iter()
+                            .flatten()
+                            .map(|b| matches!(b, WireBlock::Compacted { .. })))
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// Call by call, `advance` gives exactly the view and compacted
+        /// list a fresh run's `view` gives for that history, and keeps the
+        /// messages before the first it returns as they were.
+        #[test]
+        fn peers_advance_equals_view(
+            steps in proptest::collection::vec((0u8..4, proptest::prelude::any::<u8>(), proptest::prelude::any::<u16>()), 0..40),
+            calls in proptest::collection::vec((0u8..10, 0u8..3), 1..30),
+            langchain in proptest::prelude::any::<bool>(),
+            trigger in proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..4000],
+            keep in 0usize..4,
+            at_least in proptest::prop_oneof![proptest::strategy::Just(0u64), 1u64..600],
+            exclude in proptest::prelude::any::<bool>(),
+            inputs in proptest::prelude::any::<bool>(),
+        ) {
+            let h = random_history(&steps);
+            let params = super::super::PeerParams {
+                trigger,
+                keep,
+                clear_at_least: at_least,
+                exclude_tools: if exclude { vec!["read".to_owned()] } else { Vec::new() },
+                clear_tool_inputs: inputs,
+            };
+            let policy = if langchain {
+                Compaction::LangchainClear(super::super::LangchainClear(params))
+            } else {
+                Compaction::ClearToolUses(super::super::ClearToolUses(params))
+            };
+            let mut run = CompactionRun::new(&policy);
+            let mut state = ViewState::default();
+            let mut len = 0usize;
+            let mut previous: Option<WireView<'_>> = None;
+            for (step, fixed) in calls {
+                // Mostly longer, sometimes shorter or the same.
+                len = match step {
+                    0 => len / 2,
+                    1 => len,
+                    n => len + usize::from(n) * 2,
+                }
+                .min(h.len());
+                let fixed = [0, 300, 3000][usize::from(fixed)];
+                let history = &h[..len];
+                let first = run.advance(history, fixed, &Chars, &mut state).unwrap();
+                let reference = CompactionRun::new(&policy).view(history, fixed, &Chars).unwrap();
+                proptest::prop_assert!(same_view(&state.view, &reference.view), "view at {len}");
+                proptest::prop_assert_eq!(&state.compacted, &reference.compacted, "compacted at {}", len);
+                proptest::prop_assert!(first <= len);
+                if let Some(prev) = &previous {
+                    for i in 0..first {
+                        proptest::prop_assert!(prev.messages[i].same_objects(&state.view.messages[i]), "message {} before first {}", i, first);
+                    }
+                }
+                previous = Some(state.view.clone());
+            }
+        }
     }
 }

@@ -12,6 +12,7 @@ mod apply;
 mod flags;
 mod grid;
 mod kinds;
+mod peer_view;
 mod peers;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};

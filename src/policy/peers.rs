@@ -167,11 +167,17 @@ impl LangchainClear {
             placeholder: LANGCHAIN_PLACEHOLDER,
             ..Clearing::default()
         };
-        let first = langchain_approx_tokens(history, &out, cache);
+        let names: HashMap<&str, &str> = tool_uses(history).into_iter().collect();
+        let name_chars = |id: &str| names.get(id).map_or(0, |n| n.chars().count());
+        // Each message as counted with nothing cleared; `first` their sum.
+        let base: Vec<u64> = history
+            .iter()
+            .map(|m| cache.untouched(m, &name_chars))
+            .collect();
+        let first: u64 = base.iter().sum();
         if first <= p.trigger {
             return out;
         }
-        let names: HashMap<&str, &str> = tool_uses(history).into_iter().collect();
         // Tool messages, in order: one per tool_result block.
         let results: Vec<&str> = history
             .iter()
@@ -184,6 +190,18 @@ impl LangchainClear {
         if p.keep >= results.len() {
             return out;
         }
+        // With a minimum, the count is taken again after each clear. Only
+        // the messages holding the cleared id's result (or its input) count
+        // differently from the last count, so only they are counted again:
+        // `now` is exactly the whole history's count under `out`.
+        let touching: HashMap<&str, Vec<usize>> = if p.clear_at_least > 0 {
+            messages_touching(history, p.clear_tool_inputs)
+        } else {
+            HashMap::new()
+        };
+        let mut now = first;
+        let mut counted: HashMap<usize, u64> = HashMap::new();
+        let mut cleared: HashSet<&str> = HashSet::new();
         for id in &results[..results.len() - p.keep] {
             let name = names.get(id).copied().unwrap_or("");
             if p.exclude_tools.iter().any(|x| x == name) {
@@ -194,7 +212,19 @@ impl LangchainClear {
                 out.inputs.push((*id).to_owned());
             }
             if p.clear_at_least > 0 {
-                let now = langchain_approx_tokens(history, &out, cache);
+                cleared.insert(id);
+                for &mi in touching.get(id).map(Vec::as_slice).unwrap_or(&[]) {
+                    let was = counted.get(&mi).copied().unwrap_or(base[mi]);
+                    let is = message_tokens(
+                        &history[mi],
+                        &name_chars,
+                        &|x| cleared.contains(x),
+                        &|x| p.clear_tool_inputs && cleared.contains(x),
+                        out.placeholder,
+                    );
+                    now = now - was + is;
+                    counted.insert(mi, is);
+                }
                 if first.saturating_sub(now) >= p.clear_at_least {
                     break;
                 }
@@ -202,6 +232,27 @@ impl LangchainClear {
         }
         out
     }
+}
+
+/// Per tool id, the messages whose LangChain count depends on whether that
+/// id is cleared: those holding a result for it, and (when inputs are
+/// cleared too) a use of it. Each message once, in order.
+fn messages_touching(history: &[Message], inputs: bool) -> HashMap<&str, Vec<usize>> {
+    let mut out: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (mi, m) in history.iter().enumerate() {
+        for b in m.blocks() {
+            let id = match b.kind() {
+                BlockKind::ToolResult { tool_use_id, .. } => &**tool_use_id,
+                BlockKind::ToolUse { id, .. } if inputs => &**id,
+                _ => continue,
+            };
+            let list = out.entry(id).or_default();
+            if list.last() != Some(&mi) {
+                list.push(mi);
+            }
+        }
+    }
+    out
 }
 
 /// `count_tokens_approximately` over the history as LangChain would hold it,
@@ -218,39 +269,81 @@ pub fn langchain_approx_tokens(
     cache: &mut ReprCache,
 ) -> u64 {
     let names: HashMap<&str, &str> = tool_uses(history).into_iter().collect();
+    let name_chars = |id: &str| names.get(id).map_or(0, |n| n.chars().count());
+    let results: HashSet<&str> = clearing.results.iter().map(|s| &**s).collect();
+    let inputs: HashSet<&str> = clearing.inputs.iter().map(|s| &**s).collect();
     let touched = |m: &Message| {
         m.blocks().iter().any(|b| match b.kind() {
-            BlockKind::ToolResult { tool_use_id, .. } => {
-                clearing.results.iter().any(|c| **c == **tool_use_id)
-            }
-            BlockKind::ToolUse { id, .. } => clearing.inputs.iter().any(|c| **c == **id),
+            BlockKind::ToolResult { tool_use_id, .. } => results.contains(&**tool_use_id),
+            BlockKind::ToolUse { id, .. } => inputs.contains(&**id),
             _ => false,
         })
     };
     let mut tokens = 0;
     for m in history {
-        // A message nothing was cleared from always counts the same: count
-        // it once per run (its address names it while the history lives).
-        if touched(m) {
-            tokens += message_tokens(m, &names, clearing);
+        tokens += if touched(m) {
+            message_tokens(
+                m,
+                &name_chars,
+                &|id| results.contains(id),
+                &|id| inputs.contains(id),
+                clearing.placeholder,
+            )
         } else {
-            let key = m as *const Message as usize;
-            tokens += *cache
-                .0
-                .entry(key)
-                .or_insert_with(|| message_tokens(m, &names, clearing));
-        }
+            cache.untouched(m, &name_chars)
+        };
     }
     tokens
 }
 
-/// Per-message token counts of messages nothing was cleared from.
+/// Per-message token counts of messages nothing was cleared from, each
+/// with the name lengths of its tool results it was counted with.
+///
+/// A message's count depends on the history only through the names of the
+/// tools its results answer (a later tool_use may name a result that came
+/// first, or rename an id used twice): an entry is used only while those
+/// names are the same, so the count is always the one of this history.
 #[derive(Debug, Default)]
-pub struct ReprCache(HashMap<usize, u64>);
+pub struct ReprCache(HashMap<usize, (u64, Box<[usize]>)>);
 
-fn message_tokens(m: &Message, names: &HashMap<&str, &str>, clearing: &Clearing) -> u64 {
-    let cleared = |id: &str| clearing.results.iter().any(|c| c == id);
-    let inputs_cleared = |id: &str| clearing.inputs.iter().any(|c| c == id);
+impl ReprCache {
+    /// `m`'s count with nothing cleared, its results named by `name_chars`
+    /// (tool_use id → characters of the tool's name, 0 when unnamed). `m`'s
+    /// address names it while the history lives.
+    pub(super) fn untouched(&mut self, m: &Message, name_chars: &dyn Fn(&str) -> usize) -> u64 {
+        let result_ids = || {
+            m.blocks().iter().filter_map(|b| match b.kind() {
+                BlockKind::ToolResult { tool_use_id, .. } => Some(&**tool_use_id),
+                _ => None,
+            })
+        };
+        let key = m as *const Message as usize;
+        if let Some((tokens, names)) = self.0.get(&key)
+            && names.len() == result_ids().count()
+            && result_ids()
+                .zip(names.iter())
+                .all(|(id, &n)| name_chars(id) == n)
+        {
+            return *tokens;
+        }
+        let none = |_: &str| false;
+        let tokens = message_tokens(m, name_chars, &none, &none, "");
+        let names = result_ids().map(name_chars).collect();
+        self.0.insert(key, (tokens, names));
+        tokens
+    }
+}
+
+/// One message's count. `name_chars(id)`: characters of the name of the
+/// tool `id` calls; `cleared(id)`: whether result `id` is replaced by
+/// `placeholder`; `inputs_cleared(id)`: whether use `id`'s input is `{}`.
+pub(super) fn message_tokens(
+    m: &Message,
+    name_chars: &dyn Fn(&str) -> usize,
+    cleared: &dyn Fn(&str) -> bool,
+    inputs_cleared: &dyn Fn(&str) -> bool,
+    placeholder: &str,
+) -> u64 {
     let mut tokens = 0u64;
     let mut add = |chars: usize, extra_tokens: u64| {
         tokens += (chars as u64).div_ceil(4) + 3 + extra_tokens;
@@ -271,9 +364,8 @@ fn message_tokens(m: &Message, names: &HashMap<&str, &str>, clearing: &Clearing)
                             add(human_chars + "user".len(), human_images * 85);
                             (human_chars, human_images, open) = (0, 0, false);
                         }
-                        let name = names.get(&**tool_use_id).copied().unwrap_or("");
                         let (chars, images) = if cleared(tool_use_id) {
-                            (clearing.placeholder.chars().count(), 0)
+                            (placeholder.chars().count(), 0)
                         } else {
                             match content {
                                 ToolResultContent::Empty => (0, 0),
@@ -287,7 +379,7 @@ fn message_tokens(m: &Message, names: &HashMap<&str, &str>, clearing: &Clearing)
                             chars
                                 + tool_use_id.chars().count()
                                 + "tool".len()
-                                + name.chars().count(),
+                                + name_chars(tool_use_id),
                             images * 85,
                         );
                     }
