@@ -137,8 +137,17 @@ def test_recall_tool_answers():
     bad = ledger.recall({"mem_id": mem, "colour": "red"})
     assert bad.startswith("[recall_tool_result: invalid arguments:")
     assert ledger.recall("not json").startswith("[recall_tool_result: invalid arguments:")
-    # Idempotent on the call id: the first content stays.
-    assert ledger.record("toolu_9", "catalog", "{}", "other") == h
+    # Idempotent on the result: the same content again is the same record.
+    assert ledger.record("toolu_9", "catalog", {"q": "guns"}, PAYLOAD) == h
+    # The same call id with other content (another conversation reusing
+    # the id) is a record of its own, and a lookup by the id refuses to
+    # guess between them.
+    other = ledger.record("toolu_9", "catalog", "{}", "other")
+    assert other["mem_id"] != mem
+    assert ledger.get(other["mem_id"])["payload"] == "other"
+    assert ledger.get(mem)["payload"] == PAYLOAD
+    with pytest.raises(tracecost.LedgerError):
+        ledger.get_by_call_id("toolu_9")
     tool = recall_tool_definition()
     assert tool["name"] == tracecost.RECALL_TOOL_NAME == "recall_tool_result"
     assert tool["input_schema"]["required"] == ["mem_id"]
