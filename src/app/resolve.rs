@@ -277,6 +277,39 @@ mod tests {
     }
 
     #[test]
+    fn the_grid_keeps_the_ttl_a_status_quo_takes_from_the_record() {
+        let caches = |quo: &str, grid: &GridSpec| -> Vec<String> {
+            let quo: Config = quo.parse().unwrap();
+            let mut out: Vec<String> = grid_configs(grid, &[], &[quo])
+                .unwrap()
+                .iter()
+                .filter(|c| c.compaction == crate::policy::Compaction::Off)
+                .map(|c| c.cache.to_string())
+                .collect();
+            out.dedup();
+            out
+        };
+        let recorded = "off+claude-code:ttl=recorded";
+        assert_eq!(
+            caches(recorded, &small_grid()),
+            [
+                "none",
+                "system:ttl=recorded",
+                "native:manifest=cached,ttl=recorded",
+                "tail:ttl=recorded",
+                "claude-code:ttl=recorded"
+            ]
+        );
+        // A status quo at a fixed TTL leaves the default; a TTL given wins.
+        assert!(caches("off+claude-code:ttl=5m", &small_grid()).contains(&"tail:ttl=5m".into()));
+        let given = GridSpec {
+            ttl: Some(crate::engine::wire::Ttl::OneHour.into()),
+            ..small_grid()
+        };
+        assert!(caches(recorded, &given).contains(&"tail:ttl=1h".into()));
+    }
+
+    #[test]
     fn explicit_configs_are_checked_and_deduplicated() {
         let off: Config = "off+none".parse().unwrap();
         let plan = SweepPlan::from_configs(
