@@ -27,7 +27,7 @@ pub use peers::{
     ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, PeerParams, ReprCache,
     langchain_approx_tokens,
 };
-pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, records_write_ttl, written_ttl};
+pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 
 use std::fmt;
 use std::str::FromStr;

@@ -87,15 +87,6 @@ pub fn written_ttl(usage: &RecordedUsage) -> Option<Ttl> {
     })
 }
 
-/// Whether some call of `calls` recorded how its write split between the
-/// TTLs (written tokens in `ephemeral_5m_input_tokens` or
-/// `ephemeral_1h_input_tokens`): only then does the record say which TTL ran.
-pub fn records_write_ttl(calls: &[Call]) -> bool {
-    calls.iter().filter_map(|c| c.usage.as_ref()).any(|u| {
-        u.ephemeral_5m_input_tokens.unwrap_or(0) > 0 || u.ephemeral_1h_input_tokens.unwrap_or(0) > 0
-    })
-}
-
 /// The TTL of each call of `calls` under [`TtlChoice::Recorded`]: the TTL
 /// its own write used ([`written_ttl`]); for a call that wrote nothing (all
 /// of it read, or not recorded), the TTL of the nearest earlier call that
@@ -183,22 +174,6 @@ mod tests {
         // No write recorded at all: the default.
         assert_eq!(recorded_ttls(&[none(), call(None)]), [M5, M5]);
         assert_eq!(recorded_ttls(&[]), Vec::<Ttl>::new());
-    }
-
-    #[test]
-    fn only_a_recorded_split_tells_the_ttl_that_ran() {
-        assert!(records_write_ttl(&[
-            call(None),
-            call(Some(usage(5, Some(0), Some(5))))
-        ]));
-        assert!(records_write_ttl(&[call(Some(usage(5, Some(5), None)))]));
-        assert!(!records_write_ttl(&[call(Some(usage(5, None, None)))]));
-        assert!(!records_write_ttl(&[call(Some(usage(
-            0,
-            Some(0),
-            Some(0)
-        )))]));
-        assert!(!records_write_ttl(&[]));
     }
 
     #[test]

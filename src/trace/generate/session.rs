@@ -2293,10 +2293,8 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
                 // The agent modelled is a coding agent like Claude Code:
                 // what it runs now is Claude Code's own caching.
                 status_quo: Some(
-                    crate::trace::import::claude_code::transcript::claude_code_status_quo(
-                        &seg.calls,
-                    )
-                    .to_owned(),
+                    crate::trace::import::claude_code::transcript::CLAUDE_CODE_STATUS_QUO
+                        .to_owned(),
                 ),
                 project: Some(project.name.to_owned()),
                 // One team's sessions, sharing one account's cache.

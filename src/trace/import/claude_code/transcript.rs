@@ -874,26 +874,21 @@ fn describe(info: &FileInfo, session_id: Option<&str>) -> String {
     }
 }
 
-/// What a Claude Code session ran when its record does not tell the TTL:
-/// no compaction of tool results, and Claude Code's own cache markers
-/// (`policy::CacheKind::ClaudeCode`) with the API's default TTL.
+/// What a Claude Code session ran when no record tells the TTL (a session
+/// generated to look like one): no compaction of tool results, and Claude
+/// Code's own cache markers (`policy::CacheKind::ClaudeCode`) with the
+/// API's default TTL.
 pub const CLAUDE_CODE_STATUS_QUO: &str = "off+claude-code:ttl=5m";
 
-/// What a Claude Code session ran when its usage records how each write
-/// split between the TTLs: Claude Code's markers with the TTL each call
-/// wrote with. Claude Code asks for an hour or five minutes depending on
-/// the account, the thread (main conversation or subagent) and its
-/// version, so the TTL is the record's, call by call.
+/// What a recorded Claude Code session ran: Claude Code's markers with the
+/// TTL each call wrote with. Claude Code asks for an hour or five minutes
+/// depending on the account, the thread (main conversation or subagent)
+/// and its version, so the TTL is the record's, call by call; where usage
+/// does not split the writes by TTL it resolves to five minutes, as
+/// [`CLAUDE_CODE_STATUS_QUO`]. Every transcript gets this one string, split
+/// recorded or not, so that the traces of one session and account, replayed
+/// under their status quos, meet one simulated cache.
 pub const CLAUDE_CODE_STATUS_QUO_RECORDED_TTL: &str = "off+claude-code:ttl=recorded";
-
-/// The status quo of a Claude Code trace with these calls.
-pub fn claude_code_status_quo(calls: &[Call]) -> &'static str {
-    if crate::policy::records_write_ttl(calls) {
-        CLAUDE_CODE_STATUS_QUO_RECORDED_TTL
-    } else {
-        CLAUDE_CODE_STATUS_QUO
-    }
-}
 
 fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOptions) -> Trace {
     // The default model: the most common one, the earliest on a tie.
@@ -919,7 +914,7 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
             Some(total.saturating_sub(visible))
         })
         .unwrap_or(0);
-    let calls: Vec<Call> = seg
+    let calls = seg
         .calls
         .into_iter()
         .map(|d| Call {
@@ -931,7 +926,6 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
             usage: d.usage,
         })
         .collect();
-    let status_quo = claude_code_status_quo(&calls);
     Trace {
         name,
         description,
@@ -940,7 +934,7 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         // Claude Code marks the tools, the system prompt and the last block
         // of every request (a rolling breakpoint, each request reading what
         // the previous one wrote), with the TTL the usage shows it asked for.
-        status_quo: Some(status_quo.to_owned()),
+        status_quo: Some(CLAUDE_CODE_STATUS_QUO_RECORDED_TTL.to_owned()),
         project: None,
         account: None,
         session: None,
