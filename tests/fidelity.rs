@@ -167,3 +167,106 @@ fn fidelity_without_recorded_usage_is_an_input_error() {
     assert!(err.contains("no trace recorded usage"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// Replays a file under its status quo (no policy option), as JSON.
+fn replay_status_quo(path: &str, extra: &[&str]) -> Value {
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["replay", path, "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+const TTL_SESSION: &str =
+    "tests/fixtures/claude-code-ttl/projects/-home-dev-ttl/66666666-6666-4666-8666-666666666666";
+
+/// A Claude Code session whose main conversation wrote one-hour caches and
+/// whose subagent wrote five-minute ones: the status quo takes the TTL
+/// from each call's record, so the main thread's request eleven minutes
+/// after the last still reads, and the subagent's six minutes after its
+/// last writes again, as recorded.
+#[test]
+fn the_status_quo_replays_each_call_at_the_ttl_it_recorded() {
+    let split = |c: &Value| {
+        (
+            c["cache_creation"]["ephemeral_5m_input_tokens"]
+                .as_u64()
+                .unwrap(),
+            c["cache_creation"]["ephemeral_1h_input_tokens"]
+                .as_u64()
+                .unwrap(),
+        )
+    };
+    let main = replay_status_quo(&format!("{TTL_SESSION}.jsonl"), &[]);
+    assert_eq!(main["config"], "off+claude-code:ttl=recorded");
+    let calls = main["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 3);
+    for c in calls {
+        let (five, hour) = split(c);
+        assert_eq!(five, 0, "call {}", c["index"]);
+        assert!(hour > 0, "call {}", c["index"]);
+    }
+    let read = |c: &Value| c["cache_read_input_tokens"].as_u64().unwrap();
+    assert!(read(&calls[2]) >= 6000, "{}", read(&calls[2]));
+
+    let sub = replay_status_quo(
+        &format!("{TTL_SESSION}/subagents/agent-c0000000000000003.jsonl"),
+        &[],
+    );
+    assert_eq!(sub["config"], "off+claude-code:ttl=recorded");
+    let calls = sub["calls"].as_array().unwrap();
+    for c in calls {
+        let (five, hour) = split(c);
+        assert!(five > 0, "call {}", c["index"]);
+        assert_eq!(hour, 0, "call {}", c["index"]);
+    }
+    assert!(read(&calls[1]) >= 3000);
+    assert_eq!(read(&calls[2]), 0);
+    // Each call's bill is the recorded one to within a few tokens.
+    for out in [&main, &sub] {
+        for c in out["calls"].as_array().unwrap() {
+            let (sim, rec) = (
+                c["cost_usd"].as_f64().unwrap(),
+                c["recorded_cost_usd"].as_f64().unwrap(),
+            );
+            assert!((sim - rec).abs() / rec < 0.01, "{sim} vs {rec}");
+        }
+    }
+
+    // Asked for five minutes, the main thread's late request misses.
+    let five = replay_status_quo(
+        &format!("{TTL_SESSION}.jsonl"),
+        &["--cache", "claude-code", "--ttl", "5m"],
+    );
+    assert_eq!(five["config"], "off+claude-code:ttl=5m");
+    assert_eq!(read(&five["calls"][2]), 0);
+}
+
+/// The whole session (main thread and subagent together, one account's
+/// cache) matches its recorded bill, each part at its own TTL.
+#[test]
+fn fidelity_of_a_session_with_mixed_ttls() {
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args([
+            "fidelity",
+            "tests/fixtures/claude-code-ttl/projects",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sessions = v["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2);
+    for s in sessions {
+        assert_eq!(s["config"], "off+claude-code:ttl=recorded");
+        assert!(s["error_pct"].as_f64().unwrap().abs() < 1.0, "{s}");
+    }
+}

@@ -330,3 +330,23 @@ fn usage_scan_counts_like_ccusage() {
     );
     assert_eq!(scan.totals_by_model().len(), 2);
 }
+
+/// Every transcript runs Claude Code's markers at the TTL each call
+/// recorded: one whose usage does not split its writes by TTL resolves to
+/// five minutes, and shares its session's status quo (and so its cache).
+#[test]
+fn the_status_quo_takes_its_ttl_from_the_record() {
+    let ttl_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-ttl");
+    for root in [ttl_root, root()] {
+        let traces = import(&[root], &ImportOptions::default()).unwrap().traces;
+        assert!(!traces.is_empty());
+        for t in &traces {
+            assert_eq!(
+                t.status_quo.as_deref(),
+                Some("off+claude-code:ttl=recorded"),
+                "{}",
+                t.name
+            );
+        }
+    }
+}

@@ -59,6 +59,7 @@ pub const SWEEP_KEEP_LAST: [usize; 5] = [0, 1, 2, 4, 8];
 pub fn sweep_caches() -> Vec<Cache> {
     let mut caches = Vec::new();
     for ttl in [Ttl::FiveMinutes, Ttl::OneHour] {
+        let ttl = ttl.into();
         caches.push(Cache::System { ttl });
         caches.push(Cache::Tail { ttl });
         for manifest in [ManifestPosition::Cached, ManifestPosition::Volatile] {

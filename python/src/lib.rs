@@ -33,7 +33,7 @@ use tracecost::engine::recall::{self, RecallFormat, RecallRequest};
 use tracecost::engine::rewrite::{CompactionPolicy, Compactor, WireView};
 use tracecost::engine::stub::render_stub;
 use tracecost::engine::wire::{BlockRef, Marker, Request, message_json};
-use tracecost::policy::{Config, GridSpec, parse_ttl};
+use tracecost::policy::{Config, GridSpec, TtlChoice, parse_ttl};
 use tracecost::progress::Silent;
 use tracecost::trace::Trace;
 use tracecost::trace::import::Format;
@@ -659,7 +659,7 @@ fn grid_spec(
         thresholds,
         keep_lasts,
         caches,
-        ttl: ttl.map(parse_ttl).transpose().map_err(config_err)?,
+        ttl: ttl.map(TtlChoice::parse).transpose().map_err(config_err)?,
     })
 }
 

@@ -276,7 +276,9 @@ class Grid:
     caches: Optional[Sequence[str]] = None
     """Cache policies by name or full parts such as ``tail:ttl=1h``."""
     ttl: Optional[str] = None
-    """TTL for the cache policies named without one (``5m`` or ``1h``)."""
+    """TTL for the cache policies named without one (``5m``, ``1h`` or
+    ``recorded``: each call's recorded one); ``None``: ``recorded`` when a
+    status quo takes its TTL from the record, else ``5m``."""
     models: Sequence[str] = field(default_factory=tuple)
     """Models to price with; empty: each trace's own."""
 

@@ -29,5 +29,7 @@ pub use plan::{
     ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan,
     calibration_model, input_paths, load_inputs, load_traces,
 };
-pub use resolve::{SweepOptions, default_replay_config, grid_configs, status_quos};
+pub use resolve::{
+    SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,
+};
 pub use results::{ReplayOutput, Savings, TraceReport};

@@ -5,7 +5,7 @@
 
 use super::AppError;
 use super::plan::{CostPlan, ReplayPlan, SweepPlan, TraceRun};
-use crate::policy::{Config, GridSpec};
+use crate::policy::{Config, GridSpec, TtlChoice};
 use crate::replay::sweep::Grid;
 use crate::trace::Trace;
 
@@ -26,14 +26,17 @@ pub struct SweepOptions {
 /// `status_quos`: the grid's compactions × caches × models, in grid order,
 /// without duplicates. With no cache policies named, the grid also tries
 /// the cache policy each status quo runs, so compaction is weighed on top
-/// of what runs. A fleet split across machines calls this once, with every
-/// session's status quo, and gives each machine the resulting list.
+/// of what runs. Cache policies named without a TTL (and no `--ttl`) take
+/// the TTL each call recorded when a status quo does, so that a policy
+/// weighed against what ran differs from it only in what was asked. A fleet
+/// split across machines calls this once, with every session's status quo,
+/// and gives each machine the resulting list.
 pub fn grid_configs(
     grid: &GridSpec,
     models: &[String],
     status_quos: &[Config],
 ) -> Result<Vec<Config>, AppError> {
-    let (compactions, mut caches) = grid.expand()?;
+    let (compactions, mut caches) = grid.expand_for(takes_recorded_ttl(status_quos))?;
     if grid.caches.is_none() {
         for c in status_quos {
             if !caches.contains(&c.cache) {
@@ -51,6 +54,14 @@ pub fn grid_configs(
         },
     }
     .configs())
+}
+
+/// Whether some of `status_quos` take their TTL from the record: then a
+/// grid's cache policies named without a TTL do too.
+pub fn takes_recorded_ttl(status_quos: &[Config]) -> bool {
+    status_quos
+        .iter()
+        .any(|c| c.cache.ttl() == Some(TtlChoice::Recorded))
 }
 
 /// What each trace's savings are measured against: `baseline`, else the
@@ -263,6 +274,39 @@ mod tests {
             ..small_grid()
         };
         assert_eq!(grid_configs(&named, &[], &[quo]).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn the_grid_keeps_the_ttl_a_status_quo_takes_from_the_record() {
+        let caches = |quo: &str, grid: &GridSpec| -> Vec<String> {
+            let quo: Config = quo.parse().unwrap();
+            let mut out: Vec<String> = grid_configs(grid, &[], &[quo])
+                .unwrap()
+                .iter()
+                .filter(|c| c.compaction == crate::policy::Compaction::Off)
+                .map(|c| c.cache.to_string())
+                .collect();
+            out.dedup();
+            out
+        };
+        let recorded = "off+claude-code:ttl=recorded";
+        assert_eq!(
+            caches(recorded, &small_grid()),
+            [
+                "none",
+                "system:ttl=recorded",
+                "native:manifest=cached,ttl=recorded",
+                "tail:ttl=recorded",
+                "claude-code:ttl=recorded"
+            ]
+        );
+        // A status quo at a fixed TTL leaves the default; a TTL given wins.
+        assert!(caches("off+claude-code:ttl=5m", &small_grid()).contains(&"tail:ttl=5m".into()));
+        let given = GridSpec {
+            ttl: Some(crate::engine::wire::Ttl::OneHour.into()),
+            ..small_grid()
+        };
+        assert!(caches(recorded, &given).contains(&"tail:ttl=1h".into()));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::app::{CacheScope, Calibration};
 use crate::engine::cache::ManifestPosition;
 use crate::engine::wire::Ttl;
-use crate::policy::{CacheKind, CompactionKind};
+use crate::policy::{CacheKind, CompactionKind, RECORDED_TTL_NAME, TtlChoice};
 use crate::report::export::Format;
 
 /// What agent conversations really cost, and which tool-result compaction
@@ -164,16 +164,24 @@ impl ValueEnum for CacheScope {
     }
 }
 
-/// A TTL on the command line (the engine's type, named by its own names).
+/// A TTL on the command line: one of the engine's, or each call's
+/// recorded one (named as in config strings).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct TtlArg(pub(super) Ttl);
+pub(super) struct TtlArg(pub(super) TtlChoice);
 
 impl ValueEnum for TtlArg {
     fn value_variants<'a>() -> &'a [Self] {
-        &[TtlArg(Ttl::FiveMinutes), TtlArg(Ttl::OneHour)]
+        &[
+            TtlArg(TtlChoice::Fixed(Ttl::FiveMinutes)),
+            TtlArg(TtlChoice::Fixed(Ttl::OneHour)),
+            TtlArg(TtlChoice::Recorded),
+        ]
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.0.as_str()))
+        Some(PossibleValue::new(match self.0 {
+            TtlChoice::Fixed(t) => t.as_str(),
+            TtlChoice::Recorded => RECORDED_TTL_NAME,
+        }))
     }
 }
 
@@ -220,7 +228,7 @@ pub(super) struct PolicyArgs {
     /// Cache policy [default: with no policy option at all, the trace's status quo; else recorded when the trace carries markers, else none].
     #[arg(long, value_enum)]
     pub(super) cache: Option<CacheKind>,
-    /// TTL of the markers (system, native, tail, claude-code).
+    /// TTL of the markers (system, native, tail, claude-code); recorded: at each call, the TTL its recorded cache write used.
     #[arg(long, value_enum)]
     pub(super) ttl: Option<TtlArg>,
     /// Native cache: tool manifest cached (marked) or volatile (implies --cache native).
@@ -307,7 +315,7 @@ pub(super) struct GridArgs {
     /// Cache policies (comma-separated), or full parts like tail:ttl=1h.
     #[arg(long, value_delimiter = ',')]
     pub(super) cache: Option<Vec<String>>,
-    /// TTL for cache policies given by name.
+    /// TTL for cache policies given by name; recorded: at each call, the TTL its recorded cache write used.
     #[arg(long, value_enum)]
     pub(super) ttl: Option<TtlArg>,
     /// Price each recall an assistant turn would have needed at this many USD (default: one extra round trip at the config's average call cost).
@@ -539,7 +547,13 @@ pub(super) fn command() -> clap::Command {
         let keep_lasts = grid.keep_last_list().iter().map(usize::to_string).collect();
         let c = with_default(c, "threshold", list(thresholds));
         let c = with_default(c, "keep_last", list(keep_lasts));
-        let c = with_default(c, "ttl", DEFAULT_TTL);
+        let c = with_default(
+            c,
+            "ttl",
+            format!(
+                "{RECORDED_TTL_NAME} when the status quo takes it from the record, else {DEFAULT_TTL}"
+            ),
+        );
         let compactions: Vec<&str> = CompactionKind::ALL.iter().map(|k| k.name()).collect();
         let caches: Vec<&str> = CacheKind::ALL.iter().map(|k| k.name()).collect();
         c.mut_arg("compaction", |a| {

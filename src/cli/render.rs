@@ -58,6 +58,8 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
         None => "built-in Anthropic prices (as published, late 2026)".to_owned(),
     };
     let g = &sweep.grid;
+    let recorded_ttl = crate::app::status_quos(&sweep.traces, sweep.baseline.as_ref())
+        .is_ok_and(|q| crate::app::takes_recorded_ttl(&q));
     Assumptions {
         prices,
         tokenizer: cost.tokenizer_spec.clone(),
@@ -69,7 +71,7 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
             g.threshold_list(),
             g.keep_last_list(),
             g.cache_names().join(", "),
-            g.ttl_or_default()
+            g.ttl_for(recorded_ttl)
         ),
     }
 }

@@ -13,7 +13,7 @@ use crate::engine::json::raw_json;
 use crate::engine::ledger::{InMemoryLedger, LedgerError};
 use crate::engine::message::{BlockKind, ContentBlock, Message, ToolDefinition};
 use crate::engine::rewrite::{Compactor, StubCache, WireBlock, WireMessage, WireView};
-use crate::engine::wire::{BlockRef, Marker};
+use crate::engine::wire::{BlockRef, Marker, Ttl};
 
 /// Token counts of single blocks, supplied by the cost model (policies that
 /// trigger on tokens need them; the policy layer does not count itself).
@@ -444,13 +444,17 @@ pub(super) fn clear_message<'h>(
 }
 
 /// The markers one call carries under `cache`. `recorded` is what the
-/// recorded request carried (for `Cache::Recorded`); `boundary` is the
+/// recorded request carried (for `Cache::Recorded`); `recorded_ttl` is the
+/// TTL the call's record resolves to (the call's entry of
+/// [`super::recorded_ttls`], for a policy whose TTL is
+/// [`super::TtlChoice::Recorded`]); `boundary` is the
 /// view's [`crate::engine::cache::history_boundary`], asked for only by `Cache::Native` (a
 /// replay keeps it up to date call by call; others pass
 /// `&|| history_boundary(view)`).
 pub fn markers_for_call(
     cache: &Cache,
     recorded: Option<&[Marker]>,
+    recorded_ttl: Ttl,
     tools: &[&ToolDefinition],
     system: &[ContentBlock],
     view: &WireView<'_>,
@@ -460,6 +464,7 @@ pub fn markers_for_call(
         Cache::None => Vec::new(),
         Cache::Recorded => recorded.map(<[Marker]>::to_vec).unwrap_or_default(),
         Cache::System { ttl } => {
+            let ttl = ttl.at(recorded_ttl);
             let mut out = Vec::new();
             if !tools.is_empty() {
                 out.push(Marker {
@@ -476,6 +481,7 @@ pub fn markers_for_call(
             out
         }
         Cache::Native { manifest, ttl } => {
+            let ttl = ttl.at(recorded_ttl);
             // Validated for Anthropic by the plan before any replay runs;
             // this construction cannot fail for that provider.
             match CacheComposition::new(
@@ -493,11 +499,24 @@ pub fn markers_for_call(
             }
         }
         Cache::Tail { ttl } => tail_marker(view)
-            .map(|at| vec![Marker { at, ttl }])
+            .map(|at| {
+                vec![Marker {
+                    at,
+                    ttl: ttl.at(recorded_ttl),
+                }]
+            })
             .unwrap_or_default(),
         Cache::ClaudeCode { ttl } => {
-            let mut out =
-                markers_for_call(&Cache::System { ttl }, None, tools, system, view, &|| None);
+            let mut out = markers_for_call(
+                &Cache::System { ttl },
+                None,
+                recorded_ttl,
+                tools,
+                system,
+                view,
+                &|| None,
+            );
+            let ttl = ttl.at(recorded_ttl);
             out.extend(tail_marker(view).map(|at| Marker { at, ttl }));
             out
         }
@@ -619,12 +638,14 @@ mod tests {
         let tools = [ToolDefinition::from_json(r#"{"name":"web"}"#).unwrap()];
         let refs: Vec<_> = tools.iter().collect();
         let sys = [ContentBlock::text("s")];
-        let ttl = Ttl::FiveMinutes;
+        let ttl = Ttl::FiveMinutes.into();
         let at = |c: Cache| {
-            markers_for_call(&c, None, &refs, &sys, &view, &|| history_boundary(&view))
-                .iter()
-                .map(|m| m.at)
-                .collect::<Vec<_>>()
+            markers_for_call(&c, None, Ttl::OneHour, &refs, &sys, &view, &|| {
+                history_boundary(&view)
+            })
+            .iter()
+            .map(|m| m.at)
+            .collect::<Vec<_>>()
         };
         assert!(at(Cache::None).is_empty());
         assert_eq!(
@@ -672,8 +693,44 @@ mod tests {
             ttl: Ttl::OneHour,
         }];
         assert_eq!(
-            markers_for_call(&Cache::Recorded, Some(&rec), &refs, &sys, &view, &|| None),
+            markers_for_call(
+                &Cache::Recorded,
+                Some(&rec),
+                Ttl::FiveMinutes,
+                &refs,
+                &sys,
+                &view,
+                &|| None
+            ),
             rec
+        );
+        // A recorded TTL is the call's; a fixed one ignores it.
+        let ttls = |c: Cache, recorded: Ttl| {
+            markers_for_call(&c, None, recorded, &refs, &sys, &view, &|| {
+                history_boundary(&view)
+            })
+            .iter()
+            .map(|m| m.ttl)
+            .collect::<Vec<_>>()
+        };
+        let from_record = super::super::TtlChoice::Recorded;
+        for recorded in [Ttl::FiveMinutes, Ttl::OneHour] {
+            for c in [
+                Cache::System { ttl: from_record },
+                Cache::Tail { ttl: from_record },
+                Cache::ClaudeCode { ttl: from_record },
+                Cache::Native {
+                    manifest: crate::engine::cache::ManifestPosition::Cached,
+                    ttl: from_record,
+                },
+            ] {
+                let got = ttls(c, recorded);
+                assert!(!got.is_empty() && got.iter().all(|t| *t == recorded), "{c}");
+            }
+        }
+        assert_eq!(
+            ttls(Cache::ClaudeCode { ttl }, Ttl::OneHour),
+            [Ttl::FiveMinutes; 3]
         );
     }
 

@@ -9,10 +9,9 @@ use super::kinds::{CacheKind, CompactionKind, one_of};
 use super::peers::{ClearToolUses, LangchainClear, PeerParams};
 use super::{
     Cache, Compaction, Config, DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD,
-    DEFAULT_MANIFEST, DEFAULT_TTL,
+    DEFAULT_MANIFEST, DEFAULT_TTL, TtlChoice,
 };
 use crate::engine::cache::ManifestPosition;
-use crate::engine::wire::Ttl;
 
 /// The options of one policy choice, each `None` when not given.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,7 +35,7 @@ pub struct PolicyFlags {
     /// `--cache`.
     pub cache: Option<CacheKind>,
     /// `--ttl` (cache policies that place markers).
-    pub ttl: Option<Ttl>,
+    pub ttl: Option<TtlChoice>,
     /// `--manifest` (native cache).
     pub manifest: Option<ManifestPosition>,
 }
@@ -227,7 +226,7 @@ impl PolicyFlags {
         };
         let cache = Cache::of_kind(
             cache_kind,
-            self.ttl.unwrap_or(DEFAULT_TTL),
+            self.ttl.unwrap_or(TtlChoice::Fixed(DEFAULT_TTL)),
             self.manifest.unwrap_or(DEFAULT_MANIFEST),
         );
         Ok(ResolvedPolicy {
@@ -244,6 +243,7 @@ impl PolicyFlags {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::wire::Ttl;
 
     fn resolve(f: PolicyFlags) -> Result<(String, Vec<String>), String> {
         f.resolve(CacheKind::None)
@@ -335,7 +335,7 @@ mod tests {
             ),
             (
                 PolicyFlags {
-                    ttl: Some(Ttl::OneHour),
+                    ttl: Some(Ttl::OneHour.into()),
                     ..Default::default()
                 },
                 "--ttl applies to --cache system, native, tail or claude-code; add one of them",
@@ -343,7 +343,7 @@ mod tests {
             (
                 PolicyFlags {
                     cache: Some(CacheKind::Recorded),
-                    ttl: Some(Ttl::OneHour),
+                    ttl: Some(Ttl::OneHour.into()),
                     ..Default::default()
                 },
                 "--ttl applies to --cache system, native, tail or claude-code, not to --cache recorded",
@@ -378,7 +378,7 @@ mod tests {
             exclude_tools: vec!["b".into(), "a".into(), "b".into()],
             clear_tool_inputs: true,
             cache: Some(CacheKind::Tail),
-            ttl: Some(Ttl::OneHour),
+            ttl: Some(Ttl::OneHour.into()),
             ..Default::default()
         };
         assert_eq!(

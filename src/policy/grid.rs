@@ -1,11 +1,15 @@
 //! A sweep's grid as a user states it: compaction and cache policies by
 //! name (or as full config parts), the ledger's thresholds and keep-last
 //! values, one TTL. Expanded into the policies to replay.
+//!
+//! A cache policy named without a TTL takes the one given; with none given,
+//! the TTL each call recorded when the traces' status quo takes it from the
+//! record ([`TtlChoice::Recorded`]), so a counterfactual changes only what
+//! the user asked to change; else the default.
 
 use super::flags::FlagError;
 use super::kinds::{CacheKind, CompactionKind, DEFAULT_TTL, one_of};
-use super::{Cache, Compaction, Config};
-use crate::engine::wire::Ttl;
+use super::{Cache, Compaction, Config, TtlChoice};
 
 /// Ledger thresholds a sweep tries when none are given.
 pub const DEFAULT_GRID_THRESHOLDS: [u64; 3] = [2000, 8000, 32000];
@@ -33,7 +37,7 @@ pub struct GridSpec {
     /// Cache policies: a name or a full part such as `tail:ttl=1h`.
     pub caches: Option<Vec<String>>,
     /// TTL for the cache policies given without one.
-    pub ttl: Option<Ttl>,
+    pub ttl: Option<TtlChoice>,
 }
 
 impl GridSpec {
@@ -71,15 +75,32 @@ impl GridSpec {
             .unwrap_or(DEFAULT_GRID_KEEP_LASTS.to_vec())
     }
 
-    /// The TTL, default filled in.
-    pub fn ttl_or_default(&self) -> Ttl {
-        self.ttl.unwrap_or(DEFAULT_TTL)
+    /// The TTL, default filled in, for traces that do not record theirs.
+    pub fn ttl_or_default(&self) -> TtlChoice {
+        self.ttl_for(false)
+    }
+
+    /// The TTL of the cache policies named without one: the one given,
+    /// else the recorded one when `recorded` (the status quo takes its TTL
+    /// from the record), else the default.
+    pub fn ttl_for(&self, recorded: bool) -> TtlChoice {
+        match self.ttl {
+            Some(t) => t,
+            None if recorded => TtlChoice::Recorded,
+            None => TtlChoice::Fixed(DEFAULT_TTL),
+        }
     }
 
     /// The compaction and cache policies of the grid. A ledger option with
     /// no bare `ledger` to expand, or a TTL with no cache policy to take it,
     /// is an error: it would otherwise be dropped.
     pub fn expand(&self) -> Result<(Vec<Compaction>, Vec<Cache>), FlagError> {
+        self.expand_for(false)
+    }
+
+    /// [`GridSpec::expand`], the cache policies named without a TTL taking
+    /// [`GridSpec::ttl_for`]`(recorded)`.
+    pub fn expand_for(&self, recorded: bool) -> Result<(Vec<Compaction>, Vec<Cache>), FlagError> {
         let bad = |e: super::ConfigError| FlagError(e.to_string());
         let mut compactions = Vec::new();
         let mut expands_ledger = false;
@@ -121,7 +142,7 @@ impl GridSpec {
             let full = match CacheKind::from_name(spec) {
                 Some(k) if k.has_ttl() => {
                     takes_ttl = true;
-                    format!("{spec}:ttl={}", self.ttl_or_default())
+                    format!("{spec}:ttl={}", self.ttl_for(recorded))
                 }
                 _ => spec.to_owned(),
             };
@@ -143,6 +164,7 @@ impl GridSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::wire::Ttl;
 
     fn strings(g: &GridSpec) -> Result<(Vec<String>, Vec<String>), String> {
         g.expand()
@@ -172,6 +194,39 @@ mod tests {
     }
 
     #[test]
+    fn the_grid_keeps_a_recorded_ttl_unless_told_otherwise() {
+        let names = |g: &GridSpec, recorded: bool| -> Vec<String> {
+            g.expand_for(recorded)
+                .unwrap()
+                .1
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        assert_eq!(
+            names(&GridSpec::default(), true),
+            [
+                "none",
+                "system:ttl=recorded",
+                "native:manifest=cached,ttl=recorded",
+                "tail:ttl=recorded"
+            ]
+        );
+        let g = GridSpec {
+            caches: Some(vec!["tail".into(), "system:ttl=5m".into()]),
+            ttl: Some(Ttl::OneHour.into()),
+            ..Default::default()
+        };
+        assert_eq!(names(&g, true), ["tail:ttl=1h", "system:ttl=5m"]);
+        let g = GridSpec {
+            caches: Some(vec!["tail".into()]),
+            ttl: Some(TtlChoice::Recorded),
+            ..Default::default()
+        };
+        assert_eq!(names(&g, false), ["tail:ttl=recorded"]);
+    }
+
+    #[test]
     fn options_that_would_be_dropped_are_errors() {
         let g = GridSpec {
             compactions: Some(vec!["off".into()]),
@@ -184,13 +239,13 @@ mod tests {
         );
         let g = GridSpec {
             caches: Some(vec!["none".into(), "tail:ttl=5m".into()]),
-            ttl: Some(Ttl::OneHour),
+            ttl: Some(Ttl::OneHour.into()),
             ..Default::default()
         };
         assert!(strings(&g).unwrap_err().starts_with("--ttl applies"));
         let g = GridSpec {
             caches: Some(vec!["tail".into(), "system:ttl=5m".into()]),
-            ttl: Some(Ttl::OneHour),
+            ttl: Some(Ttl::OneHour.into()),
             ..Default::default()
         };
         assert_eq!(strings(&g).unwrap().1, ["tail:ttl=1h", "system:ttl=5m"]);

@@ -14,6 +14,7 @@ mod grid;
 mod kinds;
 mod peer_view;
 mod peers;
+mod ttl;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
 pub use flags::{FlagError, Implied, PolicyFlags, ResolvedPolicy};
@@ -26,6 +27,7 @@ pub use peers::{
     ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, PeerParams, ReprCache,
     langchain_approx_tokens,
 };
+pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 
 use std::fmt;
 use std::str::FromStr;
@@ -79,19 +81,19 @@ pub enum Cache {
     /// Prompt region: the last tool and the last system block.
     System {
         /// TTL of the markers.
-        ttl: Ttl,
+        ttl: TtlChoice,
     },
     /// The engine's history + manifest composition (and the prompt region).
     Native {
         /// Manifest cached (marked) or volatile (unmarked).
         manifest: ManifestPosition,
         /// TTL of the markers.
-        ttl: Ttl,
+        ttl: TtlChoice,
     },
     /// One rolling marker on the last block, like automatic caching.
     Tail {
         /// TTL of the marker.
-        ttl: Ttl,
+        ttl: TtlChoice,
     },
     /// The markers exactly as the recorded requests carried them.
     Recorded,
@@ -99,7 +101,7 @@ pub enum Cache {
     /// and one rolling marker on the last block of the conversation.
     ClaudeCode {
         /// TTL of the markers.
-        ttl: Ttl,
+        ttl: TtlChoice,
     },
 }
 
@@ -362,11 +364,13 @@ impl Cache {
                 ),
             ));
         };
-        let mut ttl = DEFAULT_TTL;
+        let mut ttl = TtlChoice::Fixed(DEFAULT_TTL);
         let mut manifest = DEFAULT_MANIFEST;
         for (k, v) in params {
             match (kind, k) {
-                (_, "ttl") if kind.has_ttl() => ttl = parse_ttl(v).map_err(|r| err(input, r))?,
+                (_, "ttl") if kind.has_ttl() => {
+                    ttl = TtlChoice::parse(v).map_err(|r| err(input, r))?
+                }
                 (CacheKind::Native, "manifest") => {
                     manifest = v
                         .parse()
@@ -384,7 +388,7 @@ impl Cache {
 
     /// The policy of `kind` with these parameters (a parameter the policy
     /// does not take is ignored).
-    pub fn of_kind(kind: CacheKind, ttl: Ttl, manifest: ManifestPosition) -> Cache {
+    pub fn of_kind(kind: CacheKind, ttl: TtlChoice, manifest: ManifestPosition) -> Cache {
         match kind {
             CacheKind::None => Cache::None,
             CacheKind::System => Cache::System { ttl },
@@ -392,6 +396,17 @@ impl Cache {
             CacheKind::Tail => Cache::Tail { ttl },
             CacheKind::Recorded => Cache::Recorded,
             CacheKind::ClaudeCode => Cache::ClaudeCode { ttl },
+        }
+    }
+
+    /// The TTL of the markers the policy places, if it places its own.
+    pub fn ttl(&self) -> Option<TtlChoice> {
+        match *self {
+            Cache::None | Cache::Recorded => None,
+            Cache::System { ttl }
+            | Cache::Native { ttl, .. }
+            | Cache::Tail { ttl }
+            | Cache::ClaudeCode { ttl } => Some(ttl),
         }
     }
 
@@ -477,6 +492,10 @@ mod tests {
             "off+system:ttl=5m",
             "off+recorded",
             "off+claude-code:ttl=1h",
+            "off+claude-code:ttl=recorded",
+            "ledger:t=8000,k=2+native:manifest=volatile,ttl=recorded",
+            "off+system:ttl=recorded",
+            "off+tail:ttl=recorded@claude-opus-4-1",
             "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
             "clear-tool-uses:trigger=30000,keep=1,at-least=5000,exclude=read|web,inputs=true+none",
             "langchain-clear:trigger=100000,keep=3+none",
@@ -525,7 +544,7 @@ mod tests {
                 "zip+none",
                 "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses or langchain-clear)",
             ),
-            ("off+tail:ttl=2h", "ttl \"2h\" is not 5m or 1h"),
+            ("off+tail:ttl=2h", "ttl \"2h\" is not 5m, 1h or recorded"),
             (
                 "off+native:manifest=hot",
                 "unknown manifest position \"hot\"; expected cached or volatile",

@@ -934,6 +934,7 @@ impl<'a, 't> GroupRun<'a, 't> {
             let markers = markers_for_call(
                 &c.cache,
                 call.markers.as_deref(),
+                prepared.recorded_ttls[ci],
                 &tools,
                 system,
                 view,

@@ -195,6 +195,9 @@ pub struct PreparedTrace<'t> {
     /// What the record reveals of the provider's cache around a hidden
     /// prefix (Claude Code transcripts), when calibration is on.
     pub hidden_cache: Option<HiddenCache>,
+    /// Per call, the TTL its record resolves to, for a cache policy whose
+    /// TTL is the recorded one ([`crate::policy::recorded_ttls`]).
+    pub recorded_ttls: Vec<crate::engine::wire::Ttl>,
     /// The ledger every replay of this trace records into: handles are a
     /// pure function of the result, so they are derived once per trace.
     pub ledger: std::sync::Arc<crate::engine::ledger::InMemoryLedger>,
@@ -300,6 +303,7 @@ impl<'t> PreparedTrace<'t> {
             stubs: Default::default(),
             made_counts: Default::default(),
             hidden_cache: None,
+            recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
         };
         if calibrate_auto {
             prepared.calibration.content = prepared.fit_calibration(&price.framing);

@@ -874,9 +874,21 @@ fn describe(info: &FileInfo, session_id: Option<&str>) -> String {
     }
 }
 
-/// What a Claude Code session ran: no compaction of tool results, and
-/// Claude Code's own cache markers (`policy::CacheKind::ClaudeCode`).
+/// What a Claude Code session ran when no record tells the TTL (a session
+/// generated to look like one): no compaction of tool results, and Claude
+/// Code's own cache markers (`policy::CacheKind::ClaudeCode`) with the
+/// API's default TTL.
 pub const CLAUDE_CODE_STATUS_QUO: &str = "off+claude-code:ttl=5m";
+
+/// What a recorded Claude Code session ran: Claude Code's markers with the
+/// TTL each call wrote with. Claude Code asks for an hour or five minutes
+/// depending on the account, the thread (main conversation or subagent)
+/// and its version, so the TTL is the record's, call by call; where usage
+/// does not split the writes by TTL it resolves to five minutes, as
+/// [`CLAUDE_CODE_STATUS_QUO`]. Every transcript gets this one string, split
+/// recorded or not, so that the traces of one session and account, replayed
+/// under their status quos, meet one simulated cache.
+pub const CLAUDE_CODE_STATUS_QUO_RECORDED_TTL: &str = "off+claude-code:ttl=recorded";
 
 fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOptions) -> Trace {
     // The default model: the most common one, the earliest on a tie.
@@ -920,9 +932,9 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         provider: ProviderKind::Anthropic,
         model,
         // Claude Code marks the tools, the system prompt and the last block
-        // of every request with the default TTL (FACTS: a rolling
-        // breakpoint, each request reading what the previous one wrote).
-        status_quo: Some(CLAUDE_CODE_STATUS_QUO.to_owned()),
+        // of every request (a rolling breakpoint, each request reading what
+        // the previous one wrote), with the TTL the usage shows it asked for.
+        status_quo: Some(CLAUDE_CODE_STATUS_QUO_RECORDED_TTL.to_owned()),
         project: None,
         account: None,
         session: None,
