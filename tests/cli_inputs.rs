@@ -279,3 +279,39 @@ fn a_baseline_entry_may_name_a_claude_code_folder() {
     let (code, out, err) = run(&["check", "--baseline", s(&baseline)]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// Two records of a Claude Code transcript on one line (no newline between
+/// them) are both read, said once in a note, and never stop a run; a line
+/// that really is damaged is still the error it was, naming its own line.
+#[test]
+fn claude_code_records_joined_on_one_line_are_read_and_noted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("projects/-home-dev-resumed");
+    std::fs::create_dir_all(&project).unwrap();
+    let name = "44444444-4444-4444-8444-444444444444.jsonl";
+    let src = fixture("claude-code/projects/-home-dev-resumed").join(name);
+    let mut lines: Vec<String> = std::fs::read_to_string(src)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let second = lines.remove(1);
+    lines[0].push_str(&second);
+    std::fs::write(project.join(name), lines.join("\n") + "\n").unwrap();
+    for command in ["fidelity", "replay"] {
+        let (code, _, err) = run(&[command, s(tmp.path())]);
+        assert_eq!(code, 0, "{command}: {err}");
+        let notes: Vec<&str> = err.lines().filter(|l| l.contains("no newline")).collect();
+        assert_eq!(notes.len(), 1, "{err}");
+        assert!(
+            notes[0].contains("1 line(s) held two or more records"),
+            "{err}"
+        );
+    }
+    // A damaged line after it: the error names that line, not the joined one.
+    lines.insert(1, r#"{"type":"user","message":{"#.to_owned());
+    std::fs::write(project.join(name), lines.join("\n") + "\n").unwrap();
+    let (code, _, err) = run(&["fidelity", s(tmp.path())]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("{name}:2:")), "{err}");
+}

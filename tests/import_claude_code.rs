@@ -350,3 +350,49 @@ fn the_status_quo_takes_its_ttl_from_the_record() {
         }
     }
 }
+
+/// Claude Code now and then writes a record without its newline, so two
+/// records share a line: each is read, as if the newline were there, and
+/// counted in a note; the import never stops on it.
+#[test]
+fn records_joined_on_one_line_are_each_read() {
+    let src = root().join("projects/-home-dev-resumed");
+    let file = format!("{RESUMED}.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(src.join(&file))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(lines.len() >= 3);
+    for (glue, at) in [("", 0), (" ", 1), ("", 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("projects/-home-dev-resumed");
+        std::fs::create_dir_all(&project).unwrap();
+        let mut joined = lines.clone();
+        let next = joined.remove(at + 1);
+        joined[at] = format!("{}{glue}{next}", joined[at]);
+        std::fs::write(project.join(&file), joined.join("\n") + "\n").unwrap();
+        let whole = import(std::slice::from_ref(&src), &ImportOptions::default()).unwrap();
+        let out = import(&[project], &ImportOptions::default()).unwrap();
+        assert_eq!(out.report.skipped_lines, 0, "{}", out.report);
+        assert_eq!(out.traces.len(), whole.traces.len());
+        for (a, b) in out.traces.iter().zip(&whole.traces) {
+            // The account names the config root, here a temporary one.
+            let (mut a, mut b) = (a.clone(), b.clone());
+            (a.account, b.account) = (None, None);
+            assert_eq!(
+                to_json(&a),
+                to_json(&b),
+                "the same trace as with the newline"
+            );
+        }
+        assert!(
+            out.report
+                .unmapped
+                .iter()
+                .any(|l| l.starts_with("1 × lines holding two or more records")),
+            "{:?}",
+            out.report.unmapped
+        );
+    }
+}

@@ -392,6 +392,9 @@ pub struct Loaded {
     pub traces: Vec<Trace>,
     /// The loader's warnings.
     pub warnings: Vec<Warning>,
+    /// What was read in an unusual way and how, one line each (nothing
+    /// was lost).
+    pub notes: Vec<String>,
     /// What was passed over.
     pub skipped: SkippedSummary,
 }
@@ -633,6 +636,13 @@ fn read_source(
         }
         Source::ClaudeCode(inputs) => {
             let (traces, report) = import_all(Format::ClaudeCode, &inputs, import_opts, progress)?;
+            if report.joined_lines > 0 {
+                loaded.notes.push(format!(
+                    "{}: {} line(s) held two or more records with no newline between them (Claude Code writes these now and then); each record was read",
+                    shown_inputs(&inputs),
+                    report.joined_lines
+                ));
+            }
             if report.skipped_lines > 0 {
                 // The importer always passes over lines that are not JSON,
                 // as ccusage does; here a damaged line is an error unless
@@ -651,6 +661,12 @@ fn read_source(
         }
     }
     Ok(())
+}
+
+/// Inputs named in one message: their paths, joined.
+fn shown_inputs(inputs: &[PathBuf]) -> String {
+    let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    shown.join(", ")
 }
 
 /// Every trace `format` imports from `inputs`, with the importer's report.

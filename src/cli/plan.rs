@@ -32,6 +32,9 @@ fn load_all(paths: &[PathBuf], opts: &InputOptions) -> Result<Vec<Trace>, AppErr
     for w in &loaded.warnings {
         eprintln!("tracecost: warning: {w}");
     }
+    for n in &loaded.notes {
+        eprintln!("tracecost: note: {n}");
+    }
     for line in loaded.skipped.lines() {
         eprintln!("tracecost: {line}");
     }

@@ -1452,3 +1452,26 @@ mod tests {
         assert_eq!(un.lines().len(), 2);
     }
 }
+
+/// The byte ranges of the JSON objects of a line that holds two or more
+/// of them one after the other (white space between them allowed), else
+/// `None`: a line that fails to parse as one value because another
+/// follows it (Claude Code now and then writes a record without its
+/// newline). Asked only of lines that do not parse.
+pub(crate) fn joined_records(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut records = Vec::new();
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
+    let mut start = 0;
+    while let Some(value) = values.next() {
+        value.ok()?;
+        let end = values.byte_offset();
+        let piece = &text[start..end];
+        let at = start + (piece.len() - piece.trim_start().len());
+        if !text[at..end].starts_with('{') {
+            return None;
+        }
+        records.push(at..end);
+        start = end;
+    }
+    (records.len() >= 2 && text[start..].trim().is_empty()).then_some(records)
+}

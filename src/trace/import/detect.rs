@@ -477,7 +477,9 @@ pub fn damaged_lines(path: &Path) -> Result<Vec<ImportError>, ImportError> {
         match std::str::from_utf8(line) {
             Err(e) => damaged.push(invalid(e.valid_up_to() + 1, "not UTF-8".to_owned())),
             Ok(text) => {
-                if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text)
+                    && super::common::joined_records(text).is_none()
+                {
                     damaged.push(invalid(
                         e.column().max(1),
                         format!("not JSON: {}", super::common::strip_position(&e)),

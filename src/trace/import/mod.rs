@@ -46,6 +46,9 @@ pub struct ImportReport {
     pub skipped_files: usize,
     /// Lines that were not valid JSON and were skipped.
     pub skipped_lines: usize,
+    /// Lines holding two or more records with no newline between them,
+    /// each record read (Claude Code transcripts).
+    pub joined_lines: usize,
     /// One line per kind of thing that could not be mapped, with a count,
     /// e.g. `"3 × toolUseResult side copies (not sent to the model)"`.
     pub unmapped: Vec<String>,

@@ -168,6 +168,7 @@ pub(crate) fn import_each<E: From<ImportError>>(
             }
         }
     }
+    report.joined_lines = tally.get(Note::JoinedLine);
     report.unmapped = tally.lines();
     Ok(report)
 }
@@ -249,6 +250,15 @@ fn parse_content(raw: &RawValue) -> Option<Parsed> {
     serde_json::from_str(raw.get()).ok().map(Parsed::Items)
 }
 
+/// Why [`Builder::take`] did not take a line.
+enum Skip {
+    /// Skipped, and counted where it was.
+    Counted,
+    /// Two or more records with no newline between them: their byte
+    /// ranges in the line.
+    Joined(Vec<std::ops::Range<usize>>),
+}
+
 /// Things the importer skipped or could not map, by kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Note {
@@ -267,9 +277,10 @@ enum Note {
     CompactBoundary,
     NoCallSegment,
     NoCallFile,
+    JoinedLine,
 }
 
-const NOTES: [(Note, &str); 15] = [
+const NOTES: [(Note, &str); 16] = [
     (
         Note::ToolUseResult,
         "toolUseResult side copies (not sent to the model; the tool_result block was used)",
@@ -330,6 +341,10 @@ const NOTES: [(Note, &str); 15] = [
         Note::NoCallFile,
         "files with no call to import (only bookkeeping lines, or no recorded request)",
     ),
+    (
+        Note::JoinedLine,
+        "lines holding two or more records with no newline between them (each record read)",
+    ),
 ];
 
 /// Counts of [`Note`]s and of skipped line types.
@@ -350,7 +365,6 @@ impl Tally {
         }
     }
 
-    #[cfg(test)]
     fn get(&self, note: Note) -> usize {
         NOTES
             .iter()
@@ -501,8 +515,24 @@ impl Builder {
     }
 
     fn line(&mut self, line: &mut Line<'_>) {
-        let Some(taken) = self.take(line.text()) else {
-            return;
+        let taken = match self.take(line.text()) {
+            Ok(taken) => taken,
+            Err(Skip::Counted) => return,
+            Err(Skip::Joined(records)) => {
+                // Claude Code now and then writes a record without its
+                // newline, so two records share a line: each is a line.
+                self.tally.bump(Note::JoinedLine);
+                for r in records {
+                    let mut text = line.text()[r].to_owned();
+                    let end = text.len();
+                    self.line(&mut Line {
+                        buf: &mut text,
+                        start: 0,
+                        end,
+                    });
+                }
+                return;
+            }
         };
         // Everything the line's blocks need is owned now: a very long line
         // (one huge tool result) is given back before its text is decoded
@@ -520,26 +550,29 @@ impl Builder {
         }
     }
 
-    /// Reads a line's members: `None` when the line is skipped (and
-    /// counted), else the owned parts of a user or assistant line.
-    fn take(&mut self, text: &str) -> Option<Taken> {
+    /// Reads a line's members: the owned parts of a user or assistant
+    /// line, else why the line is skipped (counted here), or the records
+    /// of a line that holds several.
+    fn take(&mut self, text: &str) -> Result<Taken, Skip> {
         if !text.trim_start().starts_with('{') {
             if serde_json::from_str::<IgnoredAny>(text).is_ok() {
                 self.tally.bump(Note::BadShape);
             } else {
                 self.skipped_lines += 1;
             }
-            return None;
+            return Err(Skip::Counted);
         }
         let doc: LineDoc = match serde_json::from_str(text) {
             Ok(d) => d,
             Err(_) => {
                 if serde_json::from_str::<IgnoredAny>(text).is_ok() {
                     self.tally.bump(Note::BadShape);
+                } else if let Some(records) = crate::trace::import::common::joined_records(text) {
+                    return Err(Skip::Joined(records));
                 } else {
                     self.skipped_lines += 1;
                 }
-                return None;
+                return Err(Skip::Counted);
             }
         };
         if self.session_id.is_none() {
@@ -551,16 +584,16 @@ impl Builder {
             "system" if doc.subtype.as_deref() == Some("compact_boundary") => {
                 self.tally.bump(Note::CompactBoundary);
                 self.split();
-                return None;
+                return Err(Skip::Counted);
             }
             other => {
                 self.tally.line_type(other);
-                return None;
+                return Err(Skip::Counted);
             }
         }
         if doc.is_sidechain.0 && !self.subagent {
             self.tally.bump(Note::Sidechain);
-            return None;
+            return Err(Skip::Counted);
         }
         let ts = raw_str(doc.timestamp).and_then(|t| parse_rfc3339_ms(&t));
         let Some(msg) = doc
@@ -568,11 +601,11 @@ impl Builder {
             .and_then(|m| serde_json::from_str::<MessageDoc>(m.get()).ok())
         else {
             self.tally.bump(Note::BadShape);
-            return None;
+            return Err(Skip::Counted);
         };
         let Some(content) = msg.content else {
             self.tally.bump(Note::BadShape);
-            return None;
+            return Err(Skip::Counted);
         };
         let response = if kind == "user" {
             if doc.tool_use_result.is_some() {
@@ -583,7 +616,7 @@ impl Builder {
             let synthetic = msg.model.as_deref() == Some(SYNTHETIC_MODEL);
             if synthetic || doc.is_api_error.0 {
                 self.tally.bump(Note::Synthetic);
-                return None;
+                return Err(Skip::Counted);
             }
             Some(Response {
                 id: msg
@@ -599,7 +632,7 @@ impl Builder {
                 }),
             })
         };
-        Some(Taken {
+        Ok(Taken {
             content: parse_content(content),
             response,
             ts,
