@@ -636,6 +636,7 @@ fn read_source(
         }
         Source::ClaudeCode(inputs) => {
             let (traces, report) = import_all(Format::ClaudeCode, &inputs, import_opts, progress)?;
+            loaded.skipped.unread.extend(report.unread.iter().cloned());
             if report.joined_lines > 0 {
                 loaded.notes.push(format!(
                     "{}: {} line(s) held two or more records with no newline between them (Claude Code writes these now and then); each record was read",
@@ -648,8 +649,14 @@ fn read_source(
                 // as ccusage does; here a damaged line is an error unless
                 // skip_invalid, and an unfinished last line (a session being
                 // written) is not damage.
-                for file in crate::trace::import::claude_code::discover(&inputs)? {
-                    for err in detect::damaged_lines(&file)? {
+                let mut unreadable = Vec::new();
+                let files = crate::trace::import::claude_code::discover_readable(
+                    &inputs,
+                    opts.skip_invalid.then_some(&mut unreadable),
+                )?;
+                let passed_over: Vec<&PathBuf> = report.unread.iter().map(|(p, _)| p).collect();
+                for file in files.iter().filter(|f| !passed_over.contains(f)) {
+                    for err in detect::damaged_lines(file)? {
                         if !opts.skip_invalid {
                             return Err(err.into());
                         }

@@ -292,3 +292,41 @@ fn a_log_whose_first_line_nests_deeply_is_read_as_a_log() {
         r.stderr
     );
 }
+
+#[test]
+fn skip_invalid_skips_unreadable_transcripts_and_folders_inside_claude_code_data() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let name = "44444444-4444-4444-8444-444444444444.jsonl";
+    let src = repo("tests/fixtures/claude-code/projects/-home-dev-resumed").join(name);
+    let projects = tmp.path().join("cc/projects");
+    for project in ["-home-dev-resumed", "-home-dev-locked", "-home-dev-lockdir"] {
+        std::fs::create_dir_all(projects.join(project)).unwrap();
+        std::fs::copy(&src, projects.join(project).join(name)).unwrap();
+    }
+    open_to_others(tmp.path());
+    let mode0 = std::fs::Permissions::from_mode(0o000);
+    std::fs::set_permissions(projects.join("-home-dev-locked").join(name), mode0.clone()).unwrap();
+    std::fs::set_permissions(projects.join("-home-dev-lockdir"), mode0).unwrap();
+    let go = |args: &[&str]| run_in_unprivileged(tmp.path(), args, SECS).expect("no hang");
+    for command in ["sweep", "fidelity"] {
+        // Without --skip-invalid: refused, naming what cannot be read.
+        let r = go(&[command, "cc"]);
+        assert_refused(&r, "-home-dev-lock", "Permission denied");
+        // With it: the readable session is read, the rest named.
+        let r = go(&[command, "--skip-invalid", "cc"]);
+        assert_eq!(r.code, 0, "{command}: {}", r.stderr);
+        assert!(r.stdout.contains("claude-code"), "{}", r.stdout);
+        for locked in ["-home-dev-locked", "-home-dev-lockdir"] {
+            let line = r
+                .stderr
+                .lines()
+                .find(|l| l.contains(locked))
+                .unwrap_or_else(|| panic!("{locked} not named: {}", r.stderr));
+            assert!(
+                line.contains("skipped") && line.contains("Permission denied"),
+                "{line}"
+            );
+        }
+    }
+}

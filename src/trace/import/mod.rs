@@ -46,6 +46,9 @@ pub struct ImportReport {
     pub skipped_files: usize,
     /// Lines that were not valid JSON and were skipped.
     pub skipped_lines: usize,
+    /// Files and folders passed over because they could not be read, with
+    /// why (only under [`ImportOptions::skip_invalid`]; Claude Code data).
+    pub unread: Vec<(std::path::PathBuf, String)>,
     /// Lines holding two or more records with no newline between them,
     /// each record read (Claude Code transcripts).
     pub joined_lines: usize,

@@ -46,6 +46,15 @@ const SYNTHETIC_MODEL: &str = "<synthetic>";
 // ---------------------------------------------------------------------------
 
 pub(crate) fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
+    discover_readable(inputs, None)
+}
+
+/// [`discover`]; with `unread`, a folder below the inputs that cannot be
+/// read is passed over and listed there with why, instead of failing.
+pub(crate) fn discover_readable(
+    inputs: &[PathBuf],
+    mut unread: Option<&mut Vec<(PathBuf, String)>>,
+) -> Result<Vec<PathBuf>, ImportError> {
     let mut files = Vec::new();
     for input in inputs {
         let meta = std::fs::metadata(input).map_err(|source| ImportError::Io {
@@ -62,7 +71,7 @@ pub(crate) fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> 
         } else {
             input.clone()
         };
-        walk(&root, 0, &mut files)?;
+        walk(&root, 0, &mut files, unread.as_deref_mut())?;
     }
     files.sort_by_cached_key(|p| p.to_string_lossy().into_owned());
     files.dedup();
@@ -76,12 +85,29 @@ pub(crate) fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> 
     Ok(files)
 }
 
-fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<(), ImportError> {
+fn walk(
+    dir: &Path,
+    depth: usize,
+    files: &mut Vec<PathBuf>,
+    mut unread: Option<&mut Vec<(PathBuf, String)>>,
+) -> Result<(), ImportError> {
     let io = |source| ImportError::Io {
         path: dir.to_path_buf(),
         source,
     };
-    for entry in std::fs::read_dir(dir).map_err(io)? {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        // Below the inputs, a folder that cannot be read is passed over
+        // when asked (the input itself must be readable).
+        Err(e) if depth > 0 && unread.is_some() => {
+            if let Some(u) = unread {
+                u.push((dir.to_path_buf(), format!("cannot read: {e}")));
+            }
+            return Ok(());
+        }
+        Err(e) => return Err(io(e)),
+    };
+    for entry in entries {
         let entry = entry.map_err(io)?;
         let path = entry.path();
         let Ok(ft) = entry.file_type() else { continue };
@@ -89,7 +115,7 @@ fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<(), Import
         // files are read.
         if ft.is_dir() {
             if depth < MAX_DEPTH {
-                walk(&path, depth + 1, files)?;
+                walk(&path, depth + 1, files, unread.as_deref_mut())?;
             }
         } else if path.extension().is_some_and(|e| e == "jsonl") && (ft.is_file() || path.is_file())
         {

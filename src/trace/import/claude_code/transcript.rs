@@ -88,7 +88,7 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::{
-    FileInfo, Flag, Line, SYNTHETIC_MODEL, UsageDoc, discover, file_info, for_each_line,
+    FileInfo, Flag, Line, SYNTHETIC_MODEL, UsageDoc, discover_readable, file_info, for_each_line,
     usage_total,
 };
 use crate::engine::cache::ProviderKind;
@@ -127,24 +127,29 @@ pub(crate) fn import_each<E: From<ImportError>>(
     progress: &dyn crate::progress::Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
 ) -> Result<ImportReport, E> {
-    let files = discover(inputs)?;
+    let mut report = ImportReport::default();
+    let files = discover_readable(inputs, opts.skip_invalid.then_some(&mut report.unread))?;
     progress.start(
         "import",
         crate::trace::import::file_sizes(&files).iter().sum(),
         crate::progress::Unit::Bytes,
     );
-    let mut report = ImportReport::default();
     let mut tally = Tally::default();
     let window = rayon::current_num_threads().max(1);
     for chunk in files.chunks(window) {
-        let outcomes: Vec<Result<FileOutcome, ImportError>> = chunk
+        let outcomes: Vec<Result<Option<FileOutcome>, ImportError>> = chunk
             .par_iter()
             .map(|path| {
                 let io = |source| ImportError::Io {
                     path: path.to_path_buf(),
                     source,
                 };
-                let file = std::fs::File::open(path).map_err(io)?;
+                let file = match std::fs::File::open(path) {
+                    Ok(file) => file,
+                    // Passed over when asked; listed below, in path order.
+                    Err(_) if opts.skip_invalid => return Ok(None),
+                    Err(e) => return Err(io(e)),
+                };
                 let size = file.metadata().map_or(0, |m| m.len());
                 let reader = io::BufReader::with_capacity(1 << 20, file);
                 let mut outcome = import_from(reader, &file_info(path), opts).map_err(io)?;
@@ -152,11 +157,17 @@ pub(crate) fn import_each<E: From<ImportError>>(
                     t.source = Some(path.display().to_string());
                 }
                 progress.advance(size);
-                Ok(outcome)
+                Ok(Some(outcome))
             })
             .collect();
-        for outcome in outcomes {
-            let o = outcome?;
+        for (path, outcome) in chunk.iter().zip(outcomes) {
+            let Some(o) = outcome? else {
+                let why = std::fs::File::open(path)
+                    .err()
+                    .map_or_else(|| "cannot read".to_owned(), |e| format!("cannot read: {e}"));
+                report.unread.push((path.clone(), why));
+                continue;
+            };
             report.files += 1;
             report.skipped_lines += o.skipped_lines;
             if o.empty || o.traces.is_empty() {
@@ -1011,6 +1022,7 @@ fn estimate_tokens(messages: &[Message]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::discover;
     use super::*;
     use std::path::Path;
 
