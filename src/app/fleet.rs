@@ -264,6 +264,26 @@ pub struct SkippedConfig {
     pub reason: String,
 }
 
+/// The configs of `configs` that cannot apply to some of `traces`, and to
+/// how many (a sweep skips them there), in the configs' order.
+pub fn skipped_configs(traces: &[crate::trace::Trace], configs: &[Config]) -> Vec<SkippedConfig> {
+    configs
+        .iter()
+        .filter_map(|c| {
+            let n = traces
+                .iter()
+                .filter(|t| crate::replay::check_config(t, c).is_err())
+                .count();
+            (n > 0).then(|| SkippedConfig {
+                config: c.to_string(),
+                traces: n,
+                of: traces.len(),
+                reason: skip_reason(c),
+            })
+        })
+        .collect()
+}
+
 /// Why `config` cannot apply to a trace that was not replayed under it.
 fn skip_reason(config: &Config) -> String {
     match (&config.cache, &config.compaction) {

@@ -365,7 +365,7 @@ pub(super) struct ReportArgs {
     pub(super) inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub(super) read: InputArgs,
-    /// Where to write the report.
+    /// Where to write the report: a new or empty folder, or an earlier report, which it replaces (any other folder is refused).
     #[arg(long, default_value = "reports/latest")]
     pub(super) out: PathBuf,
     #[command(flatten)]

@@ -31,6 +31,10 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         }
         Command::Sweep(a) => {
             let plan = a.plan()?;
+            let skipped = app::fleet::skipped_configs(&plan.traces, &plan.configs);
+            for line in crate::report::build::sweep_skipped_lines(&skipped) {
+                eprintln!("tracecost: note: {line}");
+            }
             let sweeps = with_progress(|bar| app::sweep(&plan, bar))?;
             print_view(&SweepView { sweeps: &sweeps }, a.format);
             Ok(Outcome::Success)

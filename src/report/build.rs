@@ -459,6 +459,32 @@ const SUMMARY_TOP: usize = 10;
 /// cannot apply to (a default grid holds a dozen configs of one cache
 /// policy; they are said once).
 fn skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<String> {
+    skipped_groups(skipped)
+        .into_iter()
+        .map(|(what, traces, of, reason)| {
+            format!(
+                "Not applicable: {what} skipped for {traces} of {of} traces ({reason}); in the fleet total those traces count at their status quo, so it saves only where it ran."
+            )
+        })
+        .collect()
+}
+
+/// [`skipped_lines`] for a sweep, whose tables simply have no row for a
+/// config where it was skipped.
+pub fn sweep_skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<String> {
+    skipped_groups(skipped)
+        .into_iter()
+        .map(|(what, traces, of, reason)| {
+            format!("not applicable: {what} skipped for {traces} of {of} traces ({reason}); their tables have no row for it")
+        })
+        .collect()
+}
+
+/// Skipped configs grouped by reason and count: (the configs in words,
+/// traces skipped, traces, reason).
+fn skipped_groups(
+    skipped: &[crate::app::fleet::SkippedConfig],
+) -> Vec<(String, usize, usize, &str)> {
     let mut groups: Vec<(&str, usize, usize, Vec<&str>)> = Vec::new();
     for s in skipped {
         match groups
@@ -479,9 +505,7 @@ fn skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<String> {
                 }
                 [] => String::new(),
             };
-            format!(
-                "Not applicable: {what} skipped for {traces} of {of} traces ({reason}); in the fleet total those traces count at their status quo, so it saves only where it ran."
-            )
+            (what, traces, of, reason)
         })
         .collect()
 }

@@ -297,3 +297,37 @@ fn a_baseline_that_cannot_apply_names_the_trace_file() {
     assert!(run.stderr.contains("in/plain-1.json"), "{}", run.stderr);
     assert!(!tmp.path().join("out").exists());
 }
+
+#[test]
+fn a_sweep_says_once_what_it_skipped_for_which_traces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    mixed_markers(&input);
+    let run = run_in(
+        tmp.path(),
+        &[
+            "sweep",
+            "in",
+            "--cache",
+            "none,recorded",
+            "--compaction",
+            "off",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let notes: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("skipped"))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "tracecost: note: not applicable: `off+recorded` skipped for 2 of 3 traces (they recorded no cache markers to replay); their tables have no row for it"
+        ],
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("off+recorded"), "{}", run.stdout);
+}
