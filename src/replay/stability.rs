@@ -157,7 +157,11 @@ pub fn check<'h>(
         // previous call's (the list is in message order): only the rest
         // are compared, unless the lists disagree there.
         let now = source.compacted();
-        let mut same = prev_compactions[first].min(now.len());
+        // Bounded by both lists: a source whose list and view disagree is
+        // compared in full, never indexed past either.
+        let mut same = prev_compactions[first]
+            .min(now.len())
+            .min(prev_compacted.len());
         if same > 0 && prev_compacted[same - 1] != now[same - 1] {
             same = 0;
         }
