@@ -36,6 +36,19 @@ impl Drop for Staged {
     }
 }
 
+/// Holds off the clean-up while it lives. Whoever creates a name inside a
+/// staging path, or moves one into place, holds it: a file created while
+/// the clean-up empties a staging folder would keep the folder from being
+/// removed, and a report half moved into place would be removed with its
+/// old self. Once the clean-up has begun, [`hold`] waits until the process
+/// has exited. Never register or drop a [`Staged`] while holding it.
+pub struct Hold(#[allow(dead_code)] std::sync::MutexGuard<'static, Vec<PathBuf>>);
+
+/// See [`Hold`].
+pub fn hold() -> Hold {
+    Hold(lock())
+}
+
 fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     // A panic elsewhere must not stop the clean-up.
     STAGING.lock().unwrap_or_else(|e| e.into_inner())

@@ -60,12 +60,19 @@ pub fn write_atomic_with<T>(
     remove_stale_staging(&dir, &name);
     let tmp = dir.join(staging_name(&name, Stage::Tmp, std::process::id()));
     let guard = interrupt::Staged::register(tmp.clone());
-    let mut w = BufWriter::with_capacity(1 << 16, File::create(&tmp).map_err(fail)?);
+    let created = {
+        let _hold = interrupt::hold();
+        File::create(&tmp)
+    };
+    let mut w = BufWriter::with_capacity(1 << 16, created.map_err(fail)?);
     let result = produce(&mut w).and_then(|value| {
         (|| {
             let f = w.into_inner().map_err(|e| e.into_error())?;
             f.sync_all()?;
-            std::fs::rename(&tmp, path)?;
+            {
+                let _hold = interrupt::hold();
+                std::fs::rename(&tmp, path)?;
+            }
             sync_dir(&dir)
         })()
         .map(|()| value)
@@ -336,10 +343,13 @@ impl StagedDir {
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(fail)?;
         }
-        std::fs::create_dir_all(&tmp).map_err(fail)?;
-        // A marker listing nothing yet: staging left by a killed run is
-        // known for ours by it, and removed by the next run.
-        std::fs::write(tmp.join(REPORT_MARKER), marker(&BTreeSet::new())).map_err(fail)?;
+        {
+            let _hold = interrupt::hold();
+            std::fs::create_dir_all(&tmp).map_err(fail)?;
+            // A marker listing nothing yet: staging left by a killed run is
+            // known for ours by it, and removed by the next run.
+            std::fs::write(tmp.join(REPORT_MARKER), marker(&BTreeSet::new())).map_err(fail)?;
+        }
         Ok(StagedDir {
             dir: dir.to_path_buf(),
             tmp,
@@ -356,6 +366,8 @@ impl StagedDir {
             )));
         }
         let path = self.tmp.join(rel);
+        // Writing into the file later adds no name: only this is held.
+        let _hold = interrupt::hold();
         if let Some(p) = path.parent() {
             std::fs::create_dir_all(p)?;
         }
@@ -374,7 +386,10 @@ impl StagedDir {
         // The folder may have changed while the report ran.
         refuse_foreign(&self.dir)?;
         let result = (|| -> std::io::Result<()> {
-            std::fs::write(self.tmp.join(REPORT_MARKER), marker(&self.files))?;
+            {
+                let _hold = interrupt::hold();
+                std::fs::write(self.tmp.join(REPORT_MARKER), marker(&self.files))?;
+            }
             // Appended files were not synced as they grew: sync them all.
             sync_tree(&self.tmp)?;
             swap_into_place(&self.tmp, &self.dir)
@@ -397,10 +412,17 @@ impl StagedDir {
 fn swap_into_place(new: &Path, target: &Path) -> std::io::Result<()> {
     let parent = new.parent().unwrap_or(Path::new("."));
     if std::fs::symlink_metadata(target).is_err() {
-        std::fs::rename(new, target)?;
+        {
+            let _hold = interrupt::hold();
+            std::fs::rename(new, target)?;
+        }
         return sync_dir(parent);
     }
-    if exchange(new, target)? {
+    let exchanged = {
+        let _hold = interrupt::hold();
+        exchange(new, target)?
+    };
+    if exchanged {
         // `new` now names the old report.
         sync_dir(parent)?;
         return std::fs::remove_dir_all(new);
@@ -408,8 +430,14 @@ fn swap_into_place(new: &Path, target: &Path) -> std::io::Result<()> {
     let (dir, name) = parent_and_name(target, "report");
     let aside = dir.join(staging_name(&name, Stage::Old, std::process::id()));
     let _guard = interrupt::Staged::register(aside.clone());
-    std::fs::rename(target, &aside)?;
-    std::fs::rename(new, target)?;
+    {
+        // Both renames or neither before a signal's clean-up: between
+        // them, the old report is aside and the new one still staged,
+        // and the clean-up would remove both.
+        let _hold = interrupt::hold();
+        std::fs::rename(target, &aside)?;
+        std::fs::rename(new, target)?;
+    }
     sync_dir(parent)?;
     std::fs::remove_dir_all(&aside)
 }
