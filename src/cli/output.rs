@@ -425,7 +425,7 @@ fn swap_into_place(new: &Path, target: &Path) -> std::io::Result<()> {
     if exchanged {
         // `new` now names the old report.
         sync_dir(parent)?;
-        return std::fs::remove_dir_all(new);
+        return remove_staged(new);
     }
     let (dir, name) = parent_and_name(target, "report");
     let aside = dir.join(staging_name(&name, Stage::Old, std::process::id()));
@@ -439,7 +439,49 @@ fn swap_into_place(new: &Path, target: &Path) -> std::io::Result<()> {
         std::fs::rename(new, target)?;
     }
     sync_dir(parent)?;
-    std::fs::remove_dir_all(&aside)
+    remove_staged(&aside)
+}
+
+/// Removes a folder this process staged or set aside, its marker last: a
+/// removal cut short (a kill while a large report is removed) leaves a
+/// folder the next run still knows for ours by its marker, or an empty one,
+/// and removes it (`remove_stale_staging`). A plain recursive removal goes
+/// in directory order and may take the marker first, leaving a partial
+/// report no run would ever claim.
+pub(super) fn remove_staged(path: &Path) -> std::io::Result<()> {
+    remove_staged_with(path, |p, is_dir| {
+        if is_dir {
+            std::fs::remove_dir_all(p)
+        } else {
+            std::fs::remove_file(p)
+        }
+    })
+}
+
+fn remove_staged_with(
+    path: &Path,
+    mut remove: impl FnMut(&Path, bool) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    // Another removal of the same folder (a signal's clean-up beside the
+    // run's own) may take an entry first: gone is what was wanted.
+    let gone = |r: std::io::Result<()>| match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    };
+    let entries = match std::fs::read_dir(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        r => r?,
+    };
+    for e in entries {
+        let e = e?;
+        if e.file_name() == REPORT_MARKER {
+            continue;
+        }
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        gone(remove(&e.path(), is_dir))?;
+    }
+    gone(remove(&path.join(REPORT_MARKER), false))?;
+    gone(std::fs::remove_dir(path))
 }
 
 /// Exchanges the names `a` and `b` atomically; `Ok(false)` where the
@@ -525,7 +567,7 @@ fn remove_stale_staging(dir: &Path, name: &str) {
         let removed = match e.file_type() {
             Ok(t) if t.is_dir() => {
                 if path.join(REPORT_MARKER).is_file() {
-                    std::fs::remove_dir_all(&path)
+                    remove_staged(&path)
                 } else {
                     // Killed before it wrote its marker: removed only
                     // while empty, as nothing can be lost then.
@@ -614,7 +656,7 @@ impl crate::report::build::ReportSink for StagedDir {
 impl Drop for StagedDir {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = std::fs::remove_dir_all(&self.tmp);
+            let _ = remove_staged(&self.tmp);
         }
     }
 }
@@ -622,6 +664,48 @@ impl Drop for StagedDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_staged_folder_loses_its_marker_last() {
+        let d = tempfile::tempdir().unwrap();
+        let staged = d.path().join(".out.tmp-1");
+        std::fs::create_dir_all(staged.join("charts")).unwrap();
+        for f in ["a.html", REPORT_MARKER, "z.json", "charts/c.svg"] {
+            std::fs::write(staged.join(f), "x").unwrap();
+        }
+        let mut order = Vec::new();
+        remove_staged_with(&staged, |p, is_dir| {
+            order.push(p.file_name().unwrap().to_string_lossy().into_owned());
+            if is_dir {
+                std::fs::remove_dir_all(p)
+            } else {
+                std::fs::remove_file(p)
+            }
+        })
+        .unwrap();
+        assert_eq!(order.len(), 4, "{order:?}");
+        assert_eq!(order.last().map(String::as_str), Some(REPORT_MARKER));
+        assert!(!staged.exists());
+        // Cut short after the first entry: the marker is still there, so
+        // the next run claims the folder.
+        std::fs::create_dir_all(&staged).unwrap();
+        for f in [REPORT_MARKER, "a.html", "b.html"] {
+            std::fs::write(staged.join(f), "x").unwrap();
+        }
+        let mut n = 0;
+        let cut = remove_staged_with(&staged, |p, _| {
+            n += 1;
+            if n > 1 {
+                return Err(std::io::Error::other("killed"));
+            }
+            std::fs::remove_file(p)
+        });
+        assert!(cut.is_err());
+        assert!(staged.join(REPORT_MARKER).is_file());
+        // And a folder already gone is no error.
+        remove_staged(&staged).unwrap();
+        remove_staged(&staged).unwrap();
+    }
 
     #[test]
     fn staging_names_round_trip() {
