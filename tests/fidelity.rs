@@ -270,3 +270,66 @@ fn fidelity_of_a_session_with_mixed_ttls() {
         assert!(s["error_pct"].as_f64().unwrap().abs() < 1.0, "{s}");
     }
 }
+
+fn usage_1h(read: u64, write: u64) -> Value {
+    json!({"input_tokens": 3, "cache_read_input_tokens": read, "cache_creation_input_tokens": write,
+           "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": write},
+           "output_tokens": 10})
+}
+
+/// A session that wrote one-hour caches. Its third call, ten minutes after
+/// the second, read only the shared part of the hidden prefix: within the
+/// hour its own entries were alive, so the rest of its hidden prompt
+/// changed, and the replay writes it again as recorded. The two shared
+/// reads (12,000 and 12,002 tokens, other sessions' prompts a word apart)
+/// are one part, not a reason to ignore what the record says.
+#[test]
+fn a_shared_read_within_the_recorded_hour_means_the_hidden_rest_changed() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "hidden-hour",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=recorded",
+        "hidden_prefix_tokens": 20000,
+        "messages": [
+            user(&format!("first {long}")), assistant("ok"),
+            user(&format!("second {long}")), assistant("ok"),
+            user(&format!("third {long}")), assistant("ok")
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage_1h(12_000, 8_450)},
+            {"messages": 3, "start_ms": t0 + 10_000, "usage": usage_1h(20_450, 420)},
+            {"messages": 5, "start_ms": t0 + 610_000, "usage": usage_1h(12_002, 9_288)}
+        ]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, trace.to_string()).unwrap();
+    let out = replay_status_quo(file.to_str().unwrap(), &[]);
+    assert_eq!(out["config"], "off+claude-code:ttl=recorded");
+    let calls = out["calls"].as_array().unwrap();
+    let read = |i: usize| calls[i]["cache_read_input_tokens"].as_u64().unwrap();
+    let recorded = |i: usize| {
+        calls[i]["recorded"]["cache_read_input_tokens"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(read(0), recorded(0));
+    assert!(read(1) >= 20_000, "{}", read(1));
+    // The shared part only, to within the few tokens the reads differ by.
+    assert!(
+        read(2) <= recorded(2) && recorded(2) - read(2) <= 10,
+        "{} vs {}",
+        read(2),
+        recorded(2)
+    );
+    for c in calls {
+        let (sim, rec) = (
+            c["cost_usd"].as_f64().unwrap(),
+            c["recorded_cost_usd"].as_f64().unwrap(),
+        );
+        assert!((sim - rec).abs() / rec < 0.01, "call {}: {sim} vs {rec}", c["index"]);
+    }
+}

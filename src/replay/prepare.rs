@@ -135,7 +135,7 @@ pub fn count_tool(memo: &TokenMemo, tool: &ToolDefinition) -> BlockCount {
 /// warm anyway: a prefix another session wrote. Those lengths, where they
 /// fall inside the hidden prefix, split it into parts; at such a call the
 /// part the read reached was warm and the longer ones were not. And when
-/// such a read comes less than five minutes after the call before, the
+/// such a read comes within the TTL the call before wrote with, the
 /// session's own rest of the hidden prompt changed (Claude Code rewrites
 /// it: the date, git status, a tool connected): from that call on it is
 /// new content. Both are facts about the provider's side, the same
@@ -483,13 +483,22 @@ impl PreparedTrace<'_> {
             .filter(|&r| r > before + frame && r + frame < before + hidden)
             .collect();
         boundaries.sort_unstable();
-        boundaries.dedup();
+        // Reads a few tokens apart (other sessions' prompts differing by a
+        // word) cannot each end a framed part: the lower one stands for
+        // them, so such a read is taken to reach a few tokens less.
+        let mut at = before;
+        boundaries.retain(|&b| {
+            let room = b > at + frame;
+            if room {
+                at = b;
+            }
+            room
+        });
         // Parts: between consecutive boundaries, each framed, then the rest.
         let mut parts = Vec::with_capacity(boundaries.len() + 1);
         let mut at = before;
         for &b in &boundaries {
-            let t = b.checked_sub(at + frame).filter(|t| *t > 0)?;
-            parts.push(t);
+            parts.push(b - at - frame);
             at = b;
         }
         if boundaries.is_empty() {
@@ -529,17 +538,21 @@ impl PreparedTrace<'_> {
         let end = before + hidden;
         let mut version = 0u32;
         let mut versions = Vec::with_capacity(calls.len());
-        let mut last_start: Option<u64> = None;
-        for (c, r) in calls.iter().zip(&cold) {
-            let recent = match (c.start_ms, last_start) {
-                (Some(s), Some(l)) => s.saturating_sub(l) < Ttl::FiveMinutes.millis(),
+        // (start, TTL it wrote with) of the last call that recorded usage.
+        let mut last: Option<(u64, Ttl)> = None;
+        for (i, (c, r)) in calls.iter().zip(&cold).enumerate() {
+            // Within the TTL the session's own entries were written with
+            // (an hour where Claude Code asked for one), they were alive.
+            let recent = match (c.start_ms, last) {
+                (Some(s), Some((l, ttl))) => s.saturating_sub(l) < ttl.millis(),
                 _ => false,
             };
             if recent && r.is_some_and(|read| read < end) {
                 version += 1;
             }
             if c.usage.is_some() {
-                last_start = c.start_ms.or(last_start);
+                let ttl = self.recorded_ttls.get(i).copied().unwrap_or(Ttl::FiveMinutes);
+                last = c.start_ms.map(|s| (s, ttl)).or(last.map(|(l, _)| (l, ttl)));
             }
             versions.push(version);
         }
