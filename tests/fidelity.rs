@@ -333,3 +333,45 @@ fn a_shared_read_within_the_recorded_hour_means_the_hidden_rest_changed() {
         assert!((sim - rec).abs() / rec < 0.01, "call {}: {sim} vs {rec}", c["index"]);
     }
 }
+
+/// A session no other session shared a prefix with (its first call read
+/// nothing): its second call, five minutes and a second after the first by
+/// the transcript's clock, still read what the first cached, as the record
+/// shows (the clock is the transcript's, not the requests'). The replay
+/// keeps those entries alive; its third call, a few seconds later, read
+/// nothing at all: the hidden prompt changed, and the replay writes it.
+#[test]
+fn the_record_says_what_was_alive_even_with_no_shared_prefix() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "carried",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "hidden_prefix_tokens": 20000,
+        "messages": [
+            user(&format!("first {long}")), assistant("ok"),
+            user(&format!("second {long}")), assistant("ok"),
+            user(&format!("third {long}")), assistant("ok")
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage(0, 20_450)},
+            {"messages": 3, "start_ms": t0 + 301_000, "usage": usage(20_450, 420)},
+            {"messages": 5, "start_ms": t0 + 305_000, "usage": usage(0, 21_290)}
+        ]
+    });
+    let out = replay(&trace, "claude-code");
+    let calls = out["calls"].as_array().unwrap();
+    let read = |i: usize| calls[i]["cache_read_input_tokens"].as_u64().unwrap();
+    assert_eq!(read(0), 0);
+    assert!(read(1) >= 20_000, "{}", read(1));
+    assert_eq!(read(2), 0);
+    for c in calls {
+        let (sim, rec) = (
+            c["cost_usd"].as_f64().unwrap(),
+            c["recorded_cost_usd"].as_f64().unwrap(),
+        );
+        assert!((sim - rec).abs() / rec < 0.01, "call {}: {sim} vs {rec}", c["index"]);
+    }
+}

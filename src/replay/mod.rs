@@ -915,7 +915,15 @@ impl<'a, 't> GroupRun<'a, 't> {
             .zip(self.all_calls.iter_mut())
             .zip(self.last_keys.iter_mut())
         {
-            if carried {
+            // The record shows the entries alive at the TTL they were
+            // written with: a config asking for as long keeps them, one
+            // asking for less (5 minutes where an hour was recorded) goes
+            // by the clock.
+            let keeps = c.cache.ttl().is_none_or(|t| {
+                let before = prepared.recorded_ttls[ci.saturating_sub(1)];
+                t.at(prepared.recorded_ttls[ci]).millis() >= before.millis()
+            });
+            if carried && keeps {
                 for key in last.iter() {
                     sim.warm(*key, call.start_ms.unwrap_or(0));
                 }

@@ -501,9 +501,8 @@ impl PreparedTrace<'_> {
             parts.push(b - at - frame);
             at = b;
         }
-        if boundaries.is_empty() {
-            return None;
-        }
+        // With no shared part, the record still says which calls read
+        // what the call before cached and when the hidden rest changed.
         let own = (before + hidden)
             .checked_sub(at + frame)
             .filter(|t| *t > 0)?;
