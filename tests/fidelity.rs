@@ -202,7 +202,7 @@ fn the_status_quo_replays_each_call_at_the_ttl_it_recorded() {
         )
     };
     let main = replay_status_quo(&format!("{TTL_SESSION}.jsonl"), &[]);
-    assert_eq!(main["config"], "off+claude-code:ttl=recorded");
+    assert_eq!(main["config"], "recorded+claude-code:ttl=recorded");
     let calls = main["calls"].as_array().unwrap();
     assert_eq!(calls.len(), 3);
     for c in calls {
@@ -217,7 +217,7 @@ fn the_status_quo_replays_each_call_at_the_ttl_it_recorded() {
         &format!("{TTL_SESSION}/subagents/agent-c0000000000000003.jsonl"),
         &[],
     );
-    assert_eq!(sub["config"], "off+claude-code:ttl=recorded");
+    assert_eq!(sub["config"], "recorded+claude-code:ttl=recorded");
     let calls = sub["calls"].as_array().unwrap();
     for c in calls {
         let (five, hour) = split(c);
@@ -266,7 +266,7 @@ fn fidelity_of_a_session_with_mixed_ttls() {
     let sessions = v["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 2);
     for s in sessions {
-        assert_eq!(s["config"], "off+claude-code:ttl=recorded");
+        assert_eq!(s["config"], "recorded+claude-code:ttl=recorded");
         assert!(s["error_pct"].as_f64().unwrap().abs() < 1.0, "{s}");
     }
 }
@@ -330,7 +330,11 @@ fn a_shared_read_within_the_recorded_hour_means_the_hidden_rest_changed() {
             c["cost_usd"].as_f64().unwrap(),
             c["recorded_cost_usd"].as_f64().unwrap(),
         );
-        assert!((sim - rec).abs() / rec < 0.01, "call {}: {sim} vs {rec}", c["index"]);
+        assert!(
+            (sim - rec).abs() / rec < 0.01,
+            "call {}: {sim} vs {rec}",
+            c["index"]
+        );
     }
 }
 
@@ -372,6 +376,70 @@ fn the_record_says_what_was_alive_even_with_no_shared_prefix() {
             c["cost_usd"].as_f64().unwrap(),
             c["recorded_cost_usd"].as_f64().unwrap(),
         );
-        assert!((sim - rec).abs() / rec < 0.01, "call {}: {sim} vs {rec}", c["index"]);
+        assert!(
+            (sim - rec).abs() / rec < 0.01,
+            "call {}: {sim} vs {rec}",
+            c["index"]
+        );
     }
+}
+
+/// Claude Code cleared its first tool result before the third call
+/// (`cleared`, from a `microcompact_boundary` line): the status quo,
+/// `recorded`, sends it as the placeholder from there on, so the third
+/// prompt is smaller than the second, as recorded; `off` sends it whole.
+#[test]
+fn the_status_quo_sends_what_claude_code_cleared_as_cleared() {
+    let big = "line of a file ".repeat(800);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "microcompacted",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "recorded+claude-code:ttl=5m",
+        "messages": [
+            user("read it"),
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "short"}]},
+            assistant("done")
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": t0},
+            {"messages": 3, "start_ms": t0 + 5_000},
+            {"messages": 5, "start_ms": t0 + 10_000, "cleared": ["t1"]}
+        ]
+    });
+    let sent = |cache_config: &str| -> Vec<u64> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.json");
+        std::fs::write(&file, trace.to_string()).unwrap();
+        let out = replay_status_quo(file.to_str().unwrap(), &["--config", cache_config]);
+        out["calls"].as_array().unwrap().iter().map(total).collect()
+    };
+    let cleared = sent("recorded+claude-code:ttl=5m");
+    let whole = sent("off+claude-code:ttl=5m");
+    assert_eq!(cleared[..2], whole[..2]);
+    assert!(cleared[2] + 2_000 < cleared[1], "{cleared:?}");
+    assert!(whole[2] > whole[1], "{whole:?}");
+    // Without a config, the trace's status quo is the one replayed.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, trace.to_string()).unwrap();
+    let quo = replay_status_quo(file.to_str().unwrap(), &[]);
+    assert_eq!(quo["config"], "recorded+claude-code:ttl=5m");
+    // A cleared id that no result sent answers is refused, by place.
+    let mut bad = trace.clone();
+    bad["calls"][2]["cleared"] = json!(["t7"]);
+    std::fs::write(&file, bad.to_string()).unwrap();
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .args(["replay", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/calls/2/cleared/0"), "{err}");
+    assert!(err.contains("\"t7\""), "{err}");
 }

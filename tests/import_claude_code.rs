@@ -343,7 +343,7 @@ fn the_status_quo_takes_its_ttl_from_the_record() {
         for t in &traces {
             assert_eq!(
                 t.status_quo.as_deref(),
-                Some("off+claude-code:ttl=recorded"),
+                Some("recorded+claude-code:ttl=recorded"),
                 "{}",
                 t.name
             );

@@ -308,7 +308,7 @@ fn stability_of(
 ) -> Result<StabilityReport, AppError> {
     let counter = MemoTokens(memo);
     let mut source = RunSource {
-        run: CompactionRun::new(&config.compaction),
+        run: CompactionRun::new(&config.compaction).with_record(&trace.calls),
         tokens: &counter,
         fixed_tokens: 0,
         progress,

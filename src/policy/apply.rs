@@ -50,6 +50,16 @@ pub enum CompactionRun {
     Off,
     /// The engine.
     Ledger(Box<Compactor<Arc<InMemoryLedger>>>),
+    /// The results the record says the client cleared: `(the call's
+    /// message count from which on, tool_use id)`, in call order.
+    Recorded {
+        /// What was cleared from which history length on.
+        clears: Vec<(usize, Arc<str>)>,
+        /// Replacement blocks by (tool_use id, is-input), built once.
+        replacements: Replacements,
+        /// How many of `clears` were in force at the last call advanced.
+        in_force: usize,
+    },
     /// A peer that clears results (and maybe inputs) at each request.
     Peer {
         /// The policy.
@@ -89,12 +99,44 @@ impl CompactionRun {
         }
         match policy {
             Compaction::Off => CompactionRun::Off,
+            Compaction::Recorded => CompactionRun::Recorded {
+                clears: Vec::new(),
+                replacements: HashMap::new(),
+                in_force: 0,
+            },
             other => CompactionRun::Peer {
                 policy: other.clone(),
                 replacements: HashMap::new(),
                 repr_cache: Default::default(),
             },
         }
+    }
+
+    /// Gives a `recorded` run what `calls` (the trace's) say was cleared;
+    /// other runs are left as they are.
+    pub fn with_record(mut self, calls: &[crate::trace::Call]) -> Self {
+        if let CompactionRun::Recorded { clears, .. } = &mut self {
+            clears.clear();
+            for c in calls {
+                clears.extend(
+                    c.cleared
+                        .iter()
+                        .map(|id| (c.messages, Arc::from(id.as_str()))),
+                );
+            }
+        }
+        self
+    }
+
+    /// The clearing in force for a history of `len` messages.
+    fn recorded_clearing(clears: &[(usize, Arc<str>)], len: usize) -> (usize, Clearing) {
+        let n = clears.partition_point(|(from, _)| *from <= len);
+        let clearing = Clearing {
+            results: clears[..n].iter().map(|(_, id)| id.to_string()).collect(),
+            inputs: Vec::new(),
+            placeholder: super::CLAUDE_CODE_CLEARED_PLACEHOLDER,
+        };
+        (n, clearing)
     }
 
     /// The wire view of one call. `fixed_tokens` is the tokens of what
@@ -121,6 +163,14 @@ impl CompactionRun {
                     view: r.view,
                     compacted,
                 })
+            }
+            CompactionRun::Recorded {
+                clears,
+                replacements,
+                ..
+            } => {
+                let (_, clearing) = Self::recorded_clearing(clears, history.len());
+                Ok(apply_clearing(history, &clearing, replacements))
             }
             CompactionRun::Peer {
                 policy,
@@ -298,6 +348,33 @@ impl CompactionRun {
                     state.view.messages.push(WireMessage { source: m, blocks });
                 }
                 return Ok(first);
+            }
+            CompactionRun::Recorded {
+                clears,
+                replacements,
+                in_force,
+            } => {
+                // Nothing newly cleared and the history only grew: the
+                // messages appended are sent as they are (a result is
+                // cleared only once it is in the history).
+                let (n, clearing) = Self::recorded_clearing(clears, history.len());
+                let grew = before > 0 && history.len() >= before;
+                if n == *in_force && (n == 0 || grew) {
+                    // Falls through to the append below.
+                } else {
+                    *in_force = n;
+                    let pv = apply_clearing(history, &clearing, replacements);
+                    let same = state
+                        .view
+                        .messages
+                        .iter()
+                        .zip(&pv.view.messages)
+                        .take_while(|(a, b)| a.same_objects(b))
+                        .count();
+                    state.view = pv.view;
+                    state.compacted = pv.compacted;
+                    return Ok(first.min(same));
+                }
             }
             CompactionRun::Peer {
                 policy,

@@ -43,9 +43,12 @@ pub struct GridSpec {
 impl GridSpec {
     /// The compaction names, defaults filled in.
     pub fn compaction_names(&self) -> Vec<String> {
+        // `recorded` is what ran, not a choice: each trace's status quo
+        // replays it, and a grid names it only when asked.
         self.compactions.clone().unwrap_or_else(|| {
             CompactionKind::ALL
                 .iter()
+                .filter(|k| **k != CompactionKind::Recorded)
                 .map(|k| k.name().to_owned())
                 .collect()
         })

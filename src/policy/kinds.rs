@@ -25,15 +25,18 @@ pub enum CompactionKind {
     ClearToolUses,
     /// LangChain's `ClearToolUsesEdit` middleware.
     LangchainClear,
+    /// What the client cleared in place, as its record shows.
+    Recorded,
 }
 
 impl CompactionKind {
     /// Every compaction policy, in the order they are listed.
-    pub const ALL: [CompactionKind; 4] = [
+    pub const ALL: [CompactionKind; 5] = [
         CompactionKind::Off,
         CompactionKind::Ledger,
         CompactionKind::ClearToolUses,
         CompactionKind::LangchainClear,
+        CompactionKind::Recorded,
     ];
 
     /// The name in config strings and on the command line.
@@ -43,6 +46,7 @@ impl CompactionKind {
             CompactionKind::Ledger => "ledger",
             CompactionKind::ClearToolUses => "clear-tool-uses",
             CompactionKind::LangchainClear => "langchain-clear",
+            CompactionKind::Recorded => "recorded",
         }
     }
 
@@ -55,6 +59,9 @@ impl CompactionKind {
             }
             CompactionKind::ClearToolUses => "Anthropic's server-side clear_tool_uses_20250919",
             CompactionKind::LangchainClear => "LangChain's ClearToolUsesEdit middleware",
+            CompactionKind::Recorded => {
+                "what the client cleared in place, as recorded (Claude Code's microcompaction)"
+            }
         }
     }
 

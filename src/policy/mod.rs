@@ -24,8 +24,8 @@ pub use kinds::{
     DEFAULT_MANIFEST, DEFAULT_TTL,
 };
 pub use peers::{
-    ANTHROPIC_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear, PeerParams, ReprCache,
-    langchain_approx_tokens,
+    ANTHROPIC_CLEARED_PLACEHOLDER, CLAUDE_CODE_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear,
+    PeerParams, ReprCache, langchain_approx_tokens,
 };
 pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 
@@ -71,6 +71,10 @@ pub enum Compaction {
     ClearToolUses(ClearToolUses),
     /// LangChain's `ClearToolUsesEdit` middleware.
     LangchainClear(LangchainClear),
+    /// The tool results the client cleared in place, at the calls its
+    /// record says ([`crate::trace::Call::cleared`]): Claude Code's own
+    /// microcompaction, as it ran. On a trace that records none, `off`.
+    Recorded,
 }
 
 /// Which cache markers each request carries.
@@ -248,6 +252,10 @@ impl Compaction {
                 None => Ok(Compaction::Off),
                 Some((k, _)) => Err(unknown(input, "off", k, "none")),
             },
+            CompactionKind::Recorded => match params.first() {
+                None => Ok(Compaction::Recorded),
+                Some((k, _)) => Err(unknown(input, "recorded", k, "none")),
+            },
             CompactionKind::Ledger => {
                 let (mut threshold, mut keep_last) = (None, None);
                 for (k, v) in params {
@@ -320,6 +328,7 @@ impl Compaction {
     pub fn kind(&self) -> CompactionKind {
         match self {
             Compaction::Off => CompactionKind::Off,
+            Compaction::Recorded => CompactionKind::Recorded,
             Compaction::Ledger { .. } => CompactionKind::Ledger,
             Compaction::ClearToolUses(_) => CompactionKind::ClearToolUses,
             Compaction::LangchainClear(_) => CompactionKind::LangchainClear,
@@ -331,6 +340,7 @@ impl fmt::Display for Compaction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Compaction::Off => f.write_str(CompactionKind::Off.name()),
+            Compaction::Recorded => f.write_str(CompactionKind::Recorded.name()),
             Compaction::Ledger {
                 threshold,
                 keep_last,
@@ -493,6 +503,7 @@ mod tests {
             "off+recorded",
             "off+claude-code:ttl=1h",
             "off+claude-code:ttl=recorded",
+            "recorded+claude-code:ttl=recorded",
             "ledger:t=8000,k=2+native:manifest=volatile,ttl=recorded",
             "off+system:ttl=recorded",
             "off+tail:ttl=recorded@claude-opus-4-1",
@@ -542,7 +553,7 @@ mod tests {
             ),
             (
                 "zip+none",
-                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses or langchain-clear)",
+                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear or recorded)",
             ),
             ("off+tail:ttl=2h", "ttl \"2h\" is not 5m, 1h or recorded"),
             (

@@ -15,6 +15,11 @@ use crate::engine::message::{BlockKind, Content, Message, ToolResultContent};
 /// tokens are all that matter to cost).
 pub const ANTHROPIC_CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
 
+/// What Claude Code sends in place of a result its microcompaction cleared.
+/// Its token size is what the record's usage makes of it: the status quo's
+/// calibration shares a call's recorded growth among what it sent.
+pub const CLAUDE_CODE_CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
+
 /// LangChain's default placeholder.
 pub const LANGCHAIN_PLACEHOLDER: &str = "[cleared]";
 

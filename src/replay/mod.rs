@@ -650,7 +650,8 @@ impl<'a, 't> GroupRun<'a, 't> {
                 &config.compaction,
                 prepared.ledger.clone(),
                 prepared.stubs.clone(),
-            ),
+            )
+            .with_record(&prepared.trace.calls),
             tokens: RunTokens {
                 prepared,
                 memo,

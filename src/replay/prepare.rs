@@ -550,7 +550,11 @@ impl PreparedTrace<'_> {
                 version += 1;
             }
             if c.usage.is_some() {
-                let ttl = self.recorded_ttls.get(i).copied().unwrap_or(Ttl::FiveMinutes);
+                let ttl = self
+                    .recorded_ttls
+                    .get(i)
+                    .copied()
+                    .unwrap_or(Ttl::FiveMinutes);
                 last = c.start_ms.map(|s| (s, ttl)).or(last.map(|(l, _)| (l, ttl)));
             }
             versions.push(version);

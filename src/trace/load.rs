@@ -118,6 +118,8 @@ struct CallDoc {
     tools: Option<Vec<RawObject>>,
     cache_markers: Option<Vec<MarkerDoc>>,
     usage: Option<UsageDoc>,
+    #[serde(default)]
+    cleared: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -486,6 +488,17 @@ impl Cx<'_> {
                 None => None,
                 Some(u) => Some(self.usage(&at, u)?),
             };
+            for (i, id) in c.cleared.iter().enumerate() {
+                if !answered(&messages[..n], id) {
+                    return Err(self.invalid(
+                        format!("{at}/cleared/{i}"),
+                        format!(
+                            "the id of a tool_result among the {n} messages the call sent, found {}",
+                            crate::engine::handle::one_line(&format!("{id:?}"), 200)
+                        ),
+                    ));
+                }
+            }
             calls.push(Call {
                 messages: n,
                 start_ms: c.start_ms,
@@ -493,6 +506,7 @@ impl Cx<'_> {
                 prompt,
                 markers,
                 usage,
+                cleared: c.cleared,
             });
         }
         Ok(Trace {
@@ -665,4 +679,13 @@ impl Cx<'_> {
             output_tokens: u.output_tokens,
         })
     }
+}
+
+/// Whether a tool_result for `id` is among `messages`.
+fn answered(messages: &[Message], id: &str) -> bool {
+    messages.iter().any(|m| {
+        m.blocks().iter().any(|b| {
+            matches!(b.kind(), crate::engine::message::BlockKind::ToolResult { tool_use_id, .. } if &**tool_use_id == id)
+        })
+    })
 }

@@ -74,6 +74,10 @@ pub struct Call {
     pub markers: Option<Vec<Marker>>,
     /// The usage the provider recorded, if known.
     pub usage: Option<RecordedUsage>,
+    /// tool_use ids whose results the client cleared in place just before
+    /// this call (Claude Code's microcompaction): from this call on it sent
+    /// them as a placeholder. Replayed by the `recorded` compaction.
+    pub cleared: Vec<String>,
 }
 
 /// One recorded conversation.

@@ -262,6 +262,16 @@ fn write_call(out: &mut String, t: &Trace, c: &Call, prev_prompt: usize) {
         out.push_str(",\"usage\":");
         write_usage(out, u);
     }
+    if !c.cleared.is_empty() {
+        out.push_str(",\"cleared\":[");
+        for (i, id) in c.cleared.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_json_string(out, id);
+        }
+        out.push(']');
+    }
     out.push('}');
 }
 

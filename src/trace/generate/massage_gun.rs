@@ -1396,6 +1396,7 @@ pub(crate) fn build() -> Trace {
             ..RecordedUsage::default()
         };
         calls.push(Call {
+            cleared: Vec::new(),
             messages: sent,
             start_ms: Some(start),
             model: None,

@@ -2079,6 +2079,7 @@ impl Driver {
 /// can say without a tokenizer).
 fn call_of(sent: usize, start: u64, output_tokens: u64) -> Call {
     Call {
+        cleared: Vec::new(),
         messages: sent,
         start_ms: Some(start),
         model: None,

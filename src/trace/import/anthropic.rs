@@ -354,6 +354,7 @@ fn exchange_of(
     reply: Option<Message>,
 ) -> Exchange {
     let call = Call {
+        cleared: Vec::new(),
         messages: parsed.messages.len(),
         start_ms,
         model: parsed.model,

@@ -246,6 +246,7 @@ fn per_call_lists(lists: &[List<'_>], un: &mut Unmapped) -> Vec<TraceBuilder> {
         let provider = provider_of(&mapped.models);
         let keys = mapped.messages.iter().map(message_key).collect();
         let call = Call {
+            cleared: Vec::new(),
             messages: n,
             start_ms: None,
             model,
@@ -306,6 +307,7 @@ fn final_list(list: &List<'_>, un: &mut Unmapped) -> Option<TraceBuilder> {
             continue;
         }
         calls.push(Call {
+            cleared: Vec::new(),
             messages: i,
             start_ms: None,
             model: meta.model.clone(),

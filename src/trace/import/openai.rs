@@ -261,6 +261,7 @@ fn record(
         }
     }
     let call = Call {
+        cleared: Vec::new(),
         messages: mapped.messages.len(),
         start_ms,
         model,

@@ -203,6 +203,15 @@ struct LineDoc<'a> {
     tool_use_result: Option<&'a RawValue>,
     #[serde(default, borrow)]
     message: Option<&'a RawValue>,
+    #[serde(rename = "microcompactMetadata", default)]
+    microcompact: Option<MicrocompactDoc>,
+}
+
+/// The `microcompactMetadata` member of a `microcompact_boundary` line.
+#[derive(Deserialize)]
+struct MicrocompactDoc {
+    #[serde(rename = "compactedToolIds", default)]
+    compacted_tool_ids: Vec<String>,
 }
 
 /// The `message` member of a user or assistant line.
@@ -286,12 +295,13 @@ enum Note {
     RepeatedUsage,
     UnbilledUsage,
     CompactBoundary,
+    Microcompact,
     NoCallSegment,
     NoCallFile,
     JoinedLine,
 }
 
-const NOTES: [(Note, &str); 16] = [
+const NOTES: [(Note, &str); 17] = [
     (
         Note::ToolUseResult,
         "toolUseResult side copies (not sent to the model; the tool_result block was used)",
@@ -343,6 +353,10 @@ const NOTES: [(Note, &str); 16] = [
     (
         Note::CompactBoundary,
         "compaction boundaries (the history restarts; a new trace begins)",
+    ),
+    (
+        Note::Microcompact,
+        "microcompaction boundaries (tool results Claude Code cleared in place; the status quo sends them cleared)",
     ),
     (
         Note::NoCallSegment,
@@ -441,6 +455,8 @@ struct Draft {
     usage: Option<RecordedUsage>,
     /// Usage rows seen for this response (billable or not).
     rows: usize,
+    /// Results cleared in place just before this call.
+    cleared: Vec<String>,
 }
 
 /// One history: the whole file, or the part between compaction boundaries.
@@ -454,6 +470,8 @@ struct Segment {
     pending: Vec<UserPart>,
     /// Timestamp of the last user or assistant line read.
     last_ts: Option<u64>,
+    /// Results a microcompaction boundary cleared, for the next call.
+    cleared: Vec<String>,
 }
 
 impl Segment {
@@ -595,6 +613,22 @@ impl Builder {
             "system" if doc.subtype.as_deref() == Some("compact_boundary") => {
                 self.tally.bump(Note::CompactBoundary);
                 self.split();
+                return Err(Skip::Counted);
+            }
+            "system" if doc.subtype.as_deref() == Some("microcompact_boundary") => {
+                self.tally.bump(Note::Microcompact);
+                // Only results already in the history can have been
+                // cleared.
+                let seg = &mut self.seg;
+                for id in doc
+                    .microcompact
+                    .map(|m| m.compacted_tool_ids)
+                    .unwrap_or_default()
+                {
+                    if seg.answered.contains(id.as_str()) && !seg.cleared.contains(&id) {
+                        seg.cleared.push(id);
+                    }
+                }
                 return Err(Skip::Counted);
             }
             other => {
@@ -763,6 +797,7 @@ impl Builder {
                 model: model.filter(|m| !m.is_empty()).map(str::to_owned),
                 usage: None,
                 rows: 0,
+                cleared: std::mem::take(&mut self.seg.cleared),
             });
             Some(self.seg.calls.len() - 1)
         };
@@ -924,15 +959,18 @@ fn describe(info: &FileInfo, session_id: Option<&str>) -> String {
 /// API's default TTL.
 pub const CLAUDE_CODE_STATUS_QUO: &str = "off+claude-code:ttl=5m";
 
-/// What a recorded Claude Code session ran: Claude Code's markers with the
-/// TTL each call wrote with. Claude Code asks for an hour or five minutes
-/// depending on the account, the thread (main conversation or subagent)
-/// and its version, so the TTL is the record's, call by call; where usage
-/// does not split the writes by TTL it resolves to five minutes, as
-/// [`CLAUDE_CODE_STATUS_QUO`]. Every transcript gets this one string, split
-/// recorded or not, so that the traces of one session and account, replayed
-/// under their status quos, meet one simulated cache.
-pub const CLAUDE_CODE_STATUS_QUO_RECORDED_TTL: &str = "off+claude-code:ttl=recorded";
+/// What a recorded Claude Code session ran: the tool results its
+/// microcompaction cleared in place where the transcript's
+/// `microcompact_boundary` lines say (`recorded`; none where there are
+/// none), and Claude Code's markers with the TTL each call wrote with.
+/// Claude Code asks for an hour or five minutes depending on the account,
+/// the thread (main conversation or subagent) and its version, so the TTL
+/// is the record's, call by call; where usage does not split the writes by
+/// TTL it resolves to five minutes, as [`CLAUDE_CODE_STATUS_QUO`]. Every
+/// transcript gets this one string, cleared or split or not, so that the
+/// traces of one session and account, replayed under their status quos,
+/// meet one simulated cache.
+pub const CLAUDE_CODE_RECORDED_STATUS_QUO: &str = "recorded+claude-code:ttl=recorded";
 
 fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOptions) -> Trace {
     // The default model: the most common one, the earliest on a tie.
@@ -968,6 +1006,7 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
             prompt: 0,
             markers: None,
             usage: d.usage,
+            cleared: d.cleared,
         })
         .collect();
     Trace {
@@ -978,7 +1017,7 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         // Claude Code marks the tools, the system prompt and the last block
         // of every request (a rolling breakpoint, each request reading what
         // the previous one wrote), with the TTL the usage shows it asked for.
-        status_quo: Some(CLAUDE_CODE_STATUS_QUO_RECORDED_TTL.to_owned()),
+        status_quo: Some(CLAUDE_CODE_RECORDED_STATUS_QUO.to_owned()),
         project: None,
         account: None,
         session: None,
@@ -1224,6 +1263,52 @@ mod tests {
         assert_eq!(out.traces[1].calls[0].messages, 1);
         assert_eq!(out.tally.get(Note::CompactBoundary), 1);
         out.traces.iter().for_each(validate);
+    }
+
+    #[test]
+    fn a_microcompaction_boundary_clears_results_from_the_next_call_on() {
+        let boundary = r#"{"type":"system","subtype":"microcompact_boundary","content":"Context microcompacted","microcompactMetadata":{"trigger":"auto","preTokens":9000,"tokensSaved":4000,"compactedToolIds":["t1","t9"]}}"#;
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""go""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Read","input":{}}"#,
+                U,
+            ),
+            user(
+                "2025-01-01T00:00:02Z",
+                r#"[{"type":"tool_result","tool_use_id":"t1","content":"one"}]"#,
+            ),
+            asst(
+                "2025-01-01T00:00:03Z",
+                "m2",
+                r#"{"type":"tool_use","id":"t2","name":"Read","input":{}}"#,
+                U,
+            ),
+            user(
+                "2025-01-01T00:00:04Z",
+                r#"[{"type":"tool_result","tool_use_id":"t2","content":"two"}]"#,
+            ),
+            boundary.to_owned(),
+            asst(
+                "2025-01-01T00:00:05Z",
+                "m3",
+                r#"{"type":"text","text":"done"}"#,
+                U,
+            ),
+        ];
+        let out = run(&lines.join("\n"));
+        let t = &out.traces[0];
+        let cleared: Vec<&[String]> = t.calls.iter().map(|c| &c.cleared[..]).collect();
+        // Only a result already sent can have been cleared: t9 is not one.
+        assert_eq!(cleared, [&[][..], &[][..], &["t1".to_owned()][..]]);
+        assert_eq!(out.tally.get(Note::Microcompact), 1);
+        assert_eq!(
+            t.status_quo.as_deref(),
+            Some(CLAUDE_CODE_RECORDED_STATUS_QUO)
+        );
+        validate(t);
     }
 
     #[test]
