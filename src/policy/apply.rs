@@ -242,6 +242,21 @@ pub struct ViewState<'h> {
 }
 
 impl<'h> ViewState<'h> {
+    /// Takes `pv`, decided from a whole history, as the view; returns how
+    /// many leading messages it sends as the previous view did.
+    fn replace(&mut self, pv: PolicyView<'h>) -> usize {
+        let same = self
+            .view
+            .messages
+            .iter()
+            .zip(&pv.view.messages)
+            .take_while(|(a, b)| a.same_objects(b))
+            .count();
+        self.view = pv.view;
+        self.compacted = pv.compacted;
+        same
+    }
+
     /// Scans the tool results of `history`'s messages not scanned yet.
     fn scan(&mut self, history: &'h [Message]) {
         if self.results_before.is_empty() {
@@ -354,26 +369,32 @@ impl CompactionRun {
                 replacements,
                 in_force,
             } => {
-                // Nothing newly cleared and the history only grew: the
-                // messages appended are sent as they are (a result is
-                // cleared only once it is in the history).
+                // Nothing newly cleared and the history only grew: only
+                // the messages appended are built (a result there is
+                // cleared if its id is, as a fresh view would).
                 let (n, clearing) = Self::recorded_clearing(clears, history.len());
                 let grew = before > 0 && history.len() >= before;
-                if n == *in_force && (n == 0 || grew) {
-                    // Falls through to the append below.
+                if n == *in_force && n > 0 && grew {
+                    let ids: HashSet<&str> = clearing.results.iter().map(|s| &**s).collect();
+                    state.view.messages.truncate(first);
+                    for m in &history[first..] {
+                        let wm = clear_message(
+                            m,
+                            clearing.placeholder,
+                            &|id| ids.contains(id),
+                            &|_| false,
+                            replacements,
+                            &mut state.compacted,
+                        );
+                        state.view.messages.push(wm);
+                    }
+                    return Ok(first);
+                } else if n == *in_force && n == 0 {
+                    // Nothing cleared: falls through to the append below.
                 } else {
                     *in_force = n;
                     let pv = apply_clearing(history, &clearing, replacements);
-                    let same = state
-                        .view
-                        .messages
-                        .iter()
-                        .zip(&pv.view.messages)
-                        .take_while(|(a, b)| a.same_objects(b))
-                        .count();
-                    state.view = pv.view;
-                    state.compacted = pv.compacted;
-                    return Ok(first.min(same));
+                    return Ok(first.min(state.replace(pv)));
                 }
             }
             CompactionRun::Peer {
@@ -395,16 +416,7 @@ impl CompactionRun {
                 // A history the incremental rules do not cover: decide from
                 // the whole of it, and compare with the previous view.
                 let pv = self.view(history, fixed_tokens, tokens)?;
-                let same = state
-                    .view
-                    .messages
-                    .iter()
-                    .zip(&pv.view.messages)
-                    .take_while(|(a, b)| a.same_objects(b))
-                    .count();
-                state.view = pv.view;
-                state.compacted = pv.compacted;
-                return Ok(first.min(same));
+                return Ok(first.min(state.replace(pv)));
             }
         }
         state.view.messages.truncate(first);
@@ -919,6 +931,66 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// The `recorded` compaction: call by call, `advance` gives the
+        /// view a fresh run's `view` gives, each result cleared from the
+        /// first history its record names on, and never before.
+        #[test]
+        fn recorded_advance_equals_view(
+            steps in proptest::collection::vec((0u8..4, proptest::prelude::any::<u8>(), proptest::prelude::any::<u16>()), 0..40),
+            picks in proptest::collection::vec((proptest::prelude::any::<u8>(), 0usize..6), 0..6),
+            calls in proptest::collection::vec(0u8..10, 1..30),
+        ) {
+            let h = random_history(&steps);
+            // (message after the result, tool_use id) of every result.
+            let results: Vec<(usize, String)> = h
+                .iter()
+                .enumerate()
+                .flat_map(|(i, m)| m.blocks().iter().filter_map(move |b| match b.kind() {
+                    BlockKind::ToolResult { tool_use_id, .. } => Some((i + 1, tool_use_id.to_string())),
+                    _ => None,
+                }))
+                .collect();
+            let mut record: Vec<crate::trace::Call> = Vec::new();
+            if !results.is_empty() {
+                let mut picked: Vec<(usize, String)> = picks
+                    .iter()
+                    .map(|(r, later)| {
+                        let (at, id) = &results[usize::from(*r) % results.len()];
+                        ((at + later).min(h.len()), id.clone())
+                    })
+                    .collect();
+                picked.sort();
+                for (from, id) in picked {
+                    record.push(crate::trace::Call { messages: from, cleared: vec![id], ..Default::default() });
+                }
+            }
+            let fresh = || CompactionRun::new(&Compaction::Recorded).with_record(&record);
+            let mut run = fresh();
+            let mut state = ViewState::default();
+            let mut len = 0usize;
+            for step in calls {
+                len = match step {
+                    0 => len / 2,
+                    1 => len,
+                    n => len + usize::from(n) * 2,
+                }
+                .min(h.len());
+                let history = &h[..len];
+                let first = run.advance(history, 0, &Chars, &mut state).unwrap();
+                let reference = fresh().view(history, 0, &Chars).unwrap();
+                proptest::prop_assert!(same_view(&state.view, &reference.view), "view at {len}");
+                proptest::prop_assert_eq!(&state.compacted, &reference.compacted, "compacted at {}", len);
+                proptest::prop_assert!(first <= len);
+                let due: std::collections::BTreeSet<&str> = record
+                    .iter()
+                    .filter(|c| c.messages <= len)
+                    .flat_map(|c| c.cleared.iter().map(String::as_str))
+                    .collect();
+                let got: std::collections::BTreeSet<&str> = state.compacted.iter().map(|s| &**s).collect();
+                proptest::prop_assert_eq!(got, due.into_iter().filter(|id| results.iter().any(|(at, r)| r == id && *at <= len)).collect());
+            }
+        }
 
         /// Call by call, `advance` gives exactly the view and compacted
         /// list a fresh run's `view` gives for that history, and keeps the
