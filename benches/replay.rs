@@ -12,6 +12,17 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracecost::replay::{ReplayOptions, replay};
 use tracecost::trace::generate;
 
+/// One replay with the default options; its cost, kept from the optimizer.
+fn replay_once(
+    prepared: &tracecost::replay::PreparedTrace<'_>,
+    config: &tracecost::policy::Config,
+    pricing: &tracecost::cost::pricing::Pricing,
+    memo: &tracecost::cost::tokens::TokenMemo,
+) -> f64 {
+    let r = replay(prepared, config, pricing, memo, ReplayOptions::default()).unwrap();
+    black_box(r.totals.cost_usd)
+}
+
 fn replay_one(c: &mut Criterion) {
     let pricing = common::pricing();
     let memo = common::memo();
@@ -42,26 +53,9 @@ fn replay_one(c: &mut Criterion) {
         for cfg in configs {
             let config = common::config(cfg);
             // First run outside the measurement: counts the stubs into the memo.
-            replay(
-                &prepared,
-                &config,
-                &pricing,
-                &memo,
-                ReplayOptions::default(),
-            )
-            .unwrap();
+            replay_once(&prepared, &config, &pricing, &memo);
             g.bench_function(format!("{label}/{cfg}"), |b| {
-                b.iter(|| {
-                    let r = replay(
-                        black_box(&prepared),
-                        &config,
-                        &pricing,
-                        &memo,
-                        ReplayOptions::default(),
-                    )
-                    .unwrap();
-                    black_box(r.totals.cost_usd)
-                })
+                b.iter(|| replay_once(black_box(&prepared), &config, &pricing, &memo))
             });
         }
     }
@@ -120,26 +114,9 @@ fn replay_peers(c: &mut Criterion) {
         "langchain-clear:trigger=100000,keep=3,at-least=20000+tail:ttl=5m",
     ] {
         let config = common::config(cfg);
-        replay(
-            &prepared,
-            &config,
-            &pricing,
-            &memo,
-            ReplayOptions::default(),
-        )
-        .unwrap();
+        replay_once(&prepared, &config, &pricing, &memo);
         g.bench_function(format!("long-3000/{cfg}"), |b| {
-            b.iter(|| {
-                let r = replay(
-                    black_box(&prepared),
-                    &config,
-                    &pricing,
-                    &memo,
-                    ReplayOptions::default(),
-                )
-                .unwrap();
-                black_box(r.totals.cost_usd)
-            })
+            b.iter(|| replay_once(black_box(&prepared), &config, &pricing, &memo))
         });
     }
     g.finish();
@@ -164,17 +141,7 @@ fn long_runs(c: &mut Criterion) {
         g.throughput(Throughput::Elements(calls as u64));
         let native = common::config("ledger:t=8000,k=2+native:manifest=cached,ttl=5m");
         g.bench_function(format!("native/{calls}"), |b| {
-            b.iter(|| {
-                let r = replay(
-                    &prepared,
-                    &native,
-                    &pricing,
-                    &memo,
-                    ReplayOptions::default(),
-                )
-                .unwrap();
-                black_box(r.totals.cost_usd)
-            })
+            b.iter(|| replay_once(&prepared, &native, &pricing, &memo))
         });
         g.bench_function(format!("stability/{calls}"), |b| {
             b.iter(|| {

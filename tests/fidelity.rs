@@ -6,9 +6,7 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 
 fn replay(trace: &Value, cache: &str) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.json");
-    std::fs::write(&file, trace.to_string()).unwrap();
+    let (_dir, file) = trace_file(trace);
     let o = Command::cargo_bin("tracecost")
         .unwrap()
         .env("TRACECOST_NO_PROGRESS", "1")
@@ -24,6 +22,29 @@ fn replay(trace: &Value, cache: &str) -> Value {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// `trace` written to `t.json` in a fresh folder, kept while the guard lives.
+fn trace_file(trace: &Value) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, trace.to_string()).unwrap();
+    (dir, file)
+}
+
+/// Each call's simulated bill is its recorded one to within 1%.
+fn assert_billed_as_recorded(calls: &[Value]) {
+    for c in calls {
+        let (sim, rec) = (
+            c["cost_usd"].as_f64().unwrap(),
+            c["recorded_cost_usd"].as_f64().unwrap(),
+        );
+        assert!(
+            (sim - rec).abs() / rec < 0.01,
+            "call {}: {sim} vs {rec}",
+            c["index"]
+        );
+    }
 }
 
 fn total(u: &Value) -> u64 {
@@ -108,9 +129,7 @@ fn the_hidden_prefix_shared_with_other_sessions_is_warm_where_the_record_says() 
     // The third reads the shared part only: the rest changed.
     assert_eq!(read(2), recorded(2));
     // Without calibration the record is not read: each call alone.
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.json");
-    std::fs::write(&file, trace.to_string()).unwrap();
+    let (_dir, file) = trace_file(&trace);
     let o = Command::cargo_bin("tracecost")
         .unwrap()
         .env("TRACECOST_NO_PROGRESS", "1")
@@ -228,13 +247,7 @@ fn the_status_quo_replays_each_call_at_the_ttl_it_recorded() {
     assert_eq!(read(&calls[2]), 0);
     // Each call's bill is the recorded one to within a few tokens.
     for out in [&main, &sub] {
-        for c in out["calls"].as_array().unwrap() {
-            let (sim, rec) = (
-                c["cost_usd"].as_f64().unwrap(),
-                c["recorded_cost_usd"].as_f64().unwrap(),
-            );
-            assert!((sim - rec).abs() / rec < 0.01, "{sim} vs {rec}");
-        }
+        assert_billed_as_recorded(out["calls"].as_array().unwrap());
     }
 
     // Asked for five minutes, the main thread's late request misses.
@@ -304,9 +317,7 @@ fn a_shared_read_within_the_recorded_hour_means_the_hidden_rest_changed() {
             {"messages": 5, "start_ms": t0 + 610_000, "usage": usage_1h(12_002, 9_288)}
         ]
     });
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.json");
-    std::fs::write(&file, trace.to_string()).unwrap();
+    let (_dir, file) = trace_file(&trace);
     let out = replay_status_quo(file.to_str().unwrap(), &[]);
     assert_eq!(out["config"], "off+claude-code:ttl=recorded");
     let calls = out["calls"].as_array().unwrap();
@@ -325,17 +336,7 @@ fn a_shared_read_within_the_recorded_hour_means_the_hidden_rest_changed() {
         read(2),
         recorded(2)
     );
-    for c in calls {
-        let (sim, rec) = (
-            c["cost_usd"].as_f64().unwrap(),
-            c["recorded_cost_usd"].as_f64().unwrap(),
-        );
-        assert!(
-            (sim - rec).abs() / rec < 0.01,
-            "call {}: {sim} vs {rec}",
-            c["index"]
-        );
-    }
+    assert_billed_as_recorded(calls);
 }
 
 /// A session no other session shared a prefix with (its first call read
@@ -371,17 +372,7 @@ fn the_record_says_what_was_alive_even_with_no_shared_prefix() {
     assert_eq!(read(0), 0);
     assert!(read(1) >= 20_000, "{}", read(1));
     assert_eq!(read(2), 0);
-    for c in calls {
-        let (sim, rec) = (
-            c["cost_usd"].as_f64().unwrap(),
-            c["recorded_cost_usd"].as_f64().unwrap(),
-        );
-        assert!(
-            (sim - rec).abs() / rec < 0.01,
-            "call {}: {sim} vs {rec}",
-            c["index"]
-        );
-    }
+    assert_billed_as_recorded(calls);
 }
 
 /// Claude Code cleared its first tool result before the third call
@@ -412,9 +403,7 @@ fn the_status_quo_sends_what_claude_code_cleared_as_cleared() {
         ]
     });
     let sent = |cache_config: &str| -> Vec<u64> {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("t.json");
-        std::fs::write(&file, trace.to_string()).unwrap();
+        let (_dir, file) = trace_file(&trace);
         let out = replay_status_quo(file.to_str().unwrap(), &["--config", cache_config]);
         out["calls"].as_array().unwrap().iter().map(total).collect()
     };
@@ -424,9 +413,7 @@ fn the_status_quo_sends_what_claude_code_cleared_as_cleared() {
     assert!(cleared[2] + 2_000 < cleared[1], "{cleared:?}");
     assert!(whole[2] > whole[1], "{whole:?}");
     // Without a config, the trace's status quo is the one replayed.
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.json");
-    std::fs::write(&file, trace.to_string()).unwrap();
+    let (_dir, file) = trace_file(&trace);
     let quo = replay_status_quo(file.to_str().unwrap(), &[]);
     assert_eq!(quo["config"], "recorded+claude-code:ttl=5m");
     // A cleared id that no result sent answers is refused, by place.

@@ -128,15 +128,18 @@ impl CompactionRun {
         self
     }
 
-    /// The clearing in force for a history of `len` messages.
-    fn recorded_clearing(clears: &[(usize, Arc<str>)], len: usize) -> (usize, Clearing) {
-        let n = clears.partition_point(|(from, _)| *from <= len);
-        let clearing = Clearing {
-            results: clears[..n].iter().map(|(_, id)| id.to_string()).collect(),
+    /// How many of `clears` are in force for a history of `len` messages.
+    fn clears_in_force(clears: &[(usize, Arc<str>)], len: usize) -> usize {
+        clears.partition_point(|(from, _)| *from <= len)
+    }
+
+    /// The clearing of `in_force`, the clears in force.
+    fn recorded_clearing(in_force: &[(usize, Arc<str>)]) -> Clearing {
+        Clearing {
+            results: in_force.iter().map(|(_, id)| id.to_string()).collect(),
             inputs: Vec::new(),
             placeholder: super::CLAUDE_CODE_CLEARED_PLACEHOLDER,
-        };
-        (n, clearing)
+        }
     }
 
     /// The wire view of one call. `fixed_tokens` is the tokens of what
@@ -169,7 +172,8 @@ impl CompactionRun {
                 replacements,
                 ..
             } => {
-                let (_, clearing) = Self::recorded_clearing(clears, history.len());
+                let n = Self::clears_in_force(clears, history.len());
+                let clearing = Self::recorded_clearing(&clears[..n]);
                 Ok(apply_clearing(history, &clearing, replacements))
             }
             CompactionRun::Peer {
@@ -372,16 +376,17 @@ impl CompactionRun {
                 // Nothing newly cleared and the history only grew: only
                 // the messages appended are built (a result there is
                 // cleared if its id is, as a fresh view would).
-                let (n, clearing) = Self::recorded_clearing(clears, history.len());
+                let n = Self::clears_in_force(clears, history.len());
                 let grew = before > 0 && history.len() >= before;
                 if n == *in_force && n > 0 && grew {
-                    let ids: HashSet<&str> = clearing.results.iter().map(|s| &**s).collect();
+                    // A call clears a few results: a scan beats a set.
+                    let cleared = &clears[..n];
                     state.view.messages.truncate(first);
                     for m in &history[first..] {
                         let wm = clear_message(
                             m,
-                            clearing.placeholder,
-                            &|id| ids.contains(id),
+                            super::CLAUDE_CODE_CLEARED_PLACEHOLDER,
+                            &|id| cleared.iter().any(|(_, c)| &**c == id),
                             &|_| false,
                             replacements,
                             &mut state.compacted,
@@ -393,6 +398,7 @@ impl CompactionRun {
                     // Nothing cleared: falls through to the append below.
                 } else {
                     *in_force = n;
+                    let clearing = Self::recorded_clearing(&clears[..n]);
                     let pv = apply_clearing(history, &clearing, replacements);
                     return Ok(first.min(state.replace(pv)));
                 }

@@ -29,45 +29,44 @@ fn write(dir: &Path, file: &str, text: &str) {
     std::fs::write(dir.join(file), text).unwrap();
 }
 
+/// A fresh folder holding an empty input folder `in`.
+fn input_folder() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    (tmp, input)
+}
+
 fn results(out: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
 }
 
 /// Five traces in five files, two of them named `small`.
 fn five_traces(dir: &Path) {
+    write_variants(
+        dir,
+        &[
+            ("a.json", "small", "Which shoe is lighter?", false),
+            ("b.json", "small", "Which shoe grips best?", false),
+            ("c.json", "c", "Which shoe is cheaper?", false),
+            ("d.json", "d", "Which shoe lasts longest?", false),
+            ("e.json", "e", "Which shoe is wider?", false),
+        ],
+    );
+}
+
+/// Writes `(file, trace name, question, markers)` variants, a day apart.
+fn write_variants(dir: &Path, variants: &[(&str, &str, &str, bool)]) {
     let day = 86_400_000;
-    write(
-        dir,
-        "a.json",
-        &small_variant("small", "Which shoe is lighter?", 0, false),
-    );
-    write(
-        dir,
-        "b.json",
-        &small_variant("small", "Which shoe grips best?", day, false),
-    );
-    write(
-        dir,
-        "c.json",
-        &small_variant("c", "Which shoe is cheaper?", 2 * day, false),
-    );
-    write(
-        dir,
-        "d.json",
-        &small_variant("d", "Which shoe lasts longest?", 3 * day, false),
-    );
-    write(
-        dir,
-        "e.json",
-        &small_variant("e", "Which shoe is wider?", 4 * day, false),
-    );
+    for (i, (file, name, question, markers)) in variants.iter().enumerate() {
+        let text = small_variant(name, question, i as u64 * day, *markers);
+        write(dir, file, &text);
+    }
 }
 
 #[test]
 fn two_traces_named_the_same_in_two_files_stay_two_sessions() {
-    let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in");
-    std::fs::create_dir(&input).unwrap();
+    let (tmp, input) = input_folder();
     five_traces(&input);
     let run = run_in(tmp.path(), &["report", "in", "--out", "out"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -117,9 +116,7 @@ fn two_traces_named_the_same_in_two_files_stay_two_sessions() {
 
 #[test]
 fn the_same_traces_give_the_same_report_and_page_names() {
-    let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in");
-    std::fs::create_dir(&input).unwrap();
+    let (tmp, input) = input_folder();
     five_traces(&input);
     let first = run_in(tmp.path(), &["report", "in", "--out", "o1"]);
     let second = run_in(tmp.path(), &["report", "in", "--out", "o2"]);
@@ -154,29 +151,19 @@ fn parts_of_one_session_in_one_file_still_count_once() {
 
 /// A folder of one trace with recorded markers and two without.
 fn mixed_markers(dir: &Path) {
-    let day = 86_400_000;
-    write(
+    write_variants(
         dir,
-        "marked.json",
-        &small_variant("marked", "Which shoe is lighter?", 0, true),
-    );
-    write(
-        dir,
-        "plain-1.json",
-        &small_variant("plain-1", "Which grips best?", day, false),
-    );
-    write(
-        dir,
-        "plain-2.json",
-        &small_variant("plain-2", "Which is cheaper?", 2 * day, false),
+        &[
+            ("marked.json", "marked", "Which shoe is lighter?", true),
+            ("plain-1.json", "plain-1", "Which grips best?", false),
+            ("plain-2.json", "plain-2", "Which is cheaper?", false),
+        ],
     );
 }
 
 #[test]
 fn a_grid_applies_per_trace_and_says_what_it_skipped() {
-    let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in");
-    std::fs::create_dir(&input).unwrap();
+    let (tmp, input) = input_folder();
     mixed_markers(&input);
     let run = run_in(tmp.path(), &["report", "in", "--out", "out"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -223,9 +210,7 @@ fn a_grid_applies_per_trace_and_says_what_it_skipped() {
 
 #[test]
 fn a_config_skipped_for_some_traces_counts_them_at_their_status_quo() {
-    let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in");
-    std::fs::create_dir(&input).unwrap();
+    let (tmp, input) = input_folder();
     mixed_markers(&input);
     let run = run_in(tmp.path(), &["report", "in", "--out", "out"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -264,9 +249,7 @@ fn a_config_skipped_for_some_traces_counts_them_at_their_status_quo() {
 
 #[test]
 fn a_policy_that_applies_to_no_trace_is_an_error_naming_the_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in");
-    std::fs::create_dir(&input).unwrap();
+    let (tmp, input) = input_folder();
     write(
         &input,
         "plain.json",
@@ -284,9 +267,7 @@ fn a_policy_that_applies_to_no_trace_is_an_error_naming_the_file() {
 
 #[test]
 fn a_baseline_that_cannot_apply_names_the_trace_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in");
-    std::fs::create_dir(&input).unwrap();
+    let (tmp, input) = input_folder();
     mixed_markers(&input);
     let run = run_in(
         tmp.path(),
@@ -300,9 +281,7 @@ fn a_baseline_that_cannot_apply_names_the_trace_file() {
 
 #[test]
 fn a_sweep_says_once_what_it_skipped_for_which_traces() {
-    let tmp = tempfile::tempdir().unwrap();
-    let input = tmp.path().join("in");
-    std::fs::create_dir(&input).unwrap();
+    let (tmp, input) = input_folder();
     mixed_markers(&input);
     let run = run_in(
         tmp.path(),
