@@ -430,3 +430,55 @@ fn the_status_quo_sends_what_claude_code_cleared_as_cleared() {
     assert!(err.contains("/calls/2/cleared/0"), "{err}");
     assert!(err.contains("\"t7\""), "{err}");
 }
+
+/// A status quo that cleared a result the model then quoted is priced with
+/// that recall, like any policy: keeping the result wins, and the report
+/// says why a recommendation dearer before recall risk is the cheaper one.
+#[test]
+fn a_status_quo_that_cleared_what_was_quoted_is_priced_with_its_recall() {
+    let big = "line of a file with the constant ZEBRA_LIMIT_4242 inside. ".repeat(300);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "microcompacted",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "recorded+claude-code:ttl=5m",
+        "messages": [
+            user("read it"),
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "short"}]},
+            assistant("The limit is ZEBRA_LIMIT_4242.")
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": t0},
+            {"messages": 3, "start_ms": t0 + 5_000},
+            {"messages": 5, "start_ms": t0 + 10_000, "cleared": ["t1"]}
+        ]
+    });
+    let (dir, file) = trace_file(&trace);
+    let out = dir.path().join("r");
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args([
+            "report",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("more than the status quo before recall risk, but the status quo's 1 turn(s) quoting results it cleared itself"),
+        "{said}"
+    );
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    let sq = &r["fleet"]["status_quo"];
+    assert_eq!(sq["recall_risk_turns"], 1, "{sq}");
+    assert!(sq["risk_adjusted_cost_usd"].as_f64().unwrap() > sq["cost_usd"].as_f64().unwrap());
+}

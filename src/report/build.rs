@@ -579,6 +579,20 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
                 dollars(c.risk_adjusted_cost_usd)
             ));
         }
+    } else if a.recommended.savings_usd < 0.0 {
+        // Dearer than the status quo before recall risk: only a status quo
+        // that cleared results itself (its recalls priced) loses to it.
+        let (r, sq) = (&a.recommended, &a.status_quo);
+        out.push(format!(
+            "Recommended `{}`: {} — {} ({:.1}%) more than the status quo before recall risk, but the status quo's {} turn(s) quoting results it cleared itself bring it to {} once priced, against {} for this config.",
+            r.config,
+            dollars(r.cost_usd),
+            dollars(-r.savings_usd),
+            -r.savings_pct,
+            thousands(sq.recall_risk_turns as u64),
+            dollars(sq.risk_adjusted_cost_usd),
+            dollars(r.risk_adjusted_cost_usd)
+        ));
     } else {
         let r = &a.recommended;
         out.push(format!(
@@ -1318,6 +1332,19 @@ fn reasoning(fleet: &Fleet) -> String {
     } else {
         String::new()
     };
+    // A status quo that clears results itself (Claude Code's
+    // microcompaction) is priced with its recalls too: say why its figure
+    // differs from its cost.
+    let sq_priced = if sq.recall_risk_turns > 0 {
+        format!(
+            "{} for the status quo ({} simulated + {} turn(s) quoting results it cleared itself, priced the same way)",
+            dollars(sq.risk_adjusted_cost_usd),
+            dollars(sq.cost_usd),
+            thousands(sq.recall_risk_turns as u64)
+        )
+    } else {
+        format!("{} for the status quo", dollars(sq.risk_adjusted_cost_usd))
+    };
     if ans.keep_status_quo {
         let cheapest = fleet
             .configs
@@ -1325,13 +1352,12 @@ fn reasoning(fleet: &Fleet) -> String {
             .find(|c| !c.no_effect && c.cost_usd < sq.cost_usd);
         return match cheapest {
             Some(c) => format!(
-                "the recommendation minimizes cost plus each recall a compacted result would have needed, priced as one more round trip. The cheapest policy, {}, costs {} ({:.1}% less than the status quo) but {} assistant turn(s) quoted text only its compacted results held; priced, it comes to {}, against {} for the status quo.{idle_note}",
+                "the recommendation minimizes cost plus each recall a compacted result would have needed, priced as one more round trip. The cheapest policy, {}, costs {} ({:.1}% less than the status quo) but {} assistant turn(s) quoted text only its compacted results held; priced, it comes to {}, against {sq_priced}.{idle_note}",
                 c.config,
                 dollars(c.cost_usd),
                 c.savings_pct,
                 thousands(c.recall_risk_turns as u64),
                 dollars(c.risk_adjusted_cost_usd),
-                dollars(sq.risk_adjusted_cost_usd)
             ),
             None => format!("no config of the grid costs less than the status quo.{idle_note}"),
         };
@@ -1341,11 +1367,10 @@ fn reasoning(fleet: &Fleet) -> String {
         format!(" {}", fleet_stability_line(st).replace('`', ""))
     });
     format!(
-        "{} has the lowest cost once recall risk is priced ({} + priced recalls = {}, against {} for the status quo). {} assistant turn(s) quoted text only its compacted results held, each priced as one more round trip; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
+        "{} has the lowest cost once recall risk is priced ({} + priced recalls = {}, against {sq_priced}). {} assistant turn(s) quoted text only its compacted results held, each priced as one more round trip; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
         r.config,
         dollars(r.cost_usd),
         dollars(r.risk_adjusted_cost_usd),
-        dollars(sq.risk_adjusted_cost_usd),
         thousands(r.recall_risk_turns as u64),
         thousands(r.compacted_results as u64),
         dollars(ans.spread.p10_usd),
