@@ -482,3 +482,289 @@ fn a_status_quo_that_cleared_what_was_quoted_is_priced_with_its_recall() {
     assert_eq!(sq["recall_risk_turns"], 1, "{sq}");
     assert!(sq["risk_adjusted_cost_usd"].as_f64().unwrap() > sq["cost_usd"].as_f64().unwrap());
 }
+
+/// `fidelity --explain NAME` on `trace` (extra options after), as JSON.
+fn explain(trace: &Value, extra: &[&str]) -> Value {
+    let (_dir, file) = trace_file(trace);
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["fidelity", file.to_str().unwrap(), "--explain"])
+        .arg(trace["name"].as_str().unwrap())
+        .args(["--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Each call's cause name (`-` for a call that read all that was cached).
+fn causes(explained: &Value) -> Vec<String> {
+    explained["traces"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cause"]["cause"].as_str().unwrap_or("-").to_owned())
+        .collect()
+}
+
+fn text_blocks(n: usize, text: &str) -> Value {
+    let blocks: Vec<Value> = (0..n)
+        .map(|i| json!({"type": "text", "text": format!("{text} {i}")}))
+        .collect();
+    json!({"role": "user", "content": blocks})
+}
+
+/// A session written to hit each cause in turn under Claude Code's
+/// markers: its first call, a read, a pause past the TTL, a new system
+/// prompt, new tools, and a message of more blocks than the API looks back
+/// over.
+fn causes_trace() -> Value {
+    let long = "word ".repeat(1500);
+    let t0 = 1_760_000_000_000u64;
+    json!({
+        "format": "tracecost.trace/v1",
+        "name": "causes",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "system": [{"type": "text", "text": "You are a careful agent."}],
+        "tools": [{"name": "read", "input_schema": {"type": "object"}}],
+        "messages": [
+            user(&format!("start {long}")), assistant("one"),
+            user("two"), assistant("two"),
+            user("three"), assistant("three"),
+            user("four"), assistant("four"),
+            user("five"), assistant("five"),
+            text_blocks(30, "part")
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": t0},
+            {"messages": 3, "start_ms": t0 + 10_000},
+            {"messages": 5, "start_ms": t0 + 10_000 + 6 * 60_000},
+            {"messages": 7, "start_ms": t0 + 20_000 + 6 * 60_000,
+             "system": [{"type": "text", "text": "You are a careful agent. Today is Tuesday."}]},
+            {"messages": 9, "start_ms": t0 + 30_000 + 6 * 60_000,
+             "tools": [{"name": "read", "input_schema": {"type": "object"}},
+                       {"name": "write", "input_schema": {"type": "object"}}]},
+            {"messages": 11, "start_ms": t0 + 40_000 + 6 * 60_000}
+        ]
+    })
+}
+
+/// `--explain` names why each simulated call wrote or missed, in the order
+/// the causes are checked, with the gap and TTL of an expiry and the block
+/// where a prefix changed.
+#[test]
+fn explain_names_the_cause_of_each_write() {
+    let out = explain(&causes_trace(), &[]);
+    assert_eq!(out["format"], "tracecost.explain/v1");
+    assert_eq!(
+        causes(&out),
+        [
+            "first_call",
+            "-",
+            "ttl_expired",
+            "system_changed",
+            "tools_changed",
+            "lookback_exceeded"
+        ]
+    );
+    let calls = &out["traces"][0]["calls"];
+    assert_eq!(calls[2]["cause"]["gap_ms"], 6 * 60_000);
+    assert_eq!(calls[2]["cause"]["ttl"], "5m");
+    assert_eq!(calls[2]["gap_ms"], 6 * 60_000);
+    assert_eq!(
+        calls[2]["cause_text"],
+        "TTL expired: 6 min 00 s since the call before, cached for 5m"
+    );
+    // Tools come first in the prefix: one tool, so the system is block 3
+    // (after the tool-use prompt), and the second tool is block 2.
+    assert_eq!(calls[3]["cause"]["block"], 3);
+    assert_eq!(calls[4]["cause"]["block"], 2);
+    // The same config at an hour keeps the entry through the pause.
+    let hour = explain(&causes_trace(), &["--config", "off+claude-code:ttl=1h"]);
+    assert_eq!(causes(&hour)[2], "-");
+    assert_eq!(hour["traces"][0]["config"], "off+claude-code:ttl=1h");
+    // No marker, no cache: every call says so.
+    let none = explain(&causes_trace(), &["--config", "off+none"]);
+    assert!(
+        causes(&none)[1..].iter().all(|c| c == "no_marker"),
+        "{:?}",
+        causes(&none)
+    );
+}
+
+/// A prompt shorter than the model caches is told apart from a miss.
+#[test]
+fn explain_tells_a_prompt_below_the_minimum() {
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "short",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "messages": [user("hi"), assistant("hello"), user("bye")],
+        "calls": [{"messages": 1, "start_ms": 1_760_000_000_000u64},
+                  {"messages": 3, "start_ms": 1_760_000_005_000u64}]
+    });
+    let out = explain(&trace, &[]);
+    assert_eq!(causes(&out), ["first_call", "below_minimum"]);
+    assert_eq!(out["traces"][0]["calls"][1]["cause"]["minimum"], 1024);
+}
+
+/// A result Claude Code cleared inside the cached prefix is its
+/// microcompaction; a ledger that compacts one is the policy's doing, and
+/// the list says which results it compacted.
+#[test]
+fn explain_tells_a_clearing_from_the_policy_and_from_claude_code() {
+    let big = "line of a file ".repeat(800);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "cleared",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "recorded+claude-code:ttl=5m",
+        "messages": [
+            user(&format!("read it {}", "word ".repeat(1500))),
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "short"}]},
+            assistant("done"),
+            user("and now?")
+        ],
+        "calls": [
+            {"messages": 3, "start_ms": t0},
+            {"messages": 5, "start_ms": t0 + 5_000},
+            {"messages": 7, "start_ms": t0 + 10_000, "cleared": ["t1"]}
+        ]
+    });
+    let quo = explain(&trace, &[]);
+    assert_eq!(causes(&quo), ["first_call", "-", "microcompaction"]);
+    assert_eq!(quo["traces"][0]["calls"][2]["cause"]["message"], 3);
+    let ledger = explain(
+        &trace,
+        &["--config", "ledger:t=1000,k=1+claude-code:ttl=5m"],
+    );
+    let calls = &ledger["traces"][0]["calls"];
+    let compacted = calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["cause"]["cause"] == "compacted")
+        .expect("a call the ledger's compaction made write");
+    assert_eq!(calls[compacted]["newly_compacted"], json!(["t1"]));
+}
+
+/// The table says where the simulation first leaves the record, and a name
+/// no trace has is an input error naming the traces read.
+#[test]
+fn explain_shows_the_first_divergence_and_refuses_an_unknown_name() {
+    let long = "word ".repeat(1500);
+    let t0 = 1_760_000_000_000u64;
+    // The record read at call 2 what the simulation, at 5 minutes after a
+    // 6-minute pause, must write again.
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "diverging",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "messages": [user(&format!("start {long}")), assistant("ok"), user("again")],
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage(0, 4_510)},
+            {"messages": 3, "start_ms": t0 + 6 * 60_000, "usage": usage(4_510, 20)}
+        ]
+    });
+    let (_dir, file) = trace_file(&trace);
+    let run = |name: &str| {
+        Command::cargo_bin("tracecost")
+            .unwrap()
+            .env("TRACECOST_NO_PROGRESS", "1")
+            .args(["fidelity", file.to_str().unwrap(), "--explain", name])
+            .output()
+            .unwrap()
+    };
+    let o = run("div");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        table.starts_with("diverging: 2 calls replayed as off+claude-code:ttl=5m; 1 of them off the record by more than 5% of its prompt, the first at call 2."),
+        "{table}"
+    );
+    assert!(table.contains("≠  TTL expired: 6 min 00 s"), "{table}");
+    let o = run("nope");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "--explain nope: no trace's name starts with it among the 1 read (e.g. diverging)"
+        ),
+        "{err}"
+    );
+}
+
+/// A recorded prompt that shrank although the history grew, with no
+/// `cleared` to say why: the status quo clears the oldest results, as many
+/// as bring its prompt closest to the record, from that call on; a policy
+/// of its own (no compaction) sends them whole.
+#[test]
+fn a_prompt_that_shrank_unrecorded_clears_the_oldest_results() {
+    let big = "line of a file ".repeat(800);
+    let t0 = 1_760_000_000_000u64;
+    let mut trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "shrank",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "recorded+claude-code:ttl=5m",
+        "messages": [
+            user(&format!("read them {}", "word ".repeat(1500))),
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "a short result"}]},
+            assistant("done"),
+            user("and now?")
+        ],
+        "calls": [
+            {"messages": 3, "start_ms": t0},
+            {"messages": 5, "start_ms": t0 + 5_000},
+            {"messages": 7, "start_ms": t0 + 5_000 + 6 * 60_000}
+        ]
+    });
+    let (_dir, file) = trace_file(&trace);
+    let whole: Vec<u64> = replay_status_quo(file.to_str().unwrap(), &[])["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(total)
+        .collect();
+    // What the record says: the first two as replayed; after the pause the
+    // big result went (about 3,000 tokens), and the cache was cold.
+    let t1_tokens = whole[0] - 1_530;
+    let shrunk = whole[2] - t1_tokens;
+    trace["calls"][0]["usage"] = usage(0, whole[0] - 3);
+    trace["calls"][1]["usage"] = usage(whole[0] - 3, whole[1] - whole[0]);
+    trace["calls"][2]["usage"] = usage(0, shrunk - 3);
+    std::fs::write(&file, trace.to_string()).unwrap();
+    let quo = replay_status_quo(file.to_str().unwrap(), &[]);
+    let calls = quo["calls"].as_array().unwrap();
+    let sent = total(&calls[2]);
+    assert!(sent.abs_diff(shrunk) * 20 < shrunk, "{sent} vs {shrunk}");
+    assert_eq!(calls[2]["compacted"], json!(["t1"]));
+    assert_eq!(calls[1]["compacted"], json!([]));
+    let own = replay_status_quo(
+        file.to_str().unwrap(),
+        &["--config", "off+claude-code:ttl=5m"],
+    );
+    assert!(
+        total(&own["calls"][2]) > shrunk + 2_000,
+        "{}",
+        own["calls"][2]
+    );
+    // A shrink smaller than any result's saving clears nothing.
+    trace["calls"][2]["usage"] = usage(0, whole[1] - 4);
+    std::fs::write(&file, trace.to_string()).unwrap();
+    let slight = replay_status_quo(file.to_str().unwrap(), &[]);
+    assert_eq!(slight["calls"][2]["compacted"], json!([]));
+}

@@ -6,8 +6,12 @@
 
 use serde::Serialize;
 
+use super::error::AppError;
 use super::results::ReplayOutput;
-use crate::replay::Totals;
+use crate::cost::pricing::Usage;
+use crate::replay::explain::CacheCause;
+use crate::replay::{CompactedIds, ReplayResult, Totals};
+use crate::trace::Trace;
 
 /// Sessions need this many calls to count in the spread (a one-call
 /// session's error says more about its prefix than about the simulation).
@@ -164,6 +168,149 @@ impl FidelityReport {
             sessions,
         }
     }
+}
+
+/// One call of an explained trace: what the record shows beside what the
+/// simulation did, and why the simulation wrote or missed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExplainedCall {
+    /// 1-based call index.
+    pub index: usize,
+    /// Its start (ms since the epoch), when the trace has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_ms: Option<u64>,
+    /// Milliseconds since the call before started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap_ms: Option<u64>,
+    /// The recorded usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<Usage>,
+    /// The recorded usage, priced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_cost_usd: Option<f64>,
+    /// The simulated usage.
+    pub simulated: Usage,
+    /// The simulated usage, priced.
+    pub cost_usd: f64,
+    /// Why the simulated call read less than the call before had cached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<CacheCause>,
+    /// The same, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause_text: Option<String>,
+    /// Tool results the policy compacted or cleared at this call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub newly_compacted: Vec<String>,
+    /// Tool results it restored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restored: Vec<String>,
+    /// Whether the simulation's cache read or prompt size is off the
+    /// record's by more than [`WITHIN_PCT`] of the recorded prompt.
+    pub diverges: bool,
+}
+
+impl ExplainedCall {
+    /// Whether `sim` is off `rec` by more than [`WITHIN_PCT`] of the
+    /// recorded prompt, in what it read or in the prompt's size.
+    pub fn diverges(sim: &Usage, rec: &Usage) -> bool {
+        let limit = rec.total_input() as f64 * WITHIN_PCT / 100.0;
+        let off = |a: u64, b: u64| a.abs_diff(b) as f64 > limit;
+        off(sim.cache_read_input_tokens, rec.cache_read_input_tokens)
+            || off(sim.total_input(), rec.total_input())
+    }
+}
+
+/// One trace explained call by call under one config.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    /// The trace.
+    pub trace: String,
+    /// The config replayed.
+    pub config: String,
+    /// The first call whose simulation diverges from its record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_divergence: Option<usize>,
+    /// Calls whose simulation diverges.
+    pub diverging_calls: usize,
+    /// Per call.
+    pub calls: Vec<ExplainedCall>,
+}
+
+impl Explanation {
+    /// The explanation of `result`, a replay of `trace`.
+    pub fn of(trace: &Trace, result: &ReplayResult) -> Self {
+        let none = CompactedIds::default();
+        let calls: Vec<ExplainedCall> = result
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let start_ms = trace.calls.get(i).and_then(|t| t.start_ms);
+                let before = i.checked_sub(1);
+                let gap_ms = before
+                    .and_then(|p| trace.calls.get(p))
+                    .and_then(|p| p.start_ms)
+                    .zip(start_ms)
+                    .map(|(a, b)| b.saturating_sub(a));
+                let was = before.map_or(&none, |p| &result.calls[p].compacted);
+                let (new, restored) = c.compacted.changes_since(was);
+                ExplainedCall {
+                    index: c.index,
+                    start_ms,
+                    gap_ms,
+                    recorded: c.recorded,
+                    recorded_cost_usd: c.recorded_cost_usd,
+                    simulated: c.usage,
+                    cost_usd: c.cost_usd,
+                    cause: c.cache_cause,
+                    cause_text: c.cache_cause.map(|k| k.text()),
+                    newly_compacted: new.into_iter().map(str::to_owned).collect(),
+                    restored: restored.into_iter().map(str::to_owned).collect(),
+                    diverges: c
+                        .recorded
+                        .is_some_and(|r| ExplainedCall::diverges(&c.usage, &r)),
+                }
+            })
+            .collect();
+        Explanation {
+            trace: result.trace.clone(),
+            config: result.config.to_string(),
+            first_divergence: calls.iter().find(|c| c.diverges).map(|c| c.index),
+            diverging_calls: calls.iter().filter(|c| c.diverges).count(),
+            calls,
+        }
+    }
+}
+
+/// The traces of `session` (its name, or the start of it: a session's id
+/// also names its continuations and subagents), explained.
+pub fn explain(
+    traces: &[&Trace],
+    outputs: &[ReplayOutput],
+    session: &str,
+) -> Result<Vec<Explanation>, AppError> {
+    let picked: Vec<Explanation> = traces
+        .iter()
+        .zip(outputs)
+        .filter(|(t, _)| t.name.starts_with(session))
+        .map(|(t, o)| Explanation::of(t, &o.result))
+        .collect();
+    if picked.is_empty() {
+        let mut names: Vec<&str> = traces.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        let shown: Vec<&str> = names.iter().take(3).copied().collect();
+        return Err(AppError::Usage(format!(
+            "--explain {session}: no trace's name starts with it among the {} read (e.g. {}{})",
+            traces.len(),
+            shown.join(", "),
+            if names.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(picked)
 }
 
 #[cfg(test)]

@@ -335,6 +335,12 @@ pub(super) struct FidelityArgs {
     pub(super) inputs: InputArgs,
     #[command(flatten)]
     pub(super) cost: CostArgs,
+    /// List each call of one session: what the record shows, what the simulation did, and why each simulated write or miss happened. SESSION is a trace's name or its start (a session id also picks its continuations and subagents).
+    #[arg(long, value_name = "SESSION")]
+    pub(super) explain: Option<String>,
+    /// With --explain: replay every trace under this config instead of its status quo, to see what the policy changes, e.g. ledger:t=8000,k=2+claude-code:ttl=recorded.
+    #[arg(long, requires = "explain")]
+    pub(super) config: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub(super) format: Format,

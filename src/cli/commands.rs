@@ -74,6 +74,15 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         Command::Fidelity(a) => {
             let plan = a.plan()?;
             let outputs = with_progress(|bar| app::replay(&plan, bar))?;
+            if let Some(session) = &a.explain {
+                let traces: Vec<_> = plan.runs.iter().map(|r| &r.trace).collect();
+                let explained = app::fidelity::explain(&traces, &outputs, session)?;
+                print_view(
+                    &crate::report::explain_view::ExplainView(&explained),
+                    a.format,
+                );
+                return Ok(Outcome::Success);
+            }
             let report = app::fidelity::FidelityReport::of(&outputs);
             if report.sessions.is_empty() {
                 return Err(AppError::Usage(

@@ -154,9 +154,16 @@ impl FidelityArgs {
     pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
         let cost = self.cost.plan()?;
         let traces = load_all(&self.traces, &self.inputs.options())?;
+        let asked: Option<Config> = self.config.as_deref().map(str::parse).transpose()?;
         let mut runs = Vec::with_capacity(traces.len());
         for trace in traces {
-            let config = Config::status_quo(&trace)?;
+            let config = match &asked {
+                Some(c) => {
+                    crate::replay::check_config(&trace, c)?;
+                    c.clone()
+                }
+                None => Config::status_quo(&trace)?,
+            };
             runs.push(TraceRun {
                 trace,
                 config,

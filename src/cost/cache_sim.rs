@@ -380,6 +380,25 @@ impl Breakpoints {
     }
 }
 
+/// A prefix's entry in the cache at a moment ([`CacheSim::entry_state`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryState {
+    /// Never written, or dropped (the record showed it cold).
+    Absent,
+    /// Written or last read with `ttl`, and past it since `expired_ms`.
+    Expired {
+        /// The TTL it was held with.
+        ttl: Ttl,
+        /// When it expired (ms since the epoch).
+        expired_ms: u64,
+    },
+    /// Still held.
+    Readable {
+        /// The TTL it is held with.
+        ttl: Ttl,
+    },
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     writer_ms: u64,
@@ -459,6 +478,19 @@ impl CacheSim {
                     },
                 );
             }
+        }
+    }
+
+    /// What the cache holds for the prefix `key` at `now_ms`, before a
+    /// request: why a prefix written earlier was or was not read.
+    pub fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {
+        match self.entries.get(&key) {
+            None => EntryState::Absent,
+            Some(e) if e.expires_ms > now_ms => EntryState::Readable { ttl: e.ttl },
+            Some(e) => EntryState::Expired {
+                ttl: e.ttl,
+                expired_ms: e.expires_ms,
+            },
         }
     }
 

@@ -128,6 +128,20 @@ impl CompactionRun {
         self
     }
 
+    /// Adds to a `recorded` run the clears the record implies without
+    /// naming them (`(history length from which on, tool_use id)`); other
+    /// runs are left as they are.
+    pub fn with_inferred_clears(mut self, inferred: &[(usize, Arc<str>)]) -> Self {
+        if let CompactionRun::Recorded { clears, .. } = &mut self
+            && !inferred.is_empty()
+        {
+            clears.extend(inferred.iter().cloned());
+            // Stable: clears of one call keep their order.
+            clears.sort_by_key(|(from, _)| *from);
+        }
+        self
+    }
+
     /// How many of `clears` are in force for a history of `len` messages.
     fn clears_in_force(clears: &[(usize, Arc<str>)], len: usize) -> usize {
         clears.partition_point(|(from, _)| *from <= len)

@@ -5,6 +5,7 @@
 //! Calls without a start time are treated as back-to-back (each starts right
 //! after the previous one), which favours caching; results say so.
 
+pub mod explain;
 mod prepare;
 pub mod recall_risk;
 pub mod stability;
@@ -21,7 +22,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::cost::cache_sim::{
-    Breakpoint, CacheSim, PrefixBlock, PrefixIndex, PrefixKind, SimError,
+    Breakpoint, CacheSim, EntryState, PrefixBlock, PrefixIndex, PrefixKind, SimError,
 };
 use crate::cost::pricing::{ModelPrice, Pricing, PricingError, ToolChoice, Usage};
 use crate::cost::tokens::{FastBuild, TokenMemo};
@@ -269,6 +270,9 @@ pub struct CallResult {
     /// would refuse it, so its figures describe no real bill.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub over_window: bool,
+    /// Why the call read less than the call before had cached, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_cause: Option<explain::CacheCause>,
 }
 
 /// Sums over calls.
@@ -579,6 +583,11 @@ struct GroupRun<'a, 't> {
     request: Request<'t>,
     /// One config's breakpoints at the current call (a buffer reused).
     breakpoints: Vec<Breakpoint>,
+    /// Per config: what the previous call cached, to tell why a call
+    /// missed.
+    before: Vec<Option<explain::Before>>,
+    /// Results compacted at the previous call.
+    compacted_before: usize,
 }
 
 /// The flattened request of the latest call and what it was built from.
@@ -651,7 +660,8 @@ impl<'a, 't> GroupRun<'a, 't> {
                 prepared.ledger.clone(),
                 prepared.stubs.clone(),
             )
-            .with_record(&prepared.trace.calls),
+            .with_record(&prepared.trace.calls)
+            .with_inferred_clears(&prepared.inferred_clears),
             tokens: RunTokens {
                 prepared,
                 memo,
@@ -671,6 +681,8 @@ impl<'a, 't> GroupRun<'a, 't> {
             last_keys: configs.iter().map(|_| Vec::new()).collect(),
             request: Request::default(),
             breakpoints: Vec::new(),
+            before: vec![None; configs.len()],
+            compacted_before: 0,
         })
     }
 
@@ -857,16 +869,27 @@ impl<'a, 't> GroupRun<'a, 't> {
             + req.chars_through.last().copied().unwrap_or(0);
         // Tokens of the leading blocks sent as in the previous call: every
         // block before `from_block`, then those rebuilt the same.
+        let same_tail = req.blocks[from_block..]
+            .iter()
+            .zip(&req.old_tail)
+            .take_while(|(a, b)| a.key == b.key)
+            .count();
         let stable_prefix_tokens: u64 = from_block
             .checked_sub(1)
             .and_then(|b| req.index.tokens_through(b))
             .unwrap_or(0)
-            + req.blocks[from_block..]
+            + req.blocks[from_block..from_block + same_tail]
                 .iter()
-                .zip(&req.old_tail)
-                .take_while(|(a, b)| a.key == b.key)
-                .map(|(a, _)| a.tokens)
+                .map(|a| a.tokens)
                 .sum::<u64>();
+        let same_blocks = from_block + same_tail;
+        let layout = explain::Layout {
+            system_start: req.system_start,
+            header_len: req.header_len,
+            hidden: shared
+                .as_ref()
+                .map_or(0..0, |(parts, _)| parts.start..parts.end + 1),
+        };
         let blocks = &req.blocks[..];
         let index = &req.index;
         let system_start = req.system_start;
@@ -881,6 +904,13 @@ impl<'a, 't> GroupRun<'a, 't> {
         // Filled in after the loop, shared by every call and config.
         let new = self.log.push(&req.state.compacted);
         self.ever_compacted.extend(new.iter().cloned());
+        let compaction_changed =
+            !new.is_empty() || req.state.compacted.len() < self.compacted_before;
+        self.compacted_before = req.state.compacted.len();
+        let microcompaction = matches!(config.compaction, Compaction::Recorded);
+        let prompt_tokens = index
+            .tokens_through(blocks.len().wrapping_sub(1))
+            .unwrap_or(0);
         let carried = shared
             .as_ref()
             .is_some_and(|(_, s)| *s == SharedState::Carried);
@@ -910,11 +940,12 @@ impl<'a, 't> GroupRun<'a, 't> {
             _ => Arc::from(price.id.as_str()),
         };
         let breakpoints = &mut self.breakpoints;
-        for (((c, sim), calls), last) in configs
+        for ((((c, sim), calls), last), before) in configs
             .iter()
             .zip(sims.iter_mut())
             .zip(self.all_calls.iter_mut())
             .zip(self.last_keys.iter_mut())
+            .zip(self.before.iter_mut())
         {
             // The record shows the entries alive at the TTL they were
             // written with: a config asking for as long keeps them, one
@@ -955,6 +986,12 @@ impl<'a, 't> GroupRun<'a, 't> {
                     marker_index(m, tools.len(), system_start, message_start, view)
                 }),
             );
+            let now_ms = call.start_ms.unwrap_or(0);
+            let entry = before
+                .and_then(|b| b.cached)
+                .filter(|&p| p < same_blocks)
+                .and_then(|p| index.key_at(p))
+                .map_or(EntryState::Absent, |key| sim.entry_state(key, now_ms));
             let outcome = sim
                 .simulate_indexed(
                     &crate::cost::cache_sim::SimRequest {
@@ -981,6 +1018,31 @@ impl<'a, 't> GroupRun<'a, 't> {
                         .filter_map(|b| index.key_at(b)),
                 );
             }
+            let cache_cause = explain::classify(&explain::Facts {
+                before: *before,
+                blocks,
+                same_blocks,
+                layout: &layout,
+                model,
+                minimum: price.min_cacheable_tokens,
+                tokens: prompt_tokens,
+                breakpoints: breakpoints.len(),
+                hit: outcome.hit,
+                wrote: !outcome.written.is_empty(),
+                entry,
+                now_ms,
+                compaction_changed,
+                microcompaction,
+            });
+            *before = Some(explain::Before {
+                cached: outcome
+                    .hit
+                    .into_iter()
+                    .chain(outcome.written.iter().map(|(b, _)| *b))
+                    .max(),
+                start_ms: call.start_ms,
+                model,
+            });
             calls.push(CallResult {
                 index: ci + 1,
                 messages: history.len(),
@@ -993,6 +1055,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                 model: model_id.clone(),
                 stable_prefix_tokens,
                 over_window: outcome.usage.total_input() > price.window_tokens(),
+                cache_cause,
             });
         }
         Ok(())

@@ -198,6 +198,11 @@ pub struct PreparedTrace<'t> {
     /// Per call, the TTL its record resolves to, for a cache policy whose
     /// TTL is the recorded one ([`crate::policy::recorded_ttls`]).
     pub recorded_ttls: Vec<crate::engine::wire::Ttl>,
+    /// Tool results the record shows cleared without saying which, as
+    /// `(history length from which on, tool_use id)` in call order (see
+    /// [`PreparedTrace::infer_clears`]); replayed by the `recorded`
+    /// compaction beside the clears the transcript wrote.
+    pub inferred_clears: Vec<(usize, Arc<str>)>,
     /// The ledger every replay of this trace records into: handles are a
     /// pure function of the result, so they are derived once per trace.
     pub ledger: std::sync::Arc<crate::engine::ledger::InMemoryLedger>,
@@ -304,11 +309,13 @@ impl<'t> PreparedTrace<'t> {
             made_counts: Default::default(),
             hidden_cache: None,
             recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
+            inferred_clears: Vec::new(),
         };
         if calibrate_auto {
             prepared.calibration.content = prepared.fit_calibration(&price.framing);
             prepared.calibration.prefix_factor = prepared.fit_prefix(price);
             prepared.apportion_growth(&price.framing);
+            prepared.inferred_clears = prepared.infer_clears(memo, &price.framing);
             prepared.hidden_cache = prepared.read_hidden_cache(price);
         }
         let (mut tokens, mut blocks) = (0u64, 0u64);
@@ -415,6 +422,88 @@ impl PreparedTrace<'_> {
                 }
             }
         }
+    }
+
+    /// The tool results a client cleared without writing which. A
+    /// conversation's prompt only grows: when a call's recorded prompt is
+    /// smaller than the call before's although its history grew, the
+    /// client removed content (Claude Code clears old tool results, in
+    /// place, when its cache has gone cold, and writes a
+    /// `microcompact_boundary` line only sometimes). What it removed is the
+    /// call before's prompt plus what this call appended, less this call's
+    /// prompt; the oldest tool results not yet cleared (those the
+    /// transcript says were cleared count as cleared) are taken as the
+    /// cleared ones, as many as bring the prompt closest to the record,
+    /// each left as Claude Code's placeholder. A shrink that no number of
+    /// results matches better than none clears nothing.
+    fn infer_clears(&self, memo: &TokenMemo, framing: &Framing) -> Vec<(usize, Arc<str>)> {
+        let trace = self.trace;
+        let calls = &trace.calls;
+        let cal = self.calibration;
+        let mut cleared: std::collections::HashSet<&str> = Default::default();
+        let mut out: Vec<(usize, Arc<str>)> = Vec::new();
+        let tokens = |m: &[BlockCount]| {
+            m.iter()
+                .map(|c| c.tokens(&cal, framing.per_block))
+                .sum::<u64>()
+                + framing.per_message
+        };
+        for w in calls.windows(2) {
+            let [a, b] = w else { continue };
+            cleared.extend(a.cleared.iter().map(String::as_str));
+            cleared.extend(b.cleared.iter().map(String::as_str));
+            let (Some(ra), Some(rb)) = (
+                a.usage.and_then(|u| u.total_input()),
+                b.usage.and_then(|u| u.total_input()),
+            ) else {
+                continue;
+            };
+            // A call the transcript says what was cleared at is explained.
+            if a.prompt != b.prompt
+                || b.messages <= a.messages
+                || b.messages > self.messages.len()
+                || rb >= ra
+                || !b.cleared.is_empty()
+            {
+                continue;
+            }
+            let appended: u64 = self.messages[a.messages..b.messages]
+                .iter()
+                .map(|m| tokens(m))
+                .sum();
+            let removed = (ra + appended).saturating_sub(rb);
+            // Oldest first, each result's saving as the placeholder.
+            let mut taken: Vec<&Arc<str>> = Vec::new();
+            let mut saved = 0u64;
+            'scan: for (m, counts) in trace.messages[..a.messages].iter().zip(&self.messages) {
+                for (block, count) in m.blocks().iter().zip(counts) {
+                    let BlockKind::ToolResult { tool_use_id, .. } = block.kind() else {
+                        continue;
+                    };
+                    if cleared.contains(&**tool_use_id) {
+                        continue;
+                    }
+                    let Some(stub) =
+                        block.with_tool_result_text(crate::policy::CLAUDE_CODE_CLEARED_PLACEHOLDER)
+                    else {
+                        continue;
+                    };
+                    let before = count.tokens(&cal, framing.per_block);
+                    let after = count_block(memo, &stub).tokens(&cal, framing.per_block);
+                    let next = saved + before.saturating_sub(after);
+                    if next.abs_diff(removed) >= saved.abs_diff(removed) {
+                        break 'scan;
+                    }
+                    saved = next;
+                    taken.push(tool_use_id);
+                }
+            }
+            for id in taken {
+                cleared.insert(id);
+                out.push((b.messages, id.clone()));
+            }
+        }
+        out
     }
 
     /// Splits the hidden prefix where the record shows other sessions'

@@ -320,6 +320,7 @@ mod tests {
             model: "".into(),
             stable_prefix_tokens: 0,
             over_window: false,
+            cache_cause: None,
         }
     }
 

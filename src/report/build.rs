@@ -897,6 +897,8 @@ struct JsonCall<'a> {
     stable_prefix_tokens: u64,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     over_window: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_cause: Option<crate::replay::explain::CacheCause>,
 }
 
 impl Serialize for JsonCalls<'_> {
@@ -918,6 +920,7 @@ impl Serialize for JsonCalls<'_> {
                 recorded_cost_usd: c.recorded_cost_usd,
                 stable_prefix_tokens: c.stable_prefix_tokens,
                 over_window: c.over_window,
+                cache_cause: c.cache_cause,
             }
         }))
     }
@@ -1634,7 +1637,7 @@ fn trace_section(
     figures(s, charts, root, chart_files);
     s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");
     sweep_table(s, sw);
-    s.push_str("<h3>Per call: status quo and recommended</h3>\n");
+    s.push_str("<h3>Per call: status quo and recommended</h3>\n<p class=\"small\">The last column says why a call read less than the call before it had cached. <code>tracecost fidelity PATH --explain NAME</code> sets each call beside what its record shows.</p>\n");
     calls_table(s, "status quo", h.base);
     if sw.recommended != sw.baseline {
         calls_table(s, "recommended", h.rec);
@@ -1706,7 +1709,7 @@ fn sweep_table(s: &mut String, sw: &TraceSweep) {
 fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
     let _ = write!(
         s,
-        "<details{}><summary>{label}: <code>{}</code> — {} calls, {}</summary>\n<table>\n<tr><th>call</th><th>msgs</th><th>chars</th><th>uncached</th><th>write 5m</th><th>write 1h</th><th>read</th><th>output</th><th>cost</th><th>recorded input</th><th class=\"l\">compacted</th></tr>\n",
+        "<details{}><summary>{label}: <code>{}</code> — {} calls, {}</summary>\n<table>\n<tr><th>call</th><th>msgs</th><th>chars</th><th>uncached</th><th>write 5m</th><th>write 1h</th><th>read</th><th>output</th><th>cost</th><th>recorded input</th><th class=\"l\">compacted</th><th class=\"l\">why it wrote or missed</th></tr>\n",
         if r.result.calls.len() <= 30 {
             " open"
         } else {
@@ -1719,7 +1722,7 @@ fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
     for c in &r.result.calls {
         let _ = writeln!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             c.index,
             c.messages,
             thousands(c.chars),
@@ -1735,7 +1738,8 @@ fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
             html_escape(&match c.compacted.len() {
                 0 => String::new(),
                 n => format!("{n} result(s)"),
-            })
+            }),
+            html_escape(&c.cache_cause.map(|k| k.text()).unwrap_or_default())
         );
     }
     s.push_str("</table>\n</details>\n");

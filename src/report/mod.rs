@@ -4,6 +4,7 @@
 pub mod build;
 pub mod check;
 pub mod charts;
+pub mod explain_view;
 pub mod export;
 pub mod fidelity_view;
 pub mod fmt;
