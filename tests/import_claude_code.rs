@@ -82,7 +82,9 @@ fn imports_every_session_and_subagent_in_order() {
     let u = &out.report.unmapped;
     let has = |s: &str| u.iter().any(|l| l.starts_with(s));
     assert!(has("4 × toolUseResult side copies"), "{u:?}");
-    assert!(has("1 × sidechain lines in a main session file"), "{u:?}");
+    // The inline sidechain line is a lone answer: its request is not in
+    // the file, so it is no call.
+    assert!(!u.iter().any(|l| l.contains("sidechain")), "{u:?}");
     assert!(has("2 × synthetic or API-error assistant lines"), "{u:?}");
     assert!(
         has("1 × tool_result blocks whose tool_use is not earlier"),
@@ -395,4 +397,58 @@ fn records_joined_on_one_line_are_each_read() {
             out.report.unmapped
         );
     }
+}
+
+/// Claude Code 1.0.x wrote its Task subagents' turns into the session's
+/// own file as `isSidechain` lines, two subagents interleaved: each is
+/// followed by `parentUuid` into a trace of its own, of the session, and
+/// every recorded call is imported once (the tokens `usage` counts).
+#[test]
+fn inline_sidechains_become_traces_of_their_session() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-sidechain");
+    let out = import(std::slice::from_ref(&root), &ImportOptions::default()).unwrap();
+    const SESSION: &str = "77777777-7777-4777-8777-777777777777";
+    let names: Vec<&str> = out.traces.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            SESSION.to_owned(),
+            format!("{SESSION}.sidechain-1"),
+            format!("{SESSION}.sidechain-2"),
+        ]
+    );
+    let main = &out.traces[0];
+    assert_eq!(main.session, None);
+    use Role::{Assistant as A, User as U};
+    let roles = |t: &Trace| t.messages.iter().map(|m| m.role()).collect::<Vec<_>>();
+    assert_eq!(roles(main), [U, A, U, A]);
+    for (t, needle) in out.traces[1..]
+        .iter()
+        .zip(["services/api", "services/worker"])
+    {
+        assert_eq!(t.session.as_deref(), Some(SESSION));
+        assert_eq!(roles(t), [U, A, U, A], "{}", t.name);
+        assert_eq!(t.calls.len(), 2, "{}", t.name);
+        assert!(t.messages[0].to_json().contains(needle), "{}", t.name);
+        assert!(t.description.contains("subagent"), "{}", t.description);
+        roundtrip(t);
+    }
+    // Every usage row the scan counts is one call's, once.
+    let scan = scan_usage(std::slice::from_ref(&root)).unwrap();
+    let scanned: u64 = scan
+        .sessions
+        .iter()
+        .map(|s| {
+            let t: TokenSums = s.totals();
+            t.cache_creation_5m + t.cache_creation_1h
+        })
+        .sum();
+    let imported: u64 = out
+        .traces
+        .iter()
+        .flat_map(|t| &t.calls)
+        .filter_map(|c| c.usage?.cache_creation_input_tokens)
+        .sum();
+    assert_eq!(imported, scanned);
+    assert_eq!(out.traces.iter().map(|t| t.calls.len()).sum::<usize>(), 6);
 }

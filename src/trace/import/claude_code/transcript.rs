@@ -21,9 +21,14 @@
 //! - A tool_result whose tool_use is not earlier in the file (resumed or
 //!   sidechain sessions), a second result for one tool_use and a reused
 //!   tool_use id are dropped and counted, so the trace always validates.
-//! - `isSidechain` lines in a main session file belong to a subagent's
-//!   conversation and are skipped; in a subagent file every line is a
-//!   sidechain line and they form the trace.
+//! - `isSidechain` lines in a main session file (Claude Code 1.0.x wrote
+//!   its Task subagents' turns there) belong to a subagent's conversation:
+//!   they are followed by `parentUuid` into one conversation per subagent
+//!   (a line whose parent is not a sidechain line starts one; parallel
+//!   subagents interleave), and each becomes its own trace, named
+//!   `<session>.sidechain-N` in the order they start, as if it had its own
+//!   file. In a subagent file every line is a sidechain line and they form
+//!   the trace.
 //! - Assistant lines with `isApiErrorMessage` or model `<synthetic>` are
 //!   written by Claude Code, not by the model, and are not sent back: they
 //!   are neither calls nor history.
@@ -193,6 +198,10 @@ struct LineDoc<'a> {
     subtype: Option<Cow<'a, str>>,
     #[serde(rename = "isSidechain", default)]
     is_sidechain: Flag,
+    #[serde(default, borrow)]
+    uuid: Option<&'a RawValue>,
+    #[serde(rename = "parentUuid", default, borrow)]
+    parent_uuid: Option<&'a RawValue>,
     #[serde(rename = "isApiErrorMessage", default)]
     is_api_error: Flag,
     #[serde(default, borrow)]
@@ -277,13 +286,15 @@ enum Skip {
     /// Two or more records with no newline between them: their byte
     /// ranges in the line.
     Joined(Vec<std::ops::Range<usize>>),
+    /// A sidechain line of a main session file: the index of the inline
+    /// subagent conversation it belongs to.
+    Sidechain(usize),
 }
 
 /// Things the importer skipped or could not map, by kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Note {
     ToolUseResult,
-    Sidechain,
     Synthetic,
     BadShape,
     BadBlock,
@@ -301,14 +312,10 @@ enum Note {
     JoinedLine,
 }
 
-const NOTES: [(Note, &str); 17] = [
+const NOTES: [(Note, &str); 16] = [
     (
         Note::ToolUseResult,
         "toolUseResult side copies (not sent to the model; the tool_result block was used)",
-    ),
-    (
-        Note::Sidechain,
-        "sidechain lines in a main session file (a subagent's conversation, skipped)",
     ),
     (
         Note::Synthetic,
@@ -527,6 +534,11 @@ struct Builder {
     /// Lines at least this long are given back once parsed
     /// ([`LONG_LINE`]; tests choose others).
     long_line: usize,
+    /// The inline subagent conversations of a main session file, in the
+    /// order they start.
+    sidechains: Vec<Builder>,
+    /// The conversation of each sidechain line read, by `uuid`.
+    sidechain_of: HashMap<String, usize>,
 }
 
 impl Builder {
@@ -540,6 +552,8 @@ impl Builder {
             seg: Segment::default(),
             seen: HashMap::new(),
             session_id: None,
+            sidechains: Vec::new(),
+            sidechain_of: HashMap::new(),
         }
     }
 
@@ -547,6 +561,16 @@ impl Builder {
         let taken = match self.take(line.text()) {
             Ok(taken) => taken,
             Err(Skip::Counted) => return,
+            Err(Skip::Sidechain(i)) => {
+                let mut text = line.text().to_owned();
+                let end = text.len();
+                self.sidechains[i].line(&mut Line {
+                    buf: &mut text,
+                    start: 0,
+                    end,
+                });
+                return;
+            }
             Err(Skip::Joined(records)) => {
                 // Claude Code now and then writes a record without its
                 // newline, so two records share a line: each is a line.
@@ -637,8 +661,18 @@ impl Builder {
             }
         }
         if doc.is_sidechain.0 && !self.subagent {
-            self.tally.bump(Note::Sidechain);
-            return Err(Skip::Counted);
+            let parent = raw_str(doc.parent_uuid);
+            let i = match parent.and_then(|p| self.sidechain_of.get(&p).copied()) {
+                Some(i) => i,
+                None => {
+                    self.sidechains.push(Builder::new(true, self.long_line));
+                    self.sidechains.len() - 1
+                }
+            };
+            if let Some(uuid) = raw_str(doc.uuid) {
+                self.sidechain_of.insert(uuid, i);
+            }
+            return Err(Skip::Sidechain(i));
         }
         let ts = raw_str(doc.timestamp).and_then(|t| parse_rfc3339_ms(&t));
         let Some(msg) = doc
@@ -870,10 +904,64 @@ fn import_lines<R: BufRead>(
     let base = trace_name(info, b.session_id.as_deref());
     let session = parent_session(info, b.session_id.as_deref());
     let description = describe(info, b.session_id.as_deref());
-    let mut tally = b.tally;
-    let with_calls = b.done.iter().filter(|s| !s.calls.is_empty()).count();
+    let mut tally = std::mem::take(&mut b.tally);
+    let mut skipped = b.skipped_lines;
+    push_traces(
+        &mut out,
+        &mut tally,
+        b.done,
+        &base,
+        &description,
+        &session,
+        info,
+        opts,
+    );
+    for (k, mut side) in b.sidechains.into_iter().enumerate() {
+        side.split();
+        tally.merge(&side.tally);
+        skipped += side.skipped_lines;
+        let name = format!("{base}.sidechain-{}", k + 1);
+        let description = format!(
+            "Claude Code subagent {} of session {}, project {} (its turns written in the session's file)",
+            k + 1,
+            info.stem,
+            info.project
+        );
+        push_traces(
+            &mut out,
+            &mut tally,
+            side.done,
+            &name,
+            &description,
+            &session,
+            info,
+            opts,
+        );
+    }
+    if out.traces.is_empty() {
+        tally.bump(Note::NoCallFile);
+    }
+    out.tally = tally;
+    out.skipped_lines = skipped;
+    Ok(out)
+}
+
+/// Adds the traces of one conversation's segments (`base`, then
+/// `base.part2`, … after each compaction) to `out`.
+#[allow(clippy::too_many_arguments)]
+fn push_traces(
+    out: &mut FileOutcome,
+    tally: &mut Tally,
+    done: Vec<Segment>,
+    base: &str,
+    description: &str,
+    session: &str,
+    info: &FileInfo,
+    opts: &ImportOptions,
+) {
+    let with_calls = done.iter().filter(|s| !s.calls.is_empty()).count();
     let mut part = 0;
-    for seg in b.done {
+    for seg in done {
         if seg.calls.is_empty() {
             if with_calls > 0 && !seg.messages.is_empty() {
                 tally.bump(Note::NoCallSegment);
@@ -882,26 +970,20 @@ fn import_lines<R: BufRead>(
         }
         part += 1;
         let name = if part == 1 {
-            base.clone()
+            base.to_owned()
         } else {
             format!("{base}.part{part}")
         };
         let repeated: usize = seg.calls.iter().map(|c| c.rows.saturating_sub(1)).sum();
         tally.add(Note::RepeatedUsage, repeated);
-        let mut t = build_trace(seg, name, description.clone(), opts);
+        let mut t = build_trace(seg, name, description.to_owned(), opts);
         t.project = Some(info.project.clone());
         t.account = Some(info.account.clone());
         // Continuations and subagents count once, with the conversation
         // they belong to.
-        t.session = (t.name != session).then(|| session.clone());
+        t.session = (t.name != session).then(|| session.to_owned());
         out.traces.push(t);
     }
-    if out.traces.is_empty() {
-        tally.bump(Note::NoCallFile);
-    }
-    out.tally = tally;
-    out.skipped_lines = b.skipped_lines;
-    Ok(out)
 }
 
 fn trace_name(info: &FileInfo, session_id: Option<&str>) -> String {
