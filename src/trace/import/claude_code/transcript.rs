@@ -18,9 +18,13 @@
 //! - `isMeta` user lines (local-command caveats, skill and slash-command
 //!   prompts) are kept: Claude Code hides them from the user but sends them
 //!   to the model (a skill's prompt is what the model answers).
-//! - A tool_result whose tool_use is not earlier in the file (resumed or
-//!   sidechain sessions), a second result for one tool_use and a reused
-//!   tool_use id are dropped and counted, so the trace always validates.
+//! - A file that starts mid-conversation opens with tool_results whose
+//!   tool_use came before the file: they are sent as text (their content),
+//!   so the response to them is a call, and what came before is in the
+//!   hidden prefix (its size is the recorded usage's). Any other
+//!   tool_result whose tool_use is not earlier in the file, a second
+//!   result for one tool_use and a reused tool_use id are dropped and
+//!   counted, so the trace always validates.
 //! - `isSidechain` lines in a main session file (Claude Code 1.0.x wrote
 //!   its Task subagents' turns there) belong to a subagent's conversation:
 //!   they are followed by `parentUuid` into one conversation per subagent
@@ -299,6 +303,7 @@ enum Note {
     BadShape,
     BadBlock,
     OrphanResult,
+    SliceStart,
     DuplicateResult,
     DuplicateToolUse,
     NoRequest,
@@ -312,7 +317,7 @@ enum Note {
     JoinedLine,
 }
 
-const NOTES: [(Note, &str); 16] = [
+const NOTES: [(Note, &str); 17] = [
     (
         Note::ToolUseResult,
         "toolUseResult side copies (not sent to the model; the tool_result block was used)",
@@ -332,6 +337,10 @@ const NOTES: [(Note, &str); 16] = [
     (
         Note::OrphanResult,
         "tool_result blocks whose tool_use is not earlier in the file (dropped)",
+    ),
+    (
+        Note::SliceStart,
+        "tool_result blocks opening a file that starts mid-conversation (their call is before the file; sent as text, and the response to them replayed)",
     ),
     (
         Note::DuplicateResult,
@@ -749,6 +758,20 @@ impl Builder {
                     }
                     if let BlockKind::ToolResult { tool_use_id, .. } = b.kind() {
                         if !self.seg.tool_uses.contains(tool_use_id) {
+                            // A file that starts mid-conversation: its call
+                            // came before the file, and its result opens the
+                            // history. The result is sent as text (a
+                            // tool_result must answer a tool_use of the
+                            // trace), so the response to it is a call; what
+                            // came before it is in the hidden prefix, whose
+                            // size the recorded usage gives.
+                            if self.seg.messages.is_empty() && self.seg.open.is_none() {
+                                if let Some(text) = b.tool_result_payload() {
+                                    self.tally.bump(Note::SliceStart);
+                                    self.seg.pending.push(UserPart::Text(text.to_owned()));
+                                    continue;
+                                }
+                            }
                             self.tally.bump(Note::OrphanResult);
                             continue;
                         }
@@ -1390,6 +1413,46 @@ mod tests {
             t.status_quo.as_deref(),
             Some(CLAUDE_CODE_RECORDED_STATUS_QUO)
         );
+        validate(t);
+    }
+
+    /// A file that starts mid-conversation opens with a result whose call is
+    /// not in it: the result is sent as text and the response to it is a
+    /// call, with its recorded usage; a later orphan is still dropped.
+    #[test]
+    fn a_slice_starting_with_a_result_keeps_its_first_call() {
+        let lines = [
+            user(
+                "2025-01-01T00:00:01Z",
+                r#"[{"type":"tool_result","tool_use_id":"t0","content":[{"type":"text","text":"the explorer's findings"}]}]"#,
+            ),
+            asst(
+                "2025-01-01T00:00:03Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t1","name":"Read","input":{}}"#,
+                U,
+            ),
+            user(
+                "2025-01-01T00:00:04Z",
+                r#"[{"type":"tool_result","tool_use_id":"t1","content":"x"},{"type":"tool_result","tool_use_id":"t9","content":"y"}]"#,
+            ),
+            asst(
+                "2025-01-01T00:00:05Z",
+                "m2",
+                r#"{"type":"text","text":"b"}"#,
+                U,
+            ),
+        ];
+        let out = run(&lines.join("\n"));
+        let t = &out.traces[0];
+        assert_eq!(t.calls.len(), 2);
+        assert_eq!(t.calls[0].messages, 1);
+        assert!(t.calls[0].usage.is_some());
+        assert!(t.messages[0].to_json().contains("the explorer's findings"));
+        assert!(!t.messages[0].to_json().contains("tool_result"));
+        assert_eq!(out.tally.get(Note::SliceStart), 1);
+        assert_eq!(out.tally.get(Note::OrphanResult), 1);
+        assert_eq!(out.tally.get(Note::NoRequest), 0);
         validate(t);
     }
 
