@@ -483,7 +483,7 @@ const IMPORTS: &[(&str, &str, Place, &str)] = &[
         "claude-code",
         "import/claude-code/orphan-results-only.jsonl",
         File,
-        "tool_result blocks whose tool_use is not earlier in the file (dropped)",
+        "tool_result blocks opening a file that starts mid-conversation",
     ),
     (
         "claude-code",

@@ -57,6 +57,7 @@ fn imports_every_session_and_subagent_in_order() {
         names,
         [
             MAIN.to_owned(),
+            format!("{MAIN}.sidechain-1"),
             format!("{MAIN}.agent-a0000000000000001"),
             format!("{MAIN}.agent-b0000000000000002"),
             format!("{MAIN}.agent-5ca1ab1e"),
@@ -82,12 +83,14 @@ fn imports_every_session_and_subagent_in_order() {
     let u = &out.report.unmapped;
     let has = |s: &str| u.iter().any(|l| l.starts_with(s));
     assert!(has("4 × toolUseResult side copies"), "{u:?}");
-    // The inline sidechain line is a lone answer: its request is not in
-    // the file, so it is no call.
+    // The inline sidechain line is a lone answer whose request is not in
+    // the file: it follows a stand-in, as its own trace.
     assert!(!u.iter().any(|l| l.contains("sidechain")), "{u:?}");
+    assert!(has("1 × responses with no message before them"), "{u:?}");
+    assert!(has("1 × tool_result blocks opening a file"), "{u:?}");
     assert!(has("2 × synthetic or API-error assistant lines"), "{u:?}");
     assert!(
-        has("1 × tool_result blocks whose tool_use is not earlier"),
+        !has("1 × tool_result blocks whose tool_use is not earlier"),
         "{u:?}"
     );
     assert!(
@@ -110,8 +113,8 @@ fn main_session_rebuilds_the_api_history() {
         &ImportOptions::default(),
     )
     .unwrap();
-    assert_eq!(out.traces.len(), 1);
-    let t = &out.traces[0];
+    assert_eq!(out.traces.len(), 2, "the session and its inline sidechain");
+    let t = trace(&out.traces, MAIN);
     assert_eq!(t.model, SONNET, "the most common model is the default");
     assert_eq!(t.provider.as_str(), "anthropic");
 
@@ -219,10 +222,16 @@ fn subagents_and_resumed_sessions() {
     );
 
     // The resumed session starts with a result whose tool_use is in another
-    // file: dropped, so the trace is valid.
+    // file: sent as text, so the trace is valid and its first call kept.
     let res = trace(&out.traces, RESUMED);
     assert_eq!(res.messages.len(), 2);
-    assert!(matches!(res.messages[0].content(), Content::Text(s) if &**s == "Continue, please."));
+    let first = res.messages[0].to_json();
+    assert!(!first.contains("tool_result"), "{first}");
+    assert!(
+        first.contains("output of a call made before the resume"),
+        "{first}"
+    );
+    assert!(first.contains("Continue, please."), "{first}");
     assert_eq!(res.calls[0].messages, 1);
     assert_eq!(res.calls[0].start_ms, ms("2025-06-02T08:00:01.000Z"));
     roundtrip(res);

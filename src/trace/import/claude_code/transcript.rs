@@ -56,8 +56,10 @@
 //! response, after the request started), its `model` the response's
 //! `message.model` when it differs from the trace's default (the most
 //! common model). A response with no message before it in the file (its
-//! request was not recorded) keeps its message in the history but is not a
-//! call: a call must send at least one message.
+//! request was not recorded: a subagent's warm-up, a resumed file) follows
+//! a stand-in user message ([`UNRECORDED_REQUEST`]) and is a call: a call
+//! must send at least one message, and what its request held is in the
+//! hidden prefix, whose size the recorded usage gives.
 //!
 //! Usage is recorded once per response following ccusage's rule: rows share
 //! the key (`message.id`, `requestId`); on a collision the row with the
@@ -244,6 +246,9 @@ fn raw_str(raw: Option<&RawValue>) -> Option<String> {
     raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok())
 }
 
+/// The text standing for a request the transcript does not hold.
+pub const UNRECORDED_REQUEST: &str = "[the request of this response is not in the transcript]";
+
 /// A line at least this long is given back to the reader once its members
 /// are parsed, before its blocks are built (see `Builder::line`); a
 /// shorter one's buffer is kept for the next line.
@@ -340,7 +345,7 @@ const NOTES: [(Note, &str); 17] = [
     ),
     (
         Note::SliceStart,
-        "tool_result blocks opening a file that starts mid-conversation (their call is before the file; sent as text, and the response to them replayed)",
+        "tool_result blocks opening a file that starts mid-conversation (their call is before the file: sent as text, so the response to them is a call)",
     ),
     (
         Note::DuplicateResult,
@@ -352,7 +357,7 @@ const NOTES: [(Note, &str); 17] = [
     ),
     (
         Note::NoRequest,
-        "responses with no message before them in the file (kept in the history, not a call)",
+        "responses with no message before them in the file (replayed after a stand-in for their unrecorded request, sized by the recorded usage)",
     ),
     (
         Note::Replay,
@@ -815,7 +820,7 @@ impl Builder {
                 }
                 return;
             }
-            self.start_response(id.clone(), model.as_deref());
+            self.start_response(id.clone(), model.as_deref(), ts);
         }
         if let Some(open) = self.seg.open.as_mut() {
             for b in blocks {
@@ -840,17 +845,25 @@ impl Builder {
         self.seg.last_ts = ts.or(self.seg.last_ts);
     }
 
-    fn start_response(&mut self, id: Option<String>, model: Option<&str>) {
+    fn start_response(&mut self, id: Option<String>, model: Option<&str>, ts: Option<u64>) {
         self.seg.close_open();
         self.seg.commit_pending();
-        let n = self.seg.messages.len();
-        let call = if n == 0 {
+        if self.seg.messages.is_empty() {
+            // Its request is not in the file (a subagent's warm-up prompt,
+            // a resumed file): a stand-in user message takes its place, so
+            // the response is a call; what it sent is in the hidden prefix,
+            // sized by the recorded usage.
             self.tally.bump(Note::NoRequest);
-            None
-        } else {
+            self.seg.messages.push(Message::new(
+                Role::User,
+                vec![ContentBlock::text(UNRECORDED_REQUEST)],
+            ));
+        }
+        let n = self.seg.messages.len();
+        let call = {
             self.seg.calls.push(Draft {
                 messages: n,
-                start_ms: self.seg.last_ts,
+                start_ms: self.seg.last_ts.or(ts),
                 model: model.filter(|m| !m.is_empty()).map(str::to_owned),
                 usage: None,
                 rows: 0,
@@ -1456,8 +1469,10 @@ mod tests {
         validate(t);
     }
 
+    /// A response whose request is not in the file follows a stand-in for
+    /// it and is a call (a subagent's warm-up is billed like any call).
     #[test]
-    fn response_without_request_is_history_but_not_a_call() {
+    fn a_response_without_its_request_follows_a_stand_in() {
         let lines = [
             asst(
                 "2025-01-01T00:00:01Z",
@@ -1478,16 +1493,20 @@ mod tests {
         ];
         let out = run(&lines.join("\n"));
         let t = &out.traces[0];
-        assert_eq!(t.messages.len(), 3);
-        assert_eq!(t.calls.len(), 1);
-        assert_eq!(t.calls[0].messages, 2);
+        assert_eq!(t.messages.len(), 4);
+        assert!(t.messages[0].to_json().contains(UNRECORDED_REQUEST));
+        assert_eq!(t.calls.len(), 2);
+        assert_eq!(t.calls[0].messages, 1);
+        assert_eq!(t.calls[1].messages, 3);
+        assert!(t.calls[0].usage.is_some());
+        assert_eq!(t.calls[0].start_ms, Some(1_735_689_601_000));
         assert_eq!(out.tally.get(Note::NoRequest), 1);
         validate(t);
 
-        // Only an unanswered response: nothing to import.
+        // Only one response: still one call.
         let out = run(&lines[0]);
-        assert!(out.traces.is_empty());
-        assert_eq!(out.tally.get(Note::NoCallFile), 1);
+        assert_eq!(out.traces.len(), 1);
+        assert_eq!(out.traces[0].calls.len(), 1);
     }
 
     #[test]
