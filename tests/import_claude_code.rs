@@ -461,3 +461,76 @@ fn inline_sidechains_become_traces_of_their_session() {
     assert_eq!(imported, scanned);
     assert_eq!(out.traces.iter().map(|t| t.calls.len()).sum::<usize>(), 6);
 }
+
+/// A resumed session's file repeats the lines of the one it continues (the
+/// same `message.id` and `requestId`): each response is one call, in the
+/// first file by path order, as `usage` counts it once; a file holding
+/// only repeated responses adds no trace.
+#[test]
+fn a_response_in_two_files_is_one_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects/-home-dev-resumed-twice");
+    std::fs::create_dir_all(&project).unwrap();
+    let user = |sid: &str, uuid: &str, ts: &str, text: &str| {
+        format!(
+            r#"{{"parentUuid":null,"isSidechain":false,"userType":"external","sessionId":"{sid}","version":"1.0.85","type":"user","message":{{"role":"user","content":"{text}"}},"uuid":"{uuid}","timestamp":"{ts}"}}"#
+        )
+    };
+    let asst = |sid: &str, uuid: &str, ts: &str, id: &str, text: &str| {
+        format!(
+            r#"{{"parentUuid":null,"isSidechain":false,"userType":"external","sessionId":"{sid}","version":"1.0.85","type":"assistant","message":{{"id":"{id}","type":"message","role":"assistant","model":"claude-sonnet-4-20250514","content":[{{"type":"text","text":"{text}"}}],"usage":{{"input_tokens":4,"cache_creation_input_tokens":2000,"cache_read_input_tokens":0,"output_tokens":30}}}},"requestId":"req_{id}","uuid":"{uuid}","timestamp":"{ts}"}}"#
+        )
+    };
+    let first = [
+        user("a", "u1", "2025-06-01T10:00:00.000Z", "Plan the migration."),
+        asst("a", "u2", "2025-06-01T10:00:05.000Z", "msg_1", "Step one."),
+        user("a", "u3", "2025-06-01T10:01:00.000Z", "And then?"),
+        asst("a", "u4", "2025-06-01T10:01:05.000Z", "msg_2", "Step two."),
+    ];
+    // The resumed file repeats both responses, then goes on.
+    let mut resumed: Vec<String> = first
+        .iter()
+        .map(|l| l.replace(r#""sessionId":"a""#, r#""sessionId":"b""#))
+        .collect();
+    resumed.push(user("b", "u5", "2025-06-02T09:00:00.000Z", "Go on."));
+    resumed.push(asst(
+        "b",
+        "u6",
+        "2025-06-02T09:00:05.000Z",
+        "msg_3",
+        "Step three.",
+    ));
+    std::fs::write(project.join("aaaaaaaa.jsonl"), first.join("\n")).unwrap();
+    std::fs::write(project.join("bbbbbbbb.jsonl"), resumed.join("\n")).unwrap();
+    // A copy holding only repeated responses.
+    std::fs::write(project.join("cccccccc.jsonl"), first[..2].join("\n")).unwrap();
+    let root = dir.path().to_path_buf();
+    let out = import(std::slice::from_ref(&root), &ImportOptions::default()).unwrap();
+    let calls: Vec<(&str, usize)> = out
+        .traces
+        .iter()
+        .map(|t| (t.name.as_str(), t.calls.len()))
+        .collect();
+    assert_eq!(calls, [("aaaaaaaa", 2), ("bbbbbbbb", 1)]);
+    // The resumed trace keeps the whole history; its one call sends it.
+    let b = &out.traces[1];
+    assert_eq!(b.messages.len(), 6);
+    assert_eq!(b.calls[0].messages, 5);
+    let u = &out.report.unmapped;
+    let has = |s: &str| u.iter().any(|l| l.starts_with(s));
+    assert!(
+        has("3 × responses already imported from an earlier file"),
+        "{u:?}"
+    );
+    assert!(
+        has("1 × traces whose every response an earlier file holds"),
+        "{u:?}"
+    );
+    let scan = scan_usage(std::slice::from_ref(&root)).unwrap();
+    let scanned: u64 = scan
+        .sessions
+        .iter()
+        .map(|s| s.totals().cache_creation_5m)
+        .sum();
+    assert_eq!(scanned, 3 * 2000);
+}

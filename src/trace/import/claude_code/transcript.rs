@@ -40,7 +40,9 @@
 //!   bookkeeping lines are skipped and counted by type. A system line with
 //!   subtype `compact_boundary` ends the trace: after a compaction the API
 //!   sees a new history (the summary), so the rest of the file becomes a new
-//!   trace named `<name>.part2`, `.part3`, ….
+//!   trace named `<name>.part2`, `.part3`, …. Claude Code 1.0.x wrote no
+//!   such line: there the summary's own user line (`isCompactSummary`)
+//!   ends the trace before it.
 //! - Lines that are not valid JSON are skipped and counted (the file may be
 //!   being written), as ccusage does. Empty files are skipped. Nothing in a
 //!   file can make the importer panic or fail; only I/O errors do.
@@ -98,6 +100,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
+use super::usage::{ResponseIndex, ResponseKey};
 use super::{
     FileInfo, Flag, Line, SYNTHETIC_MODEL, UsageDoc, discover_readable, file_info, for_each_line,
     usage_total,
@@ -146,6 +149,7 @@ pub(crate) fn import_each<E: From<ImportError>>(
         crate::progress::Unit::Bytes,
     );
     let mut tally = Tally::default();
+    let mut responses = Responses::default();
     let window = rayon::current_num_threads().max(1);
     for chunk in files.chunks(window) {
         let outcomes: Vec<Result<Option<FileOutcome>, ImportError>> = chunk
@@ -185,14 +189,60 @@ pub(crate) fn import_each<E: From<ImportError>>(
                 report.skipped_files += 1;
             }
             tally.merge(&o.tally);
-            for t in o.traces {
-                emit(t)?;
+            for (t, keys) in o.traces.into_iter().zip(o.keys) {
+                if let Some(t) = once_per_response(t, &keys, &mut responses, &mut tally) {
+                    emit(t)?;
+                }
             }
         }
     }
     report.joined_lines = tally.get(Note::JoinedLine);
     report.unmapped = tally.lines();
     Ok(report)
+}
+
+/// The responses imported so far, over all files in path order.
+#[derive(Default)]
+struct Responses {
+    index: ResponseIndex,
+    slots: usize,
+}
+
+/// `t` with every call whose response an earlier trace already holds made
+/// history only, as `usage` counts it once ([`ResponseKey`]'s rule; the
+/// first in path order is the call): a resumed or copied session repeats
+/// the lines of the one it continues. Results cleared before such a call
+/// stay cleared from the next one. `None` when no call is left.
+fn once_per_response(
+    mut t: Trace,
+    keys: &[Option<ResponseKey>],
+    seen: &mut Responses,
+    tally: &mut Tally,
+) -> Option<Trace> {
+    let mut carried: Vec<String> = Vec::new();
+    let mut calls = Vec::with_capacity(t.calls.len());
+    for (mut call, key) in std::mem::take(&mut t.calls).into_iter().zip(keys) {
+        if let Some(key) = key {
+            if seen.index.find(key).is_some() {
+                tally.bump(Note::Imported);
+                carried.append(&mut call.cleared);
+                continue;
+            }
+            seen.index.set(seen.slots, key.clone());
+            seen.slots += 1;
+        }
+        if !carried.is_empty() {
+            carried.append(&mut call.cleared);
+            call.cleared = std::mem::take(&mut carried);
+        }
+        calls.push(call);
+    }
+    if calls.is_empty() {
+        tally.bump(Note::ImportedTrace);
+        return None;
+    }
+    t.calls = calls;
+    Some(t)
 }
 
 /// One transcript line, with only the members the importer reads.
@@ -210,6 +260,10 @@ struct LineDoc<'a> {
     parent_uuid: Option<&'a RawValue>,
     #[serde(rename = "isApiErrorMessage", default)]
     is_api_error: Flag,
+    #[serde(rename = "isCompactSummary", default)]
+    is_compact_summary: Flag,
+    #[serde(rename = "requestId", default, borrow)]
+    request_id: Option<&'a RawValue>,
     #[serde(default, borrow)]
     timestamp: Option<&'a RawValue>,
     #[serde(rename = "sessionId", default, borrow)]
@@ -267,6 +321,10 @@ struct Taken {
 /// An assistant line's response members.
 struct Response {
     id: Option<String>,
+    /// Its `requestId`, and whether it is a sidechain line: with `id`, the
+    /// response's identity across files ([`ResponseKey`]).
+    request_id: Option<String>,
+    sidechain: bool,
     model: Option<String>,
     /// The usage row: `None` without `usage`, `Some(None)` when unbilled.
     row: Option<Option<RecordedUsage>>,
@@ -319,10 +377,12 @@ enum Note {
     Microcompact,
     NoCallSegment,
     NoCallFile,
+    Imported,
+    ImportedTrace,
     JoinedLine,
 }
 
-const NOTES: [(Note, &str); 17] = [
+const NOTES: [(Note, &str); 19] = [
     (
         Note::ToolUseResult,
         "toolUseResult side copies (not sent to the model; the tool_result block was used)",
@@ -388,6 +448,14 @@ const NOTES: [(Note, &str); 17] = [
         "files with no call to import (only bookkeeping lines, or no recorded request)",
     ),
     (
+        Note::Imported,
+        "responses already imported from an earlier file (a resumed or copied session repeats them: history, not a call again)",
+    ),
+    (
+        Note::ImportedTrace,
+        "traces whose every response an earlier file holds (skipped)",
+    ),
+    (
         Note::JoinedLine,
         "lines holding two or more records with no newline between them (each record read)",
     ),
@@ -450,6 +518,8 @@ impl Tally {
 #[derive(Debug, Default)]
 struct FileOutcome {
     traces: Vec<Trace>,
+    /// Per trace, per call: its response's identity.
+    keys: Vec<Vec<Option<ResponseKey>>>,
     tally: Tally,
     skipped_lines: usize,
     empty: bool,
@@ -478,6 +548,8 @@ struct Draft {
     rows: usize,
     /// Results cleared in place just before this call.
     cleared: Vec<String>,
+    /// The response's identity across files.
+    key: Option<ResponseKey>,
 }
 
 /// One history: the whole file, or the part between compaction boundaries.
@@ -701,6 +773,16 @@ impl Builder {
             return Err(Skip::Counted);
         };
         let response = if kind == "user" {
+            // A compaction's summary opens a new history; a boundary line
+            // just before it has split already.
+            if doc.is_compact_summary.0
+                && (!self.seg.messages.is_empty()
+                    || self.seg.open.is_some()
+                    || !self.seg.pending.is_empty())
+            {
+                self.tally.bump(Note::CompactBoundary);
+                self.split();
+            }
             if doc.tool_use_result.is_some() {
                 self.tally.bump(Note::ToolUseResult);
             }
@@ -717,6 +799,8 @@ impl Builder {
                     .as_deref()
                     .filter(|s| !s.is_empty())
                     .map(str::to_owned),
+                request_id: raw_str(doc.request_id),
+                sidechain: doc.is_sidechain.0,
                 model: msg.model.map(Cow::into_owned),
                 row: msg.usage.map(|u| {
                     serde_json::from_str::<UsageDoc>(u.get())
@@ -801,7 +885,13 @@ impl Builder {
             Ok(text) => vec![ContentBlock::text(&text)],
             Err(blocks) => blocks,
         };
-        let Response { id, model, row } = msg;
+        let Response {
+            id,
+            request_id,
+            sidechain,
+            model,
+            row,
+        } = msg;
         let current = self.done.len();
         let continues = id.is_some()
             && self
@@ -820,7 +910,12 @@ impl Builder {
                 }
                 return;
             }
-            self.start_response(id.clone(), model.as_deref(), ts);
+            let key = id.as_deref().map(|m| ResponseKey {
+                msg_id: m.into(),
+                request_id: request_id.as_deref().map(Box::from),
+                sidechain,
+            });
+            self.start_response(id.clone(), model.as_deref(), ts, key);
         }
         if let Some(open) = self.seg.open.as_mut() {
             for b in blocks {
@@ -845,7 +940,13 @@ impl Builder {
         self.seg.last_ts = ts.or(self.seg.last_ts);
     }
 
-    fn start_response(&mut self, id: Option<String>, model: Option<&str>, ts: Option<u64>) {
+    fn start_response(
+        &mut self,
+        id: Option<String>,
+        model: Option<&str>,
+        ts: Option<u64>,
+        key: Option<ResponseKey>,
+    ) {
         self.seg.close_open();
         self.seg.commit_pending();
         if self.seg.messages.is_empty() {
@@ -868,6 +969,7 @@ impl Builder {
                 usage: None,
                 rows: 0,
                 cleared: std::mem::take(&mut self.seg.cleared),
+                key,
             });
             Some(self.seg.calls.len() - 1)
         };
@@ -1012,6 +1114,8 @@ fn push_traces(
         };
         let repeated: usize = seg.calls.iter().map(|c| c.rows.saturating_sub(1)).sum();
         tally.add(Note::RepeatedUsage, repeated);
+        out.keys
+            .push(seg.calls.iter().map(|c| c.key.clone()).collect());
         let mut t = build_trace(seg, name, description.to_owned(), opts);
         t.project = Some(info.project.clone());
         t.account = Some(info.account.clone());
@@ -1427,6 +1531,55 @@ mod tests {
             Some(CLAUDE_CODE_RECORDED_STATUS_QUO)
         );
         validate(t);
+    }
+
+    /// Claude Code 1.0.x wrote a compaction as its summary's user line
+    /// alone (`isCompactSummary`, no boundary line): the history restarts
+    /// there, as after a boundary, and once only when both are written.
+    #[test]
+    fn a_compact_summary_without_a_boundary_starts_a_new_trace() {
+        let summary = |ts: &str| {
+            format!(
+                r#"{{"type":"user","isCompactSummary":true,"timestamp":"{ts}","message":{{"role":"user","content":"This session is being continued from a previous conversation."}}}}"#
+            )
+        };
+        let boundary =
+            r#"{"type":"system","subtype":"compact_boundary","timestamp":"2025-01-01T00:00:04Z"}"#;
+        let head = [
+            user("2025-01-01T00:00:01Z", r#""plan it""#),
+            asst(
+                "2025-01-01T00:00:02Z",
+                "m1",
+                r#"{"type":"text","text":"a"}"#,
+                U,
+            ),
+        ];
+        let tail = [asst(
+            "2025-01-01T00:00:06Z",
+            "m2",
+            r#"{"type":"text","text":"b"}"#,
+            U,
+        )];
+        let alone: Vec<String> = head
+            .iter()
+            .cloned()
+            .chain([summary("2025-01-01T00:00:05Z")])
+            .chain(tail.iter().cloned())
+            .collect();
+        let out = run(&alone.join("\n"));
+        assert_eq!(out.traces.len(), 2);
+        assert!(out.traces[1].name.ends_with(".part2"));
+        assert_eq!(out.traces[1].messages.len(), 2);
+        assert_eq!(out.tally.get(Note::CompactBoundary), 1);
+        let both: Vec<String> = head
+            .iter()
+            .cloned()
+            .chain([boundary.to_owned(), summary("2025-01-01T00:00:05Z")])
+            .chain(tail.iter().cloned())
+            .collect();
+        let out = run(&both.join("\n"));
+        assert_eq!(out.traces.len(), 2);
+        assert_eq!(out.tally.get(Note::CompactBoundary), 1);
     }
 
     /// A file that starts mid-conversation opens with a result whose call is

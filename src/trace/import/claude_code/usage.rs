@@ -450,56 +450,90 @@ fn replaces(candidate: &ScanRow, existing: &ScanRow) -> bool {
     candidate.has_speed && !existing.has_speed
 }
 
+/// The identity of one API response across a session's files: rows (or
+/// calls) with equal keys are one response, billed once. ccusage's rule,
+/// the one place it is stated for `usage`, `fidelity` and `report` alike:
+/// the same `message.id` and `requestId`; or the same `message.id` where
+/// either is a sidechain row (subagent logs replay a parent message under
+/// a new request id). Rows without `message.id` are never one response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ResponseKey {
+    /// `message.id`.
+    pub msg_id: Box<str>,
+    /// `requestId`.
+    pub request_id: Option<Box<str>>,
+    /// Whether the row is a sidechain (subagent) row.
+    pub sidechain: bool,
+}
+
+impl ResponseKey {
+    /// Whether `self` and `other` are one response by the loose half of the
+    /// rule (the exact half is found first, see [`ResponseIndex::find`]).
+    fn loosely_same(&self, other: &Self) -> bool {
+        self.msg_id == other.msg_id && (self.sidechain || other.sidechain)
+    }
+
+    fn exactly_same(&self, other: &Self) -> bool {
+        self.msg_id == other.msg_id && self.request_id == other.request_id
+    }
+}
+
+/// Responses seen so far, in slots: which slot a new row's response
+/// already holds ([`ResponseKey`]'s rule, the exact match first).
+#[derive(Debug, Default)]
+pub(crate) struct ResponseIndex {
+    by_msg: HashMap<Box<str>, Vec<(usize, ResponseKey)>>,
+}
+
+impl ResponseIndex {
+    /// The slot holding `key`'s response, if one does.
+    pub fn find(&self, key: &ResponseKey) -> Option<usize> {
+        let v = self.by_msg.get(&key.msg_id)?;
+        v.iter()
+            .find(|(_, k)| k.exactly_same(key))
+            .or_else(|| v.iter().find(|(_, k)| k.loosely_same(key)))
+            .map(|(slot, _)| *slot)
+    }
+
+    /// Records that `slot` now holds `key`'s row.
+    pub fn set(&mut self, slot: usize, key: ResponseKey) {
+        let v = self.by_msg.entry(key.msg_id.clone()).or_default();
+        match v.iter_mut().find(|(s, _)| *s == slot) {
+            Some(e) => e.1 = key,
+            None => v.push((slot, key)),
+        }
+    }
+}
+
+impl ScanRow {
+    fn key(&self) -> Option<ResponseKey> {
+        Some(ResponseKey {
+            msg_id: self.msg_id.clone()?,
+            request_id: self.request_id.clone(),
+            sidechain: self.sidechain,
+        })
+    }
+}
+
 /// ccusage's deduplication over all rows, in order (see [`scan_usage`]).
 fn dedup_rows(rows: Vec<(usize, ScanRow)>) -> Vec<(usize, ScanRow)> {
-    type Key = (Box<str>, Option<Box<str>>);
     let mut kept: Vec<(usize, ScanRow)> = Vec::with_capacity(rows.len());
-    // Exact key → row index, and message id → row indexes.
-    let mut exact: HashMap<Key, usize> = HashMap::new();
-    let mut by_msg: HashMap<Box<str>, Vec<usize>> = HashMap::new();
-    let index = |kept: &[(usize, ScanRow)],
-                 exact: &mut HashMap<Key, usize>,
-                 by_msg: &mut HashMap<Box<str>, Vec<usize>>,
-                 i: usize| {
-        let row = &kept[i].1;
-        if let Some(id) = &row.msg_id {
-            exact.insert((id.clone(), row.request_id.clone()), i);
-            let v = by_msg.entry(id.clone()).or_default();
-            if !v.contains(&i) {
-                v.push(i);
-            }
-        }
-    };
+    let mut index = ResponseIndex::default();
     for (file, row) in rows {
-        let Some(id) = row.msg_id.clone() else {
+        let Some(key) = row.key() else {
             kept.push((file, row));
             continue;
         };
-        let key = (id.clone(), row.request_id.clone());
-        let found = exact
-            .get(&key)
-            .copied()
-            .filter(|&i| {
-                kept[i].1.msg_id.as_deref() == Some(&*id) && kept[i].1.request_id == row.request_id
-            })
-            .or_else(|| {
-                by_msg.get(&id).and_then(|v| {
-                    v.iter().copied().find(|&i| {
-                        kept[i].1.msg_id.as_deref() == Some(&*id)
-                            && (row.sidechain || kept[i].1.sidechain)
-                    })
-                })
-            });
-        match found {
+        match index.find(&key) {
             Some(i) => {
                 if replaces(&row, &kept[i].1) {
                     kept[i] = (file, row);
-                    index(&kept, &mut exact, &mut by_msg, i);
+                    index.set(i, key);
                 }
             }
             None => {
                 kept.push((file, row));
-                index(&kept, &mut exact, &mut by_msg, kept.len() - 1);
+                index.set(kept.len() - 1, key);
             }
         }
     }
