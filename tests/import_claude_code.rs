@@ -59,7 +59,8 @@ fn imports_every_session_and_subagent_in_order() {
             MAIN.to_owned(),
             format!("{MAIN}.sidechain-1"),
             format!("{MAIN}.agent-a0000000000000001"),
-            format!("{MAIN}.agent-b0000000000000002"),
+            // agent-b0000000000000002 only replays the parent's response
+            // msg_A1: `usage` counts it once, so it is no call again.
             format!("{MAIN}.agent-5ca1ab1e"),
             RESUMED.to_owned(),
         ]
