@@ -719,6 +719,8 @@ fn a_prompt_that_shrank_unrecorded_clears_the_oldest_results() {
         "status_quo": "recorded+claude-code:ttl=5m",
         "messages": [
             user(&format!("read them {}", "word ".repeat(1500))),
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t0", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "ok"}]},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
@@ -727,9 +729,9 @@ fn a_prompt_that_shrank_unrecorded_clears_the_oldest_results() {
             user("and now?")
         ],
         "calls": [
-            {"messages": 3, "start_ms": t0},
-            {"messages": 5, "start_ms": t0 + 5_000},
-            {"messages": 7, "start_ms": t0 + 5_000 + 6 * 60_000}
+            {"messages": 5, "start_ms": t0},
+            {"messages": 7, "start_ms": t0 + 5_000},
+            {"messages": 9, "start_ms": t0 + 5_000 + 6 * 60_000}
         ]
     });
     let (_dir, file) = trace_file(&trace);
@@ -751,7 +753,9 @@ fn a_prompt_that_shrank_unrecorded_clears_the_oldest_results() {
     let calls = quo["calls"].as_array().unwrap();
     let sent = total(&calls[2]);
     assert!(sent.abs_diff(shrunk) * 20 < shrunk, "{sent} vs {shrunk}");
-    assert_eq!(calls[2]["compacted"], json!(["t1"]));
+    // The oldest result, no longer than the placeholder, saves nothing
+    // alone but is cleared with the one after it.
+    assert_eq!(calls[2]["compacted"], json!(["t0", "t1"]));
     assert_eq!(calls[1]["compacted"], json!([]));
     let own = replay_status_quo(
         file.to_str().unwrap(),

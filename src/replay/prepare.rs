@@ -474,6 +474,7 @@ impl PreparedTrace<'_> {
             let removed = (ra + appended).saturating_sub(rb);
             // Oldest first, each result's saving as the placeholder.
             let mut taken: Vec<&Arc<str>> = Vec::new();
+            let mut small: Vec<&Arc<str>> = Vec::new();
             let mut saved = 0u64;
             'scan: for (m, counts) in trace.messages[..a.messages].iter().zip(&self.messages) {
                 for (block, count) in m.blocks().iter().zip(counts) {
@@ -490,11 +491,19 @@ impl PreparedTrace<'_> {
                     };
                     let before = count.tokens(&cal, framing.per_block);
                     let after = count_block(memo, &stub).tokens(&cal, framing.per_block);
-                    let next = saved + before.saturating_sub(after);
+                    // A result no longer than the placeholder saves
+                    // nothing: cleared only if a later one is.
+                    let saving = before.saturating_sub(after);
+                    if saving == 0 {
+                        small.push(tool_use_id);
+                        continue;
+                    }
+                    let next = saved + saving;
                     if next.abs_diff(removed) >= saved.abs_diff(removed) {
                         break 'scan;
                     }
                     saved = next;
+                    taken.append(&mut small);
                     taken.push(tool_use_id);
                 }
             }
