@@ -772,3 +772,54 @@ fn a_prompt_that_shrank_unrecorded_clears_the_oldest_results() {
     let slight = replay_status_quo(file.to_str().unwrap(), &[]);
     assert_eq!(slight["calls"][2]["compacted"], json!([]));
 }
+
+/// Two sessions of one account whose unrecorded prefixes are the same
+/// size share only what the record shows shared: the second one's first
+/// call reads the shared part, not the first one's own rest.
+#[test]
+fn another_sessions_own_rest_of_the_same_size_is_not_read() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let session = |name: &str, start: u64, text: &str| {
+        json!({
+            "name": name,
+            "model": "claude-sonnet-4-5",
+            "account": "team",
+            "status_quo": "off+claude-code:ttl=5m",
+            "hidden_prefix_tokens": 20000,
+            "messages": [
+                user(&format!("{text} {long}")), assistant("ok"),
+                user(&format!("more {text} {long}")), assistant("ok")
+            ],
+            "calls": [
+                {"messages": 1, "start_ms": start, "usage": usage(12_000, 8_450)},
+                {"messages": 3, "start_ms": start + 10_000, "usage": usage(20_450, 430)}
+            ]
+        })
+    };
+    let file = json!({
+        "format": "tracecost.trace/v1",
+        "traces": [session("first", t0, "alpha"), session("second", t0 + 60_000, "beta")]
+    });
+    let (_dir, path) = trace_file(&file);
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args([
+            "fidelity",
+            path.to_str().unwrap(),
+            "--explain",
+            "second",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let first = &out["traces"][0]["calls"][0];
+    assert_eq!(
+        first["simulated"]["cache_read_input_tokens"], first["recorded"]["cache_read_input_tokens"],
+        "{first}"
+    );
+}

@@ -611,7 +611,15 @@ impl PreparedTrace<'_> {
             blocks.push(b);
             counts.push(c);
         }
-        let (b, own_count) = hidden_part_block("this session's own", own);
+        let (b, mut own_count) = hidden_part_block("this session's own", own);
+        // The rest is this trace's own: another trace's rest of the same
+        // size is other content (its own system prompt and context), so
+        // its key says whose it is.
+        own_count.key = ContentHash::of(
+            [own_count.key.0.as_slice(), self.trace.name.as_bytes()]
+                .concat()
+                .as_slice(),
+        );
         blocks.push(b);
         counts.push(own_count);
         for (sc, sb) in self.system.iter_mut().zip(&mut self.system_blocks) {
