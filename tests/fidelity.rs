@@ -823,3 +823,52 @@ fn another_sessions_own_rest_of_the_same_size_is_not_read() {
         "{first}"
     );
 }
+
+/// One request sent with another unrecorded prefix between two on the
+/// usual one: the call after it reads what the call before it cached, so
+/// the hidden rest is back on its earlier version (a later change is new
+/// content again, never the one-off's).
+#[test]
+fn a_one_off_prefix_change_does_not_last() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "one-off",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "hidden_prefix_tokens": 20000,
+        "messages": [
+            user(&format!("first {long}")), assistant("ok"),
+            user(&format!("second {long}")), assistant("ok"),
+            user(&format!("third {long}")), assistant("ok"),
+            user(&format!("fourth {long}")), assistant("ok")
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage(12_000, 8_450)},
+            {"messages": 3, "start_ms": t0 + 10_000, "usage": usage(20_450, 420)},
+            // Another prefix: only the shared part is read.
+            {"messages": 5, "start_ms": t0 + 20_000, "usage": usage(12_000, 9_290)},
+            // Back on the first: it reads what call 2 cached.
+            {"messages": 7, "start_ms": t0 + 30_000, "usage": usage(20_870, 840)}
+        ]
+    });
+    let (_dir, file) = trace_file(&trace);
+    let out = replay_status_quo(file.to_str().unwrap(), &[]);
+    let calls = out["calls"].as_array().unwrap();
+    let read = |i: usize| calls[i]["cache_read_input_tokens"].as_u64().unwrap();
+    let recorded = |i: usize| {
+        calls[i]["recorded"]["cache_read_input_tokens"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(read(2), recorded(2));
+    // Within the estimate of call 2's own prompt; the later prefix is 400 more.
+    assert!(
+        read(3).abs_diff(recorded(3)) <= 100,
+        "{} vs {}",
+        read(3),
+        recorded(3)
+    );
+    assert_billed_as_recorded(calls);
+}

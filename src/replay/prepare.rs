@@ -642,6 +642,7 @@ impl PreparedTrace<'_> {
             .collect();
         let end = before + hidden;
         let mut version = 0u32;
+        let mut fresh = 0u32;
         let mut versions = Vec::with_capacity(calls.len());
         // (start, TTL it wrote with) of the last call that recorded usage.
         let mut last: Option<(u64, Ttl)> = None;
@@ -653,7 +654,20 @@ impl PreparedTrace<'_> {
                 _ => false,
             };
             if recent && r.is_some_and(|read| read < end) {
-                version += 1;
+                // A fresh version: never one an earlier call sent.
+                fresh += 1;
+                version = fresh;
+            } else if let Some(read) = *r
+                && read >= end
+                && i >= 2
+                && versions[i - 1] == version
+                && versions[i - 2] != version
+            {
+                // The call before changed the hidden rest, and this one
+                // read past it less than that call cached: what it read
+                // was cached before the change, so that one request went
+                // with another prefix and this one is back on the old.
+                version = versions[i - 2];
             }
             if c.usage.is_some() {
                 let ttl = self
@@ -665,7 +679,7 @@ impl PreparedTrace<'_> {
             }
             versions.push(version);
         }
-        let own_keys = (0..=version)
+        let own_keys = (0..=fresh)
             .map(|v| {
                 if v == 0 {
                     return own_count.key;
