@@ -872,3 +872,72 @@ fn a_one_off_prefix_change_does_not_last() {
     );
     assert_billed_as_recorded(calls);
 }
+
+/// Claude Code's clearing as a policy: once the results sent whole pass
+/// keep-tokens + at-least, the oldest are cleared until keep-tokens
+/// remain, and stay cleared; below that, nothing is. `--compaction` names
+/// it, and `recorded` as well.
+#[test]
+fn claude_code_clear_keeps_the_most_recent_results_whole() {
+    let t0 = 1_760_000_000_000u64;
+    let mut messages = vec![user("go")];
+    let mut calls = vec![json!({"messages": 1, "start_ms": t0})];
+    for i in 0..8 {
+        let id = format!("t{i}");
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]}));
+        // About 3,000 tokens each.
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": format!("{i} {}", "line of a file ".repeat(750))}]}));
+        calls.push(json!({"messages": messages.len(), "start_ms": t0 + 5_000 * (i + 1)}));
+    }
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "clearing",
+        "model": "claude-sonnet-4-5",
+        "messages": messages,
+        "calls": calls
+    });
+    let (_dir, file) = trace_file(&trace);
+    let run = |extra: &[&str]| replay_status_quo(file.to_str().unwrap(), extra);
+    let out = run(&[
+        "--config",
+        "claude-code-clear:keep-tokens=6000,at-least=6000+tail:ttl=5m",
+    ]);
+    let cleared: Vec<Vec<String>> = out["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::from_value(c["compacted"].clone()).unwrap())
+        .collect();
+    // Until the results pass 12,000 tokens nothing is cleared; then the
+    // oldest go until about 6,000 remain (two results), and stay gone.
+    let first = cleared
+        .iter()
+        .position(|c| !c.is_empty())
+        .expect("a clearing");
+    assert!(cleared[..first].iter().all(Vec::is_empty));
+    assert!(first >= 4, "{cleared:?}");
+    assert_eq!(cleared[first][0], "t0");
+    for w in cleared.windows(2) {
+        assert!(
+            w[1].starts_with(&w[0]),
+            "a result stays cleared: {cleared:?}"
+        );
+    }
+    let last = cleared.last().unwrap();
+    assert!(
+        !last.contains(&"t7".to_owned()) && !last.contains(&"t6".to_owned()),
+        "{last:?}"
+    );
+    assert!(
+        last.contains(&"t5".to_owned()) || last.len() >= 5,
+        "{last:?}"
+    );
+    // The flag names it, with its defaults; and `recorded` is the record's.
+    let flag = run(&["--compaction", "claude-code-clear", "--cache", "tail"]);
+    assert_eq!(
+        flag["config"],
+        "claude-code-clear:keep-tokens=40000,at-least=20000+tail:ttl=5m"
+    );
+    let recorded = run(&["--compaction", "recorded", "--cache", "tail"]);
+    assert_eq!(recorded["config"], "recorded+tail:ttl=5m");
+}

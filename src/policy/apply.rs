@@ -99,7 +99,9 @@ impl CompactionRun {
         }
         match policy {
             Compaction::Off => CompactionRun::Off,
-            Compaction::Recorded => CompactionRun::Recorded {
+            // Claude Code's clearing is planned per trace before the run
+            // (it needs each call's prompt), then replayed like a record.
+            Compaction::Recorded | Compaction::ClaudeCodeClear { .. } => CompactionRun::Recorded {
                 clears: Vec::new(),
                 replacements: HashMap::new(),
                 in_force: 0,
@@ -126,6 +128,12 @@ impl CompactionRun {
             }
         }
         self
+    }
+
+    /// Gives a run of cleared results (`recorded`, `claude-code-clear`)
+    /// the clears planned for it; other runs are left as they are.
+    pub fn with_clears(self, planned: &[(usize, Arc<str>)]) -> Self {
+        self.with_inferred_clears(planned)
     }
 
     /// Adds to a `recorded` run the clears the record implies without

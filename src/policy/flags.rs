@@ -160,6 +160,11 @@ impl PolicyFlags {
         };
         let compaction = match compaction_kind {
             CompactionKind::Off => Compaction::Off,
+            CompactionKind::Recorded => Compaction::Recorded,
+            CompactionKind::ClaudeCodeClear => Compaction::ClaudeCodeClear {
+                keep_tokens: super::kinds::DEFAULT_CLAUDE_CODE_KEEP_TOKENS,
+                at_least: super::kinds::DEFAULT_CLAUDE_CODE_AT_LEAST,
+            },
             CompactionKind::Ledger => Compaction::Ledger {
                 threshold: self.threshold.unwrap_or(DEFAULT_LEDGER_THRESHOLD),
                 keep_last: self.keep_last.unwrap_or(DEFAULT_LEDGER_KEEP_LAST),

@@ -183,7 +183,11 @@ mod tests {
     #[test]
     fn the_default_grid() {
         let (c, k) = strings(&GridSpec::default()).unwrap();
-        assert_eq!(c.len(), 1 + 9 + 2);
+        assert_eq!(c.len(), 1 + 9 + 3);
+        assert_eq!(
+            c.last().map(String::as_str),
+            Some("claude-code-clear:keep-tokens=40000,at-least=20000")
+        );
         assert_eq!(c[1], "ledger:t=2000,k=1");
         assert_eq!(
             k,

@@ -11,6 +11,15 @@ pub const DEFAULT_LEDGER_THRESHOLD: u64 = 8000;
 pub const DEFAULT_LEDGER_KEEP_LAST: usize = 2;
 /// TTL of the markers a cache policy places.
 pub const DEFAULT_TTL: Ttl = Ttl::FiveMinutes;
+/// Claude Code's clearing: the tokens of tool results it keeps whole. The
+/// three `microcompact_boundary` lines of real transcripts at hand counted
+/// 58,573, 78,208 and 65,408 tokens before (`preTokens`, the results'
+/// tokens: the prompts were larger) and kept 37,772, 39,673 and 38,396
+/// (less `tokensSaved`): the most recent results, under 40,000.
+pub const DEFAULT_CLAUDE_CODE_KEEP_TOKENS: u64 = 40_000;
+/// Claude Code's clearing: it clears only when that frees at least this
+/// many tokens (the same lines saved 20,801, 38,535 and 27,012).
+pub const DEFAULT_CLAUDE_CODE_AT_LEAST: u64 = 20_000;
 /// Native cache: where the tool manifest sits.
 pub const DEFAULT_MANIFEST: ManifestPosition = ManifestPosition::Cached;
 
@@ -25,17 +34,20 @@ pub enum CompactionKind {
     ClearToolUses,
     /// LangChain's `ClearToolUsesEdit` middleware.
     LangchainClear,
+    /// Claude Code's microcompaction as a policy of its own.
+    ClaudeCodeClear,
     /// What the client cleared in place, as its record shows.
     Recorded,
 }
 
 impl CompactionKind {
     /// Every compaction policy, in the order they are listed.
-    pub const ALL: [CompactionKind; 5] = [
+    pub const ALL: [CompactionKind; 6] = [
         CompactionKind::Off,
         CompactionKind::Ledger,
         CompactionKind::ClearToolUses,
         CompactionKind::LangchainClear,
+        CompactionKind::ClaudeCodeClear,
         CompactionKind::Recorded,
     ];
 
@@ -46,6 +58,7 @@ impl CompactionKind {
             CompactionKind::Ledger => "ledger",
             CompactionKind::ClearToolUses => "clear-tool-uses",
             CompactionKind::LangchainClear => "langchain-clear",
+            CompactionKind::ClaudeCodeClear => "claude-code-clear",
             CompactionKind::Recorded => "recorded",
         }
     }
@@ -59,6 +72,9 @@ impl CompactionKind {
             }
             CompactionKind::ClearToolUses => "Anthropic's server-side clear_tool_uses_20250919",
             CompactionKind::LangchainClear => "LangChain's ClearToolUsesEdit middleware",
+            CompactionKind::ClaudeCodeClear => {
+                "Claude Code's microcompaction: when the results sent whole pass keep-tokens + at-least, the oldest are cleared in place until keep-tokens remain"
+            }
             CompactionKind::Recorded => {
                 "what the client cleared in place, as recorded (Claude Code's microcompaction)"
             }

@@ -71,6 +71,20 @@ pub enum Compaction {
     ClearToolUses(ClearToolUses),
     /// LangChain's `ClearToolUsesEdit` middleware.
     LangchainClear(LangchainClear),
+    /// Claude Code's microcompaction, as its records show it: before a
+    /// call whose tool results sent whole come to more than `keep_tokens +
+    /// at_least` tokens, the oldest of them are cleared in place (Claude
+    /// Code's placeholder) until the rest come to at most `keep_tokens`; a
+    /// result stays cleared. The results of the call's last message (what
+    /// the model is about to read) are never cleared. It does not model
+    /// the clearing Claude Code does, unrecorded, when its cache has gone
+    /// cold (the status quo replays that from the record).
+    ClaudeCodeClear {
+        /// Tokens of the most recent results kept whole.
+        keep_tokens: u64,
+        /// Clear only when that frees at least this many tokens.
+        at_least: u64,
+    },
     /// The tool results the client cleared in place, at the calls its
     /// record says ([`crate::trace::Call::cleared`]): Claude Code's own
     /// microcompaction, as it ran. On a trace that records none, `off`.
@@ -256,6 +270,21 @@ impl Compaction {
                 None => Ok(Compaction::Recorded),
                 Some((k, _)) => Err(unknown(input, "recorded", k, "none")),
             },
+            CompactionKind::ClaudeCodeClear => {
+                let mut keep_tokens = kinds::DEFAULT_CLAUDE_CODE_KEEP_TOKENS;
+                let mut at_least = kinds::DEFAULT_CLAUDE_CODE_AT_LEAST;
+                for (k, v) in params {
+                    match k {
+                        "keep-tokens" => keep_tokens = num(input, k, v)?,
+                        "at-least" => at_least = num(input, k, v)?,
+                        _ => return Err(unknown(input, name, k, "keep-tokens, at-least")),
+                    }
+                }
+                Ok(Compaction::ClaudeCodeClear {
+                    keep_tokens,
+                    at_least,
+                })
+            }
             CompactionKind::Ledger => {
                 let (mut threshold, mut keep_last) = (None, None);
                 for (k, v) in params {
@@ -332,6 +361,7 @@ impl Compaction {
             Compaction::Ledger { .. } => CompactionKind::Ledger,
             Compaction::ClearToolUses(_) => CompactionKind::ClearToolUses,
             Compaction::LangchainClear(_) => CompactionKind::LangchainClear,
+            Compaction::ClaudeCodeClear { .. } => CompactionKind::ClaudeCodeClear,
         }
     }
 }
@@ -357,6 +387,14 @@ impl fmt::Display for Compaction {
                 write!(f, "{}:", CompactionKind::LangchainClear.name())?;
                 p.fmt_params(f, &peers::PeerParams::langchain_defaults())
             }
+            Compaction::ClaudeCodeClear {
+                keep_tokens,
+                at_least,
+            } => write!(
+                f,
+                "{}:keep-tokens={keep_tokens},at-least={at_least}",
+                CompactionKind::ClaudeCodeClear.name()
+            ),
         }
     }
 }
@@ -553,7 +591,7 @@ mod tests {
             ),
             (
                 "zip+none",
-                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear or recorded)",
+                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear or recorded)",
             ),
             ("off+tail:ttl=2h", "ttl \"2h\" is not 5m, 1h or recorded"),
             (

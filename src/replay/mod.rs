@@ -28,7 +28,7 @@ use crate::cost::pricing::{ModelPrice, Pricing, PricingError, ToolChoice, Usage}
 use crate::cost::tokens::{FastBuild, TokenMemo};
 use crate::engine::cache::{ProviderKind, plain_text_blocks};
 use crate::engine::ledger::LedgerError;
-use crate::engine::message::{ContentBlock, ToolDefinition};
+use crate::engine::message::{BlockKind, ContentBlock, ToolDefinition};
 use crate::engine::rewrite::{WireBlock, WireMessage, WireView};
 use crate::engine::wire::{BlockRef, Marker, message_json};
 use crate::policy::{
@@ -449,6 +449,84 @@ impl BlockTokens for RunTokens<'_> {
     }
 }
 
+/// Tokens of what precedes the messages: tools, the tool-use prompt and
+/// the system blocks.
+fn fixed_tokens(
+    prepared: &PreparedTrace<'_>,
+    price: &ModelPrice,
+    tool_counts: &[BlockCount],
+    system_counts: &[BlockCount],
+    tool_prompt: u64,
+) -> u64 {
+    tool_counts
+        .iter()
+        .map(|c| c.tokens(&prepared.calibration, price.framing.per_tool))
+        .sum::<u64>()
+        + tool_prompt
+        + system_counts
+            .iter()
+            .map(|c| c.tokens(&prepared.calibration, price.framing.per_block))
+            .sum::<u64>()
+}
+
+/// What Claude Code's clearing ([`Compaction::ClaudeCodeClear`]) clears
+/// over the trace, call by call: `(history length from which on, tool_use
+/// id)`. At each call, when the tool results not yet cleared come to more
+/// than `keep_tokens + at_least`, the oldest of them (not those of the
+/// call's last message) are cleared until the rest come to at most
+/// `keep_tokens`.
+fn plan_claude_code_clears(
+    prepared: &PreparedTrace<'_>,
+    config: &Config,
+    pricing: &Pricing,
+    tokens: &mut RunTokens<'_>,
+    keep_tokens: u64,
+    at_least: u64,
+) -> Result<Vec<(usize, Arc<str>)>, ReplayError> {
+    let trace = prepared.trace;
+    let mut cleared: std::collections::HashSet<&str> = Default::default();
+    let mut planned: Vec<(usize, Arc<str>)> = Vec::new();
+    // Tool results sent whole so far, with their tokens, oldest first; and
+    // how many messages they were scanned through.
+    let mut whole: std::collections::VecDeque<(usize, &Arc<str>, u64)> = Default::default();
+    let mut whole_tokens = 0u64;
+    let mut scanned = 0usize;
+    for call in &trace.calls {
+        let price = pricing.lookup(config.model_for_call(trace, call))?;
+        tokens.framing_block = price.framing.per_block;
+        tokens.framing_message = price.framing.per_message;
+        let history = trace.history_of(call);
+        for (mi, m) in history.iter().enumerate().skip(scanned) {
+            for block in m.blocks() {
+                if let BlockKind::ToolResult { tool_use_id, .. } = block.kind()
+                    && !cleared.contains(&**tool_use_id)
+                {
+                    let t = tokens.block_tokens(block);
+                    whole.push_back((mi, tool_use_id, t));
+                    whole_tokens += t;
+                }
+            }
+        }
+        scanned = scanned.max(history.len());
+        if whole_tokens <= keep_tokens.saturating_add(at_least) {
+            continue;
+        }
+        let last = history.len().saturating_sub(1);
+        while whole_tokens > keep_tokens {
+            match whole.front() {
+                Some(&(mi, id, t)) if mi < last => {
+                    whole.pop_front();
+                    whole_tokens -= t;
+                    cleared.insert(id);
+                    planned.push((call.messages, id.clone()));
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok(planned)
+}
+
 /// Replays `prepared` under `config`.
 pub fn replay(
     prepared: &PreparedTrace<'_>,
@@ -649,27 +727,44 @@ impl<'a, 't> GroupRun<'a, 't> {
             }
         }
         let first_price = pricing.lookup(config.model_for_trace(trace))?;
+        let mut tokens = RunTokens {
+            prepared,
+            memo,
+            framing_message: first_price.framing.per_message,
+            calibration: prepared.calibration,
+            framing_block: first_price.framing.per_block,
+            replaced: HashMap::default(),
+        };
+        let run = CompactionRun::with_shared(
+            &config.compaction,
+            prepared.ledger.clone(),
+            prepared.stubs.clone(),
+        );
+        let run = match config.compaction {
+            Compaction::Recorded => run
+                .with_record(&prepared.trace.calls)
+                .with_inferred_clears(&prepared.inferred_clears),
+            Compaction::ClaudeCodeClear {
+                keep_tokens,
+                at_least,
+            } => run.with_clears(&plan_claude_code_clears(
+                prepared,
+                config,
+                pricing,
+                &mut tokens,
+                keep_tokens,
+                at_least,
+            )?),
+            _ => run,
+        };
         Ok(GroupRun {
             prepared,
             configs,
             pricing,
             memo,
             opts,
-            run: CompactionRun::with_shared(
-                &config.compaction,
-                prepared.ledger.clone(),
-                prepared.stubs.clone(),
-            )
-            .with_record(&prepared.trace.calls)
-            .with_inferred_clears(&prepared.inferred_clears),
-            tokens: RunTokens {
-                prepared,
-                memo,
-                framing_message: first_price.framing.per_message,
-                calibration: prepared.calibration,
-                framing_block: first_price.framing.per_block,
-                replaced: HashMap::default(),
-            },
+            run,
+            tokens,
             all_calls: configs
                 .iter()
                 .map(|_| Vec::with_capacity(trace.calls.len()))
@@ -729,15 +824,7 @@ impl<'a, 't> GroupRun<'a, 't> {
         } else {
             price.tool_prompt.tokens(ToolChoice::Auto)
         };
-        let fixed: u64 = tool_counts
-            .iter()
-            .map(|c| c.tokens(&prepared.calibration, price.framing.per_tool))
-            .sum::<u64>()
-            + tool_prompt
-            + system_counts
-                .iter()
-                .map(|c| c.tokens(&prepared.calibration, price.framing.per_block))
-                .sum::<u64>();
+        let fixed = fixed_tokens(prepared, price, &tool_counts, system_counts, tool_prompt);
 
         // The header: tools → tool prompt → system.
         let req = &mut self.request;
