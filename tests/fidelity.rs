@@ -863,6 +863,9 @@ fn a_one_off_prefix_change_does_not_last() {
             .unwrap()
     };
     assert_eq!(read(2), recorded(2));
+    // `--explain` names the change, at the hidden rest's block.
+    let explained = explain(&trace, &[]);
+    assert_eq!(causes(&explained)[2], "hidden_prefix_changed");
     // Within the estimate of call 2's own prompt; the later prefix is 400 more.
     assert!(
         read(3).abs_diff(recorded(3)) <= 100,
@@ -940,4 +943,28 @@ fn claude_code_clear_keeps_the_most_recent_results_whole() {
     );
     let recorded = run(&["--compaction", "recorded", "--cache", "tail"]);
     assert_eq!(recorded["config"], "recorded+tail:ttl=5m");
+}
+
+/// A call to another model reads nothing the calls before it cached:
+/// caches are per model, and `--explain` says so.
+#[test]
+fn explain_tells_a_change_of_model() {
+    let long = "word ".repeat(5000);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "two-models",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "messages": [user(&format!("start {long}")), assistant("ok"), user("again"), assistant("ok"), user("more")],
+        "calls": [
+            {"messages": 1, "start_ms": t0},
+            {"messages": 3, "start_ms": t0 + 5_000, "model": "claude-haiku-4-5"},
+            {"messages": 5, "start_ms": t0 + 10_000, "model": "claude-haiku-4-5"}
+        ]
+    });
+    assert_eq!(
+        causes(&explain(&trace, &[])),
+        ["first_call", "model_changed", "-"]
+    );
 }

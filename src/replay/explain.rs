@@ -130,7 +130,7 @@ impl CacheCause {
     /// One sentence, as the explain table and the session page say it.
     pub fn text(&self) -> String {
         match *self {
-            CacheCause::FirstCall => "first call: nothing cached yet".into(),
+            CacheCause::FirstCall => "first call: nothing of its own cached yet".into(),
             CacheCause::ModelChanged => "the model changed: caches are per model".into(),
             CacheCause::BelowMinimum { tokens, minimum } => {
                 format!("below the model's minimum: {tokens} tokens, {minimum} needed to cache")

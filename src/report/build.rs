@@ -977,7 +977,8 @@ h1{margin-bottom:.2em}h2{margin-top:2.2em;border-bottom:2px solid #e5e5e5;paddin
 .card .d{font-size:.9em;color:#333;word-break:break-word}.good{color:#0a6b3d}.bad{color:#a31515}
 .rec{border-left:4px solid #0a6b3d;background:#f0f8f3;padding:.7em 1em;margin:1em 0}
 table{border-collapse:collapse;width:100%;font-size:.88em;margin:.6em 0}th,td{padding:.3em .5em;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
-th{background:#f3f3f3;position:sticky;top:0}td.l,th.l{text-align:left;white-space:normal;overflow-wrap:anywhere}
+th{background:#f3f3f3;position:sticky;top:0}td.l,th.l{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:7em}
+@media (max-width:640px){table{display:block;overflow-x:auto}}
 tr.mark td{background:#fff8dc}td.m{text-align:left}code{font-size:.92em}figure{margin:1.2em 0}figure svg{width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555}details summary{cursor:pointer;color:#0645ad}.small{font-size:.85em;color:#555}";
 
