@@ -80,6 +80,14 @@ fn user(text: &str) -> Value {
     json!({"role": "user", "content": text})
 }
 
+/// A user turn of `long` text answered "ok", once per word of `turns`.
+fn ok_turns(turns: &[&str], long: &str) -> Vec<Value> {
+    turns
+        .iter()
+        .flat_map(|t| [user(&format!("{t} {long}")), assistant("ok")])
+        .collect()
+}
+
 fn assistant(text: &str) -> Value {
     json!({"role": "assistant", "content": [{"type": "text", "text": text}]})
 }
@@ -103,11 +111,7 @@ fn the_hidden_prefix_shared_with_other_sessions_is_warm_where_the_record_says() 
         "model": "claude-sonnet-4-5",
         "status_quo": "off+claude-code:ttl=5m",
         "hidden_prefix_tokens": 20000,
-        "messages": [
-            user(&format!("first {long}")), assistant("ok"),
-            user(&format!("second {long}")), assistant("ok"),
-            user(&format!("third {long}")), assistant("ok")
-        ],
+        "messages": ok_turns(&["first", "second", "third"], &long),
         "calls": [
             {"messages": 1, "start_ms": t0, "usage": usage(12_000, 8_450)},
             {"messages": 3, "start_ms": t0 + 10_000, "usage": usage(20_450, 420)},
@@ -306,11 +310,7 @@ fn a_shared_read_within_the_recorded_hour_means_the_hidden_rest_changed() {
         "model": "claude-sonnet-4-5",
         "status_quo": "off+claude-code:ttl=recorded",
         "hidden_prefix_tokens": 20000,
-        "messages": [
-            user(&format!("first {long}")), assistant("ok"),
-            user(&format!("second {long}")), assistant("ok"),
-            user(&format!("third {long}")), assistant("ok")
-        ],
+        "messages": ok_turns(&["first", "second", "third"], &long),
         "calls": [
             {"messages": 1, "start_ms": t0, "usage": usage_1h(12_000, 8_450)},
             {"messages": 3, "start_ms": t0 + 10_000, "usage": usage_1h(20_450, 420)},
@@ -355,11 +355,7 @@ fn the_record_says_what_was_alive_even_with_no_shared_prefix() {
         "model": "claude-sonnet-4-5",
         "status_quo": "off+claude-code:ttl=5m",
         "hidden_prefix_tokens": 20000,
-        "messages": [
-            user(&format!("first {long}")), assistant("ok"),
-            user(&format!("second {long}")), assistant("ok"),
-            user(&format!("third {long}")), assistant("ok")
-        ],
+        "messages": ok_turns(&["first", "second", "third"], &long),
         "calls": [
             {"messages": 1, "start_ms": t0, "usage": usage(0, 20_450)},
             {"messages": 3, "start_ms": t0 + 301_000, "usage": usage(20_450, 420)},
@@ -838,12 +834,7 @@ fn a_one_off_prefix_change_does_not_last() {
         "model": "claude-sonnet-4-5",
         "status_quo": "off+claude-code:ttl=5m",
         "hidden_prefix_tokens": 20000,
-        "messages": [
-            user(&format!("first {long}")), assistant("ok"),
-            user(&format!("second {long}")), assistant("ok"),
-            user(&format!("third {long}")), assistant("ok"),
-            user(&format!("fourth {long}")), assistant("ok")
-        ],
+        "messages": ok_turns(&["first", "second", "third", "fourth"], &long),
         "calls": [
             {"messages": 1, "start_ms": t0, "usage": usage(12_000, 8_450)},
             {"messages": 3, "start_ms": t0 + 10_000, "usage": usage(20_450, 420)},

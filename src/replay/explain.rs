@@ -25,6 +25,22 @@
 use serde::Serialize;
 
 use crate::cost::cache_sim::{EntryState, LOOKBACK_POSITIONS, PrefixBlock, PrefixKind};
+use crate::engine::wire::Ttl;
+
+// Kept small (16 bytes): every simulated call of every config holds one.
+fn kind_str<S: serde::Serializer>(kind: &PrefixKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(kind_name(*kind))
+}
+
+fn ttl_str<S: serde::Serializer>(ttl: &Ttl, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(ttl.as_str())
+}
+
+/// 1-based, as calls are numbered (a request has far fewer than 2³²
+/// blocks).
+fn one_based(i: usize) -> u32 {
+    u32::try_from(i + 1).unwrap_or(u32::MAX)
+}
 
 /// Why a call did not read what the call before it cached (1-based blocks
 /// and messages, as calls are numbered).
@@ -37,10 +53,10 @@ pub enum CacheCause {
     ModelChanged,
     /// The prompt is shorter than the model caches at all.
     BelowMinimum {
-        /// The prompt's tokens.
-        tokens: u64,
+        /// The prompt's tokens (below the minimum, so small).
+        tokens: u32,
         /// The model's minimum.
-        minimum: u64,
+        minimum: u32,
     },
     /// The config placed no cache marker.
     NoMarker,
@@ -50,51 +66,53 @@ pub enum CacheCause {
     /// A tool definition (or the tool-use prompt the API adds) changed.
     ToolsChanged {
         /// The first differing block.
-        block: usize,
+        block: u32,
     },
     /// A system block changed.
     SystemChanged {
         /// The first differing block.
-        block: usize,
+        block: u32,
     },
     /// The part of the prompt the transcript does not hold changed: the
     /// record read less of it than before.
     HiddenPrefixChanged {
         /// The first differing block.
-        block: usize,
+        block: u32,
     },
     /// Claude Code's microcompaction cleared a tool result inside the
     /// cached prefix.
     Microcompaction {
         /// The first differing block.
-        block: usize,
+        block: u32,
         /// Its message.
-        message: usize,
+        message: u32,
     },
     /// The config's compaction compacted, cleared or restored a tool result
     /// inside the cached prefix.
     Compacted {
         /// The first differing block.
-        block: usize,
+        block: u32,
         /// Its message.
-        message: usize,
+        message: u32,
     },
     /// Another block of the cached prefix changed.
     PrefixChanged {
         /// The first differing block.
-        block: usize,
+        block: u32,
         /// What it is.
-        kind: &'static str,
+        #[serde(serialize_with = "kind_str")]
+        kind: PrefixKind,
         /// Its message, when it is in one.
         #[serde(skip_serializing_if = "Option::is_none")]
-        message: Option<usize>,
+        message: Option<u32>,
     },
     /// The prefix was unchanged but its entry had expired.
     TtlExpired {
         /// Milliseconds since the call before started.
         gap_ms: u64,
         /// The TTL the entry was held with (`5m`, `1h`).
-        ttl: &'static str,
+        #[serde(serialize_with = "ttl_str")]
+        ttl: Ttl,
     },
     /// The prefix was unchanged, but the cache held no entry for it: the
     /// record showed it cold.
@@ -102,7 +120,7 @@ pub enum CacheCause {
     /// The entry was alive but more than 20 blocks before every marker.
     LookbackExceeded {
         /// The block the call before cached.
-        cached_block: usize,
+        cached_block: u32,
     },
 }
 
@@ -155,8 +173,11 @@ impl CacheCause {
                 kind,
                 message,
             } => match message {
-                Some(m) => format!("prefix changed at block {block} ({kind}, message {m})"),
-                None => format!("prefix changed at block {block} ({kind})"),
+                Some(m) => format!(
+                    "prefix changed at block {block} ({}, message {m})",
+                    kind_name(kind)
+                ),
+                None => format!("prefix changed at block {block} ({})", kind_name(kind)),
             },
             CacheCause::TtlExpired { gap_ms, ttl } => format!(
                 "TTL expired: {} since the call before, cached for {ttl}",
@@ -272,8 +293,8 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
     }
     if f.tokens < f.minimum {
         return Some(CacheCause::BelowMinimum {
-            tokens: f.tokens,
-            minimum: f.minimum,
+            tokens: u32::try_from(f.tokens).unwrap_or(u32::MAX),
+            minimum: u32::try_from(f.minimum).unwrap_or(u32::MAX),
         });
     }
     if f.breakpoints == 0 {
@@ -284,7 +305,7 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
     };
     let k = f.same_blocks;
     if k <= p {
-        let block = k + 1;
+        let block = one_based(k);
         let l = f.layout;
         return Some(if k < l.system_start {
             CacheCause::ToolsChanged { block }
@@ -294,7 +315,7 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
             CacheCause::SystemChanged { block }
         } else {
             let b = f.blocks.get(k);
-            let message = b.and_then(|b| b.message).map(|m| m + 1);
+            let message = b.and_then(|b| b.message).map(one_based);
             let kind = b.map_or(PrefixKind::Other, |b| b.kind);
             match (kind, message) {
                 (PrefixKind::ToolResult, Some(message)) if f.compaction_changed => {
@@ -306,7 +327,7 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
                 }
                 _ => CacheCause::PrefixChanged {
                     block,
-                    kind: kind_name(kind),
+                    kind,
                     message,
                 },
             }
@@ -315,11 +336,11 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
     Some(match f.entry {
         EntryState::Expired { ttl, .. } => CacheCause::TtlExpired {
             gap_ms: before.start_ms.map_or(0, |s| f.now_ms.saturating_sub(s)),
-            ttl: ttl.as_str(),
+            ttl,
         },
         EntryState::Absent => CacheCause::Evicted,
         EntryState::Readable { .. } => CacheCause::LookbackExceeded {
-            cached_block: p + 1,
+            cached_block: one_based(p),
         },
     })
 }
@@ -328,7 +349,6 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
 mod tests {
     use super::*;
     use crate::cost::tokens::ContentHash;
-    use crate::engine::wire::Ttl;
 
     fn blocks(kinds: &[(PrefixKind, Option<usize>)]) -> Vec<PrefixBlock> {
         kinds
@@ -495,7 +515,7 @@ mod tests {
                 },
                 CacheCause::PrefixChanged {
                     block: 6,
-                    kind: "tool_use",
+                    kind: PrefixKind::ToolUse,
                     message: Some(2),
                 },
             ),
@@ -509,7 +529,7 @@ mod tests {
                 },
                 CacheCause::TtlExpired {
                     gap_ms: 300_000,
-                    ttl: "5m",
+                    ttl: Ttl::FiveMinutes,
                 },
             ),
             (
@@ -524,6 +544,28 @@ mod tests {
         for (f, want) in cases {
             assert_eq!(classify(&f), Some(want), "{}", want.name());
         }
+    }
+
+    #[test]
+    fn a_cause_is_small_and_serializes_by_name() {
+        assert!(std::mem::size_of::<Option<CacheCause>>() <= 16);
+        let c = CacheCause::PrefixChanged {
+            block: 6,
+            kind: PrefixKind::ToolResult,
+            message: Some(2),
+        };
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            r#"{"cause":"prefix_changed","block":6,"kind":"tool_result","message":2}"#
+        );
+        let t = CacheCause::TtlExpired {
+            gap_ms: 1,
+            ttl: Ttl::OneHour,
+        };
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            r#"{"cause":"ttl_expired","gap_ms":1,"ttl":"1h"}"#
+        );
     }
 
     #[test]
