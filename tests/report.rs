@@ -151,3 +151,133 @@ fn a_failed_report_leaves_no_partial_output() {
         "no temporary directory left behind"
     );
 }
+
+/// A fleet of two sessions whose calls recorded usage: all of them, one
+/// call less, or none.
+fn fleet_file(dir: &Path, recorded: &str) -> std::path::PathBuf {
+    let long = "a line of a file that the agent read ".repeat(300);
+    let usage = |read: u64, write: u64| {
+        serde_json::json!({"input_tokens": 5, "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write, "output_tokens": 40})
+    };
+    let trace = |name: &str, day: u64| {
+        let t0 = 1_760_000_000_000u64 + day * 86_400_000;
+        serde_json::json!({
+            "name": name,
+            "model": "claude-sonnet-4-5",
+            "account": "team",
+            "status_quo": "off+claude-code:ttl=5m",
+            "messages": [
+                {"role": "user", "content": "read it"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": format!("{name}-1"), "name": "read", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("{name}-1"), "content": long}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": format!("{name}-2"), "name": "read", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("{name}-2"), "content": long}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+                {"role": "user", "content": "thanks"}
+            ],
+            "calls": [
+                {"messages": 1, "start_ms": t0, "usage": usage(0, 20)},
+                {"messages": 3, "start_ms": t0 + 5_000, "usage": usage(20, 2_700)},
+                {"messages": 5, "start_ms": t0 + 10_000, "usage": usage(2_720, 2_700)},
+                {"messages": 7, "start_ms": t0 + 15_000, "usage": usage(5_420, 20)}
+            ]
+        })
+    };
+    let mut traces = vec![trace("first", 0), trace("second", 3)];
+    for t in &mut traces {
+        let calls = t["calls"].as_array_mut().unwrap();
+        match recorded {
+            "all" => {}
+            "some" => {
+                calls[3].as_object_mut().unwrap().remove("usage");
+            }
+            _ => calls.iter_mut().for_each(|c| {
+                c.as_object_mut().unwrap().remove("usage");
+            }),
+        }
+    }
+    let file = dir.join(format!("fleet-{recorded}.json"));
+    let doc = serde_json::json!({"format": "tracecost.trace/v1", "traces": traces});
+    std::fs::write(&file, doc.to_string()).unwrap();
+    file
+}
+
+/// The first screen's figures share one basis, named on the page: the
+/// recorded bill where every call recorded usage, else the simulated status
+/// quo with the recorded part beside it as a check. The cards, summary.md
+/// and results.json agree with each other and with the sums.
+#[test]
+fn the_headline_figures_share_one_basis() {
+    let dir = tempfile::tempdir().unwrap();
+    for (recorded, basis) in [
+        ("all", "recorded"),
+        ("some", "simulated"),
+        ("none", "simulated"),
+    ] {
+        let file = fleet_file(dir.path(), recorded);
+        let out = dir.path().join(format!("report-{recorded}"));
+        tracecost()
+            .args(["report", file.to_str().unwrap(), "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                .unwrap();
+        let fleet = &json["fleet"];
+        let h = &fleet["headline"];
+        assert_eq!(h["basis"], basis, "{recorded}: {h}");
+        let f = |v: &serde_json::Value| v.as_f64().unwrap();
+        let (now, rec, saving) = (
+            f(&h["now_usd"]),
+            f(&h["recommended_usd"]),
+            f(&h["saving_usd"]),
+        );
+        assert!((now - rec - saving).abs() < 1e-9, "{recorded}: {h}");
+        match basis {
+            "recorded" => assert!((now - f(&fleet["recorded_cost_usd"])).abs() < 1e-9),
+            _ => assert!((now - f(&fleet["status_quo"]["cost_usd"])).abs() < 1e-9),
+        }
+        // As the pages write dollars (4 places under $1; these fleets cost cents).
+        let cents = |v: f64| {
+            if v < 1.0 {
+                format!("${v:.4}")
+            } else {
+                format!("${v:.2}")
+            }
+        };
+        let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+        assert!(
+            html.contains(&format!(
+                "What we pay now</div><div class=\"v\">{}</div>",
+                cents(now)
+            )),
+            "{recorded}"
+        );
+        assert!(
+            html.contains("Figures side by side are on one basis: the"),
+            "{recorded}"
+        );
+        if basis == "simulated" && recorded == "some" {
+            assert!(html.contains("6 of 8 calls recorded usage"), "{recorded}");
+        }
+        // The per-month figures are the headline's, on the same basis.
+        let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        let m = &fleet["per_month"]["headline"];
+        assert_eq!(m["basis"], basis);
+        let what = if basis == "recorded" {
+            "the recorded bill"
+        } else {
+            "the simulated status quo"
+        };
+        assert!(
+            md.contains(&format!(
+                "{what} comes to {} per month",
+                cents(f(&m["now_usd"]))
+            )),
+            "{recorded}: {md}"
+        );
+        assert!((f(&m["now_usd"]) - f(&m["recommended_usd"]) - f(&m["saving_usd"])).abs() < 1e-9);
+    }
+}

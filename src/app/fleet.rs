@@ -361,6 +361,8 @@ pub struct GroupAnswer {
     pub traces: usize,
     /// Calls.
     pub calls: usize,
+    /// Calls that recorded their usage.
+    pub recorded_calls: usize,
     /// What the sessions that recorded usage paid, USD (their calls with
     /// recorded usage only).
     pub recorded_cost_usd: Option<f64>,
@@ -380,6 +382,77 @@ pub struct GroupAnswer {
     /// order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedConfig>,
+    /// What runs now, the recommendation and the saving, on one basis: the
+    /// figures a page sets side by side.
+    pub headline: Headline,
+}
+
+/// What the figures set side by side are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// The recorded bill: every call replayed recorded its usage. The
+    /// recommendation is that bill less the simulated saving.
+    Recorded,
+    /// The status quo simulated: some or all calls recorded no usage (the
+    /// recorded part is a check beside it, not a figure to subtract from).
+    Simulated,
+}
+
+/// What runs now, the recommendation and the saving, on one [`Basis`]:
+/// `now_usd − recommended_usd = saving_usd`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Headline {
+    /// Which figures these are.
+    pub basis: Basis,
+    /// What runs now.
+    pub now_usd: f64,
+    /// Under the recommendation (`now_usd` when it is to keep what runs).
+    pub recommended_usd: f64,
+    /// The saving, the simulated difference between the two policies.
+    pub saving_usd: f64,
+    /// The saving in percent of `now_usd`.
+    pub saving_pct: f64,
+}
+
+impl Headline {
+    /// The headline of a group's figures: the recorded bill where every
+    /// call recorded usage, else the simulated status quo.
+    fn of(
+        calls: usize,
+        recorded_calls: usize,
+        recorded_usd: Option<f64>,
+        status_quo: &FleetFigures,
+        recommended: &FleetFigures,
+        keep: bool,
+    ) -> Self {
+        let saving_usd = if keep { 0.0 } else { recommended.savings_usd };
+        let (basis, now_usd) = match recorded_usd {
+            Some(r) if calls > 0 && recorded_calls == calls && r > 0.0 => (Basis::Recorded, r),
+            _ => (Basis::Simulated, status_quo.cost_usd),
+        };
+        Headline {
+            basis,
+            now_usd,
+            recommended_usd: now_usd - saving_usd,
+            saving_usd,
+            saving_pct: if now_usd > 0.0 {
+                saving_usd / now_usd * 100.0
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// The same figures per month at `scale` months per the span covered.
+    pub fn scaled(&self, scale: f64) -> Self {
+        Headline {
+            now_usd: self.now_usd * scale,
+            recommended_usd: self.recommended_usd * scale,
+            saving_usd: self.saving_usd * scale,
+            ..*self
+        }
+    }
 }
 
 /// The fleet's answer, its configs and its projects.
@@ -538,11 +611,26 @@ fn answer(group: &[&SessionSummary], candidates: &[Config]) -> (GroupAnswer, Vec
             reason: skip_reason(c),
         })
         .collect();
+    let calls = baselines.iter().map(|b| b.result.totals.calls).sum();
+    let recorded_calls = baselines
+        .iter()
+        .map(|b| b.result.totals.recorded_calls)
+        .sum();
+    let recorded_cost_usd = (!recorded.is_empty()).then(|| recorded.iter().map(|r| r.0).sum());
+    let headline = Headline::of(
+        calls,
+        recorded_calls,
+        recorded_cost_usd,
+        &status_quo,
+        &recommended,
+        keep_status_quo,
+    );
     let answer = GroupAnswer {
         sessions,
         traces: sweeps.len(),
-        calls: baselines.iter().map(|b| b.result.totals.calls).sum(),
-        recorded_cost_usd: (!recorded.is_empty()).then(|| recorded.iter().map(|r| r.0).sum()),
+        calls,
+        recorded_calls,
+        recorded_cost_usd,
         status_quo_on_recorded_calls_usd: (!recorded.is_empty())
             .then(|| recorded.iter().map(|r| r.1).sum()),
         status_quo,
@@ -550,6 +638,7 @@ fn answer(group: &[&SessionSummary], candidates: &[Config]) -> (GroupAnswer, Vec
         keep_status_quo,
         spread,
         skipped,
+        headline,
     };
     (answer, configs.into_iter().map(|(_, f)| f).collect())
 }
@@ -599,6 +688,8 @@ pub struct PerMonth {
     pub recommended_usd: f64,
     /// The saving per month.
     pub savings_usd: f64,
+    /// The headline per month, on its basis.
+    pub headline: Headline,
 }
 
 /// The fleet's answer over `sessions`. `configs` are the configs every
@@ -709,6 +800,7 @@ fn per_month(days: &[DayFigures], a: &GroupAnswer) -> Option<PerMonth> {
         status_quo_usd: a.status_quo.cost_usd * scale,
         recommended_usd: a.recommended.cost_usd * scale,
         savings_usd: a.recommended.savings_usd * scale,
+        headline: a.headline.scaled(scale),
     })
 }
 

@@ -40,7 +40,7 @@ pub struct Assumptions {
 use crate::app::TraceReport;
 use crate::app::fidelity::error_pct;
 use crate::app::fleet::{
-    Fleet, FleetFigures, FleetStability, GroupAnswer, SessionSummary, StabilityBrief,
+    Basis, Fleet, FleetFigures, FleetStability, GroupAnswer, SessionSummary, StabilityBrief,
 };
 
 const CHART_W: u32 = 900;
@@ -644,25 +644,71 @@ fn under_fleet_pick(s: &SessionSummary, fleet: &Fleet) -> f64 {
         .map_or(base, |r| r.result.totals.cost_usd)
 }
 
-/// The headline per month at the recorded rate, in words.
+/// What the "what we pay now" figure is, and the recorded part beside it
+/// as a check.
+fn now_detail(a: &GroupAnswer) -> String {
+    let check = match (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
+        (Some(r), Some(sim)) if r > 0.0 => Some((r, sim)),
+        _ => None,
+    };
+    match (a.headline.basis, check) {
+        (Basis::Recorded, Some((_, sim))) => format!(
+            "the recorded bill of all {} calls · the status quo simulated {} on them ({:+.1}%)",
+            thousands(a.calls as u64),
+            dollars(sim),
+            error_pct(sim, a.headline.now_usd)
+        ),
+        (_, Some((r, sim))) => format!(
+            "the status quo, simulated · {} of {} calls recorded usage: {} recorded, {} simulated on them ({:+.1}%)",
+            thousands(a.recorded_calls as u64),
+            thousands(a.calls as u64),
+            dollars(r),
+            dollars(sim),
+            error_pct(sim, r)
+        ),
+        _ => "the status quo, simulated (no recorded usage)".to_owned(),
+    }
+}
+
+/// Which basis the figures set side by side share, in one sentence.
+fn basis_line(a: &GroupAnswer) -> String {
+    match a.headline.basis {
+        Basis::Recorded => "Figures side by side are on one basis: the recorded bill (every call replayed recorded its usage); the recommendation is that bill less the simulated saving.".to_owned(),
+        Basis::Simulated if a.recorded_calls == 0 => {
+            "Figures side by side are on one basis: the status quo simulated (no call recorded its usage).".to_owned()
+        }
+        Basis::Simulated => format!(
+            "Figures side by side are on one basis: the status quo simulated ({} of {} calls recorded usage, so the recorded part is a check beside it, not the bill).",
+            thousands(a.recorded_calls as u64),
+            thousands(a.calls as u64)
+        ),
+    }
+}
+
+/// The headline per month, on its basis, in words.
 fn per_month_line(fleet: &Fleet) -> Option<String> {
     let m = fleet.per_month.as_ref()?;
-    let now = m.recorded_usd.unwrap_or(m.status_quo_usd);
+    let h = &m.headline;
     let saving = if fleet.answer.keep_status_quo {
         String::new()
     } else {
         format!(
-            "; the recommendation saves {} per month",
-            dollars(m.savings_usd)
+            "; the recommendation would make it {}, {} less",
+            dollars(h.recommended_usd),
+            dollars(h.saving_usd)
         )
     };
+    let what = match h.basis {
+        Basis::Recorded => "the recorded bill",
+        Basis::Simulated => "the simulated status quo",
+    };
     Some(format!(
-        "At the rate recorded over {} {} ({} to {}), that is {} per month{saving}.",
+        "Over {} {} ({} to {}), {what} comes to {} per month{saving}.",
         thousands(m.days),
         if m.days == 1 { "day" } else { "days" },
         m.first_day,
         m.last_day,
-        dollars(now)
+        dollars(h.now_usd)
     ))
 }
 
@@ -1039,24 +1085,17 @@ fn fleet_section(
     let sq = &ans.status_quo;
     let rec = &ans.recommended;
     s.push_str("<div class=\"cards\">\n");
-    let month = fleet.per_month.as_ref();
-    let now_detail = match (ans.recorded_cost_usd, ans.status_quo_on_recorded_calls_usd) {
-        (Some(r), Some(sim)) if r > 0.0 => format!(
-            "recorded bill · status quo simulated {} on the same calls ({:+.1}%)",
-            dollars(sim),
-            error_pct(sim, r)
-        ),
-        _ => "status quo, simulated (no recorded usage)".to_owned(),
-    };
-    let now = ans.recorded_cost_usd.unwrap_or(sq.cost_usd);
+    let h = &ans.headline;
+    let month = fleet.per_month.as_ref().map(|m| &m.headline);
+    let now_detail = now_detail(ans);
     let _ = writeln!(
         s,
         "<div class=\"card\"><div class=\"k\">What we pay now</div><div class=\"v\">{}</div><div class=\"d\">{}{}</div></div>",
-        dollars(now),
+        dollars(h.now_usd),
         html_escape(&now_detail),
         month.map_or_else(String::new, |m| format!(
-            "<br>{} per month at the recorded rate",
-            dollars(m.recorded_usd.unwrap_or(m.status_quo_usd))
+            "<br>{} per month at this rate",
+            dollars(m.now_usd)
         ))
     );
     if ans.keep_status_quo {
@@ -1066,26 +1105,42 @@ fn fleet_section(
             html_escape(&sq.config)
         );
     } else {
+        let rec_detail = match h.basis {
+            Basis::Recorded => format!(
+                "the recorded bill less the simulated saving ({} simulated, against {} for the status quo)",
+                dollars(rec.cost_usd),
+                dollars(sq.cost_usd)
+            ),
+            Basis::Simulated => format!(
+                "simulated, against {} for the status quo",
+                dollars(sq.cost_usd)
+            ),
+        };
         let _ = writeln!(
             s,
-            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">simulated, against {} for the status quo<br><code>{}</code></div></div>",
-            dollars(rec.cost_usd),
-            dollars(sq.cost_usd),
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">{}<br><code>{}</code></div></div>",
+            dollars(h.recommended_usd),
+            html_escape(&rec_detail),
             html_escape(&rec.config)
         );
         let _ = writeln!(
             s,
             "<div class=\"card\"><div class=\"k\">Saving</div><div class=\"v good\">{} ({:.1}%)</div><div class=\"d\">{}{} per 1,000 sessions</div></div>",
-            dollars(rec.savings_usd),
-            rec.savings_pct,
+            dollars(h.saving_usd),
+            h.saving_pct,
             month.map_or_else(String::new, |m| format!(
-                "{} per month at the recorded rate<br>",
-                dollars(m.savings_usd)
+                "{} per month at this rate<br>",
+                dollars(m.saving_usd)
             )),
-            dollars(rec.savings_usd / ans.sessions.max(1) as f64 * 1000.0)
+            dollars(h.saving_usd / ans.sessions.max(1) as f64 * 1000.0)
         );
     }
     s.push_str("</div>\n");
+    let _ = writeln!(
+        s,
+        "<p class=\"small\">{}</p>",
+        html_escape(&basis_line(ans))
+    );
     s.push_str("<div class=\"rec\"><b>Why:</b> ");
     s.push_str(&html_escape(&reasoning(fleet)));
     s.push_str("</div>\n<h2>Fleet</h2>\n<ul>\n");
