@@ -88,6 +88,19 @@ fn ok_turns(turns: &[&str], long: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A Read call and its result for each `(tool_use id, content)`, in order.
+fn reads(results: &[(&str, &str)]) -> Vec<Value> {
+    results
+        .iter()
+        .flat_map(|(id, content)| {
+            [
+                json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]}),
+                json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content}]}),
+            ]
+        })
+        .collect()
+}
+
 fn assistant(text: &str) -> Value {
     json!({"role": "assistant", "content": [{"type": "text", "text": text}]})
 }
@@ -384,14 +397,7 @@ fn the_status_quo_sends_what_claude_code_cleared_as_cleared() {
         "name": "microcompacted",
         "model": "claude-sonnet-4-5",
         "status_quo": "recorded+claude-code:ttl=5m",
-        "messages": [
-            user("read it"),
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "short"}]},
-            assistant("done")
-        ],
+        "messages": ([vec![user("read it")], reads(&[("t1", &big), ("t2", "short")]), vec![assistant("done")]].concat()),
         "calls": [
             {"messages": 1, "start_ms": t0},
             {"messages": 3, "start_ms": t0 + 5_000},
@@ -439,14 +445,7 @@ fn a_status_quo_that_cleared_what_was_quoted_is_priced_with_its_recall() {
         "name": "microcompacted",
         "model": "claude-sonnet-4-5",
         "status_quo": "recorded+claude-code:ttl=5m",
-        "messages": [
-            user("read it"),
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "short"}]},
-            assistant("The limit is ZEBRA_LIMIT_4242.")
-        ],
+        "messages": ([vec![user("read it")], reads(&[("t1", &big), ("t2", "short")]), vec![assistant("The limit is ZEBRA_LIMIT_4242.")]].concat()),
         "calls": [
             {"messages": 1, "start_ms": t0},
             {"messages": 3, "start_ms": t0 + 5_000},
@@ -620,15 +619,8 @@ fn explain_tells_a_clearing_from_the_policy_and_from_claude_code() {
         "name": "cleared",
         "model": "claude-sonnet-4-5",
         "status_quo": "recorded+claude-code:ttl=5m",
-        "messages": [
-            user(&format!("read it {}", "word ".repeat(1500))),
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "short"}]},
-            assistant("done"),
-            user("and now?")
-        ],
+        "messages": ([vec![user(&format!("read it {}", "word ".repeat(1500)))], reads(&[("t1", &big), ("t2", "short")]), vec![assistant("done"),
+            user("and now?")]].concat()),
         "calls": [
             {"messages": 3, "start_ms": t0},
             {"messages": 5, "start_ms": t0 + 5_000},
@@ -713,17 +705,8 @@ fn a_prompt_that_shrank_unrecorded_clears_the_oldest_results() {
         "name": "shrank",
         "model": "claude-sonnet-4-5",
         "status_quo": "recorded+claude-code:ttl=5m",
-        "messages": [
-            user(&format!("read them {}", "word ".repeat(1500))),
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t0", "name": "Read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "ok"}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "a short result"}]},
-            assistant("done"),
-            user("and now?")
-        ],
+        "messages": ([vec![user(&format!("read them {}", "word ".repeat(1500)))], reads(&[("t0", "ok"), ("t1", &big), ("t2", "a short result")]), vec![assistant("done"),
+            user("and now?")]].concat()),
         "calls": [
             {"messages": 5, "start_ms": t0},
             {"messages": 7, "start_ms": t0 + 5_000},

@@ -130,20 +130,15 @@ impl CompactionRun {
         self
     }
 
-    /// Gives a run of cleared results (`recorded`, `claude-code-clear`)
-    /// the clears planned for it; other runs are left as they are.
-    pub fn with_clears(self, planned: &[(usize, Arc<str>)]) -> Self {
-        self.with_inferred_clears(planned)
-    }
-
-    /// Adds to a `recorded` run the clears the record implies without
-    /// naming them (`(history length from which on, tool_use id)`); other
-    /// runs are left as they are.
-    pub fn with_inferred_clears(mut self, inferred: &[(usize, Arc<str>)]) -> Self {
+    /// Adds clears (`(history length from which on, tool_use id)`) to a
+    /// run of cleared results: the ones the record implies without naming
+    /// them (`recorded`), or the ones planned for `claude-code-clear`;
+    /// other runs are left as they are.
+    pub fn with_clears(mut self, more: &[(usize, Arc<str>)]) -> Self {
         if let CompactionRun::Recorded { clears, .. } = &mut self
-            && !inferred.is_empty()
+            && !more.is_empty()
         {
-            clears.extend(inferred.iter().cloned());
+            clears.extend(more.iter().cloned());
             // Stable: clears of one call keep their order.
             clears.sort_by_key(|(from, _)| *from);
         }

@@ -449,26 +449,6 @@ impl BlockTokens for RunTokens<'_> {
     }
 }
 
-/// Tokens of what precedes the messages: tools, the tool-use prompt and
-/// the system blocks.
-fn fixed_tokens(
-    prepared: &PreparedTrace<'_>,
-    price: &ModelPrice,
-    tool_counts: &[BlockCount],
-    system_counts: &[BlockCount],
-    tool_prompt: u64,
-) -> u64 {
-    tool_counts
-        .iter()
-        .map(|c| c.tokens(&prepared.calibration, price.framing.per_tool))
-        .sum::<u64>()
-        + tool_prompt
-        + system_counts
-            .iter()
-            .map(|c| c.tokens(&prepared.calibration, price.framing.per_block))
-            .sum::<u64>()
-}
-
 /// What Claude Code's clearing ([`Compaction::ClaudeCodeClear`]) clears
 /// over the trace, call by call: `(history length from which on, tool_use
 /// id)`. At each call, when the tool results not yet cleared come to more
@@ -743,7 +723,7 @@ impl<'a, 't> GroupRun<'a, 't> {
         let run = match config.compaction {
             Compaction::Recorded => run
                 .with_record(&prepared.trace.calls)
-                .with_inferred_clears(&prepared.inferred_clears),
+                .with_clears(&prepared.inferred_clears),
             Compaction::ClaudeCodeClear {
                 keep_tokens,
                 at_least,
@@ -824,7 +804,15 @@ impl<'a, 't> GroupRun<'a, 't> {
         } else {
             price.tool_prompt.tokens(ToolChoice::Auto)
         };
-        let fixed = fixed_tokens(prepared, price, &tool_counts, system_counts, tool_prompt);
+        let fixed: u64 = tool_counts
+            .iter()
+            .map(|c| c.tokens(&prepared.calibration, price.framing.per_tool))
+            .sum::<u64>()
+            + tool_prompt
+            + system_counts
+                .iter()
+                .map(|c| c.tokens(&prepared.calibration, price.framing.per_block))
+                .sum::<u64>();
 
         // The header: tools → tool prompt → system.
         let req = &mut self.request;
@@ -995,9 +983,6 @@ impl<'a, 't> GroupRun<'a, 't> {
             !new.is_empty() || req.state.compacted.len() < self.compacted_before;
         self.compacted_before = req.state.compacted.len();
         let microcompaction = matches!(config.compaction, Compaction::Recorded);
-        let prompt_tokens = index
-            .tokens_through(blocks.len().wrapping_sub(1))
-            .unwrap_or(0);
         let carried = shared
             .as_ref()
             .is_some_and(|(_, s)| *s == SharedState::Carried);
@@ -1112,7 +1097,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                 layout: &layout,
                 model,
                 minimum: price.min_cacheable_tokens,
-                tokens: prompt_tokens,
+                tokens: outcome.usage.total_input(),
                 breakpoints: breakpoints.len(),
                 hit: outcome.hit,
                 wrote: !outcome.written.is_empty(),

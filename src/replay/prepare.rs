@@ -442,6 +442,13 @@ impl PreparedTrace<'_> {
         let cal = self.calibration;
         let mut cleared: std::collections::HashSet<&str> = Default::default();
         let mut out: Vec<(usize, Arc<str>)> = Vec::new();
+        // A cleared result's content is the placeholder: its tokens, counted
+        // once (a tool_result counts its content's text, as a text block).
+        let placeholder = count_block(
+            memo,
+            &ContentBlock::text(crate::policy::CLAUDE_CODE_CLEARED_PLACEHOLDER),
+        )
+        .tokens(&cal, framing.per_block);
         let tokens = |m: &[BlockCount]| {
             m.iter()
                 .map(|c| c.tokens(&cal, framing.per_block))
@@ -484,16 +491,11 @@ impl PreparedTrace<'_> {
                     if cleared.contains(&**tool_use_id) {
                         continue;
                     }
-                    let Some(stub) =
-                        block.with_tool_result_text(crate::policy::CLAUDE_CODE_CLEARED_PLACEHOLDER)
-                    else {
-                        continue;
-                    };
-                    let before = count.tokens(&cal, framing.per_block);
-                    let after = count_block(memo, &stub).tokens(&cal, framing.per_block);
                     // A result no longer than the placeholder saves
                     // nothing: cleared only if a later one is.
-                    let saving = before.saturating_sub(after);
+                    let saving = count
+                        .tokens(&cal, framing.per_block)
+                        .saturating_sub(placeholder);
                     if saving == 0 {
                         small.push(tool_use_id);
                         continue;

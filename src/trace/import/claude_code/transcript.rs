@@ -647,16 +647,8 @@ impl Builder {
         let taken = match self.take(line.text()) {
             Ok(taken) => taken,
             Err(Skip::Counted) => return,
-            Err(Skip::Sidechain(i)) => {
-                let mut text = line.text().to_owned();
-                let end = text.len();
-                self.sidechains[i].line(&mut Line {
-                    buf: &mut text,
-                    start: 0,
-                    end,
-                });
-                return;
-            }
+            // The subagent's builder reads the line as its own.
+            Err(Skip::Sidechain(i)) => return self.sidechains[i].line(line),
             Err(Skip::Joined(records)) => {
                 // Claude Code now and then writes a record without its
                 // newline, so two records share a line: each is a line.
