@@ -168,9 +168,9 @@ fn fidelity_compares_each_status_quo_with_its_recorded_bill() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["format"], "tracecost.fidelity/v1");
-    assert_eq!(v["summary"]["sessions"], 1);
-    let s = &v["sessions"][0];
+    assert_eq!(v["format"], "tracecost.fidelity/v2");
+    assert_eq!(v["summary"]["traces"], 1);
+    let s = &v["traces"][0];
     assert_eq!(s["config"], "off+none");
     let (rec, sim) = (
         s["recorded_usd"].as_f64().unwrap(),
@@ -293,7 +293,7 @@ fn fidelity_of_a_session_with_mixed_ttls() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let sessions = v["sessions"].as_array().unwrap();
+    let sessions = v["traces"].as_array().unwrap();
     assert_eq!(sessions.len(), 2);
     for s in sessions {
         assert_eq!(s["config"], "recorded+claude-code:ttl=recorded");

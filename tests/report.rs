@@ -281,3 +281,207 @@ fn the_headline_figures_share_one_basis() {
         assert!((f(&m["now_usd"]) - f(&m["recommended_usd"]) - f(&m["saving_usd"])).abs() < 1e-9);
     }
 }
+
+/// A fleet of two sessions: one conversation with a continuation and a
+/// subagent (run from another project's folder), and one conversation alone.
+fn session_fleet(dir: &Path) -> std::path::PathBuf {
+    let long = "a line of a file that the agent read ".repeat(300);
+    let trace = |name: &str, session: Option<&str>, project: &str, t0: u64| {
+        let mut t = serde_json::json!({
+            "name": name,
+            "model": "claude-sonnet-4-5",
+            "account": "team",
+            "project": project,
+            "status_quo": "off+claude-code:ttl=5m",
+            "messages": [
+                {"role": "user", "content": format!("task of {name}")},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": format!("{name}-1"), "name": "read", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("{name}-1"), "content": long}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+                {"role": "user", "content": "thanks"}
+            ],
+            "calls": [
+                {"messages": 1, "start_ms": t0},
+                {"messages": 3, "start_ms": t0 + 5_000},
+                {"messages": 5, "start_ms": t0 + 10_000}
+            ]
+        });
+        if let Some(s) = session {
+            t["session"] = serde_json::json!(s);
+        }
+        t
+    };
+    let day = 1_760_000_000_000u64;
+    let traces = vec![
+        trace("conv", Some("conv"), "alpha", day),
+        trace("conv-part2", Some("conv"), "alpha", day + 3_600_000),
+        // A subagent that ran before the conversation's first call (a
+        // warm-up), from another project's folder.
+        trace("conv-agent-1", Some("conv"), "beta", day - 60_000),
+        trace("alone", None, "beta", day + 86_400_000),
+    ];
+    let file = dir.join("sessions.json");
+    let doc = serde_json::json!({"format": "tracecost.trace/v1", "traces": traces});
+    std::fs::write(&file, doc.to_string()).unwrap();
+    file
+}
+
+/// One definition of a session (a conversation with its continuations and
+/// subagents) in every count and table of every format, its traces named
+/// inside it.
+#[test]
+fn a_session_counts_once_with_its_traces_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = session_fleet(dir.path());
+    let out = dir.path().join("report");
+    let o = tracecost()
+        .args(["report", file.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("2 session(s) (4 traces: continuations and subagents apart)"),
+        "{stderr}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let fleet = &json["fleet"];
+    assert_eq!((fleet["sessions"].as_u64(), fleet["traces"].as_u64()), (Some(2), Some(4)));
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    // Each session sums its traces; the sessions sum to the fleet.
+    let per = fleet["per_session"].as_array().unwrap();
+    assert_eq!(per.len(), 2);
+    let conv = per.iter().find(|s| s["session"] == "conv").unwrap();
+    assert_eq!(
+        conv["traces"],
+        serde_json::json!(["conv", "conv-agent-1", "conv-part2"]),
+        "the conversation first, then its traces as they ran"
+    );
+    assert_eq!(conv["calls"], 9);
+    assert_eq!(conv["project"], "alpha", "the conversation's own project");
+    assert_eq!(conv["first_prompt"], "task of conv", "the conversation's own prompt");
+    let traces = json["traces"].as_array().unwrap();
+    let of_conv: f64 = traces
+        .iter()
+        .filter(|t| t["session"] == "conv")
+        .map(|t| f(&t["baseline"]["cost_usd"]))
+        .sum();
+    assert!((f(&conv["status_quo_usd"]) - of_conv).abs() < 1e-9);
+    let total: f64 = per.iter().map(|s| f(&s["status_quo_usd"])).sum();
+    assert!((total - f(&fleet["status_quo"]["cost_usd"])).abs() < 1e-9);
+    // A project counts a session once, with all its traces.
+    for p in fleet["projects"].as_array().unwrap() {
+        let want = if p["project"] == "alpha" { (1, 3, 9) } else { (1, 1, 3) };
+        assert_eq!(
+            (p["sessions"].as_u64(), p["traces"].as_u64(), p["calls"].as_u64()),
+            (Some(want.0), Some(want.1), Some(want.2)),
+            "{p}"
+        );
+    }
+    // A day counts a session once, however many of its traces ran.
+    let days = fleet["days"].as_array().unwrap();
+    assert_eq!(days.len(), 2);
+    assert_eq!(days[0]["sessions"], 1);
+    assert_eq!(days[0]["calls"], 9);
+    if !fleet["stability"].is_null() {
+        let st = &fleet["stability"];
+        assert_eq!((st["sessions"].as_u64(), st["traces"].as_u64()), (Some(2), Some(4)));
+    }
+    // The per-session spread is over the two sessions.
+    let median = f(&fleet["spread"]["median_usd"]);
+    let mut savings: Vec<f64> = per.iter().map(|s| f(&s["savings_usd"])).collect();
+    savings.sort_by(f64::total_cmp);
+    assert!((median - (savings[0] + savings[1]) / 2.0).abs() < 1e-9);
+    assert_eq!(fleet["fidelity"], serde_json::Value::Null, "no recorded usage");
+
+    // summary.md: a row per session, its trace count beside it.
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("## The 2 most expensive sessions"), "{md}");
+    assert!(md.contains("| alpha: “task of conv” | 3 | 9 |"), "{md}");
+    assert!(md.contains("| beta: “task of alone” | 1 | 3 |"), "{md}");
+    // sessions.csv: the same rows; results.csv names each trace's session.
+    let csv = std::fs::read_to_string(out.join("sessions.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    assert!(rows[0].starts_with("session,project,started,traces,"));
+    assert!(
+        rows.iter().any(|r| r.starts_with("conv,alpha,2025-10-09,3,conv conv-agent-1 conv-part2,9,")),
+        "{csv}"
+    );
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(results.starts_with("session,trace,"));
+    assert!(results.lines().any(|l| l.starts_with("conv,conv-agent-1,")));
+    // The pages: one row per session with its traces linked inside it, and
+    // each trace's page says which session it belongs to.
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<p class=\"sub\">2 session(s) (4 traces) · 12 call(s)"), "subtitle");
+    let list = std::fs::read_to_string(out.join("sessions/index.html")).unwrap();
+    assert!(list.contains("All 2 sessions, most expensive first"));
+    for t in ["conv", "conv-part2", "conv-agent-1", "alone"] {
+        assert_eq!(
+            list.matches(&format!("<a href=\"../sessions/{t}.html\" title=\"{t}\">")).count(),
+            1,
+            "{t}"
+        );
+    }
+    let part = std::fs::read_to_string(out.join("sessions/conv-part2.html")).unwrap();
+    assert!(part.contains("A trace of session <code>conv</code>"));
+    let alone = std::fs::read_to_string(out.join("sessions/alone.html")).unwrap();
+    assert!(!alone.contains("A trace of session"));
+}
+
+/// The rules and markup that keep a page readable at a phone's width and a
+/// desktop's: tables scroll inside their box (never the page), config
+/// strings break only after `+` and `,`, and each chart is drawn for both
+/// widths with the stylesheet choosing.
+#[test]
+fn pages_reflow_at_phone_and_desktop_widths() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = session_fleet(dir.path());
+    let out = dir.path().join("report");
+    tracecost()
+        .args(["report", file.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let pages = ["index.html", "sessions/index.html", "sessions/conv.html"];
+    for page in pages {
+        let html = std::fs::read_to_string(out.join(page)).unwrap();
+        assert!(
+            html.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"),
+            "{page}"
+        );
+        for rule in [
+            // A table is a scrolling box; its body fills the width it has.
+            "table{display:block;overflow-x:auto;",
+            "tbody{display:table;width:100%;",
+            // Cells of words wrap; a cell never narrows below a word or two.
+            "td.l,th.l{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:7em}",
+            // A config part never breaks inside.
+            ".cfg{white-space:nowrap}",
+            // The phone's drawing of a chart where the page is narrow.
+            "figure .narrow{display:none}@media (max-width:640px){",
+            "figure .wide{display:none}figure .narrow{display:block}",
+        ] {
+            assert!(html.contains(rule), "{page}: {rule}");
+        }
+        // Every config part is whole and ends where a break may come.
+        let mut parts = 0;
+        for piece in html.split("<span class=\"cfg\">").skip(1) {
+            let part = &piece[..piece.find("</span>").unwrap()];
+            let inner = part.trim_end_matches(['+', ',']);
+            assert!(!inner.contains(['+', ',', '<']), "{page}: {part:?}");
+            parts += 1;
+        }
+        assert!(parts > 0, "{page}: config strings are marked up");
+        // No config in a table cell goes without that markup.
+        assert!(!html.contains("<td class=\"l\"><code>l"), "{page}");
+        assert!(!html.contains("<td class=\"l\"><code>o"), "{page}");
+        // Each chart twice: the desktop's and the phone's.
+        let figures = html.matches("<figure>").count();
+        assert_eq!(html.matches("<div class=\"wide\"><svg width=\"900\"").count(), figures, "{page}");
+        assert_eq!(html.matches("<div class=\"narrow\"><svg width=\"400\"").count(), figures, "{page}");
+    }
+}

@@ -328,6 +328,23 @@ fn per_day(n: usize) -> Chart {
     }
 }
 
+fn pareto(n: usize) -> Chart {
+    let mut rng = Lcg(7);
+    let points: Vec<(String, f64, f64)> = (0..n)
+        .map(|i| {
+            let turns = (rng.next() * 200.0).floor();
+            (config_name(i), turns, 30.0 + 10.0 * rng.next() - turns / 40.0)
+        })
+        .collect();
+    Chart::ParetoFront {
+        title: format!("Cost against recall risk ({n} configs)"),
+        points,
+        status_quo: Some(0),
+        recommended: (n > 1).then_some(1),
+        notes: vec!["Break-even: compaction wins if a recall costs less than $0.0123: below that, ledger:t=8000,k=1+claude-code:ttl=recorded is cheaper.".into()],
+    }
+}
+
 fn project_costs(n: usize) -> Chart {
     Chart::ProjectCosts {
         against: "recommended".into(),
@@ -366,6 +383,8 @@ fn samples() -> Vec<(&'static str, Chart)> {
         ("cost_per_day_90", per_day(90)),
         ("project_costs_5", project_costs(5)),
         ("project_costs_60", project_costs(60)),
+        ("pareto_5", pareto(5)),
+        ("pareto_60", pareto(60)),
     ]
 }
 
@@ -584,6 +603,27 @@ fn degenerate() -> Vec<Chart> {
             against: "recommended".into(),
             title: t.clone(),
             projects: (0..500).map(|i| (format!("p{i}"), 1.0, 0.5)).collect(),
+        },
+        Chart::ParetoFront {
+            title: t.clone(),
+            points: vec![],
+            status_quo: None,
+            recommended: None,
+            notes: vec![],
+        },
+        Chart::ParetoFront {
+            title: t.clone(),
+            points: vec![("nan".into(), f64::NAN, 1.0), ("inf".into(), 1.0, f64::INFINITY)],
+            status_quo: Some(7),
+            recommended: Some(0),
+            notes: vec![],
+        },
+        Chart::ParetoFront {
+            title: t.clone(),
+            points: (0..500).map(|i| (format!("c{i}"), 3.0, 2.0)).collect(),
+            status_quo: Some(0),
+            recommended: Some(499),
+            notes: vec![],
         },
     ]
 }
@@ -1245,6 +1285,8 @@ fn full_labels(chart: &Chart) -> Vec<String> {
             .cloned()
             .chain(days.first().map(|d| d.0.clone()))
             .collect(),
+        // The front's configs are named in the notes, whole.
+        Chart::ParetoFront { notes, .. } => notes.clone(),
         Chart::Heatmap { .. } | Chart::SavingsDistribution { .. } => vec![],
     }
     .into_iter()
@@ -1294,7 +1336,8 @@ fn every_text_lies_inside_the_image_and_is_never_shortened() {
             | Chart::ConfigCosts { title, .. }
             | Chart::SavingsDistribution { title, .. }
             | Chart::CostPerDay { title, .. }
-            | Chart::ProjectCosts { title, .. } => title.clone(),
+            | Chart::ProjectCosts { title, .. }
+            | Chart::ParetoFront { title, .. } => title.clone(),
         };
         let title: String = title_of(&chart).split_whitespace().collect();
         let joined_nospace: String = joined.split_whitespace().collect();
@@ -1325,7 +1368,7 @@ proptest::proptest! {
         ),
         w in 240u32..1200,
         h in 160u32..900,
-        kind in 0u8..7,
+        kind in 0u8..8,
     ) {
         let chart = match kind {
             0 => Chart::ConfigCosts {
@@ -1362,6 +1405,13 @@ proptest::proptest! {
                     .enumerate()
                     .map(|(d, r)| (format!("2026-01-{d:02}"), vec![Some(r.1), Some(r.2), None, Some(r.1.abs())]))
                     .collect(),
+            },
+            6 => Chart::ParetoFront {
+                title: "t".into(),
+                points: rows.iter().map(|r| (r.0.clone(), r.2.abs().floor(), r.1)).collect(),
+                status_quo: Some(0),
+                recommended: Some(rows.len() / 2),
+                notes: rows.iter().take(2).map(|r| r.0.clone()).collect(),
             },
             _ => Chart::StackedCalls {
                 title: "t".into(),
@@ -1414,6 +1464,22 @@ fn fleet_chart_snapshots() {
                     ("2026-09-02".into(), vec![None, None]),
                     ("2026-09-03".into(), vec![Some(2.0), Some(1.25)]),
                 ],
+            },
+        ),
+        (
+            "pareto_front",
+            Chart::ParetoFront {
+                title: "Cost against recall risk".into(),
+                points: vec![
+                    ("off+claude-code:ttl=5m".into(), 0.0, 20.0),
+                    ("ledger:t=8000,k=2+claude-code:ttl=5m".into(), 12.0, 16.5),
+                    ("ledger:t=8000,k=4+tail:ttl=5m".into(), 15.0, 18.0),
+                    ("ledger:t=2000,k=1+claude-code:ttl=5m".into(), 40.0, 14.25),
+                    ("ledger:t=2000,k=1+system:ttl=5m".into(), 41.0, 90.0),
+                ],
+                status_quo: Some(0),
+                recommended: Some(1),
+                notes: vec!["Break-even: ledger:t=8000,k=2+claude-code:ttl=5m stays cheaper than the status quo while a recall costs less than $0.2917.".into()],
             },
         ),
         (

@@ -20,9 +20,9 @@ pub const MIN_CALLS: usize = 5;
 /// "Within" a session's recorded bill: this many percent.
 pub const WITHIN_PCT: f64 = 5.0;
 
-/// One session's simulated bill against its recorded one.
+/// One trace's simulated bill against its recorded one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionFidelity {
+pub struct TraceFidelity {
     /// The trace.
     pub trace: String,
     /// The config replayed (its status quo).
@@ -39,7 +39,7 @@ pub struct SessionFidelity {
     pub error_pct: f64,
 }
 
-impl SessionFidelity {
+impl TraceFidelity {
     /// The figures of one replay; `None` without recorded usage.
     pub fn of_result(r: &crate::replay::ReplayResult) -> Option<Self> {
         Self::of(&r.trace, &r.config.to_string(), &r.totals)
@@ -48,7 +48,7 @@ impl SessionFidelity {
     /// The figures of one replay's totals; `None` without recorded usage.
     pub fn of(trace: &str, config: &str, t: &Totals) -> Option<Self> {
         let (recorded_usd, simulated_usd) = (t.recorded_cost_usd?, t.cost_usd_recorded_calls?);
-        Some(SessionFidelity {
+        Some(TraceFidelity {
             trace: trace.to_owned(),
             config: config.to_owned(),
             calls: t.calls,
@@ -73,16 +73,17 @@ pub fn error_pct(simulated: f64, recorded: f64) -> f64 {
 /// The fleet's fidelity.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FidelitySummary {
-    /// Sessions with recorded usage.
-    pub sessions: usize,
+    /// Traces with recorded usage (a session's continuations and subagents
+    /// apart: the fidelity of a replay is a trace's).
+    pub traces: usize,
     /// Their recorded bill, USD.
     pub recorded_usd: f64,
     /// Their simulated bill on the same calls, USD.
     pub simulated_usd: f64,
     /// The total's error, percent.
     pub error_pct: f64,
-    /// Sessions with at least [`MIN_CALLS`] calls and a recorded bill.
-    pub sessions_counted: usize,
+    /// Traces with at least [`MIN_CALLS`] calls and a recorded bill.
+    pub traces_counted: usize,
     /// Of those, within [`WITHIN_PCT`] of their recorded bill.
     pub within: usize,
     /// Median of their absolute errors, percent.
@@ -94,11 +95,11 @@ pub struct FidelitySummary {
 }
 
 impl FidelitySummary {
-    /// The summary of `sessions`.
-    pub fn of(sessions: &[SessionFidelity]) -> Self {
-        let recorded_usd: f64 = sessions.iter().map(|s| s.recorded_usd).sum();
-        let simulated_usd: f64 = sessions.iter().map(|s| s.simulated_usd).sum();
-        let mut errors: Vec<f64> = sessions
+    /// The summary of `traces`.
+    pub fn of(traces: &[TraceFidelity]) -> Self {
+        let recorded_usd: f64 = traces.iter().map(|s| s.recorded_usd).sum();
+        let simulated_usd: f64 = traces.iter().map(|s| s.simulated_usd).sum();
+        let mut errors: Vec<f64> = traces
             .iter()
             .filter(|s| s.calls >= MIN_CALLS && s.recorded_usd > 0.0)
             .map(|s| s.error_pct.abs())
@@ -112,11 +113,11 @@ impl FidelitySummary {
             errors[r.clamp(1, errors.len()) - 1]
         };
         FidelitySummary {
-            sessions: sessions.len(),
+            traces: traces.len(),
             recorded_usd,
             simulated_usd,
             error_pct: error_pct(simulated_usd, recorded_usd),
-            sessions_counted: errors.len(),
+            traces_counted: errors.len(),
             within: errors.iter().filter(|e| **e <= WITHIN_PCT).count(),
             median_abs_error_pct: rank(50.0),
             p90_abs_error_pct: rank(90.0),
@@ -126,15 +127,15 @@ impl FidelitySummary {
 
     /// The summary in one sentence, or `None` without recorded usage.
     pub fn line(&self) -> Option<String> {
-        if self.sessions == 0 {
+        if self.traces == 0 {
             return None;
         }
-        let spread = if self.sessions_counted == 0 {
+        let spread = if self.traces_counted == 0 {
             String::new()
         } else {
             format!(
                 "; per trace (a session's continuations and subagents apart; {} with {MIN_CALLS}+ calls), {} within {WITHIN_PCT}% of what they paid, median error {:.1}%, 90th percentile {:.1}%",
-                self.sessions_counted,
+                self.traces_counted,
                 self.within,
                 self.median_abs_error_pct,
                 self.p90_abs_error_pct
@@ -142,7 +143,7 @@ impl FidelitySummary {
         };
         Some(format!(
             "How far to trust the simulation: the status quo replayed comes within {:+.1}% of the recorded bill over {} trace(s){spread}.",
-            self.error_pct, self.sessions
+            self.error_pct, self.traces
         ))
     }
 }
@@ -152,20 +153,20 @@ impl FidelitySummary {
 pub struct FidelityReport {
     /// The summary.
     pub summary: FidelitySummary,
-    /// Per session with recorded usage, in input order.
-    pub sessions: Vec<SessionFidelity>,
+    /// Per trace with recorded usage, in input order.
+    pub traces: Vec<TraceFidelity>,
 }
 
 impl FidelityReport {
     /// The report of replays of each trace's status quo.
     pub fn of(outputs: &[ReplayOutput]) -> Self {
-        let sessions: Vec<SessionFidelity> = outputs
+        let traces: Vec<TraceFidelity> = outputs
             .iter()
-            .filter_map(|o| SessionFidelity::of_result(&o.result))
+            .filter_map(|o| TraceFidelity::of_result(&o.result))
             .collect();
         FidelityReport {
-            summary: FidelitySummary::of(&sessions),
-            sessions,
+            summary: FidelitySummary::of(&traces),
+            traces,
         }
     }
 }
@@ -317,8 +318,8 @@ pub fn explain(
 mod tests {
     use super::*;
 
-    fn s(calls: usize, recorded: f64, simulated: f64) -> SessionFidelity {
-        SessionFidelity {
+    fn s(calls: usize, recorded: f64, simulated: f64) -> TraceFidelity {
+        TraceFidelity {
             trace: "t".into(),
             config: "off+none".into(),
             calls,
@@ -330,15 +331,15 @@ mod tests {
     }
 
     #[test]
-    fn the_summary_counts_sessions_with_enough_calls() {
+    fn the_summary_counts_traces_with_enough_calls() {
         let sum = FidelitySummary::of(&[
             s(10, 1.0, 1.02),
             s(10, 1.0, 0.90),
             s(2, 1.0, 3.0),
             s(6, 2.0, 2.0),
         ]);
-        assert_eq!(sum.sessions, 4);
-        assert_eq!(sum.sessions_counted, 3);
+        assert_eq!(sum.traces, 4);
+        assert_eq!(sum.traces_counted, 3);
         assert_eq!(sum.within, 2);
         assert!((sum.error_pct - (6.92 - 5.0) / 5.0 * 100.0).abs() < 1e-9);
         assert!((sum.max_abs_error_pct - 10.0).abs() < 1e-9);

@@ -52,8 +52,9 @@ fn scope(t: &Trace) -> String {
     }
 }
 
-/// The session a trace is part of (its own name when it is whole).
-fn session_of(t: &Trace) -> &str {
+/// The session a trace is part of (its own name when it is whole): the one
+/// rule that groups traces into sessions.
+pub fn session_of(t: &Trace) -> &str {
     t.session.as_deref().unwrap_or(&t.name)
 }
 

@@ -275,17 +275,26 @@ pub fn report(
         let mut check = super::fleet::FleetStability {
             config: config.to_string(),
             sessions: 0,
+            traces: 0,
             stubs: 0,
             violations: 0,
             unstable_sessions: 0,
         };
+        let mut checked = std::collections::BTreeSet::new();
+        let mut unstable = std::collections::BTreeSet::new();
         for t in &sp.traces {
             let r = stability_of(t, config, &memo, None)?;
-            check.sessions += 1;
+            check.traces += 1;
             check.stubs += r.stubs;
             check.violations += r.violations.len();
-            check.unstable_sessions += usize::from(!r.violations.is_empty());
+            let session = super::identity::session_of(t);
+            checked.insert(session);
+            if !r.violations.is_empty() {
+                unstable.insert(session);
+            }
         }
+        check.sessions = checked.len();
+        check.unstable_sessions = unstable.len();
         fleet.stability = Some(check);
     }
     Ok(ReportOutcome { fleet, sessions })

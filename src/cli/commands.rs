@@ -49,8 +49,10 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             )
             .map_err(report_err(&a.out))?;
             let outcome = with_progress(|bar| {
-                app::report(&plan, bar, &mut |_, r| {
-                    writer.session(r).map_err(report_err(&a.out))
+                app::report(&plan, bar, &mut |t, r| {
+                    writer
+                        .trace(app::identity::session_of(t), r)
+                        .map_err(report_err(&a.out))
                 })
             })?;
             let files = writer
@@ -59,7 +61,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             out.commit()?;
             // The main job says the answer, and where to read the rest.
             for line in
-                crate::report::build::fleet_lines(&outcome.fleet.answer, &outcome.fleet.configs)
+                crate::report::build::fleet_lines(&outcome.fleet)
             {
                 eprintln!("tracecost: {line}");
             }
@@ -84,7 +86,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 return Ok(Outcome::Success);
             }
             let report = app::fidelity::FidelityReport::of(&outputs);
-            if report.sessions.is_empty() {
+            if report.traces.is_empty() {
                 return Err(AppError::Usage(
                     "no trace recorded usage to compare with: fidelity needs recorded input tokens"
                         .into(),

@@ -61,6 +61,9 @@ pub struct SweepRow {
     pub risk: RecallRisk,
     /// Cost plus priced recalls, what the recommendation minimizes.
     pub risk_adjusted_cost_usd: f64,
+    /// Of the priced recalls, what sending the recalled text costs (the
+    /// rest is the turns' price), so a reader can price turns otherwise.
+    pub recall_tokens_usd: f64,
     /// Saving against the baseline (positive = cheaper).
     pub savings_usd: f64,
     /// Same, in percent of the baseline.
@@ -515,13 +518,14 @@ fn rank(
                 result.totals.cost_usd / result.calls.len() as f64
             }
         });
-        let risk_adjusted_cost_usd = result.totals.cost_usd
-            + risk.turns as f64 * per_recall
-            + risk.recall_tokens as f64 * input_price;
+        let recall_tokens_usd = risk.recall_tokens as f64 * input_price;
+        let risk_adjusted_cost_usd =
+            result.totals.cost_usd + risk.turns as f64 * per_recall + recall_tokens_usd;
         rows.push(SweepRow {
             result,
             risk,
             risk_adjusted_cost_usd,
+            recall_tokens_usd,
             savings_usd: 0.0,
             savings_pct: 0.0,
             pareto: false,

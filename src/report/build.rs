@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::charts::{CallTokens, Chart, ChartError, render_png, render_svg, suggested_height};
 use super::export::{Exportable, Format};
-use super::fmt::{dollars, html_escape, md_escape, thousands};
+use super::fmt::{csv_field, dollars, html_escape, md_escape, thousands};
 use super::sweep_view::SweepView;
 use crate::policy::{Compaction, Config};
 use crate::replay::stability::StabilityReport;
@@ -40,7 +40,8 @@ pub struct Assumptions {
 use crate::app::TraceReport;
 use crate::app::fidelity::error_pct;
 use crate::app::fleet::{
-    Basis, Fleet, FleetFigures, FleetStability, GroupAnswer, SessionSummary, StabilityBrief,
+    Basis, Fleet, FleetFigures, FleetStability, GroupAnswer, SessionFigures, SessionSummary,
+    StabilityBrief,
 };
 
 const CHART_W: u32 = 900;
@@ -163,12 +164,9 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
             .or_default()
             .insert((threshold, keep_last), r.result.totals.cost_usd);
     }
-    // One colour scale for every heatmap of the session, so colours compare.
-    let all_cells = by_cache.values().flat_map(|c| c.values().copied());
-    let scale_usd = all_cells.fold(None, |acc: Option<(f64, f64)>, v| match acc {
-        None => Some((v, v)),
-        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
-    });
+    // Each heatmap on its own colour scale: one scale shared with a dearer
+    // cache policy's map flattens the map that holds the choice, and its
+    // cheapest cell would not have the colour the caption names.
     for (cache, cells) in &by_cache {
         let mut thresholds: Vec<u64> = cells.keys().map(|(t, _)| *t).collect();
         thresholds.sort_unstable();
@@ -192,7 +190,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
                 thresholds,
                 keeps,
                 cost_usd,
-                scale_usd,
+                scale_usd: None,
             },
         ));
     }
@@ -263,22 +261,23 @@ pub struct ReportWriter<'s> {
     split: bool,
     /// The sessions' sections with their charts, when inline.
     inline: Vec<String>,
-    sessions: usize,
+    /// Traces written so far.
+    traces: usize,
     files: BTreeMap<String, ()>,
 }
 
 impl<'s> ReportWriter<'s> {
-    /// A writer for a report of `sessions` sessions.
+    /// A writer for a report of `traces` traces.
     pub fn new(
         sink: &'s mut dyn ReportSink,
         assumptions: Assumptions,
-        sessions: usize,
+        traces: usize,
     ) -> Result<Self, ReportError> {
         let mut w = ReportWriter {
             sink,
-            split: sessions > INLINE_SESSIONS_MAX,
+            split: traces > INLINE_TRACES_MAX,
             inline: Vec::new(),
-            sessions: 0,
+            traces: 0,
             files: BTreeMap::new(),
             assumptions,
         };
@@ -302,8 +301,9 @@ impl<'s> ReportWriter<'s> {
         Ok(self.sink.append(rel, bytes)?)
     }
 
-    /// Writes what belongs to one session.
-    pub fn session(&mut self, r: &TraceReport) -> Result<(), ReportError> {
+    /// Writes what belongs to one trace of `session` (the conversation it is
+    /// part of, with its continuations and subagents).
+    pub fn trace(&mut self, session: &str, r: &TraceReport) -> Result<(), ReportError> {
         let mut svgs = Vec::new();
         for (stem, chart) in charts(&r.sweep) {
             let h = suggested_height(&chart, CHART_W);
@@ -316,19 +316,19 @@ impl<'s> ReportWriter<'s> {
                 self.put(&format!("charts/{stem}.svg"), svg.as_bytes())?;
                 self.put(&format!("charts/{stem}.png"), &png)?;
             }
-            svgs.push((stem, svg));
+            svgs.push(Figure::new(stem, &chart, svg)?);
         }
         let files = !self.split;
         if self.split {
-            let page = session_page(r, &svgs);
-            self.put(&session_link(&r.sweep.trace, true), page.as_bytes())?;
+            let page = trace_page(session, r, &svgs);
+            self.put(&trace_link(&r.sweep.trace, true), page.as_bytes())?;
         } else {
             let mut section = String::new();
-            trace_section(&mut section, r, &svgs, "", files);
+            trace_section(&mut section, session, r, &svgs, "", files);
             self.inline.push(section);
         }
-        let entry = json_pretty(&json_trace(r));
-        let sep = if self.sessions == 0 { "\n" } else { ",\n" };
+        let entry = json_pretty(&json_trace(session, r));
+        let sep = if self.traces == 0 { "\n" } else { ",\n" };
         self.append(
             "results.json",
             format!("{sep}    {}", indented(&entry, 4)).as_bytes(),
@@ -338,15 +338,24 @@ impl<'s> ReportWriter<'s> {
             sweeps: std::slice::from_ref(&r.sweep),
         }
         .export_to(Format::Csv, &mut csv)?;
-        let rows = if self.sessions == 0 {
-            &csv[..]
-        } else {
-            // The header once, at the top.
-            let body = csv.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
-            &csv[body..]
-        };
-        self.append("results.csv", rows)?;
-        self.sessions += 1;
+        // Each row names its session first, so a spreadsheet sums a
+        // session's traces; the header once, at the top.
+        let text = String::from_utf8_lossy(&csv);
+        let mut rows = String::with_capacity(text.len() + 64);
+        for (i, line) in text.lines().enumerate() {
+            match i {
+                0 if self.traces > 0 => continue,
+                0 => rows.push_str("session,"),
+                _ => {
+                    rows.push_str(&csv_field(session));
+                    rows.push(',');
+                }
+            }
+            rows.push_str(line);
+            rows.push('\n');
+        }
+        self.append("results.csv", rows.as_bytes())?;
+        self.traces += 1;
         Ok(())
     }
 
@@ -359,7 +368,7 @@ impl<'s> ReportWriter<'s> {
     ) -> Result<Vec<String>, ReportError> {
         let tail = format!(
             "{}  ],\n  \"fleet\": {}\n}}\n",
-            if self.sessions == 0 { "" } else { "\n" },
+            if self.traces == 0 { "" } else { "\n" },
             indented(&json_pretty(fleet), 2)
         );
         self.append("results.json", tail.as_bytes())?;
@@ -372,7 +381,7 @@ impl<'s> ReportWriter<'s> {
                 let png = render_png(&chart, CHART_W, h)?;
                 self.put(&format!("charts/{stem}.svg"), svg.as_bytes())?;
                 self.put(&format!("charts/{stem}.png"), &png)?;
-                fleet_svgs.push((stem, svg));
+                fleet_svgs.push(Figure::new(stem, &chart, svg)?);
             }
         }
         let index = html(
@@ -385,11 +394,12 @@ impl<'s> ReportWriter<'s> {
         );
         self.put("index.html", index.as_bytes())?;
         if self.split {
-            let page = sessions_page(fleet, sessions);
+            let page = sessions_page(fleet, sessions.len());
             self.put("sessions/index.html", page.as_bytes())?;
         }
         let summary = summary_md(fleet, sessions, &self.assumptions);
         self.put("summary.md", summary.as_bytes())?;
+        self.put("sessions.csv", sessions_csv(fleet).as_bytes())?;
         Ok(self.files.into_keys().collect())
     }
 }
@@ -511,8 +521,10 @@ fn skipped_groups(
 }
 
 /// The fleet's answer in words: one line each for what is paid now, the
-/// simulation's agreement with it, and what to do.
-pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
+/// simulation's agreement with it, what to do and what it comes to per
+/// month, then what the answer depends on (the price of a recall).
+pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
+    let (a, configs) = (&fleet.answer, &fleet.configs);
     let traces = if a.traces == a.sessions {
         String::new()
     } else {
@@ -559,11 +571,15 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
         },
     );
     out.extend(skipped_lines(&a.skipped));
+    let per_month = per_month_line(fleet);
     if a.keep_status_quo {
         out.push(
             "Recommendation: keep what you have; no policy of the grid is cheaper once recall risk is priced."
                 .into(),
         );
+        // What runs costs per month, before any other policy's figure: a
+        // rate after the cheapest policy's line reads as its saving.
+        out.extend(per_month.clone());
         // The cheapest policy with an effect, for a reader who would take
         // the recall risk.
         if let Some(c) = configs
@@ -607,42 +623,36 @@ pub fn fleet_lines(a: &GroupAnswer, configs: &[FleetFigures]) -> Vec<String> {
             dollars(a.spread.median_usd)
         ));
     }
-    out
-}
-
-/// The sessions by what their status quo costs, most expensive first (then
-/// by name, so equal costs keep one order).
-fn most_expensive_first(sessions: &[SessionSummary]) -> Vec<&SessionSummary> {
-    let cost = |s: &SessionSummary| s.status_quo().result.totals.cost_usd;
-    let mut out: Vec<&SessionSummary> = sessions.iter().collect();
-    out.sort_by(|x, y| {
-        cost(y)
-            .total_cmp(&cost(x))
-            .then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
-    });
+    if !a.keep_status_quo {
+        out.extend(per_month);
+    }
+    out.extend(break_even_line(a));
     out
 }
 
 /// A session named for a reader: its project and first prompt when the
-/// source tells, else its trace name.
-fn session_title(s: &SessionSummary) -> String {
+/// source tells, else its name.
+fn session_title(s: &SessionFigures) -> String {
     match (&s.project, &s.first_prompt) {
         (Some(p), Some(f)) => format!("{p}: “{}”", crate::engine::handle::one_line(f, 60)),
         (None, Some(f)) => format!("“{}”", crate::engine::handle::one_line(f, 60)),
-        (Some(p), None) => format!("{p}: {}", s.sweep.trace),
-        (None, None) => s.sweep.trace.clone(),
+        (Some(p), None) => format!("{p}: {}", s.session),
+        (None, None) => s.session.clone(),
     }
 }
 
-/// What a session costs under the fleet's recommendation.
-fn under_fleet_pick(s: &SessionSummary, fleet: &Fleet) -> f64 {
-    let base = s.status_quo().result.totals.cost_usd;
-    if fleet.answer.keep_status_quo {
-        return base;
+/// A session's own pick in words: its config, or keeping what it has.
+fn own_pick_text(s: &SessionFigures) -> String {
+    if s.own_pick.keep_status_quo {
+        KEEP.to_owned()
+    } else {
+        s.own_pick.config.clone()
     }
-    s.row(&fleet.answer.recommended.config)
-        .map_or(base, |r| r.result.totals.cost_usd)
 }
+
+/// The answer when no policy beats the status quo, said the same way on
+/// every page.
+const KEEP: &str = "keep what you have";
 
 /// What the "what we pay now" figure is, and the recorded part beside it
 /// as a check.
@@ -685,6 +695,35 @@ fn basis_line(a: &GroupAnswer) -> String {
     }
 }
 
+/// The price of a recall at which the answer would change, in one line.
+fn break_even_line(a: &GroupAnswer) -> Option<String> {
+    let b = a.break_even.as_ref()?;
+    let now = if b.priced_now_usd > 0.0 {
+        format!(
+            "; this answer prices each at {} on average",
+            dollars(b.priced_now_usd)
+        )
+    } else {
+        String::new()
+    };
+    Some(match (a.keep_status_quo, b.below_usd) {
+        (_, None) => format!(
+            "Break-even: `{}` is cheaper than the status quo at any price of a recall (it is as safe and costs less).",
+            b.config
+        ),
+        (true, Some(p)) => format!(
+            "Break-even: compaction wins if a recall costs less than {}: below that, `{}` is cheaper than the status quo with its recall-risk turns priced{now} (`--recall-cost` sets the price).",
+            dollars(p),
+            b.config
+        ),
+        (false, Some(p)) => format!(
+            "Break-even: `{}` stays cheaper than the status quo while a recall costs less than {}{now} (`--recall-cost` sets the price).",
+            b.config,
+            dollars(p)
+        ),
+    })
+}
+
 /// The headline per month, on its basis, in words.
 fn per_month_line(fleet: &Fleet) -> Option<String> {
     let m = fleet.per_month.as_ref()?;
@@ -716,10 +755,7 @@ fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumptions) -> St
     let mut s = String::from("# tracecost report\n\n");
     if sessions.len() > 1 {
         s.push_str("## Fleet\n\n");
-        for line in fleet_lines(&fleet.answer, &fleet.configs) {
-            let _ = writeln!(s, "- {line}");
-        }
-        if let Some(line) = per_month_line(fleet) {
+        for line in fleet_lines(fleet) {
             let _ = writeln!(s, "- {line}");
         }
         if let Some(st) = &fleet.stability {
@@ -731,28 +767,28 @@ fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumptions) -> St
         s.push('\n');
     }
     if sessions.len() > SUMMARY_SECTIONS_MAX {
-        let by_cost = most_expensive_first(sessions);
+        let top = SUMMARY_TOP.min(fleet.per_session.len());
         let _ = writeln!(
             s,
-            "## The {} most expensive sessions\n\n| session | status quo | under the recommendation | its own pick | saving |\n|---|---:|---:|---|---:|",
-            SUMMARY_TOP.min(sessions.len())
+            "## The {top} most expensive sessions\n\nA session is a conversation with its continuations and subagents; its figures sum its traces.\n\n| session | traces | calls | status quo | under the recommendation | saving | its own pick | which saves |\n|---|---:|---:|---:|---:|---:|---|---:|"
         );
-        for r in by_cost.into_iter().take(SUMMARY_TOP) {
-            let base = r.status_quo().result.totals.cost_usd;
-            let rec = r.recommended();
+        for r in fleet.per_session.iter().take(top) {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | `{}` | {:.1}% |",
+                "| {} | {} | {} | {} | {} | {:.1}% | `{}` | {:.1}% |",
                 md_escape(&session_title(r)),
-                dollars(base),
-                dollars(under_fleet_pick(r, fleet)),
-                rec.result.config,
-                rec.savings_pct
+                r.traces.len(),
+                thousands(r.calls as u64),
+                dollars(r.status_quo_usd),
+                dollars(r.recommended_usd),
+                r.savings_pct,
+                own_pick_text(r),
+                r.own_pick.savings_pct
             );
         }
         let _ = writeln!(
             s,
-            "\nEvery session's figures are in `results.json` and `results.csv`; the assumptions in `index.html`."
+            "\nEvery session's figures are in `sessions.csv` and `results.json`, each trace's under every config in `results.csv`; the assumptions in `index.html`."
         );
         return s;
     }
@@ -848,20 +884,25 @@ fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumptions) -> St
 
 /// The fleet's stability check, in words.
 fn fleet_stability_line(st: &FleetStability) -> String {
+    let traces = if st.traces == st.sessions {
+        String::new()
+    } else {
+        format!(" ({} traces)", thousands(st.traces as u64))
+    };
     if st.violations == 0 {
         format!(
-            "Stability of `{}`: checked on all {} session(s), {} stub(s), every one byte-identical at every later call.",
+            "Stability of `{}`: checked on all {} session(s){traces}, {} stub(s), every one byte-identical at every later call.",
             st.config,
             thousands(st.sessions as u64),
             thousands(st.stubs as u64)
         )
     } else {
         format!(
-            "Stability of `{}`: UNSTABLE — {} violation(s) in {} of {} session(s).",
+            "Stability of `{}`: UNSTABLE — {} violation(s) in {} of {} session(s){traces}.",
             st.config,
             thousands(st.violations as u64),
-            st.unstable_sessions,
-            st.sessions
+            thousands(st.unstable_sessions as u64),
+            thousands(st.sessions as u64)
         )
     }
 }
@@ -901,6 +942,7 @@ struct JsonRow<'a> {
 #[derive(Serialize)]
 struct JsonTrace<'a> {
     trace: &'a str,
+    session: &'a str,
     source: Option<&'a str>,
     description: &'a str,
     model: &'a str,
@@ -982,11 +1024,12 @@ fn pick(r: &SweepRow) -> JsonPick<'_> {
     }
 }
 
-fn json_trace(r: &TraceReport) -> JsonTrace<'_> {
+fn json_trace<'a>(session: &'a str, r: &'a TraceReport) -> JsonTrace<'a> {
     let s = &r.sweep;
     let h = headline(s);
     JsonTrace {
         trace: &s.trace,
+        session,
         source: s.source.as_deref(),
         description: &s.description,
         model: &h.base.result.model,
@@ -1022,9 +1065,10 @@ h1{margin-bottom:.2em}h2{margin-top:2.2em;border-bottom:2px solid #e5e5e5;paddin
 .card .k{font-size:.85em;color:#555;text-transform:uppercase;letter-spacing:.04em}.card .v{font-size:1.6em;font-weight:600;margin:.1em 0}
 .card .d{font-size:.9em;color:#333;word-break:break-word}.good{color:#0a6b3d}.bad{color:#a31515}
 .rec{border-left:4px solid #0a6b3d;background:#f0f8f3;padding:.7em 1em;margin:1em 0}
-table{border-collapse:collapse;width:100%;font-size:.88em;margin:.6em 0}th,td{padding:.3em .5em;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
-th{background:#f3f3f3;position:sticky;top:0}td.l,th.l{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:7em}
-@media (max-width:640px){table{display:block;overflow-x:auto}}
+table{display:block;overflow-x:auto;font-size:.88em;margin:.6em 0}tbody{display:table;width:100%;border-collapse:collapse}
+th,td{padding:.3em .5em;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
+th{background:#f3f3f3;white-space:normal;vertical-align:bottom}td.l,th.l{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:7em}td.s{min-width:14em}.cfg{white-space:nowrap}
+figure .narrow{display:none}@media (max-width:640px){body{margin:1em auto}figure .wide{display:none}figure .narrow{display:block}}
 tr.mark td{background:#fff8dc}td.m{text-align:left}code{font-size:.92em}figure{margin:1.2em 0}figure svg{width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555}details summary{cursor:pointer;color:#0645ad}.small{font-size:.85em;color:#555}";
 
@@ -1049,14 +1093,19 @@ fn html(
     a: &Assumptions,
     inline: &[String],
     split: bool,
-    charts: &[(String, String)],
+    charts: &[Figure],
 ) -> String {
     let mut s = String::new();
     page_head(&mut s, "tracecost report");
     let _ = write!(
         s,
-        "<h1>What these agent conversations cost</h1>\n<p class=\"sub\">{} session(s) · {} call(s) · replayed under {} policy configurations each · tracecost {}</p>\n",
+        "<h1>What these agent conversations cost</h1>\n<p class=\"sub\">{} session(s){} · {} call(s) · replayed under {} policy configurations each · tracecost {}</p>\n",
         thousands(fleet.answer.sessions as u64),
+        if fleet.answer.traces == fleet.answer.sessions {
+            String::new()
+        } else {
+            format!(" ({} traces)", thousands(fleet.answer.traces as u64))
+        },
         thousands(fleet.answer.calls as u64),
         fleet.configs.len(),
         env!("CARGO_PKG_VERSION")
@@ -1079,7 +1128,7 @@ fn fleet_section(
     fleet: &Fleet,
     sessions: &[SessionSummary],
     split: bool,
-    charts: &[(String, String)],
+    charts: &[Figure],
 ) {
     let ans = &fleet.answer;
     let sq = &ans.status_quo;
@@ -1102,7 +1151,7 @@ fn fleet_section(
         let _ = writeln!(
             s,
             "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">keep what you have</div><div class=\"d\">no policy of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>",
-            html_escape(&sq.config)
+            config_html(&sq.config)
         );
     } else {
         let rec_detail = match h.basis {
@@ -1121,7 +1170,7 @@ fn fleet_section(
             "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">{}<br><code>{}</code></div></div>",
             dollars(h.recommended_usd),
             html_escape(&rec_detail),
-            html_escape(&rec.config)
+            config_html(&rec.config)
         );
         let _ = writeln!(
             s,
@@ -1144,11 +1193,8 @@ fn fleet_section(
     s.push_str("<div class=\"rec\"><b>Why:</b> ");
     s.push_str(&html_escape(&reasoning(fleet)));
     s.push_str("</div>\n<h2>Fleet</h2>\n<ul>\n");
-    for line in fleet_lines(ans, &fleet.configs) {
+    for line in fleet_lines(fleet) {
         let _ = writeln!(s, "<li>{}</li>", code_spans(&html_escape(&line)));
-    }
-    if let Some(line) = per_month_line(fleet) {
-        let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
     }
     if let Some(st) = &fleet.stability {
         let _ = writeln!(
@@ -1164,18 +1210,19 @@ fn fleet_section(
     figures(s, charts, "", true);
     configs_table(s, fleet);
     if !fleet.projects.is_empty() {
-        s.push_str("<h2>Per project</h2>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th>calls</th><th>recorded</th><th>status quo</th><th class=\"l\">its best policy</th><th>saving</th></tr>\n");
+        s.push_str("<h2>Per project</h2>\n<p class=\"small\">A session counts in the project of its first trace, with all its traces.</p>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th>traces</th><th>calls</th><th>recorded</th><th>status quo</th><th class=\"l\">its best policy</th><th>which saves</th></tr>\n");
         for p in &fleet.projects {
             let _ = writeln!(
                 s,
-                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
                 html_escape(&p.project),
                 thousands(p.answer.sessions as u64),
+                thousands(p.answer.traces as u64),
                 thousands(p.answer.calls as u64),
                 p.answer.recorded_cost_usd.map_or_else(String::new, dollars),
                 dollars(p.answer.status_quo.cost_usd),
                 config_html(if p.answer.keep_status_quo {
-                    "keep what you have"
+                    KEEP
                 } else {
                     &p.answer.recommended.config
                 }),
@@ -1185,7 +1232,7 @@ fn fleet_section(
         s.push_str("</table>\n");
     }
     if !fleet.days.is_empty() {
-        s.push_str("<h2>Per day</h2>\n<p class=\"small\">Calls by the day they started (UTC).</p>\n<table><tr><th class=\"l\">day</th><th>sessions</th><th>calls</th><th>recorded</th><th>status quo</th><th>recommended</th></tr>\n");
+        s.push_str("<h2>Per day</h2>\n<p class=\"small\">Calls by the day they started (UTC); a session counts once on each day it ran.</p>\n<table><tr><th class=\"l\">day</th><th>sessions</th><th>calls</th><th>recorded</th><th>status quo</th><th>recommended</th></tr>\n");
         for d in &fleet.days {
             let _ = writeln!(
                 s,
@@ -1200,39 +1247,66 @@ fn fleet_section(
         }
         s.push_str("</table>\n");
     }
-    let top = FLEET_TOP.min(sessions.len());
+    let all = &fleet.per_session;
+    let top = FLEET_TOP.min(all.len());
     let _ = writeln!(
         s,
-        "<h2>{}</h2>",
-        if top < sessions.len() {
+        "<h2>{}</h2>\n<p class=\"small\">A session is a conversation with its continuations and subagents; its figures sum its traces, listed under its name.</p>",
+        if top < all.len() {
             format!("The {top} most expensive sessions")
         } else {
             "Sessions, most expensive first".to_owned()
         }
     );
-    let by_cost = most_expensive_first(sessions);
-    sessions_table(s, fleet, &by_cost[..top], split, "");
-    if split && top < sessions.len() {
+    sessions_table(s, fleet, &all[..top], split, "");
+    if split && top < all.len() {
         let _ = writeln!(
             s,
-            "<p><a href=\"sessions/index.html\">All {} sessions</a></p>",
+            "<p><a href=\"sessions/index.html\">All {} sessions ({} traces)</a></p>",
+            thousands(all.len() as u64),
             thousands(sessions.len() as u64)
         );
     }
 }
 
+/// Width of the charts drawn for a phone's page, so their labels stay
+/// readable where the page is a third as wide.
+const CHART_W_NARROW: u32 = 400;
+
+/// A chart as a page shows it: drawn twice, for a desktop's width and a
+/// phone's, the stylesheet showing the one that fits.
+struct Figure {
+    stem: String,
+    wide: String,
+    narrow: String,
+}
+
+impl Figure {
+    fn new(stem: String, chart: &Chart, wide: String) -> Result<Self, ChartError> {
+        let h = suggested_height(chart, CHART_W_NARROW);
+        let narrow = render_svg(chart, CHART_W_NARROW, h)?;
+        Ok(Figure { stem, wide, narrow })
+    }
+}
+
 /// Inline charts; with `files`, each links to its SVG and PNG under
 /// `root`.
-fn figures(s: &mut String, charts: &[(String, String)], root: &str, files: bool) {
-    for (stem, svg) in charts {
-        let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
+fn figures(s: &mut String, charts: &[Figure], root: &str, files: bool) {
+    let body = |svg: &str| svg.find("<svg").map_or(svg, |i| &svg[i..]).to_owned();
+    for f in charts {
+        let both = format!(
+            "<div class=\"wide\">{}</div><div class=\"narrow\">{}</div>",
+            body(&f.wide),
+            body(&f.narrow)
+        );
         if files {
+            let stem = &f.stem;
             let _ = writeln!(
                 s,
-                "<figure>{body}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
+                "<figure>{both}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
             );
         } else {
-            let _ = writeln!(s, "<figure>{body}</figure>");
+            let _ = writeln!(s, "<figure>{both}</figure>");
         }
     }
 }
@@ -1257,6 +1331,36 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
     let a = &fleet.answer;
     let mut out = Vec::new();
     let position = |config: &str| fleet.configs.iter().position(|c| c.config == config);
+    // The trade-off first: what each config costs against what it risks.
+    // Configs that compact nothing are the status quo's point again.
+    // The status quo is a point of its own where the grid does not hold it
+    // (a status quo replaying the trace's own clears).
+    let mut shown: Vec<&FleetFigures> = fleet.configs.iter().filter(|c| !c.no_effect).collect();
+    if !shown.iter().any(|c| c.config == a.status_quo.config) {
+        shown.push(&a.status_quo);
+    }
+    let at = |config: &str| shown.iter().position(|c| c.config == config);
+    out.push((
+        "fleet-pareto".to_owned(),
+        Chart::ParetoFront {
+            title: format!(
+                "Cost against recall risk, each config over the {} sessions",
+                thousands(a.sessions as u64)
+            ),
+            points: shown
+                .iter()
+                .map(|c| (c.config.clone(), c.recall_risk_turns as f64, c.cost_usd))
+                .collect(),
+            status_quo: at(&a.status_quo.config),
+            recommended: (!a.keep_status_quo)
+                .then(|| at(&a.recommended.config))
+                .flatten(),
+            notes: break_even_line(a)
+                .map(|l| l.replace('`', ""))
+                .into_iter()
+                .collect(),
+        },
+    ));
     out.push((
         "fleet-configs".to_owned(),
         Chart::ConfigCosts {
@@ -1276,18 +1380,9 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
         },
     ));
     if let Some(pick) = shown_pick(fleet) {
-        // Within half a cent a session breaks even, as the fleet lines
-        // count it.
-        let savings_usd = crate::app::fleet::savings_by_session(sessions, Some(&pick.config))
-            .into_iter()
-            .map(|v| {
-                if v.abs() < crate::app::fleet::NOISE_USD {
-                    0.0
-                } else {
-                    v
-                }
-            })
-            .collect();
+        // The savings the fleet's spread is computed from, so the chart's
+        // median is the one the lines above it say.
+        let savings_usd = crate::app::fleet::savings_by_session(sessions, Some(&pick.config));
         out.push((
             "fleet-savings".to_owned(),
             Chart::SavingsDistribution {
@@ -1363,12 +1458,14 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
                         let pick = if a.keep_status_quo {
                             p.answer.recommended.cost_usd
                         } else {
-                            sessions
+                            fleet
+                                .per_session
                                 .iter()
                                 .filter(|s| {
-                                    s.project.as_deref().unwrap_or("(no project)") == p.project
+                                    s.project.as_deref().unwrap_or(crate::app::fleet::NO_PROJECT)
+                                        == p.project
                                 })
-                                .map(|s| under_fleet_pick(s, fleet))
+                                .map(|s| s.recommended_usd)
                                 .sum()
                         };
                         (p.project.clone(), p.answer.status_quo.cost_usd, pick)
@@ -1473,87 +1570,194 @@ fn configs_table(s: &mut String, fleet: &Fleet) {
     };
     s.push_str("<h2>Configurations</h2>\n<p class=\"small\">Summed over every session, cheapest first. Recall risk = assistant turns that quoted text only compacted results held; the recommendation prices each as one more round trip.</p>\n<table>\n");
     s.push_str(head);
-    for (i, c) in fleet.configs.iter().enumerate().take(FLEET_CONFIGS_SHOWN) {
-        row(s, i, c);
+    // The cheapest first, and always the status quo and the
+    // recommendation, wherever they rank: the verdict's own rows are
+    // never behind "show the others".
+    let a = &fleet.answer;
+    // A status quo outside the grid (replaying the trace's own clears) is
+    // a row too, at its rank by cost.
+    let mut all: Vec<&FleetFigures> = fleet.configs.iter().collect();
+    if !all.iter().any(|c| c.config == a.status_quo.config) {
+        let at = all.partition_point(|c| c.cost_usd <= a.status_quo.cost_usd);
+        all.insert(at, &a.status_quo);
+    }
+    let shown = |i: usize, c: &FleetFigures| {
+        i < FLEET_CONFIGS_SHOWN
+            || c.config == a.status_quo.config
+            || (!a.keep_status_quo && c.config == a.recommended.config)
+    };
+    let mut hidden = 0;
+    for (i, c) in all.iter().copied().enumerate() {
+        if shown(i, c) {
+            row(s, i, c);
+        } else {
+            hidden += 1;
+        }
     }
     s.push_str("</table>\n");
-    if fleet.configs.len() > FLEET_CONFIGS_SHOWN {
+    if hidden > 0 {
         let _ = write!(
             s,
-            "<details><summary>Show the other {} configurations</summary>\n<table>\n{head}",
-            fleet.configs.len() - FLEET_CONFIGS_SHOWN
+            "<details><summary>Show the other {hidden} configurations</summary>\n<table>\n{head}"
         );
-        for (i, c) in fleet.configs.iter().enumerate().skip(FLEET_CONFIGS_SHOWN) {
-            row(s, i, c);
+        for (i, c) in all.iter().copied().enumerate() {
+            if !shown(i, c) {
+                row(s, i, c);
+            }
         }
         s.push_str("</table>\n</details>\n");
     }
 }
 
-/// A table of sessions: named by project and first prompt, linked to their
-/// detail, with what they cost now and under the fleet's recommendation.
+/// A table of sessions: named by project and first prompt, their traces
+/// linked to their detail, with what they cost now and under the fleet's
+/// recommendation, and the policy the fleet's rule picks for each alone.
 fn sessions_table(
     s: &mut String,
     fleet: &Fleet,
-    sessions: &[&SessionSummary],
+    sessions: &[SessionFigures],
     split: bool,
     root: &str,
 ) {
-    s.push_str("<table><tr><th class=\"l\">session</th><th>started</th><th>calls</th><th>recorded</th><th>status quo</th><th>recommended</th><th class=\"l\">its own best policy</th><th>saving</th></tr>\n");
+    // Where the answer is to keep what runs, a session costs under it what
+    // it costs now: those columns would repeat the status quo.
+    let keep = fleet.answer.keep_status_quo;
+    let _ = writeln!(
+        s,
+        "<table><tr><th class=\"l\">session</th><th>started</th><th>traces</th><th>calls</th><th>recorded</th><th>status quo</th>{}<th class=\"l\">its own best policy</th><th>which saves</th></tr>",
+        if keep {
+            ""
+        } else {
+            "<th>under the recommendation</th><th>saving</th>"
+        }
+    );
     for r in sessions {
         let started = r
             .started_ms
             .map_or_else(String::new, crate::app::usage::date_of);
-        let own = r.recommended();
+        let traces: Vec<String> = r
+            .traces
+            .iter()
+            .map(|t| {
+                format!(
+                    "<a href=\"{root}{}\" title=\"{}\">{}</a>",
+                    trace_link(t, split),
+                    html_escape(t),
+                    html_escape(&trace_label(&r.session, t))
+                )
+            })
+            .collect();
+        let under = if keep {
+            String::new()
+        } else {
+            format!(
+                "<td>{}</td><td>{:.1}%</td>",
+                dollars(r.recommended_usd),
+                r.savings_pct
+            )
+        };
         let _ = writeln!(
             s,
-            "<tr><td class=\"l\"><a href=\"{root}{}\">{}</a><br><span class=\"small\">{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
-            session_link(&r.sweep.trace, split),
+            "<tr><td class=\"l s\">{}<br><span class=\"small\">{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{under}<td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
             html_escape(&session_title(r)),
-            html_escape(&r.sweep.trace),
+            traces.join(" · "),
             started,
-            thousands(r.status_quo().result.totals.calls as u64),
-            r.status_quo()
-                .result
-                .totals
-                .recorded_cost_usd
-                .map_or_else(String::new, dollars),
-            dollars(r.status_quo().result.totals.cost_usd),
-            dollars(under_fleet_pick(r, fleet)),
-            config_html(&own.result.config.to_string()),
-            own.savings_pct
+            r.traces.len(),
+            thousands(r.calls as u64),
+            r.recorded_cost_usd.map_or_else(String::new, dollars),
+            dollars(r.status_quo_usd),
+            config_html(&own_pick_text(r)),
+            r.own_pick.savings_pct
         );
     }
     s.push_str("</table>\n");
 }
 
+/// A trace named within its session: the conversation itself, or what its
+/// name adds to the session's (`part2`, `agent-a4ca…`), so a row of a dozen
+/// subagents stays short; the link's target names it in full.
+fn trace_label(session: &str, trace: &str) -> String {
+    if trace == session {
+        return "the conversation".to_owned();
+    }
+    match trace.strip_prefix(session) {
+        Some(rest) if !rest.trim_start_matches(['.', '-', '_', ' ']).is_empty() => rest
+            .trim_start_matches(['.', '-', '_', ' '])
+            .to_owned(),
+        _ => trace.to_owned(),
+    }
+}
+
 /// `sessions/index.html` of a split report: every session, most expensive
 /// first.
-fn sessions_page(fleet: &Fleet, sessions: &[SessionSummary]) -> String {
+fn sessions_page(fleet: &Fleet, traces: usize) -> String {
     let mut s = String::new();
     page_head(&mut s, "Sessions — tracecost");
     let _ = writeln!(
         s,
-        "<p class=\"sub\"><a href=\"../index.html\">← the fleet</a></p>\n<h1>All {} sessions, most expensive first</h1>",
-        thousands(sessions.len() as u64)
+        "<p class=\"sub\"><a href=\"../index.html\">← the fleet</a></p>\n<h1>All {} sessions, most expensive first</h1>\n<p class=\"small\">{} traces: a session is a conversation with its continuations and subagents, listed under its name.</p>",
+        thousands(fleet.per_session.len() as u64),
+        thousands(traces as u64)
     );
-    let by_cost = most_expensive_first(sessions);
     // Links from this page are relative to `sessions/` itself.
-    sessions_table(&mut s, fleet, &by_cost, true, "../");
+    sessions_table(&mut s, fleet, &fleet.per_session, true, "../");
     s.push_str("</body>\n</html>\n");
     s
 }
 
-/// Above this many traces each session's detail is its own page under
-/// `sessions/`, so the fleet page stays small at any fleet size.
-const INLINE_SESSIONS_MAX: usize = 3;
+/// The sessions' figures, most expensive first, as CSV: one row per
+/// session (its traces summed), the traces named in one field.
+fn sessions_csv(fleet: &Fleet) -> String {
+    let mut s = String::from(
+        "session,project,started,traces,trace_names,calls,recorded_calls,recorded_cost_usd,status_quo_usd,recommended_usd,savings_usd,savings_pct,own_pick,own_pick_usd,own_pick_savings_pct\n",
+    );
+    for r in &fleet.per_session {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.2},{},{:.6},{:.2}",
+            csv_field(&r.session),
+            csv_field(r.project.as_deref().unwrap_or("")),
+            r.started_ms.map_or_else(String::new, crate::app::usage::date_of),
+            r.traces.len(),
+            csv_field(&r.traces.join(" ")),
+            r.calls,
+            r.recorded_calls,
+            r.recorded_cost_usd.map_or_else(String::new, |v| format!("{v:.6}")),
+            r.status_quo_usd,
+            r.recommended_usd,
+            r.savings_usd,
+            r.savings_pct,
+            csv_field(&own_pick_text(r)),
+            r.own_pick.cost_usd,
+            r.own_pick.savings_pct
+        );
+    }
+    s
+}
 
-/// A config string for HTML: escaped, with break opportunities after `+`
-/// and `,` so a narrow column wraps it between its parts, not mid-word.
+/// Above this many traces each trace's detail is its own page under
+/// `sessions/`, so the fleet page stays small at any fleet size.
+const INLINE_TRACES_MAX: usize = 3;
+
+/// A config string for HTML: escaped, each part kept whole (a `-` or `=`
+/// inside one is no place to break), with break opportunities after `+`
+/// and `,` only, so a narrow column wraps it between its parts.
 fn config_html(config: &str) -> String {
-    html_escape(config)
-        .replace('+', "+<wbr>")
-        .replace(',', ",<wbr>")
+    config_breaks(&html_escape(config))
+}
+
+/// [`config_html`] of text already escaped (escaping adds no `+` or `,`).
+fn config_breaks(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len() + 32);
+    out.push_str("<span class=\"cfg\">");
+    for ch in escaped.chars() {
+        out.push(ch);
+        if ch == '+' || ch == ',' {
+            out.push_str("</span><wbr><span class=\"cfg\">");
+        }
+    }
+    out.push_str("</span>");
+    out
 }
 
 /// Markdown's `code` spans of an escaped line as HTML `<code>` elements.
@@ -1561,7 +1765,7 @@ fn code_spans(escaped: &str) -> String {
     let mut out = String::with_capacity(escaped.len());
     for (i, part) in escaped.split('`').enumerate() {
         if i % 2 == 1 {
-            let _ = write!(out, "<code>{part}</code>");
+            let _ = write!(out, "<code>{}</code>", config_breaks(part));
         } else {
             out.push_str(part);
         }
@@ -1569,8 +1773,8 @@ fn code_spans(escaped: &str) -> String {
     out
 }
 
-/// Where a session's detail is: an anchor on the page, or its own page.
-fn session_link(trace: &str, split: bool) -> String {
+/// Where a trace's detail is: an anchor on the page, or its own page.
+fn trace_link(trace: &str, split: bool) -> String {
     if split {
         format!("sessions/{}.html", slug(trace))
     } else {
@@ -1578,12 +1782,13 @@ fn session_link(trace: &str, split: bool) -> String {
     }
 }
 
-/// A session's own page in a split report, linking back to the fleet page.
-fn session_page(r: &TraceReport, charts: &[(String, String)]) -> String {
+/// A trace's own page in a split report, linking back to the fleet page
+/// and the list of sessions.
+fn trace_page(session: &str, r: &TraceReport, charts: &[Figure]) -> String {
     let mut s = String::new();
     page_head(&mut s, &format!("{} — tracecost", r.sweep.trace));
-    s.push_str("<p class=\"sub\"><a href=\"../index.html\">← the fleet</a></p>\n");
-    trace_section(&mut s, r, charts, "../", false);
+    s.push_str("<p class=\"sub\"><a href=\"../index.html\">← the fleet</a> · <a href=\"index.html\">all sessions</a></p>\n");
+    trace_section(&mut s, session, r, charts, "../", false);
     s.push_str("</body>\n</html>\n");
     s
 }
@@ -1603,20 +1808,29 @@ fn assumptions_html(s: &mut String, a: &Assumptions) {
     );
 }
 
-/// One session's section; `root` leads from the page to the report's folder
-/// (`""` on the fleet page, `"../"` on a session page).
+/// One trace's section; `root` leads from the page to the report's folder
+/// (`""` on the fleet page, `"../"` on a trace page).
 fn trace_section(
     s: &mut String,
+    session: &str,
     r: &TraceReport,
-    charts: &[(String, String)],
+    charts: &[Figure],
     root: &str,
     chart_files: bool,
 ) {
     let sw = &r.sweep;
     let h = headline(sw);
+    let part = if session == sw.trace {
+        String::new()
+    } else {
+        format!(
+            "<p class=\"small\">A trace of session <code>{}</code> (a continuation or subagent of it): the figures below are this trace's alone.</p>\n",
+            html_escape(session)
+        )
+    };
     let _ = write!(
         s,
-        "<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n<div class=\"cards\">\n",
+        "<h2 id=\"{}\">{}</h2>\n{part}<p>{}</p>\n<div class=\"cards\">\n",
         slug(&sw.trace),
         html_escape(&sw.trace),
         html_escape(&sw.description)
@@ -1642,13 +1856,13 @@ fn trace_section(
         "<div class=\"card\"><div class=\"k\">Status quo</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>",
         dollars(h.base.result.totals.cost_usd),
         dollars(h.base.result.totals.cost_usd * 1000.0),
-        html_escape(&h.base.result.config.to_string())
+        config_html(&h.base.result.config.to_string())
     );
     if sw.recommended == sw.baseline {
         let _ = write!(
             s,
-            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">keep what runs</div><div class=\"d\">no config of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>\n</div>\n",
-            html_escape(&h.rec.result.config.to_string())
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">{KEEP}</div><div class=\"d\">no config of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>\n</div>\n",
+            config_html(&h.rec.result.config.to_string())
         );
     } else {
         let _ = write!(
@@ -1658,20 +1872,20 @@ fn trace_section(
             dollars(h.rec.savings_usd),
             h.rec.savings_pct,
             dollars(h.rec.savings_usd * 1000.0),
-            html_escape(&h.rec.result.config.to_string())
+            config_html(&h.rec.result.config.to_string())
         );
     }
     let _ = write!(
         s,
         "<div class=\"rec\"><b>Recommendation:</b> use <code>{}</code>. Recall risk: {}.",
-        html_escape(&h.rec.result.config.to_string()),
+        config_html(&h.rec.result.config.to_string()),
         html_escape(&risk_text(h.rec))
     );
     if sw.cheapest != sw.recommended {
         let _ = write!(
             s,
             " The cheapest config, <code>{}</code> at {} ({:.1}% saved), has a higher recall risk ({} turn(s)).",
-            html_escape(&h.best.result.config.to_string()),
+            config_html(&h.best.result.config.to_string()),
             dollars(h.best.result.totals.cost_usd),
             h.best.savings_pct,
             h.best.risk.turns
@@ -1771,7 +1985,7 @@ fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
         } else {
             ""
         },
-        html_escape(&r.result.config.to_string()),
+        config_html(&r.result.config.to_string()),
         r.result.calls.len(),
         dollars(r.result.totals.cost_usd)
     );

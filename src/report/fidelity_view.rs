@@ -8,15 +8,15 @@ use super::export::{
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, dollars, fixed, md_escape, percent};
-use crate::app::fidelity::{FidelityReport, MIN_CALLS, SessionFidelity, WITHIN_PCT};
+use crate::app::fidelity::{FidelityReport, MIN_CALLS, TraceFidelity, WITHIN_PCT};
 
 /// Version tag of the fidelity JSON.
-pub const FIDELITY_FORMAT: &str = "tracecost.fidelity/v1";
+pub const FIDELITY_FORMAT: &str = "tracecost.fidelity/v2";
 
 /// `tracecost fidelity`: the report.
 ///
 /// Json: the summary and every session. Csv: one row per session.
-/// Markdown: the summary, then a table of the sessions, largest error first
+/// Markdown: the summary, then a table of the traces, largest error first
 /// (the page `docs/fidelity.md` is). Table: the same as aligned text.
 #[derive(Debug, Clone, Copy)]
 pub struct FidelityView<'a>(pub &'a FidelityReport);
@@ -53,7 +53,7 @@ impl Exporter<FidelityView<'_>> for CsvExporter {
             out,
             "trace,config,calls,recorded_calls,recorded_usd,simulated_usd,error_pct"
         )?;
-        for s in &view.0.sessions {
+        for s in &view.0.traces {
             writeln!(
                 out,
                 "{},{},{},{},{},{},{}",
@@ -72,8 +72,8 @@ impl Exporter<FidelityView<'_>> for CsvExporter {
 
 /// Sessions, largest error first among those counted, then the rest; each
 /// group by name.
-fn ordered(r: &FidelityReport) -> Vec<&SessionFidelity> {
-    let mut v: Vec<&SessionFidelity> = r.sessions.iter().collect();
+fn ordered(r: &FidelityReport) -> Vec<&TraceFidelity> {
+    let mut v: Vec<&TraceFidelity> = r.traces.iter().collect();
     v.sort_by(|a, b| {
         (b.calls >= MIN_CALLS)
             .cmp(&(a.calls >= MIN_CALLS))
@@ -88,20 +88,20 @@ fn summary_lines(r: &FidelityReport) -> Vec<String> {
     vec![
         format!(
             "Traces with recorded usage (a session's continuations and subagents apart): {}; recorded bill {}, status quo simulated {} ({:+.2}%).",
-            s.sessions,
+            s.traces,
             dollars(s.recorded_usd),
             dollars(s.simulated_usd),
             s.error_pct
         ),
         format!(
             "Traces with {MIN_CALLS}+ calls: {}; within {WITHIN_PCT}% of their recorded bill: {} ({}); median error {:.1}%, 90th percentile {:.1}%, largest {:.1}%.",
-            s.sessions_counted,
+            s.traces_counted,
             s.within,
             percent(
-                if s.sessions_counted == 0 {
+                if s.traces_counted == 0 {
                     0.0
                 } else {
-                    s.within as f64 / s.sessions_counted as f64 * 100.0
+                    s.within as f64 / s.traces_counted as f64 * 100.0
                 },
                 0
             ),

@@ -86,11 +86,8 @@ pub(super) fn draw(svg: &mut Svg, title: &str, savings: &[f64]) {
     // Summary: how many save, cost more, break even, and the median.
     let mut sorted = values.clone();
     sorted.sort_by(f64::total_cmp);
-    let median = if sorted.len() % 2 == 1 {
-        sorted[sorted.len() / 2]
-    } else {
-        (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0
-    };
+    // The fleet's own rule, so the chart and the sentence above it agree.
+    let median = crate::app::fleet::quantile(&sorted, 50.0);
     let save = values.iter().filter(|v| **v > 0.0).count();
     let more = values.iter().filter(|v| **v < 0.0).count();
     let even = values.len() - save - more;

@@ -34,7 +34,7 @@
 //! - `hbars.rs`: horizontal bar charts with one row per label (savings,
 //!   config costs, project costs);
 //! - `stacked.rs`, `cumulative.rs`, `heatmap.rs`, `distribution.rs`,
-//!   `per_day.rs`: one chart kind each.
+//!   `per_day.rs`, `pareto.rs`: one chart kind each.
 
 mod cumulative;
 mod distribution;
@@ -42,6 +42,7 @@ mod hbars;
 mod heatmap;
 mod layout;
 mod per_day;
+mod pareto;
 mod stacked;
 mod svg;
 
@@ -159,6 +160,21 @@ pub enum Chart {
         /// `(day, USD per series)` in axis order.
         days: Vec<(String, Vec<Option<f64>>)>,
     },
+    /// Cost against recall risk, one point per config: the Pareto front
+    /// joined and numbered (each number explained under the chart), the
+    /// status quo and the recommendation marked, then `notes`.
+    ParetoFront {
+        /// Chart title.
+        title: String,
+        /// `(config, recall-risk turns, cost in USD)` per config.
+        points: Vec<(String, f64, f64)>,
+        /// Index into `points` of the status quo.
+        status_quo: Option<usize>,
+        /// Index into `points` of the recommended config.
+        recommended: Option<usize>,
+        /// Sentences under the chart.
+        notes: Vec<String>,
+    },
     /// Per-project bars: for each project, status quo vs another cost (USD), horizontal
     /// grouped bars in the order given.
     ProjectCosts {
@@ -264,6 +280,13 @@ pub fn suggested_height(chart: &Chart, width: u32) -> u32 {
         Chart::CumulativeCost { title, lines } => cumulative::height(title, lines, w),
         Chart::SavingsDistribution { title, .. } => distribution::height(title, w),
         Chart::CostPerDay { title, series, .. } => per_day::height(title, series, w),
+        Chart::ParetoFront {
+            title,
+            points,
+            status_quo,
+            recommended,
+            notes,
+        } => pareto::height(title, points, [*status_quo, *recommended], notes, w),
     };
     if h.is_finite() {
         (h.ceil() as u32).clamp(MIN_HEIGHT, MAX_SIDE)
@@ -327,6 +350,13 @@ fn draw_chart(svg: &mut Svg, chart: &Chart) {
             series,
             days,
         } => per_day::draw(svg, title, series, days),
+        Chart::ParetoFront {
+            title,
+            points,
+            status_quo,
+            recommended,
+            notes,
+        } => pareto::draw(svg, title, points, *status_quo, *recommended, notes),
     }
 }
 

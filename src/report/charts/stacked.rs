@@ -166,7 +166,10 @@ pub(super) fn draw(svg: &mut Svg, title: &str, series: &[(String, Vec<CallTokens
         for (g, sums) in groups_of_s.iter().enumerate() {
             let centre = xs.map(g as f64 * b as f64 + (b as f64 + 1.0) / 2.0);
             let bx0 = centre - group_w / 2.0 + s as f64 * bar_w;
-            let bx1 = bx0 + bar_w - gap;
+            // A last bin holding fewer calls sums fewer: drawn as wide as
+            // its share of a bin, it reads as fewer calls, not as a drop.
+            let held = series[s].1.len().saturating_sub(g * b).min(b);
+            let bx1 = bx0 + (bar_w - gap) * held as f64 / b as f64;
             let mut acc = 0.0;
             for (k, v) in sums.iter().enumerate() {
                 if *v <= 0.0 {
