@@ -626,7 +626,7 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
     if !a.keep_status_quo {
         out.extend(per_month);
     }
-    out.extend(break_even_line(a));
+    out.extend(break_even_line(fleet));
     out
 }
 
@@ -696,8 +696,22 @@ fn basis_line(a: &GroupAnswer) -> String {
 }
 
 /// The price of a recall at which the answer would change, in one line.
-fn break_even_line(a: &GroupAnswer) -> Option<String> {
-    let b = a.break_even.as_ref()?;
+fn break_even_line(fleet: &Fleet) -> Option<String> {
+    let a = &fleet.answer;
+    let Some(b) = a.break_even.as_ref() else {
+        // Cheaper before recall risk, yet no price of a turn makes it win:
+        // re-sending what its recalls fetch costs more than it saves.
+        let cheaper = fleet
+            .configs
+            .iter()
+            .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)?;
+        return Some(format!(
+            "Break-even: no recall price makes compaction win: even at nothing a turn, the text `{}` would re-send on its recalls costs {}, more than the {} it saves.",
+            cheaper.config,
+            dollars(cheaper.recall_tokens_usd - a.status_quo.recall_tokens_usd),
+            dollars(cheaper.savings_usd)
+        ));
+    };
     let now = if b.priced_now_usd > 0.0 {
         format!(
             "; this answer prices each at {} on average",
@@ -1355,7 +1369,7 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
             recommended: (!a.keep_status_quo)
                 .then(|| at(&a.recommended.config))
                 .flatten(),
-            notes: break_even_line(a)
+            notes: break_even_line(fleet)
                 .map(|l| l.replace('`', ""))
                 .into_iter()
                 .collect(),
