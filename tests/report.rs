@@ -485,3 +485,57 @@ fn pages_reflow_at_phone_and_desktop_widths() {
         assert_eq!(html.matches("<div class=\"narrow\"><svg width=\"400\"").count(), figures, "{page}");
     }
 }
+
+/// The break-even recall price is where the answer changes: priced just
+/// below it, the named config is recommended; just above, the status quo
+/// is kept. The price itself does not depend on the price asked for.
+#[test]
+fn the_break_even_recall_price_is_where_the_answer_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, recall_cost: Option<f64>| -> serde_json::Value {
+        let out = dir.path().join(name);
+        let mut cmd = tracecost();
+        cmd.args([
+            "report",
+            "traces/session-200-s1.json",
+            "--compaction",
+            "off,ledger",
+            "--threshold",
+            "2000",
+            "--keep-last",
+            "1",
+            "--cache",
+            "claude-code:ttl=5m",
+            "--out",
+        ])
+        .arg(&out);
+        if let Some(p) = recall_cost {
+            cmd.args(["--recall-cost", &format!("{p}")]);
+        }
+        cmd.assert().success();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                .unwrap();
+        json["fleet"].clone()
+    };
+    let fleet = run("priced-as-round-trips", None);
+    assert_eq!(fleet["keep_status_quo"], true);
+    let b = &fleet["break_even"];
+    assert_eq!(b["wins"], "below", "{b}");
+    let config = b["config"].as_str().unwrap().to_owned();
+    let price = b["price_usd"].as_f64().unwrap();
+    assert!(price > 0.0 && price < b["priced_now_usd"].as_f64().unwrap(), "{b}");
+    let summary = std::fs::read_to_string(dir.path().join("priced-as-round-trips/summary.md")).unwrap();
+    assert!(
+        summary.contains(&format!(
+            "Break-even: compaction wins if a recall costs less than ${price:.4}: below that, `{config}`"
+        )),
+        "{summary}"
+    );
+    let below = run("just-below", Some(price * 0.98));
+    assert_eq!(below["keep_status_quo"], false);
+    assert_eq!(below["recommended"]["config"], config.as_str());
+    assert!((below["break_even"]["price_usd"].as_f64().unwrap() - price).abs() < 1e-12);
+    let above = run("just-above", Some(price * 1.02));
+    assert_eq!(above["keep_status_quo"], true);
+}

@@ -447,13 +447,27 @@ pub struct BreakEven {
     /// The config that beats the status quo up to the highest recall price
     /// (the recommendation's own, when one is recommended).
     pub config: String,
-    /// It beats the status quo while a recall costs less than this, USD per
-    /// turn; `None`: at any price (it is as safe as the status quo, or
-    /// safer, and cheaper).
-    pub below_usd: Option<f64>,
+    /// Where in `P` it beats the status quo.
+    #[serde(flatten)]
+    pub wins: Wins,
     /// What a turn is priced at in this answer, on average, USD (one more
     /// round trip of its trace unless `--recall-cost` set it).
     pub priced_now_usd: f64,
+}
+
+/// The prices of a recall-risk turn at which a config beats the status quo.
+/// In `results.json`: `"wins": "below" | "above" | "always"`, with the
+/// price as `"price_usd"` where there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "wins", content = "price_usd", rename_all = "snake_case")]
+pub enum Wins {
+    /// While a turn costs less than this, USD: it saves, and risks more.
+    Below(f64),
+    /// While a turn costs more than this, USD: it costs more, but the
+    /// status quo (which clears results itself) risks more.
+    Above(f64),
+    /// At any price: it is cheaper, and risks no more.
+    Always,
 }
 
 impl BreakEven {
@@ -465,38 +479,42 @@ impl BreakEven {
         recommended: Option<&FleetFigures>,
     ) -> Option<Self> {
         let base = |f: &FleetFigures| f.cost_usd + f.recall_tokens_usd;
-        // Below which price `f` beats the status quo: Some(None) at any
-        // price, None at none (from zero up).
-        let below = |f: &FleetFigures| -> Option<Option<f64>> {
+        // Where `f` beats the status quo: `gain − extra_turns · P > 0`.
+        let wins = |f: &FleetFigures| -> Option<Wins> {
             let gain = base(status_quo) - base(f);
             let extra_turns = f.recall_risk_turns as f64 - status_quo.recall_risk_turns as f64;
-            if gain <= 0.0 {
-                return None;
+            match (gain > 0.0, extra_turns) {
+                (true, t) if t <= 0.0 => Some(Wins::Always),
+                (true, t) => Some(Wins::Below(gain / t)),
+                (false, t) if t < 0.0 => Some(Wins::Above(-gain / -t)),
+                _ => None,
             }
-            if extra_turns <= 0.0 {
-                return Some(None);
-            }
-            Some(Some(gain / extra_turns))
         };
-        let rank = |b: Option<f64>| b.unwrap_or(f64::INFINITY);
-        let (f, b) = match recommended {
-            Some(r) => (r, below(r)?),
+        let (f, w) = match recommended {
+            Some(r) => (r, wins(r)?),
             None => configs
                 .iter()
                 .filter(|f| !f.no_effect && f.config != status_quo.config)
-                .filter_map(|f| Some((*f, below(f)?)))
-                .max_by(|(fa, a), (fb, b)| {
-                    rank(*a)
-                        .total_cmp(&rank(*b))
+                .filter_map(|f| match wins(f)? {
+                    // Keeping what runs is the answer: what matters is the
+                    // highest price below which compaction would win.
+                    Wins::Below(p) => Some((*f, Wins::Below(p), p)),
+                    Wins::Always => Some((*f, Wins::Always, f64::INFINITY)),
+                    Wins::Above(_) => None,
+                })
+                .max_by(|(fa, _, a), (fb, _, b)| {
+                    a.total_cmp(b)
                         // Of equal prices, the cheaper config.
                         .then_with(|| fb.cost_usd.total_cmp(&fa.cost_usd))
-                })?,
+                })
+                .map(|(f, w, _)| (f, w))?,
         };
         let turns_usd = f.risk_adjusted_cost_usd - f.cost_usd - f.recall_tokens_usd;
         Some(BreakEven {
             config: f.config.clone(),
-            below_usd: b,
-            priced_now_usd: if f.recall_risk_turns > 0 {
+            wins: w,
+            // Float residue of a sum priced at nothing is nothing.
+            priced_now_usd: if f.recall_risk_turns > 0 && turns_usd > 1e-9 {
                 turns_usd / f.recall_risk_turns as f64
             } else {
                 0.0

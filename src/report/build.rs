@@ -699,6 +699,9 @@ fn basis_line(a: &GroupAnswer) -> String {
 fn break_even_line(fleet: &Fleet) -> Option<String> {
     let a = &fleet.answer;
     let Some(b) = a.break_even.as_ref() else {
+        if !a.keep_status_quo {
+            return None;
+        }
         // Cheaper before recall risk, yet no price of a turn makes it win:
         // re-sending what its recalls fetch costs more than it saves.
         let cheaper = fleet
@@ -720,18 +723,24 @@ fn break_even_line(fleet: &Fleet) -> Option<String> {
     } else {
         String::new()
     };
-    Some(match (a.keep_status_quo, b.below_usd) {
-        (_, None) => format!(
+    use crate::app::fleet::Wins;
+    Some(match (a.keep_status_quo, b.wins) {
+        (_, Wins::Always) => format!(
             "Break-even: `{}` is cheaper than the status quo at any price of a recall (it is as safe and costs less).",
             b.config
         ),
-        (true, Some(p)) => format!(
+        (true, Wins::Below(p)) => format!(
             "Break-even: compaction wins if a recall costs less than {}: below that, `{}` is cheaper than the status quo with its recall-risk turns priced{now} (`--recall-cost` sets the price).",
             dollars(p),
             b.config
         ),
-        (false, Some(p)) => format!(
+        (_, Wins::Below(p)) => format!(
             "Break-even: `{}` stays cheaper than the status quo while a recall costs less than {}{now} (`--recall-cost` sets the price).",
+            b.config,
+            dollars(p)
+        ),
+        (_, Wins::Above(p)) => format!(
+            "Break-even: `{}` costs more before recall risk, but is cheaper than the status quo (which clears results itself) while a recall costs more than {}{now} (`--recall-cost` sets the price).",
             b.config,
             dollars(p)
         ),
