@@ -200,3 +200,42 @@ fn pricing_files_extend_and_override_the_table() {
     );
     assert!((h - f / 2.0).abs() < 1e-12, "{f} {h}");
 }
+
+#[test]
+fn an_exact_tie_labels_the_simpler_policy_cheapest() {
+    // A trace without a result large enough to compact or clear: every
+    // compaction costs exactly what no compaction does, and so does a tail
+    // marker on a prompt too short to cache.
+    let out = stdout(&[
+        "sweep",
+        "tests/fixtures/import/lc_final.json",
+        "--compaction",
+        "off,clear-tool-uses",
+        "--cache",
+        "none,tail",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let s = &v["traces"][0];
+    let rows = s["rows"].as_array().unwrap();
+    let cost = |i: usize| rows[i]["result"]["totals"]["cost_usd"].as_f64().unwrap();
+    assert!(
+        (1..rows.len()).all(|i| cost(i) == cost(0)),
+        "the fixture no longer ties: {out}"
+    );
+    let cheapest = s["cheapest"].as_u64().unwrap() as usize;
+    assert_eq!(rows[cheapest]["result"]["config"], "off+none");
+    let table = stdout(&[
+        "sweep",
+        "tests/fixtures/import/lc_final.json",
+        "--compaction",
+        "off,clear-tool-uses",
+        "--cache",
+        "none,tail",
+    ]);
+    assert!(
+        table.contains("\ncheapest off+none: "),
+        "the summary names the simpler policy: {table}"
+    );
+}
