@@ -99,6 +99,7 @@ fn recall_answers_found_and_not_found() {
             ..Default::default()
         },
         ledger_dir: None,
+        answer_chars: None,
     };
     let a = app::recall(&plan).unwrap();
     assert!(a.found);

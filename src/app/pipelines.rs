@@ -525,7 +525,10 @@ pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
     };
     Ok(match mem_id {
         Some(id) => RecallAnswer {
-            text: crate::engine::recall::fetch(ledger.as_ref(), &id, &plan.request),
+            text: cut_answer(
+                crate::engine::recall::fetch(ledger.as_ref(), &id, &plan.request),
+                plan.answer_chars,
+            ),
             found: true,
         },
         None => RecallAnswer {
@@ -533,6 +536,23 @@ pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
             found: false,
         },
     })
+}
+
+/// `text` cut after `max` chars (never inside a char), with a line saying
+/// where and how many chars the whole answer has; as is when it fits.
+fn cut_answer(text: String, max: Option<u64>) -> String {
+    let Some(max) = max else { return text };
+    let total = text.chars().count();
+    let Some((end, _)) = usize::try_from(max)
+        .ok()
+        .and_then(|m| text.char_indices().nth(m))
+    else {
+        return text;
+    };
+    format!(
+        "{}\n[cut at {max} of {total} chars of the answer]",
+        &text[..end]
+    )
 }
 
 /// Repairs the durable ledger in `dir` (see [`DurableLedger::repair`]):

@@ -300,6 +300,12 @@ pub struct RecallPlan {
     pub request: crate::engine::recall::RecallRequest,
     /// A durable ledger directory to record into and recall from.
     pub ledger_dir: Option<PathBuf>,
+    /// At most this many chars of the answer: a longer one is cut there and
+    /// ends with a line saying so and how long the whole answer is. For a
+    /// caller whose bound is not the request's `max_chars` (with a query,
+    /// the tool reads that as the context of each match). `None`: the
+    /// answer as the tool gives it.
+    pub answer_chars: Option<u64>,
 }
 
 /// How [`load_inputs`] reads its inputs.

@@ -102,7 +102,8 @@ Examples:
     Import(ImportArgs),
     /// Print what the recall_tool_result tool would return for a tool result.
     #[command(
-        after_help = "Exit codes: 0 found; 1 no such id (the not-found text is printed); 2 bad input.
+        after_help = "Prints the answer and one newline (the answer is the output less its last byte).
+Exit codes: 0 found; 1 no such id (the not-found text is printed); 2 bad input.
 Examples:
   tracecost recall traces/massage-gun.json toolu_01e3odTFsJ0Io7BAixg4bBh7 \\
       --query B07
@@ -504,9 +505,12 @@ pub(super) struct RecallArgs {
     /// Start, in characters.
     #[arg(long)]
     pub(super) offset: Option<u64>,
-    /// How many characters to return.
+    /// At most this many characters: a range of the payload (from --offset) or a page of a --json-path value, after a header naming the range and the total; with --query, the answer is cut there and says so.
     #[arg(long)]
     pub(super) max_chars: Option<u64>,
+    /// With --query: characters of context on each side of a match.
+    #[arg(long, requires = "query")]
+    pub(super) context: Option<u64>,
     /// Dotted path into a JSON payload, e.g. products.3.stats.current.
     #[arg(long)]
     pub(super) json_path: Option<String>,
@@ -581,6 +585,14 @@ pub(super) fn command() -> clap::Command {
         .mut_subcommand("stability", policy_defaults)
         .mut_subcommand("sweep", grid_defaults)
         .mut_subcommand("report", grid_defaults)
+        .mut_subcommand("recall", |c| {
+            use crate::engine::recall::{DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS};
+            with_default(
+                c,
+                "context",
+                format!("{DEFAULT_CONTEXT_CHARS}, at most {MAX_CONTEXT_CHARS}"),
+            )
+        })
 }
 
 // Numbers with a documented range (`app::limits`), refused by the parser

@@ -187,8 +187,11 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         }
         Command::Recall(a) => {
             let answer = app::recall(&a.plan()?)?;
-            // Exactly what the model would receive, byte for byte.
-            print_stdout(&answer.text);
+            // Exactly what the model would receive, byte for byte, and one
+            // newline so that a shell prompt or the next line of a script
+            // starts on a line of its own (always one: a payload that ends
+            // with a newline itself is the output less its last byte too).
+            print_stdout(&format!("{}\n", answer.text));
             Ok(if answer.found {
                 Outcome::Success
             } else {

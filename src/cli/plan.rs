@@ -324,10 +324,17 @@ impl RecallArgs {
                 }),
                 query: self.query.clone(),
                 offset: self.offset,
-                max_chars: self.max_chars,
+                // With a query the tool reads max_chars as the context of
+                // each match, which bounds nothing: --context says that,
+                // and --max-chars bounds the answer instead.
+                max_chars: match self.query {
+                    Some(_) => self.context,
+                    None => self.max_chars,
+                },
                 json_path: self.json_path.clone(),
             },
             ledger_dir: self.ledger.clone(),
+            answer_chars: self.query.as_ref().and(self.max_chars),
         })
     }
 }
