@@ -84,7 +84,7 @@ fn recorded_cache_without_recorded_markers_names_the_alternatives() {
 fn recall_of_an_unknown_id_prints_the_answer_and_exits_1() {
     let (code, out, _) = stderr_of(&["recall", MG, "nope"]);
     assert_eq!(code, 1);
-    assert_eq!(out, "[tool_memory not found: nope]");
+    assert_eq!(out, "[tool_memory not found: nope]\n");
 }
 
 #[test]

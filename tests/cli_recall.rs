@@ -111,7 +111,10 @@ fn every_answer_ends_with_one_newline() {
         &["toolu_0"],
     ] {
         let (_, out, _) = recall(args);
-        assert!(out.ends_with('\n') && !out.ends_with("\n\n"), "{args:?}: {out:?}");
+        assert!(
+            out.ends_with('\n') && !out.ends_with("\n\n"),
+            "{args:?}: {out:?}"
+        );
     }
 }
 

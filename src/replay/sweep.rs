@@ -543,7 +543,12 @@ fn rank(
             .totals
             .cost_usd
             .total_cmp(&b.result.totals.cost_usd)
-            .then_with(|| a.result.config.complexity().cmp(&b.result.config.complexity()))
+            .then_with(|| {
+                a.result
+                    .config
+                    .complexity()
+                    .cmp(&b.result.config.complexity())
+            })
             .then_with(|| na.cmp(nb))
     });
     let mut rows: Vec<SweepRow> = keyed.into_iter().map(|(_, r)| r).collect();
