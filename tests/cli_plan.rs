@@ -253,3 +253,77 @@ fn a_replay_without_options_runs_the_status_quo() {
     let off = configs(&["replay", session, "--compaction", "off", "--format", "json"]);
     assert!(off.iter().all(|c| c == "off+none"), "{off:?}");
 }
+
+/// A LangChain log whose messages name no model: its trace's model is
+/// `unknown`.
+const NO_MODEL: &str = "tests/fixtures/import/lc_no_model.json";
+
+#[test]
+fn model_prices_a_trace_whose_recorded_model_is_unknown() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("report");
+    let out = out.to_str().unwrap();
+    let model = ["--model", "claude-sonnet-4-5"];
+    let commands: [Vec<&str>; 4] = [
+        vec!["replay", NO_MODEL, "--format", "json"],
+        vec!["replay", NO_MODEL, "--threshold", "10", "--format", "json"],
+        vec![
+            "sweep",
+            NO_MODEL,
+            "--compaction",
+            "off,ledger",
+            "--format",
+            "json",
+        ],
+        vec!["report", NO_MODEL, "--out", out],
+    ];
+    for args in &commands {
+        // Without --model: refused, in one line naming the model.
+        let (code, stdout, err) = stderr_of(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("tracecost: unknown model `unknown`"),
+            "{args:?}: {err}"
+        );
+        // With it: priced as that model.
+        let mut with = args.clone();
+        with.extend(model);
+        let (code, stdout, err) = stderr_of(&with);
+        assert_eq!(code, 0, "{with:?}: {err}");
+        if args[0] == "report" {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        if args[0] == "replay" {
+            assert_eq!(v["model"], "claude-sonnet-4-5-20250929", "{v}");
+            assert!(v["totals"]["cost_usd"].as_f64().unwrap() > 0.0, "{v}");
+        } else {
+            let s = &v["traces"][0];
+            let base = &s["rows"][s["baseline"].as_u64().unwrap() as usize];
+            // The status quo too is priced as the model named.
+            assert_eq!(base["result"]["config"], "off+none@claude-sonnet-4-5");
+        }
+    }
+    let results = std::fs::read_to_string(out_dir.path().join("report/results.json")).unwrap();
+    assert!(results.contains("claude-sonnet-4-5"), "{results}");
+    // Several models: the status quo is priced as the first.
+    let (code, stdout, err) = stderr_of(&[
+        "sweep",
+        NO_MODEL,
+        "--compaction",
+        "off",
+        "--cache",
+        "none",
+        "--model",
+        "claude-haiku-4-5,claude-sonnet-4-5",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains(",off+none@claude-haiku-4-5,") && stdout.contains("baseline"),
+        "{stdout}"
+    );
+}

@@ -31,8 +31,9 @@ fn prepare<'t>(
     trace: &'t Trace,
     cost: &CostPlan,
     memo: &TokenMemo,
+    priced_as: Option<&str>,
 ) -> Result<PreparedTrace<'t>, AppError> {
-    let price = calibration_model(&cost.pricing, trace)?;
+    let price = calibration_model(&cost.pricing, trace, priced_as)?;
     Ok(PreparedTrace::new(
         trace,
         memo,
@@ -83,7 +84,14 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
         for (config, runs) in by_config {
             let prepared = runs
                 .iter()
-                .map(|&i| prepare(&plan.runs[i].trace, &plan.cost, &memo))
+                .map(|&i| {
+                    prepare(
+                        &plan.runs[i].trace,
+                        &plan.cost,
+                        &memo,
+                        config.model.as_deref(),
+                    )
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
             let results = replay_shared(&refs, config, plan, &memo, opts)?;
@@ -181,7 +189,7 @@ fn sweep_group(
     // texts in parallel too, but a short session has few).
     let prepared = traces
         .par_iter()
-        .map(|t| prepare(t, &plan.cost, memo))
+        .map(|t| prepare(t, &plan.cost, memo, plan.priced_as()))
         .collect::<Result<Vec<_>, _>>()?;
     let baselines = traces
         .iter()
