@@ -28,7 +28,7 @@ fn a_ledger_option_alone_implies_the_ledger_visibly() {
     assert!(out.contains("ledger:t=2000,k=2+none"), "{out}");
     assert_eq!(
         err.trim(),
-        "tracecost: note: --threshold implies --compaction ledger; replaying massage-gun as ledger:t=2000,k=2+none"
+        "tracecost: note: --threshold implies --compaction ledger; cache policy none kept from the trace's status quo off+none; replaying massage-gun as ledger:t=2000,k=2+none"
     );
     // The same figures as the policy named in full.
     let (_, full, _) = stderr_of(&["replay", MG, "--config", "ledger:t=2000,k=2+none"]);
@@ -250,8 +250,16 @@ fn a_replay_without_options_runs_the_status_quo() {
     let sq = configs(&["replay", session, "--format", "json"]);
     assert!(!sq.is_empty());
     assert!(sq.iter().all(|c| c == "off+claude-code:ttl=5m"), "{sq:?}");
-    let off = configs(&["replay", session, "--compaction", "off", "--format", "json"]);
-    assert!(off.iter().all(|c| c == "off+none"), "{off:?}");
+    // An option changes its part of the status quo, not the rest.
+    let none = configs(&["replay", session, "--cache", "none", "--format", "json"]);
+    assert!(none.iter().all(|c| c == "off+none"), "{none:?}");
+    let ledger = configs(&["replay", session, "--threshold", "4000", "--format", "json"]);
+    assert!(
+        ledger
+            .iter()
+            .all(|c| c == "ledger:t=4000,k=2+claude-code:ttl=5m"),
+        "{ledger:?}"
+    );
 }
 
 /// A LangChain log whose messages name no model: its trace's model is
@@ -326,4 +334,59 @@ fn model_prices_a_trace_whose_recorded_model_is_unknown() {
         stdout.contains(",off+none@claude-haiku-4-5,") && stdout.contains("baseline"),
         "{stdout}"
     );
+}
+
+/// Claude Code transcripts whose status quo is
+/// `recorded+claude-code:ttl=recorded`.
+const CLAUDE_CODE: &str = "tests/fixtures/claude-code-ttl";
+
+#[test]
+fn an_option_changes_only_its_part_of_the_status_quo() {
+    let quo = "recorded+claude-code:ttl=recorded";
+    for (args, config, note) in [
+        (
+            vec!["--threshold", "4000"],
+            "ledger:t=4000,k=2+claude-code:ttl=recorded",
+            "--threshold implies --compaction ledger; cache policy claude-code:ttl=recorded kept from the trace's status quo",
+        ),
+        (
+            vec!["--compaction", "off"],
+            "off+claude-code:ttl=recorded",
+            "cache policy claude-code:ttl=recorded kept from the trace's status quo",
+        ),
+        (
+            vec!["--cache", "tail"],
+            "recorded+tail:ttl=recorded",
+            "compaction recorded and TTL recorded kept from the trace's status quo",
+        ),
+        (
+            vec!["--ttl", "1h"],
+            "recorded+claude-code:ttl=1h",
+            "--ttl implies the status quo's --cache claude-code; compaction recorded kept from the trace's status quo",
+        ),
+    ] {
+        let mut a = vec!["replay", CLAUDE_CODE, "--format", "json"];
+        a.extend(&args);
+        let (code, out, err) = stderr_of(&a);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        // One note for the traces that resolve alike, naming the rest.
+        assert_eq!(
+            err,
+            format!("tracecost: note: {note} {quo}; replaying 2 traces as {config}\n"),
+            "{args:?}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for t in v["traces"].as_array().unwrap() {
+            assert_eq!(t["config"], config, "{args:?}");
+        }
+    }
+    // The same figures as the config named in full.
+    let (_, by_flag, _) = stderr_of(&["replay", CLAUDE_CODE, "--threshold", "4000"]);
+    let (_, by_config, _) = stderr_of(&[
+        "replay",
+        CLAUDE_CODE,
+        "--config",
+        "ledger:t=4000,k=2+claude-code:ttl=recorded",
+    ]);
+    assert_eq!(by_flag, by_config);
 }

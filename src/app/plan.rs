@@ -180,6 +180,8 @@ pub struct TraceRun {
     pub config: Config,
     /// Policies the options implied.
     pub implied: Vec<Implied>,
+    /// Parts of the trace's status quo kept because no option named them.
+    pub kept: Vec<crate::policy::Kept>,
 }
 
 /// `replay`: each trace under one config.

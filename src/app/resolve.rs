@@ -224,6 +224,7 @@ impl ReplayPlan {
                     trace,
                     config,
                     implied: Vec::new(),
+                    kept: Vec::new(),
                 })
             })
             .collect::<Result<Vec<_>, AppError>>()?;

@@ -217,7 +217,7 @@ pub(super) struct PolicyArgs {
     /// The whole config as one string, e.g. ledger:t=8000,k=2+native:manifest=cached,ttl=5m.
     #[arg(long, conflicts_with_all = ["compaction", "threshold", "keep_last", "cache", "ttl", "manifest", "trigger", "keep", "clear_at_least", "exclude_tools", "clear_tool_inputs"])]
     pub(super) config: Option<String>,
-    /// Compaction policy [default: off].
+    /// Compaction policy [default: the trace's status quo's].
     #[arg(long, value_enum)]
     pub(super) compaction: Option<CompactionKind>,
     /// Ledger: compact results longer than this many characters (implies --compaction ledger).
@@ -226,10 +226,10 @@ pub(super) struct PolicyArgs {
     /// Ledger: never compact the last N tool results (implies --compaction ledger).
     #[arg(long)]
     pub(super) keep_last: Option<usize>,
-    /// Cache policy [default: with no policy option at all, the trace's status quo; else recorded when the trace carries markers, else none].
+    /// Cache policy [default: the trace's status quo's; an option changes only the part of the status quo it names].
     #[arg(long, value_enum)]
     pub(super) cache: Option<CacheKind>,
-    /// TTL of the markers (system, native, tail, claude-code); recorded: at each call, the TTL its recorded cache write used.
+    /// TTL of the markers (system, native, tail, claude-code; alone, of the status quo's cache policy); recorded: at each call, the TTL its recorded cache write used.
     #[arg(long, value_enum)]
     pub(super) ttl: Option<TtlArg>,
     /// Native cache: tool manifest cached (marked) or volatile (implies --cache native).
@@ -548,7 +548,13 @@ pub(super) fn command() -> clap::Command {
     let policy_defaults = |c: clap::Command| {
         let c = with_default(c, "threshold", DEFAULT_LEDGER_THRESHOLD);
         let c = with_default(c, "keep_last", DEFAULT_LEDGER_KEEP_LAST);
-        let c = with_default(c, "ttl", DEFAULT_TTL);
+        let c = with_default(
+            c,
+            "ttl",
+            format!(
+                "the status quo's; {RECORDED_TTL_NAME} when it takes it from the record, else {DEFAULT_TTL}"
+            ),
+        );
         let c = with_default(c, "trigger", peer.trigger);
         with_default(c, "keep", peer.keep)
     };

@@ -17,13 +17,8 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
     match cli.command {
         Command::Replay(a) => {
             let plan = a.plan()?;
-            for r in &plan.runs {
-                for i in &r.implied {
-                    eprintln!(
-                        "tracecost: note: {i}; replaying {} as {}",
-                        r.trace.name, r.config
-                    );
-                }
+            for line in policy_notes(&plan.runs) {
+                eprintln!("tracecost: note: {line}");
             }
             let outputs = with_progress(|bar| app::replay(&plan, bar))?;
             print_view(&ReplayView(&outputs), a.format);
@@ -201,8 +196,44 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
     }
 }
 
+/// What the options implied and what each run kept of its trace's status
+/// quo, one line per distinct note and config: a folder of traces that
+/// resolve alike gets one line, not one per trace.
+fn policy_notes(runs: &[app::TraceRun]) -> Vec<String> {
+    let mut groups: Vec<(String, String, Vec<&str>)> = Vec::new();
+    for r in runs {
+        let parts: Vec<String> = r
+            .implied
+            .iter()
+            .map(ToString::to_string)
+            .chain(crate::policy::Kept::describe(&r.kept))
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let (note, config) = (parts.join("; "), r.config.to_string());
+        match groups
+            .iter_mut()
+            .find(|(n, c, _)| *n == note && *c == config)
+        {
+            Some((_, _, names)) => names.push(&r.trace.name),
+            None => groups.push((note, config, vec![&r.trace.name])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(note, config, names)| match names.as_slice() {
+            [one] => format!("{note}; replaying {one} as {config}"),
+            many => format!("{note}; replaying {} traces as {config}", many.len()),
+        })
+        .collect()
+}
+
 fn stability(a: StabilityArgs) -> Result<Outcome, AppError> {
     let plan = a.plan()?;
+    for line in policy_notes(&plan.runs) {
+        eprintln!("tracecost: note: {line}");
+    }
     let outcomes = with_progress(|bar| app::stability(&plan, bar))?;
     if a.digest_only {
         let mut out = String::new();
