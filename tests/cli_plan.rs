@@ -236,7 +236,9 @@ fn check_and_replay_agree_on_the_same_trace_config_and_model() {
 #[test]
 fn a_replay_without_options_runs_the_status_quo() {
     let configs = |args: &[&str]| -> Vec<String> {
-        let (code, out, err) = stderr_of(args);
+        let mut args = args.to_vec();
+        args.push("--per-trace");
+        let (code, out, err) = stderr_of(&args);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         v["traces"]
@@ -365,7 +367,7 @@ fn an_option_changes_only_its_part_of_the_status_quo() {
             "--ttl implies the status quo's --cache claude-code; compaction recorded kept from the trace's status quo",
         ),
     ] {
-        let mut a = vec!["replay", CLAUDE_CODE, "--format", "json"];
+        let mut a = vec!["replay", CLAUDE_CODE, "--format", "json", "--per-trace"];
         a.extend(&args);
         let (code, out, err) = stderr_of(&a);
         assert_eq!(code, 0, "{args:?}: {err}");

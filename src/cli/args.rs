@@ -33,14 +33,16 @@ pub(super) enum Command {
   tracecost replay traces/massage-gun.json --compaction ledger \\
       --threshold 8000 --keep-last 2 --cache native
   tracecost replay trace.json --config 'ledger:t=8000,k=2+tail:ttl=1h' \\
-      --format json")]
+      --format json
+  tracecost replay ~/.claude/projects --threshold 4000 --per-trace")]
     Replay(ReplayArgs),
     /// Replay traces under a grid of policies, ranked by cost, with recall risk.
     #[command(after_help = "Examples:
   tracecost sweep traces/massage-gun.json --threshold 2000,8000,32000 \\
       --keep-last 0,2 --cache none,tail,native
   tracecost sweep traces/*.json --compaction off,ledger,clear-tool-uses \\
-      --cache tail --model claude-opus-4-1,claude-sonnet-4-5")]
+      --cache tail --model claude-opus-4-1,claude-sonnet-4-5
+  tracecost sweep ~/.claude/projects --threshold 4000,16000 --format csv")]
     Sweep(SweepArgs),
     /// Check that stubs and prefixes stay byte-stable from call to call.
     #[command(
@@ -285,8 +287,9 @@ pub(super) struct InputArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct ReplayArgs {
-    /// A trace file, a Claude Code folder or transcript, a log, or a folder of them (every trace is replayed).
-    pub(super) trace: PathBuf,
+    /// Trace files, Claude Code folders or transcripts, logs, or folders of them (every trace is replayed; several are totalled).
+    #[arg(required = true, value_name = "TRACE")]
+    pub(super) traces: Vec<PathBuf>,
     #[command(flatten)]
     pub(super) inputs: InputArgs,
     #[command(flatten)]
@@ -299,6 +302,9 @@ pub(super) struct ReplayArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub(super) format: Format,
+    /// With several traces: print each trace's calls before the fleet total (JSON: under traces; CSV: a row per trace). Without it, only the total.
+    #[arg(long)]
+    pub(super) per_trace: bool,
 }
 
 /// The grid flags shared by sweep and report.
@@ -364,6 +370,9 @@ pub(super) struct SweepArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub(super) format: Format,
+    /// With several traces: print each trace's ranked grid before the fleet total (JSON: under traces; CSV: rows with scope trace). Without it, only the total.
+    #[arg(long)]
+    pub(super) per_trace: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ use crate::report::export::Format;
 use crate::report::models_view::ModelsView;
 use crate::report::replay_view::ReplayView;
 use crate::report::sweep_view::SweepView;
+use crate::report::totals_view::{ReplayTotalsView, SweepTotalsView};
 use crate::report::usage_view::UsageView;
 
 /// Runs a parsed command line.
@@ -21,7 +22,19 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 eprintln!("tracecost: note: {line}");
             }
             let outputs = with_progress(|bar| app::replay(&plan, bar))?;
-            print_view(&ReplayView(&outputs), a.format);
+            if let [_] = outputs.as_slice() {
+                print_view(&ReplayView(&outputs), a.format);
+            } else {
+                let totals = app::totals::replay_totals(&plan.runs, &outputs);
+                per_trace_note(a.per_trace, outputs.len());
+                print_view(
+                    &ReplayTotalsView {
+                        totals: &totals,
+                        per_trace: a.per_trace.then_some(outputs.as_slice()),
+                    },
+                    a.format,
+                );
+            }
             Ok(Outcome::Success)
         }
         Command::Sweep(a) => {
@@ -31,7 +44,19 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 eprintln!("tracecost: note: {line}");
             }
             let sweeps = with_progress(|bar| app::sweep(&plan, bar))?;
-            print_view(&SweepView { sweeps: &sweeps }, a.format);
+            if let [_] = sweeps.as_slice() {
+                print_view(&SweepView { sweeps: &sweeps }, a.format);
+            } else {
+                let totals = app::totals::sweep_totals(&plan.traces, &sweeps, &plan.configs);
+                per_trace_note(a.per_trace, sweeps.len());
+                print_view(
+                    &SweepTotalsView {
+                        totals: &totals,
+                        per_trace: a.per_trace.then_some(sweeps.as_slice()),
+                    },
+                    a.format,
+                );
+            }
             Ok(Outcome::Success)
         }
         Command::Report(a) => {
@@ -193,6 +218,15 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 Outcome::ProblemFound
             })
         }
+    }
+}
+
+/// Where the per-trace tables went, when only the fleet's total is printed.
+fn per_trace_note(per_trace: bool, traces: usize) {
+    if !per_trace {
+        eprintln!(
+            "tracecost: note: the total of {traces} traces; --per-trace prints each one's too"
+        );
     }
 }
 

@@ -142,7 +142,7 @@ fn runs(
 impl ReplayArgs {
     pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
         let cost = self.cost.plan()?;
-        let traces = load_all(std::slice::from_ref(&self.trace), &self.inputs.options())?;
+        let traces = load_all(&self.traces, &self.inputs.options())?;
         let runs = runs(traces, &self.policy, self.model.as_deref())?;
         ReplayPlan::new(runs, cost)
     }
