@@ -430,7 +430,7 @@ pub(super) struct CheckArgs {
 pub(super) struct UsageArgs {
     /// Claude config roots, projects folders or session files.
     pub(super) paths: Vec<PathBuf>,
-    /// ccusage's session JSON.
+    /// ccusage 20.0.24's session JSON: `ccusage claude session --json`'s shape (its unified `ccusage session --json` shape once another agent's sessions are read).
     #[arg(long)]
     pub(super) json: bool,
     /// Extra or overriding prices.
