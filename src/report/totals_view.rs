@@ -214,7 +214,7 @@ fn replay_footer(t: &ReplayTotals) -> Vec<String> {
     ) {
         lines.push(format!(
             "recorded cost of the {} call(s) with usage: {}; simulated: {}; saving {} ({})",
-            g.totals.recorded_calls,
+            thousands(g.totals.recorded_calls as u64),
             dollars(rec),
             dollars(sim),
             dollars(usd),
@@ -429,8 +429,8 @@ fn sweep_summary(t: &SweepTotals) -> Vec<String> {
     if let Some(rec) = t.recorded_cost_usd {
         l.push(format!(
             "recorded cost of the {} of {} call(s) that recorded usage: {}",
-            t.recorded_calls,
-            t.calls,
+            thousands(t.recorded_calls as u64),
+            thousands(t.calls as u64),
             dollars(rec)
         ));
     }
