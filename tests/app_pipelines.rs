@@ -35,6 +35,7 @@ fn replay_gives_the_baseline_figures_and_a_saving_against_no_compaction() {
             trace,
             config: resolved.config,
             implied: resolved.implied,
+            kept: resolved.kept,
         }],
         cost: cost(),
     };
@@ -99,6 +100,7 @@ fn recall_answers_found_and_not_found() {
             ..Default::default()
         },
         ledger_dir: None,
+        answer_chars: None,
     };
     let a = app::recall(&plan).unwrap();
     assert!(a.found);
@@ -145,6 +147,7 @@ fn stability_and_report_run_on_a_bundled_trace() {
             trace: trace.clone(),
             config,
             implied: Vec::new(),
+            kept: Vec::new(),
         }],
         tokenizer_spec: "o200k_base".into(),
         tokenizer: tracecost::cost::tokens::parse_tokenizer("o200k_base").unwrap(),

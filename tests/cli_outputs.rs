@@ -200,3 +200,201 @@ fn pricing_files_extend_and_override_the_table() {
     );
     assert!((h - f / 2.0).abs() < 1e-12, "{f} {h}");
 }
+
+#[test]
+fn an_exact_tie_labels_the_simpler_policy_cheapest() {
+    // A trace without a result large enough to compact or clear: every
+    // compaction costs exactly what no compaction does, and so does a tail
+    // marker on a prompt too short to cache.
+    let out = stdout(&[
+        "sweep",
+        "tests/fixtures/import/lc_final.json",
+        "--compaction",
+        "off,clear-tool-uses",
+        "--cache",
+        "none,tail",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let s = &v["traces"][0];
+    let rows = s["rows"].as_array().unwrap();
+    let cost = |i: usize| rows[i]["result"]["totals"]["cost_usd"].as_f64().unwrap();
+    assert!(
+        (1..rows.len()).all(|i| cost(i) == cost(0)),
+        "the fixture no longer ties: {out}"
+    );
+    let cheapest = s["cheapest"].as_u64().unwrap() as usize;
+    assert_eq!(rows[cheapest]["result"]["config"], "off+none");
+    let table = stdout(&[
+        "sweep",
+        "tests/fixtures/import/lc_final.json",
+        "--compaction",
+        "off,clear-tool-uses",
+        "--cache",
+        "none,tail",
+    ]);
+    assert!(
+        table.contains("\ncheapest off+none: "),
+        "the summary names the simpler policy: {table}"
+    );
+}
+
+/// Two inputs, three traces in two sessions: a trace of its own, and a
+/// Claude Code session with a subagent.
+const FLEET: [&str; 2] = [SMALL, "tests/fixtures/claude-code-ttl"];
+
+fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&stdout(args)).unwrap()
+}
+
+#[test]
+fn a_sweep_of_several_traces_prints_the_fleet_total() {
+    let grid = [
+        "--compaction",
+        "off,ledger",
+        "--threshold",
+        "400",
+        "--keep-last",
+        "1",
+        "--cache",
+        "none,tail",
+    ];
+    let sweep = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut a = vec!["sweep"];
+        a.extend(FLEET);
+        a.extend(grid);
+        a.extend(extra);
+        a
+    };
+    for (name, format) in [
+        ("sweep_fleet_table", "table"),
+        ("sweep_fleet_md", "md"),
+        ("sweep_fleet_csv", "csv"),
+    ] {
+        insta::assert_snapshot!(name, stdout(&sweep(&["--format", format])));
+    }
+    let (_, _, err) = run(&sweep(&[]));
+    assert!(err.contains("--per-trace"), "says where the rest is: {err}");
+
+    let total = json(&sweep(&["--format", "json"]));
+    assert_eq!(total["format"], "tracecost.sweep.fleet/v1");
+    assert!(total.get("traces").is_none(), "per trace only on request");
+    let f = &total["fleet"];
+    assert_eq!(
+        (f["sessions"].as_u64(), f["traces"].as_u64()),
+        (Some(2), Some(3))
+    );
+    // Each config's cost is the sum of its rows over the traces, and the
+    // saving is against the traces' status quos summed.
+    let per = json(&sweep(&["--format", "json", "--per-trace"]));
+    assert_eq!(per["fleet"], total["fleet"]);
+    let traces = per["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), 3);
+    let cost = |r: &serde_json::Value| r["result"]["totals"]["cost_usd"].as_f64().unwrap();
+    let status_quo: f64 = traces
+        .iter()
+        .map(|t| cost(&t["rows"][t["baseline"].as_u64().unwrap() as usize]))
+        .sum();
+    assert!((f["status_quo"]["cost_usd"].as_f64().unwrap() - status_quo).abs() < 1e-9);
+    for c in f["configs"].as_array().unwrap() {
+        let sum: f64 = traces
+            .iter()
+            .map(|t| {
+                let rows = t["rows"].as_array().unwrap();
+                cost(
+                    rows.iter()
+                        .find(|r| r["result"]["config"] == c["config"])
+                        .unwrap(),
+                )
+            })
+            .sum();
+        let got = c["cost_usd"].as_f64().unwrap();
+        assert!((got - sum).abs() < 1e-9, "{}: {got} vs {sum}", c["config"]);
+        let saving = c["savings_usd"].as_f64().unwrap();
+        assert!(
+            (saving - (status_quo - sum)).abs() < 1e-9,
+            "{}",
+            c["config"]
+        );
+    }
+    // CSV: fleet rows, and each trace's on request.
+    let csv = stdout(&sweep(&["--format", "csv", "--per-trace"]));
+    let scopes: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    let rows: usize = traces
+        .iter()
+        .map(|t| t["rows"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(
+        scopes.iter().filter(|s| **s == "trace").count(),
+        rows,
+        "{csv}"
+    );
+    assert_eq!(scopes.iter().filter(|s| **s == "fleet").count(), 4, "{csv}");
+    // Table: each trace's sweep, then the total.
+    let table = stdout(&sweep(&["--per-trace"]));
+    assert!(table.starts_with("small — 4 configs\n"), "{table}");
+    assert!(
+        table.contains("\nfleet — 2 session(s), 3 trace(s) — 4 configs\n"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_replay_of_several_traces_prints_the_fleet_total() {
+    let replay = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut a = vec!["replay"];
+        a.extend(FLEET);
+        a.extend(extra);
+        a
+    };
+    for (name, format) in [
+        ("replay_fleet_table", "table"),
+        ("replay_fleet_md", "md"),
+        ("replay_fleet_csv", "csv"),
+    ] {
+        insta::assert_snapshot!(name, stdout(&replay(&["--format", format])));
+    }
+    let total = json(&replay(&["--format", "json"]));
+    assert_eq!(total["format"], "tracecost.replay.fleet/v1");
+    assert!(total.get("traces").is_none());
+    let f = &total["fleet"];
+    assert_eq!(
+        (f["sessions"].as_u64(), f["traces"].as_u64()),
+        (Some(2), Some(3))
+    );
+    // Each trace under its own status quo: one group per config, and the
+    // total of every trace.
+    let configs: Vec<&str> = f["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["config"].as_str().unwrap())
+        .collect();
+    assert_eq!(configs, ["off+none", "recorded+claude-code:ttl=recorded"]);
+    assert_eq!(f["total"]["config"], "mixed");
+    let per = json(&replay(&["--format", "json", "--per-trace"]));
+    let traces = per["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), 3);
+    for key in [
+        "cost_usd",
+        "input_tokens",
+        "cache_read_input_tokens",
+        "calls",
+    ] {
+        let sum: f64 = traces
+            .iter()
+            .map(|t| t["totals"][key].as_f64().unwrap())
+            .sum();
+        let got = f["total"]["totals"][key].as_f64().unwrap();
+        assert!((got - sum).abs() < 1e-9, "{key}: {got} vs {sum}");
+    }
+    // One trace keeps its own output.
+    let one = json(&["replay", SMALL, "--format", "json"]);
+    assert_eq!(one["format"], "tracecost.replay/v1");
+    assert!(one.get("fleet").is_none());
+}

@@ -28,7 +28,7 @@ fn a_ledger_option_alone_implies_the_ledger_visibly() {
     assert!(out.contains("ledger:t=2000,k=2+none"), "{out}");
     assert_eq!(
         err.trim(),
-        "tracecost: note: --threshold implies --compaction ledger; replaying massage-gun as ledger:t=2000,k=2+none"
+        "tracecost: note: --threshold implies --compaction ledger; cache policy none kept from the trace's status quo off+none; replaying massage-gun as ledger:t=2000,k=2+none"
     );
     // The same figures as the policy named in full.
     let (_, full, _) = stderr_of(&["replay", MG, "--config", "ledger:t=2000,k=2+none"]);
@@ -84,7 +84,7 @@ fn recorded_cache_without_recorded_markers_names_the_alternatives() {
 fn recall_of_an_unknown_id_prints_the_answer_and_exits_1() {
     let (code, out, _) = stderr_of(&["recall", MG, "nope"]);
     assert_eq!(code, 1);
-    assert_eq!(out, "[tool_memory not found: nope]");
+    assert_eq!(out, "[tool_memory not found: nope]\n");
 }
 
 #[test]
@@ -236,7 +236,9 @@ fn check_and_replay_agree_on_the_same_trace_config_and_model() {
 #[test]
 fn a_replay_without_options_runs_the_status_quo() {
     let configs = |args: &[&str]| -> Vec<String> {
-        let (code, out, err) = stderr_of(args);
+        let mut args = args.to_vec();
+        args.push("--per-trace");
+        let (code, out, err) = stderr_of(&args);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         v["traces"]
@@ -250,6 +252,143 @@ fn a_replay_without_options_runs_the_status_quo() {
     let sq = configs(&["replay", session, "--format", "json"]);
     assert!(!sq.is_empty());
     assert!(sq.iter().all(|c| c == "off+claude-code:ttl=5m"), "{sq:?}");
-    let off = configs(&["replay", session, "--compaction", "off", "--format", "json"]);
-    assert!(off.iter().all(|c| c == "off+none"), "{off:?}");
+    // An option changes its part of the status quo, not the rest.
+    let none = configs(&["replay", session, "--cache", "none", "--format", "json"]);
+    assert!(none.iter().all(|c| c == "off+none"), "{none:?}");
+    let ledger = configs(&["replay", session, "--threshold", "4000", "--format", "json"]);
+    assert!(
+        ledger
+            .iter()
+            .all(|c| c == "ledger:t=4000,k=2+claude-code:ttl=5m"),
+        "{ledger:?}"
+    );
+}
+
+/// A LangChain log whose messages name no model: its trace's model is
+/// `unknown`.
+const NO_MODEL: &str = "tests/fixtures/import/lc_no_model.json";
+
+#[test]
+fn model_prices_a_trace_whose_recorded_model_is_unknown() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("report");
+    let out = out.to_str().unwrap();
+    let model = ["--model", "claude-sonnet-4-5"];
+    let commands: [Vec<&str>; 4] = [
+        vec!["replay", NO_MODEL, "--format", "json"],
+        vec!["replay", NO_MODEL, "--threshold", "10", "--format", "json"],
+        vec![
+            "sweep",
+            NO_MODEL,
+            "--compaction",
+            "off,ledger",
+            "--format",
+            "json",
+        ],
+        vec!["report", NO_MODEL, "--out", out],
+    ];
+    for args in &commands {
+        // Without --model: refused, in one line naming the model.
+        let (code, stdout, err) = stderr_of(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("tracecost: unknown model `unknown`"),
+            "{args:?}: {err}"
+        );
+        // With it: priced as that model.
+        let mut with = args.clone();
+        with.extend(model);
+        let (code, stdout, err) = stderr_of(&with);
+        assert_eq!(code, 0, "{with:?}: {err}");
+        if args[0] == "report" {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        if args[0] == "replay" {
+            assert_eq!(v["model"], "claude-sonnet-4-5-20250929", "{v}");
+            assert!(v["totals"]["cost_usd"].as_f64().unwrap() > 0.0, "{v}");
+        } else {
+            let s = &v["traces"][0];
+            let base = &s["rows"][s["baseline"].as_u64().unwrap() as usize];
+            // The status quo too is priced as the model named.
+            assert_eq!(base["result"]["config"], "off+none@claude-sonnet-4-5");
+        }
+    }
+    let results = std::fs::read_to_string(out_dir.path().join("report/results.json")).unwrap();
+    assert!(results.contains("claude-sonnet-4-5"), "{results}");
+    // Several models: the status quo is priced as the first.
+    let (code, stdout, err) = stderr_of(&[
+        "sweep",
+        NO_MODEL,
+        "--compaction",
+        "off",
+        "--cache",
+        "none",
+        "--model",
+        "claude-haiku-4-5,claude-sonnet-4-5",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains(",off+none@claude-haiku-4-5,") && stdout.contains("baseline"),
+        "{stdout}"
+    );
+}
+
+/// Claude Code transcripts whose status quo is
+/// `recorded+claude-code:ttl=recorded`.
+const CLAUDE_CODE: &str = "tests/fixtures/claude-code-ttl";
+
+#[test]
+fn an_option_changes_only_its_part_of_the_status_quo() {
+    let quo = "recorded+claude-code:ttl=recorded";
+    for (args, config, note) in [
+        (
+            vec!["--threshold", "4000"],
+            "ledger:t=4000,k=2+claude-code:ttl=recorded",
+            "--threshold implies --compaction ledger; cache policy claude-code:ttl=recorded kept from the trace's status quo",
+        ),
+        (
+            vec!["--compaction", "off"],
+            "off+claude-code:ttl=recorded",
+            "cache policy claude-code:ttl=recorded kept from the trace's status quo",
+        ),
+        (
+            vec!["--cache", "tail"],
+            "recorded+tail:ttl=recorded",
+            "compaction recorded and TTL recorded kept from the trace's status quo",
+        ),
+        (
+            vec!["--ttl", "1h"],
+            "recorded+claude-code:ttl=1h",
+            "--ttl implies the status quo's --cache claude-code; compaction recorded kept from the trace's status quo",
+        ),
+    ] {
+        let mut a = vec!["replay", CLAUDE_CODE, "--format", "json", "--per-trace"];
+        a.extend(&args);
+        let (code, out, err) = stderr_of(&a);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        // One note for the traces that resolve alike, naming the rest.
+        assert_eq!(
+            err,
+            format!("tracecost: note: {note} {quo}; replaying 2 traces as {config}\n"),
+            "{args:?}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for t in v["traces"].as_array().unwrap() {
+            assert_eq!(t["config"], config, "{args:?}");
+        }
+    }
+    // The same figures as the config named in full.
+    let (_, by_flag, _) = stderr_of(&["replay", CLAUDE_CODE, "--threshold", "4000"]);
+    let (_, by_config, _) = stderr_of(&[
+        "replay",
+        CLAUDE_CODE,
+        "--config",
+        "ledger:t=4000,k=2+claude-code:ttl=recorded",
+    ]);
+    assert_eq!(by_flag, by_config);
 }

@@ -56,7 +56,8 @@ fn totals_match_the_hand_computed_figures() {
     assert_eq!(sessions.len(), 2);
     assert_eq!(sessions[0]["sessionId"], "s1");
     assert_eq!(sessions[0]["projectPath"], "-home-u-app");
-    assert_eq!(sessions[0]["lastActivity"], "2025-07-01");
+    assert_eq!(sessions[0]["firstActivity"], "2025-07-01T09:00:02.000Z");
+    assert_eq!(sessions[0]["lastActivity"], "2025-07-01T09:02:00.000Z");
     assert_eq!(sessions[0]["modelsUsed"].as_array().unwrap().len(), 2);
     let c1 = sessions[0]["totalCost"].as_f64().unwrap();
     assert!((c1 - s1 / 1e6).abs() < 1e-12);
@@ -199,4 +200,28 @@ fn the_long_context_premium_is_decided_per_response() {
         cost_of("one", "claude-opus-4-5-20251101"),
         priced(big, [5.0, 6.25, 0.50, 25.0]),
     );
+}
+
+/// ccusage 20.0.24's `ccusage claude session --json --offline` of a small
+/// Claude Code folder (two sessions, a subagent, three models, a response
+/// streamed as two rows), as it printed it.
+const CCUSAGE_CLAUDE_SESSION: &str = "tests/fixtures/ccusage/claude-session.json";
+
+#[test]
+fn json_is_ccusage_claude_session_byte_for_byte() {
+    let out = Command::cargo_bin("tracecost")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["usage", "tests/fixtures/usage-ccusage", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let ours = String::from_utf8(out.stdout).unwrap();
+    insta::assert_snapshot!("usage_json", ours);
+    // Every key in ccusage's order, every value, every float bit.
+    let theirs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CCUSAGE_CLAUDE_SESSION),
+    )
+    .unwrap();
+    assert_eq!(ours, theirs);
 }

@@ -288,7 +288,7 @@ fn sessions_of_one_account_share_the_cache() {
             .unwrap()
             .env("TRACECOST_NO_PROGRESS", "1")
             .args(["replay", file.to_str().unwrap(), "--cache", "tail"])
-            .args(["--cache-scope", scope, "--format", "json"])
+            .args(["--cache-scope", scope, "--format", "json", "--per-trace"])
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

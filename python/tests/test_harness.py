@@ -25,7 +25,8 @@ CONFIGS = [
 
 
 def cli_replay(cli_json, path, config, *extra):
-    args = ["replay", path, "--format", "json", *extra]
+    # Each trace's own document (several traces otherwise print their total).
+    args = ["replay", path, "--format", "json", "--per-trace", *extra]
     if config is not None:
         args += ["--config", config]
     doc = cli_json(*args)
@@ -113,7 +114,7 @@ EXPECTED_KEYS = (
 
 
 def test_sweep_of_the_default_grid_equals_the_command_line(cli_json):
-    expected = sweep_rows_of(cli_json("sweep", *TRACES, "--format", "json"))
+    expected = sweep_rows_of(cli_json("sweep", *TRACES, "--format", "json", "--per-trace"))
     got = tracecost.sweep(TRACES)
     assert project(got) == expected
     assert set(got[0]) == set(tracecost.SWEEP_COLUMNS)
@@ -122,7 +123,7 @@ def test_sweep_of_the_default_grid_equals_the_command_line(cli_json):
 def test_sweep_of_a_grid_equals_the_command_line(cli_json):
     expected = sweep_rows_of(
         cli_json(
-            "sweep", *TRACES, "--format", "json",
+            "sweep", *TRACES, "--format", "json", "--per-trace",
             "--compaction", "off,ledger,clear-tool-uses:trigger=50000",
             "--threshold", "2000,32000", "--keep-last", "0,2",
             "--cache", "none,tail", "--ttl", "1h",
@@ -152,7 +153,7 @@ def test_a_grid_and_its_config_list_sweep_the_same(cli_json):
 
 
 def test_fleet_totals_sum_sessions_exactly(cli_json):
-    doc = cli_json("sweep", *TRACES, "--format", "json", "--compaction", "off,ledger",
+    doc = cli_json("sweep", *TRACES, "--format", "json", "--per-trace", "--compaction", "off,ledger",
                    "--threshold", "8000", "--keep-last", "2", "--cache", "none,tail")
     per_config = {}
     for s in doc["traces"]:

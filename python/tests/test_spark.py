@@ -87,7 +87,7 @@ def test_bundled_traces(spark, cli_json):
     given = ["off+none", "ledger:t=8000,k=2+tail", "off+claude-code:ttl=5m",
              "clear-tool-uses+system:ttl=1h"]
     configs = [tracecost.canonical_config(c) for c in given]
-    doc = cli_json("sweep", *TRACES, "--format", "json", "--compaction",
+    doc = cli_json("sweep", *TRACES, "--format", "json", "--per-trace", "--compaction",
                    "off,ledger,clear-tool-uses", "--threshold", "8000", "--keep-last", "2",
                    "--cache", "none,tail,claude-code,system:ttl=1h")
     df = tracecost.spark.sweep(spark, TRACES, given)
@@ -108,7 +108,7 @@ def test_generated_fleet_of_200_sessions(spark, cli, cli_json, tmp_path):
     grid_flags = ["--compaction", "off,ledger,clear-tool-uses", "--threshold", "8000,32000",
                   "--keep-last", "2"]
     t0 = time.perf_counter()
-    out = cli("sweep", fleet, "--format", "json", *grid_flags)
+    out = cli("sweep", fleet, "--format", "json", "--per-trace", *grid_flags)
     cli_s = time.perf_counter() - t0
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)

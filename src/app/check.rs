@@ -269,7 +269,8 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
             if mine.is_empty() {
                 continue;
             }
-            let price = calibration_model(&plan.cost.pricing, t)?;
+            let priced_as = mine.iter().find_map(|e| e.config.model.as_deref());
+            let price = calibration_model(&plan.cost.pricing, t, priced_as)?;
             let prepared =
                 PreparedTrace::new(t, &memo, price, plan.cost.calibration == Calibration::Auto);
             for e in mine {

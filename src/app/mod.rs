@@ -17,6 +17,7 @@ mod check;
 mod pipelines;
 mod resolve;
 mod results;
+pub mod totals;
 pub mod usage;
 
 pub use error::{AppError, ErrorClass};

@@ -31,8 +31,9 @@ fn prepare<'t>(
     trace: &'t Trace,
     cost: &CostPlan,
     memo: &TokenMemo,
+    priced_as: Option<&str>,
 ) -> Result<PreparedTrace<'t>, AppError> {
-    let price = calibration_model(&cost.pricing, trace)?;
+    let price = calibration_model(&cost.pricing, trace, priced_as)?;
     Ok(PreparedTrace::new(
         trace,
         memo,
@@ -83,7 +84,14 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
         for (config, runs) in by_config {
             let prepared = runs
                 .iter()
-                .map(|&i| prepare(&plan.runs[i].trace, &plan.cost, &memo))
+                .map(|&i| {
+                    prepare(
+                        &plan.runs[i].trace,
+                        &plan.cost,
+                        &memo,
+                        config.model.as_deref(),
+                    )
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
             let results = replay_shared(&refs, config, plan, &memo, opts)?;
@@ -181,7 +189,7 @@ fn sweep_group(
     // texts in parallel too, but a short session has few).
     let prepared = traces
         .par_iter()
-        .map(|t| prepare(t, &plan.cost, memo))
+        .map(|t| prepare(t, &plan.cost, memo, plan.priced_as()))
         .collect::<Result<Vec<_>, _>>()?;
     let baselines = traces
         .iter()
@@ -534,7 +542,10 @@ pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
     };
     Ok(match mem_id {
         Some(id) => RecallAnswer {
-            text: crate::engine::recall::fetch(ledger.as_ref(), &id, &plan.request),
+            text: cut_answer(
+                crate::engine::recall::fetch(ledger.as_ref(), &id, &plan.request),
+                plan.answer_chars,
+            ),
             found: true,
         },
         None => RecallAnswer {
@@ -542,6 +553,23 @@ pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
             found: false,
         },
     })
+}
+
+/// `text` cut after `max` chars (never inside a char), with a line saying
+/// where and how many chars the whole answer has; as is when it fits.
+fn cut_answer(text: String, max: Option<u64>) -> String {
+    let Some(max) = max else { return text };
+    let total = text.chars().count();
+    let Some((end, _)) = usize::try_from(max)
+        .ok()
+        .and_then(|m| text.char_indices().nth(m))
+    else {
+        return text;
+    };
+    format!(
+        "{}\n[cut at {max} of {total} chars of the answer]",
+        &text[..end]
+    )
 }
 
 /// Repairs the durable ledger in `dir` (see [`DurableLedger::repair`]):

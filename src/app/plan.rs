@@ -153,14 +153,22 @@ impl CostPlan {
 
 /// The model whose framing calibrates a trace's token counts: the trace's
 /// own, whatever model a config prices with, since the recorded usage the
-/// factor is fitted on came from it. Every pipeline prepares a trace with
-/// this one rule, so the same trace, config and model give the same figures
-/// in `replay`, `sweep`, `report` and `check`.
+/// factor is fitted on came from it; when the price table does not know
+/// the trace's model (a log that recorded none is `unknown`), `priced_as`,
+/// the model the caller prices it with, since that is the only framing
+/// there is to count with. Every pipeline prepares a trace with this one
+/// rule, so the same trace, config and model give the same figures in
+/// `replay`, `sweep`, `report` and `check`.
 pub fn calibration_model<'p>(
     pricing: &'p Pricing,
     trace: &Trace,
+    priced_as: Option<&str>,
 ) -> Result<&'p ModelPrice, AppError> {
-    Ok(pricing.lookup(&trace.model)?)
+    match (pricing.lookup(&trace.model), priced_as) {
+        (Ok(price), _) => Ok(price),
+        (Err(_), Some(model)) => Ok(pricing.lookup(model)?),
+        (Err(e), None) => Err(e.into()),
+    }
 }
 
 /// One trace and the config it is replayed under.
@@ -172,6 +180,8 @@ pub struct TraceRun {
     pub config: Config,
     /// Policies the options implied.
     pub implied: Vec<Implied>,
+    /// Parts of the trace's status quo kept because no option named them.
+    pub kept: Vec<crate::policy::Kept>,
 }
 
 /// `replay`: each trace under one config.
@@ -208,15 +218,28 @@ impl SweepPlan {
     /// else the trace's status quo ([`Config::status_quo`]). With one model
     /// named, it is priced with that model too, so savings compare like
     /// with like.
+    /// A trace whose own model the price table does not know is priced
+    /// with the first model named (else it could not be priced at all).
     pub fn baseline_for(&self, trace: &Trace) -> Result<Config, AppError> {
         let mut c = match &self.baseline {
             Some(c) => c.clone(),
             None => Config::status_quo(trace)?,
         };
-        if let (None, [one]) = (&c.model, self.models.as_slice()) {
-            c.model = Some(one.clone());
+        if c.model.is_none() {
+            let unpriced = self.cost.pricing.lookup(&trace.model).is_err();
+            match self.models.as_slice() {
+                [one] => c.model = Some(one.clone()),
+                [first, ..] if unpriced => c.model = Some(first.clone()),
+                _ => {}
+            }
         }
         Ok(c)
+    }
+
+    /// The model `trace` is calibrated with when its own is not priced
+    /// ([`calibration_model`]): the first model named.
+    pub fn priced_as(&self) -> Option<&str> {
+        self.models.first().map(String::as_str)
     }
 }
 
@@ -300,6 +323,12 @@ pub struct RecallPlan {
     pub request: crate::engine::recall::RecallRequest,
     /// A durable ledger directory to record into and recall from.
     pub ledger_dir: Option<PathBuf>,
+    /// At most this many chars of the answer: a longer one is cut there and
+    /// ends with a line saying so and how long the whole answer is. For a
+    /// caller whose bound is not the request's `max_chars` (with a query,
+    /// the tool reads that as the context of each match). `None`: the
+    /// answer as the tool gives it.
+    pub answer_chars: Option<u64>,
 }
 
 /// How [`load_inputs`] reads its inputs.

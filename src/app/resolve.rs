@@ -122,19 +122,35 @@ impl SweepPlan {
         // A fleet sums sessions and writes a page per trace: two traces of
         // one name from two files must not become one.
         super::identity::tell_apart(&mut traces);
-        let quos = status_quos(&traces, options.baseline.as_ref())?;
-        // What savings are measured against must apply to its trace.
-        for (t, status_quo) in traces.iter().zip(&quos) {
-            crate::replay::check_config(t, status_quo)?;
-            cost.pricing.lookup(status_quo.model_for_trace(t))?;
+        let plan = SweepPlan {
+            traces,
+            grid,
+            models: options.models,
+            configs,
+            baseline: options.baseline,
+            recall_cost_usd: options.recall_cost_usd,
+            cost,
+        };
+        // What savings are measured against must apply to its trace, priced
+        // as the sweep prices it (with the model named, when one is).
+        for t in &plan.traces {
+            let status_quo = plan.baseline_for(t)?;
+            crate::replay::check_config(t, &status_quo)?;
+            plan.cost.pricing.lookup(status_quo.model_for_trace(t))?;
         }
+        let SweepPlan {
+            traces,
+            configs,
+            cost,
+            ..
+        } = &plan;
         // A grid applies per trace: a config that cannot apply to some
         // traces is skipped for them (the fleet says so), but one that
         // applies to none was asked for in vain, and is an error.
-        for c in &configs {
+        for c in configs.iter() {
             let mut first_refusal = None;
             let mut applies = false;
-            for t in &traces {
+            for t in traces.iter() {
                 match crate::replay::check_config(t, c) {
                     Ok(()) => {
                         applies = true;
@@ -149,15 +165,7 @@ impl SweepPlan {
                 return Err(e.into());
             }
         }
-        Ok(SweepPlan {
-            traces,
-            grid,
-            models: options.models,
-            configs,
-            baseline: options.baseline,
-            recall_cost_usd: options.recall_cost_usd,
-            cost,
-        })
+        Ok(plan)
     }
 }
 
@@ -216,6 +224,7 @@ impl ReplayPlan {
                     trace,
                     config,
                     implied: Vec::new(),
+                    kept: Vec::new(),
                 })
             })
             .collect::<Result<Vec<_>, AppError>>()?;

@@ -1,79 +1,94 @@
 //! Claude Code's recorded usage priced per response, in ccusage's session
-//! report shape.
+//! report shape: ccusage 20.0.24's `ccusage claude session --json`, field
+//! for field and in its order (its keys sorted by name, sessions by cost,
+//! highest first, a session's models in the order first seen and their
+//! breakdowns by cost), so that what parses ccusage's output parses ours.
 
 use serde::Serialize;
 
 use crate::cost::pricing::{Pricing, Usage};
 use crate::trace::import::claude_code::{SessionUsage, TokenSums, UsageScan};
 
+// The fields of each object are declared in ccusage's key order (by
+// name), which is the order serde writes them in.
+
 /// One model's part of a session (ccusage's `modelBreakdowns` entry).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelBreakdown {
-    /// Model id as recorded.
-    pub model_name: String,
-    /// Uncached input tokens.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
     /// Cache writes (5m + 1h).
     pub cache_creation_tokens: u64,
     /// Cache reads.
     pub cache_read_tokens: u64,
     /// USD.
     pub cost: f64,
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Model id as recorded.
+    pub model_name: String,
+    /// Output tokens.
+    pub output_tokens: u64,
 }
+
+/// The agent of every session this report reads (ccusage's name for it).
+pub const CLAUDE_AGENT: &str = "claude";
 
 /// One session (ccusage's session object).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRow {
-    /// Session id.
-    pub session_id: String,
-    /// Uncached input tokens.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
+    /// The agent that recorded it ([`CLAUDE_AGENT`]); ccusage's Claude
+    /// Code report has no such field, its unified report does.
+    #[serde(skip)]
+    pub agent: &'static str,
     /// Cache writes.
     pub cache_creation_tokens: u64,
     /// Cache reads.
     pub cache_read_tokens: u64,
-    /// All four.
-    pub total_tokens: u64,
-    /// USD.
-    pub total_cost: f64,
-    /// Date of the last counted row (YYYY-MM-DD, UTC).
+    /// When the first counted row was written (`2025-11-03T09:00:05.310Z`).
+    pub first_activity: String,
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// When the last counted row was written.
     pub last_activity: String,
-    /// Models, sorted.
-    pub models_used: Vec<String>,
-    /// Per model.
+    /// Per model, by cost, highest first.
     pub model_breakdowns: Vec<ModelBreakdown>,
+    /// Models in the order first seen.
+    pub models_used: Vec<String>,
+    /// Output tokens.
+    pub output_tokens: u64,
     /// Project directory name.
     pub project_path: String,
+    /// Session id.
+    pub session_id: String,
+    /// USD.
+    pub total_cost: f64,
+    /// All four token counts.
+    pub total_tokens: u64,
 }
 
 /// Totals over sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageTotals {
-    /// Uncached input tokens.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
     /// Cache writes.
     pub cache_creation_tokens: u64,
     /// Cache reads.
     pub cache_read_tokens: u64,
-    /// All four.
-    pub total_tokens: u64,
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
     /// USD.
     pub total_cost: f64,
+    /// All four.
+    pub total_tokens: u64,
 }
 
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UsageReport {
-    /// Sessions.
+    /// Sessions, by cost, highest first (ccusage's order).
     pub sessions: Vec<SessionRow>,
     /// Totals.
     pub totals: UsageTotals,
@@ -108,6 +123,23 @@ pub fn date_of(ms: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// `2025-11-03T09:00:05.310Z` of a Unix-millisecond timestamp (UTC), as
+/// JavaScript's `Date.toISOString` writes it; empty when there is none.
+pub fn iso_millis(ms: Option<u64>) -> String {
+    let Some(ms) = ms else {
+        return String::new();
+    };
+    let t = ms % 86_400_000;
+    format!(
+        "{}T{:02}:{:02}:{:02}.{:03}Z",
+        date_of(ms),
+        t / 3_600_000,
+        t / 60_000 % 60,
+        t / 1000 % 60,
+        t % 1000
+    )
+}
+
 /// Prices a scan: each response on its own, with its model's price, the
 /// costs summed in f64 in the order the scan read them (ccusage's
 /// per-response sum). A sum of responses cannot be priced as one request:
@@ -117,11 +149,16 @@ pub fn date_of(ms: u64) -> String {
 /// `<id>-fast`) are priced as their base model.
 pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
     let mut unpriced = Vec::new();
-    let sessions = scan
+    let mut sessions = scan
         .sessions
         .iter()
         .map(|s| session_row(s, pricing, &mut unpriced))
         .collect::<Vec<_>>();
+    // ccusage's order: the costliest first. A stable sort of the scan's
+    // order (project, then session id) keeps ties deterministic, and the
+    // totals below are summed in this order, as ccusage sums them, to the
+    // same bits.
+    sessions.sort_by(|a, b| b.total_cost.total_cmp(&a.total_cost));
     let mut totals = UsageTotals::default();
     for s in &sessions {
         totals.input_tokens += s.input_tokens;
@@ -142,6 +179,7 @@ pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
 
 fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) -> SessionRow {
     let mut row = SessionRow {
+        agent: CLAUDE_AGENT,
         session_id: s.session_id.clone(),
         input_tokens: 0,
         output_tokens: 0,
@@ -149,8 +187,9 @@ fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) 
         cache_read_tokens: 0,
         total_tokens: 0,
         total_cost: 0.0,
-        last_activity: s.last_ms.map(date_of).unwrap_or_default(),
-        models_used: s.models.iter().map(|m| m.model.clone()).collect(),
+        first_activity: iso_millis(s.first_ms),
+        last_activity: iso_millis(s.last_ms),
+        models_used: s.models_seen.clone(),
         model_breakdowns: Vec::new(),
         project_path: s.project_path.clone(),
     };
@@ -184,6 +223,9 @@ fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) 
     }
     row.total_tokens =
         row.input_tokens + row.output_tokens + row.cache_creation_tokens + row.cache_read_tokens;
+    // Stable: models of equal cost keep the scan's order (by model id).
+    row.model_breakdowns
+        .sort_by(|a, b| b.cost.total_cmp(&a.cost));
     row
 }
 
@@ -215,6 +257,7 @@ mod tests {
                     tokens,
                     responses,
                 }],
+                models_seen: vec![model.into()],
                 first_ms: Some(0),
                 last_ms: Some(0),
             }],

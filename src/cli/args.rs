@@ -33,14 +33,16 @@ pub(super) enum Command {
   tracecost replay traces/massage-gun.json --compaction ledger \\
       --threshold 8000 --keep-last 2 --cache native
   tracecost replay trace.json --config 'ledger:t=8000,k=2+tail:ttl=1h' \\
-      --format json")]
+      --format json
+  tracecost replay ~/.claude/projects --threshold 4000 --per-trace")]
     Replay(ReplayArgs),
     /// Replay traces under a grid of policies, ranked by cost, with recall risk.
     #[command(after_help = "Examples:
   tracecost sweep traces/massage-gun.json --threshold 2000,8000,32000 \\
       --keep-last 0,2 --cache none,tail,native
   tracecost sweep traces/*.json --compaction off,ledger,clear-tool-uses \\
-      --cache tail --model claude-opus-4-1,claude-sonnet-4-5")]
+      --cache tail --model claude-opus-4-1,claude-sonnet-4-5
+  tracecost sweep ~/.claude/projects --threshold 4000,16000 --format csv")]
     Sweep(SweepArgs),
     /// Check that stubs and prefixes stay byte-stable from call to call.
     #[command(
@@ -102,7 +104,8 @@ Examples:
     Import(ImportArgs),
     /// Print what the recall_tool_result tool would return for a tool result.
     #[command(
-        after_help = "Exit codes: 0 found; 1 no such id (the not-found text is printed); 2 bad input.
+        after_help = "Prints the answer and one newline (the answer is the output less its last byte).
+Exit codes: 0 found; 1 no such id (the not-found text is printed); 2 bad input.
 Examples:
   tracecost recall traces/massage-gun.json toolu_01e3odTFsJ0Io7BAixg4bBh7 \\
       --query B07
@@ -216,7 +219,7 @@ pub(super) struct PolicyArgs {
     /// The whole config as one string, e.g. ledger:t=8000,k=2+native:manifest=cached,ttl=5m.
     #[arg(long, conflicts_with_all = ["compaction", "threshold", "keep_last", "cache", "ttl", "manifest", "trigger", "keep", "clear_at_least", "exclude_tools", "clear_tool_inputs"])]
     pub(super) config: Option<String>,
-    /// Compaction policy [default: off].
+    /// Compaction policy [default: the trace's status quo's].
     #[arg(long, value_enum)]
     pub(super) compaction: Option<CompactionKind>,
     /// Ledger: compact results longer than this many characters (implies --compaction ledger).
@@ -225,10 +228,10 @@ pub(super) struct PolicyArgs {
     /// Ledger: never compact the last N tool results (implies --compaction ledger).
     #[arg(long)]
     pub(super) keep_last: Option<usize>,
-    /// Cache policy [default: with no policy option at all, the trace's status quo; else recorded when the trace carries markers, else none].
+    /// Cache policy [default: the trace's status quo's; an option changes only the part of the status quo it names].
     #[arg(long, value_enum)]
     pub(super) cache: Option<CacheKind>,
-    /// TTL of the markers (system, native, tail, claude-code); recorded: at each call, the TTL its recorded cache write used.
+    /// TTL of the markers (system, native, tail, claude-code; alone, of the status quo's cache policy); recorded: at each call, the TTL its recorded cache write used.
     #[arg(long, value_enum)]
     pub(super) ttl: Option<TtlArg>,
     /// Native cache: tool manifest cached (marked) or volatile (implies --cache native).
@@ -284,8 +287,9 @@ pub(super) struct InputArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct ReplayArgs {
-    /// A trace file, a Claude Code folder or transcript, a log, or a folder of them (every trace is replayed).
-    pub(super) trace: PathBuf,
+    /// Trace files, Claude Code folders or transcripts, logs, or folders of them (every trace is replayed; several are totalled).
+    #[arg(required = true, value_name = "TRACE")]
+    pub(super) traces: Vec<PathBuf>,
     #[command(flatten)]
     pub(super) inputs: InputArgs,
     #[command(flatten)]
@@ -298,6 +302,9 @@ pub(super) struct ReplayArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub(super) format: Format,
+    /// With several traces: print each trace's calls before the fleet total (JSON: under traces; CSV: a row per trace). Without it, only the total.
+    #[arg(long)]
+    pub(super) per_trace: bool,
 }
 
 /// The grid flags shared by sweep and report.
@@ -363,6 +370,9 @@ pub(super) struct SweepArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub(super) format: Format,
+    /// With several traces: print each trace's ranked grid before the fleet total (JSON: under traces; CSV: rows with scope trace). Without it, only the total.
+    #[arg(long)]
+    pub(super) per_trace: bool,
 }
 
 #[derive(Debug, Args)]
@@ -420,7 +430,7 @@ pub(super) struct CheckArgs {
 pub(super) struct UsageArgs {
     /// Claude config roots, projects folders or session files.
     pub(super) paths: Vec<PathBuf>,
-    /// ccusage's session JSON.
+    /// ccusage 20.0.24's session JSON: `ccusage claude session --json`'s shape (its unified `ccusage session --json` shape once another agent's sessions are read).
     #[arg(long)]
     pub(super) json: bool,
     /// Extra or overriding prices.
@@ -504,9 +514,12 @@ pub(super) struct RecallArgs {
     /// Start, in characters.
     #[arg(long)]
     pub(super) offset: Option<u64>,
-    /// How many characters to return.
+    /// At most this many characters: a range of the payload (from --offset) or a page of a --json-path value, after a header naming the range and the total; with --query, the answer is cut there and says so.
     #[arg(long)]
     pub(super) max_chars: Option<u64>,
+    /// With --query: characters of context on each side of a match.
+    #[arg(long, requires = "query")]
+    pub(super) context: Option<u64>,
     /// Dotted path into a JSON payload, e.g. products.3.stats.current.
     #[arg(long)]
     pub(super) json_path: Option<String>,
@@ -544,7 +557,13 @@ pub(super) fn command() -> clap::Command {
     let policy_defaults = |c: clap::Command| {
         let c = with_default(c, "threshold", DEFAULT_LEDGER_THRESHOLD);
         let c = with_default(c, "keep_last", DEFAULT_LEDGER_KEEP_LAST);
-        let c = with_default(c, "ttl", DEFAULT_TTL);
+        let c = with_default(
+            c,
+            "ttl",
+            format!(
+                "the status quo's; {RECORDED_TTL_NAME} when it takes it from the record, else {DEFAULT_TTL}"
+            ),
+        );
         let c = with_default(c, "trigger", peer.trigger);
         with_default(c, "keep", peer.keep)
     };
@@ -581,6 +600,14 @@ pub(super) fn command() -> clap::Command {
         .mut_subcommand("stability", policy_defaults)
         .mut_subcommand("sweep", grid_defaults)
         .mut_subcommand("report", grid_defaults)
+        .mut_subcommand("recall", |c| {
+            use crate::engine::recall::{DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS};
+            with_default(
+                c,
+                "context",
+                format!("{DEFAULT_CONTEXT_CHARS}, at most {MAX_CONTEXT_CHARS}"),
+            )
+        })
 }
 
 // Numbers with a documented range (`app::limits`), refused by the parser

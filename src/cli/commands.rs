@@ -10,6 +10,7 @@ use crate::report::export::Format;
 use crate::report::models_view::ModelsView;
 use crate::report::replay_view::ReplayView;
 use crate::report::sweep_view::SweepView;
+use crate::report::totals_view::{ReplayTotalsView, SweepTotalsView};
 use crate::report::usage_view::UsageView;
 
 /// Runs a parsed command line.
@@ -17,16 +18,23 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
     match cli.command {
         Command::Replay(a) => {
             let plan = a.plan()?;
-            for r in &plan.runs {
-                for i in &r.implied {
-                    eprintln!(
-                        "tracecost: note: {i}; replaying {} as {}",
-                        r.trace.name, r.config
-                    );
-                }
+            for line in policy_notes(&plan.runs) {
+                eprintln!("tracecost: note: {line}");
             }
             let outputs = with_progress(|bar| app::replay(&plan, bar))?;
-            print_view(&ReplayView(&outputs), a.format);
+            if let [_] = outputs.as_slice() {
+                print_view(&ReplayView(&outputs), a.format);
+            } else {
+                let totals = app::totals::replay_totals(&plan.runs, &outputs);
+                per_trace_note(a.per_trace, outputs.len());
+                print_view(
+                    &ReplayTotalsView {
+                        totals: &totals,
+                        per_trace: a.per_trace.then_some(outputs.as_slice()),
+                    },
+                    a.format,
+                );
+            }
             Ok(Outcome::Success)
         }
         Command::Sweep(a) => {
@@ -36,7 +44,19 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 eprintln!("tracecost: note: {line}");
             }
             let sweeps = with_progress(|bar| app::sweep(&plan, bar))?;
-            print_view(&SweepView { sweeps: &sweeps }, a.format);
+            if let [_] = sweeps.as_slice() {
+                print_view(&SweepView { sweeps: &sweeps }, a.format);
+            } else {
+                let totals = app::totals::sweep_totals(&plan.traces, &sweeps, &plan.configs);
+                per_trace_note(a.per_trace, sweeps.len());
+                print_view(
+                    &SweepTotalsView {
+                        totals: &totals,
+                        per_trace: a.per_trace.then_some(sweeps.as_slice()),
+                    },
+                    a.format,
+                );
+            }
             Ok(Outcome::Success)
         }
         Command::Report(a) => {
@@ -189,8 +209,11 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         }
         Command::Recall(a) => {
             let answer = app::recall(&a.plan()?)?;
-            // Exactly what the model would receive, byte for byte.
-            print_stdout(&answer.text);
+            // Exactly what the model would receive, byte for byte, and one
+            // newline so that a shell prompt or the next line of a script
+            // starts on a line of its own (always one: a payload that ends
+            // with a newline itself is the output less its last byte too).
+            print_stdout(&format!("{}\n", answer.text));
             Ok(if answer.found {
                 Outcome::Success
             } else {
@@ -200,8 +223,53 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
     }
 }
 
+/// Where the per-trace tables went, when only the fleet's total is printed.
+fn per_trace_note(per_trace: bool, traces: usize) {
+    if !per_trace {
+        eprintln!(
+            "tracecost: note: the total of {traces} traces; --per-trace prints each one's too"
+        );
+    }
+}
+
+/// What the options implied and what each run kept of its trace's status
+/// quo, one line per distinct note and config: a folder of traces that
+/// resolve alike gets one line, not one per trace.
+fn policy_notes(runs: &[app::TraceRun]) -> Vec<String> {
+    let mut groups: Vec<(String, String, Vec<&str>)> = Vec::new();
+    for r in runs {
+        let parts: Vec<String> = r
+            .implied
+            .iter()
+            .map(ToString::to_string)
+            .chain(crate::policy::Kept::describe(&r.kept))
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let (note, config) = (parts.join("; "), r.config.to_string());
+        match groups
+            .iter_mut()
+            .find(|(n, c, _)| *n == note && *c == config)
+        {
+            Some((_, _, names)) => names.push(&r.trace.name),
+            None => groups.push((note, config, vec![&r.trace.name])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(note, config, names)| match names.as_slice() {
+            [one] => format!("{note}; replaying {one} as {config}"),
+            many => format!("{note}; replaying {} traces as {config}", many.len()),
+        })
+        .collect()
+}
+
 fn stability(a: StabilityArgs) -> Result<Outcome, AppError> {
     let plan = a.plan()?;
+    for line in policy_notes(&plan.runs) {
+        eprintln!("tracecost: note: {line}");
+    }
     let outcomes = with_progress(|bar| app::stability(&plan, bar))?;
     if a.digest_only {
         let mut out = String::new();

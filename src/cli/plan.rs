@@ -12,7 +12,7 @@ use crate::app::{
     StabilityPlan, SweepOptions, SweepPlan, TraceRun, UsagePlan,
 };
 use crate::engine::recall::{RecallFormat, RecallRequest};
-use crate::policy::{CacheKind, Config, GridSpec, PolicyFlags, ResolvedPolicy};
+use crate::policy::{Config, GridSpec, PolicyFlags, ResolvedPolicy};
 use crate::trace::Trace;
 use crate::trace::import::{Format, ImportOptions};
 
@@ -91,30 +91,28 @@ impl PolicyArgs {
         }
     }
 
-    /// The config for `trace`: the `--config` string; with no policy option
-    /// at all, the trace's status quo; else the flags (whose default cache
-    /// policy is the trace's recorded markers, if any).
+    /// The config for `trace`: the `--config` string; else the trace's
+    /// status quo with the parts the flags name changed (with none, the
+    /// status quo itself).
     fn resolve(&self, trace: Trace, model: Option<&str>) -> Result<TraceRun, AppError> {
         let ResolvedPolicy {
             mut config,
             implied,
+            kept,
         } = match &self.config {
             Some(s) => ResolvedPolicy {
                 config: s.parse()?,
                 implied: Vec::new(),
+                kept: Vec::new(),
             },
             None if self.flags() == PolicyFlags::default() => ResolvedPolicy {
                 config: crate::app::default_replay_config(&trace)?,
                 implied: Vec::new(),
+                kept: Vec::new(),
             },
-            None => {
-                let default_cache = if trace.has_markers() {
-                    CacheKind::Recorded
-                } else {
-                    CacheKind::None
-                };
-                self.flags().resolve(default_cache)?
-            }
+            None => self
+                .flags()
+                .resolve_over(&crate::app::default_replay_config(&trace)?)?,
         };
         if let Some(m) = model {
             config.model = Some(m.to_owned());
@@ -124,6 +122,7 @@ impl PolicyArgs {
             trace,
             config,
             implied,
+            kept,
         })
     }
 }
@@ -143,7 +142,7 @@ fn runs(
 impl ReplayArgs {
     pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
         let cost = self.cost.plan()?;
-        let traces = load_all(std::slice::from_ref(&self.trace), &self.inputs.options())?;
+        let traces = load_all(&self.traces, &self.inputs.options())?;
         let runs = runs(traces, &self.policy, self.model.as_deref())?;
         ReplayPlan::new(runs, cost)
     }
@@ -168,6 +167,7 @@ impl FidelityArgs {
                 trace,
                 config,
                 implied: Vec::new(),
+                kept: Vec::new(),
             });
         }
         ReplayPlan::new(runs, cost)
@@ -324,10 +324,17 @@ impl RecallArgs {
                 }),
                 query: self.query.clone(),
                 offset: self.offset,
-                max_chars: self.max_chars,
+                // With a query the tool reads max_chars as the context of
+                // each match, which bounds nothing: --context says that,
+                // and --max-chars bounds the answer instead.
+                max_chars: match self.query {
+                    Some(_) => self.context,
+                    None => self.max_chars,
+                },
                 json_path: self.json_path.clone(),
             },
             ledger_dir: self.ledger.clone(),
+            answer_chars: self.query.as_ref().and(self.max_chars),
         })
     }
 }

@@ -55,6 +55,36 @@ impl std::fmt::Display for Implied {
     }
 }
 
+/// A part of a trace's status quo that a resolution over it kept, because
+/// no option given named that part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// Which part: `compaction` or `cache policy`.
+    pub part: &'static str,
+    /// The part kept (`claude-code:ttl=recorded`).
+    pub value: String,
+    /// The whole status quo it was kept from.
+    pub status_quo: String,
+}
+
+impl Kept {
+    /// `parts` in words: "compaction recorded and TTL recorded kept from
+    /// the trace's status quo recorded+claude-code:ttl=recorded"; `None`
+    /// when nothing was kept.
+    pub fn describe(parts: &[Kept]) -> Option<String> {
+        let first = parts.first()?;
+        let named: Vec<String> = parts
+            .iter()
+            .map(|k| format!("{} {}", k.part, k.value))
+            .collect();
+        Some(format!(
+            "{} kept from the trace's status quo {}",
+            named.join(" and "),
+            first.status_quo
+        ))
+    }
+}
+
 /// The config the options describe, and what they implied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedPolicy {
@@ -62,6 +92,8 @@ pub struct ResolvedPolicy {
     pub config: Config,
     /// Policies chosen by implication, in option order.
     pub implied: Vec<Implied>,
+    /// Parts of the status quo kept ([`PolicyFlags::resolve_over`]).
+    pub kept: Vec<Kept>,
 }
 
 /// An option that does not apply to the policy chosen.
@@ -100,6 +132,101 @@ impl PolicyFlags {
             v.push("--clear-tool-inputs");
         }
         v
+    }
+
+    /// Whether an option given names the compaction policy or one of its
+    /// parameters.
+    fn names_compaction(&self) -> bool {
+        self.compaction.is_some()
+            || !self.ledger_options().is_empty()
+            || !self.peer_options().is_empty()
+    }
+
+    /// Resolves the options as changes to `status_quo`, what ran: the part
+    /// (compaction, or cache policy) that no option names stays the status
+    /// quo's, and the resolution says so. `--ttl` or `--manifest` without
+    /// `--cache` change that parameter of the status quo's own cache
+    /// policy when it has one. So `--threshold 4000` on a Claude Code
+    /// trace replays the ledger under Claude Code's own caching, not
+    /// without caching.
+    pub fn resolve_over(&self, status_quo: &Config) -> Result<ResolvedPolicy, FlagError> {
+        let sq = &status_quo.cache;
+        // --ttl or --manifest alone, each one the status quo's cache policy
+        // takes (else they imply, or fail, as without a status quo).
+        let ttl_fits = self.ttl.is_none() || sq.ttl().is_some();
+        let manifest_fits = self.manifest.is_none() || matches!(sq, Cache::Native { .. });
+        let own_cache_changed = self.cache.is_none()
+            && (self.ttl.is_some() || self.manifest.is_some())
+            && ttl_fits
+            && manifest_fits;
+        // Resolved as if the status quo's cache were named; then its
+        // parameters are the status quo's unless given.
+        let flags = if own_cache_changed {
+            PolicyFlags {
+                cache: Some(sq.kind()),
+                ..self.clone()
+            }
+        } else {
+            self.clone()
+        };
+        let mut r = flags.resolve(sq.kind())?;
+        if own_cache_changed {
+            r.config.cache = Cache::of_kind(
+                sq.kind(),
+                self.ttl
+                    .or(sq.ttl())
+                    .unwrap_or(TtlChoice::Fixed(DEFAULT_TTL)),
+                self.manifest.unwrap_or(match sq {
+                    Cache::Native { manifest, .. } => *manifest,
+                    _ => DEFAULT_MANIFEST,
+                }),
+            );
+            r.implied.push(Implied {
+                option: if self.ttl.is_some() {
+                    "--ttl"
+                } else {
+                    "--manifest"
+                },
+                implies: format!("the status quo's --cache {}", sq.kind().name()),
+            });
+        } else if self.cache.is_none() && self.ttl.is_none() && self.manifest.is_none() {
+            r.config.cache = *sq;
+            r.kept.push(Kept {
+                part: "cache policy",
+                value: sq.to_string(),
+                status_quo: status_quo.to_string(),
+            });
+        } else if self.ttl.is_none()
+            && sq.ttl() == Some(TtlChoice::Recorded)
+            && r.config.cache.ttl().is_some()
+        {
+            // As in a grid: a cache policy named (or implied) without a
+            // TTL, weighed against a status quo that takes its TTL from the
+            // record, does too, so that it differs from what ran only in
+            // what was asked.
+            r.config.cache = Cache::of_kind(
+                r.config.cache.kind(),
+                TtlChoice::Recorded,
+                self.manifest.unwrap_or(DEFAULT_MANIFEST),
+            );
+            r.kept.push(Kept {
+                part: "TTL",
+                value: super::RECORDED_TTL_NAME.to_owned(),
+                status_quo: status_quo.to_string(),
+            });
+        }
+        if !self.names_compaction() {
+            r.config.compaction = status_quo.compaction.clone();
+            r.kept.insert(
+                0,
+                Kept {
+                    part: "compaction",
+                    value: status_quo.compaction.to_string(),
+                    status_quo: status_quo.to_string(),
+                },
+            );
+        }
+        Ok(r)
     }
 
     /// Resolves the options. `default_cache` is the cache policy when none
@@ -241,6 +368,7 @@ impl PolicyFlags {
                 model: None,
             },
             implied,
+            kept: Vec::new(),
         })
     }
 }
@@ -373,6 +501,93 @@ mod tests {
         for (f, msg) in cases {
             assert_eq!(resolve(f).unwrap_err(), msg);
         }
+    }
+
+    fn over(f: PolicyFlags, status_quo: &str) -> Result<(String, Vec<String>), String> {
+        f.resolve_over(&status_quo.parse().unwrap())
+            .map(|r| {
+                let mut notes: Vec<String> = r.implied.iter().map(|i| i.to_string()).collect();
+                notes.extend(Kept::describe(&r.kept));
+                (r.config.to_string(), notes)
+            })
+            .map_err(|e| e.0)
+    }
+
+    #[test]
+    fn over_a_status_quo_an_option_changes_its_part_and_nothing_else() {
+        let cc = "recorded+claude-code:ttl=recorded";
+        let kept = |what: &str| format!("{what} kept from the trace's status quo {cc}");
+        let threshold = PolicyFlags {
+            threshold: Some(4000),
+            ..Default::default()
+        };
+        assert_eq!(
+            over(threshold, cc),
+            Ok((
+                "ledger:t=4000,k=2+claude-code:ttl=recorded".into(),
+                vec![
+                    "--threshold implies --compaction ledger".into(),
+                    kept("cache policy claude-code:ttl=recorded")
+                ]
+            ))
+        );
+        let cache = PolicyFlags {
+            cache: Some(CacheKind::Tail),
+            ..Default::default()
+        };
+        assert_eq!(
+            over(cache.clone(), cc),
+            Ok((
+                "recorded+tail:ttl=recorded".into(),
+                vec![kept("compaction recorded and TTL recorded")]
+            ))
+        );
+        // A status quo at a fixed TTL leaves a named policy at the default.
+        assert_eq!(
+            over(cache, "off+claude-code:ttl=1h").unwrap().0,
+            "off+tail:ttl=5m"
+        );
+        let ttl = PolicyFlags {
+            ttl: Some(Ttl::OneHour.into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            over(ttl.clone(), cc),
+            Ok((
+                "recorded+claude-code:ttl=1h".into(),
+                vec![
+                    "--ttl implies the status quo's --cache claude-code".into(),
+                    kept("compaction recorded")
+                ]
+            ))
+        );
+        // Where the status quo's cache takes no TTL, --ttl alone is still
+        // an error naming what to add.
+        assert_eq!(
+            over(ttl, "off+none").unwrap_err(),
+            "--ttl applies to --cache system, native, tail or claude-code; add one of them"
+        );
+        let manifest = PolicyFlags {
+            manifest: Some(ManifestPosition::Volatile),
+            ..Default::default()
+        };
+        assert_eq!(
+            over(manifest.clone(), "off+native:manifest=cached,ttl=1h")
+                .unwrap()
+                .0,
+            "off+native:manifest=volatile,ttl=1h"
+        );
+        assert_eq!(
+            over(manifest, "off+none").unwrap().0,
+            "off+native:manifest=volatile,ttl=5m"
+        );
+        // Both parts named: nothing of the status quo is left to keep.
+        let both = PolicyFlags {
+            compaction: Some(CompactionKind::Off),
+            cache: Some(CacheKind::None),
+            ..Default::default()
+        };
+        assert_eq!(over(both, cc), Ok(("off+none".into(), vec![])));
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod peers;
 mod ttl;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
-pub use flags::{FlagError, Implied, PolicyFlags, ResolvedPolicy};
+pub use flags::{FlagError, Implied, Kept, PolicyFlags, ResolvedPolicy};
 pub use grid::GridSpec;
 pub use kinds::{
     CacheKind, CompactionKind, DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD,

@@ -87,7 +87,8 @@ pub struct TraceSweep {
     /// The file it was read from, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    /// Rows sorted by cost (then config string).
+    /// Rows sorted by cost, then [`Config::complexity`], then config
+    /// string.
     pub rows: Vec<SweepRow>,
     /// Index of the baseline row.
     pub baseline: usize,
@@ -532,7 +533,11 @@ fn rank(
             no_effect: false,
         });
     }
-    // By cost, then by config string (each printed once, not per comparison).
+    // By cost, then the simpler policy (so that on an exact tie the first
+    // row, the one labelled cheapest, is the one the recommendation would
+    // also prefer: a compaction that changes nothing is not "cheapest"
+    // beside no compaction), then by config string (each printed once, not
+    // per comparison).
     let mut keyed: Vec<(String, SweepRow)> = rows
         .into_iter()
         .map(|r| (r.result.config.to_string(), r))
@@ -542,6 +547,12 @@ fn rank(
             .totals
             .cost_usd
             .total_cmp(&b.result.totals.cost_usd)
+            .then_with(|| {
+                a.result
+                    .config
+                    .complexity()
+                    .cmp(&b.result.config.complexity())
+            })
             .then_with(|| na.cmp(nb))
     });
     let mut rows: Vec<SweepRow> = keyed.into_iter().map(|(_, r)| r).collect();

@@ -209,6 +209,9 @@ mod tests {
         assert_eq!(StabilityView::formats(), [Table]);
         assert_eq!(CheckView::formats(), [Json, Markdown]);
         assert_eq!(UsageView::formats(), [Table, Json]);
+        use crate::report::totals_view::{ReplayTotalsView, SweepTotalsView};
+        assert_eq!(ReplayTotalsView::formats(), [Table, Json, Csv, Markdown]);
+        assert_eq!(SweepTotalsView::formats(), [Table, Json, Csv, Markdown]);
     }
 
     #[test]

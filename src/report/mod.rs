@@ -12,4 +12,5 @@ pub mod models_view;
 pub mod replay_view;
 pub mod stability_view;
 pub mod sweep_view;
+pub mod totals_view;
 pub mod usage_view;

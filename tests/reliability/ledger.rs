@@ -67,9 +67,10 @@ fn a_reused_tool_use_id_recalls_each_traces_own_payload_from_a_shared_ledger() {
         let mut args = vec!["recall", file, "toolu_1"];
         args.extend(full);
         let run = run_in(dir.path(), &args);
+        // The answer and the newline recall prints after it.
         assert_eq!(
             (run.code, run.stdout.as_str()),
-            (0, want),
+            (0, format!("{want}\n").as_str()),
             "{file}: {}",
             run.stderr
         );
@@ -169,7 +170,13 @@ fn ledger_repair_keeps_intact_records_and_sets_damaged_lines_aside() {
                 "led",
             ],
         );
-        assert_eq!((run.code, run.stdout.as_str()), (0, want), "{}", run.stderr);
+        let want = format!("{want}\n");
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (0, want.as_str()),
+            "{}",
+            run.stderr
+        );
     }
     // Repairing a healthy ledger changes nothing.
     let before = tree(dir.path());

@@ -83,6 +83,9 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
             (Some(m), false) => m.to_string(),
             (None, _) => "unknown".to_owned(),
         };
+        if !acc.models.contains_key(&model) {
+            acc.seen.push(model.clone());
+        }
         let m = acc.models.entry(model).or_default();
         m.0.add(&row.tokens);
         m.1.push(row.tokens);
@@ -103,6 +106,7 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
                     responses,
                 })
                 .collect(),
+            models_seen: acc.seen,
             first_ms: acc.first_ms,
             last_ms: acc.last_ms,
         })
@@ -193,6 +197,10 @@ pub struct SessionUsage {
     pub project_path: String,
     /// Per model, sorted by model id.
     pub models: Vec<ModelUsage>,
+    /// The models in the order their first counted row was read (files in
+    /// sorted path order, lines in file order): ccusage lists a session's
+    /// models so.
+    pub models_seen: Vec<String>,
     /// Timestamp of the session's earliest counted row (Unix ms).
     pub first_ms: Option<u64>,
     /// Timestamp of the session's latest counted row (Unix ms).
@@ -317,6 +325,8 @@ struct FileScan {
 struct SessionAcc {
     /// Per model: the sums and each response's tokens.
     models: BTreeMap<String, (TokenSums, Vec<TokenSums>)>,
+    /// The models in the order first seen.
+    seen: Vec<String>,
     first_ms: Option<u64>,
     last_ms: Option<u64>,
 }
