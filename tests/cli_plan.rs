@@ -297,6 +297,13 @@ fn model_prices_a_trace_whose_recorded_model_is_unknown() {
             err.starts_with("tracecost: unknown model `unknown`"),
             "{args:?}: {err}"
         );
+        // And says what to do about it.
+        assert!(
+            err.trim_end().ends_with(
+                "; price the trace as a known model with --model NAME, or add the model with --pricing FILE"
+            ),
+            "{args:?}: {err}"
+        );
         // With it: priced as that model.
         let mut with = args.clone();
         with.extend(model);

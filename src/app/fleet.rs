@@ -810,9 +810,12 @@ fn answer(group: &[&SessionSummary], candidates: &[Config]) -> (GroupAnswer, Vec
             (c.clone(), f)
         })
         .collect();
+    // By cost; of exact ties the simpler policy first, as a sweep ranks
+    // them and the recommendation breaks them.
     configs.sort_by(|a, b| {
         a.1.cost_usd
             .total_cmp(&b.1.cost_usd)
+            .then_with(|| a.0.complexity().cmp(&b.0.complexity()))
             .then_with(|| a.1.config.cmp(&b.1.config))
     });
     // The lowest risk-adjusted cost among policies with an effect; a tie

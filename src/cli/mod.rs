@@ -57,9 +57,20 @@ pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> Exi
     };
     let result = commands::execute(cli);
     if let Err(e) = &result {
-        eprintln!("tracecost: {e}");
+        eprintln!("tracecost: {e}{}", hint(e));
     }
     ExitCode::from(exit_code(&result))
+}
+
+/// What the user can do about an error, where the command line has the
+/// answer (the library's message knows nothing of flags).
+fn hint(e: &crate::app::AppError) -> &'static str {
+    match e {
+        crate::app::AppError::Pricing(crate::cost::pricing::PricingError::UnknownModel {
+            ..
+        }) => "; price the trace as a known model with --model NAME, or add the model with --pricing FILE",
+        _ => "",
+    }
 }
 
 /// clap's usage error (an `error:` line, perhaps a list of arguments, a
