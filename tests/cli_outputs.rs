@@ -238,6 +238,29 @@ fn an_exact_tie_labels_the_simpler_policy_cheapest() {
         table.contains("\ncheapest off+none: "),
         "the summary names the simpler policy: {table}"
     );
+    // The report's fleet ranks the tie the same way: the simplest first.
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report");
+    let o = assert_cmd::Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args([
+            "report",
+            "tests/fixtures/import/lc_final.json",
+            "--compaction",
+            "off,clear-tool-uses",
+            "--cache",
+            "none,tail",
+            "--out",
+        ])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(r["fleet"]["configs"][0]["config"], "off+none", "{}", r["fleet"]["configs"]);
 }
 
 /// Two inputs, three traces in two sessions: a trace of its own, and a
