@@ -29,6 +29,25 @@ struct Metrics {
     units_per_em: f64,
     face: ttf_parser::Face<'static>,
     missing: f64,
+    /// The advances of ASCII, looked up once: nearly every label is ASCII,
+    /// and a fleet's pages measure millions of characters.
+    ascii: [f64; 128],
+}
+
+impl Metrics {
+    fn advance(&self, c: char) -> f64 {
+        match self.ascii.get(c as usize) {
+            Some(a) => *a,
+            None => self.face_advance(c),
+        }
+    }
+
+    fn face_advance(&self, c: char) -> f64 {
+        self.face
+            .glyph_index(c)
+            .and_then(|g| self.face.glyph_hor_advance(g))
+            .map_or(self.missing, f64::from)
+    }
 }
 
 fn metrics() -> Option<&'static Metrics> {
@@ -37,11 +56,16 @@ fn metrics() -> Option<&'static Metrics> {
         let face = ttf_parser::Face::parse(FONT_BYTES, 0).ok()?;
         let units_per_em = f64::from(face.units_per_em());
         let missing = f64::from(face.glyph_hor_advance(ttf_parser::GlyphId(0)).unwrap_or(0));
-        Some(Metrics {
+        let mut m = Metrics {
             units_per_em,
             face,
             missing,
-        })
+            ascii: [0.0; 128],
+        };
+        for i in 0..128u8 {
+            m.ascii[usize::from(i)] = m.face_advance(char::from(i));
+        }
+        Some(m)
     })
     .as_ref()
 }
@@ -59,15 +83,7 @@ pub(super) fn text_width(text: &str, size: f64) -> f64 {
         // Never reached after `font_ok`; a generous guess keeps layout sane.
         return text.chars().count() as f64 * size * 0.7;
     };
-    let units: f64 = text
-        .chars()
-        .map(|c| {
-            m.face
-                .glyph_index(c)
-                .and_then(|g| m.face.glyph_hor_advance(g))
-                .map_or(m.missing, f64::from)
-        })
-        .sum();
+    let units: f64 = text.chars().map(|c| m.advance(c)).sum();
     units * size / m.units_per_em
 }
 
