@@ -224,12 +224,18 @@ fn import_writes_traces_and_usage_prices_a_folder() {
         tracecost::trace::load_str(std::str::from_utf8(&out).unwrap(), "out.json").unwrap();
     assert_eq!(loaded.traces.len(), s.traces);
 
-    let (report, scan) = app::usage(&app::UsagePlan {
+    let report = app::usage(&app::UsagePlan {
         paths: vec![PathBuf::from("tests/fixtures/usage")],
         pricing: tracecost::cost::pricing::Pricing::builtin(),
     })
     .unwrap();
+    let scan = tracecost::trace::import::claude_code::scan_usage(&[PathBuf::from(
+        "tests/fixtures/usage",
+    )])
+    .unwrap();
     assert_eq!(report.sessions.len(), scan.sessions.len());
+    assert_eq!(report.read.files, scan.files);
+    assert_eq!(report.read.rows, scan.rows);
     assert!(report.totals.total_cost > 0.0);
     let none = app::usage(&app::UsagePlan {
         paths: Vec::new(),

@@ -61,3 +61,36 @@ fn no_module_names_a_later_one() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The log importers are the application's to call: the model, the
+/// generators, policy, cost, replay and the report never name them (a
+/// constant or a type they need belongs with the trace model, or to the
+/// application), so each can be built without them.
+#[test]
+fn only_the_application_names_the_importers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let allowed = ["trace/import", "app", "cli", "main.rs"];
+    let mut problems = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if allowed.iter().any(|a| rel.starts_with(a)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // A unit-test module may reach anywhere: it ends the scan (a
+        // `#[cfg(test)]` item elsewhere does not).
+        let end = lines
+            .windows(2)
+            .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].trim_start().starts_with("mod "))
+            .unwrap_or(lines.len());
+        for (n, line) in lines[..end].iter().enumerate() {
+            if !line.trim_start().starts_with("//") && line.contains("trace::import") {
+                problems.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -55,8 +55,19 @@ def cli_json(cli):
     return run
 
 
+# What the command line adds to a library error about its own flags (the
+# library's message, which the package raises, knows nothing of them).
+CLI_HINTS = (
+    "; price the trace as a known model with --model NAME, or add the model with --pricing FILE",
+)
+
+
 def cli_error(proc: "subprocess.CompletedProcess[str]") -> str:
-    """The one-line message of a failed command, without the program name."""
+    """The one-line message of a failed command, without the program name
+    and without the command line's hint about its flags."""
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     lines: List[str] = [l for l in proc.stderr.splitlines() if l.strip()]
-    return lines[-1].removeprefix("tracecost: ")
+    message = lines[-1].removeprefix("tracecost: ")
+    for hint in CLI_HINTS:
+        message = message.removesuffix(hint)
+    return message

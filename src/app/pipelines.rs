@@ -379,23 +379,14 @@ pub fn stability_digest(output: &str, trace: &str) -> String {
 }
 
 /// Prices the usage Claude Code recorded.
-pub fn usage(
-    plan: &UsagePlan,
-) -> Result<
-    (
-        super::usage::UsageReport,
-        crate::trace::import::claude_code::UsageScan,
-    ),
-    AppError,
-> {
+pub fn usage(plan: &UsagePlan) -> Result<super::usage::UsageReport, AppError> {
     if plan.paths.is_empty() {
         return Err(AppError::Usage(
             "no Claude Code data found: pass a path, or set CLAUDE_CONFIG_DIR".into(),
         ));
     }
     let scan = crate::trace::import::claude_code::scan_usage(&plan.paths)?;
-    let report = super::usage::build(&scan, &plan.pricing);
-    Ok((report, scan))
+    Ok(super::usage::build(&scan, &plan.pricing))
 }
 
 /// What an import wrote.

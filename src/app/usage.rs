@@ -95,6 +95,28 @@ pub struct UsageReport {
     /// Models that are not in the price table (priced at $0), sorted.
     #[serde(skip)]
     pub unpriced: Vec<String>,
+    /// What was read to find the usage.
+    #[serde(skip)]
+    pub read: ReadCounts,
+}
+
+/// What a usage scan read, for the line under the table: the report's own
+/// copy, so a view needs nothing of the importer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadCounts {
+    /// Files read.
+    pub files: usize,
+    /// Of those, files that were empty.
+    pub empty_files: usize,
+    /// Usage rows with billable tokens, before deduplication.
+    pub rows: usize,
+    /// Of those, rows counted once as duplicates of another.
+    pub duplicate_rows: usize,
+    /// Usage rows without billable tokens (or rejected as ccusage rejects
+    /// them).
+    pub unbilled_rows: usize,
+    /// Lines holding `"usage"` that could not be read, skipped.
+    pub skipped_lines: usize,
 }
 
 fn usage_of(t: &TokenSums) -> Usage {
@@ -174,6 +196,14 @@ pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
         sessions,
         totals,
         unpriced,
+        read: ReadCounts {
+            files: scan.files,
+            empty_files: scan.empty_files,
+            rows: scan.rows,
+            duplicate_rows: scan.duplicate_rows,
+            unbilled_rows: scan.unbilled_rows,
+            skipped_lines: scan.skipped_lines,
+        },
     }
 }
 

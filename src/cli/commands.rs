@@ -145,15 +145,9 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         }
         Command::Usage(a) => {
             let plan = super::plan::usage_plan(&a.paths, a.pricing.as_deref())?;
-            let (report, scan) = app::usage(&plan)?;
+            let report = app::usage(&plan)?;
             let format = if a.json { Format::Json } else { Format::Table };
-            print_view(
-                &UsageView {
-                    report: &report,
-                    scan: &scan,
-                },
-                format,
-            );
+            print_view(&UsageView { report: &report }, format);
             if !report.unpriced.is_empty() {
                 eprintln!(
                     "tracecost: warning: no price for {}; priced at $0",

@@ -18,9 +18,7 @@ use crate::engine::recall::recall_tool_definition;
 use crate::engine::wire::Ttl;
 use crate::trace::Trace;
 
-/// Tokens billed for an image or document block, whatever its encoded size
-/// (the API bills images by pixels, not by base64 length).
-pub const MEDIA_TOKENS: u64 = crate::trace::import::claude_code::MEDIA_TOKENS;
+pub use crate::trace::MEDIA_TOKENS;
 
 /// Key and raw (uncalibrated, unframed) token count of one block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

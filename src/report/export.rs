@@ -280,7 +280,6 @@ mod tests {
         use crate::cost::tokens::{CharsPerToken, TokenMemo};
         use crate::policy::Config;
         use crate::replay::{PreparedTrace, ReplayOptions, replay, sweep::sweep_trace};
-        use crate::trace::import::claude_code::UsageScan;
 
         let trace = crate::trace::generate::session(8, 3);
         let pricing = Pricing::builtin();
@@ -345,8 +344,8 @@ mod tests {
                 sessions: Vec::new(),
                 totals: UsageTotals::default(),
                 unpriced: Vec::new(),
+                read: Default::default(),
             },
-            scan: &UsageScan::default(),
         });
     }
 

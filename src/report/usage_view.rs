@@ -15,18 +15,15 @@ use serde::Serialize;
 use super::export::{Exportable, Exporter, Format, JsonExporter, TableExporter, write_json};
 use super::fmt::{dollars, thousands};
 use crate::app::usage::{CLAUDE_AGENT, ModelBreakdown, UsageReport, UsageTotals};
-use crate::trace::import::claude_code::UsageScan;
 
-/// `tracecost usage`: the priced report with the scan it came from.
+/// `tracecost usage`: the priced report, with what was read to find it.
 ///
 /// Json: ccusage's session report shape (`--json`). Table: aligned text
-/// with the scan's counts and the models without a price.
+/// with the counts of what was read and the models without a price.
 #[derive(Debug, Clone, Copy)]
 pub struct UsageView<'a> {
     /// The priced sessions.
     pub report: &'a UsageReport,
-    /// What was read.
-    pub scan: &'a UsageScan,
 }
 
 impl Exportable for UsageView<'_> {
@@ -119,7 +116,8 @@ fn write_unified(r: &UsageReport, out: &mut dyn Write) -> io::Result<()> {
 
 impl Exporter<UsageView<'_>> for TableExporter {
     fn export(&self, view: &UsageView<'_>, out: &mut dyn Write) -> io::Result<()> {
-        let UsageView { report: r, scan } = *view;
+        let UsageView { report: r } = *view;
+        let scan = &r.read;
         let mut out = io::BufWriter::new(out);
         writeln!(
             out,
@@ -188,15 +186,11 @@ mod tests {
             paths: vec![root.join(FOLDER)],
             pricing: crate::cost::pricing::Pricing::builtin(),
         };
-        crate::app::usage(&plan).unwrap().0
+        crate::app::usage(&plan).unwrap()
     }
 
     fn json(r: &UsageReport) -> String {
-        let scan = crate::trace::import::claude_code::UsageScan::default();
-        let view = UsageView {
-            report: r,
-            scan: &scan,
-        };
+        let view = UsageView { report: r };
         view.to_string_as(Format::Json).unwrap()
     }
 

@@ -20,6 +20,20 @@ use crate::engine::wire::Marker;
 /// The `format` tag of a canonical trace file.
 pub const TRACE_FORMAT: &str = "tracecost.trace/v1";
 
+/// Tokens of one image or document block, whatever its encoded size:
+/// Anthropic's vision documentation puts an image of up to 1.15 megapixels
+/// at about 1,600 tokens, billed by pixels, not by base64 length. Here, with
+/// the model, because both an importer's size estimate and the replay's
+/// token count read it.
+pub const MEDIA_TOKENS: u64 = 1_600;
+
+/// What a Claude Code session ran when no record tells the TTL (a session
+/// generated to look like one): no compaction of tool results, and Claude
+/// Code's own cache markers (`policy::CacheKind::ClaudeCode`) with the
+/// API's default TTL. Here, with the model, because the Claude Code
+/// importer and the generators both write it.
+pub const CLAUDE_CODE_STATUS_QUO: &str = "off+claude-code:ttl=5m";
+
 /// The system prompt and tool manifest in force from some call on.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Prompt {

@@ -2293,10 +2293,7 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
                 model: spec.model.id.to_owned(),
                 // The agent modelled is a coding agent like Claude Code:
                 // what it runs now is Claude Code's own caching.
-                status_quo: Some(
-                    crate::trace::import::claude_code::transcript::CLAUDE_CODE_STATUS_QUO
-                        .to_owned(),
-                ),
+                status_quo: Some(crate::trace::CLAUDE_CODE_STATUS_QUO.to_owned()),
                 project: Some(project.name.to_owned()),
                 // One team's sessions, sharing one account's cache.
                 account: Some(FLEET_ACCOUNT.to_owned()),

@@ -32,7 +32,7 @@ use crate::trace::RecordedUsage;
 use crate::trace::load::{ABSURD_TOKENS, UTF8_BOM};
 
 pub(crate) use transcript::import_each;
-pub use transcript::{MEDIA_TOKENS, import};
+pub use transcript::import;
 pub use usage::{ModelUsage, SessionUsage, TokenSums, UsageScan, scan_usage};
 
 /// How deep directories are walked below an input directory.

@@ -112,11 +112,7 @@ use crate::trace::import::time::parse_rfc3339_ms;
 use crate::trace::import::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 
-/// Estimated tokens of one image or document block when estimating the
-/// visible messages' size: Anthropic's vision documentation puts an image
-/// of up to 1.15 megapixels at about 1,600 tokens. Its base64 payload is not
-/// counted as text.
-pub const MEDIA_TOKENS: u64 = 1_600;
+use crate::trace::MEDIA_TOKENS;
 
 /// Imports Claude Code transcripts: one trace per session or subagent file
 /// (more when a session was compacted), in sorted path order.
@@ -1167,11 +1163,7 @@ fn describe(info: &FileInfo, session_id: Option<&str>) -> String {
     }
 }
 
-/// What a Claude Code session ran when no record tells the TTL (a session
-/// generated to look like one): no compaction of tool results, and Claude
-/// Code's own cache markers (`policy::CacheKind::ClaudeCode`) with the
-/// API's default TTL.
-pub const CLAUDE_CODE_STATUS_QUO: &str = "off+claude-code:ttl=5m";
+pub use crate::trace::CLAUDE_CODE_STATUS_QUO;
 
 /// What a recorded Claude Code session ran: the tool results its
 /// microcompaction cleared in place where the transcript's
