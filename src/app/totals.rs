@@ -9,7 +9,6 @@ use serde::Serialize;
 use super::fleet::{FleetFigures, SessionSummary, SkippedConfig};
 use super::plan::TraceRun;
 use super::results::{ReplayOutput, Savings};
-use crate::cost::pricing::Usage;
 use crate::policy::Config;
 use crate::replay::sweep::{SweepRow, TraceSweep};
 use crate::replay::{ReplayResult, Totals};
@@ -61,41 +60,17 @@ pub struct ReplayGroup {
 impl ReplayGroup {
     fn of<'a>(config: String, items: &[(&'a TraceRun, &'a ReplayOutput)]) -> Self {
         let mut t = Totals::default();
-        let (mut w5, mut w1) = (0, 0);
         // Against no compaction: the saving and what it is a part of.
         let mut reference: Option<(f64, f64)> = None;
         for (_, o) in items {
             let r = &o.result.totals;
-            t.calls += r.calls;
-            t.chars += r.chars;
-            t.usage.input_tokens += r.usage.input_tokens;
-            t.usage.cache_read_input_tokens += r.usage.cache_read_input_tokens;
-            t.usage.output_tokens += r.usage.output_tokens;
-            w5 += r.usage.write_5m();
-            w1 += r.usage.write_1h();
-            t.cost_usd += r.cost_usd;
-            if let Some(v) = r.recorded_cost_usd {
-                *t.recorded_cost_usd.get_or_insert(0.0) += v;
-            }
-            if let Some(v) = r.cost_usd_recorded_calls {
-                *t.cost_usd_recorded_calls.get_or_insert(0.0) += v;
-            }
-            t.recorded_calls += r.recorded_calls;
-            t.compacted_results += r.compacted_results;
-            t.over_window_calls += r.over_window_calls;
+            t.add(r);
             if let Some(s) = o.savings.vs_no_compaction_usd {
                 let (saved, base) = reference.get_or_insert((0.0, 0.0));
                 *saved += s;
                 *base += r.cost_usd + s;
             }
         }
-        t.usage = Usage::new(
-            t.usage.input_tokens,
-            w5,
-            w1,
-            t.usage.cache_read_input_tokens,
-            t.usage.output_tokens,
-        );
         let mut savings = Savings::of(&t, None);
         if let Some((saved, base)) = reference {
             savings.vs_no_compaction_usd = Some(saved);

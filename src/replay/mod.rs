@@ -302,6 +302,33 @@ pub struct Totals {
     pub over_window_calls: usize,
 }
 
+impl Totals {
+    /// Adds `o`'s figures to these: the totals of several traces are the
+    /// sums of theirs.
+    pub fn add(&mut self, o: &Totals) {
+        let sum = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (None, None) => None,
+            _ => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+        let (u, v) = (self.usage, o.usage);
+        self.usage = Usage::new(
+            u.input_tokens + v.input_tokens,
+            u.write_5m() + v.write_5m(),
+            u.write_1h() + v.write_1h(),
+            u.cache_read_input_tokens + v.cache_read_input_tokens,
+            u.output_tokens + v.output_tokens,
+        );
+        self.calls += o.calls;
+        self.chars += o.chars;
+        self.cost_usd += o.cost_usd;
+        self.recorded_cost_usd = sum(self.recorded_cost_usd, o.recorded_cost_usd);
+        self.cost_usd_recorded_calls = sum(self.cost_usd_recorded_calls, o.cost_usd_recorded_calls);
+        self.recorded_calls += o.recorded_calls;
+        self.compacted_results += o.compacted_results;
+        self.over_window_calls += o.over_window_calls;
+    }
+}
+
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
