@@ -229,10 +229,9 @@ fn import_writes_traces_and_usage_prices_a_folder() {
         pricing: tracecost::cost::pricing::Pricing::builtin(),
     })
     .unwrap();
-    let scan = tracecost::trace::import::claude_code::scan_usage(&[PathBuf::from(
-        "tests/fixtures/usage",
-    )])
-    .unwrap();
+    let scan =
+        tracecost::trace::import::claude_code::scan_usage(&[PathBuf::from("tests/fixtures/usage")])
+            .unwrap();
     assert_eq!(report.sessions.len(), scan.sessions.len());
     assert_eq!(report.read.files, scan.files);
     assert_eq!(report.read.rows, scan.rows);

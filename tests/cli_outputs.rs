@@ -260,7 +260,11 @@ fn an_exact_tie_labels_the_simpler_policy_cheapest() {
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(r["fleet"]["configs"][0]["config"], "off+none", "{}", r["fleet"]["configs"]);
+    assert_eq!(
+        r["fleet"]["configs"][0]["config"], "off+none",
+        "{}",
+        r["fleet"]["configs"]
+    );
 }
 
 /// Two inputs, three traces in two sessions: a trace of its own, and a

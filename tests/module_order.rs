@@ -74,7 +74,11 @@ fn only_the_application_names_the_importers() {
     let allowed = ["trace/import", "app", "cli", "main.rs"];
     let mut problems = Vec::new();
     for f in files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         if allowed.iter().any(|a| rel.starts_with(a)) {
             continue;
         }

@@ -348,7 +348,10 @@ fn a_session_counts_once_with_its_traces_in_every_format() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let fleet = &json["fleet"];
-    assert_eq!((fleet["sessions"].as_u64(), fleet["traces"].as_u64()), (Some(2), Some(4)));
+    assert_eq!(
+        (fleet["sessions"].as_u64(), fleet["traces"].as_u64()),
+        (Some(2), Some(4))
+    );
     let f = |v: &serde_json::Value| v.as_f64().unwrap();
     // Each session sums its traces; the sessions sum to the fleet.
     let per = fleet["per_session"].as_array().unwrap();
@@ -361,7 +364,10 @@ fn a_session_counts_once_with_its_traces_in_every_format() {
     );
     assert_eq!(conv["calls"], 9);
     assert_eq!(conv["project"], "alpha", "the conversation's own project");
-    assert_eq!(conv["first_prompt"], "task of conv", "the conversation's own prompt");
+    assert_eq!(
+        conv["first_prompt"], "task of conv",
+        "the conversation's own prompt"
+    );
     let traces = json["traces"].as_array().unwrap();
     let of_conv: f64 = traces
         .iter()
@@ -373,9 +379,17 @@ fn a_session_counts_once_with_its_traces_in_every_format() {
     assert!((total - f(&fleet["status_quo"]["cost_usd"])).abs() < 1e-9);
     // A project counts a session once, with all its traces.
     for p in fleet["projects"].as_array().unwrap() {
-        let want = if p["project"] == "alpha" { (1, 3, 9) } else { (1, 1, 3) };
+        let want = if p["project"] == "alpha" {
+            (1, 3, 9)
+        } else {
+            (1, 1, 3)
+        };
         assert_eq!(
-            (p["sessions"].as_u64(), p["traces"].as_u64(), p["calls"].as_u64()),
+            (
+                p["sessions"].as_u64(),
+                p["traces"].as_u64(),
+                p["calls"].as_u64()
+            ),
             (Some(want.0), Some(want.1), Some(want.2)),
             "{p}"
         );
@@ -387,14 +401,21 @@ fn a_session_counts_once_with_its_traces_in_every_format() {
     assert_eq!(days[0]["calls"], 9);
     if !fleet["stability"].is_null() {
         let st = &fleet["stability"];
-        assert_eq!((st["sessions"].as_u64(), st["traces"].as_u64()), (Some(2), Some(4)));
+        assert_eq!(
+            (st["sessions"].as_u64(), st["traces"].as_u64()),
+            (Some(2), Some(4))
+        );
     }
     // The per-session spread is over the two sessions.
     let median = f(&fleet["spread"]["median_usd"]);
     let mut savings: Vec<f64> = per.iter().map(|s| f(&s["savings_usd"])).collect();
     savings.sort_by(f64::total_cmp);
     assert!((median - (savings[0] + savings[1]) / 2.0).abs() < 1e-9);
-    assert_eq!(fleet["fidelity"], serde_json::Value::Null, "no recorded usage");
+    assert_eq!(
+        fleet["fidelity"],
+        serde_json::Value::Null,
+        "no recorded usage"
+    );
 
     // summary.md: a row per session, its trace count beside it.
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
@@ -407,7 +428,8 @@ fn a_session_counts_once_with_its_traces_in_every_format() {
     assert_eq!(rows.len(), 3, "{csv}");
     assert!(rows[0].starts_with("session,project,started,traces,"));
     assert!(
-        rows.iter().any(|r| r.starts_with("conv,alpha,2025-10-09,3,conv conv-agent-1 conv-part2,9,")),
+        rows.iter()
+            .any(|r| r.starts_with("conv,alpha,2025-10-09,3,conv conv-agent-1 conv-part2,9,")),
         "{csv}"
     );
     let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
@@ -416,12 +438,16 @@ fn a_session_counts_once_with_its_traces_in_every_format() {
     // The pages: one row per session with its traces linked inside it, and
     // each trace's page says which session it belongs to.
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(html.contains("<p class=\"sub\">2 session(s) (4 traces) · 12 call(s)"), "subtitle");
+    assert!(
+        html.contains("<p class=\"sub\">2 session(s) (4 traces) · 12 call(s)"),
+        "subtitle"
+    );
     let list = std::fs::read_to_string(out.join("sessions/index.html")).unwrap();
     assert!(list.contains("All 2 sessions, most expensive first"));
     for t in ["conv", "conv-part2", "conv-agent-1", "alone"] {
         assert_eq!(
-            list.matches(&format!("<a href=\"../sessions/{t}.html\" title=\"{t}\">")).count(),
+            list.matches(&format!("<a href=\"../sessions/{t}.html\" title=\"{t}\">"))
+                .count(),
             1,
             "{t}"
         );
@@ -450,7 +476,9 @@ fn pages_reflow_at_phone_and_desktop_widths() {
     for page in pages {
         let html = std::fs::read_to_string(out.join(page)).unwrap();
         assert!(
-            html.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"),
+            html.contains(
+                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            ),
             "{page}"
         );
         for rule in [
@@ -481,8 +509,18 @@ fn pages_reflow_at_phone_and_desktop_widths() {
         assert!(!html.contains("<td class=\"l\"><code>o"), "{page}");
         // Each chart twice: the desktop's and the phone's.
         let figures = html.matches("<figure>").count();
-        assert_eq!(html.matches("<div class=\"wide\"><svg width=\"900\"").count(), figures, "{page}");
-        assert_eq!(html.matches("<div class=\"narrow\"><svg width=\"400\"").count(), figures, "{page}");
+        assert_eq!(
+            html.matches("<div class=\"wide\"><svg width=\"900\"")
+                .count(),
+            figures,
+            "{page}"
+        );
+        assert_eq!(
+            html.matches("<div class=\"narrow\"><svg width=\"400\"")
+                .count(),
+            figures,
+            "{page}"
+        );
     }
 }
 
@@ -524,8 +562,12 @@ fn the_break_even_recall_price_is_where_the_answer_changes() {
     assert_eq!(b["wins"], "below", "{b}");
     let config = b["config"].as_str().unwrap().to_owned();
     let price = b["price_usd"].as_f64().unwrap();
-    assert!(price > 0.0 && price < b["priced_now_usd"].as_f64().unwrap(), "{b}");
-    let summary = std::fs::read_to_string(dir.path().join("priced-as-round-trips/summary.md")).unwrap();
+    assert!(
+        price > 0.0 && price < b["priced_now_usd"].as_f64().unwrap(),
+        "{b}"
+    );
+    let summary =
+        std::fs::read_to_string(dir.path().join("priced-as-round-trips/summary.md")).unwrap();
     assert!(
         summary.contains(&format!(
             "Break-even: compaction wins if a recall costs less than ${price:.4}: below that, `{config}`"

@@ -333,7 +333,11 @@ fn pareto(n: usize) -> Chart {
     let points: Vec<(String, f64, f64)> = (0..n)
         .map(|i| {
             let turns = (rng.next() * 200.0).floor();
-            (config_name(i), turns, 30.0 + 10.0 * rng.next() - turns / 40.0)
+            (
+                config_name(i),
+                turns,
+                30.0 + 10.0 * rng.next() - turns / 40.0,
+            )
         })
         .collect();
     Chart::ParetoFront {
@@ -613,7 +617,10 @@ fn degenerate() -> Vec<Chart> {
         },
         Chart::ParetoFront {
             title: t.clone(),
-            points: vec![("nan".into(), f64::NAN, 1.0), ("inf".into(), 1.0, f64::INFINITY)],
+            points: vec![
+                ("nan".into(), f64::NAN, 1.0),
+                ("inf".into(), 1.0, f64::INFINITY),
+            ],
             status_quo: Some(7),
             recommended: Some(0),
             notes: vec![],

@@ -135,10 +135,7 @@ impl FidelitySummary {
         } else {
             format!(
                 "; per trace (a session's continuations and subagents apart; {} with {MIN_CALLS}+ calls), {} within {WITHIN_PCT}% of what they paid, median error {:.1}%, 90th percentile {:.1}%",
-                self.traces_counted,
-                self.within,
-                self.median_abs_error_pct,
-                self.p90_abs_error_pct
+                self.traces_counted, self.within, self.median_abs_error_pct, self.p90_abs_error_pct
             )
         };
         Some(format!(

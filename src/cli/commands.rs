@@ -80,9 +80,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 .map_err(report_err(&a.out))?;
             out.commit()?;
             // The main job says the answer, and where to read the rest.
-            for line in
-                crate::report::build::fleet_lines(&outcome.fleet)
-            {
+            for line in crate::report::build::fleet_lines(&outcome.fleet) {
                 eprintln!("tracecost: {line}");
             }
             eprintln!(

@@ -68,7 +68,9 @@ fn hint(e: &crate::app::AppError) -> &'static str {
     match e {
         crate::app::AppError::Pricing(crate::cost::pricing::PricingError::UnknownModel {
             ..
-        }) => "; price the trace as a known model with --model NAME, or add the model with --pricing FILE",
+        }) => {
+            "; price the trace as a known model with --model NAME, or add the model with --pricing FILE"
+        }
         _ => "",
     }
 }

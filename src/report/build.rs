@@ -1485,7 +1485,9 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
                                 .per_session
                                 .iter()
                                 .filter(|s| {
-                                    s.project.as_deref().unwrap_or(crate::app::fleet::NO_PROJECT)
+                                    s.project
+                                        .as_deref()
+                                        .unwrap_or(crate::app::fleet::NO_PROJECT)
                                         == p.project
                                 })
                                 .map(|s| s.recommended_usd)
@@ -1704,9 +1706,9 @@ fn trace_label(session: &str, trace: &str) -> String {
         return "the conversation".to_owned();
     }
     match trace.strip_prefix(session) {
-        Some(rest) if !rest.trim_start_matches(['.', '-', '_', ' ']).is_empty() => rest
-            .trim_start_matches(['.', '-', '_', ' '])
-            .to_owned(),
+        Some(rest) if !rest.trim_start_matches(['.', '-', '_', ' ']).is_empty() => {
+            rest.trim_start_matches(['.', '-', '_', ' ']).to_owned()
+        }
         _ => trace.to_owned(),
     }
 }
@@ -1740,12 +1742,14 @@ fn sessions_csv(fleet: &Fleet) -> String {
             "{},{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.2},{},{:.6},{:.2}",
             csv_field(&r.session),
             csv_field(r.project.as_deref().unwrap_or("")),
-            r.started_ms.map_or_else(String::new, crate::app::usage::date_of),
+            r.started_ms
+                .map_or_else(String::new, crate::app::usage::date_of),
             r.traces.len(),
             csv_field(&r.traces.join(" ")),
             r.calls,
             r.recorded_calls,
-            r.recorded_cost_usd.map_or_else(String::new, |v| format!("{v:.6}")),
+            r.recorded_cost_usd
+                .map_or_else(String::new, |v| format!("{v:.6}")),
             r.status_quo_usd,
             r.recommended_usd,
             r.savings_usd,

@@ -5,9 +5,9 @@
 
 use super::layout::{
     AXIS, LegendItem, MUTED, Marker, PAD, PALETTE, RECOMMENDED, STATUS_QUO, Scale, Swatch, TEXT,
-    TEXT_SIZE, draw_legend, draw_lines, draw_no_data, draw_x_axis, draw_y_axis,
-    layout_legend, nice_ticks, notes_height, plot_rows, usd_ticks, value_chart_height, wrap_notes,
-    x_axis_h, y_labels_w,
+    TEXT_SIZE, draw_legend, draw_lines, draw_no_data, draw_x_axis, draw_y_axis, layout_legend,
+    nice_ticks, notes_height, plot_rows, usd_ticks, value_chart_height, wrap_notes, x_axis_h,
+    y_labels_w,
 };
 use super::svg::{Anchor, Rgb, Svg, baseline_for, text_width};
 use crate::report::fmt;
@@ -80,7 +80,11 @@ fn cost_range(points: &[(String, f64, f64)], marked: &[Option<usize>]) -> (f64, 
         .fold(lo, f64::max);
     let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.02).max(0.01);
     // Zero is the floor of a cost axis, unless a cost lies below it.
-    let bottom = if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad };
+    let bottom = if lo >= 0.0 {
+        (lo - pad).max(0.0)
+    } else {
+        lo - pad
+    };
     (bottom, hi + pad)
 }
 

@@ -31,8 +31,8 @@ use super::ImportError;
 use crate::trace::RecordedUsage;
 use crate::trace::load::{ABSURD_TOKENS, UTF8_BOM};
 
-pub(crate) use transcript::import_each;
 pub use transcript::import;
+pub(crate) use transcript::import_each;
 pub use usage::{ModelUsage, SessionUsage, TokenSums, UsageScan, scan_usage};
 
 /// How deep directories are walked below an input directory.
