@@ -1,108 +1,13 @@
-//! How far a long job has got, for whoever wants to show it.
-//!
-//! Loading a 1 GB trace, importing a folder of transcripts or replaying
-//! thousands of calls takes long enough that a user wants to see it move.
-//! The library reports through [`Progress`] and draws nothing itself: the
-//! command line turns it into a bar on a terminal, an embedding program
-//! into whatever it likes, and [`Silent`] ignores it.
+//! How far a long job has got, for whoever wants to show it: the trace
+//! crate's [`Progress`], here because every layer above it reports through
+//! it (see `tracecost_trace::progress`).
 
-use std::io::Read;
-
-/// What a stage counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    /// Bytes of input read.
-    Bytes,
-    /// Things done: calls replayed, configs swept.
-    Items,
-}
-
-/// Told how far a long job has got. Called from worker threads, hence
-/// `Sync`; calls are cheap and frequent (about one per megabyte or per
-/// call), so an implementation should draw only when something visible
-/// changes.
-pub trait Progress: Sync {
-    /// A new stage begins, of `total` units.
-    fn start(&self, stage: &str, total: u64, unit: Unit);
-    /// `n` more units of the current stage are done.
-    fn advance(&self, n: u64);
-}
-
-/// Reports nothing.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Silent;
-
-impl Progress for Silent {
-    fn start(&self, _: &str, _: u64, _: Unit) {}
-    fn advance(&self, _: u64) {}
-}
-
-/// A reader that reports every byte read through it.
-pub(crate) struct ReadProgress<'a, R> {
-    inner: R,
-    progress: &'a dyn Progress,
-}
-
-impl<'a, R: Read> ReadProgress<'a, R> {
-    pub(crate) fn new(inner: R, progress: &'a dyn Progress) -> Self {
-        Self { inner, progress }
-    }
-}
-
-impl<R: Read> Read for ReadProgress<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.progress.advance(n as u64);
-        Ok(n)
-    }
-}
-
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use std::sync::Mutex;
-
-    /// Records what it is told, for tests of the places that report.
-    #[derive(Default)]
-    pub(crate) struct Recorder {
-        pub(crate) events: Mutex<Vec<(String, u64, u64)>>,
-    }
-
-    impl Progress for Recorder {
-        fn start(&self, stage: &str, total: u64, _: Unit) {
-            self.events
-                .lock()
-                .unwrap()
-                .push((stage.to_owned(), total, 0));
-        }
-        fn advance(&self, n: u64) {
-            if let Some(last) = self.events.lock().unwrap().last_mut() {
-                last.2 += n;
-            }
-        }
-    }
-
-    #[test]
-    fn a_progress_reader_reports_every_byte() {
-        let data = vec![7u8; 10_000];
-        let rec = Recorder::default();
-        rec.start("read", 10_000, Unit::Bytes);
-        let mut out = Vec::new();
-        ReadProgress::new(&data[..], &rec)
-            .read_to_end(&mut out)
-            .unwrap();
-        assert_eq!(out, data);
-        assert_eq!(
-            rec.events.lock().unwrap()[0],
-            ("read".into(), 10_000, 10_000)
-        );
-    }
-}
+pub use tracecost_trace::progress::*;
 
 #[cfg(test)]
 mod reporting {
     //! The long-running steps report as documented.
-    use super::tests::Recorder;
+    use crate::progress::Recorder;
     use std::path::{Path, PathBuf};
 
     fn fixture(rel: &str) -> PathBuf {
@@ -166,7 +71,7 @@ mod reporting {
         let price = pricing.lookup(&trace.model).unwrap();
         let prepared = PreparedTrace::new(&trace, &memo, price, true);
         let rec = Recorder::default();
-        super::Progress::start(&rec, "replay", 20, super::Unit::Items);
+        crate::progress::Progress::start(&rec, "replay", 20, crate::progress::Unit::Items);
         let opts = ReplayOptions {
             batch: false,
             progress: Some(&rec),

@@ -583,7 +583,7 @@ fn load(
     };
     let loaded = py
         .detach(|| app::load_inputs(&paths, &opts, &Silent))
-        .map_err(app_err)?;
+        .map_err(|e| app_err(e.into()))?;
     Ok((
         wrap(loaded.traces),
         loaded.warnings.iter().map(ToString::to_string).collect(),

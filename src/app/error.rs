@@ -5,6 +5,7 @@ use crate::engine::ledger::LedgerError;
 use crate::policy::{ConfigError, FlagError};
 use crate::trace::TraceError;
 use crate::trace::import::ImportError;
+use crate::trace::import::inputs::InputError;
 
 /// Everything a pipeline can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -105,6 +106,18 @@ impl AppError {
                 ErrorClass::Environment
             }
             AppError::Chart(_) | AppError::Write { .. } => ErrorClass::Output,
+        }
+    }
+}
+
+/// Inputs that could not be read are the error they were before input
+/// discovery had a crate of its own: a trace, an import or a usage error.
+impl From<InputError> for AppError {
+    fn from(e: InputError) -> Self {
+        match e {
+            InputError::Trace(e) => AppError::Trace(e),
+            InputError::Import(e) => AppError::Import(e),
+            InputError::Unusable(message) => AppError::Usage(message),
         }
     }
 }

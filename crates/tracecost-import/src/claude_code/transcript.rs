@@ -108,9 +108,9 @@ use super::{
 use crate::engine::cache::ProviderKind;
 use crate::engine::json::RawObject;
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolResultContent};
-use crate::trace::import::time::parse_rfc3339_ms;
-use crate::trace::import::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use crate::time::parse_rfc3339_ms;
 use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
 
 use crate::trace::MEDIA_TOKENS;
 
@@ -123,10 +123,10 @@ use crate::trace::MEDIA_TOKENS;
 /// file is skipped and counted in the report. See the module documentation
 /// for the mapping.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    crate::trace::import::Format::ClaudeCode.import(inputs, opts)
+    crate::Format::ClaudeCode.import(inputs, opts)
 }
 
-/// [`crate::trace::import::Format::import_each`] for Claude Code: a folder
+/// [`crate::Format::import_each`] for Claude Code: a folder
 /// of any size is imported holding only a few files at a time. Files are
 /// read line by line and in parallel, in windows of one per worker thread,
 /// and each window's traces are handed over, in path order, before the next
@@ -141,7 +141,7 @@ pub(crate) fn import_each<E: From<ImportError>>(
     let files = discover_readable(inputs, opts.skip_invalid.then_some(&mut report.unread))?;
     progress.start(
         "import",
-        crate::trace::import::file_sizes(&files).iter().sum(),
+        crate::file_sizes(&files).iter().sum(),
         crate::progress::Unit::Bytes,
     );
     let mut tally = Tally::default();
@@ -694,7 +694,7 @@ impl Builder {
             Err(_) => {
                 if serde_json::from_str::<IgnoredAny>(text).is_ok() {
                     self.tally.bump(Note::BadShape);
-                } else if let Some(records) = crate::trace::import::common::joined_records(text) {
+                } else if let Some(records) = crate::common::joined_records(text) {
                     return Err(Skip::Joined(records));
                 } else {
                     self.skipped_lines += 1;
@@ -1271,7 +1271,7 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    use crate::trace::import::claude_code::scan_usage;
+    use crate::claude_code::scan_usage;
     use crate::trace::{load_str, to_json};
 
     fn info(stem: &str, subagent: bool) -> FileInfo {
@@ -1721,8 +1721,8 @@ mod tests {
     #[test]
     fn giving_a_line_back_early_changes_nothing() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut inputs = vec![root.join("tests/fixtures/claude-code")];
-        let corpus = root.join("../shared/corpus/claude-code");
+        let mut inputs = vec![root.join("../../tests/fixtures/claude-code")];
+        let corpus = root.join("../../../shared/corpus/claude-code");
         if corpus.join("projects").is_dir() {
             inputs.push(corpus);
         }
@@ -1783,7 +1783,7 @@ mod tests {
         let root = std::env::var_os("TRACECOST_CORPUS")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code")
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/claude-code")
             });
         if !root.join("projects").is_dir() {
             eprintln!("corpus not found at {}, skipped", root.display());

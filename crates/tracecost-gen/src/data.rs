@@ -171,8 +171,8 @@ macro_rules! list_file {
         }
 
         impl $name {
-            fn load() -> Result<Self, $crate::trace::generate::data::DataError> {
-                let mut lists = $crate::trace::generate::data::Lists::parse(
+            fn load() -> Result<Self, $crate::data::DataError> {
+                let mut lists = $crate::data::Lists::parse(
                     $file,
                     include_str!(concat!("data/", $file)),
                 )?;

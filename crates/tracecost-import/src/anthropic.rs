@@ -1840,7 +1840,7 @@ mod tests {
         ) {
             let log = |calls, seed| {
                 let mut out = Vec::new();
-                crate::trace::generate::write_request_log(calls, seed, &mut out).unwrap();
+                tracecost_gen::write_request_log(calls, seed, &mut out).unwrap();
                 out.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(<[u8]>::to_vec).collect::<Vec<_>>()
             };
             let (a, b) = (log(calls.0, seed), log(calls.1, seed + 1));

@@ -1,13 +1,24 @@
-//! Importers: turn the logs people actually have into canonical traces.
+//! Importers: turn the logs people actually have into canonical traces,
+//! and find them in the paths a user names.
 //!
 //! Each importer reads its own format and says, in its report, what it
 //! skipped and what it could not map. Malformed input is an [`ImportError`]
 //! naming the file and the line (and column, where known).
+//!
+//! This crate owns format detection ([`detect`]), input discovery
+//! ([`inputs`]: what a file or folder holds, read in which order, what is
+//! passed over) and one module per source. It builds traces of the model in
+//! `tracecost-trace` and must not depend on what prices, replays or reports
+//! them (the root crate) or on the generators (`tracecost-gen`, a
+//! dev-dependency only); `tests/cli/crates.rs` at the workspace root holds
+//! its dependencies to a list.
+#![warn(missing_docs)]
 
 pub mod anthropic;
 pub mod claude_code;
 pub(crate) mod common;
 pub mod detect;
+pub mod inputs;
 pub mod langchain;
 pub mod openai;
 pub(crate) mod time;
@@ -15,8 +26,15 @@ pub(crate) mod time;
 use std::fmt;
 use std::path::PathBuf;
 
-use super::Trace;
+// `crate::engine::…`, `crate::trace::…` and `crate::progress::…` paths, as
+// in the modules that read the message model, the trace model and report
+// progress.
+use tracecost_engine as engine;
+use tracecost_trace as trace;
+use tracecost_trace::progress;
+
 use crate::progress::{Progress, Silent};
+use crate::trace::Trace;
 
 /// Options shared by every importer.
 #[derive(Debug, Clone, Default)]
@@ -168,7 +186,7 @@ impl Format {
 
 /// The size of each of `files`, for progress (a file that cannot be read
 /// counts 0 here and fails when it is read).
-pub(crate) fn file_sizes(files: &[PathBuf]) -> Vec<u64> {
+pub fn file_sizes(files: &[PathBuf]) -> Vec<u64> {
     files
         .iter()
         .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
@@ -176,7 +194,7 @@ pub(crate) fn file_sizes(files: &[PathBuf]) -> Vec<u64> {
 }
 
 /// The inputs as given, for messages about all of them.
-pub(crate) fn shown(inputs: &[PathBuf]) -> String {
+pub fn shown(inputs: &[PathBuf]) -> String {
     inputs
         .iter()
         .map(|p| p.display().to_string())

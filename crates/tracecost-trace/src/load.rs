@@ -150,7 +150,7 @@ struct CacheCreationDoc {
 /// The byte-order mark Windows editors often put at the start of a UTF-8
 /// file. JSON forbids writing it but lets a parser ignore it (RFC 8259
 /// §8.1), and the loader and importers do.
-pub(crate) const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Loads every trace in the file at `path`.
 pub fn load_path(path: &Path) -> Result<LoadedTraces, TraceError> {

@@ -2311,7 +2311,7 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::generate::text::placeholders;
+    use crate::text::placeholders;
 
     #[test]
     fn data_files_load() {

@@ -29,7 +29,7 @@ use serde_json::value::RawValue;
 
 use super::ImportError;
 use crate::trace::RecordedUsage;
-use crate::trace::load::{ABSURD_TOKENS, UTF8_BOM};
+use crate::trace::{ABSURD_TOKENS, UTF8_BOM};
 
 pub use transcript::import;
 pub(crate) use transcript::import_each;

@@ -13,8 +13,8 @@ use serde_json::value::RawValue;
 use crate::engine::cache::ProviderKind;
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{BlockKind, Content, ContentBlock, Message, Role};
-use crate::trace::import::{ImportError, ImportOptions, ImportReport};
 use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+use crate::{ImportError, ImportOptions, ImportReport};
 
 /// Usage figures above this are corrupt records (the loader's limit).
 const ABSURD_TOKENS: u64 = 100_000_000;
@@ -87,7 +87,7 @@ pub(crate) fn import_files<E: From<ImportError>>(
     if emitted == 0 {
         return Err(ImportError::Empty(format!(
             "{}: no {nothing_found} found in {} file(s)",
-            crate::trace::import::shown(inputs),
+            crate::shown(inputs),
             files.len()
         ))
         .into());
@@ -171,8 +171,8 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
         path: path.to_owned(),
         source,
     })?;
-    if bytes.starts_with(crate::trace::load::UTF8_BOM) {
-        bytes.drain(..crate::trace::load::UTF8_BOM.len());
+    if bytes.starts_with(crate::trace::UTF8_BOM) {
+        bytes.drain(..crate::trace::UTF8_BOM.len());
     }
     String::from_utf8(bytes).map_err(|e| {
         let ok = e.utf8_error().valid_up_to();
@@ -724,7 +724,7 @@ pub(crate) fn timestamp_ms(raw: &RawValue) -> Option<u64> {
     let text = raw.get();
     if text.starts_with('"') {
         let s: String = serde_json::from_str(text).ok()?;
-        return crate::trace::import::time::parse_rfc3339_ms(&s);
+        return crate::time::parse_rfc3339_ms(&s);
     }
     let v: f64 = serde_json::from_str(text).ok()?;
     if !v.is_finite() || v < 0.0 {

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::{Format, ImportError};
 use crate::trace::TRACE_FORMAT;
-use crate::trace::load::UTF8_BOM;
+use crate::trace::UTF8_BOM;
 
 /// How many bytes are read to decide on a file whose first line is not a
 /// JSON value on its own: enough for every top-level key of a request body
@@ -621,7 +621,7 @@ mod tests {
 
     #[test]
     fn the_bundled_importer_fixtures_are_recognized() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/import");
         for (file, want) in [
             ("anthropic_plain.jsonl", FileKind::Log(Format::Anthropic)),
             ("claude_trace.jsonl", FileKind::Log(Format::Anthropic)),
@@ -634,17 +634,18 @@ mod tests {
         ] {
             assert_eq!(detect_file(&dir.join(file)).unwrap(), want, "{file}");
         }
-        let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/small.json");
+        let trace =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/traces/small.json");
         assert_eq!(detect_file(&trace).unwrap(), FileKind::Trace);
     }
 
     #[test]
     fn claude_code_folders_are_roots_projects_and_folders_below() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-code");
         assert!(is_claude_code_folder(&root));
         assert!(is_claude_code_folder(&root.join("projects")));
         assert!(is_claude_code_folder(&root.join("projects/-home-dev-demo")));
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/import");
         assert!(!is_claude_code_folder(&fixtures));
         // Below `projects/` but holding no transcript.
         let tmp = tempfile::tempdir().unwrap();

@@ -1431,7 +1431,7 @@ const DESCRIPTION: &str = include_str!("data/massage_gun/description.txt");
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::generate::text::placeholders;
+    use crate::text::placeholders;
 
     #[test]
     fn data_files_load() {

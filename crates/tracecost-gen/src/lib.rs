@@ -19,13 +19,21 @@
 //! Both are pure functions of their arguments: no clocks, no `RandomState`,
 //! no addresses. Randomness comes from a private SplitMix64 generator and
 //! all text from fixed word lists, templates and tool manifests, so the same
-//! arguments give the same bytes on every machine ([`crate::trace::to_json`]
+//! arguments give the same bytes on every machine ([`tracecost_trace::to_json`]
 //! of the result is what is committed under `traces/`, see [`BUNDLED`]).
 //!
 //! The word lists, templates, prose and tool manifests are data files under
-//! `src/trace/generate/data/` (one folder per generator), embedded in the
-//! binary at compile time; `data.rs` says how they are read. The `.rs`
+//! `crates/tracecost-gen/src/data/` (one folder per generator), embedded in
+//! the binary at compile time; `data.rs` says how they are read. The `.rs`
 //! files hold the code that builds the traces.
+//!
+//! This crate builds traces of the model in `tracecost-trace` and must not
+//! depend on the importers (`tracecost-import`) or on what prices, replays
+//! or reports traces (the root crate): a generated session looks like a
+//! Claude Code one by writing what Claude Code records, not by calling its
+//! importer. `tests/cli/crates.rs` at the workspace root holds its
+//! dependencies to a list.
+#![warn(missing_docs)]
 
 mod build;
 mod data;
@@ -36,8 +44,13 @@ mod rng;
 mod session;
 mod text;
 
-use super::{Prompt, Trace};
+// `crate::engine::…` and `crate::trace::…` paths, as in the modules that
+// read the message model and the trace model.
+use tracecost_engine as engine;
+use tracecost_trace as trace;
+
 use crate::engine::message::Message;
+use crate::trace::{Prompt, Trace};
 
 pub use fleet::{Fleet, project_of};
 pub use request_log::{RequestLogStats, write_request_log};
@@ -440,5 +453,48 @@ mod tests {
             format!("traces/session-{DEFAULT_SESSION_CALLS}-s{DEFAULT_SESSION_SEED}.json")
         );
         assert_eq!(b.generator, "session");
+    }
+}
+
+#[cfg(test)]
+mod streaming_writer {
+    //! The trace crate's streaming writer, on generated traces big enough
+    //! to be written in several chunks.
+    use crate::{massage_gun, session};
+    use tracecost_trace::{Trace, TraceWriter, to_json, traces_to_json};
+
+    /// The writer flushes about every MiB (`CHUNK` in the trace crate).
+    const CHUNK: usize = 1 << 20;
+
+    fn streamed(traces: &[Trace]) -> Vec<u8> {
+        let mut w = TraceWriter::new(Vec::new());
+        for t in traces {
+            w.push(t.clone()).unwrap();
+        }
+        assert_eq!(w.count(), traces.len());
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn the_streaming_writer_gives_the_bytes_of_traces_to_json() {
+        // session(300, _) is several MB, so its members go out in chunks.
+        let (a, b, c) = (massage_gun(), session(300, 1), session(12, 2));
+        assert!(to_json(&b).len() > 2 * CHUNK);
+        for list in [
+            vec![a.clone()],
+            vec![b.clone()],
+            vec![a.clone(), b.clone()],
+            vec![b, a, c],
+        ] {
+            assert_eq!(
+                String::from_utf8(streamed(&list)).unwrap(),
+                traces_to_json(&list)
+            );
+        }
+    }
+
+    #[test]
+    fn the_streaming_writer_writes_nothing_for_no_trace() {
+        assert!(streamed(&[]).is_empty());
     }
 }

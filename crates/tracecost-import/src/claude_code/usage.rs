@@ -16,9 +16,9 @@ use serde::Deserialize;
 use super::{
     Flag, SYNTHETIC_MODEL, UsageDoc, discover, file_info, for_each_line, read_file, usage_total,
 };
+use crate::ImportError;
+use crate::time::parse_rfc3339_ms;
 use crate::trace::RecordedUsage;
-use crate::trace::import::ImportError;
-use crate::trace::import::time::parse_rfc3339_ms;
 
 /// Sums the usage recorded in Claude Code transcripts per session and
 /// model, as ccusage counts it (for a ccusage-compatible usage report), and

@@ -1,0 +1,418 @@
+//! Input discovery: what the paths a user names hold, and reading them.
+//!
+//! A file is told apart by its content ([`crate::detect`]), a folder is
+//! read in name order, Claude Code data goes whole to its importer, and
+//! what is passed over is named, never dropped in silence.
+
+use std::path::{Path, PathBuf};
+
+use crate::detect::{self, FileKind};
+use crate::progress::Progress;
+use crate::trace::{Trace, TraceError, Warning};
+use crate::{Format, ImportError, ImportOptions, ImportReport};
+
+/// Why inputs could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// A trace file is unreadable or invalid.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// A log could not be imported.
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    /// An input that cannot be used: a file of no known kind, a folder
+    /// that cannot be listed or holds nothing to read, inputs that give no
+    /// trace.
+    #[error("{0}")]
+    Unusable(String),
+}
+
+/// How [`load_inputs`] reads its inputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputOptions {
+    /// Read every input with this importer instead of deciding from
+    /// content, exactly as `import --from` reads them.
+    pub from: Option<Format>,
+    /// Skip a damaged file (and name it in [`SkippedSummary`]) instead of
+    /// failing; importers skip damaged lines.
+    pub skip_invalid: bool,
+}
+
+/// What [`load_inputs`] passed over: files of another kind found in
+/// folders, what in a folder is no file to read, and damaged or unreadable
+/// input under [`InputOptions::skip_invalid`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkippedSummary {
+    /// Files of another kind (or empty), in the order they were found.
+    pub other: Vec<PathBuf>,
+    /// What was not read, and why, in the order found: in folders, FIFOs,
+    /// sockets and devices (never opened) and symlinks to nothing or into
+    /// a loop; under [`InputOptions::skip_invalid`], files and folders
+    /// that could not be read.
+    pub unread: Vec<(PathBuf, String)>,
+    /// What was damaged and passed over under
+    /// [`InputOptions::skip_invalid`]: a file or lines, with the place.
+    pub damaged: Vec<String>,
+}
+
+/// How many file names a summary line shows before `…`.
+const SHOWN_NAMES: usize = 5;
+
+impl SkippedSummary {
+    /// Nothing was skipped.
+    pub fn is_empty(&self) -> bool {
+        self.other.is_empty() && self.unread.is_empty() && self.damaged.is_empty()
+    }
+
+    /// One line for the files of another kind (their names, the first few),
+    /// and one per damaged file or line skipped; none when nothing was
+    /// skipped.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.other.is_empty() {
+            let mut names: Vec<String> = self
+                .other
+                .iter()
+                .take(SHOWN_NAMES)
+                .map(|p| {
+                    p.file_name().map_or_else(
+                        || p.display().to_string(),
+                        |n| n.to_string_lossy().into_owned(),
+                    )
+                })
+                .collect();
+            if self.other.len() > SHOWN_NAMES {
+                names.push("…".to_owned());
+            }
+            out.push(format!(
+                "skipped {} file(s) of another kind: {}",
+                self.other.len(),
+                names.join(", ")
+            ));
+        }
+        for (path, why) in &self.unread {
+            out.push(format!("skipped {}: {why}", path.display()));
+        }
+        for what in &self.damaged {
+            out.push(format!("skipped damaged input: {what}"));
+        }
+        out
+    }
+}
+
+/// The inputs a command reads: `paths`, or the bundled `traces/` folder
+/// when none is named.
+pub fn input_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
+    if paths.is_empty() {
+        vec![PathBuf::from("traces")]
+    } else {
+        paths.to_vec()
+    }
+}
+
+/// What [`load_inputs`] read.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Every trace, in input order (folders in name order).
+    pub traces: Vec<Trace>,
+    /// The loader's warnings.
+    pub warnings: Vec<Warning>,
+    /// What was read in an unusual way and how, one line each (nothing
+    /// was lost).
+    pub notes: Vec<String>,
+    /// What was passed over.
+    pub skipped: SkippedSummary,
+}
+
+/// One thing to read, found in an input.
+#[derive(Debug)]
+enum Source {
+    /// A canonical trace file.
+    Trace(PathBuf),
+    /// A log one importer reads.
+    Log(Format, PathBuf),
+    /// Claude Code folders and transcripts, imported together so that
+    /// their traces come in the importer's order (sorted paths).
+    ClaudeCode(Vec<PathBuf>),
+}
+
+/// Loads the traces of `paths` — canonical trace files, Claude Code
+/// folders and transcripts, Anthropic, LangChain and OpenAI logs, and
+/// folders of them — deciding what each file is from its content (see
+/// [`crate::detect`]); no paths means `traces/`.
+///
+/// A file named in `paths` must be one of those kinds. A folder is read in
+/// name order, not recursively, except that Claude Code data (a config
+/// root, `projects/` or a folder below it) goes whole to the Claude Code
+/// importer; files of another kind in a folder are passed over and listed
+/// in [`Loaded::skipped`]; other folders inside a folder are not read.
+/// A damaged file is an error naming the file and the place, or with
+/// [`InputOptions::skip_invalid`] is passed over and listed; in a Claude
+/// Code transcript a damaged line is such an error (or, skipped, listed),
+/// but an unfinished last line is a session being written and is passed
+/// over as the importer does. Inputs that give no trace at all are an
+/// error. All traces are held in memory: the pipelines take them whole.
+pub fn load_inputs(
+    paths: &[PathBuf],
+    opts: &InputOptions,
+    progress: &dyn Progress,
+) -> Result<Loaded, InputError> {
+    let paths = &input_paths(paths)[..];
+    let import_opts = ImportOptions {
+        skip_invalid: opts.skip_invalid,
+        default_model: None,
+    };
+    let mut loaded = Loaded::default();
+    if let Some(format) = opts.from {
+        format.import_each(paths, &import_opts, progress, &mut |t| {
+            loaded.traces.push(t);
+            Ok::<_, InputError>(())
+        })?;
+        return Ok(loaded);
+    }
+    for path in paths {
+        for source in sources(path, opts.skip_invalid, &mut loaded.skipped)? {
+            read_source(source, opts, &import_opts, progress, &mut loaded)?;
+        }
+    }
+    // Claude Code files may hold only bookkeeping, and damaged files may
+    // all have been skipped: a run over nothing is an input error.
+    if loaded.traces.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(InputError::Unusable(format!(
+            "{}: no traces found (no recorded call to replay)",
+            shown.join(", ")
+        )));
+    }
+    Ok(loaded)
+}
+
+/// What `path` holds to read, in order. A FIFO, socket or device named is
+/// refused; under `skip_invalid`, a path that cannot be read is passed over
+/// and listed.
+fn sources(
+    path: &Path,
+    skip_invalid: bool,
+    skipped: &mut SkippedSummary,
+) -> Result<Vec<Source>, InputError> {
+    // Under skip_invalid, what cannot be read is named and passed over.
+    let unreadable = |err: InputError, skipped: &mut SkippedSummary| {
+        if skip_invalid {
+            skipped
+                .unread
+                .push((path.to_path_buf(), unreadable_why(path, &err)));
+            Ok(Vec::new())
+        } else {
+            Err(err)
+        }
+    };
+    let meta = match detect::file_or_folder(path) {
+        Ok(meta) => meta,
+        Err(e @ ImportError::NotAFile { .. }) => return Err(e.into()),
+        Err(e) => return unreadable(e.into(), skipped),
+    };
+    if !meta.is_dir() {
+        let kind = match detect::detect_file(path) {
+            Ok(kind) => kind,
+            Err(e) => return unreadable(e.into(), skipped),
+        };
+        return Ok(vec![match kind {
+            FileKind::Trace => Source::Trace(path.to_path_buf()),
+            FileKind::Log(Format::ClaudeCode) => Source::ClaudeCode(vec![path.to_path_buf()]),
+            FileKind::Log(f) => Source::Log(f, path.to_path_buf()),
+            // Named as a trace: the loader says what is wrong, and where.
+            FileKind::Empty => Source::Trace(path.to_path_buf()),
+            FileKind::Other if looks_like_json(path) => Source::Trace(path.to_path_buf()),
+            FileKind::Other => {
+                return Err(InputError::Unusable(format!(
+                    "{}: not a trace file, a Claude Code transcript, or an Anthropic, LangChain or OpenAI log",
+                    path.display()
+                )));
+            }
+        }]);
+    }
+    if detect::is_claude_code_folder(path) {
+        return Ok(vec![Source::ClaudeCode(vec![path.to_path_buf()])]);
+    }
+    let listed: std::io::Result<Vec<PathBuf>> =
+        std::fs::read_dir(path).and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect());
+    let mut entries = match listed {
+        Ok(entries) => entries,
+        Err(e) => {
+            let err =
+                InputError::Unusable(format!("{}: cannot read directory: {e}", path.display()));
+            return unreadable(err, skipped);
+        }
+    };
+    entries.sort();
+    let mut out = Vec::new();
+    let mut claude: Option<usize> = None;
+    let mut add_claude = |out: &mut Vec<Source>, p: PathBuf| match claude {
+        Some(i) => {
+            if let Source::ClaudeCode(v) = &mut out[i] {
+                v.push(p);
+            }
+        }
+        None => {
+            claude = Some(out.len());
+            out.push(Source::ClaudeCode(vec![p]));
+        }
+    };
+    let (other_before, unread_before) = (skipped.other.len(), skipped.unread.len());
+    for p in entries {
+        // A FIFO is never opened (that would block), and an editor's lock
+        // symlink (`.#name`, pointing nowhere) is no reason to stop.
+        if let Some(why) = detect::never_read(&p) {
+            skipped.unread.push((p, why));
+            continue;
+        }
+        if p.is_dir() {
+            if detect::is_claude_code_folder(&p) {
+                add_claude(&mut out, p);
+            }
+            continue;
+        }
+        let kind = match detect::detect_file(&p) {
+            Ok(kind) => kind,
+            Err(e) if skip_invalid => {
+                let why = unreadable_why(&p, &e.into());
+                skipped.unread.push((p, why));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        match kind {
+            FileKind::Trace => out.push(Source::Trace(p)),
+            FileKind::Log(Format::ClaudeCode) => add_claude(&mut out, p),
+            FileKind::Log(f) => out.push(Source::Log(f, p)),
+            FileKind::Empty | FileKind::Other => skipped.other.push(p),
+        }
+    }
+    if out.is_empty() {
+        return Err(InputError::Unusable(format!(
+            "{}: no traces, Claude Code transcripts or logs in this directory ({} file(s) of another kind{})",
+            path.display(),
+            skipped.other.len() - other_before,
+            match skipped.unread.len() - unread_before {
+                0 => String::new(),
+                n => format!(", {n} not read"),
+            }
+        )));
+    }
+    Ok(out)
+}
+
+/// Why a path could not be read: the error's message without the path it
+/// starts with (the summary line names the path).
+fn unreadable_why(path: &Path, err: &InputError) -> String {
+    let text = err.to_string();
+    let named = format!("{}: ", path.display());
+    text.strip_prefix(&named)
+        .map_or_else(|| text.clone(), str::to_owned)
+}
+
+/// Whether a file of no known kind is meant as JSON (so that the trace
+/// loader, not a generic message, says what is wrong with it).
+fn looks_like_json(path: &Path) -> bool {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .is_some_and(|e| matches!(e.as_str(), "json" | "jsonl" | "ndjson"))
+}
+
+fn read_source(
+    source: Source,
+    opts: &InputOptions,
+    import_opts: &ImportOptions,
+    progress: &dyn Progress,
+    loaded: &mut Loaded,
+) -> Result<(), InputError> {
+    // A damaged file fails the load, or under skip_invalid is named and
+    // passed over.
+    let skip_file = |err: InputError, loaded: &mut Loaded| {
+        if opts.skip_invalid {
+            loaded.skipped.damaged.push(format!("{err} (file skipped)"));
+            Ok(())
+        } else {
+            Err(err)
+        }
+    };
+    match source {
+        Source::Trace(path) => match crate::trace::load_path_with(&path, progress) {
+            Ok(t) => {
+                loaded.traces.extend(t.traces);
+                loaded.warnings.extend(t.warnings);
+            }
+            Err(e) => skip_file(e.into(), loaded)?,
+        },
+        Source::Log(format, path) => {
+            match import_all(format, std::slice::from_ref(&path), import_opts, progress) {
+                Ok((traces, report)) => {
+                    // Only under skip_invalid do log importers pass over lines.
+                    if report.skipped_lines > 0 {
+                        loaded.skipped.damaged.push(format!(
+                            "{}: {} damaged line(s) skipped",
+                            path.display(),
+                            report.skipped_lines
+                        ));
+                    }
+                    loaded.traces.extend(traces);
+                }
+                Err(e) => skip_file(e.into(), loaded)?,
+            }
+        }
+        Source::ClaudeCode(inputs) => {
+            let (traces, report) = import_all(Format::ClaudeCode, &inputs, import_opts, progress)?;
+            loaded.skipped.unread.extend(report.unread.iter().cloned());
+            if report.joined_lines > 0 {
+                loaded.notes.push(format!(
+                    "{}: {} line(s) held two or more records with no newline between them (Claude Code writes these now and then); each record was read",
+                    shown_inputs(&inputs),
+                    report.joined_lines
+                ));
+            }
+            if report.skipped_lines > 0 {
+                // The importer always passes over lines that are not JSON,
+                // as ccusage does; here a damaged line is an error unless
+                // skip_invalid, and an unfinished last line (a session being
+                // written) is not damage.
+                let mut unreadable = Vec::new();
+                let files = crate::claude_code::discover_readable(
+                    &inputs,
+                    opts.skip_invalid.then_some(&mut unreadable),
+                )?;
+                let passed_over: Vec<&PathBuf> = report.unread.iter().map(|(p, _)| p).collect();
+                for file in files.iter().filter(|f| !passed_over.contains(f)) {
+                    for err in detect::damaged_lines(file)? {
+                        if !opts.skip_invalid {
+                            return Err(err.into());
+                        }
+                        loaded.skipped.damaged.push(format!("{err} (line skipped)"));
+                    }
+                }
+            }
+            loaded.traces.extend(traces);
+        }
+    }
+    Ok(())
+}
+
+/// Inputs named in one message: their paths, joined.
+fn shown_inputs(inputs: &[PathBuf]) -> String {
+    let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    shown.join(", ")
+}
+
+/// Every trace `format` imports from `inputs`, with the importer's report.
+fn import_all(
+    format: Format,
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<(Vec<Trace>, ImportReport), ImportError> {
+    let mut traces = Vec::new();
+    let report = format.import_each(inputs, opts, progress, &mut |t| {
+        traces.push(t);
+        Ok::<_, ImportError>(())
+    })?;
+    Ok((traces, report))
+}

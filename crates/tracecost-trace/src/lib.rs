@@ -1,0 +1,191 @@
+//! The trace model of tracecost: recorded agent conversations in its
+//! canonical format, read and written.
+//!
+//! A trace is one lossless, append-only message history plus the list of
+//! model calls made over it. Each call says how many history messages it
+//! sent, so the history is stored once however many calls there were. See
+//! `docs/trace-format.md` for the file format.
+//!
+//! This crate owns the model ([`Trace`], [`Call`], [`Prompt`],
+//! [`RecordedUsage`]), loading and validating trace files ([`load_path`],
+//! [`load_str`]), writing them ([`TraceWriter`], [`to_json`]) and
+//! [`progress`], how long steps report how far they have got. It stands on
+//! the engine's message model alone: it must not depend on an importer
+//! (`tracecost-import`), a generator (`tracecost-gen`) or anything that
+//! prices, replays or reports (the root crate); `tests/cli/crates.rs` at
+//! the workspace root holds its dependencies to a list.
+#![warn(missing_docs)]
+
+// `crate::engine::…` paths, as in the modules that read the engine.
+use tracecost_engine as engine;
+
+mod load;
+pub mod progress;
+mod write;
+
+pub use load::{
+    ABSURD_TOKENS, LoadedTraces, TraceError, UTF8_BOM, Warning, load_path, load_path_with, load_str,
+};
+pub use write::{TraceWriter, to_json, traces_to_json};
+
+use crate::engine::cache::ProviderKind;
+use crate::engine::message::{ContentBlock, Message, ToolDefinition};
+use crate::engine::wire::Marker;
+
+/// The `format` tag of a canonical trace file.
+pub const TRACE_FORMAT: &str = "tracecost.trace/v1";
+
+/// Tokens of one image or document block, whatever its encoded size:
+/// Anthropic's vision documentation puts an image of up to 1.15 megapixels
+/// at about 1,600 tokens, billed by pixels, not by base64 length. Here, with
+/// the model, because both an importer's size estimate and the replay's
+/// token count read it.
+pub const MEDIA_TOKENS: u64 = 1_600;
+
+/// What a Claude Code session ran when no record tells the TTL (a session
+/// generated to look like one): no compaction of tool results, and Claude
+/// Code's own cache markers (`policy::CacheKind::ClaudeCode`) with the
+/// API's default TTL. Here, with the model, because the Claude Code
+/// importer and the generators both write it.
+pub const CLAUDE_CODE_STATUS_QUO: &str = "off+claude-code:ttl=5m";
+
+/// The system prompt and tool manifest in force from some call on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Prompt {
+    /// System blocks (text).
+    pub system: Vec<ContentBlock>,
+    /// Tool definitions, in the order sent.
+    pub tools: Vec<ToolDefinition>,
+}
+
+/// Usage as the provider recorded it; every field is optional because
+/// sources record different subsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordedUsage {
+    /// Uncached input tokens (after the last breakpoint).
+    pub input_tokens: Option<u64>,
+    /// Tokens written to the cache (5m + 1h).
+    pub cache_creation_input_tokens: Option<u64>,
+    /// Of those, written with a 5-minute TTL.
+    pub ephemeral_5m_input_tokens: Option<u64>,
+    /// Of those, written with a 1-hour TTL.
+    pub ephemeral_1h_input_tokens: Option<u64>,
+    /// Tokens read from the cache.
+    pub cache_read_input_tokens: Option<u64>,
+    /// Output tokens.
+    pub output_tokens: Option<u64>,
+}
+
+impl RecordedUsage {
+    /// Total prompt tokens (uncached + written + read), when the input part
+    /// is known.
+    pub fn total_input(&self) -> Option<u64> {
+        Some(
+            self.input_tokens?
+                + self.cache_creation_input_tokens.unwrap_or(0)
+                + self.cache_read_input_tokens.unwrap_or(0),
+        )
+    }
+}
+
+/// One model call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Call {
+    /// How many history messages the request sent (a prefix of the history).
+    pub messages: usize,
+    /// When the request started, in milliseconds since the Unix epoch.
+    pub start_ms: Option<u64>,
+    /// The model, when it differs from the trace's default.
+    pub model: Option<String>,
+    /// Index into [`Trace::prompts`] of the system prompt and tools sent.
+    pub prompt: usize,
+    /// The cache markers the recorded request carried, if known.
+    pub markers: Option<Vec<Marker>>,
+    /// The usage the provider recorded, if known.
+    pub usage: Option<RecordedUsage>,
+    /// tool_use ids whose results the client cleared in place just before
+    /// this call (Claude Code's microcompaction): from this call on it sent
+    /// them as a placeholder. Replayed by the `recorded` compaction.
+    pub cleared: Vec<String>,
+}
+
+/// One recorded conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    /// Short name (used in reports and file names).
+    pub name: String,
+    /// What the conversation was.
+    pub description: String,
+    /// The API it was sent to.
+    pub provider: ProviderKind,
+    /// The default model.
+    pub model: String,
+    /// The policy that actually ran, as a config string
+    /// (`COMPACTION+CACHE`), when the source tells: a Claude Code session
+    /// ran Claude Code's own caching. Savings are measured against it.
+    /// Without it, the status quo is the recorded markers, if any.
+    pub status_quo: Option<String>,
+    /// The project (repository, workspace) the conversation belongs to,
+    /// when the source tells; fleets are broken down by it.
+    pub project: Option<String>,
+    /// The account (organization, workspace, API key) whose prompt cache
+    /// the conversation used, when the source tells. Conversations of one
+    /// account share the provider's cache: replayed together, their calls
+    /// meet one simulated cache.
+    pub account: Option<String>,
+    /// The session (conversation) this trace is one part of, when it is one
+    /// of several: a continuation after the context was compacted, or a
+    /// subagent's conversation. A fleet counts the traces of one session
+    /// once.
+    pub session: Option<String>,
+    /// The file the trace was read from, as given (not part of the trace
+    /// file: set by whatever read it). Two traces of the same name from
+    /// different files are different conversations, and a fleet keeps them
+    /// apart by it.
+    pub source: Option<String>,
+    /// Tokens of system prompt and tool definitions that the source did not
+    /// record but whose size is known from usage (Claude Code transcripts).
+    pub hidden_prefix_tokens: u64,
+    /// Prompt versions; calls refer to them by index. Never empty.
+    pub prompts: Vec<Prompt>,
+    /// The lossless history.
+    pub messages: Vec<Message>,
+    /// The calls, in order.
+    pub calls: Vec<Call>,
+}
+
+impl Trace {
+    /// The history a call sent.
+    pub fn history_of(&self, call: &Call) -> &[Message] {
+        &self.messages[..call.messages.min(self.messages.len())]
+    }
+
+    /// The prompt (system and tools) a call sent.
+    pub fn prompt_of(&self, call: &Call) -> &Prompt {
+        // Loading guarantees the index is valid and `prompts` is non-empty.
+        self.prompts
+            .get(call.prompt)
+            .or_else(|| self.prompts.first())
+            .unwrap_or(&EMPTY_PROMPT)
+    }
+
+    /// The model a call used.
+    pub fn model_of<'a>(&'a self, call: &'a Call) -> &'a str {
+        call.model.as_deref().unwrap_or(&self.model)
+    }
+
+    /// Whether any call carries recorded cache markers.
+    pub fn has_markers(&self) -> bool {
+        self.calls.iter().any(|c| c.markers.is_some())
+    }
+
+    /// Whether every call has a start time.
+    pub fn has_timestamps(&self) -> bool {
+        !self.calls.is_empty() && self.calls.iter().all(|c| c.start_ms.is_some())
+    }
+}
+
+static EMPTY_PROMPT: Prompt = Prompt {
+    system: Vec::new(),
+    tools: Vec::new(),
+};
