@@ -1,0 +1,176 @@
+//! `results.json`: the report's figures for a program to read (the shape
+//! is documented in `docs/results.md`; its version is [`RESULTS_FORMAT`]).
+
+use super::story::headline;
+use serde::Serialize;
+
+use crate::app::TraceReport;
+use crate::policy::Config;
+use crate::replay::CallResult;
+use crate::replay::stability::StabilityReport;
+use crate::replay::sweep::SweepRow;
+
+pub(super) fn json<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+pub(super) fn json_pretty<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// `text` with every line but the first indented by `n` spaces (the first
+/// follows a key or the caller's own indent), so pretty JSON nests in
+/// pretty JSON. Line breaks in JSON text only ever come from the layout:
+/// strings escape theirs.
+pub(super) fn indented(text: &str, n: usize) -> String {
+    let pad = " ".repeat(n);
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.push_str(&pad);
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+#[derive(Serialize)]
+pub(super) struct JsonPick<'a> {
+    config: &'a Config,
+    cost_usd: f64,
+    savings_usd: f64,
+    savings_pct: f64,
+    recall_risk_turns: usize,
+}
+
+#[derive(Serialize)]
+pub(super) struct JsonRow<'a> {
+    config: &'a Config,
+    cost_usd: f64,
+    savings_usd: f64,
+    savings_pct: f64,
+    #[serde(flatten)]
+    usage: crate::cost::pricing::Usage,
+    recall_risk: crate::replay::recall_risk::RecallRisk,
+    pareto: bool,
+}
+
+#[derive(Serialize)]
+pub(super) struct JsonTrace<'a> {
+    trace: &'a str,
+    session: &'a str,
+    source: Option<&'a str>,
+    description: &'a str,
+    model: &'a str,
+    back_to_back: bool,
+    calibration: crate::replay::TraceCalibration,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded_cost_usd: Option<f64>,
+    baseline: JsonPick<'a>,
+    cheapest: JsonPick<'a>,
+    recommended: JsonPick<'a>,
+    stability: &'a StabilityReport,
+    configs: Vec<JsonRow<'a>>,
+    calls_baseline: JsonCalls<'a>,
+    calls_recommended: JsonCalls<'a>,
+}
+
+/// A trace's calls as `results.json` writes them: each call names the
+/// results compacted at it and not at the call before (and those no longer
+/// compacted), with the count, rather than the whole list at every call:
+/// over a long trace the lists would add up to calls²/2 ids (5·10¹⁰ for
+/// 500,000 calls), and the file would grow with the square of the trace.
+pub(super) struct JsonCalls<'a>(&'a [CallResult]);
+
+#[derive(Serialize)]
+pub(super) struct JsonCall<'a> {
+    index: usize,
+    messages: usize,
+    chars: u64,
+    #[serde(flatten)]
+    usage: crate::cost::pricing::Usage,
+    cost_usd: f64,
+    compacted_count: usize,
+    newly_compacted: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    restored: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded: Option<crate::cost::pricing::Usage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded_cost_usd: Option<f64>,
+    stable_prefix_tokens: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    over_window: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_cause: Option<crate::replay::explain::CacheCause>,
+}
+
+impl Serialize for JsonCalls<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let none = crate::replay::CompactedIds::default();
+        s.collect_seq(self.0.iter().enumerate().map(|(i, c)| {
+            let before = i.checked_sub(1).map_or(&none, |p| &self.0[p].compacted);
+            let (newly_compacted, restored) = c.compacted.changes_since(before);
+            JsonCall {
+                index: c.index,
+                messages: c.messages,
+                chars: c.chars,
+                usage: c.usage,
+                cost_usd: c.cost_usd,
+                compacted_count: c.compacted.len(),
+                newly_compacted,
+                restored,
+                recorded: c.recorded,
+                recorded_cost_usd: c.recorded_cost_usd,
+                stable_prefix_tokens: c.stable_prefix_tokens,
+                over_window: c.over_window,
+                cache_cause: c.cache_cause,
+            }
+        }))
+    }
+}
+
+pub(super) fn pick(r: &SweepRow) -> JsonPick<'_> {
+    JsonPick {
+        config: &r.result.config,
+        cost_usd: r.result.totals.cost_usd,
+        savings_usd: r.savings_usd,
+        savings_pct: r.savings_pct,
+        recall_risk_turns: r.risk.turns,
+    }
+}
+
+pub(super) fn json_trace<'a>(session: &'a str, r: &'a TraceReport) -> JsonTrace<'a> {
+    let s = &r.sweep;
+    let h = headline(s);
+    JsonTrace {
+        trace: &s.trace,
+        session,
+        source: s.source.as_deref(),
+        description: &s.description,
+        model: &h.base.result.model,
+        back_to_back: h.base.result.back_to_back,
+        calibration: h.base.result.calibration,
+        recorded_cost_usd: h.recorded,
+        baseline: pick(h.base),
+        cheapest: pick(h.best),
+        recommended: pick(h.rec),
+        stability: &r.stability,
+        configs: s
+            .rows
+            .iter()
+            .map(|row| JsonRow {
+                config: &row.result.config,
+                cost_usd: row.result.totals.cost_usd,
+                savings_usd: row.savings_usd,
+                savings_pct: row.savings_pct,
+                usage: row.result.totals.usage,
+                recall_risk: row.risk,
+                pareto: row.pareto,
+            })
+            .collect(),
+        calls_baseline: JsonCalls(&h.base.result.calls),
+        calls_recommended: JsonCalls(&h.rec.result.calls),
+    }
+}
