@@ -1,0 +1,472 @@
+//! Replaying a group of configs over one trace: the driver. Each call's
+//! request is built once for the group ([`Request::build`], the per-call
+//! core), then simulated and billed for each config ([`bill`]) against the
+//! cache simulator handed in, so that several traces can share one.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::explain;
+use super::prepare::{PreparedTrace, SharedState};
+use super::request::{Request, marker_index};
+use super::{
+    Build, CallResult, CompactedIds, CompactedLog, ReplayError, ReplayOptions, ReplayResult,
+    RunTokens, check_config, fidelity, plan_claude_code_clears, recorded_usage, totals,
+};
+use crate::cost::cache_sim::{Breakpoint, CacheSim, EntryState, PrefixBlock, PrefixIndex};
+use crate::cost::pricing::{ModelPrice, Pricing, Usage};
+use crate::cost::tokens::{FastBuild, TokenMemo};
+use crate::engine::message::{ContentBlock, ToolDefinition};
+use crate::engine::rewrite::WireView;
+use crate::engine::wire::BlockRef;
+use crate::policy::{Compaction, CompactionRun, Config, markers_for_call};
+use crate::trace::{Call, Trace};
+
+/// One group of configs replayed over one trace, a call at a time, with
+/// the cache simulators (one per config) handed in at each call so that
+/// several traces can share them.
+///
+/// Each call's request is built in two stages. The first, shared by the
+/// group, turns the call's history into the flattened request: the wire
+/// view, its blocks with their token counts, and the prefix index (keys,
+/// token sums and positions). Built from scratch, that is linear in the
+/// history at every call; [`Build::Incremental`] keeps it from the previous
+/// call and rebuilds only from the first message whose bytes changed (the
+/// messages appended, or a result newly compacted), so a config's replay
+/// costs the calls plus the blocks plus the changes. The second stage, per
+/// config, places that config's markers and runs its cache simulator.
+pub(super) struct GroupRun<'a, 't> {
+    prepared: &'a PreparedTrace<'t>,
+    configs: &'a [Config],
+    pricing: &'a Pricing,
+    memo: &'a TokenMemo,
+    opts: ReplayOptions<'a>,
+    run: CompactionRun,
+    tokens: RunTokens<'a>,
+    all_calls: Vec<Vec<CallResult>>,
+    first_price: &'a ModelPrice,
+    ever_compacted: std::collections::HashSet<Arc<str>, FastBuild>,
+    log: CompactedLog,
+    with_recall: bool,
+    /// Per config: the cache keys the trace's previous call read or wrote.
+    last_keys: Vec<Vec<u128>>,
+    /// The request being built, kept from call to call.
+    request: Request<'t>,
+    /// One config's breakpoints at the current call (a buffer reused).
+    breakpoints: Vec<Breakpoint>,
+    /// Per config: what the previous call cached, to tell why a call
+    /// missed.
+    before: Vec<Option<explain::Before>>,
+    /// Results compacted at the previous call.
+    compacted_before: usize,
+}
+
+impl<'a, 't> GroupRun<'a, 't> {
+    pub(super) fn new(
+        prepared: &'a PreparedTrace<'t>,
+        configs: &'a [Config],
+        pricing: &'a Pricing,
+        memo: &'a TokenMemo,
+        opts: ReplayOptions<'a>,
+    ) -> Result<Self, ReplayError> {
+        let trace = prepared.trace;
+        let Some(config) = configs.first() else {
+            return Err(ReplayError::Config {
+                trace: trace.name.clone(),
+                reason: "no config".into(),
+            });
+        };
+        for c in configs {
+            check_config(trace, c)?;
+            if c.compaction != config.compaction || c.model != config.model {
+                return Err(ReplayError::Config {
+                    trace: trace.name.clone(),
+                    reason: format!("{c} and {config} do not share a compaction policy and model"),
+                });
+            }
+        }
+        let first_price = pricing.lookup(config.model_for_trace(trace))?;
+        let mut tokens = RunTokens {
+            prepared,
+            memo,
+            framing_message: first_price.framing.per_message,
+            calibration: prepared.calibration,
+            framing_block: first_price.framing.per_block,
+            replaced: HashMap::default(),
+        };
+        let run = CompactionRun::with_shared(
+            &config.compaction,
+            prepared.ledger.clone(),
+            prepared.stubs.clone(),
+        );
+        let run = match config.compaction {
+            Compaction::Recorded => run
+                .with_record(&prepared.trace.calls)
+                .with_clears(&prepared.inferred_clears),
+            Compaction::ClaudeCodeClear {
+                keep_tokens,
+                at_least,
+            } => run.with_clears(&plan_claude_code_clears(
+                prepared,
+                config,
+                pricing,
+                &mut tokens,
+                keep_tokens,
+                at_least,
+            )?),
+            _ => run,
+        };
+        Ok(GroupRun {
+            prepared,
+            configs,
+            pricing,
+            memo,
+            opts,
+            run,
+            tokens,
+            all_calls: configs
+                .iter()
+                .map(|_| Vec::with_capacity(trace.calls.len()))
+                .collect(),
+            first_price,
+            ever_compacted: Default::default(),
+            log: CompactedLog::default(),
+            with_recall: matches!(config.compaction, Compaction::Ledger { .. }),
+            last_keys: configs.iter().map(|_| Vec::new()).collect(),
+            request: Request::default(),
+            breakpoints: Vec::new(),
+            before: vec![None; configs.len()],
+            compacted_before: 0,
+        })
+    }
+
+    /// Replays call `ci` (calls must come in order) against `sims`, one
+    /// cache simulator per config: builds the call's request once
+    /// ([`Request::build`]), then simulates and bills it for each config
+    /// ([`bill`]).
+    pub(super) fn call(&mut self, ci: usize, sims: &mut [CacheSim]) -> Result<(), ReplayError> {
+        let (prepared, configs, pricing, opts) =
+            (self.prepared, self.configs, self.pricing, self.opts);
+        let trace = prepared.trace;
+        let config = &configs[0];
+        let call = &trace.calls[ci];
+        if let Some(p) = opts.progress {
+            p.advance(1);
+        }
+        let price: &ModelPrice = pricing.lookup(config.model_for_call(trace, call))?;
+        self.tokens.framing_block = price.framing.per_block;
+        self.tokens.framing_message = price.framing.per_message;
+        let sent = self.request.build(
+            prepared,
+            self.memo,
+            price,
+            ci,
+            self.with_recall,
+            opts.build == Build::Incremental,
+            &mut self.run,
+            &mut self.tokens,
+        )?;
+        let req = &self.request;
+        let index = &req.index;
+
+        let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
+        let recorded = call
+            .usage
+            .filter(|u| u.input_tokens.is_some())
+            .map(|u| recorded_usage(&u));
+        let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
+        // Filled in after the loop, shared by every call and config.
+        let new = self.log.push(&req.state.compacted);
+        self.ever_compacted.extend(new.iter().cloned());
+        let compaction_changed =
+            !new.is_empty() || req.state.compacted.len() < self.compacted_before;
+        self.compacted_before = req.state.compacted.len();
+        let microcompaction = matches!(config.compaction, Compaction::Recorded);
+        let carried = sent
+            .shared
+            .as_ref()
+            .is_some_and(|(_, s)| *s == SharedState::Carried);
+        if let Some((parts, state)) = sent.shared.clone() {
+            let warm_through = match state {
+                SharedState::Unknown | SharedState::Carried => None,
+                SharedState::Cold => Some(None),
+                SharedState::Warm(j) => Some(Some(parts.start + j)),
+            };
+            if let Some(through) = warm_through {
+                for block in parts {
+                    let Some(key) = index.key_at(block) else {
+                        continue;
+                    };
+                    for sim in sims.iter_mut() {
+                        if through.is_some_and(|t| block <= t) {
+                            sim.warm(key, call.start_ms.unwrap_or(0));
+                        } else {
+                            sim.evict(key);
+                        }
+                    }
+                }
+            }
+        }
+        let model_id: Arc<str> = match self.all_calls.first().and_then(|c| c.last()) {
+            Some(last) if *last.model == *price.id => last.model.clone(),
+            _ => Arc::from(price.id.as_str()),
+        };
+        let facts = CallFacts {
+            prepared,
+            trace,
+            ci,
+            call,
+            price,
+            view: &req.state.view,
+            req_boundary: &req.boundary_at,
+            tools: &sent.tools,
+            system: sent.system,
+            system_start: req.system_start,
+            message_start: &req.message_start,
+            blocks: &req.blocks,
+            index,
+            same_blocks: sent.same_blocks,
+            layout: &sent.layout,
+            model: sent.model,
+            carried,
+            hidden: sent.hidden,
+            compaction_changed,
+            microcompaction,
+            output_tokens,
+            messages: trace.history_of(call).len(),
+            chars: sent.chars,
+            batch: opts.batch,
+            recorded,
+            recorded_cost_usd,
+            model_id: &model_id,
+            stable_prefix_tokens: sent.stable_prefix_tokens,
+        };
+        for ((((c, sim), calls), last), before) in configs
+            .iter()
+            .zip(sims.iter_mut())
+            .zip(self.all_calls.iter_mut())
+            .zip(self.last_keys.iter_mut())
+            .zip(self.before.iter_mut())
+        {
+            bill(c, sim, calls, last, before, &mut self.breakpoints, &facts)?;
+        }
+        Ok(())
+    }
+
+    /// The results, one per config.
+    pub(super) fn finish(self) -> Vec<ReplayResult> {
+        let trace = self.prepared.trace;
+        let compacted = self.log.finish();
+        let mut all_calls = self.all_calls;
+        for calls in &mut all_calls {
+            for (call, ids) in calls.iter_mut().zip(&compacted) {
+                call.compacted = ids.clone();
+            }
+        }
+        let mut out = Vec::with_capacity(self.configs.len());
+        for (c, calls) in self.configs.iter().zip(all_calls) {
+            let totals = totals(&calls, self.ever_compacted.len());
+            out.push(ReplayResult {
+                fidelity: fidelity(&calls),
+                trace: trace.name.clone(),
+                config: c.clone(),
+                model: self.first_price.id.clone(),
+                back_to_back: !trace.has_timestamps(),
+                calibration: self.prepared.calibration,
+                calls,
+                totals,
+            });
+        }
+        out
+    }
+}
+
+/// What every config's simulation of one call reads: the request as
+/// built, and the call's facts from the record.
+struct CallFacts<'f, 't> {
+    prepared: &'f PreparedTrace<'t>,
+    trace: &'f Trace,
+    ci: usize,
+    call: &'f Call,
+    price: &'f ModelPrice,
+    view: &'f WireView<'t>,
+    req_boundary: &'f [Option<BlockRef>],
+    tools: &'f [&'f ToolDefinition],
+    system: &'f [ContentBlock],
+    system_start: usize,
+    message_start: &'f [usize],
+    blocks: &'f [PrefixBlock],
+    index: &'f PrefixIndex,
+    same_blocks: usize,
+    layout: &'f explain::Layout,
+    model: usize,
+    carried: bool,
+    hidden: bool,
+    compaction_changed: bool,
+    microcompaction: bool,
+    output_tokens: u64,
+    messages: usize,
+    chars: u64,
+    batch: bool,
+    recorded: Option<Usage>,
+    recorded_cost_usd: Option<f64>,
+    model_id: &'f Arc<str>,
+    stable_prefix_tokens: u64,
+}
+
+/// Simulates call `f.ci` for config `c` against its cache `sim` and bills
+/// it: places the config's markers on the request, runs the simulator,
+/// tells why the call missed, and appends the call's result to `calls`.
+/// `last` holds the cache keys the config's previous call read or wrote,
+/// `before` what it cached.
+fn bill(
+    c: &Config,
+    sim: &mut CacheSim,
+    calls: &mut Vec<CallResult>,
+    last: &mut Vec<u128>,
+    before: &mut Option<explain::Before>,
+    breakpoints: &mut Vec<Breakpoint>,
+    f: &CallFacts<'_, '_>,
+) -> Result<(), ReplayError> {
+    let CallFacts {
+        prepared,
+        trace,
+        ci,
+        call,
+        price,
+        view,
+        req_boundary,
+        tools,
+        system,
+        system_start,
+        message_start,
+        blocks,
+        index,
+        same_blocks,
+        layout,
+        model,
+        carried,
+        hidden,
+        compaction_changed,
+        microcompaction,
+        output_tokens,
+        messages,
+        chars,
+        batch,
+        recorded,
+        recorded_cost_usd,
+        model_id,
+        stable_prefix_tokens,
+    } = *f;
+    // The record shows the entries alive at the TTL they were
+    // written with: a config asking for as long keeps them, one
+    // asking for less (5 minutes where an hour was recorded) goes
+    // by the clock.
+    let keeps = c.cache.ttl().is_none_or(|t| {
+        let before = prepared.recorded_ttls[ci.saturating_sub(1)];
+        t.at(prepared.recorded_ttls[ci]).millis() >= before.millis()
+    });
+    if carried && keeps {
+        for key in last.iter() {
+            sim.warm(*key, call.start_ms.unwrap_or(0));
+        }
+    }
+    let boundary = || {
+        let kept = view
+            .messages
+            .len()
+            .checked_sub(1)
+            .and_then(|l| req_boundary[l]);
+        // The engine's rule, scanned back: what the kept boundary
+        // must equal (checked where tests run, not in releases).
+        debug_assert_eq!(kept, crate::engine::cache::history_boundary(view));
+        kept
+    };
+    let markers = markers_for_call(
+        &c.cache,
+        call.markers.as_deref(),
+        prepared.recorded_ttls[ci],
+        tools,
+        system,
+        view,
+        &boundary,
+    );
+    breakpoints.clear();
+    breakpoints.extend(
+        markers
+            .iter()
+            .filter_map(|m| marker_index(m, tools.len(), system_start, message_start, view)),
+    );
+    let now_ms = call.start_ms.unwrap_or(0);
+    let entry = before
+        .and_then(|b| b.cached)
+        .filter(|&p| p < same_blocks)
+        .and_then(|p| index.key_at(p))
+        .map_or(EntryState::Absent, |key| sim.entry_state(key, now_ms));
+    let outcome = sim
+        .simulate_indexed(
+            &crate::cost::cache_sim::SimRequest {
+                model: price,
+                start_ms: call.start_ms,
+                blocks,
+                breakpoints,
+                output_tokens,
+            },
+            index,
+        )
+        .map_err(|source| ReplayError::Sim {
+            trace: trace.name.clone(),
+            call: ci + 1,
+            source,
+        })?;
+    if hidden {
+        last.clear();
+        last.extend(
+            outcome
+                .hit
+                .into_iter()
+                .chain(outcome.written.iter().map(|(b, _)| *b))
+                .filter_map(|b| index.key_at(b)),
+        );
+    }
+    let cache_cause = explain::classify(&explain::Facts {
+        before: *before,
+        blocks,
+        same_blocks,
+        layout,
+        model,
+        minimum: price.min_cacheable_tokens,
+        tokens: outcome.usage.total_input(),
+        breakpoints: breakpoints.len(),
+        hit: outcome.hit,
+        wrote: !outcome.written.is_empty(),
+        entry,
+        now_ms,
+        compaction_changed,
+        microcompaction,
+    });
+    *before = Some(explain::Before {
+        cached: outcome
+            .hit
+            .into_iter()
+            .chain(outcome.written.iter().map(|(b, _)| *b))
+            .max(),
+        start_ms: call.start_ms,
+        model,
+    });
+    calls.push(CallResult {
+        index: ci + 1,
+        messages,
+        chars,
+        usage: outcome.usage,
+        cost_usd: price.cost_usd(&outcome.usage, batch),
+        compacted: CompactedIds::default(),
+        recorded,
+        recorded_cost_usd,
+        model: model_id.clone(),
+        stable_prefix_tokens,
+        over_window: outcome.usage.total_input() > price.window_tokens(),
+        cache_cause,
+    });
+    Ok(())
+}
