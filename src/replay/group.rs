@@ -6,13 +6,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::explain;
-use super::prepare::{PreparedTrace, SharedState};
-use super::request::{Request, marker_index};
-use super::{
-    Build, CallResult, CompactedIds, CompactedLog, ReplayError, ReplayOptions, ReplayResult,
-    RunTokens, check_config, fidelity, plan_claude_code_clears, recorded_usage, totals,
-};
 use crate::cost::cache_sim::{Breakpoint, CacheSim, EntryState, PrefixBlock, PrefixIndex};
 use crate::cost::pricing::{ModelPrice, Pricing, Usage};
 use crate::cost::tokens::{FastBuild, TokenMemo};
@@ -21,6 +14,14 @@ use crate::engine::rewrite::WireView;
 use crate::engine::wire::BlockRef;
 use crate::policy::{Compaction, CompactionRun, Config, markers_for_call};
 use crate::trace::{Call, Trace};
+
+use super::explain;
+use super::prepare::{PreparedTrace, SharedState};
+use super::request::{Request, marker_index};
+use super::{
+    Build, CallResult, CompactedIds, CompactedLog, ReplayError, ReplayOptions, ReplayResult,
+    RunTokens, check_config, fidelity, plan_claude_code_clears, recorded_usage, totals,
+};
 
 /// One group of configs replayed over one trace, a call at a time, with
 /// the cache simulators (one per config) handed in at each call so that

@@ -9,11 +9,6 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::explain;
-use super::prepare::{
-    BlockCount, PreparedTrace, Scale, SharedState, TraceCalibration, count_block,
-};
-use super::{ReplayError, RunTokens};
 use crate::cost::cache_sim::{Breakpoint, PrefixBlock, PrefixIndex, PrefixKind};
 use crate::cost::pricing::{ModelPrice, ToolChoice};
 use crate::cost::tokens::{FastBuild, TokenMemo};
@@ -22,6 +17,12 @@ use crate::engine::message::{ContentBlock, ToolDefinition};
 use crate::engine::rewrite::{WireBlock, WireMessage, WireView};
 use crate::engine::wire::{BlockRef, Marker, message_json};
 use crate::policy::{CompactionRun, ViewState};
+
+use super::explain;
+use super::prepare::{
+    BlockCount, PreparedTrace, Scale, SharedState, TraceCalibration, count_block,
+};
+use super::{ReplayError, RunTokens};
 
 /// The flattened request of the latest call and what it was built from.
 #[derive(Default)]

@@ -2,7 +2,6 @@
 //! fleet's from its answer. The charts module draws them; here is only
 //! which numbers go in which chart.
 
-use super::story::break_even_line;
 use std::collections::BTreeMap;
 
 use crate::app::fleet::{Fleet, FleetFigures, SessionSummary};
@@ -12,6 +11,8 @@ use crate::replay::sweep::{SweepRow, TraceSweep};
 use crate::replay::{CallResult, ReplayResult};
 use crate::report::charts::{CallTokens, Chart};
 use crate::report::fmt::thousands;
+
+use super::story::break_even_line;
 
 pub(super) fn call_tokens(calls: &[CallResult]) -> Vec<CallTokens> {
     calls

@@ -1,7 +1,6 @@
 //! The report's CSV files: `results.csv` (a row per trace and config) and
 //! `sessions.csv` (a row per session).
 
-use super::story::own_pick_text;
 use std::fmt::Write as _;
 
 use crate::app::fleet::Fleet;
@@ -9,6 +8,8 @@ use crate::replay::sweep::TraceSweep;
 use crate::report::export::{Exportable, Format};
 use crate::report::fmt::csv_field;
 use crate::report::sweep_view::SweepView;
+
+use super::story::own_pick_text;
 
 /// The sessions' figures, most expensive first, as CSV: one row per
 /// session (its traces summed), the traces named in one field.

@@ -2,14 +2,6 @@
 //! page and a page per trace, with their charts inline; the stylesheet is
 //! `style.css`, embedded.
 
-use super::Assumptions;
-use super::html_tables::{
-    calls_table, code_spans, config_html, configs_table, sessions_table, sweep_table,
-};
-use super::story::{
-    KEEP, basis_line, fleet_lines, fleet_stability_line, headline, notes, now_detail, reasoning,
-    risk_text, stability_verdict,
-};
 use std::fmt::Write as _;
 
 use crate::app::TraceReport;
@@ -18,6 +10,15 @@ use crate::app::fleet::{Basis, Fleet, SessionSummary, StabilityBrief};
 use crate::app::identity::slug;
 use crate::report::charts::{Chart, ChartError, render_svg, suggested_height};
 use crate::report::fmt::{dollars, html_escape, thousands};
+
+use super::Assumptions;
+use super::html_tables::{
+    calls_table, code_spans, config_html, configs_table, sessions_table, sweep_table,
+};
+use super::story::{
+    KEEP, basis_line, fleet_lines, fleet_stability_line, headline, notes, now_detail, reasoning,
+    risk_text, stability_verdict,
+};
 
 /// The pages' stylesheet, inline in each page so that a page opened alone
 /// (an artifact downloaded from CI) looks as it should.

@@ -1,13 +1,14 @@
 //! The tables of the HTML pages: configs, sessions, a trace's sweep and its
 //! calls, and how a config string is set in a cell.
 
-use super::story::{own_pick_text, session_title, trace_label};
 use std::fmt::Write as _;
 
 use crate::app::fleet::{Fleet, FleetFigures, SessionFigures};
 use crate::app::identity::slug;
 use crate::replay::sweep::{SweepRow, TraceSweep};
 use crate::report::fmt::{dollars, html_escape, thousands};
+
+use super::story::{own_pick_text, session_title, trace_label};
 
 /// The fleet's configs, cheapest first.
 pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {

@@ -5,11 +5,11 @@
 //! what lets a committed example report be checked byte for byte.
 //!
 //! [`ReportWriter`] drives the writing, session by session. Beneath it the
-//! story ([`story`]: the headline, the picks, the sentences, in no format)
-//! and what the charts show ([`chart_data`]); above the story, one writer
-//! per file kind: the HTML pages ([`html`], [`html_tables`], the
-//! stylesheet), `summary.md` ([`summary_md`]), `results.json`
-//! ([`results_json`]) and the CSV files ([`csv`]). The writers read the
+//! story (`story`: the headline, the picks, the sentences, in no format)
+//! and what the charts show (`chart_data`); above the story, one writer
+//! per file kind: the HTML pages (`html`, `html_tables`, the
+//! stylesheet), `summary.md` (`summary_md`), `results.json`
+//! (`results_json`) and the CSV files (`csv`). The writers read the
 //! story; they never call one another.
 
 mod chart_data;
@@ -23,18 +23,18 @@ mod summary_md;
 pub use chart_data::{charts, fleet_charts};
 pub use story::{fleet_lines, sweep_skipped_lines};
 
-use csv::{results_csv_rows, sessions_csv};
-use html::{Figure, html, sessions_page, trace_page, trace_section};
-use html_tables::trace_link;
-use results_json::{indented, json, json_pretty, json_trace};
-use summary_md::summary_md;
-
 use std::collections::BTreeMap;
 use std::io;
 
 use serde::Serialize;
 
 use super::charts::{ChartError, render_png, render_svg, suggested_height};
+
+use csv::{results_csv_rows, sessions_csv};
+use html::{Figure, html, sessions_page, trace_page, trace_section};
+use html_tables::trace_link;
+use results_json::{indented, json, json_pretty, json_trace};
+use summary_md::summary_md;
 
 /// Version tag of `results.json`.
 pub const RESULTS_FORMAT: &str = "tracecost.report/v1";
@@ -100,7 +100,7 @@ pub enum ReportError {
     Write(#[from] io::Error),
 }
 
-/// Writes a report: [`ReportWriter::session`] for each session as soon as it
+/// Writes a report: [`ReportWriter::trace`] for each trace as soon as it
 /// is replayed (its charts, its page, its entries in `results.json` and
 /// `results.csv`), then [`ReportWriter::finish`] with the fleet's answer for
 /// the fleet page and `summary.md`.

@@ -1,7 +1,6 @@
 //! `results.json`: the report's figures for a program to read (the shape
 //! is documented in `docs/results.md`; its version is [`RESULTS_FORMAT`]).
 
-use super::story::headline;
 use serde::Serialize;
 
 use crate::app::TraceReport;
@@ -9,6 +8,8 @@ use crate::policy::Config;
 use crate::replay::CallResult;
 use crate::replay::stability::StabilityReport;
 use crate::replay::sweep::SweepRow;
+
+use super::story::headline;
 
 pub(super) fn json<T: Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()

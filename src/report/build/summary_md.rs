@@ -1,15 +1,16 @@
 //! `summary.md`: the fleet's answer and each session's, for a pull request
 //! or a chat message.
 
-use super::Assumptions;
-use super::story::{
-    fleet_lines, fleet_stability_line, headline, own_pick_text, session_title, stability_verdict,
-};
 use std::fmt::Write as _;
 
 use crate::app::fidelity::error_pct;
 use crate::app::fleet::{Fleet, SessionSummary};
 use crate::report::fmt::{dollars, md_escape, thousands};
+
+use super::Assumptions;
+use super::story::{
+    fleet_lines, fleet_stability_line, headline, own_pick_text, session_title, stability_verdict,
+};
 
 /// Above this many traces, summary.md names the most expensive sessions in
 /// one table instead of a section each, so it stays short enough for a

@@ -1,0 +1,518 @@
+//! The answer for a group of sessions: per config, the fleet's cost and
+//! saving against what it pays now ([`FleetFigures`], [`GroupAnswer`]), how
+//! the saving spreads over sessions, and the recall price at which the
+//! answer changes ([`BreakEven`]).
+
+use serde::Serialize;
+
+use crate::policy::{Compaction, Config};
+use crate::replay::sweep::{SweepRow, TraceSweep};
+
+use super::MIXED_STATUS_QUO;
+use super::session::{SessionSummary, by_session, savings_by_session};
+
+/// The `p`th percentile of `sorted` (ascending), interpolated between the
+/// two nearest ranks (numpy's default), so the median of an even count is
+/// the mean of the middle two, as a reader computes it. 0 when empty.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    match sorted {
+        [] => 0.0,
+        [only] => *only,
+        _ => {
+            let pos = (p / 100.0).clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+            sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+        }
+    }
+}
+
+/// One config's figures summed over a set of sessions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FleetFigures {
+    /// The config (canonical string), or [`MIXED_STATUS_QUO`] for a status
+    /// quo that differs between sessions.
+    pub config: String,
+    /// Simulated cost, USD.
+    pub cost_usd: f64,
+    /// Cost plus the priced recalls the recommendation minimizes.
+    pub risk_adjusted_cost_usd: f64,
+    /// Of the priced recalls, what sending the recalled text costs (the
+    /// rest prices the recall-risk turns).
+    pub recall_tokens_usd: f64,
+    /// Saving against the status quo (positive = cheaper).
+    pub savings_usd: f64,
+    /// Same, in percent of the status quo.
+    pub savings_pct: f64,
+    /// Tool results compacted or cleared, over every session.
+    pub compacted_results: usize,
+    /// Assistant turns that would have needed a recall.
+    pub recall_risk_turns: usize,
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Cache writes.
+    pub cache_creation_input_tokens: u64,
+    /// Cache reads.
+    pub cache_read_input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// A compaction that compacted nothing anywhere: never recommended.
+    pub no_effect: bool,
+    /// Calls that send more than their model's context window (the API
+    /// would refuse them).
+    pub over_window_calls: usize,
+    /// Traces the config could not apply to (a `recorded` cache policy on a
+    /// trace that recorded no markers): they count at their status quo, so
+    /// the config is compared with the others on every session and saves
+    /// only where it ran.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_traces: usize,
+}
+
+/// A config of the grid that some traces were not replayed under, because
+/// it cannot apply to them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedConfig {
+    /// The config.
+    pub config: String,
+    /// Traces it was skipped for.
+    pub traces: usize,
+    /// Traces of the group.
+    pub of: usize,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// The configs of `configs` that cannot apply to some of `traces`, and to
+/// how many (a sweep skips them there), in the configs' order.
+pub fn skipped_configs(traces: &[crate::trace::Trace], configs: &[Config]) -> Vec<SkippedConfig> {
+    configs
+        .iter()
+        .filter_map(|c| {
+            let n = traces
+                .iter()
+                .filter(|t| crate::replay::check_config(t, c).is_err())
+                .count();
+            (n > 0).then(|| SkippedConfig {
+                config: c.to_string(),
+                traces: n,
+                of: traces.len(),
+                reason: skip_reason(c),
+            })
+        })
+        .collect()
+}
+
+/// Why `config` cannot apply to a trace that was not replayed under it.
+pub(super) fn skip_reason(config: &Config) -> String {
+    match (&config.cache, &config.compaction) {
+        (crate::policy::Cache::Recorded, _) => "they recorded no cache markers to replay".into(),
+        (_, Compaction::ClearToolUses(_)) => {
+            "an Anthropic API feature, and their provider is another".into()
+        }
+        _ => "their provider does not accept its cache markers".into(),
+    }
+}
+
+impl FleetFigures {
+    fn empty(config: String) -> Self {
+        FleetFigures {
+            config,
+            cost_usd: 0.0,
+            risk_adjusted_cost_usd: 0.0,
+            recall_tokens_usd: 0.0,
+            savings_usd: 0.0,
+            savings_pct: 0.0,
+            compacted_results: 0,
+            recall_risk_turns: 0,
+            input_tokens: 0,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 0,
+            no_effect: false,
+            over_window_calls: 0,
+            skipped_traces: 0,
+        }
+    }
+
+    fn add(&mut self, r: &SweepRow) {
+        let t = &r.result.totals;
+        self.cost_usd += t.cost_usd;
+        self.risk_adjusted_cost_usd += r.risk_adjusted_cost_usd;
+        self.recall_tokens_usd += r.recall_tokens_usd;
+        self.compacted_results += t.compacted_results;
+        self.recall_risk_turns += r.risk.turns;
+        self.input_tokens += t.usage.input_tokens;
+        self.cache_creation_input_tokens += t.usage.cache_creation_input_tokens;
+        self.cache_read_input_tokens += t.usage.cache_read_input_tokens;
+        self.output_tokens += t.usage.output_tokens;
+        self.over_window_calls += t.over_window_calls;
+    }
+
+    fn against(&mut self, status_quo_usd: f64) {
+        self.savings_usd = status_quo_usd - self.cost_usd;
+        self.savings_pct = if status_quo_usd > 0.0 {
+            self.savings_usd / status_quo_usd * 100.0
+        } else {
+            0.0
+        };
+    }
+}
+
+/// How the recommended config's saving spreads over sessions (USD per
+/// session, against each session's status quo).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SavingsSpread {
+    /// 10th percentile.
+    pub p10_usd: f64,
+    /// Median.
+    pub median_usd: f64,
+    /// 90th percentile.
+    pub p90_usd: f64,
+    /// Sessions the recommendation makes more expensive.
+    pub more_expensive: usize,
+}
+
+/// The answer for one group of sessions (the fleet, or one project).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupAnswer {
+    /// Sessions (the parts and subagents of one count once).
+    pub sessions: usize,
+    /// Traces: each part and subagent conversation on its own.
+    pub traces: usize,
+    /// Calls.
+    pub calls: usize,
+    /// Calls that recorded their usage.
+    pub recorded_calls: usize,
+    /// What the sessions that recorded usage paid, USD (their calls with
+    /// recorded usage only).
+    pub recorded_cost_usd: Option<f64>,
+    /// The status quo simulated on the same calls, USD, to compare with the
+    /// recorded bill.
+    pub status_quo_on_recorded_calls_usd: Option<f64>,
+    /// What the sessions pay now, simulated.
+    pub status_quo: FleetFigures,
+    /// The config to use; equal to the status quo's figures when keeping
+    /// what runs is the answer.
+    pub recommended: FleetFigures,
+    /// Whether the answer is to keep what runs.
+    pub keep_status_quo: bool,
+    /// How the recommendation's saving spreads over sessions.
+    pub spread: SavingsSpread,
+    /// Configs of the grid that could not apply to some traces, in grid
+    /// order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedConfig>,
+    /// What runs now, the recommendation and the saving, on one basis: the
+    /// figures a page sets side by side.
+    pub headline: Headline,
+    /// The recall price at which the answer would change, when some config
+    /// beats the status quo at some price.
+    pub break_even: Option<BreakEven>,
+}
+
+/// How the answer depends on the price of a recall: with every recall-risk
+/// turn priced at one price `P` (`--recall-cost`), a config costs its
+/// simulated cost, plus its recalled text, plus `P` per turn; against the
+/// status quo that is a line in `P`, and this is where it crosses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BreakEven {
+    /// The config that beats the status quo up to the highest recall price
+    /// (the recommendation's own, when one is recommended).
+    pub config: String,
+    /// Where in `P` it beats the status quo.
+    #[serde(flatten)]
+    pub wins: Wins,
+    /// What a turn is priced at in this answer, on average, USD (one more
+    /// round trip of its trace unless `--recall-cost` set it).
+    pub priced_now_usd: f64,
+}
+
+/// The prices of a recall-risk turn at which a config beats the status quo.
+/// In `results.json`: `"wins": "below" | "above" | "always"`, with the
+/// price as `"price_usd"` where there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "wins", content = "price_usd", rename_all = "snake_case")]
+pub enum Wins {
+    /// While a turn costs less than this, USD: it saves, and risks more.
+    Below(f64),
+    /// While a turn costs more than this, USD: it costs more, but the
+    /// status quo (which clears results itself) risks more.
+    Above(f64),
+    /// At any price: it is cheaper, and risks no more.
+    Always,
+}
+
+impl BreakEven {
+    /// The break-even of `configs` against `status_quo`: of `recommended`
+    /// when one is, else of the config that wins up to the highest price.
+    fn of(
+        status_quo: &FleetFigures,
+        configs: &[&FleetFigures],
+        recommended: Option<&FleetFigures>,
+    ) -> Option<Self> {
+        let base = |f: &FleetFigures| f.cost_usd + f.recall_tokens_usd;
+        // Where `f` beats the status quo: `gain − extra_turns · P > 0`.
+        let wins = |f: &FleetFigures| -> Option<Wins> {
+            let gain = base(status_quo) - base(f);
+            let extra_turns = f.recall_risk_turns as f64 - status_quo.recall_risk_turns as f64;
+            match (gain > 0.0, extra_turns) {
+                (true, t) if t <= 0.0 => Some(Wins::Always),
+                (true, t) => Some(Wins::Below(gain / t)),
+                (false, t) if t < 0.0 => Some(Wins::Above(-gain / -t)),
+                _ => None,
+            }
+        };
+        let (f, w) = match recommended {
+            Some(r) => (r, wins(r)?),
+            None => configs
+                .iter()
+                .filter(|f| !f.no_effect && f.config != status_quo.config)
+                .filter_map(|f| match wins(f)? {
+                    // Keeping what runs is the answer: what matters is the
+                    // highest price below which compaction would win.
+                    Wins::Below(p) => Some((*f, Wins::Below(p), p)),
+                    Wins::Always => Some((*f, Wins::Always, f64::INFINITY)),
+                    Wins::Above(_) => None,
+                })
+                .max_by(|(fa, _, a), (fb, _, b)| {
+                    a.total_cmp(b)
+                        // Of equal prices, the cheaper config.
+                        .then_with(|| fb.cost_usd.total_cmp(&fa.cost_usd))
+                })
+                .map(|(f, w, _)| (f, w))?,
+        };
+        let turns_usd = f.risk_adjusted_cost_usd - f.cost_usd - f.recall_tokens_usd;
+        Some(BreakEven {
+            config: f.config.clone(),
+            wins: w,
+            // Float residue of a sum priced at nothing is nothing.
+            priced_now_usd: if f.recall_risk_turns > 0 && turns_usd > 1e-9 {
+                turns_usd / f.recall_risk_turns as f64
+            } else {
+                0.0
+            },
+        })
+    }
+}
+
+/// What the figures set side by side are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// The recorded bill: every call replayed recorded its usage. The
+    /// recommendation is that bill less the simulated saving.
+    Recorded,
+    /// The status quo simulated: some or all calls recorded no usage (the
+    /// recorded part is a check beside it, not a figure to subtract from).
+    Simulated,
+}
+
+/// What runs now, the recommendation and the saving, on one [`Basis`]:
+/// `now_usd − recommended_usd = saving_usd`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Headline {
+    /// Which figures these are.
+    pub basis: Basis,
+    /// What runs now.
+    pub now_usd: f64,
+    /// Under the recommendation (`now_usd` when it is to keep what runs).
+    pub recommended_usd: f64,
+    /// The saving, the simulated difference between the two policies.
+    pub saving_usd: f64,
+    /// The saving in percent of `now_usd`.
+    pub saving_pct: f64,
+}
+
+impl Headline {
+    /// The headline of a group's figures: the recorded bill where every
+    /// call recorded usage, else the simulated status quo.
+    fn of(
+        calls: usize,
+        recorded_calls: usize,
+        recorded_usd: Option<f64>,
+        status_quo: &FleetFigures,
+        recommended: &FleetFigures,
+        keep: bool,
+    ) -> Self {
+        let saving_usd = if keep { 0.0 } else { recommended.savings_usd };
+        let (basis, now_usd) = match recorded_usd {
+            Some(r) if calls > 0 && recorded_calls == calls && r > 0.0 => (Basis::Recorded, r),
+            _ => (Basis::Simulated, status_quo.cost_usd),
+        };
+        Headline {
+            basis,
+            now_usd,
+            recommended_usd: now_usd - saving_usd,
+            saving_usd,
+            saving_pct: if now_usd > 0.0 {
+                saving_usd / now_usd * 100.0
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// The same figures per month at `scale` months per the span covered.
+    pub fn scaled(&self, scale: f64) -> Self {
+        Headline {
+            now_usd: self.now_usd * scale,
+            recommended_usd: self.recommended_usd * scale,
+            saving_usd: self.saving_usd * scale,
+            ..*self
+        }
+    }
+}
+
+/// The answer for `sweeps` (a group of sessions). `candidates` are the
+/// configs every session was replayed under.
+pub(super) fn answer(
+    group: &[&SessionSummary],
+    candidates: &[Config],
+) -> (GroupAnswer, Vec<FleetFigures>) {
+    let sweeps: Vec<&TraceSweep> = group.iter().map(|s| &s.sweep).collect();
+    let sessions = by_session(group.iter().copied()).len();
+    let baselines: Vec<&SweepRow> = sweeps.iter().map(|s| &s.rows[s.baseline]).collect();
+    let same_status_quo = baselines
+        .windows(2)
+        .all(|w| w[0].result.config == w[1].result.config);
+    let status_quo_config = match (same_status_quo, baselines.first()) {
+        (true, Some(b)) => Some(b.result.config.clone()),
+        _ => None,
+    };
+    let mut status_quo = FleetFigures::empty(
+        status_quo_config
+            .as_ref()
+            .map_or_else(|| MIXED_STATUS_QUO.to_owned(), ToString::to_string),
+    );
+    for b in &baselines {
+        status_quo.add(b);
+    }
+    status_quo.against(status_quo.cost_usd);
+    let mut configs: Vec<(Config, FleetFigures)> = candidates
+        .iter()
+        .map(|c| {
+            let mut f = FleetFigures::empty(c.to_string());
+            for s in &sweeps {
+                match s.rows.iter().find(|r| r.result.config == *c) {
+                    Some(r) => f.add(r),
+                    // Skipped for this trace: what it pays now, so a config
+                    // is never cheaper for having run on fewer sessions.
+                    None => {
+                        f.add(&s.rows[s.baseline]);
+                        f.skipped_traces += 1;
+                    }
+                }
+            }
+            f.against(status_quo.cost_usd);
+            f.no_effect = c.compaction != Compaction::Off && f.compacted_results == 0;
+            (c.clone(), f)
+        })
+        .collect();
+    // By cost; of exact ties the simpler policy first, as a sweep ranks
+    // them and the recommendation breaks them.
+    configs.sort_by(|a, b| {
+        a.1.cost_usd
+            .total_cmp(&b.1.cost_usd)
+            .then_with(|| a.0.complexity().cmp(&b.0.complexity()))
+            .then_with(|| a.1.config.cmp(&b.1.config))
+    });
+    // The lowest risk-adjusted cost among policies with an effect; a tie
+    // goes to the status quo, then to the simpler policy, then by name.
+    let best = configs
+        .iter()
+        .filter(|(_, f)| !f.no_effect)
+        .min_by(|(ca, a), (cb, b)| {
+            a.risk_adjusted_cost_usd
+                .total_cmp(&b.risk_adjusted_cost_usd)
+                .then_with(|| {
+                    let key = |c: &Config| (Some(c) != status_quo_config.as_ref(), c.complexity());
+                    key(ca).cmp(&key(cb))
+                })
+                .then_with(|| a.config.cmp(&b.config))
+        });
+    let (keep_status_quo, recommended, rec_config) = match best {
+        Some((c, f))
+            if f.risk_adjusted_cost_usd < status_quo.risk_adjusted_cost_usd
+                && Some(c) != status_quo_config.as_ref() =>
+        {
+            (false, f.clone(), Some(c.clone()))
+        }
+        _ => (true, status_quo.clone(), None),
+    };
+    let rec_name = rec_config.as_ref().map(ToString::to_string);
+    let mut per_session = savings_by_session(group.iter().copied(), rec_name.as_deref());
+    per_session.sort_by(f64::total_cmp);
+    let spread = SavingsSpread {
+        p10_usd: quantile(&per_session, 10.0),
+        median_usd: quantile(&per_session, 50.0),
+        p90_usd: quantile(&per_session, 90.0),
+        more_expensive: per_session.iter().filter(|s| **s < 0.0).count(),
+    };
+    let recorded: Vec<(f64, f64)> = baselines
+        .iter()
+        .filter_map(|b| {
+            let t = &b.result.totals;
+            Some((t.recorded_cost_usd?, t.cost_usd_recorded_calls?))
+        })
+        .collect();
+    let skipped = configs_in_grid_order(candidates, &configs)
+        .filter(|(_, f)| f.skipped_traces > 0)
+        .map(|(c, f)| SkippedConfig {
+            config: f.config.clone(),
+            traces: f.skipped_traces,
+            of: sweeps.len(),
+            reason: skip_reason(c),
+        })
+        .collect();
+    let calls = baselines.iter().map(|b| b.result.totals.calls).sum();
+    let recorded_calls = baselines
+        .iter()
+        .map(|b| b.result.totals.recorded_calls)
+        .sum();
+    let recorded_cost_usd = (!recorded.is_empty()).then(|| recorded.iter().map(|r| r.0).sum());
+    let headline = Headline::of(
+        calls,
+        recorded_calls,
+        recorded_cost_usd,
+        &status_quo,
+        &recommended,
+        keep_status_quo,
+    );
+    let break_even = BreakEven::of(
+        &status_quo,
+        &configs.iter().map(|(_, f)| f).collect::<Vec<_>>(),
+        (!keep_status_quo).then_some(&recommended),
+    );
+    let answer = GroupAnswer {
+        break_even,
+        sessions,
+        traces: sweeps.len(),
+        calls,
+        recorded_calls,
+        recorded_cost_usd,
+        status_quo_on_recorded_calls_usd: (!recorded.is_empty())
+            .then(|| recorded.iter().map(|r| r.1).sum()),
+        status_quo,
+        recommended,
+        keep_status_quo,
+        spread,
+        skipped,
+        headline,
+    };
+    (answer, configs.into_iter().map(|(_, f)| f).collect())
+}
+
+/// `configs` (sorted by cost) in the order of `candidates`.
+pub(super) fn configs_in_grid_order<'a>(
+    candidates: &'a [Config],
+    configs: &'a [(Config, FleetFigures)],
+) -> impl Iterator<Item = (&'a Config, &'a FleetFigures)> {
+    candidates
+        .iter()
+        .filter_map(|c| configs.iter().find(|(k, _)| k == c))
+        .map(|(c, f)| (c, f))
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
