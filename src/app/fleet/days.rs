@@ -122,3 +122,18 @@ pub(super) fn per_month(days: &[DayFigures], a: &GroupAnswer) -> Option<PerMonth
         headline: a.headline.scaled(scale),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::usage::date_of;
+
+    #[test]
+    fn epoch_days_round_trip_through_dates() {
+        for d in [0i64, 1, 59, 365, 10_957, 20_000, 20_454] {
+            let day = date_of(d as u64 * 86_400_000);
+            assert_eq!(epoch_day(&day), Some(d), "{day}");
+        }
+        assert_eq!(epoch_day("undated"), None);
+    }
+}

@@ -170,17 +170,3 @@ fn fidelity(sessions: &[SessionSummary]) -> Option<super::fidelity::FidelitySumm
         .collect();
     (!per_trace.is_empty()).then(|| super::fidelity::FidelitySummary::of(&per_trace))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn epoch_days_round_trip_through_dates() {
-        for d in [0i64, 1, 59, 365, 10_957, 20_000, 20_454] {
-            let day = date_of(d as u64 * 86_400_000);
-            assert_eq!(epoch_day(&day), Some(d), "{day}");
-        }
-        assert_eq!(epoch_day("undated"), None);
-    }
-}
