@@ -1,0 +1,270 @@
+//! The prefix a trace did not record: Claude Code transcripts carry no
+//! system prompt or tool definitions, but their recorded usage tells their
+//! size, and whether another session kept them warm. Here the stand-in
+//! blocks for them, and what each call's record says of their cache.
+
+use crate::cost::pricing::ModelPrice;
+use crate::cost::tokens::ContentHash;
+use crate::engine::message::ContentBlock;
+use crate::engine::wire::Ttl;
+
+use super::{BlockCount, PreparedTrace, Scale};
+
+/// What a trace's recorded usage reveals of the provider's cache around a
+/// prefix the source did not record (Claude Code's system prompt and tools).
+///
+/// A Claude Code session is one of many of its account, and they send the
+/// same tools and opening system prompt. When a call's own prefix is cold
+/// (its first call, or a call reading less than the call before it
+/// cached), the record's read says exactly how much of the prompt was
+/// warm anyway: a prefix another session wrote. Those lengths, where they
+/// fall inside the hidden prefix, split it into parts; at such a call the
+/// part the read reached was warm and the longer ones were not. And when
+/// such a read comes within the TTL the call before wrote with, the
+/// session's own rest of the hidden prompt changed (Claude Code rewrites
+/// it: the date, git status, a tool connected): from that call on it is
+/// new content. Both are facts about the provider's side, the same
+/// whatever policy is replayed, so every config sees them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiddenCache {
+    /// Prompt tokens through the end of each shared part, ascending.
+    pub boundaries: Vec<u64>,
+    /// Per call, what the record says of the shared parts.
+    pub calls: Vec<SharedState>,
+    /// Per call: which version of the session's own hidden rest it sent.
+    pub version: Vec<u32>,
+    /// The cache key of the own rest's block in each version (the first is
+    /// the block's own; later ones stand for content that changed).
+    pub own_keys: Vec<ContentHash>,
+}
+
+/// What a call's record says of the prefixes other sessions kept warm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedState {
+    /// Nothing (no recorded usage, or the call's own prefix was warm).
+    Unknown,
+    /// None of the shared parts was warm.
+    Cold,
+    /// The shared parts through boundary `j` were warm, longer ones not.
+    Warm(usize),
+    /// The call read what the call before it cached: those entries were
+    /// still alive, whatever the request times say (they are the times the
+    /// transcript wrote its lines, a few seconds off the requests').
+    Carried,
+}
+
+impl PreparedTrace<'_> {
+    /// Splits the hidden prefix where the record shows other sessions'
+    /// prefixes ending, and reads per call what was warm and whether the
+    /// session's own rest changed (see [`HiddenCache`]). `None` when the
+    /// trace has no hidden prefix, or its record shows no such read.
+    pub(super) fn read_hidden_cache(&mut self, price: &ModelPrice) -> Option<HiddenCache> {
+        let hidden = self.trace.hidden_prefix_tokens;
+        if hidden == 0 {
+            return None;
+        }
+        let calls = &self.trace.calls;
+        let p = calls.first()?.prompt;
+        if calls.iter().any(|c| c.prompt != p) {
+            return None;
+        }
+        // What precedes the hidden prefix in the request, framing included.
+        let tools = self.tools.get(p)?;
+        let system = self.system.get(p)?;
+        if system.last().is_none_or(|c| c.scale != Scale::Exact) {
+            return None;
+        }
+        let cal = self.calibration;
+        let before: u64 = tools
+            .iter()
+            .map(|c| c.tokens(&cal, price.framing.per_tool))
+            .sum::<u64>()
+            + if tools.is_empty() {
+                0
+            } else {
+                price
+                    .tool_prompt
+                    .tokens(crate::cost::pricing::ToolChoice::Auto)
+            }
+            + system[..system.len() - 1]
+                .iter()
+                .map(|c| c.tokens(&cal, price.framing.per_block))
+                .sum::<u64>();
+        let frame = price.framing.per_block;
+        // (read, cached) per recorded call; a call is cold when it read
+        // less than the call before it cached.
+        let usage: Vec<Option<(u64, u64)>> = calls
+            .iter()
+            .map(|c| {
+                let u = c.usage?;
+                u.total_input()?;
+                let read = u.cache_read_input_tokens.unwrap_or(0);
+                Some((read, read + u.cache_creation_input_tokens.unwrap_or(0)))
+            })
+            .collect();
+        let mut cold: Vec<Option<u64>> = vec![None; calls.len()];
+        let mut prev: Option<u64> = None;
+        for (i, u) in usage.iter().enumerate() {
+            if let Some((read, cached)) = *u {
+                if prev.is_none_or(|p| read < p) {
+                    cold[i] = Some(read);
+                }
+                prev = Some(cached);
+            }
+        }
+        // Each part is a framed block: a boundary needs room for its frame.
+        let mut boundaries: Vec<u64> = cold
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&r| r > before + frame && r + frame < before + hidden)
+            .collect();
+        boundaries.sort_unstable();
+        // Reads a few tokens apart (other sessions' prompts differing by a
+        // word) cannot each end a framed part: the lower one stands for
+        // them, so such a read is taken to reach a few tokens less.
+        let mut at = before;
+        boundaries.retain(|&b| {
+            let room = b > at + frame;
+            if room {
+                at = b;
+            }
+            room
+        });
+        // Parts: between consecutive boundaries, each framed, then the rest.
+        let mut parts = Vec::with_capacity(boundaries.len() + 1);
+        let mut at = before;
+        for &b in &boundaries {
+            parts.push(b - at - frame);
+            at = b;
+        }
+        // With no shared part, the record still says which calls read
+        // what the call before cached and when the hidden rest changed.
+        let own = (before + hidden)
+            .checked_sub(at + frame)
+            .filter(|t| *t > 0)?;
+        let mut counts = Vec::with_capacity(parts.len() + 1);
+        let mut blocks = Vec::with_capacity(parts.len() + 1);
+        for (j, &t) in parts.iter().enumerate() {
+            let (b, c) = hidden_part_block(&format!("shared part {}", j + 1), t);
+            blocks.push(b);
+            counts.push(c);
+        }
+        let (b, mut own_count) = hidden_part_block("this session's own", own);
+        // The rest is this trace's own: another trace's rest of the same
+        // size is other content (its own system prompt and context), so
+        // its key says whose it is.
+        own_count.key = ContentHash::of(
+            [own_count.key.0.as_slice(), self.trace.name.as_bytes()]
+                .concat()
+                .as_slice(),
+        );
+        blocks.push(b);
+        counts.push(own_count);
+        for (sc, sb) in self.system.iter_mut().zip(&mut self.system_blocks) {
+            sc.pop();
+            sb.pop();
+            sc.extend(counts.iter().copied());
+            sb.extend(blocks.iter().cloned());
+        }
+        let states = cold
+            .iter()
+            .zip(&usage)
+            .map(|(c, u)| match c {
+                None if u.is_some() => SharedState::Carried,
+                None => SharedState::Unknown,
+                Some(read) => match boundaries.iter().rposition(|b| b <= read) {
+                    Some(j) => SharedState::Warm(j),
+                    None => SharedState::Cold,
+                },
+            })
+            .collect();
+        let end = before + hidden;
+        let mut version = 0u32;
+        let mut fresh = 0u32;
+        let mut versions = Vec::with_capacity(calls.len());
+        // (start, TTL it wrote with) of the last call that recorded usage.
+        let mut last: Option<(u64, Ttl)> = None;
+        for (i, (c, r)) in calls.iter().zip(&cold).enumerate() {
+            // Within the TTL the session's own entries were written with
+            // (an hour where Claude Code asked for one), they were alive.
+            let recent = match (c.start_ms, last) {
+                (Some(s), Some((l, ttl))) => s.saturating_sub(l) < ttl.millis(),
+                _ => false,
+            };
+            if recent && r.is_some_and(|read| read < end) {
+                // A fresh version: never one an earlier call sent.
+                fresh += 1;
+                version = fresh;
+            } else if let Some(read) = *r
+                && read >= end
+                && i >= 2
+                && versions[i - 1] == version
+                && versions[i - 2] != version
+            {
+                // The call before changed the hidden rest, and this one
+                // read past it less than that call cached: what it read
+                // was cached before the change, so that one request went
+                // with another prefix and this one is back on the old.
+                version = versions[i - 2];
+            }
+            if c.usage.is_some() {
+                let ttl = self
+                    .recorded_ttls
+                    .get(i)
+                    .copied()
+                    .unwrap_or(Ttl::FiveMinutes);
+                last = c.start_ms.map(|s| (s, ttl)).or(last.map(|(l, _)| (l, ttl)));
+            }
+            versions.push(version);
+        }
+        let own_keys = (0..=fresh)
+            .map(|v| {
+                if v == 0 {
+                    return own_count.key;
+                }
+                let mut bytes = own_count.key.0.to_vec();
+                bytes.extend_from_slice(&v.to_le_bytes());
+                ContentHash::of(&bytes)
+            })
+            .collect();
+        Some(HiddenCache {
+            boundaries,
+            calls: states,
+            version: versions,
+            own_keys,
+        })
+    }
+}
+
+/// The stand-in for a system prompt and tools the trace did not record: a
+/// text block whose token count is set to the known size.
+pub fn hidden_prefix_block(tokens: u64) -> (ContentBlock, BlockCount) {
+    stand_in(
+        &format!("[system prompt and tool definitions not recorded: {tokens} tokens]"),
+        tokens,
+    )
+}
+
+/// A stand-in for one part of a prefix the trace did not record.
+pub(super) fn hidden_part_block(what: &str, tokens: u64) -> (ContentBlock, BlockCount) {
+    stand_in(
+        &format!("[system prompt and tool definitions not recorded, {what}: {tokens} tokens]"),
+        tokens,
+    )
+}
+
+/// A text block standing in for content of a known size: its key is its
+/// text's, its count exact.
+pub(super) fn stand_in(text: &str, tokens: u64) -> (ContentBlock, BlockCount) {
+    let block = ContentBlock::text(text);
+    let key = ContentHash::of(block.to_json().as_bytes());
+    (
+        block,
+        BlockCount {
+            key,
+            raw_tokens: tokens,
+            scale: Scale::Exact,
+        },
+    )
+}

@@ -1,0 +1,376 @@
+//! Work done once per trace and shared by every config of a sweep: the
+//! content key and token count of every distinct block ("tokens once").
+//!
+//! Claude's tokenizer is not public: counts come from the configured
+//! tokenizer (o200k_base by default) and, where the trace recorded usage,
+//! are scaled by a per-trace calibration factor fitted on the growth of the
+//! recorded prompt between consecutive calls.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::cost::pricing::{Framing, ModelPrice};
+use crate::cost::tokens::{Calibration, ContentHash, TokenMemo, calibrate};
+use crate::engine::message::{
+    BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent,
+};
+use crate::engine::recall::recall_tool_definition;
+use crate::trace::Trace;
+
+mod hidden;
+mod record;
+
+pub use crate::trace::MEDIA_TOKENS;
+pub use hidden::{HiddenCache, SharedState, hidden_prefix_block};
+
+/// Key and raw (uncalibrated, unframed) token count of one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockCount {
+    /// Hash of the block's JSON without `cache_control`.
+    pub key: ContentHash,
+    /// Tokens of its content, as the tokenizer counts them.
+    pub raw_tokens: u64,
+    /// Which calibration factor scales it.
+    pub scale: Scale,
+}
+
+/// Which factor scales a block's count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Message content: the factor fitted on prompt growth.
+    Content,
+    /// System prompt and tool definitions: the prefix factor when fitted.
+    Prefix,
+    /// Already in the provider's tokens (a hidden prefix known from usage).
+    Exact,
+}
+
+/// The per-trace calibration: Claude's tokenizer is not public, so counts
+/// from the configured tokenizer are scaled to the recorded usage.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct TraceCalibration {
+    /// Scales message content; fitted on the growth of the recorded prompt
+    /// between consecutive calls.
+    #[serde(flatten)]
+    pub content: Calibration,
+    /// Scales the system prompt and tool definitions; fitted on the first
+    /// recorded call's total once its messages are accounted for (content
+    /// of another kind — prose and schemas rather than payloads — often
+    /// tokenizes at another ratio). `None`: the content factor applies.
+    pub prefix_factor: Option<f64>,
+}
+
+impl BlockCount {
+    /// Tokens billed for this block: content, calibrated, plus `framing`.
+    pub fn tokens(&self, cal: &TraceCalibration, framing: u64) -> u64 {
+        let content = match (self.scale, cal.prefix_factor) {
+            (Scale::Exact, _) => self.raw_tokens,
+            (Scale::Prefix, Some(f)) => (self.raw_tokens as f64 * f).round().max(0.0) as u64,
+            (Scale::Content | Scale::Prefix, _) => cal.content.apply(self.raw_tokens),
+        };
+        content + framing
+    }
+}
+
+/// The text of a block that the tokenizer counts, plus fixed tokens for
+/// media. One rule, used for history blocks, stubs and placeholders alike.
+pub fn block_token_text(block: &ContentBlock) -> (Cow<'_, str>, u64) {
+    match block.kind() {
+        BlockKind::Text { text } => (Cow::Borrowed(&**text), 0),
+        BlockKind::ToolUse { name, .. } => {
+            let input = block.tool_input().map_or("{}", |r| r.get());
+            (Cow::Owned(format!("{name} {input}")), 0)
+        }
+        BlockKind::ToolResult { content, .. } => match content {
+            ToolResultContent::Empty => (Cow::Borrowed(""), 0),
+            ToolResultContent::Text(t) => (Cow::Borrowed(&**t), 0),
+            ToolResultContent::Blocks(inner) => {
+                let mut text = String::new();
+                let mut media = 0;
+                for b in inner {
+                    let (t, m) = block_token_text(b);
+                    if !text.is_empty() && !t.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&t);
+                    media += m;
+                }
+                (Cow::Owned(text), media)
+            }
+        },
+        BlockKind::Image | BlockKind::Document => (Cow::Borrowed(""), MEDIA_TOKENS),
+        BlockKind::Thinking | BlockKind::RedactedThinking | BlockKind::Other { .. } => {
+            (Cow::Owned(block.to_json()), 0)
+        }
+    }
+}
+
+/// Counts one block (key + raw tokens) through the memo.
+pub fn count_block(memo: &TokenMemo, block: &ContentBlock) -> BlockCount {
+    let json = block.to_json();
+    let (text, media) = block_token_text(block);
+    BlockCount {
+        key: ContentHash::of(json.as_bytes()),
+        raw_tokens: memo.count(&text) + media,
+        scale: Scale::Content,
+    }
+}
+
+/// Counts one tool definition.
+pub fn count_tool(memo: &TokenMemo, tool: &ToolDefinition) -> BlockCount {
+    let json = tool.to_json();
+    BlockCount {
+        key: ContentHash::of(json.as_bytes()),
+        raw_tokens: memo.count(&json),
+        scale: Scale::Prefix,
+    }
+}
+
+/// A trace with every block counted.
+pub struct PreparedTrace<'t> {
+    /// The trace.
+    pub trace: &'t Trace,
+    /// Per message, per block (a string-content message has one entry).
+    pub messages: Vec<Vec<BlockCount>>,
+    /// Characters of each message's compact JSON as recorded.
+    pub message_chars: Vec<u64>,
+    /// Per prompt version: its tools.
+    pub tools: Vec<Vec<BlockCount>>,
+    /// Per prompt version: its system blocks, then the hidden prefix when
+    /// the trace has one.
+    pub system: Vec<Vec<BlockCount>>,
+    /// Per prompt version: the system blocks as sent (with the hidden-prefix
+    /// stand-in appended when the trace has one).
+    pub system_blocks: Vec<Vec<ContentBlock>>,
+    /// The recall tool's definition and count (added under the ledger).
+    pub recall_tool: (Arc<ToolDefinition>, BlockCount),
+    /// The fitted calibration (factor 1 when off or nothing to fit).
+    pub calibration: TraceCalibration,
+    /// Calibrated content tokens of `messages[..k]`, for k in 0..=len.
+    pub cumulative_tokens: Vec<u64>,
+    /// Blocks in `messages[..k]` (string content counts as one).
+    pub cumulative_blocks: Vec<u64>,
+    /// What the record reveals of the provider's cache around a hidden
+    /// prefix (Claude Code transcripts), when calibration is on.
+    pub hidden_cache: Option<HiddenCache>,
+    /// Per call, the TTL its record resolves to, for a cache policy whose
+    /// TTL is the recorded one ([`crate::policy::recorded_ttls`]).
+    pub recorded_ttls: Vec<crate::engine::wire::Ttl>,
+    /// Tool results the record shows cleared without saying which, as
+    /// `(history length from which on, tool_use id)` in call order (see
+    /// [`PreparedTrace::infer_clears`]); replayed by the `recorded`
+    /// compaction beside the clears the transcript wrote.
+    pub inferred_clears: Vec<(usize, Arc<str>)>,
+    /// The ledger every replay of this trace records into: handles are a
+    /// pure function of the result, so they are derived once per trace.
+    pub ledger: std::sync::Arc<crate::engine::ledger::InMemoryLedger>,
+    /// The stubs made for that ledger, shared by every replay of the trace
+    /// (a stub is a pure function of its result).
+    pub stubs: std::sync::Arc<crate::engine::rewrite::StubCache>,
+    /// Token counts of blocks made during replays (stubs), shared by every
+    /// replay of the trace. Keyed by address, and holding each block so
+    /// that the address names it while the trace is prepared.
+    made_counts: std::sync::Mutex<
+        std::collections::HashMap<
+            usize,
+            (Arc<ContentBlock>, BlockCount),
+            crate::cost::tokens::FastBuild,
+        >,
+    >,
+    /// Counts of the history's blocks by address (the trace is immutable
+    /// while prepared, so an address names one block).
+    by_address: std::collections::HashMap<usize, BlockCount>,
+}
+
+impl<'t> PreparedTrace<'t> {
+    /// The count of `block`, a block made during a replay (a stub): counted
+    /// once for every replay of the trace.
+    pub fn count_made(&self, memo: &TokenMemo, block: &Arc<ContentBlock>) -> BlockCount {
+        let addr = Arc::as_ptr(block) as usize;
+        let lock = || self.made_counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = lock().get(&addr) {
+            return *c;
+        }
+        let c = count_block(memo, block);
+        lock().entry(addr).or_insert_with(|| (block.clone(), c)).1
+    }
+
+    /// Counts every distinct block of `trace` (in parallel, each once) and
+    /// fits the calibration when `calibrate_auto` and usage was recorded.
+    pub fn new(
+        trace: &'t Trace,
+        memo: &TokenMemo,
+        price: &ModelPrice,
+        calibrate_auto: bool,
+    ) -> Self {
+        // One parallel pass over the distinct texts; later lookups hit the memo.
+        let mut texts: Vec<Cow<'_, str>> = Vec::new();
+        for m in &trace.messages {
+            match m.content() {
+                Content::Text(t) => texts.push(Cow::Borrowed(&**t)),
+                Content::Blocks(bs) => texts.extend(bs.iter().map(|b| block_token_text(b).0)),
+            }
+        }
+        let refs: Vec<&str> = texts.iter().map(|c| &**c).collect();
+        memo.count_all(&refs);
+        drop(refs);
+        drop(texts);
+
+        let messages: Vec<Vec<BlockCount>> = trace
+            .messages
+            .iter()
+            .map(|m| message_counts(memo, m))
+            .collect();
+        let message_chars = trace
+            .messages
+            .iter()
+            .map(|m| m.to_json().chars().count() as u64)
+            .collect();
+        let hidden = (trace.hidden_prefix_tokens > 0)
+            .then(|| hidden_prefix_block(trace.hidden_prefix_tokens));
+        let mut tools = Vec::new();
+        let mut system = Vec::new();
+        let mut system_blocks = Vec::new();
+        for p in &trace.prompts {
+            tools.push(p.tools.iter().map(|t| count_tool(memo, t)).collect());
+            let mut blocks = p.system.clone();
+            let mut counts: Vec<BlockCount> = blocks
+                .iter()
+                .map(|b| BlockCount {
+                    scale: Scale::Prefix,
+                    ..count_block(memo, b)
+                })
+                .collect();
+            if let Some((block, count)) = &hidden {
+                blocks.push(block.clone());
+                counts.push(*count);
+            }
+            system.push(counts);
+            system_blocks.push(blocks);
+        }
+        let recall = Arc::new(recall_tool_definition());
+        let recall_count = count_tool(memo, &recall);
+        let mut prepared = PreparedTrace {
+            trace,
+            messages,
+            message_chars,
+            tools,
+            system,
+            system_blocks,
+            recall_tool: (recall, recall_count),
+            calibration: TraceCalibration::default(),
+            cumulative_tokens: Vec::new(),
+            cumulative_blocks: Vec::new(),
+            by_address: Default::default(),
+            ledger: Default::default(),
+            stubs: Default::default(),
+            made_counts: Default::default(),
+            hidden_cache: None,
+            recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
+            inferred_clears: Vec::new(),
+        };
+        if calibrate_auto {
+            prepared.calibration.content = prepared.fit_calibration(&price.framing);
+            prepared.calibration.prefix_factor = prepared.fit_prefix(price);
+            prepared.apportion_growth(&price.framing);
+            prepared.inferred_clears = prepared.infer_clears(memo, &price.framing);
+            prepared.hidden_cache = prepared.read_hidden_cache(price);
+        }
+        let (mut tokens, mut blocks) = (0u64, 0u64);
+        prepared.cumulative_tokens.push(0);
+        prepared.cumulative_blocks.push(0);
+        for (m, counts) in trace.messages.iter().zip(&prepared.messages) {
+            tokens += counts
+                .iter()
+                .map(|c| c.tokens(&prepared.calibration, 0))
+                .sum::<u64>();
+            blocks += counts.len() as u64;
+            prepared.cumulative_tokens.push(tokens);
+            prepared.cumulative_blocks.push(blocks);
+            for (b, c) in m.blocks().iter().zip(counts) {
+                prepared
+                    .by_address
+                    .insert(b as *const ContentBlock as usize, *c);
+            }
+        }
+        prepared
+    }
+
+    /// Fits `recorded ≈ factor × estimated` on the growth of the prompt
+    /// between consecutive calls with recorded input, same prompt version,
+    /// and a growing history. Framing is taken out of the recorded growth
+    /// so the factor only scales the tokenizer's counts.
+    fn fit_calibration(&self, framing: &Framing) -> Calibration {
+        let mut pairs = Vec::new();
+        for w in self.trace.calls.windows(2) {
+            let [a, b] = w else { continue };
+            let (Some(ra), Some(rb)) = (
+                a.usage.and_then(|u| u.total_input()),
+                b.usage.and_then(|u| u.total_input()),
+            ) else {
+                continue;
+            };
+            if a.prompt != b.prompt || b.messages <= a.messages {
+                continue;
+            }
+            let new = &self.messages[a.messages..b.messages];
+            let raw: u64 = new.iter().flatten().map(|c| c.raw_tokens).sum();
+            let frame: u64 = new
+                .iter()
+                .map(|m| framing.per_message + framing.per_block * m.len() as u64)
+                .sum();
+            let recorded = rb as i64 - ra as i64 - frame as i64;
+            pairs.push((raw as i64, recorded));
+        }
+        calibrate(&pairs)
+    }
+}
+
+impl PreparedTrace<'_> {
+    /// The count of a block of this trace's history, found by address.
+    pub fn count_of(&self, block: &ContentBlock) -> Option<BlockCount> {
+        self.by_address
+            .get(&(block as *const ContentBlock as usize))
+            .copied()
+    }
+
+    /// Calibrated tokens of `history` when it is a prefix of this trace's
+    /// history, with `per_block` and `per_message` framing.
+    pub fn prefix_tokens(
+        &self,
+        history: &[Message],
+        per_block: u64,
+        per_message: u64,
+    ) -> Option<u64> {
+        if !std::ptr::eq(history.as_ptr(), self.trace.messages.as_ptr()) {
+            return None;
+        }
+        let n = history.len();
+        Some(
+            self.cumulative_tokens.get(n)?
+                + per_block * self.cumulative_blocks.get(n)?
+                + per_message * n as u64,
+        )
+    }
+}
+
+fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
+    match m.content() {
+        Content::Text(t) => {
+            // The block the string stands for, written from the message's
+            // own member (no second copy of its bytes is kept).
+            let mut json = String::from(r#"{"type":"text","text":"#);
+            match m.fields().value("content") {
+                Some(v) => v.write_json(&mut json),
+                None => json.push_str("\"\""),
+            }
+            json.push('}');
+            vec![BlockCount {
+                key: ContentHash::of(json.as_bytes()),
+                raw_tokens: memo.count(t),
+                scale: Scale::Content,
+            }]
+        }
+        Content::Blocks(bs) => bs.iter().map(|b| count_block(memo, b)).collect(),
+    }
+}
