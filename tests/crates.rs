@@ -1,8 +1,9 @@
 //! The crate graph is the layer order: each library crate's normal
 //! dependencies are held to a list, read from Cargo's own view of the
-//! workspace (`cargo metadata`), so that a crate reaching past its layer (a
-//! generator calling an importer, the trace model pricing a call) fails
-//! here before it can compile. The engine must stay embeddable: an agent
+//! workspace (`cargo metadata`). A module cannot name a crate its manifest
+//! does not list, so a layer reaching past its place (the replay reading an
+//! importer's constant, a generator calling an importer, the report showing
+//! an importer's type) does not compile, and widening a list fails here. The engine must stay embeddable: an agent
 //! framework that depends on it must not pull in the command line's
 //! dependencies (clap, the chart renderer, the tokenizers, rayon).
 
@@ -12,7 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Each library crate, in layer order, with what it may depend on.
-const LAYERS: [(&str, &[&str]); 4] = [
+const LAYERS: [(&str, &[&str]); 9] = [
     (
         "tracecost-engine",
         &["serde", "serde_json", "sha2", "thiserror"],
@@ -44,9 +45,85 @@ const LAYERS: [(&str, &[&str]); 4] = [
             "thiserror",
         ],
     ),
+    (
+        "tracecost-policy",
+        &[
+            "tracecost-engine",
+            "tracecost-trace",
+            "serde",
+            "serde_json",
+            "thiserror",
+        ],
+    ),
+    // Counting, caching and pricing need no trace and no policy.
+    (
+        "tracecost-cost",
+        &[
+            "tracecost-engine",
+            "serde",
+            "serde_json",
+            "sha2",
+            "thiserror",
+            "tiktoken-rs",
+            "bpe-openai",
+            "rayon",
+        ],
+    ),
+    // The replay reads traces, never how they were imported or generated.
+    (
+        "tracecost-replay",
+        &[
+            "tracecost-engine",
+            "tracecost-trace",
+            "tracecost-policy",
+            "tracecost-cost",
+            "serde",
+            "serde_json",
+            "sha2",
+            "thiserror",
+            "rayon",
+        ],
+    ),
+    // The only layer that calls the importers (and the generators).
+    (
+        "tracecost-app",
+        &[
+            "tracecost-engine",
+            "tracecost-trace",
+            "tracecost-import",
+            "tracecost-gen",
+            "tracecost-policy",
+            "tracecost-cost",
+            "tracecost-replay",
+            "serde",
+            "serde_json",
+            "sha2",
+            "thiserror",
+            "rayon",
+        ],
+    ),
+    // The report shows the application's results: no importer, no
+    // generator, not even the trace model directly.
+    (
+        "tracecost-report",
+        &[
+            "tracecost-engine",
+            "tracecost-policy",
+            "tracecost-cost",
+            "tracecost-replay",
+            "tracecost-app",
+            "serde",
+            "serde_json",
+            "thiserror",
+            "resvg",
+            "ttf-parser",
+            "png",
+        ],
+    ),
 ];
 
-/// The packages above the libraries: they may depend on any of them.
+/// The packages above the libraries: the command line (with the library's
+/// paths re-exported) and the Python package; they may depend on any.
 const TOP: [&str; 2] = ["tracecost", "tracecost-python"];
 
 /// The workspace's packages as Cargo sees them.

@@ -131,39 +131,81 @@ pub(super) enum LedgerCommand {
     },
 }
 
-impl ValueEnum for CompactionKind {
+/// A library enum as a command-line value: clap's trait goes on the command
+/// line's own wrapper, since both the trait and the enums belong to other
+/// crates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Choice<T>(pub(super) T);
+
+impl ValueEnum for Choice<CompactionKind> {
     fn value_variants<'a>() -> &'a [Self] {
-        &CompactionKind::ALL
+        const ALL: [Choice<CompactionKind>; CompactionKind::ALL.len()] = {
+            let mut out = [Choice(CompactionKind::ALL[0]); CompactionKind::ALL.len()];
+            let mut i = 0;
+            while i < out.len() {
+                out[i] = Choice(CompactionKind::ALL[i]);
+                i += 1;
+            }
+            out
+        };
+        &ALL
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.name()).help(self.about()))
+        Some(PossibleValue::new(self.0.name()).help(self.0.about()))
     }
 }
 
-impl ValueEnum for CacheKind {
+impl ValueEnum for Choice<CacheKind> {
     fn value_variants<'a>() -> &'a [Self] {
-        &CacheKind::ALL
+        const ALL: [Choice<CacheKind>; CacheKind::ALL.len()] = {
+            let mut out = [Choice(CacheKind::ALL[0]); CacheKind::ALL.len()];
+            let mut i = 0;
+            while i < out.len() {
+                out[i] = Choice(CacheKind::ALL[i]);
+                i += 1;
+            }
+            out
+        };
+        &ALL
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.name()).help(self.about()))
+        Some(PossibleValue::new(self.0.name()).help(self.0.about()))
     }
 }
 
-impl ValueEnum for Calibration {
+impl ValueEnum for Choice<Calibration> {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Calibration::Auto, Calibration::Off]
+        &[Choice(Calibration::Auto), Choice(Calibration::Off)]
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.name()))
+        Some(PossibleValue::new(self.0.name()))
     }
 }
 
-impl ValueEnum for CacheScope {
+impl ValueEnum for Choice<CacheScope> {
     fn value_variants<'a>() -> &'a [Self] {
-        &[CacheScope::Account, CacheScope::Trace]
+        &[Choice(CacheScope::Account), Choice(CacheScope::Trace)]
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.name()))
+        Some(PossibleValue::new(self.0.name()))
+    }
+}
+
+impl ValueEnum for Choice<Format> {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [Choice<Format>; Format::ALL.len()] = {
+            let mut out = [Choice(Format::ALL[0]); Format::ALL.len()];
+            let mut i = 0;
+            while i < out.len() {
+                out[i] = Choice(Format::ALL[i]);
+                i += 1;
+            }
+            out
+        };
+        &ALL
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()))
     }
 }
 
@@ -204,15 +246,6 @@ impl ValueEnum for ManifestArg {
     }
 }
 
-impl ValueEnum for Format {
-    fn value_variants<'a>() -> &'a [Self] {
-        &Format::ALL
-    }
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.name()))
-    }
-}
-
 /// Policy flags shared by replay and stability.
 #[derive(Debug, Args, Clone)]
 pub(super) struct PolicyArgs {
@@ -221,7 +254,7 @@ pub(super) struct PolicyArgs {
     pub(super) config: Option<String>,
     /// Compaction policy [default: the trace's status quo's].
     #[arg(long, value_enum)]
-    pub(super) compaction: Option<CompactionKind>,
+    pub(super) compaction: Option<Choice<CompactionKind>>,
     /// Ledger: compact results longer than this many characters (implies --compaction ledger).
     #[arg(long)]
     pub(super) threshold: Option<u64>,
@@ -230,7 +263,7 @@ pub(super) struct PolicyArgs {
     pub(super) keep_last: Option<usize>,
     /// Cache policy [default: the trace's status quo's; an option changes only the part of the status quo it names].
     #[arg(long, value_enum)]
-    pub(super) cache: Option<CacheKind>,
+    pub(super) cache: Option<Choice<CacheKind>>,
     /// TTL of the markers (system, native, tail, claude-code; alone, of the status quo's cache policy); recorded: at each call, the TTL its recorded cache write used.
     #[arg(long, value_enum)]
     pub(super) ttl: Option<TtlArg>,
@@ -264,14 +297,14 @@ pub(super) struct CostArgs {
     #[arg(long, default_value = "o200k_base")]
     pub(super) tokenizer: String,
     /// Fit a per-trace calibration factor on recorded usage (auto) or not (off).
-    #[arg(long, value_enum, default_value_t = Calibration::Auto)]
-    pub(super) calibrate: Calibration,
+    #[arg(long, value_enum, default_value_t = Choice(Calibration::Auto))]
+    pub(super) calibrate: Choice<Calibration>,
     /// Apply the Batch API discount (50%).
     #[arg(long)]
     pub(super) batch: bool,
     /// Which traces share one simulated prompt cache: account (the traces of one account, in start-time order, as the provider's cache is shared) or trace (each starts cold).
-    #[arg(long, value_enum, default_value_t = CacheScope::Account)]
-    pub(super) cache_scope: CacheScope,
+    #[arg(long, value_enum, default_value_t = Choice(CacheScope::Account))]
+    pub(super) cache_scope: Choice<CacheScope>,
 }
 
 /// How trace inputs are read (replay, sweep, report).
@@ -301,7 +334,7 @@ pub(super) struct ReplayArgs {
     pub(super) cost: CostArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Format,
+    pub(super) format: Choice<Format>,
     /// With several traces: print each trace's calls before the fleet total (JSON: under traces; CSV: a row per trace). Without it, only the total.
     #[arg(long)]
     pub(super) per_trace: bool,
@@ -350,7 +383,7 @@ pub(super) struct FidelityArgs {
     pub(super) config: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Format,
+    pub(super) format: Choice<Format>,
 }
 
 #[derive(Debug, Args)]
@@ -369,7 +402,7 @@ pub(super) struct SweepArgs {
     pub(super) cost: CostArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Format,
+    pub(super) format: Choice<Format>,
     /// With several traces: print each trace's ranked grid before the fleet total (JSON: under traces; CSV: rows with scope trace). Without it, only the total.
     #[arg(long)]
     pub(super) per_trace: bool,
@@ -465,7 +498,7 @@ pub(super) struct ModelsArgs {
     pub(super) pricing: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Format,
+    pub(super) format: Choice<Format>,
 }
 
 #[derive(Debug, Args)]

@@ -23,7 +23,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             }
             let outputs = with_progress(|bar| app::replay(&plan, bar))?;
             if let [_] = outputs.as_slice() {
-                print_view(&ReplayView(&outputs), a.format);
+                print_view(&ReplayView(&outputs), a.format.0);
             } else {
                 let totals = app::totals::replay_totals(&plan.runs, &outputs);
                 per_trace_note(a.per_trace, outputs.len());
@@ -32,7 +32,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                         totals: &totals,
                         per_trace: a.per_trace.then_some(outputs.as_slice()),
                     },
-                    a.format,
+                    a.format.0,
                 );
             }
             Ok(Outcome::Success)
@@ -45,7 +45,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             }
             let sweeps = with_progress(|bar| app::sweep(&plan, bar))?;
             if let [_] = sweeps.as_slice() {
-                print_view(&SweepView { sweeps: &sweeps }, a.format);
+                print_view(&SweepView { sweeps: &sweeps }, a.format.0);
             } else {
                 let totals = app::totals::sweep_totals(&plan.traces, &sweeps, &plan.configs);
                 per_trace_note(a.per_trace, sweeps.len());
@@ -54,7 +54,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                         totals: &totals,
                         per_trace: a.per_trace.then_some(sweeps.as_slice()),
                     },
-                    a.format,
+                    a.format.0,
                 );
             }
             Ok(Outcome::Success)
@@ -99,7 +99,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 let explained = app::fidelity::explain(&traces, &outputs, session)?;
                 print_view(
                     &crate::report::explain_view::ExplainView(&explained),
-                    a.format,
+                    a.format.0,
                 );
                 return Ok(Outcome::Success);
             }
@@ -112,7 +112,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             }
             print_view(
                 &crate::report::fidelity_view::FidelityView(&report),
-                a.format,
+                a.format.0,
             );
             Ok(Outcome::Success)
         }
@@ -400,7 +400,7 @@ fn models(a: ModelsArgs) -> Result<Outcome, AppError> {
         &ModelsView {
             rows: &pricing.rows(),
         },
-        a.format,
+        a.format.0,
     );
     Ok(Outcome::Success)
 }

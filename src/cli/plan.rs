@@ -66,10 +66,10 @@ impl CostArgs {
         let mut plan = CostPlan::new(
             self.pricing.as_deref(),
             &self.tokenizer,
-            self.calibrate,
+            self.calibrate.0,
             self.batch,
         )?;
-        plan.cache_scope = self.cache_scope;
+        plan.cache_scope = self.cache_scope.0;
         Ok(plan)
     }
 }
@@ -77,7 +77,7 @@ impl CostArgs {
 impl PolicyArgs {
     fn flags(&self) -> PolicyFlags {
         PolicyFlags {
-            compaction: self.compaction,
+            compaction: self.compaction.map(|c| c.0),
             threshold: self.threshold,
             keep_last: self.keep_last,
             trigger: self.trigger,
@@ -85,7 +85,7 @@ impl PolicyArgs {
             clear_at_least: self.clear_at_least,
             exclude_tools: self.exclude_tools.clone(),
             clear_tool_inputs: self.clear_tool_inputs,
-            cache: self.cache,
+            cache: self.cache.map(|c| c.0),
             ttl: self.ttl.map(|t| t.0),
             manifest: self.manifest.map(|m| m.0),
         }

@@ -1,0 +1,60 @@
+//! The pipelines — replay, sweep, report, check, stability, usage, import,
+//! recall — as library functions over typed plans. A plan is built once,
+//! before anything runs (every trace loaded, every policy resolved and
+//! checked against every trace, every model priced), and a pipeline turns
+//! it into typed results. The command line parses its flags into a plan,
+//! calls one pipeline and renders what it returns; nothing here knows there
+//! is a command line.
+//!
+//! This crate owns the pipelines and their plans and results; it is the
+//! only layer that calls the importers, and it must not depend on the
+//! report or the command line (tests/crates.rs at the workspace root holds
+//! its dependencies to a list).
+#![warn(missing_docs)]
+
+// `crate::<layer>::…` paths to the layers below, as the modules were
+// written inside one crate; the dependencies in Cargo.toml decide what
+// they can reach.
+use tracecost_engine as engine;
+/// The trace model with the importers and the generators beside it, as
+/// `crate::trace::…`, `crate::trace::import::…` and
+/// `crate::trace::generate::…`: private, so the layers above see the
+/// importers only through what this crate's results say.
+mod trace {
+    pub use tracecost_gen as generate;
+    pub use tracecost_import as import;
+    pub use tracecost_trace::*;
+}
+use tracecost_cost as cost;
+use tracecost_policy as policy;
+use tracecost_replay as replay;
+use tracecost_trace::progress;
+
+mod error;
+pub mod limits;
+pub mod fidelity;
+pub mod fleet;
+pub mod identity;
+mod plan;
+pub mod baseline;
+mod check;
+mod pipelines;
+mod resolve;
+mod results;
+pub mod totals;
+pub mod usage;
+
+pub use error::{AppError, ErrorClass};
+pub use pipelines::{
+    CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, StabilityOutcome, check, import,
+    ledger_repair, recall, replay, report, stability, stability_digest, sweep, usage,
+};
+pub use plan::{
+    CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan,
+    ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan,
+    calibration_model, input_paths, load_inputs, load_traces,
+};
+pub use resolve::{
+    SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,
+};
+pub use results::{ReplayOutput, Savings, TraceReport};

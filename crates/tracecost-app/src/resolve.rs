@@ -1,0 +1,367 @@
+//! Plans from what a caller states — a grid, a list of configs, one config
+//! or none — resolved and checked the one way: the command line and the
+//! Python package both build their replay and sweep plans here, so the
+//! same traces and the same grid give the same figures through either.
+
+use super::AppError;
+use super::plan::{CostPlan, ReplayPlan, SweepPlan, TraceRun};
+use crate::policy::{Config, GridSpec, TtlChoice};
+use crate::replay::sweep::Grid;
+use crate::trace::Trace;
+
+/// What a sweep is measured against and priced with, beside its configs.
+#[derive(Debug, Clone, Default)]
+pub struct SweepOptions {
+    /// Models to price with (empty: each trace's own). With a grid, every
+    /// config is tried with each; with explicit configs, each config names
+    /// its own model, and one model named here prices the baseline.
+    pub models: Vec<String>,
+    /// What savings are measured against (`None`: each trace's status quo).
+    pub baseline: Option<Config>,
+    /// Price of one recall (USD); default one extra round trip.
+    pub recall_cost_usd: Option<f64>,
+}
+
+/// The configs a grid gives, for a fleet whose status quos are
+/// `status_quos`: the grid's compactions × caches × models, in grid order,
+/// without duplicates. With no cache policies named, the grid also tries
+/// the cache policy each status quo runs, so compaction is weighed on top
+/// of what runs. Cache policies named without a TTL (and no `--ttl`) take
+/// the TTL each call recorded when a status quo does, so that a policy
+/// weighed against what ran differs from it only in what was asked. A fleet
+/// split across machines calls this once, with every session's status quo,
+/// and gives each machine the resulting list.
+pub fn grid_configs(
+    grid: &GridSpec,
+    models: &[String],
+    status_quos: &[Config],
+) -> Result<Vec<Config>, AppError> {
+    let (compactions, mut caches) = grid.expand_for(takes_recorded_ttl(status_quos))?;
+    if grid.caches.is_none() {
+        for c in status_quos {
+            if !caches.contains(&c.cache) {
+                caches.push(c.cache);
+            }
+        }
+    }
+    Ok(Grid {
+        compactions,
+        caches,
+        models: if models.is_empty() {
+            vec![None]
+        } else {
+            models.iter().cloned().map(Some).collect()
+        },
+    }
+    .configs())
+}
+
+/// Whether some of `status_quos` take their TTL from the record: then a
+/// grid's cache policies named without a TTL do too.
+pub fn takes_recorded_ttl(status_quos: &[Config]) -> bool {
+    status_quos
+        .iter()
+        .any(|c| c.cache.ttl() == Some(TtlChoice::Recorded))
+}
+
+/// What each trace's savings are measured against: `baseline`, else the
+/// trace's status quo.
+pub fn status_quos(traces: &[Trace], baseline: Option<&Config>) -> Result<Vec<Config>, AppError> {
+    traces
+        .iter()
+        .map(|t| match baseline {
+            Some(b) => Ok(b.clone()),
+            None => Ok(Config::status_quo(t)?),
+        })
+        .collect()
+}
+
+impl SweepPlan {
+    /// A sweep of `grid` over `traces`, as `tracecost sweep` runs it: the
+    /// grid expanded with the traces' status quos ([`grid_configs`]), every
+    /// config and status quo checked against every trace and priced before
+    /// anything runs.
+    pub fn from_grid(
+        traces: Vec<Trace>,
+        grid: GridSpec,
+        options: SweepOptions,
+        cost: CostPlan,
+    ) -> Result<SweepPlan, AppError> {
+        check_recall_cost(options.recall_cost_usd)?;
+        let quos = status_quos(&traces, options.baseline.as_ref())?;
+        let configs = grid_configs(&grid, &options.models, &quos)?;
+        Self::checked(traces, grid, configs, options, cost)
+    }
+
+    /// A sweep of exactly `configs` (duplicates dropped, order kept) over
+    /// `traces`, checked like [`SweepPlan::from_grid`]. Sweeping the list
+    /// [`grid_configs`] gives is the same sweep as the grid's.
+    pub fn from_configs(
+        traces: Vec<Trace>,
+        configs: Vec<Config>,
+        options: SweepOptions,
+        cost: CostPlan,
+    ) -> Result<SweepPlan, AppError> {
+        let mut unique: Vec<Config> = Vec::with_capacity(configs.len());
+        for c in configs {
+            if !unique.contains(&c) {
+                unique.push(c);
+            }
+        }
+        Self::checked(traces, GridSpec::default(), unique, options, cost)
+    }
+
+    fn checked(
+        mut traces: Vec<Trace>,
+        grid: GridSpec,
+        configs: Vec<Config>,
+        options: SweepOptions,
+        cost: CostPlan,
+    ) -> Result<SweepPlan, AppError> {
+        check_recall_cost(options.recall_cost_usd)?;
+        // A fleet sums sessions and writes a page per trace: two traces of
+        // one name from two files must not become one.
+        super::identity::tell_apart(&mut traces);
+        let plan = SweepPlan {
+            traces,
+            grid,
+            models: options.models,
+            configs,
+            baseline: options.baseline,
+            recall_cost_usd: options.recall_cost_usd,
+            cost,
+        };
+        // What savings are measured against must apply to its trace, priced
+        // as the sweep prices it (with the model named, when one is).
+        for t in &plan.traces {
+            let status_quo = plan.baseline_for(t)?;
+            crate::replay::check_config(t, &status_quo)?;
+            plan.cost.pricing.lookup(status_quo.model_for_trace(t))?;
+        }
+        let SweepPlan {
+            traces,
+            configs,
+            cost,
+            ..
+        } = &plan;
+        // A grid applies per trace: a config that cannot apply to some
+        // traces is skipped for them (the fleet says so), but one that
+        // applies to none was asked for in vain, and is an error.
+        for c in configs.iter() {
+            let mut first_refusal = None;
+            let mut applies = false;
+            for t in traces.iter() {
+                match crate::replay::check_config(t, c) {
+                    Ok(()) => {
+                        applies = true;
+                        cost.pricing.lookup(c.model_for_trace(t))?;
+                    }
+                    Err(e) => {
+                        first_refusal.get_or_insert(e);
+                    }
+                }
+            }
+            if let (false, Some(e)) = (applies, first_refusal) {
+                return Err(e.into());
+            }
+        }
+        Ok(plan)
+    }
+}
+
+fn check_recall_cost(recall_cost_usd: Option<f64>) -> Result<(), AppError> {
+    match recall_cost_usd {
+        Some(c) => super::limits::RECALL_COST_USD
+            .check(c)
+            .map(drop)
+            .map_err(AppError::Usage),
+        None => Ok(()),
+    }
+}
+
+/// The config a replay without policy options runs: what actually ran,
+/// the trace's status quo (its `status_quo`, else its recorded markers,
+/// else nothing), so a replay of a Claude Code folder replays Claude
+/// Code's own caching and its figures can be set beside the recorded bill.
+pub fn default_replay_config(trace: &Trace) -> Result<Config, AppError> {
+    Ok(Config::status_quo(trace)?)
+}
+
+impl ReplayPlan {
+    /// A replay of `runs`, every call's model checked against the price
+    /// table before anything runs.
+    pub fn new(runs: Vec<TraceRun>, cost: CostPlan) -> Result<ReplayPlan, AppError> {
+        for r in &runs {
+            for call in &r.trace.calls {
+                cost.pricing
+                    .lookup(r.config.model_for_call(&r.trace, call))?;
+            }
+        }
+        Ok(ReplayPlan { runs, cost })
+    }
+
+    /// Each trace under `config` (or, when `None`, the default of
+    /// [`default_replay_config`]), priced with `model` when given, checked
+    /// against each trace.
+    pub fn with_config(
+        traces: Vec<Trace>,
+        config: Option<&Config>,
+        model: Option<&str>,
+        cost: CostPlan,
+    ) -> Result<ReplayPlan, AppError> {
+        let runs = traces
+            .into_iter()
+            .map(|trace| {
+                let mut config = match config {
+                    Some(c) => c.clone(),
+                    None => default_replay_config(&trace)?,
+                };
+                if let Some(m) = model {
+                    config.model = Some(m.to_owned());
+                }
+                crate::replay::check_config(&trace, &config)?;
+                Ok(TraceRun {
+                    trace,
+                    config,
+                    implied: Vec::new(),
+                    kept: Vec::new(),
+                })
+            })
+            .collect::<Result<Vec<_>, AppError>>()?;
+        Self::new(runs, cost)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Calibration;
+    use crate::progress::Silent;
+
+    fn traces() -> Vec<Trace> {
+        crate::trace::load_path(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../traces/massage-gun.json"
+        )))
+        .unwrap()
+        .traces
+    }
+
+    fn cost() -> CostPlan {
+        CostPlan::new(None, "chars:4", Calibration::Auto, false).unwrap()
+    }
+
+    fn small_grid() -> GridSpec {
+        GridSpec {
+            compactions: Some(vec!["off".into(), "ledger".into()]),
+            thresholds: Some(vec![8000]),
+            keep_lasts: Some(vec![2]),
+            ..GridSpec::default()
+        }
+    }
+
+    #[test]
+    fn a_grid_and_the_configs_it_gives_sweep_the_same() {
+        let quos = status_quos(&traces(), None).unwrap();
+        let configs = grid_configs(&small_grid(), &[], &quos).unwrap();
+        let by_grid =
+            SweepPlan::from_grid(traces(), small_grid(), SweepOptions::default(), cost()).unwrap();
+        assert_eq!(by_grid.configs, configs);
+        let by_list =
+            SweepPlan::from_configs(traces(), configs, SweepOptions::default(), cost()).unwrap();
+        let a = crate::sweep(&by_grid, &Silent).unwrap();
+        let b = crate::sweep(&by_list, &Silent).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn without_caches_the_grid_tries_each_status_quo_cache() {
+        let quo: Config = "off+claude-code:ttl=5m".parse().unwrap();
+        let with = grid_configs(&small_grid(), &[], std::slice::from_ref(&quo)).unwrap();
+        let without = grid_configs(&small_grid(), &[], &[]).unwrap();
+        assert_eq!(with.len(), without.len() + 2);
+        assert!(with.contains(&quo));
+        let named = GridSpec {
+            caches: Some(vec!["tail".into()]),
+            ..small_grid()
+        };
+        assert_eq!(grid_configs(&named, &[], &[quo]).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn the_grid_keeps_the_ttl_a_status_quo_takes_from_the_record() {
+        let caches = |quo: &str, grid: &GridSpec| -> Vec<String> {
+            let quo: Config = quo.parse().unwrap();
+            let mut out: Vec<String> = grid_configs(grid, &[], &[quo])
+                .unwrap()
+                .iter()
+                .filter(|c| c.compaction == crate::policy::Compaction::Off)
+                .map(|c| c.cache.to_string())
+                .collect();
+            out.dedup();
+            out
+        };
+        let recorded = "off+claude-code:ttl=recorded";
+        assert_eq!(
+            caches(recorded, &small_grid()),
+            [
+                "none",
+                "system:ttl=recorded",
+                "native:manifest=cached,ttl=recorded",
+                "tail:ttl=recorded",
+                "claude-code:ttl=recorded"
+            ]
+        );
+        // A status quo at a fixed TTL leaves the default; a TTL given wins.
+        assert!(caches("off+claude-code:ttl=5m", &small_grid()).contains(&"tail:ttl=5m".into()));
+        let given = GridSpec {
+            ttl: Some(crate::engine::wire::Ttl::OneHour.into()),
+            ..small_grid()
+        };
+        assert!(caches(recorded, &given).contains(&"tail:ttl=1h".into()));
+    }
+
+    #[test]
+    fn explicit_configs_are_checked_and_deduplicated() {
+        let off: Config = "off+none".parse().unwrap();
+        let plan = SweepPlan::from_configs(
+            traces(),
+            vec![off.clone(), off.clone()],
+            SweepOptions::default(),
+            cost(),
+        )
+        .unwrap();
+        assert_eq!(plan.configs, vec![off]);
+        let recorded: Config = "off+recorded".parse().unwrap();
+        let e = SweepPlan::from_configs(traces(), vec![recorded], SweepOptions::default(), cost())
+            .unwrap_err();
+        assert!(e.to_string().contains("recorded none"), "{e}");
+        let e = SweepPlan::from_configs(
+            traces(),
+            Vec::new(),
+            SweepOptions {
+                recall_cost_usd: Some(-1.0),
+                ..SweepOptions::default()
+            },
+            cost(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--recall-cost"), "{e}");
+    }
+
+    #[test]
+    fn a_replay_without_config_runs_what_the_trace_recorded() {
+        let t = traces();
+        assert_eq!(
+            default_replay_config(&t[0]).unwrap().to_string(),
+            "off+none"
+        );
+        let plan = ReplayPlan::with_config(t, None, Some("claude-sonnet-4-5"), cost()).unwrap();
+        assert_eq!(
+            plan.runs[0].config.to_string(),
+            "off+none@claude-sonnet-4-5"
+        );
+        let e = ReplayPlan::with_config(traces(), None, Some("no-such-model"), cost()).unwrap_err();
+        assert!(e.to_string().contains("no-such-model"), "{e}");
+    }
+}

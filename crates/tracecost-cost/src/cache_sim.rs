@@ -1,0 +1,778 @@
+//! The Anthropic prompt-cache simulator.
+//!
+//! Feed it the requests of a conversation in order; for each it returns the
+//! [`Usage`] the Messages API would report (`input_tokens`,
+//! `cache_creation_input_tokens` with its 5m / 1h split,
+//! `cache_read_input_tokens`, `output_tokens`). It keeps the cache between
+//! requests. The rules, from the provider facts:
+//!
+//! - **Prefix.** A request is a flat list of [`PrefixBlock`]s in order
+//!   tools → tool-use system prompt (a pseudo-block, when tools are present)
+//!   → system → message blocks. Each block's key is a hash of its bytes
+//!   *without* `cache_control`; the key of a prefix is a cumulative hash over
+//!   the keys of all blocks up to it, seeded with the model id. Changing any
+//!   byte at or before a block therefore changes every later key (a tools
+//!   change invalidates everything, a system change invalidates system and
+//!   messages), and caches are per model.
+//! - **Breakpoints.** At most [`MAX_BREAKPOINTS`] per request; more is a
+//!   [`SimError`]. Thinking blocks and the tool-prompt pseudo-block cannot be
+//!   marked. 1h breakpoints must come before 5m ones.
+//! - **Positions.** Each block is one position, except that a run of
+//!   consecutive `tool_use` blocks is one position and so is a run of
+//!   consecutive `tool_result` blocks (runs may span adjacent messages). The
+//!   tool-prompt pseudo-block is not a position.
+//! - **Reads.** At each breakpoint the simulator checks that position, then
+//!   walks back one position at a time, at most [`LOOKBACK_POSITIONS`]
+//!   positions *including* the breakpoint's own, for an entry that an
+//!   earlier request wrote (every block of a run position is checked). The
+//!   highest hit over all breakpoints is the read.
+//! - **Visibility.** An entry is readable only by a request that started
+//!   strictly after the writer started: parallel requests with the same
+//!   start all miss.
+//! - **Writes.** Only at breakpoints above the highest hit whose prefix has
+//!   at least the model's minimum cacheable tokens (smaller ones are ignored
+//!   without error): one entry per breakpoint. Breakpoints at or below the
+//!   highest hit write nothing.
+//! - **TTL.** 5 minutes or 1 hour from the request's start. Every hit
+//!   refreshes the entry's expiry to `start + its TTL`, at no cost. An entry
+//!   whose expiry is not after a request's start is gone for it.
+//! - **Billing.** A = prefix tokens at the highest hit (0 if none), B = at
+//!   the highest 1h breakpoint above it (A if none), C = at the last
+//!   breakpoint (A if none above A): read A, 1h write B−A, 5m write C−B,
+//!   `input_tokens` = total − C. With no breakpoints everything is input.
+//!
+//! **Assumption — back-to-back requests.** A request with no start time
+//! (`start_ms: None`) is taken to start right after the previous request
+//! with zero gap: it is strictly later than every earlier request (so it can
+//! read what they wrote) but its clock is the previous start, so nothing
+//! expires between back-to-back requests. The first such request starts at
+//! time 0.
+//!
+//! What the simulator does not model itself, and callers fold into the block
+//! keys: web-search / citations toggles (salt the first system block),
+//! `tool_choice`, image and thinking-setting changes (salt the first message
+//! block), workspaces (use one simulator per workspace).
+
+use std::collections::HashMap;
+
+use crate::engine::message::BlockKind;
+use crate::engine::wire::Ttl;
+
+use super::pricing::{ModelPrice, Usage};
+use super::tokens::{ContentHash, PrehashedBuild};
+
+/// The most breakpoints one request may carry.
+pub const MAX_BREAKPOINTS: usize = crate::engine::wire::MAX_BREAKPOINTS;
+
+/// How many positions a breakpoint checks, its own included.
+pub const LOOKBACK_POSITIONS: usize = 20;
+
+/// What a prefix block is, as far as the cache is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PrefixKind {
+    /// A tool definition.
+    ToolDef,
+    /// The tool-use system prompt the API adds when tools are present (a
+    /// pseudo-block: not markable, not a position).
+    ToolPrompt,
+    /// A system block.
+    System,
+    /// A text block.
+    Text,
+    /// A tool_use block (runs of them are one position).
+    ToolUse,
+    /// A tool_result block (runs of them are one position).
+    ToolResult,
+    /// A thinking or redacted_thinking block (not markable).
+    Thinking,
+    /// An image block.
+    Image,
+    /// Any other block (document, server tool blocks, …).
+    Other,
+}
+
+impl PrefixKind {
+    /// Whether a `cache_control` breakpoint may sit on such a block.
+    pub fn is_markable(self) -> bool {
+        !matches!(self, PrefixKind::Thinking | PrefixKind::ToolPrompt)
+    }
+}
+
+impl From<&BlockKind> for PrefixKind {
+    fn from(k: &BlockKind) -> Self {
+        match k {
+            BlockKind::Text { .. } => PrefixKind::Text,
+            BlockKind::ToolUse { .. } => PrefixKind::ToolUse,
+            BlockKind::ToolResult { .. } => PrefixKind::ToolResult,
+            BlockKind::Thinking | BlockKind::RedactedThinking => PrefixKind::Thinking,
+            BlockKind::Image => PrefixKind::Image,
+            BlockKind::Document | BlockKind::Other { .. } => PrefixKind::Other,
+        }
+    }
+}
+
+/// One block of a request's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrefixBlock {
+    /// Hash of the block's bytes without `cache_control`.
+    pub key: ContentHash,
+    /// Its tokens (content plus framing).
+    pub tokens: u64,
+    /// What it is.
+    pub kind: PrefixKind,
+    /// Index of the message it belongs to (`None` for tools and system);
+    /// informational, the cache rules do not depend on it.
+    pub message: Option<usize>,
+}
+
+/// Key of the tool-use system prompt pseudo-block.
+const TOOL_PROMPT_KEY: &[u8] = b"tracecost:tool-use-system-prompt";
+
+impl PrefixBlock {
+    /// The tool-use system prompt pseudo-block with `tokens` tokens (see
+    /// `ModelPrice::tool_prompt`). Its key is constant.
+    pub fn tool_prompt(tokens: u64) -> Self {
+        Self {
+            key: ContentHash::of(TOOL_PROMPT_KEY),
+            tokens,
+            kind: PrefixKind::ToolPrompt,
+            message: None,
+        }
+    }
+}
+
+/// A `cache_control` breakpoint on block `block` of the flattened prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Breakpoint {
+    /// Index into the request's blocks.
+    pub block: usize,
+    /// Its TTL.
+    pub ttl: Ttl,
+}
+
+/// The breakpoint of automatic caching (a top-level `cache_control`): on
+/// the last markable block, if any.
+pub fn automatic_breakpoint(blocks: &[PrefixBlock], ttl: Ttl) -> Option<Breakpoint> {
+    blocks
+        .iter()
+        .rposition(|b| b.kind.is_markable())
+        .map(|block| Breakpoint { block, ttl })
+}
+
+/// Cumulative prefix keys, token counts and positions of one request's
+/// blocks: everything the simulation needs that depends only on the blocks
+/// and the model, not on the breakpoints.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrefixIndex {
+    cum: Vec<u128>,
+    prefix_tokens: Vec<u64>,
+    /// (first block, last block) of each position.
+    positions: Vec<(usize, usize)>,
+    pos_of: Vec<usize>,
+}
+
+impl PrefixIndex {
+    /// Indexes `blocks` for `model` (the cache is per model: its id seeds
+    /// the cumulative hash).
+    pub fn new(model: &ModelPrice, blocks: &[PrefixBlock]) -> Self {
+        let mut index = Self::default();
+        index.extend(model, blocks);
+        index
+    }
+
+    /// Blocks indexed.
+    pub fn len(&self) -> usize {
+        self.cum.len()
+    }
+
+    /// Whether no block is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.cum.is_empty()
+    }
+
+    /// Forgets every block from `len` on, as if only `blocks[..len]` had
+    /// been indexed.
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.cum.len() {
+            return;
+        }
+        self.cum.truncate(len);
+        self.prefix_tokens.truncate(len);
+        self.pos_of.truncate(len);
+        while self.positions.last().is_some_and(|p| p.0 >= len) {
+            self.positions.pop();
+        }
+        if let Some(p) = self.positions.last_mut() {
+            p.1 = p.1.min(len.saturating_sub(1));
+        }
+    }
+
+    /// Indexes `blocks[self.len()..]`: the request's blocks, of which the
+    /// first `self.len()` were indexed before, for the same `model`. A
+    /// request that shares its leading blocks with the previous one is
+    /// indexed in the time of what it adds; the result is exactly
+    /// [`PrefixIndex::new`]'s.
+    pub fn extend(&mut self, model: &ModelPrice, blocks: &[PrefixBlock]) {
+        let start = self.cum.len();
+        let Some(new) = blocks.get(start..) else {
+            return;
+        };
+        let mut h = match self.cum.last() {
+            Some(h) => *h,
+            None => ContentHash::of(model.id.as_bytes()).as_u128(),
+        };
+        let mut t = self.prefix_tokens.last().copied().unwrap_or(0);
+        self.cum.reserve(new.len());
+        self.prefix_tokens.reserve(new.len());
+        self.pos_of.reserve(new.len());
+        // Positions: (first block, last block); tool_use / tool_result runs
+        // merge; the tool-prompt pseudo-block is none.
+        let mut prev_run: Option<(PrefixKind, usize)> = start
+            .checked_sub(1)
+            .filter(|&j| blocks[j].kind != PrefixKind::ToolPrompt)
+            .map(|j| (blocks[j].kind, j)); // kind, last block
+        for (i, b) in new.iter().enumerate() {
+            let i = start + i;
+            h = combine(h, b.key);
+            t += b.tokens;
+            self.cum.push(h);
+            self.prefix_tokens.push(t);
+            if b.kind == PrefixKind::ToolPrompt {
+                self.pos_of.push(usize::MAX);
+                continue;
+            }
+            let merges = matches!(b.kind, PrefixKind::ToolUse | PrefixKind::ToolResult)
+                && prev_run.is_some_and(|(k, last)| k == b.kind && last + 1 == i);
+            if merges {
+                if let Some(p) = self.positions.last_mut() {
+                    p.1 = i;
+                }
+            } else {
+                self.positions.push((i, i));
+            }
+            self.pos_of.push(self.positions.len() - 1);
+            prev_run = Some((b.kind, i));
+        }
+    }
+
+    /// Tokens of the prefix that ends with block `block`.
+    pub fn tokens_through(&self, block: usize) -> Option<u64> {
+        self.prefix_tokens.get(block).copied()
+    }
+}
+
+impl PrefixIndex {
+    /// The cache key of the prefix that ends with block `block`.
+    pub fn key_at(&self, block: usize) -> Option<u128> {
+        self.cum.get(block).copied()
+    }
+}
+
+/// One request to simulate.
+#[derive(Debug, Clone, Copy)]
+pub struct SimRequest<'a> {
+    /// The model (its id keys the cache; its minimum cacheable length
+    /// applies).
+    pub model: &'a ModelPrice,
+    /// When the request started, in milliseconds on any fixed clock;
+    /// `None` = back-to-back with the previous request (see module docs).
+    pub start_ms: Option<u64>,
+    /// The flattened prefix.
+    pub blocks: &'a [PrefixBlock],
+    /// Its breakpoints, in any order.
+    pub breakpoints: &'a [Breakpoint],
+    /// Output tokens of the response.
+    pub output_tokens: u64,
+}
+
+/// What one simulated request did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimOutcome {
+    /// The usage the API would report.
+    pub usage: Usage,
+    /// Block index of the highest cache hit, if any.
+    pub hit: Option<usize>,
+    /// Blocks where entries were written, with their TTL, in block order.
+    pub written: Vec<(usize, Ttl)>,
+    /// The start time used (after applying the back-to-back rule).
+    pub start_ms: u64,
+}
+
+/// A request the API would reject.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// More than [`MAX_BREAKPOINTS`] breakpoints.
+    #[error("{count} cache breakpoints in one request; at most {MAX_BREAKPOINTS} are allowed")]
+    TooManyBreakpoints {
+        /// How many there were.
+        count: usize,
+    },
+    /// A breakpoint past the last block.
+    #[error("cache breakpoint on block {block}, but the request has {len} blocks")]
+    OutOfRange {
+        /// The breakpoint's block.
+        block: usize,
+        /// Number of blocks.
+        len: usize,
+    },
+    /// Two breakpoints on one block.
+    #[error("two cache breakpoints on block {block}")]
+    Duplicate {
+        /// The block.
+        block: usize,
+    },
+    /// A breakpoint on a block that cannot carry one.
+    #[error("block {block} ({kind:?}) cannot carry a cache breakpoint")]
+    NotMarkable {
+        /// The block.
+        block: usize,
+        /// Its kind.
+        kind: PrefixKind,
+    },
+    /// A 1h breakpoint after a 5m one.
+    #[error(
+        "1h cache breakpoint on block {one_hour} comes after the 5m breakpoint on block {five_minute}; 1h breakpoints must come first"
+    )]
+    TtlOrder {
+        /// The 5m breakpoint's block.
+        five_minute: usize,
+        /// The later 1h breakpoint's block.
+        one_hour: usize,
+    },
+}
+
+/// At most [`MAX_BREAKPOINTS`] breakpoints, on the stack: a request's
+/// breakpoints are sorted and filtered at every simulated call.
+#[derive(Clone, Copy)]
+struct Breakpoints {
+    items: [Breakpoint; MAX_BREAKPOINTS],
+    len: usize,
+}
+
+impl Default for Breakpoints {
+    fn default() -> Self {
+        let unused = Breakpoint {
+            block: 0,
+            ttl: Ttl::FiveMinutes,
+        };
+        Self {
+            items: [unused; MAX_BREAKPOINTS],
+            len: 0,
+        }
+    }
+}
+
+impl Breakpoints {
+    /// Adds one; callers check the count first (a fifth is dropped).
+    fn push(&mut self, bp: Breakpoint) {
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = bp;
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[Breakpoint] {
+        &self.items[..self.len]
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [Breakpoint] {
+        &mut self.items[..self.len]
+    }
+}
+
+/// A prefix's entry in the cache at a moment ([`CacheSim::entry_state`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryState {
+    /// Never written, or dropped (the record showed it cold).
+    Absent,
+    /// Written or last read with `ttl`, and past it since `expired_ms`.
+    Expired {
+        /// The TTL it was held with.
+        ttl: Ttl,
+        /// When it expired (ms since the epoch).
+        expired_ms: u64,
+    },
+    /// Still held.
+    Readable {
+        /// The TTL it is held with.
+        ttl: Ttl,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    writer_ms: u64,
+    writer_seq: u64,
+    expires_ms: u64,
+    ttl: Ttl,
+}
+
+/// The prompt cache across a sequence of requests.
+#[derive(Debug, Clone, Default)]
+pub struct CacheSim {
+    entries: HashMap<u128, Entry, PrehashedBuild>,
+    /// Start of the latest request seen (for back-to-back requests).
+    clock_ms: Option<u64>,
+    /// Requests simulated so far.
+    seq: u64,
+    purge_above: usize,
+}
+
+fn mix64(mut x: u64) -> u64 {
+    // splitmix64 finalizer.
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Cumulative prefix hash: order-sensitive 128-bit mix of the previous
+/// prefix hash and the next block's key. Deterministic and fast; block keys
+/// are already uniformly distributed.
+fn combine(prev: u128, key: ContentHash) -> u128 {
+    let k = key.as_u128();
+    let (ph, pl) = ((prev >> 64) as u64, prev as u64);
+    let (kh, kl) = ((k >> 64) as u64, k as u64);
+    let hi = mix64(ph ^ mix64(kh ^ 0x9E37_79B9_7F4A_7C15).rotate_left(23) ^ pl.rotate_left(7));
+    let lo = mix64(pl.wrapping_add(0xD1B5_4A32_D192_ED03) ^ mix64(kl ^ hi) ^ ph.rotate_left(41));
+    (u128::from(hi) << 64) | u128::from(lo)
+}
+
+impl CacheSim {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Entries currently held (expired ones may linger until purged; they
+    /// are never read).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Makes the prefix `key` readable at `now_ms`, as if another request
+    /// of the account had just written (or read) it with a 5-minute TTL:
+    /// the record shows a prefix warm that this trace did not write.
+    pub fn warm(&mut self, key: u128, now_ms: u64) {
+        let ttl = Ttl::FiveMinutes;
+        let expires = now_ms.saturating_add(ttl.millis());
+        match self.entries.get_mut(&key) {
+            // Readable already: the other session's use refreshes it.
+            Some(e) if e.expires_ms > now_ms && e.writer_ms < now_ms => {
+                e.expires_ms = e.expires_ms.max(expires);
+            }
+            _ => {
+                self.entries.insert(
+                    key,
+                    Entry {
+                        writer_ms: now_ms.saturating_sub(1),
+                        writer_seq: 0,
+                        expires_ms: expires,
+                        ttl,
+                    },
+                );
+            }
+        }
+    }
+
+    /// What the cache holds for the prefix `key` at `now_ms`, before a
+    /// request: why a prefix written earlier was or was not read.
+    pub fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {
+        match self.entries.get(&key) {
+            None => EntryState::Absent,
+            Some(e) if e.expires_ms > now_ms => EntryState::Readable { ttl: e.ttl },
+            Some(e) => EntryState::Expired {
+                ttl: e.ttl,
+                expired_ms: e.expires_ms,
+            },
+        }
+    }
+
+    /// Drops the prefix `key`: the record shows it was not in the cache.
+    pub fn evict(&mut self, key: u128) {
+        self.entries.remove(&key);
+    }
+
+    /// Validates breakpoints and returns them sorted by block.
+    fn check(req: &SimRequest<'_>) -> Result<Breakpoints, SimError> {
+        if req.breakpoints.len() > MAX_BREAKPOINTS {
+            return Err(SimError::TooManyBreakpoints {
+                count: req.breakpoints.len(),
+            });
+        }
+        let mut bps = Breakpoints::default();
+        for bp in req.breakpoints {
+            bps.push(*bp);
+        }
+        bps.as_mut_slice().sort_by_key(|b| b.block);
+        let mut last_5m: Option<usize> = None;
+        for (i, bp) in bps.as_slice().iter().enumerate() {
+            let Some(block) = req.blocks.get(bp.block) else {
+                return Err(SimError::OutOfRange {
+                    block: bp.block,
+                    len: req.blocks.len(),
+                });
+            };
+            if i > 0 && bps.as_slice()[i - 1].block == bp.block {
+                return Err(SimError::Duplicate { block: bp.block });
+            }
+            if !block.kind.is_markable() {
+                return Err(SimError::NotMarkable {
+                    block: bp.block,
+                    kind: block.kind,
+                });
+            }
+            match (bp.ttl, last_5m) {
+                (Ttl::FiveMinutes, None) => last_5m = Some(bp.block),
+                (Ttl::OneHour, Some(five_minute)) => {
+                    return Err(SimError::TtlOrder {
+                        five_minute,
+                        one_hour: bp.block,
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(bps)
+    }
+
+    /// Simulates one request and updates the cache. An invalid request is
+    /// an error and leaves the cache unchanged.
+    pub fn simulate(&mut self, req: &SimRequest<'_>) -> Result<SimOutcome, SimError> {
+        let prefix = PrefixIndex::new(req.model, req.blocks);
+        self.simulate_indexed(req, &prefix)
+    }
+
+    /// Like [`CacheSim::simulate`] with the prefix index already built:
+    /// requests that share their blocks and model (several cache policies
+    /// over one wire view) share one index.
+    pub fn simulate_indexed(
+        &mut self,
+        req: &SimRequest<'_>,
+        prefix: &PrefixIndex,
+    ) -> Result<SimOutcome, SimError> {
+        let bps = Self::check(req)?;
+        let back_to_back = req.start_ms.is_none();
+        let now = req.start_ms.unwrap_or(self.clock_ms.unwrap_or(0));
+        let seq = self.seq;
+        let PrefixIndex {
+            cum,
+            prefix_tokens,
+            positions,
+            pos_of,
+        } = prefix;
+        if cum.len() != req.blocks.len() {
+            return Err(SimError::OutOfRange {
+                block: cum.len(),
+                len: req.blocks.len(),
+            });
+        }
+        let total = prefix_tokens.last().copied().unwrap_or(0);
+
+        let readable = |e: &Entry| {
+            e.expires_ms > now && (e.writer_ms < now || (back_to_back && e.writer_seq < seq))
+        };
+        let min = req.model.min_cacheable_tokens;
+        let mut effective = Breakpoints::default();
+        for bp in bps.as_slice() {
+            if prefix_tokens[bp.block] >= min {
+                effective.push(*bp);
+            }
+        }
+
+        // Lookback at each breakpoint.
+        let mut hits: [usize; MAX_BREAKPOINTS] = [0; MAX_BREAKPOINTS];
+        let mut n_hits = 0;
+        for bp in effective.as_slice() {
+            let p = pos_of[bp.block];
+            let lowest = p.saturating_sub(LOOKBACK_POSITIONS - 1);
+            'walk: for q in (lowest..=p).rev() {
+                let (first, last) = positions[q];
+                for b in (first..=last.min(bp.block)).rev() {
+                    if self.entries.get(&cum[b]).is_some_and(readable) {
+                        hits[n_hits] = b;
+                        n_hits += 1;
+                        break 'walk;
+                    }
+                }
+            }
+        }
+        let hits = &hits[..n_hits];
+        for &b in hits {
+            if let Some(e) = self.entries.get_mut(&cum[b]) {
+                e.expires_ms = e.expires_ms.max(now.saturating_add(e.ttl.millis()));
+            }
+        }
+        let hit = hits.iter().copied().max();
+
+        // Billing: A, B, C.
+        let a = hit.map_or(0, |b| prefix_tokens[b]);
+        let mut above = Breakpoints::default();
+        for bp in effective.as_slice() {
+            if hit.is_none_or(|h| bp.block > h) {
+                above.push(*bp);
+            }
+        }
+        let above = above.as_slice();
+        let b_tokens = above
+            .iter()
+            .rev()
+            .find(|bp| bp.ttl == Ttl::OneHour)
+            .map_or(a, |bp| prefix_tokens[bp.block]);
+        let c = above.last().map_or(a, |bp| prefix_tokens[bp.block]);
+        let usage = Usage::new(total - c, c - b_tokens, b_tokens - a, a, req.output_tokens);
+
+        // Writes.
+        let mut written = Vec::with_capacity(above.len());
+        for bp in above {
+            self.entries.insert(
+                cum[bp.block],
+                Entry {
+                    writer_ms: now,
+                    writer_seq: seq,
+                    expires_ms: now.saturating_add(bp.ttl.millis()),
+                    ttl: bp.ttl,
+                },
+            );
+            written.push((bp.block, bp.ttl));
+        }
+
+        self.seq += 1;
+        let clock = self.clock_ms.map_or(now, |c| c.max(now));
+        self.clock_ms = Some(clock);
+        if self.entries.len() > self.purge_above.max(1024) {
+            self.entries.retain(|_, e| e.expires_ms > clock);
+            self.purge_above = self.entries.len() * 2;
+        }
+        Ok(SimOutcome {
+            usage,
+            hit,
+            written,
+            start_ms: now,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pricing::Pricing;
+
+    fn blk(i: u64, tokens: u64, kind: PrefixKind) -> PrefixBlock {
+        PrefixBlock {
+            key: ContentHash::of(&i.to_le_bytes()),
+            tokens,
+            kind,
+            message: Some(0),
+        }
+    }
+
+    #[test]
+    fn combine_is_order_sensitive() {
+        let a = ContentHash::of(b"a");
+        let b = ContentHash::of(b"b");
+        assert_ne!(combine(combine(0, a), b), combine(combine(0, b), a));
+        assert_ne!(combine(0, a), combine(1, a));
+    }
+
+    #[test]
+    fn runs_of_tool_blocks_are_one_position() {
+        let pricing = Pricing::builtin();
+        let model = pricing.lookup("claude-sonnet-4-6").unwrap();
+        let mut sim = CacheSim::new();
+        // Request 1: 2 text blocks then a breakpoint on block 1.
+        let mut blocks = vec![blk(0, 2000, PrefixKind::Text), blk(1, 10, PrefixKind::Text)];
+        let bp1 = [Breakpoint {
+            block: 1,
+            ttl: Ttl::FiveMinutes,
+        }];
+        sim.simulate(&SimRequest {
+            model,
+            start_ms: None,
+            blocks: &blocks,
+            breakpoints: &bp1,
+            output_tokens: 0,
+        })
+        .unwrap();
+        // Request 2: 30 tool_use then 30 tool_result blocks follow: only 2
+        // positions, so the breakpoint at the end still reaches block 1.
+        for i in 0..30 {
+            blocks.push(blk(100 + i, 1, PrefixKind::ToolUse));
+        }
+        for i in 0..30 {
+            blocks.push(blk(200 + i, 1, PrefixKind::ToolResult));
+        }
+        let bp2 = [Breakpoint {
+            block: blocks.len() - 1,
+            ttl: Ttl::FiveMinutes,
+        }];
+        let out = sim
+            .simulate(&SimRequest {
+                model,
+                start_ms: None,
+                blocks: &blocks,
+                breakpoints: &bp2,
+                output_tokens: 0,
+            })
+            .unwrap();
+        assert_eq!(out.hit, Some(1));
+        assert_eq!(out.usage.cache_read_input_tokens, 2010);
+        assert_eq!(out.usage.cache_creation_input_tokens, 60);
+    }
+}
+
+#[cfg(test)]
+mod incremental_index {
+    use super::*;
+    use crate::pricing::Pricing;
+    use proptest::prelude::*;
+
+    fn kind(k: u8) -> PrefixKind {
+        match k % 5 {
+            0 => PrefixKind::Text,
+            1 => PrefixKind::ToolUse,
+            2 => PrefixKind::ToolResult,
+            3 => PrefixKind::ToolPrompt,
+            _ => PrefixKind::Thinking,
+        }
+    }
+
+    fn blocks(spec: &[(u8, u8)]) -> Vec<PrefixBlock> {
+        spec.iter()
+            .map(|&(key, k)| PrefixBlock {
+                key: ContentHash::of(&[key]),
+                tokens: u64::from(key) + 1,
+                kind: kind(k),
+                message: None,
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Cutting an index anywhere and extending it with other blocks
+        /// gives exactly the index built from scratch.
+        #[test]
+        fn truncate_then_extend_is_new(
+            a in prop::collection::vec((0u8..6, 0u8..5), 0..40),
+            b in prop::collection::vec((0u8..6, 0u8..5), 0..40),
+            cut in 0usize..45,
+        ) {
+            let model = Pricing::builtin();
+            let model = model.lookup("claude-sonnet-4-6").unwrap();
+            let first = blocks(&a);
+            let mut index = PrefixIndex::new(model, &first);
+            let keep = cut.min(first.len());
+            index.truncate(keep);
+            let mut second = first[..keep].to_vec();
+            second.extend(blocks(&b));
+            index.extend(model, &second);
+            prop_assert_eq!(&index, &PrefixIndex::new(model, &second));
+        }
+    }
+}

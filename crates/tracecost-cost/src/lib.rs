@@ -1,0 +1,30 @@
+//! The cost model: token counting, the prompt-cache simulator and pricing.
+//!
+//! - [`tokens`]: the [`tokens::Tokenizer`] trait (tiktoken `o200k_base` /
+//!   `cl100k_base`, `chars:R`), a memo that counts each distinct text once,
+//!   and calibration against recorded usage. Claude's tokenizer is not
+//!   public: counts are calibrated estimates.
+//! - [`pricing`]: the built-in price table, per-model data (minimum
+//!   cacheable length, tool-use system prompt, framing overheads,
+//!   long-context premium), pricing files (native and LiteLLM), the API's
+//!   [`pricing::Usage`] and the cost of one request.
+//! - [`cache_sim`]: the Anthropic prompt-cache simulator, which turns a
+//!   sequence of requests (prefix blocks and breakpoints) into the usage the
+//!   API would report.
+//!
+//! This module knows nothing of the command line or of trace files.
+//!
+//! This crate owns counting, caching and pricing a request; it stands on
+//! the engine's message model alone and must not depend on traces,
+//! policies, replays or reports (tests/crates.rs at the workspace root
+//! holds its dependencies to a list).
+#![warn(missing_docs)]
+
+// `crate::<layer>::…` paths to the layers below, as the modules were
+// written inside one crate; the dependencies in Cargo.toml decide what
+// they can reach.
+use tracecost_engine as engine;
+
+pub mod cache_sim;
+pub mod pricing;
+pub mod tokens;

@@ -1,0 +1,486 @@
+//! Pricing files (`--pricing FILE`): the tracecost JSON format and
+//! LiteLLM's `model_prices_and_context_window.json`, merged into a
+//! [`Pricing`] table (formats in the parent module's docs).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{
+    Framing, LONG_CONTEXT_THRESHOLD, LongContext, MAX_FILE_TOKENS, MAX_PRICE_PER_MTOK,
+    MergeSummary, ModelPrice, Pricing, PricingError, Rates, ToolPrompt,
+};
+
+impl Pricing {
+    /// Builtin table plus the models of a pricing file.
+    pub fn with_file(path: &Path) -> Result<Self, PricingError> {
+        let mut p = Self::builtin();
+        p.merge_file(path)?;
+        Ok(p)
+    }
+
+    /// Reads a pricing file (native or LiteLLM format, see
+    /// [`crate::pricing`]) and merges it into this table.
+    pub fn merge_file(&mut self, path: &Path) -> Result<MergeSummary, PricingError> {
+        let file = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| PricingError::Io {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line_start = ok.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            PricingError::Syntax {
+                file: file.clone(),
+                line: ok.iter().filter(|&&b| b == b'\n').count() + 1,
+                column: ok.len() - line_start + 1,
+                message: "not UTF-8".to_string(),
+            }
+        })?;
+        self.merge_str(&text, &file)
+    }
+
+    /// Merges pricing-file text; `file` names it in errors. On error the
+    /// table is left unchanged.
+    pub fn merge_str(&mut self, text: &str, file: &str) -> Result<MergeSummary, PricingError> {
+        let doc: Value = crate::engine::json::parse_unique_keys(text).map_err(|e| {
+            let message = crate::engine::json::error_message(&e);
+            PricingError::Syntax {
+                file: file.to_string(),
+                line: e.line(),
+                column: e.column().max(1),
+                message,
+            }
+        })?;
+        let mut next = self.clone();
+        let ctx = Ctx { file };
+        let Value::Object(top) = &doc else {
+            return Err(ctx.shape(
+                "",
+                "a JSON object (a tracecost pricing file with a `models` member, or LiteLLM's model_prices_and_context_window.json)",
+            ));
+        };
+        let summary = if top.contains_key("models") {
+            next.merge_native(&ctx, top)?
+        } else {
+            next.merge_litellm(&ctx, top)?
+        };
+        *self = next;
+        Ok(summary)
+    }
+
+    /// Adds `m` (a new model) or returns the existing index for its name.
+    fn existing_or_template(&self, name: &str) -> (Option<usize>, ModelPrice) {
+        if let Some(i) = self.exact(name) {
+            return (Some(i), self.models[i].clone());
+        }
+        let template = self.resolve(name).map(|i| &self.models[i]);
+        let m = ModelPrice {
+            id: name.trim().to_string(),
+            aliases: Vec::new(),
+            rates: Rates::from_input_output(0.0, 0.0),
+            min_cacheable_tokens: template.map_or(1024, |t| t.min_cacheable_tokens),
+            tool_prompt: template.map_or_else(ToolPrompt::default, |t| t.tool_prompt),
+            framing: template.map_or_else(Framing::default, |t| t.framing),
+            long_context: None,
+        };
+        (None, m)
+    }
+
+    fn commit(&mut self, existing: Option<usize>, m: ModelPrice, summary: &mut MergeSummary) {
+        match existing {
+            Some(i) => {
+                for a in &m.aliases {
+                    self.index.insert(a.to_ascii_lowercase(), i);
+                }
+                if !summary.updated.contains(&m.id) {
+                    summary.updated.push(m.id.clone());
+                }
+                self.models[i] = m;
+            }
+            None => {
+                summary.added.push(m.id.clone());
+                self.insert(m);
+            }
+        }
+    }
+
+    fn merge_native(
+        &mut self,
+        ctx: &Ctx<'_>,
+        top: &Map<String, Value>,
+    ) -> Result<MergeSummary, PricingError> {
+        let mut summary = MergeSummary {
+            format: "native",
+            ..MergeSummary::default()
+        };
+        for (k, v) in top {
+            match k.as_str() {
+                "models" => {}
+                "description" => {
+                    if !v.is_string() {
+                        return Err(ctx.shape(&ptr(&["description"]), "a string"));
+                    }
+                }
+                _ => {
+                    return Err(ctx.shape(
+                        &ptr(&[k]),
+                        "no such member (a tracecost pricing file has `models` and an optional `description`)",
+                    ));
+                }
+            }
+        }
+        let Some(Value::Object(models)) = top.get("models") else {
+            return Err(ctx.shape("/models", "an object mapping model ids to prices"));
+        };
+        for (id, entry) in models {
+            let at = |field: &str| ptr(&["models", id, field]);
+            let Value::Object(obj) = entry else {
+                return Err(ctx.shape(&ptr(&["models", id]), "an object of prices"));
+            };
+            if id.trim().is_empty() {
+                return Err(ctx.shape(&ptr(&["models", id]), "a non-empty model id"));
+            }
+            let (existing, mut m) = self.existing_or_template(id);
+            let is_new = existing.is_none();
+            for key in obj.keys() {
+                if !NATIVE_FIELDS.contains(&key.as_str()) {
+                    return Err(ctx.shape(
+                        &at(key),
+                        &format!("one of the members {}", NATIVE_FIELDS.join(", ")),
+                    ));
+                }
+            }
+            let num = |field: &str| ctx.opt_price(obj.get(field), &at(field));
+            let input = num("input")?;
+            let output = num("output")?;
+            if is_new {
+                let input = input.ok_or_else(|| {
+                    ctx.shape(
+                        &at("input"),
+                        "a price in USD per million tokens (required for a new model)",
+                    )
+                })?;
+                let output = output.ok_or_else(|| {
+                    ctx.shape(
+                        &at("output"),
+                        "a price in USD per million tokens (required for a new model)",
+                    )
+                })?;
+                m.rates = Rates::from_input_output(input, output);
+            } else {
+                if let Some(v) = input {
+                    m.rates.input = v;
+                }
+                if let Some(v) = output {
+                    m.rates.output = v;
+                }
+            }
+            if let Some(v) = num("cache_write_5m")? {
+                m.rates.cache_write_5m = v;
+            }
+            if let Some(v) = num("cache_write_1h")? {
+                m.rates.cache_write_1h = v;
+            }
+            if let Some(v) = num("cache_read")? {
+                m.rates.cache_read = v;
+            }
+            if let Some(v) = obj.get("aliases") {
+                let Value::Array(items) = v else {
+                    return Err(ctx.shape(&at("aliases"), "an array of strings"));
+                };
+                for (i, a) in items.iter().enumerate() {
+                    let Value::String(a) = a else {
+                        return Err(
+                            ctx.shape(&ptr(&["models", id, "aliases", &i.to_string()]), "a string")
+                        );
+                    };
+                    if !m.aliases.iter().any(|x| x.eq_ignore_ascii_case(a)) {
+                        m.aliases.push(a.clone());
+                    }
+                }
+            }
+            if let Some(v) =
+                ctx.opt_count(obj.get("min_cacheable_tokens"), &at("min_cacheable_tokens"))?
+            {
+                m.min_cacheable_tokens = v;
+            }
+            if let Some(v) = obj.get("tool_prompt_tokens") {
+                let base = ptr(&["models", id, "tool_prompt_tokens"]);
+                let o = ctx.object(v, &base, &["auto_none", "any_tool"])?;
+                let sub = |f: &str| format!("{base}/{f}");
+                if let Some(n) = ctx.opt_count(o.get("auto_none"), &sub("auto_none"))? {
+                    m.tool_prompt.auto_none = n;
+                }
+                if let Some(n) = ctx.opt_count(o.get("any_tool"), &sub("any_tool"))? {
+                    m.tool_prompt.any_tool = n;
+                }
+            }
+            if let Some(v) = obj.get("framing") {
+                let base = ptr(&["models", id, "framing"]);
+                let o = ctx.object(v, &base, &["per_message", "per_block", "per_tool"])?;
+                let sub = |f: &str| format!("{base}/{f}");
+                if let Some(n) = ctx.opt_count(o.get("per_message"), &sub("per_message"))? {
+                    m.framing.per_message = n;
+                }
+                if let Some(n) = ctx.opt_count(o.get("per_block"), &sub("per_block"))? {
+                    m.framing.per_block = n;
+                }
+                if let Some(n) = ctx.opt_count(o.get("per_tool"), &sub("per_tool"))? {
+                    m.framing.per_tool = n;
+                }
+            }
+            match obj.get("long_context") {
+                None => {}
+                Some(Value::Null) => m.long_context = None,
+                Some(v) => {
+                    let base = ptr(&["models", id, "long_context"]);
+                    let o = ctx.object(v, &base, &LONG_CONTEXT_FIELDS)?;
+                    let sub = |f: &str| format!("{base}/{f}");
+                    let lin = ctx
+                        .opt_price(o.get("input"), &sub("input"))?
+                        .ok_or_else(|| {
+                            ctx.shape(&sub("input"), "a price in USD per million tokens")
+                        })?;
+                    let lout =
+                        ctx.opt_price(o.get("output"), &sub("output"))?
+                            .ok_or_else(|| {
+                                ctx.shape(&sub("output"), "a price in USD per million tokens")
+                            })?;
+                    let mut rates = Rates::from_input_output(lin, lout);
+                    if let Some(x) =
+                        ctx.opt_price(o.get("cache_write_5m"), &sub("cache_write_5m"))?
+                    {
+                        rates.cache_write_5m = x;
+                    }
+                    if let Some(x) =
+                        ctx.opt_price(o.get("cache_write_1h"), &sub("cache_write_1h"))?
+                    {
+                        rates.cache_write_1h = x;
+                    }
+                    if let Some(x) = ctx.opt_price(o.get("cache_read"), &sub("cache_read"))? {
+                        rates.cache_read = x;
+                    }
+                    let threshold_tokens = ctx
+                        .opt_count(o.get("threshold_tokens"), &sub("threshold_tokens"))?
+                        .unwrap_or(LONG_CONTEXT_THRESHOLD);
+                    m.long_context = Some(LongContext {
+                        threshold_tokens,
+                        rates,
+                    });
+                }
+            }
+            self.commit(existing, m, &mut summary);
+        }
+        Ok(summary)
+    }
+
+    fn merge_litellm(
+        &mut self,
+        ctx: &Ctx<'_>,
+        top: &Map<String, Value>,
+    ) -> Result<MergeSummary, PricingError> {
+        let mut summary = MergeSummary {
+            format: "litellm",
+            ..MergeSummary::default()
+        };
+        for (key, entry) in top {
+            let name = match key.rsplit_once('/') {
+                Some((prefix, rest)) if prefix.eq_ignore_ascii_case("anthropic") => rest,
+                Some(_) => {
+                    summary.skipped += 1;
+                    continue;
+                }
+                None => key.as_str(),
+            };
+            let Value::Object(obj) = entry else {
+                summary.skipped += 1;
+                continue;
+            };
+            let provider_ok = obj
+                .get("litellm_provider")
+                .is_none_or(|p| p.as_str() == Some("anthropic"));
+            let mode_ok = obj.get("mode").is_none_or(|p| p.as_str() == Some("chat"));
+            if !name.to_ascii_lowercase().starts_with("claude") || !provider_ok || !mode_ok {
+                summary.skipped += 1;
+                continue;
+            }
+            let at = |field: &str| ptr(&[key, field]);
+            let per_token = |field: &str| -> Result<Option<f64>, PricingError> {
+                match ctx
+                    .opt_price(obj.get(field), &at(field))?
+                    .map(|v| (v * 1e12).round() / 1e6)
+                {
+                    Some(v) if v > MAX_PRICE_PER_MTOK => Err(ctx.shape(
+                        &at(field),
+                        &format!("a price of at most 1 USD per token, found {:e}", v / 1e6),
+                    )),
+                    v => Ok(v),
+                }
+            };
+            let (Some(input), Some(output)) = (
+                per_token("input_cost_per_token")?,
+                per_token("output_cost_per_token")?,
+            ) else {
+                summary.skipped += 1;
+                continue;
+            };
+            let (existing, mut m) = self.existing_or_template(name);
+            let mut rates = Rates::from_input_output(input, output);
+            if let Some(v) = per_token("cache_creation_input_token_cost")? {
+                rates.cache_write_5m = v;
+            }
+            if let Some(v) = per_token("cache_creation_input_token_cost_above_1hr")? {
+                rates.cache_write_1h = v;
+            }
+            if let Some(v) = per_token("cache_read_input_token_cost")? {
+                rates.cache_read = v;
+            }
+            m.rates = rates;
+            m.long_context = match per_token("input_cost_per_token_above_200k_tokens")? {
+                None => None,
+                Some(lin) => {
+                    let lout =
+                        per_token("output_cost_per_token_above_200k_tokens")?.unwrap_or(output);
+                    let mut lr = Rates::from_input_output(lin, lout);
+                    if let Some(v) = per_token("cache_creation_input_token_cost_above_200k_tokens")?
+                    {
+                        lr.cache_write_5m = v;
+                    }
+                    if let Some(v) =
+                        per_token("cache_creation_input_token_cost_above_1hr_above_200k_tokens")?
+                    {
+                        lr.cache_write_1h = v;
+                    }
+                    if let Some(v) = per_token("cache_read_input_token_cost_above_200k_tokens")? {
+                        lr.cache_read = v;
+                    }
+                    Some(LongContext {
+                        threshold_tokens: LONG_CONTEXT_THRESHOLD,
+                        rates: lr,
+                    })
+                }
+            };
+            // Validated always, applied to new models only: for a known
+            // model the built-in data follows the provider docs.
+            let min_tokens = ctx.opt_count(
+                obj.get("prompt_cache_min_tokens"),
+                &at("prompt_cache_min_tokens"),
+            )?;
+            let tool_tokens = ctx.opt_count(
+                obj.get("tool_use_system_prompt_tokens"),
+                &at("tool_use_system_prompt_tokens"),
+            )?;
+            if existing.is_none() {
+                if let Some(v) = min_tokens {
+                    m.min_cacheable_tokens = v;
+                }
+                if let Some(v) = tool_tokens {
+                    m.tool_prompt.auto_none = v;
+                }
+            }
+            self.commit(existing, m, &mut summary);
+        }
+        Ok(summary)
+    }
+}
+
+const NATIVE_FIELDS: [&str; 11] = [
+    "aliases",
+    "input",
+    "cache_write_5m",
+    "cache_write_1h",
+    "cache_read",
+    "output",
+    "min_cacheable_tokens",
+    "tool_prompt_tokens",
+    "framing",
+    "long_context",
+    "description",
+];
+
+const LONG_CONTEXT_FIELDS: [&str; 6] = [
+    "threshold_tokens",
+    "input",
+    "cache_write_5m",
+    "cache_write_1h",
+    "cache_read",
+    "output",
+];
+
+/// An RFC 6901 JSON pointer from segments.
+fn ptr(segments: &[&str]) -> String {
+    let mut out = String::new();
+    for s in segments {
+        out.push('/');
+        out.push_str(&s.replace('~', "~0").replace('/', "~1"));
+    }
+    out
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+}
+
+impl Ctx<'_> {
+    fn shape(&self, pointer: &str, expected: &str) -> PricingError {
+        PricingError::Shape {
+            file: self.file.to_string(),
+            pointer: pointer.to_string(),
+            expected: expected.to_string(),
+        }
+    }
+
+    fn opt_price(&self, v: Option<&Value>, pointer: &str) -> Result<Option<f64>, PricingError> {
+        match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(x) if x.is_finite() && (0.0..=MAX_PRICE_PER_MTOK).contains(&x) => Ok(Some(x)),
+                Some(x) if x.is_finite() && x >= 0.0 => Err(self.shape(
+                    pointer,
+                    &format!("a price of at most {MAX_PRICE_PER_MTOK} USD per million tokens, found {x:e}"),
+                )),
+                _ => Err(self.shape(pointer, "a non-negative number")),
+            },
+            Some(_) => Err(self.shape(pointer, "a non-negative number")),
+        }
+    }
+
+    fn opt_count(&self, v: Option<&Value>, pointer: &str) -> Result<Option<u64>, PricingError> {
+        match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(v) if v <= MAX_FILE_TOKENS => Ok(Some(v)),
+                Some(v) => Err(self.shape(
+                    pointer,
+                    &format!("a token count of at most {MAX_FILE_TOKENS}, found {v}"),
+                )),
+                None => Err(self.shape(pointer, "a non-negative integer")),
+            },
+            Some(_) => Err(self.shape(pointer, "a non-negative integer")),
+        }
+    }
+
+    fn object<'v>(
+        &self,
+        v: &'v Value,
+        pointer: &str,
+        fields: &[&str],
+    ) -> Result<&'v Map<String, Value>, PricingError> {
+        let Value::Object(o) = v else {
+            return Err(self.shape(
+                pointer,
+                &format!("an object with members {}", fields.join(", ")),
+            ));
+        };
+        for k in o.keys() {
+            if !fields.contains(&k.as_str()) {
+                return Err(self.shape(
+                    &format!("{pointer}{}", ptr(&[k])),
+                    &format!("one of the members {}", fields.join(", ")),
+                ));
+            }
+        }
+        Ok(o)
+    }
+}

@@ -1,0 +1,210 @@
+//! The price table and model-name resolution: ids, aliases, provider
+//! prefixes and suffixes, dated ids of undated models, closest names.
+
+use std::collections::BTreeMap;
+
+use super::{ModelPrice, ModelRow, PricingError, Usage, builtin, fmt_usd};
+
+/// The price table: built-in models plus any merged pricing files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pricing {
+    pub(super) models: Vec<ModelPrice>,
+    /// Lowercased id or alias → index into `models`.
+    pub(super) index: BTreeMap<String, usize>,
+}
+
+/// Normalizes a model name for lookup: trims, lowercases, keeps the part
+/// from `claude` on (dropping provider prefixes), turns a Vertex `@date`
+/// into `-date` and drops a Bedrock `-vN:M` / `:M` suffix.
+fn normalize(name: &str) -> String {
+    let mut s = name.trim().to_ascii_lowercase();
+    if let Some(i) = s.find("claude") {
+        s = s[i..].to_string();
+    } else if let Some(i) = s.rfind('/') {
+        s = s[i + 1..].to_string();
+    }
+    s = s.replace('@', "-");
+    if let Some(i) = s.find(':') {
+        s.truncate(i);
+        if let Some(j) = s.rfind("-v")
+            && s[j + 2..].chars().all(|c| c.is_ascii_digit())
+            && j + 2 < s.len()
+        {
+            s.truncate(j);
+        }
+    }
+    s
+}
+
+/// Drops a trailing `-YYYYMMDD` or `-latest`.
+fn strip_date(s: &str) -> Option<&str> {
+    if let Some(base) = s.strip_suffix("-latest") {
+        return Some(base);
+    }
+    let (base, tail) = s.rsplit_once('-')?;
+    (tail.len() == 8 && tail.chars().all(|c| c.is_ascii_digit())).then_some(base)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+impl Default for Pricing {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl Pricing {
+    /// The built-in table (see [`crate::pricing`]).
+    pub fn builtin() -> Self {
+        let mut p = Self {
+            models: Vec::new(),
+            index: BTreeMap::new(),
+        };
+        for m in builtin::models() {
+            p.insert(m);
+        }
+        p
+    }
+
+    pub(super) fn insert(&mut self, m: ModelPrice) -> usize {
+        let i = self.models.len();
+        self.index.insert(m.id.to_ascii_lowercase(), i);
+        for a in &m.aliases {
+            self.index.insert(a.to_ascii_lowercase(), i);
+        }
+        self.models.push(m);
+        i
+    }
+
+    /// Every model, built-ins first in table order, then added models in
+    /// file order.
+    pub fn models(&self) -> &[ModelPrice] {
+        &self.models
+    }
+
+    /// Index of an exact name (id or alias) after normalization.
+    pub(super) fn exact(&self, name: &str) -> Option<usize> {
+        let lower = name.trim().to_ascii_lowercase();
+        self.index
+            .get(&lower)
+            .or_else(|| self.index.get(&normalize(name)))
+            .copied()
+    }
+
+    pub(super) fn resolve(&self, name: &str) -> Option<usize> {
+        if let Some(i) = self.exact(name) {
+            return Some(i);
+        }
+        let n = normalize(name);
+        strip_date(&n).and_then(|base| self.index.get(base).copied())
+    }
+
+    /// Finds a model by id, alias, prefixed or dated name.
+    pub fn lookup(&self, model: &str) -> Result<&ModelPrice, PricingError> {
+        match self.resolve(model) {
+            Some(i) => Ok(&self.models[i]),
+            None => Err(PricingError::UnknownModel {
+                model: model.to_string(),
+                closest: self.closest(model, 3),
+            }),
+        }
+    }
+
+    /// Up to `n` known names closest to `model` by edit distance, at most
+    /// one per model, closest first (ties by name).
+    pub fn closest(&self, model: &str, n: usize) -> Vec<String> {
+        let target = normalize(model);
+        let mut scored: Vec<(usize, &str, usize)> = self
+            .index
+            .iter()
+            .map(|(name, &i)| (levenshtein(&target, name), name.as_str(), i))
+            .collect();
+        scored.sort();
+        let mut seen = Vec::new();
+        let mut out = Vec::new();
+        for (_, name, i) in scored {
+            if out.len() == n {
+                break;
+            }
+            if !seen.contains(&i) {
+                seen.push(i);
+                out.push(name.to_string());
+            }
+        }
+        out
+    }
+
+    /// Cost of one request of `model`.
+    pub fn cost_usd(&self, model: &str, usage: &Usage, batch: bool) -> Result<f64, PricingError> {
+        Ok(self.lookup(model)?.cost_usd(usage, batch))
+    }
+
+    /// Structured rows for `tracecost models`, in table order.
+    pub fn rows(&self) -> Vec<ModelRow> {
+        self.models
+            .iter()
+            .map(|m| ModelRow {
+                id: m.id.clone(),
+                aliases: m.aliases.clone(),
+                input: m.rates.input,
+                write_5m: m.rates.cache_write_5m,
+                write_1h: m.rates.cache_write_1h,
+                read: m.rates.cache_read,
+                output: m.rates.output,
+                min_cacheable_tokens: m.min_cacheable_tokens,
+                long_context: m.long_context.map(|lc| {
+                    format!(
+                        "above {} input tokens the whole request costs ${} in / ${} out per MTok",
+                        lc.threshold_tokens,
+                        fmt_usd(lc.rates.input),
+                        fmt_usd(lc.rates.output)
+                    )
+                }),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_strips_prefixes_and_suffixes() {
+        assert_eq!(normalize("anthropic/claude-opus-4-6"), "claude-opus-4-6");
+        assert_eq!(
+            normalize("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            "claude-sonnet-4-5-20250929"
+        );
+        assert_eq!(
+            normalize("claude-opus-4@20250514"),
+            "claude-opus-4-20250514"
+        );
+        assert_eq!(normalize(" Claude-Haiku-4-5 "), "claude-haiku-4-5");
+        assert_eq!(
+            strip_date("claude-opus-4-6-20260205"),
+            Some("claude-opus-4-6")
+        );
+        assert_eq!(strip_date("claude-opus-4-6"), None);
+    }
+
+    #[test]
+    fn edit_distance() {
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+        assert_eq!(levenshtein("", "abc"), 3);
+        assert_eq!(levenshtein("abc", "abc"), 0);
+    }
+}

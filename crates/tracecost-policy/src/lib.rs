@@ -1,0 +1,625 @@
+//! Policies as data: what to compact, where to put cache markers, which
+//! model — each config prints and parses as one short string so it can be
+//! passed on a command line, stored in a baseline and shown in a report.
+//!
+//! Grammar: `COMPACTION[:k=v,...]+CACHE[:k=v,...][@MODEL]`, e.g.
+//! `ledger:t=8000,k=2+native:manifest=cached,ttl=5m` or
+//! `off+tail:ttl=1h@claude-opus-4-1`. Printing always gives the canonical
+//! form (parameters in a fixed order, defaults of the peers' options
+//! omitted), so equal configs print equal strings.
+//!
+//! This crate owns the policies as data and what they place; it stands on
+//! the engine and the trace model alone and must not depend on what counts
+//! tokens, prices, replays or reports (tests/crates.rs at the workspace
+//! root holds its dependencies to a list).
+#![warn(missing_docs)]
+
+// `crate::<layer>::…` paths to the layers below, as the modules were
+// written inside one crate; the dependencies in Cargo.toml decide what
+// they can reach.
+use tracecost_engine as engine;
+use tracecost_trace as trace;
+
+mod apply;
+mod flags;
+mod grid;
+mod kinds;
+mod peer_view;
+mod peers;
+mod ttl;
+
+pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
+pub use flags::{FlagError, Implied, Kept, PolicyFlags, ResolvedPolicy};
+pub use grid::GridSpec;
+pub use kinds::{
+    CacheKind, CompactionKind, DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD,
+    DEFAULT_MANIFEST, DEFAULT_TTL,
+};
+pub use peers::{
+    ANTHROPIC_CLEARED_PLACEHOLDER, CLAUDE_CODE_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear,
+    PeerParams, ReprCache, langchain_approx_tokens,
+};
+pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::engine::cache::ManifestPosition;
+use crate::engine::wire::Ttl;
+use crate::trace::{Call, Trace};
+
+/// A config string that does not parse.
+///
+/// The message quotes at most the first 200 characters of the config and
+/// 400 of the reason (which may quote a part of it), on one line: the
+/// string is the user's, and may be any size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid config \"{}\": {}",
+    crate::engine::handle::one_line(input, 200),
+    crate::engine::handle::one_line(reason, 400)
+)]
+pub struct ConfigError {
+    /// The string given.
+    pub input: String,
+    /// What was wrong.
+    pub reason: String,
+}
+
+/// How tool results are compacted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Compaction {
+    /// Nothing is compacted.
+    Off,
+    /// The engine's ledger: stubs for results over `threshold` chars older
+    /// than the last `keep_last` results; adds the recall tool.
+    Ledger {
+        /// Size threshold in characters.
+        threshold: u64,
+        /// Results never compacted, counted from the end.
+        keep_last: usize,
+    },
+    /// Anthropic's server-side `clear_tool_uses_20250919`.
+    ClearToolUses(ClearToolUses),
+    /// LangChain's `ClearToolUsesEdit` middleware.
+    LangchainClear(LangchainClear),
+    /// Claude Code's microcompaction, as its records show it: before a
+    /// call whose tool results sent whole come to more than `keep_tokens +
+    /// at_least` tokens, the oldest of them are cleared in place (Claude
+    /// Code's placeholder) until the rest come to at most `keep_tokens`; a
+    /// result stays cleared. The results of the call's last message (what
+    /// the model is about to read) are never cleared. It does not model
+    /// the clearing Claude Code does, unrecorded, when its cache has gone
+    /// cold (the status quo replays that from the record).
+    ClaudeCodeClear {
+        /// Tokens of the most recent results kept whole.
+        keep_tokens: u64,
+        /// Clear only when that frees at least this many tokens.
+        at_least: u64,
+    },
+    /// The tool results the client cleared in place, at the calls its
+    /// record says ([`crate::trace::Call::cleared`]): Claude Code's own
+    /// microcompaction, as it ran. On a trace that records none, `off`.
+    Recorded,
+}
+
+/// Which cache markers each request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cache {
+    /// No markers.
+    None,
+    /// Prompt region: the last tool and the last system block.
+    System {
+        /// TTL of the markers.
+        ttl: TtlChoice,
+    },
+    /// The engine's history + manifest composition (and the prompt region).
+    Native {
+        /// Manifest cached (marked) or volatile (unmarked).
+        manifest: ManifestPosition,
+        /// TTL of the markers.
+        ttl: TtlChoice,
+    },
+    /// One rolling marker on the last block, like automatic caching.
+    Tail {
+        /// TTL of the marker.
+        ttl: TtlChoice,
+    },
+    /// The markers exactly as the recorded requests carried them.
+    Recorded,
+    /// Claude Code's client policy: the last tool, the last system block
+    /// and one rolling marker on the last block of the conversation.
+    ClaudeCode {
+        /// TTL of the markers.
+        ttl: TtlChoice,
+    },
+}
+
+/// One point of a sweep: compaction, cache policy and (optionally) a model
+/// overriding the trace's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Config {
+    /// The compaction policy.
+    pub compaction: Compaction,
+    /// The cache policy.
+    pub cache: Cache,
+    /// The model to price with, instead of the trace's.
+    pub model: Option<String>,
+}
+
+impl Config {
+    /// The model that prices `call` of `trace` under this config: the
+    /// config's model when it names one, else the call's own, else the
+    /// trace's. Every figure priced from a replay follows this one rule.
+    pub fn model_for_call<'a>(&'a self, trace: &'a Trace, call: &'a Call) -> &'a str {
+        self.model
+            .as_deref()
+            .unwrap_or_else(|| trace.model_of(call))
+    }
+
+    /// The model for a trace's figures that are not per call (calibration
+    /// of its token counts, the price of a recall): the config's model when
+    /// it names one, else the trace's.
+    pub fn model_for_trace<'a>(&'a self, trace: &'a Trace) -> &'a str {
+        self.model.as_deref().unwrap_or(&trace.model)
+    }
+
+    /// What actually ran for `trace`: the policy its source recorded
+    /// ([`Trace::status_quo`]), else no compaction with its recorded
+    /// markers, else no compaction and no cache. Savings are measured
+    /// against it.
+    pub fn status_quo(trace: &Trace) -> Result<Config, ConfigError> {
+        if let Some(s) = &trace.status_quo {
+            let mut c: Config = s.parse().map_err(|e: ConfigError| ConfigError {
+                input: e.input,
+                reason: format!("trace {}: status_quo: {}", trace.name, e.reason),
+            })?;
+            c.model = None;
+            return Ok(c);
+        }
+        let cache = if trace.has_markers() {
+            Cache::Recorded
+        } else {
+            Cache::None
+        };
+        Ok(Config {
+            compaction: Compaction::Off,
+            cache,
+            model: None,
+        })
+    }
+
+    /// How much policy a config adds to a bare client: one for compaction,
+    /// one for cache markers. Ties between equal costs go to the simpler.
+    pub fn complexity(&self) -> u8 {
+        u8::from(self.compaction != Compaction::Off) + u8::from(self.cache != Cache::None)
+    }
+
+    /// No compaction, no cache markers: what a naive client pays.
+    pub fn baseline() -> Self {
+        Config {
+            compaction: Compaction::Off,
+            cache: Cache::None,
+            model: None,
+        }
+    }
+}
+
+fn err(input: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError {
+        input: input.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Splits `name:k=v,k=v` into the name and its parameters.
+fn split_params<'a>(
+    input: &str,
+    part: &'a str,
+) -> Result<(&'a str, Vec<(&'a str, &'a str)>), ConfigError> {
+    let (name, rest) = part.split_once(':').unwrap_or((part, ""));
+    let mut params = Vec::new();
+    for kv in rest.split(',').filter(|s| !s.is_empty()) {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| err(input, format!("parameter {kv:?} is not key=value")))?;
+        if params.iter().any(|(seen, _)| *seen == k) {
+            return Err(err(input, format!("parameter {k:?} is given twice")));
+        }
+        params.push((k, v));
+    }
+    Ok((name, params))
+}
+
+fn num<T: FromStr>(input: &str, key: &str, v: &str) -> Result<T, ConfigError> {
+    v.parse()
+        .map_err(|_| err(input, format!("{key}={v:?} is not a non-negative integer")))
+}
+
+fn boolean(input: &str, key: &str, v: &str) -> Result<bool, ConfigError> {
+    match v {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(err(input, format!("{key}={v:?} is not true or false"))),
+    }
+}
+
+/// Parses a TTL (`5m` or `1h`).
+pub fn parse_ttl(v: &str) -> Result<Ttl, String> {
+    match v {
+        "5m" => Ok(Ttl::FiveMinutes),
+        "1h" => Ok(Ttl::OneHour),
+        _ => Err(format!("ttl {v:?} is not 5m or 1h")),
+    }
+}
+
+fn unknown(input: &str, what: &str, key: &str, allowed: &str) -> ConfigError {
+    err(
+        input,
+        format!("{what} has no parameter {key:?} (allowed: {allowed})"),
+    )
+}
+
+impl Compaction {
+    fn parse(input: &str, part: &str) -> Result<Self, ConfigError> {
+        let (name, params) = split_params(input, part)?;
+        let Some(kind) = CompactionKind::from_name(name) else {
+            let names: Vec<&str> = CompactionKind::ALL.iter().map(|k| k.name()).collect();
+            return Err(err(
+                input,
+                format!(
+                    "unknown compaction {name:?} (expected {})",
+                    kinds::one_of(&names)
+                ),
+            ));
+        };
+        match kind {
+            CompactionKind::Off => match params.first() {
+                None => Ok(Compaction::Off),
+                Some((k, _)) => Err(unknown(input, "off", k, "none")),
+            },
+            CompactionKind::Recorded => match params.first() {
+                None => Ok(Compaction::Recorded),
+                Some((k, _)) => Err(unknown(input, "recorded", k, "none")),
+            },
+            CompactionKind::ClaudeCodeClear => {
+                let mut keep_tokens = kinds::DEFAULT_CLAUDE_CODE_KEEP_TOKENS;
+                let mut at_least = kinds::DEFAULT_CLAUDE_CODE_AT_LEAST;
+                for (k, v) in params {
+                    match k {
+                        "keep-tokens" => keep_tokens = num(input, k, v)?,
+                        "at-least" => at_least = num(input, k, v)?,
+                        _ => return Err(unknown(input, name, k, "keep-tokens, at-least")),
+                    }
+                }
+                Ok(Compaction::ClaudeCodeClear {
+                    keep_tokens,
+                    at_least,
+                })
+            }
+            CompactionKind::Ledger => {
+                let (mut threshold, mut keep_last) = (None, None);
+                for (k, v) in params {
+                    match k {
+                        "t" | "threshold" => threshold = Some(num(input, k, v)?),
+                        "k" | "keep" | "keep-last" => keep_last = Some(num(input, k, v)?),
+                        _ => return Err(unknown(input, "ledger", k, "t, k")),
+                    }
+                }
+                Ok(Compaction::Ledger {
+                    threshold: threshold.ok_or_else(|| err(input, "ledger needs t=CHARS"))?,
+                    keep_last: keep_last.ok_or_else(|| err(input, "ledger needs k=N"))?,
+                })
+            }
+            CompactionKind::ClearToolUses | CompactionKind::LangchainClear => {
+                let mut p = if kind == CompactionKind::ClearToolUses {
+                    peers::PeerParams::anthropic_defaults()
+                } else {
+                    peers::PeerParams::langchain_defaults()
+                };
+                for (k, v) in params {
+                    match k {
+                        "trigger" => p.trigger = num(input, k, v)?,
+                        "keep" => p.keep = num(input, k, v)?,
+                        "at-least" => p.clear_at_least = num(input, k, v)?,
+                        "exclude" => {
+                            p.exclude_tools = v
+                                .split('|')
+                                .filter(|s| !s.is_empty())
+                                .map(str::to_owned)
+                                .collect()
+                        }
+                        "inputs" => p.clear_tool_inputs = boolean(input, k, v)?,
+                        _ => {
+                            return Err(unknown(
+                                input,
+                                name,
+                                k,
+                                "trigger, keep, at-least, exclude, inputs",
+                            ));
+                        }
+                    }
+                }
+                p.exclude_tools.sort();
+                p.exclude_tools.dedup();
+                Ok(if kind == CompactionKind::ClearToolUses {
+                    Compaction::ClearToolUses(ClearToolUses(p))
+                } else {
+                    Compaction::LangchainClear(LangchainClear(p))
+                })
+            }
+        }
+    }
+
+    /// The engine's policy, for the ledger.
+    pub fn ledger_policy(&self) -> Option<crate::engine::rewrite::CompactionPolicy> {
+        match *self {
+            Compaction::Ledger {
+                threshold,
+                keep_last,
+            } => Some(crate::engine::rewrite::CompactionPolicy {
+                size_threshold: threshold,
+                keep_last_n: keep_last,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Which policy this is, without its parameters.
+    pub fn kind(&self) -> CompactionKind {
+        match self {
+            Compaction::Off => CompactionKind::Off,
+            Compaction::Recorded => CompactionKind::Recorded,
+            Compaction::Ledger { .. } => CompactionKind::Ledger,
+            Compaction::ClearToolUses(_) => CompactionKind::ClearToolUses,
+            Compaction::LangchainClear(_) => CompactionKind::LangchainClear,
+            Compaction::ClaudeCodeClear { .. } => CompactionKind::ClaudeCodeClear,
+        }
+    }
+}
+
+impl fmt::Display for Compaction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compaction::Off => f.write_str(CompactionKind::Off.name()),
+            Compaction::Recorded => f.write_str(CompactionKind::Recorded.name()),
+            Compaction::Ledger {
+                threshold,
+                keep_last,
+            } => write!(
+                f,
+                "{}:t={threshold},k={keep_last}",
+                CompactionKind::Ledger.name()
+            ),
+            Compaction::ClearToolUses(ClearToolUses(p)) => {
+                write!(f, "{}:", CompactionKind::ClearToolUses.name())?;
+                p.fmt_params(f, &peers::PeerParams::anthropic_defaults())
+            }
+            Compaction::LangchainClear(LangchainClear(p)) => {
+                write!(f, "{}:", CompactionKind::LangchainClear.name())?;
+                p.fmt_params(f, &peers::PeerParams::langchain_defaults())
+            }
+            Compaction::ClaudeCodeClear {
+                keep_tokens,
+                at_least,
+            } => write!(
+                f,
+                "{}:keep-tokens={keep_tokens},at-least={at_least}",
+                CompactionKind::ClaudeCodeClear.name()
+            ),
+        }
+    }
+}
+
+impl Cache {
+    fn parse(input: &str, part: &str) -> Result<Self, ConfigError> {
+        let (name, params) = split_params(input, part)?;
+        let Some(kind) = CacheKind::from_name(name) else {
+            let names: Vec<&str> = CacheKind::ALL.iter().map(|k| k.name()).collect();
+            return Err(err(
+                input,
+                format!(
+                    "unknown cache policy {name:?} (expected {})",
+                    kinds::one_of(&names)
+                ),
+            ));
+        };
+        let mut ttl = TtlChoice::Fixed(DEFAULT_TTL);
+        let mut manifest = DEFAULT_MANIFEST;
+        for (k, v) in params {
+            match (kind, k) {
+                (_, "ttl") if kind.has_ttl() => {
+                    ttl = TtlChoice::parse(v).map_err(|r| err(input, r))?
+                }
+                (CacheKind::Native, "manifest") => {
+                    manifest = v
+                        .parse()
+                        .map_err(|e: crate::engine::cache::CacheConfigError| {
+                            err(input, e.to_string())
+                        })?
+                }
+                (CacheKind::Native, _) => return Err(unknown(input, name, k, "manifest, ttl")),
+                _ if kind.has_ttl() => return Err(unknown(input, name, k, "ttl")),
+                _ => return Err(unknown(input, name, k, "none")),
+            }
+        }
+        Ok(Cache::of_kind(kind, ttl, manifest))
+    }
+
+    /// The policy of `kind` with these parameters (a parameter the policy
+    /// does not take is ignored).
+    pub fn of_kind(kind: CacheKind, ttl: TtlChoice, manifest: ManifestPosition) -> Cache {
+        match kind {
+            CacheKind::None => Cache::None,
+            CacheKind::System => Cache::System { ttl },
+            CacheKind::Native => Cache::Native { manifest, ttl },
+            CacheKind::Tail => Cache::Tail { ttl },
+            CacheKind::Recorded => Cache::Recorded,
+            CacheKind::ClaudeCode => Cache::ClaudeCode { ttl },
+        }
+    }
+
+    /// The TTL of the markers the policy places, if it places its own.
+    pub fn ttl(&self) -> Option<TtlChoice> {
+        match *self {
+            Cache::None | Cache::Recorded => None,
+            Cache::System { ttl }
+            | Cache::Native { ttl, .. }
+            | Cache::Tail { ttl }
+            | Cache::ClaudeCode { ttl } => Some(ttl),
+        }
+    }
+
+    /// Which policy this is, without its parameters.
+    pub fn kind(&self) -> CacheKind {
+        match self {
+            Cache::None => CacheKind::None,
+            Cache::System { .. } => CacheKind::System,
+            Cache::Native { .. } => CacheKind::Native,
+            Cache::ClaudeCode { .. } => CacheKind::ClaudeCode,
+            Cache::Tail { .. } => CacheKind::Tail,
+            Cache::Recorded => CacheKind::Recorded,
+        }
+    }
+}
+
+impl fmt::Display for Cache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind().name())?;
+        match self {
+            Cache::None | Cache::Recorded => Ok(()),
+            Cache::Native { manifest, ttl } => {
+                write!(f, ":manifest={},ttl={ttl}", manifest.as_str())
+            }
+            Cache::System { ttl } | Cache::Tail { ttl } | Cache::ClaudeCode { ttl } => {
+                write!(f, ":ttl={ttl}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}+{}", self.compaction, self.cache)?;
+        if let Some(m) = &self.model {
+            write!(f, "@{m}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A config is written as its canonical string wherever it is serialized.
+impl serde::Serialize for Config {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl FromStr for Config {
+    type Err = ConfigError;
+    fn from_str(input: &str) -> Result<Self, ConfigError> {
+        let s = input.trim();
+        let (body, model) = match s.split_once('@') {
+            Some((b, m)) if !m.is_empty() => (b, Some(m.to_owned())),
+            Some(_) => return Err(err(input, "a model name must follow '@'")),
+            None => (s, None),
+        };
+        let (c, k) = body.split_once('+').ok_or_else(|| {
+            err(
+                input,
+                "expected COMPACTION+CACHE, e.g. ledger:t=8000,k=2+native:manifest=cached,ttl=5m",
+            )
+        })?;
+        Ok(Config {
+            compaction: Compaction::parse(input, c)?,
+            cache: Cache::parse(input, k)?,
+            model,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_round_trip_through_their_canonical_string() {
+        for s in [
+            "off+none",
+            "ledger:t=8000,k=2+native:manifest=cached,ttl=5m",
+            "ledger:t=0,k=0+native:manifest=volatile,ttl=1h",
+            "off+tail:ttl=1h@claude-opus-4-1",
+            "off+system:ttl=5m",
+            "off+recorded",
+            "off+claude-code:ttl=1h",
+            "off+claude-code:ttl=recorded",
+            "recorded+claude-code:ttl=recorded",
+            "ledger:t=8000,k=2+native:manifest=volatile,ttl=recorded",
+            "off+system:ttl=recorded",
+            "off+tail:ttl=recorded@claude-opus-4-1",
+            "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
+            "clear-tool-uses:trigger=30000,keep=1,at-least=5000,exclude=read|web,inputs=true+none",
+            "langchain-clear:trigger=100000,keep=3+none",
+        ] {
+            let c: Config = s.parse().unwrap();
+            assert_eq!(c.to_string(), s);
+        }
+    }
+
+    #[test]
+    fn parsing_fills_defaults_and_normalizes() {
+        let c: Config = "ledger:k=2,t=8000+native".parse().unwrap();
+        assert_eq!(
+            c.to_string(),
+            "ledger:t=8000,k=2+native:manifest=cached,ttl=5m"
+        );
+        let c: Config = "clear-tool-uses+tail".parse().unwrap();
+        assert_eq!(
+            c.to_string(),
+            "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m"
+        );
+        let c: Config = "clear-tool-uses:exclude=b|a|b+none".parse().unwrap();
+        assert_eq!(
+            c.to_string(),
+            "clear-tool-uses:trigger=100000,keep=3,exclude=a|b+none"
+        );
+    }
+
+    #[test]
+    fn bad_configs_say_what_is_wrong() {
+        let cases = [
+            (
+                "ledger",
+                "expected COMPACTION+CACHE, e.g. ledger:t=8000,k=2+native:manifest=cached,ttl=5m",
+            ),
+            ("ledger:t=8000+none", "ledger needs k=N"),
+            (
+                "ledger:t=-1,k=2+none",
+                "t=\"-1\" is not a non-negative integer",
+            ),
+            (
+                "ledger:t=1,k=2,z=3+none",
+                "ledger has no parameter \"z\" (allowed: t, k)",
+            ),
+            (
+                "zip+none",
+                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear or recorded)",
+            ),
+            ("off+tail:ttl=2h", "ttl \"2h\" is not 5m, 1h or recorded"),
+            (
+                "off+native:manifest=hot",
+                "unknown manifest position \"hot\"; expected cached or volatile",
+            ),
+            ("off+none@", "a model name must follow '@'"),
+            (
+                "off+fast",
+                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded or claude-code)",
+            ),
+            ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
+        ];
+        for (input, reason) in cases {
+            let e = input.parse::<Config>().unwrap_err();
+            assert_eq!(e.reason, reason, "{input}");
+        }
+    }
+}

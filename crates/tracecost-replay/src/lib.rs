@@ -1,0 +1,821 @@
+//! Replay: one trace under one config, call by call, through the real
+//! engine (ledger, rewriter, cache composition) and the prompt-cache
+//! simulator — no shortcut formula.
+//!
+//! Calls without a start time are treated as back-to-back (each starts right
+//! after the previous one), which favours caching; results say so.
+//!
+//! This crate owns replaying traces under configs and what a replay
+//! measures; it must not depend on the importers, the generators, the
+//! application or the report (tests/crates.rs at the workspace root holds
+//! its dependencies to a list).
+#![warn(missing_docs)]
+
+// `crate::<layer>::…` paths to the layers below, as the modules were
+// written inside one crate; the dependencies in Cargo.toml decide what
+// they can reach.
+use tracecost_cost as cost;
+use tracecost_engine as engine;
+use tracecost_policy as policy;
+use tracecost_trace as trace;
+use tracecost_trace::progress;
+
+pub mod explain;
+mod group;
+mod prepare;
+mod request;
+pub mod recall_risk;
+pub mod stability;
+pub mod sweep;
+
+use group::GroupRun;
+
+pub use prepare::{
+    BlockCount, HiddenCache, MEDIA_TOKENS, PreparedTrace, Scale, SharedState, TraceCalibration,
+    block_token_text, count_block,
+};
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::cost::cache_sim::{CacheSim, SimError};
+use crate::cost::pricing::{Pricing, PricingError, Usage};
+use crate::cost::tokens::{FastBuild, TokenMemo};
+use crate::engine::cache::ProviderKind;
+use crate::engine::ledger::LedgerError;
+use crate::engine::message::{BlockKind, ContentBlock};
+use crate::policy::{BlockTokens, Cache, Compaction, Config};
+use crate::progress::Progress;
+use crate::trace::{RecordedUsage, Trace};
+
+/// Why a replay could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The model is not in the price table.
+    #[error(transparent)]
+    Pricing(#[from] PricingError),
+    /// The config cannot apply to this trace.
+    #[error("trace {trace}: {reason}")]
+    Config {
+        /// The trace.
+        trace: String,
+        /// Why.
+        reason: String,
+    },
+    /// A request the API would reject.
+    #[error("trace {trace}, call {call}: {source}")]
+    Sim {
+        /// The trace.
+        trace: String,
+        /// 1-based call index.
+        call: usize,
+        /// What was wrong.
+        source: SimError,
+    },
+    /// The ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+/// Options that apply to every config.
+#[derive(Clone, Copy, Default)]
+pub struct ReplayOptions<'a> {
+    /// Price with the Batch API discount.
+    pub batch: bool,
+    /// Told of each call replayed (one step per call and group of configs
+    /// run together); the caller starts the stage.
+    pub progress: Option<&'a dyn Progress>,
+    /// How each call's request is built (the results are the same).
+    pub build: Build,
+}
+
+/// How a replay builds each call's request. Both give the same results,
+/// byte for byte; the reference exists to test the incremental build
+/// against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Build {
+    /// From the previous call's request, rebuilding only from the first
+    /// block that changed.
+    #[default]
+    Incremental,
+    /// From scratch at every call: the straightforward per-call
+    /// construction.
+    Reference,
+}
+
+impl std::fmt::Debug for ReplayOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayOptions")
+            .field("batch", &self.batch)
+            .field("progress", &self.progress.is_some())
+            .field("build", &self.build)
+            .finish()
+    }
+}
+
+/// The tool_use ids compacted at one call, in history order.
+///
+/// Under a ledger a result once compacted stays compacted, so call after
+/// call the list only grows at its end: every call's list is the start of
+/// one list shared by the run, stored once, and a call keeps just its
+/// length. Without that sharing the lists of a long trace add up to
+/// calls²/2 ids (26 million for 7,189 calls). A call whose list is not the
+/// start of the run's (a policy that restores results) gets its own.
+/// Reads as a slice and serializes as a list of strings.
+#[derive(Clone, Default)]
+pub struct CompactedIds {
+    ids: Arc<[Arc<str>]>,
+    len: usize,
+}
+
+impl std::ops::Deref for CompactedIds {
+    type Target = [Arc<str>];
+    fn deref(&self) -> &[Arc<str>] {
+        self.ids.get(..self.len).unwrap_or(&self.ids)
+    }
+}
+
+impl FromIterator<Arc<str>> for CompactedIds {
+    fn from_iter<I: IntoIterator<Item = Arc<str>>>(iter: I) -> Self {
+        let ids: Arc<[Arc<str>]> = iter.into_iter().collect();
+        Self {
+            len: ids.len(),
+            ids,
+        }
+    }
+}
+
+impl CompactedIds {
+    /// The ids compacted here and not in `before` (in order), and those
+    /// compacted in `before` and no longer (sorted). When this list extends
+    /// `before` in the run's shared list, that costs the new ids alone.
+    pub fn changes_since<'a>(&'a self, before: &'a CompactedIds) -> (Vec<&'a str>, Vec<&'a str>) {
+        let grew = self.len >= before.len
+            && (Arc::ptr_eq(&self.ids, &before.ids) || self[..before.len] == before[..]);
+        if grew {
+            return (
+                self[before.len..].iter().map(|id| &**id).collect(),
+                Vec::new(),
+            );
+        }
+        let was: std::collections::HashSet<&str> = before.iter().map(|id| &**id).collect();
+        let now: std::collections::HashSet<&str> = self.iter().map(|id| &**id).collect();
+        let new = self
+            .iter()
+            .map(|id| &**id)
+            .filter(|id| !was.contains(id))
+            .collect();
+        let mut gone: Vec<&str> = was.difference(&now).copied().collect();
+        gone.sort_unstable();
+        (new, gone)
+    }
+}
+
+impl PartialEq for CompactedIds {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for CompactedIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for CompactedIds {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(|id| &**id))
+    }
+}
+
+/// Builds the [`CompactedIds`] of a run, call by call: consecutive calls
+/// whose lists each extend the one before share a single list.
+#[derive(Default)]
+struct CompactedLog {
+    /// The current shared list, growing.
+    open: Vec<Arc<str>>,
+    /// Calls waiting for `open` to be frozen: (call, length).
+    waiting: Vec<(usize, usize)>,
+    /// Every call's ids, once known.
+    done: Vec<CompactedIds>,
+}
+
+/// The ids of `ids` beyond `before`, when `ids` starts with `before` (as
+/// the ids compacted at one call start with the previous call's under a
+/// ledger); `None` otherwise. Lists cut from one shared list are compared
+/// by address.
+pub(crate) fn extension<'i>(ids: &'i [Arc<str>], before: &[Arc<str>]) -> Option<&'i [Arc<str>]> {
+    let (head, rest) = ids.split_at_checked(before.len())?;
+    let same = std::ptr::eq(head.as_ptr(), before.as_ptr())
+        || head
+            .iter()
+            .zip(before)
+            .all(|(a, b)| Arc::ptr_eq(a, b) || a == b);
+    same.then_some(rest)
+}
+
+impl CompactedLog {
+    /// Records the ids compacted at the next call; returns those not
+    /// compacted at the call before.
+    fn push<'i>(&mut self, ids: &'i [Arc<str>]) -> &'i [Arc<str>] {
+        let new = match extension(ids, &self.open) {
+            Some(new) => new,
+            None => {
+                self.freeze();
+                ids
+            }
+        };
+        self.open.extend(new.iter().cloned());
+        self.waiting.push((self.done.len(), ids.len()));
+        self.done.push(CompactedIds::default());
+        new
+    }
+
+    fn freeze(&mut self) {
+        let ids: Arc<[Arc<str>]> = std::mem::take(&mut self.open).into();
+        for (call, len) in self.waiting.drain(..) {
+            self.done[call] = CompactedIds {
+                ids: ids.clone(),
+                len,
+            };
+        }
+    }
+
+    /// Every call's ids, in call order.
+    fn finish(mut self) -> Vec<CompactedIds> {
+        self.freeze();
+        self.done
+    }
+}
+
+/// One simulated call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallResult {
+    /// 1-based call index.
+    pub index: usize,
+    /// Messages sent.
+    pub messages: usize,
+    /// Characters of the messages as sent (compact JSON array).
+    pub chars: u64,
+    /// Simulated usage, with the API's field names.
+    #[serde(flatten)]
+    pub usage: Usage,
+    /// Simulated cost.
+    pub cost_usd: f64,
+    /// tool_use ids whose results were compacted or cleared.
+    pub compacted: CompactedIds,
+    /// What the provider recorded, when the trace has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<Usage>,
+    /// The recorded usage priced like the simulated one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_cost_usd: Option<f64>,
+    /// The model priced.
+    #[serde(skip)]
+    pub model: Arc<str>,
+    /// Tokens of the leading blocks sent exactly as in the previous call:
+    /// the most a cache could serve.
+    pub stable_prefix_tokens: u64,
+    /// The request sends more than its model's context window: the API
+    /// would refuse it, so its figures describe no real bill.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub over_window: bool,
+    /// Why the call read less than the call before had cached, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_cause: Option<explain::CacheCause>,
+}
+
+/// Sums over calls.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Totals {
+    /// Calls.
+    pub calls: usize,
+    /// Characters sent.
+    pub chars: u64,
+    /// Summed usage.
+    #[serde(flatten)]
+    pub usage: Usage,
+    /// Summed cost.
+    pub cost_usd: f64,
+    /// Summed recorded cost over the calls that recorded their input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_cost_usd: Option<f64>,
+    /// Summed simulated cost over those same calls, to compare like with like.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd_recorded_calls: Option<f64>,
+    /// How many calls recorded their input.
+    pub recorded_calls: usize,
+    /// Tool results compacted at least once.
+    pub compacted_results: usize,
+    /// Calls that send more than their model's context window.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub over_window_calls: usize,
+}
+
+impl Totals {
+    /// Adds `o`'s figures to these: the totals of several traces are the
+    /// sums of theirs.
+    pub fn add(&mut self, o: &Totals) {
+        let sum = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (None, None) => None,
+            _ => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+        let (u, v) = (self.usage, o.usage);
+        self.usage = Usage::new(
+            u.input_tokens + v.input_tokens,
+            u.write_5m() + v.write_5m(),
+            u.write_1h() + v.write_1h(),
+            u.cache_read_input_tokens + v.cache_read_input_tokens,
+            u.output_tokens + v.output_tokens,
+        );
+        self.calls += o.calls;
+        self.chars += o.chars;
+        self.cost_usd += o.cost_usd;
+        self.recorded_cost_usd = sum(self.recorded_cost_usd, o.recorded_cost_usd);
+        self.cost_usd_recorded_calls = sum(self.cost_usd_recorded_calls, o.cost_usd_recorded_calls);
+        self.recorded_calls += o.recorded_calls;
+        self.compacted_results += o.compacted_results;
+        self.over_window_calls += o.over_window_calls;
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One trace replayed under one config.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplayResult {
+    /// The trace's name.
+    pub trace: String,
+    /// The config (serialized as its canonical string).
+    pub config: Config,
+    /// The model priced (the first call's).
+    pub model: String,
+    /// Whether start times were missing and calls treated as back-to-back.
+    pub back_to_back: bool,
+    /// The calibration used.
+    pub calibration: TraceCalibration,
+    /// Per call.
+    pub calls: Vec<CallResult>,
+    /// Totals.
+    pub totals: Totals,
+    /// Simulated against recorded usage, when the trace recorded any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<Fidelity>,
+}
+
+/// Converts recorded usage (optional fields) to billed usage.
+pub fn recorded_usage(r: &RecordedUsage) -> Usage {
+    let e5 = r.ephemeral_5m_input_tokens;
+    let e1 = r.ephemeral_1h_input_tokens;
+    let mut u = Usage {
+        input_tokens: r.input_tokens.unwrap_or(0),
+        cache_creation_input_tokens: r.cache_creation_input_tokens.unwrap_or(0),
+        cache_read_input_tokens: r.cache_read_input_tokens.unwrap_or(0),
+        cache_creation: None,
+        output_tokens: r.output_tokens.unwrap_or(0),
+    };
+    if e5.is_some() || e1.is_some() {
+        u.cache_creation = Some(crate::cost::pricing::CacheCreation {
+            ephemeral_5m_input_tokens: e5.unwrap_or(0),
+            ephemeral_1h_input_tokens: e1.unwrap_or(0),
+        });
+    }
+    u
+}
+
+/// A trace as an error names it: its name and, when known, its file.
+pub fn trace_label(trace: &Trace) -> String {
+    match &trace.source {
+        Some(file) => format!("{} ({file})", trace.name),
+        None => trace.name.clone(),
+    }
+}
+
+/// Checks that `config` can apply to `trace` before anything runs.
+pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
+    let markers = !matches!(config.cache, Cache::None | Cache::Recorded);
+    if markers && !trace.provider.speaks_cache_control() {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy {} places cache_control markers, which provider {} does not accept",
+                config.cache, trace.provider
+            ),
+        });
+    }
+    if config.cache == Cache::Recorded && !trace.has_markers() {
+        let others: Vec<&str> = crate::policy::CacheKind::ALL
+            .into_iter()
+            .filter(|k| *k != crate::policy::CacheKind::Recorded)
+            .map(crate::policy::CacheKind::name)
+            .collect();
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy recorded replays the markers the requests carried, and this trace recorded none; choose {} instead ({} replays what Claude Code does)",
+                others.join(", "),
+                crate::policy::CacheKind::ClaudeCode.name()
+            ),
+        });
+    }
+    if trace.provider != ProviderKind::Anthropic
+        && matches!(config.compaction, Compaction::ClearToolUses(_))
+    {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "{} is an Anthropic API feature; provider is {}",
+                config.compaction.kind().name(),
+                trace.provider
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Counts blocks the rewriter creates (stubs, placeholders), each once,
+/// and answers the peers' token questions from the prepared counts.
+struct RunTokens<'a> {
+    prepared: &'a PreparedTrace<'a>,
+    memo: &'a TokenMemo,
+    framing_message: u64,
+    calibration: TraceCalibration,
+    framing_block: u64,
+    // Keyed by the replacement's address: replacements live in the run's
+    // caches for the whole replay, so an address names one block.
+    replaced: HashMap<usize, BlockCount, FastBuild>,
+}
+
+impl RunTokens<'_> {
+    fn count(&mut self, block: &Arc<ContentBlock>) -> BlockCount {
+        let addr = Arc::as_ptr(block) as usize;
+        if let Some(c) = self.replaced.get(&addr) {
+            return *c;
+        }
+        let c = self.prepared.count_made(self.memo, block);
+        self.replaced.insert(addr, c);
+        c
+    }
+}
+
+impl BlockTokens for RunTokens<'_> {
+    fn block_tokens(&self, block: &ContentBlock) -> u64 {
+        // History blocks were counted when the trace was prepared; anything
+        // else (a placeholder) goes through the memo.
+        let c = self
+            .prepared
+            .count_of(block)
+            .unwrap_or_else(|| count_block(self.memo, block));
+        c.tokens(&self.calibration, self.framing_block)
+    }
+
+    fn history_tokens(&self, history: &[crate::engine::message::Message]) -> u64 {
+        match self
+            .prepared
+            .prefix_tokens(history, self.framing_block, self.framing_message)
+        {
+            Some(t) => t,
+            None => history
+                .iter()
+                .flat_map(|m| m.blocks())
+                .map(|b| self.block_tokens(b))
+                .sum(),
+        }
+    }
+}
+
+/// What Claude Code's clearing ([`Compaction::ClaudeCodeClear`]) clears
+/// over the trace, call by call: `(history length from which on, tool_use
+/// id)`. At each call, when the tool results not yet cleared come to more
+/// than `keep_tokens + at_least`, the oldest of them (not those of the
+/// call's last message) are cleared until the rest come to at most
+/// `keep_tokens`.
+fn plan_claude_code_clears(
+    prepared: &PreparedTrace<'_>,
+    config: &Config,
+    pricing: &Pricing,
+    tokens: &mut RunTokens<'_>,
+    keep_tokens: u64,
+    at_least: u64,
+) -> Result<Vec<(usize, Arc<str>)>, ReplayError> {
+    let trace = prepared.trace;
+    let mut cleared: std::collections::HashSet<&str> = Default::default();
+    let mut planned: Vec<(usize, Arc<str>)> = Vec::new();
+    // Tool results sent whole so far, with their tokens, oldest first; and
+    // how many messages they were scanned through.
+    let mut whole: std::collections::VecDeque<(usize, &Arc<str>, u64)> = Default::default();
+    let mut whole_tokens = 0u64;
+    let mut scanned = 0usize;
+    for call in &trace.calls {
+        let price = pricing.lookup(config.model_for_call(trace, call))?;
+        tokens.framing_block = price.framing.per_block;
+        tokens.framing_message = price.framing.per_message;
+        let history = trace.history_of(call);
+        for (mi, m) in history.iter().enumerate().skip(scanned) {
+            for block in m.blocks() {
+                if let BlockKind::ToolResult { tool_use_id, .. } = block.kind()
+                    && !cleared.contains(&**tool_use_id)
+                {
+                    let t = tokens.block_tokens(block);
+                    whole.push_back((mi, tool_use_id, t));
+                    whole_tokens += t;
+                }
+            }
+        }
+        scanned = scanned.max(history.len());
+        if whole_tokens <= keep_tokens.saturating_add(at_least) {
+            continue;
+        }
+        let last = history.len().saturating_sub(1);
+        while whole_tokens > keep_tokens {
+            match whole.front() {
+                Some(&(mi, id, t)) if mi < last => {
+                    whole.pop_front();
+                    whole_tokens -= t;
+                    cleared.insert(id);
+                    planned.push((call.messages, id.clone()));
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok(planned)
+}
+
+/// Replays `prepared` under `config`.
+pub fn replay(
+    prepared: &PreparedTrace<'_>,
+    config: &Config,
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    opts: ReplayOptions<'_>,
+) -> Result<ReplayResult, ReplayError> {
+    let mut results = replay_group(prepared, std::slice::from_ref(config), pricing, memo, opts)?;
+    results.pop().ok_or_else(|| ReplayError::Config {
+        trace: prepared.trace.name.clone(),
+        reason: "no config".into(),
+    })
+}
+
+/// Replays several configs that share their compaction policy and model:
+/// the engine rewrites each call once and the flattened request is shared;
+/// each config then places its own cache markers and runs its own cache
+/// simulation. Gives exactly what [`replay`] gives for each config alone.
+pub fn replay_group(
+    prepared: &PreparedTrace<'_>,
+    configs: &[Config],
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    opts: ReplayOptions<'_>,
+) -> Result<Vec<ReplayResult>, ReplayError> {
+    let mut run = GroupRun::new(prepared, configs, pricing, memo, opts)?;
+    let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
+    for ci in 0..prepared.trace.calls.len() {
+        run.call(ci, &mut sims)?;
+    }
+    Ok(run.finish())
+}
+
+/// [`replay_group`] over several traces that share one prompt cache (one
+/// account's sessions): their calls are simulated in start-time order
+/// against one cache per config, so a session that starts within the TTL
+/// of another reads the prefix they have in common. Each trace's calls keep
+/// their order; a call without a start time runs right after the call
+/// before it in its own trace. Gives one result list per trace, in order.
+pub fn replay_group_shared(
+    prepared: &[&PreparedTrace<'_>],
+    configs: &[Config],
+    pricing: &Pricing,
+    memo: &TokenMemo,
+    opts: ReplayOptions<'_>,
+) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
+    let mut runs = prepared
+        .iter()
+        .map(|p| GroupRun::new(p, configs, pricing, memo, opts))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
+    for (t, ci) in shared_order(prepared.iter().map(|p| p.trace)) {
+        runs[t].call(ci, &mut sims)?;
+    }
+    Ok(runs.into_iter().map(GroupRun::finish).collect())
+}
+
+/// The order in which several traces' calls reach a shared cache: always
+/// the earliest next call of any trace (ties to the earlier trace), so each
+/// trace keeps its own order. A call without a start time inherits the
+/// start of the call before it (0 for a first call).
+pub fn shared_order<'t>(traces: impl Iterator<Item = &'t Trace>) -> Vec<(usize, usize)> {
+    merge_by_start(
+        traces
+            .map(|t| t.calls.iter().map(|c| c.start_ms).collect())
+            .collect(),
+    )
+}
+
+fn merge_by_start(starts: Vec<Vec<Option<u64>>>) -> Vec<(usize, usize)> {
+    let starts: Vec<Vec<u64>> = starts
+        .into_iter()
+        .map(|t| {
+            let mut last = 0u64;
+            t.into_iter()
+                .map(|s| {
+                    last = s.unwrap_or(last);
+                    last
+                })
+                .collect()
+        })
+        .collect();
+    let total = starts.iter().map(Vec::len).sum();
+    let mut next = vec![0usize; starts.len()];
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>> = starts
+        .iter()
+        .enumerate()
+        .filter_map(|(t, s)| s.first().map(|&ms| std::cmp::Reverse((ms, t))))
+        .collect();
+    let mut out = Vec::with_capacity(total);
+    while let Some(std::cmp::Reverse((_, t))) = heap.pop() {
+        let ci = next[t];
+        out.push((t, ci));
+        next[t] += 1;
+        if let Some(&ms) = starts[t].get(ci + 1) {
+            heap.push(std::cmp::Reverse((ms, t)));
+        }
+    }
+    out
+}
+
+/// How close the simulation came to what the provider recorded, over the
+/// calls that recorded their input.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Fidelity {
+    /// Calls compared.
+    pub calls: usize,
+    /// Simulated total input (uncached + writes + reads).
+    pub simulated_input: u64,
+    /// Recorded total input.
+    pub recorded_input: u64,
+    /// Simulated cache reads.
+    pub simulated_read: u64,
+    /// Recorded cache reads.
+    pub recorded_read: u64,
+    /// Simulated cache writes.
+    pub simulated_write: u64,
+    /// Recorded cache writes.
+    pub recorded_write: u64,
+    /// Mean of |simulated − recorded| / recorded total input, per call, in %.
+    pub mean_abs_error_pct: f64,
+    /// Calls whose total input is within 5% of the record.
+    pub within_5pct: usize,
+    /// Calls where the simulation and the record agree on whether the
+    /// cache was read (both read something, or both nothing).
+    pub hit_agreement: usize,
+}
+
+/// Compares simulated and recorded usage call by call.
+pub fn fidelity(calls: &[CallResult]) -> Option<Fidelity> {
+    let mut f = Fidelity::default();
+    let mut err_sum = 0.0;
+    for c in calls {
+        let Some(r) = c.recorded else { continue };
+        let (sim, rec) = (c.usage.total_input(), r.total_input());
+        f.calls += 1;
+        f.simulated_input += sim;
+        f.recorded_input += rec;
+        f.simulated_read += c.usage.cache_read_input_tokens;
+        f.recorded_read += r.cache_read_input_tokens;
+        f.simulated_write += c.usage.cache_creation_input_tokens;
+        f.recorded_write += r.cache_creation_input_tokens;
+        let err = if rec == 0 {
+            0.0
+        } else {
+            (sim as f64 - rec as f64).abs() / rec as f64 * 100.0
+        };
+        err_sum += err;
+        if err <= 5.0 {
+            f.within_5pct += 1;
+        }
+        if (c.usage.cache_read_input_tokens > 0) == (r.cache_read_input_tokens > 0) {
+            f.hit_agreement += 1;
+        }
+    }
+    (f.calls > 0).then(|| Fidelity {
+        mean_abs_error_pct: err_sum / f.calls as f64,
+        ..f
+    })
+}
+
+/// Sums calls into totals.
+pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
+    let mut t = Totals {
+        calls: calls.len(),
+        compacted_results,
+        ..Totals::default()
+    };
+    let (mut w5, mut w1) = (0, 0);
+    let (mut recorded_sum, mut simulated_sum) = (0.0, 0.0);
+    for c in calls {
+        t.chars += c.chars;
+        t.usage.input_tokens += c.usage.input_tokens;
+        t.usage.cache_creation_input_tokens += c.usage.cache_creation_input_tokens;
+        t.usage.cache_read_input_tokens += c.usage.cache_read_input_tokens;
+        t.usage.output_tokens += c.usage.output_tokens;
+        w5 += c.usage.write_5m();
+        w1 += c.usage.write_1h();
+        t.cost_usd += c.cost_usd;
+        t.over_window_calls += usize::from(c.over_window);
+        if let Some(r) = c.recorded_cost_usd {
+            recorded_sum += r;
+            simulated_sum += c.cost_usd;
+            t.recorded_calls += 1;
+        }
+    }
+    t.usage.cache_creation = Some(crate::cost::pricing::CacheCreation {
+        ephemeral_5m_input_tokens: w5,
+        ephemeral_1h_input_tokens: w1,
+    });
+    if t.recorded_calls > 0 {
+        t.recorded_cost_usd = Some(recorded_sum);
+        t.cost_usd_recorded_calls = Some(simulated_sum);
+    }
+    t
+}
+
+#[cfg(test)]
+mod compacted_ids {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<Arc<str>> {
+        list.iter().map(|s| Arc::from(*s)).collect()
+    }
+
+    #[test]
+    fn growing_lists_share_one_and_others_keep_their_own() {
+        let calls: Vec<Vec<Arc<str>>> = vec![
+            ids(&[]),
+            ids(&["a"]),
+            ids(&["a"]),
+            ids(&["a", "b", "c"]),
+            // Not an extension: "b" was restored.
+            ids(&["a", "c"]),
+            ids(&["a", "c", "d"]),
+            ids(&[]),
+        ];
+        let mut log = CompactedLog::default();
+        for c in &calls {
+            log.push(c);
+        }
+        let out = log.finish();
+        assert_eq!(out.len(), calls.len());
+        for (got, want) in out.iter().zip(&calls) {
+            assert_eq!(&**got, &want[..]);
+        }
+        // Calls 1–4 share one list, calls 5–6 another.
+        assert!(Arc::ptr_eq(&out[1].ids, &out[3].ids));
+        assert!(Arc::ptr_eq(&out[4].ids, &out[5].ids));
+        assert!(!Arc::ptr_eq(&out[3].ids, &out[4].ids));
+        assert_eq!(out[3].ids.len(), 3);
+        assert_eq!(serde_json::to_string(&out[3]).unwrap(), r#"["a","b","c"]"#);
+    }
+}
+
+#[cfg(test)]
+mod shared {
+    use super::merge_by_start;
+    use proptest::prelude::*;
+
+    #[test]
+    fn calls_meet_the_cache_in_start_order() {
+        let order = merge_by_start(vec![
+            vec![Some(0), Some(100), Some(300)],
+            vec![Some(50), None, Some(400)],
+            vec![Some(100)],
+        ]);
+        assert_eq!(
+            order,
+            [(0, 0), (1, 0), (1, 1), (0, 1), (2, 0), (0, 2), (1, 2)]
+        );
+    }
+
+    proptest! {
+        /// Every call once; each trace's calls in their own order, even
+        /// when a trace's start times go backwards.
+        #[test]
+        fn the_order_is_a_merge_of_each_traces_order(
+            starts in prop::collection::vec(
+                prop::collection::vec(prop::option::of(0u64..1_000), 0..8), 0..6)
+        ) {
+            let order = merge_by_start(starts.clone());
+            prop_assert_eq!(order.len(), starts.iter().map(Vec::len).sum::<usize>());
+            let mut next = vec![0usize; starts.len()];
+            for (t, ci) in order {
+                prop_assert_eq!(ci, next[t]);
+                next[t] += 1;
+            }
+        }
+    }
+}

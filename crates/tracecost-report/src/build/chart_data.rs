@@ -1,0 +1,346 @@
+//! What the report's charts show: a trace's charts from its sweep, the
+//! fleet's from its answer. The charts module draws them; here is only
+//! which numbers go in which chart.
+
+use std::collections::BTreeMap;
+
+use crate::app::fleet::{Fleet, FleetFigures, SessionSummary};
+use crate::app::identity::slug;
+use crate::charts::{CallTokens, Chart};
+use crate::fmt::thousands;
+use crate::policy::Compaction;
+use crate::replay::sweep::{SweepRow, TraceSweep};
+use crate::replay::{CallResult, ReplayResult};
+
+use super::story::break_even_line;
+
+pub(super) fn call_tokens(calls: &[CallResult]) -> Vec<CallTokens> {
+    calls
+        .iter()
+        .map(|c| CallTokens {
+            uncached: c.usage.input_tokens,
+            cache_write: c.usage.cache_creation_input_tokens,
+            cache_read: c.usage.cache_read_input_tokens,
+        })
+        .collect()
+}
+
+pub(super) fn cumulative(calls: &[CallResult]) -> Vec<f64> {
+    let mut sum = 0.0;
+    calls
+        .iter()
+        .map(|c| {
+            sum += c.cost_usd;
+            sum
+        })
+        .collect()
+}
+
+/// The family of a config for the savings chart: compaction kind × cache kind.
+pub(super) fn family(r: &ReplayResult) -> String {
+    format!(
+        "{} + {}",
+        r.config.compaction.kind().name(),
+        r.config.cache.kind().name()
+    )
+}
+
+/// The best (cheapest) row of each family, in cost order.
+pub(super) fn best_per_family(s: &TraceSweep) -> Vec<&SweepRow> {
+    let mut seen = BTreeMap::new();
+    let mut out = Vec::new();
+    for r in &s.rows {
+        if seen.insert(family(&r.result), ()).is_none() {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// The charts of one trace, in display order: (file stem, title, chart).
+pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
+    let stem = slug(&s.trace);
+    let mut out = Vec::new();
+    let base = &s.rows[s.baseline];
+    let rec = &s.rows[s.recommended];
+    let mut series = vec![(
+        format!("status quo: {}", base.result.config),
+        call_tokens(&base.result.calls),
+    )];
+    if s.recommended != s.baseline {
+        series.push((
+            format!("recommended: {}", rec.result.config),
+            call_tokens(&rec.result.calls),
+        ));
+    }
+    if s.cheapest != s.recommended && s.cheapest != s.baseline {
+        series.push((
+            format!("cheapest: {}", s.rows[s.cheapest].result.config),
+            call_tokens(&s.rows[s.cheapest].result.calls),
+        ));
+    }
+    out.push((
+        format!("{stem}-calls"),
+        Chart::StackedCalls {
+            title: format!("{}: input tokens per call by billing class", s.trace),
+            series,
+        },
+    ));
+    // Lines: the families' best, baseline and recommended first.
+    let mut lines: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut push = |label: String, r: &SweepRow| {
+        if !lines
+            .iter()
+            .any(|(l, _)| l.ends_with(&r.result.config.to_string()))
+        {
+            lines.push((label, cumulative(&r.result.calls)));
+        }
+    };
+    push(format!("status quo: {}", base.result.config), base);
+    push(format!("recommended: {}", rec.result.config), rec);
+    for r in best_per_family(s) {
+        push(r.result.config.to_string(), r);
+    }
+    out.push((
+        format!("{stem}-cumulative"),
+        Chart::CumulativeCost {
+            title: format!("{}: cumulative cost across calls", s.trace),
+            lines,
+        },
+    ));
+    // Heatmaps: ledger threshold × keep-last per cache policy.
+    let mut by_cache: BTreeMap<String, BTreeMap<(u64, usize), f64>> = BTreeMap::new();
+    for r in &s.rows {
+        let config = &r.result.config;
+        let Compaction::Ledger {
+            threshold,
+            keep_last,
+        } = config.compaction
+        else {
+            continue;
+        };
+        // One heatmap per cache policy and model: the config string after
+        // its compaction part.
+        let cache = match &config.model {
+            Some(m) => format!("{}@{m}", config.cache),
+            None => config.cache.to_string(),
+        };
+        by_cache
+            .entry(cache)
+            .or_default()
+            .insert((threshold, keep_last), r.result.totals.cost_usd);
+    }
+    // Each heatmap on its own colour scale: one scale shared with a dearer
+    // cache policy's map flattens the map that holds the choice, and its
+    // cheapest cell would not have the colour the caption names.
+    for (cache, cells) in &by_cache {
+        let mut thresholds: Vec<u64> = cells.keys().map(|(t, _)| *t).collect();
+        thresholds.sort_unstable();
+        thresholds.dedup();
+        let mut keeps: Vec<usize> = cells.keys().map(|(_, k)| *k).collect();
+        keeps.sort_unstable();
+        keeps.dedup();
+        let cost_usd = keeps
+            .iter()
+            .map(|k| {
+                thresholds
+                    .iter()
+                    .map(|t| cells.get(&(*t, *k)).copied())
+                    .collect()
+            })
+            .collect();
+        out.push((
+            format!("{stem}-heatmap-{}", slug(cache)),
+            Chart::Heatmap {
+                title: format!("{}: ledger cost, cache {cache}", s.trace),
+                thresholds,
+                keeps,
+                cost_usd,
+                scale_usd: None,
+            },
+        ));
+    }
+    let bars = best_per_family(s)
+        .into_iter()
+        .map(|r| (r.result.config.to_string(), r.savings_usd, r.savings_pct))
+        .collect();
+    out.push((
+        format!("{stem}-savings"),
+        Chart::SavingsBars {
+            title: format!(
+                "{}: savings against the status quo, best config per policy",
+                s.trace
+            ),
+            bars,
+        },
+    ));
+    out
+}
+
+/// The config whose per-session savings the fleet page shows: the
+/// recommendation, or when keeping the status quo is the answer, the
+/// cheapest config with an effect (what a reader weighing the recall risk
+/// would look at).
+pub(super) fn shown_pick(fleet: &Fleet) -> Option<&FleetFigures> {
+    let a = &fleet.answer;
+    if !a.keep_status_quo {
+        return Some(&a.recommended);
+    }
+    fleet
+        .configs
+        .iter()
+        .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)
+}
+
+/// The fleet's charts, in display order: (file stem, chart).
+pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, Chart)> {
+    let a = &fleet.answer;
+    let mut out = Vec::new();
+    let position = |config: &str| fleet.configs.iter().position(|c| c.config == config);
+    // The trade-off first: what each config costs against what it risks.
+    // Configs that compact nothing are the status quo's point again.
+    // The status quo is a point of its own where the grid does not hold it
+    // (a status quo replaying the trace's own clears).
+    let mut shown: Vec<&FleetFigures> = fleet.configs.iter().filter(|c| !c.no_effect).collect();
+    if !shown.iter().any(|c| c.config == a.status_quo.config) {
+        shown.push(&a.status_quo);
+    }
+    let at = |config: &str| shown.iter().position(|c| c.config == config);
+    out.push((
+        "fleet-pareto".to_owned(),
+        Chart::ParetoFront {
+            title: format!(
+                "Cost against recall risk, each config over the {} sessions",
+                thousands(a.sessions as u64)
+            ),
+            points: shown
+                .iter()
+                .map(|c| (c.config.clone(), c.recall_risk_turns as f64, c.cost_usd))
+                .collect(),
+            status_quo: at(&a.status_quo.config),
+            recommended: (!a.keep_status_quo)
+                .then(|| at(&a.recommended.config))
+                .flatten(),
+            notes: break_even_line(fleet)
+                .map(|l| l.replace('`', ""))
+                .into_iter()
+                .collect(),
+        },
+    ));
+    out.push((
+        "fleet-configs".to_owned(),
+        Chart::ConfigCosts {
+            title: format!(
+                "What the fleet would cost under each config ({} sessions, cheapest first)",
+                thousands(a.sessions as u64)
+            ),
+            bars: fleet
+                .configs
+                .iter()
+                .map(|c| (c.config.clone(), c.cost_usd))
+                .collect(),
+            status_quo: position(&a.status_quo.config),
+            recommended: (!a.keep_status_quo)
+                .then(|| position(&a.recommended.config))
+                .flatten(),
+        },
+    ));
+    if let Some(pick) = shown_pick(fleet) {
+        // The savings the fleet's spread is computed from, so the chart's
+        // median is the one the lines above it say.
+        let savings_usd = crate::app::fleet::savings_by_session(sessions, Some(&pick.config));
+        out.push((
+            "fleet-savings".to_owned(),
+            Chart::SavingsDistribution {
+                title: format!(
+                    "Saving per session under {} {} against each session's status quo",
+                    if a.keep_status_quo {
+                        "the cheapest config,"
+                    } else {
+                        "the recommendation,"
+                    },
+                    pick.config
+                ),
+                savings_usd,
+            },
+        ));
+    }
+    let dated: Vec<&crate::app::fleet::DayFigures> = fleet
+        .days
+        .iter()
+        .filter(|d| d.day != crate::app::fleet::UNDATED)
+        .collect();
+    if !dated.is_empty() {
+        let recorded = dated.iter().any(|d| d.recorded_cost_usd.is_some());
+        let mut series = Vec::new();
+        if recorded {
+            series.push("recorded".to_owned());
+        }
+        series.push("status quo".to_owned());
+        if !a.keep_status_quo {
+            series.push("recommended".to_owned());
+        }
+        let days = dated
+            .iter()
+            .map(|d| {
+                let mut v = Vec::new();
+                if recorded {
+                    v.push(d.recorded_cost_usd);
+                }
+                v.push(Some(d.status_quo_usd));
+                if !a.keep_status_quo {
+                    v.push(Some(d.recommended_usd));
+                }
+                (d.day.clone(), v)
+            })
+            .collect();
+        out.push((
+            "fleet-days".to_owned(),
+            Chart::CostPerDay {
+                title: "Cost per day (UTC, by the day each call started)".to_owned(),
+                series,
+                days,
+            },
+        ));
+    }
+    if !fleet.projects.is_empty() {
+        out.push((
+            "fleet-projects".to_owned(),
+            Chart::ProjectCosts {
+                against: if a.keep_status_quo {
+                    "its own best config".to_owned()
+                } else {
+                    "recommended".to_owned()
+                },
+                title: if a.keep_status_quo {
+                    "Per project: the status quo against each project's own best config".to_owned()
+                } else {
+                    "Per project: the status quo against the recommendation".to_owned()
+                },
+                projects: fleet
+                    .projects
+                    .iter()
+                    .map(|p| {
+                        let pick = if a.keep_status_quo {
+                            p.answer.recommended.cost_usd
+                        } else {
+                            fleet
+                                .per_session
+                                .iter()
+                                .filter(|s| {
+                                    s.project
+                                        .as_deref()
+                                        .unwrap_or(crate::app::fleet::NO_PROJECT)
+                                        == p.project
+                                })
+                                .map(|s| s.recommended_usd)
+                                .sum()
+                        };
+                        (p.project.clone(), p.answer.status_quo.cost_usd, pick)
+                    })
+                    .collect(),
+            },
+        ));
+    }
+    out
+}

@@ -1,0 +1,410 @@
+//! The report's HTML pages: the fleet page (`index.html`), the sessions
+//! page and a page per trace, with their charts inline; the stylesheet is
+//! `style.css`, embedded.
+
+use std::fmt::Write as _;
+
+use crate::app::TraceReport;
+use crate::app::fidelity::error_pct;
+use crate::app::fleet::{Basis, Fleet, SessionSummary, StabilityBrief};
+use crate::app::identity::slug;
+use crate::charts::{Chart, ChartError, render_svg, suggested_height};
+use crate::fmt::{dollars, html_escape, thousands};
+
+use super::Assumptions;
+use super::html_tables::{
+    calls_table, code_spans, config_html, configs_table, sessions_table, sweep_table,
+};
+use super::story::{
+    KEEP, basis_line, fleet_lines, fleet_stability_line, headline, notes, now_detail, reasoning,
+    risk_text, stability_verdict,
+};
+
+/// The pages' stylesheet, inline in each page so that a page opened alone
+/// (an artifact downloaded from CI) looks as it should.
+const CSS: &str = include_str!("style.css");
+
+/// The start of a page.
+pub(super) fn page_head(s: &mut String, title: &str) {
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        html_escape(title)
+    );
+}
+
+/// Sessions the fleet page lists; the rest are on `sessions/index.html`.
+pub(super) const FLEET_TOP: usize = 20;
+
+pub(super) fn html(
+    fleet: &Fleet,
+    sessions: &[SessionSummary],
+    a: &Assumptions,
+    inline: &[String],
+    split: bool,
+    charts: &[Figure],
+) -> String {
+    let mut s = String::new();
+    page_head(&mut s, "tracecost report");
+    let _ = write!(
+        s,
+        "<h1>What these agent conversations cost</h1>\n<p class=\"sub\">{} session(s){} · {} call(s) · replayed under {} policy configurations each · tracecost {}</p>\n",
+        thousands(fleet.answer.sessions as u64),
+        if fleet.answer.traces == fleet.answer.sessions {
+            String::new()
+        } else {
+            format!(" ({} traces)", thousands(fleet.answer.traces as u64))
+        },
+        thousands(fleet.answer.calls as u64),
+        fleet.configs.len(),
+        env!("CARGO_PKG_VERSION")
+    );
+    if sessions.len() > 1 {
+        fleet_section(&mut s, fleet, sessions, split, charts);
+    }
+    if !split {
+        for section in inline {
+            s.push_str(section);
+        }
+    }
+    assumptions_html(&mut s, a);
+    s
+}
+
+/// The fleet's answer: headline cards, the reasoning, the tables.
+pub(super) fn fleet_section(
+    s: &mut String,
+    fleet: &Fleet,
+    sessions: &[SessionSummary],
+    split: bool,
+    charts: &[Figure],
+) {
+    let ans = &fleet.answer;
+    let sq = &ans.status_quo;
+    let rec = &ans.recommended;
+    s.push_str("<div class=\"cards\">\n");
+    let h = &ans.headline;
+    let month = fleet.per_month.as_ref().map(|m| &m.headline);
+    let now_detail = now_detail(ans);
+    let _ = writeln!(
+        s,
+        "<div class=\"card\"><div class=\"k\">What we pay now</div><div class=\"v\">{}</div><div class=\"d\">{}{}</div></div>",
+        dollars(h.now_usd),
+        html_escape(&now_detail),
+        month.map_or_else(String::new, |m| format!(
+            "<br>{} per month at this rate",
+            dollars(m.now_usd)
+        ))
+    );
+    if ans.keep_status_quo {
+        let _ = writeln!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">keep what you have</div><div class=\"d\">no policy of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>",
+            config_html(&sq.config)
+        );
+    } else {
+        let rec_detail = match h.basis {
+            Basis::Recorded => format!(
+                "the recorded bill less the simulated saving ({} simulated, against {} for the status quo)",
+                dollars(rec.cost_usd),
+                dollars(sq.cost_usd)
+            ),
+            Basis::Simulated => format!(
+                "simulated, against {} for the status quo",
+                dollars(sq.cost_usd)
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">{}<br><code>{}</code></div></div>",
+            dollars(h.recommended_usd),
+            html_escape(&rec_detail),
+            config_html(&rec.config)
+        );
+        let _ = writeln!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Saving</div><div class=\"v good\">{} ({:.1}%)</div><div class=\"d\">{}{} per 1,000 sessions</div></div>",
+            dollars(h.saving_usd),
+            h.saving_pct,
+            month.map_or_else(String::new, |m| format!(
+                "{} per month at this rate<br>",
+                dollars(m.saving_usd)
+            )),
+            dollars(h.saving_usd / ans.sessions.max(1) as f64 * 1000.0)
+        );
+    }
+    s.push_str("</div>\n");
+    let _ = writeln!(
+        s,
+        "<p class=\"small\">{}</p>",
+        html_escape(&basis_line(ans))
+    );
+    s.push_str("<div class=\"rec\"><b>Why:</b> ");
+    s.push_str(&html_escape(&reasoning(fleet)));
+    s.push_str("</div>\n<h2>Fleet</h2>\n<ul>\n");
+    for line in fleet_lines(fleet) {
+        let _ = writeln!(s, "<li>{}</li>", code_spans(&html_escape(&line)));
+    }
+    if let Some(st) = &fleet.stability {
+        let _ = writeln!(
+            s,
+            "<li>{}</li>",
+            code_spans(&html_escape(&fleet_stability_line(st)))
+        );
+    }
+    if let Some(line) = fleet.fidelity.as_ref().and_then(|f| f.line()) {
+        let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
+    }
+    s.push_str("</ul>\n");
+    figures(s, charts, "", true);
+    configs_table(s, fleet);
+    if !fleet.projects.is_empty() {
+        s.push_str("<h2>Per project</h2>\n<p class=\"small\">A session counts in the project of its first trace, with all its traces.</p>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th>traces</th><th>calls</th><th>recorded</th><th>status quo</th><th class=\"l\">its best policy</th><th>which saves</th></tr>\n");
+        for p in &fleet.projects {
+            let _ = writeln!(
+                s,
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
+                html_escape(&p.project),
+                thousands(p.answer.sessions as u64),
+                thousands(p.answer.traces as u64),
+                thousands(p.answer.calls as u64),
+                p.answer.recorded_cost_usd.map_or_else(String::new, dollars),
+                dollars(p.answer.status_quo.cost_usd),
+                config_html(if p.answer.keep_status_quo {
+                    KEEP
+                } else {
+                    &p.answer.recommended.config
+                }),
+                p.answer.recommended.savings_pct
+            );
+        }
+        s.push_str("</table>\n");
+    }
+    if !fleet.days.is_empty() {
+        s.push_str("<h2>Per day</h2>\n<p class=\"small\">Calls by the day they started (UTC); a session counts once on each day it ran.</p>\n<table><tr><th class=\"l\">day</th><th>sessions</th><th>calls</th><th>recorded</th><th>status quo</th><th>recommended</th></tr>\n");
+        for d in &fleet.days {
+            let _ = writeln!(
+                s,
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                html_escape(&d.day),
+                thousands(d.sessions as u64),
+                thousands(d.calls as u64),
+                d.recorded_cost_usd.map_or_else(String::new, dollars),
+                dollars(d.status_quo_usd),
+                dollars(d.recommended_usd)
+            );
+        }
+        s.push_str("</table>\n");
+    }
+    let all = &fleet.per_session;
+    let top = FLEET_TOP.min(all.len());
+    let _ = writeln!(
+        s,
+        "<h2>{}</h2>\n<p class=\"small\">A session is a conversation with its continuations and subagents; its figures sum its traces, listed under its name.</p>",
+        if top < all.len() {
+            format!("The {top} most expensive sessions")
+        } else {
+            "Sessions, most expensive first".to_owned()
+        }
+    );
+    sessions_table(s, fleet, &all[..top], split, "");
+    if split && top < all.len() {
+        let _ = writeln!(
+            s,
+            "<p><a href=\"sessions/index.html\">All {} sessions ({} traces)</a></p>",
+            thousands(all.len() as u64),
+            thousands(sessions.len() as u64)
+        );
+    }
+}
+
+/// Width of the charts drawn for a phone's page, so their labels stay
+/// readable where the page is a third as wide.
+pub(super) const CHART_W_NARROW: u32 = 400;
+
+/// A chart as a page shows it: drawn twice, for a desktop's width and a
+/// phone's, the stylesheet showing the one that fits.
+pub(super) struct Figure {
+    stem: String,
+    wide: String,
+    narrow: String,
+}
+
+impl Figure {
+    pub(super) fn new(stem: String, chart: &Chart, wide: String) -> Result<Self, ChartError> {
+        let h = suggested_height(chart, CHART_W_NARROW);
+        let narrow = render_svg(chart, CHART_W_NARROW, h)?;
+        Ok(Figure { stem, wide, narrow })
+    }
+}
+
+/// Inline charts; with `files`, each links to its SVG and PNG under
+/// `root`.
+pub(super) fn figures(s: &mut String, charts: &[Figure], root: &str, files: bool) {
+    let body = |svg: &str| svg.find("<svg").map_or(svg, |i| &svg[i..]).to_owned();
+    for f in charts {
+        let both = format!(
+            "<div class=\"wide\">{}</div><div class=\"narrow\">{}</div>",
+            body(&f.wide),
+            body(&f.narrow)
+        );
+        if files {
+            let stem = &f.stem;
+            let _ = writeln!(
+                s,
+                "<figure>{both}<figcaption>Chart files: <a href=\"{root}charts/{stem}.svg\">SVG</a> · <a href=\"{root}charts/{stem}.png\">PNG</a></figcaption></figure>"
+            );
+        } else {
+            let _ = writeln!(s, "<figure>{both}</figure>");
+        }
+    }
+}
+
+/// `sessions/index.html` of a split report: every session, most expensive
+/// first.
+pub(super) fn sessions_page(fleet: &Fleet, traces: usize) -> String {
+    let mut s = String::new();
+    page_head(&mut s, "Sessions — tracecost");
+    let _ = writeln!(
+        s,
+        "<p class=\"sub\"><a href=\"../index.html\">← the fleet</a></p>\n<h1>All {} sessions, most expensive first</h1>\n<p class=\"small\">{} traces: a session is a conversation with its continuations and subagents, listed under its name.</p>",
+        thousands(fleet.per_session.len() as u64),
+        thousands(traces as u64)
+    );
+    // Links from this page are relative to `sessions/` itself.
+    sessions_table(&mut s, fleet, &fleet.per_session, true, "../");
+    s.push_str("</body>\n</html>\n");
+    s
+}
+
+/// A trace's own page in a split report, linking back to the fleet page
+/// and the list of sessions.
+pub(super) fn trace_page(session: &str, r: &TraceReport, charts: &[Figure]) -> String {
+    let mut s = String::new();
+    page_head(&mut s, &format!("{} — tracecost", r.sweep.trace));
+    s.push_str("<p class=\"sub\"><a href=\"../index.html\">← the fleet</a> · <a href=\"index.html\">all sessions</a></p>\n");
+    trace_section(&mut s, session, r, charts, "../", false);
+    s.push_str("</body>\n</html>\n");
+    s
+}
+
+pub(super) fn assumptions_html(s: &mut String, a: &Assumptions) {
+    let _ = write!(
+        s,
+        "<h2>Assumptions</h2>\n<ul>\n<li><b>Prices:</b> {}{}.</li>\n<li><b>Tokens:</b> Claude's tokenizer is not public; counts come from {} and, where a trace recorded usage, are scaled by a per-trace factor fitted on the growth of the recorded prompt between calls (shown per trace). Framing tokens per message, block and tool, and the tool-use system prompt, come from the price table's per-model data.</li>\n<li><b>Cache:</b> simulated with the Anthropic prompt-caching rules: cumulative prefix over tools, system and messages; at most 4 breakpoints; writes only at breakpoints; a 20-position lookback; per-model minimum cacheable length; 5-minute and 1-hour TTLs from request start, refreshed by hits.</li>\n<li><b>Timing:</b> calls use their recorded start times; traces without them are treated as back-to-back, which favours caching (flagged per trace).</li>\n<li><b>Output tokens</b> are the recorded ones, the same for every policy.</li>\n<li><b>Recall risk</b> counts later assistant turns that quote an identifier, number or phrase which at that point existed only inside compacted tool results; the recommendation prices each such turn as one extra round trip.</li>\n<li><b>Grid:</b> {}.</li>\n</ul>\n</body>\n</html>\n",
+        html_escape(&a.prices),
+        if a.batch {
+            ", with the Batch API discount"
+        } else {
+            ""
+        },
+        html_escape(&a.tokenizer),
+        html_escape(&a.grid)
+    );
+}
+
+/// One trace's section; `root` leads from the page to the report's folder
+/// (`""` on the fleet page, `"../"` on a trace page).
+pub(super) fn trace_section(
+    s: &mut String,
+    session: &str,
+    r: &TraceReport,
+    charts: &[Figure],
+    root: &str,
+    chart_files: bool,
+) {
+    let sw = &r.sweep;
+    let h = headline(sw);
+    let part = if session == sw.trace {
+        String::new()
+    } else {
+        format!(
+            "<p class=\"small\">A trace of session <code>{}</code> (a continuation or subagent of it): the figures below are this trace's alone.</p>\n",
+            html_escape(session)
+        )
+    };
+    let _ = write!(
+        s,
+        "<h2 id=\"{}\">{}</h2>\n{part}<p>{}</p>\n<div class=\"cards\">\n",
+        slug(&sw.trace),
+        html_escape(&sw.trace),
+        html_escape(&sw.description)
+    );
+    if let Some(rec) = h.recorded {
+        let t = &h.base.result.totals;
+        let sim = t.cost_usd_recorded_calls.map_or_else(String::new, |sim| {
+            format!(
+                "<br>the status quo simulated on the same calls: {} ({:+.1}%)",
+                dollars(sim),
+                error_pct(sim, rec)
+            )
+        });
+        let _ = writeln!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recorded cost</div><div class=\"v\">{}</div><div class=\"d\">what the provider billed for the {} call(s) with recorded usage{sim}</div></div>",
+            dollars(rec),
+            t.recorded_calls
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<div class=\"card\"><div class=\"k\">Status quo</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>",
+        dollars(h.base.result.totals.cost_usd),
+        dollars(h.base.result.totals.cost_usd * 1000.0),
+        config_html(&h.base.result.config.to_string())
+    );
+    if sw.recommended == sw.baseline {
+        let _ = write!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">{KEEP}</div><div class=\"d\">no config of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>\n</div>\n",
+            config_html(&h.rec.result.config.to_string())
+        );
+    } else {
+        let _ = write!(
+            s,
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">saves {} ({:.1}%) per run · {} per 1,000 runs<br><code>{}</code></div></div>\n</div>\n",
+            dollars(h.rec.result.totals.cost_usd),
+            dollars(h.rec.savings_usd),
+            h.rec.savings_pct,
+            dollars(h.rec.savings_usd * 1000.0),
+            config_html(&h.rec.result.config.to_string())
+        );
+    }
+    let _ = write!(
+        s,
+        "<div class=\"rec\"><b>Recommendation:</b> use <code>{}</code>. Recall risk: {}.",
+        config_html(&h.rec.result.config.to_string()),
+        html_escape(&risk_text(h.rec))
+    );
+    if sw.cheapest != sw.recommended {
+        let _ = write!(
+            s,
+            " The cheapest config, <code>{}</code> at {} ({:.1}% saved), has a higher recall risk ({} turn(s)).",
+            config_html(&h.best.result.config.to_string()),
+            dollars(h.best.result.totals.cost_usd),
+            h.best.savings_pct,
+            h.best.risk.turns
+        );
+    }
+    let _ = writeln!(
+        s,
+        " Stability: {}.</div>",
+        html_escape(&stability_verdict(StabilityBrief::of(&r.stability)))
+    );
+    let notes = notes(&h.base.result);
+    if !notes.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p class=\"small\">{}</p>",
+            html_escape(&notes.join(" "))
+        );
+    }
+    figures(s, charts, root, chart_files);
+    s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");
+    sweep_table(s, sw);
+    s.push_str("<h3>Per call: status quo and recommended</h3>\n<p class=\"small\">The last column says why a call read less than the call before it had cached. <code>tracecost fidelity PATH --explain NAME</code> sets each call beside what its record shows.</p>\n");
+    calls_table(s, "status quo", h.base);
+    if sw.recommended != sw.baseline {
+        calls_table(s, "recommended", h.rec);
+    }
+}

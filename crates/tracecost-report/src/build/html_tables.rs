@@ -1,0 +1,277 @@
+//! The tables of the HTML pages: configs, sessions, a trace's sweep and its
+//! calls, and how a config string is set in a cell.
+
+use std::fmt::Write as _;
+
+use crate::app::fleet::{Fleet, FleetFigures, SessionFigures};
+use crate::app::identity::slug;
+use crate::fmt::{dollars, html_escape, thousands};
+use crate::replay::sweep::{SweepRow, TraceSweep};
+
+use super::story::{own_pick_text, session_title, trace_label};
+
+/// The fleet's configs, cheapest first.
+pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
+    let head = "<tr><th>#</th><th class=\"l\">config</th><th>cost</th><th>with recalls priced</th><th>saving</th><th>compacted</th><th>recall risk</th><th class=\"l\"></th></tr>\n";
+    let row = |s: &mut String, i: usize, c: &FleetFigures| {
+        let mut marks = Vec::new();
+        if c.config == fleet.answer.status_quo.config {
+            marks.push("status quo");
+        }
+        if !fleet.answer.keep_status_quo && c.config == fleet.answer.recommended.config {
+            marks.push("recommended");
+        }
+        if c.no_effect {
+            marks.push("compacts nothing");
+        }
+        let _ = writeln!(
+            s,
+            "<tr{}><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td class=\"m\">{}</td></tr>",
+            if marks.is_empty() {
+                ""
+            } else {
+                " class=\"mark\""
+            },
+            i + 1,
+            config_html(&c.config),
+            dollars(c.cost_usd),
+            dollars(c.risk_adjusted_cost_usd),
+            c.savings_pct,
+            thousands(c.compacted_results as u64),
+            thousands(c.recall_risk_turns as u64),
+            marks.join(", ")
+        );
+    };
+    s.push_str("<h2>Configurations</h2>\n<p class=\"small\">Summed over every session, cheapest first. Recall risk = assistant turns that quoted text only compacted results held; the recommendation prices each as one more round trip.</p>\n<table>\n");
+    s.push_str(head);
+    // The cheapest first, and always the status quo and the
+    // recommendation, wherever they rank: the verdict's own rows are
+    // never behind "show the others".
+    let a = &fleet.answer;
+    // A status quo outside the grid (replaying the trace's own clears) is
+    // a row too, at its rank by cost.
+    let mut all: Vec<&FleetFigures> = fleet.configs.iter().collect();
+    if !all.iter().any(|c| c.config == a.status_quo.config) {
+        let at = all.partition_point(|c| c.cost_usd <= a.status_quo.cost_usd);
+        all.insert(at, &a.status_quo);
+    }
+    let shown = |i: usize, c: &FleetFigures| {
+        i < FLEET_CONFIGS_SHOWN
+            || c.config == a.status_quo.config
+            || (!a.keep_status_quo && c.config == a.recommended.config)
+    };
+    let mut hidden = 0;
+    for (i, c) in all.iter().copied().enumerate() {
+        if shown(i, c) {
+            row(s, i, c);
+        } else {
+            hidden += 1;
+        }
+    }
+    s.push_str("</table>\n");
+    if hidden > 0 {
+        let _ = write!(
+            s,
+            "<details><summary>Show the other {hidden} configurations</summary>\n<table>\n{head}"
+        );
+        for (i, c) in all.iter().copied().enumerate() {
+            if !shown(i, c) {
+                row(s, i, c);
+            }
+        }
+        s.push_str("</table>\n</details>\n");
+    }
+}
+
+/// A table of sessions: named by project and first prompt, their traces
+/// linked to their detail, with what they cost now and under the fleet's
+/// recommendation, and the policy the fleet's rule picks for each alone.
+pub(super) fn sessions_table(
+    s: &mut String,
+    fleet: &Fleet,
+    sessions: &[SessionFigures],
+    split: bool,
+    root: &str,
+) {
+    // Where the answer is to keep what runs, a session costs under it what
+    // it costs now: those columns would repeat the status quo.
+    let keep = fleet.answer.keep_status_quo;
+    let _ = writeln!(
+        s,
+        "<table><tr><th class=\"l\">session</th><th>started</th><th>traces</th><th>calls</th><th>recorded</th><th>status quo</th>{}<th class=\"l\">its own best policy</th><th>which saves</th></tr>",
+        if keep {
+            ""
+        } else {
+            "<th>under the recommendation</th><th>saving</th>"
+        }
+    );
+    for r in sessions {
+        let started = r
+            .started_ms
+            .map_or_else(String::new, crate::app::usage::date_of);
+        let traces: Vec<String> = r
+            .traces
+            .iter()
+            .map(|t| {
+                format!(
+                    "<a href=\"{root}{}\" title=\"{}\">{}</a>",
+                    trace_link(t, split),
+                    html_escape(t),
+                    html_escape(&trace_label(&r.session, t))
+                )
+            })
+            .collect();
+        let under = if keep {
+            String::new()
+        } else {
+            format!(
+                "<td>{}</td><td>{:.1}%</td>",
+                dollars(r.recommended_usd),
+                r.savings_pct
+            )
+        };
+        let _ = writeln!(
+            s,
+            "<tr><td class=\"l s\">{}<br><span class=\"small\">{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{under}<td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
+            html_escape(&session_title(r)),
+            traces.join(" · "),
+            started,
+            r.traces.len(),
+            thousands(r.calls as u64),
+            r.recorded_cost_usd.map_or_else(String::new, dollars),
+            dollars(r.status_quo_usd),
+            config_html(&own_pick_text(r)),
+            r.own_pick.savings_pct
+        );
+    }
+    s.push_str("</table>\n");
+}
+
+/// A config string for HTML: escaped, each part kept whole (a `-` or `=`
+/// inside one is no place to break), with break opportunities after `+`
+/// and `,` only, so a narrow column wraps it between its parts.
+pub(super) fn config_html(config: &str) -> String {
+    config_breaks(&html_escape(config))
+}
+
+/// [`config_html`] of text already escaped (escaping adds no `+` or `,`).
+pub(super) fn config_breaks(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len() + 32);
+    out.push_str("<span class=\"cfg\">");
+    for ch in escaped.chars() {
+        out.push(ch);
+        if ch == '+' || ch == ',' {
+            out.push_str("</span><wbr><span class=\"cfg\">");
+        }
+    }
+    out.push_str("</span>");
+    out
+}
+
+/// Markdown's `code` spans of an escaped line as HTML `<code>` elements.
+pub(super) fn code_spans(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len());
+    for (i, part) in escaped.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{}</code>", config_breaks(part));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+pub(super) fn sweep_table(s: &mut String, sw: &TraceSweep) {
+    let row = |s: &mut String, i: usize, r: &SweepRow| {
+        let mark = crate::sweep_view::marks(sw, i);
+        let _ = writeln!(
+            s,
+            "<tr{}><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td class=\"m\">{}</td></tr>",
+            if mark.is_empty() {
+                ""
+            } else {
+                " class=\"mark\""
+            },
+            i + 1,
+            config_html(&r.result.config.to_string()),
+            dollars(r.result.totals.cost_usd),
+            dollars(r.savings_usd),
+            r.savings_pct,
+            thousands(r.result.totals.usage.input_tokens),
+            thousands(r.result.totals.usage.cache_creation_input_tokens),
+            thousands(r.result.totals.usage.cache_read_input_tokens),
+            r.risk.turns,
+            if r.pareto { " *" } else { "" },
+            html_escape(&mark)
+        );
+    };
+    let head = "<tr><th>#</th><th class=\"l\">config</th><th>cost</th><th>saving</th><th>%</th><th>uncached</th><th>cache write</th><th>cache read</th><th>recall risk</th><th class=\"l\"></th></tr>\n";
+    s.push_str("<table>\n");
+    s.push_str(head);
+    for (i, r) in sw.rows.iter().enumerate().take(15) {
+        row(s, i, r);
+    }
+    s.push_str("</table>\n");
+    if sw.rows.len() > 15 {
+        let _ = write!(
+            s,
+            "<details><summary>Show the other {} configurations</summary>\n<table>\n{head}",
+            sw.rows.len() - 15
+        );
+        for (i, r) in sw.rows.iter().enumerate().skip(15) {
+            row(s, i, r);
+        }
+        s.push_str("</table>\n</details>\n");
+    }
+}
+
+pub(super) fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
+    let _ = write!(
+        s,
+        "<details{}><summary>{label}: <code>{}</code> — {} calls, {}</summary>\n<table>\n<tr><th>call</th><th>msgs</th><th>chars</th><th>uncached</th><th>write 5m</th><th>write 1h</th><th>read</th><th>output</th><th>cost</th><th>recorded input</th><th class=\"l\">compacted</th><th class=\"l\">why it wrote or missed</th></tr>\n",
+        if r.result.calls.len() <= 30 {
+            " open"
+        } else {
+            ""
+        },
+        config_html(&r.result.config.to_string()),
+        r.result.calls.len(),
+        dollars(r.result.totals.cost_usd)
+    );
+    for c in &r.result.calls {
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            c.index,
+            c.messages,
+            thousands(c.chars),
+            thousands(c.usage.input_tokens),
+            thousands(c.usage.write_5m()),
+            thousands(c.usage.write_1h()),
+            thousands(c.usage.cache_read_input_tokens),
+            thousands(c.usage.output_tokens),
+            dollars(c.cost_usd),
+            c.recorded
+                .map(|u| thousands(u.total_input()))
+                .unwrap_or_default(),
+            html_escape(&match c.compacted.len() {
+                0 => String::new(),
+                n => format!("{n} result(s)"),
+            }),
+            html_escape(&c.cache_cause.map(|k| k.text()).unwrap_or_default())
+        );
+    }
+    s.push_str("</table>\n</details>\n");
+}
+
+/// Configs the fleet page's table shows before "show the others".
+pub(super) const FLEET_CONFIGS_SHOWN: usize = 10;
+
+/// Where a trace's detail is: an anchor on the page, or its own page.
+pub(super) fn trace_link(trace: &str, split: bool) -> String {
+    if split {
+        format!("sessions/{}.html", slug(trace))
+    } else {
+        format!("#{}", slug(trace))
+    }
+}

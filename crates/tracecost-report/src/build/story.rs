@@ -1,0 +1,478 @@
+//! The report's story, in words and in no format: the headline and the
+//! picks of a trace, the fleet's answer and why, the break-even recall
+//! price, what was skipped. Every writer (the HTML pages, `summary.md`, the
+//! chart notes, stderr) says these sentences; none says them its own way,
+//! and none calls another writer to get them.
+
+use crate::app::fidelity::error_pct;
+use crate::app::fleet::{
+    Basis, Fleet, FleetStability, GroupAnswer, SessionFigures, StabilityBrief,
+};
+use crate::fmt::{dollars, thousands};
+use crate::replay::ReplayResult;
+use crate::replay::sweep::{SweepRow, TraceSweep};
+
+/// Headline figures of one trace.
+pub(super) struct Headline<'a> {
+    pub(super) base: &'a SweepRow,
+    pub(super) rec: &'a SweepRow,
+    pub(super) best: &'a SweepRow,
+    pub(super) recorded: Option<f64>,
+}
+
+pub(super) fn headline(s: &TraceSweep) -> Headline<'_> {
+    let base = &s.rows[s.baseline];
+    Headline {
+        base,
+        rec: &s.rows[s.recommended],
+        best: &s.rows[s.cheapest],
+        recorded: base.result.totals.recorded_cost_usd,
+    }
+}
+
+pub(super) fn risk_text(r: &SweepRow) -> String {
+    match r.risk.turns {
+        0 => "no later turn quoted text that only compacted results held".into(),
+        n => format!(
+            "{n} later assistant turn(s) quoted {} piece(s) of text that only compacted results held — each would have needed a recall_tool_result call",
+            r.risk.quotes
+        ),
+    }
+}
+
+/// One line per reason and count of the configs skipped for traces they
+/// cannot apply to (a default grid holds a dozen configs of one cache
+/// policy; they are said once).
+pub(super) fn skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<String> {
+    skipped_groups(skipped)
+        .into_iter()
+        .map(|(what, traces, of, reason)| {
+            format!(
+                "Not applicable: {what} skipped for {traces} of {of} traces ({reason}); in the fleet total those traces count at their status quo, so it saves only where it ran."
+            )
+        })
+        .collect()
+}
+
+/// [`skipped_lines`] for a sweep, whose tables simply have no row for a
+/// config where it was skipped.
+pub fn sweep_skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<String> {
+    skipped_groups(skipped)
+        .into_iter()
+        .map(|(what, traces, of, reason)| {
+            format!("not applicable: {what} skipped for {traces} of {of} traces ({reason}); their tables have no row for it")
+        })
+        .collect()
+}
+
+/// Skipped configs grouped by reason and count: (the configs in words,
+/// traces skipped, traces, reason).
+pub(super) fn skipped_groups(
+    skipped: &[crate::app::fleet::SkippedConfig],
+) -> Vec<(String, usize, usize, &str)> {
+    let mut groups: Vec<(&str, usize, usize, Vec<&str>)> = Vec::new();
+    for s in skipped {
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == s.reason && g.1 == s.traces && g.2 == s.of)
+        {
+            Some(g) => g.3.push(&s.config),
+            None => groups.push((&s.reason, s.traces, s.of, vec![&s.config])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(reason, traces, of, configs)| {
+            let what = match configs.as_slice() {
+                [one] => format!("`{one}`"),
+                [first, rest @ ..] => {
+                    format!("`{first}` and {} other config(s)", rest.len())
+                }
+                [] => String::new(),
+            };
+            (what, traces, of, reason)
+        })
+        .collect()
+}
+
+/// The fleet's answer in words: one line each for what is paid now, the
+/// simulation's agreement with it, what to do and what it comes to per
+/// month, then what the answer depends on (the price of a recall).
+pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
+    let (a, configs) = (&fleet.answer, &fleet.configs);
+    let traces = if a.traces == a.sessions {
+        String::new()
+    } else {
+        format!(
+            " ({} traces: continuations and subagents apart)",
+            thousands(a.traces as u64)
+        )
+    };
+    let mut out = vec![format!(
+        "{} session(s){traces}, {} call(s).",
+        thousands(a.sessions as u64),
+        thousands(a.calls as u64)
+    )];
+    if let (Some(rec), Some(sim)) = (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
+        let err = if rec > 0.0 {
+            format!(" ({:+.1}% against the recorded bill)", error_pct(sim, rec))
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "Recorded bill of the calls replayed: {}; the status quo simulated on the same calls: {}{err}.",
+            dollars(rec),
+            dollars(sim)
+        ));
+    }
+    if a.status_quo.over_window_calls > 0 {
+        out.push(format!(
+            "Warning: {} call(s) of the status quo send more than their model's context window; the API would refuse them, so their figures describe no real bill (a real agent compacts first).",
+            thousands(a.status_quo.over_window_calls as u64)
+        ));
+    }
+    out.push(
+        if a.status_quo.config == crate::app::fleet::MIXED_STATUS_QUO {
+            format!(
+                "Status quo (each session's own policy): {} simulated.",
+                dollars(a.status_quo.cost_usd)
+            )
+        } else {
+            format!(
+                "Status quo `{}`: {} simulated.",
+                a.status_quo.config,
+                dollars(a.status_quo.cost_usd)
+            )
+        },
+    );
+    out.extend(skipped_lines(&a.skipped));
+    let per_month = per_month_line(fleet);
+    if a.keep_status_quo {
+        out.push(
+            "Recommendation: keep what you have; no policy of the grid is cheaper once recall risk is priced."
+                .into(),
+        );
+        // What runs costs per month, before any other policy's figure: a
+        // rate after the cheapest policy's line reads as its saving.
+        out.extend(per_month.clone());
+        // The cheapest policy with an effect, for a reader who would take
+        // the recall risk.
+        if let Some(c) = configs
+            .iter()
+            .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)
+        {
+            out.push(format!(
+                "Cheapest before recall risk: `{}` at {} ({:.1}% less), with {} assistant turn(s) that would have needed a recall ({} once priced).",
+                c.config,
+                dollars(c.cost_usd),
+                c.savings_pct,
+                thousands(c.recall_risk_turns as u64),
+                dollars(c.risk_adjusted_cost_usd)
+            ));
+        }
+    } else if a.recommended.savings_usd < 0.0 {
+        // Dearer than the status quo before recall risk: only a status quo
+        // that cleared results itself (its recalls priced) loses to it.
+        let (r, sq) = (&a.recommended, &a.status_quo);
+        out.push(format!(
+            "Recommended `{}`: {} — {} ({:.1}%) more than the status quo before recall risk, but the status quo's {} turn(s) quoting results it cleared itself bring it to {} once priced, against {} for this config.",
+            r.config,
+            dollars(r.cost_usd),
+            dollars(-r.savings_usd),
+            -r.savings_pct,
+            thousands(sq.recall_risk_turns as u64),
+            dollars(sq.risk_adjusted_cost_usd),
+            dollars(r.risk_adjusted_cost_usd)
+        ));
+    } else {
+        let r = &a.recommended;
+        out.push(format!(
+            "Recommended `{}`: {} — saves {} ({:.1}%), {} per 1,000 sessions; recall risk {} turn(s); {} session(s) cost more, median saving {} per session.",
+            r.config,
+            dollars(r.cost_usd),
+            dollars(r.savings_usd),
+            r.savings_pct,
+            dollars(r.savings_usd / a.sessions.max(1) as f64 * 1000.0),
+            thousands(r.recall_risk_turns as u64),
+            a.spread.more_expensive,
+            dollars(a.spread.median_usd)
+        ));
+    }
+    if !a.keep_status_quo {
+        out.extend(per_month);
+    }
+    out.extend(break_even_line(fleet));
+    out
+}
+
+/// A session named for a reader: its project and first prompt when the
+/// source tells, else its name.
+pub(super) fn session_title(s: &SessionFigures) -> String {
+    match (&s.project, &s.first_prompt) {
+        (Some(p), Some(f)) => format!("{p}: “{}”", crate::engine::handle::one_line(f, 60)),
+        (None, Some(f)) => format!("“{}”", crate::engine::handle::one_line(f, 60)),
+        (Some(p), None) => format!("{p}: {}", s.session),
+        (None, None) => s.session.clone(),
+    }
+}
+
+/// A session's own pick in words: its config, or keeping what it has.
+pub(super) fn own_pick_text(s: &SessionFigures) -> String {
+    if s.own_pick.keep_status_quo {
+        KEEP.to_owned()
+    } else {
+        s.own_pick.config.clone()
+    }
+}
+
+/// The answer when no policy beats the status quo, said the same way on
+/// every page.
+pub(super) const KEEP: &str = "keep what you have";
+
+/// What the "what we pay now" figure is, and the recorded part beside it
+/// as a check.
+pub(super) fn now_detail(a: &GroupAnswer) -> String {
+    let check = match (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
+        (Some(r), Some(sim)) if r > 0.0 => Some((r, sim)),
+        _ => None,
+    };
+    match (a.headline.basis, check) {
+        (Basis::Recorded, Some((_, sim))) => format!(
+            "the recorded bill of all {} calls · the status quo simulated {} on them ({:+.1}%)",
+            thousands(a.calls as u64),
+            dollars(sim),
+            error_pct(sim, a.headline.now_usd)
+        ),
+        (_, Some((r, sim))) => format!(
+            "the status quo, simulated · {} of {} calls recorded usage: {} recorded, {} simulated on them ({:+.1}%)",
+            thousands(a.recorded_calls as u64),
+            thousands(a.calls as u64),
+            dollars(r),
+            dollars(sim),
+            error_pct(sim, r)
+        ),
+        _ => "the status quo, simulated (no recorded usage)".to_owned(),
+    }
+}
+
+/// Which basis the figures set side by side share, in one sentence.
+pub(super) fn basis_line(a: &GroupAnswer) -> String {
+    match a.headline.basis {
+        Basis::Recorded => "Figures side by side are on one basis: the recorded bill (every call replayed recorded its usage); the recommendation is that bill less the simulated saving.".to_owned(),
+        Basis::Simulated if a.recorded_calls == 0 => {
+            "Figures side by side are on one basis: the status quo simulated (no call recorded its usage).".to_owned()
+        }
+        Basis::Simulated => format!(
+            "Figures side by side are on one basis: the status quo simulated ({} of {} calls recorded usage, so the recorded part is a check beside it, not the bill).",
+            thousands(a.recorded_calls as u64),
+            thousands(a.calls as u64)
+        ),
+    }
+}
+
+/// The price of a recall at which the answer would change, in one line.
+pub(super) fn break_even_line(fleet: &Fleet) -> Option<String> {
+    let a = &fleet.answer;
+    let Some(b) = a.break_even.as_ref() else {
+        if !a.keep_status_quo {
+            return None;
+        }
+        // Cheaper before recall risk, yet no price of a turn makes it win:
+        // re-sending what its recalls fetch costs more than it saves.
+        let cheaper = fleet
+            .configs
+            .iter()
+            .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)?;
+        return Some(format!(
+            "Break-even: no recall price makes compaction win: even at nothing a turn, the text `{}` would re-send on its recalls costs {}, more than the {} it saves.",
+            cheaper.config,
+            dollars(cheaper.recall_tokens_usd - a.status_quo.recall_tokens_usd),
+            dollars(cheaper.savings_usd)
+        ));
+    };
+    let now = if b.priced_now_usd > 0.0 {
+        format!(
+            "; this answer prices each at {} on average",
+            dollars(b.priced_now_usd)
+        )
+    } else {
+        String::new()
+    };
+    use crate::app::fleet::Wins;
+    Some(match (a.keep_status_quo, b.wins) {
+        (_, Wins::Always) => format!(
+            "Break-even: `{}` is cheaper than the status quo at any price of a recall (it is as safe and costs less).",
+            b.config
+        ),
+        (true, Wins::Below(p)) => format!(
+            "Break-even: compaction wins if a recall costs less than {}: below that, `{}` is cheaper than the status quo with its recall-risk turns priced{now} (`--recall-cost` sets the price).",
+            dollars(p),
+            b.config
+        ),
+        (_, Wins::Below(p)) => format!(
+            "Break-even: `{}` stays cheaper than the status quo while a recall costs less than {}{now} (`--recall-cost` sets the price).",
+            b.config,
+            dollars(p)
+        ),
+        (_, Wins::Above(p)) => format!(
+            "Break-even: `{}` costs more before recall risk, but is cheaper than the status quo (which clears results itself) while a recall costs more than {}{now} (`--recall-cost` sets the price).",
+            b.config,
+            dollars(p)
+        ),
+    })
+}
+
+/// The headline per month, on its basis, in words.
+pub(super) fn per_month_line(fleet: &Fleet) -> Option<String> {
+    let m = fleet.per_month.as_ref()?;
+    let h = &m.headline;
+    let saving = if fleet.answer.keep_status_quo {
+        String::new()
+    } else {
+        format!(
+            "; the recommendation would make it {}, {} less",
+            dollars(h.recommended_usd),
+            dollars(h.saving_usd)
+        )
+    };
+    let what = match h.basis {
+        Basis::Recorded => "the recorded bill",
+        Basis::Simulated => "the simulated status quo",
+    };
+    Some(format!(
+        "Over {} {} ({} to {}), {what} comes to {} per month{saving}.",
+        thousands(m.days),
+        if m.days == 1 { "day" } else { "days" },
+        m.first_day,
+        m.last_day,
+        dollars(h.now_usd)
+    ))
+}
+
+/// The fleet's stability check, in words.
+pub(super) fn fleet_stability_line(st: &FleetStability) -> String {
+    let traces = if st.traces == st.sessions {
+        String::new()
+    } else {
+        format!(" ({} traces)", thousands(st.traces as u64))
+    };
+    if st.violations == 0 {
+        format!(
+            "Stability of `{}`: checked on all {} session(s){traces}, {} stub(s), every one byte-identical at every later call.",
+            st.config,
+            thousands(st.sessions as u64),
+            thousands(st.stubs as u64)
+        )
+    } else {
+        format!(
+            "Stability of `{}`: UNSTABLE — {} violation(s) in {} of {} session(s){traces}.",
+            st.config,
+            thousands(st.violations as u64),
+            thousands(st.unstable_sessions as u64),
+            thousands(st.sessions as u64)
+        )
+    }
+}
+
+pub(super) fn stability_verdict(r: StabilityBrief) -> String {
+    if r.violations == 0 {
+        format!(
+            "stable — {} stub(s) byte-identical at every later call",
+            r.stubs
+        )
+    } else {
+        format!("UNSTABLE — {} violation(s)", r.violations)
+    }
+}
+
+/// Why the fleet's recommendation is what it is, in words.
+pub(super) fn reasoning(fleet: &Fleet) -> String {
+    let ans = &fleet.answer;
+    let sq = &ans.status_quo;
+    let effective = fleet.configs.iter().filter(|c| !c.no_effect).count();
+    let idle = fleet.configs.len() - effective;
+    let idle_note = if idle > 0 {
+        format!(" {idle} config(s) compacted nothing in any session and are never recommended.")
+    } else {
+        String::new()
+    };
+    // A status quo that clears results itself (Claude Code's
+    // microcompaction) is priced with its recalls too: say why its figure
+    // differs from its cost.
+    let sq_priced = if sq.recall_risk_turns > 0 {
+        format!(
+            "{} for the status quo ({} simulated + {} turn(s) quoting results it cleared itself, priced the same way)",
+            dollars(sq.risk_adjusted_cost_usd),
+            dollars(sq.cost_usd),
+            thousands(sq.recall_risk_turns as u64)
+        )
+    } else {
+        format!("{} for the status quo", dollars(sq.risk_adjusted_cost_usd))
+    };
+    if ans.keep_status_quo {
+        let cheapest = fleet
+            .configs
+            .iter()
+            .find(|c| !c.no_effect && c.cost_usd < sq.cost_usd);
+        return match cheapest {
+            Some(c) => format!(
+                "the recommendation minimizes cost plus each recall a compacted result would have needed, priced as one more round trip. The cheapest policy, {}, costs {} ({:.1}% less than the status quo) but {} assistant turn(s) quoted text only its compacted results held; priced, it comes to {}, against {sq_priced}.{idle_note}",
+                c.config,
+                dollars(c.cost_usd),
+                c.savings_pct,
+                thousands(c.recall_risk_turns as u64),
+                dollars(c.risk_adjusted_cost_usd),
+            ),
+            None => format!("no config of the grid costs less than the status quo.{idle_note}"),
+        };
+    }
+    let r = &ans.recommended;
+    let stability = fleet.stability.as_ref().map_or_else(String::new, |st| {
+        format!(" {}", fleet_stability_line(st).replace('`', ""))
+    });
+    format!(
+        "{} has the lowest cost once recall risk is priced ({} + priced recalls = {}, against {sq_priced}). {} assistant turn(s) quoted text only its compacted results held, each priced as one more round trip; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
+        r.config,
+        dollars(r.cost_usd),
+        dollars(r.risk_adjusted_cost_usd),
+        thousands(r.recall_risk_turns as u64),
+        thousands(r.compacted_results as u64),
+        dollars(ans.spread.p10_usd),
+        dollars(ans.spread.p90_usd),
+        dollars(ans.spread.median_usd),
+        ans.spread.more_expensive
+    )
+}
+
+/// A trace named within its session: the conversation itself, or what its
+/// name adds to the session's (`part2`, `agent-a4ca…`), so a row of a dozen
+/// subagents stays short; the link's target names it in full.
+pub(super) fn trace_label(session: &str, trace: &str) -> String {
+    if trace == session {
+        return "the conversation".to_owned();
+    }
+    match trace.strip_prefix(session) {
+        Some(rest) if !rest.trim_start_matches(['.', '-', '_', ' ']).is_empty() => {
+            rest.trim_start_matches(['.', '-', '_', ' ']).to_owned()
+        }
+        _ => trace.to_owned(),
+    }
+}
+
+pub(super) fn notes(r: &ReplayResult) -> Vec<String> {
+    let mut n = Vec::new();
+    if let Some(c) = crate::fmt::calibration_note(&r.calibration) {
+        n.push(format!("{c}."));
+    }
+    if r.back_to_back {
+        n.push("This trace has no start times: calls are treated as back-to-back.".into());
+    }
+    if r.totals.over_window_calls > 0 {
+        n.push(format!(
+            "{} call(s) send more than the model's context window: the API would refuse them, so their figures describe no real bill (a real agent compacts first).",
+            r.totals.over_window_calls
+        ));
+    }
+    n.push(format!("Priced as {}.", r.model));
+    n
+}

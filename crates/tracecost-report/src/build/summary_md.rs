@@ -1,0 +1,152 @@
+//! `summary.md`: the fleet's answer and each session's, for a pull request
+//! or a chat message.
+
+use std::fmt::Write as _;
+
+use crate::app::fidelity::error_pct;
+use crate::app::fleet::{Fleet, SessionSummary};
+use crate::fmt::{dollars, md_escape, thousands};
+
+use super::Assumptions;
+use super::story::{
+    fleet_lines, fleet_stability_line, headline, own_pick_text, session_title, stability_verdict,
+};
+
+/// Above this many traces, summary.md names the most expensive sessions in
+/// one table instead of a section each, so it stays short enough for a
+/// pull-request comment at any fleet size.
+pub(super) const SUMMARY_SECTIONS_MAX: usize = 3;
+
+/// Sessions named in summary.md's table of the most expensive.
+pub(super) const SUMMARY_TOP: usize = 10;
+
+pub(super) fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumptions) -> String {
+    let mut s = String::from("# tracecost report\n\n");
+    if sessions.len() > 1 {
+        s.push_str("## Fleet\n\n");
+        for line in fleet_lines(fleet) {
+            let _ = writeln!(s, "- {line}");
+        }
+        if let Some(st) = &fleet.stability {
+            let _ = writeln!(s, "- {}", fleet_stability_line(st));
+        }
+        if let Some(line) = fleet.fidelity.as_ref().and_then(|f| f.line()) {
+            let _ = writeln!(s, "- {line}");
+        }
+        s.push('\n');
+    }
+    if sessions.len() > SUMMARY_SECTIONS_MAX {
+        let top = SUMMARY_TOP.min(fleet.per_session.len());
+        let _ = writeln!(
+            s,
+            "## The {top} most expensive sessions\n\nA session is a conversation with its continuations and subagents; its figures sum its traces.\n\n| session | traces | calls | status quo | under the recommendation | saving | its own pick | which saves |\n|---|---:|---:|---:|---:|---:|---|---:|"
+        );
+        for r in fleet.per_session.iter().take(top) {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {:.1}% | `{}` | {:.1}% |",
+                md_escape(&session_title(r)),
+                r.traces.len(),
+                thousands(r.calls as u64),
+                dollars(r.status_quo_usd),
+                dollars(r.recommended_usd),
+                r.savings_pct,
+                own_pick_text(r),
+                r.own_pick.savings_pct
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\nEvery session's figures are in `sessions.csv` and `results.json`, each trace's under every config in `results.csv`; the assumptions in `index.html`."
+        );
+        return s;
+    }
+    for r in sessions {
+        let sw = &r.sweep;
+        let h = headline(sw);
+        let _ = writeln!(s, "## {}\n", md_escape(&sw.trace));
+        if let Some(rec) = h.recorded {
+            let t = &h.base.result.totals;
+            let sim = t.cost_usd_recorded_calls.map_or_else(String::new, |sim| {
+                format!(
+                    " (the status quo simulated on the same calls: {}, {:+.1}%)",
+                    dollars(sim),
+                    error_pct(sim, rec)
+                )
+            });
+            let _ = writeln!(
+                s,
+                "- Recorded cost of the {} call(s) with usage: **{}**{sim}",
+                t.recorded_calls,
+                dollars(rec)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "- Status quo `{}`: **{}** per run, {} per 1,000 runs",
+            h.base.result.config,
+            dollars(h.base.result.totals.cost_usd),
+            dollars(h.base.result.totals.cost_usd * 1000.0)
+        );
+        let _ = writeln!(
+            s,
+            "- Recommended `{}`: **{}** per run — saves {} ({:.1}%), {} per 1,000 runs; recall risk: {} turn(s)",
+            h.rec.result.config,
+            dollars(h.rec.result.totals.cost_usd),
+            dollars(h.rec.savings_usd),
+            h.rec.savings_pct,
+            dollars(h.rec.savings_usd * 1000.0),
+            h.rec.risk.turns
+        );
+        if sw.cheapest != sw.recommended {
+            let _ = writeln!(
+                s,
+                "- Cheapest `{}`: {} — saves {:.1}%; recall risk: {} turn(s)",
+                h.best.result.config,
+                dollars(h.best.result.totals.cost_usd),
+                h.best.savings_pct,
+                h.best.risk.turns
+            );
+        }
+        if let Some(st) = r.stability {
+            let _ = writeln!(
+                s,
+                "- Stability of the recommended config: {}\n",
+                stability_verdict(st)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "| rank | config | cost | saving | recall risk |\n|---:|---|---:|---:|---:|"
+        );
+        for (i, row) in sw.rows.iter().enumerate().take(10) {
+            let _ = writeln!(
+                s,
+                "| {} | `{}` | {} | {:.1}% | {} |",
+                i + 1,
+                row.result.config,
+                dollars(row.result.totals.cost_usd),
+                row.savings_pct,
+                row.risk.turns
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\n_{} of {} configs shown; full table in results.csv._\n",
+            sw.rows.len().min(10),
+            sw.rows.len()
+        );
+    }
+    let _ = writeln!(
+        s,
+        "Prices: {}. Tokenizer: {}{}.",
+        md_escape(&a.prices),
+        md_escape(&a.tokenizer),
+        if a.calibration {
+            ", calibrated on recorded usage"
+        } else {
+            ""
+        }
+    );
+    s
+}

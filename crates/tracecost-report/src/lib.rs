@@ -1,0 +1,31 @@
+//! Reports: every printed view in each of its formats (see [`export`]),
+//! and the HTML report with its charts.
+//!
+//! This crate owns how results are shown and written; it reads the
+//! application's typed results and must not depend on the importers, the
+//! generators (a dev-dependency only) or the command line (tests/crates.rs
+//! at the workspace root holds its dependencies to a list).
+#![warn(missing_docs)]
+
+// `crate::<layer>::…` paths to the layers below, as the modules were
+// written inside one crate; the dependencies in Cargo.toml decide what
+// they can reach.
+use tracecost_app as app;
+use tracecost_cost as cost;
+use tracecost_engine as engine;
+use tracecost_policy as policy;
+use tracecost_replay as replay;
+
+pub mod build;
+pub mod check;
+pub mod charts;
+pub mod explain_view;
+pub mod export;
+pub mod fidelity_view;
+pub mod fmt;
+pub mod models_view;
+pub mod replay_view;
+pub mod stability_view;
+pub mod sweep_view;
+pub mod totals_view;
+pub mod usage_view;
