@@ -1,0 +1,73 @@
+//! The request body `Compactor.request` and `CacheComposition.request`
+//! return: the messages, tools and system blocks parsed from their JSON,
+//! the body composed with the cache markers spliced in, and the markers as
+//! Python tuples.
+
+use pyo3::prelude::*;
+
+use tracecost::engine::cache::CacheComposition;
+use tracecost::engine::message::{ContentBlock, Message, ToolDefinition};
+use tracecost::engine::rewrite::WireView;
+use tracecost::engine::wire::{BlockRef, Marker, Request};
+
+use crate::errors::input_err;
+
+pub(crate) fn parse_messages(messages: &[String]) -> PyResult<Vec<Message>> {
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Message::from_json(m).map_err(|e| input_err(format!("messages[{i}]: {e}"))))
+        .collect()
+}
+
+pub(crate) fn parse_tools(tools: &[String]) -> PyResult<Vec<ToolDefinition>> {
+    tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            ToolDefinition::from_json(t).map_err(|e| input_err(format!("tools[{i}]: {e}")))
+        })
+        .collect()
+}
+
+pub(crate) fn parse_system(system: &[String]) -> PyResult<Vec<ContentBlock>> {
+    system
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            ContentBlock::from_json(b).map_err(|e| input_err(format!("system[{i}]: {e}")))
+        })
+        .collect()
+}
+
+fn marker_tuple(m: &Marker) -> (String, usize, Option<usize>, String) {
+    let (kind, index, block) = match m.at {
+        BlockRef::Tool(i) => ("tool", i, None),
+        BlockRef::System(i) => ("system", i, None),
+        BlockRef::Message { message, block } => ("message", message, Some(block)),
+    };
+    (kind.to_owned(), index, block, m.ttl.as_str().to_owned())
+}
+
+pub(crate) type MarkerTuple = (String, usize, Option<usize>, String);
+
+/// The request body (tools, system, messages; markers spliced in) and its
+/// markers.
+pub(crate) fn compose(
+    tools: &[ToolDefinition],
+    system: &[ContentBlock],
+    view: &WireView<'_>,
+    cache: Option<&CacheComposition>,
+) -> (String, Vec<MarkerTuple>) {
+    let tool_refs: Vec<&ToolDefinition> = tools.iter().collect();
+    let markers = cache
+        .map(|c| c.markers(&tool_refs, system, view))
+        .unwrap_or_default();
+    let req = Request {
+        tools: tool_refs,
+        system,
+        messages: view,
+        markers: &markers,
+    };
+    (req.to_json(), markers.iter().map(marker_tuple).collect())
+}
