@@ -33,8 +33,10 @@ create_exception!(
 );
 
 /// The Python exception for a pipeline's error, with the message the
-/// command line prints.
-pub(crate) fn app_err(e: AppError) -> PyErr {
+/// command line prints. Takes any of the library's errors that a pipeline
+/// would wrap, so each is classed the way the command line classes it.
+pub(crate) fn app_err(e: impl Into<AppError>) -> PyErr {
+    let e = e.into();
     let msg = e.to_string();
     match &e {
         AppError::Config(_) | AppError::Flag(_) | AppError::Pricing(_) | AppError::Replay(_) => {

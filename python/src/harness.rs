@@ -19,7 +19,7 @@ pub(crate) fn canonical_config(config: &str) -> PyResult<String> {
     config
         .parse::<Config>()
         .map(|c| c.to_string())
-        .map_err(|e| app_err(e.into()))
+        .map_err(app_err)
 }
 
 fn cost_plan(
@@ -52,7 +52,7 @@ fn grid_spec(
 fn parse_configs(configs: &[String]) -> PyResult<Vec<Config>> {
     configs
         .iter()
-        .map(|c| c.parse::<Config>().map_err(|e| app_err(e.into())))
+        .map(|c| c.parse::<Config>().map_err(app_err))
         .collect()
 }
 
@@ -95,7 +95,7 @@ pub(crate) fn replay(
 ) -> PyResult<String> {
     let cost = cost_plan(pricing, tokenizer, calibrate, batch)?;
     let config = config
-        .map(|c| c.parse::<Config>().map_err(|e| app_err(e.into())))
+        .map(|c| c.parse::<Config>().map_err(app_err))
         .transpose()?;
     let traces = owned(&traces);
     let model = model.map(str::to_owned);
@@ -134,7 +134,7 @@ pub(crate) fn sweep(
     let options = SweepOptions {
         models,
         baseline: baseline
-            .map(|b| b.parse::<Config>().map_err(|e| app_err(e.into())))
+            .map(|b| b.parse::<Config>().map_err(app_err))
             .transpose()?,
         recall_cost_usd: recall_cost,
     };

@@ -70,7 +70,7 @@ impl PyTrace {
     fn status_quo(&self) -> PyResult<String> {
         Config::status_quo(&self.inner)
             .map(|c| c.to_string())
-            .map_err(|e| app_err(e.into()))
+            .map_err(app_err)
     }
 
     /// Number of model calls.
@@ -143,7 +143,7 @@ pub(crate) fn load(
     };
     let loaded = py
         .detach(|| app::load_inputs(&paths, &opts, &Silent))
-        .map_err(|e| app_err(e.into()))?;
+        .map_err(app_err)?;
     Ok((
         wrap(loaded.traces),
         loaded.warnings.iter().map(ToString::to_string).collect(),
@@ -161,7 +161,7 @@ pub(crate) fn loads(
 ) -> PyResult<(Vec<PyTrace>, Vec<String>)> {
     let loaded = py
         .detach(|| tracecost::trace::load_str(json, path))
-        .map_err(|e| app_err(e.into()))?;
+        .map_err(app_err)?;
     Ok((
         wrap(loaded.traces),
         loaded.warnings.iter().map(ToString::to_string).collect(),
