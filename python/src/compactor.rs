@@ -9,7 +9,7 @@ use tracecost::engine::rewrite::{CompactionPolicy, Compactor};
 use tracecost::engine::wire::message_json;
 
 use crate::cache::PyCacheComposition;
-use crate::errors::ledger_err;
+use crate::errors::app_err;
 use crate::handle::handle_json;
 use crate::ledger::PyLedger;
 use crate::request::{MarkerTuple, compose, parse_messages, parse_system, parse_tools};
@@ -45,7 +45,7 @@ impl PyCompactor {
     /// messages as sent, and the handles of the compacted results.
     fn rewrite(&mut self, messages: Vec<String>) -> PyResult<(Vec<String>, Vec<String>)> {
         let history = parse_messages(&messages)?;
-        let rw = self.inner.rewrite(&history).map_err(ledger_err)?;
+        let rw = self.inner.rewrite(&history).map_err(app_err)?;
         Ok((
             rw.view.messages.iter().map(message_json).collect(),
             rw.compacted.iter().map(|h| handle_json(h)).collect(),
@@ -66,7 +66,7 @@ impl PyCompactor {
         let history = parse_messages(&messages)?;
         let tools = parse_tools(&tools)?;
         let system = parse_system(&system)?;
-        let rw = self.inner.rewrite(&history).map_err(ledger_err)?;
+        let rw = self.inner.rewrite(&history).map_err(app_err)?;
         let (body, markers) = compose(&tools, &system, &rw.view, cache.map(|c| &c.inner));
         Ok((
             body,

@@ -32,9 +32,10 @@ create_exception!(
     "The ledger's storage failed (a durable ledger's directory)."
 );
 
-/// The Python exception for a pipeline's error, with the message the
-/// command line prints. Takes any of the library's errors that a pipeline
-/// would wrap, so each is classed the way the command line classes it.
+/// The Python exception for one of the library's errors, with the message
+/// the command line prints. Anything a pipeline would wrap in an `AppError`
+/// comes here, so that each (a ledger's failure too, "ledger: " and all) is
+/// classed and worded the way the command line does it.
 pub(crate) fn app_err(e: impl Into<AppError>) -> PyErr {
     let e = e.into();
     let msg = e.to_string();
@@ -48,10 +49,6 @@ pub(crate) fn app_err(e: impl Into<AppError>) -> PyErr {
             ErrorClass::Output | ErrorClass::Environment => TracecostError::new_err(msg),
         },
     }
-}
-
-pub(crate) fn ledger_err(e: tracecost::engine::ledger::LedgerError) -> PyErr {
-    LedgerError::new_err(format!("ledger: {e}"))
 }
 
 pub(crate) fn config_err(msg: impl std::fmt::Display) -> PyErr {

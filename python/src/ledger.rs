@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use tracecost::engine::ledger::{DurableLedger, InMemoryLedger, Recorded, ToolResultLedger};
 use tracecost::engine::recall::{self, RecallFormat, RecallRequest};
 
-use crate::errors::{config_err, ledger_err};
+use crate::errors::{app_err, config_err};
 use crate::handle::handle_json;
 
 enum LedgerKind {
@@ -62,9 +62,7 @@ impl PyLedger {
     /// A ledger in `path`, shared by processes (created if missing).
     #[staticmethod]
     fn durable(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let l = py
-            .detach(|| DurableLedger::open(&path))
-            .map_err(ledger_err)?;
+        let l = py.detach(|| DurableLedger::open(&path)).map_err(app_err)?;
         Ok(PyLedger {
             kind: LedgerKind::Durable(Arc::new(l)),
         })
@@ -90,13 +88,13 @@ impl PyLedger {
         let h = self
             .dyn_ref()
             .record(tool_call_id, tool_name, tool_args, content)
-            .map_err(ledger_err)?;
+            .map_err(app_err)?;
         Ok(handle_json(&h))
     }
 
     /// (handle JSON, tool args JSON, payload) by mem_id.
     fn get(&self, mem_id: &str) -> PyResult<Option<(String, String, String)>> {
-        Ok(recorded(self.dyn_ref().get(mem_id).map_err(ledger_err)?))
+        Ok(recorded(self.dyn_ref().get(mem_id).map_err(app_err)?))
     }
 
     /// (handle JSON, tool args JSON, payload) by tool call id.
@@ -104,7 +102,7 @@ impl PyLedger {
         Ok(recorded(
             self.dyn_ref()
                 .get_by_call_id(tool_call_id)
-                .map_err(ledger_err)?,
+                .map_err(app_err)?,
         ))
     }
 
@@ -150,7 +148,7 @@ impl PyLedger {
             LedgerKind::Memory(_) => Ok(None),
             LedgerKind::Durable(l) => Ok(Some(
                 l.handles()
-                    .map_err(ledger_err)?
+                    .map_err(app_err)?
                     .iter()
                     .map(handle_json)
                     .collect(),
