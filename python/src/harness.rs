@@ -16,10 +16,13 @@ use crate::trace::{PyTrace, owned};
 /// The canonical string of a config (an error if it does not parse).
 #[pyfunction]
 pub(crate) fn canonical_config(config: &str) -> PyResult<String> {
-    config
-        .parse::<Config>()
-        .map(|c| c.to_string())
-        .map_err(app_err)
+    parse_config(config).map(|c| c.to_string())
+}
+
+/// Every config string that comes from Python parses here, so a bad one is
+/// the same ConfigError wherever it was given.
+fn parse_config(config: &str) -> PyResult<Config> {
+    config.parse::<Config>().map_err(app_err)
 }
 
 fn cost_plan(
@@ -50,10 +53,7 @@ fn grid_spec(
 }
 
 fn parse_configs(configs: &[String]) -> PyResult<Vec<Config>> {
-    configs
-        .iter()
-        .map(|c| c.parse::<Config>().map_err(app_err))
-        .collect()
+    configs.iter().map(|c| parse_config(c)).collect()
 }
 
 /// The configs a grid gives for a fleet with these status quos, as
@@ -94,9 +94,7 @@ pub(crate) fn replay(
     batch: bool,
 ) -> PyResult<String> {
     let cost = cost_plan(pricing, tokenizer, calibrate, batch)?;
-    let config = config
-        .map(|c| c.parse::<Config>().map_err(app_err))
-        .transpose()?;
+    let config = config.map(parse_config).transpose()?;
     let traces = owned(&traces);
     let model = model.map(str::to_owned);
     py.detach(move || {
@@ -133,9 +131,7 @@ pub(crate) fn sweep(
     let cost = cost_plan(pricing, tokenizer, calibrate, batch)?;
     let options = SweepOptions {
         models,
-        baseline: baseline
-            .map(|b| b.parse::<Config>().map_err(app_err))
-            .transpose()?,
+        baseline: baseline.map(parse_config).transpose()?,
         recall_cost_usd: recall_cost,
     };
     let configs = configs.as_deref().map(parse_configs).transpose()?;
