@@ -12,35 +12,35 @@ use tracecost::engine::wire::{BlockRef, Marker, Request};
 
 use crate::errors::input_err;
 
-pub(crate) fn parse_messages(messages: &[String]) -> PyResult<Vec<Message>> {
-    messages
+/// One item per JSON text; a bad one is an InputError that names the
+/// argument and the index, so the caller can find it in what it passed.
+fn parse_each<T, E: std::fmt::Display>(
+    what: &str,
+    items: &[String],
+    from_json: impl Fn(&str) -> Result<T, E>,
+) -> PyResult<Vec<T>> {
+    items
         .iter()
         .enumerate()
-        .map(|(i, m)| Message::from_json(m).map_err(|e| input_err(format!("messages[{i}]: {e}"))))
+        .map(|(i, json)| from_json(json).map_err(|e| input_err(format!("{what}[{i}]: {e}"))))
         .collect()
+}
+
+pub(crate) fn parse_messages(messages: &[String]) -> PyResult<Vec<Message>> {
+    parse_each("messages", messages, Message::from_json)
 }
 
 pub(crate) fn parse_tools(tools: &[String]) -> PyResult<Vec<ToolDefinition>> {
-    tools
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            ToolDefinition::from_json(t).map_err(|e| input_err(format!("tools[{i}]: {e}")))
-        })
-        .collect()
+    parse_each("tools", tools, ToolDefinition::from_json)
 }
 
 pub(crate) fn parse_system(system: &[String]) -> PyResult<Vec<ContentBlock>> {
-    system
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            ContentBlock::from_json(b).map_err(|e| input_err(format!("system[{i}]: {e}")))
-        })
-        .collect()
+    parse_each("system", system, ContentBlock::from_json)
 }
 
-fn marker_tuple(m: &Marker) -> (String, usize, Option<usize>, String) {
+pub(crate) type MarkerTuple = (String, usize, Option<usize>, String);
+
+fn marker_tuple(m: &Marker) -> MarkerTuple {
     let (kind, index, block) = match m.at {
         BlockRef::Tool(i) => ("tool", i, None),
         BlockRef::System(i) => ("system", i, None),
@@ -48,8 +48,6 @@ fn marker_tuple(m: &Marker) -> (String, usize, Option<usize>, String) {
     };
     (kind.to_owned(), index, block, m.ttl.as_str().to_owned())
 }
-
-pub(crate) type MarkerTuple = (String, usize, Option<usize>, String);
 
 /// The request body (tools, system, messages; markers spliced in) and its
 /// markers.
