@@ -10,7 +10,7 @@ use tracecost::engine::wire::message_json;
 
 use crate::cache::PyCacheComposition;
 use crate::errors::app_err;
-use crate::handle::handle_json;
+use crate::handle::handles_json;
 use crate::ledger::PyLedger;
 use crate::request::{MarkerTuple, compose, parse_messages, parse_system, parse_tools};
 
@@ -48,7 +48,7 @@ impl PyCompactor {
         let rw = self.inner.rewrite(&history).map_err(app_err)?;
         Ok((
             rw.view.messages.iter().map(message_json).collect(),
-            rw.compacted.iter().map(|h| handle_json(h)).collect(),
+            handles_json(&rw.compacted),
         ))
     }
 
@@ -68,10 +68,6 @@ impl PyCompactor {
         let system = parse_system(&system)?;
         let rw = self.inner.rewrite(&history).map_err(app_err)?;
         let (body, markers) = compose(&tools, &system, &rw.view, cache.map(|c| &c.inner));
-        Ok((
-            body,
-            rw.compacted.iter().map(|h| handle_json(h)).collect(),
-            markers,
-        ))
+        Ok((body, handles_json(&rw.compacted), markers))
     }
 }

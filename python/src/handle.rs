@@ -1,5 +1,7 @@
-//! Handles across the boundary: a handle's JSON, its stub text, and a
-//! handle derived without a ledger.
+//! Handles across the boundary: their JSON (one, or a list), a handle's
+//! stub text, and a handle derived without a ledger.
+
+use std::borrow::Borrow;
 
 use pyo3::prelude::*;
 
@@ -10,6 +12,12 @@ use crate::errors::input_err;
 
 pub(crate) fn handle_json(h: &Handle) -> String {
     serde_json::to_string(h).unwrap_or_default()
+}
+
+/// A list of handles as JSON texts; `Borrow` because the rewriter hands out
+/// shared handles (`Arc`) and the durable ledger owned ones.
+pub(crate) fn handles_json<H: Borrow<Handle>>(handles: &[H]) -> Vec<String> {
+    handles.iter().map(|h| handle_json(h.borrow())).collect()
 }
 
 /// The stub text of a handle (given as its JSON).

@@ -10,7 +10,7 @@ use tracecost::engine::ledger::{DurableLedger, InMemoryLedger, Recorded, ToolRes
 use tracecost::engine::recall::{self, RecallFormat, RecallRequest};
 
 use crate::errors::{app_err, config_err};
-use crate::handle::handle_json;
+use crate::handle::{handle_json, handles_json};
 
 enum LedgerKind {
     Memory(Arc<InMemoryLedger>),
@@ -146,13 +146,7 @@ impl PyLedger {
     fn handles(&self) -> PyResult<Option<Vec<String>>> {
         match &self.kind {
             LedgerKind::Memory(_) => Ok(None),
-            LedgerKind::Durable(l) => Ok(Some(
-                l.handles()
-                    .map_err(app_err)?
-                    .iter()
-                    .map(handle_json)
-                    .collect(),
-            )),
+            LedgerKind::Durable(l) => Ok(Some(handles_json(&l.handles().map_err(app_err)?))),
         }
     }
 
