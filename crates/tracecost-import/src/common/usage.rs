@@ -7,10 +7,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::Unmapped;
-use crate::trace::RecordedUsage;
-
-/// Usage figures above this are corrupt records (the loader's limit).
-const ABSURD_TOKENS: u64 = 100_000_000;
+// Usage figures above the loader's limit are corrupt records: the same
+// limit as the loader's, so a trace the importer keeps always loads.
+use crate::trace::{ABSURD_TOKENS, RecordedUsage};
 
 #[derive(Deserialize)]
 struct AnthropicUsage {
