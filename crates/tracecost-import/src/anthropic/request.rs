@@ -10,12 +10,12 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::LineError;
-use crate::common::{Unmapped, message_key, with_blocks};
+use crate::common::{Unmapped, cap_markers, message_key, with_blocks};
 use crate::engine::json::{RawObject, raw_json};
 use crate::engine::message::{
     BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent,
 };
-use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
+use crate::engine::wire::{BlockRef, Marker, Ttl};
 use crate::trace::Prompt;
 
 /// A request's tools and system, markers removed.
@@ -177,13 +177,7 @@ pub(super) fn assemble(
             markers.push(Marker { at, ttl });
         }
     }
-    if markers.len() > MAX_BREAKPOINTS {
-        un.add(
-            "cache_control markers beyond the API's 4 per request (dropped)",
-            markers.len() - MAX_BREAKPOINTS,
-        );
-        markers.truncate(MAX_BREAKPOINTS);
-    }
+    cap_markers(&mut markers, un);
     if rest.context_management {
         un.add(
             "requests with context_management (server-side edits are not replayed)",

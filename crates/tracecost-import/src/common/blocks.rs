@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 use super::Unmapped;
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{ContentBlock, Message, Role};
+use crate::engine::wire::{MAX_BREAKPOINTS, Marker};
 
 /// A message `content` as LangChain and OpenAI write it: a string (one
 /// text block, none when empty) or a list of parts. `Err` holds the blocks
@@ -118,4 +119,16 @@ pub(crate) fn image_from_url(url: &str) -> Option<ContentBlock> {
     f.set("type", raw_string("image"));
     f.set("source", raw_json(source.to_json()));
     ContentBlock::from_object(f).ok()
+}
+
+/// Drops, and counts, the markers past the API's [`MAX_BREAKPOINTS`] per
+/// request, the first ones kept: a trace holding more does not load.
+pub(crate) fn cap_markers(markers: &mut Vec<Marker>, un: &mut Unmapped) {
+    if markers.len() > MAX_BREAKPOINTS {
+        un.add(
+            "cache_control markers beyond the API's 4 per request (dropped)",
+            markers.len() - MAX_BREAKPOINTS,
+        );
+        markers.truncate(MAX_BREAKPOINTS);
+    }
 }

@@ -64,7 +64,7 @@ use super::common::{
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
-use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker};
+use crate::engine::wire::{BlockRef, Marker};
 use crate::trace::{Call, Prompt};
 
 /// Imports LangChain / LangGraph message lists (`messages_to_dict` output).
@@ -226,13 +226,7 @@ fn per_call_lists(lists: &[List<'_>], un: &mut Unmapped) -> Vec<TraceBuilder> {
             "cache_control markers on the reply of a per-call list (dropped)",
             mapped.markers.len() - markers.len(),
         );
-        if markers.len() > MAX_BREAKPOINTS {
-            un.add(
-                "cache_control markers beyond the API's 4 per request (dropped)",
-                markers.len() - MAX_BREAKPOINTS,
-            );
-            markers.truncate(MAX_BREAKPOINTS);
-        }
+        common::cap_markers(&mut markers, un);
         let provider = provider_of(&mapped.models);
         let keys = mapped.messages.iter().map(message_key).collect();
         let call = Call {
