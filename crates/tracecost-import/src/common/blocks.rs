@@ -132,3 +132,23 @@ pub(crate) fn cap_markers(markers: &mut Vec<Marker>, un: &mut Unmapped) {
         markers.truncate(MAX_BREAKPOINTS);
     }
 }
+
+/// Generated ids for tool calls that have none: `prefix` followed by 1,
+/// 2, … in the order they are asked for.
+pub(crate) struct IdGen {
+    prefix: &'static str,
+    n: usize,
+}
+
+impl IdGen {
+    /// Ids `prefix1`, `prefix2`, ….
+    pub(crate) fn new(prefix: &'static str) -> Self {
+        Self { prefix, n: 0 }
+    }
+
+    /// The next id.
+    pub(crate) fn next(&mut self) -> String {
+        self.n += 1;
+        format!("{}{}", self.prefix, self.n)
+    }
+}

@@ -33,8 +33,8 @@ use crate::trace::Trace;
 use crate::{ImportError, ImportOptions, ImportReport};
 
 pub(crate) use blocks::{
-    ResultContent, cap_markers, image_from_url, serde_message, split_content, tool_result_block,
-    tool_use_block, with_blocks,
+    IdGen, ResultContent, cap_markers, image_from_url, serde_message, split_content,
+    tool_result_block, tool_use_block, with_blocks,
 };
 pub(crate) use conversations::{
     Conversations, NewCall, ReplyMeta, SharedCall, TraceBuilder, message_key,

@@ -7,8 +7,8 @@ use serde_json::value::RawValue;
 
 use super::usage::reply_meta;
 use crate::common::{
-    self, ReplyMeta, ResultContent, Unmapped, compact_object, image_from_url, tool_result_block,
-    tool_use_block,
+    self, IdGen, ReplyMeta, ResultContent, Unmapped, compact_object, image_from_url,
+    tool_result_block, tool_use_block,
 };
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role};
@@ -33,18 +33,9 @@ impl Mapped {
     }
 }
 
-/// Generated ids for tool calls that have none.
-#[derive(Default)]
-pub(super) struct IdGen {
-    n: usize,
-}
-
-impl IdGen {
-    fn next(&mut self) -> String {
-        self.n += 1;
-        format!("toolu_import_{}", self.n)
-    }
-}
+/// How ids generated for tool calls that have none start (Anthropic's
+/// spelling, as the blocks they go in).
+pub(super) const GENERATED_IDS: &str = "toolu_import_";
 
 pub(super) fn map_list(items: &[&RawValue], ids: &mut IdGen, un: &mut Unmapped) -> Mapped {
     let mut out = Mapped::default();
@@ -438,7 +429,7 @@ mod tests {
     fn map(json: &str) -> (Mapped, Unmapped) {
         let items: Vec<&RawValue> = serde_json::from_str(json).unwrap();
         let mut un = Unmapped::default();
-        let mut ids = IdGen::default();
+        let mut ids = IdGen::new(GENERATED_IDS);
         (map_list(&items, &mut ids, &mut un), un)
     }
 

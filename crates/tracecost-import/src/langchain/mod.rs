@@ -57,10 +57,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
-use self::messages::{IdGen, map_list};
+use self::messages::{GENERATED_IDS, map_list};
 use super::common::{
-    self, Conversations, Doc, NewCall, TraceBuilder, Unmapped, message_key, position_of, read_text,
-    split_doc,
+    self, Conversations, Doc, IdGen, NewCall, TraceBuilder, Unmapped, message_key, position_of,
+    read_text, split_doc,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -199,7 +199,7 @@ fn list_items(v: &RawValue) -> Option<Vec<&RawValue>> {
 
 fn per_call_lists(lists: &[List<'_>], un: &mut Unmapped) -> Vec<TraceBuilder> {
     let mut convs = Conversations::default();
-    let mut ids = IdGen::default();
+    let mut ids = IdGen::new(GENERATED_IDS);
     for list in lists {
         let mapped = map_list(&list.items, &mut ids, un);
         if mapped.messages.is_empty() {
@@ -267,7 +267,7 @@ fn per_call_lists(lists: &[List<'_>], un: &mut Unmapped) -> Vec<TraceBuilder> {
 }
 
 fn final_list(list: &List<'_>, un: &mut Unmapped) -> Option<TraceBuilder> {
-    let mut ids = IdGen::default();
+    let mut ids = IdGen::new(GENERATED_IDS);
     let mapped = map_list(&list.items, &mut ids, un);
     if mapped.messages.is_empty() {
         un.add("empty message lists (no call)", 1);
