@@ -129,13 +129,7 @@ fn import_file(
                 let v = match serde_json::from_str::<&RawValue>(l) {
                     Ok(v) => v,
                     Err(e) => {
-                        let err = common::invalid(
-                            path,
-                            line,
-                            Some(e.column().max(1)),
-                            &common::strip_position(&e),
-                        );
-                        common::reject(opts, report, err)?;
+                        common::reject(opts, report, common::invalid_json(path, line, &e))?;
                         continue;
                     }
                 };

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::value::RawValue;
 
-use super::{invalid, reject, strip_position};
+use super::{invalid, invalid_json, reject};
 use crate::engine::json::RawObject;
 use crate::{ImportError, ImportOptions, ImportReport};
 
@@ -100,7 +100,7 @@ pub(crate) fn split_doc<'a>(
         Ok(v) => Ok(Some(Doc::Whole(v))),
         Err(_) if first_line_alone() => Ok(Some(Doc::Lines(lines()))),
         Err(e) => {
-            let err = invalid(path, e.line(), Some(e.column().max(1)), &strip_position(&e));
+            let err = invalid_json(path, e.line(), &e);
             reject(opts, report, err)?;
             Ok(None)
         }

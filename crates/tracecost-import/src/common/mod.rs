@@ -173,6 +173,13 @@ pub(crate) fn invalid(
     }
 }
 
+/// An [`ImportError::Invalid`] for JSON that does not parse, at `line`:
+/// serde_json's message without its position, at its column (serde_json
+/// says 0 at the end of the input; columns here start at 1).
+pub(crate) fn invalid_json(path: &Path, line: usize, e: &serde_json::Error) -> ImportError {
+    invalid(path, line, Some(e.column().max(1)), &strip_position(e))
+}
+
 /// Fails with `err`, or with `skip_invalid` counts a skipped line.
 pub(crate) fn reject(
     opts: &ImportOptions,

@@ -152,13 +152,7 @@ fn import_file(
             for (line, l) in lines {
                 match serde_json::from_str::<&RawValue>(l) {
                     Err(e) => {
-                        let err = common::invalid(
-                            path,
-                            line,
-                            Some(e.column().max(1)),
-                            &common::strip_position(&e),
-                        );
-                        common::reject(opts, report, err)?;
+                        common::reject(opts, report, common::invalid_json(path, line, &e))?;
                     }
                     Ok(v) => match list_items(v) {
                         Some(items) => lists.push(List { line, items }),
