@@ -178,10 +178,9 @@ pub fn load_inputs(
     // Claude Code files may hold only bookkeeping, and damaged files may
     // all have been skipped: a run over nothing is an input error.
     if loaded.traces.is_empty() {
-        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(InputError::Unusable(format!(
             "{}: no traces found (no recorded call to replay)",
-            shown.join(", ")
+            crate::shown(paths)
         )));
     }
     Ok(loaded)
@@ -366,7 +365,7 @@ fn read_source(
             if report.joined_lines > 0 {
                 loaded.notes.push(format!(
                     "{}: {} line(s) held two or more records with no newline between them (Claude Code writes these now and then); each record was read",
-                    shown_inputs(&inputs),
+                    crate::shown(&inputs),
                     report.joined_lines
                 ));
             }
@@ -394,12 +393,6 @@ fn read_source(
         }
     }
     Ok(())
-}
-
-/// Inputs named in one message: their paths, joined.
-fn shown_inputs(inputs: &[PathBuf]) -> String {
-    let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
-    shown.join(", ")
 }
 
 /// Every trace `format` imports from `inputs`, with the importer's report.

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use serde_json::value::RawValue;
 
 use super::common::{
-    self, Conversations, Doc, HttpBody, NewCall, ResultContent, TraceBuilder, Unmapped,
+    self, Conversations, Doc, HttpBody, IdGen, NewCall, ResultContent, TraceBuilder, Unmapped,
     compact_object, finish_usage, image_from_url, is_error_body, message_key, openai_usage,
     position_of, read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
     unwrap_request, unwrap_response,
@@ -90,7 +90,7 @@ fn import_file(
         return Ok(Vec::new());
     };
     let mut convs = Conversations::default();
-    let mut ids = IdGen::default();
+    let mut ids = IdGen::new(GENERATED_IDS);
     match doc {
         Doc::Whole(v) => {
             let (line, col) = position_of(&text, v.get());
@@ -129,13 +129,7 @@ fn import_file(
                 let v = match serde_json::from_str::<&RawValue>(l) {
                     Ok(v) => v,
                     Err(e) => {
-                        let err = common::invalid(
-                            path,
-                            line,
-                            Some(e.column().max(1)),
-                            &common::strip_position(&e),
-                        );
-                        common::reject(opts, report, err)?;
+                        common::reject(opts, report, common::invalid_json(path, line, &e))?;
                         continue;
                     }
                 };
@@ -341,18 +335,9 @@ fn bare_list(
     Some(b)
 }
 
-/// Generated ids for tool calls that have none.
-#[derive(Default)]
-struct IdGen {
-    n: usize,
-}
-
-impl IdGen {
-    fn next(&mut self) -> String {
-        self.n += 1;
-        format!("call_import_{}", self.n)
-    }
-}
+/// How ids generated for tool calls that have none start (OpenAI's
+/// spelling, as the calls they stand for).
+const GENERATED_IDS: &str = "call_import_";
 
 #[derive(Default)]
 struct Mapped {

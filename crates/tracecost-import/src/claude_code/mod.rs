@@ -76,10 +76,9 @@ pub(crate) fn discover_readable(
     files.sort_by_cached_key(|p| p.to_string_lossy().into_owned());
     files.dedup();
     if files.is_empty() {
-        let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
         return Err(ImportError::Empty(format!(
             "no Claude Code transcripts (*.jsonl) found in {}",
-            shown.join(", ")
+            crate::shown(inputs)
         )));
     }
     Ok(files)

@@ -1,0 +1,146 @@
+//! A history segment made a trace: named by its part, its default model
+//! the most common one, its hidden prefix (the system prompt and tools a
+//! transcript does not hold) estimated from the first recorded usage, and
+//! the status quo Claude Code ran. Kept apart from the history rules
+//! because none of this depends on how the lines were read.
+
+use std::collections::HashMap;
+
+use super::history::Segment;
+use super::notes::{Note, Tally};
+use super::{CLAUDE_CODE_RECORDED_STATUS_QUO, FileOutcome};
+use crate::ImportOptions;
+use crate::claude_code::FileInfo;
+use crate::engine::cache::ProviderKind;
+use crate::engine::message::{BlockKind, ContentBlock, Message, ToolResultContent};
+use crate::trace::MEDIA_TOKENS;
+use crate::trace::{Call, Prompt, Trace};
+
+/// Adds the traces of one conversation's segments (`base`, then
+/// `base.part2`, … after each compaction) to `out`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn push_traces(
+    out: &mut FileOutcome,
+    tally: &mut Tally,
+    done: Vec<Segment>,
+    base: &str,
+    description: &str,
+    session: &str,
+    info: &FileInfo,
+    opts: &ImportOptions,
+) {
+    let with_calls = done.iter().filter(|s| !s.calls.is_empty()).count();
+    let mut part = 0;
+    for seg in done {
+        if seg.calls.is_empty() {
+            if with_calls > 0 && !seg.messages.is_empty() {
+                tally.bump(Note::NoCallSegment);
+            }
+            continue;
+        }
+        part += 1;
+        let name = if part == 1 {
+            base.to_owned()
+        } else {
+            format!("{base}.part{part}")
+        };
+        let repeated: usize = seg.calls.iter().map(|c| c.rows.saturating_sub(1)).sum();
+        tally.add(Note::RepeatedUsage, repeated);
+        out.keys
+            .push(seg.calls.iter().map(|c| c.key.clone()).collect());
+        let mut t = build_trace(seg, name, description.to_owned(), opts);
+        t.project = Some(info.project.clone());
+        t.account = Some(info.account.clone());
+        // Continuations and subagents count once, with the conversation
+        // they belong to.
+        t.session = (t.name != session).then(|| session.to_owned());
+        out.traces.push(t);
+    }
+}
+
+fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOptions) -> Trace {
+    // The default model: the most common one, the earliest on a tie.
+    let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (i, c) in seg.calls.iter().enumerate() {
+        if let Some(m) = c.model.as_deref() {
+            let e = counts.entry(m).or_insert((0, i));
+            e.0 += 1;
+        }
+    }
+    let model = counts
+        .iter()
+        .max_by(|a, b| (a.1.0, std::cmp::Reverse(a.1.1)).cmp(&(b.1.0, std::cmp::Reverse(b.1.1))))
+        .map(|(m, _)| (*m).to_owned())
+        .or_else(|| opts.default_model.clone())
+        .unwrap_or_else(|| "unknown".to_owned());
+    let hidden = seg
+        .calls
+        .iter()
+        .find_map(|c| {
+            let total = c.usage.as_ref()?.total_input()?;
+            let visible = estimate_tokens(seg.messages.get(..c.messages).unwrap_or(&[]));
+            Some(total.saturating_sub(visible))
+        })
+        .unwrap_or(0);
+    let calls = seg
+        .calls
+        .into_iter()
+        .map(|d| Call {
+            messages: d.messages,
+            start_ms: d.start_ms,
+            model: d.model.filter(|m| *m != model),
+            prompt: 0,
+            markers: None,
+            usage: d.usage,
+            cleared: d.cleared,
+        })
+        .collect();
+    Trace {
+        name,
+        description,
+        provider: ProviderKind::Anthropic,
+        model,
+        // Claude Code marks the tools, the system prompt and the last block
+        // of every request (a rolling breakpoint, each request reading what
+        // the previous one wrote), with the TTL the usage shows it asked for.
+        status_quo: Some(CLAUDE_CODE_RECORDED_STATUS_QUO.to_owned()),
+        project: None,
+        account: None,
+        session: None,
+        hidden_prefix_tokens: hidden,
+        source: None,
+        prompts: vec![Prompt::default()],
+        messages: seg.messages,
+        calls,
+    }
+}
+
+/// A rough token estimate of messages: characters of their JSON / 4
+/// (rounded up), with image and document blocks counted as
+/// [`MEDIA_TOKENS`] each instead of their base64 text.
+fn estimate_tokens(messages: &[Message]) -> u64 {
+    fn media(blocks: &[ContentBlock], chars: &mut u64, count: &mut u64) {
+        for b in blocks {
+            match b.kind() {
+                BlockKind::Image | BlockKind::Document => {
+                    *chars += b.to_json().chars().count() as u64;
+                    *count += 1;
+                }
+                BlockKind::ToolResult {
+                    content: ToolResultContent::Blocks(inner),
+                    ..
+                } => media(inner, chars, count),
+                _ => {}
+            }
+        }
+    }
+    let (mut chars, mut media_chars, mut media_count) = (0u64, 0u64, 0u64);
+    for m in messages {
+        chars += m.to_json().chars().count() as u64;
+        media(m.blocks(), &mut media_chars, &mut media_count);
+    }
+    chars
+        .saturating_sub(media_chars)
+        .div_ceil(4)
+        .saturating_add(media_count * MEDIA_TOKENS)
+}

@@ -1,0 +1,242 @@
+//! A log file's JSON text: read whole (as one document or as lines),
+//! compacted, and where in it a value is, for error messages. Kept apart
+//! from the batched reader ([`super::lines`]): LangChain and OpenAI files
+//! are read whole, a request log a batch at a time, and both compact and
+//! locate JSON the same way.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use serde_json::value::RawValue;
+
+use super::{invalid, invalid_json, reject};
+use crate::engine::json::RawObject;
+use crate::{ImportError, ImportOptions, ImportReport};
+
+/// Reads a whole file as UTF-8, without the byte-order mark some Windows
+/// tools put first (RFC 8259 §8.1 lets a parser ignore it).
+pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
+    let mut bytes = std::fs::read(path).map_err(|source| ImportError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if bytes.starts_with(crate::trace::UTF8_BOM) {
+        bytes.drain(..crate::trace::UTF8_BOM.len());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let ok = e.utf8_error().valid_up_to();
+        let prefix = &e.as_bytes()[..ok];
+        let line = prefix.iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = ok
+            - prefix
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1)
+            + 1;
+        invalid(path, line, Some(col), "not UTF-8")
+    })
+}
+
+/// 1-based line and column of `part` (a slice of `text`) within `text`.
+pub(crate) fn position_of(text: &str, part: &str) -> (usize, usize) {
+    let start = text.as_ptr() as usize;
+    let at = (part.as_ptr() as usize)
+        .checked_sub(start)
+        .filter(|&o| o <= text.len())
+        .unwrap_or(0);
+    let before = text.as_bytes().get(..at).unwrap_or_default();
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    (line, at - line_start + 1)
+}
+
+/// A JSON file read either as one document or as JSON Lines.
+pub(crate) enum Doc<'a> {
+    /// One JSON value (borrowed from the file text).
+    Whole(&'a RawValue),
+    /// Non-empty lines with their 1-based numbers.
+    Lines(Vec<(usize, &'a str)>),
+}
+
+/// Decides how to read `text`: `.jsonl` / `.ndjson` files (and files
+/// whose first line is a JSON value on its own while the whole is not)
+/// are JSON Lines; anything else is one document. `Ok(None)` when there
+/// is nothing to read (empty, or an invalid document skipped under
+/// `skip_invalid`).
+pub(crate) fn split_doc<'a>(
+    path: &Path,
+    text: &'a str,
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+) -> Result<Option<Doc<'a>>, ImportError> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let lines = || -> Vec<(usize, &'a str)> {
+        text.split('\n')
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.trim_end()))
+            .filter(|(_, l)| !l.trim_start().is_empty())
+            .collect()
+    };
+    let first_line_alone = || {
+        lines()
+            .first()
+            .is_some_and(|(_, l)| serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok())
+    };
+    if is_jsonl(path) {
+        if first_line_alone() {
+            return Ok(Some(Doc::Lines(lines())));
+        }
+        if let Ok(v) = serde_json::from_str::<&RawValue>(text) {
+            return Ok(Some(Doc::Whole(v)));
+        }
+        return Ok(Some(Doc::Lines(lines())));
+    }
+    match serde_json::from_str::<&RawValue>(text) {
+        Ok(v) => Ok(Some(Doc::Whole(v))),
+        Err(_) if first_line_alone() => Ok(Some(Doc::Lines(lines()))),
+        Err(e) => {
+            let err = invalid_json(path, e.line(), &e);
+            reject(opts, report, err)?;
+            Ok(None)
+        }
+    }
+}
+
+/// Whether the file is JSON Lines by its extension.
+pub(crate) fn is_jsonl(path: &Path) -> bool {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .is_some_and(|e| e == "jsonl" || e == "ndjson")
+}
+
+/// Removes whitespace between JSON tokens; strings are kept byte for
+/// byte. `s` must be JSON (or nearly: invalid input stays invalid).
+pub(crate) fn compact_json(s: &str) -> Cow<'_, str> {
+    let bytes = s.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    // Bytes before `kept` are in `out` (when there is one).
+    let mut kept = 0;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' {
+            // Strings are most of a log's bytes: jump from one quote or
+            // backslash to the next. An escape skips the byte after it;
+            // a string left open runs to the end.
+            i += 1;
+            loop {
+                match memchr::memchr2(b'"', b'\\', bytes.get(i..).unwrap_or_default()) {
+                    None => {
+                        i = bytes.len();
+                        break;
+                    }
+                    Some(k) if bytes[i + k] == b'"' => {
+                        i += k + 1;
+                        break;
+                    }
+                    Some(k) => i += k + 2,
+                }
+            }
+            continue;
+        }
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            let v = out.get_or_insert_with(|| Vec::with_capacity(bytes.len()));
+            v.extend_from_slice(&bytes[kept..i]);
+            kept = i + 1;
+        }
+        i += 1;
+    }
+    match out {
+        None => Cow::Borrowed(s),
+        Some(mut v) => {
+            v.extend_from_slice(&bytes[kept..]);
+            // Only ASCII bytes were dropped, so the rest is still UTF-8.
+            String::from_utf8(v).map_or(Cow::Borrowed(s), Cow::Owned)
+        }
+    }
+}
+
+/// Parses compacted JSON text as an object.
+pub(crate) fn compact_object(raw: &str) -> Option<RawObject> {
+    RawObject::from_json(&compact_json(raw)).ok()
+}
+
+/// The byte ranges of the JSON objects of a line that holds two or more
+/// of them one after the other (white space between them allowed), else
+/// `None`: a line that fails to parse as one value because another
+/// follows it (Claude Code now and then writes a record without its
+/// newline). Asked only of lines that do not parse.
+pub(crate) fn joined_records(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut records = Vec::new();
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
+    let mut start = 0;
+    while let Some(value) = values.next() {
+        value.ok()?;
+        let end = values.byte_offset();
+        let piece = &text[start..end];
+        let at = start + (piece.len() - piece.trim_start().len());
+        if !text[at..end].starts_with('{') {
+            return None;
+        }
+        records.push(at..end);
+        start = end;
+    }
+    (records.len() >= 2 && text[start..].trim().is_empty()).then_some(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_keeps_strings_and_drops_token_whitespace() {
+        let src = "{ \"a\" : [1, 2.50] ,\n \"b\": \"x  y\\\" z\" }";
+        assert_eq!(compact_json(src), "{\"a\":[1,2.50],\"b\":\"x  y\\\" z\"}");
+        assert!(matches!(compact_json("{\"a\":1}"), Cow::Borrowed(_)));
+    }
+
+    /// The byte-at-a-time compaction `compact_json` replaced.
+    fn compact_reference(s: &str) -> String {
+        let mut in_str = false;
+        let mut esc = false;
+        let mut out = Vec::new();
+        for &b in s.as_bytes() {
+            if in_str {
+                if esc {
+                    esc = false;
+                } else if b == b'\\' {
+                    esc = true;
+                } else if b == b'"' {
+                    in_str = false;
+                }
+            } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                continue;
+            } else if b == b'"' {
+                in_str = true;
+            }
+            out.push(b);
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn compact_matches_the_byte_at_a_time_reference(s in "[ \t\r\n\"\\\\a{}:,é]{0,40}") {
+            proptest::prop_assert_eq!(compact_json(&s).into_owned(), compact_reference(&s));
+        }
+    }
+
+    #[test]
+    fn raw_values_exclude_surrounding_whitespace() {
+        // Lines keep their leading whitespace (for columns); values
+        // parsed from them must not.
+        let v: &RawValue = serde_json::from_str("  [1] ").unwrap();
+        assert_eq!(v.get(), "[1]");
+        let (line, col) = position_of("a\n  [1]", &"a\n  [1]"[4..]);
+        assert_eq!((line, col), (2, 3));
+    }
+}

@@ -1,0 +1,291 @@
+//! What the request-log, LangChain and OpenAI importers share.
+//!
+//! This module holds the loop they all run ([`import_files`]: expand the
+//! inputs, read each file, name and check the traces) and what that loop
+//! reports ([`Unmapped`], [`invalid`], [`reject`]). The pieces each format
+//! calls while reading a file are kept apart by the job they do, so that a
+//! change to one (say, how batches of lines are read) does not mean reading
+//! past the others:
+//!
+//! - [`json`]: a file's text, as one JSON document or as lines, compacted,
+//!   and where a part of it is;
+//! - [`lines`]: large logs read a batch of whole lines at a time;
+//! - [`http`]: exchange records as HTTP recorders save them;
+//! - [`usage`]: recorded usage in Anthropic's and OpenAI's spellings;
+//! - [`blocks`]: messages and content blocks in Anthropic's shapes;
+//! - [`conversations`]: traces built call by call, and which request
+//!   extends which.
+//!
+//! Everything is re-exported here, so an importer names `common::X`
+//! whichever file `X` lives in.
+
+mod blocks;
+mod conversations;
+mod http;
+mod json;
+mod lines;
+mod usage;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use crate::trace::Trace;
+use crate::{ImportError, ImportOptions, ImportReport};
+
+pub(crate) use blocks::{
+    IdGen, ResultContent, cap_markers, image_from_url, serde_message, split_content,
+    tool_result_block, tool_use_block, with_blocks,
+};
+pub(crate) use conversations::{
+    Conversations, NewCall, ReplyMeta, SharedCall, TraceBuilder, message_key,
+};
+pub(crate) use http::{HttpBody, is_error_body, timestamp_ms, unwrap_request, unwrap_response};
+pub(crate) use json::{
+    Doc, compact_json, compact_object, joined_records, position_of, read_text, split_doc,
+};
+pub(crate) use lines::{LineBatch, LineBatches};
+pub(crate) use usage::{finish_usage, merge_anthropic_usage, openai_usage};
+
+/// What one log importer reads: `read` gives a file's conversations and a
+/// label for their descriptions (such as "OpenAI Chat Completions
+/// calls.jsonl"); `unit` names what a call is in a description,
+/// `nothing_found` what to say when no file held anything.
+pub(crate) struct LogFormat {
+    pub(crate) unit: &'static str,
+    pub(crate) nothing_found: &'static str,
+    pub(crate) read: ReadLog,
+}
+
+/// Reads one log file: its conversations and the label of their
+/// descriptions.
+pub(crate) type ReadLog = fn(
+    &Path,
+    &ImportOptions,
+    &mut ImportReport,
+    &mut Unmapped,
+) -> Result<(Vec<TraceBuilder>, String), ImportError>;
+
+/// The loop every log importer shares: expand the inputs, read each file
+/// with the format's `read`, name the traces, check that each one loads,
+/// and hand it to `emit` before the next file is read.
+pub(crate) fn import_files<E: From<ImportError>>(
+    format: &LogFormat,
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
+    progress: &dyn crate::progress::Progress,
+    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
+) -> Result<ImportReport, E> {
+    let LogFormat {
+        unit,
+        nothing_found,
+        read,
+    } = format;
+    let files = expand_inputs(inputs)?;
+    let sizes = super::file_sizes(&files);
+    progress.start("import", sizes.iter().sum(), crate::progress::Unit::Bytes);
+    let mut report = ImportReport::default();
+    let mut un = Unmapped::default();
+    let mut names = Names::default();
+    let mut emitted = 0usize;
+    for (path, size) in files.iter().zip(sizes) {
+        report.files += 1;
+        let (builders, label) = read(path, opts, &mut report, &mut un)?;
+        progress.advance(size);
+        if builders.is_empty() {
+            report.skipped_files += 1;
+            continue;
+        }
+        let trace_names = names.for_file(path, builders.len());
+        for (b, name) in builders.into_iter().zip(trace_names) {
+            let description = format!(
+                "{label}: {} {unit} from line {}",
+                b.calls.len(),
+                b.first_line
+            );
+            let line = b.first_line;
+            let mut trace = b.finish(name, description, opts, &mut un);
+            check_loads(&trace, path, line)?;
+            trace.source = Some(path.display().to_string());
+            emit(trace)?;
+            emitted += 1;
+        }
+    }
+    report.unmapped = un.lines();
+    if emitted == 0 {
+        return Err(ImportError::Empty(format!(
+            "{}: no {nothing_found} found in {} file(s)",
+            crate::shown(inputs),
+            files.len()
+        ))
+        .into());
+    }
+    Ok(report)
+}
+
+/// The files to read: directories expand to their `.json` / `.jsonl` /
+/// `.ndjson` files (not recursively); the list is sorted and deduplicated.
+pub(crate) fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
+    let mut files = Vec::new();
+    for p in inputs {
+        let io = |source| ImportError::Io {
+            path: p.clone(),
+            source,
+        };
+        let meta = std::fs::metadata(p).map_err(io)?;
+        if !meta.is_dir() {
+            files.push(p.clone());
+            continue;
+        }
+        for entry in std::fs::read_dir(p).map_err(io)? {
+            let path = entry.map_err(io)?.path();
+            let ext = path
+                .extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase());
+            if path.is_file() && matches!(ext.as_deref(), Some("json" | "jsonl" | "ndjson")) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// The file's name, for descriptions.
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// An [`ImportError::Invalid`].
+pub(crate) fn invalid(
+    path: &Path,
+    line: usize,
+    column: Option<usize>,
+    message: &str,
+) -> ImportError {
+    ImportError::Invalid {
+        path: path.to_owned(),
+        line,
+        column,
+        message: message.to_owned(),
+    }
+}
+
+/// An [`ImportError::Invalid`] for JSON that does not parse, at `line`:
+/// serde_json's message without its position, at its column (serde_json
+/// says 0 at the end of the input; columns here start at 1).
+pub(crate) fn invalid_json(path: &Path, line: usize, e: &serde_json::Error) -> ImportError {
+    invalid(path, line, Some(e.column().max(1)), &strip_position(e))
+}
+
+/// Fails with `err`, or with `skip_invalid` counts a skipped line.
+pub(crate) fn reject(
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+    err: ImportError,
+) -> Result<(), ImportError> {
+    if opts.skip_invalid {
+        report.skipped_lines += 1;
+        Ok(())
+    } else {
+        Err(err)
+    }
+}
+
+pub(crate) use crate::engine::json::error_message as strip_position;
+
+/// Counts of things that could not be mapped, one line per kind, in the
+/// order first seen.
+#[derive(Default)]
+pub(crate) struct Unmapped {
+    items: Vec<(&'static str, usize)>,
+}
+
+impl Unmapped {
+    /// Adds `n` of `what`.
+    pub(crate) fn add(&mut self, what: &'static str, n: usize) {
+        if n == 0 {
+            return;
+        }
+        match self.items.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, c)) => *c += n,
+            None => self.items.push((what, n)),
+        }
+    }
+
+    /// Adds every count of `other`, in its order (merging what one line
+    /// recorded apart gives the counts and order adding them here would).
+    pub(crate) fn merge(&mut self, other: &Unmapped) {
+        for &(what, n) in &other.items {
+            self.add(what, n);
+        }
+    }
+
+    /// `"N × what"` lines.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.items
+            .iter()
+            .map(|(w, n)| format!("{n} × {w}"))
+            .collect()
+    }
+}
+
+/// Unique trace names.
+#[derive(Default)]
+pub(crate) struct Names {
+    used: HashSet<String>,
+}
+
+impl Names {
+    /// `count` names for the traces of one file: its stem, then
+    /// `stem-2`, `stem-3`…; a name already taken gets a further `-N`.
+    pub(crate) fn for_file(&mut self, path: &Path, count: usize) -> Vec<String> {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "trace".to_owned());
+        (0..count)
+            .map(|i| {
+                let base = if i == 0 {
+                    stem.clone()
+                } else {
+                    format!("{stem}-{}", i + 1)
+                };
+                self.unique(base)
+            })
+            .collect()
+    }
+
+    fn unique(&mut self, base: String) -> String {
+        if self.used.insert(base.clone()) {
+            return base;
+        }
+        let mut n = 2usize;
+        loop {
+            let c = format!("{base}-{n}");
+            if self.used.insert(c.clone()) {
+                return c;
+            }
+            n += 1;
+        }
+    }
+}
+
+/// Serializes and reloads `trace`; an error here is an importer bug,
+/// reported against the record the trace started at.
+pub(crate) fn check_loads(trace: &Trace, path: &Path, line: usize) -> Result<(), ImportError> {
+    let json = crate::trace::to_json(trace);
+    crate::trace::load_str(&json, &trace.name)
+        .map(|_| ())
+        .map_err(|e| ImportError::Invalid {
+            path: path.to_owned(),
+            line,
+            column: None,
+            message: format!(
+                "the trace built from here does not load ({e}); please report this importer bug"
+            ),
+        })
+}

@@ -1,0 +1,107 @@
+//! What an `ai` message says of its call: the model, and the usage in
+//! whichever of LangChain's spellings it comes (`response_metadata.usage`
+//! in Anthropic's or OpenAI's fields, `response_metadata.token_usage`, or
+//! LangChain's own `usage_metadata` totals). Kept apart from the message
+//! mapping because these spellings follow the provider, not LangChain.
+
+use serde_json::value::RawValue;
+
+use crate::common::{ReplyMeta, Unmapped, finish_usage, merge_anthropic_usage, openai_usage};
+use crate::engine::json::RawObject;
+use crate::trace::RecordedUsage;
+
+pub(super) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
+    let rm = match data.parse::<RawObject>("response_metadata") {
+        Some(Ok(o)) => Some(o),
+        _ => None,
+    };
+    let model = rm.as_ref().and_then(|rm| {
+        ["model_name", "model"]
+            .iter()
+            .find_map(|k| match rm.parse::<String>(k) {
+                Some(Ok(m)) if !m.is_empty() => Some(m),
+                _ => None,
+            })
+    });
+    let mut usage = None;
+    if let Some(rm) = &rm {
+        if let Some(u) = rm.get("usage").filter(|u| u.get().starts_with('{')) {
+            if u.get().contains("\"prompt_tokens\"") {
+                usage = openai_usage(u);
+            } else {
+                let mut r = RecordedUsage::default();
+                if merge_anthropic_usage(&mut r, u) {
+                    usage = Some(r);
+                }
+            }
+        }
+        if usage.is_none()
+            && let Some(u) = rm.get("token_usage").filter(|u| u.get().starts_with('{'))
+        {
+            usage = openai_usage(u);
+        }
+    }
+    if usage.is_none()
+        && let Some(u) = data
+            .get("usage_metadata")
+            .filter(|u| u.get().starts_with('{'))
+    {
+        usage = langchain_usage(u);
+    }
+    ReplyMeta {
+        usage: usage.and_then(|u| finish_usage(u, un)),
+        model,
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct LcUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    input_token_details: Option<LcDetails>,
+}
+
+#[derive(serde::Deserialize)]
+struct LcDetails {
+    cache_read: Option<u64>,
+    cache_creation: Option<u64>,
+    ephemeral_5m_input_tokens: Option<u64>,
+    ephemeral_1h_input_tokens: Option<u64>,
+}
+
+/// LangChain's `usage_metadata`, whose `input_tokens` is the total input.
+fn langchain_usage(raw: &RawValue) -> Option<RecordedUsage> {
+    let u: LcUsage = serde_json::from_str(raw.get()).ok()?;
+    let d = u.input_token_details;
+    let read = d.as_ref().and_then(|d| d.cache_read);
+    let creation = d.as_ref().and_then(|d| d.cache_creation);
+    Some(RecordedUsage {
+        input_tokens: u.input_tokens.map(|t| {
+            t.saturating_sub(read.unwrap_or(0))
+                .saturating_sub(creation.unwrap_or(0))
+        }),
+        cache_creation_input_tokens: creation,
+        ephemeral_5m_input_tokens: d.as_ref().and_then(|d| d.ephemeral_5m_input_tokens),
+        ephemeral_1h_input_tokens: d.as_ref().and_then(|d| d.ephemeral_1h_input_tokens),
+        cache_read_input_tokens: read,
+        output_tokens: u.output_tokens,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_metadata_totals_are_split() {
+        let raw = RawValue::from_string(
+            r#"{"input_tokens":1000,"output_tokens":7,"total_tokens":1007,"input_token_details":{"cache_read":800,"cache_creation":150}}"#.to_owned(),
+        )
+        .unwrap();
+        let u = langchain_usage(&raw).unwrap();
+        assert_eq!(u.input_tokens, Some(50));
+        assert_eq!(u.cache_read_input_tokens, Some(800));
+        assert_eq!(u.cache_creation_input_tokens, Some(150));
+        assert_eq!(u.output_tokens, Some(7));
+    }
+}
