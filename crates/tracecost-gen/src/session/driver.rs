@@ -25,6 +25,16 @@ fn output_tokens(r: &mut Rng, reply: &Message) -> u64 {
     (chars * 10 / 34) * (100 + r.range(0, 25)) / 100 + 6
 }
 
+/// Time to first token of a call that sends `sent` messages.
+fn first_token_ms(timing: &mut Rng, sent: usize) -> u64 {
+    900 + timing.range(0, 2_600) + (sent as u64) * 15
+}
+
+/// Time to generate `tokens` at 55–85 tokens a second.
+fn generation_ms(timing: &mut Rng, tokens: u64) -> u64 {
+    tokens * 1000 / timing.range(55, 85)
+}
+
 /// One context: the history a run of calls sends, from the session's start
 /// or from a compaction summary.
 struct Segment {
@@ -75,10 +85,10 @@ struct Turn {
 
 impl Turn {
     /// A reply with nothing after it yet: its output tokens, and the model
-    /// time from `first_token_ms` plus generation at 55–85 tokens a second.
+    /// time from `first_token_ms` plus its generation.
     fn of(reply: Message, timing: &mut Rng, first_token_ms: u64) -> Self {
         let reply_tokens = output_tokens(timing, &reply);
-        let model_ms = first_token_ms + reply_tokens * 1000 / timing.range(55, 85);
+        let model_ms = first_token_ms + generation_ms(timing, reply_tokens);
         Self {
             reply,
             reply_tokens,
@@ -108,8 +118,8 @@ impl Driver {
         let step = self.plan.pop_front().unwrap_or_else(|| {
             Step::Reply("Done. Anything else you'd like me to look at?".to_owned())
         });
-        // Time to first token; [`Turn::of`] adds the generation.
-        let model_ms = 900 + timing.range(0, 2_600) + (sent as u64) * 15;
+        // [`Turn::of`] adds the generation.
+        let model_ms = first_token_ms(timing, sent);
         match step {
             Step::Tools(lead, acts) => {
                 let mut blocks: Vec<ContentBlock> = Vec::new();
@@ -274,10 +284,9 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
             let summary = d.g.compaction_summary(&requests);
             let reply = assistant(vec![text(&summary)]);
             let out = output_tokens(&mut d.timing, &reply);
-            let model_ms = 900
-                + d.timing.range(0, 2_600)
-                + (sent as u64) * 15
-                + out * 1000 / d.timing.range(55, 85);
+            // Not [`Turn::of`]: here the output tokens are drawn before the
+            // first-token time, and the traces keep that order.
+            let model_ms = first_token_ms(&mut d.timing, sent) + generation_ms(&mut d.timing, out);
             seg.calls.push(call_of(sent, clock, out));
             seg.push(reply);
             made += 1;
