@@ -16,7 +16,7 @@ use crate::engine::cache::ProviderKind;
 use crate::engine::message::{ContentBlock, Message};
 use crate::rng::Rng;
 use crate::trace::{Call, RecordedUsage, Trace};
-use crate::{messages_chars, prefix_chars};
+use crate::{array_chars, messages_chars, prefix_chars};
 
 /// Output tokens of a reply: about 3.4 characters per token of its JSON,
 /// with some jitter.
@@ -64,7 +64,7 @@ impl Segment {
     fn chars_with(&self, more: &[&Message]) -> usize {
         let n = self.messages.len() + more.len();
         let extra: usize = more.iter().map(|m| m.to_json().chars().count()).sum();
-        2 + self.chars + extra + n.saturating_sub(1)
+        array_chars(n, self.chars + extra)
     }
 }
 
