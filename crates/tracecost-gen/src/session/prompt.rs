@@ -10,7 +10,7 @@ use super::project_text::prose;
 use crate::build::{fit, text};
 use crate::data::text_file;
 use crate::rng::{Rng, fnv1a};
-use crate::text::{date, fill};
+use crate::text::{DAY_MS, date, fill};
 use crate::trace::Prompt;
 use crate::{SESSION_PREFIX_CHARS, prefix_chars};
 
@@ -90,8 +90,6 @@ fn prompt(rng: &Rng, p: &Project, model: AgentModel, start_ms: u64) -> Prompt {
 /// send the same prefix and can share its cache, as they do in a real
 /// organization.
 pub(crate) type PromptCache = BTreeMap<(usize, &'static str, u64), Prompt>;
-
-const DAY_MS: u64 = 86_400_000;
 
 /// The prompt of a session on `project` with `model` starting at
 /// `start_ms`, made once per day and then taken from `cache`.
