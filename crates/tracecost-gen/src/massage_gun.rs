@@ -8,7 +8,7 @@
 use std::sync::LazyLock;
 
 use super::build::{
-    J, assistant, fit, ints, num, obj, strs, text, tool_result, tool_use, user, user_text,
+    J, assistant, call, fit, ints, num, obj, strs, text, tool_result, tool_use, user, user_text,
 };
 use super::data::{DataError, checked, json_records, list_file, loaded, text_file, tool_defs};
 use super::rng::Rng;
@@ -19,7 +19,7 @@ use super::{
 };
 use crate::engine::cache::ProviderKind;
 use crate::engine::message::{ContentBlock, Message, ToolDefinition};
-use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+use crate::trace::{Prompt, RecordedUsage, Trace};
 
 /// 2025-06-12T14:03:00Z, when the first call started.
 const START_MS: u64 = 1_749_736_980_000;
@@ -1395,15 +1395,7 @@ pub(crate) fn build() -> Trace {
             output_tokens: Some(out),
             ..RecordedUsage::default()
         };
-        calls.push(Call {
-            cleared: Vec::new(),
-            messages: sent,
-            start_ms: Some(start),
-            model: None,
-            prompt: 0,
-            markers: None,
-            usage: Some(usage),
-        });
+        calls.push(call(sent, start, usage));
         if k < GAPS_MS.len() {
             start += GAPS_MS[k];
         }

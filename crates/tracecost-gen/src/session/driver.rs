@@ -10,7 +10,7 @@ use super::outputs::cap;
 use super::plan::{Act, Gen, Kind, Step};
 use super::prompt::{PromptCache, session_prompt};
 use super::{CHARS_PER_TOKEN_ESTIMATE, COMPACT_AT_PCT, FLEET_ACCOUNT, HARD_LIMIT_PCT, SessionSpec};
-use crate::build::{assistant, text, tool_result, tool_use, user, user_text};
+use crate::build::{assistant, call, text, tool_result, tool_use, user, user_text};
 use crate::data::text_file;
 use crate::engine::cache::ProviderKind;
 use crate::engine::message::{ContentBlock, Message};
@@ -209,18 +209,14 @@ impl Driver {
 /// A call that records the output tokens of its reply (what the generator
 /// can say without a tokenizer).
 fn call_of(sent: usize, start: u64, output_tokens: u64) -> Call {
-    Call {
-        cleared: Vec::new(),
-        messages: sent,
-        start_ms: Some(start),
-        model: None,
-        prompt: 0,
-        markers: None,
-        usage: Some(RecordedUsage {
+    call(
+        sent,
+        start,
+        RecordedUsage {
             output_tokens: Some(output_tokens),
             ..RecordedUsage::default()
-        }),
-    }
+        },
+    )
 }
 
 /// Builds a session (see [`crate::session()`] and [`crate::session_parts`]):
