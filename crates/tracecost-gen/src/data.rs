@@ -6,8 +6,8 @@
 //!
 //! - list files (`*.txt` with `[name]` lines): named lists, read with
 //!   [`Lists`];
-//! - prose (`*.md`, `*.yml`, `description.txt`): one text, read with
-//!   [`text_file`];
+//! - prose (`*.md`, `*.yml`, `manifest.toml`, `description.txt`): one
+//!   text, read with [`text_file`];
 //! - JSON (`*.json`): structured records, read with `serde_json` by the
 //!   generator that owns them.
 //!

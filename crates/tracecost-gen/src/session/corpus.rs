@@ -136,6 +136,10 @@ pub(super) const SYSTEM_PROMPT: &str = include_str!("../data/session/system_prom
 /// project name.
 pub(super) const CI_YML: &str = include_str!("../data/session/ci.yml");
 
+/// The project's `Cargo.toml` (`data/session/manifest.toml`); `{name}`,
+/// `{summary}` and `{org}` are the project's, `{deps}` its dependency lines.
+pub(super) const MANIFEST: &str = include_str!("../data/session/manifest.toml");
+
 /// What Claude Code-like agents send to compact: the whole conversation
 /// plus this request (`data/session/compact_request.md`).
 pub(super) const COMPACT_REQUEST: &str = include_str!("../data/session/compact_request.md");

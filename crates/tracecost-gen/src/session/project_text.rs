@@ -3,11 +3,11 @@
 //! stable per path and version), and the prose and code lines that those
 //! files, the edits, web pages and the agent's answers are made of.
 
-use super::corpus::{CI_YML, Project, TEMPLATES, WORDS};
+use super::corpus::{CI_YML, MANIFEST, Project, TEMPLATES, WORDS};
 use super::plan::Gen;
 use crate::data::text_file;
 use crate::rng::{Rng, fnv1a};
-use crate::text::fill;
+use crate::text::{fill, substitute};
 
 /// `["job", "queue"]` → `JobQueue`, as the project spells type names.
 pub(super) fn camel(words: &[&str]) -> String {
@@ -58,20 +58,34 @@ impl Gen {
     }
 }
 
+/// The project's manifest (`data/session/manifest.toml`) with one line per
+/// dependency of the project.
 fn cargo_toml(p: &Project) -> String {
-    let mut s = format!(
-        "[package]\nname = \"{}\"\nversion = \"0.4.2\"\nedition = \"2021\"\nrust-version = \"1.78\"\ndescription = \"{}\"\nlicense = \"MIT OR Apache-2.0\"\nrepository = \"https://github.com/{}/{}\"\n\n[dependencies]\n",
-        p.name, p.summary, p.org, p.name
+    let deps: Vec<String> = p
+        .deps
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            format!(
+                "{d} = {{ version = \"{}.{}\", features = [\"full\"] }}",
+                1 + i % 2,
+                i * 3 % 17
+            )
+        })
+        .collect();
+    let manifest = substitute(
+        text_file(MANIFEST),
+        &[
+            ("name", p.name),
+            ("summary", p.summary),
+            ("org", p.org),
+            // Every project has dependencies (the corpus checks), so the
+            // line of `{deps}` is never left empty.
+            ("deps", &deps.join("\n")),
+        ],
     );
-    for (i, d) in p.deps.iter().enumerate() {
-        s.push_str(&format!(
-            "{d} = {{ version = \"{}.{}\", features = [\"full\"] }}\n",
-            1 + i % 2,
-            i * 3 % 17
-        ));
-    }
-    s.push_str("anyhow = \"1\"\n\n[dev-dependencies]\nproptest = \"1\"\ntempfile = \"3\"\ninsta = \"1\"\n\n[profile.release]\ndebug = 1\nlto = \"thin\"\n");
-    s
+    // The file ends with a line break.
+    format!("{manifest}\n")
 }
 
 pub(super) fn prose_between(r: &mut Rng, p: &Project, lo: usize, hi: usize) -> String {
