@@ -304,11 +304,7 @@ fn stats(s: &Series) -> Stats {
 }
 
 fn seller_id(rng: &mut Rng) -> String {
-    const UP: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let s: String = (0..13)
-        .map(|_| char::from(UP[rng.range_usize(0, 35)]))
-        .collect();
-    format!("A{s}")
+    format!("A{}", rng.base36(13))
 }
 
 fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {

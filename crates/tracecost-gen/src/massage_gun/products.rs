@@ -32,11 +32,7 @@ pub(super) struct Product {
 }
 
 pub(super) fn asin(rng: &mut Rng) -> String {
-    const ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let tail: String = (0..8)
-        .map(|_| char::from(ALNUM[rng.range_usize(0, 35)]))
-        .collect();
-    format!("B0{tail}")
+    format!("B0{}", rng.base36(8))
 }
 
 pub(super) fn image_name(rng: &mut Rng) -> String {
