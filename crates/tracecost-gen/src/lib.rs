@@ -184,8 +184,14 @@ pub fn fleet(sessions: usize, seed: u64) -> Fleet {
 /// message's [`Message::to_json`] joined by `,`, then `]`. This is the
 /// "characters of messages" measure the published figures use.
 pub fn messages_chars(msgs: &[Message]) -> usize {
-    let inner: usize = msgs.iter().map(|m| m.to_json().chars().count()).sum();
+    let inner: usize = msgs.iter().map(message_chars).sum();
     array_chars(msgs.len(), inner)
+}
+
+/// Unicode characters of one message's compact JSON, as [`messages_chars`]
+/// counts it.
+pub(crate) fn message_chars(m: &Message) -> usize {
+    m.to_json().chars().count()
 }
 
 /// Unicode characters of a prompt's compact JSON: the system blocks as one

@@ -16,11 +16,17 @@ use crate::engine::cache::ProviderKind;
 use crate::engine::message::Message;
 use crate::rng::Rng;
 use crate::trace::{RecordedUsage, Trace};
-use crate::{MASSAGE_GUN_CALL_CHARS, MASSAGE_GUN_INPUT_TOKENS, messages_chars};
+use crate::{MASSAGE_GUN_CALL_CHARS, MASSAGE_GUN_INPUT_TOKENS, message_chars, messages_chars};
 
 /// Characters of each assistant reply → plausible output tokens.
 fn output_tokens(reply: &Message, extra: u64) -> u64 {
-    (reply.to_json().chars().count() as u64 * 10).div_ceil(36) + extra
+    (message_chars(reply) as u64 * 10).div_ceil(36) + extra
+}
+
+/// Characters a tool call and its result add to the messages array: both
+/// messages and the comma between them.
+fn pair_chars((call, result): &(Message, Message)) -> usize {
+    message_chars(call) + 1 + message_chars(result)
 }
 
 /// Builds the massage-gun trace (see [`crate::massage_gun()`]).
@@ -57,7 +63,7 @@ pub(crate) fn build() -> Trace {
     let mut msgs = vec![m1, m2];
     let mut size = messages_chars(&msgs);
     let budget = |target: usize, size: usize, fixed: &[&Message]| {
-        let fixed: usize = fixed.iter().map(|m| m.to_json().chars().count() + 1).sum();
+        let fixed: usize = fixed.iter().map(|m| message_chars(m) + 1).sum();
         target.saturating_sub(size + fixed + 1)
     };
 
@@ -68,7 +74,7 @@ pub(crate) fn build() -> Trace {
         0,
         400,
         |k| search_message(&rng, &ps, &search_id, k),
-        |m| m.to_json().chars().count(),
+        message_chars,
     );
     msgs.push(m3);
     size = messages_chars(&msgs);
@@ -111,7 +117,7 @@ pub(crate) fn build() -> Trace {
         0,
         20_000,
         |k| lookup_message(&rng, looked, &lookup_id, k),
-        |m| m.to_json().chars().count(),
+        message_chars,
     );
     msgs.push(m4);
     msgs.push(m5);
@@ -135,7 +141,7 @@ pub(crate) fn build() -> Trace {
         1,
         366,
         |d| sales_messages(&rng, trio, &sales_ids, &analysis, d),
-        |(a, u)| a.to_json().chars().count() + 1 + u.to_json().chars().count(),
+        pair_chars,
     );
     msgs.push(m6);
     msgs.push(m7);
@@ -153,7 +159,7 @@ pub(crate) fn build() -> Trace {
         1,
         200,
         |n| keyword_messages(&rng, &keyword_id, &analysis, n),
-        |(a, u)| a.to_json().chars().count() + 1 + u.to_json().chars().count(),
+        pair_chars,
     );
     msgs.push(m8);
     msgs.push(m9);
@@ -167,7 +173,7 @@ pub(crate) fn build() -> Trace {
         1,
         400,
         |n| review_messages(&rng, trio, &review_id, analysis, n),
-        |(a, u)| a.to_json().chars().count() + 1 + u.to_json().chars().count(),
+        pair_chars,
     );
     msgs.push(m10);
     msgs.push(m11);

@@ -16,12 +16,12 @@ use crate::engine::cache::ProviderKind;
 use crate::engine::message::{ContentBlock, Message};
 use crate::rng::Rng;
 use crate::trace::{Call, RecordedUsage, Trace};
-use crate::{array_chars, messages_chars, prefix_chars};
+use crate::{array_chars, message_chars, messages_chars, prefix_chars};
 
 /// Output tokens of a reply: about 3.4 characters per token of its JSON,
 /// with some jitter.
 fn output_tokens(r: &mut Rng, reply: &Message) -> u64 {
-    let chars = reply.to_json().chars().count() as u64;
+    let chars = message_chars(reply) as u64;
     (chars * 10 / 34) * (100 + r.range(0, 25)) / 100 + 6
 }
 
@@ -56,14 +56,14 @@ impl Segment {
     }
 
     fn push(&mut self, m: Message) {
-        self.chars += m.to_json().chars().count();
+        self.chars += message_chars(&m);
         self.messages.push(m);
     }
 
     /// [`messages_chars`] of the whole segment plus `more`.
     fn chars_with(&self, more: &[&Message]) -> usize {
         let n = self.messages.len() + more.len();
-        let extra: usize = more.iter().map(|m| m.to_json().chars().count()).sum();
+        let extra: usize = more.iter().map(|m| message_chars(m)).sum();
         array_chars(n, self.chars + extra)
     }
 }
