@@ -303,6 +303,21 @@ fn stats(s: &Series) -> Stats {
     st
 }
 
+/// The out-of-stock percent of each CSV type over a window, at most `max`:
+/// only Amazon's own offer (type 0) of a brand Amazon sells ever runs out.
+fn out_of_stock_shares(r: &mut Rng, p: &Product, max: u64) -> J {
+    let shares: Vec<i64> = (0..CSV_TYPES)
+        .map(|i| {
+            if i == 0 && p.brand.amazon {
+                r.range(0, max) as i64
+            } else {
+                0
+            }
+        })
+        .collect();
+    ints(&shares)
+}
+
 fn seller_id(rng: &mut Rng) -> String {
     format!("A{}", rng.base36(13))
 }
@@ -442,34 +457,8 @@ fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {
         ("minInInterval", J::Arr(st.min)),
         ("maxInInterval", J::Arr(st.max)),
         ("outOfStockPercentageInInterval", ints(&vec![0; CSV_TYPES])),
-        (
-            "outOfStockPercentage30",
-            ints(
-                &(0..CSV_TYPES)
-                    .map(|i| {
-                        if i == 0 && p.brand.amazon {
-                            r.range(0, 12) as i64
-                        } else {
-                            0
-                        }
-                    })
-                    .collect::<Vec<_>>(),
-            ),
-        ),
-        (
-            "outOfStockPercentage90",
-            ints(
-                &(0..CSV_TYPES)
-                    .map(|i| {
-                        if i == 0 && p.brand.amazon {
-                            r.range(0, 20) as i64
-                        } else {
-                            0
-                        }
-                    })
-                    .collect::<Vec<_>>(),
-            ),
-        ),
+        ("outOfStockPercentage30", out_of_stock_shares(&mut r, p, 12)),
+        ("outOfStockPercentage90", out_of_stock_shares(&mut r, p, 20)),
         ("lastOffersUpdate", J::Int(now - r.range(0, 600) as i64)),
         ("totalOfferCount", J::Int(n_offers as i64)),
         ("lightningDealInfo", J::Null),
