@@ -278,24 +278,7 @@ impl DurableLedger {
         let tmp_path = self
             .tmp_dir
             .join(format!("{sha}.{}.tmp", std::process::id()));
-        let written = (|| {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&tmp_path)?;
-            f.write_all(bytes)?;
-            f.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = fs::remove_file(&tmp_path);
-            return Err(io_err(&tmp_path)(e));
-        }
-        if let Err(e) = fs::rename(&tmp_path, path) {
-            let _ = fs::remove_file(&tmp_path);
-            return Err(io_err(path)(e));
-        }
-        Ok(())
+        write_then_rename(&tmp_path, path, bytes)
     }
 
     /// Appends one complete line at `offset` (the end of the file: the
@@ -492,6 +475,30 @@ fn open_rw(path: &Path) -> Result<File, LedgerError> {
         .truncate(false)
         .open(path)
         .map_err(io_err(path))
+}
+
+/// Writes `bytes` to `tmp_path`, syncs it and renames it to `path`, so
+/// `path` never names a partial file; on failure the temp file is removed.
+/// The caller syncs the directory of `path` to make the rename durable.
+fn write_then_rename(tmp_path: &Path, path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
+    let written = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(tmp_path)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(tmp_path);
+        return Err(io_err(tmp_path)(e));
+    }
+    if let Err(e) = fs::rename(tmp_path, path) {
+        let _ = fs::remove_file(tmp_path);
+        return Err(io_err(path)(e));
+    }
+    Ok(())
 }
 
 /// Makes a directory's entries (renames, creations) durable. Only unix lets

@@ -1,14 +1,14 @@
 //! [`DurableLedger::repair`]: setting aside, byte for byte, the index
 //! lines that keep a ledger from opening, and keeping every intact record.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::index::{LineProblem, parse_line};
 use super::{
     DurableLedger, FileLock, INDEX_FILE, LOCK_FILE, PAYLOAD_DIR, io_err, open_rw, read_payload,
-    sync_dir,
+    sync_dir, write_then_rename,
 };
 use crate::ledger::LedgerError;
 
@@ -123,20 +123,7 @@ impl DurableLedger {
             .map_err(io_err(&damaged_path))?;
         f.write_all(&aside).map_err(io_err(&damaged_path))?;
         f.sync_all().map_err(io_err(&damaged_path))?;
-        let tmp_path = dir.join(REPAIR_TMP);
-        let written = (|| {
-            let mut f = File::create(&tmp_path)?;
-            f.write_all(&kept)?;
-            f.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = fs::remove_file(&tmp_path);
-            return Err(io_err(&tmp_path)(e));
-        }
-        if let Err(e) = fs::rename(&tmp_path, &index_path) {
-            let _ = fs::remove_file(&tmp_path);
-            return Err(io_err(&index_path)(e));
-        }
+        write_then_rename(&dir.join(REPAIR_TMP), &index_path, &kept)?;
         sync_dir(dir)?;
         Ok(report)
     }
