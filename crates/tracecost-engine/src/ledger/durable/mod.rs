@@ -223,13 +223,6 @@ impl DurableLedger {
         }
     }
 
-    /// `payloads/<first 2 hex>` and `payloads/<first 2 hex>/<hex>`, or
-    /// `None` if `sha` is not 64 lowercase hex digits (so a hostile index
-    /// cannot point outside the payload directory).
-    fn payload_path(&self, sha: &str) -> Option<(String, PathBuf, PathBuf)> {
-        payload_path(&self.payload_dir, sha)
-    }
-
     /// Makes `bytes` durable at its content address. Caller holds the
     /// exclusive lock, so the temp file name cannot clash with another
     /// writer's.
@@ -239,7 +232,7 @@ impl DurableLedger {
         sha: &str,
         bytes: &[u8],
     ) -> Result<(), LedgerError> {
-        let Some((shard, shard_dir, path)) = self.payload_path(sha) else {
+        let Some((shard, shard_dir, path)) = payload_path(&self.payload_dir, sha) else {
             return Err(LedgerError::Corrupt {
                 path: display(&self.payload_dir),
                 reason: format!("not a SHA-256 hex digest: {sha:?}"),
