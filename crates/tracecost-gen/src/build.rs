@@ -1,4 +1,5 @@
-//! Building JSON values, content blocks and messages for generated traces.
+//! Building JSON values, content blocks, messages and calls for generated
+//! traces.
 //!
 //! Everything here is written from values the generators construct
 //! themselves, so the JSON is valid by construction; object members keep the
@@ -6,6 +7,7 @@
 
 use crate::engine::json::{RawObject, push_json_string, raw_json, raw_string};
 use crate::engine::message::{ContentBlock, Message, Role, ToolDefinition};
+use crate::trace::{Call, RecordedUsage};
 
 /// A JSON value with ordered object members.
 #[derive(Debug, Clone, PartialEq)]
@@ -249,6 +251,21 @@ pub(crate) fn user(blocks: Vec<ContentBlock>) -> Message {
 /// An assistant message with blocks.
 pub(crate) fn assistant(blocks: Vec<ContentBlock>) -> Message {
     Message::new(Role::Assistant, blocks)
+}
+
+/// A call that sends the first `sent` messages of the history at
+/// `start_ms`, under the trace's one prompt, with its `usage` recorded.
+/// Generated calls clear nothing and carry no cache markers of their own.
+pub(crate) fn call(sent: usize, start_ms: u64, usage: RecordedUsage) -> Call {
+    Call {
+        cleared: Vec::new(),
+        messages: sent,
+        start_ms: Some(start_ms),
+        model: None,
+        prompt: 0,
+        markers: None,
+        usage: Some(usage),
+    }
 }
 
 /// A tool definition.

@@ -6,8 +6,8 @@
 //!
 //! - list files (`*.txt` with `[name]` lines): named lists, read with
 //!   [`Lists`];
-//! - prose (`*.md`, `*.yml`, `description.txt`): one text, read with
-//!   [`text_file`];
+//! - prose (`*.md`, `*.yml`, `manifest.toml`, `description.txt`): one
+//!   text, read with [`text_file`];
 //! - JSON (`*.json`): structured records, read with `serde_json` by the
 //!   generator that owns them.
 //!
@@ -157,24 +157,28 @@ impl Lists {
 /// Declares a struct of named lists read from one list file under `data/`
 /// (path given relative to `data/`): each field holds the list of the same
 /// name, `load` reads them all, and a list the struct does not name is an
-/// error, so file and code cannot drift apart.
+/// error, so file and code cannot drift apart. The fields have the struct's
+/// visibility, so the modules of one generator can share its lists.
 macro_rules! list_file {
     (
         $(#[$attr:meta])*
-        struct $name:ident = $file:literal {
+        $vis:vis struct $name:ident = $file:literal {
             $($(#[$field_attr:meta])* $field:ident,)*
         }
     ) => {
         $(#[$attr])*
-        struct $name {
-            $($(#[$field_attr])* $field: Vec<&'static str>,)*
+        $vis struct $name {
+            $($(#[$field_attr])* $vis $field: Vec<&'static str>,)*
         }
 
         impl $name {
             fn load() -> Result<Self, $crate::data::DataError> {
+                // A relative path would be read from the folder of the file
+                // that invokes the macro; from the crate root, a generator's
+                // modules may sit at any depth under `src/`.
                 let mut lists = $crate::data::Lists::parse(
                     $file,
-                    include_str!(concat!("data/", $file)),
+                    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/data/", $file)),
                 )?;
                 let loaded = Self {
                     $($field: lists.take(stringify!($field))?,)*

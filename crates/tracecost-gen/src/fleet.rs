@@ -12,7 +12,7 @@ use super::rng::Rng;
 use super::session::{
     self, AgentModel, HAIKU_4_5, OPUS_4_1, OPUS_4_5, PromptCache, SONNET_4_5, SessionSpec,
 };
-use super::text::date;
+use super::text::{DAY_MS, date};
 use crate::trace::Trace;
 
 /// Monday 2025-10-06T00:00:00Z, the first day of a fleet.
@@ -21,7 +21,6 @@ const FIRST_DAY_MS: u64 = 1_759_708_800_000;
 /// Days a fleet spans (two working weeks).
 const DAYS: u64 = 14;
 
-const DAY_MS: u64 = 86_400_000;
 const HOUR_MS: u64 = 3_600_000;
 
 /// Models and their share of sessions, in percent: mostly Sonnet 4.5, the

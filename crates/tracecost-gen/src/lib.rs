@@ -184,18 +184,30 @@ pub fn fleet(sessions: usize, seed: u64) -> Fleet {
 /// message's [`Message::to_json`] joined by `,`, then `]`. This is the
 /// "characters of messages" measure the published figures use.
 pub fn messages_chars(msgs: &[Message]) -> usize {
-    let inner: usize = msgs.iter().map(|m| m.to_json().chars().count()).sum();
-    2 + inner + msgs.len().saturating_sub(1)
+    let inner: usize = msgs.iter().map(message_chars).sum();
+    array_chars(msgs.len(), inner)
+}
+
+/// Unicode characters of one message's compact JSON, as [`messages_chars`]
+/// counts it.
+pub(crate) fn message_chars(m: &Message) -> usize {
+    m.to_json().chars().count()
 }
 
 /// Unicode characters of a prompt's compact JSON: the system blocks as one
 /// array plus the tool definitions as another.
 pub fn prefix_chars(prompt: &Prompt) -> usize {
     let array = |items: Vec<String>| -> usize {
-        2 + items.iter().map(|s| s.chars().count()).sum::<usize>() + items.len().saturating_sub(1)
+        array_chars(items.len(), items.iter().map(|s| s.chars().count()).sum())
     };
     array(prompt.system.iter().map(|b| b.to_json()).collect())
         + array(prompt.tools.iter().map(|t| t.to_json()).collect())
+}
+
+/// Characters of a compact JSON array of `items` elements whose own
+/// characters add up to `inner`: the brackets, and a comma between each two.
+pub(crate) fn array_chars(items: usize, inner: usize) -> usize {
+    2 + inner + items.saturating_sub(1)
 }
 
 /// The generators [`by_name`] knows, with what each takes.

@@ -66,6 +66,14 @@ impl Rng {
             .collect()
     }
 
+    /// `n` base-36 characters (digits and uppercase letters), as Amazon's
+    /// ids spell them.
+    pub(crate) fn base36(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|_| char::from(BASE62[self.range_usize(0, 35)]))
+            .collect()
+    }
+
     /// `n` lowercase hex digits.
     pub(crate) fn hex(&mut self, n: usize) -> String {
         (0..n)

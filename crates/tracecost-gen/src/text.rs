@@ -26,9 +26,12 @@ pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// Milliseconds in a day (no leap seconds in Unix time).
+pub(crate) const DAY_MS: u64 = 86_400_000;
+
 /// `YYYY-MM-DD` of a Unix time in milliseconds.
 pub(crate) fn date(unix_ms: u64) -> String {
-    let (y, m, d) = civil_from_days((unix_ms / 86_400_000) as i64);
+    let (y, m, d) = civil_from_days((unix_ms / DAY_MS) as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }
 
