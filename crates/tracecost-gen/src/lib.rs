@@ -16,7 +16,7 @@
 //!   API request log a recording proxy would have saved (the input of
 //!   `tracecost import`, and of its benchmark).
 //!
-//! Both are pure functions of their arguments: no clocks, no `RandomState`,
+//! All are pure functions of their arguments: no clocks, no `RandomState`,
 //! no addresses. Randomness comes from a private SplitMix64 generator and
 //! all text from fixed word lists, templates and tool manifests, so the same
 //! arguments give the same bytes on every machine ([`tracecost_trace::to_json`]
