@@ -3,10 +3,13 @@
 
 use std::process::Command;
 
-use tracecost::engine::ledger::InMemoryLedger;
-use tracecost::engine::message::Message;
-use tracecost::engine::rewrite::{CompactionPolicy, rewrite};
-use tracecost::engine::wire::message_json;
+use tracecost_engine::ledger::InMemoryLedger;
+use tracecost_engine::message::Message;
+use tracecost_engine::rewrite::{CompactionPolicy, rewrite};
+use tracecost_engine::wire::message_json;
+
+/// `child_entry` by its name in this test binary: its module, then itself.
+const CHILD_TEST: &str = "stub_determinism::child_entry";
 
 const CHILD_ENV: &str = "TRACECOST_STUB_CHILD";
 
@@ -72,7 +75,7 @@ fn three_processes_produce_identical_stub_bytes() {
     );
     for _ in 0..3 {
         let out = Command::new(&exe)
-            .args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
+            .args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, "1")
             .output()
             .unwrap();

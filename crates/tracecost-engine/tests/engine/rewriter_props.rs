@@ -1,11 +1,11 @@
 //! Properties of the snapshot rewriter over random histories.
 
 use proptest::prelude::*;
-use tracecost::engine::ledger::{InMemoryLedger, ToolResultLedger};
-use tracecost::engine::message::{BlockKind, Message};
-use tracecost::engine::recall::{RecallRequest, fetch};
-use tracecost::engine::rewrite::{CompactionPolicy, Compactor, WireBlock, rewrite};
-use tracecost::engine::wire::message_json;
+use tracecost_engine::ledger::{InMemoryLedger, ToolResultLedger};
+use tracecost_engine::message::{BlockKind, Message};
+use tracecost_engine::recall::{RecallRequest, fetch};
+use tracecost_engine::rewrite::{CompactionPolicy, Compactor, WireBlock, rewrite};
+use tracecost_engine::wire::message_json;
 
 #[derive(Debug, Clone)]
 enum Turn {
@@ -91,7 +91,7 @@ fn build(turns: &[Turn]) -> Vec<Message> {
 
 /// (message, block, type, id) of every block, as sent or as recorded.
 fn skeleton<'a>(
-    blocks: impl Iterator<Item = (usize, usize, &'a tracecost::engine::message::ContentBlock)>,
+    blocks: impl Iterator<Item = (usize, usize, &'a tracecost_engine::message::ContentBlock)>,
 ) -> Vec<(usize, usize, String, String)> {
     blocks
         .map(|(m, b, block)| {

@@ -11,9 +11,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use tracecost::engine::handle::Handle;
-use tracecost::engine::ledger::{DurableLedger, LedgerError, ToolResultLedger};
-use tracecost::engine::recall::{RecallRequest, fetch};
+use tracecost_engine::handle::Handle;
+use tracecost_engine::ledger::{DurableLedger, LedgerError, ToolResultLedger};
+use tracecost_engine::recall::{RecallRequest, fetch};
 
 const ENV_DIR: &str = "TRACECOST_LEDGER_CHILD_DIR";
 const ENV_MODE: &str = "TRACECOST_LEDGER_CHILD_MODE";
@@ -65,9 +65,12 @@ fn child_entry() {
     }
 }
 
+/// `child_entry` by its name in this test binary: its module, then itself.
+const CHILD_TEST: &str = "durable_ledger::child_entry";
+
 fn spawn_child(dir: &Path, mode: &str, tag: &str, stdout: Stdio) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
+        .args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
         .env(ENV_DIR, dir)
         .env(ENV_MODE, mode)
         .env(ENV_TAG, tag)

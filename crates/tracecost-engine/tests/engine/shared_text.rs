@@ -5,7 +5,7 @@
 //! exactly the bytes it was read from.
 
 use proptest::prelude::*;
-use tracecost::engine::message::{BlockKind, Content, ContentBlock, Message, ToolResultContent};
+use tracecost_engine::message::{BlockKind, Content, ContentBlock, Message, ToolResultContent};
 
 /// How one character is spelled inside a JSON string.
 #[derive(Debug, Clone, Copy)]

@@ -3,9 +3,9 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use tracecost::engine::handle::Handle;
-use tracecost::engine::ledger::{InMemoryLedger, ToolResultLedger};
-use tracecost::engine::recall::{
+use tracecost_engine::handle::Handle;
+use tracecost_engine::ledger::{InMemoryLedger, ToolResultLedger};
+use tracecost_engine::recall::{
     MAX_CONTEXT_CHARS, MAX_RANGE_CHARS, MAX_SHOWN_MATCHES, RecallFormat, RecallRequest, answer,
     execute, fetch, parse_tool_input,
 };
