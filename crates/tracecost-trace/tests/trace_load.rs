@@ -1,6 +1,6 @@
 //! Loading and validating canonical traces.
 
-use tracecost::trace::{TraceError, load_path, load_str, to_json, traces_to_json};
+use tracecost_trace::{TraceError, load_path, load_str, to_json, traces_to_json};
 
 fn trace_json(messages: &str, calls: &str) -> String {
     format!(
