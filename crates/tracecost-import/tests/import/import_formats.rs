@@ -3,16 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
-use tracecost::engine::cache::ProviderKind;
-use tracecost::engine::message::{BlockKind, Content, Role};
-use tracecost::engine::wire::{BlockRef, Marker, Ttl};
-use tracecost::trace::import::{ImportError, ImportOptions, ImportOutput};
-use tracecost::trace::import::{anthropic, langchain, openai};
-use tracecost::trace::{Trace, load_str, to_json};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::message::{BlockKind, Content, Role};
+use tracecost_engine::wire::{BlockRef, Marker, Ttl};
+use tracecost_import::{ImportError, ImportOptions, ImportOutput};
+use tracecost_import::{anthropic, langchain, openai};
+use tracecost_trace::{Trace, load_str, to_json};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/import")
+        .join("../../tests/fixtures/import")
         .join(name)
 }
 

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use tracecost::engine::message::{BlockKind, Content, Role, ToolResultContent};
-use tracecost::trace::import::claude_code::{TokenSums, import, scan_usage};
-use tracecost::trace::import::{ImportError, ImportOptions};
-use tracecost::trace::{Trace, load_str, to_json};
+use tracecost_engine::message::{BlockKind, Content, Role, ToolResultContent};
+use tracecost_import::claude_code::{TokenSums, import, scan_usage};
+use tracecost_import::{ImportError, ImportOptions};
+use tracecost_trace::{Trace, load_str, to_json};
 
 const MAIN: &str = "11111111-1111-4111-8111-111111111111";
 const RESUMED: &str = "44444444-4444-4444-8444-444444444444";
@@ -14,7 +14,7 @@ const SONNET: &str = "claude-sonnet-4-5-20250929";
 const HAIKU: &str = "claude-haiku-4-5-20251001";
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-code")
 }
 
 fn ms(s: &str) -> Option<u64> {
@@ -348,7 +348,8 @@ fn usage_scan_counts_like_ccusage() {
 /// five minutes, and shares its session's status quo (and so its cache).
 #[test]
 fn the_status_quo_takes_its_ttl_from_the_record() {
-    let ttl_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-ttl");
+    let ttl_root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-code-ttl");
     for root in [ttl_root, root()] {
         let traces = import(&[root], &ImportOptions::default()).unwrap().traces;
         assert!(!traces.is_empty());
@@ -415,7 +416,8 @@ fn records_joined_on_one_line_are_each_read() {
 /// every recorded call is imported once (the tokens `usage` counts).
 #[test]
 fn inline_sidechains_become_traces_of_their_session() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-sidechain");
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-code-sidechain");
     let out = import(std::slice::from_ref(&root), &ImportOptions::default()).unwrap();
     const SESSION: &str = "77777777-7777-4777-8777-777777777777";
     let names: Vec<&str> = out.traces.iter().map(|t| t.name.as_str()).collect();
