@@ -3,10 +3,6 @@
 //! interruption, refuse bad input clearly. Each module runs the binary
 //! against real folders and checks what is left on disk.
 
-// Not every module uses every helper.
-#[allow(dead_code)]
-mod util;
-
 mod fleet;
 mod inputs;
 mod ledger;

@@ -3,7 +3,7 @@
 //! trace (a policy that cannot apply to one trace is skipped for it, said
 //! so, and never aborts the fleet).
 
-use super::util::{names, repo, run_in, tree};
+use crate::util::{names, repo, run_in, tree};
 use serde_json::Value;
 use std::path::Path;
 
