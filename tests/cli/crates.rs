@@ -114,7 +114,7 @@ fn every_crate_of_the_workspace_has_its_place_in_the_order() {
         .collect();
     assert!(
         unplaced.is_empty(),
-        "crates with no place in tests/crates.rs: {unplaced:?}"
+        "crates with no place in tests/cli/crates.rs: {unplaced:?}"
     );
 }
 

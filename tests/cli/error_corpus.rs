@@ -1332,7 +1332,7 @@ fn unwritable_outputs_fail_cleanly_and_leave_nothing() {
             "cannot write: Not a directory",
         ),
         // `--out` naming a file is refused before anything runs, as any
-        // folder that is not a report is (tests/reliability/output.rs).
+        // folder that is not a report is (tests/cli/reliability/output.rs).
         (
             ["report", trace, "--out", &s(&a_file.join("report"))]
                 .map(String::from)

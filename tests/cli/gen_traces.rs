@@ -1,8 +1,9 @@
 //! The bundled reference traces: generators, published figures, and the
 //! committed files under `traces/`.
 //!
-//! `TRACECOST_BLESS=1 cargo test --test gen_traces` rewrites the committed
-//! files from the generators; without it the files must match byte for byte.
+//! `TRACECOST_BLESS=1 cargo test --test cli gen_traces::` rewrites the
+//! committed files from the generators; without it the files must match
+//! byte for byte.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

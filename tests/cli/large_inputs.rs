@@ -9,7 +9,7 @@
 //!
 //! ```sh
 //! apt-get install time        # /usr/bin/time, if missing
-//! cargo test --release --test large_inputs -- --ignored --nocapture --test-threads 1
+//! cargo test --release --test cli large_inputs:: -- --ignored --nocapture --test-threads 1
 //! ```
 //!
 //! `TRACECOST_LARGE_DIR` chooses where the inputs are written (default: a
@@ -115,7 +115,7 @@ fn json_str(s: &str) -> String {
 fn write_canonical(path: &Path, bytes: u64) -> std::io::Result<(u64, usize)> {
     let m = material();
     let mut w = Out::create(path)?;
-    w.put("{\"format\":\"tracecost.trace/v1\",\n\"name\":\"large\",\n\"description\":\"Generated large trace (tests/large_inputs.rs)\",\n\"provider\":\"anthropic\",\n\"model\":\"claude-sonnet-4-5\",\n")?;
+    w.put("{\"format\":\"tracecost.trace/v1\",\n\"name\":\"large\",\n\"description\":\"Generated large trace (tests/cli/large_inputs.rs)\",\n\"provider\":\"anthropic\",\n\"model\":\"claude-sonnet-4-5\",\n")?;
     w.put("\"system\":[{\"type\":\"text\",\"text\":\"You are a coding agent. Use the tools to read and change files; keep answers short.\"}],\n")?;
     w.put("\"tools\":[{\"name\":\"read_file\",\"description\":\"Read a file\",\"input_schema\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}}],\n")?;
     w.put("\"messages\":[\n{\"role\":\"user\",\"content\":\"Read the project and summarise every module.\"}")?;

@@ -1,7 +1,7 @@
 //! Inside the root crate, dependencies point one way, in the order data
 //! flows: a module of the library names only the modules before it
 //! (`crate::<module>` paths). Between crates, Cargo holds the order
-//! (`tests/crates.rs`).
+//! (`tests/cli/crates.rs`).
 
 use std::path::Path;
 
