@@ -5,14 +5,12 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
+use crate::util::{fixture, outcome};
+
 /// Copies the small fixture trace beside a baseline in `dir`, and returns
 /// the entry that names it (entries are relative to the baseline file).
 fn small_beside(dir: &Path) -> &'static str {
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/small.json"),
-        dir.join("small.json"),
-    )
-    .unwrap();
+    std::fs::copy(fixture("traces/small.json"), dir.join("small.json")).unwrap();
     "small.json"
 }
 
@@ -26,11 +24,7 @@ fn check(baseline: &Path, extra: &[&str]) -> (i32, String, String) {
         .args(extra)
         .output()
         .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    outcome(out)
 }
 
 fn fresh_baseline(dir: &Path) -> std::path::PathBuf {

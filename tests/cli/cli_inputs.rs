@@ -8,11 +8,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
-}
+use crate::util::{fixture, outcome};
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::cargo_bin("tracecost")
@@ -22,11 +18,7 @@ fn run(args: &[&str]) -> (i32, String, String) {
         .args(args)
         .output()
         .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    outcome(out)
 }
 
 fn s(p: &Path) -> &str {

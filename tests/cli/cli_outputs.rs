@@ -4,6 +4,8 @@
 
 use assert_cmd::Command;
 
+use crate::util::outcome;
+
 const SMALL: &str = "tests/fixtures/traces/small.json";
 
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -14,11 +16,7 @@ fn run(args: &[&str]) -> (i32, String, String) {
         .args(args)
         .output()
         .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    outcome(out)
 }
 
 fn stdout(args: &[&str]) -> String {

@@ -2,13 +2,7 @@
 //! was given for a trace, exits with the code of each failure class, and
 //! its help lists every policy and never wraps an example.
 
-use assert_cmd::Command;
-
-fn tracecost() -> Command {
-    let mut c = Command::cargo_bin("tracecost").unwrap();
-    c.env("TRACECOST_NO_PROGRESS", "1");
-    c
-}
+use crate::util::tracecost;
 
 fn stderr_of(args: &[&str]) -> (i32, String, String) {
     let o = tracecost().args(args).output().unwrap();

@@ -280,10 +280,9 @@ fn usage_uses_the_api_field_names() {
     );
 }
 
+/// A pricing file under `tests/fixtures/pricing/`.
 fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/pricing")
-        .join(name)
+    crate::util::fixture("pricing").join(name)
 }
 
 #[test]

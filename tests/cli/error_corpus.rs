@@ -41,7 +41,7 @@ enum Place {
 use Place::*;
 
 fn bad_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bad")
+    crate::util::fixture("bad")
 }
 
 fn tracecost() -> Command {

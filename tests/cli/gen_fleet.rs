@@ -8,6 +8,8 @@ use assert_cmd::prelude::*;
 use tracecost::trace::generate::{fleet, messages_chars, prefix_chars, project_of};
 use tracecost::trace::{Trace, TraceWriter, load_str, traces_to_json};
 
+use crate::util::outcome;
+
 const DAY_MS: u64 = 86_400_000;
 
 fn tracecost(args: &[&str]) -> (i32, String, String) {
@@ -17,11 +19,7 @@ fn tracecost(args: &[&str]) -> (i32, String, String) {
         .args(args)
         .output()
         .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    outcome(out)
 }
 
 /// The session a trace belongs to: its name without `-part<k>`.

@@ -2,13 +2,7 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-
-fn tracecost() -> Command {
-    let mut c = Command::cargo_bin("tracecost").unwrap();
-    c.env("TRACECOST_NO_PROGRESS", "1");
-    c
-}
+use crate::util::tracecost;
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();

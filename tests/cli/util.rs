@@ -1,4 +1,6 @@
-//! Running the binary in a folder of the test's, and looking at what it left.
+//! What the modules share: running the binary (in a folder of the test's,
+//! or as `assert_cmd` does), the repository's files, and looking at what a
+//! run left.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -11,6 +13,33 @@ pub fn bin() -> PathBuf {
 /// A file of the repository (a bundled trace, a fixture).
 pub fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A file or folder under `tests/fixtures/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    repo("tests/fixtures").join(rel)
+}
+
+/// The binary as an `assert_cmd` command, without a progress bar.
+pub fn tracecost() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("tracecost").unwrap();
+    c.env("TRACECOST_NO_PROGRESS", "1");
+    c
+}
+
+/// A run's exit code (-1 when killed), stdout and stderr, which must be
+/// UTF-8.
+pub fn outcome(out: Output) -> (i32, String, String) {
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Writes `text` to the file `name` in `dir`.
+pub fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
 }
 
 /// What one run of the binary did.

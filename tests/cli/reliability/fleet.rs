@@ -3,7 +3,7 @@
 //! trace (a policy that cannot apply to one trace is skipped for it, said
 //! so, and never aborts the fleet).
 
-use crate::util::{names, repo, run_in, tree};
+use crate::util::{names, repo, run_in, tree, write};
 use serde_json::Value;
 use std::path::Path;
 
@@ -23,10 +23,6 @@ fn small_variant(name: &str, question: &str, offset_ms: u64, markers: bool) -> S
         }
     }
     serde_json::to_string(&doc).unwrap()
-}
-
-fn write(dir: &Path, file: &str, text: &str) {
-    std::fs::write(dir.join(file), text).unwrap();
 }
 
 /// A fresh folder holding an empty input folder `in`.

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::util::{Run, names, run_in, tree};
+use crate::util::{Run, names, run_in, tree, write};
 
 /// One trace whose only tool call `id` returned `payload`.
 fn trace(name: &str, id: &str, payload: &str) -> String {
@@ -36,10 +36,6 @@ fn three_results() -> String {
         r#"{{"format":"tracecost.trace/v1","name":"three","model":"claude-sonnet-4-5","messages":[{}],"calls":[{{"messages":1}},{{"messages":7}}]}}"#,
         messages.join(",")
     )
-}
-
-fn write(dir: &Path, name: &str, text: &str) {
-    std::fs::write(dir.join(name), text).unwrap();
 }
 
 fn one_error_line(run: &Run, code: i32) -> String {
