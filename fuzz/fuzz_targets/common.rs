@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use tracecost::trace::import::{ImportError, ImportOptions, ImportOutput};
+use tracecost_import::{ImportError, ImportOptions, ImportOutput};
 
 /// A per-process scratch directory, in RAM when /dev/shm exists.
 fn scratch() -> &'static PathBuf {
@@ -48,8 +48,8 @@ pub fn run(
         }
         Ok(out) => {
             // Whatever an importer writes must load again.
-            let json = tracecost::trace::traces_to_json(&out.traces);
-            if let Err(e) = tracecost::trace::load_str(&json, "imported") {
+            let json = tracecost_trace::traces_to_json(&out.traces);
+            if let Err(e) = tracecost_trace::load_str(&json, "imported") {
                 panic!("an imported trace does not load: {e}\n{json}");
             }
             let _ = out.report.to_string();

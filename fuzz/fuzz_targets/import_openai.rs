@@ -1,5 +1,5 @@
 #![no_main]
-//! `tracecost::trace::import::openai::import` over one arbitrary file.
+//! `tracecost_import::openai::import` over one arbitrary file.
 
 use libfuzzer_sys::fuzz_target;
 
@@ -7,5 +7,5 @@ use libfuzzer_sys::fuzz_target;
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    common::run(data, tracecost::trace::import::openai::import);
+    common::run(data, tracecost_import::openai::import);
 });

@@ -9,9 +9,9 @@
 //! field from the bytes (offsets and lengths of any size).
 
 use libfuzzer_sys::fuzz_target;
-use tracecost::engine::handle::Handle;
-use tracecost::engine::ledger::{InMemoryLedger, ToolResultLedger};
-use tracecost::engine::recall::{RecallFormat, RecallRequest, answer, execute, parse_tool_input};
+use tracecost_engine::handle::Handle;
+use tracecost_engine::ledger::{InMemoryLedger, ToolResultLedger};
+use tracecost_engine::recall::{RecallFormat, RecallRequest, answer, execute, parse_tool_input};
 
 fn take<'a>(data: &mut &'a [u8], n: usize) -> &'a [u8] {
     let n = n.min(data.len());

@@ -6,11 +6,11 @@
 //! for byte through the recall tool; tool_use_ids survive.
 
 use libfuzzer_sys::fuzz_target;
-use tracecost::engine::ledger::{InMemoryLedger, ToolResultLedger};
-use tracecost::engine::message::{BlockKind, Message};
-use tracecost::engine::recall::{RecallRequest, fetch};
-use tracecost::engine::rewrite::{CompactionPolicy, Compactor, rewrite};
-use tracecost::engine::wire::message_json;
+use tracecost_engine::ledger::{InMemoryLedger, ToolResultLedger};
+use tracecost_engine::message::{BlockKind, Message};
+use tracecost_engine::recall::{RecallRequest, fetch};
+use tracecost_engine::rewrite::{CompactionPolicy, Compactor, rewrite};
+use tracecost_engine::wire::message_json;
 
 fuzz_target!(|data: &[u8]| {
     let [t, k, rest @ ..] = data else {
@@ -54,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
     }
     // The wire view keeps every tool_use_id byte for byte.
     for (m, w) in history.iter().zip(&first.view.messages) {
-        let ids = |it: &mut dyn Iterator<Item = &tracecost::engine::message::ContentBlock>| {
+        let ids = |it: &mut dyn Iterator<Item = &tracecost_engine::message::ContentBlock>| {
             it.filter_map(|b| match b.kind() {
                 BlockKind::ToolResult { tool_use_id, .. } => Some(tool_use_id.to_string()),
                 _ => None,

@@ -8,7 +8,7 @@
 //!
 //! This crate owns the pipelines and their plans and results; it is the
 //! only layer that calls the importers, and it must not depend on the
-//! report or the command line (tests/crates.rs at the workspace root holds
+//! report or the command line (tests/cli/crates.rs at the workspace root holds
 //! its dependencies to a list).
 #![warn(missing_docs)]
 

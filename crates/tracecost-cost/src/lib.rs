@@ -16,7 +16,7 @@
 //!
 //! This crate owns counting, caching and pricing a request; it stands on
 //! the engine's message model alone and must not depend on traces,
-//! policies, replays or reports (tests/crates.rs at the workspace root
+//! policies, replays or reports (tests/cli/crates.rs at the workspace root
 //! holds its dependencies to a list).
 #![warn(missing_docs)]
 

@@ -10,7 +10,7 @@
 //!
 //! This crate owns the policies as data and what they place; it stands on
 //! the engine and the trace model alone and must not depend on what counts
-//! tokens, prices, replays or reports (tests/crates.rs at the workspace
+//! tokens, prices, replays or reports (tests/cli/crates.rs at the workspace
 //! root holds its dependencies to a list).
 #![warn(missing_docs)]
 

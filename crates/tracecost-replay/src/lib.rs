@@ -7,7 +7,7 @@
 //!
 //! This crate owns replaying traces under configs and what a replay
 //! measures; it must not depend on the importers, the generators, the
-//! application or the report (tests/crates.rs at the workspace root holds
+//! application or the report (tests/cli/crates.rs at the workspace root holds
 //! its dependencies to a list).
 #![warn(missing_docs)]
 

@@ -3,7 +3,7 @@
 //!
 //! This crate owns how results are shown and written; it reads the
 //! application's typed results and must not depend on the importers, the
-//! generators (a dev-dependency only) or the command line (tests/crates.rs
+//! generators (a dev-dependency only) or the command line (tests/cli/crates.rs
 //! at the workspace root holds its dependencies to a list).
 #![warn(missing_docs)]
 

@@ -1,0 +1,6 @@
+//! The importers' integration tests, one binary (`cargo test -p
+//! tracecost-import`): each module was a test file of its own. Their
+//! fixtures are the workspace's, in `tests/fixtures/` at its root.
+
+mod import_claude_code;
+mod import_formats;

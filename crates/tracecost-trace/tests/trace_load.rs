@@ -1,0 +1,213 @@
+//! Loading and validating canonical traces.
+
+use tracecost_trace::{TraceError, load_path, load_str, to_json, traces_to_json};
+
+fn trace_json(messages: &str, calls: &str) -> String {
+    format!(
+        r#"{{"format":"tracecost.trace/v1","name":"t","model":"claude-sonnet-4-5","system":[{{"type":"text","text":"You are helpful."}}],"tools":[{{"name":"fetch","input_schema":{{"type":"object"}}}}],"messages":[{messages}],"calls":[{calls}]}}"#
+    )
+}
+
+const GOOD_MESSAGES: &str = r#"{"role":"user","content":"hi"},
+{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"fetch","input":{"b":2,"a":1.0}}]},
+{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"result"}]},
+{"role":"assistant","content":[{"type":"text","text":"done"}]}"#;
+
+fn err(json: &str) -> String {
+    load_str(json, "x.json").unwrap_err().to_string()
+}
+
+#[test]
+fn loads_and_rewrites_byte_identically() {
+    let src = trace_json(
+        GOOD_MESSAGES,
+        r#"{"messages":1,"start_ms":1000,"usage":{"input_tokens":10,"output_tokens":5}},
+           {"messages":3,"start_ms":2000,"cache_markers":[{"tool":0,"ttl":"1h"},{"message":2,"block":0}],"usage":{"input_tokens":3,"cache_creation_input_tokens":20,"cache_read_input_tokens":7,"cache_creation":{"ephemeral_5m_input_tokens":20,"ephemeral_1h_input_tokens":0},"output_tokens":9}}"#,
+    );
+    let loaded = load_str(&src, "x.json").unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let t = &loaded.traces[0];
+    assert_eq!(t.messages.len(), 4);
+    assert_eq!(t.calls[1].usage.unwrap().total_input(), Some(30));
+    assert!(t.has_markers() && t.has_timestamps());
+    let written = to_json(t);
+    assert!(
+        written.contains(r#""input":{"b":2,"a":1.0}"#),
+        "tool input bytes kept"
+    );
+    let again = load_str(&written, "y.json").unwrap();
+    assert_eq!(&again.traces[0], t);
+    assert_eq!(to_json(&again.traces[0]), written);
+}
+
+#[test]
+fn prompt_changes_apply_from_their_call_on() {
+    let src = trace_json(
+        GOOD_MESSAGES,
+        r#"{"messages":1},{"messages":3,"tools":[{"name":"fetch2"}]},{"messages":4}"#,
+    );
+    let t = &load_str(&src, "x.json").unwrap().traces[0];
+    assert_eq!(t.prompt_of(&t.calls[0]).tools[0].name(), "fetch");
+    assert_eq!(t.prompt_of(&t.calls[2]).tools[0].name(), "fetch2");
+    assert_eq!(
+        t.prompt_of(&t.calls[2]).system[0].to_json(),
+        r#"{"type":"text","text":"You are helpful."}"#
+    );
+    let again = load_str(&to_json(t), "y.json").unwrap();
+    assert_eq!(&again.traces[0], t);
+}
+
+#[test]
+fn several_traces_in_one_file() {
+    let one = load_str(&trace_json(GOOD_MESSAGES, r#"{"messages":4}"#), "x")
+        .unwrap()
+        .traces
+        .remove(0);
+    let mut two = one.clone();
+    two.name = "second".into();
+    let json = traces_to_json(&[one.clone(), two.clone()]);
+    let loaded = load_str(&json, "x").unwrap();
+    assert_eq!(loaded.traces, vec![one, two]);
+}
+
+#[test]
+fn errors_name_the_place_and_what_was_expected() {
+    let cases: Vec<(String, &str)> = vec![
+        (String::new(), "x.json:1:0: EOF while parsing a value"),
+        (
+            r#"{"format":"tracecost.trace/v1","name":"#.into(),
+            "x.json:1:38: EOF while parsing a value",
+        ),
+        (
+            r#"{"name":"t"}"#.into(),
+            r#"x.json: at /format: expected a "format": "tracecost.trace/v1" member"#,
+        ),
+        (
+            r#"{"format":"v0"}"#.into(),
+            // A value that is not a tracecost format is not echoed: the file
+            // may be anything, its values secrets.
+            r#"x.json: at /format: expected "tracecost.trace/v1", found the format of something else"#,
+        ),
+        (
+            trace_json(
+                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"nope","content":"x"}]}"#,
+                r#"{"messages":1}"#,
+            ),
+            r#"x.json: at /messages/0/content/0/tool_use_id: expected the id of an earlier tool_use, "nope" has none"#,
+        ),
+        (
+            trace_json(
+                r#"{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}},{"type":"tool_use","id":"a","name":"f","input":{}}]}"#,
+                r#"{"messages":1}"#,
+            ),
+            r#"x.json: at /messages/0/content/1/id: expected a unique tool_use id, "a" is used twice"#,
+        ),
+        (
+            trace_json(GOOD_MESSAGES, r#"{"messages":5}"#),
+            "x.json: at /calls/0/messages: expected at most 4 (the history's length), found 5",
+        ),
+        (
+            trace_json(GOOD_MESSAGES, r#"{"messages":3},{"messages":2}"#),
+            "x.json: at /calls/1/messages: expected at least 3 (the previous call's count; histories only grow), found 2",
+        ),
+        (
+            trace_json(
+                GOOD_MESSAGES,
+                r#"{"messages":3,"usage":{"input_tokens":-4}}"#,
+            ),
+            "x.json:4:0: invalid value: integer `-4`, expected u64",
+        ),
+        (
+            trace_json(
+                GOOD_MESSAGES,
+                r#"{"messages":3,"usage":{"input_tokens":999999999999}}"#,
+            ),
+            "x.json: at /calls/0/usage/input_tokens: expected a token count of at most 100000000, found 999999999999",
+        ),
+        (
+            trace_json(
+                r#"{"role":"user","content":[{"type":"text","text":5}]}"#,
+                r#"{"messages":1}"#,
+            ),
+            "x.json: at /messages/0/content/0/text: expected a string",
+        ),
+        (
+            trace_json(
+                GOOD_MESSAGES,
+                r#"{"messages":3,"cache_markers":[{"message":7}]}"#,
+            ),
+            "x.json: at /calls/0/cache_markers/0/message: expected a message index below 3 (this call's messages)",
+        ),
+        (
+            "[1]".into(),
+            "x.json:1:1: invalid type: sequence, expected a JSON object (a tracecost trace)",
+        ),
+        (
+            trace_json(
+                &format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)),
+                r#"{"messages":1}"#,
+            ),
+            "x.json:1:160: invalid type: sequence, expected a JSON object",
+        ),
+    ];
+    for (json, expected) in cases {
+        let got = err(&json);
+        // Syntax errors carry line:column; the column varies with the
+        // fixture's layout, so compare the line and the message.
+        if expected.starts_with("x.json:") && !expected.starts_with("x.json: at") {
+            let (exp_head, exp_msg) = expected.split_at(expected.find(": ").unwrap());
+            let (got_head, got_msg) = got.split_at(got.find(": ").unwrap());
+            assert_eq!(got_msg, exp_msg, "{json}");
+            assert_eq!(
+                got_head.split(':').nth(1),
+                exp_head.split(':').nth(1),
+                "line of {got}"
+            );
+        } else {
+            assert_eq!(got, expected, "{json}");
+        }
+    }
+}
+
+#[test]
+fn warnings_do_not_stop_the_load() {
+    let src = trace_json(
+        r#"{"role":"user","content":[{"type":"mystery","x":1}]},{"role":"assistant","content":"ok"}"#,
+        r#"{"messages":1,"start_ms":5000},{"messages":2,"start_ms":4000}"#,
+    );
+    let loaded = load_str(&src, "x.json").unwrap();
+    let w: Vec<String> = loaded.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        w,
+        [
+            r#"x.json: at /messages/0/content/0/type: unknown block type "mystery", kept as is"#,
+            "x.json: at /calls/1/start_ms: starts 1000 ms before the previous call",
+        ]
+    );
+    assert!(to_json(&loaded.traces[0]).contains(r#"{"type":"mystery","x":1}"#));
+}
+
+#[test]
+fn a_directory_or_missing_file_is_an_io_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = load_path(dir.path()).unwrap_err();
+    assert!(matches!(e, TraceError::Io { .. }));
+    assert!(
+        e.to_string()
+            .ends_with("is a directory, expected a trace file"),
+        "{e}"
+    );
+    let e = load_path(&dir.path().join("missing.json")).unwrap_err();
+    assert!(e.to_string().contains("missing.json: cannot read:"), "{e}");
+}
+
+#[test]
+fn deep_nesting_inside_a_kept_value_neither_crashes_nor_changes() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let src = trace_json(
+        &format!(r#"{{"role":"user","content":[{{"type":"text","text":"a","x":{deep}}}]}}"#),
+        r#"{"messages":1}"#,
+    );
+    let loaded = load_str(&src, "x.json").unwrap();
+    assert!(to_json(&loaded.traces[0]).contains(&deep));
+}

@@ -1,0 +1,471 @@
+//! Prices: the built-in table against the provider facts, name
+//! resolution, the long-context premium, batch discount, ccusage's formula,
+//! pricing files (LiteLLM and native) and their error messages.
+
+use std::path::Path;
+
+use tracecost::cost::pricing::{
+    BATCH_DISCOUNT, CacheCreation, Pricing, PricingError, ToolChoice, Usage,
+};
+
+/// (name, input, 5m write, 1h write, read, output, min cacheable tokens),
+/// straight from FACTS.md.
+const FACTS: &[(&str, f64, f64, f64, f64, f64, u64)] = &[
+    (
+        "claude-opus-4-20250514",
+        15.0,
+        18.75,
+        30.0,
+        1.50,
+        75.0,
+        1024,
+    ),
+    (
+        "claude-opus-4-1-20250805",
+        15.0,
+        18.75,
+        30.0,
+        1.50,
+        75.0,
+        1024,
+    ),
+    (
+        "claude-opus-4-5-20251101",
+        5.0,
+        6.25,
+        10.0,
+        0.50,
+        25.0,
+        4096,
+    ),
+    ("claude-opus-4-5", 5.0, 6.25, 10.0, 0.50, 25.0, 4096),
+    ("claude-opus-4-6", 5.0, 6.25, 10.0, 0.50, 25.0, 4096),
+    ("claude-opus-4-7", 5.0, 6.25, 10.0, 0.50, 25.0, 2048),
+    ("claude-opus-4-8", 5.0, 6.25, 10.0, 0.50, 25.0, 1024),
+    ("claude-opus-5", 5.0, 6.25, 10.0, 0.50, 25.0, 512),
+    ("claude-sonnet-4-20250514", 3.0, 3.75, 6.0, 0.30, 15.0, 1024),
+    (
+        "claude-sonnet-4-5-20250929",
+        3.0,
+        3.75,
+        6.0,
+        0.30,
+        15.0,
+        1024,
+    ),
+    ("claude-sonnet-4-6", 3.0, 3.75, 6.0, 0.30, 15.0, 1024),
+    (
+        "claude-3-7-sonnet-20250219",
+        3.0,
+        3.75,
+        6.0,
+        0.30,
+        15.0,
+        1024,
+    ),
+    ("claude-sonnet-5", 2.0, 2.50, 4.0, 0.20, 10.0, 1024),
+    ("claude-haiku-4-5-20251001", 1.0, 1.25, 2.0, 0.10, 5.0, 4096),
+    ("claude-haiku-4-5", 1.0, 1.25, 2.0, 0.10, 5.0, 4096),
+    (
+        "claude-3-5-haiku-20241022",
+        0.80,
+        1.0,
+        1.60,
+        0.08,
+        4.0,
+        2048,
+    ),
+    (
+        "claude-3-haiku-20240307",
+        0.25,
+        0.30,
+        0.50,
+        0.03,
+        1.25,
+        2048,
+    ),
+    ("claude-fable-5", 10.0, 12.50, 20.0, 1.00, 50.0, 512),
+    ("claude-fable-5-1", 10.0, 12.50, 20.0, 0.25, 50.0, 512),
+];
+
+#[test]
+fn every_model_in_facts_has_the_right_prices() {
+    let p = Pricing::builtin();
+    for &(name, input, w5, w1, read, output, min) in FACTS {
+        let m = p.lookup(name).unwrap_or_else(|e| panic!("{e}"));
+        let r = m.rates;
+        assert_eq!(
+            (
+                r.input,
+                r.cache_write_5m,
+                r.cache_write_1h,
+                r.cache_read,
+                r.output
+            ),
+            (input, w5, w1, read, output),
+            "{name}"
+        );
+        assert_eq!(m.min_cacheable_tokens, min, "{name}");
+    }
+    // Every built-in model is in the facts table.
+    for m in p.models() {
+        assert!(FACTS.iter().any(|f| f.0 == m.id), "{} not in FACTS", m.id);
+    }
+}
+
+#[test]
+fn claude_4_family_tool_prompt_comes_from_the_table() {
+    let p = Pricing::builtin();
+    for id in [
+        "claude-opus-4-20250514",
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-6",
+        "claude-haiku-4-5",
+        "claude-opus-5",
+    ] {
+        let tp = p.lookup(id).unwrap().tool_prompt;
+        assert_eq!(tp.tokens(ToolChoice::Auto), 346, "{id}");
+        assert_eq!(tp.tokens(ToolChoice::None), 346, "{id}");
+        assert_eq!(tp.tokens(ToolChoice::Any), 313, "{id}");
+        assert_eq!(tp.tokens(ToolChoice::Tool), 313, "{id}");
+    }
+    let f = p.lookup("claude-sonnet-4-6").unwrap().framing;
+    assert_eq!((f.per_message, f.per_block, f.per_tool), (4, 3, 8));
+}
+
+#[test]
+fn aliases_and_dated_ids_resolve() {
+    let p = Pricing::builtin();
+    let id = |n: &str| {
+        p.lookup(n)
+            .map(|m| m.id.clone())
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(id("claude-sonnet-4-5"), "claude-sonnet-4-5-20250929");
+    assert_eq!(id("claude-opus-4-5"), "claude-opus-4-5-20251101");
+    assert_eq!(id("claude-haiku-4-5"), "claude-haiku-4-5-20251001");
+    assert_eq!(id("claude-opus-4-1"), "claude-opus-4-1-20250805");
+    assert_eq!(id("claude-sonnet-4-0"), "claude-sonnet-4-20250514");
+    assert_eq!(id("claude-4-sonnet-20250514"), "claude-sonnet-4-20250514");
+    assert_eq!(id("claude-3-5-haiku-latest"), "claude-3-5-haiku-20241022");
+    assert_eq!(id("CLAUDE-SONNET-4-6"), "claude-sonnet-4-6");
+    assert_eq!(id("anthropic/claude-opus-4-6"), "claude-opus-4-6");
+    assert_eq!(id("claude-opus-4-6-20260205"), "claude-opus-4-6");
+    assert_eq!(id("claude-sonnet-4-6-latest"), "claude-sonnet-4-6");
+    assert_eq!(id("claude-opus-4@20250514"), "claude-opus-4-20250514");
+    assert_eq!(
+        id("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        "claude-sonnet-4-5-20250929"
+    );
+}
+
+#[test]
+fn unknown_model_lists_the_three_closest_ids() {
+    let p = Pricing::builtin();
+    let err = p.lookup("claude-sonet-4-5").unwrap_err();
+    insta::assert_snapshot!(err.to_string(), @"unknown model `claude-sonet-4-5` (closest known: claude-sonnet-4-5, claude-sonnet-4-0, claude-sonnet-4-6)");
+    let err = p.lookup("gpt-4o").unwrap_err();
+    match &err {
+        PricingError::UnknownModel { closest, .. } => assert_eq!(closest.len(), 3),
+        other => panic!("{other:?}"),
+    }
+    insta::assert_snapshot!(err.to_string(), @"unknown model `gpt-4o` (closest known: claude-opus-4, claude-opus-4-1, claude-opus-4-5)");
+}
+
+fn usage(input: u64, w5: u64, w1: u64, read: u64, output: u64) -> Usage {
+    Usage::new(input, w5, w1, read, output)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn cost_matches_ccusage_formula() {
+    let p = Pricing::builtin();
+    let m = p.lookup("claude-sonnet-4-6").unwrap();
+    let u = usage(1234, 5678, 910, 111_213, 1415);
+    // ccusage: input·p_in + output·p_out + 5m·p_5m + 1h·(2·p_in) + read·p_read
+    let expected = 1234.0 * 3e-6
+        + 1415.0 * 15e-6
+        + 5678.0 * 3.75e-6
+        + 910.0 * (2.0 * 3e-6)
+        + 111_213.0 * 0.3e-6;
+    assert!(
+        close(m.cost_usd(&u, false), expected),
+        "{}",
+        m.cost_usd(&u, false)
+    );
+    // Without a cache_creation breakdown all writes are 5m writes.
+    let legacy = Usage {
+        cache_creation: None,
+        ..usage(0, 1000, 0, 0, 0)
+    };
+    assert!(close(m.cost_usd(&legacy, false), 1000.0 * 3.75e-6));
+    let breakdown = m.cost_breakdown(&u, false);
+    assert!(close(
+        breakdown.total,
+        breakdown.input
+            + breakdown.output
+            + breakdown.write_5m
+            + breakdown.write_1h
+            + breakdown.read
+    ));
+    assert!(!breakdown.long_context);
+}
+
+#[test]
+fn long_context_premium_bills_the_whole_request_on_sonnet_4_and_4_5() {
+    let p = Pricing::builtin();
+    // 150K read + 40K 5m write + 20K input = 210K > 200K.
+    let u = usage(20_000, 40_000, 0, 150_000, 1_000);
+    for id in ["claude-sonnet-4-5", "claude-sonnet-4-20250514"] {
+        let m = p.lookup(id).unwrap();
+        let b = m.cost_breakdown(&u, false);
+        assert!(b.long_context, "{id}");
+        // $6 input, ×1.25 write, ×0.1 read, $22.50 output — output included.
+        let expected = 20_000.0 * 6e-6 + 1_000.0 * 22.5e-6 + 40_000.0 * 7.5e-6 + 150_000.0 * 0.6e-6;
+        assert!(close(b.total, expected), "{id}: {}", b.total);
+        assert!(close(b.output, 1_000.0 * 22.5e-6));
+        // 1h writes at 2× the premium input.
+        let b1 = m.cost_breakdown(&usage(20_000, 0, 40_000, 150_000, 0), false);
+        assert!(close(b1.write_1h, 40_000.0 * 12e-6));
+    }
+    // Exactly at the threshold: no premium.
+    let m = p.lookup("claude-sonnet-4-5").unwrap();
+    let at = usage(10_000, 40_000, 0, 150_000, 1_000);
+    assert_eq!(at.total_input(), 200_000);
+    assert!(!m.cost_breakdown(&at, false).long_context);
+    // 4.6 and later: no premium.
+    for id in ["claude-sonnet-4-6", "claude-sonnet-5", "claude-opus-4-6"] {
+        let m = p.lookup(id).unwrap();
+        assert!(!m.cost_breakdown(&u, false).long_context, "{id}");
+    }
+    let m46 = p.lookup("claude-sonnet-4-6").unwrap();
+    let expected = 20_000.0 * 3e-6 + 1_000.0 * 15e-6 + 40_000.0 * 3.75e-6 + 150_000.0 * 0.3e-6;
+    assert!(close(m46.cost_usd(&u, false), expected));
+}
+
+#[test]
+fn batch_discount_halves_every_component_and_stacks() {
+    let p = Pricing::builtin();
+    let u = usage(20_000, 40_000, 5_000, 150_000, 1_000);
+    for id in ["claude-sonnet-4-5", "claude-opus-4-6", "claude-fable-5-1"] {
+        let m = p.lookup(id).unwrap();
+        let full = m.cost_breakdown(&u, false);
+        let batch = m.cost_breakdown(&u, true);
+        assert!(close(batch.total, full.total * BATCH_DISCOUNT), "{id}");
+        assert!(close(batch.read, full.read * 0.5));
+        assert!(close(batch.write_1h, full.write_1h * 0.5));
+        assert_eq!(batch.long_context, full.long_context);
+    }
+}
+
+#[test]
+fn usage_uses_the_api_field_names() {
+    let u = usage(1, 2, 3, 4, 5);
+    let json = serde_json::to_string(&u).unwrap();
+    assert_eq!(
+        json,
+        r#"{"input_tokens":1,"cache_creation_input_tokens":5,"cache_read_input_tokens":4,"cache_creation":{"ephemeral_5m_input_tokens":2,"ephemeral_1h_input_tokens":3},"output_tokens":5}"#
+    );
+    let back: Usage = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, u);
+    assert_eq!(
+        back.cache_creation,
+        Some(CacheCreation {
+            ephemeral_5m_input_tokens: 2,
+            ephemeral_1h_input_tokens: 3
+        })
+    );
+}
+
+/// A pricing file under `tests/fixtures/pricing/`.
+fn fixture(name: &str) -> std::path::PathBuf {
+    crate::util::fixture("pricing").join(name)
+}
+
+#[test]
+fn litellm_file_imports_claude_chat_models() {
+    let mut p = Pricing::builtin();
+    let summary = p.merge_file(&fixture("litellm_small.json")).unwrap();
+    assert_eq!(summary.format, "litellm");
+    assert_eq!(
+        summary.added,
+        ["claude-opus-4-6-20260205", "claude-house-9"]
+    );
+    assert_eq!(
+        summary.updated,
+        ["claude-sonnet-4-5-20250929", "claude-opus-4-6"]
+    );
+    assert_eq!(summary.skipped, 6);
+
+    // Provider-prefixed key overrides the built-in model.
+    let opus = p.lookup("claude-opus-4-6").unwrap();
+    assert_eq!(opus.rates.input, 4.0);
+    assert_eq!(opus.rates.cache_write_1h, 8.0);
+    assert_eq!(opus.rates.cache_read, 0.4);
+    // ... but keeps the built-in minimum (the file says 1024).
+    assert_eq!(opus.min_cacheable_tokens, 4096);
+    // A dated id becomes its own model, inheriting non-price data.
+    let dated = p.lookup("claude-opus-4-6-20260205").unwrap();
+    assert_eq!(dated.id, "claude-opus-4-6-20260205");
+    assert_eq!(dated.rates.input, 5.0);
+    assert_eq!(dated.min_cacheable_tokens, 4096);
+    // Missing 1h cost → 2× input; min cacheable and tool prompt read.
+    let house = p.lookup("claude-house-9").unwrap();
+    assert_eq!(house.rates.input, 2.0);
+    assert_eq!(house.rates.cache_write_5m, 2.5);
+    assert_eq!(house.rates.cache_write_1h, 4.0);
+    assert_eq!(house.rates.cache_read, 0.2);
+    assert_eq!(house.rates.output, 10.0);
+    assert_eq!(house.min_cacheable_tokens, 2048);
+    assert_eq!(house.tool_prompt.tokens(ToolChoice::Auto), 300);
+    assert!(house.long_context.is_none());
+    // *_above_200k_tokens → long-context premium.
+    let s45 = p.lookup("claude-sonnet-4-5").unwrap();
+    let lc = s45.long_context.unwrap();
+    assert_eq!(lc.threshold_tokens, 200_000);
+    assert_eq!(
+        (
+            lc.rates.input,
+            lc.rates.cache_write_5m,
+            lc.rates.cache_write_1h,
+            lc.rates.cache_read,
+            lc.rates.output
+        ),
+        (6.0, 7.5, 12.0, 0.6, 22.5)
+    );
+    // Skipped entries did not sneak in.
+    assert!(p.lookup("gpt-4o").is_err());
+    assert!(p.lookup("claude-embed-1").is_err());
+    assert!(p.lookup("claude-unpriced-1").is_err());
+    assert_eq!(
+        p.lookup("claude-sonnet-4-5-20250929").unwrap().rates.input,
+        3.0
+    );
+}
+
+#[test]
+fn native_file_overrides_and_adds() {
+    let p = Pricing::with_file(&fixture("native.json")).unwrap();
+    let s46 = p.lookup("claude-sonnet-4-6").unwrap();
+    assert_eq!((s46.rates.input, s46.rates.output), (2.5, 12.0));
+    // Only the given members change.
+    assert_eq!(s46.rates.cache_read, 0.30);
+    let house = p.lookup("house").unwrap();
+    assert_eq!(house.id, "claude-house-1");
+    assert_eq!(p.lookup("HOUSE-latest").unwrap().id, "claude-house-1");
+    assert_eq!(
+        (
+            house.rates.cache_write_5m,
+            house.rates.cache_write_1h,
+            house.rates.cache_read
+        ),
+        (5.0, 8.0, 0.5)
+    );
+    assert_eq!(house.min_cacheable_tokens, 512);
+    assert_eq!(house.tool_prompt.tokens(ToolChoice::Any), 350);
+    assert_eq!(house.framing.per_message, 5);
+    assert_eq!(house.framing.per_block, 3);
+    let lc = house.long_context.unwrap();
+    assert_eq!(lc.threshold_tokens, 100_000);
+    assert_eq!(
+        (lc.rates.input, lc.rates.cache_write_5m, lc.rates.output),
+        (8.0, 10.0, 30.0)
+    );
+    // `"long_context": null` removes the premium.
+    assert!(
+        p.lookup("claude-sonnet-4-5")
+            .unwrap()
+            .long_context
+            .is_none()
+    );
+    let rows = p.rows();
+    assert_eq!(rows.last().unwrap().id, "claude-house-1");
+    assert_eq!(rows.last().unwrap().aliases, ["house", "house-latest"]);
+}
+
+#[test]
+fn models_rows_cover_the_table() {
+    let p = Pricing::builtin();
+    let rows = p.rows();
+    assert_eq!(rows.len(), p.models().len());
+    let s45 = rows
+        .iter()
+        .find(|r| r.id == "claude-sonnet-4-5-20250929")
+        .unwrap();
+    assert_eq!(s45.aliases, ["claude-sonnet-4-5"]);
+    assert_eq!(
+        (s45.input, s45.write_5m, s45.write_1h, s45.read, s45.output),
+        (3.0, 3.75, 6.0, 0.3, 15.0)
+    );
+    assert_eq!(s45.min_cacheable_tokens, 1024);
+    insta::assert_snapshot!(s45.long_context.clone().unwrap(), @"above 200000 input tokens the whole request costs $6 in / $22.5 out per MTok");
+    let s46 = rows.iter().find(|r| r.id == "claude-sonnet-4-6").unwrap();
+    assert!(s46.long_context.is_none());
+}
+
+fn merge_err(text: &str) -> String {
+    let mut p = Pricing::builtin();
+    let before = p.clone();
+    let err = p.merge_str(text, "prices.json").unwrap_err();
+    assert_eq!(p, before, "a failed merge must leave the table unchanged");
+    err.to_string()
+}
+
+#[test]
+fn malformed_pricing_files_name_the_file_and_the_place() {
+    insta::assert_snapshot!(
+        merge_err("{\n  \"models\": {\n    \"claude-x\": { \"input\": 3, }\n  }\n}"),
+        @"prices.json:3:31: invalid JSON: trailing comma"
+    );
+    insta::assert_snapshot!(merge_err("[1, 2]"), @"prices.json: at the top level: expected a JSON object (a tracecost pricing file with a `models` member, or LiteLLM's model_prices_and_context_window.json)");
+    insta::assert_snapshot!(
+        merge_err(r#"{"models": {"claude-x": {"input": "3", "output": 15}}}"#),
+        @"prices.json: at /models/claude-x/input: expected a non-negative number"
+    );
+    insta::assert_snapshot!(
+        merge_err(r#"{"models": {"claude-x": {"input": 3}}}"#),
+        @"prices.json: at /models/claude-x/output: expected a price in USD per million tokens (required for a new model)"
+    );
+    insta::assert_snapshot!(
+        merge_err(r#"{"models": {"claude-sonnet-4-6": {"inptu": 3}}}"#),
+        @"prices.json: at /models/claude-sonnet-4-6/inptu: expected one of the members aliases, input, cache_write_5m, cache_write_1h, cache_read, output, min_cacheable_tokens, tool_prompt_tokens, framing, long_context, description"
+    );
+    insta::assert_snapshot!(
+        merge_err(r#"{"models": {"claude-x": {"input": 1, "output": 2, "framing": {"per_message": -1}}}}"#),
+        @"prices.json: at /models/claude-x/framing/per_message: expected a non-negative integer"
+    );
+    insta::assert_snapshot!(
+        merge_err(r#"{"models": [] }"#),
+        @"prices.json: at /models: expected an object mapping model ids to prices"
+    );
+    insta::assert_snapshot!(
+        merge_err(r#"{"anthropic/claude-y": {"input_cost_per_token": -1e-6, "output_cost_per_token": 1e-5}}"#),
+        @"prices.json: at /anthropic~1claude-y/input_cost_per_token: expected a non-negative number"
+    );
+    insta::assert_snapshot!(
+        merge_err(r#"{"claude-y": {"input_cost_per_token": 1e-6, "output_cost_per_token": 1e-5, "prompt_cache_min_tokens": 1.5}}"#),
+        @"prices.json: at /claude-y/prompt_cache_min_tokens: expected a non-negative integer"
+    );
+}
+
+#[test]
+fn missing_pricing_file_is_an_error_naming_it() {
+    let err = Pricing::with_file(Path::new("/nonexistent/prices.json")).unwrap_err();
+    assert!(matches!(err, PricingError::Io { .. }));
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/prices.json: cannot read pricing file: "),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.json");
+    std::fs::write(&path, "{\"models\": {").unwrap();
+    let err = Pricing::with_file(&path).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("{}:1:12: invalid JSON:", path.display())),
+        "{err}"
+    );
+}
