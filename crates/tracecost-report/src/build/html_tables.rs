@@ -275,3 +275,35 @@ pub(super) fn trace_link(trace: &str, split: bool) -> String {
         format!("#{}", slug(trace))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_breaks_only_after_its_separators_and_is_escaped_first() {
+        assert_eq!(
+            config_html("ledger:t=8000,k=1+claude-code:ttl=5m"),
+            "<span class=\"cfg\">ledger:t=8000,</span><wbr><span class=\"cfg\">k=1+</span><wbr><span class=\"cfg\">claude-code:ttl=5m</span>"
+        );
+        assert_eq!(config_html("<x>"), "<span class=\"cfg\">&lt;x&gt;</span>");
+    }
+
+    #[test]
+    fn code_spans_become_code_elements_and_the_rest_stays_text() {
+        assert_eq!(
+            code_spans("keep `off+native` now"),
+            "keep <code><span class=\"cfg\">off+</span><wbr><span class=\"cfg\">native</span></code> now"
+        );
+        assert_eq!(code_spans("no code"), "no code");
+    }
+
+    #[test]
+    fn a_trace_is_an_anchor_inline_and_a_page_when_split() {
+        assert_eq!(trace_link("A b", false), format!("#{}", slug("A b")));
+        assert_eq!(
+            trace_link("A b", true),
+            format!("sessions/{}.html", slug("A b"))
+        );
+    }
+}

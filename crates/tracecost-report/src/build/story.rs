@@ -476,3 +476,51 @@ pub(super) fn notes(r: &ReplayResult) -> Vec<String> {
     n.push(format!("Priced as {}.", r.model));
     n
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::fleet::SkippedConfig;
+
+    #[test]
+    fn a_trace_is_named_by_what_it_adds_to_its_session() {
+        assert_eq!(trace_label("6dd5f6de", "6dd5f6de"), "the conversation");
+        assert_eq!(trace_label("6dd5f6de", "6dd5f6de-part2"), "part2");
+        assert_eq!(trace_label("6dd5f6de", "6dd5f6de.agent-a4ca"), "agent-a4ca");
+        // A name that only repeats the session's, or another session's
+        // name, is shown whole.
+        assert_eq!(trace_label("6dd5f6de", "6dd5f6de-"), "6dd5f6de-");
+        assert_eq!(trace_label("6dd5f6de", "1284c080"), "1284c080");
+    }
+
+    #[test]
+    fn configs_skipped_for_the_same_reason_and_traces_are_said_once() {
+        let skipped = |config: &str, traces, reason: &str| SkippedConfig {
+            config: config.to_owned(),
+            traces,
+            of: 5,
+            reason: reason.to_owned(),
+        };
+        let all = [
+            skipped("a", 2, "no markers recorded"),
+            skipped("b", 2, "no markers recorded"),
+            skipped("c", 2, "no markers recorded"),
+            skipped("d", 3, "no markers recorded"),
+            skipped("e", 2, "another reason"),
+        ];
+        let groups = skipped_groups(&all);
+        assert_eq!(
+            groups,
+            [
+                (
+                    "`a` and 2 other config(s)".to_owned(),
+                    2,
+                    5,
+                    "no markers recorded"
+                ),
+                ("`d`".to_owned(), 3, 5, "no markers recorded"),
+                ("`e`".to_owned(), 2, 5, "another reason"),
+            ]
+        );
+    }
+}

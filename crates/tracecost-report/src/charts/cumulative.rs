@@ -8,12 +8,11 @@
 //! smear along the bottom, so the axis turns logarithmic and says so.
 
 use super::layout::{
-    AXIS, LegendItem, MARKERS, MUTED, PAD, PALETTE, Scale, Swatch, TEXT_SIZE, call_axis_labels,
-    clean, draw_legend, draw_lines, draw_marker, draw_no_data, draw_x_axis, draw_y_axis,
-    layout_legend, nice_ticks, notes_height, plot_rows, usd_ticks, value_chart_height, wrap_notes,
-    x_axis_h, y_labels_w,
+    AXIS, LegendItem, MARKERS, PAD, PALETTE, Scale, Swatch, call_axis_labels, clean, draw_marker,
+    draw_no_data, draw_x_foot, draw_y_axis, layout_legend, nice_ticks, notes_height, plot_rows,
+    usd_ticks, value_chart_height, wrap_notes, x_axis_h, y_labels_w,
 };
-use super::svg::{Anchor, Svg};
+use super::svg::Svg;
 use crate::fmt;
 
 /// How many lines are drawn; one per palette colour.
@@ -216,15 +215,15 @@ pub(super) fn draw(svg: &mut Svg, title: &str, lines: &[(String, Vec<f64>)]) {
     svg.line((x0, plot_top), (x0, plot_bottom), AXIS, 1.0);
 
     let labels = call_axis_labels(n, &xs, (x0, x1));
-    let legend_top = draw_x_axis(svg, &labels, "call", (x0 + x1) / 2.0, plot_bottom);
-    draw_legend(svg, &items, &legend, (PAD, legend_top));
-    draw_lines(
+    draw_x_foot(
         svg,
+        &labels,
+        "call",
+        (x0, x1),
+        plot_bottom,
+        &items,
+        &legend,
         &note_lines,
-        (PAD, legend_top + legend.height),
-        TEXT_SIZE,
-        MUTED,
-        Anchor::Start,
     );
 }
 

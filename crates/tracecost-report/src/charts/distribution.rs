@@ -6,10 +6,9 @@
 //! sessions that cost more; a dashed line marks zero.
 
 use super::layout::{
-    AXIS, COSTS_MORE, LegendItem, MUTED, PAD, SAVES, Scale, TEXT, TEXT_SIZE, draw_legend,
-    draw_lines, draw_no_data, draw_x_axis, draw_y_axis, layout_legend, line_h, nice_step,
-    nice_ticks, notes_height, plot_rows, tick_decimals, value_chart_height, wrap_notes, x_axis_h,
-    y_labels_w,
+    AXIS, COSTS_MORE, LegendItem, MUTED, PAD, SAVES, Scale, TEXT, TEXT_SIZE, draw_no_data,
+    draw_x_foot, draw_y_axis, layout_legend, line_h, nice_step, nice_ticks, notes_height,
+    plot_rows, tick_decimals, value_chart_height, wrap_notes, x_axis_h, y_labels_w,
 };
 use super::svg::{Anchor, Svg, baseline_for, text_width};
 use crate::fmt;
@@ -202,21 +201,15 @@ pub(super) fn draw(svg: &mut Svg, title: &str, savings: &[f64]) {
             (xs.map(v), fmt::dollars_fixed(v, dec))
         })
         .collect();
-    let legend_top = draw_x_axis(
+    draw_x_foot(
         svg,
         &labels,
         "saving per session (USD)",
-        (x0 + x1) / 2.0,
+        (x0, x1),
         plot_bottom,
-    );
-    draw_legend(svg, &items, &legend, (PAD, legend_top));
-    draw_lines(
-        svg,
+        &items,
+        &legend,
         &note_lines,
-        (PAD, legend_top + legend.height),
-        TEXT_SIZE,
-        MUTED,
-        Anchor::Start,
     );
 }
 

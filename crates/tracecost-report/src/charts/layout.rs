@@ -558,6 +558,32 @@ pub(super) fn y_labels_w(ticks: &[(f64, String)]) -> f64 {
         + 10.0
 }
 
+/// Below a plot: the x axis (labels and what it measures), the legend under
+/// it and the notes under the legend, the foot the line and point charts
+/// share.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn draw_x_foot(
+    svg: &mut Svg,
+    labels: &[(f64, String)],
+    desc: &str,
+    (x0, x1): (f64, f64),
+    plot_bottom: f64,
+    items: &[LegendItem],
+    legend: &LegendLayout,
+    notes: &[String],
+) {
+    let legend_top = draw_x_axis(svg, labels, desc, (x0 + x1) / 2.0, plot_bottom);
+    draw_legend(svg, items, legend, (PAD, legend_top));
+    draw_lines(
+        svg,
+        notes,
+        (PAD, legend_top + legend.height),
+        TEXT_SIZE,
+        MUTED,
+        Anchor::Start,
+    );
+}
+
 /// The x axis's labels under a plot whose bottom is `plot_bottom`, then its
 /// description `desc` (none when empty) centred on `centre`; returns where
 /// what follows may start. Every chart with an x axis draws it this way.

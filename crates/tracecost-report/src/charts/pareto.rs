@@ -4,10 +4,9 @@
 //! chart; the status quo and the recommendation keep their fleet colours.
 
 use super::layout::{
-    AXIS, LegendItem, MUTED, Marker, PAD, PALETTE, RECOMMENDED, STATUS_QUO, Scale, Swatch, TEXT,
-    TEXT_SIZE, draw_legend, draw_lines, draw_no_data, draw_x_axis, draw_y_axis, layout_legend,
-    nice_ticks, notes_height, plot_rows, usd_ticks, value_chart_height, wrap_notes, x_axis_h,
-    y_labels_w,
+    AXIS, LegendItem, Marker, PAD, PALETTE, RECOMMENDED, STATUS_QUO, Scale, Swatch, TEXT,
+    TEXT_SIZE, draw_no_data, draw_x_foot, draw_y_axis, layout_legend, nice_ticks, notes_height,
+    plot_rows, usd_ticks, value_chart_height, wrap_notes, x_axis_h, y_labels_w,
 };
 use super::svg::{Anchor, Rgb, Svg, baseline_for, text_width};
 use crate::fmt;
@@ -254,21 +253,15 @@ pub(super) fn draw(
         .filter(|v| v.fract() == 0.0)
         .map(|v| (xs.map(*v), fmt::thousands(*v as u64)))
         .collect();
-    let legend_top = draw_x_axis(
+    draw_x_foot(
         svg,
         &labels,
         "recall-risk turns",
-        (x0 + x1) / 2.0,
+        (x0, x1),
         plot_bottom,
-    );
-    draw_legend(svg, &items, &legend, (PAD, legend_top));
-    draw_lines(
-        svg,
+        &items,
+        &legend,
         &lines,
-        (PAD, legend_top + legend.height),
-        TEXT_SIZE,
-        MUTED,
-        Anchor::Start,
     );
 }
 
