@@ -79,7 +79,7 @@ fn fleet_totals_are_the_sums_of_per_session_replays() {
             .map(|s| {
                 s.rows
                     .iter()
-                    .find(|r| r.result.config.to_string() == f.config)
+                    .find(|r| f.config.config() == Some(&r.result.config))
                     .unwrap()
                     .result
                     .totals
@@ -112,12 +112,12 @@ fn a_policy_that_never_fires_is_never_recommended_and_ties_keep_what_runs() {
     let peer = fleet
         .configs
         .iter()
-        .find(|c| c.config.starts_with("clear-tool-uses"))
+        .find(|c| c.config.to_string().starts_with("clear-tool-uses"))
         .unwrap();
     assert!(peer.no_effect);
     assert_eq!(peer.compacted_results, 0);
     assert!(fleet.answer.keep_status_quo);
-    assert_eq!(fleet.answer.recommended.config, "off+none");
+    assert_eq!(fleet.answer.recommended.config.to_string(), "off+none");
     for s in &sweeps {
         let rec = &s.rows[s.recommended];
         assert!(!rec.no_effect, "{}", rec.result.config);

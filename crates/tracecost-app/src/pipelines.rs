@@ -275,13 +275,10 @@ pub fn report(
     let mut fleet = super::fleet::fleet(&sessions, &sp.configs);
     // The fleet's recommendation is known only now: check its stubs on
     // every session, as each session's own recommendation was.
-    let recommended = sp
-        .configs
-        .iter()
-        .find(|c| c.to_string() == fleet.answer.recommended.config);
+    let recommended = fleet.answer.recommended.config.config().cloned();
     if let (false, Some(config)) = (fleet.answer.keep_status_quo, recommended) {
         let mut check = super::fleet::FleetStability {
-            config: config.to_string(),
+            config: config.clone(),
             sessions: 0,
             traces: 0,
             stubs: 0,
@@ -291,7 +288,7 @@ pub fn report(
         let mut checked = std::collections::BTreeSet::new();
         let mut unstable = std::collections::BTreeSet::new();
         for t in &sp.traces {
-            let r = stability_of(t, config, &memo, None)?;
+            let r = stability_of(t, &config, &memo, None)?;
             check.traces += 1;
             check.stubs += r.stubs;
             check.violations += r.violations.len();

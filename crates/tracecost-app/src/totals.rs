@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::fleet::{FleetFigures, SessionSummary, SkippedConfig};
+use super::fleet::{FleetConfig, FleetFigures, SessionSummary, SkippedConfig};
 use super::plan::TraceRun;
 use super::results::{ReplayOutput, Savings};
 use crate::policy::Config;
@@ -36,7 +36,7 @@ pub struct ReplayTotals {
     pub traces: usize,
     /// Per config the traces were replayed under, in order of first use.
     pub configs: Vec<ReplayGroup>,
-    /// Every trace; its config is [`super::fleet::MIXED_STATUS_QUO`] when
+    /// Every trace; its config is [`FleetConfig::Mixed`] when
     /// the traces ran under more than one.
     pub total: ReplayGroup,
 }
@@ -44,8 +44,9 @@ pub struct ReplayTotals {
 /// Traces replayed under one config (or all of them), summed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplayGroup {
-    /// The config (canonical string).
-    pub config: String,
+    /// The config, or [`FleetConfig::Mixed`] for the total of traces
+    /// replayed under several.
+    pub config: FleetConfig,
     /// Sessions.
     pub sessions: usize,
     /// Traces.
@@ -58,7 +59,7 @@ pub struct ReplayGroup {
 }
 
 impl ReplayGroup {
-    fn of<'a>(config: String, items: &[(&'a TraceRun, &'a ReplayOutput)]) -> Self {
+    fn of<'a>(config: FleetConfig, items: &[(&'a TraceRun, &'a ReplayOutput)]) -> Self {
         let mut t = Totals::default();
         // Against no compaction: the saving and what it is a part of.
         let mut reference: Option<(f64, f64)> = None;
@@ -89,24 +90,23 @@ impl ReplayGroup {
 /// The totals of `outputs`, the replays of `runs` (in the same order).
 pub fn replay_totals(runs: &[TraceRun], outputs: &[ReplayOutput]) -> ReplayTotals {
     let items: Vec<(&TraceRun, &ReplayOutput)> = runs.iter().zip(outputs).collect();
-    let mut by_config: Vec<(String, Vec<(&TraceRun, &ReplayOutput)>)> = Vec::new();
+    let mut by_config: Vec<(&Config, Vec<(&TraceRun, &ReplayOutput)>)> = Vec::new();
     for &(run, out) in &items {
-        let c = run.config.to_string();
-        match by_config.iter_mut().find(|(k, _)| *k == c) {
+        match by_config.iter_mut().find(|(k, _)| **k == run.config) {
             Some((_, v)) => v.push((run, out)),
-            None => by_config.push((c, vec![(run, out)])),
+            None => by_config.push((&run.config, vec![(run, out)])),
         }
     }
     let total_config = match by_config.as_slice() {
-        [(one, _)] => one.clone(),
-        _ => super::fleet::MIXED_STATUS_QUO.to_owned(),
+        [(one, _)] => FleetConfig::One((*one).clone()),
+        _ => FleetConfig::Mixed,
     };
     ReplayTotals {
         sessions: count_sessions(runs.iter().map(|r| session_of(&r.trace))),
         traces: items.len(),
         configs: by_config
             .into_iter()
-            .map(|(c, v)| ReplayGroup::of(c, &v))
+            .map(|(c, v)| ReplayGroup::of(FleetConfig::One(c.clone()), &v))
             .collect(),
         total: ReplayGroup::of(total_config, &items),
     }
@@ -127,7 +127,7 @@ pub struct SweepTotals {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_cost_usd: Option<f64>,
     /// What runs now: each trace's status quo (or the baseline asked for),
-    /// summed; its config is [`super::fleet::MIXED_STATUS_QUO`] when the
+    /// summed; its config is [`FleetConfig::Mixed`] when the
     /// traces' differ.
     pub status_quo: FleetFigures,
     /// Every config, summed over every trace (a trace it cannot apply to
@@ -186,12 +186,7 @@ pub fn sweep_totals(traces: &[Trace], sweeps: &[TraceSweep], configs: &[Config])
         .map(|(t, s)| SessionSummary::new(t, figures_only(s), None))
         .collect();
     let fleet = super::fleet::fleet(&summaries, configs);
-    let complexity = |name: &str| {
-        configs
-            .iter()
-            .find(|c| c.to_string() == name)
-            .map_or(u8::MAX, Config::complexity)
-    };
+    let complexity = |c: &FleetConfig| c.config().map_or(u8::MAX, Config::complexity);
     let mut ranked = fleet.configs;
     // As a trace's sweep ranks its rows: on an exact tie, the simpler
     // policy first, so that it is the one labelled cheapest.
@@ -199,7 +194,7 @@ pub fn sweep_totals(traces: &[Trace], sweeps: &[TraceSweep], configs: &[Config])
         a.cost_usd
             .total_cmp(&b.cost_usd)
             .then_with(|| complexity(&a.config).cmp(&complexity(&b.config)))
-            .then_with(|| a.config.cmp(&b.config))
+            .then_with(|| a.config.to_string().cmp(&b.config.to_string()))
     });
     let a = fleet.answer;
     let recommended = (!a.keep_status_quo)

@@ -21,7 +21,7 @@ use super::fmt::{csv_field, dollars, fixed, md_escape, percent, thousands};
 use super::replay_view::ReplayView;
 use super::sweep_view::SweepView;
 use crate::app::ReplayOutput;
-use crate::app::fleet::{FleetFigures, MIXED_STATUS_QUO};
+use crate::app::fleet::FleetFigures;
 use crate::app::totals::{ReplayGroup, ReplayTotals, SweepTotals};
 use crate::replay::sweep::TraceSweep;
 
@@ -141,7 +141,7 @@ impl Exporter<ReplayTotalsView<'_>> for CsvExporter {
                     &mut out,
                     "config",
                     "",
-                    &g.config,
+                    &g.config.to_string(),
                     (g.sessions, g.traces),
                     &g.totals,
                 )?;
@@ -152,7 +152,7 @@ impl Exporter<ReplayTotalsView<'_>> for CsvExporter {
             &mut out,
             "fleet",
             "",
-            &g.config,
+            &g.config.to_string(),
             (g.sessions, g.traces),
             &g.totals,
         )?;
@@ -195,7 +195,7 @@ fn replay_rows(t: &ReplayTotals) -> Vec<[String; 11]> {
     let mut rows: Vec<[String; 11]> = t
         .configs
         .iter()
-        .map(|g| replay_cells(&g.config, g))
+        .map(|g| replay_cells(&g.config.to_string(), g))
         .collect();
     if t.configs.len() > 1 {
         rows.push(replay_cells("total", &t.total));
@@ -228,7 +228,7 @@ fn replay_footer(t: &ReplayTotals) -> Vec<String> {
             pct(g.savings.vs_no_compaction_pct)
         ));
     }
-    if g.config == MIXED_STATUS_QUO {
+    if g.config.is_mixed() {
         lines.push("the traces ran under different configs: one row each, and their total".into());
     }
     lines
@@ -349,7 +349,7 @@ impl Exporter<SweepTotalsView<'_>> for CsvExporter {
                 out,
                 "fleet,,{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 i + 1,
-                csv_field(&f.config),
+                csv_field(&f.config.to_string()),
                 fixed(f.cost_usd, 6),
                 fixed(f.savings_usd, 6),
                 fixed(f.savings_pct, 2),
@@ -388,7 +388,7 @@ fn sweep_cells(t: &SweepTotals) -> Vec<[String; 12]> {
         .map(|(i, f)| {
             [
                 (i + 1).to_string(),
-                f.config.clone(),
+                f.config.to_string(),
                 dollars(f.cost_usd),
                 dollars(f.savings_usd),
                 percent(f.savings_pct, 1),
@@ -418,7 +418,7 @@ fn figures_line(label: &str, f: &FleetFigures) -> String {
 fn sweep_summary(t: &SweepTotals) -> Vec<String> {
     let mut l = Vec::new();
     let q = &t.status_quo;
-    if q.config == MIXED_STATUS_QUO {
+    if q.config.is_mixed() {
         l.push(format!(
             "status quo (each trace's own): {}",
             dollars(q.cost_usd)

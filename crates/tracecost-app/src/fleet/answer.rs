@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::policy::{Compaction, Config};
 use crate::replay::sweep::{SweepRow, TraceSweep};
 
-use super::MIXED_STATUS_QUO;
+use super::FleetConfig;
 use super::session::{SessionSummary, by_session, savings_by_session};
 
 /// The `p`th percentile of `sorted` (ascending), interpolated between the
@@ -29,9 +29,9 @@ pub fn quantile(sorted: &[f64], p: f64) -> f64 {
 /// One config's figures summed over a set of sessions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FleetFigures {
-    /// The config (canonical string), or [`MIXED_STATUS_QUO`] for a status
-    /// quo that differs between sessions.
-    pub config: String,
+    /// The config, or [`FleetConfig::Mixed`] for a status quo that differs
+    /// between sessions.
+    pub config: FleetConfig,
     /// Simulated cost, USD.
     pub cost_usd: f64,
     /// Cost plus the priced recalls the recommendation minimizes.
@@ -73,7 +73,7 @@ pub struct FleetFigures {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedConfig {
     /// The config.
-    pub config: String,
+    pub config: Config,
     /// Traces it was skipped for.
     pub traces: usize,
     /// Traces of the group.
@@ -93,7 +93,7 @@ pub fn skipped_configs(traces: &[crate::trace::Trace], configs: &[Config]) -> Ve
                 .filter(|t| crate::replay::check_config(t, c).is_err())
                 .count();
             (n > 0).then(|| SkippedConfig {
-                config: c.to_string(),
+                config: c.clone(),
                 traces: n,
                 of: traces.len(),
                 reason: skip_reason(c),
@@ -114,7 +114,7 @@ pub(super) fn skip_reason(config: &Config) -> String {
 }
 
 impl FleetFigures {
-    fn empty(config: String) -> Self {
+    fn empty(config: FleetConfig) -> Self {
         FleetFigures {
             config,
             cost_usd: 0.0,
@@ -218,7 +218,7 @@ pub struct GroupAnswer {
 pub struct BreakEven {
     /// The config that beats the status quo up to the highest recall price
     /// (the recommendation's own, when one is recommended).
-    pub config: String,
+    pub config: FleetConfig,
     /// Where in `P` it beats the status quo.
     #[serde(flatten)]
     pub wins: Wins,
@@ -381,8 +381,8 @@ pub(super) fn answer(
     };
     let mut status_quo = FleetFigures::empty(
         status_quo_config
-            .as_ref()
-            .map_or_else(|| MIXED_STATUS_QUO.to_owned(), ToString::to_string),
+            .clone()
+            .map_or(FleetConfig::Mixed, FleetConfig::One),
     );
     for b in &baselines {
         status_quo.add(b);
@@ -391,7 +391,7 @@ pub(super) fn answer(
     let mut configs: Vec<(Config, FleetFigures)> = candidates
         .iter()
         .map(|c| {
-            let mut f = FleetFigures::empty(c.to_string());
+            let mut f = FleetFigures::empty(FleetConfig::One(c.clone()));
             for s in &sweeps {
                 match s.rows.iter().find(|r| r.result.config == *c) {
                     Some(r) => f.add(r),
@@ -414,7 +414,7 @@ pub(super) fn answer(
         a.1.cost_usd
             .total_cmp(&b.1.cost_usd)
             .then_with(|| a.0.complexity().cmp(&b.0.complexity()))
-            .then_with(|| a.1.config.cmp(&b.1.config))
+            .then_with(|| a.0.to_string().cmp(&b.0.to_string()))
     });
     // The lowest risk-adjusted cost among policies with an effect; a tie
     // goes to the status quo, then to the simpler policy, then by name.
@@ -428,7 +428,7 @@ pub(super) fn answer(
                     let key = |c: &Config| (Some(c) != status_quo_config.as_ref(), c.complexity());
                     key(ca).cmp(&key(cb))
                 })
-                .then_with(|| a.config.cmp(&b.config))
+                .then_with(|| ca.to_string().cmp(&cb.to_string()))
         });
     let (keep_status_quo, recommended, rec_config) = match best {
         Some((c, f))
@@ -439,8 +439,7 @@ pub(super) fn answer(
         }
         _ => (true, status_quo.clone(), None),
     };
-    let rec_name = rec_config.as_ref().map(ToString::to_string);
-    let mut per_session = savings_by_session(group.iter().copied(), rec_name.as_deref());
+    let mut per_session = savings_by_session(group.iter().copied(), rec_config.as_ref());
     per_session.sort_by(f64::total_cmp);
     let spread = SavingsSpread {
         p10_usd: quantile(&per_session, 10.0),
@@ -458,7 +457,7 @@ pub(super) fn answer(
     let skipped = configs_in_grid_order(candidates, &configs)
         .filter(|(_, f)| f.skipped_traces > 0)
         .map(|(c, f)| SkippedConfig {
-            config: f.config.clone(),
+            config: c.clone(),
             traces: f.skipped_traces,
             of: sweeps.len(),
             reason: skip_reason(c),

@@ -64,7 +64,7 @@ pub(super) fn days(sessions: &[SessionSummary], a: &GroupAnswer) -> Vec<DayFigur
             s.sweep
                 .rows
                 .iter()
-                .position(|r| r.result.config.to_string() == a.recommended.config)
+                .position(|r| a.recommended.config.config() == Some(&r.result.config))
                 .unwrap_or(base)
         };
         for d in &s.days {

@@ -35,8 +35,51 @@ use answer::answer;
 use days::{days, per_month};
 use session::per_session;
 
-/// The `config` of a status quo that differs between sessions.
+/// The `config` of a status quo that differs between sessions, as printed.
 pub const MIXED_STATUS_QUO: &str = "mixed";
+
+/// The config a fleet figure is for: one config (of the grid, or the status
+/// quo every session shares), or the status quo of sessions that ran
+/// different ones. Kept as a config through the answer and printed at the
+/// edge: in `results.json` and on a page it is the config's canonical
+/// string, or [`MIXED_STATUS_QUO`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FleetConfig {
+    /// One config.
+    One(Config),
+    /// Status quos that differ between sessions.
+    Mixed,
+}
+
+impl FleetConfig {
+    /// The config, unless the status quos differ.
+    pub fn config(&self) -> Option<&Config> {
+        match self {
+            FleetConfig::One(c) => Some(c),
+            FleetConfig::Mixed => None,
+        }
+    }
+
+    /// Whether the status quos this stands for differ between sessions.
+    pub fn is_mixed(&self) -> bool {
+        matches!(self, FleetConfig::Mixed)
+    }
+}
+
+impl std::fmt::Display for FleetConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FleetConfig::One(c) => c.fmt(f),
+            FleetConfig::Mixed => f.write_str(MIXED_STATUS_QUO),
+        }
+    }
+}
+
+impl Serialize for FleetConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 /// A session's saving smaller than this (half a cent) is noise, not a
 /// session made cheaper or dearer.
@@ -90,7 +133,7 @@ pub struct Fleet {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FleetStability {
     /// The config checked.
-    pub config: String,
+    pub config: Config,
     /// Sessions checked (each with all its traces).
     pub sessions: usize,
     /// Traces checked.

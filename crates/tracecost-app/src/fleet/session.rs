@@ -16,7 +16,7 @@ use crate::usage::date_of;
 
 use super::answer::{GroupAnswer, answer};
 use super::days::UNDATED;
-use super::{NOISE_USD, StabilityBrief, pct_of};
+use super::{FleetConfig, NOISE_USD, StabilityBrief, pct_of};
 
 /// One day of a session: its calls that started that day (UTC).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -112,11 +112,8 @@ impl SessionSummary {
     }
 
     /// The row of `config`, if the session was replayed under it.
-    pub fn row(&self, config: &str) -> Option<&SweepRow> {
-        self.sweep
-            .rows
-            .iter()
-            .find(|r| r.result.config.to_string() == config)
+    pub fn row(&self, config: &Config) -> Option<&SweepRow> {
+        self.sweep.rows.iter().find(|r| r.result.config == *config)
     }
 }
 
@@ -140,7 +137,7 @@ pub fn by_session<'a>(
 /// What `config` saves on one session's traces against their status quo; a
 /// trace not replayed under `config`, or `None` (the status quo itself),
 /// saves nothing. Within [`NOISE_USD`] a session breaks even: 0.
-pub fn session_saving(traces: &[&SessionSummary], config: Option<&str>) -> f64 {
+pub fn session_saving(traces: &[&SessionSummary], config: Option<&Config>) -> f64 {
     let saving: f64 = traces
         .iter()
         .map(|t| {
@@ -162,7 +159,7 @@ pub fn session_saving(traces: &[&SessionSummary], config: Option<&str>) -> f64 {
 /// [`by_session`]), in session-name order.
 pub fn savings_by_session<'a>(
     traces: impl IntoIterator<Item = &'a SessionSummary>,
-    config: Option<&str>,
+    config: Option<&Config>,
 ) -> Vec<f64> {
     by_session(traces)
         .values()
@@ -243,7 +240,7 @@ pub struct SessionFigures {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OwnPick {
     /// The config; the status quo's when keeping it is the answer.
-    pub config: String,
+    pub config: FleetConfig,
     /// Whether the answer for this session is to keep what runs.
     pub keep_status_quo: bool,
     /// Its cost on the session, simulated, USD.
@@ -261,7 +258,7 @@ pub(super) fn per_session(
     candidates: &[Config],
     a: &GroupAnswer,
 ) -> Vec<SessionFigures> {
-    let rec = (!a.keep_status_quo).then_some(a.recommended.config.as_str());
+    let rec = a.recommended.config.config().filter(|_| !a.keep_status_quo);
     let mut out: Vec<SessionFigures> = by_session(traces)
         .into_iter()
         .map(|(name, mut group)| {

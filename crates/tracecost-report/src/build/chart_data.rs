@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::app::fleet::{Fleet, FleetFigures, SessionSummary};
+use crate::app::fleet::{Fleet, FleetConfig, FleetFigures, SessionSummary};
 use crate::app::identity::slug;
 use crate::charts::{CallTokens, Chart};
 use crate::fmt::thousands;
@@ -196,7 +196,7 @@ pub(super) fn shown_pick(fleet: &Fleet) -> Option<&FleetFigures> {
 pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, Chart)> {
     let a = &fleet.answer;
     let mut out = Vec::new();
-    let position = |config: &str| fleet.configs.iter().position(|c| c.config == config);
+    let position = |config: &FleetConfig| fleet.configs.iter().position(|c| c.config == *config);
     // The trade-off first: what each config costs against what it risks.
     // Configs that compact nothing are the status quo's point again.
     // The status quo is a point of its own where the grid does not hold it
@@ -205,7 +205,7 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
     if !shown.iter().any(|c| c.config == a.status_quo.config) {
         shown.push(&a.status_quo);
     }
-    let at = |config: &str| shown.iter().position(|c| c.config == config);
+    let at = |config: &FleetConfig| shown.iter().position(|c| c.config == *config);
     out.push((
         "fleet-pareto".to_owned(),
         Chart::ParetoFront {
@@ -215,7 +215,7 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
             ),
             points: shown
                 .iter()
-                .map(|c| (c.config.clone(), c.recall_risk_turns as f64, c.cost_usd))
+                .map(|c| (c.config.to_string(), c.recall_risk_turns as f64, c.cost_usd))
                 .collect(),
             status_quo: at(&a.status_quo.config),
             recommended: (!a.keep_status_quo)
@@ -237,7 +237,7 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
             bars: fleet
                 .configs
                 .iter()
-                .map(|c| (c.config.clone(), c.cost_usd))
+                .map(|c| (c.config.to_string(), c.cost_usd))
                 .collect(),
             status_quo: position(&a.status_quo.config),
             recommended: (!a.keep_status_quo)
@@ -248,7 +248,7 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
     if let Some(pick) = shown_pick(fleet) {
         // The savings the fleet's spread is computed from, so the chart's
         // median is the one the lines above it say.
-        let savings_usd = crate::app::fleet::savings_by_session(sessions, Some(&pick.config));
+        let savings_usd = crate::app::fleet::savings_by_session(sessions, pick.config.config());
         out.push((
             "fleet-savings".to_owned(),
             Chart::SavingsDistribution {

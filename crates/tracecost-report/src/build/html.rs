@@ -100,7 +100,7 @@ pub(super) fn fleet_section(
         let _ = writeln!(
             s,
             "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">keep what you have</div><div class=\"d\">no policy of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>",
-            config_html(&sq.config)
+            config_html(&sq.config.to_string())
         );
     } else {
         let rec_detail = match h.basis {
@@ -119,7 +119,7 @@ pub(super) fn fleet_section(
             "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">{}<br><code>{}</code></div></div>",
             dollars(h.recommended_usd),
             html_escape(&rec_detail),
-            config_html(&rec.config)
+            config_html(&rec.config.to_string())
         );
         let _ = writeln!(
             s,
@@ -170,10 +170,10 @@ pub(super) fn fleet_section(
                 thousands(p.answer.calls as u64),
                 p.answer.recorded_cost_usd.map_or_else(String::new, dollars),
                 dollars(p.answer.status_quo.cost_usd),
-                config_html(if p.answer.keep_status_quo {
-                    KEEP
+                config_html(&if p.answer.keep_status_quo {
+                    KEEP.to_owned()
                 } else {
-                    &p.answer.recommended.config
+                    p.answer.recommended.config.to_string()
                 }),
                 p.answer.recommended.savings_pct
             );

@@ -33,7 +33,7 @@ pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
                 " class=\"mark\""
             },
             i + 1,
-            config_html(&c.config),
+            config_html(&c.config.to_string()),
             dollars(c.cost_usd),
             dollars(c.risk_adjusted_cost_usd),
             c.savings_pct,

@@ -70,14 +70,14 @@ pub fn sweep_skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<
 pub(super) fn skipped_groups(
     skipped: &[crate::app::fleet::SkippedConfig],
 ) -> Vec<(String, usize, usize, &str)> {
-    let mut groups: Vec<(&str, usize, usize, Vec<&str>)> = Vec::new();
+    let mut groups: Vec<(&str, usize, usize, Vec<String>)> = Vec::new();
     for s in skipped {
         match groups
             .iter_mut()
             .find(|g| g.0 == s.reason && g.1 == s.traces && g.2 == s.of)
         {
-            Some(g) => g.3.push(&s.config),
-            None => groups.push((&s.reason, s.traces, s.of, vec![&s.config])),
+            Some(g) => g.3.push(s.config.to_string()),
+            None => groups.push((&s.reason, s.traces, s.of, vec![s.config.to_string()])),
         }
     }
     groups
@@ -131,20 +131,18 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
             thousands(a.status_quo.over_window_calls as u64)
         ));
     }
-    out.push(
-        if a.status_quo.config == crate::app::fleet::MIXED_STATUS_QUO {
-            format!(
-                "Status quo (each session's own policy): {} simulated.",
-                dollars(a.status_quo.cost_usd)
-            )
-        } else {
-            format!(
-                "Status quo `{}`: {} simulated.",
-                a.status_quo.config,
-                dollars(a.status_quo.cost_usd)
-            )
-        },
-    );
+    out.push(if a.status_quo.config.is_mixed() {
+        format!(
+            "Status quo (each session's own policy): {} simulated.",
+            dollars(a.status_quo.cost_usd)
+        )
+    } else {
+        format!(
+            "Status quo `{}`: {} simulated.",
+            a.status_quo.config,
+            dollars(a.status_quo.cost_usd)
+        )
+    });
     out.extend(skipped_lines(&a.skipped));
     let per_month = per_month_line(fleet);
     if a.keep_status_quo {
@@ -221,7 +219,7 @@ pub(super) fn own_pick_text(s: &SessionFigures) -> String {
     if s.own_pick.keep_status_quo {
         KEEP.to_owned()
     } else {
-        s.own_pick.config.clone()
+        s.own_pick.config.to_string()
     }
 }
 
@@ -496,30 +494,40 @@ mod tests {
     #[test]
     fn configs_skipped_for_the_same_reason_and_traces_are_said_once() {
         let skipped = |config: &str, traces, reason: &str| SkippedConfig {
-            config: config.to_owned(),
+            config: config.parse().unwrap(),
             traces,
             of: 5,
             reason: reason.to_owned(),
         };
         let all = [
-            skipped("a", 2, "no markers recorded"),
-            skipped("b", 2, "no markers recorded"),
-            skipped("c", 2, "no markers recorded"),
-            skipped("d", 3, "no markers recorded"),
-            skipped("e", 2, "another reason"),
+            skipped("off+recorded", 2, "no markers recorded"),
+            skipped("ledger:t=2000,k=1+recorded", 2, "no markers recorded"),
+            skipped("ledger:t=8000,k=1+recorded", 2, "no markers recorded"),
+            skipped("ledger:t=2000,k=2+recorded", 3, "no markers recorded"),
+            skipped("off+native", 2, "another reason"),
         ];
         let groups = skipped_groups(&all);
         assert_eq!(
             groups,
             [
                 (
-                    "`a` and 2 other config(s)".to_owned(),
+                    "`off+recorded` and 2 other config(s)".to_owned(),
                     2,
                     5,
                     "no markers recorded"
                 ),
-                ("`d`".to_owned(), 3, 5, "no markers recorded"),
-                ("`e`".to_owned(), 2, 5, "another reason"),
+                (
+                    "`ledger:t=2000,k=2+recorded`".to_owned(),
+                    3,
+                    5,
+                    "no markers recorded"
+                ),
+                (
+                    "`off+native:manifest=cached,ttl=5m`".to_owned(),
+                    2,
+                    5,
+                    "another reason"
+                ),
             ]
         );
     }
