@@ -137,17 +137,22 @@ pub(super) enum LedgerCommand {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Choice<T>(pub(super) T);
 
+/// Every value of an enum's `ALL`, wrapped, for [`ValueEnum::value_variants`]
+/// (a constant, since clap wants a slice that lives for ever).
+const fn choices<T: Copy, const N: usize>(all: [T; N]) -> [Choice<T>; N] {
+    let mut out = [Choice(all[0]); N];
+    let mut i = 1;
+    while i < N {
+        out[i] = Choice(all[i]);
+        i += 1;
+    }
+    out
+}
+
 impl ValueEnum for Choice<CompactionKind> {
     fn value_variants<'a>() -> &'a [Self] {
-        const ALL: [Choice<CompactionKind>; CompactionKind::ALL.len()] = {
-            let mut out = [Choice(CompactionKind::ALL[0]); CompactionKind::ALL.len()];
-            let mut i = 0;
-            while i < out.len() {
-                out[i] = Choice(CompactionKind::ALL[i]);
-                i += 1;
-            }
-            out
-        };
+        const ALL: [Choice<CompactionKind>; CompactionKind::ALL.len()] =
+            choices(CompactionKind::ALL);
         &ALL
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
@@ -157,15 +162,7 @@ impl ValueEnum for Choice<CompactionKind> {
 
 impl ValueEnum for Choice<CacheKind> {
     fn value_variants<'a>() -> &'a [Self] {
-        const ALL: [Choice<CacheKind>; CacheKind::ALL.len()] = {
-            let mut out = [Choice(CacheKind::ALL[0]); CacheKind::ALL.len()];
-            let mut i = 0;
-            while i < out.len() {
-                out[i] = Choice(CacheKind::ALL[i]);
-                i += 1;
-            }
-            out
-        };
+        const ALL: [Choice<CacheKind>; CacheKind::ALL.len()] = choices(CacheKind::ALL);
         &ALL
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
@@ -193,15 +190,7 @@ impl ValueEnum for Choice<CacheScope> {
 
 impl ValueEnum for Choice<Format> {
     fn value_variants<'a>() -> &'a [Self] {
-        const ALL: [Choice<Format>; Format::ALL.len()] = {
-            let mut out = [Choice(Format::ALL[0]); Format::ALL.len()];
-            let mut i = 0;
-            while i < out.len() {
-                out[i] = Choice(Format::ALL[i]);
-                i += 1;
-            }
-            out
-        };
+        const ALL: [Choice<Format>; Format::ALL.len()] = choices(Format::ALL);
         &ALL
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
