@@ -32,7 +32,7 @@ mod callgrind {
     use tracecost::engine::message::Message;
     use tracecost::engine::rewrite::{CompactionPolicy, Compactor};
     use tracecost::policy::Config;
-    use tracecost::replay::{PreparedTrace, ReplayOptions, replay};
+    use tracecost::replay::{PreparedTrace, ReplayContext, ReplayOptions, replay};
     use tracecost::trace::{Trace, generate};
 
     use super::common;
@@ -54,7 +54,16 @@ mod callgrind {
         let config = common::config(config);
         // One replay outside the measurement counts the stubs into the memo,
         // so the measured replay is the steady state of a sweep.
-        replay(&prepared, &config, pricing, memo, ReplayOptions::default()).unwrap();
+        replay(
+            &prepared,
+            &config,
+            ReplayContext {
+                pricing: pricing,
+                memo: memo,
+                opts: ReplayOptions::default(),
+            },
+        )
+        .unwrap();
         ReplayFixture {
             prepared,
             config,
@@ -79,9 +88,11 @@ mod callgrind {
         let r = replay(
             black_box(&f.prepared),
             &f.config,
-            f.pricing,
-            f.memo,
-            ReplayOptions::default(),
+            ReplayContext {
+                pricing: f.pricing,
+                memo: f.memo,
+                opts: ReplayOptions::default(),
+            },
         )
         .unwrap();
         black_box(r.totals.cost_usd)

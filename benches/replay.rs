@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tracecost::replay::{ReplayOptions, replay};
+use tracecost::replay::{ReplayContext, ReplayOptions, replay};
 use tracecost::trace::generate;
 
 /// One replay with the default options; its cost, kept from the optimizer.
@@ -19,7 +19,16 @@ fn replay_once(
     pricing: &tracecost::cost::pricing::Pricing,
     memo: &tracecost::cost::tokens::TokenMemo,
 ) -> f64 {
-    let r = replay(prepared, config, pricing, memo, ReplayOptions::default()).unwrap();
+    let r = replay(
+        prepared,
+        config,
+        ReplayContext {
+            pricing: pricing,
+            memo: memo,
+            opts: ReplayOptions::default(),
+        },
+    )
+    .unwrap();
     black_box(r.totals.cost_usd)
 }
 

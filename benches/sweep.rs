@@ -38,7 +38,7 @@ use tracecost::cost::tokens::TokenMemo;
 use tracecost::policy::Config;
 use tracecost::progress::Silent;
 use tracecost::replay::sweep::sweep_trace;
-use tracecost::replay::{PreparedTrace, ReplayOptions};
+use tracecost::replay::{PreparedTrace, ReplayContext, ReplayOptions};
 use tracecost::trace::{Trace, generate, load_str, to_json, traces_to_json};
 
 /// Parses the trace and makes a fresh (empty) memo.
@@ -82,9 +82,11 @@ fn main() {
             &prepared,
             configs,
             &baseline,
-            &pricing,
-            &memo,
-            ReplayOptions::default(),
+            ReplayContext {
+                pricing: &pricing,
+                memo: &memo,
+                opts: ReplayOptions::default(),
+            },
             None,
             &|| {},
         )

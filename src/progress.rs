@@ -64,7 +64,7 @@ mod reporting {
     fn a_replay_reports_one_step_per_call() {
         use crate::cost::pricing::Pricing;
         use crate::cost::tokens::TokenMemo;
-        use crate::replay::{PreparedTrace, ReplayOptions, replay};
+        use crate::replay::{PreparedTrace, ReplayContext, ReplayOptions, replay};
         let trace = crate::trace::generate::session(20, 3);
         let pricing = Pricing::builtin();
         let memo = TokenMemo::new(std::sync::Arc::new(crate::cost::tokens::CharsPerToken(4.0)));
@@ -78,7 +78,16 @@ mod reporting {
             ..Default::default()
         };
         let config = "ledger:t=2000,k=1+native".parse().unwrap();
-        replay(&prepared, &config, &pricing, &memo, opts).unwrap();
+        replay(
+            &prepared,
+            &config,
+            ReplayContext {
+                pricing: &pricing,
+                memo: &memo,
+                opts: opts,
+            },
+        )
+        .unwrap();
         assert_eq!(rec.events.lock().unwrap()[0], ("replay".into(), 20, 20));
     }
 }

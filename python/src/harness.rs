@@ -153,7 +153,7 @@ pub(crate) fn sweep(
 /// baseline is swept too when it is not).
 fn sweep_rows(plan: &SweepPlan, sweeps: &[tracecost::replay::sweep::TraceSweep]) -> Value {
     let mut rows = Vec::new();
-    for (t, s) in plan.traces.iter().zip(sweeps) {
+    for (t, s) in plan.traces().iter().zip(sweeps) {
         for (i, r) in s.rows.iter().enumerate() {
             let tot = &r.result.totals;
             let u = &tot.usage;
@@ -182,7 +182,7 @@ fn sweep_rows(plan: &SweepPlan, sweeps: &[tracecost::replay::sweep::TraceSweep])
                 "baseline": i == s.baseline,
                 "cheapest": i == s.cheapest,
                 "recommended": i == s.recommended,
-                "in_grid": plan.configs.contains(&r.result.config),
+                "in_grid": plan.configs().contains(&r.result.config),
             }));
         }
     }

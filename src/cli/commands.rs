@@ -39,7 +39,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         }
         Command::Sweep(a) => {
             let plan = a.plan()?;
-            let skipped = app::fleet::skipped_configs(&plan.traces, &plan.configs);
+            let skipped = app::fleet::skipped_configs(plan.applicability());
             for line in crate::report::build::sweep_skipped_lines(&skipped) {
                 eprintln!("tracecost: note: {line}");
             }
@@ -47,7 +47,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             if let [_] = sweeps.as_slice() {
                 print_view(&SweepView { sweeps: &sweeps }, a.format.0);
             } else {
-                let totals = app::totals::sweep_totals(&plan.traces, &sweeps, &plan.configs);
+                let totals = app::totals::sweep_totals(plan.traces(), &sweeps, plan.configs());
                 per_trace_note(a.per_trace, sweeps.len());
                 print_view(
                     &SweepTotalsView {
@@ -65,7 +65,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             let mut writer = crate::report::build::ReportWriter::new(
                 &mut out,
                 super::render::assumptions(&plan),
-                plan.sweep.traces.len(),
+                plan.sweep.traces().len(),
             )
             .map_err(report_err(&a.out))?;
             let outcome = with_progress(|bar| {

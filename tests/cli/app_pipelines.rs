@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use tracecost::app::{self, Calibration, CostPlan, ReplayPlan, SweepPlan, TraceRun};
+use tracecost::app::{self, Calibration, CostPlan, ReplayPlan, SweepOptions, SweepPlan, TraceRun};
 use tracecost::policy::{CacheKind, CompactionKind, GridSpec, PolicyFlags};
 use tracecost::progress::Silent;
 use tracecost::replay::sweep::Grid;
@@ -72,15 +72,9 @@ fn sweep_ranks_every_config_of_the_grid_and_keeps_the_baseline() {
     }
     .configs();
     assert_eq!(configs.len(), 4);
-    let plan = SweepPlan {
-        traces: vec![trace],
-        grid,
-        models: Vec::new(),
-        configs,
-        baseline: None,
-        recall_cost_usd: None,
-        cost: cost(),
-    };
+    let mut plan =
+        SweepPlan::from_configs(vec![trace], configs, SweepOptions::default(), cost()).unwrap();
+    plan.grid = grid;
     let sweeps = app::sweep(&plan, &Silent).unwrap();
     let s = &sweeps[0];
     assert_eq!(s.rows.len(), 4);
@@ -173,14 +167,12 @@ fn stability_and_report_run_on_a_bundled_trace() {
     let mut seen = Vec::new();
     let report = app::report(
         &app::ReportPlan {
-            sweep: SweepPlan {
-                traces: vec![trace],
-                grid,
-                models: Vec::new(),
-                configs,
-                baseline: None,
-                recall_cost_usd: None,
-                cost: cost(),
+            sweep: {
+                let mut plan =
+                    SweepPlan::from_configs(vec![trace], configs, SweepOptions::default(), cost())
+                        .unwrap();
+                plan.grid = grid;
+                plan
             },
         },
         &Silent,

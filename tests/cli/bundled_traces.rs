@@ -114,7 +114,7 @@ fn grouped_replays_equal_single_replays() {
     use tracecost::cost::pricing::Pricing;
     use tracecost::cost::tokens::{TokenMemo, parse_tokenizer};
     use tracecost::policy::Config;
-    use tracecost::replay::{PreparedTrace, ReplayOptions, replay, replay_group};
+    use tracecost::replay::{PreparedTrace, ReplayContext, ReplayOptions, replay, replay_group};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let trace = tracecost::trace::load_path(&root.join("traces/massage-gun.json"))
         .unwrap()
@@ -142,13 +142,24 @@ fn grouped_replays_equal_single_replays() {
         let group = replay_group(
             &prepared,
             &configs,
-            &pricing,
-            &memo,
-            ReplayOptions::default(),
+            ReplayContext {
+                pricing: &pricing,
+                memo: &memo,
+                opts: ReplayOptions::default(),
+            },
         )
         .unwrap();
         for (c, g) in configs.iter().zip(&group) {
-            let alone = replay(&prepared, c, &pricing, &memo, ReplayOptions::default()).unwrap();
+            let alone = replay(
+                &prepared,
+                c,
+                ReplayContext {
+                    pricing: &pricing,
+                    memo: &memo,
+                    opts: ReplayOptions::default(),
+                },
+            )
+            .unwrap();
             assert_eq!(&alone, g, "{c}");
         }
     }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use tracecost::app::{self, Calibration, CostPlan, SweepPlan};
+use tracecost::app::{self, Calibration, CostPlan, SweepOptions, SweepPlan};
 use tracecost::policy::GridSpec;
 use tracecost::progress::Silent;
 use tracecost::replay::sweep::Grid;
@@ -40,15 +40,15 @@ fn sweep_plan(
         models: vec![None],
     }
     .configs();
-    SweepPlan {
+    let mut plan = SweepPlan::from_configs(
         traces,
-        grid,
-        models: Vec::new(),
         configs,
-        baseline: None,
-        recall_cost_usd: None,
-        cost: CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap(),
-    }
+        SweepOptions::default(),
+        CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap(),
+    )
+    .unwrap();
+    plan.grid = grid;
+    plan
 }
 
 fn summaries(
@@ -66,13 +66,13 @@ fn summaries(
 fn fleet_totals_are_the_sums_of_per_session_replays() {
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let fleet = app::fleet::fleet(&summaries(&plan.traces, &sweeps), &plan.configs);
+    let fleet = app::fleet::fleet(&summaries(plan.traces(), &sweeps), plan.configs());
     // massage-gun, and one session in parts that count once.
-    assert_eq!(fleet.answer.traces, plan.traces.len());
-    let parts = plan.traces.iter().filter(|t| t.session.is_some()).count();
+    assert_eq!(fleet.answer.traces, plan.traces().len());
+    let parts = plan.traces().iter().filter(|t| t.session.is_some()).count();
     assert!(parts >= 2, "the bundled session continues in parts");
-    assert_eq!(fleet.answer.sessions, plan.traces.len() - parts + 1);
-    assert_eq!(fleet.configs.len(), plan.configs.len());
+    assert_eq!(fleet.answer.sessions, plan.traces().len() - parts + 1);
+    assert_eq!(fleet.configs.len(), plan.configs().len());
     for f in &fleet.configs {
         let per_session: f64 = sweeps
             .iter()
@@ -108,7 +108,7 @@ fn a_policy_that_never_fires_is_never_recommended_and_ties_keep_what_runs() {
         &["none"],
     );
     let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let fleet = app::fleet::fleet(&summaries(&plan.traces, &sweeps), &plan.configs);
+    let fleet = app::fleet::fleet(&summaries(plan.traces(), &sweeps), plan.configs());
     let peer = fleet
         .configs
         .iter()
@@ -228,7 +228,7 @@ fn the_summary_stays_short_and_every_page_escapes_names() {
 fn session_summaries_keep_days_and_names_but_no_per_call_rows() {
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let sessions = summaries(&plan.traces, &sweeps);
+    let sessions = summaries(plan.traces(), &sweeps);
     for (s, full) in sessions.iter().zip(&sweeps) {
         assert!(s.sweep.rows.iter().all(|r| r.result.calls.is_empty()));
         // Every call lands on one day, and the days add up to the totals.
@@ -246,7 +246,7 @@ fn session_summaries_keep_days_and_names_but_no_per_call_rows() {
         let prompt = s.first_prompt.as_deref().unwrap();
         assert!(!prompt.is_empty() && !prompt.starts_with('<'), "{prompt}");
     }
-    let fleet = app::fleet::fleet(&sessions, &plan.configs);
+    let fleet = app::fleet::fleet(&sessions, plan.configs());
     let sq: f64 = fleet.days.iter().map(|d| d.status_quo_usd).sum();
     assert!((sq - fleet.answer.status_quo.cost_usd).abs() < 1e-9);
     let rec: f64 = fleet.days.iter().map(|d| d.recommended_usd).sum();

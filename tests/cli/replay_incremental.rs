@@ -16,7 +16,7 @@ use tracecost::cost::tokens::{TokenMemo, parse_tokenizer};
 use tracecost::policy::Config;
 use tracecost::replay::sweep::sweep_shared;
 use tracecost::replay::{
-    Build, PreparedTrace, ReplayOptions, ReplayResult, check_config, replay_group,
+    Build, PreparedTrace, ReplayContext, ReplayOptions, ReplayResult, check_config, replay_group,
     replay_group_shared,
 };
 use tracecost::trace::generate::{massage_gun, session, session_parts};
@@ -115,11 +115,21 @@ fn assert_same_alone_with(trace: &Trace, more: &[String]) -> Result<(), TestCase
         let a = replay_group(
             &prepared,
             &configs,
-            &pricing,
-            &memo,
-            opts(Build::Incremental),
+            ReplayContext {
+                pricing: &pricing,
+                memo: &memo,
+                opts: opts(Build::Incremental),
+            },
         );
-        let b = replay_group(&prepared, &configs, &pricing, &memo, opts(Build::Reference));
+        let b = replay_group(
+            &prepared,
+            &configs,
+            ReplayContext {
+                pricing: &pricing,
+                memo: &memo,
+                opts: opts(Build::Reference),
+            },
+        );
         match (a, b) {
             (Ok(a), Ok(b)) => same(&a, &b)?,
             (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
@@ -232,9 +242,9 @@ proptest! {
             if configs.is_empty() {
                 continue;
             }
-            let a = replay_group_shared(&refs, &configs, &pricing, &memo, opts(Build::Incremental))
+            let a = replay_group_shared(&refs, &configs, ReplayContext { pricing: &pricing, memo: &memo, opts: opts(Build::Incremental) })
                 .unwrap();
-            let b = replay_group_shared(&refs, &configs, &pricing, &memo, opts(Build::Reference))
+            let b = replay_group_shared(&refs, &configs, ReplayContext { pricing: &pricing, memo: &memo, opts: opts(Build::Reference) })
                 .unwrap();
             for (x, y) in a.iter().zip(&b) {
                 same(x, y)?;
@@ -243,7 +253,7 @@ proptest! {
         }
         let baselines: Vec<Config> = parts.iter().map(|t| Config::status_quo(t).unwrap()).collect();
         let sweep = |build| {
-            sweep_shared(&refs, &all, &baselines, &pricing, &memo, opts(build), None, &|| {})
+            sweep_shared(&refs, &all, &baselines, ReplayContext { pricing: &pricing, memo: &memo, opts: opts(build) }, None, &|| {})
                 .unwrap()
         };
         let (a, b) = (sweep(Build::Incremental), sweep(Build::Reference));

@@ -8,7 +8,7 @@ use super::baseline::{
 };
 use super::plan::{Calibration, CheckEntry, CheckPlan, CostPlan, calibration_model};
 use crate::policy::Config;
-use crate::replay::{PreparedTrace, ReplayOptions};
+use crate::replay::PreparedTrace;
 use crate::trace::Trace;
 
 impl CheckPlan {
@@ -277,13 +277,7 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
                 let r = crate::replay::replay(
                     &prepared,
                     &e.config,
-                    &plan.cost.pricing,
-                    &memo,
-                    ReplayOptions {
-                        batch: plan.cost.batch,
-                        progress: None,
-                        ..Default::default()
-                    },
+                    plan.cost.replay_context(&memo, None),
                 )?;
                 measured[e.index] = Some(Expected::of(&r.totals));
             }

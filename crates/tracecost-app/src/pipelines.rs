@@ -21,7 +21,7 @@ use crate::policy::{BlockTokens, Compaction, CompactionRun, Config};
 use crate::progress::{Progress, Unit};
 use crate::replay::stability::{RunSource, StabilityReport};
 use crate::replay::sweep::TraceSweep;
-use crate::replay::{PreparedTrace, ReplayOptions, ReplayResult, count_block};
+use crate::replay::{PreparedTrace, ReplayContext, ReplayResult, count_block};
 use crate::trace::import::ImportReport;
 use crate::trace::{Trace, TraceWriter};
 
@@ -46,11 +46,7 @@ fn prepare<'t>(
 /// without it, for the saving.
 pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOutput>, AppError> {
     let memo = plan.cost.memo();
-    let opts = ReplayOptions {
-        batch: plan.cost.batch,
-        progress: Some(progress),
-        ..Default::default()
-    };
+    let ctx = plan.cost.replay_context(&memo, Some(progress));
     // One step per call replayed, the reference run without compaction
     // included.
     let runs = |c: &Config| {
@@ -94,7 +90,7 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
-            let results = replay_shared(&refs, config, plan, &memo, opts)?;
+            let results = replay_shared(&refs, config, ctx)?;
             // The same runs without compaction, for the saving.
             let references = match config.compaction {
                 Compaction::Off => None,
@@ -103,7 +99,7 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
                         compaction: Compaction::Off,
                         ..config.clone()
                     };
-                    Some(replay_shared(&refs, &off, plan, &memo, opts)?)
+                    Some(replay_shared(&refs, &off, ctx)?)
                 }
             };
             for (k, (i, result)) in runs.iter().zip(results).enumerate() {
@@ -121,26 +117,13 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
 fn replay_shared(
     prepared: &[&PreparedTrace<'_>],
     config: &Config,
-    plan: &ReplayPlan,
-    memo: &TokenMemo,
-    opts: ReplayOptions<'_>,
+    ctx: ReplayContext<'_>,
 ) -> Result<Vec<ReplayResult>, AppError> {
     if let [one] = prepared {
-        return Ok(vec![crate::replay::replay(
-            one,
-            config,
-            &plan.cost.pricing,
-            memo,
-            opts,
-        )?]);
+        return Ok(vec![crate::replay::replay(one, config, ctx)?]);
     }
-    let per_trace = crate::replay::replay_group_shared(
-        prepared,
-        std::slice::from_ref(config),
-        &plan.cost.pricing,
-        memo,
-        opts,
-    )?;
+    let per_trace =
+        crate::replay::replay_group_shared(prepared, std::slice::from_ref(config), ctx)?;
     Ok(per_trace.into_iter().flatten().collect())
 }
 
@@ -157,11 +140,11 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
     let memo = plan.cost.memo();
     progress.start(
         "sweep",
-        (plan.configs.len() * plan.traces.len()) as u64,
+        (plan.configs().len() * plan.traces().len()) as u64,
         Unit::Items,
     );
-    let mut out: Vec<Option<TraceSweep>> = plan.traces.iter().map(|_| None).collect();
-    let groups = plan.cost.cache_scope.groups(plan.traces.iter());
+    let mut out: Vec<Option<TraceSweep>> = plan.traces().iter().map(|_| None).collect();
+    let groups = plan.cost.cache_scope.groups(plan.traces().iter());
     for batch in groups.chunks(groups_at_once()) {
         let swept = batch
             .par_iter()
@@ -184,32 +167,21 @@ fn sweep_group(
     memo: &TokenMemo,
     progress: &dyn Progress,
 ) -> Result<Vec<TraceSweep>, AppError> {
-    let traces: Vec<&Trace> = group.iter().map(|&i| &plan.traces[i]).collect();
+    let traces: Vec<&Trace> = group.iter().map(|&i| &plan.traces()[i]).collect();
     // An account's traces are counted side by side (each counts its own
     // texts in parallel too, but a short session has few).
     let prepared = traces
         .par_iter()
         .map(|t| prepare(t, &plan.cost, memo, plan.priced_as()))
         .collect::<Result<Vec<_>, _>>()?;
-    let baselines = traces
-        .iter()
-        .map(|t| plan.baseline_for(t))
-        .collect::<Result<Vec<_>, _>>()?;
     let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
     // A grid applies per trace: a config that cannot apply to a trace (the
-    // plan made sure it applies to some other) is skipped for it.
-    Ok(crate::replay::sweep::sweep_shared_where(
+    // plan made sure it applies to some other) is skipped for it, as the
+    // plan's checks found.
+    Ok(crate::replay::sweep::sweep_checked(
         &refs,
-        &plan.configs,
-        &baselines,
-        &|t, c| crate::replay::check_config(t, c).is_ok(),
-        &plan.cost.pricing,
-        memo,
-        ReplayOptions {
-            batch: plan.cost.batch,
-            progress: None,
-            ..Default::default()
-        },
+        &plan.applicability.subset(group),
+        plan.cost.replay_context(memo, None),
         plan.recall_cost_usd,
         &|| progress.advance(1),
     )?)
@@ -238,14 +210,14 @@ pub fn report(
     let memo = sp.cost.memo();
     progress.start(
         "report",
-        (sp.configs.len() * sp.traces.len()) as u64,
+        (sp.configs().len() * sp.traces().len()) as u64,
         Unit::Items,
     );
-    let mut sessions = Vec::with_capacity(sp.traces.len());
+    let mut sessions = Vec::with_capacity(sp.traces().len());
     // A few groups of traces sharing a cache at a time, side by side: only
     // their per-call rows are in memory. Sessions are handed over in the
     // plan's order.
-    let groups = sp.cost.cache_scope.groups(sp.traces.iter());
+    let groups = sp.cost.cache_scope.groups(sp.traces().iter());
     for batch in groups.chunks(groups_at_once()) {
         let reports = batch
             .par_iter()
@@ -255,7 +227,7 @@ pub fn report(
                     .iter()
                     .zip(sweeps)
                     .map(|(&i, sweep)| {
-                        let t = &sp.traces[i];
+                        let t = &sp.traces()[i];
                         let recommended = &sweep.rows[sweep.recommended].result.config;
                         let stability = stability_of(t, recommended, &memo, None)?;
                         Ok(TraceReport { sweep, stability })
@@ -265,14 +237,14 @@ pub fn report(
             .collect::<Vec<_>>();
         for (group, reports) in batch.iter().zip(reports) {
             for (&i, report) in group.iter().zip(reports?) {
-                let t = &sp.traces[i];
+                let t = &sp.traces()[i];
                 on_session(t, &report)?;
                 let TraceReport { sweep, stability } = report;
                 sessions.push(SessionSummary::new(t, sweep, Some(&stability)));
             }
         }
     }
-    let mut fleet = super::fleet::fleet(&sessions, &sp.configs);
+    let mut fleet = super::fleet::fleet(&sessions, &sp.configs());
     // The fleet's recommendation is known only now: check its stubs on
     // every session, as each session's own recommendation was.
     let recommended = fleet.answer.recommended.config.config().cloned();
@@ -287,7 +259,7 @@ pub fn report(
         };
         let mut checked = std::collections::BTreeSet::new();
         let mut unstable = std::collections::BTreeSet::new();
-        for t in &sp.traces {
+        for t in sp.traces() {
             let r = stability_of(t, &config, &memo, None)?;
             check.traces += 1;
             check.stubs += r.stubs;

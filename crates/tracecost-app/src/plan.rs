@@ -9,6 +9,8 @@ use crate::cost::pricing::{ModelPrice, Pricing};
 use crate::cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
 use crate::policy::{Config, GridSpec, Implied};
 use crate::progress::Progress;
+use crate::replay::sweep::Applicability;
+use crate::replay::{ReplayContext, ReplayOptions};
 use crate::trace::Trace;
 use crate::trace::Warning;
 pub use crate::trace::import::inputs::{
@@ -151,6 +153,20 @@ impl CostPlan {
     pub fn memo(&self) -> TokenMemo {
         TokenMemo::new(self.tokenizer.clone())
     }
+
+    /// What the replays of one pipeline run share: these prices, `memo`,
+    /// this plan's Batch API choice, and `progress` told of each call.
+    pub fn replay_context<'a>(
+        &'a self,
+        memo: &'a TokenMemo,
+        progress: Option<&'a dyn Progress>,
+    ) -> ReplayContext<'a> {
+        ReplayContext::new(&self.pricing, memo).with_opts(ReplayOptions {
+            batch: self.batch,
+            progress,
+            ..Default::default()
+        })
+    }
 }
 
 /// The model whose framing calibrates a trace's token counts: the trace's
@@ -195,17 +211,18 @@ pub struct ReplayPlan {
     pub cost: CostPlan,
 }
 
-/// `sweep`: every trace under every config of a grid.
+/// `sweep`: every trace under every config of a grid. Built only by
+/// [`SweepPlan::from_grid`] and [`SweepPlan::from_configs`], which check
+/// every (trace, config) pair once and keep the answer: which configs
+/// apply to which traces.
 #[derive(Debug)]
 pub struct SweepPlan {
     /// The traces.
-    pub traces: Vec<Trace>,
+    pub(crate) traces: Vec<Trace>,
     /// The grid as given (for the report's assumptions).
     pub grid: GridSpec,
     /// Models to price with (empty: each trace's own).
     pub models: Vec<String>,
-    /// The configs, expanded from the grid.
-    pub configs: Vec<Config>,
     /// What savings are measured against, for every trace; `None`: each
     /// trace's status quo ([`Config::status_quo`]).
     pub baseline: Option<Config>,
@@ -213,29 +230,25 @@ pub struct SweepPlan {
     pub recall_cost_usd: Option<f64>,
     /// Prices and tokens.
     pub cost: CostPlan,
+    /// The configs (expanded from the grid, then the traces' baselines)
+    /// and which of them apply to which trace.
+    pub(crate) applicability: Applicability,
 }
 
 impl SweepPlan {
-    /// What savings on `trace` are measured against: the plan's baseline,
-    /// else the trace's status quo ([`Config::status_quo`]). With one model
-    /// named, it is priced with that model too, so savings compare like
-    /// with like.
-    /// A trace whose own model the price table does not know is priced
-    /// with the first model named (else it could not be priced at all).
-    pub fn baseline_for(&self, trace: &Trace) -> Result<Config, AppError> {
-        let mut c = match &self.baseline {
-            Some(c) => c.clone(),
-            None => Config::status_quo(trace)?,
-        };
-        if c.model.is_none() {
-            let unpriced = self.cost.pricing.lookup(&trace.model).is_err();
-            match self.models.as_slice() {
-                [one] => c.model = Some(one.clone()),
-                [first, ..] if unpriced => c.model = Some(first.clone()),
-                _ => {}
-            }
-        }
-        Ok(c)
+    /// The traces, in the plan's order.
+    pub fn traces(&self) -> &[Trace] {
+        &self.traces
+    }
+
+    /// The configs swept, expanded from the grid.
+    pub fn configs(&self) -> &[Config] {
+        self.applicability.grid()
+    }
+
+    /// Which configs apply to which traces (indices into [`Self::traces`]).
+    pub fn applicability(&self) -> &Applicability {
+        &self.applicability
     }
 
     /// The model `trace` is calibrated with when its own is not priced
@@ -243,6 +256,32 @@ impl SweepPlan {
     pub fn priced_as(&self) -> Option<&str> {
         self.models.first().map(String::as_str)
     }
+}
+
+/// What savings on `trace` are measured against: `baseline`, else the
+/// trace's status quo ([`Config::status_quo`]). With one model named, it is
+/// priced with that model too, so savings compare like with like. A trace
+/// whose own model the price table does not know is priced with the first
+/// model named (else it could not be priced at all).
+pub(crate) fn baseline_for(
+    trace: &Trace,
+    baseline: Option<&Config>,
+    models: &[String],
+    cost: &CostPlan,
+) -> Result<Config, AppError> {
+    let mut c = match baseline {
+        Some(c) => c.clone(),
+        None => Config::status_quo(trace)?,
+    };
+    if c.model.is_none() {
+        let unpriced = cost.pricing.lookup(&trace.model).is_err();
+        match models {
+            [one] => c.model = Some(one.clone()),
+            [first, ..] if unpriced => c.model = Some(first.clone()),
+            _ => {}
+        }
+    }
+    Ok(c)
 }
 
 /// `report`: a sweep, the stability of each recommendation, the files.

@@ -4,9 +4,9 @@
 //! same traces and the same grid give the same figures through either.
 
 use super::AppError;
-use super::plan::{CostPlan, ReplayPlan, SweepPlan, TraceRun};
+use super::plan::{CostPlan, ReplayPlan, SweepPlan, TraceRun, baseline_for};
 use crate::policy::{Config, GridSpec, TtlChoice};
-use crate::replay::sweep::Grid;
+use crate::replay::sweep::{Applicability, Grid};
 use crate::trace::Trace;
 
 /// What a sweep is measured against and priced with, beside its configs.
@@ -122,50 +122,33 @@ impl SweepPlan {
         // A fleet sums sessions and writes a page per trace: two traces of
         // one name from two files must not become one.
         super::identity::tell_apart(&mut traces);
-        let plan = SweepPlan {
+        // What savings are measured against must apply to its trace, priced
+        // as the sweep prices it (with the model named, when one is); a grid
+        // applies per trace: a config that cannot apply to some traces is
+        // skipped for them (the fleet says so), but one that applies to
+        // none was asked for in vain, and is an error. Each pair is checked
+        // here, once.
+        let baselines = traces
+            .iter()
+            .map(|t| baseline_for(t, options.baseline.as_ref(), &options.models, &cost))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<&Trace> = traces.iter().collect();
+        let applicability = Applicability::per_trace(&refs, &configs, &baselines, &cost.pricing)
+            .map_err(|e| match e {
+                // A model the table does not know is the plan's error, as
+                // any other price lookup of the plan (the user can name one).
+                crate::replay::ReplayError::Pricing(p) => AppError::Pricing(p),
+                e => e.into(),
+            })?;
+        Ok(SweepPlan {
             traces,
             grid,
             models: options.models,
-            configs,
             baseline: options.baseline,
             recall_cost_usd: options.recall_cost_usd,
             cost,
-        };
-        // What savings are measured against must apply to its trace, priced
-        // as the sweep prices it (with the model named, when one is).
-        for t in &plan.traces {
-            let status_quo = plan.baseline_for(t)?;
-            crate::replay::check_config(t, &status_quo)?;
-            plan.cost.pricing.lookup(status_quo.model_for_trace(t))?;
-        }
-        let SweepPlan {
-            traces,
-            configs,
-            cost,
-            ..
-        } = &plan;
-        // A grid applies per trace: a config that cannot apply to some
-        // traces is skipped for them (the fleet says so), but one that
-        // applies to none was asked for in vain, and is an error.
-        for c in configs.iter() {
-            let mut first_refusal = None;
-            let mut applies = false;
-            for t in traces.iter() {
-                match crate::replay::check_config(t, c) {
-                    Ok(()) => {
-                        applies = true;
-                        cost.pricing.lookup(c.model_for_trace(t))?;
-                    }
-                    Err(e) => {
-                        first_refusal.get_or_insert(e);
-                    }
-                }
-            }
-            if let (false, Some(e)) = (applies, first_refusal) {
-                return Err(e.into());
-            }
-        }
-        Ok(plan)
+            applicability,
+        })
     }
 }
 
@@ -188,10 +171,11 @@ pub fn default_replay_config(trace: &Trace) -> Result<Config, AppError> {
 }
 
 impl ReplayPlan {
-    /// A replay of `runs`, every call's model checked against the price
-    /// table before anything runs.
+    /// A replay of `runs`, each run's config checked against its trace and
+    /// every call's model against the price table, before anything runs.
     pub fn new(runs: Vec<TraceRun>, cost: CostPlan) -> Result<ReplayPlan, AppError> {
         for r in &runs {
+            crate::replay::check_config(&r.trace, &r.config)?;
             for call in &r.trace.calls {
                 cost.pricing
                     .lookup(r.config.model_for_call(&r.trace, call))?;
@@ -202,7 +186,7 @@ impl ReplayPlan {
 
     /// Each trace under `config` (or, when `None`, the default of
     /// [`default_replay_config`]), priced with `model` when given, checked
-    /// against each trace.
+    /// against each trace ([`ReplayPlan::new`]).
     pub fn with_config(
         traces: Vec<Trace>,
         config: Option<&Config>,
@@ -219,7 +203,6 @@ impl ReplayPlan {
                 if let Some(m) = model {
                     config.model = Some(m.to_owned());
                 }
-                crate::replay::check_config(&trace, &config)?;
                 Ok(TraceRun {
                     trace,
                     config,
@@ -266,7 +249,7 @@ mod tests {
         let configs = grid_configs(&small_grid(), &[], &quos).unwrap();
         let by_grid =
             SweepPlan::from_grid(traces(), small_grid(), SweepOptions::default(), cost()).unwrap();
-        assert_eq!(by_grid.configs, configs);
+        assert_eq!(by_grid.configs(), configs);
         let by_list =
             SweepPlan::from_configs(traces(), configs, SweepOptions::default(), cost()).unwrap();
         let a = crate::sweep(&by_grid, &Silent).unwrap();
@@ -331,7 +314,7 @@ mod tests {
             cost(),
         )
         .unwrap();
-        assert_eq!(plan.configs, vec![off]);
+        assert_eq!(plan.configs(), vec![off]);
         let recorded: Config = "off+recorded".parse().unwrap();
         let e = SweepPlan::from_configs(traces(), vec![recorded], SweepOptions::default(), cost())
             .unwrap_err();

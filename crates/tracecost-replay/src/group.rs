@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cost::cache_sim::{Breakpoint, CacheSim, EntryState, PrefixBlock, PrefixIndex};
-use crate::cost::pricing::{ModelPrice, Pricing, Usage};
-use crate::cost::tokens::{FastBuild, TokenMemo};
+use crate::cost::pricing::{ModelPrice, Usage};
+use crate::cost::tokens::FastBuild;
 use crate::engine::message::{ContentBlock, ToolDefinition};
 use crate::engine::rewrite::WireView;
 use crate::engine::wire::BlockRef;
@@ -19,8 +19,8 @@ use super::explain;
 use super::prepare::{PreparedTrace, SharedState};
 use super::request::{Request, marker_index};
 use super::{
-    Build, CallResult, CompactedIds, CompactedLog, ReplayError, ReplayOptions, ReplayResult,
-    RunTokens, check_config, fidelity, plan_claude_code_clears, recorded_usage, totals,
+    Build, CallResult, CompactedIds, CompactedLog, ReplayContext, ReplayError, ReplayResult,
+    RunTokens, fidelity, plan_claude_code_clears, recorded_usage, totals,
 };
 
 /// One group of configs replayed over one trace, a call at a time, with
@@ -39,9 +39,7 @@ use super::{
 pub(super) struct GroupRun<'a, 't> {
     prepared: &'a PreparedTrace<'t>,
     configs: &'a [Config],
-    pricing: &'a Pricing,
-    memo: &'a TokenMemo,
-    opts: ReplayOptions<'a>,
+    ctx: ReplayContext<'a>,
     run: CompactionRun,
     tokens: RunTokens<'a>,
     all_calls: Vec<Vec<CallResult>>,
@@ -66,10 +64,9 @@ impl<'a, 't> GroupRun<'a, 't> {
     pub(super) fn new(
         prepared: &'a PreparedTrace<'t>,
         configs: &'a [Config],
-        pricing: &'a Pricing,
-        memo: &'a TokenMemo,
-        opts: ReplayOptions<'a>,
+        ctx: ReplayContext<'a>,
     ) -> Result<Self, ReplayError> {
+        let (pricing, memo) = (ctx.pricing, ctx.memo);
         let trace = prepared.trace;
         let Some(config) = configs.first() else {
             return Err(ReplayError::Config {
@@ -77,8 +74,9 @@ impl<'a, 't> GroupRun<'a, 't> {
                 reason: "no config".into(),
             });
         };
+        // The caller checked each config against the trace; what is checked
+        // here is that they can share the engine's work.
         for c in configs {
-            check_config(trace, c)?;
             if c.compaction != config.compaction || c.model != config.model {
                 return Err(ReplayError::Config {
                     trace: trace.name.clone(),
@@ -120,9 +118,7 @@ impl<'a, 't> GroupRun<'a, 't> {
         Ok(GroupRun {
             prepared,
             configs,
-            pricing,
-            memo,
-            opts,
+            ctx,
             run,
             tokens,
             all_calls: configs
@@ -147,7 +143,7 @@ impl<'a, 't> GroupRun<'a, 't> {
     /// ([`bill`]).
     pub(super) fn call(&mut self, ci: usize, sims: &mut [CacheSim]) -> Result<(), ReplayError> {
         let (prepared, configs, pricing, opts) =
-            (self.prepared, self.configs, self.pricing, self.opts);
+            (self.prepared, self.configs, self.ctx.pricing, self.ctx.opts);
         let trace = prepared.trace;
         let config = &configs[0];
         let call = &trace.calls[ci];
@@ -159,7 +155,7 @@ impl<'a, 't> GroupRun<'a, 't> {
         self.tokens.framing_message = price.framing.per_message;
         let sent = self.request.build(
             prepared,
-            self.memo,
+            self.ctx.memo,
             price,
             ci,
             self.with_recall,

@@ -20,6 +20,7 @@ use tracecost_policy as policy;
 use tracecost_trace as trace;
 use tracecost_trace::progress;
 
+mod applies;
 pub mod explain;
 mod group;
 mod prepare;
@@ -77,6 +78,35 @@ pub enum ReplayError {
     /// The ledger failed.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+}
+
+/// What every replay of a run shares: the price table, the token counts
+/// made so far (shared by every config and trace of the run), and the
+/// options. One value, copied down the replay's layers.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayContext<'a> {
+    /// The prices (and each model's framing) calls are billed with.
+    pub pricing: &'a Pricing,
+    /// Token counts of texts already counted.
+    pub memo: &'a TokenMemo,
+    /// Options that apply to every config.
+    pub opts: ReplayOptions<'a>,
+}
+
+impl<'a> ReplayContext<'a> {
+    /// A context with the default options.
+    pub fn new(pricing: &'a Pricing, memo: &'a TokenMemo) -> Self {
+        ReplayContext {
+            pricing,
+            memo,
+            opts: ReplayOptions::default(),
+        }
+    }
+
+    /// The same context with `opts`.
+    pub fn with_opts(self, opts: ReplayOptions<'a>) -> Self {
+        ReplayContext { opts, ..self }
+    }
 }
 
 /// Options that apply to every config.
@@ -551,11 +581,9 @@ fn plan_claude_code_clears(
 pub fn replay(
     prepared: &PreparedTrace<'_>,
     config: &Config,
-    pricing: &Pricing,
-    memo: &TokenMemo,
-    opts: ReplayOptions<'_>,
+    ctx: ReplayContext<'_>,
 ) -> Result<ReplayResult, ReplayError> {
-    let mut results = replay_group(prepared, std::slice::from_ref(config), pricing, memo, opts)?;
+    let mut results = replay_group(prepared, std::slice::from_ref(config), ctx)?;
     results.pop().ok_or_else(|| ReplayError::Config {
         trace: prepared.trace.name.clone(),
         reason: "no config".into(),
@@ -569,11 +597,21 @@ pub fn replay(
 pub fn replay_group(
     prepared: &PreparedTrace<'_>,
     configs: &[Config],
-    pricing: &Pricing,
-    memo: &TokenMemo,
-    opts: ReplayOptions<'_>,
+    ctx: ReplayContext<'_>,
 ) -> Result<Vec<ReplayResult>, ReplayError> {
-    let mut run = GroupRun::new(prepared, configs, pricing, memo, opts)?;
+    for c in configs {
+        check_config(prepared.trace, c)?;
+    }
+    run_group(prepared, configs, ctx)
+}
+
+/// [`replay_group`] of configs already checked against the trace.
+fn run_group(
+    prepared: &PreparedTrace<'_>,
+    configs: &[Config],
+    ctx: ReplayContext<'_>,
+) -> Result<Vec<ReplayResult>, ReplayError> {
+    let mut run = GroupRun::new(prepared, configs, ctx)?;
     let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
     for ci in 0..prepared.trace.calls.len() {
         run.call(ci, &mut sims)?;
@@ -590,13 +628,25 @@ pub fn replay_group(
 pub fn replay_group_shared(
     prepared: &[&PreparedTrace<'_>],
     configs: &[Config],
-    pricing: &Pricing,
-    memo: &TokenMemo,
-    opts: ReplayOptions<'_>,
+    ctx: ReplayContext<'_>,
+) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
+    for p in prepared {
+        for c in configs {
+            check_config(p.trace, c)?;
+        }
+    }
+    run_group_shared(prepared, configs, ctx)
+}
+
+/// [`replay_group_shared`] of configs already checked against the traces.
+fn run_group_shared(
+    prepared: &[&PreparedTrace<'_>],
+    configs: &[Config],
+    ctx: ReplayContext<'_>,
 ) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
     let mut runs = prepared
         .iter()
-        .map(|p| GroupRun::new(p, configs, pricing, memo, opts))
+        .map(|p| GroupRun::new(p, configs, ctx))
         .collect::<Result<Vec<_>, _>>()?;
     let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
     for (t, ci) in shared_order(prepared.iter().map(|p| p.trace)) {

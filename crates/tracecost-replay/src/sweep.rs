@@ -7,17 +7,17 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use serde::Serialize;
 
+pub use super::applies::Applicability;
 use super::recall_risk::{RecallRisk, RiskIndex};
 use super::{
-    Build, PreparedTrace, ReplayError, ReplayOptions, ReplayResult, check_config, replay_group,
-    replay_group_shared,
+    Build, PreparedTrace, ReplayContext, ReplayError, ReplayResult, run_group, run_group_shared,
 };
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::FastBuild;
-use crate::cost::tokens::TokenMemo;
 use crate::engine::message::BlockKind;
 use crate::engine::rewrite::CompactionPolicy;
 use crate::policy::{Cache, Compaction, Config};
+use crate::trace::Trace;
 
 /// A grid: every compaction × every cache policy × every model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,14 +132,11 @@ pub fn recommend(rows: &[SweepRow], baseline: &Config, cost: impl Fn(&SweepRow) 
 
 /// Sweeps `configs` (the baseline is added when missing) over one trace.
 /// Every config is checked against the trace before anything runs.
-#[allow(clippy::too_many_arguments)]
 pub fn sweep_trace(
     prepared: &PreparedTrace<'_>,
     configs: &[Config],
     baseline: &Config,
-    pricing: &Pricing,
-    memo: &TokenMemo,
-    opts: ReplayOptions<'_>,
+    ctx: ReplayContext<'_>,
     recall_cost_usd: Option<f64>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<TraceSweep, ReplayError> {
@@ -147,9 +144,7 @@ pub fn sweep_trace(
         &[prepared],
         configs,
         std::slice::from_ref(baseline),
-        pricing,
-        memo,
-        opts,
+        ctx,
         recall_cost_usd,
         progress,
     )?;
@@ -159,75 +154,55 @@ pub fn sweep_trace(
 /// Sweeps `configs` over traces that share one prompt cache (one account's
 /// sessions, replayed in start-time order against one cache per config;
 /// see [`super::replay_group_shared`]). `baselines[i]` is trace `i`'s
-/// baseline, added to its configs when missing; each trace's sweep holds
-/// `configs` and its own baseline. Every config is checked against every
-/// trace before anything runs.
-#[allow(clippy::too_many_arguments)]
+/// baseline (or one for all), added to its configs when missing; each
+/// trace's sweep holds `configs` and its own baseline. Every config must
+/// apply to every trace ([`Applicability::every`]), checked before
+/// anything runs.
 pub fn sweep_shared(
     prepared: &[&PreparedTrace<'_>],
     configs: &[Config],
     baselines: &[Config],
-    pricing: &Pricing,
-    memo: &TokenMemo,
-    opts: ReplayOptions<'_>,
+    ctx: ReplayContext<'_>,
     recall_cost_usd: Option<f64>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<TraceSweep>, ReplayError> {
-    sweep_shared_where(
-        prepared,
-        configs,
-        baselines,
-        &|_, _| true,
-        pricing,
-        memo,
-        opts,
-        recall_cost_usd,
-        progress,
-    )
+    let traces: Vec<&Trace> = prepared.iter().map(|p| p.trace).collect();
+    let applicability = Applicability::every(&traces, configs, baselines, ctx.pricing)?;
+    sweep_checked(prepared, &applicability, ctx, recall_cost_usd, progress)
 }
 
-/// [`sweep_shared`], but a config is replayed only over the traces
-/// `applies` accepts it for (a trace's own baseline always applies): a
-/// grid applies per trace, and a trace a config cannot apply to (a
-/// `recorded` cache policy on a trace that recorded no markers) has no row
-/// for it. Under each config, only the traces it applies to meet its
-/// shared cache. Every config is checked against every trace it applies
-/// to before anything runs.
-#[allow(clippy::too_many_arguments)]
-pub fn sweep_shared_where(
+/// [`sweep_shared`] of what `applicability` checked: each config is
+/// replayed only over the traces it applies to (a grid applies per trace,
+/// and a trace a config cannot apply to, a `recorded` cache policy on a
+/// trace that recorded no markers say, has no row for it), and under each
+/// config only those traces meet its shared cache. Nothing is checked
+/// again. `applicability` must be of `prepared`'s traces, in their order.
+pub fn sweep_checked(
     prepared: &[&PreparedTrace<'_>],
-    configs: &[Config],
-    baselines: &[Config],
-    applies: &(dyn Fn(&crate::trace::Trace, &Config) -> bool + Sync),
-    pricing: &Pricing,
-    memo: &TokenMemo,
-    opts: ReplayOptions<'_>,
+    applicability: &Applicability,
+    ctx: ReplayContext<'_>,
     recall_cost_usd: Option<f64>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<TraceSweep>, ReplayError> {
-    let mut all: Vec<Config> = configs.to_vec();
-    for b in baselines {
-        if !all.contains(b) {
-            all.push(b.clone());
-        }
+    if applicability.traces() != prepared.len() {
+        return Err(ReplayError::Config {
+            trace: format!("{} traces", prepared.len()),
+            reason: format!(
+                "the configs were checked against {} traces",
+                applicability.traces()
+            ),
+        });
     }
-    let own_baseline = |t: usize| baselines.get(t).or(baselines.first());
     // Which traces each config runs over; configs that run over the same
     // traces are replayed together, as one sweep always was.
     let mut by_mask: Vec<(Vec<bool>, Vec<Config>)> = Vec::new();
-    for c in &all {
-        let mask: Vec<bool> = prepared
-            .iter()
-            .enumerate()
-            .map(|(t, p)| own_baseline(t) == Some(c) || applies(p.trace, c))
+    for (c, config) in applicability.configs().iter().enumerate() {
+        let mask: Vec<bool> = (0..prepared.len())
+            .map(|t| applicability.applies(t, c))
             .collect();
-        for (p, _) in prepared.iter().zip(&mask).filter(|(_, m)| **m) {
-            check_config(p.trace, c)?;
-            pricing.lookup(c.model_for_trace(p.trace))?;
-        }
         match by_mask.iter_mut().find(|(m, _)| *m == mask) {
-            Some((_, cs)) => cs.push(c.clone()),
-            None => by_mask.push((mask, vec![c.clone()])),
+            Some((_, cs)) => cs.push(config.clone()),
+            None => by_mask.push((mask, vec![config.clone()])),
         }
     }
     // Per trace, every config's result.
@@ -239,7 +214,7 @@ pub fn sweep_shared_where(
             .map(|(mask, cs)| {
                 let which: Vec<usize> = (0..prepared.len()).filter(|&t| mask[t]).collect();
                 let subset: Vec<&PreparedTrace<'_>> = which.iter().map(|&t| prepared[t]).collect();
-                let results = replay_configs(&subset, cs, pricing, memo, opts, progress)?;
+                let results = replay_configs(&subset, cs, ctx, progress)?;
                 Ok((which, results))
             })
             .collect()
@@ -255,23 +230,28 @@ pub fn sweep_shared_where(
             per_trace[t].extend(rs);
         }
     }
+    let grid = applicability.grid();
     prepared
         .iter()
         .zip(per_trace)
         .zip(&risk_indexes)
         .enumerate()
         .map(|(t, ((p, results), risk_index))| {
-            let baseline = baselines
-                .get(t)
-                .or(baselines.first())
-                .unwrap_or(&configs[0]);
+            let baseline = applicability.baseline(t);
             // A trace's rows: the grid and its own baseline, not the other
             // traces' baselines.
             let results = results
                 .into_iter()
-                .filter(|r| configs.contains(&r.config) || r.config == *baseline)
+                .filter(|r| grid.contains(&r.config) || r.config == *baseline)
                 .collect();
-            rank(p, risk_index, results, baseline, pricing, recall_cost_usd)
+            rank(
+                p,
+                risk_index,
+                results,
+                baseline,
+                ctx.pricing,
+                recall_cost_usd,
+            )
         })
         .collect()
 }
@@ -290,19 +270,17 @@ struct SameRequests {
 fn replay_configs(
     prepared: &[&PreparedTrace<'_>],
     configs: &[Config],
-    pricing: &Pricing,
-    memo: &TokenMemo,
-    opts: ReplayOptions<'_>,
+    ctx: ReplayContext<'_>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
-    let groups = same_requests(prepared, configs, opts.build);
+    let groups = same_requests(prepared, configs, ctx.opts.build);
     let grouped = groups
         .par_iter()
         .map(|g| {
             let r = if prepared.len() == 1 {
-                replay_group(prepared[0], &g.run, pricing, memo, opts).map(|r| vec![r])
+                run_group(prepared[0], &g.run, ctx).map(|r| vec![r])
             } else {
-                replay_group_shared(prepared, &g.run, pricing, memo, opts)
+                run_group_shared(prepared, &g.run, ctx)
             };
             for _ in 0..g.members.len() * prepared.len() {
                 progress();

@@ -279,7 +279,9 @@ mod tests {
         use crate::app::{ReplayOutput, Savings};
         use crate::cost::tokens::{CharsPerToken, TokenMemo};
         use crate::policy::Config;
-        use crate::replay::{PreparedTrace, ReplayOptions, replay, sweep::sweep_trace};
+        use crate::replay::{
+            PreparedTrace, ReplayContext, ReplayOptions, replay, sweep::sweep_trace,
+        };
 
         let trace = tracecost_gen::session(8, 3);
         let pricing = Pricing::builtin();
@@ -293,16 +295,27 @@ mod tests {
         };
         let off: Config = "off+none".parse().expect("config");
         let ledger: Config = "ledger:t=2000,k=1+native".parse().expect("config");
-        let result = replay(&prepared, &ledger, &pricing, &memo, opts).expect("replay");
+        let result = replay(
+            &prepared,
+            &ledger,
+            ReplayContext {
+                pricing: &pricing,
+                memo: &memo,
+                opts: opts,
+            },
+        )
+        .expect("replay");
         let savings = Savings::of(&result.totals, None);
         writes_through(&ReplayView(&[ReplayOutput { result, savings }]));
         let sweep = sweep_trace(
             &prepared,
             &[ledger],
             &off,
-            &pricing,
-            &memo,
-            opts,
+            ReplayContext {
+                pricing: &pricing,
+                memo: &memo,
+                opts: opts,
+            },
             None,
             &|| {},
         )
@@ -325,9 +338,17 @@ mod tests {
             others: &["d".into()],
         });
         let figures = Expected::of(
-            &replay(&prepared, &off, &pricing, &memo, opts)
-                .expect("replay")
-                .totals,
+            &replay(
+                &prepared,
+                &off,
+                ReplayContext {
+                    pricing: &pricing,
+                    memo: &memo,
+                    opts: opts,
+                },
+            )
+            .expect("replay")
+            .totals,
         );
         writes_through(&CheckView {
             rows: &[Comparison::new(

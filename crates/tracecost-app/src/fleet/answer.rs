@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::policy::{Compaction, Config};
-use crate::replay::sweep::{SweepRow, TraceSweep};
+use crate::replay::sweep::{Applicability, SweepRow, TraceSweep};
 
 use super::FleetConfig;
 use super::session::{SessionSummary, by_session, savings_by_session};
@@ -82,21 +82,20 @@ pub struct SkippedConfig {
     pub reason: String,
 }
 
-/// The configs of `configs` that cannot apply to some of `traces`, and to
-/// how many (a sweep skips them there), in the configs' order.
-pub fn skipped_configs(traces: &[crate::trace::Trace], configs: &[Config]) -> Vec<SkippedConfig> {
-    configs
+/// The grid's configs that do not apply to some of the traces checked,
+/// and to how many (a sweep skips them there), in the grid's order.
+pub fn skipped_configs(applicability: &Applicability) -> Vec<SkippedConfig> {
+    applicability
+        .grid()
         .iter()
-        .filter_map(|c| {
-            let n = traces
-                .iter()
-                .filter(|t| crate::replay::check_config(t, c).is_err())
-                .count();
+        .enumerate()
+        .filter_map(|(c, config)| {
+            let n = applicability.refused(c);
             (n > 0).then(|| SkippedConfig {
-                config: c.clone(),
+                config: config.clone(),
                 traces: n,
-                of: traces.len(),
-                reason: skip_reason(c),
+                of: applicability.traces(),
+                reason: skip_reason(config),
             })
         })
         .collect()
