@@ -59,7 +59,8 @@ fn parse_configs(configs: &[String]) -> PyResult<Vec<Config>> {
 /// The configs a grid gives for a fleet with these status quos, as
 /// canonical strings.
 #[pyfunction]
-#[pyo3(signature = (status_quos, compactions=None, thresholds=None, keep_lasts=None, caches=None, ttl=None, models=Vec::new()))]
+#[pyo3(signature = (status_quos, compactions=None, thresholds=None, keep_lasts=None, caches=None, ttl=None, models=Vec::new(), providers=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grid_configs(
     status_quos: Vec<String>,
     compactions: Option<Vec<String>>,
@@ -68,10 +69,27 @@ pub(crate) fn grid_configs(
     caches: Option<Vec<String>>,
     ttl: Option<&str>,
     models: Vec<String>,
+    providers: Option<Vec<String>>,
 ) -> PyResult<Vec<String>> {
     let spec = grid_spec(compactions, thresholds, keep_lasts, caches, ttl)?;
     let quos = parse_configs(&status_quos)?;
-    Ok(app::grid_configs(&spec, &models, &quos)
+    // The fleet's providers (`anthropic`, `openai`, …); by default
+    // Anthropic's, as before providers were told.
+    let providers = providers
+        .unwrap_or_else(|| vec!["anthropic".to_owned()])
+        .iter()
+        .map(|p| {
+            tracecost::engine::cache::ProviderKind::ALL
+                .into_iter()
+                .find(|k| k.as_str() == p)
+                .ok_or_else(|| {
+                    pyo3::exceptions::PyValueError::new_err(format!(
+                        "unknown provider {p:?} (expected anthropic, bedrock-converse, openai, google or unknown)"
+                    ))
+                })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(app::grid_configs(&spec, &models, &quos, &providers)
         .map_err(app_err)?
         .iter()
         .map(ToString::to_string)

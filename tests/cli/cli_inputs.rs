@@ -207,9 +207,10 @@ fn logs_are_read_by_their_importer_and_from_forces_one() {
     let (code, out, err) = run(&["replay", s(&log), "--format", "json"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(r#""config": "off+recorded""#), "{out}");
+    // Read as OpenAI's: its status quo is OpenAI's automatic cache.
     let (code, out, err) = run(&["replay", s(&log), "--from", "openai", "--format", "json"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains(r#""config": "off+none""#), "{out}");
+    assert!(out.contains(r#""config": "off+openai-auto""#), "{out}");
 
     // Forced onto a file of another format: that importer's error, naming
     // the file.

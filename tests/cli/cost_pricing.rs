@@ -3,6 +3,7 @@
 //! pricing files (LiteLLM and native) and their error messages.
 
 use std::path::Path;
+use tracecost::engine::cache::ProviderKind;
 
 use tracecost::cost::pricing::{
     BATCH_DISCOUNT, CacheCreation, Pricing, PricingError, ToolChoice, Usage,
@@ -107,10 +108,98 @@ fn every_model_in_facts_has_the_right_prices() {
         );
         assert_eq!(m.min_cacheable_tokens, min, "{name}");
     }
-    // Every built-in model is in the facts table.
-    for m in p.models() {
+    // Every built-in Claude model is in the facts table.
+    for m in p
+        .models()
+        .iter()
+        .filter(|m| m.provider == ProviderKind::Anthropic)
+    {
         assert!(FACTS.iter().any(|f| f.0 == m.id), "{} not in FACTS", m.id);
     }
+}
+
+/// OpenAI's models before GPT-5.6, from OpenAI's pricing page: USD per
+/// million tokens of input, cached input and output, and the input window.
+const OPENAI: &[(&str, f64, f64, f64, u64)] = &[
+    ("gpt-5.5", 5.0, 0.5, 30.0, 1_050_000),
+    ("gpt-5.4", 2.5, 0.25, 15.0, 1_050_000),
+    ("gpt-5.4-mini", 0.75, 0.075, 4.5, 400_000),
+    ("gpt-5.4-nano", 0.2, 0.02, 1.25, 400_000),
+    ("gpt-5.3-codex", 1.75, 0.175, 14.0, 272_000),
+    ("gpt-5.2", 1.75, 0.175, 14.0, 272_000),
+    ("gpt-5.2-codex", 1.75, 0.175, 14.0, 272_000),
+    ("gpt-5.1", 1.25, 0.125, 10.0, 272_000),
+    ("gpt-5.1-codex", 1.25, 0.125, 10.0, 272_000),
+    ("gpt-5.1-codex-max", 1.25, 0.125, 10.0, 272_000),
+    ("gpt-5.1-codex-mini", 0.25, 0.025, 2.0, 272_000),
+    ("gpt-5", 1.25, 0.125, 10.0, 272_000),
+    ("gpt-5-codex", 1.25, 0.125, 10.0, 272_000),
+    ("gpt-5-mini", 0.25, 0.025, 2.0, 272_000),
+    ("gpt-5-nano", 0.05, 0.005, 0.4, 272_000),
+    ("gpt-4.1", 2.0, 0.5, 8.0, 1_047_576),
+    ("gpt-4.1-mini", 0.4, 0.1, 1.6, 1_047_576),
+    ("gpt-4.1-nano", 0.1, 0.025, 0.4, 1_047_576),
+    ("gpt-4o", 2.5, 1.25, 10.0, 128_000),
+    ("gpt-4o-mini", 0.15, 0.075, 0.6, 128_000),
+    ("o3", 2.0, 0.5, 8.0, 200_000),
+    ("o4-mini", 1.1, 0.275, 4.4, 200_000),
+    ("o3-mini", 1.1, 0.55, 4.4, 200_000),
+];
+
+#[test]
+fn every_openai_model_has_its_prices_window_and_no_write_fee() {
+    let p = Pricing::builtin();
+    for &(name, input, cached, output, window) in OPENAI {
+        let m = p.lookup(name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.provider, ProviderKind::OpenAi, "{name}");
+        let r = m.rates;
+        assert_eq!(
+            (r.input, r.cache_read, r.output),
+            (input, cached, output),
+            "{name}"
+        );
+        assert_eq!(
+            (r.cache_write_5m, r.cache_write_1h),
+            (input, input),
+            "{name}"
+        );
+        assert_eq!(m.window_tokens(), window, "{name}");
+        assert_eq!(m.min_cacheable_tokens, 1024, "{name}");
+        assert_eq!(m.extended_cache_only, name == "gpt-5.5", "{name}");
+    }
+    for m in p
+        .models()
+        .iter()
+        .filter(|m| m.provider == ProviderKind::OpenAi)
+    {
+        assert!(OPENAI.iter().any(|f| f.0 == m.id), "{} not in OPENAI", m.id);
+    }
+    // Snapshots resolve to their model.
+    assert_eq!(
+        p.lookup("gpt-4o-mini-2024-07-18").unwrap().id,
+        "gpt-4o-mini"
+    );
+    assert_eq!(p.lookup("openai/gpt-5.4").unwrap().id, "gpt-5.4");
+}
+
+#[test]
+fn openai_long_context_doubles_input_above_272k_tokens() {
+    let p = Pricing::builtin();
+    let m = p.lookup("gpt-5.4").unwrap();
+    let at = |input: u64, read: u64| m.cost_usd(&Usage::new(input, 0, 0, read, 1_000_000), false);
+    // 272,000 tokens of input: the standard rates.
+    let base = at(172_000, 100_000);
+    assert!(
+        (base - (0.172 * 2.5 + 0.1 * 0.25 + 15.0)).abs() < 1e-9,
+        "{base}"
+    );
+    // One more: the whole request, cached and output tokens too.
+    let long = at(172_001, 100_000);
+    assert!(
+        (long - (0.172001 * 5.0 + 0.1 * 0.5 + 22.5)).abs() < 1e-9,
+        "{long}"
+    );
+    assert!(p.lookup("gpt-4.1").unwrap().long_context.is_none());
 }
 
 #[test]
@@ -164,12 +253,12 @@ fn unknown_model_lists_the_three_closest_ids() {
     let p = Pricing::builtin();
     let err = p.lookup("claude-sonet-4-5").unwrap_err();
     insta::assert_snapshot!(err.to_string(), @"unknown model `claude-sonet-4-5` (closest known: claude-sonnet-4-5, claude-sonnet-4-0, claude-sonnet-4-6)");
-    let err = p.lookup("gpt-4o").unwrap_err();
+    let err = p.lookup("mistral-large").unwrap_err();
     match &err {
         PricingError::UnknownModel { closest, .. } => assert_eq!(closest.len(), 3),
         other => panic!("{other:?}"),
     }
-    insta::assert_snapshot!(err.to_string(), @"unknown model `gpt-4o` (closest known: claude-opus-4, claude-opus-4-1, claude-opus-4-5)");
+    insta::assert_snapshot!(err.to_string(), @"unknown model `mistral-large` (closest known: gpt-5-nano, gpt-4.1, gpt-4.1-nano)");
 }
 
 fn usage(input: u64, w5: u64, w1: u64, read: u64, output: u64) -> Usage {
@@ -292,13 +381,38 @@ fn litellm_file_imports_claude_chat_models() {
     assert_eq!(summary.format, "litellm");
     assert_eq!(
         summary.added,
-        ["claude-opus-4-6-20260205", "claude-house-9"]
+        ["claude-opus-4-6-20260205", "claude-house-9", "gpt-house-1"]
     );
     assert_eq!(
         summary.updated,
-        ["claude-sonnet-4-5-20250929", "claude-opus-4-6"]
+        ["claude-sonnet-4-5-20250929", "claude-opus-4-6", "gpt-4o"]
     );
+    // The format's sample, Bedrock's, Vertex's and Azure's entries, an
+    // embedding model and an unpriced one.
     assert_eq!(summary.skipped, 6);
+    // OpenAI's models: a known one keeps its read discount when the file
+    // gives no read price; a new one is OpenAI's, with its window and the
+    // long-context rates above 272K.
+    let g = p.lookup("gpt-4o").unwrap();
+    assert_eq!(
+        (g.rates.input, g.rates.cache_read, g.rates.output),
+        (2.5, 1.25, 10.0)
+    );
+    let h = p.lookup("gpt-house-1").unwrap();
+    assert_eq!(h.provider, tracecost::engine::cache::ProviderKind::OpenAi);
+    assert_eq!(
+        (h.rates.input, h.rates.cache_read, h.rates.output),
+        (2.0, 0.2, 16.0)
+    );
+    assert_eq!(h.rates.cache_write_5m, 2.0, "no write fee");
+    assert_eq!(h.window_tokens(), 400_000);
+    assert_eq!(h.framing.per_message, 3);
+    let lc = h.long_context.unwrap();
+    assert_eq!(lc.threshold_tokens, 272_000);
+    assert_eq!(
+        (lc.rates.input, lc.rates.cache_read, lc.rates.output),
+        (4.0, 0.4, 24.0)
+    );
 
     // Provider-prefixed key overrides the built-in model.
     let opus = p.lookup("claude-opus-4-6").unwrap();
@@ -336,8 +450,9 @@ fn litellm_file_imports_claude_chat_models() {
         ),
         (6.0, 7.5, 12.0, 0.6, 22.5)
     );
-    // Skipped entries did not sneak in.
-    assert!(p.lookup("gpt-4o").is_err());
+    // Skipped entries did not sneak in (Azure's gpt-4o left the built-in
+    // one as it was, above).
+    assert_eq!(p.lookup("gpt-4o").unwrap().rates.input, 2.5);
     assert!(p.lookup("claude-embed-1").is_err());
     assert!(p.lookup("claude-unpriced-1").is_err());
     assert_eq!(
@@ -398,7 +513,7 @@ fn models_rows_cover_the_table() {
     assert_eq!(s45.aliases, ["claude-sonnet-4-5"]);
     assert_eq!(
         (s45.input, s45.write_5m, s45.write_1h, s45.read, s45.output),
-        (3.0, 3.75, 6.0, 0.3, 15.0)
+        (3.0, Some(3.75), Some(6.0), 0.3, 15.0)
     );
     assert_eq!(s45.min_cacheable_tokens, 1024);
     insta::assert_snapshot!(s45.long_context.clone().unwrap(), @"above 200000 input tokens the whole request costs $6 in / $22.5 out per MTok");

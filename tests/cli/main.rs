@@ -29,6 +29,7 @@ mod fleet;
 mod gen_fleet;
 mod gen_traces;
 mod large_inputs;
+mod openai_cache;
 mod reliability;
 mod replay_incremental;
 mod report;

@@ -5,6 +5,7 @@
 
 use super::AppError;
 use super::plan::{CostPlan, ReplayPlan, SweepPlan, TraceRun, baseline_for};
+use crate::engine::cache::ProviderKind;
 use crate::policy::{Config, GridSpec, TtlChoice};
 use crate::replay::sweep::{Applicability, Grid};
 use crate::trace::Trace;
@@ -26,7 +27,8 @@ pub struct SweepOptions {
 /// `status_quos`: the grid's compactions × caches × models, in grid order,
 /// without duplicates. With no cache policies named, the grid also tries
 /// the cache policy each status quo runs, so compaction is weighed on top
-/// of what runs. Cache policies named without a TTL (and no `--ttl`) take
+/// of what runs; the default policies `providers` (those of the fleet's
+/// traces) do not run are left out. Cache policies named without a TTL (and no `--ttl`) take
 /// the TTL each call recorded when a status quo does, so that a policy
 /// weighed against what ran differs from it only in what was asked. A fleet
 /// split across machines calls this once, with every session's status quo,
@@ -35,8 +37,19 @@ pub fn grid_configs(
     grid: &GridSpec,
     models: &[String],
     status_quos: &[Config],
+    providers: &[ProviderKind],
 ) -> Result<Vec<Config>, AppError> {
-    let (compactions, mut caches) = grid.expand_for(takes_recorded_ttl(status_quos))?;
+    let (mut compactions, mut caches) = grid.expand_for(takes_recorded_ttl(status_quos))?;
+    // A default the fleet's providers do not run (Anthropic's markers on an
+    // OpenAI fleet) is not tried; one named is, and refused where it
+    // cannot apply.
+    let runs = |on: &dyn Fn(ProviderKind) -> bool| providers.iter().any(|p| on(*p));
+    if grid.caches.is_none() {
+        caches.retain(|c| runs(&|p| c.kind().runs_on(p)));
+    }
+    if grid.compactions.is_none() {
+        compactions.retain(|c| runs(&|p| c.kind().runs_on(p)));
+    }
     if grid.caches.is_none() {
         for c in status_quos {
             if !caches.contains(&c.cache) {
@@ -54,6 +67,17 @@ pub fn grid_configs(
         },
     }
     .configs())
+}
+
+/// The providers of `traces`, each once, in the order first seen.
+pub fn providers(traces: &[Trace]) -> Vec<ProviderKind> {
+    let mut out = Vec::new();
+    for t in traces {
+        if !out.contains(&t.provider) {
+            out.push(t.provider);
+        }
+    }
+    out
 }
 
 /// Whether some of `status_quos` take their TTL from the record: then a
@@ -89,7 +113,7 @@ impl SweepPlan {
     ) -> Result<SweepPlan, AppError> {
         check_recall_cost(options.recall_cost_usd)?;
         let quos = status_quos(&traces, options.baseline.as_ref())?;
-        let configs = grid_configs(&grid, &options.models, &quos)?;
+        let configs = grid_configs(&grid, &options.models, &quos, &providers(&traces))?;
         Self::checked(traces, grid, configs, options, cost)
     }
 
@@ -246,7 +270,7 @@ mod tests {
     #[test]
     fn a_grid_and_the_configs_it_gives_sweep_the_same() {
         let quos = status_quos(&traces(), None).unwrap();
-        let configs = grid_configs(&small_grid(), &[], &quos).unwrap();
+        let configs = grid_configs(&small_grid(), &[], &quos, &[ProviderKind::Anthropic]).unwrap();
         let by_grid =
             SweepPlan::from_grid(traces(), small_grid(), SweepOptions::default(), cost()).unwrap();
         assert_eq!(by_grid.configs(), configs);
@@ -260,22 +284,33 @@ mod tests {
     #[test]
     fn without_caches_the_grid_tries_each_status_quo_cache() {
         let quo: Config = "off+claude-code:ttl=5m".parse().unwrap();
-        let with = grid_configs(&small_grid(), &[], std::slice::from_ref(&quo)).unwrap();
-        let without = grid_configs(&small_grid(), &[], &[]).unwrap();
+        let with = grid_configs(
+            &small_grid(),
+            &[],
+            std::slice::from_ref(&quo),
+            &[ProviderKind::Anthropic],
+        )
+        .unwrap();
+        let without = grid_configs(&small_grid(), &[], &[], &[ProviderKind::Anthropic]).unwrap();
         assert_eq!(with.len(), without.len() + 2);
         assert!(with.contains(&quo));
         let named = GridSpec {
             caches: Some(vec!["tail".into()]),
             ..small_grid()
         };
-        assert_eq!(grid_configs(&named, &[], &[quo]).unwrap().len(), 2);
+        assert_eq!(
+            grid_configs(&named, &[], &[quo], &[ProviderKind::Anthropic])
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     #[test]
     fn the_grid_keeps_the_ttl_a_status_quo_takes_from_the_record() {
         let caches = |quo: &str, grid: &GridSpec| -> Vec<String> {
             let quo: Config = quo.parse().unwrap();
-            let mut out: Vec<String> = grid_configs(grid, &[], &[quo])
+            let mut out: Vec<String> = grid_configs(grid, &[], &[quo], &[ProviderKind::Anthropic])
                 .unwrap()
                 .iter()
                 .filter(|c| c.compaction == crate::policy::Compaction::Off)

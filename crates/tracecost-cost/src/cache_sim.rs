@@ -329,6 +329,13 @@ pub enum SimError {
         /// Its kind.
         kind: PrefixKind,
     },
+    /// Breakpoints on a request to a cache that takes none (OpenAI's
+    /// automatic cache).
+    #[error("{count} cache breakpoints on a request whose cache is automatic and takes none")]
+    MarkersRefused {
+        /// How many there were.
+        count: usize,
+    },
     /// A 1h breakpoint after a 5m one.
     #[error(
         "1h cache breakpoint on block {one_hour} comes after the 5m breakpoint on block {five_minute}; 1h breakpoints must come first"
@@ -656,6 +663,28 @@ impl CacheSim {
             written,
             start_ms: now,
         })
+    }
+}
+
+impl super::prompt_cache::PromptCache for CacheSim {
+    fn simulate_indexed(
+        &mut self,
+        req: &SimRequest<'_>,
+        prefix: &PrefixIndex,
+    ) -> Result<SimOutcome, SimError> {
+        CacheSim::simulate_indexed(self, req, prefix)
+    }
+
+    fn warm(&mut self, key: u128, now_ms: u64) {
+        CacheSim::warm(self, key, now_ms)
+    }
+
+    fn evict(&mut self, key: u128) {
+        CacheSim::evict(self, key)
+    }
+
+    fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {
+        CacheSim::entry_state(self, key, now_ms)
     }
 }
 

@@ -8,9 +8,14 @@
 //!   cacheable length, tool-use system prompt, framing overheads,
 //!   long-context premium), pricing files (native and LiteLLM), the API's
 //!   [`pricing::Usage`] and the cost of one request.
-//! - [`cache_sim`]: the Anthropic prompt-cache simulator, which turns a
-//!   sequence of requests (prefix blocks and breakpoints) into the usage the
-//!   API would report.
+//! - [`prompt_cache`]: the [`prompt_cache::PromptCache`] trait every
+//!   provider's cache simulator implements: a sequence of requests (prefix
+//!   blocks, breakpoints where the provider takes them) in, the usage the
+//!   provider would report out;
+//! - [`cache_sim`]: Anthropic's (`cache_control` breakpoints), and the
+//!   request shape all of them read ([`cache_sim::SimRequest`],
+//!   [`cache_sim::PrefixIndex`]);
+//! - [`openai_cache`]: OpenAI's automatic cache.
 //!
 //! This module knows nothing of the command line or of trace files.
 //!
@@ -26,5 +31,7 @@
 use tracecost_engine as engine;
 
 pub mod cache_sim;
+pub mod openai_cache;
 pub mod pricing;
+pub mod prompt_cache;
 pub mod tokens;

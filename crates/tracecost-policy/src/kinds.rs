@@ -41,6 +41,13 @@ pub enum CompactionKind {
 }
 
 impl CompactionKind {
+    /// Whether the policy can run on `provider`'s API: Anthropic's
+    /// server-side clearing only there, the others on every provider.
+    pub fn runs_on(self, provider: crate::engine::cache::ProviderKind) -> bool {
+        self != CompactionKind::ClearToolUses
+            || provider == crate::engine::cache::ProviderKind::Anthropic
+    }
+
     /// Every compaction policy, in the order they are listed.
     pub const ALL: [CompactionKind; 6] = [
         CompactionKind::Off,
@@ -110,17 +117,20 @@ pub enum CacheKind {
     Recorded,
     /// Claude Code's client policy.
     ClaudeCode,
+    /// OpenAI's automatic cache.
+    OpenAiAuto,
 }
 
 impl CacheKind {
     /// Every cache policy, in the order they are listed.
-    pub const ALL: [CacheKind; 6] = [
+    pub const ALL: [CacheKind; 7] = [
         CacheKind::None,
         CacheKind::System,
         CacheKind::Native,
         CacheKind::Tail,
         CacheKind::Recorded,
         CacheKind::ClaudeCode,
+        CacheKind::OpenAiAuto,
     ];
 
     /// The name in config strings and on the command line.
@@ -132,6 +142,7 @@ impl CacheKind {
             CacheKind::Tail => "tail",
             CacheKind::Recorded => "recorded",
             CacheKind::ClaudeCode => "claude-code",
+            CacheKind::OpenAiAuto => "openai-auto",
         }
     }
 
@@ -144,6 +155,7 @@ impl CacheKind {
             CacheKind::Tail => "one rolling marker on the last block",
             CacheKind::Recorded => "the markers the recorded requests carried",
             CacheKind::ClaudeCode => "Claude Code's own: tools, system and a rolling marker",
+            CacheKind::OpenAiAuto => "OpenAI's automatic cache: no markers, every prompt cached",
         }
     }
 
@@ -158,6 +170,23 @@ impl CacheKind {
             self,
             CacheKind::System | CacheKind::Native | CacheKind::Tail | CacheKind::ClaudeCode
         )
+    }
+
+    /// Whether the policy places Anthropic `cache_control` markers (or
+    /// replays recorded ones), which only Anthropic's API accepts.
+    pub fn places_markers(self) -> bool {
+        self.has_ttl() || self == CacheKind::Recorded
+    }
+
+    /// Whether the policy is the cache `provider`'s API runs: markers for
+    /// Anthropic, the automatic cache for OpenAI; `none` for every one.
+    pub fn runs_on(self, provider: crate::engine::cache::ProviderKind) -> bool {
+        use crate::engine::cache::ProviderKind;
+        match self {
+            CacheKind::None => true,
+            CacheKind::OpenAiAuto => provider == ProviderKind::OpenAi,
+            k => k.places_markers() && provider.speaks_cache_control(),
+        }
     }
 
     /// The names of the policies that take a TTL, for messages.

@@ -26,6 +26,7 @@ mod grid;
 mod kinds;
 mod peer_view;
 mod peers;
+mod retention;
 mod ttl;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
@@ -39,6 +40,7 @@ pub use peers::{
     ANTHROPIC_CLEARED_PLACEHOLDER, CLAUDE_CODE_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear,
     PeerParams, ReprCache, langchain_approx_tokens,
 };
+pub use retention::OpenAiRetention;
 pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 
 use std::fmt;
@@ -133,6 +135,11 @@ pub enum Cache {
         /// TTL of the markers.
         ttl: TtlChoice,
     },
+    /// OpenAI's automatic prefix cache: no markers, every prompt cached.
+    OpenAiAuto {
+        /// How long a prefix is held.
+        retention: OpenAiRetention,
+    },
 }
 
 /// One point of a sweep: compaction, cache policy and (optionally) a model
@@ -179,6 +186,11 @@ impl Config {
         }
         let cache = if trace.has_markers() {
             Cache::Recorded
+        } else if trace.provider == crate::engine::cache::ProviderKind::OpenAi {
+            // OpenAI caches every prompt whether asked or not.
+            Cache::OpenAiAuto {
+                retention: OpenAiRetention::Model,
+            }
         } else {
             Cache::None
         };
@@ -192,7 +204,9 @@ impl Config {
     /// How much policy a config adds to a bare client: one for compaction,
     /// one for cache markers. Ties between equal costs go to the simpler.
     pub fn complexity(&self) -> u8 {
-        u8::from(self.compaction != Compaction::Off) + u8::from(self.cache != Cache::None)
+        // A cache the provider runs unasked (OpenAI's) adds no policy.
+        let cache = !matches!(self.cache, Cache::None | Cache::OpenAiAuto { .. });
+        u8::from(self.compaction != Compaction::Off) + u8::from(cache)
     }
 
     /// No compaction, no cache markers: what a naive client pays.
@@ -426,8 +440,14 @@ impl Cache {
         };
         let mut ttl = TtlChoice::Fixed(DEFAULT_TTL);
         let mut manifest = DEFAULT_MANIFEST;
+        let (mut retention, mut idle) = (None, None);
         for (k, v) in params {
             match (kind, k) {
+                (CacheKind::OpenAiAuto, "retention") => retention = Some(v),
+                (CacheKind::OpenAiAuto, "idle") => idle = Some(v),
+                (CacheKind::OpenAiAuto, _) => {
+                    return Err(unknown(input, name, k, "retention, idle"));
+                }
                 (_, "ttl") if kind.has_ttl() => {
                     ttl = TtlChoice::parse(v).map_err(|r| err(input, r))?
                 }
@@ -443,6 +463,11 @@ impl Cache {
                 _ => return Err(unknown(input, name, k, "none")),
             }
         }
+        if kind == CacheKind::OpenAiAuto {
+            let retention =
+                OpenAiRetention::from_params(retention, idle).map_err(|r| err(input, r))?;
+            return Ok(Cache::OpenAiAuto { retention });
+        }
         Ok(Cache::of_kind(kind, ttl, manifest))
     }
 
@@ -456,13 +481,16 @@ impl Cache {
             CacheKind::Tail => Cache::Tail { ttl },
             CacheKind::Recorded => Cache::Recorded,
             CacheKind::ClaudeCode => Cache::ClaudeCode { ttl },
+            CacheKind::OpenAiAuto => Cache::OpenAiAuto {
+                retention: OpenAiRetention::Model,
+            },
         }
     }
 
     /// The TTL of the markers the policy places, if it places its own.
     pub fn ttl(&self) -> Option<TtlChoice> {
         match *self {
-            Cache::None | Cache::Recorded => None,
+            Cache::None | Cache::Recorded | Cache::OpenAiAuto { .. } => None,
             Cache::System { ttl }
             | Cache::Native { ttl, .. }
             | Cache::Tail { ttl }
@@ -479,6 +507,7 @@ impl Cache {
             Cache::ClaudeCode { .. } => CacheKind::ClaudeCode,
             Cache::Tail { .. } => CacheKind::Tail,
             Cache::Recorded => CacheKind::Recorded,
+            Cache::OpenAiAuto { .. } => CacheKind::OpenAiAuto,
         }
     }
 }
@@ -488,6 +517,10 @@ impl fmt::Display for Cache {
         f.write_str(self.kind().name())?;
         match self {
             Cache::None | Cache::Recorded => Ok(()),
+            Cache::OpenAiAuto { retention } => match retention {
+                OpenAiRetention::Model => Ok(()),
+                r => write!(f, ":{r}"),
+            },
             Cache::Native { manifest, ttl } => {
                 write!(f, ":manifest={},ttl={ttl}", manifest.as_str())
             }
@@ -560,10 +593,33 @@ mod tests {
             "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
             "clear-tool-uses:trigger=30000,keep=1,at-least=5000,exclude=read|web,inputs=true+none",
             "langchain-clear:trigger=100000,keep=3+none",
+            "off+openai-auto",
+            "ledger:t=8000,k=2+openai-auto:retention=in-memory,idle=10m",
+            "off+openai-auto:retention=24h@gpt-5.4",
         ] {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
         }
+    }
+
+    #[test]
+    fn openai_auto_takes_a_retention_and_adds_no_policy() {
+        let c: Config = "off+openai-auto:idle=7m".parse().unwrap();
+        assert_eq!(c.to_string(), "off+openai-auto:retention=in-memory,idle=7m");
+        // What OpenAI does unasked is no policy of the client's.
+        assert_eq!(c.complexity(), 0);
+        assert_eq!(c.cache.ttl(), None);
+        let e = "off+openai-auto:ttl=5m".parse::<Config>().unwrap_err();
+        assert!(e.to_string().contains("allowed: retention, idle"), "{e}");
+        let e = "off+openai-auto:retention=1h"
+            .parse::<Config>()
+            .unwrap_err();
+        assert!(e.to_string().contains("in-memory or 24h"), "{e}");
+        use crate::engine::cache::ProviderKind;
+        assert!(CacheKind::OpenAiAuto.runs_on(ProviderKind::OpenAi));
+        assert!(!CacheKind::OpenAiAuto.runs_on(ProviderKind::Anthropic));
+        assert!(!CacheKind::Tail.runs_on(ProviderKind::OpenAi));
+        assert!(CacheKind::None.runs_on(ProviderKind::OpenAi));
     }
 
     #[test]
@@ -613,7 +669,7 @@ mod tests {
             ("off+none@", "a model name must follow '@'"),
             (
                 "off+fast",
-                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded or claude-code)",
+                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code or openai-auto)",
             ),
             ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
         ];

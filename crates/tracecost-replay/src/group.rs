@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cost::cache_sim::{Breakpoint, CacheSim, EntryState, PrefixBlock, PrefixIndex};
+use crate::cost::cache_sim::{Breakpoint, EntryState, PrefixBlock, PrefixIndex};
 use crate::cost::pricing::{ModelPrice, Usage};
+use crate::cost::prompt_cache::PromptCache;
 use crate::cost::tokens::FastBuild;
 use crate::engine::message::{ContentBlock, ToolDefinition};
 use crate::engine::rewrite::WireView;
@@ -141,7 +142,11 @@ impl<'a, 't> GroupRun<'a, 't> {
     /// cache simulator per config: builds the call's request once
     /// ([`Request::build`]), then simulates and bills it for each config
     /// ([`bill`]).
-    pub(super) fn call(&mut self, ci: usize, sims: &mut [CacheSim]) -> Result<(), ReplayError> {
+    pub(super) fn call(
+        &mut self,
+        ci: usize,
+        sims: &mut [Box<dyn PromptCache>],
+    ) -> Result<(), ReplayError> {
         let (prepared, configs, pricing, opts) =
             (self.prepared, self.configs, self.ctx.pricing, self.ctx.opts);
         let trace = prepared.trace;
@@ -245,7 +250,15 @@ impl<'a, 't> GroupRun<'a, 't> {
             .zip(self.last_keys.iter_mut())
             .zip(self.before.iter_mut())
         {
-            bill(c, sim, calls, last, before, &mut self.breakpoints, &facts)?;
+            bill(
+                c,
+                sim.as_mut(),
+                calls,
+                last,
+                before,
+                &mut self.breakpoints,
+                &facts,
+            )?;
         }
         Ok(())
     }
@@ -318,7 +331,7 @@ struct CallFacts<'f, 't> {
 /// `before` what it cached.
 fn bill(
     c: &Config,
-    sim: &mut CacheSim,
+    sim: &mut dyn PromptCache,
     calls: &mut Vec<CallResult>,
     last: &mut Vec<u128>,
     before: &mut Option<explain::Before>,

@@ -42,7 +42,10 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::cost::cache_sim::{CacheSim, SimError};
+use crate::cost::openai_cache::{OpenAiAutoCache, Retention};
+use crate::cost::pricing::ModelPrice;
 use crate::cost::pricing::{Pricing, PricingError, Usage};
+use crate::cost::prompt_cache::PromptCache;
 use crate::cost::tokens::{FastBuild, TokenMemo};
 use crate::engine::cache::ProviderKind;
 use crate::engine::ledger::LedgerError;
@@ -428,7 +431,8 @@ pub fn trace_label(trace: &Trace) -> String {
 
 /// Checks that `config` can apply to `trace` before anything runs.
 pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
-    let markers = !matches!(config.cache, Cache::None | Cache::Recorded);
+    let kind = config.cache.kind();
+    let markers = kind.places_markers() && kind != crate::policy::CacheKind::Recorded;
     if markers && !trace.provider.speaks_cache_control() {
         return Err(ReplayError::Config {
             trace: trace_label(trace),
@@ -438,18 +442,34 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             ),
         });
     }
+    if matches!(config.cache, Cache::OpenAiAuto { .. }) && trace.provider != ProviderKind::OpenAi {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy {} is OpenAI's automatic cache, and this trace's provider is {}",
+                config.cache, trace.provider
+            ),
+        });
+    }
     if config.cache == Cache::Recorded && !trace.has_markers() {
         let others: Vec<&str> = crate::policy::CacheKind::ALL
             .into_iter()
-            .filter(|k| *k != crate::policy::CacheKind::Recorded)
+            .filter(|k| *k != crate::policy::CacheKind::Recorded && k.runs_on(trace.provider))
             .map(crate::policy::CacheKind::name)
             .collect();
         return Err(ReplayError::Config {
             trace: trace_label(trace),
             reason: format!(
-                "cache policy recorded replays the markers the requests carried, and this trace recorded none; choose {} instead ({} replays what Claude Code does)",
+                "cache policy recorded replays the markers the requests carried, and this trace recorded none; choose {} instead{}",
                 others.join(", "),
-                crate::policy::CacheKind::ClaudeCode.name()
+                if trace.provider.speaks_cache_control() {
+                    format!(
+                        " ({} replays what Claude Code does)",
+                        crate::policy::CacheKind::ClaudeCode.name()
+                    )
+                } else {
+                    String::new()
+                }
             ),
         });
     }
@@ -612,7 +632,7 @@ fn run_group(
     ctx: ReplayContext<'_>,
 ) -> Result<Vec<ReplayResult>, ReplayError> {
     let mut run = GroupRun::new(prepared, configs, ctx)?;
-    let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
+    let mut sims = caches(prepared, configs, ctx)?;
     for ci in 0..prepared.trace.calls.len() {
         run.call(ci, &mut sims)?;
     }
@@ -648,11 +668,45 @@ fn run_group_shared(
         .iter()
         .map(|p| GroupRun::new(p, configs, ctx))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut sims: Vec<CacheSim> = configs.iter().map(|_| CacheSim::new()).collect();
+    let mut sims = match prepared.first() {
+        Some(p) => caches(p, configs, ctx)?,
+        None => Vec::new(),
+    };
     for (t, ci) in shared_order(prepared.iter().map(|p| p.trace)) {
         runs[t].call(ci, &mut sims)?;
     }
     Ok(runs.into_iter().map(GroupRun::finish).collect())
+}
+
+/// One empty prompt cache per config, each following the rules of the
+/// cache its policy runs: OpenAI's automatic cache for `openai-auto`
+/// (held as the config asks, or as the model of `prepared`'s trace takes
+/// by default), Anthropic's breakpoints for the others.
+fn caches(
+    prepared: &PreparedTrace<'_>,
+    configs: &[Config],
+    ctx: ReplayContext<'_>,
+) -> Result<Vec<Box<dyn PromptCache>>, ReplayError> {
+    configs
+        .iter()
+        .map(|c| {
+            let price = ctx.pricing.lookup(c.model_for_trace(prepared.trace))?;
+            Ok(prompt_cache(&c.cache, price))
+        })
+        .collect()
+}
+
+/// An empty prompt cache for `cache` on `price`'s model.
+pub fn prompt_cache(cache: &Cache, price: &ModelPrice) -> Box<dyn PromptCache> {
+    match cache {
+        Cache::OpenAiAuto { retention } => Box::new(OpenAiAutoCache::new(
+            match retention.idle_ms(price.extended_cache_only) {
+                Some(idle_ms) => Retention::InMemory { idle_ms },
+                None => Retention::Extended,
+            },
+        )),
+        _ => Box::new(CacheSim::new()),
+    }
 }
 
 /// The order in which several traces' calls reach a shared cache: always

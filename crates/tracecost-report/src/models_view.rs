@@ -13,7 +13,8 @@ use crate::cost::pricing::ModelRow;
 /// `tracecost models`: one row per priced model.
 ///
 /// Json: the rows as they are. Csv, Markdown, Table: prices in USD per
-/// million tokens with two places.
+/// million tokens with two places (more where a price needs them); `—`
+/// where a provider charges no cache write.
 #[derive(Debug, Clone, Copy)]
 pub struct ModelsView<'a> {
     /// The price table's rows.
@@ -44,16 +45,28 @@ fn cells(rows: &[ModelRow]) -> Vec<[String; 9]> {
             [
                 r.id.clone(),
                 r.aliases.join(" "),
-                fixed(r.input, 2),
-                fixed(r.write_5m, 2),
-                fixed(r.write_1h, 2),
-                fixed(r.read, 2),
-                fixed(r.output, 2),
+                price(r.input),
+                r.write_5m.map_or_else(|| "—".to_owned(), price),
+                r.write_1h.map_or_else(|| "—".to_owned(), price),
+                price(r.read),
+                price(r.output),
                 r.min_cacheable_tokens.to_string(),
                 r.long_context.clone().unwrap_or_default(),
             ]
         })
         .collect()
+}
+
+/// A price with two places, or as many as it needs up to four (OpenAI's
+/// small models are priced in tenths of a cent).
+fn price(usd_per_mtok: f64) -> String {
+    (2..=4)
+        .map(|places| fixed(usd_per_mtok, places))
+        .find(|s| {
+            s.parse::<f64>()
+                .is_ok_and(|v| (v - usd_per_mtok).abs() < 1e-9)
+        })
+        .unwrap_or_else(|| fixed(usd_per_mtok, 4))
 }
 
 impl Exporter<ModelsView<'_>> for JsonExporter {

@@ -105,6 +105,9 @@ pub fn skipped_configs(applicability: &Applicability) -> Vec<SkippedConfig> {
 pub(super) fn skip_reason(config: &Config) -> String {
     match (&config.cache, &config.compaction) {
         (crate::policy::Cache::Recorded, _) => "they recorded no cache markers to replay".into(),
+        (crate::policy::Cache::OpenAiAuto { .. }, _) => {
+            "OpenAI's automatic cache, and their provider is another".into()
+        }
         (_, Compaction::ClearToolUses(_)) => {
             "an Anthropic API feature, and their provider is another".into()
         }

@@ -3,6 +3,7 @@
 //! module's docs for what each column means).
 
 use super::{Framing, LONG_CONTEXT_THRESHOLD, LongContext, ModelPrice, Rates, ToolPrompt};
+use crate::engine::cache::ProviderKind;
 
 /// One row of the table.
 struct Entry {
@@ -194,18 +195,125 @@ const TABLE: [Entry; 17] = [
     },
 ];
 
-/// The table's models, in table order, each with the default framing.
+/// One OpenAI model: USD per million tokens of input, cached input
+/// (a read) and output, its context window, and its long-context rates.
+struct OpenAiEntry {
+    id: &'static str,
+    input: f64,
+    cached: f64,
+    output: f64,
+    window: u64,
+    /// Above 272K tokens of input (GPT-5.4 and later): the whole request
+    /// at these input, cached and output rates.
+    long: Option<(f64, f64, f64)>,
+    /// Accepts only 24-hour cache retention (GPT-5.5 and later).
+    extended_only: bool,
+}
+
+const fn oa(id: &'static str, input: f64, cached: f64, output: f64, window: u64) -> OpenAiEntry {
+    OpenAiEntry {
+        id,
+        input,
+        cached,
+        output,
+        window,
+        long: None,
+        extended_only: false,
+    }
+}
+
+/// OpenAI's long-context threshold: input tokens above which (strictly)
+/// the whole request pays the long-context rates.
+pub const OPENAI_LONG_CONTEXT_THRESHOLD: u64 = 272_000;
+
+/// OpenAI's models before GPT-5.6, from OpenAI's pricing page
+/// (developers.openai.com/api/docs/pricing, November 2026): reads at the
+/// "cached input" price (0.5× input for gpt-4o, 0.25× for GPT-4.1, o3 and
+/// o4-mini, 0.1× for GPT-5.x), no write fee, the window in input tokens.
+const OPENAI_TABLE: [OpenAiEntry; 23] = [
+    OpenAiEntry {
+        long: Some((10.0, 1.0, 45.0)),
+        extended_only: true,
+        ..oa("gpt-5.5", 5.0, 0.5, 30.0, 1_050_000)
+    },
+    OpenAiEntry {
+        long: Some((5.0, 0.5, 22.5)),
+        ..oa("gpt-5.4", 2.5, 0.25, 15.0, 1_050_000)
+    },
+    oa("gpt-5.4-mini", 0.75, 0.075, 4.5, 400_000),
+    oa("gpt-5.4-nano", 0.2, 0.02, 1.25, 400_000),
+    oa("gpt-5.3-codex", 1.75, 0.175, 14.0, 272_000),
+    oa("gpt-5.2", 1.75, 0.175, 14.0, 272_000),
+    oa("gpt-5.2-codex", 1.75, 0.175, 14.0, 272_000),
+    oa("gpt-5.1", 1.25, 0.125, 10.0, 272_000),
+    oa("gpt-5.1-codex", 1.25, 0.125, 10.0, 272_000),
+    oa("gpt-5.1-codex-max", 1.25, 0.125, 10.0, 272_000),
+    oa("gpt-5.1-codex-mini", 0.25, 0.025, 2.0, 272_000),
+    oa("gpt-5", 1.25, 0.125, 10.0, 272_000),
+    oa("gpt-5-codex", 1.25, 0.125, 10.0, 272_000),
+    oa("gpt-5-mini", 0.25, 0.025, 2.0, 272_000),
+    oa("gpt-5-nano", 0.05, 0.005, 0.4, 272_000),
+    oa("gpt-4.1", 2.0, 0.5, 8.0, 1_047_576),
+    oa("gpt-4.1-mini", 0.4, 0.1, 1.6, 1_047_576),
+    oa("gpt-4.1-nano", 0.1, 0.025, 0.4, 1_047_576),
+    oa("gpt-4o", 2.5, 1.25, 10.0, 128_000),
+    oa("gpt-4o-mini", 0.15, 0.075, 0.6, 128_000),
+    oa("o3", 2.0, 0.5, 8.0, 200_000),
+    oa("o4-mini", 1.1, 0.275, 4.4, 200_000),
+    oa("o3-mini", 1.1, 0.55, 4.4, 200_000),
+];
+
+/// OpenAI's framing, from its token-counting guide (OpenAI Cookbook, "How
+/// to count tokens with tiktoken", for gpt-4o and later): 3 tokens per
+/// message (`<|start|>`, the role, `<|end|>`); a message's content parts
+/// are concatenated, with no delimiters of their own; 7 per function
+/// definition and 12 once for the block of them (the `func_init` and
+/// `func_end` of the guide), counted here as the tool prompt.
+const OPENAI_FRAMING: Framing = Framing {
+    per_message: 3,
+    per_block: 0,
+    per_tool: 7,
+};
+const OPENAI_TOOLS: ToolPrompt = ToolPrompt {
+    auto_none: 12,
+    any_tool: 12,
+};
+
+/// The table's models, in table order: Claude's with the default framing,
+/// then OpenAI's.
 pub(super) fn models() -> Vec<ModelPrice> {
-    TABLE
-        .iter()
-        .map(|e| ModelPrice {
-            id: e.id.to_string(),
-            aliases: e.aliases.iter().map(|a| a.to_string()).collect(),
-            rates: e.rates,
-            min_cacheable_tokens: e.min_cacheable_tokens,
-            tool_prompt: e.tool_prompt,
-            framing: Framing::default(),
-            long_context: e.long_context,
-        })
-        .collect()
+    let claude = TABLE.iter().map(|e| ModelPrice {
+        id: e.id.to_string(),
+        aliases: e.aliases.iter().map(|a| a.to_string()).collect(),
+        rates: e.rates,
+        min_cacheable_tokens: e.min_cacheable_tokens,
+        tool_prompt: e.tool_prompt,
+        framing: Framing::default(),
+        long_context: e.long_context,
+        provider: ProviderKind::Anthropic,
+        context_window: None,
+        extended_cache_only: false,
+    });
+    let openai = OPENAI_TABLE.iter().map(|e| ModelPrice {
+        id: e.id.to_string(),
+        aliases: Vec::new(),
+        rates: openai_rates(e.input, e.cached, e.output),
+        min_cacheable_tokens: crate::openai_cache::MIN_CACHED_TOKENS,
+        tool_prompt: OPENAI_TOOLS,
+        framing: OPENAI_FRAMING,
+        long_context: e.long.map(|(input, cached, output)| LongContext {
+            threshold_tokens: OPENAI_LONG_CONTEXT_THRESHOLD,
+            rates: openai_rates(input, cached, output),
+        }),
+        provider: ProviderKind::OpenAi,
+        context_window: Some(e.window),
+        extended_cache_only: e.extended_only,
+    });
+    claude.chain(openai).collect()
+}
+
+/// OpenAI's rates: no write fee (a write is billed as input, and the
+/// automatic cache reports none).
+pub(super) const fn openai_rates(input: f64, cached: f64, output: f64) -> Rates {
+    rates(input, input, input, cached, output)
 }

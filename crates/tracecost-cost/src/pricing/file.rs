@@ -6,6 +6,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::engine::cache::ProviderKind;
+
 use super::{
     Framing, LONG_CONTEXT_THRESHOLD, LongContext, MAX_FILE_TOKENS, MAX_PRICE_PER_MTOK,
     MergeSummary, ModelPrice, Pricing, PricingError, Rates, ToolPrompt,
@@ -83,6 +85,9 @@ impl Pricing {
             tool_prompt: template.map_or_else(ToolPrompt::default, |t| t.tool_prompt),
             framing: template.map_or_else(Framing::default, |t| t.framing),
             long_context: None,
+            provider: template.map_or(ProviderKind::Anthropic, |t| t.provider),
+            context_window: template.and_then(|t| t.context_window),
+            extended_cache_only: template.is_some_and(|t| t.extended_cache_only),
         };
         (None, m)
     }
@@ -285,26 +290,14 @@ impl Pricing {
             ..MergeSummary::default()
         };
         for (key, entry) in top {
-            let name = match key.rsplit_once('/') {
-                Some((prefix, rest)) if prefix.eq_ignore_ascii_case("anthropic") => rest,
-                Some(_) => {
-                    summary.skipped += 1;
-                    continue;
-                }
-                None => key.as_str(),
-            };
             let Value::Object(obj) = entry else {
                 summary.skipped += 1;
                 continue;
             };
-            let provider_ok = obj
-                .get("litellm_provider")
-                .is_none_or(|p| p.as_str() == Some("anthropic"));
-            let mode_ok = obj.get("mode").is_none_or(|p| p.as_str() == Some("chat"));
-            if !name.to_ascii_lowercase().starts_with("claude") || !provider_ok || !mode_ok {
+            let Some((provider, name)) = litellm_model(key, obj) else {
                 summary.skipped += 1;
                 continue;
-            }
+            };
             let at = |field: &str| ptr(&[key, field]);
             let per_token = |field: &str| -> Result<Option<f64>, PricingError> {
                 match ctx
@@ -326,6 +319,52 @@ impl Pricing {
                 continue;
             };
             let (existing, mut m) = self.existing_or_template(name);
+            if provider == ProviderKind::OpenAi {
+                if existing.is_none() && m.provider != ProviderKind::OpenAi {
+                    m = openai_template(name);
+                }
+                if existing.is_none()
+                    && let Some(w) =
+                        ctx.opt_count(obj.get("max_input_tokens"), &at("max_input_tokens"))?
+                {
+                    m.context_window = Some(w);
+                }
+                // A read price not given: a known model keeps its discount,
+                // a new one has none to go by and reads at the input price.
+                let discount = match existing {
+                    Some(_) if m.rates.input > 0.0 => m.rates.cache_read / m.rates.input,
+                    _ => 1.0,
+                };
+                let read = per_token("cache_read_input_token_cost")?.unwrap_or(input * discount);
+                let write = per_token("cache_creation_input_token_cost")?.unwrap_or(input);
+                m.rates = Rates {
+                    cache_write_5m: write,
+                    cache_write_1h: write,
+                    ..super::builtin::openai_rates(input, read, output)
+                };
+                m.long_context = match per_token("input_cost_per_token_above_272k_tokens")? {
+                    None => None,
+                    Some(lin) => {
+                        let lout =
+                            per_token("output_cost_per_token_above_272k_tokens")?.unwrap_or(output);
+                        let lread = per_token("cache_read_input_token_cost_above_272k_tokens")?
+                            .unwrap_or(lin);
+                        let lwrite =
+                            per_token("cache_creation_input_token_cost_above_272k_tokens")?
+                                .unwrap_or(lin);
+                        Some(LongContext {
+                            threshold_tokens: super::builtin::OPENAI_LONG_CONTEXT_THRESHOLD,
+                            rates: Rates {
+                                cache_write_5m: lwrite,
+                                cache_write_1h: lwrite,
+                                ..super::builtin::openai_rates(lin, lread, lout)
+                            },
+                        })
+                    }
+                };
+                self.commit(existing, m, &mut summary);
+                continue;
+            }
             let mut rates = Rates::from_input_output(input, output);
             if let Some(v) = per_token("cache_creation_input_token_cost")? {
                 rates.cache_write_5m = v;
@@ -383,6 +422,53 @@ impl Pricing {
         }
         Ok(summary)
     }
+}
+
+/// Which of LiteLLM's entries are read, and as whose model: Anthropic's
+/// Claude chat models (`claude…` or `anthropic/claude…`, provider
+/// `anthropic`) and OpenAI's chat and Responses models (`gpt-…`, `o1`…`o9`
+/// and `codex…`, or `openai/…`, provider `openai`). The name is the key
+/// without its provider prefix.
+fn litellm_model<'k>(key: &'k str, obj: &Map<String, Value>) -> Option<(ProviderKind, &'k str)> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, rest)) => (Some(p.to_ascii_lowercase()), rest),
+        None => (None, key),
+    };
+    let listed = obj.get("litellm_provider").and_then(Value::as_str);
+    let mode = obj.get("mode").and_then(Value::as_str);
+    let lower = name.to_ascii_lowercase();
+    let is_openai_name = lower.starts_with("gpt-")
+        || lower.starts_with("codex")
+        || (lower.len() >= 2 && lower.starts_with('o') && lower.as_bytes()[1].is_ascii_digit());
+    let anthropic = lower.starts_with("claude")
+        && prefix.as_deref().is_none_or(|p| p == "anthropic")
+        && listed.is_none_or(|p| p == "anthropic")
+        && mode.is_none_or(|m| m == "chat");
+    let openai = is_openai_name
+        && prefix.as_deref().is_none_or(|p| p == "openai")
+        && listed.is_none_or(|p| p == "openai")
+        && mode.is_none_or(|m| m == "chat" || m == "responses");
+    if anthropic {
+        Some((ProviderKind::Anthropic, name))
+    } else if openai {
+        Some((ProviderKind::OpenAi, name))
+    } else {
+        None
+    }
+}
+
+/// A new OpenAI model's data before its prices: OpenAI's minimum, framing
+/// and tool prompt, as the built-in OpenAI models have.
+fn openai_template(name: &str) -> ModelPrice {
+    let mut m = Pricing::builtin()
+        .lookup("gpt-4o")
+        .expect("the built-in table has gpt-4o")
+        .clone();
+    m.id = name.trim().to_string();
+    m.aliases.clear();
+    m.long_context = None;
+    m.extended_cache_only = false;
+    m
 }
 
 const NATIVE_FIELDS: [&str; 11] = [

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{ModelPrice, ModelRow, PricingError, Usage, builtin, fmt_usd};
+use crate::engine::cache::ProviderKind;
 
 /// The price table: built-in models plus any merged pricing files.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,13 +37,20 @@ fn normalize(name: &str) -> String {
     s
 }
 
-/// Drops a trailing `-YYYYMMDD` or `-latest`.
+/// Drops a trailing `-YYYYMMDD` (Anthropic's dated ids), `-YYYY-MM-DD`
+/// (OpenAI's snapshots) or `-latest`.
 fn strip_date(s: &str) -> Option<&str> {
     if let Some(base) = s.strip_suffix("-latest") {
         return Some(base);
     }
+    let digits = |t: &str, n: usize| t.len() == n && t.chars().all(|c| c.is_ascii_digit());
     let (base, tail) = s.rsplit_once('-')?;
-    (tail.len() == 8 && tail.chars().all(|c| c.is_ascii_digit())).then_some(base)
+    if digits(tail, 8) {
+        return Some(base);
+    }
+    let (rest, month) = base.rsplit_once('-')?;
+    let (base, year) = rest.rsplit_once('-')?;
+    (digits(tail, 2) && digits(month, 2) && digits(year, 4)).then_some(base)
 }
 
 fn levenshtein(a: &str, b: &str) -> usize {
@@ -160,8 +168,9 @@ impl Pricing {
                 id: m.id.clone(),
                 aliases: m.aliases.clone(),
                 input: m.rates.input,
-                write_5m: m.rates.cache_write_5m,
-                write_1h: m.rates.cache_write_1h,
+                // OpenAI's automatic cache stores for free: no write price.
+                write_5m: (m.provider != ProviderKind::OpenAi).then_some(m.rates.cache_write_5m),
+                write_1h: (m.provider != ProviderKind::OpenAi).then_some(m.rates.cache_write_1h),
                 read: m.rates.cache_read,
                 output: m.rates.output,
                 min_cacheable_tokens: m.min_cacheable_tokens,
@@ -199,6 +208,9 @@ mod tests {
             Some("claude-opus-4-6")
         );
         assert_eq!(strip_date("claude-opus-4-6"), None);
+        assert_eq!(strip_date("gpt-4o-2024-08-06"), Some("gpt-4o"));
+        assert_eq!(strip_date("gpt-4o-mini"), None);
+        assert_eq!(strip_date("gpt-5-2025-8-07"), None);
     }
 
     #[test]

@@ -5,7 +5,13 @@
 //! [`Pricing::builtin`] is an offline table of every Claude model in the
 //! project's provider facts, in USD per million tokens: base input, 5-minute
 //! cache write (1.25× input), 1-hour cache write (2× input), cache read
-//! (0.1× input; 0.025× for Fable 5.1) and output. Each model also carries:
+//! (0.1× input; 0.025× for Fable 5.1) and output; and of OpenAI's models
+//! before GPT-5.6 (GPT-5.x, GPT-4.1, 4o, o3, o4-mini; see `builtin`):
+//! input, cached input (a read), output, no write fee (both write columns
+//! are the input price), the model's context window, and for GPT-5.4 and
+//! 5.5 the long-context rates above 272,000 tokens. Each model knows its
+//! provider ([`ModelPrice::provider`]): whose cache simulator, framing and
+//! usage fields apply. Each model also carries:
 //!
 //! - its **minimum cacheable length** (prefix tokens up to a breakpoint below
 //!   which nothing is cached);
@@ -75,9 +81,17 @@
 //! members are errors, so typos do not pass silently.
 //!
 //! **LiteLLM's `model_prices_and_context_window.json`**: any other object.
-//! Entries are read when their key, after an optional `anthropic/` prefix,
-//! starts with `claude`, their `litellm_provider` (if given) is `anthropic`
-//! and their `mode` (if given) is `chat`; entries without
+//! Anthropic's entries are read when their key, after an optional
+//! `anthropic/` prefix, starts with `claude`, their `litellm_provider` (if
+//! given) is `anthropic` and their `mode` (if given) is `chat`. OpenAI's
+//! are read when their key, after an optional `openai/` prefix, starts with
+//! `gpt-`, `codex` or `o` and a digit, their provider is `openai` and their
+//! mode `chat` or `responses`: `input_cost_per_token`,
+//! `cache_read_input_token_cost` (else a known model's discount, else
+//! none), `cache_creation_input_token_cost` (GPT-5.6's write; else no fee),
+//! `output_cost_per_token`, the `*_above_272k_tokens` variants (the whole
+//! request above 272,000 tokens) and, for a new model, `max_input_tokens`
+//! as its window. Entries without
 //! `input_cost_per_token` and `output_cost_per_token` are skipped. Prices are
 //! per token: `input_cost_per_token`, `output_cost_per_token`,
 //! `cache_creation_input_token_cost` (5m; default 1.25× input),
@@ -107,6 +121,8 @@ mod lookup;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::engine::cache::ProviderKind;
 
 pub use lookup::Pricing;
 
@@ -253,9 +269,21 @@ pub struct ModelPrice {
     pub framing: Framing,
     /// Long-context premium, if the model has one.
     pub long_context: Option<LongContext>,
+    /// Whose API serves it: whose cache rules, framing and usage fields
+    /// apply.
+    #[serde(skip)]
+    pub provider: ProviderKind,
+    /// Input tokens one request may send, where the model says (else the
+    /// Anthropic rule of [`ModelPrice::window_tokens`]).
+    #[serde(skip)]
+    pub context_window: Option<u64>,
+    /// OpenAI: the model accepts only extended (24 h) cache retention
+    /// (GPT-5.5 and later), so its automatic cache holds prefixes a day.
+    #[serde(skip)]
+    pub extended_cache_only: bool,
 }
 
-/// The `cache_creation` breakdown of a [`Usage`].
+/// The `cache_control` breakdown of a [`Usage`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CacheCreation {
     /// Tokens written with a 5-minute TTL.
@@ -350,10 +378,13 @@ pub struct CostBreakdown {
 }
 
 impl ModelPrice {
-    /// Input tokens one request may send: 1M for a model with the
-    /// long-context option (and its premium), else 200K.
+    /// Input tokens one request may send: the model's own window where the
+    /// table gives one; else (Claude) 1M for a model with the long-context
+    /// option (and its premium), 200K for the others.
     pub fn window_tokens(&self) -> u64 {
-        if self.long_context.is_some() {
+        if let Some(w) = self.context_window {
+            w
+        } else if self.long_context.is_some() {
             LONG_CONTEXT_WINDOW
         } else {
             CONTEXT_WINDOW
@@ -409,10 +440,11 @@ pub struct ModelRow {
     pub aliases: Vec<String>,
     /// Input, USD per million tokens.
     pub input: f64,
-    /// 5-minute write.
-    pub write_5m: f64,
-    /// 1-hour write.
-    pub write_1h: f64,
+    /// 5-minute write (`None`: the provider charges none, as OpenAI's
+    /// automatic cache).
+    pub write_5m: Option<f64>,
+    /// 1-hour write (`None` as above).
+    pub write_1h: Option<f64>,
     /// Read.
     pub read: f64,
     /// Output.
@@ -432,7 +464,8 @@ pub struct MergeSummary {
     pub added: Vec<String>,
     /// Ids of existing models whose data the file changed.
     pub updated: Vec<String>,
-    /// Entries ignored (LiteLLM: not an Anthropic chat model, or unpriced).
+    /// Entries ignored (LiteLLM: not an Anthropic or OpenAI chat model, or
+    /// unpriced).
     pub skipped: usize,
 }
 

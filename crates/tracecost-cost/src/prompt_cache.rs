@@ -1,0 +1,37 @@
+//! One trait for every provider's prompt cache: what a replay asks of a
+//! simulator, whichever provider's rules it follows.
+
+use super::cache_sim::{EntryState, PrefixIndex, SimError, SimOutcome, SimRequest};
+
+/// A provider's prompt cache across a sequence of requests: each request's
+/// usage as that provider would report it, the cache kept between them.
+///
+/// Implemented by [`crate::cache_sim::CacheSim`] (Anthropic's
+/// `cache_control` breakpoints) and [`crate::openai_cache::OpenAiAutoCache`]
+/// (OpenAI's automatic cache).
+pub trait PromptCache: Send {
+    /// Simulates one request whose prefix `prefix` indexes (built for the
+    /// request's blocks and model) and updates the cache. An invalid
+    /// request is an error and leaves the cache unchanged.
+    fn simulate_indexed(
+        &mut self,
+        req: &SimRequest<'_>,
+        prefix: &PrefixIndex,
+    ) -> Result<SimOutcome, SimError>;
+
+    /// Simulates one request, indexing its prefix first.
+    fn simulate(&mut self, req: &SimRequest<'_>) -> Result<SimOutcome, SimError> {
+        let prefix = PrefixIndex::new(req.model, req.blocks);
+        self.simulate_indexed(req, &prefix)
+    }
+
+    /// Makes the prefix `key` readable at `now_ms`, as if another request
+    /// of the account had just used it: the record shows it warm.
+    fn warm(&mut self, key: u128, now_ms: u64);
+
+    /// Drops the prefix `key`: the record shows it was not cached.
+    fn evict(&mut self, key: u128);
+
+    /// What the cache holds for the prefix `key` at `now_ms`.
+    fn entry_state(&self, key: u128, now_ms: u64) -> EntryState;
+}

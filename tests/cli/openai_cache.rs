@@ -1,0 +1,197 @@
+//! OpenAI traces replayed under OpenAI's automatic cache: the status quo,
+//! the recorded `cached_tokens` reproduced call by call, the idle time as a
+//! parameter, and the default grid of an OpenAI fleet.
+//!
+//! `tests/fixtures/openai/agent_cached.jsonl` is a Chat Completions log of
+//! an agent's nine calls whose usage was written from OpenAI's documented
+//! rules by `make_agent_cached.py` (prompt tokens as tracecost counts them;
+//! a read of the previous request's prefix from 1,024 tokens in steps of
+//! 128 when it was used less than 5 minutes before, else none).
+
+use serde_json::Value;
+
+use crate::util::{fixture, outcome, tracecost};
+
+fn agent() -> String {
+    fixture("openai/agent_cached.jsonl")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn json(args: &[&str]) -> Value {
+    let (code, out, err) = outcome(tracecost().args(args).output().unwrap());
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn reads(v: &Value) -> Vec<(u64, u64)> {
+    v["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["cache_read_input_tokens"].as_u64().unwrap(),
+                c["recorded"]["cache_read_input_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_status_quo_reproduces_the_recorded_reads_call_by_call() {
+    let agent = agent();
+    let v = json(&["replay", &agent, "--format", "json"]);
+    assert_eq!(v["config"], "off+openai-auto");
+    assert_eq!(v["model"], "gpt-4o-mini");
+    let reads = reads(&v);
+    assert_eq!(reads.len(), 9);
+    for (i, (simulated, recorded)) in reads.iter().enumerate() {
+        assert_eq!(simulated, recorded, "call {}", i + 1);
+    }
+    // The gaps of 8 and 27 minutes outlast the idle time: those calls, and
+    // the first, read nothing; the others read.
+    let cold: Vec<usize> = (0..9).filter(|&i| reads[i].1 == 0).collect();
+    assert_eq!(cold, [0, 4, 7]);
+    // No write fee: the bill is input, reads and output alone.
+    let t = &v["totals"];
+    assert_eq!(t["cache_creation_input_tokens"], 0);
+    let (sim, rec) = (
+        t["cost_usd"].as_f64().unwrap(),
+        t["recorded_cost_usd"].as_f64().unwrap(),
+    );
+    assert!((sim - rec).abs() < 1e-12, "{sim} vs {rec}");
+}
+
+#[test]
+fn the_idle_time_is_a_parameter() {
+    let agent = agent();
+    let v = json(&[
+        "replay",
+        &agent,
+        "--config",
+        "off+openai-auto:idle=10m",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["config"], "off+openai-auto:retention=in-memory,idle=10m");
+    let ten = reads(&v);
+    // The 8-minute gap is within 10 minutes: call 5 reads what call 4 sent.
+    assert!(ten[4].0 > 0 && ten[4].1 == 0, "{ten:?}");
+    assert_eq!(ten[7].0, 0, "27 minutes is past any in-memory idle time");
+    let v = json(&[
+        "replay",
+        &agent,
+        "--config",
+        "off+openai-auto:retention=24h",
+        "--format",
+        "json",
+    ]);
+    assert!(reads(&v)[1..].iter().all(|r| r.0 > 0));
+}
+
+#[test]
+fn anthropic_markers_are_refused_on_an_openai_trace() {
+    let agent = agent();
+    let (code, out, err) = outcome(
+        tracecost()
+            .args(["replay", &agent, "--cache", "tail"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("cache policy tail:ttl=5m places cache_control markers, which provider openai does not accept"),
+        "{err}"
+    );
+    // And OpenAI's cache on an Anthropic trace.
+    let massage = crate::util::repo("traces/massage-gun.json");
+    let (code, _, err) = outcome(
+        tracecost()
+            .args([
+                "replay",
+                massage.to_str().unwrap(),
+                "--cache",
+                "openai-auto",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("is OpenAI's automatic cache"), "{err}");
+}
+
+#[test]
+fn an_openai_fleet_sweeps_its_own_cache_policies() {
+    let agent = agent();
+    let v = json(&["sweep", &agent, "--format", "json"]);
+    let rows = v["traces"][0]["rows"].as_array().unwrap();
+    let configs: Vec<&str> = rows
+        .iter()
+        .map(|r| r["result"]["config"].as_str().unwrap())
+        .collect();
+    // Only policies OpenAI runs: its cache and none; no Anthropic markers,
+    // no Anthropic server-side clearing.
+    assert!(
+        configs
+            .iter()
+            .all(|c| c.ends_with("+openai-auto") || c.ends_with("+none")),
+        "{configs:?}"
+    );
+    assert!(configs.iter().all(|c| !c.starts_with("clear-tool-uses")));
+    assert!(configs.contains(&"ledger:t=2000,k=1+openai-auto"));
+    let s = &v["traces"][0];
+    let base = &rows[s["baseline"].as_u64().unwrap() as usize];
+    assert_eq!(base["result"]["config"], "off+openai-auto");
+    // Compaction breaks the prefix the cache holds: the cache's price is
+    // in the sweep, so a compaction can cost more than none.
+    let cost = |c: &str| {
+        rows.iter().find(|r| r["result"]["config"] == c).unwrap()["result"]["totals"]["cost_usd"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(cost("ledger:t=8000,k=2+openai-auto") > cost("off+openai-auto"));
+    assert!(cost("off+none") > cost("off+openai-auto"));
+}
+
+#[test]
+fn what_a_provider_runs_is_what_the_replay_accepts() {
+    use tracecost::engine::cache::ProviderKind;
+    use tracecost::policy::{CacheKind, CompactionKind, Config};
+    let trace = |provider: &str| {
+        let markers = if provider == "anthropic" {
+            r#","cache_markers":[{"message":0,"block":0}]"#
+        } else {
+            ""
+        };
+        let json = format!(
+            r#"{{"format":"tracecost.trace/v1","name":"t","provider":"{provider}","model":"gpt-4o","messages":[{{"role":"user","content":"go"}}],"calls":[{{"messages":1{markers}}}]}}"#
+        );
+        tracecost::trace::load_str(&json, "t.json")
+            .unwrap()
+            .traces
+            .remove(0)
+    };
+    for (name, provider) in [
+        ("anthropic", ProviderKind::Anthropic),
+        ("openai", ProviderKind::OpenAi),
+    ] {
+        let t = trace(name);
+        for k in CacheKind::ALL {
+            let c: Config = format!("off+{}", k.name()).parse().unwrap();
+            let ok = tracecost::replay::check_config(&t, &c).is_ok();
+            assert_eq!(ok, k.runs_on(provider), "{c} on {name}");
+        }
+        for k in CompactionKind::ALL {
+            let part = match k {
+                CompactionKind::Ledger => "ledger:t=100,k=1".to_owned(),
+                k => k.name().to_owned(),
+            };
+            let c: Config = format!("{part}+none").parse().unwrap();
+            let ok = tracecost::replay::check_config(&t, &c).is_ok();
+            assert_eq!(ok, k.runs_on(provider), "{c} on {name}");
+        }
+    }
+}
