@@ -335,6 +335,14 @@ fn counts(info: &RawObject, key: &str, ptr: &str) -> Result<Option<Counts>, Stri
     }))
 }
 
+/// The line types of the `{"timestamp", "type", "payload"}` envelope.
+fn is_envelope_type(kind: &str) -> bool {
+    matches!(
+        kind,
+        "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted"
+    )
+}
+
 /// One segment of a rollout: the history between compactions.
 struct Segment {
     items: Items,
@@ -547,6 +555,9 @@ impl Reader {
             ),
         };
         let Some(payload) = doc.payload else {
+            if kind.as_deref().is_some_and(is_envelope_type) {
+                return Err("expected a \"payload\" member".to_owned());
+            }
             return self.legacy_line(kind.as_deref(), text, &doc, un);
         };
         let Some(kind) = kind else {
@@ -777,6 +788,10 @@ impl Reader {
                 self.item(&raw, ts, un);
             }
         }
+        // All of it is what the next request sends, the model's summary
+        // included; the next response starts a message of its own.
+        self.seg.items.seal();
+        self.seg.req_len = self.seg.items.len();
         self.seg.last_call_end = 0;
     }
 }
