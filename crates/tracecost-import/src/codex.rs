@@ -62,7 +62,8 @@
 //!   advance). On the real rollouts tried, about half the token_count
 //!   events were such repeats, and the sum of the rest equalled the final
 //!   `total_token_usage` exactly;
-//! - in a fork (`forked_from_id`), the token_counts its file starts with
+//! - in a fork (`forked_from_id`) or a subagent's session (`source` names
+//!   a `thread_spawn`), the token_counts its file starts with
 //!   are its parent's, copied at the fork (their items are the fork's
 //!   history, their usage was billed in the parent's file): those written
 //!   less than a second after the fork's creation time (copies carry
@@ -662,7 +663,12 @@ impl Reader {
             _ => None,
         }
         .or_else(|| s("instructions"));
-        if s("forked_from_id").is_some() {
+        // A subagent's session (`source.subagent.thread_spawn`) starts
+        // with its parent's history too.
+        let spawned = p
+            .get("source")
+            .is_some_and(|src| src.get().contains("\"thread_spawn\""));
+        if s("forked_from_id").is_some() || spawned {
             let created = p.get("timestamp").and_then(timestamp_ms).or(ts);
             // Without a creation time every copied count looks new: none
             // is taken for the parent's.

@@ -134,12 +134,16 @@ fn import_file(
                     );
                 }
             };
-            if let Err(msg) = record(v, line.number, &mut st, un) {
-                common::reject(
-                    opts,
-                    report,
-                    common::invalid(path, line.number, Some(1), &msg),
-                )?;
+            // A line may hold a list of records, as a whole file may.
+            let records = match serde_json::from_str::<Vec<&RawValue>>(v.get()) {
+                Ok(list) => list,
+                Err(_) => vec![v],
+            };
+            for v in records {
+                if let Err(msg) = record(v, line.number, &mut st, un) {
+                    let err = common::invalid(path, line.number, Some(1), &msg);
+                    common::reject(opts, report, err)?;
+                }
             }
             Ok(())
         })?;

@@ -320,3 +320,13 @@ fn mutated_responses_logs_never_panic_or_emit_unloadable_traces() {
         }
     }
 }
+
+#[test]
+fn a_list_of_bodies_on_one_line_is_a_call_per_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = r#"[{"model":"m","input":"a"},{"model":"m","input":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}]"#;
+    let p = write(dir.path(), "list.json", list);
+    let out = import(&p);
+    assert_eq!(out.traces.len(), 1, "the second extends the first");
+    assert_eq!(counts(&out.traces[0]), [1, 3]);
+}
