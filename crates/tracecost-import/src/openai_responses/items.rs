@@ -28,10 +28,11 @@
 //!   block: a string output stays a string, a list of `input_text` /
 //!   `input_image` items becomes blocks, Codex's older `{"content": …}`
 //!   object its `content`;
-//! - `web_search_call`, `compaction` and other items the model produced or
-//!   is sent but that have no Anthropic shape are kept verbatim as blocks
-//!   of their own type (sent, never markable); `item_reference` and
-//!   Codex's `ghost_snapshot` (never sent) are dropped and reported.
+//! - `web_search_call` and other items of hosted tools have no Anthropic
+//!   shape: a text block of the item's JSON stands for each (reported);
+//!   a `compaction` item (Codex's remote compaction) is a user text block
+//!   of its `encrypted_content`, what the model is sent; `item_reference`
+//!   and Codex's `ghost_snapshot` (never sent) are dropped and reported.
 //!
 //! Consecutive items of the model (reasoning, assistant text, tool calls)
 //! form one assistant message and consecutive tool outputs one user
@@ -207,8 +208,13 @@ impl Items {
                 None
             }
             "compaction" | "compaction_summary" => {
-                let block = verbatim(&obj)?;
-                self.add(Open::User, block);
+                // What the model is sent is the encrypted summary.
+                un.add(
+                    "compaction items (encrypted summaries; sent as their text)",
+                    1,
+                );
+                let text = str_of(&obj, "encrypted_content").unwrap_or_default();
+                self.add(Open::User, ContentBlock::text(&text));
                 Some(Side::Input)
             }
             "" => {
@@ -217,13 +223,13 @@ impl Items {
             }
             _ => {
                 // web_search_call, image_generation_call, mcp_call…: the
-                // model's own items, sent back as they are.
+                // model's own items, sent back as they are; their JSON
+                // text stands for them.
                 un.add(
-                    "model items with no Anthropic shape (web searches, hosted tools; kept verbatim)",
+                    "model items with no Anthropic shape (web searches, hosted tools; sent as their JSON text)",
                     1,
                 );
-                let block = verbatim(&obj)?;
-                self.add(Open::Assistant, block);
+                self.add(Open::Assistant, ContentBlock::text(&obj.to_json()));
                 Some(Side::Output)
             }
         }
@@ -311,11 +317,6 @@ fn name_of(obj: &RawObject, un: &mut Unmapped) -> String {
         un.add("tool calls without a name (named \"unknown\")", 1);
         "unknown".to_owned()
     })
-}
-
-/// The item as a block of its own type, its members kept.
-fn verbatim(obj: &RawObject) -> Option<ContentBlock> {
-    ContentBlock::from_object(obj.clone()).ok()
 }
 
 fn reasoning_block(obj: &RawObject) -> ContentBlock {

@@ -330,3 +330,21 @@ fn a_list_of_bodies_on_one_line_is_a_call_per_body() {
     assert_eq!(out.traces.len(), 1, "the second extends the first");
     assert_eq!(counts(&out.traces[0]), [1, 3]);
 }
+
+#[test]
+fn hosted_tool_items_are_sent_as_text_and_load_without_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = r#"{"model":"m","input":[{"role":"user","content":"news?"},{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"news"}},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Here."}]},{"type":"compaction","encrypted_content":"enc-sum"},{"role":"user","content":"more"}]}"#;
+    let p = write(dir.path(), "hosted.jsonl", body);
+    let out = import(&p);
+    let t = &out.traces[0];
+    assert_eq!(
+        t.messages[1].to_json(),
+        r#"{"role":"assistant","content":[{"type":"text","text":"{\"type\":\"web_search_call\",\"id\":\"ws_1\",\"status\":\"completed\",\"action\":{\"type\":\"search\",\"query\":\"news\"}}"},{"type":"text","text":"Here."}]}"#
+    );
+    assert_eq!(
+        t.messages[2].to_json(),
+        r#"{"role":"user","content":[{"type":"text","text":"enc-sum"}]}"#
+    );
+    assert!(has_unmapped(&out, "web searches, hosted tools"));
+}
