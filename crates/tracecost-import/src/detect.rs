@@ -493,10 +493,12 @@ fn first_rollout(dir: &Path, depth: usize) -> Option<PathBuf> {
             {
                 return Some(p);
             }
-        } else if p.is_dir() && !p.is_symlink() && depth < CODEX_LAYOUT_DEPTH {
-            if let Some(f) = first_rollout(&p, depth + 1) {
-                return Some(f);
-            }
+        } else if p.is_dir()
+            && !p.is_symlink()
+            && depth < CODEX_LAYOUT_DEPTH
+            && let Some(f) = first_rollout(&p, depth + 1)
+        {
+            return Some(f);
         }
     }
     None
@@ -517,10 +519,12 @@ fn first_transcript(dir: &Path, depth: usize) -> Option<PathBuf> {
             {
                 return Some(p);
             }
-        } else if p.is_dir() && !p.is_symlink() && depth < LAYOUT_DEPTH {
-            if let Some(f) = first_transcript(&p, depth + 1) {
-                return Some(f);
-            }
+        } else if p.is_dir()
+            && !p.is_symlink()
+            && depth < LAYOUT_DEPTH
+            && let Some(f) = first_transcript(&p, depth + 1)
+        {
+            return Some(f);
         }
     }
     None
