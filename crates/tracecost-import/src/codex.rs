@@ -15,8 +15,10 @@
 //!   `instructions` in older Codex), `forked_from_id` for a fork. Only the
 //!   first counts: a fork's file copies its parent's too;
 //! - `turn_context`: the settings of the turn that follows, `model` among
-//!   them (a session may change model between turns: each call keeps the
-//!   model of the latest turn_context before it);
+//!   them (or in `collaboration_mode.settings`; newer Codex also records a
+//!   mid-thread change as an `event_msg` of type `thread_settings_applied`).
+//!   A session may change model between turns: each call keeps the model
+//!   of the latest of these before it;
 //! - `response_item`: one Responses API item as Codex sends it back in
 //!   every request (Codex sends the whole history each time, `store:
 //!   false`): messages, reasoning, tool calls and their outputs, mapped as
@@ -336,6 +338,14 @@ fn counts(info: &RawObject, key: &str, ptr: &str) -> Result<Option<Counts>, Stri
     }))
 }
 
+/// A non-empty `model` member.
+fn model_of(o: &RawObject) -> Option<String> {
+    match o.parse::<String>("model") {
+        Some(Ok(m)) if !m.trim().is_empty() => Some(m.trim().to_owned()),
+        _ => None,
+    }
+}
+
 /// The line types of the `{"timestamp", "type", "payload"}` envelope.
 fn is_envelope_type(kind: &str) -> bool {
     matches!(
@@ -575,9 +585,15 @@ impl Reader {
             }
             "turn_context" => {
                 let p = object("the turn's context (an object)")?;
-                if let Some(Ok(m)) = p.parse::<String>("model")
-                    && !m.is_empty()
-                {
+                // `model`, mirrored in the collaboration mode's settings.
+                let settings = match p.parse::<RawObject>("collaboration_mode") {
+                    Some(Ok(c)) => match c.parse::<RawObject>("settings") {
+                        Some(Ok(s)) => Some(s),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(m) = model_of(&p).or_else(|| settings.as_ref().and_then(model_of)) {
                     self.model = Some(m);
                 }
                 self.req_ts = ts.or(self.req_ts);
@@ -592,6 +608,15 @@ impl Reader {
                 let p = object("an event (an object)")?;
                 match p.parse::<String>("type") {
                     Some(Ok(t)) if t == "token_count" => self.token_count(&p, ts, un)?,
+                    // Newer Codex: settings changed mid-thread, the
+                    // model among them.
+                    Some(Ok(t)) if t == "thread_settings_applied" => {
+                        if let Some(Ok(settings)) = p.parse::<RawObject>("thread_settings")
+                            && let Some(m) = model_of(&settings)
+                        {
+                            self.model = Some(m);
+                        }
+                    }
                     Some(Ok(t)) if t == "thread_rolled_back" || t == "undo_completed" => un.add(
                         "rollbacks and undos (not applied: the history keeps what was undone)",
                         1,

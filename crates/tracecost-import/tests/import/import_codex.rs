@@ -588,3 +588,31 @@ fn mutated_rollouts_never_panic_or_emit_unloadable_traces() {
         }
     }
 }
+
+#[test]
+fn a_model_changed_by_thread_settings_applies_to_the_calls_after_it() {
+    let settings = line(
+        "00:04",
+        "event_msg",
+        r#"{"type":"thread_settings_applied","thread_settings":{"model":"gpt-5.6-luna","reasoning_effort":"low"}}"#,
+    );
+    let mirrored = line(
+        "00:01",
+        "turn_context",
+        r#"{"collaboration_mode":{"mode":"default","settings":{"model":"gpt-5.6-terra"}}}"#,
+    );
+    let lines = [
+        META.to_owned(),
+        mirrored,
+        user("00:02", "a"),
+        reply("00:03", "b"),
+        count("null", &usage_json(10, 0, 0, 1)),
+        settings,
+        user("00:05", "c"),
+        reply("00:06", "d"),
+        count("null", &usage_json(20, 0, 0, 1)),
+    ];
+    let t = &one(&lines).unwrap().traces[0];
+    assert_eq!(t.model, "gpt-5.6-terra");
+    assert_eq!(t.calls[1].model.as_deref(), Some("gpt-5.6-luna"));
+}
