@@ -3,7 +3,9 @@
 //! `~/.codex/archived_sessions/`). An input may be a Codex home (holding
 //! `sessions/`), a folder below it, or rollout files; folders are walked
 //! for `rollout-*.jsonl`, read in sorted path order, one line at a time (a
-//! rollout is never held whole; the history being built is).
+//! rollout is never held whole; the history being built is). Under
+//! `skip_invalid`, a folder below the inputs or a file that cannot be read
+//! is passed over and listed in [`ImportReport::unread`].
 //!
 //! # What a rollout holds
 //!
@@ -145,7 +147,12 @@ pub const UNRECORDED_REQUEST: &str = "[the request of this response is not in th
 
 /// The rollout files of `inputs`: files as given, folders walked for
 /// `rollout-*.jsonl` (a Codex home's `sessions/` and `archived_sessions/`).
-pub(crate) fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
+/// With `unread`, a folder below the inputs that cannot be read is passed
+/// over and listed there with why, instead of failing.
+pub(crate) fn discover(
+    inputs: &[PathBuf],
+    mut unread: Option<&mut Vec<(PathBuf, String)>>,
+) -> Result<Vec<PathBuf>, ImportError> {
     let mut files = Vec::new();
     for input in inputs {
         let meta = std::fs::metadata(input).map_err(|source| ImportError::Io {
@@ -162,10 +169,10 @@ pub(crate) fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> 
             .filter(|d| d.is_dir())
             .collect();
         if roots.is_empty() {
-            walk(input, 0, &mut files)?;
+            walk(input, 0, &mut files, unread.as_deref_mut())?;
         } else {
             for r in roots {
-                walk(&r, 0, &mut files)?;
+                walk(&r, 1, &mut files, unread.as_deref_mut())?;
             }
         }
     }
@@ -180,19 +187,36 @@ pub(crate) fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> 
     Ok(files)
 }
 
-fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<(), ImportError> {
+fn walk(
+    dir: &Path,
+    depth: usize,
+    files: &mut Vec<PathBuf>,
+    mut unread: Option<&mut Vec<(PathBuf, String)>>,
+) -> Result<(), ImportError> {
     let io = |source| ImportError::Io {
         path: dir.to_path_buf(),
         source,
     };
-    for entry in std::fs::read_dir(dir).map_err(io)? {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        // Below the inputs, a folder that cannot be read is passed over
+        // when asked (the input itself must be readable).
+        Err(e) if depth > 0 && unread.is_some() => {
+            if let Some(u) = unread {
+                u.push((dir.to_path_buf(), format!("cannot read: {e}")));
+            }
+            return Ok(());
+        }
+        Err(e) => return Err(io(e)),
+    };
+    for entry in entries {
         let entry = entry.map_err(io)?;
         let path = entry.path();
         let Ok(ft) = entry.file_type() else { continue };
         // Symlinked folders are not followed (no loops).
         if ft.is_dir() {
             if depth < MAX_DEPTH {
-                walk(&path, depth + 1, files)?;
+                walk(&path, depth + 1, files, unread.as_deref_mut())?;
             }
         } else if is_rollout_name(&path) && path.is_file() {
             files.push(path);
@@ -215,16 +239,27 @@ pub(crate) fn import_each<E: From<ImportError>>(
     progress: &dyn Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
 ) -> Result<ImportReport, E> {
-    let files = discover(inputs)?;
+    let mut report = ImportReport::default();
+    let files = discover(inputs, opts.skip_invalid.then_some(&mut report.unread))?;
     let sizes = crate::file_sizes(&files);
     progress.start("import", sizes.iter().sum(), crate::progress::Unit::Bytes);
-    let mut report = ImportReport::default();
     let mut un = Unmapped::default();
     let mut names = HashSet::new();
     let mut emitted = 0usize;
     for (path, size) in files.iter().zip(sizes) {
         report.files += 1;
-        let traces = read_rollout(path, opts, &mut report, &mut un)?;
+        let traces = match read_rollout(path, opts, &mut report, &mut un) {
+            Ok(traces) => traces,
+            // A file that cannot be read is passed over when asked.
+            Err(ImportError::Io { source, .. }) if opts.skip_invalid => {
+                report
+                    .unread
+                    .push((path.clone(), format!("cannot read: {source}")));
+                progress.advance(size);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         progress.advance(size);
         if traces.is_empty() {
             report.skipped_files += 1;

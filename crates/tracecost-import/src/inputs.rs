@@ -352,6 +352,9 @@ fn read_source(
         Source::Log(format, path) => {
             match import_all(format, std::slice::from_ref(&path), import_opts, progress) {
                 Ok((traces, report)) => {
+                    // Codex folders: what could not be read, under
+                    // skip_invalid.
+                    loaded.skipped.unread.extend(report.unread.iter().cloned());
                     // Only under skip_invalid do log importers pass over lines.
                     if report.skipped_lines > 0 {
                         loaded.skipped.damaged.push(format!(

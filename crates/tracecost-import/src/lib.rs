@@ -68,7 +68,8 @@ pub struct ImportReport {
     /// Lines that were not valid JSON and were skipped.
     pub skipped_lines: usize,
     /// Files and folders passed over because they could not be read, with
-    /// why (only under [`ImportOptions::skip_invalid`]; Claude Code data).
+    /// why (only under [`ImportOptions::skip_invalid`]; Claude Code and
+    /// Codex data).
     pub unread: Vec<(std::path::PathBuf, String)>,
     /// Lines holding two or more records with no newline between them,
     /// each record read (Claude Code transcripts).
