@@ -356,10 +356,14 @@ fn counts(info: &RawObject, key: &str, ptr: &str) -> Result<Option<Counts>, Stri
             None => Ok(None),
             Some(v) if v.get() == "null" => Ok(None),
             Some(v) => serde_json::from_str::<u64>(v.get()).map(Some).map_err(|_| {
-                format!(
-                    "at {at}/{k}: expected a non-negative integer, found {}",
-                    v.get()
-                )
+                // A long value is cut: the message stays one short line.
+                let found: String = v.get().chars().take(40).collect();
+                let more = if found.len() < v.get().len() {
+                    "…"
+                } else {
+                    ""
+                };
+                format!("at {at}/{k}: expected a non-negative integer, found {found}{more}")
             }),
         }
     };
