@@ -519,6 +519,10 @@ pub(super) enum ImportFormat {
     Langchain,
     /// OpenAI Chat Completions bodies and logs.
     Openai,
+    /// Codex CLI sessions (~/.codex/sessions/**/rollout-*.jsonl).
+    Codex,
+    /// OpenAI Responses API bodies and logs.
+    OpenaiResponses,
 }
 
 #[derive(Debug, Args)]

@@ -57,6 +57,8 @@ impl ImportFormat {
             ImportFormat::Anthropic => Format::Anthropic,
             ImportFormat::Langchain => Format::Langchain,
             ImportFormat::Openai => Format::Openai,
+            ImportFormat::Codex => Format::Codex,
+            ImportFormat::OpenaiResponses => Format::OpenaiResponses,
         }
     }
 }

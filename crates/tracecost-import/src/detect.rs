@@ -10,7 +10,10 @@
 //!
 //! Folders: a Claude config root (holding `projects/`), a `projects/`
 //! folder, or a folder below one holding `*.jsonl` transcripts is Claude
-//! Code data and goes whole to the Claude Code importer, which walks it.
+//! Code data and goes whole to the Claude Code importer, which walks it;
+//! a Codex home (holding `sessions/`), a `sessions/` folder or one of its
+//! day folders holding a rollout is Codex data and goes whole to the
+//! Codex importer.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -256,9 +259,14 @@ fn decide_value(v: &Value) -> FileKind {
             // A bare list of role messages, or a list of request bodies or
             // request/response records: what the OpenAI importer reads.
             Some(Value::Object(m)) if m.contains_key("role") => FileKind::Log(Format::Openai),
-            Some(Value::Object(m)) if m.contains_key("messages") || m.contains_key("request") => {
-                FileKind::Log(Format::Openai)
+            Some(Value::Object(m)) if m.contains_key("messages") => FileKind::Log(Format::Openai),
+            Some(Value::Object(m)) if is_responses_body(m) => {
+                FileKind::Log(Format::OpenaiResponses)
             }
+            Some(Value::Object(m)) => match m.get("request").and_then(Value::as_object) {
+                Some(request) => FileKind::Log(exchange_format(request, m.get("response"))),
+                None => FileKind::Other,
+            },
             _ => FileKind::Other,
         },
         _ => FileKind::Other,
@@ -271,6 +279,9 @@ fn decide_object(o: &Map<String, Value>) -> FileKind {
     }
     if is_claude_code_line(o) {
         return FileKind::Log(Format::ClaudeCode);
+    }
+    if is_codex_line(o) {
+        return FileKind::Log(Format::Codex);
     }
     if let Some(request) = o.get("request").and_then(Value::as_object) {
         return FileKind::Log(exchange_format(request, o.get("response")));
@@ -288,8 +299,30 @@ fn decide_object(o: &Map<String, Value>) -> FileKind {
         // A request body on its own: the Anthropic importer reads only
         // request/response records, the OpenAI one reads bodies.
         Some(_) if o.contains_key("model") => FileKind::Log(Format::Openai),
+        _ if is_responses_body(o) => FileKind::Log(Format::OpenaiResponses),
         _ => FileKind::Other,
     }
+}
+
+/// A Codex rollout line: the `{"timestamp", "type", "payload"}` envelope
+/// with one of the line types Codex writes.
+fn is_codex_line(o: &Map<String, Value>) -> bool {
+    o.contains_key("payload")
+        && o.get("type").and_then(Value::as_str).is_some_and(|t| {
+            matches!(
+                t,
+                "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted"
+            )
+        })
+}
+
+/// A Responses API request body: `input` (a string or a list of items)
+/// with a `model`, and no Chat Completions `messages`.
+fn is_responses_body(o: &Map<String, Value>) -> bool {
+    !o.contains_key("messages")
+        && o.contains_key("model")
+        && o.get("input")
+            .is_some_and(|i| i.is_string() || i.is_array())
 }
 
 /// A canonical trace file's object: `format` names a trace format (any
@@ -338,6 +371,9 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
         if url.contains("/chat/completions") {
             return Format::Openai;
         }
+        if url.contains("/v1/responses") {
+            return Format::OpenaiResponses;
+        }
         if url.contains("/v1/messages") {
             return Format::Anthropic;
         }
@@ -350,6 +386,11 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
         }
     };
     if let Some(resp) = response.and_then(body) {
+        if resp.get("object").is_some_and(|o| o == "response")
+            || resp.get("output").is_some_and(Value::is_array)
+        {
+            return Format::OpenaiResponses;
+        }
         if resp.contains_key("choices")
             || resp.get("object").is_some_and(|o| o == "chat.completion")
         {
@@ -360,6 +401,9 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
         }
     }
     let req = body(&Value::Object(request.clone())).unwrap_or_default();
+    if !req.contains_key("messages") && req.contains_key("input") {
+        return Format::OpenaiResponses;
+    }
     let openai_role = |m: &Value| {
         m.get("role")
             .and_then(Value::as_str)
@@ -412,6 +456,54 @@ pub fn is_claude_code_folder(dir: &Path) -> bool {
     below_projects && first_transcript(dir, 0).is_some()
 }
 
+/// Whether `dir` is Codex data: a Codex home (holding `sessions/`), or a
+/// folder at most [`CODEX_LAYOUT_DEPTH`] below a `sessions/` or
+/// `archived_sessions/` folder, holding a rollout
+/// (`rollout-*.jsonl` that reads as one).
+pub fn is_codex_folder(dir: &Path) -> bool {
+    let root = dir.join("sessions");
+    if root.is_dir() {
+        return first_rollout(&root, 0).is_some();
+    }
+    let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let parts: Vec<_> = resolved.components().collect();
+    // Only Codex's own layout counts, so that a repository that holds a
+    // rollout among its test fixtures is not taken for a Codex home.
+    let below_sessions = parts
+        .iter()
+        .rposition(|c| c.as_os_str() == "sessions" || c.as_os_str() == "archived_sessions")
+        .is_some_and(|i| parts.len() - 1 - i <= CODEX_LAYOUT_DEPTH);
+    below_sessions && first_rollout(dir, 0).is_some()
+}
+
+/// How deep Codex's layout goes below `sessions/`: `YYYY/MM/DD/`.
+const CODEX_LAYOUT_DEPTH: usize = 3;
+
+/// The first rollout below `dir` (sorted walk, to Codex's depth).
+fn first_rollout(dir: &Path, depth: usize) -> Option<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_file() {
+            if super::codex::is_rollout_name(&p)
+                && matches!(detect_file(&p), Ok(FileKind::Log(Format::Codex)))
+            {
+                return Some(p);
+            }
+        } else if p.is_dir()
+            && !p.is_symlink()
+            && depth < CODEX_LAYOUT_DEPTH
+            && let Some(f) = first_rollout(&p, depth + 1)
+        {
+            return Some(f);
+        }
+    }
+    None
+}
+
 /// The first `*.jsonl` file below `dir` (sorted walk) that reads as a
 /// Claude Code transcript.
 fn first_transcript(dir: &Path, depth: usize) -> Option<PathBuf> {
@@ -427,10 +519,12 @@ fn first_transcript(dir: &Path, depth: usize) -> Option<PathBuf> {
             {
                 return Some(p);
             }
-        } else if p.is_dir() && !p.is_symlink() && depth < LAYOUT_DEPTH {
-            if let Some(f) = first_transcript(&p, depth + 1) {
-                return Some(f);
-            }
+        } else if p.is_dir()
+            && !p.is_symlink()
+            && depth < LAYOUT_DEPTH
+            && let Some(f) = first_transcript(&p, depth + 1)
+        {
+            return Some(f);
         }
     }
     None

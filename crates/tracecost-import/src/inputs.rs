@@ -137,7 +137,8 @@ enum Source {
 }
 
 /// Loads the traces of `paths` — canonical trace files, Claude Code
-/// folders and transcripts, Anthropic, LangChain and OpenAI logs, and
+/// folders and transcripts, Codex folders and rollouts, Anthropic,
+/// LangChain, OpenAI Chat Completions and Responses logs, and
 /// folders of them — deciding what each file is from its content (see
 /// [`crate::detect`]); no paths means `traces/`.
 ///
@@ -224,7 +225,7 @@ fn sources(
             FileKind::Other if looks_like_json(path) => Source::Trace(path.to_path_buf()),
             FileKind::Other => {
                 return Err(InputError::Unusable(format!(
-                    "{}: not a trace file, a Claude Code transcript, or an Anthropic, LangChain or OpenAI log",
+                    "{}: not a trace file, a Claude Code transcript, a Codex rollout, or an Anthropic, LangChain, OpenAI Chat Completions or Responses log",
                     path.display()
                 )));
             }
@@ -232,6 +233,9 @@ fn sources(
     }
     if detect::is_claude_code_folder(path) {
         return Ok(vec![Source::ClaudeCode(vec![path.to_path_buf()])]);
+    }
+    if detect::is_codex_folder(path) {
+        return Ok(vec![Source::Log(Format::Codex, path.to_path_buf())]);
     }
     let listed: std::io::Result<Vec<PathBuf>> =
         std::fs::read_dir(path).and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect());
@@ -268,6 +272,8 @@ fn sources(
         if p.is_dir() {
             if detect::is_claude_code_folder(&p) {
                 add_claude(&mut out, p);
+            } else if detect::is_codex_folder(&p) {
+                out.push(Source::Log(Format::Codex, p));
             }
             continue;
         }
@@ -346,6 +352,9 @@ fn read_source(
         Source::Log(format, path) => {
             match import_all(format, std::slice::from_ref(&path), import_opts, progress) {
                 Ok((traces, report)) => {
+                    // Codex folders: what could not be read, under
+                    // skip_invalid.
+                    loaded.skipped.unread.extend(report.unread.iter().cloned());
                     // Only under skip_invalid do log importers pass over lines.
                     if report.skipped_lines > 0 {
                         loaded.skipped.damaged.push(format!(

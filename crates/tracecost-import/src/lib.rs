@@ -16,11 +16,13 @@
 
 pub mod anthropic;
 pub mod claude_code;
+pub mod codex;
 pub(crate) mod common;
 pub mod detect;
 pub mod inputs;
 pub mod langchain;
 pub mod openai;
+pub mod openai_responses;
 pub(crate) mod time;
 
 use std::fmt;
@@ -39,8 +41,9 @@ use crate::trace::Trace;
 /// Options shared by every importer.
 #[derive(Debug, Clone, Default)]
 pub struct ImportOptions {
-    /// Skip lines that are not valid JSON instead of failing (request logs,
-    /// LangChain and OpenAI files). Claude Code transcripts always skip them.
+    /// Skip lines that are not valid JSON (or records that contradict
+    /// themselves) instead of failing (request logs, LangChain, OpenAI and
+    /// Codex files). Claude Code transcripts always skip invalid lines.
     pub skip_invalid: bool,
     /// The model to record when the source does not say.
     pub default_model: Option<String>,
@@ -65,7 +68,8 @@ pub struct ImportReport {
     /// Lines that were not valid JSON and were skipped.
     pub skipped_lines: usize,
     /// Files and folders passed over because they could not be read, with
-    /// why (only under [`ImportOptions::skip_invalid`]; Claude Code data).
+    /// why (only under [`ImportOptions::skip_invalid`]; Claude Code and
+    /// Codex data).
     pub unread: Vec<(std::path::PathBuf, String)>,
     /// Lines holding two or more records with no newline between them,
     /// each record read (Claude Code transcripts).
@@ -139,6 +143,11 @@ pub enum Format {
     Langchain,
     /// OpenAI Chat Completions bodies and logs ([`openai`]).
     Openai,
+    /// Codex CLI sessions (`~/.codex/sessions/**/rollout-*.jsonl`,
+    /// [`codex`]).
+    Codex,
+    /// OpenAI Responses API bodies and logs ([`openai_responses`]).
+    OpenaiResponses,
 }
 
 impl Format {
@@ -162,9 +171,11 @@ impl Format {
             Format::ClaudeCode => {
                 return claude_code::import_each(inputs, opts, progress, emit);
             }
+            Format::Codex => return codex::import_each(inputs, opts, progress, emit),
             Format::Anthropic => &anthropic::LOG,
             Format::Langchain => &langchain::LOG,
             Format::Openai => &openai::LOG,
+            Format::OpenaiResponses => &openai_responses::LOG,
         };
         common::import_files(log, inputs, opts, progress, emit)
     }

@@ -30,8 +30,15 @@
 //! are a prefix of theirs, otherwise they start a new trace. A bare list
 //! gives one call per assistant message, sending everything before it (a
 //! list with no assistant message gives one call sending it all). Usage
-//! comes from responses (`prompt_tokens` − `cached_tokens` uncached,
-//! `cached_tokens` read, `completion_tokens` output); `start_ms` from the
+//! comes from responses: `prompt_tokens` includes both the cache reads
+//! (`prompt_tokens_details.cached_tokens`) and, on GPT-5.6 and later, the
+//! cache writes (`prompt_tokens_details.cache_write_tokens`), so uncached
+//! input is `prompt_tokens` − `cached_tokens` − `cache_write_tokens`, read
+//! and written are kept apart (a write is billed once, as a write), and
+//! `completion_tokens` is output. A usage whose read and written tokens
+//! exceed `prompt_tokens` contradicts itself: it is an error at the
+//! record's `…/usage` (the record is skipped under `skip_invalid`).
+//! `start_ms` from the
 //! record's `timestamp`, else the response's `created`. The first choice's
 //! message is the reply; the last call's reply ends the history.
 
@@ -41,9 +48,9 @@ use serde_json::value::RawValue;
 
 use super::common::{
     self, Conversations, Doc, HttpBody, IdGen, NewCall, ResultContent, TraceBuilder, Unmapped,
-    compact_object, finish_usage, image_from_url, is_error_body, message_key, openai_usage,
-    position_of, read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
-    unwrap_request, unwrap_response,
+    UsageProblem, compact_object, finish_usage, image_from_url, is_error_body, message_key,
+    openai_usage, position_of, read_text, split_doc, timestamp_ms, tool_result_block,
+    tool_use_block, unwrap_request, unwrap_response,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -237,8 +244,18 @@ fn record(
                     }
                     if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
                         match openai_usage(u) {
-                            Some(u) => usage = finish_usage(u, un),
-                            None => un.add("malformed usage objects (ignored)", 1),
+                            Ok(u) => usage = finish_usage(u, un),
+                            Err(UsageProblem::Malformed) => {
+                                un.add("malformed usage objects (ignored)", 1);
+                            }
+                            Err(UsageProblem::Exceeds(why)) => {
+                                let at = if resp.wrapped {
+                                    "/response/body/usage"
+                                } else {
+                                    "/response/usage"
+                                };
+                                return Err(format!("at {at}: {why}"));
+                            }
                         }
                     }
                     reply = reply_message(&b, ids, un);
@@ -550,7 +567,7 @@ fn assistant_message(obj: &RawObject, ids: &mut IdGen, un: &mut Unmapped) -> Mes
 
 /// The tool_use `input` for an `arguments` member: the JSON text it holds,
 /// bytes kept, when that is a JSON object; otherwise `{"_raw": <string>}`.
-fn arguments_input(args: Option<&RawValue>, un: &mut Unmapped) -> Box<RawValue> {
+pub(crate) fn arguments_input(args: Option<&RawValue>, un: &mut Unmapped) -> Box<RawValue> {
     let wrap = |s: &str, un: &mut Unmapped| {
         un.add(
             "tool call arguments that are not a JSON object (wrapped as {\"_raw\": …})",
@@ -663,5 +680,26 @@ mod tests {
             (u.input_tokens, u.cache_read_input_tokens, u.output_tokens),
             (Some(176), Some(1024), Some(30))
         );
+    }
+
+    #[test]
+    fn usage_keeps_cache_writes_out_of_uncached_input() {
+        let u = openai_usage(&raw(
+            r#"{"prompt_tokens":3000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1024,"cache_write_tokens":1900}}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.cache_read_input_tokens,
+                u.cache_creation_input_tokens
+            ),
+            (Some(76), Some(1024), Some(1900))
+        );
+        assert_eq!(u.total_input(), Some(3000), "billed once");
+        let bad = openai_usage(&raw(
+            r#"{"prompt_tokens":100,"prompt_tokens_details":{"cached_tokens":64,"cache_write_tokens":64}}"#,
+        ));
+        assert!(matches!(bad, Err(UsageProblem::Exceeds(_))), "{bad:?}");
     }
 }

@@ -7,8 +7,9 @@ use serde_json::value::RawValue;
 
 use super::Unmapped;
 use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::{ContentBlock, Message, Role};
+use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolResultContent};
 use crate::engine::wire::{MAX_BREAKPOINTS, Marker};
+use crate::trace::MEDIA_TOKENS;
 
 /// A message `content` as LangChain and OpenAI write it: a string (one
 /// text block, none when empty) or a list of parts. `Err` holds the blocks
@@ -151,4 +152,34 @@ impl IdGen {
         self.n += 1;
         format!("{}{}", self.prefix, self.n)
     }
+}
+
+/// A rough token estimate of messages: characters of their JSON / 4
+/// (rounded up), with image and document blocks counted as
+/// [`MEDIA_TOKENS`] each instead of their base64 text.
+pub(crate) fn estimate_tokens(messages: &[Message]) -> u64 {
+    fn media(blocks: &[ContentBlock], chars: &mut u64, count: &mut u64) {
+        for b in blocks {
+            match b.kind() {
+                BlockKind::Image | BlockKind::Document => {
+                    *chars += b.to_json().chars().count() as u64;
+                    *count += 1;
+                }
+                BlockKind::ToolResult {
+                    content: ToolResultContent::Blocks(inner),
+                    ..
+                } => media(inner, chars, count),
+                _ => {}
+            }
+        }
+    }
+    let (mut chars, mut media_chars, mut media_count) = (0u64, 0u64, 0u64);
+    for m in messages {
+        chars += m.to_json().chars().count() as u64;
+        media(m.blocks(), &mut media_chars, &mut media_count);
+    }
+    chars
+        .saturating_sub(media_chars)
+        .div_ceil(4)
+        .saturating_add(media_count * MEDIA_TOKENS)
 }

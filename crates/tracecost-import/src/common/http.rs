@@ -39,6 +39,9 @@ pub(crate) struct HttpResponse {
     pub body: Option<HttpBody>,
     /// When the response was recorded.
     pub timestamp_ms: Option<u64>,
+    /// Whether the body was inside a recorder's wrapper (`{"body": …}`),
+    /// for the JSON pointers of messages.
+    pub wrapped: bool,
 }
 
 /// Milliseconds since the epoch from a number of seconds (or of
@@ -117,6 +120,7 @@ pub(crate) fn unwrap_response(raw: &RawValue) -> HttpResponse {
         status: None,
         body: None,
         timestamp_ms: None,
+        wrapped: false,
     };
     let text = raw.get();
     if text == "null" {
@@ -139,6 +143,7 @@ pub(crate) fn unwrap_response(raw: &RawValue) -> HttpResponse {
         out.body = Some(HttpBody::Json(obj));
         return out;
     }
+    out.wrapped = true;
     out.status = match obj.parse::<u64>("status_code") {
         Some(Ok(s)) => Some(s),
         _ => None,

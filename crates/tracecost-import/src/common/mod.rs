@@ -33,8 +33,8 @@ use crate::trace::Trace;
 use crate::{ImportError, ImportOptions, ImportReport};
 
 pub(crate) use blocks::{
-    IdGen, ResultContent, cap_markers, image_from_url, serde_message, split_content,
-    tool_result_block, tool_use_block, with_blocks,
+    IdGen, ResultContent, cap_markers, estimate_tokens, image_from_url, serde_message,
+    split_content, tool_result_block, tool_use_block, with_blocks,
 };
 pub(crate) use conversations::{
     Conversations, NewCall, ReplyMeta, SharedCall, TraceBuilder, message_key,
@@ -43,8 +43,10 @@ pub(crate) use http::{HttpBody, is_error_body, timestamp_ms, unwrap_request, unw
 pub(crate) use json::{
     Doc, compact_json, compact_object, joined_records, position_of, read_text, split_doc,
 };
-pub(crate) use lines::{LineBatch, LineBatches};
-pub(crate) use usage::{finish_usage, merge_anthropic_usage, openai_usage};
+pub(crate) use lines::{LineBatch, LineBatches, each_line};
+pub(crate) use usage::{
+    UsageProblem, finish_usage, merge_anthropic_usage, openai_usage, split_included_input,
+};
 
 /// What one log importer reads: `read` gives a file's conversations and a
 /// label for their descriptions (such as "OpenAI Chat Completions

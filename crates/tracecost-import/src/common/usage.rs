@@ -68,28 +68,78 @@ struct OpenAiUsage {
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
     input_tokens_details: Option<OpenAiDetails>,
+    // Some gateways put the write count beside the totals rather than in
+    // the details.
+    cache_write_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
 struct OpenAiDetails {
     cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
+}
+
+/// Why an OpenAI usage object gives no usage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum UsageProblem {
+    /// Not a usage object (a member of the wrong type).
+    Malformed,
+    /// Its parts exceed the input they are part of: what it billed as
+    /// uncached input is unknown (the message says how).
+    Exceeds(String),
 }
 
 /// An OpenAI usage object (`prompt_tokens`, `completion_tokens`,
-/// `prompt_tokens_details.cached_tokens`; or the Responses API's
-/// `input_tokens` spelling): cached tokens are cache reads, the rest of
-/// the prompt is uncached input. `None` when malformed.
-pub(crate) fn openai_usage(raw: &RawValue) -> Option<RecordedUsage> {
-    let u = serde_json::from_str::<OpenAiUsage>(raw.get()).ok()?;
+/// `prompt_tokens_details.{cached_tokens, cache_write_tokens}`; or the
+/// Responses API's `input_tokens` spelling with `input_tokens_details`):
+/// the prompt count includes both cache reads and cache writes, so
+/// uncached input is what is left of it ([`split_included_input`]).
+pub(crate) fn openai_usage(raw: &RawValue) -> Result<RecordedUsage, UsageProblem> {
+    let u = serde_json::from_str::<OpenAiUsage>(raw.get()).map_err(|_| UsageProblem::Malformed)?;
     let prompt = u.prompt_tokens.or(u.input_tokens);
-    let cached = u
-        .prompt_tokens_details
-        .or(u.input_tokens_details)
-        .and_then(|d| d.cached_tokens);
-    Some(RecordedUsage {
-        input_tokens: prompt.map(|p| p.saturating_sub(cached.unwrap_or(0))),
-        cache_read_input_tokens: cached,
-        output_tokens: u.completion_tokens.or(u.output_tokens),
+    let details = u.prompt_tokens_details.or(u.input_tokens_details);
+    let cached = details.as_ref().and_then(|d| d.cached_tokens);
+    let written = details
+        .as_ref()
+        .and_then(|d| d.cache_write_tokens)
+        .or(u.cache_write_tokens);
+    split_included_input(
+        prompt,
+        cached,
+        written,
+        u.completion_tokens.or(u.output_tokens),
+    )
+    .map_err(UsageProblem::Exceeds)
+}
+
+/// Usage from an input count that includes its cache reads and writes
+/// (OpenAI's `prompt_tokens` / `input_tokens`, Codex's `input_tokens`):
+/// uncached input = input − read − written, read and written kept apart,
+/// so a write is billed once, as a write. `Err` (saying why) when read and
+/// written together exceed the input: the record contradicts itself.
+pub(crate) fn split_included_input(
+    input: Option<u64>,
+    read: Option<u64>,
+    written: Option<u64>,
+    output: Option<u64>,
+) -> Result<RecordedUsage, String> {
+    let parts = read.unwrap_or(0).saturating_add(written.unwrap_or(0));
+    let uncached = match input {
+        Some(i) if parts > i => {
+            return Err(format!(
+                "cached ({}) and cache-write ({}) tokens exceed the input tokens ({i}) that include them",
+                read.unwrap_or(0),
+                written.unwrap_or(0)
+            ));
+        }
+        Some(i) => Some(i - parts),
+        None => None,
+    };
+    Ok(RecordedUsage {
+        input_tokens: uncached,
+        cache_creation_input_tokens: written,
+        cache_read_input_tokens: read,
+        output_tokens: output,
         ..RecordedUsage::default()
     })
 }

@@ -6,7 +6,9 @@
 
 use serde_json::value::RawValue;
 
-use crate::common::{ReplyMeta, Unmapped, finish_usage, merge_anthropic_usage, openai_usage};
+use crate::common::{
+    ReplyMeta, Unmapped, UsageProblem, finish_usage, merge_anthropic_usage, openai_usage,
+};
 use crate::engine::json::RawObject;
 use crate::trace::RecordedUsage;
 
@@ -24,10 +26,21 @@ pub(super) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
             })
     });
     let mut usage = None;
+    let mut openai = |u: &serde_json::value::RawValue| match openai_usage(u) {
+        Ok(u) => Some(u),
+        Err(UsageProblem::Malformed) => None,
+        Err(UsageProblem::Exceeds(_)) => {
+            un.add(
+                "usage objects whose cached and cache-write tokens exceed the input (ignored)",
+                1,
+            );
+            None
+        }
+    };
     if let Some(rm) = &rm {
         if let Some(u) = rm.get("usage").filter(|u| u.get().starts_with('{')) {
             if u.get().contains("\"prompt_tokens\"") {
-                usage = openai_usage(u);
+                usage = openai(u);
             } else {
                 let mut r = RecordedUsage::default();
                 if merge_anthropic_usage(&mut r, u) {
@@ -38,7 +51,7 @@ pub(super) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
         if usage.is_none()
             && let Some(u) = rm.get("token_usage").filter(|u| u.get().starts_with('{'))
         {
-            usage = openai_usage(u);
+            usage = openai(u);
         }
     }
     if usage.is_none()

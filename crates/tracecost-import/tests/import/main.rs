@@ -1,6 +1,10 @@
 //! The importers' integration tests, one binary (`cargo test -p
 //! tracecost-import`): each module was a test file of its own. Their
-//! fixtures are the workspace's, in `tests/fixtures/` at its root.
+//! fixtures are the workspace's, in `tests/fixtures/` at its root, and
+//! this crate's own (Codex rollouts, Responses API logs) in
+//! `tests/fixtures/` here.
 
 mod import_claude_code;
+mod import_codex;
 mod import_formats;
+mod import_responses;

@@ -11,9 +11,8 @@ use super::notes::{Note, Tally};
 use super::{CLAUDE_CODE_RECORDED_STATUS_QUO, FileOutcome};
 use crate::ImportOptions;
 use crate::claude_code::FileInfo;
+use crate::common::estimate_tokens;
 use crate::engine::cache::ProviderKind;
-use crate::engine::message::{BlockKind, ContentBlock, Message, ToolResultContent};
-use crate::trace::MEDIA_TOKENS;
 use crate::trace::{Call, Prompt, Trace};
 
 /// Adds the traces of one conversation's segments (`base`, then
@@ -113,34 +112,4 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         messages: seg.messages,
         calls,
     }
-}
-
-/// A rough token estimate of messages: characters of their JSON / 4
-/// (rounded up), with image and document blocks counted as
-/// [`MEDIA_TOKENS`] each instead of their base64 text.
-fn estimate_tokens(messages: &[Message]) -> u64 {
-    fn media(blocks: &[ContentBlock], chars: &mut u64, count: &mut u64) {
-        for b in blocks {
-            match b.kind() {
-                BlockKind::Image | BlockKind::Document => {
-                    *chars += b.to_json().chars().count() as u64;
-                    *count += 1;
-                }
-                BlockKind::ToolResult {
-                    content: ToolResultContent::Blocks(inner),
-                    ..
-                } => media(inner, chars, count),
-                _ => {}
-            }
-        }
-    }
-    let (mut chars, mut media_chars, mut media_count) = (0u64, 0u64, 0u64);
-    for m in messages {
-        chars += m.to_json().chars().count() as u64;
-        media(m.blocks(), &mut media_chars, &mut media_count);
-    }
-    chars
-        .saturating_sub(media_chars)
-        .div_ceil(4)
-        .saturating_add(media_count * MEDIA_TOKENS)
 }

@@ -375,12 +375,13 @@ impl Builder {
                             // trace), so the response to it is a call; what
                             // came before it is in the hidden prefix, whose
                             // size the recorded usage gives.
-                            if self.seg.messages.is_empty() && self.seg.open.is_none() {
-                                if let Some(text) = b.tool_result_payload() {
-                                    self.tally.bump(Note::SliceStart);
-                                    self.seg.pending.push(UserPart::Text(text.to_owned()));
-                                    continue;
-                                }
+                            if self.seg.messages.is_empty()
+                                && self.seg.open.is_none()
+                                && let Some(text) = b.tool_result_payload()
+                            {
+                                self.tally.bump(Note::SliceStart);
+                                self.seg.pending.push(UserPart::Text(text.to_owned()));
+                                continue;
                             }
                             self.tally.bump(Note::OrphanResult);
                             continue;
