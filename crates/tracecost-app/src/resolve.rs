@@ -57,7 +57,7 @@ pub fn grid_configs(
             }
         }
     }
-    Ok(Grid {
+    let mut configs = Grid {
         compactions,
         caches,
         models: if models.is_empty() {
@@ -66,7 +66,13 @@ pub fn grid_configs(
             models.iter().cloned().map(Some).collect()
         },
     }
-    .configs())
+    .configs();
+    // Across providers, a default pairs parts no one provider runs
+    // (Anthropic's server-side clearing under OpenAI's cache): not tried.
+    if grid.caches.is_none() || grid.compactions.is_none() {
+        configs.retain(|c| runs(&|p| c.compaction.kind().runs_on(p) && c.cache.kind().runs_on(p)));
+    }
+    Ok(configs)
 }
 
 /// The providers of `traces`, each once, in the order first seen.
@@ -279,6 +285,54 @@ mod tests {
         let a = crate::sweep(&by_grid, &Silent).unwrap();
         let b = crate::sweep(&by_list, &Silent).unwrap();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_default_grid_tries_what_the_fleets_providers_run() {
+        use ProviderKind::{Anthropic, OpenAi};
+        let quos: Vec<Config> = ["recorded+claude-code:ttl=recorded", "off+openai-auto"]
+            .iter()
+            .map(|c| c.parse().unwrap())
+            .collect();
+        let names = |grid: &GridSpec, providers: &[ProviderKind]| -> Vec<String> {
+            grid_configs(grid, &[], &quos, providers)
+                .unwrap()
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        let mixed = names(&GridSpec::default(), &[Anthropic, OpenAi]);
+        let has = |all: &[String], c: &str| all.iter().any(|x| x == c);
+        assert!(has(&mixed, "ledger:t=2000,k=1+openai-auto"));
+        assert!(has(&mixed, "ledger:t=2000,k=1+tail:ttl=recorded"));
+        assert!(has(
+            &mixed,
+            "clear-tool-uses:trigger=100000,keep=3+tail:ttl=recorded"
+        ));
+        // No one provider runs Anthropic's clearing under OpenAI's cache.
+        assert!(
+            !mixed
+                .iter()
+                .any(|c| c.starts_with("clear-tool-uses") && c.ends_with("openai-auto"))
+        );
+        // An OpenAI fleet: no Anthropic markers, no Anthropic clearing.
+        let openai = names(&GridSpec::default(), &[OpenAi]);
+        assert!(
+            openai
+                .iter()
+                .all(|c| (c.ends_with("+none") || c.ends_with("+openai-auto"))
+                    && !c.starts_with("clear-tool-uses"))
+        );
+        // What a user names is tried, and refused where it cannot apply.
+        let named = GridSpec {
+            compactions: Some(vec!["clear-tool-uses".into()]),
+            caches: Some(vec!["openai-auto".into()]),
+            ..GridSpec::default()
+        };
+        assert_eq!(
+            names(&named, &[Anthropic, OpenAi]),
+            ["clear-tool-uses:trigger=100000,keep=3+openai-auto"]
+        );
     }
 
     #[test]
