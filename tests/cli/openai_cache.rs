@@ -106,6 +106,15 @@ fn anthropic_markers_are_refused_on_an_openai_trace() {
         err.contains("cache policy tail:ttl=5m places cache_control markers, which provider openai does not accept"),
         "{err}"
     );
+    // A grid naming only such a policy is refused too, not swept empty.
+    let (code, _, err) = outcome(
+        tracecost()
+            .args(["sweep", &agent, "--cache", "tail"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("which provider openai does not accept"), "{err}");
     // And OpenAI's cache on an Anthropic trace.
     let massage = crate::util::repo("traces/massage-gun.json");
     let (code, _, err) = outcome(

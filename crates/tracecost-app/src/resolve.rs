@@ -67,11 +67,16 @@ pub fn grid_configs(
         },
     }
     .configs();
-    // Across providers, a default pairs parts no one provider runs
+    // Across providers, a default can pair parts no one provider runs
     // (Anthropic's server-side clearing under OpenAI's cache): not tried.
-    if grid.caches.is_none() || grid.compactions.is_none() {
-        configs.retain(|c| runs(&|p| c.compaction.kind().runs_on(p) && c.cache.kind().runs_on(p)));
-    }
+    // A part named stays, so that one no provider runs is refused.
+    let (named_compaction, named_cache) = (grid.compactions.is_some(), grid.caches.is_some());
+    configs.retain(|c| {
+        let compaction = |p| c.compaction.kind().runs_on(p);
+        let cache = |p| c.cache.kind().runs_on(p);
+        runs(&|p| compaction(p) && cache(p))
+            || !runs(&|p| (!named_compaction || compaction(p)) && (!named_cache || cache(p)))
+    });
     Ok(configs)
 }
 
@@ -332,6 +337,17 @@ mod tests {
         assert_eq!(
             names(&named, &[Anthropic, OpenAi]),
             ["clear-tool-uses:trigger=100000,keep=3+openai-auto"]
+        );
+        // A named cache policy no provider of the fleet runs stays (and is
+        // refused), whatever compactions it pairs with.
+        let tail = GridSpec {
+            caches: Some(vec!["tail".into()]),
+            ..GridSpec::default()
+        };
+        let on_openai = names(&tail, &[OpenAi]);
+        assert!(
+            on_openai.contains(&"off+tail:ttl=recorded".to_owned()),
+            "{on_openai:?}"
         );
     }
 
