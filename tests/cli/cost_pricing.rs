@@ -118,9 +118,13 @@ fn every_model_in_facts_has_the_right_prices() {
     }
 }
 
-/// OpenAI's models before GPT-5.6, from OpenAI's pricing page: USD per
-/// million tokens of input, cached input and output, and the input window.
+/// OpenAI's models, from OpenAI's pricing page: USD per million tokens of
+/// input, cached input and output, and the input window.
 const OPENAI: &[(&str, f64, f64, f64, u64)] = &[
+    ("gpt-5.6", 5.0, 0.5, 30.0, 1_050_000),
+    ("gpt-5.6-sol", 5.0, 0.5, 30.0, 400_000),
+    ("gpt-5.6-terra", 2.5, 0.25, 15.0, 400_000),
+    ("gpt-5.6-luna", 1.0, 0.1, 6.0, 400_000),
     ("gpt-5.5", 5.0, 0.5, 30.0, 1_050_000),
     ("gpt-5.4", 2.5, 0.25, 15.0, 1_050_000),
     ("gpt-5.4-mini", 0.75, 0.075, 4.5, 400_000),
@@ -147,7 +151,7 @@ const OPENAI: &[(&str, f64, f64, f64, u64)] = &[
 ];
 
 #[test]
-fn every_openai_model_has_its_prices_window_and_no_write_fee() {
+fn every_openai_model_has_its_prices_window_and_write_rule() {
     let p = Pricing::builtin();
     for &(name, input, cached, output, window) in OPENAI {
         let m = p.lookup(name).unwrap_or_else(|e| panic!("{e}"));
@@ -158,9 +162,14 @@ fn every_openai_model_has_its_prices_window_and_no_write_fee() {
             (input, cached, output),
             "{name}"
         );
+        // GPT-5.6 and later cache at breakpoints and bill writes at 1.25×
+        // input; the earlier models' automatic cache stores for free.
+        let breakpoints = name.starts_with("gpt-5.6");
+        assert_eq!(m.breakpoint_cache, breakpoints, "{name}");
+        let write = if breakpoints { input * 1.25 } else { input };
         assert_eq!(
             (r.cache_write_5m, r.cache_write_1h),
-            (input, input),
+            (write, write),
             "{name}"
         );
         assert_eq!(m.window_tokens(), window, "{name}");

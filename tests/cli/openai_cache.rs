@@ -114,7 +114,10 @@ fn anthropic_markers_are_refused_on_an_openai_trace() {
             .unwrap(),
     );
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("which provider openai does not accept"), "{err}");
+    assert!(
+        err.contains("which provider openai does not accept"),
+        "{err}"
+    );
     // And OpenAI's cache on an Anthropic trace.
     let massage = crate::util::repo("traces/massage-gun.json");
     let (code, _, err) = outcome(
@@ -201,6 +204,35 @@ fn what_a_provider_runs_is_what_the_replay_accepts() {
             let c: Config = format!("{part}+none").parse().unwrap();
             let ok = tracecost::replay::check_config(&t, &c).is_ok();
             assert_eq!(ok, k.runs_on(provider), "{c} on {name}");
+        }
+    }
+}
+
+#[test]
+fn from_gpt_5_6_on_the_cache_works_at_breakpoints_and_bills_writes() {
+    let agent = agent();
+    let v = json(&["replay", &agent, "--model", "gpt-5.6", "--format", "json"]);
+    assert_eq!(v["model"], "gpt-5.6");
+    let calls = v["calls"].as_array().unwrap();
+    let total = |c: &Value| {
+        [
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        ]
+        .iter()
+        .map(|k| c[k].as_u64().unwrap())
+        .sum::<u64>()
+    };
+    // The implicit breakpoint on each prompt's end: every call writes what
+    // follows its read, and reads all the call before sent, exactly (no
+    // 128-token steps): every pause here is under the 30-minute TTL.
+    for (i, c) in calls.iter().enumerate() {
+        let write = c["cache_creation_input_tokens"].as_u64().unwrap();
+        let read = c["cache_read_input_tokens"].as_u64().unwrap();
+        assert_eq!(read + write, total(c), "call {}", i + 1);
+        if i > 0 {
+            assert_eq!(read, total(&calls[i - 1]), "call {}", i + 1);
         }
     }
 }

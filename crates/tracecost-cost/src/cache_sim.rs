@@ -387,6 +387,33 @@ impl Breakpoints {
     }
 }
 
+/// How long a cache holds an entry after its write or last use: a
+/// breakpoint's TTL, or a provider's retention. Written as `5m`, `1h`,
+/// `30m`, `12h`, `24h`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Hold {
+    /// Milliseconds.
+    pub ms: u64,
+}
+
+impl From<Ttl> for Hold {
+    fn from(t: Ttl) -> Self {
+        Hold { ms: t.millis() }
+    }
+}
+
+impl std::fmt::Display for Hold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const MINUTE: u64 = 60_000;
+        const HOUR: u64 = 60 * MINUTE;
+        match self.ms {
+            ms if ms % HOUR == 0 && ms > 0 => write!(f, "{}h", ms / HOUR),
+            ms if ms % MINUTE == 0 && ms > 0 => write!(f, "{}m", ms / MINUTE),
+            ms => write!(f, "{}s", ms.div_ceil(1000)),
+        }
+    }
+}
+
 /// A prefix's entry in the cache at a moment ([`CacheSim::entry_state`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryState {
@@ -394,15 +421,15 @@ pub enum EntryState {
     Absent,
     /// Written or last read with `ttl`, and past it since `expired_ms`.
     Expired {
-        /// The TTL it was held with.
-        ttl: Ttl,
+        /// How long it was held.
+        ttl: Hold,
         /// When it expired (ms since the epoch).
         expired_ms: u64,
     },
     /// Still held.
     Readable {
-        /// The TTL it is held with.
-        ttl: Ttl,
+        /// How long it is held.
+        ttl: Hold,
     },
 }
 
@@ -493,9 +520,9 @@ impl CacheSim {
     pub fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {
         match self.entries.get(&key) {
             None => EntryState::Absent,
-            Some(e) if e.expires_ms > now_ms => EntryState::Readable { ttl: e.ttl },
+            Some(e) if e.expires_ms > now_ms => EntryState::Readable { ttl: e.ttl.into() },
             Some(e) => EntryState::Expired {
-                ttl: e.ttl,
+                ttl: e.ttl.into(),
                 expired_ms: e.expires_ms,
             },
         }

@@ -31,6 +31,7 @@
 use tracecost_engine as engine;
 
 pub mod cache_sim;
+pub mod openai_breakpoints;
 pub mod openai_cache;
 pub mod pricing;
 pub mod prompt_cache;

@@ -38,7 +38,7 @@ use std::collections::HashMap;
 
 use crate::engine::wire::Ttl;
 
-use super::cache_sim::{EntryState, PrefixIndex, SimError, SimOutcome, SimRequest};
+use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimOutcome, SimRequest};
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;
 use super::tokens::PrehashedBuild;
@@ -250,10 +250,14 @@ impl PromptCache for OpenAiAutoCache {
         match self.entries.get(&key) {
             None => EntryState::Absent,
             Some(e) if self.expires(e) > now_ms => EntryState::Readable {
-                ttl: Ttl::FiveMinutes,
+                ttl: Hold {
+                    ms: self.retention.hold_ms(),
+                },
             },
             Some(e) => EntryState::Expired {
-                ttl: Ttl::FiveMinutes,
+                ttl: Hold {
+                    ms: self.retention.hold_ms(),
+                },
                 expired_ms: self.expires(e),
             },
         }

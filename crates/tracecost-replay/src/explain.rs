@@ -24,16 +24,15 @@
 
 use serde::Serialize;
 
-use crate::cost::cache_sim::{EntryState, LOOKBACK_POSITIONS, PrefixBlock, PrefixKind};
-use crate::engine::wire::Ttl;
+use crate::cost::cache_sim::{EntryState, Hold, LOOKBACK_POSITIONS, PrefixBlock, PrefixKind};
 
 // Kept small (16 bytes): every simulated call of every config holds one.
 fn kind_str<S: serde::Serializer>(kind: &PrefixKind, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(kind_name(*kind))
 }
 
-fn ttl_str<S: serde::Serializer>(ttl: &Ttl, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(ttl.as_str())
+fn ttl_str<S: serde::Serializer>(ttl: &Hold, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(ttl)
 }
 
 /// 1-based, as calls are numbered (a request has far fewer than 2³²
@@ -110,9 +109,9 @@ pub enum CacheCause {
     TtlExpired {
         /// Milliseconds since the call before started.
         gap_ms: u64,
-        /// The TTL the entry was held with (`5m`, `1h`).
+        /// How long the entry was held (`5m`, `1h`, …).
         #[serde(serialize_with = "ttl_str")]
-        ttl: Ttl,
+        ttl: Hold,
     },
     /// The prefix was unchanged, but the cache held no entry for it: the
     /// record showed it cold.
@@ -349,6 +348,7 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
 mod tests {
     use super::*;
     use crate::cost::tokens::ContentHash;
+    use crate::engine::wire::Ttl;
 
     fn blocks(kinds: &[(PrefixKind, Option<usize>)]) -> Vec<PrefixBlock> {
         kinds
@@ -400,7 +400,7 @@ mod tests {
             hit: None,
             wrote: true,
             entry: EntryState::Readable {
-                ttl: Ttl::FiveMinutes,
+                ttl: Ttl::FiveMinutes.into(),
             },
             now_ms: 301_000,
             compaction_changed: false,
@@ -522,14 +522,14 @@ mod tests {
             (
                 Facts {
                     entry: EntryState::Expired {
-                        ttl: Ttl::FiveMinutes,
+                        ttl: Ttl::FiveMinutes.into(),
                         expired_ms: 301_000,
                     },
                     ..base()
                 },
                 CacheCause::TtlExpired {
                     gap_ms: 300_000,
-                    ttl: Ttl::FiveMinutes,
+                    ttl: Ttl::FiveMinutes.into(),
                 },
             ),
             (
@@ -560,7 +560,7 @@ mod tests {
         );
         let t = CacheCause::TtlExpired {
             gap_ms: 1,
-            ttl: Ttl::OneHour,
+            ttl: Ttl::OneHour.into(),
         };
         assert_eq!(
             serde_json::to_string(&t).unwrap(),

@@ -21,6 +21,8 @@ use tracecost_trace as trace;
 use tracecost_trace::progress;
 
 mod applies;
+mod caches;
+mod check;
 pub mod explain;
 mod group;
 mod prepare;
@@ -31,6 +33,9 @@ pub mod sweep;
 
 use group::GroupRun;
 
+use caches::caches;
+pub use caches::prompt_cache;
+pub use check::{check_config, trace_label};
 pub use prepare::{
     BlockCount, HiddenCache, MEDIA_TOKENS, PreparedTrace, Scale, SharedState, TraceCalibration,
     block_token_text, count_block,
@@ -41,16 +46,12 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::cost::cache_sim::{CacheSim, SimError};
-use crate::cost::openai_cache::{OpenAiAutoCache, Retention};
-use crate::cost::pricing::ModelPrice;
+use crate::cost::cache_sim::SimError;
 use crate::cost::pricing::{Pricing, PricingError, Usage};
-use crate::cost::prompt_cache::PromptCache;
 use crate::cost::tokens::{FastBuild, TokenMemo};
-use crate::engine::cache::ProviderKind;
 use crate::engine::ledger::LedgerError;
 use crate::engine::message::{BlockKind, ContentBlock};
-use crate::policy::{BlockTokens, Cache, Compaction, Config};
+use crate::policy::{BlockTokens, Config};
 use crate::progress::Progress;
 use crate::trace::{RecordedUsage, Trace};
 
@@ -421,73 +422,6 @@ pub fn recorded_usage(r: &RecordedUsage) -> Usage {
     u
 }
 
-/// A trace as an error names it: its name and, when known, its file.
-pub fn trace_label(trace: &Trace) -> String {
-    match &trace.source {
-        Some(file) => format!("{} ({file})", trace.name),
-        None => trace.name.clone(),
-    }
-}
-
-/// Checks that `config` can apply to `trace` before anything runs.
-pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
-    let kind = config.cache.kind();
-    let markers = kind.places_markers() && kind != crate::policy::CacheKind::Recorded;
-    if markers && !trace.provider.speaks_cache_control() {
-        return Err(ReplayError::Config {
-            trace: trace_label(trace),
-            reason: format!(
-                "cache policy {} places cache_control markers, which provider {} does not accept",
-                config.cache, trace.provider
-            ),
-        });
-    }
-    if matches!(config.cache, Cache::OpenAiAuto { .. }) && trace.provider != ProviderKind::OpenAi {
-        return Err(ReplayError::Config {
-            trace: trace_label(trace),
-            reason: format!(
-                "cache policy {} is OpenAI's automatic cache, and this trace's provider is {}",
-                config.cache, trace.provider
-            ),
-        });
-    }
-    if config.cache == Cache::Recorded && !trace.has_markers() {
-        let others: Vec<&str> = crate::policy::CacheKind::ALL
-            .into_iter()
-            .filter(|k| *k != crate::policy::CacheKind::Recorded && k.runs_on(trace.provider))
-            .map(crate::policy::CacheKind::name)
-            .collect();
-        return Err(ReplayError::Config {
-            trace: trace_label(trace),
-            reason: format!(
-                "cache policy recorded replays the markers the requests carried, and this trace recorded none; choose {} instead{}",
-                others.join(", "),
-                if trace.provider.speaks_cache_control() {
-                    format!(
-                        " ({} replays what Claude Code does)",
-                        crate::policy::CacheKind::ClaudeCode.name()
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-        });
-    }
-    if trace.provider != ProviderKind::Anthropic
-        && matches!(config.compaction, Compaction::ClearToolUses(_))
-    {
-        return Err(ReplayError::Config {
-            trace: trace_label(trace),
-            reason: format!(
-                "{} is an Anthropic API feature; provider is {}",
-                config.compaction.kind().name(),
-                trace.provider
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// Counts blocks the rewriter creates (stubs, placeholders), each once,
 /// and answers the peers' token questions from the prepared counts.
 struct RunTokens<'a> {
@@ -676,37 +610,6 @@ fn run_group_shared(
         runs[t].call(ci, &mut sims)?;
     }
     Ok(runs.into_iter().map(GroupRun::finish).collect())
-}
-
-/// One empty prompt cache per config, each following the rules of the
-/// cache its policy runs: OpenAI's automatic cache for `openai-auto`
-/// (held as the config asks, or as the model of `prepared`'s trace takes
-/// by default), Anthropic's breakpoints for the others.
-fn caches(
-    prepared: &PreparedTrace<'_>,
-    configs: &[Config],
-    ctx: ReplayContext<'_>,
-) -> Result<Vec<Box<dyn PromptCache>>, ReplayError> {
-    configs
-        .iter()
-        .map(|c| {
-            let price = ctx.pricing.lookup(c.model_for_trace(prepared.trace))?;
-            Ok(prompt_cache(&c.cache, price))
-        })
-        .collect()
-}
-
-/// An empty prompt cache for `cache` on `price`'s model.
-pub fn prompt_cache(cache: &Cache, price: &ModelPrice) -> Box<dyn PromptCache> {
-    match cache {
-        Cache::OpenAiAuto { retention } => Box::new(OpenAiAutoCache::new(
-            match retention.idle_ms(price.extended_cache_only) {
-                Some(idle_ms) => Retention::InMemory { idle_ms },
-                None => Retention::Extended,
-            },
-        )),
-        _ => Box::new(CacheSim::new()),
-    }
 }
 
 /// The order in which several traces' calls reach a shared cache: always

@@ -208,6 +208,9 @@ struct OpenAiEntry {
     long: Option<(f64, f64, f64)>,
     /// Accepts only 24-hour cache retention (GPT-5.5 and later).
     extended_only: bool,
+    /// Caches at breakpoints and bills writes at 1.25× input (GPT-5.6 and
+    /// later).
+    breakpoints: bool,
 }
 
 const fn oa(id: &'static str, input: f64, cached: f64, output: f64, window: u64) -> OpenAiEntry {
@@ -219,6 +222,7 @@ const fn oa(id: &'static str, input: f64, cached: f64, output: f64, window: u64)
         window,
         long: None,
         extended_only: false,
+        breakpoints: false,
     }
 }
 
@@ -226,11 +230,33 @@ const fn oa(id: &'static str, input: f64, cached: f64, output: f64, window: u64)
 /// the whole request pays the long-context rates.
 pub const OPENAI_LONG_CONTEXT_THRESHOLD: u64 = 272_000;
 
-/// OpenAI's models before GPT-5.6, from OpenAI's pricing page
+/// OpenAI's models, from OpenAI's pricing page
 /// (developers.openai.com/api/docs/pricing, November 2026): reads at the
 /// "cached input" price (0.5× input for gpt-4o, 0.25× for GPT-4.1, o3 and
-/// o4-mini, 0.1× for GPT-5.x), no write fee, the window in input tokens.
-const OPENAI_TABLE: [OpenAiEntry; 23] = [
+/// o4-mini, 0.1× for GPT-5.x), the window in input tokens; no write fee
+/// before GPT-5.6, 1.25× input from GPT-5.6 on (whose cache works at
+/// breakpoints).
+const OPENAI_TABLE: [OpenAiEntry; 27] = [
+    OpenAiEntry {
+        long: Some((10.0, 1.0, 45.0)),
+        breakpoints: true,
+        ..oa("gpt-5.6", 5.0, 0.5, 30.0, 1_050_000)
+    },
+    OpenAiEntry {
+        long: Some((10.0, 1.0, 45.0)),
+        breakpoints: true,
+        ..oa("gpt-5.6-sol", 5.0, 0.5, 30.0, 400_000)
+    },
+    OpenAiEntry {
+        long: Some((5.0, 0.5, 22.5)),
+        breakpoints: true,
+        ..oa("gpt-5.6-terra", 2.5, 0.25, 15.0, 400_000)
+    },
+    OpenAiEntry {
+        long: Some((2.0, 0.2, 9.0)),
+        breakpoints: true,
+        ..oa("gpt-5.6-luna", 1.0, 0.1, 6.0, 400_000)
+    },
     OpenAiEntry {
         long: Some((10.0, 1.0, 45.0)),
         extended_only: true,
@@ -293,23 +319,36 @@ pub(super) fn models() -> Vec<ModelPrice> {
         provider: ProviderKind::Anthropic,
         context_window: None,
         extended_cache_only: false,
+        breakpoint_cache: false,
     });
     let openai = OPENAI_TABLE.iter().map(|e| ModelPrice {
         id: e.id.to_string(),
         aliases: Vec::new(),
-        rates: openai_rates(e.input, e.cached, e.output),
+        rates: openai_write_rates(e.input, e.cached, e.output, e.breakpoints),
         min_cacheable_tokens: crate::openai_cache::MIN_CACHED_TOKENS,
         tool_prompt: OPENAI_TOOLS,
         framing: OPENAI_FRAMING,
         long_context: e.long.map(|(input, cached, output)| LongContext {
             threshold_tokens: OPENAI_LONG_CONTEXT_THRESHOLD,
-            rates: openai_rates(input, cached, output),
+            rates: openai_write_rates(input, cached, output, e.breakpoints),
         }),
         provider: ProviderKind::OpenAi,
         context_window: Some(e.window),
         extended_cache_only: e.extended_only,
+        breakpoint_cache: e.breakpoints,
     });
     claude.chain(openai).collect()
+}
+
+/// OpenAI's rates, with GPT-5.6's write at 1.25× input where the model
+/// caches at breakpoints.
+const fn openai_write_rates(input: f64, cached: f64, output: f64, breakpoints: bool) -> Rates {
+    let write = if breakpoints {
+        input * super::WRITE_5M_MULTIPLIER
+    } else {
+        input
+    };
+    rates(input, write, write, cached, output)
 }
 
 /// OpenAI's rates: no write fee (a write is billed as input, and the

@@ -88,6 +88,7 @@ impl Pricing {
             provider: template.map_or(ProviderKind::Anthropic, |t| t.provider),
             context_window: template.and_then(|t| t.context_window),
             extended_cache_only: template.is_some_and(|t| t.extended_cache_only),
+            breakpoint_cache: template.is_some_and(|t| t.breakpoint_cache),
         };
         (None, m)
     }
@@ -336,7 +337,13 @@ impl Pricing {
                     _ => 1.0,
                 };
                 let read = per_token("cache_read_input_token_cost")?.unwrap_or(input * discount);
-                let write = per_token("cache_creation_input_token_cost")?.unwrap_or(input);
+                let write = per_token("cache_creation_input_token_cost")?;
+                // Only the models that cache at breakpoints (GPT-5.6 and
+                // later) bill a write.
+                if existing.is_none() && write.is_some() {
+                    m.breakpoint_cache = true;
+                }
+                let write = write.unwrap_or(input);
                 m.rates = Rates {
                     cache_write_5m: write,
                     cache_write_1h: write,
@@ -468,6 +475,7 @@ fn openai_template(name: &str) -> ModelPrice {
     m.aliases.clear();
     m.long_context = None;
     m.extended_cache_only = false;
+    m.breakpoint_cache = false;
     m
 }
 

@@ -37,6 +37,12 @@ fn normalize(name: &str) -> String {
     s
 }
 
+/// Whether a cache write of `m` has a price of its own: every model but
+/// OpenAI's before GPT-5.6, whose automatic cache stores for free.
+fn bills_writes(m: &super::ModelPrice) -> bool {
+    m.provider != ProviderKind::OpenAi || m.breakpoint_cache
+}
+
 /// Drops a trailing `-YYYYMMDD` (Anthropic's dated ids), `-YYYY-MM-DD`
 /// (OpenAI's snapshots) or `-latest`.
 fn strip_date(s: &str) -> Option<&str> {
@@ -169,8 +175,8 @@ impl Pricing {
                 aliases: m.aliases.clone(),
                 input: m.rates.input,
                 // OpenAI's automatic cache stores for free: no write price.
-                write_5m: (m.provider != ProviderKind::OpenAi).then_some(m.rates.cache_write_5m),
-                write_1h: (m.provider != ProviderKind::OpenAi).then_some(m.rates.cache_write_1h),
+                write_5m: bills_writes(m).then_some(m.rates.cache_write_5m),
+                write_1h: bills_writes(m).then_some(m.rates.cache_write_1h),
                 read: m.rates.cache_read,
                 output: m.rates.output,
                 min_cacheable_tokens: m.min_cacheable_tokens,

@@ -281,6 +281,11 @@ pub struct ModelPrice {
     /// (GPT-5.5 and later), so its automatic cache holds prefixes a day.
     #[serde(skip)]
     pub extended_cache_only: bool,
+    /// OpenAI: the model caches at breakpoints and bills writes (GPT-5.6
+    /// and later, [`crate::openai_breakpoints`]), not by the automatic
+    /// prefix cache of the earlier models.
+    #[serde(skip)]
+    pub breakpoint_cache: bool,
 }
 
 /// The `cache_control` breakdown of a [`Usage`].

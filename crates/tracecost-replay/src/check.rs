@@ -1,0 +1,75 @@
+//! Whether a config can apply to a trace: its cache and compaction
+//! policies must be ones the trace's provider runs.
+
+use crate::engine::cache::ProviderKind;
+use crate::policy::{Cache, Compaction, Config};
+use crate::trace::Trace;
+
+use super::ReplayError;
+
+/// A trace as an error names it: its name and, when known, its file.
+pub fn trace_label(trace: &Trace) -> String {
+    match &trace.source {
+        Some(file) => format!("{} ({file})", trace.name),
+        None => trace.name.clone(),
+    }
+}
+
+/// Checks that `config` can apply to `trace` before anything runs.
+pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
+    let kind = config.cache.kind();
+    let markers = kind.places_markers() && kind != crate::policy::CacheKind::Recorded;
+    if markers && !trace.provider.speaks_cache_control() {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy {} places cache_control markers, which provider {} does not accept",
+                config.cache, trace.provider
+            ),
+        });
+    }
+    if matches!(config.cache, Cache::OpenAiAuto { .. }) && trace.provider != ProviderKind::OpenAi {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy {} is OpenAI's automatic cache, and this trace's provider is {}",
+                config.cache, trace.provider
+            ),
+        });
+    }
+    if config.cache == Cache::Recorded && !trace.has_markers() {
+        let others: Vec<&str> = crate::policy::CacheKind::ALL
+            .into_iter()
+            .filter(|k| *k != crate::policy::CacheKind::Recorded && k.runs_on(trace.provider))
+            .map(crate::policy::CacheKind::name)
+            .collect();
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy recorded replays the markers the requests carried, and this trace recorded none; choose {} instead{}",
+                others.join(", "),
+                if trace.provider.speaks_cache_control() {
+                    format!(
+                        " ({} replays what Claude Code does)",
+                        crate::policy::CacheKind::ClaudeCode.name()
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        });
+    }
+    if trace.provider != ProviderKind::Anthropic
+        && matches!(config.compaction, Compaction::ClearToolUses(_))
+    {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "{} is an Anthropic API feature; provider is {}",
+                config.compaction.kind().name(),
+                trace.provider
+            ),
+        });
+    }
+    Ok(())
+}
