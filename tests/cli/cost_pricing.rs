@@ -191,6 +191,79 @@ fn every_openai_model_has_its_prices_window_and_write_rule() {
     assert_eq!(p.lookup("openai/gpt-5.4").unwrap().id, "gpt-5.4");
 }
 
+/// Gemini's models, from Google's pricing page and caching guide: USD per
+/// million tokens of input, cached input and output, the implicit cache's
+/// minimum, and the rates above 200K tokens where there are some.
+const GEMINI: &[(&str, f64, f64, f64, u64, Option<(f64, f64, f64)>)] = &[
+    (
+        "gemini-3.1-pro-preview",
+        2.0,
+        0.2,
+        12.0,
+        4096,
+        Some((4.0, 0.4, 18.0)),
+    ),
+    (
+        "gemini-3-pro-preview",
+        2.0,
+        0.2,
+        12.0,
+        4096,
+        Some((4.0, 0.4, 18.0)),
+    ),
+    ("gemini-3.6-flash", 1.5, 0.15, 7.5, 4096, None),
+    ("gemini-3.5-flash", 1.5, 0.15, 9.0, 4096, None),
+    ("gemini-3-flash", 0.5, 0.05, 3.0, 4096, None),
+    (
+        "gemini-2.5-pro",
+        1.25,
+        0.125,
+        10.0,
+        2048,
+        Some((2.5, 0.25, 15.0)),
+    ),
+    ("gemini-2.5-flash", 0.3, 0.03, 2.5, 2048, None),
+    ("gemini-2.5-flash-lite", 0.1, 0.01, 0.4, 2048, None),
+];
+
+#[test]
+fn every_gemini_model_has_its_prices_minimum_and_no_write_fee() {
+    let p = Pricing::builtin();
+    for &(name, input, cached, output, min, long) in GEMINI {
+        let m = p.lookup(name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.provider, ProviderKind::Google, "{name}");
+        let r = m.rates;
+        assert_eq!(
+            (r.input, r.cache_read, r.output),
+            (input, cached, output),
+            "{name}"
+        );
+        assert_eq!(
+            (r.cache_write_5m, r.cache_write_1h),
+            (input, input),
+            "{name}"
+        );
+        assert_eq!(m.min_cacheable_tokens, min, "{name}");
+        assert_eq!(m.window_tokens(), 1_048_576, "{name}");
+        let lc = m.long_context.map(|lc| {
+            assert_eq!(lc.threshold_tokens, 200_000, "{name}");
+            (lc.rates.input, lc.rates.cache_read, lc.rates.output)
+        });
+        assert_eq!(lc, long, "{name}");
+    }
+    for m in p
+        .models()
+        .iter()
+        .filter(|m| m.provider == ProviderKind::Google)
+    {
+        assert!(GEMINI.iter().any(|f| f.0 == m.id), "{} not in GEMINI", m.id);
+    }
+    assert_eq!(
+        p.lookup("gemini/gemini-2.5-pro").unwrap().id,
+        "gemini-2.5-pro"
+    );
+}
+
 #[test]
 fn openai_long_context_doubles_input_above_272k_tokens() {
     let p = Pricing::builtin();
@@ -267,7 +340,7 @@ fn unknown_model_lists_the_three_closest_ids() {
         PricingError::UnknownModel { closest, .. } => assert_eq!(closest.len(), 3),
         other => panic!("{other:?}"),
     }
-    insta::assert_snapshot!(err.to_string(), @"unknown model `mistral-large` (closest known: gpt-5-nano, gpt-4.1, gpt-4.1-nano)");
+    insta::assert_snapshot!(err.to_string(), @"unknown model `mistral-large` (closest known: gpt-5-nano, gemini-3-flash, gpt-4.1)");
 }
 
 fn usage(input: u64, w5: u64, w1: u64, read: u64, output: u64) -> Usage {

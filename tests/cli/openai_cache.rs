@@ -19,7 +19,7 @@ fn agent() -> String {
         .to_owned()
 }
 
-fn json(args: &[&str]) -> Value {
+fn json_of(args: &[&str]) -> Value {
     let (code, out, err) = outcome(tracecost().args(args).output().unwrap());
     assert_eq!(code, 0, "{args:?}: {err}");
     serde_json::from_str(&out).unwrap()
@@ -42,7 +42,7 @@ fn reads(v: &Value) -> Vec<(u64, u64)> {
 #[test]
 fn the_status_quo_reproduces_the_recorded_reads_call_by_call() {
     let agent = agent();
-    let v = json(&["replay", &agent, "--format", "json"]);
+    let v = json_of(&["replay", &agent, "--format", "json"]);
     assert_eq!(v["config"], "off+openai-auto");
     assert_eq!(v["model"], "gpt-4o-mini");
     let reads = reads(&v);
@@ -67,7 +67,7 @@ fn the_status_quo_reproduces_the_recorded_reads_call_by_call() {
 #[test]
 fn the_idle_time_is_a_parameter() {
     let agent = agent();
-    let v = json(&[
+    let v = json_of(&[
         "replay",
         &agent,
         "--config",
@@ -80,7 +80,7 @@ fn the_idle_time_is_a_parameter() {
     // The 8-minute gap is within 10 minutes: call 5 reads what call 4 sent.
     assert!(ten[4].0 > 0 && ten[4].1 == 0, "{ten:?}");
     assert_eq!(ten[7].0, 0, "27 minutes is past any in-memory idle time");
-    let v = json(&[
+    let v = json_of(&[
         "replay",
         &agent,
         "--config",
@@ -138,7 +138,7 @@ fn anthropic_markers_are_refused_on_an_openai_trace() {
 #[test]
 fn an_openai_fleet_sweeps_its_own_cache_policies() {
     let agent = agent();
-    let v = json(&["sweep", &agent, "--format", "json"]);
+    let v = json_of(&["sweep", &agent, "--format", "json"]);
     let rows = v["traces"][0]["rows"].as_array().unwrap();
     let configs: Vec<&str> = rows
         .iter()
@@ -189,6 +189,7 @@ fn what_a_provider_runs_is_what_the_replay_accepts() {
     for (name, provider) in [
         ("anthropic", ProviderKind::Anthropic),
         ("openai", ProviderKind::OpenAi),
+        ("google", ProviderKind::Google),
     ] {
         let t = trace(name);
         for k in CacheKind::ALL {
@@ -211,7 +212,7 @@ fn what_a_provider_runs_is_what_the_replay_accepts() {
 #[test]
 fn from_gpt_5_6_on_the_cache_works_at_breakpoints_and_bills_writes() {
     let agent = agent();
-    let v = json(&["replay", &agent, "--model", "gpt-5.6", "--format", "json"]);
+    let v = json_of(&["replay", &agent, "--model", "gpt-5.6", "--format", "json"]);
     assert_eq!(v["model"], "gpt-5.6");
     let calls = v["calls"].as_array().unwrap();
     let total = |c: &Value| {
@@ -235,4 +236,58 @@ fn from_gpt_5_6_on_the_cache_works_at_breakpoints_and_bills_writes() {
             assert_eq!(read, total(&calls[i - 1]), "call {}", i + 1);
         }
     }
+}
+
+#[test]
+fn a_gemini_trace_runs_under_its_implicit_cache() {
+    // Three calls of a growing conversation over a 3,000-token system
+    // prompt, a minute apart, in the canonical format.
+    let system = "Answer from the documents. ".repeat(500);
+    let doc = "Gemini keeps the common prefix of requests. ".repeat(60);
+    let json = serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": "g",
+        "provider": "google",
+        "model": "gemini-2.5-flash",
+        "system": [{"type": "text", "text": system}],
+        "messages": [
+            {"role": "user", "content": doc},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "And then?"},
+            {"role": "assistant", "content": "It reads it cheaper."},
+            {"role": "user", "content": "Thanks."}
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": 0},
+            {"messages": 3, "start_ms": 60000},
+            {"messages": 5, "start_ms": 120000}
+        ]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.json");
+    std::fs::write(&path, json.to_string()).unwrap();
+    let v = json_of(&["replay", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["config"], "off+gemini-implicit");
+    let calls = v["calls"].as_array().unwrap();
+    let read = |i: usize| calls[i]["cache_read_input_tokens"].as_u64().unwrap();
+    let total = |i: usize| {
+        ["input_tokens", "cache_read_input_tokens"]
+            .iter()
+            .map(|k| calls[i][k].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    // Each call reads all the one before sent, to the token; no writes.
+    assert_eq!(read(0), 0);
+    assert_eq!(read(1), total(0));
+    assert_eq!(read(2), total(1));
+    assert_eq!(v["totals"]["cache_creation_input_tokens"], 0);
+    // OpenAI's cache does not apply to it.
+    let (code, _, err) = outcome(
+        tracecost()
+            .args(["replay", path.to_str().unwrap(), "--cache", "openai-auto"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("is OpenAI's automatic cache"), "{err}");
 }

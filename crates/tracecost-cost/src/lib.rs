@@ -15,7 +15,9 @@
 //! - [`cache_sim`]: Anthropic's (`cache_control` breakpoints), and the
 //!   request shape all of them read ([`cache_sim::SimRequest`],
 //!   [`cache_sim::PrefixIndex`]);
-//! - [`openai_cache`]: OpenAI's automatic cache.
+//! - [`automatic_cache`]: OpenAI's automatic cache (before GPT-5.6) and
+//!   Gemini's implicit cache;
+//! - [`openai_breakpoints`]: OpenAI's breakpoint cache from GPT-5.6 on.
 //!
 //! This module knows nothing of the command line or of trace files.
 //!
@@ -31,8 +33,8 @@
 use tracecost_engine as engine;
 
 pub mod cache_sim;
+pub mod automatic_cache;
 pub mod openai_breakpoints;
-pub mod openai_cache;
 pub mod pricing;
 pub mod prompt_cache;
 pub mod tokens;

@@ -7,7 +7,7 @@ use super::cache_sim::{EntryState, PrefixIndex, SimError, SimOutcome, SimRequest
 /// usage as that provider would report it, the cache kept between them.
 ///
 /// Implemented by [`crate::cache_sim::CacheSim`] (Anthropic's
-/// `cache_control` breakpoints) and [`crate::openai_cache::OpenAiAutoCache`]
+/// `cache_control` breakpoints) and [`crate::automatic_cache::AutomaticCache`]
 /// (OpenAI's automatic cache).
 pub trait PromptCache: Send {
     /// Simulates one request whose prefix `prefix` indexes (built for the

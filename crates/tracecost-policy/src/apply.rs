@@ -573,8 +573,8 @@ pub fn markers_for_call(
     boundary: &dyn Fn() -> Option<BlockRef>,
 ) -> Vec<Marker> {
     match *cache {
-        // The automatic cache takes no markers.
-        Cache::None | Cache::OpenAiAuto { .. } => Vec::new(),
+        // The automatic caches take no markers.
+        Cache::None | Cache::OpenAiAuto { .. } | Cache::GeminiImplicit { .. } => Vec::new(),
         Cache::Recorded => recorded.map(<[Marker]>::to_vec).unwrap_or_default(),
         Cache::System { ttl } => {
             let ttl = ttl.at(recorded_ttl);

@@ -119,11 +119,13 @@ pub enum CacheKind {
     ClaudeCode,
     /// OpenAI's automatic cache.
     OpenAiAuto,
+    /// Gemini's implicit cache.
+    GeminiImplicit,
 }
 
 impl CacheKind {
     /// Every cache policy, in the order they are listed.
-    pub const ALL: [CacheKind; 7] = [
+    pub const ALL: [CacheKind; 8] = [
         CacheKind::None,
         CacheKind::System,
         CacheKind::Native,
@@ -131,6 +133,7 @@ impl CacheKind {
         CacheKind::Recorded,
         CacheKind::ClaudeCode,
         CacheKind::OpenAiAuto,
+        CacheKind::GeminiImplicit,
     ];
 
     /// The name in config strings and on the command line.
@@ -143,6 +146,7 @@ impl CacheKind {
             CacheKind::Recorded => "recorded",
             CacheKind::ClaudeCode => "claude-code",
             CacheKind::OpenAiAuto => "openai-auto",
+            CacheKind::GeminiImplicit => "gemini-implicit",
         }
     }
 
@@ -156,6 +160,7 @@ impl CacheKind {
             CacheKind::Recorded => "the markers the recorded requests carried",
             CacheKind::ClaudeCode => "Claude Code's own: tools, system and a rolling marker",
             CacheKind::OpenAiAuto => "OpenAI's automatic cache: no markers, every prompt cached",
+            CacheKind::GeminiImplicit => "Gemini's implicit cache: no markers, every prompt cached",
         }
     }
 
@@ -179,12 +184,14 @@ impl CacheKind {
     }
 
     /// Whether the policy is the cache `provider`'s API runs: markers for
-    /// Anthropic, the automatic cache for OpenAI; `none` for every one.
+    /// Anthropic, the automatic caches for OpenAI and Gemini; `none` for
+    /// every one.
     pub fn runs_on(self, provider: crate::engine::cache::ProviderKind) -> bool {
         use crate::engine::cache::ProviderKind;
         match self {
             CacheKind::None => true,
             CacheKind::OpenAiAuto => provider == ProviderKind::OpenAi,
+            CacheKind::GeminiImplicit => provider == ProviderKind::Google,
             k => k.places_markers() && provider.speaks_cache_control(),
         }
     }

@@ -140,6 +140,12 @@ pub enum Cache {
         /// How long a prefix is held.
         retention: OpenAiRetention,
     },
+    /// Gemini's implicit cache: no markers, every prompt cached.
+    GeminiImplicit {
+        /// Minutes a prefix is held after its last use (`None`: the
+        /// default; Google documents none).
+        idle_minutes: Option<u32>,
+    },
 }
 
 /// One point of a sweep: compaction, cache policy and (optionally) a model
@@ -191,6 +197,9 @@ impl Config {
             Cache::OpenAiAuto {
                 retention: OpenAiRetention::Model,
             }
+        } else if trace.provider == crate::engine::cache::ProviderKind::Google {
+            // So does Gemini (2.5 and later).
+            Cache::GeminiImplicit { idle_minutes: None }
         } else {
             Cache::None
         };
@@ -205,7 +214,10 @@ impl Config {
     /// one for cache markers. Ties between equal costs go to the simpler.
     pub fn complexity(&self) -> u8 {
         // A cache the provider runs unasked (OpenAI's) adds no policy.
-        let cache = !matches!(self.cache, Cache::None | Cache::OpenAiAuto { .. });
+        let cache = !matches!(
+            self.cache,
+            Cache::None | Cache::OpenAiAuto { .. } | Cache::GeminiImplicit { .. }
+        );
         u8::from(self.compaction != Compaction::Off) + u8::from(cache)
     }
 
@@ -448,6 +460,8 @@ impl Cache {
                 (CacheKind::OpenAiAuto, _) => {
                     return Err(unknown(input, name, k, "retention, idle"));
                 }
+                (CacheKind::GeminiImplicit, "idle") => idle = Some(v),
+                (CacheKind::GeminiImplicit, _) => return Err(unknown(input, name, k, "idle")),
                 (_, "ttl") if kind.has_ttl() => {
                     ttl = TtlChoice::parse(v).map_err(|r| err(input, r))?
                 }
@@ -462,6 +476,14 @@ impl Cache {
                 _ if kind.has_ttl() => return Err(unknown(input, name, k, "ttl")),
                 _ => return Err(unknown(input, name, k, "none")),
             }
+        }
+        if kind == CacheKind::GeminiImplicit {
+            let idle_minutes =
+                match OpenAiRetention::from_params(None, idle).map_err(|r| err(input, r))? {
+                    OpenAiRetention::InMemory { idle_minutes } => Some(idle_minutes),
+                    _ => None,
+                };
+            return Ok(Cache::GeminiImplicit { idle_minutes });
         }
         if kind == CacheKind::OpenAiAuto {
             let retention =
@@ -484,13 +506,17 @@ impl Cache {
             CacheKind::OpenAiAuto => Cache::OpenAiAuto {
                 retention: OpenAiRetention::Model,
             },
+            CacheKind::GeminiImplicit => Cache::GeminiImplicit { idle_minutes: None },
         }
     }
 
     /// The TTL of the markers the policy places, if it places its own.
     pub fn ttl(&self) -> Option<TtlChoice> {
         match *self {
-            Cache::None | Cache::Recorded | Cache::OpenAiAuto { .. } => None,
+            Cache::None
+            | Cache::Recorded
+            | Cache::OpenAiAuto { .. }
+            | Cache::GeminiImplicit { .. } => None,
             Cache::System { ttl }
             | Cache::Native { ttl, .. }
             | Cache::Tail { ttl }
@@ -508,6 +534,7 @@ impl Cache {
             Cache::Tail { .. } => CacheKind::Tail,
             Cache::Recorded => CacheKind::Recorded,
             Cache::OpenAiAuto { .. } => CacheKind::OpenAiAuto,
+            Cache::GeminiImplicit { .. } => CacheKind::GeminiImplicit,
         }
     }
 }
@@ -520,6 +547,10 @@ impl fmt::Display for Cache {
             Cache::OpenAiAuto { retention } => match retention {
                 OpenAiRetention::Model => Ok(()),
                 r => write!(f, ":{r}"),
+            },
+            Cache::GeminiImplicit { idle_minutes } => match idle_minutes {
+                None => Ok(()),
+                Some(m) => write!(f, ":idle={m}m"),
             },
             Cache::Native { manifest, ttl } => {
                 write!(f, ":manifest={},ttl={ttl}", manifest.as_str())
@@ -596,6 +627,8 @@ mod tests {
             "off+openai-auto",
             "ledger:t=8000,k=2+openai-auto:retention=in-memory,idle=10m",
             "off+openai-auto:retention=24h@gpt-5.4",
+            "off+gemini-implicit",
+            "ledger:t=8000,k=2+gemini-implicit:idle=10m",
         ] {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
@@ -669,7 +702,7 @@ mod tests {
             ("off+none@", "a model name must follow '@'"),
             (
                 "off+fast",
-                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code or openai-auto)",
+                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code, openai-auto or gemini-implicit)",
             ),
             ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
         ];

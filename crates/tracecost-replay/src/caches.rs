@@ -1,8 +1,8 @@
 //! The prompt cache each config's replay runs against: the simulator of
 //! the provider and model its cache policy names.
 
+use crate::cost::automatic_cache::{AutomaticCache, Retention};
 use crate::cost::cache_sim::CacheSim;
-use crate::cost::openai_cache::{OpenAiAutoCache, Retention};
 use crate::cost::pricing::ModelPrice;
 use crate::cost::prompt_cache::PromptCache;
 use crate::policy::{Cache, Config};
@@ -42,7 +42,14 @@ pub fn prompt_cache(cache: &Cache, price: &ModelPrice) -> Box<dyn PromptCache> {
                 r => r.idle_ms(false).unwrap_or(DEFAULT_TTL_MS),
             }))
         }
-        Cache::OpenAiAuto { retention } => Box::new(OpenAiAutoCache::new(
+        Cache::GeminiImplicit { idle_minutes } => {
+            Box::new(AutomaticCache::gemini(Retention::InMemory {
+                idle_ms: idle_minutes.map_or(crate::cost::automatic_cache::DEFAULT_IDLE_MS, |m| {
+                    u64::from(m) * 60_000
+                }),
+            }))
+        }
+        Cache::OpenAiAuto { retention } => Box::new(AutomaticCache::new(
             match retention.idle_ms(price.extended_cache_only) {
                 Some(idle_ms) => Retention::InMemory { idle_ms },
                 None => Retention::Extended,

@@ -305,8 +305,98 @@ const OPENAI_TOOLS: ToolPrompt = ToolPrompt {
     any_tool: 12,
 };
 
+/// One Gemini model: USD per million tokens of input, cached input and
+/// output, the minimum for implicit caching, and the rates above 200K
+/// tokens of prompt where the model has them.
+struct GeminiEntry {
+    id: &'static str,
+    input: f64,
+    cached: f64,
+    output: f64,
+    minimum: u64,
+    long: Option<(f64, f64, f64)>,
+}
+
+/// Gemini's long-context threshold (prompt tokens, strict `>`).
+pub const GEMINI_LONG_CONTEXT_THRESHOLD: u64 = 200_000;
+
+/// Gemini's models, from Google's Gemini API pricing page (standard tier,
+/// November 2026) and the implicit-caching minimums of its caching guide
+/// (2026-10: 2,048 for Gemini 2.5, 4,096 for 3.x); window 1,048,576 input
+/// tokens each.
+const GEMINI_TABLE: [GeminiEntry; 8] = [
+    GeminiEntry {
+        id: "gemini-3.1-pro-preview",
+        input: 2.0,
+        cached: 0.2,
+        output: 12.0,
+        minimum: 4096,
+        long: Some((4.0, 0.4, 18.0)),
+    },
+    GeminiEntry {
+        id: "gemini-3-pro-preview",
+        input: 2.0,
+        cached: 0.2,
+        output: 12.0,
+        minimum: 4096,
+        long: Some((4.0, 0.4, 18.0)),
+    },
+    GeminiEntry {
+        id: "gemini-3.6-flash",
+        input: 1.5,
+        cached: 0.15,
+        output: 7.5,
+        minimum: 4096,
+        long: None,
+    },
+    GeminiEntry {
+        id: "gemini-3.5-flash",
+        input: 1.5,
+        cached: 0.15,
+        output: 9.0,
+        minimum: 4096,
+        long: None,
+    },
+    GeminiEntry {
+        id: "gemini-3-flash",
+        input: 0.5,
+        cached: 0.05,
+        output: 3.0,
+        minimum: 4096,
+        long: None,
+    },
+    GeminiEntry {
+        id: "gemini-2.5-pro",
+        input: 1.25,
+        cached: 0.125,
+        output: 10.0,
+        minimum: 2048,
+        long: Some((2.5, 0.25, 15.0)),
+    },
+    GeminiEntry {
+        id: "gemini-2.5-flash",
+        input: 0.3,
+        cached: 0.03,
+        output: 2.5,
+        minimum: 2048,
+        long: None,
+    },
+    GeminiEntry {
+        id: "gemini-2.5-flash-lite",
+        input: 0.1,
+        cached: 0.01,
+        output: 0.4,
+        minimum: 2048,
+        long: None,
+    },
+];
+
+/// Gemini's prompt format is not public; OpenAI's counting guide's framing
+/// is the starting point calibration corrects.
+const GEMINI_FRAMING: Framing = OPENAI_FRAMING;
+
 /// The table's models, in table order: Claude's with the default framing,
-/// then OpenAI's.
+/// then OpenAI's, then Gemini's.
 pub(super) fn models() -> Vec<ModelPrice> {
     let claude = TABLE.iter().map(|e| ModelPrice {
         id: e.id.to_string(),
@@ -325,7 +415,7 @@ pub(super) fn models() -> Vec<ModelPrice> {
         id: e.id.to_string(),
         aliases: Vec::new(),
         rates: openai_write_rates(e.input, e.cached, e.output, e.breakpoints),
-        min_cacheable_tokens: crate::openai_cache::MIN_CACHED_TOKENS,
+        min_cacheable_tokens: crate::automatic_cache::MIN_CACHED_TOKENS,
         tool_prompt: OPENAI_TOOLS,
         framing: OPENAI_FRAMING,
         long_context: e.long.map(|(input, cached, output)| LongContext {
@@ -337,7 +427,26 @@ pub(super) fn models() -> Vec<ModelPrice> {
         extended_cache_only: e.extended_only,
         breakpoint_cache: e.breakpoints,
     });
-    claude.chain(openai).collect()
+    let gemini = GEMINI_TABLE.iter().map(|e| ModelPrice {
+        id: e.id.to_string(),
+        aliases: Vec::new(),
+        rates: openai_rates(e.input, e.cached, e.output),
+        min_cacheable_tokens: e.minimum,
+        tool_prompt: ToolPrompt {
+            auto_none: 0,
+            any_tool: 0,
+        },
+        framing: GEMINI_FRAMING,
+        long_context: e.long.map(|(input, cached, output)| LongContext {
+            threshold_tokens: GEMINI_LONG_CONTEXT_THRESHOLD,
+            rates: openai_rates(input, cached, output),
+        }),
+        provider: ProviderKind::Google,
+        context_window: Some(1_048_576),
+        extended_cache_only: false,
+        breakpoint_cache: false,
+    });
+    claude.chain(openai).chain(gemini).collect()
 }
 
 /// OpenAI's rates, with GPT-5.6's write at 1.25× input where the model
@@ -351,8 +460,9 @@ const fn openai_write_rates(input: f64, cached: f64, output: f64, breakpoints: b
     rates(input, write, write, cached, output)
 }
 
-/// OpenAI's rates: no write fee (a write is billed as input, and the
-/// automatic cache reports none).
+/// Rates with no write fee, as OpenAI's automatic cache and Gemini's
+/// implicit one bill (a write is billed as input, and neither reports
+/// any).
 pub(super) const fn openai_rates(input: f64, cached: f64, output: f64) -> Rates {
     rates(input, input, input, cached, output)
 }

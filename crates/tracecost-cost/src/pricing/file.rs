@@ -320,9 +320,9 @@ impl Pricing {
                 continue;
             };
             let (existing, mut m) = self.existing_or_template(name);
-            if provider == ProviderKind::OpenAi {
-                if existing.is_none() && m.provider != ProviderKind::OpenAi {
-                    m = openai_template(name);
+            if provider != ProviderKind::Anthropic {
+                if existing.is_none() && m.provider != provider {
+                    m = template_of(provider, name);
                 }
                 if existing.is_none()
                     && let Some(w) =
@@ -339,7 +339,9 @@ impl Pricing {
                 let read = per_token("cache_read_input_token_cost")?.unwrap_or(input * discount);
                 let write = per_token("cache_creation_input_token_cost")?;
                 // Only the models that cache at breakpoints (GPT-5.6 and
-                // later) bill a write.
+                // later) bill a write; Gemini's implicit cache bills none
+                // (LiteLLM's write price there is for explicit caching).
+                let write = write.filter(|_| provider == ProviderKind::OpenAi);
                 if existing.is_none() && write.is_some() {
                     m.breakpoint_cache = true;
                 }
@@ -349,18 +351,22 @@ impl Pricing {
                     cache_write_1h: write,
                     ..super::builtin::openai_rates(input, read, output)
                 };
-                m.long_context = match per_token("input_cost_per_token_above_272k_tokens")? {
+                // OpenAI's tier starts above 272K tokens, Gemini's above 200K.
+                let (tier, threshold) = match provider {
+                    ProviderKind::OpenAi => ("272k", super::builtin::OPENAI_LONG_CONTEXT_THRESHOLD),
+                    _ => ("200k", super::builtin::GEMINI_LONG_CONTEXT_THRESHOLD),
+                };
+                let above = |field: &str| per_token(&format!("{field}_above_{tier}_tokens"));
+                m.long_context = match above("input_cost_per_token")? {
                     None => None,
                     Some(lin) => {
-                        let lout =
-                            per_token("output_cost_per_token_above_272k_tokens")?.unwrap_or(output);
-                        let lread = per_token("cache_read_input_token_cost_above_272k_tokens")?
+                        let lout = above("output_cost_per_token")?.unwrap_or(output);
+                        let lread = above("cache_read_input_token_cost")?.unwrap_or(lin);
+                        let lwrite = above("cache_creation_input_token_cost")?
+                            .filter(|_| provider == ProviderKind::OpenAi)
                             .unwrap_or(lin);
-                        let lwrite =
-                            per_token("cache_creation_input_token_cost_above_272k_tokens")?
-                                .unwrap_or(lin);
                         Some(LongContext {
-                            threshold_tokens: super::builtin::OPENAI_LONG_CONTEXT_THRESHOLD,
+                            threshold_tokens: threshold,
                             rates: Rates {
                                 cache_write_5m: lwrite,
                                 cache_write_1h: lwrite,
@@ -434,8 +440,10 @@ impl Pricing {
 /// Which of LiteLLM's entries are read, and as whose model: Anthropic's
 /// Claude chat models (`claude…` or `anthropic/claude…`, provider
 /// `anthropic`) and OpenAI's chat and Responses models (`gpt-…`, `o1`…`o9`
-/// and `codex…`, or `openai/…`, provider `openai`). The name is the key
-/// without its provider prefix.
+/// and `codex…`, or `openai/…`, provider `openai`) and Google's Gemini
+/// chat models (`gemini-…` or `gemini/gemini-…`, provider `gemini` or
+/// `vertex_ai-language-models`). The name is the key without its provider
+/// prefix.
 fn litellm_model<'k>(key: &'k str, obj: &Map<String, Value>) -> Option<(ProviderKind, &'k str)> {
     let (prefix, name) = match key.rsplit_once('/') {
         Some((p, rest)) => (Some(p.to_ascii_lowercase()), rest),
@@ -455,21 +463,32 @@ fn litellm_model<'k>(key: &'k str, obj: &Map<String, Value>) -> Option<(Provider
         && prefix.as_deref().is_none_or(|p| p == "openai")
         && listed.is_none_or(|p| p == "openai")
         && mode.is_none_or(|m| m == "chat" || m == "responses");
+    let gemini = lower.starts_with("gemini-")
+        && prefix.as_deref().is_none_or(|p| p == "gemini")
+        && listed.is_none_or(|p| p == "gemini" || p == "vertex_ai-language-models")
+        && mode.is_none_or(|m| m == "chat");
     if anthropic {
         Some((ProviderKind::Anthropic, name))
     } else if openai {
         Some((ProviderKind::OpenAi, name))
+    } else if gemini {
+        Some((ProviderKind::Google, name))
     } else {
         None
     }
 }
 
-/// A new OpenAI model's data before its prices: OpenAI's minimum, framing
-/// and tool prompt, as the built-in OpenAI models have.
-fn openai_template(name: &str) -> ModelPrice {
+/// A new model's data before its prices, as the built-in models of its
+/// provider have it: OpenAI's (gpt-4o's minimum, framing and tool prompt)
+/// or Gemini's (2.5 Flash's).
+fn template_of(provider: ProviderKind, name: &str) -> ModelPrice {
+    let like = match provider {
+        ProviderKind::Google => "gemini-2.5-flash",
+        _ => "gpt-4o",
+    };
     let mut m = Pricing::builtin()
-        .lookup("gpt-4o")
-        .expect("the built-in table has gpt-4o")
+        .lookup(like)
+        .expect("the built-in table has the provider's model")
         .clone();
     m.id = name.trim().to_string();
     m.aliases.clear();

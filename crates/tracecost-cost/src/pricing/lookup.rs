@@ -38,9 +38,14 @@ fn normalize(name: &str) -> String {
 }
 
 /// Whether a cache write of `m` has a price of its own: every model but
-/// OpenAI's before GPT-5.6, whose automatic cache stores for free.
+/// OpenAI's before GPT-5.6 and Gemini's, whose automatic caches store for
+/// free.
 fn bills_writes(m: &super::ModelPrice) -> bool {
-    m.provider != ProviderKind::OpenAi || m.breakpoint_cache
+    match m.provider {
+        ProviderKind::OpenAi => m.breakpoint_cache,
+        ProviderKind::Google => false,
+        _ => true,
+    }
 }
 
 /// Drops a trailing `-YYYYMMDD` (Anthropic's dated ids), `-YYYY-MM-DD`

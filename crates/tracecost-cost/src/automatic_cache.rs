@@ -1,7 +1,10 @@
-//! OpenAI's automatic prompt cache (the models before GPT-5.6: gpt-4o and
-//! later, o-series, GPT-4.1, GPT-5 to 5.5).
+//! The automatic prompt caches: OpenAI's (the models before GPT-5.6:
+//! gpt-4o and later, o-series, GPT-4.1, GPT-5 to 5.5) and Gemini's implicit
+//! cache (Gemini 2.5 and later). Neither takes markers; both read the
+//! longest prefix an earlier request left; they differ in the steps a read
+//! is counted in and the minimum, which come from the model.
 //!
-//! The rules, from OpenAI's prompt-caching guide:
+//! OpenAI's rules, from its prompt-caching guide:
 //!
 //! - **Automatic.** Requests carry no markers (a breakpoint is a
 //!   [`SimError::MarkersRefused`]) and nothing is charged for writing: every
@@ -15,24 +18,31 @@
 //!   byte ends the match there. The simulator matches whole blocks (the
 //!   cumulative keys of [`PrefixIndex`]); a block that changed part-way
 //!   matches none of its tokens, where the service may match those before
-//!   the change (at most one step's worth below the true read per changed
-//!   block, rounded).
+//!   the change.
 //! - **Retention.** In memory, a prefix is "typically cleared after 5–10
 //!   minutes of inactivity, always within one hour of last use": when within
 //!   that window is not documented, so it is a parameter,
-//!   [`Retention::InMemory`]'s `idle_ms` (default
-//!   [`DEFAULT_IDLE_MS`], the window's lower end), held to at most an hour.
-//!   Extended retention (`prompt_cache_retention: "24h"`, the only one
-//!   GPT-5.5 and later accept) holds it 24 hours. Every request that uses a
-//!   prefix (reading it or leaving it) counts as its last use.
+//!   [`Retention::InMemory`]'s `idle_ms` (default [`DEFAULT_IDLE_MS`], the
+//!   window's lower end), held to at most an hour. Extended retention
+//!   (`prompt_cache_retention: "24h"`, the only one GPT-5.5 and later
+//!   accept) holds it 24 hours. Every request that uses a prefix (reading it
+//!   or leaving it) counts as its last use.
 //! - **Visibility.** As for Anthropic's simulator: a prefix is readable only
 //!   by a request that started strictly after the one that left it
 //!   (parallel requests miss); a request with no start time runs right
 //!   after the previous one.
 //!
-//! Not modelled (not documented as a rule): overflow to other machines
-//! beyond about 15 requests a minute per prefix and key, and eviction under
-//! load before the idle time.
+//! Gemini's implicit cache (ai.google.dev/gemini-api/docs/caching, 2026-10):
+//! on by default, no write fee, the discount on `cachedContentTokenCount`;
+//! a minimum input per model (2,048 for Gemini 2.5, 4,096 for 3.x, in the
+//! price table). How long a prefix is held and the granularity of a read
+//! are not documented ("no cost saving guarantee"): the simulator counts a
+//! read to the token ([`Steps::Gemini`]) and holds a prefix for the same
+//! named idle time, default 5 minutes, reported as a parameter.
+//!
+//! Not modelled (not documented as a rule): OpenAI's overflow to other
+//! machines beyond about 15 requests a minute per prefix and key, and
+//! eviction under load before the idle time.
 
 use std::collections::HashMap;
 
@@ -91,10 +101,14 @@ impl Retention {
 /// ([`MIN_CACHED_TOKENS`] for every model the guide names): 0 below it,
 /// else rounded down to `minimum` + a multiple of [`STEP_TOKENS`].
 pub fn cached_tokens(matched: u64, minimum: u64) -> u64 {
+    cached_in_steps(matched, minimum, STEP_TOKENS)
+}
+
+fn cached_in_steps(matched: u64, minimum: u64, step: u64) -> u64 {
     if matched < minimum {
         0
     } else {
-        minimum + (matched - minimum) / STEP_TOKENS * STEP_TOKENS
+        minimum + (matched - minimum) / step * step
     }
 }
 
@@ -107,21 +121,50 @@ struct Entry {
     used_ms: u64,
 }
 
-/// OpenAI's automatic prompt cache across a sequence of requests.
+/// How a read is counted above the model's minimum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Steps {
+    /// OpenAI's: in steps of [`STEP_TOKENS`].
+    #[default]
+    OpenAi,
+    /// Gemini's: to the token (the granularity is not documented).
+    Gemini,
+}
+
+impl Steps {
+    fn tokens(self) -> u64 {
+        match self {
+            Steps::OpenAi => STEP_TOKENS,
+            Steps::Gemini => 1,
+        }
+    }
+}
+
+/// An automatic prompt cache across a sequence of requests.
 #[derive(Debug, Clone, Default)]
-pub struct OpenAiAutoCache {
+pub struct AutomaticCache {
     retention: Retention,
+    steps: Steps,
     entries: HashMap<u128, Entry, PrehashedBuild>,
     clock_ms: Option<u64>,
     seq: u64,
     purge_above: usize,
 }
 
-impl OpenAiAutoCache {
-    /// An empty cache holding prefixes for `retention`.
+impl AutomaticCache {
+    /// OpenAI's, empty, holding prefixes for `retention`.
     pub fn new(retention: Retention) -> Self {
-        OpenAiAutoCache {
+        AutomaticCache {
             retention,
+            ..Default::default()
+        }
+    }
+
+    /// Gemini's implicit cache, empty, holding prefixes for `retention`.
+    pub fn gemini(retention: Retention) -> Self {
+        AutomaticCache {
+            retention,
+            steps: Steps::Gemini,
             ..Default::default()
         }
     }
@@ -131,7 +174,7 @@ impl OpenAiAutoCache {
     }
 }
 
-impl PromptCache for OpenAiAutoCache {
+impl PromptCache for AutomaticCache {
     fn simulate_indexed(
         &mut self,
         req: &SimRequest<'_>,
@@ -178,7 +221,7 @@ impl PromptCache for OpenAiAutoCache {
             }
         }
         let matched = hit.and_then(|b| prefix.tokens_through(b)).unwrap_or(0);
-        let read = cached_tokens(matched, minimum);
+        let read = cached_in_steps(matched, minimum, self.steps.tokens());
         // Every prefix of the request from the minimum on is left (or
         // used again) now.
         let mut written = Vec::new();
@@ -288,7 +331,7 @@ mod tests {
     }
 
     /// Sends `blocks` at `start_ms` (minutes) and returns the usage.
-    fn send(cache: &mut OpenAiAutoCache, m: &ModelPrice, blocks: &[PrefixBlock], at: u64) -> Usage {
+    fn send(cache: &mut AutomaticCache, m: &ModelPrice, blocks: &[PrefixBlock], at: u64) -> Usage {
         cache
             .simulate(&SimRequest {
                 model: m,
@@ -301,8 +344,8 @@ mod tests {
             .usage
     }
 
-    fn in_memory() -> OpenAiAutoCache {
-        OpenAiAutoCache::new(Retention::default())
+    fn in_memory() -> AutomaticCache {
+        AutomaticCache::new(Retention::default())
     }
 
     #[test]
@@ -386,11 +429,11 @@ mod tests {
         assert_eq!(send(&mut c, &m, &p, 8).cache_read_input_tokens, 2048);
         assert_eq!(send(&mut c, &m, &p, 14).cache_read_input_tokens, 0);
         // Idle of 10 minutes: a 9-minute gap reads.
-        let mut c = OpenAiAutoCache::new(Retention::InMemory { idle_ms: 10 * MIN });
+        let mut c = AutomaticCache::new(Retention::InMemory { idle_ms: 10 * MIN });
         send(&mut c, &m, &p, 0);
         assert_eq!(send(&mut c, &m, &p, 9).cache_read_input_tokens, 2048);
         // Never more than an hour, whatever the idle time asked.
-        let mut c = OpenAiAutoCache::new(Retention::InMemory { idle_ms: 600 * MIN });
+        let mut c = AutomaticCache::new(Retention::InMemory { idle_ms: 600 * MIN });
         send(&mut c, &m, &p, 0);
         assert_eq!(send(&mut c, &m, &p, 61).cache_read_input_tokens, 0);
     }
@@ -399,7 +442,7 @@ mod tests {
     fn extended_retention_holds_a_prefix_a_day() {
         let m = model("gpt-5.5");
         let p = [blk(1, 2048)];
-        let mut c = OpenAiAutoCache::new(Retention::Extended);
+        let mut c = AutomaticCache::new(Retention::Extended);
         send(&mut c, &m, &p, 0);
         assert_eq!(send(&mut c, &m, &p, 23 * 60).cache_read_input_tokens, 2048);
         assert_eq!(send(&mut c, &m, &p, 48 * 60).cache_read_input_tokens, 0);
@@ -447,6 +490,25 @@ mod tests {
             .unwrap_err();
         assert_eq!(e, SimError::MarkersRefused { count: 1 });
         assert_eq!(send(&mut c, &m, &p, 1).cache_read_input_tokens, 0);
+    }
+
+    #[test]
+    fn gemini_reads_to_the_token_above_its_models_minimum() {
+        let flash = model("gemini-2.5-flash");
+        assert_eq!(flash.min_cacheable_tokens, 2048);
+        assert_eq!(model("gemini-3.1-pro-preview").min_cacheable_tokens, 4096);
+        let mut c = AutomaticCache::gemini(Retention::default());
+        // Under 2.5 Flash's 2,048: nothing cached.
+        let small = [blk(1, 2000)];
+        send(&mut c, &flash, &small, 0);
+        assert_eq!(send(&mut c, &flash, &small, 1).cache_read_input_tokens, 0);
+        // Above it: the whole prefix, no 128-token steps, no write fee.
+        let p = [blk(2, 2100), blk(3, 77)];
+        send(&mut c, &flash, &p, 2);
+        let u = send(&mut c, &flash, &[blk(2, 2100), blk(3, 77), blk(4, 9)], 3);
+        assert_eq!(u.cache_read_input_tokens, 2177);
+        assert_eq!(u.cache_creation_input_tokens, 0);
+        assert_eq!(u.input_tokens, 9);
     }
 
     proptest! {
