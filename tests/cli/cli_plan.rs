@@ -34,7 +34,7 @@ fn options_of_another_or_an_unnamed_policy_are_errors() {
     for (args, msg) in [
         (
             vec!["--ttl", "1h"],
-            "tracecost: --ttl applies to --cache system, native, tail or claude-code; add one of them",
+            "tracecost: --ttl applies to --cache system, native, tail, claude-code or bedrock-cachepoint; add one of them",
         ),
         (
             vec!["--trigger", "5000"],

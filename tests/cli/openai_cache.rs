@@ -190,6 +190,7 @@ fn what_a_provider_runs_is_what_the_replay_accepts() {
         ("anthropic", ProviderKind::Anthropic),
         ("openai", ProviderKind::OpenAi),
         ("google", ProviderKind::Google),
+        ("bedrock-converse", ProviderKind::BedrockConverse),
     ] {
         let t = trace(name);
         for k in CacheKind::ALL {
@@ -290,4 +291,75 @@ fn a_gemini_trace_runs_under_its_implicit_cache() {
     );
     assert_eq!(code, 2);
     assert!(err.contains("is OpenAI's automatic cache"), "{err}");
+}
+
+#[test]
+fn a_bedrock_trace_caches_at_its_cache_points() {
+    // A Claude model on Bedrock, four calls a minute apart over a long
+    // system prompt: cache points after the system prompt and on the last
+    // block, read and written as Anthropic's breakpoints are.
+    let system = "Answer from the documents. ".repeat(400);
+    let mut messages = Vec::new();
+    let mut calls = Vec::new();
+    for i in 0..4 {
+        messages.push(serde_json::json!({"role": "user", "content": format!("question {i}: {}", "why? ".repeat(50))}));
+        calls.push(serde_json::json!({"messages": messages.len(), "start_ms": i * 60000}));
+        messages.push(serde_json::json!({"role": "assistant", "content": "because"}));
+    }
+    let json = serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": "b",
+        "provider": "bedrock-converse",
+        "model": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "system": [{"type": "text", "text": system}],
+        "messages": messages,
+        "calls": calls,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b.json");
+    std::fs::write(&path, json.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+    let v = json_of(&["replay", path, "--format", "json"]);
+    assert_eq!(v["config"], "off+none", "no cache points recorded");
+    let v = json_of(&[
+        "replay",
+        path,
+        "--cache",
+        "bedrock-cachepoint",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["config"], "off+bedrock-cachepoint:ttl=5m");
+    assert_eq!(v["model"], "claude-sonnet-4-5-20250929");
+    let calls = v["calls"].as_array().unwrap();
+    let (w0, r1) = (
+        calls[0]["cache_creation_input_tokens"].as_u64().unwrap(),
+        calls[1]["cache_read_input_tokens"].as_u64().unwrap(),
+    );
+    // The first call writes its whole prompt; the second reads it.
+    assert!(w0 > 2000, "{w0}");
+    assert_eq!(r1, w0);
+    // Anthropic's markers are refused, as cache points are elsewhere.
+    let (code, _, err) = outcome(
+        tracecost()
+            .args(["replay", path, "--cache", "tail"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("does not accept"), "{err}");
+    let massage = crate::util::repo("traces/massage-gun.json");
+    let (code, _, err) = outcome(
+        tracecost()
+            .args([
+                "replay",
+                massage.to_str().unwrap(),
+                "--cache",
+                "bedrock-cachepoint",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("cachePoint"), "{err}");
 }

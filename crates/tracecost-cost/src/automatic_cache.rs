@@ -293,14 +293,10 @@ impl PromptCache for AutomaticCache {
         match self.entries.get(&key) {
             None => EntryState::Absent,
             Some(e) if self.expires(e) > now_ms => EntryState::Readable {
-                ttl: Hold {
-                    ms: self.retention.hold_ms(),
-                },
+                ttl: Hold::from_ms(self.retention.hold_ms()),
             },
             Some(e) => EntryState::Expired {
-                ttl: Hold {
-                    ms: self.retention.hold_ms(),
-                },
+                ttl: Hold::from_ms(self.retention.hold_ms()),
                 expired_ms: self.expires(e),
             },
         }
@@ -490,6 +486,35 @@ mod tests {
             .unwrap_err();
         assert_eq!(e, SimError::MarkersRefused { count: 1 });
         assert_eq!(send(&mut c, &m, &p, 1).cache_read_input_tokens, 0);
+    }
+
+    #[test]
+    fn a_hold_is_written_as_the_duration_it_is() {
+        use crate::cache_sim::Hold;
+        for (ms, text) in [
+            (300_000, "5m"),
+            (3_600_000, "1h"),
+            (1_800_000, "30m"),
+            (EXTENDED_MS, "24h"),
+            (90_500, "91s"),
+        ] {
+            assert_eq!(Hold::from_ms(ms).to_string(), text);
+        }
+        let c = in_memory();
+        let m = model("gpt-4o");
+        let mut c2 = c.clone();
+        let p = [blk(1, 2048)];
+        send(&mut c2, &m, &p, 0);
+        let key = crate::cache_sim::PrefixIndex::new(&m, &p)
+            .key_at(0)
+            .unwrap();
+        assert_eq!(
+            c2.entry_state(key, 6 * MIN),
+            EntryState::Expired {
+                ttl: Hold::from_ms(DEFAULT_IDLE_MS),
+                expired_ms: 5 * MIN
+            }
+        );
     }
 
     #[test]

@@ -389,27 +389,39 @@ impl Breakpoints {
 
 /// How long a cache holds an entry after its write or last use: a
 /// breakpoint's TTL, or a provider's retention. Written as `5m`, `1h`,
-/// `30m`, `12h`, `24h`.
+/// `30m`, `12h`, `24h`. Kept in seconds, so that a call's explanation stays
+/// small in a fleet's result rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Hold {
-    /// Milliseconds.
-    pub ms: u64,
+    secs: u32,
+}
+
+impl Hold {
+    /// A hold of `ms` milliseconds (to the second, at most 136 years).
+    pub fn from_ms(ms: u64) -> Self {
+        Hold {
+            secs: u32::try_from(ms.div_ceil(1000)).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// In milliseconds.
+    pub fn ms(self) -> u64 {
+        u64::from(self.secs) * 1000
+    }
 }
 
 impl From<Ttl> for Hold {
     fn from(t: Ttl) -> Self {
-        Hold { ms: t.millis() }
+        Hold::from_ms(t.millis())
     }
 }
 
 impl std::fmt::Display for Hold {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const MINUTE: u64 = 60_000;
-        const HOUR: u64 = 60 * MINUTE;
-        match self.ms {
-            ms if ms % HOUR == 0 && ms > 0 => write!(f, "{}h", ms / HOUR),
-            ms if ms % MINUTE == 0 && ms > 0 => write!(f, "{}m", ms / MINUTE),
-            ms => write!(f, "{}s", ms.div_ceil(1000)),
+        match self.secs {
+            s if s % 3600 == 0 && s > 0 => write!(f, "{}h", s / 3600),
+            s if s % 60 == 0 && s > 0 => write!(f, "{}m", s / 60),
+            s => write!(f, "{s}s"),
         }
     }
 }

@@ -198,10 +198,10 @@ impl PromptCache for OpenAiBreakpointCache {
         match self.entries.iter().rev().find(|e| e.key == key) {
             None => EntryState::Absent,
             Some(e) if e.expires_ms > now_ms => EntryState::Readable {
-                ttl: Hold { ms: self.ttl_ms },
+                ttl: Hold::from_ms(self.ttl_ms),
             },
             Some(e) => EntryState::Expired {
-                ttl: Hold { ms: self.ttl_ms },
+                ttl: Hold::from_ms(self.ttl_ms),
                 expired_ms: e.expires_ms,
             },
         }

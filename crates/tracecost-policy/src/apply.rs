@@ -619,7 +619,9 @@ pub fn markers_for_call(
                 }]
             })
             .unwrap_or_default(),
-        Cache::ClaudeCode { ttl } => {
+        // Bedrock's cache points sit where Claude Code's markers do; the
+        // request carries them as cachePoint blocks, not cache_control.
+        Cache::ClaudeCode { ttl } | Cache::BedrockCachePoint { ttl } => {
             let mut out = markers_for_call(
                 &Cache::System { ttl },
                 None,

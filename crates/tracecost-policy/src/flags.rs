@@ -471,7 +471,7 @@ mod tests {
                     ttl: Some(Ttl::OneHour.into()),
                     ..Default::default()
                 },
-                "--ttl applies to --cache system, native, tail or claude-code; add one of them",
+                "--ttl applies to --cache system, native, tail, claude-code or bedrock-cachepoint; add one of them",
             ),
             (
                 PolicyFlags {
@@ -479,7 +479,7 @@ mod tests {
                     ttl: Some(Ttl::OneHour.into()),
                     ..Default::default()
                 },
-                "--ttl applies to --cache system, native, tail or claude-code, not to --cache recorded",
+                "--ttl applies to --cache system, native, tail, claude-code or bedrock-cachepoint, not to --cache recorded",
             ),
             (
                 PolicyFlags {
@@ -565,7 +565,7 @@ mod tests {
         // an error naming what to add.
         assert_eq!(
             over(ttl, "off+none").unwrap_err(),
-            "--ttl applies to --cache system, native, tail or claude-code; add one of them"
+            "--ttl applies to --cache system, native, tail, claude-code or bedrock-cachepoint; add one of them"
         );
         let manifest = PolicyFlags {
             manifest: Some(ManifestPosition::Volatile),

@@ -121,11 +121,13 @@ pub enum CacheKind {
     OpenAiAuto,
     /// Gemini's implicit cache.
     GeminiImplicit,
+    /// Bedrock Converse's cache points.
+    BedrockCachePoint,
 }
 
 impl CacheKind {
     /// Every cache policy, in the order they are listed.
-    pub const ALL: [CacheKind; 8] = [
+    pub const ALL: [CacheKind; 9] = [
         CacheKind::None,
         CacheKind::System,
         CacheKind::Native,
@@ -134,6 +136,7 @@ impl CacheKind {
         CacheKind::ClaudeCode,
         CacheKind::OpenAiAuto,
         CacheKind::GeminiImplicit,
+        CacheKind::BedrockCachePoint,
     ];
 
     /// The name in config strings and on the command line.
@@ -147,6 +150,7 @@ impl CacheKind {
             CacheKind::ClaudeCode => "claude-code",
             CacheKind::OpenAiAuto => "openai-auto",
             CacheKind::GeminiImplicit => "gemini-implicit",
+            CacheKind::BedrockCachePoint => "bedrock-cachepoint",
         }
     }
 
@@ -161,6 +165,9 @@ impl CacheKind {
             CacheKind::ClaudeCode => "Claude Code's own: tools, system and a rolling marker",
             CacheKind::OpenAiAuto => "OpenAI's automatic cache: no markers, every prompt cached",
             CacheKind::GeminiImplicit => "Gemini's implicit cache: no markers, every prompt cached",
+            CacheKind::BedrockCachePoint => {
+                "Bedrock Converse cachePoint blocks after tools and system, one rolling"
+            }
         }
     }
 
@@ -173,14 +180,18 @@ impl CacheKind {
     pub fn has_ttl(self) -> bool {
         matches!(
             self,
-            CacheKind::System | CacheKind::Native | CacheKind::Tail | CacheKind::ClaudeCode
+            CacheKind::System
+                | CacheKind::Native
+                | CacheKind::Tail
+                | CacheKind::ClaudeCode
+                | CacheKind::BedrockCachePoint
         )
     }
 
     /// Whether the policy places Anthropic `cache_control` markers (or
     /// replays recorded ones), which only Anthropic's API accepts.
     pub fn places_markers(self) -> bool {
-        self.has_ttl() || self == CacheKind::Recorded
+        (self.has_ttl() && self != CacheKind::BedrockCachePoint) || self == CacheKind::Recorded
     }
 
     /// Whether the policy is the cache `provider`'s API runs: markers for
@@ -192,6 +203,7 @@ impl CacheKind {
             CacheKind::None => true,
             CacheKind::OpenAiAuto => provider == ProviderKind::OpenAi,
             CacheKind::GeminiImplicit => provider == ProviderKind::Google,
+            CacheKind::BedrockCachePoint => provider == ProviderKind::BedrockConverse,
             k => k.places_markers() && provider.speaks_cache_control(),
         }
     }

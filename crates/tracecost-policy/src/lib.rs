@@ -140,6 +140,13 @@ pub enum Cache {
         /// How long a prefix is held.
         retention: OpenAiRetention,
     },
+    /// Bedrock Converse's `cachePoint` blocks where Claude Code puts its
+    /// markers: after the tools, after the system prompt, and one rolling
+    /// on the last block (at most 4, as Bedrock takes).
+    BedrockCachePoint {
+        /// TTL of the cache points.
+        ttl: TtlChoice,
+    },
     /// Gemini's implicit cache: no markers, every prompt cached.
     GeminiImplicit {
         /// Minutes a prefix is held after its last use (`None`: the
@@ -507,6 +514,7 @@ impl Cache {
                 retention: OpenAiRetention::Model,
             },
             CacheKind::GeminiImplicit => Cache::GeminiImplicit { idle_minutes: None },
+            CacheKind::BedrockCachePoint => Cache::BedrockCachePoint { ttl },
         }
     }
 
@@ -520,7 +528,8 @@ impl Cache {
             Cache::System { ttl }
             | Cache::Native { ttl, .. }
             | Cache::Tail { ttl }
-            | Cache::ClaudeCode { ttl } => Some(ttl),
+            | Cache::ClaudeCode { ttl }
+            | Cache::BedrockCachePoint { ttl } => Some(ttl),
         }
     }
 
@@ -535,6 +544,7 @@ impl Cache {
             Cache::Recorded => CacheKind::Recorded,
             Cache::OpenAiAuto { .. } => CacheKind::OpenAiAuto,
             Cache::GeminiImplicit { .. } => CacheKind::GeminiImplicit,
+            Cache::BedrockCachePoint { .. } => CacheKind::BedrockCachePoint,
         }
     }
 }
@@ -555,9 +565,10 @@ impl fmt::Display for Cache {
             Cache::Native { manifest, ttl } => {
                 write!(f, ":manifest={},ttl={ttl}", manifest.as_str())
             }
-            Cache::System { ttl } | Cache::Tail { ttl } | Cache::ClaudeCode { ttl } => {
-                write!(f, ":ttl={ttl}")
-            }
+            Cache::System { ttl }
+            | Cache::Tail { ttl }
+            | Cache::ClaudeCode { ttl }
+            | Cache::BedrockCachePoint { ttl } => write!(f, ":ttl={ttl}"),
         }
     }
 }
@@ -629,6 +640,7 @@ mod tests {
             "off+openai-auto:retention=24h@gpt-5.4",
             "off+gemini-implicit",
             "ledger:t=8000,k=2+gemini-implicit:idle=10m",
+            "off+bedrock-cachepoint:ttl=5m",
         ] {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
@@ -702,7 +714,7 @@ mod tests {
             ("off+none@", "a model name must follow '@'"),
             (
                 "off+fast",
-                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code, openai-auto or gemini-implicit)",
+                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code, openai-auto, gemini-implicit or bedrock-cachepoint)",
             ),
             ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
         ];

@@ -48,6 +48,17 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             ),
         });
     }
+    if matches!(config.cache, Cache::BedrockCachePoint { .. })
+        && trace.provider != ProviderKind::BedrockConverse
+    {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy {} places Bedrock Converse cachePoint blocks, and this trace's provider is {}",
+                config.cache, trace.provider
+            ),
+        });
+    }
     if config.cache == Cache::Recorded && !trace.has_markers() {
         let others: Vec<&str> = crate::policy::CacheKind::ALL
             .into_iter()

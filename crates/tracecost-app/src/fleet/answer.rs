@@ -111,6 +111,9 @@ pub(super) fn skip_reason(config: &Config) -> String {
         (crate::policy::Cache::GeminiImplicit { .. }, _) => {
             "Gemini's implicit cache, and their provider is another".into()
         }
+        (crate::policy::Cache::BedrockCachePoint { .. }, _) => {
+            "Bedrock Converse's cache points, and their provider is another".into()
+        }
         (_, Compaction::ClearToolUses(_)) => {
             "an Anthropic API feature, and their provider is another".into()
         }
