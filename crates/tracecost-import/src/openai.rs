@@ -595,54 +595,15 @@ pub(crate) fn arguments_input(args: Option<&RawValue>, un: &mut Unmapped) -> Box
 }
 
 fn map_tools(body: &RawObject, un: &mut Unmapped) -> Vec<ToolDefinition> {
-    let list = match body.parse::<Vec<RawObject>>("tools") {
-        Some(Ok(l)) => l,
-        Some(Err(_)) => {
-            if body.get("tools").is_some_and(|r| r.get() != "null") {
-                un.add("tools members that are not lists of objects (dropped)", 1);
-            }
-            return Vec::new();
-        }
-        None => return Vec::new(),
-    };
-    let mut out: Vec<ToolDefinition> = Vec::with_capacity(list.len());
-    for t in list {
-        let is_function = matches!(t.parse::<String>("type"), Some(Ok(k)) if k == "function");
-        let f = match t.parse::<RawObject>("function") {
-            Some(Ok(f)) if is_function => f,
-            _ => {
-                un.add("tools that are not functions (dropped)", 1);
-                continue;
-            }
-        };
-        let Some(Ok(name)) = f.parse::<String>("name") else {
-            un.add("tool definitions without a name (dropped)", 1);
-            continue;
-        };
-        if out.iter().any(|d| d.name() == name) {
-            un.add("tool definitions repeating a name (dropped)", 1);
-            continue;
-        }
-        let mut def = RawObject::new();
-        def.set("name", raw_string(&name));
-        if let Some(d) = f.get("description").filter(|d| d.get() != "null") {
-            def.set("description", d.to_owned());
-        }
-        let schema = f
-            .get("parameters")
-            .filter(|p| p.get().starts_with('{'))
-            .map(ToOwned::to_owned)
-            .unwrap_or_else(|| raw_json(r#"{"type":"object","properties":{}}"#.to_owned()));
-        def.set("input_schema", schema);
-        if f.get("strict").is_some() {
-            un.add("strict flags on tool definitions (not mapped)", 1);
-        }
-        match ToolDefinition::from_object(def) {
-            Ok(d) => out.push(d),
-            Err(_) => un.add("tool definitions without a name (dropped)", 1),
-        }
-    }
-    out
+    common::function_tools(
+        body,
+        |t| match t.parse::<RawObject>("function") {
+            Some(Ok(f)) if common::is_function(t) => Some(f),
+            _ => None,
+        },
+        "tools that are not functions (dropped)",
+        un,
+    )
 }
 
 #[cfg(test)]

@@ -324,71 +324,54 @@ pub const GEMINI_LONG_CONTEXT_THRESHOLD: u64 = 200_000;
 /// November 2026) and the implicit-caching minimums of its caching guide
 /// (2026-10: 2,048 for Gemini 2.5, 4,096 for 3.x); window 1,048,576 input
 /// tokens each.
+const fn gm(
+    id: &'static str,
+    input: f64,
+    cached: f64,
+    output: f64,
+    minimum: u64,
+    long: Option<(f64, f64, f64)>,
+) -> GeminiEntry {
+    GeminiEntry {
+        id,
+        input,
+        cached,
+        output,
+        minimum,
+        long,
+    }
+}
+
 const GEMINI_TABLE: [GeminiEntry; 8] = [
-    GeminiEntry {
-        id: "gemini-3.1-pro-preview",
-        input: 2.0,
-        cached: 0.2,
-        output: 12.0,
-        minimum: 4096,
-        long: Some((4.0, 0.4, 18.0)),
-    },
-    GeminiEntry {
-        id: "gemini-3-pro-preview",
-        input: 2.0,
-        cached: 0.2,
-        output: 12.0,
-        minimum: 4096,
-        long: Some((4.0, 0.4, 18.0)),
-    },
-    GeminiEntry {
-        id: "gemini-3.6-flash",
-        input: 1.5,
-        cached: 0.15,
-        output: 7.5,
-        minimum: 4096,
-        long: None,
-    },
-    GeminiEntry {
-        id: "gemini-3.5-flash",
-        input: 1.5,
-        cached: 0.15,
-        output: 9.0,
-        minimum: 4096,
-        long: None,
-    },
-    GeminiEntry {
-        id: "gemini-3-flash",
-        input: 0.5,
-        cached: 0.05,
-        output: 3.0,
-        minimum: 4096,
-        long: None,
-    },
-    GeminiEntry {
-        id: "gemini-2.5-pro",
-        input: 1.25,
-        cached: 0.125,
-        output: 10.0,
-        minimum: 2048,
-        long: Some((2.5, 0.25, 15.0)),
-    },
-    GeminiEntry {
-        id: "gemini-2.5-flash",
-        input: 0.3,
-        cached: 0.03,
-        output: 2.5,
-        minimum: 2048,
-        long: None,
-    },
-    GeminiEntry {
-        id: "gemini-2.5-flash-lite",
-        input: 0.1,
-        cached: 0.01,
-        output: 0.4,
-        minimum: 2048,
-        long: None,
-    },
+    gm(
+        "gemini-3.1-pro-preview",
+        2.0,
+        0.2,
+        12.0,
+        4096,
+        Some((4.0, 0.4, 18.0)),
+    ),
+    gm(
+        "gemini-3-pro-preview",
+        2.0,
+        0.2,
+        12.0,
+        4096,
+        Some((4.0, 0.4, 18.0)),
+    ),
+    gm("gemini-3.6-flash", 1.5, 0.15, 7.5, 4096, None),
+    gm("gemini-3.5-flash", 1.5, 0.15, 9.0, 4096, None),
+    gm("gemini-3-flash", 0.5, 0.05, 3.0, 4096, None),
+    gm(
+        "gemini-2.5-pro",
+        1.25,
+        0.125,
+        10.0,
+        2048,
+        Some((2.5, 0.25, 15.0)),
+    ),
+    gm("gemini-2.5-flash", 0.3, 0.03, 2.5, 2048, None),
+    gm("gemini-2.5-flash-lite", 0.1, 0.01, 0.4, 2048, None),
 ];
 
 /// Gemini's prompt format is not public; OpenAI's counting guide's framing

@@ -13,6 +13,7 @@
 //! - [`http`]: exchange records as HTTP recorders save them;
 //! - [`usage`]: recorded usage in Anthropic's and OpenAI's spellings;
 //! - [`blocks`]: messages and content blocks in Anthropic's shapes;
+//! - [`tools`]: OpenAI's function definitions as Anthropic's;
 //! - [`conversations`]: traces built call by call, and which request
 //!   extends which.
 //!
@@ -24,6 +25,7 @@ mod conversations;
 mod http;
 mod json;
 mod lines;
+mod tools;
 mod usage;
 
 use std::collections::HashSet;
@@ -44,6 +46,7 @@ pub(crate) use json::{
     Doc, compact_json, compact_object, joined_records, position_of, read_text, split_doc,
 };
 pub(crate) use lines::{LineBatch, LineBatches, each_line};
+pub(crate) use tools::{function_tools, is_function};
 pub(crate) use usage::{
     UsageProblem, finish_usage, merge_anthropic_usage, openai_usage, split_included_input,
 };

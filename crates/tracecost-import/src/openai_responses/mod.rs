@@ -412,51 +412,10 @@ fn reply_message(body: &RawObject, un: &mut Unmapped) -> Option<Message> {
 }
 
 fn map_tools(body: &RawObject, un: &mut Unmapped) -> Vec<ToolDefinition> {
-    let list = match body.parse::<Vec<RawObject>>("tools") {
-        Some(Ok(l)) => l,
-        Some(Err(_)) => {
-            if body.get("tools").is_some_and(|r| r.get() != "null") {
-                un.add("tools members that are not lists of objects (dropped)", 1);
-            }
-            return Vec::new();
-        }
-        None => return Vec::new(),
-    };
-    let mut out: Vec<ToolDefinition> = Vec::with_capacity(list.len());
-    for t in list {
-        if str_of(&t, "type").as_deref() != Some("function") {
-            un.add(
-                "tools that are not functions (hosted, custom; no Anthropic definition; dropped)",
-                1,
-            );
-            continue;
-        }
-        let Some(name) = str_of(&t, "name") else {
-            un.add("tool definitions without a name (dropped)", 1);
-            continue;
-        };
-        if out.iter().any(|d| d.name() == name) {
-            un.add("tool definitions repeating a name (dropped)", 1);
-            continue;
-        }
-        let mut def = RawObject::new();
-        def.set("name", raw_string(&name));
-        if let Some(d) = t.get("description").filter(|d| d.get() != "null") {
-            def.set("description", d.to_owned());
-        }
-        let schema = t
-            .get("parameters")
-            .filter(|p| p.get().starts_with('{'))
-            .map(ToOwned::to_owned)
-            .unwrap_or_else(|| raw_json(r#"{"type":"object","properties":{}}"#.to_owned()));
-        def.set("input_schema", schema);
-        if t.get("strict").is_some() {
-            un.add("strict flags on tool definitions (not mapped)", 1);
-        }
-        match ToolDefinition::from_object(def) {
-            Ok(d) => out.push(d),
-            Err(_) => un.add("tool definitions without a name (dropped)", 1),
-        }
-    }
-    out
+    super::common::function_tools(
+        body,
+        |t| super::common::is_function(t).then(|| t.clone()),
+        "tools that are not functions (hosted, custom; no Anthropic definition; dropped)",
+        un,
+    )
 }
