@@ -73,10 +73,29 @@ pub(crate) fn grid_configs(
 ) -> PyResult<Vec<String>> {
     let spec = grid_spec(compactions, thresholds, keep_lasts, caches, ttl)?;
     let quos = parse_configs(&status_quos)?;
-    // The fleet's providers (`anthropic`, `openai`, …); by default
-    // Anthropic's, as before providers were told.
+    // The fleet's providers (`anthropic`, `openai`, …); by default those
+    // whose caches the status quos run (OpenAI's, Gemini's, Bedrock's),
+    // else Anthropic's.
+    use tracecost::policy::CacheKind;
     let providers = providers
-        .unwrap_or_else(|| vec!["anthropic".to_owned()])
+        .unwrap_or_else(|| {
+            let mut out: Vec<String> = Vec::new();
+            for q in &quos {
+                let p = match q.cache.kind() {
+                    CacheKind::OpenAiAuto => "openai",
+                    CacheKind::GeminiImplicit => "google",
+                    CacheKind::BedrockCachePoint => "bedrock-converse",
+                    _ => "anthropic",
+                };
+                if !out.iter().any(|o| o == p) {
+                    out.push(p.to_owned());
+                }
+            }
+            if out.is_empty() {
+                out.push("anthropic".to_owned());
+            }
+            out
+        })
         .iter()
         .map(|p| {
             tracecost::engine::cache::ProviderKind::ALL

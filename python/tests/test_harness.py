@@ -301,3 +301,14 @@ def test_replays_release_the_gil():
     elapsed = time.perf_counter() - start
     # Holding the GIL for the whole sweep would leave this thread a tick or two.
     assert elapsed < 0.05 or ticks > 10, (elapsed, ticks)
+
+
+def test_an_openai_fleet_grid_tries_openai_policies_only():
+    # The status quo of an OpenAI trace is OpenAI's automatic cache: the
+    # default grid then tries what OpenAI runs, not Anthropic's markers.
+    configs = tracecost.Grid().configs(["off+openai-auto"])
+    assert "ledger:t=2000,k=1+openai-auto" in configs
+    assert all(c.endswith("+openai-auto") or c.endswith("+none") for c in configs)
+    assert not any(c.startswith("clear-tool-uses") for c in configs)
+    # A Claude Code status quo keeps the Anthropic grid.
+    assert "off+tail:ttl=recorded" in tracecost.Grid().configs(["recorded+claude-code:ttl=recorded"])
