@@ -234,12 +234,14 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<CodexUsageScan, ImportError> {
             scan.empty_files += 1;
             continue;
         }
+        let calls = |s: &CodexSessionUsage| s.models.iter().map(|m| m.calls.len()).sum::<usize>();
         match by_id.get(&s.session_id) {
             // The active copy wins over the archived one.
             Some(old) if !is_archived(&old.file) || is_archived(&s.file) => {
-                scan.unbilled_rows += s.models.iter().map(|m| m.calls.len()).sum::<usize>();
+                scan.unbilled_rows += calls(&s);
             }
-            _ => {
+            old => {
+                scan.unbilled_rows += old.map_or(0, calls);
                 by_id.insert(s.session_id.clone(), s);
             }
         }
