@@ -551,6 +551,7 @@ fn codex_row(s: &CodexSessionUsage, pricing: &Pricing, unpriced: &mut Vec<String
 mod tests {
     use super::*;
     use crate::trace::import::claude_code::ModelUsage;
+    use crate::trace::import::codex::CodexCall;
 
     /// A response: uncached input, 5m writes, reads, output.
     fn resp(input: u64, write_5m: u64, read: u64, output: u64) -> TokenSums {
@@ -639,5 +640,72 @@ mod tests {
         let got = cost("claude-opus-4-5-20251101", vec![big, big]);
         let want = 2.0 * at(&big, [5.0, 6.25, 0.50, 25.0]);
         assert!(close(got, want), "{got} vs {want}");
+    }
+
+    fn codex_call(day: u64, input: u64, cached: u64, output: u64) -> CodexCall {
+        CodexCall {
+            at_ms: day * 86_400_000,
+            tokens: CodexTokens {
+                input,
+                cached,
+                written: 0,
+                output,
+                reasoning: 0,
+                total: input + output,
+            },
+        }
+    }
+
+    fn codex_cost(model: &str, calls: Vec<CodexCall>) -> f64 {
+        let mut tokens = CodexTokens::default();
+        calls.iter().for_each(|c| tokens.add(&c.tokens));
+        let m = CodexModelUsage {
+            model: model.into(),
+            is_fallback: false,
+            tokens,
+            calls,
+        };
+        let mut unpriced = Vec::new();
+        let cost = codex_model_cost(&m, &Pricing::builtin(), &mut unpriced);
+        assert!(unpriced.is_empty());
+        cost
+    }
+
+    #[test]
+    fn a_codex_call_over_the_long_context_threshold_is_priced_on_its_own() {
+        // gpt-5.4: $2.50 / $0.25 / $15 per MTok; above 272,000 input tokens
+        // the request pays $5 / $0.50 / $22.50.
+        let small = codex_call(0, 100_000, 90_000, 1_000);
+        let big = codex_call(0, 300_000, 250_000, 2_000);
+        let got = codex_cost("gpt-5.4", vec![small, big]);
+        let want = (10_000.0 * 2.5
+            + 90_000.0 * 0.25
+            + 1_000.0 * 15.0
+            + 50_000.0 * 5.0
+            + 250_000.0 * 0.5
+            + 2_000.0 * 22.5)
+            / 1e6;
+        assert!(close(got, want), "{got} vs {want}");
+        // Calls under it are summed, whatever their sum.
+        let got = codex_cost("gpt-5.4", vec![small; 4]);
+        assert!(close(
+            got,
+            4.0 * (10_000.0 * 2.5 + 90_000.0 * 0.25 + 15_000.0) / 1e6
+        ));
+    }
+
+    #[test]
+    fn codex_sums_are_priced_per_day_as_ccusage_adds_them() {
+        let (a, b) = (
+            codex_call(0, 1_234_567, 1_000_001, 7_777),
+            codex_call(1, 7, 3, 1),
+        );
+        let per = |c: &CodexCall| {
+            let t = &c.tokens;
+            (t.input - t.cached) as f64 * (1.75 / 1e6)
+                + t.cached as f64 * (0.175 / 1e6)
+                + t.output as f64 * (14.0 / 1e6)
+        };
+        assert_eq!(codex_cost("gpt-5.3-codex", vec![a, b]), per(&a) + per(&b));
     }
 }
