@@ -78,13 +78,15 @@ Examples:
   tracecost check --baseline cost-baseline.json --update"
     )]
     Check(CheckArgs),
-    /// Price the usage Claude Code recorded in its transcripts (ccusage-compatible).
+    /// Price the usage Claude Code and Codex CLI recorded (ccusage-compatible).
     #[command(
         after_help = "With no PATH, reads the roots in CLAUDE_CONFIG_DIR (comma-separated),
-else ~/.claude and ~/.config/claude.
+else ~/.claude and ~/.config/claude, and the Codex home in CODEX_HOME, else
+~/.codex, when it holds rollouts.
 Examples:
   tracecost usage
-  tracecost usage ~/.claude --json"
+  tracecost usage ~/.claude --json
+  tracecost usage ~/.codex --json"
     )]
     Usage(UsageArgs),
     /// Generate a bundled reference trace.
@@ -450,9 +452,9 @@ pub(super) struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct UsageArgs {
-    /// Claude config roots, projects folders or session files.
+    /// Claude config roots, projects folders or session files; Codex homes, folders of their sessions or rollouts.
     pub(super) paths: Vec<PathBuf>,
-    /// ccusage 20.0.24's session JSON: `ccusage claude session --json`'s shape (its unified `ccusage session --json` shape once another agent's sessions are read).
+    /// ccusage 20.0.24's session JSON: `ccusage claude session --json`'s shape, `ccusage codex session --json`'s for Codex sessions alone (its unified `ccusage session --json` shape for both).
     #[arg(long)]
     pub(super) json: bool,
     /// Extra or overriding prices.

@@ -276,10 +276,21 @@ fn claude_roots() -> Vec<PathBuf> {
         .collect()
 }
 
+/// The default Codex home: `CODEX_HOME`, else `~/.codex`, when it holds
+/// rollouts (so that a machine without Codex sessions reads what it
+/// always did).
+fn codex_root() -> Option<PathBuf> {
+    let home = match std::env::var_os("CODEX_HOME").filter(|v| !v.is_empty()) {
+        Some(v) => PathBuf::from(v),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".codex"),
+    };
+    crate::trace::import::detect::is_codex_folder(&home).then_some(home)
+}
+
 pub(super) fn usage_plan(paths: &[PathBuf], pricing: Option<&Path>) -> Result<UsagePlan, AppError> {
     Ok(UsagePlan {
         paths: if paths.is_empty() {
-            claude_roots()
+            claude_roots().into_iter().chain(codex_root()).collect()
         } else {
             paths.to_vec()
         },

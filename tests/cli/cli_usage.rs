@@ -225,3 +225,130 @@ fn json_is_ccusage_claude_session_byte_for_byte() {
     .unwrap();
     assert_eq!(ours, theirs);
 }
+
+/// A made-up Codex home: session A (gpt-5.3-codex, then gpt-4.1, one
+/// repeated token_count), session B (no model recorded: ccusage's `gpt-5`),
+/// an archived copy of B and a damaged line.
+const CODEX_HOME: &str = "crates/tracecost-import/tests/fixtures/codex/usage-home";
+
+/// ccusage 20.0.24's `ccusage codex session --json --offline` with
+/// `CODEX_HOME` at [`CODEX_HOME`], as it printed it.
+const CCUSAGE_CODEX_SESSION: &str =
+    "crates/tracecost-import/tests/fixtures/codex/ccusage-codex-session.json";
+
+/// `tracecost usage --json` with no PATH, `HOME` an empty folder (no
+/// Claude Code data) and `CODEX_HOME` at `codex_home`.
+fn usage_at_codex_home(codex_home: &str) -> String {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("tracecost")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("HOME", home.path())
+        .env("CODEX_HOME", codex_home)
+        .args(["usage", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn codex_sessions_match_the_hand_computed_figures() {
+    let v: serde_json::Value = serde_json::from_str(&usage_at_codex_home(CODEX_HOME)).unwrap();
+    // Session A, gpt-5.3-codex ($1.75 in / $0.175 cached / $14 out per
+    // MTok): calls of 10,000 in, 500 out and 12,000 in (9,984 cached),
+    // 300 out; the repeated count between them not counted. Input less
+    // cached: 12,016. 12,016 × 1.75 + 9,984 × 0.175 + 800 × 14 = 33,975.2.
+    // gpt-4.1 ($2 / $0.50 / $8): 5,000 in (4,096 cached), 100 out:
+    // 904 × 2 + 4,096 × 0.5 + 100 × 8 = 4,656.
+    // Session B, gpt-5 assumed ($1.25 / $0.125 / $10): 2,000 in, 50 out,
+    // then a total-only count adding 3,000 in (1,024 cached), 70 out:
+    // 3,976 × 1.25 + 1,024 × 0.125 + 120 × 10 = 6,298. (µ$ throughout.)
+    let a = (33_975.2 + 4_656.0) / 1e6;
+    let b = 6_298.0 / 1e6;
+    let close = |got: &serde_json::Value, want: f64| {
+        let got = got.as_f64().unwrap();
+        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+    };
+    let s = v["sessions"].as_array().unwrap();
+    assert_eq!(s.len(), 2, "the archived copy of B is not counted again");
+    // By session id: the rollout's path below sessions/.
+    assert_eq!(
+        s[0]["sessionId"],
+        "2026/08/01/rollout-2026-08-01T09-00-00-0198d000-0000-7000-8000-00000000000a"
+    );
+    assert_eq!(s[0]["directory"], "2026/08/01");
+    assert_eq!(s[0]["inputTokens"], 12_016 + 904);
+    assert_eq!(s[0]["cacheReadTokens"], 9_984 + 4_096);
+    assert_eq!(s[0]["cacheCreationTokens"], 0);
+    assert_eq!(s[0]["outputTokens"], 900);
+    assert_eq!(s[0]["reasoningOutputTokens"], 200 + 100);
+    assert_eq!(s[0]["totalTokens"], 22_000 + 800 + 5_000 + 100);
+    assert_eq!(s[0]["lastActivity"], "2026-08-01T09:05:03.125Z");
+    close(&s[0]["costUSD"], a);
+    close(&s[0]["models"]["gpt-4.1"]["cacheReadTokens"], 4_096.0);
+    assert_eq!(s[1]["models"]["gpt-5"]["isFallback"], true);
+    assert_eq!(s[1]["inputTokens"], 3_976);
+    close(&s[1]["costUSD"], b);
+    let t = &v["totals"];
+    assert_eq!(t["inputTokens"], 16_896);
+    assert_eq!(t["cacheReadTokens"], 15_104);
+    assert_eq!(t["outputTokens"], 1_020);
+    assert_eq!(t["totalTokens"], 33_020);
+    close(&t["costUSD"], a + b);
+}
+
+#[test]
+fn codex_json_is_ccusage_codex_session_byte_for_byte() {
+    let ours = usage_at_codex_home(CODEX_HOME);
+    insta::assert_snapshot!("usage_codex_json", ours);
+    let theirs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CCUSAGE_CODEX_SESSION),
+    )
+    .unwrap();
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn codex_beside_claude_code_gives_the_unified_shape() {
+    let v = usage(&["tests/fixtures/usage-ccusage", CODEX_HOME]);
+    let s = v["session"].as_array().unwrap();
+    assert_eq!(s.len(), 4);
+    let codex: Vec<&serde_json::Value> = s.iter().filter(|s| s["agent"] == "codex").collect();
+    assert_eq!(codex.len(), 2);
+    // The costliest first, whatever the agent: Claude Code's $0.092 session,
+    // Codex's A ($0.0386), Claude Code's $0.0074, Codex's B ($0.0063).
+    let agents: Vec<&str> = s.iter().map(|s| s["agent"].as_str().unwrap()).collect();
+    assert_eq!(agents, ["claude", "codex", "claude", "codex"]);
+    assert_eq!(s[1]["metadata"]["reasoningOutputTokens"], 300);
+    assert_eq!(s[1]["modelBreakdowns"][0]["modelName"], "gpt-5.3-codex");
+    assert_eq!(
+        s[1]["period"],
+        "2026/08/01/rollout-2026-08-01T09-00-00-0198d000-0000-7000-8000-00000000000a"
+    );
+    // Claude Code's sessions keep their figures (1,525 input tokens).
+    assert_eq!(v["totals"]["inputTokens"], 1_525 + 16_896);
+}
+
+#[test]
+fn without_codex_sessions_the_default_roots_are_claude_codes() {
+    // A Codex home without rollouts adds nothing.
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("tracecost")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("CLAUDE_CONFIG_DIR", "tests/fixtures/usage")
+        .env("CODEX_HOME", empty.path())
+        .args(["usage", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["totals"]["inputTokens"], 114);
+    assert!(v.get("sessions").is_some());
+}

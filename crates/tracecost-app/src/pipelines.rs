@@ -347,15 +347,9 @@ pub fn stability_digest(output: &str, trace: &str) -> String {
         .to_owned()
 }
 
-/// Prices the usage Claude Code recorded.
+/// Prices the usage Claude Code and Codex CLI recorded.
 pub fn usage(plan: &UsagePlan) -> Result<super::usage::UsageReport, AppError> {
-    if plan.paths.is_empty() {
-        return Err(AppError::Usage(
-            "no Claude Code data found: pass a path, or set CLAUDE_CONFIG_DIR".into(),
-        ));
-    }
-    let scan = crate::trace::import::claude_code::scan_usage(&plan.paths)?;
-    Ok(super::usage::build(&scan, &plan.pricing))
+    super::usage::run(plan)
 }
 
 /// What an import wrote.

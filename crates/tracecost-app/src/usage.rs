@@ -3,11 +3,21 @@
 //! for field and in its order (its keys sorted by name, sessions by cost,
 //! highest first, a session's models in the order first seen and their
 //! breakdowns by cost), so that what parses ccusage's output parses ours.
+//!
+//! Codex CLI's usage is priced as ccusage 20.0.24's `ccusage codex
+//! session` prices it (see [`build_all`]); Codex sessions alone give that
+//! report's shape ([`CodexReport`]), a mix with Claude Code's the unified
+//! one.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::cost::pricing::{Pricing, Usage};
 use crate::trace::import::claude_code::{SessionUsage, TokenSums, UsageScan};
+use crate::trace::import::codex::{
+    CodexModelUsage, CodexSessionUsage, CodexTokens, CodexUsageScan,
+};
 
 // The fields of each object are declared in ccusage's key order (by
 // name), which is the order serde writes them in.
@@ -30,17 +40,28 @@ pub struct ModelBreakdown {
     pub output_tokens: u64,
 }
 
-/// The agent of every session this report reads (ccusage's name for it).
+/// The agent of Claude Code's sessions (ccusage's name for it).
 pub const CLAUDE_AGENT: &str = "claude";
+
+/// The agent of Codex CLI's sessions (ccusage's name for it).
+pub const CODEX_AGENT: &str = "codex";
 
 /// One session (ccusage's session object).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRow {
-    /// The agent that recorded it ([`CLAUDE_AGENT`]); ccusage's Claude
-    /// Code report has no such field, its unified report does.
+    /// The agent that recorded it ([`CLAUDE_AGENT`], [`CODEX_AGENT`]);
+    /// ccusage's Claude Code report has no such field, its unified report
+    /// does.
     #[serde(skip)]
     pub agent: &'static str,
+    /// Codex's reasoning tokens (part of the output), which ccusage's
+    /// unified report gives in a Codex session's `metadata`.
+    #[serde(skip)]
+    pub reasoning_output_tokens: Option<u64>,
+    /// A Codex session as ccusage's Codex report gives it.
+    #[serde(skip)]
+    pub codex: Option<CodexSessionRow>,
     /// Cache writes.
     pub cache_creation_tokens: u64,
     /// Cache reads.
@@ -88,7 +109,7 @@ pub struct UsageTotals {
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UsageReport {
-    /// Sessions, by cost, highest first (ccusage's order).
+    /// Sessions of every agent, by cost, highest first (ccusage's order).
     pub sessions: Vec<SessionRow>,
     /// Totals.
     pub totals: UsageTotals,
@@ -162,6 +183,40 @@ pub fn iso_millis(ms: Option<u64>) -> String {
     )
 }
 
+/// Scans the plan's paths and prices them: Codex data (a Codex home, a
+/// folder of its layout, a rollout, told apart by content) by the Codex
+/// scan, everything else by Claude Code's.
+pub fn run(plan: &crate::UsagePlan) -> Result<UsageReport, crate::AppError> {
+    use crate::trace::import::{Format, claude_code, codex, detect};
+    if plan.paths.is_empty() {
+        return Err(crate::AppError::Usage(
+            "no Claude Code or Codex data found: pass a path, or set CLAUDE_CONFIG_DIR or CODEX_HOME"
+                .into(),
+        ));
+    }
+    let is_codex = |p: &std::path::Path| {
+        if p.is_dir() {
+            detect::is_codex_folder(p)
+        } else {
+            matches!(
+                detect::detect_file(p),
+                Ok(detect::FileKind::Log(Format::Codex))
+            )
+        }
+    };
+    let (codex_paths, claude_paths): (Vec<_>, Vec<_>) =
+        plan.paths.iter().cloned().partition(|p| is_codex(p));
+    let claude = match claude_paths.is_empty() {
+        true => UsageScan::default(),
+        false => claude_code::scan_usage(&claude_paths)?,
+    };
+    let codex = match codex_paths.is_empty() {
+        true => CodexUsageScan::default(),
+        false => codex::scan_usage(&codex_paths)?,
+    };
+    Ok(build_all(&claude, &codex, &plan.pricing))
+}
+
 /// Prices a scan: each response on its own, with its model's price, the
 /// costs summed in f64 in the order the scan read them (ccusage's
 /// per-response sum). A sum of responses cannot be priced as one request:
@@ -170,12 +225,33 @@ pub fn iso_millis(ms: Option<u64>) -> String {
 /// before any request does. Rows recorded with `speed: "fast"` (model
 /// `<id>-fast`) are priced as their base model.
 pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
+    build_all(scan, &CodexUsageScan::default(), pricing)
+}
+
+/// [`build`] over Claude Code's sessions and Codex's together.
+///
+/// A Codex session is priced as ccusage's Codex report prices it: per
+/// model and day (UTC), on that day's sums, `(input − cached)·p_in +
+/// cached·p_cached + output·p_out` with per-token prices, summed in f64 in
+/// that order, the days added
+/// (reasoning is part of the output; cache writes, which ccusage counts as
+/// input, at the table's write price, which is the input price for every
+/// built-in OpenAI model), the models summed in id order. A call whose own
+/// input passes its model's long-context threshold (GPT-5.4 and later) is
+/// priced on its own at the long-context rates, which ccusage does not do.
+pub fn build_all(scan: &UsageScan, codex: &CodexUsageScan, pricing: &Pricing) -> UsageReport {
     let mut unpriced = Vec::new();
     let mut sessions = scan
         .sessions
         .iter()
         .map(|s| session_row(s, pricing, &mut unpriced))
         .collect::<Vec<_>>();
+    sessions.extend(
+        codex
+            .sessions
+            .iter()
+            .map(|s| codex_row(s, pricing, &mut unpriced)),
+    );
     // ccusage's order: the costliest first. A stable sort of the scan's
     // order (project, then session id) keeps ties deterministic, and the
     // totals below are summed in this order, as ccusage sums them, to the
@@ -197,12 +273,12 @@ pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
         totals,
         unpriced,
         read: ReadCounts {
-            files: scan.files,
-            empty_files: scan.empty_files,
-            rows: scan.rows,
-            duplicate_rows: scan.duplicate_rows,
-            unbilled_rows: scan.unbilled_rows,
-            skipped_lines: scan.skipped_lines,
+            files: scan.files + codex.files,
+            empty_files: scan.empty_files + codex.empty_files,
+            rows: scan.rows + codex.rows,
+            duplicate_rows: scan.duplicate_rows + codex.duplicate_rows,
+            unbilled_rows: scan.unbilled_rows + codex.unbilled_rows,
+            skipped_lines: scan.skipped_lines + codex.skipped_lines,
         },
     }
 }
@@ -210,6 +286,8 @@ pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
 fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) -> SessionRow {
     let mut row = SessionRow {
         agent: CLAUDE_AGENT,
+        reasoning_output_tokens: None,
+        codex: None,
         session_id: s.session_id.clone(),
         input_tokens: 0,
         output_tokens: 0,
@@ -259,10 +337,221 @@ fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) 
     row
 }
 
+/// ccusage's Codex session report (`ccusage codex session --json`): its
+/// keys sorted by name, sessions by session id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CodexReport {
+    /// Sessions, by session id.
+    pub sessions: Vec<CodexSessionRow>,
+    /// Totals, summed in session order.
+    pub totals: CodexTotals,
+}
+
+impl CodexReport {
+    /// ccusage's Codex report of `report`, when all its sessions are
+    /// Codex's.
+    pub fn of(report: &UsageReport) -> Option<Self> {
+        let rows: Option<Vec<CodexSessionRow>> =
+            report.sessions.iter().map(|s| s.codex.clone()).collect();
+        rows.filter(|r| !r.is_empty()).map(Self::new)
+    }
+
+    fn new(mut sessions: Vec<CodexSessionRow>) -> Self {
+        sessions.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+        let mut t = CodexTotals::default();
+        for s in &sessions {
+            t.input_tokens += s.input_tokens;
+            t.cache_read_tokens += s.cache_read_tokens;
+            t.output_tokens += s.output_tokens;
+            t.reasoning_output_tokens += s.reasoning_output_tokens;
+            t.total_tokens += s.total_tokens;
+            t.cost_usd += s.cost_usd;
+        }
+        CodexReport {
+            sessions,
+            totals: t,
+        }
+    }
+}
+
+/// One Codex session (a rollout file) in ccusage's Codex report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CodexSessionRow {
+    /// Always 0: ccusage counts cache writes as input.
+    pub cache_creation_tokens: u64,
+    /// Cached input tokens.
+    pub cache_read_tokens: u64,
+    /// USD.
+    #[serde(rename = "costUSD")]
+    pub cost_usd: f64,
+    /// The session id's folders (`2026/02/23`).
+    pub directory: String,
+    /// Input tokens not read from the cache.
+    pub input_tokens: u64,
+    /// When the last counted call's token_count was written.
+    pub last_activity: Option<String>,
+    /// Per model, by model id.
+    pub models: BTreeMap<String, CodexModelRow>,
+    /// Output tokens, reasoning included.
+    pub output_tokens: u64,
+    /// Reasoning tokens (part of the output).
+    pub reasoning_output_tokens: u64,
+    /// The session id's file name.
+    pub session_file: String,
+    /// The rollout's path below `sessions/`, without `.jsonl`.
+    pub session_id: String,
+    /// Codex's `total_tokens` summed (input, cached included, + output).
+    pub total_tokens: u64,
+}
+
+/// One model's part of a Codex session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CodexModelRow {
+    /// Always 0, as above.
+    pub cache_creation_tokens: u64,
+    /// Cached input tokens.
+    pub cache_read_tokens: u64,
+    /// Input tokens not read from the cache.
+    pub input_tokens: u64,
+    /// Whether the model was assumed (the session named none).
+    pub is_fallback: bool,
+    /// Output tokens, reasoning included.
+    pub output_tokens: u64,
+    /// Reasoning tokens.
+    pub reasoning_output_tokens: u64,
+    /// Codex's `total_tokens` summed.
+    pub total_tokens: u64,
+}
+
+/// Totals of ccusage's Codex report.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CodexTotals {
+    /// Always 0.
+    pub cache_creation_tokens: u64,
+    /// Cached input tokens.
+    pub cache_read_tokens: u64,
+    /// USD.
+    #[serde(rename = "costUSD")]
+    pub cost_usd: f64,
+    /// Input tokens not read from the cache.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Reasoning tokens.
+    pub reasoning_output_tokens: u64,
+    /// All of them.
+    pub total_tokens: u64,
+}
+
+/// One model's cost in a Codex session (see [`build_all`]).
+fn codex_model_cost(m: &CodexModelUsage, pricing: &Pricing, unpriced: &mut Vec<String>) -> f64 {
+    let Ok(p) = pricing.lookup(&m.model) else {
+        unpriced.push(m.model.clone());
+        return 0.0;
+    };
+    let long = |input: u64| p.long_context.is_some_and(|lc| input > lc.threshold_tokens);
+    // ccusage's sums are per day (UTC), each priced, then added: the same
+    // bits need the same grouping.
+    let mut days: BTreeMap<u64, CodexTokens> = BTreeMap::new();
+    let mut alone = 0.0;
+    for c in &m.calls {
+        let t = &c.tokens;
+        if long(t.input) {
+            let cached = t.cached.min(t.input);
+            let written = t.written.min(t.input - cached);
+            let u = Usage::new(t.input - cached - written, written, 0, cached, t.output);
+            alone += p.cost_usd(&u, false);
+        } else {
+            days.entry(c.at_ms / 86_400_000).or_default().add(t);
+        }
+    }
+    let per = |usd_per_million: f64| usd_per_million / 1e6;
+    let r = &p.rates;
+    let mut cost = 0.0;
+    for sum in days.values() {
+        let written = sum.written.min(sum.uncached());
+        // With no writes this is ccusage's expression, term for term.
+        cost += (sum.uncached() - written) as f64 * per(r.input)
+            + written as f64 * per(r.cache_write_5m)
+            + sum.cached as f64 * per(r.cache_read)
+            + sum.output as f64 * per(r.output);
+    }
+    cost + alone
+}
+
+/// A Codex session as a row of the report, with its row of ccusage's
+/// Codex report.
+fn codex_row(s: &CodexSessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) -> SessionRow {
+    let t = s.totals();
+    let mut row = SessionRow {
+        agent: CODEX_AGENT,
+        reasoning_output_tokens: Some(t.reasoning),
+        codex: None,
+        cache_creation_tokens: 0,
+        cache_read_tokens: t.cached,
+        first_activity: iso_millis(s.first_ms),
+        input_tokens: t.uncached(),
+        last_activity: iso_millis(s.last_ms),
+        model_breakdowns: Vec::new(),
+        models_used: s.models_seen.clone(),
+        output_tokens: t.output,
+        project_path: s.cwd.clone().unwrap_or_else(|| s.directory().to_owned()),
+        session_id: s.session_id.clone(),
+        total_cost: 0.0,
+        total_tokens: t.total,
+    };
+    let mut models = BTreeMap::new();
+    for m in &s.models {
+        let cost = codex_model_cost(m, pricing, unpriced);
+        row.total_cost += cost;
+        row.model_breakdowns.push(ModelBreakdown {
+            cache_creation_tokens: 0,
+            cache_read_tokens: m.tokens.cached,
+            cost,
+            input_tokens: m.tokens.uncached(),
+            model_name: m.model.clone(),
+            output_tokens: m.tokens.output,
+        });
+        models.insert(
+            m.model.clone(),
+            CodexModelRow {
+                cache_creation_tokens: 0,
+                cache_read_tokens: m.tokens.cached,
+                input_tokens: m.tokens.uncached(),
+                is_fallback: m.is_fallback,
+                output_tokens: m.tokens.output,
+                reasoning_output_tokens: m.tokens.reasoning,
+                total_tokens: m.tokens.total,
+            },
+        );
+    }
+    row.model_breakdowns
+        .sort_by(|a, b| b.cost.total_cmp(&a.cost));
+    row.codex = Some(CodexSessionRow {
+        cache_creation_tokens: 0,
+        cache_read_tokens: t.cached,
+        cost_usd: row.total_cost,
+        directory: s.directory().to_owned(),
+        input_tokens: t.uncached(),
+        last_activity: s.last_ms.map(|ms| iso_millis(Some(ms))),
+        models,
+        output_tokens: t.output,
+        reasoning_output_tokens: t.reasoning,
+        session_file: s.session_file().to_owned(),
+        session_id: s.session_id.clone(),
+        total_tokens: t.total,
+    });
+    row
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::trace::import::claude_code::ModelUsage;
+    use crate::trace::import::codex::CodexCall;
 
     /// A response: uncached input, 5m writes, reads, output.
     fn resp(input: u64, write_5m: u64, read: u64, output: u64) -> TokenSums {
@@ -351,5 +640,72 @@ mod tests {
         let got = cost("claude-opus-4-5-20251101", vec![big, big]);
         let want = 2.0 * at(&big, [5.0, 6.25, 0.50, 25.0]);
         assert!(close(got, want), "{got} vs {want}");
+    }
+
+    fn codex_call(day: u64, input: u64, cached: u64, output: u64) -> CodexCall {
+        CodexCall {
+            at_ms: day * 86_400_000,
+            tokens: CodexTokens {
+                input,
+                cached,
+                written: 0,
+                output,
+                reasoning: 0,
+                total: input + output,
+            },
+        }
+    }
+
+    fn codex_cost(model: &str, calls: Vec<CodexCall>) -> f64 {
+        let mut tokens = CodexTokens::default();
+        calls.iter().for_each(|c| tokens.add(&c.tokens));
+        let m = CodexModelUsage {
+            model: model.into(),
+            is_fallback: false,
+            tokens,
+            calls,
+        };
+        let mut unpriced = Vec::new();
+        let cost = codex_model_cost(&m, &Pricing::builtin(), &mut unpriced);
+        assert!(unpriced.is_empty());
+        cost
+    }
+
+    #[test]
+    fn a_codex_call_over_the_long_context_threshold_is_priced_on_its_own() {
+        // gpt-5.4: $2.50 / $0.25 / $15 per MTok; above 272,000 input tokens
+        // the request pays $5 / $0.50 / $22.50.
+        let small = codex_call(0, 100_000, 90_000, 1_000);
+        let big = codex_call(0, 300_000, 250_000, 2_000);
+        let got = codex_cost("gpt-5.4", vec![small, big]);
+        let want = (10_000.0 * 2.5
+            + 90_000.0 * 0.25
+            + 1_000.0 * 15.0
+            + 50_000.0 * 5.0
+            + 250_000.0 * 0.5
+            + 2_000.0 * 22.5)
+            / 1e6;
+        assert!(close(got, want), "{got} vs {want}");
+        // Calls under it are summed, whatever their sum.
+        let got = codex_cost("gpt-5.4", vec![small; 4]);
+        assert!(close(
+            got,
+            4.0 * (10_000.0 * 2.5 + 90_000.0 * 0.25 + 15_000.0) / 1e6
+        ));
+    }
+
+    #[test]
+    fn codex_sums_are_priced_per_day_as_ccusage_adds_them() {
+        let (a, b) = (
+            codex_call(0, 1_234_567, 1_000_001, 7_777),
+            codex_call(1, 7, 3, 1),
+        );
+        let per = |c: &CodexCall| {
+            let t = &c.tokens;
+            (t.input - t.cached) as f64 * (1.75 / 1e6)
+                + t.cached as f64 * (0.175 / 1e6)
+                + t.output as f64 * (14.0 / 1e6)
+        };
+        assert_eq!(codex_cost("gpt-5.3-codex", vec![a, b]), per(&a) + per(&b));
     }
 }

@@ -132,6 +132,11 @@ use crate::progress::Progress;
 use crate::trace::{Call, Prompt, Trace};
 use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
 
+pub mod usage;
+pub use usage::{
+    CodexCall, CodexModelUsage, CodexSessionUsage, CodexTokens, CodexUsageScan, scan_usage,
+};
+
 /// Imports Codex rollouts: one trace per file (more when it was
 /// compacted).
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
@@ -433,6 +438,27 @@ struct Reader {
     prev_total: Option<Counts>,
     seg: Segment,
     done: Vec<(Segment, usize)>,
+    /// Each call's usage as counted, for [`usage::scan_usage`].
+    counted: Vec<Counted>,
+    /// token_count events with usage that are not calls: repeated totals
+    /// and a fork's copies of its parent's counts.
+    repeats: usize,
+}
+
+/// One call's usage as [`Reader::token_count`] counted it: the event's
+/// time, the model in force and the counts (`input` including the cached
+/// and written tokens, as recorded).
+#[derive(Debug, Clone)]
+pub(crate) struct Counted {
+    pub ts: Option<u64>,
+    pub model: Option<String>,
+    pub input: u64,
+    pub cached: u64,
+    pub written: u64,
+    pub output: u64,
+    pub reasoning: u64,
+    /// `total_tokens` as recorded (0 when absent).
+    pub total: u64,
 }
 
 fn read_rollout(
@@ -441,6 +467,48 @@ fn read_rollout(
     report: &mut ImportReport,
     un: &mut Unmapped,
 ) -> Result<Vec<(Trace, usize)>, ImportError> {
+    let mut r = read(path, opts, report, un)?;
+    let base = r.id.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "codex".to_owned())
+    });
+    let parts = r.done.len();
+    let mut out = Vec::with_capacity(parts);
+    for (k, (seg, line)) in std::mem::take(&mut r.done).into_iter().enumerate() {
+        let name = if k == 0 {
+            base.clone()
+        } else {
+            format!("{base}.part{}", k + 1)
+        };
+        let description = format!(
+            "Codex session {base}{}: {} call(s) from line {line} of {}",
+            if k == 0 {
+                String::new()
+            } else {
+                format!(" (part {})", k + 1)
+            },
+            seg.calls.len(),
+            common::file_name(path)
+        );
+        let mut t = build(seg, &r, name, description, opts, un);
+        // Continuations count once, with the session they belong to.
+        if parts > 1 {
+            t.session = Some(base.clone());
+        }
+        out.push((t, line));
+    }
+    Ok(out)
+}
+
+/// Reads a rollout's lines: the history and calls by segment, and each
+/// call's usage as counted.
+fn read(
+    path: &Path,
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+    un: &mut Unmapped,
+) -> Result<Reader, ImportError> {
     let mut r = Reader {
         id: None,
         cwd: None,
@@ -452,6 +520,8 @@ fn read_rollout(
         prev_total: None,
         seg: Segment::new(1),
         done: Vec::new(),
+        counted: Vec::new(),
+        repeats: 0,
     };
     common::each_line(path, |line| {
         let text = match line.text {
@@ -498,37 +568,7 @@ fn read_rollout(
         }
     })?;
     r.end_segment(0);
-    let base = r.id.clone().unwrap_or_else(|| {
-        path.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "codex".to_owned())
-    });
-    let parts = r.done.len();
-    let mut out = Vec::with_capacity(parts);
-    for (k, (seg, line)) in std::mem::take(&mut r.done).into_iter().enumerate() {
-        let name = if k == 0 {
-            base.clone()
-        } else {
-            format!("{base}.part{}", k + 1)
-        };
-        let description = format!(
-            "Codex session {base}{}: {} call(s) from line {line} of {}",
-            if k == 0 {
-                String::new()
-            } else {
-                format!(" (part {})", k + 1)
-            },
-            seg.calls.len(),
-            common::file_name(path)
-        );
-        let mut t = build(seg, &r, name, description, opts, un);
-        // Continuations count once, with the session they belong to.
-        if parts > 1 {
-            t.session = Some(base.clone());
-        }
-        out.push((t, line));
-    }
-    Ok(out)
+    Ok(r)
 }
 
 /// A segment made a trace: the instructions as its system prompt (with
@@ -766,6 +806,7 @@ impl Reader {
         let total = counts(&info, "total_token_usage", ptr)?;
         let last = counts(&info, "last_token_usage", ptr)?;
         if total.is_some() && total == self.prev_total {
+            self.repeats += 1;
             un.add(
                 "token_count events repeating the previous total_token_usage (re-emitted, not new calls; not counted)",
                 1,
@@ -785,6 +826,7 @@ impl Reader {
         }
         if let Some(until) = self.replay_until_ms {
             if ts.is_some_and(|t| t < until) {
+                self.repeats += 1;
                 un.add(
                     "token_count events a fork copied from its parent (billed there; history only)",
                     1,
@@ -807,6 +849,16 @@ impl Reader {
             Some(usage.output),
         )
         .map_err(|why| format!("at {ptr}/{at}: {why}"))?;
+        self.counted.push(Counted {
+            ts,
+            model: self.model.clone(),
+            input: usage.input,
+            cached: usage.cached,
+            written: usage.written.unwrap_or(0),
+            output: usage.output,
+            reasoning: usage.reasoning,
+            total: usage.total,
+        });
         let seg = &mut self.seg;
         let mut messages = seg.req_len.max(seg.last_call_end);
         if messages == 0 {

@@ -1,12 +1,15 @@
-//! `tracecost usage`: recorded Claude Code usage, priced, in ccusage's
-//! session report shape (`--json` is ccusage 20.0.24's, field for field).
+//! `tracecost usage`: recorded Claude Code and Codex CLI usage, priced, in
+//! ccusage's session report shapes (`--json` is ccusage 20.0.24's, field
+//! for field).
 //!
 //! Which of ccusage's shapes: sessions of Claude Code alone give `ccusage
 //! claude session --json`'s (`sessions`, each with `sessionId`,
-//! `projectPath`, `firstActivity` and `lastActivity`); once sessions of
-//! another agent are among them, its unified `ccusage session --json`
-//! (`session`, each with `agent`, `period` and `metadata`), which is what
-//! ccusage itself prints for a mix.
+//! `projectPath`, `firstActivity` and `lastActivity`); sessions of Codex
+//! alone `ccusage codex session --json`'s (`sessions`, each with
+//! `sessionId`, `directory`, `sessionFile`, `models` by name, `costUSD`);
+//! a mix, its unified `ccusage session --json` (`session`, each with
+//! `agent`, `period` and `metadata`), which is what ccusage itself prints
+//! for a mix.
 
 use std::io::{self, Write};
 
@@ -14,7 +17,7 @@ use serde::Serialize;
 
 use super::export::{Exportable, Exporter, Format, JsonExporter, TableExporter, write_json};
 use super::fmt::{dollars, thousands};
-use crate::app::usage::{CLAUDE_AGENT, ModelBreakdown, UsageReport, UsageTotals};
+use crate::app::usage::{CodexReport, ModelBreakdown, UsageReport, UsageTotals};
 
 /// `tracecost usage`: the priced report, with what was read to find it.
 ///
@@ -61,16 +64,21 @@ struct UnifiedSession<'a> {
     total_tokens: u64,
 }
 
+/// A session's `metadata`: Codex's also carry its reasoning tokens.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Metadata<'a> {
     last_activity: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_output_tokens: Option<u64>,
 }
 
-/// Whether `report` takes ccusage's unified shape: some session is not
-/// Claude Code's.
+/// Whether `report` takes ccusage's unified shape: sessions of more than
+/// one agent.
 pub fn unified(report: &UsageReport) -> bool {
-    report.sessions.iter().any(|s| s.agent != CLAUDE_AGENT)
+    let mut agents = report.sessions.iter().map(|s| s.agent);
+    let first = agents.next();
+    agents.any(|a| Some(a) != first)
 }
 
 impl Exporter<UsageView<'_>> for JsonExporter {
@@ -78,6 +86,8 @@ impl Exporter<UsageView<'_>> for JsonExporter {
         let r = view.report;
         if unified(r) {
             write_unified(r, out)
+        } else if let Some(codex) = CodexReport::of(r) {
+            write_json(&codex, out)
         } else {
             write_json(r, out)
         }
@@ -96,6 +106,7 @@ fn write_unified(r: &UsageReport, out: &mut dyn Write) -> io::Result<()> {
             input_tokens: s.input_tokens,
             metadata: Metadata {
                 last_activity: &s.last_activity,
+                reasoning_output_tokens: s.reasoning_output_tokens,
             },
             model_breakdowns: &s.model_breakdowns,
             models_used: &s.models_used,

@@ -8,3 +8,4 @@ mod import_claude_code;
 mod import_codex;
 mod import_formats;
 mod import_responses;
+mod usage_codex;
