@@ -132,7 +132,16 @@ use crate::progress::Progress;
 use crate::trace::{Call, Prompt, Trace};
 use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
 
+mod counts;
+mod discover;
 pub mod usage;
+
+use counts::{Counts, counts};
+pub(crate) use discover::{discover, is_rollout_name};
+
+/// The text of the stand-in request before a response whose request holds
+/// no item of the file (a rollout that starts mid-session).
+pub const UNRECORDED_REQUEST: &str = "[the request of this response is not in the rollout]";
 pub use usage::{
     CodexCall, CodexModelUsage, CodexSessionUsage, CodexTokens, CodexUsageScan, scan_usage,
 };
@@ -141,100 +150,6 @@ pub use usage::{
 /// compacted).
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
     crate::Format::Codex.import(inputs, opts)
-}
-
-/// How deep folders are walked (`sessions/YYYY/MM/DD/` and a little more).
-const MAX_DEPTH: usize = 6;
-
-/// The text of the stand-in request before a response whose request holds
-/// no item of the file (a rollout that starts mid-session).
-pub const UNRECORDED_REQUEST: &str = "[the request of this response is not in the rollout]";
-
-/// The rollout files of `inputs`: files as given, folders walked for
-/// `rollout-*.jsonl` (a Codex home's `sessions/` and `archived_sessions/`).
-/// With `unread`, a folder below the inputs that cannot be read is passed
-/// over and listed there with why, instead of failing.
-pub(crate) fn discover(
-    inputs: &[PathBuf],
-    mut unread: Option<&mut Vec<(PathBuf, String)>>,
-) -> Result<Vec<PathBuf>, ImportError> {
-    let mut files = Vec::new();
-    for input in inputs {
-        let meta = std::fs::metadata(input).map_err(|source| ImportError::Io {
-            path: input.clone(),
-            source,
-        })?;
-        if !meta.is_dir() {
-            files.push(input.clone());
-            continue;
-        }
-        let roots: Vec<PathBuf> = ["sessions", "archived_sessions"]
-            .iter()
-            .map(|d| input.join(d))
-            .filter(|d| d.is_dir())
-            .collect();
-        if roots.is_empty() {
-            walk(input, 0, &mut files, unread.as_deref_mut())?;
-        } else {
-            for r in roots {
-                walk(&r, 1, &mut files, unread.as_deref_mut())?;
-            }
-        }
-    }
-    files.sort();
-    files.dedup();
-    if files.is_empty() {
-        return Err(ImportError::Empty(format!(
-            "no Codex rollouts (rollout-*.jsonl) found in {}",
-            crate::shown(inputs)
-        )));
-    }
-    Ok(files)
-}
-
-fn walk(
-    dir: &Path,
-    depth: usize,
-    files: &mut Vec<PathBuf>,
-    mut unread: Option<&mut Vec<(PathBuf, String)>>,
-) -> Result<(), ImportError> {
-    let io = |source| ImportError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        // Below the inputs, a folder that cannot be read is passed over
-        // when asked (the input itself must be readable).
-        Err(e) if depth > 0 && unread.is_some() => {
-            if let Some(u) = unread {
-                u.push((dir.to_path_buf(), format!("cannot read: {e}")));
-            }
-            return Ok(());
-        }
-        Err(e) => return Err(io(e)),
-    };
-    for entry in entries {
-        let entry = entry.map_err(io)?;
-        let path = entry.path();
-        let Ok(ft) = entry.file_type() else { continue };
-        // Symlinked folders are not followed (no loops).
-        if ft.is_dir() {
-            if depth < MAX_DEPTH {
-                walk(&path, depth + 1, files, unread.as_deref_mut())?;
-            }
-        } else if is_rollout_name(&path) && path.is_file() {
-            files.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// `rollout-*.jsonl`, the name Codex gives a session's file.
-pub(crate) fn is_rollout_name(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
 }
 
 /// [`crate::Format::import_each`] for Codex.
@@ -314,72 +229,6 @@ struct LineDoc<'a> {
     id: Option<&'a RawValue>,
     #[serde(default, borrow)]
     record_type: Option<&'a RawValue>,
-}
-
-/// Token counts of a `TokenUsage` object.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Counts {
-    input: u64,
-    cached: u64,
-    written: Option<u64>,
-    output: u64,
-    reasoning: u64,
-    total: u64,
-}
-
-impl Counts {
-    fn is_zero(&self) -> bool {
-        self.input == 0 && self.cached == 0 && self.written.unwrap_or(0) == 0 && self.output == 0
-    }
-
-    /// What was added since `earlier` (running totals), never negative.
-    fn since(&self, earlier: Option<&Counts>) -> Counts {
-        let Some(e) = earlier else { return *self };
-        Counts {
-            input: self.input.saturating_sub(e.input),
-            cached: self.cached.saturating_sub(e.cached),
-            written: self
-                .written
-                .map(|w| w.saturating_sub(e.written.unwrap_or(0))),
-            output: self.output.saturating_sub(e.output),
-            reasoning: self.reasoning.saturating_sub(e.reasoning),
-            total: self.total.saturating_sub(e.total),
-        }
-    }
-}
-
-/// The counts of the usage object at `ptr` (`None` when absent or null).
-fn counts(info: &RawObject, key: &str, ptr: &str) -> Result<Option<Counts>, String> {
-    let Some(raw) = info.get(key).filter(|r| r.get() != "null") else {
-        return Ok(None);
-    };
-    let at = format!("{ptr}/{key}");
-    let obj =
-        RawObject::from_json(raw.get()).map_err(|_| format!("at {at}: expected an object"))?;
-    let field = |k: &str| -> Result<Option<u64>, String> {
-        match obj.get(k) {
-            None => Ok(None),
-            Some(v) if v.get() == "null" => Ok(None),
-            Some(v) => serde_json::from_str::<u64>(v.get()).map(Some).map_err(|_| {
-                // A long value is cut: the message stays one short line.
-                let found: String = v.get().chars().take(40).collect();
-                let more = if found.len() < v.get().len() {
-                    "…"
-                } else {
-                    ""
-                };
-                format!("at {at}/{k}: expected a non-negative integer, found {found}{more}")
-            }),
-        }
-    };
-    Ok(Some(Counts {
-        input: field("input_tokens")?.unwrap_or(0),
-        cached: field("cached_input_tokens")?.unwrap_or(0),
-        written: field("cache_write_input_tokens")?,
-        output: field("output_tokens")?.unwrap_or(0),
-        reasoning: field("reasoning_output_tokens")?.unwrap_or(0),
-        total: field("total_tokens")?.unwrap_or(0),
-    }))
 }
 
 /// A non-empty `model` member.

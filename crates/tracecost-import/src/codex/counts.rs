@@ -1,0 +1,69 @@
+//! A `token_count`'s counts, read and checked.
+
+use super::*;
+
+/// Token counts of a `TokenUsage` object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Counts {
+    pub(super) input: u64,
+    pub(super) cached: u64,
+    pub(super) written: Option<u64>,
+    pub(super) output: u64,
+    pub(super) reasoning: u64,
+    pub(super) total: u64,
+}
+
+impl Counts {
+    pub(super) fn is_zero(&self) -> bool {
+        self.input == 0 && self.cached == 0 && self.written.unwrap_or(0) == 0 && self.output == 0
+    }
+
+    /// What was added since `earlier` (running totals), never negative.
+    pub(super) fn since(&self, earlier: Option<&Counts>) -> Counts {
+        let Some(e) = earlier else { return *self };
+        Counts {
+            input: self.input.saturating_sub(e.input),
+            cached: self.cached.saturating_sub(e.cached),
+            written: self
+                .written
+                .map(|w| w.saturating_sub(e.written.unwrap_or(0))),
+            output: self.output.saturating_sub(e.output),
+            reasoning: self.reasoning.saturating_sub(e.reasoning),
+            total: self.total.saturating_sub(e.total),
+        }
+    }
+}
+
+/// The counts of the usage object at `ptr` (`None` when absent or null).
+pub(super) fn counts(info: &RawObject, key: &str, ptr: &str) -> Result<Option<Counts>, String> {
+    let Some(raw) = info.get(key).filter(|r| r.get() != "null") else {
+        return Ok(None);
+    };
+    let at = format!("{ptr}/{key}");
+    let obj =
+        RawObject::from_json(raw.get()).map_err(|_| format!("at {at}: expected an object"))?;
+    let field = |k: &str| -> Result<Option<u64>, String> {
+        match obj.get(k) {
+            None => Ok(None),
+            Some(v) if v.get() == "null" => Ok(None),
+            Some(v) => serde_json::from_str::<u64>(v.get()).map(Some).map_err(|_| {
+                // A long value is cut: the message stays one short line.
+                let found: String = v.get().chars().take(40).collect();
+                let more = if found.len() < v.get().len() {
+                    "…"
+                } else {
+                    ""
+                };
+                format!("at {at}/{k}: expected a non-negative integer, found {found}{more}")
+            }),
+        }
+    };
+    Ok(Some(Counts {
+        input: field("input_tokens")?.unwrap_or(0),
+        cached: field("cached_input_tokens")?.unwrap_or(0),
+        written: field("cache_write_input_tokens")?,
+        output: field("output_tokens")?.unwrap_or(0),
+        reasoning: field("reasoning_output_tokens")?.unwrap_or(0),
+        total: field("total_tokens")?.unwrap_or(0),
+    }))
+}
