@@ -56,8 +56,18 @@ fn legend_items(series: &[String], bars: bool, markers: bool) -> Vec<LegendItem>
         .collect()
 }
 
+/// The room below the plot: the x axis and the legend. Whether the legend
+/// shows bars or lines (with markers or not) depends on the days, which the
+/// chart's height does not know, and their swatches wrap the labels
+/// differently: the tallest of them is kept.
 fn bottom_h(series: &[String], w: f64) -> f64 {
-    x_axis_h(true) + layout_legend(&legend_items(series, false, true), w - 2.0 * PAD).height
+    let legend = [(true, false), (false, true), (false, false)]
+        .iter()
+        .map(|&(bars, markers)| {
+            layout_legend(&legend_items(series, bars, markers), w - 2.0 * PAD).height
+        })
+        .fold(0.0f64, f64::max);
+    x_axis_h(true) + legend
 }
 
 pub(super) fn height(title: &str, series: &[String], w: f64) -> f64 {
