@@ -10,9 +10,8 @@ use crate::policy::{Cache, Config};
 use super::{PreparedTrace, ReplayContext, ReplayError};
 
 /// One empty prompt cache per config, each following the rules of the
-/// cache its policy runs: OpenAI's automatic cache for `openai-auto`
-/// (held as the config asks, or as the model of `prepared`'s trace takes
-/// by default), Anthropic's breakpoints for the others.
+/// cache its policy runs ([`prompt_cache`]) for the model of `prepared`'s
+/// trace under that config.
 pub(super) fn caches(
     prepared: &PreparedTrace<'_>,
     configs: &[Config],
@@ -27,10 +26,16 @@ pub(super) fn caches(
         .collect()
 }
 
-/// An empty prompt cache for `cache` on `price`'s model. OpenAI's cache
-/// is the model's: breakpoints from GPT-5.6 on (held 30 minutes, 12 hours
-/// under extended retention, the idle time asked otherwise), the automatic
-/// prefix cache before.
+/// An empty prompt cache for `cache` on `price`'s model:
+///
+/// - `openai-auto`: the model's own cache: breakpoints from GPT-5.6 on
+///   (held 30 minutes, 12 hours under extended retention, the idle time
+///   asked otherwise), the automatic prefix cache before (held as the
+///   config asks, else as the model takes by default);
+/// - `gemini-implicit`: Gemini's implicit cache, held the idle time asked
+///   (else the default);
+/// - every other policy (Anthropic's markers, Bedrock's cache points, no
+///   markers at all): Anthropic's breakpoint rules.
 pub fn prompt_cache(cache: &Cache, price: &ModelPrice) -> Box<dyn PromptCache> {
     use crate::cost::openai_breakpoints::{DEFAULT_TTL_MS, LONG_TTL_MS, OpenAiBreakpointCache};
     use crate::policy::OpenAiRetention;
