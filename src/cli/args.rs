@@ -525,6 +525,8 @@ pub(super) enum ImportFormat {
     Codex,
     /// OpenAI Responses API bodies and logs.
     OpenaiResponses,
+    /// Gemini API generateContent bodies and logs.
+    Gemini,
 }
 
 #[derive(Debug, Args)]

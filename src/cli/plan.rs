@@ -59,6 +59,7 @@ impl ImportFormat {
             ImportFormat::Openai => Format::Openai,
             ImportFormat::Codex => Format::Codex,
             ImportFormat::OpenaiResponses => Format::OpenaiResponses,
+            ImportFormat::Gemini => Format::Gemini,
         }
     }
 }

@@ -363,3 +363,20 @@ fn a_bedrock_trace_caches_at_its_cache_points() {
     assert_eq!(code, 2);
     assert!(err.contains("cachePoint"), "{err}");
 }
+
+#[test]
+fn a_gemini_log_replays_as_googles_without_a_format_named() {
+    let log = crate::util::repo("crates/tracecost-import/tests/fixtures/gemini/gm_pairs.jsonl");
+    let v = json_of(&["replay", log.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["config"], "off+gemini-implicit");
+    assert_eq!(v["model"], "gemini-2.5-flash");
+    let calls = v["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 3);
+    // Priced at Gemini 2.5 Flash's rates: the recorded bill of the first
+    // call is its 2,300 input and 52 output tokens.
+    let first = calls[0]["recorded_cost_usd"].as_f64().unwrap();
+    assert!(
+        (first - (2300.0 * 0.3 + 52.0 * 2.5) / 1e6).abs() < 1e-12,
+        "{first}"
+    );
+}

@@ -263,6 +263,7 @@ fn decide_value(v: &Value) -> FileKind {
             Some(Value::Object(m)) if is_responses_body(m) => {
                 FileKind::Log(Format::OpenaiResponses)
             }
+            Some(Value::Object(m)) if is_gemini_body(m) => FileKind::Log(Format::Gemini),
             Some(Value::Object(m)) => match m.get("request").and_then(Value::as_object) {
                 Some(request) => FileKind::Log(exchange_format(request, m.get("response"))),
                 None => FileKind::Other,
@@ -285,6 +286,9 @@ fn decide_object(o: &Map<String, Value>) -> FileKind {
     }
     if let Some(request) = o.get("request").and_then(Value::as_object) {
         return FileKind::Log(exchange_format(request, o.get("response")));
+    }
+    if is_gemini_body(o) {
+        return FileKind::Log(Format::Gemini);
     }
     match o.get("messages").and_then(Value::as_array) {
         // LangGraph state.
@@ -313,6 +317,18 @@ fn is_codex_line(o: &Map<String, Value>) -> bool {
                 t,
                 "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted"
             )
+        })
+}
+
+/// A Gemini `generateContent` request body: `contents`, a list of
+/// `{"role"?, "parts": […]}`.
+fn is_gemini_body(o: &Map<String, Value>) -> bool {
+    o.get("contents")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.first()
+                .and_then(Value::as_object)
+                .is_some_and(|c| c.get("parts").is_some_and(Value::is_array))
         })
 }
 
@@ -377,6 +393,9 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
         if url.contains("/v1/messages") {
             return Format::Anthropic;
         }
+        if url.contains(":generateContent") || url.contains(":streamGenerateContent") {
+            return Format::Gemini;
+        }
     }
     let body = |v: &Value| -> Option<Map<String, Value>> {
         let o = v.as_object()?;
@@ -386,6 +405,9 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
         }
     };
     if let Some(resp) = response.and_then(body) {
+        if resp.contains_key("candidates") || resp.contains_key("usageMetadata") {
+            return Format::Gemini;
+        }
         if resp.get("object").is_some_and(|o| o == "response")
             || resp.get("output").is_some_and(Value::is_array)
         {
@@ -401,6 +423,9 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
         }
     }
     let req = body(&Value::Object(request.clone())).unwrap_or_default();
+    if is_gemini_body(&req) {
+        return Format::Gemini;
+    }
     if !req.contains_key("messages") && req.contains_key("input") {
         return Format::OpenaiResponses;
     }

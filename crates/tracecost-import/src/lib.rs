@@ -19,6 +19,7 @@ pub mod claude_code;
 pub mod codex;
 pub(crate) mod common;
 pub mod detect;
+pub mod gemini;
 pub mod inputs;
 pub mod langchain;
 pub mod openai;
@@ -148,6 +149,8 @@ pub enum Format {
     Codex,
     /// OpenAI Responses API bodies and logs ([`openai_responses`]).
     OpenaiResponses,
+    /// Gemini API `generateContent` bodies and logs ([`gemini`]).
+    Gemini,
 }
 
 impl Format {
@@ -176,6 +179,7 @@ impl Format {
             Format::Langchain => &langchain::LOG,
             Format::Openai => &openai::LOG,
             Format::OpenaiResponses => &openai_responses::LOG,
+            Format::Gemini => &gemini::LOG,
         };
         common::import_files(log, inputs, opts, progress, emit)
     }

@@ -7,5 +7,6 @@
 mod import_claude_code;
 mod import_codex;
 mod import_formats;
+mod import_gemini;
 mod import_responses;
 mod usage_codex;
