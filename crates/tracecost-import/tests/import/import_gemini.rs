@@ -165,9 +165,10 @@ fn gemini_logs_are_told_apart_from_the_others() {
 #[test]
 fn cached_tokens_above_the_prompt_are_a_located_error() {
     let dir = tempfile::tempdir().unwrap();
+    let ok = r#"{"request":{"contents":[{"role":"user","parts":[{"text":"z"}]}]},"response":{"candidates":[],"usageMetadata":{"promptTokenCount":10}}}"#;
     let bad = r#"{"request":{"contents":[{"role":"user","parts":[{"text":"a"}]}]},"response":{"candidates":[],"usageMetadata":{"promptTokenCount":100,"cachedContentTokenCount":200}}}"#;
     let p = dir.path().join("bad.jsonl");
-    std::fs::write(&p, format!("{bad}\n")).unwrap();
+    std::fs::write(&p, format!("{bad}\n{ok}\n")).unwrap();
     let err = gemini::import(std::slice::from_ref(&p), &ImportOptions::default()).unwrap_err();
     match &err {
         ImportError::Invalid { line, message, .. } => {
@@ -179,13 +180,15 @@ fn cached_tokens_above_the_prompt_are_a_located_error() {
         }
         other => panic!("{other:?}"),
     }
-    // Skipped under skip_invalid, and said.
+    // Skipped under skip_invalid, and counted; the good line is kept.
     let out = gemini::import(
         &[p],
         &ImportOptions {
             skip_invalid: true,
             ..ImportOptions::default()
         },
-    );
-    assert!(out.is_err() || out.unwrap().traces.is_empty());
+    )
+    .unwrap();
+    assert_eq!(out.report.skipped_lines, 1);
+    assert_eq!(out.traces.len(), 1);
 }
