@@ -527,6 +527,8 @@ pub(super) enum ImportFormat {
     OpenaiResponses,
     /// Gemini API generateContent bodies and logs.
     Gemini,
+    /// Amazon Bedrock Converse bodies and logs.
+    Bedrock,
 }
 
 #[derive(Debug, Args)]

@@ -60,6 +60,7 @@ impl ImportFormat {
             ImportFormat::Codex => Format::Codex,
             ImportFormat::OpenaiResponses => Format::OpenaiResponses,
             ImportFormat::Gemini => Format::Gemini,
+            ImportFormat::Bedrock => Format::Bedrock,
         }
     }
 }

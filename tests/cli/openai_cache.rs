@@ -173,7 +173,7 @@ fn what_a_provider_runs_is_what_the_replay_accepts() {
     use tracecost::engine::cache::ProviderKind;
     use tracecost::policy::{CacheKind, CompactionKind, Config};
     let trace = |provider: &str| {
-        let markers = if provider == "anthropic" {
+        let markers = if provider == "anthropic" || provider == "bedrock-converse" {
             r#","cache_markers":[{"message":0,"block":0}]"#
         } else {
             ""
@@ -379,4 +379,20 @@ fn a_gemini_log_replays_as_googles_without_a_format_named() {
         (first - (2300.0 * 0.3 + 52.0 * 2.5) / 1e6).abs() < 1e-12,
         "{first}"
     );
+}
+
+#[test]
+fn a_bedrock_converse_log_replays_its_recorded_cache_points() {
+    let log = crate::util::repo("crates/tracecost-import/tests/fixtures/bedrock/cv_pairs.jsonl");
+    let v = json_of(&["replay", log.to_str().unwrap(), "--format", "json"]);
+    // The cache points it carried, replayed with Anthropic's rules.
+    assert_eq!(v["config"], "off+recorded");
+    assert_eq!(v["model"], "claude-sonnet-4-5-20250929");
+    let calls = v["calls"].as_array().unwrap();
+    assert!(calls[0]["cache_creation_input_tokens"].as_u64().unwrap() > 0);
+    assert!(calls[1]["cache_read_input_tokens"].as_u64().unwrap() > 0);
+    // Priced as that model: the recorded bill of the second call.
+    let rec = calls[1]["recorded_cost_usd"].as_f64().unwrap();
+    let expect = (3.0 * 3.0 + 2000.0 * 0.3 + 130.0 * 3.75 + 20.0 * 15.0) / 1e6;
+    assert!((rec - expect).abs() < 1e-12, "{rec} vs {expect}");
 }

@@ -264,6 +264,7 @@ fn decide_value(v: &Value) -> FileKind {
                 FileKind::Log(Format::OpenaiResponses)
             }
             Some(Value::Object(m)) if is_gemini_body(m) => FileKind::Log(Format::Gemini),
+            Some(Value::Object(m)) if is_converse_body(m) => FileKind::Log(Format::Bedrock),
             Some(Value::Object(m)) => match m.get("request").and_then(Value::as_object) {
                 Some(request) => FileKind::Log(exchange_format(request, m.get("response"))),
                 None => FileKind::Other,
@@ -289,6 +290,9 @@ fn decide_object(o: &Map<String, Value>) -> FileKind {
     }
     if is_gemini_body(o) {
         return FileKind::Log(Format::Gemini);
+    }
+    if is_converse_body(o) {
+        return FileKind::Log(Format::Bedrock);
     }
     match o.get("messages").and_then(Value::as_array) {
         // LangGraph state.
@@ -330,6 +334,23 @@ fn is_gemini_body(o: &Map<String, Value>) -> bool {
                 .and_then(Value::as_object)
                 .is_some_and(|c| c.get("parts").is_some_and(Value::is_array))
         })
+}
+
+/// A Bedrock Converse request body: a `modelId` or `toolConfig`, or
+/// messages whose content blocks carry no `type` (Converse's blocks are
+/// `{"text": …}`, `{"toolUse": …}`, …).
+fn is_converse_body(o: &Map<String, Value>) -> bool {
+    let Some(ms) = o.get("messages").and_then(Value::as_array) else {
+        return false;
+    };
+    let untyped = ms
+        .first()
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .and_then(Value::as_object)
+        .is_some_and(|b| !b.contains_key("type"));
+    o.contains_key("modelId") || o.contains_key("toolConfig") || untyped
 }
 
 /// A Responses API request body: `input` (a string or a list of items)
@@ -396,6 +417,9 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
         if url.contains(":generateContent") || url.contains(":streamGenerateContent") {
             return Format::Gemini;
         }
+        if url.contains("/converse") {
+            return Format::Bedrock;
+        }
     }
     let body = |v: &Value| -> Option<Map<String, Value>> {
         let o = v.as_object()?;
@@ -407,6 +431,12 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
     if let Some(resp) = response.and_then(body) {
         if resp.contains_key("candidates") || resp.contains_key("usageMetadata") {
             return Format::Gemini;
+        }
+        if resp
+            .get("output")
+            .is_some_and(|o| o.get("message").is_some())
+        {
+            return Format::Bedrock;
         }
         if resp.get("object").is_some_and(|o| o == "response")
             || resp.get("output").is_some_and(Value::is_array)
@@ -425,6 +455,9 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
     let req = body(&Value::Object(request.clone())).unwrap_or_default();
     if is_gemini_body(&req) {
         return Format::Gemini;
+    }
+    if is_converse_body(&req) {
+        return Format::Bedrock;
     }
     if !req.contains_key("messages") && req.contains_key("input") {
         return Format::OpenaiResponses;

@@ -225,7 +225,7 @@ fn sources(
             FileKind::Other if looks_like_json(path) => Source::Trace(path.to_path_buf()),
             FileKind::Other => {
                 return Err(InputError::Unusable(format!(
-                    "{}: not a trace file, a Claude Code transcript, a Codex rollout, or an Anthropic, LangChain, OpenAI Chat Completions or Responses, or Gemini log",
+                    "{}: not a trace file, a Claude Code transcript, a Codex rollout, or an Anthropic, LangChain, OpenAI Chat Completions or Responses, Gemini or Bedrock Converse log",
                     path.display()
                 )));
             }

@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod claude_code;
 pub mod codex;
 pub(crate) mod common;
@@ -151,6 +152,8 @@ pub enum Format {
     OpenaiResponses,
     /// Gemini API `generateContent` bodies and logs ([`gemini`]).
     Gemini,
+    /// Amazon Bedrock Converse bodies and logs ([`bedrock`]).
+    Bedrock,
 }
 
 impl Format {
@@ -180,6 +183,7 @@ impl Format {
             Format::Openai => &openai::LOG,
             Format::OpenaiResponses => &openai_responses::LOG,
             Format::Gemini => &gemini::LOG,
+            Format::Bedrock => &bedrock::LOG,
         };
         common::import_files(log, inputs, opts, progress, emit)
     }

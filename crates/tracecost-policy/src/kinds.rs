@@ -204,6 +204,11 @@ impl CacheKind {
             CacheKind::OpenAiAuto => provider == ProviderKind::OpenAi,
             CacheKind::GeminiImplicit => provider == ProviderKind::Google,
             CacheKind::BedrockCachePoint => provider == ProviderKind::BedrockConverse,
+            // Recorded markers are replayed where they were recorded:
+            // Anthropic's cache_control, Bedrock's cache points.
+            CacheKind::Recorded => {
+                provider.speaks_cache_control() || provider == ProviderKind::BedrockConverse
+            }
             k => k.places_markers() && provider.speaks_cache_control(),
         }
     }

@@ -4,6 +4,7 @@
 //! this crate's own (Codex rollouts, Responses API logs) in
 //! `tests/fixtures/` here.
 
+mod import_bedrock;
 mod import_claude_code;
 mod import_codex;
 mod import_formats;

@@ -1,0 +1,483 @@
+//! Importer for Amazon Bedrock Converse logs, mapped to Anthropic shapes so
+//! they can be priced and replayed like any other trace.
+//!
+//! A file holds one Converse request body `{"modelId"?, "messages",
+//! "system"?, "toolConfig"?}` (one call), a JSON list of bodies or of
+//! `{"request": …, "response": …}` pairs, or JSONL of either; requests and
+//! responses may be wrapped by a recorder (`{"url", "body"}`), as in the
+//! other request-log importers.
+//!
+//! Mapping (Converse's blocks carry no `type`; their one member says what
+//! they are):
+//!
+//! - `system[]`: `{text}` → the prompt's system text blocks;
+//! - `messages[]`: role `user` / `assistant`; `{text}` → a text block,
+//!   `{image}` → an image block, `{toolUse {toolUseId, name, input}}` → a
+//!   `tool_use` block, `{toolResult {toolUseId, content, status}}` → a
+//!   `tool_result` block (its `text` and `json` parts as text, `status:
+//!   "error"` as an error), `{reasoningContent}` → dropped and counted (the
+//!   model's reasoning, resent only as signed blocks tracecost does not
+//!   model), other blocks (documents, guard content) dropped and counted;
+//! - `toolConfig.tools[].toolSpec {name, description, inputSchema.json}` →
+//!   tool definitions;
+//! - **`{cachePoint}`** in `system`, a message's `content` or
+//!   `toolConfig.tools` caches the prefix through the block before it: it
+//!   becomes the call's recorded marker on that block (`ttl` `5m` or `1h`
+//!   when given, else 5 minutes), at most the API's four.
+//!
+//! Calls: each request is one call; successive requests extend a trace when
+//! its latest request's messages are a prefix of theirs. The model is the
+//! body's `modelId` (an inference profile or ARN names its model, which the
+//! price table resolves), else the request URL's `/model/{id}/converse`.
+//! The reply is the response's `output.message`.
+//!
+//! Usage: Converse reports `inputTokens` **apart from** the cache
+//! (`cacheReadInputTokens`, `cacheWriteInputTokens`), as Anthropic does: so
+//! uncached input = `inputTokens`, read and write as given, output =
+//! `outputTokens`. `start_ms` comes from the record's `timestamp`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::common::{
+    self, Conversations, Doc, HttpBody, NewCall, ResultContent, TraceBuilder, Unmapped,
+    cap_markers, compact_object, finish_usage, image_from_url, is_error_body, message_key,
+    position_of, read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
+    unwrap_request, unwrap_response,
+};
+use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use crate::engine::cache::ProviderKind;
+use crate::engine::json::{RawObject, raw_json, raw_string};
+use crate::engine::message::{ContentBlock, Message, Role, ToolDefinition};
+use crate::engine::wire::{BlockRef, Marker, Ttl};
+use crate::trace::{Call, Prompt, RecordedUsage};
+
+/// Imports Bedrock Converse request bodies and request/response logs.
+/// Directories are expanded to their `.json`/`.jsonl` files; files are
+/// read in path order.
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+    super::Format::Bedrock.import(inputs, opts)
+}
+
+/// What [`super::Format::Bedrock`] reads, for the loop every log importer
+/// shares ([`common::import_files`]).
+pub(crate) const LOG: common::LogFormat = common::LogFormat {
+    unit: "call(s)",
+    nothing_found: "Bedrock Converse conversations",
+    read,
+};
+
+fn read(
+    path: &Path,
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+    un: &mut Unmapped,
+) -> Result<(Vec<TraceBuilder>, String), ImportError> {
+    let text = read_text(path)?;
+    let mut convs = Conversations::default();
+    let label = format!("Bedrock Converse {}", common::file_name(path));
+    let Some(doc) = split_doc(path, &text, opts, report)? else {
+        return Ok((Vec::new(), label));
+    };
+    // One record, or a line that is not JSON: rejected (or skipped) where
+    // it stands.
+    let mut each = |v: Result<&RawValue, serde_json::Error>,
+                    line: usize,
+                    col: usize|
+     -> Result<(), ImportError> {
+        let err = match v {
+            Ok(v) => match record(v, line, &mut convs, un) {
+                Ok(()) => return Ok(()),
+                Err(msg) => common::invalid(path, line, Some(col), &msg),
+            },
+            Err(e) => common::invalid_json(path, line, &e),
+        };
+        common::reject(opts, report, err)
+    };
+    match doc {
+        Doc::Whole(v) => {
+            let (line, col) = position_of(&text, v.get());
+            if v.get().starts_with('[') {
+                let items = match serde_json::from_str::<Vec<&RawValue>>(v.get()) {
+                    Ok(items) => items,
+                    Err(e) => {
+                        each(Err(e), line, col)?;
+                        Vec::new()
+                    }
+                };
+                for item in items {
+                    let (line, col) = position_of(&text, item.get());
+                    each(Ok(item), line, col)?;
+                }
+            } else {
+                each(Ok(v), line, col)?;
+            }
+        }
+        Doc::Lines(lines) => {
+            for (line, l) in lines {
+                each(serde_json::from_str::<&RawValue>(l), line, 1)?;
+            }
+        }
+    }
+    Ok((convs.builders, label))
+}
+
+/// The model a Converse URL names: `…/model/{id}/converse`.
+fn model_of_url(url: &str) -> Option<String> {
+    let rest = &url[url.find("/model/")? + "/model/".len()..];
+    let id = rest.split('/').next()?;
+    (!id.is_empty()).then(|| id.replace("%3A", ":").replace("%2F", "/"))
+}
+
+fn record(
+    v: &RawValue,
+    line: usize,
+    convs: &mut Conversations,
+    un: &mut Unmapped,
+) -> Result<(), String> {
+    let obj = compact_object(v.get()).ok_or("expected a JSON object")?;
+    let mut base = "";
+    let mut url_model = None;
+    let (body, response, top_ts) = match obj.get("request") {
+        Some(req) => {
+            if let Some(req_obj) = compact_object(req.get())
+                && let Some(Ok(url)) = req_obj.parse::<String>("url")
+            {
+                url_model = model_of_url(&url);
+            }
+            let r = unwrap_request(req)?;
+            base = if r.wrapped {
+                "/request/body"
+            } else {
+                "/request"
+            };
+            let Some(body) = r.body else {
+                un.add("requests without a JSON body", 1);
+                return Ok(());
+            };
+            let ts = r
+                .timestamp_ms
+                .or_else(|| obj.get("timestamp").and_then(timestamp_ms));
+            (body, Some(obj.get("response").map(ToOwned::to_owned)), ts)
+        }
+        None => (obj, None, None),
+    };
+    let Some(raw_messages) = body.get("messages") else {
+        un.add(
+            "records that are neither a request body nor a request/response pair",
+            1,
+        );
+        return Ok(());
+    };
+    let items = serde_json::from_str::<Vec<RawObject>>(raw_messages.get())
+        .map_err(|_| format!("at {base}/messages: expected an array of messages"))?;
+    let mut markers = Vec::new();
+    let tools = map_tools(&body, &mut markers, un);
+    let system = match body.parse::<Vec<RawObject>>("system") {
+        Some(Ok(parts)) => {
+            let (blocks, marks) = map_blocks(&parts, un);
+            markers.extend(marks.into_iter().map(|(b, ttl)| Marker {
+                at: BlockRef::System(b),
+                ttl,
+            }));
+            blocks
+        }
+        _ => Vec::new(),
+    };
+    let mut messages = Vec::with_capacity(items.len());
+    for m in &items {
+        let role = match m.parse::<String>("role") {
+            Some(Ok(r)) if r == "assistant" => Role::Assistant,
+            _ => Role::User,
+        };
+        let Some(Ok(content)) = m.parse::<Vec<RawObject>>("content") else {
+            un.add("messages without a content list (dropped)", 1);
+            continue;
+        };
+        let (blocks, marks) = map_blocks(&content, un);
+        if blocks.is_empty() {
+            un.add("messages with no block mapped (dropped)", 1);
+            continue;
+        }
+        let at = messages.len();
+        markers.extend(marks.into_iter().map(|(block, ttl)| Marker {
+            at: BlockRef::Message { message: at, block },
+            ttl,
+        }));
+        messages.push(Message::new(role, blocks));
+    }
+    if messages.is_empty() {
+        un.add("requests with no conversation messages (no call)", 1);
+        return Ok(());
+    }
+    cap_markers(&mut markers, un);
+    let mut model = match body.parse::<String>("modelId") {
+        Some(Ok(m)) => Some(m),
+        _ => url_model,
+    };
+    let mut usage = None;
+    let mut reply = None;
+    match response {
+        None => {}
+        Some(None) => un.add(
+            "exchanges without a recorded response (kept without usage)",
+            1,
+        ),
+        Some(Some(raw)) => {
+            let resp = unwrap_response(&raw);
+            let failed = resp.status.is_some_and(|s| !(200..300).contains(&s));
+            match (resp.missing, failed, resp.body) {
+                (true, _, _) => un.add(
+                    "exchanges without a recorded response (kept without usage)",
+                    1,
+                ),
+                (_, true, _) => un.add(
+                    "failed exchanges (non-2xx status or error body; kept without usage)",
+                    1,
+                ),
+                (_, _, Some(HttpBody::Json(b))) if is_error_body(&b) => un.add(
+                    "failed exchanges (non-2xx status or error body; kept without usage)",
+                    1,
+                ),
+                (_, _, Some(HttpBody::Json(b))) => {
+                    if model.is_none()
+                        && let Some(Ok(m)) = b.parse::<String>("modelId")
+                    {
+                        model = Some(m);
+                    }
+                    if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
+                        match serde_json::from_str::<ConverseUsage>(u.get()) {
+                            Ok(u) => usage = finish_usage(u.recorded(), un),
+                            Err(_) => un.add("malformed usage objects (ignored)", 1),
+                        }
+                    }
+                    reply = reply_message(&b, un);
+                }
+                (_, _, Some(HttpBody::Text(_))) => un.add(
+                    "streamed responses (not reconstructed; kept without usage)",
+                    1,
+                ),
+                (_, _, None) => un.add(
+                    "responses whose body could not be read (kept without usage)",
+                    1,
+                ),
+            }
+        }
+    }
+    let call = Call {
+        cleared: Vec::new(),
+        messages: messages.len(),
+        start_ms: top_ts,
+        model,
+        prompt: 0,
+        markers: (!markers.is_empty()).then_some(markers),
+        usage,
+    };
+    let keys = messages.iter().map(message_key).collect();
+    let req = NewCall {
+        messages,
+        keys,
+        meta: Vec::new(),
+        prompt: Prompt { system, tools },
+    };
+    convs.add(ProviderKind::BedrockConverse, line, req, call, reply);
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConverseUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    cache_write_input_tokens: Option<u64>,
+}
+
+impl ConverseUsage {
+    /// Converse counts input apart from its cache reads and writes.
+    fn recorded(self) -> RecordedUsage {
+        RecordedUsage {
+            input_tokens: self.input_tokens,
+            cache_creation_input_tokens: self.cache_write_input_tokens,
+            cache_read_input_tokens: self.cache_read_input_tokens,
+            output_tokens: self.output_tokens,
+            ..RecordedUsage::default()
+        }
+    }
+}
+
+/// `output.message` of a Converse response.
+fn reply_message(body: &RawObject, un: &mut Unmapped) -> Option<Message> {
+    let output = compact_object(body.get("output")?.get())?;
+    let message = compact_object(output.get("message")?.get())?;
+    let Some(Ok(content)) = message.parse::<Vec<RawObject>>("content") else {
+        return None;
+    };
+    let (blocks, _) = map_blocks(&content, un);
+    (!blocks.is_empty()).then(|| Message::new(Role::Assistant, blocks))
+}
+
+/// A cache point's TTL: `1h` when it says so, else 5 minutes.
+fn cache_point_ttl(b: &RawObject) -> Ttl {
+    let ttl = compact_object(b.get("cachePoint").map_or("{}", |r| r.get())).and_then(|c| {
+        match c.parse::<String>("ttl") {
+            Some(Ok(t)) => Some(t),
+            _ => None,
+        }
+    });
+    if ttl.as_deref() == Some("1h") {
+        Ttl::OneHour
+    } else {
+        Ttl::FiveMinutes
+    }
+}
+
+/// Converse blocks as Anthropic blocks, and the cache points among them:
+/// `(index of the block each caches through, TTL)`.
+fn map_blocks(list: &[RawObject], un: &mut Unmapped) -> (Vec<ContentBlock>, Vec<(usize, Ttl)>) {
+    let mut blocks = Vec::with_capacity(list.len());
+    let mut marks = Vec::new();
+    let string = |o: &RawObject, k: &str| match o.parse::<String>(k) {
+        Some(Ok(s)) => Some(s),
+        _ => None,
+    };
+    for b in list {
+        if b.get("cachePoint").is_some() {
+            match blocks.len().checked_sub(1) {
+                Some(last) => marks.push((last, cache_point_ttl(b))),
+                None => un.add("cache points before any block (dropped)", 1),
+            }
+            continue;
+        }
+        if let Some(text) = string(b, "text") {
+            blocks.push(ContentBlock::text(&text));
+        } else if let Some(Ok(u)) = b.parse::<RawObject>("toolUse") {
+            let (Some(id), Some(name)) = (string(&u, "toolUseId"), string(&u, "name")) else {
+                un.add("tool uses without an id or a name (dropped)", 1);
+                continue;
+            };
+            let input = u
+                .get("input")
+                .filter(|i| i.get().starts_with('{'))
+                .map(ToOwned::to_owned)
+                .unwrap_or_else(|| raw_json("{}".to_owned()));
+            blocks.push(tool_use_block(&id, &name, input));
+        } else if let Some(Ok(r)) = b.parse::<RawObject>("toolResult") {
+            let Some(id) = string(&r, "toolUseId") else {
+                un.add("tool results without an id (dropped)", 1);
+                continue;
+            };
+            let parts = match r.parse::<Vec<RawObject>>("content") {
+                Some(Ok(p)) => p,
+                _ => Vec::new(),
+            };
+            let text: Vec<String> = parts
+                .iter()
+                .filter_map(|p| {
+                    string(p, "text").or_else(|| p.get("json").map(|j| j.get().to_owned()))
+                })
+                .collect();
+            let error = string(&r, "status").as_deref() == Some("error");
+            blocks.push(tool_result_block(
+                &id,
+                ResultContent::Text(text.join("\n")),
+                error,
+            ));
+        } else if let Some(Ok(img)) = b.parse::<RawObject>("image") {
+            let format = string(&img, "format").unwrap_or_else(|| "png".to_owned());
+            let bytes = compact_object(img.get("source").map_or("{}", |s| s.get()))
+                .and_then(|s| string(&s, "bytes"));
+            match bytes.and_then(|d| image_from_url(&format!("data:image/{format};base64,{d}"))) {
+                Some(block) => blocks.push(block),
+                None => un.add("images without inline bytes (dropped)", 1),
+            }
+        } else if b.get("reasoningContent").is_some() {
+            un.add("reasoning blocks (not modelled; dropped)", 1);
+        } else {
+            un.add(
+                "blocks of other kinds (documents, guard content; dropped)",
+                1,
+            );
+        }
+    }
+    (blocks, marks)
+}
+
+/// `toolConfig.tools[].toolSpec` as tool definitions, a `cachePoint` entry
+/// a marker on the tool before it.
+fn map_tools(
+    body: &RawObject,
+    markers: &mut Vec<Marker>,
+    un: &mut Unmapped,
+) -> Vec<ToolDefinition> {
+    let Some(Ok(config)) = body.parse::<RawObject>("toolConfig") else {
+        return Vec::new();
+    };
+    let Some(Ok(list)) = config.parse::<Vec<RawObject>>("tools") else {
+        un.add("tool configs without a tools list (dropped)", 1);
+        return Vec::new();
+    };
+    let mut out: Vec<ToolDefinition> = Vec::with_capacity(list.len());
+    for t in &list {
+        if t.get("cachePoint").is_some() {
+            match out.len().checked_sub(1) {
+                Some(last) => markers.push(Marker {
+                    at: BlockRef::Tool(last),
+                    ttl: cache_point_ttl(t),
+                }),
+                None => un.add("cache points before any block (dropped)", 1),
+            }
+            continue;
+        }
+        let Some(Ok(spec)) = t.parse::<RawObject>("toolSpec") else {
+            un.add("tools that are not tool specs (dropped)", 1);
+            continue;
+        };
+        let Some(Ok(name)) = spec.parse::<String>("name") else {
+            un.add("tool definitions without a name (dropped)", 1);
+            continue;
+        };
+        let mut def = RawObject::new();
+        def.set("name", raw_string(&name));
+        if let Some(d) = spec.get("description").filter(|d| d.get() != "null") {
+            def.set("description", d.to_owned());
+        }
+        let schema = compact_object(spec.get("inputSchema").map_or("{}", |s| s.get()))
+            .and_then(|s| s.get("json").map(ToOwned::to_owned))
+            .unwrap_or_else(|| raw_json(r#"{"type":"object","properties":{}}"#.to_owned()));
+        def.set("input_schema", schema);
+        match ToolDefinition::from_object(def) {
+            Ok(d) if !out.iter().any(|o| o.name() == d.name()) => out.push(d),
+            _ => un.add("tool definitions repeating a name (dropped)", 1),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_comes_from_the_url_path() {
+        assert_eq!(
+            model_of_url("https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse").as_deref(),
+            Some("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+        );
+        assert_eq!(model_of_url("https://example.com/v1/messages"), None);
+    }
+
+    #[test]
+    fn a_cache_point_marks_the_block_before_it() {
+        let list: Vec<RawObject> = serde_json::from_str(
+            r#"[{"text":"a"},{"cachePoint":{"type":"default"}},{"text":"b"},{"cachePoint":{"type":"default","ttl":"1h"}}]"#,
+        )
+        .unwrap();
+        let mut un = Unmapped::default();
+        let (blocks, marks) = map_blocks(&list, &mut un);
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(marks, [(0, Ttl::FiveMinutes), (1, Ttl::OneHour)]);
+    }
+}
