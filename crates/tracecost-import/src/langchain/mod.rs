@@ -36,8 +36,10 @@
 //! Usage, when an `ai` message has it: `response_metadata.usage` (Anthropic
 //! fields, or OpenAI's `prompt_tokens`), `response_metadata.token_usage`
 //! (OpenAI), else `usage_metadata` (LangChain's totals: uncached input =
-//! `input_tokens` − `cache_read` − `cache_creation` of
-//! `input_token_details`). The model comes from
+//! `input_tokens` − `cache_read` − the writes of `input_token_details`,
+//! the writes being its `ephemeral_5m` + `ephemeral_1h` split when given,
+//! else `cache_creation`, which langchain-anthropic zeroes when it gives
+//! the split). The model comes from
 //! `response_metadata.model_name` / `model`; the provider is OpenAI for
 //! `gpt-*` / `o1`… / `chatgpt-*` models, Google for `gemini-*`, else
 //! Anthropic.

@@ -83,11 +83,25 @@ struct LcDetails {
 }
 
 /// LangChain's `usage_metadata`, whose `input_tokens` is the total input.
+///
+/// The writes are the `ephemeral_5m` / `ephemeral_1h` split when it is
+/// there, else `cache_creation`: langchain-anthropic sets `cache_creation`
+/// to 0 whenever it reports the split (so as not to count the writes twice
+/// in its own total), and a reader taking `cache_creation` alone would
+/// leave the writes in the uncached input and bill them twice.
 fn langchain_usage(raw: &RawValue) -> Option<RecordedUsage> {
     let u: LcUsage = serde_json::from_str(raw.get()).ok()?;
     let d = u.input_token_details;
     let read = d.as_ref().and_then(|d| d.cache_read);
-    let creation = d.as_ref().and_then(|d| d.cache_creation);
+    let split = d.as_ref().map_or(0, |d| {
+        d.ephemeral_5m_input_tokens
+            .unwrap_or(0)
+            .saturating_add(d.ephemeral_1h_input_tokens.unwrap_or(0))
+    });
+    let creation = match d.as_ref().and_then(|d| d.cache_creation) {
+        _ if split > 0 => Some(split),
+        c => c,
+    };
     Some(RecordedUsage {
         input_tokens: u.input_tokens.map(|t| {
             t.saturating_sub(read.unwrap_or(0))
@@ -116,5 +130,20 @@ mod tests {
         assert_eq!(u.cache_read_input_tokens, Some(800));
         assert_eq!(u.cache_creation_input_tokens, Some(150));
         assert_eq!(u.output_tokens, Some(7));
+    }
+
+    #[test]
+    fn the_write_split_counts_once_when_cache_creation_is_zeroed() {
+        // As langchain-anthropic reports a streamed reply: the split given,
+        // cache_creation set to 0, input_tokens the total.
+        let raw = RawValue::from_string(
+            r#"{"input_tokens":2112,"output_tokens":40,"input_token_details":{"cache_read":0,"cache_creation":0,"ephemeral_5m_input_tokens":100,"ephemeral_1h_input_tokens":2000}}"#.to_owned(),
+        )
+        .unwrap();
+        let u = langchain_usage(&raw).unwrap();
+        assert_eq!(u.input_tokens, Some(12));
+        assert_eq!(u.cache_creation_input_tokens, Some(2100));
+        assert_eq!(u.ephemeral_5m_input_tokens, Some(100));
+        assert_eq!(u.ephemeral_1h_input_tokens, Some(2000));
     }
 }

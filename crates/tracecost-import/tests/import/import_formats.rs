@@ -632,3 +632,48 @@ fn odd_but_valid_records_still_give_loadable_traces() {
         );
     }
 }
+
+#[test]
+fn langchain_anthropic_write_split_is_billed_once_streamed_or_not() {
+    // Made by langchain-anthropic against a stub server (the script beside
+    // the fixtures): a streamed reply keeps its usage only in
+    // usage_metadata, with cache_creation zeroed beside the 5m/1h split; a
+    // reply not streamed keeps Anthropic's usage in response_metadata too.
+    // Both must give what the server reported.
+    for file in ["lc_stream_cache_split.json", "lc_invoke_cache_split.json"] {
+        let out = import(langchain::import, file);
+        assert_eq!(out.traces.len(), 1, "{file}");
+        let t = &out.traces[0];
+        assert_eq!(t.calls.len(), 2, "{file}");
+        let got: Vec<_> = t
+            .calls
+            .iter()
+            .map(|c| {
+                let u = c.usage.unwrap();
+                (
+                    u.input_tokens,
+                    u.cache_creation_input_tokens,
+                    u.ephemeral_5m_input_tokens,
+                    u.ephemeral_1h_input_tokens,
+                    u.cache_read_input_tokens,
+                    u.output_tokens,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    Some(12),
+                    Some(2100),
+                    Some(100),
+                    Some(2000),
+                    Some(0),
+                    Some(40)
+                ),
+                (Some(9), Some(700), Some(700), Some(0), Some(2100), Some(12)),
+            ],
+            "{file}"
+        );
+    }
+}
