@@ -82,7 +82,7 @@ pub(crate) fn grid_configs(
             let mut out: Vec<String> = Vec::new();
             for q in &quos {
                 let p = match q.cache.kind() {
-                    CacheKind::OpenAiAuto => "openai",
+                    CacheKind::OpenAiAuto | CacheKind::OpenAiBreakpoints => "openai",
                     CacheKind::GeminiImplicit => "google",
                     CacheKind::BedrockCachePoint => "bedrock-converse",
                     _ => "anthropic",

@@ -396,3 +396,107 @@ fn a_bedrock_converse_log_replays_its_recorded_cache_points() {
     let expect = (3.0 * 3.0 + 2000.0 * 0.3 + 130.0 * 3.75 + 20.0 * 15.0) / 1e6;
     assert!((rec - expect).abs() < 1e-12, "{rec} vs {expect}");
 }
+
+#[test]
+fn explicit_breakpoints_hold_the_system_prompt_for_their_ttl() {
+    // A GPT-5.6 conversation over a 3,000-token system prompt whose third
+    // call comes 40 minutes after the second: past the implicit
+    // breakpoint's 30 minutes, within an explicit one's 12 hours.
+    let system = "Answer from the documents. ".repeat(500);
+    let doc = "OpenAI matches a prefix exactly at a breakpoint. ".repeat(60);
+    let json = serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": "o",
+        "provider": "openai",
+        "model": "gpt-5.6",
+        "system": [{"type": "text", "text": system}],
+        "messages": [
+            {"role": "user", "content": doc},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "And then?"},
+            {"role": "assistant", "content": "It reads it cheaper."},
+            {"role": "user", "content": "Thanks."}
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": 0},
+            {"messages": 3, "start_ms": 60_000},
+            {"messages": 5, "start_ms": 60_000 + 40 * 60_000}
+        ]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("o.json");
+    std::fs::write(&path, json.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+    let run = |cache: &str| {
+        json_of(&[
+            "replay",
+            path,
+            "--config",
+            &format!("off+{cache}"),
+            "--format",
+            "json",
+        ])
+    };
+    let col = |v: &Value, i: usize, k: &str| v["calls"][i][k].as_u64().unwrap();
+    let total = |v: &Value, i: usize| {
+        [
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        ]
+        .iter()
+        .map(|k| col(v, i, k))
+        .sum::<u64>()
+    };
+    let auto = run("openai-auto");
+    let short = run("openai-breakpoints");
+    let long = run("openai-breakpoints:ttl=12h");
+    assert_eq!(long["config"], "off+openai-breakpoints:ttl=12h");
+    for v in [&auto, &short, &long] {
+        // The second call reads all the first sent, at its implicit
+        // breakpoint.
+        assert_eq!(col(v, 1, "cache_read_input_tokens"), total(v, 0));
+    }
+    // 40 minutes on, only a 12-hour breakpoint is left: the system prompt.
+    assert_eq!(col(&auto, 2, "cache_read_input_tokens"), 0);
+    assert_eq!(col(&short, 2, "cache_read_input_tokens"), 0);
+    let system_read = col(&long, 2, "cache_read_input_tokens");
+    assert!(
+        system_read > 2_500 && system_read + 500 < total(&long, 0),
+        "{system_read} of {}",
+        total(&long, 0)
+    );
+    // The 12-hour breakpoint is written once, at the first call.
+    assert_eq!(
+        long["totals"]["cache_creation"]["ephemeral_1h_input_tokens"].as_u64(),
+        Some(system_read),
+        "{}",
+        long["totals"]
+    );
+}
+
+#[test]
+fn breakpoints_are_refused_before_gpt_5_6() {
+    let (code, _, err) = outcome(
+        tracecost()
+            .args(["replay", &agent(), "--cache", "openai-breakpoints"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("only GPT-5.6 and later take; gpt-4o-mini caches automatically: choose openai-auto instead"),
+        "{err}"
+    );
+    let v = json_of(&[
+        "replay",
+        &agent(),
+        "--cache",
+        "openai-breakpoints",
+        "--model",
+        "gpt-5.6",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["config"], "off+openai-breakpoints@gpt-5.6");
+}

@@ -211,6 +211,11 @@ impl ReplayPlan {
     pub fn new(runs: Vec<TraceRun>, cost: CostPlan) -> Result<ReplayPlan, AppError> {
         for r in &runs {
             crate::replay::check_config(&r.trace, &r.config)?;
+            crate::replay::check_model(
+                &r.trace,
+                &r.config,
+                cost.pricing.lookup(r.config.model_for_trace(&r.trace))?,
+            )?;
             for call in &r.trace.calls {
                 cost.pricing
                     .lookup(r.config.model_for_call(&r.trace, call))?;

@@ -635,6 +635,24 @@ pub fn markers_for_call(
             out.extend(tail_marker(view).map(|at| Marker { at, ttl }));
             out
         }
+        // OpenAI's explicit breakpoints after the tools and the system
+        // prompt (the implicit one on the newest message is the API's, not
+        // the request's). Their TTL rides in the marker's two lengths: the
+        // shorter for 30 minutes, the longer for 12 hours.
+        Cache::OpenAiBreakpoints { ttl } => markers_for_call(
+            &Cache::System {
+                ttl: crate::TtlChoice::Fixed(match ttl {
+                    crate::BreakpointTtl::ThirtyMinutes => Ttl::FiveMinutes,
+                    crate::BreakpointTtl::TwelveHours => Ttl::OneHour,
+                }),
+            },
+            None,
+            recorded_ttl,
+            tools,
+            system,
+            view,
+            &|| None,
+        ),
     }
 }
 

@@ -123,11 +123,13 @@ pub enum CacheKind {
     GeminiImplicit,
     /// Bedrock Converse's cache points.
     BedrockCachePoint,
+    /// OpenAI's explicit breakpoints (GPT-5.6 and later).
+    OpenAiBreakpoints,
 }
 
 impl CacheKind {
     /// Every cache policy, in the order they are listed.
-    pub const ALL: [CacheKind; 9] = [
+    pub const ALL: [CacheKind; 10] = [
         CacheKind::None,
         CacheKind::System,
         CacheKind::Native,
@@ -135,6 +137,7 @@ impl CacheKind {
         CacheKind::Recorded,
         CacheKind::ClaudeCode,
         CacheKind::OpenAiAuto,
+        CacheKind::OpenAiBreakpoints,
         CacheKind::GeminiImplicit,
         CacheKind::BedrockCachePoint,
     ];
@@ -151,6 +154,7 @@ impl CacheKind {
             CacheKind::OpenAiAuto => "openai-auto",
             CacheKind::GeminiImplicit => "gemini-implicit",
             CacheKind::BedrockCachePoint => "bedrock-cachepoint",
+            CacheKind::OpenAiBreakpoints => "openai-breakpoints",
         }
     }
 
@@ -166,8 +170,9 @@ impl CacheKind {
             CacheKind::OpenAiAuto => "OpenAI's automatic cache: no markers, every prompt cached",
             CacheKind::GeminiImplicit => "Gemini's implicit cache: no markers, every prompt cached",
             CacheKind::BedrockCachePoint => {
-                "Bedrock Converse cachePoint blocks after tools and system, one rolling"
+                "Bedrock cachePoint blocks: tools, system, a rolling one"
             }
+            CacheKind::OpenAiBreakpoints => "GPT-5.6+ explicit breakpoints after tools and system",
         }
     }
 
@@ -204,6 +209,7 @@ impl CacheKind {
             CacheKind::OpenAiAuto => provider == ProviderKind::OpenAi,
             CacheKind::GeminiImplicit => provider == ProviderKind::Google,
             CacheKind::BedrockCachePoint => provider == ProviderKind::BedrockConverse,
+            CacheKind::OpenAiBreakpoints => provider == ProviderKind::OpenAi,
             // Recorded markers are replayed where they were recorded:
             // Anthropic's cache_control, Bedrock's cache points.
             CacheKind::Recorded => {

@@ -40,7 +40,7 @@ pub use peers::{
     ANTHROPIC_CLEARED_PLACEHOLDER, CLAUDE_CODE_CLEARED_PLACEHOLDER, ClearToolUses, LangchainClear,
     PeerParams, ReprCache, langchain_approx_tokens,
 };
-pub use retention::OpenAiRetention;
+pub use retention::{BreakpointTtl, OpenAiRetention};
 pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 
 use std::fmt;
@@ -146,6 +146,13 @@ pub enum Cache {
     BedrockCachePoint {
         /// TTL of the cache points.
         ttl: TtlChoice,
+    },
+    /// OpenAI's breakpoints (GPT-5.6 and later): explicit
+    /// `prompt_cache_breakpoint`s after the tools and the system prompt,
+    /// besides the implicit one the API keeps on the newest message.
+    OpenAiBreakpoints {
+        /// TTL of the explicit breakpoints.
+        ttl: BreakpointTtl,
     },
     /// Gemini's implicit cache: no markers, every prompt cached.
     GeminiImplicit {
@@ -460,6 +467,7 @@ impl Cache {
         let mut ttl = TtlChoice::Fixed(DEFAULT_TTL);
         let mut manifest = DEFAULT_MANIFEST;
         let (mut retention, mut idle) = (None, None);
+        let mut breakpoint_ttl = BreakpointTtl::default();
         for (k, v) in params {
             match (kind, k) {
                 (CacheKind::OpenAiAuto, "retention") => retention = Some(v),
@@ -467,6 +475,10 @@ impl Cache {
                 (CacheKind::OpenAiAuto, _) => {
                     return Err(unknown(input, name, k, "retention, idle"));
                 }
+                (CacheKind::OpenAiBreakpoints, "ttl") => {
+                    breakpoint_ttl = BreakpointTtl::parse(v).map_err(|r| err(input, r))?
+                }
+                (CacheKind::OpenAiBreakpoints, _) => return Err(unknown(input, name, k, "ttl")),
                 (CacheKind::GeminiImplicit, "idle") => idle = Some(v),
                 (CacheKind::GeminiImplicit, _) => return Err(unknown(input, name, k, "idle")),
                 (_, "ttl") if kind.has_ttl() => {
@@ -492,6 +504,11 @@ impl Cache {
                 };
             return Ok(Cache::GeminiImplicit { idle_minutes });
         }
+        if kind == CacheKind::OpenAiBreakpoints {
+            return Ok(Cache::OpenAiBreakpoints {
+                ttl: breakpoint_ttl,
+            });
+        }
         if kind == CacheKind::OpenAiAuto {
             let retention =
                 OpenAiRetention::from_params(retention, idle).map_err(|r| err(input, r))?;
@@ -515,6 +532,9 @@ impl Cache {
             },
             CacheKind::GeminiImplicit => Cache::GeminiImplicit { idle_minutes: None },
             CacheKind::BedrockCachePoint => Cache::BedrockCachePoint { ttl },
+            CacheKind::OpenAiBreakpoints => Cache::OpenAiBreakpoints {
+                ttl: BreakpointTtl::default(),
+            },
         }
     }
 
@@ -524,6 +544,7 @@ impl Cache {
             Cache::None
             | Cache::Recorded
             | Cache::OpenAiAuto { .. }
+            | Cache::OpenAiBreakpoints { .. }
             | Cache::GeminiImplicit { .. } => None,
             Cache::System { ttl }
             | Cache::Native { ttl, .. }
@@ -545,6 +566,7 @@ impl Cache {
             Cache::OpenAiAuto { .. } => CacheKind::OpenAiAuto,
             Cache::GeminiImplicit { .. } => CacheKind::GeminiImplicit,
             Cache::BedrockCachePoint { .. } => CacheKind::BedrockCachePoint,
+            Cache::OpenAiBreakpoints { .. } => CacheKind::OpenAiBreakpoints,
         }
     }
 }
@@ -557,6 +579,10 @@ impl fmt::Display for Cache {
             Cache::OpenAiAuto { retention } => match retention {
                 OpenAiRetention::Model => Ok(()),
                 r => write!(f, ":{r}"),
+            },
+            Cache::OpenAiBreakpoints { ttl } => match ttl {
+                BreakpointTtl::ThirtyMinutes => Ok(()),
+                t => write!(f, ":ttl={t}"),
             },
             Cache::GeminiImplicit { idle_minutes } => match idle_minutes {
                 None => Ok(()),
@@ -641,6 +667,8 @@ mod tests {
             "off+gemini-implicit",
             "ledger:t=8000,k=2+gemini-implicit:idle=10m",
             "off+bedrock-cachepoint:ttl=5m",
+            "off+openai-breakpoints",
+            "ledger:t=8000,k=2+openai-breakpoints:ttl=12h@gpt-5.6",
         ] {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
@@ -708,13 +736,21 @@ mod tests {
             ),
             ("off+tail:ttl=2h", "ttl \"2h\" is not 5m, 1h or recorded"),
             (
+                "off+openai-breakpoints:ttl=1h",
+                "ttl \"1h\" is not one of 30m or 12h (the TTLs of OpenAI's prompt_cache_breakpoint)",
+            ),
+            (
+                "off+openai-breakpoints:idle=5m",
+                "openai-breakpoints has no parameter \"idle\" (allowed: ttl)",
+            ),
+            (
                 "off+native:manifest=hot",
                 "unknown manifest position \"hot\"; expected cached or volatile",
             ),
             ("off+none@", "a model name must follow '@'"),
             (
                 "off+fast",
-                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code, openai-auto, gemini-implicit or bedrock-cachepoint)",
+                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code, openai-auto, openai-breakpoints, gemini-implicit or bedrock-cachepoint)",
             ),
             ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
         ];

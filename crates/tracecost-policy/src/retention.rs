@@ -1,5 +1,6 @@
-//! How long OpenAI's automatic cache holds a prefix, as a config asks:
-//! the `openai-auto` cache policy's parameters.
+//! How long OpenAI's caches hold a prefix, as a config asks: the
+//! `openai-auto` cache policy's parameters, and the TTL of the breakpoints
+//! `openai-breakpoints` places.
 //!
 //! OpenAI's API takes `prompt_cache_retention`: `in_memory` (cleared after
 //! some minutes of inactivity: 5–10 by the guide, always within an hour)
@@ -90,9 +91,54 @@ impl fmt::Display for OpenAiRetention {
     }
 }
 
+/// The TTL of the explicit breakpoints an `openai-breakpoints` config
+/// places (GPT-5.6 and later): a `prompt_cache_breakpoint`'s `ttl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum BreakpointTtl {
+    /// `30m`, the API's default.
+    #[default]
+    ThirtyMinutes,
+    /// `12h`.
+    TwelveHours,
+}
+
+impl BreakpointTtl {
+    /// Reads a `ttl=` parameter.
+    pub fn parse(v: &str) -> Result<Self, String> {
+        match v {
+            "30m" => Ok(BreakpointTtl::ThirtyMinutes),
+            "12h" => Ok(BreakpointTtl::TwelveHours),
+            other => Err(format!(
+                "ttl {other:?} is not one of 30m or 12h (the TTLs of OpenAI's prompt_cache_breakpoint)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for BreakpointTtl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BreakpointTtl::ThirtyMinutes => "30m",
+            BreakpointTtl::TwelveHours => "12h",
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn breakpoint_ttls_read_and_write_back() {
+        for t in [BreakpointTtl::ThirtyMinutes, BreakpointTtl::TwelveHours] {
+            assert_eq!(BreakpointTtl::parse(&t.to_string()), Ok(t));
+        }
+        assert!(
+            BreakpointTtl::parse("1h")
+                .unwrap_err()
+                .contains("30m or 12h")
+        );
+    }
 
     #[test]
     fn parameters_read_and_write_back() {

@@ -6,7 +6,7 @@ use crate::cost::pricing::Pricing;
 use crate::policy::Config;
 use crate::trace::Trace;
 
-use super::{ReplayError, check_config};
+use super::{ReplayError, check_config, check_model};
 
 /// A sweep's configs and, per trace, the ones replayed over it.
 ///
@@ -39,7 +39,11 @@ impl Applicability {
         for (c, config) in a.configs.iter().enumerate() {
             for (t, trace) in traces.iter().enumerate() {
                 check_config(trace, config)?;
-                pricing.lookup(config.model_for_trace(trace))?;
+                check_model(
+                    trace,
+                    config,
+                    pricing.lookup(config.model_for_trace(trace))?,
+                )?;
                 a.applies[t][c] = true;
             }
         }
@@ -62,7 +66,11 @@ impl Applicability {
             let b = a.baselines[t];
             let baseline = &a.configs[b];
             check_config(trace, baseline)?;
-            pricing.lookup(baseline.model_for_trace(trace))?;
+            check_model(
+                trace,
+                baseline,
+                pricing.lookup(baseline.model_for_trace(trace))?,
+            )?;
             a.applies[t][b] = true;
         }
         for c in 0..a.grid {
@@ -72,12 +80,16 @@ impl Applicability {
                 if a.applies[t][c] {
                     continue;
                 }
-                match check_config(trace, config) {
+                let refusal = match check_config(trace, config) {
                     Ok(()) => {
-                        pricing.lookup(config.model_for_trace(trace))?;
-                        a.applies[t][c] = true;
+                        let price = pricing.lookup(config.model_for_trace(trace))?;
+                        check_model(trace, config, price).err()
                     }
-                    Err(e) => {
+                    Err(e) => Some(e),
+                };
+                match refusal {
+                    None => a.applies[t][c] = true,
+                    Some(e) => {
                         first_refusal.get_or_insert(e);
                     }
                 }

@@ -21,6 +21,7 @@ pub(super) fn caches(
         .iter()
         .map(|c| {
             let price = ctx.pricing.lookup(c.model_for_trace(prepared.trace))?;
+            super::check_model(prepared.trace, c, price)?;
             Ok(prompt_cache(&c.cache, price))
         })
         .collect()
@@ -32,6 +33,8 @@ pub(super) fn caches(
 ///   (held 30 minutes, 12 hours under extended retention, the idle time
 ///   asked otherwise), the automatic prefix cache before (held as the
 ///   config asks, else as the model takes by default);
+/// - `openai-breakpoints`: the breakpoint cache of GPT-5.6 and later, the
+///   implicit breakpoint held 30 minutes and the explicit ones as asked;
 /// - `gemini-implicit`: Gemini's implicit cache, held the idle time asked
 ///   (else the default);
 /// - every other policy (Anthropic's markers, Bedrock's cache points, no
@@ -47,6 +50,9 @@ pub fn prompt_cache(cache: &Cache, price: &ModelPrice) -> Box<dyn PromptCache> {
                 r => r.idle_ms(false).unwrap_or(DEFAULT_TTL_MS),
             }))
         }
+        // The explicit breakpoints carry their own TTL (a 1-hour marker
+        // asks for 12 hours); the implicit one is held the default.
+        Cache::OpenAiBreakpoints { .. } => Box::new(OpenAiBreakpointCache::new(DEFAULT_TTL_MS)),
         Cache::GeminiImplicit { idle_minutes } => {
             Box::new(AutomaticCache::gemini(Retention::InMemory {
                 idle_ms: idle_minutes.map_or(crate::cost::automatic_cache::DEFAULT_IDLE_MS, |m| {

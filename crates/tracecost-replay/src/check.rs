@@ -1,6 +1,7 @@
 //! Whether a config can apply to a trace: its cache and compaction
 //! policies must be ones the trace's provider runs.
 
+use crate::cost::pricing::ModelPrice;
 use crate::engine::cache::ProviderKind;
 use crate::policy::{Cache, Compaction, Config};
 use crate::trace::Trace;
@@ -59,6 +60,17 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             ),
         });
     }
+    if matches!(config.cache, Cache::OpenAiBreakpoints { .. })
+        && trace.provider != ProviderKind::OpenAi
+    {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy {} places OpenAI's prompt_cache_breakpoints, and this trace's provider is {}",
+                config.cache, trace.provider
+            ),
+        });
+    }
     if config.cache == Cache::Recorded && !trace.has_markers() {
         let others: Vec<&str> = crate::policy::CacheKind::ALL
             .into_iter()
@@ -90,6 +102,24 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
                 "{} is an Anthropic API feature; provider is {}",
                 config.compaction.kind().name(),
                 trace.provider
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that `config`'s cache runs on `price`, the model `config`
+/// prices `trace` with: OpenAI's breakpoints only on the models that take
+/// them (GPT-5.6 and later).
+pub fn check_model(trace: &Trace, config: &Config, price: &ModelPrice) -> Result<(), ReplayError> {
+    if matches!(config.cache, Cache::OpenAiBreakpoints { .. }) && !price.breakpoint_cache {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy {} places prompt_cache_breakpoints, which only GPT-5.6 and later take; {} caches automatically: choose {} instead",
+                config.cache,
+                price.id,
+                crate::policy::CacheKind::OpenAiAuto.name()
             ),
         });
     }

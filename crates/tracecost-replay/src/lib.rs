@@ -35,7 +35,7 @@ use group::GroupRun;
 
 use caches::caches;
 pub use caches::prompt_cache;
-pub use check::{check_config, trace_label};
+pub use check::{check_config, check_model, trace_label};
 pub use prepare::{
     BlockCount, HiddenCache, MEDIA_TOKENS, PreparedTrace, Scale, SharedState, TraceCalibration,
     block_token_text, count_block,
