@@ -83,7 +83,7 @@ pub(crate) fn grid_configs(
             for q in &quos {
                 let p = match q.cache.kind() {
                     CacheKind::OpenAiAuto | CacheKind::OpenAiBreakpoints => "openai",
-                    CacheKind::GeminiImplicit => "google",
+                    CacheKind::GeminiImplicit | CacheKind::GeminiExplicit => "google",
                     CacheKind::BedrockCachePoint => "bedrock-converse",
                     _ => "anthropic",
                 };

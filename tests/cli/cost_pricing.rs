@@ -192,9 +192,20 @@ fn every_openai_model_has_its_prices_window_and_write_rule() {
 }
 
 /// Gemini's models, from Google's pricing page and caching guide: USD per
-/// million tokens of input, cached input and output, the implicit cache's
-/// minimum, and the rates above 200K tokens where there are some.
-const GEMINI: &[(&str, f64, f64, f64, u64, Option<(f64, f64, f64)>)] = &[
+/// million tokens of input, cached input and output, the caching minimum,
+/// the rates above 200K tokens where there are some, and the storage of
+/// explicit cached contents per million tokens per hour where the pricing
+/// page gives it.
+type GeminiRow = (
+    &'static str,
+    f64,
+    f64,
+    f64,
+    u64,
+    Option<(f64, f64, f64)>,
+    Option<f64>,
+);
+const GEMINI: &[GeminiRow] = &[
     (
         "gemini-3.1-pro-preview",
         2.0,
@@ -202,6 +213,7 @@ const GEMINI: &[(&str, f64, f64, f64, u64, Option<(f64, f64, f64)>)] = &[
         12.0,
         4096,
         Some((4.0, 0.4, 18.0)),
+        Some(4.5),
     ),
     (
         "gemini-3-pro-preview",
@@ -210,10 +222,11 @@ const GEMINI: &[(&str, f64, f64, f64, u64, Option<(f64, f64, f64)>)] = &[
         12.0,
         4096,
         Some((4.0, 0.4, 18.0)),
+        Some(4.5),
     ),
-    ("gemini-3.6-flash", 1.5, 0.15, 7.5, 4096, None),
-    ("gemini-3.5-flash", 1.5, 0.15, 9.0, 4096, None),
-    ("gemini-3-flash", 0.5, 0.05, 3.0, 4096, None),
+    ("gemini-3.6-flash", 1.5, 0.15, 7.5, 4096, None, None),
+    ("gemini-3.5-flash", 1.5, 0.15, 9.0, 4096, None, None),
+    ("gemini-3-flash", 0.5, 0.05, 3.0, 4096, None, Some(1.0)),
     (
         "gemini-2.5-pro",
         1.25,
@@ -221,15 +234,24 @@ const GEMINI: &[(&str, f64, f64, f64, u64, Option<(f64, f64, f64)>)] = &[
         10.0,
         2048,
         Some((2.5, 0.25, 15.0)),
+        Some(4.5),
     ),
-    ("gemini-2.5-flash", 0.3, 0.03, 2.5, 2048, None),
-    ("gemini-2.5-flash-lite", 0.1, 0.01, 0.4, 2048, None),
+    ("gemini-2.5-flash", 0.3, 0.03, 2.5, 2048, None, Some(1.0)),
+    (
+        "gemini-2.5-flash-lite",
+        0.1,
+        0.01,
+        0.4,
+        2048,
+        None,
+        Some(1.0),
+    ),
 ];
 
 #[test]
-fn every_gemini_model_has_its_prices_minimum_and_no_write_fee() {
+fn every_gemini_model_has_its_prices_minimum_and_storage() {
     let p = Pricing::builtin();
-    for &(name, input, cached, output, min, long) in GEMINI {
+    for &(name, input, cached, output, min, long, storage) in GEMINI {
         let m = p.lookup(name).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.provider, ProviderKind::Google, "{name}");
         let r = m.rates;
@@ -238,11 +260,14 @@ fn every_gemini_model_has_its_prices_minimum_and_no_write_fee() {
             (input, cached, output),
             "{name}"
         );
-        assert_eq!(
-            (r.cache_write_5m, r.cache_write_1h),
-            (input, input),
-            "{name}"
-        );
+        assert_eq!(m.cache_storage_per_mtok_hour, storage, "{name}");
+        // The implicit cache bills no write; the 1-hour column is the
+        // creation of an explicit cached content held its default hour:
+        // input, an hour of storage and the read of the request that made
+        // it.
+        let creation = storage.map_or(input, |s| input + cached + s);
+        assert_eq!(r.cache_write_5m, input, "{name}");
+        assert!((r.cache_write_1h - creation).abs() < 1e-12, "{name}");
         assert_eq!(m.min_cacheable_tokens, min, "{name}");
         assert_eq!(m.window_tokens(), 1_048_576, "{name}");
         let lc = m.long_context.map(|lc| {
@@ -665,4 +690,40 @@ fn missing_pricing_file_is_an_error_naming_it() {
         err.starts_with(&format!("{}:1:12: invalid JSON:", path.display())),
         "{err}"
     );
+}
+
+#[test]
+fn litellm_gemini_rows_keep_a_known_storage_price_and_guess_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("litellm.json");
+    std::fs::write(
+        &path,
+        serde_json::json!({
+            "gemini/gemini-2.5-pro": {
+                "litellm_provider": "gemini", "mode": "chat",
+                "input_cost_per_token": 1.5e-6, "output_cost_per_token": 1.2e-5,
+                "cache_read_input_token_cost": 1.5e-7
+            },
+            "gemini-9-house": {
+                "litellm_provider": "gemini", "mode": "chat",
+                "input_cost_per_token": 1e-6, "output_cost_per_token": 4e-6,
+                "cache_read_input_token_cost": 1e-7
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut p = Pricing::builtin();
+    p.merge_file(&path).unwrap();
+    // A known model keeps its storage price; its creation rate follows the
+    // file's input and read prices.
+    let pro = p.lookup("gemini-2.5-pro").unwrap();
+    assert_eq!(pro.rates.input, 1.5);
+    assert_eq!(pro.cache_storage_per_mtok_hour, Some(4.5));
+    assert!((pro.rates.cache_write_1h - (1.5 + 0.15 + 4.5)).abs() < 1e-9);
+    // A new one has none to go by: no explicit caching priced for it.
+    let house = p.lookup("gemini-9-house").unwrap();
+    assert_eq!(house.provider, ProviderKind::Google);
+    assert_eq!(house.cache_storage_per_mtok_hour, None);
+    assert_eq!(house.rates.cache_write_1h, house.rates.input);
 }

@@ -500,3 +500,85 @@ fn breakpoints_are_refused_before_gpt_5_6() {
     ]);
     assert_eq!(v["config"], "off+openai-breakpoints@gpt-5.6");
 }
+
+#[test]
+fn gemini_cached_contents_bill_creation_and_storage_and_live_an_hour() {
+    // A Gemini 2.5 Pro conversation over a 3,000-token system prompt; the
+    // third call comes 70 minutes after the first, past the cached
+    // content's default hour.
+    let system = "Answer from the documents. ".repeat(500);
+    let json = serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": "g",
+        "provider": "google",
+        "model": "gemini-2.5-pro",
+        "system": [{"type": "text", "text": system}],
+        "messages": [
+            {"role": "user", "content": "What do they say?"},
+            {"role": "assistant", "content": "That caching pays."},
+            {"role": "user", "content": "And then?"},
+            {"role": "assistant", "content": "It reads it cheaper."},
+            {"role": "user", "content": "Thanks."}
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": 0},
+            {"messages": 3, "start_ms": 60_000},
+            {"messages": 5, "start_ms": 70 * 60_000}
+        ]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.json");
+    std::fs::write(&path, json.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+    let v = json_of(&[
+        "replay",
+        path,
+        "--cache",
+        "gemini-explicit",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["config"], "off+gemini-explicit");
+    let col = |i: usize, k: &str| v["calls"][i][k].as_u64().unwrap();
+    let created = |i: usize| {
+        v["calls"][i]["cache_creation"]["ephemeral_1h_input_tokens"]
+            .as_u64()
+            .unwrap()
+    };
+    let cached = created(0);
+    assert!(cached > 2_500, "the system prompt is cached: {cached}");
+    assert_eq!(col(0, "cache_read_input_tokens"), 0);
+    // The next call names it: its tokens at the cached rate.
+    assert_eq!((created(1), col(1, "cache_read_input_tokens")), (0, cached));
+    // 70 minutes after its creation it is gone, and created again.
+    assert_eq!((created(2), col(2, "cache_read_input_tokens")), (cached, 0));
+    // A creation costs $1.25 input + $0.125 read + $4.50 an hour of
+    // storage per million tokens; the rest of the prompt $1.25, output $10.
+    let expected = (cached as f64 * 5.875
+        + col(0, "input_tokens") as f64 * 1.25
+        + col(0, "output_tokens") as f64 * 10.0)
+        / 1e6;
+    let cost = v["calls"][0]["cost_usd"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-9, "{cost} vs {expected}");
+    // Where no storage price is known, it is refused.
+    let (code, _, err) = outcome(
+        tracecost()
+            .args([
+                "replay",
+                path,
+                "--cache",
+                "gemini-explicit",
+                "--model",
+                "gemini-3.6-flash",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "no storage price is known for gemini-3.6-flash; choose gemini-implicit instead"
+        ),
+        "{err}"
+    );
+}

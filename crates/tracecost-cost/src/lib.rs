@@ -35,6 +35,7 @@ use tracecost_engine as engine;
 pub mod cache_sim;
 pub mod automatic_cache;
 pub mod openai_breakpoints;
+pub mod explicit_cache;
 pub mod pricing;
 pub mod prompt_cache;
 pub mod tokens;

@@ -635,6 +635,19 @@ pub fn markers_for_call(
             out.extend(tail_marker(view).map(|at| Marker { at, ttl }));
             out
         }
+        // Gemini's cached content closes where the prompt region does (the
+        // simulator caches what the last marker closes), held an hour.
+        Cache::GeminiExplicit => markers_for_call(
+            &Cache::System {
+                ttl: crate::TtlChoice::Fixed(Ttl::OneHour),
+            },
+            None,
+            recorded_ttl,
+            tools,
+            system,
+            view,
+            &|| None,
+        ),
         // OpenAI's explicit breakpoints after the tools and the system
         // prompt (the implicit one on the newest message is the API's, not
         // the request's). Their TTL rides in the marker's two lengths: the

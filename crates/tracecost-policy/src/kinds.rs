@@ -125,11 +125,13 @@ pub enum CacheKind {
     BedrockCachePoint,
     /// OpenAI's explicit breakpoints (GPT-5.6 and later).
     OpenAiBreakpoints,
+    /// Gemini's explicit cached contents.
+    GeminiExplicit,
 }
 
 impl CacheKind {
     /// Every cache policy, in the order they are listed.
-    pub const ALL: [CacheKind; 10] = [
+    pub const ALL: [CacheKind; 11] = [
         CacheKind::None,
         CacheKind::System,
         CacheKind::Native,
@@ -139,6 +141,7 @@ impl CacheKind {
         CacheKind::OpenAiAuto,
         CacheKind::OpenAiBreakpoints,
         CacheKind::GeminiImplicit,
+        CacheKind::GeminiExplicit,
         CacheKind::BedrockCachePoint,
     ];
 
@@ -155,6 +158,7 @@ impl CacheKind {
             CacheKind::GeminiImplicit => "gemini-implicit",
             CacheKind::BedrockCachePoint => "bedrock-cachepoint",
             CacheKind::OpenAiBreakpoints => "openai-breakpoints",
+            CacheKind::GeminiExplicit => "gemini-explicit",
         }
     }
 
@@ -173,6 +177,9 @@ impl CacheKind {
                 "Bedrock cachePoint blocks: tools, system, a rolling one"
             }
             CacheKind::OpenAiBreakpoints => "GPT-5.6+ explicit breakpoints after tools and system",
+            CacheKind::GeminiExplicit => {
+                "Gemini cached content of tools and system, stored an hour"
+            }
         }
     }
 
@@ -210,6 +217,7 @@ impl CacheKind {
             CacheKind::GeminiImplicit => provider == ProviderKind::Google,
             CacheKind::BedrockCachePoint => provider == ProviderKind::BedrockConverse,
             CacheKind::OpenAiBreakpoints => provider == ProviderKind::OpenAi,
+            CacheKind::GeminiExplicit => provider == ProviderKind::Google,
             // Recorded markers are replayed where they were recorded:
             // Anthropic's cache_control, Bedrock's cache points.
             CacheKind::Recorded => {

@@ -154,6 +154,10 @@ pub enum Cache {
         /// TTL of the explicit breakpoints.
         ttl: BreakpointTtl,
     },
+    /// Gemini's explicit cached contents: the tools and the system
+    /// instruction stored as a cached content for its default hour, named
+    /// by every request while it lives, created again when it has expired.
+    GeminiExplicit,
     /// Gemini's implicit cache: no markers, every prompt cached.
     GeminiImplicit {
         /// Minutes a prefix is held after its last use (`None`: the
@@ -535,6 +539,7 @@ impl Cache {
             CacheKind::OpenAiBreakpoints => Cache::OpenAiBreakpoints {
                 ttl: BreakpointTtl::default(),
             },
+            CacheKind::GeminiExplicit => Cache::GeminiExplicit,
         }
     }
 
@@ -545,6 +550,7 @@ impl Cache {
             | Cache::Recorded
             | Cache::OpenAiAuto { .. }
             | Cache::OpenAiBreakpoints { .. }
+            | Cache::GeminiExplicit
             | Cache::GeminiImplicit { .. } => None,
             Cache::System { ttl }
             | Cache::Native { ttl, .. }
@@ -567,6 +573,7 @@ impl Cache {
             Cache::GeminiImplicit { .. } => CacheKind::GeminiImplicit,
             Cache::BedrockCachePoint { .. } => CacheKind::BedrockCachePoint,
             Cache::OpenAiBreakpoints { .. } => CacheKind::OpenAiBreakpoints,
+            Cache::GeminiExplicit => CacheKind::GeminiExplicit,
         }
     }
 }
@@ -575,7 +582,7 @@ impl fmt::Display for Cache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.kind().name())?;
         match self {
-            Cache::None | Cache::Recorded => Ok(()),
+            Cache::None | Cache::Recorded | Cache::GeminiExplicit => Ok(()),
             Cache::OpenAiAuto { retention } => match retention {
                 OpenAiRetention::Model => Ok(()),
                 r => write!(f, ":{r}"),
@@ -669,6 +676,7 @@ mod tests {
             "off+bedrock-cachepoint:ttl=5m",
             "off+openai-breakpoints",
             "ledger:t=8000,k=2+openai-breakpoints:ttl=12h@gpt-5.6",
+            "off+gemini-explicit@gemini-2.5-pro",
         ] {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
@@ -750,7 +758,7 @@ mod tests {
             ("off+none@", "a model name must follow '@'"),
             (
                 "off+fast",
-                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code, openai-auto, openai-breakpoints, gemini-implicit or bedrock-cachepoint)",
+                "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code, openai-auto, openai-breakpoints, gemini-implicit, gemini-explicit or bedrock-cachepoint)",
             ),
             ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
         ];

@@ -37,6 +37,7 @@ pub(super) fn caches(
 ///   implicit breakpoint held 30 minutes and the explicit ones as asked;
 /// - `gemini-implicit`: Gemini's implicit cache, held the idle time asked
 ///   (else the default);
+/// - `gemini-explicit`: Gemini's explicit cached contents;
 /// - every other policy (Anthropic's markers, Bedrock's cache points, no
 ///   markers at all): Anthropic's breakpoint rules.
 pub fn prompt_cache(cache: &Cache, price: &ModelPrice) -> Box<dyn PromptCache> {
@@ -53,6 +54,7 @@ pub fn prompt_cache(cache: &Cache, price: &ModelPrice) -> Box<dyn PromptCache> {
         // The explicit breakpoints carry their own TTL (a 1-hour marker
         // asks for 12 hours); the implicit one is held the default.
         Cache::OpenAiBreakpoints { .. } => Box::new(OpenAiBreakpointCache::new(DEFAULT_TTL_MS)),
+        Cache::GeminiExplicit => Box::new(crate::cost::explicit_cache::ExplicitCache::new()),
         Cache::GeminiImplicit { idle_minutes } => {
             Box::new(AutomaticCache::gemini(Retention::InMemory {
                 idle_ms: idle_minutes.map_or(crate::cost::automatic_cache::DEFAULT_IDLE_MS, |m| {

@@ -60,6 +60,15 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             ),
         });
     }
+    if config.cache == Cache::GeminiExplicit && trace.provider != ProviderKind::Google {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy {} stores Gemini cached contents, and this trace's provider is {}",
+                config.cache, trace.provider
+            ),
+        });
+    }
     if matches!(config.cache, Cache::OpenAiBreakpoints { .. })
         && trace.provider != ProviderKind::OpenAi
     {
@@ -110,8 +119,20 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
 
 /// Checks that `config`'s cache runs on `price`, the model `config`
 /// prices `trace` with: OpenAI's breakpoints only on the models that take
-/// them (GPT-5.6 and later).
+/// them (GPT-5.6 and later), Gemini's cached contents only where their
+/// storage price is known.
 pub fn check_model(trace: &Trace, config: &Config, price: &ModelPrice) -> Result<(), ReplayError> {
+    if config.cache == Cache::GeminiExplicit && price.cache_storage_per_mtok_hour.is_none() {
+        return Err(ReplayError::Config {
+            trace: trace_label(trace),
+            reason: format!(
+                "cache policy {} bills cached contents' storage by the hour, and no storage price is known for {}; choose {} instead",
+                config.cache,
+                price.id,
+                crate::policy::CacheKind::GeminiImplicit.name()
+            ),
+        });
+    }
     if matches!(config.cache, Cache::OpenAiBreakpoints { .. }) && !price.breakpoint_cache {
         return Err(ReplayError::Config {
             trace: trace_label(trace),

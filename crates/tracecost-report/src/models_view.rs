@@ -14,7 +14,8 @@ use crate::cost::pricing::ModelRow;
 ///
 /// Json: the rows as they are. Csv, Markdown, Table: prices in USD per
 /// million tokens with two places (more where a price needs them); `—`
-/// where a provider charges no cache write.
+/// where a provider charges no cache write, or no storage (the storage of
+/// Gemini's explicit cached contents is per million tokens per hour).
 #[derive(Debug, Clone, Copy)]
 pub struct ModelsView<'a> {
     /// The price table's rows.
@@ -27,19 +28,20 @@ impl Exportable for ModelsView<'_> {
     }
 }
 
-const HEAD: [&str; 9] = [
+const HEAD: [&str; 10] = [
     "model",
     "aliases",
     "input",
     "write 5m",
     "write 1h",
     "read",
+    "storage/h",
     "output",
     "min cache",
     "long context",
 ];
 
-fn cells(rows: &[ModelRow]) -> Vec<[String; 9]> {
+fn cells(rows: &[ModelRow]) -> Vec<[String; 10]> {
     rows.iter()
         .map(|r| {
             [
@@ -49,6 +51,7 @@ fn cells(rows: &[ModelRow]) -> Vec<[String; 9]> {
                 r.write_5m.map_or_else(|| "—".to_owned(), price),
                 r.write_1h.map_or_else(|| "—".to_owned(), price),
                 price(r.read),
+                r.storage_per_hour.map_or_else(|| "—".to_owned(), price),
                 price(r.output),
                 r.min_cacheable_tokens.to_string(),
                 r.long_context.clone().unwrap_or_default(),
@@ -90,7 +93,7 @@ impl Exporter<ModelsView<'_>> for MarkdownExporter {
     fn export(&self, view: &ModelsView<'_>, out: &mut dyn Write) -> io::Result<()> {
         let mut out = io::BufWriter::new(out);
         writeln!(out, "{}", md_row(&HEAD))?;
-        writeln!(out, "|---|---|{}---|", "---:|".repeat(6))?;
+        writeln!(out, "|---|---|{}---|", "---:|".repeat(7))?;
         for r in cells(view.rows) {
             writeln!(out, "{}", md_row(&r.map(|c| md_escape(&c))))?;
         }
@@ -103,12 +106,12 @@ impl Exporter<ModelsView<'_>> for TableExporter {
         let mut out = io::BufWriter::new(out);
         writeln!(
             out,
-            "Prices in USD per million tokens; min cache = minimum cacheable prefix in tokens."
+            "Prices in USD per million tokens; storage/h = a cached content's storage per hour; min cache = minimum cacheable prefix in tokens."
         )?;
         // Prices and the minimum are numbers; names and notes are text.
         write_lines(
             &mut out,
-            aligned_lines(HEAD, &cells(view.rows), |i| (2..8).contains(&i)),
+            aligned_lines(HEAD, &cells(view.rows), |i| (2..9).contains(&i)),
         )?;
         out.flush()
     }

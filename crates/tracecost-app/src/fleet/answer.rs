@@ -111,6 +111,9 @@ pub(super) fn skip_reason(config: &Config) -> String {
         (crate::policy::Cache::GeminiImplicit { .. }, _) => {
             "Gemini's implicit cache, and their provider is another".into()
         }
+        (crate::policy::Cache::GeminiExplicit, _) => {
+            "Gemini's cached contents, and their provider or model is another".into()
+        }
         (crate::policy::Cache::OpenAiBreakpoints { .. }, _) => {
             "OpenAI's breakpoints, and their provider or model is another".into()
         }

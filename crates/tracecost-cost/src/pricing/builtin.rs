@@ -306,8 +306,9 @@ const OPENAI_TOOLS: ToolPrompt = ToolPrompt {
 };
 
 /// One Gemini model: USD per million tokens of input, cached input and
-/// output, the minimum for implicit caching, and the rates above 200K
-/// tokens of prompt where the model has them.
+/// output, the minimum for caching, the rates above 200K tokens of prompt
+/// where the model has them, and the storage of explicit cached contents
+/// (USD per million tokens per hour) where the pricing page gives it.
 struct GeminiEntry {
     id: &'static str,
     input: f64,
@@ -315,15 +316,18 @@ struct GeminiEntry {
     output: f64,
     minimum: u64,
     long: Option<(f64, f64, f64)>,
+    storage: Option<f64>,
 }
 
 /// Gemini's long-context threshold (prompt tokens, strict `>`).
 pub const GEMINI_LONG_CONTEXT_THRESHOLD: u64 = 200_000;
 
 /// Gemini's models, from Google's Gemini API pricing page (standard tier,
-/// November 2026) and the implicit-caching minimums of its caching guide
-/// (2026-10: 2,048 for Gemini 2.5, 4,096 for 3.x); window 1,048,576 input
-/// tokens each.
+/// November 2026) and the caching minimums of its caching guide (2026-10:
+/// 2,048 for Gemini 2.5, 4,096 for 3.x); window 1,048,576 input tokens
+/// each. Storage: $4.50 per million tokens per hour on the Pro models,
+/// $1.00 on 2.5 Flash, 2.5 Flash-Lite and 3 Flash; the page gives none for
+/// 3.5 and 3.6 Flash.
 const fn gm(
     id: &'static str,
     input: f64,
@@ -331,6 +335,7 @@ const fn gm(
     output: f64,
     minimum: u64,
     long: Option<(f64, f64, f64)>,
+    storage: Option<f64>,
 ) -> GeminiEntry {
     GeminiEntry {
         id,
@@ -339,6 +344,7 @@ const fn gm(
         output,
         minimum,
         long,
+        storage,
     }
 }
 
@@ -350,6 +356,7 @@ const GEMINI_TABLE: [GeminiEntry; 8] = [
         12.0,
         4096,
         Some((4.0, 0.4, 18.0)),
+        Some(4.5),
     ),
     gm(
         "gemini-3-pro-preview",
@@ -358,10 +365,11 @@ const GEMINI_TABLE: [GeminiEntry; 8] = [
         12.0,
         4096,
         Some((4.0, 0.4, 18.0)),
+        Some(4.5),
     ),
-    gm("gemini-3.6-flash", 1.5, 0.15, 7.5, 4096, None),
-    gm("gemini-3.5-flash", 1.5, 0.15, 9.0, 4096, None),
-    gm("gemini-3-flash", 0.5, 0.05, 3.0, 4096, None),
+    gm("gemini-3.6-flash", 1.5, 0.15, 7.5, 4096, None, None),
+    gm("gemini-3.5-flash", 1.5, 0.15, 9.0, 4096, None, None),
+    gm("gemini-3-flash", 0.5, 0.05, 3.0, 4096, None, Some(1.0)),
     gm(
         "gemini-2.5-pro",
         1.25,
@@ -369,9 +377,18 @@ const GEMINI_TABLE: [GeminiEntry; 8] = [
         10.0,
         2048,
         Some((2.5, 0.25, 15.0)),
+        Some(4.5),
     ),
-    gm("gemini-2.5-flash", 0.3, 0.03, 2.5, 2048, None),
-    gm("gemini-2.5-flash-lite", 0.1, 0.01, 0.4, 2048, None),
+    gm("gemini-2.5-flash", 0.3, 0.03, 2.5, 2048, None, Some(1.0)),
+    gm(
+        "gemini-2.5-flash-lite",
+        0.1,
+        0.01,
+        0.4,
+        2048,
+        None,
+        Some(1.0),
+    ),
 ];
 
 /// Gemini's prompt format is not public; OpenAI's counting guide's framing
@@ -393,6 +410,7 @@ pub(super) fn models() -> Vec<ModelPrice> {
         context_window: None,
         extended_cache_only: false,
         breakpoint_cache: false,
+        cache_storage_per_mtok_hour: None,
     });
     let openai = OPENAI_TABLE.iter().map(|e| ModelPrice {
         id: e.id.to_string(),
@@ -409,11 +427,12 @@ pub(super) fn models() -> Vec<ModelPrice> {
         context_window: Some(e.window),
         extended_cache_only: e.extended_only,
         breakpoint_cache: e.breakpoints,
+        cache_storage_per_mtok_hour: None,
     });
     let gemini = GEMINI_TABLE.iter().map(|e| ModelPrice {
         id: e.id.to_string(),
         aliases: Vec::new(),
-        rates: openai_rates(e.input, e.cached, e.output),
+        rates: gemini_rates(e.input, e.cached, e.output, e.storage),
         min_cacheable_tokens: e.minimum,
         tool_prompt: ToolPrompt {
             auto_none: 0,
@@ -422,12 +441,13 @@ pub(super) fn models() -> Vec<ModelPrice> {
         framing: GEMINI_FRAMING,
         long_context: e.long.map(|(input, cached, output)| LongContext {
             threshold_tokens: GEMINI_LONG_CONTEXT_THRESHOLD,
-            rates: openai_rates(input, cached, output),
+            rates: gemini_rates(input, cached, output, e.storage),
         }),
         provider: ProviderKind::Google,
         context_window: Some(1_048_576),
         extended_cache_only: false,
         breakpoint_cache: false,
+        cache_storage_per_mtok_hour: e.storage,
     });
     claude.chain(openai).chain(gemini).collect()
 }
@@ -441,6 +461,15 @@ const fn openai_write_rates(input: f64, cached: f64, output: f64, breakpoints: b
         input
     };
     rates(input, write, write, cached, output)
+}
+
+/// Gemini's rates: no write fee for the implicit cache (a 5-minute write is
+/// billed as input; none is reported), and in the 1-hour column the
+/// creation of an explicit cached content held its default hour, where the
+/// storage price is known ([`super::explicit_write_rate`]).
+pub(super) fn gemini_rates(input: f64, cached: f64, output: f64, storage: Option<f64>) -> Rates {
+    let write = storage.map_or(input, |s| super::explicit_write_rate(input, cached, s));
+    rates(input, input, write, cached, output)
 }
 
 /// Rates with no write fee, as OpenAI's automatic cache and Gemini's

@@ -89,6 +89,7 @@ impl Pricing {
             context_window: template.and_then(|t| t.context_window),
             extended_cache_only: template.is_some_and(|t| t.extended_cache_only),
             breakpoint_cache: template.is_some_and(|t| t.breakpoint_cache),
+            cache_storage_per_mtok_hour: template.and_then(|t| t.cache_storage_per_mtok_hour),
         };
         (None, m)
     }
@@ -346,10 +347,16 @@ impl Pricing {
                     m.breakpoint_cache = true;
                 }
                 let write = write.unwrap_or(input);
-                m.rates = Rates {
-                    cache_write_5m: write,
-                    cache_write_1h: write,
-                    ..super::builtin::openai_rates(input, read, output)
+                let storage = m.cache_storage_per_mtok_hour;
+                m.rates = match provider {
+                    ProviderKind::Google => {
+                        super::builtin::gemini_rates(input, read, output, storage)
+                    }
+                    _ => Rates {
+                        cache_write_5m: write,
+                        cache_write_1h: write,
+                        ..super::builtin::openai_rates(input, read, output)
+                    },
                 };
                 // OpenAI's tier starts above 272K tokens, Gemini's above 200K.
                 let (tier, threshold) = match provider {
@@ -367,10 +374,15 @@ impl Pricing {
                             .unwrap_or(lin);
                         Some(LongContext {
                             threshold_tokens: threshold,
-                            rates: Rates {
-                                cache_write_5m: lwrite,
-                                cache_write_1h: lwrite,
-                                ..super::builtin::openai_rates(lin, lread, lout)
+                            rates: match provider {
+                                ProviderKind::Google => {
+                                    super::builtin::gemini_rates(lin, lread, lout, storage)
+                                }
+                                _ => Rates {
+                                    cache_write_5m: lwrite,
+                                    cache_write_1h: lwrite,
+                                    ..super::builtin::openai_rates(lin, lread, lout)
+                                },
                             },
                         })
                     }
@@ -495,6 +507,8 @@ fn template_of(provider: ProviderKind, name: &str) -> ModelPrice {
     m.long_context = None;
     m.extended_cache_only = false;
     m.breakpoint_cache = false;
+    // A new model's storage price is not its neighbour's to guess.
+    m.cache_storage_per_mtok_hour = None;
     m
 }
 

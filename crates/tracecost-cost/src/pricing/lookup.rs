@@ -183,6 +183,7 @@ impl Pricing {
                 write_5m: bills_writes(m).then_some(m.rates.cache_write_5m),
                 write_1h: bills_writes(m).then_some(m.rates.cache_write_1h),
                 read: m.rates.cache_read,
+                storage_per_hour: m.cache_storage_per_mtok_hour,
                 output: m.rates.output,
                 min_cacheable_tokens: m.min_cacheable_tokens,
                 long_context: m.long_context.map(|lc| {

@@ -286,6 +286,20 @@ pub struct ModelPrice {
     /// prefix cache of the earlier models.
     #[serde(skip)]
     pub breakpoint_cache: bool,
+    /// Gemini: the storage price of explicit cached contents, USD per
+    /// million tokens per hour (`None`: not known, so explicit caching is
+    /// not simulated for the model).
+    #[serde(skip)]
+    pub cache_storage_per_mtok_hour: Option<f64>,
+}
+
+/// What creating a Gemini explicit cached content costs per million of its
+/// tokens, as a rate of the 1-hour write column: the standard input price,
+/// an hour of storage (the default TTL,
+/// [`crate::explicit_cache::TTL_MS`]) and the cached read of the request
+/// that created it, which the simulator reports as the write.
+pub fn explicit_write_rate(input: f64, cached: f64, storage_per_hour: f64) -> f64 {
+    input + cached + storage_per_hour
 }
 
 /// The `cache_control` breakdown of a [`Usage`].
@@ -452,6 +466,9 @@ pub struct ModelRow {
     pub write_1h: Option<f64>,
     /// Read.
     pub read: f64,
+    /// Storage of an explicit cached content per hour (`None`: the
+    /// provider has none, or its price is not known).
+    pub storage_per_hour: Option<f64>,
     /// Output.
     pub output: f64,
     /// Minimum cacheable prefix tokens.
