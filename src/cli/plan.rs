@@ -159,6 +159,19 @@ impl FidelityArgs {
         let asked: Option<Config> = self.config.as_deref().map(str::parse).transpose()?;
         let mut runs = Vec::with_capacity(traces.len());
         for trace in traces {
+            // A trace with nothing recorded to compare and no model to
+            // price it as (a request body alone) is left out, and said so,
+            // rather than failing the fleet's comparison.
+            let priced = cost.pricing.lookup(&trace.model).is_ok()
+                || asked.as_ref().is_some_and(|c| c.model.is_some());
+            if !priced && trace.calls.iter().all(|c| c.usage.is_none()) {
+                eprintln!(
+                    "tracecost: {} recorded no usage and names no model to price it as (model `{}`): not compared",
+                    crate::replay::trace_label(&trace),
+                    trace.model
+                );
+                continue;
+            }
             let config = match &asked {
                 Some(c) => c.clone(),
                 None => Config::status_quo(&trace)?,

@@ -7,6 +7,9 @@
 //! rules by `make_agent_cached.py` (prompt tokens as tracecost counts them;
 //! a read of the previous request's prefix from 1,024 tokens in steps of
 //! 128 when it was used less than 5 minutes before, else none).
+//! `tests/fixtures/gemini/agent_cached.jsonl` is the same agent as a Gemini
+//! generateContent log, its usage written from Gemini's implicit-cache
+//! rules by the script beside it (reads to the token, from 2,048 tokens).
 
 use serde_json::Value;
 
@@ -62,6 +65,61 @@ fn the_status_quo_reproduces_the_recorded_reads_call_by_call() {
         t["recorded_cost_usd"].as_f64().unwrap(),
     );
     assert!((sim - rec).abs() < 1e-12, "{sim} vs {rec}");
+}
+
+#[test]
+fn a_gemini_status_quo_reproduces_the_recorded_reads_call_by_call() {
+    let log = fixture("gemini/agent_cached.jsonl");
+    let v = json_of(&["replay", log.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["config"], "off+gemini-implicit");
+    assert_eq!(v["model"], "gemini-2.5-flash");
+    let reads = reads(&v);
+    assert_eq!(reads.len(), 9);
+    for (i, (simulated, recorded)) in reads.iter().enumerate() {
+        assert_eq!(simulated, recorded, "call {}", i + 1);
+    }
+    // The first call, the second (the first left under 2,048 tokens) and
+    // those after the 8- and 27-minute pauses read nothing.
+    let cold: Vec<usize> = (0..9).filter(|&i| reads[i].1 == 0).collect();
+    assert_eq!(cold, [0, 1, 4, 7]);
+    let t = &v["totals"];
+    let (sim, rec) = (
+        t["cost_usd"].as_f64().unwrap(),
+        t["recorded_cost_usd"].as_f64().unwrap(),
+    );
+    assert!((sim - rec).abs() < 1e-12, "{sim} vs {rec}");
+}
+
+#[test]
+fn fidelity_leaves_out_what_recorded_nothing_and_cannot_be_priced() {
+    // A folder holding a request body with no model and no usage beside
+    // a log with usage: the body is named and left out, the log compared.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixture("gemini/agent_cached.jsonl"),
+        dir.path().join("agent.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("body.json"),
+        r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#,
+    )
+    .unwrap();
+    let (code, out, err) = outcome(
+        tracecost()
+            .args(["fidelity", dir.path().to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "recorded no usage and names no model to price it as (model `unknown`): not compared"
+        ),
+        "{err}"
+    );
+    assert!(out.contains("agent "), "{out}");
+    assert!(!out.contains("body "), "{out}");
 }
 
 #[test]
