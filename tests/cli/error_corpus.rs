@@ -445,11 +445,13 @@ fn a_directory_or_a_missing_file_where_a_trace_is_expected() {
                 File,
                 "cannot read: No such file",
             ),
+            // A folder of folders is read through: the first damaged log
+            // of its subfolders is named, at its place.
             check_rejected(
                 &["sweep", "import"],
-                "import",
-                File,
-                "no traces, Claude Code transcripts or logs in this directory",
+                "import/anthropic/bad-block.jsonl",
+                Pointer,
+                "at /request/messages/0/content/0/tool_use_id: expected a string",
             ),
         ]
         .concat(),

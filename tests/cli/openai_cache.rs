@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::util::{fixture, outcome, tracecost};
+use crate::util::{fixture, outcome, repo, tracecost};
 
 fn agent() -> String {
     fixture("openai/agent_cached.jsonl")
@@ -639,4 +639,68 @@ fn gemini_cached_contents_bill_creation_and_storage_and_live_an_hour() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn a_folder_mixing_claude_code_and_codex_gives_one_fleet_answer() {
+    // An exports folder: a Claude Code projects folder, and Codex rollouts
+    // in a plain subfolder (no Codex layout), with a .git folder beside.
+    let dir = tempfile::tempdir().unwrap();
+    let exports = dir.path().join("exports");
+    crate::util::copy_dir(&fixture("claude-code"), &exports.join("claude"));
+    let codex = exports.join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let rollouts = repo("crates/tracecost-import/tests/fixtures/codex/home/sessions/2026/07/14");
+    crate::util::copy_dir(&rollouts, &codex);
+    std::fs::create_dir_all(exports.join(".git")).unwrap();
+    std::fs::write(exports.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let out = dir.path().join("report");
+    let (code, _, err) = outcome(
+        tracecost()
+            .args([
+                "report",
+                exports.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                // The Claude Code fixture holds a damaged line on purpose.
+                "--skip-invalid",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("skipped 1 file(s) of another kind: .git"),
+        "{err}"
+    );
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let quos: Vec<(String, String)> = v["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["source"].as_str().unwrap().to_owned(),
+                t["baseline"]["config"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    // Each session under its own provider's status quo, in one answer.
+    let (codex_runs, claude_runs): (Vec<_>, Vec<_>) =
+        quos.iter().partition(|(src, _)| src.contains("rollout-"));
+    assert!(
+        !codex_runs.is_empty() && !claude_runs.is_empty(),
+        "{quos:?}"
+    );
+    assert!(
+        codex_runs.iter().all(|(_, c)| c == "off+openai-auto"),
+        "{quos:?}"
+    );
+    assert!(
+        claude_runs.iter().all(|(_, c)| c.contains("claude-code")),
+        "{quos:?}"
+    );
+    assert_eq!(v["fleet"]["traces"].as_u64().unwrap() as usize, quos.len());
+    assert_eq!(v["fleet"]["status_quo"]["config"], "mixed");
 }

@@ -187,3 +187,17 @@ pub fn mkfifo(path: &Path) {
     let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
     assert_eq!(rc, 0, "mkfifo {}", path.display());
 }
+
+/// Copies the folder `from` into `to`, recursively (`to` is created).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -237,6 +237,41 @@ fn sources(
     if detect::is_codex_folder(path) {
         return Ok(vec![Source::Log(Format::Codex, path.to_path_buf())]);
     }
+    let (other_before, unread_before) = (skipped.other.len(), skipped.unread.len());
+    // A folder that could not be listed was named as skipped.
+    let Some(out) = folder_sources(path, skip_invalid, skipped, 0)? else {
+        return Ok(Vec::new());
+    };
+    if out.is_empty() {
+        return Err(InputError::Unusable(format!(
+            "{}: no traces, Claude Code transcripts or logs in this directory ({} file(s) of another kind{})",
+            path.display(),
+            skipped.other.len() - other_before,
+            match skipped.unread.len() - unread_before {
+                0 => String::new(),
+                n => format!(", {n} not read"),
+            }
+        )));
+    }
+    Ok(out)
+}
+
+/// How many plain folders deep a folder's walk goes (a Claude Code or
+/// Codex layout below them counts as one).
+const FOLDER_DEPTH: usize = 4;
+
+/// The sources of a folder that is neither a Claude Code nor a Codex
+/// layout: its traces and logs, the layouts among its subfolders, and
+/// what plain subfolders hold (to [`FOLDER_DEPTH`]; hidden ones, such as
+/// `.git`, are passed over and counted). Empty when it holds none; `None`
+/// when it could not be listed and, under `skip_invalid`, was named as
+/// skipped.
+fn folder_sources(
+    path: &Path,
+    skip_invalid: bool,
+    skipped: &mut SkippedSummary,
+    depth: usize,
+) -> Result<Option<Vec<Source>>, InputError> {
     let listed: std::io::Result<Vec<PathBuf>> =
         std::fs::read_dir(path).and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect());
     let mut entries = match listed {
@@ -244,7 +279,12 @@ fn sources(
         Err(e) => {
             let err =
                 InputError::Unusable(format!("{}: cannot read directory: {e}", path.display()));
-            return unreadable(err, skipped);
+            if !skip_invalid {
+                return Err(err);
+            }
+            let why = unreadable_why(path, &err);
+            skipped.unread.push((path.to_path_buf(), why));
+            return Ok(None);
         }
     };
     entries.sort();
@@ -261,7 +301,6 @@ fn sources(
             out.push(Source::ClaudeCode(vec![p]));
         }
     };
-    let (other_before, unread_before) = (skipped.other.len(), skipped.unread.len());
     for p in entries {
         // A FIFO is never opened (that would block), and an editor's lock
         // symlink (`.#name`, pointing nowhere) is no reason to stop.
@@ -270,10 +309,29 @@ fn sources(
             continue;
         }
         if p.is_dir() {
+            let hidden = p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
             if detect::is_claude_code_folder(&p) {
                 add_claude(&mut out, p);
             } else if detect::is_codex_folder(&p) {
                 out.push(Source::Log(Format::Codex, p));
+            } else if hidden || depth + 1 >= FOLDER_DEPTH {
+                skipped.other.push(p);
+            } else {
+                // An export folder per source, a folder per day: what a
+                // plain subfolder holds is read as if named.
+                let inner = folder_sources(&p, skip_invalid, skipped, depth + 1)?;
+                for source in inner.unwrap_or_default() {
+                    match source {
+                        Source::ClaudeCode(paths) => {
+                            for q in paths {
+                                add_claude(&mut out, q);
+                            }
+                        }
+                        other => out.push(other),
+                    }
+                }
             }
             continue;
         }
@@ -293,18 +351,7 @@ fn sources(
             FileKind::Empty | FileKind::Other => skipped.other.push(p),
         }
     }
-    if out.is_empty() {
-        return Err(InputError::Unusable(format!(
-            "{}: no traces, Claude Code transcripts or logs in this directory ({} file(s) of another kind{})",
-            path.display(),
-            skipped.other.len() - other_before,
-            match skipped.unread.len() - unread_before {
-                0 => String::new(),
-                n => format!(", {n} not read"),
-            }
-        )));
-    }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// Why a path could not be read: the error's message without the path it

@@ -146,6 +146,25 @@ fn skip_invalid_skips_an_unreadable_file_and_folder() {
 }
 
 #[test]
+fn an_unreadable_subfolder_is_refused_or_skipped_never_passed_over_in_silence() {
+    use std::os::unix::fs::PermissionsExt;
+    // A folder's plain subfolders are read; one that cannot be is named.
+    let tmp = folder_with_a_trace();
+    std::fs::create_dir(tmp.path().join("in/day-2")).unwrap();
+    open_to_others(tmp.path());
+    std::fs::set_permissions(
+        tmp.path().join("in/day-2"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
+    let go = |args: &[&str]| run_in_unprivileged(tmp.path(), args, SECS).expect("no hang");
+    let r = go(&["sweep", "in"]);
+    assert_refused(&r, "day-2", "Permission denied");
+    let r = go(&["sweep", "--skip-invalid", "in"]);
+    assert_read_and_skipped(&r, "day-2", "Permission denied");
+}
+
+#[test]
 fn a_fifo_in_a_folder_is_skipped_never_opened() {
     let tmp = folder_with_a_trace();
     mkfifo(&tmp.path().join("in/pipe.json"));
