@@ -1,5 +1,6 @@
-//! The cost model: the prompt-cache simulator per call, and token counting
-//! with and without the memo.
+//! The cost model: the prompt-cache simulator per call, every provider's
+//! prompt cache over a whole conversation, and token counting with and
+//! without the memo.
 //!
 //! Run: `cargo bench --bench cost`. See docs/benchmarks.md.
 
@@ -10,7 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use tracecost::cost::automatic_cache::{AutomaticCache, DEFAULT_IDLE_MS, Retention};
 use tracecost::cost::cache_sim::{CacheSim, SimRequest};
+use tracecost::cost::explicit_cache::ExplicitCache;
+use tracecost::cost::openai_breakpoints::{DEFAULT_TTL_MS, OpenAiBreakpointCache};
+use tracecost::cost::prompt_cache::PromptCache;
 use tracecost::cost::tokens::{ContentHash, Tokenizer, parse_tokenizer};
 use tracecost::trace::generate;
 
@@ -129,12 +134,69 @@ fn tokens(c: &mut Criterion) {
     g.finish();
 }
 
+/// Each provider's prompt cache over the same 500-call conversation, from
+/// empty (per call = time / 500): the automatic caches with no markers,
+/// the breakpoint caches with the markers the session's replay places.
+fn prompt_caches(c: &mut Criterion) {
+    let pricing = common::pricing();
+    let memo = common::memo();
+    let session = generate::session(500, 1);
+    let prepared = common::prepare(&session, &memo, &pricing);
+    let requests = common::sim_requests(&prepared, common::price_of(&pricing, &session));
+    let model = |id: &str| pricing.lookup(id).unwrap();
+    type Make = fn() -> Box<dyn PromptCache>;
+    let caches: [(&str, &str, bool, Make); 5] = [
+        ("anthropic", "claude-sonnet-4-5", true, || {
+            Box::new(CacheSim::new())
+        }),
+        ("openai-auto", "gpt-4.1", false, || {
+            Box::new(AutomaticCache::new(Retention::InMemory {
+                idle_ms: DEFAULT_IDLE_MS,
+            }))
+        }),
+        ("openai-breakpoints", "gpt-5.6", true, || {
+            Box::new(OpenAiBreakpointCache::new(DEFAULT_TTL_MS))
+        }),
+        ("gemini-implicit", "gemini-2.5-flash", false, || {
+            Box::new(AutomaticCache::gemini(Retention::InMemory {
+                idle_ms: DEFAULT_IDLE_MS,
+            }))
+        }),
+        ("gemini-explicit", "gemini-2.5-flash", true, || {
+            Box::new(ExplicitCache::new())
+        }),
+    ];
+    let mut g = c.benchmark_group("prompt_caches");
+    g.throughput(Throughput::Elements(requests.len() as u64));
+    for (name, id, marked, make) in caches {
+        let price = model(id);
+        g.bench_function(format!("all-calls/session-500/{name}"), |b| {
+            b.iter(|| {
+                let mut sim = make();
+                let mut read = 0u64;
+                for (start_ms, blocks, breakpoints, output_tokens) in &requests {
+                    let req = SimRequest {
+                        model: price,
+                        start_ms: *start_ms,
+                        blocks,
+                        breakpoints: if marked { breakpoints } else { &[] },
+                        output_tokens: *output_tokens,
+                    };
+                    read += sim.simulate(&req).unwrap().usage.cache_read_input_tokens;
+                }
+                black_box(read)
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .sample_size(30);
-    targets = cache_sim, tokens
+    targets = cache_sim, prompt_caches, tokens
 }
 criterion_main!(benches);
