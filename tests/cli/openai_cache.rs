@@ -28,6 +28,40 @@ fn json_of(args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap()
 }
 
+/// A five-message conversation over a 3,000-token system prompt, in the
+/// canonical format, written to `dir`: three calls starting at
+/// `starts_ms`, the first user message `opening`.
+fn conversation(
+    dir: &std::path::Path,
+    provider: &str,
+    model: &str,
+    opening: &str,
+    starts_ms: [u64; 3],
+) -> String {
+    let json = serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": provider,
+        "provider": provider,
+        "model": model,
+        "system": [{"type": "text", "text": "Answer from the documents. ".repeat(500)}],
+        "messages": [
+            {"role": "user", "content": opening},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "And then?"},
+            {"role": "assistant", "content": "It reads it cheaper."},
+            {"role": "user", "content": "Thanks."}
+        ],
+        "calls": [
+            {"messages": 1, "start_ms": starts_ms[0]},
+            {"messages": 3, "start_ms": starts_ms[1]},
+            {"messages": 5, "start_ms": starts_ms[2]}
+        ]
+    });
+    let path = dir.join(format!("{provider}.json"));
+    std::fs::write(&path, json.to_string()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
 fn reads(v: &Value) -> Vec<(u64, u64)> {
     v["calls"]
         .as_array()
@@ -301,31 +335,16 @@ fn from_gpt_5_6_on_the_cache_works_at_breakpoints_and_bills_writes() {
 fn a_gemini_trace_runs_under_its_implicit_cache() {
     // Three calls of a growing conversation over a 3,000-token system
     // prompt, a minute apart, in the canonical format.
-    let system = "Answer from the documents. ".repeat(500);
-    let doc = "Gemini keeps the common prefix of requests. ".repeat(60);
-    let json = serde_json::json!({
-        "format": "tracecost.trace/v1",
-        "name": "g",
-        "provider": "google",
-        "model": "gemini-2.5-flash",
-        "system": [{"type": "text", "text": system}],
-        "messages": [
-            {"role": "user", "content": doc},
-            {"role": "assistant", "content": "Noted."},
-            {"role": "user", "content": "And then?"},
-            {"role": "assistant", "content": "It reads it cheaper."},
-            {"role": "user", "content": "Thanks."}
-        ],
-        "calls": [
-            {"messages": 1, "start_ms": 0},
-            {"messages": 3, "start_ms": 60000},
-            {"messages": 5, "start_ms": 120000}
-        ]
-    });
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("g.json");
-    std::fs::write(&path, json.to_string()).unwrap();
-    let v = json_of(&["replay", path.to_str().unwrap(), "--format", "json"]);
+    let doc = "Gemini keeps the common prefix of requests. ".repeat(60);
+    let path = conversation(
+        dir.path(),
+        "google",
+        "gemini-2.5-flash",
+        &doc,
+        [0, 60_000, 120_000],
+    );
+    let v = json_of(&["replay", &path, "--format", "json"]);
     assert_eq!(v["config"], "off+gemini-implicit");
     let calls = v["calls"].as_array().unwrap();
     let read = |i: usize| calls[i]["cache_read_input_tokens"].as_u64().unwrap();
@@ -343,7 +362,7 @@ fn a_gemini_trace_runs_under_its_implicit_cache() {
     // OpenAI's cache does not apply to it.
     let (code, _, err) = outcome(
         tracecost()
-            .args(["replay", path.to_str().unwrap(), "--cache", "openai-auto"])
+            .args(["replay", &path, "--cache", "openai-auto"])
             .output()
             .unwrap(),
     );
@@ -460,31 +479,15 @@ fn explicit_breakpoints_hold_the_system_prompt_for_their_ttl() {
     // A GPT-5.6 conversation over a 3,000-token system prompt whose third
     // call comes 40 minutes after the second: past the implicit
     // breakpoint's 30 minutes, within an explicit one's 12 hours.
-    let system = "Answer from the documents. ".repeat(500);
-    let doc = "OpenAI matches a prefix exactly at a breakpoint. ".repeat(60);
-    let json = serde_json::json!({
-        "format": "tracecost.trace/v1",
-        "name": "o",
-        "provider": "openai",
-        "model": "gpt-5.6",
-        "system": [{"type": "text", "text": system}],
-        "messages": [
-            {"role": "user", "content": doc},
-            {"role": "assistant", "content": "Noted."},
-            {"role": "user", "content": "And then?"},
-            {"role": "assistant", "content": "It reads it cheaper."},
-            {"role": "user", "content": "Thanks."}
-        ],
-        "calls": [
-            {"messages": 1, "start_ms": 0},
-            {"messages": 3, "start_ms": 60_000},
-            {"messages": 5, "start_ms": 60_000 + 40 * 60_000}
-        ]
-    });
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("o.json");
-    std::fs::write(&path, json.to_string()).unwrap();
-    let path = path.to_str().unwrap();
+    let doc = "OpenAI matches a prefix exactly at a breakpoint. ".repeat(60);
+    let path = &conversation(
+        dir.path(),
+        "openai",
+        "gpt-5.6",
+        &doc,
+        [0, 60_000, 60_000 + 40 * 60_000],
+    );
     let run = |cache: &str| {
         json_of(&[
             "replay",
@@ -564,30 +567,14 @@ fn gemini_cached_contents_bill_creation_and_storage_and_live_an_hour() {
     // A Gemini 2.5 Pro conversation over a 3,000-token system prompt; the
     // third call comes 70 minutes after the first, past the cached
     // content's default hour.
-    let system = "Answer from the documents. ".repeat(500);
-    let json = serde_json::json!({
-        "format": "tracecost.trace/v1",
-        "name": "g",
-        "provider": "google",
-        "model": "gemini-2.5-pro",
-        "system": [{"type": "text", "text": system}],
-        "messages": [
-            {"role": "user", "content": "What do they say?"},
-            {"role": "assistant", "content": "That caching pays."},
-            {"role": "user", "content": "And then?"},
-            {"role": "assistant", "content": "It reads it cheaper."},
-            {"role": "user", "content": "Thanks."}
-        ],
-        "calls": [
-            {"messages": 1, "start_ms": 0},
-            {"messages": 3, "start_ms": 60_000},
-            {"messages": 5, "start_ms": 70 * 60_000}
-        ]
-    });
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("g.json");
-    std::fs::write(&path, json.to_string()).unwrap();
-    let path = path.to_str().unwrap();
+    let path = &conversation(
+        dir.path(),
+        "google",
+        "gemini-2.5-pro",
+        "What do they say?",
+        [0, 60_000, 70 * 60_000],
+    );
     let v = json_of(&[
         "replay",
         path,

@@ -39,3 +39,6 @@ pub mod explicit_cache;
 pub mod pricing;
 pub mod prompt_cache;
 pub mod tokens;
+
+#[cfg(test)]
+mod test_blocks;

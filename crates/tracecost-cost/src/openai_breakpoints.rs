@@ -211,25 +211,10 @@ impl PromptCache for OpenAiBreakpointCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache_sim::{Breakpoint, PrefixBlock, PrefixKind};
-    use crate::pricing::{ModelPrice, Pricing};
-    use crate::tokens::ContentHash;
+    use crate::cache_sim::{Breakpoint, PrefixBlock};
+    use crate::pricing::ModelPrice;
+    use crate::test_blocks::{MIN, blk, model};
     use proptest::prelude::*;
-
-    const MIN: u64 = 60_000;
-
-    fn blk(key: u64, tokens: u64) -> PrefixBlock {
-        PrefixBlock {
-            key: ContentHash::of(&key.to_le_bytes()),
-            tokens,
-            kind: PrefixKind::Text,
-            message: Some(0),
-        }
-    }
-
-    fn model(id: &str) -> ModelPrice {
-        Pricing::builtin().lookup(id).unwrap().clone()
-    }
 
     fn send_marked(
         c: &mut OpenAiBreakpointCache,

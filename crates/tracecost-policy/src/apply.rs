@@ -576,23 +576,7 @@ pub fn markers_for_call(
         // The automatic caches take no markers.
         Cache::None | Cache::OpenAiAuto { .. } | Cache::GeminiImplicit { .. } => Vec::new(),
         Cache::Recorded => recorded.map(<[Marker]>::to_vec).unwrap_or_default(),
-        Cache::System { ttl } => {
-            let ttl = ttl.at(recorded_ttl);
-            let mut out = Vec::new();
-            if !tools.is_empty() {
-                out.push(Marker {
-                    at: BlockRef::Tool(tools.len() - 1),
-                    ttl,
-                });
-            }
-            if let Some(i) = system.iter().rposition(ContentBlock::is_markable) {
-                out.push(Marker {
-                    at: BlockRef::System(i),
-                    ttl,
-                });
-            }
-            out
-        }
+        Cache::System { ttl } => prompt_region_markers(ttl.at(recorded_ttl), tools, system),
         Cache::Native { manifest, ttl } => {
             let ttl = ttl.at(recorded_ttl);
             // Validated for Anthropic by the plan before any replay runs;
@@ -622,51 +606,50 @@ pub fn markers_for_call(
         // Bedrock's cache points sit where Claude Code's markers do; the
         // request carries them as cachePoint blocks, not cache_control.
         Cache::ClaudeCode { ttl } | Cache::BedrockCachePoint { ttl } => {
-            let mut out = markers_for_call(
-                &Cache::System { ttl },
-                None,
-                recorded_ttl,
-                tools,
-                system,
-                view,
-                &|| None,
-            );
             let ttl = ttl.at(recorded_ttl);
+            let mut out = prompt_region_markers(ttl, tools, system);
             out.extend(tail_marker(view).map(|at| Marker { at, ttl }));
             out
         }
         // Gemini's cached content closes where the prompt region does (the
         // simulator caches what the last marker closes), held an hour.
-        Cache::GeminiExplicit => markers_for_call(
-            &Cache::System {
-                ttl: crate::TtlChoice::Fixed(Ttl::OneHour),
-            },
-            None,
-            recorded_ttl,
-            tools,
-            system,
-            view,
-            &|| None,
-        ),
+        Cache::GeminiExplicit => prompt_region_markers(Ttl::OneHour, tools, system),
         // OpenAI's explicit breakpoints after the tools and the system
         // prompt (the implicit one on the newest message is the API's, not
         // the request's). Their TTL rides in the marker's two lengths: the
         // shorter for 30 minutes, the longer for 12 hours.
-        Cache::OpenAiBreakpoints { ttl } => markers_for_call(
-            &Cache::System {
-                ttl: crate::TtlChoice::Fixed(match ttl {
-                    crate::BreakpointTtl::ThirtyMinutes => Ttl::FiveMinutes,
-                    crate::BreakpointTtl::TwelveHours => Ttl::OneHour,
-                }),
+        Cache::OpenAiBreakpoints { ttl } => prompt_region_markers(
+            match ttl {
+                crate::BreakpointTtl::ThirtyMinutes => Ttl::FiveMinutes,
+                crate::BreakpointTtl::TwelveHours => Ttl::OneHour,
             },
-            None,
-            recorded_ttl,
             tools,
             system,
-            view,
-            &|| None,
         ),
     }
+}
+
+/// Markers closing the prompt region: on the last tool and on the last
+/// markable system block.
+fn prompt_region_markers(
+    ttl: Ttl,
+    tools: &[&ToolDefinition],
+    system: &[ContentBlock],
+) -> Vec<Marker> {
+    let mut out = Vec::new();
+    if !tools.is_empty() {
+        out.push(Marker {
+            at: BlockRef::Tool(tools.len() - 1),
+            ttl,
+        });
+    }
+    if let Some(i) = system.iter().rposition(ContentBlock::is_markable) {
+        out.push(Marker {
+            at: BlockRef::System(i),
+            ttl,
+        });
+    }
+    out
 }
 
 /// The last markable block of the conversation (automatic caching's
