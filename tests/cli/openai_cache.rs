@@ -691,3 +691,65 @@ fn a_folder_mixing_claude_code_and_codex_gives_one_fleet_answer() {
     assert_eq!(v["fleet"]["traces"].as_u64().unwrap() as usize, quos.len());
     assert_eq!(v["fleet"]["status_quo"]["config"], "mixed");
 }
+
+#[test]
+fn the_idle_time_is_fitted_on_recorded_reads_and_said() {
+    // A GPT-4.1 conversation whose record shows the third call reading
+    // after a 20-minute pause: OpenAI's cache held it longer than the
+    // 5-minute default, so the status quo holds it as long as the record
+    // shows, and says so; a config naming its idle time keeps it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = conversation(
+        dir.path(),
+        "openai",
+        "gpt-4.1",
+        "What do they say?",
+        [0, 60_000, 21 * 60_000],
+    );
+    let mut trace: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let probe = json_of(&["replay", &path, "--calibrate", "off", "--format", "json"]);
+    let totals: Vec<u64> = (0..3)
+        .map(|i| {
+            ["input_tokens", "cache_read_input_tokens"]
+                .iter()
+                .map(|k| probe["calls"][i][k].as_u64().unwrap())
+                .sum()
+        })
+        .collect();
+    let step = |t: u64| 1024 + (t - 1024) / 128 * 128;
+    for (i, read) in [0, step(totals[0]), step(totals[1])]
+        .into_iter()
+        .enumerate()
+    {
+        trace["calls"][i]["usage"] = serde_json::json!({
+            "input_tokens": totals[i] - read,
+            "cache_read_input_tokens": read,
+            "output_tokens": 5
+        });
+    }
+    std::fs::write(&path, trace.to_string()).unwrap();
+    let (code, out, err) = outcome(tracecost().args(["replay", &path]).output().unwrap());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("cache idle time 20m 1s fitted on recorded reads (2 read after a pause of up to 20m, 0 missed)"),
+        "{out}"
+    );
+    let fitted = json_of(&["replay", &path, "--format", "json"]);
+    assert_eq!(
+        fitted["calibration"]["idle"]["idle_ms"],
+        20 * 60_000 + 1,
+        "{}",
+        fitted["calibration"]
+    );
+    let read = |v: &Value| v["calls"][2]["cache_read_input_tokens"].as_u64().unwrap();
+    assert_eq!(read(&fitted), step(totals[1]));
+    let named = json_of(&[
+        "replay",
+        &path,
+        "--config",
+        "off+openai-auto:idle=5m",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(read(&named), 0, "a named idle time is not fitted over");
+}

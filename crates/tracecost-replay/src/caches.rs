@@ -22,12 +22,16 @@ pub(super) fn caches(
         .map(|c| {
             let price = ctx.pricing.lookup(c.model_for_trace(prepared.trace))?;
             super::check_model(prepared.trace, c, price)?;
-            Ok(prompt_cache(&c.cache, price))
+            let fitted = prepared.calibration.idle.map(|f| f.idle_ms);
+            Ok(prompt_cache(&c.cache, price, fitted))
         })
         .collect()
 }
 
-/// An empty prompt cache for `cache` on `price`'s model:
+/// An empty prompt cache for `cache` on `price`'s model, an automatic
+/// cache whose config names no idle time holding prefixes `fitted_idle_ms`
+/// where the trace's record gave one ([`crate::IdleFit`]), else the
+/// default:
 ///
 /// - `openai-auto`: the model's own cache: breakpoints from GPT-5.6 on
 ///   (held 30 minutes, 12 hours under extended retention, the idle time
@@ -40,7 +44,11 @@ pub(super) fn caches(
 /// - `gemini-explicit`: Gemini's explicit cached contents;
 /// - every other policy (Anthropic's markers, Bedrock's cache points, no
 ///   markers at all): Anthropic's breakpoint rules.
-pub fn prompt_cache(cache: &Cache, price: &ModelPrice) -> Box<dyn PromptCache> {
+pub fn prompt_cache(
+    cache: &Cache,
+    price: &ModelPrice,
+    fitted_idle_ms: Option<u64>,
+) -> Box<dyn PromptCache> {
     use crate::cost::openai_breakpoints::{DEFAULT_TTL_MS, LONG_TTL_MS, OpenAiBreakpointCache};
     use crate::policy::OpenAiRetention;
     match cache {
@@ -57,15 +65,27 @@ pub fn prompt_cache(cache: &Cache, price: &ModelPrice) -> Box<dyn PromptCache> {
         Cache::GeminiExplicit => Box::new(crate::cost::explicit_cache::ExplicitCache::new()),
         Cache::GeminiImplicit { idle_minutes } => {
             Box::new(AutomaticCache::gemini(Retention::InMemory {
-                idle_ms: idle_minutes.map_or(crate::cost::automatic_cache::DEFAULT_IDLE_MS, |m| {
-                    u64::from(m) * 60_000
-                }),
+                idle_ms: match idle_minutes {
+                    Some(m) => u64::from(*m) * 60_000,
+                    None => fitted_idle_ms.unwrap_or(crate::cost::automatic_cache::DEFAULT_IDLE_MS),
+                },
             }))
         }
         Cache::OpenAiAuto { retention } => Box::new(AutomaticCache::new(
-            match retention.idle_ms(price.extended_cache_only) {
-                Some(idle_ms) => Retention::InMemory { idle_ms },
-                None => Retention::Extended,
+            match (retention, retention.idle_ms(price.extended_cache_only)) {
+                // A fitted idle time past in-memory retention's hour is
+                // the record showing extended retention.
+                (OpenAiRetention::Model, Some(_))
+                    if fitted_idle_ms
+                        .is_some_and(|ms| ms > crate::cost::automatic_cache::MAX_IN_MEMORY_MS) =>
+                {
+                    Retention::Extended
+                }
+                (OpenAiRetention::Model, Some(default)) => Retention::InMemory {
+                    idle_ms: fitted_idle_ms.unwrap_or(default),
+                },
+                (_, Some(idle_ms)) => Retention::InMemory { idle_ms },
+                (_, None) => Retention::Extended,
             },
         )),
         _ => Box::new(CacheSim::new()),

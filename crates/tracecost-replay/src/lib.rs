@@ -37,8 +37,8 @@ use caches::caches;
 pub use caches::prompt_cache;
 pub use check::{check_config, check_model, trace_label};
 pub use prepare::{
-    BlockCount, HiddenCache, MEDIA_TOKENS, PreparedTrace, Scale, SharedState, TraceCalibration,
-    block_token_text, count_block,
+    BlockCount, HiddenCache, IdleFit, MEDIA_TOKENS, PreparedTrace, Scale, SharedState,
+    TraceCalibration, block_token_text, count_block,
 };
 
 use std::collections::HashMap;

@@ -155,8 +155,9 @@ pub fn csv_field(s: &str) -> String {
 
 /// One line describing a trace's calibration, when anything was fitted.
 pub fn calibration_note(c: &crate::replay::TraceCalibration) -> Option<String> {
+    let idle = c.idle.map(|f| idle_note(&f));
     if c.content.n == 0 && c.prefix_factor.is_none() {
-        return None;
+        return idle;
     }
     let mut s = String::from("token counts calibrated on recorded usage:");
     if c.content.n > 0 {
@@ -173,7 +174,51 @@ pub fn calibration_note(c: &crate::replay::TraceCalibration) -> Option<String> {
             if c.content.n > 0 { ";" } else { "" }
         ));
     }
+    if let Some(idle) = idle {
+        s.push_str("; ");
+        s.push_str(&idle);
+    }
     Some(s)
+}
+
+/// The automatic cache's idle time as fitted on the record, and the
+/// evidence.
+fn idle_note(f: &crate::replay::IdleFit) -> String {
+    let held = if f.idle_ms >= 24 * 60 * 60 * 1000 {
+        "24h: extended retention".to_owned()
+    } else {
+        duration(f.idle_ms)
+    };
+    let mut s = format!(
+        "cache idle time {held} fitted on recorded reads ({} read after a pause",
+        f.hits
+    );
+    if let Some(h) = f.longest_hit_gap_ms {
+        s.push_str(&format!(" of up to {}", duration(h)));
+    }
+    s.push_str(&format!(", {} missed", f.misses));
+    if let Some(m) = f.shortest_miss_gap_ms {
+        s.push_str(&format!(", from {} on", duration(m)));
+    }
+    if f.unexplained_misses > 0 {
+        s.push_str(&format!(
+            ", {} after a shorter pause than one that read",
+            f.unexplained_misses
+        ));
+    }
+    s.push(')');
+    s
+}
+
+/// Milliseconds as minutes and seconds: `8m 0.001s` is not what a reader
+/// wants, so seconds are rounded up, `1m 30s`, `45s`, `12m`.
+fn duration(ms: u64) -> String {
+    let secs = ms.div_ceil(1000);
+    match (secs / 60, secs % 60) {
+        (0, s) => format!("{s}s"),
+        (m, 0) => format!("{m}m"),
+        (m, s) => format!("{m}m {s}s"),
+    }
 }
 
 /// Escapes text for a Markdown table cell.

@@ -18,10 +18,12 @@ use crate::engine::recall::recall_tool_definition;
 use crate::trace::Trace;
 
 mod hidden;
+mod idle;
 mod record;
 
 pub use crate::trace::MEDIA_TOKENS;
 pub use hidden::{HiddenCache, SharedState, hidden_prefix_block};
+pub use idle::{IdleFit, fit_idle};
 
 /// Key and raw (uncalibrated, unframed) token count of one block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +60,12 @@ pub struct TraceCalibration {
     /// of another kind — prose and schemas rather than payloads — often
     /// tokenizes at another ratio). `None`: the content factor applies.
     pub prefix_factor: Option<f64>,
+    /// The idle time of the provider's automatic cache (OpenAI's before
+    /// GPT-5.6, Gemini's implicit one), fitted on the recorded reads; the
+    /// replay holds prefixes that long where a config names no idle time.
+    /// `None`: another provider, or nothing recorded to go by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleFit>,
 }
 
 impl BlockCount {
@@ -275,6 +283,7 @@ impl<'t> PreparedTrace<'t> {
             prepared.apportion_growth(&price.framing);
             prepared.inferred_clears = prepared.infer_clears(memo, &price.framing);
             prepared.hidden_cache = prepared.read_hidden_cache(price);
+            prepared.calibration.idle = prepared.fit_automatic_idle(price);
         }
         let (mut tokens, mut blocks) = (0u64, 0u64);
         prepared.cumulative_tokens.push(0);
@@ -327,6 +336,38 @@ impl<'t> PreparedTrace<'t> {
 }
 
 impl PreparedTrace<'_> {
+    /// The idle time of the automatic cache the trace's provider runs, on
+    /// its recorded reads ([`fit_idle`]): OpenAI's (models before GPT-5.6,
+    /// not held a day by default), where a read after more than in-memory
+    /// retention's hour shows extended retention (24 hours), and Gemini's,
+    /// bounded by the same hour (Google documents none).
+    fn fit_automatic_idle(&self, price: &ModelPrice) -> Option<IdleFit> {
+        use crate::cost::automatic_cache::{DEFAULT_IDLE_MS, EXTENDED_MS, MAX_IN_MEMORY_MS};
+        use crate::engine::cache::ProviderKind;
+        let fit = |max_ms| {
+            fit_idle(
+                &self.trace.calls,
+                price.min_cacheable_tokens,
+                DEFAULT_IDLE_MS,
+                max_ms,
+            )
+        };
+        match self.trace.provider {
+            ProviderKind::OpenAi if !price.breakpoint_cache && !price.extended_cache_only => {
+                fit(EXTENDED_MS).map(|f| IdleFit {
+                    idle_ms: if f.idle_ms > MAX_IN_MEMORY_MS {
+                        EXTENDED_MS
+                    } else {
+                        f.idle_ms
+                    },
+                    ..f
+                })
+            }
+            ProviderKind::Google => fit(MAX_IN_MEMORY_MS),
+            _ => None,
+        }
+    }
+
     /// The count of a block of this trace's history, found by address.
     pub fn count_of(&self, block: &ContentBlock) -> Option<BlockCount> {
         self.by_address

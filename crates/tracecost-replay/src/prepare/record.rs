@@ -188,6 +188,7 @@ impl PreparedTrace<'_> {
         let content_only = TraceCalibration {
             content: self.calibration.content,
             prefix_factor: None,
+            idle: None,
         };
         let messages: u64 = self.messages[..call.messages.min(self.messages.len())]
             .iter()
