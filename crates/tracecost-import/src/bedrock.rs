@@ -36,16 +36,16 @@
 //! uncached input = `inputTokens`, read and write as given, output =
 //! `outputTokens`. `start_ms` comes from the record's `timestamp`.
 
+use crate::common::{Exchange, answered, exchange};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::common::{
-    self, Conversations, Doc, HttpBody, NewCall, ResultContent, TraceBuilder, Unmapped,
-    cap_markers, compact_object, finish_usage, image_from_url, is_error_body, message_key,
-    position_of, read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
-    unwrap_request, unwrap_response,
+    self, Conversations, NewCall, ResultContent, TraceBuilder, Unmapped, cap_markers,
+    compact_object, finish_usage, image_from_url, message_key, read_text, split_doc,
+    tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -81,46 +81,15 @@ fn read(
     let Some(doc) = split_doc(path, &text, opts, report)? else {
         return Ok((Vec::new(), label));
     };
-    // One record, or a line that is not JSON: rejected (or skipped) where
-    // it stands.
-    let mut each = |v: Result<&RawValue, serde_json::Error>,
-                    line: usize,
-                    col: usize|
-     -> Result<(), ImportError> {
-        let err = match v {
-            Ok(v) => match record(v, line, &mut convs, un) {
-                Ok(()) => return Ok(()),
-                Err(msg) => common::invalid(path, line, Some(col), &msg),
-            },
-            Err(e) => common::invalid_json(path, line, &e),
-        };
-        common::reject(opts, report, err)
-    };
-    match doc {
-        Doc::Whole(v) => {
-            let (line, col) = position_of(&text, v.get());
-            if v.get().starts_with('[') {
-                let items = match serde_json::from_str::<Vec<&RawValue>>(v.get()) {
-                    Ok(items) => items,
-                    Err(e) => {
-                        each(Err(e), line, col)?;
-                        Vec::new()
-                    }
-                };
-                for item in items {
-                    let (line, col) = position_of(&text, item.get());
-                    each(Ok(item), line, col)?;
-                }
-            } else {
-                each(Ok(v), line, col)?;
-            }
-        }
-        Doc::Lines(lines) => {
-            for (line, l) in lines {
-                each(serde_json::from_str::<&RawValue>(l), line, 1)?;
-            }
-        }
-    }
+    common::each_record(
+        path,
+        &text,
+        doc,
+        opts,
+        report,
+        "expected a request body or a list of request bodies or request/response records",
+        |v, line| record(v, line, &mut convs, un),
+    )?;
     Ok((convs.builders, label))
 }
 
@@ -138,32 +107,17 @@ fn record(
     un: &mut Unmapped,
 ) -> Result<(), String> {
     let obj = compact_object(v.get()).ok_or("expected a JSON object")?;
-    let mut base = "";
-    let mut url_model = None;
-    let (body, response, top_ts) = match obj.get("request") {
-        Some(req) => {
-            if let Some(req_obj) = compact_object(req.get())
-                && let Some(Ok(url)) = req_obj.parse::<String>("url")
-            {
-                url_model = model_of_url(&url);
-            }
-            let r = unwrap_request(req)?;
-            base = if r.wrapped {
-                "/request/body"
-            } else {
-                "/request"
-            };
-            let Some(body) = r.body else {
-                un.add("requests without a JSON body", 1);
-                return Ok(());
-            };
-            let ts = r
-                .timestamp_ms
-                .or_else(|| obj.get("timestamp").and_then(timestamp_ms));
-            (body, Some(obj.get("response").map(ToOwned::to_owned)), ts)
-        }
-        None => (obj, None, None),
+    let Some(Exchange {
+        body,
+        base,
+        response,
+        url,
+        start_ms: top_ts,
+    }) = exchange(obj, un)?
+    else {
+        return Ok(());
     };
+    let url_model = url.as_deref().and_then(model_of_url);
     let Some(raw_messages) = body.get("messages") else {
         un.add(
             "records that are neither a request body nor a request/response pair",
@@ -219,52 +173,19 @@ fn record(
     };
     let mut usage = None;
     let mut reply = None;
-    match response {
-        None => {}
-        Some(None) => un.add(
-            "exchanges without a recorded response (kept without usage)",
-            1,
-        ),
-        Some(Some(raw)) => {
-            let resp = unwrap_response(&raw);
-            let failed = resp.status.is_some_and(|s| !(200..300).contains(&s));
-            match (resp.missing, failed, resp.body) {
-                (true, _, _) => un.add(
-                    "exchanges without a recorded response (kept without usage)",
-                    1,
-                ),
-                (_, true, _) => un.add(
-                    "failed exchanges (non-2xx status or error body; kept without usage)",
-                    1,
-                ),
-                (_, _, Some(HttpBody::Json(b))) if is_error_body(&b) => un.add(
-                    "failed exchanges (non-2xx status or error body; kept without usage)",
-                    1,
-                ),
-                (_, _, Some(HttpBody::Json(b))) => {
-                    if model.is_none()
-                        && let Some(Ok(m)) = b.parse::<String>("modelId")
-                    {
-                        model = Some(m);
-                    }
-                    if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
-                        match serde_json::from_str::<ConverseUsage>(u.get()) {
-                            Ok(u) => usage = finish_usage(u.recorded(), un),
-                            Err(_) => un.add("malformed usage objects (ignored)", 1),
-                        }
-                    }
-                    reply = reply_message(&b, un);
-                }
-                (_, _, Some(HttpBody::Text(_))) => un.add(
-                    "streamed responses (not reconstructed; kept without usage)",
-                    1,
-                ),
-                (_, _, None) => un.add(
-                    "responses whose body could not be read (kept without usage)",
-                    1,
-                ),
+    if let Some((b, _)) = response.and_then(|r| answered(r.as_deref(), un)) {
+        if model.is_none()
+            && let Some(Ok(m)) = b.parse::<String>("modelId")
+        {
+            model = Some(m);
+        }
+        if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
+            match serde_json::from_str::<ConverseUsage>(u.get()) {
+                Ok(u) => usage = finish_usage(u.recorded(), un),
+                Err(_) => un.add("malformed usage objects (ignored)", 1),
             }
         }
+        reply = reply_message(&b, un);
     }
     let call = Call {
         cleared: Vec::new(),

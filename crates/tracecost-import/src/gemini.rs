@@ -39,6 +39,7 @@
 //! above the prompt is an error at the usage's JSON pointer. `start_ms`
 //! comes from the record's `timestamp`, else the response's `createTime`.
 
+use crate::common::{Exchange, answered, exchange};
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -46,10 +47,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::common::{
-    self, Conversations, Doc, HttpBody, NewCall, ResultContent, TraceBuilder, Unmapped,
-    compact_object, finish_usage, image_from_url, is_error_body, message_key, position_of,
-    read_text, split_doc, split_included_input, timestamp_ms, tool_result_block, tool_use_block,
-    unwrap_request, unwrap_response,
+    self, Conversations, NewCall, ResultContent, TraceBuilder, Unmapped, compact_object,
+    finish_usage, image_from_url, message_key, read_text, split_doc, split_included_input,
+    timestamp_ms, tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -90,48 +90,15 @@ fn read(
     let Some(doc) = split_doc(path, &text, opts, report)? else {
         return Ok((Vec::new(), label));
     };
-    match doc {
-        Doc::Whole(v) => {
-            let (line, col) = position_of(&text, v.get());
-            let items: Vec<&RawValue> = if v.get().starts_with('[') {
-                match serde_json::from_str(v.get()) {
-                    Ok(items) => items,
-                    Err(_) => {
-                        let err = common::invalid(
-                            path,
-                            line,
-                            Some(col),
-                            "expected a request body or a list of request bodies or request/response records",
-                        );
-                        common::reject(opts, report, err)?;
-                        return Ok((Vec::new(), label));
-                    }
-                }
-            } else {
-                vec![v]
-            };
-            for item in items {
-                let (line, col) = position_of(&text, item.get());
-                if let Err(msg) = record(item, line, &mut convs, un) {
-                    common::reject(opts, report, common::invalid(path, line, Some(col), &msg))?;
-                }
-            }
-        }
-        Doc::Lines(lines) => {
-            for (line, l) in lines {
-                let v = match serde_json::from_str::<&RawValue>(l) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        common::reject(opts, report, common::invalid_json(path, line, &e))?;
-                        continue;
-                    }
-                };
-                if let Err(msg) = record(v, line, &mut convs, un) {
-                    common::reject(opts, report, common::invalid(path, line, Some(1), &msg))?;
-                }
-            }
-        }
-    }
+    common::each_record(
+        path,
+        &text,
+        doc,
+        opts,
+        report,
+        "expected a request body or a list of request bodies or request/response records",
+        |v, line| record(v, line, &mut convs, un),
+    )?;
     Ok((convs.builders, label))
 }
 
@@ -150,32 +117,17 @@ fn record(
     un: &mut Unmapped,
 ) -> Result<(), String> {
     let obj = compact_object(v.get()).ok_or("expected a JSON object")?;
-    let mut base = "";
-    let mut url_model = None;
-    let (body, response, top_ts) = match obj.get("request") {
-        Some(req) => {
-            if let Some(req_obj) = compact_object(req.get())
-                && let Some(Ok(url)) = req_obj.parse::<String>("url")
-            {
-                url_model = model_of_url(&url);
-            }
-            let r = unwrap_request(req)?;
-            base = if r.wrapped {
-                "/request/body"
-            } else {
-                "/request"
-            };
-            let Some(body) = r.body else {
-                un.add("requests without a JSON body", 1);
-                return Ok(());
-            };
-            let ts = r
-                .timestamp_ms
-                .or_else(|| obj.get("timestamp").and_then(timestamp_ms));
-            (body, Some(obj.get("response").map(ToOwned::to_owned)), ts)
-        }
-        None => (obj, None, None),
+    let Some(Exchange {
+        body,
+        base,
+        response,
+        url,
+        start_ms: top_ts,
+    }) = exchange(obj, un)?
+    else {
+        return Ok(());
     };
+    let url_model = url.as_deref().and_then(model_of_url);
     let Some(contents) = body.get("contents") else {
         un.add(
             "records that are neither a request body nor a request/response pair",
@@ -205,61 +157,28 @@ fn record(
     let mut start_ms = top_ts;
     let mut usage = None;
     let mut reply = None;
-    match response {
-        None => {}
-        Some(None) => un.add(
-            "exchanges without a recorded response (kept without usage)",
-            1,
-        ),
-        Some(Some(raw)) => {
-            let resp = unwrap_response(&raw);
-            let failed = resp.status.is_some_and(|s| !(200..300).contains(&s));
-            match (resp.missing, failed, resp.body) {
-                (true, _, _) => un.add(
-                    "exchanges without a recorded response (kept without usage)",
-                    1,
-                ),
-                (_, true, _) => un.add(
-                    "failed exchanges (non-2xx status or error body; kept without usage)",
-                    1,
-                ),
-                (_, _, Some(HttpBody::Json(b))) if is_error_body(&b) => un.add(
-                    "failed exchanges (non-2xx status or error body; kept without usage)",
-                    1,
-                ),
-                (_, _, Some(HttpBody::Json(b))) => {
-                    if start_ms.is_none() {
-                        start_ms = b.get("createTime").and_then(timestamp_ms);
-                    }
-                    if model.is_none()
-                        && let Some(Ok(m)) = b.parse::<String>("modelVersion")
-                    {
-                        model = Some(m);
-                    }
-                    if let Some(u) = b.get("usageMetadata").filter(|u| u.get() != "null") {
-                        let at = if resp.wrapped {
-                            "/response/body/usageMetadata"
-                        } else {
-                            "/response/usageMetadata"
-                        };
-                        match gemini_usage(u) {
-                            Ok(Some(u)) => usage = finish_usage(u, un),
-                            Ok(None) => un.add("malformed usage objects (ignored)", 1),
-                            Err(why) => return Err(format!("at {at}: {why}")),
-                        }
-                    }
-                    reply = reply_message(&b, contents.len(), &mut pending, un);
-                }
-                (_, _, Some(HttpBody::Text(_))) => un.add(
-                    "streamed responses (not reconstructed; kept without usage)",
-                    1,
-                ),
-                (_, _, None) => un.add(
-                    "responses whose body could not be read (kept without usage)",
-                    1,
-                ),
+    if let Some((b, wrapped)) = response.and_then(|r| answered(r.as_deref(), un)) {
+        if start_ms.is_none() {
+            start_ms = b.get("createTime").and_then(timestamp_ms);
+        }
+        if model.is_none()
+            && let Some(Ok(m)) = b.parse::<String>("modelVersion")
+        {
+            model = Some(m);
+        }
+        if let Some(u) = b.get("usageMetadata").filter(|u| u.get() != "null") {
+            let at = if wrapped {
+                "/response/body/usageMetadata"
+            } else {
+                "/response/usageMetadata"
+            };
+            match gemini_usage(u) {
+                Ok(Some(u)) => usage = finish_usage(u, un),
+                Ok(None) => un.add("malformed usage objects (ignored)", 1),
+                Err(why) => return Err(format!("at {at}: {why}")),
             }
         }
+        reply = reply_message(&b, contents.len(), &mut pending, un);
     }
     let call = Call {
         cleared: Vec::new(),

@@ -42,15 +42,15 @@
 //! record's `timestamp`, else the response's `created`. The first choice's
 //! message is the reply; the last call's reply ends the history.
 
+use crate::common::{answered, exchange};
 use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
 use super::common::{
-    self, Conversations, Doc, HttpBody, IdGen, NewCall, ResultContent, TraceBuilder, Unmapped,
-    UsageProblem, compact_object, finish_usage, image_from_url, is_error_body, message_key,
-    openai_usage, position_of, read_text, split_doc, timestamp_ms, tool_result_block,
-    tool_use_block, unwrap_request, unwrap_response,
+    self, Conversations, Doc, IdGen, NewCall, ResultContent, TraceBuilder, Unmapped, UsageProblem,
+    compact_object, finish_usage, image_from_url, message_key, openai_usage, position_of,
+    read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -167,26 +167,11 @@ fn record(
         (body, None, None)
     } else {
         let obj = compact_object(text).ok_or("expected a JSON object or a list of messages")?;
-        match obj.get("request") {
-            Some(req) => {
-                let r = unwrap_request(req)?;
-                base = if r.wrapped {
-                    "/request/body"
-                } else {
-                    "/request"
-                };
-                let Some(body) = r.body else {
-                    un.add("requests without a JSON body", 1);
-                    return Ok(());
-                };
-                let ts = r
-                    .timestamp_ms
-                    .or_else(|| obj.get("timestamp").and_then(timestamp_ms));
-                let resp = obj.get("response").map(ToOwned::to_owned);
-                (body, Some(resp), ts)
-            }
-            None => (obj, None, None),
-        }
+        let Some(x) = exchange(obj, un)? else {
+            return Ok(());
+        };
+        base = x.base;
+        (x.body, x.response, x.start_ms)
     };
     let items = match body.get("messages") {
         None => {
@@ -215,61 +200,27 @@ fn record(
     let mut start_ms = top_ts;
     let mut usage = None;
     let mut reply = None;
-    match response {
-        // A bare request body: nothing recorded about a response.
-        None => {}
-        Some(None) => un.add(
-            "exchanges without a recorded response (kept without usage)",
-            1,
-        ),
-        Some(Some(raw)) => {
-            let resp = unwrap_response(&raw);
-            let failed = resp.status.is_some_and(|s| !(200..300).contains(&s));
-            match (resp.missing, failed, resp.body) {
-                (true, _, _) => un.add(
-                    "exchanges without a recorded response (kept without usage)",
-                    1,
-                ),
-                (_, true, _) => un.add(
-                    "failed exchanges (non-2xx status or error body; kept without usage)",
-                    1,
-                ),
-                (_, _, Some(HttpBody::Json(b))) if is_error_body(&b) => un.add(
-                    "failed exchanges (non-2xx status or error body; kept without usage)",
-                    1,
-                ),
-                (_, _, Some(HttpBody::Json(b))) => {
-                    if start_ms.is_none() {
-                        start_ms = b.get("created").and_then(timestamp_ms);
-                    }
-                    if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
-                        match openai_usage(u) {
-                            Ok(u) => usage = finish_usage(u, un),
-                            Err(UsageProblem::Malformed) => {
-                                un.add("malformed usage objects (ignored)", 1);
-                            }
-                            Err(UsageProblem::Exceeds(why)) => {
-                                let at = if resp.wrapped {
-                                    "/response/body/usage"
-                                } else {
-                                    "/response/usage"
-                                };
-                                return Err(format!("at {at}: {why}"));
-                            }
-                        }
-                    }
-                    reply = reply_message(&b, ids, un);
+    if let Some((b, wrapped)) = response.and_then(|r| answered(r.as_deref(), un)) {
+        if start_ms.is_none() {
+            start_ms = b.get("created").and_then(timestamp_ms);
+        }
+        if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
+            match openai_usage(u) {
+                Ok(u) => usage = finish_usage(u, un),
+                Err(UsageProblem::Malformed) => {
+                    un.add("malformed usage objects (ignored)", 1);
                 }
-                (_, _, Some(HttpBody::Text(_))) => un.add(
-                    "streamed responses (not reconstructed; kept without usage)",
-                    1,
-                ),
-                (_, _, None) => un.add(
-                    "responses whose body could not be read (kept without usage)",
-                    1,
-                ),
+                Err(UsageProblem::Exceeds(why)) => {
+                    let at = if wrapped {
+                        "/response/body/usage"
+                    } else {
+                        "/response/usage"
+                    };
+                    return Err(format!("at {at}: {why}"));
+                }
             }
         }
+        reply = reply_message(&b, ids, un);
     }
     let call = Call {
         cleared: Vec::new(),

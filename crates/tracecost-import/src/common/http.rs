@@ -6,7 +6,7 @@
 
 use serde_json::value::RawValue;
 
-use super::compact_object;
+use super::{Unmapped, compact_object};
 use crate::engine::json::RawObject;
 
 /// The request side of an exchange record.
@@ -155,6 +155,88 @@ pub(crate) fn unwrap_response(raw: &RawValue) -> HttpResponse {
         .and_then(parse_body)
         .or_else(|| obj.get("body_raw").and_then(parse_body));
     out
+}
+
+/// One record read as an exchange: a request body alone, or a `request`
+/// with its `response` (recorded or not).
+pub(crate) struct Exchange {
+    /// The request body.
+    pub body: RawObject,
+    /// The body's JSON pointer in the record: `""` (a bare body),
+    /// `/request` or `/request/body` (a recorder's wrapper).
+    pub base: &'static str,
+    /// `None`: a bare request body, nothing said of a response;
+    /// `Some(None)`: a pair whose response is absent.
+    pub response: Option<Option<Box<RawValue>>>,
+    /// The request URL, when a wrapper recorded it.
+    pub url: Option<String>,
+    /// When the request started, when recorded.
+    pub start_ms: Option<u64>,
+}
+
+/// Reads a record as an [`Exchange`]; `None` when its request has no JSON
+/// body (counted in `un`).
+pub(crate) fn exchange(obj: RawObject, un: &mut Unmapped) -> Result<Option<Exchange>, String> {
+    let Some(req) = obj.get("request") else {
+        return Ok(Some(Exchange {
+            body: obj,
+            base: "",
+            response: None,
+            url: None,
+            start_ms: None,
+        }));
+    };
+    let r = unwrap_request(req)?;
+    let Some(body) = r.body else {
+        un.add("requests without a JSON body", 1);
+        return Ok(None);
+    };
+    Ok(Some(Exchange {
+        body,
+        base: if r.wrapped {
+            "/request/body"
+        } else {
+            "/request"
+        },
+        start_ms: r
+            .timestamp_ms
+            .or_else(|| obj.get("timestamp").and_then(timestamp_ms)),
+        response: Some(obj.get("response").map(ToOwned::to_owned)),
+        url: r.url,
+    }))
+}
+
+/// The JSON body of a recorded response that succeeded, and whether a
+/// recorder wrapped it; every other outcome (no response, a failure, a
+/// stream the importer does not reconstruct, an unreadable body) is
+/// counted in `un` as what it is, and the call kept without usage.
+pub(crate) fn answered(
+    response: Option<&RawValue>,
+    un: &mut Unmapped,
+) -> Option<(RawObject, bool)> {
+    const NO_RESPONSE: &str = "exchanges without a recorded response (kept without usage)";
+    const FAILED: &str = "failed exchanges (non-2xx status or error body; kept without usage)";
+    let Some(raw) = response else {
+        un.add(NO_RESPONSE, 1);
+        return None;
+    };
+    let resp = unwrap_response(raw);
+    let failed = resp.status.is_some_and(|s| !(200..300).contains(&s));
+    match (resp.missing, failed, resp.body) {
+        (true, _, _) => un.add(NO_RESPONSE, 1),
+        (_, true, _) => un.add(FAILED, 1),
+        (_, _, Some(HttpBody::Json(b))) if is_error_body(&b) => un.add(FAILED, 1),
+        (_, _, Some(HttpBody::Json(b))) => return Some((b, resp.wrapped)),
+        (_, _, Some(HttpBody::Text(_))) => un.add(
+            "streamed responses (not reconstructed; kept without usage)",
+            1,
+        ),
+        (_, _, None) => un.add(
+            "responses whose body could not be read (kept without usage)",
+            1,
+        ),
+    }
+    None
 }
 
 /// Whether a response body is an API error.

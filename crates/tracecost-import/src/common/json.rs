@@ -107,6 +107,57 @@ pub(crate) fn split_doc<'a>(
     }
 }
 
+/// Calls `record` on each record of `doc` (a whole document, each item of
+/// a list document, each line) with the record's line; a record it refuses,
+/// or a line that is not JSON, is rejected (or skipped under
+/// `skip_invalid`) at its line and column. `not_a_list`: what a list
+/// document that does not parse was expected to be.
+pub(crate) fn each_record<'a>(
+    path: &Path,
+    text: &'a str,
+    doc: Doc<'a>,
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+    not_a_list: &str,
+    mut record: impl FnMut(&'a RawValue, usize) -> Result<(), String>,
+) -> Result<(), ImportError> {
+    let mut one =
+        |v: &'a RawValue, line: usize, col: usize, report: &mut ImportReport| match record(v, line)
+        {
+            Ok(()) => Ok(()),
+            Err(msg) => reject(opts, report, super::invalid(path, line, Some(col), &msg)),
+        };
+    match doc {
+        Doc::Whole(v) if v.get().starts_with('[') => {
+            let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(v.get()) else {
+                let (line, col) = position_of(text, v.get());
+                return reject(
+                    opts,
+                    report,
+                    super::invalid(path, line, Some(col), not_a_list),
+                );
+            };
+            for item in items {
+                let (line, col) = position_of(text, item.get());
+                one(item, line, col, report)?;
+            }
+        }
+        Doc::Whole(v) => {
+            let (line, col) = position_of(text, v.get());
+            one(v, line, col, report)?;
+        }
+        Doc::Lines(lines) => {
+            for (line, l) in lines {
+                match serde_json::from_str::<&RawValue>(l) {
+                    Ok(v) => one(v, line, 1, report)?,
+                    Err(e) => reject(opts, report, invalid_json(path, line, &e))?,
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether the file is JSON Lines by its extension.
 pub(crate) fn is_jsonl(path: &Path) -> bool {
     path.extension()

@@ -41,9 +41,13 @@ pub(crate) use blocks::{
 pub(crate) use conversations::{
     Conversations, NewCall, ReplyMeta, SharedCall, TraceBuilder, message_key,
 };
-pub(crate) use http::{HttpBody, is_error_body, timestamp_ms, unwrap_request, unwrap_response};
+pub(crate) use http::{
+    Exchange, HttpBody, answered, exchange, is_error_body, timestamp_ms, unwrap_request,
+    unwrap_response,
+};
 pub(crate) use json::{
-    Doc, compact_json, compact_object, joined_records, position_of, read_text, split_doc,
+    Doc, compact_json, compact_object, each_record, joined_records, position_of, read_text,
+    split_doc,
 };
 pub(crate) use lines::{LineBatch, LineBatches, each_line};
 pub(crate) use tools::{function_tools, is_function};

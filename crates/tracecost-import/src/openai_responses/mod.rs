@@ -50,6 +50,7 @@
 
 pub(crate) mod items;
 
+use crate::common::{Exchange, answered, exchange};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
@@ -57,9 +58,8 @@ use serde_json::value::RawValue;
 
 use self::items::Items;
 use super::common::{
-    self, Conversations, Doc, HttpBody, NewCall, TraceBuilder, Unmapped, UsageProblem,
-    compact_object, finish_usage, is_error_body, message_key, openai_usage, position_of, read_text,
-    timestamp_ms, unwrap_request, unwrap_response,
+    self, Conversations, NewCall, TraceBuilder, Unmapped, UsageProblem, compact_object,
+    finish_usage, message_key, openai_usage, read_text, timestamp_ms,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -153,41 +153,15 @@ fn import_file(
     let Some(doc) = common::split_doc(path, &text, opts, report)? else {
         return Ok(Vec::new());
     };
-    let records: Vec<&RawValue> = match doc {
-        Doc::Lines(lines) => {
-            // Not reached for a file read line by line above; kept for a
-            // document split by `split_doc`'s own rule.
-            let mut out = Vec::new();
-            for (line, l) in lines {
-                match serde_json::from_str::<&RawValue>(l) {
-                    Ok(v) => out.push(v),
-                    Err(e) => common::reject(opts, report, common::invalid_json(path, line, &e))?,
-                }
-            }
-            out
-        }
-        Doc::Whole(v) if v.get().starts_with('[') => match serde_json::from_str(v.get()) {
-            Ok(items) => items,
-            Err(_) => {
-                let (line, col) = position_of(&text, v.get());
-                let err = common::invalid(
-                    path,
-                    line,
-                    Some(col),
-                    "expected a list of request bodies or request/response records",
-                );
-                common::reject(opts, report, err)?;
-                Vec::new()
-            }
-        },
-        Doc::Whole(v) => vec![v],
-    };
-    for v in records {
-        let (line, col) = position_of(&text, v.get());
-        if let Err(msg) = record(v, line, &mut st, un) {
-            common::reject(opts, report, common::invalid(path, line, Some(col), &msg))?;
-        }
-    }
+    common::each_record(
+        path,
+        &text,
+        doc,
+        opts,
+        report,
+        "expected a list of request bodies or request/response records",
+        |v, line| record(v, line, &mut st, un),
+    )?;
     Ok(st.convs.builders)
 }
 
@@ -225,25 +199,15 @@ fn str_of(o: &RawObject, k: &str) -> Option<String> {
 /// One request body or request/response pair.
 fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Result<(), String> {
     let obj = compact_object(v.get()).ok_or("expected a JSON object")?;
-    let mut base = "";
-    let (body, response, top_ts) = match obj.get("request") {
-        Some(req) => {
-            let r = unwrap_request(req)?;
-            base = if r.wrapped {
-                "/request/body"
-            } else {
-                "/request"
-            };
-            let Some(body) = r.body else {
-                un.add("requests without a JSON body", 1);
-                return Ok(());
-            };
-            let ts = r
-                .timestamp_ms
-                .or_else(|| obj.get("timestamp").and_then(timestamp_ms));
-            (body, Some(obj.get("response").map(ToOwned::to_owned)), ts)
-        }
-        None => (obj, None, None),
+    let Some(Exchange {
+        body,
+        base,
+        response,
+        start_ms: top_ts,
+        ..
+    }) = exchange(obj, un)?
+    else {
+        return Ok(());
     };
     if body.get("input").is_none() {
         un.add(
@@ -305,64 +269,31 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
     let mut usage = None;
     let mut reply = None;
     let mut response_id = None;
-    match response {
-        None => {}
-        Some(None) => un.add(
-            "exchanges without a recorded response (kept without usage)",
-            1,
-        ),
-        Some(Some(raw)) => {
-            let resp = unwrap_response(&raw);
-            let failed = resp.status.is_some_and(|s| !(200..300).contains(&s));
-            let at = if resp.wrapped {
-                "/response/body"
-            } else {
-                "/response"
-            };
-            match (resp.missing, failed, resp.body) {
-                (true, _, _) => un.add(
-                    "exchanges without a recorded response (kept without usage)",
-                    1,
-                ),
-                (_, true, _) => un.add(
-                    "failed exchanges (non-2xx status or error body; kept without usage)",
-                    1,
-                ),
-                (_, _, Some(HttpBody::Json(b))) if is_error_body(&b) => un.add(
-                    "failed exchanges (non-2xx status or error body; kept without usage)",
-                    1,
-                ),
-                (_, _, Some(HttpBody::Json(b))) => {
-                    if start_ms.is_none() {
-                        start_ms = b
-                            .get("created_at")
-                            .or_else(|| b.get("created"))
-                            .and_then(timestamp_ms);
-                    }
-                    if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
-                        match openai_usage(u) {
-                            Ok(u) => usage = finish_usage(u, un),
-                            Err(UsageProblem::Malformed) => {
-                                un.add("malformed usage objects (ignored)", 1);
-                            }
-                            Err(UsageProblem::Exceeds(why)) => {
-                                return Err(format!("at {at}/usage: {why}"));
-                            }
-                        }
-                    }
-                    reply = reply_message(&b, un);
-                    response_id = str_of(&b, "id");
+    if let Some((b, wrapped)) = response.and_then(|r| answered(r.as_deref(), un)) {
+        let at = if wrapped {
+            "/response/body"
+        } else {
+            "/response"
+        };
+        if start_ms.is_none() {
+            start_ms = b
+                .get("created_at")
+                .or_else(|| b.get("created"))
+                .and_then(timestamp_ms);
+        }
+        if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
+            match openai_usage(u) {
+                Ok(u) => usage = finish_usage(u, un),
+                Err(UsageProblem::Malformed) => {
+                    un.add("malformed usage objects (ignored)", 1);
                 }
-                (_, _, Some(HttpBody::Text(_))) => un.add(
-                    "streamed responses (not reconstructed; kept without usage)",
-                    1,
-                ),
-                (_, _, None) => un.add(
-                    "responses whose body could not be read (kept without usage)",
-                    1,
-                ),
+                Err(UsageProblem::Exceeds(why)) => {
+                    return Err(format!("at {at}/usage: {why}"));
+                }
             }
         }
+        reply = reply_message(&b, un);
+        response_id = str_of(&b, "id");
     }
     if let Some(id) = response_id {
         let mut history = messages.clone();
