@@ -529,6 +529,8 @@ pub(super) enum ImportFormat {
     Gemini,
     /// Amazon Bedrock Converse bodies and logs.
     Bedrock,
+    /// OpenTelemetry (OTLP JSON) exports: GenAI and OpenInference spans.
+    Otel,
 }
 
 #[derive(Debug, Args)]

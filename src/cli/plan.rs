@@ -61,6 +61,7 @@ impl ImportFormat {
             ImportFormat::OpenaiResponses => Format::OpenaiResponses,
             ImportFormat::Gemini => Format::Gemini,
             ImportFormat::Bedrock => Format::Bedrock,
+            ImportFormat::Otel => Format::Otel,
         }
     }
 }

@@ -30,6 +30,7 @@ mod gen_fleet;
 mod gen_traces;
 mod large_inputs;
 mod openai_cache;
+mod otel_traces;
 mod reliability;
 mod replay_incremental;
 mod report;

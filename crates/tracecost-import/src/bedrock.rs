@@ -36,16 +36,15 @@
 //! uncached input = `inputTokens`, read and write as given, output =
 //! `outputTokens`. `start_ms` comes from the record's `timestamp`.
 
-use crate::common::{Exchange, answered, exchange};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::common::{
-    self, Conversations, NewCall, ResultContent, TraceBuilder, Unmapped, cap_markers,
-    compact_object, finish_usage, image_from_url, message_key, read_text, split_doc,
-    tool_result_block, tool_use_block,
+    self, Conversations, Exchange, NewCall, ResultContent, TraceBuilder, Unmapped, answered,
+    cap_markers, compact_object, exchange, finish_usage, image_from_url, message_key, read_text,
+    split_doc, tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;

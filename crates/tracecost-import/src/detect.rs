@@ -53,6 +53,8 @@ pub enum FileKind {
     Empty,
     /// Something tracecost does not read.
     Other,
+    /// Something tracecost knows but does not read (yet), and why.
+    Unread(&'static str),
 }
 
 /// What a file type that is neither a regular file nor a folder is called
@@ -275,9 +277,20 @@ fn decide_value(v: &Value) -> FileKind {
     }
 }
 
+/// Why an OpenTelemetry logs export is not read.
+const OTEL_LOGS: &str = "OpenTelemetry log records (LogsData): their per-message events are not read yet; tracecost reads the model-call spans (TracesData), with content where the instrumentation puts it on them";
+
 fn decide_object(o: &Map<String, Value>) -> FileKind {
     if is_trace(o) {
         return FileKind::Trace;
+    }
+    // An OTLP JSON line: the Collector's file exporter's TracesData; its
+    // LogsData (per-message events) are not read.
+    if o.contains_key("resourceSpans") {
+        return FileKind::Log(Format::Otel);
+    }
+    if o.contains_key("resourceLogs") {
+        return FileKind::Unread(OTEL_LOGS);
     }
     if is_claude_code_line(o) {
         return FileKind::Log(Format::ClaudeCode);

@@ -39,7 +39,6 @@
 //! above the prompt is an error at the usage's JSON pointer. `start_ms`
 //! comes from the record's `timestamp`, else the response's `createTime`.
 
-use crate::common::{Exchange, answered, exchange};
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -47,9 +46,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::common::{
-    self, Conversations, NewCall, ResultContent, TraceBuilder, Unmapped, compact_object,
-    finish_usage, image_from_url, message_key, read_text, split_doc, split_included_input,
-    timestamp_ms, tool_result_block, tool_use_block,
+    self, Conversations, Exchange, NewCall, ResultContent, TraceBuilder, Unmapped, answered,
+    compact_object, exchange, finish_usage, image_from_url, message_key, read_text, split_doc,
+    split_included_input, timestamp_ms, tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;

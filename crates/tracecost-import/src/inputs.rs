@@ -222,10 +222,13 @@ fn sources(
             FileKind::Log(f) => Source::Log(f, path.to_path_buf()),
             // Named as a trace: the loader says what is wrong, and where.
             FileKind::Empty => Source::Trace(path.to_path_buf()),
+            FileKind::Unread(why) => {
+                return Err(InputError::Unusable(format!("{}: {why}", path.display())));
+            }
             FileKind::Other if looks_like_json(path) => Source::Trace(path.to_path_buf()),
             FileKind::Other => {
                 return Err(InputError::Unusable(format!(
-                    "{}: not a trace file, a Claude Code transcript, a Codex rollout, or an Anthropic, LangChain, OpenAI Chat Completions or Responses, Gemini or Bedrock Converse log",
+                    "{}: not a trace file, a Claude Code transcript, a Codex rollout, or an Anthropic, LangChain, OpenAI Chat Completions or Responses, Gemini or Bedrock Converse log, or an OpenTelemetry export",
                     path.display()
                 )));
             }
@@ -349,6 +352,7 @@ fn folder_sources(
             FileKind::Log(Format::ClaudeCode) => add_claude(&mut out, p),
             FileKind::Log(f) => out.push(Source::Log(f, p)),
             FileKind::Empty | FileKind::Other => skipped.other.push(p),
+            FileKind::Unread(why) => skipped.unread.push((p, why.to_owned())),
         }
     }
     Ok(Some(out))

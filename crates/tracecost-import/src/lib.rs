@@ -25,6 +25,7 @@ pub mod inputs;
 pub mod langchain;
 pub mod openai;
 pub mod openai_responses;
+pub mod otel;
 pub(crate) mod time;
 
 use std::fmt;
@@ -154,6 +155,9 @@ pub enum Format {
     Gemini,
     /// Amazon Bedrock Converse bodies and logs ([`bedrock`]).
     Bedrock,
+    /// OpenTelemetry (OTLP JSON) exports of model-call spans: the GenAI
+    /// conventions and OpenInference ([`otel`]).
+    Otel,
 }
 
 impl Format {
@@ -184,6 +188,7 @@ impl Format {
             Format::OpenaiResponses => &openai_responses::LOG,
             Format::Gemini => &gemini::LOG,
             Format::Bedrock => &bedrock::LOG,
+            Format::Otel => &otel::LOG,
         };
         common::import_files(log, inputs, opts, progress, emit)
     }

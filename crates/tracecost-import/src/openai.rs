@@ -42,15 +42,14 @@
 //! record's `timestamp`, else the response's `created`. The first choice's
 //! message is the reply; the last call's reply ends the history.
 
-use crate::common::{answered, exchange};
 use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
 use super::common::{
     self, Conversations, Doc, IdGen, NewCall, ResultContent, TraceBuilder, Unmapped, UsageProblem,
-    compact_object, finish_usage, image_from_url, message_key, openai_usage, position_of,
-    read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
+    answered, compact_object, exchange, finish_usage, image_from_url, message_key, openai_usage,
+    position_of, read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;

@@ -50,7 +50,6 @@
 
 pub(crate) mod items;
 
-use crate::common::{Exchange, answered, exchange};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
@@ -58,8 +57,8 @@ use serde_json::value::RawValue;
 
 use self::items::Items;
 use super::common::{
-    self, Conversations, NewCall, TraceBuilder, Unmapped, UsageProblem, compact_object,
-    finish_usage, message_key, openai_usage, read_text, timestamp_ms,
+    self, Conversations, Exchange, NewCall, TraceBuilder, Unmapped, UsageProblem, answered,
+    compact_object, exchange, finish_usage, message_key, openai_usage, read_text, timestamp_ms,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;

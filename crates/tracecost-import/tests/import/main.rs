@@ -9,5 +9,6 @@ mod import_claude_code;
 mod import_codex;
 mod import_formats;
 mod import_gemini;
+mod import_otel;
 mod import_responses;
 mod usage_codex;

@@ -1,0 +1,266 @@
+//! The OpenTelemetry importer on exports the real instrumentations wrote
+//! (`tests/fixtures/otel/`, made by `make_otel_fixtures.py` there against a
+//! stub API on loopback; the README there gives the package versions).
+//! The stub's usage is known, so every figure read is checked against it.
+
+use std::path::{Path, PathBuf};
+
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::message::{BlockKind, Role};
+use tracecost_import::detect::{FileKind, detect_file};
+use tracecost_import::{Format, ImportError, ImportOptions, ImportOutput, otel};
+use tracecost_trace::{Trace, load_str, to_json};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/otel")
+        .join(name)
+}
+
+/// Imports `name`, checking every trace reloads to itself without warnings.
+fn import(name: &str) -> ImportOutput {
+    let out =
+        otel::import(&[fixture(name)], &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    for t in &out.traces {
+        let json = to_json(t);
+        let loaded = load_str(&json, &t.name).unwrap_or_else(|e| panic!("{e}\n{json}"));
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let mut t = t.clone();
+        t.source = None;
+        assert_eq!(loaded.traces[0], t);
+    }
+    out
+}
+
+fn has_unmapped(out: &ImportOutput, needle: &str) -> bool {
+    out.report.unmapped.iter().any(|l| l.contains(needle))
+}
+
+/// Per call: uncached input, writes (5m, 1h), reads, output.
+type Figures = (
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+);
+
+fn figures(t: &Trace) -> Vec<Figures> {
+    t.calls
+        .iter()
+        .map(|c| {
+            let u = c.usage.expect("usage");
+            (
+                u.input_tokens,
+                u.cache_creation_input_tokens,
+                u.ephemeral_5m_input_tokens,
+                u.ephemeral_1h_input_tokens,
+                u.cache_read_input_tokens,
+                u.output_tokens,
+            )
+        })
+        .collect()
+}
+
+/// What the stub answered: 12 / 9 / 7 uncached, writes of 2,100 (100 for
+/// 5 minutes, 2,000 for an hour), 300 and 250, reads of 0, 2,100 and
+/// 2,400; the instrumentations write input as the sum (2,112, 2,409,
+/// 2,657).
+const STUB: [Figures; 3] = [
+    (
+        Some(12),
+        Some(2100),
+        Some(100),
+        Some(2000),
+        Some(0),
+        Some(45),
+    ),
+    (Some(9), Some(300), Some(300), Some(0), Some(2100), Some(38)),
+    (
+        Some(7),
+        Some(250),
+        Some(250),
+        Some(0),
+        Some(2400),
+        Some(120),
+    ),
+];
+
+/// The agent loop every capture ran: a question, two file reads, an
+/// answer; each call sends what the one before sent and its reply.
+fn assert_the_agent_loop(t: &Trace) {
+    let counts: Vec<usize> = t.calls.iter().map(|c| c.messages).collect();
+    assert_eq!(counts, [1, 3, 5]);
+    let roles: Vec<Role> = t.messages.iter().map(|m| m.role()).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::User,
+            Role::Assistant,
+            Role::User,
+            Role::Assistant
+        ]
+    );
+    // Each tool result answers the call before it, by id.
+    for (call, result) in [(1, 2), (3, 4)] {
+        let use_id = t.messages[call]
+            .blocks()
+            .iter()
+            .find_map(|b| match b.kind() {
+                BlockKind::ToolUse { id, .. } => Some(id.clone()),
+                _ => None,
+            })
+            .expect("a tool_use");
+        let answered = t.messages[result]
+            .blocks()
+            .iter()
+            .find_map(|b| match b.kind() {
+                BlockKind::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+                _ => None,
+            })
+            .expect("a tool_result");
+        assert_eq!(use_id, answered);
+    }
+    let starts: Vec<u64> = t.calls.iter().map(|c| c.start_ms.unwrap()).collect();
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
+}
+
+fn system_text(t: &Trace) -> String {
+    match t.prompts[0].system[0].kind() {
+        BlockKind::Text { text } => text.to_string(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn traceloop_beside_the_anthropic_sdks_own_spans_counts_each_call_once() {
+    let out = import("anthropic_traceloop.traces.jsonl");
+    assert_eq!(out.traces.len(), 1);
+    let t = &out.traces[0];
+    assert_eq!(t.provider, ProviderKind::Anthropic);
+    assert_eq!(t.model, "claude-sonnet-4-5-20250929");
+    assert_the_agent_loop(t);
+    // Six model spans, three calls: the SDK's own span of each is merged,
+    // and its 5m/1h split completes Traceloop's usage.
+    assert_eq!(figures(t), STUB);
+    assert!(has_unmapped(&out, "3 × spans of a call already read"));
+    assert_eq!(t.prompts[0].tools.len(), 1);
+    assert_eq!(t.prompts[0].tools[0].name(), "read_file");
+    assert!(system_text(t).starts_with("You are a coding agent"));
+    assert!(has_unmapped(
+        &out,
+        "cache markers the export does not record"
+    ));
+}
+
+#[test]
+fn the_anthropic_sdk_alone_records_content_usage_and_the_write_split() {
+    let out = import("anthropic_sdk_only.traces.jsonl");
+    assert_eq!(out.traces.len(), 1);
+    let t = &out.traces[0];
+    assert_the_agent_loop(t);
+    assert_eq!(figures(t), STUB);
+    assert!(t.prompts[0].tools.is_empty(), "the SDK records no tools");
+}
+
+#[test]
+fn openinference_flattened_keys_read_as_the_same_conversation() {
+    let out = import("openinference_anthropic.traces.jsonl");
+    assert_eq!(out.traces.len(), 1);
+    let t = &out.traces[0];
+    assert_the_agent_loop(t);
+    // The SDK's span inside OpenInference's (which records no response id)
+    // is the same call.
+    assert_eq!(figures(t), STUB);
+    assert!(has_unmapped(&out, "3 × spans of a call already read"));
+    assert_eq!(t.prompts[0].tools[0].name(), "read_file");
+    assert!(system_text(t).starts_with("You are a coding agent"));
+}
+
+#[test]
+fn openai_v2_records_no_cache_tokens_and_is_priced_as_recorded() {
+    let out = import("openai_v2.traces.jsonl");
+    assert_eq!(out.traces.len(), 1);
+    let t = &out.traces[0];
+    assert_eq!(t.provider, ProviderKind::OpenAi);
+    assert_eq!(t.model, "gpt-4.1-2025-04-14");
+    assert_the_agent_loop(t);
+    // prompt_tokens as the stub answered them; its cached_tokens (0, 1,024,
+    // 1,152) are not in the export, so no read or write is known.
+    let input: Vec<_> = figures(t).iter().map(|f| (f.0, f.1, f.4, f.5)).collect();
+    assert_eq!(
+        input,
+        [
+            (Some(1180), None, None, Some(22)),
+            (Some(1290), None, None, Some(25)),
+            (Some(1420), None, None, Some(48)),
+        ]
+    );
+    assert!(has_unmapped(
+        &out,
+        "3 × calls whose export records no cache tokens"
+    ));
+    // The system prompt comes as a `system` message.
+    assert!(system_text(t).starts_with("You are a coding agent"));
+}
+
+#[test]
+fn spans_without_content_and_log_records_are_said_not_replayable() {
+    // openai-v2 2.3b0 puts content in log records only: its spans alone
+    // hold nothing to replay.
+    let err = otel::import(
+        &[fixture("openai_v2_legacy.traces.jsonl")],
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ImportError::Empty(_)), "{err}");
+    assert!(
+        err.to_string().contains("log records are not read"),
+        "{err}"
+    );
+    for logs in ["openai_v2.logs.jsonl", "openai_v2_legacy.logs.jsonl"] {
+        match detect_file(&fixture(logs)).unwrap() {
+            FileKind::Unread(why) => assert!(why.contains("LogsData"), "{why}"),
+            other => panic!("{logs}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn every_span_export_is_told_apart_by_content() {
+    for f in [
+        "anthropic_traceloop.traces.jsonl",
+        "anthropic_sdk_only.traces.jsonl",
+        "openinference_anthropic.traces.jsonl",
+        "openai_v2.traces.jsonl",
+        "openai_v2_legacy.traces.jsonl",
+    ] {
+        assert_eq!(
+            detect_file(&fixture(f)).unwrap(),
+            FileKind::Log(Format::Otel),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn a_damaged_line_is_located_and_skippable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spans.jsonl");
+    let good = std::fs::read_to_string(fixture("anthropic_sdk_only.traces.jsonl")).unwrap();
+    let mut text = String::from("{\"resourceSpans\": [\n");
+    text.push_str(&good);
+    std::fs::write(&path, &text).unwrap();
+    let err = otel::import(&[path.clone()], &ImportOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("spans.jsonl:1:"), "{err}");
+    let skip = ImportOptions {
+        skip_invalid: true,
+        ..Default::default()
+    };
+    let out = otel::import(&[path], &skip).unwrap();
+    assert_eq!(out.report.skipped_lines, 1);
+    assert_eq!(out.traces[0].calls.len(), 3);
+}
