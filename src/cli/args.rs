@@ -494,9 +494,10 @@ pub(super) struct ModelsArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct ImportArgs {
-    /// The input format.
+    /// The input format (default: decided from each file's content, as
+    /// report and replay do).
     #[arg(long = "from", value_enum)]
-    pub(super) from: ImportFormat,
+    pub(super) from: Option<ImportFormat>,
     /// Input files or directories.
     #[arg(required = true)]
     pub(super) inputs: Vec<PathBuf>,
@@ -531,6 +532,12 @@ pub(super) enum ImportFormat {
     Bedrock,
     /// OpenTelemetry (OTLP JSON) exports: GenAI and OpenInference spans.
     Otel,
+    /// Langfuse ingestion batches and API observations.
+    Langfuse,
+    /// OpenAI Agents SDK trace exports.
+    OpenaiAgents,
+    /// LangSmith run batches and runs.
+    Langsmith,
 }
 
 #[derive(Debug, Args)]

@@ -62,6 +62,9 @@ impl ImportFormat {
             ImportFormat::Gemini => Format::Gemini,
             ImportFormat::Bedrock => Format::Bedrock,
             ImportFormat::Otel => Format::Otel,
+            ImportFormat::Langfuse => Format::Langfuse,
+            ImportFormat::OpenaiAgents => Format::OpenaiAgents,
+            ImportFormat::Langsmith => Format::Langsmith,
         }
     }
 }
@@ -327,7 +330,7 @@ impl ImportArgs {
     pub(super) fn plan(&self) -> Result<ImportPlan, AppError> {
         super::output::refuse_output_among_inputs(&self.output, &self.inputs)?;
         Ok(ImportPlan {
-            format: self.from.format(),
+            format: self.from.map(ImportFormat::format),
             inputs: self.inputs.clone(),
             options: ImportOptions {
                 skip_invalid: self.skip_invalid,

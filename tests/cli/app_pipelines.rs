@@ -205,7 +205,7 @@ fn stability_and_report_run_on_a_bundled_trace() {
 #[test]
 fn import_writes_traces_and_usage_prices_a_folder() {
     let plan = app::ImportPlan {
-        format: tracecost::trace::import::Format::Anthropic,
+        format: Some(tracecost::trace::import::Format::Anthropic),
         inputs: vec![PathBuf::from("tests/fixtures/import/anthropic_plain.jsonl")],
         options: Default::default(),
     };

@@ -39,23 +39,34 @@ fn a_folder_of_exports_names_what_it_does_not_read() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(
-        err.contains("openai_v2.logs.jsonl: OpenTelemetry log records (LogsData)"),
+        err.contains("openai_v2_legacy.logs.jsonl: OpenTelemetry log records (LogsData) holding only per-message events"),
+        "{err}"
+    );
+    // The legacy spans hold no content, and openai-v2's spans repeat the
+    // calls of its inference events (read first, by name): said, not lost.
+    assert!(
+        err.contains("2 of 6 OpenTelemetry file(s) gave no call to replay"),
         "{err}"
     );
     assert!(
-        err.contains("openai_v2_legacy.traces.jsonl: no model-call spans with their messages"),
+        err.contains("3 × model-call spans without their messages"),
+        "{err}"
+    );
+    assert!(
+        err.contains("× spans or events of a call already read"),
         "{err}"
     );
     for trace in [
         "anthropic_traceloop.traces",
         "anthropic_sdk_only.traces",
         "openinference_anthropic.traces",
-        "openai_v2.traces",
+        "openai_v2.logs",
     ] {
         assert!(out.contains(trace), "{trace}: {out}");
     }
-    // Named alone, a logs export is refused with the reason.
-    let logs = fixture("otel/openai_v2.logs.jsonl");
+    // Named alone, a logs export of per-message events is refused with
+    // the reason.
+    let logs = fixture("otel/openai_v2_legacy.logs.jsonl");
     let (code, _, err) = outcome(
         tracecost()
             .args(["replay", logs.to_str().unwrap()])
@@ -63,8 +74,49 @@ fn a_folder_of_exports_names_what_it_does_not_read() {
             .unwrap(),
     );
     assert_eq!(code, 2);
-    assert!(
-        err.contains("their per-message events are not read yet"),
-        "{err}"
+    assert!(err.contains("per-message events"), "{err}");
+}
+
+#[test]
+fn import_decides_each_format_when_none_is_named() {
+    // A folder of Langfuse, LangSmith and OpenAI Agents SDK exports, with
+    // no --from: each file read with its importer, into one trace file.
+    let dir = tempfile::tempdir().unwrap();
+    for (from, name) in [
+        ("langfuse", "v2_ingestion.jsonl"),
+        ("langsmith", "wrap_anthropic.runs.jsonl"),
+        ("openai_agents", "processor.spans.jsonl"),
+    ] {
+        std::fs::copy(fixture(&format!("{from}/{name}")), dir.path().join(name)).unwrap();
+    }
+    let out = dir.path().join("out").join("traces.json");
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let (code, _, err) = outcome(
+        tracecost()
+            .args([
+                "import",
+                dir.path().to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("wrote 3 trace(s), 9 call(s)"), "{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let sessions: Vec<&str> = v["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sessions,
+        [
+            "thread-fixture-0001",
+            "sess_fixture_0001",
+            "thread_fixture_0001"
+        ]
     );
 }

@@ -381,9 +381,15 @@ pub fn import(
         calls += t.calls.len();
         writer.push(t).map_err(write_err)
     };
-    let report = plan
-        .format
-        .import_each(&plan.inputs, &plan.options, progress, &mut emit)?;
+    let report = match plan.format {
+        Some(format) => format.import_each(&plan.inputs, &plan.options, progress, &mut emit)?,
+        None => crate::trace::import::inputs::import_detected(
+            &plan.inputs,
+            &plan.options,
+            progress,
+            &mut emit,
+        )?,
+    };
     let traces = writer.count();
     if traces == 0 {
         return Err(AppError::Usage(format!(

@@ -345,8 +345,8 @@ pub struct UsagePlan {
 /// `import`: inputs in one format.
 #[derive(Debug)]
 pub struct ImportPlan {
-    /// The format.
-    pub format: Format,
+    /// The format; `None`: decided from each file's content.
+    pub format: Option<Format>,
     /// Files or directories.
     pub inputs: Vec<PathBuf>,
     /// Options.

@@ -73,6 +73,7 @@ fn read(
     opts: &ImportOptions,
     report: &mut ImportReport,
     un: &mut Unmapped,
+    _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
     let text = read_text(path)?;
     let mut convs = Conversations::default();

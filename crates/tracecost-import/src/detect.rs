@@ -173,9 +173,10 @@ fn decide_text(text: &[u8]) -> Option<FileKind> {
     Some(decide_value(&value))
 }
 
-/// How deep [`decide_value`] looks: `[[{"type", "data": {…}}]]` and
-/// `{"request": {"messages": [{"role"}]}}` are the deepest shapes it reads.
-const DECIDE_DEPTH: usize = 6;
+/// How deep [`decide_value`] looks: an OTLP log record's `eventName`
+/// (`{"resourceLogs": [{"scopeLogs": [{"logRecords": [{"eventName"}]}]}]}`)
+/// is the deepest member it reads.
+const DECIDE_DEPTH: usize = 8;
 
 /// A JSON value read to [`DECIDE_DEPTH`], what lies deeper skipped (as
 /// `null`) without a recursion limit: serde_json refuses values nested past
@@ -278,19 +279,31 @@ fn decide_value(v: &Value) -> FileKind {
 }
 
 /// Why an OpenTelemetry logs export is not read.
-const OTEL_LOGS: &str = "OpenTelemetry log records (LogsData): their per-message events are not read yet; tracecost reads the model-call spans (TracesData), with content where the instrumentation puts it on them";
+const OTEL_LOGS: &str = "OpenTelemetry log records (LogsData) holding only per-message events (gen_ai.user.message, gen_ai.choice, …), which are not read; tracecost reads the model-call spans (TracesData) with content on them, and gen_ai.client.inference.operation.details events";
 
 fn decide_object(o: &Map<String, Value>) -> FileKind {
     if is_trace(o) {
         return FileKind::Trace;
     }
-    // An OTLP JSON line: the Collector's file exporter's TracesData; its
-    // LogsData (per-message events) are not read.
+    // An OTLP JSON line: the Collector's file exporter's TracesData, or
+    // LogsData holding whole model calls (not only per-message events).
     if o.contains_key("resourceSpans") {
         return FileKind::Log(Format::Otel);
     }
     if o.contains_key("resourceLogs") {
-        return FileKind::Unread(OTEL_LOGS);
+        return match crate::otel::logs_hold_calls(&Value::Object(o.clone())) {
+            true => FileKind::Log(Format::Otel),
+            false => FileKind::Unread(OTEL_LOGS),
+        };
+    }
+    if crate::langfuse::is_langfuse(o) {
+        return FileKind::Log(Format::Langfuse);
+    }
+    if crate::openai_agents::is_agents_export(o) {
+        return FileKind::Log(Format::OpenaiAgents);
+    }
+    if crate::langsmith::is_langsmith(o) {
+        return FileKind::Log(Format::Langsmith);
     }
     if is_claude_code_line(o) {
         return FileKind::Log(Format::ClaudeCode);

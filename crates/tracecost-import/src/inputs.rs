@@ -131,6 +131,10 @@ enum Source {
     Trace(PathBuf),
     /// A log one importer reads.
     Log(Format, PathBuf),
+    /// OpenTelemetry exports of one input, imported together: a call's
+    /// span (in a traces file) and its inference event (in a logs file)
+    /// are one call, counted once.
+    Otel(Vec<PathBuf>),
     /// Claude Code folders and transcripts, imported together so that
     /// their traces come in the importer's order (sorted paths).
     ClaudeCode(Vec<PathBuf>),
@@ -172,7 +176,7 @@ pub fn load_inputs(
         return Ok(loaded);
     }
     for path in paths {
-        for source in sources(path, opts.skip_invalid, &mut loaded.skipped)? {
+        for source in otel_together(sources(path, opts.skip_invalid, &mut loaded.skipped)?) {
             read_source(source, opts, &import_opts, progress, &mut loaded)?;
         }
     }
@@ -185,6 +189,74 @@ pub fn load_inputs(
         )));
     }
     Ok(loaded)
+}
+
+/// Imports `paths` (files or folders) with the importer each file's
+/// content names, as [`load_inputs`] decides them, handing each trace to
+/// `emit` as it is built: `import` with no `--from`. A folder mixing
+/// formats gives the traces of each; canonical trace files pass through.
+/// Files of another kind found in folders are counted as skipped files,
+/// and what could not be read is listed, in the report.
+pub fn import_detected<E: From<InputError> + From<ImportError>>(
+    paths: &[PathBuf],
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+    emit: &mut dyn FnMut(Trace) -> Result<(), E>,
+) -> Result<crate::ImportReport, E> {
+    let mut report = crate::ImportReport::default();
+    let mut skipped = SkippedSummary::default();
+    for path in paths {
+        for source in otel_together(sources(path, opts.skip_invalid, &mut skipped)?) {
+            let part = match source {
+                Source::Trace(p) => {
+                    let loaded = crate::trace::load_path_with(&p, progress)
+                        .map_err(|e| E::from(InputError::from(e)))?;
+                    for t in loaded.traces {
+                        emit(t)?;
+                    }
+                    crate::ImportReport {
+                        files: 1,
+                        ..Default::default()
+                    }
+                }
+                Source::Log(format, p) => {
+                    format.import_each(std::slice::from_ref(&p), opts, progress, &mut *emit)?
+                }
+                Source::Otel(files) => {
+                    Format::Otel.import_each(&files, opts, progress, &mut *emit)?
+                }
+                Source::ClaudeCode(inputs) => {
+                    Format::ClaudeCode.import_each(&inputs, opts, progress, &mut *emit)?
+                }
+            };
+            report.absorb(part);
+        }
+    }
+    report.skipped_files += skipped.other.len();
+    report.unread.extend(skipped.unread);
+    Ok(report)
+}
+
+/// `sources` with their OpenTelemetry files as one source, where the first
+/// of them was.
+fn otel_together(sources: Vec<Source>) -> Vec<Source> {
+    let mut out = Vec::with_capacity(sources.len());
+    let mut otel: Option<usize> = None;
+    for s in sources {
+        match (s, otel) {
+            (Source::Log(Format::Otel, p), Some(i)) => {
+                if let Some(Source::Otel(files)) = out.get_mut(i) {
+                    files.push(p);
+                }
+            }
+            (Source::Log(Format::Otel, p), None) => {
+                otel = Some(out.len());
+                out.push(Source::Otel(vec![p]));
+            }
+            (s, _) => out.push(s),
+        }
+    }
+    out
 }
 
 /// What `path` holds to read, in order. A FIFO, socket or device named is
@@ -397,6 +469,29 @@ fn read_source(
             Ok(t) => {
                 loaded.traces.extend(t.traces);
                 loaded.warnings.extend(t.warnings);
+            }
+            Err(e) => skip_file(e.into(), loaded)?,
+        },
+        Source::Otel(files) => match import_all(Format::Otel, &files, import_opts, progress) {
+            Ok((traces, report)) => {
+                // A file of the export that gave no call says why.
+                if report.skipped_files > 0 {
+                    loaded.notes.push(format!(
+                        "{}: {} of {} OpenTelemetry file(s) gave no call to replay ({})",
+                        crate::shown(&files),
+                        report.skipped_files,
+                        files.len(),
+                        report.unmapped.join("; ")
+                    ));
+                }
+                if report.skipped_lines > 0 {
+                    loaded.skipped.damaged.push(format!(
+                        "{}: {} damaged line(s) skipped",
+                        crate::shown(&files),
+                        report.skipped_lines
+                    ));
+                }
+                loaded.traces.extend(traces);
             }
             Err(e) => skip_file(e.into(), loaded)?,
         },

@@ -16,6 +16,7 @@
 
 pub mod anthropic;
 pub mod bedrock;
+pub(crate) mod chat;
 pub mod claude_code;
 pub mod codex;
 pub(crate) mod common;
@@ -23,7 +24,10 @@ pub mod detect;
 pub mod gemini;
 pub mod inputs;
 pub mod langchain;
+pub mod langfuse;
+pub mod langsmith;
 pub mod openai;
+pub mod openai_agents;
 pub mod openai_responses;
 pub mod otel;
 pub(crate) mod time;
@@ -80,6 +84,39 @@ pub struct ImportReport {
     /// One line per kind of thing that could not be mapped, with a count,
     /// e.g. `"3 × toolUseResult side copies (not sent to the model)"`.
     pub unmapped: Vec<String>,
+}
+
+impl ImportReport {
+    /// Adds what another import read (of other files) to this report; the
+    /// kinds not mapped are listed once, their counts summed.
+    pub fn absorb(&mut self, other: ImportReport) {
+        self.files += other.files;
+        self.skipped_files += other.skipped_files;
+        self.skipped_lines += other.skipped_lines;
+        self.joined_lines += other.joined_lines;
+        self.unread.extend(other.unread);
+        for line in other.unmapped {
+            let split = |l: &str| {
+                l.split_once(" × ")
+                    .and_then(|(n, what)| Some((n.parse::<usize>().ok()?, what.to_owned())))
+            };
+            let Some((n, what)) = split(&line) else {
+                self.unmapped.push(line);
+                continue;
+            };
+            let same = self
+                .unmapped
+                .iter_mut()
+                .find(|l| split(l).is_some_and(|(_, w)| w == what));
+            match same {
+                Some(l) => {
+                    let m = split(l).map_or(0, |(m, _)| m);
+                    *l = format!("{} × {what}", m + n);
+                }
+                None => self.unmapped.push(line),
+            }
+        }
+    }
 }
 
 impl fmt::Display for ImportReport {
@@ -158,6 +195,12 @@ pub enum Format {
     /// OpenTelemetry (OTLP JSON) exports of model-call spans: the GenAI
     /// conventions and OpenInference ([`otel`]).
     Otel,
+    /// Langfuse ingestion batches and API observations ([`langfuse`]).
+    Langfuse,
+    /// OpenAI Agents SDK trace exports ([`openai_agents`]).
+    OpenaiAgents,
+    /// LangSmith run batches and runs ([`langsmith`]).
+    Langsmith,
 }
 
 impl Format {
@@ -189,6 +232,9 @@ impl Format {
             Format::Gemini => &gemini::LOG,
             Format::Bedrock => &bedrock::LOG,
             Format::Otel => &otel::LOG,
+            Format::Langfuse => &langfuse::LOG,
+            Format::OpenaiAgents => &openai_agents::LOG,
+            Format::Langsmith => &langsmith::LOG,
         };
         common::import_files(log, inputs, opts, progress, emit)
     }

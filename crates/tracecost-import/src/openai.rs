@@ -77,6 +77,7 @@ fn read(
     opts: &ImportOptions,
     report: &mut ImportReport,
     un: &mut Unmapped,
+    _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
     let builders = import_file(path, opts, report, un)?;
     Ok((
@@ -307,9 +308,9 @@ fn bare_list(
 const GENERATED_IDS: &str = "call_import_";
 
 #[derive(Default)]
-struct Mapped {
-    system: Vec<ContentBlock>,
-    messages: Vec<Message>,
+pub(crate) struct Mapped {
+    pub(crate) system: Vec<ContentBlock>,
+    pub(crate) messages: Vec<Message>,
     from_assistant: Vec<bool>,
 }
 
@@ -320,7 +321,7 @@ impl Mapped {
     }
 }
 
-fn map_messages(items: &[&RawValue], ids: &mut IdGen, un: &mut Unmapped) -> Mapped {
+pub(crate) fn map_messages(items: &[&RawValue], ids: &mut IdGen, un: &mut Unmapped) -> Mapped {
     let mut out = Mapped::default();
     let mut pending_tools: Vec<ContentBlock> = Vec::new();
     for item in items {
@@ -453,7 +454,7 @@ fn content_parts(raw: Option<&RawValue>, un: &mut Unmapped) -> Vec<ContentBlock>
     out
 }
 
-fn assistant_message(obj: &RawObject, ids: &mut IdGen, un: &mut Unmapped) -> Message {
+pub(crate) fn assistant_message(obj: &RawObject, ids: &mut IdGen, un: &mut Unmapped) -> Message {
     let calls: Vec<RawObject> = match obj.parse::<Vec<RawObject>>("tool_calls") {
         Some(Ok(c)) => c,
         Some(Err(_)) if obj.get("tool_calls").is_some_and(|r| r.get() == "null") => Vec::new(),
@@ -544,7 +545,7 @@ pub(crate) fn arguments_input(args: Option<&RawValue>, un: &mut Unmapped) -> Box
     }
 }
 
-fn map_tools(body: &RawObject, un: &mut Unmapped) -> Vec<ToolDefinition> {
+pub(crate) fn map_tools(body: &RawObject, un: &mut Unmapped) -> Vec<ToolDefinition> {
     common::function_tools(
         body,
         |t| match t.parse::<RawObject>("function") {

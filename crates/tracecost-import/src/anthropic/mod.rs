@@ -63,6 +63,7 @@ mod resent;
 mod sse;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
@@ -99,12 +100,58 @@ fn read(
     opts: &ImportOptions,
     report: &mut ImportReport,
     un: &mut Unmapped,
+    _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
     let convs = import_file(path, opts, report, un, BATCH_BYTES)?;
     Ok((
         convs.builders,
         format!("Anthropic Messages API log {}", common::file_name(path)),
     ))
+}
+
+/// A request's messages, prompt and markers from a Messages API request
+/// body (compact JSON), for importers whose records hold Anthropic-shaped
+/// requests in another envelope ([`crate::chat`]). `Ok(None)`: no
+/// messages.
+pub(crate) fn request_parts(
+    body: &RawObject,
+    base: &str,
+    un: &mut Unmapped,
+) -> Result<
+    Option<(
+        Vec<Message>,
+        crate::trace::Prompt,
+        Vec<crate::engine::wire::Marker>,
+    )>,
+    String,
+> {
+    let Some(req) = parse_request(body, base, un).map_err(|e| e.message)? else {
+        return Ok(None);
+    };
+    let messages = req
+        .messages
+        .into_iter()
+        .map(|m| Message::clone(&m.message))
+        .collect();
+    Ok(Some((messages, req.prompt, req.markers)))
+}
+
+/// Tool definitions in the Messages API's shape (compact JSON of a list),
+/// their markers dropped.
+pub(crate) fn tools_of(
+    tools: &str,
+    un: &mut Unmapped,
+) -> Result<Vec<crate::engine::message::ToolDefinition>, String> {
+    let head = request::parse_head(Some(tools), None, "", un).map_err(|e| e.message)?;
+    Ok(head.tools)
+}
+
+/// One Messages API message (an assistant reply, say) from its JSON,
+/// markers removed; `None` when it is not one.
+pub(crate) fn message_of(raw: &str) -> Option<Message> {
+    let fields = common::compact_object(raw)?;
+    let m = request::parse_message(fields, 0, "").ok()?;
+    Some(Arc::unwrap_or_clone(m.message))
 }
 
 struct LineError {

@@ -20,7 +20,7 @@ use crate::trace::Prompt;
 
 /// A request's tools and system, markers removed.
 pub(super) struct Head {
-    tools: Vec<ToolDefinition>,
+    pub(super) tools: Vec<ToolDefinition>,
     system: Vec<ContentBlock>,
     /// The markers they carried.
     markers: Vec<Marker>,

@@ -63,6 +63,11 @@ pub(crate) struct TraceBuilder {
     pub reply: Option<Message>,
     /// The line the trace starts at.
     pub first_line: usize,
+    /// The session (conversation, thread) the source groups it in, when it
+    /// names one: requests of different sessions never extend each other.
+    pub session: Option<String>,
+    /// The project the source files it under, when it names one.
+    pub project: Option<String>,
     seq: usize,
 }
 
@@ -78,6 +83,8 @@ impl TraceBuilder {
             calls: Vec::new(),
             reply: None,
             first_line,
+            session: None,
+            project: None,
             seq: 0,
         }
     }
@@ -167,9 +174,9 @@ impl TraceBuilder {
             provider: self.provider,
             model,
             status_quo: None,
-            project: None,
+            project: self.project,
             account: None,
-            session: None,
+            session: self.session,
             hidden_prefix_tokens: 0,
             source: None,
             prompts: self.prompts,
@@ -240,20 +247,42 @@ impl Conversations {
         call: Call,
         reply: Option<Message>,
     ) {
-        let i = self.extended_by(provider, line, &req.keys);
+        let i = self.extended_by(provider, None, line, &req.keys);
+        self.reindexed(i, |b| b.add_call(req, call, reply));
+    }
+
+    /// [`Conversations::add`] within a session the source names: the
+    /// request extends only a trace of that session, and a new trace is
+    /// filed under it.
+    pub(crate) fn add_in_session(
+        &mut self,
+        provider: ProviderKind,
+        session: Option<&str>,
+        line: usize,
+        req: NewCall,
+        call: Call,
+        reply: Option<Message>,
+    ) {
+        let i = self.extended_by(provider, session, line, &req.keys);
         self.reindexed(i, |b| b.add_call(req, call, reply));
     }
 
     /// [`Conversations::add`] for messages shared with a cache
     /// ([`TraceBuilder::add_shared_call`]).
     pub(crate) fn add_shared(&mut self, provider: ProviderKind, line: usize, req: SharedCall) {
-        let i = self.extended_by(provider, line, &req.keys);
+        let i = self.extended_by(provider, None, line, &req.keys);
         self.reindexed(i, |b| b.add_shared_call(req));
     }
 
     /// The index of the trace a request with message keys `keys` extends
     /// (a new one when none), marked as the most recently extended.
-    fn extended_by(&mut self, provider: ProviderKind, line: usize, keys: &[u64]) -> usize {
+    fn extended_by(
+        &mut self,
+        provider: ProviderKind,
+        session: Option<&str>,
+        line: usize,
+        keys: &[u64],
+    ) -> usize {
         self.seq += 1;
         let mut best: Option<(usize, (usize, usize))> = None;
         let mut h = 0;
@@ -266,6 +295,7 @@ impl Conversations {
                 };
                 let rank = (b.keys.len(), b.seq);
                 if b.keys.len() == len
+                    && b.session.as_deref() == session
                     && keys.starts_with(&b.keys)
                     && best.is_none_or(|(_, r)| rank > r)
                 {
@@ -276,7 +306,9 @@ impl Conversations {
         let i = match best {
             Some((i, _)) => i,
             None => {
-                self.builders.push(TraceBuilder::new(provider, line));
+                let mut b = TraceBuilder::new(provider, line);
+                b.session = session.map(str::to_owned);
+                self.builders.push(b);
                 self.builders.len() - 1
             }
         };
@@ -408,7 +440,7 @@ mod tests {
                     plain.push((Vec::new(), 0));
                 }
                 plain[want] = (keys.clone(), seq);
-                let got = convs.extended_by(ProviderKind::Anthropic, seq, &keys);
+                let got = convs.extended_by(ProviderKind::Anthropic, None, seq, &keys);
                 convs.reindexed(got, |b| b.keys = keys);
                 proptest::prop_assert_eq!(got, want);
             }

@@ -31,6 +31,7 @@ mod usage;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use crate::engine::cache::ProviderKind;
 use crate::trace::Trace;
 use crate::{ImportError, ImportOptions, ImportReport};
 
@@ -72,7 +73,19 @@ pub(crate) type ReadLog = fn(
     &ImportOptions,
     &mut ImportReport,
     &mut Unmapped,
+    &mut Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError>;
+
+/// What the files of one import share, for a format whose calls can be
+/// recorded in two files: an OpenTelemetry export puts a call in a span
+/// (a traces file) and, with content capture on both, in an inference
+/// event (a logs file) too, the event naming its span.
+#[derive(Default)]
+pub(crate) struct Shared {
+    /// The calls already read, by a key that is the same in every record
+    /// of one call (OpenTelemetry: its span's trace and span ids).
+    pub calls: HashSet<String>,
+}
 
 /// The loop every log importer shares: expand the inputs, read each file
 /// with the format's `read`, name the traces, check that each one loads,
@@ -94,11 +107,12 @@ pub(crate) fn import_files<E: From<ImportError>>(
     progress.start("import", sizes.iter().sum(), crate::progress::Unit::Bytes);
     let mut report = ImportReport::default();
     let mut un = Unmapped::default();
+    let mut shared = Shared::default();
     let mut names = Names::default();
     let mut emitted = 0usize;
     for (path, size) in files.iter().zip(sizes) {
         report.files += 1;
-        let (builders, label) = read(path, opts, &mut report, &mut un)?;
+        let (builders, label) = read(path, opts, &mut report, &mut un, &mut shared)?;
         progress.advance(size);
         if builders.is_empty() {
             report.skipped_files += 1;
@@ -121,14 +135,45 @@ pub(crate) fn import_files<E: From<ImportError>>(
     }
     report.unmapped = un.lines();
     if emitted == 0 {
+        // What was passed over says why nothing was found.
+        let why = match report.unmapped.is_empty() {
+            true => String::new(),
+            false => format!(" (passed over: {})", report.unmapped.join("; ")),
+        };
         return Err(ImportError::Empty(format!(
-            "{}: no {nothing_found} found in {} file(s)",
+            "{}: no {nothing_found} found in {} file(s){why}",
             crate::shown(inputs),
             files.len()
         ))
         .into());
     }
     Ok(report)
+}
+
+/// The provider a model name belongs to, when its name tells: `claude-*`
+/// is Anthropic's, a Bedrock model id (`anthropic.claude-*`, with or
+/// without a region prefix) Bedrock's, `gpt-*` / `chatgpt-*` / `o1`… /
+/// `codex-*` OpenAI's, `gemini-*` Google's. Formats that record models
+/// from many providers (LangChain, OpenTelemetry, Langfuse, LangSmith)
+/// fall back on it where the record names no provider.
+pub(crate) fn provider_of_model(model: &str) -> Option<ProviderKind> {
+    let m = model.to_ascii_lowercase();
+    let m = m.rsplit('/').next().unwrap_or(&m);
+    let openai = m.starts_with("gpt")
+        || m.starts_with("chatgpt")
+        || m.starts_with("codex")
+        || (m.starts_with('o') && m.chars().nth(1).is_some_and(|c| c.is_ascii_digit()));
+    if m.starts_with("claude") {
+        Some(ProviderKind::Anthropic)
+    } else if m.contains("anthropic.claude") {
+        Some(ProviderKind::BedrockConverse)
+    } else if openai {
+        Some(ProviderKind::OpenAi)
+    } else if m.starts_with("gemini") {
+        Some(ProviderKind::Google)
+    } else {
+        None
+    }
 }
 
 /// The files to read: directories expand to their `.json` / `.jsonl` /

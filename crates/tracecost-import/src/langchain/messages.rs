@@ -16,14 +16,14 @@ use crate::engine::wire::{BlockRef, Marker, Ttl};
 
 /// A mapped list.
 #[derive(Default)]
-pub(super) struct Mapped {
-    pub(super) system: Vec<ContentBlock>,
-    pub(super) messages: Vec<Message>,
-    pub(super) meta: Vec<Option<ReplyMeta>>,
-    pub(super) markers: Vec<Marker>,
+pub(crate) struct Mapped {
+    pub(crate) system: Vec<ContentBlock>,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) meta: Vec<Option<ReplyMeta>>,
+    pub(crate) markers: Vec<Marker>,
     /// Whether the last LangChain message was an `ai` message.
-    pub(super) ends_with_ai: bool,
-    pub(super) models: Vec<String>,
+    pub(crate) ends_with_ai: bool,
+    pub(crate) models: Vec<String>,
 }
 
 impl Mapped {
@@ -37,7 +37,7 @@ impl Mapped {
 /// spelling, as the blocks they go in).
 pub(super) const GENERATED_IDS: &str = "toolu_import_";
 
-pub(super) fn map_list(items: &[&RawValue], ids: &mut IdGen, un: &mut Unmapped) -> Mapped {
+pub(crate) fn map_list(items: &[&RawValue], ids: &mut IdGen, un: &mut Unmapped) -> Mapped {
     let mut out = Mapped::default();
     let mut pending_tools: Vec<ContentBlock> = Vec::new();
     let mut last_ai = false;

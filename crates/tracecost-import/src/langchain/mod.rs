@@ -59,7 +59,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
-use self::messages::{GENERATED_IDS, map_list};
+use self::messages::GENERATED_IDS;
+pub(crate) use self::messages::map_list;
+pub(crate) use self::usage::reply_meta;
 use super::common::{
     self, Conversations, Doc, IdGen, NewCall, TraceBuilder, Unmapped, message_key, position_of,
     read_text, split_doc,
@@ -89,6 +91,7 @@ fn read(
     opts: &ImportOptions,
     report: &mut ImportReport,
     un: &mut Unmapped,
+    _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
     let (builders, kind) = import_file(path, opts, report, un)?;
     Ok((
@@ -314,18 +317,8 @@ fn final_list(list: &List<'_>, un: &mut Unmapped) -> Option<TraceBuilder> {
 }
 
 fn provider_of(models: &[String]) -> ProviderKind {
-    let Some(m) = models.first() else {
-        return ProviderKind::Anthropic;
-    };
-    let m = m.to_ascii_lowercase();
-    let openai = m.starts_with("gpt")
-        || m.starts_with("chatgpt")
-        || (m.starts_with('o') && m.chars().nth(1).is_some_and(|c| c.is_ascii_digit()));
-    if openai {
-        ProviderKind::OpenAi
-    } else if m.starts_with("gemini") {
-        ProviderKind::Google
-    } else {
-        ProviderKind::Anthropic
-    }
+    models
+        .first()
+        .and_then(|m| common::provider_of_model(m))
+        .unwrap_or(ProviderKind::Anthropic)
 }

@@ -12,7 +12,7 @@ use crate::common::{
 use crate::engine::json::RawObject;
 use crate::trace::RecordedUsage;
 
-pub(super) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
+pub(crate) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
     let rm = match data.parse::<RawObject>("response_metadata") {
         Some(Ok(o)) => Some(o),
         _ => None,

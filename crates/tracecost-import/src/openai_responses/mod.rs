@@ -90,6 +90,7 @@ fn read(
     opts: &ImportOptions,
     report: &mut ImportReport,
     un: &mut Unmapped,
+    _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
     let builders = import_file(path, opts, report, un)?;
     Ok((

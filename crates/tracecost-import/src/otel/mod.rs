@@ -51,18 +51,31 @@
 //! is not in the parts schema), so an Anthropic trace's status quo replays
 //! none; the summary says so.
 //!
-//! Not read yet: log records (`LogsData`: the per-message events older
-//! instrumentations emit); they are counted and named.
+//! Log records (`LogsData` lines) are read where they hold a whole call:
+//! the conventions' `gen_ai.client.inference.operation.details` event
+//! carries the span's attributes (content and usage) and, sharing its
+//! response id, counts once with it. The per-message events older
+//! instrumentations emit (`gen_ai.user.message`, `gen_ai.choice`, …) are
+//! counted and named, not read.
+//!
+//! **Sessions.** A call's `gen_ai.conversation.id` (OpenInference:
+//! `session.id`) files its trace under that session; calls of different
+//! sessions never extend each other.
+//!
+//! **Providers.** The provider the span names, else the one the model's
+//! name tells; a call to a provider tracecost does not simulate is dropped
+//! and counted, never priced under another's cache rules.
 
 mod openinference;
 mod parts;
+mod window;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::common::{self, Conversations, NewCall, TraceBuilder, Unmapped, message_key};
+use super::common::{self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
 use crate::engine::message::{Message, ToolDefinition};
@@ -79,7 +92,7 @@ pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, 
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
-    nothing_found: "model-call spans with their messages (OpenTelemetry log records are not read)",
+    nothing_found: "model-call spans or inference-details events with their messages (per-message log events are not read)",
     read,
 };
 
@@ -179,17 +192,23 @@ const MODEL_OPERATIONS: [&str; 3] = ["chat", "text_completion", "generate_conten
 struct ModelSpan {
     start_ns: u64,
     line: usize,
-    span_id: String,
+    /// Its span id, and those of the spans of its call merged into it.
+    span_ids: Vec<String>,
+    trace_id: String,
     parent_id: String,
     response_id: Option<String>,
     /// How much the span carries (attributes), to choose among duplicates.
     weight: usize,
-    provider: ProviderKind,
+    /// `None`: a provider tracecost does not simulate.
+    provider: Option<ProviderKind>,
     model: Option<String>,
+    /// `gen_ai.conversation.id` (OpenInference: `session.id`).
+    session: Option<String>,
     system: Vec<crate::engine::message::ContentBlock>,
     messages: Vec<Message>,
     tools: Vec<ToolDefinition>,
     reply: Option<Message>,
+    markers: Option<Vec<crate::engine::wire::Marker>>,
     usage: Option<RecordedUsage>,
     /// The export recorded usage but no cache figure.
     no_cache_fields: bool,
@@ -197,14 +216,29 @@ struct ModelSpan {
     split: Option<(u64, u64)>,
 }
 
-fn provider_of(name: Option<&str>) -> ProviderKind {
-    match name.map(str::to_ascii_lowercase).as_deref() {
-        Some("openai" | "azure.ai.openai") => ProviderKind::OpenAi,
-        Some("gcp.gemini" | "gcp.vertex_ai" | "gemini" | "google" | "vertex_ai" | "gcp.gen_ai") => {
-            ProviderKind::Google
+/// The provider a span names (`gen_ai.provider.name`, the older
+/// `gen_ai.system`, OpenInference's `llm.provider`), when tracecost
+/// simulates it; `Err` holds a name it does not.
+fn named_provider(name: &str) -> Result<ProviderKind, ()> {
+    match name.to_ascii_lowercase().as_str() {
+        "anthropic" | "gcp.vertex_ai.anthropic" => Ok(ProviderKind::Anthropic),
+        "openai" | "azure.ai.openai" | "azure" => Ok(ProviderKind::OpenAi),
+        "gcp.gemini" | "gcp.vertex_ai" | "gemini" | "google" | "vertex_ai" | "gcp.gen_ai" => {
+            Ok(ProviderKind::Google)
         }
-        Some("aws.bedrock") => ProviderKind::BedrockConverse,
-        _ => ProviderKind::Anthropic,
+        "aws.bedrock" | "bedrock" => Ok(ProviderKind::BedrockConverse),
+        _ => Err(()),
+    }
+}
+
+/// The provider of a call: the one the span names, else the one its model
+/// name tells ([`common::provider_of_model`]); `None` when neither tells
+/// one tracecost simulates (the call is dropped and counted, never priced
+/// under another provider's rules).
+fn provider_of(name: Option<&str>, model: Option<&str>) -> Option<ProviderKind> {
+    match name.map(named_provider) {
+        Some(Ok(p)) => Some(p),
+        _ => model.and_then(common::provider_of_model),
     }
 }
 
@@ -250,34 +284,148 @@ fn span_usage(a: &Attrs) -> Result<(Option<RecordedUsage>, bool, Option<(u64, u6
     Ok((Some(u), no_cache_fields, split))
 }
 
-/// Reads one span, when it is a model call.
-fn model_span(span: &Value, line: usize, un: &mut Unmapped) -> Result<Option<ModelSpan>, String> {
+/// Whether a log record carries a whole model call (the GenAI
+/// conventions' `gen_ai.client.inference.operation.details` event, with
+/// the span's attributes), rather than one message of one.
+fn is_call_event(record: &Value) -> bool {
+    record.get("eventName").and_then(Value::as_str)
+        == Some("gen_ai.client.inference.operation.details")
+}
+
+/// Whether an OTLP `LogsData` object holds model-call events
+/// ([`is_call_event`]), which are read, and not only per-message events,
+/// which are not.
+pub(crate) fn logs_hold_calls(logs: &Value) -> bool {
+    log_records(logs).any(|(_, _, _, r)| is_call_event(r))
+}
+
+/// The log records of a `LogsData` object, with their indices.
+fn log_records(logs: &Value) -> impl Iterator<Item = (usize, usize, usize, &Value)> {
+    let resources = logs.get("resourceLogs").and_then(Value::as_array);
+    resources
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .flat_map(|(r, res)| {
+            let scopes = res.get("scopeLogs").and_then(Value::as_array);
+            scopes
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .flat_map(move |(s, scope)| {
+                    let records = scope.get("logRecords").and_then(Value::as_array);
+                    records
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                        .map(move |(k, rec)| (r, s, k, rec))
+                })
+        })
+}
+
+/// A time in nanoseconds as OTLP JSON writes it (a string, or a number).
+fn nanos(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::String(s) => s.parse().ok(),
+        Value::Number(n) => n.as_u64(),
+        _ => None,
+    }
+    .filter(|&n| n > 0)
+}
+
+/// The usage of a Langfuse generation span
+/// (`langfuse.observation.usage_details`, in Langfuse's keys:
+/// [`crate::langfuse::usage`]).
+fn langfuse_usage(a: &Attrs) -> Result<(Option<RecordedUsage>, bool, Option<(u64, u64)>), String> {
+    let Some(details) = a.json("langfuse.observation.usage_details") else {
+        return Ok((None, false, None));
+    };
+    let u = crate::langfuse::usage(&details)?;
+    let no_cache = u.as_ref().is_some_and(|u| {
+        u.cache_read_input_tokens.is_none() && u.cache_creation_input_tokens.is_none()
+    });
+    let split = u
+        .as_ref()
+        .and_then(|u| Some((u.ephemeral_5m_input_tokens?, u.ephemeral_1h_input_tokens?)));
+    Ok((u, no_cache, split))
+}
+
+/// The content of a Langfuse generation span: its
+/// `langfuse.observation.input` (chat messages, [`crate::langfuse::request`])
+/// and `langfuse.observation.output`.
+fn langfuse_content(
+    a: &Attrs,
+    provider: Option<ProviderKind>,
+    ids: &mut IdGen,
+    un: &mut Unmapped,
+) -> Result<parts::Content, String> {
+    let Some(input) = a.json("langfuse.observation.input") else {
+        return Ok(parts::Content::default());
+    };
+    let Some(req) =
+        crate::langfuse::request(provider, &input, "/langfuse.observation.input", ids, un)?
+    else {
+        return Ok(parts::Content::default());
+    };
+    let reply = a
+        .json("langfuse.observation.output")
+        .and_then(|o| crate::chat::reply(&o, ids, un));
+    Ok(parts::Content {
+        system: req.prompt.system,
+        messages: req.messages,
+        tools: req.prompt.tools,
+        reply,
+        markers: req.markers,
+    })
+}
+
+/// Reads one span (or model-call log record), when it is a model call.
+fn model_span(
+    span: &Value,
+    line: usize,
+    ids: &mut IdGen,
+    un: &mut Unmapped,
+) -> Result<Option<ModelSpan>, String> {
     let a = Attrs::of(span);
     let genai = a
         .str("gen_ai.operation.name")
         .is_some_and(|op| MODEL_OPERATIONS.contains(&op));
     let oi = a.str("openinference.span.kind") == Some("LLM");
-    if !genai && !oi {
+    let langfuse = a.str("langfuse.observation.type") == Some("generation");
+    if !genai && !oi && !langfuse {
         return Ok(None);
     }
-    let start_ns = match span.get("startTimeUnixNano") {
-        Some(Value::String(s)) => s.parse().unwrap_or(0),
-        Some(Value::Number(n)) => n.as_u64().unwrap_or(0),
-        _ => 0,
+    // A span's start; an event has only its own time, taken when the
+    // call ended.
+    let start_ns = nanos(span.get("startTimeUnixNano"))
+        .or_else(|| nanos(span.get("timeUnixNano")))
+        .or_else(|| nanos(span.get("observedTimeUnixNano")))
+        .unwrap_or(0);
+    let (usage, no_cache_fields, split) = match langfuse {
+        true => langfuse_usage(&a)?,
+        false => span_usage(&a)?,
     };
-    let (usage, no_cache_fields, split) = span_usage(&a)?;
-    let provider = provider_of(
-        a.str("gen_ai.provider.name")
-            .or_else(|| a.str("gen_ai.system"))
-            .or_else(|| a.str("llm.provider")),
-    );
     let model = a
-        .str("gen_ai.response.model")
+        .str("langfuse.observation.model.name")
+        .or_else(|| a.str("gen_ai.response.model"))
         .or_else(|| a.str("gen_ai.request.model"))
         .or_else(|| a.str("llm.model_name"))
         .or_else(|| a.str("llm.request.model_name"))
         .map(str::to_owned);
-    let content = if genai && a.str("gen_ai.input.messages").is_some() {
+    let provider = provider_of(
+        a.str("gen_ai.provider.name")
+            .or_else(|| a.str("gen_ai.system"))
+            .or_else(|| a.str("llm.provider")),
+        model.as_deref(),
+    );
+    let session = a
+        .str("gen_ai.conversation.id")
+        .or_else(|| a.str("session.id"))
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
+    let content = if langfuse {
+        langfuse_content(&a, provider, ids, un)?
+    } else if genai && a.0.contains_key("gen_ai.input.messages") {
         parts::content(&a, un)
     } else if oi {
         openinference::content(&a, un)
@@ -288,16 +436,22 @@ fn model_span(span: &Value, line: usize, un: &mut Unmapped) -> Result<Option<Mod
     Ok(Some(ModelSpan {
         start_ns,
         line,
-        span_id: id("spanId"),
+        span_ids: Some(id("spanId"))
+            .filter(|s| !s.is_empty())
+            .into_iter()
+            .collect(),
+        trace_id: id("traceId"),
         parent_id: id("parentSpanId"),
         response_id: a.str("gen_ai.response.id").map(str::to_owned),
         weight: a.len() + if content.messages.is_empty() { 0 } else { 1000 },
         provider,
         model,
+        session,
         system: content.system,
         messages: content.messages,
         tools: content.tools,
         reply: content.reply,
+        markers: content.markers,
         usage,
         no_cache_fields,
         split,
@@ -309,9 +463,15 @@ fn read(
     opts: &ImportOptions,
     report: &mut ImportReport,
     un: &mut Unmapped,
+    shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
     let label = format!("OpenTelemetry {}", common::file_name(path));
-    let mut spans: Vec<ModelSpan> = Vec::new();
+    let mut window = window::Window::new(window::WINDOW);
+    let mut sink = Sink::default();
+    let mut ids = IdGen::new("call_otel_");
+    // The session a trace's spans name, for the model spans that do not
+    // (Langfuse puts `session.id` on the trace's root span only).
+    let mut trace_sessions: HashMap<String, String> = HashMap::new();
     common::each_line(path, |line| {
         let text = match line.text {
             Ok(t) => t,
@@ -330,10 +490,30 @@ fn read(
             }
         };
         if v.get("resourceLogs").is_some() {
-            un.add(
-                "OpenTelemetry log records (per-message events; not read yet: export the spans with content)",
-                1,
-            );
+            for (r, s, k, rec) in log_records(&v) {
+                if !is_call_event(rec) {
+                    un.add(PER_MESSAGE_EVENTS, 1);
+                    continue;
+                }
+                match model_span(rec, line.number, &mut ids, un) {
+                    Ok(Some(m)) => {
+                        if let Some(out) = window.push(m, un) {
+                            sink.finish(out, shared, un);
+                        }
+                    }
+                    Ok(None) => un.add(PER_MESSAGE_EVENTS, 1),
+                    Err(why) => {
+                        let at = format!(
+                            "at /resourceLogs/{r}/scopeLogs/{s}/logRecords/{k}/attributes: {why}"
+                        );
+                        common::reject(
+                            opts,
+                            report,
+                            common::invalid(path, line.number, Some(1), &at),
+                        )?;
+                    }
+                }
+            }
             return Ok(());
         }
         let Some(resources) = v.get("resourceSpans").and_then(Value::as_array) else {
@@ -350,8 +530,13 @@ fn read(
             for (s, scope) in scopes.into_iter().flatten().enumerate() {
                 let list = scope.get("spans").and_then(Value::as_array);
                 for (k, span) in list.into_iter().flatten().enumerate() {
-                    match model_span(span, line.number, un) {
-                        Ok(Some(m)) => spans.push(m),
+                    note_session(span, &mut trace_sessions);
+                    match model_span(span, line.number, &mut ids, un) {
+                        Ok(Some(m)) => {
+                            if let Some(out) = window.push(m, un) {
+                                sink.finish(out, shared, un);
+                            }
+                        }
                         Ok(None) => {}
                         Err(why) => {
                             let at = format!(
@@ -369,27 +554,73 @@ fn read(
         }
         Ok(())
     })?;
-    let calls = one_per_response(one_per_call(spans, un), un);
-    let mut convs = Conversations::default();
-    for m in calls {
+    for m in window.drain() {
+        sink.finish(m, shared, un);
+    }
+    // A trace's session named on another of its spans (Langfuse's root,
+    // which ends after the calls) labels the traces it began.
+    let Sink {
+        convs: mut builders,
+        origins,
+    } = sink;
+    for (b, trace) in builders.builders.iter_mut().zip(origins) {
+        if b.session.is_none() {
+            b.session = trace.and_then(|t| trace_sessions.get(&t).cloned());
+        }
+    }
+    Ok((builders.builders, label))
+}
+
+/// Where a file's calls go as they leave the window: their conversations,
+/// and the trace of each conversation's first call.
+#[derive(Default)]
+struct Sink {
+    convs: Conversations,
+    /// Per conversation, in order: the OpenTelemetry trace it began in.
+    origins: Vec<Option<String>>,
+}
+
+impl Sink {
+    /// Adds one call to its conversation, or counts why it is not one.
+    fn finish(&mut self, m: ModelSpan, shared: &mut common::Shared, un: &mut Unmapped) {
         if m.messages.is_empty() {
             un.add(
-                "model-call spans without their messages (content capture off, or content in log records, which are not read): not replayable, dropped",
-                1,
-            );
-            continue;
+                    "model-call spans without their messages (content capture off, or content in per-message log events, which are not read): not replayable, dropped",
+                    1,
+                );
+            return;
         }
+        let Some(provider) = m.provider else {
+            un.add(
+                    "model calls to a provider tracecost does not simulate (named by gen_ai.provider.name, and not told by the model name): dropped",
+                    1,
+                );
+            return;
+        };
+        // A call read from another file of this import (its span, where
+        // this file holds its inference event, which names the span, or
+        // the other way round) is counted there.
+        let keys: Vec<String> = m
+            .span_ids
+            .iter()
+            .map(|s| format!("{}/{s}", m.trace_id))
+            .collect();
+        if keys.iter().any(|k| shared.calls.contains(k)) {
+            un.add(DUPLICATE, 1);
+            return;
+        }
+        shared.calls.extend(keys);
         if m.no_cache_fields {
             un.add(
-                "calls whose export records no cache tokens (priced as recorded, no cache read or write known)",
-                1,
-            );
+                    "calls whose export records no cache tokens (priced as recorded, no cache read or write known)",
+                    1,
+                );
         }
-        if m.provider == ProviderKind::Anthropic && !m.messages.is_empty() {
+        if provider == ProviderKind::Anthropic && m.markers.is_none() {
             un.add(
-                "Anthropic calls whose cache markers the export does not record (the status quo replays none; name yours with --baseline)",
-                1,
-            );
+                    "Anthropic calls whose cache markers the export does not record (the status quo replays none; name yours with --baseline)",
+                    1,
+                );
         }
         let call = Call {
             cleared: Vec::new(),
@@ -397,7 +628,7 @@ fn read(
             start_ms: (m.start_ns > 0).then_some(m.start_ns / 1_000_000),
             model: m.model,
             prompt: 0,
-            markers: None,
+            markers: m.markers,
             usage: m.usage,
         };
         let keys = m.messages.iter().map(message_key).collect();
@@ -410,48 +641,57 @@ fn read(
                 tools: m.tools,
             },
         };
-        convs.add(m.provider, m.line, req, call, m.reply);
-    }
-    Ok((convs.builders, label))
-}
-
-/// A model span inside another (the anthropic SDK's own span as a child of
-/// OpenInference's, which records no response id) is the same call: merged
-/// into its parent ([`merge`]).
-fn one_per_call(spans: Vec<ModelSpan>, un: &mut Unmapped) -> Vec<ModelSpan> {
-    let index: HashMap<String, usize> = spans
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| !m.span_id.is_empty())
-        .map(|(i, m)| (m.span_id.clone(), i))
-        .collect();
-    let mut slots: Vec<Option<ModelSpan>> = spans.into_iter().map(Some).collect();
-    for i in 0..slots.len() {
-        let parent = slots[i]
-            .as_ref()
-            .and_then(|m| index.get(&m.parent_id).copied())
-            .filter(|&p| p != i);
-        let Some(p) = parent else { continue };
-        if slots[p].is_none() {
-            continue;
-        }
-        let Some(child) = slots[i].take() else {
-            continue;
-        };
-        un.add(DUPLICATE, 1);
-        if let Some(kept) = slots[p].as_mut() {
-            merge(kept, child);
+        let before = self.convs.builders.len();
+        self.convs
+            .add_in_session(provider, m.session.as_deref(), m.line, req, call, m.reply);
+        if self.convs.builders.len() > before {
+            self.origins
+                .push(Some(m.trace_id).filter(|t| !t.is_empty()));
         }
     }
-    slots.into_iter().flatten().collect()
 }
 
-const DUPLICATE: &str = "spans of a call already read (the anthropic SDK's own span beside or inside an instrumentor's; counted once)";
+/// Files a span's session (`session.id`, `gen_ai.conversation.id`) under
+/// its trace.
+fn note_session(span: &Value, sessions: &mut HashMap<String, String>) {
+    let Some(trace) = span.get("traceId").and_then(Value::as_str) else {
+        return;
+    };
+    if sessions.contains_key(trace) {
+        return;
+    }
+    let attrs = span.get("attributes").and_then(Value::as_array);
+    let session = attrs.into_iter().flatten().find_map(|kv| {
+        let k = kv.get("key")?.as_str()?;
+        matches!(
+            k,
+            "session.id" | "gen_ai.conversation.id" | "langfuse.session.id"
+        )
+        .then(|| any_value(kv.get("value")?))
+        .flatten()
+    });
+    if let Some(Value::String(s)) = session.filter(|s| s.as_str().is_some_and(|s| !s.is_empty())) {
+        sessions.insert(trace.to_owned(), s);
+    }
+}
+
+const PER_MESSAGE_EVENTS: &str = "OpenTelemetry per-message log events (gen_ai.user.message, gen_ai.choice, …): not read; turn on content capture on the spans, or the inference-details events";
+
+pub(super) const DUPLICATE: &str = "spans or events of a call already read (the anthropic SDK's own span beside or inside an instrumentor's, or a call's span and its inference event; counted once)";
 
 /// Keeps in `kept` the one of two spans of one call that carries the most,
-/// completed by the other's response id and 5m/1h write split.
+/// completed by the other's response id, session and 5m/1h write split;
+/// the call keeps both spans' ids, and the outer one's parent.
 fn merge(kept: &mut ModelSpan, other: ModelSpan) {
+    let mut span_ids = kept.span_ids.clone();
+    span_ids.extend(other.span_ids.iter().cloned());
+    let parent_id = if other.span_ids.contains(&kept.parent_id) {
+        other.parent_id.clone()
+    } else {
+        kept.parent_id.clone()
+    };
     let split = other.split.or(kept.split);
+    let session = kept.session.clone().or_else(|| other.session.clone());
     let response_id = kept
         .response_id
         .clone()
@@ -461,6 +701,9 @@ fn merge(kept: &mut ModelSpan, other: ModelSpan) {
         *kept = other;
     }
     kept.response_id = response_id;
+    kept.span_ids = span_ids;
+    kept.parent_id = parent_id;
+    kept.session = session;
     kept.start_ns = start_ns;
     kept.line = line;
     if let (Some((m5, h1)), Some(u)) = (split, kept.usage.as_mut()) {
@@ -468,31 +711,4 @@ fn merge(kept: &mut ModelSpan, other: ModelSpan) {
         u.ephemeral_1h_input_tokens = Some(h1);
         kept.split = Some((m5, h1));
     }
-}
-
-/// One call per response: spans sharing a `gen_ai.response.id` are one
-/// call (the anthropic SDK's own span beside an instrumentor's); the one
-/// carrying the most is kept, completed by the others' 5m/1h write split.
-/// In start order.
-fn one_per_response(spans: Vec<ModelSpan>, un: &mut Unmapped) -> Vec<ModelSpan> {
-    let mut out: Vec<ModelSpan> = Vec::with_capacity(spans.len());
-    let mut by_id: HashMap<String, usize> = HashMap::new();
-    for m in spans {
-        let Some(id) = m.response_id.clone() else {
-            out.push(m);
-            continue;
-        };
-        match by_id.get(&id) {
-            None => {
-                by_id.insert(id, out.len());
-                out.push(m);
-            }
-            Some(&i) => {
-                un.add(DUPLICATE, 1);
-                merge(&mut out[i], m);
-            }
-        }
-    }
-    out.sort_by_key(|m| (m.start_ns, m.line));
-    out
 }

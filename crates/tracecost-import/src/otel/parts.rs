@@ -27,6 +27,9 @@ pub(crate) struct Content {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolDefinition>,
     pub reply: Option<Message>,
+    /// The cache markers, where the export records them (Langfuse's
+    /// input keeps Anthropic's `cache_control` as sent).
+    pub markers: Option<Vec<crate::engine::wire::Marker>>,
 }
 
 /// The content of a span written in the GenAI conventions.

@@ -146,7 +146,10 @@ fn traceloop_beside_the_anthropic_sdks_own_spans_counts_each_call_once() {
     // Six model spans, three calls: the SDK's own span of each is merged,
     // and its 5m/1h split completes Traceloop's usage.
     assert_eq!(figures(t), STUB);
-    assert!(has_unmapped(&out, "3 × spans of a call already read"));
+    assert!(has_unmapped(
+        &out,
+        "3 × spans or events of a call already read"
+    ));
     assert_eq!(t.prompts[0].tools.len(), 1);
     assert_eq!(t.prompts[0].tools[0].name(), "read_file");
     assert!(system_text(t).starts_with("You are a coding agent"));
@@ -175,7 +178,10 @@ fn openinference_flattened_keys_read_as_the_same_conversation() {
     // The SDK's span inside OpenInference's (which records no response id)
     // is the same call.
     assert_eq!(figures(t), STUB);
-    assert!(has_unmapped(&out, "3 × spans of a call already read"));
+    assert!(has_unmapped(
+        &out,
+        "3 × spans or events of a call already read"
+    ));
     assert_eq!(t.prompts[0].tools[0].name(), "read_file");
     assert!(system_text(t).starts_with("You are a coding agent"));
 }
@@ -208,9 +214,9 @@ fn openai_v2_records_no_cache_tokens_and_is_priced_as_recorded() {
 }
 
 #[test]
-fn spans_without_content_and_log_records_are_said_not_replayable() {
-    // openai-v2 2.3b0 puts content in log records only: its spans alone
-    // hold nothing to replay.
+fn spans_without_content_and_per_message_events_are_said_not_replayable() {
+    // openai-v2 2.3b0 puts content in per-message log events only: its
+    // spans alone hold nothing to replay, and its events are not read.
     let err = otel::import(
         &[fixture("openai_v2_legacy.traces.jsonl")],
         &ImportOptions::default(),
@@ -218,15 +224,42 @@ fn spans_without_content_and_log_records_are_said_not_replayable() {
     .unwrap_err();
     assert!(matches!(err, ImportError::Empty(_)), "{err}");
     assert!(
-        err.to_string().contains("log records are not read"),
+        err.to_string()
+            .contains("per-message log events are not read"),
         "{err}"
     );
-    for logs in ["openai_v2.logs.jsonl", "openai_v2_legacy.logs.jsonl"] {
-        match detect_file(&fixture(logs)).unwrap() {
-            FileKind::Unread(why) => assert!(why.contains("LogsData"), "{why}"),
-            other => panic!("{logs}: {other:?}"),
-        }
+    assert!(
+        err.to_string()
+            .contains("3 × model-call spans without their messages"),
+        "{err}"
+    );
+    match detect_file(&fixture("openai_v2_legacy.logs.jsonl")).unwrap() {
+        FileKind::Unread(why) => assert!(why.contains("per-message events"), "{why}"),
+        other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn inference_events_are_read_as_calls() {
+    // openai-v2 2.4b0's gen_ai.client.inference.operation.details events
+    // carry the span's attributes: the same calls, from the logs alone.
+    let path = fixture("openai_v2.logs.jsonl");
+    assert_eq!(detect_file(&path).unwrap(), FileKind::Log(Format::Otel));
+    let logs = import("openai_v2.logs.jsonl");
+    let spans = import("openai_v2.traces.jsonl");
+    assert_eq!(logs.traces.len(), 1);
+    assert_eq!(figures(&logs.traces[0]), figures(&spans.traces[0]));
+    assert_eq!(logs.traces[0].messages, spans.traces[0].messages);
+    // Both files of one export: each call once.
+    let both = otel::import(
+        &[
+            fixture("openai_v2.logs.jsonl"),
+            fixture("openai_v2.traces.jsonl"),
+        ],
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(both.traces.iter().map(|t| t.calls.len()).sum::<usize>(), 3);
 }
 
 #[test]

@@ -11,4 +11,5 @@ mod import_formats;
 mod import_gemini;
 mod import_otel;
 mod import_responses;
+mod observability;
 mod usage_codex;

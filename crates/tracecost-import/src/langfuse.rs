@@ -1,0 +1,498 @@
+//! Importer for Langfuse generations: the ingestion batches the Langfuse
+//! SDKs (v2) send (`{"batch": [{"type": "generation-create", "body": …},
+//! …]}`, one per line as a receiver or proxy logs them) and the
+//! observations of Langfuse's public API (`GET /api/public/observations`:
+//! `{"data": [observation, …]}`, a list, or one observation per line, as
+//! exported). Langfuse v3 and later send OpenTelemetry spans instead;
+//! those are read by the OpenTelemetry importer ([`crate::otel`]).
+//!
+//! A call is a `GENERATION` observation. An observation sent in parts
+//! (`generation-create` with the input, start and request model, then
+//! `generation-update` with the output, end, response model and usage)
+//! is read as one, later parts overriding earlier ones. Read from it:
+//!
+//! - **the request**: `input`, a list of chat messages or an object with
+//!   `messages` (and `tools`), in the Anthropic or the OpenAI shape
+//!   ([`crate::chat`]); Anthropic `cache_control` markers recorded in it
+//!   become the call's markers;
+//! - **the reply**: `output`;
+//! - **the model**: `model` (the response's, when an update gives it);
+//! - **the start**: `startTime`;
+//! - **the session**: the `sessionId` of the observation's trace, when a
+//!   `trace-create` event or a trace (`GET /api/public/traces`) in the
+//!   same file names one, else the trace (`traceId`): calls of different
+//!   sessions never join one conversation;
+//! - **usage** ([`usage`]): the usage the client provided
+//!   (`providedUsageDetails`, or `usageDetails` in ingestion events),
+//!   else the one Langfuse stored (`usageDetails`). In Langfuse's own keys
+//!   `input` **excludes** the cache: `input` is the uncached input,
+//!   `input_cache_read` / `cache_read_input_tokens` / `input_cached_tokens`
+//!   the reads, `input_cache_creation` / `cache_creation_input_tokens` (or
+//!   the `input_cache_creation_5m` / `_1h` split) the writes. The OpenAI
+//!   integration passes OpenAI's own usage through (`prompt_tokens`,
+//!   which **includes** `prompt_tokens_details.cached_tokens`). A
+//!   generation with only the deprecated `usage` (`input`/`output`/`total`)
+//!   is priced as recorded with no cache read or write known.
+//!
+//! The provider follows the model's name; a generation whose model names
+//! no provider tracecost simulates is dropped and counted. Other
+//! observations (spans, events) and events (`sdk-log`, scores) are passed
+//! over.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::common::{
+    self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key, read_text, split_doc,
+};
+use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use crate::engine::cache::ProviderKind;
+use crate::trace::{Call, RecordedUsage};
+
+/// Imports Langfuse ingestion batches and API observations. Directories
+/// are expanded to their `.json`/`.jsonl` files; files are read in path
+/// order.
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+    super::Format::Langfuse.import(inputs, opts)
+}
+
+/// What [`super::Format::Langfuse`] reads, for the loop every log importer
+/// shares ([`common::import_files`]).
+pub(crate) const LOG: common::LogFormat = common::LogFormat {
+    unit: "generation(s)",
+    nothing_found: "Langfuse generations with their input",
+    read,
+};
+
+/// How ids generated for OpenAI tool calls that have none start.
+const GENERATED_IDS: &str = "call_langfuse_";
+
+/// Whether a JSON object is a Langfuse record: an ingestion batch, an API
+/// page of observations, or one observation.
+pub(crate) fn is_langfuse(o: &serde_json::Map<String, Value>) -> bool {
+    let event = |e: &Value| {
+        e.get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| EVENT_KINDS.iter().any(|k| t.starts_with(k)))
+            && e.get("body").is_some()
+    };
+    if let Some(batch) = o.get("batch").and_then(Value::as_array) {
+        return batch.iter().any(event);
+    }
+    if let Some(data) = o.get("data").and_then(Value::as_array) {
+        return data.first().is_some_and(is_observation);
+    }
+    is_observation(&Value::Object(o.clone()))
+}
+
+const EVENT_KINDS: [&str; 5] = ["trace-", "generation-", "span-", "event-", "observation-"];
+
+/// An observation of the API: its `traceId`, `type` and `startTime`.
+fn is_observation(v: &Value) -> bool {
+    v.get("traceId").is_some()
+        && v.get("startTime").is_some()
+        && v.get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| matches!(t, "GENERATION" | "SPAN" | "EVENT" | "AGENT" | "TOOL"))
+}
+
+/// One generation, from its parts.
+#[derive(Default)]
+struct Generation {
+    line: usize,
+    /// The JSON pointer of its first part, for errors.
+    at: String,
+    trace_id: Option<String>,
+    start_ms: Option<u64>,
+    model: Option<String>,
+    input: Option<Value>,
+    output: Option<Value>,
+    /// `providedUsageDetails`, or an ingestion event's `usageDetails`.
+    provided: Option<Value>,
+    /// `usageDetails` as Langfuse stored it (API observations).
+    stored: Option<Value>,
+    /// The deprecated `usage`.
+    legacy: Option<Value>,
+}
+
+impl Generation {
+    /// Takes the members one part (event body or observation) gives.
+    fn take(&mut self, body: &Value, provided_key: &str, stored_key: Option<&str>) {
+        let get = |k: &str| body.get(k).filter(|v| !v.is_null()).cloned();
+        let some = |slot: &mut Option<Value>, v: Option<Value>| {
+            if v.is_some() {
+                *slot = v;
+            }
+        };
+        if let Some(t) = body.get("traceId").and_then(Value::as_str) {
+            self.trace_id = Some(t.to_owned());
+        }
+        if let Some(ms) = body
+            .get("startTime")
+            .and_then(Value::as_str)
+            .and_then(crate::time::parse_rfc3339_ms)
+        {
+            self.start_ms = Some(ms);
+        }
+        if let Some(m) = body
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+        {
+            self.model = Some(m.to_owned());
+        }
+        some(&mut self.input, get("input"));
+        some(&mut self.output, get("output"));
+        some(&mut self.provided, get(provided_key).filter(non_empty));
+        if let Some(k) = stored_key {
+            some(&mut self.stored, get(k).filter(non_empty));
+        }
+        some(&mut self.legacy, get("usage").filter(non_empty));
+    }
+}
+
+fn non_empty(v: &Value) -> bool {
+    v.as_object().is_some_and(|o| !o.is_empty())
+}
+
+/// What one file holds, read in one pass.
+#[derive(Default)]
+struct Read {
+    generations: Vec<Generation>,
+    by_id: HashMap<String, usize>,
+    sessions: HashMap<String, String>,
+}
+
+impl Read {
+    fn generation(&mut self, id: Option<&str>, line: usize, at: String) -> &mut Generation {
+        let fresh = |line, at| Generation {
+            line,
+            at,
+            ..Generation::default()
+        };
+        let i = match id {
+            Some(id) => match self.by_id.get(id) {
+                Some(&i) => i,
+                None => {
+                    self.by_id.insert(id.to_owned(), self.generations.len());
+                    self.generations.push(fresh(line, at));
+                    self.generations.len() - 1
+                }
+            },
+            None => {
+                self.generations.push(fresh(line, at));
+                self.generations.len() - 1
+            }
+        };
+        &mut self.generations[i]
+    }
+
+    fn session(&mut self, trace: &Value) {
+        let (Some(id), Some(s)) = (
+            trace.get("id").and_then(Value::as_str),
+            trace.get("sessionId").and_then(Value::as_str),
+        ) else {
+            return;
+        };
+        self.sessions.insert(id.to_owned(), s.to_owned());
+    }
+
+    /// One event of an ingestion batch.
+    fn event(&mut self, e: &Value, line: usize, at: String, un: &mut Unmapped) {
+        let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
+        let Some(body) = e.get("body") else {
+            un.add("Langfuse ingestion events without a body (passed over)", 1);
+            return;
+        };
+        let generation = match kind {
+            "generation-create" | "generation-update" => true,
+            "observation-create" | "observation-update" => {
+                body.get("type").and_then(Value::as_str) == Some("GENERATION")
+            }
+            "trace-create" => {
+                self.session(body);
+                false
+            }
+            _ => false,
+        };
+        if generation {
+            let id = body.get("id").and_then(Value::as_str);
+            self.generation(id, line, at)
+                .take(body, "usageDetails", None);
+        }
+    }
+
+    /// One observation of the API (a GENERATION), or a trace.
+    fn observation(&mut self, o: &Value, line: usize, at: String) {
+        if o.get("type").and_then(Value::as_str) == Some("GENERATION") {
+            let id = o.get("id").and_then(Value::as_str);
+            self.generation(id, line, at)
+                .take(o, "providedUsageDetails", Some("usageDetails"));
+        } else if o.get("type").is_none() && o.get("sessionId").is_some() {
+            self.session(o);
+        }
+    }
+
+    fn record(&mut self, v: &RawValue, line: usize, un: &mut Unmapped) -> Result<(), String> {
+        let v: Value = serde_json::from_str(v.get()).map_err(|e| e.to_string())?;
+        if let Some(batch) = v.get("batch").and_then(Value::as_array) {
+            for (i, e) in batch.iter().enumerate() {
+                self.event(e, line, format!("/batch/{i}/body"), un);
+            }
+        } else if let Some(data) = v.get("data").and_then(Value::as_array) {
+            for (i, o) in data.iter().enumerate() {
+                self.observation(o, line, format!("/data/{i}"));
+            }
+        } else if v.get("traceId").is_some() || v.get("sessionId").is_some() {
+            self.observation(&v, line, String::new());
+        } else {
+            return Err(
+                "expected a Langfuse ingestion batch (`batch`), a page of observations (`data`) or an observation"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+}
+
+fn read(
+    path: &Path,
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+    un: &mut Unmapped,
+    _shared: &mut common::Shared,
+) -> Result<(Vec<TraceBuilder>, String), ImportError> {
+    let text = read_text(path)?;
+    let label = format!("Langfuse {}", common::file_name(path));
+    let Some(doc) = split_doc(path, &text, opts, report)? else {
+        return Ok((Vec::new(), label));
+    };
+    let mut found = Read::default();
+    common::each_record(
+        path,
+        &text,
+        doc,
+        opts,
+        report,
+        "expected a list of Langfuse observations or ingestion batches",
+        |v, line| found.record(v, line, un),
+    )?;
+    let Read {
+        mut generations,
+        sessions,
+        ..
+    } = found;
+    generations.sort_by_key(|g| (g.start_ms.unwrap_or(0), g.line));
+    let mut convs = Conversations::default();
+    let mut ids = IdGen::new(GENERATED_IDS);
+    for g in generations {
+        match call_of(g, &sessions, &mut convs, &mut ids, un) {
+            Ok(()) => {}
+            Err((line, why)) => {
+                common::reject(opts, report, common::invalid(path, line, Some(1), &why))?;
+            }
+        }
+    }
+    Ok((convs.builders, label))
+}
+
+/// Adds one generation's call to its conversation.
+fn call_of(
+    g: Generation,
+    sessions: &HashMap<String, String>,
+    convs: &mut Conversations,
+    ids: &mut IdGen,
+    un: &mut Unmapped,
+) -> Result<(), (usize, String)> {
+    let fail = |why: String| {
+        (
+            g.line,
+            format!("at {}: {why}", if g.at.is_empty() { "/" } else { &g.at }),
+        )
+    };
+    let Some(input) = g.input.as_ref() else {
+        un.add(
+            "Langfuse generations without their input (not replayable, dropped)",
+            1,
+        );
+        return Ok(());
+    };
+    let Some(provider) = g.model.as_deref().and_then(common::provider_of_model) else {
+        un.add(
+            "Langfuse generations whose model names no provider tracecost simulates (dropped)",
+            1,
+        );
+        return Ok(());
+    };
+    let base = format!("{}/input", g.at);
+    let Some(req) = request(Some(provider), input, &base, ids, un).map_err(fail)? else {
+        return Ok(());
+    };
+    let usage = match (&g.provided, &g.stored, &g.legacy) {
+        (Some(u), _, _) | (None, Some(u), _) => usage(u).map_err(|why| fail(format!("usageDetails: {why}")))?,
+        (None, None, Some(u)) => {
+            un.add(
+                "Langfuse generations with only the deprecated `usage` (priced as recorded, no cache read or write known)",
+                1,
+            );
+            legacy_usage(u)
+        }
+        (None, None, None) => None,
+    }
+    .and_then(|u| common::finish_usage(u, un));
+    let reply = g
+        .output
+        .as_ref()
+        .and_then(|o| crate::chat::reply(o, ids, un));
+    let markers = req.markers;
+    let call = Call {
+        cleared: Vec::new(),
+        messages: req.messages.len(),
+        start_ms: g.start_ms,
+        model: g.model,
+        prompt: 0,
+        markers,
+        usage,
+    };
+    let keys = req.messages.iter().map(message_key).collect();
+    let new = NewCall {
+        messages: req.messages,
+        keys,
+        meta: Vec::new(),
+        prompt: req.prompt,
+    };
+    // A trace's session when the file names it; else the trace itself: two
+    // Langfuse traces are two runs unless a session joins them (an eval
+    // sending one prompt a hundred times is a hundred conversations).
+    let session = g
+        .trace_id
+        .as_deref()
+        .map(|t| sessions.get(t).map_or(t, String::as_str));
+    convs.add_in_session(provider, session, g.line, new, call, reply);
+    Ok(())
+}
+
+/// The request a generation's `input` holds: a list of chat messages, or
+/// an object with `messages` and `tools` (the OpenAI integration's). Its
+/// markers are `Some` for Anthropic-shaped messages, which carry their
+/// `cache_control` as sent. `Ok(None)`: not a chat request (counted).
+pub(crate) fn request(
+    provider: Option<ProviderKind>,
+    input: &Value,
+    base: &str,
+    ids: &mut IdGen,
+    un: &mut Unmapped,
+) -> Result<Option<Generated>, String> {
+    let (messages, tools) = match input {
+        Value::Array(ms) => (ms.as_slice(), None),
+        Value::Object(o) if o.get("messages").is_some_and(Value::is_array) => (
+            o.get("messages")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice),
+            o.get("tools"),
+        ),
+        _ => {
+            un.add(
+                "Langfuse generations whose input is not a list of chat messages (dropped)",
+                1,
+            );
+            return Ok(None);
+        }
+    };
+    let dialect = crate::chat::dialect_for(provider, messages);
+    let anthropic = dialect == crate::chat::Dialect::Anthropic;
+    Ok(
+        crate::chat::request(dialect, messages, tools, base, ids, un)?.map(|r| Generated {
+            messages: r.messages,
+            prompt: r.prompt,
+            markers: anthropic.then_some(r.markers),
+        }),
+    )
+}
+
+/// A generation's request, ready for its call.
+pub(crate) struct Generated {
+    pub messages: Vec<crate::engine::message::Message>,
+    pub prompt: crate::trace::Prompt,
+    pub markers: Option<Vec<crate::engine::wire::Marker>>,
+}
+
+/// A count in a usage object: a number, at a flat key or a dotted path
+/// (`prompt_tokens_details.cached_tokens`, nested or flattened, as the
+/// SDKs and the server write it).
+fn count(u: &Value, key: &str) -> Option<u64> {
+    if let Some(v) = u.get(key) {
+        return v
+            .as_u64()
+            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64));
+    }
+    let (head, rest) = key.split_once('.')?;
+    count(u.get(head)?, rest)
+}
+
+fn first(u: &Value, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| count(u, k))
+}
+
+/// Recorded usage from a Langfuse usage-details object (the rule in the
+/// module's documentation).
+pub(crate) fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
+    if let Some(prompt) = count(u, "prompt_tokens") {
+        // OpenAI's own usage, passed through: the prompt includes the reads.
+        let read = count(u, "prompt_tokens_details.cached_tokens");
+        return common::split_included_input(
+            Some(prompt),
+            read.or(Some(0)),
+            None,
+            count(u, "completion_tokens"),
+        )
+        .map(Some);
+    }
+    let input = count(u, "input");
+    let output = count(u, "output");
+    let read = first(
+        u,
+        &[
+            "input_cache_read",
+            "cache_read_input_tokens",
+            "input_cached_tokens",
+            "cache_read",
+        ],
+    );
+    let m5 = count(u, "input_cache_creation_5m");
+    let h1 = count(u, "input_cache_creation_1h");
+    let write = first(
+        u,
+        &[
+            "input_cache_creation",
+            "cache_creation_input_tokens",
+            "input_cache_write",
+        ],
+    )
+    .or_else(|| (m5.is_some() || h1.is_some()).then(|| m5.unwrap_or(0) + h1.unwrap_or(0)));
+    if input.is_none() && output.is_none() && read.is_none() && write.is_none() {
+        return Ok(None);
+    }
+    let known = read.is_some() || write.is_some();
+    Ok(Some(RecordedUsage {
+        input_tokens: input,
+        cache_read_input_tokens: read.or(known.then_some(0)),
+        cache_creation_input_tokens: write.or(known.then_some(0)),
+        ephemeral_5m_input_tokens: m5.or(h1.map(|_| 0)),
+        ephemeral_1h_input_tokens: h1.or(m5.map(|_| 0)),
+        output_tokens: output,
+    }))
+}
+
+/// The deprecated `usage` (`input` / `output`): as recorded, no cache
+/// figure.
+fn legacy_usage(u: &Value) -> Option<RecordedUsage> {
+    Some(RecordedUsage {
+        input_tokens: count(u, "input"),
+        output_tokens: count(u, "output"),
+        ..RecordedUsage::default()
+    })
+}
