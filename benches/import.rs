@@ -13,6 +13,12 @@
 //!   line read and checked, the conversation built, the trace checked to
 //!   load (what `tracecost import` does, less writing the trace out).
 //!
+//! - **otel**: `trace::import::otel::import` of an OpenTelemetry export
+//!   (`write_otel_export`: 40 conversations of 60 calls, each span carrying
+//!   the conversation so far, about 150 MB), against **read/lines-json/otel**,
+//!   the same file read line by line with every line parsed to a JSON value
+//!   and nothing else: the floor any reader of OTLP JSON pays.
+//!
 //! Each iteration is one whole run, timed with `iter_custom` in flat
 //! sampling (10 samples of one run each).
 //!
@@ -24,8 +30,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use tracecost::trace::generate::write_request_log;
-use tracecost::trace::import::{ImportOptions, anthropic};
+use tracecost::trace::generate::{write_otel_export, write_request_log};
+use tracecost::trace::import::{ImportOptions, anthropic, otel};
 
 /// Calls and seed of the benchmark log (100 calls ≈ 128 MB).
 const CALLS: usize = 100;
@@ -96,5 +102,52 @@ fn main() {
         })
     });
     g.finish();
+
+    let otel_path = dir.path().join("otel-40x60.jsonl");
+    let otel_bytes = {
+        let file = std::fs::File::create(&otel_path).expect("temporary file");
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let stats = write_otel_export(OTEL_CONVERSATIONS, OTEL_CALLS, SEED, &mut out)
+            .expect("export written");
+        out.flush().expect("export written");
+        stats.bytes
+    };
+    let otel_inputs = [otel_path.clone()];
+    let mut g = c.benchmark_group("import");
+    g.sampling_mode(SamplingMode::Flat);
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(8));
+    g.throughput(Throughput::Bytes(otel_bytes));
+    g.bench_function("read/lines-json/otel", |b| {
+        b.iter_custom(|runs| {
+            timed(runs, || {
+                let file = std::fs::File::open(black_box(&otel_path)).expect("export opens");
+                let mut values = 0usize;
+                for line in
+                    std::io::BufRead::lines(std::io::BufReader::with_capacity(1 << 20, file))
+                {
+                    let line = line.expect("export read");
+                    let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+                    values += usize::from(v.is_object());
+                }
+                black_box(values);
+            })
+        })
+    });
+    g.bench_function("otel/export", |b| {
+        b.iter_custom(|runs| {
+            timed(runs, || {
+                let out = otel::import(black_box(&otel_inputs), &opts).expect("export imports");
+                assert_eq!(out.traces.len(), OTEL_CONVERSATIONS);
+                black_box(out);
+            })
+        })
+    });
+    g.finish();
     c.final_summary();
 }
+
+/// Conversations and calls of the benchmark's OpenTelemetry export.
+const OTEL_CONVERSATIONS: usize = 40;
+const OTEL_CALLS: usize = 60;

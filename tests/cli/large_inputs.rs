@@ -1,4 +1,5 @@
-//! Large inputs: a generated 1 GB canonical trace, a 1 GB Claude Code
+//! Large inputs: a generated 1 GB canonical trace, a 1 GB OpenTelemetry
+//! export, a 1 GB Claude Code
 //! projects folder and two 200 MB one-line Claude Code transcripts,
 //! processed by the real binary under `/usr/bin/time -v`
 //! to measure wall time and peak memory (see docs/robustness.md for the
@@ -552,6 +553,65 @@ fn one_gigabyte_claude_code_projects_folder() {
         usage.peak_rss_bytes as f64 / largest as f64
     );
 }
+
+#[test]
+#[ignore = "writes a 1 GB OpenTelemetry export and imports it; see the module docs"]
+fn one_gigabyte_otel_export() {
+    let bytes = target_bytes();
+    let path = large_dir().join("otel-export.jsonl");
+    let marker = format!("{bytes}");
+    if !ready(&path, &marker) {
+        let t = Instant::now();
+        let file = std::fs::File::create(&path).unwrap();
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let (mut written, mut calls, mut seed) = (0u64, 0usize, 0u64);
+        while written < bytes {
+            let s = tracecost::trace::generate::write_otel_export(10, 60, seed, &mut out).unwrap();
+            written += s.bytes;
+            calls += s.calls;
+            seed += 10;
+        }
+        std::io::Write::flush(&mut out).unwrap();
+        std::fs::write(path.with_extension("done"), &marker).unwrap();
+        println!(
+            "wrote {} ({:.0} MB, {calls} calls) in {:.1} s",
+            path.display(),
+            mb(written),
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let size = std::fs::metadata(&path).unwrap().len();
+    let out = large_dir().join("otel-import.json");
+    let import = measure(&[
+        "import",
+        path.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let out_size = std::fs::metadata(&out).unwrap().len();
+    println!(
+        "import: {:.1} s ({:.0} MB/s), peak {:.0} MB = {:.2} × the export, {:.2} × the traces written ({:.0} MB)",
+        import.wall_s,
+        mb(size) / import.wall_s,
+        mb(import.peak_rss_bytes),
+        import.peak_rss_bytes as f64 / size as f64,
+        import.peak_rss_bytes as f64 / out_size as f64,
+        mb(out_size)
+    );
+    // Every span repeats its conversation so far: the import holds a
+    // bounded window of spans (256, or 32 MB of content) and the
+    // conversations being built (what it writes), never the export.
+    assert!(
+        import.peak_rss_bytes as f64 <= OTEL_TARGET * size as f64,
+        "import peaked at {:.2} × the export",
+        import.peak_rss_bytes as f64 / size as f64
+    );
+}
+
+/// The memory target for the OpenTelemetry import, against the export:
+/// measured 0.10× (the window and the 32 MB of traces it builds), with
+/// room for noise. Holding the export's spans would be more than 1×.
+const OTEL_TARGET: f64 = 0.15;
 
 /// This process's current and peak resident memory, in bytes (Linux).
 fn rss_now_and_peak() -> (u64, u64) {

@@ -15,6 +15,8 @@
 //! - [`write_request_log`] writes a [`session`] as the Anthropic Messages
 //!   API request log a recording proxy would have saved (the input of
 //!   `tracecost import`, and of its benchmark).
+//! - [`write_otel_export`] writes sessions as the OpenTelemetry (OTLP JSON)
+//!   export an instrumented agent's collector would have written.
 //!
 //! All are pure functions of their arguments: no clocks, no `RandomState`,
 //! no addresses. Randomness comes from a private SplitMix64 generator and
@@ -39,6 +41,7 @@ mod build;
 mod data;
 mod fleet;
 mod massage_gun;
+mod otel_export;
 mod request_log;
 mod rng;
 mod session;
@@ -53,6 +56,7 @@ use crate::engine::message::Message;
 use crate::trace::{Prompt, Trace};
 
 pub use fleet::{Fleet, project_of};
+pub use otel_export::{OtelExportStats, write_otel_export};
 pub use request_log::{RequestLogStats, write_request_log};
 
 /// Target characters of the massage-gun system prompt plus tool manifest

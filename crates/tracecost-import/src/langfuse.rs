@@ -45,9 +45,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{
-    self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key, read_text, split_doc,
-};
+use super::common::{self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
 use crate::trace::{Call, RecordedUsage};
@@ -265,16 +263,10 @@ fn read(
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
-    let text = read_text(path)?;
     let label = format!("Langfuse {}", common::file_name(path));
-    let Some(doc) = split_doc(path, &text, opts, report)? else {
-        return Ok((Vec::new(), label));
-    };
     let mut found = Read::default();
-    common::each_record(
+    common::each_file_record(
         path,
-        &text,
-        doc,
         opts,
         report,
         "expected a list of Langfuse observations or ingestion batches",

@@ -42,8 +42,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::common::{
-    self, Conversations, IdGen, NewCall, ReplyMeta, TraceBuilder, Unmapped, message_key, read_text,
-    split_doc,
+    self, Conversations, IdGen, NewCall, ReplyMeta, TraceBuilder, Unmapped, message_key,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
@@ -154,16 +153,10 @@ fn read(
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
-    let text = read_text(path)?;
     let label = format!("LangSmith {}", common::file_name(path));
-    let Some(doc) = split_doc(path, &text, opts, report)? else {
-        return Ok((Vec::new(), label));
-    };
     let mut found = Read::default();
-    common::each_record(
+    common::each_file_record(
         path,
-        &text,
-        doc,
         opts,
         report,
         "expected a list of LangSmith runs or run batches",

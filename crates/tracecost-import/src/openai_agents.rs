@@ -28,9 +28,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{
-    self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key, read_text, split_doc,
-};
+use super::common::{self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::chat::Dialect;
 use crate::engine::cache::ProviderKind;
@@ -158,16 +156,10 @@ fn read(
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
-    let text = read_text(path)?;
     let label = format!("OpenAI Agents SDK {}", common::file_name(path));
-    let Some(doc) = split_doc(path, &text, opts, report)? else {
-        return Ok((Vec::new(), label));
-    };
     let mut found = Read::default();
-    common::each_record(
+    common::each_file_record(
         path,
-        &text,
-        doc,
         opts,
         report,
         "expected a list of OpenAI Agents SDK traces and spans",

@@ -158,6 +158,26 @@ pub(crate) fn each_record<'a>(
     Ok(())
 }
 
+/// Reads the file at `path` and calls `record` on each of its records, as
+/// [`each_record`] does on a document [`split_doc`] decided: the read of
+/// the importers whose records are whole JSON values (Langfuse, LangSmith,
+/// the Agents SDK), which gather them and make calls at the end.
+pub(crate) fn each_file_record(
+    path: &Path,
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+    not_a_list: &str,
+    mut record: impl FnMut(&RawValue, usize) -> Result<(), String>,
+) -> Result<(), ImportError> {
+    let text = read_text(path)?;
+    let Some(doc) = split_doc(path, &text, opts, report)? else {
+        return Ok(());
+    };
+    each_record(path, &text, doc, opts, report, not_a_list, |v, line| {
+        record(v, line)
+    })
+}
+
 /// Whether the file is JSON Lines by its extension.
 pub(crate) fn is_jsonl(path: &Path) -> bool {
     path.extension()

@@ -47,8 +47,8 @@ pub(crate) use http::{
     unwrap_response,
 };
 pub(crate) use json::{
-    Doc, compact_json, compact_object, each_record, joined_records, position_of, read_text,
-    split_doc,
+    Doc, compact_json, compact_object, each_file_record, each_record, joined_records, position_of,
+    read_text, split_doc,
 };
 pub(crate) use lines::{LineBatch, LineBatches, each_line};
 pub(crate) use tools::{function_tools, is_function};

@@ -183,6 +183,16 @@ impl Attrs {
     fn len(&self) -> usize {
         self.0.len()
     }
+
+    /// The bytes of its string values: about what the span's content
+    /// takes once read, for the window's bound.
+    fn text_bytes(&self) -> usize {
+        self.0
+            .values()
+            .filter_map(Value::as_str)
+            .map(str::len)
+            .sum()
+    }
 }
 
 /// The GenAI operations that call a model.
@@ -199,6 +209,8 @@ struct ModelSpan {
     response_id: Option<String>,
     /// How much the span carries (attributes), to choose among duplicates.
     weight: usize,
+    /// About how much memory its content takes ([`Attrs::text_bytes`]).
+    bytes: usize,
     /// `None`: a provider tracecost does not simulate.
     provider: Option<ProviderKind>,
     model: Option<String>,
@@ -444,6 +456,7 @@ fn model_span(
         parent_id: id("parentSpanId"),
         response_id: a.str("gen_ai.response.id").map(str::to_owned),
         weight: a.len() + if content.messages.is_empty() { 0 } else { 1000 },
+        bytes: a.text_bytes(),
         provider,
         model,
         session,
@@ -497,7 +510,7 @@ fn read(
                 }
                 match model_span(rec, line.number, &mut ids, un) {
                     Ok(Some(m)) => {
-                        if let Some(out) = window.push(m, un) {
+                        for out in window.push(m, un) {
                             sink.finish(out, shared, un);
                         }
                     }
@@ -533,7 +546,7 @@ fn read(
                     note_session(span, &mut trace_sessions);
                     match model_span(span, line.number, &mut ids, un) {
                         Ok(Some(m)) => {
-                            if let Some(out) = window.push(m, un) {
+                            for out in window.push(m, un) {
                                 sink.finish(out, shared, un);
                             }
                         }

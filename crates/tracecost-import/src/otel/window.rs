@@ -12,14 +12,25 @@ use std::collections::HashSet;
 use super::{DUPLICATE, ModelSpan, merge};
 use crate::common::Unmapped;
 
-/// How many model spans the window holds: far more than lie between a
-/// call's two spans in any export (they end together), few enough that a
-/// window of long conversations stays small.
+/// How many model spans the window holds at most: far more than lie
+/// between a call's two spans in any export (they end together, in one
+/// export batch or the next).
 pub(super) const WINDOW: usize = 256;
+
+/// How many bytes of content the window holds at most, beyond its first
+/// [`KEPT`] spans: each span of a long conversation carries all of it, so
+/// 256 of them can be hundreds of MB.
+const WINDOW_BYTES: usize = 32 << 20;
+
+/// Spans the window always holds, however large: a call's other span is
+/// among the next few.
+const KEPT: usize = 16;
 
 pub(super) struct Window {
     pending: Vec<ModelSpan>,
     cap: usize,
+    /// The content bytes of `pending`.
+    bytes: usize,
     /// Response ids of the calls that have left.
     gone_responses: HashSet<String>,
     /// Span ids of the calls that have left (a late child names one as
@@ -44,14 +55,15 @@ impl Window {
         Self {
             pending: Vec::new(),
             cap: cap.max(1),
+            bytes: 0,
             gone_responses: HashSet::new(),
             gone_spans: HashSet::new(),
             gone_parents: HashSet::new(),
         }
     }
 
-    /// Takes a span in; the span that leaves to make room, if any.
-    pub(super) fn push(&mut self, m: ModelSpan, un: &mut Unmapped) -> Option<ModelSpan> {
+    /// Takes a span in; the spans that leave to make room, in start order.
+    pub(super) fn push(&mut self, m: ModelSpan, un: &mut Unmapped) -> Vec<ModelSpan> {
         let late = m
             .response_id
             .as_ref()
@@ -60,15 +72,24 @@ impl Window {
             || m.span_ids.iter().any(|s| self.gone_parents.contains(s));
         if late {
             un.add(DUPLICATE, 1);
-            return None;
+            return Vec::new();
         }
         if let Some(kept) = self.pending.iter_mut().find(|p| one_call(p, &m)) {
             un.add(DUPLICATE, 1);
+            self.bytes -= kept.bytes;
             merge(kept, m);
-            return None;
+            self.bytes += kept.bytes;
+            return Vec::new();
         }
+        self.bytes += m.bytes;
         self.pending.push(m);
-        (self.pending.len() > self.cap).then(|| self.leave())
+        let mut out = Vec::new();
+        while self.pending.len() > self.cap
+            || (self.bytes > WINDOW_BYTES && self.pending.len() > KEPT)
+        {
+            out.push(self.leave());
+        }
+        out
     }
 
     /// The spans left at the end of the file, in start order.
@@ -89,6 +110,7 @@ impl Window {
             .min_by_key(|(_, m)| (m.start_ns, m.line))
             .map_or(0, |(i, _)| i);
         let m = self.pending.remove(first);
+        self.bytes -= m.bytes;
         if let Some(id) = &m.response_id {
             self.gone_responses.insert(id.clone());
         }

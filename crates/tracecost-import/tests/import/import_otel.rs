@@ -297,3 +297,79 @@ fn a_damaged_line_is_located_and_skippable() {
     assert_eq!(out.report.skipped_lines, 1);
     assert_eq!(out.traces[0].calls.len(), 3);
 }
+
+/// A model span of call `i` (its own conversation), as an instrumentor or
+/// the anthropic SDK writes it: `sdk` records no content.
+fn call_span(i: usize, sdk: bool) -> serde_json::Value {
+    let attr = |k: &str, v: serde_json::Value| serde_json::json!({"key": k, "value": v});
+    let s = |v: &str| serde_json::json!({ "stringValue": v });
+    let n = |v: u64| serde_json::json!({ "intValue": v.to_string() });
+    let mut attrs = vec![
+        attr("gen_ai.operation.name", s("chat")),
+        attr("gen_ai.provider.name", s("anthropic")),
+        attr("gen_ai.response.model", s("claude-sonnet-4-5-20250929")),
+        attr("gen_ai.response.id", s(&format!("msg_{i:05}"))),
+        attr("gen_ai.usage.input_tokens", n(1012)),
+        attr("gen_ai.usage.cache_read.input_tokens", n(1000)),
+        attr("gen_ai.usage.output_tokens", n(20)),
+    ];
+    if !sdk {
+        let input = serde_json::json!([{"role": "user", "parts": [{"type": "text", "content": format!("question {i}")}]}]);
+        attrs.push(attr("gen_ai.input.messages", s(&input.to_string())));
+    }
+    serde_json::json!({
+        "traceId": format!("{i:032x}"),
+        "spanId": format!("{:016x}", i * 2 + usize::from(sdk)),
+        "name": "chat",
+        "startTimeUnixNano": (1_796_198_886_000_000_000u64 + i as u64 * 1_000_000_000).to_string(),
+        "attributes": attrs,
+    })
+}
+
+#[test]
+fn a_calls_spans_far_apart_in_a_long_export_count_once() {
+    // 600 calls, one line per span. Each call's SDK span comes 40 spans
+    // after its instrumentor's (within the window) and, for every tenth
+    // call, again 400 spans later (past it): every call counts once.
+    let calls = 600;
+    let mut lines: Vec<(usize, serde_json::Value)> = Vec::new();
+    for i in 0..calls {
+        lines.push((i * 10, call_span(i, false)));
+        lines.push((i * 10 + 400 + 5, call_span(i, true)));
+        if i % 10 == 0 {
+            lines.push((i * 10 + 4000 + 7, call_span(i, true)));
+        }
+    }
+    lines.sort_by_key(|(at, _)| *at);
+    let text: String = lines
+        .into_iter()
+        .map(|(_, span)| {
+            serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).to_string()
+                + "\n"
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.traces.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let out = otel::import(&[path], &ImportOptions::default()).unwrap();
+    let read: usize = out.traces.iter().map(|t| t.calls.len()).sum();
+    assert_eq!(read, calls);
+    assert!(
+        has_unmapped(
+            &out,
+            &format!(
+                "{} × spans or events of a call already read",
+                calls + calls / 10
+            )
+        ),
+        "{:?}",
+        out.report.unmapped
+    );
+    // In start order, as the spans began.
+    let starts: Vec<u64> = out
+        .traces
+        .iter()
+        .map(|t| t.calls[0].start_ms.unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]));
+}
