@@ -15,7 +15,7 @@
 //!
 //! - **otel**: `trace::import::otel::import` of an OpenTelemetry export
 //!   (`write_otel_export`: 40 conversations of 60 calls, each span carrying
-//!   the conversation so far, about 150 MB), against **read/lines-json/otel**,
+//!   the conversation so far, about 890 MB), against **read/lines-json/otel**,
 //!   the same file read line by line with every line parsed to a JSON value
 //!   and nothing else: the floor any reader of OTLP JSON pays.
 //!

@@ -112,7 +112,9 @@ pub fn write_otel_export(
         let trace_id = format!("{:032x}", (seed as u128) << 64 | c as u128);
         let mut spans = Vec::new();
         let mut written = 0u64;
-        let start = base_ns + c as u64 * 3_600_000_000_000;
+        // An hour apart, numbered by seed: exports written in parts
+        // (seeds 0, 10, …) follow one another.
+        let start = base_ns + seed.wrapping_add(c as u64) * 3_600_000_000_000;
         for (k, call) in trace.calls.iter().enumerate() {
             let history = trace.history_of(call);
             let input: Vec<Value> = history.iter().map(parts).collect();

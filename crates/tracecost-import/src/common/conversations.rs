@@ -270,7 +270,19 @@ impl Conversations {
     /// [`Conversations::add`] for messages shared with a cache
     /// ([`TraceBuilder::add_shared_call`]).
     pub(crate) fn add_shared(&mut self, provider: ProviderKind, line: usize, req: SharedCall) {
-        let i = self.extended_by(provider, None, line, &req.keys);
+        self.add_shared_in_session(provider, None, line, req);
+    }
+
+    /// [`Conversations::add_shared`] within a session the source names
+    /// ([`Conversations::add_in_session`]).
+    pub(crate) fn add_shared_in_session(
+        &mut self,
+        provider: ProviderKind,
+        session: Option<&str>,
+        line: usize,
+        req: SharedCall,
+    ) {
+        let i = self.extended_by(provider, session, line, &req.keys);
         self.reindexed(i, |b| b.add_shared_call(req));
     }
 

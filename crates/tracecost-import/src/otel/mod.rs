@@ -70,12 +70,14 @@ mod openinference;
 mod parts;
 mod window;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::common::{self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key};
+use super::common::{self, Conversations, IdGen, SharedCall, TraceBuilder, Unmapped, message_key};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
 use crate::engine::message::{Message, ToolDefinition};
@@ -135,19 +137,32 @@ pub(crate) fn any_value(v: &Value) -> Option<Value> {
     })
 }
 
-/// A span's attributes by key.
-pub(crate) struct Attrs(HashMap<String, Value>);
+/// An attribute value borrowed from the span where OTLP JSON holds it
+/// plainly (strings, doubles, booleans: a span's content is its largest
+/// strings, so they are not copied), made plain otherwise
+/// ([`any_value`]).
+fn any_value_ref(v: &Value) -> Option<Cow<'_, Value>> {
+    let o = v.as_object()?;
+    let (kind, inner) = o.iter().next()?;
+    match kind.as_str() {
+        "stringValue" | "doubleValue" | "boolValue" => Some(Cow::Borrowed(inner)),
+        _ => any_value(v).map(Cow::Owned),
+    }
+}
 
-impl Attrs {
-    fn of(span: &Value) -> Attrs {
+/// A span's attributes by key, borrowed from the span.
+pub(crate) struct Attrs<'a>(HashMap<&'a str, Cow<'a, Value>>);
+
+impl<'a> Attrs<'a> {
+    fn of(span: &'a Value) -> Attrs<'a> {
         let map = span
             .get("attributes")
             .and_then(Value::as_array)
             .map(|kvs| {
                 kvs.iter()
                     .filter_map(|kv| {
-                        let k = kv.get("key")?.as_str()?.to_owned();
-                        Some((k, any_value(kv.get("value")?)?))
+                        let k = kv.get("key")?.as_str()?;
+                        Some((k, any_value_ref(kv.get("value")?)?))
                     })
                     .collect()
             })
@@ -160,7 +175,7 @@ impl Attrs {
     }
 
     pub(crate) fn u64(&self, key: &str) -> Option<u64> {
-        match self.0.get(key)? {
+        match self.0.get(key)?.as_ref() {
             Value::Number(n) => n.as_u64(),
             Value::String(s) => s.parse().ok(),
             _ => None,
@@ -170,13 +185,18 @@ impl Attrs {
     /// A JSON attribute: a string holding JSON (how the conventions write
     /// structured content on spans), or a structured value.
     pub(crate) fn json(&self, key: &str) -> Option<Value> {
-        match self.0.get(key)? {
+        match self.0.get(key)?.as_ref() {
             Value::String(s) => serde_json::from_str(s).ok(),
             v => Some(v.clone()),
         }
     }
 
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &String> {
+    /// An attribute's value as read.
+    pub(crate) fn raw(&self, key: &str) -> Option<&Value> {
+        self.0.get(key).map(AsRef::as_ref)
+    }
+
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &&'a str> {
         self.0.keys()
     }
 
@@ -189,7 +209,7 @@ impl Attrs {
     fn text_bytes(&self) -> usize {
         self.0
             .values()
-            .filter_map(Value::as_str)
+            .filter_map(|v| v.as_str())
             .map(str::len)
             .sum()
     }
@@ -217,7 +237,10 @@ struct ModelSpan {
     /// `gen_ai.conversation.id` (OpenInference: `session.id`).
     session: Option<String>,
     system: Vec<crate::engine::message::ContentBlock>,
-    messages: Vec<Message>,
+    /// The messages sent, shared with the file's [`parts::MessageCache`].
+    messages: Vec<Arc<Message>>,
+    /// Their keys ([`message_key`]).
+    keys: Vec<u64>,
     tools: Vec<ToolDefinition>,
     reply: Option<Message>,
     markers: Option<Vec<crate::engine::wire::Marker>>,
@@ -391,11 +414,19 @@ fn langfuse_content(
     })
 }
 
+/// A content's messages as shared ones, with their keys.
+fn shared(mut c: parts::Content) -> (parts::Content, Vec<Arc<Message>>, Vec<u64>) {
+    let messages = std::mem::take(&mut c.messages);
+    let keys = messages.iter().map(message_key).collect();
+    (c, messages.into_iter().map(Arc::new).collect(), keys)
+}
+
 /// Reads one span (or model-call log record), when it is a model call.
 fn model_span(
     span: &Value,
     line: usize,
     ids: &mut IdGen,
+    cache: &mut parts::MessageCache,
     un: &mut Unmapped,
 ) -> Result<Option<ModelSpan>, String> {
     let a = Attrs::of(span);
@@ -435,14 +466,14 @@ fn model_span(
         .or_else(|| a.str("session.id"))
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
-    let content = if langfuse {
-        langfuse_content(&a, provider, ids, un)?
+    let (mut content, messages, keys) = if langfuse {
+        shared(langfuse_content(&a, provider, ids, un)?)
     } else if genai && a.0.contains_key("gen_ai.input.messages") {
-        parts::content(&a, un)
+        parts::content(&a, cache, un)
     } else if oi {
-        openinference::content(&a, un)
+        shared(openinference::content(&a, un))
     } else {
-        parts::Content::default()
+        (parts::Content::default(), Vec::new(), Vec::new())
     };
     let id = |k: &str| span.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     Ok(Some(ModelSpan {
@@ -455,13 +486,14 @@ fn model_span(
         trace_id: id("traceId"),
         parent_id: id("parentSpanId"),
         response_id: a.str("gen_ai.response.id").map(str::to_owned),
-        weight: a.len() + if content.messages.is_empty() { 0 } else { 1000 },
+        weight: a.len() + if messages.is_empty() { 0 } else { 1000 },
         bytes: a.text_bytes(),
         provider,
         model,
         session,
-        system: content.system,
-        messages: content.messages,
+        system: std::mem::take(&mut content.system),
+        messages,
+        keys,
         tools: content.tools,
         reply: content.reply,
         markers: content.markers,
@@ -482,6 +514,7 @@ fn read(
     let mut window = window::Window::new(window::WINDOW);
     let mut sink = Sink::default();
     let mut ids = IdGen::new("call_otel_");
+    let mut cache = parts::MessageCache::default();
     // The session a trace's spans name, for the model spans that do not
     // (Langfuse puts `session.id` on the trace's root span only).
     let mut trace_sessions: HashMap<String, String> = HashMap::new();
@@ -508,7 +541,7 @@ fn read(
                     un.add(PER_MESSAGE_EVENTS, 1);
                     continue;
                 }
-                match model_span(rec, line.number, &mut ids, un) {
+                match model_span(rec, line.number, &mut ids, &mut cache, un) {
                     Ok(Some(m)) => {
                         for out in window.push(m, un) {
                             sink.finish(out, shared, un);
@@ -544,7 +577,7 @@ fn read(
                 let list = scope.get("spans").and_then(Value::as_array);
                 for (k, span) in list.into_iter().flatten().enumerate() {
                     note_session(span, &mut trace_sessions);
-                    match model_span(span, line.number, &mut ids, un) {
+                    match model_span(span, line.number, &mut ids, &mut cache, un) {
                         Ok(Some(m)) => {
                             for out in window.push(m, un) {
                                 sink.finish(out, shared, un);
@@ -644,19 +677,19 @@ impl Sink {
             markers: m.markers,
             usage: m.usage,
         };
-        let keys = m.messages.iter().map(message_key).collect();
-        let req = NewCall {
+        let req = SharedCall {
             messages: m.messages,
-            keys,
-            meta: Vec::new(),
+            keys: m.keys,
             prompt: Prompt {
                 system: m.system,
                 tools: m.tools,
             },
+            call,
+            reply: m.reply,
         };
         let before = self.convs.builders.len();
         self.convs
-            .add_in_session(provider, m.session.as_deref(), m.line, req, call, m.reply);
+            .add_shared_in_session(provider, m.session.as_deref(), m.line, req);
         if self.convs.builders.len() > before {
             self.origins
                 .push(Some(m.trace_id).filter(|t| !t.is_empty()));

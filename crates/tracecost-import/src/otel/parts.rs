@@ -13,10 +13,17 @@
 //! media (`blob`, `uri`, `file`) and unknown parts are dropped and
 //! counted.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::Attrs;
-use crate::common::{ResultContent, Unmapped, tool_result_block, tool_use_block};
+use crate::common::{ResultContent, Unmapped, message_key, tool_result_block, tool_use_block};
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{ContentBlock, Message, Role, ToolDefinition};
 
@@ -32,32 +39,57 @@ pub(crate) struct Content {
     pub markers: Option<Vec<crate::engine::wire::Marker>>,
 }
 
-/// The content of a span written in the GenAI conventions.
-pub(crate) fn content(a: &Attrs, un: &mut Unmapped) -> Content {
+/// The messages a file's spans have sent, mapped once: each span of a
+/// conversation resends all of it, so mapping (and keying) every message
+/// of every span again would cost the square of the conversation's length.
+/// A run of messages of one role (one Anthropic message) is found by the
+/// hash of its raw JSON texts; what it could not map is kept with it and
+/// counted again at each use, as if it had been mapped again. Bounded: the
+/// cache is emptied when it holds more than [`CACHE_BYTES`] of raw text.
+#[derive(Default)]
+pub(crate) struct MessageCache {
+    map: HashMap<u64, Cached>,
+    bytes: usize,
+}
+
+struct Cached {
+    message: Option<Arc<Message>>,
+    key: u64,
+    unmapped: Unmapped,
+}
+
+/// Raw bytes of messages the cache holds at most.
+const CACHE_BYTES: usize = 32 << 20;
+
+/// The content of a span written in the GenAI conventions; its input
+/// messages come apart, shared with `cache`, with their keys.
+pub(crate) fn content(
+    a: &Attrs,
+    cache: &mut MessageCache,
+    un: &mut Unmapped,
+) -> (Content, Vec<Arc<Message>>, Vec<u64>) {
     let mut out = Content::default();
     if let Some(Value::Array(parts)) = a.json("gen_ai.system_instructions") {
         out.system.extend(blocks(&parts, un));
     }
-    if let Some(Value::Array(ms)) = a.json("gen_ai.input.messages") {
-        for m in &ms {
-            let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-            let parts = m
-                .get("parts")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or(&[]);
-            let bs = blocks(parts, un);
-            if role == "system" {
-                out.system.extend(bs);
-                continue;
-            }
-            push(&mut out.messages, role, bs, un);
+    let mut messages = Vec::new();
+    let mut keys = Vec::new();
+    let input = match a.raw("gen_ai.input.messages") {
+        Some(Value::String(s)) => serde_json::from_str::<Vec<RawMessage>>(s).ok(),
+        Some(v @ Value::Array(_)) => {
+            // Structured (log records): mapped as written, no cache.
+            owned_input(v, &mut out.system, &mut messages, &mut keys, un);
+            Some(Vec::new())
         }
-    } else if a.str("gen_ai.input.messages").is_some() {
-        un.add(
+        _ => None,
+    };
+    match input {
+        Some(items) => input_messages(&items, cache, &mut out.system, &mut messages, &mut keys, un),
+        None if a.raw("gen_ai.input.messages").is_some() => un.add(
             "gen_ai.input.messages that are not JSON lists of messages (dropped)",
             1,
-        );
+        ),
+        None => {}
     }
     if let Some(Value::Array(ms)) = a.json("gen_ai.output.messages") {
         un.add(
@@ -79,7 +111,160 @@ pub(crate) fn content(a: &Attrs, un: &mut Unmapped) -> Content {
     if let Some(Value::Array(defs)) = a.json("gen_ai.tool.definitions") {
         out.tools = tools(&defs, un);
     }
-    out
+    (out, messages, keys)
+}
+
+/// A GenAI message read without building its parts: its role, and its
+/// parts' raw JSON text (one pass over the attribute's text).
+#[derive(Deserialize)]
+struct RawMessage<'a> {
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    parts: Option<&'a RawValue>,
+}
+
+fn role_of(role: &str) -> Option<Role> {
+    match role {
+        "system" => None,
+        "assistant" | "model" => Some(Role::Assistant),
+        _ => Some(Role::User),
+    }
+}
+
+/// Input messages given as JSON text: system messages into `system`,
+/// runs of one role into one message each, from `cache` where it holds
+/// them.
+fn input_messages(
+    items: &[RawMessage<'_>],
+    cache: &mut MessageCache,
+    system: &mut Vec<ContentBlock>,
+    messages: &mut Vec<Arc<Message>>,
+    keys: &mut Vec<u64>,
+    un: &mut Unmapped,
+) {
+    let mut run: Vec<Option<&RawValue>> = Vec::new();
+    let mut run_role = Role::User;
+    for item in items {
+        let Some(role) = role_of(item.role.as_deref().unwrap_or("user")) else {
+            system.extend(blocks(&raw_parts(item.parts), un));
+            continue;
+        };
+        if role != run_role && !run.is_empty() {
+            add_run(&run, run_role, cache, messages, keys, un);
+            run.clear();
+        }
+        run_role = role;
+        run.push(item.parts);
+    }
+    if !run.is_empty() {
+        add_run(&run, run_role, cache, messages, keys, un);
+    }
+}
+
+/// A message's parts, from their raw text (none: no parts).
+fn raw_parts(parts: Option<&RawValue>) -> Vec<Value> {
+    parts
+        .and_then(|p| serde_json::from_str::<Vec<Value>>(p.get()).ok())
+        .unwrap_or_default()
+}
+
+/// One run of messages of one role, as one message (from the cache, or
+/// mapped and cached); a run with nothing mapped is dropped, and the
+/// message before it takes the next one's blocks if they share a role.
+fn add_run(
+    run: &[Option<&RawValue>],
+    role: Role,
+    cache: &mut MessageCache,
+    messages: &mut Vec<Arc<Message>>,
+    keys: &mut Vec<u64>,
+    un: &mut Unmapped,
+) {
+    let mut h = DefaultHasher::new();
+    role.as_str().hash(&mut h);
+    for r in run {
+        r.map_or("", |r| r.get()).hash(&mut h);
+    }
+    let id = h.finish();
+    if !cache.map.contains_key(&id) {
+        let mut mapped = Unmapped::default();
+        let mut bs = Vec::new();
+        for r in run {
+            let b = blocks(&raw_parts(*r), &mut mapped);
+            if b.is_empty() {
+                mapped.add("messages with no part mapped (dropped)", 1);
+            }
+            bs.extend(b);
+        }
+        let message = (!bs.is_empty()).then(|| Arc::new(Message::new(role, bs)));
+        let key = message.as_deref().map_or(0, message_key);
+        let size: usize = run.iter().flatten().map(|r| r.get().len()).sum();
+        if cache.bytes + size > CACHE_BYTES {
+            cache.map.clear();
+            cache.bytes = 0;
+        }
+        cache.bytes += size;
+        cache.map.insert(
+            id,
+            Cached {
+                message,
+                key,
+                unmapped: mapped,
+            },
+        );
+    }
+    let Some(c) = cache.map.get(&id) else {
+        return;
+    };
+    un.merge(&c.unmapped);
+    let Some(m) = &c.message else {
+        return;
+    };
+    match messages.last() {
+        // A run dropped between two of one role: they are one message.
+        Some(last) if last.role() == role => {
+            let mut merged = last.blocks().to_vec();
+            merged.extend(m.blocks().iter().cloned());
+            let merged = Message::new(role, merged);
+            let n = messages.len();
+            keys[n - 1] = message_key(&merged);
+            messages[n - 1] = Arc::new(merged);
+        }
+        _ => {
+            messages.push(m.clone());
+            keys.push(c.key);
+        }
+    }
+}
+
+/// Input messages given as structured values (log records' attributes).
+fn owned_input(
+    v: &Value,
+    system: &mut Vec<ContentBlock>,
+    messages: &mut Vec<Arc<Message>>,
+    keys: &mut Vec<u64>,
+    un: &mut Unmapped,
+) {
+    let mut plain: Vec<Message> = Vec::new();
+    for m in v.as_array().map_or(&[][..], Vec::as_slice) {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+        let bs = blocks(parts_of(m), un);
+        if role == "system" {
+            system.extend(bs);
+            continue;
+        }
+        push(&mut plain, role, bs, un);
+    }
+    for m in plain {
+        keys.push(message_key(&m));
+        messages.push(Arc::new(m));
+    }
+}
+
+fn parts_of(m: &Value) -> &[Value] {
+    m.get("parts")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
 }
 
 /// Adds a message of `role`: consecutive messages of one role (a `tool`
