@@ -300,7 +300,7 @@ fn sources(
             FileKind::Other if looks_like_json(path) => Source::Trace(path.to_path_buf()),
             FileKind::Other => {
                 return Err(InputError::Unusable(format!(
-                    "{}: not a trace file, a Claude Code transcript, a Codex rollout, or an Anthropic, LangChain, OpenAI Chat Completions or Responses, Gemini or Bedrock Converse log, or an OpenTelemetry export",
+                    "{}: not a trace file, a Claude Code transcript, a Codex rollout, an Anthropic, LangChain, OpenAI Chat Completions or Responses, Gemini or Bedrock Converse log, or an OpenTelemetry, Langfuse, LangSmith or OpenAI Agents SDK export",
                     path.display()
                 )));
             }
