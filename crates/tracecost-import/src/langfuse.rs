@@ -117,9 +117,9 @@ struct Generation {
 }
 
 impl Generation {
-    /// Takes the members one part (event body or observation) gives.
-    fn take(&mut self, body: &Value, provided_key: &str, stored_key: Option<&str>) {
-        let get = |k: &str| body.get(k).filter(|v| !v.is_null()).cloned();
+    /// Takes the members one part (event body or observation) gives,
+    /// moving them out of it (the input is the whole conversation).
+    fn take(&mut self, body: &mut Value, provided_key: &str, stored_key: Option<&str>) {
         let some = |slot: &mut Option<Value>, v: Option<Value>| {
             if v.is_some() {
                 *slot = v;
@@ -142,6 +142,7 @@ impl Generation {
         {
             self.model = Some(m.to_owned());
         }
+        let mut get = |k: &str| body.get_mut(k).map(Value::take).filter(|v| !v.is_null());
         some(&mut self.input, get("input"));
         some(&mut self.output, get("output"));
         some(&mut self.provided, get(provided_key).filter(non_empty));
@@ -199,13 +200,17 @@ impl Read {
     }
 
     /// One event of an ingestion batch.
-    fn event(&mut self, e: &Value, line: usize, at: String, un: &mut Unmapped) {
-        let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
-        let Some(body) = e.get("body") else {
+    fn event(&mut self, e: &mut Value, line: usize, at: String, un: &mut Unmapped) {
+        let kind = e
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let Some(body) = e.get_mut("body") else {
             un.add("Langfuse ingestion events without a body (passed over)", 1);
             return;
         };
-        let generation = match kind {
+        let generation = match kind.as_str() {
             "generation-create" | "generation-update" => true,
             "observation-create" | "observation-update" => {
                 body.get("type").and_then(Value::as_str) == Some("GENERATION")
@@ -217,35 +222,38 @@ impl Read {
             _ => false,
         };
         if generation {
-            let id = body.get("id").and_then(Value::as_str);
-            self.generation(id, line, at)
+            let id = body.get("id").and_then(Value::as_str).map(str::to_owned);
+            self.generation(id.as_deref(), line, at)
                 .take(body, "usageDetails", None);
         }
     }
 
     /// One observation of the API (a GENERATION), or a trace.
-    fn observation(&mut self, o: &Value, line: usize, at: String) {
+    fn observation(&mut self, o: &mut Value, line: usize, at: String) {
         if o.get("type").and_then(Value::as_str) == Some("GENERATION") {
-            let id = o.get("id").and_then(Value::as_str);
-            self.generation(id, line, at)
-                .take(o, "providedUsageDetails", Some("usageDetails"));
+            let id = o.get("id").and_then(Value::as_str).map(str::to_owned);
+            self.generation(id.as_deref(), line, at).take(
+                o,
+                "providedUsageDetails",
+                Some("usageDetails"),
+            );
         } else if o.get("type").is_none() && o.get("sessionId").is_some() {
             self.session(o);
         }
     }
 
     fn record(&mut self, v: &RawValue, line: usize, un: &mut Unmapped) -> Result<(), String> {
-        let v: Value = serde_json::from_str(v.get()).map_err(|e| e.to_string())?;
-        if let Some(batch) = v.get("batch").and_then(Value::as_array) {
-            for (i, e) in batch.iter().enumerate() {
+        let mut v: Value = serde_json::from_str(v.get()).map_err(|e| e.to_string())?;
+        if let Some(batch) = v.get_mut("batch").and_then(Value::as_array_mut) {
+            for (i, e) in batch.iter_mut().enumerate() {
                 self.event(e, line, format!("/batch/{i}/body"), un);
             }
-        } else if let Some(data) = v.get("data").and_then(Value::as_array) {
-            for (i, o) in data.iter().enumerate() {
+        } else if let Some(data) = v.get_mut("data").and_then(Value::as_array_mut) {
+            for (i, o) in data.iter_mut().enumerate() {
                 self.observation(o, line, format!("/data/{i}"));
             }
         } else if v.get("traceId").is_some() || v.get("sessionId").is_some() {
-            self.observation(&v, line, String::new());
+            self.observation(&mut v, line, String::new());
         } else {
             return Err(
                 "expected a Langfuse ingestion batch (`batch`), a page of observations (`data`) or an observation"

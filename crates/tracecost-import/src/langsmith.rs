@@ -96,8 +96,10 @@ struct Read {
 }
 
 impl Read {
-    fn run(&mut self, v: &Value, line: usize, at: String) {
-        let Some(o) = v.as_object() else { return };
+    /// Takes a run (or a part of one) in, moving its members: an llm
+    /// run's inputs are its whole conversation.
+    fn run(&mut self, v: Value, line: usize, at: String) {
+        let Value::Object(o) = v else { return };
         let id = o.get("id").and_then(Value::as_str).map(str::to_owned);
         let i = match id.as_ref().and_then(|id| self.by_id.get(id)) {
             Some(&i) => i,
@@ -116,19 +118,19 @@ impl Read {
         let into = &mut self.runs[i].run;
         for (k, v) in o {
             let empty = v.is_null() || v.as_object().is_some_and(serde_json::Map::is_empty);
-            if !empty || !into.contains_key(k) {
-                into.insert(k.clone(), v.clone());
+            if !empty || !into.contains_key(&k) {
+                into.insert(k, v);
             }
         }
     }
 
     fn record(&mut self, v: &RawValue, line: usize) -> Result<(), String> {
-        let v: Value = serde_json::from_str(v.get()).map_err(|e| e.to_string())?;
+        let mut v: Value = serde_json::from_str(v.get()).map_err(|e| e.to_string())?;
         let mut any = false;
         for key in ["post", "patch", "runs"] {
-            if let Some(list) = v.get(key).and_then(Value::as_array) {
+            if let Some(Value::Array(list)) = v.get_mut(key).map(Value::take) {
                 any = true;
-                for (i, r) in list.iter().enumerate() {
+                for (i, r) in list.into_iter().enumerate() {
                     self.run(r, line, format!("/{key}/{i}"));
                 }
             }
@@ -140,7 +142,7 @@ impl Read {
                         .to_owned(),
                 );
             }
-            self.run(&v, line, String::new());
+            self.run(v, line, String::new());
         }
         Ok(())
     }
@@ -172,14 +174,11 @@ fn read(
     let mut convs = Conversations::default();
     let mut ids = IdGen::new(GENERATED_IDS);
     for (start_ms, r) in runs {
-        if let Err(why) = call_of(&r, start_ms, &mut convs, &mut ids, un) {
-            let at = if r.at.is_empty() {
-                "/".to_owned()
-            } else {
-                r.at.clone()
-            };
+        let (line, at) = (r.line, r.at.clone());
+        if let Err(why) = call_of(r, start_ms, &mut convs, &mut ids, un) {
+            let at = if at.is_empty() { "/".to_owned() } else { at };
             let why = format!("at {at}: {why}");
-            common::reject(opts, report, common::invalid(path, r.line, Some(1), &why))?;
+            common::reject(opts, report, common::invalid(path, line, Some(1), &why))?;
         }
     }
     Ok((convs.builders, label))
@@ -243,13 +242,14 @@ struct Mapped {
 }
 
 fn call_of(
-    r: &Run,
+    r: Run,
     start_ms: Option<u64>,
     convs: &mut Conversations,
     ids: &mut IdGen,
     un: &mut Unmapped,
 ) -> Result<(), String> {
-    let run = Value::Object(r.run.clone());
+    let line = r.line;
+    let run = Value::Object(r.run);
     let meta = at(&run, &["extra", "metadata"]);
     let named_model = meta
         .and_then(|m| m.get("ls_model_name"))
@@ -316,7 +316,7 @@ fn call_of(
         .filter(|s| !s.is_empty());
     let project = run.get("session_name").and_then(Value::as_str);
     let before = convs.builders.len();
-    convs.add_in_session(provider, session, r.line, new, call, m.reply);
+    convs.add_in_session(provider, session, line, new, call, m.reply);
     if convs.builders.len() > before
         && let Some(b) = convs.builders.last_mut()
     {
