@@ -66,6 +66,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
     nothing_found: "Bedrock Converse conversations",
     read,
+    first: None,
 };
 
 fn read(

@@ -279,7 +279,7 @@ fn decide_value(v: &Value) -> FileKind {
 }
 
 /// Why an OpenTelemetry logs export is not read.
-const OTEL_LOGS: &str = "OpenTelemetry log records (LogsData) holding only per-message events (gen_ai.user.message, gen_ai.choice, …), which are not read; tracecost reads the model-call spans (TracesData) with content on them, and gen_ai.client.inference.operation.details events";
+const OTEL_LOGS: &str = "OpenTelemetry log records (LogsData) holding no GenAI event (gen_ai.client.inference.operation.details, or the per-message gen_ai.user.message, gen_ai.choice, …)";
 
 fn decide_object(o: &Map<String, Value>) -> FileKind {
     if is_trace(o) {
@@ -291,7 +291,7 @@ fn decide_object(o: &Map<String, Value>) -> FileKind {
         return FileKind::Log(Format::Otel);
     }
     if o.contains_key("resourceLogs") {
-        return match crate::otel::logs_hold_calls(&Value::Object(o.clone())) {
+        return match crate::otel::logs_hold_genai(&Value::Object(o.clone())) {
             true => FileKind::Log(Format::Otel),
             false => FileKind::Unread(OTEL_LOGS),
         };

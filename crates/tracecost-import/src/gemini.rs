@@ -69,6 +69,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
     nothing_found: "Gemini conversations",
     read,
+    first: None,
 };
 
 /// How ids generated for function calls that have none start: the call's

@@ -175,10 +175,12 @@ pub fn load_inputs(
         })?;
         return Ok(loaded);
     }
+    let mut found = Vec::new();
     for path in paths {
-        for source in otel_together(sources(path, opts.skip_invalid, &mut loaded.skipped)?) {
-            read_source(source, opts, &import_opts, progress, &mut loaded)?;
-        }
+        found.extend(sources(path, opts.skip_invalid, &mut loaded.skipped)?);
+    }
+    for source in otel_together(found) {
+        read_source(source, opts, &import_opts, progress, &mut loaded)?;
     }
     // Claude Code files may hold only bookkeeping, and damaged files may
     // all have been skipped: a run over nothing is an input error.
@@ -205,32 +207,32 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
 ) -> Result<crate::ImportReport, E> {
     let mut report = crate::ImportReport::default();
     let mut skipped = SkippedSummary::default();
+    let mut found = Vec::new();
     for path in paths {
-        for source in otel_together(sources(path, opts.skip_invalid, &mut skipped)?) {
-            let part = match source {
-                Source::Trace(p) => {
-                    let loaded = crate::trace::load_path_with(&p, progress)
-                        .map_err(|e| E::from(InputError::from(e)))?;
-                    for t in loaded.traces {
-                        emit(t)?;
-                    }
-                    crate::ImportReport {
-                        files: 1,
-                        ..Default::default()
-                    }
+        found.extend(sources(path, opts.skip_invalid, &mut skipped)?);
+    }
+    for source in otel_together(found) {
+        let part = match source {
+            Source::Trace(p) => {
+                let loaded = crate::trace::load_path_with(&p, progress)
+                    .map_err(|e| E::from(InputError::from(e)))?;
+                for t in loaded.traces {
+                    emit(t)?;
                 }
-                Source::Log(format, p) => {
-                    format.import_each(std::slice::from_ref(&p), opts, progress, &mut *emit)?
+                crate::ImportReport {
+                    files: 1,
+                    ..Default::default()
                 }
-                Source::Otel(files) => {
-                    Format::Otel.import_each(&files, opts, progress, &mut *emit)?
-                }
-                Source::ClaudeCode(inputs) => {
-                    Format::ClaudeCode.import_each(&inputs, opts, progress, &mut *emit)?
-                }
-            };
-            report.absorb(part);
-        }
+            }
+            Source::Log(format, p) => {
+                format.import_each(std::slice::from_ref(&p), opts, progress, &mut *emit)?
+            }
+            Source::Otel(files) => Format::Otel.import_each(&files, opts, progress, &mut *emit)?,
+            Source::ClaudeCode(inputs) => {
+                Format::ClaudeCode.import_each(&inputs, opts, progress, &mut *emit)?
+            }
+        };
+        report.absorb(part);
     }
     report.skipped_files += skipped.other.len();
     report.unread.extend(skipped.unread);
@@ -238,7 +240,8 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
 }
 
 /// `sources` with their OpenTelemetry files as one source, where the first
-/// of them was.
+/// of them was: the files of one export (spans in one, their events in
+/// another) are read together, whether named one by one or in folders.
 fn otel_together(sources: Vec<Source>) -> Vec<Source> {
     let mut out = Vec::with_capacity(sources.len());
     let mut otel: Option<usize> = None;

@@ -63,6 +63,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "generation(s)",
     nothing_found: "Langfuse generations with their input",
     read,
+    first: None,
 };
 
 /// How ids generated for OpenAI tool calls that have none start.

@@ -63,6 +63,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "llm run(s)",
     nothing_found: "LangSmith llm runs with their inputs",
     read,
+    first: None,
 };
 
 const GENERATED_IDS: &str = "call_langsmith_";

@@ -70,6 +70,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
     nothing_found: "OpenAI conversations",
     read,
+    first: None,
 };
 
 fn read(

@@ -46,6 +46,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "generation(s)",
     nothing_found: "OpenAI Agents SDK generation spans",
     read,
+    first: None,
 };
 
 /// Why a `response` span is not read, and what to do instead.

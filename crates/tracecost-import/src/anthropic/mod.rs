@@ -93,6 +93,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "request(s)",
     nothing_found: "Messages API exchanges",
     read,
+    first: None,
 };
 
 fn read(

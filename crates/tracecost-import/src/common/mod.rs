@@ -28,8 +28,10 @@ mod lines;
 mod tools;
 mod usage;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 use crate::engine::cache::ProviderKind;
 use crate::trace::Trace;
@@ -59,11 +61,15 @@ pub(crate) use usage::{
 /// What one log importer reads: `read` gives a file's conversations and a
 /// label for their descriptions (such as "OpenAI Chat Completions
 /// calls.jsonl"); `unit` names what a call is in a description,
-/// `nothing_found` what to say when no file held anything.
+/// `nothing_found` what to say when no file held anything; files for
+/// which `first` holds are read before the others (an OpenTelemetry
+/// export's logs, whose per-message events complete the spans of its
+/// traces file).
 pub(crate) struct LogFormat {
     pub(crate) unit: &'static str,
     pub(crate) nothing_found: &'static str,
     pub(crate) read: ReadLog,
+    pub(crate) first: Option<fn(&Path) -> bool>,
 }
 
 /// Reads one log file: its conversations and the label of their
@@ -85,7 +91,19 @@ pub(crate) struct Shared {
     /// The calls already read, by a key that is the same in every record
     /// of one call (OpenTelemetry: its span's trace and span ids).
     pub calls: HashSet<String>,
+    /// Records of a call kept for the record that completes it, by the
+    /// same key (OpenTelemetry: a span's per-message log events, read
+    /// from a logs file before the traces file).
+    pub pending: HashMap<String, Vec<Value>>,
+    /// The number of the file being read, in the order read.
+    pub file: usize,
+    /// The files whose pending records completed a call read from another
+    /// (a logs file of per-message events gives no call of its own).
+    pub completing: HashSet<usize>,
 }
+
+/// Said of the [`Shared::pending`] records no record completed.
+const UNCLAIMED: &str = "records of a call whose own record is not in the import (OpenTelemetry per-message log events whose span is in no traces file given): not read";
 
 /// The loop every log importer shares: expand the inputs, read each file
 /// with the format's `read`, name the traces, check that each one loads,
@@ -101,8 +119,13 @@ pub(crate) fn import_files<E: From<ImportError>>(
         unit,
         nothing_found,
         read,
+        first,
     } = format;
-    let files = expand_inputs(inputs)?;
+    let mut files = expand_inputs(inputs)?;
+    if let Some(first) = first {
+        // A stable sort: path order within each part.
+        files.sort_by_key(|f| !first(f));
+    }
     let sizes = super::file_sizes(&files);
     progress.start("import", sizes.iter().sum(), crate::progress::Unit::Bytes);
     let mut report = ImportReport::default();
@@ -110,12 +133,14 @@ pub(crate) fn import_files<E: From<ImportError>>(
     let mut shared = Shared::default();
     let mut names = Names::default();
     let mut emitted = 0usize;
-    for (path, size) in files.iter().zip(sizes) {
+    let mut without_calls = Vec::new();
+    for (i, (path, size)) in files.iter().zip(sizes).enumerate() {
         report.files += 1;
+        shared.file = i;
         let (builders, label) = read(path, opts, &mut report, &mut un, &mut shared)?;
         progress.advance(size);
         if builders.is_empty() {
-            report.skipped_files += 1;
+            without_calls.push(i);
             continue;
         }
         let trace_names = names.for_file(path, builders.len());
@@ -133,6 +158,13 @@ pub(crate) fn import_files<E: From<ImportError>>(
             emitted += 1;
         }
     }
+    // A file whose records completed calls of another gave calls too.
+    report.skipped_files += without_calls
+        .iter()
+        .filter(|i| !shared.completing.contains(i))
+        .count();
+    let unclaimed: usize = shared.pending.values().map(Vec::len).sum();
+    un.add(UNCLAIMED, unclaimed);
     report.unmapped = un.lines();
     if emitted == 0 {
         // What was passed over says why nothing was found.

@@ -84,6 +84,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
     nothing_found: "LangChain message lists",
     read,
+    first: None,
 };
 
 fn read(

@@ -83,6 +83,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
     nothing_found: "OpenAI Responses API requests",
     read,
+    first: None,
 };
 
 fn read(

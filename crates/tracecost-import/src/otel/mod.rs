@@ -56,7 +56,9 @@
 //! carries the span's attributes (content and usage) and, sharing its
 //! response id, counts once with it. The per-message events older
 //! instrumentations emit (`gen_ai.user.message`, `gen_ai.choice`, …) are
-//! counted and named, not read.
+//! the content of the span they name ([`events`]): an export's logs files
+//! are read before its traces files, and a span without content attributes
+//! takes its events' messages.
 //!
 //! **Sessions.** A call's `gen_ai.conversation.id` (OpenInference:
 //! `session.id`) files its trace under that session; calls of different
@@ -66,6 +68,7 @@
 //! name tells; a call to a provider tracecost does not simulate is dropped
 //! and counted, never priced under another's cache rules.
 
+mod events;
 mod openinference;
 mod parts;
 mod window;
@@ -94,9 +97,24 @@ pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, 
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
-    nothing_found: "model-call spans or inference-details events with their messages (per-message log events are not read)",
+    nothing_found: "model-call spans or inference-details events with their messages",
     read,
+    first: Some(is_logs_file),
 };
+
+/// Whether a file holds OTLP log records (`LogsData`), from its first
+/// line's first member: a logs file is read before a traces file, so that
+/// its per-message events are at hand when their spans are read.
+fn is_logs_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let head = String::from_utf8_lossy(&head[..n]);
+    let head = head.trim_start_matches(|c: char| c.is_whitespace() || c == '{' || c == '"');
+    head.starts_with("resourceLogs")
+}
 
 /// An attribute value as OTLP JSON writes it (`AnyValue`), made plain:
 /// strings, integers (written as strings), doubles, booleans, and arrays
@@ -327,11 +345,10 @@ fn is_call_event(record: &Value) -> bool {
         == Some("gen_ai.client.inference.operation.details")
 }
 
-/// Whether an OTLP `LogsData` object holds model-call events
-/// ([`is_call_event`]), which are read, and not only per-message events,
-/// which are not.
-pub(crate) fn logs_hold_calls(logs: &Value) -> bool {
-    log_records(logs).any(|(_, _, _, r)| is_call_event(r))
+/// Whether an OTLP `LogsData` object holds GenAI events: model-call
+/// events ([`is_call_event`]) or per-message ones ([`events`]).
+pub(crate) fn logs_hold_genai(logs: &Value) -> bool {
+    log_records(logs).any(|(_, _, _, r)| is_call_event(r) || events::is_message_event(r))
 }
 
 /// The log records of a `LogsData` object, with their indices.
@@ -415,7 +432,7 @@ fn langfuse_content(
 }
 
 /// A content's messages as shared ones, with their keys.
-fn shared(mut c: parts::Content) -> (parts::Content, Vec<Arc<Message>>, Vec<u64>) {
+fn into_shared(mut c: parts::Content) -> (parts::Content, Vec<Arc<Message>>, Vec<u64>) {
     let messages = std::mem::take(&mut c.messages);
     let keys = messages.iter().map(message_key).collect();
     (c, messages.into_iter().map(Arc::new).collect(), keys)
@@ -427,6 +444,7 @@ fn model_span(
     line: usize,
     ids: &mut IdGen,
     cache: &mut parts::MessageCache,
+    shared: &mut common::Shared,
     un: &mut Unmapped,
 ) -> Result<Option<ModelSpan>, String> {
     let a = Attrs::of(span);
@@ -466,16 +484,30 @@ fn model_span(
         .or_else(|| a.str("session.id"))
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
+    let id = |k: &str| span.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    // Its per-message events, read from a logs file (content the span
+    // itself carries wins: the events then say it again).
+    let events = match genai {
+        true => shared
+            .pending
+            .remove(&events::key(&id("traceId"), &id("spanId"))),
+        false => None,
+    };
+    if let Some(evs) = &events {
+        let files: Vec<usize> = events::files(evs).collect();
+        shared.completing.extend(files);
+    }
     let (mut content, messages, keys) = if langfuse {
-        shared(langfuse_content(&a, provider, ids, un)?)
+        into_shared(langfuse_content(&a, provider, ids, un)?)
     } else if genai && a.0.contains_key("gen_ai.input.messages") {
         parts::content(&a, cache, un)
     } else if oi {
-        shared(openinference::content(&a, un))
+        into_shared(openinference::content(&a, un))
+    } else if let Some(events) = events {
+        into_shared(events::content(&events, "/body", ids, un)?)
     } else {
         (parts::Content::default(), Vec::new(), Vec::new())
     };
-    let id = |k: &str| span.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     Ok(Some(ModelSpan {
         start_ns,
         line,
@@ -537,17 +569,23 @@ fn read(
         };
         if v.get("resourceLogs").is_some() {
             for (r, s, k, rec) in log_records(&v) {
-                if !is_call_event(rec) {
-                    un.add(PER_MESSAGE_EVENTS, 1);
+                if events::is_message_event(rec) {
+                    if !events::keep(rec, shared.file, &mut shared.pending) {
+                        un.add(EVENTS_WITHOUT_SPAN, 1);
+                    }
                     continue;
                 }
-                match model_span(rec, line.number, &mut ids, &mut cache, un) {
+                if !is_call_event(rec) {
+                    un.add(OTHER_LOGS, 1);
+                    continue;
+                }
+                match model_span(rec, line.number, &mut ids, &mut cache, shared, un) {
                     Ok(Some(m)) => {
                         for out in window.push(m, un) {
                             sink.finish(out, shared, un);
                         }
                     }
-                    Ok(None) => un.add(PER_MESSAGE_EVENTS, 1),
+                    Ok(None) => un.add(OTHER_LOGS, 1),
                     Err(why) => {
                         let at = format!(
                             "at /resourceLogs/{r}/scopeLogs/{s}/logRecords/{k}/attributes: {why}"
@@ -577,7 +615,7 @@ fn read(
                 let list = scope.get("spans").and_then(Value::as_array);
                 for (k, span) in list.into_iter().flatten().enumerate() {
                     note_session(span, &mut trace_sessions);
-                    match model_span(span, line.number, &mut ids, &mut cache, un) {
+                    match model_span(span, line.number, &mut ids, &mut cache, shared, un) {
                         Ok(Some(m)) => {
                             for out in window.push(m, un) {
                                 sink.finish(out, shared, un);
@@ -631,7 +669,7 @@ impl Sink {
     fn finish(&mut self, m: ModelSpan, shared: &mut common::Shared, un: &mut Unmapped) {
         if m.messages.is_empty() {
             un.add(
-                    "model-call spans without their messages (content capture off, or content in per-message log events, which are not read): not replayable, dropped",
+                    "model-call spans without their messages (content capture off, or its per-message log events in no logs file given): not replayable, dropped",
                     1,
                 );
             return;
@@ -721,7 +759,10 @@ fn note_session(span: &Value, sessions: &mut HashMap<String, String>) {
     }
 }
 
-const PER_MESSAGE_EVENTS: &str = "OpenTelemetry per-message log events (gen_ai.user.message, gen_ai.choice, …): not read; turn on content capture on the spans, or the inference-details events";
+const OTHER_LOGS: &str = "OpenTelemetry log records that are not GenAI events: not read";
+
+const EVENTS_WITHOUT_SPAN: &str =
+    "OpenTelemetry per-message log events that name no span (no traceId or spanId): not read";
 
 pub(super) const DUPLICATE: &str = "spans or events of a call already read (the anthropic SDK's own span beside or inside an instrumentor's, or a call's span and its inference event; counted once)";
 

@@ -214,9 +214,68 @@ fn openai_v2_records_no_cache_tokens_and_is_priced_as_recorded() {
 }
 
 #[test]
-fn spans_without_content_and_per_message_events_are_said_not_replayable() {
-    // openai-v2 2.3b0 puts content in per-message log events only: its
-    // spans alone hold nothing to replay, and its events are not read.
+fn per_message_events_are_the_content_of_their_spans() {
+    // openai-v2 2.3b0 puts content in per-message log events only
+    // (gen_ai.user.message, gen_ai.choice, ...), naming their span: the
+    // spans give the model and usage, the events the messages.
+    let logs = fixture("openai_v2_legacy.logs.jsonl");
+    let traces = fixture("openai_v2_legacy.traces.jsonl");
+    assert_eq!(detect_file(&logs).unwrap(), FileKind::Log(Format::Otel));
+    // Either order: the logs file is read first.
+    for inputs in [
+        [logs.clone(), traces.clone()],
+        [traces.clone(), logs.clone()],
+    ] {
+        let out = otel::import(&inputs, &ImportOptions::default()).unwrap();
+        assert_eq!(out.traces.len(), 1, "{:?}", out.report.unmapped);
+        let t = &out.traces[0];
+        let input: Vec<_> = figures(t).iter().map(|f| (f.0, f.1, f.4, f.5)).collect();
+        assert_eq!(
+            input,
+            [
+                (Some(1180), None, None, Some(22)),
+                (Some(1290), None, None, Some(25)),
+                (Some(1420), None, None, Some(48)),
+            ]
+        );
+        assert!(has_unmapped(
+            &out,
+            "3 × calls whose export records no cache tokens"
+        ));
+        assert!(!has_unmapped(&out, "not read"), "{:?}", out.report.unmapped);
+        // The same conversation as the library's later version records on
+        // its spans, from the same agent loop.
+        let later = import("openai_v2.traces.jsonl");
+        let later = &later.traces[0];
+        assert_eq!(system_text(t), system_text(later));
+        assert_eq!(plain(&t.messages), plain(&later.messages));
+        assert_eq!(
+            t.calls.iter().map(|c| c.messages).collect::<Vec<_>>(),
+            later.calls.iter().map(|c| c.messages).collect::<Vec<_>>()
+        );
+        let reloaded = load_str(&to_json(t), &t.name).unwrap();
+        assert!(reloaded.warnings.is_empty(), "{:?}", reloaded.warnings);
+    }
+}
+
+/// Messages as JSON, a string content as its one text block (the OpenAI
+/// importer keeps a string as sent; the parts schema has only blocks).
+fn plain(messages: &[tracecost_engine::message::Message]) -> Vec<serde_json::Value> {
+    messages
+        .iter()
+        .map(|m| {
+            let mut v: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
+            if let Some(text) = v["content"].as_str().map(str::to_owned) {
+                v["content"] = serde_json::json!([{"type": "text", "text": text}]);
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn spans_without_their_events_and_events_without_their_spans_are_said() {
+    // The spans alone hold nothing to replay.
     let err = otel::import(
         &[fixture("openai_v2_legacy.traces.jsonl")],
         &ImportOptions::default(),
@@ -225,18 +284,21 @@ fn spans_without_content_and_per_message_events_are_said_not_replayable() {
     assert!(matches!(err, ImportError::Empty(_)), "{err}");
     assert!(
         err.to_string()
-            .contains("per-message log events are not read"),
+            .contains("3 × model-call spans without their messages (content capture off, or its per-message log events in no logs file given)"),
         "{err}"
     );
+    // The events alone give no call: no model, no usage.
+    let err = otel::import(
+        &[fixture("openai_v2_legacy.logs.jsonl")],
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
     assert!(
-        err.to_string()
-            .contains("3 × model-call spans without their messages"),
+        err.to_string().contains(
+            "15 × records of a call whose own record is not in the import (OpenTelemetry per-message log events whose span is in no traces file given)"
+        ),
         "{err}"
     );
-    match detect_file(&fixture("openai_v2_legacy.logs.jsonl")).unwrap() {
-        FileKind::Unread(why) => assert!(why.contains("per-message events"), "{why}"),
-        other => panic!("{other:?}"),
-    }
 }
 
 #[test]
@@ -372,4 +434,67 @@ fn a_calls_spans_far_apart_in_a_long_export_count_once() {
         .map(|t| t.calls[0].start_ms.unwrap())
         .collect();
     assert!(starts.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn events_and_spans_in_one_file_and_events_without_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = std::fs::read_to_string(fixture("openai_v2_legacy.logs.jsonl")).unwrap();
+    let spans = std::fs::read_to_string(fixture("openai_v2_legacy.traces.jsonl")).unwrap();
+    // One file of both signals, each call's events before its span (the
+    // order they are emitted in), the event name as the older
+    // `event.name` attribute.
+    let renamed: String = logs
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let r = &mut v["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0];
+            let name = r["eventName"].take();
+            r.as_object_mut().unwrap().remove("eventName");
+            r["attributes"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({"key": "event.name", "value": {"stringValue": name}}));
+            format!("{v}\n")
+        })
+        .collect();
+    let both = dir.path().join("both.jsonl");
+    std::fs::write(&both, format!("{renamed}{spans}")).unwrap();
+    let out = otel::import(&[both], &ImportOptions::default()).unwrap();
+    assert_eq!(out.traces.len(), 1);
+    assert_eq!(out.traces[0].calls.len(), 3);
+    let separate = otel::import(
+        &[
+            fixture("openai_v2_legacy.logs.jsonl"),
+            fixture("openai_v2_legacy.traces.jsonl"),
+        ],
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(out.traces[0].messages, separate.traces[0].messages);
+    // Capture off: the events hold no content, the spans no messages.
+    let bare = dir.path().join("bare.jsonl");
+    let stripped: String = logs
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let body = &mut v["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["body"];
+            if let Some(kvs) = body["kvlistValue"]["values"].as_array_mut() {
+                kvs.retain(|kv| kv["key"] != "content");
+            }
+            if let Some(kvs) = body.pointer_mut("/kvlistValue/values/2/value/kvlistValue/values") {
+                kvs.as_array_mut()
+                    .unwrap()
+                    .retain(|kv| kv["key"] != "content");
+            }
+            format!("{v}\n")
+        })
+        .collect();
+    std::fs::write(&bare, format!("{stripped}{spans}")).unwrap();
+    let err = otel::import(&[bare], &ImportOptions::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("3 × model-call spans without their messages"),
+        "{err}"
+    );
 }
