@@ -608,6 +608,66 @@ fn one_gigabyte_otel_export() {
     );
 }
 
+/// A 1 GB export of each observability stack whose importer holds a
+/// file's calls to its end (Langfuse ingestion batches, LangSmith run
+/// batches, OpenAI Agents SDK ingest bodies), written by
+/// `write_observability_export` and imported with no format named.
+#[test]
+#[ignore = "writes three 1 GB observability exports and imports them; see the module docs"]
+fn one_gigabyte_observability_exports() {
+    use tracecost::trace::generate::{ObservabilityFormat, write_observability_export};
+    let bytes = target_bytes();
+    for (format, name) in [
+        (ObservabilityFormat::Langfuse, "langfuse"),
+        (ObservabilityFormat::Langsmith, "langsmith"),
+        (ObservabilityFormat::OpenaiAgents, "openai-agents"),
+    ] {
+        let path = large_dir().join(format!("{name}-export.jsonl"));
+        let marker = format!("{bytes}");
+        if !ready(&path, &marker) {
+            let file = std::fs::File::create(&path).unwrap();
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+            let (mut written, mut seed) = (0u64, 0u64);
+            while written < bytes {
+                let s = write_observability_export(format, 10, 60, seed, &mut out).unwrap();
+                written += s.bytes;
+                seed += 10;
+            }
+            std::io::Write::flush(&mut out).unwrap();
+            std::fs::write(path.with_extension("done"), &marker).unwrap();
+        }
+        let size = std::fs::metadata(&path).unwrap().len();
+        let out = large_dir().join(format!("{name}-import.json"));
+        let import = measure(&[
+            "import",
+            path.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        let out_size = std::fs::metadata(&out).unwrap().len();
+        println!(
+            "{name}: {:.0} MB in {:.1} s, peak {:.0} MB = {:.2} × the export, {:.2} × the traces written ({:.0} MB)",
+            mb(size),
+            import.wall_s,
+            mb(import.peak_rss_bytes),
+            import.peak_rss_bytes as f64 / size as f64,
+            import.peak_rss_bytes as f64 / out_size as f64,
+            mb(out_size)
+        );
+        // Every call records its conversation so far: the import holds
+        // each distinct message once, never the export.
+        assert!(
+            import.peak_rss_bytes as f64 <= OBSERVABILITY_TARGET * size as f64,
+            "{name}: import peaked at {:.2} × the export",
+            import.peak_rss_bytes as f64 / size as f64
+        );
+    }
+}
+
+/// The memory target for the Langfuse, LangSmith and Agents SDK imports,
+/// against the export (see docs/robustness.md for the measured figures).
+const OBSERVABILITY_TARGET: f64 = 0.25;
+
 /// The memory target for the OpenTelemetry import, against the export:
 /// measured 0.10× (the window and the 32 MB of traces it builds), with
 /// room for noise. Holding the export's spans would be more than 1×.

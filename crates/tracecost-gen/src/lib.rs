@@ -15,6 +15,8 @@
 //! - [`write_request_log`] writes a [`session`] as the Anthropic Messages
 //!   API request log a recording proxy would have saved (the input of
 //!   `tracecost import`, and of its benchmark).
+//! - [`write_observability_export`] writes sessions as Langfuse, LangSmith
+//!   or OpenAI Agents SDK exports.
 //! - [`write_otel_export`] writes sessions as the OpenTelemetry (OTLP JSON)
 //!   export an instrumented agent's collector would have written.
 //!
@@ -41,6 +43,7 @@ mod build;
 mod data;
 mod fleet;
 mod massage_gun;
+mod observability_export;
 mod otel_export;
 mod request_log;
 mod rng;
@@ -56,6 +59,7 @@ use crate::engine::message::Message;
 use crate::trace::{Prompt, Trace};
 
 pub use fleet::{Fleet, project_of};
+pub use observability_export::{ObservabilityFormat, write_observability_export};
 pub use otel_export::{OtelExportStats, write_otel_export};
 pub use request_log::{RequestLogStats, write_request_log};
 

@@ -41,6 +41,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -107,7 +108,7 @@ struct Generation {
     trace_id: Option<String>,
     start_ms: Option<u64>,
     model: Option<String>,
-    input: Option<Value>,
+    input: Option<Input>,
     output: Option<Value>,
     /// `providedUsageDetails`, or an ingestion event's `usageDetails`.
     provided: Option<Value>,
@@ -117,10 +118,56 @@ struct Generation {
     legacy: Option<Value>,
 }
 
+/// A generation's input, its messages shared with the file's other
+/// generations ([`common::Interner`]: each resends the conversation).
+enum Input {
+    /// A list of chat messages.
+    List(Vec<Arc<Value>>),
+    /// An object with `messages` (the OpenAI integration's), without them.
+    Object(Vec<Arc<Value>>, Value),
+    /// Anything else, as read.
+    Other(Value),
+}
+
+impl Input {
+    fn of(v: Value, interner: &mut common::Interner) -> Input {
+        match v {
+            Value::Array(ms) => Input::List(interner.share_list(ms)),
+            Value::Object(mut o) if o.get("messages").is_some_and(Value::is_array) => {
+                let Some(Value::Array(ms)) = o.remove("messages") else {
+                    unreachable!("checked to be a list")
+                };
+                Input::Object(interner.share_list(ms), Value::Object(o))
+            }
+            v => Input::Other(v),
+        }
+    }
+
+    /// The input as sent (a copy, for the time it takes to map it).
+    fn value(&self) -> Value {
+        match self {
+            Input::List(ms) => common::unshared(ms),
+            Input::Object(ms, rest) => {
+                let mut o = rest.as_object().cloned().unwrap_or_default();
+                o.insert("messages".into(), common::unshared(ms));
+                Value::Object(o)
+            }
+            Input::Other(v) => v.clone(),
+        }
+    }
+}
+
 impl Generation {
     /// Takes the members one part (event body or observation) gives,
-    /// moving them out of it (the input is the whole conversation).
-    fn take(&mut self, body: &mut Value, provided_key: &str, stored_key: Option<&str>) {
+    /// moving them out of it (the input is the whole conversation, its
+    /// messages shared through `interner`).
+    fn take(
+        &mut self,
+        body: &mut Value,
+        provided_key: &str,
+        stored_key: Option<&str>,
+        interner: &mut common::Interner,
+    ) {
         let some = |slot: &mut Option<Value>, v: Option<Value>| {
             if v.is_some() {
                 *slot = v;
@@ -144,7 +191,9 @@ impl Generation {
             self.model = Some(m.to_owned());
         }
         let mut get = |k: &str| body.get_mut(k).map(Value::take).filter(|v| !v.is_null());
-        some(&mut self.input, get("input"));
+        if let Some(input) = get("input") {
+            self.input = Some(Input::of(input, interner));
+        }
         some(&mut self.output, get("output"));
         some(&mut self.provided, get(provided_key).filter(non_empty));
         if let Some(k) = stored_key {
@@ -164,10 +213,12 @@ struct Read {
     generations: Vec<Generation>,
     by_id: HashMap<String, usize>,
     sessions: HashMap<String, String>,
+    interner: common::Interner,
 }
 
 impl Read {
-    fn generation(&mut self, id: Option<&str>, line: usize, at: String) -> &mut Generation {
+    /// The index of the generation of `id` (a new one if none is known).
+    fn generation(&mut self, id: Option<&str>, line: usize, at: String) -> usize {
         let fresh = |line, at| Generation {
             line,
             at,
@@ -187,7 +238,7 @@ impl Read {
                 self.generations.len() - 1
             }
         };
-        &mut self.generations[i]
+        i
     }
 
     fn session(&mut self, trace: &Value) {
@@ -224,8 +275,8 @@ impl Read {
         };
         if generation {
             let id = body.get("id").and_then(Value::as_str).map(str::to_owned);
-            self.generation(id.as_deref(), line, at)
-                .take(body, "usageDetails", None);
+            let i = self.generation(id.as_deref(), line, at);
+            self.generations[i].take(body, "usageDetails", None, &mut self.interner);
         }
     }
 
@@ -233,11 +284,9 @@ impl Read {
     fn observation(&mut self, o: &mut Value, line: usize, at: String) {
         if o.get("type").and_then(Value::as_str) == Some("GENERATION") {
             let id = o.get("id").and_then(Value::as_str).map(str::to_owned);
-            self.generation(id.as_deref(), line, at).take(
-                o,
-                "providedUsageDetails",
-                Some("usageDetails"),
-            );
+            let i = self.generation(id.as_deref(), line, at);
+            let stored = Some("usageDetails");
+            self.generations[i].take(o, "providedUsageDetails", stored, &mut self.interner);
         } else if o.get("type").is_none() && o.get("sessionId").is_some() {
             self.session(o);
         }
@@ -284,8 +333,11 @@ fn read(
     let Read {
         mut generations,
         sessions,
+        interner,
         ..
     } = found;
+    // A message no generation holds any more is freed as they are read.
+    drop(interner);
     generations.sort_by_key(|g| (g.start_ms.unwrap_or(0), g.line));
     let mut convs = Conversations::default();
     let mut ids = IdGen::new(GENERATED_IDS);
@@ -314,7 +366,7 @@ fn call_of(
             format!("at {}: {why}", if g.at.is_empty() { "/" } else { &g.at }),
         )
     };
-    let Some(input) = g.input.as_ref() else {
+    let Some(input) = g.input.as_ref().map(Input::value) else {
         un.add(
             "Langfuse generations without their input (not replayable, dropped)",
             1,
@@ -329,7 +381,7 @@ fn call_of(
         return Ok(());
     };
     let base = format!("{}/input", g.at);
-    let Some(req) = request(Some(provider), input, &base, ids, un).map_err(fail)? else {
+    let Some(req) = request(Some(provider), &input, &base, ids, un).map_err(fail)? else {
         return Ok(());
     };
     let usage = match (&g.provided, &g.stored, &g.legacy) {

@@ -37,6 +37,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -87,20 +88,55 @@ pub(crate) fn is_langsmith(o: &serde_json::Map<String, Value>) -> bool {
 struct Run {
     line: usize,
     at: String,
+    /// The run's members, but for `inputs.messages`.
     run: serde_json::Map<String, Value>,
+    /// Its `inputs.messages`, shared with the file's other runs (each llm
+    /// run resends the conversation): a list of messages (a wrapped
+    /// client's), or of lists (a chat model's prompts).
+    messages: Option<Vec<Shared>>,
+}
+
+/// An item of `inputs.messages`: a message, or a list of them.
+enum Shared {
+    One(Arc<Value>),
+    List(Vec<Arc<Value>>),
+}
+
+impl Run {
+    /// The run as sent, its messages back in place (a copy of them, for
+    /// the time it takes to map the run).
+    fn value(self) -> Value {
+        let mut run = Value::Object(self.run);
+        if let Some(items) = self.messages {
+            let items = items
+                .iter()
+                .map(|i| match i {
+                    Shared::One(m) => (**m).clone(),
+                    Shared::List(ms) => common::unshared(ms),
+                })
+                .collect();
+            run["inputs"]["messages"] = Value::Array(items);
+        }
+        run
+    }
 }
 
 #[derive(Default)]
 struct Read {
     runs: Vec<Run>,
     by_id: HashMap<String, usize>,
+    interner: common::Interner,
 }
 
 impl Read {
     /// Takes a run (or a part of one) in, moving its members: an llm
     /// run's inputs are its whole conversation.
     fn run(&mut self, v: Value, line: usize, at: String) {
-        let Value::Object(o) = v else { return };
+        let Value::Object(mut o) = v else { return };
+        let messages = o
+            .get_mut("inputs")
+            .and_then(Value::as_object_mut)
+            .and_then(|i| i.remove("messages"));
         let id = o.get("id").and_then(Value::as_str).map(str::to_owned);
         let i = match id.as_ref().and_then(|id| self.by_id.get(id)) {
             Some(&i) => i,
@@ -112,10 +148,21 @@ impl Read {
                     line,
                     at,
                     run: serde_json::Map::new(),
+                    messages: None,
                 });
                 self.runs.len() - 1
             }
         };
+        if let Some(Value::Array(items)) = messages {
+            let shared = items
+                .into_iter()
+                .map(|item| match item {
+                    Value::Array(ms) => Shared::List(self.interner.share_list(ms)),
+                    m => Shared::One(self.interner.share(m)),
+                })
+                .collect();
+            self.runs[i].messages = Some(shared);
+        }
         let into = &mut self.runs[i].run;
         for (k, v) in o {
             let empty = v.is_null() || v.as_object().is_some_and(serde_json::Map::is_empty);
@@ -171,6 +218,8 @@ fn read(
         .filter(|r| r.run.get("run_type").and_then(Value::as_str) == Some("llm"))
         .map(|r| (time(r.run.get("start_time")), r))
         .collect();
+    // A message no run holds any more is freed as they are read.
+    drop(found.interner);
     runs.sort_by_key(|(t, r)| (t.unwrap_or(0), r.line));
     let mut convs = Conversations::default();
     let mut ids = IdGen::new(GENERATED_IDS);
@@ -250,7 +299,7 @@ fn call_of(
     un: &mut Unmapped,
 ) -> Result<(), String> {
     let line = r.line;
-    let run = Value::Object(r.run);
+    let run = r.value();
     let meta = at(&run, &["extra", "metadata"]);
     let named_model = meta
         .and_then(|m| m.get("ls_model_name"))

@@ -24,6 +24,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -81,7 +82,11 @@ struct Generation {
     at: String,
     trace_id: String,
     start_ms: Option<u64>,
+    /// Its `span_data`, but for the input.
     span: Value,
+    /// Its `input`, shared with the file's other generations (each
+    /// resends the conversation).
+    input: Option<Vec<Arc<Value>>>,
 }
 
 #[derive(Default)]
@@ -89,10 +94,11 @@ struct Read {
     generations: Vec<Generation>,
     /// Trace id → its `group_id`.
     groups: HashMap<String, String>,
+    interner: common::Interner,
 }
 
 impl Read {
-    fn item(&mut self, v: &Value, line: usize, at: String, un: &mut Unmapped) {
+    fn item(&mut self, v: &mut Value, line: usize, at: String, un: &mut Unmapped) {
         match v.get("object").and_then(Value::as_str) {
             Some("trace") => {
                 if let (Some(id), Some(g)) = (
@@ -103,22 +109,38 @@ impl Read {
                 }
             }
             Some("trace.span") => {
-                let data = v.get("span_data");
-                match data.and_then(|d| d.get("type")).and_then(Value::as_str) {
-                    Some("generation") => self.generations.push(Generation {
-                        line,
-                        at,
-                        trace_id: v
-                            .get("trace_id")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_owned(),
-                        start_ms: v
-                            .get("started_at")
-                            .and_then(Value::as_str)
-                            .and_then(crate::time::parse_rfc3339_ms),
-                        span: data.cloned().unwrap_or(Value::Null),
-                    }),
+                let kind = v.pointer("/span_data/type").and_then(Value::as_str);
+                match kind {
+                    Some("generation") => {
+                        let mut span = v.get_mut("span_data").map(Value::take);
+                        let input = match span.as_mut().and_then(Value::as_object_mut) {
+                            Some(o) => match o.remove("input") {
+                                Some(Value::Array(ms)) => Some(self.interner.share_list(ms)),
+                                // Not a list: left in place, to be said so.
+                                Some(other) => {
+                                    o.insert("input".into(), other);
+                                    None
+                                }
+                                None => None,
+                            },
+                            None => None,
+                        };
+                        self.generations.push(Generation {
+                            line,
+                            at,
+                            trace_id: v
+                                .get("trace_id")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_owned(),
+                            start_ms: v
+                                .get("started_at")
+                                .and_then(Value::as_str)
+                                .and_then(crate::time::parse_rfc3339_ms),
+                            span: span.unwrap_or(Value::Null),
+                            input,
+                        })
+                    }
                     Some("response") => un.add(RESPONSE_SPANS, 1),
                     _ => {}
                 }
@@ -131,14 +153,15 @@ impl Read {
     }
 
     fn record(&mut self, v: &RawValue, line: usize, un: &mut Unmapped) -> Result<(), String> {
-        let v: Value = serde_json::from_str(v.get()).map_err(|e| e.to_string())?;
-        match v.get("data").and_then(Value::as_array) {
-            Some(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    self.item(item, line, format!("/data/{i}"), un);
-                }
+        let mut v: Value = serde_json::from_str(v.get()).map_err(|e| e.to_string())?;
+        if let Some(items) = v.get_mut("data").and_then(Value::as_array_mut) {
+            for (i, item) in items.iter_mut().enumerate() {
+                self.item(item, line, format!("/data/{i}"), un);
             }
-            None if v.get("object").is_some() => self.item(&v, line, String::new(), un),
+            return Ok(());
+        }
+        match v.get("object") {
+            Some(_) => self.item(&mut v, line, String::new(), un),
             None => {
                 return Err(
                     "expected an OpenAI Agents SDK export: an ingest body (`data`), a trace or a span"
@@ -169,7 +192,11 @@ fn read(
     let Read {
         mut generations,
         groups,
+        interner,
+        ..
     } = found;
+    // A message no generation holds any more is freed as they are read.
+    drop(interner);
     generations.sort_by_key(|g| (g.start_ms.unwrap_or(0), g.line));
     let mut convs = Conversations::default();
     let mut ids = IdGen::new(GENERATED_IDS);
@@ -190,7 +217,8 @@ fn call_of(
     ids: &mut IdGen,
     un: &mut Unmapped,
 ) -> Result<(), String> {
-    let Some(messages) = g.span.get("input").and_then(Value::as_array) else {
+    let input = g.input.as_deref().map(common::unshared);
+    let Some(messages) = input.as_ref().and_then(Value::as_array) else {
         un.add(
             "OpenAI Agents SDK generation spans without their input (sensitive data off: not replayable, dropped)",
             1,

@@ -161,7 +161,10 @@ pub(crate) fn each_record<'a>(
 /// Reads the file at `path` and calls `record` on each of its records, as
 /// [`each_record`] does on a document [`split_doc`] decided: the read of
 /// the importers whose records are whole JSON values (Langfuse, LangSmith,
-/// the Agents SDK), which gather them and make calls at the end.
+/// the Agents SDK), which gather them and make calls at the end. A JSON
+/// Lines file (`.jsonl`, `.ndjson`, whose first line is a value alone) is
+/// read a line at a time, so that an export larger than memory can be
+/// read; another file is one document, read whole.
 pub(crate) fn each_file_record(
     path: &Path,
     opts: &ImportOptions,
@@ -169,6 +172,27 @@ pub(crate) fn each_file_record(
     not_a_list: &str,
     mut record: impl FnMut(&RawValue, usize) -> Result<(), String>,
 ) -> Result<(), ImportError> {
+    if is_jsonl(path) && first_line_alone(path)? {
+        return super::each_line(path, |line| {
+            let text = match line.text {
+                Ok(t) => t,
+                Err(col) => {
+                    return reject(
+                        opts,
+                        report,
+                        invalid(path, line.number, Some(col), "not UTF-8"),
+                    );
+                }
+            };
+            match serde_json::from_str::<&RawValue>(text) {
+                Ok(v) => match record(v, line.number) {
+                    Ok(()) => Ok(()),
+                    Err(msg) => reject(opts, report, invalid(path, line.number, Some(1), &msg)),
+                },
+                Err(e) => reject(opts, report, invalid_json(path, line.number, &e)),
+            }
+        });
+    }
     let text = read_text(path)?;
     let Some(doc) = split_doc(path, &text, opts, report)? else {
         return Ok(());
@@ -176,6 +200,29 @@ pub(crate) fn each_file_record(
     each_record(path, &text, doc, opts, report, not_a_list, |v, line| {
         record(v, line)
     })
+}
+
+/// Whether the first non-blank line of the file is a JSON value alone.
+fn first_line_alone(path: &Path) -> Result<bool, ImportError> {
+    use std::io::BufRead;
+    let io = |source| ImportError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+            return Ok(false);
+        }
+        let bytes = buf.strip_prefix(crate::trace::UTF8_BOM).unwrap_or(&buf);
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        return Ok(serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok());
+    }
 }
 
 /// Whether the file is JSON Lines by its extension.

@@ -23,6 +23,7 @@
 mod blocks;
 mod conversations;
 mod http;
+mod interner;
 mod json;
 mod lines;
 mod tools;
@@ -48,6 +49,7 @@ pub(crate) use http::{
     Exchange, HttpBody, answered, exchange, is_error_body, timestamp_ms, unwrap_request,
     unwrap_response,
 };
+pub(crate) use interner::{Interner, unshared};
 pub(crate) use json::{
     Doc, compact_json, compact_object, each_file_record, each_record, joined_records, position_of,
     read_text, split_doc,

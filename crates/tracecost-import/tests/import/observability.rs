@@ -340,3 +340,129 @@ fn a_folder_mixing_the_exports_reads_each_with_its_importer() {
         "{report}"
     );
 }
+
+#[test]
+fn generated_exports_read_line_by_line_give_every_call_with_its_usage() {
+    // Long conversations (each call records all of it so far): the
+    // importers share each message among the calls that resend it, and
+    // must still give every call, in its session, with what was recorded.
+    use tracecost_gen::{ObservabilityFormat, write_observability_export};
+    let dir = tempfile::tempdir().unwrap();
+    for (format, want) in [
+        (ObservabilityFormat::Langfuse, Format::Langfuse),
+        (ObservabilityFormat::Langsmith, Format::Langsmith),
+        (ObservabilityFormat::OpenaiAgents, Format::OpenaiAgents),
+    ] {
+        let path = dir.path().join(format!("{format:?}.jsonl"));
+        let mut out = Vec::new();
+        let stats = write_observability_export(format, 3, 12, 5, &mut out).unwrap();
+        std::fs::write(&path, &out).unwrap();
+        assert_eq!(
+            detect_file(&path).unwrap(),
+            FileKind::Log(want),
+            "{format:?}"
+        );
+        let (traces, _) = import(&path);
+        assert_eq!(traces.len(), 3, "{format:?}: one trace per session");
+        let calls: usize = traces.iter().map(|t| t.calls.len()).sum();
+        assert_eq!(calls, stats.calls, "{format:?}");
+        let mut sessions: Vec<_> = traces.iter().map(|t| t.session.clone()).collect();
+        sessions.dedup();
+        assert_eq!(sessions.len(), 3, "{format:?}: {sessions:?}");
+        for t in &traces {
+            // Each call reads what the one before wrote: the first reads
+            // nothing, every later one reads a growing prefix.
+            let reads: Vec<u64> = t
+                .calls
+                .iter()
+                .map(|c| c.usage.unwrap().cache_read_input_tokens.unwrap())
+                .collect();
+            assert_eq!(reads[0], 0, "{format:?}");
+            assert!(
+                reads.windows(2).all(|w| w[0] < w[1]),
+                "{format:?}: {reads:?}"
+            );
+            // The conversation grows call by call, each extending the last.
+            assert!(t.calls.windows(2).all(|w| w[0].messages < w[1].messages));
+        }
+        // The same records as one JSON document (one batch, read whole)
+        // give the same.
+        let mut one = serde_json::Map::new();
+        for l in String::from_utf8(out).unwrap().lines() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            for (k, items) in v.as_object().unwrap() {
+                let all = one
+                    .entry(k.clone())
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                all.as_array_mut()
+                    .unwrap()
+                    .extend(items.as_array().unwrap().iter().cloned());
+            }
+        }
+        let doc = dir.path().join(format!("{format:?}.json"));
+        std::fs::write(&doc, Value::Object(one).to_string()).unwrap();
+        let (whole, _) = import(&doc);
+        let strip = |ts: &[Trace]| {
+            ts.iter()
+                .map(|t| (t.messages.clone(), t.calls.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip(&whole), strip(&traces), "{format:?}");
+    }
+}
+
+#[test]
+fn a_damaged_line_is_located_and_skippable_in_every_export() {
+    let dir = tempfile::tempdir().unwrap();
+    for (folder, name, format, expected) in [
+        (
+            "langfuse",
+            "v2_ingestion.jsonl",
+            Format::Langfuse,
+            "expected a Langfuse ingestion batch",
+        ),
+        (
+            "langsmith",
+            "wrap_anthropic.runs.jsonl",
+            Format::Langsmith,
+            "expected a LangSmith run batch",
+        ),
+        (
+            "openai_agents",
+            "processor.spans.jsonl",
+            Format::OpenaiAgents,
+            "expected an OpenAI Agents SDK export",
+        ),
+    ] {
+        let good = std::fs::read_to_string(fixture(folder, name)).unwrap();
+        let calls = import(&fixture(folder, name))
+            .0
+            .iter()
+            .map(|t| t.calls.len())
+            .sum::<usize>();
+        let mut lines: Vec<&str> = good.lines().collect();
+        for (bad, why) in [
+            ("{\"batch\": [", "EOF while parsing"),
+            ("{\"other\": 1}", expected),
+        ] {
+            lines.insert(1, bad);
+            let path = dir.path().join(name);
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            lines.remove(1);
+            let err = format
+                .import(&[path.clone()], &ImportOptions::default())
+                .unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains(&format!("{name}:2:")), "{name}: {text}");
+            assert!(text.contains(why), "{name}: {text}");
+            let skip = ImportOptions {
+                skip_invalid: true,
+                ..Default::default()
+            };
+            let out = format.import(&[path], &skip).unwrap();
+            assert_eq!(out.report.skipped_lines, 1, "{name}");
+            let read: usize = out.traces.iter().map(|t| t.calls.len()).sum();
+            assert_eq!(read, calls, "{name}: the other lines are all read");
+        }
+    }
+}
