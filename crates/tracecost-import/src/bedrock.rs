@@ -67,6 +67,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "Bedrock Converse conversations",
     read,
     first: None,
+    csv: false,
 };
 
 fn read(

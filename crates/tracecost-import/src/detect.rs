@@ -143,6 +143,10 @@ pub fn detect_file(path: &Path) -> Result<FileKind, ImportError> {
     if let Some(kind) = decide_text(first) {
         return Ok(kind);
     }
+    // A CSV export of observations, told by its header.
+    if std::str::from_utf8(first).is_ok_and(crate::langfuse::is_csv_header) {
+        return Ok(FileKind::Log(Format::Langfuse));
+    }
     // Not a value on one line: a document over several lines.
     let limit = if size <= WHOLE_DOC_BYTES {
         size

@@ -70,6 +70,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "Gemini conversations",
     read,
     first: None,
+    csv: false,
 };
 
 /// How ids generated for function calls that have none start: the call's

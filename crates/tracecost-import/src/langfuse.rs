@@ -65,6 +65,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "Langfuse generations with their input",
     read,
     first: None,
+    csv: true,
 };
 
 /// How ids generated for OpenAI tool calls that have none start.
@@ -90,13 +91,115 @@ pub(crate) fn is_langfuse(o: &serde_json::Map<String, Value>) -> bool {
 
 const EVENT_KINDS: [&str; 5] = ["trace-", "generation-", "span-", "event-", "observation-"];
 
-/// An observation of the API: its `traceId`, `type` and `startTime`.
+/// An observation of the API (`traceId`, `type`, `startTime`) or a row of
+/// the blob-storage export (`trace_id`, `type`, `start_time`).
 fn is_observation(v: &Value) -> bool {
-    v.get("traceId").is_some()
-        && v.get("startTime").is_some()
+    let api = v.get("traceId").is_some() && v.get("startTime").is_some();
+    let export = v.get("trace_id").is_some() && v.get("start_time").is_some();
+    (api || export)
         && v.get("type")
             .and_then(Value::as_str)
-            .is_some_and(|t| matches!(t, "GENERATION" | "SPAN" | "EVENT" | "AGENT" | "TOOL"))
+            .is_some_and(|t| OBSERVATION_TYPES.contains(&t))
+}
+
+const OBSERVATION_TYPES: [&str; 10] = [
+    "GENERATION",
+    "SPAN",
+    "EVENT",
+    "AGENT",
+    "TOOL",
+    "CHAIN",
+    "RETRIEVER",
+    "EVALUATOR",
+    "EMBEDDING",
+    "GUARDRAIL",
+];
+
+/// Whether a file's first line is the header of Langfuse's CSV export of
+/// observations (the blob-storage export, or the UI's): it names
+/// `trace_id`, `type`, `start_time` and `input`.
+pub(crate) fn is_csv_header(line: &str) -> bool {
+    let names: Vec<&str> = line
+        .trim_end()
+        .split(',')
+        .map(|n| n.trim_matches('"'))
+        .collect();
+    ["id", "trace_id", "type", "start_time", "input"]
+        .iter()
+        .all(|n| names.contains(n))
+}
+
+/// The members of an export row that hold JSON (written as JSON text in
+/// CSV, and `input` / `output` as JSON text in every export).
+const JSON_COLUMNS: [&str; 6] = [
+    "input",
+    "output",
+    "usage_details",
+    "metadata",
+    "cost_details",
+    "tool_definitions",
+];
+
+/// A row of Langfuse's observations export (`observations_v2/` or
+/// `observations/` in blob storage, JSON Lines or CSV; field names in
+/// snake case, times as `YYYY-MM-DD HH:MM:SS.ffffff` in UTC, `input` and
+/// `output` as JSON text) in the names and shapes of the API's
+/// observations. `usage_details` is what Langfuse stored (in its keys,
+/// `input` without the cache); the session is the enriched row's
+/// `session_id`.
+fn export_row(mut row: serde_json::Map<String, Value>) -> (Value, Option<(String, String)>) {
+    for k in JSON_COLUMNS {
+        let Some(Value::String(text)) = row.get(k) else {
+            continue;
+        };
+        let t = text.trim_start();
+        if t.starts_with('{') || t.starts_with('[') || t.starts_with('"') {
+            if let Ok(v) = serde_json::from_str::<Value>(text) {
+                row.insert(k.to_owned(), v);
+            }
+        } else if t.is_empty() {
+            row.insert(k.to_owned(), Value::Null);
+        }
+    }
+    let mut out = serde_json::Map::new();
+    let session = match (row.get("trace_id"), row.get("session_id")) {
+        (Some(Value::String(t)), Some(Value::String(s))) if !s.is_empty() => {
+            Some((t.clone(), s.clone()))
+        }
+        _ => None,
+    };
+    for (k, v) in row {
+        let name = match k.as_str() {
+            "trace_id" => "traceId",
+            "start_time" | "end_time" => {
+                let name = if k == "start_time" {
+                    "startTime"
+                } else {
+                    "endTime"
+                };
+                out.insert(name.into(), utc_time(v));
+                continue;
+            }
+            "provided_model_name" => "model",
+            "usage_details" => "usageDetails",
+            "id" | "type" | "input" | "output" | "name" => k.as_str(),
+            _ => continue,
+        };
+        out.insert(name.to_owned(), v);
+    }
+    (Value::Object(out), session)
+}
+
+/// An export's UTC time (`2024-05-29 13:46:19.963000`) as RFC 3339.
+fn utc_time(v: Value) -> Value {
+    match v {
+        Value::String(s) if s.len() == 26 || (s.len() >= 19 && !s.ends_with('Z')) => {
+            let offset = s.len() > 19 && matches!(s.as_bytes()[s.len() - 6], b'+' | b'-');
+            let t = s.replacen(' ', "T", 1);
+            Value::String(if offset { t } else { format!("{t}Z") })
+        }
+        v => v,
+    }
 }
 
 /// One generation, from its parts.
@@ -280,6 +383,15 @@ impl Read {
         }
     }
 
+    /// One row of the observations export ([`export_row`]).
+    fn export_row(&mut self, row: serde_json::Map<String, Value>, line: usize) {
+        let (mut o, session) = export_row(row);
+        if let Some((trace, session)) = session {
+            self.sessions.entry(trace).or_insert(session);
+        }
+        self.observation(&mut o, line, String::new());
+    }
+
     /// One observation of the API (a GENERATION), or a trace.
     fn observation(&mut self, o: &mut Value, line: usize, at: String) {
         if o.get("type").and_then(Value::as_str) == Some("GENERATION") {
@@ -302,6 +414,10 @@ impl Read {
             for (i, o) in data.iter_mut().enumerate() {
                 self.observation(o, line, format!("/data/{i}"));
             }
+        } else if v.get("trace_id").is_some() && v.get("type").is_some() {
+            if let Value::Object(row) = v {
+                self.export_row(row, line);
+            }
         } else if v.get("traceId").is_some() || v.get("sessionId").is_some() {
             self.observation(&mut v, line, String::new());
         } else {
@@ -323,13 +439,20 @@ fn read(
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
     let label = format!("Langfuse {}", common::file_name(path));
     let mut found = Read::default();
-    common::each_file_record(
-        path,
-        opts,
-        report,
-        "expected a list of Langfuse observations or ingestion batches",
-        |v, line| found.record(v, line, un),
-    )?;
+    if is_csv(path) {
+        common::each_csv_row(path, opts, report, |row, line| {
+            found.export_row(row, line);
+            Ok(())
+        })?;
+    } else {
+        common::each_file_record(
+            path,
+            opts,
+            report,
+            "expected a list of Langfuse observations or ingestion batches",
+            |v, line| found.record(v, line, un),
+        )?;
+    }
     let Read {
         mut generations,
         sessions,
@@ -350,6 +473,23 @@ fn read(
         }
     }
     Ok((convs.builders, label))
+}
+
+/// Whether a file is CSV: by its extension, or its first line (an
+/// observations export's header).
+fn is_csv(path: &Path) -> bool {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+    {
+        return true;
+    }
+    use std::io::BufRead;
+    let mut first = String::new();
+    std::fs::File::open(path)
+        .map(std::io::BufReader::new)
+        .and_then(|mut r| r.read_line(&mut first))
+        .is_ok_and(|_| is_csv_header(first.trim_start_matches('\u{feff}')))
 }
 
 /// Adds one generation's call to its conversation.

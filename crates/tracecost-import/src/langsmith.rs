@@ -65,6 +65,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "LangSmith llm runs with their inputs",
     read,
     first: None,
+    csv: false,
 };
 
 const GENERATED_IDS: &str = "call_langsmith_";

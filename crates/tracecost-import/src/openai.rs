@@ -71,6 +71,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "OpenAI conversations",
     read,
     first: None,
+    csv: false,
 };
 
 fn read(

@@ -48,6 +48,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "OpenAI Agents SDK generation spans",
     read,
     first: None,
+    csv: false,
 };
 
 /// Why a `response` span is not read, and what to do instead.

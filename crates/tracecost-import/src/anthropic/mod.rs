@@ -94,6 +94,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "Messages API exchanges",
     read,
     first: None,
+    csv: false,
 };
 
 fn read(

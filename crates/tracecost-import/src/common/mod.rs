@@ -22,6 +22,7 @@
 
 mod blocks;
 mod conversations;
+mod csv;
 mod http;
 mod interner;
 mod json;
@@ -45,6 +46,7 @@ pub(crate) use blocks::{
 pub(crate) use conversations::{
     Conversations, NewCall, ReplyMeta, SharedCall, TraceBuilder, message_key,
 };
+pub(crate) use csv::each_csv_row;
 pub(crate) use http::{
     Exchange, HttpBody, answered, exchange, is_error_body, timestamp_ms, unwrap_request,
     unwrap_response,
@@ -66,12 +68,13 @@ pub(crate) use usage::{
 /// `nothing_found` what to say when no file held anything; files for
 /// which `first` holds are read before the others (an OpenTelemetry
 /// export's logs, whose per-message events complete the spans of its
-/// traces file).
+/// traces file); `csv`: a folder's `.csv` files are read too.
 pub(crate) struct LogFormat {
     pub(crate) unit: &'static str,
     pub(crate) nothing_found: &'static str,
     pub(crate) read: ReadLog,
     pub(crate) first: Option<fn(&Path) -> bool>,
+    pub(crate) csv: bool,
 }
 
 /// Reads one log file: its conversations and the label of their
@@ -122,8 +125,9 @@ pub(crate) fn import_files<E: From<ImportError>>(
         nothing_found,
         read,
         first,
+        csv,
     } = format;
-    let mut files = expand_inputs(inputs)?;
+    let mut files = expand_inputs(inputs, *csv)?;
     if let Some(first) = first {
         // A stable sort: path order within each part.
         files.sort_by_key(|f| !first(f));
@@ -211,8 +215,9 @@ pub(crate) fn provider_of_model(model: &str) -> Option<ProviderKind> {
 }
 
 /// The files to read: directories expand to their `.json` / `.jsonl` /
-/// `.ndjson` files (not recursively); the list is sorted and deduplicated.
-pub(crate) fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
+/// `.ndjson` files (and `.csv` ones for a format that reads CSV), not
+/// recursively; the list is sorted and deduplicated.
+pub(crate) fn expand_inputs(inputs: &[PathBuf], csv: bool) -> Result<Vec<PathBuf>, ImportError> {
     let mut files = Vec::new();
     for p in inputs {
         let io = |source| ImportError::Io {
@@ -229,7 +234,12 @@ pub(crate) fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportEr
             let ext = path
                 .extension()
                 .map(|e| e.to_string_lossy().to_ascii_lowercase());
-            if path.is_file() && matches!(ext.as_deref(), Some("json" | "jsonl" | "ndjson")) {
+            let read = match ext.as_deref() {
+                Some("json" | "jsonl" | "ndjson") => true,
+                Some("csv") => csv,
+                _ => false,
+            };
+            if path.is_file() && read {
                 files.push(path);
             }
         }

@@ -85,6 +85,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "LangChain message lists",
     read,
     first: None,
+    csv: false,
 };
 
 fn read(

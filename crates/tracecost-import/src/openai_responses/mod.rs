@@ -84,6 +84,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "OpenAI Responses API requests",
     read,
     first: None,
+    csv: false,
 };
 
 fn read(

@@ -100,6 +100,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
     nothing_found: "model-call spans or inference-details events with their messages",
     read,
     first: Some(is_logs_file),
+    csv: false,
 };
 
 /// Whether a file holds OTLP log records (`LogsData`), from its first

@@ -466,3 +466,46 @@ fn a_damaged_line_is_located_and_skippable_in_every_export() {
         }
     }
 }
+
+#[test]
+fn langfuse_blob_storage_exports_read_as_the_api_observations() {
+    // Built from the export's documented schema (make_export_fixtures.py):
+    // the API observations' 6 generations as the enriched observations_v2
+    // rows, in JSON Lines and in CSV (objects as JSON text, JSON text in
+    // quoted fields over several lines). The same calls, with the usage
+    // the stub answered, filed under the rows' session.
+    let calls_of = |ts: &[Trace]| {
+        let mut calls: Vec<_> = ts
+            .iter()
+            .flat_map(|t| t.calls.iter().map(|c| (c.start_ms, c.usage)))
+            .collect();
+        calls.sort_by_key(|(start, _)| *start);
+        calls
+    };
+    let (api, _) = import(&fixture("langfuse", "observations.json"));
+    for name in ["blob_observations_v2.jsonl", "blob_observations_v2.csv"] {
+        let path = fixture("langfuse", name);
+        assert_eq!(
+            detect_file(&path).unwrap(),
+            FileKind::Log(Format::Langfuse),
+            "{name}"
+        );
+        let (traces, report) = import(&path);
+        assert_eq!(calls_of(&traces), calls_of(&api), "{name}: {report}");
+        assert!(
+            traces
+                .iter()
+                .all(|t| t.session.as_deref() == Some("sess_fixture_0001")),
+            "{name}"
+        );
+        assert!(traces.iter().all(|t| t.provider == ProviderKind::Anthropic));
+    }
+    let (jsonl, _) = import(&fixture("langfuse", "blob_observations_v2.jsonl"));
+    let (csv, _) = import(&fixture("langfuse", "blob_observations_v2.csv"));
+    let strip = |ts: &[Trace]| {
+        ts.iter()
+            .map(|t| (t.messages.clone(), t.calls.clone(), t.prompts.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&jsonl), strip(&csv));
+}
