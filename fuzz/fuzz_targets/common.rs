@@ -22,8 +22,9 @@ fn scratch() -> &'static PathBuf {
     })
 }
 
-/// The first byte chooses the options and the file extension (`.jsonl` or
-/// `.json`, which several importers read differently); the rest is the file.
+/// The first byte chooses the options and the file extension (`.jsonl`,
+/// `.json` or `.csv`, which several importers read differently); the rest
+/// is the file.
 pub fn run(
     data: &[u8],
     import: fn(&[PathBuf], &ImportOptions) -> Result<ImportOutput, ImportError>,
@@ -31,7 +32,11 @@ pub fn run(
     let Some((&flags, body)) = data.split_first() else {
         return;
     };
-    let ext = if flags & 1 == 0 { "jsonl" } else { "json" };
+    let ext = match (flags & 8 != 0, flags & 1 == 0) {
+        (true, _) => "csv",
+        (false, true) => "jsonl",
+        (false, false) => "json",
+    };
     let path = scratch().join(format!("input.{ext}"));
     std::fs::write(&path, body).expect("write the fuzz input");
     let opts = ImportOptions {

@@ -204,4 +204,27 @@ mod tests {
         assert_eq!(rows.len(), 1);
         assert_eq!(report.skipped_lines, 2);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_give_rows_or_one_line_errors(bytes in proptest::collection::vec(
+            proptest::sample::select(vec![b'a', b',', b'"', b'\n', b'\r', b' ', 0xff]), 0..200)) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("x.csv");
+            std::fs::write(&path, &bytes).unwrap();
+            let mut report = ImportReport::default();
+            let mut names = None;
+            let result = each_csv_row(&path, &ImportOptions::default(), &mut report, |r, _| {
+                let keys: Vec<String> = r.keys().cloned().collect();
+                if let Some(n) = &names {
+                    assert_eq!(n, &keys, "every row has the header's names");
+                }
+                names = Some(keys);
+                Ok(())
+            });
+            if let Err(e) = result {
+                proptest::prop_assert!(!e.to_string().contains('\n'), "{}", e);
+            }
+        }
+    }
 }
