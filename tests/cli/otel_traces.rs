@@ -119,3 +119,61 @@ fn import_decides_each_format_when_none_is_named() {
         ]
     );
 }
+
+#[test]
+fn a_folder_file_with_nothing_to_replay_is_named_and_the_rest_answers() {
+    // A Responses-model Agents SDK export (response spans only) beside a
+    // Chat Completions one: named with the reason, passed over; named
+    // alone, it is an error.
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["responses.ingest.jsonl", "chat_completions.ingest.jsonl"] {
+        std::fs::copy(
+            fixture(&format!("openai_agents/{name}")),
+            dir.path().join(name),
+        )
+        .unwrap();
+    }
+    let (code, out, err) = outcome(
+        tracecost()
+            .args(["fidelity", dir.path().to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "responses.ingest.jsonl: nothing to replay: no OpenAI Agents SDK generation spans found"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("run the agent with OpenAIChatCompletionsModel"),
+        "{err}"
+    );
+    assert!(out.contains("chat_completions.ingest"), "{out}");
+    let alone = dir.path().join("responses.ingest.jsonl");
+    let (code, _, err) = outcome(
+        tracecost()
+            .args(["replay", alone.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be replayed"), "{err}");
+    // `import` of the folder writes the one that can be replayed.
+    let out_file = dir.path().join("traces.json");
+    let (code, _, err) = outcome(
+        tracecost()
+            .args([
+                "import",
+                dir.path().to_str().unwrap(),
+                "-o",
+                out_file.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("wrote 1 trace(s), 3 call(s)"), "{err}");
+    assert!(err.contains("responses.ingest.jsonl"), "{err}");
+}

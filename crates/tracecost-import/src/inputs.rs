@@ -180,7 +180,7 @@ pub fn load_inputs(
         found.extend(sources(path, opts.skip_invalid, &mut loaded.skipped)?);
     }
     for source in otel_together(found) {
-        read_source(source, opts, &import_opts, progress, &mut loaded)?;
+        read_source(source, paths, opts, &import_opts, progress, &mut loaded)?;
     }
     // Claude Code files may hold only bookkeeping, and damaged files may
     // all have been skipped: a run over nothing is an input error.
@@ -225,7 +225,19 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
                 }
             }
             Source::Log(format, p) => {
-                format.import_each(std::slice::from_ref(&p), opts, progress, &mut *emit)?
+                let file = std::slice::from_ref(&p);
+                let mut each = |t| emit(t).map_err(Failed::Emit);
+                match format.import_each(file, opts, progress, &mut each) {
+                    Ok(part) => part,
+                    // As for `load_inputs`: a folder's file with nothing to
+                    // replay is named with the reason.
+                    Err(Failed::Import(ImportError::Empty(why))) if !paths.contains(&p) => {
+                        report.unread.push((p.clone(), no_calls(&p, &why)));
+                        continue;
+                    }
+                    Err(Failed::Import(e)) => return Err(e.into()),
+                    Err(Failed::Emit(e)) => return Err(e),
+                }
             }
             Source::Otel(files) => Format::Otel.import_each(&files, opts, progress, &mut *emit)?,
             Source::ClaudeCode(inputs) => {
@@ -433,6 +445,26 @@ fn folder_sources(
     Ok(Some(out))
 }
 
+/// An import's failure: the importer's, or the caller's `emit`.
+enum Failed<E> {
+    Import(ImportError),
+    Emit(E),
+}
+
+impl<E> From<ImportError> for Failed<E> {
+    fn from(e: ImportError) -> Self {
+        Failed::Import(e)
+    }
+}
+
+/// Why a file gave no call to replay: the importer's message without the
+/// file it starts with.
+fn no_calls(path: &Path, why: &str) -> String {
+    let named = format!("{}: ", path.display());
+    let why = why.strip_prefix(&named).unwrap_or(why);
+    format!("nothing to replay: {why}")
+}
+
 /// Why a path could not be read: the error's message without the path it
 /// starts with (the summary line names the path).
 fn unreadable_why(path: &Path, err: &InputError) -> String {
@@ -452,6 +484,7 @@ fn looks_like_json(path: &Path) -> bool {
 
 fn read_source(
     source: Source,
+    named: &[PathBuf],
     opts: &InputOptions,
     import_opts: &ImportOptions,
     progress: &dyn Progress,
@@ -513,6 +546,15 @@ fn read_source(
                         ));
                     }
                     loaded.traces.extend(traces);
+                }
+                // A file found in a folder that holds nothing to replay (a
+                // valid export of response spans only, say) is passed over
+                // and named with the reason; named itself, it is an error.
+                Err(ImportError::Empty(why)) if !named.contains(&path) => {
+                    loaded
+                        .skipped
+                        .unread
+                        .push((path.clone(), no_calls(&path, &why)));
                 }
                 Err(e) => skip_file(e.into(), loaded)?,
             }

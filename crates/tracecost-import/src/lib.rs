@@ -74,9 +74,9 @@ pub struct ImportReport {
     pub skipped_files: usize,
     /// Lines that were not valid JSON and were skipped.
     pub skipped_lines: usize,
-    /// Files and folders passed over because they could not be read, with
-    /// why (only under [`ImportOptions::skip_invalid`]; Claude Code and
-    /// Codex data).
+    /// Files and folders passed over, with why: those that could not be
+    /// read (only under [`ImportOptions::skip_invalid`]; Claude Code and
+    /// Codex data), and a folder's files that hold nothing to replay.
     pub unread: Vec<(std::path::PathBuf, String)>,
     /// Lines holding two or more records with no newline between them,
     /// each record read (Claude Code transcripts).
@@ -127,6 +127,9 @@ impl fmt::Display for ImportReport {
         }
         if self.skipped_lines > 0 {
             write!(f, ", {} invalid line(s) skipped", self.skipped_lines)?;
+        }
+        for (path, why) in &self.unread {
+            write!(f, "; passed over {}: {why}", path.display())?;
         }
         if !self.unmapped.is_empty() {
             write!(f, "; not mapped: {}", self.unmapped.join("; "))?;
