@@ -169,12 +169,29 @@ fn long_runs(c: &mut Criterion) {
     g.finish();
 }
 
+/// The recall-risk index of a generated session (built once per trace in
+/// every sweep): the quotable words and phrases of every tool result.
+fn recall_index(c: &mut Criterion) {
+    let session = generate::session(200, 1);
+    let bytes: usize = session.messages.iter().map(|m| m.to_json().len()).sum();
+    let mut g = c.benchmark_group("recall_index");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    g.bench_function("session-200", |b| {
+        b.iter(|| {
+            let index = tracecost::replay::recall_risk::RiskIndex::new(&session, &|_, _| 100);
+            black_box(index.turn_count())
+        })
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    targets = replay_one, replay_peers, long_runs
+    targets = replay_one, replay_peers, long_runs, recall_index
 }
 criterion_main!(benches);

@@ -56,24 +56,64 @@ pub struct RiskIndex {
     turns: Vec<Turn>,
 }
 
-/// Quotable tokens of `text`, in order, deduplicated by the caller.
-fn quotables(text: &str, out: &mut Vec<String>) {
-    let words: Vec<&str> = text
-        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '$' | '%')))
-        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
-        .filter(|w| !w.is_empty())
-        .collect();
-    for (i, w) in words.iter().enumerate() {
-        let n = w.chars().count();
-        if (n >= 4 && w.chars().any(|c| c.is_ascii_digit())) || n >= 12 {
-            out.push((*w).to_owned());
-        }
-        if let Some(next) = words.get(i + 1) {
-            let phrase_len = n + 1 + next.chars().count();
-            if phrase_len >= 12 && n >= 3 && next.chars().count() >= 3 {
-                out.push(format!("{w} {next}"));
+/// A quotable token of a text: a word, or two words that follow each other.
+#[derive(Clone, Copy)]
+enum Quotable<'a> {
+    Word(&'a str),
+    Phrase(&'a str, &'a str),
+}
+
+impl Quotable<'_> {
+    /// The token's key: a hash of its text (the words of a phrase joined
+    /// by one space), the same whichever text it was found in. A tool
+    /// result's tokens are only ever looked up by key, so no string is
+    /// made for them; a 64-bit SipHash makes two different tokens sharing
+    /// a key (and a quote taken for one it is not) vanishingly rare.
+    fn key(self) -> u64 {
+        use std::hash::Hasher;
+        let mut h = std::hash::DefaultHasher::new();
+        match self {
+            Quotable::Word(w) => h.write(w.as_bytes()),
+            Quotable::Phrase(a, b) => {
+                h.write(a.as_bytes());
+                h.write(b" ");
+                h.write(b.as_bytes());
             }
         }
+        h.finish()
+    }
+
+    /// Its text.
+    fn text(self) -> String {
+        match self {
+            Quotable::Word(w) => w.to_owned(),
+            Quotable::Phrase(a, b) => format!("{a} {b}"),
+        }
+    }
+}
+
+/// Calls `f` with each quotable token of `text`: words with a digit of
+/// 4+ characters, words of 12+ characters, and two-word phrases of 12+
+/// characters whose words have 3+ each (duplicates included).
+fn each_quotable<'a>(text: &'a str, mut f: impl FnMut(Quotable<'a>)) {
+    let words = text
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '$' | '%')))
+        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
+        .filter(|w| !w.is_empty());
+    let mut prev: Option<(&str, usize)> = None;
+    for w in words {
+        let n = w.chars().count();
+        if (n >= 4 && w.chars().any(|c| c.is_ascii_digit())) || n >= 12 {
+            f(Quotable::Word(w));
+        }
+        if let Some((p, pn)) = prev
+            && pn + 1 + n >= 12
+            && pn >= 3
+            && n >= 3
+        {
+            f(Quotable::Phrase(p, w));
+        }
+        prev = Some((w, n));
     }
 }
 
@@ -108,9 +148,8 @@ impl RiskIndex {
         // Inverted index of quotable tokens → results containing them.
         let mut result_ids = Vec::new();
         let mut result_tokens = Vec::new();
-        let mut index: HashMap<String, Vec<u32>, FastBuild> = HashMap::default();
+        let mut index: HashMap<u64, Vec<u32>, FastBuild> = HashMap::default();
         let mut results_before_message = Vec::with_capacity(trace.messages.len() + 1);
-        let mut scratch = Vec::new();
         for (mi, m) in trace.messages.iter().enumerate() {
             results_before_message.push(result_ids.len());
             for (bi, b) in m.blocks().iter().enumerate() {
@@ -118,14 +157,12 @@ impl RiskIndex {
                     let r = result_ids.len() as u32;
                     result_ids.push(tool_use_id.to_string());
                     result_tokens.push(tokens(mi, bi));
-                    scratch.clear();
-                    quotables(b.tool_result_payload().unwrap_or(""), &mut scratch);
-                    for q in scratch.drain(..) {
-                        let list = index.entry(q).or_default();
+                    each_quotable(b.tool_result_payload().unwrap_or(""), |q| {
+                        let list = index.entry(q.key()).or_default();
                         if list.last() != Some(&r) {
                             list.push(r);
                         }
-                    }
+                    });
                 }
             }
         }
@@ -150,7 +187,7 @@ impl RiskIndex {
         }
         plain_before_message.push(plain.len());
         // Per quote: `None` once found, else the prefix it was not found in.
-        let mut searched: HashMap<String, Option<usize>, FastBuild> = HashMap::default();
+        let mut searched: HashMap<u64, Option<usize>, FastBuild> = HashMap::default();
         // The messages the plain text covers: the most any call so far sent.
         let mut plain_upto = 0;
         let mut turns = Vec::new();
@@ -169,18 +206,19 @@ impl RiskIndex {
             let mut text = String::new();
             block_texts(response, false, &mut text);
             let mut qs = Vec::new();
-            quotables(&text, &mut qs);
-            let mut seen: HashSet<String, FastBuild> = HashSet::default();
+            each_quotable(&text, |q| qs.push(q));
+            let mut seen: HashSet<u64, FastBuild> = HashSet::default();
             let results_before = results_before_message
                 .get(call.messages)
                 .copied()
                 .unwrap_or(result_ids.len());
             let quotes: Vec<Vec<u32>> = qs
                 .into_iter()
-                .filter(|q| seen.insert(q.clone()))
-                .filter_map(|q| {
+                .map(|q| (q.key(), q))
+                .filter(|(key, _)| seen.insert(*key))
+                .filter_map(|(key, q)| {
                     let holders: Vec<u32> = index
-                        .get(&q)?
+                        .get(&key)?
                         .iter()
                         .copied()
                         .filter(|&r| (r as usize) < results_before)
@@ -188,10 +226,11 @@ impl RiskIndex {
                     if holders.is_empty() {
                         return None;
                     }
-                    let hidden = match searched.get(&q).copied() {
+                    let hidden = match searched.get(&key).copied() {
                         Some(None) => false,
                         Some(Some(upto)) if upto >= plain_len => true,
                         prior => {
+                            let q = q.text();
                             let upto = prior.flatten().unwrap_or(0);
                             let mut from = upto.saturating_sub(q.len().saturating_sub(1));
                             while !plain.is_char_boundary(from) {
@@ -200,7 +239,7 @@ impl RiskIndex {
                             let found = plain
                                 .get(from..plain_len)
                                 .is_some_and(|added| added.contains(q.as_str()));
-                            searched.insert(q, (!found).then_some(plain_len));
+                            searched.insert(key, (!found).then_some(plain_len));
                             !found
                         }
                     };
@@ -225,6 +264,11 @@ impl RiskIndex {
             result_tokens,
             turns,
         }
+    }
+
+    /// The assistant turns that quote a tool result's words.
+    pub fn turn_count(&self) -> usize {
+        self.turns.len()
     }
 
     /// What [`Self::score`] reads of `calls`: the ids compacted at each
