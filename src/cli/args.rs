@@ -413,6 +413,9 @@ pub(super) struct ReportArgs {
     /// Price with this model instead of each trace's.
     #[arg(long)]
     pub(super) model: Option<String>,
+    /// How many traces get a page of their own, with every config's row and their calls in results.json and results.csv: the N most expensive, or `all` [default: 25]. Every trace's figures are in results.json, sessions.csv and sessions/index.html either way.
+    #[arg(long, value_name = "N|all", value_parser = session_pages)]
+    pub(super) sessions: Option<crate::report::build::SessionPages>,
     #[command(flatten)]
     pub(super) cost: CostArgs,
 }
@@ -677,6 +680,19 @@ fn gen_calls(text: &str) -> Result<usize, String> {
 
 fn gen_sessions(text: &str) -> Result<usize, String> {
     in_range(crate::app::limits::GEN_SESSIONS, text, true).map(|v| v as usize)
+}
+
+fn session_pages(text: &str) -> Result<crate::report::build::SessionPages, String> {
+    use crate::report::build::SessionPages;
+    if text.eq_ignore_ascii_case("all") {
+        return Ok(SessionPages::All);
+    }
+    match text.parse::<usize>() {
+        Ok(n) => Ok(SessionPages::MostExpensive(n)),
+        Err(_) => Err(format!(
+            "expected a number of traces (0 or more) or `all`, found {text:?}"
+        )),
+    }
 }
 
 fn processes(text: &str) -> Result<usize, String> {

@@ -66,6 +66,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 &mut out,
                 super::render::assumptions(&plan),
                 plan.sweep.traces().len(),
+                a.sessions.unwrap_or_default(),
             )
             .map_err(report_err(&a.out))?;
             let outcome = with_progress(|bar| {

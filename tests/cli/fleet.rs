@@ -342,3 +342,153 @@ fn calls_over_the_context_window_are_flagged() {
     assert_eq!(over(vec![long], "off+none"), 0);
     assert_eq!(over(generate::session_parts(300, 3), "off+none"), 0);
 }
+
+#[test]
+fn a_fleet_report_pages_only_its_most_expensive_traces() {
+    use crate::util::{outcome, tracecost};
+    use serde_json::Value;
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet.json");
+    let (code, _, err) = outcome(
+        tracecost()
+            .args(["gen", "fleet", "--sessions", "30", "--seed", "3", "-o"])
+            .arg(&fleet)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let grid = [
+        "--compaction",
+        "off,ledger",
+        "--threshold",
+        "8000",
+        "--cache",
+        "none,tail",
+    ];
+    let report = |out: &std::path::Path, sessions: &str| {
+        let (code, _, err) = outcome(
+            tracecost()
+                .arg("report")
+                .arg(&fleet)
+                .arg("--out")
+                .arg(out)
+                .args(grid)
+                .args(["--sessions", sessions])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "{err}");
+        let json: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                .unwrap();
+        json
+    };
+    let five = dir.path().join("five");
+    let all = dir.path().join("all");
+    let j5 = report(&five, "5");
+    let jall = report(&all, "all");
+    // The same answer either way.
+    assert_eq!(j5["fleet"], jall["fleet"]);
+    let traces = j5["traces"].as_array().unwrap();
+    assert!(
+        traces.len() > 30,
+        "continuations and subagents: {}",
+        traces.len()
+    );
+    // The five most expensive traces (by the status quo's cost; ties to
+    // the first) are those with their rows, and a page.
+    let mut by_cost: Vec<(f64, usize)> = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t["baseline"]["cost_usd"].as_f64().unwrap(), i))
+        .collect();
+    by_cost.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let top: Vec<&str> = by_cost[..5]
+        .iter()
+        .map(|&(_, i)| traces[i]["trace"].as_str().unwrap())
+        .collect();
+    let detailed: Vec<&str> = traces
+        .iter()
+        .filter(|t| t.get("configs").is_some())
+        .map(|t| t["trace"].as_str().unwrap())
+        .collect();
+    let mut want = top.clone();
+    want.sort_by_key(|t| traces.iter().position(|x| x["trace"] == *t));
+    assert_eq!(detailed, want);
+    for t in traces {
+        let paged = detailed.contains(&t["trace"].as_str().unwrap());
+        assert_eq!(t.get("calls_baseline").is_some(), paged);
+        assert_eq!(t["stability"].get("calls").is_some(), paged);
+        // A summary keeps the trace's picks and stability verdict.
+        assert!(t["recommended"]["cost_usd"].is_number());
+        assert!(t["stability"]["digest"].is_string());
+    }
+    // Every trace under `all` has its rows; the paged ones are the same.
+    let all_traces = jall["traces"].as_array().unwrap();
+    assert!(all_traces.iter().all(|t| t.get("configs").is_some()));
+    for (a, b) in traces.iter().zip(all_traces) {
+        if a.get("configs").is_some() {
+            assert_eq!(a, b);
+        }
+        assert_eq!(a["baseline"], b["baseline"]);
+    }
+    // Pages: the five, and the list; every link of the list is a page.
+    let pages: Vec<String> = std::fs::read_dir(five.join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(pages.len(), 6, "{pages:?}");
+    let list = std::fs::read_to_string(five.join("sessions/index.html")).unwrap();
+    assert_eq!(list.matches("<a href=\"../sessions/").count(), 5);
+    for link in list.split("<a href=\"../").skip(1) {
+        let target = link.split('"').next().unwrap();
+        assert!(five.join(target).is_file(), "{target}");
+    }
+    assert!(list.contains("The 5 most expensive traces have a page of their own"));
+    let index = std::fs::read_to_string(five.join("index.html")).unwrap();
+    for link in index.split("<a href=\"sessions/").skip(1) {
+        let target = link.split('"').next().unwrap();
+        assert!(five.join("sessions").join(target).is_file(), "{target}");
+    }
+    // results.csv: the five traces' rows only, the header once.
+    let csv = std::fs::read_to_string(five.join("results.csv")).unwrap();
+    let configs = all_traces[0]["configs"].as_array().unwrap().len();
+    assert_eq!(csv.lines().count(), 1 + 5 * configs);
+    assert_eq!(csv.matches("session,").count(), 1);
+    let summary = std::fs::read_to_string(five.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("the 5 most expensive traces have a page"),
+        "{summary}"
+    );
+    // The same bytes again.
+    let again = dir.path().join("again");
+    report(&again, "5");
+    for f in [
+        "results.json",
+        "results.csv",
+        "index.html",
+        "sessions/index.html",
+        "summary.md",
+    ] {
+        assert_eq!(
+            std::fs::read(five.join(f)).unwrap(),
+            std::fs::read(again.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // A count that is not one is refused, naming the flag.
+    let (code, _, err) = outcome(
+        tracecost()
+            .arg("report")
+            .arg(&fleet)
+            .args(["--sessions", "many"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--sessions"), "{err}");
+    assert!(
+        err.contains("expected a number of traces (0 or more) or `all`"),
+        "{err}"
+    );
+}

@@ -13,7 +13,7 @@ use crate::fmt::{dollars, html_escape, thousands};
 
 use super::Assumptions;
 use super::html_tables::{
-    calls_table, code_spans, config_html, configs_table, sessions_table, sweep_table,
+    Detail, calls_table, code_spans, config_html, configs_table, sessions_table, sweep_table,
 };
 use super::story::{
     KEEP, basis_line, fleet_lines, fleet_stability_line, headline, notes, now_detail, reasoning,
@@ -41,7 +41,7 @@ pub(super) fn html(
     sessions: &[SessionSummary],
     a: &Assumptions,
     inline: &[String],
-    split: bool,
+    detail: Detail<'_>,
     charts: &[Figure],
 ) -> String {
     let mut s = String::new();
@@ -60,9 +60,9 @@ pub(super) fn html(
         env!("CARGO_PKG_VERSION")
     );
     if sessions.len() > 1 {
-        fleet_section(&mut s, fleet, sessions, split, charts);
+        fleet_section(&mut s, fleet, sessions, detail, charts);
     }
-    if !split {
+    if !detail.split {
         for section in inline {
             s.push_str(section);
         }
@@ -76,7 +76,7 @@ pub(super) fn fleet_section(
     s: &mut String,
     fleet: &Fleet,
     sessions: &[SessionSummary],
-    split: bool,
+    detail: Detail<'_>,
     charts: &[Figure],
 ) {
     let ans = &fleet.answer;
@@ -207,8 +207,8 @@ pub(super) fn fleet_section(
             "Sessions, most expensive first".to_owned()
         }
     );
-    sessions_table(s, fleet, &all[..top], split, "");
-    if split && top < all.len() {
+    sessions_table(s, fleet, &all[..top], detail, "");
+    if detail.split && top < all.len() {
         let _ = writeln!(
             s,
             "<p><a href=\"sessions/index.html\">All {} sessions ({} traces)</a></p>",
@@ -262,7 +262,7 @@ pub(super) fn figures(s: &mut String, charts: &[Figure], root: &str, files: bool
 
 /// `sessions/index.html` of a split report: every session, most expensive
 /// first.
-pub(super) fn sessions_page(fleet: &Fleet, traces: usize) -> String {
+pub(super) fn sessions_page(fleet: &Fleet, traces: usize, detail: Detail<'_>) -> String {
     let mut s = String::new();
     page_head(&mut s, "Sessions — tracecost");
     let _ = writeln!(
@@ -271,8 +271,15 @@ pub(super) fn sessions_page(fleet: &Fleet, traces: usize) -> String {
         thousands(fleet.per_session.len() as u64),
         thousands(traces as u64)
     );
+    if let Some(paged) = detail.paged {
+        let _ = writeln!(
+            s,
+            "<p class=\"small\">The {} most expensive traces have a page of their own, linked below; every session's figures are here, in <code>sessions.csv</code> and in <code>results.json</code> (<code>tracecost report --sessions all</code> gives every trace a page).</p>",
+            thousands(paged.len() as u64)
+        );
+    }
     // Links from this page are relative to `sessions/` itself.
-    sessions_table(&mut s, fleet, &fleet.per_session, true, "../");
+    sessions_table(&mut s, fleet, &fleet.per_session, detail, "../");
     s.push_str("</body>\n</html>\n");
     s
 }

@@ -1,6 +1,7 @@
 //! The tables of the HTML pages: configs, sessions, a trace's sweep and its
 //! calls, and how a config string is set in a cell.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::app::fleet::{Fleet, FleetFigures, SessionFigures};
@@ -90,7 +91,7 @@ pub(super) fn sessions_table(
     s: &mut String,
     fleet: &Fleet,
     sessions: &[SessionFigures],
-    split: bool,
+    detail: Detail<'_>,
     root: &str,
 ) {
     // Where the answer is to keep what runs, a session costs under it what
@@ -112,13 +113,17 @@ pub(super) fn sessions_table(
         let traces: Vec<String> = r
             .traces
             .iter()
-            .map(|t| {
-                format!(
-                    "<a href=\"{root}{}\" title=\"{}\">{}</a>",
-                    trace_link(t, split),
+            .map(|t| match detail.link(t) {
+                Some(link) => format!(
+                    "<a href=\"{root}{link}\" title=\"{}\">{}</a>",
                     html_escape(t),
                     html_escape(&trace_label(&r.session, t))
-                )
+                ),
+                None => format!(
+                    "<span title=\"{}\">{}</span>",
+                    html_escape(t),
+                    html_escape(&trace_label(&r.session, t))
+                ),
             })
             .collect();
         let under = if keep {
@@ -266,6 +271,24 @@ pub(super) fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
 
 /// Configs the fleet page's table shows before "show the others".
 pub(super) const FLEET_CONFIGS_SHOWN: usize = 10;
+
+/// Where the traces' details are: sections of the fleet page, or pages
+/// under `sessions/`, for every trace or for those `paged` names.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Detail<'a> {
+    pub split: bool,
+    pub paged: Option<&'a BTreeSet<String>>,
+}
+
+impl Detail<'_> {
+    /// Where `trace`'s detail is, when it has one.
+    pub(super) fn link(&self, trace: &str) -> Option<String> {
+        match self.paged {
+            Some(paged) if self.split && !paged.contains(trace) => None,
+            _ => Some(trace_link(trace, self.split)),
+        }
+    }
+}
 
 /// Where a trace's detail is: an anchor on the page, or its own page.
 pub(super) fn trace_link(trace: &str, split: bool) -> String {

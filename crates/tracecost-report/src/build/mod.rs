@@ -32,6 +32,7 @@ use super::charts::{ChartError, render_png, render_svg, suggested_height};
 
 use csv::{results_csv_rows, sessions_csv};
 use html::{Figure, html, sessions_page, trace_page, trace_section};
+use html_tables::Detail;
 use html_tables::trace_link;
 use results_json::{indented, json, json_pretty, json_trace};
 use summary_md::summary_md;
@@ -100,10 +101,33 @@ pub enum ReportError {
     Write(#[from] io::Error),
 }
 
+/// Which traces of a report have a page of their own, with every config's
+/// row and the per-call rows in `results.json` and `results.csv`: all of
+/// them, or the most expensive (by the status quo's simulated cost), so
+/// that a fleet's report stays small. Every trace's figures are in
+/// `results.json`, `sessions.csv` and `sessions/index.html` either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionPages {
+    /// Every trace.
+    All,
+    /// The N most expensive traces (ties: the first in the report's order).
+    MostExpensive(usize),
+}
+
+impl Default for SessionPages {
+    /// 25 pages: a report of ten thousand sessions stays a few tens of MB.
+    fn default() -> Self {
+        SessionPages::MostExpensive(25)
+    }
+}
+
 /// Writes a report: [`ReportWriter::trace`] for each trace as soon as it
 /// is replayed (its charts, its page, its entries in `results.json` and
 /// `results.csv`), then [`ReportWriter::finish`] with the fleet's answer for
-/// the fleet page and `summary.md`.
+/// the fleet page and `summary.md`. Where only the most expensive traces
+/// get a page ([`SessionPages`]), what is written of a trace waits for the
+/// end: each trace's summary entry (small), and for the most expensive so
+/// far their pages and rows (a bounded number of them).
 pub struct ReportWriter<'s> {
     sink: &'s mut dyn ReportSink,
     assumptions: Assumptions,
@@ -114,22 +138,60 @@ pub struct ReportWriter<'s> {
     /// Traces written so far.
     traces: usize,
     files: BTreeMap<String, ()>,
+    /// Pages for the most expensive traces only.
+    bounded: Option<Bounded>,
+}
+
+/// What a report that pages only its most expensive traces holds until
+/// its end.
+struct Bounded {
+    /// How many traces get a page.
+    pages: usize,
+    /// Every trace's entry of `results.json` without its rows, in order,
+    /// each on one line.
+    summaries: Vec<String>,
+    /// The most expensive traces so far, cheapest first (ties: the later
+    /// first, so that it is the one to give way).
+    kept: BTreeMap<(u64, std::cmp::Reverse<usize>), Kept>,
+}
+
+/// A trace with a page: what is written of it.
+struct Kept {
+    index: usize,
+    trace: String,
+    page: String,
+    /// Its whole entry of `results.json`.
+    entry: String,
+    /// Its rows of `results.csv`, with the header.
+    csv: String,
 }
 
 impl<'s> ReportWriter<'s> {
-    /// A writer for a report of `traces` traces.
+    /// A writer for a report of `traces` traces, `pages` of them with a
+    /// page of their own.
     pub fn new(
         sink: &'s mut dyn ReportSink,
         assumptions: Assumptions,
         traces: usize,
+        pages: SessionPages,
     ) -> Result<Self, ReportError> {
+        let split = traces > INLINE_TRACES_MAX;
+        let bounded = match pages {
+            SessionPages::MostExpensive(n) if split && traces > n => Some(Bounded {
+                pages: n,
+                summaries: Vec::with_capacity(traces),
+                kept: BTreeMap::new(),
+            }),
+            _ => None,
+        };
         let mut w = ReportWriter {
             sink,
-            split: traces > INLINE_TRACES_MAX,
+            split,
             inline: Vec::new(),
             traces: 0,
             files: BTreeMap::new(),
             assumptions,
+            bounded,
         };
         let head = format!(
             "{{\n  \"format\": {},\n  \"generator\": {},\n  \"assumptions\": {},\n  \"traces\": [",
@@ -154,6 +216,16 @@ impl<'s> ReportWriter<'s> {
     /// Writes what belongs to one trace of `session` (the conversation it is
     /// part of, with its continuations and subagents).
     pub fn trace(&mut self, session: &str, r: &TraceReport) -> Result<(), ReportError> {
+        if self.bounded.is_some() {
+            return self.trace_bounded(session, r);
+        }
+        let svgs = self.figures(r)?;
+        self.write_trace(session, r, svgs)
+    }
+
+    /// A trace's charts, drawn for its page or section (and written as
+    /// files when the report is small enough to keep them).
+    fn figures(&mut self, r: &TraceReport) -> Result<Vec<Figure>, ReportError> {
         let mut svgs = Vec::new();
         for (stem, chart) in charts(&r.sweep) {
             let h = suggested_height(&chart, CHART_W);
@@ -168,6 +240,87 @@ impl<'s> ReportWriter<'s> {
             }
             svgs.push(Figure::new(stem, &chart, svg)?);
         }
+        Ok(svgs)
+    }
+
+    /// [`Self::trace`] where only the most expensive traces get a page: the
+    /// trace's summary is kept, and its page and rows too while it is among
+    /// the most expensive so far.
+    fn trace_bounded(&mut self, session: &str, r: &TraceReport) -> Result<(), ReportError> {
+        let index = self.traces;
+        self.traces += 1;
+        let Some(b) = self.bounded.as_mut() else {
+            return Ok(());
+        };
+        // One line each: a fleet's thousands of summaries stay small.
+        b.summaries.push(json(&json_trace(session, r, false)));
+        let cost = story::headline(&r.sweep).base.result.totals.cost_usd;
+        // Costs are not negative: their bits order as they do.
+        let key = (cost.max(0.0).to_bits(), std::cmp::Reverse(index));
+        let enters =
+            b.kept.len() < b.pages || b.kept.first_key_value().is_some_and(|(k, _)| *k < key);
+        if !enters {
+            return Ok(());
+        }
+        let svgs = self.figures(r)?;
+        let kept = Kept {
+            index,
+            trace: r.sweep.trace.clone(),
+            page: trace_page(session, r, &svgs),
+            entry: json_pretty(&json_trace(session, r, true)),
+            csv: results_csv_rows(session, &r.sweep, true)?,
+        };
+        if let Some(b) = self.bounded.as_mut() {
+            b.kept.insert(key, kept);
+            if b.kept.len() > b.pages {
+                b.kept.pop_first();
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the held traces of a bounded report: the kept ones' pages,
+    /// every trace's entry of `results.json` (whole for the kept ones) and
+    /// the kept ones' rows of `results.csv`, in the report's order; returns
+    /// the names of the traces with a page.
+    fn write_bounded(
+        &mut self,
+        b: Bounded,
+    ) -> Result<std::collections::BTreeSet<String>, ReportError> {
+        let mut kept: Vec<Kept> = b.kept.into_values().collect();
+        kept.sort_by_key(|k| k.index);
+        let mut by_index: BTreeMap<usize, &Kept> = BTreeMap::new();
+        for k in &kept {
+            by_index.insert(k.index, k);
+            self.put(&trace_link(&k.trace, true), k.page.as_bytes())?;
+        }
+        for (i, summary) in b.summaries.iter().enumerate() {
+            let entry = by_index
+                .get(&i)
+                .map_or(summary.as_str(), |k| k.entry.as_str());
+            let sep = if i == 0 { "\n" } else { ",\n" };
+            self.append(
+                "results.json",
+                format!("{sep}    {}", indented(entry, 4)).as_bytes(),
+            )?;
+        }
+        for (n, k) in kept.iter().enumerate() {
+            // The header once, before the first trace's rows.
+            let rows = match n {
+                0 => k.csv.as_str(),
+                _ => k.csv.split_once('\n').map_or("", |(_, rest)| rest),
+            };
+            self.append("results.csv", rows.as_bytes())?;
+        }
+        Ok(kept.into_iter().map(|k| k.trace).collect())
+    }
+
+    fn write_trace(
+        &mut self,
+        session: &str,
+        r: &TraceReport,
+        svgs: Vec<Figure>,
+    ) -> Result<(), ReportError> {
         let files = !self.split;
         if self.split {
             let page = trace_page(session, r, &svgs);
@@ -177,7 +330,7 @@ impl<'s> ReportWriter<'s> {
             trace_section(&mut section, session, r, &svgs, "", files);
             self.inline.push(section);
         }
-        let entry = json_pretty(&json_trace(session, r));
+        let entry = json_pretty(&json_trace(session, r, true));
         let sep = if self.traces == 0 { "\n" } else { ",\n" };
         self.append(
             "results.json",
@@ -196,6 +349,14 @@ impl<'s> ReportWriter<'s> {
         fleet: &Fleet,
         sessions: &[SessionSummary],
     ) -> Result<Vec<String>, ReportError> {
+        let paged = match self.bounded.take() {
+            Some(b) => Some(self.write_bounded(b)?),
+            None => None,
+        };
+        let detail = Detail {
+            split: self.split,
+            paged: paged.as_ref(),
+        };
         let tail = format!(
             "{}  ],\n  \"fleet\": {}\n}}\n",
             if self.traces == 0 { "" } else { "\n" },
@@ -219,15 +380,20 @@ impl<'s> ReportWriter<'s> {
             sessions,
             &self.assumptions,
             &self.inline,
-            self.split,
+            detail,
             &fleet_svgs,
         );
         self.put("index.html", index.as_bytes())?;
         if self.split {
-            let page = sessions_page(fleet, sessions.len());
+            let page = sessions_page(fleet, sessions.len(), detail);
             self.put("sessions/index.html", page.as_bytes())?;
         }
-        let summary = summary_md(fleet, sessions, &self.assumptions);
+        let summary = summary_md(
+            fleet,
+            sessions,
+            &self.assumptions,
+            paged.as_ref().map(|p| p.len()),
+        );
         self.put("summary.md", summary.as_bytes())?;
         self.put("sessions.csv", sessions_csv(fleet).as_bytes())?;
         Ok(self.files.into_keys().collect())

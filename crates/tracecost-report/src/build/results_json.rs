@@ -71,10 +71,43 @@ pub(super) struct JsonTrace<'a> {
     baseline: JsonPick<'a>,
     cheapest: JsonPick<'a>,
     recommended: JsonPick<'a>,
-    stability: &'a StabilityReport,
-    configs: Vec<JsonRow<'a>>,
-    calls_baseline: JsonCalls<'a>,
-    calls_recommended: JsonCalls<'a>,
+    stability: JsonStability<'a>,
+    /// Every config's figures and the per-call rows: written for a trace
+    /// that has a page (every trace unless a report of many gives pages
+    /// only to the most expensive), left out of the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    configs: Option<Vec<JsonRow<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calls_baseline: Option<JsonCalls<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calls_recommended: Option<JsonCalls<'a>>,
+}
+
+/// A trace's stability as `results.json` writes it: whole, or without its
+/// per-call rows (a trace without a page).
+pub(super) enum JsonStability<'a> {
+    Whole(&'a StabilityReport),
+    Summary(&'a StabilityReport),
+}
+
+impl Serialize for JsonStability<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Summary<'a> {
+            violations: &'a [crate::replay::stability::Violation],
+            digest: &'a str,
+            stubs: usize,
+        }
+        match self {
+            JsonStability::Whole(r) => r.serialize(s),
+            JsonStability::Summary(r) => Summary {
+                violations: &r.violations,
+                digest: &r.digest,
+                stubs: r.stubs,
+            }
+            .serialize(s),
+        }
+    }
 }
 
 /// A trace's calls as `results.json` writes them: each call names the
@@ -142,7 +175,9 @@ pub(super) fn pick(r: &SweepRow) -> JsonPick<'_> {
     }
 }
 
-pub(super) fn json_trace<'a>(session: &'a str, r: &'a TraceReport) -> JsonTrace<'a> {
+/// A trace's entry in `results.json`; `detail`: with every config's row
+/// and the per-call rows (a trace with a page).
+pub(super) fn json_trace<'a>(session: &'a str, r: &'a TraceReport, detail: bool) -> JsonTrace<'a> {
     let s = &r.sweep;
     let h = headline(s);
     JsonTrace {
@@ -157,21 +192,25 @@ pub(super) fn json_trace<'a>(session: &'a str, r: &'a TraceReport) -> JsonTrace<
         baseline: pick(h.base),
         cheapest: pick(h.best),
         recommended: pick(h.rec),
-        stability: &r.stability,
-        configs: s
-            .rows
-            .iter()
-            .map(|row| JsonRow {
-                config: &row.result.config,
-                cost_usd: row.result.totals.cost_usd,
-                savings_usd: row.savings_usd,
-                savings_pct: row.savings_pct,
-                usage: row.result.totals.usage,
-                recall_risk: row.risk,
-                pareto: row.pareto,
-            })
-            .collect(),
-        calls_baseline: JsonCalls(&h.base.result.calls),
-        calls_recommended: JsonCalls(&h.rec.result.calls),
+        stability: match detail {
+            true => JsonStability::Whole(&r.stability),
+            false => JsonStability::Summary(&r.stability),
+        },
+        configs: detail.then(|| {
+            s.rows
+                .iter()
+                .map(|row| JsonRow {
+                    config: &row.result.config,
+                    cost_usd: row.result.totals.cost_usd,
+                    savings_usd: row.savings_usd,
+                    savings_pct: row.savings_pct,
+                    usage: row.result.totals.usage,
+                    recall_risk: row.risk,
+                    pareto: row.pareto,
+                })
+                .collect()
+        }),
+        calls_baseline: detail.then(|| JsonCalls(&h.base.result.calls)),
+        calls_recommended: detail.then(|| JsonCalls(&h.rec.result.calls)),
     }
 }

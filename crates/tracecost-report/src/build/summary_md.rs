@@ -20,7 +20,13 @@ pub(super) const SUMMARY_SECTIONS_MAX: usize = 3;
 /// Sessions named in summary.md's table of the most expensive.
 pub(super) const SUMMARY_TOP: usize = 10;
 
-pub(super) fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumptions) -> String {
+/// `paged`: how many traces have a page, where only the most expensive do.
+pub(super) fn summary_md(
+    fleet: &Fleet,
+    sessions: &[SessionSummary],
+    a: &Assumptions,
+    paged: Option<usize>,
+) -> String {
     let mut s = String::from("# tracecost report\n\n");
     if sessions.len() > 1 {
         s.push_str("## Fleet\n\n");
@@ -55,10 +61,20 @@ pub(super) fn summary_md(fleet: &Fleet, sessions: &[SessionSummary], a: &Assumpt
                 r.own_pick.savings_pct
             );
         }
-        let _ = writeln!(
-            s,
-            "\nEvery session's figures are in `sessions.csv` and `results.json`, each trace's under every config in `results.csv`; the assumptions in `index.html`."
-        );
+        match paged {
+            None => {
+                let _ = writeln!(
+                    s,
+                    "\nEvery session's figures are in `sessions.csv` and `results.json`, each trace's under every config in `results.csv`; the assumptions in `index.html`."
+                );
+            }
+            Some(n) => {
+                let _ = writeln!(
+                    s,
+                    "\nEvery session's figures are in `sessions.csv` and `results.json`; the {n} most expensive traces have a page under `sessions/` and their figures under every config in `results.csv` (`--sessions all` for every trace); the assumptions in `index.html`."
+                );
+            }
+        }
         return s;
     }
     for r in sessions {
