@@ -348,9 +348,28 @@ fn generate(a: GenArgs) -> Result<Outcome, AppError> {
         }
         w.finish().map(drop)
     }
+    // A `.jsonl` output: one trace per line, a file that Spark and the
+    // loader split by lines.
+    fn write_lines(
+        traces: impl Iterator<Item = crate::trace::Trace>,
+        mut out: impl Write,
+    ) -> std::io::Result<()> {
+        for t in traces {
+            out.write_all(crate::trace::to_json_line(&t).as_bytes())?;
+        }
+        out.flush()
+    }
+    let lines = a.output.as_ref().is_some_and(|p| {
+        p.extension()
+            .is_some_and(|x| x.eq_ignore_ascii_case("jsonl") || x.eq_ignore_ascii_case("ndjson"))
+    });
     match &a.output {
         Some(p) => super::write_atomic_with(p, |file| {
-            write_all(traces, file).map_err(|source| super::CliError::Write {
+            let written = match lines {
+                true => write_lines(traces, file),
+                false => write_all(traces, file),
+            };
+            written.map_err(|source| super::CliError::Write {
                 path: p.display().to_string(),
                 source,
             })

@@ -492,3 +492,57 @@ fn a_fleet_report_pages_only_its_most_expensive_traces() {
         "{err}"
     );
 }
+
+#[test]
+fn a_fleet_written_as_json_lines_gives_the_same_report() {
+    use crate::util::{outcome, tracecost};
+    let dir = tempfile::tempdir().unwrap();
+    let grid = [
+        "--compaction",
+        "off,ledger",
+        "--threshold",
+        "8000",
+        "--cache",
+        "none,tail",
+    ];
+    let mut outs = Vec::new();
+    for name in ["fleet.json", "fleet.jsonl"] {
+        let file = dir.path().join(name);
+        let (code, _, err) = outcome(
+            tracecost()
+                .args(["gen", "fleet", "--sessions", "12", "--seed", "5", "-o"])
+                .arg(&file)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "{err}");
+        let out = dir.path().join(format!("{name}.report"));
+        let (code, _, err) = outcome(
+            tracecost()
+                .arg("report")
+                .arg(&file)
+                .arg("--out")
+                .arg(&out)
+                .args(grid)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "{err}");
+        outs.push(out);
+    }
+    let lines = std::fs::read_to_string(dir.path().join("fleet.jsonl")).unwrap();
+    let traces: usize = lines.lines().count();
+    assert!(traces >= 12, "a trace per line: {traces}");
+    assert!(
+        lines
+            .lines()
+            .all(|l| l.starts_with("{\"format\":\"tracecost.trace/v1\""))
+    );
+    for f in ["summary.md", "index.html", "sessions.csv", "results.csv"] {
+        assert_eq!(
+            std::fs::read(outs[0].join(f)).unwrap(),
+            std::fs::read(outs[1].join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}

@@ -26,7 +26,7 @@ mod write;
 pub use load::{
     ABSURD_TOKENS, LoadedTraces, TraceError, UTF8_BOM, Warning, load_path, load_path_with, load_str,
 };
-pub use write::{TraceWriter, to_json, traces_to_json};
+pub use write::{TraceWriter, to_json, to_json_line, traces_to_json};
 
 use crate::engine::cache::ProviderKind;
 use crate::engine::message::{ContentBlock, Message, ToolDefinition};

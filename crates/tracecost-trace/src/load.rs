@@ -171,6 +171,11 @@ pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTrac
             source: std::io::Error::other("is a directory, expected a trace file"),
         });
     }
+    if is_jsonl_name(path)
+        && let Some(loaded) = load_lines(path, &shown, meta.len(), progress)?
+    {
+        return Ok(loaded);
+    }
     let file = std::fs::File::open(path).map_err(|source| TraceError::Io {
         path: shown.clone(),
         source,
@@ -189,6 +194,103 @@ pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTrac
         t.source = Some(shown.clone());
     }
     Ok(loaded)
+}
+
+fn is_jsonl_name(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("jsonl") || x.eq_ignore_ascii_case("ndjson"))
+}
+
+/// A JSON Lines file of traces (`.jsonl` / `.ndjson`, each line a trace
+/// document, as `tracecost gen fleet -o fleet.jsonl` writes): read a line
+/// at a time, so that a tool splitting the file by lines (a Spark job, a
+/// shell pipeline) and this loader read the same traces. An error names the
+/// line (`fleet.jsonl:12:…`). `None` when the first line is not a JSON value
+/// on its own (a trace document over several lines, read whole).
+fn load_lines(
+    path: &Path,
+    shown: &str,
+    size: u64,
+    progress: &dyn Progress,
+) -> Result<Option<LoadedTraces>, TraceError> {
+    use std::io::BufRead;
+    let io = |source| TraceError::Io {
+        path: shown.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut loaded = LoadedTraces {
+        traces: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut buf = Vec::new();
+    let mut number = 0usize;
+    let mut started = false;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        let bytes = match number {
+            1 => buf.strip_prefix(UTF8_BOM).unwrap_or(&buf),
+            _ => &buf[..],
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            if started {
+                progress.advance(n as u64);
+            }
+            continue;
+        }
+        if !started {
+            if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() {
+                return Ok(None);
+            }
+            progress.start(&format!("load {shown}"), size, Unit::Bytes);
+            started = true;
+        }
+        let line = std::str::from_utf8(bytes).map_err(|e| TraceError::Syntax {
+            path: shown.to_owned(),
+            line: number,
+            column: e.valid_up_to() + 1,
+            message: "not UTF-8".to_owned(),
+        })?;
+        let one = load_str(line, shown).map_err(|e| match e {
+            TraceError::Syntax {
+                path,
+                column,
+                message,
+                ..
+            } => TraceError::Syntax {
+                path,
+                line: number,
+                column,
+                message,
+            },
+            TraceError::Invalid {
+                path,
+                pointer,
+                message,
+            } => TraceError::Invalid {
+                path: format!("{path}:{number}"),
+                pointer,
+                message,
+            },
+            other => other,
+        })?;
+        loaded.traces.extend(one.traces);
+        loaded.warnings.extend(one.warnings);
+        progress.advance(n as u64);
+    }
+    if !started {
+        return Ok(None);
+    }
+    for t in &mut loaded.traces {
+        t.source = Some(shown.to_owned());
+    }
+    Ok(Some(loaded))
 }
 
 /// The hint for a log given where a trace is expected: JSON Lines (one

@@ -18,6 +18,15 @@ pub fn to_json(trace: &Trace) -> String {
     out
 }
 
+/// One trace as one line of a JSON Lines file of traces: its canonical
+/// JSON with the layout's line breaks taken out (a JSON string holds none
+/// of its own), newline-terminated.
+pub fn to_json_line(trace: &Trace) -> String {
+    let mut line: String = to_json(trace).split('\n').collect();
+    line.push('\n');
+    line
+}
+
 /// The canonical JSON of several traces in one file: one trace alone is
 /// written as [`to_json`] writes it, several inside a `traces` list (an
 /// empty list gives an empty `traces` list, which does not load).

@@ -211,3 +211,50 @@ fn deep_nesting_inside_a_kept_value_neither_crashes_nor_changes() {
     let loaded = load_str(&src, "x.json").unwrap();
     assert!(to_json(&loaded.traces[0]).contains(&deep));
 }
+
+#[test]
+fn a_json_lines_file_holds_a_trace_per_line_and_errors_name_the_line() {
+    use tracecost_trace::to_json_line;
+    let one = load_str(
+        &trace_json(GOOD_MESSAGES, r#"{"messages":1},{"messages":3}"#),
+        "t",
+    )
+    .unwrap()
+    .traces
+    .remove(0);
+    let mut two = one.clone();
+    two.name = "u".into();
+    let line = to_json_line(&one);
+    assert_eq!(line.matches('\n').count(), 1, "one line: {line}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.jsonl");
+    // A byte-order mark and a blank line are passed over.
+    let text = format!("\u{feff}{line}\n{}", to_json_line(&two));
+    std::fs::write(&path, &text).unwrap();
+    let loaded = load_path(&path).unwrap();
+    assert_eq!(loaded.traces.len(), 2);
+    let mut want = [one.clone(), two.clone()];
+    for t in &mut want {
+        t.source = Some(path.display().to_string());
+    }
+    assert_eq!(loaded.traces, want);
+    // Each line loads to the same trace as its canonical document.
+    assert_eq!(to_json(&loaded.traces[0]), to_json(&one));
+    // A bad line is named by its number, with the pointer or the column.
+    let bad = format!(
+        "{line}{}",
+        line.replace("\"messages\":1", "\"messages\":99")
+    );
+    std::fs::write(&path, &bad).unwrap();
+    let e = load_path(&path).unwrap_err().to_string();
+    assert!(e.contains("fleet.jsonl:2: at /calls/0"), "{e}");
+    std::fs::write(&path, format!("{line}{{\"format\": \n")).unwrap();
+    let e = load_path(&path).unwrap_err().to_string();
+    assert!(e.contains("fleet.jsonl:2:"), "{e}");
+    // A trace document over several lines, named .jsonl, is read whole.
+    std::fs::write(&path, to_json(&one)).unwrap();
+    assert_eq!(load_path(&path).unwrap().traces.len(), 1);
+    // So is a multi-trace document.
+    std::fs::write(&path, traces_to_json(&[one, two])).unwrap();
+    assert_eq!(load_path(&path).unwrap().traces.len(), 2);
+}
