@@ -126,3 +126,33 @@ def test_generated_fleet_of_200_sessions(spark, cli, cli_json, tmp_path):
     assert all(r["sessions"] == len(doc["traces"]) for r in rows)
     print(f"\n{len(doc['traces'])} sessions x {len(configs)} configs: "
           f"tracecost sweep {cli_s:.1f} s, Spark local[2] {spark_s:.1f} s")
+
+
+def test_a_json_lines_fleet_is_split_over_many_tasks(spark, cli, cli_json, tmp_path):
+    # One file, a trace per line, four accounts: loaded by lines over
+    # several tasks and swept account by account, with the command line's
+    # totals to the bit.
+    fleet = tmp_path / "fleet.jsonl"
+    assert cli("gen", "fleet", "--sessions", "60", "--seed", "11", "-o", fleet).returncode == 0
+    lines = fleet.read_text().splitlines()
+    out = []
+    for k, line in enumerate(lines):
+        doc = json.loads(line)
+        doc["account"] = f"acct-{k % 4}"
+        out.append(json.dumps(doc))
+    fleet.write_text("\n".join(out) + "\n")
+    grid_flags = ["--compaction", "off,ledger", "--threshold", "8000", "--keep-last", "2",
+                  "--cache", "none,claude-code:ttl=5m"]
+    doc = cli_json("sweep", fleet, "--format", "json", "--per-trace", *grid_flags)
+    configs = [tracecost.canonical_config(c) for c in
+               ["off+none", "off+claude-code:ttl=5m", "ledger:t=8000,k=2+none",
+                "ledger:t=8000,k=2+claude-code:ttl=5m"]]
+    loaded = tracecost.spark.sessions(spark, [fleet])
+    assert loaded.rdd.getNumPartitions() > 1
+    assert loaded.select("account").distinct().count() == 4
+    rows = [r.asDict() for r in tracecost.spark.sweep(spark, [fleet], configs).collect()]
+    assert_equal_totals(rows, cli_totals(doc, configs))
+    assert all(r["sessions"] == len(lines) for r in rows)
+    # The same traces, in the same order, as the file read whole.
+    got = sorted((r["trace_index"], r["session"]) for r in loaded.collect())
+    assert [s for _, s in got] == [t.name for t in tracecost.load(fleet)]

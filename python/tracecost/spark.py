@@ -5,9 +5,11 @@ sessions of one account are the unit to keep together (they may share the
 provider's prompt cache). So a sweep is a map over accounts and a
 group-by-sum over configs:
 
-1. :func:`sessions` loads the inputs on the executors, one task per path,
-   into one row per session: its account (:func:`tracecost.account_of`),
-   its place in the input order and its canonical trace JSON;
+1. :func:`sessions` loads the inputs on the executors into one row per
+   session: its account (:func:`tracecost.account_of`), its place in the
+   input order and its canonical trace JSON. A JSON Lines file of traces
+   (a trace per line, as ``tracecost gen fleet -o fleet.jsonl`` writes) is
+   split by lines over many tasks; any other path is one task;
 2. the rows are partitioned by account and each partition is swept with
    ``mapInArrow``, account by account, through the same library pipeline as
    ``tracecost sweep`` (:func:`replay_sessions`);
@@ -37,7 +39,7 @@ with ``fleet.py``::
     import tracecost, tracecost.spark
     spark = SparkSession.builder.getOrCreate()
     totals = tracecost.spark.sweep(
-        spark, ["s3://bucket/traces/fleet.json"],
+        spark, ["s3://bucket/traces/fleet.jsonl"],
         ["off+claude-code:ttl=5m", "ledger:t=8000,k=2+claude-code:ttl=5m"])
     totals.show(truncate=False)
 """
@@ -90,10 +92,13 @@ def sessions(
     skip_invalid: bool = False,
 ) -> "DataFrame":
     """One row per session of the inputs (:data:`SESSION_SCHEMA`), loaded on
-    the executors, one task per path, each path read as
-    :func:`tracecost.load` reads it (so a folder is one task: pass files to
-    spread the loading). ``path_index`` and ``trace_index`` give the
-    command line's order: paths as given, traces as in each path."""
+    the executors, each path read as :func:`tracecost.load` reads it. A
+    JSON Lines file of traces (``.jsonl`` / ``.ndjson``, a trace document
+    per line) is read with ``textFile`` and split by lines over as many
+    tasks as Spark's default parallelism (or the file's blocks); any other
+    path is one task (so a folder is one task: pass files to spread the
+    loading). ``path_index`` and ``trace_index`` give the command line's
+    order: paths as given, traces as in each path."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     indexed = [(i, os.fspath(p)) for i, p in enumerate(paths)]
@@ -101,6 +106,7 @@ def sessions(
         from ._native import InputError
 
         raise InputError("no paths given")
+    sc = spark.sparkContext
 
     def load(item: Any) -> Iterator[tuple]:
         import tracecost
@@ -109,8 +115,68 @@ def sessions(
         for j, t in enumerate(tracecost.load(path, from_=from_, skip_invalid=skip_invalid)):
             yield (tracecost.account_of(t), t.name, i, j, t.status_quo, t.to_json())
 
-    rdd = spark.sparkContext.parallelize(indexed, len(indexed)).flatMap(load)
+    whole, by_lines = [], []
+    for item in indexed:
+        lines = from_ is None and _trace_lines(sc, item[1])
+        (by_lines if lines else whole).append(item)
+    parts = []
+    if whole:
+        parts.append(sc.parallelize(whole, len(whole)).flatMap(load))
+    for i, path in by_lines:
+        lines = sc.textFile(path, minPartitions=max(2, sc.defaultParallelism))
+        parts.append(lines.zipWithIndex().flatMap(_load_line(i, path, skip_invalid)))
+    rdd = parts[0] if len(parts) == 1 else sc.union(parts)
     return spark.createDataFrame(rdd, SESSION_SCHEMA)
+
+
+_TRACE_FORMAT = "tracecost.trace/v1"
+
+# A line's traces are numbered after it: line k's j-th trace is
+# k * _PER_LINE + j, so the order is the file's.
+_PER_LINE = 1 << 20
+
+
+def _trace_lines(sc: Any, path: str) -> bool:
+    """Whether ``path`` is a JSON Lines file of traces: named ``.jsonl`` or
+    ``.ndjson``, its first line a trace document on its own."""
+    import json
+
+    if not path.lower().endswith((".jsonl", ".ndjson")):
+        return False
+    try:
+        first = sc.textFile(path).first()
+    except Exception:
+        return False
+    try:
+        doc = json.loads(first.lstrip("\ufeff"))
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and doc.get("format") == _TRACE_FORMAT
+
+
+def _load_line(i: int, path: str, skip_invalid: bool) -> Any:
+    """The flatMap of a JSON Lines file's (line, index) pairs: each line's
+    traces as rows, an error naming the file and the line."""
+
+    def load(item: Any) -> Iterator[tuple]:
+        import tracecost
+
+        text, k = item
+        if k == 0:
+            text = text.lstrip("\ufeff")
+        if not text.strip():
+            return
+        try:
+            traces = tracecost.loads(text, name=f"{path}:{k + 1}")
+        except Exception:
+            if skip_invalid:
+                return
+            raise
+        for j, t in enumerate(traces):
+            yield (tracecost.account_of(t), t.name, i, k * _PER_LINE + j, t.status_quo,
+                   t.to_json())
+
+    return load
 
 
 def _configs(spark_sessions: "DataFrame", grid: GridLike, baseline: Optional[str]) -> List[str]:
