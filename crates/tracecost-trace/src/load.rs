@@ -205,8 +205,9 @@ fn is_jsonl_name(path: &Path) -> bool {
 /// document, as `tracecost gen fleet -o fleet.jsonl` writes): read a line
 /// at a time, so that a tool splitting the file by lines (a Spark job, a
 /// shell pipeline) and this loader read the same traces. An error names the
-/// line (`fleet.jsonl:12:…`). `None` when the first line is not a JSON value
-/// on its own (a trace document over several lines, read whole).
+/// line (`fleet.jsonl:12:…`). `None` when the first line is not a trace
+/// document on its own (a document over several lines, or a log: read
+/// whole, so that the error says what it is).
 fn load_lines(
     path: &Path,
     shown: &str,
@@ -245,7 +246,15 @@ fn load_lines(
             continue;
         }
         if !started {
-            if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() {
+            // A trace per line only when the first line is a trace
+            // document on its own; anything else (a log, a document over
+            // several lines) is read whole, and told what it is.
+            #[derive(Deserialize)]
+            struct Head {
+                format: Option<String>,
+            }
+            let head = serde_json::from_slice::<Head>(bytes);
+            if !head.is_ok_and(|h| h.format.is_some_and(|f| f.starts_with("tracecost.trace/"))) {
                 return Ok(None);
             }
             progress.start(&format!("load {shown}"), size, Unit::Bytes);
