@@ -65,8 +65,9 @@ impl Encoding {
 /// Long texts are cut into chunks of at most [`TiktokenCounter::CHUNK_BYTES`]
 /// at *piece boundaries* of the `o200k_base` / `cl100k_base` pre-tokenizer
 /// regexes (before a space that follows a non-space, after a newline that
-/// precedes a non-space other than `/`, between an ASCII letter or digit
-/// and ASCII punctuation other than `'`), so the sum of the chunk counts
+/// precedes a non-space other than `/`, after the last line break of a
+/// whitespace run, between an ASCII letter or digit and ASCII punctuation
+/// other than `'`), so the sum of the chunk counts
 /// equals the count of the whole text. This bounds the regex engine's backtracking
 /// stack (tiktoken-rs panics on runs of about a million characters). Only a
 /// window with no such boundary at all (a very long run of whitespace, or of
@@ -181,6 +182,21 @@ fn is_piece_boundary(prev: char, cur: char) -> bool {
         || (prev.is_ascii_alphanumeric() && cur.is_ascii_punctuation() && cur != '\'')
 }
 
+/// Whether a cut between `prev` and `cur` (which starts `after`) ends a
+/// run of line breaks: `prev` is `\r` or `\n` and the whitespace from
+/// `cur` on holds no line break. The pre-tokenizers' pieces that take line
+/// breaks (`\s*[\r\n]+`, and punctuation's trailing `[\r\n/]*`) end
+/// at the run's last one, and what follows starts a piece: `.\n\n x` is
+/// `.\n\n`, ` `, `x` whatever precedes it.
+fn ends_newline_run(prev: char, cur: char, after: &str) -> bool {
+    matches!(prev, '\r' | '\n')
+        && cur.is_whitespace()
+        && !after
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .any(|c| matches!(c, '\r' | '\n'))
+}
+
 /// Where to cut `rest` (longer than `max`): the last piece boundary in
 /// `(0, end]`, or a char boundary (`forced`) when the window has none.
 fn cut_point(rest: &str, max: usize) -> (usize, bool) {
@@ -193,7 +209,7 @@ fn cut_point(rest: &str, max: usize) -> (usize, bool) {
     let mut prev: Option<char> = None;
     for (i, c) in rest[..end].char_indices().chain(next) {
         if let Some(p) = prev
-            && is_piece_boundary(p, c)
+            && (is_piece_boundary(p, c) || ends_newline_run(p, c, &rest[i..]))
         {
             cut = Some(i);
         }
@@ -776,6 +792,26 @@ mod tests {
         let parts: Vec<&str> = chunks(&wide, 17).collect();
         assert_eq!(parts.concat(), wide);
         assert!(parts.iter().all(|p| p.len() <= 17));
+    }
+
+    #[test]
+    fn a_run_of_line_breaks_before_a_space_is_a_cut() {
+        // Found by the chunking property test: the separators `.\n\n `
+        // left a 64-byte window with no cut but a forced one, which
+        // changed the count.
+        let text = "a \u{301}ー_ーé.\n\n 77é_\u{301}.\n\n 7\u{301}__''.\n\n '_\u{301}77東'.\n\n 東7東_東'.\n\n ";
+        let (cut, forced) = cut_point(&text[1..], 64);
+        assert!(!forced);
+        assert!(text[1..][..cut].ends_with(".\n\n"));
+        assert!(text[1..][cut..].starts_with(' '));
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let whole = TiktokenCounter::new(enc).count(text);
+            let chunked = TiktokenCounter::new(enc).with_chunk_bytes(64).count(text);
+            assert_eq!(whole, chunked, "{enc:?}");
+        }
+        // A break later in the whitespace run keeps the run whole.
+        assert!(!ends_newline_run('\n', ' ', " \nx"));
+        assert!(ends_newline_run('\n', ' ', " \tx"));
     }
 
     proptest::proptest! {
