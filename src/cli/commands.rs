@@ -359,10 +359,7 @@ fn generate(a: GenArgs) -> Result<Outcome, AppError> {
         }
         out.flush()
     }
-    let lines = a.output.as_ref().is_some_and(|p| {
-        p.extension()
-            .is_some_and(|x| x.eq_ignore_ascii_case("jsonl") || x.eq_ignore_ascii_case("ndjson"))
-    });
+    let lines = a.output.as_deref().is_some_and(crate::trace::is_jsonl_name);
     match &a.output {
         Some(p) => super::write_atomic_with(p, |file| {
             let written = match lines {

@@ -190,13 +190,16 @@ fn export_row(mut row: serde_json::Map<String, Value>) -> (Value, Option<(String
     (Value::Object(out), session)
 }
 
-/// An export's UTC time (`2024-05-29 13:46:19.963000`) as RFC 3339.
+/// An export's UTC time (`2024-05-29 13:46:19.963000`, no offset) as the
+/// time parser reads it: with `Z` added where it names no zone.
 fn utc_time(v: Value) -> Value {
     match v {
-        Value::String(s) if s.len() == 26 || (s.len() >= 19 && !s.ends_with('Z')) => {
-            let offset = s.len() > 19 && matches!(s.as_bytes()[s.len() - 6], b'+' | b'-');
-            let t = s.replacen(' ', "T", 1);
-            Value::String(if offset { t } else { format!("{t}Z") })
+        Value::String(s) if crate::time::parse_rfc3339_ms(&s).is_none() => {
+            let utc = format!("{s}Z");
+            match crate::time::parse_rfc3339_ms(&utc) {
+                Some(_) => Value::String(utc),
+                None => Value::String(s),
+            }
         }
         v => v,
     }

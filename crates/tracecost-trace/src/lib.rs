@@ -24,7 +24,8 @@ pub mod progress;
 mod write;
 
 pub use load::{
-    ABSURD_TOKENS, LoadedTraces, TraceError, UTF8_BOM, Warning, load_path, load_path_with, load_str,
+    ABSURD_TOKENS, LoadedTraces, TraceError, UTF8_BOM, Warning, is_jsonl_name, load_path,
+    load_path_with, load_str,
 };
 pub use write::{TraceWriter, to_json, to_json_line, traces_to_json};
 

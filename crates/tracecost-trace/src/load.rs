@@ -196,7 +196,8 @@ pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTrac
     Ok(loaded)
 }
 
-fn is_jsonl_name(path: &Path) -> bool {
+/// Whether a path is named as JSON Lines (`.jsonl`, `.ndjson`).
+pub fn is_jsonl_name(path: &Path) -> bool {
     path.extension()
         .is_some_and(|x| x.eq_ignore_ascii_case("jsonl") || x.eq_ignore_ascii_case("ndjson"))
 }
@@ -311,9 +312,7 @@ const LOG_HINT: &str = "this looks like a JSON Lines log, not a tracecost trace"
 /// Adds [`LOG_HINT`] to the error of a file that looks like a log: a
 /// `.jsonl`/`.ndjson` name, or a second JSON value starting a new line.
 fn with_log_hint(e: TraceError, path: &Path) -> TraceError {
-    let jsonl_name = path
-        .extension()
-        .is_some_and(|x| x.eq_ignore_ascii_case("jsonl") || x.eq_ignore_ascii_case("ndjson"));
+    let jsonl_name = is_jsonl_name(path);
     match e {
         TraceError::Syntax {
             path,
