@@ -70,9 +70,9 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             )
             .map_err(report_err(&a.out))?;
             let outcome = with_progress(|bar| {
-                app::report(&plan, bar, &mut |t, r| {
+                app::report(&plan, bar, &mut |i, t, r| {
                     writer
-                        .trace(app::identity::session_of(t), r)
+                        .trace_at(i, app::identity::session_of(t), r)
                         .map_err(report_err(&a.out))
                 })
             })?;

@@ -29,6 +29,13 @@ fn load_all(paths: &[PathBuf], opts: &InputOptions) -> Result<Vec<Trace>, AppErr
     let loaded = crate::app::load_inputs(paths, opts, &bar);
     bar.finish();
     let loaded = loaded?;
+    report_loaded(&loaded);
+    Ok(loaded.traces)
+}
+
+/// What the loader says of what it read: its warnings and notes, and what
+/// it passed over.
+fn report_loaded(loaded: &crate::app::Loaded) {
     for w in &loaded.warnings {
         eprintln!("tracecost: warning: {w}");
     }
@@ -38,7 +45,6 @@ fn load_all(paths: &[PathBuf], opts: &InputOptions) -> Result<Vec<Trace>, AppErr
     for line in loaded.skipped.lines() {
         eprintln!("tracecost: {line}");
     }
-    Ok(loaded.traces)
 }
 
 impl InputArgs {
@@ -243,10 +249,28 @@ impl ReportArgs {
         // would replace what is not its own, is refused at once.
         super::output::check_report_out(&self.out, &crate::app::input_paths(&self.inputs))?;
         let cost = self.cost.plan()?;
-        let traces = load_all(&self.inputs, &self.read.options())?;
         let models = self.model.iter().cloned().collect();
+        if self.in_memory {
+            let traces = load_all(&self.inputs, &self.read.options())?;
+            return Ok(ReportPlan {
+                sweep: sweep_plan(traces, &self.grid, models, cost)?,
+            });
+        }
+        // Each trace goes to a temporary file as it is read; the plan is
+        // made of their skeletons.
+        let mut store = crate::app::store::TraceStore::new()?;
+        let mut skeletons = Vec::new();
+        let bar = super::progress::Bar::new();
+        let loaded =
+            crate::app::load_inputs_each(&self.inputs, &self.read.options(), &bar, &mut |t| {
+                skeletons.push(store.put(&t)?);
+                Ok(())
+            });
+        bar.finish();
+        report_loaded(&loaded?);
+        store.seal()?;
         Ok(ReportPlan {
-            sweep: sweep_plan(traces, &self.grid, models, cost)?,
+            sweep: sweep_plan(skeletons, &self.grid, models, cost)?.with_store(store)?,
         })
     }
 }

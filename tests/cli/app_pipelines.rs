@@ -176,7 +176,7 @@ fn stability_and_report_run_on_a_bundled_trace() {
             },
         },
         &Silent,
-        &mut |t, r| {
+        &mut |_, t, r| {
             seen.push((t.name.clone(), r.clone()));
             Ok(())
         },

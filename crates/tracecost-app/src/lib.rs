@@ -40,6 +40,7 @@ pub mod baseline;
 mod check;
 mod pipelines;
 mod resolve;
+pub mod store;
 mod results;
 pub mod totals;
 pub mod usage;
@@ -52,7 +53,7 @@ pub use pipelines::{
 pub use plan::{
     CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan,
     ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan,
-    calibration_model, input_paths, load_inputs, load_traces,
+    calibration_model, input_paths, load_inputs, load_inputs_each, load_traces,
 };
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,

@@ -197,14 +197,20 @@ pub struct ReportOutcome {
     pub sessions: Vec<SessionSummary>,
 }
 
-/// Sweeps the plan's traces one at a time, checks the stability of each
-/// trace's recommended config, and hands each session's full report to
-/// `on_session` (to write its pages) before keeping only its summary: the
-/// per-call rows of a fleet are never all in memory at once.
+/// Sweeps the plan's traces, checks the stability of each trace's
+/// recommended config, and hands each session's full report to
+/// `on_session` with its place in the plan (to write its pages) before
+/// keeping only its summary: the per-call rows of a fleet are never all in
+/// memory at once. Traces that share a cache (an account's) are swept
+/// together, a segment in time at a time when the plan's traces are
+/// stored ([`SweepPlan::with_store`]): each trace is read back for its
+/// segment and let go after, so that memory holds only the traces that
+/// overlap in time. Sessions may then be handed over out of the plan's
+/// order; the outcome is the same as for the plan in memory.
 pub fn report(
     plan: &ReportPlan,
     progress: &dyn Progress,
-    on_session: &mut dyn FnMut(&Trace, &TraceReport) -> Result<(), AppError>,
+    on_session: &mut dyn FnMut(usize, &Trace, &TraceReport) -> Result<(), AppError>,
 ) -> Result<ReportOutcome, AppError> {
     let sp = &plan.sweep;
     let memo = sp.cost.memo();
@@ -213,37 +219,57 @@ pub fn report(
         (sp.configs().len() * sp.traces().len()) as u64,
         Unit::Items,
     );
-    let mut sessions = Vec::with_capacity(sp.traces().len());
-    // A few groups of traces sharing a cache at a time, side by side: only
-    // their per-call rows are in memory. Sessions are handed over in the
-    // plan's order.
+    let mut sessions: Vec<Option<SessionSummary>> = sp.traces().iter().map(|_| None).collect();
+    // A few groups of traces sharing a cache at a time, side by side, each
+    // a segment at a time: only those segments' traces and per-call rows
+    // are in memory.
     let groups = sp.cost.cache_scope.groups(sp.traces().iter());
     for batch in groups.chunks(groups_at_once()) {
-        let reports = batch
-            .par_iter()
-            .map(|group| -> Result<Vec<TraceReport>, AppError> {
-                let sweeps = sweep_group(group, sp, &memo, progress)?;
-                group
-                    .iter()
-                    .zip(sweeps)
-                    .map(|(&i, sweep)| {
-                        let t = &sp.traces()[i];
-                        let recommended = &sweep.rows[sweep.recommended].result.config;
-                        let stability = stability_of(t, recommended, &memo, None)?;
-                        Ok(TraceReport { sweep, stability })
-                    })
-                    .collect()
+        let checked: Vec<crate::replay::sweep::Applicability> =
+            batch.iter().map(|g| sp.applicability.subset(g)).collect();
+        let mut accounts = batch
+            .iter()
+            .zip(&checked)
+            .map(|(group, applicability)| -> Result<_, AppError> {
+                let shapes: Vec<_> = group.iter().map(|&i| sp.shape(i)).collect();
+                let sweep = crate::replay::sweep::AccountSweep::new(
+                    applicability,
+                    &shapes,
+                    sp.cost.replay_context(&memo, None),
+                    sp.recall_cost_usd,
+                )?;
+                let segments = match sp.is_stored() {
+                    true => segments(group.iter().map(|&i| &sp.traces()[i])),
+                    false => vec![(0..group.len()).collect()],
+                };
+                Ok((group, sweep, segments.into_iter()))
             })
-            .collect::<Vec<_>>();
-        for (group, reports) in batch.iter().zip(reports) {
-            for (&i, report) in group.iter().zip(reports?) {
-                let t = &sp.traces()[i];
-                on_session(t, &report)?;
-                let TraceReport { sweep, stability } = report;
-                sessions.push(SessionSummary::new(t, sweep, Some(&stability)));
+            .collect::<Result<Vec<_>, _>>()?;
+        loop {
+            let reports = accounts
+                .par_iter_mut()
+                .map(|(group, sweep, segments)| {
+                    let Some(segment) = segments.next() else {
+                        return Ok(Vec::new());
+                    };
+                    report_segment(sp, &memo, group, sweep, &segment, progress)
+                })
+                .collect::<Vec<Result<Vec<_>, AppError>>>();
+            let mut any = false;
+            for reports in reports {
+                for (i, t, report) in reports? {
+                    any = true;
+                    on_session(i, &t, &report)?;
+                    let TraceReport { sweep, stability } = report;
+                    sessions[i] = Some(SessionSummary::new(&t, sweep, Some(&stability)));
+                }
+            }
+            if !any {
+                break;
             }
         }
     }
+    let sessions: Vec<SessionSummary> = sessions.into_iter().flatten().collect();
     let mut fleet = super::fleet::fleet(&sessions, &sp.configs());
     // The fleet's recommendation is known only now: check its stubs on
     // every session, as each session's own recommendation was.
@@ -257,16 +283,24 @@ pub fn report(
             violations: 0,
             unstable_sessions: 0,
         };
+        let checks = (0..sp.traces().len())
+            .into_par_iter()
+            .map(|i| -> Result<(usize, usize), AppError> {
+                let t = sp.trace(i)?;
+                let r = stability_of(&t, &config, &memo, None)?;
+                Ok((r.stubs, r.violations.len()))
+            })
+            .collect::<Vec<_>>();
         let mut checked = std::collections::BTreeSet::new();
         let mut unstable = std::collections::BTreeSet::new();
-        for t in sp.traces() {
-            let r = stability_of(t, &config, &memo, None)?;
+        for (t, r) in sp.traces().iter().zip(checks) {
+            let (stubs, violations) = r?;
             check.traces += 1;
-            check.stubs += r.stubs;
-            check.violations += r.violations.len();
+            check.stubs += stubs;
+            check.violations += violations;
             let session = super::identity::session_of(t);
             checked.insert(session);
-            if !r.violations.is_empty() {
+            if violations > 0 {
                 unstable.insert(session);
             }
         }
@@ -275,6 +309,84 @@ pub fn report(
         fleet.stability = Some(check);
     }
     Ok(ReportOutcome { fleet, sessions })
+}
+
+/// One segment of an account's traces (`segment`: indices into `group`,
+/// itself indices into the plan's traces) swept, and each trace's
+/// recommended config checked for stability: per trace, its place in the
+/// plan, the trace and its report.
+fn report_segment<'p>(
+    sp: &'p SweepPlan,
+    memo: &TokenMemo,
+    group: &[usize],
+    sweep: &mut crate::replay::sweep::AccountSweep<'_>,
+    segment: &[usize],
+    progress: &dyn Progress,
+) -> Result<Vec<(usize, std::borrow::Cow<'p, Trace>, TraceReport)>, AppError> {
+    let traces = segment
+        .par_iter()
+        .map(|&k| sp.trace(group[k]))
+        .collect::<Result<Vec<_>, _>>()?;
+    // A segment's traces are counted side by side (each counts its own
+    // texts in parallel too, but a short session has few).
+    let prepared = traces
+        .par_iter()
+        .map(|t| prepare(t, &sp.cost, memo, sp.priced_as()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
+    let sweeps = sweep.segment(segment, &refs, &|| progress.advance(1))?;
+    drop(prepared);
+    let reports = traces
+        .par_iter()
+        .zip(sweeps)
+        .map(|(t, sweep)| -> Result<TraceReport, AppError> {
+            let recommended = &sweep.rows[sweep.recommended].result.config;
+            let stability = stability_of(t, recommended, memo, None)?;
+            Ok(TraceReport { sweep, stability })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(segment
+        .iter()
+        .zip(traces)
+        .zip(reports)
+        .map(|((&k, t), r)| (group[k], t, r))
+        .collect())
+}
+
+/// An account's traces split into segments in time: each segment the
+/// traces (indices, ascending) whose calls overlap, chained, and every
+/// call of a segment earlier than every call of the next, so that its
+/// segments replayed one after another meet the cache in the order of one
+/// replay of them all. A call without a start time runs at the start of
+/// the call before it (0 for a first call), as the shared replay has it.
+fn segments<'t>(traces: impl Iterator<Item = &'t Trace>) -> Vec<Vec<usize>> {
+    let spans: Vec<(u64, u64)> = traces
+        .map(|t| {
+            let (mut first, mut last, mut prev) = (None, 0u64, 0u64);
+            for c in &t.calls {
+                prev = c.start_ms.unwrap_or(prev);
+                first.get_or_insert(prev);
+                last = last.max(prev);
+            }
+            (first.unwrap_or(0), last)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&t| (spans[t].0, t));
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut end: Option<u64> = None;
+    for t in order {
+        let (first, last) = spans[t];
+        match (end, out.last_mut()) {
+            (Some(e), Some(seg)) if first <= e => seg.push(t),
+            _ => out.push(vec![t]),
+        }
+        end = Some(end.map_or(last, |e| e.max(last)));
+    }
+    for seg in &mut out {
+        seg.sort_unstable();
+    }
+    out
 }
 
 /// Token counts through a memo.

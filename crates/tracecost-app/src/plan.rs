@@ -14,7 +14,7 @@ use crate::replay::{ReplayContext, ReplayOptions};
 use crate::trace::Trace;
 use crate::trace::Warning;
 pub use crate::trace::import::inputs::{
-    InputOptions, Loaded, SkippedSummary, input_paths, load_inputs,
+    InputOptions, Loaded, SkippedSummary, input_paths, load_inputs, load_inputs_each,
 };
 use crate::trace::import::{Format, ImportOptions};
 
@@ -233,12 +233,56 @@ pub struct SweepPlan {
     /// The configs (expanded from the grid, then the traces' baselines)
     /// and which of them apply to which trace.
     pub(crate) applicability: Applicability,
+    /// Where the traces are, when they are not in memory: `traces` are
+    /// then their skeletons ([`super::store::skeleton`]).
+    pub(crate) store: Option<Arc<super::store::TraceStore>>,
 }
 
 impl SweepPlan {
-    /// The traces, in the plan's order.
+    /// The traces, in the plan's order: their skeletons when the plan's
+    /// traces are stored ([`Self::with_store`]), whole otherwise.
     pub fn traces(&self) -> &[Trace] {
         &self.traces
+    }
+
+    /// The plan over the traces of `store`, whose skeletons this plan was
+    /// made of (in the same order): a report then reads each trace back
+    /// when it is replayed, a segment of an account at a time, so that
+    /// memory holds only the traces that overlap in time.
+    pub fn with_store(mut self, store: super::store::TraceStore) -> Result<Self, AppError> {
+        if store.len() != self.traces.len() {
+            return Err(AppError::Usage(format!(
+                "a store of {} traces for a plan of {}",
+                store.len(),
+                self.traces.len()
+            )));
+        }
+        self.store = Some(Arc::new(store));
+        Ok(self)
+    }
+
+    /// Whether the traces are read from a store, a segment at a time.
+    pub fn is_stored(&self) -> bool {
+        self.store.is_some()
+    }
+
+    /// Trace `i`, whole: read from the store, or the plan's own.
+    pub fn trace(&self, i: usize) -> Result<std::borrow::Cow<'_, Trace>, AppError> {
+        let skeleton = self.traces.get(i).ok_or_else(|| {
+            AppError::Usage(format!("no trace {} of {}", i + 1, self.traces.len()))
+        })?;
+        match &self.store {
+            Some(store) => Ok(std::borrow::Cow::Owned(store.get(i, skeleton)?)),
+            None => Ok(std::borrow::Cow::Borrowed(skeleton)),
+        }
+    }
+
+    /// The shape of trace `i`'s requests.
+    pub fn shape(&self, i: usize) -> crate::replay::sweep::RequestShape {
+        match self.store.as_ref().and_then(|s| s.shape(i)) {
+            Some(shape) => shape.clone(),
+            None => crate::replay::sweep::RequestShape::of(&self.traces[i]),
+        }
     }
 
     /// The configs swept, expanded from the grid.

@@ -183,6 +183,7 @@ impl SweepPlan {
             recall_cost_usd: options.recall_cost_usd,
             cost,
             applicability,
+            store: None,
         })
     }
 }

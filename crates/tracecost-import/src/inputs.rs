@@ -162,17 +162,40 @@ pub fn load_inputs(
     opts: &InputOptions,
     progress: &dyn Progress,
 ) -> Result<Loaded, InputError> {
+    let mut traces = Vec::new();
+    let mut loaded = load_inputs_each(paths, opts, progress, &mut |t| {
+        traces.push(t);
+        Ok(())
+    })?;
+    loaded.traces = traces;
+    Ok(loaded)
+}
+
+/// [`load_inputs`], handing each trace to `emit` as it is read instead of
+/// holding them ([`Loaded::traces`] stays empty): a JSON Lines file of
+/// traces, or a folder of trace files, is then never in memory whole (a
+/// log's importer still reads the log whole). Under
+/// [`InputOptions::skip_invalid`] a trace file is read whole first, so
+/// that a damaged one hands over nothing. `emit`'s error stops the load.
+pub fn load_inputs_each(
+    paths: &[PathBuf],
+    opts: &InputOptions,
+    progress: &dyn Progress,
+    emit: &mut dyn FnMut(Trace) -> Result<(), InputError>,
+) -> Result<Loaded, InputError> {
     let paths = &input_paths(paths)[..];
     let import_opts = ImportOptions {
         skip_invalid: opts.skip_invalid,
         default_model: None,
     };
     let mut loaded = Loaded::default();
+    let mut count = 0usize;
+    let mut counted = |t: Trace| {
+        count += 1;
+        emit(t)
+    };
     if let Some(format) = opts.from {
-        format.import_each(paths, &import_opts, progress, &mut |t| {
-            loaded.traces.push(t);
-            Ok::<_, InputError>(())
-        })?;
+        format.import_each(paths, &import_opts, progress, &mut counted)?;
         return Ok(loaded);
     }
     let mut found = Vec::new();
@@ -180,11 +203,19 @@ pub fn load_inputs(
         found.extend(sources(path, opts.skip_invalid, &mut loaded.skipped)?);
     }
     for source in otel_together(found) {
-        read_source(source, paths, opts, &import_opts, progress, &mut loaded)?;
+        read_source(
+            source,
+            paths,
+            opts,
+            &import_opts,
+            progress,
+            &mut loaded,
+            &mut counted,
+        )?;
     }
     // Claude Code files may hold only bookkeeping, and damaged files may
     // all have been skipped: a run over nothing is an input error.
-    if loaded.traces.is_empty() {
+    if count == 0 {
         return Err(InputError::Unusable(format!(
             "{}: no traces found (no recorded call to replay)",
             crate::shown(paths)
@@ -489,6 +520,7 @@ fn read_source(
     import_opts: &ImportOptions,
     progress: &dyn Progress,
     loaded: &mut Loaded,
+    emit: &mut dyn FnMut(Trace) -> Result<(), InputError>,
 ) -> Result<(), InputError> {
     // A damaged file fails the load, or under skip_invalid is named and
     // passed over.
@@ -501,9 +533,30 @@ fn read_source(
         }
     };
     match source {
+        // Read a trace at a time, unless a damaged file is to be passed
+        // over whole.
+        Source::Trace(path) if !opts.skip_invalid => {
+            let mut failed = None;
+            let read = crate::trace::load_path_each(&path, progress, &mut |t| {
+                emit(t).map_err(|e| {
+                    failed = Some(e);
+                    TraceError::Io {
+                        path: path.display().to_string(),
+                        source: std::io::Error::other("stopped"),
+                    }
+                })
+            });
+            match (read, failed) {
+                (_, Some(e)) => return Err(e),
+                (Ok(warnings), None) => loaded.warnings.extend(warnings),
+                (Err(e), None) => return Err(e.into()),
+            }
+        }
         Source::Trace(path) => match crate::trace::load_path_with(&path, progress) {
             Ok(t) => {
-                loaded.traces.extend(t.traces);
+                for trace in t.traces {
+                    emit(trace)?;
+                }
                 loaded.warnings.extend(t.warnings);
             }
             Err(e) => skip_file(e.into(), loaded)?,
@@ -527,7 +580,9 @@ fn read_source(
                         report.skipped_lines
                     ));
                 }
-                loaded.traces.extend(traces);
+                for t in traces {
+                    emit(t)?;
+                }
             }
             Err(e) => skip_file(e.into(), loaded)?,
         },
@@ -545,7 +600,9 @@ fn read_source(
                             report.skipped_lines
                         ));
                     }
-                    loaded.traces.extend(traces);
+                    for t in traces {
+                        emit(t)?;
+                    }
                 }
                 // A file found in a folder that holds nothing to replay (a
                 // valid export of response spans only, say) is passed over
@@ -589,7 +646,9 @@ fn read_source(
                     }
                 }
             }
-            loaded.traces.extend(traces);
+            for t in traces {
+                emit(t)?;
+            }
         }
     }
     Ok(())

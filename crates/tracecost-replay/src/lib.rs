@@ -598,16 +598,35 @@ fn run_group_shared(
     configs: &[Config],
     ctx: ReplayContext<'_>,
 ) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
+    let mut sims = None;
+    run_segment(prepared, configs, ctx, &mut sims)
+}
+
+/// Replays `configs` over `prepared`, traces whose calls all come after
+/// those of the traces `sims` has seen (one segment of an account's
+/// sessions in time), against `sims`, one cache per config carried from
+/// segment to segment: replaying an account segment by segment meets the
+/// caches with the calls in the order one replay of all its traces would.
+/// `None` is made the caches of the segment's first trace in that order:
+/// the model and record the cache is first written for.
+pub(crate) fn run_segment(
+    prepared: &[&PreparedTrace<'_>],
+    configs: &[Config],
+    ctx: ReplayContext<'_>,
+    sims: &mut Option<Vec<Box<dyn crate::cost::prompt_cache::PromptCache>>>,
+) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
     let mut runs = prepared
         .iter()
         .map(|p| GroupRun::new(p, configs, ctx))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut sims = match prepared.first() {
-        Some(p) => caches(p, configs, ctx)?,
-        None => Vec::new(),
+    let order = shared_order(prepared.iter().map(|p| p.trace));
+    let sims = match (sims, order.first()) {
+        (Some(s), _) => s,
+        (none, Some(&(t, _))) => none.insert(caches(prepared[t], configs, ctx)?),
+        (_, None) => return Ok(Vec::new()),
     };
-    for (t, ci) in shared_order(prepared.iter().map(|p| p.trace)) {
-        runs[t].call(ci, &mut sims)?;
+    for (t, ci) in order {
+        runs[t].call(ci, sims)?;
     }
     Ok(runs.into_iter().map(GroupRun::finish).collect())
 }

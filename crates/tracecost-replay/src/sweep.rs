@@ -9,9 +9,7 @@ use serde::Serialize;
 
 pub use super::applies::Applicability;
 use super::recall_risk::{RecallRisk, RiskIndex};
-use super::{
-    Build, PreparedTrace, ReplayContext, ReplayError, ReplayResult, run_group, run_group_shared,
-};
+use super::{Build, PreparedTrace, ReplayContext, ReplayError, ReplayResult};
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::FastBuild;
 use crate::engine::message::BlockKind;
@@ -184,76 +182,209 @@ pub fn sweep_checked(
     recall_cost_usd: Option<f64>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<TraceSweep>, ReplayError> {
-    if applicability.traces() != prepared.len() {
-        return Err(ReplayError::Config {
-            trace: format!("{} traces", prepared.len()),
-            reason: format!(
-                "the configs were checked against {} traces",
-                applicability.traces()
-            ),
-        });
-    }
-    // Which traces each config runs over; configs that run over the same
-    // traces are replayed together, as one sweep always was.
-    let mut by_mask: Vec<(Vec<bool>, Vec<Config>)> = Vec::new();
-    for (c, config) in applicability.configs().iter().enumerate() {
-        let mask: Vec<bool> = (0..prepared.len())
-            .map(|t| applicability.applies(t, c))
-            .collect();
-        match by_mask.iter_mut().find(|(m, _)| *m == mask) {
-            Some((_, cs)) => cs.push(config.clone()),
-            None => by_mask.push((mask, vec![config.clone()])),
+    let shapes: Vec<RequestShape> = prepared.iter().map(|p| RequestShape::of(p.trace)).collect();
+    let mut account = AccountSweep::new(applicability, &shapes, ctx, recall_cost_usd)?;
+    let all: Vec<usize> = (0..prepared.len()).collect();
+    account.segment(&all, prepared, progress)
+}
+
+/// A sweep of one account's traces (sharing one prompt cache per config)
+/// taken a segment at a time: each segment a set of traces whose calls
+/// all come after those of the segments before it, so that only one
+/// segment's traces and rows are in memory while the caches are carried
+/// over. Its results are those of [`sweep_checked`] over all the traces
+/// at once, which is this sweep with one segment.
+pub struct AccountSweep<'c> {
+    applicability: &'c Applicability,
+    ctx: ReplayContext<'c>,
+    recall_cost_usd: Option<f64>,
+    /// What is replayed, in the order the results are gathered: per set of
+    /// traces that configs apply to, per set of configs sending the same
+    /// requests.
+    runs: Vec<SharedRun>,
+}
+
+/// Configs that send the same requests, replayed once over the traces
+/// they all apply to, with their caches.
+struct SharedRun {
+    /// Per trace of the account: whether the configs apply to it.
+    mask: std::sync::Arc<Vec<bool>>,
+    group: SameRequests,
+    /// One cache per config of `group.run`, made at its first segment.
+    sims: Option<Vec<Box<dyn crate::cost::prompt_cache::PromptCache>>>,
+}
+
+/// What decides which configs of a sweep send the same requests, known of
+/// a trace before it is replayed: its tool results' payload sizes in
+/// history order, and how many results each call's history holds. Small
+/// (two numbers per result and call): a streamed sweep keeps one per
+/// trace of the account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestShape {
+    sizes: Vec<u64>,
+    totals: Vec<usize>,
+}
+
+impl RequestShape {
+    /// The shape of `trace`'s requests.
+    pub fn of(trace: &Trace) -> Self {
+        let mut sizes = Vec::new();
+        let mut before = Vec::with_capacity(trace.messages.len() + 1);
+        for m in &trace.messages {
+            before.push(sizes.len());
+            for b in m.blocks() {
+                if let BlockKind::ToolResult { payload_chars, .. } = b.kind() {
+                    sizes.push(*payload_chars);
+                }
+            }
         }
-    }
-    // Per trace, every config's result.
-    let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
-    let replays = || -> Result<Vec<(Vec<usize>, Vec<Vec<ReplayResult>>)>, ReplayError> {
-        by_mask
+        before.push(sizes.len());
+        let totals = trace
+            .calls
             .iter()
-            .filter(|(mask, _)| mask.iter().any(|m| *m))
-            .map(|(mask, cs)| {
-                let which: Vec<usize> = (0..prepared.len()).filter(|&t| mask[t]).collect();
-                let subset: Vec<&PreparedTrace<'_>> = which.iter().map(|&t| prepared[t]).collect();
-                let results = replay_configs(&subset, cs, ctx, progress)?;
-                Ok((which, results))
+            .map(|c| before[c.messages.min(trace.messages.len())])
+            .collect();
+        RequestShape { sizes, totals }
+    }
+}
+
+impl<'c> AccountSweep<'c> {
+    /// A sweep of the traces `applicability` checked (one account's), whose
+    /// request shapes are `shapes` (in the same order).
+    pub fn new(
+        applicability: &'c Applicability,
+        shapes: &[RequestShape],
+        ctx: ReplayContext<'c>,
+        recall_cost_usd: Option<f64>,
+    ) -> Result<Self, ReplayError> {
+        let n = shapes.len();
+        if applicability.traces() != n {
+            return Err(ReplayError::Config {
+                trace: format!("{n} traces"),
+                reason: format!(
+                    "the configs were checked against {} traces",
+                    applicability.traces()
+                ),
+            });
+        }
+        // Which traces each config runs over; configs that run over the
+        // same traces are replayed together, as one sweep always was.
+        let mut by_mask: Vec<(Vec<bool>, Vec<Config>)> = Vec::new();
+        for (c, config) in applicability.configs().iter().enumerate() {
+            let mask: Vec<bool> = (0..n).map(|t| applicability.applies(t, c)).collect();
+            match by_mask.iter_mut().find(|(m, _)| *m == mask) {
+                Some((_, cs)) => cs.push(config.clone()),
+                None => by_mask.push((mask, vec![config.clone()])),
+            }
+        }
+        let mut runs = Vec::new();
+        for (mask, configs) in by_mask {
+            if !mask.iter().any(|m| *m) {
+                continue;
+            }
+            let subset: Vec<&RequestShape> =
+                (0..n).filter(|&t| mask[t]).map(|t| &shapes[t]).collect();
+            let mask = std::sync::Arc::new(mask);
+            for group in same_requests(&subset, &configs, ctx.opts.build) {
+                runs.push(SharedRun {
+                    mask: mask.clone(),
+                    group,
+                    sims: None,
+                });
+            }
+        }
+        Ok(AccountSweep {
+            applicability,
+            ctx,
+            recall_cost_usd,
+            runs,
+        })
+    }
+
+    /// Sweeps the account's traces `which` (indices, ascending), prepared
+    /// as `prepared`: traces whose calls all come after those of the
+    /// segments swept before. Gives their sweeps, in `which`'s order.
+    pub fn segment(
+        &mut self,
+        which: &[usize],
+        prepared: &[&PreparedTrace<'_>],
+        progress: &(dyn Fn() + Sync),
+    ) -> Result<Vec<TraceSweep>, ReplayError> {
+        if which.len() != prepared.len() || which.iter().any(|&t| t >= self.applicability.traces())
+        {
+            return Err(ReplayError::Config {
+                trace: format!("{} traces", prepared.len()),
+                reason: format!(
+                    "a segment of {} traces out of {} checked",
+                    which.len(),
+                    self.applicability.traces()
+                ),
+            });
+        }
+        let ctx = self.ctx;
+        let replays = |runs: &mut Vec<SharedRun>| {
+            runs.par_iter_mut()
+                .map(
+                    |run| -> Result<(Vec<usize>, Vec<Vec<ReplayResult>>), ReplayError> {
+                        let here: Vec<usize> =
+                            (0..which.len()).filter(|&k| run.mask[which[k]]).collect();
+                        if here.is_empty() {
+                            return Ok((here, Vec::new()));
+                        }
+                        let subset: Vec<&PreparedTrace<'_>> =
+                            here.iter().map(|&k| prepared[k]).collect();
+                        let results =
+                            super::run_segment(&subset, &run.group.run, ctx, &mut run.sims)?;
+                        for _ in 0..run.group.members.len() * subset.len() {
+                            progress();
+                        }
+                        Ok((here, run.group.assign(results)))
+                    },
+                )
+                .collect::<Vec<_>>()
+        };
+        let (replayed, risk_indexes) = rayon::join(
+            || replays(&mut self.runs),
+            || {
+                prepared
+                    .par_iter()
+                    .map(|p| risk_index(p))
+                    .collect::<Vec<RiskIndex>>()
+            },
+        );
+        // Per trace, every config's result.
+        let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
+        for r in replayed {
+            let (here, results) = r?;
+            for (k, rs) in here.into_iter().zip(results) {
+                per_trace[k].extend(rs);
+            }
+        }
+        let grid = self.applicability.grid();
+        prepared
+            .iter()
+            .zip(per_trace)
+            .zip(&risk_indexes)
+            .zip(which)
+            .map(|(((p, results), risk_index), &t)| {
+                let baseline = self.applicability.baseline(t);
+                // A trace's rows: the grid and its own baseline, not the
+                // other traces' baselines.
+                let results = results
+                    .into_iter()
+                    .filter(|r| grid.contains(&r.config) || r.config == *baseline)
+                    .collect();
+                rank(
+                    p,
+                    risk_index,
+                    results,
+                    baseline,
+                    ctx.pricing,
+                    self.recall_cost_usd,
+                )
             })
             .collect()
-    };
-    let (replayed, risk_indexes) = rayon::join(replays, || {
-        prepared
-            .par_iter()
-            .map(|p| risk_index(p))
-            .collect::<Vec<RiskIndex>>()
-    });
-    for (which, results) in replayed? {
-        for (t, rs) in which.into_iter().zip(results) {
-            per_trace[t].extend(rs);
-        }
     }
-    let grid = applicability.grid();
-    prepared
-        .iter()
-        .zip(per_trace)
-        .zip(&risk_indexes)
-        .enumerate()
-        .map(|(t, ((p, results), risk_index))| {
-            let baseline = applicability.baseline(t);
-            // A trace's rows: the grid and its own baseline, not the other
-            // traces' baselines.
-            let results = results
-                .into_iter()
-                .filter(|r| grid.contains(&r.config) || r.config == *baseline)
-                .collect();
-            rank(
-                p,
-                risk_index,
-                results,
-                baseline,
-                ctx.pricing,
-                recall_cost_usd,
-            )
-        })
-        .collect()
 }
 
 /// Configs whose requests are the same at every call, replayed once.
@@ -265,55 +396,37 @@ struct SameRequests {
     members: Vec<(Config, usize)>,
 }
 
-/// Every config of `configs` replayed over `prepared` (traces sharing one
-/// cache), per trace, configs that send the same requests replayed once.
-fn replay_configs(
-    prepared: &[&PreparedTrace<'_>],
-    configs: &[Config],
-    ctx: ReplayContext<'_>,
-    progress: &(dyn Fn() + Sync),
-) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
-    let groups = same_requests(prepared, configs, ctx.opts.build);
-    let grouped = groups
-        .par_iter()
-        .map(|g| {
-            let r = if prepared.len() == 1 {
-                run_group(prepared[0], &g.run, ctx).map(|r| vec![r])
-            } else {
-                run_group_shared(prepared, &g.run, ctx)
-            };
-            for _ in 0..g.members.len() * prepared.len() {
-                progress();
-            }
-            r
-        })
-        .collect::<Vec<Result<Vec<Vec<ReplayResult>>, ReplayError>>>();
-    let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
-    for (g, results) in groups.iter().zip(grouped) {
-        // Each replay is copied for all but the last config it serves,
-        // which takes it.
-        let mut last_member = vec![0; g.run.len()];
-        for (m, (_, run)) in g.members.iter().enumerate() {
+impl SameRequests {
+    /// Per trace, the replays of `run` (per trace, one per config of
+    /// `self.run`) as the results of every member config: each replay is
+    /// copied for all but the last config it serves, which takes it.
+    fn assign(&self, results: Vec<Vec<ReplayResult>>) -> Vec<Vec<ReplayResult>> {
+        let mut last_member = vec![0; self.run.len()];
+        for (m, (_, run)) in self.members.iter().enumerate() {
             last_member[*run] = m;
         }
-        for (t, rs) in results?.into_iter().enumerate() {
-            let mut rs: Vec<Option<ReplayResult>> = rs.into_iter().map(Some).collect();
-            for (m, (config, run)) in g.members.iter().enumerate() {
-                let result = match rs.get_mut(*run) {
-                    Some(slot) if last_member[*run] == m => slot.take(),
-                    Some(slot) => slot.clone(),
-                    None => None,
-                };
-                if let Some(r) = result {
-                    per_trace[t].push(ReplayResult {
-                        config: config.clone(),
-                        ..r
-                    });
+        results
+            .into_iter()
+            .map(|rs| {
+                let mut rs: Vec<Option<ReplayResult>> = rs.into_iter().map(Some).collect();
+                let mut out = Vec::with_capacity(self.members.len());
+                for (m, (config, run)) in self.members.iter().enumerate() {
+                    let result = match rs.get_mut(*run) {
+                        Some(slot) if last_member[*run] == m => slot.take(),
+                        Some(slot) => slot.clone(),
+                        None => None,
+                    };
+                    if let Some(r) = result {
+                        out.push(ReplayResult {
+                            config: config.clone(),
+                            ..r
+                        });
+                    }
                 }
-            }
-        }
+                out
+            })
+            .collect()
     }
-    Ok(per_trace)
 }
 
 /// Groups `configs` by the requests they send. Configs of one compaction
@@ -323,15 +436,11 @@ fn replay_configs(
 /// two payload sizes, say) send the same bytes: their replays differ only
 /// by the config's name, so each of their cache policies is replayed once
 /// (not under [`Build::Reference`], which replays every config).
-fn same_requests(
-    prepared: &[&PreparedTrace<'_>],
-    configs: &[Config],
-    build: Build,
-) -> Vec<SameRequests> {
+fn same_requests(shapes: &[&RequestShape], configs: &[Config], build: Build) -> Vec<SameRequests> {
     let mut groups: Vec<SameRequests> = Vec::new();
     let mut by_schedule: HashMap<(Option<String>, LedgerSchedule), usize, FastBuild> =
         HashMap::default();
-    let results = ResultSizes::new(prepared);
+    let results = ResultSizes { traces: shapes };
     for c in configs {
         let ledger = c
             .compaction
@@ -394,46 +503,18 @@ struct LedgerSchedule {
     results: Vec<u32>,
 }
 
-/// Per trace: its tool results' payload sizes in history order, and how
-/// many results each call's history holds.
-struct ResultSizes {
-    traces: Vec<(Vec<u64>, Vec<usize>)>,
+/// The request shapes of some traces, in order.
+struct ResultSizes<'s> {
+    traces: &'s [&'s RequestShape],
 }
 
-impl ResultSizes {
-    fn new(prepared: &[&PreparedTrace<'_>]) -> Self {
-        let traces = prepared
-            .iter()
-            .map(|p| {
-                let mut sizes = Vec::new();
-                let mut before = Vec::with_capacity(p.trace.messages.len() + 1);
-                for m in &p.trace.messages {
-                    before.push(sizes.len());
-                    for b in m.blocks() {
-                        if let BlockKind::ToolResult { payload_chars, .. } = b.kind() {
-                            sizes.push(*payload_chars);
-                        }
-                    }
-                }
-                before.push(sizes.len());
-                let totals = p
-                    .trace
-                    .calls
-                    .iter()
-                    .map(|c| before[c.messages.min(p.trace.messages.len())])
-                    .collect();
-                (sizes, totals)
-            })
-            .collect();
-        Self { traces }
-    }
-
+impl ResultSizes<'_> {
     /// The schedule of `policy`, by the engine's own rule
     /// ([`CompactionPolicy::compacts`]: old enough and large enough).
     fn schedule(&self, policy: CompactionPolicy) -> LedgerSchedule {
         let mut counts = Vec::new();
         let mut results = Vec::new();
-        for (sizes, totals) in &self.traces {
+        for RequestShape { sizes, totals } in self.traces {
             let mut large_before = Vec::with_capacity(sizes.len() + 1);
             large_before.push(0u32);
             for &chars in sizes {

@@ -25,7 +25,7 @@ mod write;
 
 pub use load::{
     ABSURD_TOKENS, LoadedTraces, TraceError, UTF8_BOM, Warning, is_jsonl_name, load_path,
-    load_path_with, load_str,
+    load_path_each, load_path_with, load_str,
 };
 pub use write::{TraceWriter, to_json, to_json_line, traces_to_json};
 

@@ -160,6 +160,24 @@ pub fn load_path(path: &Path) -> Result<LoadedTraces, TraceError> {
 /// [`load_path`], reporting the bytes read to `progress` (one stage,
 /// named after the file, of its size in bytes).
 pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTraces, TraceError> {
+    let mut traces = Vec::new();
+    let warnings = load_path_each(path, progress, &mut |t| {
+        traces.push(t);
+        Ok(())
+    })?;
+    Ok(LoadedTraces { traces, warnings })
+}
+
+/// [`load_path_with`], handing each trace to `emit` as it is read (and
+/// returning the warnings): a JSON Lines file of traces is read a line at
+/// a time, so that only one of its traces is in memory here. `emit`'s
+/// error stops the load. A failure after some traces were handed over
+/// leaves them handed over.
+pub fn load_path_each(
+    path: &Path,
+    progress: &dyn Progress,
+    emit: &mut dyn FnMut(Trace) -> Result<(), TraceError>,
+) -> Result<Vec<Warning>, TraceError> {
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|source| TraceError::Io {
         path: shown.clone(),
@@ -172,9 +190,9 @@ pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTrac
         });
     }
     if is_jsonl_name(path)
-        && let Some(loaded) = load_lines(path, &shown, meta.len(), progress)?
+        && let Some(warnings) = load_lines(path, &shown, meta.len(), progress, emit)?
     {
-        return Ok(loaded);
+        return Ok(warnings);
     }
     let file = std::fs::File::open(path).map_err(|source| TraceError::Io {
         path: shown.clone(),
@@ -189,11 +207,12 @@ pub fn load_path_with(path: &Path, progress: &dyn Progress) -> Result<LoadedTrac
     if bom.starts_with(UTF8_BOM) {
         reader.consume(UTF8_BOM.len());
     }
-    let mut loaded = load_reader(reader, &shown).map_err(|e| with_log_hint(e, path))?;
-    for t in &mut loaded.traces {
+    let loaded = load_reader(reader, &shown).map_err(|e| with_log_hint(e, path))?;
+    for mut t in loaded.traces {
         t.source = Some(shown.clone());
+        emit(t)?;
     }
-    Ok(loaded)
+    Ok(loaded.warnings)
 }
 
 /// Whether a path is named as JSON Lines (`.jsonl`, `.ndjson`).
@@ -214,7 +233,8 @@ fn load_lines(
     shown: &str,
     size: u64,
     progress: &dyn Progress,
-) -> Result<Option<LoadedTraces>, TraceError> {
+    emit: &mut dyn FnMut(Trace) -> Result<(), TraceError>,
+) -> Result<Option<Vec<Warning>>, TraceError> {
     use std::io::BufRead;
     let io = |source| TraceError::Io {
         path: shown.to_owned(),
@@ -222,10 +242,7 @@ fn load_lines(
     };
     let file = std::fs::File::open(path).map_err(io)?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut loaded = LoadedTraces {
-        traces: Vec::new(),
-        warnings: Vec::new(),
-    };
+    let mut warnings = Vec::new();
     let mut buf = Vec::new();
     let mut number = 0usize;
     let mut started = false;
@@ -290,17 +307,17 @@ fn load_lines(
             },
             other => other,
         })?;
-        loaded.traces.extend(one.traces);
-        loaded.warnings.extend(one.warnings);
+        warnings.extend(one.warnings);
+        for mut t in one.traces {
+            t.source = Some(shown.to_owned());
+            emit(t)?;
+        }
         progress.advance(n as u64);
     }
     if !started {
         return Ok(None);
     }
-    for t in &mut loaded.traces {
-        t.source = Some(shown.to_owned());
-    }
-    Ok(Some(loaded))
+    Ok(Some(warnings))
 }
 
 /// The hint for a log given where a trace is expected: JSON Lines (one

@@ -135,8 +135,15 @@ pub struct ReportWriter<'s> {
     split: bool,
     /// The sessions' sections with their charts, when inline.
     inline: Vec<String>,
-    /// Traces written so far.
+    /// Traces written so far (to `results.json`, in the report's order).
     traces: usize,
+    /// Traces handed over so far.
+    arrived: usize,
+    /// Where traces are handed over out of the report's order and every
+    /// trace is written: what each adds to the files written in order (its
+    /// inline section, its entry of `results.json`, its rows of
+    /// `results.csv`), held until the traces before it are in.
+    pending: BTreeMap<usize, Written>,
     files: BTreeMap<String, ()>,
     /// Pages for the most expensive traces only.
     bounded: Option<Bounded>,
@@ -147,12 +154,19 @@ pub struct ReportWriter<'s> {
 struct Bounded {
     /// How many traces get a page.
     pages: usize,
-    /// Every trace's entry of `results.json` without its rows, in order,
-    /// each on one line.
-    summaries: Vec<String>,
+    /// Every trace's entry of `results.json` without its rows, by its
+    /// place in the report, each on one line.
+    summaries: BTreeMap<usize, String>,
     /// The most expensive traces so far, cheapest first (ties: the later
     /// first, so that it is the one to give way).
     kept: BTreeMap<(u64, std::cmp::Reverse<usize>), Kept>,
+}
+
+/// What a trace adds to the files written in the report's order.
+struct Written {
+    section: Option<String>,
+    entry: String,
+    csv: String,
 }
 
 /// A trace with a page: what is written of it.
@@ -179,7 +193,7 @@ impl<'s> ReportWriter<'s> {
         let bounded = match pages {
             SessionPages::MostExpensive(n) if split && traces > n => Some(Bounded {
                 pages: n,
-                summaries: Vec::with_capacity(traces),
+                summaries: BTreeMap::new(),
                 kept: BTreeMap::new(),
             }),
             _ => None,
@@ -189,6 +203,8 @@ impl<'s> ReportWriter<'s> {
             split,
             inline: Vec::new(),
             traces: 0,
+            arrived: 0,
+            pending: BTreeMap::new(),
             files: BTreeMap::new(),
             assumptions,
             bounded,
@@ -214,13 +230,28 @@ impl<'s> ReportWriter<'s> {
     }
 
     /// Writes what belongs to one trace of `session` (the conversation it is
-    /// part of, with its continuations and subagents).
+    /// part of, with its continuations and subagents), the next in the
+    /// report's order.
     pub fn trace(&mut self, session: &str, r: &TraceReport) -> Result<(), ReportError> {
+        self.trace_at(self.arrived, session, r)
+    }
+
+    /// [`Self::trace`] of the trace at `index` in the report's order, which
+    /// may come before those ahead of it (a streamed fleet finishes its
+    /// traces in time order): the files are the same as if they had come
+    /// in order. Each index once, every index below the report's count.
+    pub fn trace_at(
+        &mut self,
+        index: usize,
+        session: &str,
+        r: &TraceReport,
+    ) -> Result<(), ReportError> {
+        self.arrived += 1;
         if self.bounded.is_some() {
-            return self.trace_bounded(session, r);
+            return self.trace_bounded(index, session, r);
         }
         let svgs = self.figures(r)?;
-        self.write_trace(session, r, svgs)
+        self.write_trace(index, session, r, svgs)
     }
 
     /// A trace's charts, drawn for its page or section (and written as
@@ -246,14 +277,19 @@ impl<'s> ReportWriter<'s> {
     /// [`Self::trace`] where only the most expensive traces get a page: the
     /// trace's summary is kept, and its page and rows too while it is among
     /// the most expensive so far.
-    fn trace_bounded(&mut self, session: &str, r: &TraceReport) -> Result<(), ReportError> {
-        let index = self.traces;
+    fn trace_bounded(
+        &mut self,
+        index: usize,
+        session: &str,
+        r: &TraceReport,
+    ) -> Result<(), ReportError> {
         self.traces += 1;
         let Some(b) = self.bounded.as_mut() else {
             return Ok(());
         };
         // One line each: a fleet's thousands of summaries stay small.
-        b.summaries.push(json(&json_trace(session, r, false)));
+        b.summaries
+            .insert(index, json(&json_trace(session, r, false)));
         let cost = story::headline(&r.sweep).base.result.totals.cost_usd;
         // Costs are not negative: their bits order as they do.
         let key = (cost.max(0.0).to_bits(), std::cmp::Reverse(index));
@@ -294,11 +330,11 @@ impl<'s> ReportWriter<'s> {
             by_index.insert(k.index, k);
             self.put(&trace_link(&k.trace, true), k.page.as_bytes())?;
         }
-        for (i, summary) in b.summaries.iter().enumerate() {
+        for (n, (i, summary)) in b.summaries.iter().enumerate() {
             let entry = by_index
-                .get(&i)
+                .get(i)
                 .map_or(summary.as_str(), |k| k.entry.as_str());
-            let sep = if i == 0 { "\n" } else { ",\n" };
+            let sep = if n == 0 { "\n" } else { ",\n" };
             self.append(
                 "results.json",
                 format!("{sep}    {}", indented(entry, 4)).as_bytes(),
@@ -317,28 +353,40 @@ impl<'s> ReportWriter<'s> {
 
     fn write_trace(
         &mut self,
+        index: usize,
         session: &str,
         r: &TraceReport,
         svgs: Vec<Figure>,
     ) -> Result<(), ReportError> {
         let files = !self.split;
-        if self.split {
+        let section = if self.split {
             let page = trace_page(session, r, &svgs);
             self.put(&trace_link(&r.sweep.trace, true), page.as_bytes())?;
+            None
         } else {
             let mut section = String::new();
             trace_section(&mut section, session, r, &svgs, "", files);
-            self.inline.push(section);
+            Some(section)
+        };
+        let written = Written {
+            section,
+            entry: json_pretty(&json_trace(session, r, true)),
+            csv: results_csv_rows(session, &r.sweep, index == 0)?,
+        };
+        self.pending.insert(index, written);
+        // What is next in the report's order, and what was waiting for it.
+        while let Some(w) = self.pending.remove(&self.traces) {
+            if let Some(section) = w.section {
+                self.inline.push(section);
+            }
+            let sep = if self.traces == 0 { "\n" } else { ",\n" };
+            self.append(
+                "results.json",
+                format!("{sep}    {}", indented(&w.entry, 4)).as_bytes(),
+            )?;
+            self.append("results.csv", w.csv.as_bytes())?;
+            self.traces += 1;
         }
-        let entry = json_pretty(&json_trace(session, r, true));
-        let sep = if self.traces == 0 { "\n" } else { ",\n" };
-        self.append(
-            "results.json",
-            format!("{sep}    {}", indented(&entry, 4)).as_bytes(),
-        )?;
-        let rows = results_csv_rows(session, &r.sweep, self.traces == 0)?;
-        self.append("results.csv", rows.as_bytes())?;
-        self.traces += 1;
         Ok(())
     }
 
@@ -349,6 +397,14 @@ impl<'s> ReportWriter<'s> {
         fleet: &Fleet,
         sessions: &[SessionSummary],
     ) -> Result<Vec<String>, ReportError> {
+        // A trace handed over ahead of one that never came.
+        if let Some(first) = self.pending.keys().next() {
+            return Err(ReportError::Write(io::Error::other(format!(
+                "trace {} of the report came before trace {}, which never did",
+                first + 1,
+                self.traces + 1
+            ))));
+        }
         let paged = match self.bounded.take() {
             Some(b) => Some(self.write_bounded(b)?),
             None => None,

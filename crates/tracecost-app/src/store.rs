@@ -1,0 +1,198 @@
+//! A fleet held on disk while it is replayed: each trace is written to a
+//! temporary file as it is read, and only its skeleton (what plans are
+//! made of: names, provider, model, the calls' times, markers and usage,
+//! no messages or prompts) and the shape of its requests stay in memory.
+//! A streamed report reads each trace back when its turn comes and lets it
+//! go when it is done, so memory does not grow with the fleet.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use crate::replay::sweep::RequestShape;
+use crate::trace::{Prompt, Trace, TraceError};
+
+/// Traces written to a temporary file, read back one at a time.
+#[derive(Debug)]
+pub struct TraceStore {
+    path: PathBuf,
+    writer: Option<BufWriter<File>>,
+    reader: File,
+    /// Per trace: where its line starts and how long it is.
+    entries: Vec<(u64, usize)>,
+    /// Per trace: the shape of its requests.
+    shapes: Vec<RequestShape>,
+    end: u64,
+}
+
+impl TraceStore {
+    /// An empty store in the system's temporary folder (`TMPDIR`). On Unix
+    /// the file has no name once open, so nothing is left behind however
+    /// the run ends.
+    pub fn new() -> Result<Self, TraceError> {
+        let dir = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path = dir.join(format!(
+            "tracecost-fleet-{}-{nanos}.jsonl",
+            std::process::id()
+        ));
+        let io = |source| TraceError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(io)?;
+        let reader = file.try_clone().map_err(io)?;
+        #[cfg(unix)]
+        std::fs::remove_file(&path).map_err(io)?;
+        Ok(TraceStore {
+            path,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            reader,
+            entries: Vec::new(),
+            shapes: Vec::new(),
+            end: 0,
+        })
+    }
+
+    fn io(&self, source: std::io::Error) -> TraceError {
+        TraceError::Io {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    /// Writes `trace` to the store and gives its skeleton ([`skeleton`]).
+    pub fn put(&mut self, trace: &Trace) -> Result<Trace, TraceError> {
+        let line = crate::trace::to_json_line(trace);
+        let Some(w) = self.writer.as_mut() else {
+            return Err(self.io(std::io::Error::other("the store was sealed")));
+        };
+        if let Err(e) = w.write_all(line.as_bytes()) {
+            return Err(self.io(e));
+        }
+        self.entries.push((self.end, line.len()));
+        self.end += line.len() as u64;
+        self.shapes.push(RequestShape::of(trace));
+        Ok(skeleton(trace))
+    }
+
+    /// Ends writing: every trace written can be read back.
+    pub fn seal(&mut self) -> Result<(), TraceError> {
+        if let Some(w) = self.writer.take() {
+            w.into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.sync_data().or(Ok(())))
+                .map_err(|e| self.io(e))?;
+        }
+        Ok(())
+    }
+
+    /// How many traces the store holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the store holds no trace.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The shape of trace `i`'s requests.
+    pub fn shape(&self, i: usize) -> Option<&RequestShape> {
+        self.shapes.get(i)
+    }
+
+    /// Trace `i` as it was written, with the names of `skeleton` (the plan
+    /// may have told traces of one name apart).
+    pub fn get(&self, i: usize, skeleton: &Trace) -> Result<Trace, TraceError> {
+        let Some(&(at, len)) = self.entries.get(i) else {
+            return Err(self.io(std::io::Error::other(format!(
+                "no trace {} of {}",
+                i + 1,
+                self.entries.len()
+            ))));
+        };
+        let mut buf = vec![0u8; len];
+        read_at(&self.reader, &mut buf, at).map_err(|e| self.io(e))?;
+        let text = std::str::from_utf8(&buf)
+            .map_err(|e| self.io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        let shown = format!("{}:{}", self.path.display(), i + 1);
+        let mut traces = crate::trace::load_str(text, &shown)?.traces;
+        let mut trace = match (traces.pop(), traces.is_empty()) {
+            (Some(t), true) => t,
+            _ => {
+                return Err(self.io(std::io::Error::other(format!(
+                    "line {} is not one trace",
+                    i + 1
+                ))));
+            }
+        };
+        trace.name.clone_from(&skeleton.name);
+        trace.session.clone_from(&skeleton.session);
+        trace.source.clone_from(&skeleton.source);
+        Ok(trace)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, at)
+}
+
+#[cfg(not(unix))]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        let n = file.seek_read(&mut buf[done..], at + done as u64)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+impl Drop for TraceStore {
+    fn drop(&mut self) {
+        // Named files (not Unix) go with the store.
+        #[cfg(not(unix))]
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// What a plan needs of a trace, without its content: every field but the
+/// messages and prompts (one empty prompt), so that checks, status quos,
+/// names and the order of calls in time are what they are of the trace.
+pub fn skeleton(trace: &Trace) -> Trace {
+    Trace {
+        name: trace.name.clone(),
+        description: trace.description.clone(),
+        provider: trace.provider,
+        model: trace.model.clone(),
+        status_quo: trace.status_quo.clone(),
+        project: trace.project.clone(),
+        account: trace.account.clone(),
+        session: trace.session.clone(),
+        source: trace.source.clone(),
+        hidden_prefix_tokens: trace.hidden_prefix_tokens,
+        prompts: vec![Prompt::default()],
+        messages: Vec::new(),
+        calls: trace
+            .calls
+            .iter()
+            .map(|c| crate::trace::Call {
+                prompt: 0,
+                ..c.clone()
+            })
+            .collect(),
+    }
+}
