@@ -223,7 +223,21 @@ pub fn report(
     // A few groups of traces sharing a cache at a time, side by side, each
     // a segment at a time: only those segments' traces and per-call rows
     // are in memory.
-    let groups = sp.cost.cache_scope.groups(sp.traces().iter());
+    let mut groups = sp.cost.cache_scope.groups(sp.traces().iter());
+    if sp.is_stored() {
+        // An account's traces are streamed, the account's others side by
+        // side; traces alone are taken a few at a time below.
+        let (accounts, alone) = groups.into_iter().partition(|g| g.len() > 1);
+        groups = alone;
+        for group in &accounts {
+            stream_account(sp, &memo, group, progress, &mut |i, t, report| {
+                on_session(i, t, &report)?;
+                let TraceReport { sweep, stability } = report;
+                sessions[i] = Some(SessionSummary::new(t, sweep, Some(&stability)));
+                Ok(())
+            })?;
+        }
+    }
     for batch in groups.chunks(groups_at_once()) {
         let checked: Vec<crate::replay::sweep::Applicability> =
             batch.iter().map(|g| sp.applicability.subset(g)).collect();
@@ -309,6 +323,66 @@ pub fn report(
         fleet.stability = Some(check);
     }
     Ok(ReportOutcome { fleet, sessions })
+}
+
+/// Streams the traces `group` names (indices into the plan's traces, one
+/// account's, read from the plan's store): each is read when the calls
+/// before its first have been replayed, and its report handed to `emit`
+/// (with its index in the plan) as soon as every config has replayed it.
+fn stream_account(
+    sp: &SweepPlan,
+    memo: &TokenMemo,
+    group: &[usize],
+    progress: &dyn Progress,
+    emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
+) -> Result<(), AppError> {
+    let applicability = sp.applicability.subset(group);
+    let shapes: Vec<_> = group.iter().map(|&i| sp.shape(i)).collect();
+    let mut sweep = crate::replay::sweep::AccountSweep::new(
+        &applicability,
+        &shapes,
+        sp.cost.replay_context(memo, None),
+        sp.recall_cost_usd,
+    )?;
+    let first_starts: Vec<u64> = group
+        .iter()
+        .map(|&i| {
+            sp.traces()[i]
+                .calls
+                .first()
+                .and_then(|c| c.start_ms)
+                .unwrap_or(0)
+        })
+        .collect();
+    let load = |k: usize| -> Result<Trace, AppError> {
+        Ok(sp.trace(group[k])?.into_owned())
+    };
+    let prepared: &(dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, AppError> + Sync) =
+        &|t| prepare(t, &sp.cost, memo, sp.priced_as());
+    let advance = || progress.advance(1);
+    let source = crate::replay::stream::StreamSource {
+        first_starts: &first_starts,
+        load: &load,
+        prepare: prepared,
+        progress: &advance,
+        read_ahead: groups_at_once() * 2,
+    };
+    sweep.stream(&source, &mut |done| {
+        // The stability of each one's recommendation, side by side.
+        let reports = done
+            .into_par_iter()
+            .map(|(k, t, sweep)| -> Result<_, AppError> {
+                let recommended = &sweep.rows[sweep.recommended].result.config;
+                let stability = stability_of(&t, recommended, memo, None)?;
+                Ok((k, t, TraceReport { sweep, stability }))
+            })
+            .collect::<Vec<_>>();
+        for r in reports {
+            let (k, t, report) = r?;
+            emit(group[k], &t, report)?;
+        }
+        Ok(())
+    })
 }
 
 /// One segment of an account's traces (`segment`: indices into `group`,

@@ -30,6 +30,7 @@ mod request;
 pub mod recall_risk;
 pub mod stability;
 pub mod sweep;
+pub mod stream;
 
 use group::GroupRun;
 

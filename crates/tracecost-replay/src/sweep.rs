@@ -195,23 +195,23 @@ pub fn sweep_checked(
 /// over. Its results are those of [`sweep_checked`] over all the traces
 /// at once, which is this sweep with one segment.
 pub struct AccountSweep<'c> {
-    applicability: &'c Applicability,
-    ctx: ReplayContext<'c>,
-    recall_cost_usd: Option<f64>,
+    pub(crate) applicability: &'c Applicability,
+    pub(crate) ctx: ReplayContext<'c>,
+    pub(crate) recall_cost_usd: Option<f64>,
     /// What is replayed, in the order the results are gathered: per set of
     /// traces that configs apply to, per set of configs sending the same
     /// requests.
-    runs: Vec<SharedRun>,
+    pub(crate) runs: Vec<SharedRun>,
 }
 
 /// Configs that send the same requests, replayed once over the traces
 /// they all apply to, with their caches.
-struct SharedRun {
+pub(crate) struct SharedRun {
     /// Per trace of the account: whether the configs apply to it.
-    mask: std::sync::Arc<Vec<bool>>,
-    group: SameRequests,
+    pub(crate) mask: std::sync::Arc<Vec<bool>>,
+    pub(crate) group: SameRequests,
     /// One cache per config of `group.run`, made at its first segment.
-    sims: Option<Vec<Box<dyn crate::cost::prompt_cache::PromptCache>>>,
+    pub(crate) sims: Option<Vec<Box<dyn crate::cost::prompt_cache::PromptCache>>>,
 }
 
 /// What decides which configs of a sweep send the same requests, known of
@@ -388,19 +388,19 @@ impl<'c> AccountSweep<'c> {
 }
 
 /// Configs whose requests are the same at every call, replayed once.
-struct SameRequests {
+pub(crate) struct SameRequests {
     /// The configs run: one per cache policy, under the group's first
     /// compaction policy.
-    run: Vec<Config>,
+    pub(crate) run: Vec<Config>,
     /// Each config of the group and the index in `run` of its replay.
-    members: Vec<(Config, usize)>,
+    pub(crate) members: Vec<(Config, usize)>,
 }
 
 impl SameRequests {
     /// Per trace, the replays of `run` (per trace, one per config of
     /// `self.run`) as the results of every member config: each replay is
     /// copied for all but the last config it serves, which takes it.
-    fn assign(&self, results: Vec<Vec<ReplayResult>>) -> Vec<Vec<ReplayResult>> {
+    pub(crate) fn assign(&self, results: Vec<Vec<ReplayResult>>) -> Vec<Vec<ReplayResult>> {
         let mut last_member = vec![0; self.run.len()];
         for (m, (_, run)) in self.members.iter().enumerate() {
             last_member[*run] = m;
@@ -540,7 +540,7 @@ impl ResultSizes<'_> {
 
 /// The recall-risk index of a prepared trace (recalls priced at its
 /// calibrated content tokens).
-fn risk_index(prepared: &PreparedTrace<'_>) -> RiskIndex {
+pub(crate) fn risk_index(prepared: &PreparedTrace<'_>) -> RiskIndex {
     RiskIndex::new(prepared.trace, &|m, b| {
         prepared
             .messages
@@ -552,7 +552,7 @@ fn risk_index(prepared: &PreparedTrace<'_>) -> RiskIndex {
 
 /// One trace's replays ranked: recall risk, risk-adjusted cost, savings
 /// against the baseline, the Pareto front and the recommendation.
-fn rank(
+pub(crate) fn rank(
     prepared: &PreparedTrace<'_>,
     risk_index: &RiskIndex,
     results: Vec<ReplayResult>,
