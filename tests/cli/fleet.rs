@@ -546,3 +546,88 @@ fn a_fleet_written_as_json_lines_gives_the_same_report() {
         );
     }
 }
+
+/// The report as it runs by default (each trace written to a temporary
+/// file as it is read and read back when its turn comes, an account's
+/// sessions replayed call by call and let go when done) is the report of
+/// the fleet held in memory (`--in-memory`, the reference), byte for byte:
+/// on a generated fleet, from one JSON file and from JSON Lines, paged and
+/// whole, and on the real corpora where they are beside the project.
+#[test]
+fn a_streamed_report_is_the_report_held_in_memory() {
+    use crate::util::{outcome, repo, tracecost, tree};
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("fleet.json");
+    let jsonl = dir.path().join("fleet.jsonl");
+    for out in [&json, &jsonl] {
+        let (code, _, err) = outcome(
+            tracecost()
+                .args(["gen", "fleet", "--sessions", "40", "--seed", "5", "-o"])
+                .arg(out)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    // Ledger policies that compact alike (replayed once) and apart, a
+    // cache that only some traces can take (recorded markers), and
+    // Claude Code's own.
+    let grid = [
+        "--compaction",
+        "off,ledger,recorded",
+        "--threshold",
+        "2000,8000,64000",
+        "--keep-last",
+        "1",
+        "--cache",
+        "none,tail,claude-code",
+    ];
+    let report = |input: &std::path::Path, out: &std::path::Path, extra: &[&str]| {
+        let (code, _, err) = outcome(
+            tracecost()
+                .arg("report")
+                .arg(input)
+                .arg("--out")
+                .arg(out)
+                .args(extra)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "{err}");
+        tree(out)
+    };
+    let mut n = 0;
+    let mut same = |input: &std::path::Path, extra: &[&str]| {
+        n += 1;
+        let streamed = report(input, &dir.path().join(format!("s{n}")), extra);
+        let held = report(
+            input,
+            &dir.path().join(format!("m{n}")),
+            &[extra, &["--in-memory"]].concat(),
+        );
+        let names = |t: &[(String, Vec<u8>)]| t.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&streamed), names(&held), "{}", input.display());
+        for ((name, a), (_, b)) in streamed.iter().zip(&held) {
+            assert!(a == b, "{}: {name} differs", input.display());
+        }
+        assert!(streamed.iter().any(|(n, _)| n == "summary.md"));
+    };
+    same(&json, &[&grid[..], &["--sessions", "5"]].concat());
+    same(&jsonl, &[&grid[..], &["--sessions", "all"]].concat());
+    // Real sessions: accounts whose sessions overlap, continuations and
+    // subagents, recorded markers and microcompaction.
+    let small = [
+        "--compaction",
+        "off,ledger,recorded",
+        "--threshold",
+        "8000",
+        "--cache",
+        "recorded,claude-code",
+    ];
+    for corpus in ["claude-code", "claude-code-2"] {
+        let path = repo(&format!("../shared/corpus/{corpus}"));
+        if path.is_dir() {
+            same(&path, &small);
+        }
+    }
+}

@@ -202,11 +202,12 @@ pub struct ReportOutcome {
 /// `on_session` with its place in the plan (to write its pages) before
 /// keeping only its summary: the per-call rows of a fleet are never all in
 /// memory at once. Traces that share a cache (an account's) are swept
-/// together, a segment in time at a time when the plan's traces are
-/// stored ([`SweepPlan::with_store`]): each trace is read back for its
-/// segment and let go after, so that memory holds only the traces that
-/// overlap in time. Sessions may then be handed over out of the plan's
-/// order; the outcome is the same as for the plan in memory.
+/// together; when the plan's traces are stored ([`SweepPlan::with_store`])
+/// they are streamed: each trace is read back when the calls before its
+/// first have been replayed and let go when every config has replayed it,
+/// so that memory holds only the traces that overlap in time. Sessions
+/// may then be handed over out of the plan's order; the outcome is the
+/// same as for the plan in memory.
 pub fn report(
     plan: &ReportPlan,
     progress: &dyn Progress,
@@ -220,9 +221,8 @@ pub fn report(
         Unit::Items,
     );
     let mut sessions: Vec<Option<SessionSummary>> = sp.traces().iter().map(|_| None).collect();
-    // A few groups of traces sharing a cache at a time, side by side, each
-    // a segment at a time: only those segments' traces and per-call rows
-    // are in memory.
+    // A few groups of traces sharing a cache at a time, side by side: only
+    // their traces (in memory, the plan's) and per-call rows are held.
     let mut groups = sp.cost.cache_scope.groups(sp.traces().iter());
     if sp.is_stored() {
         // An account's traces are streamed, the account's others side by
@@ -238,48 +238,28 @@ pub fn report(
             })?;
         }
     }
+    // The other groups (all of them, in memory) a few at a time, side by
+    // side, each swept at once.
     for batch in groups.chunks(groups_at_once()) {
-        let checked: Vec<crate::replay::sweep::Applicability> =
-            batch.iter().map(|g| sp.applicability.subset(g)).collect();
-        let mut accounts = batch
-            .iter()
-            .zip(&checked)
-            .map(|(group, applicability)| -> Result<_, AppError> {
+        let reports = batch
+            .par_iter()
+            .map(|group| -> Result<Vec<_>, AppError> {
+                let applicability = sp.applicability.subset(group);
                 let shapes: Vec<_> = group.iter().map(|&i| sp.shape(i)).collect();
-                let sweep = crate::replay::sweep::AccountSweep::new(
-                    applicability,
+                let mut sweep = crate::replay::sweep::AccountSweep::new(
+                    &applicability,
                     &shapes,
                     sp.cost.replay_context(&memo, None),
                     sp.recall_cost_usd,
                 )?;
-                let segments = match sp.is_stored() {
-                    true => segments(group.iter().map(|&i| &sp.traces()[i])),
-                    false => vec![(0..group.len()).collect()],
-                };
-                Ok((group, sweep, segments.into_iter()))
+                report_group(sp, &memo, group, &mut sweep, progress)
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        loop {
-            let reports = accounts
-                .par_iter_mut()
-                .map(|(group, sweep, segments)| {
-                    let Some(segment) = segments.next() else {
-                        return Ok(Vec::new());
-                    };
-                    report_segment(sp, &memo, group, sweep, &segment, progress)
-                })
-                .collect::<Vec<Result<Vec<_>, AppError>>>();
-            let mut any = false;
-            for reports in reports {
-                for (i, t, report) in reports? {
-                    any = true;
-                    on_session(i, &t, &report)?;
-                    let TraceReport { sweep, stability } = report;
-                    sessions[i] = Some(SessionSummary::new(&t, sweep, Some(&stability)));
-                }
-            }
-            if !any {
-                break;
+            .collect::<Vec<_>>();
+        for reports in reports {
+            for (i, t, report) in reports? {
+                on_session(i, &t, &report)?;
+                let TraceReport { sweep, stability } = report;
+                sessions[i] = Some(SessionSummary::new(&t, sweep, Some(&stability)));
             }
         }
     }
@@ -354,9 +334,7 @@ fn stream_account(
                 .unwrap_or(0)
         })
         .collect();
-    let load = |k: usize| -> Result<Trace, AppError> {
-        Ok(sp.trace(group[k])?.into_owned())
-    };
+    let load = |k: usize| -> Result<Trace, AppError> { Ok(sp.trace(group[k])?.into_owned()) };
     let prepared: &(dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, AppError> + Sync) =
         &|t| prepare(t, &sp.cost, memo, sp.priced_as());
     let advance = || progress.advance(1);
@@ -385,18 +363,18 @@ fn stream_account(
     })
 }
 
-/// One segment of an account's traces (`segment`: indices into `group`,
-/// itself indices into the plan's traces) swept, and each trace's
-/// recommended config checked for stability: per trace, its place in the
-/// plan, the trace and its report.
-fn report_segment<'p>(
+/// The traces `group` names (indices into the plan's traces, sharing a
+/// cache) swept at once, and each trace's recommended config checked for
+/// stability: per trace, its place in the plan, the trace and its report.
+fn report_group<'p>(
     sp: &'p SweepPlan,
     memo: &TokenMemo,
     group: &[usize],
     sweep: &mut crate::replay::sweep::AccountSweep<'_>,
-    segment: &[usize],
     progress: &dyn Progress,
 ) -> Result<Vec<(usize, std::borrow::Cow<'p, Trace>, TraceReport)>, AppError> {
+    let segment: Vec<usize> = (0..group.len()).collect();
+    let segment = &segment[..];
     let traces = segment
         .par_iter()
         .map(|&k| sp.trace(group[k]))
@@ -425,42 +403,6 @@ fn report_segment<'p>(
         .zip(reports)
         .map(|((&k, t), r)| (group[k], t, r))
         .collect())
-}
-
-/// An account's traces split into segments in time: each segment the
-/// traces (indices, ascending) whose calls overlap, chained, and every
-/// call of a segment earlier than every call of the next, so that its
-/// segments replayed one after another meet the cache in the order of one
-/// replay of them all. A call without a start time runs at the start of
-/// the call before it (0 for a first call), as the shared replay has it.
-fn segments<'t>(traces: impl Iterator<Item = &'t Trace>) -> Vec<Vec<usize>> {
-    let spans: Vec<(u64, u64)> = traces
-        .map(|t| {
-            let (mut first, mut last, mut prev) = (None, 0u64, 0u64);
-            for c in &t.calls {
-                prev = c.start_ms.unwrap_or(prev);
-                first.get_or_insert(prev);
-                last = last.max(prev);
-            }
-            (first.unwrap_or(0), last)
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&t| (spans[t].0, t));
-    let mut out: Vec<Vec<usize>> = Vec::new();
-    let mut end: Option<u64> = None;
-    for t in order {
-        let (first, last) = spans[t];
-        match (end, out.last_mut()) {
-            (Some(e), Some(seg)) if first <= e => seg.push(t),
-            _ => out.push(vec![t]),
-        }
-        end = Some(end.map_or(last, |e| e.max(last)));
-    }
-    for seg in &mut out {
-        seg.sort_unstable();
-    }
-    out
 }
 
 /// Token counts through a memo.

@@ -37,7 +37,11 @@ pub struct StreamSource<'s, E> {
 /// The start of call `ci` of `trace` as the shared replay orders it: its
 /// own, else that of the call before (0 for a first call).
 fn start_of(trace: &Trace, ci: usize, before: u64) -> u64 {
-    trace.calls.get(ci).and_then(|c| c.start_ms).unwrap_or(before)
+    trace
+        .calls
+        .get(ci)
+        .and_then(|c| c.start_ms)
+        .unwrap_or(before)
 }
 
 /// A trace read and prepared, replayed by the runs it is in until every
@@ -104,7 +108,10 @@ impl<'a> RunState<'a> {
         for _ in 0..self.group.members.len() {
             progress();
         }
-        self.group.assign(vec![run.finish()]).pop().unwrap_or_default()
+        self.group
+            .assign(vec![run.finish()])
+            .pop()
+            .unwrap_or_default()
     }
 }
 
@@ -157,7 +164,9 @@ impl AccountSweep<'_> {
             read += batch.len();
             let loaded = batch
                 .par_iter()
-                .map(|&t| -> Result<(usize, Arc<Trace>), E> { Ok((t, Arc::new((source.load)(t)?))) })
+                .map(|&t| -> Result<(usize, Arc<Trace>), E> {
+                    Ok((t, Arc::new((source.load)(t)?)))
+                })
                 .collect::<Result<Vec<_>, E>>()?;
             let prepared = loaded
                 .par_iter()
@@ -249,7 +258,14 @@ impl AccountSweep<'_> {
                         .filter(|r| grid.contains(&r.config) || r.config == *baseline)
                         .cloned()
                         .collect();
-                    rank(p, &risk_index(p), results, baseline, ctx.pricing, recall_cost_usd)
+                    rank(
+                        p,
+                        &risk_index(p),
+                        results,
+                        baseline,
+                        ctx.pricing,
+                        recall_cost_usd,
+                    )
                 })
                 .collect::<Vec<_>>();
             let mut out = Vec::with_capacity(complete.len());
@@ -274,4 +290,3 @@ impl AccountSweep<'_> {
         Ok(())
     }
 }
-
