@@ -27,6 +27,8 @@ struct Stage {
     /// Thousandths of the stage last drawn: a replay of 7,000 calls is
     /// drawn about 1,000 times, not 7,000.
     drawn_at: Option<u64>,
+    /// When the stage began, for its rate and the time left.
+    started: Option<std::time::Instant>,
 }
 
 impl Bar {
@@ -64,6 +66,7 @@ impl Progress for Bar {
         s.total = total;
         s.unit = Some(unit);
         s.drawn_at = None;
+        s.started = Some(std::time::Instant::now());
         self.done.store(0, Ordering::Relaxed);
     }
 
@@ -78,7 +81,11 @@ impl Progress for Bar {
             return;
         }
         s.drawn_at = Some(at);
-        let text = render(&s.label, done, s.total, s.unit.unwrap_or(Unit::Items));
+        let unit = s.unit.unwrap_or(Unit::Items);
+        let mut text = render(&s.label, done, s.total, unit);
+        if let Some(started) = s.started {
+            text.push_str(&pace(done.min(s.total), s.total, started.elapsed(), unit));
+        }
         if text != s.drawn {
             let mut err = std::io::stderr().lock();
             // Pad over a longer earlier text.
@@ -118,9 +125,63 @@ pub(crate) fn render(label: &str, done: u64, total: u64, unit: Unit) -> String {
     )
 }
 
+/// The rate so far and the time left at that rate (` · 120/s · 3m 05s
+/// left`), once a second has passed and something is done: a long run says
+/// when it will end.
+pub(crate) fn pace(done: u64, total: u64, elapsed: std::time::Duration, unit: Unit) -> String {
+    let secs = elapsed.as_secs_f64();
+    if secs < 1.0 || done == 0 {
+        return String::new();
+    }
+    let rate = done as f64 / secs;
+    let left = (total.saturating_sub(done) as f64 / rate).round() as u64;
+    let rate = match unit {
+        Unit::Items if rate >= 10.0 => format!("{rate:.0}/s"),
+        Unit::Items => format!("{rate:.1}/s"),
+        Unit::Bytes => format!("{:.0} MB/s", rate / 1e6),
+    };
+    let left = match left {
+        l if l >= 3600 => format!("{}h {:02}m", l / 3600, l % 3600 / 60),
+        l if l >= 60 => format!("{}m {:02}s", l / 60, l % 60),
+        l => format!("{l}s"),
+    };
+    format!(" · {rate} · {left} left")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bar_says_the_rate_and_the_time_left() {
+        use std::time::Duration;
+        // Nothing to say before a second has passed, or while nothing is done.
+        assert_eq!(pace(5, 10, Duration::from_millis(500), Unit::Items), "");
+        assert_eq!(pace(0, 10, Duration::from_secs(5), Unit::Items), "");
+        // 600 of 4,200 in 60 s: 10 a second, 6 minutes left.
+        assert_eq!(
+            pace(600, 4200, Duration::from_secs(60), Unit::Items),
+            " · 10/s · 6m 00s left"
+        );
+        assert_eq!(
+            pace(3, 10, Duration::from_secs(2), Unit::Items),
+            " · 1.5/s · 5s left"
+        );
+        // 1 GB of 10 GB in 10 s: 100 MB/s, 90 s left.
+        assert_eq!(
+            pace(
+                1_000_000_000,
+                10_000_000_000,
+                Duration::from_secs(10),
+                Unit::Bytes
+            ),
+            " · 100 MB/s · 1m 30s left"
+        );
+        assert_eq!(
+            pace(1, 10_000, Duration::from_secs(1), Unit::Items),
+            " · 1.0/s · 2h 46m left"
+        );
+    }
 
     #[test]
     fn the_bar_counts_items_and_shows_bytes_as_a_percentage() {

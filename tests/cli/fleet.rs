@@ -622,7 +622,7 @@ fn a_streamed_report_is_the_report_held_in_memory() {
         "--threshold",
         "8000",
         "--cache",
-        "recorded,claude-code",
+        "none,claude-code",
     ];
     for corpus in ["claude-code", "claude-code-2"] {
         let path = repo(&format!("../shared/corpus/{corpus}"));

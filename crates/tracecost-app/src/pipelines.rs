@@ -215,8 +215,13 @@ pub fn report(
 ) -> Result<ReportOutcome, AppError> {
     let sp = &plan.sweep;
     let memo = sp.cost.memo();
+    // One step per trace and config replayed: the bar names both.
     progress.start(
-        "report",
+        &format!(
+            "report: {} traces × {} configs",
+            sp.traces().len(),
+            sp.configs().len()
+        ),
         (sp.configs().len() * sp.traces().len()) as u64,
         Unit::Items,
     );
