@@ -17,6 +17,10 @@ use crate::cost::prompt_cache::PromptCache;
 use crate::policy::Config;
 use crate::trace::Trace;
 
+/// A trace swept by [`AccountSweep::stream`]: its index in the account,
+/// the trace, and its sweep.
+pub type Streamed = (usize, Trace, TraceSweep);
+
 /// How to read and prepare the traces of a streamed sweep, and where their
 /// sweeps go.
 pub struct StreamSource<'s, E> {
@@ -125,7 +129,7 @@ impl AccountSweep<'_> {
     pub fn stream<E>(
         &mut self,
         source: &StreamSource<'_, E>,
-        emit: &mut dyn FnMut(Vec<(usize, Trace, TraceSweep)>) -> Result<(), E>,
+        emit: &mut dyn FnMut(Vec<Streamed>) -> Result<(), E>,
     ) -> Result<(), E>
     where
         E: From<ReplayError> + Send,
@@ -181,10 +185,20 @@ impl AccountSweep<'_> {
                 .collect::<Result<Vec<_>, E>>()?;
             let mut finished = Vec::new();
             for ((t, trace), prepared) in loaded.into_iter().zip(prepared) {
-                // SAFETY: as above; the prepared trace is held in `lives`
+                // SAFETY: as above: the trace and its prepared form are held
+                // in `lives` (from here on, before any run borrows them)
                 // until no run replays the trace.
                 let p: &PreparedTrace<'_> = unsafe { &*std::ptr::from_ref(&*prepared) };
                 let tr: &Trace = unsafe { &*std::ptr::from_ref::<Trace>(&*trace) };
+                lives.insert(
+                    t,
+                    Live {
+                        prepared: Some(prepared),
+                        trace,
+                        results: states.iter().map(|_| None).collect(),
+                        pending: 0,
+                    },
+                );
                 let mut pending = 0;
                 for (r, st) in states.iter_mut().enumerate() {
                     if !st.mask[t] {
@@ -203,15 +217,9 @@ impl AccountSweep<'_> {
                         None => finished.push((r, t, st.finish(run, source.progress))),
                     }
                 }
-                lives.insert(
-                    t,
-                    Live {
-                        prepared: Some(prepared),
-                        trace,
-                        results: states.iter().map(|_| None).collect(),
-                        pending,
-                    },
-                );
+                if let Some(live) = lives.get_mut(&t) {
+                    live.pending = pending;
+                }
             }
             // Replay what comes before the next trace to read.
             let frontier = order.get(read).map(|&t| (source.first_starts[t], t));
@@ -238,11 +246,16 @@ impl AccountSweep<'_> {
                 .map(|(t, _)| *t)
                 .collect();
             complete.sort_unstable();
+            // No run holds these any more: they leave `lives`, and their
+            // results are moved, not copied, into their ranking.
+            let mut done: Vec<(usize, Live<'_>)> = complete
+                .iter()
+                .filter_map(|t| lives.remove(t).map(|l| (*t, l)))
+                .collect();
             let grid = applicability.grid();
-            let ranked = complete
-                .par_iter()
-                .map(|t| -> Result<TraceSweep, ReplayError> {
-                    let live = &lives[t];
+            let ranked = done
+                .par_iter_mut()
+                .map(|(t, live)| -> Result<TraceSweep, ReplayError> {
                     let Some(p) = live.prepared.as_deref() else {
                         return Err(ReplayError::Config {
                             trace: live.trace.name.clone(),
@@ -252,11 +265,10 @@ impl AccountSweep<'_> {
                     let baseline = applicability.baseline(*t);
                     let results = live
                         .results
-                        .iter()
-                        .flatten()
+                        .iter_mut()
+                        .filter_map(Option::take)
                         .flatten()
                         .filter(|r| grid.contains(&r.config) || r.config == *baseline)
-                        .cloned()
                         .collect();
                     rank(
                         p,
@@ -268,12 +280,9 @@ impl AccountSweep<'_> {
                     )
                 })
                 .collect::<Vec<_>>();
-            let mut out = Vec::with_capacity(complete.len());
-            for (t, sweep) in complete.into_iter().zip(ranked) {
+            let mut out = Vec::with_capacity(done.len());
+            for ((t, mut live), sweep) in done.into_iter().zip(ranked) {
                 let sweep = sweep?;
-                let Some(mut live) = lives.remove(&t) else {
-                    continue;
-                };
                 // The prepared trace goes first: it borrows the trace.
                 live.prepared = None;
                 // No run holds the trace any more: it is this one's alone.
