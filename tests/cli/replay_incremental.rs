@@ -277,3 +277,93 @@ fn bundled_traces_replay_the_same() {
     }
     assert_same_alone(&massage_gun()).unwrap();
 }
+
+/// An account's sweep streamed (each trace read when the calls before its
+/// first are replayed, handed back when every config has replayed it) is
+/// the sweep of all its traces at once, trace by trace: sessions that
+/// interleave, one that reads what another wrote, continuations, configs
+/// that apply to some traces only, and traces listed out of time order.
+#[test]
+fn a_streamed_account_sweep_is_the_sweep_at_once() {
+    use tracecost::replay::stream::StreamSource;
+    use tracecost::replay::sweep::{AccountSweep, Applicability, RequestShape, sweep_checked};
+    let pricing = Pricing::builtin();
+    for (calls, seed, offset_s, reversed) in
+        [(12, 1, 30, false), (25, 7, 600, true), (6, 3, 0, true)]
+    {
+        let mut parts = interleaved(calls, seed, offset_s);
+        if reversed {
+            parts.reverse();
+        }
+        let memo = TokenMemo::new(parse_tokenizer("chars:4").unwrap());
+        let ctx = ReplayContext {
+            pricing: &pricing,
+            memo: &memo,
+            opts: opts(Build::Incremental),
+        };
+        let traces: Vec<&Trace> = parts.iter().collect();
+        let grid: Vec<Config> = COMPACTIONS
+            .iter()
+            .flat_map(|p| {
+                CACHES
+                    .iter()
+                    .map(move |c| format!("{p}+{c}").parse::<Config>().unwrap())
+            })
+            .filter(|c| traces.iter().any(|t| check_config(t, c).is_ok()))
+            .collect();
+        let baselines: Vec<Config> = parts
+            .iter()
+            .map(|t| Config::status_quo(t).unwrap())
+            .collect();
+        let applicability = Applicability::per_trace(&traces, &grid, &baselines, &pricing).unwrap();
+        let prepared: Vec<PreparedTrace<'_>> =
+            parts.iter().map(|t| prepare(t, &memo, &pricing)).collect();
+        let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
+        let at_once = sweep_checked(&refs, &applicability, ctx, None, &|| {}).unwrap();
+
+        let shapes: Vec<RequestShape> = parts.iter().map(RequestShape::of).collect();
+        let first_starts: Vec<u64> = parts
+            .iter()
+            .map(|t| t.calls.first().and_then(|c| c.start_ms).unwrap_or(0))
+            .collect();
+        let load =
+            |t: usize| -> Result<Trace, tracecost::replay::ReplayError> { Ok(parts[t].clone()) };
+        let prep: &(
+             dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, tracecost::replay::ReplayError>
+                 + Sync
+         ) = &|t| Ok(prepare(t, &memo, &pricing));
+        let mut streamed: Vec<Option<String>> = parts.iter().map(|_| None).collect();
+        let mut batches = 0;
+        let mut account = AccountSweep::new(&applicability, &shapes, ctx, None).unwrap();
+        account
+            .stream(
+                &StreamSource {
+                    first_starts: &first_starts,
+                    load: &load,
+                    prepare: prep,
+                    progress: &|| {},
+                    read_ahead: 1,
+                },
+                &mut |done| {
+                    batches += 1;
+                    for (t, trace, sweep) in done {
+                        assert_eq!(trace, parts[t], "the trace handed back is the one read");
+                        assert!(streamed[t].is_none(), "trace {t} handed back twice");
+                        streamed[t] = Some(serde_json::to_string(&sweep).unwrap());
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+        for (t, sweep) in at_once.iter().enumerate() {
+            assert_eq!(
+                streamed[t].as_deref(),
+                Some(serde_json::to_string(sweep).unwrap().as_str()),
+                "trace {t} of case ({calls}, {seed}, {offset_s}, {reversed})"
+            );
+        }
+        // Streamed, not all at the end: the first sessions end before the
+        // continuations start.
+        assert!(batches > 1, "one batch for {} traces", parts.len());
+    }
+}
