@@ -260,13 +260,24 @@ impl ReportArgs {
         // made of their skeletons.
         let mut store = crate::app::store::TraceStore::new()?;
         let mut skeletons = Vec::new();
+        let mut failed = None;
         let bar = super::progress::Bar::new();
         let loaded =
             crate::app::load_inputs_each(&self.inputs, &self.read.options(), &bar, &mut |t| {
-                skeletons.push(store.put(&t)?);
+                match store.put(&t) {
+                    Ok(s) => skeletons.push(s),
+                    // The store's own failure (the machine's) stops the load.
+                    Err(e) => {
+                        failed = Some(e);
+                        return Err(crate::app::InputError::Unusable(String::new()));
+                    }
+                }
                 Ok(())
             });
         bar.finish();
+        if let Some(e) = failed {
+            return Err(e);
+        }
         report_loaded(&loaded?);
         store.seal()?;
         Ok(ReportPlan {

@@ -631,3 +631,44 @@ fn a_streamed_report_is_the_report_held_in_memory() {
         }
     }
 }
+
+/// A report whose temporary file of traces cannot be made (TMPDIR missing
+/// or full) fails as the machine's failure (exit 69), says what to do, and
+/// leaves no report behind.
+#[test]
+fn a_report_without_room_for_its_temporary_file_says_so() {
+    use crate::util::{outcome, repo, tracecost};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let (code, _, err) = outcome(
+        tracecost()
+            .env("TMPDIR", dir.path().join("missing"))
+            .arg("report")
+            .arg(repo("traces"))
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 69, "{err}");
+    let line = err.lines().last().unwrap_or_default();
+    assert!(
+        line.contains("missing") && line.contains("TMPDIR") && line.contains("--in-memory"),
+        "{err}"
+    );
+    assert!(!out.exists(), "no report is left");
+    // Held in memory, the same report runs.
+    let (code, _, err) = outcome(
+        tracecost()
+            .env("TMPDIR", dir.path().join("missing"))
+            .arg("report")
+            .arg(repo("traces"))
+            .arg("--out")
+            .arg(&out)
+            .arg("--in-memory")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.join("summary.md").is_file());
+}

@@ -51,9 +51,9 @@ pub use pipelines::{
     ledger_repair, recall, replay, report, stability, stability_digest, sweep, usage,
 };
 pub use plan::{
-    CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputOptions, Loaded, RecallPlan,
-    ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun, UsagePlan,
-    calibration_model, input_paths, load_inputs, load_inputs_each, load_traces,
+    CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions, Loaded,
+    RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun,
+    UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each, load_traces,
 };
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,

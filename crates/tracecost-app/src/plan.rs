@@ -14,7 +14,7 @@ use crate::replay::{ReplayContext, ReplayOptions};
 use crate::trace::Trace;
 use crate::trace::Warning;
 pub use crate::trace::import::inputs::{
-    InputOptions, Loaded, SkippedSummary, input_paths, load_inputs, load_inputs_each,
+    InputError, InputOptions, Loaded, SkippedSummary, input_paths, load_inputs, load_inputs_each,
 };
 use crate::trace::import::{Format, ImportOptions};
 

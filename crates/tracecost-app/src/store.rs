@@ -9,8 +9,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use super::AppError;
 use crate::replay::sweep::RequestShape;
-use crate::trace::{Prompt, Trace, TraceError};
+use crate::trace::{Prompt, Trace};
 
 /// Traces written to a temporary file, read back one at a time.
 #[derive(Debug)]
@@ -29,7 +30,7 @@ impl TraceStore {
     /// An empty store in the system's temporary folder (`TMPDIR`). On Unix
     /// the file has no name once open, so nothing is left behind however
     /// the run ends.
-    pub fn new() -> Result<Self, TraceError> {
+    pub fn new() -> Result<Self, AppError> {
         let dir = std::env::temp_dir();
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -38,10 +39,7 @@ impl TraceStore {
             "tracecost-fleet-{}-{nanos}.jsonl",
             std::process::id()
         ));
-        let io = |source| TraceError::Io {
-            path: path.display().to_string(),
-            source,
-        };
+        let io = |source| store_error(&path, &source);
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -61,15 +59,12 @@ impl TraceStore {
         })
     }
 
-    fn io(&self, source: std::io::Error) -> TraceError {
-        TraceError::Io {
-            path: self.path.display().to_string(),
-            source,
-        }
+    fn io(&self, source: std::io::Error) -> AppError {
+        store_error(&self.path, &source)
     }
 
     /// Writes `trace` to the store and gives its skeleton ([`skeleton`]).
-    pub fn put(&mut self, trace: &Trace) -> Result<Trace, TraceError> {
+    pub fn put(&mut self, trace: &Trace) -> Result<Trace, AppError> {
         let line = crate::trace::to_json_line(trace);
         let Some(w) = self.writer.as_mut() else {
             return Err(self.io(std::io::Error::other("the store was sealed")));
@@ -84,7 +79,7 @@ impl TraceStore {
     }
 
     /// Ends writing: every trace written can be read back.
-    pub fn seal(&mut self) -> Result<(), TraceError> {
+    pub fn seal(&mut self) -> Result<(), AppError> {
         if let Some(w) = self.writer.take() {
             // Flushed is enough: the store is read through the same open
             // file, and nothing outlives the run.
@@ -112,7 +107,7 @@ impl TraceStore {
 
     /// Trace `i` as it was written, with the names of `skeleton` (the plan
     /// may have told traces of one name apart).
-    pub fn get(&self, i: usize, skeleton: &Trace) -> Result<Trace, TraceError> {
+    pub fn get(&self, i: usize, skeleton: &Trace) -> Result<Trace, AppError> {
         let Some(&(at, len)) = self.entries.get(i) else {
             return Err(self.io(std::io::Error::other(format!(
                 "no trace {} of {}",
@@ -125,7 +120,9 @@ impl TraceStore {
         let text = std::str::from_utf8(&buf)
             .map_err(|e| self.io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         let shown = format!("{}:{}", self.path.display(), i + 1);
-        let mut traces = crate::trace::load_str(text, &shown)?.traces;
+        let mut traces = crate::trace::load_str(text, &shown)
+            .map_err(|e| self.io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
+            .traces;
         let mut trace = match (traces.pop(), traces.is_empty()) {
             (Some(t), true) => t,
             _ => {
@@ -140,6 +137,15 @@ impl TraceStore {
         trace.source.clone_from(&skeleton.source);
         Ok(trace)
     }
+}
+
+/// The store's failures are the machine's (a temporary folder missing or
+/// full), and the message says what to do.
+fn store_error(path: &std::path::Path, e: &std::io::Error) -> AppError {
+    AppError::Environment(format!(
+        "{}: the report's temporary file of traces: {e}; set TMPDIR to a folder with room for about the inputs' size, or pass --in-memory",
+        path.display()
+    ))
 }
 
 #[cfg(unix)]
