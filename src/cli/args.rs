@@ -416,7 +416,7 @@ pub(super) struct ReportArgs {
     /// How many traces get a page of their own, with every config's row and their calls in results.json and results.csv: the N most expensive, or `all` [default: 25]. Every trace's figures are in results.json, sessions.csv and sessions/index.html either way.
     #[arg(long, value_name = "N|all", value_parser = session_pages)]
     pub(super) sessions: Option<crate::report::build::SessionPages>,
-    /// Hold every trace in memory while replaying, instead of a temporary file read back a segment in time at a time (the same report; memory then grows with the fleet).
+    /// Hold every trace in memory while replaying, instead of writing each to a temporary file (in TMPDIR) and reading it back when its turn comes. The same report; memory then grows with the fleet.
     #[arg(long)]
     pub(super) in_memory: bool,
     #[command(flatten)]
