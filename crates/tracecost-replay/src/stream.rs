@@ -204,7 +204,9 @@ impl AccountSweep<'_> {
                     if !st.mask[t] {
                         continue;
                     }
-                    if st.sims.is_none() {
+                    // The caches are made for the first trace whose calls
+                    // meet them, as in the replay of them all at once.
+                    if st.sims.is_none() && !tr.calls.is_empty() {
                         *st.sims = Some(caches(p, st.configs, ctx)?);
                     }
                     let run = GroupRun::new(p, st.configs, ctx)?;
