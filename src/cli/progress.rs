@@ -14,6 +14,8 @@ const WIDTH: usize = 30;
 pub struct Bar {
     enabled: bool,
     done: AtomicU64,
+    /// Traces done, in a stage of [`Unit::Calls`].
+    traces: AtomicU64,
     stage: Mutex<Stage>,
 }
 
@@ -39,6 +41,7 @@ impl Bar {
         Self {
             enabled,
             done: AtomicU64::new(0),
+            traces: AtomicU64::new(0),
             stage: Mutex::new(Stage::default()),
         }
     }
@@ -68,6 +71,11 @@ impl Progress for Bar {
         s.drawn_at = None;
         s.started = Some(std::time::Instant::now());
         self.done.store(0, Ordering::Relaxed);
+        self.traces.store(0, Ordering::Relaxed);
+    }
+
+    fn traces_done(&self, n: u64) {
+        self.traces.fetch_add(n, Ordering::Relaxed);
     }
 
     fn advance(&self, n: u64) {
@@ -82,7 +90,8 @@ impl Progress for Bar {
         }
         s.drawn_at = Some(at);
         let unit = s.unit.unwrap_or(Unit::Items);
-        let mut text = render(&s.label, done, s.total, unit);
+        let traces = self.traces.load(Ordering::Relaxed);
+        let mut text = render(&s.label, done, s.total, unit, traces);
         if let Some(started) = s.started {
             text.push_str(&pace(done.min(s.total), s.total, started.elapsed(), unit));
         }
@@ -97,10 +106,10 @@ impl Progress for Bar {
     }
 }
 
-/// The bar's text: `label [=====     ] done/total`, in MB for bytes. Only
-/// whole steps show, so a bar fed a megabyte at a time is not redrawn for
-/// every megabyte of a large file.
-pub(crate) fn render(label: &str, done: u64, total: u64, unit: Unit) -> String {
+/// The bar's text: `label [=====     ] done/total`, in MB for bytes, with
+/// the traces done for a fleet's calls. Only whole steps show, so a bar fed
+/// a megabyte at a time is not redrawn for every megabyte of a large file.
+pub(crate) fn render(label: &str, done: u64, total: u64, unit: Unit, traces_done: u64) -> String {
     let done = done.min(total);
     let filled = if total == 0 {
         WIDTH
@@ -109,6 +118,10 @@ pub(crate) fn render(label: &str, done: u64, total: u64, unit: Unit) -> String {
     };
     let count = match unit {
         Unit::Items => format!("{done}/{total}"),
+        Unit::Calls { traces } => format!(
+            "{}/{traces} traces · {done}/{total} calls",
+            traces_done.min(traces)
+        ),
         Unit::Bytes => {
             let pct = if total == 0 {
                 100
@@ -138,6 +151,7 @@ pub(crate) fn pace(done: u64, total: u64, elapsed: std::time::Duration, unit: Un
     let rate = match unit {
         Unit::Items if rate >= 10.0 => format!("{rate:.0}/s"),
         Unit::Items => format!("{rate:.1}/s"),
+        Unit::Calls { .. } => format!("{rate:.0} calls/s"),
         Unit::Bytes => format!("{:.0} MB/s", rate / 1e6),
     };
     let left = match left {
@@ -186,11 +200,11 @@ mod tests {
     #[test]
     fn the_bar_counts_items_and_shows_bytes_as_a_percentage() {
         assert_eq!(
-            render("sweep", 5, 10, Unit::Items),
+            render("sweep", 5, 10, Unit::Items, 0),
             format!("sweep [{}{}] 5/10", "=".repeat(15), " ".repeat(15))
         );
         assert_eq!(
-            render("load t.json", 250_000_000, 1_000_000_000, Unit::Bytes),
+            render("load t.json", 250_000_000, 1_000_000_000, Unit::Bytes, 0),
             format!(
                 "load t.json [{}{}] 25% of 1000 MB",
                 "=".repeat(7),
@@ -198,7 +212,27 @@ mod tests {
             )
         );
         // Overshoot and an empty stage draw a full bar, never a panic.
-        assert!(render("x", 12, 10, Unit::Items).ends_with("] 10/10"));
-        assert!(render("x", 0, 0, Unit::Bytes).contains(&"=".repeat(WIDTH)));
+        assert!(render("x", 12, 10, Unit::Items, 0).ends_with("] 10/10"));
+        assert!(render("x", 0, 0, Unit::Bytes, 0).contains(&"=".repeat(WIDTH)));
+    }
+
+    #[test]
+    fn a_fleet_bar_counts_traces_and_calls() {
+        let calls = Unit::Calls { traces: 1_000 };
+        assert_eq!(
+            render("report", 2_000, 8_000, calls, 250),
+            format!(
+                "report [{}{}] 250/1000 traces · 2000/8000 calls",
+                "=".repeat(7),
+                " ".repeat(23)
+            )
+        );
+        // Never more traces than there are.
+        assert!(render("report", 8_000, 8_000, calls, 1_200).contains(" 1000/1000 traces"));
+        use std::time::Duration;
+        assert_eq!(
+            pace(2_000, 8_000, Duration::from_secs(10), calls),
+            " · 200 calls/s · 30s left"
+        );
     }
 }

@@ -235,3 +235,70 @@ fn import_writes_traces_and_usage_prices_a_folder() {
     .unwrap_err();
     assert_eq!(none.class(), app::ErrorClass::Input);
 }
+
+#[test]
+fn a_report_counts_every_trace_and_call_of_the_fleet_on_one_bar() {
+    // An account's sessions, streamed from a store and held in memory: the
+    // report's bar ends at every call and every trace.
+    let traces: Vec<_> = tracecost::trace::generate::fleet(12, 3).collect();
+    let calls: u64 = traces.iter().map(|t| t.calls.len() as u64).sum();
+    let configs: Vec<tracecost::policy::Config> = ["off+tail", "ledger:t=2000,k=1+tail"]
+        .iter()
+        .map(|c| c.parse().unwrap())
+        .collect();
+    for stored in [false, true] {
+        let mut plan = SweepPlan::from_configs(
+            traces.clone(),
+            configs.clone(),
+            SweepOptions::default(),
+            cost(),
+        )
+        .unwrap();
+        if stored {
+            let mut store = app::store::TraceStore::new().unwrap();
+            let skeletons: Vec<_> = traces.iter().map(|t| store.put(t).unwrap()).collect();
+            store.seal().unwrap();
+            plan = SweepPlan::from_configs(
+                skeletons,
+                configs.clone(),
+                SweepOptions::default(),
+                cost(),
+            )
+            .unwrap()
+            .with_store(store)
+            .unwrap();
+        }
+        let rec = tracecost::progress::Recorder::default();
+        let mut handed = 0u64;
+        let report = app::report(&app::ReportPlan { sweep: plan }, &rec, &mut |_, t, _| {
+            // A trace is counted done before its pages are written.
+            handed += t.calls.len() as u64;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(handed, calls);
+        let events = rec.events.lock().unwrap();
+        let (stage, total, done) = &events[0];
+        assert_eq!(
+            stage, "report: replaying under 2 configs",
+            "stored: {stored}"
+        );
+        assert_eq!((*total, *done), (calls, calls), "stored: {stored}");
+        // A check of the fleet's recommendation, when one is made, is one
+        // more pass over every call.
+        let checked = usize::from(report.fleet.stability.is_some());
+        assert_eq!(events.len(), 1 + checked, "stored: {stored}");
+        if let Some((stage, total, done)) = events.get(1) {
+            assert!(
+                stage.starts_with("report: checking the stubs of "),
+                "{stage}"
+            );
+            assert_eq!((*total, *done), (calls, calls));
+        }
+        assert_eq!(
+            rec.traces.load(std::sync::atomic::Ordering::Relaxed),
+            traces.len() as u64 * (1 + checked as u64),
+            "stored: {stored}"
+        );
+    }
+}

@@ -215,16 +215,21 @@ pub fn report(
 ) -> Result<ReportOutcome, AppError> {
     let sp = &plan.sweep;
     let memo = sp.cost.memo();
-    // One step per trace and config replayed: the bar names both.
+    // One bar for the fleet, in traces and calls: each trace's calls are
+    // counted when every config has replayed it (and its page is written).
+    let calls: u64 = sp.traces().iter().map(|t| t.calls.len() as u64).sum();
+    let whole_fleet = Unit::Calls {
+        traces: sp.traces().len() as u64,
+    };
     progress.start(
-        &format!(
-            "report: {} traces × {} configs",
-            sp.traces().len(),
-            sp.configs().len()
-        ),
-        (sp.configs().len() * sp.traces().len()) as u64,
-        Unit::Items,
+        &format!("report: replaying under {} configs", sp.configs().len()),
+        calls,
+        whole_fleet,
     );
+    let done = |t: &Trace| {
+        progress.advance(t.calls.len() as u64);
+        progress.traces_done(1);
+    };
     let mut sessions: Vec<Option<SessionSummary>> = sp.traces().iter().map(|_| None).collect();
     // A few groups of traces sharing a cache at a time, side by side: only
     // their traces (in memory, the plan's) and per-call rows are held.
@@ -235,7 +240,8 @@ pub fn report(
         let (accounts, alone) = groups.into_iter().partition(|g| g.len() > 1);
         groups = alone;
         for group in &accounts {
-            stream_account(sp, &memo, group, progress, &mut |i, t, report| {
+            stream_account(sp, &memo, group, &mut |i, t, report| {
+                done(t);
                 on_session(i, t, &report)?;
                 let TraceReport { sweep, stability } = report;
                 sessions[i] = Some(SessionSummary::new(t, sweep, Some(&stability)));
@@ -257,11 +263,12 @@ pub fn report(
                     sp.cost.replay_context(&memo, None),
                     sp.recall_cost_usd,
                 )?;
-                report_group(sp, &memo, group, &mut sweep, progress)
+                report_group(sp, &memo, group, &mut sweep)
             })
             .collect::<Vec<_>>();
         for reports in reports {
             for (i, t, report) in reports? {
+                done(&t);
                 on_session(i, &t, &report)?;
                 let TraceReport { sweep, stability } = report;
                 sessions[i] = Some(SessionSummary::new(&t, sweep, Some(&stability)));
@@ -273,7 +280,18 @@ pub fn report(
     // The fleet's recommendation is known only now: check its stubs on
     // every session, as each session's own recommendation was.
     let recommended = fleet.answer.recommended.config.config().cloned();
-    if let (false, Some(config)) = (fleet.answer.keep_status_quo, recommended) {
+    let checked = match (fleet.answer.keep_status_quo, recommended) {
+        (false, Some(config)) => Some(config),
+        _ => None,
+    };
+    if let Some(config) = checked {
+        // A shorter pass (one config, every count known): its own count,
+        // so that the time left is its own.
+        progress.start(
+            &format!("report: checking the stubs of {config}"),
+            calls,
+            whole_fleet,
+        );
         let mut check = super::fleet::FleetStability {
             config: config.clone(),
             sessions: 0,
@@ -287,6 +305,8 @@ pub fn report(
             .map(|i| -> Result<(usize, usize), AppError> {
                 let t = sp.trace(i)?;
                 let r = stability_of(&t, &config, &memo, None)?;
+                progress.advance(t.calls.len() as u64);
+                progress.traces_done(1);
                 Ok((r.stubs, r.violations.len()))
             })
             .collect::<Vec<_>>();
@@ -318,7 +338,6 @@ fn stream_account(
     sp: &SweepPlan,
     memo: &TokenMemo,
     group: &[usize],
-    progress: &dyn Progress,
     emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
 ) -> Result<(), AppError> {
     let applicability = sp.applicability.subset(group);
@@ -342,12 +361,12 @@ fn stream_account(
     let load = |k: usize| -> Result<Trace, AppError> { Ok(sp.trace(group[k])?.into_owned()) };
     let prepared: &(dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, AppError> + Sync) =
         &|t| prepare(t, &sp.cost, memo, sp.priced_as());
-    let advance = || progress.advance(1);
     let source = crate::replay::stream::StreamSource {
         first_starts: &first_starts,
         load: &load,
         prepare: prepared,
-        progress: &advance,
+        // The report counts a trace's calls once every config is done.
+        progress: &|| (),
         read_ahead: groups_at_once() * 2,
     };
     sweep.stream(&source, &mut |done| {
@@ -376,7 +395,6 @@ fn report_group<'p>(
     memo: &TokenMemo,
     group: &[usize],
     sweep: &mut crate::replay::sweep::AccountSweep<'_>,
-    progress: &dyn Progress,
 ) -> Result<Vec<(usize, std::borrow::Cow<'p, Trace>, TraceReport)>, AppError> {
     let segment: Vec<usize> = (0..group.len()).collect();
     let segment = &segment[..];
@@ -391,7 +409,8 @@ fn report_group<'p>(
         .map(|t| prepare(t, &sp.cost, memo, sp.priced_as()))
         .collect::<Result<Vec<_>, _>>()?;
     let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
-    let sweeps = sweep.segment(segment, &refs, &|| progress.advance(1))?;
+    // The report counts a trace's calls once every config is done.
+    let sweeps = sweep.segment(segment, &refs, &|| ())?;
     drop(prepared);
     let reports = traces
         .par_iter()

@@ -15,6 +15,13 @@ pub enum Unit {
     Bytes,
     /// Things done: calls replayed, configs swept.
     Items,
+    /// Calls of a fleet's traces, `traces` of them: the stage also counts
+    /// the traces done ([`Progress::traces_done`]), so that one bar says
+    /// how many traces and calls are done of the whole fleet.
+    Calls {
+        /// Traces in the stage.
+        traces: u64,
+    },
 }
 
 /// Told how far a long job has got. Called from worker threads, hence
@@ -26,6 +33,9 @@ pub trait Progress: Sync {
     fn start(&self, stage: &str, total: u64, unit: Unit);
     /// `n` more units of the current stage are done.
     fn advance(&self, n: u64);
+    /// `n` more traces of a [`Unit::Calls`] stage are done (their calls
+    /// are counted by [`Progress::advance`]).
+    fn traces_done(&self, _n: u64) {}
 }
 
 /// Reports nothing.
@@ -63,6 +73,8 @@ impl<R: Read> Read for ReadProgress<'_, R> {
 pub struct Recorder {
     /// Each stage begun: its name, its total, and the units done so far.
     pub events: std::sync::Mutex<Vec<(String, u64, u64)>>,
+    /// Traces done, over every stage.
+    pub traces: std::sync::atomic::AtomicU64,
 }
 
 impl Progress for Recorder {
@@ -76,6 +88,10 @@ impl Progress for Recorder {
         if let Some(last) = self.events.lock().unwrap().last_mut() {
             last.2 += n;
         }
+    }
+    fn traces_done(&self, n: u64) {
+        self.traces
+            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
