@@ -419,6 +419,9 @@ pub(super) struct ReportArgs {
     /// Hold every trace in memory while replaying, instead of writing each to a temporary file (in TMPDIR) and reading it back when its turn comes. The same report; memory then grows with the fleet.
     #[arg(long)]
     pub(super) in_memory: bool,
+    /// Also write every call of every trace under every config to calls.jsonl in the report folder, a JSON object per line (trace_index, trace, session, config, then the call's figures as in results.json), written as each trace is replayed: for your own tools. About half a KB per call and config: gigabytes for a large fleet.
+    #[arg(long)]
+    pub(super) calls_jsonl: bool,
     #[command(flatten)]
     pub(super) cost: CostArgs,
 }

@@ -69,6 +69,9 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 a.sessions.unwrap_or_default(),
             )
             .map_err(report_err(&a.out))?;
+            if a.calls_jsonl {
+                writer = writer.with_call_lines();
+            }
             let outcome = with_progress(|bar| {
                 app::report(&plan, bar, &mut |i, t, r| {
                     writer

@@ -672,3 +672,144 @@ fn a_report_without_room_for_its_temporary_file_says_so() {
     assert_eq!(code, 0, "{err}");
     assert!(out.join("summary.md").is_file());
 }
+
+/// `--calls-jsonl` writes every call of every trace under every config,
+/// the same figures as `results.json`'s per-call rows, and changes no other
+/// file of the report.
+#[test]
+fn calls_jsonl_holds_every_call_of_every_config_and_nothing_else_changes() {
+    use crate::util::{outcome, tracecost, tree};
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet.jsonl");
+    let (code, _, err) = outcome(
+        tracecost()
+            .args(["gen", "fleet", "--sessions", "30", "--seed", "3", "-o"])
+            .arg(&fleet)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let grid = [
+        "--compaction",
+        "off,ledger",
+        "--threshold",
+        "2000,8000",
+        "--keep-last",
+        "1",
+        "--cache",
+        "claude-code",
+    ];
+    let report = |out: &str, extra: &[&str]| {
+        let out = dir.path().join(out);
+        let (code, _, err) = outcome(
+            tracecost()
+                .arg("report")
+                .arg(&fleet)
+                .arg("--out")
+                .arg(&out)
+                .args(grid)
+                .args(extra)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "{err}");
+        tree(&out)
+    };
+    for pages in ["all", "3"] {
+        let with = report(
+            &format!("with-{pages}"),
+            &["--sessions", pages, "--calls-jsonl"],
+        );
+        let without = report(&format!("without-{pages}"), &["--sessions", pages]);
+        let (calls, rest): (Vec<_>, Vec<_>) =
+            with.into_iter().partition(|(n, _)| n == "calls.jsonl");
+        // The folder's marker lists its files, the new one among them.
+        let marker = ".tracecost-report";
+        let listed = |t: &[(String, Vec<u8>)]| {
+            let m = &t.iter().find(|(n, _)| n == marker).unwrap().1;
+            String::from_utf8(m.clone()).unwrap()
+        };
+        assert_eq!(
+            listed(&rest).replace("calls.jsonl\n", ""),
+            listed(&without),
+            "--sessions {pages}"
+        );
+        let names = |t: &[(String, Vec<u8>)]| t.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&rest), names(&without), "--sessions {pages}");
+        for ((name, a), (_, b)) in rest.iter().zip(&without) {
+            assert!(
+                name == marker || a == b,
+                "--sessions {pages}: {name} changed"
+            );
+        }
+        let text = String::from_utf8(calls[0].1.clone()).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if pages != "all" {
+            // The same lines whichever traces get a page.
+            let all =
+                String::from_utf8(std::fs::read(dir.path().join("with-all/calls.jsonl")).unwrap())
+                    .unwrap();
+            assert_eq!(text, all);
+            continue;
+        }
+        // Per trace and config, the lines sum to results.json's figures of
+        // that config (tokens exactly), one line per call; the status quo's
+        // lines are its per-call rows.
+        let results: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join("with-all/results.json")).unwrap(),
+        )
+        .unwrap();
+        let mut by_key: std::collections::BTreeMap<(usize, String), Vec<&serde_json::Value>> =
+            Default::default();
+        for line in &lines {
+            let i = line["trace_index"].as_u64().unwrap() as usize;
+            assert_eq!(line["trace"], results["traces"][i]["trace"]);
+            assert_eq!(line["session"], results["traces"][i]["session"]);
+            by_key
+                .entry((i, line["config"].as_str().unwrap().to_owned()))
+                .or_default()
+                .push(line);
+        }
+        let traces = results["traces"].as_array().unwrap();
+        let configs: usize = traces
+            .iter()
+            .map(|t| t["configs"].as_array().unwrap().len())
+            .sum();
+        assert_eq!(by_key.len(), configs, "every trace's every config");
+        for (i, t) in traces.iter().enumerate() {
+            let calls = t["calls_baseline"].as_array().unwrap();
+            for c in t["configs"].as_array().unwrap() {
+                let config = c["config"].as_str().unwrap();
+                let got = &by_key[&(i, config.to_owned())];
+                assert_eq!(got.len(), calls.len(), "{i} {config}");
+                let indices: Vec<u64> = got.iter().map(|l| l["index"].as_u64().unwrap()).collect();
+                assert_eq!(indices, (1..=calls.len() as u64).collect::<Vec<_>>());
+                for field in [
+                    "input_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                    "output_tokens",
+                ] {
+                    let sum: u64 = got.iter().map(|l| l[field].as_u64().unwrap()).sum();
+                    assert_eq!(sum, c[field].as_u64().unwrap(), "{i} {config} {field}");
+                }
+                let cost: f64 = got.iter().map(|l| l["cost_usd"].as_f64().unwrap()).sum();
+                let want = c["cost_usd"].as_f64().unwrap();
+                assert!(
+                    (cost - want).abs() <= 1e-6 * want.max(1.0),
+                    "{i} {config}: {cost} {want}"
+                );
+                if config == t["baseline"].as_str().unwrap_or_default() {
+                    for (l, c) in got.iter().zip(calls) {
+                        for f in ["index", "messages", "chars", "cost_usd", "input_tokens"] {
+                            assert_eq!(l[f], c[f], "{i} {config} {f}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@
 //! (`results_json`) and the CSV files (`csv`). The writers read the
 //! story; they never call one another.
 
+mod calls_jsonl;
 mod chart_data;
 mod csv;
 mod html;
@@ -20,6 +21,7 @@ mod results_json;
 mod story;
 mod summary_md;
 
+pub use calls_jsonl::CALLS_JSONL;
 pub use chart_data::{charts, fleet_charts};
 pub use story::{fleet_lines, sweep_skipped_lines};
 
@@ -147,6 +149,8 @@ pub struct ReportWriter<'s> {
     files: BTreeMap<String, ()>,
     /// Pages for the most expensive traces only.
     bounded: Option<Bounded>,
+    /// Every call of every trace written to [`CALLS_JSONL`].
+    call_lines: bool,
 }
 
 /// What a report that pages only its most expensive traces holds until
@@ -208,6 +212,7 @@ impl<'s> ReportWriter<'s> {
             files: BTreeMap::new(),
             assumptions,
             bounded,
+            call_lines: false,
         };
         let head = format!(
             "{{\n  \"format\": {},\n  \"generator\": {},\n  \"assumptions\": {},\n  \"traces\": [",
@@ -217,6 +222,14 @@ impl<'s> ReportWriter<'s> {
         );
         w.append("results.json", head.as_bytes())?;
         Ok(w)
+    }
+
+    /// Also writes every call of every trace under every config to
+    /// [`CALLS_JSONL`], as each trace is handed over (in that order; each
+    /// line names its trace's place in the report). Before the first trace.
+    pub fn with_call_lines(mut self) -> Self {
+        self.call_lines = true;
+        self
     }
 
     fn put(&mut self, rel: &str, bytes: &[u8]) -> Result<(), ReportError> {
@@ -247,6 +260,10 @@ impl<'s> ReportWriter<'s> {
         r: &TraceReport,
     ) -> Result<(), ReportError> {
         self.arrived += 1;
+        if self.call_lines {
+            let lines = calls_jsonl::call_lines(index, session, r);
+            self.append(CALLS_JSONL, lines.as_bytes())?;
+        }
         if self.bounded.is_some() {
             return self.trace_bounded(index, session, r);
         }
