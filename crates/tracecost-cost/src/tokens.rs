@@ -171,14 +171,34 @@ impl BpeCounter {
 /// (a long word, a run without spaces) is encoded each time.
 const PIECE_BYTES_MAX: usize = 15;
 
-/// Pieces remembered per thread and encoding before the memory is cleared
-/// (under a MB, so that lookups stay in the processor's cache): the counts
-/// are the same whether a piece is remembered or not.
-const PIECES_MAX: usize = 1 << 15;
+/// Slots of the table of remembered pieces, per thread and encoding: a
+/// piece goes to the slot its hash names, replacing what was there (a
+/// table of 256 KB, which stays in the processor's cache, where a larger
+/// map would cost a miss per lookup). The counts are the same whether a
+/// piece is remembered or not.
+const PIECE_SLOTS: usize = 1 << 13;
 
-/// The count of each piece the pre-tokenizer cut, per encoding, keyed by
-/// [`piece_key`].
-type PieceCounts = HashMap<u128, u32, FastBuild>;
+/// One slot: a piece's key ([`piece_key`]; 0, which no piece of two or
+/// more bytes has, when empty) and its count.
+type PieceSlot = (u128, u32);
+
+/// The remembered pieces of one encoding.
+struct PieceCounts(Box<[PieceSlot]>);
+
+impl Default for PieceCounts {
+    fn default() -> Self {
+        PieceCounts(vec![(0, 0); PIECE_SLOTS].into_boxed_slice())
+    }
+}
+
+impl PieceCounts {
+    /// The slot of `key`: a multiplicative hash of its two halves.
+    fn slot(key: u128) -> usize {
+        let h = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> (64 - PIECE_SLOTS.trailing_zeros())) as usize
+    }
+}
 
 thread_local! {
     /// Per thread, so that counting takes no lock.
@@ -202,13 +222,13 @@ impl BpeCounter {
     /// search of the vocabulary and two buffers.
     fn count_pieces(&self, text: &str) -> u64 {
         let bpe = &self.bpe.bpe;
-        let slot = match self.encoding {
+        let table = match self.encoding {
             Encoding::O200kBase => 0,
             Encoding::Cl100kBase => 1,
         };
         PIECES.with(|cell| {
-            let mut maps = cell.borrow_mut();
-            let known = &mut maps[slot];
+            let mut tables = cell.borrow_mut();
+            let known = &mut tables[table];
             let mut total = 0u64;
             for piece in self.bpe.split(text) {
                 let bytes = piece.as_bytes();
@@ -222,16 +242,13 @@ impl BpeCounter {
                     continue;
                 }
                 let key = piece_key(bytes);
-                let n = match known.get(&key) {
-                    Some(&n) => n,
-                    None => {
-                        if known.len() >= PIECES_MAX {
-                            known.clear();
-                        }
-                        let n = bpe.count(bytes) as u32;
-                        known.insert(key, n);
-                        n
-                    }
+                let slot = &mut known.0[PieceCounts::slot(key)];
+                let n = if slot.0 == key {
+                    slot.1
+                } else {
+                    let n = bpe.count(bytes) as u32;
+                    *slot = (key, n);
+                    n
                 };
                 total += u64::from(n);
             }
@@ -943,6 +960,44 @@ mod tests {
                         prop_assert_eq!(counter.count(t), expected, "{:?} {:?}", enc, t);
                         prop_assert_eq!(tiktoken.count(t), expected, "{:?} {:?}", enc, t);
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pieces_that_push_others_out_of_the_table_still_count_right() {
+        // Three times as many distinct words as the table has slots, counted
+        // twice: every slot is taken and replaced, and each count is still
+        // bpe-openai's.
+        // Lower-case letters only, so that each word is one piece.
+        let word = |mut i: usize| {
+            let mut w = String::from(" ");
+            loop {
+                w.push(char::from(b'a' + (i % 26) as u8));
+                i /= 26;
+                if i == 0 {
+                    break w;
+                }
+            }
+        };
+        let words: Vec<String> = (0..3 * PIECE_SLOTS).map(word).collect();
+        assert_eq!(
+            BpeCounter::new(Encoding::O200kBase)
+                .bpe
+                .split(&words[5000])
+                .count(),
+            1
+        );
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let counter = BpeCounter::new(enc);
+            for _ in 0..2 {
+                for chunk in words.chunks(500) {
+                    let text = chunk.concat();
+                    assert_eq!(
+                        counter.count(&text),
+                        counter.bpe.count(text.as_str()) as u64
+                    );
                 }
             }
         }
