@@ -179,6 +179,15 @@ def _load_line(i: int, path: str, skip_invalid: bool) -> Any:
     return load
 
 
+def _reads_status_quos(grid: GridLike, baseline: Optional[str]) -> bool:
+    """Whether :func:`_configs` collects the sessions' status quos (a
+    :class:`Grid` without caches and no baseline): a pass over the sessions
+    before the sweep's own."""
+    if grid is None:
+        grid = Grid()
+    return isinstance(grid, Grid) and baseline is None and grid.caches is None
+
+
 def _configs(spark_sessions: "DataFrame", grid: GridLike, baseline: Optional[str]) -> List[str]:
     """The grid's configs, canonical, as the command line expands them for
     the whole fleet (a :class:`Grid` without caches also tries each
@@ -198,7 +207,7 @@ def _configs(spark_sessions: "DataFrame", grid: GridLike, baseline: Optional[str
         return out
     if baseline is not None:
         quos = [baseline]
-    elif grid.caches is None:
+    elif _reads_status_quos(grid, baseline):
         quos = sorted(r[0] for r in spark_sessions.select("status_quo").distinct().collect())
     else:
         quos = []
@@ -304,8 +313,10 @@ def _session_rows(
         df = inputs
     else:
         df = sessions(spark, inputs, from_=from_, skip_invalid=skip_invalid)
-    # Loaded once, read twice when the grid needs the status quos.
-    df = df.persist()
+    if _reads_status_quos(grid, baseline):
+        # Loaded once, read twice: for the status quos, then swept. (A
+        # grid of configs is swept as it is loaded, nothing kept.)
+        df = df.persist()
     configs = _configs(df, grid, baseline)
     options = {
         "baseline": baseline,
