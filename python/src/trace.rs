@@ -170,18 +170,20 @@ pub(crate) fn loads(
 
 /// Runs a generator by name (`massage-gun`, `session`, `fleet`).
 #[pyfunction]
-#[pyo3(signature = (name, calls=None, seed=None, sessions=None))]
+#[pyo3(signature = (name, calls=None, seed=None, sessions=None, accounts=None))]
 pub(crate) fn generate(
     py: Python<'_>,
     name: &str,
     calls: Option<usize>,
     seed: Option<u64>,
     sessions: Option<usize>,
+    accounts: Option<usize>,
 ) -> PyResult<Vec<PyTrace>> {
     let options = tracecost::trace::generate::GenOptions {
         calls,
         seed,
         sessions,
+        accounts,
     };
     let traces = py
         .detach(|| {

@@ -232,6 +232,8 @@ def test_trace_properties():
     fleet = tracecost.generate("fleet", sessions=3, seed=7)
     assert {tracecost.account_of(f) for f in fleet} == {"generated-team"}
     assert all(f.account == "generated-team" for f in fleet)
+    spread = tracecost.generate("fleet", sessions=6, seed=7, accounts=3)
+    assert {tracecost.account_of(f) for f in spread} == {"acct-01", "acct-02", "acct-03"}
     assert {f.status_quo for f in fleet} == {"off+claude-code:ttl=5m"}
 
 

@@ -129,27 +129,31 @@ def test_generated_fleet_of_200_sessions(spark, cli, cli_json, tmp_path):
 
 
 def test_a_json_lines_fleet_is_split_over_many_tasks(spark, cli, cli_json, tmp_path):
-    # One file, a trace per line, four accounts: loaded by lines over
-    # several tasks and swept account by account, with the command line's
+    # One file, a trace per line, a fleet of four accounts (`gen fleet
+    # --accounts 4`): loaded by lines over several tasks, swept over
+    # several tasks (an account whole in one), with the command line's
     # totals to the bit.
     fleet = tmp_path / "fleet.jsonl"
-    assert cli("gen", "fleet", "--sessions", "60", "--seed", "11", "-o", fleet).returncode == 0
+    gen = cli("gen", "fleet", "--sessions", "60", "--seed", "11", "--accounts", "4", "-o", fleet)
+    assert gen.returncode == 0, gen.stderr
     lines = fleet.read_text().splitlines()
-    out = []
-    for k, line in enumerate(lines):
-        doc = json.loads(line)
-        doc["account"] = f"acct-{k % 4}"
-        out.append(json.dumps(doc))
-    fleet.write_text("\n".join(out) + "\n")
     grid_flags = ["--compaction", "off,ledger", "--threshold", "8000", "--keep-last", "2",
                   "--cache", "none,claude-code:ttl=5m"]
     doc = cli_json("sweep", fleet, "--format", "json", "--per-trace", *grid_flags)
     configs = [tracecost.canonical_config(c) for c in
                ["off+none", "off+claude-code:ttl=5m", "ledger:t=8000,k=2+none",
                 "ledger:t=8000,k=2+claude-code:ttl=5m"]]
+    accounts = ["acct-01", "acct-02", "acct-03", "acct-04"]
     loaded = tracecost.spark.sessions(spark, [fleet])
     assert loaded.rdd.getNumPartitions() > 1
-    assert loaded.select("account").distinct().count() == 4
+    assert sorted(r[0] for r in loaded.select("account").distinct().collect()) == accounts
+    # The sweep's tasks: the accounts each partition swept. More than one
+    # partition carries accounts, and no account is in two.
+    swept = tracecost.spark.replay_sessions(spark, [fleet], configs)
+    per_task = swept.rdd.mapPartitions(lambda rows: [sorted({r["account"] for r in rows})])
+    carrying = [a for a in per_task.collect() if a]
+    assert len(carrying) > 1, carrying
+    assert sorted(a for task in carrying for a in task) == accounts
     rows = [r.asDict() for r in tracecost.spark.sweep(spark, [fleet], configs).collect()]
     assert_equal_totals(rows, cli_totals(doc, configs))
     assert all(r["sessions"] == len(lines) for r in rows)

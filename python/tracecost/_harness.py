@@ -79,11 +79,13 @@ def generate(
     calls: Optional[int] = None,
     seed: Optional[int] = None,
     sessions: Optional[int] = None,
+    accounts: Optional[int] = None,
 ) -> List[Trace]:
     """Runs a generator as ``tracecost gen`` does: ``"massage-gun"``,
     ``"session"`` (``calls``, ``seed``) or ``"fleet"`` (``sessions``,
-    ``seed``)."""
-    return list(_native.generate(name, calls, seed, sessions))
+    ``seed``, ``accounts``: the sessions spread evenly over that many
+    accounts, ``acct-01``, …)."""
+    return list(_native.generate(name, calls, seed, sessions, accounts))
 
 
 def _traces(traces: Traces) -> List[Trace]:

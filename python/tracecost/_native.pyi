@@ -116,6 +116,7 @@ def generate(
     calls: Optional[int] = None,
     seed: Optional[int] = None,
     sessions: Optional[int] = None,
+    accounts: Optional[int] = None,
 ) -> List[Trace]: ...
 def canonical_config(config: str) -> str: ...
 def grid_configs(

@@ -179,6 +179,15 @@ def _load_line(i: int, path: str, skip_invalid: bool) -> Any:
     return load
 
 
+def _reads_status_quos(grid: GridLike, baseline: Optional[str]) -> bool:
+    """Whether :func:`_configs` collects the sessions' status quos (a
+    :class:`Grid` without caches and no baseline): a pass over the sessions
+    before the sweep's own."""
+    if grid is None:
+        grid = Grid()
+    return isinstance(grid, Grid) and baseline is None and grid.caches is None
+
+
 def _configs(spark_sessions: "DataFrame", grid: GridLike, baseline: Optional[str]) -> List[str]:
     """The grid's configs, canonical, as the command line expands them for
     the whole fleet (a :class:`Grid` without caches also tries each
@@ -198,7 +207,7 @@ def _configs(spark_sessions: "DataFrame", grid: GridLike, baseline: Optional[str
         return out
     if baseline is not None:
         quos = [baseline]
-    elif grid.caches is None:
+    elif _reads_status_quos(grid, baseline):
         quos = sorted(r[0] for r in spark_sessions.select("status_quo").distinct().collect())
     else:
         quos = []
@@ -207,53 +216,72 @@ def _configs(spark_sessions: "DataFrame", grid: GridLike, baseline: Optional[str
 
 def _sweep_partition(configs: List[str], options: Dict[str, Any]) -> Any:
     """The mapInArrow function: sweeps a partition's sessions account by
-    account, in input order within an account."""
+    account. The partition's rows come sorted by account, then input order
+    (:func:`_session_rows` sorts them), so one account's sessions are held
+    at a time: a worker's memory is its largest account's, not its
+    partition's."""
 
     def run(batches: Iterator["pyarrow.RecordBatch"]) -> Iterator["pyarrow.RecordBatch"]:
         import pyarrow as pa
 
-        import tracecost
-        from tracecost._exact import to_limbs as limbs
-
-        rows: List[Dict[str, Any]] = []
+        schema = _arrow_schema(pa)
+        account: Optional[str] = None
+        members: List[Dict[str, Any]] = []
         for b in batches:
-            rows.extend(b.to_pylist())
-        accounts: Dict[str, List[Dict[str, Any]]] = {}
-        for r in rows:
-            accounts.setdefault(r["account"], []).append(r)
-        schema = None
-        for account in sorted(accounts):
-            members = sorted(accounts[account], key=lambda r: (r["path_index"], r["trace_index"]))
-            traces = []
-            for m in members:
-                (t,) = tracecost.loads(m["trace"], name=m["session"])
-                traces.append(t)
-            swept = tracecost.sweep(traces, configs, **options)
-            out: List[Dict[str, Any]] = []
-            # Rows come trace by trace, each trace's ranked from 1.
-            k = -1
-            for r in swept:
-                if r["rank"] == 1:
-                    k += 1
-                if not r["in_grid"]:
-                    continue
-                m = members[k]
-                row = {
-                    "account": account,
-                    "session": m["session"],
-                    "path_index": m["path_index"],
-                    "trace_index": m["trace_index"],
-                }
-                for col in _SWEEP_ROW_COLUMNS[4:]:
-                    row[col] = r[col]
-                for i, v in enumerate(limbs(r["cost_usd"])):
-                    row[f"_cost_limb{i}"] = v
-                out.append(row)
-            if schema is None:
-                schema = _arrow_schema(pa)
-            yield pa.RecordBatch.from_pylist(out, schema=schema)
+            for r in b.to_pylist():
+                if members and r["account"] != account:
+                    yield _sweep_account(account, members, configs, options, schema)
+                    members = []
+                account = r["account"]
+                members.append(r)
+        if members:
+            yield _sweep_account(account, members, configs, options, schema)
 
     return run
+
+
+def _sweep_account(
+    account: Optional[str],
+    members: List[Dict[str, Any]],
+    configs: List[str],
+    options: Dict[str, Any],
+    schema: "pyarrow.Schema",
+) -> "pyarrow.RecordBatch":
+    """One account's sessions swept together (they share its simulated
+    prompt cache), in input order: a row per session and config."""
+    import pyarrow as pa
+
+    import tracecost
+    from tracecost._exact import to_limbs as limbs
+
+    members = sorted(members, key=lambda r: (r["path_index"], r["trace_index"]))
+    traces = []
+    for m in members:
+        # The JSON is let go as its trace is made.
+        (t,) = tracecost.loads(m.pop("trace"), name=m["session"])
+        traces.append(t)
+    swept = tracecost.sweep(traces, configs, **options)
+    out: List[Dict[str, Any]] = []
+    # Rows come trace by trace, each trace's ranked from 1.
+    k = -1
+    for r in swept:
+        if r["rank"] == 1:
+            k += 1
+        if not r["in_grid"]:
+            continue
+        m = members[k]
+        row = {
+            "account": account,
+            "session": m["session"],
+            "path_index": m["path_index"],
+            "trace_index": m["trace_index"],
+        }
+        for col in _SWEEP_ROW_COLUMNS[4:]:
+            row[col] = r[col]
+        for i, v in enumerate(limbs(r["cost_usd"])):
+            row[f"_cost_limb{i}"] = v
+        out.append(row)
+    return pa.RecordBatch.from_pylist(out, schema=schema)
 
 
 def _arrow_schema(pa: Any) -> "pyarrow.Schema":
@@ -285,8 +313,10 @@ def _session_rows(
         df = inputs
     else:
         df = sessions(spark, inputs, from_=from_, skip_invalid=skip_invalid)
-    # Loaded once, read twice when the grid needs the status quos.
-    df = df.persist()
+    if _reads_status_quos(grid, baseline):
+        # Loaded once, read twice: for the status quos, then swept. (A
+        # grid of configs is swept as it is loaded, nothing kept.)
+        df = df.persist()
     configs = _configs(df, grid, baseline)
     options = {
         "baseline": baseline,
@@ -297,6 +327,9 @@ def _session_rows(
         "batch": batch,
     }
     parted = df.repartition(partitions, "account") if partitions else df.repartition("account")
+    # An account's sessions one after the other, in input order: each
+    # partition is swept an account at a time (_sweep_partition).
+    parted = parted.sortWithinPartitions("account", "path_index", "trace_index")
     return parted.mapInArrow(_sweep_partition(configs, options), _SESSION_ROW_SCHEMA)
 
 

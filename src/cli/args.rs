@@ -94,6 +94,7 @@ Examples:
   tracecost gen massage-gun -o traces/massage-gun.json
   tracecost gen session --calls 500 --seed 7 -o /tmp/session.json
   tracecost gen fleet --sessions 1000 --seed 1 -o /tmp/fleet.json
+  tracecost gen fleet --sessions 10000 --accounts 16 -o /tmp/fleet.jsonl
   tracecost gen request-log --calls 100 --seed 1 -o /tmp/requests.jsonl")]
     Gen(GenArgs),
     /// Print the built-in price table (or one extended with --pricing).
@@ -486,6 +487,15 @@ pub(super) struct GenArgs {
     /// Fleet: number of sessions [default: 100].
     #[arg(long, allow_hyphen_values = true, value_parser = gen_sessions)]
     pub(super) sessions: Option<usize>,
+    /// Fleet: spread the sessions over this many accounts (a team's
+    /// organizations or API keys), named acct-01, acct-02, …: each session,
+    /// with all its parts, in one account, every account holding the same
+    /// number of sessions (give or take one). Replayed, a session shares
+    /// the simulated prompt cache only with sessions of its own account. No
+    /// more accounts than sessions [default: 1: every session in the
+    /// account generated-team].
+    #[arg(long, allow_hyphen_values = true, value_parser = gen_accounts)]
+    pub(super) accounts: Option<usize>,
     /// Output file (stdout when absent).
     #[arg(short, long)]
     pub(super) output: Option<PathBuf>,
@@ -686,6 +696,10 @@ fn gen_calls(text: &str) -> Result<usize, String> {
 
 fn gen_sessions(text: &str) -> Result<usize, String> {
     in_range(crate::app::limits::GEN_SESSIONS, text, true).map(|v| v as usize)
+}
+
+fn gen_accounts(text: &str) -> Result<usize, String> {
+    in_range(crate::app::limits::GEN_ACCOUNTS, text, true).map(|v| v as usize)
 }
 
 fn session_pages(text: &str) -> Result<crate::report::build::SessionPages, String> {

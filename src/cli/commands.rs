@@ -338,6 +338,7 @@ fn generate(a: GenArgs) -> Result<Outcome, AppError> {
         calls: a.calls,
         seed: a.seed,
         sessions: a.sessions,
+        accounts: a.accounts,
     };
     let traces = crate::trace::generate::generate(&a.name, options).map_err(AppError::Usage)?;
     // Traces are written as they are built: a fleet is never held whole.
@@ -385,10 +386,15 @@ fn generate(a: GenArgs) -> Result<Outcome, AppError> {
 /// `gen request-log`: an Anthropic request log (not a trace), written as
 /// it is made.
 fn generate_request_log(a: &GenArgs) -> Result<Outcome, AppError> {
-    if a.sessions.is_some() {
-        return Err(AppError::Usage(
-            "generator \"request-log\" takes no --sessions (only \"fleet\" does)".to_owned(),
-        ));
+    for (given, flag) in [
+        (a.sessions.is_some(), "--sessions"),
+        (a.accounts.is_some(), "--accounts"),
+    ] {
+        if given {
+            return Err(AppError::Usage(format!(
+                "generator \"request-log\" takes no {flag} (only \"fleet\" does)"
+            )));
+        }
     }
     let calls = a.calls.unwrap_or(100);
     if calls == 0 {

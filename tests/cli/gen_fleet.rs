@@ -5,8 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 use assert_cmd::prelude::*;
-use tracecost::trace::generate::{fleet, messages_chars, prefix_chars, project_of};
-use tracecost::trace::{Trace, TraceWriter, load_str, traces_to_json};
+use tracecost::trace::generate::{
+    fleet, fleet_in_accounts, messages_chars, prefix_chars, project_of,
+};
+use tracecost::trace::{Trace, TraceWriter, load_str, to_json_line, traces_to_json};
 
 use crate::util::outcome;
 
@@ -189,6 +191,83 @@ fn gen_fleet_writes_a_file_and_rejects_misapplied_flags() {
     }
     let (code, _, err) = tracecost(&["gen", "fleet", "--sessions", "0"]);
     assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn gen_fleet_accounts_spreads_sessions_and_refuses_bad_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.jsonl");
+    crate::util::tracecost()
+        .args(["gen", "fleet", "--sessions", "12", "--seed", "3"])
+        .args(["--accounts", "3", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let written = std::fs::read_to_string(&out).unwrap();
+    let expected: String = fleet_in_accounts(12, 3, 3)
+        .map(|t| to_json_line(&t))
+        .collect();
+    assert_eq!(written, expected, "the file is the generator's bytes");
+    let traces = tracecost::trace::load_path(&out).unwrap().traces;
+    let accounts: BTreeSet<&str> = traces.iter().filter_map(|t| t.account.as_deref()).collect();
+    assert_eq!(
+        accounts.into_iter().collect::<Vec<_>>(),
+        ["acct-01", "acct-02", "acct-03"]
+    );
+    assert!(traces.iter().all(|t| t.account.is_some()));
+    // `--accounts 1` is the fleet without the flag, byte for byte.
+    let one = crate::util::tracecost()
+        .args([
+            "gen",
+            "fleet",
+            "--sessions",
+            "6",
+            "--seed",
+            "2",
+            "--accounts",
+            "1",
+        ])
+        .assert()
+        .success();
+    let plain = crate::util::tracecost()
+        .args(["gen", "fleet", "--sessions", "6", "--seed", "2"])
+        .assert()
+        .success();
+    assert_eq!(one.get_output().stdout, plain.get_output().stdout);
+
+    for (args, expect) in [
+        (
+            &["gen", "fleet", "--accounts", "0"][..],
+            "expected a whole number from 1 to 100000",
+        ),
+        (
+            &["gen", "fleet", "--accounts", "two"][..],
+            "expected a whole number from 1 to 100000",
+        ),
+        (
+            &["gen", "fleet", "--sessions", "3", "--accounts", "4"][..],
+            "cannot spread 3 sessions over 4 accounts",
+        ),
+        (
+            &["gen", "session", "--accounts", "2"][..],
+            "takes no --accounts",
+        ),
+        (
+            &["gen", "request-log", "--accounts", "2"][..],
+            "takes no --accounts",
+        ),
+    ] {
+        let run = crate::util::tracecost().args(args).assert().code(2);
+        let out = run.get_output();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.starts_with("tracecost: "), "{args:?}: {err}");
+        assert!(
+            err.contains("--accounts") && err.contains(expect),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 #[test]

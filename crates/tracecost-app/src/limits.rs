@@ -46,6 +46,14 @@ pub const GEN_SESSIONS: Range = Range {
     max: 100_000.0,
     unit: "",
 };
+/// `gen --accounts`: accounts a generated fleet's sessions are spread over
+/// (no more than its sessions, which the generator checks).
+pub const GEN_ACCOUNTS: Range = Range {
+    flag: "--accounts",
+    min: 1.0,
+    max: 100_000.0,
+    unit: "",
+};
 /// `stability --processes`: fresh processes to compare with.
 pub const PROCESSES: Range = Range {
     flag: "--processes",

@@ -1,5 +1,6 @@
-//! A fleet: many coding-agent sessions of one organization, over several
-//! days, projects and models, written one session at a time.
+//! A fleet: many coding-agent sessions of one organization (in one
+//! account, or spread over several), over several days, projects and
+//! models, written one session at a time.
 //!
 //! Every session is drawn from its own fork of the fleet's seed, so the
 //! fleet does not depend on the order sessions are built in; only the
@@ -10,7 +11,8 @@ use std::collections::VecDeque;
 
 use super::rng::Rng;
 use super::session::{
-    self, AgentModel, HAIKU_4_5, OPUS_4_1, OPUS_4_5, PromptCache, SONNET_4_5, SessionSpec,
+    self, AgentModel, FLEET_ACCOUNT, HAIKU_4_5, OPUS_4_1, OPUS_4_5, PromptCache, SONNET_4_5,
+    SessionSpec,
 };
 use super::text::{DAY_MS, date};
 use crate::trace::Trace;
@@ -59,6 +61,8 @@ struct Plan {
     calls: usize,
     project: usize,
     model: AgentModel,
+    /// Index of the session's account, `0..accounts`.
+    account: usize,
 }
 
 /// Picks an index by integer weights (their sum must be positive).
@@ -103,7 +107,20 @@ fn draw(fleet_seed: u64, i: usize, projects: usize) -> Plan {
         calls,
         project,
         model,
+        account: 0,
     }
+}
+
+/// The name of account `k` (from 0) of a fleet of `accounts`: the one
+/// account of a fleet is [`FLEET_ACCOUNT`]; several are `acct-01`,
+/// `acct-02`, … (zero-padded to the width of the largest, two digits at
+/// least).
+fn account_name(k: usize, accounts: usize) -> String {
+    if accounts <= 1 {
+        return FLEET_ACCOUNT.to_owned();
+    }
+    let width = accounts.to_string().len().max(2);
+    format!("acct-{:0width$}", k + 1)
 }
 
 /// The traces of a fleet, one session (one or more parts) at a time, in
@@ -111,6 +128,7 @@ fn draw(fleet_seed: u64, i: usize, projects: usize) -> Plan {
 pub struct Fleet {
     sessions: usize,
     seed: u64,
+    accounts: usize,
     plans: std::vec::IntoIter<Plan>,
     index: usize,
     width: usize,
@@ -120,15 +138,26 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    pub(crate) fn new(sessions: usize, seed: u64) -> Self {
+    /// `sessions` sessions from `seed`, spread over `accounts` accounts (1
+    /// when 0): the session drawn `i`-th (draw order is not start order)
+    /// goes to account `i % accounts`, so the accounts' sizes differ by one
+    /// session at most, and a session's parts share its account. The draws
+    /// themselves do not depend on `accounts`: the same seed gives the same
+    /// sessions in any number of accounts.
+    pub(crate) fn new(sessions: usize, seed: u64, accounts: usize) -> Self {
+        let accounts = accounts.max(1);
         let projects = session::project_names();
         let mut plans: Vec<Plan> = (0..sessions)
-            .map(|i| draw(seed, i, projects.len()))
+            .map(|i| Plan {
+                account: i % accounts,
+                ..draw(seed, i, projects.len())
+            })
             .collect();
         plans.sort_by_key(|p| (p.start_ms, p.drawn));
         Self {
             sessions,
             seed,
+            accounts,
             plans: plans.into_iter(),
             index: 0,
             width: sessions.to_string().len().max(4),
@@ -142,6 +171,11 @@ impl Fleet {
     pub fn sessions(&self) -> usize {
         self.sessions
     }
+
+    /// The number of accounts the sessions are spread over.
+    pub fn accounts(&self) -> usize {
+        self.accounts
+    }
 }
 
 impl Iterator for Fleet {
@@ -154,6 +188,28 @@ impl Iterator for Fleet {
         let plan = self.plans.next()?;
         self.index += 1;
         let project = self.projects[plan.project % self.projects.len()];
+        let account = account_name(plan.account, self.accounts);
+        // One account: the words (and bytes) of a fleet before accounts.
+        let origin = if self.accounts == 1 {
+            format!(
+                "tracecost::trace::generate::fleet({}, {}) (session {} of {}, started {})",
+                self.sessions,
+                self.seed,
+                self.index,
+                self.sessions,
+                date(plan.start_ms)
+            )
+        } else {
+            format!(
+                "tracecost::trace::generate::fleet_in_accounts({}, {}, {}) (session {} of {}, account {account}, started {})",
+                self.sessions,
+                self.seed,
+                self.accounts,
+                self.index,
+                self.sessions,
+                date(plan.start_ms)
+            )
+        };
         let spec = SessionSpec {
             calls: plan.calls,
             seed: plan.seed,
@@ -162,14 +218,8 @@ impl Iterator for Fleet {
             model: plan.model,
             start_ms: plan.start_ms,
             compacts: true,
-            origin: format!(
-                "tracecost::trace::generate::fleet({}, {}) (session {} of {}, started {})",
-                self.sessions,
-                self.seed,
-                self.index,
-                self.sessions,
-                date(plan.start_ms)
-            ),
+            account,
+            origin,
         };
         self.pending
             .extend(session::build(&spec, &mut self.prompts));
@@ -216,6 +266,81 @@ mod tests {
             "{short} {long}"
         );
         assert!(plans.iter().all(|p| (1..=400).contains(&p.calls)));
+    }
+
+    /// The session a fleet trace belongs to (its later parts name it).
+    fn session_of(t: &Trace) -> &str {
+        t.session.as_deref().unwrap_or(&t.name)
+    }
+
+    #[test]
+    fn accounts_spread_whole_sessions_evenly_and_change_nothing_else() {
+        use std::collections::BTreeMap;
+        let json = |f: Fleet| -> Vec<String> { f.map(|t| crate::trace::to_json(&t)).collect() };
+        let four: Vec<Trace> = Fleet::new(41, 5, 4).collect();
+        // The same seed, the same bytes.
+        assert_eq!(json(Fleet::new(41, 5, 4)), json(Fleet::new(41, 5, 4)));
+        let mut accounts: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+        for t in &four {
+            let a = t.account.as_deref().expect("every trace has its account");
+            *accounts
+                .entry(a)
+                .or_default()
+                .entry(session_of(t))
+                .or_default() += 1;
+        }
+        let names: Vec<&str> = accounts.keys().copied().collect();
+        assert_eq!(names, ["acct-01", "acct-02", "acct-03", "acct-04"]);
+        // 41 sessions: 11, 10, 10, 10.
+        let sizes: Vec<usize> = accounts.values().map(|s| s.len()).collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 41);
+        assert!(sizes.iter().all(|&n| n == 10 || n == 11), "{sizes:?}");
+        // A session's parts (continuations after a compaction) share one
+        // account: no session is in two.
+        let mut owner: BTreeMap<&str, &str> = BTreeMap::new();
+        for (a, sessions) in &accounts {
+            for s in sessions.keys() {
+                assert_eq!(owner.insert(s, a), None, "{s} is in two accounts");
+            }
+        }
+        assert!(
+            accounts.values().flat_map(|s| s.values()).any(|&n| n > 1),
+            "some session has several parts"
+        );
+        // The sessions themselves are the one-account fleet's: only the
+        // account and the description's recipe differ.
+        let one: Vec<Trace> = Fleet::new(41, 5, 1).collect();
+        assert_eq!(one.len(), four.len());
+        for (a, b) in one.iter().zip(&four) {
+            assert_eq!(a.account.as_deref(), Some(FLEET_ACCOUNT));
+            assert!(
+                a.description.contains("fleet(41, 5) (session "),
+                "{}",
+                a.description
+            );
+            let recipe = "fleet_in_accounts(41, 5, 4) (session ";
+            let account = format!(", account {}, started", b.account.as_deref().unwrap());
+            assert!(
+                b.description.contains(recipe) && b.description.contains(&account),
+                "{}",
+                b.description
+            );
+            let same = Trace {
+                account: a.account.clone(),
+                description: a.description.clone(),
+                ..b.clone()
+            };
+            assert_eq!(&same, a);
+        }
+    }
+
+    #[test]
+    fn account_names_are_padded_to_the_largest() {
+        assert_eq!(account_name(0, 1), FLEET_ACCOUNT);
+        assert_eq!(account_name(0, 2), "acct-01");
+        assert_eq!(account_name(15, 16), "acct-16");
+        assert_eq!(account_name(0, 100), "acct-001");
+        assert_eq!(account_name(99, 100), "acct-100");
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //!   user follow-ups, gaps long enough to expire a 5-minute cache, and
 //!   compactions before the model's context window (one trace per context).
 //! - [`fleet`] builds many such sessions of one organization: several
-//!   projects, models and days, short sessions and a few long ones.
+//!   projects, models and days, short sessions and a few long ones, in one
+//!   account or ([`fleet_in_accounts`]) spread over several.
 //! - [`write_request_log`] writes a [`session`] as the Anthropic Messages
 //!   API request log a recording proxy would have saved (the input of
 //!   `tracecost import`, and of its benchmark).
@@ -161,6 +162,7 @@ fn session_spec(calls: usize, seed: u64, compacts: bool) -> session::SessionSpec
         model: session::SONNET_4_5,
         start_ms: session::START_MS,
         compacts,
+        account: session::FLEET_ACCOUNT.to_owned(),
         origin: format!(
             "tracecost::trace::generate::{}({calls}, {seed})",
             if compacts { "session_parts" } else { "session" }
@@ -182,10 +184,23 @@ fn session_spec(calls: usize, seed: u64, compacts: bool) -> session::SessionSpec
 /// order, zero-padded), with `-part<k>` for a session's later contexts;
 /// [`project_of`] reads the project back, and the description names it.
 /// Sessions of one project, model and day share a system prompt, so their
-/// prefix is cacheable across sessions. The same arguments give the same
-/// traces.
+/// prefix is cacheable across sessions. Every trace is in one account,
+/// `generated-team`. The same arguments give the same traces.
 pub fn fleet(sessions: usize, seed: u64) -> Fleet {
-    Fleet::new(sessions, seed)
+    Fleet::new(sessions, seed, 1)
+}
+
+/// The sessions of [`fleet`]`(sessions, seed)`, the same but for their
+/// account, spread over `accounts` accounts (a team's organizations or API
+/// keys; 0 is taken as 1) named `acct-01`, `acct-02`, … (`acct-001`, … from
+/// 100 accounts): a session and all its parts in one account, the accounts
+/// as even as can be (their sizes differ by one session at most), which
+/// session goes where decided by the seed. One account is [`fleet`] itself,
+/// byte for byte. Sessions of one account share its prompt cache when
+/// replayed; those of different accounts never do. The same arguments give
+/// the same traces.
+pub fn fleet_in_accounts(sessions: usize, seed: u64, accounts: usize) -> Fleet {
+    Fleet::new(sessions, seed, accounts)
 }
 
 /// Unicode characters of the compact JSON array of `msgs`: `[`, each
@@ -230,7 +245,7 @@ pub const GENERATORS: &[(&str, &str)] = &[
     ),
     (
         "fleet",
-        "many coding-agent sessions over projects, models and days (sessions, default 100; seed, default 1)",
+        "many coding-agent sessions over projects, models and days (sessions, default 100; seed, default 1; accounts, default 1)",
     ),
 ];
 
@@ -246,6 +261,8 @@ pub struct GenOptions {
     pub seed: Option<u64>,
     /// Sessions of a fleet.
     pub sessions: Option<usize>,
+    /// Accounts a fleet's sessions are spread over.
+    pub accounts: Option<usize>,
 }
 
 /// Runs any generator by name, for the CLI's `gen` command: the traces
@@ -266,13 +283,28 @@ pub fn generate(
         if sessions == 0 {
             return Err("generator \"fleet\" needs at least 1 session, found 0".to_owned());
         }
+        let accounts = options.accounts.unwrap_or(1);
+        if accounts == 0 {
+            return Err("generator \"fleet\" needs at least 1 account, found 0".to_owned());
+        }
+        if accounts > sessions {
+            return Err(format!(
+                "generator \"fleet\" cannot spread {sessions} session{} over {accounts} accounts (every account needs a session): lower --accounts or raise --sessions",
+                if sessions == 1 { "" } else { "s" }
+            ));
+        }
         let seed = options.seed.unwrap_or(DEFAULT_SESSION_SEED);
-        return Ok(Box::new(fleet(sessions, seed)));
+        return Ok(Box::new(fleet_in_accounts(sessions, seed, accounts)));
     }
-    if options.sessions.is_some() {
-        return Err(format!(
-            "generator {name:?} takes no --sessions (only \"fleet\" does)"
-        ));
+    for (given, flag) in [
+        (options.sessions.is_some(), "--sessions"),
+        (options.accounts.is_some(), "--accounts"),
+    ] {
+        if given {
+            return Err(format!(
+                "generator {name:?} takes no {flag} (only \"fleet\" does)"
+            ));
+        }
     }
     Ok(Box::new(
         by_name(name, options.calls, options.seed)?.into_iter(),
@@ -463,6 +495,23 @@ mod tests {
             ..GenOptions::default()
         };
         assert!(generate("fleet", two).unwrap().count() >= 2);
+        for name in ["session", "massage-gun", "session-4-s2"] {
+            let accounts = GenOptions {
+                accounts: Some(2),
+                ..GenOptions::default()
+            };
+            let e = generate(name, accounts).err().unwrap();
+            assert!(e.contains("--accounts"), "{name}: {e}");
+        }
+        let accounts = |sessions, accounts| GenOptions {
+            sessions: Some(sessions),
+            accounts: Some(accounts),
+            ..GenOptions::default()
+        };
+        assert!(generate("fleet", accounts(3, 0)).is_err());
+        let e = generate("fleet", accounts(3, 4)).err().unwrap();
+        assert!(e.contains("3 sessions over 4 accounts"), "{e}");
+        assert!(generate("fleet", accounts(3, 3)).unwrap().count() >= 3);
     }
 
     #[test]

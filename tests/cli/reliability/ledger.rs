@@ -253,6 +253,12 @@ fn out_of_range_numbers_are_refused_naming_the_flag_the_value_and_the_range() {
         ),
         (&["gen", "fleet", "--sessions", "0"], "--sessions", "0"),
         (
+            &["gen", "fleet", "--accounts", "1000000000000"],
+            "--accounts",
+            "1000000000000",
+        ),
+        (&["gen", "fleet", "--accounts", "0"], "--accounts", "0"),
+        (
             &["gen", "request-log", "--calls", "1000000000000"],
             "--calls",
             "1000000000000",

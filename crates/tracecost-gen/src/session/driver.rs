@@ -9,7 +9,7 @@ use super::corpus::{COMPACT_CONTINUATION, COMPACT_REQUEST};
 use super::outputs::cap;
 use super::plan::{Act, Gen, Kind, Step};
 use super::prompt::{PromptCache, session_prompt};
-use super::{CHARS_PER_TOKEN_ESTIMATE, COMPACT_AT_PCT, FLEET_ACCOUNT, HARD_LIMIT_PCT, SessionSpec};
+use super::{CHARS_PER_TOKEN_ESTIMATE, COMPACT_AT_PCT, HARD_LIMIT_PCT, SessionSpec};
 use crate::build::{assistant, call, text, tool_result, tool_use, user, user_text};
 use crate::data::text_file;
 use crate::engine::cache::ProviderKind;
@@ -356,8 +356,8 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
                 // what it runs now is Claude Code's own caching.
                 status_quo: Some(crate::trace::CLAUDE_CODE_STATUS_QUO.to_owned()),
                 project: Some(project.name.to_owned()),
-                // One team's sessions, sharing one account's cache.
-                account: Some(FLEET_ACCOUNT.to_owned()),
+                // A team's sessions: those of one account share its cache.
+                account: Some(spec.account.clone()),
                 session: (count > 1).then(|| spec.name.clone()),
                 hidden_prefix_tokens: 0,
                 source: None,

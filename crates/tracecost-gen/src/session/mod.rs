@@ -101,9 +101,13 @@ pub(crate) struct SessionSpec {
     /// Whether the agent compacts before its window; without, the history
     /// grows without bound (a stress fixture, not a possible bill).
     pub(crate) compacts: bool,
+    /// The account of every part (whose prompt cache they share with the
+    /// account's other sessions).
+    pub(crate) account: String,
     /// How to regenerate it, quoted in the description.
     pub(crate) origin: String,
 }
 
-/// The account of generated sessions: one team, one provider account.
+/// The account of a generated session, and of every session of a fleet in
+/// one account: one team, one provider account.
 pub const FLEET_ACCOUNT: &str = "generated-team";
