@@ -10,9 +10,10 @@ group-by-sum over configs:
    input order and its canonical trace JSON. A JSON Lines file of traces
    (a trace per line, as ``tracecost gen fleet -o fleet.jsonl`` writes) is
    split by lines over many tasks; any other path is one task;
-2. the rows are partitioned by account and each partition is swept with
-   ``mapInArrow``, account by account, through the same library pipeline as
-   ``tracecost sweep`` (:func:`replay_sessions`);
+2. the rows are partitioned by account, sorted by account and input order
+   within each partition, and each partition is swept with ``mapInArrow``
+   an account at a time (a worker holds one account), through the same
+   library pipeline as ``tracecost sweep`` (:func:`replay_sessions`);
 3. :func:`sweep` sums the per-session rows per config.
 
 Dollars are summed exactly: each session's ``cost_usd`` (the f64 the
@@ -26,7 +27,7 @@ counts are integers and sum exactly anyway.
 
 Every executor needs the ``tracecost`` wheel and pyarrow installed (and
 pandas >= 2.2, which pyspark's Arrow support imports); paths must be
-readable from the executors.
+readable from the executors. ``docs/spark.md`` sizes a cluster.
 
 Example (``spark-submit``, the wheel installed on the workers)::
 
@@ -354,7 +355,10 @@ def replay_sessions(
     ``session``, ``path_index`` and ``trace_index``. ``inputs`` are paths
     (loaded by :func:`sessions`) or a DataFrame of :data:`SESSION_SCHEMA`.
     ``grid`` is a :class:`tracecost.Grid` (expanded for the whole fleet, as
-    the command line does), a config string or a list of them."""
+    the command line does), a config string or a list of them.
+    ``partitions``: the sweep's tasks, accounts hashed into them (default:
+    ``spark.sql.shuffle.partitions``, which adaptive execution may merge);
+    an account is never split between two."""
     rows = _session_rows(
         spark, inputs, grid, baseline, recall_cost, pricing, tokenizer, calibrate, batch,
         from_, skip_invalid, partitions,
