@@ -190,26 +190,22 @@ impl Iterator for Fleet {
         let project = self.projects[plan.project % self.projects.len()];
         let account = account_name(plan.account, self.accounts);
         // One account: the words (and bytes) of a fleet before accounts.
-        let origin = if self.accounts == 1 {
-            format!(
-                "tracecost::trace::generate::fleet({}, {}) (session {} of {}, started {})",
-                self.sessions,
-                self.seed,
-                self.index,
-                self.sessions,
-                date(plan.start_ms)
-            )
-        } else {
-            format!(
-                "tracecost::trace::generate::fleet_in_accounts({}, {}, {}) (session {} of {}, account {account}, started {})",
-                self.sessions,
-                self.seed,
-                self.accounts,
-                self.index,
-                self.sessions,
-                date(plan.start_ms)
-            )
+        let (recipe, of_account) = match self.accounts {
+            1 => (
+                format!("fleet({}, {})", self.sessions, self.seed),
+                String::new(),
+            ),
+            n => (
+                format!("fleet_in_accounts({}, {}, {n})", self.sessions, self.seed),
+                format!(", account {account}"),
+            ),
         };
+        let origin = format!(
+            "tracecost::trace::generate::{recipe} (session {} of {}{of_account}, started {})",
+            self.index,
+            self.sessions,
+            date(plan.start_ms)
+        );
         let spec = SessionSpec {
             calls: plan.calls,
             seed: plan.seed,
