@@ -46,7 +46,9 @@ pub(crate) fn app_err(e: impl Into<AppError>) -> PyErr {
         AppError::Ledger(_) | AppError::LedgerDamaged { .. } => LedgerError::new_err(msg),
         _ => match e.class() {
             ErrorClass::Input => InputError::new_err(msg),
-            ErrorClass::Output | ErrorClass::Environment => TracecostError::new_err(msg),
+            ErrorClass::Output | ErrorClass::Environment | ErrorClass::Internal => {
+                TracecostError::new_err(msg)
+            }
         },
     }
 }

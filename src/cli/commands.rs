@@ -47,7 +47,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             if let [_] = sweeps.as_slice() {
                 print_view(&SweepView { sweeps: &sweeps }, a.format.0);
             } else {
-                let totals = app::totals::sweep_totals(plan.traces(), &sweeps, plan.configs());
+                let totals = app::totals::sweep_totals(plan.traces(), &sweeps, plan.configs())?;
                 per_trace_note(a.per_trace, sweeps.len());
                 print_view(
                     &SweepTotalsView {
@@ -467,5 +467,6 @@ fn report_err(
             path: out.display().to_string(),
             source,
         },
+        crate::report::build::ReportError::Summaries(e) => e,
     }
 }

@@ -41,6 +41,7 @@ pub fn exit_code(result: &Result<Outcome, AppError>) -> u8 {
             ErrorClass::Input => EXIT_INPUT,
             ErrorClass::Output => EXIT_OUTPUT,
             ErrorClass::Environment => EXIT_ENVIRONMENT,
+            ErrorClass::Internal => EXIT_INTERNAL,
         },
     }
 }
@@ -55,6 +56,7 @@ mod tests {
         assert_eq!(exit_code(&Ok(Outcome::ProblemFound)), 1);
         assert_eq!(exit_code(&Err(AppError::Usage("x".into()))), 2);
         assert_eq!(exit_code(&Err(AppError::Chart("x".into()))), 73);
+        assert_eq!(exit_code(&Err(AppError::Internal("x".into()))), 70);
         let write = AppError::Write {
             path: "out".into(),
             source: std::io::Error::other("disk full"),

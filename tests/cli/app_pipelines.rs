@@ -185,13 +185,13 @@ fn stability_and_report_run_on_a_bundled_trace() {
     // Each session's full report is handed over once, per-call rows and all.
     assert_eq!(seen.len(), 1);
     let (name, r) = &seen[0];
-    assert_eq!(*name, report.sessions[0].sweep.trace);
+    assert_eq!(*name, report.sessions.get(0).unwrap().sweep.trace);
     assert!(r.sweep.rows.iter().all(|row| !row.result.calls.is_empty()));
     // The stability checked is the recommendation's.
     assert_eq!(r.stability.digest.len(), 64);
     assert_eq!(r.sweep.rows.len(), 3, "two configs and the baseline");
     // What the report keeps is the same sweep without its per-call rows.
-    let kept = &report.sessions[0];
+    let kept = report.sessions.get(0).unwrap();
     assert_eq!(kept.sweep.rows.len(), 3);
     assert!(
         kept.sweep

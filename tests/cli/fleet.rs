@@ -62,11 +62,49 @@ fn summaries(
         .collect()
 }
 
+/// Summaries spilled to disk read back as they were written, floats to
+/// the bit, whatever order they were written in; the fleet's answer over
+/// them is the answer over the same summaries in memory.
+#[test]
+fn spilled_summaries_read_back_exactly_and_answer_the_same() {
+    let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
+    let sweeps = app::sweep(&plan, &Silent).unwrap();
+    let kept = summaries(plan.traces(), &sweeps);
+    let mut spilled = app::fleet::Summaries::spilled(kept.len()).unwrap();
+    // The last first, as a streamed report may hand them over.
+    for (i, s) in kept.iter().enumerate().rev() {
+        spilled.put(i, s.clone()).unwrap();
+    }
+    spilled.seal().unwrap();
+    for (i, s) in kept.iter().enumerate() {
+        assert_eq!(&*spilled.get(i).unwrap(), s, "trace {i}");
+    }
+    let in_memory = app::fleet::Summaries::from_vec(kept);
+    assert_eq!(
+        app::fleet::fleet(&spilled, plan.configs()).unwrap(),
+        app::fleet::fleet(&in_memory, plan.configs()).unwrap()
+    );
+    // A trace left without its summary is a bug, said as one.
+    let mut missing = app::fleet::Summaries::spilled(2).unwrap();
+    missing
+        .put(0, in_memory.get(0).unwrap().into_owned())
+        .unwrap();
+    let err = missing.seal().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "internal error: trace 2 of 2 has no summary"
+    );
+}
+
 #[test]
 fn fleet_totals_are_the_sums_of_per_session_replays() {
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let fleet = app::fleet::fleet(&summaries(plan.traces(), &sweeps), plan.configs());
+    let fleet = app::fleet::fleet(
+        &app::fleet::Summaries::from_vec(summaries(plan.traces(), &sweeps)),
+        plan.configs(),
+    )
+    .unwrap();
     // massage-gun, and one session in parts that count once.
     assert_eq!(fleet.answer.traces, plan.traces().len());
     let parts = plan.traces().iter().filter(|t| t.session.is_some()).count();
@@ -108,7 +146,11 @@ fn a_policy_that_never_fires_is_never_recommended_and_ties_keep_what_runs() {
         &["none"],
     );
     let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let fleet = app::fleet::fleet(&summaries(plan.traces(), &sweeps), plan.configs());
+    let fleet = app::fleet::fleet(
+        &app::fleet::Summaries::from_vec(summaries(plan.traces(), &sweeps)),
+        plan.configs(),
+    )
+    .unwrap();
     let peer = fleet
         .configs
         .iter()
@@ -246,7 +288,11 @@ fn session_summaries_keep_days_and_names_but_no_per_call_rows() {
         let prompt = s.first_prompt.as_deref().unwrap();
         assert!(!prompt.is_empty() && !prompt.starts_with('<'), "{prompt}");
     }
-    let fleet = app::fleet::fleet(&sessions, plan.configs());
+    let fleet = app::fleet::fleet(
+        &app::fleet::Summaries::from_vec(sessions.clone()),
+        plan.configs(),
+    )
+    .unwrap();
     let sq: f64 = fleet.days.iter().map(|d| d.status_quo_usd).sum();
     assert!((sq - fleet.answer.status_quo.cost_usd).abs() < 1e-9);
     let rec: f64 = fleet.days.iter().map(|d| d.recommended_usd).sum();

@@ -69,6 +69,9 @@ pub enum AppError {
     /// program to run, a directory to read).
     #[error("{0}")]
     Environment(String),
+    /// Something tracecost itself got wrong (a bug): what it expected.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 /// What kind of failure an error is.
@@ -80,6 +83,8 @@ pub enum ErrorClass {
     Output,
     /// The machine failed: storage, a program to run.
     Environment,
+    /// A bug in tracecost.
+    Internal,
 }
 
 impl AppError {
@@ -106,6 +111,7 @@ impl AppError {
                 ErrorClass::Environment
             }
             AppError::Chart(_) | AppError::Write { .. } => ErrorClass::Output,
+            AppError::Internal(_) => ErrorClass::Internal,
         }
     }
 }

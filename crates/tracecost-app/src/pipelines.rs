@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::AppError;
-use super::fleet::SessionSummary;
+use super::fleet::{SessionSummary, Summaries};
 use super::plan::{
     CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan, StabilityPlan, SweepPlan, UsagePlan,
     calibration_model,
@@ -189,12 +189,13 @@ fn sweep_group(
 
 /// What `report` produced: the fleet's answer, and what it keeps of each
 /// session (its figures, not its per-call rows).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ReportOutcome {
     /// The fleet's answer.
     pub fleet: super::fleet::Fleet,
-    /// Per session, in the plan's order.
-    pub sessions: Vec<SessionSummary>,
+    /// Per trace, in the plan's order: in memory, or (a stored plan's)
+    /// spilled to a temporary file.
+    pub sessions: Summaries,
 }
 
 /// Sweeps the plan's traces, checks the stability of each trace's
@@ -230,7 +231,13 @@ pub fn report(
         progress.advance(t.calls.len() as u64);
         progress.traces_done(1);
     };
-    let mut sessions: Vec<Option<SessionSummary>> = sp.traces().iter().map(|_| None).collect();
+    // A stored plan's summaries go to disk too: a fleet's answer is summed
+    // in passes over them, and memory does not grow with the fleet.
+    let mut sessions = if sp.is_stored() {
+        Summaries::spilled(sp.traces().len())?
+    } else {
+        Summaries::in_memory(sp.traces().len())
+    };
     // A few groups of traces sharing a cache at a time, side by side: only
     // their traces (in memory, the plan's) and per-call rows are held.
     let mut groups = sp.cost.cache_scope.groups(sp.traces().iter());
@@ -244,8 +251,7 @@ pub fn report(
                 done(t);
                 on_session(i, t, &report)?;
                 let TraceReport { sweep, stability } = report;
-                sessions[i] = Some(SessionSummary::new(t, sweep, Some(&stability)));
-                Ok(())
+                sessions.put(i, SessionSummary::new(t, sweep, Some(&stability)))
             })?;
         }
     }
@@ -271,12 +277,12 @@ pub fn report(
                 done(&t);
                 on_session(i, &t, &report)?;
                 let TraceReport { sweep, stability } = report;
-                sessions[i] = Some(SessionSummary::new(&t, sweep, Some(&stability)));
+                sessions.put(i, SessionSummary::new(&t, sweep, Some(&stability)))?;
             }
         }
     }
-    let sessions: Vec<SessionSummary> = sessions.into_iter().flatten().collect();
-    let mut fleet = super::fleet::fleet(&sessions, &sp.configs());
+    sessions.seal()?;
+    let mut fleet = super::fleet::fleet(&sessions, &sp.configs())?;
     // The fleet's recommendation is known only now: check its stubs on
     // every session, as each session's own recommendation was.
     let recommended = fleet.answer.recommended.config.config().cloned();

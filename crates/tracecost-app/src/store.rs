@@ -10,6 +10,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use super::AppError;
+use super::fleet::SessionSummary;
 use crate::replay::sweep::RequestShape;
 use crate::trace::{Prompt, Trace};
 
@@ -31,24 +32,7 @@ impl TraceStore {
     /// the file has no name once open, so nothing is left behind however
     /// the run ends.
     pub fn new() -> Result<Self, AppError> {
-        let dir = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let path = dir.join(format!(
-            "tracecost-fleet-{}-{nanos}.jsonl",
-            std::process::id()
-        ));
-        let io = |source| store_error(&path, &source);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(io)?;
-        let reader = file.try_clone().map_err(io)?;
-        #[cfg(unix)]
-        std::fs::remove_file(&path).map_err(io)?;
+        let (path, file, reader) = temp_file("fleet")?;
         Ok(TraceStore {
             path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
@@ -139,11 +123,139 @@ impl TraceStore {
     }
 }
 
+/// A new temporary file, open for writing and (a second handle) reading;
+/// on Unix it has no name once open.
+fn temp_file(what: &str) -> Result<(PathBuf, File, File), AppError> {
+    let dir = std::env::temp_dir();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let path = dir.join(format!(
+        "tracecost-{what}-{}-{nanos}.tmp",
+        std::process::id()
+    ));
+    let io = |source| store_error(&path, &source);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(io)?;
+    let reader = file.try_clone().map_err(io)?;
+    #[cfg(unix)]
+    std::fs::remove_file(&path).map_err(io)?;
+    Ok((path, file, reader))
+}
+
+/// Session summaries written to a temporary file as their traces are
+/// done (in any order) and read back by their place in the plan: a
+/// fleet's answer is summed in passes over them, so that memory does not
+/// grow with the fleet. The encoding (MessagePack, fields by name) reads
+/// every float back exactly.
+#[derive(Debug)]
+pub struct SummaryStore {
+    path: PathBuf,
+    writer: Option<BufWriter<File>>,
+    reader: File,
+    /// Per place in the plan: where its summary starts and how long it is.
+    entries: Vec<Option<(u64, usize)>>,
+    end: u64,
+}
+
+impl SummaryStore {
+    /// An empty store for `traces` summaries, in the system's temporary
+    /// folder (as [`TraceStore::new`]).
+    pub fn new(traces: usize) -> Result<Self, AppError> {
+        let (path, file, reader) = temp_file("summaries")?;
+        Ok(SummaryStore {
+            path,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            reader,
+            entries: vec![None; traces],
+            end: 0,
+        })
+    }
+
+    fn io(&self, source: std::io::Error) -> AppError {
+        store_error(&self.path, &source)
+    }
+
+    /// Writes the summary of the plan's trace `i`.
+    pub fn put(&mut self, i: usize, summary: &SessionSummary) -> Result<(), AppError> {
+        let bytes = rmp_serde::to_vec_named(summary)
+            .map_err(|e| self.io(std::io::Error::other(e.to_string())))?;
+        let Some(w) = self.writer.as_mut() else {
+            return Err(self.io(std::io::Error::other("the store was sealed")));
+        };
+        if let Err(e) = w.write_all(&bytes) {
+            return Err(self.io(e));
+        }
+        match self.entries.get_mut(i) {
+            Some(slot) => *slot = Some((self.end, bytes.len())),
+            None => {
+                return Err(self.io(std::io::Error::other(format!(
+                    "no trace {} of {}",
+                    i + 1,
+                    self.entries.len()
+                ))));
+            }
+        }
+        self.end += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Ends writing: every summary written can be read back.
+    pub fn seal(&mut self) -> Result<(), AppError> {
+        if let Some(w) = self.writer.take() {
+            w.into_inner()
+                .map_err(|e| e.into_error())
+                .map_err(|e| self.io(e))?;
+        }
+        Ok(())
+    }
+
+    /// How many traces the store is for.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the store is for no trace.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The summary of the plan's trace `i`.
+    pub fn get(&self, i: usize) -> Result<SessionSummary, AppError> {
+        let Some(&Some((at, len))) = self.entries.get(i) else {
+            return Err(self.io(std::io::Error::other(format!(
+                "no summary of trace {} of {}",
+                i + 1,
+                self.entries.len()
+            ))));
+        };
+        let mut buf = vec![0u8; len];
+        read_at(&self.reader, &mut buf, at).map_err(|e| self.io(e))?;
+        rmp_serde::from_slice(&buf).map_err(|e| {
+            self.io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                e.to_string(),
+            ))
+        })
+    }
+}
+
+impl Drop for SummaryStore {
+    fn drop(&mut self) {
+        #[cfg(not(unix))]
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 /// The store's failures are the machine's (a temporary folder missing or
 /// full), and the message says what to do.
 fn store_error(path: &std::path::Path, e: &std::io::Error) -> AppError {
     AppError::Environment(format!(
-        "{}: the report's temporary file of traces: {e}; set TMPDIR to a folder with room for about the inputs' size, or pass --in-memory",
+        "{}: the report's temporary file: {e}; set TMPDIR to a folder with room for about the inputs' size, or pass --in-memory",
         path.display()
     ))
 }

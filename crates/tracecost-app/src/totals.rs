@@ -179,13 +179,17 @@ fn figures_only(s: &TraceSweep) -> TraceSweep {
 
 /// The totals of `sweeps`, the sweeps of `traces` (in the same order)
 /// under `configs`.
-pub fn sweep_totals(traces: &[Trace], sweeps: &[TraceSweep], configs: &[Config]) -> SweepTotals {
+pub fn sweep_totals(
+    traces: &[Trace],
+    sweeps: &[TraceSweep],
+    configs: &[Config],
+) -> Result<SweepTotals, crate::AppError> {
     let summaries: Vec<SessionSummary> = traces
         .iter()
         .zip(sweeps)
         .map(|(t, s)| SessionSummary::new(t, figures_only(s), None))
         .collect();
-    let fleet = super::fleet::fleet(&summaries, configs);
+    let fleet = super::fleet::fleet(&super::fleet::Summaries::from_vec(summaries), configs)?;
     let complexity = |c: &FleetConfig| c.config().map_or(u8::MAX, Config::complexity);
     let mut ranked = fleet.configs;
     // As a trace's sweep ranks its rows: on an exact tie, the simpler
@@ -200,7 +204,7 @@ pub fn sweep_totals(traces: &[Trace], sweeps: &[TraceSweep], configs: &[Config])
     let recommended = (!a.keep_status_quo)
         .then(|| ranked.iter().position(|f| f.config == a.recommended.config))
         .flatten();
-    SweepTotals {
+    Ok(SweepTotals {
         sessions: a.sessions,
         traces: a.traces,
         calls: a.calls,
@@ -211,5 +215,5 @@ pub fn sweep_totals(traces: &[Trace], sweeps: &[TraceSweep], configs: &[Config])
         cheapest: 0,
         recommended,
         skipped: a.skipped,
-    }
+    })
 }

@@ -694,7 +694,7 @@ impl TokenMemo {
 /// square of the per-pair relative error `(factor·e − r) / r` after the fit;
 /// `n` is the number of pairs used. With `n == 0` nothing was fitted:
 /// `factor` is 1 and `relative_error` 0.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Calibration {
     /// Multiply estimated tokens by this to approximate recorded tokens.
     pub factor: f64,

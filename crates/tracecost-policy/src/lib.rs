@@ -623,6 +623,15 @@ impl serde::Serialize for Config {
     }
 }
 
+/// A config is read back from its canonical string (a report's spilled
+/// summaries, an incremental cache).
+impl<'de> serde::Deserialize<'de> for Config {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl FromStr for Config {
     type Err = ConfigError;
     fn from_str(input: &str) -> Result<Self, ConfigError> {

@@ -45,7 +45,7 @@ pub use prepare::{
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cost::cache_sim::SimError;
 use crate::cost::pricing::{Pricing, PricingError, Usage};
@@ -324,7 +324,7 @@ pub struct CallResult {
 }
 
 /// Sums over calls.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Totals {
     /// Calls.
     pub calls: usize,
@@ -346,7 +346,7 @@ pub struct Totals {
     /// Tool results compacted at least once.
     pub compacted_results: usize,
     /// Calls that send more than their model's context window.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub over_window_calls: usize,
 }
 
@@ -381,8 +381,9 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// One trace replayed under one config.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One trace replayed under one config. Read back (a summary spilled or
+/// cached), it has no per-call rows: summaries keep none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayResult {
     /// The trace's name.
     pub trace: String,
@@ -395,6 +396,7 @@ pub struct ReplayResult {
     /// The calibration used.
     pub calibration: TraceCalibration,
     /// Per call.
+    #[serde(skip_deserializing)]
     pub calls: Vec<CallResult>,
     /// Totals.
     pub totals: Totals,
@@ -678,7 +680,7 @@ fn merge_by_start(starts: Vec<Vec<Option<u64>>>) -> Vec<(usize, usize)> {
 
 /// How close the simulation came to what the provider recorded, over the
 /// calls that recorded their input.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Fidelity {
     /// Calls compared.
     pub calls: usize,

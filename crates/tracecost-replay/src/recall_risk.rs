@@ -27,7 +27,7 @@ use crate::engine::message::{BlockKind, Content, Message, Role};
 use crate::trace::Trace;
 
 /// The recall risk of one config.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct RecallRisk {
     /// Assistant turns quoting at least one hidden token.
     pub turns: usize,

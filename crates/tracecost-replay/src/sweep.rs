@@ -51,7 +51,7 @@ impl Grid {
 }
 
 /// One config's outcome in a sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SweepRow {
     /// The replay.
     pub result: ReplayResult,
@@ -76,7 +76,7 @@ pub struct SweepRow {
 }
 
 /// A sweep of one trace.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct TraceSweep {
     /// The trace's name.
     pub trace: String,

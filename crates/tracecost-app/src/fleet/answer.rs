@@ -3,13 +3,15 @@
 //! the saving spreads over sessions, and the recall price at which the
 //! answer changes ([`BreakEven`]).
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 
 use crate::policy::{Compaction, Config};
-use crate::replay::sweep::{Applicability, SweepRow, TraceSweep};
+use crate::replay::sweep::{Applicability, SweepRow};
 
 use super::FleetConfig;
-use super::session::{SessionSummary, by_session, savings_by_session};
+use super::session::{SessionSummary, savings_by_session};
 
 /// The `p`th percentile of `sorted` (ascending), interpolated between the
 /// two nearest ranks (numpy's default), so the median of an even count is
@@ -377,142 +379,239 @@ impl Headline {
     }
 }
 
-/// The answer for `sweeps` (a group of sessions). `candidates` are the
-/// configs every session was replayed under.
+/// The answer for `group` (a group of sessions, all in memory).
+/// `candidates` are the configs every session was replayed under.
 pub(super) fn answer(
     group: &[&SessionSummary],
     candidates: &[Config],
 ) -> (GroupAnswer, Vec<FleetFigures>) {
-    let sweeps: Vec<&TraceSweep> = group.iter().map(|s| &s.sweep).collect();
-    let sessions = by_session(group.iter().copied()).len();
-    let baselines: Vec<&SweepRow> = sweeps.iter().map(|s| &s.rows[s.baseline]).collect();
-    let same_status_quo = baselines
-        .windows(2)
-        .all(|w| w[0].result.config == w[1].result.config);
-    let status_quo_config = match (same_status_quo, baselines.first()) {
-        (true, Some(b)) => Some(b.result.config.clone()),
-        _ => None,
-    };
-    let mut status_quo = FleetFigures::empty(
-        status_quo_config
-            .clone()
-            .map_or(FleetConfig::Mixed, FleetConfig::One),
-    );
-    for b in &baselines {
-        status_quo.add(b);
+    let mut sum = AnswerSum::new(candidates);
+    for s in group {
+        sum.add(s);
     }
-    status_quo.against(status_quo.cost_usd);
-    let mut configs: Vec<(Config, FleetFigures)> = candidates
-        .iter()
-        .map(|c| {
-            let mut f = FleetFigures::empty(FleetConfig::One(c.clone()));
-            for s in &sweeps {
-                match s.rows.iter().find(|r| r.result.config == *c) {
-                    Some(r) => f.add(r),
-                    // Skipped for this trace: what it pays now, so a config
-                    // is never cheaper for having run on fewer sessions.
-                    None => {
-                        f.add(&s.rows[s.baseline]);
-                        f.skipped_traces += 1;
-                    }
+    let rec = sum.pick();
+    let per_session = savings_by_session(group.iter().copied(), rec.as_ref());
+    sum.finish(per_session)
+}
+
+/// A group's answer summed one trace at a time, so that a fleet's traces
+/// need not be in memory together: [`AnswerSum::add`] each trace (in the
+/// plan's order: sums of floats depend on it), [`AnswerSum::pick`] the
+/// recommendation, then [`AnswerSum::finish`] with what it saves on each
+/// session.
+pub(super) struct AnswerSum<'c> {
+    candidates: &'c [Config],
+    /// Distinct sessions seen.
+    sessions: BTreeSet<String>,
+    traces: usize,
+    calls: usize,
+    recorded_calls: usize,
+    /// The status quo's config, while every trace seen shares it.
+    status_quo_config: Option<Config>,
+    same_status_quo: bool,
+    status_quo: FleetFigures,
+    /// Per candidate, in the candidates' order.
+    configs: Vec<FleetFigures>,
+    /// Per trace that recorded usage: what it was billed, and its status
+    /// quo simulated on the same calls.
+    recorded: Vec<(f64, f64)>,
+    /// Set by [`AnswerSum::pick`].
+    picked: Option<Picked>,
+}
+
+/// The configs sorted and the recommendation made.
+struct Picked {
+    configs: Vec<(Config, FleetFigures)>,
+    keep_status_quo: bool,
+    recommended: FleetFigures,
+}
+
+impl<'c> AnswerSum<'c> {
+    /// An empty group.
+    pub(super) fn new(candidates: &'c [Config]) -> Self {
+        AnswerSum {
+            candidates,
+            sessions: BTreeSet::new(),
+            traces: 0,
+            calls: 0,
+            recorded_calls: 0,
+            status_quo_config: None,
+            same_status_quo: true,
+            status_quo: FleetFigures::empty(FleetConfig::Mixed),
+            configs: candidates
+                .iter()
+                .map(|c| FleetFigures::empty(FleetConfig::One(c.clone())))
+                .collect(),
+            recorded: Vec::new(),
+            picked: None,
+        }
+    }
+
+    /// Adds one trace's summary.
+    pub(super) fn add(&mut self, s: &SessionSummary) {
+        let sweep = &s.sweep;
+        let b = &sweep.rows[sweep.baseline];
+        if !self.sessions.contains(&s.session) {
+            self.sessions.insert(s.session.clone());
+        }
+        if self.traces == 0 {
+            self.status_quo_config = Some(b.result.config.clone());
+        } else if self.status_quo_config.as_ref() != Some(&b.result.config) {
+            self.same_status_quo = false;
+        }
+        self.traces += 1;
+        self.status_quo.add(b);
+        for (c, f) in self.candidates.iter().zip(&mut self.configs) {
+            match sweep.rows.iter().find(|r| r.result.config == *c) {
+                Some(r) => f.add(r),
+                // Skipped for this trace: what it pays now, so a config
+                // is never cheaper for having run on fewer sessions.
+                None => {
+                    f.add(b);
+                    f.skipped_traces += 1;
                 }
             }
-            f.against(status_quo.cost_usd);
-            f.no_effect = c.compaction != Compaction::Off && f.compacted_results == 0;
-            (c.clone(), f)
-        })
-        .collect();
-    // By cost; of exact ties the simpler policy first, as a sweep ranks
-    // them and the recommendation breaks them.
-    configs.sort_by(|a, b| {
-        a.1.cost_usd
-            .total_cmp(&b.1.cost_usd)
-            .then_with(|| a.0.complexity().cmp(&b.0.complexity()))
-            .then_with(|| a.0.to_string().cmp(&b.0.to_string()))
-    });
-    // The lowest risk-adjusted cost among policies with an effect; a tie
-    // goes to the status quo, then to the simpler policy, then by name.
-    let best = configs
-        .iter()
-        .filter(|(_, f)| !f.no_effect)
-        .min_by(|(ca, a), (cb, b)| {
-            a.risk_adjusted_cost_usd
-                .total_cmp(&b.risk_adjusted_cost_usd)
-                .then_with(|| {
-                    let key = |c: &Config| (Some(c) != status_quo_config.as_ref(), c.complexity());
-                    key(ca).cmp(&key(cb))
-                })
-                .then_with(|| ca.to_string().cmp(&cb.to_string()))
-        });
-    let (keep_status_quo, recommended, rec_config) = match best {
-        Some((c, f))
-            if f.risk_adjusted_cost_usd < status_quo.risk_adjusted_cost_usd
-                && Some(c) != status_quo_config.as_ref() =>
-        {
-            (false, f.clone(), Some(c.clone()))
         }
-        _ => (true, status_quo.clone(), None),
-    };
-    let mut per_session = savings_by_session(group.iter().copied(), rec_config.as_ref());
-    per_session.sort_by(f64::total_cmp);
-    let spread = SavingsSpread {
-        p10_usd: quantile(&per_session, 10.0),
-        median_usd: quantile(&per_session, 50.0),
-        p90_usd: quantile(&per_session, 90.0),
-        more_expensive: per_session.iter().filter(|s| **s < 0.0).count(),
-    };
-    let recorded: Vec<(f64, f64)> = baselines
-        .iter()
-        .filter_map(|b| {
-            let t = &b.result.totals;
-            Some((t.recorded_cost_usd?, t.cost_usd_recorded_calls?))
-        })
-        .collect();
-    let skipped = configs_in_grid_order(candidates, &configs)
-        .filter(|(_, f)| f.skipped_traces > 0)
-        .map(|(c, f)| SkippedConfig {
-            config: c.clone(),
-            traces: f.skipped_traces,
-            of: sweeps.len(),
-            reason: skip_reason(c),
-        })
-        .collect();
-    let calls = baselines.iter().map(|b| b.result.totals.calls).sum();
-    let recorded_calls = baselines
-        .iter()
-        .map(|b| b.result.totals.recorded_calls)
-        .sum();
-    let recorded_cost_usd = (!recorded.is_empty()).then(|| recorded.iter().map(|r| r.0).sum());
-    let headline = Headline::of(
-        calls,
-        recorded_calls,
-        recorded_cost_usd,
-        &status_quo,
-        &recommended,
-        keep_status_quo,
-    );
-    let break_even = BreakEven::of(
-        &status_quo,
-        &configs.iter().map(|(_, f)| f).collect::<Vec<_>>(),
-        (!keep_status_quo).then_some(&recommended),
-    );
-    let answer = GroupAnswer {
-        break_even,
-        sessions,
-        traces: sweeps.len(),
-        calls,
-        recorded_calls,
-        recorded_cost_usd,
-        status_quo_on_recorded_calls_usd: (!recorded.is_empty())
-            .then(|| recorded.iter().map(|r| r.1).sum()),
-        status_quo,
-        recommended,
-        keep_status_quo,
-        spread,
-        skipped,
-        headline,
-    };
-    (answer, configs.into_iter().map(|(_, f)| f).collect())
+        let t = &b.result.totals;
+        if let (Some(rec), Some(sim)) = (t.recorded_cost_usd, t.cost_usd_recorded_calls) {
+            self.recorded.push((rec, sim));
+        }
+        self.calls += t.calls;
+        self.recorded_calls += t.recorded_calls;
+    }
+
+    /// The status quo every trace shares, if they share one.
+    fn shared_status_quo(&self) -> Option<&Config> {
+        self.status_quo_config
+            .as_ref()
+            .filter(|_| self.same_status_quo)
+    }
+
+    /// Sorts the configs and makes the recommendation: its config, or
+    /// `None` when the answer is to keep what runs.
+    pub(super) fn pick(&mut self) -> Option<Config> {
+        let status_quo_config = self.shared_status_quo().cloned();
+        self.status_quo.config = status_quo_config
+            .clone()
+            .map_or(FleetConfig::Mixed, FleetConfig::One);
+        self.status_quo.against(self.status_quo.cost_usd);
+        let status_quo = &self.status_quo;
+        let mut configs: Vec<(Config, FleetFigures)> = self
+            .candidates
+            .iter()
+            .cloned()
+            .zip(std::mem::take(&mut self.configs))
+            .map(|(c, mut f)| {
+                f.against(status_quo.cost_usd);
+                f.no_effect = c.compaction != Compaction::Off && f.compacted_results == 0;
+                (c, f)
+            })
+            .collect();
+        // By cost; of exact ties the simpler policy first, as a sweep ranks
+        // them and the recommendation breaks them.
+        configs.sort_by(|a, b| {
+            a.1.cost_usd
+                .total_cmp(&b.1.cost_usd)
+                .then_with(|| a.0.complexity().cmp(&b.0.complexity()))
+                .then_with(|| a.0.to_string().cmp(&b.0.to_string()))
+        });
+        // The lowest risk-adjusted cost among policies with an effect; a tie
+        // goes to the status quo, then to the simpler policy, then by name.
+        let best = configs
+            .iter()
+            .filter(|(_, f)| !f.no_effect)
+            .min_by(|(ca, a), (cb, b)| {
+                a.risk_adjusted_cost_usd
+                    .total_cmp(&b.risk_adjusted_cost_usd)
+                    .then_with(|| {
+                        let key =
+                            |c: &Config| (Some(c) != status_quo_config.as_ref(), c.complexity());
+                        key(ca).cmp(&key(cb))
+                    })
+                    .then_with(|| ca.to_string().cmp(&cb.to_string()))
+            });
+        let (keep_status_quo, recommended, rec_config) = match best {
+            Some((c, f))
+                if f.risk_adjusted_cost_usd < status_quo.risk_adjusted_cost_usd
+                    && Some(c) != status_quo_config.as_ref() =>
+            {
+                (false, f.clone(), Some(c.clone()))
+            }
+            _ => (true, status_quo.clone(), None),
+        };
+        self.picked = Some(Picked {
+            configs,
+            keep_status_quo,
+            recommended,
+        });
+        rec_config
+    }
+
+    /// The answer, given what the recommendation saves on each session of
+    /// the group ([`savings_by_session`], in any order).
+    pub(super) fn finish(mut self, mut per_session: Vec<f64>) -> (GroupAnswer, Vec<FleetFigures>) {
+        if self.picked.is_none() {
+            self.pick();
+        }
+        let Some(Picked {
+            configs,
+            keep_status_quo,
+            recommended,
+        }) = self.picked
+        else {
+            unreachable!("picked above")
+        };
+        let candidates = self.candidates;
+        let status_quo = self.status_quo;
+        per_session.sort_by(f64::total_cmp);
+        let spread = SavingsSpread {
+            p10_usd: quantile(&per_session, 10.0),
+            median_usd: quantile(&per_session, 50.0),
+            p90_usd: quantile(&per_session, 90.0),
+            more_expensive: per_session.iter().filter(|s| **s < 0.0).count(),
+        };
+        let recorded = self.recorded;
+        let skipped = configs_in_grid_order(candidates, &configs)
+            .filter(|(_, f)| f.skipped_traces > 0)
+            .map(|(c, f)| SkippedConfig {
+                config: c.clone(),
+                traces: f.skipped_traces,
+                of: self.traces,
+                reason: skip_reason(c),
+            })
+            .collect();
+        let recorded_cost_usd = (!recorded.is_empty()).then(|| recorded.iter().map(|r| r.0).sum());
+        let headline = Headline::of(
+            self.calls,
+            self.recorded_calls,
+            recorded_cost_usd,
+            &status_quo,
+            &recommended,
+            keep_status_quo,
+        );
+        let break_even = BreakEven::of(
+            &status_quo,
+            &configs.iter().map(|(_, f)| f).collect::<Vec<_>>(),
+            (!keep_status_quo).then_some(&recommended),
+        );
+        let answer = GroupAnswer {
+            break_even,
+            sessions: self.sessions.len(),
+            traces: self.traces,
+            calls: self.calls,
+            recorded_calls: self.recorded_calls,
+            recorded_cost_usd,
+            status_quo_on_recorded_calls_usd: (!recorded.is_empty())
+                .then(|| recorded.iter().map(|r| r.1).sum()),
+            status_quo,
+            recommended,
+            keep_status_quo,
+            spread,
+            skipped,
+            headline,
+        };
+        (answer, configs.into_iter().map(|(_, f)| f).collect())
+    }
 }
 
 /// `configs` (sorted by cost) in the order of `candidates`.

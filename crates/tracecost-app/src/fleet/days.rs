@@ -1,11 +1,12 @@
 //! The fleet day by day, and per month where the days allow it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use super::answer::{GroupAnswer, Headline};
 use super::session::SessionSummary;
+use crate::policy::Config;
 
 /// The day of calls without a start time.
 pub const UNDATED: &str = "undated";
@@ -52,43 +53,93 @@ pub struct PerMonth {
     pub headline: Headline,
 }
 
-/// The fleet per day, under its status quo and its recommendation.
-pub(super) fn days(sessions: &[SessionSummary], a: &GroupAnswer) -> Vec<DayFigures> {
-    let mut out: BTreeMap<&str, DayFigures> = BTreeMap::new();
-    let mut seen: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
-    for s in sessions {
+/// The fleet per day, summed one trace at a time (in the plan's order)
+/// before the recommendation is known: per day, the status quo and every
+/// candidate config ([`DaySum::finish`] keeps the recommendation's).
+pub(super) struct DaySum<'c> {
+    candidates: &'c [Config],
+    days: BTreeMap<String, DaySums>,
+}
+
+/// One day's sums.
+struct DaySums {
+    /// Sessions seen that day.
+    seen: BTreeSet<String>,
+    calls: usize,
+    recorded_cost_usd: Option<f64>,
+    status_quo_usd: f64,
+    /// Per candidate config (a trace not replayed under one adds its
+    /// status quo).
+    config_usd: Vec<f64>,
+}
+
+impl<'c> DaySum<'c> {
+    /// No day yet.
+    pub(super) fn new(candidates: &'c [Config]) -> Self {
+        DaySum {
+            candidates,
+            days: BTreeMap::new(),
+        }
+    }
+
+    /// Adds one trace's days.
+    pub(super) fn add(&mut self, s: &SessionSummary) {
         let base = s.sweep.baseline;
-        let rec = if a.keep_status_quo {
-            base
-        } else {
-            s.sweep
-                .rows
-                .iter()
-                .position(|r| a.recommended.config.config() == Some(&r.result.config))
-                .unwrap_or(base)
-        };
+        let rows: Vec<usize> = self
+            .candidates
+            .iter()
+            .map(|c| {
+                s.sweep
+                    .rows
+                    .iter()
+                    .position(|r| r.result.config == *c)
+                    .unwrap_or(base)
+            })
+            .collect();
         for d in &s.days {
-            let f = out.entry(&d.day).or_insert_with(|| DayFigures {
-                day: d.day.clone(),
-                sessions: 0,
+            let f = self.days.entry(d.day.clone()).or_insert_with(|| DaySums {
+                seen: BTreeSet::new(),
                 calls: 0,
                 recorded_cost_usd: None,
                 status_quo_usd: 0.0,
-                recommended_usd: 0.0,
+                config_usd: vec![0.0; rows.len()],
             });
             // A session counts once a day, however many of its traces ran.
-            if seen.entry(&d.day).or_default().insert(&s.session) {
-                f.sessions += 1;
+            if !f.seen.contains(&s.session) {
+                f.seen.insert(s.session.clone());
             }
             f.calls += d.calls;
             if let Some(r) = d.recorded_cost_usd {
                 *f.recorded_cost_usd.get_or_insert(0.0) += r;
             }
             f.status_quo_usd += d.cost_usd[base];
-            f.recommended_usd += d.cost_usd[rec];
+            for (sum, &row) in f.config_usd.iter_mut().zip(&rows) {
+                *sum += d.cost_usd[row];
+            }
         }
     }
-    out.into_values().collect()
+
+    /// Per day, in day order, under the status quo and the answer `a`'s
+    /// recommendation.
+    pub(super) fn finish(self, a: &GroupAnswer) -> Vec<DayFigures> {
+        let rec = a
+            .recommended
+            .config
+            .config()
+            .filter(|_| !a.keep_status_quo)
+            .and_then(|c| self.candidates.iter().position(|k| k == c));
+        self.days
+            .into_iter()
+            .map(|(day, f)| DayFigures {
+                day,
+                sessions: f.seen.len(),
+                calls: f.calls,
+                recorded_cost_usd: f.recorded_cost_usd,
+                status_quo_usd: f.status_quo_usd,
+                recommended_usd: rec.map_or(f.status_quo_usd, |k| f.config_usd[k]),
+            })
+            .collect()
+    }
 }
 
 /// Days since the Unix epoch of a `YYYY-MM-DD` day.

@@ -13,6 +13,7 @@
 mod answer;
 mod days;
 mod session;
+mod summaries;
 
 pub use answer::{
     Basis, BreakEven, FleetFigures, GroupAnswer, Headline, SavingsSpread, SkippedConfig, Wins,
@@ -31,9 +32,12 @@ use serde::Serialize;
 use crate::policy::Config;
 use crate::replay::stability::StabilityReport;
 
-use answer::answer;
-use days::{days, per_month};
-use session::per_session;
+use crate::AppError;
+
+use answer::AnswerSum;
+use days::{DaySum, per_month};
+use session::{most_expensive_first, session_figures};
+pub use summaries::{Summaries, TraceMeta};
 
 /// The `config` of a status quo that differs between sessions, as printed.
 pub const MIXED_STATUS_QUO: &str = "mixed";
@@ -86,7 +90,7 @@ impl Serialize for FleetConfig {
 pub const NOISE_USD: f64 = 0.005;
 
 /// The stability check of a session's recommended config, in short.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct StabilityBrief {
     /// Distinct stubs seen.
     pub stubs: usize,
@@ -167,49 +171,80 @@ pub struct ProjectAnswer {
 
 /// The fleet's answer over `sessions`. `configs` are the configs every
 /// session was replayed under.
-pub fn fleet(sessions: &[SessionSummary], configs: &[Config]) -> Fleet {
-    let all: Vec<&SessionSummary> = sessions.iter().collect();
-    let (answer_all, figures) = answer(&all, configs);
+///
+/// Two passes over the summaries, each reading one (or one session's) at a
+/// time: in the plan's order, the sums of the fleet, of each project and of
+/// each day (sums of floats depend on their order, and this is the order of
+/// the answer held in memory); then session by session, what each
+/// recommendation saves on it and its own figures.
+pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError> {
     // A session counts in one project, its first trace's: a subagent run
     // from another folder is still part of the session that ran it.
-    let project_of = session_projects(sessions);
-    let mut by_project: BTreeMap<&str, Vec<&SessionSummary>> = BTreeMap::new();
-    for s in sessions {
+    let project_of = session_projects(sessions)?;
+    let by_session = sessions.by_session()?;
+    let mut all = AnswerSum::new(configs);
+    let mut by_project: BTreeMap<&str, AnswerSum<'_>> = BTreeMap::new();
+    let mut days = DaySum::new(configs);
+    let mut fidelities = Vec::new();
+    for i in 0..sessions.len() {
+        let s = sessions.get(i)?;
+        all.add(&s);
         by_project
-            .entry(project_of[s.session.as_str()])
-            .or_default()
-            .push(s);
+            .entry(project_of[sessions.meta(i)?.session.as_str()])
+            .or_insert_with(|| AnswerSum::new(configs))
+            .add(&s);
+        days.add(&s);
+        fidelities.extend(super::fidelity::TraceFidelity::of_result(
+            &s.status_quo().result,
+        ));
     }
-    let projects = if by_project.len() > 1 {
+    let rec = all.pick();
+    let per_project = by_project.len() > 1;
+    let project_recs: BTreeMap<&str, Option<Config>> = if per_project {
+        by_project.iter_mut().map(|(p, a)| (*p, a.pick())).collect()
+    } else {
+        BTreeMap::new()
+    };
+    let mut savings = Vec::with_capacity(by_session.len());
+    let mut project_savings: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut per_session = Vec::with_capacity(by_session.len());
+    for (name, places) in &by_session {
+        let group = sessions.group(places)?;
+        let mut refs: Vec<&SessionSummary> = group.iter().map(|s| &**s).collect();
+        savings.push(session_saving(&refs, rec.as_ref()));
+        if per_project {
+            let p = project_of[name];
+            project_savings
+                .entry(p)
+                .or_default()
+                .push(session_saving(&refs, project_recs[p].as_ref()));
+        }
+        per_session.push(session_figures(name, &mut refs, configs, rec.as_ref()));
+    }
+    most_expensive_first(&mut per_session);
+    let (answer_all, figures) = all.finish(savings);
+    let projects = if per_project {
         by_project
             .into_iter()
-            .map(|(p, ss)| ProjectAnswer {
+            .map(|(p, a)| ProjectAnswer {
                 project: p.to_owned(),
-                answer: answer(&ss, configs).0,
+                answer: a.finish(project_savings.remove(p).unwrap_or_default()).0,
             })
             .collect()
     } else {
         Vec::new()
     };
-    let days = days(sessions, &answer_all);
+    let days = days.finish(&answer_all);
     let per_month = per_month(&days, &answer_all);
-    Fleet {
-        per_session: per_session(sessions, configs, &answer_all),
+    Ok(Fleet {
+        per_session,
         answer: answer_all,
         configs: figures,
         projects,
         days,
         per_month,
         stability: None,
-        fidelity: fidelity(sessions),
-    }
-}
-
-/// The fidelity of each trace's status quo, when any recorded usage.
-fn fidelity(sessions: &[SessionSummary]) -> Option<super::fidelity::FidelitySummary> {
-    let per_trace: Vec<super::fidelity::TraceFidelity> = sessions
-        .iter()
-        .filter_map(|s| super::fidelity::TraceFidelity::of_result(&s.status_quo().result))
-        .collect();
-    (!per_trace.is_empty()).then(|| super::fidelity::FidelitySummary::of(&per_trace))
+        fidelity: (!fidelities.is_empty())
+            .then(|| super::fidelity::FidelitySummary::of(&fidelities)),
+    })
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::message::{BlockKind, Content, Role};
 use crate::policy::Config;
@@ -14,12 +14,14 @@ use crate::replay::sweep::{SweepRow, TraceSweep};
 use crate::trace::Trace;
 use crate::usage::date_of;
 
-use super::answer::{GroupAnswer, answer};
+use super::answer::answer;
 use super::days::UNDATED;
+use super::summaries::Summaries;
 use super::{FleetConfig, NOISE_USD, StabilityBrief, pct_of};
+use crate::AppError;
 
 /// One day of a session: its calls that started that day (UTC).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionDay {
     /// `YYYY-MM-DD`, or [`UNDATED`].
     pub day: String,
@@ -35,7 +37,7 @@ pub struct SessionDay {
 /// sweep without per-call rows, and what names and dates the session. A
 /// fleet of a thousand sessions is summed from these, never from the
 /// per-call data.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
     /// The sweep; every row's per-call list is empty.
     pub sweep: TraceSweep,
@@ -251,52 +253,50 @@ pub struct OwnPick {
     pub savings_pct: f64,
 }
 
-/// Every session of `traces`, most expensive first (then by name), with
-/// the fleet's recommendation `a` and each session's own pick.
-pub(super) fn per_session(
-    traces: &[SessionSummary],
+/// One session's figures: `group` is its traces (in any order), `rec` the
+/// fleet's recommendation (`None`: keep what runs).
+pub(super) fn session_figures(
+    name: &str,
+    group: &mut [&SessionSummary],
     candidates: &[Config],
-    a: &GroupAnswer,
-) -> Vec<SessionFigures> {
-    let rec = a.recommended.config.config().filter(|_| !a.keep_status_quo);
-    let mut out: Vec<SessionFigures> = by_session(traces)
-        .into_iter()
-        .map(|(name, mut group)| {
-            group.sort_by(|x, y| run_order(x, y));
-            let (own, _) = answer(&group, candidates);
-            let first = group[0];
-            let status_quo_usd = own.status_quo.cost_usd;
-            let savings_usd = session_saving(&group, rec);
-            SessionFigures {
-                session: name.to_owned(),
-                project: first.project.clone(),
-                first_prompt: first.first_prompt.clone(),
-                started_ms: group.iter().filter_map(|t| t.started_ms).min(),
-                ended_ms: group.iter().filter_map(|t| t.ended_ms).max(),
-                traces: group.iter().map(|t| t.sweep.trace.clone()).collect(),
-                calls: own.calls,
-                recorded_calls: own.recorded_calls,
-                recorded_cost_usd: own.recorded_cost_usd,
-                status_quo_usd,
-                recommended_usd: status_quo_usd - savings_usd,
-                savings_usd,
-                savings_pct: pct_of(savings_usd, status_quo_usd),
-                own_pick: OwnPick {
-                    config: own.recommended.config.clone(),
-                    keep_status_quo: own.keep_status_quo,
-                    cost_usd: own.recommended.cost_usd,
-                    savings_usd: own.recommended.savings_usd,
-                    savings_pct: own.recommended.savings_pct,
-                },
-            }
-        })
-        .collect();
-    out.sort_by(|x, y| {
+    rec: Option<&Config>,
+) -> SessionFigures {
+    group.sort_by(|x, y| run_order(x, y));
+    let (own, _) = answer(group, candidates);
+    let first = group[0];
+    let status_quo_usd = own.status_quo.cost_usd;
+    let savings_usd = session_saving(group, rec);
+    SessionFigures {
+        session: name.to_owned(),
+        project: first.project.clone(),
+        first_prompt: first.first_prompt.clone(),
+        started_ms: group.iter().filter_map(|t| t.started_ms).min(),
+        ended_ms: group.iter().filter_map(|t| t.ended_ms).max(),
+        traces: group.iter().map(|t| t.sweep.trace.clone()).collect(),
+        calls: own.calls,
+        recorded_calls: own.recorded_calls,
+        recorded_cost_usd: own.recorded_cost_usd,
+        status_quo_usd,
+        recommended_usd: status_quo_usd - savings_usd,
+        savings_usd,
+        savings_pct: pct_of(savings_usd, status_quo_usd),
+        own_pick: OwnPick {
+            config: own.recommended.config.clone(),
+            keep_status_quo: own.keep_status_quo,
+            cost_usd: own.recommended.cost_usd,
+            savings_usd: own.recommended.savings_usd,
+            savings_pct: own.recommended.savings_pct,
+        },
+    }
+}
+
+/// Sessions most expensive first, then by name.
+pub(super) fn most_expensive_first(sessions: &mut [SessionFigures]) {
+    sessions.sort_by(|x, y| {
         y.status_quo_usd
             .total_cmp(&x.status_quo_usd)
             .then_with(|| x.session.cmp(&y.session))
     });
-    out
 }
 
 /// A session's traces in reading order: the conversation itself (the trace
@@ -304,29 +304,36 @@ pub(super) fn per_session(
 /// subagent's warm-up), then the others by first call (undated last), then
 /// by name.
 pub(super) fn run_order(x: &SessionSummary, y: &SessionSummary) -> std::cmp::Ordering {
-    let key = |t: &SessionSummary| {
-        (
-            t.sweep.trace != t.session,
-            t.started_ms.is_none(),
-            t.started_ms,
-        )
-    };
-    key(x)
-        .cmp(&key(y))
+    run_key(&x.sweep.trace, &x.session, x.started_ms)
+        .cmp(&run_key(&y.sweep.trace, &y.session, y.started_ms))
         .then_with(|| x.sweep.trace.cmp(&y.sweep.trace))
+}
+
+/// A trace's place in its session's reading order, before its name.
+fn run_key(trace: &str, session: &str, started_ms: Option<u64>) -> (bool, bool, Option<u64>) {
+    (trace != session, started_ms.is_none(), started_ms)
 }
 
 /// Each session's project: the conversation's own (its first trace in
 /// reading order), or [`NO_PROJECT`].
-pub fn session_projects(traces: &[SessionSummary]) -> BTreeMap<&str, &str> {
-    by_session(traces)
+pub fn session_projects(sessions: &Summaries) -> Result<BTreeMap<&str, &str>, AppError> {
+    sessions
+        .by_session()?
         .into_iter()
-        .map(|(name, group)| {
-            let first = group
+        .map(|(name, places)| {
+            let metas = places
                 .iter()
-                .min_by(|x, y| run_order(x, y))
+                .map(|&i| sessions.meta(i))
+                .collect::<Result<Vec<_>, _>>()?;
+            let first = metas
+                .into_iter()
+                .min_by(|x, y| {
+                    run_key(&x.trace, &x.session, x.started_ms)
+                        .cmp(&run_key(&y.trace, &y.session, y.started_ms))
+                        .then_with(|| x.trace.cmp(&y.trace))
+                })
                 .and_then(|t| t.project.as_deref());
-            (name, first.unwrap_or(NO_PROJECT))
+            Ok((name, first.unwrap_or(NO_PROJECT)))
         })
         .collect()
 }

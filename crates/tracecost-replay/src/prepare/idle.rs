@@ -26,7 +26,7 @@ use crate::trace::Call;
 
 /// What a trace's recorded reads say of its automatic cache's idle time,
 /// and the idle time the replay takes from them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IdleFit {
     /// The idle time fitted, in milliseconds.
     pub idle_ms: u64,

@@ -49,7 +49,7 @@ pub enum Scale {
 
 /// The per-trace calibration: Claude's tokenizer is not public, so counts
 /// from the configured tokenizer are scaled to the recorded usage.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct TraceCalibration {
     /// Scales message content; fitted on the growth of the recorded prompt
     /// between consecutive calls.

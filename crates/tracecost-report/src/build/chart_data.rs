@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::app::fleet::{Fleet, FleetConfig, FleetFigures, SessionSummary};
+use crate::app::fleet::{Fleet, FleetConfig, FleetFigures, Summaries};
 use crate::app::identity::slug;
 use crate::charts::{CallTokens, Chart};
 use crate::fmt::thousands;
@@ -193,7 +193,10 @@ pub(super) fn shown_pick(fleet: &Fleet) -> Option<&FleetFigures> {
 }
 
 /// The fleet's charts, in display order: (file stem, chart).
-pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, Chart)> {
+pub fn fleet_charts(
+    fleet: &Fleet,
+    sessions: &Summaries,
+) -> Result<Vec<(String, Chart)>, crate::app::AppError> {
     let a = &fleet.answer;
     let mut out = Vec::new();
     let position = |config: &FleetConfig| fleet.configs.iter().position(|c| c.config == *config);
@@ -248,7 +251,7 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
     if let Some(pick) = shown_pick(fleet) {
         // The savings the fleet's spread is computed from, so the chart's
         // median is the one the lines above it say.
-        let savings_usd = crate::app::fleet::savings_by_session(sessions, pick.config.config());
+        let savings_usd = sessions.savings_by_session(pick.config.config())?;
         out.push((
             "fleet-savings".to_owned(),
             Chart::SavingsDistribution {
@@ -342,5 +345,5 @@ pub fn fleet_charts(fleet: &Fleet, sessions: &[SessionSummary]) -> Vec<(String, 
             },
         ));
     }
-    out
+    Ok(out)
 }

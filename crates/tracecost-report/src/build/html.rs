@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::app::TraceReport;
 use crate::app::fidelity::error_pct;
-use crate::app::fleet::{Basis, Fleet, SessionSummary, StabilityBrief};
+use crate::app::fleet::{Basis, Fleet, StabilityBrief};
 use crate::app::identity::slug;
 use crate::charts::{Chart, ChartError, render_svg, suggested_height};
 use crate::fmt::{dollars, html_escape, thousands};
@@ -38,7 +38,7 @@ pub(super) const FLEET_TOP: usize = 20;
 
 pub(super) fn html(
     fleet: &Fleet,
-    sessions: &[SessionSummary],
+    traces: usize,
     a: &Assumptions,
     inline: &[String],
     detail: Detail<'_>,
@@ -59,8 +59,8 @@ pub(super) fn html(
         fleet.configs.len(),
         env!("CARGO_PKG_VERSION")
     );
-    if sessions.len() > 1 {
-        fleet_section(&mut s, fleet, sessions, detail, charts);
+    if traces > 1 {
+        fleet_section(&mut s, fleet, traces, detail, charts);
     }
     if !detail.split {
         for section in inline {
@@ -75,7 +75,7 @@ pub(super) fn html(
 pub(super) fn fleet_section(
     s: &mut String,
     fleet: &Fleet,
-    sessions: &[SessionSummary],
+    traces: usize,
     detail: Detail<'_>,
     charts: &[Figure],
 ) {
@@ -213,7 +213,7 @@ pub(super) fn fleet_section(
             s,
             "<p><a href=\"sessions/index.html\">All {} sessions ({} traces)</a></p>",
             thousands(all.len() as u64),
-            thousands(sessions.len() as u64)
+            thousands(traces as u64)
         );
     }
 }

@@ -37,7 +37,7 @@ use html::{Figure, html, sessions_page, trace_page, trace_section};
 use html_tables::Detail;
 use html_tables::trace_link;
 use results_json::{indented, json, json_pretty, json_trace};
-use summary_md::summary_md;
+use summary_md::{SUMMARY_SECTIONS_MAX, summary_md};
 
 /// Version tag of `results.json`.
 pub const RESULTS_FORMAT: &str = "tracecost.report/v1";
@@ -58,7 +58,7 @@ pub struct Assumptions {
 }
 
 use crate::app::TraceReport;
-use crate::app::fleet::{Fleet, SessionSummary};
+use crate::app::fleet::{Fleet, SessionSummary, Summaries};
 
 const CHART_W: u32 = 900;
 
@@ -101,6 +101,9 @@ pub enum ReportError {
     /// A file could not be written.
     #[error("{0}")]
     Write(#[from] io::Error),
+    /// The fleet's summaries could not be read back.
+    #[error(transparent)]
+    Summaries(#[from] crate::app::AppError),
 }
 
 /// Which traces of a report have a page of their own, with every config's
@@ -412,7 +415,7 @@ impl<'s> ReportWriter<'s> {
     pub fn finish(
         mut self,
         fleet: &Fleet,
-        sessions: &[SessionSummary],
+        sessions: &Summaries,
     ) -> Result<Vec<String>, ReportError> {
         // A trace handed over ahead of one that never came.
         if let Some(first) = self.pending.keys().next() {
@@ -439,7 +442,7 @@ impl<'s> ReportWriter<'s> {
         // The fleet's charts: files beside the page, and inline in it.
         let mut fleet_svgs = Vec::new();
         if sessions.len() > 1 {
-            for (stem, chart) in fleet_charts(fleet, sessions) {
+            for (stem, chart) in fleet_charts(fleet, sessions)? {
                 let h = suggested_height(&chart, CHART_W);
                 let svg = render_svg(&chart, CHART_W, h)?;
                 let png = render_png(&chart, CHART_W, h)?;
@@ -450,7 +453,7 @@ impl<'s> ReportWriter<'s> {
         }
         let index = html(
             fleet,
-            sessions,
+            sessions.len(),
             &self.assumptions,
             &self.inline,
             detail,
@@ -461,9 +464,20 @@ impl<'s> ReportWriter<'s> {
             let page = sessions_page(fleet, sessions.len(), detail);
             self.put("sessions/index.html", page.as_bytes())?;
         }
+        // A few traces get a section each in summary.md; a fleet's are
+        // named in its table of the most expensive.
+        let sections = if sessions.len() <= SUMMARY_SECTIONS_MAX {
+            (0..sessions.len())
+                .map(|i| sessions.get(i))
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            Vec::new()
+        };
+        let sections: Vec<&SessionSummary> = sections.iter().map(|s| &**s).collect();
         let summary = summary_md(
             fleet,
-            sessions,
+            sessions.len(),
+            &sections,
             &self.assumptions,
             paged.as_ref().map(|p| p.len()),
         );

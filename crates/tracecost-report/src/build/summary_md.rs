@@ -20,15 +20,19 @@ pub(super) const SUMMARY_SECTIONS_MAX: usize = 3;
 /// Sessions named in summary.md's table of the most expensive.
 pub(super) const SUMMARY_TOP: usize = 10;
 
-/// `paged`: how many traces have a page, where only the most expensive do.
+/// `traces`: how many the report is of; `sessions`: their summaries when
+/// there are at most [`SUMMARY_SECTIONS_MAX`] (each gets a section), else
+/// none. `paged`: how many traces have a page, where only the most
+/// expensive do.
 pub(super) fn summary_md(
     fleet: &Fleet,
-    sessions: &[SessionSummary],
+    traces: usize,
+    sessions: &[&SessionSummary],
     a: &Assumptions,
     paged: Option<usize>,
 ) -> String {
     let mut s = String::from("# tracecost report\n\n");
-    if sessions.len() > 1 {
+    if traces > 1 {
         s.push_str("## Fleet\n\n");
         for line in fleet_lines(fleet) {
             let _ = writeln!(s, "- {line}");
@@ -41,7 +45,7 @@ pub(super) fn summary_md(
         }
         s.push('\n');
     }
-    if sessions.len() > SUMMARY_SECTIONS_MAX {
+    if traces > SUMMARY_SECTIONS_MAX {
         let top = SUMMARY_TOP.min(fleet.per_session.len());
         let _ = writeln!(
             s,
