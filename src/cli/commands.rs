@@ -72,6 +72,9 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             if a.calls_jsonl {
                 writer = writer.with_call_lines();
             }
+            if a.in_memory {
+                writer = writer.lines_in_memory();
+            }
             let outcome = with_progress(|bar| {
                 app::report(&plan, bar, &mut |i, t, r| {
                     writer

@@ -147,31 +147,30 @@ fn temp_file(what: &str) -> Result<(PathBuf, File, File), AppError> {
     Ok((path, file, reader))
 }
 
-/// Session summaries written to a temporary file as their traces are
-/// done (in any order) and read back by their place in the plan: a
-/// fleet's answer is summed in passes over them, so that memory does not
-/// grow with the fleet. The encoding (MessagePack, fields by name) reads
-/// every float back exactly.
+/// Records written to a temporary file in any order, each under its place
+/// (a trace's in the plan), and read back by place: what a report holds of
+/// every trace until the end (a summary, a line of `results.json`) is kept
+/// here rather than in memory, so that memory does not grow with the fleet.
 #[derive(Debug)]
-pub struct SummaryStore {
+pub struct SpillFile {
     path: PathBuf,
     writer: Option<BufWriter<File>>,
     reader: File,
-    /// Per place in the plan: where its summary starts and how long it is.
+    /// Per place: where its record starts and how long it is.
     entries: Vec<Option<(u64, usize)>>,
     end: u64,
 }
 
-impl SummaryStore {
-    /// An empty store for `traces` summaries, in the system's temporary
-    /// folder (as [`TraceStore::new`]).
-    pub fn new(traces: usize) -> Result<Self, AppError> {
-        let (path, file, reader) = temp_file("summaries")?;
-        Ok(SummaryStore {
+impl SpillFile {
+    /// An empty file for `places` records, in the system's temporary
+    /// folder (as [`TraceStore::new`]); `what` names it.
+    pub fn new(what: &str, places: usize) -> Result<Self, AppError> {
+        let (path, file, reader) = temp_file(what)?;
+        Ok(SpillFile {
             path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             reader,
-            entries: vec![None; traces],
+            entries: vec![None; places],
             end: 0,
         })
     }
@@ -180,31 +179,27 @@ impl SummaryStore {
         store_error(&self.path, &source)
     }
 
-    /// Writes the summary of the plan's trace `i`.
-    pub fn put(&mut self, i: usize, summary: &SessionSummary) -> Result<(), AppError> {
-        let bytes = rmp_serde::to_vec_named(summary)
-            .map_err(|e| self.io(std::io::Error::other(e.to_string())))?;
+    /// Writes the record of place `i` (a later one replaces it).
+    pub fn put(&mut self, i: usize, bytes: &[u8]) -> Result<(), AppError> {
+        if i >= self.entries.len() {
+            return Err(AppError::Internal(format!(
+                "a record for place {} of {}",
+                i + 1,
+                self.entries.len()
+            )));
+        }
         let Some(w) = self.writer.as_mut() else {
-            return Err(self.io(std::io::Error::other("the store was sealed")));
+            return Err(AppError::Internal("a record after the end".into()));
         };
-        if let Err(e) = w.write_all(&bytes) {
+        if let Err(e) = w.write_all(bytes) {
             return Err(self.io(e));
         }
-        match self.entries.get_mut(i) {
-            Some(slot) => *slot = Some((self.end, bytes.len())),
-            None => {
-                return Err(self.io(std::io::Error::other(format!(
-                    "no trace {} of {}",
-                    i + 1,
-                    self.entries.len()
-                ))));
-            }
-        }
+        self.entries[i] = Some((self.end, bytes.len()));
         self.end += bytes.len() as u64;
         Ok(())
     }
 
-    /// Ends writing: every summary written can be read back.
+    /// Ends writing: every record written can be read back.
     pub fn seal(&mut self) -> Result<(), AppError> {
         if let Some(w) = self.writer.take() {
             w.into_inner()
@@ -214,40 +209,77 @@ impl SummaryStore {
         Ok(())
     }
 
-    /// How many traces the store is for.
+    /// How many places.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
-    /// Whether the store is for no trace.
+    /// Whether there is no place.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    /// The summary of the plan's trace `i`.
-    pub fn get(&self, i: usize) -> Result<SessionSummary, AppError> {
+    /// Whether place `i` has its record.
+    pub fn has(&self, i: usize) -> bool {
+        matches!(self.entries.get(i), Some(Some(_)))
+    }
+
+    /// The record of place `i`, once sealed.
+    pub fn get(&self, i: usize) -> Result<Vec<u8>, AppError> {
         let Some(&Some((at, len))) = self.entries.get(i) else {
-            return Err(self.io(std::io::Error::other(format!(
-                "no summary of trace {} of {}",
+            return Err(AppError::Internal(format!(
+                "no record of place {} of {}",
                 i + 1,
                 self.entries.len()
-            ))));
+            )));
         };
+        if self.writer.is_some() {
+            return Err(AppError::Internal("a record read before the end".into()));
+        }
         let mut buf = vec![0u8; len];
         read_at(&self.reader, &mut buf, at).map_err(|e| self.io(e))?;
-        rmp_serde::from_slice(&buf).map_err(|e| {
-            self.io(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                e.to_string(),
-            ))
-        })
+        Ok(buf)
     }
 }
 
-impl Drop for SummaryStore {
+impl Drop for SpillFile {
     fn drop(&mut self) {
         #[cfg(not(unix))]
         let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Session summaries spilled ([`SpillFile`]) as their traces are done, in
+/// any order, and read back by their place in the plan: a fleet's answer is
+/// summed in passes over them. The encoding (MessagePack, fields by name)
+/// reads every float back exactly.
+#[derive(Debug)]
+pub struct SummaryStore(SpillFile);
+
+impl SummaryStore {
+    /// An empty store for `traces` summaries.
+    pub fn new(traces: usize) -> Result<Self, AppError> {
+        SpillFile::new("summaries", traces).map(SummaryStore)
+    }
+
+    /// Writes the summary of the plan's trace `i`.
+    pub fn put(&mut self, i: usize, summary: &SessionSummary) -> Result<(), AppError> {
+        let bytes = rmp_serde::to_vec_named(summary)
+            .map_err(|e| AppError::Internal(format!("a summary cannot be encoded: {e}")))?;
+        self.0.put(i, &bytes)
+    }
+
+    /// Ends writing: every summary written can be read back.
+    pub fn seal(&mut self) -> Result<(), AppError> {
+        self.0.seal()
+    }
+
+    /// The summary of the plan's trace `i`.
+    pub fn get(&self, i: usize) -> Result<SessionSummary, AppError> {
+        let bytes = self.0.get(i)?;
+        rmp_serde::from_slice(&bytes).map_err(|e| {
+            AppError::Internal(format!("the summary of trace {} reads back as: {e}", i + 1))
+        })
     }
 }
 

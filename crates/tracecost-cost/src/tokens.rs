@@ -566,6 +566,13 @@ pub type FastBuild = BuildHasherDefault<FastHasher>;
 
 type Cell = Arc<OnceLock<u64>>;
 
+/// Distinct texts a memo remembers before it starts afresh (about 20 MB):
+/// a fleet's texts are mostly its own sessions', met by every config of
+/// one trace and then never again, so a memo that kept them all would grow
+/// with the fleet. Starting afresh only recounts the few texts shared
+/// across sessions (system prompts, tools); counts never change.
+const MEMO_MAX: usize = 1 << 18;
+
 /// Memoized token counts, keyed by [`ContentHash`]: each distinct text is
 /// handed to the tokenizer once per memo (share one memo per process).
 ///
@@ -611,6 +618,9 @@ impl TokenMemo {
         // A poisoned lock only means another thread panicked while holding
         // it; the map itself is always consistent (one insert at a time).
         let mut map = self.cells.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= MEMO_MAX && !map.contains_key(&hash) {
+            map.clear();
+        }
         map.entry(hash).or_default().clone()
     }
 
@@ -647,7 +657,12 @@ impl TokenMemo {
             let mut map = self.cells.lock().unwrap_or_else(|e| e.into_inner());
             hashes
                 .iter()
-                .map(|h| map.entry(*h).or_default().clone())
+                .map(|h| {
+                    if map.len() >= MEMO_MAX && !map.contains_key(h) {
+                        map.clear();
+                    }
+                    map.entry(*h).or_default().clone()
+                })
                 .collect()
         };
         // First occurrence of each still-empty cell, in input order.
@@ -676,7 +691,8 @@ impl TokenMemo {
         self.invocations.load(Ordering::Relaxed)
     }
 
-    /// Number of distinct texts memoized.
+    /// Number of distinct texts memoized (at most a bound: a memo full of
+    /// texts starts afresh).
     pub fn len(&self) -> usize {
         self.cells.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
@@ -811,6 +827,23 @@ mod tests {
         assert_eq!(memo.invocations(), 3);
         assert_eq!(memo.get(&ContentHash::of(b"de")), Some(2));
         assert_eq!(memo.get(&ContentHash::of(b"zz")), None);
+    }
+
+    #[test]
+    fn a_memo_past_its_bound_starts_afresh_and_still_counts_right() {
+        let memo = TokenMemo::new(Arc::new(CharsPerToken(1.0)));
+        let texts: Vec<String> = (0..MEMO_MAX + 10).map(|i| format!("t{i}")).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let want: Vec<u64> = refs.iter().map(|t| t.len() as u64).collect();
+        assert_eq!(memo.count_all(&refs), want);
+        assert!(memo.len() <= MEMO_MAX, "{}", memo.len());
+        // One at a time too, the first texts again (forgotten): recounted.
+        let before = memo.invocations();
+        for t in &refs[..20] {
+            assert_eq!(memo.count(t), t.len() as u64);
+        }
+        assert!(memo.len() <= MEMO_MAX);
+        assert_eq!(memo.invocations(), before + 20);
     }
 
     #[test]

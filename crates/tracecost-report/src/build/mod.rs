@@ -101,7 +101,9 @@ pub enum ReportError {
     /// A file could not be written.
     #[error("{0}")]
     Write(#[from] io::Error),
-    /// The fleet's summaries could not be read back.
+    /// What the report holds of every trace until the end (the fleet's
+    /// summaries, the lines of `results.json`) could not be kept or read
+    /// back.
     #[error(transparent)]
     Summaries(#[from] crate::app::AppError),
 }
@@ -162,11 +164,71 @@ struct Bounded {
     /// How many traces get a page.
     pages: usize,
     /// Every trace's entry of `results.json` without its rows, by its
-    /// place in the report, each on one line.
-    summaries: BTreeMap<usize, String>,
+    /// place in the report, each on one line: in a temporary file, as a
+    /// fleet's thousands of them would grow memory.
+    summaries: Lines,
     /// The most expensive traces so far, cheapest first (ties: the later
     /// first, so that it is the one to give way).
     kept: BTreeMap<(u64, std::cmp::Reverse<usize>), Kept>,
+}
+
+/// Lines held until the end of a report, by place: in a temporary file
+/// (made when the first comes), or in memory for a report asked to use no
+/// temporary file ([`ReportWriter::lines_in_memory`]).
+enum Lines {
+    InMemory(BTreeMap<usize, String>),
+    /// The file is made when the first line comes.
+    Spilled {
+        places: usize,
+        file: Option<crate::app::store::SpillFile>,
+    },
+}
+
+impl Lines {
+    fn put(&mut self, i: usize, line: String) -> Result<(), ReportError> {
+        match self {
+            Lines::InMemory(m) => {
+                m.insert(i, line);
+            }
+            Lines::Spilled { places, file } => {
+                let f = match file {
+                    Some(f) => f,
+                    None => file.insert(crate::app::store::SpillFile::new("results", *places)?),
+                };
+                f.put(i, line.as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every line held, in place order.
+    fn for_each(
+        &mut self,
+        mut f: impl FnMut(usize, &str) -> Result<(), ReportError>,
+    ) -> Result<(), ReportError> {
+        match self {
+            Lines::InMemory(m) => {
+                for (i, line) in m.iter() {
+                    f(*i, line)?;
+                }
+            }
+            Lines::Spilled { file: None, .. } => {}
+            Lines::Spilled {
+                file: Some(file), ..
+            } => {
+                file.seal()?;
+                for i in (0..file.len()).filter(|&i| file.has(i)) {
+                    let line = String::from_utf8(file.get(i)?).map_err(|e| {
+                        crate::app::AppError::Internal(format!(
+                            "a line of results.json reads back as: {e}"
+                        ))
+                    })?;
+                    f(i, &line)?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What a trace adds to the files written in the report's order.
@@ -200,7 +262,10 @@ impl<'s> ReportWriter<'s> {
         let bounded = match pages {
             SessionPages::MostExpensive(n) if split && traces > n => Some(Bounded {
                 pages: n,
-                summaries: BTreeMap::new(),
+                summaries: Lines::Spilled {
+                    places: traces,
+                    file: None,
+                },
                 kept: BTreeMap::new(),
             }),
             _ => None,
@@ -232,6 +297,16 @@ impl<'s> ReportWriter<'s> {
     /// line names its trace's place in the report). Before the first trace.
     pub fn with_call_lines(mut self) -> Self {
         self.call_lines = true;
+        self
+    }
+
+    /// Holds what is written at the end (each trace's line of
+    /// `results.json`) in memory rather than in a temporary file: for a
+    /// report asked to use none. Before the first trace.
+    pub fn lines_in_memory(mut self) -> Self {
+        if let Some(b) = self.bounded.as_mut() {
+            b.summaries = Lines::InMemory(BTreeMap::new());
+        }
         self
     }
 
@@ -309,7 +384,7 @@ impl<'s> ReportWriter<'s> {
         };
         // One line each: a fleet's thousands of summaries stay small.
         b.summaries
-            .insert(index, json(&json_trace(session, r, false)));
+            .put(index, json(&json_trace(session, r, false)))?;
         let cost = story::headline(&r.sweep).base.result.totals.cost_usd;
         // Costs are not negative: their bits order as they do.
         let key = (cost.max(0.0).to_bits(), std::cmp::Reverse(index));
@@ -341,7 +416,7 @@ impl<'s> ReportWriter<'s> {
     /// the names of the traces with a page.
     fn write_bounded(
         &mut self,
-        b: Bounded,
+        mut b: Bounded,
     ) -> Result<std::collections::BTreeSet<String>, ReportError> {
         let mut kept: Vec<Kept> = b.kept.into_values().collect();
         kept.sort_by_key(|k| k.index);
@@ -350,16 +425,18 @@ impl<'s> ReportWriter<'s> {
             by_index.insert(k.index, k);
             self.put(&trace_link(&k.trace, true), k.page.as_bytes())?;
         }
-        for (n, (i, summary)) in b.summaries.iter().enumerate() {
-            let entry = by_index
-                .get(i)
-                .map_or(summary.as_str(), |k| k.entry.as_str());
+        // In the report's order, every trace that came (the rest is the
+        // error `finish` gives).
+        let mut n = 0;
+        b.summaries.for_each(|i, summary| {
+            let entry = by_index.get(&i).map_or(summary, |k| k.entry.as_str());
             let sep = if n == 0 { "\n" } else { ",\n" };
+            n += 1;
             self.append(
                 "results.json",
                 format!("{sep}    {}", indented(entry, 4)).as_bytes(),
-            )?;
-        }
+            )
+        })?;
         for (n, k) in kept.iter().enumerate() {
             // The header once, before the first trace's rows.
             let rows = match n {
