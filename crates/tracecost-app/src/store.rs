@@ -347,3 +347,31 @@ pub fn skeleton(trace: &Trace) -> Trace {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spill_file_gives_back_each_record_by_place_whatever_the_order_written() {
+        let mut f = SpillFile::new("test", 4).unwrap();
+        f.put(2, b"two").unwrap();
+        f.put(0, b"").unwrap();
+        f.put(3, "tr\u{e8}s".as_bytes()).unwrap();
+        // Read before the end: the buffer may not be on disk yet.
+        assert!(matches!(f.get(2), Err(AppError::Internal(_))));
+        f.seal().unwrap();
+        assert_eq!(f.get(2).unwrap(), b"two");
+        assert_eq!(f.get(0).unwrap(), b"");
+        assert_eq!(f.get(3).unwrap(), "tr\u{e8}s".as_bytes());
+        assert!(f.has(0) && !f.has(1) && !f.has(9));
+        // A place never written, or past the end: said, not a panic.
+        assert_eq!(
+            f.get(1).unwrap_err().to_string(),
+            "internal error: no record of place 2 of 4"
+        );
+        assert!(matches!(f.put(4, b"x"), Err(AppError::Internal(_))));
+        // Written after the end.
+        assert!(matches!(f.put(1, b"x"), Err(AppError::Internal(_))));
+    }
+}
