@@ -218,7 +218,9 @@ pub fn report(
     let memo = sp.cost.memo();
     // One bar for the fleet, in traces and calls: each trace's calls are
     // counted when every config has replayed it (and its page is written).
-    let calls: u64 = sp.traces().iter().map(|t| t.calls.len() as u64).sum();
+    let calls: u64 = (0..sp.traces().len())
+        .map(|i| sp.head(i).calls as u64)
+        .sum();
     let whole_fleet = Unit::Calls {
         traces: sp.traces().len() as u64,
     };
@@ -240,7 +242,12 @@ pub fn report(
     };
     // A few groups of traces sharing a cache at a time, side by side: only
     // their traces (in memory, the plan's) and per-call rows are held.
-    let mut groups = sp.cost.cache_scope.groups(sp.traces().iter());
+    let mut groups = sp.cost.cache_scope.groups_by(
+        sp.traces()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.account.as_deref(), sp.head(i).timestamps)),
+    );
     if sp.is_stored() {
         // An account's traces are streamed, the account's others side by
         // side; traces alone are taken a few at a time below.
@@ -356,13 +363,7 @@ fn stream_account(
     )?;
     let first_starts: Vec<u64> = group
         .iter()
-        .map(|&i| {
-            sp.traces()[i]
-                .calls
-                .first()
-                .and_then(|c| c.start_ms)
-                .unwrap_or(0)
-        })
+        .map(|&i| sp.head(i).first_start_ms.unwrap_or(0))
         .collect();
     let load = |k: usize| -> Result<Trace, AppError> { Ok(sp.trace(group[k])?.into_owned()) };
     let prepared: &(dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, AppError> + Sync) =

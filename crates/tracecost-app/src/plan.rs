@@ -72,14 +72,23 @@ impl CacheScope {
     /// calls all have start times; any other trace alone. Without start
     /// times there is no order to meet in.
     pub fn groups<'t>(self, traces: impl Iterator<Item = &'t Trace>) -> Vec<Vec<usize>> {
+        self.groups_by(traces.map(|t| (t.account.as_deref(), t.has_timestamps())))
+    }
+
+    /// [`Self::groups`] of traces given as their account and whether all
+    /// their calls have start times.
+    pub fn groups_by<'t>(
+        self,
+        traces: impl Iterator<Item = (Option<&'t str>, bool)>,
+    ) -> Vec<Vec<usize>> {
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut by_account: std::collections::HashMap<String, usize> = Default::default();
-        for (i, t) in traces.enumerate() {
-            if self == CacheScope::Trace || !t.has_timestamps() {
+        for (i, (account, timestamps)) in traces.enumerate() {
+            if self == CacheScope::Trace || !timestamps {
                 groups.push(vec![i]);
                 continue;
             }
-            let key = t.account.clone().unwrap_or_default();
+            let key = account.unwrap_or_default().to_owned();
             match by_account.get(&key) {
                 Some(&g) => groups[g].push(i),
                 None => {
@@ -236,9 +245,60 @@ pub struct SweepPlan {
     /// Where the traces are, when they are not in memory: `traces` are
     /// then their skeletons ([`super::store::skeleton`]).
     pub(crate) store: Option<Arc<super::store::TraceStore>>,
+    /// What a replay reads of each trace's calls, once a stored plan has
+    /// let its skeletons' calls go ([`Self::forget_calls`]).
+    pub(crate) heads: Option<Vec<TraceHead>>,
+}
+
+/// What a streamed report reads of a trace's calls before it reads the
+/// trace back: how many, when the first started, whether all have a start
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceHead {
+    /// Calls.
+    pub calls: usize,
+    /// When the first call started.
+    pub first_start_ms: Option<u64>,
+    /// Whether every call has a start time ([`Trace::has_timestamps`]).
+    pub timestamps: bool,
+}
+
+impl TraceHead {
+    /// `trace`'s head.
+    pub fn of(trace: &Trace) -> Self {
+        TraceHead {
+            calls: trace.calls.len(),
+            first_start_ms: trace.calls.first().and_then(|c| c.start_ms),
+            timestamps: trace.has_timestamps(),
+        }
+    }
 }
 
 impl SweepPlan {
+    /// Trace `i`'s head, whether or not its calls are still held.
+    pub fn head(&self, i: usize) -> TraceHead {
+        match &self.heads {
+            Some(heads) => heads[i],
+            None => TraceHead::of(&self.traces[i]),
+        }
+    }
+
+    /// Lets the skeletons' calls go, keeping only each trace's head, once
+    /// every check and the report's assumptions have read them: a stored
+    /// plan's skeletons then hold no more than names, so that memory does
+    /// not grow with a fleet's calls. [`Self::traces`] then gives traces
+    /// without calls; a report reads [`Self::head`] and each trace back
+    /// whole. Nothing happens to a plan held in memory.
+    pub fn forget_calls(&mut self) {
+        if self.store.is_none() || self.heads.is_some() {
+            return;
+        }
+        self.heads = Some(self.traces.iter().map(TraceHead::of).collect());
+        for t in &mut self.traces {
+            t.calls = Vec::new();
+        }
+    }
+
     /// The traces, in the plan's order: their skeletons when the plan's
     /// traces are stored ([`Self::with_store`]), whole otherwise.
     pub fn traces(&self) -> &[Trace] {

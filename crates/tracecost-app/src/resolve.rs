@@ -184,6 +184,7 @@ impl SweepPlan {
             cost,
             applicability,
             store: None,
+            heads: None,
         })
     }
 }
