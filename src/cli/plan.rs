@@ -262,9 +262,12 @@ impl ReportArgs {
         let mut skeletons = Vec::new();
         let mut failed = None;
         let bar = super::progress::Bar::new();
-        let loaded =
-            crate::app::load_inputs_each(&self.inputs, &self.read.options(), &bar, &mut |t| {
-                match store.put(&t) {
+        let loaded = crate::app::load_inputs_each_at(
+            &self.inputs,
+            &self.read.options(),
+            &bar,
+            &mut |t, origin| {
+                match store.put_at(&t, origin) {
                     Ok(s) => skeletons.push(s),
                     // The store's own failure (the machine's) stops the load.
                     Err(e) => {
@@ -273,7 +276,8 @@ impl ReportArgs {
                     }
                 }
                 Ok(())
-            });
+            },
+        );
         bar.finish();
         if let Some(e) = failed {
             return Err(e);

@@ -53,7 +53,8 @@ pub use pipelines::{
 pub use plan::{
     CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions, Loaded,
     RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun,
-    UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each, load_traces,
+    UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each, load_inputs_each_at,
+    load_traces,
 };
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,

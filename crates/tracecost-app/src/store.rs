@@ -1,30 +1,51 @@
 //! A fleet held on disk while it is replayed: each trace is written to a
-//! temporary file as it is read, and only its skeleton (what plans are
-//! made of: names, provider, model, the calls' times, markers and usage,
-//! no messages or prompts) and the shape of its requests stay in memory.
-//! A streamed report reads each trace back when its turn comes and lets it
-//! go when it is done, so memory does not grow with the fleet.
+//! temporary file as it is read (a trace alone on a line of a JSON Lines
+//! input is not copied: where its line is suffices), and only its skeleton
+//! (what plans are made of: names, provider, model, the calls' times,
+//! markers and usage, no messages or prompts) and the shape of its
+//! requests stay in memory. A streamed report reads each trace back when
+//! its turn comes and lets it go when it is done, so memory does not grow
+//! with the fleet. What a report keeps of each trace until the end goes to
+//! temporary files too ([`SpillFile`], [`SummaryStore`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::AppError;
 use super::fleet::SessionSummary;
 use crate::replay::sweep::RequestShape;
 use crate::trace::{Prompt, Trace};
 
-/// Traces written to a temporary file, read back one at a time.
+/// Traces written to a temporary file, read back one at a time; a trace
+/// alone on a line of a JSON Lines input is read back from that line
+/// instead, not copied.
 #[derive(Debug)]
 pub struct TraceStore {
     path: PathBuf,
     writer: Option<BufWriter<File>>,
     reader: File,
-    /// Per trace: where its line starts and how long it is.
-    entries: Vec<(u64, usize)>,
+    /// Per trace: where it is.
+    entries: Vec<Entry>,
+    /// The inputs traces are read back from, open.
+    inputs: Vec<(PathBuf, File)>,
     /// Per trace: the shape of its requests.
     shapes: Vec<RequestShape>,
     end: u64,
+}
+
+/// Where a stored trace is.
+#[derive(Debug, Clone, Copy)]
+enum Entry {
+    /// In the temporary file: where its line starts and how long it is.
+    Copied { at: u64, len: usize },
+    /// On a line of input `input`, as [`crate::trace::LineOrigin`] says.
+    Input {
+        input: usize,
+        at: u64,
+        len: usize,
+        hash: u64,
+    },
 }
 
 impl TraceStore {
@@ -38,6 +59,7 @@ impl TraceStore {
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             reader,
             entries: Vec::new(),
+            inputs: Vec::new(),
             shapes: Vec::new(),
             end: 0,
         })
@@ -49,17 +71,61 @@ impl TraceStore {
 
     /// Writes `trace` to the store and gives its skeleton ([`skeleton`]).
     pub fn put(&mut self, trace: &Trace) -> Result<Trace, AppError> {
-        let line = crate::trace::to_json_line(trace);
-        let Some(w) = self.writer.as_mut() else {
-            return Err(self.io(std::io::Error::other("the store was sealed")));
+        self.put_at(trace, None)
+    }
+
+    /// [`Self::put`] of a trace read alone from a line of the JSON Lines
+    /// file `origin` names: only where the line is and its hash are kept,
+    /// and the trace is read back from it (the file is opened now, and a
+    /// line that changed by then is an error). Without an origin, the
+    /// trace is copied to the temporary file.
+    pub fn put_at(
+        &mut self,
+        trace: &Trace,
+        origin: Option<(&Path, crate::trace::LineOrigin)>,
+    ) -> Result<Trace, AppError> {
+        let entry = match origin {
+            Some((path, o)) => Entry::Input {
+                input: self.input(path)?,
+                at: o.offset,
+                len: o.len,
+                hash: o.hash,
+            },
+            None => {
+                let line = crate::trace::to_json_line(trace);
+                let Some(w) = self.writer.as_mut() else {
+                    return Err(self.io(std::io::Error::other("the store was sealed")));
+                };
+                if let Err(e) = w.write_all(line.as_bytes()) {
+                    return Err(self.io(e));
+                }
+                let at = self.end;
+                self.end += line.len() as u64;
+                Entry::Copied {
+                    at,
+                    len: line.len(),
+                }
+            }
         };
-        if let Err(e) = w.write_all(line.as_bytes()) {
-            return Err(self.io(e));
-        }
-        self.entries.push((self.end, line.len()));
-        self.end += line.len() as u64;
+        self.entries.push(entry);
         self.shapes.push(RequestShape::of(trace));
         Ok(skeleton(trace))
+    }
+
+    /// The index of input `path` among those open, opened if new.
+    fn input(&mut self, path: &Path) -> Result<usize, AppError> {
+        // Lines come a file at a time: the last one opened, most often.
+        if let Some(i) = self.inputs.iter().rposition(|(p, _)| p == path) {
+            return Ok(i);
+        }
+        let file = File::open(path).map_err(|source| {
+            AppError::Usage(format!(
+                "{}: cannot be read again to replay its traces: {source}",
+                path.display()
+            ))
+        })?;
+        self.inputs.push((path.to_path_buf(), file));
+        Ok(self.inputs.len() - 1)
     }
 
     /// Ends writing: every trace written can be read back.
@@ -92,18 +158,42 @@ impl TraceStore {
     /// Trace `i` as it was written, with the names of `skeleton` (the plan
     /// may have told traces of one name apart).
     pub fn get(&self, i: usize, skeleton: &Trace) -> Result<Trace, AppError> {
-        let Some(&(at, len)) = self.entries.get(i) else {
-            return Err(self.io(std::io::Error::other(format!(
-                "no trace {} of {}",
+        let Some(&entry) = self.entries.get(i) else {
+            return Err(AppError::Internal(format!(
+                "no trace {} of {} in the store",
                 i + 1,
                 self.entries.len()
-            ))));
+            )));
         };
-        let mut buf = vec![0u8; len];
-        read_at(&self.reader, &mut buf, at).map_err(|e| self.io(e))?;
+        let (buf, shown) = match entry {
+            Entry::Copied { at, len } => {
+                let mut buf = vec![0u8; len];
+                read_at(&self.reader, &mut buf, at).map_err(|e| self.io(e))?;
+                (buf, format!("{}:{}", self.path.display(), i + 1))
+            }
+            Entry::Input {
+                input,
+                at,
+                len,
+                hash,
+            } => {
+                let (path, file) = &self.inputs[input];
+                let changed = |why: String| {
+                    AppError::Usage(format!(
+                        "{}: changed while the report was reading it (the trace at byte {at} {why}); run the report again on a file nothing is writing over",
+                        path.display()
+                    ))
+                };
+                let mut buf = vec![0u8; len];
+                read_at(file, &mut buf, at).map_err(|e| changed(format!("cannot be read: {e}")))?;
+                if crate::trace::line_hash(&buf) != hash {
+                    return Err(changed("is not what was read before".to_owned()));
+                }
+                (buf, format!("{} at byte {at}", path.display()))
+            }
+        };
         let text = std::str::from_utf8(&buf)
             .map_err(|e| self.io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
-        let shown = format!("{}:{}", self.path.display(), i + 1);
         let mut traces = crate::trace::load_str(text, &shown)
             .map_err(|e| self.io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
             .traces;
@@ -351,6 +441,57 @@ pub fn skeleton(trace: &Trace) -> Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A JSON Lines file of two generated traces, read with their origins.
+    fn jsonl_store(dir: &Path) -> (PathBuf, TraceStore, Vec<Trace>) {
+        let path = dir.join("two.jsonl");
+        let traces = [
+            crate::trace::generate::session(6, 1),
+            crate::trace::generate::session(4, 2),
+        ];
+        let text: String = traces.iter().map(crate::trace::to_json_line).collect();
+        std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+        let mut store = TraceStore::new().unwrap();
+        let mut skeletons = Vec::new();
+        crate::trace::load_path_each_at(&path, &crate::progress::Silent, &mut |t, origin| {
+            assert!(origin.is_some(), "a trace alone on its line");
+            skeletons.push(store.put_at(&t, origin.map(|o| (path.as_path(), o))).unwrap());
+            Ok(())
+        })
+        .unwrap();
+        store.seal().unwrap();
+        (path, store, skeletons)
+    }
+
+    #[test]
+    fn a_trace_alone_on_a_line_is_read_back_from_its_line_not_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, store, skeletons) = jsonl_store(dir.path());
+        // Nothing copied: the temporary file is empty.
+        assert_eq!(store.end, 0);
+        let loaded = crate::trace::load_path(&path).unwrap().traces;
+        for (i, (s, t)) in skeletons.iter().zip(&loaded).enumerate() {
+            assert_eq!(&store.get(i, s).unwrap(), t, "trace {i}");
+        }
+    }
+
+    #[test]
+    fn a_line_changed_under_the_report_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, store, skeletons) = jsonl_store(dir.path());
+        // The file rewritten with the traces the other way round.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<&str> = text.trim_start_matches('\u{feff}').lines().collect();
+        lines.reverse();
+        std::fs::write(&path, format!("\u{feff}{}\n", lines.join("\n"))).unwrap();
+        let err = store.get(0, &skeletons[0]).unwrap_err();
+        assert!(matches!(err, AppError::Usage(_)), "{err:?}");
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!("{}: changed while the report was reading it", path.display())),
+            "{msg}"
+        );
+    }
 
     #[test]
     fn a_spill_file_gives_back_each_record_by_place_whatever_the_order_written() {

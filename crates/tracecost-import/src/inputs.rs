@@ -183,6 +183,21 @@ pub fn load_inputs_each(
     progress: &dyn Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), InputError>,
 ) -> Result<Loaded, InputError> {
+    load_inputs_each_at(paths, opts, progress, &mut |t, _| emit(t))
+}
+
+/// [`load_inputs_each`], telling `emit` the file and the line a trace alone
+/// on a line of a JSON Lines file of traces was read from
+/// ([`crate::trace::LineOrigin`]; `None` for any other trace).
+pub fn load_inputs_each_at(
+    paths: &[PathBuf],
+    opts: &InputOptions,
+    progress: &dyn Progress,
+    emit: &mut dyn FnMut(
+        Trace,
+        Option<(&Path, crate::trace::LineOrigin)>,
+    ) -> Result<(), InputError>,
+) -> Result<Loaded, InputError> {
     let paths = &input_paths(paths)[..];
     let import_opts = ImportOptions {
         skip_invalid: opts.skip_invalid,
@@ -190,12 +205,12 @@ pub fn load_inputs_each(
     };
     let mut loaded = Loaded::default();
     let mut count = 0usize;
-    let mut counted = |t: Trace| {
+    let mut counted = |t: Trace, origin: Option<(&Path, crate::trace::LineOrigin)>| {
         count += 1;
-        emit(t)
+        emit(t, origin)
     };
     if let Some(format) = opts.from {
-        format.import_each(paths, &import_opts, progress, &mut counted)?;
+        format.import_each(paths, &import_opts, progress, &mut |t| counted(t, None))?;
         return Ok(loaded);
     }
     let mut found = Vec::new();
@@ -520,7 +535,10 @@ fn read_source(
     import_opts: &ImportOptions,
     progress: &dyn Progress,
     loaded: &mut Loaded,
-    emit: &mut dyn FnMut(Trace) -> Result<(), InputError>,
+    emit: &mut dyn FnMut(
+        Trace,
+        Option<(&Path, crate::trace::LineOrigin)>,
+    ) -> Result<(), InputError>,
 ) -> Result<(), InputError> {
     // A damaged file fails the load, or under skip_invalid is named and
     // passed over.
@@ -537,8 +555,8 @@ fn read_source(
         // over whole.
         Source::Trace(path) if !opts.skip_invalid => {
             let mut failed = None;
-            let read = crate::trace::load_path_each(&path, progress, &mut |t| {
-                emit(t).map_err(|e| {
+            let read = crate::trace::load_path_each_at(&path, progress, &mut |t, origin| {
+                emit(t, origin.map(|o| (path.as_path(), o))).map_err(|e| {
                     failed = Some(e);
                     TraceError::Io {
                         path: path.display().to_string(),
@@ -555,7 +573,7 @@ fn read_source(
         Source::Trace(path) => match crate::trace::load_path_with(&path, progress) {
             Ok(t) => {
                 for trace in t.traces {
-                    emit(trace)?;
+                    emit(trace, None)?;
                 }
                 loaded.warnings.extend(t.warnings);
             }
@@ -581,7 +599,7 @@ fn read_source(
                     ));
                 }
                 for t in traces {
-                    emit(t)?;
+                    emit(t, None)?;
                 }
             }
             Err(e) => skip_file(e.into(), loaded)?,
@@ -601,7 +619,7 @@ fn read_source(
                         ));
                     }
                     for t in traces {
-                        emit(t)?;
+                        emit(t, None)?;
                     }
                 }
                 // A file found in a folder that holds nothing to replay (a
@@ -647,7 +665,7 @@ fn read_source(
                 }
             }
             for t in traces {
-                emit(t)?;
+                emit(t, None)?;
             }
         }
     }

@@ -178,6 +178,47 @@ pub fn load_path_each(
     progress: &dyn Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), TraceError>,
 ) -> Result<Vec<Warning>, TraceError> {
+    load_path_each_at(path, progress, &mut |t, _| emit(t))
+}
+
+/// Where a trace was read from, when it is the only trace of a line of a
+/// JSON Lines file: reading those bytes again ([`load_str`]) gives the
+/// trace again, but for its `source`, so that a reader that holds traces
+/// for later need not keep a copy of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineOrigin {
+    /// Where the line's trace document starts (after a byte-order mark).
+    pub offset: u64,
+    /// Its length in bytes, the line's end included (as it was read).
+    pub len: usize,
+    /// A 64-bit hash of those bytes ([`line_hash`]): the file changed under
+    /// the reader when they hash otherwise.
+    pub hash: u64,
+}
+
+/// The hash of a line's bytes a [`LineOrigin`] carries: fast, not for an
+/// adversary (only a file changed between two reads is to be caught).
+pub fn line_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    for &b in chunks.remainder() {
+        h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+    }
+    h ^ (h >> 29)
+}
+
+/// [`load_path_each`], telling `emit` where each trace alone on a line of
+/// a JSON Lines file was read ([`LineOrigin`]; `None` for any other).
+pub fn load_path_each_at(
+    path: &Path,
+    progress: &dyn Progress,
+    emit: &mut dyn FnMut(Trace, Option<LineOrigin>) -> Result<(), TraceError>,
+) -> Result<Vec<Warning>, TraceError> {
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|source| TraceError::Io {
         path: shown.clone(),
@@ -210,7 +251,7 @@ pub fn load_path_each(
     let loaded = load_reader(reader, &shown).map_err(|e| with_log_hint(e, path))?;
     for mut t in loaded.traces {
         t.source = Some(shown.clone());
-        emit(t)?;
+        emit(t, None)?;
     }
     Ok(loaded.warnings)
 }
@@ -233,7 +274,7 @@ fn load_lines(
     shown: &str,
     size: u64,
     progress: &dyn Progress,
-    emit: &mut dyn FnMut(Trace) -> Result<(), TraceError>,
+    emit: &mut dyn FnMut(Trace, Option<LineOrigin>) -> Result<(), TraceError>,
 ) -> Result<Option<Vec<Warning>>, TraceError> {
     use std::io::BufRead;
     let io = |source| TraceError::Io {
@@ -246,17 +287,22 @@ fn load_lines(
     let mut buf = Vec::new();
     let mut number = 0usize;
     let mut started = false;
+    // Where the next line starts in the file.
+    let mut at = 0u64;
     loop {
         buf.clear();
         let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
         if n == 0 {
             break;
         }
+        let line_at = at;
+        at += n as u64;
         number += 1;
         let bytes = match number {
             1 => buf.strip_prefix(UTF8_BOM).unwrap_or(&buf),
             _ => &buf[..],
         };
+        let bytes_at = line_at + (buf.len() - bytes.len()) as u64;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             if started {
                 progress.advance(n as u64);
@@ -308,9 +354,15 @@ fn load_lines(
             other => other,
         })?;
         warnings.extend(one.warnings);
+        // A line's trace alone can be read again from the line.
+        let origin = (one.traces.len() == 1).then(|| LineOrigin {
+            offset: bytes_at,
+            len: line.len(),
+            hash: line_hash(line.as_bytes()),
+        });
         for mut t in one.traces {
             t.source = Some(shown.to_owned());
-            emit(t)?;
+            emit(t, origin.clone())?;
         }
         progress.advance(n as u64);
     }
