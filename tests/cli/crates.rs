@@ -66,6 +66,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "thiserror",
             "tiktoken-rs",
             "bpe-openai",
+            "regex-automata",
             "rayon",
         ],
     ),

@@ -200,9 +200,124 @@ impl PieceCounts {
     }
 }
 
+/// What a thread keeps for counting, per encoding: the remembered pieces
+/// and the pre-tokenizer's lazy DFA cache. Per thread, so that counting
+/// takes no lock and no shared pool.
+#[derive(Default)]
+struct ThreadCounting {
+    pieces: [PieceCounts; 2],
+    dfa_caches: [Option<regex_automata::hybrid::dfa::Cache>; 2],
+}
+
 thread_local! {
-    /// Per thread, so that counting takes no lock.
-    static PIECES: std::cell::RefCell<[PieceCounts; 2]> = Default::default();
+    static COUNTING: std::cell::RefCell<ThreadCounting> = Default::default();
+}
+
+/// The o200k_base / cl100k_base pre-tokenizer, as bpe-openai builds it (the
+/// same three patterns, the same look-ahead emulation, see [`Self::split`]),
+/// searched with a lazy DFA whose cache the caller keeps. bpe-openai's own
+/// `split` takes a cache from its regex's pool and gives it back for every
+/// piece, which from a rayon worker (not the pool's owner thread) costs a
+/// compare-and-swap each way; and its meta regex adds a strategy's dispatch
+/// to every anchored search, where a forward DFA search alone finds the
+/// piece's end.
+struct Pretokenizer {
+    encoding: Encoding,
+    dfa: regex_automata::hybrid::dfa::DFA,
+    /// Per pattern: whether its last char is a look-ahead, not part of the
+    /// piece.
+    lookahead: [bool; 3],
+}
+
+impl Pretokenizer {
+    /// Builds the pre-tokenizer of `encoding` from bpe-openai 0.3's
+    /// patterns. It rewrites tiktoken's `\s+(?!\S)` as `\s+$` (in the
+    /// first pattern), then `\s+\s` with its last char dropped, then
+    /// `\s+`: the regex crates have no look-ahead.
+    fn new(encoding: Encoding) -> Self {
+        let pat1 = match encoding {
+            Encoding::O200kBase => [
+                r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                r"\p{N}{1,3}",
+                r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+                r"\s*[\r\n]+",
+                r"\s+$",
+            ]
+            .join("|"),
+            Encoding::Cl100kBase => [
+                r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+                r"[^\r\n\p{L}\p{N}]?\p{L}+",
+                r"\p{N}{1,3}",
+                r" ?[^\s\p{L}\p{N}]+[\r\n]*",
+                r"\s*[\r\n]+",
+                r"\s+$",
+            ]
+            .join("|"),
+        };
+        let dfa = regex_automata::hybrid::dfa::DFA::new_many(&[pat1.as_str(), r"\s+\s", r"\s+"])
+            .expect("bpe-openai's patterns compile");
+        Pretokenizer {
+            encoding,
+            dfa,
+            lookahead: [false, true, false],
+        }
+    }
+
+    /// The pre-tokenizer of `encoding`, built once per process.
+    fn of(encoding: Encoding) -> &'static Pretokenizer {
+        static O200K: OnceLock<Pretokenizer> = OnceLock::new();
+        static CL100K: OnceLock<Pretokenizer> = OnceLock::new();
+        match encoding {
+            Encoding::O200kBase => O200K.get_or_init(|| Pretokenizer::new(encoding)),
+            Encoding::Cl100kBase => CL100K.get_or_init(|| Pretokenizer::new(encoding)),
+        }
+    }
+
+    /// Calls `f` with each piece of `text`, in order, as bpe-openai's
+    /// `Tokenizer::split` gives them: each piece is the longest-leftmost-
+    /// first anchored match from the end of the last (on the rest of the
+    /// text alone, so `$` is the text's end), less its last char when the
+    /// look-ahead pattern matched. `cache` must be this DFA's.
+    fn split<'t>(
+        &self,
+        cache: &mut regex_automata::hybrid::dfa::Cache,
+        text: &'t str,
+        mut f: impl FnMut(&'t str),
+    ) {
+        use regex_automata::{Anchored, Input};
+        let mut last = 0;
+        while last < text.len() {
+            let rest = &text[last..];
+            let input = Input::new(rest).anchored(Anchored::Yes);
+            let end = match self.dfa.try_search_fwd(cache, &input) {
+                Ok(Some(m)) => {
+                    let mut end = m.offset();
+                    if self.lookahead[m.pattern().as_usize()] {
+                        // The look-ahead char; the pattern matched at least
+                        // one char before it.
+                        let ahead = rest[..end].chars().next_back().map_or(0, char::len_utf8);
+                        end -= ahead;
+                    }
+                    end
+                }
+                // Every char starts a piece (`\s+` or the first
+                // pattern's alternatives cover all chars).
+                Ok(None) => break,
+                // The DFA is built to never quit or give up; should it, the
+                // rest is split as bpe-openai would.
+                Err(_) => {
+                    BpeCounter::new(self.encoding).bpe.split(rest).for_each(f);
+                    return;
+                }
+            };
+            if end == 0 {
+                break;
+            }
+            f(&rest[..end]);
+            last += end;
+        }
+    }
 }
 
 /// A piece of at most [`PIECE_BYTES_MAX`] bytes as one number: its bytes,
@@ -226,20 +341,22 @@ impl BpeCounter {
             Encoding::O200kBase => 0,
             Encoding::Cl100kBase => 1,
         };
-        PIECES.with(|cell| {
-            let mut tables = cell.borrow_mut();
-            let known = &mut tables[table];
+        let pre = Pretokenizer::of(self.encoding);
+        COUNTING.with(|cell| {
+            let counting = &mut *cell.borrow_mut();
+            let known = &mut counting.pieces[table];
+            let cache = counting.dfa_caches[table].get_or_insert_with(|| pre.dfa.create_cache());
             let mut total = 0u64;
-            for piece in self.bpe.split(text) {
+            pre.split(cache, text, |piece| {
                 let bytes = piece.as_bytes();
                 // A single byte is always one token.
                 if bytes.len() <= 1 {
                     total += bytes.len() as u64;
-                    continue;
+                    return;
                 }
                 if bytes.len() > PIECE_BYTES_MAX {
                     total += bpe.count(bytes) as u64;
-                    continue;
+                    return;
                 }
                 let key = piece_key(bytes);
                 let slot = &mut known.0[PieceCounts::slot(key)];
@@ -251,7 +368,7 @@ impl BpeCounter {
                     n
                 };
                 total += u64::from(n);
-            }
+            });
             total
         })
     }
@@ -963,6 +1080,56 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Our pre-tokenizer's pieces of `text`, with a fresh DFA cache.
+    fn our_pieces(enc: Encoding, text: &str) -> Vec<&str> {
+        let pre = Pretokenizer::of(enc);
+        let mut cache = pre.dfa.create_cache();
+        let mut pieces = Vec::new();
+        pre.split(&mut cache, text, |p| pieces.push(p));
+        pieces
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// Our pre-tokenizer cuts every text where bpe-openai's does, on
+        /// texts heavy in whitespace of every kind (the look-ahead
+        /// emulation), letters of every case class, marks, numbers of other
+        /// scripts, contractions and any char at all.
+        #[test]
+        fn our_pieces_are_bpe_openais(
+            chars in proptest::collection::vec(proptest::prop_oneof![
+                3 => proptest::sample::select(vec![
+                    ' ', ' ', ' ', '\n', '\n', '\r', '\t', '\u{b}', '\u{c}', '\u{85}', '\u{a0}',
+                    '\u{1680}', '\u{2003}', '\u{2028}', '\u{2029}', '\u{3000}', 'a', 'Z', 's',
+                    'T', 'D', 'é', 'ß', 'ǅ', 'ʰ', '東', 'ー', '\u{301}', '\u{93f}', 'ſ', 'K',
+                    '7', '0', '٣', '½', 'Ⅷ', '\'', '’', '_', '"', '.', ',', '{', ':', '/', '-',
+                    '!', '|', '😀', '\u{200d}', '\u{feff}', '\0',
+                ]),
+                1 => proptest::prelude::any::<char>(),
+            ], 0..120),
+        ) {
+            let text: String = chars.into_iter().collect();
+            for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                let theirs: Vec<&str> = BpeCounter::new(enc).bpe.split(&text).collect();
+                proptest::prop_assert_eq!(our_pieces(enc, &text), theirs, "{:?} {:?}", enc, text);
+            }
+        }
+    }
+
+    #[test]
+    fn our_pieces_on_whitespace_runs() {
+        // The look-ahead: a run of spaces before a word leaves its last
+        // space to the word, a run at the end stays whole, a run before a
+        // line break goes with the break.
+        for text in ["a   b", "a   ", "a  \n\n b", " \t\u{3000}x", "x\r\n  \r\n", "\u{a0}\u{a0}é"] {
+            for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                let theirs: Vec<&str> = BpeCounter::new(enc).bpe.split(text).collect();
+                assert_eq!(our_pieces(enc, text), theirs, "{enc:?} {text:?}");
+            }
+        }
+        assert_eq!(our_pieces(Encoding::O200kBase, "a   b"), ["a", "  ", " b"]);
     }
 
     #[test]
