@@ -289,6 +289,11 @@ impl Pretokenizer {
         let mut last = 0;
         while last < text.len() {
             let rest = &text[last..];
+            if let Some(end) = ascii_piece(rest.as_bytes(), self.encoding) {
+                f(&rest[..end]);
+                last += end;
+                continue;
+            }
             let input = Input::new(rest).anchored(Anchored::Yes);
             let end = match self.dfa.try_search_fwd(cache, &input) {
                 Ok(Some(m)) => {
@@ -327,6 +332,148 @@ fn piece_key(bytes: &[u8]) -> u128 {
     k[..bytes.len()].copy_from_slice(bytes);
     k[15] = bytes.len() as u8;
     u128::from_le_bytes(k)
+}
+
+/// Classes of ASCII bytes for [`ascii_piece`], as bits.
+const UPPER: u8 = 1;
+const LOWER: u8 = 2;
+const DIGIT: u8 = 4;
+/// `\r` and `\n`.
+const LINE_BREAK: u8 = 8;
+/// Whitespace (`\p{White_Space}` in ASCII: tab to carriage return, space).
+const SPACE: u8 = 16;
+/// Neither a letter, a digit nor whitespace: `[^\s\p{L}\p{N}]`.
+const OTHER: u8 = 32;
+/// A byte of a non-ASCII char: its class is not known here.
+const HIGH: u8 = 64;
+
+/// The class bits of each byte.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [HIGH; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match b as u8 {
+            b'A'..=b'Z' => UPPER,
+            b'a'..=b'z' => LOWER,
+            b'0'..=b'9' => DIGIT,
+            b'\r' | b'\n' => LINE_BREAK | SPACE,
+            b'\t' | 0x0b | 0x0c | b' ' => SPACE,
+            _ => OTHER,
+        };
+        b += 1;
+    }
+    t
+};
+
+/// The end of the run of bytes of `classes` from `i`, or `None` when the
+/// run stops at a non-ASCII char (which might belong to it).
+#[inline]
+fn run_end(b: &[u8], mut i: usize, classes: u8) -> Option<usize> {
+    while let Some(&c) = b.get(i) {
+        let class = BYTE_CLASS[c as usize];
+        if class & classes == 0 {
+            return (class != HIGH).then_some(i);
+        }
+        i += 1;
+    }
+    Some(i)
+}
+
+/// The end of `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `i`: `i` when none
+/// follows, `None` when a non-ASCII char would decide (`ſ` is an `s`
+/// without case).
+#[inline]
+fn contraction_end(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'\'') {
+        return Some(i);
+    }
+    let at = |k: usize| b.get(i + k).map(u8::to_ascii_lowercase);
+    if at(1).is_some_and(|c| c >= 0x80) || at(2).is_some_and(|c| c >= 0x80) {
+        return None;
+    }
+    Some(match (at(1), at(2)) {
+        (Some(b's' | b't' | b'm' | b'd'), _) => i + 2,
+        (Some(b'r' | b'v'), Some(b'e')) | (Some(b'l'), Some(b'l')) => i + 3,
+        _ => i,
+    })
+}
+
+/// The length of the first pre-tokenizer piece of `b` (not empty), taken
+/// without the DFA when the bytes that decide it are ASCII; `None` when a
+/// non-ASCII char might change it. The alternatives of bpe-openai's
+/// patterns ([`Pretokenizer::new`]) in their order, the first that matches
+/// winning (leftmost-first), each quantifier greedy:
+///
+/// - o200k_base: a word of upper-case letters then lower-case ones (or of
+///   upper-case ones alone), with one optional leading non-letter,
+///   non-digit other than a line break, and an optional contraction;
+///   cl100k_base: a contraction alone, then a word of letters with the
+///   same optional lead;
+/// - one to three digits;
+/// - an optional space, a run of what is neither whitespace, a letter nor
+///   a digit, and the line breaks (and, o200k_base, `/`) after it;
+/// - whitespace up to its last line break; whitespace to the text's end;
+/// - whitespace less its last char (`\s+\s` with the look-ahead dropped);
+///   whitespace.
+fn ascii_piece(b: &[u8], encoding: Encoding) -> Option<usize> {
+    let first = BYTE_CLASS[*b.first()? as usize];
+    if first == HIGH {
+        return None;
+    }
+    let o200k = encoding == Encoding::O200kBase;
+    if !o200k && b[0] == b'\'' {
+        let end = contraction_end(b, 0)?;
+        if end > 0 {
+            return Some(end);
+        }
+    }
+    // The optional lead of a word: what is not a letter, a digit or a
+    // line break. Without it a word cannot start there.
+    let lead = usize::from(first & (OTHER | SPACE) != 0 && first & LINE_BREAK == 0);
+    if o200k {
+        let upper_end = run_end(b, lead, UPPER)?;
+        let lower_end = run_end(b, upper_end, LOWER)?;
+        if lower_end > upper_end || upper_end > lead {
+            return contraction_end(b, lower_end);
+        }
+    } else {
+        let letters_end = run_end(b, lead, UPPER | LOWER)?;
+        if letters_end > lead {
+            return Some(letters_end);
+        }
+    }
+    if first == DIGIT {
+        let mut end = 1;
+        while end < 3 && b.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        if end < 3 && b.get(end).is_some_and(|&c| c >= 0x80) {
+            return None;
+        }
+        return Some(end);
+    }
+    let space = usize::from(b[0] == b' ');
+    let other_end = run_end(b, space, OTHER)?;
+    if other_end > space {
+        let mut end = other_end;
+        while let Some(&c) = b.get(end) {
+            match c {
+                b'\r' | b'\n' => end += 1,
+                b'/' if o200k => end += 1,
+                _ => break,
+            }
+        }
+        return Some(end);
+    }
+    // Whitespace from here on.
+    let space_end = run_end(b, 0, SPACE)?;
+    if let Some(k) = b[..space_end].iter().rposition(|&c| matches!(c, b'\r' | b'\n')) {
+        return Some(k + 1);
+    }
+    if space_end == b.len() || space_end == 1 {
+        return Some(space_end);
+    }
+    Some(space_end - 1)
 }
 
 impl BpeCounter {
@@ -1107,6 +1254,7 @@ mod tests {
                     '7', '0', '٣', '½', 'Ⅷ', '\'', '’', '_', '"', '.', ',', '{', ':', '/', '-',
                     '!', '|', '😀', '\u{200d}', '\u{feff}', '\0',
                 ]),
+                2 => proptest::char::range('\0', '\x7f'),
                 1 => proptest::prelude::any::<char>(),
             ], 0..120),
         ) {
