@@ -25,7 +25,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 
 /// Counts tokens in text. Implementations must be deterministic: the same
 /// text always gives the same count.
@@ -702,18 +701,69 @@ pub fn parse_tokenizer(spec: &str) -> Result<Arc<dyn Tokenizer>, TokenizerSpecEr
     spec.parse::<TokenizerSpec>().map(TokenizerSpec::build)
 }
 
-/// A 128-bit content hash: the first 16 bytes of SHA-256 over the bytes.
-/// Deterministic across processes and platforms; used as the memo key and as
-/// the per-block content key of the cache simulator.
+/// A 128-bit content hash: MurmurHash3 (x64, 128-bit, seed 0) of the
+/// bytes, its two words in little-endian order. Deterministic across
+/// processes and platforms; used as the memo key and as the per-block
+/// content key of the cache simulator. It is only ever compared within a
+/// run, never written out, so it need not resist chosen collisions (a
+/// trace built to make two blocks collide only misprices itself); it was
+/// SHA-256, which cost 5–9% of a fleet's report.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct ContentHash(pub [u8; 16]);
 
 impl ContentHash {
     /// Hashes `bytes`.
     pub fn of(bytes: &[u8]) -> Self {
-        let digest = Sha256::digest(bytes);
+        const C1: u64 = 0x87c3_7b91_1142_53d5;
+        const C2: u64 = 0x4cf5_ad43_2745_937f;
+        let mix_k1 = |k: u64| k.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
+        let mix_k2 = |k: u64| k.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
+        let word = |b: &[u8]| {
+            let mut w = [0u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            u64::from_le_bytes(w)
+        };
+        let (mut h1, mut h2) = (0u64, 0u64);
+        let mut blocks = bytes.chunks_exact(16);
+        for b in &mut blocks {
+            h1 ^= mix_k1(word(&b[..8]));
+            h1 = h1
+                .rotate_left(27)
+                .wrapping_add(h2)
+                .wrapping_mul(5)
+                .wrapping_add(0x52dc_e729);
+            h2 ^= mix_k2(word(&b[8..]));
+            h2 = h2
+                .rotate_left(31)
+                .wrapping_add(h1)
+                .wrapping_mul(5)
+                .wrapping_add(0x3849_5ab5);
+        }
+        let tail = blocks.remainder();
+        if tail.len() > 8 {
+            h2 ^= mix_k2(word(&tail[8..]));
+        }
+        if !tail.is_empty() {
+            h1 ^= mix_k1(word(&tail[..tail.len().min(8)]));
+        }
+        let fmix = |mut k: u64| {
+            k ^= k >> 33;
+            k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            k ^= k >> 33;
+            k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+            k ^ (k >> 33)
+        };
+        h1 ^= bytes.len() as u64;
+        h2 ^= bytes.len() as u64;
+        h1 = h1.wrapping_add(h2);
+        h2 = h2.wrapping_add(h1);
+        h1 = fmix(h1);
+        h2 = fmix(h2);
+        h1 = h1.wrapping_add(h2);
+        h2 = h2.wrapping_add(h1);
         let mut out = [0u8; 16];
-        out.copy_from_slice(&digest[..16]);
+        out[..8].copy_from_slice(&h1.to_le_bytes());
+        out[8..].copy_from_slice(&h2.to_le_bytes());
         Self(out)
     }
 
@@ -1320,10 +1370,11 @@ mod tests {
 
     #[test]
     fn content_hash_is_stable() {
-        // First 16 bytes of SHA-256("abc").
+        // MurmurHash3_x64_128 with seed 0, as its reference code writes it.
+        assert_eq!(ContentHash::of(b"").to_string(), "00000000000000000000000000000000");
         assert_eq!(
-            ContentHash::of(b"abc").to_string(),
-            "ba7816bf8f01cfea414140de5dae2223"
+            ContentHash::of(b"The quick brown fox jumps over the lazy dog").to_string(),
+            "6c1b07bc7bbc4be347939ac4a93c437a"
         );
     }
 }
