@@ -84,21 +84,30 @@ fn hash_finish(mut h: u64) -> u64 {
 }
 
 /// A 64-bit hash of a word's bytes, its length included: 8 bytes at a
-/// time, the last zero-padded.
+/// time, the last 8 (overlapping the word before) for the rest; a word
+/// shorter than 8 read in two overlapping halves (or its first, middle and
+/// last byte), so that no copy is made. For one length, every byte is in
+/// some word hashed.
 fn word_hash(w: &str) -> u64 {
-    let bytes = w.as_bytes();
-    let mut h = (bytes.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(c);
-        h = hash_step(h, u64::from_le_bytes(word));
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut word = [0u8; 8];
-        word[..rest.len()].copy_from_slice(rest);
-        h = hash_step(h, u64::from_le_bytes(word));
+    let b = w.as_bytes();
+    let len = b.len();
+    let le64 = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+    let le32 = |i: usize| u64::from(u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default()));
+    let mut h = (len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    if len >= 8 {
+        let mut i = 0;
+        while i + 8 <= len {
+            h = hash_step(h, le64(i));
+            i += 8;
+        }
+        if i < len {
+            h = hash_step(h, le64(len - 8));
+        }
+    } else if len >= 4 {
+        h = hash_step(h, le32(0) | (le32(len - 4) << 32));
+    } else if len > 0 {
+        let word = u64::from(b[0]) | (u64::from(b[len / 2]) << 8) | (u64::from(b[len - 1]) << 16);
+        h = hash_step(h, word);
     }
     hash_finish(h)
 }
