@@ -172,10 +172,12 @@ const PIECE_BYTES_MAX: usize = 15;
 
 /// Slots of the table of remembered pieces, per thread and encoding: a
 /// piece goes to the slot its hash names, replacing what was there (a
-/// table of 256 KB, which stays in the processor's cache, where a larger
-/// map would cost a miss per lookup). The counts are the same whether a
-/// piece is remembered or not.
-const PIECE_SLOTS: usize = 1 << 13;
+/// table of 1 MB, which stays in the processor's caches, where a growing
+/// map would cost a miss per lookup). On a 300-session fleet, 8,192 slots
+/// missed 3.2% of lookups and 32,768 miss 1.2% (each miss is a piece
+/// encoded again); 65,536 slots were no faster. The counts are the same
+/// whether a piece is remembered or not.
+const PIECE_SLOTS: usize = 1 << 15;
 
 /// One slot: a piece's key ([`piece_key`]; 0, which no piece of two or
 /// more bytes has, when empty) and its count.
