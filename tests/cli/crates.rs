@@ -83,6 +83,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "sha2",
             "thiserror",
             "rayon",
+            "memchr",
         ],
     ),
     // The only layer that calls the importers (and the generators).

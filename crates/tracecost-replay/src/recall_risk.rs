@@ -92,7 +92,11 @@ fn word_hash(w: &str) -> u64 {
     let b = w.as_bytes();
     let len = b.len();
     let le64 = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
-    let le32 = |i: usize| u64::from(u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default()));
+    let le32 = |i: usize| {
+        u64::from(u32::from_le_bytes(
+            b[i..i + 4].try_into().unwrap_or_default(),
+        ))
+    };
     let mut h = (len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     if len >= 8 {
         let mut i = 0;
@@ -146,7 +150,8 @@ static WORD_BYTE: [bool; 128] = {
     let mut t = [false; 128];
     let mut b = 0;
     while b < 128 {
-        t[b] = (b as u8).is_ascii_alphanumeric() || matches!(b as u8, b'_' | b'-' | b'.' | b'/' | b'$' | b'%');
+        t[b] = (b as u8).is_ascii_alphanumeric()
+            || matches!(b as u8, b'_' | b'-' | b'.' | b'/' | b'$' | b'%');
         b += 1;
     }
     t
@@ -351,9 +356,13 @@ impl RiskIndex {
                             while !plain.is_char_boundary(from) {
                                 from -= 1;
                             }
-                            let found = plain
-                                .get(from..plain_len)
-                                .is_some_and(|added| added.contains(q.as_str()));
+                            // memchr's search picks the quote's rarest
+                            // bytes to look for, where `str::contains`
+                            // looks for its first and last and, in prose,
+                            // stops at most words (5% of a fleet's report).
+                            let found = plain.get(from..plain_len).is_some_and(|added| {
+                                memchr::memmem::find(added.as_bytes(), q.as_bytes()).is_some()
+                            });
                             searched.insert(key, (!found).then_some(plain_len));
                             !found
                         }
