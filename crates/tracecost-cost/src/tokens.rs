@@ -338,7 +338,11 @@ impl Pretokenizer {
 fn piece_key(bytes: &[u8]) -> u128 {
     let len = bytes.len();
     let le64 = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or_default());
-    let le32 = |i: usize| u64::from(u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap_or_default()));
+    let le32 = |i: usize| {
+        u64::from(u32::from_le_bytes(
+            bytes[i..i + 4].try_into().unwrap_or_default(),
+        ))
+    };
     let (lo, hi) = if len >= 8 {
         // Bytes 8.. of the piece: its last 8, less the 16 - len it shares
         // with the first 8 (shifted in two steps: 8 to 64 bits in all).
@@ -488,7 +492,10 @@ fn ascii_piece(b: &[u8], encoding: Encoding) -> Option<usize> {
     }
     // Whitespace from here on.
     let space_end = run_end(b, 0, SPACE)?;
-    if let Some(k) = b[..space_end].iter().rposition(|&c| matches!(c, b'\r' | b'\n')) {
+    if let Some(k) = b[..space_end]
+        .iter()
+        .rposition(|&c| matches!(c, b'\r' | b'\n'))
+    {
         return Some(k + 1);
     }
     if space_end == b.len() || space_end == 1 {
@@ -515,31 +522,43 @@ impl BpeCounter {
             let known = &mut counting.pieces[table];
             let cache = counting.dfa_caches[table].get_or_insert_with(|| pre.dfa.create_cache());
             let mut total = 0u64;
-            pre.split(cache, text, |piece| {
-                let bytes = piece.as_bytes();
-                // A single byte is always one token.
-                if bytes.len() <= 1 {
-                    total += bytes.len() as u64;
-                    return;
-                }
-                if bytes.len() > PIECE_BYTES_MAX {
-                    total += bpe.count(bytes) as u64;
-                    return;
-                }
-                let key = piece_key(bytes);
-                let slot = &mut known.0[PieceCounts::slot(key)];
-                let n = if slot.0 == key {
-                    slot.1
-                } else {
-                    let n = bpe.count(bytes) as u32;
-                    *slot = (key, n);
-                    n
-                };
-                total += u64::from(n);
-            });
+            // Inlined: it runs once per piece, tens of millions of times
+            // in a fleet.
+            pre.split(
+                cache,
+                text,
+                #[inline(always)]
+                |piece| {
+                    let bytes = piece.as_bytes();
+                    // A single byte is always one token.
+                    if bytes.len() <= 1 {
+                        total += bytes.len() as u64;
+                        return;
+                    }
+                    if bytes.len() > PIECE_BYTES_MAX {
+                        total += encode_count(bpe, bytes);
+                        return;
+                    }
+                    let key = piece_key(bytes);
+                    let slot = &mut known.0[PieceCounts::slot(key)];
+                    if slot.0 != key {
+                        *slot = (key, encode_count(bpe, bytes) as u32);
+                    }
+                    total += u64::from(slot.1);
+                },
+            );
             total
         })
     }
+}
+
+/// A piece's count by the BPE itself: out of line, so that the lookup of
+/// remembered pieces (nearly every piece) stays small enough to be inlined
+/// into the pre-tokenizer's loop.
+#[cold]
+#[inline(never)]
+fn encode_count(bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding, bytes: &[u8]) -> u64 {
+    bpe.count(bytes) as u64
 }
 
 impl Tokenizer for BpeCounter {
@@ -1343,7 +1362,14 @@ mod tests {
         // The look-ahead: a run of spaces before a word leaves its last
         // space to the word, a run at the end stays whole, a run before a
         // line break goes with the break.
-        for text in ["a   b", "a   ", "a  \n\n b", " \t\u{3000}x", "x\r\n  \r\n", "\u{a0}\u{a0}é"] {
+        for text in [
+            "a   b",
+            "a   ",
+            "a  \n\n b",
+            " \t\u{3000}x",
+            "x\r\n  \r\n",
+            "\u{a0}\u{a0}é",
+        ] {
             for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
                 let theirs: Vec<&str> = BpeCounter::new(enc).bpe.split(text).collect();
                 assert_eq!(our_pieces(enc, text), theirs, "{enc:?} {text:?}");
@@ -1407,7 +1433,10 @@ mod tests {
     #[test]
     fn content_hash_is_stable() {
         // MurmurHash3_x64_128 with seed 0, as its reference code writes it.
-        assert_eq!(ContentHash::of(b"").to_string(), "00000000000000000000000000000000");
+        assert_eq!(
+            ContentHash::of(b"").to_string(),
+            "00000000000000000000000000000000"
+        );
         assert_eq!(
             ContentHash::of(b"The quick brown fox jumps over the lazy dog").to_string(),
             "6c1b07bc7bbc4be347939ac4a93c437a"
