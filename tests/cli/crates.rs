@@ -66,6 +66,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "thiserror",
             "tiktoken-rs",
             "bpe-openai",
+            "regex-automata",
             "rayon",
         ],
     ),
@@ -82,6 +83,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "sha2",
             "thiserror",
             "rayon",
+            "memchr",
         ],
     ),
     // The only layer that calls the importers (and the generators).

@@ -56,64 +56,164 @@ pub struct RiskIndex {
     turns: Vec<Turn>,
 }
 
-/// A quotable token of a text: a word, or two words that follow each other.
+/// A quotable token of a text: a word, or two words that follow each
+/// other, each with its [`word_hash`].
 #[derive(Clone, Copy)]
 enum Quotable<'a> {
-    Word(&'a str),
-    Phrase(&'a str, &'a str),
+    Word(&'a str, u64),
+    Phrase(&'a str, u64, &'a str, u64),
+}
+
+/// One step of [`word_hash`]: for a fixed state a bijection of the word,
+/// for a fixed word a bijection of the state, so that two texts of one
+/// length that differ in a single 8-byte word never share a hash.
+#[inline]
+fn hash_step(h: u64, word: u64) -> u64 {
+    let h = (h ^ word).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^ (h >> 31)
+}
+
+/// The final mix of [`word_hash`] (MurmurHash3's `fmix64`).
+#[inline]
+fn hash_finish(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// A 64-bit hash of a word's bytes, its length included: 8 bytes at a
+/// time, the last 8 (overlapping the word before) for the rest; a word
+/// shorter than 8 read in two overlapping halves (or its first, middle and
+/// last byte), so that no copy is made. For one length, every byte is in
+/// some word hashed.
+fn word_hash(w: &str) -> u64 {
+    let b = w.as_bytes();
+    let len = b.len();
+    let le64 = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+    let le32 = |i: usize| {
+        u64::from(u32::from_le_bytes(
+            b[i..i + 4].try_into().unwrap_or_default(),
+        ))
+    };
+    let mut h = (len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    if len >= 8 {
+        let mut i = 0;
+        while i + 8 <= len {
+            h = hash_step(h, le64(i));
+            i += 8;
+        }
+        if i < len {
+            h = hash_step(h, le64(len - 8));
+        }
+    } else if len >= 4 {
+        h = hash_step(h, le32(0) | (le32(len - 4) << 32));
+    } else if len > 0 {
+        let word = u64::from(b[0]) | (u64::from(b[len / 2]) << 8) | (u64::from(b[len - 1]) << 16);
+        h = hash_step(h, word);
+    }
+    hash_finish(h)
 }
 
 impl Quotable<'_> {
-    /// The token's key: a hash of its text (the words of a phrase joined
-    /// by one space), the same whichever text it was found in. A tool
-    /// result's tokens are only ever looked up by key, so no string is
-    /// made for them; a 64-bit SipHash makes two different tokens sharing
-    /// a key (and a quote taken for one it is not) vanishingly rare.
+    /// The token's key, the same whichever text it was found in: a word's
+    /// [`word_hash`], a phrase's a mix of its two words' (words have no
+    /// space, so a phrase's text names its two words). A tool result's
+    /// tokens are only ever looked up by key, so no string is made for
+    /// them; with 64-bit keys two different tokens sharing one (and a
+    /// quote taken for one it is not) is vanishingly rare. The keys are
+    /// only compared within the index, never written out. (A SipHash of
+    /// the token's text before: 8% of a fleet's report, with the words'
+    /// splitting.)
     fn key(self) -> u64 {
-        use std::hash::Hasher;
-        let mut h = std::hash::DefaultHasher::new();
         match self {
-            Quotable::Word(w) => h.write(w.as_bytes()),
-            Quotable::Phrase(a, b) => {
-                h.write(a.as_bytes());
-                h.write(b" ");
-                h.write(b.as_bytes());
+            Quotable::Word(_, h) => h,
+            Quotable::Phrase(_, a, _, b) => {
+                hash_finish(hash_step(hash_step(a, 0x7068_7261_7365), b))
             }
         }
-        h.finish()
     }
 
     /// Its text.
     fn text(self) -> String {
         match self {
-            Quotable::Word(w) => w.to_owned(),
-            Quotable::Phrase(a, b) => format!("{a} {b}"),
+            Quotable::Word(w, _) => w.to_owned(),
+            Quotable::Phrase(a, _, b, _) => format!("{a} {b}"),
         }
     }
 }
 
+/// Whether each ASCII byte belongs in a word: a letter, a digit, or one of
+/// `_-./$%`.
+static WORD_BYTE: [bool; 128] = {
+    let mut t = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = (b as u8).is_ascii_alphanumeric()
+            || matches!(b as u8, b'_' | b'-' | b'.' | b'/' | b'$' | b'%');
+        b += 1;
+    }
+    t
+};
+
 /// Calls `f` with each quotable token of `text`: words with a digit of
 /// 4+ characters, words of 12+ characters, and two-word phrases of 12+
-/// characters whose words have 3+ each (duplicates included).
+/// characters whose words have 3+ each (duplicates included). A word is a
+/// run of alphanumeric chars and `_-./$%`, without its leading and
+/// trailing `.-/`; the scan goes byte by byte over ASCII and decodes only
+/// the other chars.
 fn each_quotable<'a>(text: &'a str, mut f: impl FnMut(Quotable<'a>)) {
-    let words = text
-        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '$' | '%')))
-        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
-        .filter(|w| !w.is_empty());
-    let mut prev: Option<(&str, usize)> = None;
-    for w in words {
-        let n = w.chars().count();
-        if (n >= 4 && w.chars().any(|c| c.is_ascii_digit())) || n >= 12 {
-            f(Quotable::Word(w));
+    let bytes = text.as_bytes();
+    let mut prev: Option<(&str, usize, u64)> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        // The next word: [start, end), whether all ASCII, whether a digit.
+        let start = i;
+        let mut ascii = true;
+        let mut digit = false;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b < 0x80 {
+                if !WORD_BYTE[b as usize] {
+                    break;
+                }
+                digit |= b.is_ascii_digit();
+                i += 1;
+            } else {
+                let c = text[i..].chars().next().unwrap_or_default();
+                if !c.is_alphanumeric() {
+                    break;
+                }
+                ascii = false;
+                i += c.len_utf8();
+            }
         }
-        if let Some((p, pn)) = prev
-            && pn + 1 + n >= 12
-            && pn >= 3
-            && n >= 3
-        {
-            f(Quotable::Phrase(p, w));
+        let end = i;
+        // Past the separator that ended it (one char).
+        if i < bytes.len() {
+            i += if bytes[i] < 0x80 {
+                1
+            } else {
+                text[i..].chars().next().map_or(1, char::len_utf8)
+            };
         }
-        prev = Some((w, n));
+        let w = text[start..end].trim_matches(|c: char| matches!(c, '.' | '-' | '/'));
+        if w.is_empty() {
+            continue;
+        }
+        let n = if ascii { w.len() } else { w.chars().count() };
+        let word = (n >= 4 && digit) || n >= 12;
+        let phrase = prev.is_some_and(|(_, pn, _)| pn + 1 + n >= 12 && pn >= 3 && n >= 3);
+        // A word of fewer than 3 chars is in no phrase: no hash needed.
+        let h = if n >= 3 { word_hash(w) } else { 0 };
+        if word {
+            f(Quotable::Word(w, h));
+        }
+        if phrase && let Some((p, _, ph)) = prev {
+            f(Quotable::Phrase(p, ph, w, h));
+        }
+        prev = Some((w, n, h));
     }
 }
 
@@ -145,7 +245,27 @@ impl RiskIndex {
     /// Builds the index for `trace`; `tokens(message, block)` gives the
     /// token count of a history block (to price recalls).
     pub fn new(trace: &Trace, tokens: &dyn Fn(usize, usize) -> u64) -> Self {
-        // Inverted index of quotable tokens → results containing them.
+        // The assistant turns' texts, each with its call, and the keys
+        // they quote: only those are looked up in the index, so the index
+        // keeps no other (most of a tool result's tokens are never quoted,
+        // and keeping them all cost an entry and a list each).
+        let mut turn_texts: Vec<(usize, String)> = Vec::new();
+        let mut quoted: HashSet<u64, FastBuild> = HashSet::default();
+        for (ci, call) in trace.calls.iter().enumerate() {
+            let Some(response) = trace.messages.get(call.messages) else {
+                continue;
+            };
+            if response.role() != Role::Assistant {
+                continue;
+            }
+            let mut text = String::new();
+            block_texts(response, false, &mut text);
+            each_quotable(&text, |q| {
+                quoted.insert(q.key());
+            });
+            turn_texts.push((ci, text));
+        }
+        // Inverted index of quoted tokens → results containing them.
         let mut result_ids = Vec::new();
         let mut result_tokens = Vec::new();
         let mut index: HashMap<u64, Vec<u32>, FastBuild> = HashMap::default();
@@ -157,8 +277,15 @@ impl RiskIndex {
                     let r = result_ids.len() as u32;
                     result_ids.push(tool_use_id.to_string());
                     result_tokens.push(tokens(mi, bi));
+                    if quoted.is_empty() {
+                        continue;
+                    }
                     each_quotable(b.tool_result_payload().unwrap_or(""), |q| {
-                        let list = index.entry(q.key()).or_default();
+                        let key = q.key();
+                        if !quoted.contains(&key) {
+                            return;
+                        }
+                        let list = index.entry(key).or_default();
                         if list.last() != Some(&r) {
                             list.push(r);
                         }
@@ -191,22 +318,15 @@ impl RiskIndex {
         // The messages the plain text covers: the most any call so far sent.
         let mut plain_upto = 0;
         let mut turns = Vec::new();
-        for (ci, call) in trace.calls.iter().enumerate() {
-            let Some(response) = trace.messages.get(call.messages) else {
-                continue;
-            };
-            if response.role() != Role::Assistant {
-                continue;
-            }
+        for (ci, text) in &turn_texts {
+            let (ci, call) = (*ci, &trace.calls[*ci]);
             plain_upto = plain_upto.max(call.messages);
             let plain_len = plain_before_message
                 .get(plain_upto)
                 .copied()
                 .unwrap_or(plain.len());
-            let mut text = String::new();
-            block_texts(response, false, &mut text);
             let mut qs = Vec::new();
-            each_quotable(&text, |q| qs.push(q));
+            each_quotable(text, |q| qs.push(q));
             let mut seen: HashSet<u64, FastBuild> = HashSet::default();
             let results_before = results_before_message
                 .get(call.messages)
@@ -236,9 +356,13 @@ impl RiskIndex {
                             while !plain.is_char_boundary(from) {
                                 from -= 1;
                             }
-                            let found = plain
-                                .get(from..plain_len)
-                                .is_some_and(|added| added.contains(q.as_str()));
+                            // memchr's search picks the quote's rarest
+                            // bytes to look for, where `str::contains`
+                            // looks for its first and last and, in prose,
+                            // stops at most words (5% of a fleet's report).
+                            let found = plain.get(from..plain_len).is_some_and(|added| {
+                                memchr::memmem::find(added.as_bytes(), q.as_bytes()).is_some()
+                            });
                             searched.insert(key, (!found).then_some(plain_len));
                             !found
                         }
@@ -365,6 +489,66 @@ mod tests {
             stable_prefix_tokens: 0,
             over_window: false,
             cache_cause: None,
+        }
+    }
+
+    /// The quotable tokens of `text` as the first version of the index
+    /// found them (`str::split` on every char outside words, trimmed),
+    /// as texts.
+    fn quotables_by_split(text: &str) -> Vec<String> {
+        let words = text
+            .split(|c: char| {
+                !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '$' | '%'))
+            })
+            .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
+            .filter(|w| !w.is_empty());
+        let mut out = Vec::new();
+        let mut prev: Option<(&str, usize)> = None;
+        for w in words {
+            let n = w.chars().count();
+            if (n >= 4 && w.chars().any(|c| c.is_ascii_digit())) || n >= 12 {
+                out.push(w.to_string());
+            }
+            if let Some((p, pn)) = prev
+                && pn + 1 + n >= 12
+                && pn >= 3
+                && n >= 3
+            {
+                out.push(format!("{p} {w}"));
+            }
+            prev = Some((w, n));
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The byte scan finds the tokens `str::split` found, in order,
+        /// and tokens of one text share a key exactly when their texts
+        /// are the same.
+        #[test]
+        fn quotables_are_the_splits(
+            chars in proptest::collection::vec(proptest::prop_oneof![
+                12 => proptest::sample::select(vec![
+                    'a', 'b', 'Z', '7', '0', '_', '-', '.', '/', '$', '%', 'é', '東', '٣',
+                    '\u{301}',
+                ]),
+                3 => proptest::sample::select(vec![
+                    ' ', ' ', ',', ':', '\n', '—', '\u{a0}', '😀',
+                ]),
+                1 => proptest::prelude::any::<char>(),
+            ], 0..200),
+        ) {
+            let text: String = chars.into_iter().collect();
+            let mut found = Vec::new();
+            each_quotable(&text, |q| found.push((q.text(), q.key())));
+            let texts: Vec<String> = found.iter().map(|(t, _)| t.clone()).collect();
+            proptest::prop_assert_eq!(&texts, &quotables_by_split(&text));
+            for (a, ka) in &found {
+                for (b, kb) in &found {
+                    proptest::prop_assert_eq!(a == b, ka == kb, "{:?} {:?}", a, b);
+                }
+            }
         }
     }
 
