@@ -102,6 +102,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "sha2",
             "thiserror",
             "rayon",
+            "rmp-serde",
         ],
     ),
     // The report shows the application's results: no importer, no
