@@ -455,7 +455,11 @@ mod tests {
         let mut skeletons = Vec::new();
         crate::trace::load_path_each_at(&path, &crate::progress::Silent, &mut |t, origin| {
             assert!(origin.is_some(), "a trace alone on its line");
-            skeletons.push(store.put_at(&t, origin.map(|o| (path.as_path(), o))).unwrap());
+            skeletons.push(
+                store
+                    .put_at(&t, origin.map(|o| (path.as_path(), o)))
+                    .unwrap(),
+            );
             Ok(())
         })
         .unwrap();
@@ -488,7 +492,10 @@ mod tests {
         assert!(matches!(err, AppError::Usage(_)), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.starts_with(&format!("{}: changed while the report was reading it", path.display())),
+            msg.starts_with(&format!(
+                "{}: changed while the report was reading it",
+                path.display()
+            )),
             "{msg}"
         );
     }

@@ -424,6 +424,8 @@ struct Picked {
     configs: Vec<(Config, FleetFigures)>,
     keep_status_quo: bool,
     recommended: FleetFigures,
+    /// The recommendation's config, unless keeping what runs.
+    rec_config: Option<Config>,
 }
 
 impl<'c> AnswerSum<'c> {
@@ -488,8 +490,19 @@ impl<'c> AnswerSum<'c> {
     }
 
     /// Sorts the configs and makes the recommendation: its config, or
-    /// `None` when the answer is to keep what runs.
+    /// `None` when the answer is to keep what runs. Once: a second call
+    /// gives the same.
     pub(super) fn pick(&mut self) -> Option<Config> {
+        if self.picked.is_none() {
+            let picked = self.decide();
+            self.picked = Some(picked);
+        }
+        self.picked.as_ref().and_then(|p| p.rec_config.clone())
+    }
+
+    /// The configs sorted and the recommendation made (the candidates'
+    /// sums are taken: called once, by [`Self::pick`] or [`Self::finish`]).
+    fn decide(&mut self) -> Picked {
         let status_quo_config = self.shared_status_quo().cloned();
         self.status_quo.config = status_quo_config
             .clone()
@@ -539,27 +552,25 @@ impl<'c> AnswerSum<'c> {
             }
             _ => (true, status_quo.clone(), None),
         };
-        self.picked = Some(Picked {
+        Picked {
             configs,
             keep_status_quo,
             recommended,
-        });
-        rec_config
+            rec_config,
+        }
     }
 
     /// The answer, given what the recommendation saves on each session of
     /// the group ([`savings_by_session`], in any order).
     pub(super) fn finish(mut self, mut per_session: Vec<f64>) -> (GroupAnswer, Vec<FleetFigures>) {
-        if self.picked.is_none() {
-            self.pick();
-        }
-        let Some(Picked {
+        let Picked {
             configs,
             keep_status_quo,
             recommended,
-        }) = self.picked
-        else {
-            unreachable!("picked above")
+            ..
+        } = match self.picked.take() {
+            Some(p) => p,
+            None => self.decide(),
         };
         let candidates = self.candidates;
         let status_quo = self.status_quo;
