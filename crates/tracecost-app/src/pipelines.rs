@@ -289,7 +289,7 @@ pub fn report(
         }
     }
     sessions.seal()?;
-    let mut fleet = super::fleet::fleet(&sessions, &sp.configs())?;
+    let mut fleet = super::fleet::fleet(&sessions, sp.configs())?;
     // The fleet's recommendation is known only now: check its stubs on
     // every session, as each session's own recommendation was.
     let recommended = fleet.answer.recommended.config.config().cloned();

@@ -186,6 +186,12 @@ pub fn load_inputs_each(
     load_inputs_each_at(paths, opts, progress, &mut |t, _| emit(t))
 }
 
+/// What takes each trace read with the file and the line it was read
+/// from, when it was alone on a line of a JSON Lines file of traces
+/// ([`load_inputs_each_at`]).
+pub type EmitAt<'e> =
+    dyn FnMut(Trace, Option<(&Path, crate::trace::LineOrigin)>) -> Result<(), InputError> + 'e;
+
 /// [`load_inputs_each`], telling `emit` the file and the line a trace alone
 /// on a line of a JSON Lines file of traces was read from
 /// ([`crate::trace::LineOrigin`]; `None` for any other trace).
@@ -193,10 +199,7 @@ pub fn load_inputs_each_at(
     paths: &[PathBuf],
     opts: &InputOptions,
     progress: &dyn Progress,
-    emit: &mut dyn FnMut(
-        Trace,
-        Option<(&Path, crate::trace::LineOrigin)>,
-    ) -> Result<(), InputError>,
+    emit: &mut EmitAt<'_>,
 ) -> Result<Loaded, InputError> {
     let paths = &input_paths(paths)[..];
     let import_opts = ImportOptions {
@@ -535,10 +538,7 @@ fn read_source(
     import_opts: &ImportOptions,
     progress: &dyn Progress,
     loaded: &mut Loaded,
-    emit: &mut dyn FnMut(
-        Trace,
-        Option<(&Path, crate::trace::LineOrigin)>,
-    ) -> Result<(), InputError>,
+    emit: &mut EmitAt<'_>,
 ) -> Result<(), InputError> {
     // A damaged file fails the load, or under skip_invalid is named and
     // passed over.
