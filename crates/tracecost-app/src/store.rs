@@ -22,16 +22,14 @@ use crate::trace::{Prompt, Trace};
 /// instead, not copied.
 #[derive(Debug)]
 pub struct TraceStore {
-    path: PathBuf,
-    writer: Option<BufWriter<File>>,
-    reader: File,
+    /// The copies.
+    file: TempFile,
     /// Per trace: where it is.
     entries: Vec<Entry>,
     /// The inputs traces are read back from, open.
     inputs: Vec<(PathBuf, File)>,
     /// Per trace: the shape of its requests.
     shapes: Vec<RequestShape>,
-    end: u64,
 }
 
 /// Where a stored trace is.
@@ -53,20 +51,12 @@ impl TraceStore {
     /// the file has no name once open, so nothing is left behind however
     /// the run ends.
     pub fn new() -> Result<Self, AppError> {
-        let (path, file, reader) = temp_file("fleet")?;
         Ok(TraceStore {
-            path,
-            writer: Some(BufWriter::with_capacity(1 << 20, file)),
-            reader,
+            file: TempFile::new("fleet")?,
             entries: Vec::new(),
             inputs: Vec::new(),
             shapes: Vec::new(),
-            end: 0,
         })
-    }
-
-    fn io(&self, source: std::io::Error) -> AppError {
-        store_error(&self.path, &source)
     }
 
     /// Writes `trace` to the store and gives its skeleton ([`skeleton`]).
@@ -92,19 +82,10 @@ impl TraceStore {
                 hash: o.hash,
             },
             None => {
-                let line = crate::trace::to_json_line(trace);
-                let Some(w) = self.writer.as_mut() else {
-                    return Err(self.io(std::io::Error::other("the store was sealed")));
-                };
-                if let Err(e) = w.write_all(line.as_bytes()) {
-                    return Err(self.io(e));
-                }
-                let at = self.end;
-                self.end += line.len() as u64;
-                Entry::Copied {
-                    at,
-                    len: line.len(),
-                }
+                let (at, len) = self
+                    .file
+                    .append(crate::trace::to_json_line(trace).as_bytes())?;
+                Entry::Copied { at, len }
             }
         };
         self.entries.push(entry);
@@ -130,14 +111,7 @@ impl TraceStore {
 
     /// Ends writing: every trace written can be read back.
     pub fn seal(&mut self) -> Result<(), AppError> {
-        if let Some(w) = self.writer.take() {
-            // Flushed is enough: the store is read through the same open
-            // file, and nothing outlives the run.
-            w.into_inner()
-                .map_err(|e| e.into_error())
-                .map_err(|e| self.io(e))?;
-        }
-        Ok(())
+        self.file.seal()
     }
 
     /// How many traces the store holds.
@@ -166,11 +140,10 @@ impl TraceStore {
             )));
         };
         let (buf, shown) = match entry {
-            Entry::Copied { at, len } => {
-                let mut buf = vec![0u8; len];
-                read_at(&self.reader, &mut buf, at).map_err(|e| self.io(e))?;
-                (buf, format!("{}:{}", self.path.display(), i + 1))
-            }
+            Entry::Copied { at, len } => (
+                self.file.read(at, len)?,
+                format!("{}:{}", self.file.path.display(), i + 1),
+            ),
             Entry::Input {
                 input,
                 at,
@@ -192,15 +165,16 @@ impl TraceStore {
                 (buf, format!("{} at byte {at}", path.display()))
             }
         };
+        let io = |e| self.file.io(e);
         let text = std::str::from_utf8(&buf)
-            .map_err(|e| self.io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         let mut traces = crate::trace::load_str(text, &shown)
-            .map_err(|e| self.io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
             .traces;
         let mut trace = match (traces.pop(), traces.is_empty()) {
             (Some(t), true) => t,
             _ => {
-                return Err(self.io(std::io::Error::other(format!(
+                return Err(io(std::io::Error::other(format!(
                     "line {} is not one trace",
                     i + 1
                 ))));
@@ -213,54 +187,44 @@ impl TraceStore {
     }
 }
 
-/// A new temporary file, open for writing and (a second handle) reading;
-/// on Unix it has no name once open.
-fn temp_file(what: &str) -> Result<(PathBuf, File, File), AppError> {
-    let dir = std::env::temp_dir();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let path = dir.join(format!(
-        "tracecost-{what}-{}-{nanos}.tmp",
-        std::process::id()
-    ));
-    let io = |source| store_error(&path, &source);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(io)?;
-    let reader = file.try_clone().map_err(io)?;
-    #[cfg(unix)]
-    std::fs::remove_file(&path).map_err(io)?;
-    Ok((path, file, reader))
-}
-
-/// Records written to a temporary file in any order, each under its place
-/// (a trace's in the plan), and read back by place: what a report holds of
-/// every trace until the end (a summary, a line of `results.json`) is kept
-/// here rather than in memory, so that memory does not grow with the fleet.
+/// A temporary file written by appending and read back anywhere: on Unix
+/// it has no name once open, so nothing is left behind however the run
+/// ends (a named one goes with it). What the stores below share.
 #[derive(Debug)]
-pub struct SpillFile {
+struct TempFile {
     path: PathBuf,
+    /// `None` once sealed.
     writer: Option<BufWriter<File>>,
     reader: File,
-    /// Per place: where its record starts and how long it is.
-    entries: Vec<Option<(u64, usize)>>,
     end: u64,
 }
 
-impl SpillFile {
-    /// An empty file for `places` records, in the system's temporary
-    /// folder (as [`TraceStore::new`]); `what` names it.
-    pub fn new(what: &str, places: usize) -> Result<Self, AppError> {
-        let (path, file, reader) = temp_file(what)?;
-        Ok(SpillFile {
+impl TempFile {
+    /// A new file in the system's temporary folder (`TMPDIR`); `what`
+    /// names it.
+    fn new(what: &str) -> Result<Self, AppError> {
+        let dir = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path = dir.join(format!(
+            "tracecost-{what}-{}-{nanos}.tmp",
+            std::process::id()
+        ));
+        let io = |source| store_error(&path, &source);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(io)?;
+        let reader = file.try_clone().map_err(io)?;
+        #[cfg(unix)]
+        std::fs::remove_file(&path).map_err(io)?;
+        Ok(TempFile {
             path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             reader,
-            entries: vec![None; places],
             end: 0,
         })
     }
@@ -269,34 +233,86 @@ impl SpillFile {
         store_error(&self.path, &source)
     }
 
-    /// Writes the record of place `i` (a later one replaces it).
-    pub fn put(&mut self, i: usize, bytes: &[u8]) -> Result<(), AppError> {
-        if i >= self.entries.len() {
-            return Err(AppError::Internal(format!(
-                "a record for place {} of {}",
-                i + 1,
-                self.entries.len()
-            )));
-        }
+    /// Appends `bytes`: where they start and how long they are.
+    fn append(&mut self, bytes: &[u8]) -> Result<(u64, usize), AppError> {
         let Some(w) = self.writer.as_mut() else {
             return Err(AppError::Internal("a record after the end".into()));
         };
         if let Err(e) = w.write_all(bytes) {
             return Err(self.io(e));
         }
-        self.entries[i] = Some((self.end, bytes.len()));
+        let at = self.end;
         self.end += bytes.len() as u64;
-        Ok(())
+        Ok((at, bytes.len()))
     }
 
-    /// Ends writing: every record written can be read back.
-    pub fn seal(&mut self) -> Result<(), AppError> {
+    /// Ends writing: everything appended can be read back. Flushed is
+    /// enough: it is read through the same open file, and nothing outlives
+    /// the run.
+    fn seal(&mut self) -> Result<(), AppError> {
         if let Some(w) = self.writer.take() {
             w.into_inner()
                 .map_err(|e| e.into_error())
                 .map_err(|e| self.io(e))?;
         }
         Ok(())
+    }
+
+    /// The `len` bytes at `at`, once sealed.
+    fn read(&self, at: u64, len: usize) -> Result<Vec<u8>, AppError> {
+        if self.writer.is_some() {
+            return Err(AppError::Internal("a record read before the end".into()));
+        }
+        let mut buf = vec![0u8; len];
+        read_at(&self.reader, &mut buf, at).map_err(|e| self.io(e))?;
+        Ok(buf)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        #[cfg(not(unix))]
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Records written to a temporary file in any order, each under its place
+/// (a trace's in the plan), and read back by place: what a report holds of
+/// every trace until the end (a summary, a line of `results.json`) is kept
+/// here rather than in memory, so that memory does not grow with the fleet.
+#[derive(Debug)]
+pub struct SpillFile {
+    file: TempFile,
+    /// Per place: where its record starts and how long it is.
+    entries: Vec<Option<(u64, usize)>>,
+}
+
+impl SpillFile {
+    /// An empty file for `places` records, in the system's temporary
+    /// folder (as [`TraceStore::new`]); `what` names it.
+    pub fn new(what: &str, places: usize) -> Result<Self, AppError> {
+        Ok(SpillFile {
+            file: TempFile::new(what)?,
+            entries: vec![None; places],
+        })
+    }
+
+    /// Writes the record of place `i` (a later one replaces it).
+    pub fn put(&mut self, i: usize, bytes: &[u8]) -> Result<(), AppError> {
+        let Some(slot) = self.entries.get_mut(i) else {
+            return Err(AppError::Internal(format!(
+                "a record for place {} of {}",
+                i + 1,
+                self.entries.len()
+            )));
+        };
+        *slot = Some(self.file.append(bytes)?);
+        Ok(())
+    }
+
+    /// Ends writing: every record written can be read back.
+    pub fn seal(&mut self) -> Result<(), AppError> {
+        self.file.seal()
     }
 
     /// How many places.
@@ -323,19 +339,7 @@ impl SpillFile {
                 self.entries.len()
             )));
         };
-        if self.writer.is_some() {
-            return Err(AppError::Internal("a record read before the end".into()));
-        }
-        let mut buf = vec![0u8; len];
-        read_at(&self.reader, &mut buf, at).map_err(|e| self.io(e))?;
-        Ok(buf)
-    }
-}
-
-impl Drop for SpillFile {
-    fn drop(&mut self) {
-        #[cfg(not(unix))]
-        let _ = std::fs::remove_file(&self.path);
+        self.file.read(at, len)
     }
 }
 
@@ -402,14 +406,6 @@ fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     Ok(())
 }
 
-impl Drop for TraceStore {
-    fn drop(&mut self) {
-        // Named files (not Unix) go with the store.
-        #[cfg(not(unix))]
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
 /// What a plan needs of a trace, without its content: every field but the
 /// messages and prompts (one empty prompt), so that checks, status quos,
 /// names and the order of calls in time are what they are of the trace.
@@ -472,7 +468,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, store, skeletons) = jsonl_store(dir.path());
         // Nothing copied: the temporary file is empty.
-        assert_eq!(store.end, 0);
+        assert_eq!(store.file.end, 0);
         let loaded = crate::trace::load_path(&path).unwrap().traces;
         for (i, (s, t)) in skeletons.iter().zip(&loaded).enumerate() {
             assert_eq!(&store.get(i, s).unwrap(), t, "trace {i}");

@@ -387,7 +387,7 @@ pub(super) fn answer(
 ) -> (GroupAnswer, Vec<FleetFigures>) {
     let mut sum = AnswerSum::new(candidates);
     for s in group {
-        sum.add(s);
+        sum.add(s, &candidate_rows(s, candidates));
     }
     let rec = sum.pick();
     let per_session = savings_by_session(group.iter().copied(), rec.as_ref());
@@ -449,8 +449,8 @@ impl<'c> AnswerSum<'c> {
         }
     }
 
-    /// Adds one trace's summary.
-    pub(super) fn add(&mut self, s: &SessionSummary) {
+    /// Adds one trace's summary; `rows` are its [`candidate_rows`].
+    pub(super) fn add(&mut self, s: &SessionSummary, rows: &[Option<usize>]) {
         let sweep = &s.sweep;
         let b = &sweep.rows[sweep.baseline];
         if !self.sessions.contains(&s.session) {
@@ -463,8 +463,8 @@ impl<'c> AnswerSum<'c> {
         }
         self.traces += 1;
         self.status_quo.add(b);
-        for (c, f) in self.candidates.iter().zip(&mut self.configs) {
-            match sweep.rows.iter().find(|r| r.result.config == *c) {
+        for (f, row) in self.configs.iter_mut().zip(rows) {
+            match row.map(|k| &sweep.rows[k]) {
                 Some(r) => f.add(r),
                 // Skipped for this trace: what it pays now, so a config
                 // is never cheaper for having run on fewer sessions.
@@ -623,6 +623,15 @@ impl<'c> AnswerSum<'c> {
         };
         (answer, configs.into_iter().map(|(_, f)| f).collect())
     }
+}
+
+/// Per candidate config, the row of `s`'s sweep that replayed it (`None`:
+/// skipped for this trace), found once for every sum a trace adds to.
+pub(super) fn candidate_rows(s: &SessionSummary, candidates: &[Config]) -> Vec<Option<usize>> {
+    candidates
+        .iter()
+        .map(|c| s.sweep.rows.iter().position(|r| r.result.config == *c))
+        .collect()
 }
 
 /// `configs` (sorted by cost) in the order of `candidates`.

@@ -82,20 +82,11 @@ impl<'c> DaySum<'c> {
         }
     }
 
-    /// Adds one trace's days.
-    pub(super) fn add(&mut self, s: &SessionSummary) {
+    /// Adds one trace's days; `rows` are its candidate rows
+    /// ([`super::answer::candidate_rows`]).
+    pub(super) fn add(&mut self, s: &SessionSummary, rows: &[Option<usize>]) {
         let base = s.sweep.baseline;
-        let rows: Vec<usize> = self
-            .candidates
-            .iter()
-            .map(|c| {
-                s.sweep
-                    .rows
-                    .iter()
-                    .position(|r| r.result.config == *c)
-                    .unwrap_or(base)
-            })
-            .collect();
+        let rows: Vec<usize> = rows.iter().map(|r| r.unwrap_or(base)).collect();
         for d in &s.days {
             let f = self.days.entry(d.day.clone()).or_insert_with(|| DaySums {
                 seen: BTreeSet::new(),

@@ -34,7 +34,7 @@ use crate::replay::stability::StabilityReport;
 
 use crate::AppError;
 
-use answer::AnswerSum;
+use answer::{AnswerSum, candidate_rows};
 use days::{DaySum, per_month};
 use session::{most_expensive_first, session_figures};
 pub use summaries::{Summaries, TraceMeta};
@@ -188,12 +188,13 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
     let mut fidelities = Vec::new();
     for i in 0..sessions.len() {
         let s = sessions.get(i)?;
-        all.add(&s);
+        let rows = candidate_rows(&s, configs);
+        all.add(&s, &rows);
         by_project
             .entry(project_of[sessions.meta(i)?.session.as_str()])
             .or_insert_with(|| AnswerSum::new(configs))
-            .add(&s);
-        days.add(&s);
+            .add(&s, &rows);
+        days.add(&s, &rows);
         fidelities.extend(super::fidelity::TraceFidelity::of_result(
             &s.status_quo().result,
         ));
