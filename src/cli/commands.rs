@@ -77,12 +77,29 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             if a.in_memory {
                 writer = writer.lines_in_memory();
             }
+            let cache = match &a.cache_dir {
+                Some(dir) if writer.pages_only_for_some() => Some(
+                    app::fleet_cache::FleetCache::open(dir, &plan.sweep, &tool_build()?)?,
+                ),
+                Some(dir) => {
+                    eprintln!(
+                        "tracecost: {} not used: every trace gets a page in this report, so every trace is replayed",
+                        dir.display()
+                    );
+                    None
+                }
+                None => None,
+            };
             let outcome = with_progress(|bar| {
-                app::report(&plan, bar, &mut |i, t, r| {
-                    writer
-                        .trace_at(i, app::identity::session_of(t), r)
-                        .map_err(report_err(&a.out))
-                })
+                app::report_with(
+                    &plan,
+                    bar,
+                    cache.as_ref(),
+                    &mut super::render::ReportSink {
+                        writer: &mut writer,
+                        out: &a.out,
+                    },
+                )
             })?;
             let files = writer
                 .finish(&outcome.fleet, &outcome.sessions)
@@ -91,6 +108,9 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             // The main job says the answer, and where to read the rest.
             for line in crate::report::build::fleet_lines(&outcome.fleet) {
                 eprintln!("tracecost: {line}");
+            }
+            if let (Some(dir), Some(used)) = (&a.cache_dir, outcome.cache) {
+                eprintln!("tracecost: {}", super::render::cache_line(dir, used));
             }
             eprintln!(
                 "tracecost: wrote {} file(s) to {}; open {}",
@@ -463,7 +483,7 @@ pub(super) fn print_stdout(text: &str) {
 
 /// A report into `out` that could not be written, as the error the
 /// pipelines return.
-fn report_err(
+pub(super) fn report_err(
     out: &std::path::Path,
 ) -> impl Fn(crate::report::build::ReportError) -> AppError + '_ {
     move |e| match e {
@@ -474,4 +494,25 @@ fn report_err(
         },
         crate::report::build::ReportError::Summaries(e) => e,
     }
+}
+
+/// This build of tracecost, exactly: its version and the digest of the
+/// running program, so that a cache ([`app::fleet_cache`]) never gives one
+/// build what another replayed.
+fn tool_build() -> Result<String, AppError> {
+    let digest = std::env::current_exe()
+        .and_then(|exe| app::fleet_cache::digest_file(&exe))
+        .map_err(|e| {
+            AppError::Environment(format!(
+                "--cache-dir: cannot read the running tracecost to key the cache by its build: {e}"
+            ))
+        })?;
+    Ok(format!(
+        "tracecost {} {}",
+        env!("CARGO_PKG_VERSION"),
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    ))
 }

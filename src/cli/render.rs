@@ -75,3 +75,74 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
         ),
     }
 }
+
+/// The report being written, as the report pipeline hands it sessions.
+pub(super) struct ReportSink<'w, 's> {
+    pub(super) writer: &'w mut crate::report::build::ReportWriter<'s>,
+    /// The report's folder, for errors.
+    pub(super) out: &'w std::path::Path,
+}
+
+impl crate::app::SessionSink for ReportSink<'_, '_> {
+    fn replayed(
+        &mut self,
+        index: usize,
+        trace: &crate::trace::Trace,
+        report: &crate::app::TraceReport,
+    ) -> Result<Vec<u8>, crate::app::AppError> {
+        self.writer
+            .trace_kept(index, crate::app::identity::session_of(trace), report)
+            .map_err(super::commands::report_err(self.out))
+    }
+
+    fn cached(
+        &mut self,
+        index: usize,
+        _: &crate::trace::Trace,
+        kept: &[u8],
+    ) -> Result<(), crate::app::AppError> {
+        self.writer
+            .trace_cached(index, kept)
+            .map_err(super::commands::report_err(self.out))
+    }
+
+    fn pages_wanted(&self) -> Vec<usize> {
+        self.writer.pages_wanted()
+    }
+
+    fn cached_page(&mut self, index: usize, page: &[u8]) -> Result<bool, crate::app::AppError> {
+        Ok(self.writer.page_cached(index, page))
+    }
+
+    fn page(
+        &mut self,
+        index: usize,
+        trace: &crate::trace::Trace,
+        report: &crate::app::TraceReport,
+    ) -> Result<(), crate::app::AppError> {
+        self.writer
+            .page_at(index, crate::app::identity::session_of(trace), report)
+            .map_err(super::commands::report_err(self.out))
+    }
+
+    fn pages(&self) -> Vec<(usize, Vec<u8>)> {
+        self.writer.pages()
+    }
+}
+
+/// What a report took from its cache, in a line.
+pub(super) fn cache_line(dir: &std::path::Path, used: crate::app::CacheUse) -> String {
+    let again = match used.paged_again {
+        0 => String::new(),
+        n => format!(
+            ", {} replayed again for a page",
+            crate::report::fmt::thousands(n as u64)
+        ),
+    };
+    format!(
+        "cache {}: {} trace(s) read from it, {} replayed and kept{again}",
+        dir.display(),
+        crate::report::fmt::thousands(used.found as u64),
+        crate::report::fmt::thousands(used.replayed as u64),
+    )
+}

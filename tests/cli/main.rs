@@ -26,6 +26,7 @@ mod crates;
 mod error_corpus;
 mod fidelity;
 mod fleet;
+mod fleet_cache;
 mod gen_fleet;
 mod gen_traces;
 mod large_inputs;

@@ -34,6 +34,7 @@ mod error;
 pub mod limits;
 pub mod fidelity;
 pub mod fleet;
+pub mod fleet_cache;
 pub mod identity;
 mod plan;
 pub mod baseline;
@@ -47,14 +48,15 @@ pub mod usage;
 
 pub use error::{AppError, ErrorClass};
 pub use pipelines::{
-    CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, StabilityOutcome, check, import,
-    ledger_repair, recall, replay, report, stability, stability_digest, sweep, usage,
+    CacheUse, CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, SessionSink,
+    StabilityOutcome, check, import, ledger_repair, recall, replay, report, report_with, stability,
+    stability_digest, sweep, usage,
 };
 pub use plan::{
     CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions, Loaded,
-    RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun,
-    UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each, load_inputs_each_at,
-    load_traces,
+    RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceHead,
+    TraceRun, UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each,
+    load_inputs_each_at, load_traces, segments,
 };
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,

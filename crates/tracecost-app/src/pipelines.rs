@@ -6,6 +6,7 @@ use std::io::Write;
 
 use super::AppError;
 use super::fleet::{SessionSummary, Summaries};
+use super::fleet_cache::{EntryKind, FleetCache, Key};
 use super::plan::{
     CostPlan, ImportPlan, RecallPlan, ReplayPlan, ReportPlan, StabilityPlan, SweepPlan, UsagePlan,
     calibration_model,
@@ -196,6 +197,19 @@ pub struct ReportOutcome {
     /// Per trace, in the plan's order: in memory, or (a stored plan's)
     /// spilled to a temporary file.
     pub sessions: Summaries,
+    /// How many traces a cache gave, when the report had one.
+    pub cache: Option<CacheUse>,
+}
+
+/// What a report took from its cache ([`report_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheUse {
+    /// Traces read from the cache, not replayed.
+    pub found: usize,
+    /// Traces replayed (and kept in the cache for the next run).
+    pub replayed: usize,
+    /// Traces replayed again for their page alone.
+    pub paged_again: usize,
 }
 
 /// Sweeps the plan's traces, checks the stability of each trace's
@@ -214,6 +228,80 @@ pub fn report(
     progress: &dyn Progress,
     on_session: &mut dyn FnMut(usize, &Trace, &TraceReport) -> Result<(), AppError>,
 ) -> Result<ReportOutcome, AppError> {
+    report_with(plan, progress, None, &mut EachSession(on_session))
+}
+
+/// Where [`report_with`] hands each session: the report being written.
+/// What the report writes of a trace it gives back as bytes, which a
+/// later run with the same cache hands over instead of the trace's report
+/// ([`SessionSink::cached`]); the pages of the traces a report pages are
+/// kept the same way ([`SessionSink::pages`]).
+pub trait SessionSink {
+    /// Trace `index` of the plan (whole) and its report: writes what
+    /// belongs to it, and returns what a later run needs to write the
+    /// same without the report.
+    fn replayed(
+        &mut self,
+        index: usize,
+        trace: &Trace,
+        report: &TraceReport,
+    ) -> Result<Vec<u8>, AppError>;
+    /// Trace `index` (its skeleton) not replayed: `kept` is what
+    /// [`SessionSink::replayed`] returned for it in an earlier run.
+    fn cached(&mut self, index: usize, trace: &Trace, kept: &[u8]) -> Result<(), AppError>;
+    /// The traces handed over by [`SessionSink::cached`] whose page the
+    /// report now needs.
+    fn pages_wanted(&self) -> Vec<usize>;
+    /// Trace `index`'s page as [`SessionSink::pages`] gave it in an earlier
+    /// run; `false` when these bytes are not one.
+    fn cached_page(&mut self, index: usize, page: &[u8]) -> Result<bool, AppError>;
+    /// Trace `index`, replayed again for its page.
+    fn page(&mut self, index: usize, trace: &Trace, report: &TraceReport) -> Result<(), AppError>;
+    /// The pages the report writes, by trace, as bytes a later run can
+    /// give [`SessionSink::cached_page`].
+    fn pages(&self) -> Vec<(usize, Vec<u8>)>;
+}
+
+/// A sink that only hands each replayed session to a function.
+struct EachSession<'f>(&'f mut dyn FnMut(usize, &Trace, &TraceReport) -> Result<(), AppError>);
+
+impl SessionSink for EachSession<'_> {
+    fn replayed(&mut self, i: usize, t: &Trace, r: &TraceReport) -> Result<Vec<u8>, AppError> {
+        (self.0)(i, t, r)?;
+        Ok(Vec::new())
+    }
+    fn cached(&mut self, i: usize, _: &Trace, _: &[u8]) -> Result<(), AppError> {
+        Err(AppError::Internal(format!(
+            "trace {} handed over from a cache to a report that reads none",
+            i + 1
+        )))
+    }
+    fn pages_wanted(&self) -> Vec<usize> {
+        Vec::new()
+    }
+    fn cached_page(&mut self, _: usize, _: &[u8]) -> Result<bool, AppError> {
+        Ok(false)
+    }
+    fn page(&mut self, _: usize, _: &Trace, _: &TraceReport) -> Result<(), AppError> {
+        Ok(())
+    }
+    fn pages(&self) -> Vec<(usize, Vec<u8>)> {
+        Vec::new()
+    }
+}
+
+/// [`report`], handing each session to `sink`, with `cache` (when given)
+/// holding what earlier runs replayed: a segment of traces found there
+/// ([`FleetCache`]) is not replayed; its traces' summaries and what the
+/// report wrote of them are read back, and the outcome and what `sink`
+/// writes are the same as without the cache. What this run replays goes
+/// into the cache.
+pub fn report_with(
+    plan: &ReportPlan,
+    progress: &dyn Progress,
+    cache: Option<&FleetCache>,
+    sink: &mut dyn SessionSink,
+) -> Result<ReportOutcome, AppError> {
     let sp = &plan.sweep;
     let memo = sp.cost.memo();
     // One bar for the fleet, in traces and calls: each trace's calls are
@@ -229,8 +317,8 @@ pub fn report(
         calls,
         whole_fleet,
     );
-    let done = |t: &Trace| {
-        progress.advance(t.calls.len() as u64);
+    let done = |calls: usize| {
+        progress.advance(calls as u64);
         progress.traces_done(1);
     };
     // A stored plan's summaries go to disk too: a fleet's answer is summed
@@ -240,54 +328,32 @@ pub fn report(
     } else {
         Summaries::in_memory(sp.traces().len())
     };
-    // A few groups of traces sharing a cache at a time, side by side: only
-    // their traces (in memory, the plan's) and per-call rows are held.
-    let mut groups = sp.cost.cache_scope.groups_by(
+    let groups = sp.cost.cache_scope.groups_by(
         sp.traces()
             .iter()
             .enumerate()
             .map(|(i, t)| (t.account.as_deref(), sp.head(i).timestamps)),
     );
-    if sp.is_stored() {
-        // An account's traces are streamed, the account's others side by
-        // side; traces alone are taken a few at a time below.
-        let (accounts, alone) = groups.into_iter().partition(|g| g.len() > 1);
-        groups = alone;
-        for group in &accounts {
-            stream_account(sp, &memo, group, &mut |i, t, report| {
-                done(t);
-                on_session(i, t, &report)?;
-                let TraceReport { sweep, stability } = report;
-                sessions.put(i, SessionSummary::new(t, sweep, Some(&stability)))
-            })?;
+    // With a cache, the unit is a segment of an account: those found are
+    // handed over as they were kept, the others replayed.
+    let mut kept = match cache {
+        Some(cache) => Some(CacheRun::new(sp, cache, &groups)?),
+        None => None,
+    };
+    let groups = match kept.as_mut() {
+        Some(run) => run.hand_over_found(sp, sink, &mut sessions, &done)?,
+        None => groups,
+    };
+    replay_groups(sp, &memo, groups, &mut |i, t, report| {
+        done(t.calls.len());
+        let written = sink.replayed(i, t, &report)?;
+        let TraceReport { sweep, stability } = report;
+        let summary = SessionSummary::new(t, sweep, Some(&stability));
+        if let Some(run) = kept.as_mut() {
+            run.replayed(i, &summary, written)?;
         }
-    }
-    // The other groups (all of them, in memory) a few at a time, side by
-    // side, each swept at once.
-    for batch in groups.chunks(groups_at_once()) {
-        let reports = batch
-            .par_iter()
-            .map(|group| -> Result<Vec<_>, AppError> {
-                let applicability = sp.applicability.subset(group);
-                let shapes: Vec<_> = group.iter().map(|&i| sp.shape(i)).collect();
-                let mut sweep = crate::replay::sweep::AccountSweep::new(
-                    &applicability,
-                    &shapes,
-                    sp.cost.replay_context(&memo, None),
-                    sp.recall_cost_usd,
-                )?;
-                report_group(sp, &memo, group, &mut sweep)
-            })
-            .collect::<Vec<_>>();
-        for reports in reports {
-            for (i, t, report) in reports? {
-                done(&t);
-                on_session(i, &t, &report)?;
-                let TraceReport { sweep, stability } = report;
-                sessions.put(i, SessionSummary::new(&t, sweep, Some(&stability)))?;
-            }
-        }
-    }
+        sessions.put(i, summary)
+    })?;
     sessions.seal()?;
     let mut fleet = super::fleet::fleet(&sessions, sp.configs())?;
     // The fleet's recommendation is known only now: check its stubs on
@@ -305,6 +371,19 @@ pub fn report(
             calls,
             whole_fleet,
         );
+        let check_one = |i: usize| -> Result<(usize, usize), AppError> {
+            let t = sp.trace(i)?;
+            let r = stability_of(&t, &config, &memo, None)?;
+            done(t.calls.len());
+            Ok((r.stubs, r.violations.len()))
+        };
+        let checks = match kept.as_ref() {
+            Some(run) => run.stability(sp, &config, &check_one, &done)?,
+            None => (0..sp.traces().len())
+                .into_par_iter()
+                .map(check_one)
+                .collect::<Result<Vec<_>, _>>()?,
+        };
         let mut check = super::fleet::FleetStability {
             config: config.clone(),
             sessions: 0,
@@ -313,20 +392,9 @@ pub fn report(
             violations: 0,
             unstable_sessions: 0,
         };
-        let checks = (0..sp.traces().len())
-            .into_par_iter()
-            .map(|i| -> Result<(usize, usize), AppError> {
-                let t = sp.trace(i)?;
-                let r = stability_of(&t, &config, &memo, None)?;
-                progress.advance(t.calls.len() as u64);
-                progress.traces_done(1);
-                Ok((r.stubs, r.violations.len()))
-            })
-            .collect::<Vec<_>>();
         let mut checked = std::collections::BTreeSet::new();
         let mut unstable = std::collections::BTreeSet::new();
-        for (t, r) in sp.traces().iter().zip(checks) {
-            let (stubs, violations) = r?;
+        for (t, (stubs, violations)) in sp.traces().iter().zip(checks) {
             check.traces += 1;
             check.stubs += stubs;
             check.violations += violations;
@@ -340,7 +408,336 @@ pub fn report(
         check.unstable_sessions = unstable.len();
         fleet.stability = Some(check);
     }
-    Ok(ReportOutcome { fleet, sessions })
+    let cache = match kept.as_ref() {
+        Some(run) => Some(run.pages(sp, &memo, sink)?),
+        None => None,
+    };
+    Ok(ReportOutcome {
+        fleet,
+        sessions,
+        cache,
+    })
+}
+
+/// Replays the traces of `groups` (each a set of the plan's traces sharing
+/// a cache, in the plan's order), checks each trace's recommended config
+/// for stability, and hands each trace's report to `emit` with its index
+/// in the plan. When the plan's traces are stored, a group of several is
+/// streamed ([`stream_account`]); the others are swept a few at a time,
+/// side by side, holding only their traces and rows.
+fn replay_groups(
+    sp: &SweepPlan,
+    memo: &TokenMemo,
+    mut groups: Vec<Vec<usize>>,
+    emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
+) -> Result<(), AppError> {
+    if sp.is_stored() {
+        // An account's traces are streamed, the account's others side by
+        // side; traces alone are taken a few at a time below.
+        let (accounts, alone) = groups.into_iter().partition(|g| g.len() > 1);
+        groups = alone;
+        for group in &accounts {
+            stream_account(sp, memo, group, &mut |i, t, report| emit(i, t, report))?;
+        }
+    }
+    // The other groups (all of them, in memory) a few at a time, side by
+    // side, each swept at once.
+    for batch in groups.chunks(groups_at_once()) {
+        let reports = batch
+            .par_iter()
+            .map(|group| -> Result<Vec<_>, AppError> {
+                let applicability = sp.applicability.subset(group);
+                let shapes: Vec<_> = group.iter().map(|&i| sp.shape(i)).collect();
+                let mut sweep = crate::replay::sweep::AccountSweep::new(
+                    &applicability,
+                    &shapes,
+                    sp.cost.replay_context(memo, None),
+                    sp.recall_cost_usd,
+                )?;
+                report_group(sp, memo, group, &mut sweep)
+            })
+            .collect::<Vec<_>>();
+        for reports in reports {
+            for (i, t, report) in reports? {
+                emit(i, &t, report)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A report's use of a [`FleetCache`]: which trace is in which segment,
+/// the key of each, and what is gathered of each segment replayed until
+/// all its traces are in.
+struct CacheRun<'c> {
+    cache: &'c FleetCache,
+    /// Per trace of the plan: what of it the figures depend on (its bytes,
+    /// its name, its file, its session), as a digest.
+    ids: Vec<Key>,
+    /// The segments (each in the plan's order) and their keys.
+    segments: Vec<(Vec<usize>, Key)>,
+    /// Per trace: its segment.
+    segment_of: Vec<usize>,
+    /// Per segment being replayed: its entry, written as its traces come
+    /// (each as its place in the segment, its summary and what the report
+    /// wrote of it), and how many are still to come.
+    /// The entry is made when the first trace comes: a fleet's thousands
+    /// of segments are not all open at once.
+    gathering: HashMap<usize, (Option<super::fleet_cache::EntryWriter>, usize)>,
+    /// Traces of the segments not found.
+    replayed: usize,
+}
+
+impl<'c> CacheRun<'c> {
+    /// `groups` cut into segments, each trace's identity and each
+    /// segment's key.
+    fn new(sp: &SweepPlan, cache: &'c FleetCache, groups: &[Vec<usize>]) -> Result<Self, AppError> {
+        // The longest any config's cache holds an entry: past it, an
+        // account's caches are empty; `None` when some config's cache is
+        // made for the trace that meets it first.
+        let hold = sp
+            .configs()
+            .iter()
+            .map(|c| crate::replay::longest_hold_ms(&c.cache))
+            .try_fold(0u64, |l, h| h.map(|h| l.max(h)));
+        let ids = (0..sp.traces().len())
+            .into_par_iter()
+            .map(|i| -> Result<Key, AppError> {
+                let bytes = sp.trace_bytes(i)?;
+                let t = &sp.traces()[i];
+                let own = super::fleet_cache::digest([&bytes[..]]);
+                Ok(super::fleet_cache::digest([
+                    &own[..],
+                    t.name.as_bytes(),
+                    t.source.as_deref().unwrap_or_default().as_bytes(),
+                    super::identity::session_of(t).as_bytes(),
+                ]))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut segments = Vec::new();
+        let mut segment_of = vec![0; ids.len()];
+        for group in groups {
+            for seg in super::plan::segments(group, |i| sp.head(i), hold) {
+                let key = cache.key(seg.iter().map(|&i| &ids[i][..]));
+                for &i in &seg {
+                    segment_of[i] = segments.len();
+                }
+                segments.push((seg, key));
+            }
+        }
+        Ok(CacheRun {
+            cache,
+            ids,
+            segments,
+            segment_of,
+            gathering: HashMap::new(),
+            replayed: 0,
+        })
+    }
+
+    /// Hands over the traces of every segment the cache holds (their
+    /// summaries to `sessions`, what was written of them to `sink`), and
+    /// returns the segments left to replay.
+    fn hand_over_found(
+        &mut self,
+        sp: &SweepPlan,
+        sink: &mut dyn SessionSink,
+        sessions: &mut Summaries,
+        done: &dyn Fn(usize),
+    ) -> Result<Vec<Vec<usize>>, AppError> {
+        let mut missing = Vec::new();
+        for (s, (seg, key)) in self.segments.iter().enumerate() {
+            let found = self
+                .cache
+                .get(EntryKind::Segment, key)
+                .and_then(|bytes| read_segment(&bytes, seg.len()));
+            let Some(found) = found else {
+                self.gathering.insert(s, (None, seg.len()));
+                self.replayed += seg.len();
+                missing.push(seg.clone());
+                continue;
+            };
+            for (&i, (summary, written)) in seg.iter().zip(found) {
+                let t = &sp.traces()[i];
+                done(sp.head(i).calls);
+                sink.cached(i, t, &written)?;
+                sessions.put(i, summary)?;
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Trace `i` replayed: once every trace of its segment is, the segment
+    /// goes into the cache.
+    fn replayed(
+        &mut self,
+        i: usize,
+        summary: &SessionSummary,
+        written: Vec<u8>,
+    ) -> Result<(), AppError> {
+        let s = self.segment_of[i];
+        let (seg, key) = &self.segments[s];
+        let Some((entry, left)) = self.gathering.get_mut(&s) else {
+            return Ok(());
+        };
+        let entry = match entry {
+            Some(e) => e,
+            None => entry.insert(self.cache.writer(EntryKind::Segment, key)?),
+        };
+        let k = seg
+            .binary_search(&i)
+            .map_err(|_| AppError::Internal(format!("trace {} is not in its segment", i + 1)))?;
+        entry.write_part(&(k as u64).to_le_bytes())?;
+        entry.write_part(&super::store::encode_summary(summary)?)?;
+        entry.write_part(&written)?;
+        *left -= 1;
+        if *left == 0
+            && let Some((Some(entry), _)) = self.gathering.remove(&s)
+        {
+            entry.finish()?;
+        }
+        Ok(())
+    }
+
+    /// Per trace of the plan, its stubs and unstable ones under `config`:
+    /// each segment's read from the cache, or checked with `check_one` (and
+    /// kept).
+    fn stability(
+        &self,
+        sp: &SweepPlan,
+        config: &Config,
+        check_one: &(dyn Fn(usize) -> Result<(usize, usize), AppError> + Sync),
+        done: &dyn Fn(usize),
+    ) -> Result<Vec<(usize, usize)>, AppError> {
+        let mut out = vec![(0, 0); sp.traces().len()];
+        let name = config.to_string();
+        let key_of = |seg_key: &Key| {
+            self.cache
+                .key([&seg_key[..], b"stability", name.as_bytes()])
+        };
+        let mut missing = Vec::new();
+        for (seg, seg_key) in &self.segments {
+            let found = self
+                .cache
+                .get(EntryKind::Stability, &key_of(seg_key))
+                .and_then(|b| read_counts(&b, seg.len()));
+            match found {
+                Some(counts) => {
+                    for (&i, c) in seg.iter().zip(counts) {
+                        done(sp.head(i).calls);
+                        out[i] = c;
+                    }
+                }
+                None => missing.push((seg, seg_key)),
+            }
+        }
+        let traces: Vec<usize> = missing
+            .iter()
+            .flat_map(|(seg, _)| seg.iter().copied())
+            .collect();
+        let counts = traces
+            .par_iter()
+            .map(|&i| check_one(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (&i, c) in traces.iter().zip(counts) {
+            out[i] = c;
+        }
+        for (seg, seg_key) in missing {
+            let bytes: Vec<u8> = seg
+                .iter()
+                .flat_map(|&i| {
+                    let (stubs, violations) = out[i];
+                    [
+                        (stubs as u64).to_le_bytes(),
+                        (violations as u64).to_le_bytes(),
+                    ]
+                })
+                .flatten()
+                .collect();
+            self.cache
+                .put(EntryKind::Stability, &key_of(seg_key), &bytes)?;
+        }
+        Ok(out)
+    }
+
+    /// The pages the report wants of traces it did not replay: read from
+    /// the cache, else their segments replayed again; then every page the
+    /// report writes kept for a later run. Returns what the cache gave.
+    fn pages(
+        &self,
+        sp: &SweepPlan,
+        memo: &TokenMemo,
+        sink: &mut dyn SessionSink,
+    ) -> Result<CacheUse, AppError> {
+        let page_key = |i: usize| self.cache.key([&self.ids[i][..], b"page"]);
+        let mut again = std::collections::BTreeSet::new();
+        let mut wanted = std::collections::BTreeSet::new();
+        for i in sink.pages_wanted() {
+            let found = match self.cache.get(EntryKind::Page, &page_key(i)) {
+                Some(page) => sink.cached_page(i, &page)?,
+                None => false,
+            };
+            if !found {
+                wanted.insert(i);
+                again.insert(self.segment_of[i]);
+            }
+        }
+        let paged_again = again.iter().map(|&s| self.segments[s].0.len()).sum();
+        if !again.is_empty() {
+            let groups = again.iter().map(|&s| self.segments[s].0.clone()).collect();
+            replay_groups(sp, memo, groups, &mut |i, t, report| {
+                if wanted.contains(&i) {
+                    sink.page(i, t, &report)?;
+                }
+                Ok(())
+            })?;
+        }
+        for (i, page) in sink.pages() {
+            let key = page_key(i);
+            if self.cache.get(EntryKind::Page, &key).as_deref() != Some(&page[..]) {
+                self.cache.put(EntryKind::Page, &key, &page)?;
+            }
+        }
+        Ok(CacheUse {
+            found: self.ids.len() - self.replayed,
+            replayed: self.replayed,
+            paged_again,
+        })
+    }
+}
+
+/// A segment's entry read back: per trace in the segment's order, its
+/// summary and what the report wrote of it; `None` unless it holds each of
+/// its `traces` once, each summary whole.
+fn read_segment(bytes: &[u8], traces: usize) -> Option<Vec<(SessionSummary, Vec<u8>)>> {
+    let parts = super::fleet_cache::unframe(bytes)?;
+    if parts.len() != traces * 3 {
+        return None;
+    }
+    let mut out: Vec<Option<(SessionSummary, Vec<u8>)>> = (0..traces).map(|_| None).collect();
+    for p in parts.chunks_exact(3) {
+        let k = usize::try_from(u64::from_le_bytes(p[0].try_into().ok()?)).ok()?;
+        let slot = out.get_mut(k)?;
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some((super::store::decode_summary(p[1]).ok()?, p[2].to_vec()));
+    }
+    out.into_iter().collect()
+}
+
+/// A stability entry read back: per trace, its stubs and unstable ones.
+fn read_counts(bytes: &[u8], traces: usize) -> Option<Vec<(usize, usize)>> {
+    if bytes.len() != traces * 16 {
+        return None;
+    }
+    bytes
+        .chunks_exact(16)
+        .map(|c| {
+            let n = |b: &[u8]| usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok();
+            Some((n(&c[..8])?, n(&c[8..])?))
+        })
+        .collect()
 }
 
 /// Streams the traces `group` names (indices into the plan's traces, one

@@ -262,6 +262,9 @@ pub struct TraceHead {
     pub first_start_ms: Option<u64>,
     /// Whether every call has a start time ([`Trace::has_timestamps`]).
     pub timestamps: bool,
+    /// The earliest and the latest start of its calls, when every call
+    /// has one: where a fleet's account can be cut ([`segments`]).
+    pub span_ms: Option<(u64, u64)>,
 }
 
 impl TraceHead {
@@ -271,8 +274,57 @@ impl TraceHead {
             calls: trace.calls.len(),
             first_start_ms: trace.calls.first().and_then(|c| c.start_ms),
             timestamps: trace.has_timestamps(),
+            span_ms: trace.has_timestamps().then(|| {
+                trace
+                    .calls
+                    .iter()
+                    .filter_map(|c| c.start_ms)
+                    .fold((u64::MAX, 0), |(lo, hi), s| (lo.min(s), hi.max(s)))
+            }),
         }
     }
+}
+
+/// An account's traces (`group`: indices into the plan's traces, in the
+/// plan's order) cut where they share no cache: a segment starts at a
+/// trace whose calls all start more than `hold_ms` after every call of the
+/// traces that started before it, so that a cache holding an entry at
+/// most `hold_ms` after the request that last touched it
+/// ([`crate::replay::longest_hold_ms`]) holds nothing a later segment can
+/// read, and each segment replayed afresh gives the figures the account
+/// replayed whole gives. Segments come in time order, each in the plan's
+/// order. One segment when `hold_ms` is `None` or a trace has a call
+/// without a start time.
+pub fn segments(
+    group: &[usize],
+    head: impl Fn(usize) -> TraceHead,
+    hold_ms: Option<u64>,
+) -> Vec<Vec<usize>> {
+    let spans: Option<Vec<(u64, u64)>> = group.iter().map(|&i| head(i).span_ms).collect();
+    let (Some(hold), Some(spans)) = (hold_ms, spans) else {
+        return vec![group.to_vec()];
+    };
+    let mut order: Vec<usize> = (0..group.len()).collect();
+    order.sort_by_key(|&k| (spans[k].0, k));
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    // The latest call start of the traces so far (in order of their
+    // earliest, so that every later trace starts no earlier than this one).
+    let mut latest: Option<u64> = None;
+    for k in order {
+        let (first, last) = spans[k];
+        match (latest, out.last_mut()) {
+            (Some(l), Some(seg)) if first <= l.saturating_add(hold) => seg.push(k),
+            _ => out.push(vec![k]),
+        }
+        latest = Some(latest.map_or(last, |l| l.max(last)));
+    }
+    for seg in &mut out {
+        seg.sort_unstable();
+        for k in seg.iter_mut() {
+            *k = group[*k];
+        }
+    }
+    out
 }
 
 impl SweepPlan {
@@ -335,6 +387,21 @@ impl SweepPlan {
         match &self.store {
             Some(store) => Ok(std::borrow::Cow::Owned(store.get(i, skeleton)?)),
             None => Ok(std::borrow::Cow::Borrowed(skeleton)),
+        }
+    }
+
+    /// Trace `i`'s bytes: its line of the input (or its copy) when the
+    /// traces are stored, its JSON line otherwise.
+    pub fn trace_bytes(&self, i: usize) -> Result<Vec<u8>, AppError> {
+        match &self.store {
+            Some(store) => Ok(store.raw(i)?.0),
+            None => self
+                .traces
+                .get(i)
+                .map(|t| crate::trace::to_json_line(t).into_bytes())
+                .ok_or_else(|| {
+                    AppError::Internal(format!("no trace {} of {}", i + 1, self.traces.len()))
+                }),
         }
     }
 

@@ -132,6 +132,31 @@ impl TraceStore {
     /// Trace `i` as it was written, with the names of `skeleton` (the plan
     /// may have told traces of one name apart).
     pub fn get(&self, i: usize, skeleton: &Trace) -> Result<Trace, AppError> {
+        let (buf, shown) = self.raw(i)?;
+        let io = |e| self.file.io(e);
+        let text = std::str::from_utf8(&buf)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        let mut traces = crate::trace::load_str(text, &shown)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
+            .traces;
+        let mut trace = match (traces.pop(), traces.is_empty()) {
+            (Some(t), true) => t,
+            _ => {
+                return Err(io(std::io::Error::other(format!(
+                    "line {} is not one trace",
+                    i + 1
+                ))));
+            }
+        };
+        trace.name.clone_from(&skeleton.name);
+        trace.session.clone_from(&skeleton.session);
+        trace.source.clone_from(&skeleton.source);
+        Ok(trace)
+    }
+
+    /// Trace `i`'s bytes as they were read (its line of the input) or
+    /// copied, with where they are as an error would name it.
+    pub fn raw(&self, i: usize) -> Result<(Vec<u8>, String), AppError> {
         let Some(&entry) = self.entries.get(i) else {
             return Err(AppError::Internal(format!(
                 "no trace {} of {} in the store",
@@ -165,25 +190,7 @@ impl TraceStore {
                 (buf, format!("{} at byte {at}", path.display()))
             }
         };
-        let io = |e| self.file.io(e);
-        let text = std::str::from_utf8(&buf)
-            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
-        let mut traces = crate::trace::load_str(text, &shown)
-            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
-            .traces;
-        let mut trace = match (traces.pop(), traces.is_empty()) {
-            (Some(t), true) => t,
-            _ => {
-                return Err(io(std::io::Error::other(format!(
-                    "line {} is not one trace",
-                    i + 1
-                ))));
-            }
-        };
-        trace.name.clone_from(&skeleton.name);
-        trace.session.clone_from(&skeleton.session);
-        trace.source.clone_from(&skeleton.source);
-        Ok(trace)
+        Ok((buf, shown))
     }
 }
 
@@ -358,9 +365,7 @@ impl SummaryStore {
 
     /// Writes the summary of the plan's trace `i`.
     pub fn put(&mut self, i: usize, summary: &SessionSummary) -> Result<(), AppError> {
-        let bytes = rmp_serde::to_vec_named(summary)
-            .map_err(|e| AppError::Internal(format!("a summary cannot be encoded: {e}")))?;
-        self.0.put(i, &bytes)
+        self.0.put(i, &encode_summary(summary)?)
     }
 
     /// Ends writing: every summary written can be read back.
@@ -370,11 +375,22 @@ impl SummaryStore {
 
     /// The summary of the plan's trace `i`.
     pub fn get(&self, i: usize) -> Result<SessionSummary, AppError> {
-        let bytes = self.0.get(i)?;
-        rmp_serde::from_slice(&bytes).map_err(|e| {
+        decode_summary(&self.0.get(i)?).map_err(|e| {
             AppError::Internal(format!("the summary of trace {} reads back as: {e}", i + 1))
         })
     }
+}
+
+/// A summary as bytes: MessagePack with fields by name, which reads every
+/// float back exactly.
+pub fn encode_summary(summary: &SessionSummary) -> Result<Vec<u8>, AppError> {
+    rmp_serde::to_vec_named(summary)
+        .map_err(|e| AppError::Internal(format!("a summary cannot be encoded: {e}")))
+}
+
+/// The summary [`encode_summary`] wrote.
+pub fn decode_summary(bytes: &[u8]) -> Result<SessionSummary, rmp_serde::decode::Error> {
+    rmp_serde::from_slice(bytes)
 }
 
 /// The store's failures are the machine's (a temporary folder missing or

@@ -91,3 +91,23 @@ pub fn prompt_cache(
         _ => Box::new(CacheSim::new()),
     }
 }
+
+/// The longest a prompt cache made for `cache` can hold an entry after the
+/// last request that wrote, read or warmed it, whatever the trace it is
+/// made for: past that much time without a request, the cache holds
+/// nothing a later request can read, and a replay started afresh there
+/// gives every later call the same figures. Anthropic's rules (every
+/// policy [`prompt_cache`] runs on them): a marker holds 5 minutes or an
+/// hour, refreshed on each read, and a prefix warmed from the record 5
+/// minutes. `None` for the other providers' caches, which a replay makes
+/// for the first trace that meets them (its model's rules, the idle time
+/// its record shows), so a replay started afresh could run another cache.
+pub fn longest_hold_ms(cache: &Cache) -> Option<u64> {
+    match cache {
+        Cache::OpenAiAuto { .. }
+        | Cache::OpenAiBreakpoints { .. }
+        | Cache::GeminiExplicit
+        | Cache::GeminiImplicit { .. } => None,
+        _ => Some(crate::engine::wire::Ttl::OneHour.millis()),
+    }
+}

@@ -35,7 +35,7 @@ pub mod stream;
 use group::GroupRun;
 
 use caches::caches;
-pub use caches::prompt_cache;
+pub use caches::{longest_hold_ms, prompt_cache};
 pub use check::{check_config, check_model, trace_label};
 pub use prepare::{
     BlockCount, HiddenCache, IdleFit, MEDIA_TOKENS, PreparedTrace, Scale, SharedState,

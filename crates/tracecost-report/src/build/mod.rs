@@ -238,15 +238,53 @@ struct Written {
     csv: String,
 }
 
-/// A trace with a page: what is written of it.
+/// A trace with a page: its place, and what is written of it (not yet,
+/// for a trace handed over from a cache until its page is).
 struct Kept {
     index: usize,
+    page: Option<PageParts>,
+}
+
+/// What is written of a trace with a page.
+struct PageParts {
     trace: String,
     page: String,
     /// Its whole entry of `results.json`.
     entry: String,
     /// Its rows of `results.csv`, with the header.
     csv: String,
+}
+
+impl PageParts {
+    fn of(session: &str, r: &TraceReport, svgs: &[Figure]) -> Result<Self, ReportError> {
+        Ok(PageParts {
+            trace: r.sweep.trace.clone(),
+            page: trace_page(session, r, svgs),
+            entry: json_pretty(&json_trace(session, r, true)),
+            csv: results_csv_rows(session, &r.sweep, true)?,
+        })
+    }
+
+    fn to_bytes(&self) -> Vec<u8> {
+        crate::app::fleet_cache::frames([
+            self.trace.as_bytes(),
+            self.page.as_bytes(),
+            self.entry.as_bytes(),
+            self.csv.as_bytes(),
+        ])
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let parts = crate::app::fleet_cache::unframe(bytes)?;
+        let text = |i: usize| String::from_utf8(parts.get(i)?.to_vec()).ok();
+        (parts.len() == 4).then_some(())?;
+        Some(PageParts {
+            trace: text(0)?,
+            page: text(1)?,
+            entry: text(2)?,
+            csv: text(3)?,
+        })
+    }
 }
 
 impl<'s> ReportWriter<'s> {
@@ -337,6 +375,19 @@ impl<'s> ReportWriter<'s> {
         session: &str,
         r: &TraceReport,
     ) -> Result<(), ReportError> {
+        self.trace_kept(index, session, r).map(drop)
+    }
+
+    /// [`Self::trace_at`], returning what a later report of the same trace
+    /// needs to write the same without its report ([`Self::trace_cached`]):
+    /// nothing unless only the most expensive traces get a page
+    /// ([`Self::pages_only_for_some`]).
+    pub fn trace_kept(
+        &mut self,
+        index: usize,
+        session: &str,
+        r: &TraceReport,
+    ) -> Result<Vec<u8>, ReportError> {
         self.arrived += 1;
         if self.call_lines {
             let lines = calls_jsonl::call_lines(index, session, r);
@@ -346,7 +397,102 @@ impl<'s> ReportWriter<'s> {
             return self.trace_bounded(index, session, r);
         }
         let svgs = self.figures(r)?;
-        self.write_trace(index, session, r, svgs)
+        self.write_trace(index, session, r, svgs)?;
+        Ok(Vec::new())
+    }
+
+    /// Whether only some traces get a page (the most expensive): then a
+    /// trace not replayed can be written from what [`Self::trace_kept`]
+    /// returned for it, and the pages asked for later
+    /// ([`Self::pages_wanted`]). Otherwise every trace needs its report,
+    /// as do the per-call lines ([`Self::with_call_lines`]).
+    pub fn pages_only_for_some(&self) -> bool {
+        self.bounded.is_some() && !self.call_lines
+    }
+
+    /// Trace `index` as [`Self::trace_kept`] returned it in an earlier run
+    /// (when [`Self::pages_only_for_some`]): its entry of `results.json`,
+    /// and, if it is among the most expensive, its place among the pages,
+    /// whose bytes come later ([`Self::page_cached`], [`Self::page_at`]).
+    pub fn trace_cached(&mut self, index: usize, kept: &[u8]) -> Result<(), ReportError> {
+        let bad = || {
+            ReportError::Summaries(crate::app::AppError::Internal(format!(
+                "what was kept of trace {} does not read back",
+                index + 1
+            )))
+        };
+        let parts = crate::app::fleet_cache::unframe(kept).ok_or_else(bad)?;
+        let [line, cost] = parts[..] else {
+            return Err(bad());
+        };
+        let line = std::str::from_utf8(line).map_err(|_| bad())?;
+        let cost = f64::from_le_bytes(cost.try_into().map_err(|_| bad())?);
+        if !self.pages_only_for_some() {
+            return Err(bad());
+        }
+        self.arrived += 1;
+        self.traces += 1;
+        self.keep_bounded(index, line.to_owned(), cost, None)?;
+        Ok(())
+    }
+
+    /// The traces among the most expensive whose page has not come.
+    pub fn pages_wanted(&self) -> Vec<usize> {
+        self.bounded.as_ref().map_or_else(Vec::new, |b| {
+            b.kept
+                .values()
+                .filter(|k| k.page.is_none())
+                .map(|k| k.index)
+                .collect()
+        })
+    }
+
+    /// Trace `index`'s page as [`Self::pages`] gave it in an earlier run;
+    /// `false` when the bytes are not one.
+    pub fn page_cached(&mut self, index: usize, bytes: &[u8]) -> bool {
+        let Some(parts) = PageParts::from_bytes(bytes) else {
+            return false;
+        };
+        self.set_page(index, parts)
+    }
+
+    /// Trace `index`'s page from its report (a trace handed over from a
+    /// cache, replayed again for it).
+    pub fn page_at(
+        &mut self,
+        index: usize,
+        session: &str,
+        r: &TraceReport,
+    ) -> Result<(), ReportError> {
+        let svgs = self.figures(r)?;
+        let parts = PageParts::of(session, r, &svgs)?;
+        self.set_page(index, parts);
+        Ok(())
+    }
+
+    fn set_page(&mut self, index: usize, parts: PageParts) -> bool {
+        let slot = self
+            .bounded
+            .as_mut()
+            .and_then(|b| b.kept.values_mut().find(|k| k.index == index));
+        match slot {
+            Some(k) => {
+                k.page = Some(parts);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The pages the report writes, by trace, as bytes
+    /// [`Self::page_cached`] takes back.
+    pub fn pages(&self) -> Vec<(usize, Vec<u8>)> {
+        self.bounded.as_ref().map_or_else(Vec::new, |b| {
+            b.kept
+                .values()
+                .filter_map(|k| Some((k.index, k.page.as_ref()?.to_bytes())))
+                .collect()
+        })
     }
 
     /// A trace's charts, drawn for its page or section (and written as
@@ -377,37 +523,46 @@ impl<'s> ReportWriter<'s> {
         index: usize,
         session: &str,
         r: &TraceReport,
-    ) -> Result<(), ReportError> {
+    ) -> Result<Vec<u8>, ReportError> {
         self.traces += 1;
-        let Some(b) = self.bounded.as_mut() else {
-            return Ok(());
-        };
         // One line each: a fleet's thousands of summaries stay small.
-        b.summaries
-            .put(index, json(&json_trace(session, r, false)))?;
+        let line = json(&json_trace(session, r, false));
         let cost = story::headline(&r.sweep).base.result.totals.cost_usd;
+        let kept = crate::app::fleet_cache::frames([line.as_bytes(), &cost.to_le_bytes()[..]]);
+        if self.keep_bounded(index, line, cost, None)? {
+            let svgs = self.figures(r)?;
+            let parts = PageParts::of(session, r, &svgs)?;
+            self.set_page(index, parts);
+        }
+        Ok(kept)
+    }
+
+    /// Keeps trace `index`'s line of `results.json`, and its place among
+    /// the most expensive (with `page`) if it is one so far; returns
+    /// whether it is.
+    fn keep_bounded(
+        &mut self,
+        index: usize,
+        line: String,
+        cost: f64,
+        page: Option<PageParts>,
+    ) -> Result<bool, ReportError> {
+        let Some(b) = self.bounded.as_mut() else {
+            return Ok(false);
+        };
+        b.summaries.put(index, line)?;
         // Costs are not negative: their bits order as they do.
         let key = (cost.max(0.0).to_bits(), std::cmp::Reverse(index));
         let enters =
             b.kept.len() < b.pages || b.kept.first_key_value().is_some_and(|(k, _)| *k < key);
         if !enters {
-            return Ok(());
+            return Ok(false);
         }
-        let svgs = self.figures(r)?;
-        let kept = Kept {
-            index,
-            trace: r.sweep.trace.clone(),
-            page: trace_page(session, r, &svgs),
-            entry: json_pretty(&json_trace(session, r, true)),
-            csv: results_csv_rows(session, &r.sweep, true)?,
-        };
-        if let Some(b) = self.bounded.as_mut() {
-            b.kept.insert(key, kept);
-            if b.kept.len() > b.pages {
-                b.kept.pop_first();
-            }
+        b.kept.insert(key, Kept { index, page });
+        if b.kept.len() > b.pages {
+            b.kept.pop_first();
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Writes the held traces of a bounded report: the kept ones' pages,
@@ -418,11 +573,20 @@ impl<'s> ReportWriter<'s> {
         &mut self,
         mut b: Bounded,
     ) -> Result<std::collections::BTreeSet<String>, ReportError> {
-        let mut kept: Vec<Kept> = b.kept.into_values().collect();
-        kept.sort_by_key(|k| k.index);
-        let mut by_index: BTreeMap<usize, &Kept> = BTreeMap::new();
-        for k in &kept {
-            by_index.insert(k.index, k);
+        let mut kept: Vec<(usize, PageParts)> = b
+            .kept
+            .into_values()
+            .map(|k| match k.page {
+                Some(page) => Ok((k.index, page)),
+                None => Err(ReportError::Summaries(crate::app::AppError::Internal(
+                    format!("the page of trace {} never came", k.index + 1),
+                ))),
+            })
+            .collect::<Result<_, _>>()?;
+        kept.sort_by_key(|k| k.0);
+        let mut by_index: BTreeMap<usize, &PageParts> = BTreeMap::new();
+        for (index, k) in &kept {
+            by_index.insert(*index, k);
             self.put(&trace_link(&k.trace, true), k.page.as_bytes())?;
         }
         // In the report's order, every trace that came (the rest is the
@@ -437,7 +601,7 @@ impl<'s> ReportWriter<'s> {
                 format!("{sep}    {}", indented(entry, 4)).as_bytes(),
             )
         })?;
-        for (n, k) in kept.iter().enumerate() {
+        for (n, (_, k)) in kept.iter().enumerate() {
             // The header once, before the first trace's rows.
             let rows = match n {
                 0 => k.csv.as_str(),
@@ -445,7 +609,7 @@ impl<'s> ReportWriter<'s> {
             };
             self.append("results.csv", rows.as_bytes())?;
         }
-        Ok(kept.into_iter().map(|k| k.trace).collect())
+        Ok(kept.into_iter().map(|(_, k)| k.trace).collect())
     }
 
     fn write_trace(

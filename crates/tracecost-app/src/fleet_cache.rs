@@ -1,0 +1,339 @@
+//! What a report replayed, kept in a folder between runs, so that a report
+//! over a fleet that has grown (a month's sessions, reported each day)
+//! replays only what it has not seen: the unit kept is a segment of an
+//! account ([`crate::plan::segments`]), the traces that share a cache with
+//! no trace outside them, and the key of a segment is everything its
+//! figures depend on — the bytes of its traces, their names and sessions,
+//! and the plan (the grid, the prices, the tokenizer, the options, the
+//! tool itself). A segment whose key is found is not replayed: what the
+//! report keeps of each of its traces (its summary, its entries in the
+//! report) is read instead, and the report is byte for byte the one a run
+//! without the folder writes.
+//!
+//! Entries are files named by their key's hex, written to a temporary
+//! name and renamed into place, each ending with the SHA-256 of what
+//! precedes it: an entry cut short or damaged reads as absent (and is
+//! written again), never as other figures.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest as _, Sha256};
+
+use super::AppError;
+use super::plan::SweepPlan;
+
+/// A SHA-256 digest: the key of an entry, or of a trace's bytes.
+pub type Key = [u8; 32];
+
+/// The layout of the folder this version reads and writes.
+const LAYOUT: &str = "tracecost-cache-v1";
+
+/// What a report keeps between runs, in one folder.
+#[derive(Debug)]
+pub struct FleetCache {
+    dir: PathBuf,
+    /// The part of every key the plan gives.
+    plan: Key,
+}
+
+/// The kinds of entry, each in its own subfolder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A segment's traces: per trace, its summary and what the report wrote
+    /// of it.
+    Segment,
+    /// A segment's traces checked for stability under one config.
+    Stability,
+    /// One trace's page and full entries, for a report that pages it.
+    Page,
+}
+
+impl EntryKind {
+    fn dir(self) -> &'static str {
+        match self {
+            EntryKind::Segment => "segments",
+            EntryKind::Stability => "stability",
+            EntryKind::Page => "pages",
+        }
+    }
+}
+
+/// A digest of `parts`, each framed by its length so that no two lists of
+/// parts give the same bytes.
+pub fn digest<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Key {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+/// The SHA-256 of the file at `path`, read a block at a time.
+pub fn digest_file(path: &Path) -> std::io::Result<Key> {
+    let mut file = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = std::io::Read::read(&mut file, &mut buf)?;
+        if n == 0 {
+            return Ok(h.finalize().into());
+        }
+        h.update(&buf[..n]);
+    }
+}
+
+impl FleetCache {
+    /// The cache in `dir` (made if missing) for the report `plan` runs,
+    /// with `tool` naming the program exactly (its version and build):
+    /// entries another plan or another build made are never read.
+    pub fn open(dir: &Path, plan: &SweepPlan, tool: &str) -> Result<Self, AppError> {
+        let root = dir.join(LAYOUT);
+        std::fs::create_dir_all(&root).map_err(|source| AppError::Write {
+            path: root.display().to_string(),
+            source,
+        })?;
+        Ok(FleetCache {
+            dir: root,
+            plan: plan_key(plan, tool),
+        })
+    }
+
+    /// The key of an entry of `kind` for `parts`, under this plan.
+    pub fn key<'a>(&self, parts: impl IntoIterator<Item = &'a [u8]>) -> Key {
+        let mut h = Sha256::new();
+        h.update((self.plan.len() as u64).to_le_bytes());
+        h.update(self.plan);
+        for p in parts {
+            h.update((p.len() as u64).to_le_bytes());
+            h.update(p);
+        }
+        h.finalize().into()
+    }
+
+    fn path(&self, kind: EntryKind, key: &Key) -> PathBuf {
+        let hex = hex(key);
+        self.dir.join(kind.dir()).join(&hex[..2]).join(hex)
+    }
+
+    /// The entry of `kind` under `key`, when there is one intact; anything
+    /// else (none, cut short, damaged, unreadable) is none.
+    pub fn get(&self, kind: EntryKind, key: &Key) -> Option<Vec<u8>> {
+        let mut bytes = std::fs::read(self.path(kind, key)).ok()?;
+        let body = bytes.len().checked_sub(32)?;
+        let sum: Key = Sha256::digest(&bytes[..body]).into();
+        if sum[..] != bytes[body..] {
+            return None;
+        }
+        bytes.truncate(body);
+        Some(bytes)
+    }
+
+    /// Keeps `bytes` as the entry of `kind` under `key`: whole or not at
+    /// all, as another run reading it at the same time sees it.
+    pub fn put(&self, kind: EntryKind, key: &Key, bytes: &[u8]) -> Result<(), AppError> {
+        let mut w = self.writer(kind, key)?;
+        w.write(bytes)?;
+        w.finish()
+    }
+
+    /// The entry of `kind` under `key`, written a part at a time
+    /// ([`EntryWriter`]): it is there once finished, whole.
+    pub fn writer(&self, kind: EntryKind, key: &Key) -> Result<EntryWriter, AppError> {
+        let path = self.path(kind, key);
+        let dir = path.parent().unwrap_or(&self.dir).to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|source| AppError::Write {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        // A name of this process's own: two runs filling one cache at once
+        // each rename a whole file into place.
+        let tmp = dir.join(format!(".{}.{}.tmp", hex(key), std::process::id()));
+        let file = std::fs::File::create(&tmp).map_err(|source| AppError::Write {
+            path: tmp.display().to_string(),
+            source,
+        })?;
+        Ok(EntryWriter {
+            file: Some(std::io::BufWriter::new(file)),
+            tmp,
+            path,
+            hash: Sha256::new(),
+        })
+    }
+}
+
+/// An entry being written: to a temporary name beside its own, renamed
+/// into place when finished; gone if dropped before.
+#[derive(Debug)]
+pub struct EntryWriter {
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+    hash: Sha256,
+}
+
+impl EntryWriter {
+    fn fail(&self, source: std::io::Error) -> AppError {
+        AppError::Write {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    /// Appends `bytes`.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), AppError> {
+        self.hash.update(bytes);
+        let written = match self.file.as_mut() {
+            Some(f) => f.write_all(bytes),
+            None => Err(std::io::Error::other("written after it was finished")),
+        };
+        written.map_err(|e| self.fail(e))
+    }
+
+    /// Appends `bytes` as one part of [`frames`].
+    pub fn write_part(&mut self, bytes: &[u8]) -> Result<(), AppError> {
+        self.write(&(bytes.len() as u64).to_le_bytes())?;
+        self.write(bytes)
+    }
+
+    /// Ends the entry with the digest of what precedes it and puts it in
+    /// place.
+    pub fn finish(mut self) -> Result<(), AppError> {
+        let sum: Key = std::mem::take(&mut self.hash).finalize().into();
+        let done = match self.file.take() {
+            Some(mut f) => f
+                .write_all(&sum)
+                .and_then(|()| f.into_inner().map_err(|e| e.into_error()))
+                .and_then(|_| std::fs::rename(&self.tmp, &self.path)),
+            None => Err(std::io::Error::other("finished twice")),
+        };
+        done.map_err(|e| self.fail(e))
+    }
+}
+
+impl Drop for EntryWriter {
+    fn drop(&mut self) {
+        // Unfinished (or finished: the name is gone already).
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// The part of every key the plan gives: the tool, the configs swept (the
+/// grid with every trace's status quo), what savings are measured against,
+/// the models priced with, the price of a recall, and how every figure is
+/// priced and counted (the price table itself, the tokenizer, calibration,
+/// Batch, which traces share a cache).
+fn plan_key(plan: &SweepPlan, tool: &str) -> Key {
+    let configs: Vec<String> = plan.configs().iter().map(ToString::to_string).collect();
+    let options = format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}",
+        plan.baseline.as_ref().map(ToString::to_string),
+        plan.models,
+        plan.recall_cost_usd.map(f64::to_bits),
+        plan.cost,
+        plan.cost.pricing,
+    );
+    digest(
+        [LAYOUT.as_bytes(), tool.as_bytes(), options.as_bytes()]
+            .into_iter()
+            .chain(configs.iter().map(|c| c.as_bytes())),
+    )
+}
+
+fn hex(key: &Key) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Byte strings one after another, each after its length: an entry of
+/// several parts.
+pub fn frames<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in parts {
+        out.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        out.extend_from_slice(p);
+    }
+    out
+}
+
+/// The parts [`frames`] put one after another; `None` when `bytes` are
+/// not such parts.
+pub fn unframe(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut parts = Vec::new();
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (len, tail) = rest.split_first_chunk::<8>()?;
+        let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+        if tail.len() < len {
+            return None;
+        }
+        let (part, tail) = tail.split_at(len);
+        parts.push(part);
+        rest = tail;
+    }
+    Some(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(dir: &Path) -> FleetCache {
+        FleetCache {
+            dir: dir.to_path_buf(),
+            plan: digest([&b"plan"[..]]),
+        }
+    }
+
+    #[test]
+    fn an_entry_reads_back_and_a_damaged_one_reads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cache(dir.path());
+        let key = c.key([&b"segment"[..]]);
+        assert_eq!(c.get(EntryKind::Segment, &key), None);
+        c.put(EntryKind::Segment, &key, b"figures").unwrap();
+        assert_eq!(
+            c.get(EntryKind::Segment, &key).as_deref(),
+            Some(&b"figures"[..])
+        );
+        // Another kind is another entry.
+        assert_eq!(c.get(EntryKind::Page, &key), None);
+        // One byte changed, or the file cut short: none.
+        let path = c.path(EntryKind::Segment, &key);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[0] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(c.get(EntryKind::Segment, &key), None);
+        std::fs::write(&path, &bytes[..10]).unwrap();
+        assert_eq!(c.get(EntryKind::Segment, &key), None);
+        // Written again, it reads back; no temporary file is left.
+        c.put(EntryKind::Segment, &key, b"figures").unwrap();
+        assert_eq!(
+            c.get(EntryKind::Segment, &key).as_deref(),
+            Some(&b"figures"[..])
+        );
+        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    #[test]
+    fn keys_tell_apart_what_framing_would_join() {
+        let c = cache(Path::new("."));
+        assert_ne!(c.key([&b"ab"[..], b"c"]), c.key([&b"a"[..], b"bc"]));
+        assert_ne!(c.key([&b"ab"[..]]), digest([&b"ab"[..]]));
+    }
+
+    #[test]
+    fn frames_read_back_and_garbage_does_not() {
+        let bytes = frames([&b""[..], b"one", b"two parts"]);
+        assert_eq!(
+            unframe(&bytes).unwrap(),
+            vec![&b""[..], &b"one"[..], &b"two parts"[..]]
+        );
+        assert!(unframe(&bytes[..bytes.len() - 1]).is_none());
+        assert!(unframe(&[1, 2, 3]).is_none());
+    }
+}

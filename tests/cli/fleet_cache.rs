@@ -1,0 +1,330 @@
+//! The report's cache (`--cache-dir`): an account cut where its caches
+//! hold nothing gives the figures of the account replayed whole; a report
+//! that reads what an earlier one kept writes the bytes a report without
+//! the cache writes, after new sessions, with other pages asked for, from
+//! a damaged cache, and on the real corpora.
+
+use std::path::{Path, PathBuf};
+
+use tracecost::app::{self, Calibration, CostPlan, SweepOptions, SweepPlan};
+use tracecost::progress::Silent;
+
+use crate::util::{outcome, repo, tracecost, tree};
+
+/// A small grid with Anthropic's caches only (whose accounts can be cut),
+/// compaction that fires, and recorded markers.
+const GRID: [&str; 8] = [
+    "--compaction",
+    "off,ledger",
+    "--threshold",
+    "2000,8000",
+    "--keep-last",
+    "1",
+    "--cache",
+    "none,tail,claude-code",
+];
+
+fn gen_fleet(out: &Path, sessions: &str) {
+    let (code, _, err) = outcome(
+        tracecost()
+            .args(["gen", "fleet", "--sessions", sessions, "--seed", "5", "-o"])
+            .arg(out)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Runs `report` of `input` into `out` with `extra`; the files written and
+/// stderr.
+fn report(input: &Path, out: &Path, extra: &[&str]) -> (Vec<(String, Vec<u8>)>, String) {
+    let (code, _, err) = outcome(
+        tracecost()
+            .arg("report")
+            .arg(input)
+            .arg("--out")
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{err}");
+    (tree(out), err)
+}
+
+fn assert_same(a: &[(String, Vec<u8>)], b: &[(String, Vec<u8>)], what: &str) {
+    let names = |t: &[(String, Vec<u8>)]| t.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(a), names(b), "{what}");
+    for ((name, x), (_, y)) in a.iter().zip(b) {
+        assert!(x == y, "{what}: {name} differs");
+    }
+}
+
+/// The counts of the report's cache line: (read, replayed).
+fn cache_counts(stderr: &str) -> (usize, usize) {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(" trace(s) read from it, "))
+        .unwrap_or_else(|| panic!("no cache line in {stderr}"));
+    let num = |s: &str| s.trim().replace(',', "").parse::<usize>().unwrap();
+    let (_, rest) = line.split_once(": ").unwrap();
+    let rest = rest.split_once(": ").map_or(rest, |(_, r)| r);
+    let (found, rest) = rest.split_once(" trace(s) read from it, ").unwrap();
+    let (replayed, _) = rest.split_once(" replayed").unwrap();
+    (num(found), num(replayed))
+}
+
+/// An account of a generated fleet (two weeks of working days) cut where
+/// no cache of the grid can hold an entry across: several segments, and
+/// each replayed on its own gives every trace the sweep the account
+/// replayed whole gives, call by call.
+#[test]
+fn an_account_cut_where_its_caches_are_empty_gives_the_same_figures() {
+    let traces: Vec<_> = tracecost::trace::generate::fleet(40, 5).collect();
+    let configs: Vec<tracecost::policy::Config> = [
+        "off+none",
+        "off+tail",
+        "off+claude-code:ttl=1h",
+        "ledger:t=2000,k=1+none",
+        "ledger:t=2000,k=1+tail",
+        "ledger:t=2000,k=1+claude-code:ttl=5m",
+    ]
+    .iter()
+    .map(|c| c.parse().unwrap())
+    .collect();
+    let plan_of = |traces: Vec<tracecost::trace::Trace>| {
+        SweepPlan::from_configs(
+            traces,
+            configs.clone(),
+            SweepOptions::default(),
+            CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap(),
+        )
+        .unwrap()
+    };
+    let plan = plan_of(traces.clone());
+    let whole = app::sweep(&plan, &Silent).unwrap();
+    let hold = configs
+        .iter()
+        .map(|c| tracecost::replay::longest_hold_ms(&c.cache))
+        .try_fold(0u64, |l, h| h.map(|h| l.max(h)));
+    assert_eq!(hold, Some(60 * 60 * 1000));
+    let all: Vec<usize> = (0..traces.len()).collect();
+    let segments = app::segments(&all, |i| plan.head(i), hold);
+    assert!(segments.len() > 3, "{} segments", segments.len());
+    assert_eq!(segments.iter().map(Vec::len).sum::<usize>(), traces.len());
+    for seg in &segments {
+        let part = plan_of(seg.iter().map(|&i| traces[i].clone()).collect());
+        let sweeps = app::sweep(&part, &Silent).unwrap();
+        for (&i, s) in seg.iter().zip(&sweeps) {
+            assert!(*s == whole[i], "trace {} ({})", i + 1, traces[i].name);
+        }
+    }
+    // No hold known (a cache made for the first trace that meets it): one
+    // segment.
+    assert_eq!(
+        app::segments(&all, |i| plan.head(i), None),
+        vec![all.clone()]
+    );
+}
+
+/// Segments by hand: a trace starting within the hold of any earlier call
+/// joins its segment, one starting after every earlier call's hold starts
+/// a new one; each segment keeps the plan's order, and a trace without a
+/// start time keeps the account whole.
+#[test]
+fn segments_start_only_past_every_earlier_calls_hold() {
+    let head = |span: Option<(u64, u64)>| app::TraceHead {
+        calls: 1,
+        first_start_ms: span.map(|s| s.0),
+        timestamps: span.is_some(),
+        span_ms: span,
+    };
+    // In the plan's order: 0 [100, 900], 1 [0, 50], 2 [1000, 1200] (within
+    // 100 + 900's hold of 200), 3 [1401, 1500] (past 1200 + 200), 4
+    // [1450, 1460] (overlaps 3).
+    let spans = [
+        (100, 900),
+        (0, 50),
+        (1000, 1200),
+        (1401, 1500),
+        (1450, 1460),
+    ];
+    let all = [0, 1, 2, 3, 4];
+    let cut = app::segments(&all, |i| head(Some(spans[i])), Some(200));
+    assert_eq!(cut, vec![vec![0, 1, 2], vec![3, 4]]);
+    // A hold one longer joins them: 1401 is not past 1200 + 201.
+    let cut = app::segments(&all, |i| head(Some(spans[i])), Some(201));
+    assert_eq!(cut, vec![vec![0, 1, 2, 3, 4]]);
+    // Indices are the plan's, whatever the group holds.
+    let cut = app::segments(
+        &[7, 9],
+        |i| head(Some([(0, 0), (500, 500)][i % 7 / 2])),
+        Some(10),
+    );
+    assert_eq!(cut, vec![vec![7], vec![9]]);
+    let cut = app::segments(&all, |i| head((i != 3).then_some(spans[i])), Some(200));
+    assert_eq!(cut, vec![all.to_vec()]);
+}
+
+/// A fleet reported with a cache, then again after new sessions were
+/// appended to its file: the second report reads the first's segments,
+/// replays only what it has not seen, and writes the bytes a report
+/// without the cache writes; a third run reads everything. Asking for
+/// more pages than the cache holds replays those traces again for them;
+/// the fleet held in memory reads the same cache keys its own way and
+/// writes the same bytes.
+#[test]
+fn a_report_from_its_cache_after_new_sessions_is_the_report_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = dir.path().join("full.jsonl");
+    gen_fleet(&full, "40");
+    let text = std::fs::read_to_string(&full).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // The first four fifths, then the rest appended to the same file.
+    let input = dir.path().join("fleet.jsonl");
+    let old = lines.len() * 4 / 5;
+    std::fs::write(&input, lines[..old].concat()).unwrap();
+    let cache = dir.path().join("cache");
+    let cached = |out: &str, extra: &[&str]| {
+        let args = [&GRID[..], extra, &["--cache-dir", cache.to_str().unwrap()]].concat();
+        report(&input, &dir.path().join(out), &args)
+    };
+    let (first, err) = cached("first", &["--sessions", "3"]);
+    assert_eq!(cache_counts(&err), (0, old), "{err}");
+    let (cold, _) = report(
+        &input,
+        &dir.path().join("first-cold"),
+        &[&GRID[..], &["--sessions", "3"]].concat(),
+    );
+    assert_same(&first, &cold, "the first report with a cache");
+
+    std::fs::write(&input, text.as_bytes()).unwrap();
+    let (second, err) = cached("second", &["--sessions", "3"]);
+    let (found, replayed) = cache_counts(&err);
+    assert_eq!(found + replayed, lines.len(), "{err}");
+    assert!(found > 0 && replayed < lines.len() - old + old / 3, "{err}");
+    let (cold, _) = report(
+        &input,
+        &dir.path().join("cold"),
+        &[&GRID[..], &["--sessions", "3"]].concat(),
+    );
+    assert_same(&second, &cold, "after new sessions");
+
+    let (third, err) = cached("third", &["--sessions", "3"]);
+    assert_eq!(cache_counts(&err), (lines.len(), 0), "{err}");
+    assert_same(&third, &cold, "all from the cache");
+
+    // More pages than the cache holds (the three of each report before):
+    // the others' traces are replayed again, and the report is the cold
+    // one's.
+    let (more, err) = cached("more", &["--sessions", "8"]);
+    assert!(err.contains("replayed again for a page"), "{err}");
+    let (cold5, _) = report(
+        &input,
+        &dir.path().join("cold5"),
+        &[&GRID[..], &["--sessions", "8"]].concat(),
+    );
+    assert_same(&more, &cold5, "more pages");
+
+    let (held, err) = cached("held", &["--sessions", "3", "--in-memory"]);
+    assert!(err.contains(" trace(s) read from it, "), "{err}");
+    assert_same(&held, &cold, "held in memory");
+}
+
+/// Every entry of the cache damaged (a byte flipped): none is read, every
+/// segment is replayed, and the report is the one without a cache.
+#[test]
+fn a_damaged_cache_is_replayed_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("fleet.jsonl");
+    gen_fleet(&input, "12");
+    let cache = dir.path().join("cache");
+    let args = [
+        &GRID[..],
+        &["--sessions", "2", "--cache-dir", cache.to_str().unwrap()],
+    ]
+    .concat();
+    let (first, _) = report(&input, &dir.path().join("a"), &args);
+    let mut damaged = 0;
+    for (name, mut bytes) in tree(&cache) {
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x20;
+        std::fs::write(cache.join(name), bytes).unwrap();
+        damaged += 1;
+    }
+    assert!(damaged > 2, "{damaged} entries");
+    let (again, err) = report(&input, &dir.path().join("b"), &args);
+    let traces = first
+        .iter()
+        .find(|(n, _)| n == "results.json")
+        .map(|(_, b)| {
+            let v: serde_json::Value = serde_json::from_slice(b).unwrap();
+            v["traces"].as_array().unwrap().len()
+        });
+    assert_eq!(cache_counts(&err), (0, traces.unwrap()), "{err}");
+    assert_same(&again, &first, "from a damaged cache");
+}
+
+/// `--cache-dir` with `--calls-jsonl` (which needs every call of every
+/// trace) is refused before anything runs; a report whose every trace gets
+/// a page says the cache is not used, and writes nothing into it.
+#[test]
+fn a_cache_that_cannot_serve_is_refused_or_said_unused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (code, _, err) = outcome(
+        tracecost()
+            .args(["report", "traces", "--calls-jsonl", "--cache-dir"])
+            .arg(&cache)
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--cache-dir") && err.contains("--calls-jsonl"),
+        "{err}"
+    );
+    assert!(!dir.path().join("out").exists());
+    let (_, err) = report(
+        &PathBuf::from("traces"),
+        &dir.path().join("all"),
+        &["--cache-dir", cache.to_str().unwrap()],
+    );
+    assert!(err.contains("not used: every trace gets a page"), "{err}");
+    assert!(!cache.exists());
+}
+
+/// Real sessions (accounts whose sessions overlap, continuations and
+/// subagents, recorded markers): the report with a cache, cold and then
+/// read back whole, is the report without one.
+#[test]
+fn the_real_corpora_read_from_the_cache_give_the_same_report() {
+    let small = [
+        "--compaction",
+        "off,ledger,recorded",
+        "--threshold",
+        "8000",
+        "--cache",
+        "none,claude-code",
+        "--sessions",
+        "4",
+    ];
+    for corpus in ["claude-code", "claude-code-2"] {
+        let path = repo(&format!("../shared/corpus/{corpus}"));
+        if !path.is_dir() {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let with = [&small[..], &["--cache-dir", cache.to_str().unwrap()]].concat();
+        let (cold, _) = report(&path, &dir.path().join("cold"), &small);
+        let (first, err) = report(&path, &dir.path().join("first"), &with);
+        assert_eq!(cache_counts(&err).0, 0, "{corpus}: {err}");
+        assert_same(&first, &cold, corpus);
+        let (second, err) = report(&path, &dir.path().join("second"), &with);
+        assert_eq!(cache_counts(&err).1, 0, "{corpus}: {err}");
+        assert_same(&second, &cold, corpus);
+    }
+}
