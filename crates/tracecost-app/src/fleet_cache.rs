@@ -2,7 +2,9 @@
 //! over a fleet that has grown (a month's sessions, reported each day)
 //! replays only what it has not seen: the unit kept is a segment of an
 //! account ([`crate::plan::segments`]), the traces that share a cache with
-//! no trace outside them, and the key of a segment is everything its
+//! no trace outside them (today a whole account, or a trace alone where
+//! traces do not share a cache: see [`crate::replay::longest_hold_ms`]),
+//! and the key of a segment is everything its
 //! figures depend on — the bytes of its traces, their names and sessions,
 //! and the plan (the grid, the prices, the tokenizer, the options, the
 //! tool itself). A segment whose key is found is not replayed: what the
