@@ -453,12 +453,25 @@ struct Entry {
     ttl: Ttl,
 }
 
+/// The longest the cache holds an entry past the request that last wrote,
+/// read or warmed it: the longest TTL a marker can ask (an hour; a prefix
+/// warmed from the record is held 5 minutes). After that much time without
+/// a request the cache holds nothing readable.
+pub const LONGEST_HOLD_MS: u64 = 60 * 60 * 1000;
+
 /// The prompt cache across a sequence of requests.
 #[derive(Debug, Clone, Default)]
 pub struct CacheSim {
     entries: HashMap<u128, Entry, PrehashedBuild>,
+    /// The entries held when the cache last went [`LONGEST_HOLD_MS`]
+    /// without a request (all expired, none readable), kept only to say
+    /// why a prefix written before that was not read ([`Self::entry_state`])
+    /// until the next such gap; a key written again leaves them.
+    expired: HashMap<u128, Entry, PrehashedBuild>,
     /// Start of the latest request seen (for back-to-back requests).
     clock_ms: Option<u64>,
+    /// The latest time a request or a warmed prefix came.
+    seen_ms: Option<u64>,
     /// Requests simulated so far.
     seq: u64,
     purge_above: usize,
@@ -491,6 +504,22 @@ impl CacheSim {
         Self::default()
     }
 
+    /// Time passes to `now_ms`: past [`LONGEST_HOLD_MS`] since the latest
+    /// request, every entry has expired, and the cache starts afresh (its
+    /// entries kept apart only to explain a miss): what it does next
+    /// depends on nothing before the gap, as a replay started at the gap
+    /// has it. Expired entries are otherwise dropped when the cache grows
+    /// past a size, at moments that depend on what came before.
+    fn pass_time(&mut self, now_ms: u64) {
+        if let Some(seen) = self.seen_ms
+            && now_ms > seen.saturating_add(LONGEST_HOLD_MS)
+        {
+            self.expired = std::mem::take(&mut self.entries);
+            self.purge_above = 0;
+        }
+        self.seen_ms = Some(self.seen_ms.map_or(now_ms, |s| s.max(now_ms)));
+    }
+
     /// Entries currently held (expired ones may linger until purged; they
     /// are never read).
     pub fn len(&self) -> usize {
@@ -506,6 +535,8 @@ impl CacheSim {
     /// of the account had just written (or read) it with a 5-minute TTL:
     /// the record shows a prefix warm that this trace did not write.
     pub fn warm(&mut self, key: u128, now_ms: u64) {
+        self.pass_time(now_ms);
+        self.expired.remove(&key);
         let ttl = Ttl::FiveMinutes;
         let expires = now_ms.saturating_add(ttl.millis());
         match self.entries.get_mut(&key) {
@@ -530,7 +561,7 @@ impl CacheSim {
     /// What the cache holds for the prefix `key` at `now_ms`, before a
     /// request: why a prefix written earlier was or was not read.
     pub fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {
-        match self.entries.get(&key) {
+        match self.entries.get(&key).or_else(|| self.expired.get(&key)) {
             None => EntryState::Absent,
             Some(e) if e.expires_ms > now_ms => EntryState::Readable { ttl: e.ttl.into() },
             Some(e) => EntryState::Expired {
@@ -542,6 +573,7 @@ impl CacheSim {
 
     /// Drops the prefix `key`: the record shows it was not in the cache.
     pub fn evict(&mut self, key: u128) {
+        self.expired.remove(&key);
         self.entries.remove(&key);
     }
 
@@ -606,6 +638,7 @@ impl CacheSim {
         let bps = Self::check(req)?;
         let back_to_back = req.start_ms.is_none();
         let now = req.start_ms.unwrap_or(self.clock_ms.unwrap_or(0));
+        self.pass_time(now);
         let seq = self.seq;
         let PrefixIndex {
             cum,
@@ -677,6 +710,7 @@ impl CacheSim {
         // Writes.
         let mut written = Vec::with_capacity(above.len());
         for bp in above {
+            self.expired.remove(&cum[bp.block]);
             self.entries.insert(
                 cum[bp.block],
                 Entry {
@@ -747,6 +781,74 @@ mod tests {
         let b = ContentHash::of(b"b");
         assert_ne!(combine(combine(0, a), b), combine(combine(0, b), a));
         assert_ne!(combine(0, a), combine(1, a));
+    }
+
+    /// After [`LONGEST_HOLD_MS`] without a request the cache goes on as a
+    /// cache started afresh at that moment does, however much it held and
+    /// however many expired entries it dropped before (the moments a full
+    /// cache drops them depend on all it saw): same outcomes, same
+    /// explanations of the prefixes written after. A prefix written before
+    /// the gap still reads as expired, with its TTL, not as never held.
+    #[test]
+    fn after_an_hour_without_requests_the_cache_is_one_started_afresh() {
+        assert!(
+            [Ttl::FiveMinutes, Ttl::OneHour]
+                .iter()
+                .all(|t| t.millis() <= LONGEST_HOLD_MS)
+        );
+        let pricing = Pricing::builtin();
+        let model = pricing.lookup("claude-sonnet-4-6").unwrap();
+        let request = |sim: &mut CacheSim, first: u64, start: u64, ttl: Ttl| {
+            let blocks: Vec<PrefixBlock> = (0..4)
+                .map(|i| blk(first + i, 600, PrefixKind::Text))
+                .collect();
+            let bp = [Breakpoint { block: 3, ttl }];
+            let out = sim
+                .simulate(&SimRequest {
+                    model,
+                    start_ms: Some(start),
+                    blocks: &blocks,
+                    breakpoints: &bp,
+                    output_tokens: 0,
+                })
+                .unwrap();
+            let key = PrefixIndex::new(model, &blocks).key_at(3).unwrap();
+            (out, key)
+        };
+        const MIN: u64 = 60_000;
+        // Before the gap: enough distinct prefixes that the cache drops
+        // expired ones (past 1,024 entries), and one written at 1h TTL.
+        let mut before = CacheSim::new();
+        for i in 0..1500u64 {
+            request(&mut before, 10 * i, i * 10_000, Ttl::FiveMinutes);
+        }
+        let (_, old_key) = request(&mut before, 99_999, 15_000_000, Ttl::OneHour);
+        let gap_end = 15_000_000 + LONGEST_HOLD_MS + 1;
+        let mut fresh = CacheSim::new();
+        // The same requests after the gap, in both: a write, a read within
+        // its TTL, one past it, and enough more for the full cache to drop.
+        let mut steps = vec![(1, 0), (1, 2 * MIN), (1, 10 * MIN), (2, 11 * MIN)];
+        steps.extend((0..1100u64).map(|i| (1000 + 10 * i, 12 * MIN + i * 1000)));
+        steps.push((1, 80 * MIN));
+        for (first, at) in steps {
+            let (a, key) = request(&mut before, first, gap_end + at, Ttl::FiveMinutes);
+            let (b, _) = request(&mut fresh, first, gap_end + at, Ttl::FiveMinutes);
+            assert_eq!(a, b, "request at +{at} ms");
+            let later = gap_end + at + 6 * MIN;
+            assert_eq!(
+                before.entry_state(key, later),
+                fresh.entry_state(key, later)
+            );
+        }
+        assert_eq!(before.len(), fresh.len());
+        assert_eq!(
+            before.entry_state(old_key, gap_end),
+            EntryState::Expired {
+                ttl: Ttl::OneHour.into(),
+                expired_ms: 15_000_000 + LONGEST_HOLD_MS,
+            }
+        );
+        assert_eq!(fresh.entry_state(old_key, gap_end), EntryState::Absent);
     }
 
     #[test]

@@ -94,20 +94,22 @@ pub fn prompt_cache(
 
 /// The longest a prompt cache made for `cache` can hold an entry after the
 /// last request that wrote, read or warmed it, whatever the trace it is
-/// made for, when a replay started afresh past that much idle time gives
-/// every later call the same figures; `None` when that is not known.
+/// made for, such that a replay started afresh past that much idle time
+/// gives every later call the same figures; `None` when that is not known.
 ///
-/// It is not known for any policy yet. Anthropic's rules (a marker holds 5
-/// minutes or an hour, refreshed on each read) bound the hold, but the
-/// simulator drops expired entries when it grows past a size, at moments
-/// that depend on every earlier request of the account, and a miss's
-/// explanation tells a dropped entry ("evicted") from an expired one: a
-/// replay started afresh after an idle hour explains some misses otherwise
-/// (a 10,000-session fleet shows it). The other providers' caches are made
-/// for the first trace that meets them (its model's rules, the idle time
-/// its record shows), so a replay started afresh could run another cache.
-/// An account is therefore never cut: a report caches it whole.
+/// Anthropic's rules (every policy [`prompt_cache`] runs on them): a marker
+/// holds 5 minutes or an hour, refreshed on each read, and the simulator
+/// starts afresh after that long without a request
+/// ([`LONGEST_HOLD_MS`](crate::cost::cache_sim::LONGEST_HOLD_MS)). `None`
+/// for the other providers' caches, which a replay makes for the first
+/// trace that meets them (its model's rules, the idle time its record
+/// shows), so a replay started afresh could run another cache.
 pub fn longest_hold_ms(cache: &Cache) -> Option<u64> {
-    let _ = cache;
-    None
+    match cache {
+        Cache::OpenAiAuto { .. }
+        | Cache::OpenAiBreakpoints { .. }
+        | Cache::GeminiExplicit
+        | Cache::GeminiImplicit { .. } => None,
+        _ => Some(crate::cost::cache_sim::LONGEST_HOLD_MS),
+    }
 }
