@@ -547,21 +547,19 @@ impl<'c> CacheRun<'c> {
     ) -> Result<Vec<Vec<usize>>, AppError> {
         let mut missing = Vec::new();
         for (s, (seg, key)) in self.segments.iter().enumerate() {
-            let found = self
-                .cache
-                .get(EntryKind::Segment, key)
-                .and_then(|bytes| read_segment(&bytes, seg.len()));
+            let bytes = self.cache.get(EntryKind::Segment, key);
+            let found = bytes.as_deref().and_then(|b| read_segment(b, seg.len()));
             let Some(found) = found else {
                 self.gathering.insert(s, (None, seg.len()));
                 self.replayed += seg.len();
                 missing.push(seg.clone());
                 continue;
             };
-            for (&i, (summary, written)) in seg.iter().zip(found) {
+            for (&i, (meta, summary, written)) in seg.iter().zip(found) {
                 let t = &sp.traces()[i];
                 done(sp.head(i).calls);
-                sink.cached(i, t, &written)?;
-                sessions.put(i, summary)?;
+                sink.cached(i, t, written)?;
+                sessions.put_encoded(i, summary, meta)?;
             }
         }
         Ok(missing)
@@ -587,7 +585,10 @@ impl<'c> CacheRun<'c> {
         let k = seg
             .binary_search(&i)
             .map_err(|_| AppError::Internal(format!("trace {} is not in its segment", i + 1)))?;
+        let meta = rmp_serde::to_vec(&super::fleet::TraceMeta::of(summary))
+            .map_err(|e| AppError::Internal(format!("a trace's meta cannot be encoded: {e}")))?;
         entry.write_part(&(k as u64).to_le_bytes())?;
+        entry.write_part(&meta)?;
         entry.write_part(&super::store::encode_summary(summary)?)?;
         entry.write_part(&written)?;
         *left -= 1;
@@ -706,22 +707,26 @@ impl<'c> CacheRun<'c> {
     }
 }
 
-/// A segment's entry read back: per trace in the segment's order, its
-/// summary and what the report wrote of it; `None` unless it holds each of
-/// its `traces` once, each summary whole.
-fn read_segment(bytes: &[u8], traces: usize) -> Option<Vec<(SessionSummary, Vec<u8>)>> {
+/// A segment's entry read back: per trace in the segment's order, what
+/// the fleet's answer reads of it without its summary, its summary (as
+/// [`super::store::encode_summary`] wrote it) and what the report wrote of
+/// it; `None` unless it holds each of its `traces` once.
+fn read_segment(
+    bytes: &[u8],
+    traces: usize,
+) -> Option<Vec<(super::fleet::TraceMeta, &[u8], &[u8])>> {
     let parts = super::fleet_cache::unframe(bytes)?;
-    if parts.len() != traces * 3 {
+    if parts.len() != traces * 4 {
         return None;
     }
-    let mut out: Vec<Option<(SessionSummary, Vec<u8>)>> = (0..traces).map(|_| None).collect();
-    for p in parts.chunks_exact(3) {
+    let mut out: Vec<Option<_>> = (0..traces).map(|_| None).collect();
+    for p in parts.chunks_exact(4) {
         let k = usize::try_from(u64::from_le_bytes(p[0].try_into().ok()?)).ok()?;
         let slot = out.get_mut(k)?;
         if slot.is_some() {
             return None;
         }
-        *slot = Some((super::store::decode_summary(p[1]).ok()?, p[2].to_vec()));
+        *slot = Some((rmp_serde::from_slice(p[1]).ok()?, p[2], p[3]));
     }
     out.into_iter().collect()
 }

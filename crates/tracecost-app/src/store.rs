@@ -368,6 +368,12 @@ impl SummaryStore {
         self.0.put(i, &encode_summary(summary)?)
     }
 
+    /// Writes the summary of the plan's trace `i` as [`encode_summary`]
+    /// wrote it.
+    pub fn put_encoded(&mut self, i: usize, bytes: &[u8]) -> Result<(), AppError> {
+        self.0.put(i, bytes)
+    }
+
     /// Ends writing: every summary written can be read back.
     pub fn seal(&mut self) -> Result<(), AppError> {
         self.0.seal()

@@ -15,7 +15,7 @@ use super::session::{SessionSummary, session_saving};
 
 /// What the fleet's answer reads of a trace without its summary: its names
 /// and when it started, to group traces by session and project.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TraceMeta {
     /// The trace's name in the report.
     pub trace: String,
@@ -28,7 +28,8 @@ pub struct TraceMeta {
 }
 
 impl TraceMeta {
-    fn of(s: &SessionSummary) -> Self {
+    /// `s`'s.
+    pub fn of(s: &SessionSummary) -> Self {
         TraceMeta {
             trace: s.sweep.trace.clone(),
             session: s.session.clone(),
@@ -92,6 +93,30 @@ impl Summaries {
             Kept::Spilled(store) => store.put(i, &summary)?,
         }
         Ok(())
+    }
+
+    /// Keeps the summary of the plan's trace `i` as
+    /// [`crate::store::encode_summary`] wrote it, with its meta: spilled,
+    /// it is not decoded.
+    pub fn put_encoded(&mut self, i: usize, bytes: &[u8], meta: TraceMeta) -> Result<(), AppError> {
+        if let Kept::Memory(_) = self.kept {
+            let summary = crate::store::decode_summary(bytes).map_err(|e| {
+                AppError::Internal(format!("the summary of trace {} reads back as: {e}", i + 1))
+            })?;
+            return self.put(i, summary);
+        }
+        let Some(slot) = self.metas.get_mut(i) else {
+            return Err(AppError::Internal(format!(
+                "a summary for trace {} of {}",
+                i + 1,
+                self.metas.len()
+            )));
+        };
+        *slot = Some(meta);
+        match &mut self.kept {
+            Kept::Spilled(store) => store.put_encoded(i, bytes),
+            Kept::Memory(_) => Ok(()),
+        }
     }
 
     /// Ends writing; every trace must have its summary.
