@@ -431,6 +431,9 @@ impl std::fmt::Display for Hold {
 pub enum EntryState {
     /// Never written, or dropped (the record showed it cold).
     Absent,
+    /// Written, then dropped once expired (a full cache drops its expired
+    /// entries; when depends on all it held), so its TTL is not known here.
+    Dropped,
     /// Written or last read with `ttl`, and past it since `expired_ms`.
     Expired {
         /// How long it was held.
@@ -472,6 +475,9 @@ pub struct CacheSim {
     clock_ms: Option<u64>,
     /// The latest time a request or a warmed prefix came.
     seen_ms: Option<u64>,
+    /// Prefixes the record showed cold ([`Self::evict`]) and not written
+    /// since: absent for that reason, not dropped once expired.
+    evicted: std::collections::HashSet<u128, PrehashedBuild>,
     /// Requests simulated so far.
     seq: u64,
     purge_above: usize,
@@ -537,6 +543,7 @@ impl CacheSim {
     pub fn warm(&mut self, key: u128, now_ms: u64) {
         self.pass_time(now_ms);
         self.expired.remove(&key);
+        self.evicted.remove(&key);
         let ttl = Ttl::FiveMinutes;
         let expires = now_ms.saturating_add(ttl.millis());
         match self.entries.get_mut(&key) {
@@ -562,7 +569,10 @@ impl CacheSim {
     /// request: why a prefix written earlier was or was not read.
     pub fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {
         match self.entries.get(&key).or_else(|| self.expired.get(&key)) {
-            None => EntryState::Absent,
+            None if self.evicted.contains(&key) => EntryState::Absent,
+            // A prefix is only asked about once written: gone without the
+            // record saying so, it expired and was dropped.
+            None => EntryState::Dropped,
             Some(e) if e.expires_ms > now_ms => EntryState::Readable { ttl: e.ttl.into() },
             Some(e) => EntryState::Expired {
                 ttl: e.ttl.into(),
@@ -575,6 +585,7 @@ impl CacheSim {
     pub fn evict(&mut self, key: u128) {
         self.expired.remove(&key);
         self.entries.remove(&key);
+        self.evicted.insert(key);
     }
 
     /// Validates breakpoints and returns them sorted by block.
@@ -711,6 +722,7 @@ impl CacheSim {
         let mut written = Vec::with_capacity(above.len());
         for bp in above {
             self.expired.remove(&cum[bp.block]);
+            self.evicted.remove(&cum[bp.block]);
             self.entries.insert(
                 cum[bp.block],
                 Entry {
@@ -848,7 +860,10 @@ mod tests {
                 expired_ms: 15_000_000 + LONGEST_HOLD_MS,
             }
         );
-        assert_eq!(fresh.entry_state(old_key, gap_end), EntryState::Absent);
+        assert_eq!(fresh.entry_state(old_key, gap_end), EntryState::Dropped);
+        // The record showing it cold: absent.
+        before.evict(old_key);
+        assert_eq!(before.entry_state(old_key, gap_end), EntryState::Absent);
     }
 
     #[test]

@@ -225,6 +225,8 @@ pub(crate) struct Before {
     pub cached: Option<usize>,
     /// Its start.
     pub start_ms: Option<u64>,
+    /// How long the cache held what it cached, as it stood after the call.
+    pub ttl: Option<Hold>,
     /// Its model (by address).
     pub model: usize,
 }
@@ -337,6 +339,14 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
             gap_ms: before.start_ms.map_or(0, |s| f.now_ms.saturating_sub(s)),
             ttl,
         },
+        // Dropped once expired: its TTL as the call before left it.
+        EntryState::Dropped => match before.ttl {
+            Some(ttl) => CacheCause::TtlExpired {
+                gap_ms: before.start_ms.map_or(0, |s| f.now_ms.saturating_sub(s)),
+                ttl,
+            },
+            None => CacheCause::Evicted,
+        },
         EntryState::Absent => CacheCause::Evicted,
         EntryState::Readable { .. } => CacheCause::LookbackExceeded {
             cached_block: one_based(p),
@@ -388,6 +398,7 @@ mod tests {
             before: Some(Before {
                 cached: Some(6),
                 start_ms: Some(1_000),
+                ttl: Some(Ttl::FiveMinutes.into()),
                 model: 1,
             }),
             blocks: b,
@@ -458,6 +469,7 @@ mod tests {
                     before: Some(Before {
                         cached: None,
                         start_ms: None,
+                        ttl: None,
                         model: 1,
                     }),
                     ..base()
@@ -538,6 +550,17 @@ mod tests {
                     ..base()
                 },
                 CacheCause::Evicted,
+            ),
+            // Dropped once expired: the TTL the call before left it with.
+            (
+                Facts {
+                    entry: EntryState::Dropped,
+                    ..base()
+                },
+                CacheCause::TtlExpired {
+                    gap_ms: base().now_ms - 1_000,
+                    ttl: Ttl::FiveMinutes.into(),
+                },
             ),
             (base(), CacheCause::LookbackExceeded { cached_block: 7 }),
         ];

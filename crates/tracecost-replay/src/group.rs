@@ -455,13 +455,24 @@ fn bill(
         compaction_changed,
         microcompaction,
     });
+    let cached = outcome
+        .hit
+        .into_iter()
+        .chain(outcome.written.iter().map(|(b, _)| *b))
+        .max();
+    // How long what it cached is held, for a later miss of it whose
+    // entry the cache has dropped since.
+    let ttl =
+        cached
+            .and_then(|p| index.key_at(p))
+            .and_then(|key| match sim.entry_state(key, now_ms) {
+                EntryState::Readable { ttl } => Some(ttl),
+                _ => None,
+            });
     *before = Some(explain::Before {
-        cached: outcome
-            .hit
-            .into_iter()
-            .chain(outcome.written.iter().map(|(b, _)| *b))
-            .max(),
+        cached,
         start_ms: call.start_ms,
+        ttl,
         model,
     });
     calls.push(CallResult {

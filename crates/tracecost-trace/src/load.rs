@@ -284,53 +284,111 @@ fn load_lines(
     let file = std::fs::File::open(path).map_err(io)?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut warnings = Vec::new();
-    let mut buf = Vec::new();
     let mut number = 0usize;
     let mut started = false;
     // Where the next line starts in the file.
     let mut at = 0u64;
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        let line_at = at;
-        at += n as u64;
-        number += 1;
-        let bytes = match number {
-            1 => buf.strip_prefix(UTF8_BOM).unwrap_or(&buf),
-            _ => &buf[..],
-        };
-        let bytes_at = line_at + (buf.len() - bytes.len()) as u64;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            if started {
-                progress.advance(n as u64);
+    let mut batch: Vec<Line> = Vec::new();
+    let mut eof = false;
+    while !eof {
+        // Lines read until the batch is full, then parsed side by side and
+        // handed over in their order.
+        batch.clear();
+        let mut held = 0usize;
+        while held < BATCH_BYTES {
+            let mut buf = Vec::new();
+            let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
+            if n == 0 {
+                eof = true;
+                break;
             }
-            continue;
-        }
-        if !started {
-            // A trace per line only when the first line is a trace
-            // document on its own; anything else (a log, a document over
-            // several lines) is read whole, and told what it is.
-            #[derive(Deserialize)]
-            struct Head {
-                format: Option<String>,
+            let line_at = at;
+            at += n as u64;
+            number += 1;
+            if number == 1 && buf.starts_with(UTF8_BOM) {
+                buf.drain(..UTF8_BOM.len());
             }
-            let head = serde_json::from_slice::<Head>(bytes);
-            if !head.is_ok_and(|h| h.format.is_some_and(|f| f.starts_with("tracecost.trace/"))) {
-                return Ok(None);
+            let bytes_at = line_at + (n - buf.len()) as u64;
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                if started {
+                    progress.advance(n as u64);
+                }
+                continue;
             }
-            progress.start(&format!("load {shown}"), size, Unit::Bytes);
-            started = true;
+            if !started {
+                // A trace per line only when the first line is a trace
+                // document on its own; anything else (a log, a document
+                // over several lines) is read whole, and told what it is.
+                #[derive(Deserialize)]
+                struct Head {
+                    format: Option<String>,
+                }
+                let head = serde_json::from_slice::<Head>(&buf);
+                if !head.is_ok_and(|h| h.format.is_some_and(|f| f.starts_with("tracecost.trace/")))
+                {
+                    return Ok(None);
+                }
+                progress.start(&format!("load {shown}"), size, Unit::Bytes);
+                started = true;
+            }
+            held += buf.len();
+            batch.push(Line {
+                number,
+                bytes_at,
+                read: n,
+                bytes: buf,
+            });
         }
-        let line = std::str::from_utf8(bytes).map_err(|e| TraceError::Syntax {
+        for (line, parsed) in batch.iter().zip(parse_lines(&batch, shown)) {
+            let (one, hash) = parsed?;
+            warnings.extend(one.warnings);
+            // A line's trace alone can be read again from the line.
+            let origin = (one.traces.len() == 1).then(|| LineOrigin {
+                offset: line.bytes_at,
+                len: line.bytes.len(),
+                hash,
+            });
+            for mut t in one.traces {
+                t.source = Some(shown.to_owned());
+                emit(t, origin.clone())?;
+            }
+            progress.advance(line.read as u64);
+        }
+    }
+    if !started {
+        return Ok(None);
+    }
+    Ok(Some(warnings))
+}
+
+/// How many bytes of lines a JSON Lines file of traces holds at once, read
+/// and being parsed: enough for every core to have lines to parse, few
+/// enough that memory holds a few of a fleet's traces.
+const BATCH_BYTES: usize = 8 << 20;
+
+/// One line of a JSON Lines file of traces, read.
+struct Line {
+    /// Its number in the file (from 1).
+    number: usize,
+    /// Where its bytes start (after a byte-order mark).
+    bytes_at: u64,
+    /// The bytes read for it, its end and a byte-order mark included.
+    read: usize,
+    /// Its bytes.
+    bytes: Vec<u8>,
+}
+
+/// Each line of `lines` parsed (and its [`line_hash`]), in order, the
+/// lines shared out between the cores; an error names the line.
+fn parse_lines(lines: &[Line], shown: &str) -> Vec<Result<(LoadedTraces, u64), TraceError>> {
+    let parse = |line: &Line| -> Result<(LoadedTraces, u64), TraceError> {
+        let text = std::str::from_utf8(&line.bytes).map_err(|e| TraceError::Syntax {
             path: shown.to_owned(),
-            line: number,
+            line: line.number,
             column: e.valid_up_to() + 1,
             message: "not UTF-8".to_owned(),
         })?;
-        let one = load_str(line, shown).map_err(|e| match e {
+        let one = load_str(text, shown).map_err(|e| match e {
             TraceError::Syntax {
                 path,
                 column,
@@ -338,7 +396,7 @@ fn load_lines(
                 ..
             } => TraceError::Syntax {
                 path,
-                line: number,
+                line: line.number,
                 column,
                 message,
             },
@@ -347,29 +405,29 @@ fn load_lines(
                 pointer,
                 message,
             } => TraceError::Invalid {
-                path: format!("{path}:{number}"),
+                path: format!("{path}:{}", line.number),
                 pointer,
                 message,
             },
             other => other,
         })?;
-        warnings.extend(one.warnings);
-        // A line's trace alone can be read again from the line.
-        let origin = (one.traces.len() == 1).then(|| LineOrigin {
-            offset: bytes_at,
-            len: line.len(),
-            hash: line_hash(line.as_bytes()),
-        });
-        for mut t in one.traces {
-            t.source = Some(shown.to_owned());
-            emit(t, origin.clone())?;
-        }
-        progress.advance(n as u64);
+        Ok((one, line_hash(&line.bytes)))
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 || lines.len() < 2 {
+        return lines.iter().map(parse).collect();
     }
-    if !started {
-        return Ok(None);
-    }
-    Ok(Some(warnings))
+    let per = lines.len().div_ceil(cores);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = lines
+            .chunks(per)
+            .map(|part| scope.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 /// The hint for a log given where a trace is expected: JSON Lines (one
