@@ -56,7 +56,7 @@ pub use plan::{
     CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions, Loaded,
     RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceHead,
     TraceRun, UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each,
-    load_inputs_each_at, load_traces, segments,
+    load_inputs_each_at, load_inputs_each_known, load_traces, segments,
 };
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,

@@ -15,7 +15,7 @@ use crate::trace::Trace;
 use crate::trace::Warning;
 pub use crate::trace::import::inputs::{
     InputError, InputOptions, Loaded, SkippedSummary, input_paths, load_inputs, load_inputs_each,
-    load_inputs_each_at,
+    load_inputs_each_at, load_inputs_each_known,
 };
 use crate::trace::import::{Format, ImportOptions};
 

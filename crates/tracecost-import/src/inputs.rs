@@ -201,6 +201,41 @@ pub fn load_inputs_each_at(
     progress: &dyn Progress,
     emit: &mut EmitAt<'_>,
 ) -> Result<Loaded, InputError> {
+    load_inputs_each_known(paths, opts, progress, None, emit)
+}
+
+/// [`load_inputs_each_at`], where a line of a JSON Lines file of traces
+/// that `known` knows is handed to it instead of being parsed
+/// ([`crate::trace::KnownLines`]); it counts as a trace read.
+pub fn load_inputs_each_known(
+    paths: &[PathBuf],
+    opts: &InputOptions,
+    progress: &dyn Progress,
+    known: Option<&mut dyn crate::trace::KnownLines>,
+    emit: &mut EmitAt<'_>,
+) -> Result<Loaded, InputError> {
+    /// Counts the lines taken.
+    struct Counted<'k> {
+        known: &'k mut dyn crate::trace::KnownLines,
+        taken: usize,
+    }
+    impl crate::trace::KnownLines for Counted<'_> {
+        fn knows(&mut self, path: &Path, line: &[u8]) -> bool {
+            self.known.knows(path, line)
+        }
+        fn take(
+            &mut self,
+            path: &Path,
+            origin: crate::trace::LineOrigin,
+        ) -> Result<(), TraceError> {
+            self.taken += 1;
+            self.known.take(path, origin)
+        }
+        fn parsed(&mut self, alone: bool) {
+            self.known.parsed(alone);
+        }
+    }
+    let mut known = known.map(|known| Counted { known, taken: 0 });
     let paths = &input_paths(paths)[..];
     let import_opts = ImportOptions {
         skip_invalid: opts.skip_invalid,
@@ -228,9 +263,13 @@ pub fn load_inputs_each_at(
             &import_opts,
             progress,
             &mut loaded,
+            known
+                .as_mut()
+                .map(|k| k as &mut dyn crate::trace::KnownLines),
             &mut counted,
         )?;
     }
+    count += known.map_or(0, |k| k.taken);
     // Claude Code files may hold only bookkeeping, and damaged files may
     // all have been skipped: a run over nothing is an input error.
     if count == 0 {
@@ -538,6 +577,7 @@ fn read_source(
     import_opts: &ImportOptions,
     progress: &dyn Progress,
     loaded: &mut Loaded,
+    known: Option<&mut dyn crate::trace::KnownLines>,
     emit: &mut EmitAt<'_>,
 ) -> Result<(), InputError> {
     // A damaged file fails the load, or under skip_invalid is named and
@@ -555,15 +595,16 @@ fn read_source(
         // over whole.
         Source::Trace(path) if !opts.skip_invalid => {
             let mut failed = None;
-            let read = crate::trace::load_path_each_at(&path, progress, &mut |t, origin| {
-                emit(t, origin.map(|o| (path.as_path(), o))).map_err(|e| {
-                    failed = Some(e);
-                    TraceError::Io {
-                        path: path.display().to_string(),
-                        source: std::io::Error::other("stopped"),
-                    }
-                })
-            });
+            let read =
+                crate::trace::load_path_each_known(&path, progress, known, &mut |t, origin| {
+                    emit(t, origin.map(|o| (path.as_path(), o))).map_err(|e| {
+                        failed = Some(e);
+                        TraceError::Io {
+                            path: path.display().to_string(),
+                            source: std::io::Error::other("stopped"),
+                        }
+                    })
+                });
             match (read, failed) {
                 (_, Some(e)) => return Err(e),
                 (Ok(warnings), None) => loaded.warnings.extend(warnings),

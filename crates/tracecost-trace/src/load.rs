@@ -219,6 +219,34 @@ pub fn load_path_each_at(
     progress: &dyn Progress,
     emit: &mut dyn FnMut(Trace, Option<LineOrigin>) -> Result<(), TraceError>,
 ) -> Result<Vec<Warning>, TraceError> {
+    load_path_each_known(path, progress, None, emit)
+}
+
+/// Lines of JSON Lines files of traces that a reader has read before (a
+/// report's cache of them): a line it knows is not parsed again but handed
+/// back to it in its place among the traces.
+pub trait KnownLines {
+    /// Whether the line of `path` with these bytes (as read, without a
+    /// byte-order mark) is one it knows. Asked as lines are read, ahead of
+    /// their place; each line is then either taken ([`Self::take`]) or
+    /// parsed ([`Self::parsed`]), in the file's order.
+    fn knows(&mut self, path: &Path, line: &[u8]) -> bool;
+    /// The next line it said it knows, in its place among the traces
+    /// handed over: the bytes at `origin` of `path`.
+    fn take(&mut self, path: &Path, origin: LineOrigin) -> Result<(), TraceError>;
+    /// The next line it did not know, parsed, its traces just handed over;
+    /// `alone`: it held one trace and gave no warning.
+    fn parsed(&mut self, alone: bool);
+}
+
+/// [`load_path_each_at`], where a line of a JSON Lines file of traces that
+/// `known` knows is handed to it instead of being parsed.
+pub fn load_path_each_known(
+    path: &Path,
+    progress: &dyn Progress,
+    mut known: Option<&mut dyn KnownLines>,
+    emit: &mut dyn FnMut(Trace, Option<LineOrigin>) -> Result<(), TraceError>,
+) -> Result<Vec<Warning>, TraceError> {
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|source| TraceError::Io {
         path: shown.clone(),
@@ -231,7 +259,7 @@ pub fn load_path_each_at(
         });
     }
     if is_jsonl_name(path)
-        && let Some(warnings) = load_lines(path, &shown, meta.len(), progress, emit)?
+        && let Some(warnings) = load_lines(path, &shown, meta.len(), progress, known.take(), emit)?
     {
         return Ok(warnings);
     }
@@ -274,6 +302,7 @@ fn load_lines(
     shown: &str,
     size: u64,
     progress: &dyn Progress,
+    mut known: Option<&mut dyn KnownLines>,
     emit: &mut dyn FnMut(Trace, Option<LineOrigin>) -> Result<(), TraceError>,
 ) -> Result<Option<Vec<Warning>>, TraceError> {
     use std::io::BufRead;
@@ -332,15 +361,36 @@ fn load_lines(
                 started = true;
             }
             held += buf.len();
+            // A known line's bytes are not kept: where it is, and its hash.
+            let known_at = known
+                .as_mut()
+                .is_some_and(|k| k.knows(path, &buf))
+                .then(|| LineOrigin {
+                    offset: bytes_at,
+                    len: buf.len(),
+                    hash: line_hash(&buf),
+                });
+            if known_at.is_some() {
+                buf = Vec::new();
+            }
             batch.push(Line {
                 number,
                 bytes_at,
                 read: n,
                 bytes: buf,
+                known_at,
             });
         }
         for (line, parsed) in batch.iter().zip(parse_lines(&batch, shown)) {
+            let Some(parsed) = parsed else {
+                if let (Some(k), Some(origin)) = (known.as_mut(), &line.known_at) {
+                    k.take(path, origin.clone())?;
+                }
+                progress.advance(line.read as u64);
+                continue;
+            };
             let (one, hash) = parsed?;
+            let alone = one.traces.len() == 1 && one.warnings.is_empty();
             warnings.extend(one.warnings);
             // A line's trace alone can be read again from the line.
             let origin = (one.traces.len() == 1).then(|| LineOrigin {
@@ -351,6 +401,9 @@ fn load_lines(
             for mut t in one.traces {
                 t.source = Some(shown.to_owned());
                 emit(t, origin.clone())?;
+            }
+            if let Some(k) = known.as_mut() {
+                k.parsed(alone);
             }
             progress.advance(line.read as u64);
         }
@@ -376,12 +429,41 @@ struct Line {
     read: usize,
     /// Its bytes.
     bytes: Vec<u8>,
+    /// Where it is, when known to the reader ([`KnownLines`]): not kept,
+    /// not parsed.
+    known_at: Option<LineOrigin>,
 }
 
 /// Each line of `lines` parsed (and its [`line_hash`]), in order, the
-/// lines shared out between the cores; an error names the line.
-fn parse_lines(lines: &[Line], shown: &str) -> Vec<Result<(LoadedTraces, u64), TraceError>> {
-    let parse = |line: &Line| -> Result<(LoadedTraces, u64), TraceError> {
+/// lines shared out between the cores; an error names the line. `None`
+/// for a line known to the reader.
+fn parse_lines(
+    lines: &[Line],
+    shown: &str,
+) -> Vec<Option<Result<(LoadedTraces, u64), TraceError>>> {
+    let parse = |line: &Line| -> Option<Result<(LoadedTraces, u64), TraceError>> {
+        line.known_at.is_none().then(|| parse_line(line, shown))
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 || lines.len() < 2 {
+        return lines.iter().map(parse).collect();
+    }
+    let per = lines.len().div_ceil(cores);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = lines
+            .chunks(per)
+            .map(|part| scope.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// One line parsed, and its [`line_hash`].
+fn parse_line(line: &Line, shown: &str) -> Result<(LoadedTraces, u64), TraceError> {
+    {
         let text = std::str::from_utf8(&line.bytes).map_err(|e| TraceError::Syntax {
             path: shown.to_owned(),
             line: line.number,
@@ -412,22 +494,7 @@ fn parse_lines(lines: &[Line], shown: &str) -> Vec<Result<(LoadedTraces, u64), T
             other => other,
         })?;
         Ok((one, line_hash(&line.bytes)))
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores < 2 || lines.len() < 2 {
-        return lines.iter().map(parse).collect();
     }
-    let per = lines.len().div_ceil(cores);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = lines
-            .chunks(per)
-            .map(|part| scope.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
 }
 
 /// The hint for a log given where a trace is expected: JSON Lines (one

@@ -258,3 +258,87 @@ fn a_json_lines_file_holds_a_trace_per_line_and_errors_name_the_line() {
     std::fs::write(&path, traces_to_json(&[one, two])).unwrap();
     assert_eq!(load_path(&path).unwrap().traces.len(), 2);
 }
+
+/// Lines a reader knows are handed back to it in their place, not parsed:
+/// the others are parsed (on every core, a batch at a time) and handed
+/// over in the file's order; each known line comes with where it is (its
+/// offset after a byte-order mark, its length, its hash), and a damaged
+/// line the reader knows is never parsed.
+#[test]
+fn known_lines_are_taken_in_their_place_not_parsed() {
+    use std::path::Path;
+    use tracecost_trace::{KnownLines, LineOrigin, line_hash, load_path_each_known, to_json_line};
+
+    struct Knows {
+        known: Vec<Vec<u8>>,
+        log: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
+    }
+    impl KnownLines for Knows {
+        fn knows(&mut self, _: &Path, line: &[u8]) -> bool {
+            self.known.iter().any(|k| k == line)
+        }
+        fn take(&mut self, _: &Path, o: LineOrigin) -> Result<(), TraceError> {
+            (self.log.borrow_mut()).push(format!("take {} {} {}", o.offset, o.len, o.hash));
+            Ok(())
+        }
+        fn parsed(&mut self, alone: bool) {
+            self.log.borrow_mut().push(format!("parsed {alone}"));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.jsonl");
+    let one = |name: &str| {
+        let mut t = load_str(&trace_json(GOOD_MESSAGES, r#"{"messages":1}"#), "x")
+            .unwrap()
+            .traces
+            .remove(0);
+        t.name = name.to_owned();
+        to_json_line(&t)
+    };
+    // The second line is damaged but known; the fourth known too.
+    let lines = [
+        one("a"),
+        "{\"format\":\"tracecost.trace/v1\", damaged\n".to_owned(),
+        one("c"),
+        one("d"),
+        one("e"),
+    ];
+    std::fs::write(&path, format!("\u{feff}{}", lines.concat())).unwrap();
+    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut k = Knows {
+        known: vec![lines[1].as_bytes().to_vec(), lines[3].as_bytes().to_vec()],
+        log: log.clone(),
+    };
+    load_path_each_known(
+        &path,
+        &tracecost_trace::progress::Silent,
+        Some(&mut k),
+        &mut |t, _| {
+            log.borrow_mut().push(format!("emit {}", t.name));
+            Ok(())
+        },
+    )
+    .unwrap();
+    let at = |i: usize| 3 + lines[..i].iter().map(String::len).sum::<usize>();
+    let take = |i: usize| {
+        format!(
+            "take {} {} {}",
+            at(i),
+            lines[i].len(),
+            line_hash(lines[i].as_bytes())
+        )
+    };
+    assert_eq!(
+        *log.borrow(),
+        [
+            "emit a".to_owned(),
+            "parsed true".to_owned(),
+            take(1),
+            "emit c".to_owned(),
+            "parsed true".to_owned(),
+            take(3),
+            "emit e".to_owned(),
+            "parsed true".to_owned(),
+        ]
+    );
+}
