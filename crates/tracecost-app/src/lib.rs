@@ -35,6 +35,7 @@ pub mod limits;
 pub mod fidelity;
 pub mod fleet;
 pub mod identity;
+mod outline;
 mod plan;
 pub mod baseline;
 mod check;
@@ -46,15 +47,16 @@ pub mod totals;
 pub mod usage;
 
 pub use error::{AppError, ErrorClass};
+pub use outline::{SharedStrings, TraceOutline};
 pub use pipelines::{
     CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, StabilityOutcome, check, import,
     ledger_repair, recall, replay, report, stability, stability_digest, sweep, usage,
 };
 pub use plan::{
     CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions, Loaded,
-    RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun,
-    UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each, load_inputs_each_at,
-    load_traces,
+    RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceHead,
+    TraceRun, UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each,
+    load_inputs_each_at, load_traces,
 };
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,

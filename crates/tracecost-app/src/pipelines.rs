@@ -144,7 +144,11 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
         Unit::Items,
     );
     let mut out: Vec<Option<TraceSweep>> = plan.traces().iter().map(|_| None).collect();
-    let groups = plan.cost.cache_scope.groups(plan.traces().iter());
+    let groups = plan.cost.cache_scope.groups_by(
+        plan.traces()
+            .iter()
+            .map(|t| (t.account.as_deref(), t.head.timestamps)),
+    );
     for batch in groups.chunks(groups_at_once()) {
         let swept = batch
             .par_iter()
@@ -167,7 +171,10 @@ fn sweep_group(
     memo: &TokenMemo,
     progress: &dyn Progress,
 ) -> Result<Vec<TraceSweep>, AppError> {
-    let traces: Vec<&Trace> = group.iter().map(|&i| &plan.traces()[i]).collect();
+    let traces = group
+        .iter()
+        .map(|&i| plan.trace(i))
+        .collect::<Result<Vec<_>, _>>()?;
     // An account's traces are counted side by side (each counts its own
     // texts in parallel too, but a short session has few).
     let prepared = traces
@@ -203,7 +210,7 @@ pub struct ReportOutcome {
 /// `on_session` with its place in the plan (to write its pages) before
 /// keeping only its summary: the per-call rows of a fleet are never all in
 /// memory at once. Traces that share a cache (an account's) are swept
-/// together; when the plan's traces are stored ([`SweepPlan::with_store`])
+/// together; when the plan's traces are stored ([`SweepPlan::from_grid_stored`])
 /// they are streamed: each trace is read back when the calls before its
 /// first have been replayed and let go when every config has replayed it,
 /// so that memory holds only the traces that overlap in time. Sessions
