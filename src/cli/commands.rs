@@ -64,6 +64,8 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         }
         Command::Report(a) => {
             let plan = a.plan()?;
+            // The load's buffers are gone; the replay starts from what is kept.
+            super::memory::give_back();
             let mut out = super::output::StagedDir::new(&a.out)?;
             let mut writer = crate::report::build::ReportWriter::new(
                 &mut out,
@@ -79,12 +81,20 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 writer = writer.lines_in_memory();
             }
             let outcome = with_progress(|bar| {
+                let mut replayed = 0usize;
                 app::report(&plan, bar, &mut |i, t, r| {
+                    replayed += 1;
+                    if replayed % super::memory::TRACES_PER_TRIM == 0 {
+                        super::memory::give_back();
+                    }
                     writer
                         .trace_at(i, app::identity::session_of(t), r)
                         .map_err(report_err(&a.out))
                 })
             })?;
+            // The replay's traces and caches are gone before the files that
+            // list every session are written.
+            super::memory::give_back();
             let files = writer
                 .finish(&outcome.fleet, &outcome.sessions)
                 .map_err(report_err(&a.out))?;
