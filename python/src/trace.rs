@@ -68,7 +68,7 @@ impl PyTrace {
     /// What actually ran, as a canonical config string (see the README).
     #[getter]
     fn status_quo(&self) -> PyResult<String> {
-        Config::status_quo(&self.inner)
+        Config::status_quo(&*self.inner)
             .map(|c| c.to_string())
             .map_err(app_err)
     }

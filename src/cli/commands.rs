@@ -47,7 +47,10 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             if let [_] = sweeps.as_slice() {
                 print_view(&SweepView { sweeps: &sweeps }, a.format.0);
             } else {
-                let totals = app::totals::sweep_totals(plan.traces(), &sweeps, plan.configs())?;
+                let whole = plan.whole_traces().ok_or_else(|| {
+                    AppError::Internal("a sweep's traces are not in memory".into())
+                })?;
+                let totals = app::totals::sweep_totals(whole, &sweeps, plan.configs())?;
                 per_trace_note(a.per_trace, sweeps.len());
                 print_view(
                     &SweepTotalsView {
@@ -60,7 +63,9 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             Ok(Outcome::Success)
         }
         Command::Report(a) => {
-            let mut plan = a.plan()?;
+            let plan = a.plan()?;
+            // The load's buffers are gone; the replay starts from what is kept.
+            super::memory::give_back();
             let mut out = super::output::StagedDir::new(&a.out)?;
             let mut writer = crate::report::build::ReportWriter::new(
                 &mut out,
@@ -69,8 +74,6 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 a.sessions.unwrap_or_default(),
             )
             .map_err(report_err(&a.out))?;
-            // The assumptions were the last to read the skeletons' calls.
-            plan.sweep.forget_calls();
             if a.calls_jsonl {
                 writer = writer.with_call_lines();
             }
@@ -98,9 +101,13 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                     &mut super::render::ReportSink {
                         writer: &mut writer,
                         out: &a.out,
+                        replayed: 0,
                     },
                 )
             })?;
+            // The replay's traces and caches are gone before the files that
+            // list every session are written.
+            super::memory::give_back();
             let files = writer
                 .finish(&outcome.fleet, &outcome.sessions)
                 .map_err(report_err(&a.out))?;

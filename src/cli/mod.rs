@@ -11,6 +11,7 @@ mod args;
 mod commands;
 mod error;
 mod interrupt;
+mod memory;
 mod output;
 mod plan;
 mod progress;

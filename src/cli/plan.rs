@@ -221,17 +221,21 @@ impl GridArgs {
     }
 }
 
+fn sweep_options(grid_args: &GridArgs, models: Vec<String>) -> Result<SweepOptions, AppError> {
+    Ok(SweepOptions {
+        models,
+        baseline: grid_args.baseline.as_deref().map(str::parse).transpose()?,
+        recall_cost_usd: grid_args.recall_cost,
+    })
+}
+
 fn sweep_plan(
     traces: Vec<Trace>,
     grid_args: &GridArgs,
     models: Vec<String>,
     cost: CostPlan,
 ) -> Result<SweepPlan, AppError> {
-    let options = SweepOptions {
-        models,
-        baseline: grid_args.baseline.as_deref().map(str::parse).transpose()?,
-        recall_cost_usd: grid_args.recall_cost,
-    };
+    let options = sweep_options(grid_args, models)?;
     SweepPlan::from_grid(traces, grid_args.spec(), options, cost)
 }
 
@@ -257,9 +261,9 @@ impl ReportArgs {
             });
         }
         // Each trace goes to a temporary file as it is read; the plan is
-        // made of their skeletons.
+        // made of their outlines.
         let mut store = crate::app::store::TraceStore::new()?;
-        let mut skeletons = Vec::new();
+        let mut outlines = Vec::new();
         let mut failed = None;
         let bar = super::progress::Bar::new();
         let loaded = crate::app::load_inputs_each_at(
@@ -268,7 +272,7 @@ impl ReportArgs {
             &bar,
             &mut |t, origin| {
                 match store.put_at(&t, origin) {
-                    Ok(s) => skeletons.push(s),
+                    Ok(o) => outlines.push(o),
                     // The store's own failure (the machine's) stops the load.
                     Err(e) => {
                         failed = Some(e);
@@ -284,8 +288,9 @@ impl ReportArgs {
         }
         report_loaded(&loaded?);
         store.seal()?;
+        let options = sweep_options(&self.grid, models)?;
         Ok(ReportPlan {
-            sweep: sweep_plan(skeletons, &self.grid, models, cost)?.with_store(store)?,
+            sweep: SweepPlan::from_grid_stored(outlines, store, self.grid.spec(), options, cost)?,
         })
     }
 }

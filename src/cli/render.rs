@@ -81,6 +81,8 @@ pub(super) struct ReportSink<'w, 's> {
     pub(super) writer: &'w mut crate::report::build::ReportWriter<'s>,
     /// The report's folder, for errors.
     pub(super) out: &'w std::path::Path,
+    /// Traces replayed so far.
+    pub(super) replayed: usize,
 }
 
 impl crate::app::SessionSink for ReportSink<'_, '_> {
@@ -90,6 +92,10 @@ impl crate::app::SessionSink for ReportSink<'_, '_> {
         trace: &crate::trace::Trace,
         report: &crate::app::TraceReport,
     ) -> Result<Vec<u8>, crate::app::AppError> {
+        self.replayed += 1;
+        if self.replayed % super::memory::TRACES_PER_TRIM == 0 {
+            super::memory::give_back();
+        }
         self.writer
             .trace_kept(index, crate::app::identity::session_of(trace), report)
             .map_err(super::commands::report_err(self.out))
@@ -98,7 +104,7 @@ impl crate::app::SessionSink for ReportSink<'_, '_> {
     fn cached(
         &mut self,
         index: usize,
-        _: &crate::trace::Trace,
+        _: &crate::app::TraceOutline,
         kept: &[u8],
     ) -> Result<(), crate::app::AppError> {
         self.writer

@@ -256,16 +256,15 @@ fn a_report_counts_every_trace_and_call_of_the_fleet_on_one_bar() {
         .unwrap();
         if stored {
             let mut store = app::store::TraceStore::new().unwrap();
-            let skeletons: Vec<_> = traces.iter().map(|t| store.put(t).unwrap()).collect();
+            let outlines: Vec<_> = traces.iter().map(|t| store.put(t).unwrap()).collect();
             store.seal().unwrap();
-            plan = SweepPlan::from_configs(
-                skeletons,
+            plan = SweepPlan::from_configs_stored(
+                outlines,
+                store,
                 configs.clone(),
                 SweepOptions::default(),
                 cost(),
             )
-            .unwrap()
-            .with_store(store)
             .unwrap();
         }
         let rec = tracecost::progress::Recorder::default();

@@ -69,7 +69,7 @@ fn summaries(
 fn spilled_summaries_read_back_exactly_and_answer_the_same() {
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let kept = summaries(plan.traces(), &sweeps);
+    let kept = summaries(plan.whole_traces().unwrap(), &sweeps);
     let mut spilled = app::fleet::Summaries::spilled(kept.len()).unwrap();
     // The last first, as a streamed report may hand them over.
     for (i, s) in kept.iter().enumerate().rev() {
@@ -101,7 +101,7 @@ fn fleet_totals_are_the_sums_of_per_session_replays() {
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = app::sweep(&plan, &Silent).unwrap();
     let fleet = app::fleet::fleet(
-        &app::fleet::Summaries::from_vec(summaries(plan.traces(), &sweeps)),
+        &app::fleet::Summaries::from_vec(summaries(plan.whole_traces().unwrap(), &sweeps)),
         plan.configs(),
     )
     .unwrap();
@@ -147,7 +147,7 @@ fn a_policy_that_never_fires_is_never_recommended_and_ties_keep_what_runs() {
     );
     let sweeps = app::sweep(&plan, &Silent).unwrap();
     let fleet = app::fleet::fleet(
-        &app::fleet::Summaries::from_vec(summaries(plan.traces(), &sweeps)),
+        &app::fleet::Summaries::from_vec(summaries(plan.whole_traces().unwrap(), &sweeps)),
         plan.configs(),
     )
     .unwrap();
@@ -270,7 +270,7 @@ fn the_summary_stays_short_and_every_page_escapes_names() {
 fn session_summaries_keep_days_and_names_but_no_per_call_rows() {
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let sessions = summaries(plan.traces(), &sweeps);
+    let sessions = summaries(plan.whole_traces().unwrap(), &sweeps);
     for (s, full) in sessions.iter().zip(&sweeps) {
         assert!(s.sweep.rows.iter().all(|r| r.result.calls.is_empty()));
         // Every call lands on one day, and the days add up to the totals.

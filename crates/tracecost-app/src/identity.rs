@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
 
-use crate::trace::Trace;
+use crate::trace::{Trace, TraceFacts};
 
 /// Characters of a file-name fragment, before any disambiguating tag.
 const STEM_CHARS: usize = 60;
@@ -44,8 +44,8 @@ fn tag(s: &str) -> String {
 }
 
 /// Where a trace's session lives: its account, else its file.
-fn scope(t: &Trace) -> String {
-    match (&t.account, &t.source) {
+fn scope(t: &impl TraceFacts) -> String {
+    match (t.account(), t.source()) {
         (Some(a), _) => format!("account:{a}"),
         (None, Some(s)) => format!("file:{s}"),
         (None, None) => String::new(),
@@ -54,8 +54,35 @@ fn scope(t: &Trace) -> String {
 
 /// The session a trace is part of (its own name when it is whole): the one
 /// rule that groups traces into sessions.
-pub fn session_of(t: &Trace) -> &str {
-    t.session.as_deref().unwrap_or(&t.name)
+pub fn session_of<T: TraceFacts + ?Sized>(t: &T) -> &str {
+    t.session().unwrap_or(t.name())
+}
+
+/// A trace whose names [`tell_apart`] may change: a whole trace, or the
+/// outline a plan keeps of one.
+pub trait Renamed: TraceFacts {
+    /// Gives the trace the name `name`.
+    fn set_name(&mut self, name: String);
+    /// Gives the trace the session `session`.
+    fn set_session(&mut self, session: String);
+}
+
+impl Renamed for Trace {
+    fn set_name(&mut self, name: String) {
+        self.name = name;
+    }
+    fn set_session(&mut self, session: String) {
+        self.session = Some(session);
+    }
+}
+
+impl Renamed for crate::outline::TraceOutline {
+    fn set_name(&mut self, name: String) {
+        self.name = name;
+    }
+    fn set_session(&mut self, session: String) {
+        self.session = Some(session);
+    }
 }
 
 /// Renames traces so that (1) traces naming the same session from
@@ -63,8 +90,8 @@ pub fn session_of(t: &Trace) -> &str {
 /// name or a file-name fragment ([`slug`]). Deterministic: the same traces
 /// in the same order get the same names. Returns how many traces were
 /// renamed.
-pub fn tell_apart(traces: &mut [Trace]) -> usize {
-    let before: Vec<String> = traces.iter().map(|t| t.name.clone()).collect();
+pub fn tell_apart<T: Renamed>(traces: &mut [T]) -> usize {
+    let before: Vec<String> = traces.iter().map(|t| t.name().to_owned()).collect();
     // (1) A session name held by more than one scope: each scope's session
     // gets the scope's tag, and so does every trace of it, parts included
     // (`s-part2` of one file and of another are not one trace either).
@@ -78,10 +105,12 @@ pub fn tell_apart(traces: &mut [Trace]) -> usize {
     for t in traces.iter_mut() {
         if scopes.get(session_of(t)).is_some_and(|s| s.len() > 1) {
             let tag = tag(&scope(t));
-            if let Some(s) = &mut t.session {
-                *s = format!("{s}-{tag}");
+            if let Some(s) = t.session() {
+                let session = format!("{s}-{tag}");
+                t.set_session(session);
             }
-            t.name = format!("{}-{tag}", t.name);
+            let name = format!("{}-{tag}", t.name());
+            t.set_name(name);
         }
     }
     // (2) Names, or their file-name fragments, still shared (traces of one
@@ -89,23 +118,23 @@ pub fn tell_apart(traces: &mut [Trace]) -> usize {
     // file and name, then a count if even that is shared.
     let mut by_slug: BTreeMap<String, usize> = BTreeMap::new();
     for t in traces.iter() {
-        *by_slug.entry(slug(&t.name)).or_default() += 1;
+        *by_slug.entry(slug(t.name())).or_default() += 1;
     }
     let declared: BTreeSet<(String, String)> = traces
         .iter()
-        .filter_map(|t| Some((scope(t), t.session.clone()?)))
+        .filter_map(|t| Some((scope(t), t.session()?.to_owned())))
         .collect();
     let mut taken: BTreeSet<String> = traces
         .iter()
-        .filter(|t| by_slug[&slug(&t.name)] == 1)
-        .map(|t| slug(&t.name))
+        .filter(|t| by_slug[&slug(t.name())] == 1)
+        .map(|t| slug(t.name()))
         .collect();
     for t in traces.iter_mut() {
-        if by_slug[&slug(&t.name)] == 1 {
+        if by_slug[&slug(t.name())] == 1 {
             continue;
         }
-        let old = t.name.clone();
-        let source = t.source.as_deref().unwrap_or("");
+        let old = t.name().to_owned();
+        let source = t.source().unwrap_or("");
         let base = format!("{old}-{}", tag(&format!("{source}\n{old}")));
         let mut name = base.clone();
         let mut n = 1;
@@ -115,15 +144,15 @@ pub fn tell_apart(traces: &mut [Trace]) -> usize {
         }
         // A whole trace that other traces of its scope name as their
         // session stays the head of that session.
-        if t.session.is_none() && declared.contains(&(scope(t), old)) {
-            t.session = Some(t.name.clone());
+        if t.session().is_none() && declared.contains(&(scope(t), old.clone())) {
+            t.set_session(old);
         }
-        t.name = name;
+        t.set_name(name);
     }
     traces
         .iter()
         .zip(before)
-        .filter(|(t, b)| t.name != *b)
+        .filter(|(t, b)| t.name() != b)
         .count()
 }
 

@@ -36,6 +36,7 @@ pub mod fidelity;
 pub mod fleet;
 pub mod fleet_cache;
 pub mod identity;
+mod outline;
 mod plan;
 pub mod baseline;
 mod check;
@@ -47,6 +48,7 @@ pub mod totals;
 pub mod usage;
 
 pub use error::{AppError, ErrorClass};
+pub use outline::{SharedStrings, TraceOutline};
 pub use pipelines::{
     CacheUse, CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, SessionSink,
     StabilityOutcome, check, import, ledger_repair, recall, replay, report, report_with, stability,

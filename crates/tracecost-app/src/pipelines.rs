@@ -145,7 +145,11 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
         Unit::Items,
     );
     let mut out: Vec<Option<TraceSweep>> = plan.traces().iter().map(|_| None).collect();
-    let groups = plan.cost.cache_scope.groups(plan.traces().iter());
+    let groups = plan.cost.cache_scope.groups_by(
+        plan.traces()
+            .iter()
+            .map(|t| (t.account.as_deref(), t.head.timestamps)),
+    );
     for batch in groups.chunks(groups_at_once()) {
         let swept = batch
             .par_iter()
@@ -168,7 +172,10 @@ fn sweep_group(
     memo: &TokenMemo,
     progress: &dyn Progress,
 ) -> Result<Vec<TraceSweep>, AppError> {
-    let traces: Vec<&Trace> = group.iter().map(|&i| &plan.traces()[i]).collect();
+    let traces = group
+        .iter()
+        .map(|&i| plan.trace(i))
+        .collect::<Result<Vec<_>, _>>()?;
     // An account's traces are counted side by side (each counts its own
     // texts in parallel too, but a short session has few).
     let prepared = traces
@@ -217,7 +224,7 @@ pub struct CacheUse {
 /// `on_session` with its place in the plan (to write its pages) before
 /// keeping only its summary: the per-call rows of a fleet are never all in
 /// memory at once. Traces that share a cache (an account's) are swept
-/// together; when the plan's traces are stored ([`SweepPlan::with_store`])
+/// together; when the plan's traces are stored ([`SweepPlan::from_grid_stored`])
 /// they are streamed: each trace is read back when the calls before its
 /// first have been replayed and let go when every config has replayed it,
 /// so that memory holds only the traces that overlap in time. Sessions
@@ -246,9 +253,14 @@ pub trait SessionSink {
         trace: &Trace,
         report: &TraceReport,
     ) -> Result<Vec<u8>, AppError>;
-    /// Trace `index` (its skeleton) not replayed: `kept` is what
+    /// Trace `index` (its outline) not replayed: `kept` is what
     /// [`SessionSink::replayed`] returned for it in an earlier run.
-    fn cached(&mut self, index: usize, trace: &Trace, kept: &[u8]) -> Result<(), AppError>;
+    fn cached(
+        &mut self,
+        index: usize,
+        trace: &super::outline::TraceOutline,
+        kept: &[u8],
+    ) -> Result<(), AppError>;
     /// The traces handed over by [`SessionSink::cached`] whose page the
     /// report now needs.
     fn pages_wanted(&self) -> Vec<usize>;
@@ -270,7 +282,12 @@ impl SessionSink for EachSession<'_> {
         (self.0)(i, t, r)?;
         Ok(Vec::new())
     }
-    fn cached(&mut self, i: usize, _: &Trace, _: &[u8]) -> Result<(), AppError> {
+    fn cached(
+        &mut self,
+        i: usize,
+        _: &super::outline::TraceOutline,
+        _: &[u8],
+    ) -> Result<(), AppError> {
         Err(AppError::Internal(format!(
             "trace {} handed over from a cache to a report that reads none",
             i + 1

@@ -222,13 +222,15 @@ pub struct ReplayPlan {
 }
 
 /// `sweep`: every trace under every config of a grid. Built only by
-/// [`SweepPlan::from_grid`] and [`SweepPlan::from_configs`], which check
-/// every (trace, config) pair once and keep the answer: which configs
-/// apply to which traces.
+/// [`SweepPlan::from_grid`], [`SweepPlan::from_configs`] and
+/// [`SweepPlan::from_grid_stored`], which check every (trace, config) pair
+/// once and keep the answer: which configs apply to which traces.
 #[derive(Debug)]
 pub struct SweepPlan {
-    /// The traces.
-    pub(crate) traces: Vec<Trace>,
+    /// Every trace's outline, in the plan's order.
+    pub(crate) outlines: Vec<super::outline::TraceOutline>,
+    /// The traces themselves.
+    pub(crate) held: Held,
     /// The grid as given (for the report's assumptions).
     pub grid: GridSpec,
     /// Models to price with (empty: each trace's own).
@@ -243,12 +245,15 @@ pub struct SweepPlan {
     /// The configs (expanded from the grid, then the traces' baselines)
     /// and which of them apply to which trace.
     pub(crate) applicability: Applicability,
-    /// Where the traces are, when they are not in memory: `traces` are
-    /// then their skeletons ([`super::store::skeleton`]).
-    pub(crate) store: Option<Arc<super::store::TraceStore>>,
-    /// What a replay reads of each trace's calls, once a stored plan has
-    /// let its skeletons' calls go ([`Self::forget_calls`]).
-    pub(crate) heads: Option<Vec<TraceHead>>,
+}
+
+/// Where a plan's traces are.
+#[derive(Debug)]
+pub(crate) enum Held {
+    /// In memory, whole, in the plan's order.
+    Whole(Vec<Trace>),
+    /// In a store, read back one at a time: a report of a fleet.
+    Stored(Arc<super::store::TraceStore>),
 }
 
 /// What a streamed report reads of a trace's calls before it reads the
@@ -328,88 +333,71 @@ pub fn segments(
 }
 
 impl SweepPlan {
-    /// Trace `i`'s head, whether or not its calls are still held.
+    /// Trace `i`'s head.
     pub fn head(&self, i: usize) -> TraceHead {
-        match &self.heads {
-            Some(heads) => heads[i],
-            None => TraceHead::of(&self.traces[i]),
-        }
+        self.outlines[i].head
     }
 
-    /// Lets the skeletons' calls go, keeping only each trace's head, once
-    /// every check and the report's assumptions have read them: a stored
-    /// plan's skeletons then hold no more than names, so that memory does
-    /// not grow with a fleet's calls. [`Self::traces`] then gives traces
-    /// without calls; a report reads [`Self::head`] and each trace back
-    /// whole. Nothing happens to a plan held in memory.
-    pub fn forget_calls(&mut self) {
-        if self.store.is_none() || self.heads.is_some() {
-            return;
-        }
-        self.heads = Some(self.traces.iter().map(TraceHead::of).collect());
-        for t in &mut self.traces {
-            t.calls = Vec::new();
-        }
+    /// Every trace's outline, in the plan's order: what the plan knows of
+    /// each trace without reading it ([`Self::trace`] gives one whole).
+    pub fn traces(&self) -> &[super::outline::TraceOutline] {
+        &self.outlines
     }
 
-    /// The traces, in the plan's order: their skeletons when the plan's
-    /// traces are stored ([`Self::with_store`]), whole otherwise.
-    pub fn traces(&self) -> &[Trace] {
-        &self.traces
-    }
-
-    /// The plan over the traces of `store`, whose skeletons this plan was
-    /// made of (in the same order): a report then reads each trace back
-    /// when it is replayed, a segment of an account at a time, so that
-    /// memory holds only the traces that overlap in time.
-    pub fn with_store(mut self, store: super::store::TraceStore) -> Result<Self, AppError> {
-        if store.len() != self.traces.len() {
-            return Err(AppError::Usage(format!(
-                "a store of {} traces for a plan of {}",
-                store.len(),
-                self.traces.len()
-            )));
+    /// The traces, whole, in the plan's order, when the plan holds them in
+    /// memory; `None` when they are stored ([`Self::from_grid_stored`]),
+    /// to be read back one at a time ([`Self::trace`]).
+    pub fn whole_traces(&self) -> Option<&[Trace]> {
+        match &self.held {
+            Held::Whole(traces) => Some(traces),
+            Held::Stored(_) => None,
         }
-        self.store = Some(Arc::new(store));
-        Ok(self)
     }
 
     /// Whether the traces are read from a store, a segment at a time.
     pub fn is_stored(&self) -> bool {
-        self.store.is_some()
+        matches!(self.held, Held::Stored(_))
     }
 
-    /// Trace `i`, whole: read from the store, or the plan's own.
+    /// Trace `i`, whole: read from the store (with the names the plan gave
+    /// it), or the plan's own.
     pub fn trace(&self, i: usize) -> Result<std::borrow::Cow<'_, Trace>, AppError> {
-        let skeleton = self.traces.get(i).ok_or_else(|| {
-            AppError::Usage(format!("no trace {} of {}", i + 1, self.traces.len()))
-        })?;
-        match &self.store {
-            Some(store) => Ok(std::borrow::Cow::Owned(store.get(i, skeleton)?)),
-            None => Ok(std::borrow::Cow::Borrowed(skeleton)),
+        let missing = || AppError::Usage(format!("no trace {} of {}", i + 1, self.outlines.len()));
+        match &self.held {
+            Held::Stored(store) => {
+                let outline = self.outlines.get(i).ok_or_else(missing)?;
+                Ok(std::borrow::Cow::Owned(store.get(i, outline)?))
+            }
+            Held::Whole(traces) => traces
+                .get(i)
+                .map(std::borrow::Cow::Borrowed)
+                .ok_or_else(missing),
         }
     }
 
     /// Trace `i`'s bytes: its line of the input (or its copy) when the
     /// traces are stored, its JSON line otherwise.
     pub fn trace_bytes(&self, i: usize) -> Result<Vec<u8>, AppError> {
-        match &self.store {
-            Some(store) => Ok(store.raw(i)?.0),
-            None => self
-                .traces
+        match &self.held {
+            Held::Stored(store) => Ok(store.raw(i)?.0),
+            Held::Whole(traces) => traces
                 .get(i)
                 .map(|t| crate::trace::to_json_line(t).into_bytes())
                 .ok_or_else(|| {
-                    AppError::Internal(format!("no trace {} of {}", i + 1, self.traces.len()))
+                    AppError::Internal(format!("no trace {} of {}", i + 1, traces.len()))
                 }),
         }
     }
 
-    /// The shape of trace `i`'s requests.
-    pub fn shape(&self, i: usize) -> crate::replay::sweep::RequestShape {
-        match self.store.as_ref().and_then(|s| s.shape(i)) {
-            Some(shape) => shape.clone(),
-            None => crate::replay::sweep::RequestShape::of(&self.traces[i]),
+    /// The shape of trace `i`'s requests: the store's (not copied: an
+    /// account's sweep reads every one of its traces' at once), or found
+    /// now.
+    pub fn shape(&self, i: usize) -> std::borrow::Cow<'_, crate::replay::sweep::RequestShape> {
+        match &self.held {
+            Held::Stored(store) => std::borrow::Cow::Borrowed(store.shape(i)),
+            Held::Whole(traces) => {
+                std::borrow::Cow::Owned(crate::replay::sweep::RequestShape::of(&traces[i]))
+            }
         }
     }
 
@@ -436,7 +424,7 @@ impl SweepPlan {
 /// whose own model the price table does not know is priced with the first
 /// model named (else it could not be priced at all).
 pub(crate) fn baseline_for(
-    trace: &Trace,
+    trace: &impl crate::trace::TraceFacts,
     baseline: Option<&Config>,
     models: &[String],
     cost: &CostPlan,
@@ -446,7 +434,7 @@ pub(crate) fn baseline_for(
         None => Config::status_quo(trace)?,
     };
     if c.model.is_none() {
-        let unpriced = cost.pricing.lookup(&trace.model).is_err();
+        let unpriced = cost.pricing.lookup(trace.model()).is_err();
         match models {
             [one] => c.model = Some(one.clone()),
             [first, ..] if unpriced => c.model = Some(first.clone()),

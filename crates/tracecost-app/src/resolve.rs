@@ -4,11 +4,12 @@
 //! same traces and the same grid give the same figures through either.
 
 use super::AppError;
-use super::plan::{CostPlan, ReplayPlan, SweepPlan, TraceRun, baseline_for};
+use super::outline::{SharedStrings, TraceOutline};
+use super::plan::{CostPlan, Held, ReplayPlan, SweepPlan, TraceRun, baseline_for};
 use crate::engine::cache::ProviderKind;
 use crate::policy::{Config, GridSpec, TtlChoice};
 use crate::replay::sweep::{Applicability, Grid};
-use crate::trace::Trace;
+use crate::trace::{Trace, TraceFacts};
 
 /// What a sweep is measured against and priced with, beside its configs.
 #[derive(Debug, Clone, Default)]
@@ -81,11 +82,11 @@ pub fn grid_configs(
 }
 
 /// The providers of `traces`, each once, in the order first seen.
-pub fn providers(traces: &[Trace]) -> Vec<ProviderKind> {
+pub fn providers(traces: &[impl TraceFacts]) -> Vec<ProviderKind> {
     let mut out = Vec::new();
     for t in traces {
-        if !out.contains(&t.provider) {
-            out.push(t.provider);
+        if !out.contains(&t.provider()) {
+            out.push(t.provider());
         }
     }
     out
@@ -101,7 +102,10 @@ pub fn takes_recorded_ttl(status_quos: &[Config]) -> bool {
 
 /// What each trace's savings are measured against: `baseline`, else the
 /// trace's status quo.
-pub fn status_quos(traces: &[Trace], baseline: Option<&Config>) -> Result<Vec<Config>, AppError> {
+pub fn status_quos(
+    traces: &[impl TraceFacts],
+    baseline: Option<&Config>,
+) -> Result<Vec<Config>, AppError> {
     traces
         .iter()
         .map(|t| match baseline {
@@ -122,10 +126,52 @@ impl SweepPlan {
         options: SweepOptions,
         cost: CostPlan,
     ) -> Result<SweepPlan, AppError> {
+        let outlines = outlines_of(&traces);
+        Self::from_grid_held(outlines, Held::Whole(traces), grid, options, cost)
+    }
+
+    /// [`SweepPlan::from_grid`] over the traces of `store`, of which the
+    /// plan keeps only `outlines` (what [`TraceStore::put`] gave, in the
+    /// same order): a report then reads each trace back when it is
+    /// replayed, a segment of an account at a time, so that memory holds
+    /// only the traces that overlap in time.
+    ///
+    /// [`TraceStore::put`]: super::store::TraceStore::put
+    pub fn from_grid_stored(
+        outlines: Vec<TraceOutline>,
+        store: super::store::TraceStore,
+        grid: GridSpec,
+        options: SweepOptions,
+        cost: CostPlan,
+    ) -> Result<SweepPlan, AppError> {
+        let held = stored(&outlines, store)?;
+        Self::from_grid_held(outlines, held, grid, options, cost)
+    }
+
+    /// [`SweepPlan::from_configs`] over the traces of `store`, of which the
+    /// plan keeps only `outlines`, as [`SweepPlan::from_grid_stored`].
+    pub fn from_configs_stored(
+        outlines: Vec<TraceOutline>,
+        store: super::store::TraceStore,
+        configs: Vec<Config>,
+        options: SweepOptions,
+        cost: CostPlan,
+    ) -> Result<SweepPlan, AppError> {
+        let held = stored(&outlines, store)?;
+        Self::from_configs_held(outlines, held, configs, options, cost)
+    }
+
+    fn from_grid_held(
+        outlines: Vec<TraceOutline>,
+        held: Held,
+        grid: GridSpec,
+        options: SweepOptions,
+        cost: CostPlan,
+    ) -> Result<SweepPlan, AppError> {
         check_recall_cost(options.recall_cost_usd)?;
-        let quos = status_quos(&traces, options.baseline.as_ref())?;
-        let configs = grid_configs(&grid, &options.models, &quos, &providers(&traces))?;
-        Self::checked(traces, grid, configs, options, cost)
+        let quos = status_quos(&outlines, options.baseline.as_ref())?;
+        let configs = grid_configs(&grid, &options.models, &quos, &providers(&outlines))?;
+        Self::checked(outlines, held, grid, configs, options, cost)
     }
 
     /// A sweep of exactly `configs` (duplicates dropped, order kept) over
@@ -137,17 +183,29 @@ impl SweepPlan {
         options: SweepOptions,
         cost: CostPlan,
     ) -> Result<SweepPlan, AppError> {
+        let outlines = outlines_of(&traces);
+        Self::from_configs_held(outlines, Held::Whole(traces), configs, options, cost)
+    }
+
+    fn from_configs_held(
+        outlines: Vec<TraceOutline>,
+        held: Held,
+        configs: Vec<Config>,
+        options: SweepOptions,
+        cost: CostPlan,
+    ) -> Result<SweepPlan, AppError> {
         let mut unique: Vec<Config> = Vec::with_capacity(configs.len());
         for c in configs {
             if !unique.contains(&c) {
                 unique.push(c);
             }
         }
-        Self::checked(traces, GridSpec::default(), unique, options, cost)
+        Self::checked(outlines, held, GridSpec::default(), unique, options, cost)
     }
 
     fn checked(
-        mut traces: Vec<Trace>,
+        mut outlines: Vec<TraceOutline>,
+        mut held: Held,
         grid: GridSpec,
         configs: Vec<Config>,
         options: SweepOptions,
@@ -155,19 +213,26 @@ impl SweepPlan {
     ) -> Result<SweepPlan, AppError> {
         check_recall_cost(options.recall_cost_usd)?;
         // A fleet sums sessions and writes a page per trace: two traces of
-        // one name from two files must not become one.
-        super::identity::tell_apart(&mut traces);
+        // one name from two files must not become one. A trace held whole
+        // takes its outline's names; a stored one takes them when it is
+        // read back.
+        super::identity::tell_apart(&mut outlines);
+        if let Held::Whole(traces) = &mut held {
+            for (t, o) in traces.iter_mut().zip(&outlines) {
+                o.give_names(t);
+            }
+        }
         // What savings are measured against must apply to its trace, priced
         // as the sweep prices it (with the model named, when one is); a grid
         // applies per trace: a config that cannot apply to some traces is
         // skipped for them (the fleet says so), but one that applies to
         // none was asked for in vain, and is an error. Each pair is checked
         // here, once.
-        let baselines = traces
+        let baselines = outlines
             .iter()
             .map(|t| baseline_for(t, options.baseline.as_ref(), &options.models, &cost))
             .collect::<Result<Vec<_>, _>>()?;
-        let refs: Vec<&Trace> = traces.iter().collect();
+        let refs: Vec<&TraceOutline> = outlines.iter().collect();
         let applicability = Applicability::per_trace(&refs, &configs, &baselines, &cost.pricing)
             .map_err(|e| match e {
                 // A model the table does not know is the plan's error, as
@@ -176,17 +241,37 @@ impl SweepPlan {
                 e => e.into(),
             })?;
         Ok(SweepPlan {
-            traces,
+            outlines,
+            held,
             grid,
             models: options.models,
             baseline: options.baseline,
             recall_cost_usd: options.recall_cost_usd,
             cost,
             applicability,
-            store: None,
-            heads: None,
         })
     }
+}
+
+/// `store` as a plan of `outlines` holds it: one trace in it per outline.
+fn stored(outlines: &[TraceOutline], store: super::store::TraceStore) -> Result<Held, AppError> {
+    if store.len() != outlines.len() {
+        return Err(AppError::Internal(format!(
+            "a store of {} traces for a plan of {}",
+            store.len(),
+            outlines.len()
+        )));
+    }
+    Ok(Held::Stored(std::sync::Arc::new(store)))
+}
+
+/// The outlines of `traces`, in their order, sharing their strings.
+fn outlines_of(traces: &[Trace]) -> Vec<TraceOutline> {
+    let mut shared = SharedStrings::default();
+    traces
+        .iter()
+        .map(|t| TraceOutline::of(t, &mut shared))
+        .collect()
 }
 
 fn check_recall_cost(recall_cost_usd: Option<f64>) -> Result<(), AppError> {

@@ -1,9 +1,9 @@
 //! A fleet held on disk while it is replayed: each trace is written to a
 //! temporary file as it is read (a trace alone on a line of a JSON Lines
-//! input is not copied: where its line is suffices), and only its skeleton
-//! (what plans are made of: names, provider, model, the calls' times,
-//! markers and usage, no messages or prompts) and the shape of its
-//! requests stay in memory. A streamed report reads each trace back when
+//! input is not copied: where its line is suffices), and only its outline
+//! (what plans are made of: names, provider, model and what a plan reads
+//! of its calls; see [`TraceOutline`]) and the shape of its requests stay
+//! in memory. A streamed report reads each trace back when
 //! its turn comes and lets it go when it is done, so memory does not grow
 //! with the fleet. What a report keeps of each trace until the end goes to
 //! temporary files too ([`SpillFile`], [`SummaryStore`]).
@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 use super::AppError;
 use super::fleet::SessionSummary;
+use super::outline::{SharedStrings, TraceOutline};
 use crate::replay::sweep::RequestShape;
-use crate::trace::{Prompt, Trace};
+use crate::trace::Trace;
 
 /// Traces written to a temporary file, read back one at a time; a trace
 /// alone on a line of a JSON Lines input is read back from that line
@@ -30,6 +31,8 @@ pub struct TraceStore {
     inputs: Vec<(PathBuf, File)>,
     /// Per trace: the shape of its requests.
     shapes: Vec<RequestShape>,
+    /// The strings the traces' outlines share.
+    shared: SharedStrings,
 }
 
 /// Where a stored trace is.
@@ -56,11 +59,12 @@ impl TraceStore {
             entries: Vec::new(),
             inputs: Vec::new(),
             shapes: Vec::new(),
+            shared: SharedStrings::default(),
         })
     }
 
-    /// Writes `trace` to the store and gives its skeleton ([`skeleton`]).
-    pub fn put(&mut self, trace: &Trace) -> Result<Trace, AppError> {
+    /// Writes `trace` to the store and gives its outline.
+    pub fn put(&mut self, trace: &Trace) -> Result<TraceOutline, AppError> {
         self.put_at(trace, None)
     }
 
@@ -73,7 +77,7 @@ impl TraceStore {
         &mut self,
         trace: &Trace,
         origin: Option<(&Path, crate::trace::LineOrigin)>,
-    ) -> Result<Trace, AppError> {
+    ) -> Result<TraceOutline, AppError> {
         let entry = match origin {
             Some((path, o)) => Entry::Input {
                 input: self.input(path)?,
@@ -90,7 +94,7 @@ impl TraceStore {
         };
         self.entries.push(entry);
         self.shapes.push(RequestShape::of(trace));
-        Ok(skeleton(trace))
+        Ok(TraceOutline::of(trace, &mut self.shared))
     }
 
     /// The index of input `path` among those open, opened if new.
@@ -124,14 +128,15 @@ impl TraceStore {
         self.entries.is_empty()
     }
 
-    /// The shape of trace `i`'s requests.
-    pub fn shape(&self, i: usize) -> Option<&RequestShape> {
-        self.shapes.get(i)
+    /// The shape of trace `i`'s requests; `i` must be less than
+    /// [`Self::len`].
+    pub fn shape(&self, i: usize) -> &RequestShape {
+        &self.shapes[i]
     }
 
-    /// Trace `i` as it was written, with the names of `skeleton` (the plan
+    /// Trace `i` as it was written, with the names of `outline` (the plan
     /// may have told traces of one name apart).
-    pub fn get(&self, i: usize, skeleton: &Trace) -> Result<Trace, AppError> {
+    pub fn get(&self, i: usize, outline: &TraceOutline) -> Result<Trace, AppError> {
         let (buf, shown) = self.raw(i)?;
         let io = |e| self.file.io(e);
         let text = std::str::from_utf8(&buf)
@@ -148,9 +153,7 @@ impl TraceStore {
                 ))));
             }
         };
-        trace.name.clone_from(&skeleton.name);
-        trace.session.clone_from(&skeleton.session);
-        trace.source.clone_from(&skeleton.source);
+        outline.give_names(&mut trace);
         Ok(trace)
     }
 
@@ -428,40 +431,12 @@ fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What a plan needs of a trace, without its content: every field but the
-/// messages and prompts (one empty prompt), so that checks, status quos,
-/// names and the order of calls in time are what they are of the trace.
-pub fn skeleton(trace: &Trace) -> Trace {
-    Trace {
-        name: trace.name.clone(),
-        description: trace.description.clone(),
-        provider: trace.provider,
-        model: trace.model.clone(),
-        status_quo: trace.status_quo.clone(),
-        project: trace.project.clone(),
-        account: trace.account.clone(),
-        session: trace.session.clone(),
-        source: trace.source.clone(),
-        hidden_prefix_tokens: trace.hidden_prefix_tokens,
-        prompts: vec![Prompt::default()],
-        messages: Vec::new(),
-        calls: trace
-            .calls
-            .iter()
-            .map(|c| crate::trace::Call {
-                prompt: 0,
-                ..c.clone()
-            })
-            .collect(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// A JSON Lines file of two generated traces, read with their origins.
-    fn jsonl_store(dir: &Path) -> (PathBuf, TraceStore, Vec<Trace>) {
+    fn jsonl_store(dir: &Path) -> (PathBuf, TraceStore, Vec<TraceOutline>) {
         let path = dir.join("two.jsonl");
         let traces = [
             crate::trace::generate::session(6, 1),
@@ -470,10 +445,10 @@ mod tests {
         let text: String = traces.iter().map(crate::trace::to_json_line).collect();
         std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
         let mut store = TraceStore::new().unwrap();
-        let mut skeletons = Vec::new();
+        let mut outlines = Vec::new();
         crate::trace::load_path_each_at(&path, &crate::progress::Silent, &mut |t, origin| {
             assert!(origin.is_some(), "a trace alone on its line");
-            skeletons.push(
+            outlines.push(
                 store
                     .put_at(&t, origin.map(|o| (path.as_path(), o)))
                     .unwrap(),
@@ -482,31 +457,32 @@ mod tests {
         })
         .unwrap();
         store.seal().unwrap();
-        (path, store, skeletons)
+        (path, store, outlines)
     }
 
     #[test]
     fn a_trace_alone_on_a_line_is_read_back_from_its_line_not_copied() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, store, skeletons) = jsonl_store(dir.path());
+        let (path, store, outlines) = jsonl_store(dir.path());
         // Nothing copied: the temporary file is empty.
         assert_eq!(store.file.end, 0);
         let loaded = crate::trace::load_path(&path).unwrap().traces;
-        for (i, (s, t)) in skeletons.iter().zip(&loaded).enumerate() {
-            assert_eq!(&store.get(i, s).unwrap(), t, "trace {i}");
+        for (i, (o, t)) in outlines.iter().zip(&loaded).enumerate() {
+            assert_eq!(&store.get(i, o).unwrap(), t, "trace {i}");
+            assert_eq!(store.shape(i), &RequestShape::of(t), "trace {i}");
         }
     }
 
     #[test]
     fn a_line_changed_under_the_report_is_an_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, store, skeletons) = jsonl_store(dir.path());
+        let (path, store, outlines) = jsonl_store(dir.path());
         // The file rewritten with the traces the other way round.
         let text = std::fs::read_to_string(&path).unwrap();
         let mut lines: Vec<&str> = text.trim_start_matches('\u{feff}').lines().collect();
         lines.reverse();
         std::fs::write(&path, format!("\u{feff}{}\n", lines.join("\n"))).unwrap();
-        let err = store.get(0, &skeletons[0]).unwrap_err();
+        let err = store.get(0, &outlines[0]).unwrap_err();
         assert!(matches!(err, AppError::Usage(_)), "{err:?}");
         let msg = err.to_string();
         assert!(

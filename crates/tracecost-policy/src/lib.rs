@@ -48,7 +48,7 @@ use std::str::FromStr;
 
 use crate::engine::cache::ManifestPosition;
 use crate::engine::wire::Ttl;
-use crate::trace::{Call, Trace};
+use crate::trace::{Call, Trace, TraceFacts};
 
 /// A config string that does not parse.
 ///
@@ -191,31 +191,31 @@ impl Config {
     /// The model for a trace's figures that are not per call (calibration
     /// of its token counts, the price of a recall): the config's model when
     /// it names one, else the trace's.
-    pub fn model_for_trace<'a>(&'a self, trace: &'a Trace) -> &'a str {
-        self.model.as_deref().unwrap_or(&trace.model)
+    pub fn model_for_trace<'a>(&'a self, trace: &'a (impl TraceFacts + ?Sized)) -> &'a str {
+        self.model.as_deref().unwrap_or(trace.model())
     }
 
     /// What actually ran for `trace`: the policy its source recorded
     /// ([`Trace::status_quo`]), else no compaction with its recorded
     /// markers, else no compaction and no cache. Savings are measured
     /// against it.
-    pub fn status_quo(trace: &Trace) -> Result<Config, ConfigError> {
-        if let Some(s) = &trace.status_quo {
+    pub fn status_quo(trace: &(impl TraceFacts + ?Sized)) -> Result<Config, ConfigError> {
+        if let Some(s) = trace.status_quo() {
             let mut c: Config = s.parse().map_err(|e: ConfigError| ConfigError {
                 input: e.input,
-                reason: format!("trace {}: status_quo: {}", trace.name, e.reason),
+                reason: format!("trace {}: status_quo: {}", trace.name(), e.reason),
             })?;
             c.model = None;
             return Ok(c);
         }
         let cache = if trace.has_markers() {
             Cache::Recorded
-        } else if trace.provider == crate::engine::cache::ProviderKind::OpenAi {
+        } else if trace.provider() == crate::engine::cache::ProviderKind::OpenAi {
             // OpenAI caches every prompt whether asked or not.
             Cache::OpenAiAuto {
                 retention: OpenAiRetention::Model,
             }
-        } else if trace.provider == crate::engine::cache::ProviderKind::Google {
+        } else if trace.provider() == crate::engine::cache::ProviderKind::Google {
             // So does Gemini (2.5 and later).
             Cache::GeminiImplicit { idle_minutes: None }
         } else {

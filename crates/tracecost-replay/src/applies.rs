@@ -4,7 +4,7 @@
 
 use crate::cost::pricing::Pricing;
 use crate::policy::Config;
-use crate::trace::Trace;
+use crate::trace::TraceFacts;
 
 use super::{ReplayError, check_config, check_model};
 
@@ -21,30 +21,33 @@ pub struct Applicability {
     grid: usize,
     /// Per trace: the index of its baseline in `configs`.
     baselines: Vec<usize>,
-    /// Per trace, per config: whether the sweep replays it.
-    applies: Vec<Vec<bool>>,
+    /// Per trace, per config (row after row, `configs.len()` to a row):
+    /// whether the sweep replays it. One allocation, however many traces:
+    /// a fleet's plan keeps it for the whole run.
+    applies: Vec<bool>,
 }
 
 impl Applicability {
     /// Every config of `grid` and every baseline must apply to every trace
     /// of `traces`: the first refusal (config by config) is the error.
     /// `baselines` holds one config per trace, or one for all.
-    pub fn every(
-        traces: &[&Trace],
+    pub fn every<T: TraceFacts + ?Sized>(
+        traces: &[&T],
         grid: &[Config],
         baselines: &[Config],
         pricing: &Pricing,
     ) -> Result<Applicability, ReplayError> {
         let mut a = Applicability::with_configs(traces.len(), grid, baselines)?;
+        let n = a.configs.len();
         for (c, config) in a.configs.iter().enumerate() {
             for (t, trace) in traces.iter().enumerate() {
-                check_config(trace, config)?;
+                check_config(*trace, config)?;
                 check_model(
-                    trace,
+                    *trace,
                     config,
-                    pricing.lookup(config.model_for_trace(trace))?,
+                    pricing.lookup(config.model_for_trace(*trace))?,
                 )?;
-                a.applies[t][c] = true;
+                a.applies[t * n + c] = true;
             }
         }
         Ok(a)
@@ -55,47 +58,48 @@ impl Applicability {
     /// the traces it can apply to; one that applies to none was asked for
     /// in vain, and its first refusal is the error. `baselines` holds one
     /// config per trace, or one for all.
-    pub fn per_trace(
-        traces: &[&Trace],
+    pub fn per_trace<T: TraceFacts + ?Sized>(
+        traces: &[&T],
         grid: &[Config],
         baselines: &[Config],
         pricing: &Pricing,
     ) -> Result<Applicability, ReplayError> {
         let mut a = Applicability::with_configs(traces.len(), grid, baselines)?;
+        let n = a.configs.len();
         for (t, trace) in traces.iter().enumerate() {
             let b = a.baselines[t];
             let baseline = &a.configs[b];
-            check_config(trace, baseline)?;
+            check_config(*trace, baseline)?;
             check_model(
-                trace,
+                *trace,
                 baseline,
-                pricing.lookup(baseline.model_for_trace(trace))?,
+                pricing.lookup(baseline.model_for_trace(*trace))?,
             )?;
-            a.applies[t][b] = true;
+            a.applies[t * n + b] = true;
         }
         for c in 0..a.grid {
             let config = &a.configs[c];
             let mut first_refusal = None;
             for (t, trace) in traces.iter().enumerate() {
-                if a.applies[t][c] {
+                if a.applies[t * n + c] {
                     continue;
                 }
-                let refusal = match check_config(trace, config) {
+                let refusal = match check_config(*trace, config) {
                     Ok(()) => {
-                        let price = pricing.lookup(config.model_for_trace(trace))?;
-                        check_model(trace, config, price).err()
+                        let price = pricing.lookup(config.model_for_trace(*trace))?;
+                        check_model(*trace, config, price).err()
                     }
                     Err(e) => Some(e),
                 };
                 match refusal {
-                    None => a.applies[t][c] = true,
+                    None => a.applies[t * n + c] = true,
                     Some(e) => {
                         first_refusal.get_or_insert(e);
                     }
                 }
             }
             if let Some(e) = first_refusal
-                && !a.applies.iter().any(|row| row[c])
+                && a.refused(c) == traces.len()
             {
                 return Err(e);
             }
@@ -133,13 +137,13 @@ impl Applicability {
             configs,
             grid: grid.len(),
             baselines,
-            applies: vec![vec![false; n]; traces],
+            applies: vec![false; n * traces],
         })
     }
 
     /// How many traces were checked.
     pub fn traces(&self) -> usize {
-        self.applies.len()
+        self.baselines.len()
     }
 
     /// The configs: the grid, then the baselines it lacks.
@@ -160,12 +164,12 @@ impl Applicability {
     /// Whether config `c` (an index into [`Applicability::configs`]) is
     /// replayed over trace `t`.
     pub fn applies(&self, t: usize, c: usize) -> bool {
-        self.applies[t][c]
+        self.applies[t * self.configs.len() + c]
     }
 
     /// How many traces config `c` is not replayed over.
     pub fn refused(&self, c: usize) -> usize {
-        self.applies.iter().filter(|row| !row[c]).count()
+        (0..self.traces()).filter(|&t| !self.applies(t, c)).count()
     }
 
     /// The same answers for the traces `which` names (indices), in that
@@ -175,7 +179,10 @@ impl Applicability {
             configs: self.configs.clone(),
             grid: self.grid,
             baselines: which.iter().map(|&t| self.baselines[t]).collect(),
-            applies: which.iter().map(|&t| self.applies[t].clone()).collect(),
+            applies: which
+                .iter()
+                .flat_map(|&t| (0..self.configs.len()).map(move |c| self.applies(t, c)))
+                .collect(),
         }
     }
 }
@@ -183,7 +190,7 @@ impl Applicability {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::load_str;
+    use crate::trace::{Trace, load_str};
 
     /// A trace of `provider` whose one call recorded a marker when `marked`.
     fn trace(name: &str, provider: &str, marked: bool) -> Trace {

@@ -4,86 +4,96 @@
 use crate::cost::pricing::ModelPrice;
 use crate::engine::cache::ProviderKind;
 use crate::policy::{Cache, Compaction, Config};
-use crate::trace::Trace;
+use crate::trace::TraceFacts;
 
 use super::ReplayError;
 
 /// A trace as an error names it: its name and, when known, its file.
-pub fn trace_label(trace: &Trace) -> String {
-    match &trace.source {
-        Some(file) => format!("{} ({file})", trace.name),
-        None => trace.name.clone(),
+pub fn trace_label(trace: &(impl TraceFacts + ?Sized)) -> String {
+    match trace.source() {
+        Some(file) => format!("{} ({file})", trace.name()),
+        None => trace.name().to_owned(),
     }
 }
 
 /// Checks that `config` can apply to `trace` before anything runs.
-pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
+pub fn check_config(
+    trace: &(impl TraceFacts + ?Sized),
+    config: &Config,
+) -> Result<(), ReplayError> {
     let kind = config.cache.kind();
     let markers = kind.places_markers() && kind != crate::policy::CacheKind::Recorded;
-    if markers && !trace.provider.speaks_cache_control() {
+    if markers && !trace.provider().speaks_cache_control() {
         return Err(ReplayError::Config {
             trace: trace_label(trace),
             reason: format!(
                 "cache policy {} places cache_control markers, which provider {} does not accept",
-                config.cache, trace.provider
+                config.cache,
+                trace.provider()
             ),
         });
     }
-    if matches!(config.cache, Cache::OpenAiAuto { .. }) && trace.provider != ProviderKind::OpenAi {
+    if matches!(config.cache, Cache::OpenAiAuto { .. }) && trace.provider() != ProviderKind::OpenAi
+    {
         return Err(ReplayError::Config {
             trace: trace_label(trace),
             reason: format!(
                 "cache policy {} is OpenAI's automatic cache, and this trace's provider is {}",
-                config.cache, trace.provider
+                config.cache,
+                trace.provider()
             ),
         });
     }
     if matches!(config.cache, Cache::GeminiImplicit { .. })
-        && trace.provider != ProviderKind::Google
+        && trace.provider() != ProviderKind::Google
     {
         return Err(ReplayError::Config {
             trace: trace_label(trace),
             reason: format!(
                 "cache policy {} is Gemini's implicit cache, and this trace's provider is {}",
-                config.cache, trace.provider
+                config.cache,
+                trace.provider()
             ),
         });
     }
     if matches!(config.cache, Cache::BedrockCachePoint { .. })
-        && trace.provider != ProviderKind::BedrockConverse
+        && trace.provider() != ProviderKind::BedrockConverse
     {
         return Err(ReplayError::Config {
             trace: trace_label(trace),
             reason: format!(
                 "cache policy {} places Bedrock Converse cachePoint blocks, and this trace's provider is {}",
-                config.cache, trace.provider
+                config.cache,
+                trace.provider()
             ),
         });
     }
-    if config.cache == Cache::GeminiExplicit && trace.provider != ProviderKind::Google {
+    if config.cache == Cache::GeminiExplicit && trace.provider() != ProviderKind::Google {
         return Err(ReplayError::Config {
             trace: trace_label(trace),
             reason: format!(
                 "cache policy {} stores Gemini cached contents, and this trace's provider is {}",
-                config.cache, trace.provider
+                config.cache,
+                trace.provider()
             ),
         });
     }
     if matches!(config.cache, Cache::OpenAiBreakpoints { .. })
-        && trace.provider != ProviderKind::OpenAi
+        && trace.provider() != ProviderKind::OpenAi
     {
         return Err(ReplayError::Config {
             trace: trace_label(trace),
             reason: format!(
                 "cache policy {} places OpenAI's prompt_cache_breakpoints, and this trace's provider is {}",
-                config.cache, trace.provider
+                config.cache,
+                trace.provider()
             ),
         });
     }
     if config.cache == Cache::Recorded && !trace.has_markers() {
         let others: Vec<&str> = crate::policy::CacheKind::ALL
             .into_iter()
-            .filter(|k| *k != crate::policy::CacheKind::Recorded && k.runs_on(trace.provider))
+            .filter(|k| *k != crate::policy::CacheKind::Recorded && k.runs_on(trace.provider()))
             .map(crate::policy::CacheKind::name)
             .collect();
         return Err(ReplayError::Config {
@@ -91,7 +101,7 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             reason: format!(
                 "cache policy recorded replays the markers the requests carried, and this trace recorded none; choose {} instead{}",
                 others.join(", "),
-                if trace.provider.speaks_cache_control() {
+                if trace.provider().speaks_cache_control() {
                     format!(
                         " ({} replays what Claude Code does)",
                         crate::policy::CacheKind::ClaudeCode.name()
@@ -102,7 +112,7 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             ),
         });
     }
-    if trace.provider != ProviderKind::Anthropic
+    if trace.provider() != ProviderKind::Anthropic
         && matches!(config.compaction, Compaction::ClearToolUses(_))
     {
         return Err(ReplayError::Config {
@@ -110,7 +120,7 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
             reason: format!(
                 "{} is an Anthropic API feature; provider is {}",
                 config.compaction.kind().name(),
-                trace.provider
+                trace.provider()
             ),
         });
     }
@@ -121,7 +131,11 @@ pub fn check_config(trace: &Trace, config: &Config) -> Result<(), ReplayError> {
 /// prices `trace` with: OpenAI's breakpoints only on the models that take
 /// them (GPT-5.6 and later), Gemini's cached contents only where their
 /// storage price is known.
-pub fn check_model(trace: &Trace, config: &Config, price: &ModelPrice) -> Result<(), ReplayError> {
+pub fn check_model(
+    trace: &(impl TraceFacts + ?Sized),
+    config: &Config,
+    price: &ModelPrice,
+) -> Result<(), ReplayError> {
     if config.cache == Cache::GeminiExplicit && price.cache_storage_per_mtok_hour.is_none() {
         return Err(ReplayError::Config {
             trace: trace_label(trace),

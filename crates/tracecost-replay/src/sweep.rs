@@ -251,9 +251,9 @@ impl RequestShape {
 impl<'c> AccountSweep<'c> {
     /// A sweep of the traces `applicability` checked (one account's), whose
     /// request shapes are `shapes` (in the same order).
-    pub fn new(
+    pub fn new<S: std::borrow::Borrow<RequestShape>>(
         applicability: &'c Applicability,
-        shapes: &[RequestShape],
+        shapes: &[S],
         ctx: ReplayContext<'c>,
         recall_cost_usd: Option<f64>,
     ) -> Result<Self, ReplayError> {
@@ -282,8 +282,10 @@ impl<'c> AccountSweep<'c> {
             if !mask.iter().any(|m| *m) {
                 continue;
             }
-            let subset: Vec<&RequestShape> =
-                (0..n).filter(|&t| mask[t]).map(|t| &shapes[t]).collect();
+            let subset: Vec<&RequestShape> = (0..n)
+                .filter(|&t| mask[t])
+                .map(|t| std::borrow::Borrow::borrow(&shapes[t]))
+                .collect();
             let mask = std::sync::Arc::new(mask);
             for group in same_requests(&subset, &configs, ctx.opts.build) {
                 runs.push(SharedRun {

@@ -187,6 +187,84 @@ impl Trace {
     }
 }
 
+/// What choosing, checking and naming a trace's configs read of it: who it
+/// is (its name, session, file and account), what it was sent to, the
+/// policy that ran, and whether its requests carried cache markers. A whole
+/// [`Trace`] tells it, and so does an outline a plan keeps of a trace whose
+/// content waits on disk; code that needs no more than this takes either.
+pub trait TraceFacts {
+    /// [`Trace::name`].
+    fn name(&self) -> &str;
+    /// [`Trace::session`].
+    fn session(&self) -> Option<&str>;
+    /// [`Trace::source`].
+    fn source(&self) -> Option<&str>;
+    /// [`Trace::account`].
+    fn account(&self) -> Option<&str>;
+    /// [`Trace::provider`].
+    fn provider(&self) -> ProviderKind;
+    /// [`Trace::model`].
+    fn model(&self) -> &str;
+    /// [`Trace::status_quo`].
+    fn status_quo(&self) -> Option<&str>;
+    /// [`Trace::has_markers`].
+    fn has_markers(&self) -> bool;
+}
+
+impl TraceFacts for Trace {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+    fn source(&self) -> Option<&str> {
+        self.source.as_deref()
+    }
+    fn account(&self) -> Option<&str> {
+        self.account.as_deref()
+    }
+    fn provider(&self) -> ProviderKind {
+        self.provider
+    }
+    fn model(&self) -> &str {
+        &self.model
+    }
+    fn status_quo(&self) -> Option<&str> {
+        self.status_quo.as_deref()
+    }
+    fn has_markers(&self) -> bool {
+        Trace::has_markers(self)
+    }
+}
+
+impl<T: TraceFacts + ?Sized> TraceFacts for &T {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn session(&self) -> Option<&str> {
+        (**self).session()
+    }
+    fn source(&self) -> Option<&str> {
+        (**self).source()
+    }
+    fn account(&self) -> Option<&str> {
+        (**self).account()
+    }
+    fn provider(&self) -> ProviderKind {
+        (**self).provider()
+    }
+    fn model(&self) -> &str {
+        (**self).model()
+    }
+    fn status_quo(&self) -> Option<&str> {
+        (**self).status_quo()
+    }
+    fn has_markers(&self) -> bool {
+        (**self).has_markers()
+    }
+}
+
 static EMPTY_PROMPT: Prompt = Prompt {
     system: Vec::new(),
     tools: Vec::new(),

@@ -10,10 +10,16 @@ use crate::replay::sweep::TraceSweep;
 use crate::sweep_view::SweepView;
 
 use super::story::own_pick_text;
+use super::{CHUNK, ReportError};
 
 /// The sessions' figures, most expensive first, as CSV: one row per
-/// session (its traces summed), the traces named in one field.
-pub(super) fn sessions_csv(fleet: &Fleet) -> String {
+/// session (its traces summed), the traces named in one field. The text
+/// goes to `out` a chunk at a time (`out` takes it), as a fleet has rows
+/// for every session.
+pub(super) fn sessions_csv(
+    fleet: &Fleet,
+    out: &mut dyn FnMut(&mut String) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
     let mut s = String::from(
         "session,project,started,traces,trace_names,calls,recorded_calls,recorded_cost_usd,status_quo_usd,recommended_usd,savings_usd,savings_pct,own_pick,own_pick_usd,own_pick_savings_pct\n",
     );
@@ -39,8 +45,11 @@ pub(super) fn sessions_csv(fleet: &Fleet) -> String {
             r.own_pick.cost_usd,
             r.own_pick.savings_pct
         );
+        if s.len() >= CHUNK {
+            out(&mut s)?;
+        }
     }
-    s
+    out(&mut s)
 }
 
 /// The rows of `results.csv` for one trace of `session`: the sweep's CSV

@@ -11,14 +11,15 @@ use crate::app::identity::slug;
 use crate::charts::{Chart, ChartError, render_svg, suggested_height};
 use crate::fmt::{dollars, html_escape, thousands};
 
-use super::Assumptions;
 use super::html_tables::{
-    Detail, calls_table, code_spans, config_html, configs_table, sessions_table, sweep_table,
+    Detail, calls_table, code_spans, config_html, configs_table, sessions_table,
+    sessions_table_out, sweep_table,
 };
 use super::story::{
     KEEP, basis_line, fleet_lines, fleet_stability_line, headline, notes, now_detail, reasoning,
     risk_text, stability_verdict,
 };
+use super::{Assumptions, ReportError};
 
 /// The pages' stylesheet, inline in each page so that a page opened alone
 /// (an artifact downloaded from CI) looks as it should.
@@ -261,8 +262,13 @@ pub(super) fn figures(s: &mut String, charts: &[Figure], root: &str, files: bool
 }
 
 /// `sessions/index.html` of a split report: every session, most expensive
-/// first.
-pub(super) fn sessions_page(fleet: &Fleet, traces: usize, detail: Detail<'_>) -> String {
+/// first, handed to `out` a chunk at a time (`out` takes the text).
+pub(super) fn sessions_page(
+    fleet: &Fleet,
+    traces: usize,
+    detail: Detail<'_>,
+    out: &mut dyn FnMut(&mut String) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
     let mut s = String::new();
     page_head(&mut s, "Sessions — tracecost");
     let _ = writeln!(
@@ -279,9 +285,9 @@ pub(super) fn sessions_page(fleet: &Fleet, traces: usize, detail: Detail<'_>) ->
         );
     }
     // Links from this page are relative to `sessions/` itself.
-    sessions_table(&mut s, fleet, &fleet.per_session, detail, "../");
+    sessions_table_out(&mut s, fleet, &fleet.per_session, detail, "../", out)?;
     s.push_str("</body>\n</html>\n");
-    s
+    out(&mut s)
 }
 
 /// A trace's own page in a split report, linking back to the fleet page

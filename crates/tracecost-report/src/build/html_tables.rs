@@ -10,6 +10,7 @@ use crate::fmt::{dollars, html_escape, thousands};
 use crate::replay::sweep::{SweepRow, TraceSweep};
 
 use super::story::{own_pick_text, session_title, trace_label};
+use super::{CHUNK, ReportError};
 
 /// The fleet's configs, cheapest first.
 pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
@@ -94,6 +95,21 @@ pub(super) fn sessions_table(
     detail: Detail<'_>,
     root: &str,
 ) {
+    // Nothing goes anywhere before the table is whole: nothing can fail.
+    let _ = sessions_table_out(s, fleet, sessions, detail, root, &mut |_| Ok(()));
+}
+
+/// [`sessions_table`], handing `s` to `out` (which takes its text)
+/// whenever it has grown past [`CHUNK`]: a page of every session of a
+/// fleet is written a chunk at a time.
+pub(super) fn sessions_table_out(
+    s: &mut String,
+    fleet: &Fleet,
+    sessions: &[SessionFigures],
+    detail: Detail<'_>,
+    root: &str,
+    out: &mut dyn FnMut(&mut String) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
     // Where the answer is to keep what runs, a session costs under it what
     // it costs now: those columns would repeat the status quo.
     let keep = fleet.answer.keep_status_quo;
@@ -148,8 +164,12 @@ pub(super) fn sessions_table(
             config_html(&own_pick_text(r)),
             r.own_pick.savings_pct
         );
+        if s.len() >= CHUNK {
+            out(s)?;
+        }
     }
     s.push_str("</table>\n");
+    Ok(())
 }
 
 /// A config string for HTML: escaped, each part kept whole (a `-` or `=`

@@ -36,7 +36,7 @@ use csv::{results_csv_rows, sessions_csv};
 use html::{Figure, html, sessions_page, trace_page, trace_section};
 use html_tables::Detail;
 use html_tables::trace_link;
-use results_json::{indented, json, json_pretty, json_trace};
+use results_json::{indented, json, json_pretty, json_trace, write_json_indented};
 use summary_md::{SUMMARY_SECTIONS_MAX, summary_md};
 
 /// Version tag of `results.json`.
@@ -674,12 +674,17 @@ impl<'s> ReportWriter<'s> {
             split: self.split,
             paged: paged.as_ref(),
         };
-        let tail = format!(
-            "{}  ],\n  \"fleet\": {}\n}}\n",
-            if self.traces == 0 { "" } else { "\n" },
-            indented(&json_pretty(fleet), 2)
+        // The fleet's answer lists every session: written as it is
+        // serialized, never held whole.
+        let head = format!(
+            "{}  ],\n  \"fleet\": ",
+            if self.traces == 0 { "" } else { "\n" }
         );
-        self.append("results.json", tail.as_bytes())?;
+        self.append("results.json", head.as_bytes())?;
+        let mut json = Appender::new(&mut self, "results.json");
+        write_json_indented(fleet, 2, &mut json)?;
+        json.finish()?;
+        self.append("results.json", b"\n}\n")?;
         // The fleet's charts: files beside the page, and inline in it.
         let mut fleet_svgs = Vec::new();
         if sessions.len() > 1 {
@@ -702,8 +707,12 @@ impl<'s> ReportWriter<'s> {
         );
         self.put("index.html", index.as_bytes())?;
         if self.split {
-            let page = sessions_page(fleet, sessions.len(), detail);
-            self.put("sessions/index.html", page.as_bytes())?;
+            self.put("sessions/index.html", b"")?;
+            sessions_page(fleet, sessions.len(), detail, &mut |text| {
+                self.append("sessions/index.html", text.as_bytes())?;
+                text.clear();
+                Ok(())
+            })?;
         }
         // A few traces get a section each in summary.md; a fleet's are
         // named in its table of the most expensive.
@@ -723,8 +732,57 @@ impl<'s> ReportWriter<'s> {
             paged.as_ref().map(|p| p.len()),
         );
         self.put("summary.md", summary.as_bytes())?;
-        self.put("sessions.csv", sessions_csv(fleet).as_bytes())?;
+        self.put("sessions.csv", b"")?;
+        sessions_csv(fleet, &mut |text| {
+            self.append("sessions.csv", text.as_bytes())?;
+            text.clear();
+            Ok(())
+        })?;
         Ok(self.files.into_keys().collect())
+    }
+}
+
+/// Bytes of a file that lists every session (`sessions.csv`, the page of
+/// sessions, the fleet's answer in `results.json`) gathered before they go
+/// to the sink: such a file grows with the fleet and is never held whole.
+const CHUNK: usize = 1 << 16;
+
+/// An `io::Write` that appends to one file of the report a chunk at a
+/// time ([`CHUNK`]); [`Appender::finish`] appends the rest.
+struct Appender<'w, 's> {
+    writer: &'w mut ReportWriter<'s>,
+    rel: &'static str,
+    buf: Vec<u8>,
+}
+
+impl<'w, 's> Appender<'w, 's> {
+    fn new(writer: &'w mut ReportWriter<'s>, rel: &'static str) -> Self {
+        Appender {
+            writer,
+            rel,
+            buf: Vec::with_capacity(CHUNK),
+        }
+    }
+
+    fn finish(mut self) -> Result<(), ReportError> {
+        self.writer.append(self.rel, &self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl io::Write for Appender<'_, '_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= CHUNK {
+            self.writer.sink.append(self.rel, &self.buf)?;
+            self.buf.clear();
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

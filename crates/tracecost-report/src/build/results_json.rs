@@ -36,6 +36,44 @@ pub(super) fn indented(text: &str, n: usize) -> String {
     out
 }
 
+/// Writes `v` to `out` as [`indented`] by `n` of [`json_pretty`] of it,
+/// the same bytes, without holding the text: a fleet's answer in
+/// `results.json` lists every session.
+pub(super) fn write_json_indented<T: Serialize + ?Sized>(
+    v: &T,
+    n: usize,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut indent = Indent { out, pad: n };
+    serde_json::to_writer_pretty(&mut indent, v).map_err(std::io::Error::from)
+}
+
+/// Every line after the first indented by `pad` spaces, as [`indented`]
+/// does: line breaks in pretty JSON come from the layout only.
+struct Indent<'o> {
+    out: &'o mut dyn std::io::Write,
+    pad: usize,
+}
+
+impl std::io::Write for Indent<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            self.out.write_all(&rest[..=i])?;
+            for _ in 0..self.pad {
+                self.out.write_all(b" ")?;
+            }
+            rest = &rest[i + 1..];
+        }
+        self.out.write_all(rest)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
 #[derive(Serialize)]
 pub(super) struct JsonPick<'a> {
     config: &'a Config,
@@ -212,5 +250,27 @@ pub(super) fn json_trace<'a>(session: &'a str, r: &'a TraceReport, detail: bool)
         }),
         calls_baseline: detail.then(|| JsonCalls(&h.base.result.calls)),
         calls_recommended: detail.then(|| JsonCalls(&h.rec.result.calls)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_written_indented_is_the_indented_pretty_text() {
+        let v = serde_json::json!({
+            "a": [1, 2.5, null, {"b": "two\nlines \"quoted\"\r\n", "c": []}],
+            "d": {},
+            "e": "x",
+        });
+        for n in [0, 2, 4] {
+            let mut out = Vec::new();
+            write_json_indented(&v, n, &mut out).unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                indented(&json_pretty(&v), n)
+            );
+        }
     }
 }

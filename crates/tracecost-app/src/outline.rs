@@ -1,0 +1,168 @@
+//! What a plan keeps of each trace for the whole run: its names, what it
+//! was sent to, and what the plan reads of its calls ([`TraceHead`],
+//! whether they carried cache markers), without its messages, prompts or
+//! calls. A fleet's traces wait on disk while it is replayed; their
+//! outlines are all that stays in memory of them, so an outline is small:
+//! the strings traces share (their file, account, project, model, status
+//! quo) are held once ([`SharedStrings`]).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::engine::cache::ProviderKind;
+use crate::plan::TraceHead;
+use crate::trace::{Trace, TraceFacts};
+
+/// A trace without its content: what choosing, checking and naming its
+/// configs read ([`TraceFacts`]), and its [`TraceHead`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceOutline {
+    /// [`Trace::name`] (the plan may have told traces of one name apart).
+    pub name: String,
+    /// [`Trace::session`] (likewise).
+    pub session: Option<String>,
+    /// [`Trace::source`].
+    pub source: Option<Arc<str>>,
+    /// [`Trace::account`].
+    pub account: Option<Arc<str>>,
+    /// [`Trace::project`].
+    pub project: Option<Arc<str>>,
+    /// [`Trace::provider`].
+    pub provider: ProviderKind,
+    /// [`Trace::model`].
+    pub model: Arc<str>,
+    /// [`Trace::status_quo`].
+    pub status_quo: Option<Arc<str>>,
+    /// [`Trace::has_markers`].
+    pub markers: bool,
+    /// What a replay reads of its calls before it reads the trace.
+    pub head: TraceHead,
+}
+
+impl TraceOutline {
+    /// `trace`'s outline, its shared strings taken from `shared`.
+    pub fn of(trace: &Trace, shared: &mut SharedStrings) -> Self {
+        TraceOutline {
+            name: trace.name.clone(),
+            session: trace.session.clone(),
+            source: trace.source.as_deref().map(|s| shared.get(s)),
+            account: trace.account.as_deref().map(|s| shared.get(s)),
+            project: trace.project.as_deref().map(|s| shared.get(s)),
+            provider: trace.provider,
+            model: shared.get(&trace.model),
+            status_quo: trace.status_quo.as_deref().map(|s| shared.get(s)),
+            markers: trace.has_markers(),
+            head: TraceHead::of(trace),
+        }
+    }
+
+    /// Gives `trace` (this outline's, read back whole) the names the plan
+    /// gave this outline.
+    pub fn give_names(&self, trace: &mut Trace) {
+        trace.name.clone_from(&self.name);
+        trace.session.clone_from(&self.session);
+        trace.source = self.source.as_deref().map(str::to_owned);
+    }
+}
+
+impl TraceFacts for TraceOutline {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+    fn source(&self) -> Option<&str> {
+        self.source.as_deref()
+    }
+    fn account(&self) -> Option<&str> {
+        self.account.as_deref()
+    }
+    fn provider(&self) -> ProviderKind {
+        self.provider
+    }
+    fn model(&self) -> &str {
+        &self.model
+    }
+    fn status_quo(&self) -> Option<&str> {
+        self.status_quo.as_deref()
+    }
+    fn has_markers(&self) -> bool {
+        self.markers
+    }
+}
+
+/// Strings many traces share, each held once: a fleet's traces name a few
+/// files, accounts, projects, models and status quos between them.
+#[derive(Debug, Default)]
+pub struct SharedStrings(HashSet<Arc<str>>);
+
+impl SharedStrings {
+    /// `s`, shared with every other string equal to it got here.
+    pub fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(held) = self.0.get(s) {
+            return held.clone();
+        }
+        let held: Arc<str> = Arc::from(s);
+        self.0.insert(held.clone());
+        held
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outline_tells_what_its_trace_tells_and_shares_its_strings() {
+        let mut shared = SharedStrings::default();
+        let mut a = crate::trace::generate::session(6, 1);
+        a.source = Some("in/fleet.jsonl".into());
+        a.account = Some("team".into());
+        a.session = Some("s".into());
+        let mut b = crate::trace::generate::session(4, 2);
+        b.source = a.source.clone();
+        b.account = a.account.clone();
+        for t in [&a, &b] {
+            let o = TraceOutline::of(t, &mut shared);
+            assert_eq!(TraceFacts::name(&o), TraceFacts::name(t));
+            assert_eq!(TraceFacts::session(&o), TraceFacts::session(t));
+            assert_eq!(TraceFacts::source(&o), TraceFacts::source(t));
+            assert_eq!(TraceFacts::account(&o), TraceFacts::account(t));
+            assert_eq!(TraceFacts::provider(&o), TraceFacts::provider(t));
+            assert_eq!(TraceFacts::model(&o), TraceFacts::model(t));
+            assert_eq!(TraceFacts::status_quo(&o), TraceFacts::status_quo(t));
+            assert_eq!(o.markers, t.has_markers());
+            assert_eq!(o.head, TraceHead::of(t));
+            assert_eq!(o.project.as_deref(), t.project.as_deref());
+        }
+        // The second trace's file and account are the first's, held once.
+        let (oa, ob) = (
+            TraceOutline::of(&a, &mut shared),
+            TraceOutline::of(&b, &mut shared),
+        );
+        assert!(Arc::ptr_eq(
+            oa.source.as_ref().unwrap(),
+            ob.source.as_ref().unwrap()
+        ));
+        assert!(Arc::ptr_eq(
+            oa.account.as_ref().unwrap(),
+            ob.account.as_ref().unwrap()
+        ));
+    }
+
+    #[test]
+    fn a_trace_read_back_takes_the_names_of_its_outline() {
+        let mut shared = SharedStrings::default();
+        let mut t = crate::trace::generate::session(3, 1);
+        t.source = Some("a.jsonl".into());
+        let mut o = TraceOutline::of(&t, &mut shared);
+        o.name = "renamed".into();
+        o.session = Some("its-session".into());
+        let mut back = crate::trace::generate::session(3, 1);
+        o.give_names(&mut back);
+        assert_eq!(back.name, "renamed");
+        assert_eq!(back.session.as_deref(), Some("its-session"));
+        assert_eq!(back.source.as_deref(), Some("a.jsonl"));
+    }
+}
