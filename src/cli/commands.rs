@@ -63,7 +63,11 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             Ok(Outcome::Success)
         }
         Command::Report(a) => {
-            let plan = a.plan()?;
+            let cache = match &a.cache_dir {
+                Some(dir) => Some(app::fleet_cache::FleetCache::open(dir, &tool_build()?)?),
+                None => None,
+            };
+            let plan = a.plan(cache.as_ref())?;
             // The load's buffers are gone; the replay starts from what is kept.
             super::memory::give_back();
             let mut out = super::output::StagedDir::new(&a.out)?;
@@ -80,18 +84,18 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             if a.in_memory {
                 writer = writer.lines_in_memory();
             }
-            let cache = match &a.cache_dir {
-                Some(dir) if writer.pages_only_for_some() => Some(
-                    app::fleet_cache::FleetCache::open(dir, &plan.sweep, &tool_build()?)?,
-                ),
-                Some(dir) => {
+            let cache = match (cache, &a.cache_dir) {
+                (Some(cache), _) if writer.pages_only_for_some() => {
+                    Some(cache.for_plan(&plan.sweep))
+                }
+                (Some(_), Some(dir)) => {
                     eprintln!(
-                        "tracecost: {} not used: every trace gets a page in this report, so every trace is replayed",
+                        "tracecost: {} not used for the replay: every trace gets a page in this report, so every trace is replayed",
                         dir.display()
                     );
                     None
                 }
-                None => None,
+                _ => None,
             };
             let outcome = with_progress(|bar| {
                 app::report_with(

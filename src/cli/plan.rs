@@ -248,7 +248,12 @@ impl SweepArgs {
 }
 
 impl ReportArgs {
-    pub(super) fn plan(&self) -> Result<ReportPlan, AppError> {
+    /// The report's plan; with `cache`, lines of JSON Lines inputs read
+    /// before are not parsed again ([`crate::app::fleet_cache::load_stored`]).
+    pub(super) fn plan(
+        &self,
+        cache: Option<&crate::app::fleet_cache::FleetCache>,
+    ) -> Result<ReportPlan, AppError> {
         // Before anything is read: a report that cannot be written, or
         // would replace what is not its own, is refused at once.
         super::output::check_report_out(&self.out, &crate::app::input_paths(&self.inputs))?;
@@ -262,32 +267,12 @@ impl ReportArgs {
         }
         // Each trace goes to a temporary file as it is read; the plan is
         // made of their outlines.
-        let mut store = crate::app::store::TraceStore::new()?;
-        let mut outlines = Vec::new();
-        let mut failed = None;
         let bar = super::progress::Bar::new();
-        let loaded = crate::app::load_inputs_each_at(
-            &self.inputs,
-            &self.read.options(),
-            &bar,
-            &mut |t, origin| {
-                match store.put_at(&t, origin) {
-                    Ok(o) => outlines.push(o),
-                    // The store's own failure (the machine's) stops the load.
-                    Err(e) => {
-                        failed = Some(e);
-                        return Err(crate::app::InputError::Unusable(String::new()));
-                    }
-                }
-                Ok(())
-            },
-        );
+        let loaded =
+            crate::app::fleet_cache::load_stored(&self.inputs, &self.read.options(), &bar, cache);
         bar.finish();
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        report_loaded(&loaded?);
-        store.seal()?;
+        let (store, outlines, loaded) = loaded?;
+        report_loaded(&loaded);
         let options = sweep_options(&self.grid, models)?;
         Ok(ReportPlan {
             sweep: SweepPlan::from_grid_stored(outlines, store, self.grid.spec(), options, cost)?,

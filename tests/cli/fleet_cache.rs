@@ -267,7 +267,8 @@ fn a_damaged_cache_is_replayed_not_read() {
 
 /// `--cache-dir` with `--calls-jsonl` (which needs every call of every
 /// trace) is refused before anything runs; a report whose every trace gets
-/// a page says the cache is not used, and writes nothing into it.
+/// a page says the cache is not used for the replay, and keeps no segment
+/// in it.
 #[test]
 fn a_cache_that_cannot_serve_is_refused_or_said_unused() {
     let dir = tempfile::tempdir().unwrap();
@@ -292,8 +293,11 @@ fn a_cache_that_cannot_serve_is_refused_or_said_unused() {
         &dir.path().join("all"),
         &["--cache-dir", cache.to_str().unwrap()],
     );
-    assert!(err.contains("not used: every trace gets a page"), "{err}");
-    assert!(!cache.exists());
+    assert!(
+        err.contains("not used for the replay: every trace gets a page"),
+        "{err}"
+    );
+    assert!(!cache.join("tracecost-cache-v1/segments").exists());
 }
 
 /// Real sessions (accounts whose sessions overlap, continuations and

@@ -35,7 +35,9 @@ const LAYOUT: &str = "tracecost-cache-v1";
 #[derive(Debug)]
 pub struct FleetCache {
     dir: PathBuf,
-    /// The part of every key the plan gives.
+    /// The part of every key the build gives.
+    tool: Key,
+    /// The part of every key of a replay the plan gives (with the build's).
     plan: Key,
 }
 
@@ -47,6 +49,9 @@ pub enum EntryKind {
     Segment,
     /// A segment's traces checked for stability under one config.
     Stability,
+    /// A line of a JSON Lines input read before: its trace's outline and
+    /// request shape ([`KnownLine`]).
+    Line,
     /// One trace's page and full entries, for a report that pages it.
     Page,
 }
@@ -57,6 +62,7 @@ impl EntryKind {
             EntryKind::Segment => "segments",
             EntryKind::Stability => "stability",
             EntryKind::Page => "pages",
+            EntryKind::Line => "lines",
         }
     }
 }
@@ -86,20 +92,40 @@ pub fn digest_file(path: &Path) -> std::io::Result<Key> {
     }
 }
 
+/// The digest of a trace's bytes, as a cache keys it.
+pub fn bytes_digest(bytes: &[u8]) -> Key {
+    Sha256::digest(bytes).into()
+}
+
 impl FleetCache {
-    /// The cache in `dir` (made if missing) for the report `plan` runs,
-    /// with `tool` naming the program exactly (its version and build):
-    /// entries another plan or another build made are never read.
-    pub fn open(dir: &Path, plan: &SweepPlan, tool: &str) -> Result<Self, AppError> {
+    /// The cache in `dir` (made if missing), with `tool` naming the
+    /// program exactly (its version and build): entries another build made
+    /// are never read. Its lines ([`KnownLine`]) can be read at once; what
+    /// a replay kept, once the plan is known ([`Self::for_plan`]).
+    pub fn open(dir: &Path, tool: &str) -> Result<Self, AppError> {
         let root = dir.join(LAYOUT);
         std::fs::create_dir_all(&root).map_err(|source| AppError::Write {
             path: root.display().to_string(),
             source,
         })?;
+        let tool = digest([LAYOUT.as_bytes(), tool.as_bytes()]);
         Ok(FleetCache {
             dir: root,
-            plan: plan_key(plan, tool),
+            tool,
+            plan: tool,
         })
+    }
+
+    /// This cache for the report `plan` runs: entries another plan made
+    /// are never read.
+    pub fn for_plan(mut self, plan: &SweepPlan) -> Self {
+        self.plan = plan_key(plan, &self.tool);
+        self
+    }
+
+    /// The key of a line's entry: its digest, under this build.
+    fn line_key(&self, line: &Key) -> Key {
+        digest([&self.tool[..], b"line", &line[..]])
     }
 
     /// The key of an entry of `kind` for `parts`, under this plan.
@@ -226,7 +252,7 @@ impl Drop for EntryWriter {
 /// the models priced with, the price of a recall, and how every figure is
 /// priced and counted (the price table itself, the tokenizer, calibration,
 /// Batch, which traces share a cache).
-fn plan_key(plan: &SweepPlan, tool: &str) -> Key {
+fn plan_key(plan: &SweepPlan, tool: &Key) -> Key {
     let configs: Vec<String> = plan.configs().iter().map(ToString::to_string).collect();
     let options = format!(
         "{:?}|{:?}|{:?}|{:?}|{:?}",
@@ -237,7 +263,7 @@ fn plan_key(plan: &SweepPlan, tool: &str) -> Key {
         plan.cost.pricing,
     );
     digest(
-        [LAYOUT.as_bytes(), tool.as_bytes(), options.as_bytes()]
+        [&tool[..], options.as_bytes()]
             .into_iter()
             .chain(configs.iter().map(|c| c.as_bytes())),
     )
@@ -276,6 +302,188 @@ pub fn unframe(bytes: &[u8]) -> Option<Vec<&[u8]>> {
     Some(parts)
 }
 
+/// What a report keeps of a line of a JSON Lines input it read: the
+/// outline of the trace alone on it and the shape of its requests, under
+/// the digest of its bytes, so that a later report over the same line need
+/// not parse it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownLine {
+    /// The digest of the line's bytes.
+    pub digest: Key,
+    /// Its trace's outline, without its file.
+    pub record: crate::outline::OutlineRecord,
+    /// The shape of its trace's requests.
+    pub shape: crate::replay::sweep::RequestShape,
+}
+
+impl FleetCache {
+    /// The line whose bytes digest to `line`, when this build kept it.
+    pub fn known_line(&self, line: &Key) -> Option<KnownLine> {
+        let bytes = self.get(EntryKind::Line, &self.line_key(line))?;
+        let (record, shape) = rmp_serde::from_slice(&bytes).ok()?;
+        Some(KnownLine {
+            digest: *line,
+            record,
+            shape,
+        })
+    }
+
+    /// Keeps `known` for a later report.
+    pub fn keep_line(&self, known: &KnownLine) -> Result<(), AppError> {
+        let bytes = rmp_serde::to_vec(&(&known.record, &known.shape))
+            .map_err(|e| AppError::Internal(format!("a line's outline cannot be kept: {e}")))?;
+        self.put(EntryKind::Line, &self.line_key(&known.digest), &bytes)
+    }
+}
+
+/// Loads `paths` into a [`crate::store::TraceStore`] as a report does,
+/// giving each trace's outline; with `cache`, a line of a JSON Lines input
+/// read before (the same bytes, this build) is not parsed again: its
+/// outline and request shape come from the cache, and each trace's digest
+/// is kept in the store. A line read for the first time is kept in the
+/// cache when it held one trace and gave no warning.
+pub fn load_stored(
+    paths: &[PathBuf],
+    opts: &crate::plan::InputOptions,
+    progress: &dyn crate::progress::Progress,
+    cache: Option<&FleetCache>,
+) -> Result<
+    (
+        crate::store::TraceStore,
+        Vec<crate::outline::TraceOutline>,
+        crate::plan::Loaded,
+    ),
+    AppError,
+> {
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+
+    /// The store and outlines both the loader's hand-over and the lines
+    /// taken fill, and what was learned of the lines read ahead.
+    struct State {
+        store: crate::store::TraceStore,
+        outlines: Vec<crate::outline::TraceOutline>,
+        /// Lines known, in the order they come.
+        known: VecDeque<KnownLine>,
+        /// Digests of lines not known, in the order they come.
+        new: VecDeque<Key>,
+        /// The last line parsed: its trace's outline and shape, to keep.
+        last: Option<(
+            crate::outline::TraceOutline,
+            crate::replay::sweep::RequestShape,
+        )>,
+        failed: Option<AppError>,
+    }
+    struct Lines<'s> {
+        cache: &'s FleetCache,
+        state: &'s RefCell<State>,
+    }
+    impl crate::trace::KnownLines for Lines<'_> {
+        fn knows(&mut self, _: &Path, line: &[u8]) -> bool {
+            let key = bytes_digest(line);
+            let mut st = self.state.borrow_mut();
+            match self.cache.known_line(&key) {
+                Some(known) => {
+                    st.known.push_back(known);
+                    true
+                }
+                None => {
+                    st.new.push_back(key);
+                    false
+                }
+            }
+        }
+        fn take(
+            &mut self,
+            path: &Path,
+            origin: crate::trace::LineOrigin,
+        ) -> Result<(), crate::trace::TraceError> {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            let stored = match st.known.pop_front() {
+                Some(known) => st.store.put_known(path, origin, &known),
+                None => Err(AppError::Internal("a line taken that was not known".into())),
+            };
+            match stored {
+                Ok(o) => {
+                    st.outlines.push(o);
+                    Ok(())
+                }
+                Err(e) => {
+                    st.failed = Some(e);
+                    Err(crate::trace::TraceError::Io {
+                        path: path.display().to_string(),
+                        source: std::io::Error::other("stopped"),
+                    })
+                }
+            }
+        }
+        fn parsed(&mut self, alone: bool) {
+            let mut st = self.state.borrow_mut();
+            let digest = st.new.pop_front();
+            let last = st.last.take();
+            if let (true, Some(digest), Some((outline, shape))) = (alone, digest, last) {
+                st.store.set_last_digest(digest);
+                let known = KnownLine {
+                    digest,
+                    record: crate::outline::OutlineRecord::of(&outline),
+                    shape,
+                };
+                if let Err(e) = self.cache.keep_line(&known) {
+                    st.failed.get_or_insert(e);
+                }
+            }
+        }
+    }
+
+    let state = RefCell::new(State {
+        store: crate::store::TraceStore::new()?,
+        outlines: Vec::new(),
+        known: VecDeque::new(),
+        new: VecDeque::new(),
+        last: None,
+        failed: None,
+    });
+    let mut lines = cache.map(|cache| Lines {
+        cache,
+        state: &state,
+    });
+    let loaded = crate::plan::load_inputs_each_known(
+        paths,
+        opts,
+        progress,
+        lines
+            .as_mut()
+            .map(|l| l as &mut dyn crate::trace::KnownLines),
+        &mut |t, origin| {
+            let mut st = state.borrow_mut();
+            let alone = origin.is_some();
+            match st.store.put_at(&t, origin) {
+                Ok(o) => {
+                    if alone && cache.is_some() {
+                        let shape = st.store.shape(st.outlines.len()).clone();
+                        st.last = Some((o.clone(), shape));
+                    }
+                    st.outlines.push(o);
+                    Ok(())
+                }
+                // The store's own failure (the machine's) stops the load.
+                Err(e) => {
+                    st.failed = Some(e);
+                    Err(crate::plan::InputError::Unusable(String::new()))
+                }
+            }
+        },
+    );
+    let mut st = state.into_inner();
+    if let Some(e) = st.failed.take() {
+        return Err(e);
+    }
+    let loaded = loaded?;
+    st.store.seal()?;
+    Ok((st.store, st.outlines, loaded))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,6 +491,7 @@ mod tests {
     fn cache(dir: &Path) -> FleetCache {
         FleetCache {
             dir: dir.to_path_buf(),
+            tool: digest([&b"tool"[..]]),
             plan: digest([&b"plan"[..]]),
         }
     }

@@ -92,6 +92,71 @@ impl TraceFacts for TraceOutline {
     }
 }
 
+/// An outline as a cache keeps it ([`crate::fleet_cache`]): without its
+/// file, which is where the trace is read now, and with its strings its
+/// own.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OutlineRecord {
+    name: String,
+    session: Option<String>,
+    account: Option<String>,
+    project: Option<String>,
+    provider: String,
+    model: String,
+    status_quo: Option<String>,
+    markers: bool,
+    calls: usize,
+    first_start_ms: Option<u64>,
+    timestamps: bool,
+    span_ms: Option<(u64, u64)>,
+}
+
+impl OutlineRecord {
+    /// `o`'s record.
+    pub fn of(o: &TraceOutline) -> Self {
+        let own = |s: &Option<Arc<str>>| s.as_deref().map(str::to_owned);
+        OutlineRecord {
+            name: o.name.clone(),
+            session: o.session.clone(),
+            account: own(&o.account),
+            project: own(&o.project),
+            provider: o.provider.to_string(),
+            model: o.model.to_string(),
+            status_quo: own(&o.status_quo),
+            markers: o.markers,
+            calls: o.head.calls,
+            first_start_ms: o.head.first_start_ms,
+            timestamps: o.head.timestamps,
+            span_ms: o.head.span_ms,
+        }
+    }
+
+    /// The outline again, read from `source`, its shared strings taken
+    /// from `shared`; `None` when its provider is not one this build knows.
+    pub fn outline(&self, source: &str, shared: &mut SharedStrings) -> Option<TraceOutline> {
+        let source = Some(shared.get(source));
+        let model = shared.get(&self.model);
+        let mut share = |s: &Option<String>| s.as_deref().map(|s| shared.get(s));
+        Some(TraceOutline {
+            name: self.name.clone(),
+            session: self.session.clone(),
+            source,
+            account: share(&self.account),
+            project: share(&self.project),
+            provider: self.provider.parse().ok()?,
+            model,
+            status_quo: share(&self.status_quo),
+            markers: self.markers,
+            head: TraceHead {
+                calls: self.calls,
+                first_start_ms: self.first_start_ms,
+                timestamps: self.timestamps,
+                span_ms: self.span_ms,
+            },
+        })
+    }
+}
+
 /// Strings many traces share, each held once: a fleet's traces name a few
 /// files, accounts, projects, models and status quos between them.
 #[derive(Debug, Default)]
@@ -149,6 +214,20 @@ mod tests {
             oa.account.as_ref().unwrap(),
             ob.account.as_ref().unwrap()
         ));
+    }
+
+    #[test]
+    fn an_outline_kept_reads_back_as_it_was_from_its_file() {
+        let mut shared = SharedStrings::default();
+        for (calls, seed) in [(6, 1), (1, 3)] {
+            let mut t = crate::trace::generate::session(calls, seed);
+            t.source = Some("in/fleet.jsonl".into());
+            t.account = Some("team".into());
+            let o = TraceOutline::of(&t, &mut shared);
+            let kept = rmp_serde::to_vec(&OutlineRecord::of(&o)).unwrap();
+            let back: OutlineRecord = rmp_serde::from_slice(&kept).unwrap();
+            assert_eq!(back.outline("in/fleet.jsonl", &mut shared), Some(o));
+        }
     }
 
     #[test]

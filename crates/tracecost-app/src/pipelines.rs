@@ -520,9 +520,8 @@ impl<'c> CacheRun<'c> {
         let ids = (0..sp.traces().len())
             .into_par_iter()
             .map(|i| -> Result<Key, AppError> {
-                let bytes = sp.trace_bytes(i)?;
+                let own = sp.trace_digest(i)?;
                 let t = &sp.traces()[i];
-                let own = super::fleet_cache::digest([&bytes[..]]);
                 Ok(super::fleet_cache::digest([
                     &own[..],
                     t.name.as_bytes(),

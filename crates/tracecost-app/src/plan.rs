@@ -375,6 +375,18 @@ impl SweepPlan {
         }
     }
 
+    /// The digest of trace `i`'s bytes ([`Self::trace_bytes`]) as a cache
+    /// keys it: found as they were read when the load had a cache, else
+    /// read again now.
+    pub fn trace_digest(&self, i: usize) -> Result<super::fleet_cache::Key, AppError> {
+        if let Held::Stored(store) = &self.held
+            && let Some(d) = store.digest(i)
+        {
+            return Ok(d);
+        }
+        Ok(super::fleet_cache::bytes_digest(&self.trace_bytes(i)?))
+    }
+
     /// Trace `i`'s bytes: its line of the input (or its copy) when the
     /// traces are stored, its JSON line otherwise.
     pub fn trace_bytes(&self, i: usize) -> Result<Vec<u8>, AppError> {

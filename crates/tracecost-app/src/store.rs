@@ -33,6 +33,9 @@ pub struct TraceStore {
     shapes: Vec<RequestShape>,
     /// The strings the traces' outlines share.
     shared: SharedStrings,
+    /// Per trace, the digest of its bytes when it was found as they were
+    /// read (a report with a cache); shorter when the last have none.
+    digests: Vec<Option<super::fleet_cache::Key>>,
 }
 
 /// Where a stored trace is.
@@ -60,6 +63,7 @@ impl TraceStore {
             inputs: Vec::new(),
             shapes: Vec::new(),
             shared: SharedStrings::default(),
+            digests: Vec::new(),
         })
     }
 
@@ -95,6 +99,49 @@ impl TraceStore {
         self.entries.push(entry);
         self.shapes.push(RequestShape::of(trace));
         Ok(TraceOutline::of(trace, &mut self.shared))
+    }
+
+    /// Keeps the trace alone at `origin` of `path` without reading it: its
+    /// outline and request shape are known (a report's cache of the
+    /// lines it read before), and its digest; gives its outline.
+    pub fn put_known(
+        &mut self,
+        path: &Path,
+        origin: crate::trace::LineOrigin,
+        known: &super::fleet_cache::KnownLine,
+    ) -> Result<TraceOutline, AppError> {
+        let shown = path.display().to_string();
+        let outline = known
+            .record
+            .outline(&shown, &mut self.shared)
+            .ok_or_else(|| {
+                AppError::Internal(format!("{shown}: a kept outline names an unknown provider"))
+            })?;
+        let input = self.input(path)?;
+        self.entries.push(Entry::Input {
+            input,
+            at: origin.offset,
+            len: origin.len,
+            hash: origin.hash,
+        });
+        self.shapes.push(known.shape.clone());
+        self.digests.resize(self.entries.len() - 1, None);
+        self.digests.push(Some(known.digest));
+        Ok(outline)
+    }
+
+    /// Tells the store the digest of the bytes of the trace it kept last
+    /// ([`super::fleet_cache::digest`]), known as they were read.
+    pub fn set_last_digest(&mut self, digest: super::fleet_cache::Key) {
+        self.digests.resize(self.entries.len(), None);
+        if let Some(last) = self.digests.last_mut() {
+            *last = Some(digest);
+        }
+    }
+
+    /// The digest of trace `i`'s bytes, when it was found as they were read.
+    pub fn digest(&self, i: usize) -> Option<super::fleet_cache::Key> {
+        self.digests.get(i).copied().flatten()
     }
 
     /// The index of input `path` among those open, opened if new.

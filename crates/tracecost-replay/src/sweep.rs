@@ -219,7 +219,7 @@ pub(crate) struct SharedRun {
 /// history order, and how many results each call's history holds. Small
 /// (two numbers per result and call): a streamed sweep keeps one per
 /// trace of the account.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RequestShape {
     sizes: Vec<u64>,
     totals: Vec<usize>,
