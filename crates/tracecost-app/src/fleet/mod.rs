@@ -27,6 +27,8 @@ pub use session::{
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use serde::Serialize;
 
 use crate::policy::Config;
@@ -169,11 +171,16 @@ pub struct ProjectAnswer {
     pub answer: GroupAnswer,
 }
 
+/// How many summaries (or sessions' summaries) the answer reads back side
+/// by side: enough to keep every core decoding, few enough to hold.
+const DECODED_AT_ONCE: usize = 64;
+
 /// The fleet's answer over `sessions`. `configs` are the configs every
 /// session was replayed under.
 ///
-/// Two passes over the summaries, each reading one (or one session's) at a
-/// time: in the plan's order, the sums of the fleet, of each project and of
+/// Two passes over the summaries, each reading a batch of them (or of
+/// sessions' summaries) back side by side and summing them one at a time:
+/// in the plan's order, the sums of the fleet, of each project and of
 /// each day (sums of floats depend on their order, and this is the order of
 /// the answer held in memory); then session by session, what each
 /// recommendation saves on it and its own figures.
@@ -186,18 +193,25 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
     let mut by_project: BTreeMap<&str, AnswerSum<'_>> = BTreeMap::new();
     let mut days = DaySum::new(configs);
     let mut fidelities = Vec::new();
-    for i in 0..sessions.len() {
-        let s = sessions.get(i)?;
-        let rows = candidate_rows(&s, configs);
-        all.add(&s, &rows);
-        by_project
-            .entry(project_of[sessions.meta(i)?.session.as_str()])
-            .or_insert_with(|| AnswerSum::new(configs))
-            .add(&s, &rows);
-        days.add(&s, &rows);
-        fidelities.extend(super::fidelity::TraceFidelity::of_result(
-            &s.status_quo().result,
-        ));
+    // Summaries are read back (decoded) a batch at a time side by side,
+    // and summed one at a time in the plan's order.
+    for batch in (0..sessions.len())
+        .collect::<Vec<_>>()
+        .chunks(DECODED_AT_ONCE)
+    {
+        for (i, s) in batch.iter().zip(sessions.get_each(batch)?) {
+            let i = *i;
+            let rows = candidate_rows(&s, configs);
+            all.add(&s, &rows);
+            by_project
+                .entry(project_of[sessions.meta(i)?.session.as_str()])
+                .or_insert_with(|| AnswerSum::new(configs))
+                .add(&s, &rows);
+            days.add(&s, &rows);
+            fidelities.extend(super::fidelity::TraceFidelity::of_result(
+                &s.status_quo().result,
+            ));
+        }
     }
     let rec = all.pick();
     let per_project = by_project.len() > 1;
@@ -209,18 +223,24 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
     let mut savings = Vec::with_capacity(by_session.len());
     let mut project_savings: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut per_session = Vec::with_capacity(by_session.len());
-    for (name, places) in &by_session {
-        let group = sessions.group(places)?;
-        let mut refs: Vec<&SessionSummary> = group.iter().map(|s| &**s).collect();
-        savings.push(session_saving(&refs, rec.as_ref()));
-        if per_project {
-            let p = project_of[name];
-            project_savings
-                .entry(p)
-                .or_default()
-                .push(session_saving(&refs, project_recs[p].as_ref()));
+    let by_session: Vec<(&str, Vec<usize>)> = by_session.into_iter().collect();
+    for batch in by_session.chunks(DECODED_AT_ONCE) {
+        let groups = batch
+            .par_iter()
+            .map(|(_, places)| sessions.group(places))
+            .collect::<Result<Vec<_>, _>>()?;
+        for ((name, _), group) in batch.iter().zip(groups) {
+            let mut refs: Vec<&SessionSummary> = group.iter().map(|s| &**s).collect();
+            savings.push(session_saving(&refs, rec.as_ref()));
+            if per_project {
+                let p = project_of[name];
+                project_savings
+                    .entry(p)
+                    .or_default()
+                    .push(session_saving(&refs, project_recs[p].as_ref()));
+            }
+            per_session.push(session_figures(name, &mut refs, configs, rec.as_ref()));
         }
-        per_session.push(session_figures(name, &mut refs, configs, rec.as_ref()));
     }
     most_expensive_first(&mut per_session);
     let (answer_all, figures) = all.finish(savings);

@@ -177,6 +177,13 @@ impl Summaries {
         Ok(out)
     }
 
+    /// The summaries of the traces at `places`, in that order, read back
+    /// side by side.
+    pub fn get_each(&self, places: &[usize]) -> Result<Vec<Cow<'_, SessionSummary>>, AppError> {
+        use rayon::prelude::*;
+        places.par_iter().map(|&i| self.get(i)).collect()
+    }
+
     /// The summaries of the traces at `places`, in that order.
     pub fn group(&self, places: &[usize]) -> Result<Vec<Cow<'_, SessionSummary>>, AppError> {
         places.iter().map(|&i| self.get(i)).collect()
