@@ -723,14 +723,15 @@ impl<'c> CacheRun<'c> {
     }
 }
 
+/// A trace of a segment found in the cache: what the fleet's answer reads
+/// of it without its summary, its summary, and what the report wrote of it.
+type FoundTrace<'b> = (super::fleet::TraceMeta, &'b [u8], &'b [u8]);
+
 /// A segment's entry read back: per trace in the segment's order, what
 /// the fleet's answer reads of it without its summary, its summary (as
 /// [`super::store::encode_summary`] wrote it) and what the report wrote of
 /// it; `None` unless it holds each of its `traces` once.
-fn read_segment(
-    bytes: &[u8],
-    traces: usize,
-) -> Option<Vec<(super::fleet::TraceMeta, &[u8], &[u8])>> {
+fn read_segment(bytes: &[u8], traces: usize) -> Option<Vec<FoundTrace<'_>>> {
     let parts = super::fleet_cache::unframe(bytes)?;
     if parts.len() != traces * 4 {
         return None;
