@@ -2,15 +2,17 @@
 //! over a fleet that has grown (a month's sessions, reported each day)
 //! replays only what it has not seen: the unit kept is a segment of an
 //! account ([`crate::plan::segments`]), the traces that share a cache with
-//! no trace outside them (today a whole account, or a trace alone where
-//! traces do not share a cache: see [`crate::replay::longest_hold_ms`]),
-//! and the key of a segment is everything its
-//! figures depend on — the bytes of its traces, their names and sessions,
-//! and the plan (the grid, the prices, the tokenizer, the options, the
-//! tool itself). A segment whose key is found is not replayed: what the
-//! report keeps of each of its traces (its summary, its entries in the
-//! report) is read instead, and the report is byte for byte the one a run
-//! without the folder writes.
+//! no trace outside them (an account is cut where it goes longer without a
+//! call than any config's cache holds an entry: see
+//! [`crate::replay::longest_hold_ms`]), and the key of a segment is
+//! everything its figures depend on — the bytes of its traces, their names
+//! and sessions, and the plan (the grid, the prices, the tokenizer, the
+//! options, the tool itself). A segment whose key is found is not
+//! replayed: what the report keeps of each of its traces (its summary, its
+//! entries in the report) is read instead, and the report is byte for byte
+//! the one a run without the folder writes. The lines of JSON Lines inputs
+//! are kept too ([`KnownLine`]), so that a line read before is not parsed
+//! again.
 //!
 //! Entries are files named by their key's hex, written to a temporary
 //! name and renamed into place, each ending with the SHA-256 of what
