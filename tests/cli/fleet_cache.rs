@@ -332,3 +332,35 @@ fn the_real_corpora_read_from_the_cache_give_the_same_report() {
         assert_same(&second, &cold, corpus);
     }
 }
+
+/// A fleet whose recommendation is not what runs has its stubs checked on
+/// every trace: the counts are kept per segment and read back, and the
+/// report (its stability figures included) is the one without a cache.
+#[test]
+fn the_fleet_stability_check_read_from_the_cache_is_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("fleet.jsonl");
+    gen_fleet(&input, "12");
+    let grid = [
+        "--baseline",
+        "off+none",
+        "--compaction",
+        "off",
+        "--cache",
+        "none,tail",
+        "--sessions",
+        "2",
+    ];
+    let cache = dir.path().join("cache");
+    let with = [&grid[..], &["--cache-dir", cache.to_str().unwrap()]].concat();
+    let (cold, err) = report(&input, &dir.path().join("cold"), &grid);
+    assert!(err.contains("Recommended `off+tail"), "{err}");
+    let (first, _) = report(&input, &dir.path().join("first"), &with);
+    assert!(cache.join("tracecost-cache-v1/stability").is_dir());
+    let (second, err) = report(&input, &dir.path().join("second"), &with);
+    assert_eq!(cache_counts(&err).1, 0, "{err}");
+    assert_same(&first, &cold, "first");
+    assert_same(&second, &cold, "read back");
+    let summary = &second.iter().find(|(n, _)| n == "summary.md").unwrap().1;
+    assert!(String::from_utf8_lossy(summary).contains("stub(s)"));
+}
