@@ -74,10 +74,15 @@ impl EntryKind {
 pub fn digest<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Key {
     let mut h = Sha256::new();
     for p in parts {
-        h.update((p.len() as u64).to_le_bytes());
-        h.update(p);
+        framed(&mut h, p);
     }
     h.finalize().into()
+}
+
+/// Adds `part` to `h` after its length.
+fn framed(h: &mut Sha256, part: &[u8]) {
+    h.update((part.len() as u64).to_le_bytes());
+    h.update(part);
 }
 
 /// The SHA-256 of the file at `path`, read a block at a time.
@@ -133,11 +138,9 @@ impl FleetCache {
     /// The key of an entry of `kind` for `parts`, under this plan.
     pub fn key<'a>(&self, parts: impl IntoIterator<Item = &'a [u8]>) -> Key {
         let mut h = Sha256::new();
-        h.update((self.plan.len() as u64).to_le_bytes());
-        h.update(self.plan);
+        framed(&mut h, &self.plan);
         for p in parts {
-            h.update((p.len() as u64).to_le_bytes());
-            h.update(p);
+            framed(&mut h, p);
         }
         h.finalize().into()
     }
@@ -322,7 +325,10 @@ impl FleetCache {
     /// The line whose bytes digest to `line`, when this build kept it.
     pub fn known_line(&self, line: &Key) -> Option<KnownLine> {
         let bytes = self.get(EntryKind::Line, &self.line_key(line))?;
-        let (record, shape) = rmp_serde::from_slice(&bytes).ok()?;
+        let (record, shape): (crate::outline::OutlineRecord, _) =
+            rmp_serde::from_slice(&bytes).ok()?;
+        // A record this build cannot make an outline of is not known.
+        record.is_readable().then_some(())?;
         Some(KnownLine {
             digest: *line,
             record,

@@ -131,6 +131,12 @@ impl OutlineRecord {
         }
     }
 
+    /// Whether [`Self::outline`] gives an outline (its provider is one this
+    /// build knows).
+    pub fn is_readable(&self) -> bool {
+        self.provider.parse::<ProviderKind>().is_ok()
+    }
+
     /// The outline again, read from `source`, its shared strings taken
     /// from `shared`; `None` when its provider is not one this build knows.
     pub fn outline(&self, source: &str, shared: &mut SharedStrings) -> Option<TraceOutline> {

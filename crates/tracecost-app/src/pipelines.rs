@@ -462,16 +462,10 @@ fn replay_groups(
     for batch in groups.chunks(groups_at_once()) {
         let reports = batch
             .par_iter()
-            .map(|group| -> Result<Vec<_>, AppError> {
-                let applicability = sp.applicability.subset(group);
-                let shapes: Vec<_> = group.iter().map(|&i| sp.shape(i)).collect();
-                let mut sweep = crate::replay::sweep::AccountSweep::new(
-                    &applicability,
-                    &shapes,
-                    sp.cost.replay_context(memo, None),
-                    sp.recall_cost_usd,
-                )?;
-                report_group(sp, memo, group, &mut sweep)
+            .map(|group| {
+                with_account_sweep(sp, memo, group, &mut |sweep| {
+                    report_group(sp, memo, group, sweep)
+                })
             })
             .collect::<Vec<_>>();
         for reports in reports {
@@ -689,12 +683,16 @@ impl<'c> CacheRun<'c> {
         let page_key = |i: usize| self.cache.key([&self.ids[i][..], b"page"]);
         let mut again = std::collections::BTreeSet::new();
         let mut wanted = std::collections::BTreeSet::new();
+        // Pages read from the cache are there already.
+        let mut kept = std::collections::BTreeSet::new();
         for i in sink.pages_wanted() {
             let found = match self.cache.get(EntryKind::Page, &page_key(i)) {
                 Some(page) => sink.cached_page(i, &page)?,
                 None => false,
             };
-            if !found {
+            if found {
+                kept.insert(i);
+            } else {
                 wanted.insert(i);
                 again.insert(self.segment_of[i]);
             }
@@ -710,9 +708,8 @@ impl<'c> CacheRun<'c> {
             })?;
         }
         for (i, page) in sink.pages() {
-            let key = page_key(i);
-            if self.cache.get(EntryKind::Page, &key).as_deref() != Some(&page[..]) {
-                self.cache.put(EntryKind::Page, &key, &page)?;
+            if !kept.contains(&i) {
+                self.cache.put(EntryKind::Page, &page_key(i), &page)?;
             }
         }
         Ok(CacheUse {
@@ -772,6 +769,19 @@ fn stream_account(
     group: &[usize],
     emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
 ) -> Result<(), AppError> {
+    with_account_sweep(sp, memo, group, &mut |sweep| {
+        stream_with(sp, memo, group, sweep, emit)
+    })
+}
+
+/// Runs `f` with the sweep of the traces `group` names (sharing a cache):
+/// the configs that apply to them and their request shapes.
+fn with_account_sweep<R>(
+    sp: &SweepPlan,
+    memo: &TokenMemo,
+    group: &[usize],
+    f: &mut dyn FnMut(&mut crate::replay::sweep::AccountSweep<'_>) -> Result<R, AppError>,
+) -> Result<R, AppError> {
     let applicability = sp.applicability.subset(group);
     let shapes: Vec<_> = group.iter().map(|&i| sp.shape(i)).collect();
     let mut sweep = crate::replay::sweep::AccountSweep::new(
@@ -780,6 +790,17 @@ fn stream_account(
         sp.cost.replay_context(memo, None),
         sp.recall_cost_usd,
     )?;
+    f(&mut sweep)
+}
+
+/// [`stream_account`] with its sweep made.
+fn stream_with(
+    sp: &SweepPlan,
+    memo: &TokenMemo,
+    group: &[usize],
+    sweep: &mut crate::replay::sweep::AccountSweep<'_>,
+    emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
+) -> Result<(), AppError> {
     let first_starts: Vec<u64> = group
         .iter()
         .map(|&i| sp.head(i).first_start_ms.unwrap_or(0))

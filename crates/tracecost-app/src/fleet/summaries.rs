@@ -80,14 +80,7 @@ impl Summaries {
 
     /// Keeps the summary of the plan's trace `i`.
     pub fn put(&mut self, i: usize, summary: SessionSummary) -> Result<(), AppError> {
-        let Some(meta) = self.metas.get_mut(i) else {
-            return Err(AppError::Internal(format!(
-                "a summary for trace {} of {}",
-                i + 1,
-                self.metas.len()
-            )));
-        };
-        *meta = Some(TraceMeta::of(&summary));
+        *self.meta_slot(i)? = Some(TraceMeta::of(&summary));
         match &mut self.kept {
             Kept::Memory(v) => v[i] = Some(summary),
             Kept::Spilled(store) => store.put(i, &summary)?,
@@ -105,18 +98,19 @@ impl Summaries {
             })?;
             return self.put(i, summary);
         }
-        let Some(slot) = self.metas.get_mut(i) else {
-            return Err(AppError::Internal(format!(
-                "a summary for trace {} of {}",
-                i + 1,
-                self.metas.len()
-            )));
-        };
-        *slot = Some(meta);
+        *self.meta_slot(i)? = Some(meta);
         match &mut self.kept {
             Kept::Spilled(store) => store.put_encoded(i, bytes),
             Kept::Memory(_) => Ok(()),
         }
+    }
+
+    /// Where trace `i`'s meta goes: there is room for it.
+    fn meta_slot(&mut self, i: usize) -> Result<&mut Option<TraceMeta>, AppError> {
+        let len = self.metas.len();
+        self.metas
+            .get_mut(i)
+            .ok_or_else(|| AppError::Internal(format!("a summary for trace {} of {len}", i + 1)))
     }
 
     /// Ends writing; every trace must have its summary.
