@@ -423,7 +423,7 @@ pub(super) struct ReportArgs {
     /// Also write every call of every trace under every config to calls.jsonl in the report folder, a JSON object per line (trace_index, trace, session, config, then the call's figures as in results.json), written as each trace is replayed: for your own tools. About half a KB per call and config: gigabytes for a large fleet.
     #[arg(long)]
     pub(super) calls_jsonl: bool,
-    /// Keep what the report replays in this folder (made if missing) and reuse it: a later report over the same traces plus new ones replays only the new ones (with the traces that shared a prompt cache with them) and writes the same files a report without the folder would. Entries are keyed by the traces' bytes, the grid, the prices and options, and this build of tracecost, so nothing stale is read. Not with --calls-jsonl, which needs every call of every trace.
+    /// Keep what the report replays in this folder (made if missing) and reuse it: a later report over the same traces plus new ones replays only the new ones (with the traces that shared a prompt cache with them) and writes the same files a report without the folder would. Entries are keyed by the traces' bytes, the grid, the prices and options, and this build of tracecost, so nothing stale is read. Once the report is written, entries it did not use (another build's or grid's, segments that have grown) are removed: the folder holds what the latest report used, so give each grid its own. Not with --calls-jsonl, which needs every call of every trace.
     #[arg(long, value_name = "DIR", conflicts_with = "calls_jsonl")]
     pub(super) cache_dir: Option<PathBuf>,
     #[command(flatten)]

@@ -121,7 +121,22 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 eprintln!("tracecost: {line}");
             }
             if let (Some(dir), Some(used)) = (&a.cache_dir, outcome.cache) {
-                eprintln!("tracecost: {}", super::render::cache_line(dir, used));
+                // The report is written: the cache keeps what it used. A
+                // cache that cannot be tidied costs disk, not the report.
+                let pruned = match cache.as_ref().map(app::fleet_cache::FleetCache::prune) {
+                    Some(Ok(pruned)) => pruned,
+                    Some(Err(e)) => {
+                        eprintln!(
+                            "tracecost: warning: the cache keeps entries it no longer uses: {e}"
+                        );
+                        Default::default()
+                    }
+                    None => Default::default(),
+                };
+                eprintln!(
+                    "tracecost: {}",
+                    super::render::cache_line(dir, used, pruned)
+                );
             }
             eprintln!(
                 "tracecost: wrote {} file(s) to {}; open {}",

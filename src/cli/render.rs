@@ -137,18 +137,49 @@ impl crate::app::SessionSink for ReportSink<'_, '_> {
 }
 
 /// What a report took from its cache, in a line.
-pub(super) fn cache_line(dir: &std::path::Path, used: crate::app::CacheUse) -> String {
+pub(super) fn cache_line(
+    dir: &std::path::Path,
+    used: crate::app::CacheUse,
+    pruned: crate::app::fleet_cache::Pruned,
+) -> String {
+    let count = |n: usize| crate::report::fmt::thousands(n as u64);
     let again = match used.paged_again {
         0 => String::new(),
-        n => format!(
-            ", {} replayed again for a page",
-            crate::report::fmt::thousands(n as u64)
-        ),
+        n => format!(", {} replayed again for a page", count(n)),
+    };
+    let mut removed = Vec::new();
+    if pruned.entries > 0 {
+        removed.push(format!(
+            "{} entr{} this report did not use ({})",
+            count(pruned.entries),
+            if pruned.entries == 1 { "y" } else { "ies" },
+            size(pruned.bytes)
+        ));
+    }
+    if pruned.temporary > 0 {
+        removed.push(format!(
+            "{} temporary file(s) a stopped run left",
+            count(pruned.temporary)
+        ));
+    }
+    let removed = match removed.is_empty() {
+        true => String::new(),
+        false => format!("; removed {}", removed.join(" and ")),
     };
     format!(
-        "cache {}: {} trace(s) read from it, {} replayed and kept{again}",
+        "cache {}: {} trace(s) read from it, {} replayed and kept{again}{removed}",
         dir.display(),
-        crate::report::fmt::thousands(used.found as u64),
-        crate::report::fmt::thousands(used.replayed as u64),
+        count(used.found),
+        count(used.replayed),
     )
+}
+
+/// A size in bytes as a reader takes it in: KB, MB or GB (powers of 1,000).
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1_000_000_000 => format!("{:.1} GB", b as f64 / 1e9),
+        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b if b >= 1_000 => format!("{:.1} KB", b as f64 / 1e3),
+        b => format!("{b} bytes"),
+    }
 }

@@ -364,3 +364,66 @@ fn the_fleet_stability_check_read_from_the_cache_is_the_same() {
     let summary = &second.iter().find(|(n, _)| n == "summary.md").unwrap().1;
     assert!(String::from_utf8_lossy(summary).contains("stub(s)"));
 }
+
+/// The folder keeps what the latest report used: a report under another
+/// grid removes the entries of the first (which is then replayed whole
+/// again, to the same bytes), and temporary files a stopped run left a
+/// day ago; anything else in the folder, and a temporary file being
+/// written, stays.
+#[test]
+fn the_cache_keeps_what_the_latest_report_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("fleet.jsonl");
+    gen_fleet(&input, "12");
+    let cache = dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let with = |grid: &[&'static str]| -> Vec<&str> {
+        [grid, &["--sessions", "2", "--cache-dir", cache_arg]].concat()
+    };
+    let other: [&str; 2] = ["--cache", "none,tail"];
+    let entries = || tree(&cache).len();
+    let (first, _) = report(&input, &dir.path().join("a"), &with(&GRID));
+    let kept = entries();
+    // A shard of the layout, to leave files in beside its entries.
+    let shard = std::fs::read_dir(cache.join("tracecost-cache-v1/segments"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let prefix = shard.file_name().unwrap().to_str().unwrap().to_owned();
+    let tmp = |pid: &str| shard.join(format!(".{prefix}{}.{pid}.tmp", "a".repeat(62)));
+    std::fs::write(tmp("1"), b"cut short").unwrap();
+    let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(25 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(tmp("1"))
+        .unwrap()
+        .set_modified(day_ago)
+        .unwrap();
+    std::fs::write(tmp("2"), b"being written").unwrap();
+    std::fs::write(shard.join("notes.txt"), b"mine").unwrap();
+    std::fs::write(cache.join("README"), b"mine").unwrap();
+
+    let (_, err) = report(&input, &dir.path().join("b"), &with(&other));
+    assert!(
+        err.contains("entries this report did not use (")
+            && err.contains("and 1 temporary file(s) a stopped run left"),
+        "{err}"
+    );
+    assert!(!tmp("1").exists());
+    for kept in [tmp("2"), shard.join("notes.txt"), cache.join("README")] {
+        assert!(kept.exists(), "{} removed", kept.display());
+    }
+    // The first grid's entries are gone: its report is replayed whole, to
+    // the same bytes, and the second grid's entries go in turn.
+    let (again, err) = report(&input, &dir.path().join("c"), &with(&GRID));
+    assert_eq!(cache_counts(&err).0, 0, "{err}");
+    assert!(err.contains("entries this report did not use ("), "{err}");
+    assert_same(&again, &first, "replayed after the pruning");
+    // Nothing unused: nothing removed, and the folder as the first left it
+    // (with the files that are not its entries).
+    let (_, err) = report(&input, &dir.path().join("d"), &with(&GRID));
+    assert!(!err.contains("removed"), "{err}");
+    assert_eq!(entries(), kept + 3);
+}

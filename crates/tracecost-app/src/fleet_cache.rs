@@ -18,9 +18,17 @@
 //! name and renamed into place, each ending with the SHA-256 of what
 //! precedes it: an entry cut short or damaged reads as absent (and is
 //! written again), never as other figures.
+//!
+//! The folder holds what the latest report used: once a report is written,
+//! [`FleetCache::prune`] removes the entries it neither read nor wrote
+//! (another build's, another grid's, segments that have since grown, pages
+//! of traces no longer paged) and temporary files a killed run left, so
+//! that the folder does not grow with every build and every day.
 
+use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use sha2::{Digest as _, Sha256};
 
@@ -41,10 +49,12 @@ pub struct FleetCache {
     tool: Key,
     /// The part of every key of a replay the plan gives (with the build's).
     plan: Key,
+    /// The entries this run read or wrote: what [`Self::prune`] keeps.
+    used: Mutex<HashSet<(EntryKind, Key)>>,
 }
 
 /// The kinds of entry, each in its own subfolder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EntryKind {
     /// A segment's traces: per trace, its summary and what the report wrote
     /// of it.
@@ -59,6 +69,13 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
+    const ALL: [EntryKind; 4] = [
+        EntryKind::Segment,
+        EntryKind::Stability,
+        EntryKind::Line,
+        EntryKind::Page,
+    ];
+
     fn dir(self) -> &'static str {
         match self {
             EntryKind::Segment => "segments",
@@ -120,6 +137,7 @@ impl FleetCache {
             dir: root,
             tool,
             plan: tool,
+            used: Mutex::default(),
         })
     }
 
@@ -160,7 +178,15 @@ impl FleetCache {
             return None;
         }
         bytes.truncate(body);
+        self.mark_used(kind, key);
         Some(bytes)
+    }
+
+    fn mark_used(&self, kind: EntryKind, key: &Key) {
+        self.used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert((kind, *key));
     }
 
     /// Keeps `bytes` as the entry of `kind` under `key`: whole or not at
@@ -174,6 +200,7 @@ impl FleetCache {
     /// The entry of `kind` under `key`, written a part at a time
     /// ([`EntryWriter`]): it is there once finished, whole.
     pub fn writer(&self, kind: EntryKind, key: &Key) -> Result<EntryWriter, AppError> {
+        self.mark_used(kind, key);
         let path = self.path(kind, key);
         let dir = path.parent().unwrap_or(&self.dir).to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|source| AppError::Write {
@@ -194,6 +221,123 @@ impl FleetCache {
             hash: Sha256::new(),
         })
     }
+}
+
+/// What [`FleetCache::prune`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pruned {
+    /// Entries this run neither read nor wrote.
+    pub entries: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Temporary files left by runs that stopped while writing them.
+    pub temporary: usize,
+}
+
+/// How long a temporary file goes unwritten before it is taken for one a
+/// stopped run left: far longer than any entry takes to write (a segment's
+/// entry is written as its traces finish, seconds apart).
+const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+impl FleetCache {
+    /// Removes the entries this run neither read nor wrote, and temporary
+    /// files untouched for a day ([`STALE_TEMPORARY`]); call it once the
+    /// report is written, so that the folder keeps what the latest report
+    /// used. Only files named as this layout names them are touched:
+    /// anything else in the folder stays.
+    pub fn prune(&self) -> Result<Pruned, AppError> {
+        let used = self
+            .used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let fail = |path: &Path, source| AppError::Write {
+            path: path.display().to_string(),
+            source,
+        };
+        let mut pruned = Pruned::default();
+        let now = std::time::SystemTime::now();
+        for kind in EntryKind::ALL {
+            let kind_dir = self.dir.join(kind.dir());
+            let Ok(shards) = std::fs::read_dir(&kind_dir) else {
+                continue;
+            };
+            for shard in shards {
+                let shard = shard.map_err(|e| fail(&kind_dir, e))?;
+                let name = shard.file_name();
+                let Some(prefix) = name.to_str().filter(|n| n.len() == 2 && is_hex(n)) else {
+                    continue;
+                };
+                if !shard.file_type().is_ok_and(|t| t.is_dir()) {
+                    continue;
+                }
+                let shard_dir = shard.path();
+                for file in std::fs::read_dir(&shard_dir).map_err(|e| fail(&shard_dir, e))? {
+                    let file = file.map_err(|e| fail(&shard_dir, e))?;
+                    let name = file.file_name();
+                    let Some(name) = name.to_str() else { continue };
+                    let Ok(meta) = file.metadata() else { continue };
+                    if !meta.is_file() {
+                        continue;
+                    }
+                    let remove = if let Some(key) = key_named(name, prefix) {
+                        !used.contains(&(kind, key))
+                    } else if is_temporary(name, prefix) {
+                        meta.modified()
+                            .ok()
+                            .and_then(|m| now.duration_since(m).ok())
+                            .is_some_and(|age| age > STALE_TEMPORARY)
+                    } else {
+                        false
+                    };
+                    if !remove {
+                        continue;
+                    }
+                    match std::fs::remove_file(file.path()) {
+                        Ok(()) => {}
+                        // Another run sharing the folder removed it first.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(fail(&file.path(), e)),
+                    }
+                    if key_named(name, prefix).is_some() {
+                        pruned.entries += 1;
+                        pruned.bytes += meta.len();
+                    } else {
+                        pruned.temporary += 1;
+                    }
+                }
+            }
+        }
+        Ok(pruned)
+    }
+}
+
+fn is_hex(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The key an entry's file `name` in the shard `prefix` names, when it is
+/// one ([`FleetCache::path`]).
+fn key_named(name: &str, prefix: &str) -> Option<Key> {
+    if name.len() != 64 || !is_hex(name) || !name.starts_with(prefix) {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, k) in key.iter_mut().enumerate() {
+        *k = u8::from_str_radix(name.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(key)
+}
+
+/// Whether `name` in the shard `prefix` is an entry's temporary name
+/// ([`FleetCache::writer`]): `.KEY.PID.tmp`.
+fn is_temporary(name: &str, prefix: &str) -> bool {
+    let Some(inner) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let Some((key, pid)) = inner.split_once('.') else {
+        return false;
+    };
+    key_named(key, prefix).is_some() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// An entry being written: to a temporary name beside its own, renamed
@@ -501,7 +645,50 @@ mod tests {
             dir: dir.to_path_buf(),
             tool: digest([&b"tool"[..]]),
             plan: digest([&b"plan"[..]]),
+            used: Mutex::default(),
         }
+    }
+
+    #[test]
+    fn only_names_of_the_layout_are_taken_for_entries_or_temporary_files() {
+        let key = [0xabu8; 32];
+        let name = hex(&key);
+        assert_eq!(key_named(&name, "ab"), Some(key));
+        assert_eq!(key_named(&name, "cd"), None, "another shard's");
+        assert_eq!(key_named(&name.to_uppercase(), "AB"), None);
+        assert_eq!(key_named(&name[1..], "ba"), None);
+        assert_eq!(key_named(&format!("{name}.json"), "ab"), None);
+        assert!(is_temporary(&format!(".{name}.4242.tmp"), "ab"));
+        assert!(!is_temporary(&format!(".{name}.tmp"), "ab"));
+        assert!(!is_temporary(&format!(".{name}.42x.tmp"), "ab"));
+        assert!(!is_temporary(&format!("{name}.4242.tmp"), "ab"));
+        assert!(!is_temporary(".notes.1.tmp", "ab"));
+    }
+
+    #[test]
+    fn pruning_keeps_what_was_read_or_written_and_nothing_else_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let (read, written, unused) = (
+            cache(dir.path()).key([&b"read"[..]]),
+            cache(dir.path()).key([&b"written"[..]]),
+            cache(dir.path()).key([&b"unused"[..]]),
+        );
+        let before = cache(dir.path());
+        for k in [&read, &unused] {
+            before.put(EntryKind::Segment, k, b"figures").unwrap();
+        }
+        // The same key under another kind is another entry.
+        before.put(EntryKind::Page, &read, b"page").unwrap();
+        let c = cache(dir.path());
+        assert!(c.get(EntryKind::Segment, &read).is_some());
+        c.put(EntryKind::Line, &written, b"line").unwrap();
+        let pruned = c.prune().unwrap();
+        assert_eq!((pruned.entries, pruned.temporary), (2, 0));
+        assert!(c.get(EntryKind::Segment, &read).is_some());
+        assert!(c.get(EntryKind::Line, &written).is_some());
+        assert!(c.get(EntryKind::Segment, &unused).is_none());
+        assert!(c.get(EntryKind::Page, &read).is_none());
+        assert_eq!(c.prune().unwrap(), Pruned::default());
     }
 
     #[test]
