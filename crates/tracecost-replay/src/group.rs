@@ -20,8 +20,8 @@ use super::explain;
 use super::prepare::{PreparedTrace, SharedState};
 use super::request::{Request, marker_index};
 use super::{
-    Build, CallResult, CompactedIds, CompactedLog, ReplayContext, ReplayError, ReplayResult,
-    RunTokens, fidelity, plan_claude_code_clears, recorded_usage, totals,
+    Build, CallResult, CompactedLog, ReplayContext, ReplayError, ReplayResult, RunTokens, fidelity,
+    plan_claude_code_clears, recorded_usage, totals,
 };
 
 /// One group of configs replayed over one trace, a call at a time, with
@@ -43,7 +43,13 @@ pub(super) struct GroupRun<'a, 't> {
     ctx: ReplayContext<'a>,
     run: CompactionRun,
     tokens: RunTokens<'a>,
-    all_calls: Vec<Vec<CallResult>>,
+    /// Per call replayed: what every config of the group sees alike.
+    calls: Vec<SharedCall>,
+    /// Per config, per call replayed: what its simulation gave. Kept apart
+    /// from `calls`, and put together only when the trace is finished: a
+    /// streamed account holds these for every trace that overlaps in time,
+    /// and most of a call's result is the same for every config.
+    per_config: Vec<Vec<ConfigCall>>,
     first_price: &'a ModelPrice,
     ever_compacted: std::collections::HashSet<Arc<str>, FastBuild>,
     log: CompactedLog,
@@ -122,7 +128,8 @@ impl<'a, 't> GroupRun<'a, 't> {
             ctx,
             run,
             tokens,
-            all_calls: configs
+            calls: Vec::with_capacity(trace.calls.len()),
+            per_config: configs
                 .iter()
                 .map(|_| Vec::with_capacity(trace.calls.len()))
                 .collect(),
@@ -209,7 +216,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                 }
             }
         }
-        let model_id: Arc<str> = match self.all_calls.first().and_then(|c| c.last()) {
+        let model_id: Arc<str> = match self.calls.last() {
             Some(last) if *last.model == *price.id => last.model.clone(),
             _ => Arc::from(price.id.as_str()),
         };
@@ -235,18 +242,21 @@ impl<'a, 't> GroupRun<'a, 't> {
             compaction_changed,
             microcompaction,
             output_tokens,
+            batch: opts.batch,
+        };
+        let shared = SharedCall {
+            index: ci + 1,
             messages: trace.history_of(call).len(),
             chars: sent.chars,
-            batch: opts.batch,
             recorded,
             recorded_cost_usd,
-            model_id: &model_id,
+            model: model_id,
             stable_prefix_tokens: sent.stable_prefix_tokens,
         };
         for ((((c, sim), calls), last), before) in configs
             .iter()
             .zip(sims.iter_mut())
-            .zip(self.all_calls.iter_mut())
+            .zip(self.per_config.iter_mut())
             .zip(self.last_keys.iter_mut())
             .zip(self.before.iter_mut())
         {
@@ -260,6 +270,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                 &facts,
             )?;
         }
+        self.calls.push(shared);
         Ok(())
     }
 
@@ -267,14 +278,28 @@ impl<'a, 't> GroupRun<'a, 't> {
     pub(super) fn finish(self) -> Vec<ReplayResult> {
         let trace = self.prepared.trace;
         let compacted = self.log.finish();
-        let mut all_calls = self.all_calls;
-        for calls in &mut all_calls {
-            for (call, ids) in calls.iter_mut().zip(&compacted) {
-                call.compacted = ids.clone();
-            }
-        }
+        let shared = self.calls;
         let mut out = Vec::with_capacity(self.configs.len());
-        for (c, calls) in self.configs.iter().zip(all_calls) {
+        for (c, own) in self.configs.iter().zip(self.per_config) {
+            let calls: Vec<CallResult> = own
+                .into_iter()
+                .zip(&shared)
+                .enumerate()
+                .map(|(ci, (own, shared))| CallResult {
+                    index: shared.index,
+                    messages: shared.messages,
+                    chars: shared.chars,
+                    usage: own.usage,
+                    cost_usd: own.cost_usd,
+                    compacted: compacted.get(ci).cloned().unwrap_or_default(),
+                    recorded: shared.recorded,
+                    recorded_cost_usd: shared.recorded_cost_usd,
+                    model: shared.model.clone(),
+                    stable_prefix_tokens: shared.stable_prefix_tokens,
+                    over_window: own.over_window,
+                    cache_cause: own.cache_cause,
+                })
+                .collect();
             let totals = totals(&calls, self.ever_compacted.len());
             out.push(ReplayResult {
                 fidelity: fidelity(&calls),
@@ -289,6 +314,27 @@ impl<'a, 't> GroupRun<'a, 't> {
         }
         out
     }
+}
+
+/// What a call's result holds that is the same for every config of a
+/// group (they share a compaction policy and model): the request's size
+/// and what the record says.
+struct SharedCall {
+    index: usize,
+    messages: usize,
+    chars: u64,
+    recorded: Option<Usage>,
+    recorded_cost_usd: Option<f64>,
+    model: Arc<str>,
+    stable_prefix_tokens: u64,
+}
+
+/// What one config's simulation of a call gives.
+struct ConfigCall {
+    usage: Usage,
+    cost_usd: f64,
+    over_window: bool,
+    cache_cause: Option<explain::CacheCause>,
 }
 
 /// What every config's simulation of one call reads: the request as
@@ -315,13 +361,7 @@ struct CallFacts<'f, 't> {
     compaction_changed: bool,
     microcompaction: bool,
     output_tokens: u64,
-    messages: usize,
-    chars: u64,
     batch: bool,
-    recorded: Option<Usage>,
-    recorded_cost_usd: Option<f64>,
-    model_id: &'f Arc<str>,
-    stable_prefix_tokens: u64,
 }
 
 /// Simulates call `f.ci` for config `c` against its cache `sim` and bills
@@ -332,7 +372,7 @@ struct CallFacts<'f, 't> {
 fn bill(
     c: &Config,
     sim: &mut dyn PromptCache,
-    calls: &mut Vec<CallResult>,
+    calls: &mut Vec<ConfigCall>,
     last: &mut Vec<u128>,
     before: &mut Option<explain::Before>,
     breakpoints: &mut Vec<Breakpoint>,
@@ -360,13 +400,7 @@ fn bill(
         compaction_changed,
         microcompaction,
         output_tokens,
-        messages,
-        chars,
         batch,
-        recorded,
-        recorded_cost_usd,
-        model_id,
-        stable_prefix_tokens,
     } = *f;
     // The record shows the entries alive at the TTL they were
     // written with: a config asking for as long keeps them, one
@@ -475,17 +509,9 @@ fn bill(
         ttl,
         model,
     });
-    calls.push(CallResult {
-        index: ci + 1,
-        messages,
-        chars,
+    calls.push(ConfigCall {
         usage: outcome.usage,
         cost_usd: price.cost_usd(&outcome.usage, batch),
-        compacted: CompactedIds::default(),
-        recorded,
-        recorded_cost_usd,
-        model: model_id.clone(),
-        stable_prefix_tokens,
         over_window: outcome.usage.total_input() > price.window_tokens(),
         cache_cause,
     });
