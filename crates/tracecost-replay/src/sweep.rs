@@ -217,15 +217,77 @@ pub(crate) struct SharedRun {
 /// What decides which configs of a sweep send the same requests, known of
 /// a trace before it is replayed: its tool results' payload sizes in
 /// history order, and how many results each call's history holds. Small
-/// (two numbers per result and call): a streamed sweep keeps one per
-/// trace of the account.
+/// (a number per result and call, most of them a byte or two): a report
+/// keeps one per trace of the fleet until the end.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RequestShape {
-    sizes: Vec<u64>,
-    totals: Vec<usize>,
+    /// The sizes, then the counts, as LEB128 varints.
+    packed: Box<[u8]>,
+    /// How many sizes `packed` begins with.
+    results: usize,
+}
+
+/// `n` as a LEB128 varint, appended to `out`.
+fn push_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n & 0x7f) as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// The LEB128 varints of `bytes`, in order (ending at the first one cut
+/// short or too long for a u64).
+fn varints(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        let mut n = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&b, tail) = rest.split_first()?;
+            rest = tail;
+            n |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Some(n);
+            }
+        }
+        None
+    })
 }
 
 impl RequestShape {
+    /// A shape from its tool results' payload sizes (in history order) and
+    /// each call's count of results in its history.
+    pub fn new(
+        sizes: impl IntoIterator<Item = u64>,
+        totals: impl IntoIterator<Item = usize>,
+    ) -> Self {
+        let mut packed = Vec::new();
+        let mut results = 0;
+        for size in sizes {
+            push_varint(&mut packed, size);
+            results += 1;
+        }
+        for total in totals {
+            push_varint(&mut packed, total as u64);
+        }
+        RequestShape {
+            packed: packed.into_boxed_slice(),
+            results,
+        }
+    }
+
+    /// The tool results' payload sizes, in history order.
+    pub fn sizes(&self) -> impl Iterator<Item = u64> + '_ {
+        varints(&self.packed).take(self.results)
+    }
+
+    /// Per call, how many tool results its history holds.
+    pub fn totals(&self) -> impl Iterator<Item = usize> + '_ {
+        varints(&self.packed)
+            .skip(self.results)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
     /// The shape of `trace`'s requests.
     pub fn of(trace: &Trace) -> Self {
         let mut sizes = Vec::new();
@@ -242,9 +304,8 @@ impl RequestShape {
         let totals = trace
             .calls
             .iter()
-            .map(|c| before[c.messages.min(trace.messages.len())])
-            .collect();
-        RequestShape { sizes, totals }
+            .map(|c| before[c.messages.min(trace.messages.len())]);
+        RequestShape::new(sizes.iter().copied(), totals)
     }
 }
 
@@ -516,24 +577,23 @@ impl ResultSizes<'_> {
     fn schedule(&self, policy: CompactionPolicy) -> LedgerSchedule {
         let mut counts = Vec::new();
         let mut results = Vec::new();
-        for RequestShape { sizes, totals } in self.traces {
-            let mut large_before = Vec::with_capacity(sizes.len() + 1);
+        for shape in self.traces {
+            // Per result: whether it is large; and how many large ones
+            // come before each.
+            let large: Vec<bool> = shape.sizes().map(|chars| policy.large(chars)).collect();
+            let mut large_before = Vec::with_capacity(large.len() + 1);
             large_before.push(0u32);
-            for &chars in sizes {
+            for &l in &large {
                 let n = large_before.last().copied().unwrap_or(0);
-                large_before.push(n + u32::from(policy.large(chars)));
+                large_before.push(n + u32::from(l));
             }
             let mut oldest = 0;
-            for &total in totals {
-                let eligible = policy.eligible(total).min(sizes.len());
+            for total in shape.totals() {
+                let eligible = policy.eligible(total).min(large.len());
                 oldest = oldest.max(eligible);
                 counts.push(large_before[eligible]);
             }
-            results.extend(
-                (0..oldest)
-                    .filter(|&r| policy.large(sizes[r]))
-                    .map(|r| r as u32),
-            );
+            results.extend((0..oldest).filter(|&r| large[r]).map(|r| r as u32));
             results.push(u32::MAX);
         }
         LedgerSchedule { counts, results }
@@ -660,6 +720,29 @@ pub(crate) fn rank(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// A shape gives back the sizes and counts it was made of, whatever
+        /// their size.
+        #[test]
+        fn a_request_shape_gives_back_what_it_was_made_of(
+            sizes in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..40),
+            totals in proptest::collection::vec(0usize..100_000, 0..40),
+        ) {
+            let shape = RequestShape::new(sizes.iter().copied(), totals.iter().copied());
+            proptest::prop_assert_eq!(shape.sizes().collect::<Vec<_>>(), sizes);
+            proptest::prop_assert_eq!(shape.totals().collect::<Vec<_>>(), totals);
+        }
+    }
+
+    #[test]
+    fn varints_cut_short_or_too_long_end_the_numbers() {
+        assert_eq!(varints(&[0x05, 0x80]).collect::<Vec<_>>(), vec![5]);
+        assert_eq!(varints(&[0xff; 11]).count(), 0);
+        let mut max = Vec::new();
+        push_varint(&mut max, u64::MAX);
+        assert_eq!(varints(&max).collect::<Vec<_>>(), vec![u64::MAX]);
+    }
 
     #[test]
     fn grid_is_a_deduplicated_product_in_order() {
