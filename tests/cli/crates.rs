@@ -20,7 +20,13 @@ const LAYERS: [(&str, &[&str]); 9] = [
     ),
     (
         "tracecost-trace",
-        &["tracecost-engine", "serde", "serde_json", "thiserror"],
+        &[
+            "tracecost-engine",
+            "serde",
+            "serde_json",
+            "thiserror",
+            "memchr",
+        ],
     ),
     (
         "tracecost-import",

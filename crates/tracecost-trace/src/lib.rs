@@ -19,6 +19,7 @@
 // `crate::engine::…` paths, as in the modules that read the engine.
 use tracecost_engine as engine;
 
+pub mod lines;
 mod load;
 pub mod progress;
 mod write;
