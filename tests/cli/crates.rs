@@ -26,6 +26,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "serde_json",
             "thiserror",
             "memchr",
+            "sha2",
         ],
     ),
     (

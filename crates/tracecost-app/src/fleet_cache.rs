@@ -99,9 +99,11 @@ pub fn digest_file(path: &Path) -> std::io::Result<Key> {
     }
 }
 
-/// The digest of a trace's bytes, as a cache keys it.
+/// The digest of a trace's bytes, as a cache keys it: the digest the
+/// loader gives a line of a JSON Lines input ([`crate::trace::line_digest`]),
+/// so that a trace read back is keyed as it was when its line was read.
 pub fn bytes_digest(bytes: &[u8]) -> Key {
-    Sha256::digest(bytes).into()
+    crate::trace::line_digest(bytes)
 }
 
 impl FleetCache {
@@ -387,19 +389,28 @@ pub fn load_stored(
         state: &'s RefCell<State>,
     }
     impl crate::trace::KnownLines for Lines<'_> {
-        fn knows(&mut self, _: &Path, line: &[u8]) -> bool {
-            let key = bytes_digest(line);
+        fn knows(&mut self, _: &Path, lines: &[Key]) -> Vec<bool> {
+            use rayon::prelude::*;
+            // The entries of a batch's lines read side by side.
+            let found: Vec<Option<KnownLine>> = lines
+                .par_iter()
+                .map(|line| self.cache.known_line(line))
+                .collect();
             let mut st = self.state.borrow_mut();
-            match self.cache.known_line(&key) {
-                Some(known) => {
-                    st.known.push_back(known);
-                    true
-                }
-                None => {
-                    st.new.push_back(key);
-                    false
-                }
-            }
+            found
+                .into_iter()
+                .zip(lines)
+                .map(|(found, line)| match found {
+                    Some(known) => {
+                        st.known.push_back(known);
+                        true
+                    }
+                    None => {
+                        st.new.push_back(*line);
+                        false
+                    }
+                })
+                .collect()
         }
         fn take(
             &mut self,
