@@ -8,10 +8,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::AppError;
-use crate::policy::Config;
 use crate::store::SummaryStore;
 
-use super::session::{SessionSummary, session_saving};
+use super::session::SessionSummary;
 
 /// What the fleet's answer reads of a trace without its summary: its names
 /// and when it started, to group traces by session and project.
@@ -171,28 +170,8 @@ impl Summaries {
         Ok(out)
     }
 
-    /// The summaries of the traces at `places`, in that order, read back
-    /// side by side.
-    pub fn get_each(&self, places: &[usize]) -> Result<Vec<Cow<'_, SessionSummary>>, AppError> {
-        use rayon::prelude::*;
-        places.par_iter().map(|&i| self.get(i)).collect()
-    }
-
     /// The summaries of the traces at `places`, in that order.
     pub fn group(&self, places: &[usize]) -> Result<Vec<Cow<'_, SessionSummary>>, AppError> {
         places.iter().map(|&i| self.get(i)).collect()
-    }
-
-    /// What `config` saves per session ([`session_saving`]), in
-    /// session-name order.
-    pub fn savings_by_session(&self, config: Option<&Config>) -> Result<Vec<f64>, AppError> {
-        self.by_session()?
-            .values()
-            .map(|places| {
-                let group = self.group(places)?;
-                let refs: Vec<&SessionSummary> = group.iter().map(|s| &**s).collect();
-                Ok(session_saving(&refs, config))
-            })
-            .collect()
     }
 }
