@@ -155,14 +155,22 @@ impl FleetCache {
     /// The entry of `kind` under `key`, when there is one intact; anything
     /// else (none, cut short, damaged, unreadable) is none.
     pub fn get(&self, kind: EntryKind, key: &Key) -> Option<Vec<u8>> {
-        let mut bytes = std::fs::read(self.path(kind, key)).ok()?;
+        self.get_open(kind, key).map(|e| e.bytes)
+    }
+
+    /// [`Self::get`], with the entry's file left open ([`ReadEntry`]).
+    pub fn get_open(&self, kind: EntryKind, key: &Key) -> Option<ReadEntry> {
+        let path = self.path(kind, key);
+        let mut file = std::fs::File::open(&path).ok()?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
         let body = bytes.len().checked_sub(32)?;
         let sum: Key = Sha256::digest(&bytes[..body]).into();
         if sum[..] != bytes[body..] {
             return None;
         }
         bytes.truncate(body);
-        Some(bytes)
+        Some(ReadEntry { bytes, file, path })
     }
 
     /// Keeps `bytes` as the entry of `kind` under `key`: whole or not at
@@ -196,6 +204,20 @@ impl FleetCache {
             hash: Sha256::new(),
         })
     }
+}
+
+/// An entry read back whole and found intact, its file still open: a part
+/// of it can be read again from the file later rather than kept. An entry
+/// is never written over in place (a new one is renamed over its name), so
+/// the file open stays as it was read.
+#[derive(Debug)]
+pub struct ReadEntry {
+    /// Its bytes, without the digest that ends it.
+    pub bytes: Vec<u8>,
+    /// Its file, open.
+    pub file: std::fs::File,
+    /// Where it is, for messages.
+    pub path: PathBuf,
 }
 
 /// An entry being written: to a temporary name beside its own, renamed
@@ -294,17 +316,23 @@ pub fn frames<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
 /// The parts [`frames`] put one after another; `None` when `bytes` are
 /// not such parts.
 pub fn unframe(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    Some(unframe_at(bytes)?.into_iter().map(|r| &bytes[r]).collect())
+}
+
+/// Where in `bytes` each part [`frames`] put is; `None` when `bytes` are
+/// not such parts.
+pub fn unframe_at(bytes: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
     let mut parts = Vec::new();
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        let (len, tail) = rest.split_first_chunk::<8>()?;
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let (len, tail) = bytes[at..].split_first_chunk::<8>()?;
         let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
         if tail.len() < len {
             return None;
         }
-        let (part, tail) = tail.split_at(len);
-        parts.push(part);
-        rest = tail;
+        at += 8;
+        parts.push(at..at + len);
+        at += len;
     }
     Some(parts)
 }

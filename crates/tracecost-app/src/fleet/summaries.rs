@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::AppError;
-use crate::store::SummaryStore;
+use crate::store::{OnDisk, SummaryStore};
 
 use super::session::SessionSummary;
 
@@ -88,9 +88,16 @@ impl Summaries {
     }
 
     /// Keeps the summary of the plan's trace `i` as
-    /// [`crate::store::encode_summary`] wrote it, with its meta: spilled,
-    /// it is not decoded.
-    pub fn put_encoded(&mut self, i: usize, bytes: &[u8], meta: TraceMeta) -> Result<(), AppError> {
+    /// [`crate::store::encode_summary`] wrote it (`bytes`, which are on
+    /// disk at `on`), with its meta: spilled, it is not decoded, and it is
+    /// read back from where it is.
+    pub fn put_encoded(
+        &mut self,
+        i: usize,
+        bytes: &[u8],
+        on: &OnDisk,
+        meta: TraceMeta,
+    ) -> Result<(), AppError> {
         if let Kept::Memory(_) = self.kept {
             let summary = crate::store::decode_summary(bytes).map_err(|e| {
                 AppError::Internal(format!("the summary of trace {} reads back as: {e}", i + 1))
@@ -99,7 +106,7 @@ impl Summaries {
         }
         *self.meta_slot(i)? = Some(meta);
         match &mut self.kept {
-            Kept::Spilled(store) => store.put_encoded(i, bytes),
+            Kept::Spilled(store) => store.put_on_disk(i, bytes, on),
             Kept::Memory(_) => Ok(()),
         }
     }
