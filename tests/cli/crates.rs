@@ -20,7 +20,14 @@ const LAYERS: [(&str, &[&str]); 9] = [
     ),
     (
         "tracecost-trace",
-        &["tracecost-engine", "serde", "serde_json", "thiserror"],
+        &[
+            "tracecost-engine",
+            "serde",
+            "serde_json",
+            "thiserror",
+            "memchr",
+            "sha2",
+        ],
     ),
     (
         "tracecost-import",

@@ -116,9 +116,11 @@ pub fn digest_file(path: &Path) -> std::io::Result<Key> {
     }
 }
 
-/// The digest of a trace's bytes, as a cache keys it.
+/// The digest of a trace's bytes, as a cache keys it: the digest the
+/// loader gives a line of a JSON Lines input ([`crate::trace::line_digest`]),
+/// so that a trace read back is keyed as it was when its line was read.
 pub fn bytes_digest(bytes: &[u8]) -> Key {
-    Sha256::digest(bytes).into()
+    crate::trace::line_digest(bytes)
 }
 
 impl FleetCache {
@@ -171,7 +173,15 @@ impl FleetCache {
     /// The entry of `kind` under `key`, when there is one intact; anything
     /// else (none, cut short, damaged, unreadable) is none.
     pub fn get(&self, kind: EntryKind, key: &Key) -> Option<Vec<u8>> {
-        let mut bytes = std::fs::read(self.path(kind, key)).ok()?;
+        self.get_open(kind, key).map(|e| e.bytes)
+    }
+
+    /// [`Self::get`], with the entry's file left open ([`ReadEntry`]).
+    pub fn get_open(&self, kind: EntryKind, key: &Key) -> Option<ReadEntry> {
+        let path = self.path(kind, key);
+        let mut file = std::fs::File::open(&path).ok()?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
         let body = bytes.len().checked_sub(32)?;
         let sum: Key = Sha256::digest(&bytes[..body]).into();
         if sum[..] != bytes[body..] {
@@ -179,7 +189,7 @@ impl FleetCache {
         }
         bytes.truncate(body);
         self.mark_used(kind, key);
-        Some(bytes)
+        Some(ReadEntry { bytes, file, path })
     }
 
     fn mark_used(&self, kind: EntryKind, key: &Key) {
@@ -340,6 +350,20 @@ fn is_temporary(name: &str, prefix: &str) -> bool {
     key_named(key, prefix).is_some() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// An entry read back whole and found intact, its file still open: a part
+/// of it can be read again from the file later rather than kept. An entry
+/// is never written over in place (a new one is renamed over its name), so
+/// the file open stays as it was read.
+#[derive(Debug)]
+pub struct ReadEntry {
+    /// Its bytes, without the digest that ends it.
+    pub bytes: Vec<u8>,
+    /// Its file, open.
+    pub file: std::fs::File,
+    /// Where it is, for messages.
+    pub path: PathBuf,
+}
+
 /// An entry being written: to a temporary name beside its own, renamed
 /// into place when finished; gone if dropped before.
 #[derive(Debug)]
@@ -436,17 +460,23 @@ pub fn frames<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
 /// The parts [`frames`] put one after another; `None` when `bytes` are
 /// not such parts.
 pub fn unframe(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    Some(unframe_at(bytes)?.into_iter().map(|r| &bytes[r]).collect())
+}
+
+/// Where in `bytes` each part [`frames`] put is; `None` when `bytes` are
+/// not such parts.
+pub fn unframe_at(bytes: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
     let mut parts = Vec::new();
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        let (len, tail) = rest.split_first_chunk::<8>()?;
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let (len, tail) = bytes[at..].split_first_chunk::<8>()?;
         let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
         if tail.len() < len {
             return None;
         }
-        let (part, tail) = tail.split_at(len);
-        parts.push(part);
-        rest = tail;
+        at += 8;
+        parts.push(at..at + len);
+        at += len;
     }
     Some(parts)
 }
@@ -531,19 +561,28 @@ pub fn load_stored(
         state: &'s RefCell<State>,
     }
     impl crate::trace::KnownLines for Lines<'_> {
-        fn knows(&mut self, _: &Path, line: &[u8]) -> bool {
-            let key = bytes_digest(line);
+        fn knows(&mut self, _: &Path, lines: &[Key]) -> Vec<bool> {
+            use rayon::prelude::*;
+            // The entries of a batch's lines read side by side.
+            let found: Vec<Option<KnownLine>> = lines
+                .par_iter()
+                .map(|line| self.cache.known_line(line))
+                .collect();
             let mut st = self.state.borrow_mut();
-            match self.cache.known_line(&key) {
-                Some(known) => {
-                    st.known.push_back(known);
-                    true
-                }
-                None => {
-                    st.new.push_back(key);
-                    false
-                }
-            }
+            found
+                .into_iter()
+                .zip(lines)
+                .map(|(found, line)| match found {
+                    Some(known) => {
+                        st.known.push_back(known);
+                        true
+                    }
+                    None => {
+                        st.new.push_back(*line);
+                        false
+                    }
+                })
+                .collect()
         }
         fn take(
             &mut self,

@@ -557,19 +557,29 @@ impl<'c> CacheRun<'c> {
     ) -> Result<Vec<Vec<usize>>, AppError> {
         let mut missing = Vec::new();
         for (s, (seg, key)) in self.segments.iter().enumerate() {
-            let bytes = self.cache.get(EntryKind::Segment, key);
-            let found = bytes.as_deref().and_then(|b| read_segment(b, seg.len()));
-            let Some(found) = found else {
+            let entry = self.cache.get_open(EntryKind::Segment, key);
+            let found = entry
+                .as_ref()
+                .and_then(|e| read_segment(&e.bytes, seg.len()));
+            let (Some(entry), Some(found)) = (entry, found) else {
                 self.gathering.insert(s, (None, seg.len()));
                 self.replayed += seg.len();
                 missing.push(seg.clone());
                 continue;
             };
+            // The summaries are read back from the entry, not copied.
+            let file = std::sync::Arc::new(entry.file);
+            let path: std::sync::Arc<std::path::Path> = entry.path.into();
             for (&i, (meta, summary, written)) in seg.iter().zip(found) {
                 let t = &sp.traces()[i];
                 done(sp.head(i).calls);
-                sink.cached(i, t, written)?;
-                sessions.put_encoded(i, summary, meta)?;
+                sink.cached(i, t, &entry.bytes[written])?;
+                let on = super::store::OnDisk {
+                    file: file.clone(),
+                    path: path.clone(),
+                    at: summary.start as u64,
+                };
+                sessions.put_encoded(i, &entry.bytes[summary], &on, meta)?;
             }
         }
         Ok(missing)
@@ -721,26 +731,37 @@ impl<'c> CacheRun<'c> {
 }
 
 /// A trace of a segment found in the cache: what the fleet's answer reads
-/// of it without its summary, its summary, and what the report wrote of it.
-type FoundTrace<'b> = (super::fleet::TraceMeta, &'b [u8], &'b [u8]);
+/// of it without its summary, and where in the entry its summary and what
+/// the report wrote of it are.
+type FoundTrace = (
+    super::fleet::TraceMeta,
+    std::ops::Range<usize>,
+    std::ops::Range<usize>,
+);
 
 /// A segment's entry read back: per trace in the segment's order, what
-/// the fleet's answer reads of it without its summary, its summary (as
-/// [`super::store::encode_summary`] wrote it) and what the report wrote of
-/// it; `None` unless it holds each of its `traces` once.
-fn read_segment(bytes: &[u8], traces: usize) -> Option<Vec<FoundTrace<'_>>> {
-    let parts = super::fleet_cache::unframe(bytes)?;
+/// the fleet's answer reads of it without its summary, and where in
+/// `bytes` its summary (as [`super::store::encode_summary`] wrote it) and
+/// what the report wrote of it are; `None` unless it holds each of its
+/// `traces` once.
+fn read_segment(bytes: &[u8], traces: usize) -> Option<Vec<FoundTrace>> {
+    let parts = super::fleet_cache::unframe_at(bytes)?;
     if parts.len() != traces * 4 {
         return None;
     }
     let mut out: Vec<Option<_>> = (0..traces).map(|_| None).collect();
     for p in parts.chunks_exact(4) {
-        let k = usize::try_from(u64::from_le_bytes(p[0].try_into().ok()?)).ok()?;
+        let part = |k: usize| &bytes[p[k].clone()];
+        let k = usize::try_from(u64::from_le_bytes(part(0).try_into().ok()?)).ok()?;
         let slot = out.get_mut(k)?;
         if slot.is_some() {
             return None;
         }
-        *slot = Some((rmp_serde::from_slice(p[1]).ok()?, p[2], p[3]));
+        *slot = Some((
+            rmp_serde::from_slice(part(1)).ok()?,
+            p[2].clone(),
+            p[3].clone(),
+        ));
     }
     out.into_iter().collect()
 }

@@ -6,11 +6,13 @@
 //! in memory. A streamed report reads each trace back when
 //! its turn comes and lets it go when it is done, so memory does not grow
 //! with the fleet. What a report keeps of each trace until the end goes to
-//! temporary files too ([`SpillFile`], [`SummaryStore`]).
+//! temporary files too ([`SpillFile`], [`SummaryStore`]), or, when it comes
+//! from the report's cache, is read back from there.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::AppError;
 use super::fleet::SessionSummary;
@@ -337,12 +339,42 @@ impl Drop for TempFile {
 /// (a trace's in the plan), and read back by place: what a report holds of
 /// every trace until the end (a summary, a line of `results.json`) is kept
 /// here rather than in memory, so that memory does not grow with the fleet.
+/// A record that is on disk already (in an entry of the report's cache) is
+/// read back from there instead of being copied.
 #[derive(Debug)]
 pub struct SpillFile {
     file: TempFile,
-    /// Per place: where its record starts and how long it is.
-    entries: Vec<Option<(u64, usize)>>,
+    /// Per place: where its record is.
+    entries: Vec<Option<Record>>,
+    /// The files records are read back from in place, open.
+    elsewhere: Vec<(Arc<File>, Arc<Path>)>,
 }
+
+/// Where a record of a [`SpillFile`] is.
+#[derive(Debug, Clone, Copy)]
+enum Record {
+    /// In the spill's own file.
+    Spilled { at: u64, len: usize },
+    /// In the file `file` of those it reads in place.
+    Elsewhere { file: usize, at: u64, len: usize },
+}
+
+/// Bytes already on disk: in a file kept open (an entry of the report's
+/// cache, [`crate::fleet_cache::ReadEntry`]), from `at` on.
+#[derive(Debug, Clone)]
+pub struct OnDisk {
+    /// The file, open.
+    pub file: Arc<File>,
+    /// Its path, for messages.
+    pub path: Arc<Path>,
+    /// Where the bytes start.
+    pub at: u64,
+}
+
+/// How many files a [`SpillFile`] reads records from in place, at most:
+/// past them, records are copied (a file open each, well within any limit
+/// on open files).
+const ELSEWHERE_MAX: usize = 64;
 
 impl SpillFile {
     /// An empty file for `places` records, in the system's temporary
@@ -351,19 +383,48 @@ impl SpillFile {
         Ok(SpillFile {
             file: TempFile::new(what)?,
             entries: vec![None; places],
+            elsewhere: Vec::new(),
         })
+    }
+
+    /// The slot of place `i`.
+    fn slot(&mut self, i: usize) -> Result<&mut Option<Record>, AppError> {
+        let places = self.entries.len();
+        self.entries
+            .get_mut(i)
+            .ok_or_else(|| AppError::Internal(format!("a record for place {} of {places}", i + 1)))
     }
 
     /// Writes the record of place `i` (a later one replaces it).
     pub fn put(&mut self, i: usize, bytes: &[u8]) -> Result<(), AppError> {
-        let Some(slot) = self.entries.get_mut(i) else {
-            return Err(AppError::Internal(format!(
-                "a record for place {} of {}",
-                i + 1,
-                self.entries.len()
-            )));
+        // The place is checked before anything is written.
+        self.slot(i)?;
+        let (at, len) = self.file.append(bytes)?;
+        *self.slot(i)? = Some(Record::Spilled { at, len });
+        Ok(())
+    }
+
+    /// Keeps `bytes` as the record of place `i`, to be read back from
+    /// where they are on disk (`on`) rather than copied; copied all the
+    /// same past [`ELSEWHERE_MAX`] files.
+    pub fn put_on_disk(&mut self, i: usize, bytes: &[u8], on: &OnDisk) -> Result<(), AppError> {
+        let file = match self
+            .elsewhere
+            .iter()
+            .rposition(|f| Arc::ptr_eq(&f.0, &on.file))
+        {
+            Some(f) => f,
+            None if self.elsewhere.len() < ELSEWHERE_MAX => {
+                self.elsewhere.push((on.file.clone(), on.path.clone()));
+                self.elsewhere.len() - 1
+            }
+            None => return self.put(i, bytes),
         };
-        *slot = Some(self.file.append(bytes)?);
+        *self.slot(i)? = Some(Record::Elsewhere {
+            file,
+            at: on.at,
+            len: bytes.len(),
+        });
         Ok(())
     }
 
@@ -389,14 +450,25 @@ impl SpillFile {
 
     /// The record of place `i`, once sealed.
     pub fn get(&self, i: usize) -> Result<Vec<u8>, AppError> {
-        let Some(&Some((at, len))) = self.entries.get(i) else {
-            return Err(AppError::Internal(format!(
+        match self.entries.get(i) {
+            Some(&Some(Record::Spilled { at, len })) => self.file.read(at, len),
+            Some(&Some(Record::Elsewhere { file, at, len })) => {
+                let (file, path) = &self.elsewhere[file];
+                let mut buf = vec![0u8; len];
+                read_at(file, &mut buf, at).map_err(|e| {
+                    AppError::Environment(format!(
+                        "{}: the report's cache cannot be read again: {e}",
+                        path.display()
+                    ))
+                })?;
+                Ok(buf)
+            }
+            _ => Err(AppError::Internal(format!(
                 "no record of place {} of {}",
                 i + 1,
                 self.entries.len()
-            )));
-        };
-        self.file.read(at, len)
+            ))),
+        }
     }
 }
 
@@ -418,10 +490,10 @@ impl SummaryStore {
         self.0.put(i, &encode_summary(summary)?)
     }
 
-    /// Writes the summary of the plan's trace `i` as [`encode_summary`]
-    /// wrote it.
-    pub fn put_encoded(&mut self, i: usize, bytes: &[u8]) -> Result<(), AppError> {
-        self.0.put(i, bytes)
+    /// Keeps the summary of the plan's trace `i` as [`encode_summary`]
+    /// wrote it, read back from where it is on disk ([`SpillFile::put_on_disk`]).
+    pub fn put_on_disk(&mut self, i: usize, bytes: &[u8], on: &OnDisk) -> Result<(), AppError> {
+        self.0.put_on_disk(i, bytes, on)
     }
 
     /// Ends writing: every summary written can be read back.
@@ -539,6 +611,40 @@ mod tests {
             )),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_record_on_disk_is_read_back_from_where_it_is_and_past_the_most_files_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("entry");
+        std::fs::write(&path, b"..summary..").unwrap();
+        let on = || OnDisk {
+            file: Arc::new(File::open(&path).unwrap()),
+            path: path.as_path().into(),
+            at: 2,
+        };
+        let places = ELSEWHERE_MAX + 2;
+        let mut f = SpillFile::new("test", places).unwrap();
+        let first = on();
+        f.put_on_disk(0, b"summary", &first).unwrap();
+        f.put_on_disk(1, b"sum", &first).unwrap();
+        for i in 2..places {
+            f.put_on_disk(i, b"summary", &on()).unwrap();
+        }
+        assert!(f.put_on_disk(places, b"summary", &first).is_err());
+        f.seal().unwrap();
+        // Gone from its folder, an entry open is still read.
+        #[cfg(unix)]
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(f.get(1).unwrap(), b"sum");
+        for i in (0..places).filter(|&i| i != 1) {
+            assert_eq!(f.get(i).unwrap(), b"summary", "place {i}");
+        }
+        assert_eq!(f.elsewhere.len(), ELSEWHERE_MAX);
+        assert!(matches!(
+            f.entries[places - 1],
+            Some(Record::Spilled { .. })
+        ));
     }
 
     #[test]

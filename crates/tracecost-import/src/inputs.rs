@@ -220,8 +220,8 @@ pub fn load_inputs_each_known(
         taken: usize,
     }
     impl crate::trace::KnownLines for Counted<'_> {
-        fn knows(&mut self, path: &Path, line: &[u8]) -> bool {
-            self.known.knows(path, line)
+        fn knows(&mut self, path: &Path, lines: &[crate::trace::LineDigest]) -> Vec<bool> {
+            self.known.knows(path, lines)
         }
         fn take(
             &mut self,

@@ -624,11 +624,40 @@ impl serde::Serialize for Config {
 }
 
 /// A config is read back from its canonical string (a report's spilled
-/// summaries, an incremental cache).
+/// summaries, an incremental cache). A fleet's summaries name the same few
+/// dozen configs over and over, and are read back several times: a thread
+/// parses each string once, and clones what it parsed when it meets the
+/// string again.
 impl<'de> serde::Deserialize<'de> for Config {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
+        /// Strings parsed, by thread; cleared past this many (a grid
+        /// names far fewer).
+        const PARSED_MAX: usize = 1024;
+        thread_local! {
+            static PARSED: std::cell::RefCell<std::collections::HashMap<String, Config>> =
+                std::cell::RefCell::default();
+        }
+        struct Named;
+        impl serde::de::Visitor<'_> for Named {
+            type Value = Config;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a config string")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Config, E> {
+                PARSED.with_borrow_mut(|parsed| {
+                    if let Some(c) = parsed.get(s) {
+                        return Ok(c.clone());
+                    }
+                    let c: Config = s.parse().map_err(E::custom)?;
+                    if parsed.len() >= PARSED_MAX {
+                        parsed.clear();
+                    }
+                    parsed.insert(s.to_owned(), c.clone());
+                    Ok(c)
+                })
+            }
+        }
+        d.deserialize_str(Named)
     }
 }
 
@@ -689,6 +718,22 @@ mod tests {
         ] {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
+        }
+    }
+
+    #[test]
+    fn a_config_reads_back_from_its_string_each_time_and_a_bad_one_does_not() {
+        let s = "ledger:t=8000,k=2+native:manifest=cached,ttl=5m@claude-opus-4-1";
+        let json = format!("{s:?}");
+        // The second read is the first one's config again.
+        for _ in 0..2 {
+            let c: Config = serde_json::from_str(&json).unwrap();
+            assert_eq!(c, s.parse().unwrap());
+            assert_eq!(serde_json::to_string(&c).unwrap(), json);
+        }
+        for _ in 0..2 {
+            let e = serde_json::from_str::<Config>(r#""ledger+""#).unwrap_err();
+            assert!(e.to_string().starts_with("invalid config"), "{e}");
         }
     }
 

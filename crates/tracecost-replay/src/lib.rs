@@ -325,6 +325,7 @@ pub struct CallResult {
 
 /// Sums over calls.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(from = "TotalsDoc")]
 pub struct Totals {
     /// Calls.
     pub calls: usize,
@@ -379,6 +380,52 @@ impl Totals {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+/// [`Totals`] as written, the usage's members among the others: read
+/// through this rather than through serde's `flatten`, which holds all the
+/// members in a buffer before reading them. A fleet's summaries are read
+/// back several times, each with totals for every config.
+#[derive(Deserialize)]
+struct TotalsDoc {
+    calls: usize,
+    chars: u64,
+    // The usage's members, read as [`Usage`] reads them: absent or null
+    // is 0.
+    input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    cache_creation: Option<crate::cost::pricing::CacheCreation>,
+    output_tokens: Option<u64>,
+    cost_usd: f64,
+    recorded_cost_usd: Option<f64>,
+    cost_usd_recorded_calls: Option<f64>,
+    recorded_calls: usize,
+    compacted_results: usize,
+    #[serde(default)]
+    over_window_calls: usize,
+}
+
+impl From<TotalsDoc> for Totals {
+    fn from(d: TotalsDoc) -> Self {
+        Totals {
+            calls: d.calls,
+            chars: d.chars,
+            usage: Usage {
+                input_tokens: d.input_tokens.unwrap_or(0),
+                cache_creation_input_tokens: d.cache_creation_input_tokens.unwrap_or(0),
+                cache_read_input_tokens: d.cache_read_input_tokens.unwrap_or(0),
+                cache_creation: d.cache_creation,
+                output_tokens: d.output_tokens.unwrap_or(0),
+            },
+            cost_usd: d.cost_usd,
+            recorded_cost_usd: d.recorded_cost_usd,
+            cost_usd_recorded_calls: d.cost_usd_recorded_calls,
+            recorded_calls: d.recorded_calls,
+            compacted_results: d.compacted_results,
+            over_window_calls: d.over_window_calls,
+        }
+    }
 }
 
 /// One trace replayed under one config. Read back (a summary spilled or
@@ -772,6 +819,72 @@ pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
         t.cost_usd_recorded_calls = Some(simulated_sum);
     }
     t
+}
+
+#[cfg(test)]
+mod read_back {
+    use super::*;
+    use crate::prepare::{IdleFit, TraceCalibration};
+
+    /// Totals and a calibration read back as they were written, each with
+    /// its flattened members among the others (read without serde's
+    /// `flatten`); a usage's member absent or null is 0, as [`Usage`]
+    /// reads it.
+    #[test]
+    fn totals_and_calibrations_read_back_as_written() {
+        let totals = Totals {
+            calls: 3,
+            chars: 1_000,
+            usage: Usage::new(10, 20, 30, 40, 50),
+            cost_usd: 0.5,
+            recorded_cost_usd: Some(0.25),
+            cost_usd_recorded_calls: Some(0.125),
+            recorded_calls: 2,
+            compacted_results: 1,
+            over_window_calls: 1,
+        };
+        let json = serde_json::to_string(&totals).unwrap();
+        assert!(
+            json.contains(r#""chars":1000,"input_tokens":10,"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<Totals>(&json).unwrap(), totals);
+        let sparse: Totals = serde_json::from_str(
+            r#"{"calls":1,"chars":2,"input_tokens":null,"cache_read_input_tokens":7,
+                "cost_usd":0.5,"recorded_calls":0,"compacted_results":0}"#,
+        )
+        .unwrap();
+        let usage: Usage =
+            serde_json::from_str(r#"{"input_tokens":null,"cache_read_input_tokens":7}"#).unwrap();
+        assert_eq!(sparse.usage, usage);
+        assert_eq!(
+            (sparse.recorded_cost_usd, sparse.over_window_calls),
+            (None, 0)
+        );
+        let mut cal = TraceCalibration::default();
+        cal.content.factor = 1.25;
+        cal.content.n = 4;
+        cal.prefix_factor = Some(0.75);
+        for idle in [
+            None,
+            Some(IdleFit {
+                idle_ms: 600_000,
+                longest_hit_gap_ms: Some(1),
+                shortest_miss_gap_ms: None,
+                hits: 2,
+                misses: 3,
+                unexplained_misses: 0,
+            }),
+        ] {
+            cal.idle = idle;
+            let json = serde_json::to_string(&cal).unwrap();
+            assert!(json.starts_with(r#"{"factor":1.25,"#), "{json}");
+            assert_eq!(
+                serde_json::from_str::<TraceCalibration>(&json).unwrap(),
+                cal
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,14 +19,15 @@
 // `crate::engine::…` paths, as in the modules that read the engine.
 use tracecost_engine as engine;
 
+pub mod lines;
 mod load;
 pub mod progress;
 mod write;
 
 pub use load::{
-    ABSURD_TOKENS, KnownLines, LineOrigin, LoadedTraces, TraceError, UTF8_BOM, Warning,
-    is_jsonl_name, line_hash, load_path, load_path_each, load_path_each_at, load_path_each_known,
-    load_path_with, load_str,
+    ABSURD_TOKENS, KnownLines, LineDigest, LineOrigin, LoadedTraces, TraceError, UTF8_BOM, Warning,
+    is_jsonl_name, line_digest, line_hash, load_path, load_path_each, load_path_each_at,
+    load_path_each_known, load_path_with, load_str,
 };
 pub use write::{TraceWriter, to_json, to_json_line, traces_to_json};
 

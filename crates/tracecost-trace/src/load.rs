@@ -19,6 +19,7 @@ use crate::engine::cache::ProviderKind;
 use crate::engine::json::RawObject;
 use crate::engine::message::{BlockKind, ContentBlock, Message, ShapeError, ToolDefinition};
 use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
+use crate::lines::{LineBatch, read_ahead};
 use crate::progress::{Progress, ReadProgress, Silent, Unit};
 
 /// More tokens than any model's context window by two orders of magnitude:
@@ -222,15 +223,27 @@ pub fn load_path_each_at(
     load_path_each_known(path, progress, None, emit)
 }
 
+/// The SHA-256 of a line's bytes: what a reader of [`KnownLines`] knows a
+/// line by.
+pub type LineDigest = [u8; 32];
+
+/// The [`LineDigest`] of `bytes`.
+pub fn line_digest(bytes: &[u8]) -> LineDigest {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).into()
+}
+
 /// Lines of JSON Lines files of traces that a reader has read before (a
 /// report's cache of them): a line it knows is not parsed again but handed
 /// back to it in its place among the traces.
 pub trait KnownLines {
-    /// Whether the line of `path` with these bytes (as read, without a
-    /// byte-order mark) is one it knows. Asked as lines are read, ahead of
-    /// their place; each line is then either taken ([`Self::take`]) or
-    /// parsed ([`Self::parsed`]), in the file's order.
-    fn knows(&mut self, path: &Path, line: &[u8]) -> bool;
+    /// Which of `lines` of `path` it knows, each given by the digest of
+    /// its bytes (as read, without a byte-order mark; [`line_digest`],
+    /// found on every core). Asked a batch of lines at a time as they are
+    /// read, ahead of their place, of every line that is UTF-8 (another is
+    /// no trace); each line is then either taken ([`Self::take`]) or parsed
+    /// ([`Self::parsed`]), in the file's order.
+    fn knows(&mut self, path: &Path, lines: &[LineDigest]) -> Vec<bool>;
     /// The next line it said it knows, in its place among the traces
     /// handed over: the bytes at `origin` of `path`.
     fn take(&mut self, path: &Path, origin: LineOrigin) -> Result<(), TraceError>;
@@ -291,12 +304,17 @@ pub fn is_jsonl_name(path: &Path) -> bool {
 }
 
 /// A JSON Lines file of traces (`.jsonl` / `.ndjson`, each line a trace
-/// document, as `tracecost gen fleet -o fleet.jsonl` writes): read a line
-/// at a time, so that a tool splitting the file by lines (a Spark job, a
-/// shell pipeline) and this loader read the same traces. An error names the
-/// line (`fleet.jsonl:12:…`). `None` when the first line is not a trace
-/// document on its own (a document over several lines, or a log: read
-/// whole, so that the error says what it is).
+/// document, as `tracecost gen fleet -o fleet.jsonl` writes): read a batch
+/// of whole lines at a time, so that a tool splitting the file by lines (a
+/// Spark job, a shell pipeline) and this loader read the same traces. An
+/// error names the line (`fleet.jsonl:12:…`). `None` when the first line
+/// is not a trace document on its own (a document over several lines, or
+/// a log: read whole, so that the error says what it is).
+///
+/// A thread reads the next batch while the lines of the current one are
+/// parsed on every core and handed over in the file's order. With `known`,
+/// the lines are first hashed on every core and `known` asked which it
+/// knows: only the others are parsed.
 fn load_lines(
     path: &Path,
     shown: &str,
@@ -305,113 +323,119 @@ fn load_lines(
     mut known: Option<&mut dyn KnownLines>,
     emit: &mut dyn FnMut(Trace, Option<LineOrigin>) -> Result<(), TraceError>,
 ) -> Result<Option<Vec<Warning>>, TraceError> {
-    use std::io::BufRead;
     let io = |source| TraceError::Io {
         path: shown.to_owned(),
         source,
     };
     let file = std::fs::File::open(path).map_err(io)?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut warnings = Vec::new();
-    let mut number = 0usize;
     let mut started = false;
     // Where the next line starts in the file.
     let mut at = 0u64;
-    let mut batch: Vec<Line> = Vec::new();
-    let mut eof = false;
-    while !eof {
-        // Lines read until the batch is full, then parsed side by side and
-        // handed over in their order.
-        batch.clear();
-        let mut held = 0usize;
-        while held < BATCH_BYTES {
-            let mut buf = Vec::new();
-            let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
-            if n == 0 {
-                eof = true;
-                break;
-            }
-            let line_at = at;
-            at += n as u64;
-            number += 1;
-            if number == 1 && buf.starts_with(UTF8_BOM) {
-                buf.drain(..UTF8_BOM.len());
-            }
-            let bytes_at = line_at + (n - buf.len()) as u64;
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                if started {
-                    progress.advance(n as u64);
+    let per_line = std::thread::scope(|scope| {
+        // Dropped on return, before the scope waits for the reader: a
+        // reader blocked on sending then stops.
+        let (rx, back) = read_ahead(scope, file, BATCH_BYTES);
+        for batch in rx.iter() {
+            let batch = batch.map_err(io)?;
+            let mut lines = Vec::with_capacity(batch.lines().len());
+            for (number, range) in batch.lines() {
+                let range = match range {
+                    Ok(range) => range.clone(),
+                    // No trace: the load stops at it (or reads the file
+                    // whole, when it is the first).
+                    Err(column) if started => {
+                        lines.push(Line {
+                            number: *number,
+                            bytes_at: at,
+                            read: 0,
+                            bytes: Err(*column),
+                        });
+                        break;
+                    }
+                    Err(_) => return Ok(false),
+                };
+                let line_at = at;
+                at += range.len() as u64;
+                let mut bytes = range.clone();
+                if *number == 1 && batch.bytes()[range.clone()].starts_with(UTF8_BOM) {
+                    bytes.start += UTF8_BOM.len();
                 }
-                continue;
-            }
-            if !started {
-                // A trace per line only when the first line is a trace
-                // document on its own; anything else (a log, a document
-                // over several lines) is read whole, and told what it is.
-                #[derive(Deserialize)]
-                struct Head {
-                    format: Option<String>,
+                let text = &batch.bytes()[bytes.clone()];
+                if text.iter().all(u8::is_ascii_whitespace) {
+                    if started {
+                        progress.advance(range.len() as u64);
+                    }
+                    continue;
                 }
-                let head = serde_json::from_slice::<Head>(&buf);
-                if !head.is_ok_and(|h| h.format.is_some_and(|f| f.starts_with("tracecost.trace/")))
-                {
-                    return Ok(None);
+                if !started {
+                    // A trace per line only when the first line is a trace
+                    // document on its own; anything else (a log, a
+                    // document over several lines) is read whole, and
+                    // told what it is.
+                    #[derive(Deserialize)]
+                    struct Head {
+                        format: Option<String>,
+                    }
+                    let head = serde_json::from_slice::<Head>(text);
+                    if !head
+                        .is_ok_and(|h| h.format.is_some_and(|f| f.starts_with("tracecost.trace/")))
+                    {
+                        return Ok(false);
+                    }
+                    progress.start(&format!("load {shown}"), size, Unit::Bytes);
+                    started = true;
                 }
-                progress.start(&format!("load {shown}"), size, Unit::Bytes);
-                started = true;
-            }
-            held += buf.len();
-            // A known line's bytes are not kept: where it is, and its hash.
-            let known_at = known
-                .as_mut()
-                .is_some_and(|k| k.knows(path, &buf))
-                .then(|| LineOrigin {
-                    offset: bytes_at,
-                    len: buf.len(),
-                    hash: line_hash(&buf),
+                lines.push(Line {
+                    number: *number,
+                    bytes_at: line_at + (bytes.start - range.start) as u64,
+                    read: range.len(),
+                    bytes: Ok(bytes),
                 });
-            if known_at.is_some() {
-                buf = Vec::new();
             }
-            batch.push(Line {
-                number,
-                bytes_at,
-                read: n,
-                bytes: buf,
-                known_at,
+            let todo = known_of(
+                &batch,
+                &lines,
+                path,
+                known.as_mut().map(|k| &mut **k as &mut dyn KnownLines),
+            );
+            let parsed = on_cores(&todo, |(line, todo)| match todo {
+                Todo::Known(_) => None,
+                Todo::Parse(hash) => Some(parse_line(&batch, line, *hash, shown)),
             });
-        }
-        for (line, parsed) in batch.iter().zip(parse_lines(&batch, shown)) {
-            let Some(parsed) = parsed else {
-                if let (Some(k), Some(origin)) = (known.as_mut(), &line.known_at) {
-                    k.take(path, origin.clone())?;
+            for ((line, todo), parsed) in todo.iter().zip(parsed) {
+                let Some(parsed) = parsed else {
+                    if let (Some(k), Todo::Known(origin)) = (known.as_mut(), todo) {
+                        k.take(path, origin.clone())?;
+                    }
+                    progress.advance(line.read as u64);
+                    continue;
+                };
+                let (one, hash) = parsed?;
+                let alone = one.traces.len() == 1 && one.warnings.is_empty();
+                warnings.extend(one.warnings);
+                // A line's trace alone can be read again from the line.
+                let origin = (one.traces.len() == 1).then(|| LineOrigin {
+                    offset: line.bytes_at,
+                    len: line.bytes.as_ref().map_or(0, ExactSizeIterator::len),
+                    hash,
+                });
+                for mut t in one.traces {
+                    t.source = Some(shown.to_owned());
+                    emit(t, origin.clone())?;
+                }
+                if let Some(k) = known.as_mut() {
+                    k.parsed(alone);
                 }
                 progress.advance(line.read as u64);
-                continue;
-            };
-            let (one, hash) = parsed?;
-            let alone = one.traces.len() == 1 && one.warnings.is_empty();
-            warnings.extend(one.warnings);
-            // A line's trace alone can be read again from the line.
-            let origin = (one.traces.len() == 1).then(|| LineOrigin {
-                offset: line.bytes_at,
-                len: line.bytes.len(),
-                hash,
-            });
-            for mut t in one.traces {
-                t.source = Some(shown.to_owned());
-                emit(t, origin.clone())?;
             }
-            if let Some(k) = known.as_mut() {
-                k.parsed(alone);
-            }
-            progress.advance(line.read as u64);
+            // The reader may have stopped: the buffer is then simply
+            // dropped.
+            let _ = back.send(batch.into_bytes());
         }
-    }
-    if !started {
-        return Ok(None);
-    }
-    Ok(Some(warnings))
+        Ok(true)
+    })?;
+    Ok((per_line && started).then_some(warnings))
 }
 
 /// How many bytes of lines a JSON Lines file of traces holds at once, read
@@ -427,74 +451,137 @@ struct Line {
     bytes_at: u64,
     /// The bytes read for it, its end and a byte-order mark included.
     read: usize,
-    /// Its bytes.
-    bytes: Vec<u8>,
-    /// Where it is, when known to the reader ([`KnownLines`]): not kept,
-    /// not parsed.
-    known_at: Option<LineOrigin>,
+    /// Where its bytes are in its batch (without a byte-order mark), or
+    /// the 1-based column where it stops being UTF-8.
+    bytes: Result<std::ops::Range<usize>, usize>,
 }
 
-/// Each line of `lines` parsed (and its [`line_hash`]), in order, the
-/// lines shared out between the cores; an error names the line. `None`
-/// for a line known to the reader.
-fn parse_lines(
-    lines: &[Line],
-    shown: &str,
-) -> Vec<Option<Result<(LoadedTraces, u64), TraceError>>> {
-    let parse = |line: &Line| -> Option<Result<(LoadedTraces, u64), TraceError>> {
-        line.known_at.is_none().then(|| parse_line(line, shown))
+/// What is done with a line of a batch.
+enum Todo {
+    /// Handed to the reader that knows it: it is at this origin.
+    Known(LineOrigin),
+    /// Parsed; its [`line_hash`] when found already.
+    Parse(Option<u64>),
+}
+
+/// What is done with each of `lines` of `batch`: with `known`, each is
+/// hashed (on every core) and `known` asked which it knows; otherwise each
+/// is parsed.
+fn known_of<'l>(
+    batch: &LineBatch,
+    lines: &'l [Line],
+    path: &Path,
+    known: Option<&mut dyn KnownLines>,
+) -> Vec<(&'l Line, Todo)> {
+    let Some(k) = known else {
+        return lines.iter().map(|l| (l, Todo::Parse(None))).collect();
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores < 2 || lines.len() < 2 {
-        return lines.iter().map(parse).collect();
-    }
-    let per = lines.len().div_ceil(cores);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = lines
-            .chunks(per)
-            .map(|part| scope.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+    let hashed = on_cores(lines, |line| {
+        let bytes = &batch.bytes()[line.bytes.clone().ok()?];
+        Some((line_hash(bytes), line_digest(bytes)))
+    });
+    let digests: Vec<LineDigest> = hashed.iter().flatten().map(|h| h.1).collect();
+    let mut said = k.knows(path, &digests).into_iter();
+    lines
+        .iter()
+        .zip(hashed)
+        .map(|(line, hashed)| {
+            // One answer per line hashed, in order.
+            let is_known = hashed.is_some() && said.next() == Some(true);
+            let todo = match (hashed, &line.bytes) {
+                (Some((hash, _)), Ok(bytes)) if is_known => Todo::Known(LineOrigin {
+                    offset: line.bytes_at,
+                    len: bytes.len(),
+                    hash,
+                }),
+                (hashed, _) => Todo::Parse(hashed.map(|h| h.0)),
+            };
+            (line, todo)
+        })
+        .collect()
 }
 
-/// One line parsed, and its [`line_hash`].
-fn parse_line(line: &Line, shown: &str) -> Result<(LoadedTraces, u64), TraceError> {
-    {
-        let text = std::str::from_utf8(&line.bytes).map_err(|e| TraceError::Syntax {
-            path: shown.to_owned(),
-            line: line.number,
-            column: e.valid_up_to() + 1,
-            message: "not UTF-8".to_owned(),
-        })?;
-        let one = load_str(text, shown).map_err(|e| match e {
-            TraceError::Syntax {
-                path,
-                column,
-                message,
-                ..
-            } => TraceError::Syntax {
-                path,
-                line: line.number,
-                column,
-                message,
-            },
-            TraceError::Invalid {
-                path,
-                pointer,
-                message,
-            } => TraceError::Invalid {
-                path: format!("{path}:{}", line.number),
-                pointer,
-                message,
-            },
-            other => other,
-        })?;
-        Ok((one, line_hash(&line.bytes)))
+/// `f` of each of `items`, in order, worked out on every core: each core
+/// takes the next item left, so that a long line holds none of the others
+/// up.
+fn on_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 || items.len() < 2 {
+        return items.iter().map(f).collect();
     }
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else {
+                return done;
+            };
+            done.push((i, f(item)));
+        }
+    };
+    let mut out: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..cores.min(items.len()))
+            .map(|_| scope.spawn(work))
+            .collect();
+        let mine = work();
+        let theirs = helpers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        for (i, r) in std::iter::once(mine).chain(theirs).flatten() {
+            out[i] = Some(r);
+        }
+    });
+    // Each item was taken once.
+    out.into_iter().flatten().collect()
+}
+
+/// Line `line` of `batch` parsed, and its [`line_hash`] (`hash`, when
+/// found already).
+fn parse_line(
+    batch: &LineBatch,
+    line: &Line,
+    hash: Option<u64>,
+    shown: &str,
+) -> Result<(LoadedTraces, u64), TraceError> {
+    let not_utf8 = |column| TraceError::Syntax {
+        path: shown.to_owned(),
+        line: line.number,
+        column,
+        message: "not UTF-8".to_owned(),
+    };
+    let range = line.bytes.clone().map_err(not_utf8)?;
+    // The batch found the line UTF-8.
+    let text = batch.text(range.clone()).ok_or_else(|| not_utf8(1))?;
+    let one = load_str(text, shown).map_err(|e| match e {
+        TraceError::Syntax {
+            path,
+            column,
+            message,
+            ..
+        } => TraceError::Syntax {
+            path,
+            line: line.number,
+            column,
+            message,
+        },
+        TraceError::Invalid {
+            path,
+            pointer,
+            message,
+        } => TraceError::Invalid {
+            path: format!("{path}:{}", line.number),
+            pointer,
+            message,
+        },
+        other => other,
+    })?;
+    Ok((
+        one,
+        hash.unwrap_or_else(|| line_hash(&batch.bytes()[range])),
+    ))
 }
 
 /// The hint for a log given where a trace is expected: JSON Lines (one

@@ -251,6 +251,12 @@ fn a_json_lines_file_holds_a_trace_per_line_and_errors_name_the_line() {
     std::fs::write(&path, format!("{line}{{\"format\": \n")).unwrap();
     let e = load_path(&path).unwrap_err().to_string();
     assert!(e.contains("fleet.jsonl:2:"), "{e}");
+    // So is a line that is not UTF-8, by the column where it stops being.
+    let mut bytes = format!("{line}\n{line}").into_bytes();
+    bytes.insert(line.len() + 1 + 5, 0xff);
+    std::fs::write(&path, &bytes).unwrap();
+    let e = load_path(&path).unwrap_err().to_string();
+    assert!(e.ends_with("fleet.jsonl:3:6: not UTF-8"), "{e}");
     // A trace document over several lines, named .jsonl, is read whole.
     std::fs::write(&path, to_json(&one)).unwrap();
     assert_eq!(load_path(&path).unwrap().traces.len(), 1);
@@ -267,15 +273,18 @@ fn a_json_lines_file_holds_a_trace_per_line_and_errors_name_the_line() {
 #[test]
 fn known_lines_are_taken_in_their_place_not_parsed() {
     use std::path::Path;
-    use tracecost_trace::{KnownLines, LineOrigin, line_hash, load_path_each_known, to_json_line};
+    use tracecost_trace::{
+        KnownLines, LineDigest, LineOrigin, line_digest, line_hash, load_path_each_known,
+        to_json_line,
+    };
 
     struct Knows {
-        known: Vec<Vec<u8>>,
+        known: Vec<LineDigest>,
         log: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
     }
     impl KnownLines for Knows {
-        fn knows(&mut self, _: &Path, line: &[u8]) -> bool {
-            self.known.iter().any(|k| k == line)
+        fn knows(&mut self, _: &Path, lines: &[LineDigest]) -> Vec<bool> {
+            lines.iter().map(|l| self.known.contains(l)).collect()
         }
         fn take(&mut self, _: &Path, o: LineOrigin) -> Result<(), TraceError> {
             (self.log.borrow_mut()).push(format!("take {} {} {}", o.offset, o.len, o.hash));
@@ -306,7 +315,10 @@ fn known_lines_are_taken_in_their_place_not_parsed() {
     std::fs::write(&path, format!("\u{feff}{}", lines.concat())).unwrap();
     let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let mut k = Knows {
-        known: vec![lines[1].as_bytes().to_vec(), lines[3].as_bytes().to_vec()],
+        known: vec![
+            line_digest(lines[1].as_bytes()),
+            line_digest(lines[3].as_bytes()),
+        ],
         log: log.clone(),
     };
     load_path_each_known(

@@ -500,6 +500,17 @@ impl<'c> AnswerSum<'c> {
         self.picked.as_ref().and_then(|p| p.rec_config.clone())
     }
 
+    /// The config of the figures a reader is shown ([`shown`]), once the
+    /// recommendation is made ([`Self::pick`]); `None` when there is none,
+    /// or the status quos differ.
+    pub(super) fn shown_config(&mut self) -> Option<Config> {
+        self.pick();
+        let p = self.picked.as_ref()?;
+        let configs = p.configs.iter().map(|(_, f)| f);
+        shown(p.keep_status_quo, &p.recommended, &self.status_quo, configs)
+            .and_then(|f| f.config.config().cloned())
+    }
+
     /// The configs sorted and the recommendation made (the candidates'
     /// sums are taken: called once, by [`Self::pick`] or [`Self::finish`]).
     fn decide(&mut self) -> Picked {
@@ -623,6 +634,23 @@ impl<'c> AnswerSum<'c> {
         };
         (answer, configs.into_iter().map(|(_, f)| f).collect())
     }
+}
+
+/// The figures whose per-session savings a reader is shown: the
+/// recommendation's, or when keeping the status quo is the answer, those
+/// of the cheapest config with an effect that costs less than the status
+/// quo (what a reader weighing the recall risk would look at). `configs`
+/// cheapest first.
+pub(super) fn shown<'a>(
+    keep_status_quo: bool,
+    recommended: &'a FleetFigures,
+    status_quo: &FleetFigures,
+    mut configs: impl Iterator<Item = &'a FleetFigures>,
+) -> Option<&'a FleetFigures> {
+    if !keep_status_quo {
+        return Some(recommended);
+    }
+    configs.find(|c| !c.no_effect && c.cost_usd < status_quo.cost_usd)
 }
 
 /// Per candidate config, the row of `s`'s sweep that replayed it (`None`:

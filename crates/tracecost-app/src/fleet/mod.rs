@@ -133,6 +133,28 @@ pub struct Fleet {
     /// How well the status quo reproduces the recorded bill, when sessions
     /// recorded usage.
     pub fidelity: Option<super::fidelity::FidelitySummary>,
+    /// What the config of [`Fleet::shown_pick`] saves on each session
+    /// ([`session_saving`]), in session-name order: found as the answer is
+    /// summed, so that showing it reads no summary again.
+    #[serde(skip)]
+    pub shown_savings_usd: Vec<f64>,
+}
+
+impl Fleet {
+    /// The figures whose per-session savings a reader is shown
+    /// ([`Fleet::shown_savings_usd`]): the recommendation's, or when
+    /// keeping the status quo is the answer, those of the cheapest config
+    /// with an effect that costs less (what a reader weighing the recall
+    /// risk would look at).
+    pub fn shown_pick(&self) -> Option<&FleetFigures> {
+        let a = &self.answer;
+        answer::shown(
+            a.keep_status_quo,
+            &a.recommended,
+            &a.status_quo,
+            self.configs.iter(),
+        )
+    }
 }
 
 /// The byte-stability check of one config over every session.
@@ -179,11 +201,12 @@ const DECODED_AT_ONCE: usize = 64;
 /// session was replayed under.
 ///
 /// Two passes over the summaries, each reading a batch of them (or of
-/// sessions' summaries) back side by side and summing them one at a time:
-/// in the plan's order, the sums of the fleet, of each project and of
-/// each day (sums of floats depend on their order, and this is the order of
-/// the answer held in memory); then session by session, what each
-/// recommendation saves on it and its own figures.
+/// sessions' summaries) back side by side: in the plan's order, the sums of
+/// the fleet, of each project and of each day, summed one at a time (sums
+/// of floats depend on their order, and this is the order of the answer
+/// held in memory); then session by session, side by side, what each
+/// recommendation saves on it and its own figures, gathered in
+/// session-name order.
 pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError> {
     // A session counts in one project, its first trace's: a subagent run
     // from another folder is still part of the session that ran it.
@@ -193,15 +216,22 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
     let mut by_project: BTreeMap<&str, AnswerSum<'_>> = BTreeMap::new();
     let mut days = DaySum::new(configs);
     let mut fidelities = Vec::new();
-    // Summaries are read back (decoded) a batch at a time side by side,
-    // and summed one at a time in the plan's order.
+    // Summaries are read back (decoded, their rows matched to the
+    // candidates) a batch at a time side by side, and summed one at a time
+    // in the plan's order.
     for batch in (0..sessions.len())
         .collect::<Vec<_>>()
         .chunks(DECODED_AT_ONCE)
     {
-        for (i, s) in batch.iter().zip(sessions.get_each(batch)?) {
-            let i = *i;
-            let rows = candidate_rows(&s, configs);
+        let read = batch
+            .par_iter()
+            .map(|&i| {
+                let s = sessions.get(i)?;
+                let rows = candidate_rows(&s, configs);
+                Ok((s, rows))
+            })
+            .collect::<Result<Vec<_>, AppError>>()?;
+        for (&i, (s, rows)) in batch.iter().zip(read) {
             all.add(&s, &rows);
             by_project
                 .entry(project_of[sessions.meta(i)?.session.as_str()])
@@ -214,6 +244,7 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
         }
     }
     let rec = all.pick();
+    let shown = all.shown_config();
     let per_project = by_project.len() > 1;
     let project_recs: BTreeMap<&str, Option<Config>> = if per_project {
         by_project.iter_mut().map(|(p, a)| (*p, a.pick())).collect()
@@ -221,25 +252,35 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
         BTreeMap::new()
     };
     let mut savings = Vec::with_capacity(by_session.len());
+    let mut shown_savings = Vec::with_capacity(by_session.len());
     let mut project_savings: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut per_session = Vec::with_capacity(by_session.len());
     let by_session: Vec<(&str, Vec<usize>)> = by_session.into_iter().collect();
+    // Each session's figures are found side by side (a session's own
+    // answer weighs every config), and gathered in session-name order.
     for batch in by_session.chunks(DECODED_AT_ONCE) {
-        let groups = batch
+        let figured = batch
             .par_iter()
-            .map(|(_, places)| sessions.group(places))
-            .collect::<Result<Vec<_>, _>>()?;
-        for ((name, _), group) in batch.iter().zip(groups) {
-            let mut refs: Vec<&SessionSummary> = group.iter().map(|s| &**s).collect();
-            savings.push(session_saving(&refs, rec.as_ref()));
-            if per_project {
-                let p = project_of[name];
-                project_savings
-                    .entry(p)
-                    .or_default()
-                    .push(session_saving(&refs, project_recs[p].as_ref()));
+            .map(|(name, places)| {
+                let group = sessions.group(places)?;
+                let mut refs: Vec<&SessionSummary> = group.iter().map(|s| &**s).collect();
+                let saving = session_saving(&refs, rec.as_ref());
+                let shown_saving = session_saving(&refs, shown.as_ref());
+                let project_saving = per_project.then(|| {
+                    let p = project_of[name];
+                    (p, session_saving(&refs, project_recs[p].as_ref()))
+                });
+                let figures = session_figures(name, &mut refs, configs, rec.as_ref());
+                Ok((saving, shown_saving, project_saving, figures))
+            })
+            .collect::<Result<Vec<_>, AppError>>()?;
+        for (saving, shown_saving, project_saving, figures) in figured {
+            savings.push(saving);
+            shown_savings.push(shown_saving);
+            if let Some((p, saving)) = project_saving {
+                project_savings.entry(p).or_default().push(saving);
             }
-            per_session.push(session_figures(name, &mut refs, configs, rec.as_ref()));
+            per_session.push(figures);
         }
     }
     most_expensive_first(&mut per_session);
@@ -267,5 +308,6 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
         stability: None,
         fidelity: (!fidelities.is_empty())
             .then(|| super::fidelity::FidelitySummary::of(&fidelities)),
+        shown_savings_usd: shown_savings,
     })
 }

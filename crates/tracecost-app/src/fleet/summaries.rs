@@ -8,10 +8,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::AppError;
-use crate::policy::Config;
-use crate::store::SummaryStore;
+use crate::store::{OnDisk, SummaryStore};
 
-use super::session::{SessionSummary, session_saving};
+use super::session::SessionSummary;
 
 /// What the fleet's answer reads of a trace without its summary: its names
 /// and when it started, to group traces by session and project.
@@ -89,9 +88,16 @@ impl Summaries {
     }
 
     /// Keeps the summary of the plan's trace `i` as
-    /// [`crate::store::encode_summary`] wrote it, with its meta: spilled,
-    /// it is not decoded.
-    pub fn put_encoded(&mut self, i: usize, bytes: &[u8], meta: TraceMeta) -> Result<(), AppError> {
+    /// [`crate::store::encode_summary`] wrote it (`bytes`, which are on
+    /// disk at `on`), with its meta: spilled, it is not decoded, and it is
+    /// read back from where it is.
+    pub fn put_encoded(
+        &mut self,
+        i: usize,
+        bytes: &[u8],
+        on: &OnDisk,
+        meta: TraceMeta,
+    ) -> Result<(), AppError> {
         if let Kept::Memory(_) = self.kept {
             let summary = crate::store::decode_summary(bytes).map_err(|e| {
                 AppError::Internal(format!("the summary of trace {} reads back as: {e}", i + 1))
@@ -100,7 +106,7 @@ impl Summaries {
         }
         *self.meta_slot(i)? = Some(meta);
         match &mut self.kept {
-            Kept::Spilled(store) => store.put_encoded(i, bytes),
+            Kept::Spilled(store) => store.put_on_disk(i, bytes, on),
             Kept::Memory(_) => Ok(()),
         }
     }
@@ -171,28 +177,8 @@ impl Summaries {
         Ok(out)
     }
 
-    /// The summaries of the traces at `places`, in that order, read back
-    /// side by side.
-    pub fn get_each(&self, places: &[usize]) -> Result<Vec<Cow<'_, SessionSummary>>, AppError> {
-        use rayon::prelude::*;
-        places.par_iter().map(|&i| self.get(i)).collect()
-    }
-
     /// The summaries of the traces at `places`, in that order.
     pub fn group(&self, places: &[usize]) -> Result<Vec<Cow<'_, SessionSummary>>, AppError> {
         places.iter().map(|&i| self.get(i)).collect()
-    }
-
-    /// What `config` saves per session ([`session_saving`]), in
-    /// session-name order.
-    pub fn savings_by_session(&self, config: Option<&Config>) -> Result<Vec<f64>, AppError> {
-        self.by_session()?
-            .values()
-            .map(|places| {
-                let group = self.group(places)?;
-                let refs: Vec<&SessionSummary> = group.iter().map(|s| &**s).collect();
-                Ok(session_saving(&refs, config))
-            })
-            .collect()
     }
 }

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::resent::{KnownMessages, MessageCache, SplitLine};
 use super::{Exchange, LineError, exchange};
-use crate::common::{self, Conversations, LineBatch, LineBatches, Unmapped};
+use crate::common::{self, Conversations, LineBatch, Unmapped};
 use crate::engine::cache::ProviderKind;
 use crate::{ImportError, ImportOptions, ImportReport};
 
@@ -61,30 +61,11 @@ pub(super) fn import_file(
         convs: Conversations::default(),
         cache: MessageCache::default(),
     };
-    // A batch is handed over only when the last one is taken: one is read
-    // while one is split and one applied.
-    let (tx, rx) = std::sync::mpsc::sync_channel(0);
-    let (back, returned) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut batches = LineBatches::new(file, batch_bytes, Some(returned));
-            loop {
-                let next = batches.next_batch().transpose();
-                let last = !matches!(next, Some(Ok(_)));
-                // The receiver is gone once reading stopped on an error.
-                if let Some(next) = next
-                    && tx.send(next).is_err()
-                {
-                    break;
-                }
-                if last {
-                    break;
-                }
-            }
-        });
-        // Dropped on return, before the scope waits for the reader: a
-        // reader blocked on sending then stops.
-        let rx = rx;
+        // One batch is read while one is split and one applied. Dropped on
+        // return, before the scope waits for the reader: a reader blocked
+        // on sending then stops.
+        let (rx, back) = common::read_ahead(scope, file, batch_bytes);
         let mut pending: Option<(LineBatch, Vec<Pre>)> = None;
         // What a batch is split against: the cache as of two batches
         // before (the one before is being applied meanwhile).

@@ -56,7 +56,7 @@ pub(crate) use json::{
     Doc, compact_json, compact_object, each_file_record, each_record, joined_records, position_of,
     read_text, split_doc,
 };
-pub(crate) use lines::{LineBatch, LineBatches, each_line};
+pub(crate) use lines::{LineBatch, each_line, read_ahead};
 pub(crate) use tools::{function_tools, is_function};
 pub(crate) use usage::{
     UsageProblem, finish_usage, merge_anthropic_usage, openai_usage, split_included_input,

@@ -50,6 +50,7 @@ pub enum Scale {
 /// The per-trace calibration: Claude's tokenizer is not public, so counts
 /// from the configured tokenizer are scaled to the recorded usage.
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(from = "TraceCalibrationDoc")]
 pub struct TraceCalibration {
     /// Scales message content; fitted on the growth of the recorded prompt
     /// between consecutive calls.
@@ -66,6 +67,32 @@ pub struct TraceCalibration {
     /// `None`: another provider, or nothing recorded to go by.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle: Option<IdleFit>,
+}
+
+/// [`TraceCalibration`] as written, the content's calibration among the
+/// other members: read through this rather than through serde's
+/// `flatten`, as [`crate::Totals`] are.
+#[derive(serde::Deserialize)]
+struct TraceCalibrationDoc {
+    factor: f64,
+    relative_error: f64,
+    n: usize,
+    prefix_factor: Option<f64>,
+    idle: Option<IdleFit>,
+}
+
+impl From<TraceCalibrationDoc> for TraceCalibration {
+    fn from(d: TraceCalibrationDoc) -> Self {
+        TraceCalibration {
+            content: Calibration {
+                factor: d.factor,
+                relative_error: d.relative_error,
+                n: d.n,
+            },
+            prefix_factor: d.prefix_factor,
+            idle: d.idle,
+        }
+    }
 }
 
 impl BlockCount {

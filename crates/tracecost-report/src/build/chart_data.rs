@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::app::fleet::{Fleet, FleetConfig, FleetFigures, Summaries};
+use crate::app::fleet::{Fleet, FleetConfig, FleetFigures};
 use crate::app::identity::slug;
 use crate::charts::{CallTokens, Chart};
 use crate::fmt::thousands;
@@ -177,26 +177,8 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     out
 }
 
-/// The config whose per-session savings the fleet page shows: the
-/// recommendation, or when keeping the status quo is the answer, the
-/// cheapest config with an effect (what a reader weighing the recall risk
-/// would look at).
-pub(super) fn shown_pick(fleet: &Fleet) -> Option<&FleetFigures> {
-    let a = &fleet.answer;
-    if !a.keep_status_quo {
-        return Some(&a.recommended);
-    }
-    fleet
-        .configs
-        .iter()
-        .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)
-}
-
 /// The fleet's charts, in display order: (file stem, chart).
-pub fn fleet_charts(
-    fleet: &Fleet,
-    sessions: &Summaries,
-) -> Result<Vec<(String, Chart)>, crate::app::AppError> {
+pub fn fleet_charts(fleet: &Fleet) -> Vec<(String, Chart)> {
     let a = &fleet.answer;
     let mut out = Vec::new();
     let position = |config: &FleetConfig| fleet.configs.iter().position(|c| c.config == *config);
@@ -248,10 +230,8 @@ pub fn fleet_charts(
                 .flatten(),
         },
     ));
-    if let Some(pick) = shown_pick(fleet) {
-        // The savings the fleet's spread is computed from, so the chart's
-        // median is the one the lines above it say.
-        let savings_usd = sessions.savings_by_session(pick.config.config())?;
+    if let Some(pick) = fleet.shown_pick() {
+        let savings_usd = fleet.shown_savings_usd.clone();
         out.push((
             "fleet-savings".to_owned(),
             Chart::SavingsDistribution {
@@ -345,5 +325,5 @@ pub fn fleet_charts(
             },
         ));
     }
-    Ok(out)
+    out
 }

@@ -688,7 +688,7 @@ impl<'s> ReportWriter<'s> {
         // The fleet's charts: files beside the page, and inline in it.
         let mut fleet_svgs = Vec::new();
         if sessions.len() > 1 {
-            for (stem, chart) in fleet_charts(fleet, sessions)? {
+            for (stem, chart) in fleet_charts(fleet) {
                 let h = suggested_height(&chart, CHART_W);
                 let svg = render_svg(&chart, CHART_W, h)?;
                 let png = render_png(&chart, CHART_W, h)?;
