@@ -438,9 +438,10 @@ fn load_lines(
     Ok((per_line && started).then_some(warnings))
 }
 
-/// How many bytes of lines a JSON Lines file of traces holds at once, read
-/// and being parsed: enough for every core to have lines to parse, few
-/// enough that memory holds a few of a fleet's traces.
+/// The bytes of lines of a JSON Lines file of traces read at a time: enough
+/// for every core to have lines to parse, few enough that memory holds a
+/// few of a fleet's traces (a batch is read while the one before is
+/// parsed).
 const BATCH_BYTES: usize = 8 << 20;
 
 /// One line of a JSON Lines file of traces, read.
