@@ -285,21 +285,26 @@ impl FleetCache {
                     let file = file.map_err(|e| fail(&shard_dir, e))?;
                     let name = file.file_name();
                     let Some(name) = name.to_str() else { continue };
-                    let Ok(meta) = file.metadata() else { continue };
-                    if !meta.is_file() {
+                    // The file's type comes with the listing; its metadata
+                    // is read only for a file that may go.
+                    if !file.file_type().is_ok_and(|t| t.is_file()) {
                         continue;
                     }
-                    let remove = if let Some(key) = key_named(name, prefix) {
-                        !used.contains(&(kind, key))
-                    } else if is_temporary(name, prefix) {
+                    let entry = key_named(name, prefix);
+                    let remove = match entry {
+                        Some(key) => !used.contains(&(kind, key)),
+                        None => is_temporary(name, prefix),
+                    };
+                    let Some(meta) = remove.then(|| file.metadata().ok()).flatten() else {
+                        continue;
+                    };
+                    let stale = || {
                         meta.modified()
                             .ok()
                             .and_then(|m| now.duration_since(m).ok())
                             .is_some_and(|age| age > STALE_TEMPORARY)
-                    } else {
-                        false
                     };
-                    if !remove {
+                    if entry.is_none() && !stale() {
                         continue;
                     }
                     match std::fs::remove_file(file.path()) {
@@ -308,7 +313,7 @@ impl FleetCache {
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                         Err(e) => return Err(fail(&file.path(), e)),
                     }
-                    if key_named(name, prefix).is_some() {
+                    if entry.is_some() {
                         pruned.entries += 1;
                         pruned.bytes += meta.len();
                     } else {
