@@ -95,6 +95,7 @@ Examples:
   tracecost gen session --calls 500 --seed 7 -o /tmp/session.json
   tracecost gen fleet --sessions 1000 --seed 1 -o /tmp/fleet.json
   tracecost gen fleet --sessions 10000 --accounts 16 -o /tmp/fleet.jsonl
+  tracecost gen fleet --sessions 30000 --days 140 -o /tmp/month.jsonl
   tracecost gen request-log --calls 100 --seed 1 -o /tmp/requests.jsonl")]
     Gen(GenArgs),
     /// Print the built-in price table (or one extended with --pricing).
@@ -499,6 +500,12 @@ pub(super) struct GenArgs {
     /// account generated-team].
     #[arg(long, allow_hyphen_values = true, value_parser = gen_accounts)]
     pub(super) accounts: Option<usize>,
+    /// Fleet: the sessions start within this many days from Monday
+    /// 2025-10-06, weekends light. More days at the same number of
+    /// sessions means fewer sessions side by side, and the replay holds
+    /// those that overlap [default: 14].
+    #[arg(long, allow_hyphen_values = true, value_parser = gen_days)]
+    pub(super) days: Option<u64>,
     /// Output file (stdout when absent).
     #[arg(short, long)]
     pub(super) output: Option<PathBuf>,
@@ -703,6 +710,10 @@ fn gen_sessions(text: &str) -> Result<usize, String> {
 
 fn gen_accounts(text: &str) -> Result<usize, String> {
     in_range(crate::app::limits::GEN_ACCOUNTS, text, true).map(|v| v as usize)
+}
+
+fn gen_days(text: &str) -> Result<u64, String> {
+    in_range(crate::app::limits::GEN_DAYS, text, true).map(|v| v as u64)
 }
 
 fn session_pages(text: &str) -> Result<crate::report::build::SessionPages, String> {

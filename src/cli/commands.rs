@@ -390,6 +390,7 @@ fn generate(a: GenArgs) -> Result<Outcome, AppError> {
         seed: a.seed,
         sessions: a.sessions,
         accounts: a.accounts,
+        days: a.days,
     };
     let traces = crate::trace::generate::generate(&a.name, options).map_err(AppError::Usage)?;
     // Traces are written as they are built: a fleet is never held whole.
@@ -440,6 +441,7 @@ fn generate_request_log(a: &GenArgs) -> Result<Outcome, AppError> {
     for (given, flag) in [
         (a.sessions.is_some(), "--sessions"),
         (a.accounts.is_some(), "--accounts"),
+        (a.days.is_some(), "--days"),
     ] {
         if given {
             return Err(AppError::Usage(format!(

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use assert_cmd::prelude::*;
 use tracecost::trace::generate::{
-    fleet, fleet_in_accounts, messages_chars, prefix_chars, project_of,
+    fleet, fleet_in_accounts, fleet_over_days, messages_chars, prefix_chars, project_of,
 };
 use tracecost::trace::{Trace, TraceWriter, load_str, to_json_line, traces_to_json};
 
@@ -329,4 +329,125 @@ fn gen_request_log_writes_a_log_that_imports_and_rejects_misapplied_flags() {
     assert!(err.contains("--sessions"), "{err}");
     let (code, _, err) = tracecost(&["gen", "request-log", "--calls", "0"]);
     assert_eq!(code, 2, "{err}");
+}
+
+/// `--days`: the same sessions (lengths, projects, models) started within
+/// more days, so fewer of them overlap; 14 days is the fleet without the
+/// flag, byte for byte.
+#[test]
+fn gen_fleet_days_spreads_start_times_and_changes_nothing_else() {
+    let sessions = 300;
+    let starts = |traces: &[Trace]| -> Vec<u64> {
+        traces
+            .iter()
+            .filter_map(|t| t.calls.first().and_then(|c| c.start_ms))
+            .collect()
+    };
+    let two_weeks: Vec<Trace> = fleet(sessions, 4).collect();
+    let ten_weeks: Vec<Trace> = fleet_over_days(sessions, 4, 1, 70).collect();
+    let (a, b) = (starts(&two_weeks), starts(&ten_weeks));
+    let first = *a.iter().min().unwrap();
+    assert_eq!(
+        first / DAY_MS,
+        *b.iter().min().unwrap() / DAY_MS,
+        "the same first Monday"
+    );
+    assert!(a.iter().all(|&s| s < first + 14 * DAY_MS));
+    assert!(b.iter().all(|&s| s < first + 70 * DAY_MS));
+    assert!(
+        b.iter().any(|&s| s >= first + 56 * DAY_MS),
+        "the last two weeks of 70 days have sessions"
+    );
+    // The same sessions, only their start times (and what names them) move:
+    // the multiset of call counts and models is unchanged.
+    let shape = |traces: &[Trace]| -> BTreeMap<(usize, String), usize> {
+        let mut m = BTreeMap::new();
+        for t in traces {
+            *m.entry((t.calls.len(), t.model.clone())).or_insert(0) += 1;
+        }
+        m
+    };
+    assert_eq!(shape(&two_weeks), shape(&ten_weeks));
+    // The busiest hour holds fewer sessions over ten weeks than over two.
+    let busiest = |s: &[u64]| -> usize {
+        let mut by_hour: BTreeMap<u64, usize> = BTreeMap::new();
+        for x in s {
+            *by_hour.entry(x / 3_600_000).or_insert(0) += 1;
+        }
+        by_hour.into_values().max().unwrap()
+    };
+    assert!(
+        busiest(&b) < busiest(&a),
+        "{} vs {}",
+        busiest(&b),
+        busiest(&a)
+    );
+
+    // The flag: 14 is the default, byte for byte; 0 and other generators
+    // are refused in one line.
+    let days14 = crate::util::tracecost()
+        .args([
+            "gen",
+            "fleet",
+            "--sessions",
+            "6",
+            "--seed",
+            "2",
+            "--days",
+            "14",
+        ])
+        .assert()
+        .success();
+    let plain = crate::util::tracecost()
+        .args(["gen", "fleet", "--sessions", "6", "--seed", "2"])
+        .assert()
+        .success();
+    assert_eq!(days14.get_output().stdout, plain.get_output().stdout);
+    let (code, out, err) = tracecost(&[
+        "gen",
+        "fleet",
+        "--sessions",
+        "6",
+        "--seed",
+        "2",
+        "--days",
+        "70",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let expected: String = {
+        let mut w = TraceWriter::new(Vec::new());
+        for t in fleet_over_days(6, 2, 1, 70) {
+            w.push(t).unwrap();
+        }
+        String::from_utf8(w.finish().unwrap()).unwrap()
+    };
+    assert_eq!(out, expected, "the output is the generator's bytes");
+    assert!(
+        out.contains("fleet_over_days(6, 2, 1, 70)"),
+        "its origin says so"
+    );
+    for (args, expect) in [
+        (
+            &["gen", "fleet", "--days", "0"][..],
+            "expected a whole number from 1 to 3650",
+        ),
+        (
+            &["gen", "fleet", "--days", "1.5"][..],
+            "expected a whole number from 1 to 3650",
+        ),
+        (&["gen", "session", "--days", "3"][..], "takes no --days"),
+        (
+            &["gen", "request-log", "--days", "3"][..],
+            "takes no --days",
+        ),
+    ] {
+        let (code, out, err) = tracecost(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(
+            err.contains("--days") && err.contains(expect),
+            "{args:?}: {err}"
+        );
+    }
 }

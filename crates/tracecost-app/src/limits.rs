@@ -54,6 +54,14 @@ pub const GEN_ACCOUNTS: Range = Range {
     max: 100_000.0,
     unit: "",
 };
+/// `gen --days`: days a generated fleet's sessions start within (ten
+/// years at most: the dates stay readable).
+pub const GEN_DAYS: Range = Range {
+    flag: "--days",
+    min: 1.0,
+    max: 3_650.0,
+    unit: "",
+};
 /// `stability --processes`: fresh processes to compare with.
 pub const PROCESSES: Range = Range {
     flag: "--processes",

@@ -20,8 +20,8 @@ use crate::trace::Trace;
 /// Monday 2025-10-06T00:00:00Z, the first day of a fleet.
 const FIRST_DAY_MS: u64 = 1_759_708_800_000;
 
-/// Days a fleet spans (two working weeks).
-const DAYS: u64 = 14;
+/// Days a fleet spans unless told otherwise (two working weeks).
+pub const DEFAULT_FLEET_DAYS: u64 = 14;
 
 const HOUR_MS: u64 = 3_600_000;
 
@@ -78,7 +78,7 @@ fn weighted(r: &mut Rng, weights: impl Iterator<Item = u64> + Clone) -> usize {
     0
 }
 
-fn draw(fleet_seed: u64, i: usize, projects: usize) -> Plan {
+fn draw(fleet_seed: u64, i: usize, projects: usize, days: u64) -> Plan {
     let mut r = Rng::new(fleet_seed ^ 0xf1ee_7000_0000_0000).fork(&format!("session-{i}"));
     let seed = r.next_u64();
     let (lo, hi, _) = LENGTHS[weighted(&mut r, LENGTHS.iter().map(|l| l.2))];
@@ -86,9 +86,10 @@ fn draw(fleet_seed: u64, i: usize, projects: usize) -> Plan {
     let shares = PROJECT_SHARES.iter().copied().take(projects.max(1));
     let project = weighted(&mut r, shares);
     let model = MODEL_MIX[weighted(&mut r, MODEL_MIX.iter().map(|m| m.1))].0;
-    // Weekdays carry most sessions; weekends a few.
+    // Weekdays carry most sessions; weekends a few. (A fleet of one to five
+    // days, Monday on, has no weekend to draw.)
     let day = loop {
-        let d = r.range(0, DAYS - 1);
+        let d = r.range(0, days.max(1) - 1);
         if d % 7 < 5 || r.chance(0.2) {
             break d;
         }
@@ -129,6 +130,7 @@ pub struct Fleet {
     sessions: usize,
     seed: u64,
     accounts: usize,
+    days: u64,
     plans: std::vec::IntoIter<Plan>,
     index: usize,
     width: usize,
@@ -143,14 +145,16 @@ impl Fleet {
     /// goes to account `i % accounts`, so the accounts' sizes differ by one
     /// session at most, and a session's parts share its account. The draws
     /// themselves do not depend on `accounts`: the same seed gives the same
-    /// sessions in any number of accounts.
-    pub(crate) fn new(sessions: usize, seed: u64, accounts: usize) -> Self {
+    /// sessions in any number of accounts. The sessions start within
+    /// `days` days (1 when 0).
+    pub(crate) fn new(sessions: usize, seed: u64, accounts: usize, days: u64) -> Self {
         let accounts = accounts.max(1);
+        let days = days.max(1);
         let projects = session::project_names();
         let mut plans: Vec<Plan> = (0..sessions)
             .map(|i| Plan {
                 account: i % accounts,
-                ..draw(seed, i, projects.len())
+                ..draw(seed, i, projects.len(), days)
             })
             .collect();
         plans.sort_by_key(|p| (p.start_ms, p.drawn));
@@ -158,6 +162,7 @@ impl Fleet {
             sessions,
             seed,
             accounts,
+            days,
             plans: plans.into_iter(),
             index: 0,
             width: sessions.to_string().len().max(4),
@@ -189,15 +194,26 @@ impl Iterator for Fleet {
         self.index += 1;
         let project = self.projects[plan.project % self.projects.len()];
         let account = account_name(plan.account, self.accounts);
-        // One account: the words (and bytes) of a fleet before accounts.
-        let (recipe, of_account) = match self.accounts {
-            1 => (
+        // One account over the usual days: the words (and bytes) of a
+        // fleet before accounts and days.
+        let (recipe, of_account) = match (self.accounts, self.days) {
+            (1, DEFAULT_FLEET_DAYS) => (
                 format!("fleet({}, {})", self.sessions, self.seed),
                 String::new(),
             ),
-            n => (
+            (n, DEFAULT_FLEET_DAYS) => (
                 format!("fleet_in_accounts({}, {}, {n})", self.sessions, self.seed),
                 format!(", account {account}"),
+            ),
+            (n, days) => (
+                format!(
+                    "fleet_over_days({}, {}, {n}, {days})",
+                    self.sessions, self.seed
+                ),
+                match n {
+                    1 => String::new(),
+                    _ => format!(", account {account}"),
+                },
             ),
         };
         let origin = format!(
@@ -252,9 +268,17 @@ mod tests {
 
     #[test]
     fn draws_do_not_depend_on_order_and_lengths_are_long_tailed() {
-        assert_eq!(draw(3, 17, 3), draw(3, 17, 3));
-        assert_ne!(draw(3, 17, 3), draw(4, 17, 3));
-        let plans: Vec<Plan> = (0..2_000).map(|i| draw(1, i, 3)).collect();
+        assert_eq!(
+            draw(3, 17, 3, DEFAULT_FLEET_DAYS),
+            draw(3, 17, 3, DEFAULT_FLEET_DAYS)
+        );
+        assert_ne!(
+            draw(3, 17, 3, DEFAULT_FLEET_DAYS),
+            draw(4, 17, 3, DEFAULT_FLEET_DAYS)
+        );
+        let plans: Vec<Plan> = (0..2_000)
+            .map(|i| draw(1, i, 3, DEFAULT_FLEET_DAYS))
+            .collect();
         let short = plans.iter().filter(|p| p.calls <= 15).count();
         let long = plans.iter().filter(|p| p.calls > 100).count();
         assert!(
@@ -273,9 +297,12 @@ mod tests {
     fn accounts_spread_whole_sessions_evenly_and_change_nothing_else() {
         use std::collections::BTreeMap;
         let json = |f: Fleet| -> Vec<String> { f.map(|t| crate::trace::to_json(&t)).collect() };
-        let four: Vec<Trace> = Fleet::new(41, 5, 4).collect();
+        let four: Vec<Trace> = Fleet::new(41, 5, 4, DEFAULT_FLEET_DAYS).collect();
         // The same seed, the same bytes.
-        assert_eq!(json(Fleet::new(41, 5, 4)), json(Fleet::new(41, 5, 4)));
+        assert_eq!(
+            json(Fleet::new(41, 5, 4, DEFAULT_FLEET_DAYS)),
+            json(Fleet::new(41, 5, 4, DEFAULT_FLEET_DAYS))
+        );
         let mut accounts: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
         for t in &four {
             let a = t.account.as_deref().expect("every trace has its account");
@@ -305,7 +332,7 @@ mod tests {
         );
         // The sessions themselves are the one-account fleet's: only the
         // account and the description's recipe differ.
-        let one: Vec<Trace> = Fleet::new(41, 5, 1).collect();
+        let one: Vec<Trace> = Fleet::new(41, 5, 1, DEFAULT_FLEET_DAYS).collect();
         assert_eq!(one.len(), four.len());
         for (a, b) in one.iter().zip(&four) {
             assert_eq!(a.account.as_deref(), Some(FLEET_ACCOUNT));

@@ -59,7 +59,7 @@ use tracecost_trace as trace;
 use crate::engine::message::Message;
 use crate::trace::{Prompt, Trace};
 
-pub use fleet::{Fleet, project_of};
+pub use fleet::{DEFAULT_FLEET_DAYS, Fleet, project_of};
 pub use observability_export::{ObservabilityFormat, write_observability_export};
 pub use otel_export::{OtelExportStats, write_otel_export};
 pub use request_log::{RequestLogStats, write_request_log};
@@ -174,8 +174,9 @@ fn session_spec(calls: usize, seed: u64, compacts: bool) -> session::SessionSpec
 /// one organization, built one at a time as the iterator is read, so a
 /// large fleet streams to a file without being held.
 ///
-/// Sessions are spread over two weeks from Monday 2025-10-06 (working
-/// hours mostly, weekends light) and come in order of start time. Lengths
+/// Sessions are spread over two weeks ([`DEFAULT_FLEET_DAYS`]) from
+/// Monday 2025-10-06 (working hours mostly, weekends light; see
+/// [`fleet_over_days`] for other spans) and come in order of start time. Lengths
 /// are long-tailed: about two thirds of sessions make at most 15 calls, 1
 /// in 20 more than 100 (up to 400, compacting on the way). Projects are
 /// shared 50/30/20 between the generator's three repositories; models are
@@ -187,7 +188,7 @@ fn session_spec(calls: usize, seed: u64, compacts: bool) -> session::SessionSpec
 /// prefix is cacheable across sessions. Every trace is in one account,
 /// `generated-team`. The same arguments give the same traces.
 pub fn fleet(sessions: usize, seed: u64) -> Fleet {
-    Fleet::new(sessions, seed, 1)
+    Fleet::new(sessions, seed, 1, DEFAULT_FLEET_DAYS)
 }
 
 /// The sessions of [`fleet`]`(sessions, seed)`, the same but for their
@@ -200,7 +201,19 @@ pub fn fleet(sessions: usize, seed: u64) -> Fleet {
 /// replayed; those of different accounts never do. The same arguments give
 /// the same traces.
 pub fn fleet_in_accounts(sessions: usize, seed: u64, accounts: usize) -> Fleet {
-    Fleet::new(sessions, seed, accounts)
+    Fleet::new(sessions, seed, accounts, DEFAULT_FLEET_DAYS)
+}
+
+/// The sessions of [`fleet_in_accounts`]`(sessions, seed, accounts)`
+/// (lengths, projects, models, accounts alike), their start times spread
+/// over `days` days from the same Monday rather than two weeks (1 when 0;
+/// weekends light as ever): more days, fewer sessions side by side. Over
+/// [`DEFAULT_FLEET_DAYS`] it is that fleet, byte for byte. A benchmark
+/// uses it to grow a fleet at an even density: ten times the sessions over
+/// ten times the days overlap about as much. The same arguments give the
+/// same traces.
+pub fn fleet_over_days(sessions: usize, seed: u64, accounts: usize, days: u64) -> Fleet {
+    Fleet::new(sessions, seed, accounts, days)
 }
 
 /// Unicode characters of the compact JSON array of `msgs`: `[`, each
@@ -263,6 +276,8 @@ pub struct GenOptions {
     pub sessions: Option<usize>,
     /// Accounts a fleet's sessions are spread over.
     pub accounts: Option<usize>,
+    /// Days a fleet's sessions start within.
+    pub days: Option<u64>,
 }
 
 /// Runs any generator by name, for the CLI's `gen` command: the traces
@@ -293,12 +308,17 @@ pub fn generate(
                 if sessions == 1 { "" } else { "s" }
             ));
         }
+        let days = options.days.unwrap_or(DEFAULT_FLEET_DAYS);
+        if days == 0 {
+            return Err("generator \"fleet\" needs at least 1 day, found 0".to_owned());
+        }
         let seed = options.seed.unwrap_or(DEFAULT_SESSION_SEED);
-        return Ok(Box::new(fleet_in_accounts(sessions, seed, accounts)));
+        return Ok(Box::new(fleet_over_days(sessions, seed, accounts, days)));
     }
     for (given, flag) in [
         (options.sessions.is_some(), "--sessions"),
         (options.accounts.is_some(), "--accounts"),
+        (options.days.is_some(), "--days"),
     ] {
         if given {
             return Err(format!(
@@ -512,6 +532,14 @@ mod tests {
         let e = generate("fleet", accounts(3, 4)).err().unwrap();
         assert!(e.contains("3 sessions over 4 accounts"), "{e}");
         assert!(generate("fleet", accounts(3, 3)).unwrap().count() >= 3);
+        let days = |days| GenOptions {
+            sessions: Some(3),
+            days: Some(days),
+            ..GenOptions::default()
+        };
+        let e = generate("fleet", days(0)).err().unwrap();
+        assert!(e.contains("at least 1 day"), "{e}");
+        assert!(generate("fleet", days(1)).unwrap().count() >= 3);
     }
 
     #[test]
