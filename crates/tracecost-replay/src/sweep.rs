@@ -501,25 +501,17 @@ impl SameRequests {
 /// (not under [`Build::Reference`], which replays every config).
 fn same_requests(shapes: &[&RequestShape], configs: &[Config], build: Build) -> Vec<SameRequests> {
     let mut groups: Vec<SameRequests> = Vec::new();
-    let mut by_schedule: HashMap<(Option<String>, LedgerSchedule), usize, FastBuild> =
-        HashMap::default();
-    let results = ResultSizes { traces: shapes };
-    for c in configs {
-        let ledger = c
-            .compaction
-            .ledger_policy()
-            .filter(|_| build == Build::Incremental);
-        let g = match ledger {
-            Some(policy) => {
-                let key = (c.model.clone(), results.schedule(policy));
-                *by_schedule.entry(key).or_insert_with(|| {
-                    groups.push(SameRequests {
-                        run: Vec::new(),
-                        members: Vec::new(),
-                    });
-                    groups.len() - 1
-                })
-            }
+    let same_schedule = same_schedules(shapes, configs, build);
+    let mut by_schedule: HashMap<usize, usize, FastBuild> = HashMap::default();
+    for (ci, c) in configs.iter().enumerate() {
+        let g = match same_schedule[ci] {
+            Some(first) => *by_schedule.entry(first).or_insert_with(|| {
+                groups.push(SameRequests {
+                    run: Vec::new(),
+                    members: Vec::new(),
+                });
+                groups.len() - 1
+            }),
             None => match groups.iter().position(|g| {
                 g.run
                     .first()
@@ -556,47 +548,123 @@ fn same_requests(shapes: &[&RequestShape], configs: &[Config], build: Build) -> 
     groups
 }
 
-/// What a ledger policy compacts at each call of some traces: at each call,
-/// how many results; and in order, the results compacted at any call (per
-/// trace). A call's compacted results are the first of those, so equal
-/// schedules compact the same results at every call.
+/// Per config: for a ledger config (under [`Build::Incremental`]), the
+/// index of the first config of the same model whose policy compacts the
+/// same results at every call of every trace of `shapes` (its own index
+/// when none before it does); `None` for any other.
+///
+/// Found a trace at a time: the configs start in one class per model, and
+/// each trace splits a class whose members' schedules on it differ. Two
+/// configs end in one class exactly when their schedules over all the
+/// traces are equal, and only one trace's schedules are held at a time
+/// (an account of tens of thousands of traces has millions of calls).
+fn same_schedules(
+    shapes: &[&RequestShape],
+    configs: &[Config],
+    build: Build,
+) -> Vec<Option<usize>> {
+    // The ledger configs, and their distinct policies.
+    let mut policies: Vec<CompactionPolicy> = Vec::new();
+    let mut ledger: Vec<(usize, usize)> = Vec::new();
+    for (ci, c) in configs.iter().enumerate() {
+        let Some(policy) = c
+            .compaction
+            .ledger_policy()
+            .filter(|_| build == Build::Incremental)
+        else {
+            continue;
+        };
+        let p = match policies.iter().position(|q| *q == policy) {
+            Some(p) => p,
+            None => {
+                policies.push(policy);
+                policies.len() - 1
+            }
+        };
+        ledger.push((ci, p));
+    }
+    // One class per model to begin with.
+    let mut models: Vec<&Option<String>> = Vec::new();
+    let mut class: Vec<usize> = ledger
+        .iter()
+        .map(|&(ci, _)| {
+            let model = &configs[ci].model;
+            match models.iter().position(|m| *m == model) {
+                Some(k) => k,
+                None => {
+                    models.push(model);
+                    models.len() - 1
+                }
+            }
+        })
+        .collect();
+    let mut classes = models.len();
+    for shape in shapes {
+        if classes == ledger.len() {
+            // Every config is alone in its class: nothing more to split.
+            break;
+        }
+        // This trace's schedule of each policy, the equal ones numbered
+        // alike.
+        let schedules: Vec<TraceSchedule> = policies.iter().map(|p| shape.schedule(*p)).collect();
+        let mut numbered: HashMap<&TraceSchedule, usize, FastBuild> = HashMap::default();
+        let number: Vec<usize> = schedules
+            .iter()
+            .map(|s| {
+                let n = numbered.len();
+                *numbered.entry(s).or_insert(n)
+            })
+            .collect();
+        let mut split: HashMap<(usize, usize), usize, FastBuild> = HashMap::default();
+        for (k, &(_, p)) in ledger.iter().enumerate() {
+            let n = split.len();
+            class[k] = *split.entry((class[k], number[p])).or_insert(n);
+        }
+        classes = split.len();
+    }
+    let mut first_of_class: HashMap<usize, usize, FastBuild> = HashMap::default();
+    let mut out = vec![None; configs.len()];
+    for (k, &(ci, _)) in ledger.iter().enumerate() {
+        out[ci] = Some(*first_of_class.entry(class[k]).or_insert(ci));
+    }
+    out
+}
+
+/// What a ledger policy compacts at each call of one trace: at each call,
+/// how many results; and in order, the results compacted at any call. A
+/// call's compacted results are the first of those, so equal schedules
+/// compact the same results at every call.
 #[derive(PartialEq, Eq, Hash)]
-struct LedgerSchedule {
+struct TraceSchedule {
     counts: Vec<u32>,
     results: Vec<u32>,
 }
 
-/// The request shapes of some traces, in order.
-struct ResultSizes<'s> {
-    traces: &'s [&'s RequestShape],
-}
-
-impl ResultSizes<'_> {
-    /// The schedule of `policy`, by the engine's own rule
+impl RequestShape {
+    /// The schedule of `policy` on this trace, by the engine's own rule
     /// ([`CompactionPolicy::compacts`]: old enough and large enough).
-    fn schedule(&self, policy: CompactionPolicy) -> LedgerSchedule {
-        let mut counts = Vec::new();
-        let mut results = Vec::new();
-        for shape in self.traces {
-            // Per result: whether it is large; and how many large ones
-            // come before each.
-            let large: Vec<bool> = shape.sizes().map(|chars| policy.large(chars)).collect();
-            let mut large_before = Vec::with_capacity(large.len() + 1);
-            large_before.push(0u32);
-            for &l in &large {
-                let n = large_before.last().copied().unwrap_or(0);
-                large_before.push(n + u32::from(l));
-            }
-            let mut oldest = 0;
-            for total in shape.totals() {
-                let eligible = policy.eligible(total).min(large.len());
-                oldest = oldest.max(eligible);
-                counts.push(large_before[eligible]);
-            }
-            results.extend((0..oldest).filter(|&r| large[r]).map(|r| r as u32));
-            results.push(u32::MAX);
+    fn schedule(&self, policy: CompactionPolicy) -> TraceSchedule {
+        // Per result: whether it is large; and how many large ones come
+        // before each.
+        let large: Vec<bool> = self.sizes().map(|chars| policy.large(chars)).collect();
+        let mut large_before = Vec::with_capacity(large.len() + 1);
+        large_before.push(0u32);
+        for &l in &large {
+            let n = large_before.last().copied().unwrap_or(0);
+            large_before.push(n + u32::from(l));
         }
-        LedgerSchedule { counts, results }
+        let mut counts = Vec::new();
+        let mut oldest = 0;
+        for total in self.totals() {
+            let eligible = policy.eligible(total).min(large.len());
+            oldest = oldest.max(eligible);
+            counts.push(large_before[eligible]);
+        }
+        let results = (0..oldest)
+            .filter(|&r| large[r])
+            .map(|r| r as u32)
+            .collect();
+        TraceSchedule { counts, results }
     }
 }
 
@@ -732,6 +800,79 @@ mod tests {
             let shape = RequestShape::new(sizes.iter().copied(), totals.iter().copied());
             proptest::prop_assert_eq!(shape.sizes().collect::<Vec<_>>(), sizes);
             proptest::prop_assert_eq!(shape.totals().collect::<Vec<_>>(), totals);
+        }
+    }
+
+    /// The classes [`same_schedules`] finds, as the reference finds them:
+    /// each config's schedules over every trace, concatenated (results of
+    /// a trace closed by `u32::MAX`), compared whole.
+    fn same_schedules_whole(shapes: &[&RequestShape], configs: &[Config]) -> Vec<Option<usize>> {
+        let mut first: HashMap<(Option<String>, Vec<u32>, Vec<u32>), usize> = HashMap::new();
+        configs
+            .iter()
+            .enumerate()
+            .map(|(ci, c)| {
+                let policy = c.compaction.ledger_policy()?;
+                let (mut counts, mut results) = (Vec::new(), Vec::new());
+                for shape in shapes {
+                    let s = shape.schedule(policy);
+                    counts.extend(s.counts);
+                    results.extend(s.results);
+                    results.push(u32::MAX);
+                }
+                Some(
+                    *first
+                        .entry((c.model.clone(), counts, results))
+                        .or_insert(ci),
+                )
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// Refined a trace at a time, the classes of configs that compact
+        /// the same results are those of the schedules compared whole.
+        #[test]
+        fn configs_share_a_class_exactly_when_their_whole_schedules_are_equal(
+            traces in proptest::collection::vec(
+                (
+                    proptest::collection::vec(0u64..60, 0..8),
+                    proptest::collection::vec(0usize..10, 0..6),
+                ),
+                0..5,
+            ),
+            policies in proptest::collection::vec((0u64..60, 0usize..4, proptest::prelude::any::<bool>()), 1..10),
+        ) {
+            let shapes: Vec<RequestShape> = traces
+                .iter()
+                .map(|(sizes, totals)| {
+                    let mut totals = totals.clone();
+                    totals.sort_unstable();
+                    let totals = totals.into_iter().map(|t| t.min(sizes.len()));
+                    RequestShape::new(sizes.iter().copied(), totals)
+                })
+                .collect();
+            let shapes: Vec<&RequestShape> = shapes.iter().collect();
+            let mut configs: Vec<Config> = policies
+                .iter()
+                .map(|&(threshold, keep_last, opus)| Config {
+                    compaction: Compaction::Ledger { threshold, keep_last },
+                    cache: Cache::None,
+                    model: opus.then(|| "claude-opus-4-5".to_owned()),
+                })
+                .collect();
+            configs.insert(configs.len() / 2, Config {
+                compaction: Compaction::Off,
+                cache: Cache::None,
+                model: None,
+            });
+            proptest::prop_assert_eq!(
+                same_schedules(&shapes, &configs, Build::Incremental),
+                same_schedules_whole(&shapes, &configs)
+            );
+            proptest::prop_assert!(
+                same_schedules(&shapes, &configs, Build::Reference).iter().all(Option::is_none)
+            );
         }
     }
 
