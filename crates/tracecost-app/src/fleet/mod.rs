@@ -39,7 +39,7 @@ use crate::AppError;
 use answer::{AnswerSum, candidate_rows};
 use days::{DaySum, per_month};
 use session::{most_expensive_first, session_figures};
-pub use summaries::{Summaries, TraceMeta};
+pub use summaries::{MetaRef, Summaries, TraceMeta};
 
 /// The `config` of a status quo that differs between sessions, as printed.
 pub const MIXED_STATUS_QUO: &str = "mixed";
@@ -234,7 +234,7 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
         for (&i, (s, rows)) in batch.iter().zip(read) {
             all.add(&s, &rows);
             by_project
-                .entry(project_of[sessions.meta(i)?.session.as_str()])
+                .entry(project_of[sessions.meta(i)?.session])
                 .or_insert_with(|| AnswerSum::new(configs))
                 .add(&s, &rows);
             days.add(&s, &rows);

@@ -328,11 +328,11 @@ pub fn session_projects(sessions: &Summaries) -> Result<BTreeMap<&str, &str>, Ap
             let first = metas
                 .into_iter()
                 .min_by(|x, y| {
-                    run_key(&x.trace, &x.session, x.started_ms)
-                        .cmp(&run_key(&y.trace, &y.session, y.started_ms))
-                        .then_with(|| x.trace.cmp(&y.trace))
+                    run_key(x.trace, x.session, x.started_ms)
+                        .cmp(&run_key(y.trace, y.session, y.started_ms))
+                        .then_with(|| x.trace.cmp(y.trace))
                 })
-                .and_then(|t| t.project.as_deref());
+                .and_then(|t| t.project);
             Ok((name, first.unwrap_or(NO_PROJECT)))
         })
         .collect()

@@ -38,6 +38,100 @@ impl TraceMeta {
     }
 }
 
+/// A trace's [`TraceMeta`] as [`Summaries`] holds it, borrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetaRef<'a> {
+    /// The trace's name in the report.
+    pub trace: &'a str,
+    /// The session it is part of.
+    pub session: &'a str,
+    /// Its project, when the source tells.
+    pub project: Option<&'a str>,
+    /// When its first call started.
+    pub started_ms: Option<u64>,
+}
+
+/// Every trace's meta, their strings packed in one buffer. A fleet has
+/// tens of thousands of them, kept to the end and made while traces are
+/// replayed: as three small allocations each they would land among the
+/// replay's large short-lived ones and keep the pages those free resident
+/// (the allocator can give back only whole free pages), so that the
+/// process would grow with the fleet although what it holds does not.
+#[derive(Debug)]
+struct Metas {
+    text: String,
+    rows: Vec<Option<MetaRow>>,
+}
+
+/// Where a meta's strings are in [`Metas::text`]: from `at`, the trace's
+/// name, the session's, then the project's.
+#[derive(Debug, Clone, Copy)]
+struct MetaRow {
+    at: usize,
+    trace: u32,
+    session: u32,
+    project: Option<u32>,
+    started_ms: Option<u64>,
+}
+
+impl Metas {
+    fn new(traces: usize) -> Self {
+        Metas {
+            text: String::new(),
+            rows: vec![None; traces],
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Keeps trace `i`'s meta; a place beyond those made room for is an
+    /// error (as is a string longer than 4 GB).
+    fn put(&mut self, i: usize, meta: &TraceMeta) -> Result<(), AppError> {
+        let len = self.rows.len();
+        let too_long = || AppError::Internal(format!("a name of trace {} is over 4 GB", i + 1));
+        let width = |s: &str| u32::try_from(s.len()).map_err(|_| too_long());
+        let row = MetaRow {
+            at: self.text.len(),
+            trace: width(&meta.trace)?,
+            session: width(&meta.session)?,
+            project: meta.project.as_deref().map(width).transpose()?,
+            started_ms: meta.started_ms,
+        };
+        let slot = self
+            .rows
+            .get_mut(i)
+            .ok_or_else(|| AppError::Internal(format!("a summary for trace {} of {len}", i + 1)))?;
+        *slot = Some(row);
+        self.text.push_str(&meta.trace);
+        self.text.push_str(&meta.session);
+        if let Some(p) = &meta.project {
+            self.text.push_str(p);
+        }
+        Ok(())
+    }
+
+    fn get(&self, i: usize) -> Option<MetaRef<'_>> {
+        let row = (*self.rows.get(i)?)?;
+        let (trace, rest) = self
+            .text
+            .get(row.at..)?
+            .split_at_checked(row.trace as usize)?;
+        let (session, rest) = rest.split_at_checked(row.session as usize)?;
+        let project = match row.project {
+            Some(n) => Some(rest.get(..n as usize)?),
+            None => None,
+        };
+        Some(MetaRef {
+            trace,
+            session,
+            project,
+            started_ms: row.started_ms,
+        })
+    }
+}
+
 /// Where the summaries are.
 #[derive(Debug)]
 enum Kept {
@@ -49,7 +143,7 @@ enum Kept {
 #[derive(Debug)]
 pub struct Summaries {
     kept: Kept,
-    metas: Vec<Option<TraceMeta>>,
+    metas: Metas,
 }
 
 impl Summaries {
@@ -57,7 +151,7 @@ impl Summaries {
     pub fn in_memory(traces: usize) -> Self {
         Summaries {
             kept: Kept::Memory(vec![None; traces]),
-            metas: vec![None; traces],
+            metas: Metas::new(traces),
         }
     }
 
@@ -65,21 +159,26 @@ impl Summaries {
     pub fn spilled(traces: usize) -> Result<Self, AppError> {
         Ok(Summaries {
             kept: Kept::Spilled(SummaryStore::new(traces)?),
-            metas: vec![None; traces],
+            metas: Metas::new(traces),
         })
     }
 
     /// `sessions` in memory, in this order.
     pub fn from_vec(sessions: Vec<SessionSummary>) -> Self {
+        let mut metas = Metas::new(sessions.len());
+        for (i, s) in sessions.iter().enumerate() {
+            // Every place was made room for; a name over 4 GB is not read.
+            let _ = metas.put(i, &TraceMeta::of(s));
+        }
         Summaries {
-            metas: sessions.iter().map(|s| Some(TraceMeta::of(s))).collect(),
+            metas,
             kept: Kept::Memory(sessions.into_iter().map(Some).collect()),
         }
     }
 
     /// Keeps the summary of the plan's trace `i`.
     pub fn put(&mut self, i: usize, summary: SessionSummary) -> Result<(), AppError> {
-        *self.meta_slot(i)? = Some(TraceMeta::of(&summary));
+        self.metas.put(i, &TraceMeta::of(&summary))?;
         match &mut self.kept {
             Kept::Memory(v) => v[i] = Some(summary),
             Kept::Spilled(store) => store.put(i, &summary)?,
@@ -104,24 +203,16 @@ impl Summaries {
             })?;
             return self.put(i, summary);
         }
-        *self.meta_slot(i)? = Some(meta);
+        self.metas.put(i, &meta)?;
         match &mut self.kept {
             Kept::Spilled(store) => store.put_on_disk(i, bytes, on),
             Kept::Memory(_) => Ok(()),
         }
     }
 
-    /// Where trace `i`'s meta goes: there is room for it.
-    fn meta_slot(&mut self, i: usize) -> Result<&mut Option<TraceMeta>, AppError> {
-        let len = self.metas.len();
-        self.metas
-            .get_mut(i)
-            .ok_or_else(|| AppError::Internal(format!("a summary for trace {} of {len}", i + 1)))
-    }
-
     /// Ends writing; every trace must have its summary.
     pub fn seal(&mut self) -> Result<(), AppError> {
-        if let Some(i) = self.metas.iter().position(Option::is_none) {
+        if let Some(i) = self.metas.rows.iter().position(Option::is_none) {
             return Err(AppError::Internal(format!(
                 "trace {} of {} has no summary",
                 i + 1,
@@ -141,7 +232,7 @@ impl Summaries {
 
     /// Whether there is no trace.
     pub fn is_empty(&self) -> bool {
-        self.metas.is_empty()
+        self.metas.len() == 0
     }
 
     /// The summary of the plan's trace `i` (read back when spilled).
@@ -157,10 +248,9 @@ impl Summaries {
     }
 
     /// What the answer reads of trace `i` without its summary.
-    pub fn meta(&self, i: usize) -> Result<&TraceMeta, AppError> {
+    pub fn meta(&self, i: usize) -> Result<MetaRef<'_>, AppError> {
         self.metas
             .get(i)
-            .and_then(Option::as_ref)
             .ok_or_else(|| AppError::Internal(format!("no summary of trace {}", i + 1)))
     }
 
@@ -170,9 +260,7 @@ impl Summaries {
     pub fn by_session(&self) -> Result<BTreeMap<&str, Vec<usize>>, AppError> {
         let mut out: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for i in 0..self.len() {
-            out.entry(self.meta(i)?.session.as_str())
-                .or_default()
-                .push(i);
+            out.entry(self.meta(i)?.session).or_default().push(i);
         }
         Ok(out)
     }
@@ -180,5 +268,73 @@ impl Summaries {
     /// The summaries of the traces at `places`, in that order.
     pub fn group(&self, places: &[usize]) -> Result<Vec<Cow<'_, SessionSummary>>, AppError> {
         places.iter().map(|&i| self.get(i)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(
+        trace: &str,
+        session: &str,
+        project: Option<&str>,
+        started_ms: Option<u64>,
+    ) -> TraceMeta {
+        TraceMeta {
+            trace: trace.to_owned(),
+            session: session.to_owned(),
+            project: project.map(str::to_owned),
+            started_ms,
+        }
+    }
+
+    proptest::proptest! {
+        /// Packed, every meta reads back as it was given, whichever order
+        /// the places come in.
+        #[test]
+        fn packed_metas_read_back_as_given(
+            given in proptest::collection::vec(
+                ("\\PC{0,12}", "\\PC{0,12}", proptest::option::of("\\PC{0,8}"), proptest::option::of(0u64..u64::MAX)),
+                0..30,
+            ),
+            reversed in proptest::prelude::any::<bool>(),
+        ) {
+            let mut metas = Metas::new(given.len());
+            let order: Vec<usize> = match reversed {
+                true => (0..given.len()).rev().collect(),
+                false => (0..given.len()).collect(),
+            };
+            for &i in &order {
+                let (t, s, p, ms) = &given[i];
+                metas.put(i, &meta(t, s, p.as_deref(), *ms)).unwrap();
+            }
+            for (i, (t, s, p, ms)) in given.iter().enumerate() {
+                proptest::prop_assert_eq!(
+                    metas.get(i),
+                    Some(MetaRef { trace: t, session: s, project: p.as_deref(), started_ms: *ms })
+                );
+            }
+            proptest::prop_assert_eq!(metas.get(given.len()), None);
+        }
+    }
+
+    #[test]
+    fn a_meta_without_room_is_an_error_and_a_missing_one_is_none() {
+        let mut metas = Metas::new(2);
+        assert!(metas.put(2, &meta("a", "a", None, None)).is_err());
+        metas
+            .put(1, &meta("b-part2", "b", Some("ü"), Some(5)))
+            .unwrap();
+        assert_eq!(metas.get(0), None);
+        assert_eq!(
+            metas.get(1),
+            Some(MetaRef {
+                trace: "b-part2",
+                session: "b",
+                project: Some("ü"),
+                started_ms: Some(5)
+            })
+        );
     }
 }
