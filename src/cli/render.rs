@@ -134,6 +134,12 @@ impl crate::app::SessionSink for ReportSink<'_, '_> {
     fn pages(&self) -> Vec<(usize, Vec<u8>)> {
         self.writer.pages()
     }
+
+    fn replay_finished(&mut self) {
+        // The replay's traces and caches are gone: the fleet's answer
+        // starts from what is kept, not from the replay's high-water mark.
+        super::memory::give_back();
+    }
 }
 
 /// What a report took from its cache, in a line.

@@ -677,6 +677,9 @@ pub fn load_stored(
     }
     let loaded = loaded?;
     st.store.seal()?;
+    // One outline per trace, kept to the end of the run: not the room a
+    // doubling vector grew (up to twice the fleet's).
+    st.outlines.shrink_to_fit();
     Ok((st.store, st.outlines, loaded))
 }
 

@@ -272,6 +272,11 @@ pub trait SessionSink {
     /// The pages the report writes, by trace, as bytes a later run can
     /// give [`SessionSink::cached_page`].
     fn pages(&self) -> Vec<(usize, Vec<u8>)>;
+    /// Every trace has been replayed and handed over; the fleet's answer is
+    /// summed next. What the replay held is freed by now: a sink that can
+    /// hand memory back to the system does it here, before the answer
+    /// needs its own.
+    fn replay_finished(&mut self) {}
 }
 
 /// A sink that only hands each replayed session to a function.
@@ -371,6 +376,7 @@ pub fn report_with(
         }
         sessions.put(i, summary)
     })?;
+    sink.replay_finished();
     sessions.seal()?;
     let mut fleet = super::fleet::fleet(&sessions, sp.configs())?;
     // The fleet's recommendation is known only now: check its stubs on

@@ -164,6 +164,11 @@ impl TraceStore {
 
     /// Ends writing: every trace written can be read back.
     pub fn seal(&mut self) -> Result<(), AppError> {
+        // Kept to the end of the run, one entry per trace of the fleet: the
+        // room grown for more goes back.
+        self.entries.shrink_to_fit();
+        self.shapes.shrink_to_fit();
+        self.digests.shrink_to_fit();
         self.file.seal()
     }
 
