@@ -95,7 +95,7 @@ Examples:
   tracecost gen session --calls 500 --seed 7 -o /tmp/session.json
   tracecost gen fleet --sessions 1000 --seed 1 -o /tmp/fleet.json
   tracecost gen fleet --sessions 10000 --accounts 16 -o /tmp/fleet.jsonl
-  tracecost gen fleet --sessions 30000 --days 140 -o /tmp/month.jsonl
+  tracecost gen fleet --sessions 30000 --days 140 -o /tmp/fleet-140d.jsonl
   tracecost gen request-log --calls 100 --seed 1 -o /tmp/requests.jsonl")]
     Gen(GenArgs),
     /// Print the built-in price table (or one extended with --pricing).
