@@ -170,7 +170,7 @@ pub(crate) fn loads(
 
 /// Runs a generator by name (`massage-gun`, `session`, `fleet`).
 #[pyfunction]
-#[pyo3(signature = (name, calls=None, seed=None, sessions=None, accounts=None))]
+#[pyo3(signature = (name, calls=None, seed=None, sessions=None, accounts=None, days=None))]
 pub(crate) fn generate(
     py: Python<'_>,
     name: &str,
@@ -178,12 +178,14 @@ pub(crate) fn generate(
     seed: Option<u64>,
     sessions: Option<usize>,
     accounts: Option<usize>,
+    days: Option<u64>,
 ) -> PyResult<Vec<PyTrace>> {
     let options = tracecost::trace::generate::GenOptions {
         calls,
         seed,
         sessions,
         accounts,
+        days,
     };
     let traces = py
         .detach(|| {

@@ -234,6 +234,16 @@ def test_trace_properties():
     assert all(f.account == "generated-team" for f in fleet)
     spread = tracecost.generate("fleet", sessions=6, seed=7, accounts=3)
     assert {tracecost.account_of(f) for f in spread} == {"acct-01", "acct-02", "acct-03"}
+    # `days`: 14 is the default, byte for byte; more days, other start times.
+    def as_json(traces):
+        return [t.to_json() for t in traces]
+
+    assert as_json(tracecost.generate("fleet", sessions=3, seed=7, days=14)) == as_json(fleet)
+    longer = tracecost.generate("fleet", sessions=3, seed=7, days=140)
+    assert as_json(longer) != as_json(fleet)
+    assert "fleet_over_days(3, 7, 1, 140)" in longer[0].description
+    with pytest.raises(tracecost.ConfigError):
+        tracecost.generate("fleet", sessions=3, days=0)
     assert {f.status_quo for f in fleet} == {"off+claude-code:ttl=5m"}
 
 

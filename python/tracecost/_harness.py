@@ -80,12 +80,14 @@ def generate(
     seed: Optional[int] = None,
     sessions: Optional[int] = None,
     accounts: Optional[int] = None,
+    days: Optional[int] = None,
 ) -> List[Trace]:
     """Runs a generator as ``tracecost gen`` does: ``"massage-gun"``,
     ``"session"`` (``calls``, ``seed``) or ``"fleet"`` (``sessions``,
     ``seed``, ``accounts``: the sessions spread evenly over that many
-    accounts, ``acct-01``, …)."""
-    return list(_native.generate(name, calls, seed, sessions, accounts))
+    accounts, ``acct-01``, …; ``days``: started within that many days
+    rather than 14)."""
+    return list(_native.generate(name, calls, seed, sessions, accounts, days))
 
 
 def _traces(traces: Traces) -> List[Trace]:

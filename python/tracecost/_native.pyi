@@ -117,6 +117,7 @@ def generate(
     seed: Optional[int] = None,
     sessions: Optional[int] = None,
     accounts: Optional[int] = None,
+    days: Optional[int] = None,
 ) -> List[Trace]: ...
 def canonical_config(config: str) -> str: ...
 def grid_configs(
