@@ -53,10 +53,10 @@ pub struct MetaRef<'a> {
 
 /// Every trace's meta, their strings packed in one buffer. A fleet has
 /// tens of thousands of them, kept to the end and made while traces are
-/// replayed: as three small allocations each they would land among the
-/// replay's large short-lived ones and keep the pages those free resident
-/// (the allocator can give back only whole free pages), so that the
-/// process would grow with the fleet although what it holds does not.
+/// replayed: as three small allocations each they land among the replay's
+/// large short-lived ones and can keep the pages those free resident (the
+/// allocator gives back only whole free pages), and the process grows with
+/// the fleet although what it holds does not.
 #[derive(Debug)]
 struct Metas {
     text: String,
