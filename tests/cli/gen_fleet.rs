@@ -24,6 +24,23 @@ fn tracecost(args: &[&str]) -> (i32, String, String) {
     outcome(out)
 }
 
+/// `gen fleet` given `flag` at its default `value` writes the fleet
+/// without the flag, byte for byte.
+fn assert_default_changes_nothing(flag: &str, value: &str) {
+    let base = ["gen", "fleet", "--sessions", "6", "--seed", "2"];
+    let given = crate::util::tracecost()
+        .args(base)
+        .args([flag, value])
+        .assert()
+        .success();
+    let plain = crate::util::tracecost().args(base).assert().success();
+    assert_eq!(
+        given.get_output().stdout,
+        plain.get_output().stdout,
+        "{flag} {value}"
+    );
+}
+
 /// The session a trace belongs to: its name without `-part<k>`.
 fn session_of(name: &str) -> &str {
     match name.rsplit_once("-part") {
@@ -216,24 +233,7 @@ fn gen_fleet_accounts_spreads_sessions_and_refuses_bad_counts() {
     );
     assert!(traces.iter().all(|t| t.account.is_some()));
     // `--accounts 1` is the fleet without the flag, byte for byte.
-    let one = crate::util::tracecost()
-        .args([
-            "gen",
-            "fleet",
-            "--sessions",
-            "6",
-            "--seed",
-            "2",
-            "--accounts",
-            "1",
-        ])
-        .assert()
-        .success();
-    let plain = crate::util::tracecost()
-        .args(["gen", "fleet", "--sessions", "6", "--seed", "2"])
-        .assert()
-        .success();
-    assert_eq!(one.get_output().stdout, plain.get_output().stdout);
+    assert_default_changes_nothing("--accounts", "1");
 
     for (args, expect) in [
         (
@@ -385,24 +385,7 @@ fn gen_fleet_days_spreads_start_times_and_changes_nothing_else() {
 
     // The flag: 14 is the default, byte for byte; 0 and other generators
     // are refused in one line.
-    let days14 = crate::util::tracecost()
-        .args([
-            "gen",
-            "fleet",
-            "--sessions",
-            "6",
-            "--seed",
-            "2",
-            "--days",
-            "14",
-        ])
-        .assert()
-        .success();
-    let plain = crate::util::tracecost()
-        .args(["gen", "fleet", "--sessions", "6", "--seed", "2"])
-        .assert()
-        .success();
-    assert_eq!(days14.get_output().stdout, plain.get_output().stdout);
+    assert_default_changes_nothing("--days", "14");
     let (code, out, err) = tracecost(&[
         "gen",
         "fleet",
