@@ -210,8 +210,8 @@ const DECODED_AT_ONCE: usize = 64;
 pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError> {
     // A session counts in one project, its first trace's: a subagent run
     // from another folder is still part of the session that ran it.
-    let project_of = session_projects(sessions)?;
     let by_session = sessions.by_session()?;
+    let project_of = session_projects(sessions, &by_session)?;
     let mut all = AnswerSum::new(configs);
     let mut by_project: BTreeMap<&str, AnswerSum<'_>> = BTreeMap::new();
     let mut days = DaySum::new(configs);

@@ -315,12 +315,15 @@ fn run_key(trace: &str, session: &str, started_ms: Option<u64>) -> (bool, bool, 
 }
 
 /// Each session's project: the conversation's own (its first trace in
-/// reading order), or [`NO_PROJECT`].
-pub fn session_projects(sessions: &Summaries) -> Result<BTreeMap<&str, &str>, AppError> {
-    sessions
-        .by_session()?
-        .into_iter()
-        .map(|(name, places)| {
+/// reading order), or [`NO_PROJECT`]; `by_session` is
+/// [`Summaries::by_session`] of `sessions`.
+pub fn session_projects<'s>(
+    sessions: &'s Summaries,
+    by_session: &BTreeMap<&'s str, Vec<usize>>,
+) -> Result<BTreeMap<&'s str, &'s str>, AppError> {
+    by_session
+        .iter()
+        .map(|(&name, places)| {
             let metas = places
                 .iter()
                 .map(|&i| sessions.meta(i))
