@@ -12,6 +12,7 @@
 
 mod answer;
 mod days;
+mod list;
 mod session;
 mod summaries;
 
@@ -20,11 +21,13 @@ pub use answer::{
     quantile, skipped_configs,
 };
 pub use days::{DAYS_PER_MONTH, DayFigures, PerMonth, UNDATED};
+pub use list::SessionList;
 pub use session::{
     NO_PROJECT, OwnPick, SessionDay, SessionFigures, SessionSummary, by_session,
     savings_by_session, session_projects, session_saving,
 };
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
@@ -38,7 +41,7 @@ use crate::AppError;
 
 use answer::{AnswerSum, candidate_rows};
 use days::{DaySum, per_month};
-use session::{most_expensive_first, session_figures};
+use session::session_figures;
 pub use summaries::{MetaRef, Summaries, TraceMeta};
 
 /// The `config` of a status quo that differs between sessions, as printed.
@@ -87,6 +90,18 @@ impl Serialize for FleetConfig {
     }
 }
 
+/// Read back from what [`Serialize`] wrote: [`MIXED_STATUS_QUO`], or a
+/// config's canonical string (which always holds a `+`).
+impl<'de> serde::Deserialize<'de> for FleetConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <Cow<'de, str>>::deserialize(d)?;
+        if s == MIXED_STATUS_QUO {
+            return Ok(FleetConfig::Mixed);
+        }
+        s.parse().map(FleetConfig::One).map_err(serde::de::Error::custom)
+    }
+}
+
 /// A session's saving smaller than this (half a cent) is noise, not a
 /// session made cheaper or dearer.
 pub const NOISE_USD: f64 = 0.005;
@@ -111,15 +126,16 @@ impl StabilityBrief {
 }
 
 /// The fleet's answer, its configs and its projects.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, PartialEq, Serialize)]
 pub struct Fleet {
     /// The answer over every session.
     #[serde(flatten)]
     pub answer: GroupAnswer,
     /// Every config of the grid, cheapest first.
     pub configs: Vec<FleetFigures>,
-    /// Every session (its traces together), most expensive first.
-    pub per_session: Vec<SessionFigures>,
+    /// Every session (its traces together), most expensive first: kept
+    /// where the summaries are (spilled with spilled summaries).
+    pub per_session: SessionList,
     /// The answer per project, when sessions name more than one.
     pub projects: Vec<ProjectAnswer>,
     /// Per day, in day order (calls without a start time last, as
@@ -254,7 +270,11 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
     let mut savings = Vec::with_capacity(by_session.len());
     let mut shown_savings = Vec::with_capacity(by_session.len());
     let mut project_savings: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    let mut per_session = Vec::with_capacity(by_session.len());
+    let mut per_session = if sessions.is_spilled() {
+        SessionList::spilled(by_session.len())?
+    } else {
+        SessionList::in_memory(by_session.len())
+    };
     let by_session: Vec<(&str, Vec<usize>)> = by_session.into_iter().collect();
     // Each session's figures are found side by side (a session's own
     // answer weighs every config), and gathered in session-name order.
@@ -280,10 +300,10 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
             if let Some((p, saving)) = project_saving {
                 project_savings.entry(p).or_default().push(saving);
             }
-            per_session.push(figures);
+            per_session.push(figures)?;
         }
     }
-    most_expensive_first(&mut per_session);
+    per_session.finish()?;
     let (answer_all, figures) = all.finish(savings);
     let projects = if per_project {
         by_project

@@ -204,7 +204,7 @@ pub(super) fn first_prompt(trace: &Trace) -> Option<String> {
 
 /// One session as a reader counts it: a conversation with its
 /// continuations and subagents, its traces summed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionFigures {
     /// The session's name.
     pub session: String,
@@ -239,7 +239,7 @@ pub struct SessionFigures {
 }
 
 /// The policy the fleet's rule picks for one session on its own.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OwnPick {
     /// The config; the status quo's when keeping it is the answer.
     pub config: FleetConfig,
@@ -288,15 +288,6 @@ pub(super) fn session_figures(
             savings_pct: own.recommended.savings_pct,
         },
     }
-}
-
-/// Sessions most expensive first, then by name.
-pub(super) fn most_expensive_first(sessions: &mut [SessionFigures]) {
-    sessions.sort_by(|x, y| {
-        y.status_quo_usd
-            .total_cmp(&x.status_quo_usd)
-            .then_with(|| x.session.cmp(&y.session))
-    });
 }
 
 /// A session's traces in reading order: the conversation itself (the trace

@@ -230,6 +230,12 @@ impl Summaries {
         self.metas.len()
     }
 
+    /// Whether the summaries are written to a temporary file rather than
+    /// held in memory.
+    pub fn is_spilled(&self) -> bool {
+        matches!(self.kept, Kept::Spilled(_))
+    }
+
     /// Whether there is no trace.
     pub fn is_empty(&self) -> bool {
         self.metas.len() == 0

@@ -177,8 +177,9 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     out
 }
 
-/// The fleet's charts, in display order: (file stem, chart).
-pub fn fleet_charts(fleet: &Fleet) -> Vec<(String, Chart)> {
+/// The fleet's charts, in display order: (file stem, chart). An error
+/// when the sessions' figures cannot be read back.
+pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::AppError> {
     let a = &fleet.answer;
     let mut out = Vec::new();
     let position = |config: &FleetConfig| fleet.configs.iter().position(|c| c.config == *config);
@@ -287,6 +288,22 @@ pub fn fleet_charts(fleet: &Fleet) -> Vec<(String, Chart)> {
         ));
     }
     if !fleet.projects.is_empty() {
+        // What each project's sessions cost under the recommendation, in
+        // the sessions' order (most expensive first), read in one pass.
+        let mut recommended: std::collections::HashMap<String, Vec<f64>> =
+            std::collections::HashMap::new();
+        if !a.keep_status_quo {
+            for s in fleet.per_session.iter() {
+                let s = s?;
+                let project = s.project.as_deref().unwrap_or(crate::app::fleet::NO_PROJECT);
+                match recommended.get_mut(project) {
+                    Some(v) => v.push(s.recommended_usd),
+                    None => {
+                        recommended.insert(project.to_owned(), vec![s.recommended_usd]);
+                    }
+                }
+            }
+        }
         out.push((
             "fleet-projects".to_owned(),
             Chart::ProjectCosts {
@@ -307,17 +324,9 @@ pub fn fleet_charts(fleet: &Fleet) -> Vec<(String, Chart)> {
                         let pick = if a.keep_status_quo {
                             p.answer.recommended.cost_usd
                         } else {
-                            fleet
-                                .per_session
-                                .iter()
-                                .filter(|s| {
-                                    s.project
-                                        .as_deref()
-                                        .unwrap_or(crate::app::fleet::NO_PROJECT)
-                                        == p.project
-                                })
-                                .map(|s| s.recommended_usd)
-                                .sum()
+                            recommended
+                                .get(&p.project)
+                                .map_or(0.0, |v| v.iter().sum())
                         };
                         (p.project.clone(), p.answer.status_quo.cost_usd, pick)
                     })
@@ -325,5 +334,5 @@ pub fn fleet_charts(fleet: &Fleet) -> Vec<(String, Chart)> {
             },
         ));
     }
-    out
+    Ok(out)
 }

@@ -23,7 +23,8 @@ pub(super) fn sessions_csv(
     let mut s = String::from(
         "session,project,started,traces,trace_names,calls,recorded_calls,recorded_cost_usd,status_quo_usd,recommended_usd,savings_usd,savings_pct,own_pick,own_pick_usd,own_pick_savings_pct\n",
     );
-    for r in &fleet.per_session {
+    for r in fleet.per_session.iter() {
+        let r = &*r?;
         let _ = writeln!(
             s,
             "{},{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.2},{},{:.6},{:.2}",

@@ -2,11 +2,12 @@
 //! page and a page per trace, with their charts inline; the stylesheet is
 //! `style.css`, embedded.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::app::TraceReport;
 use crate::app::fidelity::error_pct;
-use crate::app::fleet::{Basis, Fleet, StabilityBrief};
+use crate::app::fleet::{Basis, Fleet, SessionFigures, StabilityBrief};
 use crate::app::identity::slug;
 use crate::charts::{Chart, ChartError, render_svg, suggested_height};
 use crate::fmt::{dollars, html_escape, thousands};
@@ -37,8 +38,11 @@ pub(super) fn page_head(s: &mut String, title: &str) {
 /// Sessions the fleet page lists; the rest are on `sessions/index.html`.
 pub(super) const FLEET_TOP: usize = 20;
 
+/// `top`: the most expensive sessions, at least [`FLEET_TOP`] of them
+/// where the fleet has as many.
 pub(super) fn html(
     fleet: &Fleet,
+    top: &[Cow<'_, SessionFigures>],
     traces: usize,
     a: &Assumptions,
     inline: &[String],
@@ -61,7 +65,7 @@ pub(super) fn html(
         env!("CARGO_PKG_VERSION")
     );
     if traces > 1 {
-        fleet_section(&mut s, fleet, traces, detail, charts);
+        fleet_section(&mut s, fleet, top, traces, detail, charts);
     }
     if !detail.split {
         for section in inline {
@@ -76,6 +80,7 @@ pub(super) fn html(
 pub(super) fn fleet_section(
     s: &mut String,
     fleet: &Fleet,
+    top_sessions: &[Cow<'_, SessionFigures>],
     traces: usize,
     detail: Detail<'_>,
     charts: &[Figure],
@@ -198,7 +203,7 @@ pub(super) fn fleet_section(
         s.push_str("</table>\n");
     }
     let all = &fleet.per_session;
-    let top = FLEET_TOP.min(all.len());
+    let top = FLEET_TOP.min(all.len()).min(top_sessions.len());
     let _ = writeln!(
         s,
         "<h2>{}</h2>\n<p class=\"small\">A session is a conversation with its continuations and subagents; its figures sum its traces, listed under its name.</p>",
@@ -208,7 +213,7 @@ pub(super) fn fleet_section(
             "Sessions, most expensive first".to_owned()
         }
     );
-    sessions_table(s, fleet, &all[..top], detail, "");
+    sessions_table(s, fleet, &top_sessions[..top], detail, "");
     if detail.split && top < all.len() {
         let _ = writeln!(
             s,
@@ -285,7 +290,7 @@ pub(super) fn sessions_page(
         );
     }
     // Links from this page are relative to `sessions/` itself.
-    sessions_table_out(&mut s, fleet, &fleet.per_session, detail, "../", out)?;
+    sessions_table_out(&mut s, fleet, fleet.per_session.iter(), detail, "../", out)?;
     s.push_str("</body>\n</html>\n");
     out(&mut s)
 }

@@ -1,9 +1,11 @@
 //! The tables of the HTML pages: configs, sessions, a trace's sweep and its
 //! calls, and how a config string is set in a cell.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use crate::app::AppError;
 use crate::app::fleet::{Fleet, FleetFigures, SessionFigures};
 use crate::app::identity::slug;
 use crate::fmt::{dollars, html_escape, thousands};
@@ -91,21 +93,29 @@ pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
 pub(super) fn sessions_table(
     s: &mut String,
     fleet: &Fleet,
-    sessions: &[SessionFigures],
+    sessions: &[Cow<'_, SessionFigures>],
     detail: Detail<'_>,
     root: &str,
 ) {
-    // Nothing goes anywhere before the table is whole: nothing can fail.
-    let _ = sessions_table_out(s, fleet, sessions, detail, root, &mut |_| Ok(()));
+    // Nothing goes anywhere before the table is whole, and every session's
+    // figures are read already: nothing can fail.
+    let _ = sessions_table_out(
+        s,
+        fleet,
+        sessions.iter().map(|r| Ok(Cow::Borrowed(&**r))),
+        detail,
+        root,
+        &mut |_| Ok(()),
+    );
 }
 
 /// [`sessions_table`], handing `s` to `out` (which takes its text)
 /// whenever it has grown past [`CHUNK`]: a page of every session of a
 /// fleet is written a chunk at a time.
-pub(super) fn sessions_table_out(
+pub(super) fn sessions_table_out<'f>(
     s: &mut String,
     fleet: &Fleet,
-    sessions: &[SessionFigures],
+    sessions: impl IntoIterator<Item = Result<Cow<'f, SessionFigures>, AppError>>,
     detail: Detail<'_>,
     root: &str,
     out: &mut dyn FnMut(&mut String) -> Result<(), ReportError>,
@@ -123,6 +133,7 @@ pub(super) fn sessions_table_out(
         }
     );
     for r in sessions {
+        let r = &*r?;
         let started = r
             .started_ms
             .map_or_else(String::new, crate::app::usage::date_of);

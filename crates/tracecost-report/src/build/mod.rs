@@ -33,11 +33,11 @@ use serde::Serialize;
 use super::charts::{ChartError, render_png, render_svg, suggested_height};
 
 use csv::{results_csv_rows, sessions_csv};
-use html::{Figure, html, sessions_page, trace_page, trace_section};
+use html::{FLEET_TOP, Figure, html, sessions_page, trace_page, trace_section};
 use html_tables::Detail;
 use html_tables::trace_link;
 use results_json::{indented, json, json_pretty, json_trace, write_json_indented};
-use summary_md::{SUMMARY_SECTIONS_MAX, summary_md};
+use summary_md::{SUMMARY_SECTIONS_MAX, SUMMARY_TOP, summary_md};
 
 /// Version tag of `results.json`.
 pub const RESULTS_FORMAT: &str = "tracecost.report/v1";
@@ -688,7 +688,7 @@ impl<'s> ReportWriter<'s> {
         // The fleet's charts: files beside the page, and inline in it.
         let mut fleet_svgs = Vec::new();
         if sessions.len() > 1 {
-            for (stem, chart) in fleet_charts(fleet) {
+            for (stem, chart) in fleet_charts(fleet)? {
                 let h = suggested_height(&chart, CHART_W);
                 let svg = render_svg(&chart, CHART_W, h)?;
                 let png = render_png(&chart, CHART_W, h)?;
@@ -697,8 +697,12 @@ impl<'s> ReportWriter<'s> {
                 fleet_svgs.push(Figure::new(stem, &chart, svg)?);
             }
         }
+        // The most expensive sessions, named on the fleet's page and in
+        // summary.md; the others are read as their files are written.
+        let top = fleet.per_session.top(FLEET_TOP.max(SUMMARY_TOP))?;
         let index = html(
             fleet,
+            &top,
             sessions.len(),
             &self.assumptions,
             &self.inline,
@@ -726,6 +730,7 @@ impl<'s> ReportWriter<'s> {
         let sections: Vec<&SessionSummary> = sections.iter().map(|s| &**s).collect();
         let summary = summary_md(
             fleet,
+            &top,
             sessions.len(),
             &sections,
             &self.assumptions,

@@ -1,10 +1,11 @@
 //! `summary.md`: the fleet's answer and each session's, for a pull request
 //! or a chat message.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::app::fidelity::error_pct;
-use crate::app::fleet::{Fleet, SessionSummary};
+use crate::app::fleet::{Fleet, SessionFigures, SessionSummary};
 use crate::fmt::{dollars, md_escape, thousands};
 
 use super::Assumptions;
@@ -20,12 +21,15 @@ pub(super) const SUMMARY_SECTIONS_MAX: usize = 3;
 /// Sessions named in summary.md's table of the most expensive.
 pub(super) const SUMMARY_TOP: usize = 10;
 
-/// `traces`: how many the report is of; `sessions`: their summaries when
+/// `top`: the most expensive sessions' figures, at least [`SUMMARY_TOP`]
+/// of them where the fleet has as many. `traces`: how many the report is
+/// of; `sessions`: their summaries when
 /// there are at most [`SUMMARY_SECTIONS_MAX`] (each gets a section), else
 /// none. `paged`: how many traces have a page, where only the most
 /// expensive do.
 pub(super) fn summary_md(
     fleet: &Fleet,
+    top_sessions: &[Cow<'_, SessionFigures>],
     traces: usize,
     sessions: &[&SessionSummary],
     a: &Assumptions,
@@ -46,12 +50,12 @@ pub(super) fn summary_md(
         s.push('\n');
     }
     if traces > SUMMARY_SECTIONS_MAX {
-        let top = SUMMARY_TOP.min(fleet.per_session.len());
+        let top = SUMMARY_TOP.min(top_sessions.len());
         let _ = writeln!(
             s,
             "## The {top} most expensive sessions\n\nA session is a conversation with its continuations and subagents; its figures sum its traces.\n\n| session | traces | calls | status quo | under the recommendation | saving | its own pick | which saves |\n|---|---:|---:|---:|---:|---:|---|---:|"
         );
-        for r in fleet.per_session.iter().take(top) {
+        for r in &top_sessions[..top] {
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {:.1}% | `{}` | {:.1}% |",
