@@ -655,9 +655,8 @@ pub fn load_stored(
             let mut st = state.borrow_mut();
             let alone = origin.is_some();
             match st.store.put_at(&t, origin) {
-                Ok(o) => {
+                Ok((o, shape)) => {
                     if alone && cache.is_some() {
-                        let shape = st.store.shape(st.outlines.len()).clone();
                         st.last = Some((o.clone(), shape));
                     }
                     st.outlines.push(o);

@@ -810,13 +810,18 @@ fn with_account_sweep<R>(
     f: &mut dyn FnMut(&mut crate::replay::sweep::AccountSweep<'_>) -> Result<R, AppError>,
 ) -> Result<R, AppError> {
     let applicability = sp.applicability.subset(group);
-    let shapes: Vec<_> = group.iter().map(|&i| sp.shape(i)).collect();
+    let shapes = group
+        .iter()
+        .map(|&i| sp.shape(i))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut sweep = crate::replay::sweep::AccountSweep::new(
         &applicability,
         &shapes,
         sp.cost.replay_context(memo, None),
         sp.recall_cost_usd,
     )?;
+    // The sweep has planned with them: not held while it replays.
+    drop(shapes);
     f(&mut sweep)
 }
 

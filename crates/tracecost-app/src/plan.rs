@@ -401,15 +401,15 @@ impl SweepPlan {
         }
     }
 
-    /// The shape of trace `i`'s requests: the store's (not copied: an
-    /// account's sweep reads every one of its traces' at once), or found
-    /// now.
-    pub fn shape(&self, i: usize) -> std::borrow::Cow<'_, crate::replay::sweep::RequestShape> {
+    /// The shape of trace `i`'s requests: read back from the store, or
+    /// found now.
+    pub fn shape(&self, i: usize) -> Result<crate::replay::sweep::RequestShape, AppError> {
         match &self.held {
-            Held::Stored(store) => std::borrow::Cow::Borrowed(store.shape(i)),
-            Held::Whole(traces) => {
-                std::borrow::Cow::Owned(crate::replay::sweep::RequestShape::of(&traces[i]))
-            }
+            Held::Stored(store) => store.shape(i),
+            Held::Whole(traces) => traces
+                .get(i)
+                .map(crate::replay::sweep::RequestShape::of)
+                .ok_or_else(|| AppError::Internal(format!("no trace {} in the plan", i + 1))),
         }
     }
 

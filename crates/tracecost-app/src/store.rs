@@ -31,8 +31,12 @@ pub struct TraceStore {
     entries: Vec<Entry>,
     /// The inputs traces are read back from, open.
     inputs: Vec<(PathBuf, File)>,
-    /// Per trace: the shape of its requests.
-    shapes: Vec<RequestShape>,
+    /// Per trace, the shape of its requests, written to `shapes` (where it
+    /// starts, how long it is): an account's sweep reads its traces' once,
+    /// when it starts, and a fleet's 40,000 of them held to the end were
+    /// 8 MB.
+    shapes: TempFile,
+    shape_at: Vec<(u64, u32)>,
     /// The strings the traces' outlines share.
     shared: SharedStrings,
     /// Per trace, the digest of its bytes when it was found as they were
@@ -63,7 +67,8 @@ impl TraceStore {
             file: TempFile::new("fleet")?,
             entries: Vec::new(),
             inputs: Vec::new(),
-            shapes: Vec::new(),
+            shapes: TempFile::new("shapes")?,
+            shape_at: Vec::new(),
             shared: SharedStrings::default(),
             digests: Vec::new(),
         })
@@ -71,19 +76,20 @@ impl TraceStore {
 
     /// Writes `trace` to the store and gives its outline.
     pub fn put(&mut self, trace: &Trace) -> Result<TraceOutline, AppError> {
-        self.put_at(trace, None)
+        self.put_at(trace, None).map(|(outline, _)| outline)
     }
 
     /// [`Self::put`] of a trace read alone from a line of the JSON Lines
     /// file `origin` names: only where the line is and its hash are kept,
     /// and the trace is read back from it (the file is opened now, and a
     /// line that changed by then is an error). Without an origin, the
-    /// trace is copied to the temporary file.
+    /// trace is copied to the temporary file. Gives the trace's outline and
+    /// the shape of its requests.
     pub fn put_at(
         &mut self,
         trace: &Trace,
         origin: Option<(&Path, crate::trace::LineOrigin)>,
-    ) -> Result<TraceOutline, AppError> {
+    ) -> Result<(TraceOutline, RequestShape), AppError> {
         let entry = match origin {
             Some((path, o)) => Entry::Input {
                 input: self.input(path)?,
@@ -98,9 +104,21 @@ impl TraceStore {
                 Entry::Copied { at, len }
             }
         };
+        let shape = RequestShape::of(trace);
+        self.put_shape(&shape)?;
         self.entries.push(entry);
-        self.shapes.push(RequestShape::of(trace));
-        Ok(TraceOutline::of(trace, &mut self.shared))
+        Ok((TraceOutline::of(trace, &mut self.shared), shape))
+    }
+
+    /// Writes the shape of the next trace's requests.
+    fn put_shape(&mut self, shape: &RequestShape) -> Result<(), AppError> {
+        let bytes = rmp_serde::to_vec(shape)
+            .map_err(|e| AppError::Internal(format!("a request shape cannot be kept: {e}")))?;
+        let (at, len) = self.shapes.append(&bytes)?;
+        let len = u32::try_from(len)
+            .map_err(|_| AppError::Internal(format!("a request shape of {len} bytes")))?;
+        self.shape_at.push((at, len));
+        Ok(())
     }
 
     /// Keeps the trace alone at `origin` of `path` without reading it: its
@@ -120,13 +138,13 @@ impl TraceStore {
                 AppError::Internal(format!("{shown}: a kept outline names an unknown provider"))
             })?;
         let input = self.input(path)?;
+        self.put_shape(&known.shape)?;
         self.entries.push(Entry::Input {
             input,
             at: origin.offset,
             len: origin.len,
             hash: origin.hash,
         });
-        self.shapes.push(known.shape.clone());
         self.digests.resize(self.entries.len() - 1, None);
         self.digests.push(Some(known.digest));
         Ok(outline)
@@ -167,8 +185,9 @@ impl TraceStore {
         // Kept to the end of the run, one entry per trace of the fleet: the
         // room grown for more goes back.
         self.entries.shrink_to_fit();
-        self.shapes.shrink_to_fit();
+        self.shape_at.shrink_to_fit();
         self.digests.shrink_to_fit();
+        self.shapes.seal()?;
         self.file.seal()
     }
 
@@ -182,10 +201,22 @@ impl TraceStore {
         self.entries.is_empty()
     }
 
-    /// The shape of trace `i`'s requests; `i` must be less than
-    /// [`Self::len`].
-    pub fn shape(&self, i: usize) -> &RequestShape {
-        &self.shapes[i]
+    /// The shape of trace `i`'s requests, read back (once sealed).
+    pub fn shape(&self, i: usize) -> Result<RequestShape, AppError> {
+        let &(at, len) = self.shape_at.get(i).ok_or_else(|| {
+            AppError::Internal(format!(
+                "no request shape of trace {} of {}",
+                i + 1,
+                self.shape_at.len()
+            ))
+        })?;
+        let bytes = self.shapes.read(at, len as usize)?;
+        rmp_serde::from_slice(&bytes).map_err(|e| {
+            AppError::Internal(format!(
+                "the request shape of trace {} reads back as: {e}",
+                i + 1
+            ))
+        })
     }
 
     /// Trace `i` as it was written, with the names of `outline` (the plan
@@ -575,7 +606,8 @@ mod tests {
             outlines.push(
                 store
                     .put_at(&t, origin.map(|o| (path.as_path(), o)))
-                    .unwrap(),
+                    .unwrap()
+                    .0,
             );
             Ok(())
         })
@@ -593,7 +625,7 @@ mod tests {
         let loaded = crate::trace::load_path(&path).unwrap().traces;
         for (i, (o, t)) in outlines.iter().zip(&loaded).enumerate() {
             assert_eq!(&store.get(i, o).unwrap(), t, "trace {i}");
-            assert_eq!(store.shape(i), &RequestShape::of(t), "trace {i}");
+            assert_eq!(store.shape(i).unwrap(), RequestShape::of(t), "trace {i}");
         }
     }
 
