@@ -12,6 +12,26 @@
 /// of each heap's free chunks) cost nothing to speak of.
 pub(super) const TRACES_PER_TRIM: usize = 256;
 
+/// Allocations at least this large get pages of their own, unmapped when
+/// freed: glibc's own default, held fixed.
+const MMAP_THRESHOLD: i32 = 128 * 1024;
+
+/// Sets the allocator up for a long run, where it can. glibc raises its
+/// threshold for mapping an allocation apart each time one so mapped is
+/// freed (up to 32 MB); past the first large buffer a report lets go, a
+/// trace's text and requests (hundreds of KB, short-lived) would come from
+/// the heaps instead, and the holes they leave among the records kept for
+/// every trace stay resident. Held at its default, they are mapped apart
+/// and handed back whole when freed: a 30,000-session report peaked at
+/// 186 MB with the threshold moving, 180 MB with it held.
+pub(super) fn settle() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes how later allocations are served.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+    }
+}
+
 /// Returns the allocator's free pages to the system, where it can.
 pub(super) fn give_back() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -31,6 +31,7 @@ pub use output::{write_atomic, write_atomic_with};
 /// Runs the command line of this process and returns its exit code.
 pub fn main() -> ExitCode {
     interrupt::install();
+    memory::settle();
     run(std::env::args_os())
 }
 
