@@ -921,12 +921,18 @@ pub type FastBuild = BuildHasherDefault<FastHasher>;
 
 type Cell = Arc<OnceLock<u64>>;
 
-/// Distinct texts a memo remembers before it starts afresh (about 20 MB):
-/// a fleet's texts are mostly its own sessions', met by every config of
-/// one trace and then never again, so a memo that kept them all would grow
-/// with the fleet. Starting afresh only recounts the few texts shared
-/// across sessions (system prompts, tools); counts never change.
-const MEMO_MAX: usize = 1 << 18;
+/// Distinct texts a memo remembers before it starts afresh: 57,344, what
+/// a table of 65,536 buckets holds before it doubles (7/8 of them), about
+/// 4 MB with the counts. A fleet's texts are mostly its own sessions', met
+/// by every config of one trace and then never again, so a memo that kept
+/// them all would grow with the fleet; what it must hold is the texts of
+/// the traces replayed side by side (a generated trace has about 45, so
+/// this is more than a thousand traces' worth). Starting afresh only
+/// recounts the texts of the traces being replayed and the few shared
+/// across sessions (system prompts, tools); counts never change. At four
+/// times this (about 20 MB) the memo was what still grew between a
+/// 3,000-session and a 30,000-session report.
+const MEMO_MAX: usize = (1 << 16) / 8 * 7;
 
 /// Memoized token counts, keyed by [`ContentHash`]: each distinct text is
 /// handed to the tokenizer once per memo (share one memo per process).
