@@ -21,22 +21,32 @@ pub struct TraceOutline {
     pub name: String,
     /// [`Trace::session`] (likewise).
     pub session: Option<String>,
+    /// Its file, account, project, model and status quo: one set of them
+    /// held once for every trace that names the same (a fleet's traces
+    /// name a few between them), 8 bytes a trace where five strings'
+    /// handles took 80.
+    pub shared: Arc<OutlineShared>,
+    /// [`Trace::provider`].
+    pub provider: ProviderKind,
+    /// [`Trace::has_markers`].
+    pub markers: bool,
+    /// What a replay reads of its calls before it reads the trace.
+    pub head: TraceHead,
+}
+
+/// The strings of a [`TraceOutline`] that traces share.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct OutlineShared {
     /// [`Trace::source`].
     pub source: Option<Arc<str>>,
     /// [`Trace::account`].
     pub account: Option<Arc<str>>,
     /// [`Trace::project`].
     pub project: Option<Arc<str>>,
-    /// [`Trace::provider`].
-    pub provider: ProviderKind,
     /// [`Trace::model`].
     pub model: Arc<str>,
     /// [`Trace::status_quo`].
     pub status_quo: Option<Arc<str>>,
-    /// [`Trace::has_markers`].
-    pub markers: bool,
-    /// What a replay reads of its calls before it reads the trace.
-    pub head: TraceHead,
 }
 
 impl TraceOutline {
@@ -45,12 +55,14 @@ impl TraceOutline {
         TraceOutline {
             name: trace.name.clone(),
             session: trace.session.clone(),
-            source: trace.source.as_deref().map(|s| shared.get(s)),
-            account: trace.account.as_deref().map(|s| shared.get(s)),
-            project: trace.project.as_deref().map(|s| shared.get(s)),
+            shared: shared.outline(
+                trace.source.as_deref(),
+                trace.account.as_deref(),
+                trace.project.as_deref(),
+                &trace.model,
+                trace.status_quo.as_deref(),
+            ),
             provider: trace.provider,
-            model: shared.get(&trace.model),
-            status_quo: trace.status_quo.as_deref().map(|s| shared.get(s)),
             markers: trace.has_markers(),
             head: TraceHead::of(trace),
         }
@@ -61,7 +73,7 @@ impl TraceOutline {
     pub fn give_names(&self, trace: &mut Trace) {
         trace.name.clone_from(&self.name);
         trace.session.clone_from(&self.session);
-        trace.source = self.source.as_deref().map(str::to_owned);
+        trace.source = self.shared.source.as_deref().map(str::to_owned);
     }
 }
 
@@ -73,19 +85,19 @@ impl TraceFacts for TraceOutline {
         self.session.as_deref()
     }
     fn source(&self) -> Option<&str> {
-        self.source.as_deref()
+        self.shared.source.as_deref()
     }
     fn account(&self) -> Option<&str> {
-        self.account.as_deref()
+        self.shared.account.as_deref()
     }
     fn provider(&self) -> ProviderKind {
         self.provider
     }
     fn model(&self) -> &str {
-        &self.model
+        &self.shared.model
     }
     fn status_quo(&self) -> Option<&str> {
-        self.status_quo.as_deref()
+        self.shared.status_quo.as_deref()
     }
     fn has_markers(&self) -> bool {
         self.markers
@@ -118,11 +130,11 @@ impl OutlineRecord {
         OutlineRecord {
             name: o.name.clone(),
             session: o.session.clone(),
-            account: own(&o.account),
-            project: own(&o.project),
+            account: own(&o.shared.account),
+            project: own(&o.shared.project),
             provider: o.provider.to_string(),
-            model: o.model.to_string(),
-            status_quo: own(&o.status_quo),
+            model: o.shared.model.to_string(),
+            status_quo: own(&o.shared.status_quo),
             markers: o.markers,
             calls: o.head.calls,
             first_start_ms: o.head.first_start_ms,
@@ -140,18 +152,17 @@ impl OutlineRecord {
     /// The outline again, read from `source`, its shared strings taken
     /// from `shared`; `None` when its provider is not one this build knows.
     pub fn outline(&self, source: &str, shared: &mut SharedStrings) -> Option<TraceOutline> {
-        let source = Some(shared.get(source));
-        let model = shared.get(&self.model);
-        let mut share = |s: &Option<String>| s.as_deref().map(|s| shared.get(s));
         Some(TraceOutline {
             name: self.name.clone(),
             session: self.session.clone(),
-            source,
-            account: share(&self.account),
-            project: share(&self.project),
+            shared: shared.outline(
+                Some(source),
+                self.account.as_deref(),
+                self.project.as_deref(),
+                &self.model,
+                self.status_quo.as_deref(),
+            ),
             provider: self.provider.parse().ok()?,
-            model,
-            status_quo: share(&self.status_quo),
             markers: self.markers,
             head: TraceHead {
                 calls: self.calls,
@@ -163,19 +174,48 @@ impl OutlineRecord {
     }
 }
 
-/// Strings many traces share, each held once: a fleet's traces name a few
-/// files, accounts, projects, models and status quos between them.
+/// Strings many traces share, each held once, and the sets of them
+/// outlines name, each held once: a fleet's traces name a few files,
+/// accounts, projects, models and status quos between them.
 #[derive(Debug, Default)]
-pub struct SharedStrings(HashSet<Arc<str>>);
+pub struct SharedStrings {
+    strings: HashSet<Arc<str>>,
+    outlines: HashSet<Arc<OutlineShared>>,
+}
 
 impl SharedStrings {
     /// `s`, shared with every other string equal to it got here.
     pub fn get(&mut self, s: &str) -> Arc<str> {
-        if let Some(held) = self.0.get(s) {
+        if let Some(held) = self.strings.get(s) {
             return held.clone();
         }
         let held: Arc<str> = Arc::from(s);
-        self.0.insert(held.clone());
+        self.strings.insert(held.clone());
+        held
+    }
+
+    /// An outline's shared strings, held once for every outline that names
+    /// the same.
+    pub fn outline(
+        &mut self,
+        source: Option<&str>,
+        account: Option<&str>,
+        project: Option<&str>,
+        model: &str,
+        status_quo: Option<&str>,
+    ) -> Arc<OutlineShared> {
+        let set = OutlineShared {
+            source: source.map(|s| self.get(s)),
+            account: account.map(|s| self.get(s)),
+            project: project.map(|s| self.get(s)),
+            model: self.get(model),
+            status_quo: status_quo.map(|s| self.get(s)),
+        };
+        if let Some(held) = self.outlines.get(&set) {
+            return held.clone();
+        }
+        let held = Arc::new(set);
+        self.outlines.insert(held.clone());
         held
     }
 }
@@ -205,20 +245,34 @@ mod tests {
             assert_eq!(TraceFacts::status_quo(&o), TraceFacts::status_quo(t));
             assert_eq!(o.markers, t.has_markers());
             assert_eq!(o.head, TraceHead::of(t));
-            assert_eq!(o.project.as_deref(), t.project.as_deref());
+            assert_eq!(o.shared.project.as_deref(), t.project.as_deref());
         }
-        // The second trace's file and account are the first's, held once.
+        // The second trace's file and account are the first's, held once;
+        // so is the whole set where every string is the same.
         let (oa, ob) = (
             TraceOutline::of(&a, &mut shared),
             TraceOutline::of(&b, &mut shared),
         );
         assert!(Arc::ptr_eq(
-            oa.source.as_ref().unwrap(),
-            ob.source.as_ref().unwrap()
+            oa.shared.source.as_ref().unwrap(),
+            ob.shared.source.as_ref().unwrap()
         ));
         assert!(Arc::ptr_eq(
-            oa.account.as_ref().unwrap(),
-            ob.account.as_ref().unwrap()
+            oa.shared.account.as_ref().unwrap(),
+            ob.shared.account.as_ref().unwrap()
+        ));
+        assert!(Arc::ptr_eq(
+            &oa.shared,
+            &TraceOutline::of(&a, &mut shared).shared
+        ));
+        let mut c = a.clone();
+        c.project = Some("another".into());
+        let oc = TraceOutline::of(&c, &mut shared);
+        assert!(!Arc::ptr_eq(&oa.shared, &oc.shared));
+        assert_eq!(oc.shared.project.as_deref(), Some("another"));
+        assert!(Arc::ptr_eq(
+            oa.shared.source.as_ref().unwrap(),
+            oc.shared.source.as_ref().unwrap()
         ));
     }
 

@@ -148,7 +148,7 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
     let groups = plan.cost.cache_scope.groups_by(
         plan.traces()
             .iter()
-            .map(|t| (t.account.as_deref(), t.head.timestamps)),
+            .map(|t| (t.shared.account.as_deref(), t.head.timestamps)),
     );
     for batch in groups.chunks(groups_at_once()) {
         let swept = batch
@@ -354,7 +354,7 @@ pub fn report_with(
         sp.traces()
             .iter()
             .enumerate()
-            .map(|(i, t)| (t.account.as_deref(), sp.head(i).timestamps)),
+            .map(|(i, t)| (t.shared.account.as_deref(), sp.head(i).timestamps)),
     );
     // With a cache, the unit is a segment of an account: those found are
     // handed over as they were kept, the others replayed.
@@ -525,7 +525,7 @@ impl<'c> CacheRun<'c> {
                 Ok(super::fleet_cache::digest([
                     &own[..],
                     t.name.as_bytes(),
-                    t.source.as_deref().unwrap_or_default().as_bytes(),
+                    t.shared.source.as_deref().unwrap_or_default().as_bytes(),
                     super::identity::session_of(t).as_bytes(),
                 ]))
             })

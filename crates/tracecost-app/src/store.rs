@@ -381,18 +381,38 @@ impl Drop for TempFile {
 pub struct SpillFile {
     file: TempFile,
     /// Per place: where its record is.
-    entries: Vec<Option<Record>>,
+    entries: Vec<Record>,
     /// The files records are read back from in place, open.
     elsewhere: Vec<(Arc<File>, Arc<Path>)>,
 }
 
-/// Where a record of a [`SpillFile`] is.
+/// Where a record of a [`SpillFile`] is: `len` bytes from `at`, in the
+/// file `file` names. 16 bytes, one per trace of a fleet for the whole
+/// run (an enum of the three cases took 32).
 #[derive(Debug, Clone, Copy)]
-enum Record {
+struct Record {
+    at: u64,
+    len: u32,
+    /// [`Record::NONE`], [`Record::OWN`] (the spill's own file), or the
+    /// index of the file among those read in place.
+    file: u32,
+}
+
+impl Record {
+    /// No record yet.
+    const NONE: Record = Record {
+        at: 0,
+        len: 0,
+        file: u32::MAX,
+    };
     /// In the spill's own file.
-    Spilled { at: u64, len: usize },
-    /// In the file `file` of those it reads in place.
-    Elsewhere { file: usize, at: u64, len: usize },
+    const OWN: u32 = u32::MAX - 1;
+
+    fn new(file: u32, at: u64, len: usize) -> Result<Self, AppError> {
+        let len = u32::try_from(len)
+            .map_err(|_| AppError::Internal(format!("a record of {len} bytes (over 4 GB)")))?;
+        Ok(Record { at, len, file })
+    }
 }
 
 /// Bytes already on disk: in a file kept open (an entry of the report's
@@ -418,13 +438,13 @@ impl SpillFile {
     pub fn new(what: &str, places: usize) -> Result<Self, AppError> {
         Ok(SpillFile {
             file: TempFile::new(what)?,
-            entries: vec![None; places],
+            entries: vec![Record::NONE; places],
             elsewhere: Vec::new(),
         })
     }
 
     /// The slot of place `i`.
-    fn slot(&mut self, i: usize) -> Result<&mut Option<Record>, AppError> {
+    fn slot(&mut self, i: usize) -> Result<&mut Record, AppError> {
         let places = self.entries.len();
         self.entries
             .get_mut(i)
@@ -436,7 +456,7 @@ impl SpillFile {
         // The place is checked before anything is written.
         self.slot(i)?;
         let (at, len) = self.file.append(bytes)?;
-        *self.slot(i)? = Some(Record::Spilled { at, len });
+        *self.slot(i)? = Record::new(Record::OWN, at, len)?;
         Ok(())
     }
 
@@ -456,11 +476,8 @@ impl SpillFile {
             }
             None => return self.put(i, bytes),
         };
-        *self.slot(i)? = Some(Record::Elsewhere {
-            file,
-            at: on.at,
-            len: bytes.len(),
-        });
+        // At most ELSEWHERE_MAX files: the index fits.
+        *self.slot(i)? = Record::new(file as u32, on.at, bytes.len())?;
         Ok(())
     }
 
@@ -481,16 +498,20 @@ impl SpillFile {
 
     /// Whether place `i` has its record.
     pub fn has(&self, i: usize) -> bool {
-        matches!(self.entries.get(i), Some(Some(_)))
+        self.entries
+            .get(i)
+            .is_some_and(|r| r.file != Record::NONE.file)
     }
 
     /// The record of place `i`, once sealed.
     pub fn get(&self, i: usize) -> Result<Vec<u8>, AppError> {
-        match self.entries.get(i) {
-            Some(&Some(Record::Spilled { at, len })) => self.file.read(at, len),
-            Some(&Some(Record::Elsewhere { file, at, len })) => {
-                let (file, path) = &self.elsewhere[file];
-                let mut buf = vec![0u8; len];
+        match self.entries.get(i).copied() {
+            Some(Record { at, len, file }) if file == Record::OWN => {
+                self.file.read(at, len as usize)
+            }
+            Some(Record { at, len, file }) if (file as usize) < self.elsewhere.len() => {
+                let (file, path) = &self.elsewhere[file as usize];
+                let mut buf = vec![0u8; len as usize];
                 read_at(file, &mut buf, at).map_err(|e| {
                     AppError::Environment(format!(
                         "{}: the report's cache cannot be read again: {e}",
@@ -678,10 +699,7 @@ mod tests {
             assert_eq!(f.get(i).unwrap(), b"summary", "place {i}");
         }
         assert_eq!(f.elsewhere.len(), ELSEWHERE_MAX);
-        assert!(matches!(
-            f.entries[places - 1],
-            Some(Record::Spilled { .. })
-        ));
+        assert_eq!(f.entries[places - 1].file, Record::OWN);
     }
 
     #[test]

@@ -98,7 +98,9 @@ impl<'de> serde::Deserialize<'de> for FleetConfig {
         if s == MIXED_STATUS_QUO {
             return Ok(FleetConfig::Mixed);
         }
-        s.parse().map(FleetConfig::One).map_err(serde::de::Error::custom)
+        s.parse()
+            .map(FleetConfig::One)
+            .map_err(serde::de::Error::custom)
     }
 }
 

@@ -295,7 +295,10 @@ pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::A
         if !a.keep_status_quo {
             for s in fleet.per_session.iter() {
                 let s = s?;
-                let project = s.project.as_deref().unwrap_or(crate::app::fleet::NO_PROJECT);
+                let project = s
+                    .project
+                    .as_deref()
+                    .unwrap_or(crate::app::fleet::NO_PROJECT);
                 match recommended.get_mut(project) {
                     Some(v) => v.push(s.recommended_usd),
                     None => {
@@ -324,9 +327,7 @@ pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::A
                         let pick = if a.keep_status_quo {
                             p.answer.recommended.cost_usd
                         } else {
-                            recommended
-                                .get(&p.project)
-                                .map_or(0.0, |v| v.iter().sum())
+                            recommended.get(&p.project).map_or(0.0, |v| v.iter().sum())
                         };
                         (p.project.clone(), p.answer.status_quo.cost_usd, pick)
                     })
