@@ -196,7 +196,7 @@ fn sweep_rows(plan: &SweepPlan, sweeps: &[tracecost::replay::sweep::TraceSweep])
             let u = &tot.usage;
             rows.push(json!({
                 "trace": s.trace,
-                "project": t.project.as_deref(),
+                "project": t.shared.project.as_deref(),
                 "rank": i + 1,
                 "config": r.result.config.to_string(),
                 "model": r.result.model,
