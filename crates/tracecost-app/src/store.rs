@@ -569,13 +569,27 @@ impl SummaryStore {
 /// A summary as bytes: MessagePack with fields by name, which reads every
 /// float back exactly.
 pub fn encode_summary(summary: &SessionSummary) -> Result<Vec<u8>, AppError> {
-    rmp_serde::to_vec_named(summary)
-        .map_err(|e| AppError::Internal(format!("a summary cannot be encoded: {e}")))
+    encode_record(summary, "a summary")
+}
+
+/// A record spilled for the rest of a report (`what` names it in an
+/// error): MessagePack with fields by name, which reads every float back
+/// exactly ([`decode_record`]).
+pub fn encode_record<T: serde::Serialize + ?Sized>(v: &T, what: &str) -> Result<Vec<u8>, AppError> {
+    rmp_serde::to_vec_named(v)
+        .map_err(|e| AppError::Internal(format!("{what} cannot be encoded: {e}")))
+}
+
+/// A record [`encode_record`] wrote.
+pub fn decode_record<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+) -> Result<T, rmp_serde::decode::Error> {
+    rmp_serde::from_slice(bytes)
 }
 
 /// The summary [`encode_summary`] wrote.
 pub fn decode_summary(bytes: &[u8]) -> Result<SessionSummary, rmp_serde::decode::Error> {
-    rmp_serde::from_slice(bytes)
+    decode_record(bytes)
 }
 
 /// The store's failures are the machine's (a temporary folder missing or

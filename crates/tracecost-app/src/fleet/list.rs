@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde::ser::SerializeSeq;
 
 use crate::AppError;
-use crate::store::SpillFile;
+use crate::store::{SpillFile, decode_record, encode_record};
 
 use super::session::SessionFigures;
 
@@ -60,8 +60,10 @@ impl SessionList {
         }
     }
 
-    /// `sessions`, held in memory (in any order).
-    pub fn from_vec(mut sessions: Vec<SessionFigures>) -> Self {
+    /// `sessions`, held in memory (in any order): the reference the tests
+    /// compare a list built session by session with.
+    #[cfg(test)]
+    fn from_vec(mut sessions: Vec<SessionFigures>) -> Self {
         sessions.sort_by(|x, y| x.session.cmp(&y.session));
         let mut list = Self::in_memory(sessions.len());
         list.costs = sessions.iter().map(|s| s.status_quo_usd).collect();
@@ -98,13 +100,7 @@ impl SessionList {
                 v.push(figures);
             }
             Kept::Spilled(file) => {
-                let bytes = rmp_serde::to_vec_named(&figures).map_err(|e| {
-                    AppError::Internal(format!(
-                        "the figures of session {:?} cannot be kept: {e}",
-                        figures.session
-                    ))
-                })?;
-                file.put(place, &bytes)?;
+                file.put(place, &encode_record(&figures, "a session's figures")?)?;
                 self.last = Some(figures.session);
             }
         }
@@ -162,7 +158,7 @@ impl SessionList {
                 .get(place)
                 .map(Cow::Borrowed)
                 .ok_or_else(|| AppError::Internal(format!("no figures of session {}", place + 1))),
-            Kept::Spilled(file) => rmp_serde::from_slice(&file.get(place)?)
+            Kept::Spilled(file) => decode_record(&file.get(place)?)
                 .map(Cow::Owned)
                 .map_err(|e| {
                     AppError::Internal(format!(
