@@ -44,7 +44,7 @@ pub(super) struct GroupRun<'a, 't> {
     run: CompactionRun,
     tokens: RunTokens<'a>,
     /// Per call replayed: what every config of the group sees alike.
-    calls: Vec<SharedCall>,
+    calls: Vec<SharedCall<'a>>,
     /// Per config, per call replayed: what its simulation gave. Kept apart
     /// from `calls`, and put together only when the trace is finished: a
     /// streamed account holds these for every trace that overlaps in time,
@@ -179,11 +179,6 @@ impl<'a, 't> GroupRun<'a, 't> {
         let index = &req.index;
 
         let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
-        let recorded = call
-            .usage
-            .filter(|u| u.input_tokens.is_some())
-            .map(|u| recorded_usage(&u));
-        let recorded_cost_usd = recorded.map(|u| price.cost_usd(&u, opts.batch));
         // Filled in after the loop, shared by every call and config.
         let new = self.log.push(&req.state.compacted);
         self.ever_compacted.extend(new.iter().cloned());
@@ -216,10 +211,6 @@ impl<'a, 't> GroupRun<'a, 't> {
                 }
             }
         }
-        let model_id: Arc<str> = match self.calls.last() {
-            Some(last) if *last.model == *price.id => last.model.clone(),
-            _ => Arc::from(price.id.as_str()),
-        };
         let facts = CallFacts {
             prepared,
             trace,
@@ -242,16 +233,12 @@ impl<'a, 't> GroupRun<'a, 't> {
             compaction_changed,
             microcompaction,
             output_tokens,
-            batch: opts.batch,
         };
         let shared = SharedCall {
-            index: ci + 1,
-            messages: trace.history_of(call).len(),
+            ci,
             chars: sent.chars,
-            recorded,
-            recorded_cost_usd,
-            model: model_id,
             stable_prefix_tokens: sent.stable_prefix_tokens,
+            price,
         };
         for ((((c, sim), calls), last), before) in configs
             .iter()
@@ -277,27 +264,56 @@ impl<'a, 't> GroupRun<'a, 't> {
     /// The results, one per config.
     pub(super) fn finish(self) -> Vec<ReplayResult> {
         let trace = self.prepared.trace;
+        let batch = self.ctx.opts.batch;
         let compacted = self.log.finish();
         let shared = self.calls;
+        // What the record says of each call and the model it went to, read
+        // once for every config (a run of calls to one model shares its
+        // name).
+        let mut last_model: Option<Arc<str>> = None;
+        let recorded: Vec<Recorded> = shared
+            .iter()
+            .map(|s| {
+                let call = &trace.calls[s.ci];
+                let usage = call
+                    .usage
+                    .filter(|u| u.input_tokens.is_some())
+                    .map(|u| recorded_usage(&u));
+                let model = match last_model.take() {
+                    Some(m) if *m == *s.price.id => m,
+                    _ => Arc::from(s.price.id.as_str()),
+                };
+                last_model = Some(model.clone());
+                Recorded {
+                    messages: trace.history_of(call).len(),
+                    cost_usd: usage.map(|u| s.price.cost_usd(&u, batch)),
+                    usage,
+                    model,
+                }
+            })
+            .collect();
         let mut out = Vec::with_capacity(self.configs.len());
         for (c, own) in self.configs.iter().zip(self.per_config) {
             let calls: Vec<CallResult> = own
                 .into_iter()
-                .zip(&shared)
+                .zip(shared.iter().zip(&recorded))
                 .enumerate()
-                .map(|(ci, (own, shared))| CallResult {
-                    index: shared.index,
-                    messages: shared.messages,
-                    chars: shared.chars,
-                    usage: own.usage,
-                    cost_usd: own.cost_usd,
-                    compacted: compacted.get(ci).cloned().unwrap_or_default(),
-                    recorded: shared.recorded,
-                    recorded_cost_usd: shared.recorded_cost_usd,
-                    model: shared.model.clone(),
-                    stable_prefix_tokens: shared.stable_prefix_tokens,
-                    over_window: own.over_window,
-                    cache_cause: own.cache_cause,
+                .map(|(ci, (own, (shared, rec)))| {
+                    let usage = own.usage.unpack();
+                    CallResult {
+                        index: shared.ci + 1,
+                        messages: rec.messages,
+                        chars: shared.chars,
+                        usage,
+                        cost_usd: shared.price.cost_usd(&usage, batch),
+                        compacted: compacted.get(ci).cloned().unwrap_or_default(),
+                        recorded: rec.usage,
+                        recorded_cost_usd: rec.cost_usd,
+                        model: rec.model.clone(),
+                        stable_prefix_tokens: shared.stable_prefix_tokens,
+                        over_window: usage.total_input() > shared.price.window_tokens(),
+                        cache_cause: own.cache_cause,
+                    }
                 })
                 .collect();
             let totals = totals(&calls, self.ever_compacted.len());
@@ -317,24 +333,93 @@ impl<'a, 't> GroupRun<'a, 't> {
 }
 
 /// What a call's result holds that is the same for every config of a
-/// group (they share a compaction policy and model): the request's size
-/// and what the record says.
-struct SharedCall {
-    index: usize,
-    messages: usize,
+/// group (they share a compaction policy and model): the call, the
+/// request's size and the price it was billed at. What the record says of
+/// the call is read back when the trace is finished, not held while it is
+/// replayed.
+struct SharedCall<'a> {
+    ci: usize,
     chars: u64,
-    recorded: Option<Usage>,
-    recorded_cost_usd: Option<f64>,
-    model: Arc<str>,
     stable_prefix_tokens: u64,
+    price: &'a ModelPrice,
 }
 
-/// What one config's simulation of a call gives.
+/// What the record says of one call, read back when its trace is finished.
+struct Recorded {
+    messages: usize,
+    usage: Option<Usage>,
+    cost_usd: Option<f64>,
+    model: Arc<str>,
+}
+
+/// What one config's simulation of a call gives; its cost and whether it
+/// overflows the window follow from the usage and the call's price.
 struct ConfigCall {
-    usage: Usage,
-    cost_usd: f64,
-    over_window: bool,
+    usage: PackedUsage,
     cache_cause: Option<explain::CacheCause>,
+}
+
+/// A call's simulated usage held in 4-byte counts. A streamed account holds
+/// one per call and config of every trace that overlaps in time, and a
+/// call's counts are bounded by what one request sends, far below 4
+/// billion; counts that do not fit are held whole. Either way
+/// [`PackedUsage::unpack`] gives back the usage exactly.
+#[derive(Debug, Clone, PartialEq)]
+enum PackedUsage {
+    Narrow {
+        input: u32,
+        write: u32,
+        read: u32,
+        output: u32,
+        /// The write split by TTL (5 minutes, 1 hour), when the usage has
+        /// one.
+        split: Option<[u32; 2]>,
+    },
+    Wide(Box<Usage>),
+}
+
+impl PackedUsage {
+    fn pack(u: &Usage) -> Self {
+        let n = |v: u64| u32::try_from(v).ok();
+        let narrow = || -> Option<Self> {
+            Some(PackedUsage::Narrow {
+                input: n(u.input_tokens)?,
+                write: n(u.cache_creation_input_tokens)?,
+                read: n(u.cache_read_input_tokens)?,
+                output: n(u.output_tokens)?,
+                split: match &u.cache_creation {
+                    None => None,
+                    Some(c) => Some([
+                        n(c.ephemeral_5m_input_tokens)?,
+                        n(c.ephemeral_1h_input_tokens)?,
+                    ]),
+                },
+            })
+        };
+        narrow().unwrap_or_else(|| PackedUsage::Wide(Box::new(*u)))
+    }
+
+    fn unpack(&self) -> Usage {
+        match self {
+            PackedUsage::Narrow {
+                input,
+                write,
+                read,
+                output,
+                split,
+            } => Usage {
+                input_tokens: u64::from(*input),
+                cache_creation_input_tokens: u64::from(*write),
+                cache_read_input_tokens: u64::from(*read),
+                cache_creation: split.map(|[m5, h1]| crate::cost::pricing::CacheCreation {
+                    ephemeral_5m_input_tokens: u64::from(m5),
+                    ephemeral_1h_input_tokens: u64::from(h1),
+                }),
+                output_tokens: u64::from(*output),
+            },
+            PackedUsage::Wide(u) => **u,
+        }
+    }
 }
 
 /// What every config's simulation of one call reads: the request as
@@ -361,7 +446,6 @@ struct CallFacts<'f, 't> {
     compaction_changed: bool,
     microcompaction: bool,
     output_tokens: u64,
-    batch: bool,
 }
 
 /// Simulates call `f.ci` for config `c` against its cache `sim` and bills
@@ -400,7 +484,6 @@ fn bill(
         compaction_changed,
         microcompaction,
         output_tokens,
-        batch,
     } = *f;
     // The record shows the entries alive at the TTL they were
     // written with: a config asking for as long keeps them, one
@@ -510,10 +593,54 @@ fn bill(
         model,
     });
     calls.push(ConfigCall {
-        usage: outcome.usage,
-        cost_usd: price.cost_usd(&outcome.usage, batch),
-        over_window: outcome.usage.total_input() > price.window_tokens(),
+        usage: PackedUsage::pack(&outcome.usage),
         cache_cause,
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ConfigCall, PackedUsage};
+    use crate::cost::pricing::{CacheCreation, Usage};
+    use proptest::prelude::*;
+
+    fn count() -> impl Strategy<Value = u64> {
+        prop_oneof![0..=u64::from(u32::MAX), any::<u64>()]
+    }
+
+    proptest! {
+        /// Whatever the counts, a call's usage is given back exactly, and
+        /// held narrow whenever every count fits in 4 bytes.
+        #[test]
+        fn packed_usage_gives_back_the_usage(
+            input in count(), write in count(), read in count(), output in count(),
+            split in proptest::option::of((count(), count())),
+        ) {
+            let u = Usage {
+                input_tokens: input,
+                cache_creation_input_tokens: write,
+                cache_read_input_tokens: read,
+                cache_creation: split.map(|(m5, h1)| CacheCreation {
+                    ephemeral_5m_input_tokens: m5,
+                    ephemeral_1h_input_tokens: h1,
+                }),
+                output_tokens: output,
+            };
+            let packed = PackedUsage::pack(&u);
+            prop_assert_eq!(packed.unpack(), u);
+            let fits = [input, write, read, output]
+                .into_iter()
+                .chain(split.into_iter().flat_map(|(a, b)| [a, b]))
+                .all(|v| v <= u64::from(u32::MAX));
+            prop_assert_eq!(matches!(packed, PackedUsage::Narrow { .. }), fits);
+        }
+    }
+
+    /// What the replay holds per call and config of every live trace: half
+    /// of what a whole usage with its cost took (88 bytes).
+    #[test]
+    fn a_config_call_is_held_in_48_bytes() {
+        assert!(std::mem::size_of::<ConfigCall>() <= 48);
+    }
 }
