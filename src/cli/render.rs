@@ -93,7 +93,7 @@ impl crate::app::SessionSink for ReportSink<'_, '_> {
         report: &crate::app::TraceReport,
     ) -> Result<Vec<u8>, crate::app::AppError> {
         self.replayed += 1;
-        if self.replayed % super::memory::TRACES_PER_TRIM == 0 {
+        if self.replayed.is_multiple_of(super::memory::TRACES_PER_TRIM) {
             super::memory::give_back();
         }
         self.writer

@@ -330,7 +330,7 @@ impl Read {
             at,
             ..Generation::default()
         };
-        let i = match id {
+        match id {
             Some(id) => match self.by_id.get(id) {
                 Some(&i) => i,
                 None => {
@@ -343,8 +343,7 @@ impl Read {
                 self.generations.push(fresh(line, at));
                 self.generations.len() - 1
             }
-        };
-        i
+        }
     }
 
     fn session(&mut self, trace: &Value) {

@@ -45,7 +45,7 @@ pub(super) struct Window {
 fn one_call(a: &ModelSpan, b: &ModelSpan) -> bool {
     let same_response = matches!((&a.response_id, &b.response_id), (Some(x), Some(y)) if x == y);
     let inside = |child: &ModelSpan, parent: &ModelSpan| {
-        !child.parent_id.is_empty() && parent.span_ids.iter().any(|s| *s == child.parent_id)
+        !child.parent_id.is_empty() && parent.span_ids.contains(&child.parent_id)
     };
     same_response || inside(a, b) || inside(b, a)
 }
