@@ -271,7 +271,7 @@ impl<'a, 't> GroupRun<'a, 't> {
         // once for every config (a run of calls to one model shares its
         // name).
         let mut last_model: Option<Arc<str>> = None;
-        let recorded: Vec<Recorded> = shared
+        let recorded: Vec<RecordedCall> = shared
             .iter()
             .map(|s| {
                 let call = &trace.calls[s.ci];
@@ -284,7 +284,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                     _ => Arc::from(s.price.id.as_str()),
                 };
                 last_model = Some(model.clone());
-                Recorded {
+                RecordedCall {
                     messages: trace.history_of(call).len(),
                     cost_usd: usage.map(|u| s.price.cost_usd(&u, batch)),
                     usage,
@@ -345,7 +345,7 @@ struct SharedCall<'a> {
 }
 
 /// What the record says of one call, read back when its trace is finished.
-struct Recorded {
+struct RecordedCall {
     messages: usize,
     usage: Option<Usage>,
     cost_usd: Option<f64>,
@@ -364,7 +364,7 @@ struct ConfigCall {
 /// call's counts are bounded by what one request sends, far below 4
 /// billion; counts that do not fit are held whole. Either way
 /// [`PackedUsage::unpack`] gives back the usage exactly.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 enum PackedUsage {
     Narrow {
         input: u32,
