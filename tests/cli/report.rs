@@ -575,3 +575,52 @@ fn the_break_even_recall_price_is_where_the_answer_changes() {
     let above = run("just-above", Some(price * 1.02));
     assert_eq!(above["keep_status_quo"], true);
 }
+
+/// A recall price set with `--recall-cost` is said wherever a figure is
+/// priced with it (the Why, the configurations' caption, the cheapest
+/// policy's line); without it, a turn is priced as one more round trip,
+/// and the page says that.
+#[test]
+fn a_recall_price_asked_for_is_said_beside_the_figures_priced_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, recall_cost: Option<&str>| -> (String, String) {
+        let out = dir.path().join(name);
+        let mut cmd = tracecost();
+        cmd.args([
+            "report",
+            "traces/session-200-s1.json",
+            "--compaction",
+            "off,ledger",
+            "--threshold",
+            "2000",
+            "--keep-last",
+            "1",
+            "--cache",
+            "claude-code:ttl=5m",
+            "--out",
+        ])
+        .arg(&out);
+        if let Some(p) = recall_cost {
+            cmd.args(["--recall-cost", p]);
+        }
+        cmd.assert().success();
+        let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+        (read("index.html"), read("summary.md"))
+    };
+    let (html, summary) = run("set", Some("5"));
+    assert!(
+        html.contains("<b>Why:</b> the recommendation minimizes cost plus each recall a compacted result would have needed, priced at $5.00 a turn, as --recall-cost set, plus the text its recalls re-send."),
+        "{html}"
+    );
+    assert!(
+        html.contains("the recommendation prices each at $5.00 a turn, as --recall-cost set, plus the text its recalls re-send.</p>"),
+        "{html}"
+    );
+    assert!(summary.contains(" once priced at $5.00 a turn)."), "{summary}");
+    assert!(!html.contains("one more round trip"), "{html}");
+    let (html, summary) = run("round-trips", None);
+    assert!(html.contains("priced as one more round trip."), "{html}");
+    assert!(html.contains("prices each as one more round trip.</p>"), "{html}");
+    assert!(!html.contains("as --recall-cost set,"), "{html}");
+    assert!(summary.contains(" once priced)."), "{summary}");
+}

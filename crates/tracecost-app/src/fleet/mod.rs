@@ -151,6 +151,11 @@ pub struct Fleet {
     /// How well the status quo reproduces the recorded bill, when sessions
     /// recorded usage.
     pub fidelity: Option<super::fidelity::FidelitySummary>,
+    /// The price of a recall-risk turn the plan set (`--recall-cost`),
+    /// USD; `None`: one more round trip of its trace. Said beside every
+    /// figure priced with it.
+    #[serde(skip)]
+    pub recall_cost_usd: Option<f64>,
     /// What the config of [`Fleet::shown_pick`] saves on each session
     /// ([`session_saving`]), in session-name order: found as the answer is
     /// summed, so that showing it reads no summary again.
@@ -234,6 +239,8 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
     let mut by_project: BTreeMap<&str, AnswerSum<'_>> = BTreeMap::new();
     let mut days = DaySum::new(configs);
     let mut fidelities = Vec::new();
+    // Every sweep of a plan prices a turn alike.
+    let mut recall_cost_usd = None;
     // Summaries are read back (decoded, their rows matched to the
     // candidates) a batch at a time side by side, and summed one at a time
     // in the plan's order.
@@ -250,6 +257,7 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
             })
             .collect::<Result<Vec<_>, AppError>>()?;
         for (&i, (s, rows)) in batch.iter().zip(read) {
+            recall_cost_usd = recall_cost_usd.or(s.sweep.recall_cost_usd);
             all.add(&s, &rows);
             by_project
                 .entry(project_of[sessions.meta(i)?.session])
@@ -330,6 +338,7 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
         stability: None,
         fidelity: (!fidelities.is_empty())
             .then(|| super::fidelity::FidelitySummary::of(&fidelities)),
+        recall_cost_usd,
         shown_savings_usd: shown_savings,
     })
 }

@@ -46,7 +46,11 @@ pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
             marks.join(", ")
         );
     };
-    s.push_str("<h2>Configurations</h2>\n<p class=\"small\">Summed over every session, cheapest first. Recall risk = assistant turns that quoted text only compacted results held; the recommendation prices each as one more round trip.</p>\n<table>\n");
+    let _ = writeln!(
+        s,
+        "<h2>Configurations</h2>\n<p class=\"small\">Summed over every session, cheapest first. Recall risk = assistant turns that quoted text only compacted results held; the recommendation prices each {}.</p>\n<table>",
+        html_escape(&super::story::recall_pricing(fleet))
+    );
     s.push_str(head);
     // The cheapest first, and always the status quo and the
     // recommendation, wherever they rank: the verdict's own rows are

@@ -160,12 +160,13 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
             .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)
         {
             out.push(format!(
-                "Cheapest before recall risk: `{}` at {} ({:.1}% less), with {} assistant turn(s) that would have needed a recall ({} once priced).",
+                "Cheapest before recall risk: `{}` at {} ({:.1}% less), with {} assistant turn(s) that would have needed a recall ({} once priced{}).",
                 c.config,
                 dollars(c.cost_usd),
                 c.savings_pct,
                 thousands(c.recall_risk_turns as u64),
-                dollars(c.risk_adjusted_cost_usd)
+                dollars(c.risk_adjusted_cost_usd),
+                set_price(fleet)
             ));
         }
     } else if a.recommended.savings_usd < 0.0 {
@@ -173,13 +174,14 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
         // that cleared results itself (its recalls priced) loses to it.
         let (r, sq) = (&a.recommended, &a.status_quo);
         out.push(format!(
-            "Recommended `{}`: {} — {} ({:.1}%) more than the status quo before recall risk, but the status quo's {} turn(s) quoting results it cleared itself bring it to {} once priced, against {} for this config.",
+            "Recommended `{}`: {} — {} ({:.1}%) more than the status quo before recall risk, but the status quo's {} turn(s) quoting results it cleared itself bring it to {} once priced{}, against {} for this config.",
             r.config,
             dollars(r.cost_usd),
             dollars(-r.savings_usd),
             -r.savings_pct,
             thousands(sq.recall_risk_turns as u64),
             dollars(sq.risk_adjusted_cost_usd),
+            set_price(fleet),
             dollars(r.risk_adjusted_cost_usd)
         ));
     } else {
@@ -383,8 +385,30 @@ pub(super) fn stability_verdict(r: StabilityBrief) -> String {
     }
 }
 
+/// How a recall-risk turn is priced, in words: as one more round trip of
+/// its trace, or at the price `--recall-cost` set (beside the text its
+/// recalls re-send, priced either way).
+pub(super) fn recall_pricing(fleet: &Fleet) -> String {
+    match fleet.recall_cost_usd {
+        None => "as one more round trip".to_owned(),
+        Some(p) => format!(
+            "at {} a turn, as --recall-cost set, plus the text its recalls re-send",
+            dollars(p)
+        ),
+    }
+}
+
+/// The price `--recall-cost` set, after "once priced" (nothing when a
+/// turn is priced as one more round trip, which the page's Why says).
+fn set_price(fleet: &Fleet) -> String {
+    fleet
+        .recall_cost_usd
+        .map_or_else(String::new, |p| format!(" at {} a turn", dollars(p)))
+}
+
 /// Why the fleet's recommendation is what it is, in words.
 pub(super) fn reasoning(fleet: &Fleet) -> String {
+    let pricing = recall_pricing(fleet);
     let ans = &fleet.answer;
     let sq = &ans.status_quo;
     let effective = fleet.configs.iter().filter(|c| !c.no_effect).count();
@@ -414,7 +438,7 @@ pub(super) fn reasoning(fleet: &Fleet) -> String {
             .find(|c| !c.no_effect && c.cost_usd < sq.cost_usd);
         return match cheapest {
             Some(c) => format!(
-                "the recommendation minimizes cost plus each recall a compacted result would have needed, priced as one more round trip. The cheapest policy, {}, costs {} ({:.1}% less than the status quo) but {} assistant turn(s) quoted text only its compacted results held; priced, it comes to {}, against {sq_priced}.{idle_note}",
+                "the recommendation minimizes cost plus each recall a compacted result would have needed, priced {pricing}. The cheapest policy, {}, costs {} ({:.1}% less than the status quo) but {} assistant turn(s) quoted text only its compacted results held; priced, it comes to {}, against {sq_priced}.{idle_note}",
                 c.config,
                 dollars(c.cost_usd),
                 c.savings_pct,
@@ -429,7 +453,7 @@ pub(super) fn reasoning(fleet: &Fleet) -> String {
         format!(" {}", fleet_stability_line(st).replace('`', ""))
     });
     format!(
-        "{} has the lowest cost once recall risk is priced ({} + priced recalls = {}, against {sq_priced}). {} assistant turn(s) quoted text only its compacted results held, each priced as one more round trip; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
+        "{} has the lowest cost once recall risk is priced ({} + priced recalls = {}, against {sq_priced}). {} assistant turn(s) quoted text only its compacted results held, each priced {pricing}; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
         r.config,
         dollars(r.cost_usd),
         dollars(r.risk_adjusted_cost_usd),
