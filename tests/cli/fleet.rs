@@ -81,8 +81,8 @@ fn spilled_summaries_read_back_exactly_and_answer_the_same() {
     }
     let in_memory = app::fleet::Summaries::from_vec(kept);
     assert_eq!(
-        app::fleet::fleet(&spilled, plan.configs()).unwrap(),
-        app::fleet::fleet(&in_memory, plan.configs()).unwrap()
+        app::fleet::fleet(&spilled, plan.configs(), None).unwrap(),
+        app::fleet::fleet(&in_memory, plan.configs(), None).unwrap()
     );
     // A trace left without its summary is a bug, said as one.
     let mut missing = app::fleet::Summaries::spilled(2).unwrap();
@@ -103,6 +103,7 @@ fn fleet_totals_are_the_sums_of_per_session_replays() {
     let fleet = app::fleet::fleet(
         &app::fleet::Summaries::from_vec(summaries(plan.whole_traces().unwrap(), &sweeps)),
         plan.configs(),
+        None,
     )
     .unwrap();
     // massage-gun, and one session in parts that count once.
@@ -149,6 +150,7 @@ fn a_policy_that_never_fires_is_never_recommended_and_ties_keep_what_runs() {
     let fleet = app::fleet::fleet(
         &app::fleet::Summaries::from_vec(summaries(plan.whole_traces().unwrap(), &sweeps)),
         plan.configs(),
+        None,
     )
     .unwrap();
     let peer = fleet
@@ -291,6 +293,7 @@ fn session_summaries_keep_days_and_names_but_no_per_call_rows() {
     let fleet = app::fleet::fleet(
         &app::fleet::Summaries::from_vec(sessions.clone()),
         plan.configs(),
+        None,
     )
     .unwrap();
     let sq: f64 = fleet.days.iter().map(|d| d.status_quo_usd).sum();

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::util::tracecost;
+use crate::util::{outcome, tracecost};
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
@@ -623,4 +623,45 @@ fn a_recall_price_asked_for_is_said_beside_the_figures_priced_with_it() {
     assert!(html.contains("prices each as one more round trip.</p>"), "{html}");
     assert!(!html.contains("as --recall-cost set,"), "{html}");
     assert!(summary.contains(" once priced)."), "{summary}");
+}
+
+/// A baseline named with `--baseline` is said as such: the report names
+/// it before any figure, calls its replay the baseline where it is set
+/// beside the recorded bill, keeps the baseline rather than "what you
+/// have", and gives no distance of the simulation from the recorded bill
+/// (the baseline is not what ran). Without it, the status quo and that
+/// distance are as before.
+#[test]
+fn a_baseline_asked_for_is_named_and_not_taken_for_what_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, baseline: Option<&str>| -> (String, String, String) {
+        let out = dir.path().join(name);
+        let mut cmd = tracecost();
+        cmd.args(["report", "--out"]).arg(&out);
+        if let Some(b) = baseline {
+            cmd.args(["--baseline", b]);
+        }
+        let (code, _, stderr) = outcome(cmd.output().unwrap());
+        assert_eq!(code, 0, "{stderr}");
+        let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+        (stderr, read("summary.md"), read("index.html"))
+    };
+    let (stderr, summary, html) = run("baseline", Some("off+claude-code:ttl=5m"));
+    let named = "Baseline `off+claude-code:ttl=5m`, as --baseline asked: below, the status quo is this config replayed on every trace, not what each ran";
+    assert!(stderr.contains(named), "{stderr}");
+    assert!(summary.contains(named), "{summary}");
+    assert!(
+        stderr.contains("; the baseline simulated on the same calls: "),
+        "{stderr}"
+    );
+    assert!(!summary.contains("How far to trust the simulation"), "{summary}");
+    assert!(!html.contains("How far to trust the simulation"), "{html}");
+    assert!(!html.contains("keep what you have"), "{html}");
+    let (stderr, summary, _) = run("status-quo", None);
+    assert!(!stderr.contains("as --baseline asked"), "{stderr}");
+    assert!(
+        stderr.contains("; the status quo simulated on the same calls: "),
+        "{stderr}"
+    );
+    assert!(summary.contains("How far to trust the simulation"), "{summary}");
 }

@@ -378,7 +378,7 @@ pub fn report_with(
     })?;
     sink.replay_finished();
     sessions.seal()?;
-    let mut fleet = super::fleet::fleet(&sessions, sp.configs())?;
+    let mut fleet = super::fleet::fleet(&sessions, sp.configs(), sp.baseline.as_ref())?;
     // The fleet's recommendation is known only now: check its stubs on
     // every session, as each session's own recommendation was.
     let recommended = fleet.answer.recommended.config.config().cloned();

@@ -189,7 +189,7 @@ pub fn sweep_totals(
         .zip(sweeps)
         .map(|(t, s)| SessionSummary::new(t, figures_only(s), None))
         .collect();
-    let fleet = super::fleet::fleet(&super::fleet::Summaries::from_vec(summaries), configs)?;
+    let fleet = super::fleet::fleet(&super::fleet::Summaries::from_vec(summaries), configs, None)?;
     let complexity = |c: &FleetConfig| c.config().map_or(u8::MAX, Config::complexity);
     let mut ranked = fleet.configs;
     // As a trace's sweep ranks its rows: on an exact tie, the simpler

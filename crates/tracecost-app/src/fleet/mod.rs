@@ -151,6 +151,13 @@ pub struct Fleet {
     /// How well the status quo reproduces the recorded bill, when sessions
     /// recorded usage.
     pub fidelity: Option<super::fidelity::FidelitySummary>,
+    /// The config the plan measures savings against in place of each
+    /// trace's status quo (`--baseline`), when it names one: the figures
+    /// called the status quo are then this config's, and the simulation's
+    /// distance from the recorded bill is not measured (it is measured on
+    /// what ran).
+    #[serde(skip)]
+    pub baseline: Option<Config>,
     /// The price of a recall-risk turn the plan set (`--recall-cost`),
     /// USD; `None`: one more round trip of its trace. Said beside every
     /// figure priced with it.
@@ -230,7 +237,11 @@ const DECODED_AT_ONCE: usize = 64;
 /// held in memory); then session by session, side by side, what each
 /// recommendation saves on it and its own figures, gathered in
 /// session-name order.
-pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError> {
+pub fn fleet(
+    sessions: &Summaries,
+    configs: &[Config],
+    baseline: Option<&Config>,
+) -> Result<Fleet, AppError> {
     // A session counts in one project, its first trace's: a subagent run
     // from another folder is still part of the session that ran it.
     let by_session = sessions.by_session()?;
@@ -336,8 +347,12 @@ pub fn fleet(sessions: &Summaries, configs: &[Config]) -> Result<Fleet, AppError
         days,
         per_month,
         stability: None,
-        fidelity: (!fidelities.is_empty())
+        // Each session's status quo row is the baseline's when one is
+        // asked for: set against the recorded bill, it would measure the
+        // baseline's distance from what ran, not the simulation's.
+        fidelity: (!fidelities.is_empty() && baseline.is_none())
             .then(|| super::fidelity::FidelitySummary::of(&fidelities)),
+        baseline: baseline.cloned(),
         recall_cost_usd,
         shown_savings_usd: shown_savings,
     })

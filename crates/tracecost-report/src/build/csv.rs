@@ -42,7 +42,7 @@ pub(super) fn sessions_csv(
             r.recommended_usd,
             r.savings_usd,
             r.savings_pct,
-            csv_field(&own_pick_text(r)),
+            csv_field(&own_pick_text(fleet, r)),
             r.own_pick.cost_usd,
             r.own_pick.savings_pct
         );

@@ -17,7 +17,7 @@ use super::html_tables::{
     sessions_table_out, sweep_table,
 };
 use super::story::{
-    KEEP, basis_line, fleet_lines, fleet_stability_line, headline, notes, now_detail, reasoning,
+    KEEP, basis_line, keep_text, fleet_lines, fleet_stability_line, headline, notes, now_detail, reasoning,
     risk_text, stability_verdict,
 };
 use super::{Assumptions, ReportError};
@@ -91,10 +91,17 @@ pub(super) fn fleet_section(
     s.push_str("<div class=\"cards\">\n");
     let h = &ans.headline;
     let month = fleet.per_month.as_ref().map(|m| &m.headline);
-    let now_detail = now_detail(ans);
+    let now_detail = now_detail(fleet);
+    // A baseline named with --baseline is not what is paid now, unless
+    // the figure is the recorded bill.
+    let now_label = if fleet.baseline.is_some() && h.basis != Basis::Recorded {
+        "The baseline"
+    } else {
+        "What we pay now"
+    };
     let _ = writeln!(
         s,
-        "<div class=\"card\"><div class=\"k\">What we pay now</div><div class=\"v\">{}</div><div class=\"d\">{}{}</div></div>",
+        "<div class=\"card\"><div class=\"k\">{now_label}</div><div class=\"v\">{}</div><div class=\"d\">{}{}</div></div>",
         dollars(h.now_usd),
         html_escape(&now_detail),
         month.map_or_else(String::new, |m| format!(
@@ -105,7 +112,8 @@ pub(super) fn fleet_section(
     if ans.keep_status_quo {
         let _ = writeln!(
             s,
-            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">keep what you have</div><div class=\"d\">no policy of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>",
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">{}</div><div class=\"d\">no policy of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>",
+            keep_text(fleet),
             config_html(&sq.config.to_string())
         );
     } else {
@@ -177,7 +185,7 @@ pub(super) fn fleet_section(
                 p.answer.recorded_cost_usd.map_or_else(String::new, dollars),
                 dollars(p.answer.status_quo.cost_usd),
                 config_html(&if p.answer.keep_status_quo {
-                    KEEP.to_owned()
+                    keep_text(fleet).to_owned()
                 } else {
                     p.answer.recommended.config.to_string()
                 }),

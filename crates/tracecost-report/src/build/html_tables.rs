@@ -176,7 +176,7 @@ pub(super) fn sessions_table_out<'f>(
             thousands(r.calls as u64),
             r.recorded_cost_usd.map_or_else(String::new, dollars),
             dollars(r.status_quo_usd),
-            config_html(&own_pick_text(r)),
+            config_html(&own_pick_text(fleet, r)),
             r.own_pick.savings_pct
         );
         if s.len() >= CHUNK {

@@ -113,6 +113,11 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
         thousands(a.sessions as u64),
         thousands(a.calls as u64)
     )];
+    if let Some(b) = &fleet.baseline {
+        out.push(format!(
+            "Baseline `{b}`, as --baseline asked: below, the status quo is this config replayed on every trace, not what each ran; `tracecost fidelity` measures the simulation against what ran."
+        ));
+    }
     if let (Some(rec), Some(sim)) = (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
         let err = if rec > 0.0 {
             format!(" ({:+.1}% against the recorded bill)", error_pct(sim, rec))
@@ -120,8 +125,9 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
             String::new()
         };
         out.push(format!(
-            "Recorded bill of the calls replayed: {}; the status quo simulated on the same calls: {}{err}.",
+            "Recorded bill of the calls replayed: {}; {} simulated on the same calls: {}{err}.",
             dollars(rec),
+            base_name(fleet),
             dollars(sim)
         ));
     }
@@ -146,10 +152,10 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
     out.extend(skipped_lines(&a.skipped));
     let per_month = per_month_line(fleet);
     if a.keep_status_quo {
-        out.push(
-            "Recommendation: keep what you have; no policy of the grid is cheaper once recall risk is priced."
-                .into(),
-        );
+        out.push(format!(
+            "Recommendation: {}; no policy of the grid is cheaper once recall risk is priced.",
+            keep_text(fleet)
+        ));
         // What runs costs per month, before any other policy's figure: a
         // rate after the cheapest policy's line reads as its saving.
         out.extend(per_month.clone());
@@ -216,10 +222,11 @@ pub(super) fn session_title(s: &SessionFigures) -> String {
     }
 }
 
-/// A session's own pick in words: its config, or keeping what it has.
-pub(super) fn own_pick_text(s: &SessionFigures) -> String {
+/// A session's own pick in words: its config, or keeping what its savings
+/// are measured against (`fleet`'s [`keep_text`]).
+pub(super) fn own_pick_text(fleet: &Fleet, s: &SessionFigures) -> String {
     if s.own_pick.keep_status_quo {
-        KEEP.to_owned()
+        keep_text(fleet).to_owned()
     } else {
         s.own_pick.config.to_string()
     }
@@ -229,29 +236,50 @@ pub(super) fn own_pick_text(s: &SessionFigures) -> String {
 /// every page.
 pub(super) const KEEP: &str = "keep what you have";
 
+/// The fleet's answer when no policy beats what its savings are measured
+/// against: the status quo, or the baseline `--baseline` named.
+pub(super) fn keep_text(fleet: &Fleet) -> &'static str {
+    if fleet.baseline.is_some() {
+        "keep the baseline"
+    } else {
+        KEEP
+    }
+}
+
+/// What the fleet's savings are measured against, in words.
+fn base_name(fleet: &Fleet) -> &'static str {
+    if fleet.baseline.is_some() {
+        "the baseline"
+    } else {
+        "the status quo"
+    }
+}
+
 /// What the "what we pay now" figure is, and the recorded part beside it
 /// as a check.
-pub(super) fn now_detail(a: &GroupAnswer) -> String {
+pub(super) fn now_detail(fleet: &Fleet) -> String {
+    let a = &fleet.answer;
+    let base = base_name(fleet);
     let check = match (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
         (Some(r), Some(sim)) if r > 0.0 => Some((r, sim)),
         _ => None,
     };
     match (a.headline.basis, check) {
         (Basis::Recorded, Some((_, sim))) => format!(
-            "the recorded bill of all {} calls · the status quo simulated {} on them ({:+.1}%)",
+            "the recorded bill of all {} calls · {base} simulated {} on them ({:+.1}%)",
             thousands(a.calls as u64),
             dollars(sim),
             error_pct(sim, a.headline.now_usd)
         ),
         (_, Some((r, sim))) => format!(
-            "the status quo, simulated · {} of {} calls recorded usage: {} recorded, {} simulated on them ({:+.1}%)",
+            "{base}, simulated · {} of {} calls recorded usage: {} recorded, {} simulated on them ({:+.1}%)",
             thousands(a.recorded_calls as u64),
             thousands(a.calls as u64),
             dollars(r),
             dollars(sim),
             error_pct(sim, r)
         ),
-        _ => "the status quo, simulated (no recorded usage)".to_owned(),
+        _ => format!("{base}, simulated (no recorded usage)"),
     }
 }
 

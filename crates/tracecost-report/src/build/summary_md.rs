@@ -65,7 +65,7 @@ pub(super) fn summary_md(
                 dollars(r.status_quo_usd),
                 dollars(r.recommended_usd),
                 r.savings_pct,
-                own_pick_text(r),
+                own_pick_text(fleet, r),
                 r.own_pick.savings_pct
             );
         }
