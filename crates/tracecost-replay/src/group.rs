@@ -49,7 +49,7 @@ pub(super) struct GroupRun<'a, 't> {
     /// from `calls`, and put together only when the trace is finished: a
     /// streamed account holds these for every trace that overlaps in time,
     /// and most of a call's result is the same for every config.
-    per_config: Vec<Vec<ConfigCall>>,
+    per_config: Vec<ConfigCalls>,
     first_price: &'a ModelPrice,
     ever_compacted: std::collections::HashSet<Arc<str>, FastBuild>,
     log: CompactedLog,
@@ -131,7 +131,7 @@ impl<'a, 't> GroupRun<'a, 't> {
             calls: Vec::with_capacity(trace.calls.len()),
             per_config: configs
                 .iter()
-                .map(|_| Vec::with_capacity(trace.calls.len()))
+                .map(|_| ConfigCalls::with_calls(trace.calls.len()))
                 .collect(),
             first_price,
             ever_compacted: Default::default(),
@@ -295,11 +295,10 @@ impl<'a, 't> GroupRun<'a, 't> {
         let mut out = Vec::with_capacity(self.configs.len());
         for (c, own) in self.configs.iter().zip(self.per_config) {
             let calls: Vec<CallResult> = own
-                .into_iter()
+                .read()
                 .zip(shared.iter().zip(&recorded))
                 .enumerate()
-                .map(|(ci, (own, (shared, rec)))| {
-                    let usage = own.usage.unpack();
+                .map(|(ci, ((usage, cache_cause), (shared, rec)))| {
                     CallResult {
                         index: shared.ci + 1,
                         messages: rec.messages,
@@ -312,7 +311,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                         model: rec.model.clone(),
                         stable_prefix_tokens: shared.stable_prefix_tokens,
                         over_window: usage.total_input() > shared.price.window_tokens(),
-                        cache_cause: own.cache_cause,
+                        cache_cause,
                     }
                 })
                 .collect();
@@ -352,74 +351,154 @@ struct RecordedCall {
     model: Arc<str>,
 }
 
-/// What one config's simulation of a call gives; its cost and whether it
-/// overflows the window follow from the usage and the call's price.
-struct ConfigCall {
-    usage: PackedUsage,
-    cache_cause: Option<explain::CacheCause>,
+/// One config's simulation of the calls of a live trace, as it is held
+/// until the trace is finished: a streamed account holds one per config of
+/// every trace that overlaps in time. Each call is four LEB128 counts (a
+/// call's counts are a request's tokens, mostly two or three bytes each;
+/// any `u64` fits), a tag byte, and the write's split by TTL when it has
+/// one. The tag also says why the call missed when the reason carries no
+/// figure (most do: a config without markers misses every call for want of
+/// one); a reason with figures is held apart. [`ConfigCalls::read`] gives
+/// back exactly what was pushed, in order.
+#[derive(Debug, Default)]
+struct ConfigCalls {
+    /// Per call: input, cache write, cache read and output tokens, the tag
+    /// ([`tag`]), then the write split by TTL (5 minutes, 1 hour) when the
+    /// tag says so.
+    usage: Vec<u8>,
+    /// (the call's place among those pushed, why it missed), for the
+    /// reasons the tag does not hold.
+    causes: Vec<(u32, explain::CacheCause)>,
+    /// Calls pushed.
+    len: u32,
 }
 
-/// A call's simulated usage held in 4-byte counts. A streamed account holds
-/// one per call and config of every trace that overlaps in time, and a
-/// call's counts are bounded by what one request sends, far below 4
-/// billion; counts that do not fit are held whole. Either way
-/// [`PackedUsage::unpack`] gives back the usage exactly.
-#[derive(Debug)]
-enum PackedUsage {
-    Narrow {
-        input: u32,
-        write: u32,
-        read: u32,
-        output: u32,
-        /// The write split by TTL (5 minutes, 1 hour), when the usage has
-        /// one.
-        split: Option<[u32; 2]>,
-    },
-    Wide(Box<Usage>),
-}
-
-impl PackedUsage {
-    fn pack(u: &Usage) -> Self {
-        let n = |v: u64| u32::try_from(v).ok();
-        let narrow = || -> Option<Self> {
-            Some(PackedUsage::Narrow {
-                input: n(u.input_tokens)?,
-                write: n(u.cache_creation_input_tokens)?,
-                read: n(u.cache_read_input_tokens)?,
-                output: n(u.output_tokens)?,
-                split: match &u.cache_creation {
-                    None => None,
-                    Some(c) => Some([
-                        n(c.ephemeral_5m_input_tokens)?,
-                        n(c.ephemeral_1h_input_tokens)?,
-                    ]),
-                },
-            })
-        };
-        narrow().unwrap_or_else(|| PackedUsage::Wide(Box::new(*u)))
-    }
-
-    fn unpack(&self) -> Usage {
-        match self {
-            PackedUsage::Narrow {
-                input,
-                write,
-                read,
-                output,
-                split,
-            } => Usage {
-                input_tokens: u64::from(*input),
-                cache_creation_input_tokens: u64::from(*write),
-                cache_read_input_tokens: u64::from(*read),
-                cache_creation: split.map(|[m5, h1]| crate::cost::pricing::CacheCreation {
-                    ephemeral_5m_input_tokens: u64::from(m5),
-                    ephemeral_1h_input_tokens: u64::from(h1),
-                }),
-                output_tokens: u64::from(*output),
-            },
-            PackedUsage::Wide(u) => **u,
+impl ConfigCalls {
+    fn with_calls(calls: usize) -> Self {
+        ConfigCalls {
+            // A typical call's usage takes about eleven bytes; the buffer
+            // grows past that as it must.
+            usage: Vec::with_capacity(calls * 12),
+            causes: Vec::new(),
+            len: 0,
         }
     }
+
+    fn push(&mut self, usage: &Usage, cause: Option<explain::CacheCause>) {
+        let out = &mut self.usage;
+        for v in [
+            usage.input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens,
+            usage.output_tokens,
+        ] {
+            put_varint(out, v);
+        }
+        let held = cause.map_or(Some(0), |c| tag::of(&c));
+        let split = u8::from(usage.cache_creation.is_some());
+        out.push(held.unwrap_or(tag::APART) << 1 | split);
+        if let Some(c) = &usage.cache_creation {
+            put_varint(out, c.ephemeral_5m_input_tokens);
+            put_varint(out, c.ephemeral_1h_input_tokens);
+        }
+        if let (None, Some(cause)) = (held, cause) {
+            self.causes.push((self.len, cause));
+        }
+        self.len += 1;
+    }
+
+    /// The calls pushed, in order: each one's usage and why it missed.
+    fn read(&self) -> impl Iterator<Item = (Usage, Option<explain::CacheCause>)> + '_ {
+        let mut at = 0;
+        let mut causes = self.causes.iter().peekable();
+        (0..self.len).map(move |i| {
+            let mut next = || take_varint(&self.usage, &mut at);
+            let (input, write, read, output) = (next(), next(), next(), next());
+            let tag = self.usage.get(at).copied().unwrap_or(0);
+            at += 1;
+            let cache_creation = (tag & 1 == 1).then(|| {
+                let m5 = take_varint(&self.usage, &mut at);
+                let h1 = take_varint(&self.usage, &mut at);
+                crate::cost::pricing::CacheCreation {
+                    ephemeral_5m_input_tokens: m5,
+                    ephemeral_1h_input_tokens: h1,
+                }
+            });
+            let cause = match tag >> 1 {
+                tag::APART => causes.next_if(|(c, _)| *c == i).map(|(_, c)| *c),
+                held => tag::cause(held),
+            };
+            (
+                Usage {
+                    input_tokens: input,
+                    cache_creation_input_tokens: write,
+                    cache_read_input_tokens: read,
+                    cache_creation,
+                    output_tokens: output,
+                },
+                cause,
+            )
+        })
+    }
+}
+
+/// Why a call missed, for the reasons that carry no figure, as the code a
+/// call's tag byte holds above its split bit.
+mod tag {
+    use crate::explain::CacheCause;
+
+    /// The reason is held apart (it carries figures).
+    pub(super) const APART: u8 = 7;
+
+    /// The code of `cause` (0 is none), or `None` if it is held apart.
+    pub(super) fn of(cause: &CacheCause) -> Option<u8> {
+        match cause {
+            CacheCause::FirstCall => Some(1),
+            CacheCause::ModelChanged => Some(2),
+            CacheCause::NoMarker => Some(3),
+            CacheCause::NothingCachedBefore => Some(4),
+            CacheCause::Evicted => Some(5),
+            _ => None,
+        }
+    }
+
+    /// The reason coded `code` ([`of`]); none for 0.
+    pub(super) fn cause(code: u8) -> Option<CacheCause> {
+        match code {
+            1 => Some(CacheCause::FirstCall),
+            2 => Some(CacheCause::ModelChanged),
+            3 => Some(CacheCause::NoMarker),
+            4 => Some(CacheCause::NothingCachedBefore),
+            5 => Some(CacheCause::Evicted),
+            _ => None,
+        }
+    }
+}
+
+/// Appends `v` as LEB128: seven bits a byte, low first, the high bit set on
+/// every byte but the last.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads the LEB128 count at `*at` and moves past it. Only what
+/// [`put_varint`] wrote is read, so the bytes are always there.
+fn take_varint(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    while let Some(&b) = bytes.get(*at) {
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            break;
+        }
+        shift += 7;
+    }
+    v
 }
 
 /// What every config's simulation of one call reads: the request as
@@ -456,7 +535,7 @@ struct CallFacts<'f, 't> {
 fn bill(
     c: &Config,
     sim: &mut dyn PromptCache,
-    calls: &mut Vec<ConfigCall>,
+    calls: &mut ConfigCalls,
     last: &mut Vec<u128>,
     before: &mut Option<explain::Before>,
     breakpoints: &mut Vec<Breakpoint>,
@@ -592,32 +671,30 @@ fn bill(
         ttl,
         model,
     });
-    calls.push(ConfigCall {
-        usage: PackedUsage::pack(&outcome.usage),
-        cache_cause,
-    });
+    calls.push(&outcome.usage, cache_cause);
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{ConfigCall, PackedUsage};
+    use super::ConfigCalls;
     use crate::cost::pricing::{CacheCreation, Usage};
+    use crate::explain::CacheCause;
     use proptest::prelude::*;
 
     fn count() -> impl Strategy<Value = u64> {
-        prop_oneof![0..=u64::from(u32::MAX), any::<u64>()]
+        prop_oneof![0..=100_000u64, 0..=u64::from(u32::MAX), any::<u64>()]
     }
 
-    proptest! {
-        /// Whatever the counts, a call's usage is given back exactly, and
-        /// held narrow whenever every count fits in 4 bytes.
-        #[test]
-        fn packed_usage_gives_back_the_usage(
-            input in count(), write in count(), read in count(), output in count(),
-            split in proptest::option::of((count(), count())),
-        ) {
-            let u = Usage {
+    fn usage() -> impl Strategy<Value = Usage> {
+        (
+            count(),
+            count(),
+            count(),
+            count(),
+            proptest::option::of((count(), count())),
+        )
+            .prop_map(|(input, write, read, output, split)| Usage {
                 input_tokens: input,
                 cache_creation_input_tokens: write,
                 cache_read_input_tokens: read,
@@ -626,21 +703,79 @@ mod tests {
                     ephemeral_1h_input_tokens: h1,
                 }),
                 output_tokens: output,
-            };
-            let packed = PackedUsage::pack(&u);
-            prop_assert_eq!(packed.unpack(), u);
-            let fits = [input, write, read, output]
-                .into_iter()
-                .chain(split.into_iter().flat_map(|(a, b)| [a, b]))
-                .all(|v| v <= u64::from(u32::MAX));
-            prop_assert_eq!(matches!(packed, PackedUsage::Narrow { .. }), fits);
+            })
+    }
+
+    fn cause() -> impl Strategy<Value = Option<CacheCause>> {
+        proptest::option::of(prop_oneof![
+            Just(CacheCause::FirstCall),
+            Just(CacheCause::ModelChanged),
+            Just(CacheCause::NoMarker),
+            Just(CacheCause::NothingCachedBefore),
+            Just(CacheCause::Evicted),
+            (any::<u64>(), any::<u32>()).prop_map(|(gap_ms, secs)| CacheCause::TtlExpired {
+                gap_ms,
+                ttl: crate::cost::cache_sim::Hold::from_ms(u64::from(secs) * 1000),
+            }),
+            any::<u32>().prop_map(|block| CacheCause::ToolsChanged { block }),
+            (any::<u32>(), any::<u32>())
+                .prop_map(|(block, message)| CacheCause::Compacted { block, message }),
+        ])
+    }
+
+    proptest! {
+        /// Whatever the counts (up to `u64::MAX`, with or without the TTL
+        /// split) and whichever calls have a reason to miss, the calls are
+        /// read back exactly and in order.
+        #[test]
+        fn config_calls_give_back_what_was_pushed(
+            calls in proptest::collection::vec((usage(), cause()), 0..40),
+        ) {
+            let mut log = ConfigCalls::with_calls(calls.len());
+            for (u, c) in &calls {
+                log.push(u, *c);
+            }
+            let back: Vec<_> = log.read().collect();
+            prop_assert_eq!(back, calls);
         }
     }
 
-    /// What the replay holds per call and config of every live trace: half
-    /// of what a whole usage with its cost took (88 bytes).
+    /// What the replay holds per call and config of every live trace: a
+    /// typical call (counts of a few thousand tokens, no reason to miss or
+    /// one without figures) in 9 bytes, where a whole usage with its cost
+    /// took 88; only a reason with figures is held apart.
     #[test]
-    fn a_config_call_is_held_in_48_bytes() {
-        assert!(std::mem::size_of::<ConfigCall>() <= 48);
+    fn a_typical_call_is_held_in_nine_bytes() {
+        let usage = Usage {
+            input_tokens: 3,
+            cache_creation_input_tokens: 4_210,
+            cache_read_input_tokens: 61_877,
+            cache_creation: None,
+            output_tokens: 512,
+        };
+        let mut log = ConfigCalls::default();
+        log.push(&usage, None);
+        log.push(&usage, Some(CacheCause::NoMarker));
+        assert_eq!(log.usage.len(), 2 * (1 + 2 + 3 + 2 + 1));
+        assert!(log.causes.is_empty());
+        log.push(&usage, Some(CacheCause::ToolsChanged { block: 2 }));
+        assert_eq!(log.causes.len(), 1);
+    }
+
+    /// Every reason the tag holds comes back as itself, and none of them
+    /// is taken for the mark of a reason held apart.
+    #[test]
+    fn the_tag_holds_each_reason_without_figures_as_itself() {
+        for cause in [
+            CacheCause::FirstCall,
+            CacheCause::ModelChanged,
+            CacheCause::NoMarker,
+            CacheCause::NothingCachedBefore,
+            CacheCause::Evicted,
+        ] {
+            let code = super::tag::of(&cause).expect("held in the tag");
+            assert!(code != 0 && code < super::tag::APART);
+            assert_eq!(super::tag::cause(code), Some(cause));
+        }
     }
 }
