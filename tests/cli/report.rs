@@ -654,6 +654,13 @@ fn a_baseline_asked_for_is_named_and_not_taken_for_what_ran() {
         stderr.contains("; the baseline simulated on the same calls: "),
         "{stderr}"
     );
+    // Its figure on every call, said as the baseline's, not as what ran.
+    assert!(
+        stderr.contains("Baseline `off+claude-code:ttl=5m` replayed on every call: $"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Status quo `"), "{stderr}");
+    assert!(stderr.contains("the simulated baseline comes to"), "{stderr}");
     assert!(!summary.contains("How far to trust the simulation"), "{summary}");
     assert!(!html.contains("How far to trust the simulation"), "{html}");
     assert!(!html.contains("keep what you have"), "{html}");
@@ -664,4 +671,8 @@ fn a_baseline_asked_for_is_named_and_not_taken_for_what_ran() {
         "{stderr}"
     );
     assert!(summary.contains("How far to trust the simulation"), "{summary}");
+    assert!(
+        stderr.contains("Status quo (each session's own policy): $"),
+        "{stderr}"
+    );
 }

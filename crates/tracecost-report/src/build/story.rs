@@ -137,7 +137,14 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
             thousands(a.status_quo.over_window_calls as u64)
         ));
     }
-    out.push(if a.status_quo.config.is_mixed() {
+    out.push(if let Some(b) = &fleet.baseline {
+        // Beside its figure on the recorded calls above: this one covers
+        // every call, recorded or not.
+        format!(
+            "Baseline `{b}` replayed on every call: {} simulated.",
+            dollars(a.status_quo.cost_usd)
+        )
+    } else if a.status_quo.config.is_mixed() {
         format!(
             "Status quo (each session's own policy): {} simulated.",
             dollars(a.status_quo.cost_usd)
@@ -365,6 +372,7 @@ pub(super) fn per_month_line(fleet: &Fleet) -> Option<String> {
     };
     let what = match h.basis {
         Basis::Recorded => "the recorded bill",
+        Basis::Simulated if fleet.baseline.is_some() => "the simulated baseline",
         Basis::Simulated => "the simulated status quo",
     };
     Some(format!(
