@@ -357,8 +357,8 @@ struct RecordedCall {
 /// call's counts are a request's tokens, mostly two or three bytes each;
 /// any `u64` fits), a tag byte, and the write's split by TTL when it has
 /// one. The tag also says why the call missed when the reason carries no
-/// figure (most do: a config without markers misses every call for want of
-/// one); a reason with figures is held apart. [`ConfigCalls::read`] gives
+/// figure, as most reasons do (a config without markers misses every call
+/// for want of one); a reason with figures is held apart. [`ConfigCalls::read`] gives
 /// back exactly what was pushed, in order.
 #[derive(Debug, Default)]
 struct ConfigCalls {
@@ -376,8 +376,8 @@ struct ConfigCalls {
 impl ConfigCalls {
     fn with_calls(calls: usize) -> Self {
         ConfigCalls {
-            // A typical call's usage takes about eleven bytes; the buffer
-            // grows past that as it must.
+            // A typical call takes nine to twelve bytes; the buffer grows
+            // past that as it must.
             usage: Vec::with_capacity(calls * 12),
             causes: Vec::new(),
             len: 0,
@@ -414,9 +414,9 @@ impl ConfigCalls {
         (0..self.len).map(move |i| {
             let mut next = || take_varint(&self.usage, &mut at);
             let (input, write, read, output) = (next(), next(), next(), next());
-            let tag = self.usage.get(at).copied().unwrap_or(0);
+            let flags = self.usage.get(at).copied().unwrap_or(0);
             at += 1;
-            let cache_creation = (tag & 1 == 1).then(|| {
+            let cache_creation = (flags & 1 == 1).then(|| {
                 let m5 = take_varint(&self.usage, &mut at);
                 let h1 = take_varint(&self.usage, &mut at);
                 crate::cost::pricing::CacheCreation {
@@ -424,7 +424,7 @@ impl ConfigCalls {
                     ephemeral_1h_input_tokens: h1,
                 }
             });
-            let cause = match tag >> 1 {
+            let cause = match flags >> 1 {
                 tag::APART => causes.next_if(|(c, _)| *c == i).map(|(_, c)| *c),
                 held => tag::cause(held),
             };
