@@ -646,7 +646,23 @@ fn a_baseline_asked_for_is_named_and_not_taken_for_what_ran() {
         let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
         (stderr, read("summary.md"), read("index.html"))
     };
+    let page = |name: &str| {
+        let out = dir.path().join(name);
+        let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+        let results: serde_json::Value = serde_json::from_str(&read("results.json")).unwrap();
+        (read("sessions/massage-gun.html"), results["assumptions"]["baseline"].clone())
+    };
     let (stderr, summary, html) = run("baseline", Some("off+claude-code:ttl=5m"));
+    // A trace's page, read on its own, says it too; results.json records it.
+    let (trace_page, recorded) = page("baseline");
+    assert!(
+        trace_page.contains("Baseline <code>off+claude-code:ttl=5m</code>, as --baseline asked"),
+        "{trace_page}"
+    );
+    assert!(trace_page.contains("<div class=\"k\">Baseline</div>"), "{trace_page}");
+    assert!(!trace_page.contains("the status quo simulated on the same calls"), "{trace_page}");
+    assert!(!trace_page.contains("keep what you have"), "{trace_page}");
+    assert_eq!(recorded, serde_json::json!("off+claude-code:ttl=5m"));
     let named = "Baseline `off+claude-code:ttl=5m`, as --baseline asked: below, the status quo is this config replayed on every trace, not what each ran";
     assert!(stderr.contains(named), "{stderr}");
     assert!(summary.contains(named), "{summary}");
@@ -665,6 +681,10 @@ fn a_baseline_asked_for_is_named_and_not_taken_for_what_ran() {
     assert!(!html.contains("How far to trust the simulation"), "{html}");
     assert!(!html.contains("keep what you have"), "{html}");
     let (stderr, summary, _) = run("status-quo", None);
+    let (trace_page, recorded) = page("status-quo");
+    assert!(!trace_page.contains("as --baseline asked"), "{trace_page}");
+    assert!(trace_page.contains("<div class=\"k\">Status quo</div>"), "{trace_page}");
+    assert_eq!(recorded, serde_json::Value::Null);
     assert!(!stderr.contains("as --baseline asked"), "{stderr}");
     assert!(
         stderr.contains("; the status quo simulated on the same calls: "),

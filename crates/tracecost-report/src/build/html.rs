@@ -305,11 +305,16 @@ pub(super) fn sessions_page(
 
 /// A trace's own page in a split report, linking back to the fleet page
 /// and the list of sessions.
-pub(super) fn trace_page(session: &str, r: &TraceReport, charts: &[Figure]) -> String {
+pub(super) fn trace_page(
+    session: &str,
+    r: &TraceReport,
+    charts: &[Figure],
+    baseline: Option<&str>,
+) -> String {
     let mut s = String::new();
     page_head(&mut s, &format!("{} — tracecost", r.sweep.trace));
     s.push_str("<p class=\"sub\"><a href=\"../index.html\">← the fleet</a> · <a href=\"index.html\">all sessions</a></p>\n");
-    trace_section(&mut s, session, r, charts, "../", false);
+    trace_section(&mut s, session, r, charts, "../", false, baseline);
     s.push_str("</body>\n</html>\n");
     s
 }
@@ -330,7 +335,8 @@ pub(super) fn assumptions_html(s: &mut String, a: &Assumptions) {
 }
 
 /// One trace's section; `root` leads from the page to the report's folder
-/// (`""` on the fleet page, `"../"` on a trace page).
+/// (`""` on the fleet page, `"../"` on a trace page); `baseline`, the
+/// config `--baseline` named, if any.
 pub(super) fn trace_section(
     s: &mut String,
     session: &str,
@@ -338,6 +344,7 @@ pub(super) fn trace_section(
     charts: &[Figure],
     root: &str,
     chart_files: bool,
+    baseline: Option<&str>,
 ) {
     let sw = &r.sweep;
     let h = headline(sw);
@@ -349,9 +356,17 @@ pub(super) fn trace_section(
             html_escape(session)
         )
     };
+    // A trace's page is read on its own: what its "status quo" is when a
+    // baseline was named is said here too, as on the fleet page.
+    let named = baseline.map_or_else(String::new, |b| {
+        format!(
+            "<p class=\"small\">Baseline <code>{}</code>, as --baseline asked: below, the status quo is this config replayed on the trace, not what it ran.</p>\n",
+            html_escape(b)
+        )
+    });
     let _ = write!(
         s,
-        "<h2 id=\"{}\">{}</h2>\n{part}<p>{}</p>\n<div class=\"cards\">\n",
+        "<h2 id=\"{}\">{}</h2>\n{part}<p>{}</p>\n{named}<div class=\"cards\">\n",
         slug(&sw.trace),
         html_escape(&sw.trace),
         html_escape(&sw.description)
@@ -360,7 +375,12 @@ pub(super) fn trace_section(
         let t = &h.base.result.totals;
         let sim = t.cost_usd_recorded_calls.map_or_else(String::new, |sim| {
             format!(
-                "<br>the status quo simulated on the same calls: {} ({:+.1}%)",
+                "<br>{} simulated on the same calls: {} ({:+.1}%)",
+                if baseline.is_some() {
+                    "the baseline"
+                } else {
+                    "the status quo"
+                },
                 dollars(sim),
                 error_pct(sim, rec)
             )
@@ -374,7 +394,12 @@ pub(super) fn trace_section(
     }
     let _ = writeln!(
         s,
-        "<div class=\"card\"><div class=\"k\">Status quo</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>",
+        "<div class=\"card\"><div class=\"k\">{}</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>",
+        if baseline.is_some() {
+            "Baseline"
+        } else {
+            "Status quo"
+        },
         dollars(h.base.result.totals.cost_usd),
         dollars(h.base.result.totals.cost_usd * 1000.0),
         config_html(&h.base.result.config.to_string())
@@ -382,7 +407,8 @@ pub(super) fn trace_section(
     if sw.recommended == sw.baseline {
         let _ = write!(
             s,
-            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">{KEEP}</div><div class=\"d\">no config of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>\n</div>\n",
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">{}</div><div class=\"d\">no config of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>\n</div>\n",
+            if baseline.is_some() { "keep the baseline" } else { KEEP },
             config_html(&h.rec.result.config.to_string())
         );
     } else {

@@ -55,6 +55,10 @@ pub struct Assumptions {
     pub batch: bool,
     /// The grid, described.
     pub grid: String,
+    /// The config `--baseline` named, replayed on every trace as its
+    /// status quo (absent: each trace's own status quo).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 use crate::app::TraceReport;
@@ -256,10 +260,15 @@ struct PageParts {
 }
 
 impl PageParts {
-    fn of(session: &str, r: &TraceReport, svgs: &[Figure]) -> Result<Self, ReportError> {
+    fn of(
+        session: &str,
+        r: &TraceReport,
+        svgs: &[Figure],
+        baseline: Option<&str>,
+    ) -> Result<Self, ReportError> {
         Ok(PageParts {
             trace: r.sweep.trace.clone(),
-            page: trace_page(session, r, svgs),
+            page: trace_page(session, r, svgs, baseline),
             entry: json_pretty(&json_trace(session, r, true)),
             csv: results_csv_rows(session, &r.sweep, true)?,
         })
@@ -465,7 +474,7 @@ impl<'s> ReportWriter<'s> {
         r: &TraceReport,
     ) -> Result<(), ReportError> {
         let svgs = self.figures(r)?;
-        let parts = PageParts::of(session, r, &svgs)?;
+        let parts = PageParts::of(session, r, &svgs, self.assumptions.baseline.as_deref())?;
         self.set_page(index, parts);
         Ok(())
     }
@@ -531,7 +540,7 @@ impl<'s> ReportWriter<'s> {
         let kept = crate::app::fleet_cache::frames([line.as_bytes(), &cost.to_le_bytes()[..]]);
         if self.keep_bounded(index, line, cost, None)? {
             let svgs = self.figures(r)?;
-            let parts = PageParts::of(session, r, &svgs)?;
+            let parts = PageParts::of(session, r, &svgs, self.assumptions.baseline.as_deref())?;
             self.set_page(index, parts);
         }
         Ok(kept)
@@ -621,12 +630,20 @@ impl<'s> ReportWriter<'s> {
     ) -> Result<(), ReportError> {
         let files = !self.split;
         let section = if self.split {
-            let page = trace_page(session, r, &svgs);
+            let page = trace_page(session, r, &svgs, self.assumptions.baseline.as_deref());
             self.put(&trace_link(&r.sweep.trace, true), page.as_bytes())?;
             None
         } else {
             let mut section = String::new();
-            trace_section(&mut section, session, r, &svgs, "", files);
+            trace_section(
+                &mut section,
+                session,
+                r,
+                &svgs,
+                "",
+                files,
+                self.assumptions.baseline.as_deref(),
+            );
             Some(section)
         };
         let written = Written {
