@@ -616,11 +616,17 @@ fn a_recall_price_asked_for_is_said_beside_the_figures_priced_with_it() {
         html.contains("the recommendation prices each at $5.00 a turn, as --recall-cost set, plus the text its recalls re-send.</p>"),
         "{html}"
     );
-    assert!(summary.contains(" once priced at $5.00 a turn)."), "{summary}");
+    assert!(
+        summary.contains(" once priced at $5.00 a turn)."),
+        "{summary}"
+    );
     assert!(!html.contains("one more round trip"), "{html}");
     let (html, summary) = run("round-trips", None);
     assert!(html.contains("priced as one more round trip."), "{html}");
-    assert!(html.contains("prices each as one more round trip.</p>"), "{html}");
+    assert!(
+        html.contains("prices each as one more round trip.</p>"),
+        "{html}"
+    );
     assert!(!html.contains("as --recall-cost set,"), "{html}");
     assert!(summary.contains(" once priced)."), "{summary}");
 }
@@ -650,7 +656,10 @@ fn a_baseline_asked_for_is_named_and_not_taken_for_what_ran() {
         let out = dir.path().join(name);
         let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
         let results: serde_json::Value = serde_json::from_str(&read("results.json")).unwrap();
-        (read("sessions/massage-gun.html"), results["assumptions"]["baseline"].clone())
+        (
+            read("sessions/massage-gun.html"),
+            results["assumptions"]["baseline"].clone(),
+        )
     };
     let (stderr, summary, html) = run("baseline", Some("off+claude-code:ttl=5m"));
     // A trace's page, read on its own, says it too; results.json records it.
@@ -659,8 +668,14 @@ fn a_baseline_asked_for_is_named_and_not_taken_for_what_ran() {
         trace_page.contains("Baseline <code>off+claude-code:ttl=5m</code>, as --baseline asked"),
         "{trace_page}"
     );
-    assert!(trace_page.contains("<div class=\"k\">Baseline</div>"), "{trace_page}");
-    assert!(!trace_page.contains("the status quo simulated on the same calls"), "{trace_page}");
+    assert!(
+        trace_page.contains("<div class=\"k\">Baseline</div>"),
+        "{trace_page}"
+    );
+    assert!(
+        !trace_page.contains("the status quo simulated on the same calls"),
+        "{trace_page}"
+    );
     assert!(!trace_page.contains("keep what you have"), "{trace_page}");
     assert_eq!(recorded, serde_json::json!("off+claude-code:ttl=5m"));
     let named = "Baseline `off+claude-code:ttl=5m`, as --baseline asked: below, the status quo is this config replayed on every trace, not what each ran";
@@ -676,21 +691,33 @@ fn a_baseline_asked_for_is_named_and_not_taken_for_what_ran() {
         "{stderr}"
     );
     assert!(!stderr.contains("Status quo `"), "{stderr}");
-    assert!(stderr.contains("the simulated baseline comes to"), "{stderr}");
-    assert!(!summary.contains("How far to trust the simulation"), "{summary}");
+    assert!(
+        stderr.contains("the simulated baseline comes to"),
+        "{stderr}"
+    );
+    assert!(
+        !summary.contains("How far to trust the simulation"),
+        "{summary}"
+    );
     assert!(!html.contains("How far to trust the simulation"), "{html}");
     assert!(!html.contains("keep what you have"), "{html}");
     let (stderr, summary, _) = run("status-quo", None);
     let (trace_page, recorded) = page("status-quo");
     assert!(!trace_page.contains("as --baseline asked"), "{trace_page}");
-    assert!(trace_page.contains("<div class=\"k\">Status quo</div>"), "{trace_page}");
+    assert!(
+        trace_page.contains("<div class=\"k\">Status quo</div>"),
+        "{trace_page}"
+    );
     assert_eq!(recorded, serde_json::Value::Null);
     assert!(!stderr.contains("as --baseline asked"), "{stderr}");
     assert!(
         stderr.contains("; the status quo simulated on the same calls: "),
         "{stderr}"
     );
-    assert!(summary.contains("How far to trust the simulation"), "{summary}");
+    assert!(
+        summary.contains("How far to trust the simulation"),
+        "{summary}"
+    );
     assert!(
         stderr.contains("Status quo (each session's own policy): $"),
         "{stderr}"

@@ -298,21 +298,19 @@ impl<'a, 't> GroupRun<'a, 't> {
                 .read()
                 .zip(shared.iter().zip(&recorded))
                 .enumerate()
-                .map(|(ci, ((usage, cache_cause), (shared, rec)))| {
-                    CallResult {
-                        index: shared.ci + 1,
-                        messages: rec.messages,
-                        chars: shared.chars,
-                        usage,
-                        cost_usd: shared.price.cost_usd(&usage, batch),
-                        compacted: compacted.get(ci).cloned().unwrap_or_default(),
-                        recorded: rec.usage,
-                        recorded_cost_usd: rec.cost_usd,
-                        model: rec.model.clone(),
-                        stable_prefix_tokens: shared.stable_prefix_tokens,
-                        over_window: usage.total_input() > shared.price.window_tokens(),
-                        cache_cause,
-                    }
+                .map(|(ci, ((usage, cache_cause), (shared, rec)))| CallResult {
+                    index: shared.ci + 1,
+                    messages: rec.messages,
+                    chars: shared.chars,
+                    usage,
+                    cost_usd: shared.price.cost_usd(&usage, batch),
+                    compacted: compacted.get(ci).cloned().unwrap_or_default(),
+                    recorded: rec.usage,
+                    recorded_cost_usd: rec.cost_usd,
+                    model: rec.model.clone(),
+                    stable_prefix_tokens: shared.stable_prefix_tokens,
+                    over_window: usage.total_input() > shared.price.window_tokens(),
+                    cache_cause,
                 })
                 .collect();
             let totals = totals(&calls, self.ever_compacted.len());

@@ -17,8 +17,8 @@ use super::html_tables::{
     sessions_table_out, sweep_table,
 };
 use super::story::{
-    KEEP, basis_line, keep_text, fleet_lines, fleet_stability_line, headline, notes, now_detail, reasoning,
-    risk_text, stability_verdict,
+    KEEP, basis_line, fleet_lines, fleet_stability_line, headline, keep_text, notes, now_detail,
+    reasoning, risk_text, stability_verdict,
 };
 use super::{Assumptions, ReportError};
 
@@ -408,7 +408,11 @@ pub(super) fn trace_section(
         let _ = write!(
             s,
             "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">{}</div><div class=\"d\">no config of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>\n</div>\n",
-            if baseline.is_some() { "keep the baseline" } else { KEEP },
+            if baseline.is_some() {
+                "keep the baseline"
+            } else {
+                KEEP
+            },
             config_html(&h.rec.result.config.to_string())
         );
     } else {
