@@ -17,8 +17,8 @@ use super::html_tables::{
     sessions_table_out, sweep_table,
 };
 use super::story::{
-    KEEP, basis_line, fleet_lines, fleet_stability_line, headline, keep_text, notes, now_detail,
-    reasoning, risk_text, stability_verdict,
+    base_words, basis_line, fleet_lines, fleet_stability_line, headline, keep_text, keep_words,
+    notes, now_detail, reasoning, risk_text, stability_verdict,
 };
 use super::{Assumptions, ReportError};
 
@@ -376,11 +376,7 @@ pub(super) fn trace_section(
         let sim = t.cost_usd_recorded_calls.map_or_else(String::new, |sim| {
             format!(
                 "<br>{} simulated on the same calls: {} ({:+.1}%)",
-                if baseline.is_some() {
-                    "the baseline"
-                } else {
-                    "the status quo"
-                },
+                base_words(baseline.is_some()),
                 dollars(sim),
                 error_pct(sim, rec)
             )
@@ -408,11 +404,7 @@ pub(super) fn trace_section(
         let _ = write!(
             s,
             "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v\">{}</div><div class=\"d\">no config of the grid is cheaper once recall risk is priced<br><code>{}</code></div></div>\n</div>\n",
-            if baseline.is_some() {
-                "keep the baseline"
-            } else {
-                KEEP
-            },
+            keep_words(baseline.is_some()),
             config_html(&h.rec.result.config.to_string())
         );
     } else {

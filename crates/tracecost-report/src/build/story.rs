@@ -246,16 +246,24 @@ pub(super) const KEEP: &str = "keep what you have";
 /// The fleet's answer when no policy beats what its savings are measured
 /// against: the status quo, or the baseline `--baseline` named.
 pub(super) fn keep_text(fleet: &Fleet) -> &'static str {
-    if fleet.baseline.is_some() {
-        "keep the baseline"
-    } else {
-        KEEP
-    }
+    keep_words(fleet.baseline.is_some())
+}
+
+/// The answer when no policy beats what savings are measured against,
+/// with or without a baseline `named` by `--baseline`.
+pub(super) fn keep_words(named: bool) -> &'static str {
+    if named { "keep the baseline" } else { KEEP }
 }
 
 /// What the fleet's savings are measured against, in words.
 fn base_name(fleet: &Fleet) -> &'static str {
-    if fleet.baseline.is_some() {
+    base_words(fleet.baseline.is_some())
+}
+
+/// What savings are measured against, with or without a baseline `named`
+/// by `--baseline`.
+pub(super) fn base_words(named: bool) -> &'static str {
+    if named {
         "the baseline"
     } else {
         "the status quo"
