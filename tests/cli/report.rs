@@ -632,7 +632,8 @@ fn a_recall_price_asked_for_is_said_beside_the_figures_priced_with_it() {
 }
 
 /// A baseline named with `--baseline` is said as such: the report names
-/// it before any figure, calls its replay the baseline where it is set
+/// it before any figure (the fleet's lines, each trace's page, and
+/// `results.json`'s assumptions), calls its replay the baseline where it is set
 /// beside the recorded bill, keeps the baseline rather than "what you
 /// have", and gives no distance of the simulation from the recorded bill
 /// (the baseline is not what ran). Without it, the status quo and that
