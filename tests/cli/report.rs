@@ -518,6 +518,28 @@ fn pages_reflow_at_phone_and_desktop_widths() {
     }
 }
 
+/// `report` of one bundled session under two policies, off and the
+/// ledger at 2,000 characters keeping the last result, both with Claude
+/// Code's caching, into `out`: small enough to run several times a test.
+fn one_ledger_report(out: &std::path::Path) -> assert_cmd::Command {
+    let mut cmd = tracecost();
+    cmd.args([
+        "report",
+        "traces/session-200-s1.json",
+        "--compaction",
+        "off,ledger",
+        "--threshold",
+        "2000",
+        "--keep-last",
+        "1",
+        "--cache",
+        "claude-code:ttl=5m",
+        "--out",
+    ])
+    .arg(out);
+    cmd
+}
+
 /// The break-even recall price is where the answer changes: priced just
 /// below it, the named config is recommended; just above, the status quo
 /// is kept. The price itself does not depend on the price asked for.
@@ -526,21 +548,7 @@ fn the_break_even_recall_price_is_where_the_answer_changes() {
     let dir = tempfile::tempdir().unwrap();
     let run = |name: &str, recall_cost: Option<f64>| -> serde_json::Value {
         let out = dir.path().join(name);
-        let mut cmd = tracecost();
-        cmd.args([
-            "report",
-            "traces/session-200-s1.json",
-            "--compaction",
-            "off,ledger",
-            "--threshold",
-            "2000",
-            "--keep-last",
-            "1",
-            "--cache",
-            "claude-code:ttl=5m",
-            "--out",
-        ])
-        .arg(&out);
+        let mut cmd = one_ledger_report(&out);
         if let Some(p) = recall_cost {
             cmd.args(["--recall-cost", &format!("{p}")]);
         }
@@ -585,21 +593,7 @@ fn a_recall_price_asked_for_is_said_beside_the_figures_priced_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let run = |name: &str, recall_cost: Option<&str>| -> (String, String) {
         let out = dir.path().join(name);
-        let mut cmd = tracecost();
-        cmd.args([
-            "report",
-            "traces/session-200-s1.json",
-            "--compaction",
-            "off,ledger",
-            "--threshold",
-            "2000",
-            "--keep-last",
-            "1",
-            "--cache",
-            "claude-code:ttl=5m",
-            "--out",
-        ])
-        .arg(&out);
+        let mut cmd = one_ledger_report(&out);
         if let Some(p) = recall_cost {
             cmd.args(["--recall-cost", p]);
         }
