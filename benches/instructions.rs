@@ -58,8 +58,8 @@ mod callgrind {
             &prepared,
             &config,
             ReplayContext {
-                pricing: pricing,
-                memo: memo,
+                pricing,
+                memo,
                 opts: ReplayOptions::default(),
             },
         )

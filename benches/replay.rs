@@ -23,8 +23,8 @@ fn replay_once(
         prepared,
         config,
         ReplayContext {
-            pricing: pricing,
-            memo: memo,
+            pricing,
+            memo,
             opts: ReplayOptions::default(),
         },
     )

@@ -84,7 +84,7 @@ mod reporting {
             ReplayContext {
                 pricing: &pricing,
                 memo: &memo,
-                opts: opts,
+                opts,
             },
         )
         .unwrap();

@@ -635,7 +635,7 @@ fn sync_tree(dir: &Path) -> std::io::Result<()> {
         if unsafe { libc::syncfs(f.as_raw_fd()) } == 0 {
             return Ok(());
         }
-        return Err(std::io::Error::last_os_error());
+        Err(std::io::Error::last_os_error())
     }
     #[cfg(not(target_os = "linux"))]
     sync_each(dir)

@@ -1246,7 +1246,9 @@ fn unreadable_copy(fixture: &str, name: &str) -> Option<(tempfile::TempDir, Path
 #[test]
 fn unreadable_inputs_are_named() {
     let mut problems = Vec::new();
-    let cases: [(&str, &str, fn(&str) -> Vec<String>); 4] = [
+    // A fixture, the name it is copied under, and the command reading it.
+    type Case = (&'static str, &'static str, fn(&str) -> Vec<String>);
+    let cases: [Case; 4] = [
         ("baseline/ok-trace.json", "trace.json", |p| {
             vec!["replay".into(), p.into()]
         }),

@@ -543,7 +543,7 @@ mod tests {
                 prop_assert!(u.cache_read_input_tokens <= total);
                 prop_assert_eq!(u.cache_creation_input_tokens, 0);
                 let r = u.cache_read_input_tokens;
-                prop_assert!(r == 0 || (r >= 1024 && (r - 1024) % 128 == 0), "{}", r);
+                prop_assert!(r == 0 || (r >= 1024 && (r - 1024).is_multiple_of(128)), "{}", r);
             }
         }
     }

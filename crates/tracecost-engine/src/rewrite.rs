@@ -163,7 +163,10 @@ pub struct Rewrite<'h> {
 /// one conversation, run side by side), provided they all record into the
 /// same ledger: a result is recorded when its stub is first made.
 #[derive(Debug, Default)]
-pub struct StubCache(Mutex<HashMap<Arc<str>, (Arc<Handle>, Arc<ContentBlock>)>>);
+pub struct StubCache(Mutex<HashMap<Arc<str>, MadeStub>>);
+
+/// A result's handle and the stub block sent in its place.
+type MadeStub = (Arc<Handle>, Arc<ContentBlock>);
 
 impl StubCache {
     /// An empty cache.

@@ -237,10 +237,7 @@ pub fn load_inputs_each_known(
     }
     let mut known = known.map(|known| Counted { known, taken: 0 });
     let paths = &input_paths(paths)[..];
-    let import_opts = ImportOptions {
-        skip_invalid: opts.skip_invalid,
-        default_model: None,
-    };
+    let import_opts = import_options(opts);
     let mut loaded = Loaded::default();
     let mut count = 0usize;
     let mut counted = |t: Trace, origin: Option<(&Path, crate::trace::LineOrigin)>| {
@@ -260,7 +257,6 @@ pub fn load_inputs_each_known(
             source,
             paths,
             opts,
-            &import_opts,
             progress,
             &mut loaded,
             known
@@ -570,16 +566,24 @@ fn looks_like_json(path: &Path) -> bool {
         .is_some_and(|e| matches!(e.as_str(), "json" | "jsonl" | "ndjson"))
 }
 
+/// What the importers are asked, for inputs read under `opts`.
+fn import_options(opts: &InputOptions) -> ImportOptions {
+    ImportOptions {
+        skip_invalid: opts.skip_invalid,
+        default_model: None,
+    }
+}
+
 fn read_source(
     source: Source,
     named: &[PathBuf],
     opts: &InputOptions,
-    import_opts: &ImportOptions,
     progress: &dyn Progress,
     loaded: &mut Loaded,
     known: Option<&mut dyn crate::trace::KnownLines>,
     emit: &mut EmitAt<'_>,
 ) -> Result<(), InputError> {
+    let import_opts = &import_options(opts);
     // A damaged file fails the load, or under skip_invalid is named and
     // passed over.
     let skip_file = |err: InputError, loaded: &mut Loaded| {

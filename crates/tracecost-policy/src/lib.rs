@@ -256,11 +256,11 @@ fn err(input: &str, reason: impl Into<String>) -> ConfigError {
     }
 }
 
+/// A part of a config spelled out: its name and its `key=value` parameters.
+type NamedParams<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+
 /// Splits `name:k=v,k=v` into the name and its parameters.
-fn split_params<'a>(
-    input: &str,
-    part: &'a str,
-) -> Result<(&'a str, Vec<(&'a str, &'a str)>), ConfigError> {
+fn split_params<'a>(input: &str, part: &'a str) -> Result<NamedParams<'a>, ConfigError> {
     let (name, rest) = part.split_once(':').unwrap_or((part, ""));
     let mut params = Vec::new();
     for kv in rest.split(',').filter(|s| !s.is_empty()) {

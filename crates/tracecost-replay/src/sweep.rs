@@ -807,7 +807,10 @@ mod tests {
     /// each config's schedules over every trace, concatenated (results of
     /// a trace closed by `u32::MAX`), compared whole.
     fn same_schedules_whole(shapes: &[&RequestShape], configs: &[Config]) -> Vec<Option<usize>> {
-        let mut first: HashMap<(Option<String>, Vec<u32>, Vec<u32>), usize> = HashMap::new();
+        // A schedule spelled out (the policy's name, the counts, the results)
+        // and the first config that had it.
+        type Schedule = (Option<String>, Vec<u32>, Vec<u32>);
+        let mut first: HashMap<Schedule, usize> = HashMap::new();
         configs
             .iter()
             .enumerate()

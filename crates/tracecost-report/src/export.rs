@@ -301,7 +301,7 @@ mod tests {
             ReplayContext {
                 pricing: &pricing,
                 memo: &memo,
-                opts: opts,
+                opts,
             },
         )
         .expect("replay");
@@ -314,7 +314,7 @@ mod tests {
             ReplayContext {
                 pricing: &pricing,
                 memo: &memo,
-                opts: opts,
+                opts,
             },
             None,
             &|| {},
@@ -344,7 +344,7 @@ mod tests {
                 ReplayContext {
                     pricing: &pricing,
                     memo: &memo,
-                    opts: opts,
+                    opts,
                 },
             )
             .expect("replay")

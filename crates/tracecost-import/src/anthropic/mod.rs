@@ -111,6 +111,13 @@ fn read(
     ))
 }
 
+/// A request's messages, its prompt (tools, system) and its cache markers.
+pub(crate) type RequestParts = (
+    Vec<Message>,
+    crate::trace::Prompt,
+    Vec<crate::engine::wire::Marker>,
+);
+
 /// A request's messages, prompt and markers from a Messages API request
 /// body (compact JSON), for importers whose records hold Anthropic-shaped
 /// requests in another envelope ([`crate::chat`]). `Ok(None)`: no
@@ -119,14 +126,7 @@ pub(crate) fn request_parts(
     body: &RawObject,
     base: &str,
     un: &mut Unmapped,
-) -> Result<
-    Option<(
-        Vec<Message>,
-        crate::trace::Prompt,
-        Vec<crate::engine::wire::Marker>,
-    )>,
-    String,
-> {
+) -> Result<Option<RequestParts>, String> {
     let Some(req) = parse_request(body, base, un).map_err(|e| e.message)? else {
         return Ok(None);
     };

@@ -157,7 +157,10 @@ fn split_fields(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn rows(text: &str) -> (Vec<(usize, Map<String, Value>)>, ImportReport) {
+    /// The rows read (each with its line) and what was skipped.
+    type Rows = (Vec<(usize, Map<String, Value>)>, ImportReport);
+
+    fn rows(text: &str) -> Rows {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.csv");
         std::fs::write(&path, text).unwrap();

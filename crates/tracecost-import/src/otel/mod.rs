@@ -296,8 +296,21 @@ fn provider_of(name: Option<&str>, model: Option<&str>) -> Option<ProviderKind> 
     }
 }
 
+/// The usage a span recorded, as [`span_usage`] and [`langfuse_usage`]
+/// read it.
+#[derive(Default)]
+struct SpanUsage {
+    /// The usage, when the span recorded any.
+    usage: Option<RecordedUsage>,
+    /// Whether the span records no cache figures at all (neither read nor
+    /// write), as against a zero it wrote.
+    no_cache_fields: bool,
+    /// The cache write split by TTL (5 minutes, 1 hour), when recorded.
+    split: Option<(u64, u64)>,
+}
+
 /// The usage a span recorded (`Err`: figures that contradict each other).
-fn span_usage(a: &Attrs) -> Result<(Option<RecordedUsage>, bool, Option<(u64, u64)>), String> {
+fn span_usage(a: &Attrs) -> Result<SpanUsage, String> {
     let (input, read, write, output) = match a.u64("llm.token_count.prompt") {
         Some(prompt) if a.u64("gen_ai.usage.input_tokens").is_none() => (
             Some(prompt),
@@ -314,7 +327,7 @@ fn span_usage(a: &Attrs) -> Result<(Option<RecordedUsage>, bool, Option<(u64, u6
         ),
     };
     if input.is_none() && output.is_none() {
-        return Ok((None, false, None));
+        return Ok(SpanUsage::default());
     }
     let split = match (
         a.u64("anthropic.usage.cache_creation.ephemeral_5m_input_tokens"),
@@ -335,7 +348,11 @@ fn span_usage(a: &Attrs) -> Result<(Option<RecordedUsage>, bool, Option<(u64, u6
         u.ephemeral_5m_input_tokens = Some(m5);
         u.ephemeral_1h_input_tokens = Some(h1);
     }
-    Ok((Some(u), no_cache_fields, split))
+    Ok(SpanUsage {
+        usage: Some(u),
+        no_cache_fields,
+        split,
+    })
 }
 
 /// Whether a log record carries a whole model call (the GenAI
@@ -389,9 +406,9 @@ fn nanos(v: Option<&Value>) -> Option<u64> {
 /// The usage of a Langfuse generation span
 /// (`langfuse.observation.usage_details`, in Langfuse's keys:
 /// [`crate::langfuse::usage`]).
-fn langfuse_usage(a: &Attrs) -> Result<(Option<RecordedUsage>, bool, Option<(u64, u64)>), String> {
+fn langfuse_usage(a: &Attrs) -> Result<SpanUsage, String> {
     let Some(details) = a.json("langfuse.observation.usage_details") else {
-        return Ok((None, false, None));
+        return Ok(SpanUsage::default());
     };
     let u = crate::langfuse::usage(&details)?;
     let no_cache = u.as_ref().is_some_and(|u| {
@@ -400,7 +417,11 @@ fn langfuse_usage(a: &Attrs) -> Result<(Option<RecordedUsage>, bool, Option<(u64
     let split = u
         .as_ref()
         .and_then(|u| Some((u.ephemeral_5m_input_tokens?, u.ephemeral_1h_input_tokens?)));
-    Ok((u, no_cache, split))
+    Ok(SpanUsage {
+        usage: u,
+        no_cache_fields: no_cache,
+        split,
+    })
 }
 
 /// The content of a Langfuse generation span: its
@@ -463,7 +484,11 @@ fn model_span(
         .or_else(|| nanos(span.get("timeUnixNano")))
         .or_else(|| nanos(span.get("observedTimeUnixNano")))
         .unwrap_or(0);
-    let (usage, no_cache_fields, split) = match langfuse {
+    let SpanUsage {
+        usage,
+        no_cache_fields,
+        split,
+    } = match langfuse {
         true => langfuse_usage(&a)?,
         false => span_usage(&a)?,
     };

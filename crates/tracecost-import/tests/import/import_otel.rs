@@ -349,7 +349,7 @@ fn a_damaged_line_is_located_and_skippable() {
     let mut text = String::from("{\"resourceSpans\": [\n");
     text.push_str(&good);
     std::fs::write(&path, &text).unwrap();
-    let err = otel::import(&[path.clone()], &ImportOptions::default()).unwrap_err();
+    let err = otel::import(std::slice::from_ref(&path), &ImportOptions::default()).unwrap_err();
     assert!(err.to_string().contains("spans.jsonl:1:"), "{err}");
     let skip = ImportOptions {
         skip_invalid: true,

@@ -450,7 +450,7 @@ fn a_damaged_line_is_located_and_skippable_in_every_export() {
             std::fs::write(&path, lines.join("\n") + "\n").unwrap();
             lines.remove(1);
             let err = format
-                .import(&[path.clone()], &ImportOptions::default())
+                .import(std::slice::from_ref(&path), &ImportOptions::default())
                 .unwrap_err();
             let text = err.to_string();
             assert!(text.contains(&format!("{name}:2:")), "{name}: {text}");
