@@ -10,14 +10,12 @@ use crate::cost::cache_sim::{Breakpoint, EntryState, PrefixBlock, PrefixIndex};
 use crate::cost::pricing::{ModelPrice, Usage};
 use crate::cost::prompt_cache::PromptCache;
 use crate::cost::tokens::FastBuild;
-use crate::engine::message::{ContentBlock, ToolDefinition};
-use crate::engine::rewrite::WireView;
-use crate::engine::wire::BlockRef;
+use crate::engine::wire::Ttl;
 use crate::policy::{Compaction, CompactionRun, Config, markers_for_call};
-use crate::trace::{Call, Trace};
+use crate::trace::Trace;
 
 use super::explain;
-use super::prepare::{PreparedTrace, SharedState};
+use super::prepare::{PreparedTrace, SharedState, TraceCalibration};
 use super::request::{Request, marker_index};
 use super::{
     Build, CallResult, CompactedLog, ReplayContext, ReplayError, ReplayResult, RunTokens, fidelity,
@@ -26,48 +24,113 @@ use super::{
 
 /// One group of configs replayed over one trace, a call at a time, with
 /// the cache simulators (one per config) handed in at each call so that
-/// several traces can share them.
-///
-/// Each call's request is built in two stages. The first, shared by the
-/// group, turns the call's history into the flattened request: the wire
-/// view, its blocks with their token counts, and the prefix index (keys,
-/// token sums and positions). Built from scratch, that is linear in the
-/// history at every call; [`Build::Incremental`] keeps it from the previous
-/// call and rebuilds only from the first message whose bytes changed (the
-/// messages appended, or a result newly compacted), so a config's replay
-/// costs the calls plus the blocks plus the changes. The second stage, per
-/// config, places that config's markers and runs its cache simulator.
+/// several traces can share them: a [`Planner`] and a [`Simulator`] side
+/// by side, each call planned and then simulated.
 pub(super) struct GroupRun<'a, 't> {
+    planner: Planner<'a, 't>,
+    sim: Simulator<'a>,
+}
+
+impl<'a, 't> GroupRun<'a, 't> {
+    pub(super) fn new(
+        prepared: &'a PreparedTrace<'t>,
+        configs: &'a [Config],
+        ctx: ReplayContext<'a>,
+    ) -> Result<Self, ReplayError> {
+        Ok(GroupRun {
+            planner: Planner::new(prepared, configs, ctx)?,
+            sim: Simulator::new(prepared.trace, configs, ctx),
+        })
+    }
+
+    /// Replays call `ci` (calls must come in order) against `sims`, one
+    /// cache simulator per config.
+    pub(super) fn call(
+        &mut self,
+        ci: usize,
+        sims: &mut [Box<dyn PromptCache>],
+    ) -> Result<(), ReplayError> {
+        let planned = self.planner.plan(ci)?;
+        self.sim.call(&planned, sims)
+    }
+
+    /// The results, one per config.
+    pub(super) fn finish(self) -> Vec<ReplayResult> {
+        let prepared = self.planner.prepared;
+        self.sim
+            .finish(self.planner.done(), prepared.trace, prepared.calibration)
+    }
+}
+
+/// The first stage of replaying a group of configs over one trace, which
+/// no cache enters: each call's request, built once for the group, and
+/// where each config's markers fall on it. What a call's simulation reads
+/// comes out of it ([`Planned`]), so that a trace can be planned whole when
+/// it is read and its text let go while its calls wait for the account's
+/// others.
+///
+/// The request is built from the call's history: the wire view, its
+/// blocks with their token counts, and the prefix index (keys, token sums
+/// and positions). Built from scratch, that is linear in the history at
+/// every call; [`Build::Incremental`] keeps it from the previous call and
+/// rebuilds only from the first message whose bytes changed (the messages
+/// appended, or a result newly compacted), so a config's replay costs the
+/// calls plus the blocks plus the changes.
+pub(super) struct Planner<'a, 't> {
     prepared: &'a PreparedTrace<'t>,
     configs: &'a [Config],
     ctx: ReplayContext<'a>,
     run: CompactionRun,
     tokens: RunTokens<'a>,
-    /// Per call replayed: what every config of the group sees alike.
-    calls: Vec<SharedCall<'a>>,
-    /// Per config, per call replayed: what its simulation gave. Kept apart
-    /// from `calls`, and put together only when the trace is finished: a
-    /// streamed account holds these for every trace that overlaps in time,
-    /// and most of a call's result is the same for every config.
-    per_config: Vec<ConfigCalls>,
     first_price: &'a ModelPrice,
     ever_compacted: std::collections::HashSet<Arc<str>, FastBuild>,
     log: CompactedLog,
     with_recall: bool,
-    /// Per config: the cache keys the trace's previous call read or wrote.
-    last_keys: Vec<Vec<u128>>,
     /// The request being built, kept from call to call.
     request: Request<'t>,
-    /// One config's breakpoints at the current call (a buffer reused).
-    breakpoints: Vec<Breakpoint>,
-    /// Per config: what the previous call cached, to tell why a call
-    /// missed.
-    before: Vec<Option<explain::Before>>,
     /// Results compacted at the previous call.
     compacted_before: usize,
 }
 
-impl<'a, 't> GroupRun<'a, 't> {
+/// What a [`Planner`] leaves for the results once every call is planned.
+pub(super) struct PlanDone<'a> {
+    log: CompactedLog,
+    ever_compacted: usize,
+    first_price: &'a ModelPrice,
+}
+
+/// One call planned for every config of a group: what its simulation
+/// reads, without the trace.
+pub(super) struct Planned<'a> {
+    ci: usize,
+    pub(super) start_ms: Option<u64>,
+    price: &'a ModelPrice,
+    /// The request's blocks are the previous call's up to here, then
+    /// `appended`.
+    from_block: usize,
+    appended: Vec<PrefixBlock>,
+    shared: Option<(std::ops::Range<usize>, SharedState)>,
+    hidden: bool,
+    carried: bool,
+    compaction_changed: bool,
+    microcompaction: bool,
+    output_tokens: u64,
+    same_blocks: usize,
+    stable_prefix_tokens: u64,
+    chars: u64,
+    layout: explain::Layout,
+    model: usize,
+    /// The TTL the record shows for this call's writes, and for the call
+    /// before's.
+    recorded_ttl: Ttl,
+    recorded_ttl_before: Ttl,
+    /// Every config's breakpoints, one after another: config `k`'s end at
+    /// `breakpoint_ends[k]`.
+    breakpoints: Vec<Breakpoint>,
+    breakpoint_ends: Vec<u32>,
+}
+
+impl<'a, 't> Planner<'a, 't> {
     pub(super) fn new(
         prepared: &'a PreparedTrace<'t>,
         configs: &'a [Config],
@@ -122,38 +185,24 @@ impl<'a, 't> GroupRun<'a, 't> {
             )?),
             _ => run,
         };
-        Ok(GroupRun {
+        Ok(Planner {
             prepared,
             configs,
             ctx,
             run,
             tokens,
-            calls: Vec::with_capacity(trace.calls.len()),
-            per_config: configs
-                .iter()
-                .map(|_| ConfigCalls::with_calls(trace.calls.len()))
-                .collect(),
             first_price,
             ever_compacted: Default::default(),
             log: CompactedLog::default(),
             with_recall: matches!(config.compaction, Compaction::Ledger { .. }),
-            last_keys: configs.iter().map(|_| Vec::new()).collect(),
             request: Request::default(),
-            breakpoints: Vec::new(),
-            before: vec![None; configs.len()],
             compacted_before: 0,
         })
     }
 
-    /// Replays call `ci` (calls must come in order) against `sims`, one
-    /// cache simulator per config: builds the call's request once
-    /// ([`Request::build`]), then simulates and bills it for each config
-    /// ([`bill`]).
-    pub(super) fn call(
-        &mut self,
-        ci: usize,
-        sims: &mut [Box<dyn PromptCache>],
-    ) -> Result<(), ReplayError> {
+    /// Plans call `ci` (calls must come in order): builds its request once
+    /// ([`Request::build`]) and places each config's markers on it.
+    pub(super) fn plan(&mut self, ci: usize) -> Result<Planned<'a>, ReplayError> {
         let (prepared, configs, pricing, opts) =
             (self.prepared, self.configs, self.ctx.pricing, self.ctx.opts);
         let trace = prepared.trace;
@@ -162,7 +211,7 @@ impl<'a, 't> GroupRun<'a, 't> {
         if let Some(p) = opts.progress {
             p.advance(1);
         }
-        let price: &ModelPrice = pricing.lookup(config.model_for_call(trace, call))?;
+        let price: &'a ModelPrice = pricing.lookup(config.model_for_call(trace, call))?;
         self.tokens.framing_block = price.framing.per_block;
         self.tokens.framing_message = price.framing.per_message;
         let sent = self.request.build(
@@ -176,8 +225,6 @@ impl<'a, 't> GroupRun<'a, 't> {
             &mut self.tokens,
         )?;
         let req = &self.request;
-        let index = &req.index;
-
         let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
         // Filled in after the loop, shared by every call and config.
         let new = self.log.push(&req.state.compacted);
@@ -190,7 +237,132 @@ impl<'a, 't> GroupRun<'a, 't> {
             .shared
             .as_ref()
             .is_some_and(|(_, s)| *s == SharedState::Carried);
-        if let Some((parts, state)) = sent.shared.clone() {
+        let view = &req.state.view;
+        let boundary = || {
+            let kept = view
+                .messages
+                .len()
+                .checked_sub(1)
+                .and_then(|l| req.boundary_at[l]);
+            // The engine's rule, scanned back: what the kept boundary
+            // must equal (checked where tests run, not in releases).
+            debug_assert_eq!(kept, crate::engine::cache::history_boundary(view));
+            kept
+        };
+        let mut breakpoints = Vec::new();
+        let mut breakpoint_ends = Vec::with_capacity(configs.len());
+        for c in configs {
+            let markers = markers_for_call(
+                &c.cache,
+                call.markers.as_deref(),
+                prepared.recorded_ttls[ci],
+                &sent.tools,
+                sent.system,
+                view,
+                &boundary,
+            );
+            breakpoints.extend(markers.iter().filter_map(|m| {
+                marker_index(
+                    m,
+                    sent.tools.len(),
+                    req.system_start,
+                    &req.message_start,
+                    view,
+                )
+            }));
+            breakpoint_ends.push(u32::try_from(breakpoints.len()).unwrap_or(u32::MAX));
+        }
+        Ok(Planned {
+            ci,
+            start_ms: call.start_ms,
+            price,
+            from_block: sent.from_block,
+            appended: req.blocks[sent.from_block.min(req.blocks.len())..].to_vec(),
+            shared: sent.shared,
+            hidden: sent.hidden,
+            carried,
+            compaction_changed,
+            microcompaction,
+            output_tokens,
+            same_blocks: sent.same_blocks,
+            stable_prefix_tokens: sent.stable_prefix_tokens,
+            chars: sent.chars,
+            layout: sent.layout,
+            model: sent.model,
+            recorded_ttl: prepared.recorded_ttls[ci],
+            recorded_ttl_before: prepared.recorded_ttls[ci.saturating_sub(1)],
+            breakpoints,
+            breakpoint_ends,
+        })
+    }
+
+    /// What the results read of the planning, once every call is planned.
+    pub(super) fn done(self) -> PlanDone<'a> {
+        PlanDone {
+            log: self.log,
+            ever_compacted: self.ever_compacted.len(),
+            first_price: self.first_price,
+        }
+    }
+}
+
+/// The second stage of replaying a group of configs over one trace: each
+/// call planned ([`Planned`]) simulated and billed for each config against
+/// the cache simulator handed in ([`bill`]). It holds the request's blocks
+/// and prefix index as they stand, and each config's results, not the
+/// trace.
+pub(super) struct Simulator<'a> {
+    configs: &'a [Config],
+    /// The trace's name, for errors.
+    trace: String,
+    batch: bool,
+    blocks: Vec<PrefixBlock>,
+    index: PrefixIndex,
+    /// Per call replayed: what every config of the group sees alike.
+    calls: Vec<SharedCall<'a>>,
+    /// Per config, per call replayed: what its simulation gave. Kept apart
+    /// from `calls`, and put together only when the trace is finished: a
+    /// streamed account holds these for every trace that overlaps in time,
+    /// and most of a call's result is the same for every config.
+    per_config: Vec<ConfigCalls>,
+    /// Per config: the cache keys the trace's previous call read or wrote.
+    last_keys: Vec<Vec<u128>>,
+    /// Per config: what the previous call cached, to tell why a call
+    /// missed.
+    before: Vec<Option<explain::Before>>,
+}
+
+impl<'a> Simulator<'a> {
+    pub(super) fn new(trace: &Trace, configs: &'a [Config], ctx: ReplayContext<'a>) -> Self {
+        Simulator {
+            configs,
+            trace: trace.name.clone(),
+            batch: ctx.opts.batch,
+            blocks: Vec::new(),
+            index: PrefixIndex::default(),
+            calls: Vec::with_capacity(trace.calls.len()),
+            per_config: configs
+                .iter()
+                .map(|_| ConfigCalls::with_calls(trace.calls.len()))
+                .collect(),
+            last_keys: configs.iter().map(|_| Vec::new()).collect(),
+            before: vec![None; configs.len()],
+        }
+    }
+
+    /// Simulates and bills the call `p` planned (calls must come in order)
+    /// against `sims`, one cache simulator per config.
+    pub(super) fn call(
+        &mut self,
+        p: &Planned<'a>,
+        sims: &mut [Box<dyn PromptCache>],
+    ) -> Result<(), ReplayError> {
+        self.blocks.truncate(p.from_block);
+        self.blocks.extend_from_slice(&p.appended);
+        self.index.truncate(p.from_block);
+        self.index.extend(p.price, &self.blocks);
+        let index = &self.index;
+        if let Some((parts, state)) = p.shared.clone() {
             let warm_through = match state {
                 SharedState::Unknown | SharedState::Carried => None,
                 SharedState::Cold => Some(None),
@@ -203,7 +375,7 @@ impl<'a, 't> GroupRun<'a, 't> {
                     };
                     for sim in sims.iter_mut() {
                         if through.is_some_and(|t| block <= t) {
-                            sim.warm(key, call.start_ms.unwrap_or(0));
+                            sim.warm(key, p.start_ms.unwrap_or(0));
                         } else {
                             sim.evict(key);
                         }
@@ -211,61 +383,52 @@ impl<'a, 't> GroupRun<'a, 't> {
                 }
             }
         }
-        let facts = CallFacts {
-            prepared,
-            trace,
-            ci,
-            call,
-            price,
-            view: &req.state.view,
-            req_boundary: &req.boundary_at,
-            tools: &sent.tools,
-            system: sent.system,
-            system_start: req.system_start,
-            message_start: &req.message_start,
-            blocks: &req.blocks,
-            index,
-            same_blocks: sent.same_blocks,
-            layout: &sent.layout,
-            model: sent.model,
-            carried,
-            hidden: sent.hidden,
-            compaction_changed,
-            microcompaction,
-            output_tokens,
-        };
-        let shared = SharedCall {
-            ci,
-            chars: sent.chars,
-            stable_prefix_tokens: sent.stable_prefix_tokens,
-            price,
-        };
-        for ((((c, sim), calls), last), before) in configs
+        let mut from = 0;
+        for (k, ((((c, sim), calls), last), before)) in self
+            .configs
             .iter()
             .zip(sims.iter_mut())
             .zip(self.per_config.iter_mut())
             .zip(self.last_keys.iter_mut())
             .zip(self.before.iter_mut())
+            .enumerate()
         {
+            let to = p.breakpoint_ends.get(k).map_or(from, |&e| e as usize);
             bill(
                 c,
                 sim.as_mut(),
                 calls,
                 last,
                 before,
-                &mut self.breakpoints,
-                &facts,
+                &p.breakpoints[from..to],
+                &CallFacts {
+                    trace: &self.trace,
+                    p,
+                    blocks: &self.blocks,
+                    index,
+                },
             )?;
+            from = to;
         }
-        self.calls.push(shared);
+        self.calls.push(SharedCall {
+            ci: p.ci,
+            chars: p.chars,
+            stable_prefix_tokens: p.stable_prefix_tokens,
+            price: p.price,
+        });
         Ok(())
     }
 
-    /// The results, one per config.
-    pub(super) fn finish(self) -> Vec<ReplayResult> {
-        let trace = self.prepared.trace;
-        let batch = self.ctx.opts.batch;
-        let compacted = self.log.finish();
+    /// The results, one per config, of `trace` (the one simulated, read
+    /// again) planned as `done` says.
+    pub(super) fn finish(
+        self,
+        done: PlanDone<'a>,
+        trace: &Trace,
+        calibration: TraceCalibration,
+    ) -> Vec<ReplayResult> {
+        let batch = self.batch;
+        let compacted = done.log.finish();
         let shared = self.calls;
         // What the record says of each call and the model it went to, read
         // once for every config (a run of calls to one model shares its
@@ -313,14 +476,14 @@ impl<'a, 't> GroupRun<'a, 't> {
                     cache_cause,
                 })
                 .collect();
-            let totals = totals(&calls, self.ever_compacted.len());
+            let totals = totals(&calls, done.ever_compacted);
             out.push(ReplayResult {
                 fidelity: fidelity(&calls),
                 trace: trace.name.clone(),
                 config: c.clone(),
-                model: self.first_price.id.clone(),
+                model: done.first_price.id.clone(),
                 back_to_back: !trace.has_timestamps(),
-                calibration: self.prepared.calibration,
+                calibration,
                 calls,
                 totals,
             });
@@ -499,131 +662,72 @@ fn take_varint(bytes: &[u8], at: &mut usize) -> u64 {
     v
 }
 
-/// What every config's simulation of one call reads: the request as
-/// built, and the call's facts from the record.
-struct CallFacts<'f, 't> {
-    prepared: &'f PreparedTrace<'t>,
-    trace: &'f Trace,
-    ci: usize,
-    call: &'f Call,
-    price: &'f ModelPrice,
-    view: &'f WireView<'t>,
-    req_boundary: &'f [Option<BlockRef>],
-    tools: &'f [&'f ToolDefinition],
-    system: &'f [ContentBlock],
-    system_start: usize,
-    message_start: &'f [usize],
+/// What every config's simulation of one call reads: the call planned,
+/// and the request's blocks and prefix index as they stand.
+struct CallFacts<'f, 'a> {
+    /// The trace's name, for errors.
+    trace: &'f str,
+    p: &'f Planned<'a>,
     blocks: &'f [PrefixBlock],
     index: &'f PrefixIndex,
-    same_blocks: usize,
-    layout: &'f explain::Layout,
-    model: usize,
-    carried: bool,
-    hidden: bool,
-    compaction_changed: bool,
-    microcompaction: bool,
-    output_tokens: u64,
 }
 
-/// Simulates call `f.ci` for config `c` against its cache `sim` and bills
-/// it: places the config's markers on the request, runs the simulator,
-/// tells why the call missed, and appends the call's result to `calls`.
-/// `last` holds the cache keys the config's previous call read or wrote,
-/// `before` what it cached.
+/// Simulates call `f.p` for config `c` against its cache `sim` and bills
+/// it: runs the simulator with the config's `breakpoints`, tells why the
+/// call missed, and appends the call's result to `calls`. `last` holds the
+/// cache keys the config's previous call read or wrote, `before` what it
+/// cached.
 fn bill(
     c: &Config,
     sim: &mut dyn PromptCache,
     calls: &mut ConfigCalls,
     last: &mut Vec<u128>,
     before: &mut Option<explain::Before>,
-    breakpoints: &mut Vec<Breakpoint>,
+    breakpoints: &[Breakpoint],
     f: &CallFacts<'_, '_>,
 ) -> Result<(), ReplayError> {
     let CallFacts {
-        prepared,
         trace,
-        ci,
-        call,
-        price,
-        view,
-        req_boundary,
-        tools,
-        system,
-        system_start,
-        message_start,
+        p,
         blocks,
         index,
-        same_blocks,
-        layout,
-        model,
-        carried,
-        hidden,
-        compaction_changed,
-        microcompaction,
-        output_tokens,
     } = *f;
     // The record shows the entries alive at the TTL they were
     // written with: a config asking for as long keeps them, one
     // asking for less (5 minutes where an hour was recorded) goes
     // by the clock.
-    let keeps = c.cache.ttl().is_none_or(|t| {
-        let before = prepared.recorded_ttls[ci.saturating_sub(1)];
-        t.at(prepared.recorded_ttls[ci]).millis() >= before.millis()
-    });
-    if carried && keeps {
+    let keeps = c
+        .cache
+        .ttl()
+        .is_none_or(|t| t.at(p.recorded_ttl).millis() >= p.recorded_ttl_before.millis());
+    if p.carried && keeps {
         for key in last.iter() {
-            sim.warm(*key, call.start_ms.unwrap_or(0));
+            sim.warm(*key, p.start_ms.unwrap_or(0));
         }
     }
-    let boundary = || {
-        let kept = view
-            .messages
-            .len()
-            .checked_sub(1)
-            .and_then(|l| req_boundary[l]);
-        // The engine's rule, scanned back: what the kept boundary
-        // must equal (checked where tests run, not in releases).
-        debug_assert_eq!(kept, crate::engine::cache::history_boundary(view));
-        kept
-    };
-    let markers = markers_for_call(
-        &c.cache,
-        call.markers.as_deref(),
-        prepared.recorded_ttls[ci],
-        tools,
-        system,
-        view,
-        &boundary,
-    );
-    breakpoints.clear();
-    breakpoints.extend(
-        markers
-            .iter()
-            .filter_map(|m| marker_index(m, tools.len(), system_start, message_start, view)),
-    );
-    let now_ms = call.start_ms.unwrap_or(0);
+    let now_ms = p.start_ms.unwrap_or(0);
     let entry = before
         .and_then(|b| b.cached)
-        .filter(|&p| p < same_blocks)
-        .and_then(|p| index.key_at(p))
+        .filter(|&b| b < p.same_blocks)
+        .and_then(|b| index.key_at(b))
         .map_or(EntryState::Absent, |key| sim.entry_state(key, now_ms));
     let outcome = sim
         .simulate_indexed(
             &crate::cost::cache_sim::SimRequest {
-                model: price,
-                start_ms: call.start_ms,
+                model: p.price,
+                start_ms: p.start_ms,
                 blocks,
                 breakpoints,
-                output_tokens,
+                output_tokens: p.output_tokens,
             },
             index,
         )
         .map_err(|source| ReplayError::Sim {
-            trace: trace.name.clone(),
-            call: ci + 1,
+            trace: trace.to_owned(),
+            call: p.ci + 1,
             source,
         })?;
-    if hidden {
+    if p.hidden {
         last.clear();
         last.extend(
             outcome
@@ -636,18 +740,18 @@ fn bill(
     let cache_cause = explain::classify(&explain::Facts {
         before: *before,
         blocks,
-        same_blocks,
-        layout,
-        model,
-        minimum: price.min_cacheable_tokens,
+        same_blocks: p.same_blocks,
+        layout: &p.layout,
+        model: p.model,
+        minimum: p.price.min_cacheable_tokens,
         tokens: outcome.usage.total_input(),
         breakpoints: breakpoints.len(),
         hit: outcome.hit,
         wrote: !outcome.written.is_empty(),
         entry,
         now_ms,
-        compaction_changed,
-        microcompaction,
+        compaction_changed: p.compaction_changed,
+        microcompaction: p.microcompaction,
     });
     let cached = outcome
         .hit
@@ -658,16 +762,16 @@ fn bill(
     // entry the cache has dropped since.
     let ttl =
         cached
-            .and_then(|p| index.key_at(p))
+            .and_then(|b| index.key_at(b))
             .and_then(|key| match sim.entry_state(key, now_ms) {
                 EntryState::Readable { ttl } => Some(ttl),
                 _ => None,
             });
     *before = Some(explain::Before {
         cached,
-        start_ms: call.start_ms,
+        start_ms: p.start_ms,
         ttl,
-        model,
+        model: p.model,
     });
     calls.push(&outcome.usage, cache_cause);
     Ok(())

@@ -81,6 +81,9 @@ pub(super) struct Sent<'a> {
     pub(super) layout: explain::Layout,
     /// The model (by address) the blocks were framed for.
     pub(super) model: usize,
+    /// The blocks kept from the previous call's request: the rest were
+    /// rebuilt.
+    pub(super) from_block: usize,
 }
 
 impl<'t> Request<'t> {
@@ -292,6 +295,7 @@ impl<'t> Request<'t> {
             stable_prefix_tokens,
             layout,
             model,
+            from_block,
         })
     }
 }
