@@ -27,7 +27,7 @@ use super::{
 /// several traces can share them: a [`Planner`] and a [`Simulator`] side
 /// by side, each call planned and then simulated.
 pub(super) struct GroupRun<'a, 't> {
-    planner: Planner<'a, 't>,
+    planner: Planner<'a, 'a, 't>,
     sim: Simulator<'a>,
 }
 
@@ -76,12 +76,12 @@ impl<'a, 't> GroupRun<'a, 't> {
 /// rebuilds only from the first message whose bytes changed (the messages
 /// appended, or a result newly compacted), so a config's replay costs the
 /// calls plus the blocks plus the changes.
-pub(super) struct Planner<'a, 't> {
-    prepared: &'a PreparedTrace<'t>,
+pub(super) struct Planner<'a, 'p, 't> {
+    prepared: &'p PreparedTrace<'t>,
     configs: &'a [Config],
     ctx: ReplayContext<'a>,
     run: CompactionRun,
-    tokens: RunTokens<'a>,
+    tokens: RunTokens<'p>,
     first_price: &'a ModelPrice,
     ever_compacted: std::collections::HashSet<Arc<str>, FastBuild>,
     log: CompactedLog,
@@ -130,9 +130,16 @@ pub(super) struct Planned<'a> {
     breakpoint_ends: Vec<u32>,
 }
 
-impl<'a, 't> Planner<'a, 't> {
+impl Planned<'_> {
+    /// The call's place in its trace.
+    pub(super) fn index(&self) -> usize {
+        self.ci
+    }
+}
+
+impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
     pub(super) fn new(
-        prepared: &'a PreparedTrace<'t>,
+        prepared: &'p PreparedTrace<'t>,
         configs: &'a [Config],
         ctx: ReplayContext<'a>,
     ) -> Result<Self, ReplayError> {

@@ -2,15 +2,18 @@
 //! their first calls, replayed call by call in the order one replay of
 //! them all would take ([`super::shared_order`]), and let go as soon as
 //! every config has replayed their last call. Memory holds the traces
-//! that overlap in time (and a few read ahead), not the account.
+//! that overlap in time (and a few read ahead), not the account; and of
+//! each, not its text: a trace is planned whole when it is read (its
+//! requests and markers do not depend on the cache), its text let go, its
+//! calls simulated from the plan as the account's others come between
+//! them, and the trace read again once every config is done with it.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::sync::Arc;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use rayon::prelude::*;
 
-use super::group::GroupRun;
+use super::group::{PlanDone, Planned, Planner, Simulator};
 use super::sweep::{AccountSweep, SameRequests, TraceSweep, rank, risk_index};
 use super::{PreparedTrace, ReplayError, ReplayResult, caches};
 use crate::cost::prompt_cache::PromptCache;
@@ -38,26 +41,18 @@ pub struct StreamSource<'s, E> {
     pub read_ahead: usize,
 }
 
-/// The start of call `ci` of `trace` as the shared replay orders it: its
-/// own, else that of the call before (0 for a first call).
-fn start_of(trace: &Trace, ci: usize, before: u64) -> u64 {
-    trace
-        .calls
-        .get(ci)
-        .and_then(|c| c.start_ms)
-        .unwrap_or(before)
+/// One run's replay of a trace: the calls planned and not yet simulated,
+/// the simulation so far, and what the planning leaves for the results.
+struct LiveRun<'a> {
+    planned: VecDeque<Planned<'a>>,
+    sim: Simulator<'a>,
+    done: PlanDone<'a>,
 }
 
-/// A trace read and prepared, replayed by the runs it is in until every
-/// one of them has finished it.
+/// A trace being replayed: per run, its replay once finished, waiting for
+/// the others.
 struct Live<'a> {
-    /// Borrows `trace`, a heap allocation that does not move while it is
-    /// held; dropped before it. Both are shared pointers (not boxes, whose
-    /// moves would claim them unborrowed).
-    prepared: Option<Arc<PreparedTrace<'a>>>,
-    trace: Arc<Trace>,
-    /// Per run: its results of the trace, once finished.
-    results: Vec<Option<Vec<ReplayResult>>>,
+    finished: Vec<Option<(Simulator<'a>, PlanDone<'a>)>>,
     /// Runs that have not finished it.
     pending: usize,
 }
@@ -69,23 +64,27 @@ struct RunState<'a> {
     configs: &'a [Config],
     group: &'a SameRequests,
     sims: &'a mut Option<Vec<Box<dyn PromptCache>>>,
-    /// Per trace being replayed: its replay and its trace.
-    live: HashMap<usize, (GroupRun<'a, 'a>, &'a Trace)>,
+    /// Per trace being replayed: its replay.
+    live: HashMap<usize, LiveRun<'a>>,
     /// The next call of each: (its start, the trace, the call).
     next: BinaryHeap<Reverse<(u64, usize, usize)>>,
 }
 
+/// A run's replay of a trace once every call is simulated: (the trace,
+/// the simulation, what the planning left).
+type Finished<'a> = (usize, Simulator<'a>, PlanDone<'a>);
+
 impl<'a> RunState<'a> {
-    /// Replays the calls that come before `frontier` (the first call of the
-    /// next trace to be read: none, once all are); gives the traces it
-    /// finished with their results (as the member configs' results).
+    /// Simulates the calls that come before `frontier` (the first call of
+    /// the next trace to be read: none, once all are); gives the traces it
+    /// finished.
     fn advance(
         &mut self,
         frontier: Option<(u64, usize)>,
         progress: &(dyn Fn() + Sync),
-    ) -> Result<Vec<(usize, Vec<ReplayResult>)>, ReplayError> {
+    ) -> Result<Vec<Finished<'a>>, ReplayError> {
         let mut done = Vec::new();
-        while let Some(&Reverse((ms, t, ci))) = self.next.peek() {
+        while let Some(&Reverse((ms, t, _))) = self.next.peek() {
             if frontier.is_some_and(|f| (ms, t) >= f) {
                 break;
             }
@@ -94,29 +93,55 @@ impl<'a> RunState<'a> {
                 trace: format!("trace {}", t + 1),
                 reason: "replayed before its caches were made".into(),
             })?;
-            let Some((run, trace)) = self.live.get_mut(&t) else {
+            let Some(run) = self.live.get_mut(&t) else {
                 continue;
             };
-            run.call(ci, sims)?;
-            if ci + 1 < trace.calls.len() {
-                self.next
-                    .push(Reverse((start_of(trace, ci + 1, ms), t, ci + 1)));
-            } else if let Some((run, _)) = self.live.remove(&t) {
-                done.push((t, self.finish(run, progress)));
+            let Some(call) = run.planned.pop_front() else {
+                continue;
+            };
+            run.sim.call(&call, sims)?;
+            match run.planned.front() {
+                // A call without a start runs when the call before did.
+                Some(next) => {
+                    self.next
+                        .push(Reverse((next.start_ms.unwrap_or(ms), t, next.index())))
+                }
+                None => {
+                    if let Some(run) = self.live.remove(&t) {
+                        self.counted(progress);
+                        done.push((t, run.sim, run.done));
+                    }
+                }
             }
         }
         Ok(done)
     }
 
-    fn finish(&self, run: GroupRun<'a, 'a>, progress: &(dyn Fn() + Sync)) -> Vec<ReplayResult> {
+    /// Counts a trace finished by every config of the run.
+    fn counted(&self, progress: &(dyn Fn() + Sync)) {
         for _ in 0..self.group.members.len() {
             progress();
         }
-        self.group
-            .assign(vec![run.finish()])
-            .pop()
-            .unwrap_or_default()
     }
+}
+
+/// Plans trace `prepared` whole for the run of `configs`. The planner
+/// borrows the prepared trace only while it plans: what it leaves
+/// ([`Planned`], [`PlanDone`], the [`Simulator`]) holds none of it.
+fn plan<'a>(
+    prepared: &PreparedTrace<'_>,
+    configs: &'a [Config],
+    ctx: super::ReplayContext<'a>,
+) -> Result<LiveRun<'a>, ReplayError> {
+    let mut planner = Planner::new(prepared, configs, ctx)?;
+    let planned = (0..prepared.trace.calls.len())
+        .map(|ci| planner.plan(ci))
+        .collect::<Result<VecDeque<_>, _>>()?;
+    Ok(LiveRun {
+        planned,
+        sim: Simulator::new(prepared.trace, configs, ctx),
+        done: planner.done(),
+    })
 }
 
 impl AccountSweep<'_> {
@@ -146,8 +171,6 @@ impl AccountSweep<'_> {
         order.sort_by_key(|&t| (source.first_starts[t], t));
         let ctx = self.ctx;
         let (applicability, recall_cost_usd) = (self.applicability, self.recall_cost_usd);
-        // The traces read are dropped after the runs replaying them
-        // (declared first, dropped last).
         let mut lives: HashMap<usize, Live<'_>> = HashMap::new();
         let mut states: Vec<RunState<'_>> = self
             .runs
@@ -161,66 +184,75 @@ impl AccountSweep<'_> {
                 next: BinaryHeap::new(),
             })
             .collect();
+        // What planning and ranking read of each run, shared by threads.
+        let runs: Vec<(&[bool], &[Config], &SameRequests)> = states
+            .iter()
+            .map(|s| (s.mask, s.configs, s.group))
+            .collect();
         let mut read = 0;
         loop {
-            // Read the next traces, side by side.
+            // Read the next traces, side by side, and plan each run of
+            // each; their texts are let go once planned.
             let batch = &order[read..(read + source.read_ahead.max(1)).min(n)];
             read += batch.len();
             let loaded = batch
                 .par_iter()
-                .map(|&t| -> Result<(usize, Arc<Trace>), E> {
-                    Ok((t, Arc::new((source.load)(t)?)))
-                })
+                .map(|&t| (source.load)(t))
                 .collect::<Result<Vec<_>, E>>()?;
             let prepared = loaded
                 .par_iter()
-                .map(|(_, trace)| {
-                    // SAFETY: the trace is a heap allocation held in `lives`
-                    // (below) until every run replaying it has finished it,
-                    // and its prepared form, which borrows it, is dropped
-                    // before it; `lives` outlives `states`.
-                    let trace: &Trace = unsafe { &*std::ptr::from_ref::<Trace>(&**trace) };
-                    (source.prepare)(trace).map(Arc::new)
-                })
+                .map(|trace| (source.prepare)(trace))
                 .collect::<Result<Vec<_>, E>>()?;
-            let mut finished = Vec::new();
-            for ((t, trace), prepared) in loaded.into_iter().zip(prepared) {
-                // SAFETY: as above: the trace and its prepared form are held
-                // in `lives` (from here on, before any run borrows them)
-                // until no run replays the trace.
-                let p: &PreparedTrace<'_> = unsafe { &*std::ptr::from_ref(&*prepared) };
-                let tr: &Trace = unsafe { &*std::ptr::from_ref::<Trace>(&*trace) };
+            // The caches are made for the first trace whose calls meet
+            // them, as in the replay of them all at once.
+            for ((&t, trace), p) in batch.iter().zip(&loaded).zip(&prepared) {
+                for st in states.iter_mut() {
+                    if st.mask[t] && st.sims.is_none() && !trace.calls.is_empty() {
+                        *st.sims = Some(caches(p, st.configs, ctx)?);
+                    }
+                }
+            }
+            let jobs: Vec<(usize, usize)> = (0..batch.len())
+                .flat_map(|k| {
+                    let runs = &runs;
+                    (0..runs.len())
+                        .filter(move |&r| runs[r].0[batch[k]])
+                        .map(move |r| (k, r))
+                })
+                .collect();
+            let planned = jobs
+                .par_iter()
+                .map(|&(k, r)| plan(&prepared[k], runs[r].1, ctx))
+                .collect::<Vec<_>>();
+            drop(prepared);
+            drop(loaded);
+            let mut finished: Vec<(usize, Finished<'_>)> = Vec::new();
+            for &t in batch {
                 lives.insert(
                     t,
                     Live {
-                        prepared: Some(prepared),
-                        trace,
-                        results: states.iter().map(|_| None).collect(),
+                        finished: states.iter().map(|_| None).collect(),
                         pending: 0,
                     },
                 );
-                let mut pending = 0;
-                for (r, st) in states.iter_mut().enumerate() {
-                    if !st.mask[t] {
-                        continue;
-                    }
-                    // The caches are made for the first trace whose calls
-                    // meet them, as in the replay of them all at once.
-                    if st.sims.is_none() && !tr.calls.is_empty() {
-                        *st.sims = Some(caches(p, st.configs, ctx)?);
-                    }
-                    let run = GroupRun::new(p, st.configs, ctx)?;
-                    match tr.calls.first() {
-                        Some(c) => {
-                            st.next.push(Reverse((c.start_ms.unwrap_or(0), t, 0)));
-                            st.live.insert(t, (run, tr));
-                            pending += 1;
+            }
+            for (&(k, r), run) in jobs.iter().zip(planned) {
+                let t = batch[k];
+                let run = run?;
+                let st = &mut states[r];
+                match run.planned.front() {
+                    Some(first) => {
+                        st.next
+                            .push(Reverse((first.start_ms.unwrap_or(0), t, first.index())));
+                        st.live.insert(t, run);
+                        if let Some(live) = lives.get_mut(&t) {
+                            live.pending += 1;
                         }
-                        None => finished.push((r, t, st.finish(run, source.progress))),
                     }
-                }
-                if let Some(live) = lives.get_mut(&t) {
-                    live.pending = pending;
+                    None => {
+                        st.counted(source.progress);
+                        finished.push((r, (t, run.sim, run.done)));
+                    }
                 }
             }
             // Replay what comes before the next trace to read.
@@ -230,67 +262,61 @@ impl AccountSweep<'_> {
                 .map(|st| st.advance(frontier, source.progress))
                 .collect::<Vec<_>>();
             for (r, done) in advanced.into_iter().enumerate() {
-                for (t, results) in done? {
-                    finished.push((r, t, results));
+                for f in done? {
+                    finished.push((r, f));
                 }
             }
-            // Traces every run has finished (or none replays: none applies),
-            // ranked, handed over, let go.
-            for (r, t, results) in finished {
+            for (r, (t, sim, done)) in finished {
                 if let Some(live) = lives.get_mut(&t) {
-                    live.results[r] = Some(results);
+                    live.finished[r] = Some((sim, done));
                     live.pending = live.pending.saturating_sub(1);
                 }
             }
+            // Traces every run has finished (or none replays: none applies):
+            // read again, their results put together and ranked, handed
+            // over, let go.
             let mut complete: Vec<usize> = lives
                 .iter()
                 .filter(|(_, l)| l.pending == 0)
                 .map(|(t, _)| *t)
                 .collect();
             complete.sort_unstable();
-            // No run holds these any more: they leave `lives`, and their
-            // results are moved, not copied, into their ranking.
-            let mut done: Vec<(usize, Live<'_>)> = complete
+            let done: Vec<(usize, Live<'_>)> = complete
                 .iter()
                 .filter_map(|t| lives.remove(t).map(|l| (*t, l)))
                 .collect();
             let grid = applicability.grid();
             let ranked = done
-                .par_iter_mut()
-                .map(|(t, live)| -> Result<TraceSweep, ReplayError> {
-                    let Some(p) = live.prepared.as_deref() else {
-                        return Err(ReplayError::Config {
-                            trace: live.trace.name.clone(),
-                            reason: "ranked twice".into(),
-                        });
-                    };
-                    let baseline = applicability.baseline(*t);
-                    let results = live
-                        .results
-                        .iter_mut()
-                        .filter_map(Option::take)
-                        .flatten()
+                .into_par_iter()
+                .map(|(t, live)| -> Result<Streamed, E> {
+                    let trace = (source.load)(t)?;
+                    let p = (source.prepare)(&trace)?;
+                    let baseline = applicability.baseline(t);
+                    let mut results: Vec<ReplayResult> = Vec::new();
+                    for (r, finished) in live.finished.into_iter().enumerate() {
+                        let Some((sim, done)) = finished else {
+                            continue;
+                        };
+                        let own = sim.finish(done, &trace, p.calibration);
+                        results.extend(runs[r].2.assign(vec![own]).pop().unwrap_or_default());
+                    }
+                    let results = results
+                        .into_iter()
                         .filter(|r| grid.contains(&r.config) || r.config == *baseline)
                         .collect();
-                    rank(
-                        p,
-                        &risk_index(p),
+                    let sweep = rank(
+                        &p,
+                        &risk_index(&p),
                         results,
                         baseline,
                         ctx.pricing,
                         recall_cost_usd,
-                    )
+                    )?;
+                    drop(p);
+                    Ok((t, trace, sweep))
                 })
                 .collect::<Vec<_>>();
-            let mut out = Vec::with_capacity(done.len());
-            for ((t, mut live), sweep) in done.into_iter().zip(ranked) {
-                let sweep = sweep?;
-                // The prepared trace goes first: it borrows the trace.
-                live.prepared = None;
-                // No run holds the trace any more: it is this one's alone.
-                let trace = Arc::try_unwrap(live.trace).unwrap_or_else(|t| (*t).clone());
-                out.push((t, trace, sweep));
-            }
+            let out = ranked.into_iter().collect::<Result<Vec<_>, E>>()?;
             if !out.is_empty() {
                 emit(out)?;
             }
