@@ -100,40 +100,84 @@ pub(super) struct PlanDone<'a> {
 }
 
 /// One call planned for every config of a group: what its simulation
-/// reads, without the trace.
+/// reads, without the trace. A streamed account holds one per call not
+/// yet simulated and compaction policy of every trace that overlaps in
+/// time, so it is held small: counts in 32 bits where a request's blocks
+/// are counted, what only some calls have boxed.
 pub(super) struct Planned<'a> {
-    ci: usize,
-    pub(super) start_ms: Option<u64>,
-    price: &'a ModelPrice,
+    ci: u32,
     /// The request's blocks are the previous call's up to here, then
     /// `appended`.
-    from_block: usize,
-    appended: Vec<PrefixBlock>,
-    shared: Option<(std::ops::Range<usize>, SharedState)>,
+    from_block: u32,
+    same_blocks: u32,
+    pub(super) start_ms: Option<u64>,
+    /// The price the call is billed at; its address names the model the
+    /// blocks were framed for.
+    price: &'a ModelPrice,
+    appended: Box<[PrefixBlock]>,
+    shared: Option<Box<(std::ops::Range<usize>, SharedState)>>,
+    output_tokens: u64,
+    stable_prefix_tokens: u64,
+    chars: u64,
+    /// The header's layout: system start, header length, hidden blocks.
+    layout: [u32; 4],
     hidden: bool,
     carried: bool,
     compaction_changed: bool,
     microcompaction: bool,
-    output_tokens: u64,
-    same_blocks: usize,
-    stable_prefix_tokens: u64,
-    chars: u64,
-    layout: explain::Layout,
-    model: usize,
     /// The TTL the record shows for this call's writes, and for the call
     /// before's.
     recorded_ttl: Ttl,
     recorded_ttl_before: Ttl,
-    /// Every config's breakpoints, one after another: config `k`'s end at
-    /// `breakpoint_ends[k]`.
-    breakpoints: Vec<Breakpoint>,
-    breakpoint_ends: Vec<u32>,
+    /// Every config's breakpoints, one config after another: how many,
+    /// then each one's block and TTL ([`ttl_code`]).
+    marks: Box<[u32]>,
+}
+
+/// A TTL as [`Planned::marks`] holds it.
+fn ttl_code(ttl: Ttl) -> u32 {
+    match ttl {
+        Ttl::FiveMinutes => 0,
+        Ttl::OneHour => 1,
+    }
+}
+
+/// The TTL coded `code` ([`ttl_code`]).
+fn ttl_of(code: u32) -> Ttl {
+    match code {
+        0 => Ttl::FiveMinutes,
+        _ => Ttl::OneHour,
+    }
+}
+
+/// `n` (a place among a request's blocks) in 32 bits: a request holds far
+/// fewer blocks than that.
+fn narrow(n: usize, trace: &str) -> Result<u32, ReplayError> {
+    u32::try_from(n).map_err(|_| ReplayError::Config {
+        trace: trace.to_owned(),
+        reason: format!("a request of more than {} blocks", u32::MAX),
+    })
 }
 
 impl Planned<'_> {
     /// The call's place in its trace.
     pub(super) fn index(&self) -> usize {
-        self.ci
+        self.ci as usize
+    }
+
+    /// The model (by address) the blocks were framed for.
+    fn model(&self) -> usize {
+        std::ptr::from_ref(self.price) as usize
+    }
+
+    /// The header's layout.
+    fn layout(&self) -> explain::Layout {
+        let [system_start, header_len, start, end] = self.layout.map(|n| n as usize);
+        explain::Layout {
+            system_start,
+            header_len,
+            hidden: start..end,
+        }
     }
 }
 
@@ -256,8 +300,9 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             debug_assert_eq!(kept, crate::engine::cache::history_boundary(view));
             kept
         };
-        let mut breakpoints = Vec::new();
-        let mut breakpoint_ends = Vec::with_capacity(configs.len());
+        let name = &trace.name;
+        let mut marks = Vec::new();
+        let mut placed = Vec::new();
         for c in configs {
             let markers = markers_for_call(
                 &c.cache,
@@ -268,7 +313,8 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
                 view,
                 &boundary,
             );
-            breakpoints.extend(markers.iter().filter_map(|m| {
+            placed.clear();
+            placed.extend(markers.iter().filter_map(|m| {
                 marker_index(
                     m,
                     sent.tools.len(),
@@ -277,29 +323,37 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
                     view,
                 )
             }));
-            breakpoint_ends.push(u32::try_from(breakpoints.len()).unwrap_or(u32::MAX));
+            marks.push(narrow(placed.len(), name)?);
+            for bp in &placed {
+                marks.push(narrow(bp.block, name)?);
+                marks.push(ttl_code(bp.ttl));
+            }
         }
+        let l = &sent.layout;
         Ok(Planned {
-            ci,
+            ci: narrow(ci, name)?,
+            from_block: narrow(sent.from_block, name)?,
+            same_blocks: narrow(sent.same_blocks, name)?,
             start_ms: call.start_ms,
             price,
-            from_block: sent.from_block,
-            appended: req.blocks[sent.from_block.min(req.blocks.len())..].to_vec(),
-            shared: sent.shared,
+            appended: req.blocks[sent.from_block.min(req.blocks.len())..].into(),
+            shared: sent.shared.map(Box::new),
+            output_tokens,
+            stable_prefix_tokens: sent.stable_prefix_tokens,
+            chars: sent.chars,
+            layout: [
+                narrow(l.system_start, name)?,
+                narrow(l.header_len, name)?,
+                narrow(l.hidden.start, name)?,
+                narrow(l.hidden.end, name)?,
+            ],
             hidden: sent.hidden,
             carried,
             compaction_changed,
             microcompaction,
-            output_tokens,
-            same_blocks: sent.same_blocks,
-            stable_prefix_tokens: sent.stable_prefix_tokens,
-            chars: sent.chars,
-            layout: sent.layout,
-            model: sent.model,
             recorded_ttl: prepared.recorded_ttls[ci],
             recorded_ttl_before: prepared.recorded_ttls[ci.saturating_sub(1)],
-            breakpoints,
-            breakpoint_ends,
+            marks: marks.into(),
         })
     }
 
@@ -337,6 +391,8 @@ pub(super) struct Simulator<'a> {
     /// Per config: what the previous call cached, to tell why a call
     /// missed.
     before: Vec<Option<explain::Before>>,
+    /// One config's breakpoints at the current call (a buffer reused).
+    breakpoints: Vec<Breakpoint>,
 }
 
 impl<'a> Simulator<'a> {
@@ -354,6 +410,7 @@ impl<'a> Simulator<'a> {
                 .collect(),
             last_keys: configs.iter().map(|_| Vec::new()).collect(),
             before: vec![None; configs.len()],
+            breakpoints: Vec::new(),
         }
     }
 
@@ -364,12 +421,13 @@ impl<'a> Simulator<'a> {
         p: &Planned<'a>,
         sims: &mut [Box<dyn PromptCache>],
     ) -> Result<(), ReplayError> {
-        self.blocks.truncate(p.from_block);
+        let from_block = p.from_block as usize;
+        self.blocks.truncate(from_block);
         self.blocks.extend_from_slice(&p.appended);
-        self.index.truncate(p.from_block);
+        self.index.truncate(from_block);
         self.index.extend(p.price, &self.blocks);
         let index = &self.index;
-        if let Some((parts, state)) = p.shared.clone() {
+        if let Some((parts, state)) = p.shared.as_deref().cloned() {
             let warm_through = match state {
                 SharedState::Unknown | SharedState::Carried => None,
                 SharedState::Cold => Some(None),
@@ -390,35 +448,42 @@ impl<'a> Simulator<'a> {
                 }
             }
         }
-        let mut from = 0;
-        for (k, ((((c, sim), calls), last), before)) in self
+        let mut marks = p.marks.iter().map(|&m| m as usize);
+        let layout = p.layout();
+        for ((((c, sim), calls), last), before) in self
             .configs
             .iter()
             .zip(sims.iter_mut())
             .zip(self.per_config.iter_mut())
             .zip(self.last_keys.iter_mut())
             .zip(self.before.iter_mut())
-            .enumerate()
         {
-            let to = p.breakpoint_ends.get(k).map_or(from, |&e| e as usize);
+            self.breakpoints.clear();
+            for _ in 0..marks.next().unwrap_or(0) {
+                let (block, ttl) = (marks.next().unwrap_or(0), marks.next().unwrap_or(0));
+                self.breakpoints.push(Breakpoint {
+                    block,
+                    ttl: ttl_of(ttl as u32),
+                });
+            }
             bill(
                 c,
                 sim.as_mut(),
                 calls,
                 last,
                 before,
-                &p.breakpoints[from..to],
+                &self.breakpoints,
                 &CallFacts {
                     trace: &self.trace,
                     p,
+                    layout: &layout,
                     blocks: &self.blocks,
                     index,
                 },
             )?;
-            from = to;
         }
         self.calls.push(SharedCall {
-            ci: p.ci,
+            ci: p.index(),
             chars: p.chars,
             stable_prefix_tokens: p.stable_prefix_tokens,
             price: p.price,
@@ -675,6 +740,7 @@ struct CallFacts<'f, 'a> {
     /// The trace's name, for errors.
     trace: &'f str,
     p: &'f Planned<'a>,
+    layout: &'f explain::Layout,
     blocks: &'f [PrefixBlock],
     index: &'f PrefixIndex,
 }
@@ -696,9 +762,11 @@ fn bill(
     let CallFacts {
         trace,
         p,
+        layout,
         blocks,
         index,
     } = *f;
+    let (same_blocks, model) = (p.same_blocks as usize, p.model());
     // The record shows the entries alive at the TTL they were
     // written with: a config asking for as long keeps them, one
     // asking for less (5 minutes where an hour was recorded) goes
@@ -715,7 +783,7 @@ fn bill(
     let now_ms = p.start_ms.unwrap_or(0);
     let entry = before
         .and_then(|b| b.cached)
-        .filter(|&b| b < p.same_blocks)
+        .filter(|&b| b < same_blocks)
         .and_then(|b| index.key_at(b))
         .map_or(EntryState::Absent, |key| sim.entry_state(key, now_ms));
     let outcome = sim
@@ -731,7 +799,7 @@ fn bill(
         )
         .map_err(|source| ReplayError::Sim {
             trace: trace.to_owned(),
-            call: p.ci + 1,
+            call: p.index() + 1,
             source,
         })?;
     if p.hidden {
@@ -747,9 +815,9 @@ fn bill(
     let cache_cause = explain::classify(&explain::Facts {
         before: *before,
         blocks,
-        same_blocks: p.same_blocks,
-        layout: &p.layout,
-        model: p.model,
+        same_blocks,
+        layout,
+        model,
         minimum: p.price.min_cacheable_tokens,
         tokens: outcome.usage.total_input(),
         breakpoints: breakpoints.len(),
@@ -778,7 +846,7 @@ fn bill(
         cached,
         start_ms: p.start_ms,
         ttl,
-        model: p.model,
+        model,
     });
     calls.push(&outcome.usage, cache_cause);
     Ok(())

@@ -79,8 +79,6 @@ pub(super) struct Sent<'a> {
     pub(super) stable_prefix_tokens: u64,
     /// Where the request's parts begin, for telling why a call missed.
     pub(super) layout: explain::Layout,
-    /// The model (by address) the blocks were framed for.
-    pub(super) model: usize,
     /// The blocks kept from the previous call's request: the rest were
     /// rebuilt.
     pub(super) from_block: usize,
@@ -294,7 +292,6 @@ impl<'t> Request<'t> {
             same_blocks,
             stable_prefix_tokens,
             layout,
-            model,
             from_block,
         })
     }
