@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cost::cache_sim::{Breakpoint, EntryState, PrefixBlock, PrefixIndex};
+use crate::cost::cache_sim::{Breakpoint, EntryState, PrefixBlock, PrefixIndex, PrefixKind};
 use crate::cost::pricing::{ModelPrice, Usage};
 use crate::cost::prompt_cache::PromptCache;
 use crate::cost::tokens::FastBuild;
@@ -132,6 +132,219 @@ pub(super) struct Planned<'a> {
     /// Every config's breakpoints, one config after another: how many,
     /// then each one's block and TTL ([`ttl_code`]).
     marks: Box<[u32]>,
+}
+
+/// The calls of a trace a [`Planner`] planned, held until each is
+/// simulated, as bytes: a streamed account holds one per compaction
+/// policy of every trace that overlaps in time. Each call is a run of
+/// LEB128 counts (its place, where its blocks were rebuilt from, its
+/// start, its price among the log's, its counts, its layout), a byte of
+/// flags, the blocks it appended (each block's key whole, then its tokens,
+/// kind and message) and each config's breakpoints; the rare hidden-prefix
+/// facts are held apart. [`PlanLog::pop`] gives back exactly what
+/// [`PlanLog::push`] took, in order.
+#[derive(Default)]
+pub(super) struct PlanLog<'a> {
+    bytes: Vec<u8>,
+    /// Where the next call to pop begins.
+    at: usize,
+    /// The prices the calls are billed at, by first use.
+    prices: Vec<&'a ModelPrice>,
+    /// The hidden-prefix facts of the calls that have them, in order.
+    shared: std::collections::VecDeque<(std::ops::Range<usize>, SharedState)>,
+    /// The next call to pop, read ahead.
+    front: Option<Planned<'a>>,
+}
+
+/// Bits of a planned call's flag byte.
+mod flag {
+    pub(super) const HIDDEN: u8 = 1;
+    pub(super) const CARRIED: u8 = 2;
+    pub(super) const COMPACTION_CHANGED: u8 = 4;
+    pub(super) const MICROCOMPACTION: u8 = 8;
+    pub(super) const STARTS: u8 = 16;
+    pub(super) const SHARED: u8 = 32;
+    pub(super) const TTL_HOUR: u8 = 64;
+    pub(super) const TTL_BEFORE_HOUR: u8 = 128;
+}
+
+/// A block's kind as a [`PlanLog`] holds it.
+fn kind_code(kind: PrefixKind) -> u8 {
+    match kind {
+        PrefixKind::ToolDef => 0,
+        PrefixKind::ToolPrompt => 1,
+        PrefixKind::System => 2,
+        PrefixKind::Text => 3,
+        PrefixKind::ToolUse => 4,
+        PrefixKind::ToolResult => 5,
+        PrefixKind::Thinking => 6,
+        PrefixKind::Image => 7,
+        PrefixKind::Other => 8,
+    }
+}
+
+/// The kind coded `code` ([`kind_code`]).
+fn kind_of(code: u8) -> PrefixKind {
+    match code {
+        0 => PrefixKind::ToolDef,
+        1 => PrefixKind::ToolPrompt,
+        2 => PrefixKind::System,
+        3 => PrefixKind::Text,
+        4 => PrefixKind::ToolUse,
+        5 => PrefixKind::ToolResult,
+        6 => PrefixKind::Thinking,
+        7 => PrefixKind::Image,
+        _ => PrefixKind::Other,
+    }
+}
+
+impl<'a> PlanLog<'a> {
+    /// Appends call `p`, planned after the calls pushed before it.
+    pub(super) fn push(&mut self, p: Planned<'a>) {
+        if self.front.is_none() && self.at == self.bytes.len() {
+            self.front = Some(p);
+            return;
+        }
+        let price = match self.prices.iter().position(|q| std::ptr::eq(*q, p.price)) {
+            Some(i) => i,
+            None => {
+                self.prices.push(p.price);
+                self.prices.len() - 1
+            }
+        };
+        let out = &mut self.bytes;
+        for v in [
+            u64::from(p.ci),
+            u64::from(p.from_block),
+            u64::from(p.same_blocks),
+            p.start_ms.unwrap_or(0),
+            price as u64,
+            p.output_tokens,
+            p.stable_prefix_tokens,
+            p.chars,
+        ] {
+            put_varint(out, v);
+        }
+        for v in p.layout {
+            put_varint(out, u64::from(v));
+        }
+        let mut flags = 0;
+        for (on, bit) in [
+            (p.hidden, flag::HIDDEN),
+            (p.carried, flag::CARRIED),
+            (p.compaction_changed, flag::COMPACTION_CHANGED),
+            (p.microcompaction, flag::MICROCOMPACTION),
+            (p.start_ms.is_some(), flag::STARTS),
+            (p.shared.is_some(), flag::SHARED),
+            (p.recorded_ttl == Ttl::OneHour, flag::TTL_HOUR),
+            (p.recorded_ttl_before == Ttl::OneHour, flag::TTL_BEFORE_HOUR),
+        ] {
+            if on {
+                flags |= bit;
+            }
+        }
+        out.push(flags);
+        put_varint(out, p.appended.len() as u64);
+        for b in &p.appended {
+            out.extend_from_slice(&b.key.0);
+            put_varint(out, b.tokens);
+            out.push(kind_code(b.kind));
+            put_varint(out, b.message.map_or(0, |m| m as u64 + 1));
+        }
+        put_varint(out, p.marks.len() as u64);
+        for &m in &*p.marks {
+            put_varint(out, u64::from(m));
+        }
+        if let Some(shared) = p.shared {
+            self.shared.push_back(*shared);
+        }
+    }
+
+    /// The next call to pop, if any.
+    pub(super) fn front(&self) -> Option<&Planned<'a>> {
+        self.front.as_ref()
+    }
+
+    /// The next call, in the order pushed.
+    pub(super) fn pop(&mut self) -> Option<Planned<'a>> {
+        let front = self.front.take()?;
+        self.front = self.read();
+        // What was read is let go now and then, not at every call.
+        if self.at > 4096 && self.at * 2 > self.bytes.len() {
+            self.bytes.drain(..self.at);
+            self.at = 0;
+        }
+        Some(front)
+    }
+
+    /// Reads the call at `at`, if any.
+    fn read(&mut self) -> Option<Planned<'a>> {
+        if self.at >= self.bytes.len() {
+            return None;
+        }
+        let bytes = &self.bytes;
+        let at = &mut self.at;
+        let mut next = || take_varint(bytes, at);
+        let (ci, from_block, same_blocks, start) = (next(), next(), next(), next());
+        let (price, output_tokens, stable_prefix_tokens, chars) = (next(), next(), next(), next());
+        let layout = [next(), next(), next(), next()].map(|v| v as u32);
+        let flags = bytes.get(*at).copied().unwrap_or(0);
+        *at += 1;
+        let n = take_varint(bytes, at) as usize;
+        let mut appended = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut key = [0u8; 16];
+            if let Some(k) = bytes.get(*at..*at + 16) {
+                key.copy_from_slice(k);
+            }
+            *at += 16;
+            let tokens = take_varint(bytes, at);
+            let kind = kind_of(bytes.get(*at).copied().unwrap_or(0));
+            *at += 1;
+            let message = take_varint(bytes, at).checked_sub(1).map(|m| m as usize);
+            appended.push(PrefixBlock {
+                key: crate::cost::tokens::ContentHash(key),
+                tokens,
+                kind,
+                message,
+            });
+        }
+        let m = take_varint(bytes, at) as usize;
+        let marks: Box<[u32]> = (0..m).map(|_| take_varint(bytes, at) as u32).collect();
+        let has = |bit: u8| flags & bit != 0;
+        let ttl = |bit: u8| {
+            if has(bit) {
+                Ttl::OneHour
+            } else {
+                Ttl::FiveMinutes
+            }
+        };
+        let shared = if has(flag::SHARED) {
+            self.shared.pop_front().map(Box::new)
+        } else {
+            None
+        };
+        Some(Planned {
+            ci: ci as u32,
+            from_block: from_block as u32,
+            same_blocks: same_blocks as u32,
+            start_ms: has(flag::STARTS).then_some(start),
+            price: self.prices.get(price as usize).copied()?,
+            appended: appended.into(),
+            shared,
+            output_tokens,
+            stable_prefix_tokens,
+            chars,
+            layout,
+            hidden: has(flag::HIDDEN),
+            carried: has(flag::CARRIED),
+            compaction_changed: has(flag::COMPACTION_CHANGED),
+            microcompaction: has(flag::MICROCOMPACTION),
+            recorded_ttl: ttl(flag::TTL_HOUR),
+            recorded_ttl_before: ttl(flag::TTL_BEFORE_HOUR),
+            marks,
+        })
+    }
 }
 
 /// A TTL as [`Planned::marks`] holds it.

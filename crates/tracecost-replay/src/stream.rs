@@ -9,11 +9,11 @@
 //! them, and the trace read again once every config is done with it.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap};
 
 use rayon::prelude::*;
 
-use super::group::{PlanDone, Planned, Planner, Simulator};
+use super::group::{PlanDone, PlanLog, Planner, Simulator};
 use super::sweep::{AccountSweep, SameRequests, TraceSweep, rank, risk_index};
 use super::{PreparedTrace, ReplayError, ReplayResult, caches};
 use crate::cost::prompt_cache::PromptCache;
@@ -44,7 +44,7 @@ pub struct StreamSource<'s, E> {
 /// One run's replay of a trace: the calls planned and not yet simulated,
 /// the simulation so far, and what the planning leaves for the results.
 struct LiveRun<'a> {
-    planned: VecDeque<Planned<'a>>,
+    planned: PlanLog<'a>,
     sim: Simulator<'a>,
     done: PlanDone<'a>,
 }
@@ -96,7 +96,7 @@ impl<'a> RunState<'a> {
             let Some(run) = self.live.get_mut(&t) else {
                 continue;
             };
-            let Some(call) = run.planned.pop_front() else {
+            let Some(call) = run.planned.pop() else {
                 continue;
             };
             run.sim.call(&call, sims)?;
@@ -127,16 +127,17 @@ impl<'a> RunState<'a> {
 
 /// Plans trace `prepared` whole for the run of `configs`. The planner
 /// borrows the prepared trace only while it plans: what it leaves
-/// ([`Planned`], [`PlanDone`], the [`Simulator`]) holds none of it.
+/// ([`PlanLog`], [`PlanDone`], the [`Simulator`]) holds none of it.
 fn plan<'a>(
     prepared: &PreparedTrace<'_>,
     configs: &'a [Config],
     ctx: super::ReplayContext<'a>,
 ) -> Result<LiveRun<'a>, ReplayError> {
     let mut planner = Planner::new(prepared, configs, ctx)?;
-    let planned = (0..prepared.trace.calls.len())
-        .map(|ci| planner.plan(ci))
-        .collect::<Result<VecDeque<_>, _>>()?;
+    let mut planned = PlanLog::default();
+    for ci in 0..prepared.trace.calls.len() {
+        planned.push(planner.plan(ci)?);
+    }
     Ok(LiveRun {
         planned,
         sim: Simulator::new(prepared.trace, configs, ctx),
