@@ -260,6 +260,13 @@ impl<'a> PlanLog<'a> {
         }
     }
 
+    /// Gives back what the log reserved beyond the calls pushed: for a
+    /// log pushed whole, then held while its calls are popped.
+    pub(super) fn shrink(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.shared.shrink_to_fit();
+    }
+
     /// The next call to pop, if any.
     pub(super) fn front(&self) -> Option<&Planned<'a>> {
         self.front.as_ref()
@@ -272,6 +279,7 @@ impl<'a> PlanLog<'a> {
         // What was read is let go now and then, not at every call.
         if self.at > 4096 && self.at * 2 > self.bytes.len() {
             self.bytes.drain(..self.at);
+            self.bytes.shrink_to_fit();
             self.at = 0;
         }
         Some(front)
@@ -822,9 +830,10 @@ struct ConfigCalls {
 impl ConfigCalls {
     fn with_calls(calls: usize) -> Self {
         ConfigCalls {
-            // A typical call takes nine to twelve bytes; the buffer grows
-            // past that as it must.
-            usage: Vec::with_capacity(calls * 12),
+            // A typical call takes nine to twelve bytes. Not reserved for
+            // them all: a streamed trace's configs are made when it is
+            // read, and hold only the calls simulated so far.
+            usage: Vec::with_capacity(calls.min(16) * 12),
             causes: Vec::new(),
             len: 0,
         }

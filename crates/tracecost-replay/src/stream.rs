@@ -138,6 +138,7 @@ fn plan<'a>(
     for ci in 0..prepared.trace.calls.len() {
         planned.push(planner.plan(ci)?);
     }
+    planned.shrink();
     Ok(LiveRun {
         planned,
         sim: Simulator::new(prepared.trace, configs, ctx),
