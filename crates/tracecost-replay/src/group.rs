@@ -104,6 +104,7 @@ pub(super) struct PlanDone<'a> {
 /// yet simulated and compaction policy of every trace that overlaps in
 /// time, so it is held small: counts in 32 bits where a request's blocks
 /// are counted, what only some calls have boxed.
+#[cfg_attr(test, derive(Debug, Clone, PartialEq))]
 pub(super) struct Planned<'a> {
     ci: u32,
     /// The request's blocks are the previous call's up to here, then
@@ -1076,9 +1077,14 @@ fn bill(
 
 #[cfg(test)]
 mod tests {
-    use super::ConfigCalls;
+    use super::{ConfigCalls, PlanLog, Planned};
+    use crate::cost::cache_sim::{PrefixBlock, PrefixKind};
     use crate::cost::pricing::{CacheCreation, Usage};
+    use crate::cost::pricing::{ModelPrice, Pricing};
+    use crate::cost::tokens::ContentHash;
+    use crate::engine::wire::Ttl;
     use crate::explain::CacheCause;
+    use crate::prepare::SharedState;
     use proptest::prelude::*;
 
     fn count() -> impl Strategy<Value = u64> {
@@ -1176,5 +1182,197 @@ mod tests {
             assert!(code != 0 && code < super::tag::APART);
             assert_eq!(super::tag::cause(code), Some(cause));
         }
+    }
+
+    fn ttl() -> impl Strategy<Value = Ttl> {
+        prop_oneof![Just(Ttl::FiveMinutes), Just(Ttl::OneHour)]
+    }
+
+    fn kind() -> impl Strategy<Value = PrefixKind> {
+        prop::sample::select(vec![
+            PrefixKind::ToolDef,
+            PrefixKind::ToolPrompt,
+            PrefixKind::System,
+            PrefixKind::Text,
+            PrefixKind::ToolUse,
+            PrefixKind::ToolResult,
+            PrefixKind::Thinking,
+            PrefixKind::Image,
+            PrefixKind::Other,
+        ])
+    }
+
+    fn block() -> impl Strategy<Value = PrefixBlock> {
+        (
+            any::<[u8; 16]>(),
+            count(),
+            kind(),
+            proptest::option::of(prop_oneof![
+                0..100usize,
+                any::<u32>().prop_map(|n| n as usize)
+            ]),
+        )
+            .prop_map(|(key, tokens, kind, message)| PrefixBlock {
+                key: ContentHash(key),
+                tokens,
+                kind,
+                message,
+            })
+    }
+
+    fn shared() -> impl Strategy<Value = (std::ops::Range<usize>, SharedState)> {
+        (
+            0..50usize,
+            0..50usize,
+            prop_oneof![
+                Just(SharedState::Unknown),
+                Just(SharedState::Cold),
+                Just(SharedState::Carried),
+                (0..10usize).prop_map(SharedState::Warm),
+            ],
+        )
+            .prop_map(|(a, n, s)| (a..a + n, s))
+    }
+
+    /// A planned call, its price one of `prices`.
+    fn planned(prices: &'static [ModelPrice]) -> impl Strategy<Value = Planned<'static>> {
+        (
+            (
+                any::<u32>(),
+                any::<u32>(),
+                any::<u32>(),
+                proptest::option::of(count()),
+            ),
+            (0..prices.len(), count(), count(), count()),
+            (
+                proptest::collection::vec(block(), 0..6),
+                proptest::option::of(shared()),
+                any::<[u32; 4]>(),
+                any::<[bool; 4]>(),
+            ),
+            (ttl(), ttl(), proptest::collection::vec(any::<u32>(), 0..12)),
+        )
+            .prop_map(
+                move |(
+                    (ci, from_block, same_blocks, start_ms),
+                    (price, output_tokens, stable_prefix_tokens, chars),
+                    (appended, shared, layout, flags),
+                    (recorded_ttl, recorded_ttl_before, marks),
+                )| Planned {
+                    ci,
+                    from_block,
+                    same_blocks,
+                    start_ms,
+                    price: &prices[price],
+                    appended: appended.into(),
+                    shared: shared.map(Box::new),
+                    output_tokens,
+                    stable_prefix_tokens,
+                    chars,
+                    layout,
+                    hidden: flags[0],
+                    carried: flags[1],
+                    compaction_changed: flags[2],
+                    microcompaction: flags[3],
+                    recorded_ttl,
+                    recorded_ttl_before,
+                    marks: marks.into(),
+                },
+            )
+    }
+
+    fn prices() -> &'static [ModelPrice] {
+        static PRICES: std::sync::OnceLock<Vec<ModelPrice>> = std::sync::OnceLock::new();
+        PRICES.get_or_init(|| {
+            let pricing = Pricing::builtin();
+            ["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5"]
+                .iter()
+                .map(|m| pricing.lookup(m).expect("a built-in model").clone())
+                .collect()
+        })
+    }
+
+    proptest! {
+        /// Calls pushed and popped in any interleaving come back exactly,
+        /// in order, each to the same price.
+        #[test]
+        fn a_plan_log_gives_back_each_call_as_pushed(
+            steps in proptest::collection::vec(
+                prop_oneof![planned(prices()).prop_map(Some), Just(None)],
+                0..40,
+            )
+        ) {
+            let mut log = PlanLog::default();
+            let mut model = std::collections::VecDeque::new();
+            for step in steps {
+                match step {
+                    Some(p) => {
+                        model.push_back(p.clone());
+                        log.push(p);
+                    }
+                    None => {
+                        prop_assert_eq!(log.front(), model.front());
+                        let (got, want) = (log.pop(), model.pop_front());
+                        if let (Some(g), Some(w)) = (&got, &want) {
+                            prop_assert!(std::ptr::eq(g.price, w.price));
+                        }
+                        prop_assert_eq!(got, want);
+                    }
+                }
+            }
+            while let Some(want) = model.pop_front() {
+                prop_assert_eq!(log.pop(), Some(want));
+            }
+            prop_assert!(log.pop().is_none());
+        }
+    }
+
+    #[test]
+    fn a_plan_log_lets_go_of_what_was_popped() {
+        let p = &prices()[0];
+        let call = |ci: u32| Planned {
+            ci,
+            from_block: 0,
+            same_blocks: 0,
+            start_ms: Some(u64::from(ci) * 1000),
+            price: p,
+            appended: vec![
+                PrefixBlock {
+                    key: ContentHash([ci as u8; 16]),
+                    tokens: 1000,
+                    kind: PrefixKind::Text,
+                    message: Some(ci as usize),
+                };
+                20
+            ]
+            .into(),
+            shared: None,
+            output_tokens: 10,
+            stable_prefix_tokens: 0,
+            chars: 100,
+            layout: [0; 4],
+            hidden: false,
+            carried: false,
+            compaction_changed: false,
+            microcompaction: false,
+            recorded_ttl: Ttl::FiveMinutes,
+            recorded_ttl_before: Ttl::FiveMinutes,
+            marks: vec![1, 3, 0].into(),
+        };
+        let mut log = PlanLog::default();
+        for ci in 0..200 {
+            log.push(call(ci));
+        }
+        log.shrink();
+        let full = log.bytes.capacity();
+        for ci in 0..150 {
+            assert_eq!(log.pop().map(|c| c.ci), Some(ci));
+        }
+        assert!(
+            log.bytes.capacity() < full / 2,
+            "{} of {full}",
+            log.bytes.capacity()
+        );
+        assert_eq!(log.pop(), Some(call(150)));
     }
 }
