@@ -1,7 +1,11 @@
-//! Replaying a group of configs over one trace: the driver. Each call's
-//! request is built once for the group ([`Request::build`], the per-call
-//! core), then simulated and billed for each config ([`bill`]) against the
-//! cache simulator handed in, so that several traces can share one.
+//! Replaying a group of configs over one trace: the driver. Each call is
+//! planned once for the group ([`Planner`]: its request built by
+//! [`Request::build`], the per-call core, and each config's markers placed
+//! on it), then simulated and billed for each config ([`Simulator`],
+//! [`bill`]) against the cache simulator handed in, so that several traces
+//! can share one. The plan needs the trace and no cache; the simulation
+//! needs the plan and no trace, so a streamed trace is planned whole when
+//! it is read and its text let go ([`PlanLog`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
