@@ -28,19 +28,20 @@ fn cache_sim(c: &mut Criterion) {
     let requests = common::sim_requests(&prepared, price);
     let req = |i: usize| {
         let (start_ms, blocks, breakpoints, output_tokens) = &requests[i];
-        SimRequest {
+        let req = SimRequest {
             model: price,
             start_ms: *start_ms,
-            blocks,
             breakpoints,
             output_tokens: *output_tokens,
-        }
+        };
+        (req, &blocks[..])
     };
     // The cache as it stands before call `i` (all earlier calls simulated).
     let state_before = |i: usize| {
         let mut sim = CacheSim::new();
         for j in 0..i {
-            sim.simulate(&req(j)).unwrap();
+            let (r, blocks) = req(j);
+            sim.simulate(&r, blocks).unwrap();
         }
         sim
     };
@@ -50,12 +51,12 @@ fn cache_sim(c: &mut Criterion) {
     // the last (its prefix has the most blocks).
     for i in [249, requests.len() - 1] {
         let before = state_before(i);
-        let r = req(i);
-        g.throughput(Throughput::Elements(r.blocks.len() as u64));
+        let (r, blocks) = req(i);
+        g.throughput(Throughput::Elements(blocks.len() as u64));
         g.bench_function(format!("call/session-500/call-{}", i + 1), |b| {
             b.iter_batched_ref(
                 || before.clone(),
-                |sim| black_box(sim.simulate(black_box(&r)).unwrap().usage),
+                |sim| black_box(sim.simulate(black_box(&r), blocks).unwrap().usage),
                 BatchSize::SmallInput,
             )
         });
@@ -67,7 +68,12 @@ fn cache_sim(c: &mut Criterion) {
             let mut sim = CacheSim::new();
             let mut read = 0u64;
             for i in 0..requests.len() {
-                read += sim.simulate(&req(i)).unwrap().usage.cache_read_input_tokens;
+                let (r, blocks) = req(i);
+                read += sim
+                    .simulate(&r, blocks)
+                    .unwrap()
+                    .usage
+                    .cache_read_input_tokens;
             }
             black_box(read)
         })
@@ -178,11 +184,14 @@ fn prompt_caches(c: &mut Criterion) {
                     let req = SimRequest {
                         model: price,
                         start_ms: *start_ms,
-                        blocks,
                         breakpoints: if marked { breakpoints } else { &[] },
                         output_tokens: *output_tokens,
                     };
-                    read += sim.simulate(&req).unwrap().usage.cache_read_input_tokens;
+                    read += sim
+                        .simulate(&req, blocks)
+                        .unwrap()
+                        .usage
+                        .cache_read_input_tokens;
                 }
                 black_box(read)
             })

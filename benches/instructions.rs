@@ -132,13 +132,15 @@ mod callgrind {
         let mut requests = common::sim_requests(&prepared, price);
         let mut sim = CacheSim::new();
         for (start_ms, blocks, breakpoints, output_tokens) in &requests[..n - 1] {
-            sim.simulate(&SimRequest {
-                model: price,
-                start_ms: *start_ms,
+            sim.simulate(
+                &SimRequest {
+                    model: price,
+                    start_ms: *start_ms,
+                    breakpoints,
+                    output_tokens: *output_tokens,
+                },
                 blocks,
-                breakpoints,
-                output_tokens: *output_tokens,
-            })
+            )
             .unwrap();
         }
         let (start_ms, blocks, breakpoints, output_tokens) = requests.pop().unwrap();
@@ -179,13 +181,15 @@ mod callgrind {
     fn cache_sim_step(mut f: StepFixture) -> u64 {
         let out = f
             .sim
-            .simulate(black_box(&SimRequest {
-                model: f.price,
-                start_ms: f.start_ms,
-                blocks: &f.blocks,
-                breakpoints: &f.breakpoints,
-                output_tokens: f.output_tokens,
-            }))
+            .simulate(
+                black_box(&SimRequest {
+                    model: f.price,
+                    start_ms: f.start_ms,
+                    breakpoints: &f.breakpoints,
+                    output_tokens: f.output_tokens,
+                }),
+                &f.blocks,
+            )
             .unwrap();
         black_box(out.usage.cache_read_input_tokens)
     }

@@ -53,13 +53,15 @@ fn run(
     blocks: &[PrefixBlock],
     bps: &[Breakpoint],
 ) -> SimOutcome {
-    sim.simulate(&SimRequest {
-        model: m,
-        start_ms,
+    sim.simulate(
+        &SimRequest {
+            model: m,
+            start_ms,
+            breakpoints: bps,
+            output_tokens: 0,
+        },
         blocks,
-        breakpoints: bps,
-        output_tokens: 0,
-    })
+    )
     .unwrap()
 }
 
@@ -179,13 +181,15 @@ fn no_breakpoints_means_everything_is_input() {
     let m = model(&p, "claude-sonnet-4-6");
     let mut sim = CacheSim::new();
     let r = sim
-        .simulate(&SimRequest {
-            model: &m,
-            start_ms: None,
-            blocks: &texts(12),
-            breakpoints: &[],
-            output_tokens: 77,
-        })
+        .simulate(
+            &SimRequest {
+                model: &m,
+                start_ms: None,
+                breakpoints: &[],
+                output_tokens: 77,
+            },
+            &texts(12),
+        )
         .unwrap();
     assert_eq!(
         r.usage,
@@ -507,13 +511,15 @@ fn invalid_breakpoints_are_errors_and_leave_the_cache_alone() {
     ];
     for (bps, expected) in cases {
         let err = sim
-            .simulate(&SimRequest {
-                model: &m,
-                start_ms: None,
-                blocks: &blocks,
-                breakpoints: &bps,
-                output_tokens: 0,
-            })
+            .simulate(
+                &SimRequest {
+                    model: &m,
+                    start_ms: None,
+                    breakpoints: &bps,
+                    output_tokens: 0,
+                },
+                &blocks,
+            )
             .unwrap_err();
         assert_eq!(err, expected);
     }
@@ -531,13 +537,15 @@ fn invalid_breakpoints_are_errors_and_leave_the_cache_alone() {
     // The tool-prompt pseudo-block cannot be marked either.
     let with_prompt = prefix_with(["ta", "tb"], "sys", 1);
     assert!(matches!(
-        sim.simulate(&SimRequest {
-            model: &m,
-            start_ms: None,
-            blocks: &with_prompt,
-            breakpoints: &[m5(2)],
-            output_tokens: 0,
-        }),
+        sim.simulate(
+            &SimRequest {
+                model: &m,
+                start_ms: None,
+                breakpoints: &[m5(2)],
+                output_tokens: 0,
+            },
+            &with_prompt
+        ),
         Err(SimError::NotMarkable { block: 2, .. })
     ));
 }
@@ -632,13 +640,15 @@ fn replay(steps: &[Step]) -> Vec<Result<SimOutcome, SimError>> {
             clock += g;
             clock
         });
-        out.push(sim.simulate(&SimRequest {
-            model: &models[usize::from(s.model)],
-            start_ms: start,
-            blocks: &blocks,
-            breakpoints: &bps,
-            output_tokens: s.output,
-        }));
+        out.push(sim.simulate(
+            &SimRequest {
+                model: &models[usize::from(s.model)],
+                start_ms: start,
+                breakpoints: &bps,
+                output_tokens: s.output,
+            },
+            &blocks,
+        ));
         if let Ok(o) = out.last().unwrap() {
             let total: u64 = blocks.iter().map(|b| b.tokens).sum();
             let u = o.usage;

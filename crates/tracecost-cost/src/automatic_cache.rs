@@ -185,17 +185,10 @@ impl PromptCache for AutomaticCache {
                 count: req.breakpoints.len(),
             });
         }
-        if prefix.len() != req.blocks.len() {
-            return Err(SimError::OutOfRange {
-                block: prefix.len(),
-                len: req.blocks.len(),
-            });
-        }
         let back_to_back = req.start_ms.is_none();
         let now = req.start_ms.unwrap_or(self.clock_ms.unwrap_or(0));
         let seq = self.seq;
-        let total = req
-            .blocks
+        let total = prefix
             .len()
             .checked_sub(1)
             .map_or(0, |last| prefix.tokens_through(last).unwrap_or(0));
@@ -208,11 +201,10 @@ impl PromptCache for AutomaticCache {
         // Only prefixes of at least the minimum are ever held, and a held
         // prefix's shorter prefixes were held with it and used as late: the
         // longest readable one is found from the end.
-        let first =
-            (0..req.blocks.len()).find(|&b| prefix.tokens_through(b).unwrap_or(0) >= minimum);
+        let first = (0..prefix.len()).find(|&b| prefix.tokens_through(b).unwrap_or(0) >= minimum);
         let mut hit = None;
         if let Some(first) = first {
-            for b in (first..req.blocks.len()).rev() {
+            for b in (first..prefix.len()).rev() {
                 let key = prefix.key_at(b).unwrap_or_default();
                 if self.entries.get(&key).is_some_and(readable) {
                     hit = Some(b);
@@ -226,7 +218,7 @@ impl PromptCache for AutomaticCache {
         // used again) now.
         let mut written = Vec::new();
         if let (Some(first), true) = (first, total >= minimum) {
-            for b in first..req.blocks.len() {
+            for b in first..prefix.len() {
                 let key = prefix.key_at(b).unwrap_or_default();
                 match self.entries.get_mut(&key) {
                     Some(e) if e.used_ms.saturating_add(hold) > now => {
@@ -244,10 +236,10 @@ impl PromptCache for AutomaticCache {
                     }
                 }
             }
-            if hit != Some(req.blocks.len() - 1) {
+            if hit != Some(prefix.len() - 1) {
                 // What a later request can read: the whole prompt, held at
                 // no charge (the TTL names the nearer documented hold).
-                written.push((req.blocks.len() - 1, Ttl::FiveMinutes));
+                written.push((prefix.len() - 1, Ttl::FiveMinutes));
             }
         }
         self.seq += 1;
@@ -314,13 +306,15 @@ mod tests {
     /// Sends `blocks` at `start_ms` (minutes) and returns the usage.
     fn send(cache: &mut AutomaticCache, m: &ModelPrice, blocks: &[PrefixBlock], at: u64) -> Usage {
         cache
-            .simulate(&SimRequest {
-                model: m,
-                start_ms: Some(at * MIN),
+            .simulate(
+                &SimRequest {
+                    model: m,
+                    start_ms: Some(at * MIN),
+                    breakpoints: &[],
+                    output_tokens: 7,
+                },
                 blocks,
-                breakpoints: &[],
-                output_tokens: 7,
-            })
+            )
             .unwrap()
             .usage
     }
@@ -439,13 +433,15 @@ mod tests {
         let mut c = in_memory();
         for expect in [0, 2048] {
             let u = c
-                .simulate(&SimRequest {
-                    model: &m,
-                    start_ms: None,
-                    blocks: &p,
-                    breakpoints: &[],
-                    output_tokens: 0,
-                })
+                .simulate(
+                    &SimRequest {
+                        model: &m,
+                        start_ms: None,
+                        breakpoints: &[],
+                        output_tokens: 0,
+                    },
+                    &p,
+                )
                 .unwrap()
                 .usage;
             assert_eq!(u.cache_read_input_tokens, expect);
@@ -458,16 +454,18 @@ mod tests {
         let p = [blk(1, 2048)];
         let mut c = in_memory();
         let e = c
-            .simulate(&SimRequest {
-                model: &m,
-                start_ms: Some(0),
-                blocks: &p,
-                breakpoints: &[Breakpoint {
-                    block: 0,
-                    ttl: Ttl::FiveMinutes,
-                }],
-                output_tokens: 0,
-            })
+            .simulate(
+                &SimRequest {
+                    model: &m,
+                    start_ms: Some(0),
+                    breakpoints: &[Breakpoint {
+                        block: 0,
+                        ttl: Ttl::FiveMinutes,
+                    }],
+                    output_tokens: 0,
+                },
+                &p,
+            )
             .unwrap_err();
         assert_eq!(e, SimError::MarkersRefused { count: 1 });
         assert_eq!(send(&mut c, &m, &p, 1).cache_read_input_tokens, 0);

@@ -159,16 +159,20 @@ pub fn automatic_breakpoint(blocks: &[PrefixBlock], ttl: Ttl) -> Option<Breakpoi
         .map(|block| Breakpoint { block, ttl })
 }
 
-/// Cumulative prefix keys, token counts and positions of one request's
-/// blocks: everything the simulation needs that depends only on the blocks
-/// and the model, not on the breakpoints.
+/// Cumulative prefix keys, token counts, kinds and positions of one
+/// request's blocks: everything the simulation needs that depends only on
+/// the blocks and the model, not on the breakpoints. A replay holds one
+/// for every request it is building, so it holds no more than that: the
+/// blocks themselves (their keys, their messages) are not needed once
+/// indexed, and a block's position is found among the positions, not kept
+/// per block.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrefixIndex {
     cum: Vec<u128>,
     prefix_tokens: Vec<u64>,
-    /// (first block, last block) of each position.
+    kinds: Vec<PrefixKind>,
+    /// (first block, last block) of each position, in order.
     positions: Vec<(usize, usize)>,
-    pos_of: Vec<usize>,
 }
 
 impl PrefixIndex {
@@ -198,7 +202,7 @@ impl PrefixIndex {
         }
         self.cum.truncate(len);
         self.prefix_tokens.truncate(len);
-        self.pos_of.truncate(len);
+        self.kinds.truncate(len);
         while self.positions.last().is_some_and(|p| p.0 >= len) {
             self.positions.pop();
         }
@@ -213,10 +217,16 @@ impl PrefixIndex {
     /// indexed in the time of what it adds; the result is exactly
     /// [`PrefixIndex::new`]'s.
     pub fn extend(&mut self, model: &ModelPrice, blocks: &[PrefixBlock]) {
+        if let Some(new) = blocks.get(self.len()..) {
+            self.append(model, new);
+        }
+    }
+
+    /// Indexes `new` as the blocks that follow those indexed, for the same
+    /// `model`: [`PrefixIndex::extend`] for a caller that holds only the
+    /// blocks added.
+    pub fn append(&mut self, model: &ModelPrice, new: &[PrefixBlock]) {
         let start = self.cum.len();
-        let Some(new) = blocks.get(start..) else {
-            return;
-        };
         let mut h = match self.cum.last() {
             Some(h) => *h,
             None => ContentHash::of(model.id.as_bytes()).as_u128(),
@@ -224,21 +234,21 @@ impl PrefixIndex {
         let mut t = self.prefix_tokens.last().copied().unwrap_or(0);
         self.cum.reserve(new.len());
         self.prefix_tokens.reserve(new.len());
-        self.pos_of.reserve(new.len());
+        self.kinds.reserve(new.len());
         // Positions: (first block, last block); tool_use / tool_result runs
         // merge; the tool-prompt pseudo-block is none.
         let mut prev_run: Option<(PrefixKind, usize)> = start
             .checked_sub(1)
-            .filter(|&j| blocks[j].kind != PrefixKind::ToolPrompt)
-            .map(|j| (blocks[j].kind, j)); // kind, last block
+            .and_then(|j| Some((*self.kinds.get(j)?, j)))
+            .filter(|&(k, _)| k != PrefixKind::ToolPrompt); // kind, last block
         for (i, b) in new.iter().enumerate() {
             let i = start + i;
             h = combine(h, b.key);
             t += b.tokens;
             self.cum.push(h);
             self.prefix_tokens.push(t);
+            self.kinds.push(b.kind);
             if b.kind == PrefixKind::ToolPrompt {
-                self.pos_of.push(usize::MAX);
                 continue;
             }
             let merges = matches!(b.kind, PrefixKind::ToolUse | PrefixKind::ToolResult)
@@ -250,7 +260,6 @@ impl PrefixIndex {
             } else {
                 self.positions.push((i, i));
             }
-            self.pos_of.push(self.positions.len() - 1);
             prev_run = Some((b.kind, i));
         }
     }
@@ -258,6 +267,21 @@ impl PrefixIndex {
     /// Tokens of the prefix that ends with block `block`.
     pub fn tokens_through(&self, block: usize) -> Option<u64> {
         self.prefix_tokens.get(block).copied()
+    }
+
+    /// What block `block` is.
+    pub fn kind_at(&self, block: usize) -> Option<PrefixKind> {
+        self.kinds.get(block).copied()
+    }
+
+    /// The position block `block` is part of (none for the tool-prompt
+    /// pseudo-block, or past the end).
+    fn position_of(&self, block: usize) -> Option<usize> {
+        if self.kind_at(block)? == PrefixKind::ToolPrompt {
+            return None;
+        }
+        let p = self.positions.partition_point(|&(first, _)| first <= block);
+        p.checked_sub(1).filter(|&p| self.positions[p].1 >= block)
     }
 }
 
@@ -276,9 +300,8 @@ pub struct SimRequest<'a> {
     pub model: &'a ModelPrice,
     /// When the request started, in milliseconds on any fixed clock;
     /// `None` = back-to-back with the previous request (see module docs).
+    /// Its blocks are those of the [`PrefixIndex`] it is simulated with.
     pub start_ms: Option<u64>,
-    /// The flattened prefix.
-    pub blocks: &'a [PrefixBlock],
     /// Its breakpoints, in any order.
     pub breakpoints: &'a [Breakpoint],
     /// Output tokens of the response.
@@ -589,7 +612,7 @@ impl CacheSim {
     }
 
     /// Validates breakpoints and returns them sorted by block.
-    fn check(req: &SimRequest<'_>) -> Result<Breakpoints, SimError> {
+    fn check(req: &SimRequest<'_>, prefix: &PrefixIndex) -> Result<Breakpoints, SimError> {
         if req.breakpoints.len() > MAX_BREAKPOINTS {
             return Err(SimError::TooManyBreakpoints {
                 count: req.breakpoints.len(),
@@ -602,19 +625,19 @@ impl CacheSim {
         bps.as_mut_slice().sort_by_key(|b| b.block);
         let mut last_5m: Option<usize> = None;
         for (i, bp) in bps.as_slice().iter().enumerate() {
-            let Some(block) = req.blocks.get(bp.block) else {
+            let Some(kind) = prefix.kind_at(bp.block) else {
                 return Err(SimError::OutOfRange {
                     block: bp.block,
-                    len: req.blocks.len(),
+                    len: prefix.len(),
                 });
             };
             if i > 0 && bps.as_slice()[i - 1].block == bp.block {
                 return Err(SimError::Duplicate { block: bp.block });
             }
-            if !block.kind.is_markable() {
+            if !kind.is_markable() {
                 return Err(SimError::NotMarkable {
                     block: bp.block,
-                    kind: block.kind,
+                    kind,
                 });
             }
             match (bp.ttl, last_5m) {
@@ -631,22 +654,27 @@ impl CacheSim {
         Ok(bps)
     }
 
-    /// Simulates one request and updates the cache. An invalid request is
-    /// an error and leaves the cache unchanged.
-    pub fn simulate(&mut self, req: &SimRequest<'_>) -> Result<SimOutcome, SimError> {
-        let prefix = PrefixIndex::new(req.model, req.blocks);
+    /// Simulates one request of `blocks` and updates the cache. An invalid
+    /// request is an error and leaves the cache unchanged.
+    pub fn simulate(
+        &mut self,
+        req: &SimRequest<'_>,
+        blocks: &[PrefixBlock],
+    ) -> Result<SimOutcome, SimError> {
+        let prefix = PrefixIndex::new(req.model, blocks);
         self.simulate_indexed(req, &prefix)
     }
 
-    /// Like [`CacheSim::simulate`] with the prefix index already built:
-    /// requests that share their blocks and model (several cache policies
-    /// over one wire view) share one index.
+    /// Like [`CacheSim::simulate`] with the request's blocks indexed
+    /// already (for the request's model): requests that share their blocks
+    /// and model (several cache policies over one wire view) share one
+    /// index, and a replay holds the index, not the blocks.
     pub fn simulate_indexed(
         &mut self,
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
     ) -> Result<SimOutcome, SimError> {
-        let bps = Self::check(req)?;
+        let bps = Self::check(req, prefix)?;
         let back_to_back = req.start_ms.is_none();
         let now = req.start_ms.unwrap_or(self.clock_ms.unwrap_or(0));
         self.pass_time(now);
@@ -655,14 +683,8 @@ impl CacheSim {
             cum,
             prefix_tokens,
             positions,
-            pos_of,
+            ..
         } = prefix;
-        if cum.len() != req.blocks.len() {
-            return Err(SimError::OutOfRange {
-                block: cum.len(),
-                len: req.blocks.len(),
-            });
-        }
         let total = prefix_tokens.last().copied().unwrap_or(0);
 
         let readable = |e: &Entry| {
@@ -680,7 +702,11 @@ impl CacheSim {
         let mut hits: [usize; MAX_BREAKPOINTS] = [0; MAX_BREAKPOINTS];
         let mut n_hits = 0;
         for bp in effective.as_slice() {
-            let p = pos_of[bp.block];
+            // A breakpoint is on a markable block (checked), so on one
+            // with a position.
+            let Some(p) = prefix.position_of(bp.block) else {
+                continue;
+            };
             let lowest = p.saturating_sub(LOOKBACK_POSITIONS - 1);
             'walk: for q in (lowest..=p).rev() {
                 let (first, last) = positions[q];
@@ -816,13 +842,15 @@ mod tests {
                 .collect();
             let bp = [Breakpoint { block: 3, ttl }];
             let out = sim
-                .simulate(&SimRequest {
-                    model,
-                    start_ms: Some(start),
-                    blocks: &blocks,
-                    breakpoints: &bp,
-                    output_tokens: 0,
-                })
+                .simulate(
+                    &SimRequest {
+                        model,
+                        start_ms: Some(start),
+                        breakpoints: &bp,
+                        output_tokens: 0,
+                    },
+                    &blocks,
+                )
                 .unwrap();
             let key = PrefixIndex::new(model, &blocks).key_at(3).unwrap();
             (out, key)
@@ -877,13 +905,15 @@ mod tests {
             block: 1,
             ttl: Ttl::FiveMinutes,
         }];
-        sim.simulate(&SimRequest {
-            model,
-            start_ms: None,
-            blocks: &blocks,
-            breakpoints: &bp1,
-            output_tokens: 0,
-        })
+        sim.simulate(
+            &SimRequest {
+                model,
+                start_ms: None,
+                breakpoints: &bp1,
+                output_tokens: 0,
+            },
+            &blocks,
+        )
         .unwrap();
         // Request 2: 30 tool_use then 30 tool_result blocks follow: only 2
         // positions, so the breakpoint at the end still reaches block 1.
@@ -898,13 +928,15 @@ mod tests {
             ttl: Ttl::FiveMinutes,
         }];
         let out = sim
-            .simulate(&SimRequest {
-                model,
-                start_ms: None,
-                blocks: &blocks,
-                breakpoints: &bp2,
-                output_tokens: 0,
-            })
+            .simulate(
+                &SimRequest {
+                    model,
+                    start_ms: None,
+                    breakpoints: &bp2,
+                    output_tokens: 0,
+                },
+                &blocks,
+            )
             .unwrap();
         assert_eq!(out.hit, Some(1));
         assert_eq!(out.usage.cache_read_input_tokens, 2010);
@@ -958,6 +990,51 @@ mod incremental_index {
             second.extend(blocks(&b));
             index.extend(model, &second);
             prop_assert_eq!(&index, &PrefixIndex::new(model, &second));
+            // Appending only the blocks added is the same.
+            let mut appended = PrefixIndex::new(model, &first);
+            appended.truncate(keep);
+            appended.append(model, &second[keep..]);
+            prop_assert_eq!(&appended, &index);
+        }
+
+        /// A block's position, found among the positions, is the one a
+        /// scan of the blocks gives: a new one for each block but the
+        /// tool-prompt pseudo-block (none), a run of tool_use or of
+        /// tool_result blocks one position.
+        #[test]
+        fn a_block_is_in_the_position_a_scan_gives(
+            spec in prop::collection::vec((0u8..6, 0u8..5), 0..60),
+            cut in 0usize..65,
+        ) {
+            let model = Pricing::builtin();
+            let model = model.lookup("claude-sonnet-4-6").unwrap();
+            let all = blocks(&spec);
+            let mut index = PrefixIndex::new(model, &all);
+            let keep = cut.min(all.len());
+            index.truncate(keep);
+            let all = &all[..keep];
+            let mut expected = Vec::new();
+            let mut positions = 0usize;
+            let mut prev: Option<(PrefixKind, usize)> = None;
+            for (i, b) in all.iter().enumerate() {
+                if b.kind == PrefixKind::ToolPrompt {
+                    expected.push(None);
+                    continue;
+                }
+                let merges = matches!(b.kind, PrefixKind::ToolUse | PrefixKind::ToolResult)
+                    && prev.is_some_and(|(k, last)| k == b.kind && last + 1 == i);
+                if !merges {
+                    positions += 1;
+                }
+                expected.push(Some(positions - 1));
+                prev = Some((b.kind, i));
+            }
+            let found: Vec<Option<usize>> = (0..all.len()).map(|b| index.position_of(b)).collect();
+            prop_assert_eq!(found, expected);
+            prop_assert_eq!(index.position_of(all.len()), None);
+            for (i, b) in all.iter().enumerate() {
+                prop_assert_eq!(index.kind_at(i), Some(b.kind));
+            }
         }
     }
 }

@@ -70,16 +70,10 @@ impl PromptCache for ExplicitCache {
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
     ) -> Result<SimOutcome, SimError> {
-        if prefix.len() != req.blocks.len() {
-            return Err(SimError::OutOfRange {
-                block: prefix.len(),
-                len: req.blocks.len(),
-            });
-        }
-        if let Some(bp) = req.breakpoints.iter().find(|b| b.block >= req.blocks.len()) {
+        if let Some(bp) = req.breakpoints.iter().find(|b| b.block >= prefix.len()) {
             return Err(SimError::OutOfRange {
                 block: bp.block,
-                len: req.blocks.len(),
+                len: prefix.len(),
             });
         }
         let back_to_back = req.start_ms.is_none();
@@ -87,8 +81,7 @@ impl PromptCache for ExplicitCache {
         let seq = self.seq;
         self.seq += 1;
         self.clock_ms = Some(self.clock_ms.map_or(now, |c| c.max(now)));
-        let total = req
-            .blocks
+        let total = prefix
             .len()
             .checked_sub(1)
             .and_then(|last| prefix.tokens_through(last))
@@ -196,13 +189,15 @@ mod tests {
             })
             .into_iter()
             .collect();
-        c.simulate(&SimRequest {
-            model: m,
-            start_ms: at.map(|a| a * MIN),
+        c.simulate(
+            &SimRequest {
+                model: m,
+                start_ms: at.map(|a| a * MIN),
+                breakpoints: &bps,
+                output_tokens: 5,
+            },
             blocks,
-            breakpoints: &bps,
-            output_tokens: 5,
-        })
+        )
         .unwrap()
         .usage
     }

@@ -76,24 +76,18 @@ impl PromptCache for OpenAiBreakpointCache {
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
     ) -> Result<SimOutcome, SimError> {
-        if prefix.len() != req.blocks.len() {
-            return Err(SimError::OutOfRange {
-                block: prefix.len(),
-                len: req.blocks.len(),
-            });
-        }
         for bp in req.breakpoints {
-            if bp.block >= req.blocks.len() {
+            if bp.block >= prefix.len() {
                 return Err(SimError::OutOfRange {
                     block: bp.block,
-                    len: req.blocks.len(),
+                    len: prefix.len(),
                 });
             }
         }
         let back_to_back = req.start_ms.is_none();
         let now = req.start_ms.unwrap_or(self.clock_ms.unwrap_or(0));
         let seq = self.seq;
-        let Some(last) = req.blocks.len().checked_sub(1) else {
+        let Some(last) = prefix.len().checked_sub(1) else {
             self.seq += 1;
             return Ok(SimOutcome {
                 usage: Usage::new(0, 0, 0, 0, req.output_tokens),
@@ -227,13 +221,15 @@ mod tests {
             .iter()
             .map(|&(block, ttl)| Breakpoint { block, ttl })
             .collect();
-        c.simulate(&SimRequest {
-            model: m,
-            start_ms: Some(at * MIN),
+        c.simulate(
+            &SimRequest {
+                model: m,
+                start_ms: Some(at * MIN),
+                breakpoints: &bps,
+                output_tokens: 5,
+            },
             blocks,
-            breakpoints: &bps,
-            output_tokens: 5,
-        })
+        )
         .unwrap()
     }
 

@@ -1,7 +1,7 @@
 //! One trait for every provider's prompt cache: what a replay asks of a
 //! simulator, whichever provider's rules it follows.
 
-use super::cache_sim::{EntryState, PrefixIndex, SimError, SimOutcome, SimRequest};
+use super::cache_sim::{EntryState, PrefixBlock, PrefixIndex, SimError, SimOutcome, SimRequest};
 
 /// A provider's prompt cache across a sequence of requests: each request's
 /// usage as that provider would report it, the cache kept between them.
@@ -10,8 +10,8 @@ use super::cache_sim::{EntryState, PrefixIndex, SimError, SimOutcome, SimRequest
 /// `cache_control` breakpoints) and [`crate::automatic_cache::AutomaticCache`]
 /// (OpenAI's automatic cache).
 pub trait PromptCache: Send {
-    /// Simulates one request whose prefix `prefix` indexes (built for the
-    /// request's blocks and model) and updates the cache. An invalid
+    /// Simulates one request whose blocks `prefix` indexes (for the
+    /// request's model) and updates the cache. An invalid
     /// request is an error and leaves the cache unchanged.
     fn simulate_indexed(
         &mut self,
@@ -19,9 +19,13 @@ pub trait PromptCache: Send {
         prefix: &PrefixIndex,
     ) -> Result<SimOutcome, SimError>;
 
-    /// Simulates one request, indexing its prefix first.
-    fn simulate(&mut self, req: &SimRequest<'_>) -> Result<SimOutcome, SimError> {
-        let prefix = PrefixIndex::new(req.model, req.blocks);
+    /// Simulates one request of `blocks`, indexing them first.
+    fn simulate(
+        &mut self,
+        req: &SimRequest<'_>,
+        blocks: &[PrefixBlock],
+    ) -> Result<SimOutcome, SimError> {
+        let prefix = PrefixIndex::new(req.model, blocks);
         self.simulate_indexed(req, &prefix)
     }
 

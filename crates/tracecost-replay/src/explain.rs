@@ -247,9 +247,13 @@ pub(crate) struct Layout {
 pub(crate) struct Facts<'a> {
     /// The call before, for this config (`None` at the first call).
     pub before: Option<Before>,
-    /// The request's blocks.
-    pub blocks: &'a [PrefixBlock],
-    /// The number of leading blocks sent as in the call before.
+    /// The request's blocks from `from_block` on (those not kept from the
+    /// call before's request, among them the first not sent as in it).
+    pub appended: &'a [PrefixBlock],
+    /// The first of the request's blocks in `appended`.
+    pub from_block: usize,
+    /// The number of leading blocks sent as in the call before (at least
+    /// `from_block`).
     pub same_blocks: usize,
     /// The header's layout.
     pub layout: &'a Layout,
@@ -315,7 +319,7 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
         } else if k < l.header_len {
             CacheCause::SystemChanged { block }
         } else {
-            let b = f.blocks.get(k);
+            let b = k.checked_sub(f.from_block).and_then(|i| f.appended.get(i));
             let message = b.and_then(|b| b.message).map(one_based);
             let kind = b.map_or(PrefixKind::Other, |b| b.kind);
             match (kind, message) {
@@ -401,7 +405,8 @@ mod tests {
                 ttl: Some(Ttl::FiveMinutes.into()),
                 model: 1,
             }),
-            blocks: b,
+            appended: b,
+            from_block: 0,
             same_blocks: b.len(),
             layout,
             model: 1,

@@ -595,15 +595,15 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
 
 /// The second stage of replaying a group of configs over one trace: each
 /// call planned ([`Planned`]) simulated and billed for each config against
-/// the cache simulator handed in ([`bill`]). It holds the request's blocks
-/// and prefix index as they stand, and each config's results, not the
-/// trace.
+/// the cache simulator handed in ([`bill`]). It holds the request's prefix
+/// index as it stands (not its blocks: what the simulation reads of them
+/// is indexed, and what the explanation reads is in the blocks the call
+/// appended), and each config's results, not the trace.
 pub(super) struct Simulator<'a> {
     configs: &'a [Config],
     /// The trace's name, for errors.
     trace: String,
     batch: bool,
-    blocks: Vec<PrefixBlock>,
     index: PrefixIndex,
     /// Per call replayed: what every config of the group sees alike.
     calls: Vec<SharedCall<'a>>,
@@ -627,7 +627,6 @@ impl<'a> Simulator<'a> {
             configs,
             trace: trace.name.clone(),
             batch: ctx.opts.batch,
-            blocks: Vec::new(),
             index: PrefixIndex::default(),
             calls: Vec::with_capacity(trace.calls.len()),
             per_config: configs
@@ -647,11 +646,8 @@ impl<'a> Simulator<'a> {
         p: &Planned<'a>,
         sims: &mut [Box<dyn PromptCache>],
     ) -> Result<(), ReplayError> {
-        let from_block = p.from_block as usize;
-        self.blocks.truncate(from_block);
-        self.blocks.extend_from_slice(&p.appended);
-        self.index.truncate(from_block);
-        self.index.extend(p.price, &self.blocks);
+        self.index.truncate(p.from_block as usize);
+        self.index.append(p.price, &p.appended);
         let index = &self.index;
         if let Some((parts, state)) = p.shared.as_deref().cloned() {
             let warm_through = match state {
@@ -703,7 +699,6 @@ impl<'a> Simulator<'a> {
                     trace: &self.trace,
                     p,
                     layout: &layout,
-                    blocks: &self.blocks,
                     index,
                 },
             )?;
@@ -962,13 +957,12 @@ fn take_varint(bytes: &[u8], at: &mut usize) -> u64 {
 }
 
 /// What every config's simulation of one call reads: the call planned,
-/// and the request's blocks and prefix index as they stand.
+/// and the request's prefix index as it stands.
 struct CallFacts<'f, 'a> {
     /// The trace's name, for errors.
     trace: &'f str,
     p: &'f Planned<'a>,
     layout: &'f explain::Layout,
-    blocks: &'f [PrefixBlock],
     index: &'f PrefixIndex,
 }
 
@@ -990,7 +984,6 @@ fn bill(
         trace,
         p,
         layout,
-        blocks,
         index,
     } = *f;
     let (same_blocks, model) = (p.same_blocks as usize, p.model());
@@ -1018,7 +1011,6 @@ fn bill(
             &crate::cost::cache_sim::SimRequest {
                 model: p.price,
                 start_ms: p.start_ms,
-                blocks,
                 breakpoints,
                 output_tokens: p.output_tokens,
             },
@@ -1041,7 +1033,8 @@ fn bill(
     }
     let cache_cause = explain::classify(&explain::Facts {
         before: *before,
-        blocks,
+        appended: &p.appended,
+        from_block: p.from_block as usize,
         same_blocks,
         layout,
         model,
