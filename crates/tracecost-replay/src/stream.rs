@@ -37,7 +37,8 @@ pub struct StreamSource<'s, E> {
     pub prepare: &'s (dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, E> + Sync),
     /// Called once per config and trace replayed.
     pub progress: &'s (dyn Fn() + Sync),
-    /// How many traces are read ahead, side by side.
+    /// How many traces are read ahead, side by side; and how many of
+    /// those finished are read again and handed over at a time.
     pub read_ahead: usize,
 }
 
@@ -150,9 +151,10 @@ impl AccountSweep<'_> {
     /// Sweeps every trace of the account, read from `source` in the order
     /// of their first calls, and hands each trace's sweep to `emit` (with
     /// the trace, and its index in the account) as soon as every config
-    /// has replayed it (those finished together in one batch, in the
-    /// account's order): the same sweeps as [`AccountSweep::segment`] of
-    /// all the traces at once, in another order.
+    /// has replayed it (those finished together in batches of at most
+    /// [`StreamSource::read_ahead`], in the account's order): the same
+    /// sweeps as [`AccountSweep::segment`] of all the traces at once, in
+    /// another order.
     pub fn stream<E>(
         &mut self,
         source: &StreamSource<'_, E>,
@@ -276,51 +278,55 @@ impl AccountSweep<'_> {
             }
             // Traces every run has finished (or none replays: none applies):
             // read again, their results put together and ranked, handed
-            // over, let go.
+            // over, let go. As many at a time as are read ahead: a step
+            // of a crowded fleet can finish many, and each is held whole
+            // (its text, every config's calls) until it is handed over.
             let mut complete: Vec<usize> = lives
                 .iter()
                 .filter(|(_, l)| l.pending == 0)
                 .map(|(t, _)| *t)
                 .collect();
             complete.sort_unstable();
-            let done: Vec<(usize, Live<'_>)> = complete
-                .iter()
-                .filter_map(|t| lives.remove(t).map(|l| (*t, l)))
-                .collect();
             let grid = applicability.grid();
-            let ranked = done
-                .into_par_iter()
-                .map(|(t, live)| -> Result<Streamed, E> {
-                    let trace = (source.load)(t)?;
-                    let p = (source.prepare)(&trace)?;
-                    let baseline = applicability.baseline(t);
-                    let mut results: Vec<ReplayResult> = Vec::new();
-                    for (r, finished) in live.finished.into_iter().enumerate() {
-                        let Some((sim, done)) = finished else {
-                            continue;
-                        };
-                        let own = sim.finish(done, &trace, p.calibration);
-                        results.extend(runs[r].2.assign(vec![own]).pop().unwrap_or_default());
-                    }
-                    let results = results
-                        .into_iter()
-                        .filter(|r| grid.contains(&r.config) || r.config == *baseline)
-                        .collect();
-                    let sweep = rank(
-                        &p,
-                        &risk_index(&p),
-                        results,
-                        baseline,
-                        ctx.pricing,
-                        recall_cost_usd,
-                    )?;
-                    drop(p);
-                    Ok((t, trace, sweep))
-                })
-                .collect::<Vec<_>>();
-            let out = ranked.into_iter().collect::<Result<Vec<_>, E>>()?;
-            if !out.is_empty() {
-                emit(out)?;
+            for chunk in complete.chunks(source.read_ahead.max(1)) {
+                let done: Vec<(usize, Live<'_>)> = chunk
+                    .iter()
+                    .filter_map(|t| lives.remove(t).map(|l| (*t, l)))
+                    .collect();
+                let ranked = done
+                    .into_par_iter()
+                    .map(|(t, live)| -> Result<Streamed, E> {
+                        let trace = (source.load)(t)?;
+                        let p = (source.prepare)(&trace)?;
+                        let baseline = applicability.baseline(t);
+                        let mut results: Vec<ReplayResult> = Vec::new();
+                        for (r, finished) in live.finished.into_iter().enumerate() {
+                            let Some((sim, done)) = finished else {
+                                continue;
+                            };
+                            let own = sim.finish(done, &trace, p.calibration);
+                            results.extend(runs[r].2.assign(vec![own]).pop().unwrap_or_default());
+                        }
+                        let results = results
+                            .into_iter()
+                            .filter(|r| grid.contains(&r.config) || r.config == *baseline)
+                            .collect();
+                        let sweep = rank(
+                            &p,
+                            &risk_index(&p),
+                            results,
+                            baseline,
+                            ctx.pricing,
+                            recall_cost_usd,
+                        )?;
+                        drop(p);
+                        Ok((t, trace, sweep))
+                    })
+                    .collect::<Vec<_>>();
+                let out = ranked.into_iter().collect::<Result<Vec<_>, E>>()?;
+                if !out.is_empty() {
+                    emit(out)?;
+                }
             }
             if read >= n && states.iter().all(|s| s.live.is_empty()) {
                 break;
