@@ -22,7 +22,7 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
@@ -919,7 +919,17 @@ impl Hasher for FastHasher {
 /// Builds [`FastHasher`]s.
 pub type FastBuild = BuildHasherDefault<FastHasher>;
 
-type Cell = Arc<OnceLock<u64>>;
+/// What a [`TokenMemo`] holds: each text's count, in the table itself
+/// rather than in an allocation of its own per text (a fleet's report
+/// memoizes tens of thousands of texts at a time, and one small allocation
+/// each, made among a trace's large ones and kept after them, held pages
+/// of the heap that would otherwise be given back); and the texts a thread
+/// is counting, which the others wait for.
+#[derive(Default)]
+struct Slots {
+    counted: HashMap<ContentHash, u64, PrehashedBuild>,
+    counting: HashMap<ContentHash, (), PrehashedBuild>,
+}
 
 /// Distinct texts a memo remembers before it starts afresh: 57,344, what
 /// a table of 65,536 buckets holds before it doubles (7/8 of them), about
@@ -935,13 +945,16 @@ type Cell = Arc<OnceLock<u64>>;
 const MEMO_MAX: usize = (1 << 16) / 8 * 7;
 
 /// Memoized token counts, keyed by [`ContentHash`]: each distinct text is
-/// handed to the tokenizer once per memo (share one memo per process).
+/// handed to the tokenizer once while the memo holds it (share one memo
+/// per process).
 ///
 /// Thread-safe; concurrent requests for the same unseen text wait for one
 /// count instead of counting twice.
 pub struct TokenMemo {
     tokenizer: Arc<dyn Tokenizer>,
-    cells: Mutex<HashMap<ContentHash, Cell, PrehashedBuild>>,
+    slots: Mutex<Slots>,
+    /// Signalled when a text claimed is counted, or let go.
+    counted: Condvar,
     invocations: AtomicU64,
 }
 
@@ -955,12 +968,49 @@ impl fmt::Debug for TokenMemo {
     }
 }
 
+/// A text a thread claimed in a memo ([`Slots::counting`]): counted, its
+/// count goes in; dropped uncounted (the tokenizer panicked), its claim is
+/// let go, so that the threads waiting for it count it themselves.
+struct Claim<'m> {
+    memo: &'m TokenMemo,
+    hash: ContentHash,
+    done: bool,
+}
+
+impl Claim<'_> {
+    /// Counts `text` and puts its count in the memo.
+    fn count(mut self, text: &str) -> u64 {
+        let n = self.memo.invoke(text);
+        let mut slots = self.memo.lock();
+        slots.counting.remove(&self.hash);
+        // A memo full of texts starts afresh.
+        if slots.counted.len() >= MEMO_MAX {
+            slots.counted.clear();
+        }
+        slots.counted.insert(self.hash, n);
+        drop(slots);
+        self.done = true;
+        self.memo.counted.notify_all();
+        n
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.memo.lock().counting.remove(&self.hash);
+            self.memo.counted.notify_all();
+        }
+    }
+}
+
 impl TokenMemo {
     /// An empty memo over `tokenizer`.
     pub fn new(tokenizer: Arc<dyn Tokenizer>) -> Self {
         Self {
             tokenizer,
-            cells: Mutex::new(HashMap::default()),
+            slots: Mutex::new(Slots::default()),
+            counted: Condvar::new(),
             invocations: AtomicU64::new(0),
         }
     }
@@ -975,14 +1025,20 @@ impl TokenMemo {
         &self.tokenizer
     }
 
-    fn cell(&self, hash: ContentHash) -> Cell {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
         // A poisoned lock only means another thread panicked while holding
-        // it; the map itself is always consistent (one insert at a time).
-        let mut map = self.cells.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= MEMO_MAX && !map.contains_key(&hash) {
-            map.clear();
+        // it; the maps themselves are always consistent.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Claims `hash` (in neither of `slots`) for the caller to count.
+    fn claim<'m>(&'m self, slots: &mut Slots, hash: ContentHash) -> Claim<'m> {
+        slots.counting.insert(hash, ());
+        Claim {
+            memo: self,
+            hash,
+            done: false,
         }
-        map.entry(hash).or_default().clone()
     }
 
     fn invoke(&self, text: &str) -> u64 {
@@ -998,13 +1054,24 @@ impl TokenMemo {
     /// Like [`TokenMemo::count`] for a caller that already has the text's
     /// [`ContentHash`] (it must be `ContentHash::of(text.as_bytes())`).
     pub fn count_hashed(&self, hash: ContentHash, text: &str) -> u64 {
-        *self.cell(hash).get_or_init(|| self.invoke(text))
+        let mut slots = self.lock();
+        loop {
+            if let Some(n) = slots.counted.get(&hash) {
+                return *n;
+            }
+            if !slots.counting.contains_key(&hash) {
+                break;
+            }
+            slots = self.counted.wait(slots).unwrap_or_else(|e| e.into_inner());
+        }
+        let claim = self.claim(&mut slots, hash);
+        drop(slots);
+        claim.count(text)
     }
 
     /// The memoized count for `hash`, if that text was counted.
     pub fn get(&self, hash: &ContentHash) -> Option<u64> {
-        let map = self.cells.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(hash).and_then(|c| c.get().copied())
+        self.lock().counted.get(hash).copied()
     }
 
     /// Counts every text, in input order. Distinct texts not seen before
@@ -1014,35 +1081,13 @@ impl TokenMemo {
             .par_iter()
             .map(|t| ContentHash::of(t.as_bytes()))
             .collect();
-        let cells: Vec<Cell> = {
-            let mut map = self.cells.lock().unwrap_or_else(|e| e.into_inner());
-            hashes
-                .iter()
-                .map(|h| {
-                    if map.len() >= MEMO_MAX && !map.contains_key(h) {
-                        map.clear();
-                    }
-                    map.entry(*h).or_default().clone()
-                })
-                .collect()
-        };
-        // First occurrence of each still-empty cell, in input order.
-        let mut todo: Vec<usize> = Vec::new();
-        {
-            let mut seen: HashMap<ContentHash, (), PrehashedBuild> = HashMap::default();
-            for (i, (h, c)) in hashes.iter().zip(&cells).enumerate() {
-                if c.get().is_none() && seen.insert(*h, ()).is_none() {
-                    todo.push(i);
-                }
-            }
-        }
-        todo.par_iter().for_each(|&i| {
-            cells[i].get_or_init(|| self.invoke(texts[i]));
-        });
-        cells
-            .iter()
+        // A text is claimed by the task that counts it, as it starts
+        // counting: a claim never waits for a task not yet run, which a
+        // thread waiting for it could be the one to run.
+        hashes
+            .par_iter()
             .zip(texts)
-            .map(|(c, t)| *c.get_or_init(|| self.invoke(t)))
+            .map(|(h, t)| self.count_hashed(*h, t))
             .collect()
     }
 
@@ -1055,7 +1100,7 @@ impl TokenMemo {
     /// Number of distinct texts memoized (at most a bound: a memo full of
     /// texts starts afresh).
     pub fn len(&self) -> usize {
-        self.cells.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.lock().counted.len()
     }
 
     /// Whether nothing was memoized yet.
@@ -1205,6 +1250,65 @@ mod tests {
         }
         assert!(memo.len() <= MEMO_MAX);
         assert_eq!(memo.invocations(), before + 20);
+    }
+
+    /// Counts a text's bytes, but panics the first time it meets "boom",
+    /// and holds "slow" until the gate opens.
+    #[derive(Default)]
+    struct Flaky {
+        boomed: std::sync::atomic::AtomicBool,
+        gate: Mutex<bool>,
+        opened: Condvar,
+    }
+
+    impl Tokenizer for Flaky {
+        fn count(&self, text: &str) -> u64 {
+            if text == "boom" && !self.boomed.swap(true, Ordering::SeqCst) {
+                panic!("the tokenizer failed");
+            }
+            if text == "slow" {
+                let mut open = self.gate.lock().unwrap();
+                while !*open {
+                    open = self.opened.wait(open).unwrap();
+                }
+            }
+            text.len() as u64
+        }
+        fn name(&self) -> String {
+            "flaky".into()
+        }
+    }
+
+    #[test]
+    fn a_text_whose_count_failed_is_counted_again_not_waited_for() {
+        let memo = TokenMemo::new(Arc::new(Flaky::default()));
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| memo.count("boom")));
+        assert!(failed.is_err());
+        assert_eq!(memo.get(&ContentHash::of(b"boom")), None);
+        assert_eq!(memo.count("boom"), 4);
+        assert_eq!(memo.invocations(), 2);
+    }
+
+    #[test]
+    fn a_thread_asking_for_a_text_being_counted_waits_for_that_count() {
+        let flaky = Arc::new(Flaky::default());
+        let memo = TokenMemo::new(flaky.clone());
+        std::thread::scope(|s| {
+            // The first thread counts "slow" and is held in the tokenizer;
+            // the second asks for it meanwhile.
+            let first = s.spawn(|| memo.count("slow"));
+            while !memo.lock().counting.contains_key(&ContentHash::of(b"slow")) {
+                std::thread::yield_now();
+            }
+            let second = s.spawn(|| memo.count_all(&["slow", "quick"]));
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            *flaky.gate.lock().unwrap() = true;
+            flaky.opened.notify_all();
+            assert_eq!(first.join().unwrap(), 4);
+            assert_eq!(second.join().unwrap(), vec![4, 5]);
+        });
+        // "slow" once, "quick" once: the second thread waited.
+        assert_eq!(memo.invocations(), 2);
     }
 
     #[test]
