@@ -424,6 +424,30 @@ mod tests {
         }
     }
 
+    /// The first block not sent as before is read from the blocks the
+    /// call appended, wherever the request was rebuilt from.
+    #[test]
+    fn the_changed_block_is_found_among_the_blocks_appended() {
+        let (b, l) = request();
+        for from_block in 0..=5 {
+            let f = Facts {
+                appended: &b[from_block..],
+                from_block,
+                same_blocks: 5,
+                ..facts(&b, &l)
+            };
+            assert_eq!(
+                classify(&f),
+                Some(CacheCause::PrefixChanged {
+                    block: 6,
+                    kind: PrefixKind::ToolUse,
+                    message: Some(2),
+                }),
+                "rebuilt from block {from_block}"
+            );
+        }
+    }
+
     #[test]
     fn a_call_that_read_what_was_cached_has_no_cause() {
         let (b, l) = request();
