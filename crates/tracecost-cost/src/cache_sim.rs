@@ -503,7 +503,6 @@ pub struct CacheSim {
     evicted: std::collections::HashSet<u128, PrehashedBuild>,
     /// Requests simulated so far.
     seq: u64,
-    purge_above: usize,
 }
 
 fn mix64(mut x: u64) -> u64 {
@@ -544,7 +543,6 @@ impl CacheSim {
             && now_ms > seen.saturating_add(LONGEST_HOLD_MS)
         {
             self.expired = std::mem::take(&mut self.entries);
-            self.purge_above = 0;
         }
         self.seen_ms = Some(self.seen_ms.map_or(now_ms, |s| s.max(now_ms)));
     }
@@ -764,10 +762,7 @@ impl CacheSim {
         self.seq += 1;
         let clock = self.clock_ms.map_or(now, |c| c.max(now));
         self.clock_ms = Some(clock);
-        if self.entries.len() > self.purge_above.max(1024) {
-            self.entries.retain(|_, e| e.expires_ms > clock);
-            self.purge_above = self.entries.len() * 2;
-        }
+        self.purge(clock);
         Ok(SimOutcome {
             usage,
             hit,
@@ -776,6 +771,39 @@ impl CacheSim {
         })
     }
 }
+
+impl CacheSim {
+    /// Drops the entries expired by `clock` once the table holds
+    /// [`PURGE_FROM`] entries and the next request's writes could make it
+    /// grow, and remakes the table for twice the entries still readable.
+    /// The table is sized to the account's live prefixes, not to every
+    /// prefix written since the last purge: a crowded account writes
+    /// thousands an hour, a table never shrinks, and the entries it drops
+    /// leave it no room to take new ones without growing or rehashing. A
+    /// purge (a pass over the table) comes after at least as many writes
+    /// as the table holds live entries.
+    fn purge(&mut self, clock: u64) {
+        let len = self.entries.len();
+        if len < PURGE_FROM || len + MAX_BREAKPOINTS <= self.entries.capacity() {
+            return;
+        }
+        let live = self
+            .entries
+            .values()
+            .filter(|e| e.expires_ms > clock)
+            .count();
+        let mut kept = HashMap::with_capacity_and_hasher(
+            (live * 2).max(PURGE_FROM),
+            PrehashedBuild::default(),
+        );
+        kept.extend(self.entries.drain().filter(|(_, e)| e.expires_ms > clock));
+        self.entries = kept;
+    }
+}
+
+/// Below this many entries a cache's table is small enough to keep its
+/// expired entries until it fills.
+const PURGE_FROM: usize = 1024;
 
 impl super::prompt_cache::PromptCache for CacheSim {
     fn simulate_indexed(
@@ -819,6 +847,47 @@ mod tests {
         let b = ContentHash::of(b"b");
         assert_ne!(combine(combine(0, a), b), combine(combine(0, b), a));
         assert_ne!(combine(0, a), combine(1, a));
+    }
+
+    /// A crowded account's cache holds about twice the prefixes still
+    /// readable, however many it wrote: one that writes a new prefix every
+    /// 400 ms at a 5-minute TTL has 750 live at any moment, and its table
+    /// stays the size 1,500 need (2,048 slots) over 22 hours of writes,
+    /// rather than growing with the expired ones it has yet to drop.
+    #[test]
+    fn a_cache_table_is_sized_to_its_live_entries() {
+        let pricing = Pricing::builtin();
+        let model = pricing.lookup("claude-sonnet-4-6").unwrap();
+        let bp = [Breakpoint {
+            block: 1,
+            ttl: Ttl::FiveMinutes,
+        }];
+        let mut sim = CacheSim::new();
+        let mut most = 0;
+        for i in 0..200_000u64 {
+            let blocks = [
+                blk(2 * i, 600, PrefixKind::Text),
+                blk(2 * i + 1, 600, PrefixKind::Text),
+            ];
+            let req = SimRequest {
+                model,
+                start_ms: Some(i * 400),
+                breakpoints: &bp,
+                output_tokens: 0,
+            };
+            sim.simulate(&req, &blocks).unwrap();
+            most = most.max(sim.entries.capacity());
+        }
+        let live = Ttl::FiveMinutes.millis() / 400;
+        assert!(
+            sim.entries.len() as u64 >= live,
+            "{} held",
+            sim.entries.len()
+        );
+        assert!(
+            most < 2048,
+            "a table of {most} slots for {live} live entries"
+        );
     }
 
     /// After [`LONGEST_HOLD_MS`] without a request the cache goes on as a
