@@ -65,8 +65,10 @@ struct RunState<'a> {
     configs: &'a [Config],
     group: &'a SameRequests,
     sims: &'a mut Option<Vec<Box<dyn PromptCache>>>,
-    /// Per trace being replayed: its replay.
-    live: HashMap<usize, LiveRun<'a>>,
+    /// Per trace being replayed: its replay, boxed: a crowded step has
+    /// hundreds live, and the table keeps the room it grew to for all of
+    /// them (a replay is about 600 bytes; its box, 8).
+    live: HashMap<usize, Box<LiveRun<'a>>>,
     /// The next call of each: (its start, the trace, the call).
     next: BinaryHeap<Reverse<(u64, usize, usize)>>,
 }
@@ -248,7 +250,7 @@ impl AccountSweep<'_> {
                     Some(first) => {
                         st.next
                             .push(Reverse((first.start_ms.unwrap_or(0), t, first.index())));
-                        st.live.insert(t, run);
+                        st.live.insert(t, Box::new(run));
                         if let Some(live) = lives.get_mut(&t) {
                             live.pending += 1;
                         }
