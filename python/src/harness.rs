@@ -191,12 +191,16 @@ pub(crate) fn sweep(
 fn sweep_rows(plan: &SweepPlan, sweeps: &[tracecost::replay::sweep::TraceSweep]) -> Value {
     let mut rows = Vec::new();
     for (t, s) in plan.traces().iter().zip(sweeps) {
+        // A plan of traces in memory reads its outlines back without fail.
+        let project = t
+            .ok()
+            .and_then(|t| t.shared.project.as_deref().map(str::to_owned));
         for (i, r) in s.rows.iter().enumerate() {
             let tot = &r.result.totals;
             let u = &tot.usage;
             rows.push(json!({
                 "trace": s.trace,
-                "project": t.shared.project.as_deref(),
+                "project": project.as_deref(),
                 "rank": i + 1,
                 "config": r.result.config.to_string(),
                 "model": r.result.model,

@@ -58,8 +58,7 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
         None => "built-in Anthropic prices (as published, late 2026)".to_owned(),
     };
     let g = &sweep.grid;
-    let recorded_ttl = crate::app::status_quos(sweep.traces(), sweep.baseline.as_ref())
-        .is_ok_and(|q| crate::app::takes_recorded_ttl(&q));
+    let recorded_ttl = sweep.takes_recorded_ttl();
     Assumptions {
         prices,
         tokenizer: cost.tokenizer_spec.clone(),

@@ -108,7 +108,11 @@ fn fleet_totals_are_the_sums_of_per_session_replays() {
     .unwrap();
     // massage-gun, and one session in parts that count once.
     assert_eq!(fleet.answer.traces, plan.traces().len());
-    let parts = plan.traces().iter().filter(|t| t.session.is_some()).count();
+    let parts = plan
+        .traces()
+        .iter()
+        .filter(|t| t.as_ref().unwrap().session.is_some())
+        .count();
     assert!(parts >= 2, "the bundled session continues in parts");
     assert_eq!(fleet.answer.sessions, plan.traces().len() - parts + 1);
     assert_eq!(fleet.configs.len(), plan.configs().len());

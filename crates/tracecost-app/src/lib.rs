@@ -48,7 +48,7 @@ pub mod totals;
 pub mod usage;
 
 pub use error::{AppError, ErrorClass};
-pub use outline::{OutlineRecord, OutlineShared, SharedStrings, TraceOutline};
+pub use outline::{OutlineRecord, OutlineShared, Outlines, SharedStrings, TraceOutline};
 pub use pipelines::{
     CacheUse, CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, SessionSink,
     StabilityOutcome, check, import, ledger_repair, recall, replay, report, report_with, stability,

@@ -6,8 +6,11 @@
 //! the strings traces share (their file, account, project, model, status
 //! quo) are held once ([`SharedStrings`]).
 
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+use crate::AppError;
 
 use crate::engine::cache::ProviderKind;
 use crate::plan::TraceHead;
@@ -174,6 +177,189 @@ impl OutlineRecord {
     }
 }
 
+/// Every trace's outline, in the plan's order. A fleet's (its traces
+/// stored) wait in a temporary file as their traces do, read back one at a
+/// time; only each one's head stays in memory, packed, since a replay
+/// orders and cuts a fleet by them. The outlines of 40,000 traces, with
+/// their names, held 7 MB for the whole run; their heads hold 1.3 MB.
+#[derive(Debug)]
+pub struct Outlines(Kept);
+
+#[derive(Debug)]
+enum Kept {
+    Memory(Vec<TraceOutline>),
+    Spilled {
+        file: crate::store::SpillFile,
+        heads: Vec<PackedHead>,
+        /// The shared strings the outlines name, by their place.
+        shared: Vec<Arc<OutlineShared>>,
+    },
+}
+
+/// An outline as [`Outlines`] spills it: without its head, its shared
+/// strings by their place.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Spilled {
+    name: String,
+    session: Option<String>,
+    shared: u32,
+    provider: String,
+    markers: bool,
+}
+
+/// A [`TraceHead`] in 32 bytes (its own takes 56): the calls and three
+/// flags in one word (a trace holds far fewer than 2^61 calls), then the
+/// first start and the span.
+#[derive(Debug, Clone, Copy)]
+struct PackedHead([u64; 4]);
+
+impl PackedHead {
+    const FIRST: u64 = 1 << 63;
+    const TIMESTAMPS: u64 = 1 << 62;
+    const SPAN: u64 = 1 << 61;
+
+    fn of(h: &TraceHead) -> Option<Self> {
+        let calls = u64::try_from(h.calls).ok().filter(|c| *c < Self::SPAN)?;
+        let mut word = calls;
+        for (on, bit) in [
+            (h.first_start_ms.is_some(), Self::FIRST),
+            (h.timestamps, Self::TIMESTAMPS),
+            (h.span_ms.is_some(), Self::SPAN),
+        ] {
+            if on {
+                word |= bit;
+            }
+        }
+        let (lo, hi) = h.span_ms.unwrap_or_default();
+        Some(PackedHead([word, h.first_start_ms.unwrap_or(0), lo, hi]))
+    }
+
+    fn head(self) -> TraceHead {
+        let [word, first, lo, hi] = self.0;
+        let has = |bit: u64| word & bit != 0;
+        TraceHead {
+            calls: (word & (Self::SPAN - 1)) as usize,
+            first_start_ms: has(Self::FIRST).then_some(first),
+            timestamps: has(Self::TIMESTAMPS),
+            span_ms: has(Self::SPAN).then_some((lo, hi)),
+        }
+    }
+}
+
+impl Outlines {
+    /// `outlines`, held in memory.
+    pub fn in_memory(outlines: Vec<TraceOutline>) -> Self {
+        Outlines(Kept::Memory(outlines))
+    }
+
+    /// `outlines`, written to a temporary file (in the system's temporary
+    /// folder, as [`crate::store::TraceStore::new`]) but for their heads.
+    pub fn spilled(outlines: Vec<TraceOutline>) -> Result<Self, AppError> {
+        let mut file = crate::store::SpillFile::new("outlines", outlines.len())?;
+        let mut heads = Vec::with_capacity(outlines.len());
+        let mut shared: Vec<Arc<OutlineShared>> = Vec::new();
+        let mut place: HashMap<*const OutlineShared, u32> = HashMap::new();
+        for (i, o) in outlines.into_iter().enumerate() {
+            let at = match place.get(&Arc::as_ptr(&o.shared)) {
+                Some(at) => *at,
+                None => {
+                    let at = u32::try_from(shared.len()).map_err(|_| {
+                        AppError::Internal("over 4 billion sets of shared strings".into())
+                    })?;
+                    place.insert(Arc::as_ptr(&o.shared), at);
+                    shared.push(o.shared.clone());
+                    at
+                }
+            };
+            heads.push(PackedHead::of(&o.head).ok_or_else(|| {
+                AppError::Internal(format!("trace {} has {} calls", i + 1, o.head.calls))
+            })?);
+            let record = Spilled {
+                name: o.name,
+                session: o.session,
+                shared: at,
+                provider: o.provider.to_string(),
+                markers: o.markers,
+            };
+            file.put(i, &crate::store::encode_record(&record, "an outline")?)?;
+        }
+        file.seal()?;
+        Ok(Outlines(Kept::Spilled {
+            file,
+            heads,
+            shared,
+        }))
+    }
+
+    /// How many traces.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Kept::Memory(v) => v.len(),
+            Kept::Spilled { heads, .. } => heads.len(),
+        }
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Trace `i`'s head (`i` must be one of the plan's places).
+    pub fn head(&self, i: usize) -> TraceHead {
+        match &self.0 {
+            Kept::Memory(v) => v[i].head,
+            Kept::Spilled { heads, .. } => heads[i].head(),
+        }
+    }
+
+    /// Trace `i`'s outline: the plan's own, or read back.
+    pub fn get(&self, i: usize) -> Result<Cow<'_, TraceOutline>, AppError> {
+        let missing = || AppError::Usage(format!("no trace {} of {}", i + 1, self.len()));
+        match &self.0 {
+            Kept::Memory(v) => v.get(i).map(Cow::Borrowed).ok_or_else(missing),
+            Kept::Spilled {
+                file,
+                heads,
+                shared,
+            } => {
+                let head = heads.get(i).ok_or_else(missing)?.head();
+                let bad = |why: String| {
+                    AppError::Internal(format!(
+                        "the outline of trace {} reads back as: {why}",
+                        i + 1
+                    ))
+                };
+                let r: Spilled =
+                    crate::store::decode_record(&file.get(i)?).map_err(|e| bad(e.to_string()))?;
+                Ok(Cow::Owned(TraceOutline {
+                    name: r.name,
+                    session: r.session,
+                    shared: shared
+                        .get(r.shared as usize)
+                        .cloned()
+                        .ok_or_else(|| bad(format!("shared strings {}", r.shared)))?,
+                    provider: r.provider.parse().map_err(|_| bad(r.provider))?,
+                    markers: r.markers,
+                    head,
+                }))
+            }
+        }
+    }
+
+    /// Every outline, in order (each read back, when spilled).
+    pub fn iter(&self) -> impl Iterator<Item = Result<Cow<'_, TraceOutline>, AppError>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The outlines, when held in memory.
+    pub fn as_slice(&self) -> Option<&[TraceOutline]> {
+        match &self.0 {
+            Kept::Memory(v) => Some(v),
+            Kept::Spilled { .. } => None,
+        }
+    }
+}
+
 /// Strings many traces share, each held once, and the sets of them
 /// outlines name, each held once: a fleet's traces name a few files,
 /// accounts, projects, models and status quos between them.
@@ -288,6 +474,55 @@ mod tests {
             let back: OutlineRecord = rmp_serde::from_slice(&kept).unwrap();
             assert_eq!(back.outline("in/fleet.jsonl", &mut shared), Some(o));
         }
+    }
+
+    #[test]
+    fn spilled_outlines_read_back_as_they_were_held() {
+        let mut shared = SharedStrings::default();
+        let mut outlines = Vec::new();
+        for (calls, seed) in [(6, 1), (1, 3), (0, 4), (9, 5)] {
+            let mut t = crate::trace::generate::session(calls, seed);
+            t.source = Some("in/fleet.jsonl".into());
+            t.account = Some(format!("team-{}", seed % 2));
+            t.session = (seed != 3).then(|| format!("s{seed}"));
+            t.project = Some("p".into());
+            t.model = "claude-sonnet-4-6".into();
+            outlines.push(TraceOutline::of(&t, &mut shared));
+        }
+        // Heads of every shape: without start times, without calls, and
+        // the most calls a packed head holds.
+        outlines[1].head.first_start_ms = None;
+        outlines[1].head.timestamps = false;
+        outlines[1].head.span_ms = None;
+        outlines[3].head.calls = (1 << 61) - 1;
+        let held = Outlines::in_memory(outlines.clone());
+        let spilled = Outlines::spilled(outlines.clone()).unwrap();
+        assert_eq!(spilled.len(), 4);
+        assert!(spilled.as_slice().is_none());
+        for (i, o) in outlines.iter().enumerate() {
+            assert_eq!(*spilled.get(i).unwrap(), *o, "outline {i}");
+            assert_eq!(*held.get(i).unwrap(), *o);
+            assert_eq!(spilled.head(i), o.head);
+        }
+        // Read back, outlines share their strings as they did, and some
+        // did.
+        let mut sharing = 0;
+        for i in 0..4 {
+            for j in 0..i {
+                let was = Arc::ptr_eq(&outlines[i].shared, &outlines[j].shared);
+                let is = Arc::ptr_eq(
+                    &spilled.get(i).unwrap().shared,
+                    &spilled.get(j).unwrap().shared,
+                );
+                assert_eq!(is, was, "outlines {i} and {j}");
+                sharing += usize::from(was);
+            }
+        }
+        assert!(sharing > 0 && sharing < 6, "{sharing} pairs share");
+        assert!(spilled.get(4).is_err());
+        // A head beyond what a packed one holds is refused, not cut.
+        outlines[0].head.calls = 1 << 61;
+        assert!(Outlines::spilled(outlines).is_err());
     }
 
     #[test]

@@ -136,6 +136,22 @@ fn groups_at_once() -> usize {
     rayon::current_num_threads() * 2
 }
 
+/// The plan's traces in groups that share a cache (an account's, as the
+/// plan's scope has it), each in the plan's order.
+fn account_groups(sp: &SweepPlan) -> Result<Vec<Vec<usize>>, AppError> {
+    let accounts = sp
+        .traces()
+        .iter()
+        .map(|t| t.map(|t| t.shared.account.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(sp.cost.cache_scope.groups_by(
+        accounts
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.as_deref(), sp.head(i).timestamps)),
+    ))
+}
+
 /// Sweeps every config of the plan over every trace.
 pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep>, AppError> {
     let memo = plan.cost.memo();
@@ -145,11 +161,7 @@ pub fn sweep(plan: &SweepPlan, progress: &dyn Progress) -> Result<Vec<TraceSweep
         Unit::Items,
     );
     let mut out: Vec<Option<TraceSweep>> = plan.traces().iter().map(|_| None).collect();
-    let groups = plan.cost.cache_scope.groups_by(
-        plan.traces()
-            .iter()
-            .map(|t| (t.shared.account.as_deref(), t.head.timestamps)),
-    );
+    let groups = account_groups(plan)?;
     for batch in groups.chunks(groups_at_once()) {
         let swept = batch
             .par_iter()
@@ -350,12 +362,7 @@ pub fn report_with(
     } else {
         Summaries::in_memory(sp.traces().len())
     };
-    let groups = sp.cost.cache_scope.groups_by(
-        sp.traces()
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.shared.account.as_deref(), sp.head(i).timestamps)),
-    );
+    let groups = account_groups(sp)?;
     // With a cache, the unit is a segment of an account: those found are
     // handed over as they were kept, the others replayed.
     let mut kept = match cache {
@@ -421,11 +428,11 @@ pub fn report_with(
             check.traces += 1;
             check.stubs += stubs;
             check.violations += violations;
-            let session = super::identity::session_of(t);
-            checked.insert(session);
+            let session = super::identity::session_of(&*t?).to_owned();
             if violations > 0 {
-                unstable.insert(session);
+                unstable.insert(session.clone());
             }
+            checked.insert(session);
         }
         check.sessions = checked.len();
         check.unstable_sessions = unstable.len();
@@ -521,12 +528,12 @@ impl<'c> CacheRun<'c> {
             .into_par_iter()
             .map(|i| -> Result<Key, AppError> {
                 let own = sp.trace_digest(i)?;
-                let t = &sp.traces()[i];
+                let t = sp.traces().get(i)?;
                 Ok(super::fleet_cache::digest([
                     &own[..],
                     t.name.as_bytes(),
                     t.shared.source.as_deref().unwrap_or_default().as_bytes(),
-                    super::identity::session_of(t).as_bytes(),
+                    super::identity::session_of(&*t).as_bytes(),
                 ]))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -577,9 +584,9 @@ impl<'c> CacheRun<'c> {
             let file = std::sync::Arc::new(entry.file);
             let path: std::sync::Arc<std::path::Path> = entry.path.into();
             for (&i, (meta, summary, written)) in seg.iter().zip(found) {
-                let t = &sp.traces()[i];
+                let t = sp.traces().get(i)?;
                 done(sp.head(i).calls);
-                sink.cached(i, t, &entry.bytes[written])?;
+                sink.cached(i, &t, &entry.bytes[written])?;
                 let on = super::store::OnDisk {
                     file: file.clone(),
                     path: path.clone(),

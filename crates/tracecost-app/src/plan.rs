@@ -228,7 +228,7 @@ pub struct ReplayPlan {
 #[derive(Debug)]
 pub struct SweepPlan {
     /// Every trace's outline, in the plan's order.
-    pub(crate) outlines: Vec<super::outline::TraceOutline>,
+    pub(crate) outlines: super::outline::Outlines,
     /// The traces themselves.
     pub(crate) held: Held,
     /// The grid as given (for the report's assumptions).
@@ -335,12 +335,12 @@ pub fn segments(
 impl SweepPlan {
     /// Trace `i`'s head.
     pub fn head(&self, i: usize) -> TraceHead {
-        self.outlines[i].head
+        self.outlines.head(i)
     }
 
     /// Every trace's outline, in the plan's order: what the plan knows of
     /// each trace without reading it ([`Self::trace`] gives one whole).
-    pub fn traces(&self) -> &[super::outline::TraceOutline] {
+    pub fn traces(&self) -> &super::outline::Outlines {
         &self.outlines
     }
 
@@ -365,8 +365,8 @@ impl SweepPlan {
         let missing = || AppError::Usage(format!("no trace {} of {}", i + 1, self.outlines.len()));
         match &self.held {
             Held::Stored(store) => {
-                let outline = self.outlines.get(i).ok_or_else(missing)?;
-                Ok(std::borrow::Cow::Owned(store.get(i, outline)?))
+                let outline = self.outlines.get(i)?;
+                Ok(std::borrow::Cow::Owned(store.get(i, &outline)?))
             }
             Held::Whole(traces) => traces
                 .get(i)

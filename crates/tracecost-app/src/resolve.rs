@@ -116,6 +116,26 @@ pub fn status_quos(
 }
 
 impl SweepPlan {
+    /// Whether what some trace's savings are measured against takes its
+    /// TTL from the record ([`takes_recorded_ttl`]); `false` when a trace
+    /// has no status quo (the plan refuses it) or cannot be read back.
+    /// Outlines are read one at a time.
+    pub fn takes_recorded_ttl(&self) -> bool {
+        let mut any = false;
+        for t in self.traces().iter() {
+            let quo = match (&self.baseline, t) {
+                (Some(b), _) => Ok(b.clone()),
+                (None, Ok(t)) => Config::status_quo(&*t).map_err(AppError::from),
+                (None, Err(e)) => Err(e),
+            };
+            match quo {
+                Ok(c) => any |= takes_recorded_ttl(std::slice::from_ref(&c)),
+                Err(_) => return false,
+            }
+        }
+        any
+    }
+
     /// A sweep of `grid` over `traces`, as `tracecost sweep` runs it: the
     /// grid expanded with the traces' status quos ([`grid_configs`]), every
     /// config and status quo checked against every trace and priced before
@@ -240,6 +260,11 @@ impl SweepPlan {
                 crate::replay::ReplayError::Pricing(p) => AppError::Pricing(p),
                 e => e.into(),
             })?;
+        // A stored fleet's outlines wait on disk with its traces.
+        let outlines = match &held {
+            Held::Stored(_) => super::outline::Outlines::spilled(outlines)?,
+            Held::Whole(_) => super::outline::Outlines::in_memory(outlines),
+        };
         Ok(SweepPlan {
             outlines,
             held,
