@@ -816,13 +816,22 @@ fn with_account_sweep<R>(
     group: &[usize],
     f: &mut dyn FnMut(&mut crate::replay::sweep::AccountSweep<'_>) -> Result<R, AppError>,
 ) -> Result<R, AppError> {
-    let applicability = sp.applicability.subset(group);
+    // An account that is the whole plan (a generated fleet is one) reads
+    // the plan's own: a copy is about 16 bytes a trace, held to the end.
+    let whole = group.iter().copied().eq(0..sp.applicability.traces());
+    let own;
+    let applicability = if whole {
+        &sp.applicability
+    } else {
+        own = sp.applicability.subset(group);
+        &own
+    };
     let shapes = group
         .iter()
         .map(|&i| sp.shape(i))
         .collect::<Result<Vec<_>, _>>()?;
     let mut sweep = crate::replay::sweep::AccountSweep::new(
-        &applicability,
+        applicability,
         &shapes,
         sp.cost.replay_context(memo, None),
         sp.recall_cost_usd,
