@@ -27,7 +27,7 @@ use crate::trace::Trace;
 pub struct TraceStore {
     /// The copies.
     file: TempFile,
-    /// Per trace: where it is.
+    /// Per trace: where it is (until sealed: then in `rows`).
     entries: Vec<Entry>,
     /// The inputs traces are read back from, open.
     inputs: Vec<(PathBuf, File)>,
@@ -37,6 +37,10 @@ pub struct TraceStore {
     /// 8 MB.
     shapes: TempFile,
     shape_at: Vec<(u64, u32)>,
+    /// Once sealed, `entries` and `shape_at` as rows of [`ROW`] bytes, one
+    /// per trace, read back by place (and how many): a fleet's 40,000
+    /// held to the end were 2.2 MB.
+    rows: Option<(TempFile, usize)>,
     /// The strings the traces' outlines share.
     shared: SharedStrings,
     /// Per trace, the digest of its bytes when it was found as they were
@@ -45,7 +49,7 @@ pub struct TraceStore {
 }
 
 /// Where a stored trace is.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Entry {
     /// In the temporary file: where its line starts and how long it is.
     Copied { at: u64, len: usize },
@@ -69,6 +73,7 @@ impl TraceStore {
             inputs: Vec::new(),
             shapes: TempFile::new("shapes")?,
             shape_at: Vec::new(),
+            rows: None,
             shared: SharedStrings::default(),
             digests: Vec::new(),
         })
@@ -182,34 +187,59 @@ impl TraceStore {
 
     /// Ends writing: every trace written can be read back.
     pub fn seal(&mut self) -> Result<(), AppError> {
-        // Kept to the end of the run, one entry per trace of the fleet: the
-        // room grown for more goes back.
-        self.entries.shrink_to_fit();
-        self.shape_at.shrink_to_fit();
+        // Kept to the end of the run, one per trace of the fleet: the room
+        // grown for more goes back, and where each trace and its shape are
+        // goes to disk.
         self.digests.shrink_to_fit();
+        if self.rows.is_none() {
+            let mut rows = TempFile::new("places")?;
+            for (entry, shape) in self.entries.iter().zip(&self.shape_at) {
+                rows.append(&row(entry, *shape)?)?;
+            }
+            rows.seal()?;
+            self.rows = Some((rows, self.entries.len()));
+            self.entries = Vec::new();
+            self.shape_at = Vec::new();
+        }
         self.shapes.seal()?;
         self.file.seal()
     }
 
     /// How many traces the store holds.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        match &self.rows {
+            Some((_, len)) => *len,
+            None => self.entries.len(),
+        }
     }
 
     /// Whether the store holds no trace.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
+    }
+
+    /// Where trace `i` is, and the shape of its requests.
+    fn place(&self, i: usize) -> Result<(Entry, (u64, u32)), AppError> {
+        let missing =
+            || AppError::Internal(format!("no trace {} of {} in the store", i + 1, self.len()));
+        match &self.rows {
+            Some((rows, len)) if i < *len => {
+                let bytes = rows.read(i as u64 * ROW as u64, ROW)?;
+                from_row(&bytes).ok_or_else(|| {
+                    AppError::Internal(format!("the place of trace {} reads back wrong", i + 1))
+                })
+            }
+            Some(_) => Err(missing()),
+            None => match (self.entries.get(i), self.shape_at.get(i)) {
+                (Some(e), Some(s)) => Ok((*e, *s)),
+                _ => Err(missing()),
+            },
+        }
     }
 
     /// The shape of trace `i`'s requests, read back (once sealed).
     pub fn shape(&self, i: usize) -> Result<RequestShape, AppError> {
-        let &(at, len) = self.shape_at.get(i).ok_or_else(|| {
-            AppError::Internal(format!(
-                "no request shape of trace {} of {}",
-                i + 1,
-                self.shape_at.len()
-            ))
-        })?;
+        let (_, (at, len)) = self.place(i)?;
         let bytes = self.shapes.read(at, len as usize)?;
         rmp_serde::from_slice(&bytes).map_err(|e| {
             AppError::Internal(format!(
@@ -245,13 +275,7 @@ impl TraceStore {
     /// Trace `i`'s bytes as they were read (its line of the input) or
     /// copied, with where they are as an error would name it.
     pub fn raw(&self, i: usize) -> Result<(Vec<u8>, String), AppError> {
-        let Some(&entry) = self.entries.get(i) else {
-            return Err(AppError::Internal(format!(
-                "no trace {} of {} in the store",
-                i + 1,
-                self.entries.len()
-            )));
-        };
+        let (entry, _) = self.place(i)?;
         let (buf, shown) = match entry {
             Entry::Copied { at, len } => (
                 self.file.read(at, len)?,
@@ -282,11 +306,67 @@ impl TraceStore {
     }
 }
 
+/// The bytes of a row of [`TraceStore::rows`].
+const ROW: usize = 40;
+
+/// `entry` and the place of its shape as a row: the input (`u32::MAX`:
+/// copied), the length, the offset, the line's hash, then where the shape
+/// starts and its length, little-endian.
+fn row(entry: &Entry, (shape_at, shape_len): (u64, u32)) -> Result<[u8; ROW], AppError> {
+    let (input, len, at, hash) = match *entry {
+        Entry::Copied { at, len } => (u32::MAX, len, at, 0),
+        Entry::Input {
+            input,
+            at,
+            len,
+            hash,
+        } => (
+            u32::try_from(input)
+                .ok()
+                .filter(|i| *i < u32::MAX)
+                .ok_or_else(|| AppError::Internal(format!("input {input} of a store")))?,
+            len,
+            at,
+            hash,
+        ),
+    };
+    let mut out = [0u8; ROW];
+    out[..4].copy_from_slice(&input.to_le_bytes());
+    out[4..12].copy_from_slice(&(len as u64).to_le_bytes());
+    out[12..20].copy_from_slice(&at.to_le_bytes());
+    out[20..28].copy_from_slice(&hash.to_le_bytes());
+    out[28..36].copy_from_slice(&shape_at.to_le_bytes());
+    out[36..].copy_from_slice(&shape_len.to_le_bytes());
+    Ok(out)
+}
+
+/// The row [`row`] wrote.
+fn from_row(b: &[u8]) -> Option<(Entry, (u64, u32))> {
+    let u64_at = |k: usize| Some(u64::from_le_bytes(b.get(k..k + 8)?.try_into().ok()?));
+    let u32_at = |k: usize| Some(u32::from_le_bytes(b.get(k..k + 4)?.try_into().ok()?));
+    let (input, len, at, hash) = (
+        u32_at(0)?,
+        usize::try_from(u64_at(4)?).ok()?,
+        u64_at(12)?,
+        u64_at(20)?,
+    );
+    let entry = match input {
+        u32::MAX => Entry::Copied { at, len },
+        input => Entry::Input {
+            input: input as usize,
+            at,
+            len,
+            hash,
+        },
+    };
+    Some((entry, (u64_at(28)?, u32_at(36)?)))
+}
+
 /// A temporary file written by appending and read back anywhere: on Unix
 /// it has no name once open, so nothing is left behind however the run
 /// ends (a named one goes with it). What the stores below share.
 #[derive(Debug)]
-struct TempFile {
+pub(crate) struct TempFile {
     path: PathBuf,
     /// `None` once sealed.
     writer: Option<BufWriter<File>>,
@@ -297,7 +377,7 @@ struct TempFile {
 impl TempFile {
     /// A new file in the system's temporary folder (`TMPDIR`); `what`
     /// names it.
-    fn new(what: &str) -> Result<Self, AppError> {
+    pub(crate) fn new(what: &str) -> Result<Self, AppError> {
         let dir = std::env::temp_dir();
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -329,7 +409,7 @@ impl TempFile {
     }
 
     /// Appends `bytes`: where they start and how long they are.
-    fn append(&mut self, bytes: &[u8]) -> Result<(u64, usize), AppError> {
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> Result<(u64, usize), AppError> {
         let Some(w) = self.writer.as_mut() else {
             return Err(AppError::Internal("a record after the end".into()));
         };
@@ -344,7 +424,7 @@ impl TempFile {
     /// Ends writing: everything appended can be read back. Flushed is
     /// enough: it is read through the same open file, and nothing outlives
     /// the run.
-    fn seal(&mut self) -> Result<(), AppError> {
+    pub(crate) fn seal(&mut self) -> Result<(), AppError> {
         if let Some(w) = self.writer.take() {
             w.into_inner()
                 .map_err(|e| e.into_error())
@@ -354,7 +434,7 @@ impl TempFile {
     }
 
     /// The `len` bytes at `at`, once sealed.
-    fn read(&self, at: u64, len: usize) -> Result<Vec<u8>, AppError> {
+    pub(crate) fn read(&self, at: u64, len: usize) -> Result<Vec<u8>, AppError> {
         if self.writer.is_some() {
             return Err(AppError::Internal("a record read before the end".into()));
         }
@@ -626,6 +706,40 @@ mod tests {
     use super::*;
 
     /// A JSON Lines file of two generated traces, read with their origins.
+    #[test]
+    fn a_row_reads_back_as_the_place_it_was() {
+        let places = [
+            (Entry::Copied { at: 0, len: 0 }, (0, 0)),
+            (
+                Entry::Copied {
+                    at: u64::MAX,
+                    len: usize::MAX,
+                },
+                (u64::MAX, u32::MAX),
+            ),
+            (
+                Entry::Input {
+                    input: 3,
+                    at: 1 << 40,
+                    len: 12_345,
+                    hash: 0xDEAD_BEEF_0123_4567,
+                },
+                (77, 9),
+            ),
+        ];
+        for (entry, shape) in places {
+            assert_eq!(from_row(&row(&entry, shape).unwrap()), Some((entry, shape)));
+        }
+        let too_many = Entry::Input {
+            input: u32::MAX as usize,
+            at: 0,
+            len: 1,
+            hash: 0,
+        };
+        assert!(row(&too_many, (0, 0)).is_err());
+        assert_eq!(from_row(&[0u8; ROW - 1]), None);
+    }
+
     fn jsonl_store(dir: &Path) -> (PathBuf, TraceStore, Vec<TraceOutline>) {
         let path = dir.join("two.jsonl");
         let traces = [
