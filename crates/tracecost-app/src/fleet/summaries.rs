@@ -60,25 +60,43 @@ pub struct MetaRef<'a> {
 #[derive(Debug)]
 struct Metas {
     text: String,
-    rows: Vec<Option<MetaRow>>,
+    rows: Vec<MetaRow>,
 }
 
 /// Where a meta's strings are in [`Metas::text`]: from `at`, the trace's
-/// name, the session's, then the project's.
+/// name, the session's, then the project's (their lengths; [`MetaRow::NONE`]
+/// for a project not told, or as the trace's, for a row not yet put), and
+/// when the trace started (`started_ms` when `started`). 32 bytes, one per
+/// trace made room for when the replay starts; with `Option`s, 40.
 #[derive(Debug, Clone, Copy)]
 struct MetaRow {
-    at: usize,
+    at: u64,
+    started_ms: u64,
     trace: u32,
     session: u32,
-    project: Option<u32>,
-    started_ms: Option<u64>,
+    project: u32,
+    started: bool,
+}
+
+impl MetaRow {
+    /// A length no string is given (every one is checked shorter).
+    const NONE: u32 = u32::MAX;
+    /// A row not yet put.
+    const EMPTY: MetaRow = MetaRow {
+        at: 0,
+        started_ms: 0,
+        trace: Self::NONE,
+        session: 0,
+        project: Self::NONE,
+        started: false,
+    };
 }
 
 impl Metas {
     fn new(traces: usize) -> Self {
         Metas {
             text: String::new(),
-            rows: vec![None; traces],
+            rows: vec![MetaRow::EMPTY; traces],
         }
     }
 
@@ -91,19 +109,28 @@ impl Metas {
     fn put(&mut self, i: usize, meta: &TraceMeta) -> Result<(), AppError> {
         let len = self.rows.len();
         let too_long = || AppError::Internal(format!("a name of trace {} is over 4 GB", i + 1));
-        let width = |s: &str| u32::try_from(s.len()).map_err(|_| too_long());
+        let width = |s: &str| {
+            u32::try_from(s.len())
+                .ok()
+                .filter(|n| *n < MetaRow::NONE)
+                .ok_or_else(too_long)
+        };
         let row = MetaRow {
-            at: self.text.len(),
+            at: self.text.len() as u64,
+            started_ms: meta.started_ms.unwrap_or(0),
             trace: width(&meta.trace)?,
             session: width(&meta.session)?,
-            project: meta.project.as_deref().map(width).transpose()?,
-            started_ms: meta.started_ms,
+            project: match meta.project.as_deref() {
+                Some(p) => width(p)?,
+                None => MetaRow::NONE,
+            },
+            started: meta.started_ms.is_some(),
         };
         let slot = self
             .rows
             .get_mut(i)
             .ok_or_else(|| AppError::Internal(format!("a summary for trace {} of {len}", i + 1)))?;
-        *slot = Some(row);
+        *slot = row;
         self.text.push_str(&meta.trace);
         self.text.push_str(&meta.session);
         if let Some(p) = &meta.project {
@@ -113,21 +140,24 @@ impl Metas {
     }
 
     fn get(&self, i: usize) -> Option<MetaRef<'_>> {
-        let row = (*self.rows.get(i)?)?;
+        let row = *self.rows.get(i)?;
+        if row.trace == MetaRow::NONE {
+            return None;
+        }
         let (trace, rest) = self
             .text
-            .get(row.at..)?
+            .get(usize::try_from(row.at).ok()?..)?
             .split_at_checked(row.trace as usize)?;
         let (session, rest) = rest.split_at_checked(row.session as usize)?;
         let project = match row.project {
-            Some(n) => Some(rest.get(..n as usize)?),
-            None => None,
+            MetaRow::NONE => None,
+            n => Some(rest.get(..n as usize)?),
         };
         Some(MetaRef {
             trace,
             session,
             project,
-            started_ms: row.started_ms,
+            started_ms: row.started.then_some(row.started_ms),
         })
     }
 }
@@ -212,7 +242,12 @@ impl Summaries {
 
     /// Ends writing; every trace must have its summary.
     pub fn seal(&mut self) -> Result<(), AppError> {
-        if let Some(i) = self.metas.rows.iter().position(Option::is_none) {
+        if let Some(i) = self
+            .metas
+            .rows
+            .iter()
+            .position(|r| r.trace == MetaRow::NONE)
+        {
             return Err(AppError::Internal(format!(
                 "trace {} of {} has no summary",
                 i + 1,
