@@ -378,24 +378,8 @@ impl TempFile {
     /// A new file in the system's temporary folder (`TMPDIR`); `what`
     /// names it.
     pub(crate) fn new(what: &str) -> Result<Self, AppError> {
-        let dir = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let path = dir.join(format!(
-            "tracecost-{what}-{}-{nanos}.tmp",
-            std::process::id()
-        ));
-        let io = |source| store_error(&path, &source);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(io)?;
-        let reader = file.try_clone().map_err(io)?;
-        #[cfg(unix)]
-        std::fs::remove_file(&path).map_err(io)?;
+        let (path, file) = temp_file(what)?;
+        let reader = file.try_clone().map_err(|e| store_error(&path, &e))?;
         Ok(TempFile {
             path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
@@ -444,6 +428,67 @@ impl TempFile {
     }
 }
 
+/// A new file, open to read and write, in the system's temporary folder
+/// (`TMPDIR`); `what` names it. On Unix it has no name once open.
+fn temp_file(what: &str) -> Result<(PathBuf, File), AppError> {
+    let dir = std::env::temp_dir();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let path = dir.join(format!(
+        "tracecost-{what}-{}-{nanos}.tmp",
+        std::process::id()
+    ));
+    let io = |source| store_error(&path, &source);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(io)?;
+    #[cfg(unix)]
+    std::fs::remove_file(&path).map_err(io)?;
+    Ok((path, file))
+}
+
+/// Rows of [`Record::BYTES`] bytes written and read by place in a
+/// temporary file: a [`SpillFile`]'s records, one per trace of a fleet,
+/// written in any order while it is replayed. A row never written reads
+/// as [`Record::NONE`] (the file has a hole there, or ends before it).
+#[derive(Debug)]
+struct Rows {
+    path: PathBuf,
+    file: File,
+}
+
+impl Drop for Rows {
+    fn drop(&mut self) {
+        #[cfg(not(unix))]
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Rows {
+    fn new(what: &str) -> Result<Self, AppError> {
+        let (path, file) = temp_file(&format!("{what}-places"))?;
+        Ok(Rows { path, file })
+    }
+
+    fn put(&self, i: usize, r: Record) -> Result<(), AppError> {
+        write_at(&self.file, &r.to_bytes(), i as u64 * Record::BYTES as u64)
+            .map_err(|e| store_error(&self.path, &e))
+    }
+
+    fn get(&self, i: usize) -> Result<Record, AppError> {
+        let mut b = [0u8; Record::BYTES];
+        match read_at(&self.file, &mut b, i as u64 * Record::BYTES as u64) {
+            Ok(()) => Ok(Record::from_bytes(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(Record::NONE),
+            Err(e) => Err(store_error(&self.path, &e)),
+        }
+    }
+}
+
 impl Drop for TempFile {
     fn drop(&mut self) {
         #[cfg(not(unix))]
@@ -460,16 +505,19 @@ impl Drop for TempFile {
 #[derive(Debug)]
 pub struct SpillFile {
     file: TempFile,
-    /// Per place: where its record is.
-    entries: Vec<Record>,
+    /// Per place: where its record is, on disk (16 bytes a trace of a
+    /// fleet, for the whole run, were 1.3 MB for two of these at 40,000
+    /// traces).
+    rows: Rows,
+    /// How many places.
+    places: usize,
     /// The files records are read back from in place, open.
     elsewhere: Vec<(Arc<File>, Arc<Path>)>,
 }
 
 /// Where a record of a [`SpillFile`] is: `len` bytes from `at`, in the
-/// file `file` names. 16 bytes, one per trace of a fleet for the whole
-/// run (an enum of the three cases took 32).
-#[derive(Debug, Clone, Copy)]
+/// file `file` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Record {
     at: u64,
     len: u32,
@@ -488,10 +536,49 @@ impl Record {
     /// In the spill's own file.
     const OWN: u32 = u32::MAX - 1;
 
+    /// Bytes of a record as [`Rows`] holds it.
+    const BYTES: usize = 16;
+
     fn new(file: u32, at: u64, len: usize) -> Result<Self, AppError> {
         let len = u32::try_from(len)
             .map_err(|_| AppError::Internal(format!("a record of {len} bytes (over 4 GB)")))?;
         Ok(Record { at, len, file })
+    }
+
+    /// Little-endian, `file` inverted so that a row of zeros is
+    /// [`Record::NONE`].
+    fn to_bytes(self) -> [u8; Self::BYTES] {
+        let mut b = [0u8; Self::BYTES];
+        b[..8].copy_from_slice(&self.at.to_le_bytes());
+        b[8..12].copy_from_slice(&self.len.to_le_bytes());
+        b[12..].copy_from_slice(&(!self.file).to_le_bytes());
+        b
+    }
+
+    fn from_bytes(b: [u8; Self::BYTES]) -> Self {
+        let [
+            a0,
+            a1,
+            a2,
+            a3,
+            a4,
+            a5,
+            a6,
+            a7,
+            l0,
+            l1,
+            l2,
+            l3,
+            f0,
+            f1,
+            f2,
+            f3,
+        ] = b;
+        Record {
+            at: u64::from_le_bytes([a0, a1, a2, a3, a4, a5, a6, a7]),
+            len: u32::from_le_bytes([l0, l1, l2, l3]),
+            file: !u32::from_le_bytes([f0, f1, f2, f3]),
+        }
     }
 }
 
@@ -518,17 +605,22 @@ impl SpillFile {
     pub fn new(what: &str, places: usize) -> Result<Self, AppError> {
         Ok(SpillFile {
             file: TempFile::new(what)?,
-            entries: vec![Record::NONE; places],
+            rows: Rows::new(what)?,
+            places,
             elsewhere: Vec::new(),
         })
     }
 
-    /// The slot of place `i`.
-    fn slot(&mut self, i: usize) -> Result<&mut Record, AppError> {
-        let places = self.entries.len();
-        self.entries
-            .get_mut(i)
-            .ok_or_else(|| AppError::Internal(format!("a record for place {} of {places}", i + 1)))
+    /// Checks that `i` is a place.
+    fn slot(&self, i: usize) -> Result<(), AppError> {
+        match i < self.places {
+            true => Ok(()),
+            false => Err(AppError::Internal(format!(
+                "a record for place {} of {}",
+                i + 1,
+                self.places
+            ))),
+        }
     }
 
     /// Writes the record of place `i` (a later one replaces it).
@@ -536,8 +628,7 @@ impl SpillFile {
         // The place is checked before anything is written.
         self.slot(i)?;
         let (at, len) = self.file.append(bytes)?;
-        *self.slot(i)? = Record::new(Record::OWN, at, len)?;
-        Ok(())
+        self.rows.put(i, Record::new(Record::OWN, at, len)?)
     }
 
     /// Keeps `bytes` as the record of place `i`, to be read back from
@@ -557,8 +648,9 @@ impl SpillFile {
             None => return self.put(i, bytes),
         };
         // At most ELSEWHERE_MAX files: the index fits.
-        *self.slot(i)? = Record::new(file as u32, on.at, bytes.len())?;
-        Ok(())
+        self.slot(i)?;
+        self.rows
+            .put(i, Record::new(file as u32, on.at, bytes.len())?)
     }
 
     /// Ends writing: every record written can be read back.
@@ -568,28 +660,33 @@ impl SpillFile {
 
     /// How many places.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.places
     }
 
     /// Whether there is no place.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.places == 0
     }
 
-    /// Whether place `i` has its record.
+    /// Whether place `i` has its record (a record that cannot be read back
+    /// is not one).
     pub fn has(&self, i: usize) -> bool {
-        self.entries
-            .get(i)
-            .is_some_and(|r| r.file != Record::NONE.file)
+        self.record(i).is_ok_and(|r| r.file != Record::NONE.file)
+    }
+
+    /// Where the record of place `i` is; [`Record::NONE`] past the places.
+    fn record(&self, i: usize) -> Result<Record, AppError> {
+        match i < self.places {
+            true => self.rows.get(i),
+            false => Ok(Record::NONE),
+        }
     }
 
     /// The record of place `i`, once sealed.
     pub fn get(&self, i: usize) -> Result<Vec<u8>, AppError> {
-        match self.entries.get(i).copied() {
-            Some(Record { at, len, file }) if file == Record::OWN => {
-                self.file.read(at, len as usize)
-            }
-            Some(Record { at, len, file }) if (file as usize) < self.elsewhere.len() => {
+        match self.record(i)? {
+            Record { at, len, file } if file == Record::OWN => self.file.read(at, len as usize),
+            Record { at, len, file } if (file as usize) < self.elsewhere.len() => {
                 let (file, path) = &self.elsewhere[file as usize];
                 let mut buf = vec![0u8; len as usize];
                 read_at(file, &mut buf, at).map_err(|e| {
@@ -603,7 +700,7 @@ impl SpillFile {
             _ => Err(AppError::Internal(format!(
                 "no record of place {} of {}",
                 i + 1,
-                self.entries.len()
+                self.places
             ))),
         }
     }
@@ -687,6 +784,26 @@ fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     file.read_exact_at(buf, at)
 }
 
+#[cfg(unix)]
+fn write_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(buf, at)
+}
+
+#[cfg(not(unix))]
+fn write_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        let n = file.seek_write(&buf[done..], at + done as u64)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        done += n;
+    }
+    Ok(())
+}
+
 #[cfg(not(unix))]
 fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     use std::os::windows::fs::FileExt;
@@ -705,7 +822,30 @@ fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// A JSON Lines file of two generated traces, read with their origins.
+    /// A spill's record reads back from its row as it was, and a row of
+    /// zeros (a hole in the file) is no record.
+    #[test]
+    fn a_record_reads_back_from_its_row_and_zeros_are_none() {
+        for r in [
+            Record::NONE,
+            Record {
+                at: u64::MAX,
+                len: u32::MAX,
+                file: Record::OWN,
+            },
+            Record {
+                at: 12,
+                len: 3,
+                file: 0,
+            },
+        ] {
+            assert_eq!(Record::from_bytes(r.to_bytes()), r);
+        }
+        assert_eq!(Record::NONE.to_bytes(), [0u8; Record::BYTES]);
+    }
+
+    /// Where a trace and its shape are reads back from its row as it
+    /// was, at the extremes of each field.
     #[test]
     fn a_row_reads_back_as_the_place_it_was() {
         let places = [
@@ -740,6 +880,7 @@ mod tests {
         assert_eq!(from_row(&[0u8; ROW - 1]), None);
     }
 
+    /// A JSON Lines file of two generated traces, read with their origins.
     fn jsonl_store(dir: &Path) -> (PathBuf, TraceStore, Vec<TraceOutline>) {
         let path = dir.join("two.jsonl");
         let traces = [
@@ -827,7 +968,7 @@ mod tests {
             assert_eq!(f.get(i).unwrap(), b"summary", "place {i}");
         }
         assert_eq!(f.elsewhere.len(), ELSEWHERE_MAX);
-        assert_eq!(f.entries[places - 1].file, Record::OWN);
+        assert_eq!(f.record(places - 1).unwrap().file, Record::OWN);
     }
 
     #[test]
