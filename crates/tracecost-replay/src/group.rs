@@ -712,6 +712,16 @@ impl<'a> Simulator<'a> {
         Ok(())
     }
 
+    /// Lets go of what only simulating reads (the request's index, the
+    /// keys and caching of the call before): for a trace every call of
+    /// which is simulated, waiting for its results to be put together.
+    pub(super) fn simulated(&mut self) {
+        self.index = PrefixIndex::default();
+        self.last_keys = Vec::new();
+        self.before = Vec::new();
+        self.breakpoints = Vec::new();
+    }
+
     /// The results, one per config, of `trace` (the one simulated, read
     /// again) planned as `done` says.
     pub(super) fn finish(

@@ -112,7 +112,11 @@ impl<'a> RunState<'a> {
                 None => {
                     if let Some(run) = self.live.remove(&t) {
                         self.counted(progress);
-                        done.push((t, run.sim, run.done));
+                        let LiveRun {
+                            mut sim, done: d, ..
+                        } = *run;
+                        sim.simulated();
+                        done.push((t, sim, d));
                     }
                 }
             }
