@@ -159,20 +159,18 @@ pub fn automatic_breakpoint(blocks: &[PrefixBlock], ttl: Ttl) -> Option<Breakpoi
         .map(|block| Breakpoint { block, ttl })
 }
 
-/// Cumulative prefix keys, token counts, kinds and positions of one
-/// request's blocks: everything the simulation needs that depends only on
-/// the blocks and the model, not on the breakpoints. A replay holds one
-/// for every request it is building, so it holds no more than that: the
+/// Cumulative prefix keys, token counts and kinds of one request's
+/// blocks: everything the simulation needs that depends only on the
+/// blocks and the model, not on the breakpoints. A replay holds one for
+/// every request it is building, so it holds no more than that: the
 /// blocks themselves (their keys, their messages) are not needed once
-/// indexed, and a block's position is found among the positions, not kept
-/// per block.
+/// indexed, and the positions a breakpoint looks back over are read from
+/// the kinds as it looks ([`PrefixIndex::lookback`]), not kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrefixIndex {
     cum: Vec<u128>,
     prefix_tokens: Vec<u64>,
     kinds: Vec<PrefixKind>,
-    /// (first block, last block) of each position, in order.
-    positions: Vec<(usize, usize)>,
 }
 
 impl PrefixIndex {
@@ -203,12 +201,6 @@ impl PrefixIndex {
         self.cum.truncate(len);
         self.prefix_tokens.truncate(len);
         self.kinds.truncate(len);
-        while self.positions.last().is_some_and(|p| p.0 >= len) {
-            self.positions.pop();
-        }
-        if let Some(p) = self.positions.last_mut() {
-            p.1 = p.1.min(len.saturating_sub(1));
-        }
     }
 
     /// Indexes `blocks[self.len()..]`: the request's blocks, of which the
@@ -226,7 +218,6 @@ impl PrefixIndex {
     /// `model`: [`PrefixIndex::extend`] for a caller that holds only the
     /// blocks added.
     pub fn append(&mut self, model: &ModelPrice, new: &[PrefixBlock]) {
-        let start = self.cum.len();
         let mut h = match self.cum.last() {
             Some(h) => *h,
             None => ContentHash::of(model.id.as_bytes()).as_u128(),
@@ -235,32 +226,12 @@ impl PrefixIndex {
         self.cum.reserve(new.len());
         self.prefix_tokens.reserve(new.len());
         self.kinds.reserve(new.len());
-        // Positions: (first block, last block); tool_use / tool_result runs
-        // merge; the tool-prompt pseudo-block is none.
-        let mut prev_run: Option<(PrefixKind, usize)> = start
-            .checked_sub(1)
-            .and_then(|j| Some((*self.kinds.get(j)?, j)))
-            .filter(|&(k, _)| k != PrefixKind::ToolPrompt); // kind, last block
-        for (i, b) in new.iter().enumerate() {
-            let i = start + i;
+        for b in new {
             h = combine(h, b.key);
             t += b.tokens;
             self.cum.push(h);
             self.prefix_tokens.push(t);
             self.kinds.push(b.kind);
-            if b.kind == PrefixKind::ToolPrompt {
-                continue;
-            }
-            let merges = matches!(b.kind, PrefixKind::ToolUse | PrefixKind::ToolResult)
-                && prev_run.is_some_and(|(k, last)| k == b.kind && last + 1 == i);
-            if merges {
-                if let Some(p) = self.positions.last_mut() {
-                    p.1 = i;
-                }
-            } else {
-                self.positions.push((i, i));
-            }
-            prev_run = Some((b.kind, i));
         }
     }
 
@@ -274,14 +245,22 @@ impl PrefixIndex {
         self.kinds.get(block).copied()
     }
 
-    /// The position block `block` is part of (none for the tool-prompt
-    /// pseudo-block, or past the end).
-    fn position_of(&self, block: usize) -> Option<usize> {
+    /// The blocks a breakpoint on block `block` looks back over for an
+    /// entry, nearest first: those of its own position up to it, then
+    /// those of the [`LOOKBACK_POSITIONS`]` - 1` positions before. Each
+    /// block is a position but for a run of tool_use or of tool_result
+    /// blocks (one position) and the tool-prompt pseudo-block (none).
+    /// `None` for that pseudo-block, or past the end.
+    fn lookback(&self, block: usize) -> Option<Lookback<'_>> {
         if self.kind_at(block)? == PrefixKind::ToolPrompt {
             return None;
         }
-        let p = self.positions.partition_point(|&(first, _)| first <= block);
-        p.checked_sub(1).filter(|&p| self.positions[p].1 >= block)
+        Some(Lookback {
+            kinds: &self.kinds,
+            next: Some(block),
+            after: None,
+            positions: 0,
+        })
     }
 }
 
@@ -289,6 +268,45 @@ impl PrefixIndex {
     /// The cache key of the prefix that ends with block `block`.
     pub fn key_at(&self, block: usize) -> Option<u128> {
         self.cum.get(block).copied()
+    }
+}
+
+/// The walk of [`PrefixIndex::lookback`].
+struct Lookback<'i> {
+    kinds: &'i [PrefixKind],
+    /// The next block to look at.
+    next: Option<usize>,
+    /// The block given last, and its kind.
+    after: Option<(PrefixKind, usize)>,
+    /// Positions entered so far.
+    positions: usize,
+}
+
+impl Iterator for Lookback<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            let b = self.next?;
+            self.next = b.checked_sub(1);
+            let kind = *self.kinds.get(b)?;
+            if kind == PrefixKind::ToolPrompt {
+                continue;
+            }
+            // A block is in the position of the block after it when both
+            // are tool_use, or both tool_result, with nothing between.
+            let same = matches!(kind, PrefixKind::ToolUse | PrefixKind::ToolResult)
+                && self.after.is_some_and(|(k, a)| k == kind && a == b + 1);
+            if !same {
+                self.positions += 1;
+                if self.positions > LOOKBACK_POSITIONS {
+                    self.next = None;
+                    return None;
+                }
+            }
+            self.after = Some((kind, b));
+            return Some(b);
+        }
     }
 }
 
@@ -678,10 +696,7 @@ impl CacheSim {
         self.pass_time(now);
         let seq = self.seq;
         let PrefixIndex {
-            cum,
-            prefix_tokens,
-            positions,
-            ..
+            cum, prefix_tokens, ..
         } = prefix;
         let total = prefix_tokens.last().copied().unwrap_or(0);
 
@@ -702,19 +717,12 @@ impl CacheSim {
         for bp in effective.as_slice() {
             // A breakpoint is on a markable block (checked), so on one
             // with a position.
-            let Some(p) = prefix.position_of(bp.block) else {
+            let Some(mut walk) = prefix.lookback(bp.block) else {
                 continue;
             };
-            let lowest = p.saturating_sub(LOOKBACK_POSITIONS - 1);
-            'walk: for q in (lowest..=p).rev() {
-                let (first, last) = positions[q];
-                for b in (first..=last.min(bp.block)).rev() {
-                    if self.entries.get(&cum[b]).is_some_and(readable) {
-                        hits[n_hits] = b;
-                        n_hits += 1;
-                        break 'walk;
-                    }
-                }
+            if let Some(b) = walk.find(|&b| self.entries.get(&cum[b]).is_some_and(readable)) {
+                hits[n_hits] = b;
+                n_hits += 1;
             }
         }
         let hits = &hits[..n_hits];
@@ -1066,12 +1074,12 @@ mod incremental_index {
             prop_assert_eq!(&appended, &index);
         }
 
-        /// A block's position, found among the positions, is the one a
-        /// scan of the blocks gives: a new one for each block but the
-        /// tool-prompt pseudo-block (none), a run of tool_use or of
-        /// tool_result blocks one position.
+        /// A breakpoint looks back over the blocks of its own position and
+        /// the 19 before, as a scan of the blocks numbers the positions: a
+        /// new one for each block but the tool-prompt pseudo-block (none),
+        /// a run of tool_use or of tool_result blocks one position.
         #[test]
-        fn a_block_is_in_the_position_a_scan_gives(
+        fn a_breakpoint_looks_back_over_the_positions_a_scan_gives(
             spec in prop::collection::vec((0u8..6, 0u8..5), 0..60),
             cut in 0usize..65,
         ) {
@@ -1098,9 +1106,18 @@ mod incremental_index {
                 expected.push(Some(positions - 1));
                 prev = Some((b.kind, i));
             }
-            let found: Vec<Option<usize>> = (0..all.len()).map(|b| index.position_of(b)).collect();
-            prop_assert_eq!(found, expected);
-            prop_assert_eq!(index.position_of(all.len()), None);
+            for b in 0..all.len() {
+                let want: Option<Vec<usize>> = expected[b].map(|p| {
+                    let lowest = p.saturating_sub(LOOKBACK_POSITIONS - 1);
+                    (0..=b)
+                        .rev()
+                        .filter(|&j| expected[j].is_some_and(|q| q >= lowest))
+                        .collect()
+                });
+                let got: Option<Vec<usize>> = index.lookback(b).map(Iterator::collect);
+                prop_assert_eq!(got, want, "block {}", b);
+            }
+            prop_assert!(index.lookback(all.len()).is_none());
             for (i, b) in all.iter().enumerate() {
                 prop_assert_eq!(index.kind_at(i), Some(b.kind));
             }
