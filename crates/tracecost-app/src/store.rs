@@ -668,10 +668,10 @@ impl SpillFile {
         self.places == 0
     }
 
-    /// Whether place `i` has its record (a record that cannot be read back
-    /// is not one).
-    pub fn has(&self, i: usize) -> bool {
-        self.record(i).is_ok_and(|r| r.file != Record::NONE.file)
+    /// Whether place `i` has its record (an error when where it is cannot
+    /// be read back).
+    pub fn has(&self, i: usize) -> Result<bool, AppError> {
+        Ok(self.record(i)?.file != Record::NONE.file)
     }
 
     /// Where the record of place `i` is; [`Record::NONE`] past the places.
@@ -983,7 +983,7 @@ mod tests {
         assert_eq!(f.get(2).unwrap(), b"two");
         assert_eq!(f.get(0).unwrap(), b"");
         assert_eq!(f.get(3).unwrap(), "tr\u{e8}s".as_bytes());
-        assert!(f.has(0) && !f.has(1) && !f.has(9));
+        assert!(f.has(0).unwrap() && !f.has(1).unwrap() && !f.has(9).unwrap());
         // A place never written, or past the end: said, not a panic.
         assert_eq!(
             f.get(1).unwrap_err().to_string(),

@@ -221,7 +221,10 @@ impl Lines {
                 file: Some(file), ..
             } => {
                 file.seal()?;
-                for i in (0..file.len()).filter(|&i| file.has(i)) {
+                for i in 0..file.len() {
+                    if !file.has(i)? {
+                        continue;
+                    }
                     let line = String::from_utf8(file.get(i)?).map_err(|e| {
                         crate::app::AppError::Internal(format!(
                             "a line of results.json reads back as: {e}"
