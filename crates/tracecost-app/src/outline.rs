@@ -182,7 +182,6 @@ impl OutlineRecord {
 /// time; only each one's head stays in memory, packed, since a replay
 /// orders and cuts a fleet by them. The outlines of 40,000 traces, with
 /// their names, held 7 MB for the whole run; their heads hold 1.3 MB.
-/// Where each outline is in the file is on disk too, in rows of one size.
 #[derive(Debug)]
 pub struct Outlines(Kept);
 
@@ -190,20 +189,13 @@ pub struct Outlines(Kept);
 enum Kept {
     Memory(Vec<TraceOutline>),
     Spilled {
-        /// The outlines, one after another.
-        file: crate::store::TempFile,
-        /// Per outline, where it starts in `file` and how long it is, in
-        /// rows of [`PLACE`] bytes.
-        places: crate::store::TempFile,
+        /// The outlines, by place (where each is, on disk too).
+        file: crate::store::SpillFile,
         heads: Vec<PackedHead>,
         /// The shared strings the outlines name, by their place.
         shared: Vec<Arc<OutlineShared>>,
     },
 }
-
-/// The bytes of a row of [`Kept::Spilled`]'s places: where an outline
-/// starts (8), how long it is (4).
-const PLACE: usize = 12;
 
 /// An outline as [`Outlines`] spills it: without its head, its shared
 /// strings by their place.
@@ -264,8 +256,7 @@ impl Outlines {
     /// `outlines`, written to a temporary file (in the system's temporary
     /// folder, as [`crate::store::TraceStore::new`]) but for their heads.
     pub fn spilled(outlines: Vec<TraceOutline>) -> Result<Self, AppError> {
-        let mut file = crate::store::TempFile::new("outlines")?;
-        let mut places = crate::store::TempFile::new("outline-places")?;
+        let mut file = crate::store::SpillFile::new("outlines", outlines.len())?;
         let mut heads = Vec::with_capacity(outlines.len());
         let mut shared: Vec<Arc<OutlineShared>> = Vec::new();
         let mut place: HashMap<*const OutlineShared, u32> = HashMap::new();
@@ -291,19 +282,11 @@ impl Outlines {
                 provider: o.provider.to_string(),
                 markers: o.markers,
             };
-            let (at, len) = file.append(&crate::store::encode_record(&record, "an outline")?)?;
-            let len = u32::try_from(len)
-                .map_err(|_| AppError::Internal(format!("an outline of {len} bytes")))?;
-            let mut place = [0u8; PLACE];
-            place[..8].copy_from_slice(&at.to_le_bytes());
-            place[8..].copy_from_slice(&len.to_le_bytes());
-            places.append(&place)?;
+            file.put(i, &crate::store::encode_record(&record, "an outline")?)?;
         }
         file.seal()?;
-        places.seal()?;
         Ok(Outlines(Kept::Spilled {
             file,
-            places,
             heads,
             shared,
         }))
@@ -337,7 +320,6 @@ impl Outlines {
             Kept::Memory(v) => v.get(i).map(Cow::Borrowed).ok_or_else(missing),
             Kept::Spilled {
                 file,
-                places,
                 heads,
                 shared,
             } => {
@@ -348,12 +330,8 @@ impl Outlines {
                         i + 1
                     ))
                 };
-                let place = places.read(i as u64 * PLACE as u64, PLACE)?;
-                let (at, len) = place.split_at(8);
-                let at = u64::from_le_bytes(at.try_into().map_err(|_| bad("its place".into()))?);
-                let len = u32::from_le_bytes(len.try_into().map_err(|_| bad("its place".into()))?);
-                let r: Spilled = crate::store::decode_record(&file.read(at, len as usize)?)
-                    .map_err(|e| bad(e.to_string()))?;
+                let r: Spilled =
+                    crate::store::decode_record(&file.get(i)?).map_err(|e| bad(e.to_string()))?;
                 Ok(Cow::Owned(TraceOutline {
                     name: r.name,
                     session: r.session,

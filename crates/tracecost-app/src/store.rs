@@ -366,7 +366,7 @@ fn from_row(b: &[u8]) -> Option<(Entry, (u64, u32))> {
 /// it has no name once open, so nothing is left behind however the run
 /// ends (a named one goes with it). What the stores below share.
 #[derive(Debug)]
-pub(crate) struct TempFile {
+struct TempFile {
     path: PathBuf,
     /// `None` once sealed.
     writer: Option<BufWriter<File>>,
@@ -377,7 +377,7 @@ pub(crate) struct TempFile {
 impl TempFile {
     /// A new file in the system's temporary folder (`TMPDIR`); `what`
     /// names it.
-    pub(crate) fn new(what: &str) -> Result<Self, AppError> {
+    fn new(what: &str) -> Result<Self, AppError> {
         let (path, file) = temp_file(what)?;
         let reader = file.try_clone().map_err(|e| store_error(&path, &e))?;
         Ok(TempFile {
@@ -393,7 +393,7 @@ impl TempFile {
     }
 
     /// Appends `bytes`: where they start and how long they are.
-    pub(crate) fn append(&mut self, bytes: &[u8]) -> Result<(u64, usize), AppError> {
+    fn append(&mut self, bytes: &[u8]) -> Result<(u64, usize), AppError> {
         let Some(w) = self.writer.as_mut() else {
             return Err(AppError::Internal("a record after the end".into()));
         };
@@ -408,7 +408,7 @@ impl TempFile {
     /// Ends writing: everything appended can be read back. Flushed is
     /// enough: it is read through the same open file, and nothing outlives
     /// the run.
-    pub(crate) fn seal(&mut self) -> Result<(), AppError> {
+    fn seal(&mut self) -> Result<(), AppError> {
         if let Some(w) = self.writer.take() {
             w.into_inner()
                 .map_err(|e| e.into_error())
@@ -418,7 +418,7 @@ impl TempFile {
     }
 
     /// The `len` bytes at `at`, once sealed.
-    pub(crate) fn read(&self, at: u64, len: usize) -> Result<Vec<u8>, AppError> {
+    fn read(&self, at: u64, len: usize) -> Result<Vec<u8>, AppError> {
         if self.writer.is_some() {
             return Err(AppError::Internal("a record read before the end".into()));
         }
