@@ -10,6 +10,17 @@
 //! The ledger ([`ledger`]) only stores; [`recall::fetch`] is the one place
 //! that answers a fetch from it.
 //!
+//! # The stub contract
+//!
+//! - A result is stubbed only when it is larger than the policy's
+//!   threshold, older than its last `keep_last_n` results, and **the model
+//!   has answered after it**: a result is never replaced before the model
+//!   has read it whole (parallel results of one turn included).
+//! - A stub is a pure function of the result's handle: the same bytes at
+//!   every later call, from any compactor ([`stub`]).
+//! - A payload is recorded in the ledger before its stub is sent, so every
+//!   stub can be recalled.
+//!
 //! # The engine in one example
 //!
 //! ```

@@ -6,7 +6,12 @@
 //! history and never copies an unchanged block: the view borrows them.
 //!
 //! A result is compacted when its payload is longer than `size_threshold`
-//! characters AND it is older than the last `keep_last_n` tool results. Both
+//! characters AND it is older than the last `keep_last_n` tool results AND
+//! the model has answered after it (an assistant message follows it in the
+//! history). The last condition means a result is never stubbed before the
+//! model has read it whole, whatever `keep_last_n` says: a turn's parallel
+//! results all arrive in one user message, and `keep_last_n = 1` must not
+//! stub two of three results the model has yet to see. All three
 //! conditions only become more true as the conversation grows, so a result
 //! compacted at one call stays compacted at every later call, as the same
 //! bytes — which is what keeps cached prefixes valid.
@@ -16,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use super::handle::Handle;
 use super::ledger::{LedgerError, ToolResultLedger, record_result};
-use super::message::{BlockKind, ContentBlock, Message};
+use super::message::{BlockKind, ContentBlock, Message, Role};
 use super::stub::render_stub;
 
 /// When to compact a tool result.
@@ -28,20 +33,53 @@ pub struct CompactionPolicy {
     pub keep_last_n: usize,
 }
 
+/// How many tool results a history holds, and how many of them (the
+/// oldest) the model has answered: those before its last assistant
+/// message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ResultCounts {
+    /// Every tool result of the history.
+    pub total: usize,
+    /// The results an assistant message follows.
+    pub answered: usize,
+}
+
+impl ResultCounts {
+    /// The counts of `history`.
+    pub fn of(history: &[Message]) -> Self {
+        let mut counts = Self::default();
+        for m in history {
+            if m.role() == Role::Assistant {
+                counts.answered = counts.total;
+            }
+            counts.total += m
+                .blocks()
+                .iter()
+                .filter(|b| matches!(b.kind(), BlockKind::ToolResult { .. }))
+                .count();
+        }
+        counts
+    }
+}
+
 impl CompactionPolicy {
     /// Whether the tool result at `index` (0-based, counting tool results
     /// in history order) with `payload_chars` characters is compacted in a
-    /// history holding `total_results` tool results. The one rule every
+    /// history whose results are counted by `counts`. The one rule every
     /// rewrite follows, exposed so that a caller keeping its own view up
     /// to date call after call decides exactly as [`Compactor::rewrite`].
-    pub fn compacts(&self, index: usize, total_results: usize, payload_chars: u64) -> bool {
-        index < self.eligible(total_results) && self.large(payload_chars)
+    pub fn compacts(&self, index: usize, counts: ResultCounts, payload_chars: u64) -> bool {
+        index < self.eligible(counts) && self.large(payload_chars)
     }
 
-    /// How many of a history's `total_results` tool results (the oldest)
-    /// are old enough to compact.
-    pub fn eligible(&self, total_results: usize) -> usize {
-        total_results.saturating_sub(self.keep_last_n)
+    /// How many of a history's tool results (the oldest) may be
+    /// compacted: those older than the last `keep_last_n` that the model
+    /// has answered.
+    pub fn eligible(&self, counts: ResultCounts) -> usize {
+        counts
+            .total
+            .saturating_sub(self.keep_last_n)
+            .min(counts.answered)
     }
 
     /// Whether a payload of `payload_chars` characters is large enough to
@@ -232,12 +270,8 @@ impl<L: ToolResultLedger> Compactor<L> {
     /// call). Compacted payloads are recorded into the ledger first, so a
     /// stub never goes out for a payload the ledger does not hold.
     pub fn rewrite<'h>(&mut self, history: &'h [Message]) -> Result<Rewrite<'h>, LedgerError> {
-        let total_results = history
-            .iter()
-            .flat_map(Message::blocks)
-            .filter(|b| matches!(b.kind(), BlockKind::ToolResult { .. }))
-            .count();
-        let eligible = self.policy.eligible(total_results);
+        let counts = ResultCounts::of(history);
+        let eligible = self.policy.eligible(counts);
         let mut out = Rewrite {
             view: WireView {
                 messages: Vec::with_capacity(history.len()),
@@ -260,7 +294,7 @@ impl<L: ToolResultLedger> Compactor<L> {
                 {
                     let index = seen_results;
                     seen_results += 1;
-                    if self.policy.compacts(index, total_results, *payload_chars) {
+                    if self.policy.compacts(index, counts, *payload_chars) {
                         let (handle, stub) = self.stub_for(&history[..=mi], tool_use_id, block)?;
                         out.compacted.push(handle);
                         let blocks = rewritten.get_or_insert_with(|| {
@@ -342,7 +376,6 @@ pub fn rewrite<'h, L: ToolResultLedger>(
 mod tests {
     use super::*;
     use crate::ledger::InMemoryLedger;
-    use crate::message::Role;
 
     fn tool_turn(id: &str, payload: &str) -> Vec<Message> {
         vec![
@@ -428,6 +461,8 @@ mod tests {
             ))
             .unwrap(),
         );
+        // The model answered after the result: it may be compacted.
+        h.push(Message::new_text(Role::Assistant, "read it"));
         let ledger = InMemoryLedger::new();
         let r = rewrite(
             &h,
@@ -469,6 +504,61 @@ mod tests {
         assert!(r.view.messages[4].blocks.is_none());
     }
 
+    /// One assistant turn calling three tools at once, and the user
+    /// message carrying their three results.
+    fn parallel_turn(ids: [&str; 3], chars: usize) -> Vec<Message> {
+        let uses: Vec<String> = ids
+            .iter()
+            .map(|id| format!(r#"{{"type":"tool_use","id":"{id}","name":"fetch","input":{{}}}}"#))
+            .collect();
+        let results: Vec<String> = ids
+            .iter()
+            .map(|id| {
+                format!(
+                    r#"{{"type":"tool_result","tool_use_id":"{id}","content":"{}"}}"#,
+                    "p".repeat(chars)
+                )
+            })
+            .collect();
+        vec![
+            Message::from_json(&format!(r#"{{"role":"assistant","content":[{}]}}"#, uses.join(",")))
+                .unwrap(),
+            Message::from_json(&format!(r#"{{"role":"user","content":[{}]}}"#, results.join(",")))
+                .unwrap(),
+        ]
+    }
+
+    #[test]
+    fn results_the_model_has_not_answered_are_sent_whole() {
+        let policy = CompactionPolicy {
+            size_threshold: 100,
+            keep_last_n: 1,
+        };
+        let mut h = vec![Message::new_text(Role::User, "go")];
+        h.extend(parallel_turn(["toolu_a", "toolu_b", "toolu_c"], 500));
+        // The call that reads the three results: none was read yet.
+        let ledger = InMemoryLedger::new();
+        let r = rewrite(&h, policy, &ledger).unwrap();
+        assert!(r.compacted.is_empty());
+        assert!(r.view.messages.iter().all(|m| m.blocks.is_none()));
+        assert_eq!(ledger.len(), 0);
+        assert_eq!(
+            ResultCounts::of(&h),
+            ResultCounts {
+                total: 3,
+                answered: 0
+            }
+        );
+        // keep_last_n = 0 does not stub them either.
+        let r = rewrite(&h, CompactionPolicy { keep_last_n: 0, ..policy }, &ledger).unwrap();
+        assert!(r.compacted.is_empty());
+        // Once the model has answered, all but the last kept may go.
+        h.push(Message::new_text(Role::Assistant, "read them"));
+        h.push(Message::new_text(Role::User, "go on"));
+        let r = rewrite(&h, policy, &ledger).unwrap();
+        assert_eq!(compacted_ids(&r), ["toolu_a", "toolu_b"]);
+    }
+
     #[test]
     fn list_content_results_are_compacted_with_their_json_as_payload() {
         let mut h = vec![Message::new_text(Role::User, "go")];
@@ -478,6 +568,7 @@ mod tests {
             "z".repeat(200)
         );
         h.push(Message::from_json(&format!(r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_a","content":{content}}}]}}"#)).unwrap());
+        h.push(Message::new_text(Role::Assistant, "read it"));
         let ledger = InMemoryLedger::new();
         let r = rewrite(
             &h,

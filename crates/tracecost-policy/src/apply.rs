@@ -11,8 +11,10 @@ use crate::engine::cache::{
 };
 use crate::engine::json::raw_json;
 use crate::engine::ledger::{InMemoryLedger, LedgerError};
-use crate::engine::message::{BlockKind, ContentBlock, Message, ToolDefinition};
-use crate::engine::rewrite::{Compactor, StubCache, WireBlock, WireMessage, WireView};
+use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
+use crate::engine::rewrite::{
+    Compactor, ResultCounts, StubCache, WireBlock, WireMessage, WireView,
+};
 use crate::engine::wire::{BlockRef, Marker, Ttl};
 
 /// Token counts of single blocks, supplied by the cost model (policies that
@@ -253,6 +255,9 @@ pub struct ViewState<'h> {
     results: Vec<(usize, usize, u64)>,
     /// Per scanned message `i`, the tool results in `messages[..i]`.
     results_before: Vec<usize>,
+    /// Per scanned message `i`, the results of `messages[..i]` the model
+    /// has answered (those before the last assistant message there).
+    answered_before: Vec<usize>,
     /// Ledger: indices into `results` compacted at the last call, ascending.
     compacted_at: Vec<usize>,
     /// Ledger: results before this one (those older than the last kept at
@@ -282,15 +287,30 @@ impl<'h> ViewState<'h> {
     fn scan(&mut self, history: &'h [Message]) {
         if self.results_before.is_empty() {
             self.results_before.push(0);
+            self.answered_before.push(0);
         }
         for m in history.iter().skip(self.results_before.len() - 1) {
             let mi = self.results_before.len() - 1;
+            let answered = if m.role() == Role::Assistant {
+                self.results_before[mi]
+            } else {
+                self.answered_before[mi]
+            };
             for (bi, b) in m.blocks().iter().enumerate() {
                 if let BlockKind::ToolResult { payload_chars, .. } = b.kind() {
                     self.results.push((mi, bi, *payload_chars));
                 }
             }
             self.results_before.push(self.results.len());
+            self.answered_before.push(answered);
+        }
+    }
+
+    /// The result counts of `history[..n]` (scanned).
+    fn counts(&self, n: usize) -> ResultCounts {
+        ResultCounts {
+            total: self.results_before[n],
+            answered: self.answered_before[n],
         }
     }
 }
@@ -325,7 +345,7 @@ impl CompactionRun {
             CompactionRun::Ledger(c) => {
                 let policy = c.policy();
                 state.scan(history);
-                let total = state.results_before[history.len()];
+                let total = state.counts(history.len());
                 let eligible = policy.eligible(total);
                 let chars = |r: usize| state.results[r].2;
                 // Restored: a shorter history leaves results among the last kept.

@@ -12,8 +12,8 @@ use super::recall_risk::{RecallRisk, RiskIndex};
 use super::{Build, PreparedTrace, ReplayContext, ReplayError, ReplayResult};
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::FastBuild;
-use crate::engine::message::BlockKind;
-use crate::engine::rewrite::CompactionPolicy;
+use crate::engine::message::{BlockKind, Role};
+use crate::engine::rewrite::{CompactionPolicy, ResultCounts};
 use crate::policy::{Cache, Compaction, Config};
 use crate::trace::Trace;
 
@@ -216,12 +216,14 @@ pub(crate) struct SharedRun {
 
 /// What decides which configs of a sweep send the same requests, known of
 /// a trace before it is replayed: its tool results' payload sizes in
-/// history order, and how many results each call's history holds. Small
+/// history order, and how many results each call's history holds and how
+/// many of them the model has answered. Small
 /// (a number per result and call, most of them a byte or two): a report
 /// keeps one per trace of the fleet until the end.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RequestShape {
-    /// The sizes, then the counts, as LEB128 varints.
+    /// The sizes, then per call its count of results and how many of them
+    /// are not answered yet, as LEB128 varints.
     packed: Box<[u8]>,
     /// How many sizes `packed` begins with.
     results: usize,
@@ -256,10 +258,10 @@ fn varints(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
 
 impl RequestShape {
     /// A shape from its tool results' payload sizes (in history order) and
-    /// each call's count of results in its history.
+    /// each call's counts of results in its history.
     pub fn new(
         sizes: impl IntoIterator<Item = u64>,
-        totals: impl IntoIterator<Item = usize>,
+        counts: impl IntoIterator<Item = ResultCounts>,
     ) -> Self {
         let mut packed = Vec::new();
         let mut results = 0;
@@ -267,8 +269,9 @@ impl RequestShape {
             push_varint(&mut packed, size);
             results += 1;
         }
-        for total in totals {
-            push_varint(&mut packed, total as u64);
+        for c in counts {
+            push_varint(&mut packed, c.total as u64);
+            push_varint(&mut packed, c.total.saturating_sub(c.answered) as u64);
         }
         RequestShape {
             packed: packed.into_boxed_slice(),
@@ -281,31 +284,51 @@ impl RequestShape {
         varints(&self.packed).take(self.results)
     }
 
-    /// Per call, how many tool results its history holds.
-    pub fn totals(&self) -> impl Iterator<Item = usize> + '_ {
-        varints(&self.packed)
+    /// Per call, how many tool results its history holds and how many of
+    /// them the model has answered.
+    pub fn counts(&self) -> impl Iterator<Item = ResultCounts> + '_ {
+        let mut rest = varints(&self.packed)
             .skip(self.results)
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        std::iter::from_fn(move || {
+            let total = rest.next()?;
+            let unanswered = rest.next()?;
+            Some(ResultCounts {
+                total,
+                answered: total.saturating_sub(unanswered),
+            })
+        })
     }
 
     /// The shape of `trace`'s requests.
     pub fn of(trace: &Trace) -> Self {
         let mut sizes = Vec::new();
+        // Per message index `i`, the counts of `messages[..i]`.
         let mut before = Vec::with_capacity(trace.messages.len() + 1);
+        let mut answered = 0;
         for m in &trace.messages {
-            before.push(sizes.len());
+            if m.role() == Role::Assistant {
+                answered = sizes.len();
+            }
+            before.push(ResultCounts {
+                total: sizes.len(),
+                answered,
+            });
             for b in m.blocks() {
                 if let BlockKind::ToolResult { payload_chars, .. } = b.kind() {
                     sizes.push(*payload_chars);
                 }
             }
         }
-        before.push(sizes.len());
-        let totals = trace
+        before.push(ResultCounts {
+            total: sizes.len(),
+            answered,
+        });
+        let counts = trace
             .calls
             .iter()
             .map(|c| before[c.messages.min(trace.messages.len())]);
-        RequestShape::new(sizes.iter().copied(), totals)
+        RequestShape::new(sizes.iter().copied(), counts)
     }
 }
 
@@ -655,8 +678,8 @@ impl RequestShape {
         }
         let mut counts = Vec::new();
         let mut oldest = 0;
-        for total in self.totals() {
-            let eligible = policy.eligible(total).min(large.len());
+        for call in self.counts() {
+            let eligible = policy.eligible(call).min(large.len());
             oldest = oldest.max(eligible);
             counts.push(large_before[eligible]);
         }
@@ -795,11 +818,15 @@ mod tests {
         #[test]
         fn a_request_shape_gives_back_what_it_was_made_of(
             sizes in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..40),
-            totals in proptest::collection::vec(0usize..100_000, 0..40),
+            counts in proptest::collection::vec((0usize..100_000, 0usize..100_000), 0..40),
         ) {
-            let shape = RequestShape::new(sizes.iter().copied(), totals.iter().copied());
+            let counts: Vec<ResultCounts> = counts
+                .into_iter()
+                .map(|(total, answered)| ResultCounts { total, answered: answered.min(total) })
+                .collect();
+            let shape = RequestShape::new(sizes.iter().copied(), counts.iter().copied());
             proptest::prop_assert_eq!(shape.sizes().collect::<Vec<_>>(), sizes);
-            proptest::prop_assert_eq!(shape.totals().collect::<Vec<_>>(), totals);
+            proptest::prop_assert_eq!(shape.counts().collect::<Vec<_>>(), counts);
         }
     }
 
@@ -851,8 +878,12 @@ mod tests {
                 .map(|(sizes, totals)| {
                     let mut totals = totals.clone();
                     totals.sort_unstable();
-                    let totals = totals.into_iter().map(|t| t.min(sizes.len()));
-                    RequestShape::new(sizes.iter().copied(), totals)
+                    // The model has answered all but the newest result.
+                    let counts = totals.into_iter().map(|t| {
+                        let total = t.min(sizes.len());
+                        ResultCounts { total, answered: total.saturating_sub(1) }
+                    });
+                    RequestShape::new(sizes.iter().copied(), counts)
                 })
                 .collect();
             let shapes: Vec<&RequestShape> = shapes.iter().collect();

@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use tracecost_engine::ledger::{InMemoryLedger, ToolResultLedger};
-use tracecost_engine::message::{BlockKind, Message};
+use tracecost_engine::message::{BlockKind, Message, Role};
 use tracecost_engine::recall::{RecallRequest, fetch};
 use tracecost_engine::rewrite::{CompactionPolicy, Compactor, WireBlock, rewrite};
 use tracecost_engine::wire::message_json;
@@ -131,12 +131,14 @@ proptest! {
             let orig = skeleton(prefix.iter().enumerate().flat_map(|(m, msg)| msg.blocks().iter().enumerate().map(move |(b, x)| (m, b, x))));
             prop_assert_eq!(sent, orig);
 
-            // The rule: larger than the threshold and older than the last N.
+            // The rule: larger than the threshold, older than the last N ...
             let results: Vec<_> = prefix.iter().flat_map(Message::blocks).filter_map(|b| match b.kind() {
                 BlockKind::ToolResult { tool_use_id, payload_chars, .. } => Some((tool_use_id.to_string(), *payload_chars)),
                 _ => None,
             }).collect();
-            let eligible = results.len().saturating_sub(keep);
+            // ... that the model has answered (an assistant message follows).
+            let answered = prefix.iter().rposition(|m| m.role() == Role::Assistant).map_or(0, |i| prefix[..i].iter().flat_map(Message::blocks).filter(|b| matches!(b.kind(), BlockKind::ToolResult { .. })).count());
+            let eligible = results.len().saturating_sub(keep).min(answered);
             let expected: Vec<String> = results[..eligible].iter().filter(|(_, n)| *n > threshold).map(|(id, _)| id.clone()).collect();
             let got: Vec<String> = r.compacted.iter().map(|h| h.tool_call_id.clone()).collect();
             prop_assert_eq!(&got, &expected);
