@@ -88,8 +88,9 @@ def sweep_rows_of(doc):
                     "savings_usd": r["savings_usd"],
                     "savings_pct": r["savings_pct"],
                     "risk_adjusted_cost_usd": r["risk_adjusted_cost_usd"],
-                    "recall_risk_turns": r["risk"]["turns"],
-                    "recall_risk_quotes": r["risk"]["quotes"],
+                    "recall_needs_low": r["risk"]["needs"]["low"],
+                    "recall_needs": r["risk"]["needs"]["mid"],
+                    "recall_needs_high": r["risk"]["needs"]["high"],
                     "pareto": r["pareto"],
                     "no_effect": r["no_effect"],
                     "baseline": i == s["baseline"],
@@ -108,7 +109,7 @@ def project(rows):
 EXPECTED_KEYS = (
     "trace", "rank", "config", "cost_usd", "input_tokens", "cache_creation_input_tokens",
     "cache_read_input_tokens", "output_tokens", "calls", "compacted_results", "savings_usd",
-    "savings_pct", "risk_adjusted_cost_usd", "recall_risk_turns", "recall_risk_quotes",
+    "savings_pct", "risk_adjusted_cost_usd", "recall_needs_low", "recall_needs", "recall_needs_high",
     "pareto", "no_effect", "baseline", "cheapest", "recommended",
 )
 

@@ -70,7 +70,7 @@ _SWEEP_ROW_SCHEMA = (
     "input_tokens long, cache_creation_input_tokens long, ephemeral_5m_input_tokens long, "
     "ephemeral_1h_input_tokens long, cache_read_input_tokens long, output_tokens long, "
     "savings_usd double, savings_pct double, risk_adjusted_cost_usd double, "
-    "compacted_results long, recall_risk_turns long, recall_risk_quotes long, "
+    "compacted_results long, recall_needs_low double, recall_needs double, recall_needs_high double, "
     "pareto boolean, no_effect boolean, baseline boolean, cheapest boolean, "
     "recommended boolean"
 )

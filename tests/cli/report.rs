@@ -558,7 +558,8 @@ fn the_break_even_recall_price_is_where_the_answer_changes() {
                 .unwrap();
         json["fleet"].clone()
     };
-    let fleet = run("priced-as-round-trips", None);
+    // Priced high, the status quo is kept (the ledger needs recalls).
+    let fleet = run("priced-high", Some(1.0));
     assert_eq!(fleet["keep_status_quo"], true);
     let b = &fleet["break_even"];
     assert_eq!(b["wins"], "below", "{b}");
@@ -568,8 +569,7 @@ fn the_break_even_recall_price_is_where_the_answer_changes() {
         price > 0.0 && price < b["priced_now_usd"].as_f64().unwrap(),
         "{b}"
     );
-    let summary =
-        std::fs::read_to_string(dir.path().join("priced-as-round-trips/summary.md")).unwrap();
+    let summary = std::fs::read_to_string(dir.path().join("priced-high/summary.md")).unwrap();
     assert!(
         summary.contains(&format!(
             "Break-even: compaction wins if a recall costs less than ${price:.4}: below that, `{config}`"
@@ -603,26 +603,32 @@ fn a_recall_price_asked_for_is_said_beside_the_figures_priced_with_it() {
     };
     let (html, summary) = run("set", Some("5"));
     assert!(
-        html.contains("<b>Why:</b> the recommendation minimizes cost plus each recall a compacted result would have needed, priced at $5.00 a turn, as --recall-cost set, plus the text its recalls re-send."),
+        html.contains("<b>Why:</b> the recommendation minimizes cost plus each recall a compacted result would have needed, priced at $5.00 a recall, as --recall-cost set, plus the text it re-sends."),
         "{html}"
     );
     assert!(
-        html.contains("the recommendation prices each at $5.00 a turn, as --recall-cost set, plus the text its recalls re-send.</p>"),
+        html.contains("the recommendation prices each at $5.00 a recall, as --recall-cost set, plus the text it re-sends.</p>"),
         "{html}"
     );
     assert!(
-        summary.contains(" once priced at $5.00 a turn)."),
+        summary.contains(" once priced at $5.00 a recall)."),
         "{summary}"
     );
     assert!(!html.contains("one more round trip"), "{html}");
     let (html, summary) = run("round-trips", None);
-    assert!(html.contains("priced as one more round trip."), "{html}");
+    assert!(
+        html.contains("each recall priced as one more round trip;"),
+        "{html}"
+    );
     assert!(
         html.contains("prices each as one more round trip.</p>"),
         "{html}"
     );
     assert!(!html.contains("as --recall-cost set,"), "{html}");
-    assert!(summary.contains(" once priced)."), "{summary}");
+    assert!(
+        summary.contains("- Recall range: `ledger:t=2000,k=1+claude-code:ttl=5m` would need "),
+        "{summary}"
+    );
 }
 
 /// A baseline named with `--baseline` is said as such: the report names

@@ -160,6 +160,7 @@ fn figures_only(s: &TraceSweep) -> TraceSweep {
         risk: r.risk,
         risk_adjusted_cost_usd: r.risk_adjusted_cost_usd,
         recall_tokens_usd: r.recall_tokens_usd,
+        recall_cost_usd: r.recall_cost_usd,
         savings_usd: r.savings_usd,
         savings_pct: r.savings_pct,
         pareto: r.pareto,

@@ -521,10 +521,16 @@ mod tests {
             })
             .collect();
         vec![
-            Message::from_json(&format!(r#"{{"role":"assistant","content":[{}]}}"#, uses.join(",")))
-                .unwrap(),
-            Message::from_json(&format!(r#"{{"role":"user","content":[{}]}}"#, results.join(",")))
-                .unwrap(),
+            Message::from_json(&format!(
+                r#"{{"role":"assistant","content":[{}]}}"#,
+                uses.join(",")
+            ))
+            .unwrap(),
+            Message::from_json(&format!(
+                r#"{{"role":"user","content":[{}]}}"#,
+                results.join(",")
+            ))
+            .unwrap(),
         ]
     }
 
@@ -550,7 +556,15 @@ mod tests {
             }
         );
         // keep_last_n = 0 does not stub them either.
-        let r = rewrite(&h, CompactionPolicy { keep_last_n: 0, ..policy }, &ledger).unwrap();
+        let r = rewrite(
+            &h,
+            CompactionPolicy {
+                keep_last_n: 0,
+                ..policy
+            },
+            &ledger,
+        )
+        .unwrap();
         assert!(r.compacted.is_empty());
         // Once the model has answered, all but the last kept may go.
         h.push(Message::new_text(Role::Assistant, "read them"));

@@ -1,21 +1,39 @@
-//! Recall risk: how often would the model have needed `recall_tool_result`?
+//! Recall risk: which compacted results would the model have needed back?
 //!
-//! A later assistant turn that quotes text — an identifier, a number, a
-//! phrase — which at that point existed only inside compacted tool results
-//! could only have been written after a recall (or would have been lost).
-//! For each turn we collect its quotable tokens: words with a digit of 4+
-//! characters (ids, prices, ASINs), words of 12+ characters, and two-word
-//! phrases of 12+ characters. A quote is *hidden* when it appears in no
-//! plain text the model saw (user and assistant text, tool inputs, system
-//! prompt) and every tool result containing it was compacted at that call.
-//! Stub previews are not searched, so the count errs on the cautious side.
+//! The evidence that a result's content was needed after it was compacted
+//! comes from what the agent did next, as the trace records it, counted
+//! once per result (not per turn that shows it):
 //!
-//! Each risky turn is priced as one extra round trip plus the recalled
-//! results' tokens as uncached input (a full recall; a query or slice would
-//! bring back less).
+//! - **Copied lines** (`copied_lines`): a line of the result, 24+
+//!   characters once trimmed (and a `cat -n` line number dropped), appears
+//!   as a whole line in a later answer or tool input (an Edit's
+//!   `old_string` above all). The model wrote text it could only have
+//!   taken from the result.
+//! - **Identifiers** (`identifiers`): an identifier-like token of a later
+//!   answer or tool input (6+ characters with a letter and a digit, an
+//!   underscore, a camelCase hump, or `.`, `/` or `:` inside it: paths,
+//!   ids, dotted names) found in the result. Plain words and word pairs
+//!   are never evidence.
+//! - **Re-fetches** (`refetch`): the same tool called again with the same
+//!   key (a file path, a command, a pattern and path, a URL). The record
+//!   already holds that call and pays for it, so it is counted, never
+//!   charged.
 //!
-//! The index is built once per trace (an inverted index of payload tokens)
-//! and each config is then scored with set lookups only.
+//! A signal counts only while it is *hidden*: absent from everything the
+//! model could still see at that call, which is the plain text of the
+//! conversation (system prompt, user and assistant text, the model's own
+//! thinking, every tool input) and every tool result not compacted at that
+//! call. A token found in several results counts for the smallest of them,
+//! and only when all of them are compacted.
+//!
+//! Per config the needs are a range ([`RecallRisk`]): `low` counts results
+//! with a copied line only; `high` every result with a content signal;
+//! `mid` weighs identifier-only results by the share of that evidence the
+//! records do not explain by coincidence (see `docs/recall.md`).
+//!
+//! The index is built once per trace (inverted indexes of the lines and
+//! identifiers later turns write) and each config is then scored with
+//! lookups only.
 
 use std::collections::{HashMap, HashSet};
 
@@ -23,27 +41,142 @@ use serde::Serialize;
 
 use super::CallResult;
 use crate::cost::tokens::FastBuild;
-use crate::engine::message::{BlockKind, Content, Message, Role};
+use crate::engine::message::{BlockKind, Content, ContentBlock, Message, Role, ToolResultContent};
 use crate::trace::Trace;
 
-/// The recall risk of one config.
+/// How often the detector finds evidence by coincidence in a compacted
+/// result, by the result's size: found when every tool result is swapped
+/// for another session's of about the same size, which the model never saw
+/// (a placebo). Larger results hold more lines and names, so more of them
+/// match by chance. What a config shows is charged beyond this only.
+/// Measured on 102 real Claude Code sessions (8,185 results swapped; the
+/// default grid's `k=1` ledgers, which compact every result above 2,000,
+/// 8,000 and 32,000 characters) and checked on a second corpus it was not
+/// fitted on: `docs/recall.md`.
+pub const COINCIDENCE: [Coincidence; 3] = [
+    Coincidence {
+        below_chars: 8_000,
+        copied_lines: 0.034,
+        identifiers: 0.182,
+    },
+    Coincidence {
+        below_chars: 32_000,
+        copied_lines: 0.141,
+        identifiers: 0.263,
+    },
+    Coincidence {
+        below_chars: u64::MAX,
+        copied_lines: 0.320,
+        identifiers: 0.360,
+    },
+];
+
+/// Evidence found by coincidence in a compacted result below a size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Coincidence {
+    /// Results below this many characters (and at or above the size
+    /// before's).
+    pub below_chars: u64,
+    /// The chance of a copied line.
+    pub copied_lines: f64,
+    /// The chance of an identifier without a copied line.
+    pub identifiers: f64,
+}
+
+/// The chances of coincidental evidence in a result of `chars`.
+fn coincidence(chars: u64) -> Coincidence {
+    COINCIDENCE
+        .iter()
+        .copied()
+        .find(|c| chars < c.below_chars)
+        .unwrap_or(COINCIDENCE[COINCIDENCE.len() - 1])
+}
+
+/// A low / mid / high figure.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, serde::Deserialize)]
+pub struct Range {
+    /// The strictest evidence only.
+    pub low: f64,
+    /// The calibrated estimate.
+    pub mid: f64,
+    /// Every signal.
+    pub high: f64,
+}
+
+impl Range {
+    /// `f` of each bound.
+    pub fn map(self, f: impl Fn(f64) -> f64) -> Self {
+        Range {
+            low: f(self.low),
+            mid: f(self.mid),
+            high: f(self.high),
+        }
+    }
+}
+
+/// How many compacted results showed each kind of evidence (a result may
+/// show several).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+pub struct Evidence {
+    /// Results fetched again with the same key after they were compacted
+    /// (paid for in the record; never charged).
+    pub refetch: usize,
+    /// Results a line of which was copied while they were compacted.
+    pub copied_lines: usize,
+    /// Results holding an identifier written while they were compacted.
+    pub identifiers: usize,
+}
+
+/// The recall risk of one config.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, serde::Deserialize)]
 pub struct RecallRisk {
-    /// Assistant turns quoting at least one hidden token.
-    pub turns: usize,
-    /// Hidden quotes over all turns.
-    pub quotes: usize,
-    /// Tokens the recalls would bring back: for each risky turn, the
-    /// distinct results holding its hidden quotes (the smallest holder of
-    /// each quote), counted once per turn.
-    pub recall_tokens: u64,
+    /// Compacted results the record shows were needed again: low (copied
+    /// lines beyond coincidence), mid (copied lines and identifiers, each
+    /// beyond coincidence), high (every content signal, nothing
+    /// subtracted). Low and mid are estimates of an excess, signed for one
+    /// trace: sum them over traces, then cut the sum at zero.
+    pub needs: Range,
+    /// Tokens the recalls of those results would bring back.
+    pub recall_tokens: Range,
+    /// The evidence by kind.
+    pub evidence: Evidence,
+}
+
+impl RecallRisk {
+    /// Needs of the mid estimate, as the figure tables show.
+    pub fn mid_needs(&self) -> f64 {
+        self.needs.mid
+    }
+}
+
+/// A kind of content evidence (re-fetches are apart: never charged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    CopiedLine,
+    Identifier,
+    Refetch,
+}
+
+impl Kind {
+    fn bit(self) -> u8 {
+        match self {
+            Kind::CopiedLine => 1,
+            Kind::Identifier => 2,
+            Kind::Refetch => 4,
+        }
+    }
+}
+
+/// One signal of one turn: its kind and the results holding it.
+struct Signal {
+    kind: Kind,
+    holders: Vec<u32>,
 }
 
 struct Turn {
     call: usize,
     results_before: usize,
-    /// For each quote not visible in plain text: the results containing it.
-    quotes: Vec<Vec<u32>>,
+    signals: Vec<Signal>,
 }
 
 /// Per-trace index for scoring recall risk.
@@ -53,15 +186,9 @@ pub struct RiskIndex {
     /// every result that carries it).
     results_by_id: HashMap<String, Vec<u32>, FastBuild>,
     result_tokens: Vec<u64>,
+    /// Per result, its payload's characters.
+    result_chars: Vec<u64>,
     turns: Vec<Turn>,
-}
-
-/// A quotable token of a text: a word, or two words that follow each
-/// other, each with its [`word_hash`].
-#[derive(Clone, Copy)]
-enum Quotable<'a> {
-    Word(&'a str, u64),
-    Phrase(&'a str, u64, &'a str, u64),
 }
 
 /// One step of [`word_hash`]: for a fixed state a bijection of the word,
@@ -116,34 +243,6 @@ fn word_hash(w: &str) -> u64 {
     hash_finish(h)
 }
 
-impl Quotable<'_> {
-    /// The token's key, the same whichever text it was found in: a word's
-    /// [`word_hash`], a phrase's a mix of its two words' (words have no
-    /// space, so a phrase's text names its two words). A tool result's
-    /// tokens are only ever looked up by key, so no string is made for
-    /// them; with 64-bit keys two different tokens sharing one (and a
-    /// quote taken for one it is not) is vanishingly rare. The keys are
-    /// only compared within the index, never written out. (A SipHash of
-    /// the token's text before: 8% of a fleet's report, with the words'
-    /// splitting.)
-    fn key(self) -> u64 {
-        match self {
-            Quotable::Word(_, h) => h,
-            Quotable::Phrase(_, a, _, b) => {
-                hash_finish(hash_step(hash_step(a, 0x7068_7261_7365), b))
-            }
-        }
-    }
-
-    /// Its text.
-    fn text(self) -> String {
-        match self {
-            Quotable::Word(w, _) => w.to_owned(),
-            Quotable::Phrase(a, _, b, _) => format!("{a} {b}"),
-        }
-    }
-}
-
 /// Whether each ASCII byte belongs in a word: a letter, a digit, or one of
 /// `_-./$%`.
 static WORD_BYTE: [bool; 128] = {
@@ -157,35 +256,26 @@ static WORD_BYTE: [bool; 128] = {
     t
 };
 
-/// Calls `f` with each quotable token of `text`: words with a digit of
-/// 4+ characters, words of 12+ characters, and two-word phrases of 12+
-/// characters whose words have 3+ each (duplicates included). A word is a
-/// run of alphanumeric chars and `_-./$%`, without its leading and
-/// trailing `.-/`; the scan goes byte by byte over ASCII and decodes only
-/// the other chars.
-fn each_quotable<'a>(text: &'a str, mut f: impl FnMut(Quotable<'a>)) {
+/// Calls `f` with each word of `text`: a run of alphanumeric chars and
+/// `_-./$%`, without its leading and trailing `.-/`. The scan goes byte by
+/// byte over ASCII and decodes only the other chars.
+fn each_word<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
     let bytes = text.as_bytes();
-    let mut prev: Option<(&str, usize, u64)> = None;
     let mut i = 0;
     while i < bytes.len() {
-        // The next word: [start, end), whether all ASCII, whether a digit.
         let start = i;
-        let mut ascii = true;
-        let mut digit = false;
         while i < bytes.len() {
             let b = bytes[i];
             if b < 0x80 {
                 if !WORD_BYTE[b as usize] {
                     break;
                 }
-                digit |= b.is_ascii_digit();
                 i += 1;
             } else {
                 let c = text[i..].chars().next().unwrap_or_default();
                 if !c.is_alphanumeric() {
                     break;
                 }
-                ascii = false;
                 i += c.len_utf8();
             }
         }
@@ -199,45 +289,254 @@ fn each_quotable<'a>(text: &'a str, mut f: impl FnMut(Quotable<'a>)) {
             };
         }
         let w = text[start..end].trim_matches(|c: char| matches!(c, '.' | '-' | '/'));
-        if w.is_empty() {
-            continue;
+        if !w.is_empty() {
+            f(w);
         }
-        let n = if ascii { w.len() } else { w.chars().count() };
-        let word = (n >= 4 && digit) || n >= 12;
-        let phrase = prev.is_some_and(|(_, pn, _)| pn + 1 + n >= 12 && pn >= 3 && n >= 3);
-        // A word of fewer than 3 chars is in no phrase: no hash needed.
-        let h = if n >= 3 { word_hash(w) } else { 0 };
-        if word {
-            f(Quotable::Word(w, h));
-        }
-        if phrase && let Some((p, _, ph)) = prev {
-            f(Quotable::Phrase(p, ph, w, h));
-        }
-        prev = Some((w, n, h));
     }
 }
 
-fn block_texts(m: &Message, include_results: bool, out: &mut String) {
-    match m.content() {
-        Content::Text(t) => {
+/// Whether a word looks like an identifier rather than a word of prose: 6+
+/// characters with a letter, and a digit, an underscore, a lower-to-upper
+/// hump (camelCase) or a `.` or `/` inside it (paths, dotted names, ids).
+fn is_identifier(w: &str) -> bool {
+    if w.len() < 6 || w.chars().count() < 6 {
+        return false;
+    }
+    let (mut letter, mut marked, mut prev_lower) = (false, false, false);
+    for c in w.chars() {
+        letter |= c.is_alphabetic();
+        marked |=
+            c.is_ascii_digit() || matches!(c, '_' | '.' | '/') || (prev_lower && c.is_uppercase());
+        prev_lower = c.is_lowercase();
+    }
+    letter && marked
+}
+
+/// Calls `f` with each identifier of `text` and its hash.
+fn each_identifier(text: &str, mut f: impl FnMut(&str, u64)) {
+    each_word(text, |w| {
+        if is_identifier(w) {
+            f(w, word_hash(w));
+        }
+    });
+}
+
+/// The shortest line that counts as copied, in characters once trimmed:
+/// long enough that two files rarely share it by chance (a closing brace,
+/// `return Ok(());` or `} else {` never count).
+const MIN_COPIED_LINE: usize = 24;
+
+/// Calls `f` with each line of `text` long enough to count as copied,
+/// trimmed, with a `cat -n` line number (digits then a tab or `→`, as file
+/// readers number lines) dropped, and its hash.
+fn each_line(text: &str, mut f: impl FnMut(&str, u64)) {
+    for line in text.lines() {
+        let mut l = line.trim_start();
+        let digits = l.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            let rest = &l[digits..];
+            if let Some(r) = rest.strip_prefix('\t').or_else(|| rest.strip_prefix('→')) {
+                l = r;
+            }
+        }
+        let l = l.trim();
+        if l.len() >= MIN_COPIED_LINE && l.chars().count() >= MIN_COPIED_LINE {
+            f(l, word_hash(l));
+        }
+    }
+}
+
+/// The string leaves of a JSON text, one a line (the text a tool input
+/// carries, unescaped).
+fn json_strings(raw: &str, out: &mut String) {
+    fn walk(v: &serde_json::Value, out: &mut String) {
+        match v {
+            serde_json::Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(v) => walk(&v, out),
+        Err(_) => out.push_str(raw),
+    }
+}
+
+/// The text a tool result holds: a string's, or the `text` of each block
+/// of a block list.
+fn result_text(b: &ContentBlock, out: &mut String) {
+    match b.kind() {
+        BlockKind::ToolResult {
+            content: ToolResultContent::Text(t),
+            ..
+        } => out.push_str(t),
+        BlockKind::ToolResult { .. } => {
+            let raw = b.tool_result_payload().unwrap_or("");
+            if let Ok(serde_json::Value::Array(items)) = serde_json::from_str(raw) {
+                for item in items {
+                    if let Some(t) = item.get("text").and_then(|t| t.as_str()) {
+                        out.push_str(t);
+                        out.push('\n');
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What the model wrote in a message: its text and its tool inputs.
+fn written(m: &Message, out: &mut String) {
+    if let Content::Text(t) = m.content() {
+        out.push_str(t);
+        out.push('\n');
+    }
+    for b in m.blocks() {
+        match b.kind() {
+            BlockKind::Text { text } => {
+                out.push_str(text);
+                out.push('\n');
+            }
+            BlockKind::ToolUse { .. } => json_strings(b.tool_input().map_or("", |r| r.get()), out),
+            _ => {}
+        }
+    }
+}
+
+/// What a message shows the model besides tool results: what it wrote and
+/// its thinking.
+fn plain(m: &Message, out: &mut String) {
+    written(m, out);
+    for b in m.blocks() {
+        if matches!(b.kind(), BlockKind::Thinking)
+            && let Ok(v) = serde_json::from_str::<serde_json::Value>(&b.to_json())
+            && let Some(t) = v.get("thinking").and_then(|t| t.as_str())
+        {
             out.push_str(t);
             out.push('\n');
         }
-        Content::Blocks(bs) => {
-            for b in bs {
-                match b.kind() {
-                    BlockKind::Text { text } => out.push_str(text),
-                    BlockKind::ToolUse { .. } => {
-                        out.push_str(b.tool_input().map_or("", |r| r.get()))
-                    }
-                    BlockKind::ToolResult { .. } if include_results => {
-                        out.push_str(b.tool_result_payload().unwrap_or(""))
-                    }
-                    _ => {}
-                }
-                out.push('\n');
+    }
+}
+
+/// The key a tool call fetches by: its tool and, of its input, the first
+/// of the members that name what is fetched (a file, a command, a
+/// pattern and where, a URL, a query), else the whole input.
+fn fetch_key(name: &str, input: &str) -> String {
+    const KEYS: [&[&str]; 6] = [
+        &["file_path"],
+        &["notebook_path"],
+        &["command"],
+        &["pattern", "path", "glob"],
+        &["url"],
+        &["query"],
+    ];
+    let Ok(serde_json::Value::Object(o)) = serde_json::from_str::<serde_json::Value>(input) else {
+        return format!("{name}\u{0}{input}");
+    };
+    for keys in KEYS {
+        if o.contains_key(keys[0]) {
+            let parts: Vec<String> = keys
+                .iter()
+                .map(|k| o.get(*k).map_or(String::new(), |v| v.to_string()))
+                .collect();
+            return format!("{name}\u{0}{}", parts.join("\u{0}"));
+        }
+    }
+    format!("{name}\u{0}{input}")
+}
+
+/// Per message, what its tool_use blocks fetch, by id.
+fn fetch_keys(trace: &Trace) -> HashMap<&str, String, FastBuild> {
+    let mut keys = HashMap::default();
+    for m in &trace.messages {
+        for b in m.blocks() {
+            if let BlockKind::ToolUse { id, name } = b.kind() {
+                keys.insert(
+                    &**id,
+                    fetch_key(name, b.tool_input().map_or("{}", |r| r.get())),
+                );
             }
         }
+    }
+    keys
+}
+
+/// A hidden-text search over the plain text the model saw: the text only
+/// grows from call to call, so a needle found in one prefix is in every
+/// later one, and one not found is searched again only in the text added
+/// since.
+struct PlainText {
+    text: String,
+    /// Per message `i`, the length of the text of `messages[..i]`.
+    before_message: Vec<usize>,
+    /// Per needle: `None` once found, else the prefix it was not found in.
+    searched: HashMap<u64, Option<usize>, FastBuild>,
+}
+
+impl PlainText {
+    fn new(trace: &Trace) -> Self {
+        let mut text = String::new();
+        for p in &trace.prompts {
+            for b in &p.system {
+                if let BlockKind::Text { text: t } = b.kind() {
+                    text.push_str(t);
+                    text.push('\n');
+                }
+            }
+        }
+        let mut before_message = Vec::with_capacity(trace.messages.len() + 1);
+        for m in &trace.messages {
+            before_message.push(text.len());
+            plain(m, &mut text);
+        }
+        before_message.push(text.len());
+        PlainText {
+            text,
+            before_message,
+            searched: HashMap::default(),
+        }
+    }
+
+    /// Whether `needle` (hashed `key`) is absent from the text of the first
+    /// `messages` messages.
+    fn hidden(&mut self, key: u64, needle: &str, messages: usize) -> bool {
+        let len = self
+            .before_message
+            .get(messages)
+            .copied()
+            .unwrap_or(self.text.len());
+        match self.searched.get(&key).copied() {
+            Some(None) => false,
+            Some(Some(upto)) if upto >= len => true,
+            prior => {
+                let upto = prior.flatten().unwrap_or(0);
+                let mut from = upto.saturating_sub(needle.len().saturating_sub(1));
+                while !self.text.is_char_boundary(from) {
+                    from -= 1;
+                }
+                // memchr's search picks the needle's rarest bytes to look
+                // for, where `str::contains` looks for its first and last.
+                let found = self.text.get(from..len).is_some_and(|added| {
+                    memchr::memmem::find(added.as_bytes(), needle.as_bytes()).is_some()
+                });
+                self.searched.insert(key, (!found).then_some(len));
+                !found
+            }
+        }
+    }
+}
+
+/// Inverted index: a key → the results holding it, ascending, each once.
+type Holders = HashMap<u64, Vec<u32>, FastBuild>;
+
+fn hold(index: &mut Holders, key: u64, r: u32) {
+    let list = index.entry(key).or_default();
+    if list.last() != Some(&r) {
+        list.push(r);
     }
 }
 
@@ -245,12 +544,12 @@ impl RiskIndex {
     /// Builds the index for `trace`; `tokens(message, block)` gives the
     /// token count of a history block (to price recalls).
     pub fn new(trace: &Trace, tokens: &dyn Fn(usize, usize) -> u64) -> Self {
-        // The assistant turns' texts, each with its call, and the keys
-        // they quote: only those are looked up in the index, so the index
-        // keeps no other (most of a tool result's tokens are never quoted,
-        // and keeping them all cost an entry and a list each).
+        // What each assistant turn wrote, with its call, and the lines and
+        // identifiers in it: only those are looked up in the results, so
+        // the indexes keep no other.
         let mut turn_texts: Vec<(usize, String)> = Vec::new();
-        let mut quoted: HashSet<u64, FastBuild> = HashSet::default();
+        let (mut lines, mut idents): (HashSet<u64, FastBuild>, HashSet<u64, FastBuild>) =
+            Default::default();
         for (ci, call) in trace.calls.iter().enumerate() {
             let Some(response) = trace.messages.get(call.messages) else {
                 continue;
@@ -259,122 +558,123 @@ impl RiskIndex {
                 continue;
             }
             let mut text = String::new();
-            block_texts(response, false, &mut text);
-            each_quotable(&text, |q| {
-                quoted.insert(q.key());
+            written(response, &mut text);
+            each_line(&text, |_, h| {
+                lines.insert(h);
+            });
+            each_identifier(&text, |_, h| {
+                idents.insert(h);
             });
             turn_texts.push((ci, text));
         }
-        // Inverted index of quoted tokens → results containing them.
+        let keys = fetch_keys(trace);
         let mut result_ids = Vec::new();
         let mut result_tokens = Vec::new();
-        let mut index: HashMap<u64, Vec<u32>, FastBuild> = HashMap::default();
+        let mut result_chars = Vec::new();
+        let (mut line_index, mut ident_index, mut fetch_index): (
+            Holders,
+            Holders,
+            HashMap<&str, Vec<u32>, FastBuild>,
+        ) = Default::default();
         let mut results_before_message = Vec::with_capacity(trace.messages.len() + 1);
+        let mut text = String::new();
         for (mi, m) in trace.messages.iter().enumerate() {
             results_before_message.push(result_ids.len());
             for (bi, b) in m.blocks().iter().enumerate() {
-                if let BlockKind::ToolResult { tool_use_id, .. } = b.kind() {
-                    let r = result_ids.len() as u32;
-                    result_ids.push(tool_use_id.to_string());
-                    result_tokens.push(tokens(mi, bi));
-                    if quoted.is_empty() {
-                        continue;
-                    }
-                    each_quotable(b.tool_result_payload().unwrap_or(""), |q| {
-                        let key = q.key();
-                        if !quoted.contains(&key) {
-                            return;
-                        }
-                        let list = index.entry(key).or_default();
-                        if list.last() != Some(&r) {
-                            list.push(r);
-                        }
-                    });
+                let BlockKind::ToolResult {
+                    tool_use_id,
+                    payload_chars,
+                    ..
+                } = b.kind()
+                else {
+                    continue;
+                };
+                result_chars.push(*payload_chars);
+                let r = result_ids.len() as u32;
+                result_ids.push(tool_use_id.to_string());
+                result_tokens.push(tokens(mi, bi));
+                if let Some(key) = keys.get(&**tool_use_id) {
+                    fetch_index.entry(key.as_str()).or_default().push(r);
                 }
+                if turn_texts.is_empty() {
+                    continue;
+                }
+                text.clear();
+                result_text(b, &mut text);
+                each_line(&text, |_, h| {
+                    if lines.contains(&h) {
+                        hold(&mut line_index, h, r);
+                    }
+                });
+                each_identifier(&text, |_, h| {
+                    if idents.contains(&h) {
+                        hold(&mut ident_index, h, r);
+                    }
+                });
             }
         }
         results_before_message.push(result_ids.len());
-        // The plain text the model saw before each call is a prefix of the
-        // whole plain text (system prompts, then each message's in order)
-        // that only grows from call to call. A quote found in one prefix is
-        // in every later one; one not found is searched again only in the
-        // text added since (and the quote's length before it).
-        let mut plain = String::new();
-        for p in &trace.prompts {
-            for b in &p.system {
-                if let BlockKind::Text { text } = b.kind() {
-                    plain.push_str(text);
-                }
-            }
-        }
-        let mut plain_before_message = Vec::with_capacity(trace.messages.len() + 1);
-        for m in &trace.messages {
-            plain_before_message.push(plain.len());
-            block_texts(m, false, &mut plain);
-        }
-        plain_before_message.push(plain.len());
-        // Per quote: `None` once found, else the prefix it was not found in.
-        let mut searched: HashMap<u64, Option<usize>, FastBuild> = HashMap::default();
+        let mut plain = PlainText::new(trace);
         // The messages the plain text covers: the most any call so far sent.
         let mut plain_upto = 0;
         let mut turns = Vec::new();
         for (ci, text) in &turn_texts {
             let (ci, call) = (*ci, &trace.calls[*ci]);
             plain_upto = plain_upto.max(call.messages);
-            let plain_len = plain_before_message
-                .get(plain_upto)
-                .copied()
-                .unwrap_or(plain.len());
-            let mut qs = Vec::new();
-            each_quotable(text, |q| qs.push(q));
-            let mut seen: HashSet<u64, FastBuild> = HashSet::default();
             let results_before = results_before_message
                 .get(call.messages)
                 .copied()
                 .unwrap_or(result_ids.len());
-            let quotes: Vec<Vec<u32>> = qs
-                .into_iter()
-                .map(|q| (q.key(), q))
-                .filter(|(key, _)| seen.insert(*key))
-                .filter_map(|(key, q)| {
-                    let holders: Vec<u32> = index
-                        .get(&key)?
-                        .iter()
-                        .copied()
-                        .filter(|&r| (r as usize) < results_before)
-                        .collect();
-                    if holders.is_empty() {
-                        return None;
+            let earlier = |list: &[u32]| -> Vec<u32> {
+                list.iter()
+                    .copied()
+                    .filter(|&r| (r as usize) < results_before)
+                    .collect()
+            };
+            let mut signals = Vec::new();
+            let mut seen: HashSet<u64, FastBuild> = HashSet::default();
+            let mut found =
+                |kind: Kind, index: &Holders, needle: &str, h: u64, plain: &mut PlainText| {
+                    if !seen.insert(h) {
+                        return;
                     }
-                    let hidden = match searched.get(&key).copied() {
-                        Some(None) => false,
-                        Some(Some(upto)) if upto >= plain_len => true,
-                        prior => {
-                            let q = q.text();
-                            let upto = prior.flatten().unwrap_or(0);
-                            let mut from = upto.saturating_sub(q.len().saturating_sub(1));
-                            while !plain.is_char_boundary(from) {
-                                from -= 1;
-                            }
-                            // memchr's search picks the quote's rarest
-                            // bytes to look for, where `str::contains`
-                            // looks for its first and last and, in prose,
-                            // stops at most words (5% of a fleet's report).
-                            let found = plain.get(from..plain_len).is_some_and(|added| {
-                                memchr::memmem::find(added.as_bytes(), q.as_bytes()).is_some()
-                            });
-                            searched.insert(key, (!found).then_some(plain_len));
-                            !found
-                        }
+                    let Some(list) = index.get(&h) else {
+                        return;
                     };
-                    hidden.then_some(holders)
-                })
-                .collect();
-            if !quotes.is_empty() {
+                    let holders = earlier(list);
+                    if !holders.is_empty() && plain.hidden(h, needle, plain_upto) {
+                        signals.push(Signal { kind, holders });
+                    }
+                };
+            each_line(text, |l, h| {
+                found(Kind::CopiedLine, &line_index, l, h, &mut plain)
+            });
+            each_identifier(text, |w, h| {
+                found(Kind::Identifier, &ident_index, w, h, &mut plain)
+            });
+            // Re-fetches: the response's tool calls that fetch by a key an
+            // earlier result was fetched by.
+            if let Some(response) = trace.messages.get(call.messages) {
+                for b in response.blocks() {
+                    if let BlockKind::ToolUse { id, .. } = b.kind()
+                        && let Some(list) =
+                            keys.get(&**id).and_then(|k| fetch_index.get(k.as_str()))
+                    {
+                        let holders = earlier(list);
+                        if !holders.is_empty() {
+                            signals.push(Signal {
+                                kind: Kind::Refetch,
+                                holders,
+                            });
+                        }
+                    }
+                }
+            }
+            if !signals.is_empty() {
                 turns.push(Turn {
                     call: ci,
                     results_before,
-                    quotes,
+                    signals,
                 });
             }
         }
@@ -386,17 +686,18 @@ impl RiskIndex {
             result_ids,
             results_by_id,
             result_tokens,
+            result_chars,
             turns,
         }
     }
 
-    /// The assistant turns that quote a tool result's words.
+    /// The assistant turns that show a signal of some result.
     pub fn turn_count(&self) -> usize {
         self.turns.len()
     }
 
     /// What [`Self::score`] reads of `calls`: the ids compacted at each
-    /// call that quotes a result, by address. Replays whose compacted
+    /// call that shows a signal, by address. Replays whose compacted
     /// lists are the same shared lists (the configs of one compaction
     /// policy) have the same identity and the same score.
     pub fn identity(&self, calls: &[CallResult]) -> Vec<(usize, usize)> {
@@ -412,11 +713,12 @@ impl RiskIndex {
 
     /// Scores one config's replay.
     pub fn score(&self, calls: &[CallResult]) -> RecallRisk {
-        let mut risk = RecallRisk::default();
         // Which results the latest call scored had compacted: calls' lists
         // mostly extend one another, so each is marked from the one before.
         let mut marked = vec![false; self.result_ids.len()];
         let mut marked_ids: &[std::sync::Arc<str>] = &[];
+        // Per result, the kinds of evidence it showed while compacted.
+        let mut shown: HashMap<u32, u8, FastBuild> = HashMap::default();
         for t in &self.turns {
             let Some(call) = calls.get(t.call) else {
                 continue;
@@ -440,31 +742,87 @@ impl RiskIndex {
             marked_ids = ids;
             let is_compacted =
                 |r: u32| (r as usize) < t.results_before && marked.get(r as usize) == Some(&true);
-            let mut needed: Vec<u32> = Vec::new();
-            for holders in t
-                .quotes
+            for signal in t
+                .signals
                 .iter()
-                .filter(|holders| holders.iter().all(|&r| is_compacted(r)))
+                .filter(|s| s.holders.iter().all(|&r| is_compacted(r)))
             {
-                risk.quotes += 1;
-                let smallest = holders
+                let smallest = signal
+                    .holders
                     .iter()
                     .copied()
                     .min_by_key(|&r| self.result_tokens.get(r as usize).copied().unwrap_or(0));
-                if let Some(r) = smallest
-                    && !needed.contains(&r)
-                {
-                    needed.push(r);
+                if let Some(r) = smallest {
+                    *shown.entry(r).or_default() |= signal.kind.bit();
                 }
             }
-            if !needed.is_empty() {
-                risk.turns += 1;
-                risk.recall_tokens += needed
-                    .iter()
-                    .map(|&r| self.result_tokens.get(r as usize).copied().unwrap_or(0))
-                    .sum::<u64>();
+        }
+        // The results compacted: those of the call that compacted most
+        // (what a policy compacts only grows), with their chance evidence.
+        let mut chance = ((0.0, 0.0), (0.0, 0.0));
+        if let Some(most) = calls.iter().max_by_key(|c| c.compacted.len()) {
+            let mut seen: HashSet<u32, FastBuild> = HashSet::default();
+            for id in most.compacted.iter() {
+                for &r in self.results_by_id.get(&**id).map_or(&[][..], Vec::as_slice) {
+                    if !seen.insert(r) {
+                        continue;
+                    }
+                    let c = coincidence(self.result_chars.get(r as usize).copied().unwrap_or(0));
+                    let tokens = self.result_tokens.get(r as usize).copied().unwrap_or(0) as f64;
+                    chance.0.0 += c.copied_lines;
+                    chance.0.1 += c.copied_lines * tokens;
+                    chance.1.0 += c.identifiers;
+                    chance.1.1 += c.identifiers * tokens;
+                }
             }
         }
+        self.needs_of(&shown, chance)
+    }
+
+    /// The needs shown by `shown` (per result, the kinds of evidence it
+    /// showed while compacted), less what `chance` explains: the results
+    /// and tokens expected to show a copied line, and an identifier alone,
+    /// by coincidence.
+    fn needs_of(
+        &self,
+        shown: &HashMap<u32, u8, FastBuild>,
+        chance: ((f64, f64), (f64, f64)),
+    ) -> RecallRisk {
+        let mut risk = RecallRisk::default();
+        // Per kind: results, and their tokens.
+        let (mut copied, mut ident) = ((0.0, 0.0), (0.0, 0.0));
+        // In result order, so that sums of floats are the same every run.
+        let mut results: Vec<(&u32, &u8)> = shown.iter().collect();
+        results.sort_unstable();
+        for (&r, &bits) in results {
+            let tokens = self.result_tokens.get(r as usize).copied().unwrap_or(0) as f64;
+            let has = |k: Kind| bits & k.bit() != 0;
+            risk.evidence.refetch += usize::from(has(Kind::Refetch));
+            risk.evidence.copied_lines += usize::from(has(Kind::CopiedLine));
+            risk.evidence.identifiers += usize::from(has(Kind::Identifier));
+            if has(Kind::CopiedLine) {
+                copied = (copied.0 + 1.0, copied.1 + tokens);
+            } else if has(Kind::Identifier) {
+                ident = (ident.0 + 1.0, ident.1 + tokens);
+            }
+        }
+        // What coincidence explains is taken off each kind. Left signed:
+        // an estimate of the excess that is unbiased when traces are summed
+        // (a sum of per-trace figures cut at zero would keep every trace's
+        // chance excess and none of its shortfalls); the sums are cut at
+        // zero where they are shown.
+        let excess = |(n, tokens): (f64, f64), (cn, ct): (f64, f64)| (n - cn, tokens - ct);
+        let (c, i) = (excess(copied, chance.0), excess(ident, chance.1));
+        risk.needs = Range {
+            low: c.0,
+            mid: c.0 + i.0,
+            high: copied.0 + ident.0,
+        };
+        risk.recall_tokens = Range {
+            low: c.1,
+            mid: c.1 + i.1,
+            high: copied.1 + ident.1,
+        };
         risk
     }
 }
@@ -492,42 +850,22 @@ mod tests {
         }
     }
 
-    /// The quotable tokens of `text` as the first version of the index
-    /// found them (`str::split` on every char outside words, trimmed),
-    /// as texts.
-    fn quotables_by_split(text: &str) -> Vec<String> {
-        let words = text
-            .split(|c: char| {
-                !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '$' | '%'))
-            })
-            .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
-            .filter(|w| !w.is_empty());
-        let mut out = Vec::new();
-        let mut prev: Option<(&str, usize)> = None;
-        for w in words {
-            let n = w.chars().count();
-            if (n >= 4 && w.chars().any(|c| c.is_ascii_digit())) || n >= 12 {
-                out.push(w.to_string());
-            }
-            if let Some((p, pn)) = prev
-                && pn + 1 + n >= 12
-                && pn >= 3
-                && n >= 3
-            {
-                out.push(format!("{p} {w}"));
-            }
-            prev = Some((w, n));
-        }
-        out
+    /// The words of `text` as `str::split` finds them.
+    fn words_by_split(text: &str) -> Vec<String> {
+        text.split(|c: char| {
+            !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '$' | '%'))
+        })
+        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | '-' | '/')))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
     }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
-        /// The byte scan finds the tokens `str::split` found, in order,
-        /// and tokens of one text share a key exactly when their texts
-        /// are the same.
+        /// The byte scan finds the words `str::split` finds, in order.
         #[test]
-        fn quotables_are_the_splits(
+        fn words_are_the_splits(
             chars in proptest::collection::vec(proptest::prop_oneof![
                 12 => proptest::sample::select(vec![
                     'a', 'b', 'Z', '7', '0', '_', '-', '.', '/', '$', '%', 'é', '東', '٣',
@@ -541,42 +879,147 @@ mod tests {
         ) {
             let text: String = chars.into_iter().collect();
             let mut found = Vec::new();
-            each_quotable(&text, |q| found.push((q.text(), q.key())));
-            let texts: Vec<String> = found.iter().map(|(t, _)| t.clone()).collect();
-            proptest::prop_assert_eq!(&texts, &quotables_by_split(&text));
-            for (a, ka) in &found {
-                for (b, kb) in &found {
-                    proptest::prop_assert_eq!(a == b, ka == kb, "{:?} {:?}", a, b);
-                }
-            }
+            each_word(&text, |w| found.push(w.to_owned()));
+            proptest::prop_assert_eq!(found, words_by_split(&text));
         }
     }
 
     #[test]
-    fn quotes_only_in_compacted_results_are_hidden() {
-        let json = r#"{"format":"tracecost.trace/v1","name":"r","model":"claude-sonnet-4-5","messages":[
-            {"role":"user","content":"compare B07XYZ1234 with others"},
-            {"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}}]},
-            {"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"B07XYZ1234 costs 129.99; B08QQQ5678 costs 89.50"}]},
-            {"role":"assistant","content":[{"type":"tool_use","id":"b","name":"f","input":{}}]},
-            {"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":"reviews: 4.5 stars"}]},
-            {"role":"assistant","content":[{"type":"text","text":"B08QQQ5678 at 89.50 beats B07XYZ1234"}]}
-            ],"calls":[{"messages":1},{"messages":3},{"messages":5}]}"#;
-        let t = load_str(json, "r.json").unwrap().traces.remove(0);
+    fn identifiers_are_not_words_of_prose() {
+        for id in [
+            "B07XYZ1234",
+            "src/main.rs",
+            "fetch_key",
+            "getElementById",
+            "v1.2.3",
+        ] {
+            assert!(is_identifier(id), "{id}");
+        }
+        for word in [
+            "strategy",
+            "Consider",
+            "should",
+            "12345678",
+            "a_b",
+            "université",
+        ] {
+            assert!(!is_identifier(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn a_copied_line_drops_its_line_number() {
+        let mut got = Vec::new();
+        each_line(
+            "     12\tlet total = price * quantity + shipping;\n  7→fn short() {}\n",
+            |l, _| got.push(l.to_owned()),
+        );
+        assert_eq!(got, ["let total = price * quantity + shipping;"]);
+    }
+
+    fn trace(json: &str) -> Trace {
+        load_str(json, "r.json").unwrap().traces.remove(0)
+    }
+
+    /// A read of a.rs, a grep, then an edit that copies a line of a.rs and
+    /// names an id only the grep showed, then the same read again.
+    const SESSION: &str = r#"{"format":"tracecost.trace/v1","name":"r","model":"claude-sonnet-4-5","messages":[
+        {"role":"user","content":"fix the total in a.rs"},
+        {"role":"assistant","content":[{"type":"tool_use","id":"a","name":"Read","input":{"file_path":"a.rs"}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"     1\tfn main() {\n     2\t    let total = price * quantity + shipping;\n     3\t}"}]},
+        {"role":"assistant","content":[{"type":"tool_use","id":"b","name":"Grep","input":{"pattern":"ORDER","path":"."}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":"b.rs:4: const ORDER_LIMIT_2024: u32 = 7;"}]},
+        {"role":"assistant","content":[{"type":"thinking","thinking":"the strategy should still work","signature":"s"},{"type":"tool_use","id":"c","name":"Edit","input":{"file_path":"a.rs","old_string":"    let total = price * quantity + shipping;","new_string":"    let total = (price * quantity).min(ORDER_LIMIT_2024) + shipping;"}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"c","content":"ok"}]},
+        {"role":"assistant","content":[{"type":"text","text":"The strategy should still work; checking."},{"type":"tool_use","id":"d","name":"Read","input":{"file_path":"a.rs"}}]}
+        ],"calls":[{"messages":1},{"messages":3},{"messages":5},{"messages":7}]}"#;
+
+    fn close(a: Range, b: Range) -> bool {
+        [(a.low, b.low), (a.mid, b.mid), (a.high, b.high)]
+            .iter()
+            .all(|(x, y)| (x - y).abs() < 1e-9)
+    }
+
+    #[test]
+    fn evidence_is_counted_once_per_compacted_result_by_kind() {
+        let t = trace(SESSION);
         let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
-        // Result a compacted at call 3: B08QQQ5678 and 89.50 were only there;
-        // B07XYZ1234 is also in the user's text.
-        let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"])]);
-        // Both quotes sit in result a (message 2): 20 tokens to recall.
+        // Nothing compacted: no need, whatever was written.
+        let none = idx.score(&[call(1, &[]), call(2, &[]), call(3, &[]), call(4, &[])]);
+        assert_eq!(none, RecallRisk::default());
+        // Read a.rs (message 2, 20 tokens) and the grep (message 4, 40
+        // tokens) compacted from call 3 on: the edit copied a line of the
+        // one and named an identifier only the other held; call 4 fetched
+        // a.rs again (counted, never charged). "the strategy" is prose and
+        // was in the model's own thinking: no evidence.
+        let both = idx.score(&[
+            call(1, &[]),
+            call(2, &[]),
+            call(3, &["a", "b"]),
+            call(4, &["a", "b"]),
+        ]);
         assert_eq!(
-            r,
-            RecallRisk {
-                turns: 1,
-                quotes: 2,
-                recall_tokens: 20
+            both.evidence,
+            Evidence {
+                refetch: 1,
+                copied_lines: 1,
+                identifiers: 1
             }
         );
-        let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["b"])]);
-        assert_eq!(r, RecallRisk::default());
+        // Less what two small results show by coincidence.
+        let chance = COINCIDENCE[0];
+        let (c, i) = (2.0 * chance.copied_lines, 2.0 * chance.identifiers);
+        let expected = Range {
+            low: 1.0 - c,
+            mid: 1.0 - c + 1.0 - i,
+            high: 2.0,
+        };
+        assert!(close(both.needs, expected), "{:?}", both.needs);
+        let tokens = Range {
+            low: 20.0 - 60.0 * chance.copied_lines,
+            mid: 20.0 - 60.0 * chance.copied_lines + 40.0 - 60.0 * chance.identifiers,
+            high: 60.0,
+        };
+        assert!(
+            close(both.recall_tokens, tokens),
+            "{:?}",
+            both.recall_tokens
+        );
+        // Only the read compacted: the identifier is visible in the grep.
+        let read = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])]);
+        assert_eq!(read.evidence.identifiers, 0);
+        assert_eq!(read.needs.high, 1.0);
+        assert!((read.needs.low - (1.0 - chance.copied_lines)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn coincidence_grows_with_the_size_of_a_result() {
+        assert_eq!(coincidence(0), COINCIDENCE[0]);
+        assert_eq!(coincidence(7_999), COINCIDENCE[0]);
+        assert_eq!(coincidence(8_000), COINCIDENCE[1]);
+        assert_eq!(coincidence(u64::MAX), COINCIDENCE[2]);
+        for w in COINCIDENCE.windows(2) {
+            assert!(w[0].copied_lines <= w[1].copied_lines && w[0].below_chars < w[1].below_chars);
+        }
+    }
+
+    #[test]
+    fn a_result_the_model_never_saw_shows_no_evidence() {
+        // The same session with the read's result swapped for text of the
+        // same size from elsewhere: the edit's line is in no result, so no
+        // need is found (only the re-fetch, which is the record's own call).
+        let placebo = SESSION.replace(
+            r#"    2\t    let total = price * quantity + shipping;"#,
+            r#"    2\t    print('unrelated text of one line ok')"#,
+        );
+        let t = trace(&placebo);
+        let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
+        let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])]);
+        assert_eq!(r.evidence.copied_lines + r.evidence.identifiers, 0);
+        assert_eq!(r.needs.high, 0.0);
+        // What is left is the chance allowance alone, below zero: summed
+        // with other traces it offsets their chance matches.
+        assert!(r.needs.low < 0.0 && r.needs.mid < 0.0);
+        assert_eq!(r.evidence.refetch, 1);
     }
 }

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 pub use super::applies::Applicability;
-use super::recall_risk::{RecallRisk, RiskIndex};
+use super::recall_risk::{Range, RecallRisk, RiskIndex};
 use super::{Build, PreparedTrace, ReplayContext, ReplayError, ReplayResult};
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::FastBuild;
@@ -57,11 +57,15 @@ pub struct SweepRow {
     pub result: ReplayResult,
     /// Its recall risk.
     pub risk: RecallRisk,
-    /// Cost plus priced recalls, what the recommendation minimizes.
+    /// Cost plus priced recalls (mid), what the recommendation minimizes.
     pub risk_adjusted_cost_usd: f64,
-    /// Of the priced recalls, what sending the recalled text costs (the
-    /// rest is the turns' price), so a reader can price turns otherwise.
+    /// Of the priced recalls (mid), what sending the recalled text costs
+    /// (the rest is the round trips' price), so a reader can price round
+    /// trips otherwise.
     pub recall_tokens_usd: f64,
+    /// What the recalls cost, low / mid / high (low and mid signed, as
+    /// [`RecallRisk::needs`]).
+    pub recall_cost_usd: Range,
     /// Saving against the baseline (positive = cheaper).
     pub savings_usd: f64,
     /// Same, in percent of the baseline.
@@ -102,15 +106,9 @@ pub struct TraceSweep {
 
 /// The row to recommend: the lowest `cost` among the policies that have an
 /// effect; a tie goes to the baseline (keeping what runs), then to the
-/// simpler policy, then to fewer recall-risk turns, then by name.
+/// simpler policy, then to fewer needs of recall (mid), then by name.
 pub fn recommend(rows: &[SweepRow], baseline: &Config, cost: impl Fn(&SweepRow) -> f64) -> usize {
-    let key = |r: &SweepRow| {
-        (
-            r.result.config != *baseline,
-            r.result.config.complexity(),
-            r.risk.turns,
-        )
-    };
+    let key = |r: &SweepRow| (r.result.config != *baseline, r.result.config.complexity());
     rows.iter()
         .enumerate()
         .filter(|(_, r)| !r.no_effect || r.result.config == *baseline)
@@ -118,6 +116,7 @@ pub fn recommend(rows: &[SweepRow], baseline: &Config, cost: impl Fn(&SweepRow) 
             cost(a)
                 .total_cmp(&cost(b))
                 .then_with(|| key(a).cmp(&key(b)))
+                .then_with(|| a.risk.needs.mid.total_cmp(&b.risk.needs.mid))
                 .then_with(|| {
                     a.result
                         .config
@@ -731,14 +730,19 @@ pub(crate) fn rank(
                 result.totals.cost_usd / result.calls.len() as f64
             }
         });
-        let recall_tokens_usd = risk.recall_tokens as f64 * input_price;
-        let risk_adjusted_cost_usd =
-            result.totals.cost_usd + risk.turns as f64 * per_recall + recall_tokens_usd;
+        let recall_cost_usd = Range {
+            low: risk.needs.low * per_recall + risk.recall_tokens.low * input_price,
+            mid: risk.needs.mid * per_recall + risk.recall_tokens.mid * input_price,
+            high: risk.needs.high * per_recall + risk.recall_tokens.high * input_price,
+        };
         rows.push(SweepRow {
+            // One trace's estimate may fall below zero (see RecallRisk);
+            // its own ranking never counts a recall as a gain.
+            risk_adjusted_cost_usd: result.totals.cost_usd + recall_cost_usd.mid.max(0.0),
+            recall_tokens_usd: risk.recall_tokens.mid * input_price,
+            recall_cost_usd,
             result,
             risk,
-            risk_adjusted_cost_usd,
-            recall_tokens_usd,
             savings_usd: 0.0,
             savings_pct: 0.0,
             pareto: false,
@@ -786,7 +790,8 @@ pub(crate) fn rank(
         .map(|r| {
             !rows.iter().any(|o| {
                 let (oc, rc) = (o.result.totals.cost_usd, r.result.totals.cost_usd);
-                oc <= rc && o.risk.turns <= r.risk.turns && (oc < rc || o.risk.turns < r.risk.turns)
+                let (on, rn) = (o.risk.needs.mid, r.risk.needs.mid);
+                oc <= rc && on <= rn && (oc < rc || on < rn)
             })
         })
         .collect();

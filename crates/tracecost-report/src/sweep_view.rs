@@ -8,7 +8,7 @@ use super::export::{
     CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
-use super::fmt::{csv_field, dollars, fixed, md_escape, percent};
+use super::fmt::{csv_field, dollars, fixed, md_escape, needs, percent};
 use crate::replay::sweep::TraceSweep;
 
 /// Version tag of the sweep JSON.
@@ -62,7 +62,7 @@ pub fn marks(s: &TraceSweep, i: usize) -> String {
     m.join(", ")
 }
 
-const CSV_HEADER: &str = "trace,rank,config,cost_usd,savings_usd,savings_pct,input_tokens,cache_creation_input_tokens,cache_read_input_tokens,output_tokens,recall_risk_turns,recall_risk_quotes,pareto,marks";
+const CSV_HEADER: &str = "trace,rank,config,cost_usd,savings_usd,savings_pct,input_tokens,cache_creation_input_tokens,cache_read_input_tokens,output_tokens,recall_needs_low,recall_needs,recall_needs_high,pareto,marks";
 
 impl Exporter<SweepView<'_>> for CsvExporter {
     fn export(&self, view: &SweepView<'_>, out: &mut dyn Write) -> io::Result<()> {
@@ -73,7 +73,7 @@ impl Exporter<SweepView<'_>> for CsvExporter {
                 let u = &r.result.totals.usage;
                 writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     csv_field(&s.trace),
                     i + 1,
                     csv_field(&r.result.config.to_string()),
@@ -84,8 +84,9 @@ impl Exporter<SweepView<'_>> for CsvExporter {
                     u.cache_creation_input_tokens,
                     u.cache_read_input_tokens,
                     u.output_tokens,
-                    r.risk.turns,
-                    r.risk.quotes,
+                    fixed(r.risk.needs.low, 2),
+                    fixed(r.risk.needs.mid, 2),
+                    fixed(r.risk.needs.high, 2),
                     r.pareto,
                     csv_field(&marks(s, i))
                 )?;
@@ -106,7 +107,11 @@ fn cells(s: &TraceSweep) -> Vec<[String; 7]> {
                 dollars(r.result.totals.cost_usd),
                 dollars(r.savings_usd),
                 percent(r.savings_pct, 1),
-                format!("{}{}", r.risk.turns, if r.pareto { " *" } else { "" }),
+                format!(
+                    "{}{}",
+                    needs(r.risk.needs.mid),
+                    if r.pareto { " *" } else { "" }
+                ),
                 marks(s, i),
             ]
         })
@@ -137,16 +142,16 @@ fn summary_lines(s: &TraceSweep) -> Vec<String> {
         ));
         for (label, row) in [("cheapest", best), ("recommended", rec)] {
             l.push(format!(
-                "{label} {}: {} (saves {}, {}; recall risk {} turn(s))",
+                "{label} {}: {} (saves {}, {}; {} result(s) needed again)",
                 row.result.config,
                 dollars(row.result.totals.cost_usd),
                 dollars(row.savings_usd),
                 percent(row.savings_pct, 1),
-                row.risk.turns
+                needs(row.risk.needs.mid)
             ));
         }
     }
-    l.push("recall risk = assistant turns quoting text that only compacted results held; * = on the Pareto front of cost vs risk".into());
+    l.push("recall risk = compacted results needed again (mid estimate: a copied line, or an identifier only they held, beyond what chance explains); * = on the Pareto front of cost vs risk".into());
     l
 }
 

@@ -17,7 +17,7 @@ use super::export::{
     CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
-use super::fmt::{csv_field, dollars, fixed, md_escape, percent, thousands};
+use super::fmt::{csv_field, dollars, fixed, md_escape, needs, percent, thousands};
 use super::replay_view::ReplayView;
 use super::sweep_view::SweepView;
 use crate::app::ReplayOutput;
@@ -315,7 +315,7 @@ fn fleet_marks(t: &SweepTotals, i: usize) -> String {
     m.join(", ")
 }
 
-const SWEEP_CSV_HEADER: &str = "scope,trace,rank,config,cost_usd,savings_usd,savings_pct,input_tokens,cache_creation_input_tokens,cache_read_input_tokens,output_tokens,recall_risk_turns,compacted_results,skipped_traces,marks";
+const SWEEP_CSV_HEADER: &str = "scope,trace,rank,config,cost_usd,savings_usd,savings_pct,input_tokens,cache_creation_input_tokens,cache_read_input_tokens,output_tokens,recall_needs,compacted_results,skipped_traces,marks";
 
 impl Exporter<SweepTotalsView<'_>> for CsvExporter {
     fn export(&self, view: &SweepTotalsView<'_>, out: &mut dyn Write) -> io::Result<()> {
@@ -337,7 +337,7 @@ impl Exporter<SweepTotalsView<'_>> for CsvExporter {
                     t.usage.cache_creation_input_tokens,
                     t.usage.cache_read_input_tokens,
                     t.usage.output_tokens,
-                    r.risk.turns,
+                    fixed(r.risk.needs.mid, 2),
                     t.compacted_results,
                     csv_field(&super::sweep_view::marks(s, i))
                 )?;
@@ -357,7 +357,7 @@ impl Exporter<SweepTotalsView<'_>> for CsvExporter {
                 f.cache_creation_input_tokens,
                 f.cache_read_input_tokens,
                 f.output_tokens,
-                f.recall_risk_turns,
+                fixed(f.recall_needs, 2),
                 f.compacted_results,
                 f.skipped_traces,
                 csv_field(&fleet_marks(t, i))
@@ -396,7 +396,7 @@ fn sweep_cells(t: &SweepTotals) -> Vec<[String; 12]> {
                 thousands(f.cache_creation_input_tokens),
                 thousands(f.cache_read_input_tokens),
                 thousands(f.output_tokens),
-                f.recall_risk_turns.to_string(),
+                needs(f.recall_needs),
                 f.compacted_results.to_string(),
                 fleet_marks(t, i),
             ]
@@ -406,12 +406,12 @@ fn sweep_cells(t: &SweepTotals) -> Vec<[String; 12]> {
 
 fn figures_line(label: &str, f: &FleetFigures) -> String {
     format!(
-        "{label} {}: {} (saves {}, {}; recall risk {} turn(s))",
+        "{label} {}: {} (saves {}, {}; {} result(s) needed again)",
         f.config,
         dollars(f.cost_usd),
         dollars(f.savings_usd),
         percent(f.savings_pct, 1),
-        f.recall_risk_turns
+        needs(f.recall_needs)
     )
 }
 
@@ -450,7 +450,7 @@ fn sweep_summary(t: &SweepTotals) -> Vec<String> {
             s.config, s.traces, s.of, s.reason
         ));
     }
-    l.push("per config, summed over every trace; recall risk = assistant turns quoting text that only compacted results held".into());
+    l.push("per config, summed over every trace; recall risk = compacted results the record shows were needed again (a line copied from them, or an identifier only they held, written after they were compacted)".into());
     l
 }
 

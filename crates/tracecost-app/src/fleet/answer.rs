@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::policy::{Compaction, Config};
+use crate::replay::recall_risk::{Evidence, Range};
 use crate::replay::sweep::{Applicability, SweepRow};
 
 use super::FleetConfig;
@@ -47,8 +48,11 @@ pub struct FleetFigures {
     pub savings_pct: f64,
     /// Tool results compacted or cleared, over every session.
     pub compacted_results: usize,
-    /// Assistant turns that would have needed a recall.
-    pub recall_risk_turns: usize,
+    /// Compacted results the record shows were needed again (the mid
+    /// estimate of [`RecallFigures::needs`]).
+    pub recall_needs: f64,
+    /// The recall risk as a range, with its evidence.
+    pub recall: RecallFigures,
     /// Uncached input tokens.
     pub input_tokens: u64,
     /// Cache writes.
@@ -68,6 +72,51 @@ pub struct FleetFigures {
     /// only where it ran.
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_traces: usize,
+}
+
+/// The recall risk of a config summed over sessions: needs and what they
+/// cost as a range, and the evidence by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct RecallFigures {
+    /// Compacted results needed again, low / mid / high.
+    pub needs: Range,
+    /// What recalling them costs, USD: one more round trip each and the
+    /// recalled text.
+    pub cost_usd: Range,
+    /// Of `cost_usd`, what the trace's content shows (no allowance for a
+    /// base rate is added: the two are equal).
+    pub evidence_cost_usd: Range,
+    /// Results showing each kind of evidence.
+    pub evidence: Evidence,
+}
+
+impl RecallFigures {
+    fn add(&mut self, r: &SweepRow) {
+        let add = |a: Range, b: Range| Range {
+            low: a.low + b.low,
+            mid: a.mid + b.mid,
+            high: a.high + b.high,
+        };
+        self.needs = add(self.needs, r.risk.needs);
+        self.cost_usd = add(self.cost_usd, r.recall_cost_usd);
+        self.evidence_cost_usd = self.cost_usd;
+        let e = &mut self.evidence;
+        e.refetch += r.risk.evidence.refetch;
+        e.copied_lines += r.risk.evidence.copied_lines;
+        e.identifiers += r.risk.evidence.identifiers;
+    }
+}
+
+/// The config each recall assumption would recommend (`None`: keep what
+/// runs), so a reader sees whether the answer holds across the range.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ByRecall {
+    /// With the strictest evidence only.
+    pub low: Option<Config>,
+    /// With the calibrated estimate (the recommendation).
+    pub mid: Option<Config>,
+    /// With every signal.
+    pub high: Option<Config>,
 }
 
 /// A config of the grid that some traces were not replayed under, because
@@ -139,7 +188,8 @@ impl FleetFigures {
             savings_usd: 0.0,
             savings_pct: 0.0,
             compacted_results: 0,
-            recall_risk_turns: 0,
+            recall_needs: 0.0,
+            recall: RecallFigures::default(),
             input_tokens: 0,
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: 0,
@@ -153,10 +203,9 @@ impl FleetFigures {
     fn add(&mut self, r: &SweepRow) {
         let t = &r.result.totals;
         self.cost_usd += t.cost_usd;
-        self.risk_adjusted_cost_usd += r.risk_adjusted_cost_usd;
         self.recall_tokens_usd += r.recall_tokens_usd;
         self.compacted_results += t.compacted_results;
-        self.recall_risk_turns += r.risk.turns;
+        self.recall.add(r);
         self.input_tokens += t.usage.input_tokens;
         self.cache_creation_input_tokens += t.usage.cache_creation_input_tokens;
         self.cache_read_input_tokens += t.usage.cache_read_input_tokens;
@@ -164,7 +213,32 @@ impl FleetFigures {
         self.over_window_calls += t.over_window_calls;
     }
 
+    /// The priced recalls of the sums: an excess over coincidence summed
+    /// over traces is cut at zero here, once (see `RecallRisk::needs`).
+    fn price_recalls(&mut self) {
+        let r = &mut self.recall;
+        let cut = |x: Range| Range {
+            low: x.low.max(0.0),
+            mid: x.mid.max(0.0),
+            high: x.high.max(0.0),
+        };
+        // Each bound at least the one below it: the mid adds identifiers'
+        // excess to the copied lines', and that excess may be below zero.
+        let ordered = |x: Range| Range {
+            low: x.low,
+            mid: x.mid.max(x.low),
+            high: x.high.max(x.mid.max(x.low)),
+        };
+        r.needs = ordered(cut(r.needs));
+        r.cost_usd = ordered(cut(r.cost_usd));
+        r.evidence_cost_usd = r.cost_usd;
+        self.recall_needs = r.needs.mid;
+        self.recall_tokens_usd = self.recall_tokens_usd.max(0.0).min(r.cost_usd.mid);
+        self.risk_adjusted_cost_usd = self.cost_usd + r.cost_usd.mid;
+    }
+
     fn against(&mut self, status_quo_usd: f64) {
+        self.price_recalls();
         self.savings_usd = status_quo_usd - self.cost_usd;
         self.savings_pct = if status_quo_usd > 0.0 {
             self.savings_usd / status_quo_usd * 100.0
@@ -224,6 +298,9 @@ pub struct GroupAnswer {
     /// The recall price at which the answer would change, when some config
     /// beats the status quo at some price.
     pub break_even: Option<BreakEven>,
+    /// The config each recall assumption (low / mid / high needs) would
+    /// recommend; `null` keeps what runs.
+    pub recommendation_by_recall: ByRecall,
 }
 
 /// How the answer depends on the price of a recall: with every recall-risk
@@ -270,7 +347,7 @@ impl BreakEven {
         // Where `f` beats the status quo: `gain − extra_turns · P > 0`.
         let wins = |f: &FleetFigures| -> Option<Wins> {
             let gain = base(status_quo) - base(f);
-            let extra_turns = f.recall_risk_turns as f64 - status_quo.recall_risk_turns as f64;
+            let extra_turns = f.recall_needs - status_quo.recall_needs;
             match (gain > 0.0, extra_turns) {
                 (true, t) if t <= 0.0 => Some(Wins::Always),
                 (true, t) => Some(Wins::Below(gain / t)),
@@ -302,8 +379,8 @@ impl BreakEven {
             config: f.config.clone(),
             wins: w,
             // Float residue of a sum priced at nothing is nothing.
-            priced_now_usd: if f.recall_risk_turns > 0 && turns_usd > 1e-9 {
-                turns_usd / f.recall_risk_turns as f64
+            priced_now_usd: if f.recall_needs > 0.0 && turns_usd > 1e-9 {
+                turns_usd / f.recall_needs
             } else {
                 0.0
             },
@@ -426,6 +503,33 @@ struct Picked {
     recommended: FleetFigures,
     /// The recommendation's config, unless keeping what runs.
     rec_config: Option<Config>,
+    /// What each recall assumption would recommend.
+    by_recall: ByRecall,
+}
+
+/// The config to recommend when a config costs `cost` (its simulated cost
+/// plus its priced recalls): the lowest among policies with an effect, a
+/// tie going to the status quo, then to the simpler policy, then by name;
+/// `None` when that is the status quo or no cheaper than it.
+fn best<'a>(
+    configs: &'a [(Config, FleetFigures)],
+    status_quo: &FleetFigures,
+    status_quo_config: Option<&Config>,
+    cost: &dyn Fn(&FleetFigures) -> f64,
+) -> Option<&'a (Config, FleetFigures)> {
+    configs
+        .iter()
+        .filter(|(_, f)| !f.no_effect)
+        .min_by(|(ca, a), (cb, b)| {
+            cost(a)
+                .total_cmp(&cost(b))
+                .then_with(|| {
+                    let key = |c: &Config| (Some(c) != status_quo_config, c.complexity());
+                    key(ca).cmp(&key(cb))
+                })
+                .then_with(|| ca.to_string().cmp(&cb.to_string()))
+        })
+        .filter(|(c, f)| cost(f) < cost(status_quo) && Some(c) != status_quo_config)
 }
 
 impl<'c> AnswerSum<'c> {
@@ -539,35 +643,23 @@ impl<'c> AnswerSum<'c> {
                 .then_with(|| a.0.complexity().cmp(&b.0.complexity()))
                 .then_with(|| a.0.to_string().cmp(&b.0.to_string()))
         });
-        // The lowest risk-adjusted cost among policies with an effect; a tie
-        // goes to the status quo, then to the simpler policy, then by name.
-        let best = configs
-            .iter()
-            .filter(|(_, f)| !f.no_effect)
-            .min_by(|(ca, a), (cb, b)| {
-                a.risk_adjusted_cost_usd
-                    .total_cmp(&b.risk_adjusted_cost_usd)
-                    .then_with(|| {
-                        let key =
-                            |c: &Config| (Some(c) != status_quo_config.as_ref(), c.complexity());
-                        key(ca).cmp(&key(cb))
-                    })
-                    .then_with(|| ca.to_string().cmp(&cb.to_string()))
-            });
-        let (keep_status_quo, recommended, rec_config) = match best {
-            Some((c, f))
-                if f.risk_adjusted_cost_usd < status_quo.risk_adjusted_cost_usd
-                    && Some(c) != status_quo_config.as_ref() =>
-            {
-                (false, f.clone(), Some(c.clone()))
-            }
-            _ => (true, status_quo.clone(), None),
+        let sq = status_quo_config.as_ref();
+        let best = |cost: &dyn Fn(&FleetFigures) -> f64| best(&configs, status_quo, sq, cost);
+        let by_recall = ByRecall {
+            low: best(&|f| f.cost_usd + f.recall.cost_usd.low).map(|(c, _)| c.clone()),
+            mid: best(&|f| f.risk_adjusted_cost_usd).map(|(c, _)| c.clone()),
+            high: best(&|f| f.cost_usd + f.recall.cost_usd.high).map(|(c, _)| c.clone()),
+        };
+        let (keep_status_quo, recommended, rec_config) = match best(&|f| f.risk_adjusted_cost_usd) {
+            Some((c, f)) => (false, f.clone(), Some(c.clone())),
+            None => (true, status_quo.clone(), None),
         };
         Picked {
             configs,
             keep_status_quo,
             recommended,
             rec_config,
+            by_recall,
         }
     }
 
@@ -578,6 +670,7 @@ impl<'c> AnswerSum<'c> {
             configs,
             keep_status_quo,
             recommended,
+            by_recall,
             ..
         } = match self.picked.take() {
             Some(p) => p,
@@ -631,6 +724,7 @@ impl<'c> AnswerSum<'c> {
             spread,
             skipped,
             headline,
+            recommendation_by_recall: by_recall,
         };
         (answer, configs.into_iter().map(|(_, f)| f).collect())
     }

@@ -201,7 +201,7 @@ pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::A
             ),
             points: shown
                 .iter()
-                .map(|c| (c.config.to_string(), c.recall_risk_turns as f64, c.cost_usd))
+                .map(|c| (c.config.to_string(), c.recall_needs, c.cost_usd))
                 .collect(),
             status_quo: at(&a.status_quo.config),
             recommended: (!a.keep_status_quo)

@@ -10,7 +10,7 @@ use crate::app::fidelity::error_pct;
 use crate::app::fleet::{Basis, Fleet, SessionFigures, StabilityBrief};
 use crate::app::identity::slug;
 use crate::charts::{Chart, ChartError, render_svg, suggested_height};
-use crate::fmt::{dollars, html_escape, thousands};
+use crate::fmt::{dollars, html_escape, needs, thousands};
 
 use super::html_tables::{
     Detail, calls_table, code_spans, config_html, configs_table, sessions_table,
@@ -322,7 +322,7 @@ pub(super) fn trace_page(
 pub(super) fn assumptions_html(s: &mut String, a: &Assumptions) {
     let _ = write!(
         s,
-        "<h2>Assumptions</h2>\n<ul>\n<li><b>Prices:</b> {}{}.</li>\n<li><b>Tokens:</b> Claude's tokenizer is not public; counts come from {} and, where a trace recorded usage, are scaled by a per-trace factor fitted on the growth of the recorded prompt between calls (shown per trace). Framing tokens per message, block and tool, and the tool-use system prompt, come from the price table's per-model data.</li>\n<li><b>Cache:</b> simulated with the Anthropic prompt-caching rules: cumulative prefix over tools, system and messages; at most 4 breakpoints; writes only at breakpoints; a 20-position lookback; per-model minimum cacheable length; 5-minute and 1-hour TTLs from request start, refreshed by hits.</li>\n<li><b>Timing:</b> calls use their recorded start times; traces without them are treated as back-to-back, which favours caching (flagged per trace).</li>\n<li><b>Output tokens</b> are the recorded ones, the same for every policy.</li>\n<li><b>Recall risk</b> counts later assistant turns that quote an identifier, number or phrase which at that point existed only inside compacted tool results; the recommendation prices each such turn as one extra round trip.</li>\n<li><b>Grid:</b> {}.</li>\n</ul>\n</body>\n</html>\n",
+        "<h2>Assumptions</h2>\n<ul>\n<li><b>Prices:</b> {}{}.</li>\n<li><b>Tokens:</b> Claude's tokenizer is not public; counts come from {} and, where a trace recorded usage, are scaled by a per-trace factor fitted on the growth of the recorded prompt between calls (shown per trace). Framing tokens per message, block and tool, and the tool-use system prompt, come from the price table's per-model data.</li>\n<li><b>Cache:</b> simulated with the Anthropic prompt-caching rules: cumulative prefix over tools, system and messages; at most 4 breakpoints; writes only at breakpoints; a 20-position lookback; per-model minimum cacheable length; 5-minute and 1-hour TTLs from request start, refreshed by hits.</li>\n<li><b>Timing:</b> calls use their recorded start times; traces without them are treated as back-to-back, which favours caching (flagged per trace).</li>\n<li><b>Output tokens</b> are the recorded ones, the same for every policy.</li>\n<li><b>Recall risk</b> counts the compacted tool results the record shows were needed again: a line of one copied into a later answer or tool input, or an identifier only it held, once per result, less what such signals find by chance (measured on results the model never saw); the range runs from copied lines only (low) to every signal with nothing taken off (high), and the recommendation prices each needed result at the mid as one extra round trip plus its text (docs/recall.md).</li>\n<li><b>Grid:</b> {}.</li>\n</ul>\n</body>\n</html>\n",
         html_escape(&a.prices),
         if a.batch {
             ", with the Batch API discount"
@@ -427,11 +427,11 @@ pub(super) fn trace_section(
     if sw.cheapest != sw.recommended {
         let _ = write!(
             s,
-            " The cheapest config, <code>{}</code> at {} ({:.1}% saved), has a higher recall risk ({} turn(s)).",
+            " The cheapest config, <code>{}</code> at {} ({:.1}% saved), has a higher recall risk ({} result(s) needed again).",
             config_html(&h.best.result.config.to_string()),
             dollars(h.best.result.totals.cost_usd),
             h.best.savings_pct,
-            h.best.risk.turns
+            needs(h.best.risk.needs.mid)
         );
     }
     let _ = writeln!(
@@ -448,7 +448,7 @@ pub(super) fn trace_section(
         );
     }
     figures(s, charts, root, chart_files);
-    s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = assistant turns quoting text only compacted results held; * = on the Pareto front of cost against recall risk.</p>\n");
+    s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = compacted results needed again (mid estimate); * = on the Pareto front of cost against recall risk.</p>\n");
     sweep_table(s, sw);
     s.push_str("<h3>Per call: status quo and recommended</h3>\n<p class=\"small\">The last column says why a call read less than the call before it had cached. <code>tracecost fidelity PATH --explain NAME</code> sets each call beside what its record shows.</p>\n");
     calls_table(s, "status quo", h.base);

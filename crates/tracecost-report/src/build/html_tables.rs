@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use crate::app::AppError;
 use crate::app::fleet::{Fleet, FleetFigures, SessionFigures};
 use crate::app::identity::slug;
-use crate::fmt::{dollars, html_escape, thousands};
+use crate::fmt::{dollars, html_escape, needs, thousands};
 use crate::replay::sweep::{SweepRow, TraceSweep};
 
 use super::story::{own_pick_text, session_title, trace_label};
@@ -42,13 +42,13 @@ pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
             dollars(c.risk_adjusted_cost_usd),
             c.savings_pct,
             thousands(c.compacted_results as u64),
-            thousands(c.recall_risk_turns as u64),
+            needs(c.recall_needs),
             marks.join(", ")
         );
     };
     let _ = writeln!(
         s,
-        "<h2>Configurations</h2>\n<p class=\"small\">Summed over every session, cheapest first. Recall risk = assistant turns that quoted text only compacted results held; the recommendation prices each {}.</p>\n<table>",
+        "<h2>Configurations</h2>\n<p class=\"small\">Summed over every session, cheapest first. Recall risk = compacted results the record shows were needed again (a line copied from them, or an identifier only they held, written later); the recommendation prices each {}.</p>\n<table>",
         html_escape(&super::story::recall_pricing(fleet))
     );
     s.push_str(head);
@@ -240,7 +240,7 @@ pub(super) fn sweep_table(s: &mut String, sw: &TraceSweep) {
             thousands(r.result.totals.usage.input_tokens),
             thousands(r.result.totals.usage.cache_creation_input_tokens),
             thousands(r.result.totals.usage.cache_read_input_tokens),
-            r.risk.turns,
+            needs(r.risk.needs.mid),
             if r.pareto { " *" } else { "" },
             html_escape(&mark)
         );

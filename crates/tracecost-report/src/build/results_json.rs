@@ -80,7 +80,7 @@ pub(super) struct JsonPick<'a> {
     cost_usd: f64,
     savings_usd: f64,
     savings_pct: f64,
-    recall_risk_turns: usize,
+    recall_needs: f64,
 }
 
 #[derive(Serialize)]
@@ -209,7 +209,7 @@ pub(super) fn pick(r: &SweepRow) -> JsonPick<'_> {
         cost_usd: r.result.totals.cost_usd,
         savings_usd: r.savings_usd,
         savings_pct: r.savings_pct,
-        recall_risk_turns: r.risk.turns,
+        recall_needs: r.risk.needs.mid,
     }
 }
 

@@ -8,7 +8,7 @@ use crate::app::fidelity::error_pct;
 use crate::app::fleet::{
     Basis, Fleet, FleetStability, GroupAnswer, SessionFigures, StabilityBrief,
 };
-use crate::fmt::{dollars, thousands};
+use crate::fmt::{dollars, needs, thousands};
 use crate::replay::ReplayResult;
 use crate::replay::sweep::{SweepRow, TraceSweep};
 
@@ -31,13 +31,18 @@ pub(super) fn headline(s: &TraceSweep) -> Headline<'_> {
 }
 
 pub(super) fn risk_text(r: &SweepRow) -> String {
-    match r.risk.turns {
-        0 => "no later turn quoted text that only compacted results held".into(),
-        n => format!(
-            "{n} later assistant turn(s) quoted {} piece(s) of text that only compacted results held — each would have needed a recall_tool_result call",
-            r.risk.quotes
-        ),
+    let n = &r.risk.needs;
+    if n.high == 0.0 {
+        return "no compacted result shows in what the agent wrote later".into();
     }
+    let e = &r.risk.evidence;
+    format!(
+        "{} compacted result(s) needed again (from {} with a line the agent copied to {} with an identifier only they held), each a recall_tool_result call; {} fetched again by the agent itself, already paid",
+        needs(n.mid),
+        needs(n.low),
+        needs(n.high),
+        e.refetch
+    )
 }
 
 /// One line per reason and count of the configs skipped for traces they
@@ -173,11 +178,11 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
             .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)
         {
             out.push(format!(
-                "Cheapest before recall risk: `{}` at {} ({:.1}% less), with {} assistant turn(s) that would have needed a recall ({} once priced{}).",
+                "Cheapest before recall risk: `{}` at {} ({:.1}% less), with {} compacted result(s) needed again ({} once priced{}).",
                 c.config,
                 dollars(c.cost_usd),
                 c.savings_pct,
-                thousands(c.recall_risk_turns as u64),
+                needs(c.recall_needs),
                 dollars(c.risk_adjusted_cost_usd),
                 set_price(fleet)
             ));
@@ -187,12 +192,12 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
         // that cleared results itself (its recalls priced) loses to it.
         let (r, sq) = (&a.recommended, &a.status_quo);
         out.push(format!(
-            "Recommended `{}`: {} — {} ({:.1}%) more than the status quo before recall risk, but the status quo's {} turn(s) quoting results it cleared itself bring it to {} once priced{}, against {} for this config.",
+            "Recommended `{}`: {} — {} ({:.1}%) more than the status quo before recall risk, but the status quo's {} result(s) needed again after it cleared them itself bring it to {} once priced{}, against {} for this config.",
             r.config,
             dollars(r.cost_usd),
             dollars(-r.savings_usd),
             -r.savings_pct,
-            thousands(sq.recall_risk_turns as u64),
+            needs(sq.recall_needs),
             dollars(sq.risk_adjusted_cost_usd),
             set_price(fleet),
             dollars(r.risk_adjusted_cost_usd)
@@ -200,13 +205,13 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
     } else {
         let r = &a.recommended;
         out.push(format!(
-            "Recommended `{}`: {} — saves {} ({:.1}%), {} per 1,000 sessions; recall risk {} turn(s); {} session(s) cost more, median saving {} per session.",
+            "Recommended `{}`: {} — saves {} ({:.1}%), {} per 1,000 sessions; {} result(s) needed again; {} session(s) cost more, median saving {} per session.",
             r.config,
             dollars(r.cost_usd),
             dollars(r.savings_usd),
             r.savings_pct,
             dollars(r.savings_usd / a.sessions.max(1) as f64 * 1000.0),
-            thousands(r.recall_risk_turns as u64),
+            needs(r.recall_needs),
             a.spread.more_expensive,
             dollars(a.spread.median_usd)
         ));
@@ -214,8 +219,55 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
     if !a.keep_status_quo {
         out.extend(per_month);
     }
+    out.extend(recall_range_line(fleet));
     out.extend(break_even_line(fleet));
     out
+}
+
+/// Whether the answer holds across the recall range (low: only lines
+/// copied from compacted results count; mid: the calibrated estimate;
+/// high: every signal), in plain words.
+pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
+    let a = &fleet.answer;
+    let by = &a.recommendation_by_recall;
+    let name = |c: &Option<crate::policy::Config>| {
+        c.as_ref()
+            .map_or_else(|| "keep what runs".to_owned(), |c| format!("`{c}`"))
+    };
+    // The figures whose needs are said: the recommendation's, or when
+    // keeping what runs, the cheapest policy a reader would weigh.
+    let f = if a.keep_status_quo {
+        fleet
+            .configs
+            .iter()
+            .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)?
+    } else {
+        &a.recommended
+    };
+    let n = &f.recall.needs;
+    let c = &f.recall.cost_usd;
+    let needs_said = format!(
+        "`{}` would need {} of its compacted results again ({} to {}; {} to {} in recalls)",
+        f.config,
+        needs(n.mid),
+        needs(n.low),
+        needs(n.high),
+        dollars(c.low),
+        dollars(c.high)
+    );
+    Some(if by.low == by.mid && by.mid == by.high {
+        format!(
+            "Recall range: {needs_said}; the answer, {}, holds whatever the recall assumption.",
+            name(&by.mid)
+        )
+    } else {
+        format!(
+            "Recall range: {needs_said}; the answer depends on it: counting only lines copied from compacted results, {}; calibrated, {}; counting every signal, {}.",
+            name(&by.low),
+            name(&by.mid),
+            name(&by.high)
+        )
+    })
 }
 
 /// A session named for a reader: its project and first prompt when the
@@ -327,7 +379,7 @@ pub(super) fn break_even_line(fleet: &Fleet) -> Option<String> {
             .iter()
             .find(|c| !c.no_effect && c.cost_usd < a.status_quo.cost_usd)?;
         return Some(format!(
-            "Break-even: no recall price makes compaction win: even at nothing a turn, the text `{}` would re-send on its recalls costs {}, more than the {} it saves.",
+            "Break-even: no recall price makes compaction win: even at nothing a recall, the text `{}` would re-send on its recalls costs {}, more than the {} it saves.",
             cheaper.config,
             dollars(cheaper.recall_tokens_usd - a.status_quo.recall_tokens_usd),
             dollars(cheaper.savings_usd)
@@ -348,7 +400,7 @@ pub(super) fn break_even_line(fleet: &Fleet) -> Option<String> {
             b.config
         ),
         (true, Wins::Below(p)) => format!(
-            "Break-even: compaction wins if a recall costs less than {}: below that, `{}` is cheaper than the status quo with its recall-risk turns priced{now} (`--recall-cost` sets the price).",
+            "Break-even: compaction wins if a recall costs less than {}: below that, `{}` is cheaper than the status quo with its needed recalls priced{now} (`--recall-cost` sets the price).",
             dollars(p),
             b.config
         ),
@@ -436,7 +488,7 @@ pub(super) fn recall_pricing(fleet: &Fleet) -> String {
     match fleet.recall_cost_usd {
         None => "as one more round trip".to_owned(),
         Some(p) => format!(
-            "at {} a turn, as --recall-cost set, plus the text its recalls re-send",
+            "at {} a recall, as --recall-cost set, plus the text it re-sends",
             dollars(p)
         ),
     }
@@ -447,7 +499,7 @@ pub(super) fn recall_pricing(fleet: &Fleet) -> String {
 fn set_price(fleet: &Fleet) -> String {
     fleet
         .recall_cost_usd
-        .map_or_else(String::new, |p| format!(" at {} a turn", dollars(p)))
+        .map_or_else(String::new, |p| format!(" at {} a recall", dollars(p)))
 }
 
 /// Why the fleet's recommendation is what it is, in words.
@@ -465,12 +517,12 @@ pub(super) fn reasoning(fleet: &Fleet) -> String {
     // A status quo that clears results itself (Claude Code's
     // microcompaction) is priced with its recalls too: say why its figure
     // differs from its cost.
-    let sq_priced = if sq.recall_risk_turns > 0 {
+    let sq_priced = if sq.recall_needs > 0.0 {
         format!(
-            "{} for the status quo ({} simulated + {} turn(s) quoting results it cleared itself, priced the same way)",
+            "{} for the status quo ({} simulated + {} result(s) needed again after it cleared them itself, priced the same way)",
             dollars(sq.risk_adjusted_cost_usd),
             dollars(sq.cost_usd),
-            thousands(sq.recall_risk_turns as u64)
+            needs(sq.recall_needs)
         )
     } else {
         format!("{} for the status quo", dollars(sq.risk_adjusted_cost_usd))
@@ -482,11 +534,11 @@ pub(super) fn reasoning(fleet: &Fleet) -> String {
             .find(|c| !c.no_effect && c.cost_usd < sq.cost_usd);
         return match cheapest {
             Some(c) => format!(
-                "the recommendation minimizes cost plus each recall a compacted result would have needed, priced {pricing}. The cheapest policy, {}, costs {} ({:.1}% less than the status quo) but {} assistant turn(s) quoted text only its compacted results held; priced, it comes to {}, against {sq_priced}.{idle_note}",
+                "the recommendation minimizes cost plus each recall a compacted result would have needed, priced {pricing}. The cheapest policy, {}, costs {} ({:.1}% less than the status quo) but {} of its compacted results were needed again; priced, it comes to {}, against {sq_priced}.{idle_note}",
                 c.config,
                 dollars(c.cost_usd),
                 c.savings_pct,
-                thousands(c.recall_risk_turns as u64),
+                needs(c.recall_needs),
                 dollars(c.risk_adjusted_cost_usd),
             ),
             None => format!("no config of the grid costs less than the status quo.{idle_note}"),
@@ -497,11 +549,11 @@ pub(super) fn reasoning(fleet: &Fleet) -> String {
         format!(" {}", fleet_stability_line(st).replace('`', ""))
     });
     format!(
-        "{} has the lowest cost once recall risk is priced ({} + priced recalls = {}, against {sq_priced}). {} assistant turn(s) quoted text only its compacted results held, each priced {pricing}; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
+        "{} has the lowest cost once recall risk is priced ({} + priced recalls = {}, against {sq_priced}). {} of its compacted results were needed again, each recall priced {pricing}; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
         r.config,
         dollars(r.cost_usd),
         dollars(r.risk_adjusted_cost_usd),
-        thousands(r.recall_risk_turns as u64),
+        needs(r.recall_needs),
         thousands(r.compacted_results as u64),
         dollars(ans.spread.p10_usd),
         dollars(ans.spread.p90_usd),

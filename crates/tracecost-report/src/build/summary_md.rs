@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::app::fidelity::error_pct;
 use crate::app::fleet::{Fleet, SessionFigures, SessionSummary};
-use crate::fmt::{dollars, md_escape, thousands};
+use crate::fmt::{dollars, md_escape, needs, thousands};
 
 use super::Assumptions;
 use super::story::{
@@ -114,22 +114,22 @@ pub(super) fn summary_md(
         );
         let _ = writeln!(
             s,
-            "- Recommended `{}`: **{}** per run — saves {} ({:.1}%), {} per 1,000 runs; recall risk: {} turn(s)",
+            "- Recommended `{}`: **{}** per run — saves {} ({:.1}%), {} per 1,000 runs; recall risk: {} result(s) needed again",
             h.rec.result.config,
             dollars(h.rec.result.totals.cost_usd),
             dollars(h.rec.savings_usd),
             h.rec.savings_pct,
             dollars(h.rec.savings_usd * 1000.0),
-            h.rec.risk.turns
+            needs(h.rec.risk.needs.mid)
         );
         if sw.cheapest != sw.recommended {
             let _ = writeln!(
                 s,
-                "- Cheapest `{}`: {} — saves {:.1}%; recall risk: {} turn(s)",
+                "- Cheapest `{}`: {} — saves {:.1}%; recall risk: {} result(s) needed again",
                 h.best.result.config,
                 dollars(h.best.result.totals.cost_usd),
                 h.best.savings_pct,
-                h.best.risk.turns
+                needs(h.best.risk.needs.mid)
             );
         }
         if let Some(st) = r.stability {
@@ -151,7 +151,7 @@ pub(super) fn summary_md(
                 row.result.config,
                 dollars(row.result.totals.cost_usd),
                 row.savings_pct,
-                row.risk.turns
+                needs(row.risk.needs.mid)
             );
         }
         let _ = writeln!(

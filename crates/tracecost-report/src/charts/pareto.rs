@@ -109,10 +109,10 @@ fn note_lines(
         .map(|(k, &i)| {
             let (name, turns, cost) = &points[i];
             format!(
-                "{}. {name}: {}, {} recall-risk turn(s)",
+                "{}. {name}: {}, {} result(s) needed again",
                 k + 1,
                 fmt::dollars(*cost),
-                fmt::thousands(*turns as u64)
+                fmt::needs(*turns)
             )
         })
         .collect();
@@ -126,7 +126,7 @@ fn note_lines(
         ));
     }
     all.push(
-        "Recall-risk turns: later assistant turns that quoted what only compacted results held."
+        "Recall risk: compacted results needed again (a line copied from them, or an identifier only they held, written later)."
             .to_owned(),
     );
     all.extend(notes.iter().cloned());
@@ -256,7 +256,7 @@ pub(super) fn draw(
     draw_x_foot(
         svg,
         &labels,
-        "recall-risk turns",
+        "results needed again",
         (x0, x1),
         plot_bottom,
         &items,
