@@ -78,6 +78,10 @@ pub struct ImportReport {
     /// read (only under [`ImportOptions::skip_invalid`]; Claude Code and
     /// Codex data), and a folder's files that hold nothing to replay.
     pub unread: Vec<(std::path::PathBuf, String)>,
+    /// Damaged lines of JSON Lines files of traces passed over under
+    /// [`ImportOptions::skip_invalid`], each as `FILE:LINE:…: why` (also
+    /// counted in `skipped_lines`).
+    pub damaged_lines: Vec<String>,
     /// Lines holding two or more records with no newline between them,
     /// each record read (Claude Code transcripts).
     pub joined_lines: usize,
@@ -95,6 +99,7 @@ impl ImportReport {
         self.skipped_lines += other.skipped_lines;
         self.joined_lines += other.joined_lines;
         self.unread.extend(other.unread);
+        self.damaged_lines.extend(other.damaged_lines);
         for line in other.unmapped {
             let split = |l: &str| {
                 l.split_once(" × ")
@@ -130,6 +135,9 @@ impl fmt::Display for ImportReport {
         }
         for (path, why) in &self.unread {
             write!(f, "; passed over {}: {why}", path.display())?;
+        }
+        for line in &self.damaged_lines {
+            write!(f, "; skipped damaged input: {line} (line skipped)")?;
         }
         if !self.unmapped.is_empty() {
             write!(f, "; not mapped: {}", self.unmapped.join("; "))?;
