@@ -256,6 +256,21 @@ pub fn check_report_out(out: &Path, inputs: &[PathBuf]) -> Result<(), AppError> 
     refuse_foreign(out)
 }
 
+/// Refuses, before anything is read, a report cache in (or at) the
+/// report's folder: the report replaces that folder whole, so the cache
+/// would be deleted by every report, and the folder it left refused by the
+/// next one as holding what no report wrote.
+pub fn refuse_cache_in_out(cache_dir: &Path, out: &Path) -> Result<(), AppError> {
+    if !resolved(cache_dir).starts_with(resolved(out)) {
+        return Ok(());
+    }
+    Err(AppError::Usage(format!(
+        "--cache-dir {}: is inside --out {}, which every report replaces whole; keep the cache in a folder outside the report's",
+        cache_dir.display(),
+        out.display()
+    )))
+}
+
 fn refuse_foreign(out: &Path) -> Result<(), AppError> {
     let found = classify_out(out).map_err(|source| AppError::Write {
         path: out.display().to_string(),
@@ -288,9 +303,12 @@ fn refuse_foreign(out: &Path) -> Result<(), AppError> {
     )))
 }
 
-/// `path` made absolute with its symlinks resolved as far as it exists
-/// (what does not exist yet is appended as named).
+/// `path` made absolute with its symlinks resolved as far as it exists;
+/// from the first name that does not exist on, names are taken as written
+/// (`.` dropped, `..` taking off the name before it: nothing there can be
+/// a symlink).
 fn resolved(path: &Path) -> PathBuf {
+    use std::path::Component;
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -298,20 +316,27 @@ fn resolved(path: &Path) -> PathBuf {
             .map(|d| d.join(path))
             .unwrap_or_else(|_| path.to_path_buf())
     };
-    let mut rest = Vec::new();
-    let mut head = abs.as_path();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(head) {
-            return rest.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (head.parent(), head.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                head = parent;
+    let mut out = PathBuf::new();
+    let mut exists = true;
+    for c in abs.components() {
+        if exists {
+            match std::fs::canonicalize(out.join(c)) {
+                Ok(real) => {
+                    out = real;
+                    continue;
+                }
+                Err(_) => exists = false,
             }
-            _ => return abs,
+        }
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
         }
     }
+    out
 }
 
 /// A directory written file by file that appears complete or not at all:
