@@ -215,6 +215,45 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order `import --from` lists them.
+    pub const ALL: [Format; 12] = [
+        Format::ClaudeCode,
+        Format::Anthropic,
+        Format::Langchain,
+        Format::Openai,
+        Format::Codex,
+        Format::OpenaiResponses,
+        Format::Gemini,
+        Format::Bedrock,
+        Format::Otel,
+        Format::Langfuse,
+        Format::OpenaiAgents,
+        Format::Langsmith,
+    ];
+
+    /// Its name, as `import --from` takes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::Anthropic => "anthropic",
+            Format::Langchain => "langchain",
+            Format::Openai => "openai",
+            Format::Codex => "codex",
+            Format::OpenaiResponses => "openai-responses",
+            Format::Gemini => "gemini",
+            Format::Bedrock => "bedrock",
+            Format::Otel => "otel",
+            Format::Langfuse => "langfuse",
+            Format::OpenaiAgents => "openai-agents",
+            Format::Langsmith => "langsmith",
+        }
+    }
+
+    /// The format named `name` ([`Self::name`]).
+    pub fn named(name: &str) -> Option<Format> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// Imports `inputs`, handing each trace to `emit` as soon as it is
     /// built, in the order [`Format::import`] returns them, and reporting
     /// the bytes of input read to `progress`. Only the traces of the file
