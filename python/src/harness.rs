@@ -166,6 +166,11 @@ pub(crate) fn sweep(
     batch: bool,
 ) -> PyResult<String> {
     let cost = cost_plan(pricing, tokenizer, calibrate, batch)?;
+    // The command line's range, refused as a ValueError.
+    let recall_cost = recall_cost
+        .map(|c| tracecost::app::limits::RECALL_COST_USD.within(c))
+        .transpose()
+        .map_err(pyo3::exceptions::PyValueError::new_err)?;
     let options = SweepOptions {
         models,
         baseline: baseline.map(parse_config).transpose()?,

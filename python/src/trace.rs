@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
+use tracecost::app::limits::Range;
 use tracecost::app::{self, InputOptions};
 use tracecost::policy::Config;
 use tracecost::progress::Silent;
@@ -114,16 +116,13 @@ pub(crate) fn owned(traces: &[PyRef<'_, PyTrace>]) -> Vec<Trace> {
 }
 
 fn format_named(name: &str) -> PyResult<Format> {
-    Ok(match name {
-        "claude-code" => Format::ClaudeCode,
-        "anthropic" => Format::Anthropic,
-        "langchain" => Format::Langchain,
-        "openai" => Format::Openai,
-        other => {
-            return Err(config_err(format!(
-                "from_ must be claude-code, anthropic, langchain or openai, got {other:?}"
-            )));
-        }
+    Format::named(name).ok_or_else(|| {
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        config_err(format!(
+            "from_ must be one of {}, got {:?}",
+            names.join(", "),
+            tracecost::engine::handle::one_line(name, 80)
+        ))
     })
 }
 
@@ -168,24 +167,30 @@ pub(crate) fn loads(
     ))
 }
 
-/// Runs a generator by name (`massage-gun`, `session`, `fleet`).
+/// Runs a generator by name (`massage-gun`, `session`, `fleet`). Sizes are
+/// held to the command line's ranges (`tracecost::app::limits`): a value
+/// outside them, of any size or sign, is a ValueError, never a run that
+/// exhausts memory.
 #[pyfunction]
 #[pyo3(signature = (name, calls=None, seed=None, sessions=None, accounts=None, days=None))]
 pub(crate) fn generate(
     py: Python<'_>,
     name: &str,
-    calls: Option<usize>,
-    seed: Option<u64>,
-    sessions: Option<usize>,
-    accounts: Option<usize>,
-    days: Option<u64>,
+    calls: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+    sessions: Option<&Bound<'_, PyAny>>,
+    accounts: Option<&Bound<'_, PyAny>>,
+    days: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Vec<PyTrace>> {
+    use tracecost::app::limits::{GEN_ACCOUNTS, GEN_CALLS, GEN_DAYS, GEN_SESSIONS};
+    // The ranges' bounds are far below usize::MAX.
+    let size = |v, range| Ok::<_, PyErr>(in_range(v, range)?.map(|n| n as usize));
     let options = tracecost::trace::generate::GenOptions {
-        calls,
-        seed,
-        sessions,
-        accounts,
-        days,
+        calls: size(calls, GEN_CALLS)?,
+        seed: seed.map(any_seed).transpose()?,
+        sessions: size(sessions, GEN_SESSIONS)?,
+        accounts: size(accounts, GEN_ACCOUNTS)?,
+        days: in_range(days, GEN_DAYS)?,
     };
     let traces = py
         .detach(|| {
@@ -193,4 +198,55 @@ pub(crate) fn generate(
         })
         .map_err(config_err)?;
     Ok(wrap(traces))
+}
+
+/// A whole-number argument held to `range`: a ValueError naming the
+/// argument and the range when it is outside (however large: an int past
+/// 128 bits is outside too); a TypeError when it is no integer.
+fn in_range(value: Option<&Bound<'_, PyAny>>, range: Range) -> PyResult<Option<u64>> {
+    let Some(value) = value else { return Ok(None) };
+    let whole = match whole_int(value)? {
+        Some(n) => range.whole(n),
+        None => Err(range.refusal_of(&range.argument(), &shown_int(value))),
+    };
+    whole.map(Some).map_err(PyValueError::new_err)
+}
+
+/// A seed: any whole number from 0 to 2^64 - 1.
+fn any_seed(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    whole_int(value)?
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "seed {}: expected a whole number from 0 to {}",
+                shown_int(value),
+                u64::MAX
+            ))
+        })
+}
+
+/// `value` as an integer, `None` when it is one too large for 128 bits; a
+/// TypeError when it is not an integer (a bool is refused too: `True`
+/// sessions is a mistake, not 1).
+fn whole_int(value: &Bound<'_, PyAny>) -> PyResult<Option<i128>> {
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyTypeError::new_err(format!(
+            "expected an integer, got {}",
+            shown_int(value)
+        )));
+    }
+    match value.extract::<i128>() {
+        Ok(n) => Ok(Some(n)),
+        Err(e) if e.is_instance_of::<PyOverflowError>(value.py()) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// An integer for a message, bounded (Python refuses to print ints of
+/// thousands of digits).
+fn shown_int(value: &Bound<'_, PyAny>) -> String {
+    value
+        .str()
+        .map(|s| tracecost::engine::handle::one_line(&s.to_string(), 60))
+        .unwrap_or_else(|_| "(a number too long to print)".to_owned())
 }

@@ -243,7 +243,8 @@ def test_trace_properties():
     longer = tracecost.generate("fleet", sessions=3, seed=7, days=140)
     assert as_json(longer) != as_json(fleet)
     assert "fleet_over_days(3, 7, 1, 140)" in longer[0].description
-    with pytest.raises(tracecost.ConfigError):
+    # Outside the command line's range: a ValueError.
+    with pytest.raises(ValueError, match="days 0: expected a number from 1 to 3650"):
         tracecost.generate("fleet", sessions=3, days=0)
     assert {f.status_quo for f in fleet} == {"off+claude-code:ttl=5m"}
 

@@ -160,3 +160,35 @@ def test_a_json_lines_fleet_is_split_over_many_tasks(spark, cli, cli_json, tmp_p
     # The same traces, in the same order, as the file read whole.
     got = sorted((r["trace_index"], r["session"]) for r in loaded.collect())
     assert [s for _, s in got] == [t.name for t in tracecost.load(fleet)]
+
+
+def test_a_damaged_line_costs_its_own_trace_as_on_the_command_line(spark, cli, cli_json,
+                                                                   tmp_path):
+    # One line of a JSON Lines fleet cut in half: under skip_invalid Spark,
+    # the local API and the command line all give the totals of the file
+    # without that line, to the bit.
+    fleet = tmp_path / "fleet.jsonl"
+    assert cli("gen", "fleet", "--sessions", "30", "--seed", "3", "-o", fleet).returncode == 0
+    lines = fleet.read_bytes().splitlines(keepends=True)
+    k = 5
+    damaged, clean = tmp_path / "damaged.jsonl", tmp_path / "clean.jsonl"
+    damaged.write_bytes(b"".join(lines[:k] + [lines[k][: len(lines[k]) // 2] + b"\n"]
+                                 + lines[k + 1:]))
+    clean.write_bytes(b"".join(lines[:k] + lines[k + 1:]))
+    grid_flags = ["--compaction", "off,ledger", "--threshold", "8000", "--keep-last", "2",
+                  "--cache", "none,claude-code:ttl=5m"]
+    configs = [tracecost.canonical_config(c) for c in
+               ["off+none", "off+claude-code:ttl=5m", "ledger:t=8000,k=2+claude-code:ttl=5m"]]
+    expected = cli_totals(cli_json("sweep", clean, "--format", "json", "--per-trace",
+                                   *grid_flags), configs)
+    skipped = cli("sweep", damaged, "--skip-invalid", "--format", "json", "--per-trace",
+                  *grid_flags)
+    assert skipped.returncode == 0, skipped.stderr
+    assert f"damaged.jsonl:{k + 1}:" in skipped.stderr
+    assert cli_totals(json.loads(skipped.stdout), configs) == expected
+    rows = [r.asDict() for r in
+            tracecost.spark.sweep(spark, [damaged], configs, skip_invalid=True).collect()]
+    assert_equal_totals(rows, expected)
+    with pytest.warns(UserWarning, match=f"damaged.jsonl:{k + 1}:"):
+        local = tracecost.load(damaged, skip_invalid=True)
+    assert tracecost.fleet_totals(tracecost.sweep(local, configs)) == rows

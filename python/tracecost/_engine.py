@@ -138,7 +138,7 @@ class DurableLedger(Ledger):
     ignored and repaired on reopen."""
 
     def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        self._native = _native.Ledger.durable(os.fspath(path))
+        self._native = _native.Ledger.durable(os.fsdecode(path))
 
     @property
     def path(self) -> str:

@@ -28,7 +28,17 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
 
 Trace = _native.Trace
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+# What is taken for one path (bytes too, as ``os`` takes them: a name that
+# is not UTF-8 goes through as the file system's own bytes).
+_PATH_TYPES = (str, bytes, os.PathLike)
+
+
+def _path(p: PathLike) -> str:
+    """A path as the native side takes it: ``str``, the bytes of a name
+    that is not UTF-8 carried as ``os.fsdecode`` carries them."""
+    return os.fsdecode(p)
 Traces = Union["_native.Trace", PathLike, Iterable[Union["_native.Trace", PathLike]]]
 """A trace, a path (trace file, Claude Code folder or transcript, log, or a
 folder of them), or a list of either."""
@@ -44,16 +54,18 @@ def load(
     skip_invalid: bool = False,
 ) -> List[Trace]:
     """Loads traces as the command line reads its inputs: canonical trace
-    files, Claude Code folders and transcripts, Anthropic, LangChain and
-    OpenAI logs, and folders of them, told apart by content. ``from_``
-    (``"claude-code"``, ``"anthropic"``, ``"langchain"``, ``"openai"``)
-    reads every input with one importer; ``skip_invalid`` passes over
-    damaged files and lines. The loader's warnings and what was skipped are
+    files, Claude Code folders and transcripts, the logs and exports
+    ``tracecost import`` reads, and folders of them, told apart by content.
+    A path is a ``str``, ``bytes`` or path-like object. ``from_`` (any
+    name ``tracecost import --from`` takes: ``"claude-code"``, ``"codex"``,
+    ``"otel"``, ``"langfuse"``, …) reads every input with one importer;
+    ``skip_invalid`` passes over damaged files and lines (of a JSON Lines
+    file of traces, only the damaged lines). The loader's warnings and what was skipped are
     issued as :class:`UserWarning`. Raises :class:`InputError` with the
     command line's message."""
-    if isinstance(paths, (str, os.PathLike)):
+    if isinstance(paths, _PATH_TYPES):
         paths = [paths]
-    paths = [os.fspath(p) for p in paths]
+    paths = [_path(p) for p in paths]
     if not paths:
         raise _native.InputError("no paths given")
     traces, warns, skipped = _native.load(paths, from_, skip_invalid)
@@ -86,12 +98,14 @@ def generate(
     ``"session"`` (``calls``, ``seed``) or ``"fleet"`` (``sessions``,
     ``seed``, ``accounts``: the sessions spread evenly over that many
     accounts, ``acct-01``, …; ``days``: started within that many days
-    rather than 14)."""
+    rather than 14). A size outside the command line's range (``calls``,
+    ``sessions`` and ``accounts`` 1 to 100,000, ``days`` 1 to 3,650)
+    raises :class:`ValueError`."""
     return list(_native.generate(name, calls, seed, sessions, accounts, days))
 
 
 def _traces(traces: Traces) -> List[Trace]:
-    if isinstance(traces, (Trace, str, os.PathLike)):
+    if isinstance(traces, (Trace, *_PATH_TYPES)):
         traces = [traces]
     out: List[Trace] = []
     paths: List[PathLike] = []
@@ -105,7 +119,7 @@ def _traces(traces: Traces) -> List[Trace]:
         if isinstance(t, Trace):
             flush()
             out.append(t)
-        elif isinstance(t, (str, os.PathLike)):
+        elif isinstance(t, _PATH_TYPES):
             paths.append(t)
         else:
             raise TypeError(f"expected a Trace or a path, got {type(t).__name__}")
@@ -175,7 +189,7 @@ def _replay_outputs(
         _traces(traces),
         config,
         model,
-        os.fspath(pricing) if pricing is not None else None,
+        _path(pricing) if pricing is not None else None,
         tokenizer,
         calibrate,
         batch,
@@ -333,7 +347,7 @@ def _sweep_call(
         configs,
         baseline=baseline,
         recall_cost=recall_cost,
-        pricing=os.fspath(pricing) if pricing is not None else None,
+        pricing=_path(pricing) if pricing is not None else None,
         tokenizer=tokenizer,
         calibrate=calibrate,
         batch=batch,

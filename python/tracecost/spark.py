@@ -48,6 +48,7 @@ with ``fleet.py``::
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _harness
@@ -100,9 +101,9 @@ def sessions(
     path is one task (so a folder is one task: pass files to spread the
     loading). ``path_index`` and ``trace_index`` give the command line's
     order: paths as given, traces as in each path."""
-    if isinstance(paths, (str, os.PathLike)):
+    if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    indexed = [(i, os.fspath(p)) for i, p in enumerate(paths)]
+    indexed = [(i, os.fsdecode(p)) for i, p in enumerate(paths)]
     if not indexed:
         from ._native import InputError
 
@@ -167,10 +168,16 @@ def _load_line(i: int, path: str, skip_invalid: bool) -> Any:
             text = text.lstrip("\ufeff")
         if not text.strip():
             return
+        name = f"{path}:{k + 1}"
         try:
-            traces = tracecost.loads(text, name=f"{path}:{k + 1}")
-        except Exception:
+            traces = tracecost.loads(text, name=name)
+        except Exception as e:
             if skip_invalid:
+                # Said as the command line says it (on the executor's
+                # stderr): the file, the line and why.
+                sys.stderr.write(
+                    f"tracecost: skipped damaged input: {_at_line(name, str(e))} (line skipped)\n"
+                )
                 return
             raise
         for j, t in enumerate(traces):
@@ -178,6 +185,13 @@ def _load_line(i: int, path: str, skip_invalid: bool) -> Any:
                    t.to_json())
 
     return load
+
+
+def _at_line(name: str, message: str) -> str:
+    """A line's error as the command line gives it: ``FILE:LINE:COLUMN: …``
+    rather than the ``FILE:LINE:1:COLUMN: …`` of the line read alone."""
+    alone = f"{name}:1:"
+    return name + ":" + message[len(alone):] if message.startswith(alone) else message
 
 
 def _reads_status_quos(grid: GridLike, baseline: Optional[str]) -> bool:
@@ -322,7 +336,7 @@ def _session_rows(
     options = {
         "baseline": baseline,
         "recall_cost": recall_cost,
-        "pricing": os.fspath(pricing) if pricing is not None else None,
+        "pricing": os.fsdecode(pricing) if pricing is not None else None,
         "tokenizer": tokenizer,
         "calibrate": calibrate,
         "batch": batch,

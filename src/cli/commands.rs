@@ -63,6 +63,9 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             Ok(Outcome::Success)
         }
         Command::Report(a) => {
+            if let Some(dir) = &a.cache_dir {
+                super::output::refuse_cache_in_out(dir, &a.out)?;
+            }
             let cache = match &a.cache_dir {
                 Some(dir) => Some(app::fleet_cache::FleetCache::open(dir, &tool_build()?)?),
                 None => None,

@@ -256,6 +256,21 @@ pub fn check_report_out(out: &Path, inputs: &[PathBuf]) -> Result<(), AppError> 
     refuse_foreign(out)
 }
 
+/// Refuses, before anything is read, a report cache in (or at) the
+/// report's folder: the report replaces that folder whole, so the cache
+/// would be deleted by every report, and the folder it left refused by the
+/// next one as holding what no report wrote.
+pub fn refuse_cache_in_out(cache_dir: &Path, out: &Path) -> Result<(), AppError> {
+    if !resolved(cache_dir).starts_with(resolved(out)) {
+        return Ok(());
+    }
+    Err(AppError::Usage(format!(
+        "--cache-dir {}: is inside --out {}, which every report replaces whole; keep the cache in a folder outside the report's",
+        cache_dir.display(),
+        out.display()
+    )))
+}
+
 fn refuse_foreign(out: &Path) -> Result<(), AppError> {
     let found = classify_out(out).map_err(|source| AppError::Write {
         path: out.display().to_string(),
@@ -288,9 +303,12 @@ fn refuse_foreign(out: &Path) -> Result<(), AppError> {
     )))
 }
 
-/// `path` made absolute with its symlinks resolved as far as it exists
-/// (what does not exist yet is appended as named).
+/// `path` made absolute with its symlinks resolved as far as it exists;
+/// from the first name that does not exist on, names are taken as written
+/// (`.` dropped, `..` taking off the name before it: nothing there can be
+/// a symlink).
 fn resolved(path: &Path) -> PathBuf {
+    use std::path::Component;
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -298,20 +316,27 @@ fn resolved(path: &Path) -> PathBuf {
             .map(|d| d.join(path))
             .unwrap_or_else(|_| path.to_path_buf())
     };
-    let mut rest = Vec::new();
-    let mut head = abs.as_path();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(head) {
-            return rest.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (head.parent(), head.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                head = parent;
+    let mut out = PathBuf::new();
+    let mut exists = true;
+    for c in abs.components() {
+        if exists {
+            match std::fs::canonicalize(out.join(c)) {
+                Ok(real) => {
+                    out = real;
+                    continue;
+                }
+                Err(_) => exists = false,
             }
-            _ => return abs,
+        }
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
         }
     }
+    out
 }
 
 /// A directory written file by file that appears complete or not at all:
@@ -385,7 +410,7 @@ impl StagedDir {
     pub fn commit(mut self) -> Result<(), CliError> {
         // The folder may have changed while the report ran.
         refuse_foreign(&self.dir)?;
-        let result = (|| -> std::io::Result<()> {
+        let result = (|| -> std::io::Result<LeftBehind> {
             {
                 let _hold = interrupt::hold();
                 std::fs::write(self.tmp.join(REPORT_MARKER), marker(&self.files))?;
@@ -394,29 +419,42 @@ impl StagedDir {
             sync_tree(&self.tmp)?;
             swap_into_place(&self.tmp, &self.dir)
         })();
-        result.map_err(|source| CliError::Write {
+        let left = result.map_err(|source| CliError::Write {
             path: self.dir.display().to_string(),
             source,
         })?;
         self.committed = true;
+        // The new report is in place: what is left of the old one is said,
+        // not an error (the run did what it was asked).
+        if let Some((old, e)) = left {
+            eprintln!(
+                "tracecost: warning: the earlier report, moved to {}, could not be removed ({e}); remove it by hand",
+                old.display()
+            );
+        }
         Ok(())
     }
 }
+
+/// An earlier report moved aside that could not be removed, and why.
+type LeftBehind = Option<(PathBuf, std::io::Error)>;
 
 /// Moves the staged folder `new` to `target`, replacing what is there (a
 /// folder [`refuse_foreign`] accepted). Where the system can exchange two
 /// names in one step, it does, so `target` is always the old folder or the
 /// new one; elsewhere the old folder is renamed aside first, so a kill
 /// between the two renames leaves no folder at `target` (and the old one
-/// aside, removed by the next run), never a mix.
-fn swap_into_place(new: &Path, target: &Path) -> std::io::Result<()> {
+/// aside, removed by the next run), never a mix. Once the new folder is in
+/// place, an old one that cannot be removed is returned, not an error.
+fn swap_into_place(new: &Path, target: &Path) -> std::io::Result<LeftBehind> {
     let parent = new.parent().unwrap_or(Path::new("."));
+    let left = |old: &Path| remove_staged(old).err().map(|e| (old.to_path_buf(), e));
     if std::fs::symlink_metadata(target).is_err() {
         {
             let _hold = interrupt::hold();
             std::fs::rename(new, target)?;
         }
-        return sync_dir(parent);
+        return sync_dir(parent).map(|()| None);
     }
     let exchanged = {
         let _hold = interrupt::hold();
@@ -425,7 +463,7 @@ fn swap_into_place(new: &Path, target: &Path) -> std::io::Result<()> {
     if exchanged {
         // `new` now names the old report.
         sync_dir(parent)?;
-        return remove_staged(new);
+        return Ok(left(new));
     }
     let (dir, name) = parent_and_name(target, "report");
     let aside = dir.join(staging_name(&name, Stage::Old, std::process::id()));
@@ -439,7 +477,7 @@ fn swap_into_place(new: &Path, target: &Path) -> std::io::Result<()> {
         std::fs::rename(new, target)?;
     }
     sync_dir(parent)?;
-    remove_staged(&aside)
+    Ok(left(&aside))
 }
 
 /// Removes a folder this process staged or set aside, its marker last: a
@@ -449,6 +487,9 @@ fn swap_into_place(new: &Path, target: &Path) -> std::io::Result<()> {
 /// in directory order and may take the marker first, leaving a partial
 /// report no run would ever claim.
 pub(super) fn remove_staged(path: &Path) -> std::io::Result<()> {
+    // A report made read-only (by whoever read it) is still this user's to
+    // remove, as `rm -rf` removes one's own read-only tree.
+    open_to_owner(path);
     remove_staged_with(path, |p, is_dir| {
         if is_dir {
             std::fs::remove_dir_all(p)
@@ -456,6 +497,31 @@ pub(super) fn remove_staged(path: &Path) -> std::io::Result<()> {
             std::fs::remove_file(p)
         }
     })
+}
+
+/// Gives the owner write and search permission on the folder `dir` and on
+/// every folder below it (symlinks are not followed); what cannot be
+/// changed is left as it is, and the removal then says why it failed.
+fn open_to_owner(dir: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(meta) = std::fs::symlink_metadata(dir) else {
+            return;
+        };
+        if !meta.is_dir() {
+            return;
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o700 != 0o700 {
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o700));
+        }
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                open_to_owner(&e.path());
+            }
+        }
+    }
 }
 
 fn remove_staged_with(

@@ -395,3 +395,27 @@ impl RecallArgs {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum as _;
+
+    /// `--from` and the library (which the Python package reads) name the
+    /// same formats the same way.
+    #[test]
+    fn from_takes_every_format_by_its_library_name() {
+        let named: Vec<(String, Format)> = ImportFormat::value_variants()
+            .iter()
+            .map(|v| {
+                let name = v.to_possible_value().unwrap().get_name().to_owned();
+                (name, v.format())
+            })
+            .collect();
+        let library: Vec<(String, Format)> = Format::ALL
+            .iter()
+            .map(|f| (f.name().to_owned(), *f))
+            .collect();
+        assert_eq!(named, library);
+    }
+}

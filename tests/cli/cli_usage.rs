@@ -89,15 +89,16 @@ fn claude_config_dir_is_the_default_root() {
     assert_eq!(v["totals"]["inputTokens"], 114);
 }
 
-/// The real transcripts, when present beside the project (development and CI).
+/// The real transcripts beside the project (development and CI).
 #[test]
-fn runs_on_the_shared_corpus_when_present() {
+#[cfg_attr(
+    not(shared_corpus),
+    ignore = "needs the real corpora beside the checkout"
+)]
+fn runs_on_the_shared_corpus() {
     let corpus =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code");
-    if !corpus.is_dir() {
-        eprintln!("skipped: {} not found", corpus.display());
-        return;
-    }
+    assert!(corpus.is_dir(), "{} is missing", corpus.display());
     let v = usage(&[corpus.to_str().unwrap()]);
     assert_eq!(v["sessions"].as_array().unwrap().len(), 72);
     assert_eq!(v["totals"]["totalTokens"], 39_678_343);

@@ -600,15 +600,52 @@ fn a_fleet_written_as_json_lines_gives_the_same_report() {
     }
 }
 
+/// Reports `input` with `extra` streamed (the default) and held in memory
+/// (`--in-memory`, the reference), into `dir/s{n}` and `dir/m{n}`, and
+/// checks that they are the same bytes.
+fn assert_streamed_is_held(
+    dir: &std::path::Path,
+    n: usize,
+    input: &std::path::Path,
+    extra: &[&str],
+) {
+    use crate::util::{outcome, tracecost, tree};
+    let report = |out: &std::path::Path, extra: &[&str]| {
+        let (code, _, err) = outcome(
+            tracecost()
+                .arg("report")
+                .arg(input)
+                .arg("--out")
+                .arg(out)
+                .args(extra)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "{err}");
+        tree(out)
+    };
+    let streamed = report(&dir.join(format!("s{n}")), extra);
+    let held = report(
+        &dir.join(format!("m{n}")),
+        &[extra, &["--in-memory"]].concat(),
+    );
+    let names = |t: &[(String, Vec<u8>)]| t.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&streamed), names(&held), "{}", input.display());
+    for ((name, a), (_, b)) in streamed.iter().zip(&held) {
+        assert!(a == b, "{}: {name} differs", input.display());
+    }
+    assert!(streamed.iter().any(|(n, _)| n == "summary.md"));
+}
+
 /// The report as it runs by default (each trace written to a temporary
 /// file as it is read and read back when its turn comes, an account's
 /// sessions replayed call by call and let go when done) is the report of
 /// the fleet held in memory (`--in-memory`, the reference), byte for byte:
 /// on a generated fleet, from one JSON file and from JSON Lines, paged and
-/// whole, and on the real corpora where they are beside the project.
+/// whole.
 #[test]
 fn a_streamed_report_is_the_report_held_in_memory() {
-    use crate::util::{outcome, repo, tracecost, tree};
+    use crate::util::{outcome, tracecost};
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("fleet.json");
     let jsonl = dir.path().join("fleet.jsonl");
@@ -635,40 +672,30 @@ fn a_streamed_report_is_the_report_held_in_memory() {
         "--cache",
         "none,tail,claude-code",
     ];
-    let report = |input: &std::path::Path, out: &std::path::Path, extra: &[&str]| {
-        let (code, _, err) = outcome(
-            tracecost()
-                .arg("report")
-                .arg(input)
-                .arg("--out")
-                .arg(out)
-                .args(extra)
-                .output()
-                .unwrap(),
-        );
-        assert_eq!(code, 0, "{err}");
-        tree(out)
-    };
-    let mut n = 0;
-    let mut same = |input: &std::path::Path, extra: &[&str]| {
-        n += 1;
-        let streamed = report(input, &dir.path().join(format!("s{n}")), extra);
-        let held = report(
-            input,
-            &dir.path().join(format!("m{n}")),
-            &[extra, &["--in-memory"]].concat(),
-        );
-        let names = |t: &[(String, Vec<u8>)]| t.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&streamed), names(&held), "{}", input.display());
-        for ((name, a), (_, b)) in streamed.iter().zip(&held) {
-            assert!(a == b, "{}: {name} differs", input.display());
-        }
-        assert!(streamed.iter().any(|(n, _)| n == "summary.md"));
-    };
-    same(&json, &[&grid[..], &["--sessions", "5"]].concat());
-    same(&jsonl, &[&grid[..], &["--sessions", "all"]].concat());
-    // Real sessions: accounts whose sessions overlap, continuations and
-    // subagents, recorded markers and microcompaction.
+    assert_streamed_is_held(
+        dir.path(),
+        1,
+        &json,
+        &[&grid[..], &["--sessions", "5"]].concat(),
+    );
+    assert_streamed_is_held(
+        dir.path(),
+        2,
+        &jsonl,
+        &[&grid[..], &["--sessions", "all"]].concat(),
+    );
+}
+
+/// [`a_streamed_report_is_the_report_held_in_memory`] on real sessions:
+/// accounts whose sessions overlap, continuations and subagents, recorded
+/// markers and microcompaction.
+#[test]
+#[cfg_attr(
+    not(shared_corpus),
+    ignore = "needs the real corpora beside the checkout"
+)]
+fn a_streamed_report_of_real_sessions_is_the_report_held_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
     let small = [
         "--compaction",
         "off,ledger,recorded",
@@ -677,11 +704,10 @@ fn a_streamed_report_is_the_report_held_in_memory() {
         "--cache",
         "none,claude-code",
     ];
-    for corpus in ["claude-code", "claude-code-2"] {
-        let path = repo(&format!("../shared/corpus/{corpus}"));
-        if path.is_dir() {
-            same(&path, &small);
-        }
+    for (n, corpus) in ["claude-code", "claude-code-2"].into_iter().enumerate() {
+        let path = crate::util::repo(&format!("../shared/corpus/{corpus}"));
+        assert!(path.is_dir(), "{} is missing", path.display());
+        assert_streamed_is_held(dir.path(), n, &path, &small);
     }
 }
 

@@ -300,10 +300,44 @@ fn a_cache_that_cannot_serve_is_refused_or_said_unused() {
     assert!(!cache.join("tracecost-cache-v1/segments").exists());
 }
 
+#[test]
+fn a_cache_inside_the_reports_folder_is_refused_before_anything_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for cache in ["out/cache", "out", "./out/../out/c", "elsewhere/../out/c"] {
+        let (code, stdout, err) = outcome(
+            tracecost()
+                .current_dir(dir.path())
+                .args([
+                    "report",
+                    "no-such-input",
+                    "--out",
+                    "out",
+                    "--cache-dir",
+                    cache,
+                ])
+                .output()
+                .unwrap(),
+        );
+        // Refused before the input is looked at (it does not exist).
+        assert_eq!((code, stdout.as_str()), (2, ""), "{cache}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("--cache-dir {cache}")) && err.contains("--out out"),
+            "{err}"
+        );
+        assert!(!err.contains("no-such-input"), "{err}");
+        assert!(!dir.path().join("out").exists(), "{cache}: nothing made");
+    }
+}
+
 /// Real sessions (accounts whose sessions overlap, continuations and
 /// subagents, recorded markers): the report with a cache, cold and then
 /// read back whole, is the report without one.
 #[test]
+#[cfg_attr(
+    not(shared_corpus),
+    ignore = "needs the real corpora beside the checkout"
+)]
 fn the_real_corpora_read_from_the_cache_give_the_same_report() {
     let small = [
         "--compaction",
@@ -317,9 +351,7 @@ fn the_real_corpora_read_from_the_cache_give_the_same_report() {
     ];
     for corpus in ["claude-code", "claude-code-2"] {
         let path = repo(&format!("../shared/corpus/{corpus}"));
-        if !path.is_dir() {
-            continue;
-        }
+        assert!(path.is_dir(), "{} is missing", path.display());
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("cache");
         let with = [&small[..], &["--cache-dir", cache.to_str().unwrap()]].concat();

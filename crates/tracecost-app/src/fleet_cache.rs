@@ -15,9 +15,10 @@
 //! again.
 //!
 //! Entries are files named by their key's hex, written to a temporary
-//! name and renamed into place, each ending with the SHA-256 of what
-//! precedes it: an entry cut short or damaged reads as absent (and is
-//! written again), never as other figures.
+//! name and renamed into place, each ending with the SHA-256 of its kind,
+//! its key and what precedes it: an entry cut short or damaged, or one
+//! stored under another entry's name, reads as absent (and is written
+//! again), never as other figures.
 //!
 //! The folder holds what the latest report used: once a report is written,
 //! [`FleetCache::prune`] removes the entries it neither read nor wrote
@@ -183,7 +184,9 @@ impl FleetCache {
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
         let body = bytes.len().checked_sub(32)?;
-        let sum: Key = Sha256::digest(&bytes[..body]).into();
+        let mut hash = entry_hash(kind, key);
+        hash.update(&bytes[..body]);
+        let sum: Key = hash.finalize().into();
         if sum[..] != bytes[body..] {
             return None;
         }
@@ -228,9 +231,19 @@ impl FleetCache {
             file: Some(std::io::BufWriter::new(file)),
             tmp,
             path,
-            hash: Sha256::new(),
+            hash: entry_hash(kind, key),
         })
     }
+}
+
+/// The hash an entry of `kind` under `key` ends with, before its bytes:
+/// the entry's content is bound to its name, so that a file copied or
+/// renamed over another entry's name is not that entry.
+fn entry_hash(kind: EntryKind, key: &Key) -> Sha256 {
+    let mut h = Sha256::new();
+    framed(&mut h, kind.dir().as_bytes());
+    framed(&mut h, key);
+    h
 }
 
 /// What [`FleetCache::prune`] removed.
@@ -769,6 +782,26 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    #[test]
+    fn an_entry_stored_under_another_entrys_name_reads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cache(dir.path());
+        let (a, b) = (c.key([&b"a"[..]]), c.key([&b"b"[..]]));
+        c.put(EntryKind::Segment, &a, b"figures of a").unwrap();
+        c.put(EntryKind::Segment, &b, b"figures of b").unwrap();
+        c.put(EntryKind::Page, &a, b"page of a").unwrap();
+        let path = |kind, key| c.path(kind, key);
+        // a's entry copied over b's name, and over a's page.
+        std::fs::copy(path(EntryKind::Segment, &a), path(EntryKind::Segment, &b)).unwrap();
+        std::fs::copy(path(EntryKind::Segment, &a), path(EntryKind::Page, &a)).unwrap();
+        assert_eq!(c.get(EntryKind::Segment, &b), None);
+        assert_eq!(c.get(EntryKind::Page, &a), None);
+        assert_eq!(
+            c.get(EntryKind::Segment, &a).as_deref(),
+            Some(&b"figures of a"[..])
+        );
     }
 
     #[test]

@@ -95,11 +95,41 @@ impl Range {
         }
     }
 
+    /// `value` if it is a whole number within the range, else the one-line
+    /// reason naming the argument as an API spells it ([`Self::argument`]):
+    /// how a library caller (the Python package) is held to the command
+    /// line's range.
+    pub fn whole(&self, value: i128) -> Result<u64, String> {
+        // The bounds are whole numbers far below 2^53.
+        if value >= self.min as i128 && value <= self.max as i128 {
+            Ok(value as u64)
+        } else {
+            Err(self.refusal_of(&self.argument(), &value.to_string()))
+        }
+    }
+
+    /// `value` if it is a finite number within the range, else the one-line
+    /// reason naming the argument as an API spells it ([`Self::argument`]).
+    pub fn within(&self, value: f64) -> Result<f64, String> {
+        self.check(value)
+            .map_err(|_| self.refusal_of(&self.argument(), &value.to_string()))
+    }
+
+    /// The option as a function's argument is named: `--recall-cost` is
+    /// `recall_cost`.
+    pub fn argument(&self) -> String {
+        self.flag.trim_start_matches('-').replace('-', "_")
+    }
+
     /// Why `shown` is refused.
     pub fn refusal(&self, shown: &str) -> String {
+        self.refusal_of(self.flag, shown)
+    }
+
+    /// Why `shown`, given as `name`, is refused.
+    pub fn refusal_of(&self, name: &str, shown: &str) -> String {
         format!(
-            "{} {}: expected a number from {} to {}{}",
-            self.flag,
+            "{name} {}: expected a number from {} to {}{}",
             crate::engine::handle::one_line(shown, 200),
             self.min,
             self.max,
@@ -144,5 +174,24 @@ mod tests {
         assert!(GEN_CALLS.parse("99999999999999999999999", true).is_err());
         assert!(TOLERANCE_PCT.check(f64::NAN).is_err());
         assert!(TOLERANCE_PCT.check(10_000.0).is_ok());
+    }
+
+    #[test]
+    fn whole_numbers_from_an_api_are_held_to_the_same_ranges() {
+        assert_eq!(GEN_SESSIONS.whole(100_000), Ok(100_000));
+        assert_eq!(GEN_SESSIONS.whole(1), Ok(1));
+        for v in [0, -1, 100_001, 1_000_000_000, i128::MAX, i128::MIN] {
+            assert_eq!(
+                GEN_SESSIONS.whole(v),
+                Err(format!("sessions {v}: expected a number from 1 to 100000"))
+            );
+        }
+        assert!(GEN_CALLS.whole(1_000_000_000).is_err());
+        assert!(GEN_DAYS.whole(3_651).is_err());
+        assert_eq!(
+            RECALL_COST_USD.within(f64::NAN),
+            Err("recall_cost NaN: expected a number from 0 to 1000000 USD".to_owned())
+        );
+        assert_eq!(RECALL_COST_USD.within(0.5), Ok(0.5));
     }
 }

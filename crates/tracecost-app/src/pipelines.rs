@@ -1147,10 +1147,18 @@ pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
                 .map(|rec| rec.handle.mem_id),
         },
     };
-    Ok(match mem_id {
-        Some(id) => RecallAnswer {
+    // A record that cannot be read back (a payload whose bytes no longer
+    // match its hash, one cut short) is the ledger's damage, refused with
+    // the way to repair it; only the model-facing tool path
+    // (`recall::fetch`) answers it as a `[tool_memory error: …]` text.
+    let record = match mem_id {
+        Some(id) => ledger.get(&id).map_err(damaged)?,
+        None => None,
+    };
+    Ok(match record {
+        Some(rec) => RecallAnswer {
             text: cut_answer(
-                crate::engine::recall::fetch(ledger.as_ref(), &id, &plan.request),
+                crate::engine::recall::answer(&rec.handle, &rec.payload, &plan.request),
                 plan.answer_chars,
             ),
             found: true,

@@ -152,7 +152,8 @@ enum Source {
 /// importer; files of another kind in a folder are passed over and listed
 /// in [`Loaded::skipped`]; other folders inside a folder are not read.
 /// A damaged file is an error naming the file and the place, or with
-/// [`InputOptions::skip_invalid`] is passed over and listed; in a Claude
+/// [`InputOptions::skip_invalid`] is passed over and listed (in a JSON
+/// Lines file of traces, only its damaged lines are); in a Claude
 /// Code transcript a damaged line is such an error (or, skipped, listed),
 /// but an unfinished last line is a session being written and is passed
 /// over as the importer does. Inputs that give no trace at all are an
@@ -175,8 +176,10 @@ pub fn load_inputs(
 /// holding them ([`Loaded::traces`] stays empty): a JSON Lines file of
 /// traces, or a folder of trace files, is then never in memory whole (a
 /// log's importer still reads the log whole). Under
-/// [`InputOptions::skip_invalid`] a trace file is read whole first, so
-/// that a damaged one hands over nothing. `emit`'s error stops the load.
+/// [`InputOptions::skip_invalid`] a damaged line of a JSON Lines file of
+/// traces is passed over and named, its neighbours read as ever; a damaged
+/// trace file of one document hands over nothing. `emit`'s error stops the
+/// load.
 pub fn load_inputs_each(
     paths: &[PathBuf],
     opts: &InputOptions,
@@ -298,15 +301,26 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
     for source in otel_together(found) {
         let part = match source {
             Source::Trace(p) => {
-                let loaded = crate::trace::load_path_with(&p, progress)
-                    .map_err(|e| E::from(InputError::from(e)))?;
-                for t in loaded.traces {
-                    emit(t)?;
-                }
-                crate::ImportReport {
+                let mut part = crate::ImportReport {
                     files: 1,
                     ..Default::default()
+                };
+                let mut failed = None;
+                let mut skip_line = |e: TraceError| part.damaged_lines.push(e.to_string());
+                let read = crate::trace::load_path_each_skipping(
+                    &p,
+                    progress,
+                    None,
+                    opts.skip_invalid
+                        .then_some(&mut skip_line as &mut crate::trace::SkipLine<'_>),
+                    &mut |t, _| emit(t).map_err(|e| stopped(&mut failed, e, &p)),
+                );
+                if let Some(e) = failed {
+                    return Err(e);
                 }
+                read.map_err(|e| E::from(InputError::from(e)))?;
+                part.skipped_lines = part.damaged_lines.len();
+                part
             }
             Source::Log(format, p) => {
                 let file = std::slice::from_ref(&p);
@@ -595,35 +609,31 @@ fn read_source(
         }
     };
     match source {
-        // Read a trace at a time, unless a damaged file is to be passed
-        // over whole.
-        Source::Trace(path) if !opts.skip_invalid => {
+        // Read a trace at a time; under skip_invalid a damaged line of a
+        // JSON Lines file is passed over and named, and a damaged file
+        // (one document: nothing of it was handed over) too.
+        Source::Trace(path) => {
             let mut failed = None;
-            let read =
-                crate::trace::load_path_each_known(&path, progress, known, &mut |t, origin| {
-                    emit(t, origin.map(|o| (path.as_path(), o))).map_err(|e| {
-                        failed = Some(e);
-                        TraceError::Io {
-                            path: path.display().to_string(),
-                            source: std::io::Error::other("stopped"),
-                        }
-                    })
-                });
+            let mut damaged = Vec::new();
+            let mut skip_line = |e: TraceError| damaged.push(format!("{e} (line skipped)"));
+            let read = crate::trace::load_path_each_skipping(
+                &path,
+                progress,
+                known,
+                opts.skip_invalid
+                    .then_some(&mut skip_line as &mut crate::trace::SkipLine<'_>),
+                &mut |t, origin| {
+                    emit(t, origin.map(|o| (path.as_path(), o)))
+                        .map_err(|e| stopped(&mut failed, e, &path))
+                },
+            );
+            loaded.skipped.damaged.append(&mut damaged);
             match (read, failed) {
                 (_, Some(e)) => return Err(e),
                 (Ok(warnings), None) => loaded.warnings.extend(warnings),
-                (Err(e), None) => return Err(e.into()),
+                (Err(e), None) => skip_file(e.into(), loaded)?,
             }
         }
-        Source::Trace(path) => match crate::trace::load_path_with(&path, progress) {
-            Ok(t) => {
-                for trace in t.traces {
-                    emit(trace, None)?;
-                }
-                loaded.warnings.extend(t.warnings);
-            }
-            Err(e) => skip_file(e.into(), loaded)?,
-        },
         Source::Otel(files) => match import_all(Format::Otel, &files, import_opts, progress) {
             Ok((traces, report)) => {
                 // A file of the export that gave no call says why.
@@ -715,6 +725,16 @@ fn read_source(
         }
     }
     Ok(())
+}
+
+/// Keeps `e`, the error of whoever took a trace, in `failed`, and gives the
+/// loader an error that stops it (the load then returns `e`, not this).
+fn stopped<E>(failed: &mut Option<E>, e: E, path: &Path) -> TraceError {
+    *failed = Some(e);
+    TraceError::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::other("stopped"),
+    }
 }
 
 /// Every trace `format` imports from `inputs`, with the importer's report.

@@ -78,6 +78,10 @@ pub struct ImportReport {
     /// read (only under [`ImportOptions::skip_invalid`]; Claude Code and
     /// Codex data), and a folder's files that hold nothing to replay.
     pub unread: Vec<(std::path::PathBuf, String)>,
+    /// Damaged lines of JSON Lines files of traces passed over under
+    /// [`ImportOptions::skip_invalid`], each as `FILE:LINE:…: why` (also
+    /// counted in `skipped_lines`).
+    pub damaged_lines: Vec<String>,
     /// Lines holding two or more records with no newline between them,
     /// each record read (Claude Code transcripts).
     pub joined_lines: usize,
@@ -95,6 +99,7 @@ impl ImportReport {
         self.skipped_lines += other.skipped_lines;
         self.joined_lines += other.joined_lines;
         self.unread.extend(other.unread);
+        self.damaged_lines.extend(other.damaged_lines);
         for line in other.unmapped {
             let split = |l: &str| {
                 l.split_once(" × ")
@@ -130,6 +135,9 @@ impl fmt::Display for ImportReport {
         }
         for (path, why) in &self.unread {
             write!(f, "; passed over {}: {why}", path.display())?;
+        }
+        for line in &self.damaged_lines {
+            write!(f, "; skipped damaged input: {line} (line skipped)")?;
         }
         if !self.unmapped.is_empty() {
             write!(f, "; not mapped: {}", self.unmapped.join("; "))?;
@@ -207,6 +215,45 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order `import --from` lists them.
+    pub const ALL: [Format; 12] = [
+        Format::ClaudeCode,
+        Format::Anthropic,
+        Format::Langchain,
+        Format::Openai,
+        Format::Codex,
+        Format::OpenaiResponses,
+        Format::Gemini,
+        Format::Bedrock,
+        Format::Otel,
+        Format::Langfuse,
+        Format::OpenaiAgents,
+        Format::Langsmith,
+    ];
+
+    /// Its name, as `import --from` takes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::Anthropic => "anthropic",
+            Format::Langchain => "langchain",
+            Format::Openai => "openai",
+            Format::Codex => "codex",
+            Format::OpenaiResponses => "openai-responses",
+            Format::Gemini => "gemini",
+            Format::Bedrock => "bedrock",
+            Format::Otel => "otel",
+            Format::Langfuse => "langfuse",
+            Format::OpenaiAgents => "openai-agents",
+            Format::Langsmith => "langsmith",
+        }
+    }
+
+    /// The format named `name` ([`Self::name`]).
+    pub fn named(name: &str) -> Option<Format> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// Imports `inputs`, handing each trace to `emit` as soon as it is
     /// built, in the order [`Format::import`] returns them, and reporting
     /// the bytes of input read to `progress`. Only the traces of the file

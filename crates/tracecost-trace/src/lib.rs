@@ -25,9 +25,9 @@ pub mod progress;
 mod write;
 
 pub use load::{
-    ABSURD_TOKENS, KnownLines, LineDigest, LineOrigin, LoadedTraces, TraceError, UTF8_BOM, Warning,
-    is_jsonl_name, line_digest, line_hash, load_path, load_path_each, load_path_each_at,
-    load_path_each_known, load_path_with, load_str,
+    ABSURD_TOKENS, KnownLines, LineDigest, LineOrigin, LoadedTraces, SkipLine, TraceError,
+    UTF8_BOM, Warning, is_jsonl_name, line_digest, line_hash, load_path, load_path_each,
+    load_path_each_at, load_path_each_known, load_path_each_skipping, load_path_with, load_str,
 };
 pub use write::{TraceWriter, to_json, to_json_line, traces_to_json};
 

@@ -26,6 +26,8 @@ pub struct LineBatches<R> {
 pub struct LineBatch {
     data: BatchData,
     lines: Vec<BatchLine>,
+    /// Where each line is in the batch, newline included, UTF-8 or not.
+    spans: Vec<Range<usize>>,
 }
 
 /// One line of a batch: its 1-based number, and where its text (newline
@@ -110,6 +112,7 @@ impl<R: std::io::Read> LineBatches<R> {
             ranges.push(start..bytes.len());
         }
         let numbered = |(i, r)| (self.next_line + i, r);
+        let spans = ranges.clone();
         let (data, lines): (BatchData, Vec<BatchLine>) = match String::from_utf8(bytes) {
             Ok(text) => (
                 BatchData::Text(text),
@@ -135,7 +138,7 @@ impl<R: std::io::Read> LineBatches<R> {
             }
         };
         self.next_line += lines.len();
-        Ok(Some(LineBatch { data, lines }))
+        Ok(Some(LineBatch { data, lines, spans }))
     }
 }
 
@@ -181,6 +184,13 @@ impl LineBatch {
         &self.lines
     }
 
+    /// Where the `i`-th line is in the batch, its newline included, whether
+    /// it is UTF-8 or not (a reader passing over a line that is not still
+    /// knows where the next one starts in the file).
+    pub fn span(&self, i: usize) -> Range<usize> {
+        self.spans.get(i).cloned().unwrap_or_default()
+    }
+
     /// The batch's buffer, to read into again.
     pub fn into_bytes(self) -> Vec<u8> {
         match self.data {
@@ -217,6 +227,16 @@ mod tests {
         let mut out = Vec::new();
         while let Some(b) = batches.next_batch().unwrap() {
             assert!(!b.lines().is_empty());
+            // The spans cover the batch, line after line, UTF-8 or not.
+            let mut end = 0;
+            for (i, (_, r)) in b.lines().iter().enumerate() {
+                assert_eq!(b.span(i).start, end);
+                if let Ok(r) = r {
+                    assert_eq!(&b.span(i), r);
+                }
+                end = b.span(i).end;
+            }
+            assert_eq!(end, b.bytes().len());
             for (n, r) in b.lines() {
                 out.push((*n, r.clone().map(|r| b.text(r).unwrap().to_owned())));
             }

@@ -257,7 +257,26 @@ pub trait KnownLines {
 pub fn load_path_each_known(
     path: &Path,
     progress: &dyn Progress,
+    known: Option<&mut dyn KnownLines>,
+    emit: &mut dyn FnMut(Trace, Option<LineOrigin>) -> Result<(), TraceError>,
+) -> Result<Vec<Warning>, TraceError> {
+    load_path_each_skipping(path, progress, known, None, emit)
+}
+
+/// Takes the error of each damaged line of a JSON Lines file of traces
+/// that the load passes over ([`load_path_each_skipping`]).
+pub type SkipLine<'s> = dyn FnMut(TraceError) + 's;
+
+/// [`load_path_each_known`], where with `skip` a damaged line of a JSON
+/// Lines file of traces (not JSON, not UTF-8, not a valid trace document)
+/// is handed to `skip` with its place and passed over: the lines around it
+/// are read as ever, so one bad line costs its own trace and no other. Any
+/// other file is one document, and its damage is still the load's error.
+pub fn load_path_each_skipping(
+    path: &Path,
+    progress: &dyn Progress,
     mut known: Option<&mut dyn KnownLines>,
+    skip: Option<&mut SkipLine<'_>>,
     emit: &mut dyn FnMut(Trace, Option<LineOrigin>) -> Result<(), TraceError>,
 ) -> Result<Vec<Warning>, TraceError> {
     let shown = path.display().to_string();
@@ -272,7 +291,8 @@ pub fn load_path_each_known(
         });
     }
     if is_jsonl_name(path)
-        && let Some(warnings) = load_lines(path, &shown, meta.len(), progress, known.take(), emit)?
+        && let Some(warnings) =
+            load_lines(path, &shown, meta.len(), progress, known.take(), skip, emit)?
     {
         return Ok(warnings);
     }
@@ -315,12 +335,18 @@ pub fn is_jsonl_name(path: &Path) -> bool {
 /// parsed on every core and handed over in the file's order. With `known`,
 /// the lines are first hashed on every core and `known` asked which it
 /// knows: only the others are parsed.
+///
+/// With `skip`, a damaged line goes to `skip` and the load goes on; the
+/// file is one of traces a line at a time when a line of its first batch
+/// is a trace document on its own (so that a damaged first line costs no
+/// more than itself).
 fn load_lines(
     path: &Path,
     shown: &str,
     size: u64,
     progress: &dyn Progress,
     mut known: Option<&mut dyn KnownLines>,
+    mut skip: Option<&mut SkipLine<'_>>,
     emit: &mut dyn FnMut(Trace, Option<LineOrigin>) -> Result<(), TraceError>,
 ) -> Result<Option<Vec<Warning>>, TraceError> {
     let io = |source| TraceError::Io {
@@ -339,9 +365,22 @@ fn load_lines(
         for batch in rx.iter() {
             let batch = batch.map_err(io)?;
             let mut lines = Vec::with_capacity(batch.lines().len());
-            for (number, range) in batch.lines() {
+            for (i, (number, range)) in batch.lines().iter().enumerate() {
                 let range = match range {
                     Ok(range) => range.clone(),
+                    // Passed over, with its place; the next line starts
+                    // after all its bytes.
+                    Err(column) if skip.is_some() => {
+                        let read = batch.span(i).len();
+                        lines.push(Line {
+                            number: *number,
+                            bytes_at: at,
+                            read,
+                            bytes: Err(*column),
+                        });
+                        at += read as u64;
+                        continue;
+                    }
                     // No trace: the load stops at it (or reads the file
                     // whole, when it is the first).
                     Err(column) if started => {
@@ -378,13 +417,18 @@ fn load_lines(
                         format: Option<String>,
                     }
                     let head = serde_json::from_slice::<Head>(text);
-                    if !head
-                        .is_ok_and(|h| h.format.is_some_and(|f| f.starts_with("tracecost.trace/")))
-                    {
-                        return Ok(false);
+                    let is_trace = head
+                        .is_ok_and(|h| h.format.is_some_and(|f| f.starts_with("tracecost.trace/")));
+                    match (is_trace, skip.is_some()) {
+                        (true, _) => {
+                            progress.start(&format!("load {shown}"), size, Unit::Bytes);
+                            started = true;
+                        }
+                        // Damaged, if a later line is a trace: see the
+                        // batch's end.
+                        (false, true) => {}
+                        (false, false) => return Ok(false),
                     }
-                    progress.start(&format!("load {shown}"), size, Unit::Bytes);
-                    started = true;
                 }
                 lines.push(Line {
                     number: *number,
@@ -392,6 +436,11 @@ fn load_lines(
                     read: range.len(),
                     bytes: Ok(bytes),
                 });
+            }
+            if !started && !lines.is_empty() {
+                // Lines, none of them a trace document on its own: the
+                // file is read whole, and told what it is.
+                return Ok(false);
             }
             let todo = known_of(
                 &batch,
@@ -411,7 +460,19 @@ fn load_lines(
                     progress.advance(line.read as u64);
                     continue;
                 };
-                let (one, hash) = parsed?;
+                let (one, hash) = match (parsed, skip.as_mut()) {
+                    (Ok(parsed), _) => parsed,
+                    (Err(e), Some(skip)) => {
+                        skip(e);
+                        // `known` was asked about the line if it is UTF-8.
+                        if let (Some(k), Ok(_)) = (known.as_mut(), &line.bytes) {
+                            k.parsed(false);
+                        }
+                        progress.advance(line.read as u64);
+                        continue;
+                    }
+                    (Err(e), None) => return Err(e),
+                };
                 let alone = one.traces.len() == 1 && one.warnings.is_empty();
                 warnings.extend(one.warnings);
                 // A line's trace alone can be read again from the line.

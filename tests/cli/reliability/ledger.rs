@@ -133,6 +133,34 @@ fn a_damaged_index_line_exits_2_naming_the_file_the_line_and_the_repair_command(
     );
 }
 
+/// The payload file `payload 0` was stored in, under `led/`.
+fn payload_file_of_c0(dir: &Path) -> std::path::PathBuf {
+    let (path, _) = tree(&dir.join("led"))
+        .into_iter()
+        .find(|(_, bytes)| bytes == b"payload 0")
+        .expect("the payload of c0 is stored");
+    dir.join("led").join(path)
+}
+
+#[test]
+fn a_damaged_payload_exits_2_naming_the_file_and_the_repair_command() {
+    // Bytes that no longer match the hash, and a payload cut in half:
+    // the command line refuses both; it never prints the damage as an
+    // answer on stdout.
+    for damage in [&b"payload X"[..], &b"payl"[..]] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "three.json", &three_results());
+        let args = ["recall", "three.json", "c0", "--ledger", "led"];
+        assert_eq!(run_in(dir.path(), &args).code, 0);
+        let payload = payload_file_of_c0(dir.path());
+        std::fs::write(&payload, damage).unwrap();
+        let line = one_error_line(&run_in(dir.path(), &args), 2);
+        let file = payload.file_name().unwrap().to_str().unwrap();
+        assert!(line.contains(file), "names the payload file: {line}");
+        assert!(line.contains("tracecost ledger repair led"), "{line}");
+    }
+}
+
 #[test]
 fn ledger_repair_keeps_intact_records_and_sets_damaged_lines_aside() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,3 +8,4 @@ mod inputs;
 mod ledger;
 mod output;
 mod scale;
+mod skip_invalid;

@@ -340,3 +340,44 @@ fn a_file_staged_by_a_killed_run_is_removed_by_the_next() {
     expected.sort();
     assert_eq!(names(d.path()), expected);
 }
+
+/// Makes everything under `dir` (and `dir`) read-only: folders 555, files
+/// 444, as a reader protecting a report might.
+fn read_only(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            read_only(&e.path());
+        } else {
+            std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o444)).unwrap();
+        }
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+}
+
+#[test]
+fn a_read_only_earlier_report_is_replaced_and_removed_as_its_owner_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    // As a user permissions apply to (`nobody` when the tests run as root).
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(repo(TRACE), tmp.path().join("t.json")).unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(
+        tmp.path().join("t.json"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let go =
+        |args: &[&str]| crate::util::run_in_unprivileged(tmp.path(), args, 300).expect("no hang");
+    let args = ["report", "t.json", "--out", "r"];
+    let first = go(&args);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    read_only(&tmp.path().join("r"));
+    let again = go(&args);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(!again.stderr.contains("warning"), "{}", again.stderr);
+    // The new report in place, nothing of the old one left beside it.
+    assert_eq!(names(tmp.path()), ["r", "t.json"]);
+    assert!(tmp.path().join("r/index.html").is_file());
+}
