@@ -465,6 +465,28 @@ impl<'a> UsageDoc<'a> {
             .filter_map(|it| Some((it.model?, it.clone().recorded()?)))
             .collect()
     }
+
+    /// The response's requests as the iterations record them, in order:
+    /// (the advisor's model for an advisor iteration, `None` for one of
+    /// the response's own model; usage). Empty when the row records no
+    /// iterations or one of them cannot be read: the top-level usage then
+    /// stands for the response.
+    fn recorded_iterations(&self) -> Vec<(Option<String>, RecordedUsage)> {
+        let Some(its) = &self.iterations else {
+            return Vec::new();
+        };
+        let read: Option<Vec<_>> = its
+            .iter()
+            .map(|it| {
+                let model = match it.kind {
+                    Some(ADVISOR_ITERATION) => Some(it.model?.to_owned()),
+                    _ => None,
+                };
+                Some((model, it.clone().recorded()?))
+            })
+            .collect();
+        read.unwrap_or_default()
+    }
 }
 
 #[derive(Deserialize, Clone)]
