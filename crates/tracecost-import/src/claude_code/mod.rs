@@ -408,9 +408,88 @@ struct UsageDoc<'a> {
     cache_creation: Option<CacheCreationDoc>,
     #[serde(default, borrow)]
     speed: Option<&'a RawValue>,
+    /// Claude Code 2.1.227+: the response's server-side iterations. The
+    /// top-level counts sum the `message` iterations only; an
+    /// `advisor_message` iteration is a second model's request whose tokens
+    /// are in no top-level count.
+    #[serde(default, borrow)]
+    iterations: Option<Vec<IterationDoc<'a>>>,
 }
 
-#[derive(Deserialize)]
+/// One `usage.iterations` entry.
+#[derive(Deserialize, Clone)]
+struct IterationDoc<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<&'a str>,
+    #[serde(default, borrow)]
+    model: Option<&'a str>,
+    #[serde(default)]
+    input_tokens: Tok,
+    #[serde(default)]
+    output_tokens: Tok,
+    #[serde(default)]
+    cache_creation_input_tokens: Tok,
+    #[serde(default)]
+    cache_read_input_tokens: Tok,
+    #[serde(default)]
+    cache_creation: Option<CacheCreationDoc>,
+}
+
+impl IterationDoc<'_> {
+    fn recorded(self) -> Option<RecordedUsage> {
+        UsageDoc {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cache_creation_input_tokens: self.cache_creation_input_tokens,
+            cache_read_input_tokens: self.cache_read_input_tokens,
+            cache_creation: self.cache_creation,
+            speed: None,
+            iterations: None,
+        }
+        .recorded()
+    }
+}
+
+/// The `type` of an iteration billed to its own model, outside the
+/// top-level usage.
+const ADVISOR_ITERATION: &str = "advisor_message";
+
+impl<'a> UsageDoc<'a> {
+    /// The advisor iterations of this response: (model, usage), each a
+    /// request of its own model not counted in the top-level usage.
+    fn advisor_iterations(&self) -> Vec<(&'a str, RecordedUsage)> {
+        self.iterations
+            .iter()
+            .flatten()
+            .filter(|it| it.kind == Some(ADVISOR_ITERATION))
+            .filter_map(|it| Some((it.model?, it.clone().recorded()?)))
+            .collect()
+    }
+
+    /// The response's requests as the iterations record them, in order:
+    /// (the advisor's model for an advisor iteration, `None` for one of
+    /// the response's own model; usage). Empty when the row records no
+    /// iterations or one of them cannot be read: the top-level usage then
+    /// stands for the response.
+    fn recorded_iterations(&self) -> Vec<(Option<String>, RecordedUsage)> {
+        let Some(its) = &self.iterations else {
+            return Vec::new();
+        };
+        let read: Option<Vec<_>> = its
+            .iter()
+            .map(|it| {
+                let model = match it.kind {
+                    Some(ADVISOR_ITERATION) => Some(it.model?.to_owned()),
+                    _ => None,
+                };
+                Some((model, it.clone().recorded()?))
+            })
+            .collect();
+        read.unwrap_or_default()
+    }
+}
+
+#[derive(Deserialize, Clone)]
 struct CacheCreationDoc {
     #[serde(default)]
     ephemeral_5m_input_tokens: Tok,

@@ -83,12 +83,10 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
             (Some(m), false) => m.to_string(),
             (None, _) => "unknown".to_owned(),
         };
-        if !acc.models.contains_key(&model) {
-            acc.seen.push(model.clone());
+        acc.count(model, row.tokens);
+        for (advisor, tokens) in &row.advisors {
+            acc.count(advisor.to_string(), *tokens);
         }
-        let m = acc.models.entry(model).or_default();
-        m.0.add(&row.tokens);
-        m.1.push(row.tokens);
         acc.first_ms = Some(acc.first_ms.map_or(row.ts, |t| t.min(row.ts)));
         acc.last_ms = Some(acc.last_ms.map_or(row.ts, |t| t.max(row.ts)));
     }
@@ -309,6 +307,9 @@ struct ScanRow {
     fast: bool,
     has_speed: bool,
     tokens: TokenSums,
+    /// Advisor iterations (model, tokens): billed to their own model,
+    /// outside `tokens`, and kept or dropped with the row.
+    advisors: Vec<(Box<str>, TokenSums)>,
     total: u64,
     ts: u64,
 }
@@ -329,6 +330,18 @@ struct SessionAcc {
     seen: Vec<String>,
     first_ms: Option<u64>,
     last_ms: Option<u64>,
+}
+
+impl SessionAcc {
+    /// Counts one response's tokens toward `model`.
+    fn count(&mut self, model: String, tokens: TokenSums) {
+        if !self.models.contains_key(&model) {
+            self.seen.push(model.clone());
+        }
+        let m = self.models.entry(model).or_default();
+        m.0.add(&tokens);
+        m.1.push(tokens);
+    }
 }
 
 /// Fields ccusage's loader cannot take `null` in: a line with one is
@@ -442,6 +455,11 @@ fn scan_line(line: &str) -> ScanResult {
         fast: usage.fast(),
         has_speed: usage.speed.is_some_and(|s| s.get() != "null"),
         tokens: TokenSums::from_usage(&u),
+        advisors: usage
+            .advisor_iterations()
+            .into_iter()
+            .map(|(m, a)| (Box::from(m), TokenSums::from_usage(&a)))
+            .collect(),
         total: usage_total(&u),
         ts,
     })
@@ -601,6 +619,7 @@ mod tests {
                     output: total,
                     ..TokenSums::default()
                 },
+                advisors: Vec::new(),
                 total,
                 ts: 0,
             },
@@ -639,5 +658,26 @@ mod tests {
             dedup_rows(vec![row("p", "a", false, 1), row("p", "b", false, 1)]).len(),
             2
         );
+    }
+
+    #[test]
+    fn advisor_iterations_count_toward_their_own_model() {
+        // The top-level usage sums the two `message` iterations; the
+        // advisor's tokens are in no top-level count.
+        let line = r#"{"timestamp":"2026-08-01T10:00:00Z","sessionId":"s","version":"2.1.230","requestId":"r1","message":{"id":"m1","model":"claude-a","usage":{"input_tokens":3,"output_tokens":30,"cache_read_input_tokens":300,"cache_creation_input_tokens":0,"iterations":[{"type":"message","input_tokens":1,"output_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":0},{"type":"advisor_message","model":"claude-b","input_tokens":500,"output_tokens":40,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},{"type":"message","input_tokens":2,"output_tokens":20,"cache_read_input_tokens":200,"cache_creation_input_tokens":0}]}}}"#;
+        let ScanResult::Row(r) = scan_line(line) else {
+            panic!("expected a usage row");
+        };
+        assert_eq!((r.tokens.input, r.tokens.output, r.tokens.cache_read), (3, 30, 300));
+        assert_eq!(r.advisors.len(), 1);
+        let (model, t) = &r.advisors[0];
+        assert_eq!(&**model, "claude-b");
+        assert_eq!((t.input, t.output, t.cache_read), (500, 40, 0));
+        let mut acc = SessionAcc::default();
+        acc.count("claude-a".into(), r.tokens);
+        for (m, t) in &r.advisors {
+            acc.count(m.to_string(), *t);
+        }
+        assert_eq!(acc.seen, ["claude-a", "claude-b"]);
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::history::Segment;
+use super::history::{Draft, Segment};
 use super::notes::{Note, Tally};
 use super::{CLAUDE_CODE_RECORDED_STATUS_QUO, FileOutcome};
 use crate::ImportOptions;
@@ -84,15 +84,7 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
     let calls = seg
         .calls
         .into_iter()
-        .map(|d| Call {
-            messages: d.messages,
-            start_ms: d.start_ms,
-            model: d.model.filter(|m| *m != model),
-            prompt: 0,
-            markers: None,
-            usage: d.usage,
-            cleared: d.cleared,
-        })
+        .flat_map(|d| draft_calls(d, &model))
         .collect();
     Trace {
         name,
@@ -112,4 +104,40 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         messages: seg.messages,
         calls,
     }
+}
+
+/// The calls of one response: one, or one per recorded iteration (each a
+/// request of its own, billed at its own model; the response's own
+/// requests all sent the history the response followed, so none is read as
+/// a prompt change). Results cleared before the response go with its first
+/// request.
+fn draft_calls(d: Draft, default_model: &str) -> Vec<Call> {
+    let own = d.model.filter(|m| m != default_model);
+    if d.iterations.is_empty() {
+        return vec![Call {
+            messages: d.messages,
+            start_ms: d.start_ms,
+            model: own,
+            prompt: 0,
+            markers: None,
+            usage: d.usage,
+            cleared: d.cleared,
+        }];
+    }
+    let mut cleared = Some(d.cleared);
+    d.iterations
+        .into_iter()
+        .map(|(advisor, usage)| Call {
+            messages: d.messages,
+            start_ms: d.start_ms,
+            model: match advisor {
+                Some(m) => (m != default_model).then_some(m),
+                None => own.clone(),
+            },
+            prompt: 0,
+            markers: None,
+            usage: Some(usage),
+            cleared: cleared.take().unwrap_or_default(),
+        })
+        .collect()
 }

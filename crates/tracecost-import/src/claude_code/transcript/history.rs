@@ -39,7 +39,14 @@ struct Response {
     sidechain: bool,
     model: Option<String>,
     /// The usage row: `None` without `usage`, `Some(None)` when unbilled.
-    row: Option<Option<RecordedUsage>>,
+    row: Option<Option<UsageRow>>,
+}
+
+/// A billable usage row: the top-level usage and, when the row records
+/// them, the requests its iterations made (see [`Draft::iterations`]).
+pub(super) struct UsageRow {
+    usage: RecordedUsage,
+    iterations: Vec<(Option<String>, RecordedUsage)>,
 }
 
 /// Why [`Builder::take`] did not take a line.
@@ -73,6 +80,12 @@ pub(super) struct Draft {
     pub(super) start_ms: Option<u64>,
     pub(super) model: Option<String>,
     pub(super) usage: Option<RecordedUsage>,
+    /// The requests the kept usage row's `usage.iterations` record, in
+    /// order (Claude Code 2.1.227+): each `message` iteration is one
+    /// request of the response's model, the top-level usage their sum;
+    /// an `advisor_message` iteration is a request of the advisor's model
+    /// (named here), in no top-level count. Empty without iterations.
+    pub(super) iterations: Vec<(Option<String>, RecordedUsage)>,
     /// Usage rows seen for this response (billable or not).
     pub(super) rows: usize,
     /// Results cleared in place just before this call.
@@ -326,7 +339,12 @@ impl Builder {
                 row: msg.usage.map(|u| {
                     serde_json::from_str::<UsageDoc>(u.get())
                         .ok()
-                        .and_then(|d| d.recorded())
+                        .and_then(|d| {
+                            Some(UsageRow {
+                                usage: d.recorded()?,
+                                iterations: d.recorded_iterations(),
+                            })
+                        })
                 }),
             })
         };
@@ -489,6 +507,7 @@ impl Builder {
                 start_ms: self.seg.last_ts.or(ts),
                 model: model.filter(|m| !m.is_empty()).map(str::to_owned),
                 usage: None,
+                iterations: Vec::new(),
                 rows: 0,
                 cleared: std::mem::take(&mut self.seg.cleared),
                 key,
@@ -507,13 +526,13 @@ impl Builder {
 
     /// Offers one usage row of a response: ccusage's rule keeps the row
     /// with the larger token total.
-    fn offer_usage(&mut self, call: usize, row: Option<Option<RecordedUsage>>) {
+    fn offer_usage(&mut self, call: usize, row: Option<Option<UsageRow>>) {
         let Some(row) = row else { return };
         let Some(draft) = self.seg.calls.get_mut(call) else {
             return;
         };
         draft.rows += 1;
-        let Some(u) = row else {
+        let Some(UsageRow { usage: u, iterations }) = row else {
             self.tally.bump(Note::UnbilledUsage);
             return;
         };
@@ -523,6 +542,7 @@ impl Builder {
             .is_none_or(|old| usage_total(&u) > usage_total(old));
         if better {
             draft.usage = Some(u);
+            draft.iterations = iterations;
         }
     }
 
