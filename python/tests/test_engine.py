@@ -84,6 +84,8 @@ def test_sizes_count_code_points():
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": text}]},
+        # The model has read the result: it may be compacted.
+        {"role": "assistant", "content": [{"type": "text", "text": "read it"}]},
         {"role": "user", "content": "next"},
     ]
     assert Compactor(10_000, 0).rewrite(msgs).compacted == []
