@@ -668,7 +668,10 @@ mod tests {
         let ScanResult::Row(r) = scan_line(line) else {
             panic!("expected a usage row");
         };
-        assert_eq!((r.tokens.input, r.tokens.output, r.tokens.cache_read), (3, 30, 300));
+        assert_eq!(
+            (r.tokens.input, r.tokens.output, r.tokens.cache_read),
+            (3, 30, 300)
+        );
         assert_eq!(r.advisors.len(), 1);
         let (model, t) = &r.advisors[0];
         assert_eq!(&**model, "claude-b");

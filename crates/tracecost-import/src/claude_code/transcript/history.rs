@@ -532,7 +532,11 @@ impl Builder {
             return;
         };
         draft.rows += 1;
-        let Some(UsageRow { usage: u, iterations }) = row else {
+        let Some(UsageRow {
+            usage: u,
+            iterations,
+        }) = row
+        else {
             self.tally.bump(Note::UnbilledUsage);
             return;
         };

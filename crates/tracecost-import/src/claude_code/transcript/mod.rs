@@ -843,9 +843,19 @@ mod tests {
         let iters = r#"{"input_tokens":3,"cache_creation_input_tokens":0,"cache_read_input_tokens":900,"output_tokens":30,"iterations":[{"type":"message","input_tokens":1,"output_tokens":10,"cache_read_input_tokens":400,"cache_creation_input_tokens":0},{"type":"advisor_message","model":"claude-opus-4-5","input_tokens":450,"output_tokens":40,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},{"type":"message","input_tokens":2,"output_tokens":20,"cache_read_input_tokens":500,"cache_creation_input_tokens":0}]}"#;
         let lines = [
             user("2025-01-01T00:00:00Z", r#""go""#),
-            asst("2025-01-01T00:00:01Z", "m1", r#"{"type":"text","text":"a"}"#, U),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"text","text":"a"}"#,
+                U,
+            ),
             user("2025-01-01T00:00:02Z", r#""ask the advisor""#),
-            asst("2025-01-01T00:00:03Z", "m2", r#"{"type":"text","text":"b"}"#, iters),
+            asst(
+                "2025-01-01T00:00:03Z",
+                "m2",
+                r#"{"type":"text","text":"b"}"#,
+                iters,
+            ),
         ];
         let out = run(&lines.join("\n"));
         let t = &out.traces[0];
@@ -857,7 +867,11 @@ mod tests {
         assert_eq!(reads, [Some(400), Some(0), Some(500)]);
         let models: Vec<_> = t.calls.iter().map(|c| c.model.as_deref()).collect();
         assert_eq!(models, [None, None, Some("claude-opus-4-5"), None]);
-        assert!(t.calls[1..].iter().all(|c| c.messages == t.calls[1].messages));
+        assert!(
+            t.calls[1..]
+                .iter()
+                .all(|c| c.messages == t.calls[1].messages)
+        );
         validate(t);
     }
 
