@@ -403,7 +403,7 @@ pub(super) struct SweepArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct ReportArgs {
-    /// Trace files, Claude Code folders or transcripts, logs, or folders of them [default: traces/].
+    /// Trace files, Claude Code folders or transcripts, logs, or folders of them [default: traces/ where it exists, else the Claude Code and Codex homes, as for usage].
     pub(super) inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub(super) read: InputArgs,

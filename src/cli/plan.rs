@@ -256,11 +256,12 @@ impl ReportArgs {
     ) -> Result<ReportPlan, AppError> {
         // Before anything is read: a report that cannot be written, or
         // would replace what is not its own, is refused at once.
-        super::output::check_report_out(&self.out, &crate::app::input_paths(&self.inputs))?;
+        let inputs = report_inputs(&self.inputs)?;
+        super::output::check_report_out(&self.out, &inputs)?;
         let cost = self.cost.plan()?;
         let models = self.model.iter().cloned().collect();
         if self.in_memory {
-            let traces = load_all(&self.inputs, &self.read.options())?;
+            let traces = load_all(&inputs, &self.read.options())?;
             return Ok(ReportPlan {
                 sweep: sweep_plan(traces, &self.grid, models, cost)?,
             });
@@ -269,7 +270,7 @@ impl ReportArgs {
         // made of their outlines.
         let bar = super::progress::Bar::new();
         let loaded =
-            crate::app::fleet_cache::load_stored(&self.inputs, &self.read.options(), &bar, cache);
+            crate::app::fleet_cache::load_stored(&inputs, &self.read.options(), &bar, cache);
         bar.finish();
         let (store, outlines, loaded) = loaded?;
         report_loaded(&loaded);
@@ -300,6 +301,31 @@ impl CheckArgs {
             },
         )
     }
+}
+
+/// What a report reads when no PATH is named: the bundled `traces/` folder
+/// where there is one (a checkout of tracecost), else the Claude Code and
+/// Codex homes `usage` reads (said on stderr, since the user named none),
+/// else a one-line error saying what to pass.
+fn report_inputs(named: &[PathBuf]) -> Result<Vec<PathBuf>, AppError> {
+    if !named.is_empty() {
+        return Ok(named.to_vec());
+    }
+    let bundled = PathBuf::from("traces");
+    if bundled.is_dir() {
+        return Ok(vec![bundled]);
+    }
+    let homes: Vec<PathBuf> = claude_roots().into_iter().chain(codex_root()).collect();
+    if homes.is_empty() {
+        return Err(AppError::Usage(
+            "no PATH given, no traces/ folder here and no Claude Code or Codex sessions in ~/.claude or ~/.codex: \
+             pass what to read, e.g. `tracecost report ~/.claude` or `tracecost report my-traces/`"
+                .into(),
+        ));
+    }
+    let names: Vec<String> = homes.iter().map(|p| p.display().to_string()).collect();
+    eprintln!("tracecost: no PATH given: reading {}", names.join(", "));
+    Ok(homes)
 }
 
 /// The default Claude Code roots: `CLAUDE_CONFIG_DIR` (comma-separated),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-use crate::util::{fixture, outcome};
+use crate::util::{Run, bin, copy_dir, fixture, outcome, tracecost};
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::cargo_bin("tracecost")
@@ -307,4 +307,61 @@ fn claude_code_records_joined_on_one_line_are_read_and_noted() {
     let (code, _, err) = run(&["fidelity", s(tmp.path())]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&format!("{name}:2:")), "{err}");
+}
+
+/// `tracecost report` with no PATH, run in `cwd` with `HOME` at `home`
+/// and no other root set.
+fn report_without_path(cwd: &Path, home: &Path) -> Run {
+    std::process::Command::new(bin())
+        .current_dir(cwd)
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .args(["report", "--out", "r"])
+        .output()
+        .expect("the binary runs")
+        .into()
+}
+
+#[test]
+fn report_without_a_path_reads_the_claude_code_home_outside_a_checkout() {
+    let cwd = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("claude-code-ttl"), &home.path().join(".claude"));
+    let run = report_without_path(cwd.path(), home.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let claude = home.path().join(".claude");
+    assert!(
+        run.stderr.contains(&format!(
+            "tracecost: no PATH given: reading {}",
+            claude.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    // The same sessions as the report that names the folder.
+    let named = tracecost()
+        .current_dir(cwd.path())
+        .args(["report", "--out", "named"])
+        .arg(&claude)
+        .output()
+        .unwrap();
+    assert_eq!(named.status.code(), Some(0));
+    let sessions =
+        |dir: &str| std::fs::read_to_string(cwd.path().join(dir).join("sessions.csv")).unwrap();
+    assert_eq!(sessions("r"), sessions("named"));
+}
+
+#[test]
+fn report_without_a_path_or_data_says_what_to_pass() {
+    let cwd = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = report_without_path(cwd.path(), home.path());
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "tracecost: no PATH given, no traces/ folder here and no Claude Code or Codex sessions in ~/.claude or ~/.codex: pass what to read, e.g. `tracecost report ~/.claude` or `tracecost report my-traces/`\n"
+    );
+    assert!(!cwd.path().join("r").exists());
 }
