@@ -34,3 +34,8 @@ pub mod cli;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The engine guide's code blocks, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/engine.md")]
+pub struct EngineDoctests;
