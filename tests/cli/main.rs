@@ -23,6 +23,7 @@ mod cost_cache_sim;
 mod cost_pricing;
 mod cost_tokens;
 mod crates;
+mod doc_paths;
 mod error_corpus;
 mod fidelity;
 mod fleet;

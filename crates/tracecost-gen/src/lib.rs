@@ -1,6 +1,6 @@
 //! Deterministic generators for the bundled reference traces.
 //!
-//! Three generators ship with tracecost:
+//! The generators that ship with tracecost:
 //!
 //! - [`massage_gun`] rebuilds the `massage-gun` trace — a product-research
 //!   agent whose third call pulls a ~360 KB Keepa payload into its context —
