@@ -168,3 +168,19 @@ fn entries_outside_the_baseline_folder_are_refused() {
         assert!(err.contains(why), "{err}");
     }
 }
+
+/// A baseline written by `--update` is compared exactly right after: every
+/// figure it wrote reads back as the same number (on the bundled traces,
+/// whose many configs give costs with long decimal expansions).
+#[test]
+fn tolerance_zero_passes_right_after_update() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::util::copy_dir(&crate::util::repo("traces"), &dir.path().join("traces"));
+    let p = dir.path().join("baseline.json");
+    std::fs::copy(crate::util::repo("cost-baseline.json"), &p).unwrap();
+    let (code, _, err) = check(&p, &["--update"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = check(&p, &["--tolerance", "0"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("0 regression(s), 0 improvement(s)"), "{out}");
+}
