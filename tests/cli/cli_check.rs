@@ -184,3 +184,47 @@ fn tolerance_zero_passes_right_after_update() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("0 regression(s), 0 improvement(s)"), "{out}");
 }
+
+/// A baseline of `entries` beside a copy of the bundled multi-part session.
+fn baseline_of(dir: &Path, entries: serde_json::Value) -> std::path::PathBuf {
+    std::fs::copy(
+        crate::util::repo("traces/session-200-s1.json"),
+        dir.join("session.json"),
+    )
+    .unwrap();
+    let p = dir.join("baseline.json");
+    let json = serde_json::json!({"format": "tracecost.baseline/v1", "entries": entries});
+    std::fs::write(&p, json.to_string()).unwrap();
+    p
+}
+
+#[test]
+fn a_file_of_several_traces_lists_the_names_to_choose_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = baseline_of(
+        dir.path(),
+        serde_json::json!([{"trace": "session.json", "config": "off+none"}]),
+    );
+    let (code, _, err) = check(&p, &["--update"]);
+    assert_eq!(code, 2);
+    insta::assert_snapshot!(err.replace(&p.display().to_string(), "BASELINE"));
+}
+
+#[test]
+fn the_same_pair_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = baseline_of(
+        dir.path(),
+        serde_json::json!([
+            {"trace": "session.json", "name": "session-200-s1-part2", "config": "off+tail:ttl=5m"},
+            {"trace": "session.json", "name": "session-200-s1", "config": "off+tail:ttl=5m"},
+            {"trace": "./session.json", "name": "session-200-s1-part2", "config": "off+tail"}
+        ]),
+    );
+    let (code, _, err) = check(&p, &["--update"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.ends_with("at /entries/2: the same trace and config as /entries/0; remove one\n"),
+        "{err}"
+    );
+}

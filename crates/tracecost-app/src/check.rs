@@ -119,8 +119,12 @@ impl CheckPlan {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut files: Vec<(String, Vec<Trace>)> = Vec::new();
         let mut entries = Vec::new();
+        // Each file's resolved path: `./a.json` and `a.json` are one file.
+        let mut resolved: Vec<Option<PathBuf>> = Vec::new();
         for (i, e) in baseline.entries.iter().enumerate() {
-            let file = match files.iter().position(|(p, _)| *p == e.trace) {
+            let here = dir.join(&e.trace).canonicalize().ok();
+            let same = |f: usize| files[f].0 == e.trace || (here.is_some() && resolved[f] == here);
+            let file = match (0..files.len()).find(|&f| same(f)) {
                 Some(f) => f,
                 None => {
                     confine(&dir, &e.trace).map_err(|why| {
@@ -130,6 +134,7 @@ impl CheckPlan {
                         ))
                     })?;
                     files.push((e.trace.clone(), load(&dir.join(&e.trace))?));
+                    resolved.push(here);
                     files.len() - 1
                 }
             };
@@ -143,10 +148,12 @@ impl CheckPlan {
                 })?,
                 None if traces.len() == 1 => 0,
                 None => {
+                    let names: Vec<&str> = traces.iter().map(|t| t.name.as_str()).collect();
                     return Err(bad(format!(
-                        "at /entries/{i}/name: {} holds {} traces; name one",
+                        "at /entries/{i}/name: {} holds {} traces; name one of: {}",
                         e.trace,
-                        traces.len()
+                        traces.len(),
+                        names_shown(&names)
                     )));
                 }
             };
@@ -156,6 +163,17 @@ impl CheckPlan {
                 .map_err(|err: crate::policy::ConfigError| {
                     bad(format!("at /entries/{i}/config: {err}"))
                 })?;
+            // The same pair twice would be checked twice and, with
+            // `--update`, could hold two different expectations.
+            if let Some(j) = entries
+                .iter()
+                .find(|c: &&CheckEntry| c.file == file && c.trace == ti && c.config == config)
+            {
+                return Err(bad(format!(
+                    "at /entries/{i}: the same trace and config as /entries/{}; remove one",
+                    j.index
+                )));
+            }
             let t = &traces[ti];
             crate::replay::check_config(t, &config)?;
             cost.pricing.lookup(config.model_for_trace(t))?;
@@ -181,6 +199,17 @@ impl CheckPlan {
             cost,
         })
     }
+}
+
+/// Up to 20 trace names, in file order, and how many more there are: a
+/// transcript with hundreds of subagents must not make a page of error.
+fn names_shown(names: &[&str]) -> String {
+    const SHOWN: usize = 20;
+    let mut out = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        out.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    out
 }
 
 /// Why the baseline entry `entry` may not be read, if it may not: an
