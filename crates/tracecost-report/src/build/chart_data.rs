@@ -177,12 +177,15 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     out
 }
 
+/// Configs drawn in the fleet's cost chart, besides the status quo and the
+/// recommendation: enough to see the shape, few enough to read on a phone.
+const CONFIG_BARS: usize = 12;
+
 /// The fleet's charts, in display order: (file stem, chart). An error
 /// when the sessions' figures cannot be read back.
 pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::AppError> {
     let a = &fleet.answer;
     let mut out = Vec::new();
-    let position = |config: &FleetConfig| fleet.configs.iter().position(|c| c.config == *config);
     // The trade-off first: what each config costs against what it risks.
     // Configs that compact nothing are the status quo's point again.
     // The status quo is a point of its own where the grid does not hold it
@@ -213,21 +216,41 @@ pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::A
                 .collect(),
         },
     ));
+    // The status quo beside the cheapest configs, not every config of the
+    // grid (65 bars by default): the table below lists them all.
+    let mut bars: Vec<&FleetFigures> = fleet.configs.iter().collect();
+    bars.sort_by(|x, y| x.cost_usd.total_cmp(&y.cost_usd));
+    bars.truncate(CONFIG_BARS);
+    for must in [&a.status_quo, &a.recommended] {
+        if !bars.iter().any(|c| c.config == must.config) {
+            bars.push(must);
+        }
+    }
+    bars.sort_by(|x, y| x.cost_usd.total_cmp(&y.cost_usd));
+    let bar_at = |config: &FleetConfig| bars.iter().position(|c| c.config == *config);
+    let of = if bars.len() < fleet.configs.len() {
+        format!(
+            "the status quo and the {} cheapest of {} configs",
+            CONFIG_BARS.min(fleet.configs.len()),
+            fleet.configs.len()
+        )
+    } else {
+        "each config".to_owned()
+    };
     out.push((
         "fleet-configs".to_owned(),
         Chart::ConfigCosts {
             title: format!(
-                "What the fleet would cost under each config ({} sessions, cheapest first)",
+                "What the fleet would cost: {of} ({} sessions, cheapest first)",
                 thousands(a.sessions as u64)
             ),
-            bars: fleet
-                .configs
+            bars: bars
                 .iter()
                 .map(|c| (c.config.to_string(), c.cost_usd))
                 .collect(),
-            status_quo: position(&a.status_quo.config),
+            status_quo: bar_at(&a.status_quo.config),
             recommended: (!a.keep_status_quo)
-                .then(|| position(&a.recommended.config))
+                .then(|| bar_at(&a.recommended.config))
                 .flatten(),
         },
     ));

@@ -77,6 +77,31 @@ pub(super) fn html(
 }
 
 /// The fleet's answer: headline cards, the reasoning, the tables.
+/// What to change, in words, and the setting for each place it can be
+/// applied, on the first screen.
+fn action_box(s: &mut String, fleet: &Fleet) {
+    let Some(a) = super::story::fleet_action(fleet) else {
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "<div class=\"action\"><b>What to change:</b> {}",
+        code_spans(&html_escape(&a.words))
+    );
+    if let Some(note) = &a.client_note {
+        let _ = writeln!(s, "<p>{}</p>", html_escape(note));
+    }
+    for p in &a.places {
+        let _ = writeln!(
+            s,
+            "<p class=\"place\">{}:</p><pre><code>{}</code></pre>",
+            html_escape(p.name),
+            html_escape(&p.snippet)
+        );
+    }
+    s.push_str("</div>\n");
+}
+
 pub(super) fn fleet_section(
     s: &mut String,
     fleet: &Fleet,
@@ -137,14 +162,18 @@ pub(super) fn fleet_section(
         );
         let _ = writeln!(
             s,
-            "<div class=\"card\"><div class=\"k\">Saving</div><div class=\"v good\">{} ({:.1}%)</div><div class=\"d\">{}{} per 1,000 sessions</div></div>",
+            "<div class=\"card\"><div class=\"k\">Saving</div><div class=\"v good\">{} ({:.1}%)</div><div class=\"d\">{}{} per 1,000 sessions{}</div></div>",
             dollars(h.saving_usd),
             h.saving_pct,
             month.map_or_else(String::new, |m| format!(
                 "{} per month at this rate<br>",
                 dollars(m.saving_usd)
             )),
-            dollars(h.saving_usd / ans.sessions.max(1) as f64 * 1000.0)
+            dollars(h.saving_usd / ans.sessions.max(1) as f64 * 1000.0),
+            match super::story::saving_range_text(fleet) {
+                t if t.is_empty() => String::new(),
+                t => format!("<br>{}", html_escape(&t)),
+            }
         );
     }
     s.push_str("</div>\n");
@@ -153,6 +182,7 @@ pub(super) fn fleet_section(
         "<p class=\"small\">{}</p>",
         html_escape(&basis_line(ans))
     );
+    action_box(s, fleet);
     s.push_str("<div class=\"rec\"><b>Why:</b> ");
     s.push_str(&html_escape(&reasoning(fleet)));
     s.push_str("</div>\n<h2>Fleet</h2>\n<ul>\n");

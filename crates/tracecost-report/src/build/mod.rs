@@ -12,6 +12,7 @@
 //! (`results_json`) and the CSV files (`csv`). The writers read the
 //! story; they never call one another.
 
+mod action;
 mod calls_jsonl;
 mod chart_data;
 mod csv;

@@ -217,11 +217,61 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
         ));
     }
     if !a.keep_status_quo {
+        out.extend(action_line(fleet));
         out.extend(per_month);
     }
     out.extend(recall_range_line(fleet));
     out.extend(break_even_line(fleet));
     out
+}
+
+/// How sure the saving is, for the first screen: the saving once the
+/// results needed again are paid for, over the recall range, and how close
+/// the simulated status quo came to the recorded bill; empty when neither
+/// is known.
+pub(super) fn saving_range_text(fleet: &Fleet) -> String {
+    let a = &fleet.answer;
+    let (r, sq) = (&a.recommended, &a.status_quo);
+    let now = a.headline.now_usd;
+    let mut parts = Vec::new();
+    if now > 0.0 {
+        let net = |rec: f64, base: f64| (r.savings_usd + base - rec) / now * 100.0;
+        let (rc, sc) = (r.recall.cost_usd, sq.recall.cost_usd);
+        let lo = net(rc.high, sc.high).min(net(rc.low, sc.low));
+        let hi = net(rc.high, sc.high).max(net(rc.low, sc.low));
+        parts.push(format!(
+            "{lo:.1}% to {hi:.1}% once the results needed again are paid for"
+        ));
+    }
+    if let (Some(rec), Some(sim)) = (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd)
+        && rec > 0.0
+    {
+        parts.push(format!(
+            "the simulation is within {:+.1}% of the recorded bill",
+            error_pct(sim, rec)
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{}.", parts.join("; "))
+    }
+}
+
+/// The recommendation as an action, in plain words ([`super::action`]).
+pub(super) fn action_line(fleet: &Fleet) -> Option<String> {
+    let a = fleet_action(fleet)?;
+    Some(format!("What to change: {}", a.words))
+}
+
+/// What to change and where, when a policy is recommended.
+pub(super) fn fleet_action(fleet: &Fleet) -> Option<super::action::Action> {
+    let a = &fleet.answer;
+    if a.keep_status_quo {
+        return None;
+    }
+    let rec = a.recommended.config.config()?;
+    Some(super::action::action(rec, a.status_quo.config.config()))
 }
 
 /// Whether the answer holds across the recall range (low: only lines
