@@ -46,7 +46,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key};
+use super::common::{
+    self, Conversations, Counts, IdGen, NewCall, TraceBuilder, Unmapped, message_key,
+};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
 use crate::trace::{Call, RecordedUsage};
@@ -526,18 +528,21 @@ fn call_of(
     let Some(req) = request(Some(provider), &input, &base, ids, un).map_err(fail)? else {
         return Ok(());
     };
+    let mut counts = Counts::default();
     let usage = match (&g.provided, &g.stored, &g.legacy) {
-        (Some(u), _, _) | (None, Some(u), _) => usage(u).map_err(|why| fail(format!("usageDetails: {why}")))?,
+        (Some(u), _, _) | (None, Some(u), _) => {
+            usage(u, &mut counts).map_err(|why| fail(format!("usageDetails: {why}")))?
+        }
         (None, None, Some(u)) => {
             un.add(
                 "Langfuse generations with only the deprecated `usage` (priced as recorded, no cache read or write known)",
                 1,
             );
-            legacy_usage(u)
+            legacy_usage(u, &mut counts)
         }
         (None, None, None) => None,
-    }
-    .and_then(|u| common::finish_usage(u, un));
+    };
+    let usage = counts.finish(usage, un);
     let reply = g
         .output
         .as_ref()
@@ -615,39 +620,38 @@ pub(crate) struct Generated {
     pub markers: Option<Vec<crate::engine::wire::Marker>>,
 }
 
-/// A count in a usage object: a number, at a flat key or a dotted path
+/// A count in a usage object, at a flat key or a dotted path
 /// (`prompt_tokens_details.cached_tokens`, nested or flattened, as the
-/// SDKs and the server write it).
-fn count(u: &Value, key: &str) -> Option<u64> {
+/// SDKs and the server write it); [`common::token_count`]'s rule, a
+/// malformed count left in `c`.
+fn count(u: &Value, key: &str, c: &mut Counts) -> Option<u64> {
     if let Some(v) = u.get(key) {
-        return v
-            .as_u64()
-            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64));
+        return c.of(Some(v));
     }
     let (head, rest) = key.split_once('.')?;
-    count(u.get(head)?, rest)
+    count(u.get(head)?, rest, c)
 }
 
-fn first(u: &Value, keys: &[&str]) -> Option<u64> {
-    keys.iter().find_map(|k| count(u, k))
+fn first(u: &Value, keys: &[&str], c: &mut Counts) -> Option<u64> {
+    keys.iter().find_map(|k| count(u, k, c))
 }
 
 /// Recorded usage from a Langfuse usage-details object (the rule in the
-/// module's documentation).
-pub(crate) fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
-    if let Some(prompt) = count(u, "prompt_tokens") {
+/// module's documentation); `None` when a count is malformed (left in
+/// `c`, for the caller to count).
+pub(crate) fn usage(u: &Value, c: &mut Counts) -> Result<Option<RecordedUsage>, String> {
+    if let Some(prompt) = count(u, "prompt_tokens", c) {
         // OpenAI's own usage, passed through: the prompt includes the reads.
-        let read = count(u, "prompt_tokens_details.cached_tokens");
-        return common::split_included_input(
-            Some(prompt),
-            read.or(Some(0)),
-            None,
-            count(u, "completion_tokens"),
-        )
-        .map(Some);
+        let read = count(u, "prompt_tokens_details.cached_tokens", c);
+        let output = count(u, "completion_tokens", c);
+        if c.malformed() {
+            return Ok(None);
+        }
+        return common::split_included_input(Some(prompt), read.or(Some(0)), None, output)
+            .map(Some);
     }
-    let input = count(u, "input");
-    let output = count(u, "output");
+    let input = count(u, "input", c);
+    let output = count(u, "output", c);
     let read = first(
         u,
         &[
@@ -656,9 +660,10 @@ pub(crate) fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
             "input_cached_tokens",
             "cache_read",
         ],
+        c,
     );
-    let m5 = count(u, "input_cache_creation_5m");
-    let h1 = count(u, "input_cache_creation_1h");
+    let m5 = count(u, "input_cache_creation_5m", c);
+    let h1 = count(u, "input_cache_creation_1h", c);
     let write = first(
         u,
         &[
@@ -666,9 +671,12 @@ pub(crate) fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
             "cache_creation_input_tokens",
             "input_cache_write",
         ],
+        c,
     )
-    .or_else(|| (m5.is_some() || h1.is_some()).then(|| m5.unwrap_or(0) + h1.unwrap_or(0)));
-    if input.is_none() && output.is_none() && read.is_none() && write.is_none() {
+    .or_else(|| {
+        (m5.is_some() || h1.is_some()).then(|| m5.unwrap_or(0).saturating_add(h1.unwrap_or(0)))
+    });
+    if c.malformed() || (input.is_none() && output.is_none() && read.is_none() && write.is_none()) {
         return Ok(None);
     }
     let known = read.is_some() || write.is_some();
@@ -684,10 +692,10 @@ pub(crate) fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
 
 /// The deprecated `usage` (`input` / `output`): as recorded, no cache
 /// figure.
-fn legacy_usage(u: &Value) -> Option<RecordedUsage> {
+fn legacy_usage(u: &Value, c: &mut Counts) -> Option<RecordedUsage> {
     Some(RecordedUsage {
-        input_tokens: count(u, "input"),
-        output_tokens: count(u, "output"),
+        input_tokens: count(u, "input", c),
+        output_tokens: count(u, "output", c),
         ..RecordedUsage::default()
     })
 }

@@ -341,7 +341,7 @@ fn call_of(
         );
         return Ok(());
     };
-    if m.meta.usage.is_none() {
+    if m.meta.usage.is_none() && !m.meta.malformed {
         m.meta.usage = fallback_usage(&run, un);
     }
     let call = Call {
@@ -504,12 +504,18 @@ fn reply_meta(outputs: &Value, un: &mut Unmapped) -> ReplyMeta {
 fn fallback_usage(run: &Value, un: &mut Unmapped) -> Option<RecordedUsage> {
     if let Some(u) = at(run, &["extra", "metadata", "usage_metadata"]) {
         let meta = reply_meta(&serde_json::json!({ "usage_metadata": u }), un);
-        if meta.usage.is_some() {
+        if meta.usage.is_some() || meta.malformed {
             return meta.usage;
         }
     }
-    let n = |k: &str| run.get(k).and_then(Value::as_u64);
-    let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
+    let mut c = common::Counts::default();
+    let (input, output) = (
+        c.of(run.get("prompt_tokens")),
+        c.of(run.get("completion_tokens")),
+    );
+    if c.malformed() {
+        return c.finish(None, un);
+    }
     if input.is_none() && output.is_none() {
         return None;
     }

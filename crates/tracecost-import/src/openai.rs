@@ -210,7 +210,7 @@ fn record(
             match openai_usage(u) {
                 Ok(u) => usage = finish_usage(u, un),
                 Err(UsageProblem::Malformed) => {
-                    un.add("malformed usage objects (ignored)", 1);
+                    un.add(common::MALFORMED_USAGE, 1);
                 }
                 Err(UsageProblem::Exceeds(why)) => {
                     let at = if wrapped {

@@ -287,7 +287,7 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
             match openai_usage(u) {
                 Ok(u) => usage = finish_usage(u, un),
                 Err(UsageProblem::Malformed) => {
-                    un.add("malformed usage objects (ignored)", 1);
+                    un.add(common::MALFORMED_USAGE, 1);
                 }
                 Err(UsageProblem::Exceeds(why)) => {
                     return Err(format!("at {at}/usage: {why}"));

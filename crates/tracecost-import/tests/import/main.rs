@@ -11,5 +11,6 @@ mod import_formats;
 mod import_gemini;
 mod import_otel;
 mod import_responses;
+mod malformed_usage;
 mod observability;
 mod usage_codex;
