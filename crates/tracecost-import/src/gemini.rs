@@ -86,7 +86,7 @@ fn read(
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
-    let text = read_text(path)?;
+    let text = read_text(path, opts, report)?;
     let mut convs = Conversations::default();
     let label = format!("Gemini generateContent {}", common::file_name(path));
     let Some(doc) = split_doc(path, &text, opts, report)? else {

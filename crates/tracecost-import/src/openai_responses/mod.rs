@@ -151,7 +151,7 @@ fn import_file(
         })?;
         return Ok(st.convs.builders);
     }
-    let text = read_text(path)?;
+    let text = read_text(path, opts, report)?;
     let Some(doc) = common::split_doc(path, &text, opts, report)? else {
         return Ok(Vec::new());
     };

@@ -12,5 +12,6 @@ mod import_gemini;
 mod import_otel;
 mod import_responses;
 mod malformed_usage;
+mod not_utf8;
 mod observability;
 mod usage_codex;

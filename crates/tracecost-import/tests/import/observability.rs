@@ -530,7 +530,10 @@ fn a_torn_row_of_a_langfuse_csv_export_costs_only_its_own_line() {
             .import(std::slice::from_ref(&copy), &ImportOptions::default())
             .unwrap_err();
         let line = good[..at].matches('\n').count() + 1;
-        assert!(err.to_string().contains(&format!("torn.csv:{line}")), "{err}");
+        assert!(
+            err.to_string().contains(&format!("torn.csv:{line}")),
+            "{err}"
+        );
         let skip = ImportOptions {
             skip_invalid: true,
             ..Default::default()
