@@ -228,6 +228,7 @@ struct Generation {
 
 /// A generation's input, its messages shared with the file's other
 /// generations ([`common::Interner`]: each resends the conversation).
+#[derive(PartialEq)]
 enum Input {
     /// A list of chat messages.
     List(Vec<Arc<Value>>),
@@ -311,6 +312,38 @@ impl Generation {
     }
 }
 
+/// What the note counts for a generation that shares its id with an
+/// earlier, different one.
+const SHARED_ID: &str = "Langfuse generations sharing their id with an earlier, different one (another trace, start time or input): kept as calls of their own";
+
+impl Generation {
+    /// Whether `part` describes another call than the parts read so far:
+    /// it names another trace, start time or input. Parts of one call
+    /// (an ingestion event's create and updates, an observation read
+    /// twice) agree on what both give.
+    fn other_call(&self, part: &Value, interner: &mut common::Interner) -> bool {
+        let trace = part.get("traceId").and_then(Value::as_str);
+        if let (Some(mine), Some(theirs)) = (&self.trace_id, trace)
+            && mine != theirs
+        {
+            return true;
+        }
+        let start = part
+            .get("startTime")
+            .and_then(Value::as_str)
+            .and_then(crate::time::parse_rfc3339_ms);
+        if let (Some(mine), Some(theirs)) = (self.start_ms, start)
+            && mine != theirs
+        {
+            return true;
+        }
+        match (&self.input, part.get("input").filter(|v| !v.is_null())) {
+            (Some(mine), Some(theirs)) => *mine != Input::of(theirs.clone(), interner),
+            _ => false,
+        }
+    }
+}
+
 fn non_empty(v: &Value) -> bool {
     v.as_object().is_some_and(|o| !o.is_empty())
 }
@@ -325,27 +358,34 @@ struct Read {
 }
 
 impl Read {
-    /// The index of the generation of `id` (a new one if none is known).
-    fn generation(&mut self, id: Option<&str>, line: usize, at: String) -> usize {
-        let fresh = |line, at| Generation {
+    /// The index of the generation of `id` that `part` (an event body or
+    /// an observation) completes: a new one if none is known, or if the
+    /// one known is another call ([`Generation::other_call`]; kept apart
+    /// and counted, never merged).
+    fn generation(
+        &mut self,
+        id: Option<&str>,
+        part: &mut Value,
+        line: usize,
+        at: String,
+        un: &mut Unmapped,
+    ) -> usize {
+        let known = id.and_then(|id| self.by_id.get(id).copied());
+        if let Some(i) = known {
+            if !self.generations[i].other_call(part, &mut self.interner) {
+                return i;
+            }
+            un.add(SHARED_ID, 1);
+        }
+        if let Some(id) = id {
+            self.by_id.insert(id.to_owned(), self.generations.len());
+        }
+        self.generations.push(Generation {
             line,
             at,
             ..Generation::default()
-        };
-        match id {
-            Some(id) => match self.by_id.get(id) {
-                Some(&i) => i,
-                None => {
-                    self.by_id.insert(id.to_owned(), self.generations.len());
-                    self.generations.push(fresh(line, at));
-                    self.generations.len() - 1
-                }
-            },
-            None => {
-                self.generations.push(fresh(line, at));
-                self.generations.len() - 1
-            }
-        }
+        });
+        self.generations.len() - 1
     }
 
     fn session(&mut self, trace: &Value) {
@@ -382,25 +422,25 @@ impl Read {
         };
         if generation {
             let id = body.get("id").and_then(Value::as_str).map(str::to_owned);
-            let i = self.generation(id.as_deref(), line, at);
+            let i = self.generation(id.as_deref(), body, line, at, un);
             self.generations[i].take(body, "usageDetails", None, &mut self.interner);
         }
     }
 
     /// One row of the observations export ([`export_row`]).
-    fn export_row(&mut self, row: serde_json::Map<String, Value>, line: usize) {
+    fn export_row(&mut self, row: serde_json::Map<String, Value>, line: usize, un: &mut Unmapped) {
         let (mut o, session) = export_row(row);
         if let Some((trace, session)) = session {
             self.sessions.entry(trace).or_insert(session);
         }
-        self.observation(&mut o, line, String::new());
+        self.observation(&mut o, line, String::new(), un);
     }
 
     /// One observation of the API (a GENERATION), or a trace.
-    fn observation(&mut self, o: &mut Value, line: usize, at: String) {
+    fn observation(&mut self, o: &mut Value, line: usize, at: String, un: &mut Unmapped) {
         if o.get("type").and_then(Value::as_str) == Some("GENERATION") {
             let id = o.get("id").and_then(Value::as_str).map(str::to_owned);
-            let i = self.generation(id.as_deref(), line, at);
+            let i = self.generation(id.as_deref(), o, line, at, un);
             let stored = Some("usageDetails");
             self.generations[i].take(o, "providedUsageDetails", stored, &mut self.interner);
         } else if o.get("type").is_none() && o.get("sessionId").is_some() {
@@ -416,14 +456,14 @@ impl Read {
             }
         } else if let Some(data) = v.get_mut("data").and_then(Value::as_array_mut) {
             for (i, o) in data.iter_mut().enumerate() {
-                self.observation(o, line, format!("/data/{i}"));
+                self.observation(o, line, format!("/data/{i}"), un);
             }
         } else if v.get("trace_id").is_some() && v.get("type").is_some() {
             if let Value::Object(row) = v {
-                self.export_row(row, line);
+                self.export_row(row, line, un);
             }
         } else if v.get("traceId").is_some() || v.get("sessionId").is_some() {
-            self.observation(&mut v, line, String::new());
+            self.observation(&mut v, line, String::new(), un);
         } else {
             return Err(
                 "expected a Langfuse ingestion batch (`batch`), a page of observations (`data`) or an observation"
@@ -445,7 +485,7 @@ fn read(
     let mut found = Read::default();
     if is_csv(path) {
         common::each_csv_row(path, opts, report, |row, line| {
-            found.export_row(row, line);
+            found.export_row(row, line, un);
             Ok(())
         })?;
     } else {

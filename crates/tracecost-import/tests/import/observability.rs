@@ -543,3 +543,54 @@ fn a_torn_row_of_a_langfuse_csv_export_costs_only_its_own_line() {
         assert_eq!(calls(&out.traces), calls(&whole), "{}", out.report);
     }
 }
+
+/// The value of the first `"key":"…"` in `text`.
+fn first_string(text: &str, key: &str) -> String {
+    let needle = format!("\"{key}\":\"");
+    let start = text.find(&needle).unwrap() + needle.len();
+    text[start..start + text[start..].find('"').unwrap()].to_owned()
+}
+
+#[test]
+fn two_calls_sharing_an_id_are_kept_apart_and_counted_never_merged() {
+    // An export holding the same ids twice: once for the calls of one
+    // trace, once for those of another (a second run of a seeded tool,
+    // two exports joined). The same parts twice are one call each.
+    let dir = tempfile::tempdir().unwrap();
+    let calls = |ts: &[Trace]| ts.iter().map(|t| t.calls.len()).sum::<usize>();
+    for (folder, name, format, trace_key, note) in [
+        (
+            "langfuse",
+            "v2_ingestion.jsonl",
+            Format::Langfuse,
+            "traceId",
+            "Langfuse generations sharing their id",
+        ),
+        (
+            "langsmith",
+            "wrap_anthropic.runs.jsonl",
+            Format::Langsmith,
+            "trace_id",
+            "LangSmith runs sharing their id",
+        ),
+    ] {
+        let good = std::fs::read_to_string(fixture(folder, name)).unwrap();
+        let (whole, _) = import(&fixture(folder, name));
+        let n = calls(&whole);
+        let trace = first_string(&good, trace_key);
+        let other = good.replace(&trace, "0a0a0a0a-another-trace-0a0a0a0a0a0a");
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{good}{other}")).unwrap();
+        let out = format
+            .import(std::slice::from_ref(&path), &ImportOptions::default())
+            .unwrap();
+        assert_eq!(calls(&out.traces), 2 * n, "{name}: {}", out.report);
+        assert!(has_unmapped(&out.report, note), "{name}: {}", out.report);
+        std::fs::write(&path, format!("{good}{good}")).unwrap();
+        let out = format
+            .import(std::slice::from_ref(&path), &ImportOptions::default())
+            .unwrap();
+        assert_eq!(calls(&out.traces), n, "{name}: {}", out.report);
+        assert!(!has_unmapped(&out.report, note), "{name}: {}", out.report);
+    }
+}
