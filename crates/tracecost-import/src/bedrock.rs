@@ -77,7 +77,7 @@ fn read(
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
-    let text = read_text(path)?;
+    let text = read_text(path, opts, report)?;
     let mut convs = Conversations::default();
     let label = format!("Bedrock Converse {}", common::file_name(path));
     let Some(doc) = split_doc(path, &text, opts, report)? else {
@@ -184,7 +184,7 @@ fn record(
         if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
             match serde_json::from_str::<ConverseUsage>(u.get()) {
                 Ok(u) => usage = finish_usage(u.recorded(), un),
-                Err(_) => un.add("malformed usage objects (ignored)", 1),
+                Err(_) => un.add(common::MALFORMED_USAGE, 1),
             }
         }
         reply = reply_message(&b, un);
@@ -212,9 +212,13 @@ fn record(
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ConverseUsage {
+    #[serde(default, deserialize_with = "crate::common::count")]
     input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     output_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     cache_read_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     cache_write_input_tokens: Option<u64>,
 }
 

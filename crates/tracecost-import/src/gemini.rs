@@ -86,7 +86,7 @@ fn read(
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
-    let text = read_text(path)?;
+    let text = read_text(path, opts, report)?;
     let mut convs = Conversations::default();
     let label = format!("Gemini generateContent {}", common::file_name(path));
     let Some(doc) = split_doc(path, &text, opts, report)? else {
@@ -176,7 +176,7 @@ fn record(
             };
             match gemini_usage(u) {
                 Ok(Some(u)) => usage = finish_usage(u, un),
-                Ok(None) => un.add("malformed usage objects (ignored)", 1),
+                Ok(None) => un.add(common::MALFORMED_USAGE, 1),
                 Err(why) => return Err(format!("at {at}: {why}")),
             }
         }
@@ -224,10 +224,15 @@ fn reply_message(
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UsageMetadata {
+    #[serde(default, deserialize_with = "crate::common::count")]
     prompt_token_count: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     cached_content_token_count: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     candidates_token_count: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     thoughts_token_count: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     tool_use_prompt_token_count: Option<u64>,
 }
 

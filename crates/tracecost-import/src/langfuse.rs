@@ -46,7 +46,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key};
+use super::common::{
+    self, Conversations, Counts, IdGen, NewCall, TraceBuilder, Unmapped, message_key,
+};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
 use crate::trace::{Call, RecordedUsage};
@@ -226,6 +228,7 @@ struct Generation {
 
 /// A generation's input, its messages shared with the file's other
 /// generations ([`common::Interner`]: each resends the conversation).
+#[derive(PartialEq)]
 enum Input {
     /// A list of chat messages.
     List(Vec<Arc<Value>>),
@@ -309,6 +312,38 @@ impl Generation {
     }
 }
 
+/// What the note counts for a generation that shares its id with an
+/// earlier, different one.
+const SHARED_ID: &str = "Langfuse generations sharing their id with an earlier, different one (another trace, start time or input): kept as calls of their own";
+
+impl Generation {
+    /// Whether `part` describes another call than the parts read so far:
+    /// it names another trace, start time or input. Parts of one call
+    /// (an ingestion event's create and updates, an observation read
+    /// twice) agree on what both give.
+    fn other_call(&self, part: &Value, interner: &mut common::Interner) -> bool {
+        let trace = part.get("traceId").and_then(Value::as_str);
+        if let (Some(mine), Some(theirs)) = (&self.trace_id, trace)
+            && mine != theirs
+        {
+            return true;
+        }
+        let start = part
+            .get("startTime")
+            .and_then(Value::as_str)
+            .and_then(crate::time::parse_rfc3339_ms);
+        if let (Some(mine), Some(theirs)) = (self.start_ms, start)
+            && mine != theirs
+        {
+            return true;
+        }
+        match (&self.input, part.get("input").filter(|v| !v.is_null())) {
+            (Some(mine), Some(theirs)) => *mine != Input::of(theirs.clone(), interner),
+            _ => false,
+        }
+    }
+}
+
 fn non_empty(v: &Value) -> bool {
     v.as_object().is_some_and(|o| !o.is_empty())
 }
@@ -323,27 +358,34 @@ struct Read {
 }
 
 impl Read {
-    /// The index of the generation of `id` (a new one if none is known).
-    fn generation(&mut self, id: Option<&str>, line: usize, at: String) -> usize {
-        let fresh = |line, at| Generation {
+    /// The index of the generation of `id` that `part` (an event body or
+    /// an observation) completes: a new one if none is known, or if the
+    /// one known is another call ([`Generation::other_call`]; kept apart
+    /// and counted, never merged).
+    fn generation(
+        &mut self,
+        id: Option<&str>,
+        part: &mut Value,
+        line: usize,
+        at: String,
+        un: &mut Unmapped,
+    ) -> usize {
+        let known = id.and_then(|id| self.by_id.get(id).copied());
+        if let Some(i) = known {
+            if !self.generations[i].other_call(part, &mut self.interner) {
+                return i;
+            }
+            un.add(SHARED_ID, 1);
+        }
+        if let Some(id) = id {
+            self.by_id.insert(id.to_owned(), self.generations.len());
+        }
+        self.generations.push(Generation {
             line,
             at,
             ..Generation::default()
-        };
-        match id {
-            Some(id) => match self.by_id.get(id) {
-                Some(&i) => i,
-                None => {
-                    self.by_id.insert(id.to_owned(), self.generations.len());
-                    self.generations.push(fresh(line, at));
-                    self.generations.len() - 1
-                }
-            },
-            None => {
-                self.generations.push(fresh(line, at));
-                self.generations.len() - 1
-            }
-        }
+        });
+        self.generations.len() - 1
     }
 
     fn session(&mut self, trace: &Value) {
@@ -380,25 +422,25 @@ impl Read {
         };
         if generation {
             let id = body.get("id").and_then(Value::as_str).map(str::to_owned);
-            let i = self.generation(id.as_deref(), line, at);
+            let i = self.generation(id.as_deref(), body, line, at, un);
             self.generations[i].take(body, "usageDetails", None, &mut self.interner);
         }
     }
 
     /// One row of the observations export ([`export_row`]).
-    fn export_row(&mut self, row: serde_json::Map<String, Value>, line: usize) {
+    fn export_row(&mut self, row: serde_json::Map<String, Value>, line: usize, un: &mut Unmapped) {
         let (mut o, session) = export_row(row);
         if let Some((trace, session)) = session {
             self.sessions.entry(trace).or_insert(session);
         }
-        self.observation(&mut o, line, String::new());
+        self.observation(&mut o, line, String::new(), un);
     }
 
     /// One observation of the API (a GENERATION), or a trace.
-    fn observation(&mut self, o: &mut Value, line: usize, at: String) {
+    fn observation(&mut self, o: &mut Value, line: usize, at: String, un: &mut Unmapped) {
         if o.get("type").and_then(Value::as_str) == Some("GENERATION") {
             let id = o.get("id").and_then(Value::as_str).map(str::to_owned);
-            let i = self.generation(id.as_deref(), line, at);
+            let i = self.generation(id.as_deref(), o, line, at, un);
             let stored = Some("usageDetails");
             self.generations[i].take(o, "providedUsageDetails", stored, &mut self.interner);
         } else if o.get("type").is_none() && o.get("sessionId").is_some() {
@@ -414,14 +456,14 @@ impl Read {
             }
         } else if let Some(data) = v.get_mut("data").and_then(Value::as_array_mut) {
             for (i, o) in data.iter_mut().enumerate() {
-                self.observation(o, line, format!("/data/{i}"));
+                self.observation(o, line, format!("/data/{i}"), un);
             }
         } else if v.get("trace_id").is_some() && v.get("type").is_some() {
             if let Value::Object(row) = v {
-                self.export_row(row, line);
+                self.export_row(row, line, un);
             }
         } else if v.get("traceId").is_some() || v.get("sessionId").is_some() {
-            self.observation(&mut v, line, String::new());
+            self.observation(&mut v, line, String::new(), un);
         } else {
             return Err(
                 "expected a Langfuse ingestion batch (`batch`), a page of observations (`data`) or an observation"
@@ -443,7 +485,7 @@ fn read(
     let mut found = Read::default();
     if is_csv(path) {
         common::each_csv_row(path, opts, report, |row, line| {
-            found.export_row(row, line);
+            found.export_row(row, line, un);
             Ok(())
         })?;
     } else {
@@ -526,18 +568,21 @@ fn call_of(
     let Some(req) = request(Some(provider), &input, &base, ids, un).map_err(fail)? else {
         return Ok(());
     };
+    let mut counts = Counts::default();
     let usage = match (&g.provided, &g.stored, &g.legacy) {
-        (Some(u), _, _) | (None, Some(u), _) => usage(u).map_err(|why| fail(format!("usageDetails: {why}")))?,
+        (Some(u), _, _) | (None, Some(u), _) => {
+            usage(u, &mut counts).map_err(|why| fail(format!("usageDetails: {why}")))?
+        }
         (None, None, Some(u)) => {
             un.add(
                 "Langfuse generations with only the deprecated `usage` (priced as recorded, no cache read or write known)",
                 1,
             );
-            legacy_usage(u)
+            legacy_usage(u, &mut counts)
         }
         (None, None, None) => None,
-    }
-    .and_then(|u| common::finish_usage(u, un));
+    };
+    let usage = counts.finish(usage, un);
     let reply = g
         .output
         .as_ref()
@@ -615,39 +660,38 @@ pub(crate) struct Generated {
     pub markers: Option<Vec<crate::engine::wire::Marker>>,
 }
 
-/// A count in a usage object: a number, at a flat key or a dotted path
+/// A count in a usage object, at a flat key or a dotted path
 /// (`prompt_tokens_details.cached_tokens`, nested or flattened, as the
-/// SDKs and the server write it).
-fn count(u: &Value, key: &str) -> Option<u64> {
+/// SDKs and the server write it); [`common::token_count`]'s rule, a
+/// malformed count left in `c`.
+fn count(u: &Value, key: &str, c: &mut Counts) -> Option<u64> {
     if let Some(v) = u.get(key) {
-        return v
-            .as_u64()
-            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64));
+        return c.of(Some(v));
     }
     let (head, rest) = key.split_once('.')?;
-    count(u.get(head)?, rest)
+    count(u.get(head)?, rest, c)
 }
 
-fn first(u: &Value, keys: &[&str]) -> Option<u64> {
-    keys.iter().find_map(|k| count(u, k))
+fn first(u: &Value, keys: &[&str], c: &mut Counts) -> Option<u64> {
+    keys.iter().find_map(|k| count(u, k, c))
 }
 
 /// Recorded usage from a Langfuse usage-details object (the rule in the
-/// module's documentation).
-pub(crate) fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
-    if let Some(prompt) = count(u, "prompt_tokens") {
+/// module's documentation); `None` when a count is malformed (left in
+/// `c`, for the caller to count).
+pub(crate) fn usage(u: &Value, c: &mut Counts) -> Result<Option<RecordedUsage>, String> {
+    if let Some(prompt) = count(u, "prompt_tokens", c) {
         // OpenAI's own usage, passed through: the prompt includes the reads.
-        let read = count(u, "prompt_tokens_details.cached_tokens");
-        return common::split_included_input(
-            Some(prompt),
-            read.or(Some(0)),
-            None,
-            count(u, "completion_tokens"),
-        )
-        .map(Some);
+        let read = count(u, "prompt_tokens_details.cached_tokens", c);
+        let output = count(u, "completion_tokens", c);
+        if c.malformed() {
+            return Ok(None);
+        }
+        return common::split_included_input(Some(prompt), read.or(Some(0)), None, output)
+            .map(Some);
     }
-    let input = count(u, "input");
-    let output = count(u, "output");
+    let input = count(u, "input", c);
+    let output = count(u, "output", c);
     let read = first(
         u,
         &[
@@ -656,9 +700,10 @@ pub(crate) fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
             "input_cached_tokens",
             "cache_read",
         ],
+        c,
     );
-    let m5 = count(u, "input_cache_creation_5m");
-    let h1 = count(u, "input_cache_creation_1h");
+    let m5 = count(u, "input_cache_creation_5m", c);
+    let h1 = count(u, "input_cache_creation_1h", c);
     let write = first(
         u,
         &[
@@ -666,9 +711,12 @@ pub(crate) fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
             "cache_creation_input_tokens",
             "input_cache_write",
         ],
+        c,
     )
-    .or_else(|| (m5.is_some() || h1.is_some()).then(|| m5.unwrap_or(0) + h1.unwrap_or(0)));
-    if input.is_none() && output.is_none() && read.is_none() && write.is_none() {
+    .or_else(|| {
+        (m5.is_some() || h1.is_some()).then(|| m5.unwrap_or(0).saturating_add(h1.unwrap_or(0)))
+    });
+    if c.malformed() || (input.is_none() && output.is_none() && read.is_none() && write.is_none()) {
         return Ok(None);
     }
     let known = read.is_some() || write.is_some();
@@ -684,10 +732,10 @@ pub(crate) fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
 
 /// The deprecated `usage` (`input` / `output`): as recorded, no cache
 /// figure.
-fn legacy_usage(u: &Value) -> Option<RecordedUsage> {
+fn legacy_usage(u: &Value, c: &mut Counts) -> Option<RecordedUsage> {
     Some(RecordedUsage {
-        input_tokens: count(u, "input"),
-        output_tokens: count(u, "output"),
+        input_tokens: count(u, "input", c),
+        output_tokens: count(u, "output", c),
         ..RecordedUsage::default()
     })
 }

@@ -98,6 +98,7 @@ struct Run {
 }
 
 /// An item of `inputs.messages`: a message, or a list of them.
+#[derive(PartialEq)]
 enum Shared {
     One(Arc<Value>),
     List(Vec<Arc<Value>>),
@@ -122,6 +123,28 @@ impl Run {
     }
 }
 
+/// What the note counts for a run that shares its id with an earlier,
+/// different one.
+const SHARED_ID: &str = "LangSmith runs sharing their id with an earlier, different one (another trace, start time or input messages): kept as runs of their own";
+
+impl Run {
+    /// Whether a part (`o`, its `inputs.messages` taken out) describes
+    /// another run than the parts read so far: it names another trace,
+    /// start time or input messages. A run's post and patch agree on
+    /// what both give.
+    fn other_run(&self, o: &serde_json::Map<String, Value>, messages: Option<&[Shared]>) -> bool {
+        let differs = |k: &str| {
+            let theirs = o.get(k).filter(|v| !v.is_null());
+            matches!((self.run.get(k).filter(|v| !v.is_null()), theirs), (Some(a), Some(b)) if a != b)
+        };
+        let other_messages = matches!(
+            (self.messages.as_deref(), messages),
+            (Some(a), Some(b)) if a != b
+        );
+        differs("trace_id") || differs("start_time") || other_messages
+    }
+}
+
 #[derive(Default)]
 struct Read {
     runs: Vec<Run>,
@@ -132,15 +155,32 @@ struct Read {
 impl Read {
     /// Takes a run (or a part of one) in, moving its members: an llm
     /// run's inputs are its whole conversation.
-    fn run(&mut self, v: Value, line: usize, at: String) {
+    fn run(&mut self, v: Value, line: usize, at: String, un: &mut Unmapped) {
         let Value::Object(mut o) = v else { return };
         let messages = o
             .get_mut("inputs")
             .and_then(Value::as_object_mut)
             .and_then(|i| i.remove("messages"));
+        let messages = match messages {
+            Some(Value::Array(items)) => Some(
+                items
+                    .into_iter()
+                    .map(|item| match item {
+                        Value::Array(ms) => Shared::List(self.interner.share_list(ms)),
+                        m => Shared::One(self.interner.share(m)),
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            _ => None,
+        };
         let id = o.get("id").and_then(Value::as_str).map(str::to_owned);
-        let i = match id.as_ref().and_then(|id| self.by_id.get(id)) {
-            Some(&i) => i,
+        let known = id.as_ref().and_then(|id| self.by_id.get(id)).copied();
+        let other = known.is_some_and(|i| self.runs[i].other_run(&o, messages.as_deref()));
+        if other {
+            un.add(SHARED_ID, 1);
+        }
+        let i = match known.filter(|_| !other) {
+            Some(i) => i,
             None => {
                 if let Some(id) = id {
                     self.by_id.insert(id, self.runs.len());
@@ -154,15 +194,8 @@ impl Read {
                 self.runs.len() - 1
             }
         };
-        if let Some(Value::Array(items)) = messages {
-            let shared = items
-                .into_iter()
-                .map(|item| match item {
-                    Value::Array(ms) => Shared::List(self.interner.share_list(ms)),
-                    m => Shared::One(self.interner.share(m)),
-                })
-                .collect();
-            self.runs[i].messages = Some(shared);
+        if messages.is_some() {
+            self.runs[i].messages = messages;
         }
         let into = &mut self.runs[i].run;
         for (k, v) in o {
@@ -173,14 +206,14 @@ impl Read {
         }
     }
 
-    fn record(&mut self, v: &RawValue, line: usize) -> Result<(), String> {
+    fn record(&mut self, v: &RawValue, line: usize, un: &mut Unmapped) -> Result<(), String> {
         let mut v: Value = serde_json::from_str(v.get()).map_err(|e| e.to_string())?;
         let mut any = false;
         for key in ["post", "patch", "runs"] {
             if let Some(Value::Array(list)) = v.get_mut(key).map(Value::take) {
                 any = true;
                 for (i, r) in list.into_iter().enumerate() {
-                    self.run(r, line, format!("/{key}/{i}"));
+                    self.run(r, line, format!("/{key}/{i}"), un);
                 }
             }
         }
@@ -191,7 +224,7 @@ impl Read {
                         .to_owned(),
                 );
             }
-            self.run(v, line, String::new());
+            self.run(v, line, String::new(), un);
         }
         Ok(())
     }
@@ -211,7 +244,7 @@ fn read(
         opts,
         report,
         "expected a list of LangSmith runs or run batches",
-        |v, line| found.record(v, line),
+        |v, line| found.record(v, line, un),
     )?;
     let mut runs: Vec<(Option<u64>, Run)> = found
         .runs
@@ -341,7 +374,7 @@ fn call_of(
         );
         return Ok(());
     };
-    if m.meta.usage.is_none() {
+    if m.meta.usage.is_none() && !m.meta.malformed {
         m.meta.usage = fallback_usage(&run, un);
     }
     let call = Call {
@@ -504,12 +537,18 @@ fn reply_meta(outputs: &Value, un: &mut Unmapped) -> ReplyMeta {
 fn fallback_usage(run: &Value, un: &mut Unmapped) -> Option<RecordedUsage> {
     if let Some(u) = at(run, &["extra", "metadata", "usage_metadata"]) {
         let meta = reply_meta(&serde_json::json!({ "usage_metadata": u }), un);
-        if meta.usage.is_some() {
+        if meta.usage.is_some() || meta.malformed {
             return meta.usage;
         }
     }
-    let n = |k: &str| run.get(k).and_then(Value::as_u64);
-    let (input, output) = (n("prompt_tokens"), n("completion_tokens"));
+    let mut c = common::Counts::default();
+    let (input, output) = (
+        c.of(run.get("prompt_tokens")),
+        c.of(run.get("completion_tokens")),
+    );
+    if c.malformed() {
+        return c.finish(None, un);
+    }
     if input.is_none() && output.is_none() {
         return None;
     }

@@ -94,7 +94,7 @@ fn import_file(
     report: &mut ImportReport,
     un: &mut Unmapped,
 ) -> Result<Vec<TraceBuilder>, ImportError> {
-    let text = read_text(path)?;
+    let text = read_text(path, opts, report)?;
     let Some(doc) = split_doc(path, &text, opts, report)? else {
         return Ok(Vec::new());
     };
@@ -210,7 +210,7 @@ fn record(
             match openai_usage(u) {
                 Ok(u) => usage = finish_usage(u, un),
                 Err(UsageProblem::Malformed) => {
-                    un.add("malformed usage objects (ignored)", 1);
+                    un.add(common::MALFORMED_USAGE, 1);
                 }
                 Err(UsageProblem::Exceeds(why)) => {
                     let at = if wrapped {

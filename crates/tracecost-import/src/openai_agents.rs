@@ -244,11 +244,12 @@ fn call_of(
         return Ok(());
     };
     un.add(NO_TOOLS, 1);
+    let mut counts = common::Counts::default();
     let usage = match g.span.get("usage") {
-        Some(u) if !u.is_null() => usage(u).map_err(|why| format!("usage: {why}"))?,
+        Some(u) if !u.is_null() => usage(u, &mut counts).map_err(|why| format!("usage: {why}"))?,
         _ => None,
-    }
-    .and_then(|u| common::finish_usage(u, un));
+    };
+    let usage = counts.finish(usage, un);
     let reply = g
         .span
         .get("output")
@@ -280,17 +281,19 @@ fn call_of(
 /// The usage of a generation span: `input_tokens` includes the cache
 /// reads (`input_tokens_details.cached_tokens`) and writes
 /// (`cache_write_tokens`), which the ingest nests under `details`.
-fn usage(u: &Value) -> Result<Option<RecordedUsage>, String> {
-    let n = |v: Option<&Value>| v.and_then(Value::as_u64);
+/// `None` when a count is malformed (left in `c`).
+fn usage(u: &Value, c: &mut common::Counts) -> Result<Option<RecordedUsage>, String> {
     let details = u
         .get("input_tokens_details")
         .or_else(|| u.get("details").and_then(|d| d.get("input_tokens_details")));
-    let input = n(u.get("input_tokens"));
-    let output = n(u.get("output_tokens"));
-    if input.is_none() && output.is_none() {
+    let input = c.of(u.get("input_tokens"));
+    let output = c.of(u.get("output_tokens"));
+    let read = c.of(details.and_then(|d| d.get("cached_tokens")));
+    let write = c
+        .of(details.and_then(|d| d.get("cache_write_tokens")))
+        .filter(|&w| w > 0);
+    if c.malformed() || (input.is_none() && output.is_none()) {
         return Ok(None);
     }
-    let read = n(details.and_then(|d| d.get("cached_tokens")));
-    let write = n(details.and_then(|d| d.get("cache_write_tokens"))).filter(|&w| w > 0);
     common::split_included_input(input, read.or(Some(0)), write, output).map(Some)
 }

@@ -332,7 +332,7 @@ fn reply_from_body(body: &RawObject, un: &mut Unmapped) -> Reply {
     if let Some(raw) = body.get("usage")
         && !merge_anthropic_usage(&mut usage, raw)
     {
-        un.add("malformed usage objects (ignored)", 1);
+        un.add(common::MALFORMED_USAGE, 1);
     }
     Reply::Ok {
         usage: finish_usage(usage, un),

@@ -129,14 +129,14 @@ impl Sse {
                 if let Some(u) = usage
                     && !merge_anthropic_usage(&mut self.usage, &u)
                 {
-                    un.add("malformed usage objects (ignored)", 1);
+                    un.add(crate::common::MALFORMED_USAGE, 1);
                 }
             }
             "message_delta" => {
                 if let Some(u) = ev.get("usage")
                     && !merge_anthropic_usage(&mut self.usage, u)
                 {
-                    un.add("malformed usage objects (ignored)", 1);
+                    un.add(crate::common::MALFORMED_USAGE, 1);
                 }
             }
             "content_block_start" => match (index(), ev.parse::<RawObject>("content_block")) {

@@ -43,6 +43,9 @@ pub(crate) struct ReplyMeta {
     pub usage: Option<RecordedUsage>,
     /// Its model.
     pub model: Option<String>,
+    /// Whether its usage was malformed (dropped and counted): no other
+    /// copy of the usage is read in its place.
+    pub malformed: bool,
 }
 
 /// One trace being built.

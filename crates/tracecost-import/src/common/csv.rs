@@ -26,18 +26,24 @@ pub(crate) fn each_csv_row(
         source,
     };
     let file = std::fs::File::open(path).map_err(io)?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut src = Source {
+        reader: std::io::BufReader::with_capacity(1 << 20, file),
+        replay: Vec::new(),
+        at: 0,
+    };
     let mut header: Option<Vec<String>> = None;
     let mut line = 0usize;
-    let mut buf = Vec::new();
+    let mut rec = Buf::default();
     loop {
         let start = line + 1;
-        let fields = match read_record(&mut reader, &mut buf, &mut line).map_err(io)? {
+        let fields = match read_record(&mut src, &mut rec, &mut line).map_err(io)? {
             Record::End => return Ok(()),
             Record::Fields(f) => f,
             Record::Open => {
                 let err = invalid(path, start, None, "a quoted field is not closed");
-                return reject(opts, report, err);
+                reject(opts, report, err)?;
+                resync(&mut src, &rec, start, &mut line);
+                continue;
             }
             Record::NotUtf8 => {
                 reject(opts, report, invalid(path, start, None, "not UTF-8"))?;
@@ -58,6 +64,7 @@ pub(crate) fn each_csv_row(
                 fields.len()
             );
             reject(opts, report, invalid(path, start, Some(1), &why))?;
+            resync(&mut src, &rec, start, &mut line);
             continue;
         }
         let object = names
@@ -89,17 +96,66 @@ enum Record {
     End,
 }
 
+/// The file, and the lines to read again before it (see [`resync`]).
+struct Source<R> {
+    reader: R,
+    replay: Vec<u8>,
+    at: usize,
+}
+
+impl<R: BufRead> Source<R> {
+    /// Appends the next physical line (with its `\n`, if any) to `buf`;
+    /// 0 at the end.
+    fn read_line(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+        if self.at < self.replay.len() {
+            let rest = &self.replay[self.at..];
+            let n = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |i| i + 1);
+            buf.extend_from_slice(&rest[..n]);
+            self.at += n;
+            return Ok(n);
+        }
+        self.reader.read_until(b'\n', buf)
+    }
+}
+
+/// One record's bytes and where each of its physical lines ends.
+#[derive(Default)]
+struct Buf {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// After a record of several lines was refused (a quote opened by a torn
+/// row runs on through the records after it, to a wrong field count or
+/// the end of the file): reads on from the record's second line, so that
+/// one torn row costs its own line and not every row after it.
+fn resync<R>(src: &mut Source<R>, rec: &Buf, start: usize, line: &mut usize) {
+    let Some(&first) = rec.ends.first().filter(|_| rec.ends.len() > 1) else {
+        return;
+    };
+    let mut replay = rec.bytes[first..].to_vec();
+    replay.extend_from_slice(&src.replay[src.at..]);
+    src.replay = replay;
+    src.at = 0;
+    *line = start;
+}
+
 /// Reads one record (its physical lines counted into `line`).
 fn read_record(
-    reader: &mut impl BufRead,
-    buf: &mut Vec<u8>,
+    src: &mut Source<impl BufRead>,
+    rec: &mut Buf,
     line: &mut usize,
 ) -> std::io::Result<Record> {
-    buf.clear();
+    rec.bytes.clear();
+    rec.ends.clear();
+    let buf = &mut rec.bytes;
     let mut quoted = false;
     loop {
         let before = buf.len();
-        if reader.read_until(b'\n', buf)? == 0 {
+        if src.read_line(buf)? == 0 {
             if buf.is_empty() {
                 return Ok(Record::End);
             }
@@ -112,6 +168,7 @@ fn read_record(
         if *line == 1 && buf.starts_with(crate::trace::UTF8_BOM) {
             buf.drain(..crate::trace::UTF8_BOM.len());
         }
+        rec.ends.push(buf.len());
         // Quotes are balanced when the record is whole.
         quoted ^= buf[before.min(buf.len())..]
             .iter()
@@ -206,6 +263,26 @@ mod tests {
         let (rows, report) = rows("a,b\n1,2\n3\n4,\"5\n");
         assert_eq!(rows.len(), 1);
         assert_eq!(report.skipped_lines, 2);
+    }
+
+    fn lines_read(rows: &Rows) -> Vec<usize> {
+        rows.0.iter().map(|(line, _)| *line).collect()
+    }
+
+    #[test]
+    fn a_torn_row_costs_its_own_line_not_the_rows_after_it() {
+        // Its open quote runs to the end of the file.
+        let read = rows("a,b\n1,2\n3,\"torn\n4,5\n6,7\n");
+        assert_eq!(lines_read(&read), [2, 4, 5]);
+        assert_eq!(read.1.skipped_lines, 1);
+        assert_eq!(read.0[1].1["a"], "4");
+        // Its open quote is closed by a later row's, giving a record of
+        // the wrong field count; a quoted field over two lines after it
+        // is still one record.
+        let read = rows("a,b,c\n1,2,3\n4,\"torn\n5,6,7\n8,\"x\ny\",9\n10,11,12\n");
+        assert_eq!(lines_read(&read), [2, 4, 5, 7]);
+        assert_eq!(read.1.skipped_lines, 1);
+        assert_eq!(read.0[2].1["b"], "x\ny");
     }
 
     proptest::proptest! {

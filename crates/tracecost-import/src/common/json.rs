@@ -13,9 +13,16 @@ use super::{invalid, invalid_json, reject};
 use crate::engine::json::RawObject;
 use crate::{ImportError, ImportOptions, ImportReport};
 
-/// Reads a whole file as UTF-8, without the byte-order mark some Windows
-/// tools put first (RFC 8259 §8.1 lets a parser ignore it).
-pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
+/// The file's text, without the byte-order mark some Windows tools put
+/// first (RFC 8259 §8.1 lets a parser ignore it). A line that is not UTF-8
+/// is refused at its line and column, or, under `skip_invalid`, skipped
+/// and counted as any damaged line is: read as an empty line, so that
+/// every other line keeps its number.
+pub(crate) fn read_text(
+    path: &Path,
+    opts: &ImportOptions,
+    report: &mut ImportReport,
+) -> Result<String, ImportError> {
     let mut bytes = std::fs::read(path).map_err(|source| ImportError::Io {
         path: path.to_owned(),
         source,
@@ -23,18 +30,24 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
     if bytes.starts_with(crate::trace::UTF8_BOM) {
         bytes.drain(..crate::trace::UTF8_BOM.len());
     }
-    String::from_utf8(bytes).map_err(|e| {
-        let ok = e.utf8_error().valid_up_to();
-        let prefix = &e.as_bytes()[..ok];
-        let line = prefix.iter().filter(|&&b| b == b'\n').count() + 1;
-        let col = ok
-            - prefix
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1)
-            + 1;
-        invalid(path, line, Some(col), "not UTF-8")
-    })
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(e) => e.into_bytes(),
+    };
+    let mut text = String::with_capacity(bytes.len());
+    for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        match std::str::from_utf8(line) {
+            Ok(l) => text.push_str(l),
+            Err(e) => {
+                let err = invalid(path, i + 1, Some(e.valid_up_to() + 1), "not UTF-8");
+                reject(opts, report, err)?;
+                if line.ends_with(b"\n") {
+                    text.push('\n');
+                }
+            }
+        }
+    }
+    Ok(text)
 }
 
 /// 1-based line and column of `part` (a slice of `text`) within `text`.
@@ -193,7 +206,7 @@ pub(crate) fn each_file_record(
             }
         });
     }
-    let text = read_text(path)?;
+    let text = read_text(path, opts, report)?;
     let Some(doc) = split_doc(path, &text, opts, report)? else {
         return Ok(());
     };

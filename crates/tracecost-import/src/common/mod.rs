@@ -59,7 +59,8 @@ pub(crate) use json::{
 pub(crate) use lines::{LineBatch, each_line, read_ahead};
 pub(crate) use tools::{function_tools, is_function};
 pub(crate) use usage::{
-    UsageProblem, finish_usage, merge_anthropic_usage, openai_usage, split_included_input,
+    Counts, MALFORMED_USAGE, UsageProblem, count, finish_usage, merge_anthropic_usage,
+    openai_usage, split_included_input,
 };
 
 /// What one log importer reads: `read` gives a file's conversations and a

@@ -3,7 +3,8 @@
 //! the checks every importer applies before a call keeps it. The formats
 //! meet here because one log may use another's spelling.
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::Unmapped;
@@ -11,18 +12,108 @@ use super::Unmapped;
 // limit as the loader's, so a trace the importer keeps always loads.
 use crate::trace::{ABSURD_TOKENS, RecordedUsage};
 
+/// What the import note counts for a usage object holding a malformed
+/// token count ([`token_count`]): the call is kept, that usage object is
+/// dropped, as for an absurd figure.
+pub(crate) const MALFORMED_USAGE: &str = "usage objects with a malformed token count (dropped: a count is a non-negative integer below 2^64, written as a number or as a string holding one)";
+
+/// A token count that breaks [`token_count`]'s rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Malformed;
+
+/// The one rule every reader applies to a recorded token count: a
+/// non-negative integer below 2^64, written as a JSON number (57, or 57.0
+/// which is the same number) or as a string holding one (OTLP JSON writes
+/// int64 as a string, and some SDKs copy that). `null` is no count.
+/// Anything else (a string that is not such a number, a negative,
+/// fractional or overflowing number, a boolean, an object) is malformed,
+/// never read as 0 nor truncated.
+pub(crate) fn token_count(v: &Value) -> Result<Option<u64>, Malformed> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => match (n.as_u64(), n.as_f64()) {
+            (Some(u), _) => Ok(Some(u)),
+            // 2^64 is exact as an f64; every integral float below it
+            // converts without loss of what was written.
+            (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0 => {
+                Ok(Some(f as u64))
+            }
+            _ => Err(Malformed),
+        },
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse().map(Some).map_err(|_| Malformed)
+        }
+        _ => Err(Malformed),
+    }
+}
+
+/// [`token_count`] for a usage object read with serde:
+/// `#[serde(default, deserialize_with = "count")]` on an `Option<u64>`.
+pub(crate) fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let v = Value::deserialize(d)?;
+    token_count(&v).map_err(|_| serde::de::Error::custom("malformed token count"))
+}
+
+/// Reads the counts of one usage object by hand, remembering whether any
+/// was malformed, so that the object is dropped and counted whole
+/// ([`Counts::finish`]) rather than read with a hole in it.
+#[derive(Default)]
+pub(crate) struct Counts {
+    malformed: bool,
+}
+
+impl Counts {
+    /// The count `v` holds (`None` when absent, null or malformed).
+    pub(crate) fn of(&mut self, v: Option<&Value>) -> Option<u64> {
+        match v.map(token_count) {
+            Some(Ok(n)) => n,
+            Some(Err(Malformed)) => {
+                self.malformed = true;
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Whether a count read so far was malformed.
+    pub(crate) fn malformed(&self) -> bool {
+        self.malformed
+    }
+
+    /// The usage read, unless a count was malformed (then dropped and
+    /// counted in the note); absurd figures are dropped as ever
+    /// ([`finish_usage`]).
+    pub(crate) fn finish(
+        self,
+        u: Option<RecordedUsage>,
+        un: &mut Unmapped,
+    ) -> Option<RecordedUsage> {
+        if self.malformed {
+            un.add(MALFORMED_USAGE, 1);
+            return None;
+        }
+        u.and_then(|u| finish_usage(u, un))
+    }
+}
+
 #[derive(Deserialize)]
 struct AnthropicUsage {
+    #[serde(default, deserialize_with = "count")]
     input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "count")]
     cache_creation_input_tokens: Option<u64>,
     cache_creation: Option<CacheCreation>,
+    #[serde(default, deserialize_with = "count")]
     cache_read_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "count")]
     output_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
 struct CacheCreation {
+    #[serde(default, deserialize_with = "count")]
     ephemeral_5m_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "count")]
     ephemeral_1h_input_tokens: Option<u64>,
 }
 
@@ -62,20 +153,27 @@ pub(crate) fn merge_anthropic_usage(into: &mut RecordedUsage, raw: &RawValue) ->
 
 #[derive(Deserialize)]
 struct OpenAiUsage {
+    #[serde(default, deserialize_with = "count")]
     prompt_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "count")]
     completion_tokens: Option<u64>,
     prompt_tokens_details: Option<OpenAiDetails>,
+    #[serde(default, deserialize_with = "count")]
     input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "count")]
     output_tokens: Option<u64>,
     input_tokens_details: Option<OpenAiDetails>,
     // Some gateways put the write count beside the totals rather than in
     // the details.
+    #[serde(default, deserialize_with = "count")]
     cache_write_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
 struct OpenAiDetails {
+    #[serde(default, deserialize_with = "count")]
     cached_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "count")]
     cache_write_tokens: Option<u64>,
 }
 
@@ -162,4 +260,74 @@ pub(crate) fn finish_usage(u: RecordedUsage, un: &mut Unmapped) -> Option<Record
         return None;
     }
     Some(u)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_count_is_a_non_negative_integer_as_a_number_or_a_string() {
+        let read = |s: &str| token_count(&serde_json::from_str::<Value>(s).unwrap());
+        for (text, n) in [
+            ("0", 0),
+            ("57", 57),
+            ("57.0", 57),
+            ("5.7e1", 57),
+            ("\"57\"", 57),
+            ("\"18446744073709551615\"", u64::MAX),
+            ("18446744073709551615", u64::MAX),
+        ] {
+            assert_eq!(read(text), Ok(Some(n)), "{text}");
+        }
+        assert_eq!(read("null"), Ok(None));
+        for bad in [
+            "\"abc\"",
+            "\"\"",
+            "\" 57\"",
+            "\"57.0\"",
+            "\"-5\"",
+            "-5",
+            "-0.5",
+            "57.5",
+            "1e30",
+            "18446744073709551616",
+            "\"18446744073709551616\"",
+            "true",
+            "[57]",
+            "{}",
+        ] {
+            assert_eq!(read(bad), Err(Malformed), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_usage_object_with_one_malformed_count_is_dropped_whole_and_counted() {
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        let mut u = RecordedUsage::default();
+        assert!(merge_anthropic_usage(
+            &mut u,
+            &raw(r#"{"input_tokens":"12","output_tokens":3.0}"#)
+        ));
+        assert_eq!((u.input_tokens, u.output_tokens), (Some(12), Some(3)));
+        assert!(!merge_anthropic_usage(
+            &mut u,
+            &raw(r#"{"input_tokens":12.5}"#)
+        ));
+        assert_eq!(
+            openai_usage(&raw(r#"{"prompt_tokens":-1,"completion_tokens":2}"#)),
+            Err(UsageProblem::Malformed)
+        );
+        let mut un = Unmapped::default();
+        let mut c = Counts::default();
+        let v: Value = serde_json::from_str(r#"{"a":"x","b":7}"#).unwrap();
+        let (a, b) = (c.of(v.get("a")), c.of(v.get("b")));
+        assert_eq!((a, b), (None, Some(7)));
+        let u = RecordedUsage {
+            output_tokens: b,
+            ..RecordedUsage::default()
+        };
+        assert_eq!(c.finish(Some(u), &mut un), None);
+        assert_eq!(un.lines(), [format!("1 × {MALFORMED_USAGE}")]);
+    }
 }

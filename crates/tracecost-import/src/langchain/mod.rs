@@ -114,7 +114,7 @@ fn import_file(
     report: &mut ImportReport,
     un: &mut Unmapped,
 ) -> Result<(Vec<TraceBuilder>, &'static str), ImportError> {
-    let text = read_text(path)?;
+    let text = read_text(path, opts, report)?;
     let Some(doc) = split_doc(path, &text, opts, report)? else {
         return Ok((Vec::new(), ""));
     };

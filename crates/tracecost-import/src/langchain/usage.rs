@@ -7,7 +7,8 @@
 use serde_json::value::RawValue;
 
 use crate::common::{
-    ReplyMeta, Unmapped, UsageProblem, finish_usage, merge_anthropic_usage, openai_usage,
+    MALFORMED_USAGE, ReplyMeta, Unmapped, UsageProblem, finish_usage, merge_anthropic_usage,
+    openai_usage,
 };
 use crate::engine::json::RawObject;
 use crate::trace::RecordedUsage;
@@ -26,59 +27,81 @@ pub(crate) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
             })
     });
     let mut usage = None;
-    let mut openai = |u: &serde_json::value::RawValue| match openai_usage(u) {
-        Ok(u) => Some(u),
-        Err(UsageProblem::Malformed) => None,
-        Err(UsageProblem::Exceeds(_)) => {
-            un.add(
-                "usage objects whose cached and cache-write tokens exceed the input (ignored)",
-                1,
-            );
-            None
-        }
-    };
+    // A malformed usage object is dropped and counted, never read as
+    // zero; another spelling present is not read instead.
+    let mut malformed = false;
     if let Some(rm) = &rm {
         if let Some(u) = rm.get("usage").filter(|u| u.get().starts_with('{')) {
             if u.get().contains("\"prompt_tokens\"") {
-                usage = openai(u);
+                (usage, malformed) = openai(u, un);
             } else {
                 let mut r = RecordedUsage::default();
-                if merge_anthropic_usage(&mut r, u) {
-                    usage = Some(r);
+                match merge_anthropic_usage(&mut r, u) {
+                    true => usage = Some(r),
+                    false => malformed = true,
                 }
             }
         }
         if usage.is_none()
+            && !malformed
             && let Some(u) = rm.get("token_usage").filter(|u| u.get().starts_with('{'))
         {
-            usage = openai(u);
+            (usage, malformed) = openai(u, un);
         }
     }
     if usage.is_none()
+        && !malformed
         && let Some(u) = data
             .get("usage_metadata")
             .filter(|u| u.get().starts_with('{'))
     {
         usage = langchain_usage(u);
+        malformed = usage.is_none();
+    }
+    if malformed {
+        un.add(MALFORMED_USAGE, 1);
     }
     ReplyMeta {
         usage: usage.and_then(|u| finish_usage(u, un)),
         model,
+        malformed,
+    }
+}
+
+/// An OpenAI usage object in LangChain's metadata: the usage, and
+/// whether it was malformed.
+fn openai(u: &RawValue, un: &mut Unmapped) -> (Option<RecordedUsage>, bool) {
+    match openai_usage(u) {
+        Ok(u) => (Some(u), false),
+        Err(UsageProblem::Malformed) => (None, true),
+        Err(UsageProblem::Exceeds(_)) => {
+            un.add(
+                "usage objects whose cached and cache-write tokens exceed the input (ignored)",
+                1,
+            );
+            (None, false)
+        }
     }
 }
 
 #[derive(serde::Deserialize)]
 struct LcUsage {
+    #[serde(default, deserialize_with = "crate::common::count")]
     input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     output_tokens: Option<u64>,
     input_token_details: Option<LcDetails>,
 }
 
 #[derive(serde::Deserialize)]
 struct LcDetails {
+    #[serde(default, deserialize_with = "crate::common::count")]
     cache_read: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     cache_creation: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     ephemeral_5m_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "crate::common::count")]
     ephemeral_1h_input_tokens: Option<u64>,
 }
 

@@ -151,7 +151,7 @@ fn import_file(
         })?;
         return Ok(st.convs.builders);
     }
-    let text = read_text(path)?;
+    let text = read_text(path, opts, report)?;
     let Some(doc) = common::split_doc(path, &text, opts, report)? else {
         return Ok(Vec::new());
     };
@@ -287,7 +287,7 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
             match openai_usage(u) {
                 Ok(u) => usage = finish_usage(u, un),
                 Err(UsageProblem::Malformed) => {
-                    un.add("malformed usage objects (ignored)", 1);
+                    un.add(common::MALFORMED_USAGE, 1);
                 }
                 Err(UsageProblem::Exceeds(why)) => {
                     return Err(format!("at {at}/usage: {why}"));

@@ -126,7 +126,9 @@ pub(crate) fn any_value(v: &Value) -> Option<Value> {
     Some(match kind.as_str() {
         "stringValue" => inner.clone(),
         "intValue" => match inner {
-            Value::String(s) => s.parse::<i64>().ok().map(Value::from)?,
+            // Kept as written when it is no int64, so that a token count
+            // reads it as malformed rather than absent.
+            Value::String(s) => s.parse::<i64>().map_or_else(|_| inner.clone(), Value::from),
             n @ Value::Number(_) => n.clone(),
             _ => return None,
         },
@@ -193,12 +195,10 @@ impl<'a> Attrs<'a> {
         self.0.get(key)?.as_str()
     }
 
-    pub(crate) fn u64(&self, key: &str) -> Option<u64> {
-        match self.0.get(key)?.as_ref() {
-            Value::Number(n) => n.as_u64(),
-            Value::String(s) => s.parse().ok(),
-            _ => None,
-        }
+    /// A token count ([`common::token_count`]'s rule; a malformed one is
+    /// remembered in `c`).
+    pub(crate) fn count(&self, key: &str, c: &mut common::Counts) -> Option<u64> {
+        c.of(self.0.get(key).map(AsRef::as_ref))
     }
 
     /// A JSON attribute: a string holding JSON (how the conventions write
@@ -309,33 +309,35 @@ struct SpanUsage {
     split: Option<(u64, u64)>,
 }
 
-/// The usage a span recorded (`Err`: figures that contradict each other).
-fn span_usage(a: &Attrs) -> Result<SpanUsage, String> {
-    let (input, read, write, output) = match a.u64("llm.token_count.prompt") {
-        Some(prompt) if a.u64("gen_ai.usage.input_tokens").is_none() => (
+/// The usage a span recorded (`Err`: figures that contradict each other;
+/// a malformed count is left in `c`, and the usage with it).
+fn span_usage(a: &Attrs, c: &mut common::Counts) -> Result<SpanUsage, String> {
+    let mut n = |k: &str| a.count(k, c);
+    let (input, read, write, output) = match n("llm.token_count.prompt") {
+        Some(prompt) if n("gen_ai.usage.input_tokens").is_none() => (
             Some(prompt),
-            a.u64("llm.token_count.prompt_details.cache_read"),
-            a.u64("llm.token_count.prompt_details.cache_write"),
-            a.u64("llm.token_count.completion"),
+            n("llm.token_count.prompt_details.cache_read"),
+            n("llm.token_count.prompt_details.cache_write"),
+            n("llm.token_count.completion"),
         ),
         _ => (
-            a.u64("gen_ai.usage.input_tokens"),
-            a.u64("gen_ai.usage.cache_read.input_tokens"),
-            a.u64("gen_ai.usage.cache_creation.input_tokens")
-                .or_else(|| a.u64("gen_ai.usage.cache_write.input_tokens")),
-            a.u64("gen_ai.usage.output_tokens"),
+            n("gen_ai.usage.input_tokens"),
+            n("gen_ai.usage.cache_read.input_tokens"),
+            n("gen_ai.usage.cache_creation.input_tokens")
+                .or_else(|| n("gen_ai.usage.cache_write.input_tokens")),
+            n("gen_ai.usage.output_tokens"),
         ),
     };
-    if input.is_none() && output.is_none() {
-        return Ok(SpanUsage::default());
-    }
     let split = match (
-        a.u64("anthropic.usage.cache_creation.ephemeral_5m_input_tokens"),
-        a.u64("anthropic.usage.cache_creation.ephemeral_1h_input_tokens"),
+        n("anthropic.usage.cache_creation.ephemeral_5m_input_tokens"),
+        n("anthropic.usage.cache_creation.ephemeral_1h_input_tokens"),
     ) {
         (None, None) => None,
         (m5, h1) => Some((m5.unwrap_or(0), h1.unwrap_or(0))),
     };
+    if (input.is_none() && output.is_none()) || c.malformed() {
+        return Ok(SpanUsage::default());
+    }
     // OpenInference leaves a zero read out; a write recorded says the
     // export records the cache.
     let openinference_cache = a
@@ -406,11 +408,11 @@ fn nanos(v: Option<&Value>) -> Option<u64> {
 /// The usage of a Langfuse generation span
 /// (`langfuse.observation.usage_details`, in Langfuse's keys:
 /// [`crate::langfuse::usage`]).
-fn langfuse_usage(a: &Attrs) -> Result<SpanUsage, String> {
+fn langfuse_usage(a: &Attrs, c: &mut common::Counts) -> Result<SpanUsage, String> {
     let Some(details) = a.json("langfuse.observation.usage_details") else {
         return Ok(SpanUsage::default());
     };
-    let u = crate::langfuse::usage(&details)?;
+    let u = crate::langfuse::usage(&details, c)?;
     let no_cache = u.as_ref().is_some_and(|u| {
         u.cache_read_input_tokens.is_none() && u.cache_creation_input_tokens.is_none()
     });
@@ -484,14 +486,16 @@ fn model_span(
         .or_else(|| nanos(span.get("timeUnixNano")))
         .or_else(|| nanos(span.get("observedTimeUnixNano")))
         .unwrap_or(0);
+    let mut counts = common::Counts::default();
     let SpanUsage {
         usage,
         no_cache_fields,
         split,
     } = match langfuse {
-        true => langfuse_usage(&a)?,
-        false => span_usage(&a)?,
+        true => langfuse_usage(&a, &mut counts)?,
+        false => span_usage(&a, &mut counts)?,
     };
+    let usage = counts.finish(usage, un);
     let model = a
         .str("langfuse.observation.model.name")
         .or_else(|| a.str("gen_ai.response.model"))

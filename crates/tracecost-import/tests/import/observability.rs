@@ -509,3 +509,88 @@ fn langfuse_blob_storage_exports_read_as_the_api_observations() {
     };
     assert_eq!(strip(&jsonl), strip(&csv));
 }
+
+#[test]
+fn a_torn_row_of_a_langfuse_csv_export_costs_only_its_own_line() {
+    // A row cut inside a quoted field, as a truncated copy leaves it, once
+    // after the header and once before the last row.
+    let path = fixture("langfuse", "blob_observations_v2.csv");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let (whole, _) = import(&path);
+    let calls = |ts: &[Trace]| ts.iter().map(|t| t.calls.len()).sum::<usize>();
+    let header_end = good.find('\n').unwrap() + 1;
+    let last_row = good[..good.len() - 1].rfind("\n").unwrap() + 1;
+    let torn = "95c81fb8-torn,5ead244a,proj,default,GENERATION,,2026-12-02,\"{\"\"cut";
+    let dir = tempfile::tempdir().unwrap();
+    for at in [header_end, last_row] {
+        let text = format!("{}{torn}\n{}", &good[..at], &good[at..]);
+        let copy = dir.path().join("torn.csv");
+        std::fs::write(&copy, text).unwrap();
+        let err = Format::Langfuse
+            .import(std::slice::from_ref(&copy), &ImportOptions::default())
+            .unwrap_err();
+        let line = good[..at].matches('\n').count() + 1;
+        assert!(
+            err.to_string().contains(&format!("torn.csv:{line}")),
+            "{err}"
+        );
+        let skip = ImportOptions {
+            skip_invalid: true,
+            ..Default::default()
+        };
+        let out = Format::Langfuse.import(&[copy], &skip).unwrap();
+        assert_eq!(out.report.skipped_lines, 1, "{}", out.report);
+        assert_eq!(calls(&out.traces), calls(&whole), "{}", out.report);
+    }
+}
+
+/// The value of the first `"key":"…"` in `text`.
+fn first_string(text: &str, key: &str) -> String {
+    let needle = format!("\"{key}\":\"");
+    let start = text.find(&needle).unwrap() + needle.len();
+    text[start..start + text[start..].find('"').unwrap()].to_owned()
+}
+
+#[test]
+fn two_calls_sharing_an_id_are_kept_apart_and_counted_never_merged() {
+    // An export holding the same ids twice: once for the calls of one
+    // trace, once for those of another (a second run of a seeded tool,
+    // two exports joined). The same parts twice are one call each.
+    let dir = tempfile::tempdir().unwrap();
+    let calls = |ts: &[Trace]| ts.iter().map(|t| t.calls.len()).sum::<usize>();
+    for (folder, name, format, trace_key, note) in [
+        (
+            "langfuse",
+            "v2_ingestion.jsonl",
+            Format::Langfuse,
+            "traceId",
+            "Langfuse generations sharing their id",
+        ),
+        (
+            "langsmith",
+            "wrap_anthropic.runs.jsonl",
+            Format::Langsmith,
+            "trace_id",
+            "LangSmith runs sharing their id",
+        ),
+    ] {
+        let good = std::fs::read_to_string(fixture(folder, name)).unwrap();
+        let (whole, _) = import(&fixture(folder, name));
+        let n = calls(&whole);
+        let trace = first_string(&good, trace_key);
+        let other = good.replace(&trace, "0a0a0a0a-another-trace-0a0a0a0a0a0a");
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{good}{other}")).unwrap();
+        let out = format
+            .import(std::slice::from_ref(&path), &ImportOptions::default())
+            .unwrap();
+        assert_eq!(calls(&out.traces), 2 * n, "{name}: {}", out.report);
+        assert!(has_unmapped(&out.report, note), "{name}: {}", out.report);
+        std::fs::write(&path, format!("{good}{good}")).unwrap();
+        let out = format
+            .import(std::slice::from_ref(&path), &ImportOptions::default())
+            .unwrap();
+        assert_eq!(calls(&out.traces), n, "{name}: {}", out.report);
+        assert!(!has_unmapped(&out.report, note), "{name}: {}", out.report);
+    }
+}
