@@ -269,7 +269,7 @@ fn the_summary_stays_short_and_every_page_escapes_names() {
         assert!(charts.contains(&format!("{stem}.png")), "{charts:?}");
         assert!(html.contains(&format!("charts/{stem}.svg")));
     }
-    assert!(html.contains("What the fleet would cost under each config"));
+    assert!(html.contains("What the fleet would cost: "));
 }
 
 #[test]
