@@ -124,7 +124,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::engine::cache::ProviderKind;
 
-pub use lookup::Pricing;
+pub use lookup::{ModelId, Pricing, model_id};
 
 /// 5-minute cache write price as a multiple of base input.
 pub const WRITE_5M_MULTIPLIER: f64 = 1.25;
