@@ -465,6 +465,9 @@ pub(super) struct CheckArgs {
     /// Extra or overriding prices.
     #[arg(long)]
     pub(super) pricing: Option<PathBuf>,
+    /// Fail (exit 2) on any call of a model the price table does not know, instead of checking the entries on their priced calls and naming the others.
+    #[arg(long)]
+    pub(super) strict_prices: bool,
 }
 
 #[derive(Debug, Args)]

@@ -180,9 +180,10 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             match app::check(&plan)? {
                 CheckOutcome::Updated(baseline) => {
                     super::write_atomic(&plan.path, baseline.to_json().as_bytes())?;
+                    // Entries left out for lack of a price keep what they held.
                     eprintln!(
                         "tracecost: updated {} entries in {}",
-                        baseline.entries.len(),
+                        plan.entries.len(),
                         plan.path.display()
                     );
                     Ok(Outcome::Success)

@@ -332,6 +332,13 @@ impl ReportArgs {
 
 impl CheckArgs {
     pub(super) fn plan(&self) -> Result<CheckPlan, AppError> {
+        let mut plan = self.plan_entries()?;
+        plan.cost.strict_prices = self.strict_prices;
+        finish_unpriced(&plan.cost, plan.entries.len())?;
+        Ok(plan)
+    }
+
+    fn plan_entries(&self) -> Result<CheckPlan, AppError> {
         CheckPlan::from_file(
             &self.baseline,
             self.tolerance,

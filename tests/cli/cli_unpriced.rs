@@ -238,3 +238,74 @@ fn fidelity_without_a_model_flag_does_not_suggest_one() {
         run.stderr
     );
 }
+
+/// One transcript with a call of each: the priced calls are replayed as
+/// the transcript without the other would be, and the other is named.
+#[test]
+fn a_trace_with_priced_and_unpriced_calls_is_priced_on_the_priced_ones() {
+    let alone = folder(false);
+    let mixed = folder(false);
+    let file = mixed.path().join(PROJECT).join(format!("{GOOD}.jsonl"));
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&line(GOOD, 5, None, "Summarise it.", (0, 0, 0, 0)));
+    text.push('\n');
+    text.push_str(&line(
+        GOOD,
+        6,
+        Some("qwen3-coder:30b"),
+        "A build script.",
+        (900, 0, 0, 12),
+    ));
+    text.push('\n');
+    std::fs::write(&file, text).unwrap();
+    let args = ["fidelity", "projects", "--format", "json"];
+    let with = ok(mixed.path(), &args);
+    assert!(
+        with.stderr
+            .contains("tracecost: 1 call of `qwen3-coder:30b` (1 file) has no price"),
+        "{}",
+        with.stderr
+    );
+    assert_eq!(with.stdout, ok(alone.path(), &args).stdout);
+}
+
+/// `check` checks an entry on its trace's priced calls and leaves out an
+/// entry whose trace has none, naming its calls.
+#[test]
+fn check_leaves_out_an_entry_with_no_priced_call() {
+    let dir = folder(true);
+    let entry = |session: &str| serde_json::json!({"trace": format!("{PROJECT}/{session}.jsonl"), "config": "off+none"});
+    let baseline = serde_json::json!({
+        "format": "tracecost.baseline/v1",
+        "settings": {"tokenizer": "o200k_base", "calibrate": "auto", "batch": false},
+        "entries": [entry(GOOD), entry(LOCAL)],
+    });
+    std::fs::write(dir.path().join("baseline.json"), baseline.to_string()).unwrap();
+    let update = ok(
+        dir.path(),
+        &["check", "--baseline", "baseline.json", "--update"],
+    );
+    named_once(&update.stderr);
+    assert!(
+        update.stderr.contains("updated 1 entries"),
+        "{}",
+        update.stderr
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("baseline.json")).unwrap())
+            .unwrap();
+    assert!(written["entries"][0]["expected"].is_object());
+    assert!(written["entries"][1].get("expected").is_none());
+    let checked = ok(dir.path(), &["check", "--baseline", "baseline.json"]);
+    named_once(&checked.stderr);
+    assert!(
+        checked.stdout.contains("1 (trace, config) pair(s) checked"),
+        "{}",
+        checked.stdout
+    );
+    let strict = run_in(
+        dir.path(),
+        &["check", "--baseline", "baseline.json", "--strict-prices"],
+    );
+    assert_eq!(strict.code, 2, "{}", strict.stderr);
+}
