@@ -298,6 +298,9 @@ pub(super) struct CostArgs {
     /// Which traces share one simulated prompt cache: account (the traces of one account, in start-time order, as the provider's cache is shared) or trace (each starts cold).
     #[arg(long, value_enum, default_value_t = Choice(CacheScope::Account))]
     pub(super) cache_scope: Choice<CacheScope>,
+    /// Fail (exit 2) on any call of a model the price table does not know, instead of leaving it out of the totals and naming it (for CI gates).
+    #[arg(long)]
+    pub(super) strict_prices: bool,
 }
 
 /// How trace inputs are read (replay, sweep, report).
@@ -462,6 +465,9 @@ pub(super) struct CheckArgs {
     /// Extra or overriding prices.
     #[arg(long)]
     pub(super) pricing: Option<PathBuf>,
+    /// Fail (exit 2) on any call of a model the price table does not know, instead of checking the entries on their priced calls and naming the others.
+    #[arg(long)]
+    pub(super) strict_prices: bool,
 }
 
 #[derive(Debug, Args)]
@@ -474,6 +480,9 @@ pub(super) struct UsageArgs {
     /// Extra or overriding prices.
     #[arg(long)]
     pub(super) pricing: Option<PathBuf>,
+    /// Fail (exit 2) on any call of a model the price table does not know, instead of showing its cost as unknown (for CI gates).
+    #[arg(long)]
+    pub(super) strict_prices: bool,
 }
 
 #[derive(Debug, Args)]

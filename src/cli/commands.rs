@@ -180,9 +180,10 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
             match app::check(&plan)? {
                 CheckOutcome::Updated(baseline) => {
                     super::write_atomic(&plan.path, baseline.to_json().as_bytes())?;
+                    // Entries left out for lack of a price keep what they held.
                     eprintln!(
                         "tracecost: updated {} entries in {}",
-                        baseline.entries.len(),
+                        plan.entries.len(),
                         plan.path.display()
                     );
                     Ok(Outcome::Success)
@@ -202,13 +203,13 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         Command::Usage(a) => {
             let plan = super::plan::usage_plan(&a.paths, a.pricing.as_deref())?;
             let report = app::usage(&plan)?;
+            if let (true, Some(e)) = (a.strict_prices, report.unpriced.strict_error()) {
+                return Err(e);
+            }
             let format = if a.json { Format::Json } else { Format::Table };
             print_view(&UsageView { report: &report }, format);
-            if !report.unpriced.is_empty() {
-                eprintln!(
-                    "tracecost: warning: no price for {}; priced at $0",
-                    report.unpriced.join(", ")
-                );
+            for line in report.unpriced.lines() {
+                eprintln!("tracecost: {line}");
             }
             Ok(Outcome::Success)
         }

@@ -57,22 +57,30 @@ pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> Exi
             return ExitCode::from(EXIT_INPUT);
         }
     };
+    let prices_with_model = matches!(
+        cli.command,
+        args::Command::Replay(_) | args::Command::Sweep(_) | args::Command::Report(_)
+    );
     let result = commands::execute(cli);
     if let Err(e) = &result {
-        eprintln!("tracecost: {e}{}", hint(e));
+        eprintln!("tracecost: {e}{}", hint(e, prices_with_model));
     }
     ExitCode::from(exit_code(&result))
 }
 
 /// What the user can do about an error, where the command line has the
-/// answer (the library's message knows nothing of flags).
-fn hint(e: &crate::app::AppError) -> &'static str {
+/// answer (the library's message knows nothing of flags): `--model` only
+/// where the command has it.
+fn hint(e: &crate::app::AppError, has_model_flag: bool) -> &'static str {
     match e {
         crate::app::AppError::Pricing(crate::cost::pricing::PricingError::UnknownModel {
             ..
-        }) => {
+        }) if has_model_flag => {
             "; price the trace as a known model with --model NAME, or add the model with --pricing FILE"
         }
+        crate::app::AppError::Pricing(crate::cost::pricing::PricingError::UnknownModel {
+            ..
+        }) => "; add the model with --pricing FILE",
         _ => "",
     }
 }

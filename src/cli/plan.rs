@@ -84,6 +84,7 @@ impl CostArgs {
             self.batch,
         )?;
         plan.cache_scope = self.cache_scope.0;
+        plan.strict_prices = self.strict_prices;
         Ok(plan)
     }
 }
@@ -152,11 +153,49 @@ fn runs(
         .collect()
 }
 
+/// Once every trace is loaded and sifted, `traces_left` kept: the unpriced
+/// calls as an error under `--strict-prices` or when nothing is left to
+/// replay, else named once on stderr.
+pub(super) fn finish_unpriced(cost: &CostPlan, traces_left: usize) -> Result<(), AppError> {
+    cost.check_unpriced(traces_left)?;
+    for line in cost.unpriced.lines() {
+        eprintln!("tracecost: {line}");
+    }
+    Ok(())
+}
+
+/// `runs` without their unpriced calls (each run priced as its config's
+/// model, if it names one), and a run left with none left out.
+fn sift_runs(runs: Vec<TraceRun>, cost: &mut CostPlan) -> Vec<TraceRun> {
+    use crate::app::unpriced::Sifted;
+    runs.into_iter()
+        .filter_map(|r| {
+            let TraceRun {
+                trace,
+                config,
+                implied,
+                kept,
+            } = r;
+            match cost.sift_one(trace, config.model.as_deref()) {
+                Sifted::Whole(trace) | Sifted::Trimmed(trace) => Some(TraceRun {
+                    trace,
+                    config,
+                    implied,
+                    kept,
+                }),
+                Sifted::SetAside => None,
+            }
+        })
+        .collect()
+}
+
 impl ReplayArgs {
     pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
-        let cost = self.cost.plan()?;
+        let mut cost = self.cost.plan()?;
         let traces = load_all(&self.traces, &self.inputs.options())?;
         let runs = runs(traces, &self.policy, self.model.as_deref())?;
+        let runs = sift_runs(runs, &mut cost);
+        finish_unpriced(&cost, runs.len())?;
         ReplayPlan::new(runs, cost)
     }
 }
@@ -164,7 +203,7 @@ impl ReplayArgs {
 impl FidelityArgs {
     /// Each trace under its status quo.
     pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
-        let cost = self.cost.plan()?;
+        let mut cost = self.cost.plan()?;
         let traces = load_all(&self.traces, &self.inputs.options())?;
         let asked: Option<Config> = self.config.as_deref().map(str::parse).transpose()?;
         let mut runs = Vec::with_capacity(traces.len());
@@ -193,6 +232,8 @@ impl FidelityArgs {
                 kept: Vec::new(),
             });
         }
+        let runs = sift_runs(runs, &mut cost);
+        finish_unpriced(&cost, runs.len())?;
         ReplayPlan::new(runs, cost)
     }
 }
@@ -233,8 +274,10 @@ fn sweep_plan(
     traces: Vec<Trace>,
     grid_args: &GridArgs,
     models: Vec<String>,
-    cost: CostPlan,
+    mut cost: CostPlan,
 ) -> Result<SweepPlan, AppError> {
+    let traces = cost.sift(traces, models.first().map(String::as_str));
+    finish_unpriced(&cost, traces.len())?;
     let options = sweep_options(grid_args, models)?;
     SweepPlan::from_grid(traces, grid_args.spec(), options, cost)
 }
@@ -258,8 +301,8 @@ impl ReportArgs {
         // would replace what is not its own, is refused at once.
         let inputs = report_inputs(&self.inputs)?;
         super::output::check_report_out(&self.out, &inputs)?;
-        let cost = self.cost.plan()?;
-        let models = self.model.iter().cloned().collect();
+        let mut cost = self.cost.plan()?;
+        let models: Vec<String> = self.model.iter().cloned().collect();
         if self.in_memory {
             let traces = load_all(&inputs, &self.read.options())?;
             return Ok(ReportPlan {
@@ -269,11 +312,18 @@ impl ReportArgs {
         // Each trace goes to a temporary file as it is read; the plan is
         // made of their outlines.
         let bar = super::progress::Bar::new();
-        let loaded =
-            crate::app::fleet_cache::load_stored(&inputs, &self.read.options(), &bar, cache);
+        let loaded = crate::app::fleet_cache::load_stored(
+            &inputs,
+            &self.read.options(),
+            &bar,
+            cache,
+            &mut cost,
+            models.first().map(String::as_str),
+        );
         bar.finish();
         let (store, outlines, loaded) = loaded?;
         report_loaded(&loaded);
+        finish_unpriced(&cost, outlines.len())?;
         let options = sweep_options(&self.grid, models)?;
         Ok(ReportPlan {
             sweep: SweepPlan::from_grid_stored(outlines, store, self.grid.spec(), options, cost)?,
@@ -283,6 +333,13 @@ impl ReportArgs {
 
 impl CheckArgs {
     pub(super) fn plan(&self) -> Result<CheckPlan, AppError> {
+        let mut plan = self.plan_entries()?;
+        plan.cost.strict_prices = self.strict_prices;
+        finish_unpriced(&plan.cost, plan.entries.len())?;
+        Ok(plan)
+    }
+
+    fn plan_entries(&self) -> Result<CheckPlan, AppError> {
         CheckPlan::from_file(
             &self.baseline,
             self.tolerance,

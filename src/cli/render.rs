@@ -73,6 +73,7 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
             g.ttl_for(recorded_ttl)
         ),
         baseline: sweep.baseline.as_ref().map(ToString::to_string),
+        unpriced: cost.unpriced.models(),
     }
 }
 

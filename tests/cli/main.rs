@@ -18,6 +18,7 @@ mod cli_inputs;
 mod cli_outputs;
 mod cli_plan;
 mod cli_recall;
+mod cli_unpriced;
 mod cli_usage;
 mod cost_cache_sim;
 mod cost_pricing;

@@ -110,7 +110,7 @@ impl CheckPlan {
         super::limits::TOLERANCE_PCT
             .check(tolerance)
             .map_err(AppError::Usage)?;
-        let cost = CostPlan::new(
+        let mut cost = CostPlan::new(
             pricing_file,
             &baseline.settings.tokenizer,
             calibration,
@@ -118,6 +118,10 @@ impl CheckPlan {
         )?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut files: Vec<(String, Vec<Trace>)> = Vec::new();
+        // Traces already sifted of their unpriced calls, each once, and
+        // those with no priced call.
+        let mut sifted: Vec<(usize, usize)> = Vec::new();
+        let mut set_aside: Vec<(usize, usize)> = Vec::new();
         let mut entries = Vec::new();
         // Each file's resolved path: `./a.json` and `a.json` are one file.
         let mut resolved: Vec<Option<PathBuf>> = Vec::new();
@@ -174,7 +178,29 @@ impl CheckPlan {
                     j.index
                 )));
             }
-            let t = &traces[ti];
+            // An entry priced at its trace's own models is checked on the
+            // calls that have a price; with none, it is left out (and the
+            // calls named), as every command that prices does.
+            if config.model.is_none() && set_aside.contains(&(file, ti)) {
+                continue;
+            }
+            if config.model.is_none() && !sifted.contains(&(file, ti)) {
+                sifted.push((file, ti));
+                let t = &files[file].1[ti];
+                let priced = |c| cost.pricing.lookup(t.model_of(c)).is_ok();
+                if !t.calls.iter().all(priced) {
+                    match cost.sift_one(t.clone(), None) {
+                        crate::unpriced::Sifted::Whole(t) | crate::unpriced::Sifted::Trimmed(t) => {
+                            files[file].1[ti] = t;
+                        }
+                        crate::unpriced::Sifted::SetAside => {
+                            set_aside.push((file, ti));
+                            continue;
+                        }
+                    }
+                }
+            }
+            let t = &files[file].1[ti];
             crate::replay::check_config(t, &config)?;
             cost.pricing.lookup(config.model_for_trace(t))?;
             if !update && e.expected.is_none() {

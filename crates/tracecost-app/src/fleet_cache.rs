@@ -547,6 +547,8 @@ pub fn load_stored(
     opts: &crate::plan::InputOptions,
     progress: &dyn crate::progress::Progress,
     cache: Option<&FleetCache>,
+    cost: &mut crate::plan::CostPlan,
+    priced_as: Option<&str>,
 ) -> Result<
     (
         crate::store::TraceStore,
@@ -665,6 +667,13 @@ pub fn load_stored(
             .as_mut()
             .map(|l| l as &mut dyn crate::trace::KnownLines),
         &mut |t, origin| {
+            // A trace trimmed of its unpriced calls is not its line any
+            // more: it is copied, and never kept as a known line.
+            let (t, origin) = match cost.sift_one(t, priced_as) {
+                crate::unpriced::Sifted::Whole(t) => (t, origin),
+                crate::unpriced::Sifted::Trimmed(t) => (t, None),
+                crate::unpriced::Sifted::SetAside => return Ok(()),
+            };
             let mut st = state.borrow_mut();
             let alone = origin.is_some();
             match st.store.put_at(&t, origin) {

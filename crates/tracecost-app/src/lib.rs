@@ -45,6 +45,7 @@ mod resolve;
 pub mod store;
 mod results;
 pub mod totals;
+pub mod unpriced;
 pub mod usage;
 
 pub use error::{AppError, ErrorClass};

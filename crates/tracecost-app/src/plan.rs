@@ -119,6 +119,11 @@ pub struct CostPlan {
     pub batch: bool,
     /// Which traces share a simulated cache.
     pub cache_scope: CacheScope,
+    /// An unpriced call is an error (`--strict-prices`), not set aside.
+    pub strict_prices: bool,
+    /// The calls set aside as the traces were loaded, for lack of a price
+    /// ([`crate::unpriced`]).
+    pub unpriced: crate::unpriced::Unpriced,
 }
 
 impl std::fmt::Debug for CostPlan {
@@ -129,6 +134,8 @@ impl std::fmt::Debug for CostPlan {
             .field("calibration", &self.calibration)
             .field("batch", &self.batch)
             .field("cache_scope", &self.cache_scope)
+            .field("strict_prices", &self.strict_prices)
+            .field("unpriced", &self.unpriced)
             .finish_non_exhaustive()
     }
 }
@@ -156,7 +163,37 @@ impl CostPlan {
             calibration,
             batch,
             cache_scope: CacheScope::default(),
+            strict_prices: false,
+            unpriced: Default::default(),
         })
+    }
+
+    /// `traces` without their unpriced calls, counted in
+    /// [`Self::unpriced`] ([`crate::unpriced::sift`]); `priced_as`: the
+    /// model the command prices every call as, if any.
+    pub fn sift(&mut self, traces: Vec<Trace>, priced_as: Option<&str>) -> Vec<Trace> {
+        crate::unpriced::sift_all(traces, &self.pricing, priced_as, &mut self.unpriced)
+    }
+
+    /// One trace, as [`Self::sift`].
+    pub fn sift_one(&mut self, trace: Trace, priced_as: Option<&str>) -> crate::unpriced::Sifted {
+        crate::unpriced::sift(trace, &self.pricing, priced_as, &mut self.unpriced)
+    }
+
+    /// Once every trace is loaded and `traces_left` kept: under
+    /// `--strict-prices`, the unpriced calls as an error; and when no
+    /// trace is left, the first unpriced model's (there is nothing to
+    /// replay, and the user is told how to price it).
+    pub fn check_unpriced(&self, traces_left: usize) -> Result<(), AppError> {
+        if let (true, Some(e)) = (self.strict_prices, self.unpriced.strict_error()) {
+            return Err(e);
+        }
+        if traces_left == 0
+            && let Some(m) = self.unpriced.models().first()
+        {
+            self.pricing.lookup(&m.model)?;
+        }
+        Ok(())
     }
 
     /// A fresh memo of token counts for one pipeline run.

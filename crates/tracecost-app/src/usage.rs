@@ -30,8 +30,9 @@ pub struct ModelBreakdown {
     pub cache_creation_tokens: u64,
     /// Cache reads.
     pub cache_read_tokens: u64,
-    /// USD.
-    pub cost: f64,
+    /// USD; `None` (`null`) when the price table does not know the model:
+    /// its tokens are counted, its cost is not known.
+    pub cost: Option<f64>,
     /// Uncached input tokens.
     pub input_tokens: u64,
     /// Model id as recorded.
@@ -82,8 +83,9 @@ pub struct SessionRow {
     pub project_path: String,
     /// Session id.
     pub session_id: String,
-    /// USD.
-    pub total_cost: f64,
+    /// USD of its priced models; `None` (`null`) when none of them is
+    /// priced.
+    pub total_cost: Option<f64>,
     /// All four token counts.
     pub total_tokens: u64,
 }
@@ -113,9 +115,10 @@ pub struct UsageReport {
     pub sessions: Vec<SessionRow>,
     /// Totals.
     pub totals: UsageTotals,
-    /// Models that are not in the price table (priced at $0), sorted.
+    /// Calls of models the price table does not know: their tokens are in
+    /// the counts, their cost in no total.
     #[serde(skip)]
-    pub unpriced: Vec<String>,
+    pub unpriced: crate::unpriced::Unpriced,
     /// What was read to find the usage.
     #[serde(skip)]
     pub read: ReadCounts,
@@ -240,7 +243,7 @@ pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
 /// input passes its model's long-context threshold (GPT-5.4 and later) is
 /// priced on its own at the long-context rates, which ccusage does not do.
 pub fn build_all(scan: &UsageScan, codex: &CodexUsageScan, pricing: &Pricing) -> UsageReport {
-    let mut unpriced = Vec::new();
+    let mut unpriced = crate::unpriced::Unpriced::default();
     let mut sessions = scan
         .sessions
         .iter()
@@ -256,7 +259,7 @@ pub fn build_all(scan: &UsageScan, codex: &CodexUsageScan, pricing: &Pricing) ->
     // order (project, then session id) keeps ties deterministic, and the
     // totals below are summed in this order, as ccusage sums them, to the
     // same bits.
-    sessions.sort_by(|a, b| b.total_cost.total_cmp(&a.total_cost));
+    sessions.sort_by(|a, b| by_cost(b.total_cost, a.total_cost));
     let mut totals = UsageTotals::default();
     for s in &sessions {
         totals.input_tokens += s.input_tokens;
@@ -264,10 +267,8 @@ pub fn build_all(scan: &UsageScan, codex: &CodexUsageScan, pricing: &Pricing) ->
         totals.cache_creation_tokens += s.cache_creation_tokens;
         totals.cache_read_tokens += s.cache_read_tokens;
         totals.total_tokens += s.total_tokens;
-        totals.total_cost += s.total_cost;
+        totals.total_cost += s.total_cost.unwrap_or(0.0);
     }
-    unpriced.sort();
-    unpriced.dedup();
     UsageReport {
         sessions,
         totals,
@@ -283,7 +284,26 @@ pub fn build_all(scan: &UsageScan, codex: &CodexUsageScan, pricing: &Pricing) ->
     }
 }
 
-fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) -> SessionRow {
+/// Costs in order, a cost not known below every known one.
+fn by_cost(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(a), Some(b)) => a.total_cmp(&b),
+        (a, b) => a.is_some().cmp(&b.is_some()),
+    }
+}
+
+/// Adds `cost` to a total that is not known until a cost is.
+fn add_cost(total: &mut Option<f64>, cost: Option<f64>) {
+    if let Some(c) = cost {
+        *total = Some(total.unwrap_or(0.0) + c);
+    }
+}
+
+fn session_row(
+    s: &SessionUsage,
+    pricing: &Pricing,
+    unpriced: &mut crate::unpriced::Unpriced,
+) -> SessionRow {
     let mut row = SessionRow {
         agent: CLAUDE_AGENT,
         reasoning_output_tokens: None,
@@ -294,7 +314,7 @@ fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) 
         cache_creation_tokens: 0,
         cache_read_tokens: 0,
         total_tokens: 0,
-        total_cost: 0.0,
+        total_cost: None,
         first_activity: iso_millis(s.first_ms),
         last_activity: iso_millis(s.last_ms),
         models_used: s.models_seen.clone(),
@@ -304,14 +324,15 @@ fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) 
     for m in &s.models {
         let base = m.model.strip_suffix("-fast").unwrap_or(&m.model);
         let cost = match pricing.lookup(base) {
-            Ok(p) => m
-                .responses
-                .iter()
-                .map(|t| p.cost_usd(&usage_of(t), false))
-                .sum(),
+            Ok(p) => Some(
+                m.responses
+                    .iter()
+                    .map(|t| p.cost_usd(&usage_of(t), false))
+                    .sum(),
+            ),
             Err(_) => {
-                unpriced.push(m.model.clone());
-                0.0
+                unpriced.add(&m.model, &s.session_id, m.responses.len() as u64);
+                None
             }
         };
         let cc = m.tokens.cache_creation_5m + m.tokens.cache_creation_1h;
@@ -327,13 +348,12 @@ fn session_row(s: &SessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) 
         row.output_tokens += m.tokens.output;
         row.cache_creation_tokens += cc;
         row.cache_read_tokens += m.tokens.cache_read;
-        row.total_cost += cost;
+        add_cost(&mut row.total_cost, cost);
     }
     row.total_tokens =
         row.input_tokens + row.output_tokens + row.cache_creation_tokens + row.cache_read_tokens;
     // Stable: models of equal cost keep the scan's order (by model id).
-    row.model_breakdowns
-        .sort_by(|a, b| b.cost.total_cmp(&a.cost));
+    row.model_breakdowns.sort_by(|a, b| by_cost(b.cost, a.cost));
     row
 }
 
@@ -365,7 +385,7 @@ impl CodexReport {
             t.output_tokens += s.output_tokens;
             t.reasoning_output_tokens += s.reasoning_output_tokens;
             t.total_tokens += s.total_tokens;
-            t.cost_usd += s.cost_usd;
+            t.cost_usd += s.cost_usd.unwrap_or(0.0);
         }
         CodexReport {
             sessions,
@@ -382,9 +402,9 @@ pub struct CodexSessionRow {
     pub cache_creation_tokens: u64,
     /// Cached input tokens.
     pub cache_read_tokens: u64,
-    /// USD.
+    /// USD; `None` (`null`) when none of its models is priced.
     #[serde(rename = "costUSD")]
-    pub cost_usd: f64,
+    pub cost_usd: Option<f64>,
     /// The session id's folders (`2026/02/23`).
     pub directory: String,
     /// Input tokens not read from the cache.
@@ -447,11 +467,8 @@ pub struct CodexTotals {
 }
 
 /// One model's cost in a Codex session (see [`build_all`]).
-fn codex_model_cost(m: &CodexModelUsage, pricing: &Pricing, unpriced: &mut Vec<String>) -> f64 {
-    let Ok(p) = pricing.lookup(&m.model) else {
-        unpriced.push(m.model.clone());
-        return 0.0;
-    };
+fn codex_model_cost(m: &CodexModelUsage, pricing: &Pricing) -> Option<f64> {
+    let p = pricing.lookup(&m.model).ok()?;
     let long = |input: u64| p.long_context.is_some_and(|lc| input > lc.threshold_tokens);
     // ccusage's sums are per day (UTC), each priced, then added: the same
     // bits need the same grouping.
@@ -479,12 +496,16 @@ fn codex_model_cost(m: &CodexModelUsage, pricing: &Pricing, unpriced: &mut Vec<S
             + sum.cached as f64 * per(r.cache_read)
             + sum.output as f64 * per(r.output);
     }
-    cost + alone
+    Some(cost + alone)
 }
 
 /// A Codex session as a row of the report, with its row of ccusage's
 /// Codex report.
-fn codex_row(s: &CodexSessionUsage, pricing: &Pricing, unpriced: &mut Vec<String>) -> SessionRow {
+fn codex_row(
+    s: &CodexSessionUsage,
+    pricing: &Pricing,
+    unpriced: &mut crate::unpriced::Unpriced,
+) -> SessionRow {
     let t = s.totals();
     let mut row = SessionRow {
         agent: CODEX_AGENT,
@@ -500,13 +521,16 @@ fn codex_row(s: &CodexSessionUsage, pricing: &Pricing, unpriced: &mut Vec<String
         output_tokens: t.output,
         project_path: s.cwd.clone().unwrap_or_else(|| s.directory().to_owned()),
         session_id: s.session_id.clone(),
-        total_cost: 0.0,
+        total_cost: None,
         total_tokens: t.total,
     };
     let mut models = BTreeMap::new();
     for m in &s.models {
-        let cost = codex_model_cost(m, pricing, unpriced);
-        row.total_cost += cost;
+        let cost = codex_model_cost(m, pricing);
+        if cost.is_none() {
+            unpriced.add(&m.model, &s.session_id, m.calls.len() as u64);
+        }
+        add_cost(&mut row.total_cost, cost);
         row.model_breakdowns.push(ModelBreakdown {
             cache_creation_tokens: 0,
             cache_read_tokens: m.tokens.cached,
@@ -528,8 +552,7 @@ fn codex_row(s: &CodexSessionUsage, pricing: &Pricing, unpriced: &mut Vec<String
             },
         );
     }
-    row.model_breakdowns
-        .sort_by(|a, b| b.cost.total_cmp(&a.cost));
+    row.model_breakdowns.sort_by(|a, b| by_cost(b.cost, a.cost));
     row.codex = Some(CodexSessionRow {
         cache_creation_tokens: 0,
         cache_read_tokens: t.cached,
@@ -599,7 +622,7 @@ mod tests {
     fn cost(model: &str, responses: Vec<TokenSums>) -> f64 {
         let r = build(&scan(model, responses), &Pricing::builtin());
         assert!(r.unpriced.is_empty());
-        assert_eq!(r.sessions[0].total_cost, r.totals.total_cost);
+        assert_eq!(r.sessions[0].total_cost, Some(r.totals.total_cost));
         r.totals.total_cost
     }
 
@@ -665,10 +688,7 @@ mod tests {
             tokens,
             calls,
         };
-        let mut unpriced = Vec::new();
-        let cost = codex_model_cost(&m, &Pricing::builtin(), &mut unpriced);
-        assert!(unpriced.is_empty());
-        cost
+        codex_model_cost(&m, &Pricing::builtin()).unwrap()
     }
 
     #[test]

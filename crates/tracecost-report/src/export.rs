@@ -364,7 +364,7 @@ mod tests {
             report: &UsageReport {
                 sessions: Vec::new(),
                 totals: UsageTotals::default(),
-                unpriced: Vec::new(),
+                unpriced: Default::default(),
                 read: Default::default(),
             },
         });

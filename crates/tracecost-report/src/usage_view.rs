@@ -60,7 +60,7 @@ struct UnifiedSession<'a> {
     models_used: &'a [String],
     output_tokens: u64,
     period: &'a str,
-    total_cost: f64,
+    total_cost: Option<f64>,
     total_tokens: u64,
 }
 
@@ -145,7 +145,7 @@ impl Exporter<UsageView<'_>> for TableExporter {
                 thousands(row.output_tokens),
                 thousands(row.cache_creation_tokens),
                 thousands(row.cache_read_tokens),
-                dollars(row.total_cost),
+                row.total_cost.map_or_else(|| "-".to_owned(), dollars),
                 row.models_used.join(", ")
             )?;
         }
@@ -171,13 +171,6 @@ impl Exporter<UsageView<'_>> for TableExporter {
             scan.unbilled_rows,
             scan.skipped_lines
         )?;
-        if !r.unpriced.is_empty() {
-            writeln!(
-                out,
-                "not in the price table (priced at $0): {}",
-                r.unpriced.join(", ")
-            )?;
-        }
         out.flush()
     }
 }

@@ -40,12 +40,17 @@
 //!
 //! # Model names
 //!
-//! [`Pricing::lookup`] accepts ids and aliases case-insensitively, provider
-//! prefixes (`anthropic/claude-…`, `us.anthropic.claude-…`), Vertex `@date`
-//! and Bedrock `-v1:0` suffixes, and dated ids of a model listed without a
-//! date (`claude-opus-4-6-20260205` → `claude-opus-4-6`) or aliases with
-//! `-latest`. An unknown model is an error that lists the three closest known
-//! names by edit distance.
+//! [`Pricing::lookup`] accepts ids and aliases case-insensitively and every
+//! provider form of them ([`model_id`]): proxy and router prefixes
+//! (`openai/`, `openrouter/anthropic/`, `bedrock/`, `vertex_ai/`), Bedrock
+//! regional profiles (`us.`, `eu.`, `apac.`, `global.`, …; given back by
+//! [`Pricing::lookup_id`]) and vendor parts (`anthropic.`, `amazon.`),
+//! Bedrock `-v1` / `-v1:0` and Vertex `@date` suffixes, dated ids of a model
+//! listed without a date (`claude-opus-4-6-20260205`, `gpt-4o-2024-08-06`)
+//! or aliases with `-latest`, and a version's dots written as dashes or the
+//! other way round (`gpt-5-1-codex`, `claude-opus-4.6`). A name that lands
+//! on no model (or on several) is an unknown model: an error that lists the
+//! three closest known names by edit distance, never a guess.
 //!
 //! # Pricing files (`--pricing FILE`)
 //!
@@ -124,7 +129,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::engine::cache::ProviderKind;
 
-pub use lookup::Pricing;
+pub use lookup::{ModelId, Pricing, model_id};
 
 /// 5-minute cache write price as a multiple of base input.
 pub const WRITE_5M_MULTIPLIER: f64 = 1.25;

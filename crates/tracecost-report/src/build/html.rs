@@ -64,6 +64,13 @@ pub(super) fn html(
         fleet.configs.len(),
         env!("CARGO_PKG_VERSION")
     );
+    for line in a.unpriced_lines() {
+        let _ = writeln!(
+            s,
+            "<p class=\"sub\"><b>Not priced:</b> {}</p>",
+            html_escape(&line)
+        );
+    }
     if traces > 1 {
         fleet_section(&mut s, fleet, top, traces, detail, charts);
     }

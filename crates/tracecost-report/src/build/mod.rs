@@ -60,6 +60,20 @@ pub struct Assumptions {
     /// status quo (absent: each trace's own status quo).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    /// Calls left out of every figure for lack of a price, by model
+    /// (written as `results.json`'s own `unpriced` member, not here).
+    #[serde(skip)]
+    pub unpriced: Vec<crate::app::unpriced::UnpricedModel>,
+}
+
+impl Assumptions {
+    /// The lines that name the unpriced calls, one per model.
+    pub fn unpriced_lines(&self) -> Vec<String> {
+        self.unpriced
+            .iter()
+            .map(crate::app::unpriced::UnpricedModel::line)
+            .collect()
+    }
 }
 
 use crate::app::TraceReport;
@@ -333,8 +347,18 @@ impl<'s> ReportWriter<'s> {
             bounded,
             call_lines: false,
         };
+        // Only a run that left calls out says so: other reports' files are
+        // as they were.
+        let unpriced = if w.assumptions.unpriced.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n  \"unpriced\": {},",
+                indented(&json_pretty(&w.assumptions.unpriced), 2)
+            )
+        };
         let head = format!(
-            "{{\n  \"format\": {},\n  \"generator\": {},\n  \"assumptions\": {},\n  \"traces\": [",
+            "{{\n  \"format\": {},\n  \"generator\": {},\n  \"assumptions\": {},{unpriced}\n  \"traces\": [",
             json(&RESULTS_FORMAT),
             json(&format!("tracecost {}", env!("CARGO_PKG_VERSION"))),
             indented(&json_pretty(&w.assumptions), 2)

@@ -36,6 +36,9 @@ pub(super) fn summary_md(
     paged: Option<usize>,
 ) -> String {
     let mut s = String::from("# tracecost report\n\n");
+    for line in a.unpriced_lines() {
+        let _ = writeln!(s, "**Not priced:** {}\n", md_escape(&line));
+    }
     if traces > 1 {
         s.push_str("## Fleet\n\n");
         for line in fleet_lines(fleet) {
