@@ -15,7 +15,8 @@
 //! - `session_meta`: the session's `id`, `cwd`, and the system prompt it
 //!   sent as the request's `instructions` (`base_instructions.text`, or
 //!   `instructions` in older Codex), `forked_from_id` for a fork. Only the
-//!   first counts: a fork's file copies its parent's too;
+//!   first counts: a fork's file copies its parent's too, and a resumed
+//!   session writes its own again;
 //! - `turn_context`: the settings of the turn that follows, `model` among
 //!   them (or in `collaboration_mode.settings`; newer Codex also records a
 //!   mid-thread change as an `event_msg` of type `thread_settings_applied`).
@@ -610,7 +611,7 @@ impl Reader {
     fn session_meta(&mut self, p: &RawObject, ts: Option<u64>, un: &mut Unmapped) {
         if self.meta_seen {
             un.add(
-                "session_meta lines after the first (a fork's copy of its parent's; ignored)",
+                "session_meta lines after the first (a fork's copy of its parent's, or the session resumed; ignored)",
                 1,
             );
             return;
