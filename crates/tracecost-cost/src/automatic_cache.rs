@@ -96,6 +96,32 @@ impl Retention {
     }
 }
 
+/// Models whose recorded reads come in coarser steps than the guide's
+/// [`STEP_TOKENS`], with the step their records show. Real Codex CLI
+/// sessions (0.142–0.144, July 2026; `docs/fidelity.md`, "Real Codex
+/// sessions as they ran") recorded 2,820 non-zero `cached_input_tokens`
+/// on gpt-5.5, every one 384 modulo 512, and 4,781 on gpt-5.6-sol, every
+/// one 768 modulo 1,024; a read fell short of the previous request's
+/// prompt by 0–511 tokens (gpt-5.5) and by about 128–1,151 (gpt-5.6-sol),
+/// evenly spread: the service caches those models' prefixes in blocks of
+/// 512 and 1,024 tokens. Every other model keeps the documented steps.
+pub const RECORDED_READ_STEPS: [(&str, u64); 2] = [("gpt-5.5", 512), ("gpt-5.6-sol", 1024)];
+
+/// The step a read of `model` is counted in: what its records show
+/// ([`RECORDED_READ_STEPS`]), else `documented`.
+pub fn read_step(model: &str, documented: u64) -> u64 {
+    RECORDED_READ_STEPS
+        .iter()
+        .find(|(id, _)| *id == model)
+        .map_or(documented, |&(_, step)| step)
+}
+
+/// A read of `matched` tokens counted in `step`s from `minimum`: 0 below
+/// it (the breakpoint cache's reads are exact where `step` is 1).
+pub fn read_in_steps(matched: u64, minimum: u64, step: u64) -> u64 {
+    cached_in_steps(matched, minimum, step)
+}
+
 /// The tokens a request reads when it matches `matched` tokens of an
 /// earlier prefix, for a model whose shortest cached prompt is `minimum`
 /// ([`MIN_CACHED_TOKENS`] for every model the guide names): 0 below it,
@@ -213,7 +239,11 @@ impl PromptCache for AutomaticCache {
             }
         }
         let matched = hit.and_then(|b| prefix.tokens_through(b)).unwrap_or(0);
-        let read = cached_in_steps(matched, minimum, self.steps.tokens());
+        let step = match self.steps {
+            Steps::OpenAi => read_step(&req.model.id, STEP_TOKENS),
+            Steps::Gemini => self.steps.tokens(),
+        };
+        let read = cached_in_steps(matched, minimum, step);
         // Every prefix of the request from the minimum on is left (or
         // used again) now.
         let mut written = Vec::new();
@@ -414,6 +444,23 @@ mod tests {
     }
 
     #[test]
+    fn gpt_5_5_reads_in_the_512_token_blocks_its_records_show() {
+        let m = model("gpt-5.5");
+        let mut c = AutomaticCache::new(Retention::Extended);
+        send(&mut c, &m, &[blk(1, 2000)], 0);
+        let u = send(&mut c, &m, &[blk(1, 2000), blk(2, 900)], 1);
+        // 2,000 matched: 1,536 in blocks of 512 (1,920 in steps of 128).
+        assert_eq!(u.cache_read_input_tokens, 1536);
+        assert_eq!(u.input_tokens, 2900 - 1536);
+        // Models without such records keep the documented steps.
+        let m = model("gpt-5.4");
+        let mut c = in_memory();
+        send(&mut c, &m, &[blk(1, 2000)], 0);
+        let u = send(&mut c, &m, &[blk(1, 2000), blk(2, 900)], 1);
+        assert_eq!(u.cache_read_input_tokens, 1920);
+    }
+
+    #[test]
     fn extended_retention_holds_a_prefix_a_day() {
         let m = model("gpt-5.5");
         let p = [blk(1, 2048)];
@@ -521,15 +568,17 @@ mod tests {
 
     proptest! {
         /// Whatever is sent, a read is never more than the prompt, never
-        /// off the 128-token steps, and nothing is ever written for a fee.
+        /// off the model's steps, and nothing is ever written for a fee.
         #[test]
         fn reads_stay_within_the_prompt_and_on_the_steps(
             requests in prop::collection::vec(
                 (prop::collection::vec((0u64..6, 1u64..900), 0..8), 0u64..12),
                 1..20,
             ),
+            id in prop::sample::select(vec!["gpt-4o-mini", "gpt-5.5"]),
         ) {
-            let m = model("gpt-4o-mini");
+            let m = model(id);
+            let step = read_step(id, STEP_TOKENS);
             let mut c = in_memory();
             let mut at = 0;
             for (spec, gap) in requests {
@@ -541,7 +590,7 @@ mod tests {
                 prop_assert!(u.cache_read_input_tokens <= total);
                 prop_assert_eq!(u.cache_creation_input_tokens, 0);
                 let r = u.cache_read_input_tokens;
-                prop_assert!(r == 0 || (r >= 1024 && (r - 1024).is_multiple_of(128)), "{}", r);
+                prop_assert!(r == 0 || (r >= 1024 && (r - 1024).is_multiple_of(step)), "{}", r);
             }
         }
     }

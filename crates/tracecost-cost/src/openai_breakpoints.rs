@@ -10,7 +10,8 @@
 //! - **Reads.** A request reads the longest prefix that ends exactly at one
 //!   of the latest [`MATCHED_BREAKPOINTS`] breakpoints written earlier (of
 //!   the same model), still held: no lookback limit and no rounding to
-//!   128-token steps.
+//!   128-token steps (except where a model's records show reads in
+//!   blocks, `automatic_cache::RECORDED_READ_STEPS`).
 //! - **Writes** are billed (1.25× input, reported as `cache_write_tokens`):
 //!   the tokens from the read (or the start) to the last breakpoint
 //!   written. Reads are billed at the model's cached-input price.
@@ -129,7 +130,13 @@ impl PromptCache for OpenAiBreakpointCache {
             .filter(|&(b, _)| hit.is_none_or(|h| b > h) && tokens(b) >= minimum)
             .collect();
         let written: Vec<(usize, Ttl)> = above[above.len().saturating_sub(MAX_WRITES)..].to_vec();
-        let read = hit.map_or(0, tokens);
+        // Exact, unless the model's records show reads in blocks
+        // (`automatic_cache::RECORDED_READ_STEPS`); what the block leaves
+        // out is written again.
+        let step = super::automatic_cache::read_step(&req.model.id, 1);
+        let read = hit.map_or(0, |h| {
+            super::automatic_cache::read_in_steps(tokens(h), minimum, step)
+        });
         let through = written.last().map_or(read, |&(b, _)| tokens(b));
         let write = through - read;
         let long: u64 = written
@@ -244,6 +251,24 @@ mod tests {
 
     fn cache() -> OpenAiBreakpointCache {
         OpenAiBreakpointCache::new(DEFAULT_TTL_MS)
+    }
+
+    #[test]
+    fn a_model_whose_records_show_blocks_reads_whole_blocks_and_writes_the_rest() {
+        // gpt-5.6-sol: reads in blocks of 1,024 as its records show; the
+        // tokens of the hit past the last whole block are written again.
+        let sol = model("gpt-5.6-sol");
+        let mut c = cache();
+        send(&mut c, &sol, &[blk(1, 3000)], 0);
+        let u = send(&mut c, &sol, &[blk(1, 3000), blk(2, 500)], 1);
+        assert_eq!(u.cache_read_input_tokens, 2048);
+        assert_eq!(u.cache_creation_input_tokens, 3500 - 2048);
+        // gpt-5.6 keeps the guide's exact reads.
+        let base = model("gpt-5.6");
+        let mut c = cache();
+        send(&mut c, &base, &[blk(1, 3000)], 0);
+        let u = send(&mut c, &base, &[blk(1, 3000), blk(2, 500)], 1);
+        assert_eq!(u.cache_read_input_tokens, 3000);
     }
 
     #[test]

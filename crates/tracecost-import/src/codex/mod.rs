@@ -15,7 +15,8 @@
 //! - `session_meta`: the session's `id`, `cwd`, and the system prompt it
 //!   sent as the request's `instructions` (`base_instructions.text`, or
 //!   `instructions` in older Codex), `forked_from_id` for a fork. Only the
-//!   first counts: a fork's file copies its parent's too;
+//!   first counts: a fork's file copies its parent's too, and a resumed
+//!   session writes its own again;
 //! - `turn_context`: the settings of the turn that follows, `model` among
 //!   them (or in `collaboration_mode.settings`; newer Codex also records a
 //!   mid-thread change as an `event_msg` of type `thread_settings_applied`).
@@ -44,16 +45,22 @@
 //!
 //! Codex writes a `token_count` event after each model response completes
 //! (`last_token_usage` is that response's usage, `total_token_usage` the
-//! session's running sum), right after the response's output items and
-//! before the outputs of the tools it called; in the rollouts read here
-//! every new token_count followed the items of one response. So each
-//! `token_count` with usage is one call, and the request it answers is
-//! the history up to the response's own items: every item before the
-//! first output item that follows the latest input item (user message,
-//! tool output) — or, when no input came since the previous call, the
-//! whole history at the previous call. `start_ms` is the timestamp of the
-//! latest input item or `turn_context` line before the response (else of
-//! the previous call's token_count).
+//! session's running sum). Older Codex wrote it right after the response's
+//! output items; from Codex 0.140 on it comes after the outputs of the
+//! tools the response called (0.142–0.144: reasoning, tool calls, their
+//! outputs, then the count). Either way no other response stands between
+//! a response and its count, so each `token_count` with usage is one call
+//! answered by the latest response since the previous call: the latest
+//! run of output items (reasoning, assistant text, tool calls, hosted
+//! tools' items) that follows an input item or the previous call. Its
+//! request is every item before that run: the tool outputs written
+//! between the response and the count belong to the next request, and a
+//! response left without a count (an interrupted turn; a count Codex
+//! re-emitted instead of a new one) is history the next call sends. With
+//! no output item since the previous call, the request is all that was
+//! recorded up to the count. `start_ms` is the timestamp of the latest
+//! input item or `turn_context` line before the response (else of the
+//! previous call's token_count).
 //!
 //! Not every token_count is a call:
 //!
@@ -257,6 +264,12 @@ struct Segment {
     req_len: usize,
     /// Messages at the previous call (its request and response).
     last_call_end: usize,
+    /// Where the latest response since the previous call starts: the
+    /// messages before its first output item, and the request's start
+    /// time then.
+    response: Option<(usize, Option<u64>)>,
+    /// Whether the latest item was the model's (a response under way).
+    in_response: bool,
 }
 
 impl Segment {
@@ -267,6 +280,8 @@ impl Segment {
             first_line,
             req_len: 0,
             last_call_end: 0,
+            response: None,
+            in_response: false,
         }
     }
 }
@@ -596,7 +611,7 @@ impl Reader {
     fn session_meta(&mut self, p: &RawObject, ts: Option<u64>, un: &mut Unmapped) {
         if self.meta_seen {
             un.add(
-                "session_meta lines after the first (a fork's copy of its parent's; ignored)",
+                "session_meta lines after the first (a fork's copy of its parent's, or the session resumed; ignored)",
                 1,
             );
             return;
@@ -630,10 +645,31 @@ impl Reader {
     }
 
     fn item(&mut self, raw: &RawValue, ts: Option<u64>, un: &mut Unmapped) {
-        if let Some(Side::Input) = self.seg.items.push(raw, un) {
-            self.seg.req_len = self.seg.items.len();
-            self.req_ts = ts.or(self.req_ts);
+        let before = self.seg.items.len();
+        match self.seg.items.push(raw, un) {
+            Some(Side::Input) => {
+                self.seg.req_len = self.seg.items.len();
+                self.req_ts = ts.or(self.req_ts);
+                self.seg.in_response = false;
+            }
+            // The first output item after an input (or after the previous
+            // call) starts a response: its request is what stands before.
+            Some(Side::Output) if !self.seg.in_response => {
+                self.seg.response = Some((before, self.req_ts));
+                self.seg.in_response = true;
+            }
+            _ => {}
         }
+    }
+
+    /// The previous call ended here: what follows is the next one's.
+    fn close_call(&mut self, ts: Option<u64>) {
+        let seg = &mut self.seg;
+        seg.items.seal();
+        seg.last_call_end = seg.items.len();
+        seg.response = None;
+        seg.in_response = false;
+        self.req_ts = ts.or(self.req_ts);
     }
 
     fn token_count(
@@ -680,9 +716,7 @@ impl Reader {
                     "token_count events a fork copied from its parent (billed there; history only)",
                     1,
                 );
-                self.seg.items.seal();
-                self.seg.last_call_end = self.seg.items.len();
-                self.req_ts = ts.or(self.req_ts);
+                self.close_call(ts);
                 return Ok(());
             }
             self.replay_until_ms = None;
@@ -709,7 +743,13 @@ impl Reader {
             total: usage.total,
         });
         let seg = &mut self.seg;
-        let mut messages = seg.req_len.max(seg.last_call_end);
+        // The latest response since the previous call is this count's
+        // (Codex 0.140+ writes the count after the tool outputs that
+        // follow it, older Codex right after it); with none recorded, the
+        // request is all that was sent since.
+        let (mut messages, start) = seg
+            .response
+            .unwrap_or((seg.req_len.max(seg.last_call_end), self.req_ts));
         if messages == 0 {
             seg.items.insert_first(UNRECORDED_REQUEST);
             seg.req_len += 1;
@@ -719,18 +759,16 @@ impl Reader {
                 1,
             );
         }
-        seg.items.seal();
-        seg.last_call_end = seg.items.len();
         seg.calls.push(Call {
             messages,
-            start_ms: self.req_ts.or(ts),
+            start_ms: start.or(ts),
             model: self.model.clone(),
             prompt: 0,
             markers: None,
             usage: finish_usage(recorded, un),
             cleared: Vec::new(),
         });
-        self.req_ts = ts.or(self.req_ts);
+        self.close_call(ts);
         Ok(())
     }
 
@@ -764,5 +802,8 @@ impl Reader {
         self.seg.items.seal();
         self.seg.req_len = self.seg.items.len();
         self.seg.last_call_end = 0;
+        // Its model items are history, not a response under way.
+        self.seg.response = None;
+        self.seg.in_response = false;
     }
 }

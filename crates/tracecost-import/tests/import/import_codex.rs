@@ -616,3 +616,135 @@ fn a_model_changed_by_thread_settings_applies_to_the_calls_after_it() {
     assert_eq!(t.model, "gpt-5.6-terra");
     assert_eq!(t.calls[1].model.as_deref(), Some("gpt-5.6-luna"));
 }
+
+// ------------------------------------- Codex 0.140+: counts after outputs
+
+fn call(ts: &str, id: &str) -> String {
+    line(
+        ts,
+        "response_item",
+        &format!(
+            r#"{{"type":"function_call","name":"exec_command","arguments":"{{\"cmd\":\"ls\"}}","call_id":"{id}"}}"#
+        ),
+    )
+}
+
+fn output(ts: &str, id: &str) -> String {
+    line(
+        ts,
+        "response_item",
+        &format!(
+            r#"{{"type":"function_call_output","call_id":"{id}","output":"src\nCargo.toml\n"}}"#
+        ),
+    )
+}
+
+fn count_at(ts: &str, total: &str) -> String {
+    line(
+        ts,
+        "event_msg",
+        &format!(
+            r#"{{"type":"token_count","info":{{"total_token_usage":{total},"last_token_usage":{total},"model_context_window":258400}},"rate_limits":null}}"#
+        ),
+    )
+}
+
+fn reasoning(ts: &str) -> String {
+    line(
+        ts,
+        "response_item",
+        r#"{"type":"reasoning","summary":[],"content":null,"encrypted_content":"gAAAA-made-up"}"#,
+    )
+}
+
+/// ms since the epoch of `2026-07-14T11:mm:ss.000Z`.
+fn at(mm_ss: &str) -> u64 {
+    let (m, s) = mm_ss.split_once(':').unwrap();
+    1_784_026_800_000 + (m.parse::<u64>().unwrap() * 60 + s.parse::<u64>().unwrap()) * 1000
+}
+
+#[test]
+fn a_count_written_after_the_tool_outputs_bills_the_response_before_them() {
+    // Codex 0.142: reasoning, two tool calls, their outputs, then the
+    // response's count; the next response, its output, its count.
+    let lines = [
+        META.to_owned(),
+        turn("gpt-5.5"),
+        user("00:02", "list it"),
+        reasoning("00:04"),
+        call("00:05", "c1"),
+        call("00:05", "c2"),
+        output("00:06", "c1"),
+        output("00:07", "c2"),
+        count_at("00:07", &usage_json(2000, 0, 0, 50)),
+        reasoning("00:09"),
+        call("00:10", "c3"),
+        output("00:12", "c3"),
+        count_at("00:12", &usage_json(4500, 1920, 0, 40)),
+        reply("00:15", "done"),
+        count_at("00:15", &usage_json(7000, 4480, 0, 10)),
+    ];
+    let out = one(&lines).unwrap();
+    let t = &out.traces[0];
+    let sent: Vec<usize> = t.calls.iter().map(|c| c.messages).collect();
+    // The first request is the user message alone, not the tool outputs
+    // written before its count; the second sends them.
+    assert_eq!(sent, [1, 3, 5]);
+    assert_eq!(t.messages[1].role(), Role::Assistant);
+    assert_eq!(t.messages[2].role(), Role::User, "the tool outputs");
+    let starts: Vec<u64> = t.calls.iter().map(|c| c.start_ms.unwrap()).collect();
+    // Each request starts at its latest input before the response: the
+    // turn_context, then the outputs the response answered.
+    assert_eq!(starts, [at("00:02"), at("00:07"), at("00:12")]);
+}
+
+#[test]
+fn an_interrupted_response_without_a_count_is_history_of_the_next_call() {
+    // A response interrupted before its usage was written, a user message,
+    // then a response with its count: the count is the latest response's.
+    let lines = [
+        META.to_owned(),
+        turn("gpt-5.5"),
+        user("00:02", "a"),
+        reasoning("00:03"),
+        user("00:20", "<turn_aborted>"),
+        user("00:21", "b"),
+        reasoning("00:23"),
+        reply("00:24", "c"),
+        count_at("00:24", &usage_json(3000, 0, 0, 20)),
+    ];
+    let t = &one(&lines).unwrap().traces[0];
+    assert_eq!(t.calls.len(), 1);
+    assert_eq!(
+        t.calls[0].messages, 4,
+        "a, the interrupted reasoning, the two user messages"
+    );
+    assert_eq!(t.calls[0].start_ms, Some(at("00:21")));
+}
+
+#[test]
+fn model_items_of_a_replacement_history_are_not_a_response() {
+    // A compaction whose history ends with the model's message, then a
+    // user message and the count of a response with no item recorded.
+    let compacted = line(
+        "00:10",
+        "compacted",
+        r#"{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"a"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"summary"}]}]}"#,
+    );
+    let lines = [
+        META.to_owned(),
+        turn("gpt-5.5"),
+        user("00:02", "a"),
+        reply("00:03", "b"),
+        count_at("00:03", &usage_json(2000, 0, 0, 20)),
+        compacted,
+        user("00:12", "c"),
+        count_at("00:14", &usage_json(5000, 0, 0, 40)),
+    ];
+    let out = one(&lines).unwrap();
+    let part2 = &out.traces[1];
+    assert_eq!(
+        part2.calls[0].messages, 3,
+        "the whole replacement history and c"
+    );
+}
