@@ -171,31 +171,40 @@ impl Pricing {
         Ok(self.lookup(model)?.cost_usd(usage, batch))
     }
 
-    /// Structured rows for `tracecost models`, in table order.
+    /// Structured rows for `tracecost models`, in table order: one per
+    /// price row of a model, oldest first.
     pub fn rows(&self) -> Vec<ModelRow> {
         self.models
             .iter()
-            .map(|m| ModelRow {
-                id: m.id.clone(),
-                aliases: m.aliases.clone(),
-                input: m.rates.input,
-                // OpenAI's automatic cache stores for free: no write price.
-                write_5m: bills_writes(m).then_some(m.rates.cache_write_5m),
-                write_1h: bills_writes(m).then_some(m.rates.cache_write_1h),
-                read: m.rates.cache_read,
-                storage_per_hour: m.cache_storage_per_mtok_hour,
-                output: m.rates.output,
-                min_cacheable_tokens: m.min_cacheable_tokens,
-                long_context: m.long_context.map(|lc| {
-                    format!(
-                        "above {} input tokens the whole request costs ${} in / ${} out per MTok",
-                        lc.threshold_tokens,
-                        fmt_usd(lc.rates.input),
-                        fmt_usd(lc.rates.output)
-                    )
-                }),
-            })
+            .flat_map(|m| m.rows().into_iter().map(move |r| model_row(m, &r)))
             .collect()
+    }
+}
+
+/// The `tracecost models` row of one price row of `m`.
+fn model_row(m: &ModelPrice, r: &super::PriceRow) -> ModelRow {
+    ModelRow {
+        id: m.id.clone(),
+        effective_from: r.from,
+        aliases: m.aliases.clone(),
+        input: r.rates.input,
+        // OpenAI's automatic cache stores for free: no write price.
+        write_5m: bills_writes(m).then_some(r.rates.cache_write_5m),
+        write_1h: bills_writes(m).then_some(r.rates.cache_write_1h),
+        read: r.rates.cache_read,
+        storage_per_hour: m.cache_storage_per_mtok_hour,
+        output: r.rates.output,
+        window_tokens: m.window_tokens(),
+        min_cacheable_tokens: m.min_cacheable_tokens,
+        long_context: r.long_context.map(|lc| {
+            format!(
+                "above {} input tokens the whole request costs ${} in / ${} out per MTok",
+                lc.threshold_tokens,
+                fmt_usd(lc.rates.input),
+                fmt_usd(lc.rates.output)
+            )
+        }),
+        modifiers: m.modifiers,
     }
 }
 
