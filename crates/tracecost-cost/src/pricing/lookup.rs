@@ -38,12 +38,12 @@ fn normalize(name: &str) -> String {
 }
 
 /// Whether a cache write of `m` has a price of its own: every model but
-/// OpenAI's before GPT-5.6 and Gemini's, whose automatic caches store for
-/// free.
+/// OpenAI's before GPT-5.6, Gemini's and Amazon Nova's, whose caches store
+/// for free.
 fn bills_writes(m: &super::ModelPrice) -> bool {
     match m.provider {
         ProviderKind::OpenAi => m.breakpoint_cache,
-        ProviderKind::Google => false,
+        ProviderKind::Google | ProviderKind::BedrockConverse => false,
         _ => true,
     }
 }
