@@ -1105,6 +1105,28 @@ fn bill(
 }
 
 #[cfg(test)]
+mod window_tests {
+    use super::over_window;
+    use crate::cost::pricing::{Pricing, Usage};
+
+    #[test]
+    fn a_call_the_record_shows_billed_is_never_over_the_window() {
+        let p = Pricing::builtin();
+        // Claude 3 Haiku: a 200K window in the table.
+        let haiku = p.lookup("claude-3-haiku").unwrap();
+        let big = Usage::new(250_000, 0, 0, 0, 10);
+        assert!(over_window(&big, None, haiku));
+        assert!(!over_window(&big, Some(&big), haiku));
+        // A replay that sends more than the record did is still over.
+        let bigger = Usage::new(260_000, 0, 0, 0, 10);
+        assert!(over_window(&bigger, Some(&big), haiku));
+        // Opus 5's documented 1M window holds a 383K prompt.
+        let opus = p.lookup("claude-opus-5").unwrap();
+        assert!(!over_window(&Usage::new(1, 0, 0, 383_000, 10), None, opus));
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::{ConfigCalls, PlanLog, Planned};
     use crate::cost::cache_sim::{PrefixBlock, PrefixKind};
