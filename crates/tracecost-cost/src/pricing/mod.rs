@@ -33,6 +33,25 @@
 //!   output included, is billed at $6 input / $22.50 output, cache
 //!   multipliers on top. 4.6 and later models have none.
 //!
+//! # Prices that change
+//!
+//! A model's prices are rows, each with the UTC day it took effect
+//! ([`ModelPrice::effective_from`], [`ModelPrice::earlier`]): a call is
+//! priced at the row in force on the day it started
+//! ([`ModelPrice::row_at`]), a call without a start time at the newest row.
+//! The built-in table lists a model once per row (OpenAI's 2026-07-30 cut
+//! of GPT-5.6 Terra and Luna, GPT-5.6 Sol's promotion, Sonnet 5.5's read
+//! cut, Gemini 4 Argon's and 3.8 Flash's promotions ending).
+//!
+//! # Modifiers
+//!
+//! [`Multipliers`] scale every rate of a request: fast mode (Claude Code's
+//! `speed: "fast"`, read by `usage` as `<id>-fast`), a regional endpoint
+//! (a Bedrock `us.` / `eu.` profile in the model id, [`is_regional_id`])
+//! and OpenAI's flex tier, where the model's documentation gives them.
+//! Anthropic's `usage.inference_geo` and OpenAI's `service_tier` are not
+//! read from records yet.
+//!
 //! Multipliers on base input (used for defaults when a pricing file omits a
 //! cache price) are [`WRITE_5M_MULTIPLIER`], [`WRITE_1H_MULTIPLIER`] and
 //! [`READ_MULTIPLIER`]; the Batch API discount [`BATCH_DISCOUNT`] stacks with
@@ -70,6 +89,21 @@
 //!     }
 //!   }
 //! }
+//! ```
+//!
+//! **Dated rows.** A model's value may also be an array of such objects,
+//! oldest first, and any of them may carry `"effective_from":
+//! "YYYY-MM-DD"` (a UTC day): that row prices the calls of that day and
+//! later, starts from the row in force that day (members it omits keep
+//! their value) and replaces the model's rows from that day on; earlier
+//! rows stay. A row without `effective_from` changes the model's newest
+//! row, as files written before dated rows existed did:
+//!
+//! ```json
+//! { "models": { "gpt-5.6-luna": [
+//!     { "input": 1, "cache_read": 0.1, "output": 6 },
+//!     { "effective_from": "2026-07-30", "input": 0.2, "cache_read": 0.02, "output": 1.2 }
+//! ] } }
 //! ```
 //!
 //! Every member is optional for a model that already exists (only the given
