@@ -189,10 +189,35 @@ fn sift_runs(runs: Vec<TraceRun>, cost: &mut CostPlan) -> Vec<TraceRun> {
         .collect()
 }
 
+/// Says once how calls without a start time are priced when their model's
+/// price changed on some day: at its newest price.
+fn note_undated(traces: &[Trace], pricing: &crate::cost::pricing::Pricing) {
+    let mut models = std::collections::BTreeSet::new();
+    let mut calls = 0usize;
+    for t in traces {
+        for c in t.calls.iter().filter(|c| c.start_ms.is_none()) {
+            if let Ok(p) = pricing.lookup(t.model_of(c))
+                && p.is_dated()
+            {
+                calls += 1;
+                models.insert(p.id.as_str());
+            }
+        }
+    }
+    if calls > 0 {
+        let models: Vec<&str> = models.into_iter().collect();
+        eprintln!(
+            "tracecost: note: {calls} calls have no start time and are priced at the newest price of {}, whose price changed over time",
+            models.join(", ")
+        );
+    }
+}
+
 impl ReplayArgs {
     pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
         let mut cost = self.cost.plan()?;
         let traces = load_all(&self.traces, &self.inputs.options())?;
+        note_undated(&traces, &cost.pricing);
         let runs = runs(traces, &self.policy, self.model.as_deref())?;
         let runs = sift_runs(runs, &mut cost);
         finish_unpriced(&cost, runs.len())?;
@@ -205,6 +230,7 @@ impl FidelityArgs {
     pub(super) fn plan(&self) -> Result<ReplayPlan, AppError> {
         let mut cost = self.cost.plan()?;
         let traces = load_all(&self.traces, &self.inputs.options())?;
+        note_undated(&traces, &cost.pricing);
         let asked: Option<Config> = self.config.as_deref().map(str::parse).transpose()?;
         let mut runs = Vec::with_capacity(traces.len());
         for trace in traces {

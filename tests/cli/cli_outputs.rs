@@ -153,7 +153,7 @@ fn pricing_files_extend_and_override_the_table() {
     ]);
     assert!(
         out.lines()
-            .any(|l| l.starts_with("claude-house-1,house house-latest,4.00,")),
+            .any(|l| l.starts_with("claude-house-1,,house house-latest,4.00,")),
         "{out}"
     );
     let out = stdout(&[

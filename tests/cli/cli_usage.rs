@@ -353,3 +353,63 @@ fn without_codex_sessions_the_default_roots_are_claude_codes() {
     assert_eq!(v["totals"]["inputTokens"], 114);
     assert!(v.get("sessions").is_some());
 }
+
+/// A Codex rollout of one gpt-5.6-luna call on `day` (100,000 input
+/// tokens, none cached, 100,000 output), written under `home`.
+fn luna_rollout(home: &std::path::Path, day: &str, id: &str) {
+    let (y, rest) = day.split_at(4);
+    let (m, d) = (&rest[1..3], &rest[4..6]);
+    let dir = home.join("sessions").join(y).join(m).join(d);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ts = |t: &str| format!("{day}T{t}Z");
+    let usage = serde_json::json!({"input_tokens":100_000,"cached_input_tokens":0,
+        "output_tokens":100_000,"reasoning_output_tokens":0,"total_tokens":200_000});
+    let lines = [
+        serde_json::json!({"timestamp":ts("12:00:00.000"),"type":"session_meta","payload":{
+            "id":id,"timestamp":ts("12:00:00.000"),"cwd":"/home/dev/app",
+            "originator":"codex_cli_rs","cli_version":"0.142.0","source":"cli",
+            "model_provider":"openai"}}),
+        serde_json::json!({"timestamp":ts("12:00:01.000"),"type":"turn_context","payload":{
+            "cwd":"/home/dev/app","approval_policy":"on-request","model":"gpt-5.6-luna",
+            "effort":"medium","summary":"auto"}}),
+        serde_json::json!({"timestamp":ts("12:00:01.000"),"type":"response_item","payload":{
+            "type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}}),
+        serde_json::json!({"timestamp":ts("12:00:09.000"),"type":"response_item","payload":{
+            "type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}),
+        serde_json::json!({"timestamp":ts("12:00:09.500"),"type":"event_msg","payload":{
+            "type":"token_count","info":{"total_token_usage":usage,"last_token_usage":usage,
+            "model_context_window":1_000_000}}}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let name = format!("rollout-{day}T12-00-00-{id}.jsonl");
+    std::fs::write(dir.join(name), text.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn a_call_is_priced_at_the_price_in_force_on_its_day() {
+    // OpenAI cut gpt-5.6-luna 5x on 2026-07-30: $1 / $6 per MTok before,
+    // $0.20 / $1.20 from that day.
+    let home = tempfile::tempdir().unwrap();
+    luna_rollout(
+        home.path(),
+        "2026-07-29",
+        "0198d000-0000-7000-8000-0000000000c1",
+    );
+    luna_rollout(
+        home.path(),
+        "2026-07-31",
+        "0198d000-0000-7000-8000-0000000000c2",
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&usage_at_codex_home(home.path().to_str().unwrap())).unwrap();
+    let cost = |id: &str| {
+        let s = v["sessions"].as_array().unwrap();
+        let s = s
+            .iter()
+            .find(|s| s["sessionId"].as_str().unwrap().ends_with(id))
+            .unwrap();
+        s["costUSD"].as_f64().unwrap()
+    };
+    assert!((cost("c1") - 0.7).abs() < 1e-9, "{}", cost("c1"));
+    assert!((cost("c2") - 0.14).abs() < 1e-9, "{}", cost("c2"));
+}

@@ -87,6 +87,16 @@ const FACTS: &[(&str, f64, f64, f64, f64, f64, u64)] = &[
     ),
     ("claude-fable-5", 10.0, 12.50, 20.0, 1.00, 50.0, 512),
     ("claude-fable-5-1", 10.0, 12.50, 20.0, 0.25, 50.0, 512),
+    // The model overviews of the 5.5 models (Sonnet 5.5 at its newest
+    // row, reads at $0.10 from 2026-10-07); Mythos as Fable on the
+    // pricing page; Fable / Mythos 5.2 from third parties.
+    ("claude-opus-5-5", 4.0, 5.0, 8.0, 0.20, 20.0, 512),
+    ("claude-sonnet-5-5", 2.0, 2.50, 4.0, 0.10, 10.0, 1024),
+    ("claude-haiku-5-5", 0.10, 0.125, 0.20, 0.01, 0.50, 4096),
+    ("claude-mythos-5", 10.0, 12.50, 20.0, 1.00, 50.0, 512),
+    ("claude-mythos-5-1", 10.0, 12.50, 20.0, 0.25, 50.0, 512),
+    ("claude-fable-5-2", 8.0, 10.0, 16.0, 0.20, 40.0, 512),
+    ("claude-mythos-5-2", 8.0, 10.0, 16.0, 0.20, 40.0, 512),
 ];
 
 #[test]
@@ -121,14 +131,22 @@ fn every_model_in_facts_has_the_right_prices() {
 /// OpenAI's models, from OpenAI's pricing page: USD per million tokens of
 /// input, cached input and output, and the input window.
 const OPENAI: &[(&str, f64, f64, f64, u64)] = &[
-    ("gpt-5.6", 5.0, 0.5, 30.0, 1_050_000),
-    ("gpt-5.6-sol", 5.0, 0.5, 30.0, 400_000),
-    ("gpt-5.6-terra", 2.5, 0.25, 15.0, 400_000),
-    ("gpt-5.6-luna", 1.0, 0.1, 6.0, 400_000),
+    ("gpt-6.2-sol", 2.0, 0.1, 10.0, 922_000),
+    ("gpt-6.2-astra", 8.0, 0.4, 40.0, 922_000),
+    ("gpt-6.1-sol", 2.0, 0.1, 10.0, 922_000),
+    ("gpt-6.1-terra", 1.0, 0.05, 5.0, 922_000),
+    ("gpt-6-sol", 2.0, 0.2, 10.0, 922_000),
+    ("gpt-6-luna", 0.1, 0.01, 0.5, 922_000),
+    ("gpt-6-astra", 10.0, 1.0, 50.0, 922_000),
+    // The newest rows: Sol's promotion, Terra's and Luna's cut.
+    ("gpt-5.6", 4.0, 0.4, 20.0, 1_050_000),
+    ("gpt-5.6-sol", 4.0, 0.4, 20.0, 1_050_000),
+    ("gpt-5.6-terra", 2.0, 0.2, 12.0, 1_050_000),
+    ("gpt-5.6-luna", 0.2, 0.02, 1.2, 1_050_000),
     ("gpt-5.5", 5.0, 0.5, 30.0, 1_050_000),
     ("gpt-5.4", 2.5, 0.25, 15.0, 1_050_000),
-    ("gpt-5.4-mini", 0.75, 0.075, 4.5, 400_000),
-    ("gpt-5.4-nano", 0.2, 0.02, 1.25, 400_000),
+    ("gpt-5.4-mini", 0.75, 0.075, 4.5, 1_050_000),
+    ("gpt-5.4-nano", 0.2, 0.02, 1.25, 1_050_000),
     ("gpt-5.3-codex", 1.75, 0.175, 14.0, 272_000),
     ("gpt-5.2", 1.75, 0.175, 14.0, 272_000),
     ("gpt-5.2-codex", 1.75, 0.175, 14.0, 272_000),
@@ -162,14 +180,18 @@ fn every_openai_model_has_its_prices_window_and_write_rule() {
             (input, cached, output),
             "{name}"
         );
-        // GPT-5.6 and later cache at breakpoints and bill writes at 1.25×
-        // input; the earlier models' automatic cache stores for free.
-        let breakpoints = name.starts_with("gpt-5.6");
+        // GPT-5.6 and later cache at breakpoints and bill 30-minute
+        // writes at 1.25× input, 12-hour ones (the 1-hour column) at the
+        // same price on GPT-5.6 and 2.5× on GPT-6.x; the earlier models'
+        // automatic cache stores for free.
+        let gpt6 = name.starts_with("gpt-6");
+        let breakpoints = name.starts_with("gpt-5.6") || gpt6;
         assert_eq!(m.breakpoint_cache, breakpoints, "{name}");
         let write = if breakpoints { input * 1.25 } else { input };
+        let long_write = if gpt6 { input * 2.5 } else { write };
         assert_eq!(
             (r.cache_write_5m, r.cache_write_1h),
-            (write, write),
+            (write, long_write),
             "{name}"
         );
         assert_eq!(m.window_tokens(), window, "{name}");
@@ -224,8 +246,16 @@ const GEMINI: &[GeminiRow] = &[
         Some((4.0, 0.4, 18.0)),
         Some(4.5),
     ),
+    // Argon's newest row (doubled on 2026-12-01) and 3.8 Flash's (after
+    // its promotion ends on 2026-12-31).
+    ("gemini-4-argon", 4.0, 0.2, 20.0, 4096, None, None),
+    ("gemini-4-neon", 3.0, 0.15, 15.0, 4096, None, None),
+    ("gemini-4-hydrogen", 1.5, 0.075, 7.5, 4096, None, None),
+    ("gemini-3.8-flash", 1.5, 0.15, 7.5, 4096, None, None),
+    ("gemini-3.7-flash", 0.75, 0.075, 3.75, 4096, None, None),
     ("gemini-3.6-flash", 1.5, 0.15, 7.5, 4096, None, None),
     ("gemini-3.5-flash", 1.5, 0.15, 9.0, 4096, None, None),
+    ("gemini-3.5-flash-lite", 0.3, 0.03, 2.5, 4096, None, None),
     ("gemini-3-flash", 0.5, 0.05, 3.0, 4096, None, Some(1.0)),
     (
         "gemini-2.5-pro",
@@ -286,6 +316,11 @@ fn every_gemini_model_has_its_prices_minimum_and_storage() {
     assert_eq!(
         p.lookup("gemini/gemini-2.5-pro").unwrap().id,
         "gemini-2.5-pro"
+    );
+    // Google's own id of 3 Flash.
+    assert_eq!(
+        p.lookup("gemini-3-flash-preview").unwrap().id,
+        "gemini-3-flash"
     );
 }
 
@@ -365,7 +400,7 @@ fn unknown_model_lists_the_three_closest_ids() {
         PricingError::UnknownModel { closest, .. } => assert_eq!(closest.len(), 3),
         other => panic!("{other:?}"),
     }
-    insta::assert_snapshot!(err.to_string(), @"unknown model `mistral-large` (closest known: gpt-5-nano, gemini-3-flash, gpt-4.1)");
+    insta::assert_snapshot!(err.to_string(), @"unknown model `mistral-large` (closest known: nova-lite, gemini-4-argon, gpt-5-nano)");
 }
 
 fn usage(input: u64, w5: u64, w1: u64, read: u64, output: u64) -> Usage {
@@ -612,7 +647,18 @@ fn native_file_overrides_and_adds() {
 fn models_rows_cover_the_table() {
     let p = Pricing::builtin();
     let rows = p.rows();
-    assert_eq!(rows.len(), p.models().len());
+    // One row per price row: a model whose price changed has several.
+    let price_rows: usize = p.models().iter().map(|m| m.rows().len()).sum();
+    assert_eq!(rows.len(), price_rows);
+    assert!(rows.len() > p.models().len());
+    let luna: Vec<_> = rows.iter().filter(|r| r.id == "gpt-5.6-luna").collect();
+    assert_eq!(luna.len(), 2);
+    assert_eq!((luna[0].effective_from, luna[0].input), (None, 1.0));
+    assert_eq!(
+        luna[1].effective_from.map(|d| d.to_string()).as_deref(),
+        Some("2026-07-30")
+    );
+    assert_eq!((luna[1].input, luna[1].window_tokens), (0.2, 1_050_000));
     let s45 = rows
         .iter()
         .find(|r| r.id == "claude-sonnet-4-5-20250929")
@@ -653,7 +699,7 @@ fn malformed_pricing_files_name_the_file_and_the_place() {
     );
     insta::assert_snapshot!(
         merge_err(r#"{"models": {"claude-sonnet-4-6": {"inptu": 3}}}"#),
-        @"prices.json: at /models/claude-sonnet-4-6/inptu: expected one of the members aliases, input, cache_write_5m, cache_write_1h, cache_read, output, min_cacheable_tokens, tool_prompt_tokens, framing, long_context, description"
+        @"prices.json: at /models/claude-sonnet-4-6/inptu: expected one of the members aliases, effective_from, input, cache_write_5m, cache_write_1h, cache_read, output, min_cacheable_tokens, tool_prompt_tokens, framing, long_context, description"
     );
     insta::assert_snapshot!(
         merge_err(r#"{"models": {"claude-x": {"input": 1, "output": 2, "framing": {"per_message": -1}}}}"#),

@@ -468,9 +468,10 @@ fn a_bedrock_converse_log_replays_its_recorded_cache_points() {
     let calls = v["calls"].as_array().unwrap();
     assert!(calls[0]["cache_creation_input_tokens"].as_u64().unwrap() > 0);
     assert!(calls[1]["cache_read_input_tokens"].as_u64().unwrap() > 0);
-    // Priced as that model: the recorded bill of the second call.
+    // Priced as that model at the regional rate of its `us.` profile
+    // (1.1x): the recorded bill of the second call.
     let rec = calls[1]["recorded_cost_usd"].as_f64().unwrap();
-    let expect = (3.0 * 3.0 + 2000.0 * 0.3 + 130.0 * 3.75 + 20.0 * 15.0) / 1e6;
+    let expect = (3.0 * 3.0 + 2000.0 * 0.3 + 130.0 * 3.75 + 20.0 * 15.0) / 1e6 * 1.1;
     assert!((rec - expect).abs() < 1e-12, "{rec} vs {expect}");
 }
 

@@ -225,8 +225,11 @@ pub fn run(plan: &crate::UsagePlan) -> Result<UsageReport, crate::AppError> {
 /// per-response sum). A sum of responses cannot be priced as one request:
 /// the long-context premium of Sonnet 4 / 4.5 applies to a request whose
 /// own input passes the threshold, and a session's sum passes it long
-/// before any request does. Rows recorded with `speed: "fast"` (model
-/// `<id>-fast`) are priced as their base model.
+/// before any request does. Each response is priced at the row in force on
+/// its UTC day. Rows recorded with `speed: "fast"` (model `<id>-fast`) are
+/// priced as their base model at its fast-mode multiple, and a Bedrock
+/// regional profile (`us.anthropic.…`) at the regional one, where the table
+/// has them.
 pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
     build_all(scan, &CodexUsageScan::default(), pricing)
 }
@@ -322,14 +325,27 @@ fn session_row(
         project_path: s.project_path.clone(),
     };
     for m in &s.models {
-        let base = m.model.strip_suffix("-fast").unwrap_or(&m.model);
+        let (base, fast) = match m.model.strip_suffix("-fast") {
+            Some(base) => (base, true),
+            None => (m.model.as_str(), false),
+        };
         let cost = match pricing.lookup(base) {
-            Ok(p) => Some(
-                m.responses
-                    .iter()
-                    .map(|t| p.cost_usd(&usage_of(t), false))
-                    .sum(),
-            ),
+            Ok(p) => {
+                // Fast mode and a regional endpoint bill every rate at the
+                // model's documented multiple; without one, at base.
+                let regional = crate::cost::pricing::is_regional_id(base);
+                let scale = p.modifiers.scale(fast, regional);
+                Some(
+                    m.responses
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| {
+                            let at = m.response_ms.get(i).copied();
+                            p.cost_usd_at(&usage_of(t), false, at) * scale
+                        })
+                        .sum(),
+                )
+            }
             Err(_) => {
                 unpriced.add(&m.model, &s.session_id, m.responses.len() as u64);
                 None
@@ -469,26 +485,30 @@ pub struct CodexTotals {
 /// One model's cost in a Codex session (see [`build_all`]).
 fn codex_model_cost(m: &CodexModelUsage, pricing: &Pricing) -> Option<f64> {
     let p = pricing.lookup(&m.model).ok()?;
-    let long = |input: u64| p.long_context.is_some_and(|lc| input > lc.threshold_tokens);
     // ccusage's sums are per day (UTC), each priced, then added: the same
-    // bits need the same grouping.
+    // bits need the same grouping. A day's price is the row in force that
+    // day.
     let mut days: BTreeMap<u64, CodexTokens> = BTreeMap::new();
     let mut alone = 0.0;
     for c in &m.calls {
         let t = &c.tokens;
-        if long(t.input) {
+        let row = p.row_at(Some(c.at_ms));
+        if row
+            .long_context
+            .is_some_and(|lc| t.input > lc.threshold_tokens)
+        {
             let cached = t.cached.min(t.input);
             let written = t.written.min(t.input - cached);
             let u = Usage::new(t.input - cached - written, written, 0, cached, t.output);
-            alone += p.cost_usd(&u, false);
+            alone += p.cost_usd_at(&u, false, Some(c.at_ms));
         } else {
             days.entry(c.at_ms / 86_400_000).or_default().add(t);
         }
     }
     let per = |usd_per_million: f64| usd_per_million / 1e6;
-    let r = &p.rates;
     let mut cost = 0.0;
-    for sum in days.values() {
+    for (&day, sum) in &days {
+        let r = &p.row_at(Some(day * 86_400_000)).rates;
         let written = sum.written.min(sum.uncached());
         // With no writes this is ccusage's expression, term for term.
         cost += (sum.uncached() - written) as f64 * per(r.input)
@@ -598,6 +618,7 @@ mod tests {
                     model: model.into(),
                     tokens,
                     responses,
+                    response_ms: Vec::new(),
                 }],
                 models_seen: vec![model.into()],
                 first_ms: Some(0),
@@ -624,6 +645,22 @@ mod tests {
         assert!(r.unpriced.is_empty());
         assert_eq!(r.sessions[0].total_cost, Some(r.totals.total_cost));
         r.totals.total_cost
+    }
+
+    #[test]
+    fn fast_mode_and_regional_profiles_bill_their_multiples() {
+        let t = TokenSums {
+            input: 1000,
+            output: 1000,
+            ..TokenSums::default()
+        };
+        // Opus 4.8: $5 in / $25 out; fast mode 2x, a `us.` profile 1.1x.
+        let close = |got: f64, want: f64| assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        close(cost("claude-opus-4-8", vec![t]), 0.030);
+        close(cost("claude-opus-4-8-fast", vec![t]), 0.060);
+        close(cost("us.anthropic.claude-opus-4-8-v1:0", vec![t]), 0.033);
+        // Claude 3 Haiku has neither modifier documented: its base rate.
+        close(cost("claude-3-haiku-20240307-fast", vec![t]), 0.0015);
     }
 
     fn close(a: f64, b: f64) -> bool {

@@ -275,7 +275,7 @@ mod tests {
     fn the_implicit_breakpoint_writes_the_prompt_and_is_billed() {
         let m = model("gpt-5.6");
         assert!(m.breakpoint_cache);
-        assert_eq!(m.rates.cache_write_5m, 6.25, "1.25x input");
+        assert_eq!(m.rates.cache_write_5m, m.rates.input * 1.25, "1.25x input");
         let mut c = cache();
         let p = [blk(1, 1500), blk(2, 300)];
         let u = send(&mut c, &m, &p, 0);

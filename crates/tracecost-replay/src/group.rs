@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cost::cache_sim::{Breakpoint, EntryState, PrefixBlock, PrefixIndex, PrefixKind};
-use crate::cost::pricing::{ModelPrice, Usage};
+use crate::cost::pricing::{ModelPrice, Usage, is_regional_id};
 use crate::cost::prompt_cache::PromptCache;
 use crate::cost::tokens::FastBuild;
 use crate::engine::wire::Ttl;
@@ -750,11 +750,18 @@ impl<'a> Simulator<'a> {
                     _ => Arc::from(s.price.id.as_str()),
                 };
                 last_model = Some(model.clone());
+                // A regional endpoint (a Bedrock `us.` profile) bills
+                // every rate at the model's regional multiple.
+                let scale = s
+                    .price
+                    .modifiers
+                    .scale(false, is_regional_id(trace.model_of(call)));
                 RecordedCall {
                     messages: trace.history_of(call).len(),
-                    cost_usd: usage.map(|u| s.price.cost_usd(&u, batch)),
+                    cost_usd: usage.map(|u| s.price.cost_usd_at(&u, batch, call.start_ms) * scale),
                     usage,
                     model,
+                    start_ms: call.start_ms,
                 }
             })
             .collect();
@@ -769,13 +776,17 @@ impl<'a> Simulator<'a> {
                     messages: rec.messages,
                     chars: shared.chars,
                     usage,
-                    cost_usd: shared.price.cost_usd(&usage, batch),
+                    cost_usd: shared.price.cost_usd_at(&usage, batch, rec.start_ms)
+                        * shared.price.modifiers.scale(
+                            false,
+                            is_regional_id(c.model_for_call(trace, &trace.calls[shared.ci])),
+                        ),
                     compacted: compacted.get(ci).cloned().unwrap_or_default(),
                     recorded: rec.usage,
                     recorded_cost_usd: rec.cost_usd,
                     model: rec.model.clone(),
                     stable_prefix_tokens: shared.stable_prefix_tokens,
-                    over_window: usage.total_input() > shared.price.window_tokens(),
+                    over_window: over_window(&usage, rec.usage.as_ref(), shared.price),
                     cache_cause,
                 })
                 .collect();
@@ -813,6 +824,17 @@ struct RecordedCall {
     usage: Option<Usage>,
     cost_usd: Option<f64>,
     model: Arc<str>,
+    /// When the call started: its price is the row in force that day.
+    start_ms: Option<u64>,
+}
+
+/// Whether the API would refuse a request of `usage`: its input is over
+/// the model's window and over what the record shows the API accepted
+/// and billed for the same call (a recorded call is proof the window
+/// holds it, whatever the table says).
+fn over_window(usage: &Usage, recorded: Option<&Usage>, price: &ModelPrice) -> bool {
+    let accepted = recorded.map_or(0, Usage::total_input);
+    usage.total_input() > price.window_tokens().max(accepted)
 }
 
 /// One config's simulation of the calls of a live trace, as it is held
@@ -1080,6 +1102,28 @@ fn bill(
     });
     calls.push(&outcome.usage, cache_cause);
     Ok(())
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::over_window;
+    use crate::cost::pricing::{Pricing, Usage};
+
+    #[test]
+    fn a_call_the_record_shows_billed_is_never_over_the_window() {
+        let p = Pricing::builtin();
+        // Claude 3 Haiku: a 200K window in the table.
+        let haiku = p.lookup("claude-3-haiku").unwrap();
+        let big = Usage::new(250_000, 0, 0, 0, 10);
+        assert!(over_window(&big, None, haiku));
+        assert!(!over_window(&big, Some(&big), haiku));
+        // A replay that sends more than the record did is still over.
+        let bigger = Usage::new(260_000, 0, 0, 0, 10);
+        assert!(over_window(&bigger, Some(&big), haiku));
+        // Opus 5's documented 1M window holds a 383K prompt.
+        let opus = p.lookup("claude-opus-5").unwrap();
+        assert!(!over_window(&Usage::new(1, 0, 0, 383_000, 10), None, opus));
+    }
 }
 
 #[cfg(test)]

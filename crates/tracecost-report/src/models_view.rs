@@ -8,9 +8,10 @@ use super::export::{
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, fixed, md_escape};
-use crate::cost::pricing::ModelRow;
+use crate::cost::pricing::{ModelRow, Multipliers};
 
-/// `tracecost models`: one row per priced model.
+/// `tracecost models`: one row per price row of each priced model (a
+/// model whose price changed has a row per day it changed).
 ///
 /// Json: the rows as they are. Csv, Markdown, Table: prices in USD per
 /// million tokens with two places (more where a price needs them); `—`
@@ -28,8 +29,9 @@ impl Exportable for ModelsView<'_> {
     }
 }
 
-const HEAD: [&str; 10] = [
+const HEAD: [&str; 13] = [
     "model",
+    "from",
     "aliases",
     "input",
     "write 5m",
@@ -37,15 +39,21 @@ const HEAD: [&str; 10] = [
     "read",
     "storage/h",
     "output",
+    "window",
     "min cache",
     "long context",
+    "modifiers",
 ];
 
-fn cells(rows: &[ModelRow]) -> Vec<[String; 10]> {
+/// The columns holding numbers (right-aligned): input to min cache.
+const NUMBERS: std::ops::Range<usize> = 3..11;
+
+fn cells(rows: &[ModelRow]) -> Vec<[String; 13]> {
     rows.iter()
         .map(|r| {
             [
                 r.id.clone(),
+                r.effective_from.map(|d| d.to_string()).unwrap_or_default(),
                 r.aliases.join(" "),
                 price(r.input),
                 r.write_5m.map_or_else(|| "—".to_owned(), price),
@@ -53,11 +61,22 @@ fn cells(rows: &[ModelRow]) -> Vec<[String; 10]> {
                 price(r.read),
                 r.storage_per_hour.map_or_else(|| "—".to_owned(), price),
                 price(r.output),
+                r.window_tokens.to_string(),
                 r.min_cacheable_tokens.to_string(),
                 r.long_context.clone().unwrap_or_default(),
+                modifiers(&r.modifiers),
             ]
         })
         .collect()
+}
+
+/// `fast ×2, regional ×1.1, flex ×0.5`: the modifiers a model has.
+fn modifiers(m: &Multipliers) -> String {
+    [("fast", m.fast), ("regional", m.regional), ("flex", m.flex)]
+        .into_iter()
+        .filter_map(|(name, f)| f.map(|f| format!("{name} ×{f}")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A price with two places, or as many as it needs up to four (OpenAI's
@@ -93,7 +112,11 @@ impl Exporter<ModelsView<'_>> for MarkdownExporter {
     fn export(&self, view: &ModelsView<'_>, out: &mut dyn Write) -> io::Result<()> {
         let mut out = io::BufWriter::new(out);
         writeln!(out, "{}", md_row(&HEAD))?;
-        writeln!(out, "|---|---|{}---|", "---:|".repeat(7))?;
+        writeln!(
+            out,
+            "|---|---|---|{}---|---|",
+            "---:|".repeat(NUMBERS.len())
+        )?;
         for r in cells(view.rows) {
             writeln!(out, "{}", md_row(&r.map(|c| md_escape(&c))))?;
         }
@@ -106,12 +129,12 @@ impl Exporter<ModelsView<'_>> for TableExporter {
         let mut out = io::BufWriter::new(out);
         writeln!(
             out,
-            "Prices in USD per million tokens; storage/h = a cached content's storage per hour; min cache = minimum cacheable prefix in tokens."
+            "Prices in USD per million tokens; from = the UTC day a row took effect (a call is priced at the row in force on its day; blank: the first row); storage/h = a cached content's storage per hour; window = input tokens a request may send; min cache = minimum cacheable prefix in tokens; modifiers = multiples of every rate for fast mode, regional endpoints and OpenAI's flex tier."
         )?;
         // Prices and the minimum are numbers; names and notes are text.
         write_lines(
             &mut out,
-            aligned_lines(HEAD, &cells(view.rows), |i| (2..9).contains(&i)),
+            aligned_lines(HEAD, &cells(view.rows), |i| NUMBERS.contains(&i)),
         )?;
         out.flush()
     }

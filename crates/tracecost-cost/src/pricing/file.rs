@@ -10,7 +10,8 @@ use crate::engine::cache::ProviderKind;
 
 use super::{
     Framing, LONG_CONTEXT_THRESHOLD, LongContext, MAX_FILE_TOKENS, MAX_PRICE_PER_MTOK,
-    MergeSummary, ModelPrice, Pricing, PricingError, Rates, ToolPrompt,
+    MergeSummary, ModelPrice, Multipliers, PriceDate, PriceRow, Pricing, PricingError, Rates,
+    ToolPrompt,
 };
 
 impl Pricing {
@@ -85,6 +86,9 @@ impl Pricing {
             tool_prompt: template.map_or_else(ToolPrompt::default, |t| t.tool_prompt),
             framing: template.map_or_else(Framing::default, |t| t.framing),
             long_context: None,
+            effective_from: None,
+            earlier: Vec::new(),
+            modifiers: template.map_or_else(Multipliers::default, |t| t.modifiers),
             provider: template.map_or(ProviderKind::Anthropic, |t| t.provider),
             context_window: template.and_then(|t| t.context_window),
             extended_cache_only: template.is_some_and(|t| t.extended_cache_only),
@@ -141,13 +145,47 @@ impl Pricing {
             return Err(ctx.shape("/models", "an object mapping model ids to prices"));
         };
         for (id, entry) in models {
-            let at = |field: &str| ptr(&["models", id, field]);
-            let Value::Object(obj) = entry else {
-                return Err(ctx.shape(&ptr(&["models", id]), "an object of prices"));
-            };
+            let base = ptr(&["models", id]);
             if id.trim().is_empty() {
-                return Err(ctx.shape(&ptr(&["models", id]), "a non-empty model id"));
+                return Err(ctx.shape(&base, "a non-empty model id"));
             }
+            match entry {
+                Value::Object(obj) => self.merge_native_row(ctx, id, obj, &base, &mut summary)?,
+                // Several rows of one model, each with its own day.
+                Value::Array(rows) if !rows.is_empty() => {
+                    for (i, row) in rows.iter().enumerate() {
+                        let at = format!("{base}/{i}");
+                        let Value::Object(obj) = row else {
+                            return Err(ctx.shape(&at, "an object of prices"));
+                        };
+                        self.merge_native_row(ctx, id, obj, &at, &mut summary)?;
+                    }
+                }
+                _ => {
+                    return Err(ctx.shape(
+                        &base,
+                        "an object of prices, or a non-empty array of them (one per effective date)",
+                    ));
+                }
+            }
+        }
+        Ok(summary)
+    }
+
+    /// Merges one native row of model `id` (at JSON pointer `base`): an
+    /// undated row changes the model's newest prices; a row with
+    /// `effective_from` is the model's price from that UTC day on, over
+    /// the row in force that day, and replaces the rows from that day on.
+    fn merge_native_row(
+        &mut self,
+        ctx: &Ctx<'_>,
+        id: &str,
+        obj: &Map<String, Value>,
+        base: &str,
+        summary: &mut MergeSummary,
+    ) -> Result<(), PricingError> {
+        let at = |field: &str| format!("{base}/{field}");
+        {
             let (existing, mut m) = self.existing_or_template(id);
             let is_new = existing.is_none();
             for key in obj.keys() {
@@ -158,6 +196,24 @@ impl Pricing {
                     ));
                 }
             }
+            let dated = match obj.get("effective_from") {
+                None | Some(Value::Null) => None,
+                Some(v) => {
+                    let day = v.as_str().and_then(PriceDate::parse).ok_or_else(|| {
+                        ctx.shape(&at("effective_from"), "a date, YYYY-MM-DD (UTC)")
+                    })?;
+                    // The row starts from the prices in force that day.
+                    let in_force = m.row_on(day);
+                    m.rates = in_force.rates;
+                    m.long_context = in_force.long_context;
+                    let kept: Vec<PriceRow> = m
+                        .rows()
+                        .into_iter()
+                        .filter(|r| r.from.is_none_or(|f| f < day))
+                        .collect();
+                    Some((day, kept))
+                }
+            };
             let num = |field: &str| ctx.opt_price(obj.get(field), &at(field));
             let input = num("input")?;
             let output = num("output")?;
@@ -198,9 +254,7 @@ impl Pricing {
                 };
                 for (i, a) in items.iter().enumerate() {
                     let Value::String(a) = a else {
-                        return Err(
-                            ctx.shape(&ptr(&["models", id, "aliases", &i.to_string()]), "a string")
-                        );
+                        return Err(ctx.shape(&format!("{base}/aliases/{i}"), "a string"));
                     };
                     if !m.aliases.iter().any(|x| x.eq_ignore_ascii_case(a)) {
                         m.aliases.push(a.clone());
@@ -213,7 +267,7 @@ impl Pricing {
                 m.min_cacheable_tokens = v;
             }
             if let Some(v) = obj.get("tool_prompt_tokens") {
-                let base = ptr(&["models", id, "tool_prompt_tokens"]);
+                let base = at("tool_prompt_tokens");
                 let o = ctx.object(v, &base, &["auto_none", "any_tool"])?;
                 let sub = |f: &str| format!("{base}/{f}");
                 if let Some(n) = ctx.opt_count(o.get("auto_none"), &sub("auto_none"))? {
@@ -224,7 +278,7 @@ impl Pricing {
                 }
             }
             if let Some(v) = obj.get("framing") {
-                let base = ptr(&["models", id, "framing"]);
+                let base = at("framing");
                 let o = ctx.object(v, &base, &["per_message", "per_block", "per_tool"])?;
                 let sub = |f: &str| format!("{base}/{f}");
                 if let Some(n) = ctx.opt_count(o.get("per_message"), &sub("per_message"))? {
@@ -241,7 +295,7 @@ impl Pricing {
                 None => {}
                 Some(Value::Null) => m.long_context = None,
                 Some(v) => {
-                    let base = ptr(&["models", id, "long_context"]);
+                    let base = at("long_context");
                     let o = ctx.object(v, &base, &LONG_CONTEXT_FIELDS)?;
                     let sub = |f: &str| format!("{base}/{f}");
                     let lin = ctx
@@ -277,9 +331,13 @@ impl Pricing {
                     });
                 }
             }
-            self.commit(existing, m, &mut summary);
+            if let Some((day, kept)) = dated {
+                m.earlier = kept;
+                m.effective_from = Some(day);
+            }
+            self.commit(existing, m, summary);
         }
-        Ok(summary)
+        Ok(())
     }
 
     fn merge_litellm(
@@ -505,6 +563,9 @@ fn template_of(provider: ProviderKind, name: &str) -> ModelPrice {
     m.id = name.trim().to_string();
     m.aliases.clear();
     m.long_context = None;
+    m.effective_from = None;
+    m.earlier.clear();
+    m.modifiers = Multipliers::default();
     m.extended_cache_only = false;
     m.breakpoint_cache = false;
     // A new model's storage price is not its neighbour's to guess.
@@ -512,8 +573,9 @@ fn template_of(provider: ProviderKind, name: &str) -> ModelPrice {
     m
 }
 
-const NATIVE_FIELDS: [&str; 11] = [
+const NATIVE_FIELDS: [&str; 12] = [
     "aliases",
+    "effective_from",
     "input",
     "cache_write_5m",
     "cache_write_1h",

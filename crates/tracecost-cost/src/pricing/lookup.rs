@@ -124,12 +124,12 @@ fn version_dots_as_dashes(s: &str) -> String {
 }
 
 /// Whether a cache write of `m` has a price of its own: every model but
-/// OpenAI's before GPT-5.6 and Gemini's, whose automatic caches store for
-/// free.
+/// OpenAI's before GPT-5.6, Gemini's and Amazon Nova's, whose caches store
+/// for free.
 fn bills_writes(m: &super::ModelPrice) -> bool {
     match m.provider {
         ProviderKind::OpenAi => m.breakpoint_cache,
-        ProviderKind::Google => false,
+        ProviderKind::Google | ProviderKind::BedrockConverse => false,
         _ => true,
     }
 }
@@ -294,31 +294,40 @@ impl Pricing {
         Ok(self.lookup(model)?.cost_usd(usage, batch))
     }
 
-    /// Structured rows for `tracecost models`, in table order.
+    /// Structured rows for `tracecost models`, in table order: one per
+    /// price row of a model, oldest first.
     pub fn rows(&self) -> Vec<ModelRow> {
         self.models
             .iter()
-            .map(|m| ModelRow {
-                id: m.id.clone(),
-                aliases: m.aliases.clone(),
-                input: m.rates.input,
-                // OpenAI's automatic cache stores for free: no write price.
-                write_5m: bills_writes(m).then_some(m.rates.cache_write_5m),
-                write_1h: bills_writes(m).then_some(m.rates.cache_write_1h),
-                read: m.rates.cache_read,
-                storage_per_hour: m.cache_storage_per_mtok_hour,
-                output: m.rates.output,
-                min_cacheable_tokens: m.min_cacheable_tokens,
-                long_context: m.long_context.map(|lc| {
-                    format!(
-                        "above {} input tokens the whole request costs ${} in / ${} out per MTok",
-                        lc.threshold_tokens,
-                        fmt_usd(lc.rates.input),
-                        fmt_usd(lc.rates.output)
-                    )
-                }),
-            })
+            .flat_map(|m| m.rows().into_iter().map(move |r| model_row(m, &r)))
             .collect()
+    }
+}
+
+/// The `tracecost models` row of one price row of `m`.
+fn model_row(m: &ModelPrice, r: &super::PriceRow) -> ModelRow {
+    ModelRow {
+        id: m.id.clone(),
+        effective_from: r.from,
+        aliases: m.aliases.clone(),
+        input: r.rates.input,
+        // OpenAI's automatic cache stores for free: no write price.
+        write_5m: bills_writes(m).then_some(r.rates.cache_write_5m),
+        write_1h: bills_writes(m).then_some(r.rates.cache_write_1h),
+        read: r.rates.cache_read,
+        storage_per_hour: m.cache_storage_per_mtok_hour,
+        output: r.rates.output,
+        window_tokens: m.window_tokens(),
+        min_cacheable_tokens: m.min_cacheable_tokens,
+        long_context: r.long_context.map(|lc| {
+            format!(
+                "above {} input tokens the whole request costs ${} in / ${} out per MTok",
+                lc.threshold_tokens,
+                fmt_usd(lc.rates.input),
+                fmt_usd(lc.rates.output)
+            )
+        }),
+        modifiers: m.modifiers,
     }
 }
 

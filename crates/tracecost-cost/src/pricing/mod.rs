@@ -33,6 +33,25 @@
 //!   output included, is billed at $6 input / $22.50 output, cache
 //!   multipliers on top. 4.6 and later models have none.
 //!
+//! # Prices that change
+//!
+//! A model's prices are rows, each with the UTC day it took effect
+//! ([`ModelPrice::effective_from`], [`ModelPrice::earlier`]): a call is
+//! priced at the row in force on the day it started
+//! ([`ModelPrice::row_at`]), a call without a start time at the newest row.
+//! The built-in table lists a model once per row (OpenAI's 2026-07-30 cut
+//! of GPT-5.6 Terra and Luna, GPT-5.6 Sol's promotion, Sonnet 5.5's read
+//! cut, Gemini 4 Argon's and 3.8 Flash's promotions ending).
+//!
+//! # Modifiers
+//!
+//! [`Multipliers`] scale every rate of a request: fast mode (Claude Code's
+//! `speed: "fast"`, read by `usage` as `<id>-fast`), a regional endpoint
+//! (a Bedrock `us.` / `eu.` profile in the model id, [`is_regional_id`])
+//! and OpenAI's flex tier, where the model's documentation gives them.
+//! Anthropic's `usage.inference_geo` and OpenAI's `service_tier` are not
+//! read from records yet.
+//!
 //! Multipliers on base input (used for defaults when a pricing file omits a
 //! cache price) are [`WRITE_5M_MULTIPLIER`], [`WRITE_1H_MULTIPLIER`] and
 //! [`READ_MULTIPLIER`]; the Batch API discount [`BATCH_DISCOUNT`] stacks with
@@ -75,6 +94,21 @@
 //!     }
 //!   }
 //! }
+//! ```
+//!
+//! **Dated rows.** A model's value may also be an array of such objects,
+//! oldest first, and any of them may carry `"effective_from":
+//! "YYYY-MM-DD"` (a UTC day): that row prices the calls of that day and
+//! later, starts from the row in force that day (members it omits keep
+//! their value) and replaces the model's rows from that day on; earlier
+//! rows stay. A row without `effective_from` changes the model's newest
+//! row, as files written before dated rows existed did:
+//!
+//! ```json
+//! { "models": { "gpt-5.6-luna": [
+//!     { "input": 1, "cache_read": 0.1, "output": 6 },
+//!     { "effective_from": "2026-07-30", "input": 0.2, "cache_read": 0.02, "output": 1.2 }
+//! ] } }
 //! ```
 //!
 //! Every member is optional for a model that already exists (only the given
@@ -120,6 +154,7 @@
 //! resolution, `file` the pricing-file parsers.
 
 mod builtin;
+mod date;
 mod file;
 mod lookup;
 
@@ -129,6 +164,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::engine::cache::ProviderKind;
 
+pub use date::PriceDate;
 pub use lookup::{ModelId, Pricing, model_id};
 
 /// 5-minute cache write price as a multiple of base input.
@@ -274,6 +310,19 @@ pub struct ModelPrice {
     pub framing: Framing,
     /// Long-context premium, if the model has one.
     pub long_context: Option<LongContext>,
+    /// The day `rates` and `long_context` took effect (`None`: in force
+    /// for every day the table knows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective_from: Option<PriceDate>,
+    /// The rows in force before `effective_from`, oldest first: each from
+    /// its own day until the next row's. A call is priced at the row in
+    /// force on its UTC day ([`ModelPrice::row_at`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<PriceRow>,
+    /// Multipliers of the documented price modifiers (fast mode, regional
+    /// endpoints, service tiers) the model has.
+    #[serde(skip)]
+    pub modifiers: Multipliers,
     /// Whose API serves it: whose cache rules, framing and usage fields
     /// apply.
     #[serde(skip)]
@@ -296,6 +345,59 @@ pub struct ModelPrice {
     /// not simulated for the model).
     #[serde(skip)]
     pub cache_storage_per_mtok_hour: Option<f64>,
+}
+
+/// The factors a model's documented modifiers apply to every rate of a
+/// request (`None`: the model has no such modifier, or its price is not
+/// documented, and the request is priced at the standard rate).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Multipliers {
+    /// Fast mode (Anthropic `speed: "fast"`, OpenAI's Fast / `priority`
+    /// tier).
+    pub fast: Option<f64>,
+    /// A regional endpoint or data-residency request (Bedrock `us.` /
+    /// `eu.` profiles, Anthropic `inference_geo`).
+    pub regional: Option<f64>,
+    /// OpenAI's `flex` tier.
+    pub flex: Option<f64>,
+}
+
+/// Bedrock's cross-region inference profiles of one geography (`us.`,
+/// `eu.`, …), billed at the regional rate; `global.` profiles and bare ids
+/// are billed at the standard rate.
+const REGIONAL_PROFILES: [&str; 7] = ["us", "eu", "apac", "au", "jp", "ca", "us-gov"];
+
+/// Whether a model id names a regional endpoint: a Bedrock profile of one
+/// geography (`us.anthropic.claude-…`).
+pub fn is_regional_id(model: &str) -> bool {
+    // Without allocating: asked of every replayed call.
+    model.trim().split_once('.').is_some_and(|(prefix, rest)| {
+        REGIONAL_PROFILES
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(prefix))
+            && rest.contains('.')
+    })
+}
+
+impl Multipliers {
+    /// The factor on every rate of a request in fast mode and/or at a
+    /// regional endpoint: the product of the modifiers the model has (1
+    /// for one it lacks).
+    pub fn scale(&self, fast: bool, regional: bool) -> f64 {
+        let pick = |on: bool, f: Option<f64>| if on { f.unwrap_or(1.0) } else { 1.0 };
+        pick(fast, self.fast) * pick(regional, self.regional)
+    }
+}
+
+/// One dated row of a model's prices.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PriceRow {
+    /// The day the row took effect (`None`: before any dated row).
+    pub from: Option<PriceDate>,
+    /// Standard rates.
+    pub rates: Rates,
+    /// Long-context premium, if any.
+    pub long_context: Option<LongContext>,
 }
 
 /// What creating a Gemini explicit cached content costs per million of its
@@ -415,22 +517,79 @@ impl ModelPrice {
         }
     }
 
-    /// The rates that apply to a request with this usage (the premium when
-    /// total input exceeds the long-context threshold), and whether the
-    /// premium applied.
-    pub fn rates_for(&self, usage: &Usage) -> (&Rates, bool) {
-        match &self.long_context {
-            Some(lc) if usage.total_input() > lc.threshold_tokens => (&lc.rates, true),
-            _ => (&self.rates, false),
+    /// Whether the model's prices changed on some day (it has more than
+    /// one row).
+    pub fn is_dated(&self) -> bool {
+        !self.earlier.is_empty()
+    }
+
+    /// The row in force at a call's start (Unix milliseconds; its UTC day):
+    /// the newest row that took effect on or before that day, the oldest
+    /// row for a day before every row, and the newest row for a call
+    /// without a time.
+    pub fn row_at(&self, at_ms: Option<u64>) -> PriceRow {
+        match at_ms {
+            Some(ms) => self.row_on(PriceDate::of_ms(ms)),
+            None => self.newest(),
         }
     }
 
-    /// Cost by component: `input·p_in + output·p_out + 5m·p_5m + 1h·p_1h +
-    /// read·p_read` with per-token prices, summed in f64 in that order
-    /// (ccusage's formula; its `2·p_in` for 1h writes equals `p_1h` for every
-    /// built-in model). `batch` applies the 50% Batch API discount.
+    /// The row in force on `day` (see [`ModelPrice::row_at`]).
+    pub fn row_on(&self, day: PriceDate) -> PriceRow {
+        // Without allocating: this is on every call's path.
+        let newest = self.newest();
+        if self.effective_from.is_none_or(|f| f <= day) {
+            return newest;
+        }
+        let in_force = self
+            .earlier
+            .iter()
+            .rev()
+            .find(|r| r.from.is_none_or(|f| f <= day));
+        in_force.or(self.earlier.first()).copied().unwrap_or(newest)
+    }
+
+    /// The newest row (`rates`, `long_context`, `effective_from`).
+    pub fn newest(&self) -> PriceRow {
+        PriceRow {
+            from: self.effective_from,
+            rates: self.rates,
+            long_context: self.long_context,
+        }
+    }
+
+    /// Every row, oldest first; the last is the newest.
+    pub fn rows(&self) -> Vec<PriceRow> {
+        let mut rows = self.earlier.clone();
+        rows.push(self.newest());
+        rows
+    }
+
+    /// The rates that apply to a request with this usage at the newest row
+    /// (the premium when total input exceeds the long-context threshold),
+    /// and whether the premium applied.
+    pub fn rates_for(&self, usage: &Usage) -> (Rates, bool) {
+        self.row_at(None).rates_for(usage)
+    }
+
+    /// Cost by component at the newest row ([`ModelPrice::cost_breakdown_at`]).
     pub fn cost_breakdown(&self, usage: &Usage, batch: bool) -> CostBreakdown {
-        let (rates, long_context) = self.rates_for(usage);
+        self.cost_breakdown_at(usage, batch, None)
+    }
+
+    /// Cost by component of a call started at `at_ms` (priced at the row
+    /// in force that UTC day, [`ModelPrice::row_at`]): `input·p_in +
+    /// output·p_out + 5m·p_5m + 1h·p_1h + read·p_read` with per-token
+    /// prices, summed in f64 in that order (ccusage's formula; its `2·p_in`
+    /// for 1h writes equals `p_1h` for every built-in Claude model).
+    /// `batch` applies the 50% Batch API discount.
+    pub fn cost_breakdown_at(
+        &self,
+        usage: &Usage,
+        batch: bool,
+        at_ms: Option<u64>,
+    ) -> CostBreakdown {
+        let (rates, long_context) = self.row_at(at_ms).rates_for(usage);
         let scale = if batch { BATCH_DISCOUNT } else { 1.0 };
         let per_token = |usd_per_million: f64| usd_per_million / 1e6 * scale;
         let input = usage.input_tokens as f64 * per_token(rates.input);
@@ -449,17 +608,35 @@ impl ModelPrice {
         }
     }
 
-    /// Total cost of one request in USD.
+    /// Total cost of one request in USD at the newest row.
     pub fn cost_usd(&self, usage: &Usage, batch: bool) -> f64 {
         self.cost_breakdown(usage, batch).total
     }
+
+    /// Total cost in USD of one request started at `at_ms`.
+    pub fn cost_usd_at(&self, usage: &Usage, batch: bool, at_ms: Option<u64>) -> f64 {
+        self.cost_breakdown_at(usage, batch, at_ms).total
+    }
 }
 
-/// One row of `tracecost models`.
+impl PriceRow {
+    /// The row's rates for a request with this usage (its premium when
+    /// total input exceeds the threshold), and whether the premium applied.
+    pub fn rates_for(&self, usage: &Usage) -> (Rates, bool) {
+        match &self.long_context {
+            Some(lc) if usage.total_input() > lc.threshold_tokens => (lc.rates, true),
+            _ => (self.rates, false),
+        }
+    }
+}
+
+/// One row of `tracecost models`: one dated price row of a model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelRow {
     /// Canonical id.
     pub id: String,
+    /// The day the row took effect (`None`: the model's first row).
+    pub effective_from: Option<PriceDate>,
     /// Aliases.
     pub aliases: Vec<String>,
     /// Input, USD per million tokens.
@@ -476,10 +653,14 @@ pub struct ModelRow {
     pub storage_per_hour: Option<f64>,
     /// Output.
     pub output: f64,
+    /// Input tokens one request may send.
+    pub window_tokens: u64,
     /// Minimum cacheable prefix tokens.
     pub min_cacheable_tokens: u64,
     /// A one-line description of the long-context premium, if any.
     pub long_context: Option<String>,
+    /// The documented price modifiers.
+    pub modifiers: Multipliers,
 }
 
 /// What a pricing file changed.
@@ -578,5 +759,189 @@ mod tests {
         assert_eq!(u.write_1h(), 0);
         assert_eq!(u.cache_read_input_tokens, 0);
         assert_eq!(u.total_input(), 11);
+    }
+}
+
+#[cfg(test)]
+mod dated_tests {
+    use super::*;
+
+    /// Noon UTC of 2026-07-29 and of 2026-07-31, either side of OpenAI's
+    /// 2026-07-30 cut.
+    const JULY_29: u64 = 1_785_326_400_000;
+    const JULY_31: u64 = 1_785_499_200_000;
+
+    /// 100K in, 100K out: under the 272K long-context threshold.
+    fn tenth_mtok_in_and_out() -> Usage {
+        Usage::new(100_000, 0, 0, 0, 100_000)
+    }
+
+    #[test]
+    fn a_call_is_priced_at_the_row_in_force_on_its_day() {
+        let p = Pricing::builtin();
+        let luna = p.lookup("gpt-5.6-luna").unwrap();
+        let u = tenth_mtok_in_and_out();
+        // $1 in + $6 out per MTok before the cut, $0.20 + $1.20 after.
+        assert!((luna.cost_usd_at(&u, false, Some(JULY_29)) - 0.7).abs() < 1e-9);
+        assert!((luna.cost_usd_at(&u, false, Some(JULY_31)) - 0.14).abs() < 1e-9);
+        // No time: the newest row.
+        assert!((luna.cost_usd_at(&u, false, None) - 0.14).abs() < 1e-9);
+        assert_eq!(luna.cost_usd(&u, false), luna.cost_usd_at(&u, false, None));
+        let terra = p.lookup("gpt-5.6-terra").unwrap();
+        assert!((terra.cost_usd_at(&u, false, Some(JULY_29)) - 1.75).abs() < 1e-9);
+        assert!((terra.cost_usd_at(&u, false, Some(JULY_31)) - 1.4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_day_a_row_takes_effect_is_its_own() {
+        let p = Pricing::builtin();
+        let sonnet = p.lookup("claude-sonnet-5-5").unwrap();
+        let day = |s: &str| PriceDate::parse(s).unwrap();
+        assert_eq!(sonnet.row_on(day("2026-10-06")).rates.cache_read, 0.20);
+        assert_eq!(sonnet.row_on(day("2026-10-07")).rates.cache_read, 0.10);
+        let argon = p.lookup("gemini-4-argon").unwrap();
+        assert_eq!(argon.row_on(day("2026-11-30")).rates.input, 2.0);
+        assert_eq!(argon.row_on(day("2026-12-01")).rates.input, 4.0);
+        // A model without dated rows is the same every day.
+        let opus = p.lookup("claude-opus-5").unwrap();
+        assert!(!opus.is_dated());
+        assert_eq!(opus.row_on(day("2020-01-01")), opus.newest());
+    }
+
+    #[test]
+    fn every_models_rows_are_in_date_order() {
+        for m in Pricing::builtin().models() {
+            let rows = m.rows();
+            for w in rows.windows(2) {
+                let (a, b) = (w[0].from, w[1].from);
+                assert!(b.is_some() && a < b, "{}: {a:?} then {b:?}", m.id);
+            }
+        }
+    }
+
+    #[test]
+    fn windows_are_the_documented_ones() {
+        let p = Pricing::builtin();
+        let window = |id: &str| p.lookup(id).unwrap().window_tokens();
+        for id in [
+            "claude-opus-4-6",
+            "claude-opus-5",
+            "claude-opus-5-5",
+            "claude-sonnet-5",
+        ] {
+            assert_eq!(window(id), 1_000_000, "{id}");
+        }
+        assert_eq!(window("gpt-5.6-luna"), 1_050_000);
+        assert_eq!(window("gpt-5.6-sol"), 1_050_000);
+        assert_eq!(window("gpt-6.2-sol"), 922_000);
+        assert_eq!(window("claude-haiku-4-5"), 200_000);
+    }
+
+    #[test]
+    fn gpt6_bills_a_12_hour_write_at_2_5x_input() {
+        let p = Pricing::builtin();
+        let sol = p.lookup("gpt-6.2-sol").unwrap();
+        assert_eq!(sol.rates.cache_write_5m, 2.5);
+        assert_eq!(sol.rates.cache_write_1h, 5.0);
+        // Above 272K, input and cache rates double, output 1.5x.
+        let lc = sol.long_context.unwrap();
+        assert_eq!(
+            (lc.rates.input, lc.rates.cache_write_1h, lc.rates.output),
+            (4.0, 10.0, 15.0)
+        );
+    }
+
+    #[test]
+    fn regional_profiles_and_fast_mode_scale_every_rate() {
+        assert!(is_regional_id("us.anthropic.claude-opus-4-6-v1"));
+        assert!(is_regional_id(
+            "EU.anthropic.claude-sonnet-4-5-20250929-v1:0"
+        ));
+        assert!(!is_regional_id("global.anthropic.claude-opus-4-6-v1"));
+        assert!(!is_regional_id("anthropic.claude-opus-4-6-v1"));
+        assert!(!is_regional_id("gpt-5.6-luna"));
+        let p = Pricing::builtin();
+        let opus = p.lookup("claude-opus-4-8").unwrap().modifiers;
+        assert_eq!(opus.scale(true, false), 2.0);
+        assert!((opus.scale(true, true) - 2.2).abs() < 1e-12);
+        // A model without a documented modifier keeps its rate.
+        assert_eq!(
+            p.lookup("claude-3-haiku")
+                .unwrap()
+                .modifiers
+                .scale(true, true),
+            1.0
+        );
+    }
+
+    #[test]
+    fn haiku_5_5_is_5x_above_100k_of_prompt() {
+        let p = Pricing::builtin();
+        let h = p.lookup("claude-haiku-5-5").unwrap();
+        let small = Usage::new(100_000, 0, 0, 0, 0);
+        let large = Usage::new(100_001, 0, 0, 0, 0);
+        assert!((h.cost_usd(&small, false) - 0.01).abs() < 1e-12);
+        assert!((h.cost_usd(&large, false) - 100_001.0 * 0.5 / 1e6).abs() < 1e-12);
+    }
+
+    const DATED_FILE: &str = r#"{"models": {
+        "claude-house-1": [
+            {"input": 4, "output": 20},
+            {"effective_from": "2026-09-01", "input": 2}
+        ],
+        "gpt-5.6-luna": {"effective_from": "2026-08-15", "output": 1.0}
+    }}"#;
+
+    #[test]
+    fn a_pricing_file_adds_dated_rows() {
+        let mut p = Pricing::builtin();
+        p.merge_str(DATED_FILE, "prices.json").unwrap();
+        let house = p.lookup("claude-house-1").unwrap();
+        let day = |s: &str| PriceDate::parse(s).unwrap();
+        assert_eq!(house.row_on(day("2026-08-31")).rates.input, 4.0);
+        let sept = house.row_on(day("2026-09-01")).rates;
+        // The new row starts from the one in force: output is kept.
+        assert_eq!((sept.input, sept.output), (2.0, 20.0));
+        let luna = p.lookup("gpt-5.6-luna").unwrap();
+        assert_eq!(luna.rows().len(), 3);
+        assert_eq!(luna.row_on(day("2026-07-29")).rates.output, 6.0);
+        assert_eq!(luna.row_on(day("2026-08-01")).rates.output, 1.2);
+        let aug = luna.row_on(day("2026-08-15")).rates;
+        assert_eq!((aug.input, aug.output), (0.2, 1.0));
+    }
+
+    #[test]
+    fn an_undated_row_changes_the_newest_prices_as_before() {
+        let mut p = Pricing::builtin();
+        p.merge_str(
+            r#"{"models": {"gpt-5.6-luna": {"input": 0.3, "output": 1.5}}}"#,
+            "old.json",
+        )
+        .unwrap();
+        let luna = p.lookup("gpt-5.6-luna").unwrap();
+        assert_eq!((luna.rates.input, luna.rates.output), (0.3, 1.5));
+        assert_eq!(luna.effective_from, Some(PriceDate::ymd(2026, 7, 30)));
+        assert_eq!(luna.row_at(Some(JULY_29)).rates.input, 1.0);
+    }
+
+    #[test]
+    fn a_bad_effective_date_names_its_place() {
+        let mut p = Pricing::builtin();
+        let err = p
+            .merge_str(
+                r#"{"models": {"m": [{"input": 1, "output": 2}, {"effective_from": "2026-02-30"}]}}"#,
+                "f.json",
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "f.json: at /models/m/1/effective_from: expected a date, YYYY-MM-DD (UTC)"
+        );
+        let err = p
+            .merge_str(r#"{"models": {"m": []}}"#, "f.json")
+            .unwrap_err();
+        assert!(err.to_string().starts_with(
+            "f.json: at /models/m: expected an object of prices, or a non-empty array"
+        ));
     }
 }

@@ -83,9 +83,9 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
             (Some(m), false) => m.to_string(),
             (None, _) => "unknown".to_owned(),
         };
-        acc.count(model, row.tokens);
+        acc.count(model, row.tokens, row.ts);
         for (advisor, tokens) in &row.advisors {
-            acc.count(advisor.to_string(), *tokens);
+            acc.count(advisor.to_string(), *tokens, row.ts);
         }
         acc.first_ms = Some(acc.first_ms.map_or(row.ts, |t| t.min(row.ts)));
         acc.last_ms = Some(acc.last_ms.map_or(row.ts, |t| t.max(row.ts)));
@@ -98,10 +98,11 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
             models: acc
                 .models
                 .into_iter()
-                .map(|(model, (tokens, responses))| ModelUsage {
+                .map(|(model, (tokens, responses, response_ms))| ModelUsage {
                     model,
                     tokens,
                     responses,
+                    response_ms,
                 })
                 .collect(),
             models_seen: acc.seen,
@@ -179,10 +180,14 @@ pub struct ModelUsage {
     pub tokens: TokenSums,
     /// The tokens of each response counted (usage rows kept after
     /// deduplication), in the order their rows were read (files in sorted
-    /// path order, lines in file order). A response is priced on its own:
+    /// path order, lines in file order). A response is priced on its own
+    /// (at the price in force on its day, [`ModelUsage::response_ms`]):
     /// the long-context premium depends on one request's input, not on a
     /// sum.
     pub responses: Vec<TokenSums>,
+    /// When each response of `responses` was recorded (its row's
+    /// `timestamp`, Unix milliseconds), in the same order.
+    pub response_ms: Vec<u64>,
 }
 
 /// One session's usage.
@@ -250,17 +255,19 @@ impl UsageScan {
     /// Sums per model over every session, sorted by model id (each model's
     /// responses in session order).
     pub fn totals_by_model(&self) -> Vec<ModelUsage> {
-        let mut by: BTreeMap<&str, (TokenSums, Vec<TokenSums>)> = BTreeMap::new();
+        let mut by: BTreeMap<&str, (TokenSums, Vec<TokenSums>, Vec<u64>)> = BTreeMap::new();
         for m in self.sessions.iter().flat_map(|s| &s.models) {
             let e = by.entry(&m.model).or_default();
             e.0.add(&m.tokens);
             e.1.extend_from_slice(&m.responses);
+            e.2.extend_from_slice(&m.response_ms);
         }
         by.into_iter()
-            .map(|(model, (tokens, responses))| ModelUsage {
+            .map(|(model, (tokens, responses, response_ms))| ModelUsage {
                 model: model.to_owned(),
                 tokens,
                 responses,
+                response_ms,
             })
             .collect()
     }
@@ -324,8 +331,8 @@ struct FileScan {
 
 #[derive(Default)]
 struct SessionAcc {
-    /// Per model: the sums and each response's tokens.
-    models: BTreeMap<String, (TokenSums, Vec<TokenSums>)>,
+    /// Per model: the sums, each response's tokens and its time.
+    models: BTreeMap<String, (TokenSums, Vec<TokenSums>, Vec<u64>)>,
     /// The models in the order first seen.
     seen: Vec<String>,
     first_ms: Option<u64>,
@@ -334,13 +341,14 @@ struct SessionAcc {
 
 impl SessionAcc {
     /// Counts one response's tokens toward `model`.
-    fn count(&mut self, model: String, tokens: TokenSums) {
+    fn count(&mut self, model: String, tokens: TokenSums, ts: u64) {
         if !self.models.contains_key(&model) {
             self.seen.push(model.clone());
         }
         let m = self.models.entry(model).or_default();
         m.0.add(&tokens);
         m.1.push(tokens);
+        m.2.push(ts);
     }
 }
 
