@@ -40,6 +40,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::CallResult;
+pub use super::recall_observed::{Observed, ObservedCell};
 use crate::cost::tokens::FastBuild;
 use crate::engine::message::{BlockKind, Content, ContentBlock, Message, Role, ToolResultContent};
 use crate::trace::Trace;
@@ -85,11 +86,20 @@ pub struct Coincidence {
 
 /// The chances of coincidental evidence in a result of `chars`.
 fn coincidence(chars: u64) -> Coincidence {
+    COINCIDENCE[size_bucket(chars)]
+}
+
+/// The size buckets results are measured in, one per [`COINCIDENCE`]
+/// entry: by coincidence and, where the ledger ran, by observed recalls.
+pub const SIZE_BUCKETS: [&str; 3] = ["0-8000", "8000-32000", "32000+"];
+
+/// The bucket (an index of [`COINCIDENCE`] and [`SIZE_BUCKETS`]) of a
+/// result of `chars`.
+pub fn size_bucket(chars: u64) -> usize {
     COINCIDENCE
         .iter()
-        .copied()
-        .find(|c| chars < c.below_chars)
-        .unwrap_or(COINCIDENCE[COINCIDENCE.len() - 1])
+        .position(|c| chars < c.below_chars)
+        .unwrap_or(COINCIDENCE.len() - 1)
 }
 
 /// A low / mid / high figure.
@@ -140,6 +150,10 @@ pub struct RecallRisk {
     pub recall_tokens: Range,
     /// The evidence by kind.
     pub evidence: Evidence,
+    /// Of `needs`, what is charged at the recall rates observed where the
+    /// ledger ran (the same at every bound): see `recall_observed`.
+    #[serde(default)]
+    pub observed_needs: f64,
 }
 
 impl RecallRisk {
@@ -189,6 +203,8 @@ pub struct RiskIndex {
     /// Per result, its payload's characters.
     result_chars: Vec<u64>,
     turns: Vec<Turn>,
+    /// Per result, its tool and whether the model recalled it.
+    recalls: super::recall_observed::Recalls,
 }
 
 /// One step of [`word_hash`]: for a fixed state a bijection of the word,
@@ -688,7 +704,27 @@ impl RiskIndex {
             result_tokens,
             result_chars,
             turns,
+            recalls: super::recall_observed::Recalls::new(trace),
         }
+    }
+
+    /// The recalls the record shows where the ledger ran: `baseline` is the
+    /// replay of the ledger that ran (its compacted results are those the
+    /// agent's ledger stubbed); `ledger_ran` whether the trace's status quo
+    /// is a ledger. `None` where no ledger ran.
+    pub fn observe(&self, baseline: &[CallResult], ledger_ran: bool) -> Option<Observed> {
+        let mut stubbed: HashSet<u32, FastBuild> = HashSet::default();
+        if ledger_ran {
+            for c in baseline {
+                for id in c.compacted.iter() {
+                    let rs = self.results_by_id.get(&**id).map_or(&[][..], Vec::as_slice);
+                    stubbed.extend(rs.iter().copied());
+                }
+            }
+        }
+        let mut stubbed: Vec<u32> = stubbed.into_iter().collect();
+        stubbed.sort_unstable();
+        self.recalls.observe(stubbed.into_iter(), ledger_ran)
     }
 
     /// The assistant turns that show a signal of some result.
@@ -711,8 +747,11 @@ impl RiskIndex {
             .collect()
     }
 
-    /// Scores one config's replay.
-    pub fn score(&self, calls: &[CallResult]) -> RecallRisk {
+    /// Scores one config's replay: by the evidence, or, for a result of a
+    /// tool and size that `observed` measured, at the observed rate.
+    pub fn score(&self, calls: &[CallResult], observed: Option<&Observed>) -> RecallRisk {
+        let rates = observed.map_or_else(Vec::new, |o| self.recalls.rates(o));
+        let rate = |r: u32| rates.get(r as usize).copied().flatten();
         // Which results the latest call scored had compacted: calls' lists
         // mostly extend one another, so each is marked from the one before.
         let mut marked = vec![false; self.result_ids.len()];
@@ -760,6 +799,8 @@ impl RiskIndex {
         // The results compacted: those of the call that compacted most
         // (what a policy compacts only grows), with their chance evidence.
         let mut chance = ((0.0, 0.0), (0.0, 0.0));
+        // Needs and tokens charged at an observed rate.
+        let mut measured = (0.0, 0.0);
         if let Some(most) = calls.iter().max_by_key(|c| c.compacted.len()) {
             let mut seen: HashSet<u32, FastBuild> = HashSet::default();
             for id in most.compacted.iter() {
@@ -767,8 +808,12 @@ impl RiskIndex {
                     if !seen.insert(r) {
                         continue;
                     }
-                    let c = coincidence(self.result_chars.get(r as usize).copied().unwrap_or(0));
                     let tokens = self.result_tokens.get(r as usize).copied().unwrap_or(0) as f64;
+                    if let Some(p) = rate(r) {
+                        measured = (measured.0 + p, measured.1 + p * tokens);
+                        continue;
+                    }
+                    let c = coincidence(self.result_chars.get(r as usize).copied().unwrap_or(0));
                     chance.0.0 += c.copied_lines;
                     chance.0.1 += c.copied_lines * tokens;
                     chance.1.0 += c.identifiers;
@@ -776,17 +821,23 @@ impl RiskIndex {
                 }
             }
         }
-        self.needs_of(&shown, chance)
+        let mut risk = self.needs_of(&shown, chance, &|r| rate(r).is_some());
+        risk.observed_needs = measured.0;
+        risk.needs = risk.needs.map(|x| x + measured.0);
+        risk.recall_tokens = risk.recall_tokens.map(|x| x + measured.1);
+        risk
     }
 
     /// The needs shown by `shown` (per result, the kinds of evidence it
     /// showed while compacted), less what `chance` explains: the results
     /// and tokens expected to show a copied line, and an identifier alone,
-    /// by coincidence.
+    /// by coincidence. A result `measured` (charged at an observed rate)
+    /// counts in the evidence but is not charged by it.
     fn needs_of(
         &self,
         shown: &HashMap<u32, u8, FastBuild>,
         chance: ((f64, f64), (f64, f64)),
+        measured: &dyn Fn(u32) -> bool,
     ) -> RecallRisk {
         let mut risk = RecallRisk::default();
         // Per kind: results, and their tokens.
@@ -800,6 +851,9 @@ impl RiskIndex {
             risk.evidence.refetch += usize::from(has(Kind::Refetch));
             risk.evidence.copied_lines += usize::from(has(Kind::CopiedLine));
             risk.evidence.identifiers += usize::from(has(Kind::Identifier));
+            if measured(r) {
+                continue;
+            }
             if has(Kind::CopiedLine) {
                 copied = (copied.0 + 1.0, copied.1 + tokens);
             } else if has(Kind::Identifier) {
@@ -945,7 +999,7 @@ mod tests {
         let t = trace(SESSION);
         let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
         // Nothing compacted: no need, whatever was written.
-        let none = idx.score(&[call(1, &[]), call(2, &[]), call(3, &[]), call(4, &[])]);
+        let none = idx.score(&[call(1, &[]), call(2, &[]), call(3, &[]), call(4, &[])], None);
         assert_eq!(none, RecallRisk::default());
         // Read a.rs (message 2, 20 tokens) and the grep (message 4, 40
         // tokens) compacted from call 3 on: the edit copied a line of the
@@ -957,7 +1011,7 @@ mod tests {
             call(2, &[]),
             call(3, &["a", "b"]),
             call(4, &["a", "b"]),
-        ]);
+        ], None);
         assert_eq!(
             both.evidence,
             Evidence {
@@ -986,7 +1040,7 @@ mod tests {
             both.recall_tokens
         );
         // Only the read compacted: the identifier is visible in the grep.
-        let read = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])]);
+        let read = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])], None);
         assert_eq!(read.evidence.identifiers, 0);
         assert_eq!(read.needs.high, 1.0);
         assert!((read.needs.low - (1.0 - chance.copied_lines)).abs() < 1e-9);
@@ -1014,7 +1068,7 @@ mod tests {
         );
         let t = trace(&placebo);
         let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
-        let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])]);
+        let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])], None);
         assert_eq!(r.evidence.copied_lines + r.evidence.identifiers, 0);
         assert_eq!(r.needs.high, 0.0);
         // What is left is the chance allowance alone, below zero: summed
