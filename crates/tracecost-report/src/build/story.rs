@@ -36,12 +36,29 @@ pub(super) fn risk_text(r: &SweepRow) -> String {
         return "no compacted result shows in what the agent wrote later".into();
     }
     let e = &r.risk.evidence;
+    let observed = match r.risk.observed_needs {
+        o if o > 0.0 => format!(
+            " ({} of them at the recall rates observed where the ledger ran)",
+            needs(o)
+        ),
+        _ => String::new(),
+    };
     format!(
-        "{} compacted result(s) needed again (from {} with a line the agent copied to {} with an identifier only they held), each a recall_tool_result call; {} fetched again by the agent itself, already paid",
+        "{} compacted result(s) needed again (from {} with a line the agent copied to {} with an identifier only they held){observed}, each a recall_tool_result call; {} fetched again by the agent itself, already paid",
         needs(n.mid),
         needs(n.low),
         needs(n.high),
         e.refetch
+    )
+}
+
+/// What the records where the ledger ran show of recalls, in words.
+pub(super) fn observed_text(o: &crate::replay::recall_risk::Observed) -> String {
+    format!(
+        "where the ledger ran, the model recalled {} of the {} results it stubbed ({:.1}%), and that rate, per tool and size, is charged in place of the estimate",
+        o.recalls,
+        o.stubbed,
+        o.rate * 100.0
     )
 }
 
@@ -255,6 +272,10 @@ pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
         dollars(c.low),
         dollars(c.high)
     );
+    let needs_said = match &a.recall_observed {
+        Some(o) => format!("{needs_said}; {}", observed_text(o)),
+        None => needs_said,
+    };
     Some(if by.low == by.mid && by.mid == by.high {
         format!(
             "Recall range: {needs_said}; the answer, {}, holds whatever the recall assumption.",
