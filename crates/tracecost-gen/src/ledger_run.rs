@@ -71,8 +71,16 @@ fn run_part(mut trace: Trace, rng: &Rng) -> Trace {
                 let input = obj([("mem_id", J::from(mem_id.as_str()))]);
                 let answer = execute(compactor.ledger(), &input.compact());
                 let id = format!("toolu_recall_{recalls:04}");
-                append(&mut trace.messages, sent, tool_use(&id, RECALL_TOOL_NAME, &input));
-                append(&mut trace.messages, sent + 1, tool_result(&id, &answer, false));
+                append(
+                    &mut trace.messages,
+                    sent,
+                    tool_use(&id, RECALL_TOOL_NAME, &input),
+                );
+                append(
+                    &mut trace.messages,
+                    sent + 1,
+                    tool_result(&id, &answer, false),
+                );
             }
         }
     }

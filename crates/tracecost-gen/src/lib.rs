@@ -376,7 +376,9 @@ pub fn by_name(name: &str, calls: Option<usize>, seed: Option<u64>) -> Result<Ve
         "ledger-session" => {
             let calls = calls.unwrap_or(DEFAULT_SESSION_CALLS);
             if calls == 0 {
-                return Err("generator \"ledger-session\" needs at least 1 call, found 0".to_owned());
+                return Err(
+                    "generator \"ledger-session\" needs at least 1 call, found 0".to_owned(),
+                );
             }
             Ok(ledger_session_parts(
                 calls,

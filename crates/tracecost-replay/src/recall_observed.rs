@@ -325,18 +325,29 @@ mod tests {
             keep_last_n: 1,
         };
         let results = counted(&trace, ran);
-        let stubbed: Vec<_> = results
-            .iter()
-            .filter(|r| r.2)
-            .collect();
+        let stubbed: Vec<_> = results.iter().filter(|r| r.2).collect();
         let recalls = stubbed.iter().filter(|r| r.3).count();
         // Every recall names a result the ledger stubbed.
         assert_eq!(recalls, results.iter().filter(|r| r.3).count());
-        assert!(recalls >= 2 && recalls < stubbed.len(), "{recalls} of {}", stubbed.len());
+        assert!(
+            recalls >= 2 && recalls < stubbed.len(),
+            "{recalls} of {}",
+            stubbed.len()
+        );
 
-        let s = sweep(&trace, &["off+none", "ledger:t=2000,k=1+none", "ledger:t=8000,k=2+none"]);
+        let s = sweep(
+            &trace,
+            &[
+                "off+none",
+                "ledger:t=2000,k=1+none",
+                "ledger:t=8000,k=2+none",
+            ],
+        );
         let observed = s.observed_recall.clone().expect("the ledger ran");
-        assert_eq!((observed.recalls, observed.stubbed), (recalls, stubbed.len()));
+        assert_eq!(
+            (observed.recalls, observed.stubbed),
+            (recalls, stubbed.len())
+        );
         assert!((observed.rate - recalls as f64 / stubbed.len() as f64).abs() < 1e-12);
         // Per tool and size: the counts of the stubbed results of each.
         for cell in &observed.by_tool {
@@ -345,7 +356,11 @@ mod tests {
                 .filter(|r| r.0 == cell.tool && SIZE_BUCKETS[r.1] == cell.size)
                 .collect();
             assert_eq!(cell.stubbed, here.len(), "{cell:?}");
-            assert_eq!(cell.recalls, here.iter().filter(|r| r.3).count(), "{cell:?}");
+            assert_eq!(
+                cell.recalls,
+                here.iter().filter(|r| r.3).count(),
+                "{cell:?}"
+            );
         }
         assert_eq!(
             observed.by_tool.iter().map(|c| c.stubbed).sum::<usize>(),
@@ -385,7 +400,11 @@ mod tests {
             .sum();
         let other_risk = row("ledger:t=8000,k=2+none");
         assert!(expected > 0.0);
-        assert!((other_risk.needs.mid - expected).abs() < 1e-9, "{:?} vs {expected}", other_risk.needs);
+        assert!(
+            (other_risk.needs.mid - expected).abs() < 1e-9,
+            "{:?} vs {expected}",
+            other_risk.needs
+        );
         assert_eq!(other_risk.needs.low, other_risk.needs.high);
         assert_eq!(row("off+none").needs.mid, 0.0);
     }

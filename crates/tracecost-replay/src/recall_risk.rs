@@ -135,6 +135,10 @@ pub struct Evidence {
     pub copied_lines: usize,
     /// Results holding an identifier written while they were compacted.
     pub identifiers: usize,
+    /// Of those, results without a copied line (what the mid estimate adds
+    /// to the low one, before coincidence is taken off).
+    #[serde(default)]
+    pub identifiers_only: usize,
 }
 
 /// The recall risk of one config.
@@ -342,10 +346,12 @@ fn each_identifier(text: &str, mut f: impl FnMut(&str, u64)) {
 /// `return Ok(());` or `} else {` never count).
 const MIN_COPIED_LINE: usize = 24;
 
-/// Calls `f` with each line of `text` long enough to count as copied,
-/// trimmed, with a `cat -n` line number (digits then a tab or `→`, as file
-/// readers number lines) dropped, and its hash.
-fn each_line(text: &str, mut f: impl FnMut(&str, u64)) {
+/// Calls `f` with each line of `text` that can count as copied, trimmed,
+/// with a `cat -n` line number (digits then a tab or `→`, as file readers
+/// number lines) dropped, and its hash: [`MIN_COPIED_LINE`] characters or
+/// more, and more than one word. A line of one token (a path, a URL, an
+/// id) is a name, which the identifier rule weighs, not a line of text.
+fn each_line<'a>(text: &'a str, mut f: impl FnMut(&'a str, u64)) {
     for line in text.lines() {
         let mut l = line.trim_start();
         let digits = l.bytes().take_while(u8::is_ascii_digit).count();
@@ -356,10 +362,52 @@ fn each_line(text: &str, mut f: impl FnMut(&str, u64)) {
             }
         }
         let l = l.trim();
-        if l.len() >= MIN_COPIED_LINE && l.chars().count() >= MIN_COPIED_LINE {
+        if l.len() >= MIN_COPIED_LINE
+            && l.chars().count() >= MIN_COPIED_LINE
+            && l.contains(char::is_whitespace)
+        {
             f(l, word_hash(l));
         }
     }
+}
+
+/// Ends a leaf of what a turn wrote (its text, a string of a tool input)
+/// in [`written`]'s text: lines of two leaves are never neighbours.
+const LEAF_END: &str = "\u{1e}";
+
+/// The hash of two lines that follow each other (among the lines that can
+/// count as copied), in their order.
+fn pair_hash(first: u64, second: u64) -> u64 {
+    hash_finish(hash_step(first.rotate_left(23), second))
+}
+
+/// Calls `f` with each line of what a turn wrote that can count as copied
+/// ([`each_line`]), its hash, and the hashes of the pairs it forms with
+/// the lines before and after it in its leaf, where it has such
+/// neighbours.
+fn each_written_line(text: &str, mut f: impl FnMut(&str, u64, [Option<u64>; 2])) {
+    let mut leaf: Vec<(&str, u64)> = Vec::new();
+    for part in text.split(LEAF_END) {
+        leaf.clear();
+        each_line(part, |l, h| leaf.push((l, h)));
+        for (i, &(l, h)) in leaf.iter().enumerate() {
+            let before = i.checked_sub(1).map(|j| pair_hash(leaf[j].1, h));
+            let after = leaf.get(i + 1).map(|n| pair_hash(h, n.1));
+            f(l, h, [before, after]);
+        }
+    }
+}
+
+/// Calls `f` with the hash of each pair of lines of a result that follow
+/// each other among its lines that can count as copied.
+fn each_pair(text: &str, mut f: impl FnMut(u64)) {
+    let mut last = None;
+    each_line(text, |_, h| {
+        if let Some(prev) = last {
+            f(pair_hash(prev, h));
+        }
+        last = Some(h);
+    });
 }
 
 /// The string leaves of a JSON text, one a line (the text a tool input
@@ -370,6 +418,8 @@ fn json_strings(raw: &str, out: &mut String) {
             serde_json::Value::String(s) => {
                 out.push_str(s);
                 out.push('\n');
+                out.push_str(LEAF_END);
+                out.push('\n');
             }
             serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
             serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
@@ -378,7 +428,12 @@ fn json_strings(raw: &str, out: &mut String) {
     }
     match serde_json::from_str::<serde_json::Value>(raw) {
         Ok(v) => walk(&v, out),
-        Err(_) => out.push_str(raw),
+        Err(_) => {
+            out.push_str(raw);
+            out.push('\n');
+            out.push_str(LEAF_END);
+            out.push('\n');
+        }
     }
 }
 
@@ -407,16 +462,18 @@ fn result_text(b: &ContentBlock, out: &mut String) {
 
 /// What the model wrote in a message: its text and its tool inputs.
 fn written(m: &Message, out: &mut String) {
-    if let Content::Text(t) = m.content() {
+    let leaf = |t: &str, out: &mut String| {
         out.push_str(t);
         out.push('\n');
+        out.push_str(LEAF_END);
+        out.push('\n');
+    };
+    if let Content::Text(t) = m.content() {
+        leaf(t, out);
     }
     for b in m.blocks() {
         match b.kind() {
-            BlockKind::Text { text } => {
-                out.push_str(text);
-                out.push('\n');
-            }
+            BlockKind::Text { text } => leaf(text, out),
             BlockKind::ToolUse { .. } => json_strings(b.tool_input().map_or("", |r| r.get()), out),
             _ => {}
         }
@@ -564,8 +621,11 @@ impl RiskIndex {
         // identifiers in it: only those are looked up in the results, so
         // the indexes keep no other.
         let mut turn_texts: Vec<(usize, String)> = Vec::new();
-        let (mut lines, mut idents): (HashSet<u64, FastBuild>, HashSet<u64, FastBuild>) =
-            Default::default();
+        let (mut lines, mut pairs, mut idents): (
+            HashSet<u64, FastBuild>,
+            HashSet<u64, FastBuild>,
+            HashSet<u64, FastBuild>,
+        ) = Default::default();
         for (ci, call) in trace.calls.iter().enumerate() {
             let Some(response) = trace.messages.get(call.messages) else {
                 continue;
@@ -575,8 +635,9 @@ impl RiskIndex {
             }
             let mut text = String::new();
             written(response, &mut text);
-            each_line(&text, |_, h| {
+            each_written_line(&text, |_, h, around| {
                 lines.insert(h);
+                pairs.extend(around.into_iter().flatten());
             });
             each_identifier(&text, |_, h| {
                 idents.insert(h);
@@ -587,7 +648,8 @@ impl RiskIndex {
         let mut result_ids = Vec::new();
         let mut result_tokens = Vec::new();
         let mut result_chars = Vec::new();
-        let (mut line_index, mut ident_index, mut fetch_index): (
+        let (mut line_index, mut pair_index, mut ident_index, mut fetch_index): (
+            Holders,
             Holders,
             Holders,
             HashMap<&str, Vec<u32>, FastBuild>,
@@ -622,6 +684,11 @@ impl RiskIndex {
                         hold(&mut line_index, h, r);
                     }
                 });
+                each_pair(&text, |h| {
+                    if pairs.contains(&h) {
+                        hold(&mut pair_index, h, r);
+                    }
+                });
                 each_identifier(&text, |_, h| {
                     if idents.contains(&h) {
                         hold(&mut ident_index, h, r);
@@ -649,24 +716,41 @@ impl RiskIndex {
             };
             let mut signals = Vec::new();
             let mut seen: HashSet<u64, FastBuild> = HashSet::default();
-            let mut found =
-                |kind: Kind, index: &Holders, needle: &str, h: u64, plain: &mut PlainText| {
-                    if !seen.insert(h) {
-                        return;
-                    }
-                    let Some(list) = index.get(&h) else {
-                        return;
-                    };
-                    let holders = earlier(list);
-                    if !holders.is_empty() && plain.hidden(h, needle, plain_upto) {
-                        signals.push(Signal { kind, holders });
-                    }
+            // `next_to`: for a line written beside others of its leaf, the
+            // pairs it forms with them; a result holds it only if it holds
+            // one of those pairs too.
+            let mut found = |kind: Kind,
+                             index: &Holders,
+                             needle: &str,
+                             h: u64,
+                             next_to: [Option<u64>; 2],
+                             plain: &mut PlainText| {
+                if !seen.insert(h) {
+                    return;
+                }
+                let Some(list) = index.get(&h) else {
+                    return;
                 };
-            each_line(text, |l, h| {
-                found(Kind::CopiedLine, &line_index, l, h, &mut plain)
+                let mut holders = earlier(list);
+                if next_to.iter().any(Option::is_some) {
+                    let hold_pair = |r: &u32| {
+                        next_to.iter().flatten().any(|p| {
+                            pair_index
+                                .get(p)
+                                .is_some_and(|l| l.binary_search(r).is_ok())
+                        })
+                    };
+                    holders.retain(hold_pair);
+                }
+                if !holders.is_empty() && plain.hidden(h, needle, plain_upto) {
+                    signals.push(Signal { kind, holders });
+                }
+            };
+            each_written_line(text, |l, h, next_to| {
+                found(Kind::CopiedLine, &line_index, l, h, next_to, &mut plain)
             });
             each_identifier(text, |w, h| {
-                found(Kind::Identifier, &ident_index, w, h, &mut plain)
+                found(Kind::Identifier, &ident_index, w, h, [None; 2], &mut plain)
             });
             // Re-fetches: the response's tool calls that fetch by a key an
             // earlier result was fetched by.
@@ -851,6 +935,8 @@ impl RiskIndex {
             risk.evidence.refetch += usize::from(has(Kind::Refetch));
             risk.evidence.copied_lines += usize::from(has(Kind::CopiedLine));
             risk.evidence.identifiers += usize::from(has(Kind::Identifier));
+            risk.evidence.identifiers_only +=
+                usize::from(has(Kind::Identifier) && !has(Kind::CopiedLine));
             if measured(r) {
                 continue;
             }
@@ -971,6 +1057,48 @@ mod tests {
         assert_eq!(got, ["let total = price * quantity + shipping;"]);
     }
 
+    #[test]
+    fn a_line_of_one_token_is_a_name_not_a_copied_line() {
+        let mut got = Vec::new();
+        each_line(
+            "/home/dev/orbit-sched/src/api/handlers.rs\nlet deadline = Instant::now() + timeout;\n",
+            |l, _| got.push(l.to_owned()),
+        );
+        assert_eq!(got, ["let deadline = Instant::now() + timeout;"]);
+    }
+
+    /// A read whose file holds two lines of an edit's block, next to each
+    /// other or apart.
+    fn block_session(file: &str) -> String {
+        let file = serde_json::to_string(file).unwrap();
+        format!(
+            r#"{{"format":"tracecost.trace/v1","name":"b","model":"claude-sonnet-4-5","messages":[
+            {{"role":"user","content":"tidy"}},
+            {{"role":"assistant","content":[{{"type":"tool_use","id":"a","name":"Read","input":{{"file_path":"a.rs"}}}}]}},
+            {{"role":"user","content":[{{"type":"tool_result","tool_use_id":"a","content":{file}}}]}},
+            {{"role":"assistant","content":[{{"type":"tool_use","id":"c","name":"Edit","input":{{"file_path":"a.rs","old_string":"    let mut guard = self.jobs.lock().await;\n    if queue.is_empty() {{ return Ok(None); }}","new_string":"    let guard = self.jobs.lock().await;"}}}}]}},
+            {{"role":"user","content":[{{"type":"tool_result","tool_use_id":"c","content":"ok"}}]}}
+            ],"calls":[{{"messages":1}},{{"messages":3}},{{"messages":5}}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_block_is_copied_only_where_the_result_holds_its_lines_together() {
+        let together = "fn f() {\n    let mut guard = self.jobs.lock().await;\n    if queue.is_empty() { return Ok(None); }\n}";
+        let apart = "fn f() {\n    let mut guard = self.jobs.lock().await;\n    drop(guard);\n    let started = Instant::now() + delay;\n    if queue.is_empty() { return Ok(None); }\n}";
+        let score = |file: &str| {
+            let t = trace(&block_session(file));
+            let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
+            idx.score(&[call(1, &[]), call(2, &["a"])], None)
+                .evidence
+                .copied_lines
+        };
+        assert_eq!(score(together), 1);
+        // Two boilerplate lines of the block, each somewhere in the file but
+        // not one after the other: a coincidence, not a copy.
+        assert_eq!(score(apart), 0);
+    }
+
     fn trace(json: &str) -> Trace {
         load_str(json, "r.json").unwrap().traces.remove(0)
     }
@@ -999,25 +1127,32 @@ mod tests {
         let t = trace(SESSION);
         let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
         // Nothing compacted: no need, whatever was written.
-        let none = idx.score(&[call(1, &[]), call(2, &[]), call(3, &[]), call(4, &[])], None);
+        let none = idx.score(
+            &[call(1, &[]), call(2, &[]), call(3, &[]), call(4, &[])],
+            None,
+        );
         assert_eq!(none, RecallRisk::default());
         // Read a.rs (message 2, 20 tokens) and the grep (message 4, 40
         // tokens) compacted from call 3 on: the edit copied a line of the
         // one and named an identifier only the other held; call 4 fetched
         // a.rs again (counted, never charged). "the strategy" is prose and
         // was in the model's own thinking: no evidence.
-        let both = idx.score(&[
-            call(1, &[]),
-            call(2, &[]),
-            call(3, &["a", "b"]),
-            call(4, &["a", "b"]),
-        ], None);
+        let both = idx.score(
+            &[
+                call(1, &[]),
+                call(2, &[]),
+                call(3, &["a", "b"]),
+                call(4, &["a", "b"]),
+            ],
+            None,
+        );
         assert_eq!(
             both.evidence,
             Evidence {
                 refetch: 1,
                 copied_lines: 1,
-                identifiers: 1
+                identifiers: 1,
+                identifiers_only: 1,
             }
         );
         // Less what two small results show by coincidence.
@@ -1040,7 +1175,10 @@ mod tests {
             both.recall_tokens
         );
         // Only the read compacted: the identifier is visible in the grep.
-        let read = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])], None);
+        let read = idx.score(
+            &[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])],
+            None,
+        );
         assert_eq!(read.evidence.identifiers, 0);
         assert_eq!(read.needs.high, 1.0);
         assert!((read.needs.low - (1.0 - chance.copied_lines)).abs() < 1e-9);
@@ -1068,7 +1206,10 @@ mod tests {
         );
         let t = trace(&placebo);
         let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
-        let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])], None);
+        let r = idx.score(
+            &[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])],
+            None,
+        );
         assert_eq!(r.evidence.copied_lines + r.evidence.identifiers, 0);
         assert_eq!(r.needs.high, 0.0);
         // What is left is the chance allowance alone, below zero: summed
