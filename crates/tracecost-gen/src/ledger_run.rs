@@ -117,3 +117,53 @@ fn append(messages: &mut [Message], at: usize, block: crate::engine::message::Co
     blocks.push(block);
     *m = Message::new(m.role(), blocks);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::message::ToolResultContent;
+
+    #[test]
+    fn the_model_reads_back_stubbed_results_whole_and_the_seed_decides_which() {
+        let parts = crate::ledger_session_parts(60, 4);
+        assert_eq!(parts, crate::ledger_session_parts(60, 4));
+        let t = &parts[0];
+        assert_eq!(t.status_quo.as_deref(), Some("ledger:t=2000,k=1+none"));
+        // Each recall's answer is the payload of a result over the
+        // threshold, byte for byte.
+        let payloads: Vec<&str> = t
+            .messages
+            .iter()
+            .flat_map(|m| m.blocks())
+            .filter_map(|b| match b.kind() {
+                BlockKind::ToolResult {
+                    content: ToolResultContent::Text(p),
+                    ..
+                } => Some(&**p),
+                _ => None,
+            })
+            .collect();
+        let recalls: Vec<&str> = t
+            .messages
+            .iter()
+            .flat_map(|m| m.blocks())
+            .filter_map(|b| match b.kind() {
+                BlockKind::ToolResult {
+                    tool_use_id,
+                    content: ToolResultContent::Text(p),
+                    ..
+                } if tool_use_id.starts_with("toolu_recall_") => Some(&**p),
+                _ => None,
+            })
+            .collect();
+        assert!(recalls.len() >= 2, "{}", recalls.len());
+        for r in &recalls {
+            assert!(r.chars().count() as u64 > LEDGER_THRESHOLD);
+            assert_eq!(payloads.iter().filter(|p| *p == r).count(), 2, "{r:.80}");
+        }
+        assert_ne!(
+            crate::ledger_session_parts(60, 5)[0].messages,
+            crate::session_parts(60, 5)[0].messages
+        );
+    }
+}

@@ -135,10 +135,6 @@ pub struct Evidence {
     pub copied_lines: usize,
     /// Results holding an identifier written while they were compacted.
     pub identifiers: usize,
-    /// Of those, results without a copied line (what the mid estimate adds
-    /// to the low one, before coincidence is taken off).
-    #[serde(default)]
-    pub identifiers_only: usize,
 }
 
 /// The recall risk of one config.
@@ -935,8 +931,6 @@ impl RiskIndex {
             risk.evidence.refetch += usize::from(has(Kind::Refetch));
             risk.evidence.copied_lines += usize::from(has(Kind::CopiedLine));
             risk.evidence.identifiers += usize::from(has(Kind::Identifier));
-            risk.evidence.identifiers_only +=
-                usize::from(has(Kind::Identifier) && !has(Kind::CopiedLine));
             if measured(r) {
                 continue;
             }
@@ -1151,8 +1145,7 @@ mod tests {
             Evidence {
                 refetch: 1,
                 copied_lines: 1,
-                identifiers: 1,
-                identifiers_only: 1,
+                identifiers: 1
             }
         );
         // Less what two small results show by coincidence.

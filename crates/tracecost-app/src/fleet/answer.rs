@@ -107,7 +107,6 @@ impl RecallFigures {
         e.refetch += r.risk.evidence.refetch;
         e.copied_lines += r.risk.evidence.copied_lines;
         e.identifiers += r.risk.evidence.identifiers;
-        e.identifiers_only += r.risk.evidence.identifiers_only;
         self.observed_needs += r.risk.observed_needs;
     }
 }

@@ -276,6 +276,15 @@ pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
         Some(o) => format!("{needs_said}; {}", observed_text(o)),
         None => needs_said,
     };
+    let needs_said = match (a.keep_status_quo, break_even_needs(f, &a.status_quo)) {
+        (false, Some(x)) => format!(
+            "{needs_said}; it stays ahead of the status quo while fewer than {} of its {} compacted results ({:.1}%) are needed again",
+            needs(x),
+            f.compacted_results,
+            x / f.compacted_results as f64 * 100.0
+        ),
+        _ => needs_said,
+    };
     Some(if by.low == by.mid && by.mid == by.high {
         format!(
             "Recall range: {needs_said}; the answer, {}, holds whatever the recall assumption.",
@@ -289,6 +298,23 @@ pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
             name(&by.high)
         )
     })
+}
+
+/// How many of `f`'s compacted results may be needed again before it
+/// costs as much as `status_quo` with its own recalls: the saving divided
+/// by the average price of one of `f`'s recalls (over every result that
+/// shows evidence, nothing taken off: the `high` bound's). `None` where no
+/// result shows evidence to price a recall by.
+pub(super) fn break_even_needs(
+    f: &crate::app::fleet::FleetFigures,
+    status_quo: &crate::app::fleet::FleetFigures,
+) -> Option<f64> {
+    let r = &f.recall;
+    if r.needs.high <= 0.0 || r.cost_usd.high <= 0.0 || f.compacted_results == 0 {
+        return None;
+    }
+    let per_recall = r.cost_usd.high / r.needs.high;
+    Some(((status_quo.risk_adjusted_cost_usd - f.cost_usd) / per_recall).max(0.0))
 }
 
 /// A session named for a reader: its project and first prompt when the
