@@ -277,10 +277,14 @@ pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
         None => needs_said,
     };
     let needs_said = match (a.keep_status_quo, break_even_needs(f, &a.status_quo)) {
+        (false, Some(x)) if x >= f.compacted_results as f64 => format!(
+            "{needs_said}; it stays ahead of the status quo even if every one of its {} compacted results is needed again",
+            needs(f.compacted_results as f64)
+        ),
         (false, Some(x)) => format!(
             "{needs_said}; it stays ahead of the status quo while fewer than {} of its {} compacted results ({:.1}%) are needed again",
             needs(x),
-            f.compacted_results,
+            needs(f.compacted_results as f64),
             x / f.compacted_results as f64 * 100.0
         ),
         _ => needs_said,
