@@ -487,8 +487,9 @@ pub(super) struct UsageArgs {
 
 #[derive(Debug, Args)]
 pub(super) struct GenArgs {
-    /// massage-gun, session, fleet or request-log (an Anthropic request log
-    /// of a session, for `tracecost import`).
+    /// massage-gun, session, ledger-session (a session whose agent ran the
+    /// ledger and recalled some stubbed results), fleet or request-log (an
+    /// Anthropic request log of a session, for `tracecost import`).
     pub(super) name: String,
     /// Session: number of model calls, compactions included [default: 200];
     /// request-log: exchanges [default: 100].

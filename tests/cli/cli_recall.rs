@@ -147,3 +147,95 @@ fn max_chars_bounds_what_is_returned() {
     let (code, _, err) = recall(&["toolu_1", "--context", "3"]);
     assert_eq!(code, 2, "--context needs --query: {err}");
 }
+
+/// A session whose agent ran the ledger: its recalls are read from the
+/// record, reported per tool and size in `results.json` and on the first
+/// screen, and charged in place of the estimate; every config carries its
+/// recall range and evidence, and the fleet what each bound recommends.
+#[test]
+fn recalls_where_the_ledger_ran_are_reported_and_used() {
+    use crate::util::run_in;
+    let dir = tempfile::tempdir().unwrap();
+    let gen_run = run_in(
+        dir.path(),
+        &[
+            "gen",
+            "ledger-session",
+            "--calls",
+            "40",
+            "--seed",
+            "2",
+            "-o",
+            "t.json",
+        ],
+    );
+    assert_eq!(gen_run.code, 0, "{}", gen_run.stderr);
+    let trace = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
+    assert!(trace.contains(r#""status_quo":"ledger:t=2000,k=1+none""#));
+    // Each recall names a different stubbed result.
+    let recalls = trace.matches(r#""name":"recall_tool_result""#).count();
+    assert!(recalls >= 2, "{recalls}");
+
+    let report = run_in(dir.path(), &["report", "t.json", "--out", "r"]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/results.json")).unwrap())
+            .unwrap();
+    let fleet = &json["fleet"];
+    let observed = &fleet["recall_observed"];
+    assert_eq!(observed["recalls"], recalls);
+    let stubbed = observed["stubbed"].as_u64().unwrap() as usize;
+    assert!(stubbed > recalls, "{observed}");
+    let rate = observed["rate"].as_f64().unwrap();
+    assert!((rate - recalls as f64 / stubbed as f64).abs() < 1e-12);
+    let cells = observed["by_tool"].as_array().unwrap();
+    let sum = |k: &str| {
+        cells
+            .iter()
+            .map(|c| c[k].as_u64().unwrap() as usize)
+            .sum::<usize>()
+    };
+    assert_eq!((sum("recalls"), sum("stubbed")), (recalls, stubbed));
+    for c in cells {
+        let (r, s) = (
+            c["recalls"].as_f64().unwrap(),
+            c["stubbed"].as_f64().unwrap(),
+        );
+        assert!((c["rate"].as_f64().unwrap() - r / s).abs() < 1e-12, "{c}");
+        assert!(["0-8000", "8000-32000", "32000+"].contains(&c["size"].as_str().unwrap()));
+    }
+    assert_eq!(json["traces"][0]["recall_observed"]["recalls"], recalls);
+
+    // The ledger that ran needs what its model recalled, at every bound.
+    let status_quo = &fleet["status_quo"];
+    assert_eq!(status_quo["config"], "ledger:t=2000,k=1+none");
+    for bound in ["low", "mid", "high"] {
+        let need = status_quo["recall"]["needs"][bound].as_f64().unwrap();
+        assert!((need - recalls as f64).abs() < 1e-9, "{bound}: {need}");
+    }
+    let measured = status_quo["recall"]["observed_needs"].as_f64().unwrap();
+    assert!((measured - recalls as f64).abs() < 1e-9);
+
+    // The shape a script reads: every config's range and evidence.
+    for c in fleet["configs"].as_array().unwrap() {
+        let recall = &c["recall"];
+        for part in ["needs", "cost_usd", "evidence_cost_usd"] {
+            for bound in ["low", "mid", "high"] {
+                assert!(recall[part][bound].is_f64(), "{part}.{bound} of {c}");
+            }
+        }
+        for kind in ["refetch", "copied_lines", "identifiers"] {
+            assert!(recall["evidence"][kind].is_u64(), "{kind} of {c}");
+        }
+    }
+    let by = fleet["recommendation_by_recall"].as_object().unwrap();
+    for bound in ["low", "mid", "high"] {
+        assert!(by.contains_key(bound), "{by:?}");
+    }
+
+    // The first screen says it where it shows the range.
+    let said = format!(
+        "where the ledger ran, the model recalled {recalls} of the {stubbed} results it stubbed"
+    );
+    assert!(report.stderr.contains(&said), "{}", report.stderr);
+}

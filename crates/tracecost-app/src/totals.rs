@@ -175,6 +175,7 @@ fn figures_only(s: &TraceSweep) -> TraceSweep {
         cheapest: s.cheapest,
         recommended: s.recommended,
         recall_cost_usd: s.recall_cost_usd,
+        observed_recall: s.observed_recall.clone(),
     }
 }
 

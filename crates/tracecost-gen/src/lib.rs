@@ -43,6 +43,7 @@
 mod build;
 mod data;
 mod fleet;
+mod ledger_run;
 mod massage_gun;
 mod observability_export;
 mod otel_export;
@@ -60,6 +61,7 @@ use crate::engine::message::Message;
 use crate::trace::{Prompt, Trace};
 
 pub use fleet::{DEFAULT_FLEET_DAYS, Fleet, project_of};
+pub use ledger_run::{LEDGER_KEEP_LAST, LEDGER_THRESHOLD, RECALL_CHANCE, ledger_status_quo};
 pub use observability_export::{ObservabilityFormat, write_observability_export};
 pub use otel_export::{OtelExportStats, write_otel_export};
 pub use request_log::{RequestLogStats, write_request_log};
@@ -170,6 +172,16 @@ fn session_spec(calls: usize, seed: u64, compacts: bool) -> session::SessionSpec
     }
 }
 
+/// The session of [`session_parts`] as recorded by an agent that ran the
+/// ledger (`ledger:t=2000,k=1`, its status quo) and whose model called
+/// `recall_tool_result` on about a quarter of the results stubbed
+/// ([`RECALL_CHANCE`]), which results drawn from `seed`: a trace whose
+/// recalls are observed, not estimated. The same arguments give the same
+/// traces.
+pub fn ledger_session_parts(calls: usize, seed: u64) -> Vec<Trace> {
+    ledger_run::with_ledger(session_parts(calls, seed), seed)
+}
+
 /// A fleet of `sessions` coding-agent sessions (see [`session_parts`]) of
 /// one organization, built one at a time as the iterator is read, so a
 /// large fleet streams to a file without being held.
@@ -255,6 +267,10 @@ pub const GENERATORS: &[(&str, &str)] = &[
     (
         "session",
         "a long coding-agent session that compacts before its window (calls, default 200; seed, default 1)",
+    ),
+    (
+        "ledger-session",
+        "the session of \"session\" with the agent running the ledger and recalling some stubbed results (calls, default 200; seed, default 1)",
     ),
     (
         "fleet",
@@ -356,6 +372,18 @@ pub fn by_name(name: &str, calls: Option<usize>, seed: Option<u64>) -> Result<Ve
                 return Err("generator \"session\" needs at least 1 call, found 0".to_owned());
             }
             Ok(session_parts(calls, seed.unwrap_or(DEFAULT_SESSION_SEED)))
+        }
+        "ledger-session" => {
+            let calls = calls.unwrap_or(DEFAULT_SESSION_CALLS);
+            if calls == 0 {
+                return Err(
+                    "generator \"ledger-session\" needs at least 1 call, found 0".to_owned(),
+                );
+            }
+            Ok(ledger_session_parts(
+                calls,
+                seed.unwrap_or(DEFAULT_SESSION_SEED),
+            ))
         }
         other => {
             // The name is the user's and may be any size.

@@ -27,6 +27,7 @@ pub mod explain;
 mod group;
 mod prepare;
 mod request;
+mod recall_observed;
 pub mod recall_risk;
 pub mod stability;
 pub mod sweep;

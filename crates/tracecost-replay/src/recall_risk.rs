@@ -40,6 +40,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::CallResult;
+pub use super::recall_observed::{Observed, ObservedCell};
 use crate::cost::tokens::FastBuild;
 use crate::engine::message::{BlockKind, Content, ContentBlock, Message, Role, ToolResultContent};
 use crate::trace::Trace;
@@ -51,23 +52,24 @@ use crate::trace::Trace;
 /// match by chance. What a config shows is charged beyond this only.
 /// Measured on 102 real Claude Code sessions (8,185 results swapped; the
 /// default grid's `k=1` ledgers, which compact every result above 2,000,
-/// 8,000 and 32,000 characters) and checked on a second corpus it was not
-/// fitted on: `docs/recall.md`.
+/// 8,000 and 32,000 characters) with this detector, and checked on a
+/// second corpus it was not fitted on: `docs/recall.md`. Measure again
+/// whenever what counts as evidence changes.
 pub const COINCIDENCE: [Coincidence; 3] = [
     Coincidence {
         below_chars: 8_000,
-        copied_lines: 0.034,
-        identifiers: 0.182,
+        copied_lines: 0.009,
+        identifiers: 0.206,
     },
     Coincidence {
         below_chars: 32_000,
-        copied_lines: 0.141,
-        identifiers: 0.263,
+        copied_lines: 0.068,
+        identifiers: 0.333,
     },
     Coincidence {
         below_chars: u64::MAX,
-        copied_lines: 0.320,
-        identifiers: 0.360,
+        copied_lines: 0.187,
+        identifiers: 0.480,
     },
 ];
 
@@ -85,11 +87,20 @@ pub struct Coincidence {
 
 /// The chances of coincidental evidence in a result of `chars`.
 fn coincidence(chars: u64) -> Coincidence {
+    COINCIDENCE[size_bucket(chars)]
+}
+
+/// The size buckets results are measured in, one per [`COINCIDENCE`]
+/// entry: by coincidence and, where the ledger ran, by observed recalls.
+pub const SIZE_BUCKETS: [&str; 3] = ["0-8000", "8000-32000", "32000+"];
+
+/// The bucket (an index of [`COINCIDENCE`] and [`SIZE_BUCKETS`]) of a
+/// result of `chars`.
+pub fn size_bucket(chars: u64) -> usize {
     COINCIDENCE
         .iter()
-        .copied()
-        .find(|c| chars < c.below_chars)
-        .unwrap_or(COINCIDENCE[COINCIDENCE.len() - 1])
+        .position(|c| chars < c.below_chars)
+        .unwrap_or(COINCIDENCE.len() - 1)
 }
 
 /// A low / mid / high figure.
@@ -140,6 +151,10 @@ pub struct RecallRisk {
     pub recall_tokens: Range,
     /// The evidence by kind.
     pub evidence: Evidence,
+    /// Of `needs`, what is charged at the recall rates observed where the
+    /// ledger ran (the same at every bound): see `recall_observed`.
+    #[serde(default)]
+    pub observed_needs: f64,
 }
 
 impl RecallRisk {
@@ -189,6 +204,8 @@ pub struct RiskIndex {
     /// Per result, its payload's characters.
     result_chars: Vec<u64>,
     turns: Vec<Turn>,
+    /// Per result, its tool and whether the model recalled it.
+    recalls: super::recall_observed::Recalls,
 }
 
 /// One step of [`word_hash`]: for a fixed state a bijection of the word,
@@ -326,10 +343,12 @@ fn each_identifier(text: &str, mut f: impl FnMut(&str, u64)) {
 /// `return Ok(());` or `} else {` never count).
 const MIN_COPIED_LINE: usize = 24;
 
-/// Calls `f` with each line of `text` long enough to count as copied,
-/// trimmed, with a `cat -n` line number (digits then a tab or `→`, as file
-/// readers number lines) dropped, and its hash.
-fn each_line(text: &str, mut f: impl FnMut(&str, u64)) {
+/// Calls `f` with each line of `text` that can count as copied, trimmed,
+/// with a `cat -n` line number (digits then a tab or `→`, as file readers
+/// number lines) dropped, and its hash: [`MIN_COPIED_LINE`] characters or
+/// more, and more than one word. A line of one token (a path, a URL, an
+/// id) is a name, which the identifier rule weighs, not a line of text.
+fn each_line<'a>(text: &'a str, mut f: impl FnMut(&'a str, u64)) {
     for line in text.lines() {
         let mut l = line.trim_start();
         let digits = l.bytes().take_while(u8::is_ascii_digit).count();
@@ -340,10 +359,52 @@ fn each_line(text: &str, mut f: impl FnMut(&str, u64)) {
             }
         }
         let l = l.trim();
-        if l.len() >= MIN_COPIED_LINE && l.chars().count() >= MIN_COPIED_LINE {
+        if l.len() >= MIN_COPIED_LINE
+            && l.chars().count() >= MIN_COPIED_LINE
+            && l.contains(char::is_whitespace)
+        {
             f(l, word_hash(l));
         }
     }
+}
+
+/// Ends a leaf of what a turn wrote (its text, a string of a tool input)
+/// in [`written`]'s text: lines of two leaves are never neighbours.
+const LEAF_END: &str = "\u{1e}";
+
+/// The hash of two lines that follow each other (among the lines that can
+/// count as copied), in their order.
+fn pair_hash(first: u64, second: u64) -> u64 {
+    hash_finish(hash_step(first.rotate_left(23), second))
+}
+
+/// Calls `f` with each line of what a turn wrote that can count as copied
+/// ([`each_line`]), its hash, and the hashes of the pairs it forms with
+/// the lines before and after it in its leaf, where it has such
+/// neighbours.
+fn each_written_line(text: &str, mut f: impl FnMut(&str, u64, [Option<u64>; 2])) {
+    let mut leaf: Vec<(&str, u64)> = Vec::new();
+    for part in text.split(LEAF_END) {
+        leaf.clear();
+        each_line(part, |l, h| leaf.push((l, h)));
+        for (i, &(l, h)) in leaf.iter().enumerate() {
+            let before = i.checked_sub(1).map(|j| pair_hash(leaf[j].1, h));
+            let after = leaf.get(i + 1).map(|n| pair_hash(h, n.1));
+            f(l, h, [before, after]);
+        }
+    }
+}
+
+/// Calls `f` with the hash of each pair of lines of a result that follow
+/// each other among its lines that can count as copied.
+fn each_pair(text: &str, mut f: impl FnMut(u64)) {
+    let mut last = None;
+    each_line(text, |_, h| {
+        if let Some(prev) = last {
+            f(pair_hash(prev, h));
+        }
+        last = Some(h);
+    });
 }
 
 /// The string leaves of a JSON text, one a line (the text a tool input
@@ -354,6 +415,8 @@ fn json_strings(raw: &str, out: &mut String) {
             serde_json::Value::String(s) => {
                 out.push_str(s);
                 out.push('\n');
+                out.push_str(LEAF_END);
+                out.push('\n');
             }
             serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
             serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
@@ -362,7 +425,12 @@ fn json_strings(raw: &str, out: &mut String) {
     }
     match serde_json::from_str::<serde_json::Value>(raw) {
         Ok(v) => walk(&v, out),
-        Err(_) => out.push_str(raw),
+        Err(_) => {
+            out.push_str(raw);
+            out.push('\n');
+            out.push_str(LEAF_END);
+            out.push('\n');
+        }
     }
 }
 
@@ -391,16 +459,18 @@ fn result_text(b: &ContentBlock, out: &mut String) {
 
 /// What the model wrote in a message: its text and its tool inputs.
 fn written(m: &Message, out: &mut String) {
-    if let Content::Text(t) = m.content() {
+    let leaf = |t: &str, out: &mut String| {
         out.push_str(t);
         out.push('\n');
+        out.push_str(LEAF_END);
+        out.push('\n');
+    };
+    if let Content::Text(t) = m.content() {
+        leaf(t, out);
     }
     for b in m.blocks() {
         match b.kind() {
-            BlockKind::Text { text } => {
-                out.push_str(text);
-                out.push('\n');
-            }
+            BlockKind::Text { text } => leaf(text, out),
             BlockKind::ToolUse { .. } => json_strings(b.tool_input().map_or("", |r| r.get()), out),
             _ => {}
         }
@@ -548,8 +618,11 @@ impl RiskIndex {
         // identifiers in it: only those are looked up in the results, so
         // the indexes keep no other.
         let mut turn_texts: Vec<(usize, String)> = Vec::new();
-        let (mut lines, mut idents): (HashSet<u64, FastBuild>, HashSet<u64, FastBuild>) =
-            Default::default();
+        let (mut lines, mut pairs, mut idents): (
+            HashSet<u64, FastBuild>,
+            HashSet<u64, FastBuild>,
+            HashSet<u64, FastBuild>,
+        ) = Default::default();
         for (ci, call) in trace.calls.iter().enumerate() {
             let Some(response) = trace.messages.get(call.messages) else {
                 continue;
@@ -559,8 +632,9 @@ impl RiskIndex {
             }
             let mut text = String::new();
             written(response, &mut text);
-            each_line(&text, |_, h| {
+            each_written_line(&text, |_, h, around| {
                 lines.insert(h);
+                pairs.extend(around.into_iter().flatten());
             });
             each_identifier(&text, |_, h| {
                 idents.insert(h);
@@ -571,7 +645,8 @@ impl RiskIndex {
         let mut result_ids = Vec::new();
         let mut result_tokens = Vec::new();
         let mut result_chars = Vec::new();
-        let (mut line_index, mut ident_index, mut fetch_index): (
+        let (mut line_index, mut pair_index, mut ident_index, mut fetch_index): (
+            Holders,
             Holders,
             Holders,
             HashMap<&str, Vec<u32>, FastBuild>,
@@ -606,6 +681,11 @@ impl RiskIndex {
                         hold(&mut line_index, h, r);
                     }
                 });
+                each_pair(&text, |h| {
+                    if pairs.contains(&h) {
+                        hold(&mut pair_index, h, r);
+                    }
+                });
                 each_identifier(&text, |_, h| {
                     if idents.contains(&h) {
                         hold(&mut ident_index, h, r);
@@ -633,24 +713,41 @@ impl RiskIndex {
             };
             let mut signals = Vec::new();
             let mut seen: HashSet<u64, FastBuild> = HashSet::default();
-            let mut found =
-                |kind: Kind, index: &Holders, needle: &str, h: u64, plain: &mut PlainText| {
-                    if !seen.insert(h) {
-                        return;
-                    }
-                    let Some(list) = index.get(&h) else {
-                        return;
-                    };
-                    let holders = earlier(list);
-                    if !holders.is_empty() && plain.hidden(h, needle, plain_upto) {
-                        signals.push(Signal { kind, holders });
-                    }
+            // `next_to`: for a line written beside others of its leaf, the
+            // pairs it forms with them; a result holds it only if it holds
+            // one of those pairs too.
+            let mut found = |kind: Kind,
+                             index: &Holders,
+                             needle: &str,
+                             h: u64,
+                             next_to: [Option<u64>; 2],
+                             plain: &mut PlainText| {
+                if !seen.insert(h) {
+                    return;
+                }
+                let Some(list) = index.get(&h) else {
+                    return;
                 };
-            each_line(text, |l, h| {
-                found(Kind::CopiedLine, &line_index, l, h, &mut plain)
+                let mut holders = earlier(list);
+                if next_to.iter().any(Option::is_some) {
+                    let hold_pair = |r: &u32| {
+                        next_to.iter().flatten().any(|p| {
+                            pair_index
+                                .get(p)
+                                .is_some_and(|l| l.binary_search(r).is_ok())
+                        })
+                    };
+                    holders.retain(hold_pair);
+                }
+                if !holders.is_empty() && plain.hidden(h, needle, plain_upto) {
+                    signals.push(Signal { kind, holders });
+                }
+            };
+            each_written_line(text, |l, h, next_to| {
+                found(Kind::CopiedLine, &line_index, l, h, next_to, &mut plain)
             });
             each_identifier(text, |w, h| {
-                found(Kind::Identifier, &ident_index, w, h, &mut plain)
+                found(Kind::Identifier, &ident_index, w, h, [None; 2], &mut plain)
             });
             // Re-fetches: the response's tool calls that fetch by a key an
             // earlier result was fetched by.
@@ -688,7 +785,27 @@ impl RiskIndex {
             result_tokens,
             result_chars,
             turns,
+            recalls: super::recall_observed::Recalls::new(trace),
         }
+    }
+
+    /// The recalls the record shows where the ledger ran: `baseline` is the
+    /// replay of the ledger that ran (its compacted results are those the
+    /// agent's ledger stubbed); `ledger_ran` whether the trace's status quo
+    /// is a ledger. `None` where no ledger ran.
+    pub fn observe(&self, baseline: &[CallResult], ledger_ran: bool) -> Option<Observed> {
+        let mut stubbed: HashSet<u32, FastBuild> = HashSet::default();
+        if ledger_ran {
+            for c in baseline {
+                for id in c.compacted.iter() {
+                    let rs = self.results_by_id.get(&**id).map_or(&[][..], Vec::as_slice);
+                    stubbed.extend(rs.iter().copied());
+                }
+            }
+        }
+        let mut stubbed: Vec<u32> = stubbed.into_iter().collect();
+        stubbed.sort_unstable();
+        self.recalls.observe(stubbed.into_iter(), ledger_ran)
     }
 
     /// The assistant turns that show a signal of some result.
@@ -711,8 +828,11 @@ impl RiskIndex {
             .collect()
     }
 
-    /// Scores one config's replay.
-    pub fn score(&self, calls: &[CallResult]) -> RecallRisk {
+    /// Scores one config's replay: by the evidence, or, for a result of a
+    /// tool and size that `observed` measured, at the observed rate.
+    pub fn score(&self, calls: &[CallResult], observed: Option<&Observed>) -> RecallRisk {
+        let rates = observed.map_or_else(Vec::new, |o| self.recalls.rates(o));
+        let rate = |r: u32| rates.get(r as usize).copied().flatten();
         // Which results the latest call scored had compacted: calls' lists
         // mostly extend one another, so each is marked from the one before.
         let mut marked = vec![false; self.result_ids.len()];
@@ -760,6 +880,8 @@ impl RiskIndex {
         // The results compacted: those of the call that compacted most
         // (what a policy compacts only grows), with their chance evidence.
         let mut chance = ((0.0, 0.0), (0.0, 0.0));
+        // Needs and tokens charged at an observed rate.
+        let mut measured = (0.0, 0.0);
         if let Some(most) = calls.iter().max_by_key(|c| c.compacted.len()) {
             let mut seen: HashSet<u32, FastBuild> = HashSet::default();
             for id in most.compacted.iter() {
@@ -767,8 +889,12 @@ impl RiskIndex {
                     if !seen.insert(r) {
                         continue;
                     }
-                    let c = coincidence(self.result_chars.get(r as usize).copied().unwrap_or(0));
                     let tokens = self.result_tokens.get(r as usize).copied().unwrap_or(0) as f64;
+                    if let Some(p) = rate(r) {
+                        measured = (measured.0 + p, measured.1 + p * tokens);
+                        continue;
+                    }
+                    let c = coincidence(self.result_chars.get(r as usize).copied().unwrap_or(0));
                     chance.0.0 += c.copied_lines;
                     chance.0.1 += c.copied_lines * tokens;
                     chance.1.0 += c.identifiers;
@@ -776,17 +902,23 @@ impl RiskIndex {
                 }
             }
         }
-        self.needs_of(&shown, chance)
+        let mut risk = self.needs_of(&shown, chance, &|r| rate(r).is_some());
+        risk.observed_needs = measured.0;
+        risk.needs = risk.needs.map(|x| x + measured.0);
+        risk.recall_tokens = risk.recall_tokens.map(|x| x + measured.1);
+        risk
     }
 
     /// The needs shown by `shown` (per result, the kinds of evidence it
     /// showed while compacted), less what `chance` explains: the results
     /// and tokens expected to show a copied line, and an identifier alone,
-    /// by coincidence.
+    /// by coincidence. A result `measured` (charged at an observed rate)
+    /// counts in the evidence but is not charged by it.
     fn needs_of(
         &self,
         shown: &HashMap<u32, u8, FastBuild>,
         chance: ((f64, f64), (f64, f64)),
+        measured: &dyn Fn(u32) -> bool,
     ) -> RecallRisk {
         let mut risk = RecallRisk::default();
         // Per kind: results, and their tokens.
@@ -800,6 +932,9 @@ impl RiskIndex {
             risk.evidence.refetch += usize::from(has(Kind::Refetch));
             risk.evidence.copied_lines += usize::from(has(Kind::CopiedLine));
             risk.evidence.identifiers += usize::from(has(Kind::Identifier));
+            if measured(r) {
+                continue;
+            }
             if has(Kind::CopiedLine) {
                 copied = (copied.0 + 1.0, copied.1 + tokens);
             } else if has(Kind::Identifier) {
@@ -917,6 +1052,48 @@ mod tests {
         assert_eq!(got, ["let total = price * quantity + shipping;"]);
     }
 
+    #[test]
+    fn a_line_of_one_token_is_a_name_not_a_copied_line() {
+        let mut got = Vec::new();
+        each_line(
+            "/home/dev/orbit-sched/src/api/handlers.rs\nlet deadline = Instant::now() + timeout;\n",
+            |l, _| got.push(l.to_owned()),
+        );
+        assert_eq!(got, ["let deadline = Instant::now() + timeout;"]);
+    }
+
+    /// A read whose file holds two lines of an edit's block, next to each
+    /// other or apart.
+    fn block_session(file: &str) -> String {
+        let file = serde_json::to_string(file).unwrap();
+        format!(
+            r#"{{"format":"tracecost.trace/v1","name":"b","model":"claude-sonnet-4-5","messages":[
+            {{"role":"user","content":"tidy"}},
+            {{"role":"assistant","content":[{{"type":"tool_use","id":"a","name":"Read","input":{{"file_path":"a.rs"}}}}]}},
+            {{"role":"user","content":[{{"type":"tool_result","tool_use_id":"a","content":{file}}}]}},
+            {{"role":"assistant","content":[{{"type":"tool_use","id":"c","name":"Edit","input":{{"file_path":"a.rs","old_string":"    let mut guard = self.jobs.lock().await;\n    if queue.is_empty() {{ return Ok(None); }}","new_string":"    let guard = self.jobs.lock().await;"}}}}]}},
+            {{"role":"user","content":[{{"type":"tool_result","tool_use_id":"c","content":"ok"}}]}}
+            ],"calls":[{{"messages":1}},{{"messages":3}},{{"messages":5}}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_block_is_copied_only_where_the_result_holds_its_lines_together() {
+        let together = "fn f() {\n    let mut guard = self.jobs.lock().await;\n    if queue.is_empty() { return Ok(None); }\n}";
+        let apart = "fn f() {\n    let mut guard = self.jobs.lock().await;\n    drop(guard);\n    let started = Instant::now() + delay;\n    if queue.is_empty() { return Ok(None); }\n}";
+        let score = |file: &str| {
+            let t = trace(&block_session(file));
+            let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
+            idx.score(&[call(1, &[]), call(2, &["a"])], None)
+                .evidence
+                .copied_lines
+        };
+        assert_eq!(score(together), 1);
+        // Two boilerplate lines of the block, each somewhere in the file but
+        // not one after the other: a coincidence, not a copy.
+        assert_eq!(score(apart), 0);
+    }
+
     fn trace(json: &str) -> Trace {
         load_str(json, "r.json").unwrap().traces.remove(0)
     }
@@ -945,19 +1122,25 @@ mod tests {
         let t = trace(SESSION);
         let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
         // Nothing compacted: no need, whatever was written.
-        let none = idx.score(&[call(1, &[]), call(2, &[]), call(3, &[]), call(4, &[])]);
+        let none = idx.score(
+            &[call(1, &[]), call(2, &[]), call(3, &[]), call(4, &[])],
+            None,
+        );
         assert_eq!(none, RecallRisk::default());
         // Read a.rs (message 2, 20 tokens) and the grep (message 4, 40
         // tokens) compacted from call 3 on: the edit copied a line of the
         // one and named an identifier only the other held; call 4 fetched
         // a.rs again (counted, never charged). "the strategy" is prose and
         // was in the model's own thinking: no evidence.
-        let both = idx.score(&[
-            call(1, &[]),
-            call(2, &[]),
-            call(3, &["a", "b"]),
-            call(4, &["a", "b"]),
-        ]);
+        let both = idx.score(
+            &[
+                call(1, &[]),
+                call(2, &[]),
+                call(3, &["a", "b"]),
+                call(4, &["a", "b"]),
+            ],
+            None,
+        );
         assert_eq!(
             both.evidence,
             Evidence {
@@ -986,7 +1169,10 @@ mod tests {
             both.recall_tokens
         );
         // Only the read compacted: the identifier is visible in the grep.
-        let read = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])]);
+        let read = idx.score(
+            &[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])],
+            None,
+        );
         assert_eq!(read.evidence.identifiers, 0);
         assert_eq!(read.needs.high, 1.0);
         assert!((read.needs.low - (1.0 - chance.copied_lines)).abs() < 1e-9);
@@ -1014,7 +1200,10 @@ mod tests {
         );
         let t = trace(&placebo);
         let idx = RiskIndex::new(&t, &|m, _| 10 * m as u64);
-        let r = idx.score(&[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])]);
+        let r = idx.score(
+            &[call(1, &[]), call(2, &[]), call(3, &["a"]), call(4, &["a"])],
+            None,
+        );
         assert_eq!(r.evidence.copied_lines + r.evidence.identifiers, 0);
         assert_eq!(r.needs.high, 0.0);
         // What is left is the chance allowance alone, below zero: summed

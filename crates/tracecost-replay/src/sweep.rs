@@ -102,6 +102,10 @@ pub struct TraceSweep {
     /// each config's average call cost); the recalled tokens are added at
     /// the uncached input price.
     pub recall_cost_usd: Option<f64>,
+    /// Where the ledger ran, the recalls its record shows (charged in
+    /// place of the estimate: see [`super::recall_risk::Observed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_recall: Option<super::recall_risk::Observed>,
 }
 
 /// The row to recommend: the lowest `cost` among the policies that have an
@@ -719,10 +723,17 @@ pub(crate) fn rank(
     // their scores are computed once.
     let mut scores: std::collections::HashMap<Vec<(usize, usize)>, RecallRisk, FastBuild> =
         Default::default();
+    // Where the ledger ran, the recalls its record shows (what the status
+    // quo's replay stubbed is what the agent's ledger stubbed).
+    let ledger_ran = matches!(baseline.compaction, Compaction::Ledger { .. });
+    let observed = results
+        .iter()
+        .find(|r| r.config == *baseline)
+        .and_then(|r| risk_index.observe(&r.calls, ledger_ran));
     for result in results {
         let risk = *scores
             .entry(risk_index.identity(&result.calls))
-            .or_insert_with(|| risk_index.score(&result.calls));
+            .or_insert_with(|| risk_index.score(&result.calls, observed.as_ref()));
         let per_recall = recall_cost_usd.unwrap_or_else(|| {
             if result.calls.is_empty() {
                 0.0
@@ -810,6 +821,7 @@ pub(crate) fn rank(
         cheapest: 0,
         recommended,
         recall_cost_usd,
+        observed_recall: observed,
     })
 }
 

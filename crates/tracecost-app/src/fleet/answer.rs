@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::policy::{Compaction, Config};
-use crate::replay::recall_risk::{Evidence, Range};
+use crate::replay::recall_risk::{Evidence, Observed, Range};
 use crate::replay::sweep::{Applicability, SweepRow};
 
 use super::FleetConfig;
@@ -88,6 +88,9 @@ pub struct RecallFigures {
     pub evidence_cost_usd: Range,
     /// Results showing each kind of evidence.
     pub evidence: Evidence,
+    /// Of `needs`, what is charged at the recall rates observed where the
+    /// ledger ran (the same at every bound).
+    pub observed_needs: f64,
 }
 
 impl RecallFigures {
@@ -104,6 +107,7 @@ impl RecallFigures {
         e.refetch += r.risk.evidence.refetch;
         e.copied_lines += r.risk.evidence.copied_lines;
         e.identifiers += r.risk.evidence.identifiers;
+        self.observed_needs += r.risk.observed_needs;
     }
 }
 
@@ -301,6 +305,10 @@ pub struct GroupAnswer {
     /// The config each recall assumption (low / mid / high needs) would
     /// recommend; `null` keeps what runs.
     pub recommendation_by_recall: ByRecall,
+    /// Where the ledger ran, the recalls its records show, summed over
+    /// traces (charged in place of the estimate for those traces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall_observed: Option<Observed>,
 }
 
 /// How the answer depends on the price of a recall: with every recall-risk
@@ -494,6 +502,8 @@ pub(super) struct AnswerSum<'c> {
     recorded: Vec<(f64, f64)>,
     /// Set by [`AnswerSum::pick`].
     picked: Option<Picked>,
+    /// The recalls observed where the ledger ran.
+    observed: Option<Observed>,
 }
 
 /// The configs sorted and the recommendation made.
@@ -550,6 +560,7 @@ impl<'c> AnswerSum<'c> {
                 .collect(),
             recorded: Vec::new(),
             picked: None,
+            observed: None,
         }
     }
 
@@ -566,6 +577,9 @@ impl<'c> AnswerSum<'c> {
             self.same_status_quo = false;
         }
         self.traces += 1;
+        if let Some(o) = &sweep.observed_recall {
+            self.observed.get_or_insert_with(Observed::default).add(o);
+        }
         self.status_quo.add(b);
         for (f, row) in self.configs.iter_mut().zip(rows) {
             match row.map(|k| &sweep.rows[k]) {
@@ -725,6 +739,7 @@ impl<'c> AnswerSum<'c> {
             skipped,
             headline,
             recommendation_by_recall: by_recall,
+            recall_observed: self.observed.clone(),
         };
         (answer, configs.into_iter().map(|(_, f)| f).collect())
     }

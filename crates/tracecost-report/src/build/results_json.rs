@@ -110,6 +110,9 @@ pub(super) struct JsonTrace<'a> {
     cheapest: JsonPick<'a>,
     recommended: JsonPick<'a>,
     stability: JsonStability<'a>,
+    /// Where the ledger ran, the recalls the record shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recall_observed: Option<&'a crate::replay::recall_risk::Observed>,
     /// Every config's figures and the per-call rows: written for a trace
     /// that has a page (every trace unless a report of many gives pages
     /// only to the most expensive), left out of the others.
@@ -234,6 +237,7 @@ pub(super) fn json_trace<'a>(session: &'a str, r: &'a TraceReport, detail: bool)
             true => JsonStability::Whole(&r.stability),
             false => JsonStability::Summary(&r.stability),
         },
+        recall_observed: s.observed_recall.as_ref(),
         configs: detail.then(|| {
             s.rows
                 .iter()

@@ -36,12 +36,29 @@ pub(super) fn risk_text(r: &SweepRow) -> String {
         return "no compacted result shows in what the agent wrote later".into();
     }
     let e = &r.risk.evidence;
+    let observed = match r.risk.observed_needs {
+        o if o > 0.0 => format!(
+            " ({} of them at the recall rates observed where the ledger ran)",
+            needs(o)
+        ),
+        _ => String::new(),
+    };
     format!(
-        "{} compacted result(s) needed again (from {} with a line the agent copied to {} with an identifier only they held), each a recall_tool_result call; {} fetched again by the agent itself, already paid",
+        "{} compacted result(s) needed again (from {} with a line the agent copied to {} with an identifier only they held){observed}, each a recall_tool_result call; {} fetched again by the agent itself, already paid",
         needs(n.mid),
         needs(n.low),
         needs(n.high),
         e.refetch
+    )
+}
+
+/// What the records where the ledger ran show of recalls, in words.
+pub(super) fn observed_text(o: &crate::replay::recall_risk::Observed) -> String {
+    format!(
+        "where the ledger ran, the model recalled {} of the {} results it stubbed ({:.1}%), and that rate, per tool and size, is charged in place of the estimate",
+        o.recalls,
+        o.stubbed,
+        o.rate * 100.0
     )
 }
 
@@ -305,6 +322,23 @@ pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
         dollars(c.low),
         dollars(c.high)
     );
+    let needs_said = match &a.recall_observed {
+        Some(o) => format!("{needs_said}; {}", observed_text(o)),
+        None => needs_said,
+    };
+    let needs_said = match (a.keep_status_quo, break_even_needs(f, &a.status_quo)) {
+        (false, Some(x)) if x >= f.compacted_results as f64 => format!(
+            "{needs_said}; it stays ahead of the status quo even if every one of its {} compacted results is needed again",
+            needs(f.compacted_results as f64)
+        ),
+        (false, Some(x)) => format!(
+            "{needs_said}; it stays ahead of the status quo while fewer than {} of its {} compacted results ({:.1}%) are needed again",
+            needs(x),
+            needs(f.compacted_results as f64),
+            x / f.compacted_results as f64 * 100.0
+        ),
+        _ => needs_said,
+    };
     Some(if by.low == by.mid && by.mid == by.high {
         format!(
             "Recall range: {needs_said}; the answer, {}, holds whatever the recall assumption.",
@@ -318,6 +352,23 @@ pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
             name(&by.high)
         )
     })
+}
+
+/// How many of `f`'s compacted results may be needed again before it
+/// costs as much as `status_quo` with its own recalls: the saving divided
+/// by the average price of one of `f`'s recalls (over every result that
+/// shows evidence, nothing taken off: the `high` bound's). `None` where no
+/// result shows evidence to price a recall by.
+pub(super) fn break_even_needs(
+    f: &crate::app::fleet::FleetFigures,
+    status_quo: &crate::app::fleet::FleetFigures,
+) -> Option<f64> {
+    let r = &f.recall;
+    if r.needs.high <= 0.0 || r.cost_usd.high <= 0.0 || f.compacted_results == 0 {
+        return None;
+    }
+    let per_recall = r.cost_usd.high / r.needs.high;
+    Some(((status_quo.risk_adjusted_cost_usd - f.cost_usd) / per_recall).max(0.0))
 }
 
 /// A session named for a reader: its project and first prompt when the
