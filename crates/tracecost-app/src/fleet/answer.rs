@@ -221,6 +221,14 @@ impl FleetFigures {
     /// over traces is cut at zero here, once (see `RecallRisk::needs`).
     fn price_recalls(&mut self) {
         let r = &mut self.recall;
+        // The recalled text's part of the mid may come out below zero,
+        // where chance is taken off in a bucket of large results: it is
+        // priced at no less than nothing, as the turns are, so that the
+        // recommendation and its break-even price one and the same figure.
+        if self.recall_tokens_usd < 0.0 {
+            r.cost_usd.mid -= self.recall_tokens_usd;
+            self.recall_tokens_usd = 0.0;
+        }
         let cut = |x: Range| Range {
             low: x.low.max(0.0),
             mid: x.mid.max(0.0),

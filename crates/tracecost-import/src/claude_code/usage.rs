@@ -685,9 +685,9 @@ mod tests {
         assert_eq!(&**model, "claude-b");
         assert_eq!((t.input, t.output, t.cache_read), (500, 40, 0));
         let mut acc = SessionAcc::default();
-        acc.count("claude-a".into(), r.tokens);
+        acc.count("claude-a".into(), r.tokens, 0);
         for (m, t) in &r.advisors {
-            acc.count(m.to_string(), *t);
+            acc.count(m.to_string(), *t, 0);
         }
         assert_eq!(acc.seen, ["claude-a", "claude-b"]);
     }
