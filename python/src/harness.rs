@@ -130,16 +130,54 @@ pub(crate) fn replay(
     calibrate: &str,
     batch: bool,
 ) -> PyResult<String> {
-    let cost = cost_plan(pricing, tokenizer, calibrate, batch)?;
+    let mut cost = cost_plan(pricing, tokenizer, calibrate, batch)?;
     let config = config.map(parse_config).transpose()?;
-    let traces = owned(&traces);
     let model = model.map(str::to_owned);
+    let priced_as = model
+        .clone()
+        .or_else(|| config.as_ref().and_then(|c| c.model.clone()));
+    let traces = priced_only(owned(&traces), &mut cost, priced_as.as_deref());
+    cost.check_unpriced(traces.len()).map_err(app_err)?;
+    warn_unpriced(py, &cost)?;
     py.detach(move || {
         let plan = ReplayPlan::with_config(traces, config.as_ref(), model.as_deref(), cost)?;
         let outputs = app::replay(&plan, &Silent)?;
         Ok::<_, AppError>(serde_json::to_string(&outputs).unwrap_or_default())
     })
     .map_err(app_err)
+}
+
+/// The traces without their unpriced calls, as the command line replays
+/// them: a trace with no priced call is left out, one with some is replayed
+/// on those ([`app::unpriced`]).
+fn priced_only(
+    traces: Vec<tracecost::trace::Trace>,
+    cost: &mut CostPlan,
+    priced_as: Option<&str>,
+) -> Vec<tracecost::trace::Trace> {
+    use app::unpriced::Sifted;
+    traces
+        .into_iter()
+        .filter_map(|t| match cost.sift_one(t, priced_as) {
+            Sifted::Whole(t) | Sifted::Trimmed(t) => Some(t),
+            Sifted::SetAside => None,
+        })
+        .collect()
+}
+
+/// The calls left out for want of a price, said once each as a Python
+/// warning (the command line's stderr line).
+fn warn_unpriced(py: Python<'_>, cost: &CostPlan) -> PyResult<()> {
+    for line in cost.unpriced.lines() {
+        let message = std::ffi::CString::new(line).unwrap_or_default();
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+            &message,
+            1,
+        )?;
+    }
+    Ok(())
 }
 
 /// Sweeps `configs` (or the grid, when `configs` is `None`) over the

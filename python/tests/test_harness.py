@@ -213,8 +213,16 @@ def test_every_input_format_loads_as_the_command_line_reads_it(cli, cli_json, re
         warnings.simplefilter("always")
         traces = load()
     expected = cli_replay(cli_json, path, None, *extra)
-    assert [t.name for t in traces] == [o["trace"] for o in expected]
-    assert tracecost.replay_outputs(traces) == expected
+    # Loading reads every trace; a trace with no priced call (a model the
+    # table does not know) is left out of the replay, with a warning, as
+    # the command line leaves it out with a line on stderr.
+    names = [o["trace"] for o in expected]
+    assert [t.name for t in traces if t.name in names] == names
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert tracecost.replay_outputs(traces) == expected
+    if len(names) < len(traces):
+        assert any("has no price" in str(w.message) for w in said)
 
 
 def test_traces_round_trip_through_their_json():
