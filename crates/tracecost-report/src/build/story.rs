@@ -260,8 +260,13 @@ pub(super) fn saving_range_text(fleet: &Fleet) -> String {
             "{lo:.1}% to {hi:.1}% once the results needed again are paid for"
         ));
     }
-    if let (Some(rec), Some(sim)) = (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd)
-        && rec > 0.0
+    // Only where every call recorded its bill: on a few recorded calls the
+    // error says nothing of the figure the card shows.
+    if let (Basis::Recorded, Some(rec), Some(sim)) = (
+        a.headline.basis,
+        a.recorded_cost_usd,
+        a.status_quo_on_recorded_calls_usd,
+    ) && rec > 0.0
     {
         parts.push(format!(
             "the simulation is within {:+.1}% of the recorded bill",
