@@ -674,13 +674,32 @@ impl<'s> ReportWriter<'s> {
             );
             Some(section)
         };
-        let written = Written {
-            section,
-            entry: json_pretty(&json_trace(session, r, true)),
-            csv: results_csv_rows(session, &r.sweep, index == 0)?,
-        };
-        self.pending.insert(index, written);
-        // What is next in the report's order, and what was waiting for it.
+        let csv = results_csv_rows(session, &r.sweep, index == 0)?;
+        if index == self.traces {
+            // Next in the report's order: its entry of `results.json` goes
+            // straight to the file. The entry holds every call under every
+            // config shown, so a long trace's text runs to hundreds of MB,
+            // and holding it (then indenting a copy) was most of what
+            // writing a report added to the sweep's memory.
+            if let Some(section) = section {
+                self.inline.push(section);
+            }
+            let sep = if self.traces == 0 { "\n    " } else { ",\n    " };
+            self.append("results.json", sep.as_bytes())?;
+            let mut json = Appender::new(self, "results.json");
+            write_json_indented(&json_trace(session, r, true), 4, &mut json)?;
+            json.finish()?;
+            self.append("results.csv", csv.as_bytes())?;
+            self.traces += 1;
+        } else {
+            let written = Written {
+                section,
+                entry: json_pretty(&json_trace(session, r, true)),
+                csv,
+            };
+            self.pending.insert(index, written);
+        }
+        // What was waiting for the traces written so far.
         while let Some(w) = self.pending.remove(&self.traces) {
             if let Some(section) = w.section {
                 self.inline.push(section);
