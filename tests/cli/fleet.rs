@@ -62,6 +62,24 @@ fn summaries(
         .collect()
 }
 
+/// The bundled traces under `off`/`ledger` × `none`/`tail`: the plan, its
+/// sweeps and the fleet's answer.
+fn bundled_fleet() -> (
+    SweepPlan,
+    Vec<tracecost::replay::sweep::TraceSweep>,
+    app::fleet::Fleet,
+) {
+    let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
+    let sweeps = app::sweep(&plan, &Silent).unwrap();
+    let fleet = app::fleet::fleet(
+        &app::fleet::Summaries::from_vec(summaries(plan.whole_traces().unwrap(), &sweeps)),
+        plan.configs(),
+        None,
+    )
+    .unwrap();
+    (plan, sweeps, fleet)
+}
+
 /// Summaries spilled to disk read back as they were written, floats to
 /// the bit, whatever order they were written in; the fleet's answer over
 /// them is the answer over the same summaries in memory.
@@ -98,14 +116,7 @@ fn spilled_summaries_read_back_exactly_and_answer_the_same() {
 
 #[test]
 fn fleet_totals_are_the_sums_of_per_session_replays() {
-    let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
-    let sweeps = app::sweep(&plan, &Silent).unwrap();
-    let fleet = app::fleet::fleet(
-        &app::fleet::Summaries::from_vec(summaries(plan.whole_traces().unwrap(), &sweeps)),
-        plan.configs(),
-        None,
-    )
-    .unwrap();
+    let (plan, sweeps, fleet) = bundled_fleet();
     // massage-gun, and one session in parts that count once.
     assert_eq!(fleet.answer.traces, plan.traces().len());
     let parts = plan
@@ -138,6 +149,72 @@ fn fleet_totals_are_the_sums_of_per_session_replays() {
     assert!((fleet.answer.status_quo.cost_usd - status_quo).abs() < 1e-9);
     let r = &fleet.answer.recommended;
     assert!((r.savings_usd - (status_quo - r.cost_usd)).abs() < 1e-9);
+}
+
+/// The bill by model, by class and the cache writes by cause are the
+/// fleet's own figures cut another way: each adds up to the status quo's
+/// and the recommendation's totals, and every written token has one cause.
+#[test]
+fn the_bill_by_model_class_and_cause_adds_up_to_the_totals() {
+    let (_, _, fleet) = bundled_fleet();
+    assert!(
+        !fleet.answer.keep_status_quo,
+        "the bundled fleet recommends a change"
+    );
+    let close = |a: f64, b: f64, what: &str| {
+        assert!((a - b).abs() < 1e-6 * b.max(1.0), "{what}: {a} vs {b}")
+    };
+    let a = &fleet.answer;
+    let c = &fleet.by_class;
+    close(
+        c.status_quo.cost_usd(),
+        a.status_quo.cost_usd,
+        "status quo by class",
+    );
+    close(
+        c.recommended.cost_usd(),
+        a.recommended.cost_usd,
+        "recommended by class",
+    );
+    let by_model: f64 = fleet.by_model.iter().map(|m| m.status_quo.cost_usd()).sum();
+    close(by_model, a.status_quo.cost_usd, "status quo by model");
+    let calls: usize = fleet.by_model.iter().map(|m| m.recommended.calls).sum();
+    assert_eq!(calls, a.calls);
+    // The recorded bill, where the traces recorded one, by class.
+    let recorded = c.recorded.expect("the bundled traces record usage");
+    close(
+        recorded.cost_usd(),
+        a.recorded_cost_usd.unwrap(),
+        "recorded by class",
+    );
+    let written = |f: fn(&app::fleet::CauseFigures) -> (u64, f64)| {
+        fleet
+            .cache_writes_by_cause
+            .iter()
+            .map(f)
+            .fold((0, 0.0), |s, x| (s.0 + x.0, s.1 + x.1))
+    };
+    let sq = written(|w| (w.status_quo_tokens, w.status_quo_usd));
+    let rec = written(|w| (w.recommended_tokens, w.recommended_usd));
+    assert_eq!(sq.0, c.status_quo.cache_write_tokens);
+    assert_eq!(rec.0, c.recommended.cache_write_tokens);
+    close(
+        sq.1,
+        c.status_quo.cache_write_usd,
+        "status quo writes by cause",
+    );
+    close(
+        rec.1,
+        c.recommended.cache_write_usd,
+        "recommended writes by cause",
+    );
+    // A trace's first write is its first call's.
+    assert!(
+        fleet
+            .cache_writes_by_cause
+            .iter()
+            .any(|w| w.cause == "first_call" && w.status_quo_tokens > 0)
+    );
 }
 
 #[test]

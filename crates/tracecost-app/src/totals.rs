@@ -156,6 +156,7 @@ fn figures_only(s: &TraceSweep) -> TraceSweep {
             calls: Vec::new(),
             totals: r.result.totals,
             fidelity: r.result.fidelity,
+            breakdown: r.result.breakdown.clone(),
         },
         risk: r.risk,
         risk_adjusted_cost_usd: r.risk_adjusted_cost_usd,

@@ -18,6 +18,7 @@ use crate::engine::wire::Ttl;
 use crate::policy::{Compaction, CompactionRun, Config, markers_for_call};
 use crate::trace::Trace;
 
+use super::breakdown::{BreakdownSum, ClassBill, PricedCall};
 use super::explain;
 use super::prepare::{PreparedTrace, SharedState, TraceCalibration};
 use super::request::{Request, marker_index};
@@ -756,9 +757,14 @@ impl<'a> Simulator<'a> {
                     .price
                     .modifiers
                     .scale(false, is_regional_id(trace.model_of(call)));
+                let priced = usage.map(|u| {
+                    let cost = s.price.cost_breakdown_at(&u, batch, call.start_ms);
+                    (cost.total * scale, ClassBill::of_call(&u, &cost, scale))
+                });
                 RecordedCall {
                     messages: trace.history_of(call).len(),
-                    cost_usd: usage.map(|u| s.price.cost_usd_at(&u, batch, call.start_ms) * scale),
+                    cost_usd: priced.map(|p| p.0),
+                    classes: priced.map(|p| p.1),
                     usage,
                     model,
                     start_ms: call.start_ms,
@@ -767,27 +773,37 @@ impl<'a> Simulator<'a> {
             .collect();
         let mut out = Vec::with_capacity(self.configs.len());
         for (c, own) in self.configs.iter().zip(self.per_config) {
+            let mut bill = BreakdownSum::default();
             let calls: Vec<CallResult> = own
                 .read()
                 .zip(shared.iter().zip(&recorded))
                 .enumerate()
-                .map(|(ci, ((usage, cache_cause), (shared, rec)))| CallResult {
-                    index: shared.ci + 1,
-                    messages: rec.messages,
-                    chars: shared.chars,
-                    usage,
-                    cost_usd: shared.price.cost_usd_at(&usage, batch, rec.start_ms)
-                        * shared.price.modifiers.scale(
-                            false,
-                            is_regional_id(c.model_for_call(trace, &trace.calls[shared.ci])),
-                        ),
-                    compacted: compacted.get(ci).cloned().unwrap_or_default(),
-                    recorded: rec.usage,
-                    recorded_cost_usd: rec.cost_usd,
-                    model: rec.model.clone(),
-                    stable_prefix_tokens: shared.stable_prefix_tokens,
-                    over_window: over_window(&usage, rec.usage.as_ref(), shared.price),
-                    cache_cause,
+                .map(|(ci, ((usage, cache_cause), (shared, rec)))| {
+                    let cost = shared.price.cost_breakdown_at(&usage, batch, rec.start_ms);
+                    let scale = shared.price.modifiers.scale(
+                        false,
+                        is_regional_id(c.model_for_call(trace, &trace.calls[shared.ci])),
+                    );
+                    bill.add(PricedCall {
+                        model: &rec.model,
+                        simulated: ClassBill::of_call(&usage, &cost, scale),
+                        recorded: rec.classes,
+                        cause: cache_cause.as_ref(),
+                    });
+                    CallResult {
+                        index: shared.ci + 1,
+                        messages: rec.messages,
+                        chars: shared.chars,
+                        usage,
+                        cost_usd: cost.total * scale,
+                        compacted: compacted.get(ci).cloned().unwrap_or_default(),
+                        recorded: rec.usage,
+                        recorded_cost_usd: rec.cost_usd,
+                        model: rec.model.clone(),
+                        stable_prefix_tokens: shared.stable_prefix_tokens,
+                        over_window: over_window(&usage, rec.usage.as_ref(), shared.price),
+                        cache_cause,
+                    }
                 })
                 .collect();
             let totals = totals(&calls, done.ever_compacted);
@@ -800,6 +816,7 @@ impl<'a> Simulator<'a> {
                 calibration,
                 calls,
                 totals,
+                breakdown: bill.finish(),
             });
         }
         out
@@ -823,6 +840,8 @@ struct RecordedCall {
     messages: usize,
     usage: Option<Usage>,
     cost_usd: Option<f64>,
+    /// The recorded usage by billing class, priced.
+    classes: Option<ClassBill>,
     model: Arc<str>,
     /// When the call started: its price is the row in force that day.
     start_ms: Option<u64>,

@@ -21,6 +21,7 @@ use tracecost_trace as trace;
 use tracecost_trace::progress;
 
 mod applies;
+pub mod breakdown;
 mod caches;
 mod check;
 pub mod explain;
@@ -451,6 +452,11 @@ pub struct ReplayResult {
     /// Simulated against recorded usage, when the trace recorded any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fidelity: Option<Fidelity>,
+    /// The bill by model and class, and the cache writes by cause. Not
+    /// written with the result: a summary keeps it
+    /// (`SessionSummary::breakdowns`), a report sums it over the fleet.
+    #[serde(skip)]
+    pub breakdown: breakdown::Breakdown,
 }
 
 /// Converts recorded usage (optional fields) to billed usage.

@@ -772,6 +772,18 @@ pub(super) fn shown<'a>(
 
 /// Per candidate config, the row of `s`'s sweep that replayed it (`None`:
 /// skipped for this trace), found once for every sum a trace adds to.
+impl GroupAnswer {
+    /// The place among `candidates` of the recommendation, when it is to
+    /// change something (`None`: keep the status quo).
+    pub(super) fn recommended_candidate(&self, candidates: &[Config]) -> Option<usize> {
+        self.recommended
+            .config
+            .config()
+            .filter(|_| !self.keep_status_quo)
+            .and_then(|c| candidates.iter().position(|k| k == c))
+    }
+}
+
 pub(super) fn candidate_rows(s: &SessionSummary, candidates: &[Config]) -> Vec<Option<usize>> {
     candidates
         .iter()

@@ -113,12 +113,7 @@ impl<'c> DaySum<'c> {
     /// Per day, in day order, under the status quo and the answer `a`'s
     /// recommendation.
     pub(super) fn finish(self, a: &GroupAnswer) -> Vec<DayFigures> {
-        let rec = a
-            .recommended
-            .config
-            .config()
-            .filter(|_| !a.keep_status_quo)
-            .and_then(|c| self.candidates.iter().position(|k| k == c));
+        let rec = a.recommended_candidate(self.candidates);
         self.days
             .into_iter()
             .map(|(day, f)| DayFigures {

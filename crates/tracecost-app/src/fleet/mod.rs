@@ -8,9 +8,11 @@
 //! In the order they build on one another: `session` (what a trace leaves
 //! for the fleet, and a session's traces summed once), `answer` (a
 //! group's answer per config, its spread and break-even), `days` (day by
-//! day and per month); here, the [`Fleet`] that holds them.
+//! day and per month), `bill` (per model, per billing class and the cache
+//! writes by cause); here, the [`Fleet`] that holds them.
 
 mod answer;
+mod bill;
 mod days;
 mod list;
 mod session;
@@ -20,6 +22,7 @@ pub use answer::{
     Basis, BreakEven, FleetFigures, GroupAnswer, Headline, SavingsSpread, SkippedConfig, Wins,
     quantile, skipped_configs,
 };
+pub use bill::{CauseFigures, ClassFigures, ModelFigures};
 pub use days::{DAYS_PER_MONTH, DayFigures, PerMonth, UNDATED};
 pub use list::SessionList;
 pub use session::{
@@ -145,6 +148,12 @@ pub struct Fleet {
     pub days: Vec<DayFigures>,
     /// The figures per month at the recorded rate, when calls are dated.
     pub per_month: Option<PerMonth>,
+    /// The bill per model, by name.
+    pub by_model: Vec<ModelFigures>,
+    /// The bill per billing class.
+    pub by_class: ClassFigures,
+    /// The cache writes per cause, by name.
+    pub cache_writes_by_cause: Vec<CauseFigures>,
     /// The stubs of the recommendation checked for byte stability on every
     /// session, when a policy other than the status quo is recommended.
     pub stability: Option<FleetStability>,
@@ -249,6 +258,7 @@ pub fn fleet(
     let mut all = AnswerSum::new(configs);
     let mut by_project: BTreeMap<&str, AnswerSum<'_>> = BTreeMap::new();
     let mut days = DaySum::new(configs);
+    let mut bill = bill::BillSum::new(configs);
     let mut fidelities = Vec::new();
     // Every sweep of a plan prices a turn alike.
     let mut recall_cost_usd = None;
@@ -275,6 +285,7 @@ pub fn fleet(
                 .or_insert_with(|| AnswerSum::new(configs))
                 .add(&s, &rows);
             days.add(&s, &rows);
+            bill.add(&s, &rows);
             fidelities.extend(super::fidelity::TraceFidelity::of_result(
                 &s.status_quo().result,
             ));
@@ -339,6 +350,7 @@ pub fn fleet(
     };
     let days = days.finish(&answer_all);
     let per_month = per_month(&days, &answer_all);
+    let (by_model, by_class, cache_writes_by_cause) = bill.finish(&answer_all);
     Ok(Fleet {
         per_session,
         answer: answer_all,
@@ -346,6 +358,9 @@ pub fn fleet(
         projects,
         days,
         per_month,
+        by_model,
+        by_class,
+        cache_writes_by_cause,
         stability: None,
         // Each session's status quo row is the baseline's when one is
         // asked for: set against the recorded bill, it would measure the

@@ -55,6 +55,9 @@ pub struct SessionSummary {
     pub days: Vec<SessionDay>,
     /// The stability of the recommended config, if checked.
     pub stability: Option<StabilityBrief>,
+    /// Per row of the sweep, its bill by model and class and its cache
+    /// writes by cause (taken from the rows, which do not keep them).
+    pub breakdowns: Vec<crate::replay::breakdown::Breakdown>,
 }
 
 /// Characters of a first prompt kept for naming a session.
@@ -88,8 +91,10 @@ impl SessionSummary {
                 }
             }
         }
+        let mut breakdowns = Vec::with_capacity(sweep.rows.len());
         for row in &mut sweep.rows {
             row.result.calls = Vec::new();
+            breakdowns.push(std::mem::take(&mut row.result.breakdown));
         }
         SessionSummary {
             sweep,
@@ -100,6 +105,7 @@ impl SessionSummary {
             ended_ms: starts.iter().flatten().max().copied(),
             days: days.into_values().collect(),
             stability: stability.map(StabilityBrief::of),
+            breakdowns,
         }
     }
 

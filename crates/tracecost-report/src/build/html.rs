@@ -209,6 +209,7 @@ pub(super) fn fleet_section(
     s.push_str("</ul>\n");
     figures(s, charts, "", true);
     configs_table(s, fleet);
+    super::bill::bill_html(s, fleet);
     if !fleet.projects.is_empty() {
         s.push_str("<h2>Per project</h2>\n<p class=\"small\">A session counts in the project of its first trace, with all its traces.</p>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th>traces</th><th>calls</th><th>recorded</th><th>status quo</th><th class=\"l\">its best policy</th><th>which saves</th></tr>\n");
         for p in &fleet.projects {

@@ -13,6 +13,7 @@
 //! story; they never call one another.
 
 mod action;
+mod bill;
 mod calls_jsonl;
 mod chart_data;
 mod csv;
@@ -684,7 +685,11 @@ impl<'s> ReportWriter<'s> {
             if let Some(section) = section {
                 self.inline.push(section);
             }
-            let sep = if self.traces == 0 { "\n    " } else { ",\n    " };
+            let sep = if self.traces == 0 {
+                "\n    "
+            } else {
+                ",\n    "
+            };
             self.append("results.json", sep.as_bytes())?;
             let mut json = Appender::new(self, "results.json");
             write_json_indented(&json_trace(session, r, true), 4, &mut json)?;

@@ -50,6 +50,9 @@ pub(super) fn summary_md(
         if let Some(line) = fleet.fidelity.as_ref().and_then(|f| f.line()) {
             let _ = writeln!(s, "- {line}");
         }
+        for line in super::bill::bill_md_lines(fleet) {
+            let _ = writeln!(s, "- {}", md_escape(&line));
+        }
         s.push('\n');
     }
     if traces > SUMMARY_SECTIONS_MAX {
