@@ -86,6 +86,8 @@ else ~/.claude and ~/.config/claude, and the Codex home in CODEX_HOME, else
 Examples:
   tracecost usage
   tracecost usage ~/.claude --json
+  tracecost usage daily --since 20260101 --json
+  tracecost usage monthly ~/.claude
   tracecost usage ~/.codex --json"
     )]
     Usage(UsageArgs),
@@ -471,9 +473,49 @@ pub(super) struct CheckArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub(super) struct UsageArgs {
+    /// The view: per session (the default), per day or per month.
+    #[command(subcommand)]
+    pub(super) view: Option<UsageView>,
+    #[command(flatten)]
+    pub(super) common: UsageCommon,
+}
+
+/// `usage`'s views, as ccusage names them.
+#[derive(Debug, Subcommand)]
+pub(super) enum UsageView {
+    /// Per session, costliest first (the default).
+    Session(UsageCommon),
+    /// Per UTC day, in day order (Claude Code data).
+    Daily(UsageCommon),
+    /// Per UTC month, in month order (Claude Code data).
+    Monthly(UsageCommon),
+}
+
+impl UsageArgs {
+    /// The view asked for and its options.
+    pub(super) fn view(&self) -> (Option<crate::app::usage_period::UsagePeriod>, &UsageCommon) {
+        use crate::app::usage_period::UsagePeriod;
+        match &self.view {
+            None => (None, &self.common),
+            Some(UsageView::Session(c)) => (None, c),
+            Some(UsageView::Daily(c)) => (Some(UsagePeriod::Day), c),
+            Some(UsageView::Monthly(c)) => (Some(UsagePeriod::Month), c),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(super) struct UsageCommon {
     /// Claude config roots, projects folders or session files; Codex homes, folders of their sessions or rollouts.
     pub(super) paths: Vec<PathBuf>,
+    /// The first day counted (UTC), YYYYMMDD or YYYY-MM-DD: responses of earlier days are left out (a session view keeps the sessions last active from that day).
+    #[arg(long, short = 's', value_parser = usage_day)]
+    pub(super) since: Option<String>,
+    /// The last day counted (UTC), YYYYMMDD or YYYY-MM-DD.
+    #[arg(long, short = 'u', value_parser = usage_day)]
+    pub(super) until: Option<String>,
     /// ccusage 20.0.24's session JSON: `ccusage claude session --json`'s shape, `ccusage codex session --json`'s for Codex sessions alone (its unified `ccusage session --json` shape for both).
     #[arg(long)]
     pub(super) json: bool,
@@ -483,6 +525,10 @@ pub(super) struct UsageArgs {
     /// Fail (exit 2) on any call of a model the price table does not know, instead of showing its cost as unknown (for CI gates).
     #[arg(long)]
     pub(super) strict_prices: bool,
+}
+
+fn usage_day(text: &str) -> Result<String, String> {
+    crate::app::usage_period::DayRange::parse_day(text)
 }
 
 #[derive(Debug, Args)]

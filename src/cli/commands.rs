@@ -11,6 +11,7 @@ use crate::report::models_view::ModelsView;
 use crate::report::replay_view::ReplayView;
 use crate::report::sweep_view::SweepView;
 use crate::report::totals_view::{ReplayTotalsView, SweepTotalsView};
+use crate::report::usage_period_view::PeriodView;
 use crate::report::usage_view::UsageView;
 
 /// Runs a parsed command line.
@@ -200,19 +201,7 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
                 }
             }
         }
-        Command::Usage(a) => {
-            let plan = super::plan::usage_plan(&a.paths, a.pricing.as_deref())?;
-            let report = app::usage(&plan)?;
-            if let (true, Some(e)) = (a.strict_prices, report.unpriced.strict_error()) {
-                return Err(e);
-            }
-            let format = if a.json { Format::Json } else { Format::Table };
-            print_view(&UsageView { report: &report }, format);
-            for line in report.unpriced.lines() {
-                eprintln!("tracecost: {line}");
-            }
-            Ok(Outcome::Success)
-        }
+        Command::Usage(a) => usage(&a),
         Command::Gen(a) => generate(a),
         Command::Models(a) => models(a),
         Command::Import(a) => {
@@ -547,4 +536,38 @@ fn tool_build() -> Result<String, AppError> {
             .map(|b| format!("{b:02x}"))
             .collect::<String>()
     ))
+}
+
+/// `tracecost usage [session|daily|monthly]`.
+fn usage(a: &super::args::UsageArgs) -> Result<Outcome, AppError> {
+    use crate::app::usage_period::{self, DayRange};
+    let (period, c) = a.view();
+    let plan = super::plan::usage_plan(&c.paths, c.pricing.as_deref())?;
+    let range = DayRange {
+        since: c.since.clone(),
+        until: c.until.clone(),
+    };
+    let format = if c.json { Format::Json } else { Format::Table };
+    let unpriced = match period {
+        None => {
+            let report = usage_period::sessions_within(app::usage(&plan)?, &range);
+            if let (true, Some(e)) = (c.strict_prices, report.unpriced.strict_error()) {
+                return Err(e);
+            }
+            print_view(&UsageView { report: &report }, format);
+            report.unpriced
+        }
+        Some(period) => {
+            let report = usage_period::run(&plan, period, &range)?;
+            if let (true, Some(e)) = (c.strict_prices, report.unpriced.strict_error()) {
+                return Err(e);
+            }
+            print_view(&PeriodView { report: &report }, format);
+            report.unpriced
+        }
+    };
+    for line in unpriced.lines() {
+        eprintln!("tracecost: {line}");
+    }
+    Ok(Outcome::Success)
 }

@@ -100,7 +100,9 @@ fn runs_on_the_shared_corpus() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code");
     assert!(corpus.is_dir(), "{} is missing", corpus.display());
     let v = usage(&[corpus.to_str().unwrap()]);
-    assert_eq!(v["sessions"].as_array().unwrap().len(), 72);
+    // The sessions `report` counts: ccusage lists 72, each top-level
+    // `agent-*.jsonl` as a session of its own.
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 43);
     assert_eq!(v["totals"]["totalTokens"], 39_678_343);
     // ccusage's total for the same files (each response priced on its own;
     // pricing session sums instead gave $45.66).
@@ -412,4 +414,118 @@ fn a_call_is_priced_at_the_price_in_force_on_its_day() {
     };
     assert!((cost("c1") - 0.7).abs() < 1e-9, "{}", cost("c1"));
     assert!((cost("c2") - 0.14).abs() < 1e-9, "{}", cost("c2"));
+}
+
+/// [`usage_line`] of session `session`.
+fn session_line(session: &str, ts: &str, id: &str, tokens: [u64; 4]) -> String {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&usage_line(ts, id, "claude-sonnet-4-5-20250929", tokens)).unwrap();
+    v["sessionId"] = session.into();
+    v.to_string()
+}
+
+/// A session over two days, and an older Claude Code's subagent log
+/// beside it (`agent-<id>.jsonl`, its rows naming the session).
+fn two_day_session() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects").join("-home-u-app");
+    std::fs::create_dir_all(&project).unwrap();
+    let main = [
+        session_line("sess-1", "2025-08-01T23:59:00.000Z", "m1", [10, 100, 0, 5]),
+        session_line("sess-1", "2025-08-02T00:01:00.000Z", "m2", [20, 0, 100, 6]),
+    ];
+    std::fs::write(project.join("sess-1.jsonl"), main.join("\n")).unwrap();
+    let agent = [session_line("sess-1", "2025-08-02T10:00:00.000Z", "a1", [30, 50, 0, 7])];
+    std::fs::write(project.join("agent-9f.jsonl"), agent.join("\n")).unwrap();
+    dir
+}
+
+#[test]
+fn a_top_level_subagent_log_counts_in_its_session_as_report_counts_it() {
+    let dir = two_day_session();
+    let v = usage(&[dir.path().to_str().unwrap()]);
+    let sessions = v["sessions"].as_array().unwrap();
+    let ids: Vec<&str> = sessions.iter().map(|s| s["sessionId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["sess-1"]);
+    assert_eq!(sessions[0]["inputTokens"], 60);
+    assert_eq!(sessions[0]["outputTokens"], 18);
+}
+
+#[test]
+fn daily_and_monthly_split_the_sessions_by_utc_day_in_ccusages_shape() {
+    let dir = two_day_session();
+    let root = dir.path().to_str().unwrap();
+    let daily = usage(&["daily", root]);
+    let days = daily["daily"].as_array().unwrap();
+    let by_day: Vec<(&str, u64, u64)> = days
+        .iter()
+        .map(|d| {
+            (
+                d["date"].as_str().unwrap(),
+                d["inputTokens"].as_u64().unwrap(),
+                d["cacheCreationTokens"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by_day, [("2025-08-01", 10, 100), ("2025-08-02", 50, 50)]);
+    // ccusage's keys, in its order (by name).
+    let keys: Vec<&str> = days[0].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "cacheCreationTokens",
+            "cacheReadTokens",
+            "date",
+            "inputTokens",
+            "modelBreakdowns",
+            "modelsUsed",
+            "outputTokens",
+            "totalCost",
+            "totalTokens"
+        ]
+    );
+    let monthly = usage(&["monthly", root]);
+    let months = monthly["monthly"].as_array().unwrap();
+    assert_eq!(months.len(), 1);
+    assert_eq!(months[0]["month"], "2025-08");
+    // The three views add up to the same bill.
+    let session = usage(&["session", root]);
+    for v in [&daily, &monthly] {
+        assert_eq!(v["totals"]["totalTokens"], session["totals"]["totalTokens"]);
+        let (a, b) = (
+            v["totals"]["totalCost"].as_f64().unwrap(),
+            session["totals"]["totalCost"].as_f64().unwrap(),
+        );
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+    // --since keeps the days from it on (both forms of a day).
+    for since in ["20250802", "2025-08-02"] {
+        let later = usage(&["daily", root, "--since", since]);
+        let days: Vec<&str> = later["daily"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["date"].as_str().unwrap())
+            .collect();
+        assert_eq!(days, ["2025-08-02"], "{since}");
+    }
+    // A session view keeps the sessions last active within the range.
+    let none = usage(&[root, "--until", "20250801"]);
+    assert_eq!(none["sessions"].as_array().unwrap().len(), 0);
+    assert_eq!(none["totals"]["totalTokens"], 0);
+}
+
+#[test]
+fn a_day_that_is_not_one_is_refused_in_one_line() {
+    let out = Command::cargo_bin("tracecost")
+        .unwrap()
+        .args(["usage", "daily", "--since", "yesterday", "."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`yesterday` is not a day: expected YYYYMMDD or YYYY-MM-DD"),
+        "{err}"
+    );
 }

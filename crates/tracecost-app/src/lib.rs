@@ -47,6 +47,7 @@ mod results;
 pub mod totals;
 pub mod unpriced;
 pub mod usage;
+pub mod usage_period;
 
 pub use error::{AppError, ErrorClass};
 pub use outline::{OutlineRecord, OutlineShared, Outlines, SharedStrings, TraceOutline};

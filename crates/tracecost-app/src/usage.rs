@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::cost::pricing::{Pricing, Usage};
-use crate::trace::import::claude_code::{SessionUsage, TokenSums, UsageScan};
+use crate::trace::import::claude_code::{ModelUsage, SessionUsage, TokenSums, UsageScan};
 use crate::trace::import::codex::{
     CodexModelUsage, CodexSessionUsage, CodexTokens, CodexUsageScan,
 };
@@ -108,6 +108,22 @@ pub struct UsageTotals {
     pub total_tokens: u64,
 }
 
+impl UsageTotals {
+    /// The sums of `sessions`, in their order.
+    pub fn of(sessions: &[SessionRow]) -> Self {
+        let mut totals = UsageTotals::default();
+        for s in sessions {
+            totals.input_tokens += s.input_tokens;
+            totals.output_tokens += s.output_tokens;
+            totals.cache_creation_tokens += s.cache_creation_tokens;
+            totals.cache_read_tokens += s.cache_read_tokens;
+            totals.total_tokens += s.total_tokens;
+            totals.total_cost += s.total_cost.unwrap_or(0.0);
+        }
+        totals
+    }
+}
+
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UsageReport {
@@ -190,6 +206,14 @@ pub fn iso_millis(ms: Option<u64>) -> String {
 /// folder of its layout, a rollout, told apart by content) by the Codex
 /// scan, everything else by Claude Code's.
 pub fn run(plan: &crate::UsagePlan) -> Result<UsageReport, crate::AppError> {
+    let (claude, codex) = scan(plan)?;
+    Ok(build_all(&claude, &codex, &plan.pricing))
+}
+
+/// The plan's paths scanned: Claude Code's usage and Codex's.
+pub(crate) fn scan(
+    plan: &crate::UsagePlan,
+) -> Result<(UsageScan, CodexUsageScan), crate::AppError> {
     use crate::trace::import::{Format, claude_code, codex, detect};
     if plan.paths.is_empty() {
         return Err(crate::AppError::Usage(
@@ -217,7 +241,7 @@ pub fn run(plan: &crate::UsagePlan) -> Result<UsageReport, crate::AppError> {
         true => CodexUsageScan::default(),
         false => codex::scan_usage(&codex_paths)?,
     };
-    Ok(build_all(&claude, &codex, &plan.pricing))
+    Ok((claude, codex))
 }
 
 /// Prices a scan: each response on its own, with its model's price, the
@@ -263,15 +287,7 @@ pub fn build_all(scan: &UsageScan, codex: &CodexUsageScan, pricing: &Pricing) ->
     // totals below are summed in this order, as ccusage sums them, to the
     // same bits.
     sessions.sort_by(|a, b| by_cost(b.total_cost, a.total_cost));
-    let mut totals = UsageTotals::default();
-    for s in &sessions {
-        totals.input_tokens += s.input_tokens;
-        totals.output_tokens += s.output_tokens;
-        totals.cache_creation_tokens += s.cache_creation_tokens;
-        totals.cache_read_tokens += s.cache_read_tokens;
-        totals.total_tokens += s.total_tokens;
-        totals.total_cost += s.total_cost.unwrap_or(0.0);
-    }
+    let totals = UsageTotals::of(&sessions);
     UsageReport {
         sessions,
         totals,
@@ -325,28 +341,9 @@ fn session_row(
         project_path: s.project_path.clone(),
     };
     for m in &s.models {
-        let (base, fast) = match m.model.strip_suffix("-fast") {
-            Some(base) => (base, true),
-            None => (m.model.as_str(), false),
-        };
-        let cost = match pricing.lookup(base) {
-            Ok(p) => {
-                // Fast mode and a regional endpoint bill every rate at the
-                // model's documented multiple; without one, at base.
-                let regional = crate::cost::pricing::is_regional_id(base);
-                let scale = p.modifiers.scale(fast, regional);
-                Some(
-                    m.responses
-                        .iter()
-                        .enumerate()
-                        .map(|(i, t)| {
-                            let at = m.response_ms.get(i).copied();
-                            p.cost_usd_at(&usage_of(t), false, at) * scale
-                        })
-                        .sum(),
-                )
-            }
-            Err(_) => {
+        let cost = match response_costs(m, pricing) {
+            Some(costs) => Some(costs.into_iter().sum()),
+            None => {
                 unpriced.add(&m.model, &s.session_id, m.responses.len() as u64);
                 None
             }
@@ -371,6 +368,30 @@ fn session_row(
     // Stable: models of equal cost keep the scan's order (by model id).
     row.model_breakdowns.sort_by(|a, b| by_cost(b.cost, a.cost));
     row
+}
+
+/// Each response of `m` priced on its own (see [`build`]), in the order
+/// read; `None` when the price table does not know the model.
+pub(crate) fn response_costs(m: &ModelUsage, pricing: &Pricing) -> Option<Vec<f64>> {
+    let (base, fast) = match m.model.strip_suffix("-fast") {
+        Some(base) => (base, true),
+        None => (m.model.as_str(), false),
+    };
+    let p = pricing.lookup(base).ok()?;
+    // Fast mode and a regional endpoint bill every rate at the model's
+    // documented multiple; without one, at base.
+    let regional = crate::cost::pricing::is_regional_id(base);
+    let scale = p.modifiers.scale(fast, regional);
+    Some(
+        m.responses
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let at = m.response_ms.get(i).copied();
+                p.cost_usd_at(&usage_of(t), false, at) * scale
+            })
+            .collect(),
+    )
 }
 
 /// ccusage's Codex session report (`ccusage codex session --json`): its

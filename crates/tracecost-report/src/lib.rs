@@ -28,4 +28,5 @@ pub mod replay_view;
 pub mod stability_view;
 pub mod sweep_view;
 pub mod totals_view;
+pub mod usage_period_view;
 pub mod usage_view;

@@ -48,6 +48,9 @@ use crate::trace::RecordedUsage;
 /// Sessions are named as ccusage names them: `<project>/<session>.jsonl`
 /// is session `<session>` of project `<project>`, and a file under
 /// `<project>/<session>/subagents/` counts toward its parent `<session>`.
+/// A top-level `<project>/agent-<id>.jsonl` (an older Claude Code's
+/// subagent log) counts toward the session its rows name (`sessionId`),
+/// as `report` counts it; ccusage makes it a session of its own.
 /// Cache writes are split 5m / 1h from `cache_creation`; without that
 /// breakdown all writes count as 5m.
 pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
@@ -74,6 +77,14 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
     for (file, row) in kept {
         let info = files.get(file).map(|p| file_info(p));
         let (project, session) = match info {
+            // An older Claude Code wrote a subagent's log beside its
+            // session's, as `agent-<id>.jsonl`: its rows name the session
+            // that ran it, and it counts there, as `report` counts it
+            // (ccusage lists it as a session of its own).
+            Some(i) if i.subagent && !i.nested => {
+                let session = row.session.as_deref().map_or(i.session, str::to_owned);
+                (i.project, session)
+            }
             Some(i) => (i.project, i.session),
             None => ("unknown".to_owned(), "unknown".to_owned()),
         };
@@ -309,6 +320,9 @@ struct ScanMessage<'a> {
 struct ScanRow {
     msg_id: Option<Box<str>>,
     request_id: Option<Box<str>>,
+    /// The row's `sessionId`: the session an older Claude Code's top-level
+    /// `agent-*.jsonl` belongs to.
+    session: Option<Box<str>>,
     sidechain: bool,
     model: Option<Box<str>>,
     fast: bool,
@@ -458,6 +472,7 @@ fn scan_line(line: &str) -> ScanResult {
     ScanResult::Row(ScanRow {
         msg_id: msg.id.as_deref().map(Box::from),
         request_id: doc.request_id.as_deref().map(Box::from),
+        session: doc.session_id.as_deref().map(Box::from),
         sidechain: doc.is_sidechain.0,
         model: msg.model.as_deref().map(Box::from),
         fast: usage.fast(),

@@ -1,0 +1,73 @@
+//! `tracecost usage daily` and `usage monthly`: Claude Code's recorded
+//! usage per UTC day or month, in ccusage 20.0.24's `daily --json` and
+//! `monthly --json` shapes (`--json`), or as an aligned table.
+
+use std::io::{self, Write};
+
+use super::export::{Exportable, Exporter, Format, JsonExporter, TableExporter, write_json};
+use super::fmt::{dollars, thousands};
+use crate::app::usage_period::{PeriodReport, UsagePeriod};
+
+/// The usage per period.
+#[derive(Debug, Clone, Copy)]
+pub struct PeriodView<'a> {
+    /// The priced periods.
+    pub report: &'a PeriodReport,
+}
+
+impl Exportable for PeriodView<'_> {
+    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+        match format {
+            Format::Table => Some(&TableExporter),
+            Format::Json => Some(&JsonExporter),
+            Format::Csv | Format::Markdown => None,
+        }
+    }
+}
+
+impl Exporter<PeriodView<'_>> for JsonExporter {
+    fn export(&self, view: &PeriodView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        write_json(view.report, out)
+    }
+}
+
+impl Exporter<PeriodView<'_>> for TableExporter {
+    fn export(&self, view: &PeriodView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let r = view.report;
+        let mut out = io::BufWriter::new(out);
+        let first = match r.period {
+            UsagePeriod::Day => "day (UTC)",
+            UsagePeriod::Month => "month (UTC)",
+        };
+        writeln!(
+            out,
+            "{:<12} {:>12} {:>12} {:>14} {:>16} {:>12}  models",
+            first, "input", "output", "cache write", "cache read", "cost"
+        )?;
+        for row in &r.rows {
+            writeln!(
+                out,
+                "{:<12} {:>12} {:>12} {:>14} {:>16} {:>12}  {}",
+                row.period,
+                thousands(row.input_tokens),
+                thousands(row.output_tokens),
+                thousands(row.cache_creation_tokens),
+                thousands(row.cache_read_tokens),
+                dollars(row.total_cost),
+                row.models_used.join(", ")
+            )?;
+        }
+        let t = &r.totals;
+        writeln!(
+            out,
+            "{:<12} {:>12} {:>12} {:>14} {:>16} {:>12}",
+            "total",
+            thousands(t.input_tokens),
+            thousands(t.output_tokens),
+            thousands(t.cache_creation_tokens),
+            thousands(t.cache_read_tokens),
+            dollars(t.total_cost)
+        )?;
+        out.flush()
+    }
+}
