@@ -435,7 +435,12 @@ fn two_day_session() -> tempfile::TempDir {
         session_line("sess-1", "2025-08-02T00:01:00.000Z", "m2", [20, 0, 100, 6]),
     ];
     std::fs::write(project.join("sess-1.jsonl"), main.join("\n")).unwrap();
-    let agent = [session_line("sess-1", "2025-08-02T10:00:00.000Z", "a1", [30, 50, 0, 7])];
+    let agent = [session_line(
+        "sess-1",
+        "2025-08-02T10:00:00.000Z",
+        "a1",
+        [30, 50, 0, 7],
+    )];
     std::fs::write(project.join("agent-9f.jsonl"), agent.join("\n")).unwrap();
     dir
 }
@@ -445,7 +450,10 @@ fn a_top_level_subagent_log_counts_in_its_session_as_report_counts_it() {
     let dir = two_day_session();
     let v = usage(&[dir.path().to_str().unwrap()]);
     let sessions = v["sessions"].as_array().unwrap();
-    let ids: Vec<&str> = sessions.iter().map(|s| s["sessionId"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = sessions
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["sess-1"]);
     assert_eq!(sessions[0]["inputTokens"], 60);
     assert_eq!(sessions[0]["outputTokens"], 18);
@@ -469,7 +477,12 @@ fn daily_and_monthly_split_the_sessions_by_utc_day_in_ccusages_shape() {
         .collect();
     assert_eq!(by_day, [("2025-08-01", 10, 100), ("2025-08-02", 50, 50)]);
     // ccusage's keys, in its order (by name).
-    let keys: Vec<&str> = days[0].as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = days[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
         keys,
         [

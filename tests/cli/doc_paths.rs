@@ -117,10 +117,10 @@ fn every_path_the_docs_name_exists() {
             text
         };
         for (mention, link) in mentions(&text) {
-            if let Some(path) = target(&doc, &mention, link) {
-                if !path.exists() {
-                    missing.push(format!("{doc}: {mention}"));
-                }
+            if let Some(path) = target(&doc, &mention, link)
+                && !path.exists()
+            {
+                missing.push(format!("{doc}: {mention}"));
             }
         }
     }

@@ -67,16 +67,22 @@ impl DayRange {
             digits.get(6..8).and_then(|d| d.parse::<u32>().ok()),
         );
         match (ok, m, d) {
-            (true, Some(1..=12), Some(1..=31)) => {
-                Ok(format!("{}-{}-{}", &digits[..4], &digits[4..6], &digits[6..]))
-            }
-            _ => Err(format!("`{text}` is not a day: expected YYYYMMDD or YYYY-MM-DD")),
+            (true, Some(1..=12), Some(1..=31)) => Ok(format!(
+                "{}-{}-{}",
+                &digits[..4],
+                &digits[4..6],
+                &digits[6..]
+            )),
+            _ => Err(format!(
+                "`{text}` is not a day: expected YYYYMMDD or YYYY-MM-DD"
+            )),
         }
     }
 
     /// Whether `day` is within.
     pub fn holds(&self, day: &str) -> bool {
-        self.since.as_deref().is_none_or(|s| day >= s) && self.until.as_deref().is_none_or(|u| day <= u)
+        self.since.as_deref().is_none_or(|s| day >= s)
+            && self.until.as_deref().is_none_or(|u| day <= u)
     }
 }
 
@@ -174,9 +180,11 @@ pub fn run(
 /// without bounds), the totals summed again over those.
 pub fn sessions_within(mut report: UsageReport, range: &DayRange) -> UsageReport {
     if range.since.is_some() || range.until.is_some() {
-        report
-            .sessions
-            .retain(|s| s.last_activity.get(..10).is_some_and(|day| range.holds(day)));
+        report.sessions.retain(|s| {
+            s.last_activity
+                .get(..10)
+                .is_some_and(|day| range.holds(day))
+        });
         report.totals = UsageTotals::of(&report.sessions);
     }
     report
@@ -293,7 +301,13 @@ mod tests {
     fn days_read_in_both_forms_and_nonsense_is_refused() {
         assert_eq!(DayRange::parse_day("20260116").unwrap(), "2026-01-16");
         assert_eq!(DayRange::parse_day("2026-01-16").unwrap(), "2026-01-16");
-        for bad in ["2026-1-16", "20261316", "yesterday", "2026011", "2026-01-16x"] {
+        for bad in [
+            "2026-1-16",
+            "20261316",
+            "yesterday",
+            "2026011",
+            "2026-01-16x",
+        ] {
             let e = DayRange::parse_day(bad).unwrap_err();
             assert!(e.contains("expected YYYYMMDD or YYYY-MM-DD"), "{bad}: {e}");
         }

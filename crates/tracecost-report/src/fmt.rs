@@ -256,6 +256,25 @@ pub fn html_escape(s: &str) -> String {
     out
 }
 
+/// A count of needed recalls (an estimate may be fractional): grouped
+/// digits, one decimal where it is not whole.
+pub fn needs(n: f64) -> String {
+    let tenths = (n * 10.0).round().max(0.0) as u64;
+    let whole = thousands(tenths / 10);
+    match tenths % 10 {
+        0 => whole,
+        d => format!("{whole}.{d}"),
+    }
+}
+
+/// A recall-need range as `low–high` (the mid apart where it differs).
+pub fn needs_range(low: f64, mid: f64, high: f64) -> String {
+    if (high - low).abs() < 0.05 {
+        return needs(mid);
+    }
+    format!("{} ({}–{})", needs(mid), needs(low), needs(high))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,23 +366,4 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\"\n"), "\"say \"\"hi\"\"\n\"");
     }
-}
-
-/// A count of needed recalls (an estimate may be fractional): grouped
-/// digits, one decimal where it is not whole.
-pub fn needs(n: f64) -> String {
-    let tenths = (n * 10.0).round().max(0.0) as u64;
-    let whole = thousands(tenths / 10);
-    match tenths % 10 {
-        0 => whole,
-        d => format!("{whole}.{d}"),
-    }
-}
-
-/// A recall-need range as `low–high` (the mid apart where it differs).
-pub fn needs_range(low: f64, mid: f64, high: f64) -> String {
-    if (high - low).abs() < 0.05 {
-        return needs(mid);
-    }
-    format!("{} ({}–{})", needs(mid), needs(low), needs(high))
 }

@@ -634,6 +634,7 @@ mod tests {
             ScanRow {
                 msg_id: Some(id.into()),
                 request_id: Some(req.into()),
+                session: None,
                 sidechain,
                 model: None,
                 fast: false,

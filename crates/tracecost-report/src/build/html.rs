@@ -352,7 +352,18 @@ pub(super) fn trace_page(
     let mut s = String::new();
     page_head(&mut s, &format!("{} — tracecost", r.sweep.trace));
     s.push_str("<p class=\"sub\"><a href=\"../index.html\">← the fleet</a> · <a href=\"index.html\">all sessions</a></p>\n");
-    trace_section(&mut s, session, r, charts, "../", false, baseline);
+    trace_section(
+        &mut s,
+        session,
+        r,
+        charts,
+        SectionPlace {
+            root: "../",
+            chart_files: false,
+            baseline,
+            per_thousand: PerThousand::No,
+        },
+    );
     s.push_str("</body>\n</html>\n");
     s
 }
@@ -375,15 +386,49 @@ pub(super) fn assumptions_html(s: &mut String, a: &Assumptions) {
 /// One trace's section; `root` leads from the page to the report's folder
 /// (`""` on the fleet page, `"../"` on a trace page); `baseline`, the
 /// config `--baseline` named, if any.
+/// Whether a trace's figures are also given per 1,000 runs: for the one
+/// trace of a report, a workflow a team runs again and again; not for a
+/// trace of a fleet, one conversation among many, which ran once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PerThousand {
+    Yes,
+    No,
+}
+
+impl PerThousand {
+    fn text(self, usd: f64) -> String {
+        match self {
+            PerThousand::Yes => format!(" · {} per 1,000 runs", dollars(usd * 1000.0)),
+            PerThousand::No => String::new(),
+        }
+    }
+}
+
+/// Where a trace's section stands and what it says around its figures.
+pub(super) struct SectionPlace<'a> {
+    /// The report's root, relative to the page (`""` or `"../"`).
+    pub(super) root: &'a str,
+    /// Whether its charts are files beside the page (else inline).
+    pub(super) chart_files: bool,
+    /// The config named by `--baseline`, if any.
+    pub(super) baseline: Option<&'a str>,
+    /// Whether figures are also given per 1,000 runs.
+    pub(super) per_thousand: PerThousand,
+}
+
 pub(super) fn trace_section(
     s: &mut String,
     session: &str,
     r: &TraceReport,
     charts: &[Figure],
-    root: &str,
-    chart_files: bool,
-    baseline: Option<&str>,
+    place: SectionPlace<'_>,
 ) {
+    let SectionPlace {
+        root,
+        chart_files,
+        baseline,
+        per_thousand,
+    } = place;
     let sw = &r.sweep;
     let h = headline(sw);
     let part = if session == sw.trace {
@@ -428,14 +473,14 @@ pub(super) fn trace_section(
     }
     let _ = writeln!(
         s,
-        "<div class=\"card\"><div class=\"k\">{}</div><div class=\"v\">{}</div><div class=\"d\">per run · {} per 1,000 runs<br><code>{}</code></div></div>",
+        "<div class=\"card\"><div class=\"k\">{}</div><div class=\"v\">{}</div><div class=\"d\">per run{}<br><code>{}</code></div></div>",
         if baseline.is_some() {
             "Baseline"
         } else {
             "Status quo"
         },
         dollars(h.base.result.totals.cost_usd),
-        dollars(h.base.result.totals.cost_usd * 1000.0),
+        per_thousand.text(h.base.result.totals.cost_usd),
         config_html(&h.base.result.config.to_string())
     );
     if sw.recommended == sw.baseline {
@@ -448,11 +493,11 @@ pub(super) fn trace_section(
     } else {
         let _ = write!(
             s,
-            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">saves {} ({:.1}%) per run · {} per 1,000 runs<br><code>{}</code></div></div>\n</div>\n",
+            "<div class=\"card\"><div class=\"k\">Recommended</div><div class=\"v good\">{}</div><div class=\"d\">saves {} ({:.1}%) per run{}<br><code>{}</code></div></div>\n</div>\n",
             dollars(h.rec.result.totals.cost_usd),
             dollars(h.rec.savings_usd),
             h.rec.savings_pct,
-            dollars(h.rec.savings_usd * 1000.0),
+            per_thousand.text(h.rec.savings_usd),
             config_html(&h.rec.result.config.to_string())
         );
     }

@@ -35,7 +35,9 @@ use serde::Serialize;
 use super::charts::{ChartError, render_png, render_svg, suggested_height};
 
 use csv::{results_csv_rows, sessions_csv};
-use html::{FLEET_TOP, Figure, html, sessions_page, trace_page, trace_section};
+use html::{
+    FLEET_TOP, Figure, PerThousand, SectionPlace, html, sessions_page, trace_page, trace_section,
+};
 use html_tables::Detail;
 use html_tables::trace_link;
 use results_json::{indented, json, json_pretty, json_trace, write_json_indented};
@@ -158,6 +160,8 @@ impl Default for SessionPages {
 pub struct ReportWriter<'s> {
     sink: &'s mut dyn ReportSink,
     assumptions: Assumptions,
+    /// A report of one trace: its figures are also given per 1,000 runs.
+    single: bool,
     /// Each session's detail on its own page (else inline on the fleet page).
     split: bool,
     /// The sessions' sections with their charts, when inline.
@@ -338,6 +342,7 @@ impl<'s> ReportWriter<'s> {
         };
         let mut w = ReportWriter {
             sink,
+            single: traces == 1,
             split,
             inline: Vec::new(),
             traces: 0,
@@ -669,9 +674,16 @@ impl<'s> ReportWriter<'s> {
                 session,
                 r,
                 &svgs,
-                "",
-                files,
-                self.assumptions.baseline.as_deref(),
+                SectionPlace {
+                    root: "",
+                    chart_files: files,
+                    baseline: self.assumptions.baseline.as_deref(),
+                    per_thousand: if self.single {
+                        PerThousand::Yes
+                    } else {
+                        PerThousand::No
+                    },
+                },
             );
             Some(section)
         };

@@ -91,6 +91,12 @@ pub(super) fn summary_md(
         }
         return s;
     }
+    // Per 1,000 runs for the one trace of a report, a workflow run again
+    // and again; a trace of a fleet is one conversation, which ran once.
+    let per_thousand = |usd: f64| match traces {
+        1 => format!(", {} per 1,000 runs", dollars(usd * 1000.0)),
+        _ => String::new(),
+    };
     for r in sessions {
         let sw = &r.sweep;
         let h = headline(sw);
@@ -113,19 +119,19 @@ pub(super) fn summary_md(
         }
         let _ = writeln!(
             s,
-            "- Status quo `{}`: **{}** per run, {} per 1,000 runs",
+            "- Status quo `{}`: **{}** per run{}",
             h.base.result.config,
             dollars(h.base.result.totals.cost_usd),
-            dollars(h.base.result.totals.cost_usd * 1000.0)
+            per_thousand(h.base.result.totals.cost_usd)
         );
         let _ = writeln!(
             s,
-            "- Recommended `{}`: **{}** per run — saves {} ({:.1}%), {} per 1,000 runs; recall risk: {} result(s) needed again",
+            "- Recommended `{}`: **{}** per run — saves {} ({:.1}%){}; recall risk: {} result(s) needed again",
             h.rec.result.config,
             dollars(h.rec.result.totals.cost_usd),
             dollars(h.rec.savings_usd),
             h.rec.savings_pct,
-            dollars(h.rec.savings_usd * 1000.0),
+            per_thousand(h.rec.savings_usd),
             needs(h.rec.risk.needs.mid)
         );
         if sw.cheapest != sw.recommended {
