@@ -385,6 +385,48 @@ fn the_record_says_what_was_alive_even_with_no_shared_prefix() {
     assert_billed_as_recorded(calls);
 }
 
+/// An Agent-SDK run started again with the same prompt: its first call
+/// read its whole prompt, the unrecorded prefix and the opening message,
+/// from what the run before left (20,410 of 20,413 tokens). The replay
+/// reads it too, where it used to write all of it, cold on its own.
+#[test]
+fn a_first_call_that_read_past_the_hidden_prefix_reads_it_all() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "again",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "hidden_prefix_tokens": 20000,
+        "messages": ok_turns(&["first", "second"], &long),
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage(20_410, 0)},
+            {"messages": 3, "start_ms": t0 + 10_000, "usage": usage(20_410, 420)}
+        ]
+    });
+    let out = replay(&trace, "claude-code");
+    let calls = out["calls"].as_array().unwrap();
+    let first = &calls[0];
+    // The hidden prefix and the opening message, all read.
+    assert!(
+        first["cache_read_input_tokens"].as_u64().unwrap() > 20_300,
+        "{first}"
+    );
+    assert_eq!(first["cache_creation_input_tokens"], 0, "{first}");
+    assert_billed_as_recorded(&calls[..1]);
+    // The second reads what the first had.
+    assert!(calls[1]["cache_read_input_tokens"].as_u64().unwrap() > 20_300);
+    // A run whose opening differed read the hidden prefix and wrote the
+    // opening: that tail is written again, the rest read.
+    let mut other = trace.clone();
+    other["calls"][0]["usage"] = usage(20_000, 410);
+    let out = replay(&other, "claude-code");
+    let first = &out["calls"][0];
+    assert_eq!(first["cache_read_input_tokens"], 20_000, "{first}");
+    assert_billed_as_recorded(&out["calls"].as_array().unwrap()[..1]);
+}
+
 /// Claude Code cleared its first tool result before the third call
 /// (`cleared`, from a `microcompact_boundary` line): the status quo,
 /// `recorded`, sends it as the placeholder from there on, so the third

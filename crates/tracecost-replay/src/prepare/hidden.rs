@@ -51,6 +51,17 @@ pub enum SharedState {
     /// still alive, whatever the request times say (they are the times the
     /// transcript wrote its lines, a few seconds off the requests').
     Carried,
+    /// The trace's first call read past the end of the hidden prefix:
+    /// another session of the account had sent the same hidden prompt and
+    /// the same opening (an Agent-SDK run started again with the same
+    /// prompt), and its entries were alive. The whole hidden prefix was
+    /// warm, and the blocks after it but for the tail the call wrote (this
+    /// many tokens): counted from the end, the tokenizer's estimate of the
+    /// opening does not move the line.
+    ReadPast {
+        /// Tokens the call wrote after what it read.
+        written: u64,
+    },
 }
 
 impl PreparedTrace<'_> {
@@ -167,19 +178,28 @@ impl PreparedTrace<'_> {
             sc.extend(counts.iter().copied());
             sb.extend(blocks.iter().cloned());
         }
+        let end = before + hidden;
+        // Only a first call can show another session's copy of the rest:
+        // later, a read past it is the session's own entries.
+        let first = usage.iter().position(Option::is_some);
         let states = cold
             .iter()
             .zip(&usage)
-            .map(|(c, u)| match c {
+            .enumerate()
+            .map(|(i, (c, u))| match c {
                 None if u.is_some() => SharedState::Carried,
                 None => SharedState::Unknown,
+                // Past the last place a part could end (the boundaries'
+                // bound above): the own rest was read too.
+                Some(read) if first == Some(i) && read + frame >= end => SharedState::ReadPast {
+                    written: u.map_or(0, |(read, cached)| cached - read),
+                },
                 Some(read) => match boundaries.iter().rposition(|b| b <= read) {
                     Some(j) => SharedState::Warm(j),
                     None => SharedState::Cold,
                 },
             })
             .collect();
-        let end = before + hidden;
         let mut version = 0u32;
         let mut fresh = 0u32;
         let mut versions = Vec::with_capacity(calls.len());
