@@ -527,18 +527,23 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             kept
         };
         let name = &trace.name;
+        let unmarked = prepared.unmarked[ci].is_some();
         let mut marks = Vec::new();
         let mut placed = Vec::new();
         for c in configs {
-            let markers = markers_for_call(
-                &c.cache,
-                call.markers.as_deref(),
-                prepared.recorded_ttls[ci],
-                &sent.tools,
-                sent.system,
-                view,
-                &boundary,
-            );
+            let markers = if unmarked {
+                Vec::new()
+            } else {
+                markers_for_call(
+                    &c.cache,
+                    call.markers.as_deref(),
+                    prepared.recorded_ttls[ci],
+                    &sent.tools,
+                    sent.system,
+                    view,
+                    &boundary,
+                )
+            };
             placed.clear();
             placed.extend(markers.iter().filter_map(|m| {
                 marker_index(

@@ -3,6 +3,8 @@
 //! size, and whether another session kept them warm. Here the stand-in
 //! blocks for them, and what each call's record says of their cache.
 
+use std::collections::HashMap;
+
 use crate::cost::pricing::ModelPrice;
 use crate::cost::tokens::ContentHash;
 use crate::engine::message::ContentBlock;
@@ -113,14 +115,18 @@ impl PreparedTrace<'_> {
                 Some((read, read + u.cache_creation_input_tokens.unwrap_or(0)))
             })
             .collect();
+        // The cache is per model: a call's record speaks of its own
+        // model's entries only (an advisor's request, on another model,
+        // neither reads nor keeps the executor's).
+        let model = |c: &crate::trace::Call| c.model.clone().unwrap_or_default();
         let mut cold: Vec<Option<u64>> = vec![None; calls.len()];
-        let mut prev: Option<u64> = None;
-        for (i, u) in usage.iter().enumerate() {
+        let mut prev: HashMap<String, u64> = HashMap::new();
+        for (i, (u, c)) in usage.iter().zip(calls).enumerate() {
             if let Some((read, cached)) = *u {
-                if prev.is_none_or(|p| read < p) {
+                if prev.get(&model(c)).is_none_or(|&p| read < p) {
                     cold[i] = Some(read);
                 }
-                prev = Some(cached);
+                prev.insert(model(c), cached);
             }
         }
         // Each part is a framed block: a boundary needs room for its frame.
@@ -204,10 +210,11 @@ impl PreparedTrace<'_> {
         let mut fresh = 0u32;
         let mut versions = Vec::with_capacity(calls.len());
         // (start, TTL it wrote with) of the last call that recorded usage.
-        let mut last: Option<(u64, Ttl)> = None;
+        let mut lasts: HashMap<String, (u64, Ttl)> = HashMap::new();
         for (i, (c, r)) in calls.iter().zip(&cold).enumerate() {
             // Within the TTL the session's own entries were written with
             // (an hour where Claude Code asked for one), they were alive.
+            let last = lasts.get(&model(c)).copied();
             let recent = match (c.start_ms, last) {
                 (Some(s), Some((l, ttl))) => s.saturating_sub(l) < ttl.millis(),
                 _ => false,
@@ -234,7 +241,9 @@ impl PreparedTrace<'_> {
                     .get(i)
                     .copied()
                     .unwrap_or(Ttl::FiveMinutes);
-                last = c.start_ms.map(|s| (s, ttl)).or(last.map(|(l, _)| (l, ttl)));
+                if let Some(l) = c.start_ms.or(last.map(|(l, _)| l)) {
+                    lasts.insert(model(c), (l, ttl));
+                }
             }
             versions.push(version);
         }

@@ -872,6 +872,9 @@ mod tests {
                 .iter()
                 .all(|c| c.messages == t.calls[1].messages)
         );
+        // Each iteration follows the one before: only the first has a start.
+        let starts: Vec<_> = t.calls[1..].iter().map(|c| c.start_ms.is_some()).collect();
+        assert_eq!(starts, [true, false, false]);
         validate(t);
     }
 
