@@ -72,37 +72,13 @@ impl PreparedTrace<'_> {
     /// session's own rest changed (see [`HiddenCache`]). `None` when the
     /// trace has no hidden prefix, or its record shows no such read.
     pub(super) fn read_hidden_cache(&mut self, price: &ModelPrice) -> Option<HiddenCache> {
-        let hidden = self.trace.hidden_prefix_tokens;
-        if hidden == 0 {
-            return None;
-        }
         let calls = &self.trace.calls;
         let p = calls.first()?.prompt;
         if calls.iter().any(|c| c.prompt != p) {
             return None;
         }
-        // What precedes the hidden prefix in the request, framing included.
-        let tools = self.tools.get(p)?;
-        let system = self.system.get(p)?;
-        if system.last().is_none_or(|c| c.scale != Scale::Exact) {
-            return None;
-        }
-        let cal = self.calibration;
-        let before: u64 = tools
-            .iter()
-            .map(|c| c.tokens(&cal, price.framing.per_tool))
-            .sum::<u64>()
-            + if tools.is_empty() {
-                0
-            } else {
-                price
-                    .tool_prompt
-                    .tokens(crate::cost::pricing::ToolChoice::Auto)
-            }
-            + system[..system.len() - 1]
-                .iter()
-                .map(|c| c.tokens(&cal, price.framing.per_block))
-                .sum::<u64>();
+        let hidden = self.system.get(p)?.last()?.raw_tokens;
+        let before = self.before_hidden(p, price)?;
         let frame = price.framing.per_block;
         // (read, cached) per recorded call; a call is cold when it read
         // less than the call before it cached.
@@ -263,6 +239,81 @@ impl PreparedTrace<'_> {
             version: versions,
             own_keys,
         })
+    }
+}
+
+impl PreparedTrace<'_> {
+    /// Tokens before the hidden prefix in prompt version `p`'s request
+    /// (tools, tool prompt, system blocks), framing included; `None` when
+    /// the version has no hidden prefix.
+    fn before_hidden(&self, p: usize, price: &ModelPrice) -> Option<u64> {
+        if self.trace.hidden_prefix_tokens == 0 {
+            return None;
+        }
+        let tools = self.tools.get(p)?;
+        let system = self.system.get(p)?;
+        if system.last().is_none_or(|c| c.scale != Scale::Exact) {
+            return None;
+        }
+        let cal = self.calibration;
+        Some(
+            tools
+                .iter()
+                .map(|c| c.tokens(&cal, price.framing.per_tool))
+                .sum::<u64>()
+                + if tools.is_empty() {
+                    0
+                } else {
+                    price
+                        .tool_prompt
+                        .tokens(crate::cost::pricing::ToolChoice::Auto)
+                }
+                + system[..system.len() - 1]
+                    .iter()
+                    .map(|c| c.tokens(&cal, price.framing.per_block))
+                    .sum::<u64>(),
+        )
+    }
+
+    /// Sizes the hidden prefix so that the first recorded call sends its
+    /// recorded prompt. The importer sized it from a rough count of that
+    /// call's visible messages (characters / 4); here they are counted as
+    /// the replay sends them (calibrated, framed), and the hidden prefix is
+    /// the rest of the recorded prompt. A dense message (code, a long tool
+    /// result kept by a compaction) no longer leaves its undercount in the
+    /// hidden prefix of every later call. Left as imported when the rest
+    /// would be nothing.
+    pub(super) fn refit_hidden(&mut self, price: &ModelPrice) {
+        let Some((call, recorded)) = self
+            .trace
+            .calls
+            .iter()
+            .find_map(|c| Some((c, c.usage?.total_input()?)))
+        else {
+            return;
+        };
+        let Some(before) = self.before_hidden(call.prompt, price) else {
+            return;
+        };
+        let cal = self.calibration;
+        let f = price.framing;
+        let visible: u64 = self.messages[..call.messages.min(self.messages.len())]
+            .iter()
+            .map(|m| m.iter().map(|c| c.tokens(&cal, f.per_block)).sum::<u64>() + f.per_message)
+            .sum();
+        let Some(hidden) = recorded
+            .checked_sub(before + visible + f.per_block)
+            .filter(|&h| h > 0)
+        else {
+            return;
+        };
+        let (block, count) = hidden_prefix_block(hidden);
+        for (sc, sb) in self.system.iter_mut().zip(&mut self.system_blocks) {
+            if let (Some(c), Some(b)) = (sc.last_mut(), sb.last_mut()) {
+                *c = count;
+                *b = block.clone();
+            }
+        }
     }
 }
 

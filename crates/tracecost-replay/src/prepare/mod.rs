@@ -315,6 +315,7 @@ impl<'t> PreparedTrace<'t> {
             prepared.calibration.content = prepared.fit_calibration(&price.framing);
             prepared.calibration.prefix_factor = prepared.fit_prefix(price);
             prepared.apportion_growth(&price.framing);
+            prepared.refit_hidden(price);
             prepared.inferred_clears = prepared.infer_clears(memo, &price.framing);
             prepared.hidden_cache = prepared.read_hidden_cache(price);
             prepared.calibration.idle = prepared.fit_automatic_idle(price);
