@@ -385,6 +385,117 @@ fn the_record_says_what_was_alive_even_with_no_shared_prefix() {
     assert_billed_as_recorded(calls);
 }
 
+/// An Agent-SDK run started again with the same prompt: its first call
+/// read its whole prompt, the unrecorded prefix and the opening message,
+/// from what the run before left (20,410 of 20,413 tokens). The replay
+/// reads it too, where it used to write all of it, cold on its own.
+#[test]
+fn a_first_call_that_read_past_the_hidden_prefix_reads_it_all() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "again",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "hidden_prefix_tokens": 20000,
+        "messages": ok_turns(&["first", "second"], &long),
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage(20_410, 0)},
+            {"messages": 3, "start_ms": t0 + 10_000, "usage": usage(20_410, 420)}
+        ]
+    });
+    let out = replay(&trace, "claude-code");
+    let calls = out["calls"].as_array().unwrap();
+    let first = &calls[0];
+    // The hidden prefix and the opening message, all read.
+    assert!(
+        first["cache_read_input_tokens"].as_u64().unwrap() > 20_300,
+        "{first}"
+    );
+    assert_eq!(first["cache_creation_input_tokens"], 0, "{first}");
+    assert_billed_as_recorded(&calls[..1]);
+    // The second reads what the first had.
+    assert!(calls[1]["cache_read_input_tokens"].as_u64().unwrap() > 20_300);
+    // A run whose opening differed read the hidden prefix and wrote the
+    // opening: that tail is written again, the rest read.
+    let mut other = trace.clone();
+    other["calls"][0]["usage"] = usage(20_000, 410);
+    let out = replay(&other, "claude-code");
+    let first = &out["calls"][0];
+    let read = first["cache_read_input_tokens"].as_u64().unwrap();
+    assert!(read.abs_diff(20_000) <= 5, "{first}");
+    assert_eq!(first["input_tokens"], 0, "{first}");
+    assert_billed_as_recorded(&out["calls"].as_array().unwrap()[..1]);
+}
+
+/// A response that consulted an advisor: three requests on one history
+/// (`usage.iterations`), the executor's, the advisor's on its own model,
+/// and the executor's again. The advisor's record read and wrote nothing:
+/// it is sent without markers, at its recorded size (30,000 tokens, more
+/// than the history), and says nothing of the executor's cache, so the
+/// executor's second request reads what its first cached.
+#[test]
+fn an_advisor_request_is_sent_uncached_at_its_recorded_size() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let advisor = json!({"input_tokens": 30_000, "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0, "output_tokens": 500});
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "advised",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "hidden_prefix_tokens": 20000,
+        "messages": ok_turns(&["first", "second"], &long),
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage(12_000, 8_450)},
+            {"messages": 3, "start_ms": t0 + 10_000, "usage": usage(20_450, 420)},
+            {"messages": 3, "model": "claude-opus-4-6", "usage": advisor},
+            {"messages": 3, "usage": usage(20_870, 0)}
+        ]
+    });
+    let out = replay(&trace, "claude-code");
+    let calls = out["calls"].as_array().unwrap();
+    let advised = &calls[2];
+    assert_eq!(advised["cache_read_input_tokens"], 0, "{advised}");
+    assert_eq!(advised["cache_creation_input_tokens"], 0, "{advised}");
+    let sent = advised["input_tokens"].as_u64().unwrap();
+    assert!(sent.abs_diff(30_000) < 300, "{advised}");
+    assert_billed_as_recorded(&calls[2..]);
+    // Under another cache policy too, the advisor's request carries none.
+    let other = replay(&trace, "tail");
+    assert_eq!(other["calls"][2]["cache_creation_input_tokens"], 0);
+}
+
+/// The unrecorded prefix as the importer sized it (here 25,000 tokens,
+/// from a rough count of the visible messages) is resized so that the
+/// first call sends its recorded prompt (20,453 tokens), and so does every
+/// call after it.
+#[test]
+fn the_first_call_sends_its_recorded_prompt() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "resized",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "off+claude-code:ttl=5m",
+        "hidden_prefix_tokens": 25000,
+        "messages": ok_turns(&["first", "second"], &long),
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage(0, 20_450)},
+            {"messages": 3, "start_ms": t0 + 10_000, "usage": usage(20_450, 420)}
+        ]
+    });
+    let out = replay(&trace, "claude-code");
+    let calls = out["calls"].as_array().unwrap();
+    for c in calls {
+        assert!(total(c).abs_diff(total(&c["recorded"])) <= 3, "{c}");
+    }
+    assert_billed_as_recorded(calls);
+}
+
 /// Claude Code cleared its first tool result before the third call
 /// (`cleared`, from a `microcompact_boundary` line): the status quo,
 /// `recorded`, sends it as the placeholder from there on, so the third

@@ -528,18 +528,23 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             kept
         };
         let name = &trace.name;
+        let unmarked = prepared.unmarked[ci].is_some();
         let mut marks = Vec::new();
         let mut placed = Vec::new();
         for c in configs {
-            let markers = markers_for_call(
-                &c.cache,
-                call.markers.as_deref(),
-                prepared.recorded_ttls[ci],
-                &sent.tools,
-                sent.system,
-                view,
-                &boundary,
-            );
+            let markers = if unmarked {
+                Vec::new()
+            } else {
+                markers_for_call(
+                    &c.cache,
+                    call.markers.as_deref(),
+                    prepared.recorded_ttls[ci],
+                    &sent.tools,
+                    sent.system,
+                    view,
+                    &boundary,
+                )
+            };
             placed.clear();
             placed.extend(markers.iter().filter_map(|m| {
                 marker_index(
@@ -655,9 +660,31 @@ impl<'a> Simulator<'a> {
                 SharedState::Unknown | SharedState::Carried => None,
                 SharedState::Cold => Some(None),
                 SharedState::Warm(j) => Some(Some(parts.start + j)),
+                SharedState::ReadPast { written } => {
+                    // Every hidden block (the own rest is `parts.end`),
+                    // then those before the tail the call wrote.
+                    let total = index
+                        .len()
+                        .checked_sub(1)
+                        .and_then(|b| index.tokens_through(b));
+                    let through = (parts.end + 1..index.len())
+                        .take_while(|&b| {
+                            total
+                                .zip(index.tokens_through(b))
+                                .is_some_and(|(n, t)| n - t >= written)
+                        })
+                        .last()
+                        .unwrap_or(parts.end);
+                    Some(Some(through))
+                }
             };
             if let Some(through) = warm_through {
-                for block in parts {
+                // The shared parts, and past them as far as a read went.
+                let last = match through {
+                    Some(t) if t >= parts.end => t + 1,
+                    _ => parts.end,
+                };
+                for block in parts.start..last {
                     let Some(key) = index.key_at(block) else {
                         continue;
                     };
@@ -1299,6 +1326,7 @@ mod tests {
                 Just(SharedState::Cold),
                 Just(SharedState::Carried),
                 (0..10usize).prop_map(SharedState::Warm),
+                (0..100_000u64).prop_map(|written| SharedState::ReadPast { written }),
             ],
         )
             .prop_map(|(a, n, s)| (a..a + n, s))

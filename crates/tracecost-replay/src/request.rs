@@ -256,6 +256,25 @@ impl<'t> Request<'t> {
             let before = req.chars_through.last().copied().unwrap_or(0);
             req.chars_through.push(before + c);
         }
+        // What a request sent without the client's markers carried beyond
+        // the history (an advisor's view of it), after it: the next call
+        // is built afresh, without it.
+        if let Some(extra) = prepared
+            .unmarked
+            .get(ci)
+            .copied()
+            .flatten()
+            .filter(|&t| t > 0)
+        {
+            req.blocks.push(prefix(
+                &super::prepare::unrecorded_tail(extra),
+                &prepared.calibration,
+                0,
+                PrefixKind::Text,
+                None,
+            ));
+            req.model = 0;
+        }
         req.index.extend(price, &req.blocks);
         let chars: u64 = 2
             + req.state.view.messages.len().saturating_sub(1) as u64

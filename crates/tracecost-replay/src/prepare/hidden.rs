@@ -3,6 +3,8 @@
 //! size, and whether another session kept them warm. Here the stand-in
 //! blocks for them, and what each call's record says of their cache.
 
+use std::collections::HashMap;
+
 use crate::cost::pricing::ModelPrice;
 use crate::cost::tokens::ContentHash;
 use crate::engine::message::ContentBlock;
@@ -51,6 +53,17 @@ pub enum SharedState {
     /// still alive, whatever the request times say (they are the times the
     /// transcript wrote its lines, a few seconds off the requests').
     Carried,
+    /// The trace's first call read past the end of the hidden prefix:
+    /// another session of the account had sent the same hidden prompt and
+    /// the same opening (an Agent-SDK run started again with the same
+    /// prompt), and its entries were alive. The whole hidden prefix was
+    /// warm, and the blocks after it but for the tail the call wrote (this
+    /// many tokens): counted from the end, the tokenizer's estimate of the
+    /// opening does not move the line.
+    ReadPast {
+        /// Tokens the call wrote after what it read.
+        written: u64,
+    },
 }
 
 impl PreparedTrace<'_> {
@@ -59,37 +72,13 @@ impl PreparedTrace<'_> {
     /// session's own rest changed (see [`HiddenCache`]). `None` when the
     /// trace has no hidden prefix, or its record shows no such read.
     pub(super) fn read_hidden_cache(&mut self, price: &ModelPrice) -> Option<HiddenCache> {
-        let hidden = self.trace.hidden_prefix_tokens;
-        if hidden == 0 {
-            return None;
-        }
         let calls = &self.trace.calls;
         let p = calls.first()?.prompt;
         if calls.iter().any(|c| c.prompt != p) {
             return None;
         }
-        // What precedes the hidden prefix in the request, framing included.
-        let tools = self.tools.get(p)?;
-        let system = self.system.get(p)?;
-        if system.last().is_none_or(|c| c.scale != Scale::Exact) {
-            return None;
-        }
-        let cal = self.calibration;
-        let before: u64 = tools
-            .iter()
-            .map(|c| c.tokens(&cal, price.framing.per_tool))
-            .sum::<u64>()
-            + if tools.is_empty() {
-                0
-            } else {
-                price
-                    .tool_prompt
-                    .tokens(crate::cost::pricing::ToolChoice::Auto)
-            }
-            + system[..system.len() - 1]
-                .iter()
-                .map(|c| c.tokens(&cal, price.framing.per_block))
-                .sum::<u64>();
+        let hidden = self.system.get(p)?.last()?.raw_tokens;
+        let before = self.before_hidden(p, price)?;
         let frame = price.framing.per_block;
         // (read, cached) per recorded call; a call is cold when it read
         // less than the call before it cached.
@@ -102,14 +91,18 @@ impl PreparedTrace<'_> {
                 Some((read, read + u.cache_creation_input_tokens.unwrap_or(0)))
             })
             .collect();
+        // The cache is per model: a call's record speaks of its own
+        // model's entries only (an advisor's request, on another model,
+        // neither reads nor keeps the executor's).
+        let model = |c: &crate::trace::Call| c.model.clone().unwrap_or_default();
         let mut cold: Vec<Option<u64>> = vec![None; calls.len()];
-        let mut prev: Option<u64> = None;
-        for (i, u) in usage.iter().enumerate() {
+        let mut prev: HashMap<String, u64> = HashMap::new();
+        for (i, (u, c)) in usage.iter().zip(calls).enumerate() {
             if let Some((read, cached)) = *u {
-                if prev.is_none_or(|p| read < p) {
+                if prev.get(&model(c)).is_none_or(|&p| read < p) {
                     cold[i] = Some(read);
                 }
-                prev = Some(cached);
+                prev.insert(model(c), cached);
             }
         }
         // Each part is a framed block: a boundary needs room for its frame.
@@ -167,27 +160,37 @@ impl PreparedTrace<'_> {
             sc.extend(counts.iter().copied());
             sb.extend(blocks.iter().cloned());
         }
+        let end = before + hidden;
+        // Only a first call can show another session's copy of the rest:
+        // later, a read past it is the session's own entries.
+        let first = usage.iter().position(Option::is_some);
         let states = cold
             .iter()
             .zip(&usage)
-            .map(|(c, u)| match c {
+            .enumerate()
+            .map(|(i, (c, u))| match c {
                 None if u.is_some() => SharedState::Carried,
                 None => SharedState::Unknown,
+                // Past the last place a part could end (the boundaries'
+                // bound above): the own rest was read too.
+                Some(read) if first == Some(i) && read + frame >= end => SharedState::ReadPast {
+                    written: u.map_or(0, |(read, cached)| cached - read),
+                },
                 Some(read) => match boundaries.iter().rposition(|b| b <= read) {
                     Some(j) => SharedState::Warm(j),
                     None => SharedState::Cold,
                 },
             })
             .collect();
-        let end = before + hidden;
         let mut version = 0u32;
         let mut fresh = 0u32;
         let mut versions = Vec::with_capacity(calls.len());
         // (start, TTL it wrote with) of the last call that recorded usage.
-        let mut last: Option<(u64, Ttl)> = None;
+        let mut lasts: HashMap<String, (u64, Ttl)> = HashMap::new();
         for (i, (c, r)) in calls.iter().zip(&cold).enumerate() {
             // Within the TTL the session's own entries were written with
             // (an hour where Claude Code asked for one), they were alive.
+            let last = lasts.get(&model(c)).copied();
             let recent = match (c.start_ms, last) {
                 (Some(s), Some((l, ttl))) => s.saturating_sub(l) < ttl.millis(),
                 _ => false,
@@ -214,7 +217,9 @@ impl PreparedTrace<'_> {
                     .get(i)
                     .copied()
                     .unwrap_or(Ttl::FiveMinutes);
-                last = c.start_ms.map(|s| (s, ttl)).or(last.map(|(l, _)| (l, ttl)));
+                if let Some(l) = c.start_ms.or(last.map(|(l, _)| l)) {
+                    lasts.insert(model(c), (l, ttl));
+                }
             }
             versions.push(version);
         }
@@ -234,6 +239,81 @@ impl PreparedTrace<'_> {
             version: versions,
             own_keys,
         })
+    }
+}
+
+impl PreparedTrace<'_> {
+    /// Tokens before the hidden prefix in prompt version `p`'s request
+    /// (tools, tool prompt, system blocks), framing included; `None` when
+    /// the version has no hidden prefix.
+    fn before_hidden(&self, p: usize, price: &ModelPrice) -> Option<u64> {
+        if self.trace.hidden_prefix_tokens == 0 {
+            return None;
+        }
+        let tools = self.tools.get(p)?;
+        let system = self.system.get(p)?;
+        if system.last().is_none_or(|c| c.scale != Scale::Exact) {
+            return None;
+        }
+        let cal = self.calibration;
+        Some(
+            tools
+                .iter()
+                .map(|c| c.tokens(&cal, price.framing.per_tool))
+                .sum::<u64>()
+                + if tools.is_empty() {
+                    0
+                } else {
+                    price
+                        .tool_prompt
+                        .tokens(crate::cost::pricing::ToolChoice::Auto)
+                }
+                + system[..system.len() - 1]
+                    .iter()
+                    .map(|c| c.tokens(&cal, price.framing.per_block))
+                    .sum::<u64>(),
+        )
+    }
+
+    /// Sizes the hidden prefix so that the first recorded call sends its
+    /// recorded prompt. The importer sized it from a rough count of that
+    /// call's visible messages (characters / 4); here they are counted as
+    /// the replay sends them (calibrated, framed), and the hidden prefix is
+    /// the rest of the recorded prompt. A dense message (code, a long tool
+    /// result kept by a compaction) no longer leaves its undercount in the
+    /// hidden prefix of every later call. Left as imported when the rest
+    /// would be nothing.
+    pub(super) fn refit_hidden(&mut self, price: &ModelPrice) {
+        let Some((call, recorded)) = self
+            .trace
+            .calls
+            .iter()
+            .find_map(|c| Some((c, c.usage?.total_input()?)))
+        else {
+            return;
+        };
+        let Some(before) = self.before_hidden(call.prompt, price) else {
+            return;
+        };
+        let cal = self.calibration;
+        let f = price.framing;
+        let visible: u64 = self.messages[..call.messages.min(self.messages.len())]
+            .iter()
+            .map(|m| m.iter().map(|c| c.tokens(&cal, f.per_block)).sum::<u64>() + f.per_message)
+            .sum();
+        let Some(hidden) = recorded
+            .checked_sub(before + visible + f.per_block)
+            .filter(|&h| h > 0)
+        else {
+            return;
+        };
+        let (block, count) = hidden_prefix_block(hidden);
+        for (sc, sb) in self.system.iter_mut().zip(&mut self.system_blocks) {
+            if let (Some(c), Some(b)) = (sc.last_mut(), sb.last_mut()) {
+                *c = count;
+                *b = block.clone();
+            }
+        }
     }
 }
 

@@ -24,6 +24,7 @@ mod record;
 pub use crate::trace::MEDIA_TOKENS;
 pub use hidden::{HiddenCache, SharedState, hidden_prefix_block};
 pub use idle::{IdleFit, fit_idle};
+pub use record::unrecorded_tail;
 
 /// Key and raw (uncalibrated, unframed) token count of one block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +192,10 @@ pub struct PreparedTrace<'t> {
     /// Per call, the TTL its record resolves to, for a cache policy whose
     /// TTL is the recorded one ([`crate::policy::recorded_ttls`]).
     pub recorded_ttls: Vec<crate::engine::wire::Ttl>,
+    /// Per call: for a request sent without the client's markers (an
+    /// advisor's sub-inference), the tokens it carried beyond the history
+    /// it follows ([`PreparedTrace::read_unmarked`]); `None` otherwise.
+    pub unmarked: Vec<Option<u64>>,
     /// Tool results the record shows cleared without saying which, as
     /// `(history length from which on, tool_use id)` in call order (see
     /// [`PreparedTrace::infer_clears`]); replayed by the `recorded`
@@ -303,11 +308,14 @@ impl<'t> PreparedTrace<'t> {
             hidden_cache: None,
             recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
             inferred_clears: Vec::new(),
+            unmarked: Vec::new(),
         };
+        prepared.unmarked = prepared.read_unmarked();
         if calibrate_auto {
             prepared.calibration.content = prepared.fit_calibration(&price.framing);
             prepared.calibration.prefix_factor = prepared.fit_prefix(price);
             prepared.apportion_growth(&price.framing);
+            prepared.refit_hidden(price);
             prepared.inferred_clears = prepared.infer_clears(memo, &price.framing);
             prepared.hidden_cache = prepared.read_hidden_cache(price);
             prepared.calibration.idle = prepared.fit_automatic_idle(price);

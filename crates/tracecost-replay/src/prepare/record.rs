@@ -67,6 +67,46 @@ impl PreparedTrace<'_> {
         }
     }
 
+    /// Per call, for a request the client's cache policy put no markers on
+    /// (whatever the config), the tokens it carried beyond the history the
+    /// call sends; `None` for every other call. Such a request is on
+    /// another model than the trace's, has no markers recorded, and its
+    /// record shows nothing read and nothing written: an advisor's
+    /// sub-inference (`usage.iterations`), which the server builds from the
+    /// transcript and caches only where the advisor tool's own `caching`
+    /// asks (a client's request after a change of model writes what it
+    /// sends). What it carried beyond the history (the advisor's own
+    /// instructions, and its view of the transcript) is its recorded prompt
+    /// less that of the executor's request of the same response (the
+    /// nearest call before it sending the same history on the trace's
+    /// model); 0 where there is none.
+    pub(super) fn read_unmarked(&self) -> Vec<Option<u64>> {
+        let trace = self.trace;
+        let own_model =
+            |c: &crate::trace::Call| c.model.as_deref().is_none_or(|m| m == trace.model);
+        let calls = &trace.calls;
+        calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let u = c.usage?;
+                let cached = u.cache_read_input_tokens.unwrap_or(0)
+                    + u.cache_creation_input_tokens.unwrap_or(0);
+                if own_model(c) || c.markers.is_some() || cached > 0 {
+                    return None;
+                }
+                let total = u.total_input()?;
+                let executor = calls[..i]
+                    .iter()
+                    .rev()
+                    .take_while(|b| b.messages == c.messages)
+                    .find(|b| own_model(b))
+                    .and_then(|b| b.usage?.total_input());
+                Some(executor.map_or(0, |e| total.saturating_sub(e)))
+            })
+            .collect()
+    }
+
     /// The tool results a client cleared without writing which. A
     /// conversation's prompt only grows: when a call's recorded prompt is
     /// smaller than the call before's although its history grew, the
@@ -280,4 +320,15 @@ mod apportion_tests {
             }
         }
     }
+}
+
+/// The stand-in for what a request sent without the client's markers
+/// carried beyond the history ([`PreparedTrace::read_unmarked`]): a block of
+/// that many tokens.
+pub fn unrecorded_tail(tokens: u64) -> BlockCount {
+    super::hidden::stand_in(
+        &format!("[not recorded: what the request carried beyond the history, {tokens} tokens]"),
+        tokens,
+    )
+    .1
 }

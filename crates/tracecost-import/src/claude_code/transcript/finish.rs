@@ -110,7 +110,10 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
 /// request of its own, billed at its own model; the response's own
 /// requests all sent the history the response followed, so none is read as
 /// a prompt change). Results cleared before the response go with its first
-/// request.
+/// request. An iteration starts when the one before it ended, so each after
+/// the first has no start of its own: back-to-back with the one before (it
+/// reads what that one cached, where a shared start would make them
+/// parallel).
 fn draft_calls(d: Draft, default_model: &str) -> Vec<Call> {
     let own = d.model.filter(|m| m != default_model);
     if d.iterations.is_empty() {
@@ -127,9 +130,10 @@ fn draft_calls(d: Draft, default_model: &str) -> Vec<Call> {
     let mut cleared = Some(d.cleared);
     d.iterations
         .into_iter()
-        .map(|(advisor, usage)| Call {
+        .enumerate()
+        .map(|(i, (advisor, usage))| Call {
             messages: d.messages,
-            start_ms: d.start_ms,
+            start_ms: d.start_ms.filter(|_| i == 0),
             model: match advisor {
                 Some(m) => (m != default_model).then_some(m),
                 None => own.clone(),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::de::IgnoredAny;
 
 use super::UNRECORDED_REQUEST;
-use super::line::{LineDoc, MessageDoc, Parsed, parse_content, raw_str};
+use super::line::{LineDoc, MessageDoc, Parsed, parse_content, preserved_uuids, raw_str};
 use super::notes::{Note, Tally};
 use crate::claude_code::usage::ResponseKey;
 use crate::claude_code::{Line, SYNTHETIC_MODEL, UsageDoc, usage_total};
@@ -40,6 +40,8 @@ struct Response {
     model: Option<String>,
     /// The usage row: `None` without `usage`, `Some(None)` when unbilled.
     row: Option<Option<UsageRow>>,
+    /// One of the messages the last compaction kept verbatim.
+    preserved: bool,
 }
 
 /// A billable usage row: the top-level usage and, when the row records
@@ -72,6 +74,9 @@ struct Open {
     id: Option<String>,
     blocks: Vec<ContentBlock>,
     call: Option<usize>,
+    /// The call of a response the last compaction kept verbatim: in the
+    /// history before the compaction ([`Builder::start_response`]).
+    call_before: Option<usize>,
 }
 
 /// A call being built.
@@ -167,6 +172,8 @@ pub(super) struct Builder {
     pub(super) sidechains: Vec<Builder>,
     /// The conversation of each sidechain line read, by `uuid`.
     sidechain_of: HashMap<String, usize>,
+    /// The `uuid`s of the messages the last compaction kept verbatim.
+    preserved: HashSet<String>,
 }
 
 impl Builder {
@@ -182,6 +189,7 @@ impl Builder {
             session_id: None,
             sidechains: Vec::new(),
             sidechain_of: HashMap::new(),
+            preserved: HashSet::new(),
         }
     }
 
@@ -257,6 +265,7 @@ impl Builder {
             "system" if doc.subtype.as_deref() == Some("compact_boundary") => {
                 self.tally.bump(Note::CompactBoundary);
                 self.split();
+                self.preserved = preserved_uuids(doc.compact).into_iter().collect();
                 return Err(Skip::Counted);
             }
             "system" if doc.subtype.as_deref() == Some("microcompact_boundary") => {
@@ -327,7 +336,9 @@ impl Builder {
                 self.tally.bump(Note::Synthetic);
                 return Err(Skip::Counted);
             }
+            let preserved = raw_str(doc.uuid).is_some_and(|u| self.preserved.contains(&u));
             Some(Response {
+                preserved,
                 id: msg
                     .id
                     .as_deref()
@@ -431,6 +442,7 @@ impl Builder {
             sidechain,
             model,
             row,
+            preserved,
         } = msg;
         let current = self.done.len();
         let continues = id.is_some()
@@ -455,7 +467,7 @@ impl Builder {
                 request_id: request_id.as_deref().map(Box::from),
                 sidechain,
             });
-            self.start_response(id.clone(), model.as_deref(), ts, key);
+            self.start_response(id.clone(), model.as_deref(), ts, key, preserved);
         }
         if let Some(open) = self.seg.open.as_mut() {
             for b in blocks {
@@ -475,6 +487,8 @@ impl Builder {
             }
             if let Some(c) = open.call {
                 self.offer_usage(c, row);
+            } else if let (Some(c), Some(before)) = (open.call_before, self.done.last_mut()) {
+                offer(&mut before.calls[c], row, &mut self.tally);
             }
         }
         self.seg.last_ts = ts.or(self.seg.last_ts);
@@ -486,9 +500,42 @@ impl Builder {
         model: Option<&str>,
         ts: Option<u64>,
         key: Option<ResponseKey>,
+        preserved: bool,
     ) {
         self.seg.close_open();
         self.seg.commit_pending();
+        // A response the compaction kept verbatim was made before it: its
+        // request was the history before the compaction (which ends with
+        // the message it answered), where its call goes; after the
+        // summary it is history only.
+        let before = self.done.len().checked_sub(1);
+        if preserved
+            && let Some(seg) = self.done.last_mut()
+            && seg.messages.last().is_some_and(|m| m.role() == Role::User)
+        {
+            self.tally.bump(Note::PreservedResponse);
+            seg.calls.push(Draft {
+                messages: seg.messages.len(),
+                start_ms: ts.or(seg.last_ts),
+                model: model.filter(|m| !m.is_empty()).map(str::to_owned),
+                usage: None,
+                iterations: Vec::new(),
+                rows: 0,
+                cleared: Vec::new(),
+                key,
+            });
+            let call_before = Some(seg.calls.len() - 1);
+            if let (Some(id), Some(b)) = (&id, before) {
+                self.seen.insert(id.clone(), (b, call_before));
+            }
+            self.seg.open = Some(Open {
+                id,
+                blocks: Vec::new(),
+                call: None,
+                call_before,
+            });
+            return;
+        }
         if self.seg.messages.is_empty() {
             // Its request is not in the file (a subagent's warm-up prompt,
             // a resumed file): a stand-in user message takes its place, so
@@ -521,32 +568,14 @@ impl Builder {
             id,
             blocks: Vec::new(),
             call,
+            call_before: None,
         });
     }
 
-    /// Offers one usage row of a response: ccusage's rule keeps the row
-    /// with the larger token total.
+    /// Offers one usage row of a response to its call in this history.
     fn offer_usage(&mut self, call: usize, row: Option<Option<UsageRow>>) {
-        let Some(row) = row else { return };
-        let Some(draft) = self.seg.calls.get_mut(call) else {
-            return;
-        };
-        draft.rows += 1;
-        let Some(UsageRow {
-            usage: u,
-            iterations,
-        }) = row
-        else {
-            self.tally.bump(Note::UnbilledUsage);
-            return;
-        };
-        let better = draft
-            .usage
-            .as_ref()
-            .is_none_or(|old| usage_total(&u) > usage_total(old));
-        if better {
-            draft.usage = Some(u);
-            draft.iterations = iterations;
+        if let Some(draft) = self.seg.calls.get_mut(call) {
+            offer(draft, row, &mut self.tally);
         }
     }
 
@@ -554,5 +583,28 @@ impl Builder {
         self.seg.finish();
         let seg = std::mem::take(&mut self.seg);
         self.done.push(seg);
+    }
+}
+
+/// Offers one usage row of a response to its call: ccusage's rule keeps
+/// the row with the larger token total.
+fn offer(draft: &mut Draft, row: Option<Option<UsageRow>>, tally: &mut Tally) {
+    let Some(row) = row else { return };
+    draft.rows += 1;
+    let Some(UsageRow {
+        usage: u,
+        iterations,
+    }) = row
+    else {
+        tally.bump(Note::UnbilledUsage);
+        return;
+    };
+    let better = draft
+        .usage
+        .as_ref()
+        .is_none_or(|old| usage_total(&u) > usage_total(old));
+    if better {
+        draft.usage = Some(u);
+        draft.iterations = iterations;
     }
 }

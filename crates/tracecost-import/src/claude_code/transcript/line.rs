@@ -41,6 +41,35 @@ pub(super) struct LineDoc<'a> {
     pub(super) message: Option<&'a RawValue>,
     #[serde(rename = "microcompactMetadata", default)]
     pub(super) microcompact: Option<MicrocompactDoc>,
+    /// Read apart ([`preserved_uuids`]): a member of another shape must not
+    /// cost the line its boundary.
+    #[serde(rename = "compactMetadata", default, borrow)]
+    pub(super) compact: Option<&'a RawValue>,
+}
+
+/// The `preservedMessages` of a `compact_boundary` line's
+/// `compactMetadata`: the messages the compaction kept verbatim after its
+/// summary (Claude Code 2.1.2xx).
+#[derive(Deserialize)]
+struct CompactDoc {
+    #[serde(rename = "preservedMessages", default)]
+    preserved: Option<PreservedDoc>,
+}
+
+#[derive(Deserialize)]
+struct PreservedDoc {
+    #[serde(default)]
+    uuids: Vec<String>,
+}
+
+/// The `uuid`s of the messages a compaction kept verbatim: none when the
+/// boundary names none, or names them in another shape.
+pub(super) fn preserved_uuids(compact: Option<&RawValue>) -> Vec<String> {
+    compact
+        .and_then(|c| serde_json::from_str::<CompactDoc>(c.get()).ok())
+        .and_then(|c| c.preserved)
+        .map(|p| p.uuids)
+        .unwrap_or_default()
 }
 
 /// The `microcompactMetadata` member of a `microcompact_boundary` line.

@@ -619,6 +619,79 @@ mod tests {
         out.traces.iter().for_each(validate);
     }
 
+    /// A compaction that keeps a recent segment verbatim: the boundary
+    /// names the kept messages (`preservedMessages.uuids`), written again
+    /// after the summary. The kept response was made before the
+    /// compaction, so its call is the earlier history's (sending all of
+    /// it); after the summary it is history, sent by the next call.
+    #[test]
+    fn a_response_kept_by_a_compaction_is_a_call_of_the_history_before_it() {
+        let with_uuid =
+            |line: String, uuid: &str| line.replacen('{', &format!(r#"{{"uuid":"{uuid}","#), 1);
+        let result = r#"[{"type":"tool_result","tool_use_id":"t1","content":"file text"}]"#;
+        let boundary = r#"{"type":"system","subtype":"compact_boundary","content":"Conversation compacted","compactMetadata":{"trigger":"auto","preservedSegment":{"headUuid":"k1","anchorUuid":"sum","tailUuid":"k3"},"preservedMessages":{"anchorUuid":"sum","uuids":["k1","k2","k3"]}}}"#;
+        let kept = r#"{"input_tokens":2,"cache_creation_input_tokens":50,"cache_read_input_tokens":900,"output_tokens":5}"#;
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""first""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t0","name":"Read","input":{}}"#,
+                U,
+            ),
+            user(
+                "2025-01-01T00:00:02Z",
+                r#"[{"type":"tool_result","tool_use_id":"t0","content":"old"}]"#,
+            ),
+            boundary.to_owned(),
+            with_uuid(
+                user("2025-01-01T00:01:00Z", r#""summary of the above""#),
+                "sum",
+            ),
+            with_uuid(
+                asst(
+                    "2025-01-01T00:00:03Z",
+                    "m2",
+                    r#"{"type":"text","text":"kept"}"#,
+                    kept,
+                ),
+                "k1",
+            ),
+            with_uuid(
+                asst(
+                    "2025-01-01T00:00:03Z",
+                    "m2",
+                    r#"{"type":"tool_use","id":"t1","name":"Read","input":{}}"#,
+                    kept,
+                ),
+                "k2",
+            ),
+            with_uuid(user("2025-01-01T00:00:04Z", result), "k3"),
+            asst(
+                "2025-01-01T00:01:05Z",
+                "m3",
+                r#"{"type":"text","text":"after"}"#,
+                U,
+            ),
+        ];
+        let out = run(&lines.join("\n"));
+        assert_eq!(out.traces.len(), 2);
+        let (before, after) = (&out.traces[0], &out.traces[1]);
+        // The kept response's call sends the whole earlier history.
+        assert_eq!(before.calls.len(), 2);
+        assert_eq!(before.calls[1].messages, before.messages.len());
+        assert_eq!(
+            before.calls[1].usage.unwrap().cache_read_input_tokens,
+            Some(900)
+        );
+        // After the summary: the kept messages are history, one call.
+        assert_eq!(after.messages.len(), 4);
+        assert_eq!(after.calls.len(), 1);
+        assert_eq!(after.calls[0].messages, 3);
+        assert_eq!(out.tally.get(Note::PreservedResponse), 1);
+        out.traces.iter().for_each(validate);
+    }
+
     #[test]
     fn a_microcompaction_boundary_clears_results_from_the_next_call_on() {
         let boundary = r#"{"type":"system","subtype":"microcompact_boundary","content":"Context microcompacted","microcompactMetadata":{"trigger":"auto","preTokens":9000,"tokensSaved":4000,"compactedToolIds":["t1","t9"]}}"#;
@@ -872,6 +945,9 @@ mod tests {
                 .iter()
                 .all(|c| c.messages == t.calls[1].messages)
         );
+        // Each iteration follows the one before: only the first has a start.
+        let starts: Vec<_> = t.calls[1..].iter().map(|c| c.start_ms.is_some()).collect();
+        assert_eq!(starts, [true, false, false]);
         validate(t);
     }
 

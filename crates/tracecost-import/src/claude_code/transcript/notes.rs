@@ -21,6 +21,7 @@ pub(super) enum Note {
     RepeatedUsage,
     UnbilledUsage,
     CompactBoundary,
+    PreservedResponse,
     Microcompact,
     NoCallSegment,
     NoCallFile,
@@ -29,7 +30,7 @@ pub(super) enum Note {
     JoinedLine,
 }
 
-const NOTES: [(Note, &str); 19] = [
+const NOTES: [(Note, &str); 20] = [
     (
         Note::ToolUseResult,
         "toolUseResult side copies (not sent to the model; the tool_result block was used)",
@@ -81,6 +82,10 @@ const NOTES: [(Note, &str); 19] = [
     (
         Note::CompactBoundary,
         "compaction boundaries (the history restarts; a new trace begins)",
+    ),
+    (
+        Note::PreservedResponse,
+        "responses a compaction kept verbatim after its summary (made before it: their call is the earlier history's, after the summary they are history)",
     ),
     (
         Note::Microcompact,
