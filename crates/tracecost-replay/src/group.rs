@@ -16,7 +16,7 @@ use crate::cost::prompt_cache::PromptCache;
 use crate::cost::tokens::FastBuild;
 use crate::engine::wire::Ttl;
 use crate::policy::{Compaction, CompactionRun, Config, markers_for_call};
-use crate::trace::Trace;
+use crate::trace::{RecordedModifiers, Trace};
 
 use super::explain;
 use super::prepare::{PreparedTrace, SharedState, TraceCalibration};
@@ -750,18 +750,23 @@ impl<'a> Simulator<'a> {
                     _ => Arc::from(s.price.id.as_str()),
                 };
                 last_model = Some(model.clone());
-                // A regional endpoint (a Bedrock `us.` profile) bills
-                // every rate at the model's regional multiple.
-                let scale = s
-                    .price
-                    .modifiers
-                    .scale(false, is_regional_id(trace.model_of(call)));
+                let served = call.usage.map(|u| u.modifiers).unwrap_or_default();
                 RecordedCall {
                     messages: trace.history_of(call).len(),
-                    cost_usd: usage.map(|u| s.price.cost_usd_at(&u, batch, call.start_ms) * scale),
+                    cost_usd: usage.map(|u| {
+                        served_cost(
+                            s.price,
+                            &u,
+                            batch,
+                            call.start_ms,
+                            served,
+                            trace.model_of(call),
+                        )
+                    }),
                     usage,
                     model,
                     start_ms: call.start_ms,
+                    served,
                 }
             })
             .collect();
@@ -776,11 +781,16 @@ impl<'a> Simulator<'a> {
                     messages: rec.messages,
                     chars: shared.chars,
                     usage,
-                    cost_usd: shared.price.cost_usd_at(&usage, batch, rec.start_ms)
-                        * shared.price.modifiers.scale(
-                            false,
-                            is_regional_id(c.model_for_call(trace, &trace.calls[shared.ci])),
-                        ),
+                    // The config's request is served as the recorded one
+                    // was: the same speed, geography and tier.
+                    cost_usd: served_cost(
+                        shared.price,
+                        &usage,
+                        batch,
+                        rec.start_ms,
+                        rec.served,
+                        c.model_for_call(trace, &trace.calls[shared.ci]),
+                    ),
                     compacted: compacted.get(ci).cloned().unwrap_or_default(),
                     recorded: rec.usage,
                     recorded_cost_usd: rec.cost_usd,
@@ -826,6 +836,27 @@ struct RecordedCall {
     model: Arc<str>,
     /// When the call started: its price is the row in force that day.
     start_ms: Option<u64>,
+    /// The price modifiers its record says applied.
+    served: RecordedModifiers,
+}
+
+/// The cost of one call of `usage` at `price`, served as its record says
+/// (`served`) to the model id `model` (as the records name it): fast mode
+/// and a regional endpoint (the record's geography, or a Bedrock `us.`
+/// profile in the id) bill every rate at the model's documented multiple,
+/// the batch tier (or a plan priced as batch) at the Batch API's discount.
+/// A modifier the model has no documented rate for leaves its price.
+pub fn served_cost(
+    price: &ModelPrice,
+    usage: &Usage,
+    batch: bool,
+    at_ms: Option<u64>,
+    served: RecordedModifiers,
+    model: &str,
+) -> f64 {
+    let regional = served.regional || is_regional_id(model);
+    price.cost_usd_at(usage, batch || served.batch, at_ms)
+        * price.modifiers.scale(served.fast, regional)
 }
 
 /// Whether the API would refuse a request of `usage`: its input is over

@@ -45,12 +45,14 @@
 //!
 //! # Modifiers
 //!
-//! [`Multipliers`] scale every rate of a request: fast mode (Claude Code's
-//! `speed: "fast"`, read by `usage` as `<id>-fast`), a regional endpoint
-//! (a Bedrock `us.` / `eu.` profile in the model id, [`is_regional_id`])
-//! and OpenAI's flex tier, where the model's documentation gives them.
-//! Anthropic's `usage.inference_geo` and OpenAI's `service_tier` are not
-//! read from records yet.
+//! [`Multipliers`] scale every rate of a request: fast mode (a usage's
+//! `speed: "fast"`), a regional endpoint (a usage's `inference_geo`
+//! naming one geography, or a Bedrock `us.` / `eu.` profile in the model
+//! id, [`is_regional_id`]) and OpenAI's flex tier, where the model's
+//! documentation gives them. The importers keep what each call's usage
+//! says (`trace::RecordedModifiers`) and the replay bills it
+//! (`replay::served_cost`). OpenAI's `service_tier` is not read from
+//! records: Codex records it per thread, not per call.
 //!
 //! Multipliers on base input (used for defaults when a pricing file omits a
 //! cache price) are [`WRITE_5M_MULTIPLIER`], [`WRITE_1H_MULTIPLIER`] and

@@ -1038,4 +1038,52 @@ mod tests {
         }
         assert!(traces > 0 && totals.total() > 0);
     }
+
+    /// Fast mode, a geography and the batch tier, as the usage records
+    /// them, are kept per call (and through the trace file); the values
+    /// that mean the standard price (`standard`, `global`,
+    /// `not_available`) are no modifier.
+    #[test]
+    fn each_call_keeps_the_price_modifiers_its_usage_records() {
+        let served = r#"{"input_tokens":10,"output_tokens":5,"speed":"fast","inference_geo":"us","service_tier":"batch"}"#;
+        let standard = r#"{"input_tokens":10,"output_tokens":5,"speed":"standard","inference_geo":"not_available","service_tier":"standard"}"#;
+        let global = r#"{"input_tokens":10,"output_tokens":5,"inference_geo":"global","service_tier":"priority"}"#;
+        let lines = [
+            user("2026-11-02T10:00:00Z", r#""one""#),
+            asst(
+                "2026-11-02T10:00:01Z",
+                "m1",
+                r#"{"type":"text","text":"a"}"#,
+                served,
+            ),
+            user("2026-11-02T10:00:02Z", r#""two""#),
+            asst(
+                "2026-11-02T10:00:03Z",
+                "m2",
+                r#"{"type":"text","text":"b"}"#,
+                standard,
+            ),
+            user("2026-11-02T10:00:04Z", r#""three""#),
+            asst(
+                "2026-11-02T10:00:05Z",
+                "m3",
+                r#"{"type":"text","text":"c"}"#,
+                global,
+            ),
+        ];
+        let out = run(&lines.join("\n"));
+        let t = &out.traces[0];
+        let m: Vec<_> = t.calls.iter().map(|c| c.usage.unwrap().modifiers).collect();
+        assert_eq!(m.len(), 3);
+        assert!(m[0].fast && m[0].regional && m[0].batch);
+        assert!(m[1].is_standard(), "{:?}", m[1]);
+        assert!(m[2].is_standard(), "{:?}", m[2]);
+        let back = crate::trace::load_str(&to_json(t), "t.json").unwrap();
+        let again: Vec<_> = back.traces[0]
+            .calls
+            .iter()
+            .map(|c| c.usage.unwrap().modifiers)
+            .collect();
+        assert_eq!(again, m);
+    }
 }
