@@ -167,6 +167,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::engine::cache::ProviderKind;
 
 pub use date::PriceDate;
+pub use file::litellm_to_native;
 pub use lookup::{ModelId, Pricing, model_id};
 
 /// 5-minute cache write price as a multiple of base input.
@@ -665,11 +666,45 @@ pub struct ModelRow {
     pub modifiers: Multipliers,
 }
 
+/// The day the built-in table's prices were last brought up to date with
+/// the providers' pages: a report priced by it says so, with this date.
+pub const BUILTIN_TABLE_DATE: PriceDate = PriceDate::ymd(2026, 12, 6);
+
+/// Where a pricing file's prices were taken from (its `source` member):
+/// what `tracecost prices update` fetched, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PriceSource {
+    /// The address fetched.
+    pub url: String,
+    /// SHA-256 of the bytes fetched, lowercase hex.
+    pub sha256: String,
+    /// The UTC day they were fetched: the day their prices take effect.
+    pub fetched: PriceDate,
+}
+
+/// A pricing file merged into a table, as a report records it: which
+/// file, exactly which bytes, and where its prices came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PriceFile {
+    /// The file as given.
+    pub path: String,
+    /// SHA-256 of its bytes, lowercase hex.
+    pub sha256: String,
+    /// `native` or `litellm`.
+    pub format: &'static str,
+    /// Its `source` member, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<PriceSource>,
+}
+
 /// What a pricing file changed.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct MergeSummary {
     /// `native` or `litellm`.
     pub format: &'static str,
+    /// A native file's `source` member.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<PriceSource>,
     /// Ids of models the file added.
     pub added: Vec<String>,
     /// Ids of existing models whose data the file changed.
