@@ -485,6 +485,9 @@ impl<'a> UsageDoc<'a> {
         let Some(its) = &self.iterations else {
             return Vec::new();
         };
+        // The response's speed, geography and tier are its own model's
+        // iterations' too; an advisor's request records none of its own.
+        let served = self.recorded().map(|u| u.modifiers).unwrap_or_default();
         let read: Option<Vec<_>> = its
             .iter()
             .map(|it| {
@@ -492,7 +495,11 @@ impl<'a> UsageDoc<'a> {
                     Some(ADVISOR_ITERATION) => Some(it.model?.to_owned()),
                     _ => None,
                 };
-                Some((model, it.clone().recorded()?))
+                let mut usage = it.clone().recorded()?;
+                if model.is_none() {
+                    usage.modifiers = served;
+                }
+                Some((model, usage))
             })
             .collect();
         read.unwrap_or_default()

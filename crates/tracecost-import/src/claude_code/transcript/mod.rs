@@ -1048,6 +1048,9 @@ mod tests {
         let served = r#"{"input_tokens":10,"output_tokens":5,"speed":"fast","inference_geo":"us","service_tier":"batch"}"#;
         let standard = r#"{"input_tokens":10,"output_tokens":5,"speed":"standard","inference_geo":"not_available","service_tier":"standard"}"#;
         let global = r#"{"input_tokens":10,"output_tokens":5,"inference_geo":"global","service_tier":"priority"}"#;
+        // Iterations: the response's own model's carry its geography; the
+        // advisor's request records none of its own.
+        let iters = r#"{"input_tokens":3,"output_tokens":30,"inference_geo":"us","iterations":[{"type":"message","input_tokens":1,"output_tokens":10},{"type":"advisor_message","model":"claude-opus-4-5","input_tokens":450,"output_tokens":40},{"type":"message","input_tokens":2,"output_tokens":20}]}"#;
         let lines = [
             user("2026-11-02T10:00:00Z", r#""one""#),
             asst(
@@ -1070,11 +1073,20 @@ mod tests {
                 r#"{"type":"text","text":"c"}"#,
                 global,
             ),
+            user("2026-11-02T10:00:06Z", r#""four""#),
+            asst(
+                "2026-11-02T10:00:07Z",
+                "m4",
+                r#"{"type":"text","text":"d"}"#,
+                iters,
+            ),
         ];
         let out = run(&lines.join("\n"));
         let t = &out.traces[0];
         let m: Vec<_> = t.calls.iter().map(|c| c.usage.unwrap().modifiers).collect();
-        assert_eq!(m.len(), 3);
+        let regional: Vec<bool> = m.iter().map(|m| m.regional).collect();
+        assert_eq!(regional, [true, false, false, true, false, true]);
+        assert_eq!(t.calls[4].model.as_deref(), Some("claude-opus-4-5"));
         assert!(m[0].fast && m[0].regional && m[0].batch);
         assert!(m[1].is_standard(), "{:?}", m[1]);
         assert!(m[2].is_standard(), "{:?}", m[2]);
