@@ -699,7 +699,7 @@ fn malformed_pricing_files_name_the_file_and_the_place() {
     );
     insta::assert_snapshot!(
         merge_err(r#"{"models": {"claude-sonnet-4-6": {"inptu": 3}}}"#),
-        @"prices.json: at /models/claude-sonnet-4-6/inptu: expected one of the members aliases, effective_from, input, cache_write_5m, cache_write_1h, cache_read, output, min_cacheable_tokens, tool_prompt_tokens, framing, long_context, description"
+        @"prices.json: at /models/claude-sonnet-4-6/inptu: expected one of the members aliases, provider, context_window, effective_from, input, cache_write_5m, cache_write_1h, cache_read, output, min_cacheable_tokens, tool_prompt_tokens, framing, long_context, description"
     );
     insta::assert_snapshot!(
         merge_err(r#"{"models": {"claude-x": {"input": 1, "output": 2, "framing": {"per_message": -1}}}}"#),
@@ -832,6 +832,11 @@ fn litellm_becomes_a_native_file_in_force_from_the_fetch_day() {
         assert_eq!(v.window_tokens(), d.window_tokens(), "{id}");
         assert_eq!(v.min_cacheable_tokens, d.min_cacheable_tokens, "{id}");
         assert_eq!(v.framing, d.framing, "{id}");
+        // A new model has only the row fetched, whatever day it is asked of.
+        if direct.lookup(id).is_ok() && builtin.lookup(id).is_err() {
+            assert_eq!(v.rows().len(), 1, "{id}");
+            assert_eq!(v.row_on(before).rates, want.rates, "{id} before the fetch");
+        }
         if let Ok(b) = builtin.lookup(id).map(|b| b.row_on(before))
             && builtin.lookup(id).unwrap().id == v.id
         {
@@ -840,5 +845,8 @@ fn litellm_becomes_a_native_file_in_force_from_the_fetch_day() {
     }
     // A tracecost pricing file is not LiteLLM's.
     let err = litellm_to_native(&native, "prices.json", source).unwrap_err();
-    assert!(err.to_string().starts_with("prices.json: at /models:"), "{err}");
+    assert!(
+        err.to_string().starts_with("prices.json: at /models:"),
+        "{err}"
+    );
 }

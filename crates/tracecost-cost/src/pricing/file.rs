@@ -246,10 +246,13 @@ impl Pricing {
                     let in_force = m.row_on(day);
                     m.rates = in_force.rates;
                     m.long_context = in_force.long_context;
+                    // A new model has no earlier prices (its template's
+                    // are another model's): its first row prices every day
+                    // before it too, as a table's oldest row does.
                     let kept: Vec<PriceRow> = m
                         .rows()
                         .into_iter()
-                        .filter(|r| r.from.is_none_or(|f| f < day))
+                        .filter(|r| !is_new && r.from.is_none_or(|f| f < day))
                         .collect();
                     Some((day, kept))
                 }

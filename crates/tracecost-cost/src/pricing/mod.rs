@@ -118,8 +118,20 @@
 //! needs `input` and `output`; omitted cache prices default to the
 //! multipliers above, and the other data is inherited from the model its name
 //! resolves to (e.g. a dated id of a known model), or else defaults (1024
-//! minimum cacheable tokens, 346/313 tool prompt, the framing above). Unknown
-//! members are errors, so typos do not pass silently.
+//! minimum cacheable tokens, 346/313 tool prompt, the framing above). A new
+//! model's `provider` (`anthropic`, `openai`, `google`, `bedrock-converse`)
+//! starts it from that provider's data instead (its cache rules and
+//! framing; a new OpenAI model with a `cache_write_5m` price caches at
+//! breakpoints), and `context_window` gives any model's window in tokens.
+//! A new model's first row has no earlier prices: it prices the days
+//! before it too. Unknown members are errors, so typos do not pass
+//! silently.
+//!
+//! A file may name its `source`: `{"url": …, "sha256": …, "fetched":
+//! "YYYY-MM-DD"}`, as `tracecost prices update` writes
+//! ([`litellm_to_native`]). The table keeps, for each file merged, its
+//! path, the SHA-256 of its bytes and its source ([`Pricing::files`]), so
+//! that a report can say which prices made it.
 //!
 //! **LiteLLM's `model_prices_and_context_window.json`**: any other object.
 //! Anthropic's entries are read when their key, after an optional
