@@ -175,3 +175,73 @@ fn a_failed_update_names_the_address_and_leaves_the_file_as_it_was() {
     assert!(stderr.contains("cannot fetch"), "{stderr}");
     assert_eq!(kept(), "{\"models\": {}}\n");
 }
+
+/// A report names the price table that priced it: the built-in table's
+/// day, and each file given with its path, the SHA-256 of its bytes and
+/// where its prices were fetched, in `results.json`, `summary.md` and the
+/// page.
+#[test]
+fn a_report_records_the_price_table_that_priced_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dir.path().join("prices.json");
+    let text = r#"{
+  "source": {"url": "http://127.0.0.1/litellm.json", "sha256": "5eed", "fetched": "2026-11-30"},
+  "models": {"claude-opus-4-1-20250805": {"effective_from": "2026-11-30", "input": 15, "output": 75}}
+}
+"#;
+    std::fs::write(&prices, text).unwrap();
+    let sha = tracecost::engine::handle::sha256_hex(text.as_bytes());
+    let trace = crate::util::repo("traces/massage-gun.json");
+    let report = |out: &Path, pricing: Option<&Path>| {
+        let mut cmd = tracecost();
+        cmd.arg("report").arg(&trace).arg("--out").arg(out).args([
+            "--compaction",
+            "off",
+            "--cache",
+            "none",
+        ]);
+        if let Some(p) = pricing {
+            cmd.arg("--pricing").arg(p);
+        }
+        let (code, _, stderr) = outcome(cmd.output().unwrap());
+        assert_eq!(code, 0, "{stderr}");
+        let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+        let results: serde_json::Value = serde_json::from_str(&read("results.json")).unwrap();
+        (results, read("summary.md"), read("index.html"))
+    };
+    let (results, summary, page) = report(&dir.path().join("with"), Some(&prices));
+    let table = &results["assumptions"]["price_table"];
+    assert_eq!(table["builtin"], "2026-12-06");
+    let file = &table["files"][0];
+    assert_eq!(file["path"], prices.display().to_string().as_str());
+    assert_eq!(file["sha256"], sha.as_str());
+    assert_eq!(file["format"], "native");
+    assert_eq!(
+        file["source"],
+        serde_json::json!({"url": "http://127.0.0.1/litellm.json", "sha256": "5eed", "fetched": "2026-11-30"})
+    );
+    let line = format!(
+        "the built-in price table of 2026-12-06, overridden by {} (sha256 {}…; from http://127.0.0.1/litellm.json, fetched 2026-11-30)",
+        prices.display(),
+        &sha[..12]
+    );
+    assert_eq!(results["assumptions"]["prices"], line.as_str());
+    let prices_lines = summary
+        .lines()
+        .filter(|l| l.starts_with("Prices: "))
+        .count();
+    assert_eq!(prices_lines, 1, "{summary}");
+    assert!(summary.contains(&sha[..12]), "{summary}");
+    assert!(
+        page.contains(&format!("<b>Prices:</b> {}", line.replace('&', "&amp;"))),
+        "{page}"
+    );
+
+    let (results, summary, _) = report(&dir.path().join("without"), None);
+    let table = &results["assumptions"]["price_table"];
+    assert_eq!(table["files"], serde_json::json!([]));
+    assert!(
+        summary.contains("Prices: the built-in price table of 2026-12-06. "),
+        "{summary}"
+    );
+}

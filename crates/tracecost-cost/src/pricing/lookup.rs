@@ -204,6 +204,15 @@ impl Pricing {
         &self.files
     }
 
+    /// Which prices this table holds: the built-in table's day and the
+    /// files merged over it.
+    pub fn table_record(&self) -> super::PriceTableRecord {
+        super::PriceTableRecord {
+            builtin: super::BUILTIN_TABLE_DATE,
+            files: self.files.clone(),
+        }
+    }
+
     /// Every model, built-ins first in table order, then added models in
     /// file order.
     pub fn models(&self) -> &[ModelPrice] {

@@ -709,6 +709,36 @@ pub struct PriceFile {
     pub source: Option<PriceSource>,
 }
 
+/// Which prices a table holds, as a report records it: the built-in table
+/// of [`BUILTIN_TABLE_DATE`] and every pricing file merged over it, in
+/// order ([`Pricing::table_record`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PriceTableRecord {
+    /// The day of the built-in table beneath every file.
+    pub builtin: PriceDate,
+    /// The files merged over it, in order.
+    pub files: Vec<PriceFile>,
+}
+
+impl fmt::Display for PriceTableRecord {
+    /// One line: `the built-in price table of 2026-12-06, overridden by
+    /// prices.json (sha256 0123456789ab…; LiteLLM's file from URL, fetched
+    /// 2026-12-06)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the built-in price table of {}", self.builtin)?;
+        for (i, file) in self.files.iter().enumerate() {
+            let sha = file.sha256.get(..12).unwrap_or(&file.sha256);
+            let join = if i == 0 { ", overridden by" } else { ", then" };
+            write!(f, "{join} {} (sha256 {sha}…", file.path)?;
+            if let Some(src) = &file.source {
+                write!(f, "; from {}, fetched {}", src.url, src.fetched)?;
+            }
+            write!(f, ")")?;
+        }
+        Ok(())
+    }
+}
+
 /// What a pricing file changed.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct MergeSummary {
