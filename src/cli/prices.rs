@@ -40,6 +40,13 @@ pub(super) fn update(url: &str, out: &Path) -> Result<Updated, AppError> {
         fetched: today(),
     };
     let (native, summary) = litellm_to_native(&text, url, source.clone())?;
+    // A file in a folder not made yet (`~/.config/tracecost/`): made.
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| AppError::Write {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
     super::write_atomic(out, native.as_bytes())?;
     Ok(Updated { summary, source })
 }

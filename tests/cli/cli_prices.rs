@@ -78,7 +78,8 @@ fn update_writes_the_prices_it_fetched_as_a_pricing_file() {
     let litellm = std::fs::read(fixture("pricing/litellm_small.json")).unwrap();
     let (url, server) = serve_once("200 OK", litellm.clone());
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("prices.json");
+    // A folder not made yet, as a config folder on a first update.
+    let out = dir.path().join("config/tracecost/prices.json");
     let (code, stdout, stderr) = update(&url, &out);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout, "");
