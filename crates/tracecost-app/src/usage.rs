@@ -648,13 +648,18 @@ mod tests {
         r.totals.total_cost
     }
 
+    /// 1,000 tokens in and 1,000 out.
+    const THOUSAND_EACH: TokenSums = TokenSums {
+        input: 1000,
+        output: 1000,
+        cache_creation_5m: 0,
+        cache_creation_1h: 0,
+        cache_read: 0,
+    };
+
     #[test]
     fn fast_mode_and_regional_profiles_bill_their_multiples() {
-        let t = TokenSums {
-            input: 1000,
-            output: 1000,
-            ..TokenSums::default()
-        };
+        let t = THOUSAND_EACH;
         // Opus 4.8: $5 in / $25 out; fast mode 2x, a `us.` profile 1.1x.
         let close = |got: f64, want: f64| assert!((got - want).abs() < 1e-12, "{got} vs {want}");
         close(cost("claude-opus-4-8", vec![t]), 0.030);
@@ -667,11 +672,7 @@ mod tests {
     #[test]
     fn each_response_is_billed_as_its_usage_says_it_was_served() {
         use crate::trace::RecordedModifiers;
-        let t = TokenSums {
-            input: 1000,
-            output: 1000,
-            ..TokenSums::default()
-        };
+        let t = THOUSAND_EACH;
         let served = |fast, regional, batch| RecordedModifiers {
             fast,
             regional,

@@ -1051,36 +1051,23 @@ mod tests {
         // Iterations: the response's own model's carry its geography; the
         // advisor's request records none of its own.
         let iters = r#"{"input_tokens":3,"output_tokens":30,"inference_geo":"us","iterations":[{"type":"message","input_tokens":1,"output_tokens":10},{"type":"advisor_message","model":"claude-opus-4-5","input_tokens":450,"output_tokens":40},{"type":"message","input_tokens":2,"output_tokens":20}]}"#;
-        let lines = [
-            user("2026-11-02T10:00:00Z", r#""one""#),
-            asst(
-                "2026-11-02T10:00:01Z",
-                "m1",
-                r#"{"type":"text","text":"a"}"#,
-                served,
-            ),
-            user("2026-11-02T10:00:02Z", r#""two""#),
-            asst(
-                "2026-11-02T10:00:03Z",
-                "m2",
-                r#"{"type":"text","text":"b"}"#,
-                standard,
-            ),
-            user("2026-11-02T10:00:04Z", r#""three""#),
-            asst(
-                "2026-11-02T10:00:05Z",
-                "m3",
-                r#"{"type":"text","text":"c"}"#,
-                global,
-            ),
-            user("2026-11-02T10:00:06Z", r#""four""#),
-            asst(
-                "2026-11-02T10:00:07Z",
-                "m4",
-                r#"{"type":"text","text":"d"}"#,
-                iters,
-            ),
-        ];
+        // A user turn and a response of each usage, a second apart.
+        let lines: Vec<String> = [served, standard, global, iters]
+            .iter()
+            .enumerate()
+            .flat_map(|(i, usage)| {
+                let at = |s: usize| format!("2026-11-02T10:00:{:02}Z", 2 * i + s);
+                [
+                    user(&at(0), &format!("\"turn {i}\"")),
+                    asst(
+                        &at(1),
+                        &format!("m{i}"),
+                        r#"{"type":"text","text":"a"}"#,
+                        usage,
+                    ),
+                ]
+            })
+            .collect();
         let out = run(&lines.join("\n"));
         let t = &out.traces[0];
         let m: Vec<_> = t.calls.iter().map(|c| c.usage.unwrap().modifiers).collect();
