@@ -203,7 +203,7 @@ pub(crate) fn sweep(
     calibrate: &str,
     batch: bool,
 ) -> PyResult<String> {
-    let cost = cost_plan(pricing, tokenizer, calibrate, batch)?;
+    let mut cost = cost_plan(pricing, tokenizer, calibrate, batch)?;
     // The command line's range, refused as a ValueError.
     let recall_cost = recall_cost
         .map(|c| tracecost::app::limits::RECALL_COST_USD.within(c))
@@ -216,7 +216,16 @@ pub(crate) fn sweep(
     };
     let configs = configs.as_deref().map(parse_configs).transpose()?;
     let spec = grid_spec(compactions, thresholds, keep_lasts, caches, ttl)?;
-    let traces = owned(&traces);
+    // Priced as the first model named, as `tracecost sweep --model` prices
+    // (or a config's own model): a named model is the caller's choice.
+    let priced_as = options
+        .models
+        .first()
+        .cloned()
+        .or_else(|| configs.iter().flatten().find_map(|c| c.model.clone()));
+    let traces = priced_only(owned(&traces), &mut cost, priced_as.as_deref());
+    cost.check_unpriced(traces.len()).map_err(app_err)?;
+    warn_unpriced(py, &cost)?;
     py.detach(move || {
         let plan = match configs {
             Some(c) => SweepPlan::from_configs(traces, c, options, cost)?,

@@ -153,6 +153,36 @@ def test_a_grid_and_its_config_list_sweep_the_same(cli_json):
     assert tracecost.sweep(traces, grid) == tracecost.sweep(traces, configs)
 
 
+def test_a_sweep_prices_the_rest_and_names_an_unknown_model(cli, cli_json, tmp_path):
+    # A trace of a model the table does not know (a local model's id) beside
+    # priced ones: the sweep leaves it out with a warning naming the model,
+    # as `tracecost sweep` does on stderr, instead of failing.
+    doc = json.loads((REPO / "traces" / "massage-gun.json").read_text())
+    doc["name"] = "local-model"
+    doc["model"] = "qwen3-coder:30b"
+    local = tmp_path / "local-model.json"
+    local.write_text(json.dumps(doc))
+    paths = [*TRACES, local]
+    grid = tracecost.Grid(
+        compactions=["off", "ledger"], thresholds=[8000], keep_lasts=[2], caches=["none", "tail"]
+    )
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        got = tracecost.sweep(paths, grid)
+    lines = [str(w.message) for w in said if issubclass(w.category, UserWarning)]
+    assert any("`qwen3-coder:30b`" in m and "no price" in m for m in lines), lines
+    assert "local-model" not in {r["trace"] for r in got}
+    assert project(got) == project(tracecost.sweep(TRACES, grid))
+    proc = cli("sweep", *paths, "--format", "json", "--per-trace", "--compaction", "off,ledger",
+               "--threshold", "8000", "--keep-last", "2", "--cache", "none,tail")
+    assert proc.returncode == 0, proc.stderr
+    assert project(got) == sweep_rows_of(json.loads(proc.stdout))
+    assert "`qwen3-coder:30b`" in proc.stderr
+    # A model named prices every trace as that model: nothing is left out.
+    named = tracecost.sweep(paths, tracecost.Grid(compactions=["off"], models=["claude-sonnet-4-5"]))
+    assert "local-model" in {r["trace"] for r in named}
+
+
 def test_fleet_totals_sum_sessions_exactly(cli_json):
     doc = cli_json("sweep", *TRACES, "--format", "json", "--per-trace", "--compaction", "off,ledger",
                    "--threshold", "8000", "--keep-last", "2", "--cache", "none,tail")

@@ -102,6 +102,9 @@ Examples:
     Gen(GenArgs),
     /// Print the built-in price table (or one extended with --pricing).
     Models(ModelsArgs),
+    /// Keep prices current without a release (see `prices update --help`).
+    #[command(subcommand)]
+    Prices(PricesCommand),
     /// Convert logs into canonical traces.
     #[command(after_help = "Examples:
   tracecost import --from claude-code ~/.claude -o sessions.json
@@ -122,6 +125,31 @@ Examples:
     /// Maintain a durable ledger directory (see recall --ledger).
     #[command(subcommand)]
     Ledger(LedgerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum PricesCommand {
+    /// Fetch LiteLLM's published price file and write the prices it gives
+    /// for the models tracecost knows (and new Claude, GPT and Gemini
+    /// models) as a tracecost pricing file, in force from today (UTC).
+    #[command(
+        after_help = "Nothing is fetched but by this command: a run reads the file written only when
+given it with --pricing FILE, over the built-in table; calls before the day
+of the fetch keep the prices in force then. The file records its source
+address, the SHA-256 of the bytes fetched and the day, and every report
+priced with it records the file's own SHA-256.
+Examples:
+  tracecost prices update --out prices.json
+  tracecost report ~/.claude --pricing prices.json --out r"
+    )]
+    Update {
+        /// Where to fetch LiteLLM's model_prices_and_context_window.json.
+        #[arg(long, default_value = super::prices::LITELLM_PRICES_URL)]
+        url: String,
+        /// The pricing file to write (replaced whole, or left as it was).
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]

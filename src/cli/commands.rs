@@ -204,6 +204,23 @@ pub(super) fn execute(cli: Cli) -> Result<Outcome, AppError> {
         Command::Usage(a) => usage(&a),
         Command::Gen(a) => generate(a),
         Command::Models(a) => models(a),
+        Command::Prices(super::args::PricesCommand::Update { url, out }) => {
+            let done = super::prices::update(&url, &out)?;
+            let s = &done.summary;
+            eprintln!(
+                "tracecost: wrote {}: {} model(s) ({} new, {} updated) from {} (sha256 {}), in force from {}; {} entries not mapped; use it with --pricing {}",
+                out.display(),
+                s.added.len() + s.updated.len(),
+                s.added.len(),
+                s.updated.len(),
+                done.source.url,
+                done.source.sha256,
+                done.source.fetched,
+                s.skipped,
+                out.display(),
+            );
+            Ok(Outcome::Success)
+        }
         Command::Import(a) => {
             let plan = a.plan()?;
             // Each trace goes to the temporary output file as soon as it is

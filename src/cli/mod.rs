@@ -14,6 +14,7 @@ mod interrupt;
 mod memory;
 mod output;
 mod plan;
+mod prices;
 mod progress;
 mod render;
 

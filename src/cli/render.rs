@@ -50,17 +50,12 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
     use crate::report::build::Assumptions;
     let sweep = &plan.sweep;
     let cost = &sweep.cost;
-    let prices = match &cost.pricing_file {
-        Some(p) => format!(
-            "built-in Anthropic prices (as published, late 2026) overridden by {}",
-            p.display()
-        ),
-        None => "built-in Anthropic prices (as published, late 2026)".to_owned(),
-    };
+    let price_table = cost.pricing.table_record();
     let g = &sweep.grid;
     let recorded_ttl = sweep.takes_recorded_ttl();
     Assumptions {
-        prices,
+        prices: price_table.to_string(),
+        price_table,
         tokenizer: cost.tokenizer_spec.clone(),
         calibration: cost.calibration == crate::app::Calibration::Auto,
         batch: cost.batch,

@@ -699,7 +699,7 @@ fn malformed_pricing_files_name_the_file_and_the_place() {
     );
     insta::assert_snapshot!(
         merge_err(r#"{"models": {"claude-sonnet-4-6": {"inptu": 3}}}"#),
-        @"prices.json: at /models/claude-sonnet-4-6/inptu: expected one of the members aliases, effective_from, input, cache_write_5m, cache_write_1h, cache_read, output, min_cacheable_tokens, tool_prompt_tokens, framing, long_context, description"
+        @"prices.json: at /models/claude-sonnet-4-6/inptu: expected one of the members aliases, provider, context_window, effective_from, input, cache_write_5m, cache_write_1h, cache_read, output, min_cacheable_tokens, tool_prompt_tokens, framing, long_context, description"
     );
     insta::assert_snapshot!(
         merge_err(r#"{"models": {"claude-x": {"input": 1, "output": 2, "framing": {"per_message": -1}}}}"#),
@@ -772,4 +772,81 @@ fn litellm_gemini_rows_keep_a_known_storage_price_and_guess_none() {
     assert_eq!(house.provider, ProviderKind::Google);
     assert_eq!(house.cache_storage_per_mtok_hour, None);
     assert_eq!(house.rates.cache_write_1h, house.rates.input);
+}
+
+/// LiteLLM's file as a pricing file of tracecost's own: every entry the
+/// reader maps becomes its model's row from the fetch day on, so a call
+/// that day is priced as the LiteLLM file prices it and a call the day
+/// before as the built-in table did; new models keep their provider,
+/// window and cache data; the file names its source, and the table
+/// records the file's hash.
+#[test]
+fn litellm_becomes_a_native_file_in_force_from_the_fetch_day() {
+    use tracecost::cost::pricing::{PriceDate, PriceSource, litellm_to_native};
+    let text = std::fs::read_to_string(fixture("litellm_small.json")).unwrap();
+    let day = PriceDate::parse("2026-12-06").unwrap();
+    let source = PriceSource {
+        url: "http://127.0.0.1/prices.json".into(),
+        sha256: "ab12".into(),
+        fetched: day,
+    };
+    let (native, summary) = litellm_to_native(&text, "litellm_small.json", source.clone()).unwrap();
+    assert_eq!(summary.skipped, 6);
+    assert_eq!(summary.source.as_ref(), Some(&source));
+    // The same bytes on the same day: the same file.
+    let (again, _) = litellm_to_native(&text, "litellm_small.json", source.clone()).unwrap();
+    assert_eq!(native, again);
+
+    let mut direct = Pricing::builtin();
+    direct.merge_str(&text, "litellm_small.json").unwrap();
+    let mut via = Pricing::builtin();
+    let merged = via.merge_str(&native, "prices.json").unwrap();
+    assert_eq!(merged.format, "native");
+    assert_eq!(merged.source.as_ref(), Some(&source));
+    let file = &via.files()[0];
+    assert_eq!(file.path, "prices.json");
+    assert_eq!(
+        file.sha256,
+        tracecost::engine::handle::sha256_hex(native.as_bytes())
+    );
+    assert_eq!(file.source.as_ref(), Some(&source));
+
+    let builtin = Pricing::builtin();
+    let before = PriceDate::parse("2026-12-05").unwrap();
+    for id in [
+        "claude-sonnet-4-5-20250929",
+        "claude-opus-4-6",
+        "gpt-4o",
+        "claude-opus-4-6-20260205",
+        "claude-house-9",
+        "gpt-house-1",
+    ] {
+        let (d, v) = (direct.lookup(id).unwrap(), via.lookup(id).unwrap());
+        let (want, got) = (d.newest(), v.row_on(day));
+        assert_eq!(
+            (got.rates, got.long_context),
+            (want.rates, want.long_context),
+            "{id}"
+        );
+        assert_eq!(v.provider, d.provider, "{id}");
+        assert_eq!(v.window_tokens(), d.window_tokens(), "{id}");
+        assert_eq!(v.min_cacheable_tokens, d.min_cacheable_tokens, "{id}");
+        assert_eq!(v.framing, d.framing, "{id}");
+        // A new model has only the row fetched, whatever day it is asked of.
+        if direct.lookup(id).is_ok() && builtin.lookup(id).is_err() {
+            assert_eq!(v.rows().len(), 1, "{id}");
+            assert_eq!(v.row_on(before).rates, want.rates, "{id} before the fetch");
+        }
+        if let Ok(b) = builtin.lookup(id).map(|b| b.row_on(before))
+            && builtin.lookup(id).unwrap().id == v.id
+        {
+            assert_eq!(v.row_on(before).rates, b.rates, "{id} before the fetch");
+        }
+    }
+    // A tracecost pricing file is not LiteLLM's.
+    let err = litellm_to_native(&native, "prices.json", source).unwrap_err();
+    assert!(
+        err.to_string().starts_with("prices.json: at /models:"),
+        "{err}"
+    );
 }

@@ -1060,3 +1060,40 @@ fn explain_tells_a_change_of_model() {
         ["first_call", "model_changed", "-"]
     );
 }
+
+/// A call whose usage records fast mode and a geography is billed, as
+/// recorded and as replayed, at the model's documented multiples (Opus
+/// 4.8: 2x fast, 1.1x regional); a batch-tier call at half; the other
+/// calls are unchanged.
+#[test]
+fn a_call_is_billed_as_its_usage_says_it_was_served() {
+    let long = "word ".repeat(300);
+    let t0 = 1_790_000_000_000u64;
+    let with = |first: Value, second: Value| {
+        json!({
+            "format": "tracecost.trace/v1",
+            "name": "served",
+            "model": "claude-opus-4-8",
+            "messages": ok_turns(&["first", "second", "third"], &long),
+            "calls": [
+                {"messages": 1, "start_ms": t0, "usage": first},
+                {"messages": 3, "start_ms": t0 + 10_000, "usage": second},
+                {"messages": 5, "start_ms": t0 + 20_000, "usage": usage(0, 0)}
+            ]
+        })
+    };
+    let mut fast_us = usage(0, 0);
+    fast_us["fast"] = json!(true);
+    fast_us["regional"] = json!(true);
+    let mut batch = usage(0, 0);
+    batch["batch"] = json!(true);
+    let plain = replay(&with(usage(0, 0), usage(0, 0)), "none");
+    let served = replay(&with(fast_us, batch), "none");
+    let cost = |out: &Value, i: usize, key: &str| out["calls"][i][key].as_f64().unwrap();
+    for key in ["cost_usd", "recorded_cost_usd"] {
+        let ratio = |i| cost(&served, i, key) / cost(&plain, i, key);
+        assert!((ratio(0) - 2.2).abs() < 1e-9, "{key}: {}", ratio(0));
+        assert!((ratio(1) - 0.5).abs() < 1e-9, "{key}: {}", ratio(1));
+        assert_eq!(cost(&served, 2, key), cost(&plain, 2, key), "{key}");
+    }
+}

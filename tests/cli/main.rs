@@ -17,6 +17,7 @@ mod cli_check;
 mod cli_inputs;
 mod cli_outputs;
 mod cli_plan;
+mod cli_prices;
 mod cli_recall;
 mod cli_unpriced;
 mod cli_usage;

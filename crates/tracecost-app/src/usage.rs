@@ -251,9 +251,11 @@ pub(crate) fn scan(
 /// own input passes the threshold, and a session's sum passes it long
 /// before any request does. Each response is priced at the row in force on
 /// its UTC day. Rows recorded with `speed: "fast"` (model `<id>-fast`) are
-/// priced as their base model at its fast-mode multiple, and a Bedrock
-/// regional profile (`us.anthropic.…`) at the regional one, where the table
-/// has them.
+/// priced as their base model at its fast-mode multiple, a response
+/// served in one geography (`inference_geo: "us"`) or by a Bedrock regional
+/// profile (`us.anthropic.…`) at the regional one, where the table has
+/// them, and one of the batch tier at the Batch API's discount
+/// ([`crate::replay::served_cost`]).
 pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
     build_all(scan, &CodexUsageScan::default(), pricing)
 }
@@ -378,17 +380,17 @@ pub(crate) fn response_costs(m: &ModelUsage, pricing: &Pricing) -> Option<Vec<f6
         None => (m.model.as_str(), false),
     };
     let p = pricing.lookup(base).ok()?;
-    // Fast mode and a regional endpoint bill every rate at the model's
-    // documented multiple; without one, at base.
-    let regional = crate::cost::pricing::is_regional_id(base);
-    let scale = p.modifiers.scale(fast, regional);
     Some(
         m.responses
             .iter()
             .enumerate()
             .map(|(i, t)| {
                 let at = m.response_ms.get(i).copied();
-                p.cost_usd_at(&usage_of(t), false, at) * scale
+                // Each response as its usage says it was served (a `-fast`
+                // name is fast mode whatever the row).
+                let mut served = m.response_modifiers.get(i).copied().unwrap_or_default();
+                served.fast |= fast;
+                crate::replay::served_cost(p, &usage_of(t), false, at, served, base)
             })
             .collect(),
     )
@@ -640,6 +642,7 @@ mod tests {
                     tokens,
                     responses,
                     response_ms: Vec::new(),
+                    response_modifiers: Vec::new(),
                 }],
                 models_seen: vec![model.into()],
                 first_ms: Some(0),
@@ -668,13 +671,18 @@ mod tests {
         r.totals.total_cost
     }
 
+    /// 1,000 tokens in and 1,000 out.
+    const THOUSAND_EACH: TokenSums = TokenSums {
+        input: 1000,
+        output: 1000,
+        cache_creation_5m: 0,
+        cache_creation_1h: 0,
+        cache_read: 0,
+    };
+
     #[test]
     fn fast_mode_and_regional_profiles_bill_their_multiples() {
-        let t = TokenSums {
-            input: 1000,
-            output: 1000,
-            ..TokenSums::default()
-        };
+        let t = THOUSAND_EACH;
         // Opus 4.8: $5 in / $25 out; fast mode 2x, a `us.` profile 1.1x.
         let close = |got: f64, want: f64| assert!((got - want).abs() < 1e-12, "{got} vs {want}");
         close(cost("claude-opus-4-8", vec![t]), 0.030);
@@ -682,6 +690,30 @@ mod tests {
         close(cost("us.anthropic.claude-opus-4-8-v1:0", vec![t]), 0.033);
         // Claude 3 Haiku has neither modifier documented: its base rate.
         close(cost("claude-3-haiku-20240307-fast", vec![t]), 0.0015);
+    }
+
+    #[test]
+    fn each_response_is_billed_as_its_usage_says_it_was_served() {
+        use crate::trace::RecordedModifiers;
+        let t = THOUSAND_EACH;
+        let served = |fast, regional, batch| RecordedModifiers {
+            fast,
+            regional,
+            batch,
+        };
+        let mut s = scan("claude-opus-4-8", vec![t; 4]);
+        s.sessions[0].models[0].response_modifiers = vec![
+            served(false, false, false),
+            // `inference_geo: "us"`: 1.1x; the batch tier: half.
+            served(false, true, false),
+            served(false, false, true),
+            // Fast mode in one geography: 2 x 1.1.
+            served(true, true, false),
+        ];
+        let r = build(&s, &Pricing::builtin());
+        let want = 0.030 + 0.033 + 0.015 + 0.066;
+        let got = r.totals.total_cost;
+        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
     }
 
     fn close(a: f64, b: f64) -> bool {

@@ -11,12 +11,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cost::cache_sim::{Breakpoint, EntryState, PrefixBlock, PrefixIndex, PrefixKind};
-use crate::cost::pricing::{ModelPrice, Usage, is_regional_id};
+use crate::cost::pricing::{CostBreakdown, ModelPrice, Usage, is_regional_id};
 use crate::cost::prompt_cache::PromptCache;
 use crate::cost::tokens::FastBuild;
 use crate::engine::wire::Ttl;
 use crate::policy::{Compaction, CompactionRun, Config, markers_for_call};
-use crate::trace::Trace;
+use crate::trace::{RecordedModifiers, Trace};
 
 use super::breakdown::{BreakdownSum, ClassBill, PricedCall};
 use super::explain;
@@ -778,14 +778,16 @@ impl<'a> Simulator<'a> {
                     _ => Arc::from(s.price.id.as_str()),
                 };
                 last_model = Some(model.clone());
-                // A regional endpoint (a Bedrock `us.` profile) bills
-                // every rate at the model's regional multiple.
-                let scale = s
-                    .price
-                    .modifiers
-                    .scale(false, is_regional_id(trace.model_of(call)));
+                let served = call.usage.map(|u| u.modifiers).unwrap_or_default();
                 let priced = usage.map(|u| {
-                    let cost = s.price.cost_breakdown_at(&u, batch, call.start_ms);
+                    let (cost, scale) = served_breakdown(
+                        s.price,
+                        &u,
+                        batch,
+                        call.start_ms,
+                        served,
+                        trace.model_of(call),
+                    );
                     (cost.total * scale, ClassBill::of_call(&u, &cost, scale))
                 });
                 RecordedCall {
@@ -795,6 +797,7 @@ impl<'a> Simulator<'a> {
                     usage,
                     model,
                     start_ms: call.start_ms,
+                    served,
                 }
             })
             .collect();
@@ -806,10 +809,15 @@ impl<'a> Simulator<'a> {
                 .zip(shared.iter().zip(&recorded))
                 .enumerate()
                 .map(|(ci, ((usage, cache_cause), (shared, rec)))| {
-                    let cost = shared.price.cost_breakdown_at(&usage, batch, rec.start_ms);
-                    let scale = shared.price.modifiers.scale(
-                        false,
-                        is_regional_id(c.model_for_call(trace, &trace.calls[shared.ci])),
+                    // The config's request is served as the recorded one
+                    // was: the same speed, geography and tier.
+                    let (cost, scale) = served_breakdown(
+                        shared.price,
+                        &usage,
+                        batch,
+                        rec.start_ms,
+                        rec.served,
+                        c.model_for_call(trace, &trace.calls[shared.ci]),
                     );
                     bill.add(PricedCall {
                         model: &rec.model,
@@ -872,6 +880,43 @@ struct RecordedCall {
     model: Arc<str>,
     /// When the call started: its price is the row in force that day.
     start_ms: Option<u64>,
+    /// The price modifiers its record says applied.
+    served: RecordedModifiers,
+}
+
+/// The cost of one call of `usage` at `price`, served as its record says
+/// (`served`) to the model id `model` (as the records name it): fast mode
+/// and a regional endpoint (the record's geography, or a Bedrock `us.`
+/// profile in the id) bill every rate at the model's documented multiple,
+/// the batch tier (or a plan priced as batch) at the Batch API's discount.
+/// A modifier the model has no documented rate for leaves its price.
+pub fn served_cost(
+    price: &ModelPrice,
+    usage: &Usage,
+    batch: bool,
+    at_ms: Option<u64>,
+    served: RecordedModifiers,
+    model: &str,
+) -> f64 {
+    let (cost, scale) = served_breakdown(price, usage, batch, at_ms, served, model);
+    cost.total * scale
+}
+
+/// [`served_cost`] by billing class: the cost at the base rates and the
+/// multiple every class is billed at (the total is `cost.total · scale`).
+pub fn served_breakdown(
+    price: &ModelPrice,
+    usage: &Usage,
+    batch: bool,
+    at_ms: Option<u64>,
+    served: RecordedModifiers,
+    model: &str,
+) -> (CostBreakdown, f64) {
+    let regional = served.regional || is_regional_id(model);
+    (
+        price.cost_breakdown_at(usage, batch || served.batch, at_ms),
+        price.modifiers.scale(served.fast, regional),
+    )
 }
 
 /// Whether the API would refuse a request of `usage`: its input is over

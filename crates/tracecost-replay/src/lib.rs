@@ -35,6 +35,7 @@ pub mod sweep;
 pub mod stream;
 
 use group::GroupRun;
+pub use group::served_cost;
 
 use caches::caches;
 pub use caches::{longest_hold_ms, prompt_cache};

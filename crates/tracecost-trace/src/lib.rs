@@ -7,10 +7,10 @@
 //! `docs/trace-format.md` for the file format.
 //!
 //! This crate owns the model ([`Trace`], [`Call`], [`Prompt`],
-//! [`RecordedUsage`]), loading and validating trace files ([`load_path`],
-//! [`load_str`]), writing them ([`TraceWriter`], [`to_json`]) and
-//! [`progress`], how long steps report how far they have got. It stands on
-//! the engine's message model alone: it must not depend on an importer
+//! [`RecordedUsage`], [`RecordedModifiers`]), loading and validating trace
+//! files ([`load_path`], [`load_str`]), writing them ([`TraceWriter`],
+//! [`to_json`]) and [`progress`], how long steps report how far they
+//! have got. It stands on the engine's message model alone: it must not depend on an importer
 //! (`tracecost-import`), a generator (`tracecost-gen`) or anything that
 //! prices, replays or reports (the root crate); `tests/cli/crates.rs` at
 //! the workspace root holds its dependencies to a list.
@@ -77,6 +77,42 @@ pub struct RecordedUsage {
     pub cache_read_input_tokens: Option<u64>,
     /// Output tokens.
     pub output_tokens: Option<u64>,
+    /// The price modifiers the provider says applied to the request.
+    pub modifiers: RecordedModifiers,
+}
+
+/// The price modifiers a response's usage says applied to its request:
+/// each changes what every token of it cost, at the model's documented
+/// rate (or not at all where the model has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordedModifiers {
+    /// Served in fast mode (Anthropic `speed: "fast"`).
+    pub fast: bool,
+    /// Served in one geography at the regional rate (Anthropic
+    /// `inference_geo` naming a geography: not `global`, and not
+    /// `not_available`, which models without the parameter record).
+    pub regional: bool,
+    /// Served by the batch tier at the Batch API's discount (Anthropic
+    /// `service_tier: "batch"`). The priority tier is billed by a capacity
+    /// commitment, not per token, so it is priced as standard.
+    pub batch: bool,
+}
+
+impl RecordedModifiers {
+    /// The modifiers of an Anthropic `usage` object's `speed`,
+    /// `inference_geo` and `service_tier` values (each `None` when absent).
+    pub fn from_anthropic(speed: Option<&str>, geo: Option<&str>, tier: Option<&str>) -> Self {
+        Self {
+            fast: speed == Some("fast"),
+            regional: geo.is_some_and(|g| !matches!(g, "" | "global" | "not_available")),
+            batch: tier == Some("batch"),
+        }
+    }
+
+    /// Whether no modifier applied.
+    pub fn is_standard(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl RecordedUsage {

@@ -140,6 +140,14 @@ struct UsageDoc {
     cache_creation: Option<CacheCreationDoc>,
     cache_read_input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    /// The price modifiers ([`crate::RecordedModifiers`]), each written
+    /// only when it applied.
+    #[serde(default)]
+    fast: bool,
+    #[serde(default)]
+    regional: bool,
+    #[serde(default)]
+    batch: bool,
 }
 
 #[derive(Deserialize)]
@@ -1138,6 +1146,11 @@ impl Cx<'_> {
             ephemeral_1h_input_tokens: e1,
             cache_read_input_tokens: u.cache_read_input_tokens,
             output_tokens: u.output_tokens,
+            modifiers: crate::RecordedModifiers {
+                fast: u.fast,
+                regional: u.regional,
+                batch: u.batch,
+            },
         })
     }
 }

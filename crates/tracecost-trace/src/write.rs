@@ -305,6 +305,16 @@ fn write_usage(out: &mut String, u: &RecordedUsage) {
         }
         parts.push(format!("\"cache_creation\":{{{}}}", inner.join(",")));
     }
+    let m = u.modifiers;
+    for (name, on) in [
+        ("fast", m.fast),
+        ("regional", m.regional),
+        ("batch", m.batch),
+    ] {
+        if on {
+            parts.push(format!("\"{name}\":true"));
+        }
+    }
     out.push('{');
     out.push_str(&parts.join(","));
     out.push('}');

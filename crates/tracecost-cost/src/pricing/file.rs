@@ -10,8 +10,8 @@ use crate::engine::cache::ProviderKind;
 
 use super::{
     Framing, LONG_CONTEXT_THRESHOLD, LongContext, MAX_FILE_TOKENS, MAX_PRICE_PER_MTOK,
-    MergeSummary, ModelPrice, Multipliers, PriceDate, PriceRow, Pricing, PricingError, Rates,
-    ToolPrompt,
+    MergeSummary, ModelPrice, Multipliers, PriceDate, PriceFile, PriceRow, PriceSource, Pricing,
+    PricingError, Rates, ToolPrompt,
 };
 
 impl Pricing {
@@ -68,6 +68,12 @@ impl Pricing {
         } else {
             next.merge_litellm(&ctx, top)?
         };
+        next.files.push(PriceFile {
+            path: file.to_string(),
+            sha256: crate::engine::handle::sha256_hex(text.as_bytes()),
+            format: summary.format,
+            source: summary.source.clone(),
+        });
         *self = next;
         Ok(summary)
     }
@@ -133,10 +139,11 @@ impl Pricing {
                         return Err(ctx.shape(&ptr(&["description"]), "a string"));
                     }
                 }
+                "source" => summary.source = Some(ctx.source(v)?),
                 _ => {
                     return Err(ctx.shape(
                         &ptr(&[k]),
-                        "no such member (a tracecost pricing file has `models` and an optional `description`)",
+                        "no such member (a tracecost pricing file has `models` and an optional `description` and `source`)",
                     ));
                 }
             }
@@ -188,6 +195,39 @@ impl Pricing {
         {
             let (existing, mut m) = self.existing_or_template(id);
             let is_new = existing.is_none();
+            if let Some(v) = obj.get("provider") {
+                let provider = v
+                    .as_str()
+                    .and_then(|p| ProviderKind::ALL.into_iter().find(|k| k.as_str() == p))
+                    .filter(|k| *k != ProviderKind::Unknown)
+                    .ok_or_else(|| {
+                        ctx.shape(
+                            &at("provider"),
+                            "one of anthropic, bedrock-converse, openai, google",
+                        )
+                    })?;
+                if !is_new && provider != m.provider {
+                    return Err(ctx.shape(
+                        &at("provider"),
+                        &format!("the model's own provider, {}", m.provider.as_str()),
+                    ));
+                }
+                // A new model of another provider starts from that
+                // provider's data (cache rules, framing), as LiteLLM's
+                // entries do.
+                if is_new && provider != m.provider {
+                    m = template_of(provider, id);
+                }
+                // A new OpenAI model that bills a cache write caches at
+                // breakpoints (GPT-5.6 and later), as LiteLLM's reader
+                // decides.
+                if is_new && provider == ProviderKind::OpenAi {
+                    m.breakpoint_cache = obj.contains_key("cache_write_5m");
+                }
+            }
+            if let Some(w) = ctx.opt_count(obj.get("context_window"), &at("context_window"))? {
+                m.context_window = Some(w);
+            }
             for key in obj.keys() {
                 if !NATIVE_FIELDS.contains(&key.as_str()) {
                     return Err(ctx.shape(
@@ -206,10 +246,13 @@ impl Pricing {
                     let in_force = m.row_on(day);
                     m.rates = in_force.rates;
                     m.long_context = in_force.long_context;
+                    // A new model has no earlier prices (its template's
+                    // are another model's): its first row prices every day
+                    // before it too, as a table's oldest row does.
                     let kept: Vec<PriceRow> = m
                         .rows()
                         .into_iter()
-                        .filter(|r| r.from.is_none_or(|f| f < day))
+                        .filter(|r| !is_new && r.from.is_none_or(|f| f < day))
                         .collect();
                     Some((day, kept))
                 }
@@ -507,6 +550,102 @@ impl Pricing {
     }
 }
 
+/// LiteLLM's `model_prices_and_context_window.json` (`text`, named `file`
+/// in errors) as a pricing file of tracecost's own format, JSON text
+/// ending in a newline, and what reading it changed: each entry the
+/// LiteLLM reader maps onto a model (see [`crate::pricing`]) becomes that
+/// model's row from `source.fetched` on (`effective_from`), so calls before
+/// that day keep the prices in force then; a model the table lacks also
+/// gets its provider, window, minimum cacheable length and tool prompt.
+/// Entries it cannot map are left out (counted in
+/// [`MergeSummary::skipped`]). The file names its `source`. Models are
+/// written in id order: the same bytes fetched on the same day give the
+/// same file.
+pub fn litellm_to_native(
+    text: &str,
+    file: &str,
+    source: PriceSource,
+) -> Result<(String, MergeSummary), PricingError> {
+    let ctx = Ctx { file };
+    if text.trim_start().starts_with('{')
+        && let Ok(Value::Object(top)) = serde_json::from_str::<Value>(text)
+        && top.contains_key("models")
+    {
+        return Err(ctx.shape(
+            "/models",
+            "LiteLLM's model_prices_and_context_window.json (this is a tracecost pricing file)",
+        ));
+    }
+    let mut table = Pricing::builtin();
+    let mut summary = table.merge_str(text, file)?;
+    let mut ids: Vec<&String> = summary.updated.iter().chain(&summary.added).collect();
+    ids.sort();
+    ids.dedup();
+    let mut models = Map::new();
+    for id in ids {
+        let Some(m) = table.exact(id).map(|i| &table.models[i]) else {
+            continue;
+        };
+        let mut row = Map::new();
+        row.insert("effective_from".into(), source.fetched.to_string().into());
+        if summary.added.contains(id) {
+            row.insert("provider".into(), m.provider.as_str().into());
+            if let Some(w) = m.context_window {
+                row.insert("context_window".into(), w.into());
+            }
+            row.insert("min_cacheable_tokens".into(), m.min_cacheable_tokens.into());
+            row.insert(
+                "tool_prompt_tokens".into(),
+                serde_json::json!({
+                    "auto_none": m.tool_prompt.auto_none,
+                    "any_tool": m.tool_prompt.any_tool,
+                }),
+            );
+        }
+        rates_into(&mut row, &m.rates);
+        let long_context = match &m.long_context {
+            None => Value::Null,
+            Some(lc) => {
+                let mut o = Map::new();
+                o.insert("threshold_tokens".into(), lc.threshold_tokens.into());
+                rates_into(&mut o, &lc.rates);
+                Value::Object(o)
+            }
+        };
+        row.insert("long_context".into(), long_context);
+        models.insert(m.id.clone(), Value::Object(row));
+    }
+    let doc = serde_json::json!({
+        "description": format!(
+            "Prices read from LiteLLM's model_prices_and_context_window.json as fetched on {}; each in force from that day on.",
+            source.fetched
+        ),
+        "source": {
+            "url": source.url,
+            "sha256": source.sha256,
+            "fetched": source.fetched.to_string(),
+        },
+        "models": models,
+    });
+    summary.source = Some(source);
+    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    out.push('\n');
+    Ok((out, summary))
+}
+
+/// The five rates of a native row (or of its long-context premium).
+fn rates_into(row: &mut Map<String, Value>, r: &Rates) {
+    for (name, v) in [
+        ("input", r.input),
+        ("cache_write_5m", r.cache_write_5m),
+        ("cache_write_1h", r.cache_write_1h),
+        ("cache_read", r.cache_read),
+        ("output", r.output),
+    ] {
+        row.insert(name.into(), v.into());
+    }
+}
+
 /// Which of LiteLLM's entries are read, and as whose model: Anthropic's
 /// Claude chat models (`claude…` or `anthropic/claude…`, provider
 /// `anthropic`) and OpenAI's chat and Responses models (`gpt-…`, `o1`…`o9`
@@ -573,8 +712,10 @@ fn template_of(provider: ProviderKind, name: &str) -> ModelPrice {
     m
 }
 
-const NATIVE_FIELDS: [&str; 12] = [
+const NATIVE_FIELDS: [&str; 14] = [
     "aliases",
+    "provider",
+    "context_window",
     "effective_from",
     "input",
     "cache_write_5m",
@@ -612,6 +753,24 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// A native file's `source`: `{"url", "sha256", "fetched"}`.
+    fn source(&self, v: &Value) -> Result<PriceSource, PricingError> {
+        let o = self.object(v, "/source", &["url", "sha256", "fetched"])?;
+        let text = |f: &str| {
+            o.get(f)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| self.shape(&ptr(&["source", f]), "a string"))
+        };
+        let fetched = PriceDate::parse(&text("fetched")?)
+            .ok_or_else(|| self.shape("/source/fetched", "a date, YYYY-MM-DD (UTC)"))?;
+        Ok(PriceSource {
+            url: text("url")?,
+            sha256: text("sha256")?,
+            fetched,
+        })
+    }
+
     fn shape(&self, pointer: &str, expected: &str) -> PricingError {
         PricingError::Shape {
             file: self.file.to_string(),

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{ModelPrice, ModelRow, PricingError, Usage, builtin, fmt_usd};
+use super::{ModelPrice, ModelRow, PriceFile, PricingError, Usage, builtin, fmt_usd};
 use crate::engine::cache::ProviderKind;
 
 /// The price table: built-in models plus any merged pricing files.
@@ -12,6 +12,8 @@ pub struct Pricing {
     pub(super) models: Vec<ModelPrice>,
     /// Lowercased id or alias → index into `models`.
     pub(super) index: BTreeMap<String, usize>,
+    /// The pricing files merged over the built-in table, in order.
+    pub(super) files: Vec<PriceFile>,
 }
 
 /// Bedrock's cross-region inference profiles: the first dotted part of a
@@ -177,6 +179,7 @@ impl Pricing {
         let mut p = Self {
             models: Vec::new(),
             index: BTreeMap::new(),
+            files: Vec::new(),
         };
         for m in builtin::models() {
             p.insert(m);
@@ -192,6 +195,22 @@ impl Pricing {
         }
         self.models.push(m);
         i
+    }
+
+    /// The pricing files merged over the built-in table (dated
+    /// [`super::BUILTIN_TABLE_DATE`]), in the order merged: which prices
+    /// priced a run.
+    pub fn files(&self) -> &[PriceFile] {
+        &self.files
+    }
+
+    /// Which prices this table holds: the built-in table's day and the
+    /// files merged over it.
+    pub fn table_record(&self) -> super::PriceTableRecord {
+        super::PriceTableRecord {
+            builtin: super::BUILTIN_TABLE_DATE,
+            files: self.files.clone(),
+        }
     }
 
     /// Every model, built-ins first in table order, then added models in

@@ -45,12 +45,14 @@
 //!
 //! # Modifiers
 //!
-//! [`Multipliers`] scale every rate of a request: fast mode (Claude Code's
-//! `speed: "fast"`, read by `usage` as `<id>-fast`), a regional endpoint
-//! (a Bedrock `us.` / `eu.` profile in the model id, [`is_regional_id`])
-//! and OpenAI's flex tier, where the model's documentation gives them.
-//! Anthropic's `usage.inference_geo` and OpenAI's `service_tier` are not
-//! read from records yet.
+//! [`Multipliers`] scale every rate of a request: fast mode (a usage's
+//! `speed: "fast"`), a regional endpoint (a usage's `inference_geo`
+//! naming one geography, or a Bedrock `us.` / `eu.` profile in the model
+//! id, [`is_regional_id`]) and OpenAI's flex tier, where the model's
+//! documentation gives them. The importers keep what each call's usage
+//! says (`trace::RecordedModifiers`) and the replay bills it
+//! (`replay::served_cost`). OpenAI's `service_tier` is not read from
+//! records: Codex records it per thread, not per call.
 //!
 //! Multipliers on base input (used for defaults when a pricing file omits a
 //! cache price) are [`WRITE_5M_MULTIPLIER`], [`WRITE_1H_MULTIPLIER`] and
@@ -116,8 +118,20 @@
 //! needs `input` and `output`; omitted cache prices default to the
 //! multipliers above, and the other data is inherited from the model its name
 //! resolves to (e.g. a dated id of a known model), or else defaults (1024
-//! minimum cacheable tokens, 346/313 tool prompt, the framing above). Unknown
-//! members are errors, so typos do not pass silently.
+//! minimum cacheable tokens, 346/313 tool prompt, the framing above). A new
+//! model's `provider` (`anthropic`, `openai`, `google`, `bedrock-converse`)
+//! starts it from that provider's data instead (its cache rules and
+//! framing; a new OpenAI model with a `cache_write_5m` price caches at
+//! breakpoints), and `context_window` gives any model's window in tokens.
+//! A new model's first row has no earlier prices: it prices the days
+//! before it too. Unknown members are errors, so typos do not pass
+//! silently.
+//!
+//! A file may name its `source`: `{"url": …, "sha256": …, "fetched":
+//! "YYYY-MM-DD"}`, as `tracecost prices update` writes
+//! ([`litellm_to_native`]). The table keeps, for each file merged, its
+//! path, the SHA-256 of its bytes and its source ([`Pricing::files`]), so
+//! that a report can say which prices made it.
 //!
 //! **LiteLLM's `model_prices_and_context_window.json`**: any other object.
 //! Anthropic's entries are read when their key, after an optional
@@ -165,6 +179,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::engine::cache::ProviderKind;
 
 pub use date::PriceDate;
+pub use file::litellm_to_native;
 pub use lookup::{ModelId, Pricing, model_id};
 
 /// 5-minute cache write price as a multiple of base input.
@@ -663,11 +678,75 @@ pub struct ModelRow {
     pub modifiers: Multipliers,
 }
 
+/// The day the built-in table's prices were last brought up to date with
+/// the providers' pages: a report priced by it says so, with this date.
+pub const BUILTIN_TABLE_DATE: PriceDate = PriceDate::ymd(2026, 12, 6);
+
+/// Where a pricing file's prices were taken from (its `source` member):
+/// what `tracecost prices update` fetched, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PriceSource {
+    /// The address fetched.
+    pub url: String,
+    /// SHA-256 of the bytes fetched, lowercase hex.
+    pub sha256: String,
+    /// The UTC day they were fetched: the day their prices take effect.
+    pub fetched: PriceDate,
+}
+
+/// A pricing file merged into a table, as a report records it: which
+/// file, exactly which bytes, and where its prices came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PriceFile {
+    /// The file as given.
+    pub path: String,
+    /// SHA-256 of its bytes, lowercase hex.
+    pub sha256: String,
+    /// `native` or `litellm`.
+    pub format: &'static str,
+    /// Its `source` member, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<PriceSource>,
+}
+
+/// Which prices a table holds, as a report records it: the built-in table
+/// of [`BUILTIN_TABLE_DATE`] and every pricing file merged over it, in
+/// order ([`Pricing::table_record`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PriceTableRecord {
+    /// The day of the built-in table beneath every file.
+    pub builtin: PriceDate,
+    /// The files merged over it, in order.
+    pub files: Vec<PriceFile>,
+}
+
+impl fmt::Display for PriceTableRecord {
+    /// One line: `the built-in price table of 2026-12-06, overridden by
+    /// prices.json (sha256 0123456789ab…; LiteLLM's file from URL, fetched
+    /// 2026-12-06)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the built-in price table of {}", self.builtin)?;
+        for (i, file) in self.files.iter().enumerate() {
+            let sha = file.sha256.get(..12).unwrap_or(&file.sha256);
+            let join = if i == 0 { ", overridden by" } else { ", then" };
+            write!(f, "{join} {} (sha256 {sha}…", file.path)?;
+            if let Some(src) = &file.source {
+                write!(f, "; from {}, fetched {}", src.url, src.fetched)?;
+            }
+            write!(f, ")")?;
+        }
+        Ok(())
+    }
+}
+
 /// What a pricing file changed.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct MergeSummary {
     /// `native` or `litellm`.
     pub format: &'static str,
+    /// A native file's `source` member.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<PriceSource>,
     /// Ids of models the file added.
     pub added: Vec<String>,
     /// Ids of existing models whose data the file changed.

@@ -19,6 +19,7 @@
 pub mod transcript;
 pub mod usage;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
@@ -28,8 +29,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::ImportError;
-use crate::trace::RecordedUsage;
 use crate::trace::{ABSURD_TOKENS, UTF8_BOM};
+use crate::trace::{RecordedModifiers, RecordedUsage};
 
 pub use transcript::import;
 pub(crate) use transcript::import_each;
@@ -408,6 +409,13 @@ struct UsageDoc<'a> {
     cache_creation: Option<CacheCreationDoc>,
     #[serde(default, borrow)]
     speed: Option<&'a RawValue>,
+    /// Where inference ran (`global`, `us`; `not_available` on models
+    /// without the parameter).
+    #[serde(default, borrow)]
+    inference_geo: Option<Cow<'a, str>>,
+    /// `standard`, `priority` or `batch`.
+    #[serde(default, borrow)]
+    service_tier: Option<Cow<'a, str>>,
     /// Claude Code 2.1.227+: the response's server-side iterations. The
     /// top-level counts sum the `message` iterations only; an
     /// `advisor_message` iteration is a second model's request whose tokens
@@ -444,6 +452,8 @@ impl IterationDoc<'_> {
             cache_read_input_tokens: self.cache_read_input_tokens,
             cache_creation: self.cache_creation,
             speed: None,
+            inference_geo: None,
+            service_tier: None,
             iterations: None,
         }
         .recorded()
@@ -475,6 +485,9 @@ impl<'a> UsageDoc<'a> {
         let Some(its) = &self.iterations else {
             return Vec::new();
         };
+        // The response's speed, geography and tier are its own model's
+        // iterations' too; an advisor's request records none of its own.
+        let served = self.recorded().map(|u| u.modifiers).unwrap_or_default();
         let read: Option<Vec<_>> = its
             .iter()
             .map(|it| {
@@ -482,7 +495,11 @@ impl<'a> UsageDoc<'a> {
                     Some(ADVISOR_ITERATION) => Some(it.model?.to_owned()),
                     _ => None,
                 };
-                Some((model, it.clone().recorded()?))
+                let mut usage = it.clone().recorded()?;
+                if model.is_none() {
+                    usage.modifiers = served;
+                }
+                Some((model, usage))
             })
             .collect();
         read.unwrap_or_default()
@@ -525,6 +542,11 @@ impl UsageDoc<'_> {
             ephemeral_1h_input_tokens: e1,
             cache_read_input_tokens: reads,
             output_tokens: Some(output),
+            modifiers: RecordedModifiers::from_anthropic(
+                self.fast().then_some("fast"),
+                self.inference_geo.as_deref(),
+                self.service_tier.as_deref(),
+            ),
         })
     }
 

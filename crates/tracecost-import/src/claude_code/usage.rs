@@ -18,7 +18,7 @@ use super::{
 };
 use crate::ImportError;
 use crate::time::parse_rfc3339_ms;
-use crate::trace::RecordedUsage;
+use crate::trace::{RecordedModifiers, RecordedUsage};
 
 /// Sums the usage recorded in Claude Code transcripts per session and
 /// model, as ccusage counts it (for a ccusage-compatible usage report), and
@@ -89,14 +89,20 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
             None => ("unknown".to_owned(), "unknown".to_owned()),
         };
         let acc = sessions.entry((project, session)).or_default();
-        let model = match (&row.model, row.fast) {
+        let model = match (&row.model, row.modifiers.fast) {
             (Some(m), true) => format!("{m}-fast"),
             (Some(m), false) => m.to_string(),
             (None, _) => "unknown".to_owned(),
         };
-        acc.count(model, row.tokens, row.ts);
+        acc.count(model, row.tokens, row.ts, row.modifiers);
+        // An advisor's usage records no modifier of its own.
         for (advisor, tokens) in &row.advisors {
-            acc.count(advisor.to_string(), *tokens, row.ts);
+            acc.count(
+                advisor.to_string(),
+                *tokens,
+                row.ts,
+                RecordedModifiers::default(),
+            );
         }
         acc.first_ms = Some(acc.first_ms.map_or(row.ts, |t| t.min(row.ts)));
         acc.last_ms = Some(acc.last_ms.map_or(row.ts, |t| t.max(row.ts)));
@@ -109,12 +115,15 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<UsageScan, ImportError> {
             models: acc
                 .models
                 .into_iter()
-                .map(|(model, (tokens, responses, response_ms))| ModelUsage {
-                    model,
-                    tokens,
-                    responses,
-                    response_ms,
-                })
+                .map(
+                    |(model, (tokens, responses, response_ms, modifiers))| ModelUsage {
+                        model,
+                        tokens,
+                        responses,
+                        response_ms,
+                        response_modifiers: modifiers,
+                    },
+                )
                 .collect(),
             models_seen: acc.seen,
             first_ms: acc.first_ms,
@@ -199,6 +208,9 @@ pub struct ModelUsage {
     /// When each response of `responses` was recorded (its row's
     /// `timestamp`, Unix milliseconds), in the same order.
     pub response_ms: Vec<u64>,
+    /// The price modifiers each response's usage records (fast mode, its
+    /// geography, its tier), in the same order.
+    pub response_modifiers: Vec<RecordedModifiers>,
 }
 
 /// One session's usage.
@@ -266,21 +278,22 @@ impl UsageScan {
     /// Sums per model over every session, sorted by model id (each model's
     /// responses in session order).
     pub fn totals_by_model(&self) -> Vec<ModelUsage> {
-        let mut by: BTreeMap<&str, (TokenSums, Vec<TokenSums>, Vec<u64>)> = BTreeMap::new();
+        let mut by: BTreeMap<&str, ModelUsage> = BTreeMap::new();
         for m in self.sessions.iter().flat_map(|s| &s.models) {
-            let e = by.entry(&m.model).or_default();
-            e.0.add(&m.tokens);
-            e.1.extend_from_slice(&m.responses);
-            e.2.extend_from_slice(&m.response_ms);
+            let e = by.entry(&m.model).or_insert_with(|| ModelUsage {
+                model: m.model.clone(),
+                tokens: TokenSums::default(),
+                responses: Vec::new(),
+                response_ms: Vec::new(),
+                response_modifiers: Vec::new(),
+            });
+            e.tokens.add(&m.tokens);
+            e.responses.extend_from_slice(&m.responses);
+            e.response_ms.extend_from_slice(&m.response_ms);
+            e.response_modifiers
+                .extend_from_slice(&m.response_modifiers);
         }
-        by.into_iter()
-            .map(|(model, (tokens, responses, response_ms))| ModelUsage {
-                model: model.to_owned(),
-                tokens,
-                responses,
-                response_ms,
-            })
-            .collect()
+        by.into_values().collect()
     }
 }
 
@@ -325,7 +338,8 @@ struct ScanRow {
     session: Option<Box<str>>,
     sidechain: bool,
     model: Option<Box<str>>,
-    fast: bool,
+    /// Fast mode, geography and tier, from the row's usage.
+    modifiers: RecordedModifiers,
     has_speed: bool,
     tokens: TokenSums,
     /// Advisor iterations (model, tokens): billed to their own model,
@@ -345,8 +359,9 @@ struct FileScan {
 
 #[derive(Default)]
 struct SessionAcc {
-    /// Per model: the sums, each response's tokens and its time.
-    models: BTreeMap<String, (TokenSums, Vec<TokenSums>, Vec<u64>)>,
+    /// Per model: the sums, each response's tokens, time and modifiers.
+    #[allow(clippy::type_complexity)]
+    models: BTreeMap<String, (TokenSums, Vec<TokenSums>, Vec<u64>, Vec<RecordedModifiers>)>,
     /// The models in the order first seen.
     seen: Vec<String>,
     first_ms: Option<u64>,
@@ -355,7 +370,7 @@ struct SessionAcc {
 
 impl SessionAcc {
     /// Counts one response's tokens toward `model`.
-    fn count(&mut self, model: String, tokens: TokenSums, ts: u64) {
+    fn count(&mut self, model: String, tokens: TokenSums, ts: u64, modifiers: RecordedModifiers) {
         if !self.models.contains_key(&model) {
             self.seen.push(model.clone());
         }
@@ -363,6 +378,7 @@ impl SessionAcc {
         m.0.add(&tokens);
         m.1.push(tokens);
         m.2.push(ts);
+        m.3.push(modifiers);
     }
 }
 
@@ -475,7 +491,7 @@ fn scan_line(line: &str) -> ScanResult {
         session: doc.session_id.as_deref().map(Box::from),
         sidechain: doc.is_sidechain.0,
         model: msg.model.as_deref().map(Box::from),
-        fast: usage.fast(),
+        modifiers: u.modifiers,
         has_speed: usage.speed.is_some_and(|s| s.get() != "null"),
         tokens: TokenSums::from_usage(&u),
         advisors: usage
@@ -637,7 +653,7 @@ mod tests {
                 session: None,
                 sidechain,
                 model: None,
-                fast: false,
+                modifiers: RecordedModifiers::default(),
                 has_speed: false,
                 tokens: TokenSums {
                     output: total,
@@ -701,9 +717,9 @@ mod tests {
         assert_eq!(&**model, "claude-b");
         assert_eq!((t.input, t.output, t.cache_read), (500, 40, 0));
         let mut acc = SessionAcc::default();
-        acc.count("claude-a".into(), r.tokens, 0);
+        acc.count("claude-a".into(), r.tokens, 0, RecordedModifiers::default());
         for (m, t) in &r.advisors {
-            acc.count(m.to_string(), *t, 0);
+            acc.count(m.to_string(), *t, 0, RecordedModifiers::default());
         }
         assert_eq!(acc.seen, ["claude-a", "claude-b"]);
     }

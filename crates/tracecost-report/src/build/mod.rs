@@ -49,8 +49,12 @@ pub const RESULTS_FORMAT: &str = "tracecost.report/v1";
 /// What the numbers assume, shown in every report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Assumptions {
-    /// Where prices come from, with their date.
+    /// Where prices come from, with their date, in one line.
     pub prices: String,
+    /// Which price table priced the report: the built-in table's day and
+    /// each pricing file given (its path, the SHA-256 of its bytes, its
+    /// source), so that a reader, or a CI gate, can tell and pin it.
+    pub price_table: crate::cost::pricing::PriceTableRecord,
     /// Tokenizer spec.
     pub tokenizer: String,
     /// Whether calibration was on.

@@ -1114,4 +1114,51 @@ mod tests {
         }
         assert!(traces > 0 && totals.total() > 0);
     }
+
+    /// Fast mode, a geography and the batch tier, as the usage records
+    /// them, are kept per call (and through the trace file); the values
+    /// that mean the standard price (`standard`, `global`,
+    /// `not_available`) are no modifier.
+    #[test]
+    fn each_call_keeps_the_price_modifiers_its_usage_records() {
+        let served = r#"{"input_tokens":10,"output_tokens":5,"speed":"fast","inference_geo":"us","service_tier":"batch"}"#;
+        let standard = r#"{"input_tokens":10,"output_tokens":5,"speed":"standard","inference_geo":"not_available","service_tier":"standard"}"#;
+        let global = r#"{"input_tokens":10,"output_tokens":5,"inference_geo":"global","service_tier":"priority"}"#;
+        // Iterations: the response's own model's carry its geography; the
+        // advisor's request records none of its own.
+        let iters = r#"{"input_tokens":3,"output_tokens":30,"inference_geo":"us","iterations":[{"type":"message","input_tokens":1,"output_tokens":10},{"type":"advisor_message","model":"claude-opus-4-5","input_tokens":450,"output_tokens":40},{"type":"message","input_tokens":2,"output_tokens":20}]}"#;
+        // A user turn and a response of each usage, a second apart.
+        let lines: Vec<String> = [served, standard, global, iters]
+            .iter()
+            .enumerate()
+            .flat_map(|(i, usage)| {
+                let at = |s: usize| format!("2026-11-02T10:00:{:02}Z", 2 * i + s);
+                [
+                    user(&at(0), &format!("\"turn {i}\"")),
+                    asst(
+                        &at(1),
+                        &format!("m{i}"),
+                        r#"{"type":"text","text":"a"}"#,
+                        usage,
+                    ),
+                ]
+            })
+            .collect();
+        let out = run(&lines.join("\n"));
+        let t = &out.traces[0];
+        let m: Vec<_> = t.calls.iter().map(|c| c.usage.unwrap().modifiers).collect();
+        let regional: Vec<bool> = m.iter().map(|m| m.regional).collect();
+        assert_eq!(regional, [true, false, false, true, false, true]);
+        assert_eq!(t.calls[4].model.as_deref(), Some("claude-opus-4-5"));
+        assert!(m[0].fast && m[0].regional && m[0].batch);
+        assert!(m[1].is_standard(), "{:?}", m[1]);
+        assert!(m[2].is_standard(), "{:?}", m[2]);
+        let back = crate::trace::load_str(&to_json(t), "t.json").unwrap();
+        let again: Vec<_> = back.traces[0]
+            .calls
+            .iter()
+            .map(|c| c.usage.unwrap().modifiers)
+            .collect();
+        assert_eq!(again, m);
+    }
 }
