@@ -727,6 +727,7 @@ pub(crate) fn usage(u: &Value, c: &mut Counts) -> Result<Option<RecordedUsage>, 
         ephemeral_5m_input_tokens: m5.or(h1.map(|_| 0)),
         ephemeral_1h_input_tokens: h1.or(m5.map(|_| 0)),
         output_tokens: output,
+        reasoning_tokens: None,
     }))
 }
 

@@ -128,6 +128,7 @@ mod tests {
             ephemeral_1h_input_tokens: hour,
             cache_read_input_tokens: Some(0),
             output_tokens: Some(1),
+            reasoning_tokens: None,
         }
     }
 

@@ -140,6 +140,7 @@ struct UsageDoc {
     cache_creation: Option<CacheCreationDoc>,
     cache_read_input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    reasoning_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -1112,6 +1113,7 @@ impl Cx<'_> {
             ("cache_creation/ephemeral_1h_input_tokens", e1),
             ("cache_read_input_tokens", u.cache_read_input_tokens),
             ("output_tokens", u.output_tokens),
+            ("reasoning_tokens", u.reasoning_tokens),
         ];
         for (name, v) in fields {
             if let Some(v) = v
@@ -1138,6 +1140,7 @@ impl Cx<'_> {
             ephemeral_1h_input_tokens: e1,
             cache_read_input_tokens: u.cache_read_input_tokens,
             output_tokens: u.output_tokens,
+            reasoning_tokens: u.reasoning_tokens,
         })
     }
 }

@@ -525,6 +525,7 @@ impl UsageDoc<'_> {
             ephemeral_1h_input_tokens: e1,
             cache_read_input_tokens: reads,
             output_tokens: Some(output),
+            reasoning_tokens: None,
         })
     }
 

@@ -136,7 +136,7 @@ use crate::engine::json::RawObject;
 use crate::engine::message::ContentBlock;
 use crate::openai_responses::items::{Items, Side};
 use crate::progress::Progress;
-use crate::trace::{Call, Prompt, Trace};
+use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
 
 mod counts;
@@ -300,6 +300,11 @@ struct Reader {
     /// The timestamp a request sent now would have started at.
     req_ts: Option<u64>,
     prev_total: Option<Counts>,
+    /// Whether the file records turns (`turn_context` lines) and, if so,
+    /// whether the latest turn has had no output of the model yet: a user
+    /// message then opens it; one after the model's output joins it.
+    turns_recorded: bool,
+    turn_open: bool,
     seg: Segment,
     done: Vec<(Segment, usize)>,
     /// Each call's usage as counted, for [`usage::scan_usage`].
@@ -382,6 +387,8 @@ fn read(
         model: None,
         req_ts: None,
         prev_total: None,
+        turns_recorded: false,
+        turn_open: true,
         seg: Segment::new(1),
         done: Vec::new(),
         counted: Vec::new(),
@@ -540,6 +547,8 @@ impl Reader {
                     self.model = Some(m);
                 }
                 self.req_ts = ts.or(self.req_ts);
+                self.turns_recorded = true;
+                self.turn_open = true;
             }
             "response_item" => {
                 if !payload.get().starts_with('{') {
@@ -646,7 +655,12 @@ impl Reader {
 
     fn item(&mut self, raw: &RawValue, ts: Option<u64>, un: &mut Unmapped) {
         let before = self.seg.items.len();
-        match self.seg.items.push(raw, un) {
+        self.seg.items.user_within_turn = self.turns_recorded && !self.turn_open;
+        let side = self.seg.items.push(raw, un);
+        if side == Some(Side::Output) {
+            self.turn_open = false;
+        }
+        match side {
             Some(Side::Input) => {
                 self.seg.req_len = self.seg.items.len();
                 self.req_ts = ts.or(self.req_ts);
@@ -732,6 +746,10 @@ impl Reader {
             Some(usage.output),
         )
         .map_err(|why| format!("at {ptr}/{at}: {why}"))?;
+        let recorded = RecordedUsage {
+            reasoning_tokens: usage.reasoning,
+            ..recorded
+        };
         self.counted.push(Counted {
             ts,
             model: self.model.clone(),
@@ -739,7 +757,7 @@ impl Reader {
             cached: usage.cached,
             written: usage.written.unwrap_or(0),
             output: usage.output,
-            reasoning: usage.reasoning,
+            reasoning: usage.reasoning.unwrap_or(0),
             total: usage.total,
         });
         let seg = &mut self.seg;
@@ -777,6 +795,9 @@ impl Reader {
         match p.parse::<Vec<&RawValue>>("replacement_history") {
             Some(Ok(items)) => {
                 for item in items {
+                    // History: its user messages are read as they were
+                    // sent, each its own turn's.
+                    self.turn_open = true;
                     self.item(item, ts, un);
                 }
             }

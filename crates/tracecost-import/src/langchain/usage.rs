@@ -135,6 +135,7 @@ fn langchain_usage(raw: &RawValue) -> Option<RecordedUsage> {
         ephemeral_1h_input_tokens: d.as_ref().and_then(|d| d.ephemeral_1h_input_tokens),
         cache_read_input_tokens: read,
         output_tokens: u.output_tokens,
+        reasoning_tokens: None,
     })
 }
 
