@@ -19,7 +19,7 @@ use crate::policy::{Compaction, CompactionRun, Config, markers_for_call};
 use crate::trace::Trace;
 
 use super::explain;
-use super::prepare::{PreparedTrace, SharedState, TraceCalibration};
+use super::prepare::{HeldPrefix, PreparedTrace, SharedState, TraceCalibration};
 use super::request::{Request, marker_index};
 use super::{
     Build, CallResult, CompactedLog, ReplayContext, ReplayError, ReplayResult, RunTokens, fidelity,
@@ -134,6 +134,10 @@ pub(super) struct Planned<'a> {
     /// before's.
     recorded_ttl: Ttl,
     recorded_ttl_before: Ttl,
+    /// The last block of the older prefix the record shows the cache held
+    /// at this call, where its read fell back to one
+    /// ([`crate::prepare::recorded_fallbacks`]).
+    held_through: Option<u32>,
     /// Every config's breakpoints, one config after another: how many,
     /// then each one's block and TTL ([`ttl_code`]).
     marks: Box<[u32]>,
@@ -233,6 +237,7 @@ impl<'a> PlanLog<'a> {
         for v in p.layout {
             put_varint(out, u64::from(v));
         }
+        put_varint(out, p.held_through.map_or(0, |b| u64::from(b) + 1));
         let mut flags = 0;
         for (on, bit) in [
             (p.hidden, flag::HIDDEN),
@@ -301,6 +306,7 @@ impl<'a> PlanLog<'a> {
         let (ci, from_block, same_blocks, start) = (next(), next(), next(), next());
         let (price, output_tokens, stable_prefix_tokens, chars) = (next(), next(), next(), next());
         let layout = [next(), next(), next(), next()].map(|v| v as u32);
+        let held_through = take_varint(bytes, at).checked_sub(1).map(|b| b as u32);
         let flags = bytes.get(*at).copied().unwrap_or(0);
         *at += 1;
         let n = take_varint(bytes, at) as usize;
@@ -355,6 +361,7 @@ impl<'a> PlanLog<'a> {
             microcompaction: has(flag::MICROCOMPACTION),
             recorded_ttl: ttl(flag::TTL_HOUR),
             recorded_ttl_before: ttl(flag::TTL_BEFORE_HOUR),
+            held_through,
             marks,
         })
     }
@@ -555,6 +562,22 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
                 marks.push(ttl_code(bp.ttl));
             }
         }
+        let held_through = match prepared.recorded_fallbacks.get(ci).copied().flatten() {
+            None => None,
+            // What stood before the first `n` messages ends with the block
+            // before message `n`'s first.
+            Some(HeldPrefix::Messages(n)) => req
+                .message_start
+                .get(n)
+                .copied()
+                .unwrap_or(req.blocks.len())
+                .checked_sub(1),
+            // The longest prefix of the fixed part within the read.
+            Some(HeldPrefix::Tokens(t)) => (0..req.header_len)
+                .rev()
+                .find(|&b| req.index.tokens_through(b).is_some_and(|x| x <= t)),
+        };
+        let held_through = held_through.map(|b| narrow(b, name)).transpose()?;
         let l = &sent.layout;
         Ok(Planned {
             ci: narrow(ci, name)?,
@@ -579,6 +602,7 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             microcompaction,
             recorded_ttl: prepared.recorded_ttls[ci],
             recorded_ttl_before: prepared.recorded_ttls[ci.saturating_sub(1)],
+            held_through,
             marks: marks.into(),
         })
     }
@@ -666,6 +690,27 @@ impl<'a> Simulator<'a> {
                         } else {
                             sim.evict(key);
                         }
+                    }
+                }
+            }
+        }
+        // A read the record shows fell back to an older prefix: under
+        // every config that takes misses from the record, the cache holds
+        // no more than that prefix at this call.
+        if let Some(held) = p.held_through {
+            for (c, sim) in self.configs.iter().zip(sims.iter_mut()) {
+                if !matches!(
+                    c.cache,
+                    crate::policy::Cache::OpenAiAuto {
+                        recorded_misses: true,
+                        ..
+                    }
+                ) {
+                    continue;
+                }
+                for block in held as usize + 1..index.len() {
+                    if let Some(key) = index.key_at(block) {
+                        sim.evict(key);
                     }
                 }
             }
@@ -1301,14 +1346,19 @@ mod tests {
                 any::<[u32; 4]>(),
                 any::<[bool; 4]>(),
             ),
-            (ttl(), ttl(), proptest::collection::vec(any::<u32>(), 0..12)),
+            (
+                ttl(),
+                ttl(),
+                proptest::option::of(any::<u32>()),
+                proptest::collection::vec(any::<u32>(), 0..12),
+            ),
         )
             .prop_map(
                 move |(
                     (ci, from_block, same_blocks, start_ms),
                     (price, output_tokens, stable_prefix_tokens, chars),
                     (appended, shared, layout, flags),
-                    (recorded_ttl, recorded_ttl_before, marks),
+                    (recorded_ttl, recorded_ttl_before, held_through, marks),
                 )| Planned {
                     ci,
                     from_block,
@@ -1327,6 +1377,7 @@ mod tests {
                     microcompaction: flags[3],
                     recorded_ttl,
                     recorded_ttl_before,
+                    held_through,
                     marks: marks.into(),
                 },
             )
@@ -1408,6 +1459,7 @@ mod tests {
             microcompaction: false,
             recorded_ttl: Ttl::FiveMinutes,
             recorded_ttl_before: Ttl::FiveMinutes,
+            held_through: None,
             marks: vec![1, 3, 0].into(),
         };
         let mut log = PlanLog::default();

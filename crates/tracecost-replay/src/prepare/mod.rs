@@ -17,11 +17,13 @@ use crate::engine::message::{
 use crate::engine::recall::recall_tool_definition;
 use crate::trace::Trace;
 
+mod fallback;
 mod hidden;
 mod idle;
 mod record;
 
 pub use crate::trace::MEDIA_TOKENS;
+pub use fallback::{HeldPrefix, recorded_fallbacks};
 pub use hidden::{HiddenCache, SharedState, hidden_prefix_block};
 pub use idle::{IdleFit, fit_idle};
 
@@ -202,6 +204,9 @@ pub struct PreparedTrace<'t> {
     /// ([`ModelPrice::keeps_earlier_reasoning`]); 0 otherwise. Those
     /// thinking blocks are sent and not billed, under every config.
     pub reasoning_cut: Vec<usize>,
+    /// Per call, the older prefix its recorded read fell back to, where it
+    /// did ([`recorded_fallbacks`]); empty when calibration is off.
+    pub recorded_fallbacks: Vec<Option<HeldPrefix>>,
     /// The ledger every replay of this trace records into: handles are a
     /// pure function of the result, so they are derived once per trace.
     pub ledger: std::sync::Arc<crate::engine::ledger::InMemoryLedger>,
@@ -310,6 +315,7 @@ impl<'t> PreparedTrace<'t> {
             recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
             inferred_clears: Vec::new(),
             reasoning_cut: reasoning_cuts(trace, price),
+            recorded_fallbacks: Vec::new(),
         };
         if calibrate_auto {
             prepared.size_reasoning();
@@ -319,6 +325,9 @@ impl<'t> PreparedTrace<'t> {
             prepared.inferred_clears = prepared.infer_clears(memo, &price.framing);
             prepared.hidden_cache = prepared.read_hidden_cache(price);
             prepared.calibration.idle = prepared.fit_automatic_idle(price);
+            if trace.provider == crate::engine::cache::ProviderKind::OpenAi {
+                prepared.recorded_fallbacks = recorded_fallbacks(trace);
+            }
         }
         let (mut tokens, mut blocks) = (0u64, 0u64);
         prepared.cumulative_tokens.push(0);
