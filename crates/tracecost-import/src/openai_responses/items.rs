@@ -268,8 +268,11 @@ impl Items {
             "user" if self.user_within_turn => {
                 self.seal();
                 let m = Message::new(Role::User, blocks);
-                self.messages
-                    .push(with_member(m, crate::trace::WITHIN_TURN, raw_json("true".to_owned())));
+                self.messages.push(with_member(
+                    m,
+                    crate::trace::WITHIN_TURN,
+                    raw_json("true".to_owned()),
+                ));
                 Some(Side::Input)
             }
             "user" => {

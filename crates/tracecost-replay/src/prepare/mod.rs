@@ -380,10 +380,8 @@ impl<'t> PreparedTrace<'t> {
                 .map(|m| framing.per_message + framing.per_block * m.len() as u64)
                 .sum();
             let r = self.reasoning_between(ia);
-            let recorded = rb as i64 + r.dropped as i64
-                - ra as i64
-                - frame as i64
-                - r.kept_appended as i64;
+            let recorded =
+                rb as i64 + r.dropped as i64 - ra as i64 - frame as i64 - r.kept_appended as i64;
             pairs.push((raw as i64, recorded));
         }
         calibrate(&pairs)
@@ -485,8 +483,7 @@ fn reasoning_cuts(trace: &Trace, price: &ModelPrice) -> Vec<usize> {
 pub fn opens_user_turn(m: &Message) -> bool {
     if m.role() != crate::engine::message::Role::User
         || m.fields().get(crate::trace::SOURCE_ROLE).is_some()
-        || m
-            .fields()
+        || m.fields()
             .get(crate::trace::WITHIN_TURN)
             .is_some_and(|v| v.get() == "true")
     {
@@ -503,10 +500,7 @@ pub fn opens_user_turn(m: &Message) -> bool {
 /// Whether `b` is a reasoning block (sent back, dropped where the API
 /// drops earlier turns' reasoning).
 pub fn is_reasoning(b: &ContentBlock) -> bool {
-    matches!(
-        b.kind(),
-        BlockKind::Thinking | BlockKind::RedactedThinking
-    )
+    matches!(b.kind(), BlockKind::Thinking | BlockKind::RedactedThinking)
 }
 
 fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
