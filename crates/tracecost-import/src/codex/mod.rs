@@ -97,7 +97,24 @@
 //! - cache read = `cached_input_tokens`, cache write =
 //!   `cache_write_input_tokens` (absent before Codex recorded it);
 //! - output = `output_tokens`: reasoning tokens are part of it
-//!   (`reasoning_output_tokens` is informational, as ccusage treats it).
+//!   (`reasoning_output_tokens` is not added, as ccusage treats it; it is
+//!   kept as the usage's `reasoning_tokens`, the size of the reasoning
+//!   items the response returned, which later requests send back).
+//!
+//! # Turns
+//!
+//! A `turn_context` line starts a turn; the user message that follows it
+//! opens the turn. OpenAI's models before GPT-5.6 drop the reasoning sent
+//! back from before a turn's opening message, so the trace keeps what
+//! tells one apart: a developer message in mid-history keeps its role
+//! (`source_role`), and a user message written after the model's output
+//! with no new `turn_context` (input typed while the model worked, which
+//! Codex sends within the running turn) is marked `within_turn`. A rollout
+//! with no `turn_context` marks nothing.
+//!
+//! Each count follows the one token-count rule every reader applies (a
+//! non-negative integer, as a number or a string holding one; `null` is
+//! none).
 //!
 //! A count where cached + written exceed `input_tokens` contradicts itself
 //! (what was billed as uncached input is unknown): it is an error at the
