@@ -171,10 +171,29 @@ fn fallback() -> Trace {
 #[test]
 fn a_read_that_fell_back_is_the_older_prefix_under_every_compaction() {
     let t = fallback();
+    let five_minutes = 300_000;
     assert_eq!(
-        tracecost_replay::recorded_fallbacks(&t),
+        tracecost_replay::recorded_fallbacks(&t, five_minutes),
         [None, None, None, Some(HeldPrefix::Messages(3))]
     );
+    // An older prompt held and a newer one not is an event at any pause.
+    assert_eq!(
+        tracecost_replay::recorded_fallbacks(&t, 1_000),
+        [None, None, None, Some(HeldPrefix::Messages(3))]
+    );
+    // Losing the whole conversation is one only within the documented
+    // hold: past it, the retention's.
+    let mut gone = t.clone();
+    gone.calls[3]
+        .usage
+        .as_mut()
+        .unwrap()
+        .cache_read_input_tokens = Some(0);
+    assert_eq!(
+        tracecost_replay::recorded_fallbacks(&gone, five_minutes)[3],
+        Some(HeldPrefix::Tokens(640))
+    );
+    assert_eq!(tracecost_replay::recorded_fallbacks(&gone, 10_000)[3], None);
     let recorded = replayed(&t, "off+openai-auto");
     let simulated = replayed(&t, "off+openai-auto:misses=simulated");
     // The simulator alone reads the previous prompt; the record says the

@@ -23,7 +23,7 @@ mod idle;
 mod record;
 
 pub use crate::trace::MEDIA_TOKENS;
-pub use fallback::{HeldPrefix, recorded_fallbacks};
+pub use fallback::{HeldPrefix, documented_hold_ms, recorded_fallbacks};
 pub use hidden::{HiddenCache, SharedState, hidden_prefix_block};
 pub use idle::{IdleFit, fit_idle};
 
@@ -326,7 +326,8 @@ impl<'t> PreparedTrace<'t> {
             prepared.hidden_cache = prepared.read_hidden_cache(price);
             prepared.calibration.idle = prepared.fit_automatic_idle(price);
             if trace.provider == crate::engine::cache::ProviderKind::OpenAi {
-                prepared.recorded_fallbacks = recorded_fallbacks(trace);
+                prepared.recorded_fallbacks =
+                    recorded_fallbacks(trace, documented_hold_ms(trace, price));
             }
         }
         let (mut tokens, mut blocks) = (0u64, 0u64);
