@@ -3,7 +3,9 @@
 //! held), replayed under every config whose `openai-auto` takes misses
 //! from the record.
 
-use crate::cost::automatic_cache::{DEFAULT_IDLE_MS, EXTENDED_MS, STEP_TOKENS, read_step};
+use crate::cost::automatic_cache::{
+    DEFAULT_IDLE_MS, EXTENDED_MS, RECORDED_READ_STEPS, STEP_TOKENS, read_step,
+};
 use crate::cost::pricing::{ModelPrice, Pricing};
 use crate::trace::Trace;
 
@@ -53,7 +55,8 @@ pub fn documented_hold_ms(trace: &Trace, price: &ModelPrice) -> u64 {
 /// the call before ([`documented_hold_ms`]: past it, losing the whole
 /// conversation is the documented retention's, which each config's
 /// retention decides). `None` where the read covers the previous prompt,
-/// or the record says too little to tell.
+/// the model's read rounding is not established by records
+/// ([`RECORDED_READ_STEPS`]), or the record says too little to tell.
 pub fn recorded_fallbacks(trace: &Trace, hold_ms: u64) -> Vec<Option<HeldPrefix>> {
     let calls = &trace.calls;
     let prompt = |i: usize| calls[i].usage.and_then(|u| u.total_input());
@@ -62,6 +65,13 @@ pub fn recorded_fallbacks(trace: &Trace, hold_ms: u64) -> Vec<Option<HeldPrefix>
             let prev = prompt(k.checked_sub(1)?)?;
             let read = calls[k].usage?.cache_read_input_tokens?;
             let model = calls[k].model.as_deref().unwrap_or(&trace.model);
+            // A fallback is told from the service's rounding only where
+            // records establish that rounding: on another model a read
+            // short by a coarser block than the documented step would pass
+            // for one.
+            if !RECORDED_READ_STEPS.iter().any(|(id, _)| *id == model) {
+                return None;
+            }
             let slack = read_step(model, STEP_TOKENS) + STEP_TOKENS;
             if read + slack > prev {
                 return None;
