@@ -728,6 +728,7 @@ pub(crate) fn usage(u: &Value, c: &mut Counts) -> Result<Option<RecordedUsage>, 
         ephemeral_1h_input_tokens: h1.or(m5.map(|_| 0)),
         output_tokens: output,
         modifiers: Default::default(),
+        reasoning_tokens: None,
     }))
 }
 

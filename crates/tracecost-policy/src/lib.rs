@@ -139,6 +139,12 @@ pub enum Cache {
     OpenAiAuto {
         /// How long a prefix is held.
         retention: OpenAiRetention,
+        /// Whether a call whose recorded read fell back to an older prefix
+        /// than the one the cache held finds only that prefix held, as the
+        /// record shows the service did (`misses=recorded`, the default
+        /// where the trace recorded its reads), or the simulator's rules
+        /// alone decide (`misses=simulated`).
+        recorded_misses: bool,
     },
     /// Bedrock Converse's `cachePoint` blocks where Claude Code puts its
     /// markers: after the tools, after the system prompt, and one rolling
@@ -214,6 +220,7 @@ impl Config {
             // OpenAI caches every prompt whether asked or not.
             Cache::OpenAiAuto {
                 retention: OpenAiRetention::Model,
+                recorded_misses: true,
             }
         } else if trace.provider() == crate::engine::cache::ProviderKind::Google {
             // So does Gemini (2.5 and later).
@@ -471,13 +478,26 @@ impl Cache {
         let mut ttl = TtlChoice::Fixed(DEFAULT_TTL);
         let mut manifest = DEFAULT_MANIFEST;
         let (mut retention, mut idle) = (None, None);
+        let mut recorded_misses = true;
         let mut breakpoint_ttl = BreakpointTtl::default();
         for (k, v) in params {
             match (kind, k) {
                 (CacheKind::OpenAiAuto, "retention") => retention = Some(v),
                 (CacheKind::OpenAiAuto, "idle") => idle = Some(v),
+                (CacheKind::OpenAiAuto, "misses") => {
+                    recorded_misses = match v {
+                        "recorded" => true,
+                        "simulated" => false,
+                        _ => {
+                            return Err(err(
+                                input,
+                                format!("misses={v:?}: expected recorded or simulated"),
+                            ));
+                        }
+                    }
+                }
                 (CacheKind::OpenAiAuto, _) => {
-                    return Err(unknown(input, name, k, "retention, idle"));
+                    return Err(unknown(input, name, k, "retention, idle, misses"));
                 }
                 (CacheKind::OpenAiBreakpoints, "ttl") => {
                     breakpoint_ttl = BreakpointTtl::parse(v).map_err(|r| err(input, r))?
@@ -516,7 +536,10 @@ impl Cache {
         if kind == CacheKind::OpenAiAuto {
             let retention =
                 OpenAiRetention::from_params(retention, idle).map_err(|r| err(input, r))?;
-            return Ok(Cache::OpenAiAuto { retention });
+            return Ok(Cache::OpenAiAuto {
+                retention,
+                recorded_misses,
+            });
         }
         Ok(Cache::of_kind(kind, ttl, manifest))
     }
@@ -533,6 +556,7 @@ impl Cache {
             CacheKind::ClaudeCode => Cache::ClaudeCode { ttl },
             CacheKind::OpenAiAuto => Cache::OpenAiAuto {
                 retention: OpenAiRetention::Model,
+                recorded_misses: true,
             },
             CacheKind::GeminiImplicit => Cache::GeminiImplicit { idle_minutes: None },
             CacheKind::BedrockCachePoint => Cache::BedrockCachePoint { ttl },
@@ -583,10 +607,20 @@ impl fmt::Display for Cache {
         f.write_str(self.kind().name())?;
         match self {
             Cache::None | Cache::Recorded | Cache::GeminiExplicit => Ok(()),
-            Cache::OpenAiAuto { retention } => match retention {
-                OpenAiRetention::Model => Ok(()),
-                r => write!(f, ":{r}"),
-            },
+            Cache::OpenAiAuto {
+                retention,
+                recorded_misses,
+            } => {
+                let mut sep = ':';
+                if *retention != OpenAiRetention::Model {
+                    write!(f, "{sep}{retention}")?;
+                    sep = ',';
+                }
+                if !recorded_misses {
+                    write!(f, "{sep}misses=simulated")?;
+                }
+                Ok(())
+            }
             Cache::OpenAiBreakpoints { ttl } => match ttl {
                 BreakpointTtl::ThirtyMinutes => Ok(()),
                 t => write!(f, ":ttl={t}"),

@@ -129,6 +129,7 @@ mod tests {
             cache_read_input_tokens: Some(0),
             output_tokens: Some(1),
             modifiers: Default::default(),
+            reasoning_tokens: None,
         }
     }
 

@@ -52,7 +52,7 @@ pub fn prompt_cache(
     use crate::cost::openai_breakpoints::{DEFAULT_TTL_MS, LONG_TTL_MS, OpenAiBreakpointCache};
     use crate::policy::OpenAiRetention;
     match cache {
-        Cache::OpenAiAuto { retention } if price.breakpoint_cache => {
+        Cache::OpenAiAuto { retention, .. } if price.breakpoint_cache => {
             Box::new(OpenAiBreakpointCache::new(match retention {
                 OpenAiRetention::Model => DEFAULT_TTL_MS,
                 OpenAiRetention::Extended => LONG_TTL_MS,
@@ -71,7 +71,7 @@ pub fn prompt_cache(
                 },
             }))
         }
-        Cache::OpenAiAuto { retention } => Box::new(AutomaticCache::new(
+        Cache::OpenAiAuto { retention, .. } => Box::new(AutomaticCache::new(
             match (retention, retention.idle_ms(price.extended_cache_only)) {
                 // A fitted idle time past in-memory retention's hour is
                 // the record showing extended retention.

@@ -20,7 +20,7 @@ use crate::trace::{RecordedModifiers, Trace};
 
 use super::breakdown::{BreakdownSum, ClassBill, PricedCall};
 use super::explain;
-use super::prepare::{PreparedTrace, SharedState, TraceCalibration};
+use super::prepare::{HeldPrefix, PreparedTrace, SharedState, TraceCalibration};
 use super::request::{Request, marker_index};
 use super::{
     Build, CallResult, CompactedLog, ReplayContext, ReplayError, ReplayResult, RunTokens, fidelity,
@@ -135,6 +135,10 @@ pub(super) struct Planned<'a> {
     /// before's.
     recorded_ttl: Ttl,
     recorded_ttl_before: Ttl,
+    /// How many leading blocks make the older prefix the record shows the
+    /// cache held at this call, where its read fell back to one
+    /// ([`crate::prepare::recorded_fallbacks`]).
+    held_blocks: Option<u32>,
     /// Every config's breakpoints, one config after another: how many,
     /// then each one's block and TTL ([`ttl_code`]).
     marks: Box<[u32]>,
@@ -234,6 +238,7 @@ impl<'a> PlanLog<'a> {
         for v in p.layout {
             put_varint(out, u64::from(v));
         }
+        put_varint(out, p.held_blocks.map_or(0, |b| u64::from(b) + 1));
         let mut flags = 0;
         for (on, bit) in [
             (p.hidden, flag::HIDDEN),
@@ -302,6 +307,7 @@ impl<'a> PlanLog<'a> {
         let (ci, from_block, same_blocks, start) = (next(), next(), next(), next());
         let (price, output_tokens, stable_prefix_tokens, chars) = (next(), next(), next(), next());
         let layout = [next(), next(), next(), next()].map(|v| v as u32);
+        let held_blocks = take_varint(bytes, at).checked_sub(1).map(|b| b as u32);
         let flags = bytes.get(*at).copied().unwrap_or(0);
         *at += 1;
         let n = take_varint(bytes, at) as usize;
@@ -356,6 +362,7 @@ impl<'a> PlanLog<'a> {
             microcompaction: has(flag::MICROCOMPACTION),
             recorded_ttl: ttl(flag::TTL_HOUR),
             recorded_ttl_before: ttl(flag::TTL_BEFORE_HOUR),
+            held_blocks,
             marks,
         })
     }
@@ -561,6 +568,27 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
                 marks.push(ttl_code(bp.ttl));
             }
         }
+        let held_blocks = match prepared.recorded_fallbacks.get(ci).copied().flatten() {
+            None => None,
+            // What stood before the first `n` messages: the blocks before
+            // message `n`'s first.
+            Some(HeldPrefix::Messages(n)) => Some(
+                req.message_start
+                    .get(n)
+                    .copied()
+                    .unwrap_or(req.blocks.len()),
+            ),
+            // The longest prefix of the fixed part within the read (none
+            // when its first block is already longer).
+            Some(HeldPrefix::Tokens(t)) => Some(
+                (0..req.header_len)
+                    .take_while(|&b| req.index.tokens_through(b).is_some_and(|x| x <= t))
+                    .count(),
+            ),
+        };
+        let held_blocks = held_blocks.map(|b| narrow(b, name)).transpose()?;
+        // A read that fell back did not read what the call before cached.
+        let carried = carried && held_blocks.is_none();
         let l = &sent.layout;
         Ok(Planned {
             ci: narrow(ci, name)?,
@@ -585,6 +613,7 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             microcompaction,
             recorded_ttl: prepared.recorded_ttls[ci],
             recorded_ttl_before: prepared.recorded_ttls[ci.saturating_sub(1)],
+            held_blocks,
             marks: marks.into(),
         })
     }
@@ -694,6 +723,27 @@ impl<'a> Simulator<'a> {
                         } else {
                             sim.evict(key);
                         }
+                    }
+                }
+            }
+        }
+        // A read the record shows fell back to an older prefix: under
+        // every config that takes misses from the record, the cache holds
+        // no more than that prefix at this call.
+        if let Some(held) = p.held_blocks {
+            for (c, sim) in self.configs.iter().zip(sims.iter_mut()) {
+                if !matches!(
+                    c.cache,
+                    crate::policy::Cache::OpenAiAuto {
+                        recorded_misses: true,
+                        ..
+                    }
+                ) {
+                    continue;
+                }
+                for block in held as usize..index.len() {
+                    if let Some(key) = index.key_at(block) {
+                        sim.evict(key);
                     }
                 }
             }
@@ -1393,14 +1443,19 @@ mod tests {
                 any::<[u32; 4]>(),
                 any::<[bool; 4]>(),
             ),
-            (ttl(), ttl(), proptest::collection::vec(any::<u32>(), 0..12)),
+            (
+                ttl(),
+                ttl(),
+                proptest::option::of(any::<u32>()),
+                proptest::collection::vec(any::<u32>(), 0..12),
+            ),
         )
             .prop_map(
                 move |(
                     (ci, from_block, same_blocks, start_ms),
                     (price, output_tokens, stable_prefix_tokens, chars),
                     (appended, shared, layout, flags),
-                    (recorded_ttl, recorded_ttl_before, marks),
+                    (recorded_ttl, recorded_ttl_before, held_blocks, marks),
                 )| Planned {
                     ci,
                     from_block,
@@ -1419,6 +1474,7 @@ mod tests {
                     microcompaction: flags[3],
                     recorded_ttl,
                     recorded_ttl_before,
+                    held_blocks,
                     marks: marks.into(),
                 },
             )
@@ -1500,6 +1556,7 @@ mod tests {
             microcompaction: false,
             recorded_ttl: Ttl::FiveMinutes,
             recorded_ttl_before: Ttl::FiveMinutes,
+            held_blocks: None,
             marks: vec![1, 3, 0].into(),
         };
         let mut log = PlanLog::default();

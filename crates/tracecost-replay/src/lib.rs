@@ -41,8 +41,8 @@ use caches::caches;
 pub use caches::{longest_hold_ms, prompt_cache};
 pub use check::{check_config, check_model, trace_label};
 pub use prepare::{
-    BlockCount, HiddenCache, IdleFit, MEDIA_TOKENS, PreparedTrace, Scale, SharedState,
-    TraceCalibration, block_token_text, count_block,
+    BlockCount, HeldPrefix, HiddenCache, IdleFit, MEDIA_TOKENS, PreparedTrace, Scale, SharedState,
+    TraceCalibration, block_token_text, count_block, documented_hold_ms, recorded_fallbacks,
 };
 
 use std::collections::HashMap;

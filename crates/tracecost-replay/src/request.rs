@@ -20,7 +20,7 @@ use crate::policy::{CompactionRun, ViewState};
 
 use super::explain;
 use super::prepare::{
-    BlockCount, PreparedTrace, Scale, SharedState, TraceCalibration, count_block,
+    BlockCount, PreparedTrace, Scale, SharedState, TraceCalibration, count_block, is_reasoning,
 };
 use super::{ReplayError, RunTokens};
 
@@ -56,6 +56,9 @@ pub(super) struct Request<'t> {
     pub(super) rewritten_chars: HashMap<(usize, u128), u64, FastBuild>,
     /// The header built for the current call, compared with the last.
     pub(super) header: Vec<PrefixBlock>,
+    /// The messages whose reasoning the API dropped from the latest call
+    /// ([`PreparedTrace::reasoning_cut`]).
+    pub(super) reasoning_cut: usize,
 }
 
 /// What [`Request::build`] made of one call, beside the request itself:
@@ -188,6 +191,16 @@ impl<'t> Request<'t> {
             req.state.compacted = pv.compacted;
             0
         };
+        // Reasoning the API drops from this call on changes messages sent
+        // before: the request is rebuilt from the first of them.
+        let cut = prepared.reasoning_cut.get(ci).copied().unwrap_or(0);
+        let first_changed = (req.reasoning_cut..cut)
+            .find(|&mi| {
+                history
+                    .get(mi)
+                    .is_some_and(|m| m.blocks().iter().any(is_reasoning))
+            })
+            .map_or(first_changed, |mi| first_changed.min(mi));
         let model = price as *const ModelPrice as usize;
         let from_message = if incremental
             && req.header == req.blocks[..req.header_len.min(req.blocks.len())]
@@ -251,6 +264,7 @@ impl<'t> Request<'t> {
                 &mut req.rewritten_chars,
                 mi,
                 wm,
+                mi < cut,
                 &mut req.blocks,
             );
             let before = req.chars_through.last().copied().unwrap_or(0);
@@ -295,6 +309,7 @@ impl<'t> Request<'t> {
                 .map(|a| a.tokens)
                 .sum::<u64>();
         let same_blocks = from_block + same_tail;
+        req.reasoning_cut = cut;
         let layout = explain::Layout {
             system_start: req.system_start,
             header_len: req.header_len,
@@ -316,8 +331,21 @@ impl<'t> Request<'t> {
     }
 }
 
+/// The stand-in of a reasoning block the API dropped: sent, not billed
+/// (but for the message's framing when it opens the message), and no
+/// longer the block an earlier prompt cached.
+fn dropped_reasoning(mi: usize, framing: u64) -> PrefixBlock {
+    PrefixBlock {
+        key: crate::cost::tokens::ContentHash::of(b"reasoning dropped by the API"),
+        tokens: framing,
+        kind: PrefixKind::Thinking,
+        message: Some(mi),
+    }
+}
+
 /// Appends the blocks of message `mi` as sent to `blocks`; returns its
-/// characters as sent (compact JSON).
+/// characters as sent (compact JSON). With `drop_reasoning`, its reasoning
+/// blocks are the API's to drop ([`PreparedTrace::reasoning_cut`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn flatten_message(
     prepared: &PreparedTrace<'_>,
@@ -327,6 +355,7 @@ pub(super) fn flatten_message(
     rewritten_chars: &mut HashMap<(usize, u128), u64, FastBuild>,
     mi: usize,
     wm: &WireMessage<'_>,
+    drop_reasoning: bool,
     blocks: &mut Vec<PrefixBlock>,
 ) -> u64 {
     let counts = prepared.messages.get(mi).map_or(&[][..], Vec::as_slice);
@@ -348,6 +377,10 @@ pub(super) fn flatten_message(
                 ));
             } else {
                 for (bi, b) in wm.source.blocks().iter().enumerate() {
+                    if drop_reasoning && is_reasoning(b) {
+                        blocks.push(dropped_reasoning(mi, if bi == 0 { per_message } else { 0 }));
+                        continue;
+                    }
                     let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
                     let c = counts
                         .get(bi)
@@ -385,6 +418,10 @@ pub(super) fn flatten_message(
                 message_json(wm).chars().count() as u64
             };
             for (bi, wb) in list.iter().enumerate() {
+                if drop_reasoning && is_reasoning(wb.block()) {
+                    blocks.push(dropped_reasoning(mi, if bi == 0 { per_message } else { 0 }));
+                    continue;
+                }
                 let frame = price.framing.per_block + if bi == 0 { per_message } else { 0 };
                 let c = match wb {
                     WireBlock::Original(_) => counts

@@ -52,6 +52,18 @@ pub const MEDIA_TOKENS: u64 = 1_600;
 /// importer and the generators both write it.
 pub const CLAUDE_CODE_STATUS_QUO: &str = "off+claude-code:ttl=5m";
 
+/// A message's member naming the role it had in the source where the
+/// trace's role (user or assistant) differs: an OpenAI developer or system
+/// message in mid-history is sent as user text, yet the API does not take
+/// it for the user's (a new user message, not a developer one, starts the
+/// turn before which earlier models drop their reasoning).
+pub const SOURCE_ROLE: &str = "source_role";
+
+/// A user message's member, `true` when it joined a turn already running
+/// (Codex's input typed while the model works, sent with that turn's id):
+/// it starts no turn, so earlier models keep the turn's reasoning.
+pub const WITHIN_TURN: &str = "within_turn";
+
 /// The system prompt and tool manifest in force from some call on.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Prompt {
@@ -77,6 +89,11 @@ pub struct RecordedUsage {
     pub cache_read_input_tokens: Option<u64>,
     /// Output tokens.
     pub output_tokens: Option<u64>,
+    /// Of the output tokens, those the model spent reasoning (OpenAI's
+    /// `reasoning_tokens`, Codex's `reasoning_output_tokens`): the size of
+    /// the reasoning items the response returned, which later requests
+    /// send back (and the API may drop).
+    pub reasoning_tokens: Option<u64>,
     /// The price modifiers the provider says applied to the request.
     pub modifiers: RecordedModifiers,
 }

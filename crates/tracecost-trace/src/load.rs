@@ -148,6 +148,7 @@ struct UsageDoc {
     regional: bool,
     #[serde(default)]
     batch: bool,
+    reasoning_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -1120,6 +1121,7 @@ impl Cx<'_> {
             ("cache_creation/ephemeral_1h_input_tokens", e1),
             ("cache_read_input_tokens", u.cache_read_input_tokens),
             ("output_tokens", u.output_tokens),
+            ("reasoning_tokens", u.reasoning_tokens),
         ];
         for (name, v) in fields {
             if let Some(v) = v
@@ -1151,6 +1153,7 @@ impl Cx<'_> {
                 regional: u.regional,
                 batch: u.batch,
             },
+            reasoning_tokens: u.reasoning_tokens,
         })
     }
 }

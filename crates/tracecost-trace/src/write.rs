@@ -295,6 +295,7 @@ fn write_usage(out: &mut String, u: &RecordedUsage) {
     field("cache_creation_input_tokens", u.cache_creation_input_tokens);
     field("cache_read_input_tokens", u.cache_read_input_tokens);
     field("output_tokens", u.output_tokens);
+    field("reasoning_tokens", u.reasoning_tokens);
     if u.ephemeral_5m_input_tokens.is_some() || u.ephemeral_1h_input_tokens.is_some() {
         let mut inner = Vec::new();
         if let Some(v) = u.ephemeral_5m_input_tokens {

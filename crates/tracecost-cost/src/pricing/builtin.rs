@@ -288,6 +288,11 @@ struct OpenAiEntry {
     /// 30-minute write at 1.25× input, the 12-hour write at this multiple
     /// of input.
     breakpoints: Option<f64>,
+    /// Accepts `reasoning.context` (GPT-5.6 and later; OpenRouter's
+    /// reference of OpenAI's parameter: "Only supported by OpenAI GPT-5.6
+    /// and newer"), which Codex sends as `all_turns`: the reasoning of
+    /// earlier turns stays in the prompt. Earlier models drop it.
+    reasoning_context: bool,
     /// The day this row took effect (`None`: the model's first row).
     since: Option<PriceDate>,
     /// Fast (`priority`) and Flex tiers, as multiples of Standard.
@@ -305,6 +310,7 @@ const fn oa(id: &'static str, input: f64, cached: f64, output: f64, window: u64)
         long: None,
         extended_only: false,
         breakpoints: None,
+        reasoning_context: false,
         since: None,
         fast: None,
         flex: None,
@@ -340,6 +346,7 @@ const OPENAI_TABLE: &[OpenAiEntry] = &[
     OpenAiEntry {
         long: Some((4.0, 0.2, 15.0)),
         breakpoints: GPT6_CACHE,
+        reasoning_context: true,
         fast: Some(2.0),
         ..oa("gpt-6.2-sol", 2.0, 0.1, 10.0, GPT6_WINDOW)
     },
@@ -347,6 +354,7 @@ const OPENAI_TABLE: &[OpenAiEntry] = &[
     // #52347); not verified on an OpenAI page.
     OpenAiEntry {
         breakpoints: GPT6_CACHE,
+        reasoning_context: true,
         ..oa("gpt-6.2-astra", 8.0, 0.4, 40.0, GPT6_WINDOW)
     },
     // Third parties citing the model page (Codex-Manager 0.4.7, apiyi):
@@ -354,6 +362,7 @@ const OPENAI_TABLE: &[OpenAiEntry] = &[
     OpenAiEntry {
         long: Some((4.0, 0.2, 15.0)),
         breakpoints: GPT6_CACHE,
+        reasoning_context: true,
         fast: Some(2.0),
         flex: Some(0.5),
         ..oa("gpt-6.1-sol", 2.0, 0.1, 10.0, GPT6_WINDOW)
@@ -361,20 +370,24 @@ const OPENAI_TABLE: &[OpenAiEntry] = &[
     // LiteLLM's blog, apidog: $1 / $0.05 / $5, 12-hour write $2.50.
     OpenAiEntry {
         breakpoints: GPT6_CACHE,
+        reasoning_context: true,
         ..oa("gpt-6.1-terra", 1.0, 0.05, 5.0, GPT6_WINDOW)
     },
     // GPT-6 (2026-09-22): third parties only (codexometer v0.18.4,
     // codex-token-meter v0.2.22, PromptFuel v1.0.19).
     OpenAiEntry {
         breakpoints: GPT6_CACHE,
+        reasoning_context: true,
         ..oa("gpt-6-sol", 2.0, 0.2, 10.0, GPT6_WINDOW)
     },
     OpenAiEntry {
         breakpoints: GPT6_CACHE,
+        reasoning_context: true,
         ..oa("gpt-6-luna", 0.1, 0.01, 0.5, GPT6_WINDOW)
     },
     OpenAiEntry {
         breakpoints: GPT6_CACHE,
+        reasoning_context: true,
         ..oa("gpt-6-astra", 10.0, 1.0, 50.0, GPT6_WINDOW)
     },
     // GPT-5.6 (2026-07-09), window 1,050,000 (the model pages). Sol's
@@ -385,22 +398,26 @@ const OPENAI_TABLE: &[OpenAiEntry] = &[
     OpenAiEntry {
         long: Some((10.0, 1.0, 45.0)),
         breakpoints: GPT56_CACHE,
+        reasoning_context: true,
         ..oa("gpt-5.6", 5.0, 0.5, 30.0, 1_050_000)
     },
     OpenAiEntry {
         long: Some((8.0, 0.8, 30.0)),
         breakpoints: GPT56_CACHE,
+        reasoning_context: true,
         since: Some(PriceDate::ymd(2026, 8, 21)),
         ..oa("gpt-5.6", 4.0, 0.4, 20.0, 1_050_000)
     },
     OpenAiEntry {
         long: Some((10.0, 1.0, 45.0)),
         breakpoints: GPT56_CACHE,
+        reasoning_context: true,
         ..oa("gpt-5.6-sol", 5.0, 0.5, 30.0, 1_050_000)
     },
     OpenAiEntry {
         long: Some((8.0, 0.8, 30.0)),
         breakpoints: GPT56_CACHE,
+        reasoning_context: true,
         since: Some(PriceDate::ymd(2026, 8, 21)),
         ..oa("gpt-5.6-sol", 4.0, 0.4, 20.0, 1_050_000)
     },
@@ -410,22 +427,26 @@ const OPENAI_TABLE: &[OpenAiEntry] = &[
     OpenAiEntry {
         long: Some((5.0, 0.5, 22.5)),
         breakpoints: GPT56_CACHE,
+        reasoning_context: true,
         ..oa("gpt-5.6-terra", 2.5, 0.25, 15.0, 1_050_000)
     },
     OpenAiEntry {
         long: Some((4.0, 0.4, 18.0)),
         breakpoints: GPT56_CACHE,
+        reasoning_context: true,
         since: Some(PriceDate::ymd(2026, 7, 30)),
         ..oa("gpt-5.6-terra", 2.0, 0.2, 12.0, 1_050_000)
     },
     OpenAiEntry {
         long: Some((2.0, 0.2, 9.0)),
         breakpoints: GPT56_CACHE,
+        reasoning_context: true,
         ..oa("gpt-5.6-luna", 1.0, 0.1, 6.0, 1_050_000)
     },
     OpenAiEntry {
         long: Some((0.4, 0.04, 1.8)),
         breakpoints: GPT56_CACHE,
+        reasoning_context: true,
         since: Some(PriceDate::ymd(2026, 7, 30)),
         ..oa("gpt-5.6-luna", 0.2, 0.02, 1.2, 1_050_000)
     },
@@ -684,6 +705,7 @@ pub(super) fn models() -> Vec<ModelPrice> {
         context_window: e.window,
         extended_cache_only: false,
         breakpoint_cache: false,
+        keeps_earlier_reasoning: true,
         cache_storage_per_mtok_hour: None,
     });
     let openai = OPENAI_TABLE.iter().map(|e| ModelPrice {
@@ -708,6 +730,7 @@ pub(super) fn models() -> Vec<ModelPrice> {
         context_window: Some(e.window),
         extended_cache_only: e.extended_only,
         breakpoint_cache: e.breakpoints.is_some(),
+        keeps_earlier_reasoning: e.reasoning_context,
         cache_storage_per_mtok_hour: None,
     });
     let gemini = GEMINI_TABLE.iter().map(|e| ModelPrice {
@@ -731,6 +754,7 @@ pub(super) fn models() -> Vec<ModelPrice> {
         context_window: Some(1_048_576),
         extended_cache_only: false,
         breakpoint_cache: false,
+        keeps_earlier_reasoning: true,
         cache_storage_per_mtok_hour: e.storage,
     });
     // Nova's framing and tool prompt are not public: OpenAI's counting
@@ -751,6 +775,7 @@ pub(super) fn models() -> Vec<ModelPrice> {
         context_window: Some(e.window),
         extended_cache_only: false,
         breakpoint_cache: false,
+        keeps_earlier_reasoning: true,
         cache_storage_per_mtok_hour: None,
     });
     fold_dated_rows(claude.chain(openai).chain(gemini).chain(nova))

@@ -99,6 +99,7 @@ impl Pricing {
             context_window: template.and_then(|t| t.context_window),
             extended_cache_only: template.is_some_and(|t| t.extended_cache_only),
             breakpoint_cache: template.is_some_and(|t| t.breakpoint_cache),
+            keeps_earlier_reasoning: template.is_none_or(|t| t.keeps_earlier_reasoning),
             cache_storage_per_mtok_hour: template.and_then(|t| t.cache_storage_per_mtok_hour),
         };
         (None, m)

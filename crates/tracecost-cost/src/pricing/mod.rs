@@ -355,6 +355,14 @@ pub struct ModelPrice {
     /// prefix cache of the earlier models.
     #[serde(skip)]
     pub breakpoint_cache: bool,
+    /// Whether the reasoning a request sends back from before its latest
+    /// user message stays in the prompt. OpenAI's models before GPT-5.6
+    /// drop it (the reasoning guide: reasoning items of earlier turns are
+    /// not kept); GPT-5.6 and later keep it when asked
+    /// (`reasoning.context: all_turns`, as Codex asks). Every other
+    /// provider's model: true (nothing is dropped from what it is sent).
+    #[serde(skip)]
+    pub keeps_earlier_reasoning: bool,
     /// Gemini: the storage price of explicit cached contents, USD per
     /// million tokens per hour (`None`: not known, so explicit caching is
     /// not simulated for the model).

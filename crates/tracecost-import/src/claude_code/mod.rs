@@ -547,6 +547,7 @@ impl UsageDoc<'_> {
                 self.inference_geo.as_deref(),
                 self.service_tier.as_deref(),
             ),
+            reasoning_tokens: None,
         })
     }
 

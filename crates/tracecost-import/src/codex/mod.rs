@@ -97,7 +97,24 @@
 //! - cache read = `cached_input_tokens`, cache write =
 //!   `cache_write_input_tokens` (absent before Codex recorded it);
 //! - output = `output_tokens`: reasoning tokens are part of it
-//!   (`reasoning_output_tokens` is informational, as ccusage treats it).
+//!   (`reasoning_output_tokens` is not added, as ccusage treats it; it is
+//!   kept as the usage's `reasoning_tokens`, the size of the reasoning
+//!   items the response returned, which later requests send back).
+//!
+//! # Turns
+//!
+//! A `turn_context` line starts a turn; the user message that follows it
+//! opens the turn. OpenAI's models before GPT-5.6 drop the reasoning sent
+//! back from before a turn's opening message, so the trace keeps what
+//! tells one apart: a developer message in mid-history keeps its role
+//! (`source_role`), and a user message written after the model's output
+//! with no new `turn_context` (input typed while the model worked, which
+//! Codex sends within the running turn) is marked `within_turn`. A rollout
+//! with no `turn_context` marks nothing.
+//!
+//! Each count follows the one token-count rule every reader applies (a
+//! non-negative integer, as a number or a string holding one; `null` is
+//! none).
 //!
 //! A count where cached + written exceed `input_tokens` contradicts itself
 //! (what was billed as uncached input is unknown): it is an error at the
@@ -136,7 +153,7 @@ use crate::engine::json::RawObject;
 use crate::engine::message::ContentBlock;
 use crate::openai_responses::items::{Items, Side};
 use crate::progress::Progress;
-use crate::trace::{Call, Prompt, Trace};
+use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
 
 mod counts;
@@ -300,6 +317,11 @@ struct Reader {
     /// The timestamp a request sent now would have started at.
     req_ts: Option<u64>,
     prev_total: Option<Counts>,
+    /// Whether the file records turns (`turn_context` lines) and, if so,
+    /// whether the latest turn has had no output of the model yet: a user
+    /// message then opens it; one after the model's output joins it.
+    turns_recorded: bool,
+    turn_open: bool,
     seg: Segment,
     done: Vec<(Segment, usize)>,
     /// Each call's usage as counted, for [`usage::scan_usage`].
@@ -382,6 +404,8 @@ fn read(
         model: None,
         req_ts: None,
         prev_total: None,
+        turns_recorded: false,
+        turn_open: true,
         seg: Segment::new(1),
         done: Vec::new(),
         counted: Vec::new(),
@@ -540,6 +564,8 @@ impl Reader {
                     self.model = Some(m);
                 }
                 self.req_ts = ts.or(self.req_ts);
+                self.turns_recorded = true;
+                self.turn_open = true;
             }
             "response_item" => {
                 if !payload.get().starts_with('{') {
@@ -646,7 +672,12 @@ impl Reader {
 
     fn item(&mut self, raw: &RawValue, ts: Option<u64>, un: &mut Unmapped) {
         let before = self.seg.items.len();
-        match self.seg.items.push(raw, un) {
+        self.seg.items.user_within_turn = self.turns_recorded && !self.turn_open;
+        let side = self.seg.items.push(raw, un);
+        if side == Some(Side::Output) {
+            self.turn_open = false;
+        }
+        match side {
             Some(Side::Input) => {
                 self.seg.req_len = self.seg.items.len();
                 self.req_ts = ts.or(self.req_ts);
@@ -732,6 +763,10 @@ impl Reader {
             Some(usage.output),
         )
         .map_err(|why| format!("at {ptr}/{at}: {why}"))?;
+        let recorded = RecordedUsage {
+            reasoning_tokens: usage.reasoning,
+            ..recorded
+        };
         self.counted.push(Counted {
             ts,
             model: self.model.clone(),
@@ -739,7 +774,7 @@ impl Reader {
             cached: usage.cached,
             written: usage.written.unwrap_or(0),
             output: usage.output,
-            reasoning: usage.reasoning,
+            reasoning: usage.reasoning.unwrap_or(0),
             total: usage.total,
         });
         let seg = &mut self.seg;
@@ -777,6 +812,9 @@ impl Reader {
         match p.parse::<Vec<&RawValue>>("replacement_history") {
             Some(Ok(items)) => {
                 for item in items {
+                    // History: its user messages are read as they were
+                    // sent, each its own turn's.
+                    self.turn_open = true;
                     self.item(item, ts, un);
                 }
             }

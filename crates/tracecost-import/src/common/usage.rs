@@ -255,7 +255,12 @@ pub(crate) fn finish_usage(u: RecordedUsage, un: &mut Unmapped) -> Option<Record
     if all.iter().all(Option::is_none) {
         return None;
     }
-    if all.iter().flatten().any(|&v| v > ABSURD_TOKENS) {
+    if all
+        .iter()
+        .chain([&u.reasoning_tokens])
+        .flatten()
+        .any(|&v| v > ABSURD_TOKENS)
+    {
         un.add("usage objects with absurd token counts (dropped)", 1);
         return None;
     }

@@ -136,6 +136,7 @@ fn langchain_usage(raw: &RawValue) -> Option<RecordedUsage> {
         cache_read_input_tokens: read,
         output_tokens: u.output_tokens,
         modifiers: Default::default(),
+        reasoning_tokens: None,
     })
 }
 

@@ -7,7 +7,9 @@
 //!
 //! - `message` with role `system` / `developer` before any other item →
 //!   the prompt's system text blocks; later ones → user text messages
-//!   (reported). Role `user` → a user message, role `assistant` → text
+//!   (reported) whose `source_role` member keeps the role they were sent
+//!   with. Role `user` → a user message (marked `within_turn` where the
+//!   reader knows it joined a turn already running). Role `user` → a user message, role `assistant` → text
 //!   blocks of the assistant message. Parts: `input_text` / `output_text`
 //!   / `text` → text blocks, `refusal` → a text block, `input_image`
 //!   (`image_url`, a URL or a `data:` URL) → an image block; other parts
@@ -77,6 +79,10 @@ pub(crate) struct Items {
     messages: Vec<Message>,
     open: Option<(Open, Vec<ContentBlock>)>,
     ids: IdGen,
+    /// Whether a user message pushed now joins a turn already running
+    /// (marked [`crate::trace::WITHIN_TURN`]): the reader knows turns,
+    /// the items do not.
+    pub(crate) user_within_turn: bool,
 }
 
 /// How ids for tool calls that have none start (OpenAI's spelling).
@@ -90,6 +96,7 @@ impl Items {
             messages: Vec::new(),
             open: None,
             ids: IdGen::new(GENERATED_IDS),
+            user_within_turn: false,
         }
     }
 
@@ -252,7 +259,20 @@ impl Items {
                     "developer or system messages after the first item (sent as user text)",
                     1,
                 );
-                self.user(blocks);
+                self.seal();
+                let m = Message::new(Role::User, blocks);
+                self.messages
+                    .push(with_member(m, crate::trace::SOURCE_ROLE, raw_string(&role)));
+                Some(Side::Input)
+            }
+            "user" if self.user_within_turn => {
+                self.seal();
+                let m = Message::new(Role::User, blocks);
+                self.messages.push(with_member(
+                    m,
+                    crate::trace::WITHIN_TURN,
+                    raw_json("true".to_owned()),
+                ));
                 Some(Side::Input)
             }
             "user" => {
@@ -317,6 +337,16 @@ fn name_of(obj: &RawObject, un: &mut Unmapped) -> String {
         un.add("tool calls without a name (named \"unknown\")", 1);
         "unknown".to_owned()
     })
+}
+
+/// `m` with the member `key` set to `value` (what the source said of it
+/// that the trace's message shape has no place for).
+fn with_member(m: Message, key: &str, value: Box<RawValue>) -> Message {
+    let Ok(mut fields) = RawObject::from_json(&m.to_json()) else {
+        return m;
+    };
+    fields.set(key, value);
+    Message::from_object(fields).unwrap_or(m)
 }
 
 fn reasoning_block(obj: &RawObject) -> ContentBlock {

@@ -748,3 +748,131 @@ fn model_items_of_a_replacement_history_are_not_a_response() {
         "the whole replacement history and c"
     );
 }
+
+// ------------------------------------------- reasoning and the turns it spans
+
+fn usage_reasoning(input: u64, cached: u64, output: u64, reasoning: u64) -> String {
+    format!(
+        r#"{{"input_tokens":{input},"cached_input_tokens":{cached},"output_tokens":{output},"reasoning_output_tokens":{reasoning},"total_tokens":{}}}"#,
+        input + output
+    )
+}
+
+fn developer(ts: &str, text: &str) -> String {
+    line(
+        ts,
+        "response_item",
+        &format!(
+            r#"{{"type":"message","role":"developer","content":[{{"type":"input_text","text":"{text}"}}]}}"#
+        ),
+    )
+}
+
+#[test]
+fn each_call_records_its_reasoning_tokens() {
+    let lines = [
+        META.to_owned(),
+        turn("gpt-5.5"),
+        user("00:02", "list it"),
+        reasoning("00:04"),
+        call("00:05", "c1"),
+        output("00:06", "c1"),
+        count_at("00:07", &usage_reasoning(2000, 0, 50, 30)),
+    ];
+    let out = one(&lines).unwrap();
+    assert_eq!(usage(&out.traces[0], 0).reasoning_tokens, Some(30));
+    assert_eq!(usage(&out.traces[0], 0).output_tokens, Some(50));
+}
+
+#[test]
+fn developer_messages_and_input_within_a_turn_are_marked_as_such() {
+    // A turn: the user's message opens it, the model answers with a tool
+    // call; an approval (a developer message) and input the user typed
+    // while the model worked join it; the next turn_context starts another
+    // turn, which the next user message opens.
+    let lines = [
+        META.to_owned(),
+        turn("gpt-5.5"),
+        user("00:02", "fix it"),
+        reasoning("00:03"),
+        call("00:04", "c1"),
+        output("00:05", "c1"),
+        developer("00:06", "Approved command prefix saved"),
+        user("00:07", "also the docs"),
+        count_at("00:08", &usage_reasoning(2000, 0, 50, 30)),
+        reasoning("00:09"),
+        reply("00:10", "done"),
+        count_at("00:11", &usage_reasoning(4000, 1920, 60, 20)),
+        turn("gpt-5.5"),
+        user("00:20", "thanks"),
+        reply("00:21", "ok"),
+        count_at("00:22", &usage_reasoning(6000, 3968, 10, 0)),
+    ];
+    let out = one(&lines).unwrap();
+    let t = &out.traces[0];
+    let member = |i: usize, k: &str| t.messages[i].fields().get(k).map(|v| v.get().to_owned());
+    // user, assistant, tool outputs, developer, user (within), assistant, user
+    let roles: Vec<Role> = t.messages.iter().map(|m| m.role()).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::User,
+            Role::User,
+            Role::User,
+            Role::Assistant,
+            Role::User,
+            Role::Assistant
+        ]
+    );
+    assert_eq!(member(0, "within_turn"), None, "the turn's own message");
+    assert_eq!(member(3, "source_role").as_deref(), Some("\"developer\""));
+    assert_eq!(member(4, "within_turn").as_deref(), Some("true"));
+    assert_eq!(member(6, "within_turn"), None, "a new turn's message");
+}
+
+#[test]
+fn rollouts_that_record_no_turns_mark_no_input_as_within_one() {
+    let lines = [
+        META.to_owned(),
+        user("00:02", "a"),
+        reply("00:03", "b"),
+        count("null", &usage_json(100, 0, 0, 1)),
+        user("00:05", "c"),
+        reply("00:06", "d"),
+        count("null", &usage_json(200, 0, 0, 2)),
+    ];
+    let out = one(&lines).unwrap();
+    assert!(
+        out.traces[0]
+            .messages
+            .iter()
+            .all(|m| m.fields().get("within_turn").is_none())
+    );
+}
+
+#[test]
+fn counts_follow_the_one_token_count_rule() {
+    // A count written as a string holding an integer, or as an integral
+    // float, is that integer (as every reader reads it); null is no count.
+    let counts = r#"{"input_tokens":"2000","cached_input_tokens":1024.0,"output_tokens":50,"reasoning_output_tokens":null}"#;
+    let lines = [META.to_owned(), user("00:02", "a"), count("null", counts)];
+    let t = &one(&lines).unwrap().traces[0];
+    assert_eq!(split(usage(t, 0)), (Some(976), Some(1024), None, Some(50)));
+    assert_eq!(usage(t, 0).reasoning_tokens, None);
+    // Anything else is an error at the line, naming the count.
+    for (bad, found) in [("2.5", "2.5"), ("\"12k\"", "\"12k\""), ("true", "true")] {
+        let counts =
+            format!(r#"{{"input_tokens":10,"cached_input_tokens":0,"output_tokens":{bad}}}"#);
+        let lines = [META.to_owned(), user("00:02", "a"), count("null", &counts)];
+        let (line, msg) = invalid_at(&one(&lines).unwrap_err());
+        assert_eq!(line, 3);
+        assert_eq!(
+            msg,
+            format!(
+                "at /payload/info/last_token_usage/output_tokens: expected a non-negative integer, found {found}"
+            )
+        );
+    }
+}

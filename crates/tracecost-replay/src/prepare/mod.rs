@@ -17,11 +17,13 @@ use crate::engine::message::{
 use crate::engine::recall::recall_tool_definition;
 use crate::trace::Trace;
 
+mod fallback;
 mod hidden;
 mod idle;
 mod record;
 
 pub use crate::trace::MEDIA_TOKENS;
+pub use fallback::{HeldPrefix, documented_hold_ms, recorded_fallbacks};
 pub use hidden::{HiddenCache, SharedState, hidden_prefix_block};
 pub use idle::{IdleFit, fit_idle};
 pub use record::unrecorded_tail;
@@ -201,6 +203,15 @@ pub struct PreparedTrace<'t> {
     /// [`PreparedTrace::infer_clears`]); replayed by the `recorded`
     /// compaction beside the clears the transcript wrote.
     pub inferred_clears: Vec<(usize, Arc<str>)>,
+    /// Per call, how many leading messages of its request have their
+    /// reasoning dropped by the API: the messages before its latest user
+    /// message, for a model that does not keep earlier turns' reasoning
+    /// ([`ModelPrice::keeps_earlier_reasoning`]); 0 otherwise. Those
+    /// thinking blocks are sent and not billed, under every config.
+    pub reasoning_cut: Vec<usize>,
+    /// Per call, the older prefix its recorded read fell back to, where it
+    /// did ([`recorded_fallbacks`]); empty when calibration is off.
+    pub recorded_fallbacks: Vec<Option<HeldPrefix>>,
     /// The ledger every replay of this trace records into: handles are a
     /// pure function of the result, so they are derived once per trace.
     pub ledger: std::sync::Arc<crate::engine::ledger::InMemoryLedger>,
@@ -309,9 +320,12 @@ impl<'t> PreparedTrace<'t> {
             recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
             inferred_clears: Vec::new(),
             unmarked: Vec::new(),
+            reasoning_cut: reasoning_cuts(trace, price),
+            recorded_fallbacks: Vec::new(),
         };
         prepared.unmarked = prepared.read_unmarked();
         if calibrate_auto {
+            prepared.size_reasoning();
             prepared.calibration.content = prepared.fit_calibration(&price.framing);
             prepared.calibration.prefix_factor = prepared.fit_prefix(price);
             prepared.apportion_growth(&price.framing);
@@ -319,6 +333,10 @@ impl<'t> PreparedTrace<'t> {
             prepared.inferred_clears = prepared.infer_clears(memo, &price.framing);
             prepared.hidden_cache = prepared.read_hidden_cache(price);
             prepared.calibration.idle = prepared.fit_automatic_idle(price);
+            if trace.provider == crate::engine::cache::ProviderKind::OpenAi {
+                prepared.recorded_fallbacks =
+                    recorded_fallbacks(trace, documented_hold_ms(trace, price));
+            }
         }
         let (mut tokens, mut blocks) = (0u64, 0u64);
         prepared.cumulative_tokens.push(0);
@@ -346,7 +364,7 @@ impl<'t> PreparedTrace<'t> {
     /// so the factor only scales the tokenizer's counts.
     fn fit_calibration(&self, framing: &Framing) -> Calibration {
         let mut pairs = Vec::new();
-        for w in self.trace.calls.windows(2) {
+        for (ia, w) in self.trace.calls.windows(2).enumerate() {
             let [a, b] = w else { continue };
             let (Some(ra), Some(rb)) = (
                 a.usage.and_then(|u| u.total_input()),
@@ -358,12 +376,21 @@ impl<'t> PreparedTrace<'t> {
                 continue;
             }
             let new = &self.messages[a.messages..b.messages];
-            let raw: u64 = new.iter().flatten().map(|c| c.raw_tokens).sum();
+            // Reasoning sized from the record, and reasoning dropped, are
+            // known in the provider's tokens: only the rest is fitted.
+            let raw: u64 = new
+                .iter()
+                .flatten()
+                .filter(|c| c.scale != Scale::Exact)
+                .map(|c| c.raw_tokens)
+                .sum();
             let frame: u64 = new
                 .iter()
                 .map(|m| framing.per_message + framing.per_block * m.len() as u64)
                 .sum();
-            let recorded = rb as i64 - ra as i64 - frame as i64;
+            let r = self.reasoning_between(ia);
+            let recorded =
+                rb as i64 + r.dropped as i64 - ra as i64 - frame as i64 - r.kept_appended as i64;
             pairs.push((raw as i64, recorded));
         }
         calibrate(&pairs)
@@ -428,6 +455,61 @@ impl PreparedTrace<'_> {
                 + per_message * n as u64,
         )
     }
+}
+
+/// Per call of `trace`, the messages of its request whose reasoning the
+/// API drops ([`PreparedTrace::reasoning_cut`]): those before the latest
+/// message that opens a user turn, when `price`'s model keeps no earlier
+/// turn's reasoning.
+fn reasoning_cuts(trace: &Trace, price: &ModelPrice) -> Vec<usize> {
+    if price.keeps_earlier_reasoning {
+        return vec![0; trace.calls.len()];
+    }
+    let mut cut = 0;
+    let mut seen = 0;
+    trace
+        .calls
+        .iter()
+        .map(|c| {
+            let end = c.messages.min(trace.messages.len());
+            if let Some(i) = trace.messages[seen.min(end)..end]
+                .iter()
+                .rposition(opens_user_turn)
+            {
+                cut = seen.min(end) + i;
+            }
+            seen = seen.max(end);
+            cut.min(end)
+        })
+        .collect()
+}
+
+/// Whether `m` opens a turn of the user's: a user message, not tool
+/// results, not a developer or system message sent as user text
+/// ([`crate::trace::SOURCE_ROLE`]), not input joining a running turn
+/// ([`crate::trace::WITHIN_TURN`]). What ends the turn whose reasoning an
+/// OpenAI model before GPT-5.6 drops.
+pub fn opens_user_turn(m: &Message) -> bool {
+    if m.role() != crate::engine::message::Role::User
+        || m.fields().get(crate::trace::SOURCE_ROLE).is_some()
+        || m.fields()
+            .get(crate::trace::WITHIN_TURN)
+            .is_some_and(|v| v.get() == "true")
+    {
+        return false;
+    }
+    match m.content() {
+        Content::Text(_) => true,
+        Content::Blocks(bs) => bs
+            .iter()
+            .any(|b| !matches!(b.kind(), BlockKind::ToolResult { .. })),
+    }
+}
+
+/// Whether `b` is a reasoning block (sent back, dropped where the API
+/// drops earlier turns' reasoning).
+pub fn is_reasoning(b: &ContentBlock) -> bool {
+    matches!(b.kind(), BlockKind::Thinking | BlockKind::RedactedThinking)
 }
 
 fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {

@@ -11,7 +11,95 @@ use crate::engine::message::{BlockKind, ContentBlock};
 
 use super::{BlockCount, PreparedTrace, Scale, TraceCalibration, count_block};
 
+/// What reasoning does to the recorded prompt between two calls
+/// ([`PreparedTrace::reasoning_between`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct ReasoningChange {
+    /// Tokens of the reasoning sized from the record that the second call
+    /// appended and sends.
+    pub(super) kept_appended: u64,
+    /// Tokens of the reasoning the first call's prompt held that the
+    /// second's drops.
+    pub(super) dropped: u64,
+}
+
 impl PreparedTrace<'_> {
+    /// Sizes each response's reasoning from the record: a call that
+    /// recorded its reasoning tokens returned reasoning items of that size,
+    /// and later requests send them back in those tokens (what the record
+    /// keeps of them, an encrypted or redacted text, counts for nothing
+    /// like it). The thinking blocks the response added (those between its
+    /// request and the next call's) share the call's reasoning tokens
+    /// equally and become [`Scale::Exact`].
+    pub(super) fn size_reasoning(&mut self) {
+        let calls = &self.trace.calls;
+        for (i, c) in calls.iter().enumerate() {
+            let Some(r) = c.usage.and_then(|u| u.reasoning_tokens) else {
+                continue;
+            };
+            let end = calls
+                .get(i + 1)
+                .map_or(self.messages.len(), |n| n.messages)
+                .min(self.messages.len());
+            let start = c.messages.min(end);
+            let at: Vec<(usize, usize)> = (start..end)
+                .flat_map(|mi| {
+                    self.trace.messages[mi]
+                        .blocks()
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| super::is_reasoning(b))
+                        .map(move |(bi, _)| (mi, bi))
+                })
+                .collect();
+            let Some(shares) = apportion(r, &vec![1; at.len()]) else {
+                continue;
+            };
+            for ((mi, bi), share) in at.into_iter().zip(shares) {
+                if let Some(count) = self.messages[mi].get_mut(bi) {
+                    count.raw_tokens = share;
+                    count.scale = Scale::Exact;
+                }
+            }
+        }
+    }
+
+    /// Between call `ia` and the next: the reasoning sized from the
+    /// record that the next appended and sends, and the reasoning call
+    /// `ia` sent that the next drops ([`PreparedTrace::reasoning_cut`]).
+    pub(super) fn reasoning_between(&self, ia: usize) -> ReasoningChange {
+        let calls = &self.trace.calls;
+        let (Some(a), Some(b)) = (calls.get(ia), calls.get(ia + 1)) else {
+            return ReasoningChange::default();
+        };
+        let ib = ia + 1;
+        let cut_a = self.reasoning_cut.get(ia).copied().unwrap_or(0);
+        let cut_b = self.reasoning_cut.get(ib).copied().unwrap_or(0);
+        let (na, nb) = (
+            a.messages.min(self.messages.len()),
+            b.messages.min(self.messages.len()),
+        );
+        let cal = self.calibration;
+        let reasoning = |range: std::ops::Range<usize>, exact_only: bool| -> u64 {
+            range
+                .flat_map(|mi| {
+                    self.trace.messages[mi]
+                        .blocks()
+                        .iter()
+                        .zip(&self.messages[mi])
+                        .filter(|(blk, _)| super::is_reasoning(blk))
+                        .map(|(_, c)| *c)
+                })
+                .filter(|c| !exact_only || c.scale == Scale::Exact)
+                .map(|c| c.tokens(&cal, 0))
+                .sum()
+        };
+        ReasoningChange {
+            kept_appended: reasoning(na.max(cut_b)..nb.max(na), true),
+            dropped: reasoning(cut_a.min(na)..cut_b.min(na).max(cut_a.min(na)), false),
+        }
+    }
+
     /// Sets the content of the messages each call appended to exactly what
     /// the provider counted: between two consecutive calls with recorded
     /// input (same prompt version, a growing history), the recorded prompt
@@ -26,7 +114,7 @@ impl PreparedTrace<'_> {
     /// to the fitted factor.
     pub(super) fn apportion_growth(&mut self, framing: &Framing) {
         let calls = &self.trace.calls;
-        for w in calls.windows(2) {
+        for (ia, w) in calls.windows(2).enumerate() {
             let [a, b] = w else { continue };
             let (Some(ra), Some(rb)) = (
                 a.usage.and_then(|u| u.total_input()),
@@ -43,21 +131,57 @@ impl PreparedTrace<'_> {
                 .iter()
                 .map(|m| framing.per_message + framing.per_block * m.len() as u64)
                 .sum();
-            let Some(growth) = rb.checked_sub(ra).and_then(|g| g.checked_sub(frame)) else {
+            // Reasoning dropped comes back into the growth, reasoning sized
+            // from the record is taken out of it: the rest is the other
+            // blocks' share.
+            let r = self.reasoning_between(ia);
+            let Some(growth) = (rb + r.dropped)
+                .checked_sub(ra)
+                .and_then(|g| g.checked_sub(frame))
+                .and_then(|g| g.checked_sub(r.kept_appended))
+            else {
                 continue;
             };
+            let cut = self.reasoning_cut.get(ia + 1).copied().unwrap_or(0);
             let cal = self.calibration;
-            let weights: Vec<u64> = self.messages[range.clone()]
-                .iter()
-                .flatten()
-                .map(|c| c.tokens(&cal, 0))
+            // The blocks that take a share: not reasoning already sized,
+            // not reasoning the call drops.
+            let shared = |mi: usize, bi: usize, c: &BlockCount| {
+                let reasoning = self.trace.messages[mi]
+                    .blocks()
+                    .get(bi)
+                    .is_some_and(super::is_reasoning);
+                !(reasoning && (c.scale == Scale::Exact || mi < cut))
+            };
+            let weights: Vec<u64> = range
+                .clone()
+                .flat_map(|mi| {
+                    self.messages[mi]
+                        .iter()
+                        .enumerate()
+                        .filter(move |(bi, c)| shared(mi, *bi, c))
+                        .map(|(_, c)| c.tokens(&cal, 0))
+                })
                 .collect();
             let Some(shares) = apportion(growth, &weights) else {
                 continue;
             };
+            let keep: Vec<Vec<bool>> = range
+                .clone()
+                .map(|mi| {
+                    self.messages[mi]
+                        .iter()
+                        .enumerate()
+                        .map(|(bi, c)| shared(mi, bi, c))
+                        .collect()
+                })
+                .collect();
             let mut shares = shares.into_iter();
-            for m in &mut self.messages[range] {
-                for c in m.iter_mut() {
+            for (m, keep) in self.messages[range].iter_mut().zip(keep) {
+                for (c, k) in m.iter_mut().zip(keep) {
+                    if !k {
+                        continue;
+                    }
                     if let Some(s) = shares.next() {
                         c.raw_tokens = s;
                         c.scale = Scale::Exact;
