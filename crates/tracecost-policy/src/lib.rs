@@ -27,6 +27,7 @@ mod kinds;
 mod peer_view;
 mod peers;
 mod retention;
+mod trim;
 mod ttl;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
@@ -41,6 +42,7 @@ pub use peers::{
     PeerParams, ReprCache, langchain_approx_tokens,
 };
 pub use retention::{BreakpointTtl, OpenAiRetention};
+pub use trim::AgentsTrim;
 pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 
 use std::fmt;
@@ -99,6 +101,10 @@ pub enum Compaction {
         /// Clear only when that frees at least this many tokens.
         at_least: u64,
     },
+    /// The OpenAI Agents SDK's `ToolOutputTrimmer`: at every call, the tool
+    /// results before the last `recent_turns` user messages that are longer
+    /// than `max_output_chars` are sent as the SDK's preview of them.
+    AgentsTrim(AgentsTrim),
     /// The tool results the client cleared in place, at the calls its
     /// record says ([`crate::trace::Call::cleared`]): Claude Code's own
     /// microcompaction, as it ran. On a trace that records none, `off`.
@@ -348,6 +354,22 @@ impl Compaction {
                     at_least,
                 })
             }
+            CompactionKind::AgentsTrim => {
+                let mut t = AgentsTrim::default();
+                for (k, v) in params {
+                    match k {
+                        "turns" => t.recent_turns = num(input, k, v)?,
+                        "max" => t.max_output_chars = num(input, k, v)?,
+                        "preview" => t.preview_chars = num(input, k, v)?,
+                        _ => return Err(unknown(input, name, k, "turns, max, preview")),
+                    }
+                }
+                // The SDK refuses these (`__post_init__`).
+                if t.recent_turns < 1 || t.max_output_chars < 1 {
+                    return Err(err(input, format!("{name} needs turns >= 1 and max >= 1")));
+                }
+                Ok(Compaction::AgentsTrim(t))
+            }
             CompactionKind::Ledger => {
                 let (mut threshold, mut keep_last) = (None, None);
                 for (k, v) in params {
@@ -425,6 +447,7 @@ impl Compaction {
             Compaction::ClearToolUses(_) => CompactionKind::ClearToolUses,
             Compaction::LangchainClear(_) => CompactionKind::LangchainClear,
             Compaction::ClaudeCodeClear { .. } => CompactionKind::ClaudeCodeClear,
+            Compaction::AgentsTrim(_) => CompactionKind::AgentsTrim,
         }
     }
 }
@@ -457,6 +480,14 @@ impl fmt::Display for Compaction {
                 f,
                 "{}:keep-tokens={keep_tokens},at-least={at_least}",
                 CompactionKind::ClaudeCodeClear.name()
+            ),
+            Compaction::AgentsTrim(t) => write!(
+                f,
+                "{}:turns={},max={},preview={}",
+                CompactionKind::AgentsTrim.name(),
+                t.recent_turns,
+                t.max_output_chars,
+                t.preview_chars
             ),
         }
     }
