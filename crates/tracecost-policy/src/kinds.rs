@@ -109,6 +109,17 @@ impl CompactionKind {
         Self::ALL.into_iter().find(|k| k.name() == name)
     }
 
+    /// Whether a grid that names no compaction tries this one. Not
+    /// `recorded`: it is what ran, which each trace's status quo replays.
+    /// Not `agents-trim`: it is a filter of Agents SDK apps, and its window
+    /// is the last user messages, which on another client's sessions are
+    /// whatever that client sends as user messages (Codex's environment
+    /// context, Claude Code's reminders and hook output), so its figures
+    /// there are not what an app would pay; it runs when named.
+    pub fn in_default_grid(self) -> bool {
+        !matches!(self, CompactionKind::Recorded | CompactionKind::AgentsTrim)
+    }
+
     /// Whether this is one of the peers' strategies (trigger/keep/...).
     pub fn is_peer(self) -> bool {
         matches!(

@@ -771,6 +771,8 @@ mod tests {
             "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
             "clear-tool-uses:trigger=30000,keep=1,at-least=5000,exclude=read|web,inputs=true+none",
             "langchain-clear:trigger=100000,keep=3+none",
+            "agents-trim:turns=2,max=500,preview=200+openai-auto",
+            "agents-trim:turns=1,max=1000,preview=0+none",
             "off+openai-auto",
             "ledger:t=8000,k=2+openai-auto:retention=in-memory,idle=10m",
             "off+openai-auto:retention=24h@gpt-5.4",
@@ -784,6 +786,21 @@ mod tests {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
         }
+    }
+
+    #[test]
+    fn agents_trim_takes_the_sdks_defaults_and_overrides_each() {
+        let c: Config = "agents-trim+none".parse().unwrap();
+        assert_eq!(
+            c.compaction,
+            Compaction::AgentsTrim(AgentsTrim {
+                recent_turns: 2,
+                max_output_chars: 500,
+                preview_chars: 200,
+            })
+        );
+        let c: Config = "agents-trim:preview=50,turns=4+none".parse().unwrap();
+        assert_eq!(c.to_string(), "agents-trim:turns=4,max=500,preview=50+none");
     }
 
     #[test]
@@ -859,7 +876,7 @@ mod tests {
             ),
             (
                 "zip+none",
-                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear or recorded)",
+                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear, agents-trim or recorded)",
             ),
             ("off+tail:ttl=2h", "ttl \"2h\" is not 5m, 1h or recorded"),
             (
@@ -880,6 +897,18 @@ mod tests {
                 "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code, openai-auto, openai-breakpoints, gemini-implicit, gemini-explicit or bedrock-cachepoint)",
             ),
             ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
+            (
+                "agents-trim:keep=2+none",
+                "agents-trim has no parameter \"keep\" (allowed: turns, max, preview)",
+            ),
+            (
+                "agents-trim:turns=0+none",
+                "agents-trim needs turns >= 1 and max >= 1",
+            ),
+            (
+                "agents-trim:max=0+none",
+                "agents-trim needs turns >= 1 and max >= 1",
+            ),
         ];
         for (input, reason) in cases {
             let e = input.parse::<Config>().unwrap_err();

@@ -297,7 +297,7 @@ mod tests {
         assert_eq!(
             got,
             format!(
-                "[Trimmed: shot; payload 616; preview 200; dropped 1 input_image]\n{}...",
+                "[Trimmed: shot; payload 617; preview 200; dropped 1 input_image]\n{}...",
                 "t".repeat(200)
             )
         );
@@ -309,7 +309,7 @@ mod tests {
         let got = t
             .trimmed(Some("shot"), &ToolResultContent::Blocks(parts))
             .unwrap();
-        assert_eq!(got, format!("[Trimmed]\n{}...", "t".repeat(17)));
+        assert_eq!(got, format!("[Trimmed]\n{}", "t".repeat(20)));
         assert!(got.chars().count() <= 30);
         // A part the SDK does not know keeps the output whole.
         let doc = ContentBlock::from_json(r#"{"type":"document","source":{}}"#).unwrap();
@@ -342,5 +342,97 @@ mod tests {
         // The 2nd from the end is the very first item: nothing is old.
         assert_eq!(t(2).boundary(&h), None);
         assert_eq!(t(3).boundary(&h), None);
+    }
+
+    /// Tokens are not what this policy decides on.
+    struct NoTokens;
+    impl crate::BlockTokens for NoTokens {
+        fn block_tokens(&self, _: &ContentBlock) -> u64 {
+            0
+        }
+    }
+
+    /// The conversation and the outputs the real `ToolOutputTrimmer` sent
+    /// (`tests/fixtures/agents-trim/make_agents_trim_fixture.py`): each
+    /// setting's config, replayed, sends the same text for every result.
+    #[test]
+    fn sends_what_the_real_trimmer_sends() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/agents-trim/"
+        );
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).unwrap();
+        let conversation: Vec<serde_json::Value> =
+            serde_json::from_str(&read("conversation.json")).unwrap();
+        let history: Vec<Message> = conversation
+            .iter()
+            .map(|m| Message::from_json(&m.to_string()).unwrap())
+            .collect();
+        let trimmed: serde_json::Value = serde_json::from_str(&read("trimmed.json")).unwrap();
+        let settings = trimmed["settings"].as_array().unwrap();
+        assert_eq!(settings.len(), 4);
+        for setting in settings {
+            let config = setting["config"].as_str().unwrap();
+            let compaction: crate::Config = format!("{config}+none").parse().unwrap();
+            let mut run = crate::CompactionRun::new(&compaction.compaction);
+            let view = run.view(&history, 0, &NoTokens).unwrap();
+            let mut seen = 0;
+            for (wm, m) in view.view.messages.iter().zip(&history) {
+                for (bi, b) in m.blocks().iter().enumerate() {
+                    let BlockKind::ToolResult { tool_use_id, .. } = b.kind() else {
+                        continue;
+                    };
+                    seen += 1;
+                    let sent = wm.blocks.as_ref().map_or(b, |bs| bs[bi].block());
+                    let expected = &setting["outputs"][&**tool_use_id];
+                    match (expected, sent.kind()) {
+                        (
+                            serde_json::Value::String(want),
+                            BlockKind::ToolResult {
+                                content: ToolResultContent::Text(got),
+                                ..
+                            },
+                        ) => assert_eq!(&**got, want, "{config}: {tool_use_id}"),
+                        // A structured output the SDK kept whole is sent as recorded.
+                        (serde_json::Value::Array(_), _) => {
+                            assert!(std::ptr::eq(sent, b), "{config}: {tool_use_id} kept")
+                        }
+                        other => panic!("{config}: {tool_use_id}: {other:?}"),
+                    }
+                }
+            }
+            assert_eq!(seen, 6);
+        }
+    }
+
+    #[test]
+    fn every_call_sends_the_same_replacement() {
+        let mut h = vec![msg(r#"{"role":"user","content":"one"}"#)];
+        let big = "z".repeat(900);
+        h.push(msg(
+            r#"{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"s","input":{}}]}"#,
+        ));
+        h.push(msg(&format!(
+            r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"a","content":"{big}"}}]}}"#
+        )));
+        h.push(msg(r#"{"role":"user","content":"two"}"#));
+        h.push(msg(r#"{"role":"user","content":"three"}"#));
+        let c: crate::Config = "agents-trim+none".parse().unwrap();
+        let mut run = crate::CompactionRun::new(&c.compaction);
+        let first = run.view(&h[..4], 0, &NoTokens).unwrap();
+        assert!(first.compacted.is_empty(), "two user turns: nothing is old");
+        let a = run.view(&h, 0, &NoTokens).unwrap();
+        let b = run.view(&h, 0, &NoTokens).unwrap();
+        assert_eq!(a.compacted.len(), 1);
+        assert!(a.view.messages[2].same_objects(&b.view.messages[2]));
+        let other = crate::CompactionRun::new(&c.compaction)
+            .view(&h, 0, &NoTokens)
+            .unwrap();
+        let json = |v: &crate::PolicyView<'_>| {
+            v.view.messages[2].blocks.as_ref().unwrap()[0]
+                .block()
+                .to_json()
+        };
+        assert_eq!(json(&a), json(&other));
     }
 }
