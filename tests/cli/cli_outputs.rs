@@ -445,7 +445,10 @@ fn agents_trim_trims_only_before_its_window_of_user_turns() {
         "--format",
         "json",
     ]);
-    assert_eq!(default["config"], "agents-trim:turns=2,max=500,preview=200+none");
+    assert_eq!(
+        default["config"],
+        "agents-trim:turns=2,max=500,preview=200+none"
+    );
     assert!(compacted(&default).iter().all(Vec::is_empty));
     let args = [
         "replay",
