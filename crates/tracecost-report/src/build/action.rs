@@ -289,5 +289,13 @@ mod tests {
             a.places[0].snippet,
             "ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=80000, keep=2)])"
         );
+        let a = action(
+            &config("agents-trim:turns=3,max=1000,preview=100+none"),
+            None,
+        );
+        assert_eq!(
+            a.places[0].snippet,
+            "RunConfig(call_model_input_filter=ToolOutputTrimmer(recent_turns=3, max_output_chars=1000, preview_chars=100))"
+        );
     }
 }
