@@ -423,3 +423,45 @@ fn a_replay_of_several_traces_prints_the_fleet_total() {
     assert_eq!(one["format"], "tracecost.replay/v1");
     assert!(one.get("fleet").is_none());
 }
+
+/// The Agents SDK's trimmer on a trace of two user turns: with its default
+/// window (the last two user messages) nothing is old; with one, the last
+/// call sends both earlier results trimmed, the same bytes each run.
+#[test]
+fn agents_trim_trims_only_before_its_window_of_user_turns() {
+    let compacted = |v: &serde_json::Value| -> Vec<Vec<String>> {
+        v["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| serde_json::from_value(c["compacted"].clone()).unwrap())
+            .collect()
+    };
+    let default = json(&[
+        "replay",
+        SMALL,
+        "--compaction",
+        "agents-trim",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        default["config"],
+        "agents-trim:turns=2,max=500,preview=200+none"
+    );
+    assert!(compacted(&default).iter().all(Vec::is_empty));
+    let args = [
+        "replay",
+        SMALL,
+        "--config",
+        "agents-trim:turns=1,max=300,preview=50+tail",
+        "--format",
+        "json",
+    ];
+    let once = stdout(&args);
+    let v: serde_json::Value = serde_json::from_str(&once).unwrap();
+    let got = compacted(&v);
+    assert!(got[..3].iter().all(Vec::is_empty), "{got:?}");
+    assert_eq!(got[3], ["toolu_01", "toolu_02"]);
+    assert_eq!(stdout(&args), once);
+}

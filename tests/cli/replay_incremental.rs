@@ -32,7 +32,7 @@ const CACHES: [&str; 7] = [
     "recorded",
 ];
 
-const COMPACTIONS: [&str; 11] = [
+const COMPACTIONS: [&str; 13] = [
     "off",
     "ledger:t=0,k=0",
     "ledger:t=200,k=1",
@@ -46,6 +46,8 @@ const COMPACTIONS: [&str; 11] = [
     "clear-tool-uses:trigger=2000,keep=1",
     "clear-tool-uses:trigger=5000,keep=2,inputs=true",
     "langchain-clear:trigger=3000,keep=1",
+    "agents-trim",
+    "agents-trim:turns=1,max=200,preview=50",
 ];
 
 fn opts(build: Build) -> ReplayOptions<'static> {

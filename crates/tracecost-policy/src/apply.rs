@@ -70,6 +70,8 @@ pub enum CompactionRun {
         replacements: Replacements,
         /// LangChain's per-block character counts, computed once.
         repr_cache: super::peers::ReprCache,
+        /// The Agents SDK trimmer's decision on each result, made once.
+        trims: Trims,
     },
 }
 
@@ -112,6 +114,7 @@ impl CompactionRun {
                 policy: other.clone(),
                 replacements: HashMap::new(),
                 repr_cache: Default::default(),
+                trims: HashMap::new(),
             },
         }
     }
@@ -196,9 +199,15 @@ impl CompactionRun {
                 Ok(apply_clearing(history, &clearing, replacements))
             }
             CompactionRun::Peer {
+                policy: Compaction::AgentsTrim(t),
+                trims,
+                ..
+            } => Ok(apply_trim(t, history, trims)),
+            CompactionRun::Peer {
                 policy,
                 replacements,
                 repr_cache,
+                ..
             } => {
                 let clearing = match policy {
                     Compaction::ClearToolUses(p)
@@ -444,6 +453,7 @@ impl CompactionRun {
                 policy,
                 replacements,
                 repr_cache,
+                ..
             } => {
                 if let Some(first) = super::peer_view::advance(
                     policy,
@@ -490,6 +500,87 @@ fn blocks_by_tool_id(history: &[Message]) -> HashMap<&str, ToolBlocks<'_>> {
 
 /// Replacement blocks by (tool_use id, is-input), built once per run.
 pub(super) type Replacements = HashMap<(Arc<str>, bool), Arc<ContentBlock>>;
+
+/// The trimmer's decision on one tool result, by the block's address in the
+/// history and the name of the tool it answers: the block sent instead, or
+/// `None` when it is sent whole. The address names the block while the
+/// history lives; the replacement is built once, so every call sends the
+/// same bytes (and the same object, which the replay compares).
+pub(super) type Trims = HashMap<(usize, Option<Arc<str>>), Option<Arc<ContentBlock>>>;
+
+/// `history` as the Agents SDK's `ToolOutputTrimmer` `t` sends it.
+fn apply_trim<'h>(
+    t: &super::AgentsTrim,
+    history: &'h [Message],
+    trims: &mut Trims,
+) -> PolicyView<'h> {
+    let Some(boundary) = t.boundary(history) else {
+        return PolicyView {
+            view: WireView::unchanged(history),
+            compacted: Vec::new(),
+        };
+    };
+    // Names by call id, a later call of the same id winning (the SDK's map).
+    let mut names: HashMap<&str, &Arc<str>> = HashMap::new();
+    for b in history.iter().flat_map(Message::blocks) {
+        if let BlockKind::ToolUse { id, name } = b.kind() {
+            names.insert(id, name);
+        }
+    }
+    let mut compacted = Vec::new();
+    let messages = history
+        .iter()
+        .enumerate()
+        .map(|(mi, m)| {
+            if mi > boundary.0 || m.role() != Role::User {
+                return WireMessage::unchanged(m);
+            }
+            let mut blocks: Option<Vec<WireBlock<'h>>> = None;
+            for (bi, b) in m.blocks().iter().enumerate() {
+                let trimmed = match b.kind() {
+                    BlockKind::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } if (mi, bi) < boundary => {
+                        let name = names.get(&**tool_use_id).map(|n| Arc::clone(n));
+                        let key = (b as *const ContentBlock as usize, name);
+                        let stub = trims
+                            .entry(key)
+                            .or_insert_with_key(|(_, name)| {
+                                t.trimmed(name.as_deref(), content)
+                                    .and_then(|text| b.with_tool_result_text(&text))
+                                    .map(Arc::new)
+                            })
+                            .clone();
+                        stub.map(|stub| (tool_use_id.clone(), stub))
+                    }
+                    _ => None,
+                };
+                match trimmed {
+                    Some((id, stub)) => {
+                        compacted.push(id);
+                        blocks
+                            .get_or_insert_with(|| {
+                                m.blocks()[..bi].iter().map(WireBlock::Original).collect()
+                            })
+                            .push(WireBlock::Compacted { original: b, stub });
+                    }
+                    None => {
+                        if let Some(list) = blocks.as_mut() {
+                            list.push(WireBlock::Original(b));
+                        }
+                    }
+                }
+            }
+            WireMessage { source: m, blocks }
+        })
+        .collect();
+    PolicyView {
+        view: WireView { messages },
+        compacted,
+    }
+}
 
 fn apply_clearing<'h>(
     history: &'h [Message],

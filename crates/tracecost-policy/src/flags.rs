@@ -292,6 +292,7 @@ impl PolicyFlags {
                 keep_tokens: super::kinds::DEFAULT_CLAUDE_CODE_KEEP_TOKENS,
                 at_least: super::kinds::DEFAULT_CLAUDE_CODE_AT_LEAST,
             },
+            CompactionKind::AgentsTrim => Compaction::AgentsTrim(super::AgentsTrim::default()),
             CompactionKind::Ledger => Compaction::Ledger {
                 threshold: self.threshold.unwrap_or(DEFAULT_LEDGER_THRESHOLD),
                 keep_last: self.keep_last.unwrap_or(DEFAULT_LEDGER_KEEP_LAST),

@@ -28,7 +28,7 @@ pub const DEFAULT_GRID_CACHES: [CacheKind; 4] = [
 pub struct GridSpec {
     /// Compaction policies: a name (`ledger` expands over thresholds ×
     /// keep-last values) or a full part such as `clear-tool-uses:trigger=50000`.
-    /// Default: every policy.
+    /// Default: every policy [`CompactionKind::in_default_grid`].
     pub compactions: Option<Vec<String>>,
     /// Ledger thresholds in characters.
     pub thresholds: Option<Vec<u64>>,
@@ -43,12 +43,10 @@ pub struct GridSpec {
 impl GridSpec {
     /// The compaction names, defaults filled in.
     pub fn compaction_names(&self) -> Vec<String> {
-        // `recorded` is what ran, not a choice: each trace's status quo
-        // replays it, and a grid names it only when asked.
         self.compactions.clone().unwrap_or_else(|| {
             CompactionKind::ALL
                 .iter()
-                .filter(|k| **k != CompactionKind::Recorded)
+                .filter(|k| k.in_default_grid())
                 .map(|k| k.name().to_owned())
                 .collect()
         })

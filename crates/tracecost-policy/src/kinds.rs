@@ -20,6 +20,15 @@ pub const DEFAULT_CLAUDE_CODE_KEEP_TOKENS: u64 = 40_000;
 /// Claude Code's clearing: it clears only when that frees at least this
 /// many tokens (the same lines saved 20,801, 38,535 and 27,012).
 pub const DEFAULT_CLAUDE_CODE_AT_LEAST: u64 = 20_000;
+/// The Agents SDK's `ToolOutputTrimmer`: user messages, from the end, whose
+/// items are kept whole (`recent_turns`).
+pub const DEFAULT_AGENTS_TRIM_TURNS: usize = 2;
+/// `ToolOutputTrimmer`: older outputs over this many characters are trimmed
+/// (`max_output_chars`).
+pub const DEFAULT_AGENTS_TRIM_MAX: u64 = 500;
+/// `ToolOutputTrimmer`: characters kept as a trimmed output's preview
+/// (`preview_chars`).
+pub const DEFAULT_AGENTS_TRIM_PREVIEW: u64 = 200;
 /// Native cache: where the tool manifest sits.
 pub const DEFAULT_MANIFEST: ManifestPosition = ManifestPosition::Cached;
 
@@ -36,6 +45,8 @@ pub enum CompactionKind {
     LangchainClear,
     /// Claude Code's microcompaction as a policy of its own.
     ClaudeCodeClear,
+    /// The OpenAI Agents SDK's `ToolOutputTrimmer`.
+    AgentsTrim,
     /// What the client cleared in place, as its record shows.
     Recorded,
 }
@@ -49,12 +60,13 @@ impl CompactionKind {
     }
 
     /// Every compaction policy, in the order they are listed.
-    pub const ALL: [CompactionKind; 6] = [
+    pub const ALL: [CompactionKind; 7] = [
         CompactionKind::Off,
         CompactionKind::Ledger,
         CompactionKind::ClearToolUses,
         CompactionKind::LangchainClear,
         CompactionKind::ClaudeCodeClear,
+        CompactionKind::AgentsTrim,
         CompactionKind::Recorded,
     ];
 
@@ -66,6 +78,7 @@ impl CompactionKind {
             CompactionKind::ClearToolUses => "clear-tool-uses",
             CompactionKind::LangchainClear => "langchain-clear",
             CompactionKind::ClaudeCodeClear => "claude-code-clear",
+            CompactionKind::AgentsTrim => "agents-trim",
             CompactionKind::Recorded => "recorded",
         }
     }
@@ -82,6 +95,9 @@ impl CompactionKind {
             CompactionKind::ClaudeCodeClear => {
                 "Claude Code's microcompaction: when the results sent whole pass keep-tokens + at-least, the oldest are cleared in place until keep-tokens remain"
             }
+            CompactionKind::AgentsTrim => {
+                "the OpenAI Agents SDK's ToolOutputTrimmer: before the last turns, large tool outputs cut to a preview"
+            }
             CompactionKind::Recorded => {
                 "what the client cleared in place, as recorded (Claude Code's microcompaction)"
             }
@@ -91,6 +107,17 @@ impl CompactionKind {
     /// The policy called `name`.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether a grid that names no compaction tries this one. Not
+    /// `recorded`: it is what ran, which each trace's status quo replays.
+    /// Not `agents-trim`: it is a filter of Agents SDK apps, and its window
+    /// is the last user messages, which on another client's sessions are
+    /// whatever that client sends as user messages (Codex's environment
+    /// context, Claude Code's reminders and hook output), so its figures
+    /// there are not what an app would pay; it runs when named.
+    pub fn in_default_grid(self) -> bool {
+        !matches!(self, CompactionKind::Recorded | CompactionKind::AgentsTrim)
     }
 
     /// Whether this is one of the peers' strategies (trigger/keep/...).

@@ -27,6 +27,7 @@ mod kinds;
 mod peer_view;
 mod peers;
 mod retention;
+mod trim;
 mod ttl;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
@@ -41,6 +42,7 @@ pub use peers::{
     PeerParams, ReprCache, langchain_approx_tokens,
 };
 pub use retention::{BreakpointTtl, OpenAiRetention};
+pub use trim::AgentsTrim;
 pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 
 use std::fmt;
@@ -99,6 +101,10 @@ pub enum Compaction {
         /// Clear only when that frees at least this many tokens.
         at_least: u64,
     },
+    /// The OpenAI Agents SDK's `ToolOutputTrimmer`: at every call, the tool
+    /// results before the last `recent_turns` user messages that are longer
+    /// than `max_output_chars` are sent as the SDK's preview of them.
+    AgentsTrim(AgentsTrim),
     /// The tool results the client cleared in place, at the calls its
     /// record says ([`crate::trace::Call::cleared`]): Claude Code's own
     /// microcompaction, as it ran. On a trace that records none, `off`.
@@ -348,6 +354,22 @@ impl Compaction {
                     at_least,
                 })
             }
+            CompactionKind::AgentsTrim => {
+                let mut t = AgentsTrim::default();
+                for (k, v) in params {
+                    match k {
+                        "turns" => t.recent_turns = num(input, k, v)?,
+                        "max" => t.max_output_chars = num(input, k, v)?,
+                        "preview" => t.preview_chars = num(input, k, v)?,
+                        _ => return Err(unknown(input, name, k, "turns, max, preview")),
+                    }
+                }
+                // The SDK refuses these (`__post_init__`).
+                if t.recent_turns < 1 || t.max_output_chars < 1 {
+                    return Err(err(input, format!("{name} needs turns >= 1 and max >= 1")));
+                }
+                Ok(Compaction::AgentsTrim(t))
+            }
             CompactionKind::Ledger => {
                 let (mut threshold, mut keep_last) = (None, None);
                 for (k, v) in params {
@@ -425,6 +447,7 @@ impl Compaction {
             Compaction::ClearToolUses(_) => CompactionKind::ClearToolUses,
             Compaction::LangchainClear(_) => CompactionKind::LangchainClear,
             Compaction::ClaudeCodeClear { .. } => CompactionKind::ClaudeCodeClear,
+            Compaction::AgentsTrim(_) => CompactionKind::AgentsTrim,
         }
     }
 }
@@ -457,6 +480,14 @@ impl fmt::Display for Compaction {
                 f,
                 "{}:keep-tokens={keep_tokens},at-least={at_least}",
                 CompactionKind::ClaudeCodeClear.name()
+            ),
+            Compaction::AgentsTrim(t) => write!(
+                f,
+                "{}:turns={},max={},preview={}",
+                CompactionKind::AgentsTrim.name(),
+                t.recent_turns,
+                t.max_output_chars,
+                t.preview_chars
             ),
         }
     }
@@ -740,6 +771,8 @@ mod tests {
             "clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
             "clear-tool-uses:trigger=30000,keep=1,at-least=5000,exclude=read|web,inputs=true+none",
             "langchain-clear:trigger=100000,keep=3+none",
+            "agents-trim:turns=2,max=500,preview=200+openai-auto",
+            "agents-trim:turns=1,max=1000,preview=0+none",
             "off+openai-auto",
             "ledger:t=8000,k=2+openai-auto:retention=in-memory,idle=10m",
             "off+openai-auto:retention=24h@gpt-5.4",
@@ -753,6 +786,21 @@ mod tests {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
         }
+    }
+
+    #[test]
+    fn agents_trim_takes_the_sdks_defaults_and_overrides_each() {
+        let c: Config = "agents-trim+none".parse().unwrap();
+        assert_eq!(
+            c.compaction,
+            Compaction::AgentsTrim(AgentsTrim {
+                recent_turns: 2,
+                max_output_chars: 500,
+                preview_chars: 200,
+            })
+        );
+        let c: Config = "agents-trim:preview=50,turns=4+none".parse().unwrap();
+        assert_eq!(c.to_string(), "agents-trim:turns=4,max=500,preview=50+none");
     }
 
     #[test]
@@ -828,7 +876,7 @@ mod tests {
             ),
             (
                 "zip+none",
-                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear or recorded)",
+                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear, agents-trim or recorded)",
             ),
             ("off+tail:ttl=2h", "ttl \"2h\" is not 5m, 1h or recorded"),
             (
@@ -849,6 +897,18 @@ mod tests {
                 "unknown cache policy \"fast\" (expected none, system, native, tail, recorded, claude-code, openai-auto, openai-breakpoints, gemini-implicit, gemini-explicit or bedrock-cachepoint)",
             ),
             ("ledger:t=1,t=2,k=1+none", "parameter \"t\" is given twice"),
+            (
+                "agents-trim:keep=2+none",
+                "agents-trim has no parameter \"keep\" (allowed: turns, max, preview)",
+            ),
+            (
+                "agents-trim:turns=0+none",
+                "agents-trim needs turns >= 1 and max >= 1",
+            ),
+            (
+                "agents-trim:max=0+none",
+                "agents-trim needs turns >= 1 and max >= 1",
+            ),
         ];
         for (input, reason) in cases {
             let e = input.parse::<Config>().unwrap_err();

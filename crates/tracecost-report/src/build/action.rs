@@ -110,6 +110,12 @@ fn compaction_words(c: &Compaction) -> String {
             crate::fmt::thousands(*keep_tokens),
             crate::fmt::thousands(*at_least)
         ),
+        Compaction::AgentsTrim(t) => format!(
+            "add the OpenAI Agents SDK's ToolOutputTrimmer: before the last {} user turns, cut each tool output over {} characters to a {}-character preview",
+            t.recent_turns,
+            crate::fmt::thousands(t.max_output_chars),
+            crate::fmt::thousands(t.preview_chars)
+        ),
         Compaction::Recorded => "keep the clearing the client does now".to_owned(),
     }
 }
@@ -209,6 +215,13 @@ fn places(c: &Compaction) -> Vec<Place> {
             name: "LangChain agents (langchain.agents.middleware)",
             snippet: langchain_edit(&p.0),
         }],
+        Compaction::AgentsTrim(t) => vec![Place {
+            name: "OpenAI Agents SDK (agents.extensions)",
+            snippet: format!(
+                "RunConfig(call_model_input_filter=ToolOutputTrimmer(recent_turns={}, max_output_chars={}, preview_chars={}))",
+                t.recent_turns, t.max_output_chars, t.preview_chars
+            ),
+        }],
         Compaction::Off | Compaction::ClaudeCodeClear { .. } | Compaction::Recorded => Vec::new(),
     }
 }
@@ -275,6 +288,14 @@ mod tests {
         assert_eq!(
             a.places[0].snippet,
             "ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=80000, keep=2)])"
+        );
+        let a = action(
+            &config("agents-trim:turns=3,max=1000,preview=100+none"),
+            None,
+        );
+        assert_eq!(
+            a.places[0].snippet,
+            "RunConfig(call_model_input_filter=ToolOutputTrimmer(recent_turns=3, max_output_chars=1000, preview_chars=100))"
         );
     }
 }
