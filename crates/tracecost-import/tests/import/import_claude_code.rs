@@ -279,13 +279,12 @@ fn usage_scan_counts_like_ccusage() {
         .iter()
         .map(|s| (s.project_path.as_str(), s.session_id.as_str()))
         .collect();
+    // The warmup agent's log (`agent-5ca1ab1e.jsonl`, beside its session's)
+    // counts in the session its rows name, as `report` counts it (ccusage
+    // lists it as a session of its own).
     assert_eq!(
         keys,
-        [
-            ("-home-dev-demo", MAIN),
-            ("-home-dev-demo", "agent-5ca1ab1e"),
-            ("-home-dev-resumed", RESUMED),
-        ]
+        [("-home-dev-demo", MAIN), ("-home-dev-resumed", RESUMED)]
     );
     let main = &scan.sessions[0];
     let by: Vec<(&str, usize, TokenSums)> = main
@@ -298,10 +297,11 @@ fn usage_scan_counts_like_ccusage() {
         [
             (
                 HAIKU,
-                4,
+                5,
                 TokenSums {
-                    input: 23,
-                    output: 94,
+                    // The warmup agent's one response: 3,800 in, 40 out.
+                    input: 23 + 3800,
+                    output: 94 + 40,
                     cache_creation_5m: 940,
                     cache_creation_1h: 50,
                     cache_read: 2900,
@@ -326,8 +326,16 @@ fn usage_scan_counts_like_ccusage() {
         m.responses.iter().for_each(|r| sum.add(r));
         assert_eq!(sum, m.tokens, "{}", m.model);
     }
-    // The kept row of the first response is its last line (largest total).
-    assert_eq!(main.first_ms, ms("2025-06-01T10:00:02.600Z"));
+    // The session's first counted row is the warmup agent's, which ran
+    // before the main conversation's first response.
+    assert_eq!(main.first_ms, ms("2025-06-01T09:59:01.000Z"));
+    // The kept row of the main conversation's first response is its last
+    // line (largest total), not the lines streamed before it.
+    let times: Vec<u64> = main.models.iter().flat_map(|m| m.response_ms.iter().copied()).collect();
+    assert!(times.contains(&ms("2025-06-01T10:00:02.600Z").unwrap()));
+    for streamed in ["2025-06-01T10:00:02.000Z", "2025-06-01T10:00:02.300Z"] {
+        assert!(!times.contains(&ms(streamed).unwrap()), "{streamed}");
+    }
     assert_eq!(main.last_ms, ms("2025-06-01T10:10:02.000Z"));
     let totals = scan.totals();
     assert_eq!(

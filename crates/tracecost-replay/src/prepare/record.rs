@@ -415,6 +415,17 @@ pub(super) fn apportion(total: u64, weights: &[u64]) -> Option<Vec<u64>> {
     Some(shares)
 }
 
+/// The stand-in for what a request sent without the client's markers
+/// carried beyond the history ([`PreparedTrace::read_unmarked`]): a block of
+/// that many tokens.
+pub fn unrecorded_tail(tokens: u64) -> BlockCount {
+    super::hidden::stand_in(
+        &format!("[not recorded: what the request carried beyond the history, {tokens} tokens]"),
+        tokens,
+    )
+    .1
+}
+
 #[cfg(test)]
 mod apportion_tests {
     use super::apportion;
@@ -444,15 +455,4 @@ mod apportion_tests {
             }
         }
     }
-}
-
-/// The stand-in for what a request sent without the client's markers
-/// carried beyond the history ([`PreparedTrace::read_unmarked`]): a block of
-/// that many tokens.
-pub fn unrecorded_tail(tokens: u64) -> BlockCount {
-    super::hidden::stand_in(
-        &format!("[not recorded: what the request carried beyond the history, {tokens} tokens]"),
-        tokens,
-    )
-    .1
 }
