@@ -269,8 +269,8 @@ pub(super) fn saving_range_text(fleet: &Fleet) -> String {
     ) && rec > 0.0
     {
         parts.push(format!(
-            "the simulation is within {:+.1}% of the recorded bill",
-            error_pct(sim, rec)
+            "the status quo simulated is {} against the recorded bill",
+            crate::fmt::signed_percent(error_pct(sim, rec))
         ));
     }
     if parts.is_empty() {
