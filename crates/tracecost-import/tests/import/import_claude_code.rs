@@ -331,7 +331,11 @@ fn usage_scan_counts_like_ccusage() {
     assert_eq!(main.first_ms, ms("2025-06-01T09:59:01.000Z"));
     // The kept row of the main conversation's first response is its last
     // line (largest total), not the lines streamed before it.
-    let times: Vec<u64> = main.models.iter().flat_map(|m| m.response_ms.iter().copied()).collect();
+    let times: Vec<u64> = main
+        .models
+        .iter()
+        .flat_map(|m| m.response_ms.iter().copied())
+        .collect();
     assert!(times.contains(&ms("2025-06-01T10:00:02.600Z").unwrap()));
     for streamed in ["2025-06-01T10:00:02.000Z", "2025-06-01T10:00:02.300Z"] {
         assert!(!times.contains(&ms(streamed).unwrap()), "{streamed}");
