@@ -91,54 +91,25 @@ impl<'c> BillSum<'c> {
         };
         let n = self.candidates.len();
         let of = |row: Option<usize>| s.breakdowns.get(row.unwrap_or(base)).unwrap_or(status_quo);
-        let model = |sums: &mut BTreeMap<String, Sums<ClassBill>>, name: &str| {
-            if !sums.contains_key(name) {
-                sums.insert(
-                    name.to_owned(),
-                    Sums {
-                        recorded: None,
-                        status_quo: ClassBill::default(),
-                        config: vec![ClassBill::default(); n],
-                    },
-                );
-            }
-        };
-        let cause = |sums: &mut BTreeMap<String, Sums<(u64, f64)>>, name: &str| {
-            if !sums.contains_key(name) {
-                sums.insert(
-                    name.to_owned(),
-                    Sums {
-                        recorded: None,
-                        status_quo: (0, 0.0),
-                        config: vec![(0, 0.0); n],
-                    },
-                );
-            }
-        };
         for m in &status_quo.by_model {
-            model(&mut self.models, &m.model);
-            let sums = self.models.get_mut(&m.model).expect("inserted above");
+            let sums = model_sums(&mut self.models, &m.model, n);
             sums.status_quo.add(&m.simulated);
             if let Some(r) = &m.recorded {
                 sums.recorded.get_or_insert_with(ClassBill::default).add(r);
             }
         }
         for c in &status_quo.writes_by_cause {
-            cause(&mut self.causes, &c.cause);
-            let sums = self.causes.get_mut(&c.cause).expect("inserted above");
+            let sums = cause_sums(&mut self.causes, &c.cause, n);
             sums.status_quo.0 += c.tokens;
             sums.status_quo.1 += c.usd;
         }
         for (k, &row) in rows.iter().enumerate() {
             let b: &Breakdown = of(row);
             for m in &b.by_model {
-                model(&mut self.models, &m.model);
-                let sums = self.models.get_mut(&m.model).expect("inserted above");
-                sums.config[k].add(&m.simulated);
+                model_sums(&mut self.models, &m.model, n).config[k].add(&m.simulated);
             }
             for c in &b.writes_by_cause {
-                cause(&mut self.causes, &c.cause);
-                let sums = self.causes.get_mut(&c.cause).expect("inserted above");
+                let sums = cause_sums(&mut self.causes, &c.cause, n);
                 sums.config[k].0 += c.tokens;
                 sums.config[k].1 += c.usd;
             }
@@ -195,4 +166,30 @@ impl<'c> BillSum<'c> {
             .collect();
         (models, classes, causes)
     }
+}
+
+/// `name`'s sums among `models`, made empty for `n` candidates if new.
+fn model_sums<'m>(
+    models: &'m mut BTreeMap<String, Sums<ClassBill>>,
+    name: &str,
+    n: usize,
+) -> &'m mut Sums<ClassBill> {
+    models.entry(name.to_owned()).or_insert_with(|| Sums {
+        recorded: None,
+        status_quo: ClassBill::default(),
+        config: vec![ClassBill::default(); n],
+    })
+}
+
+/// `name`'s sums among `causes`, made empty for `n` candidates if new.
+fn cause_sums<'m>(
+    causes: &'m mut BTreeMap<String, Sums<(u64, f64)>>,
+    name: &str,
+    n: usize,
+) -> &'m mut Sums<(u64, f64)> {
+    causes.entry(name.to_owned()).or_insert_with(|| Sums {
+        recorded: None,
+        status_quo: (0, 0.0),
+        config: vec![(0, 0.0); n],
+    })
 }
