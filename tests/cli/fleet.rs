@@ -969,3 +969,54 @@ fn calls_jsonl_holds_every_call_of_every_config_and_nothing_else_changes() {
         }
     }
 }
+
+/// Results needed again are never priced at nothing: the fleet prices its
+/// summed needs at its own round trip, so a config that shows needs above
+/// zero shows a cost above zero for them, and its risk-adjusted cost is
+/// its cost plus that price.
+#[test]
+fn results_needed_again_in_a_fleet_are_priced() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = crate::util::tracecost()
+        .args([
+            "report",
+            crate::util::repo("traces").to_str().unwrap(),
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let configs = json["fleet"]["configs"].as_array().unwrap();
+    let mut with_needs = 0;
+    for c in configs {
+        let needs = c["recall"]["needs"]["mid"].as_f64().unwrap();
+        let priced = c["recall"]["cost_usd"]["mid"].as_f64().unwrap();
+        let gap = c["risk_adjusted_cost_usd"].as_f64().unwrap() - c["cost_usd"].as_f64().unwrap();
+        assert!(
+            (gap - priced).abs() < 1e-9,
+            "{}: {gap} against {priced}",
+            c["config"]
+        );
+        if needs > 0.0 {
+            with_needs += 1;
+            assert!(
+                priced > 0.0,
+                "{}: {needs} needs priced at {priced}",
+                c["config"]
+            );
+        }
+    }
+    assert!(
+        with_needs > 0,
+        "the bundled traces show needs under some config"
+    );
+    // The sessions are dated: the saving is scaled by month, never by a
+    // thousand sessions of a two-session fleet.
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!html.contains("per 1,000 sessions"));
+    assert!(html.contains("per month at this rate"));
+}

@@ -72,6 +72,11 @@ pub struct FleetFigures {
     /// only where it ran.
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_traces: usize,
+    /// What one recall round trip costs summed over the calls, and the
+    /// calls: the fleet prices its summed needs at their quotient (see
+    /// `price_recalls`).
+    #[serde(skip)]
+    round_trips: (f64, usize),
 }
 
 /// The recall risk of a config summed over sessions: needs and what they
@@ -201,11 +206,16 @@ impl FleetFigures {
             no_effect: false,
             over_window_calls: 0,
             skipped_traces: 0,
+            round_trips: (0.0, 0),
         }
     }
 
-    fn add(&mut self, r: &SweepRow) {
+    /// Adds one trace's row; `recall_cost_usd` is the price of a round trip
+    /// its sweep was given (`None`: the row's average call).
+    fn add(&mut self, r: &SweepRow, recall_cost_usd: Option<f64>) {
         let t = &r.result.totals;
+        self.round_trips.0 += recall_cost_usd.map_or(t.cost_usd, |p| p * t.calls as f64);
+        self.round_trips.1 += t.calls;
         self.cost_usd += t.cost_usd;
         self.recall_tokens_usd += r.recall_tokens_usd;
         self.compacted_results += t.compacted_results;
@@ -219,16 +229,14 @@ impl FleetFigures {
 
     /// The priced recalls of the sums: an excess over coincidence summed
     /// over traces is cut at zero here, once (see `RecallRisk::needs`).
+    ///
+    /// The mid is priced after the sum, at the fleet's price of a round
+    /// trip: each trace's signed excess priced at its own average call and
+    /// then summed can leave needs above zero priced at nothing (a trace
+    /// whose chance is taken off dearer than the ones that show needs),
+    /// and a reader would see results needed again that cost nothing.
     fn price_recalls(&mut self) {
         let r = &mut self.recall;
-        // The recalled text's part of the mid may come out below zero,
-        // where chance is taken off in a bucket of large results: it is
-        // priced at no less than nothing, as the turns are, so that the
-        // recommendation and its break-even price one and the same figure.
-        if self.recall_tokens_usd < 0.0 {
-            r.cost_usd.mid -= self.recall_tokens_usd;
-            self.recall_tokens_usd = 0.0;
-        }
         let cut = |x: Range| Range {
             low: x.low.max(0.0),
             mid: x.mid.max(0.0),
@@ -242,10 +250,22 @@ impl FleetFigures {
             high: x.high.max(x.mid.max(x.low)),
         };
         r.needs = ordered(cut(r.needs));
+        // The recalled text's part of the mid may come out below zero,
+        // where chance is taken off in a bucket of large results: it is
+        // priced at no less than nothing, as the turns are, so that the
+        // recommendation and its break-even price one and the same figure.
+        let tokens_usd = self.recall_tokens_usd.max(0.0);
+        let (trips_usd, calls) = self.round_trips;
+        let per_trip = if calls > 0 {
+            trips_usd / calls as f64
+        } else {
+            0.0
+        };
+        r.cost_usd.mid = r.needs.mid * per_trip + tokens_usd;
         r.cost_usd = ordered(cut(r.cost_usd));
         r.evidence_cost_usd = r.cost_usd;
         self.recall_needs = r.needs.mid;
-        self.recall_tokens_usd = self.recall_tokens_usd.max(0.0).min(r.cost_usd.mid);
+        self.recall_tokens_usd = tokens_usd.min(r.cost_usd.mid);
         self.risk_adjusted_cost_usd = self.cost_usd + r.cost_usd.mid;
     }
 
@@ -588,14 +608,14 @@ impl<'c> AnswerSum<'c> {
         if let Some(o) = &sweep.observed_recall {
             self.observed.get_or_insert_with(Observed::default).add(o);
         }
-        self.status_quo.add(b);
+        self.status_quo.add(b, sweep.recall_cost_usd);
         for (f, row) in self.configs.iter_mut().zip(rows) {
             match row.map(|k| &sweep.rows[k]) {
-                Some(r) => f.add(r),
+                Some(r) => f.add(r, sweep.recall_cost_usd),
                 // Skipped for this trace: what it pays now, so a config
                 // is never cheaper for having run on fewer sessions.
                 None => {
-                    f.add(b);
+                    f.add(b, sweep.recall_cost_usd);
                     f.skipped_traces += 1;
                 }
             }

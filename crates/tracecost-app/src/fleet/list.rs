@@ -237,6 +237,7 @@ mod tests {
                 savings_usd: 0.0,
                 savings_pct: 0.0,
             },
+            parts: Vec::new(),
         }
     }
 

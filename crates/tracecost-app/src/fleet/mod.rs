@@ -26,7 +26,7 @@ pub use bill::{CauseFigures, ClassFigures, ModelFigures};
 pub use days::{DAYS_PER_MONTH, DayFigures, PerMonth, UNDATED};
 pub use list::SessionList;
 pub use session::{
-    NO_PROJECT, OwnPick, SessionDay, SessionFigures, SessionSummary, by_session,
+    NO_PROJECT, OwnPick, SessionDay, SessionFigures, SessionSummary, TracePart, by_session,
     savings_by_session, session_projects, session_saving,
 };
 

@@ -242,6 +242,26 @@ pub struct SessionFigures {
     pub savings_pct: f64,
     /// The config the fleet's rule picks for this session alone.
     pub own_pick: OwnPick,
+    /// Each trace's part of these figures, in the order of `traces`, so a
+    /// page of the session shows the whole of it and what each part adds.
+    #[serde(default)]
+    pub parts: Vec<TracePart>,
+}
+
+/// One trace's part of its session's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TracePart {
+    /// The trace's name in the report.
+    pub trace: String,
+    /// Its calls.
+    pub calls: usize,
+    /// What its calls with recorded usage were billed, USD.
+    pub recorded_cost_usd: Option<f64>,
+    /// Its status quo, simulated, USD.
+    pub status_quo_usd: f64,
+    /// What it costs under the fleet's recommendation (its status quo when
+    /// the answer is to keep what runs), USD.
+    pub recommended_usd: f64,
 }
 
 /// The policy the fleet's rule picks for one session on its own.
@@ -293,6 +313,21 @@ pub(super) fn session_figures(
             savings_usd: own.recommended.savings_usd,
             savings_pct: own.recommended.savings_pct,
         },
+        parts: group
+            .iter()
+            .map(|t| {
+                let base = &t.status_quo().result.totals;
+                TracePart {
+                    trace: t.sweep.trace.clone(),
+                    calls: base.calls,
+                    recorded_cost_usd: base.recorded_cost_usd,
+                    status_quo_usd: base.cost_usd,
+                    recommended_usd: rec
+                        .and_then(|c| t.row(c))
+                        .map_or(base.cost_usd, |r| r.result.totals.cost_usd),
+                }
+            })
+            .collect(),
     }
 }
 

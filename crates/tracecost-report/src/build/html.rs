@@ -169,14 +169,19 @@ pub(super) fn fleet_section(
         );
         let _ = writeln!(
             s,
-            "<div class=\"card\"><div class=\"k\">Saving</div><div class=\"v good\">{} ({:.1}%)</div><div class=\"d\">{}{} per 1,000 sessions{}</div></div>",
+            "<div class=\"card\"><div class=\"k\">Saving</div><div class=\"v good\">{} ({:.1}%)</div><div class=\"d\">{}{}</div></div>",
             dollars(h.saving_usd),
             h.saving_pct,
-            month.map_or_else(String::new, |m| format!(
-                "{} per month at this rate<br>",
-                dollars(m.saving_usd)
-            )),
-            dollars(h.saving_usd / ans.sessions.max(1) as f64 * 1000.0),
+            // Scaled by time where the sessions are dated; otherwise by
+            // session, the one unit the fleet itself measures (a figure
+            // per 1,000 sessions would multiply two sessions by 500).
+            month.map_or_else(
+                || format!(
+                    "{} per session on average",
+                    dollars(h.saving_usd / ans.sessions.max(1) as f64)
+                ),
+                |m| format!("{} per month at this rate", dollars(m.saving_usd))
+            ),
             match super::story::saving_range_text(fleet) {
                 t if t.is_empty() => String::new(),
                 t => format!("<br>{}", html_escape(&t)),
@@ -362,6 +367,7 @@ pub(super) fn trace_page(
             chart_files: false,
             baseline,
             per_thousand: PerThousand::No,
+            own_page: true,
         },
     );
     s.push_str("</body>\n</html>\n");
@@ -414,6 +420,9 @@ pub(super) struct SectionPlace<'a> {
     pub(super) baseline: Option<&'a str>,
     /// Whether figures are also given per 1,000 runs.
     pub(super) per_thousand: PerThousand,
+    /// Whether the section is a trace's own page, beside its session's
+    /// page (`whole/…` under `sessions/`).
+    pub(super) own_page: bool,
 }
 
 pub(super) fn trace_section(
@@ -428,11 +437,20 @@ pub(super) fn trace_section(
         chart_files,
         baseline,
         per_thousand,
+        own_page,
     } = place;
     let sw = &r.sweep;
     let h = headline(sw);
     let part = if session == sw.trace {
         String::new()
+    } else if own_page {
+        // The session's page exists wherever one of its traces has a page
+        // (`session_page::has_whole_page`): this is one.
+        format!(
+            "<p class=\"small\">A trace of session <a href=\"whole/{}.html\"><code>{}</code></a> (a continuation or subagent of it): the figures below are this trace's alone; the session's page sums them all.</p>\n",
+            slug(session),
+            html_escape(session)
+        )
     } else {
         format!(
             "<p class=\"small\">A trace of session <code>{}</code> (a continuation or subagent of it): the figures below are this trace's alone.</p>\n",

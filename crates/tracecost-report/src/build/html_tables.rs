@@ -169,7 +169,14 @@ pub(super) fn sessions_table_out<'f>(
         let _ = writeln!(
             s,
             "<tr><td class=\"l s\">{}<br><span class=\"small\">{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{under}<td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
-            html_escape(&session_title(r)),
+            match super::session_page::has_whole_page(r, detail) {
+                true => format!(
+                    "<a href=\"{root}{}\">{}</a>",
+                    super::session_page::whole_link(&r.session),
+                    html_escape(&session_title(r))
+                ),
+                false => html_escape(&session_title(r)),
+            },
             traces.join(" · "),
             started,
             r.traces.len(),

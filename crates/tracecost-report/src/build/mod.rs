@@ -20,6 +20,7 @@ mod csv;
 mod html;
 mod html_tables;
 mod results_json;
+mod session_page;
 mod story;
 mod summary_md;
 
@@ -687,6 +688,7 @@ impl<'s> ReportWriter<'s> {
                     } else {
                         PerThousand::No
                     },
+                    own_page: false,
                 },
             );
             Some(section)
@@ -796,6 +798,15 @@ impl<'s> ReportWriter<'s> {
         );
         self.put("index.html", index.as_bytes())?;
         if self.split {
+            // Each session of several traces gets its page, written now
+            // that the fleet has summed it.
+            for r in fleet.per_session.iter() {
+                let r = r?;
+                if session_page::has_whole_page(&r, detail) {
+                    let page = session_page::whole_session_page(fleet, &r, detail);
+                    self.put(&session_page::whole_link(&r.session), page.as_bytes())?;
+                }
+            }
             self.put("sessions/index.html", b"")?;
             sessions_page(fleet, sessions.len(), detail, &mut |text| {
                 self.append("sessions/index.html", text.as_bytes())?;

@@ -222,12 +222,11 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
     } else {
         let r = &a.recommended;
         out.push(format!(
-            "Recommended `{}`: {} — saves {} ({:.1}%), {} per 1,000 sessions; {} result(s) needed again; {} session(s) cost more, median saving {} per session.",
+            "Recommended `{}`: {} — saves {} ({:.1}%); {} result(s) needed again; {} session(s) cost more, median saving {} per session.",
             r.config,
             dollars(r.cost_usd),
             dollars(r.savings_usd),
             r.savings_pct,
-            dollars(r.savings_usd / a.sessions.max(1) as f64 * 1000.0),
             needs(r.recall_needs),
             a.spread.more_expensive,
             dollars(a.spread.median_usd)
@@ -444,14 +443,9 @@ pub(super) fn now_detail(fleet: &Fleet) -> String {
             dollars(sim),
             error_pct(sim, a.headline.now_usd)
         ),
-        (_, Some((r, sim))) => format!(
-            "{base}, simulated · {} of {} calls recorded usage: {} recorded, {} simulated on them ({:+.1}%)",
-            thousands(a.recorded_calls as u64),
-            thousands(a.calls as u64),
-            dollars(r),
-            dollars(sim),
-            error_pct(sim, r)
-        ),
+        // Part of the calls recorded their usage: the card holds one
+        // figure, the check on that part is told under the cards.
+        (_, Some(_)) => format!("{base}, simulated"),
         _ => format!("{base}, simulated (no recorded usage)"),
     }
 }
@@ -463,11 +457,22 @@ pub(super) fn basis_line(a: &GroupAnswer) -> String {
         Basis::Simulated if a.recorded_calls == 0 => {
             "Figures side by side are on one basis: the status quo simulated (no call recorded its usage).".to_owned()
         }
-        Basis::Simulated => format!(
-            "Figures side by side are on one basis: the status quo simulated ({} of {} calls recorded usage, so the recorded part is a check beside it, not the bill).",
-            thousands(a.recorded_calls as u64),
-            thousands(a.calls as u64)
-        ),
+        Basis::Simulated => {
+            let check = match (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
+                (Some(r), Some(sim)) if r > 0.0 => format!(
+                    ": their recorded {} against {} simulated on them ({:+.1}%)",
+                    dollars(r),
+                    dollars(sim),
+                    error_pct(sim, r)
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "Figures side by side are on one basis: the status quo simulated. {} of {} calls recorded usage{check}, a check beside it, not the bill.",
+                thousands(a.recorded_calls as u64),
+                thousands(a.calls as u64)
+            )
+        }
     }
 }
 
@@ -655,9 +660,10 @@ pub(super) fn reasoning(fleet: &Fleet) -> String {
         format!(" {}", fleet_stability_line(st).replace('`', ""))
     });
     format!(
-        "{} has the lowest cost once recall risk is priced ({} + priced recalls = {}, against {sq_priced}). {} of its compacted results were needed again, each recall priced {pricing}; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
+        "{} has the lowest cost once recall risk is priced ({} + {} for its recalls = {}, against {sq_priced}). {} of its compacted results were needed again, each recall priced {pricing}; it compacts {} tool result(s). Per session the saving runs from {} (10th percentile) to {} (90th), median {}; {} session(s) cost more.{stability}{idle_note}",
         r.config,
         dollars(r.cost_usd),
+        dollars(r.risk_adjusted_cost_usd - r.cost_usd),
         dollars(r.risk_adjusted_cost_usd),
         needs(r.recall_needs),
         thousands(r.compacted_results as u64),
