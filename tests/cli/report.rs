@@ -724,3 +724,80 @@ fn a_baseline_asked_for_is_named_and_not_taken_for_what_ran() {
         "{stderr}"
     );
 }
+
+/// A session of several traces has a page that sums it: its figures are
+/// the fleet table's, each trace's part is listed, and the parts add up;
+/// the session tables link its name there.
+#[test]
+fn a_session_of_several_traces_has_a_page_that_sums_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let (code, _, stderr) = outcome(
+        tracecost()
+            .args([
+                "report",
+                crate::util::repo("traces").to_str().unwrap(),
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let mut pages = 0;
+    for s in json["fleet"]["per_session"].as_array().unwrap() {
+        let parts = s["parts"].as_array().unwrap();
+        assert_eq!(parts.len(), s["traces"].as_array().unwrap().len());
+        let sum: f64 = parts
+            .iter()
+            .map(|p| p["status_quo_usd"].as_f64().unwrap())
+            .sum();
+        let whole = s["status_quo_usd"].as_f64().unwrap();
+        assert!((sum - whole).abs() < 1e-9, "{sum} against {whole}");
+        if parts.len() < 2 {
+            continue;
+        }
+        pages += 1;
+        let name = s["session"].as_str().unwrap();
+        let link = format!("sessions/whole/{name}.html");
+        let page = std::fs::read_to_string(out.join(&link)).unwrap();
+        assert!(index.contains(&format!("href=\"{link}\"")), "{link}");
+        for figure in ["status_quo_usd", "recommended_usd"] {
+            let usd = format!("${:.2}", s[figure].as_f64().unwrap());
+            assert!(page.contains(&usd), "{name}: {figure} {usd}");
+        }
+        assert_eq!(
+            page.matches("<tr>").count(),
+            parts.len() + 2,
+            "a row per trace and the sum"
+        );
+    }
+    assert!(
+        pages > 0,
+        "the bundled traces hold a session of several traces"
+    );
+}
+
+/// No text of a page is set under 12 px: every font size below the body's
+/// is held to 12 px at least, and a phone hides the columns marked
+/// optional rather than scrolling the table.
+#[test]
+fn report_text_is_never_under_12px_and_phones_drop_optional_columns() {
+    let css = std::fs::read_to_string(crate::util::repo(
+        "crates/tracecost-report/src/build/style.css",
+    ))
+    .unwrap();
+    for decl in css.split("font-size:").skip(1) {
+        let value: String = decl.chars().take_while(|&c| c != ';' && c != '}').collect();
+        let em = value.strip_suffix("em").and_then(|v| v.parse::<f64>().ok());
+        assert!(
+            value.starts_with("max(12px,") || em.is_some_and(|e| e >= 1.0),
+            "font-size:{value} may fall under 12 px"
+        );
+    }
+    let phone = &css[css.find("@media (max-width:640px)").unwrap()..];
+    assert!(phone.contains(".o{display:none}"));
+}

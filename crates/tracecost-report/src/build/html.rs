@@ -216,11 +216,11 @@ pub(super) fn fleet_section(
     configs_table(s, fleet);
     super::bill::bill_html(s, fleet);
     if !fleet.projects.is_empty() {
-        s.push_str("<h2>Per project</h2>\n<p class=\"small\">A session counts in the project of its first trace, with all its traces.</p>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th>traces</th><th>calls</th><th>recorded</th><th>status quo</th><th class=\"l\">its best policy</th><th>which saves</th></tr>\n");
+        s.push_str("<h2>Per project</h2>\n<p class=\"small\">A session counts in the project of its first trace, with all its traces.</p>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th class=\"o\">traces</th><th class=\"o\">calls</th><th class=\"o\">recorded</th><th>status quo</th><th class=\"l o\">its best policy</th><th>which saves</th></tr>\n");
         for p in &fleet.projects {
             let _ = writeln!(
                 s,
-                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
+                "<tr><td class=\"l\">{}</td><td>{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td>{}</td><td class=\"l o\"><code>{}</code></td><td>{:.1}%</td></tr>",
                 html_escape(&p.project),
                 thousands(p.answer.sessions as u64),
                 thousands(p.answer.traces as u64),
@@ -238,11 +238,11 @@ pub(super) fn fleet_section(
         s.push_str("</table>\n");
     }
     if !fleet.days.is_empty() {
-        s.push_str("<h2>Per day</h2>\n<p class=\"small\">Calls by the day they started (UTC); a session counts once on each day it ran.</p>\n<table><tr><th class=\"l\">day</th><th>sessions</th><th>calls</th><th>recorded</th><th>status quo</th><th>recommended</th></tr>\n");
+        s.push_str("<h2>Per day</h2>\n<p class=\"small\">Calls by the day they started (UTC); a session counts once on each day it ran.</p>\n<table><tr><th class=\"l\">day</th><th class=\"o\">sessions</th><th class=\"o\">calls</th><th class=\"o\">recorded</th><th>status quo</th><th>recommended</th></tr>\n");
         for d in &fleet.days {
             let _ = writeln!(
                 s,
-                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td class=\"l\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td>{}</td><td>{}</td></tr>",
                 html_escape(&d.day),
                 thousands(d.sessions as u64),
                 thousands(d.calls as u64),

@@ -16,7 +16,7 @@ use super::{CHUNK, ReportError};
 
 /// The fleet's configs, cheapest first.
 pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
-    let head = "<tr><th>#</th><th class=\"l\">config</th><th>cost</th><th>with recalls priced</th><th>saving</th><th>compacted</th><th>recall risk</th><th class=\"l\"></th></tr>\n";
+    let head = "<tr><th class=\"o\">#</th><th class=\"l\">config</th><th>cost</th><th class=\"o\">with recalls priced</th><th>saving</th><th class=\"o\">compacted</th><th class=\"o\">recall risk</th><th class=\"l\"></th></tr>\n";
     let row = |s: &mut String, i: usize, c: &FleetFigures| {
         let mut marks = Vec::new();
         if c.config == fleet.answer.status_quo.config {
@@ -30,7 +30,7 @@ pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
         }
         let _ = writeln!(
             s,
-            "<tr{}><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td class=\"m\">{}</td></tr>",
+            "<tr{}><td class=\"o\">{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td class=\"o\">{}</td><td>{:.1}%</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"m\">{}</td></tr>",
             if marks.is_empty() {
                 ""
             } else {
@@ -129,11 +129,11 @@ pub(super) fn sessions_table_out<'f>(
     let keep = fleet.answer.keep_status_quo;
     let _ = writeln!(
         s,
-        "<table><tr><th class=\"l\">session</th><th>started</th><th>traces</th><th>calls</th><th>recorded</th><th>status quo</th>{}<th class=\"l\">its own best policy</th><th>which saves</th></tr>",
+        "<table><tr><th class=\"l\">session</th><th class=\"o\">started</th><th class=\"o\">traces</th><th class=\"o\">calls</th><th class=\"o\">recorded</th><th>status quo</th>{}<th class=\"l o\">its own best policy</th><th class=\"o\">which saves</th></tr>",
         if keep {
             ""
         } else {
-            "<th>under the recommendation</th><th>saving</th>"
+            "<th>recommended</th><th>saving</th>"
         }
     );
     for r in sessions {
@@ -168,7 +168,7 @@ pub(super) fn sessions_table_out<'f>(
         };
         let _ = writeln!(
             s,
-            "<tr><td class=\"l s\">{}<br><span class=\"small\">{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{under}<td class=\"l\"><code>{}</code></td><td>{:.1}%</td></tr>",
+            "<tr><td class=\"l s\">{}<br><span class=\"small\">{}</span></td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td>{}</td>{under}<td class=\"l o\"><code>{}</code></td><td class=\"o\">{:.1}%</td></tr>",
             match super::session_page::has_whole_page(r, detail) {
                 true => format!(
                     "<a href=\"{root}{}\">{}</a>",
@@ -233,7 +233,7 @@ pub(super) fn sweep_table(s: &mut String, sw: &TraceSweep) {
         let mark = crate::sweep_view::marks(sw, i);
         let _ = writeln!(
             s,
-            "<tr{}><td>{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td class=\"m\">{}</td></tr>",
+            "<tr{}><td class=\"o\">{}</td><td class=\"l\"><code>{}</code></td><td>{}</td><td>{}</td><td class=\"o\">{:.1}%</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}{}</td><td class=\"m\">{}</td></tr>",
             if mark.is_empty() {
                 ""
             } else {
@@ -252,7 +252,7 @@ pub(super) fn sweep_table(s: &mut String, sw: &TraceSweep) {
             html_escape(&mark)
         );
     };
-    let head = "<tr><th>#</th><th class=\"l\">config</th><th>cost</th><th>saving</th><th>%</th><th>uncached</th><th>cache write</th><th>cache read</th><th>recall risk</th><th class=\"l\"></th></tr>\n";
+    let head = "<tr><th class=\"o\">#</th><th class=\"l\">config</th><th>cost</th><th>saving</th><th class=\"o\">%</th><th class=\"o\">uncached</th><th class=\"o\">cache write</th><th class=\"o\">cache read</th><th class=\"o\">recall risk</th><th class=\"l\"></th></tr>\n";
     s.push_str("<table>\n");
     s.push_str(head);
     for (i, r) in sw.rows.iter().enumerate().take(15) {
@@ -275,7 +275,7 @@ pub(super) fn sweep_table(s: &mut String, sw: &TraceSweep) {
 pub(super) fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
     let _ = write!(
         s,
-        "<details{}><summary>{label}: <code>{}</code> — {} calls, {}</summary>\n<table>\n<tr><th>call</th><th>msgs</th><th>chars</th><th>uncached</th><th>write 5m</th><th>write 1h</th><th>read</th><th>output</th><th>cost</th><th>recorded input</th><th class=\"l\">compacted</th><th class=\"l\">why it wrote or missed</th></tr>\n",
+        "<details{}><summary>{label}: <code>{}</code> — {} calls, {}</summary>\n<table>\n<tr><th>call</th><th class=\"o\">msgs</th><th class=\"o\">chars</th><th class=\"o\">uncached</th><th class=\"o\">write 5m</th><th class=\"o\">write 1h</th><th class=\"o\">read</th><th class=\"o\">output</th><th>cost</th><th class=\"o\">recorded input</th><th class=\"l o\">compacted</th><th class=\"l\">why it wrote or missed</th></tr>\n",
         if r.result.calls.len() <= 30 {
             " open"
         } else {
@@ -288,7 +288,7 @@ pub(super) fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
     for c in &r.result.calls {
         let _ = writeln!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td>{}</td><td class=\"o\">{}</td><td class=\"l o\">{}</td><td class=\"l\">{}</td></tr>",
             c.index,
             c.messages,
             thousands(c.chars),

@@ -81,9 +81,9 @@ pub(super) fn whole_session_page(fleet: &Fleet, r: &SessionFigures, detail: Deta
             r.savings_pct
         );
     }
-    s.push_str("</div>\n<h2>Its traces</h2>\n<table><tr><th class=\"l\">trace</th><th>calls</th><th>recorded</th><th>status quo</th>");
+    s.push_str("</div>\n<h2>Its traces</h2>\n<table><tr><th class=\"l\">trace</th><th class=\"o\">calls</th><th>recorded</th><th>status quo</th>");
     if !keep {
-        s.push_str("<th>under the recommendation</th>");
+        s.push_str("<th>recommended</th>");
     }
     s.push_str("</tr>\n");
     for p in &r.parts {
@@ -97,7 +97,7 @@ pub(super) fn whole_session_page(fleet: &Fleet, r: &SessionFigures, detail: Deta
         };
         let _ = write!(
             s,
-            "<tr><td class=\"l s\">{name}</td><td>{}</td><td>{}</td><td>{}</td>",
+            "<tr><td class=\"l\">{name}</td><td class=\"o\">{}</td><td>{}</td><td>{}</td>",
             thousands(p.calls as u64),
             p.recorded_cost_usd.map_or_else(String::new, dollars),
             dollars(p.status_quo_usd)
@@ -109,7 +109,7 @@ pub(super) fn whole_session_page(fleet: &Fleet, r: &SessionFigures, detail: Deta
     }
     let _ = write!(
         s,
-        "<tr><td class=\"l\"><b>the session</b></td><td>{}</td><td>{}</td><td>{}</td>",
+        "<tr><td class=\"l\"><b>the session</b></td><td class=\"o\">{}</td><td>{}</td><td>{}</td>",
         thousands(r.calls as u64),
         r.recorded_cost_usd.map_or_else(String::new, dollars),
         dollars(r.status_quo_usd)
