@@ -447,7 +447,12 @@ fn a_session_counts_once_with_its_traces_in_every_format() {
         );
     }
     let part = std::fs::read_to_string(out.join("sessions/conv-part2.html")).unwrap();
-    assert!(part.contains("A trace of session <code>conv</code>"));
+    assert!(part.contains("A trace of session <a href=\"whole/conv.html\"><code>conv</code></a>"));
+    let whole = std::fs::read_to_string(out.join("sessions/whole/conv.html")).unwrap();
+    for t in ["conv-part2", "conv-agent-1"] {
+        assert!(whole.contains(&format!("title=\"{t}\"")), "{t}");
+    }
+    assert!(!out.join("sessions/whole/alone.html").exists());
     let alone = std::fs::read_to_string(out.join("sessions/alone.html")).unwrap();
     assert!(!alone.contains("A trace of session"));
 }

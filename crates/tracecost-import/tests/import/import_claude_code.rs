@@ -549,3 +549,43 @@ fn a_response_in_two_files_is_one_call() {
         .sum();
     assert_eq!(scanned, 3 * 2000);
 }
+
+/// A trace's project is the folder Claude Code ran in, as its lines' `cwd`
+/// says (the folder under `projects/` cannot be read back into a path);
+/// a file whose lines name none keeps the folder's name.
+#[test]
+fn the_project_is_the_path_the_conversation_ran_in() {
+    let dir = root().join("projects/-home-dev-demo");
+    let out = import(
+        &[dir.join(format!("{MAIN}.jsonl"))],
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    for t in &out.traces {
+        assert_eq!(t.project.as_deref(), Some("/home/dev/demo"), "{}", t.name);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("projects/-home-dev-nocwd");
+    std::fs::create_dir_all(&project).unwrap();
+    let text = std::fs::read_to_string(dir.join(format!("{MAIN}.jsonl"))).unwrap();
+    let without: String = text
+        .lines()
+        .map(|l| match serde_json::from_str::<serde_json::Value>(l) {
+            Ok(serde_json::Value::Object(mut o)) => {
+                o.remove("cwd");
+                serde_json::to_string(&o).unwrap() + "\n"
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(project.join(format!("{MAIN}.jsonl")), without).unwrap();
+    let out = import(
+        &[project.join(format!("{MAIN}.jsonl"))],
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert!(!out.traces.is_empty());
+    for t in &out.traces {
+        assert_eq!(t.project.as_deref(), Some("-home-dev-nocwd"), "{}", t.name);
+    }
+}

@@ -164,6 +164,8 @@ pub(super) struct Builder {
     /// Response ids seen: segment index and call index.
     seen: HashMap<String, (usize, Option<usize>)>,
     pub(super) session_id: Option<String>,
+    /// The first `cwd` a line names: where the conversation started.
+    pub(super) cwd: Option<String>,
     /// Lines at least this long are given back once parsed
     /// ([`LONG_LINE`](super::LONG_LINE); tests choose others).
     long_line: usize,
@@ -187,6 +189,7 @@ impl Builder {
             seg: Segment::default(),
             seen: HashMap::new(),
             session_id: None,
+            cwd: None,
             sidechains: Vec::new(),
             sidechain_of: HashMap::new(),
             preserved: HashSet::new(),
@@ -258,6 +261,9 @@ impl Builder {
         };
         if self.session_id.is_none() {
             self.session_id = raw_str(doc.session_id);
+        }
+        if self.cwd.is_none() {
+            self.cwd = raw_str(doc.cwd).filter(|c| !c.is_empty());
         }
         let kind = doc.kind.as_deref().unwrap_or("");
         match kind {

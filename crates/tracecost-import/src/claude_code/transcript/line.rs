@@ -35,6 +35,10 @@ pub(super) struct LineDoc<'a> {
     pub(super) timestamp: Option<&'a RawValue>,
     #[serde(rename = "sessionId", default, borrow)]
     pub(super) session_id: Option<&'a RawValue>,
+    /// The folder Claude Code ran in: the project's real path (its folder
+    /// under `projects/` spells it with every `/` and `.` made a `-`).
+    #[serde(default, borrow)]
+    pub(super) cwd: Option<&'a RawValue>,
     #[serde(rename = "toolUseResult", default, borrow)]
     pub(super) tool_use_result: Option<&'a RawValue>,
     #[serde(default, borrow)]

@@ -338,6 +338,14 @@ fn import_lines<R: BufRead>(
             opts,
         );
     }
+    // The project is where the conversation ran, as its lines say; the
+    // folder's name stands in where no line does (it cannot be read back
+    // into the path: `-` stands for `/`, `.` and `-` alike).
+    if let Some(cwd) = &b.cwd {
+        for t in &mut out.traces {
+            t.project = Some(cwd.clone());
+        }
+    }
     if out.traces.is_empty() {
         tally.bump(Note::NoCallFile);
     }
