@@ -153,7 +153,7 @@ fn figures_only(s: &TraceSweep) -> TraceSweep {
             model: r.result.model.clone(),
             back_to_back: r.result.back_to_back,
             calibration: r.result.calibration,
-            calls: Vec::new(),
+            calls: Default::default(),
             totals: r.result.totals,
             fidelity: r.result.fidelity,
             breakdown: r.result.breakdown.clone(),

@@ -899,7 +899,7 @@ impl<'a> Simulator<'a> {
                 model: done.first_price.id.clone(),
                 back_to_back: !trace.has_timestamps(),
                 calibration,
-                calls,
+                calls: calls.into(),
                 totals,
                 breakdown: bill.finish(),
             });

@@ -289,6 +289,60 @@ impl CompactedLog {
     }
 }
 
+/// A replay's per-call results, in call order. Configs that send the
+/// same requests under the same cache policy get the same results (only
+/// their names differ), so one list is shared by all of them rather than
+/// copied for each: a long trace's lists are most of what a sweep holds.
+/// Reads as a slice; serializes as a list.
+#[derive(Clone, Default, PartialEq)]
+pub struct CallResults(Arc<[CallResult]>);
+
+impl CallResults {
+    /// Whether `self` and `other` are one list, shared (not merely equal).
+    pub fn is_shared_with(&self, other: &CallResults) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for CallResults {
+    type Target = [CallResult];
+    fn deref(&self) -> &[CallResult] {
+        &self.0
+    }
+}
+
+impl<'a> IntoIterator for &'a CallResults {
+    type Item = &'a CallResult;
+    type IntoIter = std::slice::Iter<'a, CallResult>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl From<Vec<CallResult>> for CallResults {
+    fn from(calls: Vec<CallResult>) -> Self {
+        CallResults(calls.into())
+    }
+}
+
+impl FromIterator<CallResult> for CallResults {
+    fn from_iter<I: IntoIterator<Item = CallResult>>(iter: I) -> Self {
+        CallResults(iter.into_iter().collect())
+    }
+}
+
+impl std::fmt::Debug for CallResults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter()).finish()
+    }
+}
+
+impl Serialize for CallResults {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
+}
+
 /// One simulated call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallResult {
@@ -445,9 +499,9 @@ pub struct ReplayResult {
     pub back_to_back: bool,
     /// The calibration used.
     pub calibration: TraceCalibration,
-    /// Per call.
+    /// Per call (shared with the configs that sent the same requests).
     #[serde(skip_deserializing)]
-    pub calls: Vec<CallResult>,
+    pub calls: CallResults,
     /// Totals.
     pub totals: Totals,
     /// Simulated against recorded usage, when the trace recorded any.

@@ -927,6 +927,85 @@ mod tests {
         }
     }
 
+    /// A tool loop of `calls` calls, each sending the whole history; every
+    /// third result 1,000 characters long, the others 10.
+    fn tool_loop(calls: usize) -> Trace {
+        let mut messages = vec![r#"{"role":"user","content":"Start."}"#.to_owned()];
+        for i in 0..calls - 1 {
+            messages.push(format!(
+                r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"t{i}","name":"read","input":{{}}}}]}}"#
+            ));
+            let body = "x".repeat(if i % 3 == 0 { 1000 } else { 10 });
+            messages.push(format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"{body}"}}]}}"#
+            ));
+        }
+        let calls: Vec<String> = (0..calls)
+            .map(|c| format!(r#"{{"messages":{},"start_ms":{}}}"#, 1 + 2 * c, 1_000 * c))
+            .collect();
+        let json = format!(
+            r#"{{"format":"tracecost.trace/v1","name":"loop","provider":"anthropic","model":"claude-sonnet-4-5","messages":[{}],"calls":[{}]}}"#,
+            messages.join(","),
+            calls.join(",")
+        );
+        crate::trace::load_str(&json, "loop.json")
+            .expect("trace")
+            .traces
+            .remove(0)
+    }
+
+    /// Configs that send the same requests hold one list of per-call
+    /// results between them, not a copy each: over a long trace the
+    /// copies were most of a sweep's memory.
+    #[test]
+    fn configs_sending_the_same_requests_share_their_per_call_results() {
+        let trace = tool_loop(12);
+        let pricing = Pricing::builtin();
+        let memo = crate::cost::tokens::TokenMemo::new(std::sync::Arc::new(
+            crate::cost::tokens::CharsPerToken(4.0),
+        ));
+        let price = pricing.lookup(&trace.model).expect("priced model");
+        let prepared = PreparedTrace::new(&trace, &memo, price, true);
+        let ctx = ReplayContext {
+            pricing: &pricing,
+            memo: &memo,
+            opts: crate::ReplayOptions {
+                batch: false,
+                progress: None,
+                ..Default::default()
+            },
+        };
+        let configs: Vec<Config> = [
+            "ledger:t=100,k=0+none",
+            "ledger:t=500,k=0+none",
+            "ledger:t=5000,k=0+none",
+        ]
+        .iter()
+        .map(|c| c.parse().expect("config"))
+        .collect();
+        let baseline: Config = "off+none".parse().expect("config");
+        let sweep = sweep_trace(&prepared, &configs, &baseline, ctx, None, &|| {}).expect("sweep");
+        let calls = |config: &str| {
+            let row = sweep
+                .rows
+                .iter()
+                .find(|r| r.result.config.to_string() == config)
+                .expect("row");
+            &row.result.calls
+        };
+        let (low, high) = (
+            calls("ledger:t=100,k=0+none"),
+            calls("ledger:t=500,k=0+none"),
+        );
+        // Both thresholds compact the long results alone.
+        assert!(low.iter().any(|c| !c.compacted.is_empty()));
+        assert_eq!(low.len(), 12);
+        assert!(low.is_shared_with(high), "the same requests, one list");
+        // A policy that compacts other results has a list of its own.
+        assert!(!low.is_shared_with(calls("ledger:t=5000,k=0+none")));
+        assert!(!low.is_shared_with(calls("off+none")));
+    }
+
     #[test]
     fn varints_cut_short_or_too_long_end_the_numbers() {
         assert_eq!(varints(&[0x05, 0x80]).collect::<Vec<_>>(), vec![5]);

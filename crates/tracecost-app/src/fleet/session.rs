@@ -93,7 +93,7 @@ impl SessionSummary {
         }
         let mut breakdowns = Vec::with_capacity(sweep.rows.len());
         for row in &mut sweep.rows {
-            row.result.calls = Vec::new();
+            row.result.calls = crate::replay::CallResults::default();
             breakdowns.push(std::mem::take(&mut row.result.breakdown));
         }
         SessionSummary {
