@@ -32,6 +32,12 @@ pub struct Part {
     /// The part's summarising call (its last), when the part ends in a
     /// compaction.
     pub summary_call: Option<usize>,
+    /// Per message of the part, the trace's message it is (`None`: the
+    /// summary heading it, the instruction ending it).
+    pub messages_from: Vec<Option<usize>>,
+    /// Per call of the part, the trace's call it is (`None`: the
+    /// summarising call).
+    pub calls_from: Vec<Option<usize>>,
 }
 
 /// Where the trace is compacted and what each part holds.
@@ -67,7 +73,8 @@ pub fn split(
     let mut head: Option<Message> = None;
     let mut base = 0usize;
     let mut calls: Vec<Call> = Vec::new();
-    for call in &trace.calls {
+    let mut calls_from: Vec<Option<usize>> = Vec::new();
+    for (ci, call) in trace.calls.iter().enumerate() {
         // A call never sends less than what its part starts from.
         let n = call.messages.clamp(base, trace.messages.len());
         let head_tokens = if head.is_some() { summary_tokens } else { 0 };
@@ -75,9 +82,11 @@ pub fn split(
         // Only what came since the last summary is summarised again: a
         // part whose summary alone passes the trigger is not cut anew.
         if context > trigger && n > base {
+            let headed = head.is_some();
             let mut messages: Vec<Message> = head.take().into_iter().collect();
             messages.extend_from_slice(&trace.messages[base..n]);
             messages.push(instruction.clone());
+            let messages_from = origins(headed, base..n, true);
             calls.push(Call {
                 messages: messages.len(),
                 start_ms: call.start_ms,
@@ -92,10 +101,13 @@ pub fn split(
                 }),
                 cleared: Vec::new(),
             });
+            calls_from.push(None);
             let summary_call = calls.len() - 1;
             parts.push(Part {
                 trace: part_trace(trace, parts.len(), messages, std::mem::take(&mut calls)),
                 summary_call: Some(summary_call),
+                messages_from,
+                calls_from: std::mem::take(&mut calls_from),
             });
             head = Some(summary(parts.len() - 1));
             base = n;
@@ -105,14 +117,34 @@ pub fn split(
             messages: offset + n - base,
             ..call.clone()
         });
+        calls_from.push(Some(ci));
     }
+    let headed = head.is_some();
     let mut messages: Vec<Message> = head.into_iter().collect();
-    messages.extend_from_slice(&trace.messages[base.min(trace.messages.len())..]);
+    let rest = base.min(trace.messages.len())..trace.messages.len();
+    messages.extend_from_slice(&trace.messages[rest.clone()]);
     parts.push(Part {
         trace: part_trace(trace, parts.len(), messages, calls),
         summary_call: None,
+        messages_from: origins(headed, rest, false),
+        calls_from,
     });
     parts
+}
+
+/// Where a part's messages come from: the summary heading it (when
+/// `headed`), the trace's messages `range`, the instruction (when
+/// `instructed`).
+fn origins(headed: bool, range: std::ops::Range<usize>, instructed: bool) -> Vec<Option<usize>> {
+    let mut v: Vec<Option<usize>> = Vec::new();
+    if headed {
+        v.push(None);
+    }
+    v.extend(range.map(Some));
+    if instructed {
+        v.push(None);
+    }
+    v
 }
 
 /// Part `k` of `trace`: its messages and calls, the rest as the trace's
@@ -216,6 +248,8 @@ mod tests {
         assert_eq!(parts[0].summary_call, None);
         assert_eq!(parts[0].trace.messages, t.messages);
         assert_eq!(parts[0].trace.calls, t.calls);
+        assert_eq!(parts[0].messages_from, (0..10).map(Some).collect::<Vec<_>>());
+        assert_eq!(parts[0].calls_from, (0..5).map(Some).collect::<Vec<_>>());
     }
 
     #[test]
@@ -252,6 +286,15 @@ mod tests {
         let sent: Vec<usize> = second.trace.calls.iter().map(|c| c.messages).collect();
         assert_eq!(sent, [1, 3, 5]);
         assert_eq!(second.trace.calls[0].start_ms, t.calls[3].start_ms);
+        // Each part says where its messages and calls come from.
+        let mut from: Vec<Option<usize>> = (0..7).map(Some).collect();
+        from.push(None);
+        assert_eq!(first.messages_from, from);
+        assert_eq!(first.calls_from, [Some(0), Some(1), Some(2), None]);
+        let mut from = vec![None];
+        from.extend((7..12).map(Some));
+        assert_eq!(second.messages_from, from);
+        assert_eq!(second.calls_from, [Some(3), Some(4), Some(5)]);
     }
 
     #[test]
