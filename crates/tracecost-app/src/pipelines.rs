@@ -145,11 +145,7 @@ fn replay_autocompacted(
     let mut joined = Vec::with_capacity(prepared.len());
     for (p, parts) in prepared.iter().zip(&cut) {
         let mine: Vec<ReplayResult> = results.by_ref().take(parts.len()).collect();
-        joined.extend(crate::replay::autocompact::join(
-            &p.trace.name,
-            parts,
-            mine,
-        ));
+        joined.extend(crate::replay::autocompact::join(&p.trace.name, parts, mine));
     }
     Ok(joined)
 }

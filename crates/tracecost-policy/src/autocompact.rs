@@ -229,13 +229,17 @@ mod tests {
             calls: Vec::new(),
         };
         for i in 0..turns {
-            t.messages.push(text("user", &format!("question {i:03} xxxxxxxxxxxxxxxx")));
+            t.messages
+                .push(text("user", &format!("question {i:03} xxxxxxxxxxxxxxxx")));
             t.calls.push(Call {
                 messages: t.messages.len(),
                 start_ms: Some(1000 * i as u64),
                 ..Call::default()
             });
-            t.messages.push(text("assistant", &format!("answer {i:03} yyyyyyyyyyyyyyyyyy")));
+            t.messages.push(text(
+                "assistant",
+                &format!("answer {i:03} yyyyyyyyyyyyyyyyyy"),
+            ));
         }
         t
     }
@@ -248,7 +252,10 @@ mod tests {
         assert_eq!(parts[0].summary_call, None);
         assert_eq!(parts[0].trace.messages, t.messages);
         assert_eq!(parts[0].trace.calls, t.calls);
-        assert_eq!(parts[0].messages_from, (0..10).map(Some).collect::<Vec<_>>());
+        assert_eq!(
+            parts[0].messages_from,
+            (0..10).map(Some).collect::<Vec<_>>()
+        );
         assert_eq!(parts[0].calls_from, (0..5).map(Some).collect::<Vec<_>>());
     }
 
@@ -271,7 +278,11 @@ mod tests {
         let s = &first.trace.calls[3];
         assert_eq!(s.messages, 8);
         assert_eq!(first.trace.messages[..7], t.messages[..7]);
-        assert!(first.trace.messages[7].to_json().contains("detailed summary"));
+        assert!(
+            first.trace.messages[7]
+                .to_json()
+                .contains("detailed summary")
+        );
         assert_eq!(s.usage.unwrap().output_tokens, Some(7));
         assert_eq!(s.usage.unwrap().input_tokens, None);
         assert_eq!(s.start_ms, t.calls[3].start_ms);

@@ -378,7 +378,10 @@ impl Compaction {
                     }
                 }
                 if trigger < 1 || summary < 1 {
-                    return Err(err(input, format!("{name} needs trigger >= 1 and summary >= 1")));
+                    return Err(err(
+                        input,
+                        format!("{name} needs trigger >= 1 and summary >= 1"),
+                    ));
                 }
                 Ok(Compaction::ClaudeCodeAutocompact { trigger, summary })
             }

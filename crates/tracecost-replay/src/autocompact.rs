@@ -43,8 +43,9 @@ pub fn parts(
     let cal = &prepared.calibration;
     let fixed = |call: &crate::trace::Call| -> u64 {
         let of = |v: &Vec<Vec<crate::BlockCount>>| {
-            v.get(call.prompt)
-                .map_or(0, |cs| cs.iter().map(|c| c.tokens(cal, tokens.per_block)).sum())
+            v.get(call.prompt).map_or(0, |cs| {
+                cs.iter().map(|c| c.tokens(cal, tokens.per_block)).sum()
+            })
         };
         of(&prepared.tools) + of(&prepared.system)
     };
@@ -89,11 +90,7 @@ impl BlockTokens for Counted<'_> {
         history
             .iter()
             .map(|m| {
-                self.per_message
-                    + m.blocks()
-                        .iter()
-                        .map(|b| self.block_tokens(b))
-                        .sum::<u64>()
+                self.per_message + m.blocks().iter().map(|b| self.block_tokens(b)).sum::<u64>()
             })
             .sum()
     }
@@ -120,8 +117,9 @@ pub fn join(trace_name: &str, parts: &[Part], results: Vec<ReplayResult>) -> Opt
         breakdowns.push(r.breakdown);
         joined.calls.extend(r.calls);
     }
+    // Numbered from 1, as every replay's calls are.
     for (i, c) in joined.calls.iter_mut().enumerate() {
-        c.index = i;
+        c.index = i + 1;
     }
     joined.totals.summary_calls = summaries.len();
     joined.totals.summary_cost_usd = summaries.iter().sum();
@@ -146,10 +144,12 @@ fn sum_breakdowns(all: Vec<Breakdown>) -> Breakdown {
             }
         }
         for c in b.writes_by_cause {
-            let e = causes.entry(c.cause.clone()).or_insert_with(|| CauseWrites {
-                cause: c.cause.clone(),
-                ..CauseWrites::default()
-            });
+            let e = causes
+                .entry(c.cause.clone())
+                .or_insert_with(|| CauseWrites {
+                    cause: c.cause.clone(),
+                    ..CauseWrites::default()
+                });
             e.tokens += c.tokens;
             e.usd += c.usd;
         }

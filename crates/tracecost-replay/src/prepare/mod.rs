@@ -404,7 +404,11 @@ impl<'t> PreparedTrace<'t> {
             ledger: Default::default(),
             stubs: Default::default(),
             made_counts: Default::default(),
-            hidden_cache: if first { whole.hidden_cache.clone() } else { None },
+            hidden_cache: if first {
+                whole.hidden_cache.clone()
+            } else {
+                None
+            },
             recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
             inferred_clears: Vec::new(),
             unmarked: per_call(&whole.unmarked),
@@ -433,7 +437,8 @@ impl<'t> PreparedTrace<'t> {
             self.cumulative_tokens.push(tokens);
             self.cumulative_blocks.push(blocks);
             for (b, c) in m.blocks().iter().zip(counts) {
-                self.by_address.insert(b as *const ContentBlock as usize, *c);
+                self.by_address
+                    .insert(b as *const ContentBlock as usize, *c);
             }
         }
     }
