@@ -536,4 +536,17 @@ fn claude_code_autocompact_adds_its_summary_calls_and_restarts_the_history() {
         "json",
     ]);
     assert_eq!(under["totals"]["cost_usd"], off["totals"]["cost_usd"]);
+    // A sweep does not cut traces into parts: refused, not swept as `off`.
+    let (code, out, err) = outcome(
+        crate::util::tracecost()
+            .args(["sweep", TRACE, "--compaction", "claude-code-autocompact"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains("claude-code-autocompact is replayed by `tracecost replay`"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }

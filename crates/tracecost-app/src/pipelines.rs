@@ -122,7 +122,7 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
 /// each trace cut into its parts (`replay::autocompact`), every part of
 /// every trace replayed against the one cache in start-time order, each
 /// trace's parts joined back into its result.
-fn replay_autocompacted(
+pub(crate) fn replay_autocompacted(
     prepared: &[&PreparedTrace<'_>],
     config: &Config,
     ctx: ReplayContext<'_>,
