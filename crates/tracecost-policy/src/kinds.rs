@@ -33,9 +33,11 @@ pub const DEFAULT_AGENTS_TRIM_PREVIEW: u64 = 200;
 /// summarises. Claude Code compacts at its effective window less a buffer:
 /// `window − min(max output, 20,000) − 13,000` (`AUTOCOMPACT_BUFFER_TOKENS`,
 /// `MAX_OUTPUT_TOKENS_FOR_SUMMARY`), 167,000 on the 200,000-token window.
-/// The records agree: its `compact_boundary` lines with `trigger: "auto"`
-/// from 2.1.29 on record `preTokens` of 167,045 to 174,247 (a call's
-/// growth past the threshold).
+/// The records agree: the 22 `compact_boundary` lines with `trigger:
+/// "auto"` of 2.1.29 to 2.1.42 at hand record `preTokens` of 167,045 to
+/// 174,247 (median 167,979: the threshold plus the call's growth past it);
+/// the 4 of 2.1.226 166,612 to 213,002. Before 2.1.21 the buffer was
+/// larger (155,207 to 176,700); `trigger=` sets another threshold.
 pub const DEFAULT_AUTOCOMPACT_TRIGGER: u64 = 200_000 - 20_000 - 13_000;
 /// Claude Code's autocompact: the tokens its summary is written in, at most
 /// (`MAX_OUTPUT_TOKENS_FOR_SUMMARY`, the summary call's output cap). A
