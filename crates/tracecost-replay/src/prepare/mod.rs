@@ -397,7 +397,7 @@ impl<'t> PreparedTrace<'t> {
             system: whole.system.clone(),
             system_blocks: whole.system_blocks.clone(),
             recall_tool: whole.recall_tool.clone(),
-            calibration: whole.calibration.clone(),
+            calibration: whole.calibration,
             cumulative_tokens: Vec::new(),
             cumulative_blocks: Vec::new(),
             by_address: Default::default(),
