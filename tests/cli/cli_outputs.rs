@@ -549,4 +549,20 @@ fn claude_code_autocompact_adds_its_summary_calls_and_restarts_the_history() {
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let (code, _, err) = outcome(
+        crate::util::tracecost()
+            .args([
+                "stability",
+                TRACE,
+                "--compaction",
+                "claude-code-autocompact",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not yet in a sweep, a report or a stability check"),
+        "{err}"
+    );
 }

@@ -115,17 +115,17 @@ pub fn status_quos(
         .collect()
 }
 
-/// A sweep replays each trace once per config, as one history: a
+/// A sweep (and a stability check) replays each trace as one history: a
 /// summarising compaction, which cuts a trace into parts, is replayed by
-/// `tracecost replay` (and `check`) only, and refused here rather than
-/// swept as if it compacted nothing.
-fn refuse_summarising(configs: &[Config]) -> Result<(), AppError> {
+/// `tracecost replay` (and `check`) only, and refused elsewhere rather than
+/// run as if it compacted nothing.
+pub(crate) fn refuse_summarising(configs: &[Config]) -> Result<(), AppError> {
     match configs
         .iter()
         .find(|c| matches!(c.compaction, Compaction::ClaudeCodeAutocompact { .. }))
     {
         Some(c) => Err(AppError::Usage(format!(
-            "config {c}: {} is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep or a report",
+            "config {c}: {} is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep, a report or a stability check",
             c.compaction.kind().name()
         ))),
         None => Ok(()),
