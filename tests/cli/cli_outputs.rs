@@ -536,33 +536,23 @@ fn claude_code_autocompact_adds_its_summary_calls_and_restarts_the_history() {
         "json",
     ]);
     assert_eq!(under["totals"]["cost_usd"], off["totals"]["cost_usd"]);
-    // A sweep does not cut traces into parts: refused, not swept as `off`.
-    let (code, out, err) = outcome(
-        crate::util::tracecost()
-            .args(["sweep", TRACE, "--compaction", "claude-code-autocompact"])
-            .output()
-            .unwrap(),
-    );
-    assert_eq!((code, out.as_str()), (2, ""), "{err}");
-    assert!(
-        err.contains("claude-code-autocompact is replayed by `tracecost replay`"),
-        "{err}"
-    );
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    let (code, _, err) = outcome(
-        crate::util::tracecost()
-            .args([
-                "stability",
-                TRACE,
-                "--compaction",
-                "claude-code-autocompact",
-            ])
-            .output()
-            .unwrap(),
-    );
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("not yet in a sweep, a report or a stability check"),
-        "{err}"
-    );
+    // A sweep or a stability check does not cut traces into parts: each
+    // refuses it in one line, exit 2, rather than running it as `off`.
+    for command in ["sweep", "stability"] {
+        let (code, out, err) = outcome(
+            crate::util::tracecost()
+                .args([command, TRACE, "--compaction", "claude-code-autocompact"])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!((code, out.as_str()), (2, ""), "{command}: {err}");
+        assert!(
+            err.contains("claude-code-autocompact is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep, a report or a stability check"),
+            "{err}"
+        );
+        // One line says it (a note on the policy may come before).
+        let last = err.trim_end().lines().last().unwrap_or("");
+        assert!(last.starts_with("tracecost: config "), "{err}");
+        assert_eq!(err.matches("is replayed by").count(), 1, "{err}");
+    }
 }
