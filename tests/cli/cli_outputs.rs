@@ -465,3 +465,94 @@ fn agents_trim_trims_only_before_its_window_of_user_turns() {
     assert_eq!(got[3], ["toolu_01", "toolu_02"]);
     assert_eq!(stdout(&args), once);
 }
+
+/// Claude Code's autocompact on a trace written for the tests (a long
+/// system prompt, each call adding a build log): past the trigger a call of
+/// its own sends the whole context and an instruction and writes the
+/// summary; the next call sends the summary alone, reading the system
+/// prompt and tools from the cache and writing the summary; the summary
+/// calls are counted and priced in the totals and the text; the same bytes
+/// each run.
+#[test]
+fn claude_code_autocompact_adds_its_summary_calls_and_restarts_the_history() {
+    const TRACE: &str = "tests/fixtures/traces/autocompact.json";
+    let config = "claude-code-autocompact:trigger=5000,summary=300+claude-code:ttl=5m";
+    let args = ["replay", TRACE, "--config", config, "--format", "json"];
+    let once = stdout(&args);
+    assert_eq!(stdout(&args), once);
+    let v: serde_json::Value = serde_json::from_str(&once).unwrap();
+    let calls = v["calls"].as_array().unwrap();
+    let n = |c: &serde_json::Value, k: &str| c[k].as_u64().unwrap();
+    // Seven recorded calls and two summary calls.
+    assert_eq!(calls.len(), 9);
+    assert_eq!(v["totals"]["summary_calls"], 2);
+    let sent: Vec<u64> = calls.iter().map(|c| n(c, "messages")).collect();
+    // The fourth call passes the trigger: the summary call sends its seven
+    // messages and the instruction; the history restarts at the summary.
+    assert_eq!(sent, [1, 3, 5, 8, 1, 3, 5, 8, 1]);
+    for s in [&calls[3], &calls[7]] {
+        assert_eq!(n(s, "output_tokens"), 300);
+    }
+    let summary_cost =
+        calls[3]["cost_usd"].as_f64().unwrap() + calls[7]["cost_usd"].as_f64().unwrap();
+    let counted = v["totals"]["summary_cost_usd"].as_f64().unwrap();
+    assert!(
+        (counted - summary_cost).abs() < 1e-12,
+        "{counted} vs {summary_cost}"
+    );
+    // After the summary: the system prompt and tools are read from the
+    // cache (what the first call wrote, less its one message); the summary
+    // (300 tokens and its framing) is written.
+    let after = &calls[4];
+    let read = n(after, "cache_read_input_tokens");
+    assert!(
+        read > 0 && read < n(&calls[0], "cache_creation_input_tokens"),
+        "{after}"
+    );
+    let written = n(after, "cache_creation_input_tokens");
+    assert!((300..400).contains(&written), "{after}");
+    let text = stdout(&["replay", TRACE, "--config", config]);
+    assert!(
+        text.contains("summary calls: 2 (each a call of its own, in the table), costing $"),
+        "{text}"
+    );
+    // Under the trigger nothing is summarised: no summary call, no line.
+    let under = json(&[
+        "replay",
+        TRACE,
+        "--config",
+        "claude-code-autocompact+claude-code:ttl=5m",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(under["calls"].as_array().unwrap().len(), 7);
+    assert!(under["totals"].get("summary_calls").is_none());
+    let off = json(&[
+        "replay",
+        TRACE,
+        "--config",
+        "off+claude-code:ttl=5m",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(under["totals"]["cost_usd"], off["totals"]["cost_usd"]);
+    // A sweep or a stability check does not cut traces into parts: each
+    // refuses it in one line, exit 2, rather than running it as `off`.
+    for command in ["sweep", "stability"] {
+        let (code, out, err) = outcome(
+            crate::util::tracecost()
+                .args([command, TRACE, "--compaction", "claude-code-autocompact"])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!((code, out.as_str()), (2, ""), "{command}: {err}");
+        assert!(
+            err.contains("claude-code-autocompact is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep, a report or a stability check"),
+            "{err}"
+        );
+        // One line says it (a note on the policy may come before).
+        let last = err.trim_end().lines().last().unwrap_or("");
+        assert!(last.starts_with("tracecost: config "), "{err}");
+        assert_eq!(err.matches("is replayed by").count(), 1, "{err}");
+    }
+}

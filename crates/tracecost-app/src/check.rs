@@ -329,11 +329,20 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
             let prepared =
                 PreparedTrace::new(t, &memo, price, plan.cost.calibration == Calibration::Auto);
             for e in mine {
-                let r = crate::replay::replay(
-                    &prepared,
-                    &e.config,
-                    plan.cost.replay_context(&memo, None),
-                )?;
+                let ctx = plan.cost.replay_context(&memo, None);
+                let r = match e.config.compaction {
+                    crate::policy::Compaction::ClaudeCodeAutocompact { .. } => {
+                        super::pipelines::replay_autocompacted(
+                            &[&prepared],
+                            &e.config,
+                            ctx,
+                            &plan.cost,
+                        )?
+                        .pop()
+                        .ok_or_else(|| AppError::Internal("no result for the trace".into()))?
+                    }
+                    _ => crate::replay::replay(&prepared, &e.config, ctx)?,
+                };
                 measured[e.index] = Some(Expected::of(&r.totals));
             }
         }

@@ -91,7 +91,12 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
-            let results = replay_shared(&refs, config, ctx)?;
+            let results = match config.compaction {
+                Compaction::ClaudeCodeAutocompact { .. } => {
+                    replay_autocompacted(&refs, config, ctx, &plan.cost)?
+                }
+                _ => replay_shared(&refs, config, ctx)?,
+            };
             // The same runs without compaction, for the saving.
             let references = match config.compaction {
                 Compaction::Off => None,
@@ -111,6 +116,38 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
         }
     }
     Ok(outputs.into_iter().flatten().collect())
+}
+
+/// Replays a summarising compaction over traces that share one cache:
+/// each trace cut into its parts (`replay::autocompact`), every part of
+/// every trace replayed against the one cache in start-time order, each
+/// trace's parts joined back into its result.
+pub(crate) fn replay_autocompacted(
+    prepared: &[&PreparedTrace<'_>],
+    config: &Config,
+    ctx: ReplayContext<'_>,
+    cost: &CostPlan,
+) -> Result<Vec<ReplayResult>, AppError> {
+    let cut = prepared
+        .iter()
+        .map(|p| crate::replay::autocompact::parts(p, config, ctx))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut parts = Vec::new();
+    for (whole, its) in prepared.iter().zip(&cut) {
+        let price = calibration_model(&cost.pricing, whole.trace, config.model.as_deref())?;
+        parts.extend(
+            its.iter()
+                .map(|part| PreparedTrace::part_of(whole, part, ctx.memo, price)),
+        );
+    }
+    let refs: Vec<&PreparedTrace<'_>> = parts.iter().collect();
+    let mut results = replay_shared(&refs, config, ctx)?.into_iter();
+    let mut joined = Vec::with_capacity(prepared.len());
+    for (p, parts) in prepared.iter().zip(&cut) {
+        let mine: Vec<ReplayResult> = results.by_ref().take(parts.len()).collect();
+        joined.extend(crate::replay::autocompact::join(&p.trace.name, parts, mine));
+    }
+    Ok(joined)
 }
 
 /// Replays `config` over traces that share one cache (one trace alone
@@ -970,6 +1007,8 @@ pub fn stability(
     plan: &StabilityPlan,
     progress: &dyn Progress,
 ) -> Result<Vec<StabilityOutcome>, AppError> {
+    let configs: Vec<Config> = plan.runs.iter().map(|r| r.config.clone()).collect();
+    super::resolve::refuse_summarising(&configs)?;
     let memo = TokenMemo::new(plan.tokenizer.clone());
     let mut out = Vec::new();
     for run in &plan.runs {

@@ -7,7 +7,7 @@ use super::AppError;
 use super::outline::{SharedStrings, TraceOutline};
 use super::plan::{CostPlan, Held, ReplayPlan, SweepPlan, TraceRun, baseline_for};
 use crate::engine::cache::ProviderKind;
-use crate::policy::{Config, GridSpec, TtlChoice};
+use crate::policy::{Compaction, Config, GridSpec, TtlChoice};
 use crate::replay::sweep::{Applicability, Grid};
 use crate::trace::{Trace, TraceFacts};
 
@@ -113,6 +113,23 @@ pub fn status_quos(
             None => Ok(Config::status_quo(t)?),
         })
         .collect()
+}
+
+/// A sweep (and a stability check) replays each trace as one history: a
+/// summarising compaction, which cuts a trace into parts, is replayed by
+/// `tracecost replay` (and `check`) only, and refused elsewhere rather than
+/// run as if it compacted nothing.
+pub(crate) fn refuse_summarising(configs: &[Config]) -> Result<(), AppError> {
+    match configs
+        .iter()
+        .find(|c| matches!(c.compaction, Compaction::ClaudeCodeAutocompact { .. }))
+    {
+        Some(c) => Err(AppError::Usage(format!(
+            "config {c}: {} is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep, a report or a stability check",
+            c.compaction.kind().name()
+        ))),
+        None => Ok(()),
+    }
 }
 
 impl SweepPlan {
@@ -232,6 +249,7 @@ impl SweepPlan {
         cost: CostPlan,
     ) -> Result<SweepPlan, AppError> {
         check_recall_cost(options.recall_cost_usd)?;
+        refuse_summarising(&configs)?;
         // A fleet sums sessions and writes a page per trace: two traces of
         // one name from two files must not become one. A trace held whole
         // takes its outline's names; a stored one takes them when it is

@@ -102,7 +102,9 @@ impl CompactionRun {
             )));
         }
         match policy {
-            Compaction::Off => CompactionRun::Off,
+            // Autocompact is replayed as the parts it cuts the trace into
+            // (`autocompact`), each sent as it is.
+            Compaction::Off | Compaction::ClaudeCodeAutocompact { .. } => CompactionRun::Off,
             // Claude Code's clearing is planned per trace before the run
             // (it needs each call's prompt), then replayed like a record.
             Compaction::Recorded | Compaction::ClaudeCodeClear { .. } => CompactionRun::Recorded {

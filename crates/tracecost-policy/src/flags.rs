@@ -293,6 +293,10 @@ impl PolicyFlags {
                 at_least: super::kinds::DEFAULT_CLAUDE_CODE_AT_LEAST,
             },
             CompactionKind::AgentsTrim => Compaction::AgentsTrim(super::AgentsTrim::default()),
+            CompactionKind::ClaudeCodeAutocompact => Compaction::ClaudeCodeAutocompact {
+                trigger: super::kinds::DEFAULT_AUTOCOMPACT_TRIGGER,
+                summary: super::kinds::DEFAULT_AUTOCOMPACT_SUMMARY,
+            },
             CompactionKind::Ledger => Compaction::Ledger {
                 threshold: self.threshold.unwrap_or(DEFAULT_LEDGER_THRESHOLD),
                 keep_last: self.keep_last.unwrap_or(DEFAULT_LEDGER_KEEP_LAST),

@@ -29,6 +29,20 @@ pub const DEFAULT_AGENTS_TRIM_MAX: u64 = 500;
 /// `ToolOutputTrimmer`: characters kept as a trimmed output's preview
 /// (`preview_chars`).
 pub const DEFAULT_AGENTS_TRIM_PREVIEW: u64 = 200;
+/// Claude Code's autocompact: the context size (tokens) past which it
+/// summarises. Claude Code compacts at its effective window less a buffer:
+/// `window − min(max output, 20,000) − 13,000` (`AUTOCOMPACT_BUFFER_TOKENS`,
+/// `MAX_OUTPUT_TOKENS_FOR_SUMMARY`), 167,000 on the 200,000-token window.
+/// The records agree: the 22 `compact_boundary` lines with `trigger:
+/// "auto"` of 2.1.29 to 2.1.42 at hand record `preTokens` of 167,045 to
+/// 174,247 (median 167,979: the threshold plus the call's growth past it);
+/// the 4 of 2.1.226 166,612 to 213,002. Before 2.1.21 the buffer was
+/// larger (155,207 to 176,700); `trigger=` sets another threshold.
+pub const DEFAULT_AUTOCOMPACT_TRIGGER: u64 = 200_000 - 20_000 - 13_000;
+/// Claude Code's autocompact: the tokens its summary is written in, at most
+/// (`MAX_OUTPUT_TOKENS_FOR_SUMMARY`, the summary call's output cap). A
+/// replay of a recorded compaction takes the recorded summary's own size.
+pub const DEFAULT_AUTOCOMPACT_SUMMARY: u64 = 20_000;
 /// Native cache: where the tool manifest sits.
 pub const DEFAULT_MANIFEST: ManifestPosition = ManifestPosition::Cached;
 
@@ -47,6 +61,8 @@ pub enum CompactionKind {
     ClaudeCodeClear,
     /// The OpenAI Agents SDK's `ToolOutputTrimmer`.
     AgentsTrim,
+    /// Claude Code's summarising autocompact.
+    ClaudeCodeAutocompact,
     /// What the client cleared in place, as its record shows.
     Recorded,
 }
@@ -60,13 +76,14 @@ impl CompactionKind {
     }
 
     /// Every compaction policy, in the order they are listed.
-    pub const ALL: [CompactionKind; 7] = [
+    pub const ALL: [CompactionKind; 8] = [
         CompactionKind::Off,
         CompactionKind::Ledger,
         CompactionKind::ClearToolUses,
         CompactionKind::LangchainClear,
         CompactionKind::ClaudeCodeClear,
         CompactionKind::AgentsTrim,
+        CompactionKind::ClaudeCodeAutocompact,
         CompactionKind::Recorded,
     ];
 
@@ -79,6 +96,7 @@ impl CompactionKind {
             CompactionKind::LangchainClear => "langchain-clear",
             CompactionKind::ClaudeCodeClear => "claude-code-clear",
             CompactionKind::AgentsTrim => "agents-trim",
+            CompactionKind::ClaudeCodeAutocompact => "claude-code-autocompact",
             CompactionKind::Recorded => "recorded",
         }
     }
@@ -98,6 +116,9 @@ impl CompactionKind {
             CompactionKind::AgentsTrim => {
                 "the OpenAI Agents SDK's ToolOutputTrimmer: before the last turns, large tool outputs cut to a preview"
             }
+            CompactionKind::ClaudeCodeAutocompact => {
+                "Claude Code's autocompact: past trigger tokens, a call of its own summarises the context, which restarts from the summary"
+            }
             CompactionKind::Recorded => {
                 "what the client cleared in place, as recorded (Claude Code's microcompaction)"
             }
@@ -115,9 +136,18 @@ impl CompactionKind {
     /// is the last user messages, which on another client's sessions are
     /// whatever that client sends as user messages (Codex's environment
     /// context, Claude Code's reminders and hook output), so its figures
-    /// there are not what an app would pay; it runs when named.
+    /// there are not what an app would pay; it runs when named. Not
+    /// `claude-code-autocompact`: Claude Code's sessions ran it already
+    /// (their status quo replays what it did), and on another client's
+    /// sessions it adds summary calls that client never makes; it runs
+    /// when named.
     pub fn in_default_grid(self) -> bool {
-        !matches!(self, CompactionKind::Recorded | CompactionKind::AgentsTrim)
+        !matches!(
+            self,
+            CompactionKind::Recorded
+                | CompactionKind::AgentsTrim
+                | CompactionKind::ClaudeCodeAutocompact
+        )
     }
 
     /// Whether this is one of the peers' strategies (trigger/keep/...).

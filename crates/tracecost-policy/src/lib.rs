@@ -21,6 +21,7 @@ use tracecost_engine as engine;
 use tracecost_trace as trace;
 
 mod apply;
+pub mod autocompact;
 mod flags;
 mod grid;
 mod kinds;
@@ -105,6 +106,18 @@ pub enum Compaction {
     /// results before the last `recent_turns` user messages that are longer
     /// than `max_output_chars` are sent as the SDK's preview of them.
     AgentsTrim(AgentsTrim),
+    /// Claude Code's summarising autocompact: before a call whose context
+    /// (prompt and history) comes to more than `trigger` tokens, a call of
+    /// its own sends that context with an instruction to summarise and
+    /// writes a `summary`-token summary; from that call on the history is
+    /// the summary followed by what came after it. The trace is replayed in
+    /// parts, one per compaction ([`autocompact`]).
+    ClaudeCodeAutocompact {
+        /// Context tokens past which it summarises.
+        trigger: u64,
+        /// Tokens of the summary written.
+        summary: u64,
+    },
     /// The tool results the client cleared in place, at the calls its
     /// record says ([`crate::trace::Call::cleared`]): Claude Code's own
     /// microcompaction, as it ran. On a trace that records none, `off`.
@@ -354,6 +367,24 @@ impl Compaction {
                     at_least,
                 })
             }
+            CompactionKind::ClaudeCodeAutocompact => {
+                let mut trigger = kinds::DEFAULT_AUTOCOMPACT_TRIGGER;
+                let mut summary = kinds::DEFAULT_AUTOCOMPACT_SUMMARY;
+                for (k, v) in params {
+                    match k {
+                        "trigger" => trigger = num(input, k, v)?,
+                        "summary" => summary = num(input, k, v)?,
+                        _ => return Err(unknown(input, name, k, "trigger, summary")),
+                    }
+                }
+                if trigger < 1 || summary < 1 {
+                    return Err(err(
+                        input,
+                        format!("{name} needs trigger >= 1 and summary >= 1"),
+                    ));
+                }
+                Ok(Compaction::ClaudeCodeAutocompact { trigger, summary })
+            }
             CompactionKind::AgentsTrim => {
                 let mut t = AgentsTrim::default();
                 for (k, v) in params {
@@ -448,6 +479,7 @@ impl Compaction {
             Compaction::LangchainClear(_) => CompactionKind::LangchainClear,
             Compaction::ClaudeCodeClear { .. } => CompactionKind::ClaudeCodeClear,
             Compaction::AgentsTrim(_) => CompactionKind::AgentsTrim,
+            Compaction::ClaudeCodeAutocompact { .. } => CompactionKind::ClaudeCodeAutocompact,
         }
     }
 }
@@ -488,6 +520,11 @@ impl fmt::Display for Compaction {
                 t.recent_turns,
                 t.max_output_chars,
                 t.preview_chars
+            ),
+            Compaction::ClaudeCodeAutocompact { trigger, summary } => write!(
+                f,
+                "{}:trigger={trigger},summary={summary}",
+                CompactionKind::ClaudeCodeAutocompact.name()
             ),
         }
     }
@@ -773,6 +810,8 @@ mod tests {
             "langchain-clear:trigger=100000,keep=3+none",
             "agents-trim:turns=2,max=500,preview=200+openai-auto",
             "agents-trim:turns=1,max=1000,preview=0+none",
+            "claude-code-autocompact:trigger=167000,summary=20000+claude-code:ttl=recorded",
+            "claude-code-autocompact:trigger=50000,summary=4000+none",
             "off+openai-auto",
             "ledger:t=8000,k=2+openai-auto:retention=in-memory,idle=10m",
             "off+openai-auto:retention=24h@gpt-5.4",
@@ -801,6 +840,28 @@ mod tests {
         );
         let c: Config = "agents-trim:preview=50,turns=4+none".parse().unwrap();
         assert_eq!(c.to_string(), "agents-trim:turns=4,max=500,preview=50+none");
+    }
+
+    #[test]
+    fn claude_code_autocompact_takes_claude_codes_threshold_and_overrides_each() {
+        let c: Config = "claude-code-autocompact+claude-code".parse().unwrap();
+        // 200,000-token window, less the summary's output reserve (20,000)
+        // and the autocompact buffer (13,000).
+        assert_eq!(
+            c.compaction,
+            Compaction::ClaudeCodeAutocompact {
+                trigger: 167_000,
+                summary: 20_000,
+            }
+        );
+        let c: Config = "claude-code-autocompact:summary=9000,trigger=100000+none"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            c.to_string(),
+            "claude-code-autocompact:trigger=100000,summary=9000+none"
+        );
+        assert!(!CompactionKind::ClaudeCodeAutocompact.in_default_grid());
     }
 
     #[test]
@@ -876,7 +937,7 @@ mod tests {
             ),
             (
                 "zip+none",
-                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear, agents-trim or recorded)",
+                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear, agents-trim, claude-code-autocompact or recorded)",
             ),
             ("off+tail:ttl=2h", "ttl \"2h\" is not 5m, 1h or recorded"),
             (
@@ -908,6 +969,14 @@ mod tests {
             (
                 "agents-trim:max=0+none",
                 "agents-trim needs turns >= 1 and max >= 1",
+            ),
+            (
+                "claude-code-autocompact:keep=2+none",
+                "claude-code-autocompact has no parameter \"keep\" (allowed: trigger, summary)",
+            ),
+            (
+                "claude-code-autocompact:trigger=0+none",
+                "claude-code-autocompact needs trigger >= 1 and summary >= 1",
             ),
         ];
         for (input, reason) in cases {

@@ -21,6 +21,7 @@ use tracecost_trace as trace;
 use tracecost_trace::progress;
 
 mod applies;
+pub mod autocompact;
 pub mod breakdown;
 mod caches;
 mod check;
@@ -406,6 +407,12 @@ pub struct Totals {
     /// Calls that send more than their model's context window.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub over_window_calls: usize,
+    /// Calls a summarising compaction added (counted in `calls` too).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub summary_calls: usize,
+    /// What those calls cost (counted in `cost_usd` too).
+    #[serde(default, skip_serializing_if = "is_nothing")]
+    pub summary_cost_usd: f64,
 }
 
 impl Totals {
@@ -432,11 +439,17 @@ impl Totals {
         self.recorded_calls += o.recorded_calls;
         self.compacted_results += o.compacted_results;
         self.over_window_calls += o.over_window_calls;
+        self.summary_calls += o.summary_calls;
+        self.summary_cost_usd += o.summary_cost_usd;
     }
 }
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+fn is_nothing(usd: &f64) -> bool {
+    *usd == 0.0
 }
 
 /// [`Totals`] as written, the usage's members among the others: read
@@ -461,6 +474,10 @@ struct TotalsDoc {
     compacted_results: usize,
     #[serde(default)]
     over_window_calls: usize,
+    #[serde(default)]
+    summary_calls: usize,
+    #[serde(default)]
+    summary_cost_usd: f64,
 }
 
 impl From<TotalsDoc> for Totals {
@@ -481,6 +498,8 @@ impl From<TotalsDoc> for Totals {
             recorded_calls: d.recorded_calls,
             compacted_results: d.compacted_results,
             over_window_calls: d.over_window_calls,
+            summary_calls: d.summary_calls,
+            summary_cost_usd: d.summary_cost_usd,
         }
     }
 }
@@ -904,8 +923,14 @@ mod read_back {
             recorded_calls: 2,
             compacted_results: 1,
             over_window_calls: 1,
+            summary_calls: 2,
+            summary_cost_usd: 0.0625,
         };
         let json = serde_json::to_string(&totals).unwrap();
+        assert!(
+            json.contains(r#""summary_calls":2,"summary_cost_usd":0.0625"#),
+            "{json}"
+        );
         assert!(
             json.contains(r#""chars":1000,"input_tokens":10,"#),
             "{json}"
@@ -920,9 +945,17 @@ mod read_back {
             serde_json::from_str(r#"{"input_tokens":null,"cache_read_input_tokens":7}"#).unwrap();
         assert_eq!(sparse.usage, usage);
         assert_eq!(
-            (sparse.recorded_cost_usd, sparse.over_window_calls),
-            (None, 0)
+            (
+                sparse.recorded_cost_usd,
+                sparse.over_window_calls,
+                sparse.summary_calls,
+                sparse.summary_cost_usd
+            ),
+            (None, 0, 0, 0.0)
         );
+        // Written only where a summarising compaction ran.
+        let none = serde_json::to_string(&sparse).unwrap();
+        assert!(!none.contains("summary"), "{none}");
         let mut cal = TraceCalibration::default();
         cal.content.factor = 1.25;
         cal.content.n = 4;

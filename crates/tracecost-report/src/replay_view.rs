@@ -161,6 +161,14 @@ fn footer(o: &ReplayOutput) -> Vec<String> {
     let r = &o.result;
     let mut lines = Vec::new();
     let s = &o.savings;
+    if r.totals.summary_calls > 0 {
+        lines.push(format!(
+            "summary calls: {} (each a call of its own, in the table), costing {} of the {} total",
+            r.totals.summary_calls,
+            dollars(r.totals.summary_cost_usd),
+            dollars(r.totals.cost_usd)
+        ));
+    }
     if let (Some(usd), Some(rec), Some(sim)) = (
         s.vs_recorded_usd,
         r.totals.recorded_cost_usd,

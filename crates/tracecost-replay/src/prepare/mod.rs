@@ -338,24 +338,109 @@ impl<'t> PreparedTrace<'t> {
                     recorded_fallbacks(trace, documented_hold_ms(trace, price));
             }
         }
+        prepared.index_history();
+        prepared
+    }
+
+    /// `part`, a part of `whole`'s trace cut at a summarising compaction
+    /// ([`crate::policy::autocompact`]), prepared from `whole`: the
+    /// messages and calls it keeps are counted, calibrated and sized from
+    /// the record exactly as in the whole trace (the record's sizes are of
+    /// the conversation uncompacted, so nothing is fitted on them again);
+    /// the summary and the instruction are counted. The record's view of a
+    /// hidden prefix holds for the first part only (it is read call by call).
+    pub fn part_of(
+        whole: &PreparedTrace<'_>,
+        part: &'t crate::policy::autocompact::Part,
+        memo: &TokenMemo,
+        price: &ModelPrice,
+    ) -> Self {
+        let trace = &part.trace;
+        let messages: Vec<Vec<BlockCount>> = trace
+            .messages
+            .iter()
+            .zip(&part.messages_from)
+            .map(|(m, from)| match from {
+                Some(i) => whole.messages[*i].clone(),
+                // The summary is written in the provider's tokens, at the
+                // size the policy gives it: no factor scales it.
+                None => message_counts(memo, m)
+                    .into_iter()
+                    .map(|c| BlockCount {
+                        scale: Scale::Exact,
+                        ..c
+                    })
+                    .collect(),
+            })
+            .collect();
+        let message_chars = trace
+            .messages
+            .iter()
+            .zip(&part.messages_from)
+            .map(|(m, from)| match from {
+                Some(i) => whole.message_chars[*i],
+                None => m.to_json().chars().count() as u64,
+            })
+            .collect();
+        let per_call = |v: &[Option<u64>]| -> Vec<Option<u64>> {
+            part.calls_from
+                .iter()
+                .map(|c| c.and_then(|i| v.get(i).copied().flatten()))
+                .collect()
+        };
+        let first = part.calls_from.first().copied().flatten() == Some(0);
+        let mut prepared = PreparedTrace {
+            trace,
+            messages,
+            message_chars,
+            tools: whole.tools.clone(),
+            system: whole.system.clone(),
+            system_blocks: whole.system_blocks.clone(),
+            recall_tool: whole.recall_tool.clone(),
+            calibration: whole.calibration,
+            cumulative_tokens: Vec::new(),
+            cumulative_blocks: Vec::new(),
+            by_address: Default::default(),
+            ledger: Default::default(),
+            stubs: Default::default(),
+            made_counts: Default::default(),
+            hidden_cache: if first {
+                whole.hidden_cache.clone()
+            } else {
+                None
+            },
+            recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
+            inferred_clears: Vec::new(),
+            unmarked: per_call(&whole.unmarked),
+            reasoning_cut: reasoning_cuts(trace, price),
+            recorded_fallbacks: part
+                .calls_from
+                .iter()
+                .map(|c| c.and_then(|i| whole.recorded_fallbacks.get(i).cloned().flatten()))
+                .collect(),
+        };
+        prepared.index_history();
+        prepared
+    }
+
+    /// The cumulative counts of the history and its blocks by address.
+    fn index_history(&mut self) {
         let (mut tokens, mut blocks) = (0u64, 0u64);
-        prepared.cumulative_tokens.push(0);
-        prepared.cumulative_blocks.push(0);
-        for (m, counts) in trace.messages.iter().zip(&prepared.messages) {
+        self.cumulative_tokens.push(0);
+        self.cumulative_blocks.push(0);
+        for (m, counts) in self.trace.messages.iter().zip(&self.messages) {
             tokens += counts
                 .iter()
-                .map(|c| c.tokens(&prepared.calibration, 0))
+                .map(|c| c.tokens(&self.calibration, 0))
                 .sum::<u64>();
             blocks += counts.len() as u64;
-            prepared.cumulative_tokens.push(tokens);
-            prepared.cumulative_blocks.push(blocks);
+            self.cumulative_tokens.push(tokens);
+            self.cumulative_blocks.push(blocks);
             for (b, c) in m.blocks().iter().zip(counts) {
-                prepared
-                    .by_address
+                self.by_address
                     .insert(b as *const ContentBlock as usize, *c);
             }
         }
-        prepared
     }
 
     /// Fits `recorded ≈ factor × estimated` on the growth of the prompt

@@ -116,6 +116,10 @@ fn compaction_words(c: &Compaction) -> String {
             crate::fmt::thousands(t.max_output_chars),
             crate::fmt::thousands(t.preview_chars)
         ),
+        Compaction::ClaudeCodeAutocompact { trigger, .. } => format!(
+            "let Claude Code summarise the conversation past {} tokens of context (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE lowers it)",
+            crate::fmt::thousands(*trigger)
+        ),
         Compaction::Recorded => "keep the clearing the client does now".to_owned(),
     }
 }
@@ -222,7 +226,10 @@ fn places(c: &Compaction) -> Vec<Place> {
                 t.recent_turns, t.max_output_chars, t.preview_chars
             ),
         }],
-        Compaction::Off | Compaction::ClaudeCodeClear { .. } | Compaction::Recorded => Vec::new(),
+        Compaction::Off
+        | Compaction::ClaudeCodeClear { .. }
+        | Compaction::ClaudeCodeAutocompact { .. }
+        | Compaction::Recorded => Vec::new(),
     }
 }
 

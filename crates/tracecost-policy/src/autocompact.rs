@@ -1,0 +1,326 @@
+//! Claude Code's summarising autocompact, as the parts it cuts a
+//! conversation into.
+//!
+//! Before a call whose context (the prompt, the summary heading the
+//! history if any, and the history since) comes to more than the trigger,
+//! Claude Code makes a call of its own: it sends that whole context with an
+//! instruction to summarise it, and the model writes the summary. From
+//! there the history restarts: the summary (a user message) followed by
+//! what the conversation adds afterwards. The trace model holds one
+//! append-only history per trace, so each compaction ends a part — its last
+//! call is the summarising one — and the next part's history starts with
+//! the summary, as Claude Code's own transcripts are imported (`.part2`).
+//! Replaying the parts in start-time order against one cache prices what
+//! the summary costs and what of the cache it breaks: the system prompt
+//! and tools stay a cached prefix, the summary and everything after it are
+//! written anew.
+
+use crate::BlockTokens;
+use crate::engine::message::Message;
+use crate::trace::{Call, RecordedUsage, Trace};
+
+/// What Claude Code appends to the context it asks to be summarised (its
+/// own prompt is longer; this one says what the call is for).
+pub const SUMMARISE_INSTRUCTION: &str = "Your task is to create a detailed summary of the conversation so far, keeping what is needed to continue the work without losing context.";
+
+/// One part of a trace cut at its compactions.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// The part as a trace of its own: its history starts with the
+    /// summary that ended the part before (none for the first part).
+    pub trace: Trace,
+    /// The part's summarising call (its last), when the part ends in a
+    /// compaction.
+    pub summary_call: Option<usize>,
+    /// Per message of the part, the trace's message it is (`None`: the
+    /// summary heading it, the instruction ending it).
+    pub messages_from: Vec<Option<usize>>,
+    /// Per call of the part, the trace's call it is (`None`: the
+    /// summarising call).
+    pub calls_from: Vec<Option<usize>>,
+}
+
+/// Where the trace is compacted and what each part holds.
+///
+/// `fixed_tokens` gives the tokens a call sends before its messages (tools,
+/// system prompt); `tokens` counts the history's blocks; `summary(k)` is
+/// the summary written at the `k`-th compaction (from 0), counted as
+/// `summary_tokens`. A trace that never passes the trigger is one part,
+/// itself.
+pub fn split(
+    trace: &Trace,
+    trigger: u64,
+    summary_tokens: u64,
+    fixed_tokens: &dyn Fn(&Call) -> u64,
+    tokens: &dyn BlockTokens,
+    summary: &dyn Fn(usize) -> Message,
+) -> Vec<Part> {
+    // Tokens of messages[..i], once.
+    let mut before = Vec::with_capacity(trace.messages.len() + 1);
+    before.push(0u64);
+    for m in &trace.messages {
+        let t = tokens.history_tokens(std::slice::from_ref(m));
+        before.push(before.last().copied().unwrap_or(0) + t);
+    }
+    let instruction = Message::from_json(&format!(
+        r#"{{"role":"user","content":[{{"type":"text","text":"{SUMMARISE_INSTRUCTION}"}}]}}"#
+    ))
+    .expect("the instruction is a valid message");
+
+    let mut parts = Vec::new();
+    // The current part: the summary heading it, the first original message
+    // after that summary, and its calls so far.
+    let mut head: Option<Message> = None;
+    let mut base = 0usize;
+    let mut calls: Vec<Call> = Vec::new();
+    let mut calls_from: Vec<Option<usize>> = Vec::new();
+    for (ci, call) in trace.calls.iter().enumerate() {
+        // A call never sends less than what its part starts from.
+        let n = call.messages.clamp(base, trace.messages.len());
+        let head_tokens = if head.is_some() { summary_tokens } else { 0 };
+        let context = fixed_tokens(call) + head_tokens + (before[n] - before[base]);
+        // Only what came since the last summary is summarised again: a
+        // part whose summary alone passes the trigger is not cut anew.
+        if context > trigger && n > base {
+            let headed = head.is_some();
+            let mut messages: Vec<Message> = head.take().into_iter().collect();
+            messages.extend_from_slice(&trace.messages[base..n]);
+            messages.push(instruction.clone());
+            let messages_from = origins(headed, base..n, true);
+            calls.push(Call {
+                messages: messages.len(),
+                start_ms: call.start_ms,
+                model: call.model.clone(),
+                prompt: call.prompt,
+                markers: None,
+                // The summary is the call's output; its input is what the
+                // simulation bills (nothing of it was recorded).
+                usage: Some(RecordedUsage {
+                    output_tokens: Some(summary_tokens),
+                    ..RecordedUsage::default()
+                }),
+                cleared: Vec::new(),
+            });
+            calls_from.push(None);
+            let summary_call = calls.len() - 1;
+            parts.push(Part {
+                trace: part_trace(trace, parts.len(), messages, std::mem::take(&mut calls)),
+                summary_call: Some(summary_call),
+                messages_from,
+                calls_from: std::mem::take(&mut calls_from),
+            });
+            head = Some(summary(parts.len() - 1));
+            base = n;
+        }
+        let offset = usize::from(head.is_some());
+        calls.push(Call {
+            messages: offset + n - base,
+            ..call.clone()
+        });
+        calls_from.push(Some(ci));
+    }
+    let headed = head.is_some();
+    let mut messages: Vec<Message> = head.into_iter().collect();
+    let rest = base.min(trace.messages.len())..trace.messages.len();
+    messages.extend_from_slice(&trace.messages[rest.clone()]);
+    parts.push(Part {
+        trace: part_trace(trace, parts.len(), messages, calls),
+        summary_call: None,
+        messages_from: origins(headed, rest, false),
+        calls_from,
+    });
+    parts
+}
+
+/// Where a part's messages come from: the summary heading it (when
+/// `headed`), the trace's messages `range`, the instruction (when
+/// `instructed`).
+fn origins(headed: bool, range: std::ops::Range<usize>, instructed: bool) -> Vec<Option<usize>> {
+    let mut v: Vec<Option<usize>> = Vec::new();
+    if headed {
+        v.push(None);
+    }
+    v.extend(range.map(Some));
+    if instructed {
+        v.push(None);
+    }
+    v
+}
+
+/// Part `k` of `trace`: its messages and calls, the rest as the trace's
+/// (the first part keeps the trace's name).
+fn part_trace(trace: &Trace, k: usize, messages: Vec<Message>, calls: Vec<Call>) -> Trace {
+    Trace {
+        name: if k == 0 {
+            trace.name.clone()
+        } else {
+            format!("{}.part{}", trace.name, k + 1)
+        },
+        session: trace
+            .session
+            .clone()
+            .or_else(|| (k > 0).then(|| trace.name.clone())),
+        messages,
+        calls,
+        ..trace_without_history(trace)
+    }
+}
+
+/// `trace`'s identity and prompts, without its history.
+fn trace_without_history(trace: &Trace) -> Trace {
+    Trace {
+        name: trace.name.clone(),
+        description: trace.description.clone(),
+        provider: trace.provider,
+        model: trace.model.clone(),
+        status_quo: trace.status_quo.clone(),
+        project: trace.project.clone(),
+        account: trace.account.clone(),
+        session: trace.session.clone(),
+        source: trace.source.clone(),
+        hidden_prefix_tokens: trace.hidden_prefix_tokens,
+        prompts: trace.prompts.clone(),
+        messages: Vec::new(),
+        calls: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::message::ContentBlock;
+
+    /// One token per character of text.
+    struct Chars;
+
+    impl BlockTokens for Chars {
+        fn block_tokens(&self, block: &ContentBlock) -> u64 {
+            block.to_json().len() as u64
+        }
+    }
+
+    fn text(role: &str, t: &str) -> Message {
+        Message::from_json(&format!(
+            r#"{{"role":"{role}","content":[{{"type":"text","text":"{t}"}}]}}"#
+        ))
+        .unwrap()
+    }
+
+    fn summary(k: usize) -> Message {
+        text("user", &format!("summary {k}"))
+    }
+
+    /// A conversation of `turns` user/assistant pairs, one call per user
+    /// message, each message about 40 characters.
+    fn conversation(turns: usize) -> Trace {
+        let mut t = Trace {
+            name: "t".into(),
+            description: String::new(),
+            provider: crate::engine::cache::ProviderKind::Anthropic,
+            model: "m".into(),
+            status_quo: None,
+            project: None,
+            account: None,
+            session: None,
+            source: None,
+            hidden_prefix_tokens: 0,
+            prompts: vec![crate::trace::Prompt::default()],
+            messages: Vec::new(),
+            calls: Vec::new(),
+        };
+        for i in 0..turns {
+            t.messages
+                .push(text("user", &format!("question {i:03} xxxxxxxxxxxxxxxx")));
+            t.calls.push(Call {
+                messages: t.messages.len(),
+                start_ms: Some(1000 * i as u64),
+                ..Call::default()
+            });
+            t.messages.push(text(
+                "assistant",
+                &format!("answer {i:03} yyyyyyyyyyyyyyyyyy"),
+            ));
+        }
+        t
+    }
+
+    #[test]
+    fn under_the_trigger_the_trace_is_one_part_itself() {
+        let t = conversation(5);
+        let parts = split(&t, 1_000_000, 10, &|_| 0, &Chars, &summary);
+        assert_eq!(parts.len(), 1);
+        assert_eq!(parts[0].summary_call, None);
+        assert_eq!(parts[0].trace.messages, t.messages);
+        assert_eq!(parts[0].trace.calls, t.calls);
+        assert_eq!(
+            parts[0].messages_from,
+            (0..10).map(Some).collect::<Vec<_>>()
+        );
+        assert_eq!(parts[0].calls_from, (0..5).map(Some).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn past_the_trigger_a_summary_call_ends_the_part_and_the_history_restarts() {
+        let t = conversation(6);
+        let per_message = Chars.history_tokens(&t.messages[..1]);
+        assert!(per_message > 0);
+        assert_eq!(per_message, Chars.history_tokens(&t.messages[1..2]));
+        // Passed at the fourth call (7 messages), not at the third (5).
+        let trigger = 100 + 6 * per_message;
+        let parts = split(&t, trigger, 7, &|_| 100, &Chars, &summary);
+        assert_eq!(parts.len(), 2);
+        let first = &parts[0];
+        // Calls 0..3 as recorded, then the summarising call: the whole
+        // context and the instruction.
+        assert_eq!(first.summary_call, Some(3));
+        assert_eq!(first.trace.calls.len(), 4);
+        assert_eq!(&first.trace.calls[..3], &t.calls[..3]);
+        let s = &first.trace.calls[3];
+        assert_eq!(s.messages, 8);
+        assert_eq!(first.trace.messages[..7], t.messages[..7]);
+        assert!(
+            first.trace.messages[7]
+                .to_json()
+                .contains("detailed summary")
+        );
+        assert_eq!(s.usage.unwrap().output_tokens, Some(7));
+        assert_eq!(s.usage.unwrap().input_tokens, None);
+        assert_eq!(s.start_ms, t.calls[3].start_ms);
+        // After: the summary and what came after it; the triggering call
+        // sends the summary alone.
+        let second = &parts[1];
+        assert_eq!(second.summary_call, None);
+        assert_eq!(second.trace.name, "t.part2");
+        assert_eq!(second.trace.session.as_deref(), Some("t"));
+        assert_eq!(second.trace.messages[0], summary(0));
+        assert_eq!(second.trace.messages[1..], t.messages[7..]);
+        let sent: Vec<usize> = second.trace.calls.iter().map(|c| c.messages).collect();
+        assert_eq!(sent, [1, 3, 5]);
+        assert_eq!(second.trace.calls[0].start_ms, t.calls[3].start_ms);
+        // Each part says where its messages and calls come from.
+        let mut from: Vec<Option<usize>> = (0..7).map(Some).collect();
+        from.push(None);
+        assert_eq!(first.messages_from, from);
+        assert_eq!(first.calls_from, [Some(0), Some(1), Some(2), None]);
+        let mut from = vec![None];
+        from.extend((7..12).map(Some));
+        assert_eq!(second.messages_from, from);
+        assert_eq!(second.calls_from, [Some(3), Some(4), Some(5)]);
+    }
+
+    #[test]
+    fn a_summary_that_alone_passes_the_trigger_is_not_summarised_again_at_once() {
+        let t = conversation(4);
+        let parts = split(&t, 50, 1000, &|_| 0, &Chars, &summary);
+        // Every call that adds to the summary compacts; none loops.
+        assert!(parts.len() <= t.calls.len() + 1);
+        for p in &parts[..parts.len() - 1] {
+            assert!(p.summary_call.is_some());
+        }
+        let calls: usize = parts
+            .iter()
+            .map(|p| p.trace.calls.len() - usize::from(p.summary_call.is_some()))
+            .sum();
+        assert_eq!(calls, t.calls.len());
+    }
+}
