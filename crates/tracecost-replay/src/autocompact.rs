@@ -11,7 +11,9 @@ use crate::breakdown::{Breakdown, CauseWrites, ModelBill};
 use crate::engine::message::{ContentBlock, Message};
 use crate::policy::autocompact::{Part, split};
 use crate::policy::{BlockTokens, Compaction, Config};
-use crate::{PreparedTrace, ReplayContext, ReplayError, ReplayResult, count_block, fidelity};
+use crate::{
+    CallResult, PreparedTrace, ReplayContext, ReplayError, ReplayResult, count_block, fidelity,
+};
 
 /// The parts `prepared`'s trace is cut into under `config` (one part, the
 /// trace itself, under any other compaction or below the trigger).
@@ -108,6 +110,7 @@ pub fn join(trace_name: &str, parts: &[Part], results: Vec<ReplayResult>) -> Opt
         summaries.push(joined.calls.get(i).map_or(0.0, |c| c.cost_usd));
     }
     let mut breakdowns = vec![std::mem::take(&mut joined.breakdown)];
+    let mut calls: Vec<CallResult> = joined.calls.to_vec();
     for (part, r) in parts.iter().skip(1).zip(results) {
         if let Some(i) = part.summary_call {
             summaries.push(r.calls.get(i).map_or(0.0, |c| c.cost_usd));
@@ -115,12 +118,13 @@ pub fn join(trace_name: &str, parts: &[Part], results: Vec<ReplayResult>) -> Opt
         joined.totals.add(&r.totals);
         joined.back_to_back |= r.back_to_back;
         breakdowns.push(r.breakdown);
-        joined.calls.extend(r.calls);
+        calls.extend(r.calls.iter().cloned());
     }
     // Numbered from 1, as every replay's calls are.
-    for (i, c) in joined.calls.iter_mut().enumerate() {
+    for (i, c) in calls.iter_mut().enumerate() {
         c.index = i + 1;
     }
+    joined.calls = calls.into();
     joined.totals.summary_calls = summaries.len();
     joined.totals.summary_cost_usd = summaries.iter().sum();
     joined.fidelity = fidelity(&joined.calls);
