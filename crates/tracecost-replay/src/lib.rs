@@ -37,7 +37,7 @@ pub mod stream;
 use group::GroupRun;
 pub use group::served_cost;
 
-use caches::caches;
+use caches::{SharedCaches, caches};
 pub use caches::{longest_hold_ms, prompt_cache};
 pub use check::{check_config, check_model, trace_label};
 pub use prepare::{
@@ -656,35 +656,35 @@ fn run_group_shared(
     configs: &[Config],
     ctx: ReplayContext<'_>,
 ) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
-    let mut sims = None;
-    run_segment(prepared, configs, ctx, &mut sims)
+    run_segment(prepared, configs, ctx, &mut SharedCaches::default())
 }
 
 /// Replays `configs` over `prepared`, traces whose calls all come after
 /// those of the traces `sims` has seen (one segment of an account's
-/// sessions in time), against `sims`, one cache per config carried from
-/// segment to segment: replaying an account segment by segment meets the
-/// caches with the calls in the order one replay of all its traces would.
-/// `None` is made the caches of the segment's first trace in that order:
-/// the model and record the cache is first written for.
+/// sessions in time), against `sims`, carried from segment to segment:
+/// replaying an account segment by segment meets the caches with the calls
+/// in the order one replay of all its traces would. Each trace runs on its
+/// model's caches, made for the first trace of that model in that order
+/// ([`SharedCaches`]).
 pub(crate) fn run_segment(
     prepared: &[&PreparedTrace<'_>],
     configs: &[Config],
     ctx: ReplayContext<'_>,
-    sims: &mut Option<Vec<Box<dyn crate::cost::prompt_cache::PromptCache>>>,
+    sims: &mut SharedCaches,
 ) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
     let mut runs = prepared
         .iter()
         .map(|p| GroupRun::new(p, configs, ctx))
         .collect::<Result<Vec<_>, _>>()?;
     let order = shared_order(prepared.iter().map(|p| p.trace));
-    let sims = match (sims, order.first()) {
-        (Some(s), _) => s,
-        (none, Some(&(t, _))) => none.insert(caches(prepared[t], configs, ctx)?),
-        (_, None) => return Ok(Vec::new()),
-    };
+    // Per trace, its model's caches, once its first call meets them.
+    let mut which: Vec<Option<usize>> = vec![None; prepared.len()];
     for (t, ci) in order {
-        runs[t].call(ci, sims)?;
+        let w = match which[t] {
+            Some(w) => w,
+            None => *which[t].insert(sims.for_trace(prepared[t], configs, ctx)?),
+        };
+        runs[t].call(ci, sims.get(w, &prepared[t].trace.name)?)?;
     }
     Ok(runs.into_iter().map(GroupRun::finish).collect())
 }
