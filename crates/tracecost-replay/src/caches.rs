@@ -40,8 +40,8 @@ pub(super) fn caches(
 /// trace replayed alone keeps the caches made for it.
 #[derive(Default)]
 pub(crate) struct SharedCaches {
-    /// Per model met, in the order met: the model of each config, and each
-    /// config's cache.
+    /// Per model met, in the order met: the model of each config (its
+    /// price's id), and each config's cache.
     by_model: Vec<(Vec<Box<str>>, Vec<Box<dyn PromptCache>>)>,
 }
 
@@ -55,16 +55,23 @@ impl SharedCaches {
         configs: &[Config],
         ctx: ReplayContext<'_>,
     ) -> Result<usize, ReplayError> {
-        let models = configs.iter().map(|c| c.model_for_trace(prepared.trace));
+        // The model as the price table resolves it: an alias and a dated
+        // id of one model name one cache, as they name one price (whose id
+        // every cache key starts from).
+        let models = configs
+            .iter()
+            .map(|c| Ok(&*ctx.pricing.lookup(c.model_for_trace(prepared.trace))?.id))
+            .collect::<Result<Vec<&str>, ReplayError>>()?;
         if let Some(i) = self
             .by_model
             .iter()
-            .position(|(m, _)| m.iter().map(|m| &**m).eq(models.clone()))
+            .position(|(m, _)| m.iter().map(|m| &**m).eq(models.iter().copied()))
         {
             return Ok(i);
         }
         let made = caches(prepared, configs, ctx)?;
-        self.by_model.push((models.map(Box::from).collect(), made));
+        self.by_model
+            .push((models.into_iter().map(Box::from).collect(), made));
         Ok(self.by_model.len() - 1)
     }
 
