@@ -40,10 +40,13 @@ pub(super) fn caches(
 /// trace replayed alone keeps the caches made for it.
 #[derive(Default)]
 pub(crate) struct SharedCaches {
-    /// Per model met, in the order met: the model of each config (its
-    /// price's id), and each config's cache.
-    by_model: Vec<(Vec<Box<str>>, Vec<Box<dyn PromptCache>>)>,
+    /// Per model met, in the order met.
+    by_model: Vec<ModelCaches>,
 }
+
+/// One model's caches in a [`SharedCaches`]: the model of each config (its
+/// price's id), and each config's cache.
+type ModelCaches = (Vec<Box<str>>, Vec<Box<dyn PromptCache>>);
 
 impl SharedCaches {
     /// Which of the caches `prepared`'s trace runs on under `configs`
