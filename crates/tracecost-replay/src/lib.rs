@@ -311,6 +311,13 @@ pub struct CallResult {
     /// The recorded usage priced like the simulated one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_cost_usd: Option<f64>,
+    /// The simulated usage priced as its record counts tokens, where that
+    /// differs from `cost_usd`: the record has no cache-write count (Codex's
+    /// `token_count`) and the simulation wrote, so its writes are priced as
+    /// input, as the record prices every token it did not read. What the
+    /// record is compared with; `cost_usd` stays the provider's bill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd_as_recorded: Option<f64>,
     /// The model priced.
     #[serde(skip)]
     pub model: Arc<str>,
@@ -342,7 +349,9 @@ pub struct Totals {
     /// Summed recorded cost over the calls that recorded their input.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_cost_usd: Option<f64>,
-    /// Summed simulated cost over those same calls, to compare like with like.
+    /// Summed simulated cost over those same calls, to compare like with
+    /// like: each priced as its record counts tokens
+    /// ([`CallResult::cost_usd_as_recorded`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd_recorded_calls: Option<f64>,
     /// How many calls recorded their input.
@@ -814,7 +823,7 @@ pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
         t.over_window_calls += usize::from(c.over_window);
         if let Some(r) = c.recorded_cost_usd {
             recorded_sum += r;
-            simulated_sum += c.cost_usd;
+            simulated_sum += c.cost_usd_as_recorded.unwrap_or(c.cost_usd);
             t.recorded_calls += 1;
         }
     }
