@@ -1,7 +1,9 @@
 //! What an OpenAI trace's record tells the replay beyond token counts: the
 //! reasoning the API drops from earlier turns (models before GPT-5.6), and
 //! reads the record shows falling back to an older prefix than the cache
-//! held. Traces written for these tests, in the canonical format, their
+//! held; and what it cannot show: a record with no cache-write count is
+//! compared with the simulation's writes priced as input. Traces written
+//! for these tests, in the canonical format, their
 //! usage made up to follow the rule each test names.
 
 use std::sync::Arc;
@@ -224,4 +226,67 @@ fn the_misses_option_prints_as_it_parses() {
         assert_eq!(c.to_string(), s);
     }
     assert!("off+openai-auto:misses=maybe".parse::<Config>().is_err());
+}
+
+/// One call on gpt-5.6-sol (a model with a cache-write fee) whose record
+/// counts 3,000 input tokens, none read, and writes as `writes` says: a
+/// number, or no field at all as in Codex's `token_count`.
+fn one_write(writes: Option<u64>) -> Trace {
+    let mut usage = serde_json::json!({"input_tokens": 3000, "cache_read_input_tokens": 0,
+                                       "output_tokens": 10});
+    if let Some(w) = writes {
+        usage["cache_creation_input_tokens"] = w.into();
+    }
+    trace(serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": "write",
+        "provider": "openai",
+        "model": "gpt-5.6-sol",
+        "system": [{"type": "text", "text": text("rules", 2000)}],
+        "messages": [{"role": "user", "content": text("task", 1000)}],
+        "calls": [{"messages": 1, "start_ms": 0, "usage": usage}]
+    }))
+}
+
+fn replayed_result(t: &Trace) -> tracecost_replay::ReplayResult {
+    let pricing = Pricing::builtin();
+    let memo = TokenMemo::new(Arc::new(CharsPerToken(4.0)));
+    let prepared = PreparedTrace::new(t, &memo, pricing.lookup(&t.model).unwrap(), true);
+    let ctx = ReplayContext {
+        pricing: &pricing,
+        memo: &memo,
+        opts: ReplayOptions {
+            batch: false,
+            progress: None,
+            ..Default::default()
+        },
+    };
+    replay(&prepared, &"off+openai-auto".parse().unwrap(), ctx).unwrap()
+}
+
+#[test]
+fn a_write_the_record_cannot_show_is_compared_as_input() {
+    // The simulation writes the prompt it sends, as the record's 3,000
+    // tokens: its bill carries the write fee the record cannot show.
+    let r = replayed_result(&one_write(None));
+    let call = &r.calls[0];
+    assert_eq!(call.usage.total_input(), 3000, "{call:?}");
+    assert!(call.usage.cache_creation_input_tokens > 0, "{call:?}");
+    let recorded = call.recorded_cost_usd.unwrap();
+    assert!(call.cost_usd > recorded * 1.1, "{call:?}");
+    // Compared as the record counts them, the same tokens cost the same:
+    // no error, while the replay's bill keeps the fee.
+    let as_recorded = call.cost_usd_as_recorded.unwrap();
+    assert!((as_recorded - recorded).abs() < 1e-12, "{call:?}");
+    assert_eq!(r.totals.cost_usd_recorded_calls, Some(as_recorded));
+    assert_eq!(r.totals.cost_usd, call.cost_usd);
+
+    // A record that counts writes (here none) is compared with the
+    // simulation's bill as it is: its write is an error the record shows.
+    let r = replayed_result(&one_write(Some(0)));
+    let call = &r.calls[0];
+    assert!(call.usage.cache_creation_input_tokens > 0, "{call:?}");
+    assert_eq!(call.cost_usd_as_recorded, None);
+    assert_eq!(r.totals.cost_usd_recorded_calls, Some(call.cost_usd));
+    assert!(call.cost_usd > call.recorded_cost_usd.unwrap() * 1.1);
 }
