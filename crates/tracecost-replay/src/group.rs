@@ -728,8 +728,11 @@ impl<'a> Simulator<'a> {
             }
         }
         // A read the record shows fell back to an older prefix: under
-        // every config that takes misses from the record, the cache holds
-        // no more than that prefix at this call.
+        // every config that takes misses from the record, this call reads
+        // no more than that prefix. The rest is set aside, not dropped:
+        // the records show later calls reading it again seconds on (the
+        // service serves a prefix from more than one machine), and each
+        // of those that fell back says so in its own record.
         if let Some(held) = p.held_blocks {
             for (c, sim) in self.configs.iter().zip(sims.iter_mut()) {
                 if !matches!(
@@ -743,7 +746,7 @@ impl<'a> Simulator<'a> {
                 }
                 for block in held as usize..index.len() {
                     if let Some(key) = index.key_at(block) {
-                        sim.evict(key);
+                        sim.set_aside(key);
                     }
                 }
             }
@@ -780,6 +783,7 @@ impl<'a> Simulator<'a> {
                     index,
                 },
             )?;
+            sim.put_back();
         }
         self.calls.push(SharedCall {
             ci: p.index(),

@@ -290,3 +290,63 @@ fn a_write_the_record_cannot_show_is_compared_as_input() {
     assert_eq!(r.totals.cost_usd_recorded_calls, Some(call.cost_usd));
     assert!(call.cost_usd > call.recorded_cost_usd.unwrap() * 1.1);
 }
+
+/// Six calls of a growing conversation on gpt-5.6-sol (reads in blocks of
+/// 1,024) behind a 4,000-token prefix the record does not show, 10 seconds
+/// apart. The fourth reads only the fixed prefix; the fifth reads the
+/// third's prompt and the sixth the fourth's: the service sent the fourth
+/// where the conversation was not cached, and the others back where it was.
+fn two_machines() -> Trace {
+    let msgs: Vec<serde_json::Value> = (0..11)
+        .map(|i| {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            serde_json::json!({"role": role, "content": text(&format!("w{i}"), 1000)})
+        })
+        .collect();
+    let call = |i: u64, total: u64, read: u64| {
+        serde_json::json!({"messages": 2 * i + 1, "start_ms": 10_000 * i,
+                           "usage": {"input_tokens": total - read,
+                                     "cache_read_input_tokens": read, "output_tokens": 10}})
+    };
+    trace(serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": "two-machines",
+        "provider": "openai",
+        "model": "gpt-5.6-sol",
+        "hidden_prefix_tokens": 4000,
+        "system": [{"type": "text", "text": text("rules", 1000)}],
+        "messages": msgs,
+        "calls": [
+            call(0, 6000, 0),
+            call(1, 8000, 5120),
+            call(2, 10000, 7168),
+            call(3, 12000, 4096),
+            call(4, 14000, 9216),
+            call(5, 16000, 11264)
+        ]
+    }))
+}
+
+#[test]
+fn a_read_that_fell_back_leaves_the_longer_prefix_for_the_calls_after() {
+    let t = two_machines();
+    let pricing = Pricing::builtin();
+    let memo = TokenMemo::new(Arc::new(CharsPerToken(4.0)));
+    let prepared = PreparedTrace::new(&t, &memo, pricing.lookup(&t.model).unwrap(), true);
+    // The fourth call's miss is the fallback's: the hidden rest is the
+    // same throughout.
+    let hidden = prepared.hidden_cache.as_ref().expect("a hidden prefix");
+    assert!(
+        hidden.version.iter().all(|&v| v == 0),
+        "{:?}",
+        hidden.version
+    );
+    let calls = replayed(&t, "off+openai-auto");
+    // The fourth reads no more than the fixed prefix, the fifth the
+    // third's prompt, the sixth the fourth's (each to within a block).
+    assert!(calls[3].1 <= 5000, "{calls:?}");
+    assert!(calls[4].1 + 1024 >= calls[2].0 - 1024, "{calls:?}");
+    assert!(calls[4].1 <= calls[2].0, "{calls:?}");
+    assert!(calls[5].1 + 1024 >= calls[3].0 - 1024, "{calls:?}");
+    assert!(calls[5].1 <= calls[3].0, "{calls:?}");
+}
