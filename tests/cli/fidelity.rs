@@ -1126,7 +1126,13 @@ fn a_write_the_record_cannot_show_is_no_error() {
     let t = &v["traces"][0];
     assert!(t["error_pct"].as_f64().unwrap().abs() < 1e-9, "{t}");
     let call = &explain(&trace, &[])["traces"][0]["calls"][0];
-    assert!(call["simulated"]["cache_creation_input_tokens"].as_u64().unwrap() > 0, "{call}");
+    assert!(
+        call["simulated"]["cache_creation_input_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{call}"
+    );
     let (bill, compared, recorded) = (
         call["cost_usd"].as_f64().unwrap(),
         call["cost_usd_as_recorded"].as_f64().unwrap(),
