@@ -1097,3 +1097,47 @@ fn a_call_is_billed_as_its_usage_says_it_was_served() {
         assert_eq!(cost(&served, 2, key), cost(&plain, 2, key), "{key}");
     }
 }
+
+/// A Codex-like record counts input and cached input, no writes: on a
+/// model with a write fee the simulation's writes are compared as the
+/// input the record counts them as, and `--explain` shows both bills.
+#[test]
+fn a_write_the_record_cannot_show_is_no_error() {
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "no-write-count",
+        "provider": "openai",
+        "model": "gpt-5.6-sol",
+        "system": [{"type": "text", "text": "rules ".repeat(2000)}],
+        "messages": [{"role": "user", "content": "task ".repeat(800)}],
+        "calls": [{"messages": 1, "start_ms": 0,
+                   "usage": {"input_tokens": 3000, "cache_read_input_tokens": 0,
+                             "output_tokens": 10}}]
+    });
+    let (_dir, file) = trace_file(&trace);
+    let o = Command::cargo_bin("tracecost")
+        .unwrap()
+        .env("TRACECOST_NO_PROGRESS", "1")
+        .args(["fidelity", file.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = &v["traces"][0];
+    assert!(t["error_pct"].as_f64().unwrap().abs() < 1e-9, "{t}");
+    let call = &explain(&trace, &[])["traces"][0]["calls"][0];
+    assert!(
+        call["simulated"]["cache_creation_input_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{call}"
+    );
+    let (bill, compared, recorded) = (
+        call["cost_usd"].as_f64().unwrap(),
+        call["cost_usd_as_recorded"].as_f64().unwrap(),
+        call["recorded_cost_usd"].as_f64().unwrap(),
+    );
+    assert!((compared - recorded).abs() < 1e-12, "{call}");
+    assert!(bill > recorded * 1.1, "{call}");
+}

@@ -446,6 +446,40 @@ fn sessions_of_one_account_share_the_cache() {
     assert!(shared_total < alone_total, "{shared_total} < {alone_total}");
 }
 
+/// One account's sessions on two models: a provider's cache is per model,
+/// so the gpt-5.6-sol session runs on its own model's cache (breakpoints
+/// held 30 minutes, writes billed), not on the one the account's earlier
+/// gpt-5.5 session made (held a day, no write fee): it writes at its first
+/// call, reads nothing after its two-hour pause, and comes out exactly as
+/// it does replayed alone.
+#[test]
+fn each_model_of_an_account_has_its_own_cache() {
+    let run = |scope: &str| {
+        let o = assert_cmd::Command::cargo_bin("tracecost")
+            .unwrap()
+            .env("TRACECOST_NO_PROGRESS", "1")
+            .args(["replay", "tests/fixtures/openai/two_models.json"])
+            .args(["--cache-scope", scope, "--format", "json", "--per-trace"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["traces"].as_array().unwrap().clone()
+    };
+    let (shared, alone) = (run("account"), run("trace"));
+    let sol = &shared[1]["calls"];
+    let tokens = |call: usize, field: &str| sol[call][field].as_u64().unwrap();
+    assert!(tokens(0, "cache_creation_input_tokens") > 1_024, "{sol}");
+    assert_eq!(tokens(1, "cache_read_input_tokens"), 0, "{sol}");
+    assert!(tokens(1, "cache_creation_input_tokens") > 1_024, "{sol}");
+    assert_eq!(shared[1], alone[1]);
+    // The gpt-5.5 session keeps its model's rules: its second call, 20 s
+    // later, reads the instructions, and nothing is billed as a write.
+    let first = &shared[0]["calls"];
+    assert!(first[1]["cache_read_input_tokens"].as_u64().unwrap() > 1_024);
+    assert_eq!(shared[0], alone[0]);
+}
+
 /// A session that never compacts outgrows its model's window, and the
 /// replay says so; the same agent compacting stays within it.
 #[test]

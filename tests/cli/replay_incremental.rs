@@ -287,9 +287,6 @@ fn bundled_traces_replay_the_same() {
 /// that apply to some traces only, and traces listed out of time order.
 #[test]
 fn a_streamed_account_sweep_is_the_sweep_at_once() {
-    use tracecost::replay::stream::StreamSource;
-    use tracecost::replay::sweep::{AccountSweep, Applicability, RequestShape, sweep_checked};
-    let pricing = Pricing::builtin();
     for (calls, seed, offset_s, reversed) in
         [(12, 1, 30, false), (25, 7, 600, true), (6, 3, 0, true)]
     {
@@ -297,13 +294,6 @@ fn a_streamed_account_sweep_is_the_sweep_at_once() {
         if reversed {
             parts.reverse();
         }
-        let memo = TokenMemo::new(parse_tokenizer("chars:4").unwrap());
-        let ctx = ReplayContext {
-            pricing: &pricing,
-            memo: &memo,
-            opts: opts(Build::Incremental),
-        };
-        let traces: Vec<&Trace> = parts.iter().collect();
         let grid: Vec<Config> = COMPACTIONS
             .iter()
             .flat_map(|p| {
@@ -311,61 +301,122 @@ fn a_streamed_account_sweep_is_the_sweep_at_once() {
                     .iter()
                     .map(move |c| format!("{p}+{c}").parse::<Config>().unwrap())
             })
-            .filter(|c| traces.iter().any(|t| check_config(t, c).is_ok()))
             .collect();
-        let baselines: Vec<Config> = parts
-            .iter()
-            .map(|t| Config::status_quo(t).unwrap())
-            .collect();
-        let applicability = Applicability::per_trace(&traces, &grid, &baselines, &pricing).unwrap();
-        let prepared: Vec<PreparedTrace<'_>> =
-            parts.iter().map(|t| prepare(t, &memo, &pricing)).collect();
-        let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
-        let at_once = sweep_checked(&refs, &applicability, ctx, None, &|| {}).unwrap();
-
-        let shapes: Vec<RequestShape> = parts.iter().map(RequestShape::of).collect();
-        let first_starts: Vec<u64> = parts
-            .iter()
-            .map(|t| t.calls.first().and_then(|c| c.start_ms).unwrap_or(0))
-            .collect();
-        let load =
-            |t: usize| -> Result<Trace, tracecost::replay::ReplayError> { Ok(parts[t].clone()) };
-        let prep: &(
-             dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, tracecost::replay::ReplayError>
-                 + Sync
-         ) = &|t| Ok(prepare(t, &memo, &pricing));
-        let mut streamed: Vec<Option<String>> = parts.iter().map(|_| None).collect();
-        let mut batches = 0;
-        let mut account = AccountSweep::new(&applicability, &shapes, ctx, None).unwrap();
-        account
-            .stream(
-                &StreamSource {
-                    first_starts: &first_starts,
-                    load: &load,
-                    prepare: prep,
-                    progress: &|| {},
-                    read_ahead: 1,
-                },
-                &mut |done| {
-                    batches += 1;
-                    for (t, trace, sweep) in done {
-                        assert_eq!(trace, parts[t], "the trace handed back is the one read");
-                        assert!(streamed[t].is_none(), "trace {t} handed back twice");
-                        streamed[t] = Some(serde_json::to_string(&sweep).unwrap());
-                    }
-                    Ok(())
-                },
-            )
-            .unwrap();
-        for (t, sweep) in at_once.iter().enumerate() {
-            assert_eq!(
-                streamed[t].as_deref(),
-                Some(serde_json::to_string(sweep).unwrap().as_str()),
-                "trace {t} of case ({calls}, {seed}, {offset_s}, {reversed})"
-            );
-        }
+        let batches = assert_streamed_is_at_once(
+            &parts,
+            &grid,
+            &format!("case ({calls}, {seed}, {offset_s}, {reversed})"),
+        );
         // Streamed, not all at the end: the first sessions end before the
         // continuations start.
         assert!(batches > 1, "one batch for {} traces", parts.len());
     }
+}
+
+/// The same of an account whose traces run on two models, each on its
+/// model's caches: streamed, each trace meets the caches of its own
+/// model, made for the same trace as at once.
+#[test]
+fn a_streamed_account_of_two_models_is_the_sweep_at_once() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/openai/two_models.json"
+    );
+    let json = std::fs::read_to_string(path).unwrap();
+    let two = load_str(&json, path).unwrap().traces;
+    // Both sessions twice, the copies starting ten seconds later, and
+    // listed out of time order.
+    let mut parts = two.clone();
+    for t in &two {
+        let mut copy = t.clone();
+        copy.name = format!("{}-again", t.name);
+        for call in &mut copy.calls {
+            call.start_ms = call.start_ms.map(|s| s + 10_000);
+        }
+        parts.push(copy);
+    }
+    parts.reverse();
+    let grid: Vec<Config> = [
+        "off+openai-auto",
+        "off+openai-auto:misses=simulated",
+        "off+openai-auto:retention=24h",
+        "off+openai-auto:idle=5m",
+        "ledger:t=200,k=1+openai-auto",
+    ]
+    .iter()
+    .map(|c| c.parse().unwrap())
+    .collect();
+    assert_streamed_is_at_once(&parts, &grid, "two models");
+}
+
+/// Streams the sweep of `parts` (one account) under those of `grid` that
+/// apply to some trace, and checks each trace's sweep is the one the
+/// sweep of them all at once gives. Gives the batches handed back.
+fn assert_streamed_is_at_once(parts: &[Trace], grid: &[Config], case: &str) -> usize {
+    use tracecost::replay::stream::StreamSource;
+    use tracecost::replay::sweep::{AccountSweep, Applicability, RequestShape, sweep_checked};
+    let pricing = Pricing::builtin();
+    let memo = TokenMemo::new(parse_tokenizer("chars:4").unwrap());
+    let ctx = ReplayContext {
+        pricing: &pricing,
+        memo: &memo,
+        opts: opts(Build::Incremental),
+    };
+    let traces: Vec<&Trace> = parts.iter().collect();
+    let grid: Vec<Config> = grid
+        .iter()
+        .filter(|c| traces.iter().any(|t| check_config(t, c).is_ok()))
+        .cloned()
+        .collect();
+    let baselines: Vec<Config> = parts
+        .iter()
+        .map(|t| Config::status_quo(t).unwrap())
+        .collect();
+    let applicability = Applicability::per_trace(&traces, &grid, &baselines, &pricing).unwrap();
+    let prepared: Vec<PreparedTrace<'_>> =
+        parts.iter().map(|t| prepare(t, &memo, &pricing)).collect();
+    let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
+    let at_once = sweep_checked(&refs, &applicability, ctx, None, &|| {}).unwrap();
+
+    let shapes: Vec<RequestShape> = parts.iter().map(RequestShape::of).collect();
+    let first_starts: Vec<u64> = parts
+        .iter()
+        .map(|t| t.calls.first().and_then(|c| c.start_ms).unwrap_or(0))
+        .collect();
+    let load = |t: usize| -> Result<Trace, tracecost::replay::ReplayError> { Ok(parts[t].clone()) };
+    let prep: &(
+         dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, tracecost::replay::ReplayError>
+             + Sync
+     ) = &|t| Ok(prepare(t, &memo, &pricing));
+    let mut streamed: Vec<Option<String>> = parts.iter().map(|_| None).collect();
+    let mut batches = 0;
+    let mut account = AccountSweep::new(&applicability, &shapes, ctx, None).unwrap();
+    account
+        .stream(
+            &StreamSource {
+                first_starts: &first_starts,
+                load: &load,
+                prepare: prep,
+                progress: &|| {},
+                read_ahead: 1,
+            },
+            &mut |done| {
+                batches += 1;
+                for (t, trace, sweep) in done {
+                    assert_eq!(trace, parts[t], "the trace handed back is the one read");
+                    assert!(streamed[t].is_none(), "trace {t} handed back twice");
+                    streamed[t] = Some(serde_json::to_string(&sweep).unwrap());
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+    for (t, sweep) in at_once.iter().enumerate() {
+        assert_eq!(
+            streamed[t].as_deref(),
+            Some(serde_json::to_string(sweep).unwrap().as_str()),
+            "trace {t} of {case}"
+        );
+    }
+    batches
 }

@@ -190,6 +190,11 @@ pub struct ExplainedCall {
     pub simulated: Usage,
     /// The simulated usage, priced.
     pub cost_usd: f64,
+    /// The simulated usage priced as the record counts tokens, where that
+    /// differs: the record has no cache-write count, so the simulation's
+    /// writes are compared as input (`CallResult::cost_usd_as_recorded`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd_as_recorded: Option<f64>,
     /// Why the simulated call read less than the call before had cached.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<CacheCause>,
@@ -260,6 +265,7 @@ impl Explanation {
                     recorded_cost_usd: c.recorded_cost_usd,
                     simulated: c.usage,
                     cost_usd: c.cost_usd,
+                    cost_usd_as_recorded: c.cost_usd_as_recorded,
                     cause: c.cache_cause,
                     cause_text: c.cache_cause.map(|k| k.text()),
                     newly_compacted: new.into_iter().map(str::to_owned).collect(),

@@ -172,6 +172,8 @@ pub struct AutomaticCache {
     retention: Retention,
     steps: Steps,
     entries: HashMap<u128, Entry, PrehashedBuild>,
+    /// Prefixes kept from the current request ([`PromptCache::set_aside`]).
+    aside: Vec<(u128, Entry)>,
     clock_ms: Option<u64>,
     seq: u64,
     purge_above: usize,
@@ -309,6 +311,18 @@ impl PromptCache for AutomaticCache {
 
     fn evict(&mut self, key: u128) {
         self.entries.remove(&key);
+    }
+
+    fn set_aside(&mut self, key: u128) {
+        if let Some(e) = self.entries.remove(&key) {
+            self.aside.push((key, e));
+        }
+    }
+
+    fn put_back(&mut self) {
+        for (key, e) in std::mem::take(&mut self.aside) {
+            self.entries.entry(key).or_insert(e);
+        }
     }
 
     fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {

@@ -54,6 +54,8 @@ pub struct OpenAiBreakpointCache {
     ttl_ms: u64,
     /// The latest breakpoints written, oldest first.
     entries: VecDeque<Entry>,
+    /// Breakpoints kept from the current request ([`PromptCache::set_aside`]).
+    aside: Vec<Entry>,
     clock_ms: Option<u64>,
     seq: u64,
 }
@@ -65,6 +67,7 @@ impl OpenAiBreakpointCache {
         OpenAiBreakpointCache {
             ttl_ms,
             entries: VecDeque::new(),
+            aside: Vec::new(),
             clock_ms: None,
             seq: 0,
         }
@@ -195,6 +198,34 @@ impl PromptCache for OpenAiBreakpointCache {
         self.entries.retain(|e| e.key != key);
     }
 
+    fn set_aside(&mut self, key: u128) {
+        let aside = &mut self.aside;
+        self.entries.retain(|e| {
+            let keep = e.key != key;
+            if !keep {
+                aside.push(*e);
+            }
+            keep
+        });
+    }
+
+    fn put_back(&mut self) {
+        if self.aside.is_empty() {
+            return;
+        }
+        // Back in the order they were written, where the request did not
+        // write them again; still only the latest are matched.
+        for e in std::mem::take(&mut self.aside) {
+            if !self.entries.iter().any(|n| n.key == e.key) {
+                self.entries.push_back(e);
+            }
+        }
+        self.entries.make_contiguous().sort_by_key(|e| e.writer_seq);
+        while self.entries.len() > MATCHED_BREAKPOINTS {
+            self.entries.pop_front();
+        }
+    }
+
     fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {
         match self.entries.iter().rev().find(|e| e.key == key) {
             None => EntryState::Absent,
@@ -251,6 +282,27 @@ mod tests {
 
     fn cache() -> OpenAiBreakpointCache {
         OpenAiBreakpointCache::new(DEFAULT_TTL_MS)
+    }
+
+    #[test]
+    fn a_breakpoint_set_aside_is_missed_by_one_request_and_held_after() {
+        let m = model("gpt-5.6");
+        let mut c = cache();
+        send(&mut c, &m, &[blk(1, 2000), blk(2, 2000)], 0);
+        let longer = [blk(1, 2000), blk(2, 2000), blk(3, 2000)];
+        let key = PrefixIndex::new(&m, &longer).key_at(1).unwrap();
+        c.set_aside(key);
+        assert_eq!(send(&mut c, &m, &longer, 1).cache_read_input_tokens, 0);
+        c.put_back();
+        // Held again for the request after, beside what the one before
+        // wrote: a request on the first prompt's prefix reads it.
+        let other = [blk(1, 2000), blk(2, 2000), blk(4, 2000)];
+        assert_eq!(send(&mut c, &m, &other, 2).cache_read_input_tokens, 4000);
+        assert_eq!(send(&mut c, &m, &longer, 3).cache_read_input_tokens, 6000);
+        // Dropped, it is gone for good.
+        c.evict(key);
+        let third = [blk(1, 2000), blk(2, 2000), blk(5, 2000)];
+        assert_eq!(send(&mut c, &m, &third, 4).cache_read_input_tokens, 0);
     }
 
     #[test]

@@ -36,6 +36,20 @@ pub trait PromptCache: Send {
     /// Drops the prefix `key`: the record shows it was not cached.
     fn evict(&mut self, key: u128);
 
+    /// Keeps the prefix `key` from the next request only: the record
+    /// shows that request read less than the cache held, and later
+    /// requests reading it again (OpenAI's service routes a request to one
+    /// of several machines, each with its own cache). [`Self::put_back`],
+    /// after the request, holds it again. A simulator that cannot give an
+    /// entry back drops it.
+    fn set_aside(&mut self, key: u128) {
+        self.evict(key);
+    }
+
+    /// Holds again what [`Self::set_aside`] kept from the request just
+    /// simulated, where that request did not cache it anew.
+    fn put_back(&mut self) {}
+
     /// What the cache holds for the prefix `key` at `now_ms`.
     fn entry_state(&self, key: u128, now_ms: u64) -> EntryState;
 }

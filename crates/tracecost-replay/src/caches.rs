@@ -28,6 +28,73 @@ pub(super) fn caches(
         .collect()
 }
 
+/// The prompt caches of traces replayed against one (an account's
+/// sessions): one cache per config for each model the traces run on. A
+/// provider's cache is per model (a request never reads what another
+/// model's requests wrote), and each model's cache follows that model's
+/// rules (which cache, how long it holds, what a write costs, the blocks
+/// it reads in), so a trace on one model must not run on the cache made
+/// for another's. Each model's caches are made for the first trace of that
+/// model to meet them (its record gives the idle time fitted,
+/// [`crate::IdleFit`]); a trace keeps its model's caches throughout, as a
+/// trace replayed alone keeps the caches made for it.
+#[derive(Default)]
+pub(crate) struct SharedCaches {
+    /// Per model met, in the order met.
+    by_model: Vec<ModelCaches>,
+}
+
+/// One model's caches in a [`SharedCaches`]: the model of each config (its
+/// price's id), and each config's cache.
+type ModelCaches = (Vec<Box<str>>, Vec<Box<dyn PromptCache>>);
+
+impl SharedCaches {
+    /// Which of the caches `prepared`'s trace runs on under `configs`
+    /// ([`SharedCaches::get`]): those of its model, made for it when no
+    /// trace of that model has met them yet.
+    pub(crate) fn for_trace(
+        &mut self,
+        prepared: &PreparedTrace<'_>,
+        configs: &[Config],
+        ctx: ReplayContext<'_>,
+    ) -> Result<usize, ReplayError> {
+        // The model as the price table resolves it: an alias and a dated
+        // id of one model name one cache, as they name one price (whose id
+        // every cache key starts from).
+        let models = configs
+            .iter()
+            .map(|c| Ok(&*ctx.pricing.lookup(c.model_for_trace(prepared.trace))?.id))
+            .collect::<Result<Vec<&str>, ReplayError>>()?;
+        if let Some(i) = self
+            .by_model
+            .iter()
+            .position(|(m, _)| m.iter().map(|m| &**m).eq(models.iter().copied()))
+        {
+            return Ok(i);
+        }
+        let made = caches(prepared, configs, ctx)?;
+        self.by_model
+            .push((models.into_iter().map(Box::from).collect(), made));
+        Ok(self.by_model.len() - 1)
+    }
+
+    /// The caches [`SharedCaches::for_trace`] named `which`, one per
+    /// config.
+    pub(crate) fn get(
+        &mut self,
+        which: usize,
+        trace: &str,
+    ) -> Result<&mut [Box<dyn PromptCache>], ReplayError> {
+        self.by_model
+            .get_mut(which)
+            .map(|(_, sims)| &mut sims[..])
+            .ok_or_else(|| ReplayError::Config {
+                trace: trace.to_owned(),
+                reason: "replayed before its caches were made".into(),
+            })
+    }
+}
+
 /// An empty prompt cache for `cache` on `price`'s model, an automatic
 /// cache whose config names no idle time holding prefixes `fitted_idle_ms`
 /// where the trace's record gave one ([`crate::IdleFit`]), else the
@@ -102,8 +169,8 @@ pub fn prompt_cache(
 /// starts afresh after that long without a request
 /// ([`LONGEST_HOLD_MS`](crate::cost::cache_sim::LONGEST_HOLD_MS)). `None`
 /// for the other providers' caches, which a replay makes for the first
-/// trace that meets them (its model's rules, the idle time its record
-/// shows), so a replay started afresh could run another cache.
+/// trace of each model that meets them (the idle time its record shows,
+/// [`SharedCaches`]), so a replay started afresh could run another cache.
 pub fn longest_hold_ms(cache: &Cache) -> Option<u64> {
     match cache {
         Cache::OpenAiAuto { .. }

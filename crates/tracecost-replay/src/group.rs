@@ -728,8 +728,11 @@ impl<'a> Simulator<'a> {
             }
         }
         // A read the record shows fell back to an older prefix: under
-        // every config that takes misses from the record, the cache holds
-        // no more than that prefix at this call.
+        // every config that takes misses from the record, this call reads
+        // no more than that prefix. The rest is set aside, not dropped:
+        // the records show later calls reading it again seconds on (the
+        // service serves a prefix from more than one machine), and each
+        // of those that fell back says so in its own record.
         if let Some(held) = p.held_blocks {
             for (c, sim) in self.configs.iter().zip(sims.iter_mut()) {
                 if !matches!(
@@ -743,7 +746,7 @@ impl<'a> Simulator<'a> {
                 }
                 for block in held as usize..index.len() {
                     if let Some(key) = index.key_at(block) {
-                        sim.evict(key);
+                        sim.set_aside(key);
                     }
                 }
             }
@@ -780,6 +783,7 @@ impl<'a> Simulator<'a> {
                     index,
                 },
             )?;
+            sim.put_back();
         }
         self.calls.push(SharedCall {
             ci: p.index(),
@@ -842,6 +846,7 @@ impl<'a> Simulator<'a> {
                 });
                 RecordedCall {
                     messages: trace.history_of(call).len(),
+                    counts_writes: call.usage.is_some_and(|u| u.counts_writes()),
                     cost_usd: priced.map(|p| p.0),
                     classes: priced.map(|p| p.1),
                     usage,
@@ -861,14 +866,31 @@ impl<'a> Simulator<'a> {
                 .map(|(ci, ((usage, cache_cause), (shared, rec)))| {
                     // The config's request is served as the recorded one
                     // was: the same speed, geography and tier.
+                    let model = c.model_for_call(trace, &trace.calls[shared.ci]);
                     let (cost, scale) = served_breakdown(
                         shared.price,
                         &usage,
                         batch,
                         rec.start_ms,
                         rec.served,
-                        c.model_for_call(trace, &trace.calls[shared.ci]),
+                        model,
                     );
+                    // Against a record that cannot show a write, the
+                    // simulation's writes are compared as that record
+                    // counts them: as input.
+                    let cost_usd_as_recorded = (rec.usage.is_some()
+                        && !rec.counts_writes
+                        && usage.cache_creation_input_tokens > 0)
+                        .then(|| {
+                            served_cost(
+                                shared.price,
+                                &usage.writes_as_input(),
+                                batch,
+                                rec.start_ms,
+                                rec.served,
+                                model,
+                            )
+                        });
                     bill.add(PricedCall {
                         model: &rec.model,
                         simulated: ClassBill::of_call(&usage, &cost, scale),
@@ -884,6 +906,7 @@ impl<'a> Simulator<'a> {
                         compacted: compacted.get(ci).cloned().unwrap_or_default(),
                         recorded: rec.usage,
                         recorded_cost_usd: rec.cost_usd,
+                        cost_usd_as_recorded,
                         model: rec.model.clone(),
                         stable_prefix_tokens: shared.stable_prefix_tokens,
                         over_window: over_window(&usage, rec.usage.as_ref(), shared.price),
@@ -923,6 +946,9 @@ struct SharedCall<'a> {
 /// What the record says of one call, read back when its trace is finished.
 struct RecordedCall {
     messages: usize,
+    /// Whether the record counts cache writes
+    /// ([`crate::trace::RecordedUsage::counts_writes`]).
+    counts_writes: bool,
     usage: Option<Usage>,
     cost_usd: Option<f64>,
     /// The recorded usage by billing class, priced.

@@ -38,7 +38,7 @@ pub mod stream;
 use group::GroupRun;
 pub use group::served_cost;
 
-use caches::caches;
+use caches::{SharedCaches, caches};
 pub use caches::{longest_hold_ms, prompt_cache};
 pub use check::{check_config, check_model, trace_label};
 pub use prepare::{
@@ -366,6 +366,13 @@ pub struct CallResult {
     /// The recorded usage priced like the simulated one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_cost_usd: Option<f64>,
+    /// The simulated usage priced as its record counts tokens, where that
+    /// differs from `cost_usd`: the record has no cache-write count (Codex's
+    /// `token_count`) and the simulation wrote, so its writes are priced as
+    /// input, as the record prices every token it did not read. What the
+    /// record is compared with; `cost_usd` stays the provider's bill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd_as_recorded: Option<f64>,
     /// The model priced.
     #[serde(skip)]
     pub model: Arc<str>,
@@ -397,7 +404,9 @@ pub struct Totals {
     /// Summed recorded cost over the calls that recorded their input.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_cost_usd: Option<f64>,
-    /// Summed simulated cost over those same calls, to compare like with like.
+    /// Summed simulated cost over those same calls, to compare like with
+    /// like: each priced as its record counts tokens
+    /// ([`CallResult::cost_usd_as_recorded`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd_recorded_calls: Option<f64>,
     /// How many calls recorded their input.
@@ -729,35 +738,35 @@ fn run_group_shared(
     configs: &[Config],
     ctx: ReplayContext<'_>,
 ) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
-    let mut sims = None;
-    run_segment(prepared, configs, ctx, &mut sims)
+    run_segment(prepared, configs, ctx, &mut SharedCaches::default())
 }
 
 /// Replays `configs` over `prepared`, traces whose calls all come after
 /// those of the traces `sims` has seen (one segment of an account's
-/// sessions in time), against `sims`, one cache per config carried from
-/// segment to segment: replaying an account segment by segment meets the
-/// caches with the calls in the order one replay of all its traces would.
-/// `None` is made the caches of the segment's first trace in that order:
-/// the model and record the cache is first written for.
+/// sessions in time), against `sims`, carried from segment to segment:
+/// replaying an account segment by segment meets the caches with the calls
+/// in the order one replay of all its traces would. Each trace runs on its
+/// model's caches, made for the first trace of that model in that order
+/// ([`SharedCaches`]).
 pub(crate) fn run_segment(
     prepared: &[&PreparedTrace<'_>],
     configs: &[Config],
     ctx: ReplayContext<'_>,
-    sims: &mut Option<Vec<Box<dyn crate::cost::prompt_cache::PromptCache>>>,
+    sims: &mut SharedCaches,
 ) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
     let mut runs = prepared
         .iter()
         .map(|p| GroupRun::new(p, configs, ctx))
         .collect::<Result<Vec<_>, _>>()?;
     let order = shared_order(prepared.iter().map(|p| p.trace));
-    let sims = match (sims, order.first()) {
-        (Some(s), _) => s,
-        (none, Some(&(t, _))) => none.insert(caches(prepared[t], configs, ctx)?),
-        (_, None) => return Ok(Vec::new()),
-    };
+    // Per trace, its model's caches, once its first call meets them.
+    let mut which: Vec<Option<usize>> = vec![None; prepared.len()];
     for (t, ci) in order {
-        runs[t].call(ci, sims)?;
+        let w = match which[t] {
+            Some(w) => w,
+            None => *which[t].insert(sims.for_trace(prepared[t], configs, ctx)?),
+        };
+        runs[t].call(ci, sims.get(w, &prepared[t].trace.name)?)?;
     }
     Ok(runs.into_iter().map(GroupRun::finish).collect())
 }
@@ -887,7 +896,7 @@ pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
         t.over_window_calls += usize::from(c.over_window);
         if let Some(r) = c.recorded_cost_usd {
             recorded_sum += r;
-            simulated_sum += c.cost_usd;
+            simulated_sum += c.cost_usd_as_recorded.unwrap_or(c.cost_usd);
             t.recorded_calls += 1;
         }
     }

@@ -978,6 +978,7 @@ mod tests {
             compacted: compacted.iter().map(|s| std::sync::Arc::from(*s)).collect(),
             recorded: None,
             recorded_cost_usd: None,
+            cost_usd_as_recorded: None,
             model: "".into(),
             stable_prefix_tokens: 0,
             over_window: false,

@@ -13,10 +13,10 @@ use std::collections::{BinaryHeap, HashMap};
 
 use rayon::prelude::*;
 
+use super::caches::SharedCaches;
 use super::group::{PlanDone, PlanLog, Planner, Simulator};
 use super::sweep::{AccountSweep, SameRequests, TraceSweep, rank, risk_index};
-use super::{PreparedTrace, ReplayError, ReplayResult, caches};
-use crate::cost::prompt_cache::PromptCache;
+use super::{PreparedTrace, ReplayError, ReplayResult};
 use crate::policy::Config;
 use crate::trace::Trace;
 
@@ -64,7 +64,9 @@ struct RunState<'a> {
     mask: &'a [bool],
     configs: &'a [Config],
     group: &'a SameRequests,
-    sims: &'a mut Option<Vec<Box<dyn PromptCache>>>,
+    sims: &'a mut SharedCaches,
+    /// Per trace being replayed: which of `sims` it runs on (its model's).
+    caches_of: HashMap<usize, usize>,
     /// Per trace being replayed: its replay, boxed: a crowded step has
     /// hundreds live, and the table keeps the room it grew to for all of
     /// them (a replay is about 600 bytes; its box, 8).
@@ -92,17 +94,15 @@ impl<'a> RunState<'a> {
                 break;
             }
             self.next.pop();
-            let sims = self.sims.as_mut().ok_or_else(|| ReplayError::Config {
-                trace: format!("trace {}", t + 1),
-                reason: "replayed before its caches were made".into(),
-            })?;
             let Some(run) = self.live.get_mut(&t) else {
                 continue;
             };
             let Some(call) = run.planned.pop() else {
                 continue;
             };
-            run.sim.call(&call, sims)?;
+            let which = self.caches_of.get(&t).copied().unwrap_or(usize::MAX);
+            run.sim
+                .call(&call, self.sims.get(which, &format!("trace {}", t + 1))?)?;
             match run.planned.front() {
                 // A call without a start runs when the call before did.
                 Some(next) => {
@@ -110,6 +110,7 @@ impl<'a> RunState<'a> {
                         .push(Reverse((next.start_ms.unwrap_or(ms), t, next.index())))
                 }
                 None => {
+                    self.caches_of.remove(&t);
                     if let Some(run) = self.live.remove(&t) {
                         self.counted(progress);
                         let LiveRun {
@@ -190,6 +191,7 @@ impl AccountSweep<'_> {
                 configs: &r.group.run[..],
                 group: &r.group,
                 sims: &mut r.sims,
+                caches_of: HashMap::new(),
                 live: HashMap::new(),
                 next: BinaryHeap::new(),
             })
@@ -213,12 +215,14 @@ impl AccountSweep<'_> {
                 .par_iter()
                 .map(|trace| (source.prepare)(trace))
                 .collect::<Result<Vec<_>, E>>()?;
-            // The caches are made for the first trace whose calls meet
-            // them, as in the replay of them all at once.
+            // Each model's caches are made for the first trace of that
+            // model whose calls meet them, as in the replay of them all at
+            // once: traces are read in the order of their first calls.
             for ((&t, trace), p) in batch.iter().zip(&loaded).zip(&prepared) {
                 for st in states.iter_mut() {
-                    if st.mask[t] && st.sims.is_none() && !trace.calls.is_empty() {
-                        *st.sims = Some(caches(p, st.configs, ctx)?);
+                    if st.mask[t] && !trace.calls.is_empty() {
+                        let which = st.sims.for_trace(p, st.configs, ctx)?;
+                        st.caches_of.insert(t, which);
                     }
                 }
             }

@@ -213,8 +213,9 @@ pub(crate) struct SharedRun {
     /// Per trace of the account: whether the configs apply to it.
     pub(crate) mask: std::sync::Arc<Vec<bool>>,
     pub(crate) group: SameRequests,
-    /// One cache per config of `group.run`, made at its first segment.
-    pub(crate) sims: Option<Vec<Box<dyn crate::cost::prompt_cache::PromptCache>>>,
+    /// The caches of `group.run`'s configs, per model, each made as the
+    /// first trace of its model meets it.
+    pub(crate) sims: super::caches::SharedCaches,
 }
 
 /// What decides which configs of a sweep send the same requests, known of
@@ -378,7 +379,7 @@ impl<'c> AccountSweep<'c> {
                 runs.push(SharedRun {
                     mask: mask.clone(),
                     group,
-                    sims: None,
+                    sims: Default::default(),
                 });
             }
         }

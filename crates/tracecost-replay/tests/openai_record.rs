@@ -1,7 +1,9 @@
 //! What an OpenAI trace's record tells the replay beyond token counts: the
 //! reasoning the API drops from earlier turns (models before GPT-5.6), and
 //! reads the record shows falling back to an older prefix than the cache
-//! held. Traces written for these tests, in the canonical format, their
+//! held; and what it cannot show: a record with no cache-write count is
+//! compared with the simulation's writes priced as input. Traces written
+//! for these tests, in the canonical format, their
 //! usage made up to follow the rule each test names.
 
 use std::sync::Arc;
@@ -224,4 +226,127 @@ fn the_misses_option_prints_as_it_parses() {
         assert_eq!(c.to_string(), s);
     }
     assert!("off+openai-auto:misses=maybe".parse::<Config>().is_err());
+}
+
+/// One call on gpt-5.6-sol (a model with a cache-write fee) whose record
+/// counts 3,000 input tokens, none read, and writes as `writes` says: a
+/// number, or no field at all as in Codex's `token_count`.
+fn one_write(writes: Option<u64>) -> Trace {
+    let mut usage = serde_json::json!({"input_tokens": 3000, "cache_read_input_tokens": 0,
+                                       "output_tokens": 10});
+    if let Some(w) = writes {
+        usage["cache_creation_input_tokens"] = w.into();
+    }
+    trace(serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": "write",
+        "provider": "openai",
+        "model": "gpt-5.6-sol",
+        "system": [{"type": "text", "text": text("rules", 2000)}],
+        "messages": [{"role": "user", "content": text("task", 1000)}],
+        "calls": [{"messages": 1, "start_ms": 0, "usage": usage}]
+    }))
+}
+
+fn replayed_result(t: &Trace) -> tracecost_replay::ReplayResult {
+    let pricing = Pricing::builtin();
+    let memo = TokenMemo::new(Arc::new(CharsPerToken(4.0)));
+    let prepared = PreparedTrace::new(t, &memo, pricing.lookup(&t.model).unwrap(), true);
+    let ctx = ReplayContext {
+        pricing: &pricing,
+        memo: &memo,
+        opts: ReplayOptions {
+            batch: false,
+            progress: None,
+            ..Default::default()
+        },
+    };
+    replay(&prepared, &"off+openai-auto".parse().unwrap(), ctx).unwrap()
+}
+
+#[test]
+fn a_write_the_record_cannot_show_is_compared_as_input() {
+    // The simulation writes the prompt it sends, as the record's 3,000
+    // tokens: its bill carries the write fee the record cannot show.
+    let r = replayed_result(&one_write(None));
+    let call = &r.calls[0];
+    assert_eq!(call.usage.total_input(), 3000, "{call:?}");
+    assert!(call.usage.cache_creation_input_tokens > 0, "{call:?}");
+    let recorded = call.recorded_cost_usd.unwrap();
+    assert!(call.cost_usd > recorded * 1.1, "{call:?}");
+    // Compared as the record counts them, the same tokens cost the same:
+    // no error, while the replay's bill keeps the fee.
+    let as_recorded = call.cost_usd_as_recorded.unwrap();
+    assert!((as_recorded - recorded).abs() < 1e-12, "{call:?}");
+    assert_eq!(r.totals.cost_usd_recorded_calls, Some(as_recorded));
+    assert_eq!(r.totals.cost_usd, call.cost_usd);
+
+    // A record that counts writes (here none) is compared with the
+    // simulation's bill as it is: its write is an error the record shows.
+    let r = replayed_result(&one_write(Some(0)));
+    let call = &r.calls[0];
+    assert!(call.usage.cache_creation_input_tokens > 0, "{call:?}");
+    assert_eq!(call.cost_usd_as_recorded, None);
+    assert_eq!(r.totals.cost_usd_recorded_calls, Some(call.cost_usd));
+    assert!(call.cost_usd > call.recorded_cost_usd.unwrap() * 1.1);
+}
+
+/// Six calls of a growing conversation on gpt-5.6-sol (reads in blocks of
+/// 1,024) behind a 4,000-token prefix the record does not show, 10 seconds
+/// apart. The fourth reads only the fixed prefix; the fifth reads the
+/// third's prompt and the sixth the fourth's: the service sent the fourth
+/// where the conversation was not cached, and the others back where it was.
+fn two_machines() -> Trace {
+    let msgs: Vec<serde_json::Value> = (0..11)
+        .map(|i| {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            serde_json::json!({"role": role, "content": text(&format!("w{i}"), 1000)})
+        })
+        .collect();
+    let call = |i: u64, total: u64, read: u64| {
+        serde_json::json!({"messages": 2 * i + 1, "start_ms": 10_000 * i,
+                           "usage": {"input_tokens": total - read,
+                                     "cache_read_input_tokens": read, "output_tokens": 10}})
+    };
+    trace(serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": "two-machines",
+        "provider": "openai",
+        "model": "gpt-5.6-sol",
+        "hidden_prefix_tokens": 4000,
+        "system": [{"type": "text", "text": text("rules", 1000)}],
+        "messages": msgs,
+        "calls": [
+            call(0, 6000, 0),
+            call(1, 8000, 5120),
+            call(2, 10000, 7168),
+            call(3, 12000, 4096),
+            call(4, 14000, 9216),
+            call(5, 16000, 11264)
+        ]
+    }))
+}
+
+#[test]
+fn a_read_that_fell_back_leaves_the_longer_prefix_for_the_calls_after() {
+    let t = two_machines();
+    let pricing = Pricing::builtin();
+    let memo = TokenMemo::new(Arc::new(CharsPerToken(4.0)));
+    let prepared = PreparedTrace::new(&t, &memo, pricing.lookup(&t.model).unwrap(), true);
+    // The fourth call's miss is the fallback's: the hidden rest is the
+    // same throughout.
+    let hidden = prepared.hidden_cache.as_ref().expect("a hidden prefix");
+    assert!(
+        hidden.version.iter().all(|&v| v == 0),
+        "{:?}",
+        hidden.version
+    );
+    let calls = replayed(&t, "off+openai-auto");
+    // The fourth reads no more than the fixed prefix, the fifth the
+    // third's prompt, the sixth the fourth's (each to within a block).
+    assert!(calls[3].1 <= 5000, "{calls:?}");
+    assert!(calls[4].1 + 1024 >= calls[2].0 - 1024, "{calls:?}");
+    assert!(calls[4].1 <= calls[2].0, "{calls:?}");
+    assert!(calls[5].1 + 1024 >= calls[3].0 - 1024, "{calls:?}");
+    assert!(calls[5].1 <= calls[3].0, "{calls:?}");
 }

@@ -57,14 +57,14 @@ impl Exporter<ExplainView<'_>> for CsvExporter {
         let mut out = io::BufWriter::new(out);
         writeln!(
             out,
-            "trace,config,call,start_ms,gap_ms,recorded_read,recorded_write,recorded_uncached,simulated_read,simulated_write,simulated_uncached,recorded_usd,simulated_usd,diverges,cause,cause_text,newly_compacted"
+            "trace,config,call,start_ms,gap_ms,recorded_read,recorded_write,recorded_uncached,simulated_read,simulated_write,simulated_uncached,recorded_usd,simulated_usd,diverges,cause,cause_text,newly_compacted,simulated_usd_as_recorded"
         )?;
         for e in view.0 {
             for c in &e.calls {
                 let r = c.recorded.as_ref();
                 writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     csv_field(&e.trace),
                     csv_field(&e.config),
                     c.index,
@@ -82,6 +82,9 @@ impl Exporter<ExplainView<'_>> for CsvExporter {
                     c.cause.map(|k| k.name()).unwrap_or_default(),
                     csv_field(c.cause_text.as_deref().unwrap_or_default()),
                     csv_field(&c.newly_compacted.join(" ")),
+                    c.cost_usd_as_recorded
+                        .map(|v| fixed(v, 6))
+                        .unwrap_or_default(),
                 )?;
             }
         }
@@ -145,6 +148,12 @@ fn why(c: &ExplainedCall) -> String {
     }
     if !c.restored.is_empty() {
         parts.push(format!("restored {}", c.restored.len()));
+    }
+    if let Some(usd) = c.cost_usd_as_recorded {
+        parts.push(format!(
+            "{} as the record counts its writes (as input)",
+            dollars(usd)
+        ));
     }
     parts.join("; ")
 }

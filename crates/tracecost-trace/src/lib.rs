@@ -142,6 +142,16 @@ impl RecordedUsage {
                 + self.cache_read_input_tokens.unwrap_or(0),
         )
     }
+
+    /// Whether the record counts cache writes (in total or by TTL). A
+    /// record without the field (Codex's `token_count`, which has input and
+    /// cached input only) cannot tell a written token from an uncached
+    /// one: it counts both as input.
+    pub fn counts_writes(&self) -> bool {
+        self.cache_creation_input_tokens.is_some()
+            || self.ephemeral_5m_input_tokens.is_some()
+            || self.ephemeral_1h_input_tokens.is_some()
+    }
 }
 
 /// One model call.

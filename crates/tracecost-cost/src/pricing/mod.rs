@@ -505,6 +505,17 @@ impl Usage {
     pub fn total_input(&self) -> u64 {
         self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
     }
+
+    /// The same request with its cache writes counted as uncached input:
+    /// what a record that has no cache-write count shows of it.
+    pub fn writes_as_input(&self) -> Self {
+        Self {
+            input_tokens: self.input_tokens + self.cache_creation_input_tokens,
+            cache_creation_input_tokens: 0,
+            cache_creation: None,
+            ..*self
+        }
+    }
 }
 
 /// Cost of one request by component, in USD.

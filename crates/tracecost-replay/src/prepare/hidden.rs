@@ -195,7 +195,12 @@ impl PreparedTrace<'_> {
                 (Some(s), Some((l, ttl))) => s.saturating_sub(l) < ttl.millis(),
                 _ => false,
             };
-            if recent && r.is_some_and(|read| read < end) {
+            // A read the record shows fell back (OpenAI's service sending
+            // the request where less was cached, `recorded_fallbacks`) is
+            // explained by that; the calls after it read the prompts before
+            // it again, so the rest did not change.
+            let fell_back = self.recorded_fallbacks.get(i).is_some_and(Option::is_some);
+            if recent && !fell_back && r.is_some_and(|read| read < end) {
                 // A fresh version: never one an earlier call sent.
                 fresh += 1;
                 version = fresh;

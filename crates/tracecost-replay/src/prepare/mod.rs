@@ -331,12 +331,14 @@ impl<'t> PreparedTrace<'t> {
             prepared.apportion_growth(&price.framing);
             prepared.refit_hidden(price);
             prepared.inferred_clears = prepared.infer_clears(memo, &price.framing);
-            prepared.hidden_cache = prepared.read_hidden_cache(price);
-            prepared.calibration.idle = prepared.fit_automatic_idle(price);
+            // Before the hidden prefix is read: a read that fell back
+            // explains its miss, so it is no sign the hidden rest changed.
             if trace.provider == crate::engine::cache::ProviderKind::OpenAi {
                 prepared.recorded_fallbacks =
                     recorded_fallbacks(trace, documented_hold_ms(trace, price));
             }
+            prepared.hidden_cache = prepared.read_hidden_cache(price);
+            prepared.calibration.idle = prepared.fit_automatic_idle(price);
         }
         prepared.index_history();
         prepared
