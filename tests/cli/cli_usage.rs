@@ -242,6 +242,11 @@ const CCUSAGE_CODEX_SESSION: &str =
 /// `tracecost usage --json` with no PATH, `HOME` an empty folder (no
 /// Claude Code data) and `CODEX_HOME` at `codex_home`.
 fn usage_at_codex_home(codex_home: &str) -> String {
+    usage_view_at_codex_home(codex_home, &[])
+}
+
+/// [`usage_at_codex_home`] of a view (`daily`, `monthly`; none: sessions).
+fn usage_view_at_codex_home(codex_home: &str, view: &[&str]) -> String {
     let home = tempfile::tempdir().unwrap();
     let out = Command::cargo_bin("tracecost")
         .unwrap()
@@ -249,7 +254,9 @@ fn usage_at_codex_home(codex_home: &str) -> String {
         .env_remove("CLAUDE_CONFIG_DIR")
         .env("HOME", home.path())
         .env("CODEX_HOME", codex_home)
-        .args(["usage", "--json"])
+        .arg("usage")
+        .args(view)
+        .arg("--json")
         .output()
         .unwrap();
     assert_eq!(
@@ -541,4 +548,20 @@ fn a_day_that_is_not_one_is_refused_in_one_line() {
         err.contains("`yesterday` is not a day: expected YYYYMMDD or YYYY-MM-DD"),
         "{err}"
     );
+}
+
+/// `usage daily` and `usage monthly` of Codex data print what ccusage
+/// 20.0.24's `ccusage codex daily|monthly --json --offline -z UTC` printed
+/// for the same Codex home, byte for byte (each period's models priced on
+/// the period's sums per day, as ccusage prices them).
+#[test]
+fn codex_daily_and_monthly_are_ccusage_codex_byte_for_byte() {
+    for view in ["daily", "monthly"] {
+        let ours = usage_view_at_codex_home(CODEX_HOME, &[view]);
+        let theirs = std::fs::read_to_string(crate::util::repo(&format!(
+            "crates/tracecost-import/tests/fixtures/codex/ccusage-codex-{view}.json"
+        )))
+        .unwrap();
+        assert_eq!(ours, theirs, "{view}");
+    }
 }

@@ -48,6 +48,7 @@ pub mod totals;
 pub mod unpriced;
 pub mod usage;
 pub mod usage_period;
+pub mod usage_period_codex;
 
 pub use error::{AppError, ErrorClass};
 pub use outline::{OutlineRecord, OutlineShared, Outlines, SharedStrings, TraceOutline};

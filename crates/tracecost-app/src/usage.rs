@@ -506,7 +506,7 @@ pub struct CodexTotals {
 }
 
 /// One model's cost in a Codex session (see [`build_all`]).
-fn codex_model_cost(m: &CodexModelUsage, pricing: &Pricing) -> Option<f64> {
+pub(crate) fn codex_model_cost(m: &CodexModelUsage, pricing: &Pricing) -> Option<f64> {
     let p = pricing.lookup(&m.model).ok()?;
     // ccusage's sums are per day (UTC), each priced, then added: the same
     // bits need the same grouping. A day's price is the row in force that

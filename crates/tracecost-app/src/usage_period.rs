@@ -37,7 +37,18 @@ impl UsagePeriod {
         }
     }
 
-    fn of_day(self, day: &str) -> String {
+    /// The key of the list (`daily`, `monthly`).
+    pub(crate) fn list_key(self) -> &'static str {
+        self.keys().0
+    }
+
+    /// The key of an entry's period (`date`, `month`).
+    pub(crate) fn entry_key(self) -> &'static str {
+        self.keys().1
+    }
+
+    /// The period a UTC day (`YYYY-MM-DD`) falls in.
+    pub(crate) fn of_day(self, day: &str) -> String {
         match self {
             UsagePeriod::Day => day.to_owned(),
             UsagePeriod::Month => day[..7].to_owned(),
@@ -145,10 +156,16 @@ pub struct PeriodReport {
     pub totals: UsageTotals,
     /// Calls of models the price table does not know.
     pub unpriced: crate::unpriced::Unpriced,
+    /// Codex's periods, when the data is Codex's (then `rows` is empty):
+    /// ccusage's Codex report has a shape of its own.
+    pub codex: Option<crate::usage_period_codex::CodexPeriods>,
 }
 
 impl Serialize for PeriodReport {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(codex) = &self.codex {
+            return codex.serialize(s);
+        }
         let mut m = s.serialize_map(Some(2))?;
         m.serialize_entry(self.period.keys().0, &self.rows)?;
         m.serialize_entry("totals", &self.totals)?;
@@ -156,24 +173,43 @@ impl Serialize for PeriodReport {
     }
 }
 
-/// Scans the plan's paths and groups Claude Code's responses by `period`.
-/// Codex sessions are priced per model and day on that day's sums
-/// (ccusage's Codex rule), a shape of their own: `usage session` reports
-/// them; here they are refused with a word saying so.
+/// Scans the plan's paths and groups their responses by `period`: Claude
+/// Code's as ccusage's `daily`/`monthly` gives them, Codex's as its Codex
+/// report does (a shape of its own, priced per model and day on the day's
+/// sums). The two are not mixed in one list, as ccusage does not: a run
+/// over both is refused with a word saying so.
 pub fn run(
     plan: &crate::UsagePlan,
     period: UsagePeriod,
     range: &DayRange,
 ) -> Result<PeriodReport, crate::AppError> {
     let (claude, codex) = crate::usage::scan(plan)?;
-    if let Some(s) = codex.sessions.first() {
-        return Err(crate::AppError::Usage(format!(
-            "{}: `usage {}` reads Claude Code data; Codex sessions are reported by `usage session`",
-            s.file.display(),
-            period.keys().0
-        )));
+    match (claude.sessions.first(), codex.sessions.first()) {
+        (Some(c), Some(x)) => Err(crate::AppError::Usage(format!(
+            "`usage {}` reads Claude Code's data or Codex's, not both at once (Claude Code's project {} and {}): pass them apart",
+            period.list_key(),
+            c.project_path,
+            x.file.display()
+        ))),
+        (None, Some(_)) => {
+            let mut unpriced = crate::unpriced::Unpriced::default();
+            let codex = crate::usage_period_codex::by_period(
+                &codex,
+                &plan.pricing,
+                period,
+                range,
+                &mut unpriced,
+            );
+            Ok(PeriodReport {
+                period,
+                rows: Vec::new(),
+                totals: UsageTotals::default(),
+                unpriced,
+                codex: Some(codex),
+            })
+        }
+        _ => Ok(by_period(&claude, &plan.pricing, period, range)),
     }
-    Ok(by_period(&claude, &plan.pricing, period, range))
 }
 
 /// The sessions of `report` last active on a day of `range` (all of them
@@ -290,6 +326,7 @@ pub fn by_period(
         rows,
         totals,
         unpriced,
+        codex: None,
     }
 }
 

@@ -1,6 +1,7 @@
-//! `tracecost usage daily` and `usage monthly`: Claude Code's recorded
-//! usage per UTC day or month, in ccusage 20.0.24's `daily --json` and
-//! `monthly --json` shapes (`--json`), or as an aligned table.
+//! `tracecost usage daily` and `usage monthly`: Claude Code's or Codex's
+//! recorded usage per UTC day or month, in ccusage 20.0.24's `daily --json`
+//! and `monthly --json` shapes (`ccusage codex …` for Codex's) with
+//! `--json`, or as an aligned table.
 
 use std::io::{self, Write};
 
@@ -44,6 +45,9 @@ impl Exporter<PeriodView<'_>> for TableExporter {
             "{:<12} {:>12} {:>12} {:>14} {:>16} {:>12}  models",
             first, "input", "output", "cache write", "cache read", "cost"
         )?;
+        if let Some(codex) = &r.codex {
+            return codex_table(codex, &mut out);
+        }
         for row in &r.rows {
             writeln!(
                 out,
@@ -70,4 +74,37 @@ impl Exporter<PeriodView<'_>> for TableExporter {
         )?;
         out.flush()
     }
+}
+
+/// Codex's periods as the table: the same columns (no cache writes are
+/// recorded), reasoning counted in the output.
+fn codex_table(
+    codex: &crate::app::usage_period_codex::CodexPeriods,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let line =
+        |out: &mut dyn Write, name: &str, t: &crate::app::usage::CodexTotals, models: &str| {
+            writeln!(
+                out,
+                "{:<12} {:>12} {:>12} {:>14} {:>16} {:>12}{}",
+                name,
+                thousands(t.input_tokens),
+                thousands(t.output_tokens),
+                thousands(t.cache_creation_tokens),
+                thousands(t.cache_read_tokens),
+                dollars(t.cost_usd),
+                models
+            )
+        };
+    for row in &codex.rows {
+        let models: Vec<&str> = row.models.keys().map(String::as_str).collect();
+        line(
+            out,
+            &row.period,
+            &row.totals,
+            &format!("  {}", models.join(", ")),
+        )?;
+    }
+    line(out, "total", &codex.totals, "")?;
+    out.flush()
 }
