@@ -39,7 +39,6 @@ pub mod identity;
 mod outline;
 mod plan;
 pub mod baseline;
-mod check;
 mod pipelines;
 mod resolve;
 pub mod store;
