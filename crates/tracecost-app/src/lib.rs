@@ -41,6 +41,7 @@ mod plan;
 pub mod baseline;
 mod pipelines;
 mod resolve;
+pub mod spill;
 pub mod store;
 mod results;
 pub mod totals;

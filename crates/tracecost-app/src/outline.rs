@@ -190,7 +190,7 @@ enum Kept {
     Memory(Vec<TraceOutline>),
     Spilled {
         /// The outlines, by place (where each is, on disk too).
-        file: crate::store::SpillFile,
+        file: crate::spill::SpillFile,
         heads: Vec<PackedHead>,
         /// The shared strings the outlines name, by their place.
         shared: Vec<Arc<OutlineShared>>,
@@ -256,7 +256,7 @@ impl Outlines {
     /// `outlines`, written to a temporary file (in the system's temporary
     /// folder, as [`crate::store::TraceStore::new`]) but for their heads.
     pub fn spilled(outlines: Vec<TraceOutline>) -> Result<Self, AppError> {
-        let mut file = crate::store::SpillFile::new("outlines", outlines.len())?;
+        let mut file = crate::spill::SpillFile::new("outlines", outlines.len())?;
         let mut heads = Vec::with_capacity(outlines.len());
         let mut shared: Vec<Arc<OutlineShared>> = Vec::new();
         let mut place: HashMap<*const OutlineShared, u32> = HashMap::new();
@@ -282,7 +282,7 @@ impl Outlines {
                 provider: o.provider.to_string(),
                 markers: o.markers,
             };
-            file.put(i, &crate::store::encode_record(&record, "an outline")?)?;
+            file.put(i, &crate::spill::encode_record(&record, "an outline")?)?;
         }
         file.seal()?;
         Ok(Outlines(Kept::Spilled {
@@ -331,7 +331,7 @@ impl Outlines {
                     ))
                 };
                 let r: Spilled =
-                    crate::store::decode_record(&file.get(i)?).map_err(|e| bad(e.to_string()))?;
+                    crate::spill::decode_record(&file.get(i)?).map_err(|e| bad(e.to_string()))?;
                 Ok(Cow::Owned(TraceOutline {
                     name: r.name,
                     session: r.session,

@@ -45,7 +45,7 @@ use crate::AppError;
 use answer::{AnswerSum, candidate_rows};
 use days::{DaySum, per_month};
 use session::session_figures;
-pub use summaries::{MetaRef, Summaries, TraceMeta};
+pub use summaries::{MetaRef, Summaries, SummaryStore, TraceMeta, decode_summary, encode_summary};
 
 /// The `config` of a status quo that differs between sessions, as printed.
 pub const MIXED_STATUS_QUO: &str = "mixed";

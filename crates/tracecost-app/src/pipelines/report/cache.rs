@@ -126,7 +126,7 @@ impl<'c> CacheRun<'c> {
                 let t = sp.traces().get(i)?;
                 done(sp.head(i).calls);
                 sink.cached(i, &t, &entry.bytes[written])?;
-                let on = crate::store::OnDisk {
+                let on = crate::spill::OnDisk {
                     file: file.clone(),
                     path: path.clone(),
                     at: summary.start as u64,
@@ -161,7 +161,7 @@ impl<'c> CacheRun<'c> {
             .map_err(|e| AppError::Internal(format!("a trace's meta cannot be encoded: {e}")))?;
         entry.write_part(&(k as u64).to_le_bytes())?;
         entry.write_part(&meta)?;
-        entry.write_part(&crate::store::encode_summary(summary)?)?;
+        entry.write_part(&crate::fleet::encode_summary(summary)?)?;
         entry.write_part(&written)?;
         *left -= 1;
         if *left == 0
@@ -293,7 +293,7 @@ type FoundTrace = (
 
 /// A segment's entry read back: per trace in the segment's order, what
 /// the fleet's answer reads of it without its summary, and where in
-/// `bytes` its summary (as [`crate::store::encode_summary`] wrote it) and
+/// `bytes` its summary (as [`crate::fleet::encode_summary`] wrote it) and
 /// what the report wrote of it are; `None` unless it holds each of its
 /// `traces` once.
 fn read_segment(bytes: &[u8], traces: usize) -> Option<Vec<FoundTrace>> {
