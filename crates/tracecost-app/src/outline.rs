@@ -13,8 +13,41 @@ use std::sync::Arc;
 use crate::AppError;
 
 use crate::engine::cache::ProviderKind;
-use crate::plan::TraceHead;
 use crate::trace::{Trace, TraceFacts};
+
+/// What a streamed report reads of a trace's calls before it reads the
+/// trace back: how many, when the first started, whether all have a start
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceHead {
+    /// Calls.
+    pub calls: usize,
+    /// When the first call started.
+    pub first_start_ms: Option<u64>,
+    /// Whether every call has a start time ([`Trace::has_timestamps`]).
+    pub timestamps: bool,
+    /// The earliest and the latest start of its calls, when every call
+    /// has one: where a fleet's account can be cut ([`crate::segments`]).
+    pub span_ms: Option<(u64, u64)>,
+}
+
+impl TraceHead {
+    /// `trace`'s head.
+    pub fn of(trace: &Trace) -> Self {
+        TraceHead {
+            calls: trace.calls.len(),
+            first_start_ms: trace.calls.first().and_then(|c| c.start_ms),
+            timestamps: trace.has_timestamps(),
+            span_ms: trace.has_timestamps().then(|| {
+                trace
+                    .calls
+                    .iter()
+                    .filter_map(|c| c.start_ms)
+                    .fold((u64::MAX, 0), |(lo, hi), s| (lo.min(s), hi.max(s)))
+            }),
+        }
+    }
+}
 
 /// A trace without its content: what choosing, checking and naming its
 /// configs read ([`TraceFacts`]), and its [`TraceHead`].

@@ -13,7 +13,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::AppError;
-use super::outline::{SharedStrings, TraceOutline};
+use super::outline::{OutlineRecord, SharedStrings, TraceOutline};
+use crate::digest::Key;
 use crate::replay::sweep::RequestShape;
 use crate::trace::Trace;
 
@@ -46,7 +47,21 @@ pub struct TraceStore {
     shared: SharedStrings,
     /// Per trace, the digest of its bytes when it was found as they were
     /// read (a report with a cache); shorter when the last have none.
-    digests: Vec<Option<super::fleet_cache::Key>>,
+    digests: Vec<Option<Key>>,
+}
+
+/// What a report keeps of a line of a JSON Lines input it read: the
+/// outline of the trace alone on it and the shape of its requests, under
+/// the digest of its bytes, so that a later report over the same line need
+/// not parse it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownLine {
+    /// The digest of the line's bytes.
+    pub digest: Key,
+    /// Its trace's outline, without its file.
+    pub record: OutlineRecord,
+    /// The shape of its trace's requests.
+    pub shape: crate::replay::sweep::RequestShape,
 }
 
 /// Where a stored trace is.
@@ -134,7 +149,7 @@ impl TraceStore {
         &mut self,
         path: &Path,
         origin: crate::trace::LineOrigin,
-        known: &super::fleet_cache::KnownLine,
+        known: &KnownLine,
     ) -> Result<TraceOutline, AppError> {
         let shown = path.display().to_string();
         let outline = known
@@ -157,8 +172,8 @@ impl TraceStore {
     }
 
     /// Tells the store the digest of the bytes of the trace it kept last
-    /// ([`super::fleet_cache::digest`]), known as they were read.
-    pub fn set_last_digest(&mut self, digest: super::fleet_cache::Key) {
+    /// ([`crate::digest::digest`]), known as they were read.
+    pub fn set_last_digest(&mut self, digest: Key) {
         self.digests.resize(self.entries.len(), None);
         if let Some(last) = self.digests.last_mut() {
             *last = Some(digest);
@@ -166,7 +181,7 @@ impl TraceStore {
     }
 
     /// The digest of trace `i`'s bytes, when it was found as they were read.
-    pub fn digest(&self, i: usize) -> Option<super::fleet_cache::Key> {
+    pub fn digest(&self, i: usize) -> Option<Key> {
         self.digests.get(i).copied().flatten()
     }
 
