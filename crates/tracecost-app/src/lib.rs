@@ -39,6 +39,7 @@ pub mod identity;
 mod outline;
 mod plan;
 pub mod baseline;
+mod date;
 mod digest;
 mod pipelines;
 mod resolve;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use crate::AppError;
 use crate::spill::{OnDisk, SpillFile, decode_record, encode_record};
 
-use super::session::SessionSummary;
+use super::summary::SessionSummary;
 
 /// What the fleet's answer reads of a trace without its summary: its names
 /// and when it started, to group traces by session and project.
