@@ -18,7 +18,7 @@ use crate::digest::Key;
 use crate::replay::sweep::RequestShape;
 use crate::trace::Trace;
 
-/// The spilled records, where the report writer has long found them.
+/// Re-exported: `app::store::SpillFile` and the rest keep their paths.
 pub use crate::spill::{OnDisk, SpillFile, decode_record, encode_record};
 use crate::spill::{TempFile, read_at};
 

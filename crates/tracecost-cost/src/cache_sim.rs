@@ -60,7 +60,7 @@ use crate::engine::wire::Ttl;
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;
 use super::tokens::PrehashedBuild;
-/// The request types, where the simulators' callers have long found them.
+/// Re-exported: `cost::cache_sim::SimRequest` and the rest keep their paths.
 pub use crate::request::{
     Breakpoint, EntryState, Hold, LOOKBACK_POSITIONS, MAX_BREAKPOINTS, PrefixBlock, PrefixIndex,
     PrefixKind, SimError, SimOutcome, SimRequest, automatic_breakpoint,

@@ -11,6 +11,9 @@ use crate::replay::stability::{RunSource, StabilityReport};
 use crate::replay::{PreparedTrace, count_block};
 use crate::trace::Trace;
 
+/// `trace` ready to replay: its blocks counted through `memo`, with the
+/// framing of the model [`calibration_model`] picks (its own; `priced_as`
+/// only where the price table does not know it).
 pub(super) fn prepare<'t>(
     trace: &'t Trace,
     cost: &CostPlan,
@@ -59,6 +62,7 @@ impl BlockTokens for MemoTokens<'_> {
     }
 }
 
+/// `trace`'s stubs and prefixes checked byte-stable under `config`.
 pub(super) fn stability_of(
     trace: &Trace,
     config: &Config,
