@@ -61,7 +61,7 @@ fn remove_staging() {
     for p in staging.iter() {
         match std::fs::symlink_metadata(p) {
             Ok(m) if m.is_dir() => {
-                let _ = super::output::remove_staged(p);
+                let _ = super::staged_removal::remove_staged(p);
             }
             Ok(_) => {
                 let _ = std::fs::remove_file(p);

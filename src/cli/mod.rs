@@ -17,6 +17,7 @@ mod plan;
 mod prices;
 mod progress;
 mod render;
+mod staged_removal;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -162,6 +162,15 @@ pub(crate) fn pace(done: u64, total: u64, elapsed: std::time::Duration, unit: Un
     format!(" · {rate} · {left} left")
 }
 
+/// Runs `f` with a progress bar on stderr (when it is a terminal), taken
+/// down before anything is printed.
+pub(super) fn with_progress<T>(f: impl FnOnce(&dyn Progress) -> T) -> T {
+    let bar = Bar::new();
+    let out = f(&bar);
+    bar.finish();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,14 @@ pub(super) fn print_view<V: Exportable>(view: &V, format: Format) {
     let _ = out.flush();
 }
 
+/// Prints `text` to stdout as it is; a closed pipe (`| head`) is not an
+/// error worth reporting.
+pub(super) fn print_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
 /// One trace's stability verdict, as text.
 pub(super) fn stability(o: &StabilityOutcome, others: &[String]) -> String {
     let config = o.config.to_string();
@@ -69,72 +77,6 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
         ),
         baseline: sweep.baseline.as_ref().map(ToString::to_string),
         unpriced: cost.unpriced.models(),
-    }
-}
-
-/// The report being written, as the report pipeline hands it sessions.
-pub(super) struct ReportSink<'w, 's> {
-    pub(super) writer: &'w mut crate::report::build::ReportWriter<'s>,
-    /// The report's folder, for errors.
-    pub(super) out: &'w std::path::Path,
-    /// Traces replayed so far.
-    pub(super) replayed: usize,
-}
-
-impl crate::app::SessionSink for ReportSink<'_, '_> {
-    fn replayed(
-        &mut self,
-        index: usize,
-        trace: &crate::trace::Trace,
-        report: &crate::app::TraceReport,
-    ) -> Result<Vec<u8>, crate::app::AppError> {
-        self.replayed += 1;
-        if self.replayed.is_multiple_of(super::memory::TRACES_PER_TRIM) {
-            super::memory::give_back();
-        }
-        self.writer
-            .trace_kept(index, crate::app::identity::session_of(trace), report)
-            .map_err(super::commands::report_err(self.out))
-    }
-
-    fn cached(
-        &mut self,
-        index: usize,
-        _: &crate::app::TraceOutline,
-        kept: &[u8],
-    ) -> Result<(), crate::app::AppError> {
-        self.writer
-            .trace_cached(index, kept)
-            .map_err(super::commands::report_err(self.out))
-    }
-
-    fn pages_wanted(&self) -> Vec<usize> {
-        self.writer.pages_wanted()
-    }
-
-    fn cached_page(&mut self, index: usize, page: &[u8]) -> Result<bool, crate::app::AppError> {
-        Ok(self.writer.page_cached(index, page))
-    }
-
-    fn page(
-        &mut self,
-        index: usize,
-        trace: &crate::trace::Trace,
-        report: &crate::app::TraceReport,
-    ) -> Result<(), crate::app::AppError> {
-        self.writer
-            .page_at(index, crate::app::identity::session_of(trace), report)
-            .map_err(super::commands::report_err(self.out))
-    }
-
-    fn pages(&self) -> Vec<(usize, Vec<u8>)> {
-        self.writer.pages()
-    }
-
-    fn replay_finished(&mut self) {
-        // The replay's traces and caches are gone: the fleet's answer
-        // starts from what is kept, not from the replay's high-water mark.
-        super::memory::give_back();
     }
 }
 

@@ -28,6 +28,7 @@ mod crates;
 mod doc_paths;
 mod error_corpus;
 mod fidelity;
+mod file_circles;
 mod fleet;
 mod fleet_cache;
 mod gen_fleet;

@@ -35,9 +35,9 @@ use sha2::{Digest as _, Sha256};
 
 use super::AppError;
 use super::plan::SweepPlan;
-
-/// A SHA-256 digest: the key of an entry, or of a trace's bytes.
-pub type Key = [u8; 32];
+use crate::digest::framed;
+pub use crate::digest::{Key, bytes_digest, digest, digest_file};
+pub use crate::store::KnownLine;
 
 /// The layout of the folder this version reads and writes.
 const LAYOUT: &str = "tracecost-cache-v1";
@@ -85,43 +85,6 @@ impl EntryKind {
             EntryKind::Line => "lines",
         }
     }
-}
-
-/// A digest of `parts`, each framed by its length so that no two lists of
-/// parts give the same bytes.
-pub fn digest<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Key {
-    let mut h = Sha256::new();
-    for p in parts {
-        framed(&mut h, p);
-    }
-    h.finalize().into()
-}
-
-/// Adds `part` to `h` after its length.
-fn framed(h: &mut Sha256, part: &[u8]) {
-    h.update((part.len() as u64).to_le_bytes());
-    h.update(part);
-}
-
-/// The SHA-256 of the file at `path`, read a block at a time.
-pub fn digest_file(path: &Path) -> std::io::Result<Key> {
-    let mut file = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = std::io::Read::read(&mut file, &mut buf)?;
-        if n == 0 {
-            return Ok(h.finalize().into());
-        }
-        h.update(&buf[..n]);
-    }
-}
-
-/// The digest of a trace's bytes, as a cache keys it: the digest the
-/// loader gives a line of a JSON Lines input ([`crate::trace::line_digest`]),
-/// so that a trace read back is keyed as it was when its line was read.
-pub fn bytes_digest(bytes: &[u8]) -> Key {
-    crate::trace::line_digest(bytes)
 }
 
 impl FleetCache {
@@ -497,20 +460,6 @@ pub fn unframe_at(bytes: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
         at += len;
     }
     Some(parts)
-}
-
-/// What a report keeps of a line of a JSON Lines input it read: the
-/// outline of the trace alone on it and the shape of its requests, under
-/// the digest of its bytes, so that a later report over the same line need
-/// not parse it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KnownLine {
-    /// The digest of the line's bytes.
-    pub digest: Key,
-    /// Its trace's outline, without its file.
-    pub record: crate::outline::OutlineRecord,
-    /// The shape of its trace's requests.
-    pub shape: crate::replay::sweep::RequestShape,
 }
 
 impl FleetCache {

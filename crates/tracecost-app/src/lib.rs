@@ -39,9 +39,11 @@ pub mod identity;
 mod outline;
 mod plan;
 pub mod baseline;
-mod check;
+mod date;
+mod digest;
 mod pipelines;
 mod resolve;
+pub mod spill;
 pub mod store;
 mod results;
 pub mod totals;
@@ -51,7 +53,7 @@ pub mod usage_period;
 pub mod usage_period_codex;
 
 pub use error::{AppError, ErrorClass};
-pub use outline::{OutlineRecord, OutlineShared, Outlines, SharedStrings, TraceOutline};
+pub use outline::{OutlineRecord, OutlineShared, Outlines, SharedStrings, TraceHead, TraceOutline};
 pub use pipelines::{
     CacheUse, CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, SessionSink,
     StabilityOutcome, check, import, ledger_repair, recall, replay, report, report_with, stability,
@@ -59,9 +61,9 @@ pub use pipelines::{
 };
 pub use plan::{
     CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions, Loaded,
-    RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceHead,
-    TraceRun, UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each,
-    load_inputs_each_at, load_inputs_each_known, load_traces, segments,
+    RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun,
+    UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each, load_inputs_each_at,
+    load_inputs_each_known, load_traces, segments,
 };
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,

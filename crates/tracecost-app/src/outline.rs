@@ -13,8 +13,41 @@ use std::sync::Arc;
 use crate::AppError;
 
 use crate::engine::cache::ProviderKind;
-use crate::plan::TraceHead;
 use crate::trace::{Trace, TraceFacts};
+
+/// What a streamed report reads of a trace's calls before it reads the
+/// trace back: how many, when the first started, whether all have a start
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceHead {
+    /// Calls.
+    pub calls: usize,
+    /// When the first call started.
+    pub first_start_ms: Option<u64>,
+    /// Whether every call has a start time ([`Trace::has_timestamps`]).
+    pub timestamps: bool,
+    /// The earliest and the latest start of its calls, when every call
+    /// has one: where a fleet's account can be cut ([`crate::segments`]).
+    pub span_ms: Option<(u64, u64)>,
+}
+
+impl TraceHead {
+    /// `trace`'s head.
+    pub fn of(trace: &Trace) -> Self {
+        TraceHead {
+            calls: trace.calls.len(),
+            first_start_ms: trace.calls.first().and_then(|c| c.start_ms),
+            timestamps: trace.has_timestamps(),
+            span_ms: trace.has_timestamps().then(|| {
+                trace
+                    .calls
+                    .iter()
+                    .filter_map(|c| c.start_ms)
+                    .fold((u64::MAX, 0), |(lo, hi), s| (lo.min(s), hi.max(s)))
+            }),
+        }
+    }
+}
 
 /// A trace without its content: what choosing, checking and naming its
 /// configs read ([`TraceFacts`]), and its [`TraceHead`].
@@ -190,7 +223,7 @@ enum Kept {
     Memory(Vec<TraceOutline>),
     Spilled {
         /// The outlines, by place (where each is, on disk too).
-        file: crate::store::SpillFile,
+        file: crate::spill::SpillFile,
         heads: Vec<PackedHead>,
         /// The shared strings the outlines name, by their place.
         shared: Vec<Arc<OutlineShared>>,
@@ -256,7 +289,7 @@ impl Outlines {
     /// `outlines`, written to a temporary file (in the system's temporary
     /// folder, as [`crate::store::TraceStore::new`]) but for their heads.
     pub fn spilled(outlines: Vec<TraceOutline>) -> Result<Self, AppError> {
-        let mut file = crate::store::SpillFile::new("outlines", outlines.len())?;
+        let mut file = crate::spill::SpillFile::new("outlines", outlines.len())?;
         let mut heads = Vec::with_capacity(outlines.len());
         let mut shared: Vec<Arc<OutlineShared>> = Vec::new();
         let mut place: HashMap<*const OutlineShared, u32> = HashMap::new();
@@ -282,7 +315,7 @@ impl Outlines {
                 provider: o.provider.to_string(),
                 markers: o.markers,
             };
-            file.put(i, &crate::store::encode_record(&record, "an outline")?)?;
+            file.put(i, &crate::spill::encode_record(&record, "an outline")?)?;
         }
         file.seal()?;
         Ok(Outlines(Kept::Spilled {
@@ -331,7 +364,7 @@ impl Outlines {
                     ))
                 };
                 let r: Spilled =
-                    crate::store::decode_record(&file.get(i)?).map_err(|e| bad(e.to_string()))?;
+                    crate::spill::decode_record(&file.get(i)?).map_err(|e| bad(e.to_string()))?;
                 Ok(Cow::Owned(TraceOutline {
                     name: r.name,
                     session: r.session,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::AppError;
 use super::baseline::Baseline;
+use super::outline::TraceHead;
 use crate::cost::pricing::{ModelPrice, Pricing};
 use crate::cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
 use crate::policy::{Config, GridSpec, Implied};
@@ -293,40 +294,6 @@ pub(crate) enum Held {
     Stored(Arc<super::store::TraceStore>),
 }
 
-/// What a streamed report reads of a trace's calls before it reads the
-/// trace back: how many, when the first started, whether all have a start
-/// time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TraceHead {
-    /// Calls.
-    pub calls: usize,
-    /// When the first call started.
-    pub first_start_ms: Option<u64>,
-    /// Whether every call has a start time ([`Trace::has_timestamps`]).
-    pub timestamps: bool,
-    /// The earliest and the latest start of its calls, when every call
-    /// has one: where a fleet's account can be cut ([`segments`]).
-    pub span_ms: Option<(u64, u64)>,
-}
-
-impl TraceHead {
-    /// `trace`'s head.
-    pub fn of(trace: &Trace) -> Self {
-        TraceHead {
-            calls: trace.calls.len(),
-            first_start_ms: trace.calls.first().and_then(|c| c.start_ms),
-            timestamps: trace.has_timestamps(),
-            span_ms: trace.has_timestamps().then(|| {
-                trace
-                    .calls
-                    .iter()
-                    .filter_map(|c| c.start_ms)
-                    .fold((u64::MAX, 0), |(lo, hi), s| (lo.min(s), hi.max(s)))
-            }),
-        }
-    }
-}
-
 /// An account's traces (`group`: indices into the plan's traces, in the
 /// plan's order) cut where they share no cache: a segment starts at a
 /// trace whose calls all start more than `hold_ms` after every call of the
@@ -415,13 +382,13 @@ impl SweepPlan {
     /// The digest of trace `i`'s bytes ([`Self::trace_bytes`]) as a cache
     /// keys it: found as they were read when the load had a cache, else
     /// read again now.
-    pub fn trace_digest(&self, i: usize) -> Result<super::fleet_cache::Key, AppError> {
+    pub fn trace_digest(&self, i: usize) -> Result<crate::digest::Key, AppError> {
         if let Held::Stored(store) = &self.held
             && let Some(d) = store.digest(i)
         {
             return Ok(d);
         }
-        Ok(super::fleet_cache::bytes_digest(&self.trace_bytes(i)?))
+        Ok(crate::digest::bytes_digest(&self.trace_bytes(i)?))
     }
 
     /// Trace `i`'s bytes: its line of the input (or its copy) when the

@@ -38,6 +38,7 @@ pub mod openai_breakpoints;
 pub mod explicit_cache;
 pub mod pricing;
 pub mod prompt_cache;
+pub mod request;
 pub mod tokens;
 
 #[cfg(test)]

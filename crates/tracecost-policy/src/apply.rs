@@ -5,34 +5,18 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::peers::Clearing;
+pub use super::view::BlockTokens;
+use super::view::{Replacements, clear_message};
 use super::{Cache, Compaction};
 use crate::engine::cache::{
     CacheComposition, HistoryCachePolicy, ManifestCachePolicy, ProviderKind,
 };
-use crate::engine::json::raw_json;
 use crate::engine::ledger::{InMemoryLedger, LedgerError};
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
 use crate::engine::rewrite::{
     Compactor, ResultCounts, StubCache, WireBlock, WireMessage, WireView,
 };
 use crate::engine::wire::{BlockRef, Marker, Ttl};
-
-/// Token counts of single blocks, supplied by the cost model (policies that
-/// trigger on tokens need them; the policy layer does not count itself).
-pub trait BlockTokens {
-    /// Tokens of `block` as sent.
-    fn block_tokens(&self, block: &ContentBlock) -> u64;
-
-    /// Tokens of a whole history as sent. Implementations that know the
-    /// trace can answer from prefix sums instead of visiting every block.
-    fn history_tokens(&self, history: &[Message]) -> u64 {
-        history
-            .iter()
-            .flat_map(Message::blocks)
-            .map(|b| self.block_tokens(b))
-            .sum()
-    }
-}
 
 /// One call's wire view under a compaction policy.
 #[derive(Debug, Clone, Default)]
@@ -464,7 +448,11 @@ impl CompactionRun {
                     history,
                     fixed_tokens,
                     tokens,
-                    state,
+                    super::peer_view::PeerTarget {
+                        view: &mut state.view,
+                        compacted: &mut state.compacted,
+                        state: &mut state.peer,
+                    },
                 ) {
                     return Ok(first);
                 }
@@ -499,9 +487,6 @@ fn blocks_by_tool_id(history: &[Message]) -> HashMap<&str, ToolBlocks<'_>> {
     }
     out
 }
-
-/// Replacement blocks by (tool_use id, is-input), built once per run.
-pub(super) type Replacements = HashMap<(Arc<str>, bool), Arc<ContentBlock>>;
 
 /// The trimmer's decision on one tool result, by the block's address in the
 /// history and the name of the tool it answers: the block sent instead, or
@@ -615,57 +600,6 @@ fn apply_clearing<'h>(
         view: WireView { messages },
         compacted,
     }
-}
-
-/// `m` as sent when the results `results(id)` say are replaced by
-/// `placeholder` and the inputs `inputs(id)` say by `{}`; the ids of the
-/// results replaced are pushed on `compacted`, in block order.
-pub(super) fn clear_message<'h>(
-    m: &'h Message,
-    placeholder: &'static str,
-    results: &dyn Fn(&str) -> bool,
-    inputs: &dyn Fn(&str) -> bool,
-    replacements: &mut Replacements,
-    compacted: &mut Vec<Arc<str>>,
-) -> WireMessage<'h> {
-    let mut blocks: Option<Vec<WireBlock<'h>>> = None;
-    for (i, b) in m.blocks().iter().enumerate() {
-        let target = match b.kind() {
-            BlockKind::ToolResult { tool_use_id, .. } if results(tool_use_id) => {
-                compacted.push(tool_use_id.clone());
-                Some((tool_use_id.clone(), false))
-            }
-            BlockKind::ToolUse { id, .. } if inputs(id) => Some((id.clone(), true)),
-            _ => None,
-        };
-        let replacement = target.and_then(|key| {
-            if let Some(r) = replacements.get(&key) {
-                return Some(r.clone());
-            }
-            let built = if key.1 {
-                b.with_field("input", raw_json("{}".to_owned())).ok()
-            } else {
-                b.with_tool_result_text(placeholder)
-            }?;
-            let built = Arc::new(built);
-            replacements.insert(key, built.clone());
-            Some(built)
-        });
-        match replacement {
-            Some(stub) => {
-                let list = blocks.get_or_insert_with(|| {
-                    m.blocks()[..i].iter().map(WireBlock::Original).collect()
-                });
-                list.push(WireBlock::Compacted { original: b, stub });
-            }
-            None => {
-                if let Some(list) = blocks.as_mut() {
-                    list.push(WireBlock::Original(b));
-                }
-            }
-        }
-    }
-    WireMessage { source: m, blocks }
 }
 
 /// The markers one call carries under `cache`. `recorded` is what the

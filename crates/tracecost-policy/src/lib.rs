@@ -30,6 +30,7 @@ mod peers;
 mod retention;
 mod trim;
 mod ttl;
+mod view;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
 pub use flags::{FlagError, Implied, Kept, PolicyFlags, ResolvedPolicy};

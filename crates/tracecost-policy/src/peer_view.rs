@@ -33,11 +33,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::Compaction;
-use super::apply::{BlockTokens, Replacements, ViewState, clear_message};
 use super::peers::{
     ANTHROPIC_CLEARED_PLACEHOLDER, LANGCHAIN_PLACEHOLDER, PeerParams, ReprCache, message_tokens,
 };
+use super::view::{BlockTokens, Replacements, clear_message};
 use crate::engine::message::{BlockKind, ContentBlock, Message};
+use crate::engine::rewrite::WireView;
 
 /// What a peer has seen and decided over the messages scanned so far.
 #[derive(Debug, Default)]
@@ -271,7 +272,18 @@ impl PeerState {
     }
 }
 
-/// Brings `state` to the view `CompactionRun::view` gives for `history`
+/// What of a [`super::ViewState`] the peers' clearing keeps up to date:
+/// the view, the ids it clears, and what the peer has seen and decided.
+pub(super) struct PeerTarget<'s, 'h> {
+    /// The messages as sent at the last call.
+    pub(super) view: &'s mut WireView<'h>,
+    /// tool_use ids cleared at the last call, in order.
+    pub(super) compacted: &'s mut Vec<Arc<str>>,
+    /// What the peer has seen and decided so far.
+    pub(super) state: &'s mut PeerState,
+}
+
+/// Brings `target` to the view `CompactionRun::view` gives for `history`
 /// under the peer `policy`, returning the first message that may differ
 /// from the previous call's; `None` when the history leaves the rules (the
 /// caller then decides from the whole history).
@@ -282,8 +294,13 @@ pub(super) fn advance<'h>(
     history: &'h [Message],
     fixed_tokens: u64,
     tokens: &dyn BlockTokens,
-    state: &mut ViewState<'h>,
+    target: PeerTarget<'_, 'h>,
 ) -> Option<usize> {
+    let PeerTarget {
+        view,
+        compacted,
+        state: peer_state,
+    } = target;
     let peer = match policy {
         Compaction::ClearToolUses(p) => Peer::Anthropic(&p.0),
         Compaction::LangchainClear(p) => Peer::Langchain(&p.0),
@@ -292,12 +309,12 @@ pub(super) fn advance<'h>(
     let p = peer.params();
     // A fresh state, or one that starts over, builds the whole view and
     // compares it with the previous one.
-    let restart = state.peer.scanned == 0 || history.len() < state.peer.scanned;
+    let restart = peer_state.scanned == 0 || history.len() < peer_state.scanned;
     if restart {
-        state.peer = PeerState::default();
-        state.compacted.clear();
+        *peer_state = PeerState::default();
+        compacted.clear();
     }
-    let st = &mut state.peer;
+    let st = &mut *peer_state;
     if st.fallback {
         st.scanned = history.len();
         return None;
@@ -328,7 +345,7 @@ pub(super) fn advance<'h>(
     };
     if !open {
         st.cleared_at.clear();
-        state.compacted.clear();
+        compacted.clear();
     }
     let mut touched = Vec::new();
     for id in &st.decided[changed] {
@@ -343,7 +360,7 @@ pub(super) fn advance<'h>(
             // Results are usually cleared in history order: at the end.
             let at = st.cleared_at.partition_point(|&x| x < (rm, rb));
             st.cleared_at.insert(at, (rm, rb));
-            state.compacted.insert(at, id.clone());
+            compacted.insert(at, id.clone());
         }
     }
     st.open = open;
@@ -360,27 +377,24 @@ pub(super) fn advance<'h>(
     };
     if restart {
         let messages: Vec<_> = history.iter().map(&mut build).collect();
-        let same = state
-            .view
+        let same = view
             .messages
             .iter()
             .zip(&messages)
             .take_while(|(a, b)| a.same_objects(b))
             .count();
-        state.view.messages = messages;
+        view.messages = messages;
         return Some(same);
     }
-    let before = state.view.messages.len();
+    let before = view.messages.len();
     let mut first = before;
     touched.sort_unstable();
     touched.dedup();
     for &mi in touched.iter().take_while(|&&mi| mi < before) {
-        state.view.messages[mi] = build(&history[mi]);
+        view.messages[mi] = build(&history[mi]);
         first = first.min(mi);
     }
-    state
-        .view
-        .messages
+    view.messages
         .extend(history[before..].iter().map(&mut build));
     Some(first)
 }

@@ -11,8 +11,8 @@ use crate::policy::{Compaction, Config};
 use crate::replay::recall_risk::{Evidence, Observed, Range};
 use crate::replay::sweep::{Applicability, SweepRow};
 
-use super::FleetConfig;
-use super::session::{SessionSummary, savings_by_session};
+use super::config::FleetConfig;
+use super::summary::{SessionSummary, savings_by_session};
 
 /// The `p`th percentile of `sorted` (ascending), interpolated between the
 /// two nearest ranks (numpy's default), so the median of an even count is

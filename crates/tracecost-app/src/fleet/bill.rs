@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::answer::GroupAnswer;
-use super::session::SessionSummary;
+use super::summary::SessionSummary;
 use crate::policy::Config;
 use crate::replay::breakdown::{Breakdown, ClassBill};
 

@@ -5,11 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::answer::{GroupAnswer, Headline};
-use super::session::SessionSummary;
+use super::summary::SessionSummary;
+pub use super::summary::UNDATED;
 use crate::policy::Config;
-
-/// The day of calls without a start time.
-pub const UNDATED: &str = "undated";
 
 /// Days in an average month (365.25 / 12), for "per month" figures.
 pub const DAYS_PER_MONTH: f64 = 30.4375;

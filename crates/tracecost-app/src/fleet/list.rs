@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde::ser::SerializeSeq;
 
 use crate::AppError;
-use crate::store::{SpillFile, decode_record, encode_record};
+use crate::spill::{SpillFile, decode_record, encode_record};
 
 use super::session::SessionFigures;
 

@@ -5,32 +5,41 @@
 //! Per-session figures are additive, so a fleet's figure for a config is the
 //! sum of its sessions' figures.
 //!
-//! In the order they build on one another: `session` (what a trace leaves
-//! for the fleet, and a session's traces summed once), `answer` (a
-//! group's answer per config, its spread and break-even), `days` (day by
-//! day and per month), `bill` (per model, per billing class and the cache
-//! writes by cause); here, the [`Fleet`] that holds them.
+//! In the order they build on one another, each importing only those
+//! before it: `figures` (noise, percentages) and `config` (one config or
+//! mixed); `summary` (what a trace leaves for the fleet, and a session's
+//! traces summed once) and `summaries` (all of them, in memory or
+//! spilled); `answer` (a group's answer per config, its spread and
+//! break-even); `days` (day by day and per month), `bill` (per model, per
+//! billing class and the cache writes by cause) and `session` (each
+//! session's own figures and pick); `list`; here, the [`Fleet`] that holds
+//! them.
 
 mod answer;
 mod bill;
+mod config;
 mod days;
+mod figures;
 mod list;
 mod session;
 mod summaries;
+mod summary;
 
 pub use answer::{
     Basis, BreakEven, FleetFigures, GroupAnswer, Headline, SavingsSpread, SkippedConfig, Wins,
     quantile, skipped_configs,
 };
 pub use bill::{CauseFigures, ClassFigures, ModelFigures};
-pub use days::{DAYS_PER_MONTH, DayFigures, PerMonth, UNDATED};
+pub use config::{FleetConfig, MIXED_STATUS_QUO};
+pub use days::{DAYS_PER_MONTH, DayFigures, PerMonth};
+pub use figures::NOISE_USD;
 pub use list::SessionList;
-pub use session::{
-    NO_PROJECT, OwnPick, SessionDay, SessionFigures, SessionSummary, TracePart, by_session,
-    savings_by_session, session_projects, session_saving,
+pub use session::{NO_PROJECT, OwnPick, SessionFigures, TracePart, session_projects};
+pub use summary::{
+    SessionDay, SessionSummary, StabilityBrief, UNDATED, by_session, savings_by_session,
+    session_saving,
 };
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
@@ -38,97 +47,13 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::policy::Config;
-use crate::replay::stability::StabilityReport;
 
 use crate::AppError;
 
 use answer::{AnswerSum, candidate_rows};
 use days::{DaySum, per_month};
 use session::session_figures;
-pub use summaries::{MetaRef, Summaries, TraceMeta};
-
-/// The `config` of a status quo that differs between sessions, as printed.
-pub const MIXED_STATUS_QUO: &str = "mixed";
-
-/// The config a fleet figure is for: one config (of the grid, or the status
-/// quo every session shares), or the status quo of sessions that ran
-/// different ones. Kept as a config through the answer and printed at the
-/// edge: in `results.json` and on a page it is the config's canonical
-/// string, or [`MIXED_STATUS_QUO`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FleetConfig {
-    /// One config.
-    One(Config),
-    /// Status quos that differ between sessions.
-    Mixed,
-}
-
-impl FleetConfig {
-    /// The config, unless the status quos differ.
-    pub fn config(&self) -> Option<&Config> {
-        match self {
-            FleetConfig::One(c) => Some(c),
-            FleetConfig::Mixed => None,
-        }
-    }
-
-    /// Whether the status quos this stands for differ between sessions.
-    pub fn is_mixed(&self) -> bool {
-        matches!(self, FleetConfig::Mixed)
-    }
-}
-
-impl std::fmt::Display for FleetConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FleetConfig::One(c) => c.fmt(f),
-            FleetConfig::Mixed => f.write_str(MIXED_STATUS_QUO),
-        }
-    }
-}
-
-impl Serialize for FleetConfig {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-/// Read back from what [`Serialize`] wrote: [`MIXED_STATUS_QUO`], or a
-/// config's canonical string (which always holds a `+`).
-impl<'de> serde::Deserialize<'de> for FleetConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = <Cow<'de, str>>::deserialize(d)?;
-        if s == MIXED_STATUS_QUO {
-            return Ok(FleetConfig::Mixed);
-        }
-        s.parse()
-            .map(FleetConfig::One)
-            .map_err(serde::de::Error::custom)
-    }
-}
-
-/// A session's saving smaller than this (half a cent) is noise, not a
-/// session made cheaper or dearer.
-pub const NOISE_USD: f64 = 0.005;
-
-/// The stability check of a session's recommended config, in short.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct StabilityBrief {
-    /// Distinct stubs seen.
-    pub stubs: usize,
-    /// Violations found.
-    pub violations: usize,
-}
-
-impl StabilityBrief {
-    /// The brief of a full check.
-    pub fn of(r: &StabilityReport) -> Self {
-        StabilityBrief {
-            stubs: r.stubs,
-            violations: r.violations.len(),
-        }
-    }
-}
+pub use summaries::{MetaRef, Summaries, SummaryStore, TraceMeta, decode_summary, encode_summary};
 
 /// The fleet's answer, its configs and its projects.
 #[derive(Debug, PartialEq, Serialize)]
@@ -211,15 +136,6 @@ pub struct FleetStability {
     pub violations: usize,
     /// Sessions with at least one violation in one of their traces.
     pub unstable_sessions: usize,
-}
-
-/// `part` in percent of `whole`; 0 when `whole` is not positive.
-fn pct_of(part: f64, whole: f64) -> f64 {
-    if whole > 0.0 {
-        part / whole * 100.0
-    } else {
-        0.0
-    }
 }
 
 /// One project's answer.

@@ -1,5 +1,5 @@
 //! A fleet's session summaries, in the plan's order: held in memory, or
-//! spilled to a temporary file ([`crate::store::SummaryStore`]) and read
+//! spilled to a temporary file ([`SummaryStore`]) and read
 //! back in passes, so that the answer of a fleet of any size is summed
 //! without holding its summaries together. Either way the answer is the
 //! same, to the bit: it is summed in the same order.
@@ -8,9 +8,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::AppError;
-use crate::store::{OnDisk, SummaryStore};
+use crate::spill::{OnDisk, SpillFile, decode_record, encode_record};
 
-use super::session::SessionSummary;
+use super::summary::SessionSummary;
 
 /// What the fleet's answer reads of a trace without its summary: its names
 /// and when it started, to group traces by session and project.
@@ -217,7 +217,7 @@ impl Summaries {
     }
 
     /// Keeps the summary of the plan's trace `i` as
-    /// [`crate::store::encode_summary`] wrote it (`bytes`, which are on
+    /// [`encode_summary`] wrote it (`bytes`, which are on
     /// disk at `on`), with its meta: spilled, it is not decoded, and it is
     /// read back from where it is.
     pub fn put_encoded(
@@ -228,7 +228,7 @@ impl Summaries {
         meta: TraceMeta,
     ) -> Result<(), AppError> {
         if let Kept::Memory(_) = self.kept {
-            let summary = crate::store::decode_summary(bytes).map_err(|e| {
+            let summary = decode_summary(bytes).map_err(|e| {
                 AppError::Internal(format!("the summary of trace {} reads back as: {e}", i + 1))
             })?;
             return self.put(i, summary);
@@ -310,6 +310,54 @@ impl Summaries {
     pub fn group(&self, places: &[usize]) -> Result<Vec<Cow<'_, SessionSummary>>, AppError> {
         places.iter().map(|&i| self.get(i)).collect()
     }
+}
+
+/// Session summaries spilled ([`SpillFile`]) as their traces are done, in
+/// any order, and read back by their place in the plan: a fleet's answer is
+/// summed in passes over them. The encoding (MessagePack, fields by name)
+/// reads every float back exactly.
+#[derive(Debug)]
+pub struct SummaryStore(SpillFile);
+
+impl SummaryStore {
+    /// An empty store for `traces` summaries.
+    pub fn new(traces: usize) -> Result<Self, AppError> {
+        SpillFile::new("summaries", traces).map(SummaryStore)
+    }
+
+    /// Writes the summary of the plan's trace `i`.
+    pub fn put(&mut self, i: usize, summary: &SessionSummary) -> Result<(), AppError> {
+        self.0.put(i, &encode_summary(summary)?)
+    }
+
+    /// Keeps the summary of the plan's trace `i` as [`encode_summary`]
+    /// wrote it, read back from where it is on disk ([`SpillFile::put_on_disk`]).
+    pub fn put_on_disk(&mut self, i: usize, bytes: &[u8], on: &OnDisk) -> Result<(), AppError> {
+        self.0.put_on_disk(i, bytes, on)
+    }
+
+    /// Ends writing: every summary written can be read back.
+    pub fn seal(&mut self) -> Result<(), AppError> {
+        self.0.seal()
+    }
+
+    /// The summary of the plan's trace `i`.
+    pub fn get(&self, i: usize) -> Result<SessionSummary, AppError> {
+        decode_summary(&self.0.get(i)?).map_err(|e| {
+            AppError::Internal(format!("the summary of trace {} reads back as: {e}", i + 1))
+        })
+    }
+}
+
+/// A summary as bytes: MessagePack with fields by name, which reads every
+/// float back exactly.
+pub fn encode_summary(summary: &SessionSummary) -> Result<Vec<u8>, AppError> {
+    encode_record(summary, "a summary")
+}
+
+/// The summary [`encode_summary`] wrote.
+pub fn decode_summary(bytes: &[u8]) -> Result<SessionSummary, rmp_serde::decode::Error> {
+    decode_record(bytes)
 }
 
 #[cfg(test)]

@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::AppError;
-use super::baseline::{
+use crate::AppError;
+use crate::baseline::{
     BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict,
 };
-use super::plan::{Calibration, CheckEntry, CheckPlan, CostPlan, calibration_model};
+use crate::plan::{Calibration, CheckEntry, CheckPlan, CostPlan, calibration_model};
 use crate::policy::Config;
 use crate::replay::PreparedTrace;
 use crate::trace::Trace;
@@ -62,7 +62,7 @@ impl CheckPlan {
         if baseline.entries.is_empty() {
             return Err(bad("at /entries: expected at least one entry".into()));
         }
-        let range = super::limits::TOLERANCE_PCT;
+        let range = crate::limits::TOLERANCE_PCT;
         if let Some(t) = baseline.tolerance_pct
             && range.check(t).is_err()
         {
@@ -107,7 +107,7 @@ impl CheckPlan {
         let tolerance = tolerance_pct
             .or(baseline.tolerance_pct)
             .unwrap_or(DEFAULT_TOLERANCE_PCT);
-        super::limits::TOLERANCE_PCT
+        crate::limits::TOLERANCE_PCT
             .check(tolerance)
             .map_err(AppError::Usage)?;
         let mut cost = CostPlan::new(
@@ -332,7 +332,7 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
                 let ctx = plan.cost.replay_context(&memo, None);
                 let r = match e.config.compaction {
                     crate::policy::Compaction::ClaudeCodeAutocompact { .. } => {
-                        super::pipelines::replay_autocompacted(
+                        super::replay::replay_autocompacted(
                             &[&prepared],
                             &e.config,
                             ctx,

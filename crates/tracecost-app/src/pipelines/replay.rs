@@ -1,0 +1,132 @@
+//! `replay`: each run of a plan replayed under its config.
+
+use crate::AppError;
+use crate::plan::{CostPlan, ReplayPlan, calibration_model};
+use crate::policy::{Compaction, Config};
+use crate::progress::{Progress, Unit};
+use crate::replay::{PreparedTrace, ReplayContext, ReplayResult};
+use crate::results::{ReplayOutput, Savings};
+
+use super::shared::prepare;
+
+/// Replays each run of the plan; a config with compaction is also replayed
+/// without it, for the saving.
+pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOutput>, AppError> {
+    let memo = plan.cost.memo();
+    let ctx = plan.cost.replay_context(&memo, Some(progress));
+    // One step per call replayed, the reference run without compaction
+    // included.
+    let runs = |c: &Config| {
+        if c.compaction == Compaction::Off {
+            1
+        } else {
+            2
+        }
+    };
+    let steps: usize = plan
+        .runs
+        .iter()
+        .map(|r| r.trace.calls.len() * runs(&r.config))
+        .sum();
+    progress.start("replay", steps as u64, Unit::Items);
+    let mut outputs: Vec<Option<ReplayOutput>> = plan.runs.iter().map(|_| None).collect();
+    for group in plan
+        .cost
+        .cache_scope
+        .groups(plan.runs.iter().map(|r| &r.trace))
+    {
+        // Runs of one account under one config meet one cache.
+        let mut by_config: Vec<(&Config, Vec<usize>)> = Vec::new();
+        for i in group {
+            let c = &plan.runs[i].config;
+            match by_config.iter_mut().find(|(k, _)| *k == c) {
+                Some((_, v)) => v.push(i),
+                None => by_config.push((c, vec![i])),
+            }
+        }
+        for (config, runs) in by_config {
+            let prepared = runs
+                .iter()
+                .map(|&i| {
+                    prepare(
+                        &plan.runs[i].trace,
+                        &plan.cost,
+                        &memo,
+                        config.model.as_deref(),
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
+            let results = match config.compaction {
+                Compaction::ClaudeCodeAutocompact { .. } => {
+                    replay_autocompacted(&refs, config, ctx, &plan.cost)?
+                }
+                _ => replay_shared(&refs, config, ctx)?,
+            };
+            // The same runs without compaction, for the saving.
+            let references = match config.compaction {
+                Compaction::Off => None,
+                _ => {
+                    let off = Config {
+                        compaction: Compaction::Off,
+                        ..config.clone()
+                    };
+                    Some(replay_shared(&refs, &off, ctx)?)
+                }
+            };
+            for (k, (i, result)) in runs.iter().zip(results).enumerate() {
+                let reference = references.as_ref().map(|r| &r[k].totals);
+                let savings = Savings::of(&result.totals, reference);
+                outputs[*i] = Some(ReplayOutput { result, savings });
+            }
+        }
+    }
+    Ok(outputs.into_iter().flatten().collect())
+}
+
+/// Replays a summarising compaction over traces that share one cache:
+/// each trace cut into its parts (`replay::autocompact`), every part of
+/// every trace replayed against the one cache in start-time order, each
+/// trace's parts joined back into its result.
+pub(super) fn replay_autocompacted(
+    prepared: &[&PreparedTrace<'_>],
+    config: &Config,
+    ctx: ReplayContext<'_>,
+    cost: &CostPlan,
+) -> Result<Vec<ReplayResult>, AppError> {
+    let cut = prepared
+        .iter()
+        .map(|p| crate::replay::autocompact::parts(p, config, ctx))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut parts = Vec::new();
+    for (whole, its) in prepared.iter().zip(&cut) {
+        let price = calibration_model(&cost.pricing, whole.trace, config.model.as_deref())?;
+        parts.extend(
+            its.iter()
+                .map(|part| PreparedTrace::part_of(whole, part, ctx.memo, price)),
+        );
+    }
+    let refs: Vec<&PreparedTrace<'_>> = parts.iter().collect();
+    let mut results = replay_shared(&refs, config, ctx)?.into_iter();
+    let mut joined = Vec::with_capacity(prepared.len());
+    for (p, parts) in prepared.iter().zip(&cut) {
+        let mine: Vec<ReplayResult> = results.by_ref().take(parts.len()).collect();
+        joined.extend(crate::replay::autocompact::join(&p.trace.name, parts, mine));
+    }
+    Ok(joined)
+}
+
+/// Replays `config` over traces that share one cache (one trace alone
+/// replays as it always does).
+fn replay_shared(
+    prepared: &[&PreparedTrace<'_>],
+    config: &Config,
+    ctx: ReplayContext<'_>,
+) -> Result<Vec<ReplayResult>, AppError> {
+    if let [one] = prepared {
+        return Ok(vec![crate::replay::replay(one, config, ctx)?]);
+    }
+    let per_trace =
+        crate::replay::replay_group_shared(prepared, std::slice::from_ref(config), ctx)?;
+    Ok(per_trace.into_iter().flatten().collect())
+}

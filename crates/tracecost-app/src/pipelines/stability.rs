@@ -1,0 +1,52 @@
+//! `stability`: stubs and prefixes checked byte-stable for each run.
+
+use crate::AppError;
+use crate::cost::tokens::TokenMemo;
+use crate::plan::StabilityPlan;
+use crate::policy::Config;
+use crate::progress::{Progress, Unit};
+use crate::replay::stability::StabilityReport;
+
+use super::shared::stability_of;
+
+/// One trace's stability check.
+#[derive(Debug, Clone)]
+pub struct StabilityOutcome {
+    /// The trace's name.
+    pub trace: String,
+    /// The config checked.
+    pub config: Config,
+    /// The check.
+    pub report: StabilityReport,
+}
+
+/// Checks that stubs and prefixes stay byte-stable for each run.
+pub fn stability(
+    plan: &StabilityPlan,
+    progress: &dyn Progress,
+) -> Result<Vec<StabilityOutcome>, AppError> {
+    let configs: Vec<Config> = plan.runs.iter().map(|r| r.config.clone()).collect();
+    crate::resolve::refuse_summarising(&configs)?;
+    let memo = TokenMemo::new(plan.tokenizer.clone());
+    let mut out = Vec::new();
+    for run in &plan.runs {
+        progress.start("stability", run.trace.calls.len() as u64, Unit::Items);
+        let report = stability_of(&run.trace, &run.config, &memo, Some(progress))?;
+        out.push(StabilityOutcome {
+            trace: run.trace.name.clone(),
+            config: run.config.clone(),
+            report,
+        });
+    }
+    Ok(out)
+}
+
+/// The digest line another process prints for a trace
+/// (`NAME DIGEST`), read back: the digest for `trace`, or `""`.
+pub fn stability_digest(output: &str, trace: &str) -> String {
+    output
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{trace} ")))
+        .unwrap_or("")
+        .to_owned()
+}
