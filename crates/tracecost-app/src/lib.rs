@@ -49,6 +49,7 @@ mod results;
 pub mod totals;
 pub mod unpriced;
 pub mod usage;
+pub mod usage_days;
 pub mod usage_period;
 pub mod usage_period_codex;
 

@@ -16,7 +16,7 @@ use serde::ser::SerializeMap;
 use crate::cost::pricing::Pricing;
 use crate::trace::import::codex::{CodexModelUsage, CodexTokens, CodexUsageScan};
 use crate::usage::{CodexModelRow, CodexTotals, codex_model_cost, date_of};
-use crate::usage_period::{DayRange, UsagePeriod};
+use crate::usage_days::{DayRange, UsagePeriod};
 
 /// One Codex day's or month's usage (ccusage's Codex `daily` or `monthly`
 /// entry).
