@@ -445,7 +445,7 @@ pub(super) fn trace_section(
         String::new()
     } else if own_page {
         // The session's page exists wherever one of its traces has a page
-        // (`session_page::has_whole_page`): this is one.
+        // (`html_tables::has_whole_page`): this is one.
         format!(
             "<p class=\"small\">A trace of session <a href=\"whole/{}.html\"><code>{}</code></a> (a continuation or subagent of it): the figures below are this trace's alone; the session's page sums them all.</p>\n",
             slug(session),

@@ -169,10 +169,10 @@ pub(super) fn sessions_table_out<'f>(
         let _ = writeln!(
             s,
             "<tr><td class=\"l s\">{}<br><span class=\"small\">{}</span></td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td>{}</td>{under}<td class=\"l o\"><code>{}</code></td><td class=\"o\">{:.1}%</td></tr>",
-            match super::session_page::has_whole_page(r, detail) {
+            match has_whole_page(r, detail) {
                 true => format!(
                     "<a href=\"{root}{}\">{}</a>",
-                    super::session_page::whole_link(&r.session),
+                    whole_link(&r.session),
                     html_escape(&session_title(r))
                 ),
                 false => html_escape(&session_title(r)),
@@ -339,6 +339,20 @@ pub(super) fn trace_link(trace: &str, split: bool) -> String {
     } else {
         format!("#{}", slug(trace))
     }
+}
+
+/// Whether `session` gets a page of its own: it is more than the one trace
+/// that bears its name (that trace's page is the session's), and one of
+/// its traces has a page to link to.
+pub(super) fn has_whole_page(session: &SessionFigures, detail: Detail<'_>) -> bool {
+    detail.split
+        && !(session.traces.len() == 1 && session.traces[0] == session.session)
+        && session.traces.iter().any(|t| detail.link(t).is_some())
+}
+
+/// Where `session`'s page is, from the report's folder.
+pub(super) fn whole_link(session: &str) -> String {
+    format!("sessions/whole/{}.html", slug(session))
 }
 
 #[cfg(test)]

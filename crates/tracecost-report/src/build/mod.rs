@@ -802,9 +802,9 @@ impl<'s> ReportWriter<'s> {
             // that the fleet has summed it.
             for r in fleet.per_session.iter() {
                 let r = r?;
-                if session_page::has_whole_page(&r, detail) {
+                if html_tables::has_whole_page(&r, detail) {
                     let page = session_page::whole_session_page(fleet, &r, detail);
-                    self.put(&session_page::whole_link(&r.session), page.as_bytes())?;
+                    self.put(&html_tables::whole_link(&r.session), page.as_bytes())?;
                 }
             }
             self.put("sessions/index.html", b"")?;

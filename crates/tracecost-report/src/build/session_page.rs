@@ -9,26 +9,11 @@
 use std::fmt::Write as _;
 
 use crate::app::fleet::{Fleet, SessionFigures};
-use crate::app::identity::slug;
 use crate::fmt::{dollars, html_escape, thousands};
 
 use super::html::page_head;
 use super::html_tables::Detail;
 use super::story::trace_label;
-
-/// Whether `session` gets a page of its own: it is more than the one trace
-/// that bears its name (that trace's page is the session's), and one of
-/// its traces has a page to link to.
-pub(super) fn has_whole_page(session: &SessionFigures, detail: Detail<'_>) -> bool {
-    detail.split
-        && !(session.traces.len() == 1 && session.traces[0] == session.session)
-        && session.traces.iter().any(|t| detail.link(t).is_some())
-}
-
-/// Where `session`'s page is, from the report's folder.
-pub(super) fn whole_link(session: &str) -> String {
-    format!("sessions/whole/{}.html", slug(session))
-}
 
 /// The page of `r`, one session of `fleet`.
 pub(super) fn whole_session_page(fleet: &Fleet, r: &SessionFigures, detail: Detail<'_>) -> String {
