@@ -108,7 +108,7 @@ pub fn by_period(
                         calls: Vec::new(),
                     });
                 u.tokens.add(&c.tokens);
-                u.calls.push(c.clone());
+                u.calls.push(*c);
             }
             if counted > 0 && pricing.lookup(&m.model).is_err() {
                 unpriced.add(&m.model, &s.session_id, counted);
