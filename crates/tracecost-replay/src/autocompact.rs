@@ -107,6 +107,7 @@ pub fn join(trace_name: &str, parts: &[Part], results: Vec<ReplayResult>) -> Opt
     if let Some(i) = parts.first().and_then(|p| p.summary_call) {
         summaries.push(joined.calls.get(i).map_or(0.0, |c| c.cost_usd));
     }
+    let mut calls = joined.calls.to_vec();
     let mut breakdowns = vec![std::mem::take(&mut joined.breakdown)];
     for (part, r) in parts.iter().skip(1).zip(results) {
         if let Some(i) = part.summary_call {
@@ -115,12 +116,13 @@ pub fn join(trace_name: &str, parts: &[Part], results: Vec<ReplayResult>) -> Opt
         joined.totals.add(&r.totals);
         joined.back_to_back |= r.back_to_back;
         breakdowns.push(r.breakdown);
-        joined.calls.extend(r.calls);
+        calls.extend(r.calls.iter().cloned());
     }
     // Numbered from 1, as every replay's calls are.
-    for (i, c) in joined.calls.iter_mut().enumerate() {
+    for (i, c) in calls.iter_mut().enumerate() {
         c.index = i + 1;
     }
+    joined.calls = calls.into();
     joined.totals.summary_calls = summaries.len();
     joined.totals.summary_cost_usd = summaries.iter().sum();
     joined.fidelity = fidelity(&joined.calls);

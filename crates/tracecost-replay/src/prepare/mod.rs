@@ -7,6 +7,7 @@
 //! recorded prompt between consecutive calls.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cost::pricing::{Framing, ModelPrice};
@@ -410,7 +411,7 @@ impl<'t> PreparedTrace<'t> {
                 None
             },
             recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
-            inferred_clears: Vec::new(),
+            inferred_clears: part_clears(whole, part),
             unmarked: per_call(&whole.unmarked),
             reasoning_cut: reasoning_cuts(trace, price),
             recorded_fallbacks: part
@@ -616,4 +617,25 @@ fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
         }
         Content::Blocks(bs) => bs.iter().map(|b| count_block(memo, b)).collect(),
     }
+}
+
+/// The clears the record implies in `whole` (keyed by the history length
+/// from which on they hold), moved to `part`'s history: a clear from a
+/// call the part keeps holds from that call on in the part; one from
+/// before the part began names a result the part no longer sends.
+fn part_clears(
+    whole: &PreparedTrace<'_>,
+    part: &crate::policy::autocompact::Part,
+) -> Vec<(usize, Arc<str>)> {
+    let at: HashMap<usize, usize> = part
+        .calls_from
+        .iter()
+        .zip(&part.trace.calls)
+        .filter_map(|(from, c)| Some((whole.trace.calls.get((*from)?)?.messages, c.messages)))
+        .collect();
+    whole
+        .inferred_clears
+        .iter()
+        .filter_map(|(from, id)| Some((*at.get(from)?, id.clone())))
+        .collect()
 }
