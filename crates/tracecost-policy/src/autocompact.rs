@@ -100,6 +100,7 @@ pub fn split(
                     ..RecordedUsage::default()
                 }),
                 cleared: Vec::new(),
+                compacted: None,
             });
             calls_from.push(None);
             let summary_call = calls.len() - 1;

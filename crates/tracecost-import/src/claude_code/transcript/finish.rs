@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::history::{Draft, Segment};
 use super::notes::{Note, Tally};
-use super::{CLAUDE_CODE_RECORDED_STATUS_QUO, FileOutcome};
+use super::{CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO, CLAUDE_CODE_RECORDED_STATUS_QUO, FileOutcome};
 use crate::ImportOptions;
 use crate::claude_code::FileInfo;
 use crate::common::estimate_tokens;
@@ -81,11 +81,18 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
             Some(total.saturating_sub(visible))
         })
         .unwrap_or(0);
-    let calls = seg
+    let calls: Vec<Call> = seg
         .calls
         .into_iter()
         .flat_map(|d| draft_calls(d, &model))
         .collect();
+    // Read whole across a compaction, the conversation ran Claude Code's
+    // autocompact beside its clearing.
+    let status_quo = if calls.iter().any(|c| c.compacted.is_some()) {
+        CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO
+    } else {
+        CLAUDE_CODE_RECORDED_STATUS_QUO
+    };
     Trace {
         name,
         description,
@@ -94,7 +101,7 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         // Claude Code marks the tools, the system prompt and the last block
         // of every request (a rolling breakpoint, each request reading what
         // the previous one wrote), with the TTL the usage shows it asked for.
-        status_quo: Some(CLAUDE_CODE_RECORDED_STATUS_QUO.to_owned()),
+        status_quo: Some(status_quo.to_owned()),
         project: None,
         account: None,
         session: None,
@@ -125,9 +132,11 @@ fn draft_calls(d: Draft, default_model: &str) -> Vec<Call> {
             markers: None,
             usage: d.usage,
             cleared: d.cleared,
+            compacted: d.compacted,
         }];
     }
     let mut cleared = Some(d.cleared);
+    let mut compacted = d.compacted;
     d.iterations
         .into_iter()
         .enumerate()
@@ -142,6 +151,7 @@ fn draft_calls(d: Draft, default_model: &str) -> Vec<Call> {
             markers: None,
             usage: Some(usage),
             cleared: cleared.take().unwrap_or_default(),
+            compacted: compacted.take(),
         })
         .collect()
 }
