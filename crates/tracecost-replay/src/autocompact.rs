@@ -11,6 +11,7 @@ use crate::breakdown::{Breakdown, CauseWrites, ModelBill};
 use crate::engine::message::{ContentBlock, Message};
 use crate::policy::autocompact::{Part, split};
 use crate::policy::{BlockTokens, Compaction, Config};
+use crate::trace::RecordedCompaction;
 use crate::{PreparedTrace, ReplayContext, ReplayError, ReplayResult, count_block, fidelity};
 
 /// The parts `prepared`'s trace is cut into under `config` (one part, the
@@ -49,8 +50,19 @@ pub fn parts(
         };
         of(&prepared.tools) + of(&prepared.system)
     };
-    let make = |k: usize| summary_message(k, summary, ctx.memo);
-    Ok(split(trace, trigger, summary, &fixed, &tokens, &make))
+    // A compaction the record shows is as large as it left the context
+    // (`postTokens`: the summary and what was written again after it), else
+    // as its summary's text; one it does not, the config's size.
+    let make = |k: usize, recorded: Option<&RecordedCompaction>| {
+        let tokens = recorded
+            .and_then(|r| {
+                r.post_tokens
+                    .or_else(|| r.summary.as_deref().map(|s| ctx.memo.count(s)))
+            })
+            .unwrap_or(summary);
+        summary_message(k, tokens, ctx.memo)
+    };
+    Ok(split(trace, trigger, &fixed, &tokens, &make))
 }
 
 /// The `k`-th summary (from 0): a user message of about `tokens` tokens,

@@ -458,7 +458,9 @@ impl<'t> PreparedTrace<'t> {
             ) else {
                 continue;
             };
-            if a.prompt != b.prompt || b.messages <= a.messages {
+            // Across a compaction read through, the recorded prompt
+            // restarted from the summary: its change is no growth.
+            if a.prompt != b.prompt || b.messages <= a.messages || b.compacted.is_some() {
                 continue;
             }
             let new = &self.messages[a.messages..b.messages];
