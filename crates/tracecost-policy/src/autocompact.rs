@@ -21,11 +21,11 @@
 //! user asked for (`/compact`) where it ran, no threshold predicting it;
 //! the others where the trigger is passed. The `k`-th compaction the
 //! trigger makes is given the `k`-th one the record shows at the trigger,
-//! for its summary's size.
+//! for its summary's size (what the record shows it left).
 
 use crate::BlockTokens;
 use crate::engine::message::Message;
-use crate::trace::{Call, RecordedCompaction, RecordedUsage, Trace};
+use crate::trace::{Call, RecordedUsage, Trace};
 
 /// What Claude Code appends to the context it asks to be summarised (its
 /// own prompt is longer; this one says what the call is for).
@@ -51,16 +51,17 @@ pub struct Part {
 /// Where the trace is compacted and what each part holds.
 ///
 /// `fixed_tokens` gives the tokens a call sends before its messages (tools,
-/// system prompt); `tokens` counts the history's blocks; `summary(k, r)` is
-/// the summary written at the `k`-th compaction (from 0), `r` what the
-/// record shows of the compaction it stands for, if any. A trace that
+/// system prompt); `tokens` counts the history's blocks; `summary(k, c)` is
+/// the summary written at the `k`-th compaction (from 0), `c` the recorded
+/// call made just after the compaction it stands for (whose
+/// [`Call::compacted`] says what the record shows of it), if any. A trace that
 /// never passes the trigger and records no `/compact` is one part, itself.
 pub fn split(
     trace: &Trace,
     trigger: u64,
     fixed_tokens: &dyn Fn(&Call) -> u64,
     tokens: &dyn BlockTokens,
-    summary: &dyn Fn(usize, Option<&RecordedCompaction>) -> Message,
+    summary: &dyn Fn(usize, Option<&Call>) -> Message,
 ) -> Vec<Part> {
     // Tokens of messages[..i], once.
     let mut before = Vec::with_capacity(trace.messages.len() + 1);
@@ -78,8 +79,7 @@ pub fn split(
     let mut recorded_auto = trace
         .calls
         .iter()
-        .filter_map(|c| c.compacted.as_deref())
-        .filter(|k| !k.manual);
+        .filter(|c| c.compacted.as_deref().is_some_and(|k| !k.manual));
     let mut parts = Vec::new();
     // The current part: the summary heading it (and its tokens), the first
     // original message after that summary, and its calls so far.
@@ -92,7 +92,11 @@ pub fn split(
         let n = call.messages.clamp(base, trace.messages.len());
         let head_tokens = head.as_ref().map_or(0, |(_, t)| *t);
         let context = fixed_tokens(call) + head_tokens + (before[n] - before[base]);
-        let asked = call.compacted.as_deref().filter(|k| k.manual);
+        let asked = call
+            .compacted
+            .as_deref()
+            .is_some_and(|k| k.manual)
+            .then_some(call);
         // Only what came since the last summary is summarised again: a
         // part whose summary alone passes the trigger is not cut anew.
         if (asked.is_some() || context > trigger) && n > base {
@@ -210,6 +214,7 @@ fn trace_without_history(trace: &Trace) -> Trace {
 mod tests {
     use super::*;
     use crate::engine::message::ContentBlock;
+    use crate::trace::RecordedCompaction;
 
     /// One token per character of text.
     struct Chars;
@@ -227,7 +232,7 @@ mod tests {
         .unwrap()
     }
 
-    fn summary(k: usize, _: Option<&RecordedCompaction>) -> Message {
+    fn summary(k: usize, _: Option<&Call>) -> Message {
         text("user", &format!("summary {k}"))
     }
 
@@ -334,7 +339,7 @@ mod tests {
     #[test]
     fn a_summary_that_alone_passes_the_trigger_is_not_summarised_again_at_once() {
         let t = conversation(4);
-        let long = |_: usize, _: Option<&RecordedCompaction>| text("user", &"s".repeat(1000));
+        let long = |_: usize, _: Option<&Call>| text("user", &"s".repeat(1000));
         let parts = split(&t, 50, &|_| 0, &Chars, &long);
         // Every call that adds to the summary compacts; none loops.
         assert!(parts.len() <= t.calls.len() + 1);
@@ -370,9 +375,11 @@ mod tests {
         t.calls[7].compacted = Some(Box::new(auto(33)));
         let per_message = Chars.history_tokens(&t.messages[..1]);
         let stood_for = std::cell::RefCell::new(Vec::new());
-        let sized = |k: usize, r: Option<&RecordedCompaction>| {
-            stood_for.borrow_mut().push(r.and_then(|r| r.post_tokens));
-            summary(k, r)
+        let sized = |k: usize, c: Option<&Call>| {
+            stood_for
+                .borrow_mut()
+                .push(c.and_then(|c| c.compacted.as_ref()?.post_tokens));
+            summary(k, c)
         };
         // Under the trigger: only the /compact.
         let parts = split(&t, 1_000_000, &|_| 0, &Chars, &sized);

@@ -11,7 +11,6 @@ use crate::breakdown::{Breakdown, CauseWrites, ModelBill};
 use crate::engine::message::{ContentBlock, Message};
 use crate::policy::autocompact::{Part, split};
 use crate::policy::{BlockTokens, Compaction, Config};
-use crate::trace::RecordedCompaction;
 use crate::{PreparedTrace, ReplayContext, ReplayError, ReplayResult, count_block, fidelity};
 
 /// The parts `prepared`'s trace is cut into under `config` (one part, the
@@ -50,13 +49,22 @@ pub fn parts(
         };
         of(&prepared.tools) + of(&prepared.system)
     };
-    // A compaction the record shows is as large as it left the context
-    // (`postTokens`: the summary and what was written again after it), else
-    // as its summary's text; one it does not, the config's size.
-    let make = |k: usize, recorded: Option<&RecordedCompaction>| {
-        let tokens = recorded
-            .and_then(|r| {
-                r.post_tokens
+    // A compaction the record shows is as large as the context it left:
+    // what the first call after it sent beyond the prompt before the
+    // history (the summary, the messages it kept, the files Claude Code
+    // read again), as that call recorded it; else as Claude Code counted
+    // it (`postTokens`), else as its summary's text. One it does not
+    // show, the config's size.
+    let make = |k: usize, after: Option<&crate::trace::Call>| {
+        let tokens = after
+            .and_then(|c| {
+                let left = c
+                    .usage
+                    .and_then(|u| u.total_input())
+                    .and_then(|t| t.checked_sub(fixed(c)))
+                    .filter(|&t| t > 0);
+                let r = c.compacted.as_deref()?;
+                left.or(r.post_tokens)
                     .or_else(|| r.summary.as_deref().map(|s| ctx.memo.count(s)))
             })
             .unwrap_or(summary);
