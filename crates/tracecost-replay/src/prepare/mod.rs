@@ -408,7 +408,10 @@ impl<'t> PreparedTrace<'t> {
             hidden_cache: if first {
                 whole.hidden_cache.clone()
             } else {
-                None
+                whole
+                    .hidden_cache
+                    .as_ref()
+                    .map(|h| part_hidden_cache(h, part))
             },
             recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
             inferred_clears: part_clears(whole, part),
@@ -640,4 +643,33 @@ fn part_clears(
         .iter()
         .filter_map(|(from, id)| Some((*at.get(from)?, id.clone())))
         .collect()
+}
+
+/// What the record says of the hidden prefix at each of a later part's
+/// calls: the same facts of the provider's side as at the whole trace's
+/// call it is (another session's copy warm or cold, the own rest changed),
+/// the summarising call, which recorded nothing, knowing none and sending
+/// the version in force.
+fn part_hidden_cache(whole: &HiddenCache, part: &crate::policy::autocompact::Part) -> HiddenCache {
+    let mut version = 0;
+    let (calls, versions) = part
+        .calls_from
+        .iter()
+        .map(|from| match from {
+            Some(i) => {
+                version = whole.version.get(*i).copied().unwrap_or(version);
+                (
+                    whole.calls.get(*i).copied().unwrap_or(SharedState::Unknown),
+                    version,
+                )
+            }
+            None => (SharedState::Unknown, version),
+        })
+        .unzip();
+    HiddenCache {
+        boundaries: whole.boundaries.clone(),
+        calls,
+        version: versions,
+        own_keys: whole.own_keys.clone(),
+    }
 }
