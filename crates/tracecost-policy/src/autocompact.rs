@@ -52,7 +52,8 @@ pub struct Part {
 ///
 /// `fixed_tokens` gives the tokens a call sends before its messages (tools,
 /// system prompt); `tokens` counts the history's blocks; `summary(k, c)` is
-/// the summary written at the `k`-th compaction (from 0), `c` the recorded
+/// the summary written at the `k`-th compaction (from 0) and the tokens it
+/// is written in (the summarising call's output), `c` the recorded
 /// call made just after the compaction it stands for (whose
 /// [`Call::compacted`] says what the record shows of it), if any. A trace that
 /// never passes the trigger and records no `/compact` is one part, itself.
@@ -61,7 +62,7 @@ pub fn split(
     trigger: u64,
     fixed_tokens: &dyn Fn(&Call) -> u64,
     tokens: &dyn BlockTokens,
-    summary: &dyn Fn(usize, Option<&Call>) -> Message,
+    summary: &dyn Fn(usize, Option<&Call>) -> (Message, u64),
 ) -> Vec<Part> {
     // Tokens of messages[..i], once.
     let mut before = Vec::with_capacity(trace.messages.len() + 1);
@@ -101,8 +102,7 @@ pub fn split(
         // part whose summary alone passes the trigger is not cut anew.
         if (asked.is_some() || context > trigger) && n > base {
             let stands_for = asked.or_else(|| recorded_auto.next());
-            let next = summary(parts.len(), stands_for);
-            let written: u64 = next.blocks().iter().map(|b| tokens.block_tokens(b)).sum();
+            let (next, written) = summary(parts.len(), stands_for);
             let headed = head.is_some();
             let mut messages: Vec<Message> = head.take().map(|(m, _)| m).into_iter().collect();
             messages.extend_from_slice(&trace.messages[base..n]);
@@ -232,8 +232,8 @@ mod tests {
         .unwrap()
     }
 
-    fn summary(k: usize, _: Option<&Call>) -> Message {
-        text("user", &format!("summary {k}"))
+    fn summary(k: usize, _: Option<&Call>) -> (Message, u64) {
+        (text("user", &format!("summary {k}")), 7)
     }
 
     /// A conversation of `turns` user/assistant pairs, one call per user
@@ -310,8 +310,7 @@ mod tests {
                 .contains("detailed summary")
         );
         // The summary is the call's output, at its size.
-        let written = Chars.block_tokens(&summary(0, None).blocks()[0]);
-        assert_eq!(s.usage.unwrap().output_tokens, Some(written));
+        assert_eq!(s.usage.unwrap().output_tokens, Some(7));
         assert_eq!(s.usage.unwrap().input_tokens, None);
         assert_eq!(s.start_ms, t.calls[3].start_ms);
         // After: the summary and what came after it; the triggering call
@@ -320,7 +319,7 @@ mod tests {
         assert_eq!(second.summary_call, None);
         assert_eq!(second.trace.name, "t.part2");
         assert_eq!(second.trace.session.as_deref(), Some("t"));
-        assert_eq!(second.trace.messages[0], summary(0, None));
+        assert_eq!(second.trace.messages[0], summary(0, None).0);
         assert_eq!(second.trace.messages[1..], t.messages[7..]);
         let sent: Vec<usize> = second.trace.calls.iter().map(|c| c.messages).collect();
         assert_eq!(sent, [1, 3, 5]);
@@ -339,7 +338,7 @@ mod tests {
     #[test]
     fn a_summary_that_alone_passes_the_trigger_is_not_summarised_again_at_once() {
         let t = conversation(4);
-        let long = |_: usize, _: Option<&Call>| text("user", &"s".repeat(1000));
+        let long = |_: usize, _: Option<&Call>| (text("user", &"s".repeat(1000)), 1000);
         let parts = split(&t, 50, &|_| 0, &Chars, &long);
         // Every call that adds to the summary compacts; none loops.
         assert!(parts.len() <= t.calls.len() + 1);

@@ -68,7 +68,7 @@ pub fn parts(
                     .or_else(|| r.summary.as_deref().map(|s| ctx.memo.count(s)))
             })
             .unwrap_or(summary);
-        summary_message(k, tokens, ctx.memo)
+        (summary_message(k, tokens, ctx.memo), tokens)
     };
     Ok(split(trace, trigger, &fixed, &tokens, &make))
 }
