@@ -48,6 +48,10 @@ pub struct Part {
     pub calls_from: Vec<Option<usize>>,
 }
 
+/// Writes the `k`-th summary standing for the compaction recorded before
+/// a call, if any: the summary and the tokens it is written in.
+pub type WriteSummary<'a> = dyn Fn(usize, Option<&Call>) -> (Message, u64) + 'a;
+
 /// Where the trace is compacted and what each part holds.
 ///
 /// `fixed_tokens` gives the tokens a call sends before its messages (tools,
@@ -62,7 +66,7 @@ pub fn split(
     trigger: u64,
     fixed_tokens: &dyn Fn(&Call) -> u64,
     tokens: &dyn BlockTokens,
-    summary: &dyn Fn(usize, Option<&Call>) -> (Message, u64),
+    summary: &WriteSummary<'_>,
 ) -> Vec<Part> {
     // Tokens of messages[..i], once.
     let mut before = Vec::with_capacity(trace.messages.len() + 1);
