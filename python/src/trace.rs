@@ -139,6 +139,7 @@ pub(crate) fn load(
     let opts = InputOptions {
         from: from_.map(format_named).transpose()?,
         skip_invalid,
+        join_compactions: false,
     };
     let loaded = py
         .detach(|| app::load_inputs(&paths, &opts, &Silent))

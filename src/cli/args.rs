@@ -342,6 +342,9 @@ pub(super) struct InputArgs {
     /// Skip damaged files (named on stderr) and lines instead of failing.
     #[arg(long)]
     pub(super) skip_invalid: bool,
+    /// Read each Claude Code session its client compacted as one conversation, as it would have run without its summaries, replayed under Claude Code's autocompact (which puts them back) with its clearing as recorded: `tracecost fidelity ~/.claude --join-compactions` measures that policy against the recorded bills.
+    #[arg(long)]
+    pub(super) join_compactions: bool,
 }
 
 #[derive(Debug, Args)]
@@ -620,6 +623,9 @@ pub(super) struct ImportArgs {
     /// Skip lines that are not valid JSON instead of failing.
     #[arg(long)]
     pub(super) skip_invalid: bool,
+    /// Read each Claude Code session its client compacted as one conversation, as it would have run without its summaries (its status quo Claude Code's autocompact, which puts them back).
+    #[arg(long)]
+    pub(super) join_compactions: bool,
     /// Model to record when the input does not say.
     #[arg(long)]
     pub(super) model: Option<String>,

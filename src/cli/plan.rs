@@ -52,6 +52,7 @@ impl InputArgs {
         InputOptions {
             from: self.from.map(ImportFormat::format),
             skip_invalid: self.skip_invalid,
+            join_compactions: self.join_compactions,
         }
     }
 }
@@ -473,6 +474,7 @@ impl ImportArgs {
             options: ImportOptions {
                 skip_invalid: self.skip_invalid,
                 default_model: self.model.clone(),
+                join_compactions: self.join_compactions,
             },
         })
     }

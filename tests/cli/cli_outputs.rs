@@ -466,6 +466,57 @@ fn agents_trim_trims_only_before_its_window_of_user_turns() {
     assert_eq!(stdout(&args), once);
 }
 
+/// Claude Code runs its summarising compaction beside its
+/// microcompaction: a result the record says was cleared (a call's
+/// `cleared`) stays cleared under `claude-code-autocompact`, within its
+/// part, as under `recorded`; under the trigger the policy bills what the
+/// status quo bills.
+#[test]
+fn claude_code_autocompact_keeps_the_recorded_clearing() {
+    let mut trace: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::util::fixture("traces/autocompact.json")).unwrap(),
+    )
+    .unwrap();
+    let uncleared = trace.clone();
+    // toolu_01 cleared from the third call on, toolu_05 from the sixth.
+    trace["calls"][2]["cleared"] = serde_json::json!(["toolu_01"]);
+    trace["calls"][5]["cleared"] = serde_json::json!(["toolu_05"]);
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, v: &serde_json::Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, v.to_string()).unwrap();
+        path.display().to_string()
+    };
+    let (cleared, plain) = (
+        write("cleared.json", &trace),
+        write("plain.json", &uncleared),
+    );
+    let replay =
+        |path: &str, config: &str| json(&["replay", path, "--config", config, "--format", "json"]);
+    let under = replay(&cleared, "claude-code-autocompact+claude-code:ttl=5m");
+    let recorded = replay(&cleared, "recorded+claude-code:ttl=5m");
+    let off = replay(&cleared, "off+claude-code:ttl=5m");
+    assert_eq!(under["totals"]["cost_usd"], recorded["totals"]["cost_usd"]);
+    assert_ne!(under["totals"]["cost_usd"], off["totals"]["cost_usd"]);
+    // Past the trigger: the second part's third call (the trace's sixth)
+    // sends toolu_05 as the placeholder, so less than without the clear.
+    let config = "claude-code-autocompact:trigger=5000,summary=300+claude-code:ttl=5m";
+    let sent = |v: &serde_json::Value, i: usize| {
+        let c = &v["calls"][i];
+        [
+            "input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ]
+        .iter()
+        .map(|k| c[k].as_u64().unwrap())
+        .sum::<u64>()
+    };
+    let (with, without) = (replay(&cleared, config), replay(&plain, config));
+    assert_eq!(with["calls"][6]["messages"], 5);
+    assert!(sent(&with, 6) + 500 < sent(&without, 6), "{with}");
+}
+
 /// Claude Code's autocompact on a trace written for the tests (a long
 /// system prompt, each call adding a build log): past the trigger a call of
 /// its own sends the whole context and an instruction and writes the

@@ -1141,3 +1141,76 @@ fn a_write_the_record_cannot_show_is_no_error() {
     assert!((compared - recorded).abs() < 1e-12, "{call}");
     assert!(bill > recorded * 1.1, "{call}");
 }
+
+/// A conversation read whole across a `/compact` (its third call says the
+/// record shows one just before it) replays under Claude Code's
+/// autocompact, its status quo: the compaction is put back where it ran,
+/// whatever the trigger; the summarising call is a call of its own, which
+/// recorded nothing, so the comparison with the record leaves it out on
+/// both sides and counts its cost apart; the call after it sends the
+/// context the record shows the compaction left.
+#[test]
+fn a_recorded_compact_is_put_back_where_it_ran_and_its_summary_call_is_compared_apart() {
+    let long = "word ".repeat(400);
+    let t0 = 1_760_000_000_000u64;
+    let compacted = json!({"manual": true, "pre_tokens": 21500, "summary": "What was done."});
+    let trace = json!({
+        "format": "tracecost.trace/v1",
+        "name": "compacted",
+        "model": "claude-sonnet-4-5",
+        "status_quo": "claude-code-autocompact+claude-code:ttl=5m",
+        "hidden_prefix_tokens": 20000,
+        "messages": ok_turns(&["first", "second", "third", "fourth"], &long),
+        "calls": [
+            {"messages": 1, "start_ms": t0, "usage": usage(0, 20_410)},
+            {"messages": 3, "start_ms": t0 + 10_000, "usage": usage(20_410, 420)},
+            // After the /compact: the prefix read, a 1,500-token summary
+            // and the files read again written.
+            {"messages": 5, "start_ms": t0 + 20_000, "usage": usage(20_000, 1_500), "compacted": compacted},
+            {"messages": 7, "start_ms": t0 + 30_000, "usage": usage(21_500, 420)},
+        ]
+    });
+    let (_dir, file) = trace_file(&trace);
+    let run = |args: &[&str]| -> Value {
+        let o = Command::cargo_bin("tracecost")
+            .unwrap()
+            .env("TRACECOST_NO_PROGRESS", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let path = file.to_str().unwrap();
+    let v = run(&["fidelity", path, "--format", "json"]);
+    let s = &v["traces"][0];
+    assert_eq!(
+        s["config"],
+        "claude-code-autocompact:trigger=167000,summary=20000+claude-code:ttl=5m"
+    );
+    assert_eq!(
+        (s["calls"].as_u64(), s["recorded_calls"].as_u64()),
+        (Some(5), Some(4))
+    );
+    let r = run(&[
+        "replay",
+        path,
+        "--config",
+        "claude-code-autocompact+claude-code:ttl=5m",
+        "--format",
+        "json",
+    ]);
+    let calls = r["calls"].as_array().unwrap();
+    let sent: Vec<u64> = calls
+        .iter()
+        .map(|c| c["messages"].as_u64().unwrap())
+        .collect();
+    // The summarising call sends the five messages and the instruction;
+    // the history restarts at the summary.
+    assert_eq!(sent, [1, 3, 6, 1, 3]);
+    assert_eq!(r["totals"]["summary_calls"], 1);
+    assert!(calls[2]["recorded"].is_null(), "{}", calls[2]);
+    let after = &calls[3];
+    let (sim, rec) = (total(after), total(&after["recorded"]));
+    assert!(sim.abs_diff(rec) * 100 < rec, "{sim} vs {rec}");
+}

@@ -259,6 +259,7 @@ pub(crate) fn assistant(blocks: Vec<ContentBlock>) -> Message {
 pub(crate) fn call(sent: usize, start_ms: u64, usage: RecordedUsage) -> Call {
     Call {
         cleared: Vec::new(),
+        compacted: None,
         messages: sent,
         start_ms: Some(start_ms),
         model: None,

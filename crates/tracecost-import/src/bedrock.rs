@@ -191,6 +191,7 @@ fn record(
     }
     let call = Call {
         cleared: Vec::new(),
+        compacted: None,
         messages: messages.len(),
         start_ms: top_ts,
         model,

@@ -184,6 +184,7 @@ fn record(
     }
     let call = Call {
         cleared: Vec::new(),
+        compacted: None,
         messages: messages.len(),
         start_ms,
         model,

@@ -36,6 +36,9 @@ pub struct InputOptions {
     /// Skip a damaged file (and name it in [`SkippedSummary`]) instead of
     /// failing; importers skip damaged lines.
     pub skip_invalid: bool,
+    /// Read Claude Code sessions whole across their compactions
+    /// ([`ImportOptions::join_compactions`]).
+    pub join_compactions: bool,
 }
 
 /// What [`load_inputs`] passed over: files of another kind found in
@@ -585,6 +588,7 @@ fn import_options(opts: &InputOptions) -> ImportOptions {
     ImportOptions {
         skip_invalid: opts.skip_invalid,
         default_model: None,
+        join_compactions: opts.join_compactions,
     }
 }
 

@@ -590,6 +590,7 @@ fn call_of(
     let markers = req.markers;
     let call = Call {
         cleared: Vec::new(),
+        compacted: None,
         messages: req.messages.len(),
         start_ms: g.start_ms,
         model: g.model,

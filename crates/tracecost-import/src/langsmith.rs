@@ -379,6 +379,7 @@ fn call_of(
     }
     let call = Call {
         cleared: Vec::new(),
+        compacted: None,
         messages: m.messages.len(),
         start_ms,
         model,

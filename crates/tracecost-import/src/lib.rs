@@ -54,6 +54,14 @@ pub struct ImportOptions {
     pub skip_invalid: bool,
     /// The model to record when the source does not say.
     pub default_model: Option<String>,
+    /// Read a Claude Code session its client compacted as one
+    /// conversation, as it would have run without its summaries: the
+    /// history does not restart at a `compact_boundary` (the summary is
+    /// left out, the kept messages are the history they were), and the
+    /// call after each compaction says what the record shows of it. Its
+    /// status quo is then Claude Code's autocompact, which puts the
+    /// compactions back.
+    pub join_compactions: bool,
 }
 
 /// What an import produced.

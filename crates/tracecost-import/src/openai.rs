@@ -226,6 +226,7 @@ fn record(
     }
     let call = Call {
         cleared: Vec::new(),
+        compacted: None,
         messages: mapped.messages.len(),
         start_ms,
         model,

@@ -256,6 +256,7 @@ fn call_of(
         .and_then(|o| crate::chat::reply(o, ids, un));
     let call = Call {
         cleared: Vec::new(),
+        compacted: None,
         messages: req.messages.len(),
         start_ms: g.start_ms,
         model,

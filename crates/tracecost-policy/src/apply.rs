@@ -86,12 +86,16 @@ impl CompactionRun {
             )));
         }
         match policy {
-            // Autocompact is replayed as the parts it cuts the trace into
-            // (`autocompact`), each sent as it is.
-            Compaction::Off | Compaction::ClaudeCodeAutocompact { .. } => CompactionRun::Off,
+            Compaction::Off => CompactionRun::Off,
             // Claude Code's clearing is planned per trace before the run
             // (it needs each call's prompt), then replayed like a record.
-            Compaction::Recorded | Compaction::ClaudeCodeClear { .. } => CompactionRun::Recorded {
+            // Autocompact is replayed as the parts it cuts the trace into
+            // (`autocompact`), each sent as recorded: Claude Code runs its
+            // summarising compaction beside its microcompaction, so what
+            // the record says it cleared stays cleared within a part.
+            Compaction::Recorded
+            | Compaction::ClaudeCodeClear { .. }
+            | Compaction::ClaudeCodeAutocompact { .. } => CompactionRun::Recorded {
                 clears: Vec::new(),
                 replacements: HashMap::new(),
                 in_force: 0,

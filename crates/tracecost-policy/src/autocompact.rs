@@ -14,6 +14,14 @@
 //! the summary costs and what of the cache it breaks: the system prompt
 //! and tools stay a cached prefix, the summary and everything after it are
 //! written anew.
+//!
+//! A conversation Claude Code compacted, read whole across its compactions
+//! (each call after one says what the record shows of it,
+//! [`Call::compacted`]), is cut again by the same rule: a compaction the
+//! user asked for (`/compact`) where it ran, no threshold predicting it;
+//! the others where the trigger is passed. The `k`-th compaction the
+//! trigger makes is given the `k`-th one the record shows at the trigger,
+//! for its summary's size (what the record shows it left).
 
 use crate::BlockTokens;
 use crate::engine::message::Message;
@@ -40,20 +48,25 @@ pub struct Part {
     pub calls_from: Vec<Option<usize>>,
 }
 
+/// Writes the `k`-th summary standing for the compaction recorded before
+/// a call, if any: the summary and the tokens it is written in.
+pub type WriteSummary<'a> = dyn Fn(usize, Option<&Call>) -> (Message, u64) + 'a;
+
 /// Where the trace is compacted and what each part holds.
 ///
 /// `fixed_tokens` gives the tokens a call sends before its messages (tools,
-/// system prompt); `tokens` counts the history's blocks; `summary(k)` is
-/// the summary written at the `k`-th compaction (from 0), counted as
-/// `summary_tokens`. A trace that never passes the trigger is one part,
-/// itself.
+/// system prompt); `tokens` counts the history's blocks; `summary(k, c)` is
+/// the summary written at the `k`-th compaction (from 0) and the tokens it
+/// is written in (the summarising call's output), `c` the recorded
+/// call made just after the compaction it stands for (whose
+/// [`Call::compacted`] says what the record shows of it), if any. A trace that
+/// never passes the trigger and records no `/compact` is one part, itself.
 pub fn split(
     trace: &Trace,
     trigger: u64,
-    summary_tokens: u64,
     fixed_tokens: &dyn Fn(&Call) -> u64,
     tokens: &dyn BlockTokens,
-    summary: &dyn Fn(usize) -> Message,
+    summary: &WriteSummary<'_>,
 ) -> Vec<Part> {
     // Tokens of messages[..i], once.
     let mut before = Vec::with_capacity(trace.messages.len() + 1);
@@ -67,23 +80,35 @@ pub fn split(
     ))
     .expect("the instruction is a valid message");
 
+    // The compactions the record shows at the trigger, in order.
+    let mut recorded_auto = trace
+        .calls
+        .iter()
+        .filter(|c| c.compacted.as_deref().is_some_and(|k| !k.manual));
     let mut parts = Vec::new();
-    // The current part: the summary heading it, the first original message
-    // after that summary, and its calls so far.
-    let mut head: Option<Message> = None;
+    // The current part: the summary heading it (and its tokens), the first
+    // original message after that summary, and its calls so far.
+    let mut head: Option<(Message, u64)> = None;
     let mut base = 0usize;
     let mut calls: Vec<Call> = Vec::new();
     let mut calls_from: Vec<Option<usize>> = Vec::new();
     for (ci, call) in trace.calls.iter().enumerate() {
         // A call never sends less than what its part starts from.
         let n = call.messages.clamp(base, trace.messages.len());
-        let head_tokens = if head.is_some() { summary_tokens } else { 0 };
+        let head_tokens = head.as_ref().map_or(0, |(_, t)| *t);
         let context = fixed_tokens(call) + head_tokens + (before[n] - before[base]);
+        let asked = call
+            .compacted
+            .as_deref()
+            .is_some_and(|k| k.manual)
+            .then_some(call);
         // Only what came since the last summary is summarised again: a
         // part whose summary alone passes the trigger is not cut anew.
-        if context > trigger && n > base {
+        if (asked.is_some() || context > trigger) && n > base {
+            let stands_for = asked.or_else(|| recorded_auto.next());
+            let (next, written) = summary(parts.len(), stands_for);
             let headed = head.is_some();
-            let mut messages: Vec<Message> = head.take().into_iter().collect();
+            let mut messages: Vec<Message> = head.take().map(|(m, _)| m).into_iter().collect();
             messages.extend_from_slice(&trace.messages[base..n]);
             messages.push(instruction.clone());
             let messages_from = origins(headed, base..n, true);
@@ -96,10 +121,11 @@ pub fn split(
                 // The summary is the call's output; its input is what the
                 // simulation bills (nothing of it was recorded).
                 usage: Some(RecordedUsage {
-                    output_tokens: Some(summary_tokens),
+                    output_tokens: Some(written),
                     ..RecordedUsage::default()
                 }),
                 cleared: Vec::new(),
+                compacted: None,
             });
             calls_from.push(None);
             let summary_call = calls.len() - 1;
@@ -109,18 +135,21 @@ pub fn split(
                 messages_from,
                 calls_from: std::mem::take(&mut calls_from),
             });
-            head = Some(summary(parts.len() - 1));
+            let sent = tokens.history_tokens(std::slice::from_ref(&next));
+            head = Some((next, sent));
             base = n;
         }
         let offset = usize::from(head.is_some());
         calls.push(Call {
             messages: offset + n - base,
+            // The part says where its compaction is.
+            compacted: None,
             ..call.clone()
         });
         calls_from.push(Some(ci));
     }
     let headed = head.is_some();
-    let mut messages: Vec<Message> = head.into_iter().collect();
+    let mut messages: Vec<Message> = head.map(|(m, _)| m).into_iter().collect();
     let rest = base.min(trace.messages.len())..trace.messages.len();
     messages.extend_from_slice(&trace.messages[rest.clone()]);
     parts.push(Part {
@@ -189,6 +218,7 @@ fn trace_without_history(trace: &Trace) -> Trace {
 mod tests {
     use super::*;
     use crate::engine::message::ContentBlock;
+    use crate::trace::RecordedCompaction;
 
     /// One token per character of text.
     struct Chars;
@@ -206,8 +236,8 @@ mod tests {
         .unwrap()
     }
 
-    fn summary(k: usize) -> Message {
-        text("user", &format!("summary {k}"))
+    fn summary(k: usize, _: Option<&Call>) -> (Message, u64) {
+        (text("user", &format!("summary {k}")), 7)
     }
 
     /// A conversation of `turns` user/assistant pairs, one call per user
@@ -247,7 +277,7 @@ mod tests {
     #[test]
     fn under_the_trigger_the_trace_is_one_part_itself() {
         let t = conversation(5);
-        let parts = split(&t, 1_000_000, 10, &|_| 0, &Chars, &summary);
+        let parts = split(&t, 1_000_000, &|_| 0, &Chars, &summary);
         assert_eq!(parts.len(), 1);
         assert_eq!(parts[0].summary_call, None);
         assert_eq!(parts[0].trace.messages, t.messages);
@@ -267,7 +297,7 @@ mod tests {
         assert_eq!(per_message, Chars.history_tokens(&t.messages[1..2]));
         // Passed at the fourth call (7 messages), not at the third (5).
         let trigger = 100 + 6 * per_message;
-        let parts = split(&t, trigger, 7, &|_| 100, &Chars, &summary);
+        let parts = split(&t, trigger, &|_| 100, &Chars, &summary);
         assert_eq!(parts.len(), 2);
         let first = &parts[0];
         // Calls 0..3 as recorded, then the summarising call: the whole
@@ -283,6 +313,7 @@ mod tests {
                 .to_json()
                 .contains("detailed summary")
         );
+        // The summary is the call's output, at its size.
         assert_eq!(s.usage.unwrap().output_tokens, Some(7));
         assert_eq!(s.usage.unwrap().input_tokens, None);
         assert_eq!(s.start_ms, t.calls[3].start_ms);
@@ -292,7 +323,7 @@ mod tests {
         assert_eq!(second.summary_call, None);
         assert_eq!(second.trace.name, "t.part2");
         assert_eq!(second.trace.session.as_deref(), Some("t"));
-        assert_eq!(second.trace.messages[0], summary(0));
+        assert_eq!(second.trace.messages[0], summary(0, None).0);
         assert_eq!(second.trace.messages[1..], t.messages[7..]);
         let sent: Vec<usize> = second.trace.calls.iter().map(|c| c.messages).collect();
         assert_eq!(sent, [1, 3, 5]);
@@ -311,7 +342,8 @@ mod tests {
     #[test]
     fn a_summary_that_alone_passes_the_trigger_is_not_summarised_again_at_once() {
         let t = conversation(4);
-        let parts = split(&t, 50, 1000, &|_| 0, &Chars, &summary);
+        let long = |_: usize, _: Option<&Call>| (text("user", &"s".repeat(1000)), 1000);
+        let parts = split(&t, 50, &|_| 0, &Chars, &long);
         // Every call that adds to the summary compacts; none loops.
         assert!(parts.len() <= t.calls.len() + 1);
         for p in &parts[..parts.len() - 1] {
@@ -322,5 +354,59 @@ mod tests {
             .map(|p| p.trace.calls.len() - usize::from(p.summary_call.is_some()))
             .sum();
         assert_eq!(calls, t.calls.len());
+    }
+
+    /// A conversation read whole across its compactions: a `/compact` is
+    /// put back where it ran, under the trigger; the compactions the
+    /// trigger makes take the record's, in order, for their summaries; no
+    /// part's call says it was compacted (the part says it).
+    #[test]
+    fn a_recorded_compact_runs_where_it_ran_and_the_trigger_takes_the_records_sizes() {
+        let mut t = conversation(8);
+        let auto = |post: u64| RecordedCompaction {
+            post_tokens: Some(post),
+            ..RecordedCompaction::default()
+        };
+        // /compact before the third call; Claude Code's own compactions
+        // recorded before the sixth and the eighth.
+        t.calls[2].compacted = Some(Box::new(RecordedCompaction {
+            manual: true,
+            post_tokens: Some(11),
+            ..RecordedCompaction::default()
+        }));
+        t.calls[5].compacted = Some(Box::new(auto(22)));
+        t.calls[7].compacted = Some(Box::new(auto(33)));
+        let per_message = Chars.history_tokens(&t.messages[..1]);
+        let stood_for = std::cell::RefCell::new(Vec::new());
+        let sized = |k: usize, c: Option<&Call>| {
+            stood_for
+                .borrow_mut()
+                .push(c.and_then(|c| c.compacted.as_ref()?.post_tokens));
+            summary(k, c)
+        };
+        // Under the trigger: only the /compact.
+        let parts = split(&t, 1_000_000, &|_| 0, &Chars, &sized);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0].calls_from, [Some(0), Some(1), None]);
+        assert_eq!(*stood_for.borrow(), [Some(11)]);
+        // A trigger passed at five messages since the summary: the
+        // trigger's compactions take the recorded ones' sizes in order.
+        stood_for.borrow_mut().clear();
+        let trigger = 4 * per_message + per_message / 2;
+        let parts = split(&t, trigger, &|_| 0, &Chars, &sized);
+        assert!(parts.len() > 2, "{}", parts.len());
+        let sizes = stood_for.borrow().clone();
+        assert_eq!(sizes[..3], [Some(11), Some(22), Some(33)]);
+        assert!(sizes[3..].iter().all(Option::is_none), "{sizes:?}");
+        assert!(
+            parts
+                .iter()
+                .all(|p| p.trace.calls.iter().all(|c| c.compacted.is_none()))
+        );
+        let kept: usize = parts
+            .iter()
+            .map(|p| p.trace.calls.len() - usize::from(p.summary_call.is_some()))
+            .sum();
+        assert_eq!(kept, t.calls.len());
     }
 }

@@ -51,8 +51,28 @@ pub fn parts(
         };
         of(&prepared.tools) + of(&prepared.system)
     };
-    let make = |k: usize| summary_message(k, summary, ctx.memo);
-    Ok(split(trace, trigger, summary, &fixed, &tokens, &make))
+    // A compaction the record shows is as large as the context it left:
+    // what the first call after it sent beyond the prompt before the
+    // history (the summary, the messages it kept, the files Claude Code
+    // read again), as that call recorded it; else as Claude Code counted
+    // it (`postTokens`), else as its summary's text. One it does not
+    // show, the config's size.
+    let make = |k: usize, after: Option<&crate::trace::Call>| {
+        let tokens = after
+            .and_then(|c| {
+                let left = c
+                    .usage
+                    .and_then(|u| u.total_input())
+                    .and_then(|t| t.checked_sub(fixed(c)))
+                    .filter(|&t| t > 0);
+                let r = c.compacted.as_deref()?;
+                left.or(r.post_tokens)
+                    .or_else(|| r.summary.as_deref().map(|s| ctx.memo.count(s)))
+            })
+            .unwrap_or(summary);
+        (summary_message(k, tokens, ctx.memo), tokens)
+    };
+    Ok(split(trace, trigger, &fixed, &tokens, &make))
 }
 
 /// The `k`-th summary (from 0): a user message of about `tokens` tokens,

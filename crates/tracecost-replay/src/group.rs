@@ -454,7 +454,7 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             prepared.stubs.clone(),
         );
         let run = match config.compaction {
-            Compaction::Recorded => run
+            Compaction::Recorded | Compaction::ClaudeCodeAutocompact { .. } => run
                 .with_record(&prepared.trace.calls)
                 .with_clears(&prepared.inferred_clears),
             Compaction::ClaudeCodeClear {
@@ -517,7 +517,10 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
         let compaction_changed =
             !new.is_empty() || req.state.compacted.len() < self.compacted_before;
         self.compacted_before = req.state.compacted.len();
-        let microcompaction = matches!(config.compaction, Compaction::Recorded);
+        let microcompaction = matches!(
+            config.compaction,
+            Compaction::Recorded | Compaction::ClaudeCodeAutocompact { .. }
+        );
         let carried = sent
             .shared
             .as_ref()

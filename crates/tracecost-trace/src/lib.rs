@@ -173,6 +173,27 @@ pub struct Call {
     /// this call (Claude Code's microcompaction): from this call on it sent
     /// them as a placeholder. Replayed by the `recorded` compaction.
     pub cleared: Vec<String>,
+    /// The summarising compaction the client ran just before this call,
+    /// in a conversation read whole across it (its history does not
+    /// restart here): what the record says of it. Replayed by
+    /// `claude-code-autocompact`.
+    pub compacted: Option<Box<RecordedCompaction>>,
+}
+
+/// A summarising compaction as Claude Code's record shows it (its
+/// `compact_boundary` line's `compactMetadata`, the summary's own line).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecordedCompaction {
+    /// Asked for (`/compact`, trigger `manual`) rather than run at the
+    /// client's threshold (`auto`).
+    pub manual: bool,
+    /// The context before it, in the client's count (`preTokens`).
+    pub pre_tokens: Option<u64>,
+    /// The context it left (`postTokens`): the summary with what was
+    /// written again after it (kept messages, files read again).
+    pub post_tokens: Option<u64>,
+    /// The summary's text, as the line that carried it holds it.
+    pub summary: Option<String>,
 }
 
 /// One recorded conversation.

@@ -121,6 +121,17 @@ struct CallDoc {
     usage: Option<UsageDoc>,
     #[serde(default)]
     cleared: Vec<String>,
+    compacted: Option<CompactedDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompactedDoc {
+    #[serde(default)]
+    manual: bool,
+    pre_tokens: Option<u64>,
+    post_tokens: Option<u64>,
+    summary: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -977,6 +988,14 @@ impl Cx<'_> {
                 markers,
                 usage,
                 cleared: c.cleared,
+                compacted: c.compacted.map(|d| {
+                    Box::new(crate::RecordedCompaction {
+                        manual: d.manual,
+                        pre_tokens: d.pre_tokens,
+                        post_tokens: d.post_tokens,
+                        summary: d.summary,
+                    })
+                }),
             });
         }
         Ok(Trace {

@@ -281,6 +281,19 @@ fn write_call(out: &mut String, t: &Trace, c: &Call, prev_prompt: usize) {
         }
         out.push(']');
     }
+    if let Some(k) = &c.compacted {
+        out.push_str(&format!(",\"compacted\":{{\"manual\":{}", k.manual));
+        for (name, v) in [("pre_tokens", k.pre_tokens), ("post_tokens", k.post_tokens)] {
+            if let Some(v) = v {
+                out.push_str(&format!(",\"{name}\":{v}"));
+            }
+        }
+        if let Some(text) = &k.summary {
+            out.push_str(",\"summary\":");
+            push_json_string(out, text);
+        }
+        out.push('}');
+    }
     out.push('}');
 }
 

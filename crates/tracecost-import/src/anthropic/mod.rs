@@ -183,6 +183,7 @@ fn exchange_of(
 ) -> Exchange {
     let call = Call {
         cleared: Vec::new(),
+        compacted: None,
         messages: parsed.messages.len(),
         start_ms,
         model: parsed.model,

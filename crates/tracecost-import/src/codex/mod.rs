@@ -802,6 +802,7 @@ impl Reader {
             markers: None,
             usage: finish_usage(recorded, un),
             cleared: Vec::new(),
+            compacted: None,
         });
         self.close_call(ts);
         Ok(())

@@ -168,7 +168,7 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<CodexUsageScan, ImportError> {
     let files = super::discover(inputs, None)?;
     let opts = ImportOptions {
         skip_invalid: true,
-        default_model: None,
+        ..ImportOptions::default()
     };
     let mut scan = CodexUsageScan::default();
     let mut by_id: BTreeMap<String, CodexSessionUsage> = BTreeMap::new();

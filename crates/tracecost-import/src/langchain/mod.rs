@@ -232,6 +232,7 @@ fn per_call_lists(lists: &[List<'_>], un: &mut Unmapped) -> Vec<TraceBuilder> {
         let keys = mapped.messages.iter().map(message_key).collect();
         let call = Call {
             cleared: Vec::new(),
+            compacted: None,
             messages: n,
             start_ms: None,
             model,
@@ -293,6 +294,7 @@ fn final_list(list: &List<'_>, un: &mut Unmapped) -> Option<TraceBuilder> {
         }
         calls.push(Call {
             cleared: Vec::new(),
+            compacted: None,
             messages: i,
             start_ms: None,
             model: meta.model.clone(),

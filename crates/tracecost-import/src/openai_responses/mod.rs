@@ -307,6 +307,7 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
     }
     let call = Call {
         cleared: Vec::new(),
+        compacted: None,
         messages: messages.len(),
         start_ms,
         model,

@@ -738,6 +738,7 @@ impl Sink {
         }
         let call = Call {
             cleared: Vec::new(),
+            compacted: None,
             messages: m.messages.len(),
             start_ms: (m.start_ns > 0).then_some(m.start_ns / 1_000_000),
             model: m.model,

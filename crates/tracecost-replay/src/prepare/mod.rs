@@ -7,6 +7,7 @@
 //! recorded prompt between consecutive calls.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cost::pricing::{Framing, ModelPrice};
@@ -409,10 +410,13 @@ impl<'t> PreparedTrace<'t> {
             hidden_cache: if first {
                 whole.hidden_cache.clone()
             } else {
-                None
+                whole
+                    .hidden_cache
+                    .as_ref()
+                    .map(|h| part_hidden_cache(h, part))
             },
             recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
-            inferred_clears: Vec::new(),
+            inferred_clears: part_clears(whole, part),
             unmarked: per_call(&whole.unmarked),
             reasoning_cut: reasoning_cuts(trace, price),
             recorded_fallbacks: part
@@ -459,7 +463,9 @@ impl<'t> PreparedTrace<'t> {
             ) else {
                 continue;
             };
-            if a.prompt != b.prompt || b.messages <= a.messages {
+            // Across a compaction read through, the recorded prompt
+            // restarted from the summary: its change is no growth.
+            if a.prompt != b.prompt || b.messages <= a.messages || b.compacted.is_some() {
                 continue;
             }
             let new = &self.messages[a.messages..b.messages];
@@ -617,5 +623,55 @@ fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
             }]
         }
         Content::Blocks(bs) => bs.iter().map(|b| count_block(memo, b)).collect(),
+    }
+}
+
+/// The clears the record implies in `whole` (keyed by the history length
+/// from which on they hold), moved to `part`'s history: a clear from a
+/// call the part keeps holds from that call on in the part; one from
+/// before the part began names a result the part no longer sends.
+fn part_clears(
+    whole: &PreparedTrace<'_>,
+    part: &crate::policy::autocompact::Part,
+) -> Vec<(usize, Arc<str>)> {
+    let at: HashMap<usize, usize> = part
+        .calls_from
+        .iter()
+        .zip(&part.trace.calls)
+        .filter_map(|(from, c)| Some((whole.trace.calls.get((*from)?)?.messages, c.messages)))
+        .collect();
+    whole
+        .inferred_clears
+        .iter()
+        .filter_map(|(from, id)| Some((*at.get(from)?, id.clone())))
+        .collect()
+}
+
+/// What the record says of the hidden prefix at each of a later part's
+/// calls: the same facts of the provider's side as at the whole trace's
+/// call it is (another session's copy warm or cold, the own rest changed),
+/// the summarising call, which recorded nothing, knowing none and sending
+/// the version in force.
+fn part_hidden_cache(whole: &HiddenCache, part: &crate::policy::autocompact::Part) -> HiddenCache {
+    let mut version = 0;
+    let (calls, versions) = part
+        .calls_from
+        .iter()
+        .map(|from| match from {
+            Some(i) => {
+                version = whole.version.get(*i).copied().unwrap_or(version);
+                (
+                    whole.calls.get(*i).copied().unwrap_or(SharedState::Unknown),
+                    version,
+                )
+            }
+            None => (SharedState::Unknown, version),
+        })
+        .unzip();
+    HiddenCache {
+        boundaries: whole.boundaries.clone(),
+        calls,
+        version: versions,
+        own_keys: whole.own_keys.clone(),
     }
 }

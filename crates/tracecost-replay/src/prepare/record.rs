@@ -122,7 +122,12 @@ impl PreparedTrace<'_> {
             ) else {
                 continue;
             };
-            if a.prompt != b.prompt || b.messages <= a.messages || b.messages > self.messages.len()
+            // Across a compaction read through, the recorded prompt
+            // restarted from the summary: its change is no growth.
+            if a.prompt != b.prompt
+                || b.messages <= a.messages
+                || b.messages > self.messages.len()
+                || b.compacted.is_some()
             {
                 continue;
             }
@@ -276,12 +281,14 @@ impl PreparedTrace<'_> {
             ) else {
                 continue;
             };
-            // A call the transcript says what was cleared at is explained.
+            // A call the transcript says what was cleared at is explained,
+            // and so is one after a compaction (the prompt restarted).
             if a.prompt != b.prompt
                 || b.messages <= a.messages
                 || b.messages > self.messages.len()
                 || rb >= ra
                 || !b.cleared.is_empty()
+                || b.compacted.is_some()
             {
                 continue;
             }

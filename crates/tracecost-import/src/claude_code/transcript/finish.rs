@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::history::{Draft, Segment};
 use super::notes::{Note, Tally};
-use super::{CLAUDE_CODE_RECORDED_STATUS_QUO, FileOutcome};
+use super::{CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO, CLAUDE_CODE_RECORDED_STATUS_QUO, FileOutcome};
 use crate::ImportOptions;
 use crate::claude_code::FileInfo;
 use crate::common::estimate_tokens;
@@ -81,11 +81,12 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
             Some(total.saturating_sub(visible))
         })
         .unwrap_or(0);
-    let calls = seg
+    let calls: Vec<Call> = seg
         .calls
         .into_iter()
         .flat_map(|d| draft_calls(d, &model))
         .collect();
+    let status_quo = status_quo(&calls);
     Trace {
         name,
         description,
@@ -94,7 +95,7 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         // Claude Code marks the tools, the system prompt and the last block
         // of every request (a rolling breakpoint, each request reading what
         // the previous one wrote), with the TTL the usage shows it asked for.
-        status_quo: Some(CLAUDE_CODE_RECORDED_STATUS_QUO.to_owned()),
+        status_quo: Some(status_quo),
         project: None,
         account: None,
         session: None,
@@ -104,6 +105,51 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
         messages: seg.messages,
         calls,
     }
+}
+
+/// Claude Code's autocompact threshold on a context window of `window`
+/// tokens: the window less the summary's output reserve (20,000) and its
+/// buffer (13,000).
+const fn autocompact_threshold(window: u64) -> u64 {
+    window - 20_000 - 13_000
+}
+
+/// The context windows Claude Code runs: the standard one, and the 1M
+/// window of its `[1m]` models (the transcript names the model without
+/// the suffix).
+const STANDARD_WINDOW: u64 = 200_000;
+const LONG_WINDOW: u64 = 1_000_000;
+
+/// What a conversation ran: Claude Code's caching and clearing; read whole
+/// across a compaction, its autocompact too. Its threshold is the
+/// standard window's, unless the record shows a prompt past it that
+/// Claude Code did not compact at its threshold (no compaction of its own,
+/// `/compact` only): then its window was the 1M one.
+fn status_quo(calls: &[Call]) -> String {
+    let compactions: Vec<_> = calls
+        .iter()
+        .filter_map(|c| c.compacted.as_deref())
+        .collect();
+    if compactions.is_empty() {
+        return CLAUDE_CODE_RECORDED_STATUS_QUO.to_owned();
+    }
+    let largest = calls
+        .iter()
+        .filter_map(|c| c.usage?.total_input())
+        .max()
+        .unwrap_or(0);
+    let standard = autocompact_threshold(STANDARD_WINDOW);
+    if compactions.iter().all(|k| k.manual) && largest > standard {
+        return CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO.replacen(
+            "claude-code-autocompact",
+            &format!(
+                "claude-code-autocompact:trigger={}",
+                autocompact_threshold(LONG_WINDOW)
+            ),
+            1,
+        );
+    }
+    CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO.to_owned()
 }
 
 /// The calls of one response: one, or one per recorded iteration (each a
@@ -125,9 +171,11 @@ fn draft_calls(d: Draft, default_model: &str) -> Vec<Call> {
             markers: None,
             usage: d.usage,
             cleared: d.cleared,
+            compacted: d.compacted,
         }];
     }
     let mut cleared = Some(d.cleared);
+    let mut compacted = d.compacted;
     d.iterations
         .into_iter()
         .enumerate()
@@ -142,6 +190,7 @@ fn draft_calls(d: Draft, default_model: &str) -> Vec<Call> {
             markers: None,
             usage: Some(usage),
             cleared: cleared.take().unwrap_or_default(),
+            compacted: compacted.take(),
         })
         .collect()
 }

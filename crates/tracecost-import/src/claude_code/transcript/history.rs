@@ -12,13 +12,15 @@ use std::sync::Arc;
 use serde::de::IgnoredAny;
 
 use super::UNRECORDED_REQUEST;
-use super::line::{LineDoc, MessageDoc, Parsed, parse_content, preserved_uuids, raw_str};
+use super::line::{
+    LineDoc, MessageDoc, Parsed, parse_content, preserved_uuids, raw_str, recorded_compaction,
+};
 use super::notes::{Note, Tally};
 use crate::claude_code::usage::ResponseKey;
 use crate::claude_code::{Line, SYNTHETIC_MODEL, UsageDoc, usage_total};
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role};
 use crate::time::parse_rfc3339_ms;
-use crate::trace::RecordedUsage;
+use crate::trace::{RecordedCompaction, RecordedUsage};
 
 /// The owned parts of a user or assistant line.
 struct Taken {
@@ -95,6 +97,9 @@ pub(super) struct Draft {
     pub(super) rows: usize,
     /// Results cleared in place just before this call.
     pub(super) cleared: Vec<String>,
+    /// The compaction run just before this call, in a conversation read
+    /// whole ([`crate::ImportOptions::join_compactions`]).
+    pub(super) compacted: Option<Box<RecordedCompaction>>,
     /// The response's identity across files.
     pub(super) key: Option<ResponseKey>,
 }
@@ -112,6 +117,9 @@ pub(super) struct Segment {
     last_ts: Option<u64>,
     /// Results a microcompaction boundary cleared, for the next call.
     cleared: Vec<String>,
+    /// A compaction read through (the history goes on), for the next call
+    /// made after it.
+    compaction: Option<Box<RecordedCompaction>>,
 }
 
 impl Segment {
@@ -176,6 +184,9 @@ pub(super) struct Builder {
     sidechain_of: HashMap<String, usize>,
     /// The `uuid`s of the messages the last compaction kept verbatim.
     preserved: HashSet<String>,
+    /// Compactions are read through rather than split at
+    /// ([`crate::ImportOptions::join_compactions`]).
+    pub(super) join: bool,
 }
 
 impl Builder {
@@ -193,6 +204,7 @@ impl Builder {
             sidechains: Vec::new(),
             sidechain_of: HashMap::new(),
             preserved: HashSet::new(),
+            join: false,
         }
     }
 
@@ -270,7 +282,11 @@ impl Builder {
             "user" | "assistant" => {}
             "system" if doc.subtype.as_deref() == Some("compact_boundary") => {
                 self.tally.bump(Note::CompactBoundary);
-                self.split();
+                if self.join {
+                    self.seg.compaction = Some(Box::new(recorded_compaction(doc.compact)));
+                } else {
+                    self.split();
+                }
                 self.preserved = preserved_uuids(doc.compact).into_iter().collect();
                 return Err(Skip::Counted);
             }
@@ -300,7 +316,9 @@ impl Builder {
             let i = match parent.and_then(|p| self.sidechain_of.get(&p).copied()) {
                 Some(i) => i,
                 None => {
-                    self.sidechains.push(Builder::new(true, self.long_line));
+                    let mut b = Builder::new(true, self.long_line);
+                    b.join = self.join;
+                    self.sidechains.push(b);
                     self.sidechains.len() - 1
                 }
             };
@@ -322,6 +340,18 @@ impl Builder {
             return Err(Skip::Counted);
         };
         let response = if kind == "user" {
+            // Read whole, the summary is no history: the conversation goes
+            // on as it ran before it; its text says how large it was.
+            if doc.is_compact_summary.0 && self.join {
+                if self.seg.compaction.is_none() {
+                    // Claude Code 1.0.x wrote no boundary line, nor its
+                    // trigger.
+                    self.tally.bump(Note::CompactBoundary);
+                }
+                let k = self.seg.compaction.get_or_insert_with(Default::default);
+                k.summary = Some(summary_text(content));
+                return Err(Skip::Counted);
+            }
             // A compaction's summary opens a new history; a boundary line
             // just before it has split already.
             if doc.is_compact_summary.0
@@ -528,6 +558,7 @@ impl Builder {
                 iterations: Vec::new(),
                 rows: 0,
                 cleared: Vec::new(),
+                compacted: None,
                 key,
             });
             let call_before = Some(seg.calls.len() - 1);
@@ -563,6 +594,12 @@ impl Builder {
                 iterations: Vec::new(),
                 rows: 0,
                 cleared: std::mem::take(&mut self.seg.cleared),
+                // A response the compaction kept was made before it.
+                compacted: if preserved {
+                    None
+                } else {
+                    self.seg.compaction.take()
+                },
                 key,
             });
             Some(self.seg.calls.len() - 1)
@@ -612,5 +649,23 @@ fn offer(draft: &mut Draft, row: Option<Option<UsageRow>>, tally: &mut Tally) {
     if better {
         draft.usage = Some(u);
         draft.iterations = iterations;
+    }
+}
+
+/// The text of a summary line's `content`: the string, or its text blocks
+/// joined.
+fn summary_text(content: &serde_json::value::RawValue) -> String {
+    match parse_content(content) {
+        Some(Parsed::Text(t)) => t,
+        Some(Parsed::Items(items)) => items
+            .into_iter()
+            .filter_map(|o| ContentBlock::from_object(o).ok())
+            .filter_map(|b| match b.kind() {
+                BlockKind::Text { text } => Some(text.to_string()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => String::new(),
     }
 }

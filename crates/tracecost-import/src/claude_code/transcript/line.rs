@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 
 use crate::claude_code::Flag;
 use crate::engine::json::RawObject;
+use crate::trace::RecordedCompaction;
 
 /// One transcript line, with only the members the importer reads.
 #[derive(Deserialize)]
@@ -74,6 +75,32 @@ pub(super) fn preserved_uuids(compact: Option<&RawValue>) -> Vec<String> {
         .and_then(|c| c.preserved)
         .map(|p| p.uuids)
         .unwrap_or_default()
+}
+
+/// What a `compact_boundary` line's `compactMetadata` says of its
+/// compaction (any member of another shape is left unread).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct CompactionDoc {
+    trigger: Option<serde_json::Value>,
+    #[serde(rename = "preTokens")]
+    pre_tokens: Option<serde_json::Value>,
+    #[serde(rename = "postTokens")]
+    post_tokens: Option<serde_json::Value>,
+}
+
+/// A `compact_boundary` line's compaction: manual when its trigger says
+/// so, its sizes where it records them.
+pub(super) fn recorded_compaction(compact: Option<&RawValue>) -> RecordedCompaction {
+    let doc = compact
+        .and_then(|c| serde_json::from_str::<CompactionDoc>(c.get()).ok())
+        .unwrap_or_default();
+    RecordedCompaction {
+        manual: doc.trigger.as_ref().and_then(|t| t.as_str()) == Some("manual"),
+        pre_tokens: doc.pre_tokens.and_then(|v| v.as_u64()),
+        post_tokens: doc.post_tokens.and_then(|v| v.as_u64()),
+        summary: None,
+    }
 }
 
 /// The `microcompactMetadata` member of a `microcompact_boundary` line.

@@ -292,6 +292,7 @@ fn import_lines<R: BufRead>(
 ) -> io::Result<FileOutcome> {
     let mut out = FileOutcome::default();
     let mut b = Builder::new(info.subagent, long_line);
+    b.join = opts.join_compactions;
     let blank = for_each_line(reader, |line| match line {
         Some(l) => b.line(l),
         None => b.skipped_lines += 1,
@@ -417,6 +418,12 @@ pub use crate::trace::CLAUDE_CODE_STATUS_QUO;
 /// traces of one session and account, replayed under their status quos,
 /// meet one simulated cache.
 pub const CLAUDE_CODE_RECORDED_STATUS_QUO: &str = "recorded+claude-code:ttl=recorded";
+
+/// The status quo of a Claude Code session read whole across its
+/// compactions ([`crate::ImportOptions::join_compactions`]): its
+/// autocompact at Claude Code's threshold, its clearing as recorded.
+pub const CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO: &str =
+    "claude-code-autocompact+claude-code:ttl=recorded";
 
 #[cfg(test)]
 mod tests {
@@ -698,6 +705,119 @@ mod tests {
         assert_eq!(after.calls[0].messages, 3);
         assert_eq!(out.tally.get(Note::PreservedResponse), 1);
         out.traces.iter().for_each(validate);
+    }
+
+    /// Read whole (`join_compactions`), a compacted session is one
+    /// conversation: the summary is no history, the kept response is a
+    /// call of the history it answered, and the first call made after each
+    /// compaction carries what the record says of it (trigger, sizes, the
+    /// summary's text); its status quo is Claude Code's autocompact.
+    #[test]
+    fn read_whole_a_compacted_session_is_one_conversation_saying_where_it_was_compacted() {
+        let with_uuid =
+            |line: String, uuid: &str| line.replacen('{', &format!(r#"{{"uuid":"{uuid}","#), 1);
+        let result = |id: &str| {
+            format!(r#"[{{"type":"tool_result","tool_use_id":"{id}","content":"out"}}]"#)
+        };
+        let summary = |ts: &str, text: &str, uuid: &str| {
+            with_uuid(
+                format!(
+                    r#"{{"type":"user","isCompactSummary":true,"timestamp":"{ts}","message":{{"role":"user","content":"{text}"}}}}"#
+                ),
+                uuid,
+            )
+        };
+        let auto = r#"{"type":"system","subtype":"compact_boundary","content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":167500,"postTokens":20000,"preservedMessages":{"anchorUuid":"sum","uuids":["k1","k2"]}}}"#;
+        let manual = r#"{"type":"system","subtype":"compact_boundary","content":"Conversation compacted","compactMetadata":{"trigger":"manual","preTokens":90000}}"#;
+        let lines = [
+            user("2025-01-01T00:00:00Z", r#""first""#),
+            asst(
+                "2025-01-01T00:00:01Z",
+                "m1",
+                r#"{"type":"tool_use","id":"t0","name":"Read","input":{}}"#,
+                U,
+            ),
+            user("2025-01-01T00:00:02Z", &result("t0")),
+            auto.to_owned(),
+            summary("2025-01-01T00:01:00Z", "summary one", "sum"),
+            with_uuid(
+                asst(
+                    "2025-01-01T00:00:03Z",
+                    "m2",
+                    r#"{"type":"tool_use","id":"t1","name":"Read","input":{}}"#,
+                    U,
+                ),
+                "k1",
+            ),
+            with_uuid(user("2025-01-01T00:00:04Z", &result("t1")), "k2"),
+            asst(
+                "2025-01-01T00:01:05Z",
+                "m3",
+                r#"{"type":"text","text":"after"}"#,
+                U,
+            ),
+            user("2025-01-01T00:02:00Z", r#""more""#),
+            manual.to_owned(),
+            summary("2025-01-01T00:03:00Z", "summary two", "sum2"),
+            user("2025-01-01T00:03:01Z", r#""go on""#),
+            asst(
+                "2025-01-01T00:03:02Z",
+                "m4",
+                r#"{"type":"text","text":"done"}"#,
+                U,
+            ),
+        ];
+        let text = lines.join("\n");
+        let whole = import_from(
+            text.as_bytes(),
+            &info("s1", false),
+            &ImportOptions {
+                join_compactions: true,
+                ..ImportOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(whole.traces.len(), 1);
+        let t = &whole.traces[0];
+        // No summary among the messages; the history goes on.
+        assert!(t.messages.iter().all(|m| !m.to_json().contains("summary ")));
+        let sent: Vec<usize> = t.calls.iter().map(|c| c.messages).collect();
+        // ("more" and "go on" are one user message: the summary between
+        // them is left out.)
+        assert_eq!(sent, [1, 3, 5, 7]);
+        // The kept response (m2) was made before the compaction: not the
+        // call after it.
+        assert_eq!(t.calls[1].compacted, None);
+        let first = t.calls[2].compacted.as_deref().unwrap();
+        assert!(!first.manual);
+        assert_eq!(
+            (first.pre_tokens, first.post_tokens),
+            (Some(167500), Some(20000))
+        );
+        assert_eq!(first.summary.as_deref(), Some("summary one"));
+        let second = t.calls[3].compacted.as_deref().unwrap();
+        assert!(second.manual);
+        assert_eq!((second.pre_tokens, second.post_tokens), (Some(90000), None));
+        assert_eq!(second.summary.as_deref(), Some("summary two"));
+        assert_eq!(
+            t.status_quo.as_deref(),
+            Some(CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO)
+        );
+        assert_eq!(whole.tally.get(Note::CompactBoundary), 2);
+        validate(t);
+        // Read as usual, the same file is three histories.
+        let parts = run(&text);
+        assert_eq!(parts.traces.len(), 3);
+        assert!(
+            parts
+                .traces
+                .iter()
+                .all(|t| t.calls.iter().all(|c| c.compacted.is_none()))
+        );
+        assert_eq!(
+            parts.traces[0].status_quo.as_deref(),
+            Some(CLAUDE_CODE_RECORDED_STATUS_QUO)
+        );
     }
 
     #[test]
