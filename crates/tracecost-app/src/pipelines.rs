@@ -284,6 +284,13 @@ pub trait SessionSink {
     /// The pages the report writes, by trace, as bytes a later run can
     /// give [`SessionSink::cached_page`].
     fn pages(&self) -> Vec<(usize, Vec<u8>)>;
+    /// Whether the sink reads every config's per-call rows (a file of every
+    /// call). Otherwise a trace's sweep keeps them only for the rows a
+    /// report writes call by call ([`TraceSweep::written_rows`]), each
+    /// other config's calls by their costs alone.
+    fn every_call_row(&self) -> bool {
+        true
+    }
     /// Every trace has been replayed and handed over; the fleet's answer is
     /// summed next. What the replay held is freed by now: a sink that can
     /// hand memory back to the system does it here, before the answer
@@ -373,7 +380,8 @@ pub fn report_with(
         Some(run) => run.hand_over_found(sp, sink, &mut sessions, &done)?,
         None => groups,
     };
-    replay_groups(sp, &memo, groups, &mut |i, t, report| {
+    let rows = RowsKept::of(sink);
+    replay_groups(sp, &memo, groups, rows, &mut |i, t, report| {
         done(t.calls.len());
         let written = sink.replayed(i, t, &report)?;
         let TraceReport { sweep, stability } = report;
@@ -459,6 +467,7 @@ fn replay_groups(
     sp: &SweepPlan,
     memo: &TokenMemo,
     mut groups: Vec<Vec<usize>>,
+    rows: RowsKept,
     emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
 ) -> Result<(), AppError> {
     if sp.is_stored() {
@@ -467,7 +476,9 @@ fn replay_groups(
         let (accounts, alone) = groups.into_iter().partition(|g| g.len() > 1);
         groups = alone;
         for group in &accounts {
-            stream_account(sp, memo, group, &mut |i, t, report| emit(i, t, report))?;
+            stream_account(sp, memo, group, rows, &mut |i, t, report| {
+                emit(i, t, report)
+            })?;
         }
     }
     // The other groups (all of them, in memory) a few at a time, side by
@@ -476,7 +487,7 @@ fn replay_groups(
         let reports = batch
             .par_iter()
             .map(|group| {
-                with_account_sweep(sp, memo, group, &mut |sweep| {
+                with_account_sweep(sp, memo, group, rows, &mut |sweep| {
                     report_group(sp, memo, group, sweep)
                 })
             })
@@ -723,7 +734,7 @@ impl<'c> CacheRun<'c> {
         let paged_again = again.iter().map(|&s| self.segments[s].0.len()).sum();
         if !again.is_empty() {
             let groups = again.iter().map(|&s| self.segments[s].0.clone()).collect();
-            replay_groups(sp, memo, groups, &mut |i, t, report| {
+            replay_groups(sp, memo, groups, RowsKept::of(sink), &mut |i, t, report| {
                 if wanted.contains(&i) {
                     sink.page(i, t, &report)?;
                 }
@@ -801,9 +812,10 @@ fn stream_account(
     sp: &SweepPlan,
     memo: &TokenMemo,
     group: &[usize],
+    rows: RowsKept,
     emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
 ) -> Result<(), AppError> {
-    with_account_sweep(sp, memo, group, &mut |sweep| {
+    with_account_sweep(sp, memo, group, rows, &mut |sweep| {
         stream_with(sp, memo, group, sweep, emit)
     })
 }
@@ -814,6 +826,7 @@ fn with_account_sweep<R>(
     sp: &SweepPlan,
     memo: &TokenMemo,
     group: &[usize],
+    rows: RowsKept,
     f: &mut dyn FnMut(&mut crate::replay::sweep::AccountSweep<'_>) -> Result<R, AppError>,
 ) -> Result<R, AppError> {
     // An account that is the whole plan (a generated fleet is one) reads
@@ -836,9 +849,33 @@ fn with_account_sweep<R>(
         sp.cost.replay_context(memo, None),
         sp.recall_cost_usd,
     )?;
+    if rows == RowsKept::Written {
+        sweep = sweep.written_rows_only();
+    }
     // The sweep has planned with them: not held while it replays.
     drop(shapes);
     f(&mut sweep)
+}
+
+/// Which per-call rows a report's sweeps keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowsKept {
+    /// Every config's.
+    All,
+    /// Those of the rows the report writes call by call
+    /// ([`crate::replay::sweep::AccountSweep::written_rows_only`]).
+    Written,
+}
+
+impl RowsKept {
+    /// What `sink` reads.
+    fn of(sink: &dyn SessionSink) -> Self {
+        if sink.every_call_row() {
+            RowsKept::All
+        } else {
+            RowsKept::Written
+        }
+    }
 }
 
 /// [`stream_account`] with its sweep made.
