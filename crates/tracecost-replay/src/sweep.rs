@@ -944,6 +944,7 @@ pub(crate) fn rank(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CallCost;
 
     proptest::proptest! {
         /// A shape gives back the sizes and counts it was made of, whatever
@@ -1120,6 +1121,88 @@ mod tests {
         // A policy that compacts other results has a list of its own.
         assert!(!low.is_shared_with(calls("ledger:t=5000,k=0+none")));
         assert!(!low.is_shared_with(calls("off+none")));
+    }
+
+    /// A sweep for a report keeps per-call rows only for the rows it
+    /// writes call by call; each other row keeps its calls' costs and
+    /// compacted ids, the same as the full rows', and every figure of the
+    /// sweep is that of a sweep keeping every row. An account of several
+    /// traces keeps every row.
+    #[test]
+    fn a_report_sweep_keeps_rows_only_where_they_are_written() {
+        let trace = tool_loop(12);
+        let pricing = Pricing::builtin();
+        let memo = crate::cost::tokens::TokenMemo::new(std::sync::Arc::new(
+            crate::cost::tokens::CharsPerToken(4.0),
+        ));
+        let price = pricing.lookup(&trace.model).expect("priced model");
+        let prepared = PreparedTrace::new(&trace, &memo, price, true);
+        let ctx = ReplayContext::new(&pricing, &memo);
+        let configs: Vec<Config> = [
+            "ledger:t=100,k=0+none",
+            "ledger:t=500,k=0+tail",
+            "ledger:t=5000,k=0+none",
+            "off+tail",
+            "ledger:t=100,k=2+tail",
+        ]
+        .iter()
+        .map(|c| c.parse().expect("config"))
+        .collect();
+        let baseline: Config = "off+none".parse().expect("config");
+        let full = sweep_trace(&prepared, &configs, &baseline, ctx, None, &|| {}).expect("sweep");
+        let lean_of = |traces: &[&PreparedTrace<'_>]| {
+            let ts: Vec<&Trace> = traces.iter().map(|p| p.trace).collect();
+            let applicability =
+                Applicability::every(&ts, &configs, std::slice::from_ref(&baseline), &pricing)
+                    .expect("applies");
+            let shapes: Vec<RequestShape> = ts.iter().map(|t| RequestShape::of(t)).collect();
+            let which: Vec<usize> = (0..traces.len()).collect();
+            AccountSweep::new(&applicability, &shapes, ctx, None)
+                .expect("sweep")
+                .written_rows_only()
+                .segment(&which, traces, &|| {})
+                .expect("sweep")
+        };
+        let lean = lean_of(&[&prepared]).remove(0);
+        let written = lean.written_rows();
+        assert!(lean.rows.len() > written.len());
+        let mut rows_kept = 0;
+        for (i, (l, f)) in lean.rows.iter().zip(&full.rows).enumerate() {
+            assert_eq!(l.result.config, f.result.config);
+            if written.contains(&i) {
+                assert_eq!(l.result.calls, f.result.calls, "{}", l.result.config);
+                assert!(l.result.costs.is_empty());
+                rows_kept += 1;
+            } else {
+                assert!(
+                    l.result.calls.is_empty(),
+                    "{} kept its rows",
+                    l.result.config
+                );
+                let costs: Vec<CallCost> = f.result.calls.iter().map(CallCost::from).collect();
+                assert_eq!(&l.result.costs[..], &costs[..]);
+            }
+        }
+        assert!(rows_kept >= 1);
+        let figures = |s: &TraceSweep| {
+            let mut s = s.clone();
+            for r in &mut s.rows {
+                r.result.calls = Default::default();
+                r.result.costs = Default::default();
+            }
+            s
+        };
+        assert_eq!(figures(&lean), figures(&full));
+        // Two traces meeting one cache per config: every row kept.
+        let other = tool_loop(5);
+        let other_prepared = PreparedTrace::new(&other, &memo, price, true);
+        for s in lean_of(&[&prepared, &other_prepared]) {
+            assert!(
+                s.rows
+                    .iter()
+                    .all(|r| r.result.costs.is_empty() && !r.result.calls.is_empty())
+            );
+        }
     }
 
     #[test]
