@@ -641,7 +641,7 @@ pub(super) struct Simulator<'a> {
     trace: String,
     batch: bool,
     /// Which per-call rows the results keep.
-    rows: PerCallRows,
+    rows: PerCallRows<'a>,
     index: PrefixIndex,
     /// Per call replayed: what every config of the group sees alike.
     calls: Vec<SharedCall<'a>>,
@@ -897,12 +897,17 @@ impl<'a> Simulator<'a> {
                 .collect();
             let totals = totals(&calls, done.ever_compacted);
             let fidelity = fidelity(&calls);
-            let (calls, costs) = match self.rows {
-                PerCallRows::All => (calls.into(), Default::default()),
-                PerCallRows::Costs => (
+            let rows_kept = match self.rows {
+                PerCallRows::All => true,
+                PerCallRows::Costs { rows_of } => rows_of == Some(c),
+            };
+            let (calls, costs) = if rows_kept {
+                (calls.into(), Default::default())
+            } else {
+                (
                     CallResults::default(),
                     calls.iter().map(CallCost::from).collect(),
-                ),
+                )
             };
             out.push(ReplayResult {
                 fidelity,

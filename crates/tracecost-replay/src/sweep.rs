@@ -406,8 +406,9 @@ impl<'c> AccountSweep<'c> {
     /// ([`TraceSweep::written_rows`]); every other row keeps each call's
     /// cost and compacted ids ([`ReplayResult::costs`]), what ranking and
     /// a session's sums read. The sweep replays each trace under every
-    /// config keeping those alone, ranks, then replays the written rows'
-    /// configs again for their rows: one more replay of up to three
+    /// config keeping those alone (and the status quo's rows, written
+    /// whatever the ranking), ranks, then replays the other written rows'
+    /// configs again for their rows: one more replay of up to two
     /// configs, in place of holding a row per call for every config until
     /// the ranking names them.
     ///
@@ -443,14 +444,10 @@ impl<'c> AccountSweep<'c> {
         // A trace alone meets fresh caches, so any of its configs can be
         // replayed again on its own.
         let lean = self.written_rows_only && self.applicability.traces() == 1;
-        let ctx = if lean {
-            self.ctx.with_opts(super::ReplayOptions {
-                rows: PerCallRows::Costs,
-                ..self.ctx.opts
-            })
-        } else {
-            self.ctx
-        };
+        let ctx = self.ctx;
+        // The status quo's rows are written whatever the ranking: kept
+        // from this replay rather than replayed again.
+        let baseline = lean.then(|| self.applicability.baseline(0));
         let replays = |runs: &mut Vec<SharedRun>| {
             runs.par_iter_mut()
                 .map(
@@ -462,6 +459,21 @@ impl<'c> AccountSweep<'c> {
                         }
                         let subset: Vec<&PreparedTrace<'_>> =
                             here.iter().map(|&k| prepared[k]).collect();
+                        let ctx = match baseline {
+                            Some(baseline) => {
+                                let rows_of = run
+                                    .group
+                                    .members
+                                    .iter()
+                                    .find(|(c, _)| c == baseline)
+                                    .map(|&(_, i)| &run.group.run[i]);
+                                ctx.with_opts(super::ReplayOptions {
+                                    rows: PerCallRows::Costs { rows_of },
+                                    ..ctx.opts
+                                })
+                            }
+                            None => ctx,
+                        };
                         let results =
                             super::run_segment(&subset, &run.group.run, ctx, &mut run.sims)?;
                         for _ in 0..run.group.members.len() * subset.len() {
@@ -519,8 +531,8 @@ impl<'c> AccountSweep<'c> {
             .collect()
     }
 
-    /// Replays `sweep`'s [`TraceSweep::written_rows`] again, keeping their
-    /// per-call rows: each config as the sweep replayed it (under the run
+    /// Replays `sweep`'s [`TraceSweep::written_rows`] whose per-call rows
+    /// the sweep did not keep again, keeping them: each config as the sweep replayed it (under the run
     /// of its group of configs sending the same requests), against fresh
     /// caches, as the sweep met them on an account of one trace.
     fn replay_written_rows(
@@ -531,6 +543,8 @@ impl<'c> AccountSweep<'c> {
         let mut written = sweep.written_rows().to_vec();
         written.sort_unstable();
         written.dedup();
+        // The status quo's were kept by the sweep.
+        written.retain(|&row| matches!(sweep.rows[row].result.per_call(), PerCall::Costs(_)));
         // Per run, the indices in its `run` of the configs to replay and
         // the rows they fill.
         let mut wanted: Vec<(&SharedRun, Vec<(usize, usize)>)> = Vec::new();
