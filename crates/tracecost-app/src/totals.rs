@@ -154,6 +154,7 @@ fn figures_only(s: &TraceSweep) -> TraceSweep {
             back_to_back: r.result.back_to_back,
             calibration: r.result.calibration,
             calls: Default::default(),
+            costs: Default::default(),
             totals: r.result.totals,
             fidelity: r.result.fidelity,
             breakdown: r.result.breakdown.clone(),

@@ -23,8 +23,9 @@ use super::explain;
 use super::prepare::{HeldPrefix, PreparedTrace, SharedState, TraceCalibration};
 use super::request::{Request, marker_index};
 use super::{
-    Build, CallResult, CompactedLog, ReplayContext, ReplayError, ReplayResult, RunTokens, fidelity,
-    plan_claude_code_clears, recorded_usage, totals,
+    Build, CallCost, CallResult, CallResults, CompactedLog, PerCallRows, ReplayContext,
+    ReplayError, ReplayResult, RunTokens, fidelity, plan_claude_code_clears, recorded_usage,
+    totals,
 };
 
 /// One group of configs replayed over one trace, a call at a time, with
@@ -642,6 +643,8 @@ pub(super) struct Simulator<'a> {
     /// The trace's name, for errors.
     trace: String,
     batch: bool,
+    /// Which per-call rows the results keep.
+    rows: PerCallRows<'a>,
     index: PrefixIndex,
     /// Per call replayed: what every config of the group sees alike.
     calls: Vec<SharedCall<'a>>,
@@ -665,6 +668,7 @@ impl<'a> Simulator<'a> {
             configs,
             trace: trace.name.clone(),
             batch: ctx.opts.batch,
+            rows: ctx.opts.rows,
             index: PrefixIndex::default(),
             calls: Vec::with_capacity(trace.calls.len()),
             per_config: configs
@@ -918,14 +922,28 @@ impl<'a> Simulator<'a> {
                 })
                 .collect();
             let totals = totals(&calls, done.ever_compacted);
+            let fidelity = fidelity(&calls);
+            let rows_kept = match self.rows {
+                PerCallRows::All => true,
+                PerCallRows::Costs { rows_of } => rows_of == Some(c),
+            };
+            let (calls, costs) = if rows_kept {
+                (calls.into(), Default::default())
+            } else {
+                (
+                    CallResults::default(),
+                    calls.iter().map(CallCost::from).collect(),
+                )
+            };
             out.push(ReplayResult {
-                fidelity: fidelity(&calls),
+                fidelity,
                 trace: trace.name.clone(),
                 config: c.clone(),
                 model: done.first_price.id.clone(),
                 back_to_back: !trace.has_timestamps(),
                 calibration,
-                calls: calls.into(),
+                calls,
+                costs,
                 totals,
                 breakdown: bill.finish(),
             });

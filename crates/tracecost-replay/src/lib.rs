@@ -128,6 +128,27 @@ pub struct ReplayOptions<'a> {
     pub progress: Option<&'a dyn Progress>,
     /// How each call's request is built (the results are the same).
     pub build: Build,
+    /// Which per-call rows a result keeps.
+    pub rows: PerCallRows<'a>,
+}
+
+/// Which per-call rows a replay's result keeps. Totals, fidelity and the
+/// breakdown are summed from the rows either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PerCallRows<'a> {
+    /// Every call's [`CallResult`] ([`ReplayResult::calls`]).
+    #[default]
+    All,
+    /// Only each call's cost and compacted ids ([`ReplayResult::costs`]):
+    /// what ranking a sweep and summing a session read of a config whose
+    /// rows are not written. A row is 232 bytes, this 32: a long trace's
+    /// rows under every config are most of what its sweep holds. The
+    /// config `rows_of` names, if any, keeps its rows (one known to be
+    /// written before anything is ranked: the status quo).
+    Costs {
+        /// The config whose rows are kept.
+        rows_of: Option<&'a Config>,
+    },
 }
 
 /// How a replay builds each call's request. Both give the same results,
@@ -150,6 +171,7 @@ impl std::fmt::Debug for ReplayOptions<'_> {
             .field("batch", &self.batch)
             .field("progress", &self.progress.is_some())
             .field("build", &self.build)
+            .field("rows", &self.rows)
             .finish()
     }
 }
@@ -344,6 +366,77 @@ impl Serialize for CallResults {
     }
 }
 
+/// What is kept of a call whose row is not: its cost and the ids
+/// compacted at it ([`PerCallRows::Costs`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallCost {
+    /// Simulated cost.
+    pub cost_usd: f64,
+    /// tool_use ids whose results were compacted or cleared.
+    pub compacted: CompactedIds,
+}
+
+impl From<&CallResult> for CallCost {
+    fn from(c: &CallResult) -> Self {
+        CallCost {
+            cost_usd: c.cost_usd,
+            compacted: c.compacted.clone(),
+        }
+    }
+}
+
+/// What recall risk reads of a call: the ids compacted at it. Both a
+/// call's row and its cost alone have them.
+pub trait CompactedAt {
+    /// The ids compacted at this call.
+    fn compacted(&self) -> &CompactedIds;
+}
+
+impl CompactedAt for CallResult {
+    fn compacted(&self) -> &CompactedIds {
+        &self.compacted
+    }
+}
+
+impl CompactedAt for CallCost {
+    fn compacted(&self) -> &CompactedIds {
+        &self.compacted
+    }
+}
+
+/// A replay's per-call figures as it kept them: every row, or each call's
+/// cost alone.
+#[derive(Debug, Clone, Copy)]
+pub enum PerCall<'a> {
+    /// Every call's row.
+    Rows(&'a [CallResult]),
+    /// Every call's cost and compacted ids.
+    Costs(&'a [CallCost]),
+}
+
+impl PerCall<'_> {
+    /// How many calls.
+    pub fn len(&self) -> usize {
+        match self {
+            PerCall::Rows(c) => c.len(),
+            PerCall::Costs(c) => c.len(),
+        }
+    }
+
+    /// Whether there are no calls.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each call's simulated cost, in call order.
+    pub fn costs(&self) -> Box<dyn Iterator<Item = f64> + '_> {
+        match self {
+            PerCall::Rows(c) => Box::new(c.iter().map(|c| c.cost_usd)),
+            PerCall::Costs(c) => Box::new(c.iter().map(|c| c.cost_usd)),
+        }
+    }
+}
+
 /// One simulated call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallResult {
@@ -527,9 +620,14 @@ pub struct ReplayResult {
     pub back_to_back: bool,
     /// The calibration used.
     pub calibration: TraceCalibration,
-    /// Per call (shared with the configs that sent the same requests).
+    /// Per call (shared with the configs that sent the same requests);
+    /// empty when only [`Self::costs`] were kept.
     #[serde(skip_deserializing)]
     pub calls: CallResults,
+    /// Per call, its cost and compacted ids, when the replay kept these
+    /// rather than [`Self::calls`] ([`PerCallRows::Costs`]); else empty.
+    #[serde(skip)]
+    pub costs: Arc<[CallCost]>,
     /// Totals.
     pub totals: Totals,
     /// Simulated against recorded usage, when the trace recorded any.
@@ -540,6 +638,17 @@ pub struct ReplayResult {
     /// (`SessionSummary::breakdowns`), a report sums it over the fleet.
     #[serde(skip)]
     pub breakdown: breakdown::Breakdown,
+}
+
+impl ReplayResult {
+    /// The per-call figures kept: the rows, or the costs alone.
+    pub fn per_call(&self) -> PerCall<'_> {
+        if self.calls.is_empty() && !self.costs.is_empty() {
+            PerCall::Costs(&self.costs)
+        } else {
+            PerCall::Rows(&self.calls)
+        }
+    }
 }
 
 /// Converts recorded usage (optional fields) to billed usage.
@@ -700,7 +809,7 @@ pub fn replay_group(
 }
 
 /// [`replay_group`] of configs already checked against the trace.
-fn run_group(
+pub(crate) fn run_group(
     prepared: &PreparedTrace<'_>,
     configs: &[Config],
     ctx: ReplayContext<'_>,

@@ -39,7 +39,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::CallResult;
+use super::CompactedAt;
 pub use super::recall_observed::{Observed, ObservedCell};
 use crate::cost::tokens::FastBuild;
 use crate::engine::message::{BlockKind, Content, ContentBlock, Message, Role, ToolResultContent};
@@ -793,11 +793,11 @@ impl RiskIndex {
     /// replay of the ledger that ran (its compacted results are those the
     /// agent's ledger stubbed); `ledger_ran` whether the trace's status quo
     /// is a ledger. `None` where no ledger ran.
-    pub fn observe(&self, baseline: &[CallResult], ledger_ran: bool) -> Option<Observed> {
+    pub fn observe<C: CompactedAt>(&self, baseline: &[C], ledger_ran: bool) -> Option<Observed> {
         let mut stubbed: HashSet<u32, FastBuild> = HashSet::default();
         if ledger_ran {
             for c in baseline {
-                for id in c.compacted.iter() {
+                for id in c.compacted().iter() {
                     let rs = self.results_by_id.get(&**id).map_or(&[][..], Vec::as_slice);
                     stubbed.extend(rs.iter().copied());
                 }
@@ -817,12 +817,12 @@ impl RiskIndex {
     /// call that shows a signal, by address. Replays whose compacted
     /// lists are the same shared lists (the configs of one compaction
     /// policy) have the same identity and the same score.
-    pub fn identity(&self, calls: &[CallResult]) -> Vec<(usize, usize)> {
+    pub fn identity<C: CompactedAt>(&self, calls: &[C]) -> Vec<(usize, usize)> {
         self.turns
             .iter()
             .map(|t| {
                 calls.get(t.call).map_or((0, 0), |c| {
-                    (c.compacted.as_ptr() as usize, c.compacted.len())
+                    (c.compacted().as_ptr() as usize, c.compacted().len())
                 })
             })
             .collect()
@@ -830,7 +830,7 @@ impl RiskIndex {
 
     /// Scores one config's replay: by the evidence, or, for a result of a
     /// tool and size that `observed` measured, at the observed rate.
-    pub fn score(&self, calls: &[CallResult], observed: Option<&Observed>) -> RecallRisk {
+    pub fn score<C: CompactedAt>(&self, calls: &[C], observed: Option<&Observed>) -> RecallRisk {
         let rates = observed.map_or_else(Vec::new, |o| self.recalls.rates(o));
         let rate = |r: u32| rates.get(r as usize).copied().flatten();
         // Which results the latest call scored had compacted: calls' lists
@@ -843,10 +843,10 @@ impl RiskIndex {
             let Some(call) = calls.get(t.call) else {
                 continue;
             };
-            if call.compacted.is_empty() {
+            if call.compacted().is_empty() {
                 continue;
             }
-            let ids: &[std::sync::Arc<str>] = &call.compacted;
+            let ids: &[std::sync::Arc<str>] = call.compacted();
             let new = match super::extension(ids, marked_ids) {
                 Some(new) => new,
                 None => {
@@ -882,9 +882,9 @@ impl RiskIndex {
         let mut chance = ((0.0, 0.0), (0.0, 0.0));
         // Needs and tokens charged at an observed rate.
         let mut measured = (0.0, 0.0);
-        if let Some(most) = calls.iter().max_by_key(|c| c.compacted.len()) {
+        if let Some(most) = calls.iter().max_by_key(|c| c.compacted().len()) {
             let mut seen: HashSet<u32, FastBuild> = HashSet::default();
-            for id in most.compacted.iter() {
+            for id in most.compacted().iter() {
                 for &r in self.results_by_id.get(&**id).map_or(&[][..], Vec::as_slice) {
                     if !seen.insert(r) {
                         continue;
@@ -965,6 +965,7 @@ impl RiskIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CallResult;
     use crate::cost::pricing::Usage;
     use crate::trace::load_str;
 

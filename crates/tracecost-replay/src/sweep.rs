@@ -9,7 +9,7 @@ use serde::Serialize;
 
 pub use super::applies::Applicability;
 use super::recall_risk::{Range, RecallRisk, RiskIndex};
-use super::{Build, PreparedTrace, ReplayContext, ReplayError, ReplayResult};
+use super::{Build, PerCall, PerCallRows, PreparedTrace, ReplayContext, ReplayError, ReplayResult};
 use crate::cost::pricing::Pricing;
 use crate::cost::tokens::FastBuild;
 use crate::engine::message::{BlockKind, Role};
@@ -106,6 +106,14 @@ pub struct TraceSweep {
     /// place of the estimate: see [`super::recall_risk::Observed`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_recall: Option<super::recall_risk::Observed>,
+}
+
+impl TraceSweep {
+    /// The rows a report writes call by call: the status quo, the
+    /// recommended and the cheapest (some may be one row).
+    pub fn written_rows(&self) -> [usize; 3] {
+        [self.baseline, self.recommended, self.cheapest]
+    }
 }
 
 /// The row to recommend: the lowest `cost` among the policies that have an
@@ -205,6 +213,9 @@ pub struct AccountSweep<'c> {
     /// traces that configs apply to, per set of configs sending the same
     /// requests.
     pub(crate) runs: Vec<SharedRun>,
+    /// Whether the rows kept per call are only those of
+    /// [`TraceSweep::written_rows`] ([`AccountSweep::written_rows_only`]).
+    written_rows_only: bool,
 }
 
 /// Configs that send the same requests, replayed once over the traces
@@ -388,7 +399,27 @@ impl<'c> AccountSweep<'c> {
             ctx,
             recall_cost_usd,
             runs,
+            written_rows_only: false,
         })
+    }
+
+    /// Keeps per-call rows only for the rows a report writes call by call
+    /// ([`TraceSweep::written_rows`]); every other row keeps each call's
+    /// cost and compacted ids ([`ReplayResult::costs`]), what ranking and
+    /// a session's sums read. The sweep replays each trace under every
+    /// config keeping those alone (and the status quo's rows, written
+    /// whatever the ranking), ranks, then replays the other written rows'
+    /// configs again for their rows: one more replay of up to two
+    /// configs, in place of holding a row per call for every config until
+    /// the ranking names them.
+    ///
+    /// Only an account of one trace is swept so: the traces of a larger
+    /// one meet each config's cache in turn, and the caches at a trace's
+    /// first call would have to be kept or rebuilt to replay it again, so
+    /// they keep every row.
+    pub fn written_rows_only(mut self) -> Self {
+        self.written_rows_only = true;
+        self
     }
 
     /// Sweeps the account's traces `which` (indices, ascending), prepared
@@ -411,7 +442,13 @@ impl<'c> AccountSweep<'c> {
                 ),
             });
         }
+        // A trace alone meets fresh caches, so any of its configs can be
+        // replayed again on its own.
+        let lean = self.written_rows_only && self.applicability.traces() == 1;
         let ctx = self.ctx;
+        // The status quo's rows are written whatever the ranking: kept
+        // from this replay rather than replayed again.
+        let baseline = lean.then(|| self.applicability.baseline(0));
         let replays = |runs: &mut Vec<SharedRun>| {
             runs.par_iter_mut()
                 .map(
@@ -423,6 +460,21 @@ impl<'c> AccountSweep<'c> {
                         }
                         let subset: Vec<&PreparedTrace<'_>> =
                             here.iter().map(|&k| prepared[k]).collect();
+                        let ctx = match baseline {
+                            Some(baseline) => {
+                                let rows_of = run
+                                    .group
+                                    .members
+                                    .iter()
+                                    .find(|(c, _)| c == baseline)
+                                    .map(|&(_, i)| &run.group.run[i]);
+                                ctx.with_opts(super::ReplayOptions {
+                                    rows: PerCallRows::Costs { rows_of },
+                                    ..ctx.opts
+                                })
+                            }
+                            None => ctx,
+                        };
                         let results =
                             super::run_segment(&subset, &run.group.run, ctx, &mut run.sims)?;
                         for _ in 0..run.group.members.len() * subset.len() {
@@ -464,16 +516,85 @@ impl<'c> AccountSweep<'c> {
                     .into_iter()
                     .filter(|r| grid.contains(&r.config) || r.config == *baseline)
                     .collect();
-                rank(
+                let mut sweep = rank(
                     p,
                     risk_index,
                     results,
                     baseline,
                     ctx.pricing,
                     self.recall_cost_usd,
-                )
+                )?;
+                if lean {
+                    self.replay_written_rows(p, &mut sweep)?;
+                }
+                Ok(sweep)
             })
             .collect()
+    }
+
+    /// Replays `sweep`'s [`TraceSweep::written_rows`] whose per-call rows
+    /// the sweep did not keep again, keeping them: each config as the sweep replayed it (under the run
+    /// of its group of configs sending the same requests), against fresh
+    /// caches, as the sweep met them on an account of one trace.
+    fn replay_written_rows(
+        &self,
+        prepared: &PreparedTrace<'_>,
+        sweep: &mut TraceSweep,
+    ) -> Result<(), ReplayError> {
+        let mut written = sweep.written_rows().to_vec();
+        written.sort_unstable();
+        written.dedup();
+        // The status quo's were kept by the sweep.
+        written.retain(|&row| matches!(sweep.rows[row].result.per_call(), PerCall::Costs(_)));
+        // Per run, the indices in its `run` of the configs to replay and
+        // the rows they fill.
+        let mut wanted: Vec<(&SharedRun, Vec<(usize, usize)>)> = Vec::new();
+        for row in written {
+            let config = &sweep.rows[row].result.config;
+            let found = self.runs.iter().find_map(|run| {
+                run.group
+                    .members
+                    .iter()
+                    .find(|(c, _)| c == config)
+                    .map(|(_, i)| (run, *i))
+            });
+            let Some((run, i)) = found else {
+                return Err(ReplayError::Config {
+                    trace: prepared.trace.name.clone(),
+                    reason: format!("{config} is not among the configs swept"),
+                });
+            };
+            match wanted.iter_mut().find(|(r, _)| std::ptr::eq(*r, run)) {
+                Some((_, rows)) => rows.push((i, row)),
+                None => wanted.push((run, vec![(i, row)])),
+            }
+        }
+        // Each run's configs to replay (one compaction policy and model:
+        // they share the engine's work) and the rows they fill.
+        let wanted: Vec<(Vec<Config>, Vec<usize>)> = wanted
+            .into_iter()
+            .map(|(run, rows)| {
+                rows.iter()
+                    .map(|&(i, row)| (run.group.run[i].clone(), row))
+                    .unzip()
+            })
+            .collect();
+        let ctx = self.ctx.with_opts(super::ReplayOptions {
+            rows: PerCallRows::All,
+            ..self.ctx.opts
+        });
+        let replayed = wanted
+            .par_iter()
+            .map(|(configs, _)| super::run_group(prepared, configs, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        for ((_, rows), results) in wanted.iter().zip(replayed) {
+            for (&row, result) in rows.iter().zip(results) {
+                let r = &mut sweep.rows[row].result;
+                r.calls = result.calls;
+                r.costs = Default::default();
+            }
+        }
+        Ok(())
     }
 }
 
@@ -730,16 +851,25 @@ pub(crate) fn rank(
     let observed = results
         .iter()
         .find(|r| r.config == *baseline)
-        .and_then(|r| risk_index.observe(&r.calls, ledger_ran));
+        .and_then(|r| match r.per_call() {
+            PerCall::Rows(calls) => risk_index.observe(calls, ledger_ran),
+            PerCall::Costs(calls) => risk_index.observe(calls, ledger_ran),
+        });
     for result in results {
-        let risk = *scores
-            .entry(risk_index.identity(&result.calls))
-            .or_insert_with(|| risk_index.score(&result.calls, observed.as_ref()));
+        let per_call = result.per_call();
+        let identity = match per_call {
+            PerCall::Rows(calls) => risk_index.identity(calls),
+            PerCall::Costs(calls) => risk_index.identity(calls),
+        };
+        let risk = *scores.entry(identity).or_insert_with(|| match per_call {
+            PerCall::Rows(calls) => risk_index.score(calls, observed.as_ref()),
+            PerCall::Costs(calls) => risk_index.score(calls, observed.as_ref()),
+        });
         let per_recall = recall_cost_usd.unwrap_or_else(|| {
-            if result.calls.is_empty() {
+            if per_call.is_empty() {
                 0.0
             } else {
-                result.totals.cost_usd / result.calls.len() as f64
+                result.totals.cost_usd / per_call.len() as f64
             }
         });
         let recall_cost_usd = Range {
@@ -829,6 +959,7 @@ pub(crate) fn rank(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CallCost;
 
     proptest::proptest! {
         /// A shape gives back the sizes and counts it was made of, whatever
@@ -1005,6 +1136,88 @@ mod tests {
         // A policy that compacts other results has a list of its own.
         assert!(!low.is_shared_with(calls("ledger:t=5000,k=0+none")));
         assert!(!low.is_shared_with(calls("off+none")));
+    }
+
+    /// A sweep for a report keeps per-call rows only for the rows it
+    /// writes call by call; each other row keeps its calls' costs and
+    /// compacted ids, the same as the full rows', and every figure of the
+    /// sweep is that of a sweep keeping every row. An account of several
+    /// traces keeps every row.
+    #[test]
+    fn a_report_sweep_keeps_rows_only_where_they_are_written() {
+        let trace = tool_loop(12);
+        let pricing = Pricing::builtin();
+        let memo = crate::cost::tokens::TokenMemo::new(std::sync::Arc::new(
+            crate::cost::tokens::CharsPerToken(4.0),
+        ));
+        let price = pricing.lookup(&trace.model).expect("priced model");
+        let prepared = PreparedTrace::new(&trace, &memo, price, true);
+        let ctx = ReplayContext::new(&pricing, &memo);
+        let configs: Vec<Config> = [
+            "ledger:t=100,k=0+none",
+            "ledger:t=500,k=0+tail",
+            "ledger:t=5000,k=0+none",
+            "off+tail",
+            "ledger:t=100,k=2+tail",
+        ]
+        .iter()
+        .map(|c| c.parse().expect("config"))
+        .collect();
+        let baseline: Config = "off+none".parse().expect("config");
+        let full = sweep_trace(&prepared, &configs, &baseline, ctx, None, &|| {}).expect("sweep");
+        let lean_of = |traces: &[&PreparedTrace<'_>]| {
+            let ts: Vec<&Trace> = traces.iter().map(|p| p.trace).collect();
+            let applicability =
+                Applicability::every(&ts, &configs, std::slice::from_ref(&baseline), &pricing)
+                    .expect("applies");
+            let shapes: Vec<RequestShape> = ts.iter().map(|t| RequestShape::of(t)).collect();
+            let which: Vec<usize> = (0..traces.len()).collect();
+            AccountSweep::new(&applicability, &shapes, ctx, None)
+                .expect("sweep")
+                .written_rows_only()
+                .segment(&which, traces, &|| {})
+                .expect("sweep")
+        };
+        let lean = lean_of(&[&prepared]).remove(0);
+        let written = lean.written_rows();
+        assert!(lean.rows.len() > written.len());
+        let mut rows_kept = 0;
+        for (i, (l, f)) in lean.rows.iter().zip(&full.rows).enumerate() {
+            assert_eq!(l.result.config, f.result.config);
+            if written.contains(&i) {
+                assert_eq!(l.result.calls, f.result.calls, "{}", l.result.config);
+                assert!(l.result.costs.is_empty());
+                rows_kept += 1;
+            } else {
+                assert!(
+                    l.result.calls.is_empty(),
+                    "{} kept its rows",
+                    l.result.config
+                );
+                let costs: Vec<CallCost> = f.result.calls.iter().map(CallCost::from).collect();
+                assert_eq!(&l.result.costs[..], &costs[..]);
+            }
+        }
+        assert!(rows_kept >= 1);
+        let figures = |s: &TraceSweep| {
+            let mut s = s.clone();
+            for r in &mut s.rows {
+                r.result.calls = Default::default();
+                r.result.costs = Default::default();
+            }
+            s
+        };
+        assert_eq!(figures(&lean), figures(&full));
+        // Two traces meeting one cache per config: every row kept.
+        let other = tool_loop(5);
+        let other_prepared = PreparedTrace::new(&other, &memo, price, true);
+        for s in lean_of(&[&prepared, &other_prepared]) {
+            assert!(
+                s.rows
+                    .iter()
+                    .all(|r| r.result.costs.is_empty() && !r.result.calls.is_empty())
+            );
+        }
     }
 
     #[test]

@@ -170,6 +170,10 @@ impl crate::app::SessionSink for ReportSink<'_, '_> {
         self.writer.pages_wanted()
     }
 
+    fn every_call_row(&self) -> bool {
+        self.writer.writes_every_call()
+    }
+
     fn cached_page(&mut self, index: usize, page: &[u8]) -> Result<bool, crate::app::AppError> {
         Ok(self.writer.page_cached(index, page))
     }

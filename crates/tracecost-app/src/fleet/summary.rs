@@ -58,7 +58,7 @@ pub struct SessionDay {
 /// per-call data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
-    /// The sweep; every row's per-call list is empty.
+    /// The sweep; every row's per-call lists are empty.
     pub sweep: TraceSweep,
     /// The session the trace is part of (its own name when it is whole).
     pub session: String,
@@ -89,9 +89,11 @@ impl SessionSummary {
         let mut days: BTreeMap<String, SessionDay> = BTreeMap::new();
         let starts: Vec<Option<u64>> = trace.calls.iter().map(|c| c.start_ms).collect();
         for (r, row) in sweep.rows.iter().enumerate() {
-            for c in &row.result.calls {
+            // A row's calls are in call order, its rows or its costs alone.
+            let per_call = row.result.per_call();
+            for (i, cost_usd) in per_call.costs().enumerate() {
                 let day = starts
-                    .get(c.index.wrapping_sub(1))
+                    .get(i)
                     .copied()
                     .flatten()
                     .map_or_else(|| UNDATED.to_owned(), date_of);
@@ -101,10 +103,14 @@ impl SessionSummary {
                     recorded_cost_usd: None,
                     cost_usd: vec![0.0; sweep.rows.len()],
                 });
-                d.cost_usd[r] += c.cost_usd;
+                d.cost_usd[r] += cost_usd;
                 if r == sweep.baseline {
                     d.calls += 1;
-                    if let Some(rec) = c.recorded_cost_usd {
+                    // The status quo's rows are always kept (a row the
+                    // report writes).
+                    if let crate::replay::PerCall::Rows(calls) = per_call
+                        && let Some(rec) = calls[i].recorded_cost_usd
+                    {
                         *d.recorded_cost_usd.get_or_insert(0.0) += rec;
                     }
                 }
@@ -113,6 +119,7 @@ impl SessionSummary {
         let mut breakdowns = Vec::with_capacity(sweep.rows.len());
         for row in &mut sweep.rows {
             row.result.calls = crate::replay::CallResults::default();
+            row.result.costs = Default::default();
             breakdowns.push(std::mem::take(&mut row.result.breakdown));
         }
         SessionSummary {

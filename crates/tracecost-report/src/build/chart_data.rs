@@ -25,12 +25,15 @@ pub(super) fn call_tokens(calls: &[CallResult]) -> Vec<CallTokens> {
         .collect()
 }
 
-pub(super) fn cumulative(calls: &[CallResult]) -> Vec<f64> {
+/// A replay's running cost, call by call (read from its rows or, for a
+/// row the report does not write call by call, its costs alone).
+pub(super) fn cumulative(result: &ReplayResult) -> Vec<f64> {
     let mut sum = 0.0;
-    calls
-        .iter()
-        .map(|c| {
-            sum += c.cost_usd;
+    result
+        .per_call()
+        .costs()
+        .map(|cost| {
+            sum += cost;
             sum
         })
         .collect()
@@ -93,7 +96,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
             .iter()
             .any(|(l, _)| l.ends_with(&r.result.config.to_string()))
         {
-            lines.push((label, cumulative(&r.result.calls)));
+            lines.push((label, cumulative(&r.result)));
         }
     };
     push(format!("status quo: {}", base.result.config), base);

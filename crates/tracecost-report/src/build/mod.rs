@@ -449,6 +449,14 @@ impl<'s> ReportWriter<'s> {
         Ok(Vec::new())
     }
 
+    /// Whether the report writes every config's calls (`calls.jsonl`,
+    /// [`Self::with_call_lines`]); otherwise it reads per call only the
+    /// rows of [`crate::replay::sweep::TraceSweep::written_rows`], and of
+    /// the others their costs.
+    pub fn writes_every_call(&self) -> bool {
+        self.call_lines
+    }
+
     /// Whether only some traces get a page (the most expensive): then a
     /// trace not replayed can be written from what [`Self::trace_kept`]
     /// returned for it, and the pages asked for later

@@ -11,7 +11,7 @@ use crate::fleet_cache::{EntryKind, FleetCache, Key};
 use crate::plan::SweepPlan;
 use crate::policy::Config;
 
-use super::groups::replay_groups;
+use super::groups::{RowsKept, replay_groups};
 use super::sink::SessionSink;
 
 /// What a report took from its cache ([`report_with`](super::report_with)).
@@ -262,7 +262,7 @@ impl<'c> CacheRun<'c> {
         let paged_again = again.iter().map(|&s| self.segments[s].0.len()).sum();
         if !again.is_empty() {
             let groups = again.iter().map(|&s| self.segments[s].0.clone()).collect();
-            replay_groups(sp, memo, groups, &mut |i, t, report| {
+            replay_groups(sp, memo, groups, RowsKept::of(sink), &mut |i, t, report| {
                 if wanted.contains(&i) {
                     sink.page(i, t, &report)?;
                 }

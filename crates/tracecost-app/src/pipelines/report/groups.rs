@@ -22,6 +22,7 @@ pub(super) fn replay_groups(
     sp: &SweepPlan,
     memo: &TokenMemo,
     mut groups: Vec<Vec<usize>>,
+    rows: RowsKept,
     emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
 ) -> Result<(), AppError> {
     if sp.is_stored() {
@@ -30,7 +31,9 @@ pub(super) fn replay_groups(
         let (accounts, alone) = groups.into_iter().partition(|g| g.len() > 1);
         groups = alone;
         for group in &accounts {
-            stream_account(sp, memo, group, &mut |i, t, report| emit(i, t, report))?;
+            stream_account(sp, memo, group, rows, &mut |i, t, report| {
+                emit(i, t, report)
+            })?;
         }
     }
     // The other groups (all of them, in memory) a few at a time, side by
@@ -39,7 +42,7 @@ pub(super) fn replay_groups(
         let reports = batch
             .par_iter()
             .map(|group| {
-                with_account_sweep(sp, memo, group, &mut |sweep| {
+                with_account_sweep(sp, memo, group, rows, &mut |sweep| {
                     report_group(sp, memo, group, sweep)
                 })
             })
@@ -61,9 +64,10 @@ fn stream_account(
     sp: &SweepPlan,
     memo: &TokenMemo,
     group: &[usize],
+    rows: RowsKept,
     emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
 ) -> Result<(), AppError> {
-    with_account_sweep(sp, memo, group, &mut |sweep| {
+    with_account_sweep(sp, memo, group, rows, &mut |sweep| {
         stream_with(sp, memo, group, sweep, emit)
     })
 }
@@ -74,6 +78,7 @@ fn with_account_sweep<R>(
     sp: &SweepPlan,
     memo: &TokenMemo,
     group: &[usize],
+    rows: RowsKept,
     f: &mut dyn FnMut(&mut crate::replay::sweep::AccountSweep<'_>) -> Result<R, AppError>,
 ) -> Result<R, AppError> {
     // An account that is the whole plan (a generated fleet is one) reads
@@ -96,9 +101,33 @@ fn with_account_sweep<R>(
         sp.cost.replay_context(memo, None),
         sp.recall_cost_usd,
     )?;
+    if rows == RowsKept::Written {
+        sweep = sweep.written_rows_only();
+    }
     // The sweep has planned with them: not held while it replays.
     drop(shapes);
     f(&mut sweep)
+}
+
+/// Which per-call rows a report's sweeps keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RowsKept {
+    /// Every config's.
+    All,
+    /// Those of the rows the report writes call by call
+    /// ([`crate::replay::sweep::AccountSweep::written_rows_only`]).
+    Written,
+}
+
+impl RowsKept {
+    /// What `sink` reads.
+    pub(super) fn of(sink: &dyn super::SessionSink) -> Self {
+        if sink.every_call_row() {
+            RowsKept::All
+        } else {
+            RowsKept::Written
+        }
+    }
 }
 
 /// [`stream_account`] with its sweep made.

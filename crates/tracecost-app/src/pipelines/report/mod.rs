@@ -20,7 +20,7 @@ use crate::trace::Trace;
 use super::shared::{account_groups, stability_of};
 use cache::CacheRun;
 pub use cache::CacheUse;
-use groups::replay_groups;
+use groups::{RowsKept, replay_groups};
 pub use sink::SessionSink;
 
 /// What `report` produced: the fleet's answer, and what it keeps of each
@@ -137,7 +137,8 @@ pub fn report_with(
         Some(run) => run.hand_over_found(sp, sink, &mut sessions, &done)?,
         None => groups,
     };
-    replay_groups(sp, &memo, groups, &mut |i, t, report| {
+    let rows = RowsKept::of(sink);
+    replay_groups(sp, &memo, groups, rows, &mut |i, t, report| {
         done(t.calls.len());
         let written = sink.replayed(i, t, &report)?;
         let TraceReport { sweep, stability } = report;

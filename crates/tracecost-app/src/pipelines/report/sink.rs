@@ -39,6 +39,14 @@ pub trait SessionSink {
     /// The pages the report writes, by trace, as bytes a later run can
     /// give [`SessionSink::cached_page`].
     fn pages(&self) -> Vec<(usize, Vec<u8>)>;
+    /// Whether the sink reads every config's per-call rows (a file of every
+    /// call). Otherwise a trace's sweep keeps them only for the rows a
+    /// report writes call by call
+    /// ([`crate::replay::sweep::TraceSweep::written_rows`]), each other
+    /// config's calls by their costs alone.
+    fn every_call_row(&self) -> bool {
+        true
+    }
     /// Every trace has been replayed and handed over; the fleet's answer is
     /// summed next. What the replay held is freed by now: a sink that can
     /// hand memory back to the system does it here, before the answer
