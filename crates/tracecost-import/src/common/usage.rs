@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use super::Unmapped;
 // Usage figures above the loader's limit are corrupt records: the same
 // limit as the loader's, so a trace the importer keeps always loads.
-use crate::trace::{ABSURD_TOKENS, RecordedUsage};
+use crate::trace::{ABSURD_TOKENS, RecordedModifiers, RecordedUsage};
 
 /// What the import note counts for a usage object holding a malformed
 /// token count ([`token_count`]): the call is kept, that usage object is
@@ -107,6 +107,22 @@ struct AnthropicUsage {
     cache_read_input_tokens: Option<u64>,
     #[serde(default, deserialize_with = "count")]
     output_tokens: Option<u64>,
+    // The price modifiers: read as text when they are text, passed over
+    // otherwise (a modifier of another shape says nothing of the price).
+    #[serde(default, deserialize_with = "text")]
+    speed: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    inference_geo: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    service_tier: Option<String>,
+}
+
+/// A member's string, `None` when absent, null or of another type.
+fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    })
 }
 
 #[derive(Deserialize)]
@@ -118,7 +134,11 @@ struct CacheCreation {
 }
 
 /// Overwrites `into`'s fields with those present in an Anthropic usage
-/// object; `false` when the object is malformed.
+/// object; `false` when the object is malformed. The price modifiers
+/// (`speed`, `inference_geo`, `service_tier`) are read by the rule of
+/// [`RecordedModifiers::from_anthropic`], each only when present: a
+/// stream's `message_delta` usage, which carries none, keeps those of its
+/// `message_start`.
 pub(crate) fn merge_anthropic_usage(into: &mut RecordedUsage, raw: &RawValue) -> bool {
     if raw.get() == "null" {
         return true;
@@ -147,6 +167,21 @@ pub(crate) fn merge_anthropic_usage(into: &mut RecordedUsage, raw: &RawValue) ->
             &mut into.ephemeral_1h_input_tokens,
             c.ephemeral_1h_input_tokens,
         );
+    }
+    let read = RecordedModifiers::from_anthropic(
+        u.speed.as_deref(),
+        u.inference_geo.as_deref(),
+        u.service_tier.as_deref(),
+    );
+    let m = &mut into.modifiers;
+    if u.speed.is_some() {
+        m.fast = read.fast;
+    }
+    if u.inference_geo.is_some() {
+        m.regional = read.regional;
+    }
+    if u.service_tier.is_some() {
+        m.batch = read.batch;
     }
     true
 }
