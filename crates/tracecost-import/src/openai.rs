@@ -222,6 +222,7 @@ fn record(
                 }
             }
         }
+        common::openai_tier(common::service_tier(&b).as_deref(), usage.as_mut(), un);
         reply = reply_message(&b, ids, un);
     }
     let call = Call {

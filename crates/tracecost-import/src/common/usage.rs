@@ -8,6 +8,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::Unmapped;
+use crate::engine::json::RawObject;
 // Usage figures above the loader's limit are corrupt records: the same
 // limit as the loader's, so a trace the importer keeps always loads.
 use crate::trace::{ABSURD_TOKENS, RecordedModifiers, RecordedUsage};
@@ -243,6 +244,31 @@ pub(crate) fn openai_usage(raw: &RawValue) -> Result<RecordedUsage, UsageProblem
         u.completion_tokens.or(u.output_tokens),
     )
     .map_err(UsageProblem::Exceeds)
+}
+
+/// What the import note counts for an OpenAI response served by the
+/// priority tier ([`openai_tier`]).
+pub(crate) const PRIORITY_TIER: &str = "responses served by OpenAI's priority tier (priced at the standard rate: the price table has no priority prices)";
+
+/// Sets the modifiers of an OpenAI response's usage from the tier that
+/// served it (the response's `service_tier`, which may differ from the
+/// request's `auto`), by [`RecordedModifiers::from_openai`]; a priority
+/// response is counted in the note.
+pub(crate) fn openai_tier(tier: Option<&str>, usage: Option<&mut RecordedUsage>, un: &mut Unmapped) {
+    if RecordedModifiers::is_openai_priority(tier) {
+        un.add(PRIORITY_TIER, 1);
+    }
+    if let Some(u) = usage {
+        u.modifiers = RecordedModifiers::from_openai(tier);
+    }
+}
+
+/// The `service_tier` member of an OpenAI response body.
+pub(crate) fn service_tier(response: &RawObject) -> Option<String> {
+    match response.parse::<String>("service_tier") {
+        Some(Ok(t)) => Some(t),
+        _ => None,
+    }
 }
 
 /// Usage from an input count that includes its cache reads and writes
