@@ -254,7 +254,11 @@ pub(crate) const PRIORITY_TIER: &str = "responses served by OpenAI's priority ti
 /// served it (the response's `service_tier`, which may differ from the
 /// request's `auto`), by [`RecordedModifiers::from_openai`]; a priority
 /// response is counted in the note.
-pub(crate) fn openai_tier(tier: Option<&str>, usage: Option<&mut RecordedUsage>, un: &mut Unmapped) {
+pub(crate) fn openai_tier(
+    tier: Option<&str>,
+    usage: Option<&mut RecordedUsage>,
+    un: &mut Unmapped,
+) {
     if RecordedModifiers::is_openai_priority(tier) {
         un.add(PRIORITY_TIER, 1);
     }

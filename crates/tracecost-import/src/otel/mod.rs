@@ -497,11 +497,7 @@ fn model_span(
     };
     let mut usage = counts.finish(usage, un);
     // The GenAI conventions' OpenAI attribute: the tier that served it.
-    common::openai_tier(
-        a.str("openai.response.service_tier"),
-        usage.as_mut(),
-        un,
-    );
+    common::openai_tier(a.str("openai.response.service_tier"), usage.as_mut(), un);
     let model = a
         .str("langfuse.observation.model.name")
         .or_else(|| a.str("gen_ai.response.model"))

@@ -112,7 +112,12 @@ fn a_streamed_anthropic_response_keeps_the_modifiers_of_its_message_start() {
         },
         "response": {"timestamp": 1_790_000_001, "status_code": 200, "headers": {}, "body_raw": events}
     });
-    let out = import(Format::Anthropic, &dir, "stream.jsonl", &format!("{line}\n"));
+    let out = import(
+        Format::Anthropic,
+        &dir,
+        "stream.jsonl",
+        &format!("{line}\n"),
+    );
     assert_eq!(served(&out), [mods(false, true, true)]);
     let u = out.traces[0].calls[0].usage.unwrap();
     assert_eq!((u.input_tokens, u.output_tokens), (Some(50), Some(7)));
@@ -176,7 +181,12 @@ fn an_openai_responses_log_bills_flex_as_batch_and_counts_priority() {
             ) + "\n"
         })
         .collect();
-    check_openai(&import(Format::OpenaiResponses, &dir, "responses.jsonl", &text));
+    check_openai(&import(
+        Format::OpenaiResponses,
+        &dir,
+        "responses.jsonl",
+        &text,
+    ));
 }
 
 /// An OpenTelemetry export of OpenAI calls records the serving tier as
