@@ -1194,3 +1194,35 @@ fn an_openai_log_served_by_the_flex_tier_is_billed_at_batch_rates() {
         assert_eq!(cost(&priority, key), cost(&standard, key), "{key}");
     }
 }
+
+/// A Bedrock log's model id names its inference profile: a `us.` profile
+/// (one geography) is billed at the regional rate, 1.1x Opus 4.8's, a
+/// `global.` profile at the standard rate.
+#[test]
+fn a_bedrock_regional_profile_is_billed_at_the_regional_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = |name: &str, profile: &str| {
+        let line = json!({
+            "timestamp": "2026-09-01T08:00:00Z",
+            "request": {
+                "url": format!("https://bedrock-runtime.us-east-1.amazonaws.com/model/{profile}.anthropic.claude-opus-4-8-v1%3A0/converse"),
+                "body": {"messages": [{"role": "user", "content": [{"text": format!("question {}", "word ".repeat(1000))}]}]}
+            },
+            "response": {"status_code": 200, "body": {
+                "output": {"message": {"role": "assistant", "content": [{"text": "answer"}]}},
+                "stopReason": "end_turn",
+                "usage": {"inputTokens": 1200, "outputTokens": 20, "totalTokens": 1220}
+            }}
+        });
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        replay_status_quo(path.to_str().unwrap(), &["--cache", "none"])
+    };
+    let global = log("global.jsonl", "global");
+    let us = log("us.jsonl", "us");
+    let cost = |out: &Value, key: &str| out["calls"][0][key].as_f64().unwrap();
+    for key in ["cost_usd", "recorded_cost_usd"] {
+        let ratio = cost(&us, key) / cost(&global, key);
+        assert!((ratio - 1.1).abs() < 1e-9, "{key}: {ratio}");
+    }
+}
