@@ -1214,3 +1214,88 @@ fn a_recorded_compact_is_put_back_where_it_ran_and_its_summary_call_is_compared_
     let (sim, rec) = (total(after), total(&after["recorded"]));
     assert!(sim.abs_diff(rec) * 100 < rec, "{sim} vs {rec}");
 }
+
+/// An Anthropic API log is billed as its responses say they were served:
+/// the same exchange with `service_tier: "batch"` costs half, as recorded
+/// and as replayed; with `inference_geo: "us"` 1.1x (Opus 4.8).
+#[test]
+fn an_api_log_is_billed_at_the_tier_its_response_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = |name: &str, extra: &str| {
+        let line = format!(
+            r#"{{"request":{{"model":"claude-opus-4-8","max_tokens":64,"messages":[{{"role":"user","content":"question {long}"}}]}},"timestamp":1790000000,"response":{{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{{"type":"text","text":"answer"}}],"stop_reason":"end_turn","usage":{{"input_tokens":1200,"output_tokens":20{extra}}}}}}}"#,
+            long = "word ".repeat(1000)
+        );
+        let path = dir.path().join(name);
+        std::fs::write(&path, line + "\n").unwrap();
+        replay_status_quo(path.to_str().unwrap(), &["--cache", "none"])
+    };
+    let standard = log("standard.jsonl", r#","service_tier":"standard""#);
+    let batch = log("batch.jsonl", r#","service_tier":"batch""#);
+    let us = log("us.jsonl", r#","inference_geo":"us""#);
+    let cost = |out: &Value, key: &str| out["calls"][0][key].as_f64().unwrap();
+    for key in ["cost_usd", "recorded_cost_usd"] {
+        let ratio = cost(&batch, key) / cost(&standard, key);
+        assert!((ratio - 0.5).abs() < 1e-9, "{key}: {ratio}");
+        let ratio = cost(&us, key) / cost(&standard, key);
+        assert!((ratio - 1.1).abs() < 1e-9, "{key}: {ratio}");
+    }
+}
+
+/// An OpenAI log's `service_tier: "flex"` bills the call at the Batch
+/// API's rates (OpenAI's flex processing guide), half the `default`
+/// tier's; `priority` is priced as standard.
+#[test]
+fn an_openai_log_served_by_the_flex_tier_is_billed_at_batch_rates() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = |name: &str, tier: &str| {
+        let line = format!(
+            r#"{{"request":{{"model":"gpt-5.4","messages":[{{"role":"user","content":"question {long}"}}]}},"response":{{"id":"chatcmpl-1","object":"chat.completion","created":1790000000,"model":"gpt-5.4","choices":[{{"index":0,"message":{{"role":"assistant","content":"answer"}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":1200,"completion_tokens":20}},"service_tier":"{tier}"}}}}"#,
+            long = "word ".repeat(1000)
+        );
+        let path = dir.path().join(name);
+        std::fs::write(&path, line + "\n").unwrap();
+        replay_status_quo(path.to_str().unwrap(), &["--cache", "none"])
+    };
+    let standard = log("default.jsonl", "default");
+    let flex = log("flex.jsonl", "flex");
+    let priority = log("priority.jsonl", "priority");
+    let cost = |out: &Value, key: &str| out["calls"][0][key].as_f64().unwrap();
+    for key in ["cost_usd", "recorded_cost_usd"] {
+        let ratio = cost(&flex, key) / cost(&standard, key);
+        assert!((ratio - 0.5).abs() < 1e-9, "{key}: {ratio}");
+        assert_eq!(cost(&priority, key), cost(&standard, key), "{key}");
+    }
+}
+
+/// A Bedrock log's model id names its inference profile: a `us.` profile
+/// (one geography) is billed at the regional rate, 1.1x Opus 4.8's, a
+/// `global.` profile at the standard rate.
+#[test]
+fn a_bedrock_regional_profile_is_billed_at_the_regional_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = |name: &str, profile: &str| {
+        let line = json!({
+            "timestamp": "2026-09-01T08:00:00Z",
+            "request": {
+                "url": format!("https://bedrock-runtime.us-east-1.amazonaws.com/model/{profile}.anthropic.claude-opus-4-8-v1%3A0/converse"),
+                "body": {"messages": [{"role": "user", "content": [{"text": format!("question {}", "word ".repeat(1000))}]}]}
+            },
+            "response": {"status_code": 200, "body": {
+                "output": {"message": {"role": "assistant", "content": [{"text": "answer"}]}},
+                "stopReason": "end_turn",
+                "usage": {"inputTokens": 1200, "outputTokens": 20, "totalTokens": 1220}
+            }}
+        });
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        replay_status_quo(path.to_str().unwrap(), &["--cache", "none"])
+    };
+    let global = log("global.jsonl", "global");
+    let us = log("us.jsonl", "us");
+    let cost = |out: &Value, key: &str| out["calls"][0][key].as_f64().unwrap();
+    for key in ["cost_usd", "recorded_cost_usd"] {
+        let ratio = cost(&us, key) / cost(&global, key);
+        assert!((ratio - 1.1).abs() < 1e-9, "{key}: {ratio}");
+    }
+}

@@ -37,7 +37,10 @@
 //! and written are kept apart (a write is billed once, as a write), and
 //! `completion_tokens` is output. A usage whose read and written tokens
 //! exceed `prompt_tokens` contradicts itself: it is an error at the
-//! record's `…/usage` (the record is skipped under `skip_invalid`).
+//! record's `…/usage` (the record is skipped under `skip_invalid`). The
+//! response's `service_tier` is the tier that served it: `flex` is billed
+//! at the Batch API's rates, `priority` as standard and counted
+//! (`trace::RecordedModifiers::from_openai`).
 //! `start_ms` from the
 //! record's `timestamp`, else the response's `created`. The first choice's
 //! message is the reply; the last call's reply ends the history.
@@ -222,6 +225,7 @@ fn record(
                 }
             }
         }
+        common::openai_tier(common::service_tier(&b).as_deref(), usage.as_mut(), un);
         reply = reply_message(&b, ids, un);
     }
     let call = Call {

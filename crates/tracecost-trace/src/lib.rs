@@ -109,8 +109,10 @@ pub struct RecordedModifiers {
     /// `inference_geo` naming a geography: not `global`, and not
     /// `not_available`, which models without the parameter record).
     pub regional: bool,
-    /// Served by the batch tier at the Batch API's discount (Anthropic
-    /// `service_tier: "batch"`). The priority tier is billed by a capacity
+    /// Served at the Batch API's rates: Anthropic's batch tier
+    /// (`service_tier: "batch"`) and OpenAI's flex tier, which OpenAI's
+    /// flex processing guide prices "at Batch API rates" (one rule, so one
+    /// flag). Anthropic's priority tier is billed by a capacity
     /// commitment, not per token, so it is priced as standard.
     pub batch: bool,
 }
@@ -124,6 +126,25 @@ impl RecordedModifiers {
             regional: geo.is_some_and(|g| !matches!(g, "" | "global" | "not_available")),
             batch: tier == Some("batch"),
         }
+    }
+
+    /// The modifiers of an OpenAI response's `service_tier` (`None` when
+    /// absent): `flex` is billed at the Batch API's rates; `default`,
+    /// `auto` and `scale` (billed by a commitment) at the standard rate;
+    /// `priority`, whose prices OpenAI lists per model, is priced as
+    /// standard too until the price table holds them (the importers count
+    /// such calls, [`RecordedModifiers::is_openai_priority`]).
+    pub fn from_openai(tier: Option<&str>) -> Self {
+        Self {
+            batch: tier == Some("flex"),
+            ..Self::default()
+        }
+    }
+
+    /// Whether an OpenAI `service_tier` is the priority tier, priced as
+    /// standard ([`RecordedModifiers::from_openai`]).
+    pub fn is_openai_priority(tier: Option<&str>) -> bool {
+        tier == Some("priority")
     }
 
     /// Whether no modifier applied.

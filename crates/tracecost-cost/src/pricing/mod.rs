@@ -46,13 +46,18 @@
 //! # Modifiers
 //!
 //! [`Multipliers`] scale every rate of a request: fast mode (a usage's
-//! `speed: "fast"`), a regional endpoint (a usage's `inference_geo`
+//! `speed: "fast"`) and a regional endpoint (a usage's `inference_geo`
 //! naming one geography, or a Bedrock `us.` / `eu.` profile in the model
-//! id, [`is_regional_id`]) and OpenAI's flex tier, where the model's
-//! documentation gives them. The importers keep what each call's usage
-//! says (`trace::RecordedModifiers`) and the replay bills it
-//! (`replay::served_cost`). OpenAI's `service_tier` is not read from
-//! records: Codex records it per thread, not per call.
+//! id, [`is_regional_id`]), where the model's documentation gives them.
+//! The importers keep what each call's usage says
+//! (`trace::RecordedModifiers`) and the replay bills it
+//! (`replay::served_cost`). An OpenAI response's `service_tier: "flex"`
+//! is billed at the Batch API's rates, as the batch tier is (OpenAI's flex
+//! processing guide: "Tokens are priced at Batch API rates"), so a
+//! model's [`Multipliers::flex`] is listed, not applied; `priority` at
+//! the standard rate (the table holds no priority prices). Codex's
+//! rollouts record the tier per thread, not per call, and are not read
+//! for it.
 //!
 //! Multipliers on base input (used for defaults when a pricing file omits a
 //! cache price) are [`WRITE_5M_MULTIPLIER`], [`WRITE_1H_MULTIPLIER`] and
@@ -381,7 +386,10 @@ pub struct Multipliers {
     /// A regional endpoint or data-residency request (Bedrock `us.` /
     /// `eu.` profiles, Anthropic `inference_geo`).
     pub regional: Option<f64>,
-    /// OpenAI's `flex` tier.
+    /// OpenAI's `flex` tier, as the model's page lists it (shown by
+    /// `tracecost models`); a flex call is billed at the Batch API's
+    /// discount, the rule OpenAI's flex processing guide gives for every
+    /// model, which this multiple agrees with.
     pub flex: Option<f64>,
 }
 
@@ -970,6 +978,17 @@ mod dated_tests {
                 .scale(true, true),
             1.0
         );
+    }
+
+    /// A flex call is billed at the Batch API's discount (OpenAI's flex
+    /// processing guide), so a flex multiple a model page lists must be
+    /// that discount.
+    #[test]
+    fn every_listed_flex_multiple_is_the_batch_discount() {
+        let p = Pricing::builtin();
+        let listed: Vec<_> = p.models().iter().filter_map(|m| m.modifiers.flex).collect();
+        assert!(!listed.is_empty());
+        assert!(listed.iter().all(|&f| f == BATCH_DISCOUNT), "{listed:?}");
     }
 
     #[test]

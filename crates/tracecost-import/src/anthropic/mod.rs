@@ -27,7 +27,9 @@
 //! - The history is the latest request's messages, plus the final response's
 //!   assistant message when the last call succeeded.
 //! - Usage comes from the response (for a stream: `message_start`, updated by
-//!   `message_delta`); `start_ms` from the request's `timestamp` (seconds;
+//!   `message_delta`), with the price modifiers it records (`speed`,
+//!   `inference_geo`, `service_tier`, read as in Claude Code transcripts);
+//!   `start_ms` from the request's `timestamp` (seconds;
 //!   values above 10^11 are taken as milliseconds; RFC 3339 strings are
 //!   accepted), else from a top-level `timestamp`.
 //! - Non-2xx responses, error bodies and streams with an `error` event keep

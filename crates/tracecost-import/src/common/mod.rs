@@ -59,8 +59,8 @@ pub(crate) use json::{
 pub(crate) use lines::{LineBatch, each_line, read_ahead};
 pub(crate) use tools::{function_tools, is_function};
 pub(crate) use usage::{
-    Counts, MALFORMED_USAGE, UsageProblem, count, finish_usage, merge_anthropic_usage,
-    openai_usage, split_included_input, token_count,
+    Counts, MALFORMED_USAGE, UsageProblem, count, finish_usage, merge_anthropic_usage, openai_tier,
+    openai_usage, service_tier, split_included_input, token_count,
 };
 
 /// What one log importer reads: `read` gives a file's conversations and a

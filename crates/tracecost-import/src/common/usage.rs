@@ -8,9 +8,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::Unmapped;
+use crate::engine::json::RawObject;
 // Usage figures above the loader's limit are corrupt records: the same
 // limit as the loader's, so a trace the importer keeps always loads.
-use crate::trace::{ABSURD_TOKENS, RecordedUsage};
+use crate::trace::{ABSURD_TOKENS, RecordedModifiers, RecordedUsage};
 
 /// What the import note counts for a usage object holding a malformed
 /// token count ([`token_count`]): the call is kept, that usage object is
@@ -107,6 +108,22 @@ struct AnthropicUsage {
     cache_read_input_tokens: Option<u64>,
     #[serde(default, deserialize_with = "count")]
     output_tokens: Option<u64>,
+    // The price modifiers: read as text when they are text, passed over
+    // otherwise (a modifier of another shape says nothing of the price).
+    #[serde(default, deserialize_with = "text")]
+    speed: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    inference_geo: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    service_tier: Option<String>,
+}
+
+/// A member's string, `None` when absent, null or of another type.
+fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    })
 }
 
 #[derive(Deserialize)]
@@ -118,7 +135,11 @@ struct CacheCreation {
 }
 
 /// Overwrites `into`'s fields with those present in an Anthropic usage
-/// object; `false` when the object is malformed.
+/// object; `false` when the object is malformed. The price modifiers
+/// (`speed`, `inference_geo`, `service_tier`) are read by the rule of
+/// [`RecordedModifiers::from_anthropic`], each only when present: a
+/// stream's `message_delta` usage, which carries none, keeps those of its
+/// `message_start`.
 pub(crate) fn merge_anthropic_usage(into: &mut RecordedUsage, raw: &RawValue) -> bool {
     if raw.get() == "null" {
         return true;
@@ -147,6 +168,21 @@ pub(crate) fn merge_anthropic_usage(into: &mut RecordedUsage, raw: &RawValue) ->
             &mut into.ephemeral_1h_input_tokens,
             c.ephemeral_1h_input_tokens,
         );
+    }
+    let read = RecordedModifiers::from_anthropic(
+        u.speed.as_deref(),
+        u.inference_geo.as_deref(),
+        u.service_tier.as_deref(),
+    );
+    let m = &mut into.modifiers;
+    if u.speed.is_some() {
+        m.fast = read.fast;
+    }
+    if u.inference_geo.is_some() {
+        m.regional = read.regional;
+    }
+    if u.service_tier.is_some() {
+        m.batch = read.batch;
     }
     true
 }
@@ -208,6 +244,35 @@ pub(crate) fn openai_usage(raw: &RawValue) -> Result<RecordedUsage, UsageProblem
         u.completion_tokens.or(u.output_tokens),
     )
     .map_err(UsageProblem::Exceeds)
+}
+
+/// What the import note counts for an OpenAI response served by the
+/// priority tier ([`openai_tier`]).
+pub(crate) const PRIORITY_TIER: &str = "responses served by OpenAI's priority tier (priced at the standard rate: the price table has no priority prices)";
+
+/// Sets the modifiers of an OpenAI response's usage from the tier that
+/// served it (the response's `service_tier`, which may differ from the
+/// request's `auto`), by [`RecordedModifiers::from_openai`]; a priority
+/// response is counted in the note.
+pub(crate) fn openai_tier(
+    tier: Option<&str>,
+    usage: Option<&mut RecordedUsage>,
+    un: &mut Unmapped,
+) {
+    if RecordedModifiers::is_openai_priority(tier) {
+        un.add(PRIORITY_TIER, 1);
+    }
+    if let Some(u) = usage {
+        u.modifiers = RecordedModifiers::from_openai(tier);
+    }
+}
+
+/// The `service_tier` member of an OpenAI response body.
+pub(crate) fn service_tier(response: &RawObject) -> Option<String> {
+    match response.parse::<String>("service_tier") {
+        Some(Ok(t)) => Some(t),
+        _ => None,
+    }
 }
 
 /// Usage from an input count that includes its cache reads and writes

@@ -294,6 +294,7 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
                 }
             }
         }
+        common::openai_tier(common::service_tier(&b).as_deref(), usage.as_mut(), un);
         reply = reply_message(&b, un);
         response_id = str_of(&b, "id");
     }

@@ -495,7 +495,9 @@ fn model_span(
         true => langfuse_usage(&a, &mut counts)?,
         false => span_usage(&a, &mut counts)?,
     };
-    let usage = counts.finish(usage, un);
+    let mut usage = counts.finish(usage, un);
+    // The GenAI conventions' OpenAI attribute: the tier that served it.
+    common::openai_tier(a.str("openai.response.service_tier"), usage.as_mut(), un);
     let model = a
         .str("langfuse.observation.model.name")
         .or_else(|| a.str("gen_ai.response.model"))

@@ -14,4 +14,5 @@ mod import_responses;
 mod malformed_usage;
 mod not_utf8;
 mod observability;
+mod served_modifiers;
 mod usage_codex;
