@@ -515,7 +515,7 @@ fn pages_reflow_at_phone_and_desktop_widths() {
             "{page}"
         );
         assert_eq!(
-            html.matches("<div class=\"narrow\"><svg width=\"400\"")
+            html.matches("<div class=\"narrow\"><svg width=\"358\"")
                 .count(),
             figures,
             "{page}"

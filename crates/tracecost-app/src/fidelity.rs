@@ -138,9 +138,15 @@ impl FidelitySummary {
                 self.traces_counted, self.within, self.median_abs_error_pct, self.p90_abs_error_pct
             )
         };
+        // A distance that rounds to nothing has no sign ("-0.0%" reads as
+        // a figure below the bill).
+        let distance = match format!("{:+.1}%", self.error_pct) {
+            d if d == "+0.0%" || d == "-0.0%" => "0.0%".to_owned(),
+            d => d,
+        };
         Some(format!(
-            "How far to trust the simulation: the status quo replayed comes within {:+.1}% of the recorded bill over {} trace(s){spread}.",
-            self.error_pct, self.traces
+            "How far to trust the simulation: the status quo replayed is {distance} from the recorded bill over {} trace(s){spread}.",
+            self.traces
         ))
     }
 }

@@ -276,8 +276,10 @@ pub(super) fn fleet_section(
 }
 
 /// Width of the charts drawn for a phone's page, so their labels stay
-/// readable where the page is a third as wide.
-pub(super) const CHART_W_NARROW: u32 = 400;
+/// readable where the page is a third as wide: the page's width on a
+/// 390-pixel phone (less the body's 1em margins), so a chart is shown at
+/// its own size there and its 13-pixel text is never scaled under 12.
+pub(super) const CHART_W_NARROW: u32 = 358;
 
 /// A chart as a page shows it: drawn twice, for a desktop's width and a
 /// phone's, the stylesheet showing the one that fits.
