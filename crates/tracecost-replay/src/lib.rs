@@ -31,6 +31,7 @@ mod prepare;
 mod request;
 mod recall_observed;
 pub mod recall_risk;
+mod recall_size;
 pub mod stability;
 pub mod sweep;
 pub mod stream;

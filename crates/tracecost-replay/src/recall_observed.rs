@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::recall_risk::{SIZE_BUCKETS, size_bucket};
+use super::recall_size::{SIZE_BUCKETS, size_bucket};
 use crate::cost::tokens::FastBuild;
 use crate::engine::handle::mem_id;
 use crate::engine::message::{BlockKind, ToolResultContent};

@@ -20,6 +20,7 @@
 
 mod corpus;
 mod driver;
+mod names;
 mod outputs;
 mod plan;
 mod project_text;

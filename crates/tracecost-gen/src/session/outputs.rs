@@ -4,8 +4,9 @@
 //! cut to what the harness passes on.
 
 use super::corpus::{CLIPPY_LINTS, Project, WORDS};
+use super::names::{camel, module_of};
 use super::plan::{Act, Gen};
-use super::project_text::{camel, code_between, code_lines, module_of, prose, prose_between};
+use super::project_text::{code_between, code_lines, prose, prose_between};
 use crate::build::{J, obj, strs};
 use crate::rng::Rng;
 use crate::text::{fill, rfc3339, rfc3339_millis};

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::corpus::{PROJECTS, Project, WORDS};
-use super::project_text::{camel, module_of};
+use super::names::{camel, module_of};
 use crate::rng::Rng;
 
 /// What the session's tools are asked to do.

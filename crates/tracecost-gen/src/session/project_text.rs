@@ -4,32 +4,11 @@
 //! files, the edits, web pages and the agent's answers are made of.
 
 use super::corpus::{CI_YML, MANIFEST, Project, TEMPLATES, WORDS};
+use super::names::camel;
 use super::plan::Gen;
 use crate::data::text_file;
 use crate::rng::{Rng, fnv1a};
 use crate::text::{fill, substitute};
-
-/// `["job", "queue"]` → `JobQueue`, as the project spells type names.
-pub(super) fn camel(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            let mut c = w.chars();
-            match c.next() {
-                Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
-                None => String::new(),
-            }
-        })
-        .collect()
-}
-
-/// `src/api/handlers.rs` → `api::handlers`, as test names and log lines
-/// name a file.
-pub(super) fn module_of(path: &str) -> String {
-    let p = path.trim_start_matches("src/").trim_end_matches(".rs");
-    let p = p.trim_end_matches("/mod");
-    p.replace('/', "::")
-}
 
 impl Gen {
     /// The text of `path` after `version` edits: the same for the same

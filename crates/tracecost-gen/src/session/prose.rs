@@ -3,8 +3,9 @@
 //! compaction call writes.
 
 use super::corpus::{TEMPLATES, WORDS};
+use super::names::camel;
 use super::plan::{Gen, Kind};
-use super::project_text::{camel, prose, prose_between};
+use super::project_text::{prose, prose_between};
 use crate::text::fill;
 
 impl Gen {

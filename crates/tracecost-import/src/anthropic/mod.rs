@@ -46,8 +46,8 @@
 //!
 //! # Where the reading is
 //!
-//! This module says what one line is: `exchange` reads a line whole, and
-//! its result is what every faster path must give. The rest is there
+//! `exchange` says what one line is: it reads a line whole, and its result
+//! is what every faster path must give. The rest is there
 //! because logs are large and mostly resent messages, and each part is
 //! kept apart so it can be checked against `exchange` on its own:
 //!
@@ -57,8 +57,12 @@
 //!   their bytes against those of recent lines instead of parsed again;
 //! - `request`: a request body's tools, system and messages, with their
 //!   `cache_control` markers taken off;
-//! - `sse`: a streamed response rebuilt from its server-sent events.
+//! - `sse`: a streamed response rebuilt from its server-sent events;
+//! - `line`: what reading a line gives (its error, its response's reply),
+//!   beneath them all.
 
+mod exchange;
+mod line;
 mod pipeline;
 mod request;
 mod resent;
@@ -67,20 +71,13 @@ mod sse;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
-
 use self::pipeline::{BATCH_BYTES, import_file};
-use self::request::{ParsedRequest, parse_request};
-use self::sse::parse_sse;
+use self::request::parse_request;
 use super::common;
-use super::common::{
-    HttpBody, SharedCall, TraceBuilder, Unmapped, compact_json, finish_usage, is_error_body,
-    merge_anthropic_usage, serde_message, unwrap_request, unwrap_response,
-};
+use super::common::{TraceBuilder, Unmapped};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::json::RawObject;
-use crate::engine::message::{Message, Role};
-use crate::trace::{Call, RecordedUsage};
+use crate::engine::message::Message;
 
 /// Imports Anthropic Messages API request/response logs (plain or
 /// claude-trace JSONL). Directories are expanded to their `.json`/`.jsonl`
@@ -156,189 +153,4 @@ pub(crate) fn message_of(raw: &str) -> Option<Message> {
     let fields = common::compact_object(raw)?;
     let m = request::parse_message(fields, 0, "").ok()?;
     Some(Arc::unwrap_or_clone(m.message))
-}
-
-struct LineError {
-    column: Option<usize>,
-    message: String,
-}
-
-impl LineError {
-    fn at(message: String) -> Self {
-        Self {
-            column: None,
-            message,
-        }
-    }
-}
-
-/// One exchange, ready to join its conversation (its messages shared with
-/// the message cache).
-type Exchange = SharedCall;
-
-/// The exchange of a parsed request and its reply.
-fn exchange_of(
-    parsed: ParsedRequest,
-    start_ms: Option<u64>,
-    usage: Option<RecordedUsage>,
-    reply: Option<Message>,
-) -> Exchange {
-    let call = Call {
-        cleared: Vec::new(),
-        compacted: None,
-        messages: parsed.messages.len(),
-        start_ms,
-        model: parsed.model,
-        prompt: 0,
-        markers: Some(parsed.markers),
-        usage,
-    };
-    SharedCall {
-        keys: parsed.messages.iter().map(|m| m.key).collect(),
-        messages: parsed.messages.iter().map(|m| m.message.clone()).collect(),
-        prompt: parsed.prompt,
-        call,
-        reply,
-    }
-}
-
-/// Reads one log line; `Ok(None)` when it is not an exchange to import.
-fn exchange(text: &str, un: &mut Unmapped) -> Result<Option<Exchange>, LineError> {
-    let compacted = compact_json(text);
-    let obj = match RawObject::from_json(&compacted) {
-        Ok(o) => o,
-        Err(_) => {
-            let e = match RawObject::from_json(text) {
-                Err(e) => e,
-                Ok(_) => {
-                    return Err(LineError::at("could not read this line".into()));
-                }
-            };
-            return Err(LineError {
-                column: Some(e.column().max(1)),
-                message: common::strip_position(&e),
-            });
-        }
-    };
-    let Some(req_raw) = obj.get("request") else {
-        un.add("lines without a \"request\" member (not exchanges)", 1);
-        return Ok(None);
-    };
-    let req = unwrap_request(req_raw).map_err(LineError::at)?;
-    if let Some(url) = &req.url
-        && !is_messages_endpoint(url)
-    {
-        un.add("requests to endpoints other than /v1/messages", 1);
-        return Ok(None);
-    }
-    let Some(body) = req.body else {
-        un.add("requests without a JSON body", 1);
-        return Ok(None);
-    };
-    let base = if req.wrapped {
-        "/request/body"
-    } else {
-        "/request"
-    };
-    let Some(parsed) = parse_request(&body, base, un)? else {
-        return Ok(None);
-    };
-    let start_ms = req
-        .timestamp_ms
-        .or_else(|| obj.get("timestamp").and_then(common::timestamp_ms));
-    let (usage, message) = reply_of(obj.get("response"), un);
-    Ok(Some(exchange_of(parsed, start_ms, usage, message)))
-}
-
-/// Whether a request URL is the Messages API's.
-fn is_messages_endpoint(url: &str) -> bool {
-    let path = url.split(['?', '#']).next().unwrap_or(url);
-    path.trim_end_matches('/').ends_with("/v1/messages")
-}
-
-/// The usage and assistant message of an exchange's `response` member.
-fn reply_of(
-    response: Option<&RawValue>,
-    un: &mut Unmapped,
-) -> (Option<RecordedUsage>, Option<Message>) {
-    let reply = match response {
-        None => Reply::Missing,
-        Some(raw) => {
-            let resp = unwrap_response(raw);
-            if resp.missing {
-                Reply::Missing
-            } else if resp.status.is_some_and(|s| !(200..300).contains(&s)) {
-                Reply::Failed
-            } else {
-                match resp.body {
-                    Some(HttpBody::Json(b)) => reply_from_body(&b, un),
-                    Some(HttpBody::Text(t)) => parse_sse(&t, un),
-                    None => Reply::Unreadable,
-                }
-            }
-        }
-    };
-    match reply {
-        Reply::Missing => {
-            un.add(
-                "exchanges without a recorded response (kept without usage)",
-                1,
-            );
-            (None, None)
-        }
-        Reply::Failed => {
-            un.add(
-                "failed exchanges (non-2xx status or error body; kept without usage)",
-                1,
-            );
-            (None, None)
-        }
-        Reply::Unreadable => {
-            un.add(
-                "responses whose body could not be read (kept without usage)",
-                1,
-            );
-            (None, None)
-        }
-        Reply::Ok { usage, message } => (usage, message),
-    }
-}
-
-enum Reply {
-    Missing,
-    Failed,
-    Unreadable,
-    Ok {
-        usage: Option<RecordedUsage>,
-        message: Option<Message>,
-    },
-}
-
-fn reply_from_body(body: &RawObject, un: &mut Unmapped) -> Reply {
-    if is_error_body(body) {
-        return Reply::Failed;
-    }
-    let message = match body.get("content") {
-        None => None,
-        Some(content) => {
-            let m = serde_message(Role::Assistant, content);
-            if m.is_none() {
-                un.add(
-                    "response contents that are not valid content blocks (dropped)",
-                    1,
-                );
-            }
-            m
-        }
-    };
-    let mut usage = RecordedUsage::default();
-    if let Some(raw) = body.get("usage")
-        && !merge_anthropic_usage(&mut usage, raw)
-    {
-        un.add(common::MALFORMED_USAGE, 1);
-    }
-    Reply::Ok {
-        usage: finish_usage(usage, un),
-        message,
-    }
 }

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::exchange::{Exchange, exchange};
+use super::line::LineError;
 use super::resent::{KnownMessages, MessageCache, SplitLine};
-use super::{Exchange, LineError, exchange};
 use crate::common::{self, Conversations, LineBatch, Unmapped};
 use crate::engine::cache::ProviderKind;
 use crate::{ImportError, ImportOptions, ImportReport};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::LineError;
+use super::line::LineError;
 use crate::common::{Unmapped, cap_markers, message_key, with_blocks};
 use crate::engine::json::{RawObject, raw_json};
 use crate::engine::message::{

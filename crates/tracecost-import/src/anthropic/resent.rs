@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::exchange::{Exchange, exchange_of, is_messages_endpoint, reply_of};
 use super::request::{Head, ParsedMessage, RequestRest, assemble, parse_head, parse_message};
-use super::{Exchange, exchange_of, is_messages_endpoint, reply_of};
 use crate::common::{self, LineBatch, Unmapped, compact_json};
 use crate::engine::json::{RawObject, raw_json};
 use crate::engine::message::Message;

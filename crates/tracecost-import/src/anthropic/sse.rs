@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::Reply;
+use super::line::Reply;
 use crate::common::{Unmapped, finish_usage, merge_anthropic_usage};
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{ContentBlock, Message, Role};

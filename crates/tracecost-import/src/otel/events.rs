@@ -77,7 +77,7 @@ pub(super) fn keep(record: &Value, file: usize, pending: &mut HashMap<String, Ve
     }
     let body = record
         .get("body")
-        .and_then(super::any_value)
+        .and_then(super::attrs::any_value)
         .unwrap_or(Value::Null);
     pending
         .entry(key(trace, span))

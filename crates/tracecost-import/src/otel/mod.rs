@@ -68,22 +68,25 @@
 //! name tells; a call to a provider tracecost does not simulate is dropped
 //! and counted, never priced under another's cache rules.
 
+mod attrs;
 mod events;
+mod model_span;
 mod openinference;
 mod parts;
 mod window;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use self::attrs::{Attrs, any_value};
+use self::model_span::{DUPLICATE, ModelSpan};
 use super::common::{self, Conversations, IdGen, SharedCall, TraceBuilder, Unmapped, message_key};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::engine::cache::ProviderKind;
-use crate::engine::message::{Message, ToolDefinition};
+use crate::engine::message::Message;
 use crate::trace::{Call, Prompt, RecordedUsage};
 
 /// Imports OpenTelemetry (OTLP JSON) exports of model calls. Directories
@@ -117,158 +120,8 @@ fn is_logs_file(path: &Path) -> bool {
     head.starts_with("resourceLogs")
 }
 
-/// An attribute value as OTLP JSON writes it (`AnyValue`), made plain:
-/// strings, integers (written as strings), doubles, booleans, and arrays
-/// and key-value lists as JSON.
-pub(crate) fn any_value(v: &Value) -> Option<Value> {
-    let o = v.as_object()?;
-    let (kind, inner) = o.iter().next()?;
-    Some(match kind.as_str() {
-        "stringValue" => inner.clone(),
-        "intValue" => match inner {
-            // Kept as written when it is no int64, so that a token count
-            // reads it as malformed rather than absent.
-            Value::String(s) => s.parse::<i64>().map_or_else(|_| inner.clone(), Value::from),
-            n @ Value::Number(_) => n.clone(),
-            _ => return None,
-        },
-        "doubleValue" | "boolValue" | "bytesValue" => inner.clone(),
-        "arrayValue" => Value::Array(
-            inner
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|vs| vs.iter().filter_map(any_value).collect())
-                .unwrap_or_default(),
-        ),
-        "kvlistValue" => Value::Object(
-            inner
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|kvs| {
-                    kvs.iter()
-                        .filter_map(|kv| {
-                            let k = kv.get("key")?.as_str()?.to_owned();
-                            Some((k, any_value(kv.get("value")?)?))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-        ),
-        _ => return None,
-    })
-}
-
-/// An attribute value borrowed from the span where OTLP JSON holds it
-/// plainly (strings, doubles, booleans: a span's content is its largest
-/// strings, so they are not copied), made plain otherwise
-/// ([`any_value`]).
-fn any_value_ref(v: &Value) -> Option<Cow<'_, Value>> {
-    let o = v.as_object()?;
-    let (kind, inner) = o.iter().next()?;
-    match kind.as_str() {
-        "stringValue" | "doubleValue" | "boolValue" => Some(Cow::Borrowed(inner)),
-        _ => any_value(v).map(Cow::Owned),
-    }
-}
-
-/// A span's attributes by key, borrowed from the span.
-pub(crate) struct Attrs<'a>(HashMap<&'a str, Cow<'a, Value>>);
-
-impl<'a> Attrs<'a> {
-    fn of(span: &'a Value) -> Attrs<'a> {
-        let map = span
-            .get("attributes")
-            .and_then(Value::as_array)
-            .map(|kvs| {
-                kvs.iter()
-                    .filter_map(|kv| {
-                        let k = kv.get("key")?.as_str()?;
-                        Some((k, any_value_ref(kv.get("value")?)?))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Attrs(map)
-    }
-
-    pub(crate) fn str(&self, key: &str) -> Option<&str> {
-        self.0.get(key)?.as_str()
-    }
-
-    /// A token count ([`common::token_count`]'s rule; a malformed one is
-    /// remembered in `c`).
-    pub(crate) fn count(&self, key: &str, c: &mut common::Counts) -> Option<u64> {
-        c.of(self.0.get(key).map(AsRef::as_ref))
-    }
-
-    /// A JSON attribute: a string holding JSON (how the conventions write
-    /// structured content on spans), or a structured value.
-    pub(crate) fn json(&self, key: &str) -> Option<Value> {
-        match self.0.get(key)?.as_ref() {
-            Value::String(s) => serde_json::from_str(s).ok(),
-            v => Some(v.clone()),
-        }
-    }
-
-    /// An attribute's value as read.
-    pub(crate) fn raw(&self, key: &str) -> Option<&Value> {
-        self.0.get(key).map(AsRef::as_ref)
-    }
-
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &&'a str> {
-        self.0.keys()
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// The bytes of its string values: about what the span's content
-    /// takes once read, for the window's bound.
-    fn text_bytes(&self) -> usize {
-        self.0
-            .values()
-            .filter_map(|v| v.as_str())
-            .map(str::len)
-            .sum()
-    }
-}
-
 /// The GenAI operations that call a model.
 const MODEL_OPERATIONS: [&str; 3] = ["chat", "text_completion", "generate_content"];
-
-/// One model call read from a span.
-struct ModelSpan {
-    start_ns: u64,
-    line: usize,
-    /// Its span id, and those of the spans of its call merged into it.
-    span_ids: Vec<String>,
-    trace_id: String,
-    parent_id: String,
-    response_id: Option<String>,
-    /// How much the span carries (attributes), to choose among duplicates.
-    weight: usize,
-    /// About how much memory its content takes ([`Attrs::text_bytes`]).
-    bytes: usize,
-    /// `None`: a provider tracecost does not simulate.
-    provider: Option<ProviderKind>,
-    model: Option<String>,
-    /// `gen_ai.conversation.id` (OpenInference: `session.id`).
-    session: Option<String>,
-    system: Vec<crate::engine::message::ContentBlock>,
-    /// The messages sent, shared with the file's [`parts::MessageCache`].
-    messages: Vec<Arc<Message>>,
-    /// Their keys ([`message_key`]).
-    keys: Vec<u64>,
-    tools: Vec<ToolDefinition>,
-    reply: Option<Message>,
-    markers: Option<Vec<crate::engine::wire::Marker>>,
-    usage: Option<RecordedUsage>,
-    /// The export recorded usage but no cache figure.
-    no_cache_fields: bool,
-    /// The anthropic SDK's write split, for a duplicate to complete.
-    split: Option<(u64, u64)>,
-}
 
 /// The provider a span names (`gen_ai.provider.name`, the older
 /// `gen_ai.system`, OpenInference's `llm.provider`), when tracecost
@@ -796,39 +649,3 @@ const OTHER_LOGS: &str = "OpenTelemetry log records that are not GenAI events: n
 
 const EVENTS_WITHOUT_SPAN: &str =
     "OpenTelemetry per-message log events that name no span (no traceId or spanId): not read";
-
-pub(super) const DUPLICATE: &str = "spans or events of a call already read (the anthropic SDK's own span beside or inside an instrumentor's, or a call's span and its inference event; counted once)";
-
-/// Keeps in `kept` the one of two spans of one call that carries the most,
-/// completed by the other's response id, session and 5m/1h write split;
-/// the call keeps both spans' ids, and the outer one's parent.
-fn merge(kept: &mut ModelSpan, other: ModelSpan) {
-    let mut span_ids = kept.span_ids.clone();
-    span_ids.extend(other.span_ids.iter().cloned());
-    let parent_id = if other.span_ids.contains(&kept.parent_id) {
-        other.parent_id.clone()
-    } else {
-        kept.parent_id.clone()
-    };
-    let split = other.split.or(kept.split);
-    let session = kept.session.clone().or_else(|| other.session.clone());
-    let response_id = kept
-        .response_id
-        .clone()
-        .or_else(|| other.response_id.clone());
-    let (start_ns, line) = (kept.start_ns.min(other.start_ns), kept.line.min(other.line));
-    if other.weight > kept.weight {
-        *kept = other;
-    }
-    kept.response_id = response_id;
-    kept.span_ids = span_ids;
-    kept.parent_id = parent_id;
-    kept.session = session;
-    kept.start_ns = start_ns;
-    kept.line = line;
-    if let (Some((m5, h1)), Some(u)) = (split, kept.usage.as_mut()) {
-        u.ephemeral_5m_input_tokens = Some(m5);
-        u.ephemeral_1h_input_tokens = Some(h1);
-        kept.split = Some((m5, h1));
-    }
-}

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::Attrs;
+use super::attrs::Attrs;
 use super::parts::{Content, arguments, push, tools};
 use crate::common::{ResultContent, Unmapped, tool_result_block, tool_use_block};
 use crate::engine::message::{ContentBlock, Message, Role};

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::Attrs;
+use super::attrs::Attrs;
 use crate::common::{ResultContent, Unmapped, message_key, tool_result_block, tool_use_block};
 use crate::engine::json::{RawObject, raw_json, raw_string};
 use crate::engine::message::{ContentBlock, Message, Role, ToolDefinition};

@@ -2,14 +2,14 @@
 //! size is read in memory that does not grow with it: a call's two spans
 //! (the anthropic SDK's own beside or inside an instrumentor's) end within
 //! moments of each other, so they meet in the window and are merged there
-//! ([`super::merge`]); spans leave it in start order once it is full, and
+//! ([`merge`]); spans leave it in start order once it is full, and
 //! what is left at the end of the file leaves sorted. A span that arrives
 //! after its call's other span has left is dropped as a duplicate (it
 //! cannot be merged any more, and counting it would bill the call twice).
 
 use std::collections::HashSet;
 
-use super::{DUPLICATE, ModelSpan, merge};
+use super::model_span::{DUPLICATE, ModelSpan, merge};
 use crate::common::Unmapped;
 
 /// How many model spans the window holds at most: far more than lie

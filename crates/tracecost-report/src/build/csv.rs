@@ -9,8 +9,8 @@ use crate::fmt::csv_field;
 use crate::replay::sweep::TraceSweep;
 use crate::sweep_view::SweepView;
 
+use super::sink::{CHUNK, ReportError};
 use super::story::own_pick_text;
-use super::{CHUNK, ReportError};
 
 /// The sessions' figures, most expensive first, as CSV: one row per
 /// session (its traces summed), the traces named in one field. The text

@@ -12,15 +12,16 @@ use crate::app::identity::slug;
 use crate::charts::{Chart, ChartError, render_svg, suggested_height};
 use crate::fmt::{dollars, html_escape, needs, thousands};
 
+use super::assumptions::Assumptions;
 use super::html_tables::{
     Detail, calls_table, code_spans, config_html, configs_table, sessions_table,
     sessions_table_out, sweep_table,
 };
+use super::sink::ReportError;
 use super::story::{
     base_words, basis_line, fleet_lines, fleet_stability_line, headline, keep_text, keep_words,
     notes, now_detail, reasoning, risk_text, stability_verdict,
 };
-use super::{Assumptions, ReportError};
 
 /// The pages' stylesheet, inline in each page so that a page opened alone
 /// (an artifact downloaded from CI) looks as it should.

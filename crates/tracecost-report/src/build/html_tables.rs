@@ -11,8 +11,8 @@ use crate::app::identity::slug;
 use crate::fmt::{dollars, html_escape, needs, thousands};
 use crate::replay::sweep::{SweepRow, TraceSweep};
 
+use super::sink::{CHUNK, ReportError};
 use super::story::{own_pick_text, session_title, trace_label};
-use super::{CHUNK, ReportError};
 
 /// The fleet's configs, cheapest first.
 pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {

@@ -10,9 +10,12 @@
 //! per file kind: the HTML pages (`html`, `html_tables`, the
 //! stylesheet), `summary.md` (`summary_md`), `results.json`
 //! (`results_json`) and the CSV files (`csv`). The writers read the
-//! story; they never call one another.
+//! story; they never call one another. Beneath them all: where the files
+//! go and why writing fails (`sink`), and what the numbers assume
+//! (`assumptions`).
 
 mod action;
+mod assumptions;
 mod bill;
 mod calls_jsonl;
 mod chart_data;
@@ -21,19 +24,20 @@ mod html;
 mod html_tables;
 mod results_json;
 mod session_page;
+mod sink;
 mod story;
 mod summary_md;
 
+pub use assumptions::Assumptions;
 pub use calls_jsonl::CALLS_JSONL;
 pub use chart_data::{charts, fleet_charts};
+pub use sink::{MemorySink, ReportError, ReportSink};
 pub use story::{fleet_lines, sweep_skipped_lines};
 
 use std::collections::BTreeMap;
 use std::io;
 
-use serde::Serialize;
-
-use super::charts::{ChartError, render_png, render_svg, suggested_height};
+use super::charts::{render_png, render_svg, suggested_height};
 
 use csv::{results_csv_rows, sessions_csv};
 use html::{
@@ -42,47 +46,11 @@ use html::{
 use html_tables::Detail;
 use html_tables::trace_link;
 use results_json::{indented, json, json_pretty, json_trace, write_json_indented};
+use sink::CHUNK;
 use summary_md::{SUMMARY_SECTIONS_MAX, SUMMARY_TOP, summary_md};
 
 /// Version tag of `results.json`.
 pub const RESULTS_FORMAT: &str = "tracecost.report/v1";
-
-/// What the numbers assume, shown in every report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Assumptions {
-    /// Where prices come from, with their date, in one line.
-    pub prices: String,
-    /// Which price table priced the report: the built-in table's day and
-    /// each pricing file given (its path, the SHA-256 of its bytes, its
-    /// source), so that a reader, or a CI gate, can tell and pin it.
-    pub price_table: crate::cost::pricing::PriceTableRecord,
-    /// Tokenizer spec.
-    pub tokenizer: String,
-    /// Whether calibration was on.
-    pub calibration: bool,
-    /// Batch discount applied.
-    pub batch: bool,
-    /// The grid, described.
-    pub grid: String,
-    /// The config `--baseline` named, replayed on every trace as its
-    /// status quo (absent: each trace's own status quo).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<String>,
-    /// Calls left out of every figure for lack of a price, by model
-    /// (written as `results.json`'s own `unpriced` member, not here).
-    #[serde(skip)]
-    pub unpriced: Vec<crate::app::unpriced::UnpricedModel>,
-}
-
-impl Assumptions {
-    /// The lines that name the unpriced calls, one per model.
-    pub fn unpriced_lines(&self) -> Vec<String> {
-        self.unpriced
-            .iter()
-            .map(crate::app::unpriced::UnpricedModel::line)
-            .collect()
-    }
-}
 
 use crate::app::TraceReport;
 use crate::app::fleet::{Fleet, SessionSummary, Summaries};
@@ -90,50 +58,6 @@ use crate::app::fleet::{Fleet, SessionSummary, Summaries};
 const CHART_W: u32 = 900;
 
 pub use crate::app::identity::slug;
-
-/// Where a report's files go, as they are made: a report of a thousand
-/// sessions is written session by session, never held whole.
-pub trait ReportSink {
-    /// Writes the whole file `rel` (a path relative to the report's root).
-    fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()>;
-    /// Appends to the file `rel`, creating it.
-    fn append(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()>;
-}
-
-/// A sink that keeps the files in memory (for tests and small reports).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct MemorySink(pub BTreeMap<String, Vec<u8>>);
-
-impl ReportSink for MemorySink {
-    fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()> {
-        self.0.insert(rel.to_owned(), bytes.to_vec());
-        Ok(())
-    }
-
-    fn append(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()> {
-        self.0
-            .entry(rel.to_owned())
-            .or_default()
-            .extend_from_slice(bytes);
-        Ok(())
-    }
-}
-
-/// Why a report could not be written.
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    /// A chart could not be drawn.
-    #[error(transparent)]
-    Chart(#[from] ChartError),
-    /// A file could not be written.
-    #[error("{0}")]
-    Write(#[from] io::Error),
-    /// What the report holds of every trace until the end (the fleet's
-    /// summaries, the lines of `results.json`) could not be kept or read
-    /// back.
-    #[error(transparent)]
-    Summaries(#[from] crate::app::AppError),
-}
 
 /// Which traces of a report have a page of their own, with every config's
 /// row and the per-call rows in `results.json` and `results.csv`: all of
@@ -850,11 +774,6 @@ impl<'s> ReportWriter<'s> {
         Ok(self.files.into_keys().collect())
     }
 }
-
-/// Bytes of a file that lists every session (`sessions.csv`, the page of
-/// sessions, the fleet's answer in `results.json`) gathered before they go
-/// to the sink: such a file grows with the fleet and is never held whole.
-const CHUNK: usize = 1 << 16;
 
 /// An `io::Write` that appends to one file of the report a chunk at a
 /// time ([`CHUNK`]); [`Appender::finish`] appends the rest.

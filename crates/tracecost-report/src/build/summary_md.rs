@@ -8,7 +8,7 @@ use crate::app::fidelity::error_pct;
 use crate::app::fleet::{Fleet, SessionFigures, SessionSummary};
 use crate::fmt::{dollars, md_escape, needs, thousands};
 
-use super::Assumptions;
+use super::assumptions::Assumptions;
 use super::story::{
     fleet_lines, fleet_stability_line, headline, own_pick_text, session_title, stability_verdict,
 };

@@ -48,18 +48,8 @@ mod svg;
 
 use std::sync::{Arc, OnceLock};
 
+pub use stacked::CallTokens;
 use svg::Svg;
-
-/// Input tokens of one call split by billing class.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CallTokens {
-    /// Input tokens billed at the plain (uncached) input rate.
-    pub uncached: u64,
-    /// Input tokens written to the prompt cache (billed at the cache-write rate).
-    pub cache_write: u64,
-    /// Input tokens read from the prompt cache (billed at the cache-read rate).
-    pub cache_read: u64,
-}
 
 /// One chart to render; each variant carries everything needed to draw it.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,6 @@
 //! of 2, 5, 10, 20, … calls. The x axis stays in call numbers and the y axis
 //! description names the bin size.
 
-use super::CallTokens;
 use super::layout::{
     AXIS, LegendItem, PAD, Scale, Swatch, call_axis_labels, clean, draw_legend, draw_no_data,
     draw_x_axis, draw_y_axis, layout_legend, nice_ticks, plot_rows, value_chart_height, x_axis_h,
@@ -14,6 +13,17 @@ use super::layout::{
 };
 use super::svg::{BLACK, Rgb, Svg, WHITE};
 use crate::fmt;
+
+/// Input tokens of one call split by billing class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallTokens {
+    /// Input tokens billed at the plain (uncached) input rate.
+    pub uncached: u64,
+    /// Input tokens written to the prompt cache (billed at the cache-write rate).
+    pub cache_write: u64,
+    /// Input tokens read from the prompt cache (billed at the cache-read rate).
+    pub cache_read: u64,
+}
 
 /// Billing-class colours (Okabe–Ito): uncached, cache write, cache read.
 const CLASS_COLORS: [Rgb; 3] = [

@@ -1,5 +1,5 @@
 //! The index file, `index.jsonl`: one compact JSON object per record,
-//! versioned ([`DurableLedger::FORMAT_VERSION`]). What a line holds as
+//! versioned ([`FORMAT_VERSION`]). What a line holds as
 //! written and as read, why a line is rejected, and how an instance reads
 //! the lines it has not seen yet into what it knows ([`Known`]).
 
@@ -11,9 +11,13 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{DurableLedger, display, io_err, is_sha256_hex};
+use super::io_error::{display, io_err};
 use crate::handle::Handle;
 use crate::ledger::LedgerError;
+
+/// The index format version this code reads and writes (`"v"`), public as
+/// [`DurableLedger::FORMAT_VERSION`](super::DurableLedger::FORMAT_VERSION).
+pub(super) const FORMAT_VERSION: u64 = 1;
 
 /// What this instance has read of the index so far.
 #[derive(Debug, Default)]
@@ -160,11 +164,11 @@ pub(super) fn parse_line(bytes: &[u8]) -> Result<Entry, LineProblem> {
     let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| LineProblem::Unparsable(format!("not JSON ({e})")))?;
     match value.get("v").and_then(serde_json::Value::as_u64) {
-        Some(DurableLedger::FORMAT_VERSION) => {}
+        Some(FORMAT_VERSION) => {}
         Some(v) => {
             return Err(LineProblem::Invalid(format!(
                 "unsupported format version {v} (this build reads {})",
-                DurableLedger::FORMAT_VERSION
+                FORMAT_VERSION
             )));
         }
         None => {
@@ -191,7 +195,7 @@ pub(super) fn parse_line(bytes: &[u8]) -> Result<Entry, LineProblem> {
             line.mem_id
         )));
     }
-    debug_assert_eq!(line.v, DurableLedger::FORMAT_VERSION);
+    debug_assert_eq!(line.v, FORMAT_VERSION);
     Ok(Entry {
         handle: line.handle,
         tool_args: line.tool_args.into(),
@@ -206,13 +210,19 @@ fn corrupt_line(path: &Path, line_no: u64, reason: &str) -> LedgerError {
     }
 }
 
+/// Whether `s` is a payload's name: 64 lowercase hex digits, so a hostile
+/// index line cannot point outside the payload directory.
+pub(super) fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::handle::sha256_hex;
     use crate::ledger::ToolResultLedger;
     use crate::ledger::durable::tests::{AWKWARD, append_raw, index_text};
-    use crate::ledger::durable::{INDEX_FILE, PAYLOAD_DIR};
+    use crate::ledger::durable::{DurableLedger, INDEX_FILE, PAYLOAD_DIR};
     use std::fs;
 
     #[test]

@@ -43,6 +43,7 @@
 //! offline [`DurableLedger::repair`] of a damaged index is [`repair`].
 
 mod index;
+mod io_error;
 mod repair;
 
 pub use repair::{RepairReport, SetAside};
@@ -55,7 +56,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{LedgerError, Recorded, ToolResultLedger};
 use crate::handle::{Handle, sha256_hex};
-use index::{Entry, Known, LineOut, read_new_lines};
+use index::{Entry, Known, LineOut, is_sha256_hex, read_new_lines};
+use io_error::{display, io_err};
 
 const INDEX_FILE: &str = "index.jsonl";
 const LOCK_FILE: &str = "lock";
@@ -95,7 +97,7 @@ struct Inner {
 
 impl DurableLedger {
     /// The index format version this code reads and writes (`"v"`).
-    pub const FORMAT_VERSION: u64 = 1;
+    pub const FORMAT_VERSION: u64 = index::FORMAT_VERSION;
 
     /// Opens the ledger in `dir`, creating the directory and its layout if
     /// missing.
@@ -443,21 +445,6 @@ fn payload_path(payload_dir: &Path, sha: &str) -> Option<(String, PathBuf, PathB
     let shard_dir = payload_dir.join(&shard);
     let file = shard_dir.join(sha);
     Some((shard, shard_dir, file))
-}
-
-fn is_sha256_hex(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-fn display(path: &Path) -> String {
-    path.display().to_string()
-}
-
-fn io_err(path: &Path) -> impl FnOnce(io::Error) -> LedgerError + '_ {
-    move |source| LedgerError::Io {
-        path: display(path),
-        source,
-    }
 }
 
 fn open_rw(path: &Path) -> Result<File, LedgerError> {

@@ -6,9 +6,10 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::index::{LineProblem, parse_line};
+use super::io_error::io_err;
 use super::{
-    DurableLedger, FileLock, INDEX_FILE, LOCK_FILE, PAYLOAD_DIR, io_err, open_rw, read_payload,
-    sync_dir, write_then_rename,
+    DurableLedger, FileLock, INDEX_FILE, LOCK_FILE, PAYLOAD_DIR, open_rw, read_payload, sync_dir,
+    write_then_rename,
 };
 use crate::ledger::LedgerError;
 

@@ -8,12 +8,44 @@ use std::collections::HashMap;
 
 use super::history::{Draft, Segment};
 use super::notes::{Note, Tally};
-use super::{CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO, CLAUDE_CODE_RECORDED_STATUS_QUO, FileOutcome};
 use crate::ImportOptions;
 use crate::claude_code::FileInfo;
+use crate::claude_code::usage::ResponseKey;
 use crate::common::estimate_tokens;
 use crate::engine::cache::ProviderKind;
+#[cfg(doc)]
+use crate::trace::CLAUDE_CODE_STATUS_QUO;
 use crate::trace::{Call, Prompt, Trace};
+
+/// What one file gave.
+#[derive(Debug, Default)]
+pub(super) struct FileOutcome {
+    pub(super) traces: Vec<Trace>,
+    /// Per trace, per call: its response's identity.
+    pub(super) keys: Vec<Vec<Option<ResponseKey>>>,
+    pub(super) tally: Tally,
+    pub(super) skipped_lines: usize,
+    pub(super) empty: bool,
+}
+
+/// What a recorded Claude Code session ran: the tool results its
+/// microcompaction cleared in place where the transcript's
+/// `microcompact_boundary` lines say (`recorded`; none where there are
+/// none), and Claude Code's markers with the TTL each call wrote with.
+/// Claude Code asks for an hour or five minutes depending on the account,
+/// the thread (main conversation or subagent) and its version, so the TTL
+/// is the record's, call by call; where usage does not split the writes by
+/// TTL it resolves to five minutes, as [`CLAUDE_CODE_STATUS_QUO`]. Every
+/// transcript gets this one string, cleared or split or not, so that the
+/// traces of one session and account, replayed under their status quos,
+/// meet one simulated cache.
+pub const CLAUDE_CODE_RECORDED_STATUS_QUO: &str = "recorded+claude-code:ttl=recorded";
+
+/// The status quo of a Claude Code session read whole across its
+/// compactions ([`crate::ImportOptions::join_compactions`]): its
+/// autocompact at Claude Code's threshold, its clearing as recorded.
+pub const CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO: &str =
+    "claude-code-autocompact+claude-code:ttl=recorded";
 
 /// Adds the traces of one conversation's segments (`base`, then
 /// `base.part2`, … after each compaction) to `out`.

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use serde::de::IgnoredAny;
 
-use super::UNRECORDED_REQUEST;
 use super::line::{
     LineDoc, MessageDoc, Parsed, parse_content, preserved_uuids, raw_str, recorded_compaction,
 };
@@ -21,6 +20,9 @@ use crate::claude_code::{Line, SYNTHETIC_MODEL, UsageDoc, usage_total};
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role};
 use crate::time::parse_rfc3339_ms;
 use crate::trace::{RecordedCompaction, RecordedUsage};
+
+/// The text standing for a request the transcript does not hold.
+pub const UNRECORDED_REQUEST: &str = "[the request of this response is not in the transcript]";
 
 /// The owned parts of a user or assistant line.
 struct Taken {

@@ -119,7 +119,7 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use self::finish::push_traces;
+use self::finish::{FileOutcome, push_traces};
 use self::history::Builder;
 use self::notes::{Note, Tally};
 use super::usage::{ResponseIndex, ResponseKey};
@@ -254,24 +254,10 @@ fn once_per_response(
     Some(t)
 }
 
-/// The text standing for a request the transcript does not hold.
-pub const UNRECORDED_REQUEST: &str = "[the request of this response is not in the transcript]";
-
 /// A line at least this long is given back to the reader once its members
 /// are parsed, before its blocks are built (see `Builder::line`); a
 /// shorter one's buffer is kept for the next line.
 const LONG_LINE: usize = 16 << 20;
-
-/// What one file gave.
-#[derive(Debug, Default)]
-struct FileOutcome {
-    traces: Vec<Trace>,
-    /// Per trace, per call: its response's identity.
-    keys: Vec<Vec<Option<ResponseKey>>>,
-    tally: Tally,
-    skipped_lines: usize,
-    empty: bool,
-}
 
 /// Imports one file, read line by line.
 fn import_from<R: BufRead>(
@@ -404,26 +390,9 @@ fn describe(info: &FileInfo, session_id: Option<&str>) -> String {
     }
 }
 
+pub use self::finish::{CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO, CLAUDE_CODE_RECORDED_STATUS_QUO};
+pub use self::history::UNRECORDED_REQUEST;
 pub use crate::trace::CLAUDE_CODE_STATUS_QUO;
-
-/// What a recorded Claude Code session ran: the tool results its
-/// microcompaction cleared in place where the transcript's
-/// `microcompact_boundary` lines say (`recorded`; none where there are
-/// none), and Claude Code's markers with the TTL each call wrote with.
-/// Claude Code asks for an hour or five minutes depending on the account,
-/// the thread (main conversation or subagent) and its version, so the TTL
-/// is the record's, call by call; where usage does not split the writes by
-/// TTL it resolves to five minutes, as [`CLAUDE_CODE_STATUS_QUO`]. Every
-/// transcript gets this one string, cleared or split or not, so that the
-/// traces of one session and account, replayed under their status quos,
-/// meet one simulated cache.
-pub const CLAUDE_CODE_RECORDED_STATUS_QUO: &str = "recorded+claude-code:ttl=recorded";
-
-/// The status quo of a Claude Code session read whole across its
-/// compactions ([`crate::ImportOptions::join_compactions`]): its
-/// autocompact at Claude Code's threshold, its clearing as recorded.
-pub const CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO: &str =
-    "claude-code-autocompact+claude-code:ttl=recorded";
 
 #[cfg(test)]
 mod tests {
