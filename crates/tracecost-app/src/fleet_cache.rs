@@ -26,7 +26,8 @@
 //! of traces no longer paged) and temporary files a killed run left, so
 //! that the folder does not grow with every build and every day.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashSet, VecDeque};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -485,6 +486,95 @@ impl FleetCache {
     }
 }
 
+/// What [`load_stored`]'s loader and the known lines it takes fill: the
+/// store and outlines, and what was learned of the lines read ahead.
+struct State {
+    store: crate::store::TraceStore,
+    outlines: Vec<crate::outline::TraceOutline>,
+    /// Lines known, in the order they come.
+    known: VecDeque<KnownLine>,
+    /// Digests of lines not known, in the order they come.
+    new: VecDeque<Key>,
+    /// The last line parsed: its trace's outline and shape, to keep.
+    last: Option<(
+        crate::outline::TraceOutline,
+        crate::replay::sweep::RequestShape,
+    )>,
+    failed: Option<AppError>,
+}
+/// The lines of a JSON Lines input the fleet cache knows, told to the
+/// loader ([`crate::trace::KnownLines`]) and taken from the cache.
+struct Lines<'s> {
+    cache: &'s FleetCache,
+    state: &'s RefCell<State>,
+}
+impl crate::trace::KnownLines for Lines<'_> {
+    fn knows(&mut self, _: &Path, lines: &[Key]) -> Vec<bool> {
+        use rayon::prelude::*;
+        // The entries of a batch's lines read side by side.
+        let found: Vec<Option<KnownLine>> = lines
+            .par_iter()
+            .map(|line| self.cache.known_line(line))
+            .collect();
+        let mut st = self.state.borrow_mut();
+        found
+            .into_iter()
+            .zip(lines)
+            .map(|(found, line)| match found {
+                Some(known) => {
+                    st.known.push_back(known);
+                    true
+                }
+                None => {
+                    st.new.push_back(*line);
+                    false
+                }
+            })
+            .collect()
+    }
+    fn take(
+        &mut self,
+        path: &Path,
+        origin: crate::trace::LineOrigin,
+    ) -> Result<(), crate::trace::TraceError> {
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        let stored = match st.known.pop_front() {
+            Some(known) => st.store.put_known(path, origin, &known),
+            None => Err(AppError::Internal("a line taken that was not known".into())),
+        };
+        match stored {
+            Ok(o) => {
+                st.outlines.push(o);
+                Ok(())
+            }
+            Err(e) => {
+                st.failed = Some(e);
+                Err(crate::trace::TraceError::Io {
+                    path: path.display().to_string(),
+                    source: std::io::Error::other("stopped"),
+                })
+            }
+        }
+    }
+    fn parsed(&mut self, alone: bool) {
+        let mut st = self.state.borrow_mut();
+        let digest = st.new.pop_front();
+        let last = st.last.take();
+        if let (true, Some(digest), Some((outline, shape))) = (alone, digest, last) {
+            st.store.set_last_digest(digest);
+            let known = KnownLine {
+                digest,
+                record: crate::outline::OutlineRecord::of(&outline),
+                shape,
+            };
+            if let Err(e) = self.cache.keep_line(&known) {
+                st.failed.get_or_insert(e);
+            }
+        }
+    }
+}
+
 /// Loads `paths` into a [`crate::store::TraceStore`] as a report does,
 /// giving each trace's outline; with `cache`, a line of a JSON Lines input
 /// read before (the same bytes, this build) is not parsed again: its
@@ -506,96 +596,6 @@ pub fn load_stored(
     ),
     AppError,
 > {
-    use std::cell::RefCell;
-    use std::collections::VecDeque;
-
-    /// The store and outlines both the loader's hand-over and the lines
-    /// taken fill, and what was learned of the lines read ahead.
-    struct State {
-        store: crate::store::TraceStore,
-        outlines: Vec<crate::outline::TraceOutline>,
-        /// Lines known, in the order they come.
-        known: VecDeque<KnownLine>,
-        /// Digests of lines not known, in the order they come.
-        new: VecDeque<Key>,
-        /// The last line parsed: its trace's outline and shape, to keep.
-        last: Option<(
-            crate::outline::TraceOutline,
-            crate::replay::sweep::RequestShape,
-        )>,
-        failed: Option<AppError>,
-    }
-    struct Lines<'s> {
-        cache: &'s FleetCache,
-        state: &'s RefCell<State>,
-    }
-    impl crate::trace::KnownLines for Lines<'_> {
-        fn knows(&mut self, _: &Path, lines: &[Key]) -> Vec<bool> {
-            use rayon::prelude::*;
-            // The entries of a batch's lines read side by side.
-            let found: Vec<Option<KnownLine>> = lines
-                .par_iter()
-                .map(|line| self.cache.known_line(line))
-                .collect();
-            let mut st = self.state.borrow_mut();
-            found
-                .into_iter()
-                .zip(lines)
-                .map(|(found, line)| match found {
-                    Some(known) => {
-                        st.known.push_back(known);
-                        true
-                    }
-                    None => {
-                        st.new.push_back(*line);
-                        false
-                    }
-                })
-                .collect()
-        }
-        fn take(
-            &mut self,
-            path: &Path,
-            origin: crate::trace::LineOrigin,
-        ) -> Result<(), crate::trace::TraceError> {
-            let mut st = self.state.borrow_mut();
-            let st = &mut *st;
-            let stored = match st.known.pop_front() {
-                Some(known) => st.store.put_known(path, origin, &known),
-                None => Err(AppError::Internal("a line taken that was not known".into())),
-            };
-            match stored {
-                Ok(o) => {
-                    st.outlines.push(o);
-                    Ok(())
-                }
-                Err(e) => {
-                    st.failed = Some(e);
-                    Err(crate::trace::TraceError::Io {
-                        path: path.display().to_string(),
-                        source: std::io::Error::other("stopped"),
-                    })
-                }
-            }
-        }
-        fn parsed(&mut self, alone: bool) {
-            let mut st = self.state.borrow_mut();
-            let digest = st.new.pop_front();
-            let last = st.last.take();
-            if let (true, Some(digest), Some((outline, shape))) = (alone, digest, last) {
-                st.store.set_last_digest(digest);
-                let known = KnownLine {
-                    digest,
-                    record: crate::outline::OutlineRecord::of(&outline),
-                    shape,
-                };
-                if let Err(e) = self.cache.keep_line(&known) {
-                    st.failed.get_or_insert(e);
-                }
-            }
-        }
-    }
-
     let state = RefCell::new(State {
         store: crate::store::TraceStore::new()?,
         outlines: Vec::new(),

@@ -21,7 +21,7 @@ use crate::trace::{RecordedModifiers, Trace};
 use super::breakdown::{BreakdownSum, ClassBill, PricedCall};
 use super::explain;
 use super::prepare::{HeldPrefix, PreparedTrace, SharedState, TraceCalibration};
-use super::request::{Request, marker_index};
+use super::request::{CallInputs, Request, marker_index};
 use super::{
     Build, CallCost, CallResult, CallResults, CompactedLog, PerCallRows, ReplayContext,
     ReplayError, ReplayResult, RunTokens, fidelity, plan_claude_code_clears, recorded_usage,
@@ -500,12 +500,15 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
         let price: &'a ModelPrice = pricing.lookup(config.model_for_call(trace, call))?;
         self.tokens.framing_block = price.framing.per_block;
         self.tokens.framing_message = price.framing.per_message;
-        let sent = self.request.build(
+        let inputs = CallInputs {
             prepared,
-            self.ctx.memo,
+            memo: self.ctx.memo,
             price,
             ci,
-            self.with_recall,
+            with_recall: self.with_recall,
+        };
+        let sent = self.request.build(
+            &inputs,
             opts.build == Build::Incremental,
             &mut self.run,
             &mut self.tokens,

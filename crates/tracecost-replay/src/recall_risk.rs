@@ -558,19 +558,20 @@ fn hold(index: &mut Holders, key: u64, r: u32) {
     }
 }
 
-impl RiskIndex {
-    /// Builds the index for `trace`; `tokens(message, block)` gives the
-    /// token count of a history block (to price recalls).
-    pub fn new(trace: &Trace, tokens: &dyn Fn(usize, usize) -> u64) -> Self {
-        // What each assistant turn wrote, with its call, and the lines and
-        // identifiers in it: only those are looked up in the results, so
-        // the indexes keep no other.
-        let mut turn_texts: Vec<(usize, String)> = Vec::new();
-        let (mut lines, mut pairs, mut idents): (
-            HashSet<u64, FastBuild>,
-            HashSet<u64, FastBuild>,
-            HashSet<u64, FastBuild>,
-        ) = Default::default();
+/// What the assistant turns wrote, with their calls, and the hashes of
+/// the lines, line pairs and identifiers in it: only those are looked up
+/// in the results, so the indexes keep no other.
+#[derive(Default)]
+struct Written {
+    turns: Vec<(usize, String)>,
+    lines: HashSet<u64, FastBuild>,
+    pairs: HashSet<u64, FastBuild>,
+    idents: HashSet<u64, FastBuild>,
+}
+
+impl Written {
+    fn of(trace: &Trace) -> Self {
+        let mut w = Written::default();
         for (ci, call) in trace.calls.iter().enumerate() {
             let Some(response) = trace.messages.get(call.messages) else {
                 continue;
@@ -581,28 +582,48 @@ impl RiskIndex {
             let mut text = String::new();
             written(response, &mut text);
             each_written_line(&text, |_, h, around| {
-                lines.insert(h);
-                pairs.extend(around.into_iter().flatten());
+                w.lines.insert(h);
+                w.pairs.extend(around.into_iter().flatten());
             });
             each_identifier(&text, |_, h| {
-                idents.insert(h);
+                w.idents.insert(h);
             });
-            turn_texts.push((ci, text));
+            w.turns.push((ci, text));
         }
-        let keys = fetch_keys(trace);
-        let mut result_ids = Vec::new();
-        let mut result_tokens = Vec::new();
-        let mut result_chars = Vec::new();
-        let (mut line_index, mut pair_index, mut ident_index, mut fetch_index): (
-            Holders,
-            Holders,
-            Holders,
-            HashMap<&str, Vec<u32>, FastBuild>,
-        ) = Default::default();
-        let mut results_before_message = Vec::with_capacity(trace.messages.len() + 1);
+        w
+    }
+}
+
+/// Every tool result of a trace, numbered in history order, and which of
+/// them hold what the turns wrote.
+#[derive(Default)]
+struct Results<'t> {
+    ids: Vec<String>,
+    tokens: Vec<u64>,
+    chars: Vec<u64>,
+    /// Per message, the results before it (and the total last).
+    before_message: Vec<usize>,
+    line_index: Holders,
+    pair_index: Holders,
+    ident_index: Holders,
+    /// Per fetch key, the results fetched by it.
+    fetch_index: HashMap<&'t str, Vec<u32>, FastBuild>,
+}
+
+impl<'t> Results<'t> {
+    fn of(
+        trace: &Trace,
+        tokens: &dyn Fn(usize, usize) -> u64,
+        written: &Written,
+        keys: &'t HashMap<&str, String, FastBuild>,
+    ) -> Self {
+        let mut res = Results {
+            before_message: Vec::with_capacity(trace.messages.len() + 1),
+            ..Results::default()
+        };
         let mut text = String::new();
         for (mi, m) in trace.messages.iter().enumerate() {
-            results_before_message.push(result_ids.len());
+            res.before_message.push(res.ids.len());
             for (bi, b) in m.blocks().iter().enumerate() {
                 let BlockKind::ToolResult {
                     tool_use_id,
@@ -612,47 +633,58 @@ impl RiskIndex {
                 else {
                     continue;
                 };
-                result_chars.push(*payload_chars);
-                let r = result_ids.len() as u32;
-                result_ids.push(tool_use_id.to_string());
-                result_tokens.push(tokens(mi, bi));
+                res.chars.push(*payload_chars);
+                let r = res.ids.len() as u32;
+                res.ids.push(tool_use_id.to_string());
+                res.tokens.push(tokens(mi, bi));
                 if let Some(key) = keys.get(&**tool_use_id) {
-                    fetch_index.entry(key.as_str()).or_default().push(r);
+                    res.fetch_index.entry(key.as_str()).or_default().push(r);
                 }
-                if turn_texts.is_empty() {
+                if written.turns.is_empty() {
                     continue;
                 }
                 text.clear();
                 result_text(b, &mut text);
                 each_line(&text, |_, h| {
-                    if lines.contains(&h) {
-                        hold(&mut line_index, h, r);
+                    if written.lines.contains(&h) {
+                        hold(&mut res.line_index, h, r);
                     }
                 });
                 each_pair(&text, |h| {
-                    if pairs.contains(&h) {
-                        hold(&mut pair_index, h, r);
+                    if written.pairs.contains(&h) {
+                        hold(&mut res.pair_index, h, r);
                     }
                 });
                 each_identifier(&text, |_, h| {
-                    if idents.contains(&h) {
-                        hold(&mut ident_index, h, r);
+                    if written.idents.contains(&h) {
+                        hold(&mut res.ident_index, h, r);
                     }
                 });
             }
         }
-        results_before_message.push(result_ids.len());
+        res.before_message.push(res.ids.len());
+        res
+    }
+
+    /// The turns whose text or tool calls point back at earlier results.
+    fn turns(
+        &self,
+        trace: &Trace,
+        written: &Written,
+        keys: &HashMap<&str, String, FastBuild>,
+    ) -> Vec<Turn> {
         let mut plain = PlainText::new(trace);
         // The messages the plain text covers: the most any call so far sent.
         let mut plain_upto = 0;
         let mut turns = Vec::new();
-        for (ci, text) in &turn_texts {
+        for (ci, text) in &written.turns {
             let (ci, call) = (*ci, &trace.calls[*ci]);
             plain_upto = plain_upto.max(call.messages);
-            let results_before = results_before_message
+            let results_before = self
+                .before_message
                 .get(call.messages)
                 .copied()
-                .unwrap_or(result_ids.len());
+                .unwrap_or(self.ids.len());
             let earlier = |list: &[u32]| -> Vec<u32> {
                 list.iter()
                     .copied()
@@ -680,7 +712,7 @@ impl RiskIndex {
                 if next_to.iter().any(Option::is_some) {
                     let hold_pair = |r: &u32| {
                         next_to.iter().flatten().any(|p| {
-                            pair_index
+                            self.pair_index
                                 .get(p)
                                 .is_some_and(|l| l.binary_search(r).is_ok())
                         })
@@ -692,10 +724,10 @@ impl RiskIndex {
                 }
             };
             each_written_line(text, |l, h, next_to| {
-                found(Kind::CopiedLine, &line_index, l, h, next_to, &mut plain)
+                found(Kind::CopiedLine, &self.line_index, l, h, next_to, &mut plain)
             });
             each_identifier(text, |w, h| {
-                found(Kind::Identifier, &ident_index, w, h, [None; 2], &mut plain)
+                found(Kind::Identifier, &self.ident_index, w, h, [None; 2], &mut plain)
             });
             // Re-fetches: the response's tool calls that fetch by a key an
             // earlier result was fetched by.
@@ -703,7 +735,7 @@ impl RiskIndex {
                 for b in response.blocks() {
                     if let BlockKind::ToolUse { id, .. } = b.kind()
                         && let Some(list) =
-                            keys.get(&**id).and_then(|k| fetch_index.get(k.as_str()))
+                            keys.get(&**id).and_then(|k| self.fetch_index.get(k.as_str()))
                     {
                         let holders = earlier(list);
                         if !holders.is_empty() {
@@ -723,6 +755,26 @@ impl RiskIndex {
                 });
             }
         }
+        turns
+    }
+}
+
+impl RiskIndex {
+    /// Builds the index for `trace`; `tokens(message, block)` gives the
+    /// token count of a history block (to price recalls). Three passes:
+    /// what the turns wrote, which results hold it, and per turn the
+    /// earlier results it points back at.
+    pub fn new(trace: &Trace, tokens: &dyn Fn(usize, usize) -> u64) -> Self {
+        let written = Written::of(trace);
+        let keys = fetch_keys(trace);
+        let results = Results::of(trace, tokens, &written, &keys);
+        let turns = results.turns(trace, &written, &keys);
+        let Results {
+            ids: result_ids,
+            tokens: result_tokens,
+            chars: result_chars,
+            ..
+        } = results;
         let mut results_by_id: HashMap<String, Vec<u32>, FastBuild> = HashMap::default();
         for (r, id) in result_ids.iter().enumerate() {
             results_by_id.entry(id.clone()).or_default().push(r as u32);

@@ -49,8 +49,10 @@ pub(super) struct Request<'t> {
     pub(super) chars_through: Vec<u64>,
     /// The prefix index of `blocks`.
     pub(super) index: PrefixIndex,
-    /// The model (by address) the blocks were framed and indexed for.
-    pub(super) model: usize,
+    /// The model (its price's id) the blocks were framed and indexed for;
+    /// `None` before the first call and after a call whose extra tail the
+    /// next must not keep.
+    pub(super) model: Option<String>,
     /// Characters of a rewritten message by (message, replaced blocks):
     /// replacements are fixed per block for a run.
     pub(super) rewritten_chars: HashMap<(usize, u128), u64, FastBuild>,
@@ -87,26 +89,68 @@ pub(super) struct Sent<'a> {
     pub(super) from_block: usize,
 }
 
+/// A call's header (tools → tool prompt → system) and what goes with it:
+/// the first phase of [`Request::build`].
+struct Header<'a> {
+    /// The tool definitions sent (the recall tool last, where offered).
+    tools: Vec<&'a ToolDefinition>,
+    /// The system blocks sent.
+    system: &'a [ContentBlock],
+    /// Tokens of the header, for token-triggered peers.
+    fixed: u64,
+    /// Index of the first system block.
+    system_start: usize,
+    /// The hidden prefix's shared blocks and what the record says of them.
+    shared: Option<(Range<usize>, SharedState)>,
+    /// Whether the trace has a hidden prefix the record tells about.
+    hidden: bool,
+}
+
+/// The inputs of one call's request that stay the same while it is built.
+pub(super) struct CallInputs<'a, 't> {
+    /// The trace, counted.
+    pub(super) prepared: &'a PreparedTrace<'t>,
+    /// The token memo for blocks the prepared counts do not hold.
+    pub(super) memo: &'a TokenMemo,
+    /// The call's model's price (its framing and tokenizer).
+    pub(super) price: &'a ModelPrice,
+    /// The call.
+    pub(super) ci: usize,
+    /// Whether the recall tool is offered.
+    pub(super) with_recall: bool,
+}
+
 impl<'t> Request<'t> {
     /// Builds the request of call `ci` of `prepared`'s trace priced at
     /// `price`: from scratch, or (`incremental`) from the previous call's,
-    /// rebuilding only from the first message whose bytes changed.
-    #[allow(clippy::too_many_arguments)]
+    /// rebuilding only from the first message whose bytes changed. Four
+    /// phases: the header, the wire view (which message changed first),
+    /// the blocks rebuilt from there, and what the call sent as before.
     pub(super) fn build<'a>(
         &mut self,
-        prepared: &'a PreparedTrace<'t>,
-        memo: &TokenMemo,
-        price: &ModelPrice,
-        ci: usize,
-        with_recall: bool,
+        inputs: &CallInputs<'a, 't>,
         incremental: bool,
         run: &mut CompactionRun,
         tokens: &mut RunTokens<'_>,
     ) -> Result<Sent<'a>, ReplayError> {
-        let trace = prepared.trace;
-        let call = &trace.calls[ci];
-        let history = trace.history_of(call);
-        let prompt = trace.prompt_of(call);
+        let header = self.build_header(inputs);
+        let (first_changed, cut) = self.advance_view(inputs, header.fixed, incremental, run, tokens)?;
+        let from_block = self.rebuild(inputs, &header, first_changed, cut, incremental, tokens);
+        Ok(self.sent(header, from_block))
+    }
+
+    /// The header of call `ci` into `self.header`, and the parts of the
+    /// prompt it was made from.
+    fn build_header<'a>(&mut self, inputs: &CallInputs<'a, 't>) -> Header<'a> {
+        let CallInputs {
+            prepared,
+            price,
+            ci,
+            with_recall,
+            ..
+        } = *inputs;
+        let call = &prepared.trace.calls[ci];
+        let prompt = prepared.trace.prompt_of(call);
         let mut tools: Vec<&ToolDefinition> = prompt.tools.iter().collect();
         let mut tool_counts: Vec<BlockCount> =
             prepared.tools.get(call.prompt).cloned().unwrap_or_default();
@@ -122,8 +166,7 @@ impl<'t> Request<'t> {
             .system
             .get(call.prompt)
             .map_or(&[][..], Vec::as_slice);
-
-        // Fixed part (tools, tool prompt, system) for token-triggered peers.
+        let cal = &prepared.calibration;
         let tool_prompt = if tools.is_empty() {
             0
         } else {
@@ -131,38 +174,26 @@ impl<'t> Request<'t> {
         };
         let fixed: u64 = tool_counts
             .iter()
-            .map(|c| c.tokens(&prepared.calibration, price.framing.per_tool))
+            .map(|c| c.tokens(cal, price.framing.per_tool))
             .sum::<u64>()
             + tool_prompt
             + system_counts
                 .iter()
-                .map(|c| c.tokens(&prepared.calibration, price.framing.per_block))
+                .map(|c| c.tokens(cal, price.framing.per_block))
                 .sum::<u64>();
 
-        // The header: tools → tool prompt → system.
-        let req = self;
-        req.header.clear();
+        self.header.clear();
         for c in &tool_counts {
-            req.header.push(prefix(
-                c,
-                &prepared.calibration,
-                price.framing.per_tool,
-                PrefixKind::ToolDef,
-                None,
-            ));
+            let b = prefix(c, cal, price.framing.per_tool, PrefixKind::ToolDef, None);
+            self.header.push(b);
         }
         if !tools.is_empty() {
-            req.header.push(PrefixBlock::tool_prompt(tool_prompt));
+            self.header.push(PrefixBlock::tool_prompt(tool_prompt));
         }
-        let system_start = req.header.len();
+        let system_start = self.header.len();
         for c in system_counts {
-            req.header.push(prefix(
-                c,
-                &prepared.calibration,
-                price.framing.per_block,
-                PrefixKind::System,
-                None,
-            ));
+            let b = prefix(c, cal, price.framing.per_block, PrefixKind::System, None);
+            self.header.push(b);
         }
         // The record's view of the hidden prefix: its own rest is new
         // content from each change on, and its shared part's block is the
@@ -172,41 +203,84 @@ impl<'t> Request<'t> {
             .as_ref()
             .filter(|h| system_counts.len() > h.boundaries.len());
         let shared = hidden.map(|h| {
-            let own = req.header.len() - 1;
+            let own = self.header.len() - 1;
             let v = h.version.get(ci).copied().unwrap_or(0) as usize;
             if let Some(key) = h.own_keys.get(v) {
-                req.header[own].key = *key;
+                self.header[own].key = *key;
             }
             let first = own - h.boundaries.len();
             let state = h.calls.get(ci).copied().unwrap_or(SharedState::Unknown);
             (first..own, state)
         });
+        Header {
+            tools,
+            system,
+            fixed,
+            system_start,
+            shared,
+            hidden: hidden.is_some(),
+        }
+    }
 
-        // The wire view, and from which message on it must be rebuilt.
+    /// The call's wire view into `self.state`; returns the first message
+    /// whose bytes changed since the previous call (0 when built afresh)
+    /// and the call's reasoning cut.
+    fn advance_view(
+        &mut self,
+        inputs: &CallInputs<'_, 't>,
+        fixed: u64,
+        incremental: bool,
+        run: &mut CompactionRun,
+        tokens: &mut RunTokens<'_>,
+    ) -> Result<(usize, usize), ReplayError> {
+        let CallInputs { prepared, ci, .. } = *inputs;
+        let history = prepared.trace.history_of(&prepared.trace.calls[ci]);
         let first_changed = if incremental {
-            run.advance(history, fixed, &*tokens, &mut req.state)?
+            run.advance(history, fixed, &*tokens, &mut self.state)?
         } else {
             let pv = run.view(history, fixed, &*tokens)?;
-            req.state.view = pv.view;
-            req.state.compacted = pv.compacted;
+            self.state.view = pv.view;
+            self.state.compacted = pv.compacted;
             0
         };
         // Reasoning the API drops from this call on changes messages sent
         // before: the request is rebuilt from the first of them.
         let cut = prepared.reasoning_cut.get(ci).copied().unwrap_or(0);
-        let first_changed = (req.reasoning_cut..cut)
+        let first_changed = (self.reasoning_cut..cut)
             .find(|&mi| {
                 history
                     .get(mi)
                     .is_some_and(|m| m.blocks().iter().any(is_reasoning))
             })
             .map_or(first_changed, |mi| first_changed.min(mi));
-        let model = price as *const ModelPrice as usize;
-        let from_message = if incremental
-            && req.header == req.blocks[..req.header_len.min(req.blocks.len())]
-            && req.header_len == req.header.len()
-            && req.model == model
-        {
+        Ok((first_changed, cut))
+    }
+
+    /// Rebuilds the blocks from message `first_changed` on (from the
+    /// start when the header, its length or the model changed, or not
+    /// `incremental`), with their prefix index; returns the first block
+    /// rebuilt. The previous call's blocks from there wait in
+    /// `old_tail`.
+    fn rebuild(
+        &mut self,
+        inputs: &CallInputs<'_, 't>,
+        header: &Header<'_>,
+        first_changed: usize,
+        cut: usize,
+        incremental: bool,
+        tokens: &mut RunTokens<'_>,
+    ) -> usize {
+        let CallInputs {
+            prepared,
+            memo,
+            price,
+            ci,
+            ..
+        } = *inputs;
+        let same_frame = self.header == self.blocks[..self.header_len.min(self.blocks.len())]
+            && self.header_len == self.header.len()
+            && self.model.as_deref() == Some(price.id.as_str());
+        let from_message = if incremental && same_frame {
             first_changed
         } else {
             0
@@ -214,40 +288,29 @@ impl<'t> Request<'t> {
         let from_block = if from_message == 0 {
             0
         } else {
-            req.message_start
+            self.message_start
                 .get(from_message)
                 .copied()
-                .unwrap_or(req.blocks.len())
+                .unwrap_or(self.blocks.len())
         };
-        req.old_tail.clear();
-        req.old_tail.extend(req.blocks.drain(from_block..));
-        req.index.truncate(from_block);
+        self.old_tail.clear();
+        self.old_tail.extend(self.blocks.drain(from_block..));
+        self.index.truncate(from_block);
         if from_block == 0 {
-            req.blocks.extend_from_slice(&req.header);
-            req.header_len = req.header.len();
-            req.system_start = system_start;
-            req.model = model;
-            req.message_start.clear();
-            req.chars_through.clear();
-            req.boundary_at.clear();
+            self.blocks.extend_from_slice(&self.header);
+            self.header_len = self.header.len();
+            self.system_start = header.system_start;
+            self.model = Some(price.id.clone());
+            self.message_start.clear();
+            self.chars_through.clear();
+            self.boundary_at.clear();
         } else {
-            req.message_start.truncate(from_message);
-            req.chars_through.truncate(from_message);
-            req.boundary_at.truncate(from_message);
+            self.message_start.truncate(from_message);
+            self.chars_through.truncate(from_message);
+            self.boundary_at.truncate(from_message);
         }
-        for mi in req.boundary_at.len()..req.state.view.messages.len() {
-            // Message `mi - 1` is complete once `mi` follows it.
-            let boundary = mi.checked_sub(1).and_then(|prev| {
-                plain_text_blocks(&req.state.view.messages[prev])
-                    .map(|n| BlockRef::Message {
-                        message: prev,
-                        block: n.saturating_sub(1),
-                    })
-                    .or(req.boundary_at[prev])
-            });
-            req.boundary_at.push(boundary);
-        }
-        for (mi, wm) in req
+        self.extend_boundaries();
+        for (mi, wm) in self
             .state
             .view
             .messages
@@ -255,20 +318,20 @@ impl<'t> Request<'t> {
             .enumerate()
             .skip(from_message)
         {
-            req.message_start.push(req.blocks.len());
+            self.message_start.push(self.blocks.len());
             let c = flatten_message(
                 prepared,
                 memo,
                 price,
                 tokens,
-                &mut req.rewritten_chars,
+                &mut self.rewritten_chars,
                 mi,
                 wm,
                 mi < cut,
-                &mut req.blocks,
+                &mut self.blocks,
             );
-            let before = req.chars_through.last().copied().unwrap_or(0);
-            req.chars_through.push(before + c);
+            let before = self.chars_through.last().copied().unwrap_or(0);
+            self.chars_through.push(before + c);
         }
         // What a request sent without the client's markers carried beyond
         // the history (an advisor's view of it), after it: the next call
@@ -280,54 +343,76 @@ impl<'t> Request<'t> {
             .flatten()
             .filter(|&t| t > 0)
         {
-            req.blocks.push(prefix(
+            self.blocks.push(prefix(
                 &super::prepare::unrecorded_tail(extra),
                 &prepared.calibration,
                 0,
                 PrefixKind::Text,
                 None,
             ));
-            req.model = 0;
+            self.model = None;
         }
-        req.index.extend(price, &req.blocks);
+        self.index.extend(price, &self.blocks);
+        self.reasoning_cut = cut;
+        from_block
+    }
+
+    /// Extends [`Request::boundary_at`] to the view's messages.
+    fn extend_boundaries(&mut self) {
+        for mi in self.boundary_at.len()..self.state.view.messages.len() {
+            // Message `mi - 1` is complete once `mi` follows it.
+            let boundary = mi.checked_sub(1).and_then(|prev| {
+                plain_text_blocks(&self.state.view.messages[prev])
+                    .map(|n| BlockRef::Message {
+                        message: prev,
+                        block: n.saturating_sub(1),
+                    })
+                    .or(self.boundary_at[prev])
+            });
+            self.boundary_at.push(boundary);
+        }
+    }
+
+    /// What the rebuilt request sent as the previous call's did, and the
+    /// rest of [`Sent`].
+    fn sent<'a>(&self, header: Header<'a>, from_block: usize) -> Sent<'a> {
         let chars: u64 = 2
-            + req.state.view.messages.len().saturating_sub(1) as u64
-            + req.chars_through.last().copied().unwrap_or(0);
+            + self.state.view.messages.len().saturating_sub(1) as u64
+            + self.chars_through.last().copied().unwrap_or(0);
         // Tokens of the leading blocks sent as in the previous call: every
         // block before `from_block`, then those rebuilt the same.
-        let same_tail = req.blocks[from_block..]
+        let same_tail = self.blocks[from_block..]
             .iter()
-            .zip(&req.old_tail)
+            .zip(&self.old_tail)
             .take_while(|(a, b)| a.key == b.key)
             .count();
         let stable_prefix_tokens: u64 = from_block
             .checked_sub(1)
-            .and_then(|b| req.index.tokens_through(b))
+            .and_then(|b| self.index.tokens_through(b))
             .unwrap_or(0)
-            + req.blocks[from_block..from_block + same_tail]
+            + self.blocks[from_block..from_block + same_tail]
                 .iter()
                 .map(|a| a.tokens)
                 .sum::<u64>();
-        let same_blocks = from_block + same_tail;
-        req.reasoning_cut = cut;
         let layout = explain::Layout {
-            system_start: req.system_start,
-            header_len: req.header_len,
-            hidden: shared
+            system_start: self.system_start,
+            header_len: self.header_len,
+            hidden: header
+                .shared
                 .as_ref()
                 .map_or(0..0, |(parts, _)| parts.start..parts.end + 1),
         };
-        Ok(Sent {
-            tools,
-            system,
-            shared,
-            hidden: hidden.is_some(),
+        Sent {
+            tools: header.tools,
+            system: header.system,
+            shared: header.shared,
+            hidden: header.hidden,
             chars,
-            same_blocks,
+            same_blocks: from_block + same_tail,
             stable_prefix_tokens,
             layout,
             from_block,
-        })
+        }
     }
 }
 

@@ -134,94 +134,155 @@ pub fn check<'h>(
     source: &mut dyn ViewSource<'h>,
     tokens: &dyn BlockTokens,
 ) -> Result<StabilityReport, LedgerError> {
-    // Each stub's bytes when first seen, with the block they came from: a
-    // later call sending the very same block object cannot differ, so only
-    // a new object is serialized and compared.
-    let mut stubs: BTreeMap<String, (String, Arc<ContentBlock>)> = BTreeMap::new();
-    // The previous call's view, its running token sums (`prev_sum[i]` is
-    // the tokens of its first `i` messages) and, per message, how many
-    // compacted results precede it (`prev_compactions[i]`).
-    let mut prev: Vec<WireMessage<'h>> = Vec::new();
-    let mut prev_sum: Vec<u64> = vec![0];
-    let mut prev_compactions: Vec<usize> = vec![0];
-    let mut prev_compacted: Vec<Arc<str>> = Vec::new();
-    let mut calls = Vec::new();
-    let mut violations = Vec::new();
+    let mut checker = Checker::default();
     for (ci, call) in trace.calls.iter().enumerate() {
-        let index = ci + 1;
-        let history = trace.history_of(call);
-        let first = source.advance(history)?;
-        let view = source.view();
-        let first = first.min(prev.len()).min(view.messages.len());
+        let first = source.advance(trace.history_of(call))?;
+        let now = source.compacted();
+        checker.call(ci + 1, first, source.view(), now, tokens);
+    }
+    Ok(checker.finish())
+}
+
+/// What the checks carry from one call to the next.
+struct Checker<'h> {
+    /// Each stub's bytes when first seen, with the block they came from: a
+    /// later call sending the very same block object cannot differ, so only
+    /// a new object is serialized and compared.
+    stubs: BTreeMap<String, (String, Arc<ContentBlock>)>,
+    /// The previous call's view.
+    prev: Vec<WireMessage<'h>>,
+    /// Its running token sums: `prev_sum[i]` is the tokens of its first
+    /// `i` messages.
+    prev_sum: Vec<u64>,
+    /// Per message, how many compacted results precede it.
+    prev_compactions: Vec<usize>,
+    /// Its compacted results, in message order.
+    prev_compacted: Vec<Arc<str>>,
+    calls: Vec<CallStability>,
+    violations: Vec<Violation>,
+}
+
+impl Default for Checker<'_> {
+    fn default() -> Self {
+        Checker {
+            stubs: BTreeMap::new(),
+            prev: Vec::new(),
+            prev_sum: vec![0],
+            prev_compactions: vec![0],
+            prev_compacted: Vec::new(),
+            calls: Vec::new(),
+            violations: Vec::new(),
+        }
+    }
+}
+
+impl<'h> Checker<'h> {
+    /// Checks call `index` (from 1), whose view may differ from the
+    /// previous call's from message `first` on.
+    fn call(
+        &mut self,
+        index: usize,
+        first: usize,
+        view: &WireView<'h>,
+        now: &[Arc<str>],
+        tokens: &dyn BlockTokens,
+    ) {
+        let first = first.min(self.prev.len()).min(view.messages.len());
+        let new = self.compaction_changes(index, first, now);
+        // (a) stubs are byte-stable once they appear.
+        let (new_in_message, cur_compactions) = self.check_stubs(index, first, view, &new);
+        // (c) the view extends the previous one, except where explained.
+        let (cur_sum, kept) = self.check_prefix(index, first, view, tokens, &new_in_message);
+        self.calls.push(CallStability {
+            index,
+            messages_kept: kept,
+            tokens_kept: self.prev_sum[kept],
+            previous_tokens: self.prev_sum[self.prev.len()],
+            new_compactions: new,
+        });
+        self.prev.truncate(first);
+        self.prev.extend(view.messages[first..].iter().cloned());
+        self.prev_sum.truncate(first);
+        self.prev_sum.extend(cur_sum);
+        self.prev_compactions.truncate(first);
+        self.prev_compactions.extend(cur_compactions);
+    }
+
+    /// The results compacted for the first time at this call; a stub
+    /// dropped (its result sent in full again) is a violation.
+    fn compaction_changes(&mut self, index: usize, first: usize, now: &[Arc<str>]) -> Vec<String> {
         // The compacted results of the messages before `first` are the
         // previous call's (the list is in message order): only the rest
-        // are compared, unless the lists disagree there.
-        let now = source.compacted();
-        // Bounded by both lists: a source whose list and view disagree is
-        // compared in full, never indexed past either.
-        let mut same = prev_compactions[first]
+        // are compared, unless the lists disagree there. Bounded by both
+        // lists: a source whose list and view disagree is compared in
+        // full, never indexed past either.
+        let mut same = self.prev_compactions[first]
             .min(now.len())
-            .min(prev_compacted.len());
-        if same > 0 && prev_compacted[same - 1] != now[same - 1] {
+            .min(self.prev_compacted.len());
+        if same > 0 && self.prev_compacted[same - 1] != now[same - 1] {
             same = 0;
         }
-        let (new, gone) = compaction_changes(&prev_compacted[same..], &now[same..]);
-        prev_compacted.truncate(same);
-        prev_compacted.extend_from_slice(&now[same..]);
+        let (new, gone) = compaction_changes(&self.prev_compacted[same..], &now[same..]);
+        let new: Vec<String> = new.iter().map(|s| s.to_string()).collect();
         for gone in gone {
-            violations.push(Violation {
+            self.violations.push(Violation {
                 call: index,
                 kind: "stub-dropped",
                 tool_use_id: Some(gone.to_string()),
                 message: 0,
                 offset: 0,
-                before: stubs.get(&*gone).map(|s| s.0.clone()).unwrap_or_default(),
+                before: self
+                    .stubs
+                    .get(&*gone)
+                    .map(|s| s.0.clone())
+                    .unwrap_or_default(),
                 after: "(sent in full again)".into(),
             });
         }
-        let new: Vec<String> = new.iter().map(|s| s.to_string()).collect();
-        // (a) stubs are byte-stable once they appear.
+        self.prev_compacted.truncate(same);
+        self.prev_compacted.extend_from_slice(&now[same..]);
+        new
+    }
+
+    /// Compares each stub from message `first` on with its bytes when
+    /// first seen; returns the messages holding a new compaction and, per
+    /// message from `first` (and one past the last), the compacted
+    /// results before it.
+    fn check_stubs(
+        &mut self,
+        index: usize,
+        first: usize,
+        view: &WireView<'h>,
+        new: &[String],
+    ) -> (BTreeSet<usize>, Vec<usize>) {
         let mut new_in_message: BTreeSet<usize> = BTreeSet::new();
-        let mut compactions = prev_compactions[first];
-        let mut cur_compactions = Vec::with_capacity(view.messages.len() - first);
+        let mut compactions = self.prev_compactions[first];
+        let mut cur_compactions = Vec::with_capacity(view.messages.len() - first + 1);
         for (mi, wm) in view.messages.iter().enumerate().skip(first) {
             cur_compactions.push(compactions);
             for wb in wm.blocks.iter().flatten() {
                 let WireBlock::Compacted { original, stub } = wb else {
                     continue;
                 };
-                let id = match original.kind() {
+                let (id, key) = match original.kind() {
                     BlockKind::ToolResult { tool_use_id, .. } => {
                         compactions += 1;
-                        tool_use_id.to_string()
+                        (tool_use_id.to_string(), tool_use_id.to_string())
                     }
-                    BlockKind::ToolUse {
-                        id: tool_use_id, ..
-                    } => tool_use_id.to_string(),
+                    BlockKind::ToolUse { id, .. } => (id.to_string(), format!("{id}#input")),
                     _ => continue,
                 };
-                let key = if matches!(original.kind(), BlockKind::ToolUse { .. }) {
-                    format!("{id}#input")
-                } else {
-                    id.clone()
-                };
-                match stubs.get(&key) {
+                match self.stubs.get(&key) {
                     Some((_, seen)) if Arc::ptr_eq(seen, stub) => {}
                     Some((before, _)) => {
                         let bytes = stub.to_json();
                         if *before != bytes {
-                            violations.push(diff(
-                                index,
-                                "stub-changed",
-                                Some(id.clone()),
-                                mi,
-                                before,
-                                &bytes,
-                            ));
+                            let v = diff(index, "stub-changed", Some(id.clone()), mi, before, &bytes);
+                            self.violations.push(v);
                         }
                     }
                     None => {
-                        stubs.insert(key, (stub.to_json(), stub.clone()));
+                        self.stubs.insert(key, (stub.to_json(), stub.clone()));
                     }
                 }
                 if new.contains(&id) {
@@ -230,21 +291,37 @@ pub fn check<'h>(
             }
         }
         cur_compactions.push(compactions);
-        // (c) the view extends the previous one, except where explained.
+        (new_in_message, cur_compactions)
+    }
+
+    /// Compares the view with the previous call's from message `first`
+    /// on: a change not explained by a new compaction is a violation.
+    /// Returns the view's running token sums from `first` and how many
+    /// leading messages of the previous view it kept.
+    fn check_prefix(
+        &mut self,
+        index: usize,
+        first: usize,
+        view: &WireView<'h>,
+        tokens: &dyn BlockTokens,
+        new_in_message: &BTreeSet<usize>,
+    ) -> (Vec<u64>, usize) {
         // A message built from the same objects as before has the same
         // bytes and tokens; only the others are serialized and compared.
         let mut cur_sum = Vec::with_capacity(view.messages.len() - first + 1);
-        cur_sum.push(prev_sum[first]);
+        cur_sum.push(self.prev_sum[first]);
         for (mi, m) in view.messages.iter().enumerate().skip(first) {
-            let t = match prev.get(mi) {
-                Some(before) if before.same_objects(m) => prev_sum[mi + 1] - prev_sum[mi],
+            let t = match self.prev.get(mi) {
+                Some(before) if before.same_objects(m) => {
+                    self.prev_sum[mi + 1] - self.prev_sum[mi]
+                }
                 _ => message_tokens(m, tokens),
             };
             cur_sum.push(cur_sum[cur_sum.len() - 1] + t);
         }
         let mut kept = first;
         let mut still_prefix = true;
-        for (mi, before) in prev.iter().enumerate().skip(first) {
+        for (mi, before) in self.prev.iter().enumerate().skip(first) {
             let equal = match view.messages.get(mi) {
                 Some(after) if before.same_objects(after) => None,
                 Some(after) => {
@@ -261,42 +338,36 @@ pub fn check<'h>(
             };
             still_prefix = false;
             if !new_in_message.contains(&mi) {
-                violations.push(diff(index, "prefix-changed", None, mi, &before, &after));
+                let v = diff(index, "prefix-changed", None, mi, &before, &after);
+                self.violations.push(v);
             }
         }
-        calls.push(CallStability {
-            index,
-            messages_kept: kept,
-            tokens_kept: prev_sum[kept],
-            previous_tokens: prev_sum[prev.len()],
-            new_compactions: new,
-        });
-        prev.truncate(first);
-        prev.extend(view.messages[first..].iter().cloned());
-        prev_sum.truncate(first);
-        prev_sum.extend(cur_sum);
-        prev_compactions.truncate(first);
-        prev_compactions.extend(cur_compactions);
+        (cur_sum, kept)
     }
-    let mut h = sha2::Sha256::default();
-    use sha2::Digest;
-    for (id, (bytes, _)) in &stubs {
-        h.update(id.as_bytes());
-        h.update([0]);
-        h.update(bytes.as_bytes());
-        h.update([0]);
+
+    /// The report: the digest over every stub and the last call's
+    /// messages.
+    fn finish(self) -> StabilityReport {
+        let mut h = sha2::Sha256::default();
+        use sha2::Digest;
+        for (id, (bytes, _)) in &self.stubs {
+            h.update(id.as_bytes());
+            h.update([0]);
+            h.update(bytes.as_bytes());
+            h.update([0]);
+        }
+        for m in &self.prev {
+            h.update(message_json(m).as_bytes());
+            h.update([0]);
+        }
+        let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        StabilityReport {
+            calls: self.calls,
+            violations: self.violations,
+            digest,
+            stubs: self.stubs.len(),
+        }
     }
-    for m in &prev {
-        h.update(message_json(m).as_bytes());
-        h.update([0]);
-    }
-    let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Ok(StabilityReport {
-        calls,
-        violations,
-        digest,
-        stubs: stubs.len(),
-    })
 }
 
 /// The ids compacted now and not before, and those compacted before and

@@ -154,6 +154,22 @@ fn plan<'a>(
     })
 }
 
+/// What each run's planning and ranking read, shared by threads: its
+/// mask of traces, its configs, and the configs sending the same requests.
+type RunView<'a> = (&'a [bool], &'a [Config], &'a SameRequests);
+
+/// A streamed sweep under way: the runs' states, the traces being
+/// replayed, and what reading, planning and ranking read.
+struct Streaming<'a, 's, E> {
+    source: &'s StreamSource<'s, E>,
+    ctx: super::ReplayContext<'a>,
+    applicability: &'a super::applies::Applicability,
+    recall_cost_usd: Option<f64>,
+    states: Vec<RunState<'a>>,
+    runs: Vec<RunView<'a>>,
+    lives: HashMap<usize, Live<'a>>,
+}
+
 impl AccountSweep<'_> {
     /// Sweeps every trace of the account, read from `source` in the order
     /// of their first calls, and hands each trace's sweep to `emit` (with
@@ -180,10 +196,7 @@ impl AccountSweep<'_> {
         }
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&t| (source.first_starts[t], t));
-        let ctx = self.ctx;
-        let (applicability, recall_cost_usd) = (self.applicability, self.recall_cost_usd);
-        let mut lives: HashMap<usize, Live<'_>> = HashMap::new();
-        let mut states: Vec<RunState<'_>> = self
+        let states: Vec<RunState<'_>> = self
             .runs
             .iter_mut()
             .map(|r| RunState {
@@ -196,82 +209,30 @@ impl AccountSweep<'_> {
                 next: BinaryHeap::new(),
             })
             .collect();
-        // What planning and ranking read of each run, shared by threads.
-        let runs: Vec<(&[bool], &[Config], &SameRequests)> = states
+        let runs = states
             .iter()
             .map(|s| (s.mask, s.configs, s.group))
             .collect();
+        let mut streaming = Streaming {
+            source,
+            ctx: self.ctx,
+            applicability: self.applicability,
+            recall_cost_usd: self.recall_cost_usd,
+            states,
+            runs,
+            lives: HashMap::new(),
+        };
         let mut read = 0;
         loop {
             // Read the next traces, side by side, and plan each run of
             // each; their texts are let go once planned.
             let batch = &order[read..(read + source.read_ahead.max(1)).min(n)];
             read += batch.len();
-            let loaded = batch
-                .par_iter()
-                .map(|&t| (source.load)(t))
-                .collect::<Result<Vec<_>, E>>()?;
-            let prepared = loaded
-                .par_iter()
-                .map(|trace| (source.prepare)(trace))
-                .collect::<Result<Vec<_>, E>>()?;
-            // Each model's caches are made for the first trace of that
-            // model whose calls meet them, as in the replay of them all at
-            // once: traces are read in the order of their first calls.
-            for ((&t, trace), p) in batch.iter().zip(&loaded).zip(&prepared) {
-                for st in states.iter_mut() {
-                    if st.mask[t] && !trace.calls.is_empty() {
-                        let which = st.sims.for_trace(p, st.configs, ctx)?;
-                        st.caches_of.insert(t, which);
-                    }
-                }
-            }
-            let jobs: Vec<(usize, usize)> = (0..batch.len())
-                .flat_map(|k| {
-                    let runs = &runs;
-                    (0..runs.len())
-                        .filter(move |&r| runs[r].0[batch[k]])
-                        .map(move |r| (k, r))
-                })
-                .collect();
-            let planned = jobs
-                .par_iter()
-                .map(|&(k, r)| plan(&prepared[k], runs[r].1, ctx))
-                .collect::<Vec<_>>();
-            drop(prepared);
-            drop(loaded);
-            let mut finished: Vec<(usize, Finished<'_>)> = Vec::new();
-            for &t in batch {
-                lives.insert(
-                    t,
-                    Live {
-                        finished: states.iter().map(|_| None).collect(),
-                        pending: 0,
-                    },
-                );
-            }
-            for (&(k, r), run) in jobs.iter().zip(planned) {
-                let t = batch[k];
-                let run = run?;
-                let st = &mut states[r];
-                match run.planned.front() {
-                    Some(first) => {
-                        st.next
-                            .push(Reverse((first.start_ms.unwrap_or(0), t, first.index())));
-                        st.live.insert(t, Box::new(run));
-                        if let Some(live) = lives.get_mut(&t) {
-                            live.pending += 1;
-                        }
-                    }
-                    None => {
-                        st.counted(source.progress);
-                        finished.push((r, (t, run.sim, run.done)));
-                    }
-                }
-            }
+            let mut finished = streaming.read_and_plan(batch)?;
             // Replay what comes before the next trace to read.
             let frontier = order.get(read).map(|&t| (source.first_starts[t], t));
-            let advanced = states
+            let advanced = streaming
+                .states
                 .par_iter_mut()
                 .map(|st| st.advance(frontier, source.progress))
                 .collect::<Vec<_>>();
@@ -281,67 +242,174 @@ impl AccountSweep<'_> {
                 }
             }
             for (r, (t, sim, done)) in finished {
-                if let Some(live) = lives.get_mut(&t) {
+                if let Some(live) = streaming.lives.get_mut(&t) {
                     live.finished[r] = Some((sim, done));
                     live.pending = live.pending.saturating_sub(1);
                 }
             }
-            // Traces every run has finished (or none replays: none applies):
-            // read again, their results put together and ranked, handed
-            // over, let go. As many at a time as are read ahead: a step
-            // of a crowded fleet can finish many, and each is held whole
-            // (its text, every config's calls) until it is handed over.
-            let mut complete: Vec<usize> = lives
-                .iter()
-                .filter(|(_, l)| l.pending == 0)
-                .map(|(t, _)| *t)
-                .collect();
-            complete.sort_unstable();
-            let grid = applicability.grid();
-            for chunk in complete.chunks(source.read_ahead.max(1)) {
-                let done: Vec<(usize, Live<'_>)> = chunk
-                    .iter()
-                    .filter_map(|t| lives.remove(t).map(|l| (*t, l)))
-                    .collect();
-                let ranked = done
-                    .into_par_iter()
-                    .map(|(t, live)| -> Result<Streamed, E> {
-                        let trace = (source.load)(t)?;
-                        let p = (source.prepare)(&trace)?;
-                        let baseline = applicability.baseline(t);
-                        let mut results: Vec<ReplayResult> = Vec::new();
-                        for (r, finished) in live.finished.into_iter().enumerate() {
-                            let Some((sim, done)) = finished else {
-                                continue;
-                            };
-                            let own = sim.finish(done, &trace, p.calibration);
-                            results.extend(runs[r].2.assign(vec![own]).pop().unwrap_or_default());
-                        }
-                        let results = results
-                            .into_iter()
-                            .filter(|r| grid.contains(&r.config) || r.config == *baseline)
-                            .collect();
-                        let sweep = rank(
-                            &p,
-                            &risk_index(&p),
-                            results,
-                            baseline,
-                            ctx.pricing,
-                            recall_cost_usd,
-                        )?;
-                        drop(p);
-                        Ok((t, trace, sweep))
-                    })
-                    .collect::<Vec<_>>();
-                let out = ranked.into_iter().collect::<Result<Vec<_>, E>>()?;
-                if !out.is_empty() {
-                    emit(out)?;
-                }
-            }
-            if read >= n && states.iter().all(|s| s.live.is_empty()) {
+            streaming.hand_over(emit)?;
+            if read >= n && streaming.states.iter().all(|s| s.live.is_empty()) {
                 break;
             }
         }
         Ok(())
+    }
+}
+
+impl<'a, E> Streaming<'a, '_, E>
+where
+    E: From<ReplayError> + Send,
+{
+    /// Reads and prepares the traces of `batch`, side by side, meets each
+    /// with its model's caches and plans every run of it; each run's
+    /// first call waits in its queue. Returns the runs finished at once
+    /// (a trace without calls), by run.
+    fn read_and_plan(&mut self, batch: &[usize]) -> Result<Vec<(usize, Finished<'a>)>, E> {
+        let (source, ctx) = (self.source, self.ctx);
+        let loaded = batch
+            .par_iter()
+            .map(|&t| (source.load)(t))
+            .collect::<Result<Vec<_>, E>>()?;
+        let prepared = loaded
+            .par_iter()
+            .map(|trace| (source.prepare)(trace))
+            .collect::<Result<Vec<_>, E>>()?;
+        // Each model's caches are made for the first trace of that
+        // model whose calls meet them, as in the replay of them all at
+        // once: traces are read in the order of their first calls.
+        for ((&t, trace), p) in batch.iter().zip(&loaded).zip(&prepared) {
+            for st in self.states.iter_mut() {
+                if st.mask[t] && !trace.calls.is_empty() {
+                    let which = st.sims.for_trace(p, st.configs, ctx)?;
+                    st.caches_of.insert(t, which);
+                }
+            }
+        }
+        let runs = &self.runs;
+        let jobs: Vec<(usize, usize)> = (0..batch.len())
+            .flat_map(|k| {
+                (0..runs.len())
+                    .filter(move |&r| runs[r].0[batch[k]])
+                    .map(move |r| (k, r))
+            })
+            .collect();
+        let planned = jobs
+            .par_iter()
+            .map(|&(k, r)| plan(&prepared[k], runs[r].1, ctx))
+            .collect::<Vec<_>>();
+        drop(prepared);
+        drop(loaded);
+        let mut finished: Vec<(usize, Finished<'a>)> = Vec::new();
+        for &t in batch {
+            let live = Live {
+                finished: self.states.iter().map(|_| None).collect(),
+                pending: 0,
+            };
+            self.lives.insert(t, live);
+        }
+        for (&(k, r), run) in jobs.iter().zip(planned) {
+            let t = batch[k];
+            let run = run?;
+            let st = &mut self.states[r];
+            match run.planned.front() {
+                Some(first) => {
+                    st.next
+                        .push(Reverse((first.start_ms.unwrap_or(0), t, first.index())));
+                    st.live.insert(t, Box::new(run));
+                    if let Some(live) = self.lives.get_mut(&t) {
+                        live.pending += 1;
+                    }
+                }
+                None => {
+                    st.counted(source.progress);
+                    finished.push((r, (t, run.sim, run.done)));
+                }
+            }
+        }
+        Ok(finished)
+    }
+
+    /// Hands over the traces every run has finished (or none replays:
+    /// none applies): read again, their results put together and ranked,
+    /// handed to `emit`, let go. As many at a time as are read ahead: a
+    /// step of a crowded fleet can finish many, and each is held whole
+    /// (its text, every config's calls) until it is handed over.
+    fn hand_over(&mut self, emit: &mut dyn FnMut(Vec<Streamed>) -> Result<(), E>) -> Result<(), E> {
+        let mut complete: Vec<usize> = self
+            .lives
+            .iter()
+            .filter(|(_, l)| l.pending == 0)
+            .map(|(t, _)| *t)
+            .collect();
+        complete.sort_unstable();
+        for chunk in complete.chunks(self.source.read_ahead.max(1)) {
+            let done: Vec<(usize, Live<'_>)> = chunk
+                .iter()
+                .filter_map(|t| self.lives.remove(t).map(|l| (*t, l)))
+                .collect();
+            let ranking = Ranking {
+                source: self.source,
+                applicability: self.applicability,
+                runs: &self.runs,
+                ctx: self.ctx,
+                recall_cost_usd: self.recall_cost_usd,
+            };
+            let ranked = done
+                .into_par_iter()
+                .map(|(t, live)| ranking.rank_finished(t, live))
+                .collect::<Vec<_>>();
+            let out = ranked.into_iter().collect::<Result<Vec<_>, E>>()?;
+            if !out.is_empty() {
+                emit(out)?;
+            }
+        }
+        Ok(())
+    }
+
+}
+
+/// What ranking a finished trace reads, shared by threads.
+struct Ranking<'a, 's, 'r, E> {
+    source: &'s StreamSource<'s, E>,
+    applicability: &'a super::applies::Applicability,
+    runs: &'r [RunView<'a>],
+    ctx: super::ReplayContext<'a>,
+    recall_cost_usd: Option<f64>,
+}
+
+impl<'a, E> Ranking<'a, '_, '_, E>
+where
+    E: From<ReplayError> + Send,
+{
+    /// Trace `t`, read again, with every run's results put together and
+    /// ranked.
+    fn rank_finished(&self, t: usize, live: Live<'a>) -> Result<Streamed, E> {
+        let (source, applicability) = (self.source, self.applicability);
+        let trace = (source.load)(t)?;
+        let p = (source.prepare)(&trace)?;
+        let baseline = applicability.baseline(t);
+        let mut results: Vec<ReplayResult> = Vec::new();
+        for (r, finished) in live.finished.into_iter().enumerate() {
+            let Some((sim, done)) = finished else {
+                continue;
+            };
+            let own = sim.finish(done, &trace, p.calibration);
+            results.extend(self.runs[r].2.assign(vec![own]).pop().unwrap_or_default());
+        }
+        let grid = applicability.grid();
+        let results = results
+            .into_iter()
+            .filter(|r| grid.contains(&r.config) || r.config == *baseline)
+            .collect();
+        let sweep = rank(
+            &p,
+            &risk_index(&p),
+            results,
+            baseline,
+            self.ctx.pricing,
+            self.recall_cost_usd,
+        )?;
+        drop(p);
+        Ok((t, trace, sweep))
     }
 }

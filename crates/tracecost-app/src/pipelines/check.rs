@@ -27,203 +27,298 @@ impl CheckPlan {
             path: shown.clone(),
             message,
         };
-        // A FIFO would block the read for ever: refused unopened.
-        let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-        if let Some(kind) = crate::trace::import::detect::special_kind(&meta.file_type()) {
-            return Err(bad(format!("is a {kind}, expected a baseline file")));
-        }
-        let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line_start = ok.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-            let line = ok.iter().filter(|&&b| b == b'\n').count() + 1;
-            bad(format!("{line}:{}: not UTF-8", ok.len() - line_start + 1))
-        })?;
-        let baseline: Baseline = serde_json::from_str(&text).map_err(|e| {
-            bad(format!(
-                "{}:{}: {}",
-                e.line(),
-                e.column().max(1),
-                crate::engine::json::error_message(&e)
-            ))
-        })?;
-        if baseline.format != BASELINE_FORMAT {
-            // Another version is named; any other value is not echoed: the
-            // file may be anything (a settings file holding secrets).
-            let found = if baseline.format.starts_with("tracecost.baseline/") {
-                format!("{:?}", baseline.format)
-            } else {
-                "the format of something else".to_owned()
-            };
-            return Err(bad(format!(
-                "at /format: expected \"{BASELINE_FORMAT}\", found {found}"
-            )));
-        }
-        if baseline.entries.is_empty() {
-            return Err(bad("at /entries: expected at least one entry".into()));
-        }
-        let range = crate::limits::TOLERANCE_PCT;
-        if let Some(t) = baseline.tolerance_pct
-            && range.check(t).is_err()
-        {
-            return Err(bad(format!(
-                "at /tolerance_pct: expected a number from {} to {}{}, found {t}",
-                range.min, range.max, range.unit
-            )));
-        }
-        if let Err(e) = crate::cost::tokens::parse_tokenizer(&baseline.settings.tokenizer) {
-            return Err(bad(format!("at /settings/tokenizer: {e}")));
-        }
-        let Some(calibration) = Calibration::from_name(&baseline.settings.calibrate) else {
-            return Err(bad(format!(
-                "at /settings/calibrate: expected \"auto\" or \"off\", found {:?}",
-                baseline.settings.calibrate
-            )));
-        };
-        for (i, e) in baseline.entries.iter().enumerate() {
-            let Some(x) = &e.expected else { continue };
-            // JSON's safe integers: larger totals are corrupt and would
-            // overflow the comparison's sums.
-            const MAX: u64 = (1 << 53) - 1;
-            for (name, v) in [
-                ("input_tokens", x.input_tokens),
-                ("cache_creation_input_tokens", x.cache_creation_input_tokens),
-                ("cache_read_input_tokens", x.cache_read_input_tokens),
-                ("output_tokens", x.output_tokens),
-            ] {
-                if v > MAX {
-                    return Err(bad(format!(
-                        "at /entries/{i}/expected/{name}: expected a token count of at most {MAX}, found {v}"
-                    )));
-                }
-            }
-            if !(x.cost_usd.is_finite() && x.cost_usd >= 0.0) {
-                return Err(bad(format!(
-                    "at /entries/{i}/expected/cost_usd: expected a non-negative number, found {}",
-                    x.cost_usd
-                )));
-            }
-        }
+        let baseline = read_baseline(path, &bad)?;
+        let calibration = validate(&baseline, &bad)?;
         let tolerance = tolerance_pct
             .or(baseline.tolerance_pct)
             .unwrap_or(DEFAULT_TOLERANCE_PCT);
         crate::limits::TOLERANCE_PCT
             .check(tolerance)
             .map_err(AppError::Usage)?;
-        let mut cost = CostPlan::new(
+        let cost = CostPlan::new(
             pricing_file,
             &baseline.settings.tokenizer,
             calibration,
             baseline.settings.batch,
         )?;
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let mut files: Vec<(String, Vec<Trace>)> = Vec::new();
-        // Traces already sifted of their unpriced calls, each once, and
-        // those with no priced call.
-        let mut sifted: Vec<(usize, usize)> = Vec::new();
-        let mut set_aside: Vec<(usize, usize)> = Vec::new();
-        let mut entries = Vec::new();
-        // Each file's resolved path: `./a.json` and `a.json` are one file.
-        let mut resolved: Vec<Option<PathBuf>> = Vec::new();
+        let mut named = Named {
+            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            cost,
+            update,
+            files: Vec::new(),
+            resolved: Vec::new(),
+            sifted: Vec::new(),
+            set_aside: Vec::new(),
+            entries: Vec::new(),
+        };
         for (i, e) in baseline.entries.iter().enumerate() {
-            let here = dir.join(&e.trace).canonicalize().ok();
-            let same = |f: usize| files[f].0 == e.trace || (here.is_some() && resolved[f] == here);
-            let file = match (0..files.len()).find(|&f| same(f)) {
-                Some(f) => f,
-                None => {
-                    confine(&dir, &e.trace).map_err(|why| {
-                        bad(format!(
-                            "at /entries/{i}/trace: {:?} {why}; trace paths are relative to the baseline file",
-                            e.trace
-                        ))
-                    })?;
-                    files.push((e.trace.clone(), load(&dir.join(&e.trace))?));
-                    resolved.push(here);
-                    files.len() - 1
-                }
-            };
-            let traces = &files[file].1;
-            let ti = match &e.name {
-                Some(n) => traces.iter().position(|t| &t.name == n).ok_or_else(|| {
-                    bad(format!(
-                        "at /entries/{i}/name: no trace named {n:?} in {}",
-                        e.trace
-                    ))
-                })?,
-                None if traces.len() == 1 => 0,
-                None => {
-                    let names: Vec<&str> = traces.iter().map(|t| t.name.as_str()).collect();
-                    return Err(bad(format!(
-                        "at /entries/{i}/name: {} holds {} traces; name one of: {}",
-                        e.trace,
-                        traces.len(),
-                        names_shown(&names)
-                    )));
-                }
-            };
-            let config: Config = e
-                .config
-                .parse()
-                .map_err(|err: crate::policy::ConfigError| {
-                    bad(format!("at /entries/{i}/config: {err}"))
-                })?;
-            // The same pair twice would be checked twice and, with
-            // `--update`, could hold two different expectations.
-            if let Some(j) = entries
-                .iter()
-                .find(|c: &&CheckEntry| c.file == file && c.trace == ti && c.config == config)
-            {
-                return Err(bad(format!(
-                    "at /entries/{i}: the same trace and config as /entries/{}; remove one",
-                    j.index
-                )));
-            }
-            // An entry priced at its trace's own models is checked on the
-            // calls that have a price; with none, it is left out (and the
-            // calls named), as every command that prices does.
-            if config.model.is_none() && set_aside.contains(&(file, ti)) {
-                continue;
-            }
-            if config.model.is_none() && !sifted.contains(&(file, ti)) {
-                sifted.push((file, ti));
-                let t = &files[file].1[ti];
-                let priced = |c| cost.pricing.lookup(t.model_of(c)).is_ok();
-                if !t.calls.iter().all(priced) {
-                    match cost.sift_one(t.clone(), None) {
-                        crate::unpriced::Sifted::Whole(t) | crate::unpriced::Sifted::Trimmed(t) => {
-                            files[file].1[ti] = t;
-                        }
-                        crate::unpriced::Sifted::SetAside => {
-                            set_aside.push((file, ti));
-                            continue;
-                        }
-                    }
-                }
-            }
-            let t = &files[file].1[ti];
-            crate::replay::check_config(t, &config)?;
-            cost.pricing.lookup(config.model_for_trace(t))?;
-            if !update && e.expected.is_none() {
-                return Err(bad(format!(
-                    "at /entries/{i}/expected: missing; run with --update to record the current figures"
-                )));
-            }
-            entries.push(CheckEntry {
-                index: i,
-                file,
-                trace: ti,
-                config,
-            });
+            named.add(i, e, load, &bad)?;
         }
         Ok(CheckPlan {
             path: PathBuf::from(path),
             baseline,
             tolerance_pct: tolerance,
             update,
-            files,
-            entries,
-            cost,
+            files: named.files,
+            entries: named.entries,
+            cost: named.cost,
         })
+    }
+}
+
+/// The baseline file at `path`, parsed (a FIFO refused unopened, bytes
+/// that are not UTF-8 named by line and column).
+fn read_baseline(path: &Path, bad: &dyn Fn(String) -> AppError) -> Result<Baseline, AppError> {
+    // A FIFO would block the read for ever: refused unopened.
+    let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    if let Some(kind) = crate::trace::import::detect::special_kind(&meta.file_type()) {
+        return Err(bad(format!("is a {kind}, expected a baseline file")));
+    }
+    let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line_start = ok.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let line = ok.iter().filter(|&&b| b == b'\n').count() + 1;
+        bad(format!("{line}:{}: not UTF-8", ok.len() - line_start + 1))
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "{}:{}: {}",
+            e.line(),
+            e.column().max(1),
+            crate::engine::json::error_message(&e)
+        ))
+    })
+}
+
+/// Checks what the baseline says before anything is loaded: its format,
+/// its entries, its tolerance, tokenizer and calibration, and each
+/// expectation's figures. Returns the calibration it names.
+fn validate(baseline: &Baseline, bad: &dyn Fn(String) -> AppError) -> Result<Calibration, AppError> {
+    if baseline.format != BASELINE_FORMAT {
+        // Another version is named; any other value is not echoed: the
+        // file may be anything (a settings file holding secrets).
+        let found = if baseline.format.starts_with("tracecost.baseline/") {
+            format!("{:?}", baseline.format)
+        } else {
+            "the format of something else".to_owned()
+        };
+        return Err(bad(format!(
+            "at /format: expected \"{BASELINE_FORMAT}\", found {found}"
+        )));
+    }
+    if baseline.entries.is_empty() {
+        return Err(bad("at /entries: expected at least one entry".into()));
+    }
+    let range = crate::limits::TOLERANCE_PCT;
+    if let Some(t) = baseline.tolerance_pct
+        && range.check(t).is_err()
+    {
+        return Err(bad(format!(
+            "at /tolerance_pct: expected a number from {} to {}{}, found {t}",
+            range.min, range.max, range.unit
+        )));
+    }
+    if let Err(e) = crate::cost::tokens::parse_tokenizer(&baseline.settings.tokenizer) {
+        return Err(bad(format!("at /settings/tokenizer: {e}")));
+    }
+    let Some(calibration) = Calibration::from_name(&baseline.settings.calibrate) else {
+        return Err(bad(format!(
+            "at /settings/calibrate: expected \"auto\" or \"off\", found {:?}",
+            baseline.settings.calibrate
+        )));
+    };
+    for (i, e) in baseline.entries.iter().enumerate() {
+        if let Some(x) = &e.expected {
+            validate_expected(i, x, bad)?;
+        }
+    }
+    Ok(calibration)
+}
+
+/// Entry `i`'s expected figures: token counts JSON can hold exactly, a
+/// cost that is a non-negative number.
+fn validate_expected(
+    i: usize,
+    x: &Expected,
+    bad: &dyn Fn(String) -> AppError,
+) -> Result<(), AppError> {
+    // JSON's safe integers: larger totals are corrupt and would
+    // overflow the comparison's sums.
+    const MAX: u64 = (1 << 53) - 1;
+    for (name, v) in [
+        ("input_tokens", x.input_tokens),
+        ("cache_creation_input_tokens", x.cache_creation_input_tokens),
+        ("cache_read_input_tokens", x.cache_read_input_tokens),
+        ("output_tokens", x.output_tokens),
+    ] {
+        if v > MAX {
+            return Err(bad(format!(
+                "at /entries/{i}/expected/{name}: expected a token count of at most {MAX}, found {v}"
+            )));
+        }
+    }
+    if !(x.cost_usd.is_finite() && x.cost_usd >= 0.0) {
+        return Err(bad(format!(
+            "at /entries/{i}/expected/cost_usd: expected a non-negative number, found {}",
+            x.cost_usd
+        )));
+    }
+    Ok(())
+}
+
+/// The traces and configs a baseline's entries name, gathered entry by
+/// entry: each file loaded once, each trace sifted of its unpriced calls
+/// once.
+struct Named {
+    /// The baseline's folder: trace paths are relative to it.
+    dir: PathBuf,
+    cost: CostPlan,
+    update: bool,
+    /// Each file as the entries name it, with its traces.
+    files: Vec<(String, Vec<Trace>)>,
+    /// Each file's resolved path: `./a.json` and `a.json` are one file.
+    resolved: Vec<Option<PathBuf>>,
+    /// Traces already sifted of their unpriced calls, each once.
+    sifted: Vec<(usize, usize)>,
+    /// Those with no priced call.
+    set_aside: Vec<(usize, usize)>,
+    entries: Vec<CheckEntry>,
+}
+
+impl Named {
+    /// Adds entry `i`: loads its file if it is new, finds its trace,
+    /// parses its config; an entry whose trace has no priced call is left
+    /// out.
+    fn add(
+        &mut self,
+        i: usize,
+        e: &crate::baseline::BaselineEntry,
+        load: &mut dyn FnMut(&Path) -> Result<Vec<Trace>, AppError>,
+        bad: &dyn Fn(String) -> AppError,
+    ) -> Result<(), AppError> {
+        let file = self.file(i, &e.trace, load, bad)?;
+        let ti = self.trace(i, file, e, bad)?;
+        let config: Config = e
+            .config
+            .parse()
+            .map_err(|err: crate::policy::ConfigError| {
+                bad(format!("at /entries/{i}/config: {err}"))
+            })?;
+        // The same pair twice would be checked twice and, with
+        // `--update`, could hold two different expectations.
+        if let Some(j) = self
+            .entries
+            .iter()
+            .find(|c| c.file == file && c.trace == ti && c.config == config)
+        {
+            return Err(bad(format!(
+                "at /entries/{i}: the same trace and config as /entries/{}; remove one",
+                j.index
+            )));
+        }
+        // An entry priced at its trace's own models is checked on the
+        // calls that have a price; with none, it is left out (and the
+        // calls named), as every command that prices does.
+        if config.model.is_none() && !self.sift(file, ti) {
+            return Ok(());
+        }
+        let t = &self.files[file].1[ti];
+        crate::replay::check_config(t, &config)?;
+        self.cost.pricing.lookup(config.model_for_trace(t))?;
+        if !self.update && e.expected.is_none() {
+            return Err(bad(format!(
+                "at /entries/{i}/expected: missing; run with --update to record the current figures"
+            )));
+        }
+        self.entries.push(CheckEntry {
+            index: i,
+            file,
+            trace: ti,
+            config,
+        });
+        Ok(())
+    }
+
+    /// The file entry `i` names (`name`, relative to the baseline), loaded
+    /// the first time it is named.
+    fn file(
+        &mut self,
+        i: usize,
+        name: &str,
+        load: &mut dyn FnMut(&Path) -> Result<Vec<Trace>, AppError>,
+        bad: &dyn Fn(String) -> AppError,
+    ) -> Result<usize, AppError> {
+        let here = self.dir.join(name).canonicalize().ok();
+        let same =
+            |f: usize| self.files[f].0 == name || (here.is_some() && self.resolved[f] == here);
+        if let Some(f) = (0..self.files.len()).find(|&f| same(f)) {
+            return Ok(f);
+        }
+        confine(&self.dir, name).map_err(|why| {
+            bad(format!(
+                "at /entries/{i}/trace: {name:?} {why}; trace paths are relative to the baseline file"
+            ))
+        })?;
+        self.files.push((name.to_owned(), load(&self.dir.join(name))?));
+        self.resolved.push(here);
+        Ok(self.files.len() - 1)
+    }
+
+    /// The trace of `file` entry `i` names (or the file's only trace).
+    fn trace(
+        &self,
+        i: usize,
+        file: usize,
+        e: &crate::baseline::BaselineEntry,
+        bad: &dyn Fn(String) -> AppError,
+    ) -> Result<usize, AppError> {
+        let traces = &self.files[file].1;
+        match &e.name {
+            Some(n) => traces.iter().position(|t| &t.name == n).ok_or_else(|| {
+                bad(format!(
+                    "at /entries/{i}/name: no trace named {n:?} in {}",
+                    e.trace
+                ))
+            }),
+            None if traces.len() == 1 => Ok(0),
+            None => {
+                let names: Vec<&str> = traces.iter().map(|t| t.name.as_str()).collect();
+                Err(bad(format!(
+                    "at /entries/{i}/name: {} holds {} traces; name one of: {}",
+                    e.trace,
+                    traces.len(),
+                    names_shown(&names)
+                )))
+            }
+        }
+    }
+
+    /// Sifts trace `ti` of `file` of its unpriced calls, the first time;
+    /// whether any call is left to check.
+    fn sift(&mut self, file: usize, ti: usize) -> bool {
+        if self.set_aside.contains(&(file, ti)) {
+            return false;
+        }
+        if self.sifted.contains(&(file, ti)) {
+            return true;
+        }
+        self.sifted.push((file, ti));
+        let t = &self.files[file].1[ti];
+        let priced = |c| self.cost.pricing.lookup(t.model_of(c)).is_ok();
+        if t.calls.iter().all(priced) {
+            return true;
+        }
+        match self.cost.sift_one(t.clone(), None) {
+            crate::unpriced::Sifted::Whole(t) | crate::unpriced::Sifted::Trimmed(t) => {
+                self.files[file].1[ti] = t;
+                true
+            }
+            crate::unpriced::Sifted::SetAside => {
+                self.set_aside.push((file, ti));
+                false
+            }
+        }
     }
 }
 

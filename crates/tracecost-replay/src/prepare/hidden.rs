@@ -80,50 +80,9 @@ impl PreparedTrace<'_> {
         let hidden = self.system.get(p)?.last()?.raw_tokens;
         let before = self.before_hidden(p, price)?;
         let frame = price.framing.per_block;
-        // (read, cached) per recorded call; a call is cold when it read
-        // less than the call before it cached.
-        let usage: Vec<Option<(u64, u64)>> = calls
-            .iter()
-            .map(|c| {
-                let u = c.usage?;
-                u.total_input()?;
-                let read = u.cache_read_input_tokens.unwrap_or(0);
-                Some((read, read + u.cache_creation_input_tokens.unwrap_or(0)))
-            })
-            .collect();
-        // The cache is per model: a call's record speaks of its own
-        // model's entries only (an advisor's request, on another model,
-        // neither reads nor keeps the executor's).
-        let model = |c: &crate::trace::Call| c.model.clone().unwrap_or_default();
-        let mut cold: Vec<Option<u64>> = vec![None; calls.len()];
-        let mut prev: HashMap<String, u64> = HashMap::new();
-        for (i, (u, c)) in usage.iter().zip(calls).enumerate() {
-            if let Some((read, cached)) = *u {
-                if prev.get(&model(c)).is_none_or(|&p| read < p) {
-                    cold[i] = Some(read);
-                }
-                prev.insert(model(c), cached);
-            }
-        }
-        // Each part is a framed block: a boundary needs room for its frame.
-        let mut boundaries: Vec<u64> = cold
-            .iter()
-            .flatten()
-            .copied()
-            .filter(|&r| r > before + frame && r + frame < before + hidden)
-            .collect();
-        boundaries.sort_unstable();
-        // Reads a few tokens apart (other sessions' prompts differing by a
-        // word) cannot each end a framed part: the lower one stands for
-        // them, so such a read is taken to reach a few tokens less.
-        let mut at = before;
-        boundaries.retain(|&b| {
-            let room = b > at + frame;
-            if room {
-                at = b;
-            }
-            room
-        });
+        let usage = recorded_reads(calls);
+        let cold = cold_reads(calls, &usage);
+        let boundaries = part_boundaries(&cold, before, before + hidden, frame);
         // Parts: between consecutive boundaries, each framed, then the rest.
         let mut parts = Vec::with_capacity(boundaries.len() + 1);
         let mut at = before;
@@ -136,6 +95,32 @@ impl PreparedTrace<'_> {
         let own = (before + hidden)
             .checked_sub(at + frame)
             .filter(|t| *t > 0)?;
+        let own_key = self.split_hidden(&parts, own);
+        let end = before + hidden;
+        let states = shared_states(&cold, &usage, &boundaries, end, frame);
+        let (version, fresh) = self.own_versions(&cold, end);
+        let own_keys = (0..=fresh)
+            .map(|v| {
+                if v == 0 {
+                    return own_key;
+                }
+                let mut bytes = own_key.0.to_vec();
+                bytes.extend_from_slice(&v.to_le_bytes());
+                ContentHash::of(&bytes)
+            })
+            .collect();
+        Some(HiddenCache {
+            boundaries,
+            calls: states,
+            version,
+            own_keys,
+        })
+    }
+
+    /// Replaces every prompt version's hidden block with its parts (each
+    /// shared part's tokens, then the session's own rest); returns the own
+    /// rest's key.
+    fn split_hidden(&mut self, parts: &[u64], own: u64) -> ContentHash {
         let mut counts = Vec::with_capacity(parts.len() + 1);
         let mut blocks = Vec::with_capacity(parts.len() + 1);
         for (j, &t) in parts.iter().enumerate() {
@@ -160,37 +145,24 @@ impl PreparedTrace<'_> {
             sc.extend(counts.iter().copied());
             sb.extend(blocks.iter().cloned());
         }
-        let end = before + hidden;
-        // Only a first call can show another session's copy of the rest:
-        // later, a read past it is the session's own entries.
-        let first = usage.iter().position(Option::is_some);
-        let states = cold
-            .iter()
-            .zip(&usage)
-            .enumerate()
-            .map(|(i, (c, u))| match c {
-                None if u.is_some() => SharedState::Carried,
-                None => SharedState::Unknown,
-                // Past the last place a part could end (the boundaries'
-                // bound above): the own rest was read too.
-                Some(read) if first == Some(i) && read + frame >= end => SharedState::ReadPast {
-                    written: u.map_or(0, |(read, cached)| cached - read),
-                },
-                Some(read) => match boundaries.iter().rposition(|b| b <= read) {
-                    Some(j) => SharedState::Warm(j),
-                    None => SharedState::Cold,
-                },
-            })
-            .collect();
+        own_count.key
+    }
+
+    /// Per call, the version of the session's own hidden rest it sent
+    /// (0: the first), and the last version made: a cold read within the
+    /// TTL of the session's own entries, short of the rest's `end`, means
+    /// the rest changed.
+    fn own_versions(&self, cold: &[Option<u64>], end: u64) -> (Vec<u32>, u32) {
+        let calls = &self.trace.calls;
         let mut version = 0u32;
         let mut fresh = 0u32;
         let mut versions = Vec::with_capacity(calls.len());
         // (start, TTL it wrote with) of the last call that recorded usage.
         let mut lasts: HashMap<String, (u64, Ttl)> = HashMap::new();
-        for (i, (c, r)) in calls.iter().zip(&cold).enumerate() {
+        for (i, (c, r)) in calls.iter().zip(cold).enumerate() {
             // Within the TTL the session's own entries were written with
             // (an hour where Claude Code asked for one), they were alive.
-            let last = lasts.get(&model(c)).copied();
+            let last = lasts.get(&model_of(c)).copied();
             let recent = match (c.start_ms, last) {
                 (Some(s), Some((l, ttl))) => s.saturating_sub(l) < ttl.millis(),
                 _ => false,
@@ -223,28 +195,106 @@ impl PreparedTrace<'_> {
                     .copied()
                     .unwrap_or(Ttl::FiveMinutes);
                 if let Some(l) = c.start_ms.or(last.map(|(l, _)| l)) {
-                    lasts.insert(model(c), (l, ttl));
+                    lasts.insert(model_of(c), (l, ttl));
                 }
             }
             versions.push(version);
         }
-        let own_keys = (0..=fresh)
-            .map(|v| {
-                if v == 0 {
-                    return own_count.key;
-                }
-                let mut bytes = own_count.key.0.to_vec();
-                bytes.extend_from_slice(&v.to_le_bytes());
-                ContentHash::of(&bytes)
-            })
-            .collect();
-        Some(HiddenCache {
-            boundaries,
-            calls: states,
-            version: versions,
-            own_keys,
-        })
+        (versions, fresh)
     }
+}
+
+/// The cache is per model: a call's record speaks of its own model's
+/// entries only (an advisor's request, on another model, neither reads
+/// nor keeps the executor's).
+fn model_of(c: &crate::trace::Call) -> String {
+    c.model.clone().unwrap_or_default()
+}
+
+/// Per call, what its record says it read from the cache and what was
+/// cached after it (read + written); `None` without recorded input.
+fn recorded_reads(calls: &[crate::trace::Call]) -> Vec<Option<(u64, u64)>> {
+    calls
+        .iter()
+        .map(|c| {
+            let u = c.usage?;
+            u.total_input()?;
+            let read = u.cache_read_input_tokens.unwrap_or(0);
+            Some((read, read + u.cache_creation_input_tokens.unwrap_or(0)))
+        })
+        .collect()
+}
+
+/// Per call, its read when it was cold: less than the call before (of its
+/// model) cached.
+fn cold_reads(calls: &[crate::trace::Call], usage: &[Option<(u64, u64)>]) -> Vec<Option<u64>> {
+    let mut cold: Vec<Option<u64>> = vec![None; calls.len()];
+    let mut prev: HashMap<String, u64> = HashMap::new();
+    for (i, (u, c)) in usage.iter().zip(calls).enumerate() {
+        if let Some((read, cached)) = *u {
+            if prev.get(&model_of(c)).is_none_or(|&p| read < p) {
+                cold[i] = Some(read);
+            }
+            prev.insert(model_of(c), cached);
+        }
+    }
+    cold
+}
+
+/// Where other sessions' prefixes end inside the hidden prefix (from
+/// `before` to `end`): the cold reads that fall inside it with room for a
+/// framed part on each side, ascending, a few tokens apart at least.
+fn part_boundaries(cold: &[Option<u64>], before: u64, end: u64, frame: u64) -> Vec<u64> {
+    // Each part is a framed block: a boundary needs room for its frame.
+    let mut boundaries: Vec<u64> = cold
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|&r| r > before + frame && r + frame < end)
+        .collect();
+    boundaries.sort_unstable();
+    // Reads a few tokens apart (other sessions' prompts differing by a
+    // word) cannot each end a framed part: the lower one stands for
+    // them, so such a read is taken to reach a few tokens less.
+    let mut at = before;
+    boundaries.retain(|&b| {
+        let room = b > at + frame;
+        if room {
+            at = b;
+        }
+        room
+    });
+    boundaries
+}
+
+/// Per call, what the record says of the hidden prefix's shared parts.
+fn shared_states(
+    cold: &[Option<u64>],
+    usage: &[Option<(u64, u64)>],
+    boundaries: &[u64],
+    end: u64,
+    frame: u64,
+) -> Vec<SharedState> {
+    // Only a first call can show another session's copy of the rest:
+    // later, a read past it is the session's own entries.
+    let first = usage.iter().position(Option::is_some);
+    cold.iter()
+        .zip(usage)
+        .enumerate()
+        .map(|(i, (c, u))| match c {
+            None if u.is_some() => SharedState::Carried,
+            None => SharedState::Unknown,
+            // Past the last place a part could end (the boundaries'
+            // bound above): the own rest was read too.
+            Some(read) if first == Some(i) && read + frame >= end => SharedState::ReadPast {
+                written: u.map_or(0, |(read, cached)| cached - read),
+            },
+            Some(read) => match boundaries.iter().rposition(|b| b <= read) {
+                Some(j) => SharedState::Warm(j),
+                None => SharedState::Cold,
+            },
+        })
+        .collect()
 }
 
 impl PreparedTrace<'_> {
