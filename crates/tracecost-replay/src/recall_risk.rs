@@ -724,18 +724,33 @@ impl<'t> Results<'t> {
                 }
             };
             each_written_line(text, |l, h, next_to| {
-                found(Kind::CopiedLine, &self.line_index, l, h, next_to, &mut plain)
+                found(
+                    Kind::CopiedLine,
+                    &self.line_index,
+                    l,
+                    h,
+                    next_to,
+                    &mut plain,
+                )
             });
             each_identifier(text, |w, h| {
-                found(Kind::Identifier, &self.ident_index, w, h, [None; 2], &mut plain)
+                found(
+                    Kind::Identifier,
+                    &self.ident_index,
+                    w,
+                    h,
+                    [None; 2],
+                    &mut plain,
+                )
             });
             // Re-fetches: the response's tool calls that fetch by a key an
             // earlier result was fetched by.
             if let Some(response) = trace.messages.get(call.messages) {
                 for b in response.blocks() {
                     if let BlockKind::ToolUse { id, .. } = b.kind()
-                        && let Some(list) =
-                            keys.get(&**id).and_then(|k| self.fetch_index.get(k.as_str()))
+                        && let Some(list) = keys
+                            .get(&**id)
+                            .and_then(|k| self.fetch_index.get(k.as_str()))
                     {
                         let holders = earlier(list);
                         if !holders.is_empty() {

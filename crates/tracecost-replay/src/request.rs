@@ -134,7 +134,8 @@ impl<'t> Request<'t> {
         tokens: &mut RunTokens<'_>,
     ) -> Result<Sent<'a>, ReplayError> {
         let header = self.build_header(inputs);
-        let (first_changed, cut) = self.advance_view(inputs, header.fixed, incremental, run, tokens)?;
+        let (first_changed, cut) =
+            self.advance_view(inputs, header.fixed, incremental, run, tokens)?;
         let from_block = self.rebuild(inputs, &header, first_changed, cut, incremental, tokens);
         Ok(self.sent(header, from_block))
     }

@@ -277,7 +277,8 @@ impl<'h> Checker<'h> {
                     Some((before, _)) => {
                         let bytes = stub.to_json();
                         if *before != bytes {
-                            let v = diff(index, "stub-changed", Some(id.clone()), mi, before, &bytes);
+                            let v =
+                                diff(index, "stub-changed", Some(id.clone()), mi, before, &bytes);
                             self.violations.push(v);
                         }
                     }
@@ -312,9 +313,7 @@ impl<'h> Checker<'h> {
         cur_sum.push(self.prev_sum[first]);
         for (mi, m) in view.messages.iter().enumerate().skip(first) {
             let t = match self.prev.get(mi) {
-                Some(before) if before.same_objects(m) => {
-                    self.prev_sum[mi + 1] - self.prev_sum[mi]
-                }
+                Some(before) if before.same_objects(m) => self.prev_sum[mi + 1] - self.prev_sum[mi],
                 _ => message_tokens(m, tokens),
             };
             cur_sum.push(cur_sum[cur_sum.len() - 1] + t);

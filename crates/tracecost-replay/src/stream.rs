@@ -365,7 +365,6 @@ where
         }
         Ok(())
     }
-
 }
 
 /// What ranking a finished trace reads, shared by threads.

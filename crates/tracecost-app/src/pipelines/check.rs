@@ -94,7 +94,10 @@ fn read_baseline(path: &Path, bad: &dyn Fn(String) -> AppError) -> Result<Baseli
 /// Checks what the baseline says before anything is loaded: its format,
 /// its entries, its tolerance, tokenizer and calibration, and each
 /// expectation's figures. Returns the calibration it names.
-fn validate(baseline: &Baseline, bad: &dyn Fn(String) -> AppError) -> Result<Calibration, AppError> {
+fn validate(
+    baseline: &Baseline,
+    bad: &dyn Fn(String) -> AppError,
+) -> Result<Calibration, AppError> {
     if baseline.format != BASELINE_FORMAT {
         // Another version is named; any other value is not echoed: the
         // file may be anything (a settings file holding secrets).
@@ -260,7 +263,8 @@ impl Named {
                 "at /entries/{i}/trace: {name:?} {why}; trace paths are relative to the baseline file"
             ))
         })?;
-        self.files.push((name.to_owned(), load(&self.dir.join(name))?));
+        self.files
+            .push((name.to_owned(), load(&self.dir.join(name))?));
         self.resolved.push(here);
         Ok(self.files.len() - 1)
     }

@@ -63,7 +63,15 @@ pub(super) fn best_per_family(s: &TraceSweep) -> Vec<&SweepRow> {
 /// The charts of one trace, in display order: (file stem, title, chart).
 pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     let stem = slug(&s.trace);
-    let mut out = Vec::new();
+    let mut out = vec![calls_chart(s, &stem), cumulative_chart(s, &stem)];
+    out.extend(heatmaps(s, &stem));
+    out.push(savings_chart(s, &stem));
+    out
+}
+
+/// Input tokens per call by billing class: the status quo, the
+/// recommendation and the cheapest config.
+fn calls_chart(s: &TraceSweep, stem: &str) -> (String, Chart) {
     let base = &s.rows[s.baseline];
     let rec = &s.rows[s.recommended];
     let mut series = vec![(
@@ -82,14 +90,20 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
             call_tokens(&s.rows[s.cheapest].result.calls),
         ));
     }
-    out.push((
+    (
         format!("{stem}-calls"),
         Chart::StackedCalls {
             title: format!("{}: input tokens per call by billing class", s.trace),
             series,
         },
-    ));
-    // Lines: the families' best, baseline and recommended first.
+    )
+}
+
+/// Cumulative cost across calls: the families' best, baseline and
+/// recommended first.
+fn cumulative_chart(s: &TraceSweep, stem: &str) -> (String, Chart) {
+    let base = &s.rows[s.baseline];
+    let rec = &s.rows[s.recommended];
     let mut lines: Vec<(String, Vec<f64>)> = Vec::new();
     let mut push = |label: String, r: &SweepRow| {
         if !lines
@@ -104,14 +118,18 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
     for r in best_per_family(s) {
         push(r.result.config.to_string(), r);
     }
-    out.push((
+    (
         format!("{stem}-cumulative"),
         Chart::CumulativeCost {
             title: format!("{}: cumulative cost across calls", s.trace),
             lines,
         },
-    ));
-    // Heatmaps: ledger threshold × keep-last per cache policy.
+    )
+}
+
+/// Heatmaps: ledger threshold × keep-last per cache policy.
+fn heatmaps(s: &TraceSweep, stem: &str) -> Vec<(String, Chart)> {
+    let mut out = Vec::new();
     let mut by_cache: BTreeMap<String, BTreeMap<(u64, usize), f64>> = BTreeMap::new();
     for r in &s.rows {
         let config = &r.result.config;
@@ -163,11 +181,16 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
             },
         ));
     }
+    out
+}
+
+/// Savings against the status quo, best config per policy.
+fn savings_chart(s: &TraceSweep, stem: &str) -> (String, Chart) {
     let bars = best_per_family(s)
         .into_iter()
         .map(|r| (r.result.config.to_string(), r.savings_usd, r.savings_pct))
         .collect();
-    out.push((
+    (
         format!("{stem}-savings"),
         Chart::SavingsBars {
             title: format!(
@@ -176,8 +199,7 @@ pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
             ),
             bars,
         },
-    ));
-    out
+    )
 }
 
 /// Configs drawn in the fleet's cost chart, besides the status quo and the
@@ -187,10 +209,19 @@ const CONFIG_BARS: usize = 12;
 /// The fleet's charts, in display order: (file stem, chart). An error
 /// when the sessions' figures cannot be read back.
 pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::AppError> {
+    // The trade-off first: what each config costs against what it risks;
+    // then what each costs, what a session saves, per day, per project.
+    let mut out = vec![fleet_pareto(fleet), fleet_config_bars(fleet)];
+    out.extend(fleet_savings(fleet));
+    out.extend(fleet_days(fleet));
+    out.extend(fleet_projects(fleet)?);
+    Ok(out)
+}
+
+/// Each config's cost against its recall risk. Configs that compact
+/// nothing are the status quo's point again.
+fn fleet_pareto(fleet: &Fleet) -> (String, Chart) {
     let a = &fleet.answer;
-    let mut out = Vec::new();
-    // The trade-off first: what each config costs against what it risks.
-    // Configs that compact nothing are the status quo's point again.
     // The status quo is a point of its own where the grid does not hold it
     // (a status quo replaying the trace's own clears).
     let mut shown: Vec<&FleetFigures> = fleet.configs.iter().filter(|c| !c.no_effect).collect();
@@ -198,7 +229,7 @@ pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::A
         shown.push(&a.status_quo);
     }
     let at = |config: &FleetConfig| shown.iter().position(|c| c.config == *config);
-    out.push((
+    (
         "fleet-pareto".to_owned(),
         Chart::ParetoFront {
             title: format!(
@@ -218,9 +249,13 @@ pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::A
                 .into_iter()
                 .collect(),
         },
-    ));
-    // The status quo beside the cheapest configs, not every config of the
-    // grid (65 bars by default): the table below lists them all.
+    )
+}
+
+/// The status quo beside the cheapest configs, not every config of the
+/// grid (65 bars by default): the table below lists them all.
+fn fleet_config_bars(fleet: &Fleet) -> (String, Chart) {
+    let a = &fleet.answer;
     let mut bars: Vec<&FleetFigures> = fleet.configs.iter().collect();
     bars.sort_by(|x, y| x.cost_usd.total_cmp(&y.cost_usd));
     bars.truncate(CONFIG_BARS);
@@ -240,7 +275,7 @@ pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::A
     } else {
         "each config".to_owned()
     };
-    out.push((
+    (
         "fleet-configs".to_owned(),
         Chart::ConfigCosts {
             title: format!(
@@ -256,110 +291,126 @@ pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::A
                 .then(|| bar_at(&a.recommended.config))
                 .flatten(),
         },
-    ));
-    if let Some(pick) = fleet.shown_pick() {
-        let savings_usd = fleet.shown_savings_usd.clone();
-        out.push((
-            "fleet-savings".to_owned(),
-            Chart::SavingsDistribution {
-                title: format!(
-                    "Saving per session under {} {} against each session's status quo",
-                    if a.keep_status_quo {
-                        "the cheapest config,"
-                    } else {
-                        "the recommendation,"
-                    },
-                    pick.config
-                ),
-                savings_usd,
-            },
-        ));
-    }
+    )
+}
+
+/// What a session saves under the pick shown, against its status quo.
+fn fleet_savings(fleet: &Fleet) -> Option<(String, Chart)> {
+    let a = &fleet.answer;
+    let pick = fleet.shown_pick()?;
+    let savings_usd = fleet.shown_savings_usd.clone();
+    Some((
+        "fleet-savings".to_owned(),
+        Chart::SavingsDistribution {
+            title: format!(
+                "Saving per session under {} {} against each session's status quo",
+                if a.keep_status_quo {
+                    "the cheapest config,"
+                } else {
+                    "the recommendation,"
+                },
+                pick.config
+            ),
+            savings_usd,
+        },
+    ))
+}
+
+/// Cost per day: recorded, status quo, recommended.
+fn fleet_days(fleet: &Fleet) -> Option<(String, Chart)> {
+    let a = &fleet.answer;
     let dated: Vec<&crate::app::fleet::DayFigures> = fleet
         .days
         .iter()
         .filter(|d| d.day != crate::app::fleet::UNDATED)
         .collect();
-    if !dated.is_empty() {
-        let recorded = dated.iter().any(|d| d.recorded_cost_usd.is_some());
-        let mut series = Vec::new();
-        if recorded {
-            series.push("recorded".to_owned());
-        }
-        series.push("status quo".to_owned());
-        if !a.keep_status_quo {
-            series.push("recommended".to_owned());
-        }
-        let days = dated
-            .iter()
-            .map(|d| {
-                let mut v = Vec::new();
-                if recorded {
-                    v.push(d.recorded_cost_usd);
-                }
-                v.push(Some(d.status_quo_usd));
-                if !a.keep_status_quo {
-                    v.push(Some(d.recommended_usd));
-                }
-                (d.day.clone(), v)
-            })
-            .collect();
-        out.push((
-            "fleet-days".to_owned(),
-            Chart::CostPerDay {
-                title: "Cost per day (UTC, by the day each call started)".to_owned(),
-                series,
-                days,
-            },
-        ));
+    if dated.is_empty() {
+        return None;
     }
-    if !fleet.projects.is_empty() {
-        // What each project's sessions cost under the recommendation, in
-        // the sessions' order (most expensive first), read in one pass.
-        let mut recommended: std::collections::HashMap<String, Vec<f64>> =
-            std::collections::HashMap::new();
-        if !a.keep_status_quo {
-            for s in fleet.per_session.iter() {
-                let s = s?;
-                let project = s
-                    .project
-                    .as_deref()
-                    .unwrap_or(crate::app::fleet::NO_PROJECT);
-                match recommended.get_mut(project) {
-                    Some(v) => v.push(s.recommended_usd),
-                    None => {
-                        recommended.insert(project.to_owned(), vec![s.recommended_usd]);
-                    }
+    let recorded = dated.iter().any(|d| d.recorded_cost_usd.is_some());
+    let mut series = Vec::new();
+    if recorded {
+        series.push("recorded".to_owned());
+    }
+    series.push("status quo".to_owned());
+    if !a.keep_status_quo {
+        series.push("recommended".to_owned());
+    }
+    let days = dated
+        .iter()
+        .map(|d| {
+            let mut v = Vec::new();
+            if recorded {
+                v.push(d.recorded_cost_usd);
+            }
+            v.push(Some(d.status_quo_usd));
+            if !a.keep_status_quo {
+                v.push(Some(d.recommended_usd));
+            }
+            (d.day.clone(), v)
+        })
+        .collect();
+    Some((
+        "fleet-days".to_owned(),
+        Chart::CostPerDay {
+            title: "Cost per day (UTC, by the day each call started)".to_owned(),
+            series,
+            days,
+        },
+    ))
+}
+
+/// Per project: the status quo against the recommendation (or each
+/// project's own best config).
+fn fleet_projects(fleet: &Fleet) -> Result<Option<(String, Chart)>, crate::app::AppError> {
+    let a = &fleet.answer;
+    if fleet.projects.is_empty() {
+        return Ok(None);
+    }
+    // What each project's sessions cost under the recommendation, in
+    // the sessions' order (most expensive first), read in one pass.
+    let mut recommended: std::collections::HashMap<String, Vec<f64>> =
+        std::collections::HashMap::new();
+    if !a.keep_status_quo {
+        for s in fleet.per_session.iter() {
+            let s = s?;
+            let project = s
+                .project
+                .as_deref()
+                .unwrap_or(crate::app::fleet::NO_PROJECT);
+            match recommended.get_mut(project) {
+                Some(v) => v.push(s.recommended_usd),
+                None => {
+                    recommended.insert(project.to_owned(), vec![s.recommended_usd]);
                 }
             }
         }
-        out.push((
-            "fleet-projects".to_owned(),
-            Chart::ProjectCosts {
-                against: if a.keep_status_quo {
-                    "its own best config".to_owned()
-                } else {
-                    "recommended".to_owned()
-                },
-                title: if a.keep_status_quo {
-                    "Per project: the status quo against each project's own best config".to_owned()
-                } else {
-                    "Per project: the status quo against the recommendation".to_owned()
-                },
-                projects: fleet
-                    .projects
-                    .iter()
-                    .map(|p| {
-                        let pick = if a.keep_status_quo {
-                            p.answer.recommended.cost_usd
-                        } else {
-                            recommended.get(&p.project).map_or(0.0, |v| v.iter().sum())
-                        };
-                        (p.project.clone(), p.answer.status_quo.cost_usd, pick)
-                    })
-                    .collect(),
-            },
-        ));
     }
-    Ok(out)
+    Ok(Some((
+        "fleet-projects".to_owned(),
+        Chart::ProjectCosts {
+            against: if a.keep_status_quo {
+                "its own best config".to_owned()
+            } else {
+                "recommended".to_owned()
+            },
+            title: if a.keep_status_quo {
+                "Per project: the status quo against each project's own best config".to_owned()
+            } else {
+                "Per project: the status quo against the recommendation".to_owned()
+            },
+            projects: fleet
+                .projects
+                .iter()
+                .map(|p| {
+                    let pick = if a.keep_status_quo {
+                        p.answer.recommended.cost_usd
+                    } else {
+                        recommended.get(&p.project).map_or(0.0, |v| v.iter().sum())
+                    };
+                    (p.project.clone(), p.answer.status_quo.cost_usd, pick)
+                })
+                .collect(),
+        },
+    )))
 }

@@ -11,6 +11,7 @@ use crate::app::fleet::{Basis, Fleet, SessionFigures, StabilityBrief};
 use crate::app::identity::slug;
 use crate::charts::{Chart, ChartError, render_svg, suggested_height};
 use crate::fmt::{dollars, html_escape, needs, thousands};
+use crate::replay::sweep::TraceSweep;
 
 use super::assumptions::Assumptions;
 use super::html_tables::{
@@ -19,8 +20,8 @@ use super::html_tables::{
 };
 use super::sink::ReportError;
 use super::story::{
-    base_words, basis_line, fleet_lines, fleet_stability_line, headline, keep_text, keep_words,
-    notes, now_detail, reasoning, risk_text, stability_verdict,
+    Headline, base_words, basis_line, fleet_lines, fleet_stability_line, headline, keep_text,
+    keep_words, notes, now_detail, reasoning, risk_text, stability_verdict,
 };
 
 /// The pages' stylesheet, inline in each page so that a page opened alone
@@ -118,6 +119,40 @@ pub(super) fn fleet_section(
     detail: Detail<'_>,
     charts: &[Figure],
 ) {
+    headline_cards(s, fleet);
+    let _ = writeln!(
+        s,
+        "<p class=\"small\">{}</p>",
+        html_escape(&basis_line(&fleet.answer))
+    );
+    action_box(s, fleet);
+    s.push_str("<div class=\"rec\"><b>Why:</b> ");
+    s.push_str(&html_escape(&reasoning(fleet)));
+    s.push_str("</div>\n<h2>Fleet</h2>\n<ul>\n");
+    for line in fleet_lines(fleet) {
+        let _ = writeln!(s, "<li>{}</li>", code_spans(&html_escape(&line)));
+    }
+    if let Some(st) = &fleet.stability {
+        let _ = writeln!(
+            s,
+            "<li>{}</li>",
+            code_spans(&html_escape(&fleet_stability_line(st)))
+        );
+    }
+    if let Some(line) = fleet.fidelity.as_ref().and_then(|f| f.line()) {
+        let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
+    }
+    s.push_str("</ul>\n");
+    figures(s, charts, "", true);
+    configs_table(s, fleet);
+    super::bill::bill_html(s, fleet);
+    projects_table(s, fleet);
+    days_table(s, fleet);
+    top_sessions_table(s, fleet, top_sessions, traces, detail);
+}
+
+/// The cards at the top: what we pay now, the recommendation, the saving.
+fn headline_cards(s: &mut String, fleet: &Fleet) {
     let ans = &fleet.answer;
     let sq = &ans.status_quo;
     let rec = &ans.recommended;
@@ -190,70 +225,64 @@ pub(super) fn fleet_section(
         );
     }
     s.push_str("</div>\n");
-    let _ = writeln!(
-        s,
-        "<p class=\"small\">{}</p>",
-        html_escape(&basis_line(ans))
-    );
-    action_box(s, fleet);
-    s.push_str("<div class=\"rec\"><b>Why:</b> ");
-    s.push_str(&html_escape(&reasoning(fleet)));
-    s.push_str("</div>\n<h2>Fleet</h2>\n<ul>\n");
-    for line in fleet_lines(fleet) {
-        let _ = writeln!(s, "<li>{}</li>", code_spans(&html_escape(&line)));
+}
+
+/// Per project: its sessions, the status quo and its own best policy.
+fn projects_table(s: &mut String, fleet: &Fleet) {
+    if fleet.projects.is_empty() {
+        return;
     }
-    if let Some(st) = &fleet.stability {
+    s.push_str("<h2>Per project</h2>\n<p class=\"small\">A session counts in the project of its first trace, with all its traces.</p>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th class=\"o\">traces</th><th class=\"o\">calls</th><th class=\"o\">recorded</th><th>status quo</th><th class=\"l o\">its best policy</th><th>which saves</th></tr>\n");
+    for p in &fleet.projects {
         let _ = writeln!(
             s,
-            "<li>{}</li>",
-            code_spans(&html_escape(&fleet_stability_line(st)))
+            "<tr><td class=\"l\">{}</td><td>{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td>{}</td><td class=\"l o\"><code>{}</code></td><td>{:.1}%</td></tr>",
+            html_escape(&p.project),
+            thousands(p.answer.sessions as u64),
+            thousands(p.answer.traces as u64),
+            thousands(p.answer.calls as u64),
+            p.answer.recorded_cost_usd.map_or_else(String::new, dollars),
+            dollars(p.answer.status_quo.cost_usd),
+            config_html(&if p.answer.keep_status_quo {
+                keep_text(fleet).to_owned()
+            } else {
+                p.answer.recommended.config.to_string()
+            }),
+            p.answer.recommended.savings_pct
         );
     }
-    if let Some(line) = fleet.fidelity.as_ref().and_then(|f| f.line()) {
-        let _ = writeln!(s, "<li>{}</li>", html_escape(&line));
+    s.push_str("</table>\n");
+}
+
+/// Per day: sessions, calls and what they cost.
+fn days_table(s: &mut String, fleet: &Fleet) {
+    if fleet.days.is_empty() {
+        return;
     }
-    s.push_str("</ul>\n");
-    figures(s, charts, "", true);
-    configs_table(s, fleet);
-    super::bill::bill_html(s, fleet);
-    if !fleet.projects.is_empty() {
-        s.push_str("<h2>Per project</h2>\n<p class=\"small\">A session counts in the project of its first trace, with all its traces.</p>\n<table><tr><th class=\"l\">project</th><th>sessions</th><th class=\"o\">traces</th><th class=\"o\">calls</th><th class=\"o\">recorded</th><th>status quo</th><th class=\"l o\">its best policy</th><th>which saves</th></tr>\n");
-        for p in &fleet.projects {
-            let _ = writeln!(
-                s,
-                "<tr><td class=\"l\">{}</td><td>{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td>{}</td><td class=\"l o\"><code>{}</code></td><td>{:.1}%</td></tr>",
-                html_escape(&p.project),
-                thousands(p.answer.sessions as u64),
-                thousands(p.answer.traces as u64),
-                thousands(p.answer.calls as u64),
-                p.answer.recorded_cost_usd.map_or_else(String::new, dollars),
-                dollars(p.answer.status_quo.cost_usd),
-                config_html(&if p.answer.keep_status_quo {
-                    keep_text(fleet).to_owned()
-                } else {
-                    p.answer.recommended.config.to_string()
-                }),
-                p.answer.recommended.savings_pct
-            );
-        }
-        s.push_str("</table>\n");
+    s.push_str("<h2>Per day</h2>\n<p class=\"small\">Calls by the day they started (UTC); a session counts once on each day it ran.</p>\n<table><tr><th class=\"l\">day</th><th class=\"o\">sessions</th><th class=\"o\">calls</th><th class=\"o\">recorded</th><th>status quo</th><th>recommended</th></tr>\n");
+    for d in &fleet.days {
+        let _ = writeln!(
+            s,
+            "<tr><td class=\"l\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td>{}</td><td>{}</td></tr>",
+            html_escape(&d.day),
+            thousands(d.sessions as u64),
+            thousands(d.calls as u64),
+            d.recorded_cost_usd.map_or_else(String::new, dollars),
+            dollars(d.status_quo_usd),
+            dollars(d.recommended_usd)
+        );
     }
-    if !fleet.days.is_empty() {
-        s.push_str("<h2>Per day</h2>\n<p class=\"small\">Calls by the day they started (UTC); a session counts once on each day it ran.</p>\n<table><tr><th class=\"l\">day</th><th class=\"o\">sessions</th><th class=\"o\">calls</th><th class=\"o\">recorded</th><th>status quo</th><th>recommended</th></tr>\n");
-        for d in &fleet.days {
-            let _ = writeln!(
-                s,
-                "<tr><td class=\"l\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td class=\"o\">{}</td><td>{}</td><td>{}</td></tr>",
-                html_escape(&d.day),
-                thousands(d.sessions as u64),
-                thousands(d.calls as u64),
-                d.recorded_cost_usd.map_or_else(String::new, dollars),
-                dollars(d.status_quo_usd),
-                dollars(d.recommended_usd)
-            );
-        }
-        s.push_str("</table>\n");
-    }
+    s.push_str("</table>\n");
+}
+
+/// The most expensive sessions, and a link to all of them.
+fn top_sessions_table(
+    s: &mut String,
+    fleet: &Fleet,
+    top_sessions: &[Cow<'_, SessionFigures>],
+    traces: usize,
+    detail: Detail<'_>,
+) {
     let all = &fleet.per_session;
     let top = FLEET_TOP.min(all.len()).min(top_sessions.len());
     let _ = writeln!(
@@ -444,6 +473,28 @@ pub(super) fn trace_section(
     } = place;
     let sw = &r.sweep;
     let h = headline(sw);
+    trace_heading(s, session, sw, baseline, own_page);
+    trace_cards(s, sw, &h, baseline, per_thousand);
+    trace_recommendation(s, r, &h);
+    figures(s, charts, root, chart_files);
+    s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = compacted results needed again (mid estimate); * = on the Pareto front of cost against recall risk.</p>\n");
+    sweep_table(s, sw);
+    s.push_str("<h3>Per call: status quo and recommended</h3>\n<p class=\"small\">The last column says why a call read less than the call before it had cached. <code>tracecost fidelity PATH --explain NAME</code> sets each call beside what its record shows.</p>\n");
+    calls_table(s, "status quo", h.base);
+    if sw.recommended != sw.baseline {
+        calls_table(s, "recommended", h.rec);
+    }
+}
+
+/// A trace's heading: its name, the session it belongs to, the baseline
+/// named; the cards open after it.
+fn trace_heading(
+    s: &mut String,
+    session: &str,
+    sw: &TraceSweep,
+    baseline: Option<&str>,
+    own_page: bool,
+) {
     let part = if session == sw.trace {
         String::new()
     } else if own_page {
@@ -475,6 +526,17 @@ pub(super) fn trace_section(
         html_escape(&sw.trace),
         html_escape(&sw.description)
     );
+}
+
+/// A trace's cards: what was recorded, the status quo, the
+/// recommendation.
+fn trace_cards(
+    s: &mut String,
+    sw: &TraceSweep,
+    h: &Headline<'_>,
+    baseline: Option<&str>,
+    per_thousand: PerThousand,
+) {
     if let Some(rec) = h.recorded {
         let t = &h.base.result.totals;
         let sim = t.cost_usd_recorded_calls.map_or_else(String::new, |sim| {
@@ -522,6 +584,11 @@ pub(super) fn trace_section(
             config_html(&h.rec.result.config.to_string())
         );
     }
+}
+
+/// The recommendation box, and the status quo's notes.
+fn trace_recommendation(s: &mut String, r: &TraceReport, h: &Headline<'_>) {
+    let sw = &r.sweep;
     let _ = write!(
         s,
         "<div class=\"rec\"><b>Recommendation:</b> use <code>{}</code>. Recall risk: {}.",
@@ -550,13 +617,5 @@ pub(super) fn trace_section(
             "<p class=\"small\">{}</p>",
             html_escape(&notes.join(" "))
         );
-    }
-    figures(s, charts, root, chart_files);
-    s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = compacted results needed again (mid estimate); * = on the Pareto front of cost against recall risk.</p>\n");
-    sweep_table(s, sw);
-    s.push_str("<h3>Per call: status quo and recommended</h3>\n<p class=\"small\">The last column says why a call read less than the call before it had cached. <code>tracecost fidelity PATH --explain NAME</code> sets each call beside what its record shows.</p>\n");
-    calls_table(s, "status quo", h.base);
-    if sw.recommended != sw.baseline {
-        calls_table(s, "recommended", h.rec);
     }
 }

@@ -121,7 +121,24 @@ pub(super) fn skipped_groups(
 /// simulation's agreement with it, what to do and what it comes to per
 /// month, then what the answer depends on (the price of a recall).
 pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
-    let (a, configs) = (&fleet.answer, &fleet.configs);
+    let a = &fleet.answer;
+    let mut out = what_was_replayed(fleet);
+    out.extend(skipped_lines(&a.skipped));
+    let per_month = per_month_line(fleet);
+    out.extend(recommendation_lines(fleet, &per_month));
+    if !a.keep_status_quo {
+        out.extend(action_line(fleet));
+        out.extend(per_month);
+    }
+    out.extend(recall_range_line(fleet));
+    out.extend(break_even_line(fleet));
+    out
+}
+
+/// The fleet's size, the baseline named, the recorded bill against the
+/// simulation, and the status quo's figure.
+fn what_was_replayed(fleet: &Fleet) -> Vec<String> {
+    let a = &fleet.answer;
     let traces = if a.traces == a.sessions {
         String::new()
     } else {
@@ -178,8 +195,15 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
             dollars(a.status_quo.cost_usd)
         )
     });
-    out.extend(skipped_lines(&a.skipped));
-    let per_month = per_month_line(fleet);
+    out
+}
+
+/// The recommendation (or why the status quo is kept, with the cheapest
+/// policy before recall risk); `per_month`, the rate of what runs, comes
+/// right after a kept status quo.
+fn recommendation_lines(fleet: &Fleet, per_month: &Option<String>) -> Vec<String> {
+    let (a, configs) = (&fleet.answer, &fleet.configs);
+    let mut out = Vec::new();
     if a.keep_status_quo {
         out.push(format!(
             "Recommendation: {}; no policy of the grid is cheaper once recall risk is priced.",
@@ -232,12 +256,6 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
             dollars(a.spread.median_usd)
         ));
     }
-    if !a.keep_status_quo {
-        out.extend(action_line(fleet));
-        out.extend(per_month);
-    }
-    out.extend(recall_range_line(fleet));
-    out.extend(break_even_line(fleet));
     out
 }
 
