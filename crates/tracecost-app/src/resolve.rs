@@ -7,7 +7,7 @@ use super::AppError;
 use super::outline::{SharedStrings, TraceOutline};
 use super::plan::{CostPlan, Held, ReplayPlan, SweepPlan, TraceRun, baseline_for};
 use crate::engine::cache::ProviderKind;
-use crate::policy::{Compaction, Config, GridSpec, TtlChoice};
+use crate::policy::{Config, GridSpec, TtlChoice};
 use crate::replay::sweep::{Applicability, Grid};
 use crate::trace::{Trace, TraceFacts};
 
@@ -122,7 +122,7 @@ pub fn status_quos(
 pub(crate) fn refuse_summarising(configs: &[Config]) -> Result<(), AppError> {
     match configs
         .iter()
-        .find(|c| matches!(c.compaction, Compaction::ClaudeCodeAutocompact { .. }))
+        .find(|c| c.compaction.summarising().is_some())
     {
         Some(c) => Err(AppError::Usage(format!(
             "config {c}: {} is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep, a report or a stability check",
