@@ -232,19 +232,24 @@ pub fn split(
                         .collect();
                     let first = trimmed_start(&read, limit, tokens);
                     read.drain(..first);
-                    let (mut messages, mut from): (Vec<Message>, Vec<Option<usize>>) =
-                        read.into_iter().unzip();
-                    messages.push(instruction.clone());
-                    from.push(None);
-                    let mut t = part_trace(trace, parts.len(), messages, Vec::new());
-                    t.prompts.push(Prompt::default());
-                    t.calls = vec![summarising(t.messages.len(), t.prompts.len() - 1)];
-                    parts.push(Part {
-                        trace: t,
-                        summary_call: Some(0),
-                        messages_from: from,
-                        calls_from: vec![None],
-                    });
+                    // Nothing left to read: LangChain writes a fixed line
+                    // ("Previous conversation was too long to summarize.")
+                    // and calls no model.
+                    if !read.is_empty() {
+                        let (mut messages, mut from): (Vec<Message>, Vec<Option<usize>>) =
+                            read.into_iter().unzip();
+                        messages.push(instruction.clone());
+                        from.push(None);
+                        let mut t = part_trace(trace, parts.len(), messages, Vec::new());
+                        t.prompts.push(Prompt::default());
+                        t.calls = vec![summarising(t.messages.len(), t.prompts.len() - 1)];
+                        parts.push(Part {
+                            trace: t,
+                            summary_call: Some(0),
+                            messages_from: from,
+                            calls_from: vec![None],
+                        });
+                    }
                 }
             }
             let sent = tokens.history_tokens(std::slice::from_ref(&next));
@@ -329,12 +334,13 @@ fn holds_results(m: &Message) -> bool {
 }
 
 /// Whether `m` is a user's own message (LangChain's `HumanMessage`): a
-/// user message that is not only tool results.
+/// user message of text, or of blocks not all tool results.
 fn from_the_user(m: &Message) -> bool {
     m.role() == Role::User
-        && m.blocks()
-            .iter()
-            .any(|b| !matches!(b.kind(), BlockKind::ToolResult { .. }))
+        && (m.blocks().is_empty()
+            || m.blocks()
+                .iter()
+                .any(|b| !matches!(b.kind(), BlockKind::ToolResult { .. })))
 }
 
 /// Where the summarising call's reading starts in `read`: the last messages
@@ -450,21 +456,7 @@ mod tests {
     /// A conversation of `turns` user/assistant pairs, one call per user
     /// message, each message about 40 characters.
     fn conversation(turns: usize) -> Trace {
-        let mut t = Trace {
-            name: "t".into(),
-            description: String::new(),
-            provider: crate::engine::cache::ProviderKind::Anthropic,
-            model: "m".into(),
-            status_quo: None,
-            project: None,
-            account: None,
-            session: None,
-            source: None,
-            hidden_prefix_tokens: 0,
-            prompts: vec![crate::trace::Prompt::default()],
-            messages: Vec::new(),
-            calls: Vec::new(),
-        };
+        let mut t = empty_trace();
         for i in 0..turns {
             t.messages
                 .push(text("user", &format!("question {i:03} xxxxxxxxxxxxxxxx")));
@@ -479,6 +471,24 @@ mod tests {
             ));
         }
         t
+    }
+
+    fn empty_trace() -> Trace {
+        Trace {
+            name: "t".into(),
+            description: String::new(),
+            provider: crate::engine::cache::ProviderKind::Anthropic,
+            model: "m".into(),
+            status_quo: None,
+            project: None,
+            account: None,
+            session: None,
+            source: None,
+            hidden_prefix_tokens: 0,
+            prompts: vec![crate::trace::Prompt::default()],
+            messages: Vec::new(),
+            calls: Vec::new(),
+        }
     }
 
     #[test]
@@ -615,5 +625,172 @@ mod tests {
             .map(|p| p.trace.calls.len() - usize::from(p.summary_call.is_some()))
             .sum();
         assert_eq!(kept, t.calls.len());
+    }
+
+    /// Anthropic's compaction fires on reaching its trigger, Claude Code's
+    /// past it; both summarise the whole context and keep nothing else.
+    #[test]
+    fn anthropic_compact_summarises_on_reaching_the_trigger() {
+        let t = conversation(6);
+        let per_message = Chars.history_tokens(&t.messages[..1]);
+        // The fourth call sends seven messages: exactly the trigger.
+        let trigger = 100 + 7 * per_message;
+        let rule = crate::Compaction::AnthropicCompact {
+            trigger,
+            summary: 7,
+        }
+        .summarising()
+        .unwrap();
+        let parts = split(&t, &rule, &|_| 100, &Chars, &summary);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0].summary_call, Some(3));
+        assert!(
+            parts[0].trace.messages[7]
+                .to_json()
+                .contains("partial transcript")
+        );
+        // Claude Code's rule waits for the next call.
+        let parts = split(&t, &cc(trigger), &|_| 100, &Chars, &summary);
+        assert_eq!(parts[0].summary_call, Some(4));
+    }
+
+    /// LangChain's rule: the summarising call is a part of its own, without
+    /// the prompt, reading the last messages within `trim` tokens; the
+    /// history restarts from the summary and the last `keep` messages; a
+    /// message-count trigger counts the summary heading the history.
+    #[test]
+    fn langchain_summarize_keeps_the_last_messages_and_reads_the_trimmed_rest() {
+        let t = conversation(6);
+        let per_message = Chars.history_tokens(&t.messages[..1]);
+        let rule = |trim: u64| {
+            crate::Compaction::LangchainSummarize(crate::LangchainSummarize {
+                trigger_tokens: None,
+                trigger_messages: Some(5),
+                keep: 2,
+                trim,
+                summary: 7,
+            })
+            .summarising()
+            .unwrap()
+        };
+        let parts = split(&t, &rule(1_000_000), &|_| 100, &Chars, &summary);
+        // The third call sends five messages: calls 0 and 1, then the
+        // summarising call alone, reading messages 0..3 (5 less the 2
+        // kept) and the instruction, under a prompt of its own (empty).
+        assert_eq!(parts[0].calls_from, [Some(0), Some(1)]);
+        assert_eq!(parts[0].summary_call, None);
+        let s = &parts[1];
+        assert_eq!(s.summary_call, Some(0));
+        assert_eq!(s.messages_from, [Some(0), Some(1), Some(2), None]);
+        assert_eq!(s.trace.calls[0].messages, 4);
+        assert_eq!(s.trace.calls[0].prompt, t.prompts.len());
+        assert_eq!(s.trace.prompts[s.trace.calls[0].prompt], Prompt::default());
+        // Then the summary and messages 3 and 4, the third call sending
+        // those three.
+        let after = &parts[2];
+        assert_eq!(after.messages_from[..3], [None, Some(3), Some(4)]);
+        assert_eq!(after.trace.calls[0].messages, 3);
+        assert_eq!(after.calls_from[0], Some(2));
+        // A trim of two messages' tokens reads the last user message of
+        // the two (message 2), the assistant's before it left out.
+        let parts = split(&t, &rule(2 * per_message), &|_| 100, &Chars, &summary);
+        assert_eq!(parts[1].messages_from, [Some(2), None]);
+        // Every recorded call is sent once.
+        let kept: usize = parts
+            .iter()
+            .map(|p| p.trace.calls.len() - usize::from(p.summary_call.is_some()))
+            .sum();
+        assert_eq!(kept, t.calls.len());
+    }
+
+    /// LangChain's pure rules checked against the real middleware
+    /// (`tests/fixtures/langchain-summarize/make_langchain_summarize_fixture.py`,
+    /// run on langchain 1.5.2 with its approximate counts): for each
+    /// setting, the first message kept after the summary
+    /// (`_find_safe_cutoff`, never parting tool results from their call)
+    /// and the messages the summarising call read
+    /// (`trim_tokens_to_summarize`) are the same, and a call that reads
+    /// nothing is not made.
+    #[test]
+    fn cuts_and_reads_what_the_real_middleware_does() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/langchain-summarize/"
+        );
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).unwrap();
+        let conversation: serde_json::Value =
+            serde_json::from_str(&read("conversation.json")).unwrap();
+        let messages: Vec<Message> = conversation["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| Message::from_json(&m.to_string()).unwrap())
+            .collect();
+        let counts: Vec<u64> = conversation["approx_tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        /// LangChain's count of each message of the conversation.
+        struct Approx<'a>(&'a [Message], &'a [u64]);
+        impl BlockTokens for Approx<'_> {
+            fn block_tokens(&self, _: &crate::engine::message::ContentBlock) -> u64 {
+                0
+            }
+            fn history_tokens(&self, history: &[Message]) -> u64 {
+                history
+                    .iter()
+                    .map(|m| {
+                        let i = self.0.iter().position(|x| x == m);
+                        // The instruction, the summary: not in the fixture.
+                        i.map_or(1, |i| self.1[i])
+                    })
+                    .sum()
+            }
+        }
+        let counter = Approx(&messages, &counts);
+        let mut trace = empty_trace();
+        trace.messages = messages.clone();
+        trace.calls = vec![Call {
+            messages: messages.len(),
+            start_ms: Some(0),
+            ..Call::default()
+        }];
+        let summarized: serde_json::Value = serde_json::from_str(&read("summarized.json")).unwrap();
+        let settings = summarized["settings"].as_array().unwrap();
+        assert_eq!(settings.len(), 7);
+        for setting in settings {
+            let config = setting["config"].as_str().unwrap();
+            let c: crate::Config = format!("{config}+none").parse().unwrap();
+            let rule = c.compaction.summarising().unwrap();
+            let kept_from_real = setting["kept_from"].as_u64().map(|k| k as usize);
+            let read_real: Vec<usize> = setting["read"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap() as usize)
+                .collect();
+            assert_eq!(
+                kept_from(&messages, false, 0, messages.len(), rule.keep_messages),
+                kept_from_real.filter(|&k| k > 0),
+                "{config}"
+            );
+            let parts = split(&trace, &rule, &|_| 0, &counter, &summary);
+            let Some(k) = kept_from_real else {
+                assert_eq!(parts.len(), 1, "{config}");
+                continue;
+            };
+            let last = parts.last().unwrap();
+            let mut kept = vec![None];
+            kept.extend((k..messages.len()).map(Some));
+            assert_eq!(last.messages_from, kept, "{config}");
+            let read: Vec<usize> = parts
+                .iter()
+                .filter(|p| p.summary_call.is_some())
+                .flat_map(|p| p.messages_from.iter().flatten().copied())
+                .collect();
+            assert_eq!(read, read_real, "{config}");
+        }
     }
 }
