@@ -38,6 +38,7 @@ mod openai_cache;
 mod otel_traces;
 mod reliability;
 mod replay_incremental;
+mod summarising;
 mod report;
 mod report_charts;
 mod tokenizer_backends;

@@ -91,10 +91,17 @@ pub enum CompactionKind {
 
 impl CompactionKind {
     /// Whether the policy can run on `provider`'s API: Anthropic's
-    /// server-side clearing only there, the others on every provider.
+    /// server-side clearing and compaction only there, OpenAI's compaction
+    /// only on OpenAI's, the others (client-side) on every provider.
     pub fn runs_on(self, provider: crate::engine::cache::ProviderKind) -> bool {
-        self != CompactionKind::ClearToolUses
-            || provider == crate::engine::cache::ProviderKind::Anthropic
+        use crate::engine::cache::ProviderKind;
+        match self {
+            CompactionKind::ClearToolUses | CompactionKind::AnthropicCompact => {
+                provider == ProviderKind::Anthropic
+            }
+            CompactionKind::OpenAiCompact => provider == ProviderKind::OpenAi,
+            _ => true,
+        }
     }
 
     /// Every compaction policy, in the order they are listed.
