@@ -204,3 +204,28 @@ fn bad_summarising_parameters_exit_2_with_one_line() {
         assert!(err.contains(says), "{config}: {err}");
     }
 }
+
+/// A provider's server-side compaction runs on its own API only: on
+/// another provider's trace it is refused in one line, exit code 2.
+#[test]
+fn a_server_side_compaction_runs_on_its_providers_api_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let openai = longer(dir.path(), 1, "openai", "gpt-5.4");
+    for (trace, config, says) in [
+        (
+            openai.as_str(),
+            "anthropic-compact+openai-auto",
+            "anthropic-compact is an Anthropic API feature; provider is openai",
+        ),
+        (
+            TRACE,
+            "openai-compact:threshold=50000+claude-code",
+            "openai-compact is an OpenAI API feature; provider is anthropic",
+        ),
+    ] {
+        let (code, out, err) = run(&["replay", trace, "--config", config]);
+        assert_eq!((code, out.as_str()), (2, ""), "{config}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{config}: {err}");
+    }
+}
