@@ -150,6 +150,8 @@ pub enum Compaction {
     /// counts approximately but also fires when the last model call's
     /// reported total reaches the trigger, which is the provider's count.
     /// `fraction` triggers need a model profile and are not taken.
+    /// Messages are the trace's: tool results answering one call in one
+    /// user message count once, where LangChain holds a `ToolMessage` each.
     LangchainSummarize(LangchainSummarize),
     /// OpenAI's Responses compaction (`context_management: [{type:
     /// "compaction", compact_threshold}]`): when the rendered tokens cross
