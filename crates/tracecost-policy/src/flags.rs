@@ -381,6 +381,7 @@ impl PolicyFlags {
         );
         Ok(ResolvedPolicy {
             config: Config {
+                thinking: None,
                 compaction,
                 cache,
                 model: None,

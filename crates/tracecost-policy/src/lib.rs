@@ -2,7 +2,7 @@
 //! model — each config prints and parses as one short string so it can be
 //! passed on a command line, stored in a baseline and shown in a report.
 //!
-//! Grammar: `COMPACTION[:k=v,...]+CACHE[:k=v,...][@MODEL]`, e.g.
+//! Grammar: `[clear-thinking[:keep=N|all]+]COMPACTION[:k=v,...]+CACHE[:k=v,...][@MODEL]`, e.g.
 //! `ledger:t=8000,k=2+native:manifest=cached,ttl=5m` or
 //! `off+tail:ttl=1h@claude-opus-4-1`. Printing always gives the canonical
 //! form (parameters in a fixed order, defaults of the peers' options
@@ -28,6 +28,7 @@ mod kinds;
 mod peer_view;
 mod peers;
 mod retention;
+mod thinking;
 mod trim;
 mod ttl;
 mod view;
@@ -44,6 +45,7 @@ pub use peers::{
     PeerParams, ReprCache, langchain_approx_tokens,
 };
 pub use retention::{BreakpointTtl, OpenAiRetention};
+pub use thinking::{CLEAR_THINKING_NAME, ClearThinking, DEFAULT_CLEAR_THINKING_KEEP};
 pub use trim::AgentsTrim;
 pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 
@@ -264,6 +266,10 @@ pub struct Config {
     pub cache: Cache,
     /// The model to price with, instead of the trace's.
     pub model: Option<String>,
+    /// Anthropic's `clear_thinking_20251015` beside the compaction, when
+    /// the config names it (`clear-thinking[:keep=N|all]+` before the
+    /// compaction).
+    pub thinking: Option<ClearThinking>,
 }
 
 impl Config {
@@ -311,6 +317,7 @@ impl Config {
             Cache::None
         };
         Ok(Config {
+            thinking: None,
             compaction: Compaction::Off,
             cache,
             model: None,
@@ -331,6 +338,7 @@ impl Config {
     /// No compaction, no cache markers: what a naive client pays.
     pub fn baseline() -> Self {
         Config {
+            thinking: None,
             compaction: Compaction::Off,
             cache: Cache::None,
             model: None,
@@ -969,6 +977,9 @@ impl fmt::Display for Cache {
 
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(t) = &self.thinking {
+            write!(f, "{t}+")?;
+        }
         write!(f, "{}+{}", self.compaction, self.cache)?;
         if let Some(m) = &self.model {
             write!(f, "@{m}")?;
@@ -1031,6 +1042,15 @@ impl FromStr for Config {
             Some(_) => return Err(err(input, "a model name must follow '@'")),
             None => (s, None),
         };
+        // The thinking edit, when named, comes first.
+        let (thinking, body) = match body.split_once('+') {
+            Some((first, rest))
+                if first.split_once(':').map_or(first, |(n, _)| n) == CLEAR_THINKING_NAME =>
+            {
+                (Some(ClearThinking::parse(input, first)?), rest)
+            }
+            _ => (None, body),
+        };
         let (c, k) = body.split_once('+').ok_or_else(|| {
             err(
                 input,
@@ -1041,6 +1061,7 @@ impl FromStr for Config {
             compaction: Compaction::parse(input, c)?,
             cache: Cache::parse(input, k)?,
             model,
+            thinking,
         })
     }
 }
@@ -1084,6 +1105,9 @@ mod tests {
             "off+openai-breakpoints",
             "ledger:t=8000,k=2+openai-breakpoints:ttl=12h@gpt-5.6",
             "off+gemini-explicit@gemini-2.5-pro",
+            "clear-thinking:keep=1+off+claude-code:ttl=recorded",
+            "clear-thinking:keep=all+ledger:t=8000,k=2+claude-code:ttl=5m@claude-opus-4-6",
+            "clear-thinking:keep=3+clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
         ] {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);

@@ -102,6 +102,7 @@ impl<'t> Request<'t> {
         incremental: bool,
         run: &mut CompactionRun,
         tokens: &mut RunTokens<'_>,
+        thinking_cut: usize,
     ) -> Result<Sent<'a>, ReplayError> {
         let trace = prepared.trace;
         let call = &trace.calls[ci];
@@ -193,7 +194,14 @@ impl<'t> Request<'t> {
         };
         // Reasoning the API drops from this call on changes messages sent
         // before: the request is rebuilt from the first of them.
-        let cut = prepared.reasoning_cut.get(ci).copied().unwrap_or(0);
+        // What the API drops by itself, or what a thinking edit clears
+        // (`thinking_cut`), whichever reaches further.
+        let cut = prepared
+            .reasoning_cut
+            .get(ci)
+            .copied()
+            .unwrap_or(0)
+            .max(thinking_cut);
         let first_changed = (req.reasoning_cut..cut)
             .find(|&mi| {
                 history
