@@ -325,14 +325,16 @@ impl Config {
     }
 
     /// How much policy a config adds to a bare client: one for compaction,
-    /// one for cache markers. Ties between equal costs go to the simpler.
+    /// one for cache markers, one for a thinking edit. Ties between equal costs go to the simpler.
     pub fn complexity(&self) -> u8 {
         // A cache the provider runs unasked (OpenAI's) adds no policy.
         let cache = !matches!(
             self.cache,
             Cache::None | Cache::OpenAiAuto { .. } | Cache::GeminiImplicit { .. }
         );
-        u8::from(self.compaction != Compaction::Off) + u8::from(cache)
+        u8::from(self.compaction != Compaction::Off)
+            + u8::from(cache)
+            + u8::from(self.thinking.is_some())
     }
 
     /// No compaction, no cache markers: what a naive client pays.
