@@ -40,4 +40,6 @@ mod reliability;
 mod replay_incremental;
 mod report;
 mod report_charts;
+mod summarising;
+mod thinking;
 mod tokenizer_backends;

@@ -7,7 +7,7 @@ use super::AppError;
 use super::outline::{SharedStrings, TraceOutline};
 use super::plan::{CostPlan, Held, ReplayPlan, SweepPlan, TraceRun, baseline_for};
 use crate::engine::cache::ProviderKind;
-use crate::policy::{Compaction, Config, GridSpec, TtlChoice};
+use crate::policy::{Config, GridSpec, TtlChoice};
 use crate::replay::sweep::{Applicability, Grid};
 use crate::trace::{Trace, TraceFacts};
 
@@ -120,13 +120,18 @@ pub fn status_quos(
 /// `tracecost replay` (and `check`) only, and refused elsewhere rather than
 /// run as if it compacted nothing.
 pub(crate) fn refuse_summarising(configs: &[Config]) -> Result<(), AppError> {
-    match configs
-        .iter()
-        .find(|c| matches!(c.compaction, Compaction::ClaudeCodeAutocompact { .. }))
-    {
-        Some(c) => Err(AppError::Usage(format!(
-            "config {c}: {} is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep, a report or a stability check",
-            c.compaction.kind().name()
+    let named = |c: &Config| {
+        if c.compaction.summarising().is_some() {
+            Some(c.compaction.kind().name())
+        } else {
+            // A sweep shares each call's request among configs of one
+            // compaction; a thinking edit changes it too.
+            c.thinking.map(|_| crate::policy::CLEAR_THINKING_NAME)
+        }
+    };
+    match configs.iter().find_map(|c| Some((c, named(c)?))) {
+        Some((c, name)) => Err(AppError::Usage(format!(
+            "config {c}: {name} is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep, a report or a stability check"
         ))),
         None => Ok(()),
     }

@@ -86,7 +86,12 @@ impl CompactionRun {
             )));
         }
         match policy {
-            Compaction::Off => CompactionRun::Off,
+            // The other summarising policies clear nothing in place: each
+            // part is sent as it is.
+            Compaction::Off
+            | Compaction::AnthropicCompact { .. }
+            | Compaction::LangchainSummarize(_)
+            | Compaction::OpenAiCompact { .. } => CompactionRun::Off,
             // Claude Code's clearing is planned per trace before the run
             // (it needs each call's prompt), then replayed like a record.
             // Autocompact is replayed as the parts it cuts the trace into

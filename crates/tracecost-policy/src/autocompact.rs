@@ -23,13 +23,65 @@
 //! trigger makes is given the `k`-th one the record shows at the trigger,
 //! for its summary's size (what the record shows it left).
 
+//! The same machinery serves every summarising policy ([`Summarising`]):
+//! what differs between them is when they summarise, what the summarising
+//! call reads, what of the history stays whole after the summary, and what
+//! the record says (only Claude Code's own records show its compactions).
+
 use crate::BlockTokens;
-use crate::engine::message::Message;
-use crate::trace::{Call, RecordedUsage, Trace};
+use crate::engine::message::{BlockKind, Message, Role};
+use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 
 /// What Claude Code appends to the context it asks to be summarised (its
 /// own prompt is longer; this one says what the call is for).
 pub const SUMMARISE_INSTRUCTION: &str = "Your task is to create a detailed summary of the conversation so far, keeping what is needed to continue the work without losing context.";
+
+/// What Anthropic's compaction asks for: its default prompt (the
+/// documentation's, in short) asks for a summary that lets the task go on
+/// where the transcript cannot be seen.
+pub const ANTHROPIC_COMPACT_INSTRUCTION: &str = "You have written a partial transcript for the initial task above. Please write a summary of the transcript, to continue the task in a future context where this history is replaced by the summary.";
+
+/// What OpenAI's compaction is asked (its prompt is the server's and not
+/// published; this one says what the call is for).
+pub const OPENAI_COMPACT_INSTRUCTION: &str = "Compact the conversation so far into an item that carries forward its state, so the work can go on from it.";
+
+/// What LangChain's summarising call ends with (its `DEFAULT_SUMMARY_PROMPT`
+/// is longer: a role, an objective and the sections to fill).
+pub const LANGCHAIN_SUMMARY_INSTRUCTION: &str = "Extract the highest quality, most relevant context from the conversation history above; it will overwrite that history.";
+
+/// A summarising policy's rules: when it summarises, what its summarising
+/// call reads, what stays whole after the summary, how large a summary is
+/// when the record does not say. Each policy's values are in
+/// [`crate::Compaction::summarising`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summarising {
+    /// Context tokens (the prompt before the history, the summary heading
+    /// it, the history since, as the provider counts them) past which it
+    /// summarises.
+    pub trigger_tokens: Option<u64>,
+    /// Whether reaching `trigger_tokens` is enough (`>=`), rather than
+    /// passing it (`>`).
+    pub at_trigger: bool,
+    /// Messages of the history (the summary heading it counted) at which it
+    /// summarises.
+    pub trigger_messages: Option<usize>,
+    /// Messages at the end of the history kept whole after the summary; the
+    /// cut moves back to the call whose results would be parted from it.
+    pub keep_messages: usize,
+    /// `None`: the summarising call reads the whole context (prompt,
+    /// history, instruction) and ends the part it closes. `Some(t)`: it is a
+    /// call of its own that reads only the messages it summarises, their
+    /// last `t` tokens starting on a user's message, and the instruction,
+    /// without the prompt.
+    pub trim_tokens: Option<u64>,
+    /// Whether the record's compactions are followed: a `/compact` where it
+    /// ran, and the sizes of those the trigger makes (Claude Code's own).
+    pub follows_record: bool,
+    /// Tokens of a summary the record does not size.
+    pub summary_tokens: u64,
+    /// The instruction ending the summarising call.
+    pub instruction: &'static str,
+}
 
 /// One part of a trace cut at its compactions.
 #[derive(Debug, Clone)]
@@ -38,7 +90,7 @@ pub struct Part {
     /// summary that ended the part before (none for the first part).
     pub trace: Trace,
     /// The part's summarising call (its last), when the part ends in a
-    /// compaction.
+    /// compaction, or is a summarising call alone.
     pub summary_call: Option<usize>,
     /// Per message of the part, the trace's message it is (`None`: the
     /// summary heading it, the instruction ending it).
@@ -52,7 +104,7 @@ pub struct Part {
 /// a call, if any: the summary and the tokens it is written in.
 pub type WriteSummary<'a> = dyn Fn(usize, Option<&Call>) -> (Message, u64) + 'a;
 
-/// Where the trace is compacted and what each part holds.
+/// Where the trace is compacted under `rule` and what each part holds.
 ///
 /// `fixed_tokens` gives the tokens a call sends before its messages (tools,
 /// system prompt); `tokens` counts the history's blocks; `summary(k, c)` is
@@ -60,10 +112,11 @@ pub type WriteSummary<'a> = dyn Fn(usize, Option<&Call>) -> (Message, u64) + 'a;
 /// is written in (the summarising call's output), `c` the recorded
 /// call made just after the compaction it stands for (whose
 /// [`Call::compacted`] says what the record shows of it), if any. A trace that
-/// never passes the trigger and records no `/compact` is one part, itself.
+/// never passes the trigger (and, under a rule that follows the record,
+/// records no `/compact`) is one part, itself.
 pub fn split(
     trace: &Trace,
-    trigger: u64,
+    rule: &Summarising,
     fixed_tokens: &dyn Fn(&Call) -> u64,
     tokens: &dyn BlockTokens,
     summary: &WriteSummary<'_>,
@@ -75,16 +128,17 @@ pub fn split(
         let t = tokens.history_tokens(std::slice::from_ref(m));
         before.push(before.last().copied().unwrap_or(0) + t);
     }
-    let instruction = Message::from_json(&format!(
-        r#"{{"role":"user","content":[{{"type":"text","text":"{SUMMARISE_INSTRUCTION}"}}]}}"#
-    ))
+    let instruction = Message::from_json(
+        &serde_json::json!({"role": "user", "content": [{"type": "text", "text": rule.instruction}]})
+            .to_string(),
+    )
     .expect("the instruction is a valid message");
 
     // The compactions the record shows at the trigger, in order.
     let mut recorded_auto = trace
         .calls
         .iter()
-        .filter(|c| c.compacted.as_deref().is_some_and(|k| !k.manual));
+        .filter(|c| rule.follows_record && c.compacted.as_deref().is_some_and(|k| !k.manual));
     let mut parts = Vec::new();
     // The current part: the summary heading it (and its tokens), the first
     // original message after that summary, and its calls so far.
@@ -92,52 +146,115 @@ pub fn split(
     let mut base = 0usize;
     let mut calls: Vec<Call> = Vec::new();
     let mut calls_from: Vec<Option<usize>> = Vec::new();
+    let mut summaries = 0usize;
     for (ci, call) in trace.calls.iter().enumerate() {
         // A call never sends less than what its part starts from.
         let n = call.messages.clamp(base, trace.messages.len());
         let head_tokens = head.as_ref().map_or(0, |(_, t)| *t);
         let context = fixed_tokens(call) + head_tokens + (before[n] - before[base]);
-        let asked = call
-            .compacted
-            .as_deref()
-            .is_some_and(|k| k.manual)
+        let headed = head.is_some();
+        let asked = (rule.follows_record && call.compacted.as_deref().is_some_and(|k| k.manual))
             .then_some(call);
+        let passed = rule.trigger_tokens.is_some_and(|t| {
+            if rule.at_trigger {
+                context >= t
+            } else {
+                context > t
+            }
+        }) || rule
+            .trigger_messages
+            .is_some_and(|m| usize::from(headed) + n - base >= m);
         // Only what came since the last summary is summarised again: a
         // part whose summary alone passes the trigger is not cut anew.
-        if (asked.is_some() || context > trigger) && n > base {
+        let cut = (asked.is_some() || passed)
+            .then(|| kept_from(&trace.messages, headed, base, n, rule.keep_messages))
+            .flatten()
+            .filter(|&cut| cut > base);
+        if let Some(cut) = cut {
             let stands_for = asked.or_else(|| recorded_auto.next());
-            let (next, written) = summary(parts.len(), stands_for);
-            let headed = head.is_some();
-            let mut messages: Vec<Message> = head.take().map(|(m, _)| m).into_iter().collect();
-            messages.extend_from_slice(&trace.messages[base..n]);
-            messages.push(instruction.clone());
-            let messages_from = origins(headed, base..n, true);
-            calls.push(Call {
-                messages: messages.len(),
+            let (next, written) = summary(summaries, stands_for);
+            summaries += 1;
+            // The summary is the call's output; its input is what the
+            // simulation bills (nothing of it was recorded).
+            let summarising = |messages: usize, prompt: usize| Call {
+                messages,
                 start_ms: call.start_ms,
                 model: call.model.clone(),
-                prompt: call.prompt,
+                prompt,
                 markers: None,
-                // The summary is the call's output; its input is what the
-                // simulation bills (nothing of it was recorded).
                 usage: Some(RecordedUsage {
                     output_tokens: Some(written),
                     ..RecordedUsage::default()
                 }),
                 cleared: Vec::new(),
                 compacted: None,
-            });
-            calls_from.push(None);
-            let summary_call = calls.len() - 1;
-            parts.push(Part {
-                trace: part_trace(trace, parts.len(), messages, std::mem::take(&mut calls)),
-                summary_call: Some(summary_call),
-                messages_from,
-                calls_from: std::mem::take(&mut calls_from),
-            });
+            };
+            let head_message = head.take().map(|(m, _)| m);
+            match rule.trim_tokens {
+                None => {
+                    // The whole context and the instruction: the part's
+                    // last call.
+                    let mut messages: Vec<Message> = head_message.into_iter().collect();
+                    messages.extend_from_slice(&trace.messages[base..n]);
+                    messages.push(instruction.clone());
+                    calls.push(summarising(messages.len(), call.prompt));
+                    calls_from.push(None);
+                    parts.push(Part {
+                        trace: part_trace(trace, parts.len(), messages, std::mem::take(&mut calls)),
+                        summary_call: Some(calls_from.len() - 1),
+                        messages_from: origins(headed, base..n, true),
+                        calls_from: std::mem::take(&mut calls_from),
+                    });
+                }
+                Some(limit) => {
+                    // The part ends with the call before; the summarising
+                    // call is a part of its own, reading the last messages
+                    // it summarises, without the prompt.
+                    let mut messages: Vec<Message> = head_message.clone().into_iter().collect();
+                    messages.extend_from_slice(&trace.messages[base..n]);
+                    if !calls.is_empty() {
+                        parts.push(Part {
+                            trace: part_trace(
+                                trace,
+                                parts.len(),
+                                messages,
+                                std::mem::take(&mut calls),
+                            ),
+                            summary_call: None,
+                            messages_from: origins(headed, base..n, false),
+                            calls_from: std::mem::take(&mut calls_from),
+                        });
+                    }
+                    let mut read: Vec<(Message, Option<usize>)> = head_message
+                        .map(|m| (m, None))
+                        .into_iter()
+                        .chain((base..cut).map(|i| (trace.messages[i].clone(), Some(i))))
+                        .collect();
+                    let first = trimmed_start(&read, limit, tokens);
+                    read.drain(..first);
+                    // Nothing left to read: LangChain writes a fixed line
+                    // ("Previous conversation was too long to summarize.")
+                    // and calls no model.
+                    if !read.is_empty() {
+                        let (mut messages, mut from): (Vec<Message>, Vec<Option<usize>>) =
+                            read.into_iter().unzip();
+                        messages.push(instruction.clone());
+                        from.push(None);
+                        let mut t = part_trace(trace, parts.len(), messages, Vec::new());
+                        t.prompts.push(Prompt::default());
+                        t.calls = vec![summarising(t.messages.len(), t.prompts.len() - 1)];
+                        parts.push(Part {
+                            trace: t,
+                            summary_call: Some(0),
+                            messages_from: from,
+                            calls_from: vec![None],
+                        });
+                    }
+                }
+            }
             let sent = tokens.history_tokens(std::slice::from_ref(&next));
             head = Some((next, sent));
-            base = n;
+            base = cut;
         }
         let offset = usize::from(head.is_some());
         calls.push(Call {
@@ -159,6 +276,92 @@ pub fn split(
         calls_from,
     });
     parts
+}
+
+/// The first message of `messages[base..n]` kept whole after a summary
+/// that keeps the last `keep` messages of the history (the summary heading
+/// it, when `headed`, counted first): `None` when the history holds no
+/// more than that. A cut that would part tool results from their call
+/// moves back to the call (LangChain's `_find_safe_cutoff`), or, with no
+/// call found, past the results; a cut at the summary heading the history
+/// is none.
+pub fn kept_from(
+    messages: &[Message],
+    headed: bool,
+    base: usize,
+    n: usize,
+    keep: usize,
+) -> Option<usize> {
+    let len = usize::from(headed) + n - base;
+    if len <= keep {
+        return None;
+    }
+    // `len - keep` counts from the history's start, the summary included.
+    let target = base + (len - keep) - usize::from(headed);
+    if target >= n || !holds_results(&messages[target]) {
+        return Some(target);
+    }
+    let mut ids = Vec::new();
+    let mut past = target;
+    while past < n && holds_results(&messages[past]) {
+        ids.extend(
+            messages[past]
+                .blocks()
+                .iter()
+                .filter_map(|b| match b.kind() {
+                    BlockKind::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+                    _ => None,
+                }),
+        );
+        past += 1;
+    }
+    let call = (base..target).rev().find(|&i| {
+        messages[i].role() == Role::Assistant
+            && messages[i]
+                .blocks()
+                .iter()
+                .any(|b| matches!(b.kind(), BlockKind::ToolUse { id, .. } if ids.contains(id)))
+    });
+    Some(call.unwrap_or(past))
+}
+
+/// Whether `m` carries tool results (LangChain's `ToolMessage`s).
+fn holds_results(m: &Message) -> bool {
+    m.role() == Role::User
+        && m.blocks()
+            .iter()
+            .any(|b| matches!(b.kind(), BlockKind::ToolResult { .. }))
+}
+
+/// Whether `m` is a user's own message (LangChain's `HumanMessage`): a
+/// user message of text, or of blocks not all tool results.
+fn from_the_user(m: &Message) -> bool {
+    m.role() == Role::User
+        && (m.blocks().is_empty()
+            || m.blocks()
+                .iter()
+                .any(|b| !matches!(b.kind(), BlockKind::ToolResult { .. })))
+}
+
+/// Where the summarising call's reading starts in `read`: the last messages
+/// within `limit` tokens, starting on a user's message
+/// (`trim_messages(strategy="last", start_on="human")`). A message larger
+/// than what is left is left out whole (LangChain may keep part of its
+/// text, `allow_partial`).
+fn trimmed_start(read: &[(Message, Option<usize>)], limit: u64, tokens: &dyn BlockTokens) -> usize {
+    let mut used = 0u64;
+    let mut first = read.len();
+    for (i, (m, _)) in read.iter().enumerate().rev() {
+        let t = tokens.history_tokens(std::slice::from_ref(m));
+        if used + t > limit {
+            break;
+        }
+        used += t;
+        first = i;
+    }
+    (first..read.len())
+        .find(|&i| from_the_user(&read[i].0))
+        .unwrap_or(read.len())
 }
 
 /// Where a part's messages come from: the summary heading it (when
@@ -236,6 +439,16 @@ mod tests {
         .unwrap()
     }
 
+    /// Claude Code's rule at `trigger`.
+    fn cc(trigger: u64) -> Summarising {
+        crate::Compaction::ClaudeCodeAutocompact {
+            trigger,
+            summary: 7,
+        }
+        .summarising()
+        .unwrap()
+    }
+
     fn summary(k: usize, _: Option<&Call>) -> (Message, u64) {
         (text("user", &format!("summary {k}")), 7)
     }
@@ -243,21 +456,7 @@ mod tests {
     /// A conversation of `turns` user/assistant pairs, one call per user
     /// message, each message about 40 characters.
     fn conversation(turns: usize) -> Trace {
-        let mut t = Trace {
-            name: "t".into(),
-            description: String::new(),
-            provider: crate::engine::cache::ProviderKind::Anthropic,
-            model: "m".into(),
-            status_quo: None,
-            project: None,
-            account: None,
-            session: None,
-            source: None,
-            hidden_prefix_tokens: 0,
-            prompts: vec![crate::trace::Prompt::default()],
-            messages: Vec::new(),
-            calls: Vec::new(),
-        };
+        let mut t = empty_trace();
         for i in 0..turns {
             t.messages
                 .push(text("user", &format!("question {i:03} xxxxxxxxxxxxxxxx")));
@@ -274,10 +473,28 @@ mod tests {
         t
     }
 
+    fn empty_trace() -> Trace {
+        Trace {
+            name: "t".into(),
+            description: String::new(),
+            provider: crate::engine::cache::ProviderKind::Anthropic,
+            model: "m".into(),
+            status_quo: None,
+            project: None,
+            account: None,
+            session: None,
+            source: None,
+            hidden_prefix_tokens: 0,
+            prompts: vec![crate::trace::Prompt::default()],
+            messages: Vec::new(),
+            calls: Vec::new(),
+        }
+    }
+
     #[test]
     fn under_the_trigger_the_trace_is_one_part_itself() {
         let t = conversation(5);
-        let parts = split(&t, 1_000_000, &|_| 0, &Chars, &summary);
+        let parts = split(&t, &cc(1_000_000), &|_| 0, &Chars, &summary);
         assert_eq!(parts.len(), 1);
         assert_eq!(parts[0].summary_call, None);
         assert_eq!(parts[0].trace.messages, t.messages);
@@ -297,7 +514,7 @@ mod tests {
         assert_eq!(per_message, Chars.history_tokens(&t.messages[1..2]));
         // Passed at the fourth call (7 messages), not at the third (5).
         let trigger = 100 + 6 * per_message;
-        let parts = split(&t, trigger, &|_| 100, &Chars, &summary);
+        let parts = split(&t, &cc(trigger), &|_| 100, &Chars, &summary);
         assert_eq!(parts.len(), 2);
         let first = &parts[0];
         // Calls 0..3 as recorded, then the summarising call: the whole
@@ -343,7 +560,7 @@ mod tests {
     fn a_summary_that_alone_passes_the_trigger_is_not_summarised_again_at_once() {
         let t = conversation(4);
         let long = |_: usize, _: Option<&Call>| (text("user", &"s".repeat(1000)), 1000);
-        let parts = split(&t, 50, &|_| 0, &Chars, &long);
+        let parts = split(&t, &cc(50), &|_| 0, &Chars, &long);
         // Every call that adds to the summary compacts; none loops.
         assert!(parts.len() <= t.calls.len() + 1);
         for p in &parts[..parts.len() - 1] {
@@ -385,7 +602,7 @@ mod tests {
             summary(k, c)
         };
         // Under the trigger: only the /compact.
-        let parts = split(&t, 1_000_000, &|_| 0, &Chars, &sized);
+        let parts = split(&t, &cc(1_000_000), &|_| 0, &Chars, &sized);
         assert_eq!(parts.len(), 2);
         assert_eq!(parts[0].calls_from, [Some(0), Some(1), None]);
         assert_eq!(*stood_for.borrow(), [Some(11)]);
@@ -393,7 +610,7 @@ mod tests {
         // trigger's compactions take the recorded ones' sizes in order.
         stood_for.borrow_mut().clear();
         let trigger = 4 * per_message + per_message / 2;
-        let parts = split(&t, trigger, &|_| 0, &Chars, &sized);
+        let parts = split(&t, &cc(trigger), &|_| 0, &Chars, &sized);
         assert!(parts.len() > 2, "{}", parts.len());
         let sizes = stood_for.borrow().clone();
         assert_eq!(sizes[..3], [Some(11), Some(22), Some(33)]);
@@ -408,5 +625,172 @@ mod tests {
             .map(|p| p.trace.calls.len() - usize::from(p.summary_call.is_some()))
             .sum();
         assert_eq!(kept, t.calls.len());
+    }
+
+    /// Anthropic's compaction fires on reaching its trigger, Claude Code's
+    /// past it; both summarise the whole context and keep nothing else.
+    #[test]
+    fn anthropic_compact_summarises_on_reaching_the_trigger() {
+        let t = conversation(6);
+        let per_message = Chars.history_tokens(&t.messages[..1]);
+        // The fourth call sends seven messages: exactly the trigger.
+        let trigger = 100 + 7 * per_message;
+        let rule = crate::Compaction::AnthropicCompact {
+            trigger,
+            summary: 7,
+        }
+        .summarising()
+        .unwrap();
+        let parts = split(&t, &rule, &|_| 100, &Chars, &summary);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0].summary_call, Some(3));
+        assert!(
+            parts[0].trace.messages[7]
+                .to_json()
+                .contains("partial transcript")
+        );
+        // Claude Code's rule waits for the next call.
+        let parts = split(&t, &cc(trigger), &|_| 100, &Chars, &summary);
+        assert_eq!(parts[0].summary_call, Some(4));
+    }
+
+    /// LangChain's rule: the summarising call is a part of its own, without
+    /// the prompt, reading the last messages within `trim` tokens; the
+    /// history restarts from the summary and the last `keep` messages; a
+    /// message-count trigger counts the summary heading the history.
+    #[test]
+    fn langchain_summarize_keeps_the_last_messages_and_reads_the_trimmed_rest() {
+        let t = conversation(6);
+        let per_message = Chars.history_tokens(&t.messages[..1]);
+        let rule = |trim: u64| {
+            crate::Compaction::LangchainSummarize(crate::LangchainSummarize {
+                trigger_tokens: None,
+                trigger_messages: Some(5),
+                keep: 2,
+                trim,
+                summary: 7,
+            })
+            .summarising()
+            .unwrap()
+        };
+        let parts = split(&t, &rule(1_000_000), &|_| 100, &Chars, &summary);
+        // The third call sends five messages: calls 0 and 1, then the
+        // summarising call alone, reading messages 0..3 (5 less the 2
+        // kept) and the instruction, under a prompt of its own (empty).
+        assert_eq!(parts[0].calls_from, [Some(0), Some(1)]);
+        assert_eq!(parts[0].summary_call, None);
+        let s = &parts[1];
+        assert_eq!(s.summary_call, Some(0));
+        assert_eq!(s.messages_from, [Some(0), Some(1), Some(2), None]);
+        assert_eq!(s.trace.calls[0].messages, 4);
+        assert_eq!(s.trace.calls[0].prompt, t.prompts.len());
+        assert_eq!(s.trace.prompts[s.trace.calls[0].prompt], Prompt::default());
+        // Then the summary and messages 3 and 4, the third call sending
+        // those three.
+        let after = &parts[2];
+        assert_eq!(after.messages_from[..3], [None, Some(3), Some(4)]);
+        assert_eq!(after.trace.calls[0].messages, 3);
+        assert_eq!(after.calls_from[0], Some(2));
+        // A trim of two messages' tokens reads the last user message of
+        // the two (message 2), the assistant's before it left out.
+        let parts = split(&t, &rule(2 * per_message), &|_| 100, &Chars, &summary);
+        assert_eq!(parts[1].messages_from, [Some(2), None]);
+        // Every recorded call is sent once.
+        let kept: usize = parts
+            .iter()
+            .map(|p| p.trace.calls.len() - usize::from(p.summary_call.is_some()))
+            .sum();
+        assert_eq!(kept, t.calls.len());
+    }
+
+    /// LangChain's pure rules checked against the real middleware
+    /// (`tests/fixtures/langchain-summarize/make_langchain_summarize_fixture.py`,
+    /// run on langchain 1.5.2 with its approximate counts): for each
+    /// setting, the first message kept after the summary
+    /// (`_find_safe_cutoff`, never parting tool results from their call)
+    /// and the messages the summarising call read
+    /// (`trim_tokens_to_summarize`) are the same, and a call that reads
+    /// nothing is not made.
+    #[test]
+    fn cuts_and_reads_what_the_real_middleware_does() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/langchain-summarize/"
+        );
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).unwrap();
+        let conversation: serde_json::Value =
+            serde_json::from_str(&read("conversation.json")).unwrap();
+        let messages: Vec<Message> = conversation["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| Message::from_json(&m.to_string()).unwrap())
+            .collect();
+        let counts: Vec<u64> = conversation["approx_tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        /// LangChain's count of each message of the conversation.
+        struct Approx<'a>(&'a [Message], &'a [u64]);
+        impl BlockTokens for Approx<'_> {
+            fn block_tokens(&self, _: &crate::engine::message::ContentBlock) -> u64 {
+                0
+            }
+            fn history_tokens(&self, history: &[Message]) -> u64 {
+                history
+                    .iter()
+                    .map(|m| {
+                        let i = self.0.iter().position(|x| x == m);
+                        // The instruction, the summary: not in the fixture.
+                        i.map_or(1, |i| self.1[i])
+                    })
+                    .sum()
+            }
+        }
+        let counter = Approx(&messages, &counts);
+        let mut trace = empty_trace();
+        trace.messages = messages.clone();
+        trace.calls = vec![Call {
+            messages: messages.len(),
+            start_ms: Some(0),
+            ..Call::default()
+        }];
+        let summarized: serde_json::Value = serde_json::from_str(&read("summarized.json")).unwrap();
+        let settings = summarized["settings"].as_array().unwrap();
+        assert_eq!(settings.len(), 7);
+        for setting in settings {
+            let config = setting["config"].as_str().unwrap();
+            let c: crate::Config = format!("{config}+none").parse().unwrap();
+            let rule = c.compaction.summarising().unwrap();
+            let kept_from_real = setting["kept_from"].as_u64().map(|k| k as usize);
+            let read_real: Vec<usize> = setting["read"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap() as usize)
+                .collect();
+            assert_eq!(
+                kept_from(&messages, false, 0, messages.len(), rule.keep_messages),
+                kept_from_real.filter(|&k| k > 0),
+                "{config}"
+            );
+            let parts = split(&trace, &rule, &|_| 0, &counter, &summary);
+            let Some(k) = kept_from_real else {
+                assert_eq!(parts.len(), 1, "{config}");
+                continue;
+            };
+            let last = parts.last().unwrap();
+            let mut kept = vec![None];
+            kept.extend((k..messages.len()).map(Some));
+            assert_eq!(last.messages_from, kept, "{config}");
+            let read: Vec<usize> = parts
+                .iter()
+                .filter(|p| p.summary_call.is_some())
+                .flat_map(|p| p.messages_from.iter().flatten().copied())
+                .collect();
+            assert_eq!(read, read_real, "{config}");
+        }
     }
 }

@@ -297,6 +297,19 @@ impl PolicyFlags {
                 trigger: super::kinds::DEFAULT_AUTOCOMPACT_TRIGGER,
                 summary: super::kinds::DEFAULT_AUTOCOMPACT_SUMMARY,
             },
+            // Their defaults are the config grammar's; the two whose peers
+            // document no default trigger say so.
+            k @ (CompactionKind::AnthropicCompact
+            | CompactionKind::LangchainSummarize
+            | CompactionKind::OpenAiCompact) => {
+                Compaction::parse(k.name(), k.name()).map_err(|e| {
+                    FlagError(format!(
+                        "--compaction {}: {}; give its parameters with --config",
+                        k.name(),
+                        e.reason
+                    ))
+                })?
+            }
             CompactionKind::Ledger => Compaction::Ledger {
                 threshold: self.threshold.unwrap_or(DEFAULT_LEDGER_THRESHOLD),
                 keep_last: self.keep_last.unwrap_or(DEFAULT_LEDGER_KEEP_LAST),
@@ -368,6 +381,7 @@ impl PolicyFlags {
         );
         Ok(ResolvedPolicy {
             config: Config {
+                thinking: None,
                 compaction,
                 cache,
                 model: None,

@@ -43,6 +43,22 @@ pub const DEFAULT_AUTOCOMPACT_TRIGGER: u64 = 200_000 - 20_000 - 13_000;
 /// (`MAX_OUTPUT_TOKENS_FOR_SUMMARY`, the summary call's output cap). A
 /// replay of a recorded compaction takes the recorded summary's own size.
 pub const DEFAULT_AUTOCOMPACT_SUMMARY: u64 = 20_000;
+/// Anthropic's server-side compaction (`compact_20260112`): the input
+/// tokens at which it summarises, `trigger: {"type": "input_tokens",
+/// "value": 150000}` by default (platform.claude.com, "Compaction at a
+/// token threshold", its parameter table: trigger, default 150,000
+/// tokens).
+pub const DEFAULT_ANTHROPIC_COMPACT_TRIGGER: u64 = 150_000;
+/// `compact_20260112`: the least trigger the API takes (the same table: it
+/// must be at least 50,000 tokens).
+pub const MIN_ANTHROPIC_COMPACT_TRIGGER: u64 = 50_000;
+/// LangChain's `SummarizationMiddleware`: messages kept after the summary
+/// (`keep=("messages", 20)`, `_DEFAULT_MESSAGES_TO_KEEP`, langchain 1.5.2).
+pub const DEFAULT_LANGCHAIN_SUMMARIZE_KEEP: usize = 20;
+/// `SummarizationMiddleware`: tokens of the messages its summarising call
+/// reads, the last ones (`trim_tokens_to_summarize=4000`,
+/// `_DEFAULT_TRIM_TOKEN_LIMIT`).
+pub const DEFAULT_LANGCHAIN_SUMMARIZE_TRIM: u64 = 4000;
 /// Native cache: where the tool manifest sits.
 pub const DEFAULT_MANIFEST: ManifestPosition = ManifestPosition::Cached;
 
@@ -63,20 +79,33 @@ pub enum CompactionKind {
     AgentsTrim,
     /// Claude Code's summarising autocompact.
     ClaudeCodeAutocompact,
+    /// Anthropic's server-side compaction `compact_20260112`.
+    AnthropicCompact,
+    /// LangChain's `SummarizationMiddleware`.
+    LangchainSummarize,
+    /// OpenAI's Responses compaction (`compact_threshold`).
+    OpenAiCompact,
     /// What the client cleared in place, as its record shows.
     Recorded,
 }
 
 impl CompactionKind {
     /// Whether the policy can run on `provider`'s API: Anthropic's
-    /// server-side clearing only there, the others on every provider.
+    /// server-side clearing and compaction only there, OpenAI's compaction
+    /// only on OpenAI's, the others (client-side) on every provider.
     pub fn runs_on(self, provider: crate::engine::cache::ProviderKind) -> bool {
-        self != CompactionKind::ClearToolUses
-            || provider == crate::engine::cache::ProviderKind::Anthropic
+        use crate::engine::cache::ProviderKind;
+        match self {
+            CompactionKind::ClearToolUses | CompactionKind::AnthropicCompact => {
+                provider == ProviderKind::Anthropic
+            }
+            CompactionKind::OpenAiCompact => provider == ProviderKind::OpenAi,
+            _ => true,
+        }
     }
 
     /// Every compaction policy, in the order they are listed.
-    pub const ALL: [CompactionKind; 8] = [
+    pub const ALL: [CompactionKind; 11] = [
         CompactionKind::Off,
         CompactionKind::Ledger,
         CompactionKind::ClearToolUses,
@@ -84,6 +113,9 @@ impl CompactionKind {
         CompactionKind::ClaudeCodeClear,
         CompactionKind::AgentsTrim,
         CompactionKind::ClaudeCodeAutocompact,
+        CompactionKind::AnthropicCompact,
+        CompactionKind::LangchainSummarize,
+        CompactionKind::OpenAiCompact,
         CompactionKind::Recorded,
     ];
 
@@ -97,6 +129,9 @@ impl CompactionKind {
             CompactionKind::ClaudeCodeClear => "claude-code-clear",
             CompactionKind::AgentsTrim => "agents-trim",
             CompactionKind::ClaudeCodeAutocompact => "claude-code-autocompact",
+            CompactionKind::AnthropicCompact => "anthropic-compact",
+            CompactionKind::LangchainSummarize => "langchain-summarize",
+            CompactionKind::OpenAiCompact => "openai-compact",
             CompactionKind::Recorded => "recorded",
         }
     }
@@ -119,6 +154,15 @@ impl CompactionKind {
             CompactionKind::ClaudeCodeAutocompact => {
                 "Claude Code's autocompact: past trigger tokens, a call of its own summarises the context, which restarts from the summary"
             }
+            CompactionKind::AnthropicCompact => {
+                "Anthropic's server-side compact_20260112: past trigger input tokens, a sampling step of its own summarises the context, which restarts from the compaction block"
+            }
+            CompactionKind::LangchainSummarize => {
+                "LangChain's SummarizationMiddleware: past its trigger, a call of its own summarises the older messages, the last keep messages stay"
+            }
+            CompactionKind::OpenAiCompact => {
+                "OpenAI's Responses compaction: past compact_threshold tokens, the server summarises the context into an encrypted item that replaces it"
+            }
             CompactionKind::Recorded => {
                 "what the client cleared in place, as recorded (Claude Code's microcompaction)"
             }
@@ -140,13 +184,19 @@ impl CompactionKind {
     /// `claude-code-autocompact`: Claude Code's sessions ran it already
     /// (their status quo replays what it did), and on another client's
     /// sessions it adds summary calls that client never makes; it runs
-    /// when named.
+    /// when named. Nor the other summarising policies: each is a choice of
+    /// its client or API (their triggers are the team's own), and a sweep
+    /// replays one history per trace; they run in `replay` and `check` when
+    /// named.
     pub fn in_default_grid(self) -> bool {
         !matches!(
             self,
             CompactionKind::Recorded
                 | CompactionKind::AgentsTrim
                 | CompactionKind::ClaudeCodeAutocompact
+                | CompactionKind::AnthropicCompact
+                | CompactionKind::LangchainSummarize
+                | CompactionKind::OpenAiCompact
         )
     }
 

@@ -2,7 +2,7 @@
 //! model — each config prints and parses as one short string so it can be
 //! passed on a command line, stored in a baseline and shown in a report.
 //!
-//! Grammar: `COMPACTION[:k=v,...]+CACHE[:k=v,...][@MODEL]`, e.g.
+//! Grammar: `[clear-thinking[:keep=N|all]+]COMPACTION[:k=v,...]+CACHE[:k=v,...][@MODEL]`, e.g.
 //! `ledger:t=8000,k=2+native:manifest=cached,ttl=5m` or
 //! `off+tail:ttl=1h@claude-opus-4-1`. Printing always gives the canonical
 //! form (parameters in a fixed order, defaults of the peers' options
@@ -28,6 +28,7 @@ mod kinds;
 mod peer_view;
 mod peers;
 mod retention;
+mod thinking;
 mod trim;
 mod ttl;
 mod view;
@@ -44,6 +45,7 @@ pub use peers::{
     PeerParams, ReprCache, langchain_approx_tokens,
 };
 pub use retention::{BreakpointTtl, OpenAiRetention};
+pub use thinking::{CLEAR_THINKING_NAME, ClearThinking, DEFAULT_CLEAR_THINKING_KEEP};
 pub use trim::AgentsTrim;
 pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 
@@ -119,10 +121,72 @@ pub enum Compaction {
         /// Tokens of the summary written.
         summary: u64,
     },
+    /// Anthropic's server-side compaction `compact_20260112`: when a
+    /// request's input reaches `trigger` tokens, the API first samples a
+    /// summary of the whole context (an iteration of its own, billed in
+    /// `usage.iterations`), then answers from the system prompt, the tools
+    /// and the `compaction` block holding it; later requests drop what came
+    /// before that block. Parameters as documented (platform.claude.com,
+    /// "Compaction at a token threshold"): `trigger` 150,000 input tokens
+    /// by default, at least 50,000; `pause_after_compaction` false (the
+    /// request answers in the same call, as replayed); `instructions` null
+    /// (the API's own summary prompt). The documentation gives no size for
+    /// the summary: `summary` tokens, by default Claude Code's cap on its
+    /// own summaries ([`kinds::DEFAULT_AUTOCOMPACT_SUMMARY`]), a stated
+    /// guess a user can change.
+    AnthropicCompact {
+        /// Input tokens at which it summarises.
+        trigger: u64,
+        /// Tokens of the summary written.
+        summary: u64,
+    },
+    /// LangChain v1's `SummarizationMiddleware` (langchain 1.5.2 read):
+    /// before a model call whose history reaches a trigger (`tokens >=`,
+    /// `messages >=`; none by default, so one must be given), the messages
+    /// before the last `keep` (moved back so that no tool result is parted
+    /// from its call) are summarised by a call of its own that reads only
+    /// the last `trim` tokens of them (`trim_messages(strategy="last",
+    /// start_on="human")`) in its summary prompt, without the agent's
+    /// system prompt or tools; the history becomes the summary (a user
+    /// message) and the kept messages. Tokens are the provider's: LangChain
+    /// counts approximately but also fires when the last model call's
+    /// reported total reaches the trigger, which is the provider's count.
+    /// `fraction` triggers need a model profile and are not taken.
+    /// Messages are the trace's: tool results answering one call in one
+    /// user message count once, where LangChain holds a `ToolMessage` each.
+    LangchainSummarize(LangchainSummarize),
+    /// OpenAI's Responses compaction (`context_management: [{type:
+    /// "compaction", compact_threshold}]`): when the rendered tokens cross
+    /// `threshold`, the server compacts the context into one encrypted
+    /// compaction item that carries it forward, and later requests send that
+    /// item in place of what came before it. The documentation gives no
+    /// default threshold, so one must be given; nor a size for the item:
+    /// `summary` tokens, as for `anthropic-compact`.
+    OpenAiCompact {
+        /// Rendered tokens at which it compacts.
+        threshold: u64,
+        /// Tokens of the compaction item written.
+        summary: u64,
+    },
     /// The tool results the client cleared in place, at the calls its
     /// record says ([`crate::trace::Call::cleared`]): Claude Code's own
     /// microcompaction, as it ran. On a trace that records none, `off`.
     Recorded,
+}
+
+/// LangChain's `SummarizationMiddleware` parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LangchainSummarize {
+    /// `("tokens", N)`: history tokens at which it summarises.
+    pub trigger_tokens: Option<u64>,
+    /// `("messages", N)`: history messages at which it summarises.
+    pub trigger_messages: Option<usize>,
+    /// `keep=("messages", N)`: messages kept after the summary.
+    pub keep: usize,
+    /// `trim_tokens_to_summarize`: tokens the summarising call reads.
+    pub trim: u64,
+    /// Tokens of the summary written (LangChain sets no cap).
+    pub summary: u64,
 }
 
 /// Which cache markers each request carries.
@@ -202,6 +266,10 @@ pub struct Config {
     pub cache: Cache,
     /// The model to price with, instead of the trace's.
     pub model: Option<String>,
+    /// Anthropic's `clear_thinking_20251015` beside the compaction, when
+    /// the config names it (`clear-thinking[:keep=N|all]+` before the
+    /// compaction).
+    pub thinking: Option<ClearThinking>,
 }
 
 impl Config {
@@ -249,6 +317,7 @@ impl Config {
             Cache::None
         };
         Ok(Config {
+            thinking: None,
             compaction: Compaction::Off,
             cache,
             model: None,
@@ -256,19 +325,22 @@ impl Config {
     }
 
     /// How much policy a config adds to a bare client: one for compaction,
-    /// one for cache markers. Ties between equal costs go to the simpler.
+    /// one for cache markers, one for a thinking edit. Ties between equal costs go to the simpler.
     pub fn complexity(&self) -> u8 {
         // A cache the provider runs unasked (OpenAI's) adds no policy.
         let cache = !matches!(
             self.cache,
             Cache::None | Cache::OpenAiAuto { .. } | Cache::GeminiImplicit { .. }
         );
-        u8::from(self.compaction != Compaction::Off) + u8::from(cache)
+        u8::from(self.compaction != Compaction::Off)
+            + u8::from(cache)
+            + u8::from(self.thinking.is_some())
     }
 
     /// No compaction, no cache markers: what a naive client pays.
     pub fn baseline() -> Self {
         Config {
+            thinking: None,
             compaction: Compaction::Off,
             cache: Cache::None,
             model: None,
@@ -386,6 +458,120 @@ impl Compaction {
                 }
                 Ok(Compaction::ClaudeCodeAutocompact { trigger, summary })
             }
+            CompactionKind::AnthropicCompact => {
+                let mut trigger = kinds::DEFAULT_ANTHROPIC_COMPACT_TRIGGER;
+                let mut summary = kinds::DEFAULT_AUTOCOMPACT_SUMMARY;
+                for (k, v) in params {
+                    match k {
+                        "trigger" => trigger = num(input, k, v)?,
+                        "summary" => summary = num(input, k, v)?,
+                        _ => return Err(unknown(input, name, k, "trigger, summary")),
+                    }
+                }
+                // The API refuses a lower trigger.
+                if trigger < kinds::MIN_ANTHROPIC_COMPACT_TRIGGER || summary < 1 {
+                    return Err(err(
+                        input,
+                        format!(
+                            "{name} needs trigger >= {} (the API's minimum) and summary >= 1",
+                            kinds::MIN_ANTHROPIC_COMPACT_TRIGGER
+                        ),
+                    ));
+                }
+                Ok(Compaction::AnthropicCompact { trigger, summary })
+            }
+            CompactionKind::OpenAiCompact => {
+                let (mut threshold, mut summary) = (None, kinds::DEFAULT_AUTOCOMPACT_SUMMARY);
+                for (k, v) in params {
+                    match k {
+                        "threshold" => threshold = Some(num(input, k, v)?),
+                        "summary" => summary = num(input, k, v)?,
+                        _ => return Err(unknown(input, name, k, "threshold, summary")),
+                    }
+                }
+                let threshold = threshold.filter(|&t| t >= 1).ok_or_else(|| {
+                    err(
+                        input,
+                        format!("{name} needs threshold=TOKENS >= 1 (compact_threshold has no documented default)"),
+                    )
+                })?;
+                if summary < 1 {
+                    return Err(err(input, format!("{name} needs summary >= 1")));
+                }
+                Ok(Compaction::OpenAiCompact { threshold, summary })
+            }
+            CompactionKind::LangchainSummarize => {
+                let mut l = LangchainSummarize {
+                    trigger_tokens: None,
+                    trigger_messages: None,
+                    keep: kinds::DEFAULT_LANGCHAIN_SUMMARIZE_KEEP,
+                    trim: kinds::DEFAULT_LANGCHAIN_SUMMARIZE_TRIM,
+                    summary: kinds::DEFAULT_AUTOCOMPACT_SUMMARY,
+                };
+                let sized = |k: &str, v: &str, what: &str| -> Result<u64, ConfigError> {
+                    match v.split_once(':') {
+                        Some((w, n)) if w == what => num(input, k, n),
+                        _ => Err(err(input, format!("{name}: {k}={v:?} is not {what}:N"))),
+                    }
+                };
+                for (k, v) in params {
+                    match k {
+                        // A list is OR'd, as the middleware's is.
+                        "trigger" => {
+                            for clause in v.split('|') {
+                                match clause.split_once(':').map(|(w, _)| w) {
+                                    Some("tokens") => {
+                                        l.trigger_tokens = Some(sized(k, clause, "tokens")?)
+                                    }
+                                    Some("messages") => {
+                                        l.trigger_messages =
+                                            Some(sized(k, clause, "messages")? as usize)
+                                    }
+                                    Some("fraction") => {
+                                        return Err(err(
+                                            input,
+                                            format!(
+                                                "{name}: trigger=fraction needs the model's profile (max_input_tokens); give trigger=tokens:N instead"
+                                            ),
+                                        ));
+                                    }
+                                    _ => {
+                                        return Err(err(
+                                            input,
+                                            format!(
+                                                "{name}: trigger={clause:?} is not tokens:N or messages:N"
+                                            ),
+                                        ));
+                                    }
+                                }
+                            }
+                        }
+                        "keep" => l.keep = sized(k, v, "messages")? as usize,
+                        "trim" => l.trim = num(input, k, v)?,
+                        "summary" => l.summary = num(input, k, v)?,
+                        _ => return Err(unknown(input, name, k, "trigger, keep, trim, summary")),
+                    }
+                }
+                if l.trigger_tokens.is_none() && l.trigger_messages.is_none() {
+                    return Err(err(
+                        input,
+                        format!(
+                            "{name} needs trigger=tokens:N or trigger=messages:N (the middleware never summarises without one)"
+                        ),
+                    ));
+                }
+                if l.trigger_tokens == Some(0)
+                    || l.trigger_messages == Some(0)
+                    || l.trim < 1
+                    || l.summary < 1
+                {
+                    return Err(err(
+                        input,
+                        format!("{name} needs a trigger >= 1, trim >= 1 and summary >= 1"),
+                    ));
+                }
+                Ok(Compaction::LangchainSummarize(l))
+            }
             CompactionKind::AgentsTrim => {
                 let mut t = AgentsTrim::default();
                 for (k, v) in params {
@@ -481,6 +667,59 @@ impl Compaction {
             Compaction::ClaudeCodeClear { .. } => CompactionKind::ClaudeCodeClear,
             Compaction::AgentsTrim(_) => CompactionKind::AgentsTrim,
             Compaction::ClaudeCodeAutocompact { .. } => CompactionKind::ClaudeCodeAutocompact,
+            Compaction::AnthropicCompact { .. } => CompactionKind::AnthropicCompact,
+            Compaction::LangchainSummarize(_) => CompactionKind::LangchainSummarize,
+            Compaction::OpenAiCompact { .. } => CompactionKind::OpenAiCompact,
+        }
+    }
+
+    /// A summarising policy's rules (when it summarises, what its
+    /// summarising call reads, what stays after it), each policy's in this
+    /// one place; `None` for a policy that does not summarise.
+    pub fn summarising(&self) -> Option<autocompact::Summarising> {
+        use autocompact::Summarising;
+        let whole = |trigger: u64, at_trigger: bool, summary: u64, instruction| Summarising {
+            trigger_tokens: Some(trigger),
+            at_trigger,
+            trigger_messages: None,
+            keep_messages: 0,
+            trim_tokens: None,
+            follows_record: false,
+            summary_tokens: summary,
+            instruction,
+        };
+        match *self {
+            // Claude Code compacts once the context is past its threshold,
+            // and its records show its own compactions.
+            Compaction::ClaudeCodeAutocompact { trigger, summary } => Some(Summarising {
+                follows_record: true,
+                ..whole(trigger, false, summary, autocompact::SUMMARISE_INSTRUCTION)
+            }),
+            // The API compacts when the input reaches the trigger.
+            Compaction::AnthropicCompact { trigger, summary } => Some(whole(
+                trigger,
+                true,
+                summary,
+                autocompact::ANTHROPIC_COMPACT_INSTRUCTION,
+            )),
+            // "When the rendered token count crosses the threshold".
+            Compaction::OpenAiCompact { threshold, summary } => Some(whole(
+                threshold,
+                false,
+                summary,
+                autocompact::OPENAI_COMPACT_INSTRUCTION,
+            )),
+            Compaction::LangchainSummarize(l) => Some(Summarising {
+                trigger_tokens: l.trigger_tokens,
+                at_trigger: true,
+                trigger_messages: l.trigger_messages,
+                keep_messages: l.keep,
+                trim_tokens: Some(l.trim),
+                follows_record: false,
+                summary_tokens: l.summary,
+                instruction: autocompact::LANGCHAIN_SUMMARY_INSTRUCTION,
+            }),
+            _ => None,
         }
     }
 }
@@ -527,6 +766,35 @@ impl fmt::Display for Compaction {
                 "{}:trigger={trigger},summary={summary}",
                 CompactionKind::ClaudeCodeAutocompact.name()
             ),
+            Compaction::AnthropicCompact { trigger, summary } => write!(
+                f,
+                "{}:trigger={trigger},summary={summary}",
+                CompactionKind::AnthropicCompact.name()
+            ),
+            Compaction::OpenAiCompact { threshold, summary } => write!(
+                f,
+                "{}:threshold={threshold},summary={summary}",
+                CompactionKind::OpenAiCompact.name()
+            ),
+            Compaction::LangchainSummarize(l) => {
+                let clauses: Vec<String> = l
+                    .trigger_tokens
+                    .map(|t| format!("tokens:{t}"))
+                    .into_iter()
+                    .chain(l.trigger_messages.map(|m| format!("messages:{m}")))
+                    .collect();
+                write!(
+                    f,
+                    "{}:trigger={},",
+                    CompactionKind::LangchainSummarize.name(),
+                    clauses.join("|")
+                )?;
+                write!(
+                    f,
+                    "keep=messages:{},trim={},summary={}",
+                    l.keep, l.trim, l.summary
+                )
+            }
         }
     }
 }
@@ -711,6 +979,9 @@ impl fmt::Display for Cache {
 
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(t) = &self.thinking {
+            write!(f, "{t}+")?;
+        }
         write!(f, "{}+{}", self.compaction, self.cache)?;
         if let Some(m) = &self.model {
             write!(f, "@{m}")?;
@@ -773,6 +1044,15 @@ impl FromStr for Config {
             Some(_) => return Err(err(input, "a model name must follow '@'")),
             None => (s, None),
         };
+        // The thinking edit, when named, comes first.
+        let (thinking, body) = match body.split_once('+') {
+            Some((first, rest))
+                if first.split_once(':').map_or(first, |(n, _)| n) == CLEAR_THINKING_NAME =>
+            {
+                (Some(ClearThinking::parse(input, first)?), rest)
+            }
+            _ => (None, body),
+        };
         let (c, k) = body.split_once('+').ok_or_else(|| {
             err(
                 input,
@@ -783,6 +1063,7 @@ impl FromStr for Config {
             compaction: Compaction::parse(input, c)?,
             cache: Cache::parse(input, k)?,
             model,
+            thinking,
         })
     }
 }
@@ -813,6 +1094,10 @@ mod tests {
             "agents-trim:turns=1,max=1000,preview=0+none",
             "claude-code-autocompact:trigger=167000,summary=20000+claude-code:ttl=recorded",
             "claude-code-autocompact:trigger=50000,summary=4000+none",
+            "anthropic-compact:trigger=150000,summary=20000+claude-code:ttl=recorded",
+            "openai-compact:threshold=200000,summary=20000+openai-auto",
+            "langchain-summarize:trigger=tokens:100000,keep=messages:20,trim=4000,summary=20000+none",
+            "langchain-summarize:trigger=tokens:9000|messages:50,keep=messages:4,trim=100,summary=5+none",
             "off+openai-auto",
             "ledger:t=8000,k=2+openai-auto:retention=in-memory,idle=10m",
             "off+openai-auto:retention=24h@gpt-5.4",
@@ -822,6 +1107,9 @@ mod tests {
             "off+openai-breakpoints",
             "ledger:t=8000,k=2+openai-breakpoints:ttl=12h@gpt-5.6",
             "off+gemini-explicit@gemini-2.5-pro",
+            "clear-thinking:keep=1+off+claude-code:ttl=recorded",
+            "clear-thinking:keep=all+ledger:t=8000,k=2+claude-code:ttl=5m@claude-opus-4-6",
+            "clear-thinking:keep=3+clear-tool-uses:trigger=100000,keep=3+tail:ttl=5m",
         ] {
             let c: Config = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
@@ -863,6 +1151,67 @@ mod tests {
             "claude-code-autocompact:trigger=100000,summary=9000+none"
         );
         assert!(!CompactionKind::ClaudeCodeAutocompact.in_default_grid());
+    }
+
+    #[test]
+    fn the_summarising_policies_take_their_peers_defaults() {
+        let c: Config = "anthropic-compact+claude-code".parse().unwrap();
+        // compact_20260112: trigger 150,000 input tokens by default.
+        assert_eq!(
+            c.compaction,
+            Compaction::AnthropicCompact {
+                trigger: 150_000,
+                summary: 20_000,
+            }
+        );
+        let r = c.compaction.summarising().unwrap();
+        // It compacts on reaching the trigger, the whole context read,
+        // nothing kept but the summary, no record followed.
+        assert_eq!(r.trigger_tokens, Some(150_000));
+        assert!(r.at_trigger);
+        assert_eq!((r.keep_messages, r.trim_tokens), (0, None));
+        assert!(!r.follows_record);
+        let c: Config = "langchain-summarize:trigger=messages:40+none"
+            .parse()
+            .unwrap();
+        // SummarizationMiddleware: keep ("messages", 20), trim 4,000.
+        assert_eq!(
+            c.compaction,
+            Compaction::LangchainSummarize(LangchainSummarize {
+                trigger_tokens: None,
+                trigger_messages: Some(40),
+                keep: 20,
+                trim: 4000,
+                summary: 20_000,
+            })
+        );
+        let r = c.compaction.summarising().unwrap();
+        assert_eq!(r.keep_messages, 20);
+        assert_eq!(r.trim_tokens, Some(4000));
+        let c: Config = "openai-compact:threshold=90000+openai-auto"
+            .parse()
+            .unwrap();
+        let r = c.compaction.summarising().unwrap();
+        assert_eq!((r.trigger_tokens, r.at_trigger), (Some(90_000), false));
+        // Claude Code's follows its record; clearing policies summarise
+        // nothing.
+        assert!(
+            Compaction::ClaudeCodeAutocompact {
+                trigger: 1,
+                summary: 1
+            }
+            .summarising()
+            .unwrap()
+            .follows_record
+        );
+        assert!(Compaction::Off.summarising().is_none());
+        for k in [
+            CompactionKind::AnthropicCompact,
+            CompactionKind::LangchainSummarize,
+            CompactionKind::OpenAiCompact,
+        ] {
+            assert!(!k.in_default_grid(), "{}", k.name());
+        }
     }
 
     #[test]
@@ -938,7 +1287,7 @@ mod tests {
             ),
             (
                 "zip+none",
-                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear, agents-trim, claude-code-autocompact or recorded)",
+                "unknown compaction \"zip\" (expected off, ledger, clear-tool-uses, langchain-clear, claude-code-clear, agents-trim, claude-code-autocompact, anthropic-compact, langchain-summarize, openai-compact or recorded)",
             ),
             ("off+tail:ttl=2h", "ttl \"2h\" is not 5m, 1h or recorded"),
             (
@@ -978,6 +1327,34 @@ mod tests {
             (
                 "claude-code-autocompact:trigger=0+none",
                 "claude-code-autocompact needs trigger >= 1 and summary >= 1",
+            ),
+            (
+                "anthropic-compact:trigger=49999+none",
+                "anthropic-compact needs trigger >= 50000 (the API's minimum) and summary >= 1",
+            ),
+            (
+                "anthropic-compact:keep=1+none",
+                "anthropic-compact has no parameter \"keep\" (allowed: trigger, summary)",
+            ),
+            (
+                "openai-compact+openai-auto",
+                "openai-compact needs threshold=TOKENS >= 1 (compact_threshold has no documented default)",
+            ),
+            (
+                "langchain-summarize+none",
+                "langchain-summarize needs trigger=tokens:N or trigger=messages:N (the middleware never summarises without one)",
+            ),
+            (
+                "langchain-summarize:trigger=fraction:0.8+none",
+                "langchain-summarize: trigger=fraction needs the model's profile (max_input_tokens); give trigger=tokens:N instead",
+            ),
+            (
+                "langchain-summarize:trigger=tokens:9,keep=tokens:5+none",
+                "langchain-summarize: keep=\"tokens:5\" is not messages:N",
+            ),
+            (
+                "langchain-summarize:trigger=turns:9+none",
+                "langchain-summarize: trigger=\"turns:9\" is not tokens:N or messages:N",
             ),
         ];
         for (input, reason) in cases {

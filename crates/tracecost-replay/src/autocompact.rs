@@ -1,6 +1,7 @@
-//! Claude Code's autocompact replayed: the trace cut into its parts at each
-//! summarising call ([`crate::policy::autocompact`]), each part sent as it
-//! is, the parts replayed in start-time order against one cache (so the
+//! A summarising policy replayed (Claude Code's autocompact, Anthropic's
+//! and OpenAI's server-side compaction, LangChain's summarisation): the
+//! trace cut into its parts at each summarising call
+//! ([`crate::policy::autocompact`]), each part sent as it is, the parts replayed in start-time order against one cache (so the
 //! system prompt and tools stay a cached prefix across the summary and
 //! what follows it is written anew), and their results joined back into
 //! the trace's, the summary calls counted apart.
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 use crate::breakdown::{Breakdown, CauseWrites, ModelBill};
 use crate::engine::message::{ContentBlock, Message};
 use crate::policy::autocompact::{Part, split};
-use crate::policy::{BlockTokens, Compaction, Config};
+use crate::policy::{BlockTokens, Config};
 use crate::{
     CallResult, PreparedTrace, ReplayContext, ReplayError, ReplayResult, count_block, fidelity,
 };
@@ -23,7 +24,7 @@ pub fn parts(
     ctx: ReplayContext<'_>,
 ) -> Result<Vec<Part>, ReplayError> {
     let trace = prepared.trace;
-    let Compaction::ClaudeCodeAutocompact { trigger, summary } = config.compaction else {
+    let Some(rule) = config.compaction.summarising() else {
         return Ok(vec![Part {
             trace: trace.clone(),
             summary_call: None,
@@ -69,10 +70,10 @@ pub fn parts(
                 left.or(r.post_tokens)
                     .or_else(|| r.summary.as_deref().map(|s| ctx.memo.count(s)))
             })
-            .unwrap_or(summary);
+            .unwrap_or(rule.summary_tokens);
         (summary_message(k, tokens, ctx.memo), tokens)
     };
-    Ok(split(trace, trigger, &fixed, &tokens, &make))
+    Ok(split(trace, &rule, &fixed, &tokens, &make))
 }
 
 /// The `k`-th summary (from 0): a user message of about `tokens` tokens,

@@ -3,7 +3,7 @@
 
 use crate::cost::pricing::ModelPrice;
 use crate::engine::cache::ProviderKind;
-use crate::policy::{Cache, Compaction, Config};
+use crate::policy::{Cache, Config};
 use crate::trace::TraceFacts;
 
 use super::ReplayError;
@@ -112,16 +112,18 @@ pub fn check_config(
             ),
         });
     }
-    if trace.provider() != ProviderKind::Anthropic
-        && matches!(config.compaction, Compaction::ClearToolUses(_))
-    {
+    // A provider's server-side feature runs on that provider's API only
+    // (`CompactionKind::runs_on`).
+    let kind = config.compaction.kind();
+    if !kind.runs_on(trace.provider()) {
+        let api = if kind.runs_on(ProviderKind::Anthropic) {
+            "an Anthropic API feature"
+        } else {
+            "an OpenAI API feature"
+        };
         return Err(ReplayError::Config {
             trace: trace_label(trace),
-            reason: format!(
-                "{} is an Anthropic API feature; provider is {}",
-                config.compaction.kind().name(),
-                trace.provider()
-            ),
+            reason: format!("{} is {api}; provider is {}", kind.name(), trace.provider()),
         });
     }
     Ok(())

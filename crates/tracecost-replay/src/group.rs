@@ -96,6 +96,9 @@ pub(super) struct Planner<'a, 'p, 't> {
     request: Request<'t>,
     /// Results compacted at the previous call.
     compacted_before: usize,
+    /// Per call, the messages whose thinking the config's
+    /// `clear_thinking` edit clears (empty: no edit).
+    thinking_cut: Vec<usize>,
 }
 
 /// What a [`Planner`] leaves for the results once every call is planned.
@@ -433,10 +436,15 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
         // The caller checked each config against the trace; what is checked
         // here is that they can share the engine's work.
         for c in configs {
-            if c.compaction != config.compaction || c.model != config.model {
+            if c.compaction != config.compaction
+                || c.model != config.model
+                || c.thinking != config.thinking
+            {
                 return Err(ReplayError::Config {
                     trace: trace.name.clone(),
-                    reason: format!("{c} and {config} do not share a compaction policy and model"),
+                    reason: format!(
+                        "{c} and {config} do not share a compaction policy, thinking edit and model"
+                    ),
                 });
             }
         }
@@ -483,6 +491,10 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             with_recall: matches!(config.compaction, Compaction::Ledger { .. }),
             request: Request::default(),
             compacted_before: 0,
+            thinking_cut: config
+                .thinking
+                .map(|t| t.cuts(prepared.trace))
+                .unwrap_or_default(),
         })
     }
 
@@ -506,6 +518,7 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             price,
             ci,
             with_recall: self.with_recall,
+            thinking_cut: self.thinking_cut.get(ci).copied().unwrap_or(0),
         };
         let sent = self.request.build(
             &inputs,

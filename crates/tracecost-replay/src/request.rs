@@ -118,6 +118,9 @@ pub(super) struct CallInputs<'a, 't> {
     pub(super) ci: usize,
     /// Whether the recall tool is offered.
     pub(super) with_recall: bool,
+    /// The messages whose thinking a thinking edit clears from this call
+    /// on (`clear-thinking`), before the API's own cut.
+    pub(super) thinking_cut: usize,
 }
 
 impl<'t> Request<'t> {
@@ -246,7 +249,14 @@ impl<'t> Request<'t> {
         };
         // Reasoning the API drops from this call on changes messages sent
         // before: the request is rebuilt from the first of them.
-        let cut = prepared.reasoning_cut.get(ci).copied().unwrap_or(0);
+        // What the API drops by itself, or what a thinking edit clears
+        // (`thinking_cut`), whichever reaches further.
+        let cut = prepared
+            .reasoning_cut
+            .get(ci)
+            .copied()
+            .unwrap_or(0)
+            .max(inputs.thinking_cut);
         let first_changed = (self.reasoning_cut..cut)
             .find(|&mi| {
                 history

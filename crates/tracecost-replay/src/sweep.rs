@@ -36,6 +36,7 @@ impl Grid {
             for compaction in &self.compactions {
                 for cache in &self.caches {
                     let c = Config {
+                        thinking: None,
                         compaction: compaction.clone(),
                         cache: *cache,
                         model: model.clone(),
@@ -661,9 +662,9 @@ fn same_requests(shapes: &[&RequestShape], configs: &[Config], build: Build) -> 
                 groups.len() - 1
             }),
             None => match groups.iter().position(|g| {
-                g.run
-                    .first()
-                    .is_some_and(|r| r.compaction == c.compaction && r.model == c.model)
+                g.run.first().is_some_and(|r| {
+                    r.compaction == c.compaction && r.model == c.model && r.thinking == c.thinking
+                })
             }) {
                 Some(g) => g,
                 None => {
@@ -684,6 +685,7 @@ fn same_requests(shapes: &[&RequestShape], configs: &[Config], build: Build) -> 
                     .first()
                     .map_or_else(|| c.compaction.clone(), |r| r.compaction.clone());
                 group.run.push(Config {
+                    thinking: c.thinking,
                     compaction,
                     cache: c.cache,
                     model: c.model.clone(),
@@ -1038,13 +1040,13 @@ mod tests {
             let shapes: Vec<&RequestShape> = shapes.iter().collect();
             let mut configs: Vec<Config> = policies
                 .iter()
-                .map(|&(threshold, keep_last, opus)| Config {
+                .map(|&(threshold, keep_last, opus)| Config { thinking: None,
                     compaction: Compaction::Ledger { threshold, keep_last },
                     cache: Cache::None,
                     model: opus.then(|| "claude-opus-4-5".to_owned()),
                 })
                 .collect();
-            configs.insert(configs.len() / 2, Config {
+            configs.insert(configs.len() / 2, Config { thinking: None,
                 compaction: Compaction::Off,
                 cache: Cache::None,
                 model: None,

@@ -157,18 +157,24 @@ const HEAD: [&str; 10] = [
     "compacted",
 ];
 
+/// What a summarising policy's own calls cost, when it made any: a trace's
+/// line and a fleet's.
+pub(crate) fn summary_calls_line(t: &crate::replay::Totals) -> Option<String> {
+    (t.summary_calls > 0).then(|| {
+        format!(
+            "summary calls: {} (each a call of its own, in the table), costing {} of the {} total",
+            t.summary_calls,
+            dollars(t.summary_cost_usd),
+            dollars(t.cost_usd)
+        )
+    })
+}
+
 fn footer(o: &ReplayOutput) -> Vec<String> {
     let r = &o.result;
     let mut lines = Vec::new();
     let s = &o.savings;
-    if r.totals.summary_calls > 0 {
-        lines.push(format!(
-            "summary calls: {} (each a call of its own, in the table), costing {} of the {} total",
-            r.totals.summary_calls,
-            dollars(r.totals.summary_cost_usd),
-            dollars(r.totals.cost_usd)
-        ));
-    }
+    lines.extend(summary_calls_line(&r.totals));
     if let (Some(usd), Some(rec), Some(sim)) = (
         s.vs_recorded_usd,
         r.totals.recorded_cost_usd,

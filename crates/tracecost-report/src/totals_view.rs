@@ -207,6 +207,7 @@ fn replay_footer(t: &ReplayTotals) -> Vec<String> {
     let g = &t.total;
     let mut lines = Vec::new();
     let pct = |p: Option<f64>| p.map_or_else(|| "n/a".to_owned(), |p| percent(p, 1));
+    lines.extend(super::replay_view::summary_calls_line(&g.totals));
     if let (Some(usd), Some(rec), Some(sim)) = (
         g.savings.vs_recorded_usd,
         g.totals.recorded_cost_usd,

@@ -429,18 +429,12 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
                 PreparedTrace::new(t, &memo, price, plan.cost.calibration == Calibration::Auto);
             for e in mine {
                 let ctx = plan.cost.replay_context(&memo, None);
-                let r = match e.config.compaction {
-                    crate::policy::Compaction::ClaudeCodeAutocompact { .. } => {
-                        super::replay::replay_autocompacted(
-                            &[&prepared],
-                            &e.config,
-                            ctx,
-                            &plan.cost,
-                        )?
+                let r = if e.config.compaction.summarising().is_some() {
+                    super::replay::replay_autocompacted(&[&prepared], &e.config, ctx, &plan.cost)?
                         .pop()
                         .ok_or_else(|| AppError::Internal("no result for the trace".into()))?
-                    }
-                    _ => crate::replay::replay(&prepared, &e.config, ctx)?,
+                } else {
+                    crate::replay::replay(&prepared, &e.config, ctx)?
                 };
                 measured[e.index] = Some(Expected::of(&r.totals));
             }

@@ -57,11 +57,10 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
-            let results = match config.compaction {
-                Compaction::ClaudeCodeAutocompact { .. } => {
-                    replay_autocompacted(&refs, config, ctx, &plan.cost)?
-                }
-                _ => replay_shared(&refs, config, ctx)?,
+            let results = if config.compaction.summarising().is_some() {
+                replay_autocompacted(&refs, config, ctx, &plan.cost)?
+            } else {
+                replay_shared(&refs, config, ctx)?
             };
             // The same runs without compaction, for the saving.
             let references = match config.compaction {

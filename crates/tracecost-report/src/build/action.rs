@@ -120,6 +120,18 @@ fn compaction_words(c: &Compaction) -> String {
             "let Claude Code summarise the conversation past {} tokens of context (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE lowers it)",
             crate::fmt::thousands(*trigger)
         ),
+        Compaction::AnthropicCompact { trigger, .. } => format!(
+            "add Anthropic's server-side compaction: at {} input tokens, the API summarises the context into a compaction block",
+            crate::fmt::thousands(*trigger)
+        ),
+        Compaction::LangchainSummarize(l) => format!(
+            "add LangChain's SummarizationMiddleware: past its trigger, summarise all but the last {} messages",
+            l.keep
+        ),
+        Compaction::OpenAiCompact { threshold, .. } => format!(
+            "add OpenAI's Responses compaction: past {} tokens, the server compacts the context into one item",
+            crate::fmt::thousands(*threshold)
+        ),
         Compaction::Recorded => "keep the clearing the client does now".to_owned(),
     }
 }
@@ -224,6 +236,38 @@ fn places(c: &Compaction) -> Vec<Place> {
             snippet: format!(
                 "RunConfig(call_model_input_filter=ToolOutputTrimmer(recent_turns={}, max_output_chars={}, preview_chars={}))",
                 t.recent_turns, t.max_output_chars, t.preview_chars
+            ),
+        }],
+        Compaction::AnthropicCompact { trigger, .. } => vec![Place {
+            name: "Anthropic Messages API (beta compact-2026-01-12)",
+            snippet: format!(
+                "context_management={{\"edits\": [{{\"type\": \"compact_20260112\", \"trigger\": {{\"type\": \"input_tokens\", \"value\": {trigger}}}}}]}}"
+            ),
+        }],
+        Compaction::LangchainSummarize(l) => {
+            let mut triggers: Vec<String> = l
+                .trigger_tokens
+                .map(|t| format!("(\"tokens\", {t})"))
+                .into_iter()
+                .chain(l.trigger_messages.map(|m| format!("(\"messages\", {m})")))
+                .collect();
+            let trigger = if triggers.len() == 1 {
+                triggers.remove(0)
+            } else {
+                format!("[{}]", triggers.join(", "))
+            };
+            vec![Place {
+                name: "LangChain agents (langchain.agents.middleware)",
+                snippet: format!(
+                    "SummarizationMiddleware(model, trigger={trigger}, keep=(\"messages\", {}), trim_tokens_to_summarize={})",
+                    l.keep, l.trim
+                ),
+            }]
+        }
+        Compaction::OpenAiCompact { threshold, .. } => vec![Place {
+            name: "OpenAI Responses API",
+            snippet: format!(
+                "context_management=[{{\"type\": \"compaction\", \"compact_threshold\": {threshold}}}]"
             ),
         }],
         Compaction::Off
