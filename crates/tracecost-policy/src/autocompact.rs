@@ -153,8 +153,14 @@ pub fn split(
         let head_tokens = head.as_ref().map_or(0, |(_, t)| *t);
         let context = fixed_tokens(call) + head_tokens + (before[n] - before[base]);
         let headed = head.is_some();
-        let asked = (rule.follows_record && call.compacted.as_deref().is_some_and(|k| k.manual))
-            .then_some(call);
+        // Where the rule follows the record: a `/compact` where it ran;
+        // with no threshold of its own, every compaction the record shows.
+        let asked = (rule.follows_record
+            && call
+                .compacted
+                .as_deref()
+                .is_some_and(|k| k.manual || rule.trigger_tokens.is_none()))
+        .then_some(call);
         let passed = rule.trigger_tokens.is_some_and(|t| {
             if rule.at_trigger {
                 context >= t
@@ -442,7 +448,7 @@ mod tests {
     /// Claude Code's rule at `trigger`.
     fn cc(trigger: u64) -> Summarising {
         crate::Compaction::ClaudeCodeAutocompact {
-            trigger,
+            trigger: crate::AutocompactTrigger::Tokens(trigger),
             summary: 7,
         }
         .summarising()
@@ -625,6 +631,43 @@ mod tests {
             .map(|p| p.trace.calls.len() - usize::from(p.summary_call.is_some()))
             .sum();
         assert_eq!(kept, t.calls.len());
+    }
+
+    /// With `trigger=recorded` every compaction the record shows, asked
+    /// for or automatic, runs where it ran, each with its own record's
+    /// size, and no context however large makes another.
+    #[test]
+    fn a_recorded_trigger_compacts_where_the_record_shows_and_nowhere_else() {
+        let mut t = conversation(8);
+        t.calls[2].compacted = Some(Box::new(RecordedCompaction {
+            manual: true,
+            post_tokens: Some(11),
+            ..RecordedCompaction::default()
+        }));
+        t.calls[5].compacted = Some(Box::new(RecordedCompaction {
+            post_tokens: Some(22),
+            ..RecordedCompaction::default()
+        }));
+        let rule = crate::Compaction::ClaudeCodeAutocompact {
+            trigger: crate::AutocompactTrigger::Recorded,
+            summary: 7,
+        }
+        .summarising()
+        .unwrap();
+        let stood_for = std::cell::RefCell::new(Vec::new());
+        let sized = |k: usize, c: Option<&Call>| {
+            stood_for
+                .borrow_mut()
+                .push(c.and_then(|c| c.compacted.as_ref()?.post_tokens));
+            summary(k, c)
+        };
+        // A context far past any threshold: still only the two recorded.
+        let parts = split(&t, &rule, &|_| 10_000_000, &Chars, &sized);
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts[0].calls_from, [Some(0), Some(1), None]);
+        assert_eq!(parts[1].calls_from, [Some(2), Some(3), Some(4), None]);
+        assert_eq!(parts[2].calls_from, [Some(5), Some(6), Some(7)]);
+        assert_eq!(*stood_for.borrow(), [Some(11), Some(22)]);
     }
 
     /// Anthropic's compaction fires on reaching its trigger, Claude Code's

@@ -294,7 +294,9 @@ impl PolicyFlags {
             },
             CompactionKind::AgentsTrim => Compaction::AgentsTrim(super::AgentsTrim::default()),
             CompactionKind::ClaudeCodeAutocompact => Compaction::ClaudeCodeAutocompact {
-                trigger: super::kinds::DEFAULT_AUTOCOMPACT_TRIGGER,
+                trigger: super::AutocompactTrigger::Tokens(
+                    super::kinds::DEFAULT_AUTOCOMPACT_TRIGGER,
+                ),
                 summary: super::kinds::DEFAULT_AUTOCOMPACT_SUMMARY,
             },
             // Their defaults are the config grammar's; the two whose peers

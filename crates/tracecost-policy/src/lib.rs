@@ -110,14 +110,15 @@ pub enum Compaction {
     /// than `max_output_chars` are sent as the SDK's preview of them.
     AgentsTrim(AgentsTrim),
     /// Claude Code's summarising autocompact: before a call whose context
-    /// (prompt and history) comes to more than `trigger` tokens, a call of
-    /// its own sends that context with an instruction to summarise and
-    /// writes a `summary`-token summary; from that call on the history is
-    /// the summary followed by what came after it. The trace is replayed in
-    /// parts, one per compaction ([`autocompact`]).
+    /// (prompt and history) comes to more than `trigger` tokens (or where
+    /// the record shows it ran), a call of its own sends that context with
+    /// an instruction to summarise and writes a `summary`-token summary;
+    /// from that call on the history is the summary followed by what came
+    /// after it. The trace is replayed in parts, one per compaction
+    /// ([`autocompact`]).
     ClaudeCodeAutocompact {
-        /// Context tokens past which it summarises.
-        trigger: u64,
+        /// Where it summarises.
+        trigger: AutocompactTrigger,
         /// Tokens of the summary written.
         summary: u64,
     },
@@ -172,6 +173,32 @@ pub enum Compaction {
     /// record says ([`crate::trace::Call::cleared`]): Claude Code's own
     /// microcompaction, as it ran. On a trace that records none, `off`.
     Recorded,
+}
+
+/// Where Claude Code's autocompact summarises a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AutocompactTrigger {
+    /// Before a call whose context comes to more than this many tokens, in
+    /// the replay's count (Claude Code's threshold: `window − min(max
+    /// output, 20,000) − 13,000`), and where the record shows a `/compact`.
+    Tokens(u64),
+    /// Where the record shows each compaction ran (`compact_boundary`,
+    /// automatic or asked for), and nowhere else: the status quo of a
+    /// conversation read whole across its compactions. Claude Code decides
+    /// on its own count of the context (the last response's usage, which
+    /// its transcripts do not keep whole, plus an estimate of what came
+    /// after), so a threshold in the replay's count can land a call away
+    /// from where it ran.
+    Recorded,
+}
+
+impl fmt::Display for AutocompactTrigger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AutocompactTrigger::Tokens(t) => write!(f, "{t}"),
+            AutocompactTrigger::Recorded => f.write_str("recorded"),
+        }
+    }
 }
 
 /// LangChain's `SummarizationMiddleware` parameters.
@@ -441,19 +468,30 @@ impl Compaction {
                 })
             }
             CompactionKind::ClaudeCodeAutocompact => {
-                let mut trigger = kinds::DEFAULT_AUTOCOMPACT_TRIGGER;
+                let mut trigger = AutocompactTrigger::Tokens(kinds::DEFAULT_AUTOCOMPACT_TRIGGER);
                 let mut summary = kinds::DEFAULT_AUTOCOMPACT_SUMMARY;
                 for (k, v) in params {
                     match k {
-                        "trigger" => trigger = num(input, k, v)?,
+                        "trigger" if v == "recorded" => trigger = AutocompactTrigger::Recorded,
+                        "trigger" => {
+                            let t = v.parse().map_err(|_| {
+                                err(
+                                    input,
+                                    format!(
+                                        "trigger={v:?} is neither a number of tokens nor recorded"
+                                    ),
+                                )
+                            })?;
+                            trigger = AutocompactTrigger::Tokens(t);
+                        }
                         "summary" => summary = num(input, k, v)?,
                         _ => return Err(unknown(input, name, k, "trigger, summary")),
                     }
                 }
-                if trigger < 1 || summary < 1 {
+                if trigger == AutocompactTrigger::Tokens(0) || summary < 1 {
                     return Err(err(
                         input,
-                        format!("{name} needs trigger >= 1 and summary >= 1"),
+                        format!("{name} needs trigger >= 1 (or recorded) and summary >= 1"),
                     ));
                 }
                 Ok(Compaction::ClaudeCodeAutocompact { trigger, summary })
@@ -692,8 +730,12 @@ impl Compaction {
             // Claude Code compacts once the context is past its threshold,
             // and its records show its own compactions.
             Compaction::ClaudeCodeAutocompact { trigger, summary } => Some(Summarising {
+                trigger_tokens: match trigger {
+                    AutocompactTrigger::Tokens(t) => Some(t),
+                    AutocompactTrigger::Recorded => None,
+                },
                 follows_record: true,
-                ..whole(trigger, false, summary, autocompact::SUMMARISE_INSTRUCTION)
+                ..whole(0, false, summary, autocompact::SUMMARISE_INSTRUCTION)
             }),
             // The API compacts when the input reaches the trigger.
             Compaction::AnthropicCompact { trigger, summary } => Some(whole(
@@ -1139,7 +1181,7 @@ mod tests {
         assert_eq!(
             c.compaction,
             Compaction::ClaudeCodeAutocompact {
-                trigger: 167_000,
+                trigger: AutocompactTrigger::Tokens(167_000),
                 summary: 20_000,
             }
         );
@@ -1151,6 +1193,37 @@ mod tests {
             "claude-code-autocompact:trigger=100000,summary=9000+none"
         );
         assert!(!CompactionKind::ClaudeCodeAutocompact.in_default_grid());
+    }
+
+    /// `trigger=recorded` places the compactions where the record shows
+    /// them, and names itself so back.
+    #[test]
+    fn claude_code_autocompact_can_follow_the_record_alone() {
+        let c: Config = "claude-code-autocompact:trigger=recorded+claude-code:ttl=recorded"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            c.compaction,
+            Compaction::ClaudeCodeAutocompact {
+                trigger: AutocompactTrigger::Recorded,
+                summary: 20_000,
+            }
+        );
+        assert_eq!(
+            c.to_string(),
+            "claude-code-autocompact:trigger=recorded,summary=20000+claude-code:ttl=recorded"
+        );
+        let rule = c.compaction.summarising().unwrap();
+        assert_eq!(rule.trigger_tokens, None);
+        assert!(rule.follows_record);
+        let e = "claude-code-autocompact:trigger=soon+none"
+            .parse::<Config>()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("trigger=\"soon\" is neither a number of tokens nor recorded"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1197,7 +1270,7 @@ mod tests {
         // nothing.
         assert!(
             Compaction::ClaudeCodeAutocompact {
-                trigger: 1,
+                trigger: AutocompactTrigger::Tokens(1),
                 summary: 1
             }
             .summarising()
@@ -1326,7 +1399,7 @@ mod tests {
             ),
             (
                 "claude-code-autocompact:trigger=0+none",
-                "claude-code-autocompact needs trigger >= 1 and summary >= 1",
+                "claude-code-autocompact needs trigger >= 1 (or recorded) and summary >= 1",
             ),
             (
                 "anthropic-compact:trigger=49999+none",

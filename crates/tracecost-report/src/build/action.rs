@@ -116,10 +116,15 @@ fn compaction_words(c: &Compaction) -> String {
             crate::fmt::thousands(t.max_output_chars),
             crate::fmt::thousands(t.preview_chars)
         ),
-        Compaction::ClaudeCodeAutocompact { trigger, .. } => format!(
-            "let Claude Code summarise the conversation past {} tokens of context (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE lowers it)",
-            crate::fmt::thousands(*trigger)
-        ),
+        Compaction::ClaudeCodeAutocompact { trigger, .. } => match trigger {
+            crate::policy::AutocompactTrigger::Tokens(t) => format!(
+                "let Claude Code summarise the conversation past {} tokens of context (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE lowers it)",
+                crate::fmt::thousands(*t)
+            ),
+            crate::policy::AutocompactTrigger::Recorded => {
+                "let Claude Code summarise the conversation where it did".to_owned()
+            }
+        },
         Compaction::AnthropicCompact { trigger, .. } => format!(
             "add Anthropic's server-side compaction: at {} input tokens, the API summarises the context into a compaction block",
             crate::fmt::thousands(*trigger)

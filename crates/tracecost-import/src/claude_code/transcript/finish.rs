@@ -43,9 +43,10 @@ pub const CLAUDE_CODE_RECORDED_STATUS_QUO: &str = "recorded+claude-code:ttl=reco
 
 /// The status quo of a Claude Code session read whole across its
 /// compactions ([`crate::ImportOptions::join_compactions`]): its
-/// autocompact at Claude Code's threshold, its clearing as recorded.
+/// autocompact where the record shows each compaction ran, its clearing
+/// as recorded.
 pub const CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO: &str =
-    "claude-code-autocompact+claude-code:ttl=recorded";
+    "claude-code-autocompact:trigger=recorded+claude-code:ttl=recorded";
 
 /// Adds the traces of one conversation's segments (`base`, then
 /// `base.part2`, … after each compaction) to `out`.
@@ -139,49 +140,15 @@ fn build_trace(seg: Segment, name: String, description: String, opts: &ImportOpt
     }
 }
 
-/// Claude Code's autocompact threshold on a context window of `window`
-/// tokens: the window less the summary's output reserve (20,000) and its
-/// buffer (13,000).
-const fn autocompact_threshold(window: u64) -> u64 {
-    window - 20_000 - 13_000
-}
-
-/// The context windows Claude Code runs: the standard one, and the 1M
-/// window of its `[1m]` models (the transcript names the model without
-/// the suffix).
-const STANDARD_WINDOW: u64 = 200_000;
-const LONG_WINDOW: u64 = 1_000_000;
-
 /// What a conversation ran: Claude Code's caching and clearing; read whole
-/// across a compaction, its autocompact too. Its threshold is the
-/// standard window's, unless the record shows a prompt past it that
-/// Claude Code did not compact at its threshold (no compaction of its own,
-/// `/compact` only): then its window was the 1M one.
+/// across a compaction, its autocompact too, where the record shows each
+/// compaction ran.
 fn status_quo(calls: &[Call]) -> String {
-    let compactions: Vec<_> = calls
-        .iter()
-        .filter_map(|c| c.compacted.as_deref())
-        .collect();
-    if compactions.is_empty() {
-        return CLAUDE_CODE_RECORDED_STATUS_QUO.to_owned();
+    if calls.iter().any(|c| c.compacted.is_some()) {
+        CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO.to_owned()
+    } else {
+        CLAUDE_CODE_RECORDED_STATUS_QUO.to_owned()
     }
-    let largest = calls
-        .iter()
-        .filter_map(|c| c.usage?.total_input())
-        .max()
-        .unwrap_or(0);
-    let standard = autocompact_threshold(STANDARD_WINDOW);
-    if compactions.iter().all(|k| k.manual) && largest > standard {
-        return CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO.replacen(
-            "claude-code-autocompact",
-            &format!(
-                "claude-code-autocompact:trigger={}",
-                autocompact_threshold(LONG_WINDOW)
-            ),
-            1,
-        );
-    }
-    CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO.to_owned()
 }
 
 /// The calls of one response: one, or one per recorded iteration (each a
