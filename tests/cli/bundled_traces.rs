@@ -1,13 +1,9 @@
 //! The bundled reference traces: fidelity to their published figures,
 //! stability under the engine, and what the ledger saves.
 
-use assert_cmd::Command;
-
 fn tracecost(args: &[&str]) -> (i32, String) {
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("TRACECOST_NO_PROGRESS", "1")
         .args(args)
         .output()
         .unwrap();

@@ -28,9 +28,7 @@ fn the_summary_stays_short_and_every_page_escapes_names() {
     let file = dir.path().join("fleet.json");
     std::fs::write(&file, doc).unwrap();
     let out = dir.path().join("report");
-    let o = assert_cmd::Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args([
             "report",
             file.to_str().unwrap(),
@@ -129,9 +127,7 @@ fn sessions_of_one_account_share_the_cache() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("two.json");
         std::fs::write(&file, doc.to_string()).unwrap();
-        let o = assert_cmd::Command::cargo_bin("tracecost")
-            .unwrap()
-            .env("TRACECOST_NO_PROGRESS", "1")
+        let o = crate::util::tracecost()
             .args(["replay", file.to_str().unwrap(), "--cache", "tail"])
             .args(["--cache-scope", scope, "--format", "json", "--per-trace"])
             .output()
@@ -170,9 +166,7 @@ fn sessions_of_one_account_share_the_cache() {
 #[test]
 fn each_model_of_an_account_has_its_own_cache() {
     let run = |scope: &str| {
-        let o = assert_cmd::Command::cargo_bin("tracecost")
-            .unwrap()
-            .env("TRACECOST_NO_PROGRESS", "1")
+        let o = crate::util::tracecost()
             .args(["replay", "tests/fixtures/openai/two_models.json"])
             .args(["--cache-scope", scope, "--format", "json", "--per-trace"])
             .output()
