@@ -130,7 +130,10 @@ impl<'c> DaySum<'c> {
 pub(super) fn epoch_day(day: &str) -> Option<i64> {
     let mut it = day.split('-');
     let y = it.next()?.parse::<i64>().ok()?;
-    let (m, d) = (it.next()?.parse::<u32>().ok()?, it.next()?.parse::<u32>().ok()?);
+    let (m, d) = (
+        it.next()?.parse::<u32>().ok()?,
+        it.next()?.parse::<u32>().ok()?,
+    );
     Some(tracecost_engine::calendar::days_from_civil(y, m, d))
 }
 

@@ -7,8 +7,8 @@ use crate::util::repo;
 
 use tracecost_app::{Calibration, CostPlan, SweepOptions, SweepPlan};
 use tracecost_policy::GridSpec;
-use tracecost_trace::progress::Silent;
 use tracecost_replay::sweep::Grid;
+use tracecost_trace::progress::Silent;
 
 fn bundled() -> Vec<tracecost_trace::Trace> {
     tracecost_app::load_traces(
@@ -73,7 +73,10 @@ fn bundled_fleet() -> (
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = tracecost_app::sweep(&plan, &Silent).unwrap();
     let fleet = tracecost_app::fleet::fleet(
-        &tracecost_app::fleet::Summaries::from_vec(summaries(plan.whole_traces().unwrap(), &sweeps)),
+        &tracecost_app::fleet::Summaries::from_vec(summaries(
+            plan.whole_traces().unwrap(),
+            &sweeps,
+        )),
         plan.configs(),
         None,
     )
@@ -230,7 +233,10 @@ fn a_policy_that_never_fires_is_never_recommended_and_ties_keep_what_runs() {
     );
     let sweeps = tracecost_app::sweep(&plan, &Silent).unwrap();
     let fleet = tracecost_app::fleet::fleet(
-        &tracecost_app::fleet::Summaries::from_vec(summaries(plan.whole_traces().unwrap(), &sweeps)),
+        &tracecost_app::fleet::Summaries::from_vec(summaries(
+            plan.whole_traces().unwrap(),
+            &sweeps,
+        )),
         plan.configs(),
         None,
     )
@@ -295,7 +301,8 @@ fn calls_over_the_context_window_are_flagged() {
     let cost = || CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap();
     let over = |traces: Vec<tracecost_trace::Trace>, config: &str| -> usize {
         let config: tracecost_policy::Config = config.parse().unwrap();
-        let plan = tracecost_app::ReplayPlan::with_config(traces, Some(&config), None, cost()).unwrap();
+        let plan =
+            tracecost_app::ReplayPlan::with_config(traces, Some(&config), None, cost()).unwrap();
         tracecost_app::replay(&plan, &Silent)
             .unwrap()
             .iter()

@@ -5,8 +5,8 @@ use crate::util::repo;
 
 use tracecost_app::{Calibration, CostPlan, ReplayPlan, SweepOptions, SweepPlan, TraceRun};
 use tracecost_policy::{CacheKind, CompactionKind, GridSpec, PolicyFlags};
-use tracecost_trace::progress::Silent;
 use tracecost_replay::sweep::Grid;
+use tracecost_trace::progress::Silent;
 
 fn massage_gun() -> tracecost_trace::Trace {
     let (traces, warnings) =
@@ -212,8 +212,7 @@ fn import_writes_traces_and_usage_prices_a_folder() {
     let mut out = Vec::new();
     let s = tracecost_app::import(&plan, &Silent, &mut out, "out.json").unwrap();
     assert!(s.traces >= 1 && s.calls >= 1);
-    let loaded =
-        tracecost_trace::load_str(std::str::from_utf8(&out).unwrap(), "out.json").unwrap();
+    let loaded = tracecost_trace::load_str(std::str::from_utf8(&out).unwrap(), "out.json").unwrap();
     assert_eq!(loaded.traces.len(), s.traces);
 
     let report = tracecost_app::usage(&tracecost_app::UsagePlan {
@@ -221,9 +220,7 @@ fn import_writes_traces_and_usage_prices_a_folder() {
         pricing: tracecost_cost::pricing::Pricing::builtin(),
     })
     .unwrap();
-    let scan =
-        tracecost_import::claude_code::scan_usage(&[repo("tests/fixtures/usage")])
-            .unwrap();
+    let scan = tracecost_import::claude_code::scan_usage(&[repo("tests/fixtures/usage")]).unwrap();
     assert_eq!(report.sessions.len(), scan.sessions.len());
     assert_eq!(report.read.files, scan.files);
     assert_eq!(report.read.rows, scan.rows);
@@ -269,11 +266,15 @@ fn a_report_counts_every_trace_and_call_of_the_fleet_on_one_bar() {
         }
         let rec = tracecost_trace::progress::Recorder::default();
         let mut handed = 0u64;
-        let report = tracecost_app::report(&tracecost_app::ReportPlan { sweep: plan }, &rec, &mut |_, t, _| {
-            // A trace is counted done before its pages are written.
-            handed += t.calls.len() as u64;
-            Ok(())
-        })
+        let report = tracecost_app::report(
+            &tracecost_app::ReportPlan { sweep: plan },
+            &rec,
+            &mut |_, t, _| {
+                // A trace is counted done before its pages are written.
+                handed += t.calls.len() as u64;
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(handed, calls);
         let events = rec.events.lock().unwrap();

@@ -4,5 +4,7 @@ use std::path::{Path, PathBuf};
 
 /// A file of the workspace (a bundled trace), from its root.
 pub fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
 }

@@ -13,13 +13,13 @@
 use proptest::prelude::*;
 use tracecost_cost::pricing::Pricing;
 use tracecost_cost::tokens::{TokenMemo, parse_tokenizer};
+use tracecost_gen::{massage_gun, session, session_parts};
 use tracecost_policy::Config;
 use tracecost_replay::sweep::sweep_shared;
 use tracecost_replay::{
     Build, PreparedTrace, ReplayContext, ReplayOptions, ReplayResult, check_config, replay_group,
     replay_group_shared,
 };
-use tracecost_gen::{massage_gun, session, session_parts};
 use tracecost_trace::{Trace, load_str};
 
 const CACHES: [&str; 7] = [

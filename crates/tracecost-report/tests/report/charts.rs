@@ -1216,7 +1216,8 @@ fn text_width(face: &ttf_parser::Face, s: &str, size: f64) -> f64 {
 /// the baseline) is not inside the `w` × `h` image.
 fn texts_outside(svg: &str, w: u32, h: u32) -> Vec<String> {
     let face =
-        ttf_parser::Face::parse(include_bytes!("../../../../assets/fonts/DejaVuSans.ttf"), 0).unwrap();
+        ttf_parser::Face::parse(include_bytes!("../../../../assets/fonts/DejaVuSans.ttf"), 0)
+            .unwrap();
     let upm = f64::from(face.units_per_em());
     let (asc, desc) = (
         f64::from(face.ascender()) / upm,
