@@ -169,7 +169,7 @@ fn classify_out(dir: &Path) -> std::io::Result<OutFolder> {
     }
     let mut files = Vec::new();
     let mut other = None;
-    walk(dir, "", &mut files, &mut other)?;
+    walk(dir, &mut files, &mut other)?;
     if let Some(rel) = other {
         return Ok(OutFolder::Foreign(Foreign::Special(rel)));
     }
@@ -195,28 +195,37 @@ fn classify_out(dir: &Path) -> std::io::Result<OutFolder> {
     }
 }
 
-/// Every regular file under `dir`, relative, sorted; the first entry that
-/// is neither a file nor a folder (a symlink, a FIFO) goes to `other`.
-fn walk(
-    dir: &Path,
-    prefix: &str,
-    files: &mut Vec<String>,
-    other: &mut Option<String>,
-) -> std::io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let rel = format!("{prefix}{}", e.file_name().to_string_lossy());
-        let t = e.file_type()?;
+/// Every regular file under `dir`, relative (with `/`), in name order, a
+/// folder's files before its parent's next entry; the first entry that is
+/// neither a file nor a folder (a symlink, a FIFO) goes to `other`.
+fn walk(dir: &Path, files: &mut Vec<String>, other: &mut Option<String>) -> std::io::Result<()> {
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
+        // The I/O error as the system gave it, so its message is unchanged
+        // (symlinks are not followed, so the walk meets no loop).
+        let entry = entry.map_err(|e| {
+            let message = e.to_string();
+            e.into_io_error()
+                .unwrap_or_else(|| std::io::Error::other(message))
+        })?;
+        let t = entry.file_type();
         if t.is_dir() {
-            walk(&e.path(), &format!("{rel}/"), files, other)?;
-        } else if t.is_file() {
+            continue;
+        }
+        let rel = relative_name(dir, entry.path());
+        if t.is_file() {
             files.push(rel);
         } else if other.is_none() {
             *other = Some(rel);
         }
     }
     Ok(())
+}
+
+/// `path` below `dir`, its names joined by `/` whatever the platform.
+fn relative_name(dir: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(dir).unwrap_or(path);
+    let names: Vec<_> = rel.iter().map(|n| n.to_string_lossy()).collect();
+    names.join("/")
 }
 
 fn parse_marker(text: &str) -> Option<BTreeSet<&str>> {

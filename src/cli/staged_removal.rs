@@ -32,6 +32,8 @@ pub(super) fn remove_staged(path: &Path) -> std::io::Result<()> {
 /// Gives the owner write and search permission on the folder `dir` and on
 /// every folder below it (symlinks are not followed); what cannot be
 /// changed is left as it is, and the removal then says why it failed.
+/// Recursive by hand rather than with walkdir, which opens a folder before
+/// handing it over: a folder must be given permission before it is listed.
 fn open_to_owner(dir: &Path) {
     #[cfg(unix)]
     {

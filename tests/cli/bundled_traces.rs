@@ -1,13 +1,9 @@
 //! The bundled reference traces: fidelity to their published figures,
 //! stability under the engine, and what the ledger saves.
 
-use assert_cmd::Command;
-
 fn tracecost(args: &[&str]) -> (i32, String) {
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("TRACECOST_NO_PROGRESS", "1")
         .args(args)
         .output()
         .unwrap();
@@ -103,64 +99,6 @@ fn stability_holds_on_every_bundled_trace() {
                 out.contains("stable:") && out.contains("identical in 1 of 1"),
                 "{out}"
             );
-        }
-    }
-}
-
-/// Sharing one engine run between cache policies changes nothing: each
-/// config of a group gives exactly what it gives alone.
-#[test]
-fn grouped_replays_equal_single_replays() {
-    use tracecost::cost::pricing::Pricing;
-    use tracecost::cost::tokens::{TokenMemo, parse_tokenizer};
-    use tracecost::policy::Config;
-    use tracecost::replay::{PreparedTrace, ReplayContext, ReplayOptions, replay, replay_group};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let trace = tracecost::trace::load_path(&root.join("traces/massage-gun.json"))
-        .unwrap()
-        .traces
-        .remove(0);
-    let pricing = Pricing::builtin();
-    let memo = TokenMemo::new(parse_tokenizer("o200k_base").unwrap());
-    let prepared = PreparedTrace::new(&trace, &memo, pricing.lookup(&trace.model).unwrap(), true);
-    for compaction in [
-        "off",
-        "ledger:t=8000,k=1",
-        "clear-tool-uses:trigger=50000,keep=2",
-        "langchain-clear:trigger=50000,keep=2",
-    ] {
-        let configs: Vec<Config> = [
-            "none",
-            "system:ttl=5m",
-            "native:manifest=volatile,ttl=1h",
-            "tail:ttl=5m",
-            "claude-code:ttl=1h",
-        ]
-        .iter()
-        .map(|c| format!("{compaction}+{c}").parse().unwrap())
-        .collect();
-        let group = replay_group(
-            &prepared,
-            &configs,
-            ReplayContext {
-                pricing: &pricing,
-                memo: &memo,
-                opts: ReplayOptions::default(),
-            },
-        )
-        .unwrap();
-        for (c, g) in configs.iter().zip(&group) {
-            let alone = replay(
-                &prepared,
-                c,
-                ReplayContext {
-                    pricing: &pricing,
-                    memo: &memo,
-                    opts: ReplayOptions::default(),
-                },
-            )
-            .unwrap();
-            assert_eq!(&alone, g, "{c}");
         }
     }
 }

@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-
 use crate::util::{fixture, outcome};
 
 /// Copies the small fixture trace beside a baseline in `dir`, and returns
@@ -15,8 +13,7 @@ fn small_beside(dir: &Path) -> &'static str {
 }
 
 fn check(baseline: &Path, extra: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .env_remove("GITHUB_STEP_SUMMARY")
         .arg("check")
         .arg("--baseline")
@@ -80,8 +77,7 @@ fn improvements_pass_and_are_reported_and_summary_is_appended() {
     edit_cost(&p, 0, 1.5);
     let summary = dir.path().join("summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .env("GITHUB_STEP_SUMMARY", &summary)
         .args(["check", "--baseline"])
         .arg(&p)

@@ -6,14 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
 use crate::util::{Run, bin, copy_dir, fixture, outcome, tracecost};
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let out = crate::util::tracecost()
         .env_remove("GITHUB_STEP_SUMMARY")
         .args(args)
         .output()

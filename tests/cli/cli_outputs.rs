@@ -2,17 +2,13 @@
 //! tests: any change to a table, a JSON field or an error message shows up
 //! here.
 
-use assert_cmd::Command;
-
 use crate::util::outcome;
 
 const SMALL: &str = "tests/fixtures/traces/small.json";
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("TRACECOST_NO_PROGRESS", "1")
         .args(args)
         .output()
         .unwrap();
@@ -239,9 +235,7 @@ fn an_exact_tie_labels_the_simpler_policy_cheapest() {
     // The report's fleet ranks the tie the same way: the simplest first.
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report");
-    let o = assert_cmd::Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args([
             "report",
             "tests/fixtures/import/lc_final.json",

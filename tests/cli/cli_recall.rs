@@ -1,7 +1,5 @@
 //! `tracecost recall` runs the recall executor exactly as the tool path does.
 
-use assert_cmd::Command;
-
 const TRACE: &str = r#"{"format":"tracecost.trace/v1","name":"t","model":"claude-sonnet-4-5",
 "messages":[
 {"role":"user","content":"go"},
@@ -18,8 +16,7 @@ fn trace_file() -> tempfile::NamedTempFile {
 
 fn recall(args: &[&str]) -> (i32, String, String) {
     let f = trace_file();
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .arg("recall")
         .arg(f.path())
         .args(args)
@@ -85,8 +82,7 @@ fn durable_ledger_is_shared_across_runs() {
 fn bad_trace_is_exit_2_with_the_place() {
     let f = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(f.path(), "{\"format\":\"tracecost.trace/v1\",").unwrap();
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .arg("recall")
         .arg(f.path())
         .arg("x")

@@ -1,11 +1,8 @@
 //! `tracecost usage`: recorded usage priced like ccusage, checked against
 //! figures computed by hand from a small fixture.
 
-use assert_cmd::Command;
-
 fn usage(args: &[&str]) -> serde_json::Value {
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg("usage")
         .args(args)
@@ -78,8 +75,7 @@ fn totals_match_the_hand_computed_figures() {
 
 #[test]
 fn claude_config_dir_is_the_default_root() {
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("CLAUDE_CONFIG_DIR", "tests/fixtures/usage")
         .args(["usage", "--json"])
@@ -212,8 +208,7 @@ const CCUSAGE_CLAUDE_SESSION: &str = "tests/fixtures/ccusage/claude-session.json
 
 #[test]
 fn json_is_ccusage_claude_session_byte_for_byte() {
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["usage", "tests/fixtures/usage-ccusage", "--json"])
         .output()
@@ -248,8 +243,7 @@ fn usage_at_codex_home(codex_home: &str) -> String {
 /// [`usage_at_codex_home`] of a view (`daily`, `monthly`; none: sessions).
 fn usage_view_at_codex_home(codex_home: &str, view: &[&str]) -> String {
     let home = tempfile::tempdir().unwrap();
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("CLAUDE_CONFIG_DIR")
         .env("HOME", home.path())
@@ -350,8 +344,7 @@ fn codex_beside_claude_code_gives_the_unified_shape() {
 fn without_codex_sessions_the_default_roots_are_claude_codes() {
     // A Codex home without rollouts adds nothing.
     let empty = tempfile::tempdir().unwrap();
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("CLAUDE_CONFIG_DIR", "tests/fixtures/usage")
         .env("CODEX_HOME", empty.path())
@@ -537,8 +530,7 @@ fn daily_and_monthly_split_the_sessions_by_utc_day_in_ccusages_shape() {
 
 #[test]
 fn a_day_that_is_not_one_is_refused_in_one_line() {
-    let out = Command::cargo_bin("tracecost")
-        .unwrap()
+    let out = crate::util::tracecost()
         .args(["usage", "daily", "--since", "yesterday", "."])
         .output()
         .unwrap();

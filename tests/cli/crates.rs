@@ -39,6 +39,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "thiserror",
             "memchr",
             "rayon",
+            "walkdir",
             "libc",
         ],
     ),

@@ -45,10 +45,8 @@ fn bad_dir() -> PathBuf {
 }
 
 fn tracecost() -> Command {
-    let mut cmd = Command::cargo_bin("tracecost").expect("the tracecost binary");
-    cmd.current_dir(bad_dir())
-        .env("TRACECOST_NO_PROGRESS", "1")
-        .env_remove("GITHUB_STEP_SUMMARY");
+    let mut cmd = crate::util::tracecost();
+    cmd.current_dir(bad_dir()).env_remove("GITHUB_STEP_SUMMARY");
     cmd
 }
 

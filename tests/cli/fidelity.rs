@@ -2,14 +2,11 @@
 //! prompt each call sent, and the provider's cache around a prefix the
 //! source did not record.
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
 fn replay(trace: &Value, cache: &str) -> Value {
     let (_dir, file) = trace_file(trace);
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args([
             "replay",
             file.to_str().unwrap(),
@@ -147,9 +144,7 @@ fn the_hidden_prefix_shared_with_other_sessions_is_warm_where_the_record_says() 
     assert_eq!(read(2), recorded(2));
     // Without calibration the record is not read: each call alone.
     let (_dir, file) = trace_file(&trace);
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args(["replay", file.to_str().unwrap(), "--cache", "claude-code"])
         .args(["--calibrate", "off", "--format", "json"])
         .output()
@@ -160,9 +155,7 @@ fn the_hidden_prefix_shared_with_other_sessions_is_warm_where_the_record_says() 
 
 #[test]
 fn fidelity_compares_each_status_quo_with_its_recorded_bill() {
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args(["fidelity", "traces/massage-gun.json", "--format", "json"])
         .output()
         .unwrap();
@@ -178,9 +171,7 @@ fn fidelity_compares_each_status_quo_with_its_recorded_bill() {
     );
     assert!((s["error_pct"].as_f64().unwrap() - (sim - rec) / rec * 100.0).abs() < 1e-9);
     // The Markdown page says how to regenerate it.
-    let md = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let md = crate::util::tracecost()
         .args(["fidelity", "traces/massage-gun.json", "--format", "md"])
         .output()
         .unwrap();
@@ -192,9 +183,7 @@ fn fidelity_compares_each_status_quo_with_its_recorded_bill() {
 
 #[test]
 fn fidelity_without_recorded_usage_is_an_input_error() {
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args(["fidelity", "traces/session-200-s1.json"])
         .output()
         .unwrap();
@@ -206,9 +195,7 @@ fn fidelity_without_recorded_usage_is_an_input_error() {
 
 /// Replays a file under its status quo (no policy option), as JSON.
 fn replay_status_quo(path: &str, extra: &[&str]) -> Value {
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args(["replay", path, "--format", "json"])
         .args(extra)
         .output()
@@ -281,9 +268,7 @@ fn the_status_quo_replays_each_call_at_the_ttl_it_recorded() {
 /// cache) matches its recorded bill, each part at its own TTL.
 #[test]
 fn fidelity_of_a_session_with_mixed_ttls() {
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args([
             "fidelity",
             "tests/fixtures/claude-code-ttl/projects",
@@ -534,8 +519,7 @@ fn the_status_quo_sends_what_claude_code_cleared_as_cleared() {
     let mut bad = trace.clone();
     bad["calls"][2]["cleared"] = json!(["t7"]);
     std::fs::write(&file, bad.to_string()).unwrap();
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
+    let o = crate::util::tracecost()
         .args(["replay", file.to_str().unwrap()])
         .output()
         .unwrap();
@@ -569,9 +553,7 @@ fn a_status_quo_that_cleared_what_was_quoted_is_priced_with_its_recall() {
     });
     let (dir, file) = trace_file(&trace);
     let out = dir.path().join("r");
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args([
             "report",
             file.to_str().unwrap(),
@@ -599,9 +581,7 @@ fn a_status_quo_that_cleared_what_was_quoted_is_priced_with_its_recall() {
 /// `fidelity --explain NAME` on `trace` (extra options after), as JSON.
 fn explain(trace: &Value, extra: &[&str]) -> Value {
     let (_dir, file) = trace_file(trace);
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args(["fidelity", file.to_str().unwrap(), "--explain"])
         .arg(trace["name"].as_str().unwrap())
         .args(["--format", "json"])
@@ -783,9 +763,7 @@ fn explain_shows_the_first_divergence_and_refuses_an_unknown_name() {
     });
     let (_dir, file) = trace_file(&trace);
     let run = |name: &str| {
-        Command::cargo_bin("tracecost")
-            .unwrap()
-            .env("TRACECOST_NO_PROGRESS", "1")
+        crate::util::tracecost()
             .args(["fidelity", file.to_str().unwrap(), "--explain", name])
             .output()
             .unwrap()
@@ -899,9 +877,7 @@ fn another_sessions_own_rest_of_the_same_size_is_not_read() {
         "traces": [session("first", t0, "alpha"), session("second", t0 + 60_000, "beta")]
     });
     let (_dir, path) = trace_file(&file);
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args([
             "fidelity",
             path.to_str().unwrap(),
@@ -1115,9 +1091,7 @@ fn a_write_the_record_cannot_show_is_no_error() {
                              "output_tokens": 10}}]
     });
     let (_dir, file) = trace_file(&trace);
-    let o = Command::cargo_bin("tracecost")
-        .unwrap()
-        .env("TRACECOST_NO_PROGRESS", "1")
+    let o = crate::util::tracecost()
         .args(["fidelity", file.to_str().unwrap(), "--format", "json"])
         .output()
         .unwrap();
@@ -1172,12 +1146,7 @@ fn a_recorded_compact_is_put_back_where_it_ran_and_its_summary_call_is_compared_
     });
     let (_dir, file) = trace_file(&trace);
     let run = |args: &[&str]| -> Value {
-        let o = Command::cargo_bin("tracecost")
-            .unwrap()
-            .env("TRACECOST_NO_PROGRESS", "1")
-            .args(args)
-            .output()
-            .unwrap();
+        let o = crate::util::tracecost().args(args).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         serde_json::from_slice(&o.stdout).unwrap()
     };

@@ -1,17 +1,17 @@
 //! The root package's integration tests, one binary (`cargo test --test
 //! cli`; one module with `cargo test --test cli cli_outputs::`): the
-//! library's pipelines, the command line run as a binary, the error corpus,
-//! the reliability contract, and the layer order of the workspace. Each
-//! module was a test binary of its own; together they link the library
-//! once. What they share (running the binary, the repository's files, what
-//! a run left on disk) is in `util`.
+//! command line run as a binary, the error corpus, the reliability
+//! contract, and the layer order of the workspace. Each module was a test
+//! binary of its own; together they link the library once. What they share
+//! (running the binary, the repository's files, what a run left on disk)
+//! is in `util`.
 //!
-//! The engine's, the trace model's and the importers' own tests live in
-//! their crates (`crates/*/tests/`).
+//! A library crate's own tests (the engine, the trace model, the
+//! importers, the generators, cost, replay, the application, the report)
+//! live in that crate (`crates/*/tests/`).
 
 mod util;
 
-mod app_pipelines;
 mod bundled_traces;
 mod cli_check;
 mod cli_inputs;
@@ -21,9 +21,6 @@ mod cli_prices;
 mod cli_recall;
 mod cli_unpriced;
 mod cli_usage;
-mod cost_cache_sim;
-mod cost_pricing;
-mod cost_tokens;
 mod crates;
 mod doc_paths;
 mod error_corpus;
@@ -32,14 +29,10 @@ mod file_circles;
 mod fleet;
 mod fleet_cache;
 mod gen_fleet;
-mod gen_traces;
 mod large_inputs;
 mod openai_cache;
 mod otel_traces;
 mod reliability;
-mod replay_incremental;
 mod report;
-mod report_charts;
 mod summarising;
 mod thinking;
-mod tokenizer_backends;

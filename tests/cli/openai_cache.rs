@@ -261,48 +261,6 @@ fn an_openai_fleet_sweeps_its_own_cache_policies() {
 }
 
 #[test]
-fn what_a_provider_runs_is_what_the_replay_accepts() {
-    use tracecost::engine::cache::ProviderKind;
-    use tracecost::policy::{CacheKind, CompactionKind, Config};
-    let trace = |provider: &str| {
-        let markers = if provider == "anthropic" || provider == "bedrock-converse" {
-            r#","cache_markers":[{"message":0,"block":0}]"#
-        } else {
-            ""
-        };
-        let json = format!(
-            r#"{{"format":"tracecost.trace/v1","name":"t","provider":"{provider}","model":"gpt-4o","messages":[{{"role":"user","content":"go"}}],"calls":[{{"messages":1{markers}}}]}}"#
-        );
-        tracecost::trace::load_str(&json, "t.json")
-            .unwrap()
-            .traces
-            .remove(0)
-    };
-    for (name, provider) in [
-        ("anthropic", ProviderKind::Anthropic),
-        ("openai", ProviderKind::OpenAi),
-        ("google", ProviderKind::Google),
-        ("bedrock-converse", ProviderKind::BedrockConverse),
-    ] {
-        let t = trace(name);
-        for k in CacheKind::ALL {
-            let c: Config = format!("off+{}", k.name()).parse().unwrap();
-            let ok = tracecost::replay::check_config(&t, &c).is_ok();
-            assert_eq!(ok, k.runs_on(provider), "{c} on {name}");
-        }
-        for k in CompactionKind::ALL {
-            let part = match k {
-                CompactionKind::Ledger => "ledger:t=100,k=1".to_owned(),
-                k => k.name().to_owned(),
-            };
-            let c: Config = format!("{part}+none").parse().unwrap();
-            let ok = tracecost::replay::check_config(&t, &c).is_ok();
-            assert_eq!(ok, k.runs_on(provider), "{c} on {name}");
-        }
-    }
-}
-
-#[test]
 fn from_gpt_5_6_on_the_cache_works_at_breakpoints_and_bills_writes() {
     let agent = agent();
     let v = json_of(&["replay", &agent, "--model", "gpt-5.6", "--format", "json"]);

@@ -245,6 +245,9 @@ impl FleetCache {
         let now = std::time::SystemTime::now();
         for kind in EntryKind::ALL {
             let kind_dir = self.dir.join(kind.dir());
+            // Two known levels read by hand rather than walked: a kind's
+            // folder may be missing, a shard's must be readable, and only
+            // two-hex-digit shard folders are looked into.
             let Ok(shards) = std::fs::read_dir(&kind_dir) else {
                 continue;
             };

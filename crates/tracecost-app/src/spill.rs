@@ -80,7 +80,9 @@ impl TempFile {
 }
 
 /// A new file, open to read and write, in the system's temporary folder
-/// (`TMPDIR`); `what` names it. On Unix it has no name once open.
+/// (`TMPDIR`); `what` names it. On Unix it has no name once open. Made by
+/// hand rather than with tempfile, whose errors carry their own "at path"
+/// suffix: the report's message names the file once, then says what to do.
 fn temp_file(what: &str) -> Result<(PathBuf, File), AppError> {
     let dir = std::env::temp_dir();
     let nanos = std::time::SystemTime::now()

@@ -7,6 +7,9 @@
 //! serde_json, sha2 and thiserror. tracecost re-exports it as
 //! `tracecost::engine`.
 //!
+//! Beside the engine, [`calendar`] holds the civil-date arithmetic every
+//! crate above it names its days with.
+//!
 //! The ledger ([`ledger`]) only stores; [`recall::fetch`] is the one place
 //! that answers a fetch from it.
 //!
@@ -48,6 +51,7 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod calendar;
 pub mod handle;
 pub mod json;
 pub mod ledger;

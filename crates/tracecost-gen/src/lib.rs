@@ -446,7 +446,7 @@ impl Bundled {
 }
 
 /// The bundled reference traces under `traces/`. The test
-/// `tests/cli/gen_traces.rs` checks that each committed file equals
+/// `crates/tracecost-gen/tests/gen/traces.rs` checks that each committed file equals
 /// [`crate::trace::traces_to_json`] of its generator's output byte for byte, and
 /// rewrites them when run with `TRACECOST_BLESS=1`.
 pub const BUNDLED: &[Bundled] = &[
@@ -455,14 +455,14 @@ pub const BUNDLED: &[Bundled] = &[
         generator: "massage-gun",
         calls: None,
         seed: None,
-        regenerate: "TRACECOST_BLESS=1 cargo test --test cli gen_traces::",
+        regenerate: "TRACECOST_BLESS=1 cargo test -p tracecost-gen --test gen traces::",
     },
     Bundled {
         file: "traces/session-200-s1.json",
         generator: "session",
         calls: Some(DEFAULT_SESSION_CALLS),
         seed: Some(DEFAULT_SESSION_SEED),
-        regenerate: "TRACECOST_BLESS=1 cargo test --test cli gen_traces::",
+        regenerate: "TRACECOST_BLESS=1 cargo test -p tracecost-gen --test gen traces::",
     },
 ];
 

@@ -11,28 +11,11 @@ pub(crate) fn keepa_minutes(unix_ms: u64) -> i64 {
     i64::try_from(unix_ms / 60_000).unwrap_or(i64::MAX) - KEEPA_EPOCH_OFFSET_MIN
 }
 
-/// `(year, month, day)` of a day count since 1970-01-01 (Hinnant's
-/// civil-from-days).
-pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-/// Milliseconds in a day (no leap seconds in Unix time).
-pub(crate) const DAY_MS: u64 = 86_400_000;
+pub(crate) use tracecost_engine::calendar::MS_PER_DAY as DAY_MS;
 
 /// `YYYY-MM-DD` of a Unix time in milliseconds.
 pub(crate) fn date(unix_ms: u64) -> String {
-    let (y, m, d) = civil_from_days((unix_ms / DAY_MS) as i64);
-    format!("{y:04}-{m:02}-{d:02}")
+    tracecost_engine::calendar::date_of_ms(unix_ms)
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` of a Unix time in milliseconds.

@@ -541,7 +541,7 @@ pub fn is_claude_code_folder(dir: &Path) -> bool {
         .iter()
         .rposition(|c| c.as_os_str() == "projects")
         .is_some_and(|i| parts.len() - 1 - i <= LAYOUT_DEPTH);
-    below_projects && first_transcript(dir, 0).is_some()
+    below_projects && first_transcript(dir).is_some()
 }
 
 /// Whether `dir` is Codex data: a Codex home (holding `sessions/`), or a
@@ -551,7 +551,7 @@ pub fn is_claude_code_folder(dir: &Path) -> bool {
 pub fn is_codex_folder(dir: &Path) -> bool {
     let root = dir.join("sessions");
     if root.is_dir() {
-        return first_rollout(&root, 0).is_some();
+        return first_rollout(&root).is_some();
     }
     let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let parts: Vec<_> = resolved.components().collect();
@@ -561,61 +561,43 @@ pub fn is_codex_folder(dir: &Path) -> bool {
         .iter()
         .rposition(|c| c.as_os_str() == "sessions" || c.as_os_str() == "archived_sessions")
         .is_some_and(|i| parts.len() - 1 - i <= CODEX_LAYOUT_DEPTH);
-    below_sessions && first_rollout(dir, 0).is_some()
+    below_sessions && first_rollout(dir).is_some()
 }
 
 /// How deep Codex's layout goes below `sessions/`: `YYYY/MM/DD/`.
 const CODEX_LAYOUT_DEPTH: usize = 3;
 
 /// The first rollout below `dir` (sorted walk, to Codex's depth).
-fn first_rollout(dir: &Path, depth: usize) -> Option<PathBuf> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_file() {
-            if super::codex::is_rollout_name(&p)
-                && matches!(detect_file(&p), Ok(FileKind::Log(Format::Codex)))
-            {
-                return Some(p);
-            }
-        } else if p.is_dir()
-            && !p.is_symlink()
-            && depth < CODEX_LAYOUT_DEPTH
-            && let Some(f) = first_rollout(&p, depth + 1)
-        {
-            return Some(f);
-        }
-    }
-    None
+fn first_rollout(dir: &Path) -> Option<PathBuf> {
+    first_log(dir, CODEX_LAYOUT_DEPTH, |p| {
+        super::codex::is_rollout_name(p)
+            && matches!(detect_file(p), Ok(FileKind::Log(Format::Codex)))
+    })
 }
 
 /// The first `*.jsonl` file below `dir` (sorted walk) that reads as a
 /// Claude Code transcript.
-fn first_transcript(dir: &Path, depth: usize) -> Option<PathBuf> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_file() {
-            if p.extension().is_some_and(|e| e == "jsonl")
-                && matches!(detect_file(&p), Ok(FileKind::Log(Format::ClaudeCode)))
-            {
-                return Some(p);
-            }
-        } else if p.is_dir()
-            && !p.is_symlink()
-            && depth < LAYOUT_DEPTH
-            && let Some(f) = first_transcript(&p, depth + 1)
-        {
-            return Some(f);
-        }
-    }
-    None
+fn first_transcript(dir: &Path) -> Option<PathBuf> {
+    first_log(dir, LAYOUT_DEPTH, |p| {
+        p.extension().is_some_and(|e| e == "jsonl")
+            && matches!(detect_file(p), Ok(FileKind::Log(Format::ClaudeCode)))
+    })
+}
+
+/// The first file below `dir`, at most `layout_depth` folders down, that
+/// `is_log` accepts: in name order, each folder's entries before the next
+/// entry of its parent; symlinked folders are not followed (no loops),
+/// symlinked files are looked at, and what cannot be read is passed over
+/// (this only tells a folder's kind; reading it reports what it skips).
+fn first_log(dir: &Path, layout_depth: usize, is_log: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .max_depth(layout_depth + 1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(walkdir::DirEntry::into_path)
+        .find(|p| p.is_file() && is_log(p))
 }
 
 /// The damaged lines of a JSON Lines file, each an

@@ -1,5 +1,7 @@
 //! RFC 3339 timestamps to Unix milliseconds, without a date-time crate.
 
+use tracecost_engine::calendar::days_from_civil;
+
 /// Parses `2025-06-01T10:00:00.123Z` or `...+02:00` into milliseconds since
 /// the Unix epoch. `None` for anything else.
 pub(crate) fn parse_rfc3339_ms(s: &str) -> Option<u64> {
@@ -43,20 +45,10 @@ pub(crate) fn parse_rfc3339_ms(s: &str) -> Option<u64> {
         }
         _ => return None,
     };
-    let days = days_from_civil(year, month, day);
+    // Month and day are in range, checked above.
+    let days = days_from_civil(year, month as u32, day as u32);
     let secs = days * 86_400 + hour * 3600 + min * 60 + sec - offset_min * 60;
     u64::try_from(secs * 1000 + millis).ok()
-}
-
-/// Days since 1970-01-01 (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

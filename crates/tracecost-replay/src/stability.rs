@@ -39,7 +39,7 @@ pub trait ViewSource<'h> {
 /// by [`CompactionRun::advance`], whose contract (the messages before the
 /// index it returns are the previous call's objects, and the view is the
 /// one a full rebuild gives) is property-tested against a rebuild of
-/// every call (`tests/cli/replay_incremental.rs`). So the check costs, per
+/// every call (`crates/tracecost-replay/tests/replay/incremental.rs`). So the check costs, per
 /// call, what changed, not the history.
 pub struct RunSource<'a, 'h> {
     /// The run.

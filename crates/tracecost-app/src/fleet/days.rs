@@ -128,15 +128,13 @@ impl<'c> DaySum<'c> {
 
 /// Days since the Unix epoch of a `YYYY-MM-DD` day.
 pub(super) fn epoch_day(day: &str) -> Option<i64> {
-    let mut it = day.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, d) = (it.next()??, it.next()??, it.next()??);
-    // Howard Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
+    let mut it = day.split('-');
+    let y = it.next()?.parse::<i64>().ok()?;
+    let (m, d) = (
+        it.next()?.parse::<u32>().ok()?,
+        it.next()?.parse::<u32>().ok()?,
+    );
+    Some(tracecost_engine::calendar::days_from_civil(y, m, d))
 }
 
 /// The fleet's figures per month, when its calls are dated: the totals

@@ -4,28 +4,20 @@
 use std::fmt;
 
 use serde::{Serialize, Serializer};
+use tracecost_engine::calendar::{MS_PER_DAY, civil_from_days, days_from_civil};
 
 /// A UTC calendar day, as days since 1970-01-01.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PriceDate(i64);
 
-const MS_PER_DAY: u64 = 86_400_000;
-
 impl PriceDate {
-    /// The day of a proleptic Gregorian `year-month-day` (Howard Hinnant's
-    /// `days_from_civil`); `None` for a month or day out of range.
+    /// The day of a proleptic Gregorian `year-month-day`; `None` for a
+    /// month or day out of range.
     pub const fn from_ymd(year: i64, month: u32, day: u32) -> Option<Self> {
         if month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) {
             return None;
         }
-        let y = if month <= 2 { year - 1 } else { year };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let m = month as i64;
-        let mp = if m > 2 { m - 3 } else { m + 9 };
-        let doy = (153 * mp + 2) / 5 + day as i64 - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        Some(Self(era * 146_097 + doe - 719_468))
+        Some(Self(days_from_civil(year, month, day)))
     }
 
     /// [`PriceDate::from_ymd`] for the built-in table's literal dates.
@@ -57,17 +49,9 @@ impl PriceDate {
         Self::from_ymd(num(0..4)?, num(5..7)? as u32, num(8..10)? as u32)
     }
 
-    /// `(year, month, day)` (Hinnant's `civil_from_days`).
+    /// `(year, month, day)`.
     pub fn ymd_parts(self) -> (i64, u32, u32) {
-        let z = self.0 + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        (yoe + era * 400 + i64::from(m <= 2), m, d)
+        civil_from_days(self.0)
     }
 }
 

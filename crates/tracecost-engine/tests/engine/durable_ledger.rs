@@ -2,8 +2,9 @@
 //! that record into the same directory and get killed mid-write.
 //!
 //! Child processes are this test binary re-run with `child_entry` selected
-//! and its instructions in environment variables; without them
-//! `child_entry` does nothing, so a normal test run passes it trivially.
+//! and its instructions in environment variables. Without them,
+//! `child_entry` checks the child's part itself: a child it runs records
+//! what it was told, each payload recalled whole.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -43,10 +44,24 @@ fn payload(tag: &str, i: usize) -> String {
     s
 }
 
-/// Records what the environment says, then returns. Not a test on its own.
+/// As a child (the environment names a ledger and a mode): records what the
+/// environment says, each payload recalled whole from the ledger as soon as
+/// it is recorded. Run by the tests, it runs itself as a child told to
+/// record three results, and finds all three in the ledger afterwards.
 #[test]
 fn child_entry() {
     let (Ok(dir), Ok(mode)) = (std::env::var(ENV_DIR), std::env::var(ENV_MODE)) else {
+        let tmp = tempfile::tempdir().unwrap();
+        let child = spawn_child(tmp.path(), "count:3", "self", Stdio::piped());
+        wait_ok(child);
+        let ledger = DurableLedger::open(tmp.path()).unwrap();
+        for i in 0..3 {
+            let rec = ledger.get_by_call_id(&call_id(i)).unwrap().unwrap();
+            assert_eq!(&*rec.payload, payload("self", i), "record {i}");
+            assert_eq!(&*rec.tool_args, args(i), "record {i}");
+        }
+        assert!(ledger.get_by_call_id(&call_id(3)).unwrap().is_none());
+        assert_eq!(index_lines(tmp.path()).len(), 3);
         return;
     };
     let tag = std::env::var(ENV_TAG).unwrap_or_default();
@@ -59,9 +74,9 @@ fn child_entry() {
         None => FOREVER_LIMIT,
     };
     for i in 0..n {
-        ledger
-            .record(&call_id(i), TOOL, &args(i), &payload(&tag, i))
-            .unwrap();
+        let text = payload(&tag, i);
+        let h = ledger.record(&call_id(i), TOOL, &args(i), &text).unwrap();
+        assert_eq!(fetch(&ledger, &h.mem_id, &RecallRequest::full()), text);
     }
 }
 

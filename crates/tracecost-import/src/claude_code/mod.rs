@@ -85,6 +85,10 @@ pub(crate) fn discover_readable(
     Ok(files)
 }
 
+// Walked by hand rather than with walkdir: a folder that cannot be read
+// below the inputs is passed over and said when asked, but is an error at
+// the input itself, and an entry whose type cannot be read is skipped,
+// where walkdir gives every failure as one kind of error item.
 fn walk(
     dir: &Path,
     depth: usize,

@@ -1,6 +1,14 @@
 //! CSV files as the observability stacks export them (RFC 4180: a header
 //! row, fields separated by commas, a field in double quotes may hold
 //! commas, line ends and `""` for a quote), read a record at a time.
+//!
+//! Read by hand rather than with the csv crate: a torn row (a quote left
+//! open, a field count not the header's) costs only its own line, reading
+//! resuming at the line after the row began with the bytes the row took
+//! read again (`resync`, docs/robustness.md), and a line that is not UTF-8
+//! is one damaged line. The csv crate reads on from where a record ended:
+//! keeping the rule with it would take seeking it back to the row's second
+//! line and counting lines around it, more than the reader it replaces.
 
 use std::io::BufRead;
 use std::path::Path;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use tracecost::cost::tokens::{
+use tracecost_cost::tokens::{
     CharsPerToken, ContentHash, Encoding, TiktokenCounter, TokenMemo, Tokenizer, TokenizerSpec,
     calibrate, parse_tokenizer,
 };

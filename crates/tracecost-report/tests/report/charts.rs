@@ -4,7 +4,7 @@
 //! Set `TRACECOST_CHART_SAMPLES=/some/dir` to also write the sample charts
 //! there as PNG and SVG for a visual check.
 
-use tracecost::report::charts::{
+use tracecost_report::charts::{
     CallTokens, Chart, ChartError, render_png, render_svg, suggested_height,
 };
 
@@ -1216,7 +1216,8 @@ fn text_width(face: &ttf_parser::Face, s: &str, size: f64) -> f64 {
 /// the baseline) is not inside the `w` × `h` image.
 fn texts_outside(svg: &str, w: u32, h: u32) -> Vec<String> {
     let face =
-        ttf_parser::Face::parse(include_bytes!("../../assets/fonts/DejaVuSans.ttf"), 0).unwrap();
+        ttf_parser::Face::parse(include_bytes!("../../../../assets/fonts/DejaVuSans.ttf"), 0)
+            .unwrap();
     let upm = f64::from(face.units_per_em());
     let (asc, desc) = (
         f64::from(face.ascender()) / upm,
@@ -1246,7 +1247,7 @@ fn texts_outside(svg: &str, w: u32, h: u32) -> Vec<String> {
 fn shaped_texts_outside(svg: &str, w: u32, h: u32) -> Vec<String> {
     use resvg::usvg;
     let mut db = usvg::fontdb::Database::new();
-    db.load_font_data(include_bytes!("../../assets/fonts/DejaVuSans.ttf").to_vec());
+    db.load_font_data(include_bytes!("../../../../assets/fonts/DejaVuSans.ttf").to_vec());
     db.set_sans_serif_family("DejaVu Sans");
     let opt = usvg::Options {
         fontdb: std::sync::Arc::new(db),

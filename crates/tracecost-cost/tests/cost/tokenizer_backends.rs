@@ -2,7 +2,7 @@
 //! `encode_ordinary` counts, for both encodings.
 
 use proptest::prelude::*;
-use tracecost::cost::tokens::{BpeCounter, Encoding, TiktokenCounter, Tokenizer, parse_tokenizer};
+use tracecost_cost::tokens::{BpeCounter, Encoding, TiktokenCounter, Tokenizer, parse_tokenizer};
 
 const SAMPLES: &[&str] = &[
     "",

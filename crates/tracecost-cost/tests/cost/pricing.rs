@@ -3,9 +3,9 @@
 //! pricing files (LiteLLM and native) and their error messages.
 
 use std::path::Path;
-use tracecost::engine::cache::ProviderKind;
+use tracecost_engine::cache::ProviderKind;
 
-use tracecost::cost::pricing::{
+use tracecost_cost::pricing::{
     BATCH_DISCOUNT, CacheCreation, Pricing, PricingError, ToolChoice, Usage,
 };
 
@@ -541,7 +541,7 @@ fn litellm_file_imports_claude_chat_models() {
         (2.5, 1.25, 10.0)
     );
     let h = p.lookup("gpt-house-1").unwrap();
-    assert_eq!(h.provider, tracecost::engine::cache::ProviderKind::OpenAi);
+    assert_eq!(h.provider, tracecost_engine::cache::ProviderKind::OpenAi);
     assert_eq!(
         (h.rates.input, h.rates.cache_read, h.rates.output),
         (2.0, 0.2, 16.0)
@@ -782,7 +782,7 @@ fn litellm_gemini_rows_keep_a_known_storage_price_and_guess_none() {
 /// records the file's hash.
 #[test]
 fn litellm_becomes_a_native_file_in_force_from_the_fetch_day() {
-    use tracecost::cost::pricing::{PriceDate, PriceSource, litellm_to_native};
+    use tracecost_cost::pricing::{PriceDate, PriceSource, litellm_to_native};
     let text = std::fs::read_to_string(fixture("litellm_small.json")).unwrap();
     let day = PriceDate::parse("2026-12-06").unwrap();
     let source = PriceSource {
@@ -807,7 +807,7 @@ fn litellm_becomes_a_native_file_in_force_from_the_fetch_day() {
     assert_eq!(file.path, "prices.json");
     assert_eq!(
         file.sha256,
-        tracecost::engine::handle::sha256_hex(native.as_bytes())
+        tracecost_engine::handle::sha256_hex(native.as_bytes())
     );
     assert_eq!(file.source.as_ref(), Some(&source));
 

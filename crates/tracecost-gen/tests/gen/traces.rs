@@ -1,21 +1,20 @@
 //! The bundled reference traces: generators, published figures, and the
 //! committed files under `traces/`.
 //!
-//! `TRACECOST_BLESS=1 cargo test --test cli gen_traces::` rewrites the
+//! `TRACECOST_BLESS=1 cargo test -p tracecost-gen --test gen traces::` rewrites the
 //! committed files from the generators; without it the files must match
 //! byte for byte.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use proptest::prelude::*;
-use tracecost::cost::tokens::{Encoding, TiktokenCounter, Tokenizer};
-use tracecost::engine::message::{BlockKind, Content, Role, ToolResultContent};
-use tracecost::trace::generate::{
+use tracecost_cost::tokens::{Encoding, TiktokenCounter, Tokenizer};
+use tracecost_engine::message::{BlockKind, Content, Role, ToolResultContent};
+use tracecost_gen::{
     BUNDLED, MASSAGE_GUN_CALL_CHARS, MASSAGE_GUN_INPUT_TOKENS, MASSAGE_GUN_PREFIX_CHARS, by_name,
     massage_gun, messages_chars, prefix_chars, session, session_parts,
 };
-use tracecost::trace::{Trace, load_str, to_json, traces_to_json};
+use tracecost_trace::{Trace, load_str, to_json, traces_to_json};
 
 /// The context window of every model the session generator uses.
 const WINDOW_TOKENS: usize = 200_000;
@@ -251,7 +250,7 @@ fn session_has_the_requested_shape() {
         }
     }
     // Content over the whole session, every part.
-    let all: Vec<&tracecost::engine::message::Message> =
+    let all: Vec<&tracecost_engine::message::Message> =
         parts.iter().flat_map(|t| &t.messages).collect();
 
     // Gaps: mostly short, some over 5 minutes.
@@ -375,10 +374,6 @@ fn by_name_runs_every_bundled_generator() {
     assert!(by_name("sesion", None, None).is_err());
 }
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The committed `traces/*.json` equal the generators' output byte for
 /// byte; `TRACECOST_BLESS=1` rewrites them instead.
 #[test]
@@ -387,7 +382,7 @@ fn bundled_trace_files_match_the_generators() {
     for b in BUNDLED {
         let json = traces_to_json(&b.generate().unwrap());
         assert!(json.len() < 5_000_000, "{} is {} bytes", b.file, json.len());
-        let path = root().join(b.file);
+        let path = crate::util::repo(b.file);
         if bless {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             let tmp = path.with_extension("json.tmp");

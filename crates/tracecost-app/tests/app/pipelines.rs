@@ -1,16 +1,16 @@
 //! The pipelines run as library calls, without the binary: what a binding
 //! or an embedding program gets.
 
-use std::path::PathBuf;
+use crate::util::repo;
 
-use tracecost::app::{self, Calibration, CostPlan, ReplayPlan, SweepOptions, SweepPlan, TraceRun};
-use tracecost::policy::{CacheKind, CompactionKind, GridSpec, PolicyFlags};
-use tracecost::progress::Silent;
-use tracecost::replay::sweep::Grid;
+use tracecost_app::{Calibration, CostPlan, ReplayPlan, SweepOptions, SweepPlan, TraceRun};
+use tracecost_policy::{CacheKind, CompactionKind, GridSpec, PolicyFlags};
+use tracecost_replay::sweep::Grid;
+use tracecost_trace::progress::Silent;
 
-fn massage_gun() -> tracecost::trace::Trace {
+fn massage_gun() -> tracecost_trace::Trace {
     let (traces, warnings) =
-        app::load_traces(&[PathBuf::from("traces/massage-gun.json")], &Silent).unwrap();
+        tracecost_app::load_traces(&[repo("traces/massage-gun.json")], &Silent).unwrap();
     assert!(warnings.is_empty());
     traces.into_iter().next().unwrap()
 }
@@ -39,7 +39,7 @@ fn replay_gives_the_baseline_figures_and_a_saving_against_no_compaction() {
         }],
         cost: cost(),
     };
-    let out = app::replay(&plan, &Silent).unwrap();
+    let out = tracecost_app::replay(&plan, &Silent).unwrap();
     assert_eq!(out.len(), 1);
     let totals = &out[0].result.totals;
     // cost-baseline.json records this pair: the pipeline gives its figures.
@@ -75,7 +75,7 @@ fn sweep_ranks_every_config_of_the_grid_and_keeps_the_baseline() {
     let mut plan =
         SweepPlan::from_configs(vec![trace], configs, SweepOptions::default(), cost()).unwrap();
     plan.grid = grid;
-    let sweeps = app::sweep(&plan, &Silent).unwrap();
+    let sweeps = tracecost_app::sweep(&plan, &Silent).unwrap();
     let s = &sweeps[0];
     assert_eq!(s.rows.len(), 4);
     assert_eq!(s.rows[s.baseline].result.config.to_string(), "off+none");
@@ -86,24 +86,24 @@ fn sweep_ranks_every_config_of_the_grid_and_keeps_the_baseline() {
 
 #[test]
 fn recall_answers_found_and_not_found() {
-    let plan = app::RecallPlan {
+    let plan = tracecost_app::RecallPlan {
         traces: vec![massage_gun()],
         id: "toolu_01e3odTFsJ0Io7BAixg4bBh7".into(),
-        request: tracecost::engine::recall::RecallRequest {
+        request: tracecost_engine::recall::RecallRequest {
             query: Some("B07".into()),
             ..Default::default()
         },
         ledger_dir: None,
         answer_chars: None,
     };
-    let a = app::recall(&plan).unwrap();
+    let a = tracecost_app::recall(&plan).unwrap();
     assert!(a.found);
     assert!(a.text.contains("matches for \"B07\""), "{}", a.text);
-    let missing = app::RecallPlan {
+    let missing = tracecost_app::RecallPlan {
         id: "nope".into(),
         ..plan
     };
-    let a = app::recall(&missing).unwrap();
+    let a = tracecost_app::recall(&missing).unwrap();
     assert!(!a.found);
     assert_eq!(a.text, "[tool_memory not found: nope]");
 }
@@ -111,22 +111,22 @@ fn recall_answers_found_and_not_found() {
 #[test]
 fn a_bad_tokenizer_is_an_input_error() {
     let e = CostPlan::new(None, "nonsense", Calibration::Auto, false).unwrap_err();
-    assert_eq!(e.class(), app::ErrorClass::Input);
+    assert_eq!(e.class(), tracecost_app::ErrorClass::Input);
 }
 
 #[test]
 fn check_compares_the_repository_baseline_without_a_regression() {
-    let plan = app::CheckPlan::from_file(
-        std::path::Path::new("cost-baseline.json"),
+    let plan = tracecost_app::CheckPlan::from_file(
+        &repo("cost-baseline.json"),
         None,
         false,
         None,
-        &mut |p| Ok(app::load_traces(&[p.to_path_buf()], &Silent)?.0),
+        &mut |p| Ok(tracecost_app::load_traces(&[p.to_path_buf()], &Silent)?.0),
     )
     .unwrap();
-    let outcome = app::check(&plan).unwrap();
+    let outcome = tracecost_app::check(&plan).unwrap();
     assert!(!outcome.regressed());
-    let app::CheckOutcome::Compared { rows, .. } = outcome else {
+    let tracecost_app::CheckOutcome::Compared { rows, .. } = outcome else {
         panic!("not compared")
     };
     assert_eq!(rows.len(), plan.baseline.entries.len());
@@ -135,8 +135,8 @@ fn check_compares_the_repository_baseline_without_a_regression() {
 #[test]
 fn stability_and_report_run_on_a_bundled_trace() {
     let trace = massage_gun();
-    let config: tracecost::policy::Config = "ledger:t=8000,k=2+tail".parse().unwrap();
-    let plan = app::StabilityPlan {
+    let config: tracecost_policy::Config = "ledger:t=8000,k=2+tail".parse().unwrap();
+    let plan = tracecost_app::StabilityPlan {
         runs: vec![TraceRun {
             trace: trace.clone(),
             config,
@@ -144,9 +144,9 @@ fn stability_and_report_run_on_a_bundled_trace() {
             kept: Vec::new(),
         }],
         tokenizer_spec: "o200k_base".into(),
-        tokenizer: tracecost::cost::tokens::parse_tokenizer("o200k_base").unwrap(),
+        tokenizer: tracecost_cost::tokens::parse_tokenizer("o200k_base").unwrap(),
     };
-    let out = app::stability(&plan, &Silent).unwrap();
+    let out = tracecost_app::stability(&plan, &Silent).unwrap();
     assert!(out[0].report.violations.is_empty());
     assert_eq!(out[0].report.stubs, 5);
 
@@ -165,8 +165,8 @@ fn stability_and_report_run_on_a_bundled_trace() {
     }
     .configs();
     let mut seen = Vec::new();
-    let report = app::report(
-        &app::ReportPlan {
+    let report = tracecost_app::report(
+        &tracecost_app::ReportPlan {
             sweep: {
                 let mut plan =
                     SweepPlan::from_configs(vec![trace], configs, SweepOptions::default(), cost())
@@ -204,45 +204,42 @@ fn stability_and_report_run_on_a_bundled_trace() {
 
 #[test]
 fn import_writes_traces_and_usage_prices_a_folder() {
-    let plan = app::ImportPlan {
-        format: Some(tracecost::trace::import::Format::Anthropic),
-        inputs: vec![PathBuf::from("tests/fixtures/import/anthropic_plain.jsonl")],
+    let plan = tracecost_app::ImportPlan {
+        format: Some(tracecost_import::Format::Anthropic),
+        inputs: vec![repo("tests/fixtures/import/anthropic_plain.jsonl")],
         options: Default::default(),
     };
     let mut out = Vec::new();
-    let s = app::import(&plan, &Silent, &mut out, "out.json").unwrap();
+    let s = tracecost_app::import(&plan, &Silent, &mut out, "out.json").unwrap();
     assert!(s.traces >= 1 && s.calls >= 1);
-    let loaded =
-        tracecost::trace::load_str(std::str::from_utf8(&out).unwrap(), "out.json").unwrap();
+    let loaded = tracecost_trace::load_str(std::str::from_utf8(&out).unwrap(), "out.json").unwrap();
     assert_eq!(loaded.traces.len(), s.traces);
 
-    let report = app::usage(&app::UsagePlan {
-        paths: vec![PathBuf::from("tests/fixtures/usage")],
-        pricing: tracecost::cost::pricing::Pricing::builtin(),
+    let report = tracecost_app::usage(&tracecost_app::UsagePlan {
+        paths: vec![repo("tests/fixtures/usage")],
+        pricing: tracecost_cost::pricing::Pricing::builtin(),
     })
     .unwrap();
-    let scan =
-        tracecost::trace::import::claude_code::scan_usage(&[PathBuf::from("tests/fixtures/usage")])
-            .unwrap();
+    let scan = tracecost_import::claude_code::scan_usage(&[repo("tests/fixtures/usage")]).unwrap();
     assert_eq!(report.sessions.len(), scan.sessions.len());
     assert_eq!(report.read.files, scan.files);
     assert_eq!(report.read.rows, scan.rows);
     assert!(report.totals.total_cost > 0.0);
-    let none = app::usage(&app::UsagePlan {
+    let none = tracecost_app::usage(&tracecost_app::UsagePlan {
         paths: Vec::new(),
-        pricing: tracecost::cost::pricing::Pricing::builtin(),
+        pricing: tracecost_cost::pricing::Pricing::builtin(),
     })
     .unwrap_err();
-    assert_eq!(none.class(), app::ErrorClass::Input);
+    assert_eq!(none.class(), tracecost_app::ErrorClass::Input);
 }
 
 #[test]
 fn a_report_counts_every_trace_and_call_of_the_fleet_on_one_bar() {
     // An account's sessions, streamed from a store and held in memory: the
     // report's bar ends at every call and every trace.
-    let traces: Vec<_> = tracecost::trace::generate::fleet(12, 3).collect();
+    let traces: Vec<_> = tracecost_gen::fleet(12, 3).collect();
     let calls: u64 = traces.iter().map(|t| t.calls.len() as u64).sum();
-    let configs: Vec<tracecost::policy::Config> = ["off+tail", "ledger:t=2000,k=1+tail"]
+    let configs: Vec<tracecost_policy::Config> = ["off+tail", "ledger:t=2000,k=1+tail"]
         .iter()
         .map(|c| c.parse().unwrap())
         .collect();
@@ -255,7 +252,7 @@ fn a_report_counts_every_trace_and_call_of_the_fleet_on_one_bar() {
         )
         .unwrap();
         if stored {
-            let mut store = app::store::TraceStore::new().unwrap();
+            let mut store = tracecost_app::store::TraceStore::new().unwrap();
             let outlines: Vec<_> = traces.iter().map(|t| store.put(t).unwrap()).collect();
             store.seal().unwrap();
             plan = SweepPlan::from_configs_stored(
@@ -267,13 +264,17 @@ fn a_report_counts_every_trace_and_call_of_the_fleet_on_one_bar() {
             )
             .unwrap();
         }
-        let rec = tracecost::progress::Recorder::default();
+        let rec = tracecost_trace::progress::Recorder::default();
         let mut handed = 0u64;
-        let report = app::report(&app::ReportPlan { sweep: plan }, &rec, &mut |_, t, _| {
-            // A trace is counted done before its pages are written.
-            handed += t.calls.len() as u64;
-            Ok(())
-        })
+        let report = tracecost_app::report(
+            &tracecost_app::ReportPlan { sweep: plan },
+            &rec,
+            &mut |_, t, _| {
+                // A trace is counted done before its pages are written.
+                handed += t.calls.len() as u64;
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(handed, calls);
         let events = rec.events.lock().unwrap();

@@ -2,13 +2,13 @@
 //! FACTS.md, plus property tests on random request sequences.
 
 use proptest::prelude::*;
-use tracecost::cost::cache_sim::{
+use tracecost_cost::cache_sim::{
     Breakpoint, CacheSim, PrefixBlock, PrefixKind, SimError, SimOutcome, SimRequest,
     automatic_breakpoint,
 };
-use tracecost::cost::pricing::{ModelPrice, Pricing, Usage};
-use tracecost::cost::tokens::ContentHash;
-use tracecost::engine::wire::Ttl;
+use tracecost_cost::pricing::{ModelPrice, Pricing, Usage};
+use tracecost_cost::tokens::ContentHash;
+use tracecost_engine::wire::Ttl;
 
 const MIN: u64 = 60_000;
 

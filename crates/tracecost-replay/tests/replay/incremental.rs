@@ -11,16 +11,16 @@
 //! requests).
 
 use proptest::prelude::*;
-use tracecost::cost::pricing::Pricing;
-use tracecost::cost::tokens::{TokenMemo, parse_tokenizer};
-use tracecost::policy::Config;
-use tracecost::replay::sweep::sweep_shared;
-use tracecost::replay::{
+use tracecost_cost::pricing::Pricing;
+use tracecost_cost::tokens::{TokenMemo, parse_tokenizer};
+use tracecost_gen::{massage_gun, session, session_parts};
+use tracecost_policy::Config;
+use tracecost_replay::sweep::sweep_shared;
+use tracecost_replay::{
     Build, PreparedTrace, ReplayContext, ReplayOptions, ReplayResult, check_config, replay_group,
     replay_group_shared,
 };
-use tracecost::trace::generate::{massage_gun, session, session_parts};
-use tracecost::trace::{Trace, load_str};
+use tracecost_trace::{Trace, load_str};
 
 const CACHES: [&str; 7] = [
     "none",
@@ -269,11 +269,11 @@ proptest! {
 /// The bundled traces, under every compaction and cache policy.
 #[test]
 fn bundled_traces_replay_the_same() {
-    let root = env!("CARGO_MANIFEST_DIR");
     for name in ["massage-gun.json", "session-200-s1.json"] {
-        let path = format!("{root}/traces/{name}");
-        let json = std::fs::read_to_string(&path).unwrap();
-        for t in load_str(&json, &path).unwrap().traces {
+        let path = crate::util::repo(&format!("traces/{name}"));
+        let path = path.to_str().unwrap();
+        let json = std::fs::read_to_string(path).unwrap();
+        for t in load_str(&json, path).unwrap().traces {
             assert_same_alone(&t).unwrap();
         }
     }
@@ -318,10 +318,8 @@ fn a_streamed_account_sweep_is_the_sweep_at_once() {
 /// model, made for the same trace as at once.
 #[test]
 fn a_streamed_account_of_two_models_is_the_sweep_at_once() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/openai/two_models.json"
-    );
+    let path = crate::util::repo("tests/fixtures/openai/two_models.json");
+    let path = path.to_str().unwrap();
     let json = std::fs::read_to_string(path).unwrap();
     let two = load_str(&json, path).unwrap().traces;
     // Both sessions twice, the copies starting ten seconds later, and
@@ -353,8 +351,8 @@ fn a_streamed_account_of_two_models_is_the_sweep_at_once() {
 /// apply to some trace, and checks each trace's sweep is the one the
 /// sweep of them all at once gives. Gives the batches handed back.
 fn assert_streamed_is_at_once(parts: &[Trace], grid: &[Config], case: &str) -> usize {
-    use tracecost::replay::stream::StreamSource;
-    use tracecost::replay::sweep::{AccountSweep, Applicability, RequestShape, sweep_checked};
+    use tracecost_replay::stream::StreamSource;
+    use tracecost_replay::sweep::{AccountSweep, Applicability, RequestShape, sweep_checked};
     let pricing = Pricing::builtin();
     let memo = TokenMemo::new(parse_tokenizer("chars:4").unwrap());
     let ctx = ReplayContext {
@@ -383,9 +381,9 @@ fn assert_streamed_is_at_once(parts: &[Trace], grid: &[Config], case: &str) -> u
         .iter()
         .map(|t| t.calls.first().and_then(|c| c.start_ms).unwrap_or(0))
         .collect();
-    let load = |t: usize| -> Result<Trace, tracecost::replay::ReplayError> { Ok(parts[t].clone()) };
+    let load = |t: usize| -> Result<Trace, tracecost_replay::ReplayError> { Ok(parts[t].clone()) };
     let prep: &(
-         dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, tracecost::replay::ReplayError>
+         dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, tracecost_replay::ReplayError>
              + Sync
      ) = &|t| Ok(prepare(t, &memo, &pricing));
     let mut streamed: Vec<Option<String>> = parts.iter().map(|_| None).collect();

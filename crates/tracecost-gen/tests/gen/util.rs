@@ -1,0 +1,10 @@
+//! What the modules share: the workspace's files.
+
+use std::path::{Path, PathBuf};
+
+/// A file of the workspace (a bundled trace), from its root.
+pub fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
