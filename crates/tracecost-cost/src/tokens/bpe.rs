@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use super::{Encoding, Tokenizer};
+use super::tokenizer::{Encoding, Tokenizer};
 
 /// Counts with bpe-openai, the default backend: the same counts as
 /// tiktoken's `encode_ordinary` (checked on 4,743 distinct texts, 7.1 MB of

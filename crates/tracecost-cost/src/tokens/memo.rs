@@ -7,8 +7,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use rayon::prelude::*;
 
-use super::Tokenizer;
 use super::hash::{ContentHash, PrehashedBuild};
+use super::tokenizer::Tokenizer;
 
 /// What a [`TokenMemo`] holds: each text's count, in the table itself
 /// rather than in an allocation of its own per text (a fleet's report

@@ -26,6 +26,7 @@ mod calibrate;
 mod hash;
 mod memo;
 mod tiktoken;
+mod tokenizer;
 
 pub use bpe::BpeCounter;
 pub use calibrate::{Calibration, calibrate};
@@ -33,36 +34,7 @@ pub(crate) use hash::PrehashedBuild;
 pub use hash::{ContentHash, FastBuild, FastHasher};
 pub use memo::TokenMemo;
 pub use tiktoken::TiktokenCounter;
-
-/// Counts tokens in text. Implementations must be deterministic: the same
-/// text always gives the same count.
-pub trait Tokenizer: Send + Sync {
-    /// Number of tokens in `text`.
-    fn count(&self, text: &str) -> u64;
-    /// The spec string that rebuilds this tokenizer (`o200k_base`,
-    /// `cl100k_base`, `chars:4`).
-    fn name(&self) -> String;
-}
-
-/// A tiktoken BPE encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Encoding {
-    /// `o200k_base` (GPT-4o family); the default.
-    #[default]
-    O200kBase,
-    /// `cl100k_base` (GPT-4 / GPT-3.5 family).
-    Cl100kBase,
-}
-
-impl Encoding {
-    /// The encoding's name as tiktoken spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Encoding::O200kBase => "o200k_base",
-            Encoding::Cl100kBase => "cl100k_base",
-        }
-    }
-}
+pub use tokenizer::{Encoding, Tokenizer};
 
 /// Estimates tokens as `ceil(chars / R)`, counting Unicode scalar values.
 /// `R` must be finite and positive (see [`TokenizerSpec::from_str`]).

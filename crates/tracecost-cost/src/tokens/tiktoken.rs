@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{Encoding, Tokenizer};
+use super::tokenizer::{Encoding, Tokenizer};
 
 /// Counts with tiktoken-rs (`encode_ordinary`: special-token text is counted
 /// as ordinary text, never as a special token).
