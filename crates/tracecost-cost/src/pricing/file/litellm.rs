@@ -92,15 +92,14 @@ impl LitellmEntry<'_> {
         is_new: bool,
         (input, output): (f64, f64),
     ) -> Result<(), PricingError> {
-        let ctx = self.ctx;
-        let obj = self.obj;
-        let at = |field: &str| self.at(field);
-        let per_token = |field: &str| self.per_token(field);
         if is_new && m.provider != provider {
             *m = template_of(provider, name);
         }
         if is_new
-            && let Some(w) = ctx.opt_count(obj.get("max_input_tokens"), &at("max_input_tokens"))?
+            && let Some(w) = self.ctx.opt_count(
+                self.obj.get("max_input_tokens"),
+                &self.at("max_input_tokens"),
+            )?
         {
             m.context_window = Some(w);
         }
@@ -111,8 +110,10 @@ impl LitellmEntry<'_> {
         } else {
             1.0
         };
-        let read = per_token("cache_read_input_token_cost")?.unwrap_or(input * discount);
-        let write = per_token("cache_creation_input_token_cost")?;
+        let read = self
+            .per_token("cache_read_input_token_cost")?
+            .unwrap_or(input * discount);
+        let write = self.per_token("cache_creation_input_token_cost")?;
         // Only the models that cache at breakpoints (GPT-5.6 and
         // later) bill a write; Gemini's implicit cache bills none
         // (LiteLLM's write price there is for explicit caching).
@@ -135,7 +136,7 @@ impl LitellmEntry<'_> {
             ProviderKind::OpenAi => ("272k", builtin::OPENAI_LONG_CONTEXT_THRESHOLD),
             _ => ("200k", builtin::GEMINI_LONG_CONTEXT_THRESHOLD),
         };
-        let above = |field: &str| per_token(&format!("{field}_above_{tier}_tokens"));
+        let above = |field: &str| self.per_token(&format!("{field}_above_{tier}_tokens"));
         m.long_context = match above("input_cost_per_token")? {
             None => None,
             Some(lin) => {
@@ -168,35 +169,35 @@ impl LitellmEntry<'_> {
         is_new: bool,
         (input, output): (f64, f64),
     ) -> Result<(), PricingError> {
-        let ctx = self.ctx;
-        let obj = self.obj;
-        let at = |field: &str| self.at(field);
-        let per_token = |field: &str| self.per_token(field);
         let mut rates = Rates::from_input_output(input, output);
-        if let Some(v) = per_token("cache_creation_input_token_cost")? {
+        if let Some(v) = self.per_token("cache_creation_input_token_cost")? {
             rates.cache_write_5m = v;
         }
-        if let Some(v) = per_token("cache_creation_input_token_cost_above_1hr")? {
+        if let Some(v) = self.per_token("cache_creation_input_token_cost_above_1hr")? {
             rates.cache_write_1h = v;
         }
-        if let Some(v) = per_token("cache_read_input_token_cost")? {
+        if let Some(v) = self.per_token("cache_read_input_token_cost")? {
             rates.cache_read = v;
         }
         m.rates = rates;
-        m.long_context = match per_token("input_cost_per_token_above_200k_tokens")? {
+        m.long_context = match self.per_token("input_cost_per_token_above_200k_tokens")? {
             None => None,
             Some(lin) => {
-                let lout = per_token("output_cost_per_token_above_200k_tokens")?.unwrap_or(output);
+                let lout = self
+                    .per_token("output_cost_per_token_above_200k_tokens")?
+                    .unwrap_or(output);
                 let mut lr = Rates::from_input_output(lin, lout);
-                if let Some(v) = per_token("cache_creation_input_token_cost_above_200k_tokens")? {
+                if let Some(v) =
+                    self.per_token("cache_creation_input_token_cost_above_200k_tokens")?
+                {
                     lr.cache_write_5m = v;
                 }
                 if let Some(v) =
-                    per_token("cache_creation_input_token_cost_above_1hr_above_200k_tokens")?
+                    self.per_token("cache_creation_input_token_cost_above_1hr_above_200k_tokens")?
                 {
                     lr.cache_write_1h = v;
                 }
-                if let Some(v) = per_token("cache_read_input_token_cost_above_200k_tokens")? {
+                if let Some(v) = self.per_token("cache_read_input_token_cost_above_200k_tokens")? {
                     lr.cache_read = v;
                 }
                 Some(LongContext {
@@ -207,13 +208,13 @@ impl LitellmEntry<'_> {
         };
         // Validated always, applied to new models only: for a known
         // model the built-in data follows the provider docs.
-        let min_tokens = ctx.opt_count(
-            obj.get("prompt_cache_min_tokens"),
-            &at("prompt_cache_min_tokens"),
+        let min_tokens = self.ctx.opt_count(
+            self.obj.get("prompt_cache_min_tokens"),
+            &self.at("prompt_cache_min_tokens"),
         )?;
-        let tool_tokens = ctx.opt_count(
-            obj.get("tool_use_system_prompt_tokens"),
-            &at("tool_use_system_prompt_tokens"),
+        let tool_tokens = self.ctx.opt_count(
+            self.obj.get("tool_use_system_prompt_tokens"),
+            &self.at("tool_use_system_prompt_tokens"),
         )?;
         if is_new {
             if let Some(v) = min_tokens {
