@@ -142,28 +142,7 @@ fn record(
         }
         _ => Vec::new(),
     };
-    let mut messages = Vec::with_capacity(items.len());
-    for m in &items {
-        let role = match m.parse::<String>("role") {
-            Some(Ok(r)) if r == "assistant" => Role::Assistant,
-            _ => Role::User,
-        };
-        let Some(Ok(content)) = m.parse::<Vec<RawObject>>("content") else {
-            un.add("messages without a content list (dropped)", 1);
-            continue;
-        };
-        let (blocks, marks) = map_blocks(&content, un);
-        if blocks.is_empty() {
-            un.add("messages with no block mapped (dropped)", 1);
-            continue;
-        }
-        let at = messages.len();
-        markers.extend(marks.into_iter().map(|(block, ttl)| Marker {
-            at: BlockRef::Message { message: at, block },
-            ttl,
-        }));
-        messages.push(Message::new(role, blocks));
-    }
+    let messages = map_messages(&items, &mut markers, un);
     if messages.is_empty() {
         un.add("requests with no conversation messages (no call)", 1);
         return Ok(());
@@ -208,6 +187,34 @@ fn record(
     };
     convs.add(ProviderKind::BedrockConverse, line, req, call, reply);
     Ok(())
+}
+
+/// The request's messages, each block's cache point a marker; a message
+/// without a content list, or none of whose blocks maps, is dropped.
+fn map_messages(items: &[RawObject], markers: &mut Vec<Marker>, un: &mut Unmapped) -> Vec<Message> {
+    let mut messages = Vec::with_capacity(items.len());
+    for m in items {
+        let role = match m.parse::<String>("role") {
+            Some(Ok(r)) if r == "assistant" => Role::Assistant,
+            _ => Role::User,
+        };
+        let Some(Ok(content)) = m.parse::<Vec<RawObject>>("content") else {
+            un.add("messages without a content list (dropped)", 1);
+            continue;
+        };
+        let (blocks, marks) = map_blocks(&content, un);
+        if blocks.is_empty() {
+            un.add("messages with no block mapped (dropped)", 1);
+            continue;
+        }
+        let at = messages.len();
+        markers.extend(marks.into_iter().map(|(block, ttl)| Marker {
+            at: BlockRef::Message { message: at, block },
+            ttl,
+        }));
+        messages.push(Message::new(role, blocks));
+    }
+    messages
 }
 
 #[derive(Deserialize)]

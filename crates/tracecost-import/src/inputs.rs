@@ -640,23 +640,7 @@ fn read_source(
         }
         Source::Otel(files) => match import_all(Format::Otel, &files, import_opts, progress) {
             Ok((traces, report)) => {
-                // A file of the export that gave no call says why.
-                if report.skipped_files > 0 {
-                    loaded.notes.push(format!(
-                        "{}: {} of {} OpenTelemetry file(s) gave no call to replay ({})",
-                        crate::shown(&files),
-                        report.skipped_files,
-                        files.len(),
-                        report.unmapped.join("; ")
-                    ));
-                }
-                if report.skipped_lines > 0 {
-                    loaded.skipped.damaged.push(format!(
-                        "{}: {} damaged line(s) skipped",
-                        crate::shown(&files),
-                        report.skipped_lines
-                    ));
-                }
+                otel_notes(&files, &report, loaded);
                 for t in traces {
                     emit(t, None)?;
                 }
@@ -696,35 +680,69 @@ fn read_source(
         Source::ClaudeCode(inputs) => {
             let (traces, report) = import_all(Format::ClaudeCode, &inputs, import_opts, progress)?;
             loaded.skipped.unread.extend(report.unread.iter().cloned());
-            if report.joined_lines > 0 {
-                loaded.notes.push(format!(
-                    "{}: {} line(s) held two or more records with no newline between them (Claude Code writes these now and then); each record was read",
-                    crate::shown(&inputs),
-                    report.joined_lines
-                ));
-            }
-            if report.skipped_lines > 0 {
-                // The importer always passes over lines that are not JSON,
-                // as ccusage does; here a damaged line is an error unless
-                // skip_invalid, and an unfinished last line (a session being
-                // written) is not damage.
-                let mut unreadable = Vec::new();
-                let files = crate::claude_code::discover_readable(
-                    &inputs,
-                    opts.skip_invalid.then_some(&mut unreadable),
-                )?;
-                let passed_over: Vec<&PathBuf> = report.unread.iter().map(|(p, _)| p).collect();
-                for file in files.iter().filter(|f| !passed_over.contains(f)) {
-                    for err in detect::damaged_lines(file)? {
-                        if !opts.skip_invalid {
-                            return Err(err.into());
-                        }
-                        loaded.skipped.damaged.push(format!("{err} (line skipped)"));
-                    }
-                }
-            }
+            claude_code_notes(&inputs, &report, opts, loaded)?;
             for t in traces {
                 emit(t, None)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What an OpenTelemetry export's files gave no call for, and its damaged
+/// lines passed over.
+fn otel_notes(files: &[PathBuf], report: &ImportReport, loaded: &mut Loaded) {
+    // A file of the export that gave no call says why.
+    if report.skipped_files > 0 {
+        loaded.notes.push(format!(
+            "{}: {} of {} OpenTelemetry file(s) gave no call to replay ({})",
+            crate::shown(files),
+            report.skipped_files,
+            files.len(),
+            report.unmapped.join("; ")
+        ));
+    }
+    if report.skipped_lines > 0 {
+        loaded.skipped.damaged.push(format!(
+            "{}: {} damaged line(s) skipped",
+            crate::shown(files),
+            report.skipped_lines
+        ));
+    }
+}
+
+/// Claude Code transcripts: lines that held several records, and damaged
+/// lines (an error unless skip_invalid).
+fn claude_code_notes(
+    inputs: &[PathBuf],
+    report: &ImportReport,
+    opts: &InputOptions,
+    loaded: &mut Loaded,
+) -> Result<(), InputError> {
+    if report.joined_lines > 0 {
+        loaded.notes.push(format!(
+            "{}: {} line(s) held two or more records with no newline between them (Claude Code writes these now and then); each record was read",
+            crate::shown(inputs),
+            report.joined_lines
+        ));
+    }
+    if report.skipped_lines > 0 {
+        // The importer always passes over lines that are not JSON,
+        // as ccusage does; here a damaged line is an error unless
+        // skip_invalid, and an unfinished last line (a session being
+        // written) is not damage.
+        let mut unreadable = Vec::new();
+        let files = crate::claude_code::discover_readable(
+            inputs,
+            opts.skip_invalid.then_some(&mut unreadable),
+        )?;
+        let passed_over: Vec<&PathBuf> = report.unread.iter().map(|(p, _)| p).collect();
+        for file in files.iter().filter(|f| !passed_over.contains(f)) {
+            for err in detect::damaged_lines(file)? {
+                if !opts.skip_invalid {
+                    return Err(err.into());
+                }
+                loaded.skipped.damaged.push(format!("{err} (line skipped)"));
             }
         }
     }

@@ -14,7 +14,7 @@ use crate::engine::cache::{
 use crate::engine::ledger::{InMemoryLedger, LedgerError};
 use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
 use crate::engine::rewrite::{
-    Compactor, ResultCounts, StubCache, WireBlock, WireMessage, WireView,
+    CompactionPolicy, Compactor, ResultCounts, StubCache, WireBlock, WireMessage, WireView,
 };
 use crate::engine::wire::{BlockRef, Marker, Ttl};
 
@@ -343,72 +343,10 @@ impl CompactionRun {
             };
         }
         let before = state.view.messages.len();
-        let mut first = before.min(history.len());
+        let first = before.min(history.len());
         match self {
             CompactionRun::Off => {}
-            CompactionRun::Ledger(c) => {
-                let policy = c.policy();
-                state.scan(history);
-                let total = state.counts(history.len());
-                let eligible = policy.eligible(total);
-                let chars = |r: usize| state.results[r].2;
-                // Restored: a shorter history leaves results among the last kept.
-                while let Some(&r) = state.compacted_at.last() {
-                    if policy.compacts(r, total, chars(r)) {
-                        break;
-                    }
-                    state.compacted_at.pop();
-                    state.compacted.pop();
-                    first = first.min(state.results[r].0);
-                }
-                // Newly compacted: results that just left the last kept.
-                let from = state.decided.min(eligible);
-                state.decided = eligible;
-                for r in from..eligible {
-                    if !policy.compacts(r, total, chars(r)) {
-                        continue;
-                    }
-                    let (mi, bi, _) = state.results[r];
-                    let block = &history[mi].blocks()[bi];
-                    let BlockKind::ToolResult { tool_use_id, .. } = block.kind() else {
-                        continue;
-                    };
-                    state.compacted_at.push(r);
-                    state.compacted.push(tool_use_id.clone());
-                    first = first.min(mi);
-                }
-                state.view.messages.truncate(first);
-                let mut next = state
-                    .compacted_at
-                    .partition_point(|&r| state.results[r].0 < first);
-                for (mi, m) in history.iter().enumerate().skip(first) {
-                    let mut blocks: Option<Vec<WireBlock<'h>>> = None;
-                    while let Some(&r) = state.compacted_at.get(next) {
-                        let (rm, bi, _) = state.results[r];
-                        if rm != mi {
-                            break;
-                        }
-                        next += 1;
-                        let block = &m.blocks()[bi];
-                        let BlockKind::ToolResult { tool_use_id, .. } = block.kind() else {
-                            continue;
-                        };
-                        let (_, stub) = c.stub_for(&history[..=mi], tool_use_id, block)?;
-                        let list =
-                            blocks.get_or_insert_with(|| Vec::with_capacity(m.blocks().len()));
-                        list.extend(m.blocks()[list.len()..bi].iter().map(WireBlock::Original));
-                        list.push(WireBlock::Compacted {
-                            original: block,
-                            stub,
-                        });
-                    }
-                    if let Some(list) = blocks.as_mut() {
-                        list.extend(m.blocks()[list.len()..].iter().map(WireBlock::Original));
-                    }
-                    state.view.messages.push(WireMessage { source: m, blocks });
-                }
-                return Ok(first);
-            }
+            CompactionRun::Ledger(c) => return advance_ledger(c, history, state, first),
             CompactionRun::Recorded {
                 clears,
                 replacements,
@@ -478,6 +416,101 @@ impl CompactionRun {
             .extend(history[first..].iter().map(WireMessage::unchanged));
         Ok(first)
     }
+}
+
+/// The ledger's view advanced to `history`: which results are compacted
+/// now, then the messages from the first that changed rebuilt with their
+/// stubs. Returns that first message.
+fn advance_ledger<'h>(
+    c: &mut Compactor<Arc<InMemoryLedger>>,
+    history: &'h [Message],
+    state: &mut ViewState<'h>,
+    first: usize,
+) -> Result<usize, LedgerError> {
+    let first = ledger_decide(c.policy(), history, state, first);
+    ledger_rebuild(c, history, state, first)?;
+    Ok(first)
+}
+
+/// Results restored (a shorter history leaves them among the last kept)
+/// and newly compacted (they just left it); returns the first message
+/// whose wire form changes.
+fn ledger_decide<'h>(
+    policy: CompactionPolicy,
+    history: &'h [Message],
+    state: &mut ViewState<'h>,
+    mut first: usize,
+) -> usize {
+    state.scan(history);
+    let total = state.counts(history.len());
+    let eligible = policy.eligible(total);
+    let chars = |r: usize| state.results[r].2;
+    // Restored: a shorter history leaves results among the last kept.
+    while let Some(&r) = state.compacted_at.last() {
+        if policy.compacts(r, total, chars(r)) {
+            break;
+        }
+        state.compacted_at.pop();
+        state.compacted.pop();
+        first = first.min(state.results[r].0);
+    }
+    // Newly compacted: results that just left the last kept.
+    let from = state.decided.min(eligible);
+    state.decided = eligible;
+    for r in from..eligible {
+        if !policy.compacts(r, total, chars(r)) {
+            continue;
+        }
+        let (mi, bi, _) = state.results[r];
+        let block = &history[mi].blocks()[bi];
+        let BlockKind::ToolResult { tool_use_id, .. } = block.kind() else {
+            continue;
+        };
+        state.compacted_at.push(r);
+        state.compacted.push(tool_use_id.clone());
+        first = first.min(mi);
+    }
+    first
+}
+
+/// The view's messages from `first` on, each compacted result replaced by
+/// its stub.
+fn ledger_rebuild<'h>(
+    c: &mut Compactor<Arc<InMemoryLedger>>,
+    history: &'h [Message],
+    state: &mut ViewState<'h>,
+    first: usize,
+) -> Result<(), LedgerError> {
+    state.view.messages.truncate(first);
+    let mut next = state
+        .compacted_at
+        .partition_point(|&r| state.results[r].0 < first);
+    for (mi, m) in history.iter().enumerate().skip(first) {
+        let mut blocks: Option<Vec<WireBlock<'h>>> = None;
+        while let Some(&r) = state.compacted_at.get(next) {
+            let (rm, bi, _) = state.results[r];
+            if rm != mi {
+                break;
+            }
+            next += 1;
+            let block = &m.blocks()[bi];
+            let BlockKind::ToolResult { tool_use_id, .. } = block.kind() else {
+                continue;
+            };
+            let (_, stub) = c.stub_for(&history[..=mi], tool_use_id, block)?;
+            let list = blocks.get_or_insert_with(|| Vec::with_capacity(m.blocks().len()));
+            list.extend(m.blocks()[list.len()..bi].iter().map(WireBlock::Original));
+            list.push(WireBlock::Compacted {
+                original: block,
+                stub,
+            });
+        }
+        if let Some(list) = blocks.as_mut() {
+            list.extend(m.blocks()[list.len()..].iter().map(WireBlock::Original));
+        }
+        state.view.messages.push(WireMessage { source: m, blocks });
+    }
+    Ok(())
 }
 
 type ToolBlocks<'h> = (Option<&'h ContentBlock>, Option<&'h ContentBlock>);

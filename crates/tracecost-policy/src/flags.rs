@@ -234,6 +234,28 @@ impl PolicyFlags {
     /// markers when it has them).
     pub fn resolve(&self, default_cache: CacheKind) -> Result<ResolvedPolicy, FlagError> {
         let mut implied = Vec::new();
+        let compaction = self.compaction_of(self.compaction_kind(&mut implied)?)?;
+        let cache_kind = self.cache_kind(default_cache, &mut implied)?;
+        let cache = Cache::of_kind(
+            cache_kind,
+            self.ttl.unwrap_or(TtlChoice::Fixed(DEFAULT_TTL)),
+            self.manifest.unwrap_or(DEFAULT_MANIFEST),
+        );
+        Ok(ResolvedPolicy {
+            config: Config {
+                thinking: None,
+                compaction,
+                cache,
+                model: None,
+            },
+            implied,
+            kept: Vec::new(),
+        })
+    }
+
+    /// The compaction policy named, or implied by its options (the
+    /// ledger's); options of another policy are errors.
+    fn compaction_kind(&self, implied: &mut Vec<Implied>) -> Result<CompactionKind, FlagError> {
         let ledger_opts = self.ledger_options();
         let peer_opts = self.peer_options();
         let peers: Vec<&str> = CompactionKind::ALL
@@ -241,7 +263,7 @@ impl PolicyFlags {
             .filter(|k| k.is_peer())
             .map(CompactionKind::name)
             .collect();
-        let compaction_kind = match self.compaction {
+        let kind = match self.compaction {
             Some(k) => {
                 if k != CompactionKind::Ledger
                     && let Some(o) = ledger_opts.first()
@@ -285,7 +307,13 @@ impl PolicyFlags {
                 (None, None) => CompactionKind::Off,
             },
         };
-        let compaction = match compaction_kind {
+        Ok(kind)
+    }
+
+    /// The compaction policy of `kind`, its defaults replaced by the
+    /// options given.
+    fn compaction_of(&self, kind: CompactionKind) -> Result<Compaction, FlagError> {
+        Ok(match kind {
             CompactionKind::Off => Compaction::Off,
             CompactionKind::Recorded => Compaction::Recorded,
             CompactionKind::ClaudeCodeClear => Compaction::ClaudeCodeClear {
@@ -341,10 +369,18 @@ impl PolicyFlags {
                     Compaction::LangchainClear(LangchainClear(p))
                 }
             }
-        };
+        })
+    }
 
+    /// The cache policy named, implied by `--manifest`, or `default_cache`;
+    /// options it does not take are errors.
+    fn cache_kind(
+        &self,
+        default_cache: CacheKind,
+        implied: &mut Vec<Implied>,
+    ) -> Result<CacheKind, FlagError> {
         let with_ttl = CacheKind::with_ttl_names();
-        let cache_kind = match self.cache {
+        let kind = match self.cache {
             Some(k) => {
                 if self.manifest.is_some() && k != CacheKind::Native {
                     return Err(FlagError(format!(
@@ -376,21 +412,7 @@ impl PolicyFlags {
             }
             None => default_cache,
         };
-        let cache = Cache::of_kind(
-            cache_kind,
-            self.ttl.unwrap_or(TtlChoice::Fixed(DEFAULT_TTL)),
-            self.manifest.unwrap_or(DEFAULT_MANIFEST),
-        );
-        Ok(ResolvedPolicy {
-            config: Config {
-                thinking: None,
-                compaction,
-                cache,
-                model: None,
-            },
-            implied,
-            kept: Vec::new(),
-        })
+        Ok(kind)
     }
 }
 

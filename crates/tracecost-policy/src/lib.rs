@@ -641,43 +641,54 @@ impl Compaction {
                 })
             }
             CompactionKind::ClearToolUses | CompactionKind::LangchainClear => {
-                let mut p = if kind == CompactionKind::ClearToolUses {
-                    peers::PeerParams::anthropic_defaults()
-                } else {
-                    peers::PeerParams::langchain_defaults()
-                };
-                for (k, v) in params {
-                    match k {
-                        "trigger" => p.trigger = num(input, k, v)?,
-                        "keep" => p.keep = num(input, k, v)?,
-                        "at-least" => p.clear_at_least = num(input, k, v)?,
-                        "exclude" => {
-                            p.exclude_tools = v
-                                .split('|')
-                                .filter(|s| !s.is_empty())
-                                .map(str::to_owned)
-                                .collect()
-                        }
-                        "inputs" => p.clear_tool_inputs = boolean(input, k, v)?,
-                        _ => {
-                            return Err(unknown(
-                                input,
-                                name,
-                                k,
-                                "trigger, keep, at-least, exclude, inputs",
-                            ));
-                        }
-                    }
-                }
-                p.exclude_tools.sort();
-                p.exclude_tools.dedup();
-                Ok(if kind == CompactionKind::ClearToolUses {
-                    Compaction::ClearToolUses(ClearToolUses(p))
-                } else {
-                    Compaction::LangchainClear(LangchainClear(p))
-                })
+                Self::parse_peer(input, name, kind, params)
             }
         }
+    }
+
+    /// A peer's clearing (Anthropic's `clear_tool_uses`, LangChain's
+    /// middleware): its defaults, then the parameters given.
+    fn parse_peer(
+        input: &str,
+        name: &str,
+        kind: CompactionKind,
+        params: Vec<(&str, &str)>,
+    ) -> Result<Self, ConfigError> {
+        let mut p = if kind == CompactionKind::ClearToolUses {
+            peers::PeerParams::anthropic_defaults()
+        } else {
+            peers::PeerParams::langchain_defaults()
+        };
+        for (k, v) in params {
+            match k {
+                "trigger" => p.trigger = num(input, k, v)?,
+                "keep" => p.keep = num(input, k, v)?,
+                "at-least" => p.clear_at_least = num(input, k, v)?,
+                "exclude" => {
+                    p.exclude_tools = v
+                        .split('|')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned)
+                        .collect()
+                }
+                "inputs" => p.clear_tool_inputs = boolean(input, k, v)?,
+                _ => {
+                    return Err(unknown(
+                        input,
+                        name,
+                        k,
+                        "trigger, keep, at-least, exclude, inputs",
+                    ));
+                }
+            }
+        }
+        p.exclude_tools.sort();
+        p.exclude_tools.dedup();
+        Ok(if kind == CompactionKind::ClearToolUses {
+            Compaction::ClearToolUses(ClearToolUses(p))
+        } else {
+            Compaction::LangchainClear(LangchainClear(p))
+        })
     }
 
     /// The engine's policy, for the ledger.

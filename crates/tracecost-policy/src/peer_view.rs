@@ -272,6 +272,48 @@ impl PeerState {
     }
 }
 
+impl PeerState {
+    /// Applies the clearing decided so far, open or closed at this call:
+    /// the ids whose clearing changes go in or out of the cleared lists.
+    /// Returns the messages those ids touch (their results, and their uses
+    /// when inputs are cleared too).
+    fn apply_changes(
+        &mut self,
+        open: bool,
+        clear_inputs: bool,
+        compacted: &mut Vec<Arc<str>>,
+    ) -> Vec<usize> {
+        // The ids whose clearing changes at this call.
+        let changed = match (self.open, open) {
+            (true, true) => self.applied..self.decided.len(),
+            (false, true) => 0..self.decided.len(),
+            (true, false) => 0..self.applied,
+            (false, false) => 0..0,
+        };
+        if !open {
+            self.cleared_at.clear();
+            compacted.clear();
+        }
+        let mut touched = Vec::new();
+        for id in &self.decided[changed] {
+            let (_, rm, rb) = self.results[self.result_index[id]];
+            touched.push(rm);
+            if clear_inputs && let Some(&u) = self.use_index.get(id) {
+                touched.push(self.uses[u].2);
+            }
+            if open {
+                // Results are usually cleared in history order: at the end.
+                let at = self.cleared_at.partition_point(|&x| x < (rm, rb));
+                self.cleared_at.insert(at, (rm, rb));
+                compacted.insert(at, id.clone());
+            }
+        }
+        self.open = open;
+        self.applied = if open { self.decided.len() } else { 0 };
+        touched
+    }
+}
+
 /// What of a [`super::ViewState`] the peers' clearing keeps up to date:
 /// the view, the ids it clears, and what the peer has seen and decided.
 pub(super) struct PeerTarget<'s, 'h> {
@@ -336,36 +378,7 @@ pub(super) fn advance<'h>(
         }
     };
 
-    // The ids whose clearing changes at this call.
-    let changed = match (st.open, open) {
-        (true, true) => st.applied..st.decided.len(),
-        (false, true) => 0..st.decided.len(),
-        (true, false) => 0..st.applied,
-        (false, false) => 0..0,
-    };
-    if !open {
-        st.cleared_at.clear();
-        compacted.clear();
-    }
-    let mut touched = Vec::new();
-    for id in &st.decided[changed] {
-        let (_, rm, rb) = st.results[st.result_index[id]];
-        touched.push(rm);
-        if p.clear_tool_inputs
-            && let Some(&u) = st.use_index.get(id)
-        {
-            touched.push(st.uses[u].2);
-        }
-        if open {
-            // Results are usually cleared in history order: at the end.
-            let at = st.cleared_at.partition_point(|&x| x < (rm, rb));
-            st.cleared_at.insert(at, (rm, rb));
-            compacted.insert(at, id.clone());
-        }
-    }
-    st.open = open;
-    st.applied = if open { st.decided.len() } else { 0 };
-
+    let mut touched = st.apply_changes(open, p.clear_tool_inputs, compacted);
     let set = &st.decided_set;
     let clears = |id: &str| open && set.contains(id);
     let inputs = |id: &str| open && p.clear_tool_inputs && set.contains(id);

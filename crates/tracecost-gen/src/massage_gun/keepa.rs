@@ -102,10 +102,28 @@ struct Series {
 }
 
 fn series(p: &Product, rng: &Rng, new_points: usize) -> Series {
+    let mut s = Series {
+        values: vec![None; CSV_TYPES],
+        stride: vec![2; CSV_TYPES],
+    };
+    price_series(&mut s, p, rng, new_points);
+    market_series(&mut s, p, rng);
+    s
+}
+
+/// Each slot draws from its own fork of the product's generator, so the
+/// order the slots are filled in moves no figure.
+fn slot_rng(p: &Product, rng: &Rng, slot: usize) -> Rng {
+    rng.fork(&format!("{}-csv-{slot}", p.asin))
+}
+
+/// The price histories (Keepa's CSV types 0-2, 4, 7, 10 and 18: Amazon's
+/// own offer, new, used, list price, new FBM with shipping, new FBA and
+/// the buy box).
+fn price_series(s: &mut Series, p: &Product, rng: &Rng, new_points: usize) {
     let now = keepa_minutes(START_MS);
-    let mut values: Vec<Option<Vec<i64>>> = vec![None; CSV_TYPES];
-    let mut stride = vec![2; CSV_TYPES];
-    let r = |slot: usize| rng.fork(&format!("{}-csv-{slot}", p.asin));
+    let r = |slot: usize| slot_rng(p, rng, slot);
+    let (values, stride) = (&mut s.values, &mut s.stride);
     let price = p.price;
     if p.brand.amazon {
         let mut g = r(0);
@@ -141,18 +159,6 @@ fn series(p: &Product, rng: &Rng, new_points: usize) -> Series {
         price_walk(price * 78 / 100, 0.2),
         None,
     ));
-    let mut g = r(3);
-    let n = g.range_usize(50, 110);
-    let rank = p.rank;
-    values[3] = Some(history(
-        &mut g,
-        now,
-        n,
-        (60, 1400),
-        rank,
-        move |r, _| rank * (55 + r.range(0, 110) as i64) / 100 + 1,
-        None,
-    ));
     let mut g = r(4);
     let n = g.range_usize(2, 8);
     values[4] = Some(history(
@@ -185,6 +191,38 @@ fn series(p: &Product, rng: &Rng, new_points: usize) -> Series {
         (200, 4000),
         price,
         price_walk(price, 0.02),
+        None,
+    ));
+    let mut g = r(18);
+    let n = g.range_usize(30, 70);
+    stride[18] = 3;
+    values[18] = Some(history(
+        &mut g,
+        now,
+        n,
+        (150, 3500),
+        price,
+        price_walk(price, 0.01),
+        Some(0),
+    ));
+}
+
+/// The market histories (types 3, 11, 12, 16 and 17: sales rank, new and
+/// used offer counts, rating and review count).
+fn market_series(s: &mut Series, p: &Product, rng: &Rng) {
+    let now = keepa_minutes(START_MS);
+    let r = |slot: usize| slot_rng(p, rng, slot);
+    let values = &mut s.values;
+    let mut g = r(3);
+    let n = g.range_usize(50, 110);
+    let rank = p.rank;
+    values[3] = Some(history(
+        &mut g,
+        now,
+        n,
+        (60, 1400),
+        rank,
+        move |r, _| rank * (55 + r.range(0, 110) as i64) / 100 + 1,
         None,
     ));
     let mut g = r(11);
@@ -233,19 +271,6 @@ fn series(p: &Product, rng: &Rng, new_points: usize) -> Series {
         |r, v| (v - r.range(5, 120) as i64).max(1),
         None,
     ));
-    let mut g = r(18);
-    let n = g.range_usize(30, 70);
-    stride[18] = 3;
-    values[18] = Some(history(
-        &mut g,
-        now,
-        n,
-        (150, 3500),
-        price,
-        price_walk(price, 0.01),
-        Some(0),
-    ));
-    Series { values, stride }
 }
 
 struct Stats {
@@ -322,6 +347,9 @@ fn seller_id(rng: &mut Rng) -> String {
     format!("A{}", rng.base36(13))
 }
 
+/// One product of the lookup: its histories, offers, sales ranks and
+/// statistics. The draws of `r` run in the order the fields are written, so
+/// the phases below are called in that order.
 fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {
     let now = keepa_minutes(START_MS);
     let s = series(p, rng, new_points);
@@ -332,69 +360,102 @@ fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {
         .iter()
         .map(|v| v.as_ref().map_or(J::Null, |v| ints(v)))
         .collect();
-    let mut offers = Vec::new();
     let n_offers = r.range_usize(3, 8);
-    let mut sellers = Vec::new();
-    for k in 0..n_offers {
-        let is_amazon = p.brand.amazon && k == 0;
-        let sid = if is_amazon {
-            "ATVPDKIKX0DER".to_owned()
-        } else {
-            seller_id(&mut r)
-        };
-        let n = r.range_usize(3, 10);
-        let offer_price = p.price + r.range(0, 3000) as i64 - 500;
-        let csv = history(
-            &mut r,
-            now,
-            n,
-            (400, 9000),
-            offer_price.max(999),
-            price_walk(offer_price.max(999), 0.05),
-            Some(if k % 3 == 0 { 599 } else { 0 }),
-        );
-        let stock_n = r.range_usize(2, 8);
-        let stock_now = r.range(5, 400) as i64;
-        let stock = history(
-            &mut r,
-            now,
-            stock_n,
-            (1000, 9000),
-            stock_now,
-            |r, _| r.range(0, 400) as i64,
-            None,
-        );
-        let fba = is_amazon || r.chance(0.7);
-        sellers.push(sid.clone());
-        offers.push(obj([
-            ("offerId", J::Int(k as i64)),
-            ("lastSeen", J::Int(now - r.range(0, 400) as i64)),
-            ("sellerId", sid.into()),
-            ("offerCSV", ints(&csv)),
-            ("condition", J::Int(1)),
-            ("conditionComment", J::Null),
-            ("isPrime", fba.into()),
-            ("isMAP", false.into()),
-            ("isShippable", true.into()),
-            ("isAddonItem", false.into()),
-            ("isPreorder", false.into()),
-            ("isWarehouseDeal", false.into()),
-            ("isScam", false.into()),
-            ("isAmazon", is_amazon.into()),
-            ("isPrimeExcl", false.into()),
-            ("isFBA", fba.into()),
-            ("shipsFromChina", (!fba && r.chance(0.5)).into()),
-            ("minOrderQty", J::Int(1)),
-            ("lastStockUpdate", J::Int(now - r.range(0, 3000) as i64)),
-            ("stockCSV", ints(&stock)),
-        ]));
-    }
+    let (offers, sellers): (Vec<J>, Vec<String>) =
+        (0..n_offers).map(|k| offer(p, &mut r, now, k)).unzip();
+    let ranks = sales_ranks(p, &s, &mut r, now);
+    let monthly_hist = monthly_sold_history(p, &mut r, now);
+    let fees = fba_fees(p, &mut r, now);
+    let stats = stats_json(p, &st, &mut r, now, &sellers);
+    let listing = Listing {
+        csv,
+        offers,
+        sellers,
+        ranks,
+        monthly_hist,
+        fees,
+        stats,
+    };
+    product_json(p, listing, &mut r, now)
+}
+
+/// What `keepa_product` has drawn before the product's own fields.
+struct Listing {
+    csv: Vec<J>,
+    offers: Vec<J>,
+    sellers: Vec<String>,
+    ranks: J,
+    monthly_hist: Vec<i64>,
+    fees: J,
+    stats: J,
+}
+
+/// Offer `k` and its seller: Amazon's own when the brand is sold by Amazon
+/// and this is the first offer.
+fn offer(p: &Product, r: &mut Rng, now: i64, k: usize) -> (J, String) {
+    let is_amazon = p.brand.amazon && k == 0;
+    let sid = if is_amazon {
+        "ATVPDKIKX0DER".to_owned()
+    } else {
+        seller_id(r)
+    };
+    let n = r.range_usize(3, 10);
+    let offer_price = p.price + r.range(0, 3000) as i64 - 500;
+    let csv = history(
+        r,
+        now,
+        n,
+        (400, 9000),
+        offer_price.max(999),
+        price_walk(offer_price.max(999), 0.05),
+        Some(if k.is_multiple_of(3) { 599 } else { 0 }),
+    );
+    let stock_n = r.range_usize(2, 8);
+    let stock_now = r.range(5, 400) as i64;
+    let stock = history(
+        r,
+        now,
+        stock_n,
+        (1000, 9000),
+        stock_now,
+        |r, _| r.range(0, 400) as i64,
+        None,
+    );
+    let fba = is_amazon || r.chance(0.7);
+    let json = obj([
+        ("offerId", J::Int(k as i64)),
+        ("lastSeen", J::Int(now - r.range(0, 400) as i64)),
+        ("sellerId", sid.as_str().into()),
+        ("offerCSV", ints(&csv)),
+        ("condition", J::Int(1)),
+        ("conditionComment", J::Null),
+        ("isPrime", fba.into()),
+        ("isMAP", false.into()),
+        ("isShippable", true.into()),
+        ("isAddonItem", false.into()),
+        ("isPreorder", false.into()),
+        ("isWarehouseDeal", false.into()),
+        ("isScam", false.into()),
+        ("isAmazon", is_amazon.into()),
+        ("isPrimeExcl", false.into()),
+        ("isFBA", fba.into()),
+        ("shipsFromChina", (!fba && r.chance(0.5)).into()),
+        ("minOrderQty", J::Int(1)),
+        ("lastStockUpdate", J::Int(now - r.range(0, 3000) as i64)),
+        ("stockCSV", ints(&stock)),
+    ]);
+    (json, sid)
+}
+
+/// The sales-rank histories of the root category (the product's rank
+/// series) and the leaf category.
+fn sales_ranks(p: &Product, s: &Series, r: &mut Rng, now: i64) -> J {
     let mut ranks = J::Obj(Vec::new());
     let root_ranks = s.values[3].clone().unwrap_or_default();
     let n = r.range_usize(30, 80);
     let leaf_rank = (p.rank / 9).max(1);
     let leaf = history(
-        &mut r,
+        r,
         now,
         n,
         (60, 1800),
@@ -404,7 +465,11 @@ fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {
     );
     ranks.push(&ROOT_CATEGORY.to_string(), ints(&root_ranks));
     ranks.push(&LEAF_CATEGORY.to_string(), ints(&leaf));
-    let tree = J::Arr(
+    ranks
+}
+
+fn category_tree() -> J {
+    J::Arr(
         [
             (ROOT_CATEGORY, "Health & Household"),
             (10_079_992, "Wellness & Relaxation"),
@@ -414,20 +479,25 @@ fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {
         .iter()
         .map(|(id, name)| obj([("catId", J::Int(*id)), ("name", (*name).into())]))
         .collect(),
-    );
-    let monthly_hist: Vec<i64> = {
-        let mut out = Vec::new();
-        let mut t = now - 360 * 1440;
-        let mut v = p.monthly_sold;
-        while t < now {
-            out.push(t);
-            out.push(v);
-            t += r.range(10_000, 60_000) as i64;
-            v = sold_bucket(p.monthly_sold * (60 + r.range(0, 80) as i64) / 100).max(50);
-        }
-        out
-    };
-    let description = format!(
+    )
+}
+
+/// About a year of monthly-sold buckets, a point every one to six weeks.
+fn monthly_sold_history(p: &Product, r: &mut Rng, now: i64) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut t = now - 360 * 1440;
+    let mut v = p.monthly_sold;
+    while t < now {
+        out.push(t);
+        out.push(v);
+        t += r.range(10_000, 60_000) as i64;
+        v = sold_bucket(p.monthly_sold * (60 + r.range(0, 80) as i64) / 100).max(50);
+    }
+    out
+}
+
+fn description(p: &Product) -> String {
+    format!(
         "<p><b>{} {}</b> delivers professional-grade percussive therapy at home. {} interchangeable heads target large muscle groups, joints and trigger points, while {} speed levels (1,800-3,200 percussions per minute) let you move from warm-up to deep tissue recovery.</p><p>{}. {}. {}.</p><p>What's in the box: massage gun, {} heads, USB-C cable, carrying case, user manual. Backed by a 1-year warranty and lifetime customer support.</p>",
         p.brand.line,
         p.model,
@@ -437,15 +507,24 @@ fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {
         p.features[1],
         p.features[2],
         p.heads
-    );
-    let fees = obj([
+    )
+}
+
+fn fba_fees(p: &Product, r: &mut Rng, now: i64) -> J {
+    obj([
         ("lastUpdate", J::Int(now - r.range(1000, 20_000) as i64)),
         (
             "pickAndPackFee",
             J::Int(if p.weight_g > 900 { 699 } else { 599 }),
         ),
-    ]);
-    let stats = obj([
+    ])
+}
+
+/// The product's `stats` object: current, average, lowest and highest
+/// values per CSV type, out-of-stock shares, rank drops and the buy box.
+fn stats_json(p: &Product, st: &Stats, r: &mut Rng, now: i64, sellers: &[String]) -> J {
+    let n_offers = sellers.len();
+    obj([
         ("current", ints(&st.current)),
         ("avg", ints(&st.avg[0])),
         ("avg30", ints(&st.avg[1])),
@@ -454,11 +533,11 @@ fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {
         ("atIntervalStart", ints(&st.avg[3])),
         ("min", J::Arr(st.min.clone())),
         ("max", J::Arr(st.max.clone())),
-        ("minInInterval", J::Arr(st.min)),
-        ("maxInInterval", J::Arr(st.max)),
+        ("minInInterval", J::Arr(st.min.clone())),
+        ("maxInInterval", J::Arr(st.max.clone())),
         ("outOfStockPercentageInInterval", ints(&vec![0; CSV_TYPES])),
-        ("outOfStockPercentage30", out_of_stock_shares(&mut r, p, 12)),
-        ("outOfStockPercentage90", out_of_stock_shares(&mut r, p, 20)),
+        ("outOfStockPercentage30", out_of_stock_shares(r, p, 12)),
+        ("outOfStockPercentage90", out_of_stock_shares(r, p, 20)),
         ("lastOffersUpdate", J::Int(now - r.range(0, 600) as i64)),
         ("totalOfferCount", J::Int(n_offers as i64)),
         ("lightningDealInfo", J::Null),
@@ -508,9 +587,14 @@ fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {
         ),
         ("offerCountFBA", J::Int((n_offers as i64 * 7 / 10).max(1))),
         ("offerCountFBM", J::Int((n_offers as i64 * 3 / 10).max(0))),
-    ]);
+    ])
+}
+
+/// The product's fields in Keepa's order, around what `keepa_product` drew.
+fn product_json(p: &Product, l: Listing, r: &mut Rng, now: i64) -> J {
+    let sellers = &l.sellers;
     obj([
-        ("csv", J::Arr(csv)),
+        ("csv", J::Arr(l.csv)),
         ("categories", ints(&[LEAF_CATEGORY])),
         ("imagesCSV", p.images.join(",").into()),
         ("manufacturer", p.brand.manufacturer.into()),
@@ -544,25 +628,25 @@ fn keepa_product(p: &Product, rng: &Rng, new_points: usize) -> J {
         ("isAdultProduct", false.into()),
         ("isEligibleForTradeIn", false.into()),
         ("isEligibleForSuperSaverShipping", true.into()),
-        ("offers", J::Arr(offers)),
+        ("offers", J::Arr(l.offers)),
         ("buyBoxSellerIdHistory", strs(&sellers.iter().flat_map(|s| [(now - r.range(1000, 200_000) as i64).to_string(), s.clone()]).collect::<Vec<_>>())),
         ("isRedirectASIN", false.into()),
         ("isSNS", false.into()),
         ("features", strs(&p.features.iter().map(|f| format!("{f}: engineered for everyday recovery and tested for 1,000+ hours of continuous use.")).collect::<Vec<_>>())),
-        ("description", description.into()),
-        ("frequentlyBoughtTogether", strs(&[asin(&mut r), asin(&mut r)])),
-        ("categoryTree", tree),
+        ("description", description(p).into()),
+        ("frequentlyBoughtTogether", strs(&[asin(r), asin(r)])),
+        ("categoryTree", category_tree()),
         ("salesRankReference", J::Int(ROOT_CATEGORY)),
-        ("salesRanks", ranks),
+        ("salesRanks", l.ranks),
         ("salesRankReferenceHistory", ints(&[p.since, ROOT_CATEGORY])),
         ("launchpad", false.into()),
-        ("liveOffersOrder", ints(&(0..n_offers as i64).collect::<Vec<_>>())),
-        ("fbaFees", fees),
+        ("liveOffersOrder", ints(&(0..sellers.len() as i64).collect::<Vec<_>>())),
+        ("fbaFees", l.fees),
         ("referralFeePercent", J::Int(15)),
         ("referralFeePercentage", num(15.0, 2)),
-        ("stats", stats),
+        ("stats", l.stats),
         ("monthlySold", J::Int(p.monthly_sold)),
-        ("monthlySoldHistory", ints(&monthly_hist)),
+        ("monthlySoldHistory", ints(&l.monthly_hist)),
         ("upcList", strs(&[p.upc.as_str()])),
         ("eanList", strs(&[format!("0{}", p.upc)])),
         ("coupon", J::Null),

@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 
+use super::corpus::Project;
 use super::corpus::{COMPACT_CONTINUATION, COMPACT_REQUEST};
 use super::outputs::cap;
 use super::plan::{Act, Gen, Kind, Step};
@@ -15,7 +16,7 @@ use crate::data::text_file;
 use crate::engine::cache::ProviderKind;
 use crate::engine::message::{ContentBlock, Message};
 use crate::rng::Rng;
-use crate::trace::{Call, RecordedUsage, Trace};
+use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 use crate::{array_chars, message_chars, messages_chars, prefix_chars};
 
 /// Output tokens of a reply: about 3.4 characters per token of its JSON,
@@ -312,59 +313,81 @@ pub(crate) fn build(spec: &SessionSpec, prompts: &mut PromptCache) -> Vec<Trace>
     parts
         .into_iter()
         .enumerate()
-        .map(|(i, seg)| {
-            let last_chars = seg
-                .calls
-                .last()
-                .map_or(0, |c| messages_chars(&seg.messages[..c.messages]));
-            let context = if !spec.compacts {
-                format!("The agent never compacts: the last call sends {last_chars} characters of messages.")
-            } else if count == 1 {
-                format!(
-                    "It stays within its {}K-token window without compacting: the last call sends {last_chars} characters of messages.",
-                    window / 1000
-                )
-            } else {
-                let mut c = format!(
-                    "Part {} of {count}: the agent compacts before {COMPACT_AT_PCT}% of its {}K-token window, as Claude Code does.",
-                    i + 1,
-                    window / 1000
-                );
-                if i > 0 {
-                    c.push_str(&format!(" This part starts from the summary that ends part {i}."));
-                }
-                if i + 1 < count {
-                    c.push_str(" Its last call sends the history with a request to summarize it; the summary starts the next part.");
-                }
-                c
-            };
-            let name = if i == 0 {
-                spec.name.clone()
-            } else {
-                format!("{}-part{}", spec.name, i + 1)
-            };
-            let part_calls = seg.calls.len();
-            Trace {
-                name,
-                description: format!(
-                    "Synthetic coding-agent session (Claude {}) on project {}, {}: {part_calls} of the session's {calls} calls of exploring, editing, testing, web research and user follow-ups, with parallel tool calls and breaks long enough to expire a 5-minute cache. {context} Generated deterministically by {}; usage records output tokens only.",
-                    spec.model.display, project.name, project.summary, spec.origin
-                ),
-                provider: ProviderKind::Anthropic,
-                model: spec.model.id.to_owned(),
-                // The agent modelled is a coding agent like Claude Code:
-                // what it runs now is Claude Code's own caching.
-                status_quo: Some(crate::trace::CLAUDE_CODE_STATUS_QUO.to_owned()),
-                project: Some(project.name.to_owned()),
-                // A team's sessions: those of one account share its cache.
-                account: Some(spec.account.clone()),
-                session: (count > 1).then(|| spec.name.clone()),
-                hidden_prefix_tokens: 0,
-                source: None,
-                prompts: vec![prompt.clone()],
-                messages: seg.messages,
-                calls: seg.calls,
-            }
-        })
+        .map(|(i, seg)| part_trace(spec, project, &prompt, (i, count), seg))
         .collect()
+}
+
+/// Part `i` of `count` of a session as a trace: its name, and a
+/// description saying where it sits between the compactions.
+fn part_trace(
+    spec: &SessionSpec,
+    project: &Project,
+    prompt: &Prompt,
+    (i, count): (usize, usize),
+    seg: Segment,
+) -> Trace {
+    let calls = spec.calls.max(1);
+    let context = part_context(spec, (i, count), &seg);
+    let name = if i == 0 {
+        spec.name.clone()
+    } else {
+        format!("{}-part{}", spec.name, i + 1)
+    };
+    let part_calls = seg.calls.len();
+    Trace {
+        name,
+        description: format!(
+            "Synthetic coding-agent session (Claude {}) on project {}, {}: {part_calls} of the session's {calls} calls of exploring, editing, testing, web research and user follow-ups, with parallel tool calls and breaks long enough to expire a 5-minute cache. {context} Generated deterministically by {}; usage records output tokens only.",
+            spec.model.display, project.name, project.summary, spec.origin
+        ),
+        provider: ProviderKind::Anthropic,
+        model: spec.model.id.to_owned(),
+        // The agent modelled is a coding agent like Claude Code:
+        // what it runs now is Claude Code's own caching.
+        status_quo: Some(crate::trace::CLAUDE_CODE_STATUS_QUO.to_owned()),
+        project: Some(project.name.to_owned()),
+        // A team's sessions: those of one account share its cache.
+        account: Some(spec.account.clone()),
+        session: (count > 1).then(|| spec.name.clone()),
+        hidden_prefix_tokens: 0,
+        source: None,
+        prompts: vec![prompt.clone()],
+        messages: seg.messages,
+        calls: seg.calls,
+    }
+}
+
+/// What the description says of the part's context: never compacted,
+/// within its window, or which part of the compacted session it is.
+fn part_context(spec: &SessionSpec, (i, count): (usize, usize), seg: &Segment) -> String {
+    let window = spec.model.window_tokens;
+    let last_chars = seg
+        .calls
+        .last()
+        .map_or(0, |c| messages_chars(&seg.messages[..c.messages]));
+    if !spec.compacts {
+        format!(
+            "The agent never compacts: the last call sends {last_chars} characters of messages."
+        )
+    } else if count == 1 {
+        format!(
+            "It stays within its {}K-token window without compacting: the last call sends {last_chars} characters of messages.",
+            window / 1000
+        )
+    } else {
+        let mut c = format!(
+            "Part {} of {count}: the agent compacts before {COMPACT_AT_PCT}% of its {}K-token window, as Claude Code does.",
+            i + 1,
+            window / 1000
+        );
+        if i > 0 {
+            c.push_str(&format!(
+                " This part starts from the summary that ends part {i}."
+            ));
+        }
+        if i + 1 < count {
+            c.push_str(" Its last call sends the history with a request to summarize it; the summary starts the next part.");
+        }
+        c
+    }
 }

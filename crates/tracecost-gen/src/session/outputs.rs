@@ -3,6 +3,8 @@
 //! web pages, API JSON), whether it is an error and how long the tool took,
 //! cut to what the harness passes on.
 
+use std::collections::BTreeMap;
+
 use super::corpus::{CLIPPY_LINTS, Project, WORDS};
 use super::names::{camel, module_of};
 use super::plan::{Act, Gen};
@@ -39,63 +41,12 @@ impl Gen {
         let mut r = self.sub("result");
         let p = self.project;
         match act {
-            Act::Read { path, window, missing } => {
-                if *missing {
-                    return ("File does not exist. Current working directory: /home/dev/".to_owned() + p.name, true, 15);
-                }
-                let version = self.versions.get(path).copied().unwrap_or(0);
-                let content = self.file_content(path, version);
-                let lines: Vec<&str> = content.lines().collect();
-                let (off, lim) = window.unwrap_or((1, 2000));
-                let start = off.saturating_sub(1).min(lines.len());
-                let end = (start + lim).min(lines.len());
-                let mut out = String::new();
-                for (i, l) in lines[start..end].iter().enumerate() {
-                    out.push_str(&format!("{:>6}\t{l}\n", start + i + 1));
-                }
-                if out.is_empty() {
-                    out = format!(
-                        "<system-reminder>Warning: the file exists but is shorter than the provided offset ({off}). The file has {} lines.</system-reminder>",
-                        lines.len()
-                    );
-                }
-                (out, false, r.range(20, 300))
-            }
+            Act::Read { path, window, missing } => self.read_result(&mut r, path, *window, *missing),
             Act::Grep { pattern, broad, files_only, .. } => {
-                let target = if *broad { r.range_usize(30_000, 95_000) } else if r.chance(0.2) { r.range_usize(3_000, 15_000) } else { r.range_usize(150, 3_000) };
-                let mut out = String::new();
-                if *files_only {
-                    let n = (target / 40).clamp(1, 60);
-                    for _ in 0..n {
-                        out.push_str(r.pick(&p.files));
-                        out.push('\n');
-                    }
-                    out = format!("Found {n} files\n{out}");
-                } else {
-                    while out.len() < target {
-                        let file = r.pick(&p.files);
-                        let line = r.range(3, 900);
-                        let code = if *broad { code_lines(&mut r, p, 1, 8) } else { grep_line(&mut r, p, pattern) };
-                        out.push_str(&format!("{file}:{line}:{}\n", code.trim_end()));
-                    }
-                }
-                if out.is_empty() {
-                    out = "No matches found".to_owned();
-                }
+                let out = grep_result(&mut r, p, pattern, *broad, *files_only);
                 (out, false, r.range(30, 600))
             }
-            Act::List { .. } => {
-                let n = r.range_usize(15, 140);
-                let mut out = String::new();
-                for i in 0..n {
-                    if i < p.files.len() {
-                        out.push_str(&format!("/home/dev/{}/{}\n", p.name, p.files[i]));
-                    } else {
-                        out.push_str(&format!("/home/dev/{}/src/{}/{}.rs\n", p.name, r.pick(&p.nouns), r.pick(&WORDS.nouns)));
-                    }
-                }
-                (out, false, r.range(20, 200))
-            }
+            Act::List { .. } => (listing(&mut r, p), false, r.range(20, 200)),
             Act::Edit { path, fail } => {
                 if *fail {
                     return ("String to replace not found in file.\nString: (see old_string)".to_owned(), true, 12);
@@ -123,12 +74,7 @@ impl Gen {
                 let out = if *diff {
                     git_diff(&mut r, p)
                 } else {
-                    let mut s = format!("On branch {}\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n  (use \"git restore <file>...\" to discard changes in working directory)\n", fill(&mut r, "fix/{n}-{v}", &[("n", &p.nouns), ("v", &WORDS.verbs)]));
-                    for (path, _) in self.versions.iter().take(8) {
-                        s.push_str(&format!("\tmodified:   {path}\n"));
-                    }
-                    s.push_str("\nno changes added to commit (use \"git add\" and/or \"git commit -a\")\n");
-                    s
+                    git_status(&mut r, p, &self.versions)
                 };
                 (out, false, r.range(40, 400))
             }
@@ -145,6 +91,110 @@ impl Gen {
             ),
         }
     }
+
+    /// A file read: the numbered lines of the window, or the harness's
+    /// answers for a missing file and an offset past the end.
+    fn read_result(
+        &self,
+        r: &mut Rng,
+        path: &str,
+        window: Option<(usize, usize)>,
+        missing: bool,
+    ) -> (String, bool, u64) {
+        let p = self.project;
+        if missing {
+            return (
+                "File does not exist. Current working directory: /home/dev/".to_owned() + p.name,
+                true,
+                15,
+            );
+        }
+        let version = self.versions.get(path).copied().unwrap_or(0);
+        let content = self.file_content(path, version);
+        let lines: Vec<&str> = content.lines().collect();
+        let (off, lim) = window.unwrap_or((1, 2000));
+        let start = off.saturating_sub(1).min(lines.len());
+        let end = (start + lim).min(lines.len());
+        let mut out = String::new();
+        for (i, l) in lines[start..end].iter().enumerate() {
+            out.push_str(&format!("{:>6}\t{l}\n", start + i + 1));
+        }
+        if out.is_empty() {
+            out = format!(
+                "<system-reminder>Warning: the file exists but is shorter than the provided offset ({off}). The file has {} lines.</system-reminder>",
+                lines.len()
+            );
+        }
+        (out, false, r.range(20, 300))
+    }
+}
+
+/// A grep's output: matching file names, or matching lines; a broad
+/// pattern matches a great deal.
+fn grep_result(r: &mut Rng, p: &Project, pattern: &str, broad: bool, files_only: bool) -> String {
+    let target = if broad {
+        r.range_usize(30_000, 95_000)
+    } else if r.chance(0.2) {
+        r.range_usize(3_000, 15_000)
+    } else {
+        r.range_usize(150, 3_000)
+    };
+    let mut out = String::new();
+    if files_only {
+        let n = (target / 40).clamp(1, 60);
+        for _ in 0..n {
+            out.push_str(r.pick(&p.files));
+            out.push('\n');
+        }
+        out = format!("Found {n} files\n{out}");
+    } else {
+        while out.len() < target {
+            let file = r.pick(&p.files);
+            let line = r.range(3, 900);
+            let code = if broad {
+                code_lines(r, p, 1, 8)
+            } else {
+                grep_line(r, p, pattern)
+            };
+            out.push_str(&format!("{file}:{line}:{}\n", code.trim_end()));
+        }
+    }
+    if out.is_empty() {
+        out = "No matches found".to_owned();
+    }
+    out
+}
+
+/// A glob's listing: the project's files, then made-up sources.
+fn listing(r: &mut Rng, p: &Project) -> String {
+    let n = r.range_usize(15, 140);
+    let mut out = String::new();
+    for i in 0..n {
+        if i < p.files.len() {
+            out.push_str(&format!("/home/dev/{}/{}\n", p.name, p.files[i]));
+        } else {
+            out.push_str(&format!(
+                "/home/dev/{}/src/{}/{}.rs\n",
+                p.name,
+                r.pick(&p.nouns),
+                r.pick(&WORDS.nouns)
+            ));
+        }
+    }
+    out
+}
+
+/// `git status` with the files edited so far.
+fn git_status(r: &mut Rng, p: &Project, versions: &BTreeMap<String, u32>) -> String {
+    let mut s = format!(
+        "On branch {}\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n  (use \"git restore <file>...\" to discard changes in working directory)\n",
+        fill(r, "fix/{n}-{v}", &[("n", &p.nouns), ("v", &WORDS.verbs)])
+    );
+    for (path, _) in versions.iter().take(8) {
+        s.push_str(&format!("\tmodified:   {path}\n"));
+    }
+    s.push_str("\nno changes added to commit (use \"git add\" and/or \"git commit -a\")\n");
+    s
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -399,187 +449,195 @@ fn web_page(r: &mut Rng, p: &Project, url: &str, size: usize) -> String {
     out
 }
 
+/// The JSON an API answers with: issue comments, workflow runs or a
+/// crate's versions, by `kind`.
 fn api_json(r: &mut Rng, p: &Project, kind: usize, number: u64, clock: u64) -> String {
-    let user_obj = |r: &mut Rng| {
-        let login = format!("{}-{}", r.pick(&WORDS.github_logins), r.range(1, 99));
-        let id = r.range(100_000, 90_000_000);
-        obj([
-            ("login", login.as_str().into()),
-            ("id", id.into()),
-            ("node_id", format!("MDQ6VXNlcj{}", r.base62(8)).into()),
-            (
-                "avatar_url",
-                format!("https://avatars.githubusercontent.com/u/{id}?v=4").into(),
-            ),
-            (
-                "url",
-                format!("https://api.github.com/users/{login}").into(),
-            ),
-            ("html_url", format!("https://github.com/{login}").into()),
-            ("type", "User".into()),
-            ("site_admin", false.into()),
-        ])
-    };
     let doc = match kind {
         0 => {
             let n = r.range_usize(3, 40);
             J::Arr(
                 (0..n)
-                    .map(|i| {
-                        let id = 2_400_000_000 + r.range(0, 99_999_999);
-                        let at = rfc3339(clock - (n - i) as u64 * r.range(600_000, 86_400_000));
-                        let mut body = prose_between(r, p, 120, 820);
-                        if r.chance(0.35) {
-                            body.push_str("\n\n```\n");
-                            for _ in 0..r.range(4, 30) {
-                                body.push_str(&format!(
-                                    "{} ERROR {}: {} {}={}\n",
-                                    at,
-                                    p.krate,
-                                    fill(
-                                        r,
-                                        "{v} {n} failed",
-                                        &[("v", &WORDS.verbs), ("n", &p.nouns)]
-                                    ),
-                                    r.pick(&WORDS.nouns),
-                                    r.hex(12)
-                                ));
-                            }
-                            body.push_str("```");
-                        }
-                        obj([
-                            (
-                                "url",
-                                format!(
-                                    "https://api.github.com/repos/{}/{}/issues/comments/{id}",
-                                    p.org, p.name
-                                )
-                                .into(),
-                            ),
-                            (
-                                "html_url",
-                                format!(
-                                    "https://github.com/{}/{}/issues/{number}#issuecomment-{id}",
-                                    p.org, p.name
-                                )
-                                .into(),
-                            ),
-                            (
-                                "issue_url",
-                                format!(
-                                    "https://api.github.com/repos/{}/{}/issues/{number}",
-                                    p.org, p.name
-                                )
-                                .into(),
-                            ),
-                            ("id", id.into()),
-                            ("node_id", format!("IC_kwDO{}", r.base62(14)).into()),
-                            ("user", user_obj(r)),
-                            ("created_at", at.as_str().into()),
-                            ("updated_at", at.as_str().into()),
-                            (
-                                "author_association",
-                                r.pick(&WORDS.author_associations).into(),
-                            ),
-                            ("body", body.into()),
-                            (
-                                "reactions",
-                                obj([
-                                    ("total_count", J::Int(r.range(0, 6) as i64)),
-                                    ("+1", J::Int(r.range(0, 4) as i64)),
-                                    ("-1", J::Int(0)),
-                                    ("heart", J::Int(0)),
-                                ]),
-                            ),
-                        ])
-                    })
+                    .map(|i| issue_comment(r, p, number, clock, (n - i) as u64))
                     .collect(),
             )
         }
-        1 => {
-            let n = r.range_usize(5, 20);
-            let runs: Vec<J> = (0..n)
-                .map(|i| {
-                    let id = 17_000_000_000 + r.range(0, 999_999_999);
-                    let at = rfc3339(clock - (i as u64 + 1) * r.range(1_800_000, 20_000_000));
-                    let failed = i < 2;
-                    obj([
-                        ("id", id.into()),
-                        ("name", "CI".into()),
-                        ("head_branch", "main".into()),
-                        ("head_sha", r.hex(40).into()),
-                        ("run_number", J::Int(900 - i as i64)),
-                        ("event", "push".into()),
-                        ("status", "completed".into()),
-                        (
-                            "conclusion",
-                            if failed { "failure" } else { "success" }.into(),
-                        ),
-                        ("workflow_id", J::Int(81_234_567)),
-                        (
-                            "html_url",
-                            format!("https://github.com/{}/{}/actions/runs/{id}", p.org, p.name)
-                                .into(),
-                        ),
-                        ("created_at", at.as_str().into()),
-                        ("updated_at", at.as_str().into()),
-                        ("run_attempt", J::Int(1)),
-                        ("run_started_at", at.as_str().into()),
-                        ("actor", user_obj(r)),
-                        ("display_title", prose(r, p, 20).into()),
-                    ])
-                })
-                .collect();
-            obj([
-                ("total_count", J::Int(n as i64 + 880)),
-                ("workflow_runs", J::Arr(runs)),
-            ])
-        }
-        _ => {
-            let n = r.range_usize(10, 60);
-            let dep = p.deps[1];
-            let versions: Vec<J> = (0..n)
-                .map(|i| {
-                    let day = clock - (i as u64 + 1) * r.range(86_400_000, 40 * 86_400_000);
-                    obj([
-                        ("id", J::Int(1_400_000 - i as i64 * 977)),
-                        ("crate", dep.into()),
-                        (
-                            "num",
-                            format!("{}.{}.{}", 1 + (n - i) / 20, (n - i) % 20, r.range(0, 4))
-                                .into(),
-                        ),
-                        ("dl_path", format!("/api/v1/crates/{dep}/download").into()),
-                        ("readme_path", format!("/api/v1/crates/{dep}/readme").into()),
-                        ("updated_at", rfc3339(day).into()),
-                        ("created_at", rfc3339(day).into()),
-                        ("downloads", J::Int(r.range(10_000, 9_000_000) as i64)),
-                        (
-                            "features",
-                            obj([
-                                ("default", strs(&["std"])),
-                                ("full", strs(&["std", "rt", "macros"])),
-                            ]),
-                        ),
-                        ("yanked", false.into()),
-                        ("license", "MIT".into()),
-                        ("crate_size", J::Int(r.range(40_000, 900_000) as i64)),
-                        ("published_by", user_obj(r)),
-                        ("rust_version", format!("1.{}", 60 + i % 20).into()),
-                        ("checksum", r.hex(64).into()),
-                    ])
-                })
-                .collect();
-            obj([
-                ("versions", J::Arr(versions)),
-                (
-                    "meta",
-                    obj([("total", J::Int(n as i64)), ("next_page", J::Null)]),
-                ),
-            ])
-        }
+        1 => workflow_runs(r, p, clock),
+        _ => crate_versions(r, p, clock),
     };
     doc.pretty(2)
+}
+
+/// A GitHub user as the API embeds one in comments, runs and releases.
+fn github_user(r: &mut Rng) -> J {
+    let login = format!("{}-{}", r.pick(&WORDS.github_logins), r.range(1, 99));
+    let id = r.range(100_000, 90_000_000);
+    obj([
+        ("login", login.as_str().into()),
+        ("id", id.into()),
+        ("node_id", format!("MDQ6VXNlcj{}", r.base62(8)).into()),
+        (
+            "avatar_url",
+            format!("https://avatars.githubusercontent.com/u/{id}?v=4").into(),
+        ),
+        (
+            "url",
+            format!("https://api.github.com/users/{login}").into(),
+        ),
+        ("html_url", format!("https://github.com/{login}").into()),
+        ("type", "User".into()),
+        ("site_admin", false.into()),
+    ])
+}
+
+/// One comment on issue `number`, posted some `steps` of a random gap
+/// before `clock`; a third of them paste a log.
+fn issue_comment(r: &mut Rng, p: &Project, number: u64, clock: u64, steps: u64) -> J {
+    let id = 2_400_000_000 + r.range(0, 99_999_999);
+    let at = rfc3339(clock - steps * r.range(600_000, 86_400_000));
+    let mut body = prose_between(r, p, 120, 820);
+    if r.chance(0.35) {
+        body.push_str("\n\n```\n");
+        for _ in 0..r.range(4, 30) {
+            body.push_str(&format!(
+                "{} ERROR {}: {} {}={}\n",
+                at,
+                p.krate,
+                fill(r, "{v} {n} failed", &[("v", &WORDS.verbs), ("n", &p.nouns)]),
+                r.pick(&WORDS.nouns),
+                r.hex(12)
+            ));
+        }
+        body.push_str("```");
+    }
+    obj([
+        (
+            "url",
+            format!(
+                "https://api.github.com/repos/{}/{}/issues/comments/{id}",
+                p.org, p.name
+            )
+            .into(),
+        ),
+        (
+            "html_url",
+            format!(
+                "https://github.com/{}/{}/issues/{number}#issuecomment-{id}",
+                p.org, p.name
+            )
+            .into(),
+        ),
+        (
+            "issue_url",
+            format!(
+                "https://api.github.com/repos/{}/{}/issues/{number}",
+                p.org, p.name
+            )
+            .into(),
+        ),
+        ("id", id.into()),
+        ("node_id", format!("IC_kwDO{}", r.base62(14)).into()),
+        ("user", github_user(r)),
+        ("created_at", at.as_str().into()),
+        ("updated_at", at.as_str().into()),
+        (
+            "author_association",
+            r.pick(&WORDS.author_associations).into(),
+        ),
+        ("body", body.into()),
+        (
+            "reactions",
+            obj([
+                ("total_count", J::Int(r.range(0, 6) as i64)),
+                ("+1", J::Int(r.range(0, 4) as i64)),
+                ("-1", J::Int(0)),
+                ("heart", J::Int(0)),
+            ]),
+        ),
+    ])
+}
+
+/// A page of a repository's CI workflow runs, the latest two failed.
+fn workflow_runs(r: &mut Rng, p: &Project, clock: u64) -> J {
+    let n = r.range_usize(5, 20);
+    let runs: Vec<J> = (0..n)
+        .map(|i| {
+            let id = 17_000_000_000 + r.range(0, 999_999_999);
+            let at = rfc3339(clock - (i as u64 + 1) * r.range(1_800_000, 20_000_000));
+            let failed = i < 2;
+            obj([
+                ("id", id.into()),
+                ("name", "CI".into()),
+                ("head_branch", "main".into()),
+                ("head_sha", r.hex(40).into()),
+                ("run_number", J::Int(900 - i as i64)),
+                ("event", "push".into()),
+                ("status", "completed".into()),
+                (
+                    "conclusion",
+                    if failed { "failure" } else { "success" }.into(),
+                ),
+                ("workflow_id", J::Int(81_234_567)),
+                (
+                    "html_url",
+                    format!("https://github.com/{}/{}/actions/runs/{id}", p.org, p.name).into(),
+                ),
+                ("created_at", at.as_str().into()),
+                ("updated_at", at.as_str().into()),
+                ("run_attempt", J::Int(1)),
+                ("run_started_at", at.as_str().into()),
+                ("actor", github_user(r)),
+                ("display_title", prose(r, p, 20).into()),
+            ])
+        })
+        .collect();
+    obj([
+        ("total_count", J::Int(n as i64 + 880)),
+        ("workflow_runs", J::Arr(runs)),
+    ])
+}
+
+/// A page of crates.io versions of the project's second dependency.
+fn crate_versions(r: &mut Rng, p: &Project, clock: u64) -> J {
+    let n = r.range_usize(10, 60);
+    let dep = p.deps[1];
+    let versions: Vec<J> = (0..n)
+        .map(|i| {
+            let day = clock - (i as u64 + 1) * r.range(86_400_000, 40 * 86_400_000);
+            obj([
+                ("id", J::Int(1_400_000 - i as i64 * 977)),
+                ("crate", dep.into()),
+                (
+                    "num",
+                    format!("{}.{}.{}", 1 + (n - i) / 20, (n - i) % 20, r.range(0, 4)).into(),
+                ),
+                ("dl_path", format!("/api/v1/crates/{dep}/download").into()),
+                ("readme_path", format!("/api/v1/crates/{dep}/readme").into()),
+                ("updated_at", rfc3339(day).into()),
+                ("created_at", rfc3339(day).into()),
+                ("downloads", J::Int(r.range(10_000, 9_000_000) as i64)),
+                (
+                    "features",
+                    obj([
+                        ("default", strs(&["std"])),
+                        ("full", strs(&["std", "rt", "macros"])),
+                    ]),
+                ),
+                ("yanked", false.into()),
+                ("license", "MIT".into()),
+                ("crate_size", J::Int(r.range(40_000, 900_000) as i64)),
+                ("published_by", github_user(r)),
+                ("rust_version", format!("1.{}", 60 + i % 20).into()),
+                ("checksum", r.hex(64).into()),
+            ])
+        })
+        .collect();
+    obj([
+        ("versions", J::Arr(versions)),
+        (
+            "meta",
+            obj([("total", J::Int(n as i64)), ("next_page", J::Null)]),
+        ),
+    ])
 }
 
 #[cfg(test)]

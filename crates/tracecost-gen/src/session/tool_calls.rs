@@ -22,25 +22,7 @@ impl Gen {
                 glob,
                 files_only,
                 ..
-            } => {
-                let mut o = obj([("pattern", pattern.as_str().into())]);
-                if let Some(g) = glob {
-                    o.push("glob", g.as_str().into());
-                }
-                o.push(
-                    "output_mode",
-                    if *files_only {
-                        "files_with_matches"
-                    } else {
-                        "content"
-                    }
-                    .into(),
-                );
-                if !files_only {
-                    o.push("-n", true.into());
-                }
-                ("grep", o)
-            }
+            } => ("grep", grep_input(pattern, glob.as_deref(), *files_only)),
             Act::List { pattern } => (
                 "glob",
                 obj([("pattern", pattern.as_str().into()), ("path", root.into())]),
@@ -56,14 +38,7 @@ impl Gen {
             Act::Test {
                 filter, verbose, ..
             } => {
-                let mut cmd = "cargo test".to_owned();
-                if let Some(f) = filter {
-                    cmd.push(' ');
-                    cmd.push_str(f);
-                }
-                if *verbose {
-                    cmd = format!("RUST_LOG=debug {cmd} -- --nocapture");
-                }
+                let cmd = test_command(filter.as_deref(), *verbose);
                 (
                     "bash",
                     obj([
@@ -109,20 +84,7 @@ impl Gen {
                 ]),
             ),
             Act::Api { kind, number } => {
-                let url = match kind {
-                    0 => format!(
-                        "https://api.github.com/repos/{}/{}/issues/{number}/comments?per_page=100",
-                        self.project.org, self.project.name
-                    ),
-                    1 => format!(
-                        "https://api.github.com/repos/{}/{}/actions/runs?branch=main&per_page=20",
-                        self.project.org, self.project.name
-                    ),
-                    _ => format!(
-                        "https://crates.io/api/v1/crates/{}/versions",
-                        self.project.deps[1]
-                    ),
-                };
+                let url = self.api_url(*kind, *number);
                 (
                     "http_request",
                     obj([
@@ -132,27 +94,24 @@ impl Gen {
                     ]),
                 )
             }
-            Act::Todo { items } => (
-                "todo_write",
-                obj([(
-                    "todos",
-                    J::Arr(
-                        items
-                            .iter()
-                            .map(|(c, s)| {
-                                obj([
-                                    ("content", c.as_str().into()),
-                                    ("status", (*s).into()),
-                                    (
-                                        "activeForm",
-                                        format!("Working on: {}", c.to_lowercase()).into(),
-                                    ),
-                                ])
-                            })
-                            .collect(),
-                    ),
-                )]),
+            Act::Todo { items } => ("todo_write", todo_input(items)),
+        }
+    }
+
+    /// The URL of the API the call reads: an issue's comments, the CI runs
+    /// or a dependency's versions, by `kind` as `api_json` answers it.
+    fn api_url(&self, kind: usize, number: u64) -> String {
+        let p = self.project;
+        match kind {
+            0 => format!(
+                "https://api.github.com/repos/{}/{}/issues/{number}/comments?per_page=100",
+                p.org, p.name
             ),
+            1 => format!(
+                "https://api.github.com/repos/{}/{}/actions/runs?branch=main&per_page=20",
+                p.org, p.name
+            ),
+            _ => format!("https://crates.io/api/v1/crates/{}/versions", p.deps[1]),
         }
     }
 
@@ -185,6 +144,60 @@ impl Gen {
             _ => None,
         }
     }
+}
+
+/// A grep's input: line numbers only when it prints matching lines.
+fn grep_input(pattern: &str, glob: Option<&str>, files_only: bool) -> J {
+    let mut o = obj([("pattern", pattern.into())]);
+    if let Some(g) = glob {
+        o.push("glob", g.into());
+    }
+    let mode = if files_only {
+        "files_with_matches"
+    } else {
+        "content"
+    };
+    o.push("output_mode", mode.into());
+    if !files_only {
+        o.push("-n", true.into());
+    }
+    o
+}
+
+/// The test command: a filter narrows it, a verbose run logs and shows
+/// the tests' output.
+fn test_command(filter: Option<&str>, verbose: bool) -> String {
+    let mut cmd = "cargo test".to_owned();
+    if let Some(f) = filter {
+        cmd.push(' ');
+        cmd.push_str(f);
+    }
+    if verbose {
+        cmd = format!("RUST_LOG=debug {cmd} -- --nocapture");
+    }
+    cmd
+}
+
+/// A todo list's input, each item with its status and its active form.
+fn todo_input(items: &[(String, &'static str)]) -> J {
+    obj([(
+        "todos",
+        J::Arr(
+            items
+                .iter()
+                .map(|(c, s)| {
+                    obj([
+                        ("content", c.as_str().into()),
+                        ("status", (*s).into()),
+                        (
+                            "activeForm",
+                            format!("Working on: {}", c.to_lowercase()).into(),
+                        ),
+                    ])
+                })
+                .collect(),
+        ),
+    )])
 }
 
 #[cfg(test)]

@@ -777,6 +777,15 @@ impl Reader {
             reasoning: usage.reasoning.unwrap_or(0),
             total: usage.total,
         });
+        self.push_call(recorded, ts, un);
+        self.close_call(ts);
+        Ok(())
+    }
+
+    /// The call a token count records: it sends the history up to the
+    /// latest response since the previous call (a stand-in request first
+    /// when nothing came before it).
+    fn push_call(&mut self, recorded: RecordedUsage, ts: Option<u64>, un: &mut Unmapped) {
         let seg = &mut self.seg;
         // The latest response since the previous call is this count's
         // (Codex 0.140+ writes the count after the tool outputs that
@@ -804,8 +813,6 @@ impl Reader {
             cleared: Vec::new(),
             compacted: None,
         });
-        self.close_call(ts);
-        Ok(())
     }
 
     fn compacted(&mut self, p: &RawObject, number: usize, ts: Option<u64>, un: &mut Unmapped) {

@@ -285,24 +285,7 @@ fn ai_message(
     un: &mut Unmapped,
 ) -> (Message, ReplyMeta) {
     let meta = reply_meta(data, un);
-    let calls: Vec<RawObject> = match data.parse::<Vec<RawObject>>("tool_calls") {
-        Some(Ok(c)) => c,
-        Some(Err(_)) => {
-            un.add(
-                "tool_calls members that are not lists of objects (dropped)",
-                1,
-            );
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
-    if let Some(Ok(invalid)) = data.parse::<Vec<&RawValue>>("invalid_tool_calls") {
-        un.add("invalid_tool_calls entries (dropped)", invalid.len());
-    }
-    let call_id = |c: &RawObject| match c.parse::<String>("id") {
-        Some(Ok(id)) if !id.is_empty() => Some(id),
-        _ => None,
-    };
+    let calls = tool_calls(data, un);
     if calls.is_empty()
         && let Some(Ok(s)) = data.parse::<String>("content")
     {
@@ -310,20 +293,6 @@ fn ai_message(
     }
     let mut blocks: Vec<ContentBlock> = Vec::new();
     let mut used = vec![false; calls.len()];
-    let mut push_call = |c: &RawObject, blocks: &mut Vec<ContentBlock>, un: &mut Unmapped| {
-        let id = call_id(c).unwrap_or_else(|| {
-            un.add("tool calls without an id (given a generated one)", 1);
-            ids.next()
-        });
-        let name = match c.parse::<String>("name") {
-            Some(Ok(n)) => n,
-            _ => {
-                un.add("tool calls without a name (named \"unknown\")", 1);
-                "unknown".to_owned()
-            }
-        };
-        blocks.push(tool_use_block(&id, &name, args_input(c, un)));
-    };
     // Content first (text, thinking, native tool_use blocks), in order.
     if let Some(raw) = data.get("content") {
         if let Ok(parts) = serde_json::from_str::<Vec<&RawValue>>(raw.get()) {
@@ -341,7 +310,7 @@ fn ai_message(
                     match matched {
                         Some(k) => {
                             used[k] = true;
-                            push_call(&calls[k], &mut blocks, un);
+                            blocks.push(call_block(&calls[k], ids, un));
                         }
                         None => {
                             o.remove("index");
@@ -387,10 +356,55 @@ fn ai_message(
     }
     for (k, c) in calls.iter().enumerate() {
         if !used[k] {
-            push_call(c, &mut blocks, un);
+            blocks.push(call_block(c, ids, un));
         }
     }
     (Message::new(Role::Assistant, blocks), meta)
+}
+
+/// A reply's `tool_calls` (a list that is not of objects dropped, and
+/// counted), counting its `invalid_tool_calls`.
+fn tool_calls(data: &RawObject, un: &mut Unmapped) -> Vec<RawObject> {
+    let calls: Vec<RawObject> = match data.parse::<Vec<RawObject>>("tool_calls") {
+        Some(Ok(c)) => c,
+        Some(Err(_)) => {
+            un.add(
+                "tool_calls members that are not lists of objects (dropped)",
+                1,
+            );
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    if let Some(Ok(invalid)) = data.parse::<Vec<&RawValue>>("invalid_tool_calls") {
+        un.add("invalid_tool_calls entries (dropped)", invalid.len());
+    }
+    calls
+}
+
+/// A tool call's id, when it has a non-empty one.
+fn call_id(c: &RawObject) -> Option<String> {
+    match c.parse::<String>("id") {
+        Some(Ok(id)) if !id.is_empty() => Some(id),
+        _ => None,
+    }
+}
+
+/// A tool call as a `tool_use` block: a missing id generated, a missing
+/// name "unknown".
+fn call_block(c: &RawObject, ids: &mut IdGen, un: &mut Unmapped) -> ContentBlock {
+    let id = call_id(c).unwrap_or_else(|| {
+        un.add("tool calls without an id (given a generated one)", 1);
+        ids.next()
+    });
+    let name = match c.parse::<String>("name") {
+        Some(Ok(n)) => n,
+        _ => {
+            un.add("tool calls without a name (named \"unknown\")", 1);
+            "unknown".to_owned()
+        }
+    };
+    tool_use_block(&id, &name, args_input(c, un))
 }
 
 fn tool_block(data: &RawObject, un: &mut Unmapped) -> ContentBlock {

@@ -218,7 +218,65 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
         );
         return Ok(());
     }
-    let mut items = match str_of(&body, "previous_response_id") {
+    let items = input_items(&body, base, st, un)?;
+    let mut system = Vec::new();
+    match body.get("instructions").filter(|i| i.get() != "null") {
+        None => {}
+        Some(i) => match serde_json::from_str::<String>(i.get()) {
+            Ok(t) if !t.is_empty() => system.push(ContentBlock::text(&t)),
+            Ok(_) => {}
+            Err(_) => un.add("instructions that are not a string (dropped)", 1),
+        },
+    }
+    system.extend(items.system.iter().cloned());
+    let messages = items.finish();
+    if messages.is_empty() {
+        un.add("requests with no conversation items (no call)", 1);
+        return Ok(());
+    }
+    let tools = map_tools(&body, un);
+    let model = str_of(&body, "model");
+    let answer = read_answer(response, un)?;
+    let start_ms = top_ts.or(answer.start_ms);
+    let (usage, reply, response_id) = (answer.usage, answer.reply, answer.response_id);
+    if let Some(id) = response_id {
+        let mut history = messages.clone();
+        history.extend(reply.iter().cloned());
+        if st.chain.len() == CHAIN_MEMORY {
+            st.chain.pop_front();
+        }
+        st.chain.push_back((id, history));
+    }
+    let call = Call {
+        cleared: Vec::new(),
+        compacted: None,
+        messages: messages.len(),
+        start_ms,
+        model,
+        prompt: 0,
+        markers: None,
+        usage,
+    };
+    let keys = messages.iter().map(message_key).collect();
+    let req = NewCall {
+        messages,
+        keys,
+        meta: Vec::new(),
+        prompt: Prompt { system, tools },
+    };
+    st.convs.add(ProviderKind::OpenAi, line, req, call, reply);
+    Ok(())
+}
+
+/// The conversation a request sends: the response it continues (when
+/// still remembered), then its own input (a string or a list of items).
+fn input_items(
+    body: &RawObject,
+    base: &str,
+    st: &State,
+    un: &mut Unmapped,
+) -> Result<Items, String> {
+    let mut items = match str_of(body, "previous_response_id") {
         Some(id) => match st.chain.iter().find(|(r, _)| *r == id) {
             Some((_, history)) => Items::continuing(history.clone()),
             None => {
@@ -250,24 +308,23 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
             }
         }
     }
-    let mut system = Vec::new();
-    match body.get("instructions").filter(|i| i.get() != "null") {
-        None => {}
-        Some(i) => match serde_json::from_str::<String>(i.get()) {
-            Ok(t) if !t.is_empty() => system.push(ContentBlock::text(&t)),
-            Ok(_) => {}
-            Err(_) => un.add("instructions that are not a string (dropped)", 1),
-        },
-    }
-    system.extend(items.system.iter().cloned());
-    let messages = items.finish();
-    if messages.is_empty() {
-        un.add("requests with no conversation items (no call)", 1);
-        return Ok(());
-    }
-    let tools = map_tools(&body, un);
-    let model = str_of(&body, "model");
-    let mut start_ms = top_ts;
+    Ok(items)
+}
+
+/// What a record's response says: when it started, its usage, its reply
+/// and its id (for the requests that continue it).
+struct Answer {
+    start_ms: Option<u64>,
+    usage: Option<crate::trace::RecordedUsage>,
+    reply: Option<Message>,
+    response_id: Option<String>,
+}
+
+fn read_answer(
+    response: Option<Option<Box<RawValue>>>,
+    un: &mut Unmapped,
+) -> Result<Answer, String> {
+    let mut start_ms = None;
     let mut usage = None;
     let mut reply = None;
     let mut response_id = None;
@@ -277,12 +334,10 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
         } else {
             "/response"
         };
-        if start_ms.is_none() {
-            start_ms = b
-                .get("created_at")
-                .or_else(|| b.get("created"))
-                .and_then(timestamp_ms);
-        }
+        start_ms = b
+            .get("created_at")
+            .or_else(|| b.get("created"))
+            .and_then(timestamp_ms);
         if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
             match openai_usage(u) {
                 Ok(u) => usage = finish_usage(u, un),
@@ -298,33 +353,12 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
         reply = reply_message(&b, un);
         response_id = str_of(&b, "id");
     }
-    if let Some(id) = response_id {
-        let mut history = messages.clone();
-        history.extend(reply.iter().cloned());
-        if st.chain.len() == CHAIN_MEMORY {
-            st.chain.pop_front();
-        }
-        st.chain.push_back((id, history));
-    }
-    let call = Call {
-        cleared: Vec::new(),
-        compacted: None,
-        messages: messages.len(),
+    Ok(Answer {
         start_ms,
-        model,
-        prompt: 0,
-        markers: None,
         usage,
-    };
-    let keys = messages.iter().map(message_key).collect();
-    let req = NewCall {
-        messages,
-        keys,
-        meta: Vec::new(),
-        prompt: Prompt { system, tools },
-    };
-    st.convs.add(ProviderKind::OpenAi, line, req, call, reply);
-    Ok(())
+        reply,
+        response_id,
+    })
 }
 
 /// A response's `output` items as one assistant message.

@@ -428,13 +428,13 @@ fn read(
     shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
     let label = format!("OpenTelemetry {}", common::file_name(path));
-    let mut window = window::Window::new(window::WINDOW);
-    let mut sink = Sink::default();
-    let mut ids = IdGen::new("call_otel_");
-    let mut cache = parts::MessageCache::default();
-    // The session a trace's spans name, for the model spans that do not
-    // (Langfuse puts `session.id` on the trace's root span only).
-    let mut trace_sessions: HashMap<String, String> = HashMap::new();
+    let mut spans = SpanReader {
+        window: window::Window::new(window::WINDOW),
+        sink: Sink::default(),
+        ids: IdGen::new("call_otel_"),
+        cache: parts::MessageCache::default(),
+        trace_sessions: HashMap::new(),
+    };
     common::each_line(path, |line| {
         let text = match line.text {
             Ok(t) => t,
@@ -453,37 +453,14 @@ fn read(
             }
         };
         if v.get("resourceLogs").is_some() {
-            for (r, s, k, rec) in log_records(&v) {
-                if events::is_message_event(rec) {
-                    if !events::keep(rec, shared.file, &mut shared.pending) {
-                        un.add(EVENTS_WITHOUT_SPAN, 1);
-                    }
-                    continue;
-                }
-                if !is_call_event(rec) {
-                    un.add(OTHER_LOGS, 1);
-                    continue;
-                }
-                match model_span(rec, line.number, &mut ids, &mut cache, shared, un) {
-                    Ok(Some(m)) => {
-                        for out in window.push(m, un) {
-                            sink.finish(out, shared, un);
-                        }
-                    }
-                    Ok(None) => un.add(OTHER_LOGS, 1),
-                    Err(why) => {
-                        let at = format!(
-                            "at /resourceLogs/{r}/scopeLogs/{s}/logRecords/{k}/attributes: {why}"
-                        );
-                        common::reject(
-                            opts,
-                            report,
-                            common::invalid(path, line.number, Some(1), &at),
-                        )?;
-                    }
-                }
-            }
-            return Ok(());
+            let mut reject = |at: String| {
+                common::reject(
+                    opts,
+                    report,
+                    common::invalid(path, line.number, Some(1), &at),
+                )
+            };
+            return spans.logs(&v, line.number, shared, un, &mut reject);
         }
         let Some(resources) = v.get("resourceSpans").and_then(Value::as_array) else {
             let err = common::invalid(
@@ -494,35 +471,21 @@ fn read(
             );
             return common::reject(opts, report, err);
         };
-        for (r, res) in resources.iter().enumerate() {
-            let scopes = res.get("scopeSpans").and_then(Value::as_array);
-            for (s, scope) in scopes.into_iter().flatten().enumerate() {
-                let list = scope.get("spans").and_then(Value::as_array);
-                for (k, span) in list.into_iter().flatten().enumerate() {
-                    note_session(span, &mut trace_sessions);
-                    match model_span(span, line.number, &mut ids, &mut cache, shared, un) {
-                        Ok(Some(m)) => {
-                            for out in window.push(m, un) {
-                                sink.finish(out, shared, un);
-                            }
-                        }
-                        Ok(None) => {}
-                        Err(why) => {
-                            let at = format!(
-                                "at /resourceSpans/{r}/scopeSpans/{s}/spans/{k}/attributes: {why}"
-                            );
-                            common::reject(
-                                opts,
-                                report,
-                                common::invalid(path, line.number, Some(1), &at),
-                            )?;
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
+        let mut reject = |at: String| {
+            common::reject(
+                opts,
+                report,
+                common::invalid(path, line.number, Some(1), &at),
+            )
+        };
+        spans.spans(resources, line.number, shared, un, &mut reject)
     })?;
+    let SpanReader {
+        mut window,
+        mut sink,
+        trace_sessions,
+        ..
+    } = spans;
     for m in window.drain() {
         sink.finish(m, shared, un);
     }
@@ -538,6 +501,103 @@ fn read(
         }
     }
     Ok((builders.builders, label))
+}
+
+/// Hands a line's place-named problem to the import's rule for damage
+/// (an error, or counted and passed over).
+type Reject<'r> = dyn FnMut(String) -> Result<(), ImportError> + 'r;
+
+/// What reading a file's model spans keeps between lines: the window that
+/// merges a call's two spans, the traces built, and the sessions the
+/// traces' spans name (for the model spans that do not: Langfuse puts
+/// `session.id` on the trace's root span only).
+struct SpanReader {
+    window: window::Window,
+    sink: Sink,
+    ids: IdGen,
+    cache: parts::MessageCache,
+    trace_sessions: HashMap<String, String>,
+}
+
+impl SpanReader {
+    /// A record that may be a model call, pushed through the window;
+    /// `false` when it is not one.
+    fn model(
+        &mut self,
+        rec: &Value,
+        line: usize,
+        shared: &mut common::Shared,
+        un: &mut Unmapped,
+    ) -> Result<bool, String> {
+        match model_span(rec, line, &mut self.ids, &mut self.cache, shared, un)? {
+            Some(m) => {
+                for out in self.window.push(m, un) {
+                    self.sink.finish(out, shared, un);
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// A line of OTLP logs: message events kept for their spans, model
+    /// calls read, anything else counted.
+    fn logs(
+        &mut self,
+        v: &Value,
+        line: usize,
+        shared: &mut common::Shared,
+        un: &mut Unmapped,
+        reject: &mut Reject<'_>,
+    ) -> Result<(), ImportError> {
+        for (r, s, k, rec) in log_records(v) {
+            if events::is_message_event(rec) {
+                if !events::keep(rec, shared.file, &mut shared.pending) {
+                    un.add(EVENTS_WITHOUT_SPAN, 1);
+                }
+                continue;
+            }
+            if !is_call_event(rec) {
+                un.add(OTHER_LOGS, 1);
+                continue;
+            }
+            match self.model(rec, line, shared, un) {
+                Ok(true) => {}
+                Ok(false) => un.add(OTHER_LOGS, 1),
+                Err(why) => reject(format!(
+                    "at /resourceLogs/{r}/scopeLogs/{s}/logRecords/{k}/attributes: {why}"
+                ))?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A line of OTLP traces: every span's session noted, model calls
+    /// read.
+    fn spans(
+        &mut self,
+        resources: &[Value],
+        line: usize,
+        shared: &mut common::Shared,
+        un: &mut Unmapped,
+        reject: &mut Reject<'_>,
+    ) -> Result<(), ImportError> {
+        for (r, res) in resources.iter().enumerate() {
+            let scopes = res.get("scopeSpans").and_then(Value::as_array);
+            for (s, scope) in scopes.into_iter().flatten().enumerate() {
+                let list = scope.get("spans").and_then(Value::as_array);
+                for (k, span) in list.into_iter().flatten().enumerate() {
+                    note_session(span, &mut self.trace_sessions);
+                    if let Err(why) = self.model(span, line, shared, un) {
+                        reject(format!(
+                            "at /resourceSpans/{r}/scopeSpans/{s}/spans/{k}/attributes: {why}"
+                        ))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Where a file's calls go as they leave the window: their conversations,

@@ -126,34 +126,8 @@ pub(super) fn draw(svg: &mut Svg, title: &str, lines: &[(String, Vec<f64>)]) {
     let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let log = wants_log(shown);
 
-    // Value axis: linear from 0 (or below, for refunds), or log over at
-    // most LOG_DECADES decades.
     let map: fn(f64) -> f64 = if log { f64::log10 } else { |v| v };
-    let (d0, d1, tick_values) = if log {
-        let top = 10f64.powf((hi.log10() * 20.0).ceil() / 20.0);
-        let bottom = lo.max(top / 10f64.powf(LOG_DECADES));
-        let ticks = log_ticks(bottom, top);
-        (bottom.log10(), top.log10(), ticks)
-    } else {
-        let (a, b, t) = nice_ticks(lo.min(0.0), hi.max(0.0), 6);
-        (a, b, t)
-    };
-    // Log ticks each get the decimals their own size needs ($50, $0.05,
-    // $0.002); linear ones the decimals of their step.
-    let ticks: Vec<(f64, String)> = if log {
-        tick_values
-            .iter()
-            .map(|v| {
-                let dec = (-v.log10().floor()).clamp(0.0, 6.0) as usize;
-                (
-                    map(*v),
-                    fmt::dollars_fixed(*v, if *v < 1.0 { dec.max(2) } else { 0 }),
-                )
-            })
-            .collect()
-    } else {
-        usd_ticks(&tick_values)
-    };
+    let (d0, d1, ticks) = value_axis(lo, hi, log);
 
     let items = legend_items(lines);
     let legend = layout_legend(&items, w - 2.0 * PAD);
@@ -225,6 +199,38 @@ pub(super) fn draw(svg: &mut Svg, title: &str, lines: &[(String, Vec<f64>)]) {
         &legend,
         &note_lines,
     );
+}
+
+/// The value axis: linear from 0 (or below, for refunds), or log over at
+/// most [`LOG_DECADES`] decades; its range (in log10 when log) and ticks.
+fn value_axis(lo: f64, hi: f64, log: bool) -> (f64, f64, Vec<(f64, String)>) {
+    let map: fn(f64) -> f64 = if log { f64::log10 } else { |v| v };
+    let (d0, d1, tick_values) = if log {
+        let top = 10f64.powf((hi.log10() * 20.0).ceil() / 20.0);
+        let bottom = lo.max(top / 10f64.powf(LOG_DECADES));
+        let ticks = log_ticks(bottom, top);
+        (bottom.log10(), top.log10(), ticks)
+    } else {
+        let (a, b, t) = nice_ticks(lo.min(0.0), hi.max(0.0), 6);
+        (a, b, t)
+    };
+    // Log ticks each get the decimals their own size needs ($50, $0.05,
+    // $0.002); linear ones the decimals of their step.
+    let ticks: Vec<(f64, String)> = if log {
+        tick_values
+            .iter()
+            .map(|v| {
+                let dec = (-v.log10().floor()).clamp(0.0, 6.0) as usize;
+                (
+                    map(*v),
+                    fmt::dollars_fixed(*v, if *v < 1.0 { dec.max(2) } else { 0 }),
+                )
+            })
+            .collect()
+    } else {
+        usd_ticks(&tick_values)
+    };
+    (d0, d1, ticks)
 }
 
 /// Maximal runs of finite values as `(call number, value)` points.

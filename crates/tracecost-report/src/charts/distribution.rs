@@ -71,49 +71,15 @@ pub(super) fn draw(svg: &mut Svg, title: &str, savings: &[f64]) {
         return draw_no_data(svg, title, why);
     }
     let w = svg.w;
-    let lo = values.iter().copied().fold(0.0f64, f64::min);
-    let hi = values.iter().copied().fold(0.0f64, f64::max);
-    let (a, step, count) = bins(lo, hi, values.len());
+    let hist = Histogram::of(&values);
+    let (a, step, count) = (hist.a, hist.step, hist.counts.len());
     let b = a + step * count as f64;
-    let mut counts = vec![0u64; count];
-    for v in &values {
-        let i = (((v - a) / step).floor().max(0.0) as usize).min(count - 1);
-        counts[i] += 1;
-    }
-    let max_count = counts.iter().copied().max().unwrap_or(0);
-
-    // Summary: how many save, cost more, break even, and the median.
-    let mut sorted = values.clone();
-    sorted.sort_by(f64::total_cmp);
-    // The fleet's own rule, so the chart and the sentence above it agree.
-    let median = crate::app::fleet::quantile(&sorted, 50.0);
-    let save = values.iter().filter(|v| **v > 0.0).count();
-    let more = values.iter().filter(|v| **v < 0.0).count();
-    let even = values.len() - save - more;
+    let max_count = hist.counts.iter().copied().max().unwrap_or(0);
     // Edge labels need the decimals of the bin width; the median at least cents.
     let dec = tick_decimals(step);
-    let mut note = format!(
-        "{} sessions: {} save money, {} cost more",
-        fmt::thousands(values.len() as u64),
-        fmt::thousands(save as u64),
-        fmt::thousands(more as u64),
-    );
-    if even > 0 {
-        note.push_str(&format!(", {} break even", fmt::thousands(even as u64)));
-    }
-    note.push_str(&format!(
-        "; median {}",
-        fmt::dollars_fixed(median, dec.max(2))
-    ));
-    let skipped = savings.len() - values.len();
-    if skipped > 0 {
-        note.push_str(&format!(
-            "; {} without a finite saving left out",
-            fmt::thousands(skipped as u64)
-        ));
-    }
+    let (note, even) = summary_note(&values, savings.len(), dec);
     let note_lines = wrap_notes(&[note], w - 2.0 * PAD);
-    let items = legend_items(even > 0);
+    let items = legend_items(even);
     let legend = layout_legend(&items, w - 2.0 * PAD);
 
     // Counts are whole: ticks at whole steps, with head room for the count
@@ -149,31 +115,7 @@ pub(super) fn draw(svg: &mut Svg, title: &str, savings: &[f64]) {
     draw_y_axis(svg, &ys, &y_ticks, (x0, x1));
 
     let bin_px = (xs.p1 - xs.p0) / count as f64;
-    let gap = if bin_px > 6.0 { 1.0 } else { 0.0 };
-    for (i, c) in counts.iter().enumerate() {
-        if *c == 0 {
-            continue;
-        }
-        let left = a + i as f64 * step;
-        let color = if left + step / 2.0 < 0.0 {
-            COSTS_MORE
-        } else {
-            SAVES
-        };
-        let (bx0, bx1) = (xs.map(left) + gap, xs.map(left + step) - gap);
-        let top = ys.map(*c as f64);
-        svg.rect(bx0, top, bx1, plot_bottom, color);
-        let label = fmt::thousands(*c);
-        if text_width(&label, TEXT_SIZE) <= bx1 - bx0 + 2.0 {
-            svg.text(
-                ((bx0 + bx1) / 2.0, top - 4.0 - 0.236 * TEXT_SIZE),
-                &label,
-                TEXT_SIZE,
-                TEXT,
-                Anchor::Middle,
-            );
-        }
-    }
+    draw_bins(svg, &hist, (&xs, &ys), plot_bottom);
     svg.line((x0, plot_bottom), (x1, plot_bottom), AXIS, 1.0);
     svg.line((x0, plot_top), (x0, plot_bottom), AXIS, 1.0);
     let zx = xs.map(0.0);
@@ -211,6 +153,94 @@ pub(super) fn draw(svg: &mut Svg, title: &str, savings: &[f64]) {
         &legend,
         &note_lines,
     );
+}
+
+/// Equal bins over the savings, zero on an edge, and how many fall in each.
+struct Histogram {
+    /// The first bin's left edge.
+    a: f64,
+    step: f64,
+    counts: Vec<u64>,
+}
+
+impl Histogram {
+    fn of(values: &[f64]) -> Self {
+        let lo = values.iter().copied().fold(0.0f64, f64::min);
+        let hi = values.iter().copied().fold(0.0f64, f64::max);
+        let (a, step, count) = bins(lo, hi, values.len());
+        let mut counts = vec![0u64; count];
+        for v in values {
+            let i = (((v - a) / step).floor().max(0.0) as usize).min(count - 1);
+            counts[i] += 1;
+        }
+        Histogram { a, step, counts }
+    }
+}
+
+/// The note under the chart: how many sessions save, cost more and break
+/// even, the median, and how many of the `given` were left out; and
+/// whether any broke even (the legend then says so).
+fn summary_note(values: &[f64], given: usize, dec: usize) -> (String, bool) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    // The fleet's own rule, so the chart and the sentence above it agree.
+    let median = crate::app::fleet::quantile(&sorted, 50.0);
+    let save = values.iter().filter(|v| **v > 0.0).count();
+    let more = values.iter().filter(|v| **v < 0.0).count();
+    let even = values.len() - save - more;
+    let mut note = format!(
+        "{} sessions: {} save money, {} cost more",
+        fmt::thousands(values.len() as u64),
+        fmt::thousands(save as u64),
+        fmt::thousands(more as u64),
+    );
+    if even > 0 {
+        note.push_str(&format!(", {} break even", fmt::thousands(even as u64)));
+    }
+    note.push_str(&format!(
+        "; median {}",
+        fmt::dollars_fixed(median, dec.max(2))
+    ));
+    let skipped = given - values.len();
+    if skipped > 0 {
+        note.push_str(&format!(
+            "; {} without a finite saving left out",
+            fmt::thousands(skipped as u64)
+        ));
+    }
+    (note, even > 0)
+}
+
+/// Each bin's bar, coloured by the side of zero it lies on, its count
+/// above it where it fits.
+fn draw_bins(svg: &mut Svg, hist: &Histogram, (xs, ys): (&Scale, &Scale), plot_bottom: f64) {
+    let (a, step) = (hist.a, hist.step);
+    let bin_px = (xs.p1 - xs.p0) / hist.counts.len() as f64;
+    let gap = if bin_px > 6.0 { 1.0 } else { 0.0 };
+    for (i, c) in hist.counts.iter().enumerate() {
+        if *c == 0 {
+            continue;
+        }
+        let left = a + i as f64 * step;
+        let color = if left + step / 2.0 < 0.0 {
+            COSTS_MORE
+        } else {
+            SAVES
+        };
+        let (bx0, bx1) = (xs.map(left) + gap, xs.map(left + step) - gap);
+        let top = ys.map(*c as f64);
+        svg.rect(bx0, top, bx1, plot_bottom, color);
+        let label = fmt::thousands(*c);
+        if text_width(&label, TEXT_SIZE) <= bx1 - bx0 + 2.0 {
+            svg.text(
+                ((bx0 + bx1) / 2.0, top - 4.0 - 0.236 * TEXT_SIZE),
+                &label,
+                TEXT_SIZE,
+                TEXT,
+                Anchor::Middle,
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! left out.
 
 use super::layout::{
-    AXIS, COSTS_MORE, GRID, LegendItem, MUTED, PAD, RECOMMENDED, SAVES, STATUS_QUO, TEXT,
+    AXIS, COSTS_MORE, GRID, LegendItem, MUTED, PAD, RECOMMENDED, SAVES, STATUS_QUO, Scale, TEXT,
     TEXT_SIZE, clean, draw_legend, draw_lines, draw_no_data, draw_title, draw_too_small,
     draw_x_axis, layout_legend, line_h, nice_ticks, notes_height, title_height, usd_decimals,
     usd_ticks, widest, wrap, wrap_notes, x_axis_h,
@@ -140,33 +140,7 @@ fn draw(svg: &mut Svg, spec: &Spec, why_empty: &str) {
         return draw_too_small(svg, &spec.title);
     };
     let rows = layout_rows(&spec.rows, label_max);
-    // How many rows fit; leaving some out adds a note, which takes height.
-    let mut notes: Vec<String> = Vec::new();
-    let mut shown = spec.rows.len();
-    for _ in 0..3 {
-        let avail = h - chrome_height(spec, w, &notes);
-        let mut used = 0.0;
-        let mut fit = 0;
-        for rh in &rows.heights {
-            if used + rh > avail + 0.5 {
-                break;
-            }
-            used += rh;
-            fit += 1;
-        }
-        // Zero rows when not even one fits: the note then says so, rather
-        // than a row spilling out of the image.
-        shown = fit.min(spec.rows.len());
-        let want: Vec<String> = if shown < spec.rows.len() {
-            vec![(spec.hidden)(spec.rows.len() - shown)]
-        } else {
-            vec![]
-        };
-        if want == notes {
-            break;
-        }
-        notes = want;
-    }
+    let (shown, notes) = rows_that_fit(spec, &rows, w, h);
     // On a canvas too small for even the axis, legend and note, the legend
     // goes first (the note says rows are missing); then the whole chart
     // says it is too small rather than spill text out of the image.
@@ -189,45 +163,13 @@ fn draw(svg: &mut Svg, spec: &Spec, why_empty: &str) {
     let stretch = (avail / natural.max(1.0)).clamp(1.0, 2.0);
 
     let shown_rows = &spec.rows[..shown];
-    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
-    let values = shown_rows
-        .iter()
-        .flat_map(|r| r.bars.iter().map(|b| finite(b.value)));
-    let lo = values.clone().fold(0.0f64, f64::min);
-    let hi = values.fold(0.0f64, f64::max);
-
     let (pad_left, pad_right) = value_pads(&spec.rows);
     let label_col = rows.label_w.min(label_max) + LABEL_GAP;
     let plot_x0 = PAD + label_col;
     let plot_x1 = w - PAD;
     let bars_x0 = plot_x0 + pad_left;
     let bars_x1 = (plot_x1 - pad_right).max(bars_x0 + 20.0);
-    let target = ((bars_x1 - bars_x0) / 80.0).clamp(2.0, 10.0) as usize;
-    // The axis spans the data exactly (round ticks inside it), so the bars
-    // use the whole width instead of running to the next round number.
-    let (d0, d1) = if hi > lo { (lo, hi) } else { (0.0, 1.0) };
-    // Round steps can leave few ticks inside an exact range: ask for more
-    // until at least three fall inside (or the labels would crowd).
-    let eps = (d1 - d0) * 1e-9;
-    let inside = |target: usize| -> Vec<f64> {
-        let (_, _, all) = nice_ticks(d0, d1, target);
-        all.into_iter()
-            .filter(|v| *v >= d0 - eps && *v <= d1 + eps)
-            .collect()
-    };
-    let mut ticks = inside(target);
-    for more in target + 1..=target * 2 {
-        if ticks.len() >= 3 {
-            break;
-        }
-        ticks = inside(more);
-    }
-    let scale = super::layout::Scale {
-        d0,
-        d1,
-        p0: bars_x0,
-        p1: bars_x1,
-    };
+    let (scale, ticks) = value_axis(shown_rows, bars_x0, bars_x1);
 
     // Rows, top to bottom.
     let mut y = top;
@@ -246,55 +188,12 @@ fn draw(svg: &mut Svg, spec: &Spec, why_empty: &str) {
             }
         }
     }
-    for (v, _) in ticks.iter().map(|v| (*v, ())) {
-        let x = scale.map(v);
+    for v in &ticks {
+        let x = scale.map(*v);
         svg.line((x, plot_top), (x, plot_bottom), GRID, 1.0);
     }
-    for ((row, lines), (a, b)) in shown_rows.iter().zip(&rows.lines).zip(&row_spans) {
-        let block = lines.len() as f64 * line_h(TEXT_SIZE);
-        draw_lines(
-            svg,
-            lines,
-            (PAD, (a + b) / 2.0 - block / 2.0),
-            TEXT_SIZE,
-            TEXT,
-            Anchor::Start,
-        );
-        let n = row.bars.len().max(1) as f64;
-        let thick = (bar_thickness(row.bars.len()) * stretch).min(28.0);
-        let gap = 2.0;
-        let group = n * thick + (n - 1.0) * gap;
-        let mut by = (a + b) / 2.0 - group / 2.0;
-        for bar in &row.bars {
-            let (x0, cy) = (scale.map(0.0), by + thick / 2.0);
-            if bar.value.is_finite() {
-                let x1 = scale.map(bar.value);
-                if (x1 - x0).abs() >= 0.5 {
-                    svg.rect(x0, by, x1, by + thick, bar.color);
-                }
-                let (tx, anchor) = if bar.value < 0.0 {
-                    (x1 - 5.0, Anchor::End)
-                } else {
-                    (x1 + 5.0, Anchor::Start)
-                };
-                svg.text(
-                    (tx, baseline_for(cy, TEXT_SIZE)),
-                    &bar.text,
-                    TEXT_SIZE,
-                    TEXT,
-                    anchor,
-                );
-            } else {
-                svg.text(
-                    (x0 + 5.0, baseline_for(cy, TEXT_SIZE)),
-                    &bar.text,
-                    TEXT_SIZE,
-                    MUTED,
-                    Anchor::Start,
-                );
-            }
-            by += thick + gap;
-        }
+    for ((row, lines), span) in shown_rows.iter().zip(&rows.lines).zip(&row_spans) {
+        draw_row(svg, row, lines, *span, stretch, &scale);
     }
     // Zero line over the bars, then the axis.
     let zx = scale.map(0.0);
@@ -326,6 +225,132 @@ fn draw(svg: &mut Svg, spec: &Spec, why_empty: &str) {
         MUTED,
         Anchor::Start,
     );
+}
+
+/// How many rows fit, and the note saying how many were left out (which
+/// takes height itself: settled in a few rounds).
+fn rows_that_fit(spec: &Spec, rows: &Rows, w: f64, h: f64) -> (usize, Vec<String>) {
+    let mut notes: Vec<String> = Vec::new();
+    let mut shown = spec.rows.len();
+    for _ in 0..3 {
+        let avail = h - chrome_height(spec, w, &notes);
+        let mut used = 0.0;
+        let mut fit = 0;
+        for rh in &rows.heights {
+            if used + rh > avail + 0.5 {
+                break;
+            }
+            used += rh;
+            fit += 1;
+        }
+        // Zero rows when not even one fits: the note then says so, rather
+        // than a row spilling out of the image.
+        shown = fit.min(spec.rows.len());
+        let want: Vec<String> = if shown < spec.rows.len() {
+            vec![(spec.hidden)(spec.rows.len() - shown)]
+        } else {
+            vec![]
+        };
+        if want == notes {
+            break;
+        }
+        notes = want;
+    }
+    (shown, notes)
+}
+
+/// The value axis over the shown rows' bars, spanning the data exactly,
+/// and its round ticks inside it.
+fn value_axis(shown_rows: &[Row], bars_x0: f64, bars_x1: f64) -> (Scale, Vec<f64>) {
+    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+    let values = shown_rows
+        .iter()
+        .flat_map(|r| r.bars.iter().map(|b| finite(b.value)));
+    let lo = values.clone().fold(0.0f64, f64::min);
+    let hi = values.fold(0.0f64, f64::max);
+    let target = ((bars_x1 - bars_x0) / 80.0).clamp(2.0, 10.0) as usize;
+    // The axis spans the data exactly (round ticks inside it), so the bars
+    // use the whole width instead of running to the next round number.
+    let (d0, d1) = if hi > lo { (lo, hi) } else { (0.0, 1.0) };
+    // Round steps can leave few ticks inside an exact range: ask for more
+    // until at least three fall inside (or the labels would crowd).
+    let eps = (d1 - d0) * 1e-9;
+    let inside = |target: usize| -> Vec<f64> {
+        let (_, _, all) = nice_ticks(d0, d1, target);
+        all.into_iter()
+            .filter(|v| *v >= d0 - eps && *v <= d1 + eps)
+            .collect()
+    };
+    let mut ticks = inside(target);
+    for more in target + 1..=target * 2 {
+        if ticks.len() >= 3 {
+            break;
+        }
+        ticks = inside(more);
+    }
+    let scale = Scale {
+        d0,
+        d1,
+        p0: bars_x0,
+        p1: bars_x1,
+    };
+    (scale, ticks)
+}
+
+/// One row: its label lines, then its bars, each with its value beyond
+/// its end ("n/a" at zero when there is none).
+fn draw_row(
+    svg: &mut Svg,
+    row: &Row,
+    lines: &[String],
+    (a, b): (f64, f64),
+    stretch: f64,
+    scale: &Scale,
+) {
+    let block = lines.len() as f64 * line_h(TEXT_SIZE);
+    draw_lines(
+        svg,
+        lines,
+        (PAD, (a + b) / 2.0 - block / 2.0),
+        TEXT_SIZE,
+        TEXT,
+        Anchor::Start,
+    );
+    let n = row.bars.len().max(1) as f64;
+    let thick = (bar_thickness(row.bars.len()) * stretch).min(28.0);
+    let gap = 2.0;
+    let group = n * thick + (n - 1.0) * gap;
+    let mut by = (a + b) / 2.0 - group / 2.0;
+    for bar in &row.bars {
+        let (x0, cy) = (scale.map(0.0), by + thick / 2.0);
+        if bar.value.is_finite() {
+            let x1 = scale.map(bar.value);
+            if (x1 - x0).abs() >= 0.5 {
+                svg.rect(x0, by, x1, by + thick, bar.color);
+            }
+            let (tx, anchor) = if bar.value < 0.0 {
+                (x1 - 5.0, Anchor::End)
+            } else {
+                (x1 + 5.0, Anchor::Start)
+            };
+            svg.text(
+                (tx, baseline_for(cy, TEXT_SIZE)),
+                &bar.text,
+                TEXT_SIZE,
+                TEXT,
+                anchor,
+            );
+        } else {
+            svg.text(
+                (x0 + 5.0, baseline_for(cy, TEXT_SIZE)),
+                &bar.text,
+                TEXT_SIZE,
+                MUTED,
+                Anchor::Start,
+            );
+        }
+        by += thick + gap;
+    }
 }
 
 /// Decimals for the value texts of a set of USD figures.

@@ -82,64 +82,15 @@ pub(super) fn draw(
         );
     }
     let w = svg.w;
-    let (nx, ny) = (thresholds.len(), keeps.len());
-    let cell = |k: usize, t: usize| -> Option<f64> {
-        cost.get(k)
-            .and_then(|row| row.get(t))
-            .copied()
-            .flatten()
-            .filter(|v| v.is_finite())
+    let cells = Cells {
+        cost,
+        nx: thresholds.len(),
+        ny: keeps.len(),
     };
-    let values: Vec<f64> = (0..ny)
-        .flat_map(|k| (0..nx).map(move |t| (k, t)))
-        .filter_map(|(k, t)| cell(k, t))
-        .collect();
-    let have = !values.is_empty();
-    let data_min = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let data_max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let shared = scale_usd.filter(|(a, b)| a.is_finite() && b.is_finite() && a <= b);
-    let (min, max) = shared.unwrap_or((data_min, data_max));
-    let span = if have || shared.is_some() {
-        max - min
-    } else {
-        0.0
-    };
-    let dec = if span > 0.0 {
-        usd_decimals(span * 8.0 / 20.0, max.abs().max(min.abs()))
-    } else {
-        usd_decimals(max.abs().max(0.01), max.abs())
-    };
-    let t_of = |v: f64| if span > 0.0 { (max - v) / span } else { 1.0 };
-
-    let mut notes = Vec::new();
-    if have {
-        notes.push(
-            "colour: total USD, cheapest = light green (outlined); grey n/a = not run".to_string(),
-        );
-        if let Some((a, b)) = shared {
-            notes.push(format!(
-                "one colour scale for every heatmap of this report: {} to {}",
-                fmt::dollars_fixed(a, dec),
-                fmt::dollars_fixed(b, dec)
-            ));
-        }
-    } else {
-        notes.push("no combination was run (all cells n/a)".to_string());
-    }
-    let note_lines = wrap_notes(&notes, w - 2.0 * PAD);
-
+    let scale = ColorScale::of(&cells, scale_usd);
+    let note_lines = wrap_notes(&scale.notes(), w - 2.0 * PAD);
     // Colour bar labels decide the width kept free on the right.
-    let scale_labels: Vec<String> = if !have && shared.is_none() {
-        vec![]
-    } else if max > min {
-        vec![
-            fmt::dollars_fixed(max, dec),
-            fmt::dollars_fixed((min + max) / 2.0, dec),
-            fmt::dollars_fixed(min, dec),
-        ]
-    } else {
-        vec![fmt::dollars_fixed(min, dec)]
-    };
+    let scale_labels = scale.labels();
     let scale_w = if scale_labels.is_empty() {
         0.0
     } else {
@@ -149,7 +100,6 @@ pub(super) fn draw(
             .fold(0.0, f64::max);
         PAD * 2.0 + BAR_W + 6.0 + lw
     };
-
     let y_labels: Vec<String> = keeps.iter().map(|k| fmt::thousands(*k as u64)).collect();
     let y_w = y_labels
         .iter()
@@ -161,28 +111,177 @@ pub(super) fn draw(
         return;
     };
     let x0 = PAD + y_w;
-    let x1 = (w - PAD - scale_w).max(x0 + nx as f64);
-    let cell_w = (x1 - x0) / nx as f64;
-    let cell_h = (plot_bottom - plot_top) / ny as f64;
-    // Pixel box of cell (t, k); row 0 at the bottom.
-    let corners = |t: usize, k: usize| {
-        (
-            x0 + t as f64 * cell_w,
-            plot_bottom - (k + 1) as f64 * cell_h,
-            x0 + (t + 1) as f64 * cell_w,
-            plot_bottom - k as f64 * cell_h,
-        )
+    let x1 = (w - PAD - scale_w).max(x0 + cells.nx as f64);
+    let grid = Grid {
+        x0,
+        x1,
+        plot_bottom,
+        cell_w: (x1 - x0) / cells.nx as f64,
+        cell_h: (plot_bottom - plot_top) / cells.ny as f64,
     };
+    draw_cells(svg, &grid, &cells, &scale);
+    svg.line((x0, plot_bottom), (x1, plot_bottom), AXIS, 1.0);
+    svg.line((x0, plot_top), (x0, plot_bottom), AXIS, 1.0);
+    let below = draw_axis_labels(svg, &grid, &y_labels, thresholds);
+    draw_lines(
+        svg,
+        &note_lines,
+        (PAD, below + 2.0),
+        TEXT_SIZE,
+        MUTED,
+        Anchor::Start,
+    );
+    if !scale_labels.is_empty() {
+        draw_color_bar(svg, x1 + PAD * 2.0, (plot_top, plot_bottom), &scale_labels);
+    }
+}
 
+/// The dollars of each combination: row `k` a keep-last value, column `t`
+/// a threshold; a combination not run (or not finite) has none.
+struct Cells<'a> {
+    cost: &'a [Vec<Option<f64>>],
+    nx: usize,
+    ny: usize,
+}
+
+impl Cells<'_> {
+    fn get(&self, k: usize, t: usize) -> Option<f64> {
+        self.cost
+            .get(k)
+            .and_then(|row| row.get(t))
+            .copied()
+            .flatten()
+            .filter(|v| v.is_finite())
+    }
+}
+
+/// The range the colours span (the report's shared one, or this chart's)
+/// and the decimals its figures are written with.
+struct ColorScale {
+    /// Some cell was run.
+    have: bool,
+    /// The cheapest cell, outlined.
+    data_min: f64,
+    shared: Option<(f64, f64)>,
+    min: f64,
+    max: f64,
+    span: f64,
+    dec: usize,
+}
+
+impl ColorScale {
+    fn of(cells: &Cells<'_>, scale_usd: Option<(f64, f64)>) -> Self {
+        let values: Vec<f64> = (0..cells.ny)
+            .flat_map(|k| (0..cells.nx).map(move |t| (k, t)))
+            .filter_map(|(k, t)| cells.get(k, t))
+            .collect();
+        let have = !values.is_empty();
+        let data_min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let data_max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let shared = scale_usd.filter(|(a, b)| a.is_finite() && b.is_finite() && a <= b);
+        let (min, max) = shared.unwrap_or((data_min, data_max));
+        let span = if have || shared.is_some() {
+            max - min
+        } else {
+            0.0
+        };
+        let dec = if span > 0.0 {
+            usd_decimals(span * 8.0 / 20.0, max.abs().max(min.abs()))
+        } else {
+            usd_decimals(max.abs().max(0.01), max.abs())
+        };
+        ColorScale {
+            have,
+            data_min,
+            shared,
+            min,
+            max,
+            span,
+            dec,
+        }
+    }
+
+    /// Where `v` sits on the scale, 1 the cheapest.
+    fn t_of(&self, v: f64) -> f64 {
+        if self.span > 0.0 {
+            (self.max - v) / self.span
+        } else {
+            1.0
+        }
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.have {
+            notes.push(
+                "colour: total USD, cheapest = light green (outlined); grey n/a = not run"
+                    .to_string(),
+            );
+            if let Some((a, b)) = self.shared {
+                notes.push(format!(
+                    "one colour scale for every heatmap of this report: {} to {}",
+                    fmt::dollars_fixed(a, self.dec),
+                    fmt::dollars_fixed(b, self.dec)
+                ));
+            }
+        } else {
+            notes.push("no combination was run (all cells n/a)".to_string());
+        }
+        notes
+    }
+
+    /// The colour bar's labels, top to bottom: none when nothing was run
+    /// and no range was given.
+    fn labels(&self) -> Vec<String> {
+        let (min, max, dec) = (self.min, self.max, self.dec);
+        if !self.have && self.shared.is_none() {
+            vec![]
+        } else if max > min {
+            vec![
+                fmt::dollars_fixed(max, dec),
+                fmt::dollars_fixed((min + max) / 2.0, dec),
+                fmt::dollars_fixed(min, dec),
+            ]
+        } else {
+            vec![fmt::dollars_fixed(min, dec)]
+        }
+    }
+}
+
+/// Where the cells are drawn.
+struct Grid {
+    x0: f64,
+    x1: f64,
+    plot_bottom: f64,
+    cell_w: f64,
+    cell_h: f64,
+}
+
+impl Grid {
+    /// Pixel box of cell (t, k); row 0 at the bottom.
+    fn corners(&self, t: usize, k: usize) -> (f64, f64, f64, f64) {
+        (
+            self.x0 + t as f64 * self.cell_w,
+            self.plot_bottom - (k + 1) as f64 * self.cell_h,
+            self.x0 + (t + 1) as f64 * self.cell_w,
+            self.plot_bottom - k as f64 * self.cell_h,
+        )
+    }
+}
+
+/// Each cell in its colour with its figure where it fits, then the
+/// cheapest outlined.
+fn draw_cells(svg: &mut Svg, grid: &Grid, cells: &Cells<'_>, scale: &ColorScale) {
+    let (cell_w, cell_h) = (grid.cell_w, grid.cell_h);
     let label_fits_h = cell_h >= line_h(CELL_SIZE);
-    for k in 0..ny {
-        for t in 0..nx {
-            let (a, b, c, d) = corners(t, k);
-            let (fill, text, text_color) = match cell(k, t) {
+    for k in 0..cells.ny {
+        for t in 0..cells.nx {
+            let (a, b, c, d) = grid.corners(t, k);
+            let (fill, text, text_color) = match cells.get(k, t) {
                 Some(v) => {
-                    let col = scale_color(t_of(v));
+                    let col = scale_color(scale.t_of(v));
                     let tc = if col.luminance() < 120.0 { WHITE } else { TEXT };
-                    (col, fmt::dollars_fixed(v, dec), tc)
+                    (col, fmt::dollars_fixed(v, scale.dec), tc)
                 }
                 None => (NA_FILL, "n/a".to_string(), MUTED),
             };
@@ -202,20 +301,22 @@ pub(super) fn draw(
         }
     }
     // Outline the cheapest cell(s) last so neighbours do not paint over it.
-    if have && cell_w >= 12.0 && cell_h >= 12.0 {
-        for k in 0..ny {
-            for t in 0..nx {
-                if cell(k, t) == Some(data_min) {
-                    let (a, b, c, d) = corners(t, k);
+    if scale.have && cell_w >= 12.0 && cell_h >= 12.0 {
+        for k in 0..cells.ny {
+            for t in 0..cells.nx {
+                if cells.get(k, t) == Some(scale.data_min) {
+                    let (a, b, c, d) = grid.corners(t, k);
                     svg.frame(a + 1.0, b + 1.0, c - 1.0, d - 1.0, BLACK, 3.0);
                 }
             }
         }
     }
-    svg.line((x0, plot_bottom), (x1, plot_bottom), AXIS, 1.0);
-    svg.line((x0, plot_top), (x0, plot_bottom), AXIS, 1.0);
+}
 
-    // Keep-last labels at row centres, thinned when rows are short.
+/// Keep-last labels at row centres (thinned when rows are short) and the
+/// threshold axis; returns the y below the axis.
+fn draw_axis_labels(svg: &mut Svg, grid: &Grid, y_labels: &[String], thresholds: &[u64]) -> f64 {
+    let (x0, cell_h, plot_bottom) = (grid.x0, grid.cell_h, grid.plot_bottom);
     let every = (line_h(TEXT_SIZE) / cell_h.max(0.1)).ceil().max(1.0) as usize;
     for (k, label) in y_labels.iter().enumerate().step_by(every) {
         let cy = plot_bottom - (k as f64 + 0.5) * cell_h;
@@ -232,29 +333,18 @@ pub(super) fn draw(
         .enumerate()
         .map(|(t, v)| {
             (
-                x0 + (t as f64 + 0.5) * cell_w,
+                x0 + (t as f64 + 0.5) * grid.cell_w,
                 fmt::compact_count(*v as f64),
             )
         })
         .collect();
-    let below = draw_x_axis(
+    draw_x_axis(
         svg,
         &x_labels,
         "threshold (chars)",
-        (x0 + x1) / 2.0,
+        (x0 + grid.x1) / 2.0,
         plot_bottom,
-    );
-    draw_lines(
-        svg,
-        &note_lines,
-        (PAD, below + 2.0),
-        TEXT_SIZE,
-        MUTED,
-        Anchor::Start,
-    );
-    if !scale_labels.is_empty() {
-        draw_color_bar(svg, x1 + PAD * 2.0, (plot_top, plot_bottom), &scale_labels);
-    }
+    )
 }
 
 /// The colour bar right of the plot: most expensive at the top.

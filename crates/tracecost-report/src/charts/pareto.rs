@@ -213,29 +213,7 @@ pub(super) fn draw(
     for p in &shown {
         svg.circle(at(p), 3.0, OTHER);
     }
-    let on_front = front(points);
-    let path: Vec<(f64, f64)> = on_front.iter().map(|&i| at(&points[i])).collect();
-    if path.len() > 1 {
-        svg.polyline(&path, FRONT, 2.0);
-    }
-    for (k, &i) in on_front.iter().enumerate() {
-        let (x, y) = at(&points[i]);
-        svg.circle((x, y), 4.0, FRONT);
-        // Right of the point, or left of it where the image ends.
-        let label = (k + 1).to_string();
-        let (lx, anchor) = if x + 7.0 + text_width(&label, TEXT_SIZE) > w - PAD / 2.0 {
-            (x - 7.0, Anchor::End)
-        } else {
-            (x + 7.0, Anchor::Start)
-        };
-        svg.text(
-            (lx, baseline_for(y - 9.0, TEXT_SIZE)),
-            &label,
-            TEXT_SIZE,
-            TEXT,
-            anchor,
-        );
-    }
+    draw_front(svg, points, (&xs, &ys), w);
     // The two the reader looks for, drawn last so nothing hides them.
     if let Some(i) = sq {
         let (x, y) = at(&points[i]);
@@ -263,6 +241,35 @@ pub(super) fn draw(
         &legend,
         &lines,
     );
+}
+
+/// The cost-vs-recall front through `points`, each of its points numbered
+/// beside it.
+fn draw_front(svg: &mut Svg, points: &[(String, f64, f64)], (xs, ys): (&Scale, &Scale), w: f64) {
+    let at = |p: &(String, f64, f64)| (xs.map(p.1), ys.map(p.2));
+    let on_front = front(points);
+    let path: Vec<(f64, f64)> = on_front.iter().map(|&i| at(&points[i])).collect();
+    if path.len() > 1 {
+        svg.polyline(&path, FRONT, 2.0);
+    }
+    for (k, &i) in on_front.iter().enumerate() {
+        let (x, y) = at(&points[i]);
+        svg.circle((x, y), 4.0, FRONT);
+        // Right of the point, or left of it where the image ends.
+        let label = (k + 1).to_string();
+        let (lx, anchor) = if x + 7.0 + text_width(&label, TEXT_SIZE) > w - PAD / 2.0 {
+            (x - 7.0, Anchor::End)
+        } else {
+            (x + 7.0, Anchor::Start)
+        };
+        svg.text(
+            (lx, baseline_for(y - 9.0, TEXT_SIZE)),
+            &label,
+            TEXT_SIZE,
+            TEXT,
+            anchor,
+        );
+    }
 }
 
 #[cfg(test)]

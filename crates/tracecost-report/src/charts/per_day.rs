@@ -80,17 +80,10 @@ pub(super) fn draw(
     series: &[String],
     days: &[(String, Vec<Option<f64>>)],
 ) {
-    let value = |d: usize, s: usize| -> Option<f64> {
-        days.get(d)
-            .and_then(|(_, v)| v.get(s))
-            .copied()
-            .flatten()
-            .filter(|v| v.is_finite())
-    };
+    let value = |d: usize, s: usize| day_value(days, d, s);
     let ns = series.len();
     let nd = days.len();
     let palette = colors(series);
-    let color = |i: usize| palette[i];
     let finite: Vec<f64> = (0..nd)
         .flat_map(|d| (0..ns).map(move |s| (d, s)))
         .filter_map(|(d, s)| value(d, s))
@@ -129,47 +122,18 @@ pub(super) fn draw(
         p1: plot_top,
     };
     draw_y_axis(svg, &ys, &ticks, (x0, x1));
-    let centre = |d: usize| x0 + (d as f64 + 0.5) * slot;
+    let plot = Plot {
+        days,
+        palette: &palette,
+        ys: &ys,
+        x0,
+        slot,
+    };
+    let centre = |d: usize| plot.centre(d);
     if bars {
-        let group = (slot * 0.8).min(60.0 * ns as f64);
-        let bar_w = group / ns as f64;
-        let gap = if bar_w > 8.0 { 1.0 } else { 0.0 };
-        for d in 0..nd {
-            for s in 0..ns {
-                if let Some(v) = value(d, s) {
-                    let bx0 = centre(d) - group / 2.0 + s as f64 * bar_w;
-                    svg.rect(bx0, ys.map(0.0), bx0 + bar_w - gap, ys.map(v), color(s));
-                }
-            }
-        }
+        draw_bars(svg, &plot, ns);
     } else {
-        for s in (0..ns).rev() {
-            let mut run: Vec<(f64, f64)> = Vec::new();
-            for d in 0..=nd {
-                match (d < nd).then(|| value(d, s)).flatten() {
-                    Some(v) => run.push((centre(d), ys.map(v))),
-                    None => {
-                        if run.len() == 1 {
-                            svg.circle(run[0], 2.5, color(s));
-                        }
-                        svg.polyline(&run, color(s), 2.0);
-                        run.clear();
-                    }
-                }
-            }
-            if markers {
-                for d in 0..nd {
-                    if let Some(v) = value(d, s) {
-                        draw_marker(
-                            svg,
-                            MARKERS[s % MARKERS.len()],
-                            (centre(d), ys.map(v)),
-                            color(s),
-                        );
-                    }
-                }
-            }
-        }
+        draw_series_lines(svg, &plot, ns, markers);
     }
     svg.line((x0, ys.map(0.0)), (x1, ys.map(0.0)), AXIS, 1.0);
     svg.line((x0, plot_top), (x0, plot_bottom), AXIS, 1.0);
@@ -188,4 +152,89 @@ pub(super) fn draw(
         .collect();
     let below = draw_x_axis(svg, &labels, "day", (x0 + x1) / 2.0, plot_bottom);
     draw_legend(svg, &items, &legend, (PAD, below));
+}
+
+/// Series `s` on day `d`, when it has a finite cost.
+fn day_value(days: &[(String, Vec<Option<f64>>)], d: usize, s: usize) -> Option<f64> {
+    days.get(d)
+        .and_then(|(_, v)| v.get(s))
+        .copied()
+        .flatten()
+        .filter(|v| v.is_finite())
+}
+
+/// The plot's days and series, where each day's slot lies, and the value
+/// scale.
+struct Plot<'a> {
+    days: &'a [(String, Vec<Option<f64>>)],
+    palette: &'a [Rgb],
+    ys: &'a Scale,
+    x0: f64,
+    slot: f64,
+}
+
+impl Plot<'_> {
+    fn value(&self, d: usize, s: usize) -> Option<f64> {
+        day_value(self.days, d, s)
+    }
+
+    /// The centre of day `d`'s slot.
+    fn centre(&self, d: usize) -> f64 {
+        self.x0 + (d as f64 + 0.5) * self.slot
+    }
+}
+
+/// Each day's series side by side as bars.
+fn draw_bars(svg: &mut Svg, plot: &Plot<'_>, ns: usize) {
+    let (slot, nd) = (plot.slot, plot.days.len());
+    let group = (slot * 0.8).min(60.0 * ns as f64);
+    let bar_w = group / ns as f64;
+    let gap = if bar_w > 8.0 { 1.0 } else { 0.0 };
+    for d in 0..nd {
+        for s in 0..ns {
+            if let Some(v) = plot.value(d, s) {
+                let bx0 = plot.centre(d) - group / 2.0 + s as f64 * bar_w;
+                svg.rect(
+                    bx0,
+                    plot.ys.map(0.0),
+                    bx0 + bar_w - gap,
+                    plot.ys.map(v),
+                    plot.palette[s],
+                );
+            }
+        }
+    }
+}
+
+/// One line per series, broken where a day has no cost (a lone day a dot),
+/// with markers on each day when there are few.
+fn draw_series_lines(svg: &mut Svg, plot: &Plot<'_>, ns: usize, markers: bool) {
+    let nd = plot.days.len();
+    for s in (0..ns).rev() {
+        let mut run: Vec<(f64, f64)> = Vec::new();
+        for d in 0..=nd {
+            match (d < nd).then(|| plot.value(d, s)).flatten() {
+                Some(v) => run.push((plot.centre(d), plot.ys.map(v))),
+                None => {
+                    if run.len() == 1 {
+                        svg.circle(run[0], 2.5, plot.palette[s]);
+                    }
+                    svg.polyline(&run, plot.palette[s], 2.0);
+                    run.clear();
+                }
+            }
+        }
+        if markers {
+            for d in 0..nd {
+                if let Some(v) = plot.value(d, s) {
+                    draw_marker(
+                        svg,
+                        MARKERS[s % MARKERS.len()],
+                        (plot.centre(d), plot.ys.map(v)),
+                        plot.palette[s],
+                    );
+                }
+            }
+        }
+    }
 }

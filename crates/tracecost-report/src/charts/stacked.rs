@@ -110,24 +110,7 @@ pub(super) fn draw(svg: &mut Svg, title: &str, series: &[(String, Vec<CallTokens
     let guess_w = w - 2.0 * PAD - 60.0;
     let b = bin_size(n, count, guess_w);
     let groups = n.div_ceil(b);
-    // Per series, per group: the three class sums.
-    let binned: Vec<Vec<[f64; 3]>> = series
-        .iter()
-        .map(|(_, calls)| {
-            calls
-                .chunks(b)
-                .map(|chunk| {
-                    chunk.iter().fold([0.0; 3], |acc, t| {
-                        [
-                            acc[0] + t.uncached as f64,
-                            acc[1] + t.cache_write as f64,
-                            acc[2] + t.cache_read as f64,
-                        ]
-                    })
-                })
-                .collect()
-        })
-        .collect();
+    let binned = binned_sums(series, b);
     let max_total = binned
         .iter()
         .flatten()
@@ -200,6 +183,28 @@ pub(super) fn draw(svg: &mut Svg, title: &str, series: &[(String, Vec<CallTokens
     let labels = call_axis_labels(n, &xs, (x0, x1));
     draw_x_axis(svg, &labels, "call", (x0 + x1) / 2.0, plot_bottom);
     draw_legend(svg, &items, &legend, (PAD, h - PAD / 2.0 - legend.height));
+}
+
+/// Per series, per group of `b` consecutive calls: the sums of the three
+/// classes (uncached, cache write, cache read).
+fn binned_sums(series: &[(String, Vec<CallTokens>)], b: usize) -> Vec<Vec<[f64; 3]>> {
+    series
+        .iter()
+        .map(|(_, calls)| {
+            calls
+                .chunks(b)
+                .map(|chunk| {
+                    chunk.iter().fold([0.0; 3], |acc, t| {
+                        [
+                            acc[0] + t.uncached as f64,
+                            acc[1] + t.cache_write as f64,
+                            acc[2] + t.cache_read as f64,
+                        ]
+                    })
+                })
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -252,6 +252,45 @@ impl Builder {
     /// line, else why the line is skipped (counted here), or the records
     /// of a line that holds several.
     fn take(&mut self, text: &str) -> Result<Taken, Skip> {
+        let mut doc = self.line_doc(text)?;
+        if self.session_id.is_none() {
+            self.session_id = raw_str(doc.session_id);
+        }
+        if self.cwd.is_none() {
+            self.cwd = raw_str(doc.cwd).filter(|c| !c.is_empty());
+        }
+        self.message_line(&mut doc)?;
+        if doc.is_sidechain.0 && !self.subagent {
+            return Err(Skip::Sidechain(self.sidechain_index(&doc)));
+        }
+        let ts = raw_str(doc.timestamp).and_then(|t| parse_rfc3339_ms(&t));
+        let Some(mut msg) = doc
+            .message
+            .and_then(|m| serde_json::from_str::<MessageDoc>(m.get()).ok())
+        else {
+            self.tally.bump(Note::BadShape);
+            return Err(Skip::Counted);
+        };
+        let Some(content) = msg.content.take() else {
+            self.tally.bump(Note::BadShape);
+            return Err(Skip::Counted);
+        };
+        let response = if doc.kind.as_deref() == Some("user") {
+            self.user_message(&doc, content)?;
+            None
+        } else {
+            Some(self.response(&doc, msg)?)
+        };
+        Ok(Taken {
+            content: parse_content(content),
+            response,
+            ts,
+        })
+    }
+
+    /// The line's members, or why it is skipped: not an object, not a
+    /// line's shape, or several records joined.
+    fn line_doc<'t>(&mut self, text: &'t str) -> Result<LineDoc<'t>, Skip> {
         if !text.trim_start().starts_with('{') {
             if serde_json::from_str::<IgnoredAny>(text).is_ok() {
                 self.tally.bump(Note::BadShape);
@@ -260,8 +299,8 @@ impl Builder {
             }
             return Err(Skip::Counted);
         }
-        let doc: LineDoc = match serde_json::from_str(text) {
-            Ok(d) => d,
+        match serde_json::from_str(text) {
+            Ok(d) => Ok(d),
             Err(_) => {
                 if serde_json::from_str::<IgnoredAny>(text).is_ok() {
                     self.tally.bump(Note::BadShape);
@@ -270,15 +309,14 @@ impl Builder {
                 } else {
                     self.skipped_lines += 1;
                 }
-                return Err(Skip::Counted);
+                Err(Skip::Counted)
             }
-        };
-        if self.session_id.is_none() {
-            self.session_id = raw_str(doc.session_id);
         }
-        if self.cwd.is_none() {
-            self.cwd = raw_str(doc.cwd).filter(|c| !c.is_empty());
-        }
+    }
+
+    /// Passes a user or assistant line on; a compaction's boundary, a
+    /// microcompaction and any other line are handled here and skipped.
+    fn message_line(&mut self, doc: &mut LineDoc<'_>) -> Result<(), Skip> {
         let kind = doc.kind.as_deref().unwrap_or("");
         match kind {
             "user" | "assistant" => {}
@@ -299,6 +337,7 @@ impl Builder {
                 let seg = &mut self.seg;
                 for id in doc
                     .microcompact
+                    .take()
                     .map(|m| m.compacted_tool_ids)
                     .unwrap_or_default()
                 {
@@ -313,94 +352,92 @@ impl Builder {
                 return Err(Skip::Counted);
             }
         }
-        if doc.is_sidechain.0 && !self.subagent {
-            let parent = raw_str(doc.parent_uuid);
-            let i = match parent.and_then(|p| self.sidechain_of.get(&p).copied()) {
-                Some(i) => i,
-                None => {
-                    let mut b = Builder::new(true, self.long_line);
-                    b.join = self.join;
-                    self.sidechains.push(b);
-                    self.sidechains.len() - 1
-                }
-            };
-            if let Some(uuid) = raw_str(doc.uuid) {
-                self.sidechain_of.insert(uuid, i);
+        Ok(())
+    }
+
+    /// The sidechain a sidechain line belongs to, by its parent's uuid; a
+    /// new one when its parent is not known.
+    fn sidechain_index(&mut self, doc: &LineDoc<'_>) -> usize {
+        let parent = raw_str(doc.parent_uuid);
+        let i = match parent.and_then(|p| self.sidechain_of.get(&p).copied()) {
+            Some(i) => i,
+            None => {
+                let mut b = Builder::new(true, self.long_line);
+                b.join = self.join;
+                self.sidechains.push(b);
+                self.sidechains.len() - 1
             }
-            return Err(Skip::Sidechain(i));
+        };
+        if let Some(uuid) = raw_str(doc.uuid) {
+            self.sidechain_of.insert(uuid, i);
         }
-        let ts = raw_str(doc.timestamp).and_then(|t| parse_rfc3339_ms(&t));
-        let Some(msg) = doc
-            .message
-            .and_then(|m| serde_json::from_str::<MessageDoc>(m.get()).ok())
-        else {
-            self.tally.bump(Note::BadShape);
-            return Err(Skip::Counted);
-        };
-        let Some(content) = msg.content else {
-            self.tally.bump(Note::BadShape);
-            return Err(Skip::Counted);
-        };
-        let response = if kind == "user" {
-            // Read whole, the summary is no history: the conversation goes
-            // on as it ran before it; its text says how large it was.
-            if doc.is_compact_summary.0 && self.join {
-                if self.seg.compaction.is_none() {
-                    // Claude Code 1.0.x wrote no boundary line, nor its
-                    // trigger.
-                    self.tally.bump(Note::CompactBoundary);
-                }
-                let k = self.seg.compaction.get_or_insert_with(Default::default);
-                k.summary = Some(summary_text(content));
-                return Err(Skip::Counted);
-            }
-            // A compaction's summary opens a new history; a boundary line
-            // just before it has split already.
-            if doc.is_compact_summary.0
-                && (!self.seg.messages.is_empty()
-                    || self.seg.open.is_some()
-                    || !self.seg.pending.is_empty())
-            {
+        i
+    }
+
+    /// A user message: a compaction's summary either kept (read whole) or
+    /// opening a new history.
+    fn user_message(
+        &mut self,
+        doc: &LineDoc<'_>,
+        content: &serde_json::value::RawValue,
+    ) -> Result<(), Skip> {
+        // Read whole, the summary is no history: the conversation goes
+        // on as it ran before it; its text says how large it was.
+        if doc.is_compact_summary.0 && self.join {
+            if self.seg.compaction.is_none() {
+                // Claude Code 1.0.x wrote no boundary line, nor its
+                // trigger.
                 self.tally.bump(Note::CompactBoundary);
-                self.split();
             }
-            if doc.tool_use_result.is_some() {
-                self.tally.bump(Note::ToolUseResult);
-            }
-            None
-        } else {
-            let synthetic = msg.model.as_deref() == Some(SYNTHETIC_MODEL);
-            if synthetic || doc.is_api_error.0 {
-                self.tally.bump(Note::Synthetic);
-                return Err(Skip::Counted);
-            }
-            let preserved = raw_str(doc.uuid).is_some_and(|u| self.preserved.contains(&u));
-            Some(Response {
-                preserved,
-                id: msg
-                    .id
-                    .as_deref()
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned),
-                request_id: raw_str(doc.request_id),
-                sidechain: doc.is_sidechain.0,
-                model: msg.model.map(Cow::into_owned),
-                row: msg.usage.map(|u| {
-                    serde_json::from_str::<UsageDoc>(u.get())
-                        .ok()
-                        .and_then(|d| {
-                            Some(UsageRow {
-                                usage: d.recorded()?,
-                                iterations: d.recorded_iterations(),
-                            })
+            let k = self.seg.compaction.get_or_insert_with(Default::default);
+            k.summary = Some(summary_text(content));
+            return Err(Skip::Counted);
+        }
+        // A compaction's summary opens a new history; a boundary line
+        // just before it has split already.
+        if doc.is_compact_summary.0
+            && (!self.seg.messages.is_empty()
+                || self.seg.open.is_some()
+                || !self.seg.pending.is_empty())
+        {
+            self.tally.bump(Note::CompactBoundary);
+            self.split();
+        }
+        if doc.tool_use_result.is_some() {
+            self.tally.bump(Note::ToolUseResult);
+        }
+        Ok(())
+    }
+
+    /// An assistant message's response: its identity and usage; a
+    /// synthetic reply or an API error is skipped.
+    fn response(&mut self, doc: &LineDoc<'_>, msg: MessageDoc<'_>) -> Result<Response, Skip> {
+        let synthetic = msg.model.as_deref() == Some(SYNTHETIC_MODEL);
+        if synthetic || doc.is_api_error.0 {
+            self.tally.bump(Note::Synthetic);
+            return Err(Skip::Counted);
+        }
+        let preserved = raw_str(doc.uuid).is_some_and(|u| self.preserved.contains(&u));
+        Ok(Response {
+            preserved,
+            id: msg
+                .id
+                .as_deref()
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+            request_id: raw_str(doc.request_id),
+            sidechain: doc.is_sidechain.0,
+            model: msg.model.map(Cow::into_owned),
+            row: msg.usage.map(|u| {
+                serde_json::from_str::<UsageDoc>(u.get())
+                    .ok()
+                    .and_then(|d| {
+                        Some(UsageRow {
+                            usage: d.recorded()?,
+                            iterations: d.recorded_iterations(),
                         })
-                }),
-            })
-        };
-        Ok(Taken {
-            content: parse_content(content),
-            response,
-            ts,
+                    })
+            }),
         })
     }
 

@@ -1,0 +1,87 @@
+//! The shapes serde reads a trace document into: members kept as raw JSON
+//! where the validation reads them itself.
+
+use serde::Deserialize;
+
+use crate::engine::json::RawObject;
+
+#[derive(Deserialize)]
+pub(super) struct TraceDoc {
+    pub(super) format: Option<String>,
+    pub(super) name: Option<String>,
+    #[serde(default)]
+    pub(super) description: String,
+    pub(super) provider: Option<String>,
+    pub(super) model: Option<String>,
+    pub(super) status_quo: Option<String>,
+    pub(super) project: Option<String>,
+    pub(super) account: Option<String>,
+    pub(super) session: Option<String>,
+    #[serde(default)]
+    pub(super) hidden_prefix_tokens: u64,
+    #[serde(default)]
+    pub(super) system: Vec<RawObject>,
+    #[serde(default)]
+    pub(super) tools: Vec<RawObject>,
+    pub(super) messages: Option<Vec<RawObject>>,
+    pub(super) calls: Option<Vec<CallDoc>>,
+    pub(super) traces: Option<Vec<TraceDoc>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CallDoc {
+    pub(super) messages: u64,
+    pub(super) start_ms: Option<u64>,
+    pub(super) model: Option<String>,
+    pub(super) system: Option<Vec<RawObject>>,
+    pub(super) tools: Option<Vec<RawObject>>,
+    pub(super) cache_markers: Option<Vec<MarkerDoc>>,
+    pub(super) usage: Option<UsageDoc>,
+    #[serde(default)]
+    pub(super) cleared: Vec<String>,
+    pub(super) compacted: Option<CompactedDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CompactedDoc {
+    #[serde(default)]
+    pub(super) manual: bool,
+    pub(super) pre_tokens: Option<u64>,
+    pub(super) post_tokens: Option<u64>,
+    pub(super) summary: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MarkerDoc {
+    pub(super) tool: Option<usize>,
+    pub(super) system: Option<usize>,
+    pub(super) message: Option<usize>,
+    pub(super) block: Option<usize>,
+    pub(super) ttl: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct UsageDoc {
+    pub(super) input_tokens: Option<u64>,
+    pub(super) cache_creation_input_tokens: Option<u64>,
+    pub(super) cache_creation: Option<CacheCreationDoc>,
+    pub(super) cache_read_input_tokens: Option<u64>,
+    pub(super) output_tokens: Option<u64>,
+    /// The price modifiers ([`crate::RecordedModifiers`]), each written
+    /// only when it applied.
+    #[serde(default)]
+    pub(super) fast: bool,
+    #[serde(default)]
+    pub(super) regional: bool,
+    #[serde(default)]
+    pub(super) batch: bool,
+    pub(super) reasoning_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CacheCreationDoc {
+    pub(super) ephemeral_5m_input_tokens: Option<u64>,
+    pub(super) ephemeral_1h_input_tokens: Option<u64>,
+}
