@@ -342,7 +342,7 @@ pub(super) struct InputArgs {
     /// Skip damaged files (named on stderr) and lines instead of failing.
     #[arg(long)]
     pub(super) skip_invalid: bool,
-    /// Read each Claude Code session its client compacted as one conversation, as it would have run without its summaries, replayed under Claude Code's autocompact (which puts them back) with its clearing as recorded: `tracecost fidelity ~/.claude --join-compactions` measures that policy against the recorded bills.
+    /// Read each Claude Code session its client compacted as one conversation, as it would have run without its summaries, replayed under Claude Code's autocompact placed where the record shows each compaction ran (`trigger=recorded`), with its clearing as recorded: `tracecost fidelity ~/.claude --join-compactions` measures that policy against the recorded bills.
     #[arg(long)]
     pub(super) join_compactions: bool,
 }

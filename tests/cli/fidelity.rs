@@ -1132,7 +1132,7 @@ fn a_recorded_compact_is_put_back_where_it_ran_and_its_summary_call_is_compared_
         "format": "tracecost.trace/v1",
         "name": "compacted",
         "model": "claude-sonnet-4-5",
-        "status_quo": "claude-code-autocompact+claude-code:ttl=5m",
+        "status_quo": "claude-code-autocompact:trigger=recorded+claude-code:ttl=5m",
         "hidden_prefix_tokens": 20000,
         "messages": ok_turns(&["first", "second", "third", "fourth"], &long),
         "calls": [
@@ -1155,7 +1155,7 @@ fn a_recorded_compact_is_put_back_where_it_ran_and_its_summary_call_is_compared_
     let s = &v["traces"][0];
     assert_eq!(
         s["config"],
-        "claude-code-autocompact:trigger=167000,summary=20000+claude-code:ttl=5m"
+        "claude-code-autocompact:trigger=recorded,summary=20000+claude-code:ttl=5m"
     );
     assert_eq!(
         (s["calls"].as_u64(), s["recorded_calls"].as_u64()),
