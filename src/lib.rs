@@ -17,7 +17,6 @@
 //! steps report how far they have got.
 //!
 //! The engine's crate documentation has it in one example.
-#![warn(missing_docs)]
 
 pub use tracecost_engine as engine;
 

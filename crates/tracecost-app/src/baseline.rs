@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::replay::Totals;
+use tracecost_replay::Totals;
 
 /// Version tag of baseline files.
 pub const BASELINE_FORMAT: &str = "tracecost.baseline/v1";

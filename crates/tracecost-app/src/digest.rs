@@ -40,8 +40,8 @@ pub fn digest_file(path: &Path) -> std::io::Result<Key> {
 }
 
 /// The digest of a trace's bytes, as a cache keys it: the digest the
-/// loader gives a line of a JSON Lines input ([`crate::trace::line_digest`]),
+/// loader gives a line of a JSON Lines input ([`tracecost_trace::line_digest`]),
 /// so that a trace read back is keyed as it was when its line was read.
 pub fn bytes_digest(bytes: &[u8]) -> Key {
-    crate::trace::line_digest(bytes)
+    tracecost_trace::line_digest(bytes)
 }

@@ -1,11 +1,11 @@
 //! The pipelines' one error type, and the class of each failure (what the
 //! binary turns into an exit code).
 
-use crate::engine::ledger::LedgerError;
-use crate::policy::{ConfigError, FlagError};
-use crate::trace::TraceError;
-use crate::trace::import::ImportError;
-use crate::trace::import::inputs::InputError;
+use tracecost_engine::ledger::LedgerError;
+use tracecost_import::ImportError;
+use tracecost_import::inputs::InputError;
+use tracecost_policy::{ConfigError, FlagError};
+use tracecost_trace::TraceError;
 
 /// Everything a pipeline can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -39,10 +39,10 @@ pub enum AppError {
     },
     /// A config cannot apply to a trace, or a replay could not run.
     #[error(transparent)]
-    Replay(#[from] crate::replay::ReplayError),
+    Replay(#[from] tracecost_replay::ReplayError),
     /// A price table problem (unknown model, bad pricing file).
     #[error(transparent)]
-    Pricing(#[from] crate::cost::pricing::PricingError),
+    Pricing(#[from] tracecost_cost::pricing::PricingError),
     /// A malformed baseline file.
     #[error("{path}: {message}")]
     Baseline {

@@ -8,10 +8,10 @@ use serde::Serialize;
 
 use super::error::AppError;
 use super::results::ReplayOutput;
-use crate::cost::pricing::Usage;
-use crate::replay::explain::CacheCause;
-use crate::replay::{CompactedIds, ReplayResult, Totals};
-use crate::trace::Trace;
+use tracecost_cost::pricing::Usage;
+use tracecost_replay::explain::CacheCause;
+use tracecost_replay::{CompactedIds, ReplayResult, Totals};
+use tracecost_trace::Trace;
 
 /// Sessions need this many calls to count in the spread (a one-call
 /// session's error says more about its prefix than about the simulation).
@@ -41,7 +41,7 @@ pub struct TraceFidelity {
 
 impl TraceFidelity {
     /// The figures of one replay; `None` without recorded usage.
-    pub fn of_result(r: &crate::replay::ReplayResult) -> Option<Self> {
+    pub fn of_result(r: &tracecost_replay::ReplayResult) -> Option<Self> {
         Self::of(&r.trace, &r.config.to_string(), &r.totals)
     }
 

@@ -4,7 +4,7 @@
 //! account ([`crate::plan::segments`]), the traces that share a cache with
 //! no trace outside them (an account is cut where it goes longer without a
 //! call than any config's cache holds an entry: see
-//! [`crate::replay::longest_hold_ms`]), and the key of a segment is
+//! [`tracecost_replay::longest_hold_ms`]), and the key of a segment is
 //! everything its figures depend on — the bytes of its traces, their names
 //! and sessions, and the plan (the grid, the prices, the tokenizer, the
 //! options, the tool itself). A segment whose key is found is not
@@ -501,17 +501,17 @@ struct State {
     /// The last line parsed: its trace's outline and shape, to keep.
     last: Option<(
         crate::outline::TraceOutline,
-        crate::replay::sweep::RequestShape,
+        tracecost_replay::sweep::RequestShape,
     )>,
     failed: Option<AppError>,
 }
 /// The lines of a JSON Lines input the fleet cache knows, told to the
-/// loader ([`crate::trace::KnownLines`]) and taken from the cache.
+/// loader ([`tracecost_trace::KnownLines`]) and taken from the cache.
 struct Lines<'s> {
     cache: &'s FleetCache,
     state: &'s RefCell<State>,
 }
-impl crate::trace::KnownLines for Lines<'_> {
+impl tracecost_trace::KnownLines for Lines<'_> {
     fn knows(&mut self, _: &Path, lines: &[Key]) -> Vec<bool> {
         use rayon::prelude::*;
         // The entries of a batch's lines read side by side.
@@ -538,8 +538,8 @@ impl crate::trace::KnownLines for Lines<'_> {
     fn take(
         &mut self,
         path: &Path,
-        origin: crate::trace::LineOrigin,
-    ) -> Result<(), crate::trace::TraceError> {
+        origin: tracecost_trace::LineOrigin,
+    ) -> Result<(), tracecost_trace::TraceError> {
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
         let stored = match st.known.pop_front() {
@@ -553,7 +553,7 @@ impl crate::trace::KnownLines for Lines<'_> {
             }
             Err(e) => {
                 st.failed = Some(e);
-                Err(crate::trace::TraceError::Io {
+                Err(tracecost_trace::TraceError::Io {
                     path: path.display().to_string(),
                     source: std::io::Error::other("stopped"),
                 })
@@ -617,7 +617,7 @@ pub fn load_stored(
         progress,
         lines
             .as_mut()
-            .map(|l| l as &mut dyn crate::trace::KnownLines),
+            .map(|l| l as &mut dyn tracecost_trace::KnownLines),
         &mut |t, origin| {
             // A trace trimmed of its unpriced calls is not its line any
             // more: it is copied, and never kept as a known line.

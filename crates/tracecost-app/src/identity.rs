@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
 
-use crate::trace::{Trace, TraceFacts};
+use tracecost_trace::{Trace, TraceFacts};
 
 /// Characters of a file-name fragment, before any disambiguating tag.
 const STEM_CHARS: usize = 60;
@@ -161,7 +161,7 @@ mod tests {
     use super::*;
 
     fn trace(name: &str, session: Option<&str>, account: Option<&str>, source: &str) -> Trace {
-        let mut t = crate::trace::load_path(std::path::Path::new(concat!(
+        let mut t = tracecost_trace::load_path(std::path::Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/traces/small.json"
         )))

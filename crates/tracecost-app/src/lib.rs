@@ -10,24 +10,7 @@
 //! only layer that calls the importers, and it must not depend on the
 //! report or the command line (tests/cli/crates.rs at the workspace root holds
 //! its dependencies to a list).
-#![warn(missing_docs)]
 
-// `crate::<layer>::…` paths to the layers below, as the modules were
-// written inside one crate; the dependencies in Cargo.toml decide what
-// they can reach.
-use tracecost_engine as engine;
-/// The trace model with the importers and the generators beside it, as
-/// `crate::trace::…`, `crate::trace::import::…` and
-/// `crate::trace::generate::…`: private, so the layers above see the
-/// importers only through what this crate's results say.
-mod trace {
-    pub use tracecost_gen as generate;
-    pub use tracecost_import as import;
-    pub use tracecost_trace::*;
-}
-use tracecost_cost as cost;
-use tracecost_policy as policy;
-use tracecost_replay as replay;
 use tracecost_trace::progress;
 
 mod error;

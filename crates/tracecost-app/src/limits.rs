@@ -36,7 +36,7 @@ pub const TOLERANCE_PCT: Range = Range {
 pub const GEN_CALLS: Range = Range {
     flag: "--calls",
     min: 1.0,
-    max: crate::trace::generate::MAX_CALLS as f64,
+    max: tracecost_gen::MAX_CALLS as f64,
     unit: "",
 };
 /// `gen --sessions`: sessions of a generated fleet.
@@ -130,7 +130,7 @@ impl Range {
     pub fn refusal_of(&self, name: &str, shown: &str) -> String {
         format!(
             "{name} {}: expected a number from {} to {}{}",
-            crate::engine::handle::one_line(shown, 200),
+            tracecost_engine::handle::one_line(shown, 200),
             self.min,
             self.max,
             self.unit

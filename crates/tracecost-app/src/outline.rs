@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use crate::AppError;
 
-use crate::engine::cache::ProviderKind;
-use crate::trace::{Trace, TraceFacts};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_trace::{Trace, TraceFacts};
 
 /// What a streamed report reads of a trace's calls before it reads the
 /// trace back: how many, when the first started, whether all have a start
@@ -447,11 +447,11 @@ mod tests {
     #[test]
     fn an_outline_tells_what_its_trace_tells_and_shares_its_strings() {
         let mut shared = SharedStrings::default();
-        let mut a = crate::trace::generate::session(6, 1);
+        let mut a = tracecost_gen::session(6, 1);
         a.source = Some("in/fleet.jsonl".into());
         a.account = Some("team".into());
         a.session = Some("s".into());
-        let mut b = crate::trace::generate::session(4, 2);
+        let mut b = tracecost_gen::session(4, 2);
         b.source = a.source.clone();
         b.account = a.account.clone();
         for t in [&a, &b] {
@@ -500,7 +500,7 @@ mod tests {
     fn an_outline_kept_reads_back_as_it_was_from_its_file() {
         let mut shared = SharedStrings::default();
         for (calls, seed) in [(6, 1), (1, 3)] {
-            let mut t = crate::trace::generate::session(calls, seed);
+            let mut t = tracecost_gen::session(calls, seed);
             t.source = Some("in/fleet.jsonl".into());
             t.account = Some("team".into());
             let o = TraceOutline::of(&t, &mut shared);
@@ -515,7 +515,7 @@ mod tests {
         let mut shared = SharedStrings::default();
         let mut outlines = Vec::new();
         for (calls, seed) in [(6, 1), (1, 3), (0, 4), (9, 5)] {
-            let mut t = crate::trace::generate::session(calls, seed);
+            let mut t = tracecost_gen::session(calls, seed);
             t.source = Some("in/fleet.jsonl".into());
             t.account = Some(format!("team-{}", seed % 2));
             t.session = (seed != 3).then(|| format!("s{seed}"));
@@ -562,12 +562,12 @@ mod tests {
     #[test]
     fn a_trace_read_back_takes_the_names_of_its_outline() {
         let mut shared = SharedStrings::default();
-        let mut t = crate::trace::generate::session(3, 1);
+        let mut t = tracecost_gen::session(3, 1);
         t.source = Some("a.jsonl".into());
         let mut o = TraceOutline::of(&t, &mut shared);
         o.name = "renamed".into();
         o.session = Some("its-session".into());
-        let mut back = crate::trace::generate::session(3, 1);
+        let mut back = tracecost_gen::session(3, 1);
         o.give_names(&mut back);
         assert_eq!(back.name, "renamed");
         assert_eq!(back.session.as_deref(), Some("its-session"));

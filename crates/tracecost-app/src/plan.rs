@@ -6,19 +6,19 @@ use std::sync::Arc;
 use super::AppError;
 use super::baseline::Baseline;
 use super::outline::TraceHead;
-use crate::cost::pricing::{ModelPrice, Pricing};
-use crate::cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
-use crate::policy::{Config, GridSpec, Implied};
 use crate::progress::Progress;
-use crate::replay::sweep::Applicability;
-use crate::replay::{ReplayContext, ReplayOptions};
-use crate::trace::Trace;
-use crate::trace::Warning;
-pub use crate::trace::import::inputs::{
+use tracecost_cost::pricing::{ModelPrice, Pricing};
+use tracecost_cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
+pub use tracecost_import::inputs::{
     InputError, InputOptions, Loaded, SkippedSummary, input_paths, load_inputs, load_inputs_each,
     load_inputs_each_at, load_inputs_each_known,
 };
-use crate::trace::import::{Format, ImportOptions};
+use tracecost_import::{Format, ImportOptions};
+use tracecost_policy::{Config, GridSpec, Implied};
+use tracecost_replay::sweep::Applicability;
+use tracecost_replay::{ReplayContext, ReplayOptions};
+use tracecost_trace::Trace;
+use tracecost_trace::Warning;
 
 /// Whether token counts are calibrated on a trace's recorded usage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -247,7 +247,7 @@ pub struct TraceRun {
     /// Policies the options implied.
     pub implied: Vec<Implied>,
     /// Parts of the trace's status quo kept because no option named them.
-    pub kept: Vec<crate::policy::Kept>,
+    pub kept: Vec<tracecost_policy::Kept>,
 }
 
 /// `replay`: each trace under one config.
@@ -299,7 +299,7 @@ pub(crate) enum Held {
 /// trace whose calls all start more than `hold_ms` after every call of the
 /// traces that started before it, so that a cache holding an entry at
 /// most `hold_ms` after the request that last touched it
-/// ([`crate::replay::longest_hold_ms`]) holds nothing a later segment can
+/// ([`tracecost_replay::longest_hold_ms`]) holds nothing a later segment can
 /// read, and each segment replayed afresh gives the figures the account
 /// replayed whole gives. Segments come in time order, each in the plan's
 /// order. One segment when `hold_ms` is `None` or a trace has a call
@@ -398,7 +398,7 @@ impl SweepPlan {
             Held::Stored(store) => Ok(store.raw(i)?.0),
             Held::Whole(traces) => traces
                 .get(i)
-                .map(|t| crate::trace::to_json_line(t).into_bytes())
+                .map(|t| tracecost_trace::to_json_line(t).into_bytes())
                 .ok_or_else(|| {
                     AppError::Internal(format!("no trace {} of {}", i + 1, traces.len()))
                 }),
@@ -407,12 +407,12 @@ impl SweepPlan {
 
     /// The shape of trace `i`'s requests: read back from the store, or
     /// found now.
-    pub fn shape(&self, i: usize) -> Result<crate::replay::sweep::RequestShape, AppError> {
+    pub fn shape(&self, i: usize) -> Result<tracecost_replay::sweep::RequestShape, AppError> {
         match &self.held {
             Held::Stored(store) => store.shape(i),
             Held::Whole(traces) => traces
                 .get(i)
-                .map(crate::replay::sweep::RequestShape::of)
+                .map(tracecost_replay::sweep::RequestShape::of)
                 .ok_or_else(|| AppError::Internal(format!("no trace {} in the plan", i + 1))),
         }
     }
@@ -440,7 +440,7 @@ impl SweepPlan {
 /// whose own model the price table does not know is priced with the first
 /// model named (else it could not be priced at all).
 pub(crate) fn baseline_for(
-    trace: &impl crate::trace::TraceFacts,
+    trace: &impl tracecost_trace::TraceFacts,
     baseline: Option<&Config>,
     models: &[String],
     cost: &CostPlan,
@@ -537,7 +537,7 @@ pub struct RecallPlan {
     /// A mem_id (`tm_…`) or a tool_use id.
     pub id: String,
     /// The request.
-    pub request: crate::engine::recall::RecallRequest,
+    pub request: tracecost_engine::recall::RecallRequest,
     /// A durable ledger directory to record into and recall from.
     pub ledger_dir: Option<PathBuf>,
     /// At most this many chars of the answer: a longer one is cut there and
@@ -556,7 +556,7 @@ pub fn load_traces(
     let mut traces = Vec::new();
     let mut warnings = Vec::new();
     for p in paths {
-        let loaded = crate::trace::load_path_with(p, progress)?;
+        let loaded = tracecost_trace::load_path_with(p, progress)?;
         traces.extend(loaded.traces);
         warnings.extend(loaded.warnings);
     }

@@ -6,10 +6,10 @@
 use super::AppError;
 use super::outline::{SharedStrings, TraceOutline};
 use super::plan::{CostPlan, Held, ReplayPlan, SweepPlan, TraceRun, baseline_for};
-use crate::engine::cache::ProviderKind;
-use crate::policy::{Config, GridSpec, TtlChoice};
-use crate::replay::sweep::{Applicability, Grid};
-use crate::trace::{Trace, TraceFacts};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_policy::{Config, GridSpec, TtlChoice};
+use tracecost_replay::sweep::{Applicability, Grid};
+use tracecost_trace::{Trace, TraceFacts};
 
 /// What a sweep is measured against and priced with, beside its configs.
 #[derive(Debug, Clone, Default)]
@@ -126,7 +126,7 @@ pub(crate) fn refuse_summarising(configs: &[Config]) -> Result<(), AppError> {
         } else {
             // A sweep shares each call's request among configs of one
             // compaction; a thinking edit changes it too.
-            c.thinking.map(|_| crate::policy::CLEAR_THINKING_NAME)
+            c.thinking.map(|_| tracecost_policy::CLEAR_THINKING_NAME)
         }
     };
     match configs.iter().find_map(|c| Some((c, named(c)?))) {
@@ -280,7 +280,7 @@ impl SweepPlan {
             .map_err(|e| match e {
                 // A model the table does not know is the plan's error, as
                 // any other price lookup of the plan (the user can name one).
-                crate::replay::ReplayError::Pricing(p) => AppError::Pricing(p),
+                tracecost_replay::ReplayError::Pricing(p) => AppError::Pricing(p),
                 e => e.into(),
             })?;
         // A stored fleet's outlines wait on disk with its traces.
@@ -345,8 +345,8 @@ impl ReplayPlan {
     /// every call's model against the price table, before anything runs.
     pub fn new(runs: Vec<TraceRun>, cost: CostPlan) -> Result<ReplayPlan, AppError> {
         for r in &runs {
-            crate::replay::check_config(&r.trace, &r.config)?;
-            crate::replay::check_model(
+            tracecost_replay::check_config(&r.trace, &r.config)?;
+            tracecost_replay::check_model(
                 &r.trace,
                 &r.config,
                 cost.pricing.lookup(r.config.model_for_trace(&r.trace))?,
@@ -397,7 +397,7 @@ mod tests {
     use crate::progress::Silent;
 
     fn traces() -> Vec<Trace> {
-        crate::trace::load_path(std::path::Path::new(concat!(
+        tracecost_trace::load_path(std::path::Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../traces/massage-gun.json"
         )))
@@ -523,7 +523,7 @@ mod tests {
             let mut out: Vec<String> = grid_configs(grid, &[], &[quo], &[ProviderKind::Anthropic])
                 .unwrap()
                 .iter()
-                .filter(|c| c.compaction == crate::policy::Compaction::Off)
+                .filter(|c| c.compaction == tracecost_policy::Compaction::Off)
                 .map(|c| c.cache.to_string())
                 .collect();
             out.dedup();
@@ -543,7 +543,7 @@ mod tests {
         // A status quo at a fixed TTL leaves the default; a TTL given wins.
         assert!(caches("off+claude-code:ttl=5m", &small_grid()).contains(&"tail:ttl=5m".into()));
         let given = GridSpec {
-            ttl: Some(crate::engine::wire::Ttl::OneHour.into()),
+            ttl: Some(tracecost_engine::wire::Ttl::OneHour.into()),
             ..small_grid()
         };
         assert!(caches(recorded, &given).contains(&"tail:ttl=1h".into()));

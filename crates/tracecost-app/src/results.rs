@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
-use crate::replay::stability::StabilityReport;
-use crate::replay::sweep::TraceSweep;
-use crate::replay::{ReplayResult, Totals};
+use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::sweep::TraceSweep;
+use tracecost_replay::{ReplayResult, Totals};
 
 /// One replayed trace with what it is compared against.
 #[derive(Debug, Clone, Serialize)]

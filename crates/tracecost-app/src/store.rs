@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use super::AppError;
 use super::outline::{OutlineRecord, SharedStrings, TraceOutline};
 use crate::digest::Key;
-use crate::replay::sweep::RequestShape;
-use crate::trace::Trace;
+use tracecost_replay::sweep::RequestShape;
+use tracecost_trace::Trace;
 
 /// Re-exported: `app::store::SpillFile` and the rest keep their paths.
 pub use crate::spill::{OnDisk, SpillFile, decode_record, encode_record};
@@ -61,7 +61,7 @@ pub struct KnownLine {
     /// Its trace's outline, without its file.
     pub record: OutlineRecord,
     /// The shape of its trace's requests.
-    pub shape: crate::replay::sweep::RequestShape,
+    pub shape: tracecost_replay::sweep::RequestShape,
 }
 
 /// Where a stored trace is.
@@ -69,7 +69,7 @@ pub struct KnownLine {
 enum Entry {
     /// In the temporary file: where its line starts and how long it is.
     Copied { at: u64, len: usize },
-    /// On a line of input `input`, as [`crate::trace::LineOrigin`] says.
+    /// On a line of input `input`, as [`tracecost_trace::LineOrigin`] says.
     Input {
         input: usize,
         at: u64,
@@ -109,7 +109,7 @@ impl TraceStore {
     pub fn put_at(
         &mut self,
         trace: &Trace,
-        origin: Option<(&Path, crate::trace::LineOrigin)>,
+        origin: Option<(&Path, tracecost_trace::LineOrigin)>,
     ) -> Result<(TraceOutline, RequestShape), AppError> {
         let entry = match origin {
             Some((path, o)) => Entry::Input {
@@ -121,7 +121,7 @@ impl TraceStore {
             None => {
                 let (at, len) = self
                     .file
-                    .append(crate::trace::to_json_line(trace).as_bytes())?;
+                    .append(tracecost_trace::to_json_line(trace).as_bytes())?;
                 Entry::Copied { at, len }
             }
         };
@@ -148,7 +148,7 @@ impl TraceStore {
     pub fn put_known(
         &mut self,
         path: &Path,
-        origin: crate::trace::LineOrigin,
+        origin: tracecost_trace::LineOrigin,
         known: &KnownLine,
     ) -> Result<TraceOutline, AppError> {
         let shown = path.display().to_string();
@@ -272,7 +272,7 @@ impl TraceStore {
         let io = |e| self.file.io(e);
         let text = std::str::from_utf8(&buf)
             .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
-        let mut traces = crate::trace::load_str(text, &shown)
+        let mut traces = tracecost_trace::load_str(text, &shown)
             .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
             .traces;
         let mut trace = match (traces.pop(), traces.is_empty()) {
@@ -312,7 +312,7 @@ impl TraceStore {
                 };
                 let mut buf = vec![0u8; len];
                 read_at(file, &mut buf, at).map_err(|e| changed(format!("cannot be read: {e}")))?;
-                if crate::trace::line_hash(&buf) != hash {
+                if tracecost_trace::line_hash(&buf) != hash {
                     return Err(changed("is not what was read before".to_owned()));
                 }
                 (buf, format!("{} at byte {at}", path.display()))
@@ -421,15 +421,12 @@ mod tests {
     /// A JSON Lines file of two generated traces, read with their origins.
     fn jsonl_store(dir: &Path) -> (PathBuf, TraceStore, Vec<TraceOutline>) {
         let path = dir.join("two.jsonl");
-        let traces = [
-            crate::trace::generate::session(6, 1),
-            crate::trace::generate::session(4, 2),
-        ];
-        let text: String = traces.iter().map(crate::trace::to_json_line).collect();
+        let traces = [tracecost_gen::session(6, 1), tracecost_gen::session(4, 2)];
+        let text: String = traces.iter().map(tracecost_trace::to_json_line).collect();
         std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
         let mut store = TraceStore::new().unwrap();
         let mut outlines = Vec::new();
-        crate::trace::load_path_each_at(&path, &crate::progress::Silent, &mut |t, origin| {
+        tracecost_trace::load_path_each_at(&path, &crate::progress::Silent, &mut |t, origin| {
             assert!(origin.is_some(), "a trace alone on its line");
             outlines.push(
                 store
@@ -450,7 +447,7 @@ mod tests {
         let (path, store, outlines) = jsonl_store(dir.path());
         // Nothing copied: the temporary file is empty.
         assert_eq!(store.file.end, 0);
-        let loaded = crate::trace::load_path(&path).unwrap().traces;
+        let loaded = tracecost_trace::load_path(&path).unwrap().traces;
         for (i, (o, t)) in outlines.iter().zip(&loaded).enumerate() {
             assert_eq!(&store.get(i, o).unwrap(), t, "trace {i}");
             assert_eq!(store.shape(i).unwrap(), RequestShape::of(t), "trace {i}");

@@ -9,10 +9,10 @@ use serde::Serialize;
 use super::fleet::{FleetConfig, FleetFigures, SessionSummary, SkippedConfig};
 use super::plan::TraceRun;
 use super::results::{ReplayOutput, Savings};
-use crate::policy::Config;
-use crate::replay::sweep::{SweepRow, TraceSweep};
-use crate::replay::{ReplayResult, Totals};
-use crate::trace::Trace;
+use tracecost_policy::Config;
+use tracecost_replay::sweep::{SweepRow, TraceSweep};
+use tracecost_replay::{ReplayResult, Totals};
+use tracecost_trace::Trace;
 
 /// The session a trace is part of: its conversation, with the
 /// continuations and subagents that name it, else the trace alone.

@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::AppError;
-use crate::cost::pricing::Pricing;
-use crate::trace::Trace;
+use tracecost_cost::pricing::Pricing;
+use tracecost_trace::Trace;
 
 /// One model's calls that have no price.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -83,7 +83,7 @@ impl Unpriced {
         Some(AppError::Usage(format!(
             "{file}{elsewhere}: {} of `{}` {} no price{more}; add it with --pricing FILE, or leave --strict-prices off to set unpriced calls aside",
             calls(first.calls),
-            crate::engine::handle::one_line(&first.model, 200),
+            tracecost_engine::handle::one_line(&first.model, 200),
             have(first.calls),
         )))
     }
@@ -96,7 +96,7 @@ impl UnpricedModel {
         format!(
             "{} of `{}` ({} file{}) {} no price: left out of the totals; add it with --pricing FILE",
             calls(self.calls),
-            crate::engine::handle::one_line(&self.model, 200),
+            tracecost_engine::handle::one_line(&self.model, 200),
             self.files.len(),
             if self.files.len() == 1 { "" } else { "s" },
             have(self.calls),

@@ -14,11 +14,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::cost::pricing::{Pricing, Usage};
-use crate::trace::import::claude_code::{ModelUsage, SessionUsage, TokenSums, UsageScan};
-use crate::trace::import::codex::{
-    CodexModelUsage, CodexSessionUsage, CodexTokens, CodexUsageScan,
-};
+use tracecost_cost::pricing::{Pricing, Usage};
+use tracecost_import::claude_code::{ModelUsage, SessionUsage, TokenSums, UsageScan};
+use tracecost_import::codex::{CodexModelUsage, CodexSessionUsage, CodexTokens, CodexUsageScan};
 
 // The fields of each object are declared in ccusage's key order (by
 // name), which is the order serde writes them in.
@@ -199,7 +197,7 @@ pub fn run(plan: &crate::UsagePlan) -> Result<UsageReport, crate::AppError> {
 pub(crate) fn scan(
     plan: &crate::UsagePlan,
 ) -> Result<(UsageScan, CodexUsageScan), crate::AppError> {
-    use crate::trace::import::{Format, claude_code, codex, detect};
+    use tracecost_import::{Format, claude_code, codex, detect};
     if plan.paths.is_empty() {
         return Err(crate::AppError::Usage(
             "no Claude Code or Codex data found: pass a path, or set CLAUDE_CONFIG_DIR or CODEX_HOME"
@@ -240,7 +238,7 @@ pub(crate) fn scan(
 /// served in one geography (`inference_geo: "us"`) or by a Bedrock regional
 /// profile (`us.anthropic.…`) at the regional one, where the table has
 /// them, and one of the batch tier at the Batch API's discount
-/// ([`crate::replay::served_cost`]).
+/// ([`tracecost_replay::served_cost`]).
 pub fn build(scan: &UsageScan, pricing: &Pricing) -> UsageReport {
     build_all(scan, &CodexUsageScan::default(), pricing)
 }
@@ -375,7 +373,7 @@ pub(crate) fn response_costs(m: &ModelUsage, pricing: &Pricing) -> Option<Vec<f6
                 // name is fast mode whatever the row).
                 let mut served = m.response_modifiers.get(i).copied().unwrap_or_default();
                 served.fast |= fast;
-                crate::replay::served_cost(p, &usage_of(t), false, at, served, base)
+                tracecost_replay::served_cost(p, &usage_of(t), false, at, served, base)
             })
             .collect(),
     )
@@ -601,8 +599,8 @@ fn codex_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::import::claude_code::ModelUsage;
-    use crate::trace::import::codex::CodexCall;
+    use tracecost_import::claude_code::ModelUsage;
+    use tracecost_import::codex::CodexCall;
 
     /// A response: uncached input, 5m writes, reads, output.
     fn resp(input: u64, write_5m: u64, read: u64, output: u64) -> TokenSums {
@@ -679,7 +677,7 @@ mod tests {
 
     #[test]
     fn each_response_is_billed_as_its_usage_says_it_was_served() {
-        use crate::trace::RecordedModifiers;
+        use tracecost_trace::RecordedModifiers;
         let t = THOUSAND_EACH;
         let served = |fast, regional, batch| RecordedModifiers {
             fast,

@@ -14,10 +14,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use crate::cost::pricing::Pricing;
-use crate::trace::import::claude_code::{TokenSums, UsageScan};
 use crate::usage::{ModelBreakdown, UsageReport, UsageTotals, date_of, response_costs};
 pub use crate::usage_days::{DayRange, UsagePeriod};
+use tracecost_cost::pricing::Pricing;
+use tracecost_import::claude_code::{TokenSums, UsageScan};
 
 /// One day's or month's usage (ccusage's `daily` or `monthly` entry).
 #[derive(Debug, Clone, PartialEq)]

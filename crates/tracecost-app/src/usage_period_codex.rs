@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use crate::cost::pricing::Pricing;
-use crate::trace::import::codex::{CodexModelUsage, CodexTokens, CodexUsageScan};
 use crate::usage::{CodexModelRow, CodexTotals, codex_model_cost, date_of};
 use crate::usage_days::{DayRange, UsagePeriod};
+use tracecost_cost::pricing::Pricing;
+use tracecost_import::codex::{CodexModelUsage, CodexTokens, CodexUsageScan};
 
 /// One Codex day's or month's usage (ccusage's Codex `daily` or `monthly`
 /// entry).

@@ -55,7 +55,7 @@
 
 use std::collections::HashMap;
 
-use crate::engine::wire::Ttl;
+use tracecost_engine::wire::Ttl;
 
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;

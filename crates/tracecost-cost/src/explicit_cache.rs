@@ -31,7 +31,7 @@
 
 use std::collections::HashMap;
 
-use crate::engine::wire::Ttl;
+use tracecost_engine::wire::Ttl;
 
 use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimOutcome, SimRequest};
 use super::pricing::Usage;

@@ -25,12 +25,6 @@
 //! the engine's message model alone and must not depend on traces,
 //! policies, replays or reports (tests/cli/crates.rs at the workspace root
 //! holds its dependencies to a list).
-#![warn(missing_docs)]
-
-// `crate::<layer>::…` paths to the layers below, as the modules were
-// written inside one crate; the dependencies in Cargo.toml decide what
-// they can reach.
-use tracecost_engine as engine;
 
 pub mod cache_sim;
 pub mod automatic_cache;

@@ -4,14 +4,14 @@
 //! return, what the cache holds for a prefix. Beneath the simulators and
 //! the trait they share ([`crate::prompt_cache::PromptCache`]).
 
-use crate::engine::message::BlockKind;
-use crate::engine::wire::Ttl;
+use tracecost_engine::message::BlockKind;
+use tracecost_engine::wire::Ttl;
 
 use super::pricing::{ModelPrice, Usage};
 use super::tokens::ContentHash;
 
 /// The most breakpoints one request may carry.
-pub const MAX_BREAKPOINTS: usize = crate::engine::wire::MAX_BREAKPOINTS;
+pub const MAX_BREAKPOINTS: usize = tracecost_engine::wire::MAX_BREAKPOINTS;
 
 /// How many positions a breakpoint checks, its own included.
 pub const LOOKBACK_POSITIONS: usize = 20;

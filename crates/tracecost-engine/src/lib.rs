@@ -48,7 +48,6 @@
 //! let input = format!(r#"{{"mem_id":"{}","format":"full"}}"#, handle.mem_id);
 //! assert_eq!(execute(compactor.ledger(), &input), big);
 //! ```
-#![warn(missing_docs)]
 
 pub mod cache;
 pub mod calendar;

@@ -5,9 +5,9 @@
 //! themselves, so the JSON is valid by construction; object members keep the
 //! order they were given in.
 
-use crate::engine::json::{RawObject, push_json_string, raw_json, raw_string};
-use crate::engine::message::{ContentBlock, Message, Role, ToolDefinition};
-use crate::trace::{Call, RecordedUsage};
+use tracecost_engine::json::{RawObject, push_json_string, raw_json, raw_string};
+use tracecost_engine::message::{ContentBlock, Message, Role, ToolDefinition};
+use tracecost_trace::{Call, RecordedUsage};
 
 /// A JSON value with ordered object members.
 #[derive(Debug, Clone, PartialEq)]

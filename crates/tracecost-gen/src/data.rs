@@ -27,7 +27,7 @@
 //! unit tests load every file, so a broken file fails `cargo test` first.
 
 use super::build::{J, tool_def};
-use crate::engine::message::ToolDefinition;
+use tracecost_engine::message::ToolDefinition;
 
 /// A mistake in a generator's data file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -15,7 +15,7 @@ use super::session::{
     SessionSpec,
 };
 use super::text::{DAY_MS, date};
-use crate::trace::Trace;
+use tracecost_trace::Trace;
 
 /// Monday 2025-10-06T00:00:00Z, the first day of a fleet.
 const FIRST_DAY_MS: u64 = 1_759_708_800_000;
@@ -296,7 +296,7 @@ mod tests {
     #[test]
     fn accounts_spread_whole_sessions_evenly_and_change_nothing_else() {
         use std::collections::BTreeMap;
-        let json = |f: Fleet| -> Vec<String> { f.map(|t| crate::trace::to_json(&t)).collect() };
+        let json = |f: Fleet| -> Vec<String> { f.map(|t| tracecost_trace::to_json(&t)).collect() };
         let four: Vec<Trace> = Fleet::new(41, 5, 4, DEFAULT_FLEET_DAYS).collect();
         // The same seed, the same bytes.
         assert_eq!(

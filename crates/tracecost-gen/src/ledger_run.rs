@@ -15,12 +15,12 @@
 use std::collections::HashSet;
 
 use crate::build::{J, obj, tool_result, tool_use};
-use crate::engine::ledger::InMemoryLedger;
-use crate::engine::message::{BlockKind, Message, Role};
-use crate::engine::recall::{RECALL_TOOL_NAME, execute};
-use crate::engine::rewrite::{CompactionPolicy, Compactor};
 use crate::rng::Rng;
-use crate::trace::Trace;
+use tracecost_engine::ledger::InMemoryLedger;
+use tracecost_engine::message::{BlockKind, Message, Role};
+use tracecost_engine::recall::{RECALL_TOOL_NAME, execute};
+use tracecost_engine::rewrite::{CompactionPolicy, Compactor};
+use tracecost_trace::Trace;
 
 /// Size threshold of the ledger that ran, in characters.
 pub const LEDGER_THRESHOLD: u64 = 2_000;
@@ -111,7 +111,7 @@ fn replies_with_tools(messages: &[Message], at: usize) -> bool {
     messages.get(at).is_some_and(calls_tools) && messages.get(at + 1).is_some_and(answers)
 }
 
-fn append(messages: &mut [Message], at: usize, block: crate::engine::message::ContentBlock) {
+fn append(messages: &mut [Message], at: usize, block: tracecost_engine::message::ContentBlock) {
     let m = &mut messages[at];
     let mut blocks = m.blocks().to_vec();
     blocks.push(block);
@@ -121,7 +121,7 @@ fn append(messages: &mut [Message], at: usize, block: crate::engine::message::Co
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::message::ToolResultContent;
+    use tracecost_engine::message::ToolResultContent;
 
     #[test]
     fn the_model_reads_back_stubbed_results_whole_and_the_seed_decides_which() {

@@ -38,7 +38,6 @@
 //! Claude Code one by writing what Claude Code records, not by calling its
 //! importer. `tests/cli/crates.rs` at the workspace root holds its
 //! dependencies to a list.
-#![warn(missing_docs)]
 
 mod build;
 mod data;
@@ -52,13 +51,8 @@ mod rng;
 mod session;
 mod text;
 
-// `crate::engine::…` and `crate::trace::…` paths, as in the modules that
-// read the message model and the trace model.
-use tracecost_engine as engine;
-use tracecost_trace as trace;
-
-use crate::engine::message::Message;
-use crate::trace::{Prompt, Trace};
+use tracecost_engine::message::Message;
+use tracecost_trace::{Prompt, Trace};
 
 pub use fleet::{DEFAULT_FLEET_DAYS, Fleet, project_of};
 pub use ledger_run::{LEDGER_KEEP_LAST, LEDGER_THRESHOLD, RECALL_CHANCE, ledger_status_quo};
@@ -387,7 +381,7 @@ pub fn by_name(name: &str, calls: Option<usize>, seed: Option<u64>) -> Result<Ve
         }
         other => {
             // The name is the user's and may be any size.
-            let shown = crate::engine::handle::one_line(other, 200);
+            let shown = tracecost_engine::handle::one_line(other, 200);
             let max_calls = MAX_CALLS;
             match parse_session_name(other) {
                 // The name's calls are a --calls value, with its range.
@@ -447,7 +441,7 @@ impl Bundled {
 
 /// The bundled reference traces under `traces/`. The test
 /// `crates/tracecost-gen/tests/gen/traces.rs` checks that each committed file equals
-/// [`crate::trace::traces_to_json`] of its generator's output byte for byte, and
+/// [`tracecost_trace::traces_to_json`] of its generator's output byte for byte, and
 /// rewrites them when run with `TRACECOST_BLESS=1`.
 pub const BUNDLED: &[Bundled] = &[
     Bundled {
@@ -469,7 +463,7 @@ pub const BUNDLED: &[Bundled] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::message::Role;
+    use tracecost_engine::message::Role;
 
     #[test]
     fn messages_chars_counts_the_compact_array() {

@@ -23,9 +23,9 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use crate::engine::message::{BlockKind, Content, Message, Role, ToolResultContent};
 use crate::otel_export::OtelExportStats;
-use crate::trace::Trace;
+use tracecost_engine::message::{BlockKind, Content, Message, Role, ToolResultContent};
+use tracecost_trace::Trace;
 
 /// Characters per token in the recorded usage.
 const CHARS_PER_TOKEN: u64 = 4;

@@ -15,8 +15,8 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use crate::engine::message::{BlockKind, Content, Message, Role, ToolResultContent};
-use crate::trace::Trace;
+use tracecost_engine::message::{BlockKind, Content, Message, Role, ToolResultContent};
+use tracecost_trace::Trace;
 
 /// Spans per `TracesData` line (the batch span processor's export batches
 /// are of this order).

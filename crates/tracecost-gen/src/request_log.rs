@@ -17,11 +17,11 @@
 
 use std::io::{self, Write};
 
-use crate::engine::json::push_json_string;
-use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolResultContent};
-use crate::engine::rewrite::WireView;
-use crate::engine::wire::{BlockRef, Marker, Request, Ttl};
-use crate::trace::Trace;
+use tracecost_engine::json::push_json_string;
+use tracecost_engine::message::{BlockKind, ContentBlock, Message, Role, ToolResultContent};
+use tracecost_engine::rewrite::WireView;
+use tracecost_engine::wire::{BlockRef, Marker, Request, Ttl};
+use tracecost_trace::Trace;
 
 /// Characters of compact JSON per token in the recorded usage: roughly what
 /// Claude's tokenizer gives on code, logs and English prose.

@@ -47,11 +47,11 @@ use super::common::{
     split_doc, tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
-use crate::engine::cache::ProviderKind;
-use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::{ContentBlock, Message, Role, ToolDefinition};
-use crate::engine::wire::{BlockRef, Marker, Ttl};
-use crate::trace::{Call, Prompt, RecordedUsage};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::json::{RawObject, raw_json, raw_string};
+use tracecost_engine::message::{ContentBlock, Message, Role, ToolDefinition};
+use tracecost_engine::wire::{BlockRef, Marker, Ttl};
+use tracecost_trace::{Call, Prompt, RecordedUsage};
 
 /// Imports Bedrock Converse request bodies and request/response logs.
 /// Directories are expanded to their `.json`/`.jsonl` files; files are

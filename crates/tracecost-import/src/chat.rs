@@ -15,11 +15,11 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::common::{IdGen, Unmapped};
-use crate::engine::cache::ProviderKind;
-use crate::engine::json::RawObject;
-use crate::engine::message::{Message, Role, ToolDefinition};
-use crate::engine::wire::Marker;
-use crate::trace::Prompt;
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::json::RawObject;
+use tracecost_engine::message::{Message, Role, ToolDefinition};
+use tracecost_engine::wire::Marker;
+use tracecost_trace::Prompt;
 
 /// One request's conversation, prompt and cache markers.
 pub(crate) struct ChatRequest {

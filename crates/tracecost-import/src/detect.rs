@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{Format, ImportError};
-use crate::trace::TRACE_FORMAT;
-use crate::trace::UTF8_BOM;
+use tracecost_trace::TRACE_FORMAT;
+use tracecost_trace::UTF8_BOM;
 
 /// How many bytes are read to decide on a file whose first line is not a
 /// JSON value on its own: enough for every top-level key of a request body

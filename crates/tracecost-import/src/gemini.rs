@@ -51,10 +51,10 @@ use super::common::{
     split_included_input, timestamp_ms, tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
-use crate::engine::cache::ProviderKind;
-use crate::engine::json::{RawObject, raw_json};
-use crate::engine::message::{ContentBlock, Message, Role, ToolDefinition};
-use crate::trace::{Call, Prompt, RecordedUsage};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::json::{RawObject, raw_json};
+use tracecost_engine::message::{ContentBlock, Message, Role, ToolDefinition};
+use tracecost_trace::{Call, Prompt, RecordedUsage};
 
 /// Imports Gemini `generateContent` request bodies and request/response
 /// logs. Directories are expanded to their `.json`/`.jsonl` files; files

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::detect::{self, FileKind};
 use crate::progress::Progress;
-use crate::trace::{Trace, TraceError, Warning};
 use crate::{Format, ImportError, ImportOptions, ImportReport};
+use tracecost_trace::{Trace, TraceError, Warning};
 
 /// Why inputs could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -196,11 +196,11 @@ pub fn load_inputs_each(
 /// from, when it was alone on a line of a JSON Lines file of traces
 /// ([`load_inputs_each_at`]).
 pub type EmitAt<'e> =
-    dyn FnMut(Trace, Option<(&Path, crate::trace::LineOrigin)>) -> Result<(), InputError> + 'e;
+    dyn FnMut(Trace, Option<(&Path, tracecost_trace::LineOrigin)>) -> Result<(), InputError> + 'e;
 
 /// [`load_inputs_each`], telling `emit` the file and the line a trace alone
 /// on a line of a JSON Lines file of traces was read from
-/// ([`crate::trace::LineOrigin`]; `None` for any other trace).
+/// ([`tracecost_trace::LineOrigin`]; `None` for any other trace).
 pub fn load_inputs_each_at(
     paths: &[PathBuf],
     opts: &InputOptions,
@@ -212,27 +212,27 @@ pub fn load_inputs_each_at(
 
 /// [`load_inputs_each_at`], where a line of a JSON Lines file of traces
 /// that `known` knows is handed to it instead of being parsed
-/// ([`crate::trace::KnownLines`]); it counts as a trace read.
+/// ([`tracecost_trace::KnownLines`]); it counts as a trace read.
 pub fn load_inputs_each_known(
     paths: &[PathBuf],
     opts: &InputOptions,
     progress: &dyn Progress,
-    known: Option<&mut dyn crate::trace::KnownLines>,
+    known: Option<&mut dyn tracecost_trace::KnownLines>,
     emit: &mut EmitAt<'_>,
 ) -> Result<Loaded, InputError> {
     /// Counts the lines taken.
     struct Counted<'k> {
-        known: &'k mut dyn crate::trace::KnownLines,
+        known: &'k mut dyn tracecost_trace::KnownLines,
         taken: usize,
     }
-    impl crate::trace::KnownLines for Counted<'_> {
-        fn knows(&mut self, path: &Path, lines: &[crate::trace::LineDigest]) -> Vec<bool> {
+    impl tracecost_trace::KnownLines for Counted<'_> {
+        fn knows(&mut self, path: &Path, lines: &[tracecost_trace::LineDigest]) -> Vec<bool> {
             self.known.knows(path, lines)
         }
         fn take(
             &mut self,
             path: &Path,
-            origin: crate::trace::LineOrigin,
+            origin: tracecost_trace::LineOrigin,
         ) -> Result<(), TraceError> {
             self.taken += 1;
             self.known.take(path, origin)
@@ -246,7 +246,7 @@ pub fn load_inputs_each_known(
     let import_opts = import_options(opts);
     let mut loaded = Loaded::default();
     let mut count = 0usize;
-    let mut counted = |t: Trace, origin: Option<(&Path, crate::trace::LineOrigin)>| {
+    let mut counted = |t: Trace, origin: Option<(&Path, tracecost_trace::LineOrigin)>| {
         count += 1;
         emit(t, origin)
     };
@@ -267,7 +267,7 @@ pub fn load_inputs_each_known(
             &mut loaded,
             known
                 .as_mut()
-                .map(|k| k as &mut dyn crate::trace::KnownLines),
+                .map(|k| k as &mut dyn tracecost_trace::KnownLines),
             &mut counted,
         )?;
     }
@@ -310,12 +310,12 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
                 };
                 let mut failed = None;
                 let mut skip_line = |e: TraceError| part.damaged_lines.push(e.to_string());
-                let read = crate::trace::load_path_each_skipping(
+                let read = tracecost_trace::load_path_each_skipping(
                     &p,
                     progress,
                     None,
                     opts.skip_invalid
-                        .then_some(&mut skip_line as &mut crate::trace::SkipLine<'_>),
+                        .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
                     &mut |t, _| emit(t).map_err(|e| stopped(&mut failed, e, &p)),
                 );
                 if let Some(e) = failed {
@@ -598,7 +598,7 @@ fn read_source(
     opts: &InputOptions,
     progress: &dyn Progress,
     loaded: &mut Loaded,
-    known: Option<&mut dyn crate::trace::KnownLines>,
+    known: Option<&mut dyn tracecost_trace::KnownLines>,
     emit: &mut EmitAt<'_>,
 ) -> Result<(), InputError> {
     let import_opts = &import_options(opts);
@@ -620,12 +620,12 @@ fn read_source(
             let mut failed = None;
             let mut damaged = Vec::new();
             let mut skip_line = |e: TraceError| damaged.push(format!("{e} (line skipped)"));
-            let read = crate::trace::load_path_each_skipping(
+            let read = tracecost_trace::load_path_each_skipping(
                 &path,
                 progress,
                 known,
                 opts.skip_invalid
-                    .then_some(&mut skip_line as &mut crate::trace::SkipLine<'_>),
+                    .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
                 &mut |t, origin| {
                     emit(t, origin.map(|o| (path.as_path(), o)))
                         .map_err(|e| stopped(&mut failed, e, &path))

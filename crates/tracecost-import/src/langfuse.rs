@@ -50,8 +50,8 @@ use super::common::{
     self, Conversations, Counts, IdGen, NewCall, TraceBuilder, Unmapped, message_key,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
-use crate::engine::cache::ProviderKind;
-use crate::trace::{Call, RecordedUsage};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_trace::{Call, RecordedUsage};
 
 /// Imports Langfuse ingestion batches and API observations. Directories
 /// are expanded to their `.json`/`.jsonl` files; files are read in path
@@ -656,9 +656,9 @@ pub(crate) fn request(
 
 /// A generation's request, ready for its call.
 pub(crate) struct Generated {
-    pub messages: Vec<crate::engine::message::Message>,
-    pub prompt: crate::trace::Prompt,
-    pub markers: Option<Vec<crate::engine::wire::Marker>>,
+    pub messages: Vec<tracecost_engine::message::Message>,
+    pub prompt: tracecost_trace::Prompt,
+    pub markers: Option<Vec<tracecost_engine::wire::Marker>>,
 }
 
 /// A count in a usage object, at a flat key or a dotted path

@@ -46,11 +46,11 @@ use super::common::{
     self, Conversations, IdGen, NewCall, ReplyMeta, TraceBuilder, Unmapped, message_key,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
-use crate::engine::cache::ProviderKind;
-use crate::engine::json::RawObject;
-use crate::engine::message::Message;
-use crate::engine::wire::{BlockRef, Marker};
-use crate::trace::{Call, Prompt, RecordedUsage};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::json::RawObject;
+use tracecost_engine::message::Message;
+use tracecost_engine::wire::{BlockRef, Marker};
+use tracecost_trace::{Call, Prompt, RecordedUsage};
 
 /// Imports LangSmith run batches and runs. Directories are expanded to
 /// their `.json`/`.jsonl` files; files are read in path order.

@@ -12,7 +12,6 @@
 //! them (the root crate) or on the generators (`tracecost-gen`, a
 //! dev-dependency only); `tests/cli/crates.rs` at the workspace root holds
 //! its dependencies to a list.
-#![warn(missing_docs)]
 
 pub mod anthropic;
 pub mod bedrock;
@@ -35,15 +34,10 @@ pub(crate) mod time;
 use std::fmt;
 use std::path::PathBuf;
 
-// `crate::engine::…`, `crate::trace::…` and `crate::progress::…` paths, as
-// in the modules that read the message model, the trace model and report
-// progress.
-use tracecost_engine as engine;
-use tracecost_trace as trace;
 use tracecost_trace::progress;
 
 use crate::progress::{Progress, Silent};
-use crate::trace::Trace;
+use tracecost_trace::Trace;
 
 /// Options shared by every importer.
 #[derive(Debug, Clone, Default)]

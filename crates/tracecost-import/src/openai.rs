@@ -55,10 +55,10 @@ use super::common::{
     position_of, read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
-use crate::engine::cache::ProviderKind;
-use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
-use crate::trace::{Call, Prompt};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::json::{RawObject, raw_json, raw_string};
+use tracecost_engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
+use tracecost_trace::{Call, Prompt};
 
 /// Imports OpenAI Chat Completions request bodies, message lists and
 /// request/response logs. Directories are expanded to their `.json`/`.jsonl`

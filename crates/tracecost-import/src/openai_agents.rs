@@ -32,8 +32,8 @@ use serde_json::value::RawValue;
 use super::common::{self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
 use crate::chat::Dialect;
-use crate::engine::cache::ProviderKind;
-use crate::trace::{Call, RecordedUsage};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_trace::{Call, RecordedUsage};
 
 /// Imports OpenAI Agents SDK trace exports. Directories are expanded to
 /// their `.json`/`.jsonl` files; files are read in path order.

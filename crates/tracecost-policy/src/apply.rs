@@ -8,15 +8,15 @@ use super::peers::Clearing;
 pub use super::view::BlockTokens;
 use super::view::{Replacements, clear_message};
 use super::{Cache, Compaction};
-use crate::engine::cache::{
+use tracecost_engine::cache::{
     CacheComposition, HistoryCachePolicy, ManifestCachePolicy, ProviderKind,
 };
-use crate::engine::ledger::{InMemoryLedger, LedgerError};
-use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
-use crate::engine::rewrite::{
+use tracecost_engine::ledger::{InMemoryLedger, LedgerError};
+use tracecost_engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
+use tracecost_engine::rewrite::{
     CompactionPolicy, Compactor, ResultCounts, StubCache, WireBlock, WireMessage, WireView,
 };
-use crate::engine::wire::{BlockRef, Marker, Ttl};
+use tracecost_engine::wire::{BlockRef, Marker, Ttl};
 
 /// One call's wire view under a compaction policy.
 #[derive(Debug, Clone, Default)]
@@ -116,7 +116,7 @@ impl CompactionRun {
 
     /// Gives a `recorded` run what `calls` (the trace's) say was cleared;
     /// other runs are left as they are.
-    pub fn with_record(mut self, calls: &[crate::trace::Call]) -> Self {
+    pub fn with_record(mut self, calls: &[tracecost_trace::Call]) -> Self {
         if let CompactionRun::Recorded { clears, .. } = &mut self {
             clears.clear();
             for c in calls {
@@ -649,7 +649,7 @@ fn apply_clearing<'h>(
 /// TTL the call's record resolves to (the call's entry of
 /// [`super::recorded_ttls`], for a policy whose TTL is
 /// [`super::TtlChoice::Recorded`]); `boundary` is the
-/// view's [`crate::engine::cache::history_boundary`], asked for only by `Cache::Native` (a
+/// view's [`tracecost_engine::cache::history_boundary`], asked for only by `Cache::Native` (a
 /// replay keeps it up to date call by call; others pass
 /// `&|| history_boundary(view)`).
 pub fn markers_for_call(
@@ -765,8 +765,8 @@ fn tail_marker(view: &WireView<'_>) -> Option<BlockRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::cache::history_boundary;
-    use crate::engine::wire::Ttl;
+    use tracecost_engine::cache::history_boundary;
+    use tracecost_engine::wire::Ttl;
 
     struct Chars;
     impl BlockTokens for Chars {
@@ -880,7 +880,7 @@ mod tests {
         // The only plain-text message before the last is the first one.
         assert_eq!(
             at(Cache::Native {
-                manifest: crate::engine::cache::ManifestPosition::Cached,
+                manifest: tracecost_engine::cache::ManifestPosition::Cached,
                 ttl
             }),
             [
@@ -938,7 +938,7 @@ mod tests {
                 Cache::Tail { ttl: from_record },
                 Cache::ClaudeCode { ttl: from_record },
                 Cache::Native {
-                    manifest: crate::engine::cache::ManifestPosition::Cached,
+                    manifest: tracecost_engine::cache::ManifestPosition::Cached,
                     ttl: from_record,
                 },
             ] {
@@ -1080,7 +1080,7 @@ mod tests {
                     _ => None,
                 }))
                 .collect();
-            let mut record: Vec<crate::trace::Call> = Vec::new();
+            let mut record: Vec<tracecost_trace::Call> = Vec::new();
             if !results.is_empty() {
                 let mut picked: Vec<(usize, String)> = picks
                     .iter()
@@ -1091,7 +1091,7 @@ mod tests {
                     .collect();
                 picked.sort();
                 for (from, id) in picked {
-                    record.push(crate::trace::Call { messages: from, cleared: vec![id], ..Default::default() });
+                    record.push(tracecost_trace::Call { messages: from, cleared: vec![id], ..Default::default() });
                 }
             }
             let fresh = || CompactionRun::new(&Compaction::Recorded).with_record(&record);

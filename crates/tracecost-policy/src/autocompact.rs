@@ -29,8 +29,8 @@
 //! the record says (only Claude Code's own records show its compactions).
 
 use crate::BlockTokens;
-use crate::engine::message::{BlockKind, Message, Role};
-use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+use tracecost_engine::message::{BlockKind, Message, Role};
+use tracecost_trace::{Call, Prompt, RecordedUsage, Trace};
 
 /// What Claude Code appends to the context it asks to be summarised (its
 /// own prompt is longer; this one says what the call is for).
@@ -426,8 +426,8 @@ fn trace_without_history(trace: &Trace) -> Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::message::ContentBlock;
-    use crate::trace::RecordedCompaction;
+    use tracecost_engine::message::ContentBlock;
+    use tracecost_trace::RecordedCompaction;
 
     /// One token per character of text.
     struct Chars;
@@ -483,7 +483,7 @@ mod tests {
         Trace {
             name: "t".into(),
             description: String::new(),
-            provider: crate::engine::cache::ProviderKind::Anthropic,
+            provider: tracecost_engine::cache::ProviderKind::Anthropic,
             model: "m".into(),
             status_quo: None,
             project: None,
@@ -491,7 +491,7 @@ mod tests {
             session: None,
             source: None,
             hidden_prefix_tokens: 0,
-            prompts: vec![crate::trace::Prompt::default()],
+            prompts: vec![tracecost_trace::Prompt::default()],
             messages: Vec::new(),
             calls: Vec::new(),
         }
@@ -778,7 +778,7 @@ mod tests {
         /// LangChain's count of each message of the conversation.
         struct Approx<'a>(&'a [Message], &'a [u64]);
         impl BlockTokens for Approx<'_> {
-            fn block_tokens(&self, _: &crate::engine::message::ContentBlock) -> u64 {
+            fn block_tokens(&self, _: &tracecost_engine::message::ContentBlock) -> u64 {
                 0
             }
             fn history_tokens(&self, history: &[Message]) -> u64 {

@@ -11,7 +11,7 @@ use super::{
     Cache, Compaction, Config, DEFAULT_LEDGER_KEEP_LAST, DEFAULT_LEDGER_THRESHOLD,
     DEFAULT_MANIFEST, DEFAULT_TTL, TtlChoice,
 };
-use crate::engine::cache::ManifestPosition;
+use tracecost_engine::cache::ManifestPosition;
 
 /// The options of one policy choice, each `None` when not given.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -419,7 +419,7 @@ impl PolicyFlags {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::wire::Ttl;
+    use tracecost_engine::wire::Ttl;
 
     fn resolve(f: PolicyFlags) -> Result<(String, Vec<String>), String> {
         f.resolve(CacheKind::None)

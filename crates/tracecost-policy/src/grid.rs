@@ -165,7 +165,7 @@ impl GridSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::wire::Ttl;
+    use tracecost_engine::wire::Ttl;
 
     fn strings(g: &GridSpec) -> Result<(Vec<String>, Vec<String>), String> {
         g.expand()

@@ -2,8 +2,8 @@
 //! parameters: the one place the command line's values, its help and the
 //! config-string grammar take them from.
 
-use crate::engine::cache::ManifestPosition;
-use crate::engine::wire::Ttl;
+use tracecost_engine::cache::ManifestPosition;
+use tracecost_engine::wire::Ttl;
 
 /// Ledger: results longer than this many characters are compacted.
 pub const DEFAULT_LEDGER_THRESHOLD: u64 = 8000;
@@ -93,8 +93,8 @@ impl CompactionKind {
     /// Whether the policy can run on `provider`'s API: Anthropic's
     /// server-side clearing and compaction only there, OpenAI's compaction
     /// only on OpenAI's, the others (client-side) on every provider.
-    pub fn runs_on(self, provider: crate::engine::cache::ProviderKind) -> bool {
-        use crate::engine::cache::ProviderKind;
+    pub fn runs_on(self, provider: tracecost_engine::cache::ProviderKind) -> bool {
+        use tracecost_engine::cache::ProviderKind;
         match self {
             CompactionKind::ClearToolUses | CompactionKind::AnthropicCompact => {
                 provider == ProviderKind::Anthropic
@@ -316,8 +316,8 @@ impl CacheKind {
     /// Whether the policy is the cache `provider`'s API runs: markers for
     /// Anthropic, the automatic caches for OpenAI and Gemini; `none` for
     /// every one.
-    pub fn runs_on(self, provider: crate::engine::cache::ProviderKind) -> bool {
-        use crate::engine::cache::ProviderKind;
+    pub fn runs_on(self, provider: tracecost_engine::cache::ProviderKind) -> bool {
+        use tracecost_engine::cache::ProviderKind;
         match self {
             CacheKind::None => true,
             CacheKind::OpenAiAuto => provider == ProviderKind::OpenAi,

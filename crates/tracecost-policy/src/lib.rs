@@ -12,13 +12,6 @@
 //! the engine and the trace model alone and must not depend on what counts
 //! tokens, prices, replays or reports (tests/cli/crates.rs at the workspace
 //! root holds its dependencies to a list).
-#![warn(missing_docs)]
-
-// `crate::<layer>::…` paths to the layers below, as the modules were
-// written inside one crate; the dependencies in Cargo.toml decide what
-// they can reach.
-use tracecost_engine as engine;
-use tracecost_trace as trace;
 
 mod apply;
 pub mod autocompact;
@@ -53,9 +46,9 @@ pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::engine::cache::ManifestPosition;
-use crate::engine::wire::Ttl;
-use crate::trace::{Call, Trace, TraceFacts};
+use tracecost_engine::cache::ManifestPosition;
+use tracecost_engine::wire::Ttl;
+use tracecost_trace::{Call, Trace, TraceFacts};
 
 /// A config string that does not parse.
 ///
@@ -65,8 +58,8 @@ use crate::trace::{Call, Trace, TraceFacts};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "invalid config \"{}\": {}",
-    crate::engine::handle::one_line(input, 200),
-    crate::engine::handle::one_line(reason, 400)
+    tracecost_engine::handle::one_line(input, 200),
+    tracecost_engine::handle::one_line(reason, 400)
 )]
 pub struct ConfigError {
     /// The string given.
@@ -171,7 +164,7 @@ pub enum Compaction {
         summary: u64,
     },
     /// The tool results the client cleared in place, at the calls its
-    /// record says ([`crate::trace::Call::cleared`]): Claude Code's own
+    /// record says ([`tracecost_trace::Call::cleared`]): Claude Code's own
     /// microcompaction, as it ran. On a trace that records none, `off`.
     Recorded,
 }
@@ -332,13 +325,13 @@ impl Config {
         }
         let cache = if trace.has_markers() {
             Cache::Recorded
-        } else if trace.provider() == crate::engine::cache::ProviderKind::OpenAi {
+        } else if trace.provider() == tracecost_engine::cache::ProviderKind::OpenAi {
             // OpenAI caches every prompt whether asked or not.
             Cache::OpenAiAuto {
                 retention: OpenAiRetention::Model,
                 recorded_misses: true,
             }
-        } else if trace.provider() == crate::engine::cache::ProviderKind::Google {
+        } else if trace.provider() == tracecost_engine::cache::ProviderKind::Google {
             // So does Gemini (2.5 and later).
             Cache::GeminiImplicit { idle_minutes: None }
         } else {
@@ -433,12 +426,12 @@ pub fn parse_ttl(v: &str) -> Result<Ttl, String> {
 
 impl Compaction {
     /// The engine's policy, for the ledger.
-    pub fn ledger_policy(&self) -> Option<crate::engine::rewrite::CompactionPolicy> {
+    pub fn ledger_policy(&self) -> Option<tracecost_engine::rewrite::CompactionPolicy> {
         match *self {
             Compaction::Ledger {
                 threshold,
                 keep_last,
-            } => Some(crate::engine::rewrite::CompactionPolicy {
+            } => Some(tracecost_engine::rewrite::CompactionPolicy {
                 size_threshold: threshold,
                 keep_last_n: keep_last,
             }),
@@ -987,7 +980,7 @@ mod tests {
             .parse::<Config>()
             .unwrap_err();
         assert!(e.to_string().contains("in-memory or 24h"), "{e}");
-        use crate::engine::cache::ProviderKind;
+        use tracecost_engine::cache::ProviderKind;
         assert!(CacheKind::OpenAiAuto.runs_on(ProviderKind::OpenAi));
         assert!(!CacheKind::OpenAiAuto.runs_on(ProviderKind::Anthropic));
         assert!(!CacheKind::Tail.runs_on(ProviderKind::OpenAi));

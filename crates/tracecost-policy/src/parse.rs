@@ -138,11 +138,11 @@ impl Cache {
                     ttl = TtlChoice::parse(v).map_err(|r| err(input, r))?
                 }
                 (CacheKind::Native, "manifest") => {
-                    manifest = v
-                        .parse()
-                        .map_err(|e: crate::engine::cache::CacheConfigError| {
-                            err(input, e.to_string())
-                        })?
+                    manifest =
+                        v.parse()
+                            .map_err(|e: tracecost_engine::cache::CacheConfigError| {
+                                err(input, e.to_string())
+                            })?
                 }
                 (CacheKind::Native, _) => return Err(unknown(input, name, k, "manifest, ttl")),
                 _ if kind.has_ttl() => return Err(unknown(input, name, k, "ttl")),

@@ -37,8 +37,8 @@ use super::peers::{
     ANTHROPIC_CLEARED_PLACEHOLDER, LANGCHAIN_PLACEHOLDER, PeerParams, ReprCache, message_tokens,
 };
 use super::view::{BlockTokens, Replacements, clear_message};
-use crate::engine::message::{BlockKind, ContentBlock, Message};
-use crate::engine::rewrite::WireView;
+use tracecost_engine::message::{BlockKind, ContentBlock, Message};
+use tracecost_engine::rewrite::WireView;
 
 /// What a peer has seen and decided over the messages scanned so far.
 #[derive(Debug, Default)]

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use crate::engine::message::{BlockKind, Content, Message, ToolResultContent};
+use tracecost_engine::message::{BlockKind, Content, Message, ToolResultContent};
 
 /// The text the Anthropic API puts in place of a cleared tool result. The
 /// exact server string is not published; this stands in for it (its few
@@ -355,7 +355,7 @@ pub(super) fn message_tokens(
     };
     match (m.role(), m.content()) {
         (role, Content::Text(t)) => add(t.chars().count() + role_name(role).len(), 0),
-        (crate::engine::message::Role::User, Content::Blocks(blocks)) => {
+        (tracecost_engine::message::Role::User, Content::Blocks(blocks)) => {
             // Consecutive non-result blocks form one HumanMessage.
             let (mut human_chars, mut human_images, mut open) = (0usize, 0u64, false);
             for b in blocks {
@@ -400,7 +400,7 @@ pub(super) fn message_tokens(
                 add(human_chars + "user".len(), human_images * 85);
             }
         }
-        (crate::engine::message::Role::Assistant, Content::Blocks(blocks)) => {
+        (tracecost_engine::message::Role::Assistant, Content::Blocks(blocks)) => {
             if let [only] = blocks.as_slice()
                 && let BlockKind::Text { text } = only.kind()
             {
@@ -411,7 +411,7 @@ pub(super) fn message_tokens(
                 let json = match b.kind() {
                     BlockKind::ToolUse { id, .. } if inputs_cleared(id) => {
                         let mut f = b.fields().clone();
-                        f.set("input", crate::engine::json::raw_json("{}".to_owned()));
+                        f.set("input", tracecost_engine::json::raw_json("{}".to_owned()));
                         f.to_json()
                     }
                     _ => b.to_json(),
@@ -424,10 +424,10 @@ pub(super) fn message_tokens(
     tokens
 }
 
-fn role_name(role: crate::engine::message::Role) -> &'static str {
+fn role_name(role: tracecost_engine::message::Role) -> &'static str {
     match role {
-        crate::engine::message::Role::User => "user",
-        crate::engine::message::Role::Assistant => "assistant",
+        tracecost_engine::message::Role::User => "user",
+        tracecost_engine::message::Role::Assistant => "assistant",
     }
 }
 

@@ -14,8 +14,8 @@
 
 use std::fmt;
 
-use crate::engine::message::{BlockKind, Message, Role};
-use crate::trace::Trace;
+use tracecost_engine::message::{BlockKind, Message, Role};
+use tracecost_trace::Trace;
 
 /// `clear_thinking_20251015`'s default: the last thinking turn kept.
 pub const DEFAULT_CLEAR_THINKING_KEEP: usize = 1;
@@ -113,13 +113,13 @@ impl fmt::Display for ClearThinking {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Call, Prompt};
+    use tracecost_trace::{Call, Prompt};
 
     fn trace(messages: &[&str], calls: &[usize]) -> Trace {
         Trace {
             name: "t".into(),
             description: String::new(),
-            provider: crate::engine::cache::ProviderKind::Anthropic,
+            provider: tracecost_engine::cache::ProviderKind::Anthropic,
             model: "m".into(),
             status_quo: None,
             project: None,

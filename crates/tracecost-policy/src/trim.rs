@@ -22,7 +22,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::message::{BlockKind, Content, ContentBlock, Message, Role, ToolResultContent};
+use tracecost_engine::message::{
+    BlockKind, Content, ContentBlock, Message, Role, ToolResultContent,
+};
 
 /// `ToolOutputTrimmer`'s parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -173,7 +175,7 @@ fn prefix(s: &str, n: u64) -> &str {
 /// message that keeps its role in `source_role`).
 fn sent_as_user(m: &Message) -> bool {
     m.fields()
-        .get(crate::trace::SOURCE_ROLE)
+        .get(tracecost_trace::SOURCE_ROLE)
         .is_none_or(|r| r.get() == "\"user\"")
 }
 

@@ -13,8 +13,8 @@
 use std::fmt;
 
 use super::kinds::DEFAULT_TTL;
-use crate::engine::wire::Ttl;
-use crate::trace::{Call, RecordedUsage};
+use tracecost_engine::wire::Ttl;
+use tracecost_trace::{Call, RecordedUsage};
 
 /// The TTL a cache policy gives its markers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

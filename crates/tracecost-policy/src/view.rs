@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::engine::json::raw_json;
-use crate::engine::message::{BlockKind, ContentBlock, Message};
-use crate::engine::rewrite::{WireBlock, WireMessage};
+use tracecost_engine::json::raw_json;
+use tracecost_engine::message::{BlockKind, ContentBlock, Message};
+use tracecost_engine::rewrite::{WireBlock, WireMessage};
 
 /// Token counts of single blocks, supplied by the cost model (policies that
 /// trigger on tokens need them; the policy layer does not count itself).

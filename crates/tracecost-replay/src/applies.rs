@@ -2,9 +2,9 @@
 //! pair checked once, before anything runs, and the answer kept for the
 //! sweep, the fleet's "skipped" note and the totals to read.
 
-use crate::cost::pricing::Pricing;
-use crate::policy::Config;
-use crate::trace::TraceFacts;
+use tracecost_cost::pricing::Pricing;
+use tracecost_policy::Config;
+use tracecost_trace::TraceFacts;
 
 use super::{ReplayError, check_config, check_model};
 
@@ -203,7 +203,7 @@ fn set_bit(bits: &mut [u64], i: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Trace, load_str};
+    use tracecost_trace::{Trace, load_str};
 
     /// A trace of `provider` whose one call recorded a marker when `marked`.
     fn trace(name: &str, provider: &str, marked: bool) -> Trace {

@@ -1,7 +1,7 @@
 //! A summarising policy replayed (Claude Code's autocompact, Anthropic's
 //! and OpenAI's server-side compaction, LangChain's summarisation): the
 //! trace cut into its parts at each summarising call
-//! ([`crate::policy::autocompact`]), each part sent as it is, the parts replayed in start-time order against one cache (so the
+//! ([`tracecost_policy::autocompact`]), each part sent as it is, the parts replayed in start-time order against one cache (so the
 //! system prompt and tools stay a cached prefix across the summary and
 //! what follows it is written anew), and their results joined back into
 //! the trace's, the summary calls counted apart.
@@ -9,12 +9,12 @@
 use std::collections::BTreeMap;
 
 use crate::breakdown::{Breakdown, CauseWrites, ModelBill};
-use crate::engine::message::{ContentBlock, Message};
-use crate::policy::autocompact::{Part, split};
-use crate::policy::{BlockTokens, Config};
 use crate::{
     CallResult, PreparedTrace, ReplayContext, ReplayError, ReplayResult, count_block, fidelity,
 };
+use tracecost_engine::message::{ContentBlock, Message};
+use tracecost_policy::autocompact::{Part, split};
+use tracecost_policy::{BlockTokens, Config};
 
 /// The parts `prepared`'s trace is cut into under `config` (one part, the
 /// trace itself, under any other compaction or below the trigger).
@@ -44,7 +44,7 @@ pub fn parts(
         per_message: price.framing.per_message,
     };
     let cal = &prepared.calibration;
-    let fixed = |call: &crate::trace::Call| -> u64 {
+    let fixed = |call: &tracecost_trace::Call| -> u64 {
         let of = |v: &Vec<Vec<crate::BlockCount>>| {
             v.get(call.prompt).map_or(0, |cs| {
                 cs.iter().map(|c| c.tokens(cal, tokens.per_block)).sum()
@@ -58,7 +58,7 @@ pub fn parts(
     // read again), as that call recorded it; else as Claude Code counted
     // it (`postTokens`), else as its summary's text. One it does not
     // show, the config's size.
-    let make = |k: usize, after: Option<&crate::trace::Call>| {
+    let make = |k: usize, after: Option<&tracecost_trace::Call>| {
         let tokens = after
             .and_then(|c| {
                 let left = c
@@ -78,7 +78,7 @@ pub fn parts(
 
 /// The `k`-th summary (from 0): a user message of about `tokens` tokens,
 /// each summary its own text (two summaries are never one cached prefix).
-pub fn summary_message(k: usize, tokens: u64, memo: &crate::cost::tokens::TokenMemo) -> Message {
+pub fn summary_message(k: usize, tokens: u64, memo: &tracecost_cost::tokens::TokenMemo) -> Message {
     const UNIT: &str = "What was done, what was found, what is left. ";
     const PER: usize = 64;
     let per = memo.count(&UNIT.repeat(PER)).max(1);
@@ -96,7 +96,7 @@ pub fn summary_message(k: usize, tokens: u64, memo: &crate::cost::tokens::TokenM
 /// does not hold (the summary, the instruction).
 struct Counted<'a> {
     prepared: &'a PreparedTrace<'a>,
-    memo: &'a crate::cost::tokens::TokenMemo,
+    memo: &'a tracecost_cost::tokens::TokenMemo,
     per_block: u64,
     per_message: u64,
 }

@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::pricing::{CostBreakdown, Usage};
 use crate::explain::CacheCause;
+use tracecost_cost::pricing::{CostBreakdown, Usage};
 
 /// The cause of a write that only appends to what the cache held.
 pub const NEW_CONTENT: &str = "new_content";
@@ -238,7 +238,7 @@ mod tests {
             1_500,
             Some(CacheCause::TtlExpired {
                 gap_ms: 600_000,
-                ttl: crate::cost::cache_sim::Hold::from_ms(300_000),
+                ttl: tracecost_cost::cache_sim::Hold::from_ms(300_000),
             }),
         );
         // A compaction inside the prefix: 1,500 cached, 900 read, so 600

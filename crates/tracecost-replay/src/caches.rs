@@ -1,11 +1,11 @@
 //! The prompt cache each config's replay runs against: the simulator of
 //! the provider and model its cache policy names.
 
-use crate::cost::automatic_cache::{AutomaticCache, Retention};
-use crate::cost::cache_sim::CacheSim;
-use crate::cost::pricing::ModelPrice;
-use crate::cost::prompt_cache::PromptCache;
-use crate::policy::{Cache, Config};
+use tracecost_cost::automatic_cache::{AutomaticCache, Retention};
+use tracecost_cost::cache_sim::CacheSim;
+use tracecost_cost::pricing::ModelPrice;
+use tracecost_cost::prompt_cache::PromptCache;
+use tracecost_policy::{Cache, Config};
 
 use super::{PreparedTrace, ReplayContext, ReplayError};
 
@@ -116,8 +116,8 @@ pub fn prompt_cache(
     price: &ModelPrice,
     fitted_idle_ms: Option<u64>,
 ) -> Box<dyn PromptCache> {
-    use crate::cost::openai_breakpoints::{DEFAULT_TTL_MS, LONG_TTL_MS, OpenAiBreakpointCache};
-    use crate::policy::OpenAiRetention;
+    use tracecost_cost::openai_breakpoints::{DEFAULT_TTL_MS, LONG_TTL_MS, OpenAiBreakpointCache};
+    use tracecost_policy::OpenAiRetention;
     match cache {
         Cache::OpenAiAuto { retention, .. } if price.breakpoint_cache => {
             Box::new(OpenAiBreakpointCache::new(match retention {
@@ -129,12 +129,14 @@ pub fn prompt_cache(
         // The explicit breakpoints carry their own TTL (a 1-hour marker
         // asks for 12 hours); the implicit one is held the default.
         Cache::OpenAiBreakpoints { .. } => Box::new(OpenAiBreakpointCache::new(DEFAULT_TTL_MS)),
-        Cache::GeminiExplicit => Box::new(crate::cost::explicit_cache::ExplicitCache::new()),
+        Cache::GeminiExplicit => Box::new(tracecost_cost::explicit_cache::ExplicitCache::new()),
         Cache::GeminiImplicit { idle_minutes } => {
             Box::new(AutomaticCache::gemini(Retention::InMemory {
                 idle_ms: match idle_minutes {
                     Some(m) => u64::from(*m) * 60_000,
-                    None => fitted_idle_ms.unwrap_or(crate::cost::automatic_cache::DEFAULT_IDLE_MS),
+                    None => {
+                        fitted_idle_ms.unwrap_or(tracecost_cost::automatic_cache::DEFAULT_IDLE_MS)
+                    }
                 },
             }))
         }
@@ -143,8 +145,9 @@ pub fn prompt_cache(
                 // A fitted idle time past in-memory retention's hour is
                 // the record showing extended retention.
                 (OpenAiRetention::Model, Some(_))
-                    if fitted_idle_ms
-                        .is_some_and(|ms| ms > crate::cost::automatic_cache::MAX_IN_MEMORY_MS) =>
+                    if fitted_idle_ms.is_some_and(|ms| {
+                        ms > tracecost_cost::automatic_cache::MAX_IN_MEMORY_MS
+                    }) =>
                 {
                     Retention::Extended
                 }
@@ -167,7 +170,7 @@ pub fn prompt_cache(
 /// Anthropic's rules (every policy [`prompt_cache`] runs on them): a marker
 /// holds 5 minutes or an hour, refreshed on each read, and the simulator
 /// starts afresh after that long without a request
-/// ([`LONGEST_HOLD_MS`](crate::cost::cache_sim::LONGEST_HOLD_MS)). `None`
+/// ([`LONGEST_HOLD_MS`](tracecost_cost::cache_sim::LONGEST_HOLD_MS)). `None`
 /// for the other providers' caches, which a replay makes for the first
 /// trace of each model that meets them (the idle time its record shows,
 /// [`SharedCaches`]), so a replay started afresh could run another cache.
@@ -177,6 +180,6 @@ pub fn longest_hold_ms(cache: &Cache) -> Option<u64> {
         | Cache::OpenAiBreakpoints { .. }
         | Cache::GeminiExplicit
         | Cache::GeminiImplicit { .. } => None,
-        _ => Some(crate::cost::cache_sim::LONGEST_HOLD_MS),
+        _ => Some(tracecost_cost::cache_sim::LONGEST_HOLD_MS),
     }
 }

@@ -1,10 +1,10 @@
 //! Whether a config can apply to a trace: its cache and compaction
 //! policies must be ones the trace's provider runs.
 
-use crate::cost::pricing::ModelPrice;
-use crate::engine::cache::ProviderKind;
-use crate::policy::{Cache, Config};
-use crate::trace::TraceFacts;
+use tracecost_cost::pricing::ModelPrice;
+use tracecost_engine::cache::ProviderKind;
+use tracecost_policy::{Cache, Config};
+use tracecost_trace::TraceFacts;
 
 use super::ReplayError;
 
@@ -22,7 +22,7 @@ pub fn check_config(
     config: &Config,
 ) -> Result<(), ReplayError> {
     let kind = config.cache.kind();
-    let markers = kind.places_markers() && kind != crate::policy::CacheKind::Recorded;
+    let markers = kind.places_markers() && kind != tracecost_policy::CacheKind::Recorded;
     if markers && !trace.provider().speaks_cache_control() {
         return Err(ReplayError::Config {
             trace: trace_label(trace),
@@ -91,10 +91,10 @@ pub fn check_config(
         });
     }
     if config.cache == Cache::Recorded && !trace.has_markers() {
-        let others: Vec<&str> = crate::policy::CacheKind::ALL
+        let others: Vec<&str> = tracecost_policy::CacheKind::ALL
             .into_iter()
-            .filter(|k| *k != crate::policy::CacheKind::Recorded && k.runs_on(trace.provider()))
-            .map(crate::policy::CacheKind::name)
+            .filter(|k| *k != tracecost_policy::CacheKind::Recorded && k.runs_on(trace.provider()))
+            .map(tracecost_policy::CacheKind::name)
             .collect();
         return Err(ReplayError::Config {
             trace: trace_label(trace),
@@ -104,7 +104,7 @@ pub fn check_config(
                 if trace.provider().speaks_cache_control() {
                     format!(
                         " ({} replays what Claude Code does)",
-                        crate::policy::CacheKind::ClaudeCode.name()
+                        tracecost_policy::CacheKind::ClaudeCode.name()
                     )
                 } else {
                     String::new()
@@ -145,7 +145,7 @@ pub fn check_model(
                 "cache policy {} bills cached contents' storage by the hour, and no storage price is known for {}; choose {} instead",
                 config.cache,
                 price.id,
-                crate::policy::CacheKind::GeminiImplicit.name()
+                tracecost_policy::CacheKind::GeminiImplicit.name()
             ),
         });
     }
@@ -156,7 +156,7 @@ pub fn check_model(
                 "cache policy {} places prompt_cache_breakpoints, which only GPT-5.6 and later take; {} caches automatically: choose {} instead",
                 config.cache,
                 price.id,
-                crate::policy::CacheKind::OpenAiAuto.name()
+                tracecost_policy::CacheKind::OpenAiAuto.name()
             ),
         });
     }

@@ -24,7 +24,7 @@
 
 use serde::Serialize;
 
-use crate::cost::cache_sim::{EntryState, Hold, LOOKBACK_POSITIONS, PrefixBlock, PrefixKind};
+use tracecost_cost::cache_sim::{EntryState, Hold, LOOKBACK_POSITIONS, PrefixBlock, PrefixKind};
 
 // Kept small (16 bytes): every simulated call of every config holds one.
 fn kind_str<S: serde::Serializer>(kind: &PrefixKind, s: S) -> Result<S::Ok, S::Error> {
@@ -361,8 +361,8 @@ pub(crate) fn classify(f: &Facts<'_>) -> Option<CacheCause> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::tokens::ContentHash;
-    use crate::engine::wire::Ttl;
+    use tracecost_cost::tokens::ContentHash;
+    use tracecost_engine::wire::Ttl;
 
     fn blocks(kinds: &[(PrefixKind, Option<usize>)]) -> Vec<PrefixBlock> {
         kinds

@@ -10,13 +10,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cost::cache_sim::{Breakpoint, EntryState, PrefixBlock, PrefixIndex, PrefixKind};
-use crate::cost::pricing::{CostBreakdown, ModelPrice, Usage, is_regional_id};
-use crate::cost::prompt_cache::PromptCache;
-use crate::cost::tokens::FastBuild;
-use crate::engine::wire::Ttl;
-use crate::policy::{Compaction, CompactionRun, Config, markers_for_call};
-use crate::trace::{RecordedModifiers, Trace};
+use tracecost_cost::cache_sim::{Breakpoint, EntryState, PrefixBlock, PrefixIndex, PrefixKind};
+use tracecost_cost::pricing::{CostBreakdown, ModelPrice, Usage, is_regional_id};
+use tracecost_cost::prompt_cache::PromptCache;
+use tracecost_cost::tokens::FastBuild;
+use tracecost_engine::wire::Ttl;
+use tracecost_policy::{Compaction, CompactionRun, Config, markers_for_call};
+use tracecost_trace::{RecordedModifiers, Trace};
 
 use super::breakdown::{BreakdownSum, ClassBill, PricedCall};
 use super::explain;
@@ -327,7 +327,7 @@ impl<'a> PlanLog<'a> {
             *at += 1;
             let message = take_varint(bytes, at).checked_sub(1).map(|m| m as usize);
             appended.push(PrefixBlock {
-                key: crate::cost::tokens::ContentHash(key),
+                key: tracecost_cost::tokens::ContentHash(key),
                 tokens,
                 kind,
                 message,
@@ -551,7 +551,7 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
                 .and_then(|l| req.boundary_at[l]);
             // The engine's rule, scanned back: what the kept boundary
             // must equal (checked where tests run, not in releases).
-            debug_assert_eq!(kept, crate::engine::cache::history_boundary(view));
+            debug_assert_eq!(kept, tracecost_engine::cache::history_boundary(view));
             kept
         };
         let name = &trace.name;
@@ -760,7 +760,7 @@ impl<'a> Simulator<'a> {
             for (c, sim) in self.configs.iter().zip(sims.iter_mut()) {
                 if !matches!(
                     c.cache,
-                    crate::policy::Cache::OpenAiAuto {
+                    tracecost_policy::Cache::OpenAiAuto {
                         recorded_misses: true,
                         ..
                     }
@@ -984,7 +984,7 @@ struct SharedCall<'a> {
 struct RecordedCall {
     messages: usize,
     /// Whether the record counts cache writes
-    /// ([`crate::trace::RecordedUsage::counts_writes`]).
+    /// ([`tracecost_trace::RecordedUsage::counts_writes`]).
     counts_writes: bool,
     usage: Option<Usage>,
     cost_usd: Option<f64>,
@@ -1110,7 +1110,7 @@ impl ConfigCalls {
             let cache_creation = (flags & 1 == 1).then(|| {
                 let m5 = take_varint(&self.usage, &mut at);
                 let h1 = take_varint(&self.usage, &mut at);
-                crate::cost::pricing::CacheCreation {
+                tracecost_cost::pricing::CacheCreation {
                     ephemeral_5m_input_tokens: m5,
                     ephemeral_1h_input_tokens: h1,
                 }
@@ -1244,7 +1244,7 @@ fn bill(
         .map_or(EntryState::Absent, |key| sim.entry_state(key, now_ms));
     let outcome = sim
         .simulate_indexed(
-            &crate::cost::cache_sim::SimRequest {
+            &tracecost_cost::cache_sim::SimRequest {
                 model: p.price,
                 start_ms: p.start_ms,
                 breakpoints,
@@ -1311,7 +1311,7 @@ fn bill(
 #[cfg(test)]
 mod window_tests {
     use super::over_window;
-    use crate::cost::pricing::{Pricing, Usage};
+    use tracecost_cost::pricing::{Pricing, Usage};
 
     #[test]
     fn a_call_the_record_shows_billed_is_never_over_the_window() {
@@ -1333,14 +1333,14 @@ mod window_tests {
 #[cfg(test)]
 mod tests {
     use super::{ConfigCalls, PlanLog, Planned};
-    use crate::cost::cache_sim::{PrefixBlock, PrefixKind};
-    use crate::cost::pricing::{CacheCreation, Usage};
-    use crate::cost::pricing::{ModelPrice, Pricing};
-    use crate::cost::tokens::ContentHash;
-    use crate::engine::wire::Ttl;
     use crate::explain::CacheCause;
     use crate::prepare::SharedState;
     use proptest::prelude::*;
+    use tracecost_cost::cache_sim::{PrefixBlock, PrefixKind};
+    use tracecost_cost::pricing::{CacheCreation, Usage};
+    use tracecost_cost::pricing::{ModelPrice, Pricing};
+    use tracecost_cost::tokens::ContentHash;
+    use tracecost_engine::wire::Ttl;
 
     fn count() -> impl Strategy<Value = u64> {
         prop_oneof![0..=100_000u64, 0..=u64::from(u32::MAX), any::<u64>()]
@@ -1375,7 +1375,7 @@ mod tests {
             Just(CacheCause::Evicted),
             (any::<u64>(), any::<u32>()).prop_map(|(gap_ms, secs)| CacheCause::TtlExpired {
                 gap_ms,
-                ttl: crate::cost::cache_sim::Hold::from_ms(u64::from(secs) * 1000),
+                ttl: tracecost_cost::cache_sim::Hold::from_ms(u64::from(secs) * 1000),
             }),
             any::<u32>().prop_map(|block| CacheCause::ToolsChanged { block }),
             (any::<u32>(), any::<u32>())

@@ -9,15 +9,7 @@
 //! measures; it must not depend on the importers, the generators, the
 //! application or the report (tests/cli/crates.rs at the workspace root holds
 //! its dependencies to a list).
-#![warn(missing_docs)]
 
-// `crate::<layer>::…` paths to the layers below, as the modules were
-// written inside one crate; the dependencies in Cargo.toml decide what
-// they can reach.
-use tracecost_cost as cost;
-use tracecost_engine as engine;
-use tracecost_policy as policy;
-use tracecost_trace as trace;
 use tracecost_trace::progress;
 
 mod applies;
@@ -52,14 +44,14 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::cache_sim::SimError;
-use crate::cost::pricing::{Pricing, PricingError, Usage};
-use crate::cost::tokens::{FastBuild, TokenMemo};
-use crate::engine::ledger::LedgerError;
-use crate::engine::message::{BlockKind, ContentBlock};
-use crate::policy::{BlockTokens, Config};
 use crate::progress::Progress;
-use crate::trace::{RecordedUsage, Trace};
+use tracecost_cost::cache_sim::SimError;
+use tracecost_cost::pricing::{Pricing, PricingError, Usage};
+use tracecost_cost::tokens::{FastBuild, TokenMemo};
+use tracecost_engine::ledger::LedgerError;
+use tracecost_engine::message::{BlockKind, ContentBlock};
+use tracecost_policy::{BlockTokens, Config};
+use tracecost_trace::{RecordedUsage, Trace};
 
 /// Why a replay could not run.
 #[derive(Debug, thiserror::Error)]
@@ -568,7 +560,7 @@ struct TotalsDoc {
     input_tokens: Option<u64>,
     cache_creation_input_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
-    cache_creation: Option<crate::cost::pricing::CacheCreation>,
+    cache_creation: Option<tracecost_cost::pricing::CacheCreation>,
     output_tokens: Option<u64>,
     cost_usd: f64,
     recorded_cost_usd: Option<f64>,
@@ -664,7 +656,7 @@ pub fn recorded_usage(r: &RecordedUsage) -> Usage {
         output_tokens: r.output_tokens.unwrap_or(0),
     };
     if e5.is_some() || e1.is_some() {
-        u.cache_creation = Some(crate::cost::pricing::CacheCreation {
+        u.cache_creation = Some(tracecost_cost::pricing::CacheCreation {
             ephemeral_5m_input_tokens: e5.unwrap_or(0),
             ephemeral_1h_input_tokens: e1.unwrap_or(0),
         });
@@ -708,7 +700,7 @@ impl BlockTokens for RunTokens<'_> {
         c.tokens(&self.calibration, self.framing_block)
     }
 
-    fn history_tokens(&self, history: &[crate::engine::message::Message]) -> u64 {
+    fn history_tokens(&self, history: &[tracecost_engine::message::Message]) -> u64 {
         match self
             .prepared
             .prefix_tokens(history, self.framing_block, self.framing_message)
@@ -1010,7 +1002,7 @@ pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
             t.recorded_calls += 1;
         }
     }
-    t.usage.cache_creation = Some(crate::cost::pricing::CacheCreation {
+    t.usage.cache_creation = Some(tracecost_cost::pricing::CacheCreation {
         ephemeral_5m_input_tokens: w5,
         ephemeral_1h_input_tokens: w1,
     });

@@ -24,11 +24,11 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::recall_size::{SIZE_BUCKETS, size_bucket};
-use crate::cost::tokens::FastBuild;
-use crate::engine::handle::mem_id;
-use crate::engine::message::{BlockKind, ToolResultContent};
-use crate::engine::recall::RECALL_TOOL_NAME;
-use crate::trace::Trace;
+use tracecost_cost::tokens::FastBuild;
+use tracecost_engine::handle::mem_id;
+use tracecost_engine::message::{BlockKind, ToolResultContent};
+use tracecost_engine::recall::RECALL_TOOL_NAME;
+use tracecost_trace::Trace;
 
 /// The recalls of one tool and size bucket.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -239,12 +239,12 @@ fn recalled_id(input: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::pricing::Pricing;
-    use crate::cost::tokens::{CharsPerToken, TokenMemo};
-    use crate::engine::rewrite::{CompactionPolicy, ResultCounts};
-    use crate::policy::Config;
     use crate::sweep::{TraceSweep, sweep_trace};
     use crate::{PreparedTrace, ReplayContext, ReplayOptions};
+    use tracecost_cost::pricing::Pricing;
+    use tracecost_cost::tokens::{CharsPerToken, TokenMemo};
+    use tracecost_engine::rewrite::{CompactionPolicy, ResultCounts};
+    use tracecost_policy::Config;
 
     fn sweep(trace: &Trace, configs: &[&str]) -> TraceSweep {
         let pricing = Pricing::builtin();

@@ -42,9 +42,11 @@ use serde::Serialize;
 use super::CompactedAt;
 pub use super::recall_observed::{Observed, ObservedCell};
 pub use super::recall_size::{COINCIDENCE, Coincidence, SIZE_BUCKETS, size_bucket};
-use crate::cost::tokens::FastBuild;
-use crate::engine::message::{BlockKind, Content, ContentBlock, Message, Role, ToolResultContent};
-use crate::trace::Trace;
+use tracecost_cost::tokens::FastBuild;
+use tracecost_engine::message::{
+    BlockKind, Content, ContentBlock, Message, Role, ToolResultContent,
+};
+use tracecost_trace::Trace;
 
 /// The chances of coincidental evidence in a result of `chars`.
 fn coincidence(chars: u64) -> Coincidence {
@@ -981,8 +983,8 @@ impl RiskIndex {
 mod tests {
     use super::*;
     use crate::CallResult;
-    use crate::cost::pricing::Usage;
-    use crate::trace::load_str;
+    use tracecost_cost::pricing::Usage;
+    use tracecost_trace::load_str;
 
     fn call(index: usize, compacted: &[&str]) -> CallResult {
         CallResult {

@@ -9,14 +9,14 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::cost::cache_sim::{Breakpoint, PrefixBlock, PrefixIndex, PrefixKind};
-use crate::cost::pricing::{ModelPrice, ToolChoice};
-use crate::cost::tokens::{FastBuild, TokenMemo};
-use crate::engine::cache::plain_text_blocks;
-use crate::engine::message::{ContentBlock, ToolDefinition};
-use crate::engine::rewrite::{WireBlock, WireMessage, WireView};
-use crate::engine::wire::{BlockRef, Marker, message_json};
-use crate::policy::{CompactionRun, ViewState};
+use tracecost_cost::cache_sim::{Breakpoint, PrefixBlock, PrefixIndex, PrefixKind};
+use tracecost_cost::pricing::{ModelPrice, ToolChoice};
+use tracecost_cost::tokens::{FastBuild, TokenMemo};
+use tracecost_engine::cache::plain_text_blocks;
+use tracecost_engine::message::{ContentBlock, ToolDefinition};
+use tracecost_engine::rewrite::{WireBlock, WireMessage, WireView};
+use tracecost_engine::wire::{BlockRef, Marker, message_json};
+use tracecost_policy::{CompactionRun, ViewState};
 
 use super::explain;
 use super::prepare::{
@@ -432,7 +432,7 @@ impl<'t> Request<'t> {
 /// longer the block an earlier prompt cached.
 fn dropped_reasoning(mi: usize, framing: u64) -> PrefixBlock {
     PrefixBlock {
-        key: crate::cost::tokens::ContentHash::of(b"reasoning dropped by the API"),
+        key: tracecost_cost::tokens::ContentHash::of(b"reasoning dropped by the API"),
         tokens: framing,
         kind: PrefixKind::Thinking,
         message: Some(mi),
@@ -460,7 +460,7 @@ pub(super) fn flatten_message(
         None => {
             if wm.source.blocks().is_empty() {
                 let c = counts.first().copied().unwrap_or(BlockCount {
-                    key: crate::cost::tokens::ContentHash::of(b""),
+                    key: tracecost_cost::tokens::ContentHash::of(b""),
                     raw_tokens: 0,
                     scale: Scale::Content,
                 });

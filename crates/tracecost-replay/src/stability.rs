@@ -12,14 +12,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::engine::ledger::LedgerError;
 use std::sync::Arc;
+use tracecost_engine::ledger::LedgerError;
 
-use crate::engine::message::{BlockKind, ContentBlock, Message};
-use crate::engine::rewrite::{WireBlock, WireMessage, WireView};
-use crate::engine::wire::message_json;
-use crate::policy::{BlockTokens, CompactionRun, ViewState};
-use crate::trace::Trace;
+use tracecost_engine::message::{BlockKind, ContentBlock, Message};
+use tracecost_engine::rewrite::{WireBlock, WireMessage, WireView};
+use tracecost_engine::wire::message_json;
+use tracecost_policy::{BlockTokens, CompactionRun, ViewState};
+use tracecost_trace::Trace;
 
 /// Something that produces the wire view of each call of one trace, in
 /// call order (the policy under test; tests substitute faulty ones).
@@ -394,10 +394,10 @@ fn compaction_changes(before: &[Arc<str>], now: &[Arc<str>]) -> (Vec<Arc<str>>, 
     (new, gone)
 }
 
-fn message_tokens(m: &crate::engine::rewrite::WireMessage<'_>, tokens: &dyn BlockTokens) -> u64 {
+fn message_tokens(m: &tracecost_engine::rewrite::WireMessage<'_>, tokens: &dyn BlockTokens) -> u64 {
     match (&m.blocks, m.source.content()) {
-        (None, crate::engine::message::Content::Text(t)) => {
-            tokens.block_tokens(&crate::engine::message::ContentBlock::text(t))
+        (None, tracecost_engine::message::Content::Text(t)) => {
+            tokens.block_tokens(&tracecost_engine::message::ContentBlock::text(t))
         }
         _ => m.sent_blocks().map(|b| tokens.block_tokens(b)).sum(),
     }
@@ -451,16 +451,16 @@ fn window(s: &str, offset: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::handle::Handle;
-    use crate::engine::ledger::{InMemoryLedger, Recorded, ToolResultLedger};
-    use crate::engine::rewrite::{CompactionPolicy, Compactor};
-    use crate::policy::PolicyView;
-    use crate::trace::load_str;
     use std::sync::atomic::{AtomicU64, Ordering};
+    use tracecost_engine::handle::Handle;
+    use tracecost_engine::ledger::{InMemoryLedger, Recorded, ToolResultLedger};
+    use tracecost_engine::rewrite::{CompactionPolicy, Compactor};
+    use tracecost_policy::PolicyView;
+    use tracecost_trace::load_str;
 
     struct Chars;
     impl BlockTokens for Chars {
-        fn block_tokens(&self, b: &crate::engine::message::ContentBlock) -> u64 {
+        fn block_tokens(&self, b: &tracecost_engine::message::ContentBlock) -> u64 {
             b.to_json().len() as u64
         }
     }
@@ -637,11 +637,11 @@ mod tests {
     impl Swapped {
         fn view<'h>(&mut self, history: &'h [Message]) -> Result<PolicyView<'h>, LedgerError> {
             self.calls += 1;
-            let mut view = crate::engine::rewrite::WireView::unchanged(history);
+            let mut view = tracecost_engine::rewrite::WireView::unchanged(history);
             if self.calls >= self.from {
                 // Leaked so the view may borrow it for 'h (a test only).
                 let other: &'h Message = Box::leak(Box::new(self.other.clone()));
-                view.messages[0] = crate::engine::rewrite::WireMessage::unchanged(other);
+                view.messages[0] = tracecost_engine::rewrite::WireMessage::unchanged(other);
             }
             Ok(PolicyView {
                 view,
@@ -688,7 +688,10 @@ mod tests {
             "langchain-clear:trigger=100,keep=1+none",
             "langchain-clear:trigger=100,keep=1,at-least=200+none",
         ] {
-            let compaction = config.parse::<crate::policy::Config>().unwrap().compaction;
+            let compaction = config
+                .parse::<tracecost_policy::Config>()
+                .unwrap()
+                .compaction;
             let mut run = CompactionRun::new(&compaction);
             let rebuilt = check(&t, &mut full(|h| run.view(h, 0, &Chars)), &Chars).unwrap();
             let mut source = RunSource {

@@ -17,8 +17,8 @@ use super::caches::SharedCaches;
 use super::group::{PlanDone, PlanLog, Planner, Simulator};
 use super::sweep::{AccountSweep, SameRequests, TraceSweep, rank, risk_index};
 use super::{PreparedTrace, ReplayError, ReplayResult};
-use crate::policy::Config;
-use crate::trace::Trace;
+use tracecost_policy::Config;
+use tracecost_trace::Trace;
 
 /// A trace swept by [`AccountSweep::stream`]: its index in the account,
 /// the trace, and its sweep.

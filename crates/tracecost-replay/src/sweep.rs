@@ -10,12 +10,12 @@ use serde::Serialize;
 pub use super::applies::Applicability;
 use super::recall_risk::{Range, RecallRisk, RiskIndex};
 use super::{Build, PerCall, PerCallRows, PreparedTrace, ReplayContext, ReplayError, ReplayResult};
-use crate::cost::pricing::Pricing;
-use crate::cost::tokens::FastBuild;
-use crate::engine::message::{BlockKind, Role};
-use crate::engine::rewrite::{CompactionPolicy, ResultCounts};
-use crate::policy::{Cache, Compaction, Config};
-use crate::trace::Trace;
+use tracecost_cost::pricing::Pricing;
+use tracecost_cost::tokens::FastBuild;
+use tracecost_engine::message::{BlockKind, Role};
+use tracecost_engine::rewrite::{CompactionPolicy, ResultCounts};
+use tracecost_policy::{Cache, Compaction, Config};
+use tracecost_trace::Trace;
 
 /// A grid: every compaction × every cache policy × every model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1082,7 +1082,7 @@ mod tests {
             messages.join(","),
             calls.join(",")
         );
-        crate::trace::load_str(&json, "loop.json")
+        tracecost_trace::load_str(&json, "loop.json")
             .expect("trace")
             .traces
             .remove(0)
@@ -1095,8 +1095,8 @@ mod tests {
     fn configs_sending_the_same_requests_share_their_per_call_results() {
         let trace = tool_loop(12);
         let pricing = Pricing::builtin();
-        let memo = crate::cost::tokens::TokenMemo::new(std::sync::Arc::new(
-            crate::cost::tokens::CharsPerToken(4.0),
+        let memo = tracecost_cost::tokens::TokenMemo::new(std::sync::Arc::new(
+            tracecost_cost::tokens::CharsPerToken(4.0),
         ));
         let price = pricing.lookup(&trace.model).expect("priced model");
         let prepared = PreparedTrace::new(&trace, &memo, price, true);
@@ -1149,8 +1149,8 @@ mod tests {
     fn a_report_sweep_keeps_rows_only_where_they_are_written() {
         let trace = tool_loop(12);
         let pricing = Pricing::builtin();
-        let memo = crate::cost::tokens::TokenMemo::new(std::sync::Arc::new(
-            crate::cost::tokens::CharsPerToken(4.0),
+        let memo = tracecost_cost::tokens::TokenMemo::new(std::sync::Arc::new(
+            tracecost_cost::tokens::CharsPerToken(4.0),
         ));
         let price = pricing.lookup(&trace.model).expect("priced model");
         let prepared = PreparedTrace::new(&trace, &memo, price, true);

@@ -12,7 +12,7 @@ use super::export::{
     Exportable, Exporter, Format, JsonExporter, MarkdownExporter, md_row, write_json,
 };
 use super::fmt::{dollars, md_escape, signed_percent_places, thousands};
-use crate::app::baseline::{Comparison, Expected, Verdict};
+use tracecost_app::baseline::{Comparison, Expected, Verdict};
 
 /// Version tag of the check JSON.
 pub const CHECK_FORMAT: &str = "tracecost.check/v1";

@@ -9,9 +9,9 @@ use super::export::{
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, dollars, fixed, md_escape, thousands};
-use crate::app::fidelity::{ExplainedCall, Explanation, WITHIN_PCT};
-use crate::cost::pricing::Usage;
-use crate::replay::explain::gap_text;
+use tracecost_app::fidelity::{ExplainedCall, Explanation, WITHIN_PCT};
+use tracecost_cost::pricing::Usage;
+use tracecost_replay::explain::gap_text;
 
 /// Version tag of the explain JSON.
 pub const EXPLAIN_FORMAT: &str = "tracecost.explain/v1";

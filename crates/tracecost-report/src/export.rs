@@ -185,13 +185,13 @@ pub(crate) fn md_row<S: AsRef<str>>(cells: &[S]) -> String {
 mod tests {
     use super::*;
     use crate::check::CheckView;
-    use crate::cost::pricing::Pricing;
     use crate::models_view::ModelsView;
-    use crate::replay::stability::StabilityReport;
     use crate::replay_view::ReplayView;
     use crate::stability_view::StabilityView;
     use crate::sweep_view::SweepView;
     use crate::usage_view::UsageView;
+    use tracecost_cost::pricing::Pricing;
+    use tracecost_replay::stability::StabilityReport;
 
     use Format::{Csv, Json, Markdown, Table};
 
@@ -274,12 +274,12 @@ mod tests {
 
     #[test]
     fn every_exporter_writes_through_the_writer() {
-        use crate::app::baseline::{Comparison, Expected};
-        use crate::app::usage::{UsageReport, UsageTotals};
-        use crate::app::{ReplayOutput, Savings};
-        use crate::cost::tokens::{CharsPerToken, TokenMemo};
-        use crate::policy::Config;
-        use crate::replay::{
+        use tracecost_app::baseline::{Comparison, Expected};
+        use tracecost_app::usage::{UsageReport, UsageTotals};
+        use tracecost_app::{ReplayOutput, Savings};
+        use tracecost_cost::tokens::{CharsPerToken, TokenMemo};
+        use tracecost_policy::Config;
+        use tracecost_replay::{
             PreparedTrace, ReplayContext, ReplayOptions, replay, sweep::sweep_trace,
         };
 

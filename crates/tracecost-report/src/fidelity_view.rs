@@ -8,7 +8,7 @@ use super::export::{
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, dollars, fixed, md_escape, percent};
-use crate::app::fidelity::{FidelityReport, MIN_CALLS, TraceFidelity, WITHIN_PCT};
+use tracecost_app::fidelity::{FidelityReport, MIN_CALLS, TraceFidelity, WITHIN_PCT};
 
 /// Version tag of the fidelity JSON.
 pub const FIDELITY_FORMAT: &str = "tracecost.fidelity/v2";

@@ -154,7 +154,7 @@ pub fn csv_field(s: &str) -> String {
 }
 
 /// One line describing a trace's calibration, when anything was fitted.
-pub fn calibration_note(c: &crate::replay::TraceCalibration) -> Option<String> {
+pub fn calibration_note(c: &tracecost_replay::TraceCalibration) -> Option<String> {
     let idle = c.idle.map(|f| idle_note(&f));
     if c.content.n == 0 && c.prefix_factor.is_none() {
         return idle;
@@ -183,7 +183,7 @@ pub fn calibration_note(c: &crate::replay::TraceCalibration) -> Option<String> {
 
 /// The automatic cache's idle time as fitted on the record, and the
 /// evidence.
-fn idle_note(f: &crate::replay::IdleFit) -> String {
+fn idle_note(f: &tracecost_replay::IdleFit) -> String {
     let held = if f.idle_ms >= 24 * 60 * 60 * 1000 {
         "24h: extended retention".to_owned()
     } else {

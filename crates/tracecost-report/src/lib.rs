@@ -5,16 +5,6 @@
 //! application's typed results and must not depend on the importers, the
 //! generators (a dev-dependency only) or the command line (tests/cli/crates.rs
 //! at the workspace root holds its dependencies to a list).
-#![warn(missing_docs)]
-
-// `crate::<layer>::…` paths to the layers below, as the modules were
-// written inside one crate; the dependencies in Cargo.toml decide what
-// they can reach.
-use tracecost_app as app;
-use tracecost_cost as cost;
-use tracecost_engine as engine;
-use tracecost_policy as policy;
-use tracecost_replay as replay;
 
 pub mod build;
 pub mod check;

@@ -8,7 +8,7 @@ use super::export::{
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, fixed, md_escape};
-use crate::cost::pricing::{ModelRow, Multipliers};
+use tracecost_cost::pricing::{ModelRow, Multipliers};
 
 /// `tracecost models`: one row per price row of each priced model (a
 /// model whose price changed has a row per day it changed).

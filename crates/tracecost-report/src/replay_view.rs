@@ -14,8 +14,8 @@ use super::fmt::{
     calibration_note, csv_field, dollars, fixed, md_escape, percent, signed_percent_places,
     thousands,
 };
-use crate::app::ReplayOutput;
-use crate::replay::CallResult;
+use tracecost_app::ReplayOutput;
+use tracecost_replay::CallResult;
 
 /// Version tag of the replay JSON.
 pub const REPLAY_FORMAT: &str = "tracecost.replay/v1";
@@ -159,7 +159,7 @@ const HEAD: [&str; 10] = [
 
 /// What a summarising policy's own calls cost, when it made any: a trace's
 /// line and a fleet's.
-pub(crate) fn summary_calls_line(t: &crate::replay::Totals) -> Option<String> {
+pub(crate) fn summary_calls_line(t: &tracecost_replay::Totals) -> Option<String> {
     (t.summary_calls > 0).then(|| {
         format!(
             "summary calls: {} (each a call of its own, in the table), costing {} of the {} total",

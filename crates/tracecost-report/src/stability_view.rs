@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::export::{Exportable, Exporter, Format, TableExporter};
 use super::fmt::thousands;
-use crate::replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityReport;
 
 /// One trace's stability report, with the digests the fresh processes
 /// printed (`others`) to compare against its own.
@@ -104,7 +104,7 @@ impl Exporter<StabilityView<'_>> for TableExporter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::stability::{CallStability, Violation};
+    use tracecost_replay::stability::{CallStability, Violation};
 
     #[test]
     fn violations_and_digest_mismatches_make_it_unstable() {

@@ -9,7 +9,7 @@ use super::export::{
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, dollars, fixed, md_escape, needs, percent};
-use crate::replay::sweep::TraceSweep;
+use tracecost_replay::sweep::TraceSweep;
 
 /// Version tag of the sweep JSON.
 pub const SWEEP_FORMAT: &str = "tracecost.sweep/v1";

@@ -20,10 +20,10 @@ use super::export::{
 use super::fmt::{csv_field, dollars, fixed, md_escape, needs, percent, thousands};
 use super::replay_view::ReplayView;
 use super::sweep_view::SweepView;
-use crate::app::ReplayOutput;
-use crate::app::fleet::FleetFigures;
-use crate::app::totals::{ReplayGroup, ReplayTotals, SweepTotals};
-use crate::replay::sweep::TraceSweep;
+use tracecost_app::ReplayOutput;
+use tracecost_app::fleet::FleetFigures;
+use tracecost_app::totals::{ReplayGroup, ReplayTotals, SweepTotals};
+use tracecost_replay::sweep::TraceSweep;
 
 /// Version tag of a replay's fleet JSON.
 pub const REPLAY_TOTALS_FORMAT: &str = "tracecost.replay.fleet/v1";
@@ -95,7 +95,7 @@ fn replay_csv_row(
     trace: &str,
     config: &str,
     (sessions, traces): (usize, usize),
-    t: &crate::replay::Totals,
+    t: &tracecost_replay::Totals,
 ) -> io::Result<()> {
     let opt = |v: Option<f64>| v.map(|v| fixed(v, 6)).unwrap_or_default();
     writeln!(

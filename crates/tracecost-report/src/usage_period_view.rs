@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use super::export::{Exportable, Exporter, Format, JsonExporter, TableExporter, write_json};
 use super::fmt::{dollars, thousands};
-use crate::app::usage_period::{PeriodReport, UsagePeriod};
+use tracecost_app::usage_period::{PeriodReport, UsagePeriod};
 
 /// The usage per period.
 #[derive(Debug, Clone, Copy)]
@@ -79,11 +79,11 @@ impl Exporter<PeriodView<'_>> for TableExporter {
 /// Codex's periods as the table: the same columns (no cache writes are
 /// recorded), reasoning counted in the output.
 fn codex_table(
-    codex: &crate::app::usage_period_codex::CodexPeriods,
+    codex: &tracecost_app::usage_period_codex::CodexPeriods,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let line =
-        |out: &mut dyn Write, name: &str, t: &crate::app::usage::CodexTotals, models: &str| {
+        |out: &mut dyn Write, name: &str, t: &tracecost_app::usage::CodexTotals, models: &str| {
             writeln!(
                 out,
                 "{:<12} {:>12} {:>12} {:>14} {:>16} {:>12}{}",

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::export::{Exportable, Exporter, Format, JsonExporter, TableExporter, write_json};
 use super::fmt::{dollars, thousands};
-use crate::app::usage::{CodexReport, ModelBreakdown, UsageReport, UsageTotals};
+use tracecost_app::usage::{CodexReport, ModelBreakdown, UsageReport, UsageTotals};
 
 /// `tracecost usage`: the priced report, with what was read to find it.
 ///
@@ -140,7 +140,7 @@ impl Exporter<UsageView<'_>> for TableExporter {
                 out,
                 "{:<38} {:<28} {:>10} {:>10} {:>12} {:>14} {:>11}  {}",
                 row.session_id,
-                crate::engine::handle::one_line(&row.project_path, 28),
+                tracecost_engine::handle::one_line(&row.project_path, 28),
                 thousands(row.input_tokens),
                 thousands(row.output_tokens),
                 thousands(row.cache_creation_tokens),
@@ -186,11 +186,11 @@ mod tests {
 
     fn report() -> UsageReport {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let plan = crate::app::UsagePlan {
+        let plan = tracecost_app::UsagePlan {
             paths: vec![root.join(FOLDER)],
-            pricing: crate::cost::pricing::Pricing::builtin(),
+            pricing: tracecost_cost::pricing::Pricing::builtin(),
         };
-        crate::app::usage(&plan).unwrap()
+        tracecost_app::usage(&plan).unwrap()
     }
 
     fn json(r: &UsageReport) -> String {

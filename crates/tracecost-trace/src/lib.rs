@@ -14,10 +14,6 @@
 //! (`tracecost-import`), a generator (`tracecost-gen`) or anything that
 //! prices, replays or reports (the root crate); `tests/cli/crates.rs` at
 //! the workspace root holds its dependencies to a list.
-#![warn(missing_docs)]
-
-// `crate::engine::…` paths, as in the modules that read the engine.
-use tracecost_engine as engine;
 
 pub mod lines;
 mod load;
@@ -31,9 +27,9 @@ pub use load::{
 };
 pub use write::{TraceWriter, to_json, to_json_line, traces_to_json};
 
-use crate::engine::cache::ProviderKind;
-use crate::engine::message::{ContentBlock, Message, ToolDefinition};
-use crate::engine::wire::Marker;
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::message::{ContentBlock, Message, ToolDefinition};
+use tracecost_engine::wire::Marker;
 
 /// The `format` tag of a canonical trace file.
 pub const TRACE_FORMAT: &str = "tracecost.trace/v1";

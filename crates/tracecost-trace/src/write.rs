@@ -8,8 +8,8 @@ use std::borrow::Borrow;
 use std::io::{self, Write};
 
 use super::{Call, Prompt, RecordedUsage, TRACE_FORMAT, Trace};
-use crate::engine::json::push_json_string;
-use crate::engine::wire::BlockRef;
+use tracecost_engine::json::push_json_string;
+use tracecost_engine::wire::BlockRef;
 
 /// The canonical JSON of one trace, newline-terminated.
 pub fn to_json(trace: &Trace) -> String {

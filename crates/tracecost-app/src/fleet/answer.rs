@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::policy::{Compaction, Config};
-use crate::replay::recall_risk::{Evidence, Observed, Range};
-use crate::replay::sweep::{Applicability, SweepRow};
+use tracecost_policy::{Compaction, Config};
+use tracecost_replay::recall_risk::{Evidence, Observed, Range};
+use tracecost_replay::sweep::{Applicability, SweepRow};
 
 use super::config::FleetConfig;
 use super::summary::{SessionSummary, savings_by_session};
@@ -164,20 +164,20 @@ pub fn skipped_configs(applicability: &Applicability) -> Vec<SkippedConfig> {
 /// Why `config` cannot apply to a trace that was not replayed under it.
 pub(super) fn skip_reason(config: &Config) -> String {
     match (&config.cache, &config.compaction) {
-        (crate::policy::Cache::Recorded, _) => "they recorded no cache markers to replay".into(),
-        (crate::policy::Cache::OpenAiAuto { .. }, _) => {
+        (tracecost_policy::Cache::Recorded, _) => "they recorded no cache markers to replay".into(),
+        (tracecost_policy::Cache::OpenAiAuto { .. }, _) => {
             "OpenAI's automatic cache, and their provider is another".into()
         }
-        (crate::policy::Cache::GeminiImplicit { .. }, _) => {
+        (tracecost_policy::Cache::GeminiImplicit { .. }, _) => {
             "Gemini's implicit cache, and their provider is another".into()
         }
-        (crate::policy::Cache::GeminiExplicit, _) => {
+        (tracecost_policy::Cache::GeminiExplicit, _) => {
             "Gemini's cached contents, and their provider or model is another".into()
         }
-        (crate::policy::Cache::OpenAiBreakpoints { .. }, _) => {
+        (tracecost_policy::Cache::OpenAiBreakpoints { .. }, _) => {
             "OpenAI's breakpoints, and their provider or model is another".into()
         }
-        (crate::policy::Cache::BedrockCachePoint { .. }, _) => {
+        (tracecost_policy::Cache::BedrockCachePoint { .. }, _) => {
             "Bedrock Converse's cache points, and their provider is another".into()
         }
         (_, Compaction::ClearToolUses(_)) => {

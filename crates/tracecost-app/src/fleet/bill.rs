@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::answer::GroupAnswer;
 use super::summary::SessionSummary;
-use crate::policy::Config;
-use crate::replay::breakdown::{Breakdown, ClassBill};
+use tracecost_policy::Config;
+use tracecost_replay::breakdown::{Breakdown, ClassBill};
 
 /// One model's share of the fleet's bill.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,7 +41,7 @@ pub struct ClassFigures {
 }
 
 /// The cache writes of one cause
-/// ([`crate::replay::breakdown`] says how a write is split).
+/// ([`tracecost_replay::breakdown`] says how a write is split).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CauseFigures {
     /// The cause (`first_call`, `ttl_expired`, `compacted`, `new_content`…).

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use crate::policy::Config;
+use tracecost_policy::Config;
 
 /// The `config` of a status quo that differs between sessions, as printed.
 pub const MIXED_STATUS_QUO: &str = "mixed";

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::answer::{GroupAnswer, Headline};
 use super::summary::SessionSummary;
 pub use super::summary::UNDATED;
-use crate::policy::Config;
+use tracecost_policy::Config;
 
 /// Days in an average month (365.25 / 12), for "per month" figures.
 pub const DAYS_PER_MONTH: f64 = 30.4375;

@@ -46,7 +46,7 @@ use rayon::prelude::*;
 
 use serde::Serialize;
 
-use crate::policy::Config;
+use tracecost_policy::Config;
 
 use crate::AppError;
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::Config;
+use tracecost_policy::Config;
 
 use super::answer::answer;
 use super::config::FleetConfig;

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::date::date_of;
-use crate::engine::message::{BlockKind, Content, Role};
-use crate::policy::Config;
-use crate::replay::stability::StabilityReport;
-use crate::replay::sweep::{SweepRow, TraceSweep};
-use crate::trace::Trace;
+use tracecost_engine::message::{BlockKind, Content, Role};
+use tracecost_policy::Config;
+use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::sweep::{SweepRow, TraceSweep};
+use tracecost_trace::Trace;
 
 use super::figures::NOISE_USD;
 
@@ -76,7 +76,7 @@ pub struct SessionSummary {
     pub stability: Option<StabilityBrief>,
     /// Per row of the sweep, its bill by model and class and its cache
     /// writes by cause (taken from the rows, which do not keep them).
-    pub breakdowns: Vec<crate::replay::breakdown::Breakdown>,
+    pub breakdowns: Vec<tracecost_replay::breakdown::Breakdown>,
 }
 
 /// Characters of a first prompt kept for naming a session.
@@ -108,7 +108,7 @@ impl SessionSummary {
                     d.calls += 1;
                     // The status quo's rows are always kept (a row the
                     // report writes).
-                    if let crate::replay::PerCall::Rows(calls) = per_call
+                    if let tracecost_replay::PerCall::Rows(calls) = per_call
                         && let Some(rec) = calls[i].recorded_cost_usd
                     {
                         *d.recorded_cost_usd.get_or_insert(0.0) += rec;
@@ -118,7 +118,7 @@ impl SessionSummary {
         }
         let mut breakdowns = Vec::with_capacity(sweep.rows.len());
         for row in &mut sweep.rows {
-            row.result.calls = crate::replay::CallResults::default();
+            row.result.calls = tracecost_replay::CallResults::default();
             row.result.costs = Default::default();
             breakdowns.push(std::mem::take(&mut row.result.breakdown));
         }
@@ -231,5 +231,5 @@ pub(super) fn first_prompt(trace: &Trace) -> Option<String> {
         }
         first.get_or_insert(t);
     }
-    first.map(|t| crate::engine::handle::one_line(&t, FIRST_PROMPT_CHARS))
+    first.map(|t| tracecost_engine::handle::one_line(&t, FIRST_PROMPT_CHARS))
 }

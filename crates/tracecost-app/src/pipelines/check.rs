@@ -7,9 +7,9 @@ use crate::baseline::{
     BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict,
 };
 use crate::plan::{Calibration, CheckEntry, CheckPlan, CostPlan, calibration_model};
-use crate::policy::Config;
-use crate::replay::PreparedTrace;
-use crate::trace::Trace;
+use tracecost_policy::Config;
+use tracecost_replay::PreparedTrace;
+use tracecost_trace::Trace;
 
 impl CheckPlan {
     /// Reads the baseline at `path`, loads every trace it names (paths
@@ -71,7 +71,7 @@ impl CheckPlan {
 fn read_baseline(path: &Path, bad: &dyn Fn(String) -> AppError) -> Result<Baseline, AppError> {
     // A FIFO would block the read for ever: refused unopened.
     let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-    if let Some(kind) = crate::trace::import::detect::special_kind(&meta.file_type()) {
+    if let Some(kind) = tracecost_import::detect::special_kind(&meta.file_type()) {
         return Err(bad(format!("is a {kind}, expected a baseline file")));
     }
     let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read: {e}")))?;
@@ -86,7 +86,7 @@ fn read_baseline(path: &Path, bad: &dyn Fn(String) -> AppError) -> Result<Baseli
             "{}:{}: {}",
             e.line(),
             e.column().max(1),
-            crate::engine::json::error_message(&e)
+            tracecost_engine::json::error_message(&e)
         ))
     })
 }
@@ -122,7 +122,7 @@ fn validate(
             range.min, range.max, range.unit
         )));
     }
-    if let Err(e) = crate::cost::tokens::parse_tokenizer(&baseline.settings.tokenizer) {
+    if let Err(e) = tracecost_cost::tokens::parse_tokenizer(&baseline.settings.tokenizer) {
         return Err(bad(format!("at /settings/tokenizer: {e}")));
     }
     let Some(calibration) = Calibration::from_name(&baseline.settings.calibrate) else {
@@ -205,7 +205,7 @@ impl Named {
         let config: Config = e
             .config
             .parse()
-            .map_err(|err: crate::policy::ConfigError| {
+            .map_err(|err: tracecost_policy::ConfigError| {
                 bad(format!("at /entries/{i}/config: {err}"))
             })?;
         // The same pair twice would be checked twice and, with
@@ -227,7 +227,7 @@ impl Named {
             return Ok(());
         }
         let t = &self.files[file].1[ti];
-        crate::replay::check_config(t, &config)?;
+        tracecost_replay::check_config(t, &config)?;
         self.cost.pricing.lookup(config.model_for_trace(t))?;
         if !self.update && e.expected.is_none() {
             return Err(bad(format!(
@@ -434,7 +434,7 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
                         .pop()
                         .ok_or_else(|| AppError::Internal("no result for the trace".into()))?
                 } else {
-                    crate::replay::replay(&prepared, &e.config, ctx)?
+                    tracecost_replay::replay(&prepared, &e.config, ctx)?
                 };
                 measured[e.index] = Some(Expected::of(&r.totals));
             }

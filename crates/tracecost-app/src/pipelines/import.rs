@@ -5,8 +5,8 @@ use std::io::Write;
 use crate::AppError;
 use crate::plan::ImportPlan;
 use crate::progress::Progress;
-use crate::trace::import::ImportReport;
-use crate::trace::{Trace, TraceWriter};
+use tracecost_import::ImportReport;
+use tracecost_trace::{Trace, TraceWriter};
 
 /// What an import wrote.
 #[derive(Debug)]
@@ -39,7 +39,7 @@ pub fn import(
     };
     let report = match plan.format {
         Some(format) => format.import_each(&plan.inputs, &plan.options, progress, &mut emit)?,
-        None => crate::trace::import::inputs::import_detected(
+        None => tracecost_import::inputs::import_detected(
             &plan.inputs,
             &plan.options,
             progress,
@@ -50,7 +50,7 @@ pub fn import(
     if traces == 0 {
         return Err(AppError::Usage(format!(
             "{}: nothing to import: {report}",
-            crate::trace::import::shown(&plan.inputs)
+            tracecost_import::shown(&plan.inputs)
         )));
     }
     writer.finish().map_err(write_err)?;

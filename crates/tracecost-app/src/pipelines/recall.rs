@@ -3,13 +3,13 @@
 use std::collections::HashMap;
 
 use crate::AppError;
-use crate::engine::handle::{Handle, one_line};
-use crate::engine::ledger::{
+use crate::plan::RecallPlan;
+use tracecost_engine::handle::{Handle, one_line};
+use tracecost_engine::ledger::{
     DurableLedger, InMemoryLedger, LedgerError, ToolResultLedger, record_result,
 };
-use crate::engine::message::{BlockKind, Message};
-use crate::plan::RecallPlan;
-use crate::trace::Trace;
+use tracecost_engine::message::{BlockKind, Message};
+use tracecost_trace::Trace;
 
 /// The handles a tool_use id was recorded under, with the traces that
 /// recorded them, in trace order.
@@ -117,13 +117,13 @@ pub fn recall(plan: &RecallPlan) -> Result<RecallAnswer, AppError> {
     Ok(match record {
         Some(rec) => RecallAnswer {
             text: cut_answer(
-                crate::engine::recall::answer(&rec.handle, &rec.payload, &plan.request),
+                tracecost_engine::recall::answer(&rec.handle, &rec.payload, &plan.request),
                 plan.answer_chars,
             ),
             found: true,
         },
         None => RecallAnswer {
-            text: crate::engine::recall::not_found(&plan.id),
+            text: tracecost_engine::recall::not_found(&plan.id),
             found: false,
         },
     })

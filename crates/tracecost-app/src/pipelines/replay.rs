@@ -2,10 +2,10 @@
 
 use crate::AppError;
 use crate::plan::{CostPlan, ReplayPlan, calibration_model};
-use crate::policy::{Compaction, Config};
 use crate::progress::{Progress, Unit};
-use crate::replay::{PreparedTrace, ReplayContext, ReplayResult};
 use crate::results::{ReplayOutput, Savings};
+use tracecost_policy::{Compaction, Config};
+use tracecost_replay::{PreparedTrace, ReplayContext, ReplayResult};
 
 use super::shared::prepare;
 
@@ -95,7 +95,7 @@ pub(super) fn replay_autocompacted(
 ) -> Result<Vec<ReplayResult>, AppError> {
     let cut = prepared
         .iter()
-        .map(|p| crate::replay::autocompact::parts(p, config, ctx))
+        .map(|p| tracecost_replay::autocompact::parts(p, config, ctx))
         .collect::<Result<Vec<_>, _>>()?;
     let mut parts = Vec::new();
     for (whole, its) in prepared.iter().zip(&cut) {
@@ -110,7 +110,11 @@ pub(super) fn replay_autocompacted(
     let mut joined = Vec::with_capacity(prepared.len());
     for (p, parts) in prepared.iter().zip(&cut) {
         let mine: Vec<ReplayResult> = results.by_ref().take(parts.len()).collect();
-        joined.extend(crate::replay::autocompact::join(&p.trace.name, parts, mine));
+        joined.extend(tracecost_replay::autocompact::join(
+            &p.trace.name,
+            parts,
+            mine,
+        ));
     }
     Ok(joined)
 }
@@ -123,9 +127,9 @@ fn replay_shared(
     ctx: ReplayContext<'_>,
 ) -> Result<Vec<ReplayResult>, AppError> {
     if let [one] = prepared {
-        return Ok(vec![crate::replay::replay(one, config, ctx)?]);
+        return Ok(vec![tracecost_replay::replay(one, config, ctx)?]);
     }
     let per_trace =
-        crate::replay::replay_group_shared(prepared, std::slice::from_ref(config), ctx)?;
+        tracecost_replay::replay_group_shared(prepared, std::slice::from_ref(config), ctx)?;
     Ok(per_trace.into_iter().flatten().collect())
 }

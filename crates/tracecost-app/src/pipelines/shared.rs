@@ -2,14 +2,14 @@
 //! plan's traces grouped by the cache they share, a trace's stability check.
 
 use crate::AppError;
-use crate::cost::tokens::TokenMemo;
-use crate::engine::message::ContentBlock;
 use crate::plan::{CostPlan, SweepPlan, calibration_model};
-use crate::policy::{BlockTokens, CompactionRun, Config};
 use crate::progress::Progress;
-use crate::replay::stability::{RunSource, StabilityReport};
-use crate::replay::{PreparedTrace, count_block};
-use crate::trace::Trace;
+use tracecost_cost::tokens::TokenMemo;
+use tracecost_engine::message::ContentBlock;
+use tracecost_policy::{BlockTokens, CompactionRun, Config};
+use tracecost_replay::stability::{RunSource, StabilityReport};
+use tracecost_replay::{PreparedTrace, count_block};
+use tracecost_trace::Trace;
 
 /// `trace` ready to replay: its blocks counted through `memo`, with the
 /// framing of the model [`calibration_model`] picks (its own; `priced_as`
@@ -77,7 +77,7 @@ pub(super) fn stability_of(
         progress,
         state: Default::default(),
     };
-    Ok(crate::replay::stability::check(
+    Ok(tracecost_replay::stability::check(
         trace,
         &mut source,
         &counter,

@@ -1,11 +1,11 @@
 //! `stability`: stubs and prefixes checked byte-stable for each run.
 
 use crate::AppError;
-use crate::cost::tokens::TokenMemo;
 use crate::plan::StabilityPlan;
-use crate::policy::Config;
 use crate::progress::{Progress, Unit};
-use crate::replay::stability::StabilityReport;
+use tracecost_cost::tokens::TokenMemo;
+use tracecost_policy::Config;
+use tracecost_replay::stability::StabilityReport;
 
 use super::shared::stability_of;
 

@@ -3,11 +3,11 @@
 use rayon::prelude::*;
 
 use crate::AppError;
-use crate::cost::tokens::TokenMemo;
 use crate::plan::SweepPlan;
 use crate::progress::{Progress, Unit};
-use crate::replay::PreparedTrace;
-use crate::replay::sweep::TraceSweep;
+use tracecost_cost::tokens::TokenMemo;
+use tracecost_replay::PreparedTrace;
+use tracecost_replay::sweep::TraceSweep;
 
 use super::shared::{account_groups, groups_at_once, prepare};
 
@@ -57,7 +57,7 @@ fn sweep_group(
     // A grid applies per trace: a config that cannot apply to a trace (the
     // plan made sure it applies to some other) is skipped for it, as the
     // plan's checks found.
-    Ok(crate::replay::sweep::sweep_checked(
+    Ok(tracecost_replay::sweep::sweep_checked(
         &refs,
         &plan.applicability.subset(group),
         plan.cost.replay_context(memo, None),

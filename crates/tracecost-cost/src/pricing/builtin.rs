@@ -6,7 +6,7 @@ use super::{
     Framing, LONG_CONTEXT_THRESHOLD, LongContext, ModelPrice, Multipliers, PriceDate, PriceRow,
     Rates, ToolPrompt,
 };
-use crate::engine::cache::ProviderKind;
+use tracecost_engine::cache::ProviderKind;
 
 /// One row of the table.
 struct Entry {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{ModelPrice, ModelRow, PriceFile, PricingError, Usage, builtin, fmt_usd};
-use crate::engine::cache::ProviderKind;
+use tracecost_engine::cache::ProviderKind;
 
 /// The price table: built-in models plus any merged pricing files.
 #[derive(Debug, Clone, PartialEq)]

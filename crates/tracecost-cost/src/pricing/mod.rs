@@ -181,7 +181,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::engine::cache::ProviderKind;
+use tracecost_engine::cache::ProviderKind;
 
 pub use date::PriceDate;
 pub use file::litellm_to_native;
@@ -790,7 +790,7 @@ pub enum PricingError {
     // The name is the user's and may be any size: quoted within bounds.
     #[error(
         "unknown model `{}` (closest known: {})",
-        crate::engine::handle::one_line(model, 200),
+        tracecost_engine::handle::one_line(model, 200),
         .closest.join(", ")
     )]
     UnknownModel {

@@ -79,7 +79,7 @@ pub enum TokenizerSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown tokenizer `{}`: expected o200k_base, cl100k_base, tiktoken:o200k_base, tiktoken:cl100k_base or chars:R with R a positive number (at least 0.01)",
-    crate::engine::handle::one_line(spec, 200)
+    tracecost_engine::handle::one_line(spec, 200)
 )]
 pub struct TokenizerSpecError {
     /// The spec as given.

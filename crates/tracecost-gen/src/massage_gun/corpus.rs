@@ -6,7 +6,7 @@
 use std::sync::LazyLock;
 
 use crate::data::{DataError, checked, json_records, list_file, loaded, tool_defs};
-use crate::engine::message::ToolDefinition;
+use tracecost_engine::message::ToolDefinition;
 
 /// A brand in the search results (`data/massage_gun/tables.json`); prices
 /// are in cents.

@@ -12,11 +12,11 @@ use super::reviews::review_messages;
 use super::{GAPS_MS, LOOKUP_COUNT, ROOT_CATEGORY, SEARCH_COUNT, SEED, START_MS};
 use crate::build::{J, assistant, call, fit, num, obj, strs, text, tool_use, user_text};
 use crate::data::text_file;
-use crate::engine::cache::ProviderKind;
-use crate::engine::message::Message;
 use crate::rng::Rng;
-use crate::trace::{Call, RecordedUsage, Trace};
 use crate::{MASSAGE_GUN_CALL_CHARS, MASSAGE_GUN_INPUT_TOKENS, message_chars, messages_chars};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::message::Message;
+use tracecost_trace::{Call, RecordedUsage, Trace};
 
 /// Characters of each assistant reply → plausible output tokens.
 fn output_tokens(reply: &Message, extra: u64) -> u64 {

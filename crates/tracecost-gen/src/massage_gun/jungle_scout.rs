@@ -6,9 +6,9 @@ use super::START_MS;
 use super::corpus::WORDS;
 use super::products::{Product, dollars};
 use crate::build::{J, assistant, num, obj, strs, text, tool_result, tool_use, user};
-use crate::engine::message::Message;
 use crate::rng::Rng;
 use crate::text::date;
+use tracecost_engine::message::Message;
 
 pub(super) fn units_for(p: &Product, day: usize) -> i64 {
     // Monthly badge / 30, with a weekly rhythm and a Memorial Day bump.

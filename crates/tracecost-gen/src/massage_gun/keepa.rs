@@ -5,9 +5,9 @@
 use super::products::{Product, asin, dollars, image_name};
 use super::{GAPS_MS, LEAF_CATEGORY, ROOT_CATEGORY, SEARCH_COUNT, START_MS};
 use crate::build::{J, ints, num, obj, strs, tool_result, user};
-use crate::engine::message::Message;
 use crate::rng::Rng;
 use crate::text::{keepa_minutes, sold_bucket};
+use tracecost_engine::message::Message;
 
 pub(super) fn search_message(rng: &Rng, ps: &[Product], id: &str, images: usize) -> Message {
     let mut list = Vec::new();

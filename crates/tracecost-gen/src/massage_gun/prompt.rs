@@ -5,10 +5,10 @@ use super::LEAF_CATEGORY;
 use super::corpus::{REFERENCE_INTRO, REFERRAL_FEES, SYSTEM_PROMPT, TABLES, TOOLS, WORDS};
 use crate::build::{fit, text};
 use crate::data::text_file;
-use crate::engine::message::ContentBlock;
 use crate::rng::Rng;
-use crate::trace::Prompt;
 use crate::{MASSAGE_GUN_PREFIX_CHARS, prefix_chars};
+use tracecost_engine::message::ContentBlock;
+use tracecost_trace::Prompt;
 
 /// The system blocks: instructions, then reference tables sized by `rows`.
 fn system_blocks(rng: &Rng, rows: usize) -> Vec<ContentBlock> {

@@ -5,9 +5,9 @@ use super::START_MS;
 use super::corpus::{TABLES, WORDS};
 use super::products::Product;
 use crate::build::{J, assistant, ints, num, obj, strs, text, tool_result, tool_use, user};
-use crate::engine::message::Message;
 use crate::rng::Rng;
 use crate::text::date;
+use tracecost_engine::message::Message;
 
 /// 1-3 star reviews the insights tool clustered (40 per ASIN requested).
 const REVIEWS_ANALYZED: i64 = 114;

@@ -6,7 +6,7 @@
 use std::sync::LazyLock;
 
 use crate::data::{DataError, checked, json_records, key_and_text, list_file, loaded, tool_defs};
-use crate::engine::message::ToolDefinition;
+use tracecost_engine::message::ToolDefinition;
 
 /// A repository the session works in (`data/session/projects.json`); the
 /// seed picks one.

@@ -13,11 +13,11 @@ use super::prompt::{PromptCache, session_prompt};
 use super::{CHARS_PER_TOKEN_ESTIMATE, COMPACT_AT_PCT, HARD_LIMIT_PCT, SessionSpec};
 use crate::build::{assistant, call, text, tool_result, tool_use, user, user_text};
 use crate::data::text_file;
-use crate::engine::cache::ProviderKind;
-use crate::engine::message::{ContentBlock, Message};
 use crate::rng::Rng;
-use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 use crate::{array_chars, message_chars, messages_chars, prefix_chars};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::message::{ContentBlock, Message};
+use tracecost_trace::{Call, Prompt, RecordedUsage, Trace};
 
 /// Output tokens of a reply: about 3.4 characters per token of its JSON,
 /// with some jitter.
@@ -344,7 +344,7 @@ fn part_trace(
         model: spec.model.id.to_owned(),
         // The agent modelled is a coding agent like Claude Code:
         // what it runs now is Claude Code's own caching.
-        status_quo: Some(crate::trace::CLAUDE_CODE_STATUS_QUO.to_owned()),
+        status_quo: Some(tracecost_trace::CLAUDE_CODE_STATUS_QUO.to_owned()),
         project: Some(project.name.to_owned()),
         // A team's sessions: those of one account share its cache.
         account: Some(spec.account.clone()),

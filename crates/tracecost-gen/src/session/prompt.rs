@@ -11,8 +11,8 @@ use crate::build::{fit, text};
 use crate::data::text_file;
 use crate::rng::{Rng, fnv1a};
 use crate::text::{DAY_MS, date, fill};
-use crate::trace::Prompt;
 use crate::{SESSION_PREFIX_CHARS, prefix_chars};
+use tracecost_trace::Prompt;
 
 /// Names of the projects the session generator can work on, in the order
 /// [`super::SessionSpec::project`] indexes them.

@@ -11,9 +11,9 @@ use crate::common::{
     self, HttpBody, SharedCall, Unmapped, compact_json, finish_usage, is_error_body,
     merge_anthropic_usage, serde_message, unwrap_request, unwrap_response,
 };
-use crate::engine::json::RawObject;
-use crate::engine::message::{Message, Role};
-use crate::trace::{Call, RecordedUsage};
+use tracecost_engine::json::RawObject;
+use tracecost_engine::message::{Message, Role};
+use tracecost_trace::{Call, RecordedUsage};
 
 /// One exchange, ready to join its conversation (its messages shared with
 /// the message cache).

@@ -2,8 +2,8 @@
 //! says where) and its response's reply. Beneath every reader of a line:
 //! the request, the stream, the exchange and the pipeline.
 
-use crate::engine::message::Message;
-use crate::trace::RecordedUsage;
+use tracecost_engine::message::Message;
+use tracecost_trace::RecordedUsage;
 
 /// Why a line could not be read.
 pub(super) struct LineError {

@@ -76,8 +76,8 @@ use self::request::parse_request;
 use super::common;
 use super::common::{TraceBuilder, Unmapped};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
-use crate::engine::json::RawObject;
-use crate::engine::message::Message;
+use tracecost_engine::json::RawObject;
+use tracecost_engine::message::Message;
 
 /// Imports Anthropic Messages API request/response logs (plain or
 /// claude-trace JSONL). Directories are expanded to their `.json`/`.jsonl`
@@ -113,8 +113,8 @@ fn read(
 /// A request's messages, its prompt (tools, system) and its cache markers.
 pub(crate) type RequestParts = (
     Vec<Message>,
-    crate::trace::Prompt,
-    Vec<crate::engine::wire::Marker>,
+    tracecost_trace::Prompt,
+    Vec<tracecost_engine::wire::Marker>,
 );
 
 /// A request's messages, prompt and markers from a Messages API request
@@ -142,7 +142,7 @@ pub(crate) fn request_parts(
 pub(crate) fn tools_of(
     tools: &str,
     un: &mut Unmapped,
-) -> Result<Vec<crate::engine::message::ToolDefinition>, String> {
+) -> Result<Vec<tracecost_engine::message::ToolDefinition>, String> {
     let head = request::parse_head(Some(tools), None, "", un).map_err(|e| e.message)?;
     Ok(head.tools)
 }

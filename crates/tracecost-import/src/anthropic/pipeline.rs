@@ -16,8 +16,8 @@ use super::exchange::{Exchange, exchange};
 use super::line::LineError;
 use super::resent::{KnownMessages, MessageCache, SplitLine};
 use crate::common::{self, Conversations, LineBatch, Unmapped};
-use crate::engine::cache::ProviderKind;
 use crate::{ImportError, ImportOptions, ImportReport};
+use tracecost_engine::cache::ProviderKind;
 
 /// Lines are read this many bytes at a time (whole lines, so a batch may
 /// be longer): enough lines to keep the cores busy, while memory stays a
@@ -285,7 +285,7 @@ mod tests {
         let mut out = String::new();
         for (i, b) in convs.builders.into_iter().enumerate() {
             let t = b.finish(format!("t{i}"), String::new(), &opts, &mut un);
-            out.push_str(&crate::trace::to_json(&t));
+            out.push_str(&tracecost_trace::to_json(&t));
             out.push('\n');
         }
         report.unmapped = un.lines();

@@ -11,12 +11,12 @@ use serde_json::value::RawValue;
 
 use super::line::LineError;
 use crate::common::{Unmapped, cap_markers, message_key, with_blocks};
-use crate::engine::json::{RawObject, raw_json};
-use crate::engine::message::{
+use tracecost_engine::json::{RawObject, raw_json};
+use tracecost_engine::message::{
     BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent,
 };
-use crate::engine::wire::{BlockRef, Marker, Ttl};
-use crate::trace::Prompt;
+use tracecost_engine::wire::{BlockRef, Marker, Ttl};
+use tracecost_trace::Prompt;
 
 /// A request's tools and system, markers removed.
 pub(super) struct Head {

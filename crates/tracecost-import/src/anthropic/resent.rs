@@ -21,9 +21,9 @@ use serde_json::value::RawValue;
 use super::exchange::{Exchange, exchange_of, is_messages_endpoint, reply_of};
 use super::request::{Head, ParsedMessage, RequestRest, assemble, parse_head, parse_message};
 use crate::common::{self, LineBatch, Unmapped, compact_json};
-use crate::engine::json::{RawObject, raw_json};
-use crate::engine::message::Message;
-use crate::trace::RecordedUsage;
+use tracecost_engine::json::{RawObject, raw_json};
+use tracecost_engine::message::Message;
+use tracecost_trace::RecordedUsage;
 
 /// An exchange of the common shapes (a plain request body, or a
 /// claude-trace wrapper whose body is an object) with everything but its

@@ -11,9 +11,9 @@ use serde_json::value::RawValue;
 
 use super::line::Reply;
 use crate::common::{Unmapped, finish_usage, merge_anthropic_usage};
-use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::{ContentBlock, Message, Role};
-use crate::trace::RecordedUsage;
+use tracecost_engine::json::{RawObject, raw_json, raw_string};
+use tracecost_engine::message::{ContentBlock, Message, Role};
+use tracecost_trace::RecordedUsage;
 
 /// One content block being rebuilt from stream events.
 struct BlockAcc {

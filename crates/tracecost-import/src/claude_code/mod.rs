@@ -29,8 +29,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::ImportError;
-use crate::trace::{ABSURD_TOKENS, UTF8_BOM};
-use crate::trace::{RecordedModifiers, RecordedUsage};
+use tracecost_trace::{ABSURD_TOKENS, UTF8_BOM};
+use tracecost_trace::{RecordedModifiers, RecordedUsage};
 
 pub use transcript::import;
 pub(crate) use transcript::import_each;

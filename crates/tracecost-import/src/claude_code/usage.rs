@@ -18,7 +18,7 @@ use super::{
 };
 use crate::ImportError;
 use crate::time::parse_rfc3339_ms;
-use crate::trace::{RecordedModifiers, RecordedUsage};
+use tracecost_trace::{RecordedModifiers, RecordedUsage};
 
 /// Sums the usage recorded in Claude Code transcripts per session and
 /// model, as ccusage counts it (for a ccusage-compatible usage report), and

@@ -1,7 +1,7 @@
 //! A `token_count`'s counts, read and checked.
 
 use crate::common;
-use crate::engine::json::RawObject;
+use tracecost_engine::json::RawObject;
 
 /// Token counts of a `TokenUsage` object.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

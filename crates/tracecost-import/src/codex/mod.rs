@@ -136,7 +136,7 @@
 //! Traces are named by the session id (`session_meta.id`, else the file
 //! stem), their project is the session's `cwd`, their source the file.
 //!
-//! [`Trace::hidden_prefix_tokens`]: crate::trace::Trace::hidden_prefix_tokens
+//! [`Trace::hidden_prefix_tokens`]: tracecost_trace::Trace::hidden_prefix_tokens
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -148,13 +148,13 @@ use crate::common::{
     self, TraceBuilder, Unmapped, compact_object, estimate_tokens, finish_usage,
     split_included_input, timestamp_ms,
 };
-use crate::engine::cache::ProviderKind;
-use crate::engine::json::RawObject;
-use crate::engine::message::ContentBlock;
 use crate::openai_responses::items::{Items, Side};
 use crate::progress::Progress;
-use crate::trace::{Call, Prompt, RecordedUsage, Trace};
 use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::json::RawObject;
+use tracecost_engine::message::ContentBlock;
+use tracecost_trace::{Call, Prompt, RecordedUsage, Trace};
 
 mod counts;
 mod discover;
@@ -836,10 +836,10 @@ impl Reader {
                     _ => String::new(),
                 };
                 let mut f = RawObject::new();
-                f.set("type", crate::engine::json::raw_string("message"));
-                f.set("role", crate::engine::json::raw_string("user"));
-                f.set("content", crate::engine::json::raw_string(&summary));
-                let raw = crate::engine::json::raw_json(f.to_json());
+                f.set("type", tracecost_engine::json::raw_string("message"));
+                f.set("role", tracecost_engine::json::raw_string("user"));
+                f.set("content", tracecost_engine::json::raw_string(&summary));
+                let raw = tracecost_engine::json::raw_json(f.to_json());
                 self.item(&raw, ts, un);
             }
         }

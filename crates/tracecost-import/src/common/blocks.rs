@@ -6,10 +6,10 @@
 use serde_json::value::RawValue;
 
 use super::Unmapped;
-use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::{BlockKind, ContentBlock, Message, Role, ToolResultContent};
-use crate::engine::wire::{MAX_BREAKPOINTS, Marker};
-use crate::trace::MEDIA_TOKENS;
+use tracecost_engine::json::{RawObject, raw_json, raw_string};
+use tracecost_engine::message::{BlockKind, ContentBlock, Message, Role, ToolResultContent};
+use tracecost_engine::wire::{MAX_BREAKPOINTS, Marker};
+use tracecost_trace::MEDIA_TOKENS;
 
 /// A message `content` as LangChain and OpenAI write it: a string (one
 /// text block, none when empty) or a list of parts. `Err` holds the blocks

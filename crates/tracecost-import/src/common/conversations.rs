@@ -11,10 +11,10 @@ use std::sync::Arc;
 use super::Unmapped;
 use super::blocks::with_blocks;
 use crate::ImportOptions;
-use crate::engine::cache::ProviderKind;
-use crate::engine::json::raw_string;
-use crate::engine::message::{BlockKind, Content, ContentBlock, Message};
-use crate::trace::{Call, Prompt, RecordedUsage, Trace};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::json::raw_string;
+use tracecost_engine::message::{BlockKind, Content, ContentBlock, Message};
+use tracecost_trace::{Call, Prompt, RecordedUsage, Trace};
 
 /// A key equal for two messages that are equal once markers are removed
 /// (a string content hashes as one text block holding it).

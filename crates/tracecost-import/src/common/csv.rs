@@ -173,8 +173,8 @@ fn read_record(
             break;
         }
         *line += 1;
-        if *line == 1 && buf.starts_with(crate::trace::UTF8_BOM) {
-            buf.drain(..crate::trace::UTF8_BOM.len());
+        if *line == 1 && buf.starts_with(tracecost_trace::UTF8_BOM) {
+            buf.drain(..tracecost_trace::UTF8_BOM.len());
         }
         rec.ends.push(buf.len());
         // Quotes are balanced when the record is whole.

@@ -7,7 +7,7 @@
 use serde_json::value::RawValue;
 
 use super::{Unmapped, compact_object};
-use crate::engine::json::RawObject;
+use tracecost_engine::json::RawObject;
 
 /// The request side of an exchange record.
 pub(crate) struct HttpRequest {

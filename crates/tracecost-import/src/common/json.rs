@@ -10,8 +10,8 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::{invalid, invalid_json, reject};
-use crate::engine::json::RawObject;
 use crate::{ImportError, ImportOptions, ImportReport};
+use tracecost_engine::json::RawObject;
 
 /// The file's text, without the byte-order mark some Windows tools put
 /// first (RFC 8259 §8.1 lets a parser ignore it). A line that is not UTF-8
@@ -27,8 +27,8 @@ pub(crate) fn read_text(
         path: path.to_owned(),
         source,
     })?;
-    if bytes.starts_with(crate::trace::UTF8_BOM) {
-        bytes.drain(..crate::trace::UTF8_BOM.len());
+    if bytes.starts_with(tracecost_trace::UTF8_BOM) {
+        bytes.drain(..tracecost_trace::UTF8_BOM.len());
     }
     let bytes = match String::from_utf8(bytes) {
         Ok(text) => return Ok(text),
@@ -230,7 +230,7 @@ fn first_line_alone(path: &Path) -> Result<bool, ImportError> {
         if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
             return Ok(false);
         }
-        let bytes = buf.strip_prefix(crate::trace::UTF8_BOM).unwrap_or(&buf);
+        let bytes = buf.strip_prefix(tracecost_trace::UTF8_BOM).unwrap_or(&buf);
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }

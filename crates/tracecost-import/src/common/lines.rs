@@ -3,7 +3,7 @@
 //! reads JSON Lines files the same way). Kept apart because it is about
 //! reading bytes, not about what they mean.
 
-pub(crate) use crate::trace::lines::{LineBatch, read_ahead};
+pub(crate) use tracecost_trace::lines::{LineBatch, read_ahead};
 
 /// One line of a file read by [`each_line`].
 pub(crate) struct Line<'a> {
@@ -41,7 +41,9 @@ pub(crate) fn each_line(
         number += 1;
         let mut bytes = &buf[..];
         if number == 1 {
-            bytes = bytes.strip_prefix(crate::trace::UTF8_BOM).unwrap_or(bytes);
+            bytes = bytes
+                .strip_prefix(tracecost_trace::UTF8_BOM)
+                .unwrap_or(bytes);
         }
         let unfinished = !bytes.ends_with(b"\n");
         bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);

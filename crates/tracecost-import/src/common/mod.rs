@@ -35,9 +35,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::engine::cache::ProviderKind;
-use crate::trace::Trace;
 use crate::{ImportError, ImportOptions, ImportReport};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_trace::Trace;
 
 pub(crate) use blocks::{
     IdGen, ResultContent, cap_markers, estimate_tokens, image_from_url, serde_message,
@@ -293,7 +293,7 @@ pub(crate) fn reject(
     }
 }
 
-pub(crate) use crate::engine::json::error_message as strip_position;
+pub(crate) use tracecost_engine::json::error_message as strip_position;
 
 /// Counts of things that could not be mapped, one line per kind, in the
 /// order first seen.
@@ -376,8 +376,8 @@ impl Names {
 /// Serializes and reloads `trace`; an error here is an importer bug,
 /// reported against the record the trace started at.
 pub(crate) fn check_loads(trace: &Trace, path: &Path, line: usize) -> Result<(), ImportError> {
-    let json = crate::trace::to_json(trace);
-    crate::trace::load_str(&json, &trace.name)
+    let json = tracecost_trace::to_json(trace);
+    tracecost_trace::load_str(&json, &trace.name)
         .map(|_| ())
         .map_err(|e| ImportError::Invalid {
             path: path.to_owned(),

@@ -3,8 +3,8 @@
 //! API's (`{"type":"function","name",…}`, flat) carry the same members.
 
 use super::Unmapped;
-use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::ToolDefinition;
+use tracecost_engine::json::{RawObject, raw_json, raw_string};
+use tracecost_engine::message::ToolDefinition;
 
 /// The request's `tools` as Anthropic definitions: each function's
 /// `{"name", "description", "input_schema"}` (`parameters`, or an empty

@@ -8,10 +8,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::Unmapped;
-use crate::engine::json::RawObject;
+use tracecost_engine::json::RawObject;
 // Usage figures above the loader's limit are corrupt records: the same
 // limit as the loader's, so a trace the importer keeps always loads.
-use crate::trace::{ABSURD_TOKENS, RecordedModifiers, RecordedUsage};
+use tracecost_trace::{ABSURD_TOKENS, RecordedModifiers, RecordedUsage};
 
 /// What the import note counts for a usage object holding a malformed
 /// token count ([`token_count`]): the call is kept, that usage object is

@@ -10,9 +10,9 @@ use crate::common::{
     self, IdGen, ReplyMeta, ResultContent, Unmapped, compact_object, image_from_url,
     tool_result_block, tool_use_block,
 };
-use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::{BlockKind, ContentBlock, Message, Role};
-use crate::engine::wire::{BlockRef, Marker, Ttl};
+use tracecost_engine::json::{RawObject, raw_json, raw_string};
+use tracecost_engine::message::{BlockKind, ContentBlock, Message, Role};
+use tracecost_engine::wire::{BlockRef, Marker, Ttl};
 
 /// A mapped list.
 #[derive(Default)]

@@ -67,9 +67,9 @@ use super::common::{
     read_text, split_doc,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
-use crate::engine::cache::ProviderKind;
-use crate::engine::wire::{BlockRef, Marker};
-use crate::trace::{Call, Prompt};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::wire::{BlockRef, Marker};
+use tracecost_trace::{Call, Prompt};
 
 /// Imports LangChain / LangGraph message lists (`messages_to_dict` output).
 /// Directories are expanded to their `.json`/`.jsonl` files; files are read

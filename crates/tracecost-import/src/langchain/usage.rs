@@ -10,8 +10,8 @@ use crate::common::{
     MALFORMED_USAGE, ReplyMeta, Unmapped, UsageProblem, finish_usage, merge_anthropic_usage,
     openai_usage,
 };
-use crate::engine::json::RawObject;
-use crate::trace::RecordedUsage;
+use tracecost_engine::json::RawObject;
+use tracecost_trace::RecordedUsage;
 
 pub(crate) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
     let rm = match data.parse::<RawObject>("response_metadata") {

@@ -48,9 +48,9 @@ use crate::common::{
     IdGen, ResultContent, Unmapped, compact_object, image_from_url, tool_result_block,
     tool_use_block,
 };
-use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::{BlockKind, ContentBlock, Message, Role};
 use crate::openai::arguments_input;
+use tracecost_engine::json::{RawObject, raw_json, raw_string};
+use tracecost_engine::message::{BlockKind, ContentBlock, Message, Role};
 
 /// Which side of the conversation an item is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub(crate) struct Items {
     open: Option<(Open, Vec<ContentBlock>)>,
     ids: IdGen,
     /// Whether a user message pushed now joins a turn already running
-    /// (marked [`crate::trace::WITHIN_TURN`]): the reader knows turns,
+    /// (marked [`tracecost_trace::WITHIN_TURN`]): the reader knows turns,
     /// the items do not.
     pub(crate) user_within_turn: bool,
 }
@@ -261,8 +261,11 @@ impl Items {
                 );
                 self.seal();
                 let m = Message::new(Role::User, blocks);
-                self.messages
-                    .push(with_member(m, crate::trace::SOURCE_ROLE, raw_string(&role)));
+                self.messages.push(with_member(
+                    m,
+                    tracecost_trace::SOURCE_ROLE,
+                    raw_string(&role),
+                ));
                 Some(Side::Input)
             }
             "user" if self.user_within_turn => {
@@ -270,7 +273,7 @@ impl Items {
                 let m = Message::new(Role::User, blocks);
                 self.messages.push(with_member(
                     m,
-                    crate::trace::WITHIN_TURN,
+                    tracecost_trace::WITHIN_TURN,
                     raw_json("true".to_owned()),
                 ));
                 Some(Side::Input)

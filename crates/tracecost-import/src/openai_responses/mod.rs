@@ -61,10 +61,10 @@ use super::common::{
     compact_object, exchange, finish_usage, message_key, openai_usage, read_text, timestamp_ms,
 };
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
-use crate::engine::cache::ProviderKind;
-use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::{ContentBlock, Message, Role, ToolDefinition};
-use crate::trace::{Call, Prompt};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::json::{RawObject, raw_json, raw_string};
+use tracecost_engine::message::{ContentBlock, Message, Role, ToolDefinition};
+use tracecost_trace::{Call, Prompt};
 
 /// How many earlier responses of a file a `previous_response_id` is
 /// looked up among (each is held with the conversation it ends).
@@ -183,7 +183,7 @@ fn first_line_alone(path: &Path) -> Result<bool, ImportError> {
         if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
             return Ok(false);
         }
-        let line = buf.strip_prefix(crate::trace::UTF8_BOM).unwrap_or(&buf);
+        let line = buf.strip_prefix(tracecost_trace::UTF8_BOM).unwrap_or(&buf);
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -315,7 +315,7 @@ fn input_items(
 /// and its id (for the requests that continue it).
 struct Answer {
     start_ms: Option<u64>,
-    usage: Option<crate::trace::RecordedUsage>,
+    usage: Option<tracecost_trace::RecordedUsage>,
     reply: Option<Message>,
     response_id: Option<String>,
 }

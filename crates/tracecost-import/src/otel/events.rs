@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use super::parts::Content;
 use crate::chat::{self, ChatRequest, Dialect};
 use crate::common::{IdGen, Unmapped};
-use crate::trace::Prompt;
+use tracecost_trace::Prompt;
 
 /// The per-message events, by name, and the role each gives its message
 /// (`None`: a choice, the reply).

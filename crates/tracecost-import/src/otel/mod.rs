@@ -85,9 +85,9 @@ use self::attrs::{Attrs, any_value};
 use self::model_span::{DUPLICATE, ModelSpan};
 use super::common::{self, Conversations, IdGen, SharedCall, TraceBuilder, Unmapped, message_key};
 use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
-use crate::engine::cache::ProviderKind;
-use crate::engine::message::Message;
-use crate::trace::{Call, Prompt, RecordedUsage};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::message::Message;
+use tracecost_trace::{Call, Prompt, RecordedUsage};
 
 /// Imports OpenTelemetry (OTLP JSON) exports of model calls. Directories
 /// are expanded to their `.json`/`.jsonl` files; files are read in path

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::engine::cache::ProviderKind;
-use crate::engine::message::{Message, ToolDefinition};
-use crate::trace::RecordedUsage;
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::message::{Message, ToolDefinition};
+use tracecost_trace::RecordedUsage;
 
 /// One model call read from a span.
 pub(super) struct ModelSpan {
@@ -25,14 +25,14 @@ pub(super) struct ModelSpan {
     pub(super) model: Option<String>,
     /// `gen_ai.conversation.id` (OpenInference: `session.id`).
     pub(super) session: Option<String>,
-    pub(super) system: Vec<crate::engine::message::ContentBlock>,
+    pub(super) system: Vec<tracecost_engine::message::ContentBlock>,
     /// The messages sent, shared with the file's [`MessageCache`](super::parts::MessageCache).
     pub(super) messages: Vec<Arc<Message>>,
     /// Their keys ([`message_key`](crate::common::message_key)).
     pub(super) keys: Vec<u64>,
     pub(super) tools: Vec<ToolDefinition>,
     pub(super) reply: Option<Message>,
-    pub(super) markers: Option<Vec<crate::engine::wire::Marker>>,
+    pub(super) markers: Option<Vec<tracecost_engine::wire::Marker>>,
     pub(super) usage: Option<RecordedUsage>,
     /// The export recorded usage but no cache figure.
     pub(super) no_cache_fields: bool,

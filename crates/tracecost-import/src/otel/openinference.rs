@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::attrs::Attrs;
 use super::parts::{Content, arguments, push, tools};
 use crate::common::{ResultContent, Unmapped, tool_result_block, tool_use_block};
-use crate::engine::message::{ContentBlock, Message, Role};
+use tracecost_engine::message::{ContentBlock, Message, Role};
 
 /// One flattened message: its members by the key after `message.`.
 type Flat<'a> = BTreeMap<&'a str, &'a Value>;

@@ -24,8 +24,8 @@ use serde_json::value::RawValue;
 
 use super::attrs::Attrs;
 use crate::common::{ResultContent, Unmapped, message_key, tool_result_block, tool_use_block};
-use crate::engine::json::{RawObject, raw_json, raw_string};
-use crate::engine::message::{ContentBlock, Message, Role, ToolDefinition};
+use tracecost_engine::json::{RawObject, raw_json, raw_string};
+use tracecost_engine::message::{ContentBlock, Message, Role, ToolDefinition};
 
 /// A call's content, as read from a span.
 #[derive(Default)]
@@ -36,7 +36,7 @@ pub(crate) struct Content {
     pub reply: Option<Message>,
     /// The cache markers, where the export records them (Langfuse's
     /// input keeps Anthropic's `cache_control` as sent).
-    pub markers: Option<Vec<crate::engine::wire::Marker>>,
+    pub markers: Option<Vec<tracecost_engine::wire::Marker>>,
 }
 
 /// The messages a file's spans have sent, mapped once: each span of a

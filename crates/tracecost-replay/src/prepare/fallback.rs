@@ -3,11 +3,11 @@
 //! held), replayed under every config whose `openai-auto` takes misses
 //! from the record.
 
-use crate::cost::automatic_cache::{
+use tracecost_cost::automatic_cache::{
     DEFAULT_IDLE_MS, EXTENDED_MS, RECORDED_READ_STEPS, STEP_TOKENS, read_step,
 };
-use crate::cost::pricing::{ModelPrice, Pricing};
-use crate::trace::Trace;
+use tracecost_cost::pricing::{ModelPrice, Pricing};
+use tracecost_trace::Trace;
 
 /// What the cache held, by the record, at a call whose read fell back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub fn documented_hold_ms(trace: &Trace, price: &ModelPrice) -> u64 {
         .lookup(&trace.model)
         .unwrap_or(price);
     if recorded.breakpoint_cache {
-        crate::cost::openai_breakpoints::DEFAULT_TTL_MS
+        tracecost_cost::openai_breakpoints::DEFAULT_TTL_MS
     } else if recorded.extended_cache_only {
         EXTENDED_MS
     } else {

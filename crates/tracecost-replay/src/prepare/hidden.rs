@@ -5,10 +5,10 @@
 
 use std::collections::HashMap;
 
-use crate::cost::pricing::ModelPrice;
-use crate::cost::tokens::ContentHash;
-use crate::engine::message::ContentBlock;
-use crate::engine::wire::Ttl;
+use tracecost_cost::pricing::ModelPrice;
+use tracecost_cost::tokens::ContentHash;
+use tracecost_engine::message::ContentBlock;
+use tracecost_engine::wire::Ttl;
 
 use super::{BlockCount, PreparedTrace, Scale};
 
@@ -207,13 +207,13 @@ impl PreparedTrace<'_> {
 /// The cache is per model: a call's record speaks of its own model's
 /// entries only (an advisor's request, on another model, neither reads
 /// nor keeps the executor's).
-fn model_of(c: &crate::trace::Call) -> String {
+fn model_of(c: &tracecost_trace::Call) -> String {
     c.model.clone().unwrap_or_default()
 }
 
 /// Per call, what its record says it read from the cache and what was
 /// cached after it (read + written); `None` without recorded input.
-fn recorded_reads(calls: &[crate::trace::Call]) -> Vec<Option<(u64, u64)>> {
+fn recorded_reads(calls: &[tracecost_trace::Call]) -> Vec<Option<(u64, u64)>> {
     calls
         .iter()
         .map(|c| {
@@ -227,7 +227,7 @@ fn recorded_reads(calls: &[crate::trace::Call]) -> Vec<Option<(u64, u64)>> {
 
 /// Per call, its read when it was cold: less than the call before (of its
 /// model) cached.
-fn cold_reads(calls: &[crate::trace::Call], usage: &[Option<(u64, u64)>]) -> Vec<Option<u64>> {
+fn cold_reads(calls: &[tracecost_trace::Call], usage: &[Option<(u64, u64)>]) -> Vec<Option<u64>> {
     let mut cold: Vec<Option<u64>> = vec![None; calls.len()];
     let mut prev: HashMap<String, u64> = HashMap::new();
     for (i, (u, c)) in usage.iter().zip(calls).enumerate() {
@@ -321,7 +321,7 @@ impl PreparedTrace<'_> {
                 } else {
                     price
                         .tool_prompt
-                        .tokens(crate::cost::pricing::ToolChoice::Auto)
+                        .tokens(tracecost_cost::pricing::ToolChoice::Auto)
                 }
                 + system[..system.len() - 1]
                     .iter()

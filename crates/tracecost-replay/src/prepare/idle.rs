@@ -22,7 +22,7 @@
 //! missed, and at most the documented bound. A miss after a pause no longer
 //! than one that read is counted as unexplained: no idle time explains it.
 
-use crate::trace::Call;
+use tracecost_trace::Call;
 
 /// What a trace's recorded reads say of its automatic cache's idle time,
 /// and the idle time the replay takes from them.
@@ -103,7 +103,7 @@ pub fn fit_idle(calls: &[Call], minimum: u64, default_ms: u64, max_ms: u64) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::RecordedUsage;
+    use tracecost_trace::RecordedUsage;
 
     const MIN: u64 = 60_000;
 

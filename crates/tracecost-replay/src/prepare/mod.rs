@@ -10,24 +10,24 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cost::pricing::{Framing, ModelPrice};
-use crate::cost::tokens::{Calibration, ContentHash, TokenMemo, calibrate};
-use crate::engine::message::{
+use tracecost_cost::pricing::{Framing, ModelPrice};
+use tracecost_cost::tokens::{Calibration, ContentHash, TokenMemo, calibrate};
+use tracecost_engine::message::{
     BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent,
 };
-use crate::engine::recall::recall_tool_definition;
-use crate::trace::Trace;
+use tracecost_engine::recall::recall_tool_definition;
+use tracecost_trace::Trace;
 
 mod fallback;
 mod hidden;
 mod idle;
 mod record;
 
-pub use crate::trace::MEDIA_TOKENS;
 pub use fallback::{HeldPrefix, documented_hold_ms, recorded_fallbacks};
 pub use hidden::{HiddenCache, SharedState, hidden_prefix_block};
 pub use idle::{IdleFit, fit_idle};
 pub use record::unrecorded_tail;
+pub use tracecost_trace::MEDIA_TOKENS;
 
 /// Key and raw (uncalibrated, unframed) token count of one block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,8 +193,8 @@ pub struct PreparedTrace<'t> {
     /// prefix (Claude Code transcripts), when calibration is on.
     pub hidden_cache: Option<HiddenCache>,
     /// Per call, the TTL its record resolves to, for a cache policy whose
-    /// TTL is the recorded one ([`crate::policy::recorded_ttls`]).
-    pub recorded_ttls: Vec<crate::engine::wire::Ttl>,
+    /// TTL is the recorded one ([`tracecost_policy::recorded_ttls`]).
+    pub recorded_ttls: Vec<tracecost_engine::wire::Ttl>,
     /// Per call: for a request sent without the client's markers (an
     /// advisor's sub-inference), the tokens it carried beyond the history
     /// it follows ([`PreparedTrace::read_unmarked`]); `None` otherwise.
@@ -215,10 +215,10 @@ pub struct PreparedTrace<'t> {
     pub recorded_fallbacks: Vec<Option<HeldPrefix>>,
     /// The ledger every replay of this trace records into: handles are a
     /// pure function of the result, so they are derived once per trace.
-    pub ledger: std::sync::Arc<crate::engine::ledger::InMemoryLedger>,
+    pub ledger: std::sync::Arc<tracecost_engine::ledger::InMemoryLedger>,
     /// The stubs made for that ledger, shared by every replay of the trace
     /// (a stub is a pure function of its result).
-    pub stubs: std::sync::Arc<crate::engine::rewrite::StubCache>,
+    pub stubs: std::sync::Arc<tracecost_engine::rewrite::StubCache>,
     /// Token counts of blocks made during replays (stubs), shared by every
     /// replay of the trace. Keyed by address, and holding each block so
     /// that the address names it while the trace is prepared.
@@ -226,7 +226,7 @@ pub struct PreparedTrace<'t> {
         std::collections::HashMap<
             usize,
             (Arc<ContentBlock>, BlockCount),
-            crate::cost::tokens::FastBuild,
+            tracecost_cost::tokens::FastBuild,
         >,
     >,
     /// Counts of the history's blocks by address (the trace is immutable
@@ -318,7 +318,7 @@ impl<'t> PreparedTrace<'t> {
             stubs: Default::default(),
             made_counts: Default::default(),
             hidden_cache: None,
-            recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
+            recorded_ttls: tracecost_policy::recorded_ttls(&trace.calls),
             inferred_clears: Vec::new(),
             unmarked: Vec::new(),
             reasoning_cut: reasoning_cuts(trace, price),
@@ -334,7 +334,7 @@ impl<'t> PreparedTrace<'t> {
             prepared.inferred_clears = prepared.infer_clears(memo, &price.framing);
             // Before the hidden prefix is read: a read that fell back
             // explains its miss, so it is no sign the hidden rest changed.
-            if trace.provider == crate::engine::cache::ProviderKind::OpenAi {
+            if trace.provider == tracecost_engine::cache::ProviderKind::OpenAi {
                 prepared.recorded_fallbacks =
                     recorded_fallbacks(trace, documented_hold_ms(trace, price));
             }
@@ -346,7 +346,7 @@ impl<'t> PreparedTrace<'t> {
     }
 
     /// `part`, a part of `whole`'s trace cut at a summarising compaction
-    /// ([`crate::policy::autocompact`]), prepared from `whole`: the
+    /// ([`tracecost_policy::autocompact`]), prepared from `whole`: the
     /// messages and calls it keeps are counted, calibrated and sized from
     /// the record exactly as in the whole trace (the record's sizes are of
     /// the conversation uncompacted, so nothing is fitted on them again);
@@ -354,7 +354,7 @@ impl<'t> PreparedTrace<'t> {
     /// hidden prefix holds for the first part only (it is read call by call).
     pub fn part_of(
         whole: &PreparedTrace<'_>,
-        part: &'t crate::policy::autocompact::Part,
+        part: &'t tracecost_policy::autocompact::Part,
         memo: &TokenMemo,
         price: &ModelPrice,
     ) -> Self {
@@ -415,7 +415,7 @@ impl<'t> PreparedTrace<'t> {
                     .as_ref()
                     .map(|h| part_hidden_cache(h, part))
             },
-            recorded_ttls: crate::policy::recorded_ttls(&trace.calls),
+            recorded_ttls: tracecost_policy::recorded_ttls(&trace.calls),
             inferred_clears: part_clears(whole, part),
             unmarked: per_call(&whole.unmarked),
             reasoning_cut: reasoning_cuts(trace, price),
@@ -497,8 +497,8 @@ impl PreparedTrace<'_> {
     /// retention's hour shows extended retention (24 hours), and Gemini's,
     /// bounded by the same hour (Google documents none).
     fn fit_automatic_idle(&self, price: &ModelPrice) -> Option<IdleFit> {
-        use crate::cost::automatic_cache::{DEFAULT_IDLE_MS, EXTENDED_MS, MAX_IN_MEMORY_MS};
-        use crate::engine::cache::ProviderKind;
+        use tracecost_cost::automatic_cache::{DEFAULT_IDLE_MS, EXTENDED_MS, MAX_IN_MEMORY_MS};
+        use tracecost_engine::cache::ProviderKind;
         let fit = |max_ms| {
             fit_idle(
                 &self.trace.calls,
@@ -579,14 +579,14 @@ fn reasoning_cuts(trace: &Trace, price: &ModelPrice) -> Vec<usize> {
 
 /// Whether `m` opens a turn of the user's: a user message, not tool
 /// results, not a developer or system message sent as user text
-/// ([`crate::trace::SOURCE_ROLE`]), not input joining a running turn
-/// ([`crate::trace::WITHIN_TURN`]). What ends the turn whose reasoning an
+/// ([`tracecost_trace::SOURCE_ROLE`]), not input joining a running turn
+/// ([`tracecost_trace::WITHIN_TURN`]). What ends the turn whose reasoning an
 /// OpenAI model before GPT-5.6 drops.
 pub fn opens_user_turn(m: &Message) -> bool {
-    if m.role() != crate::engine::message::Role::User
-        || m.fields().get(crate::trace::SOURCE_ROLE).is_some()
+    if m.role() != tracecost_engine::message::Role::User
+        || m.fields().get(tracecost_trace::SOURCE_ROLE).is_some()
         || m.fields()
-            .get(crate::trace::WITHIN_TURN)
+            .get(tracecost_trace::WITHIN_TURN)
             .is_some_and(|v| v.get() == "true")
     {
         return false;
@@ -632,7 +632,7 @@ fn message_counts(memo: &TokenMemo, m: &Message) -> Vec<BlockCount> {
 /// before the part began names a result the part no longer sends.
 fn part_clears(
     whole: &PreparedTrace<'_>,
-    part: &crate::policy::autocompact::Part,
+    part: &tracecost_policy::autocompact::Part,
 ) -> Vec<(usize, Arc<str>)> {
     let at: HashMap<usize, usize> = part
         .calls_from
@@ -652,7 +652,10 @@ fn part_clears(
 /// call it is (another session's copy warm or cold, the own rest changed),
 /// the summarising call, which recorded nothing, knowing none and sending
 /// the version in force.
-fn part_hidden_cache(whole: &HiddenCache, part: &crate::policy::autocompact::Part) -> HiddenCache {
+fn part_hidden_cache(
+    whole: &HiddenCache,
+    part: &tracecost_policy::autocompact::Part,
+) -> HiddenCache {
     let mut version = 0;
     let (calls, versions) = part
         .calls_from

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use crate::cost::pricing::{Framing, ModelPrice};
-use crate::cost::tokens::TokenMemo;
-use crate::engine::message::{BlockKind, ContentBlock};
+use tracecost_cost::pricing::{Framing, ModelPrice};
+use tracecost_cost::tokens::TokenMemo;
+use tracecost_engine::message::{BlockKind, ContentBlock};
 
 use super::{BlockCount, PreparedTrace, Scale, TraceCalibration, count_block};
 
@@ -212,7 +212,7 @@ impl PreparedTrace<'_> {
     pub(super) fn read_unmarked(&self) -> Vec<Option<u64>> {
         let trace = self.trace;
         let own_model =
-            |c: &crate::trace::Call| c.model.as_deref().is_none_or(|m| m == trace.model);
+            |c: &tracecost_trace::Call| c.model.as_deref().is_none_or(|m| m == trace.model);
         let calls = &trace.calls;
         calls
             .iter()
@@ -262,7 +262,7 @@ impl PreparedTrace<'_> {
         // once (a tool_result counts its content's text, as a text block).
         let placeholder = count_block(
             memo,
-            &ContentBlock::text(crate::policy::CLAUDE_CODE_CLEARED_PLACEHOLDER),
+            &ContentBlock::text(tracecost_policy::CLAUDE_CODE_CLEARED_PLACEHOLDER),
         )
         .tokens(&cal, framing.per_block);
         let tokens = |m: &[BlockCount]| {
@@ -383,7 +383,7 @@ impl PreparedTrace<'_> {
             } else {
                 price
                     .tool_prompt
-                    .tokens(crate::cost::pricing::ToolChoice::Auto)
+                    .tokens(tracecost_cost::pricing::ToolChoice::Auto)
             }
             + system
                 .iter()

@@ -18,10 +18,7 @@ fn what_a_provider_runs_is_what_the_replay_accepts() {
         let json = format!(
             r#"{{"format":"tracecost.trace/v1","name":"t","provider":"{provider}","model":"gpt-4o","messages":[{{"role":"user","content":"go"}}],"calls":[{{"messages":1{markers}}}]}}"#
         );
-        load_str(&json, "t.json")
-            .unwrap()
-            .traces
-            .remove(0)
+        load_str(&json, "t.json").unwrap().traces.remove(0)
     };
     for (name, provider) in [
         ("anthropic", ProviderKind::Anthropic),

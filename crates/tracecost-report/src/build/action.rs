@@ -3,8 +3,8 @@
 //! (`ledger:t=2000,k=1+claude-code:ttl=recorded`) is what tracecost
 //! replays; a reader needs the sentence and the setting.
 
-use crate::engine::wire::Ttl;
-use crate::policy::{Cache, Compaction, Config, PeerParams, TtlChoice};
+use tracecost_engine::wire::Ttl;
+use tracecost_policy::{Cache, Compaction, Config, PeerParams, TtlChoice};
 
 /// One place a recommended policy can be applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,11 +117,11 @@ fn compaction_words(c: &Compaction) -> String {
             crate::fmt::thousands(t.preview_chars)
         ),
         Compaction::ClaudeCodeAutocompact { trigger, .. } => match trigger {
-            crate::policy::AutocompactTrigger::Tokens(t) => format!(
+            tracecost_policy::AutocompactTrigger::Tokens(t) => format!(
                 "let Claude Code summarise the conversation past {} tokens of context (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE lowers it)",
                 crate::fmt::thousands(*t)
             ),
-            crate::policy::AutocompactTrigger::Recorded => {
+            tracecost_policy::AutocompactTrigger::Recorded => {
                 "let Claude Code summarise the conversation where it did".to_owned()
             }
         },

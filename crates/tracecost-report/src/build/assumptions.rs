@@ -11,7 +11,7 @@ pub struct Assumptions {
     /// Which price table priced the report: the built-in table's day and
     /// each pricing file given (its path, the SHA-256 of its bytes, its
     /// source), so that a reader, or a CI gate, can tell and pin it.
-    pub price_table: crate::cost::pricing::PriceTableRecord,
+    pub price_table: tracecost_cost::pricing::PriceTableRecord,
     /// Tokenizer spec.
     pub tokenizer: String,
     /// Whether calibration was on.
@@ -27,7 +27,7 @@ pub struct Assumptions {
     /// Calls left out of every figure for lack of a price, by model
     /// (written as `results.json`'s own `unpriced` member, not here).
     #[serde(skip)]
-    pub unpriced: Vec<crate::app::unpriced::UnpricedModel>,
+    pub unpriced: Vec<tracecost_app::unpriced::UnpricedModel>,
 }
 
 impl Assumptions {
@@ -35,7 +35,7 @@ impl Assumptions {
     pub fn unpriced_lines(&self) -> Vec<String> {
         self.unpriced
             .iter()
-            .map(crate::app::unpriced::UnpricedModel::line)
+            .map(tracecost_app::unpriced::UnpricedModel::line)
             .collect()
     }
 }

@@ -6,9 +6,9 @@
 
 use std::fmt::Write as _;
 
-use crate::app::fleet::Fleet;
 use crate::fmt::{compact_count, dollars, html_escape};
-use crate::replay::breakdown::{ClassBill, NEW_CONTENT};
+use tracecost_app::fleet::Fleet;
+use tracecost_replay::breakdown::{ClassBill, NEW_CONTENT};
 
 /// What these dollars are: said beside every breakdown.
 pub(super) const LIST_PRICES: &str = "Prices are the providers' API list prices per token (pay as you go), not what a subscription plan (Claude Pro or Max, ChatGPT plans) charges.";
@@ -211,9 +211,9 @@ mod tests {
 
     #[test]
     fn every_cause_the_replay_names_has_words() {
-        use crate::replay::explain::CacheCause;
-        let hold = crate::cost::cache_sim::Hold::from_ms(300_000);
-        let kind = crate::cost::cache_sim::PrefixKind::Text;
+        use tracecost_replay::explain::CacheCause;
+        let hold = tracecost_cost::cache_sim::Hold::from_ms(300_000);
+        let kind = tracecost_cost::cache_sim::PrefixKind::Text;
         let all = [
             CacheCause::FirstCall,
             CacheCause::ModelChanged,

@@ -6,9 +6,9 @@
 
 use serde::Serialize;
 
-use crate::app::TraceReport;
-use crate::policy::Config;
-use crate::replay::CallResult;
+use tracecost_app::TraceReport;
+use tracecost_policy::Config;
+use tracecost_replay::CallResult;
 
 /// The file's name in the report folder.
 pub const CALLS_JSONL: &str = "calls.jsonl";

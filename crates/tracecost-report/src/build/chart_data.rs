@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::app::fleet::{Fleet, FleetConfig, FleetFigures};
-use crate::app::identity::slug;
 use crate::charts::{CallTokens, Chart};
 use crate::fmt::thousands;
-use crate::policy::Compaction;
-use crate::replay::sweep::{SweepRow, TraceSweep};
-use crate::replay::{CallResult, ReplayResult};
+use tracecost_app::fleet::{Fleet, FleetConfig, FleetFigures};
+use tracecost_app::identity::slug;
+use tracecost_policy::Compaction;
+use tracecost_replay::sweep::{SweepRow, TraceSweep};
+use tracecost_replay::{CallResult, ReplayResult};
 
 use super::story::break_even_line;
 
@@ -208,7 +208,7 @@ const CONFIG_BARS: usize = 12;
 
 /// The fleet's charts, in display order: (file stem, chart). An error
 /// when the sessions' figures cannot be read back.
-pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, crate::app::AppError> {
+pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, tracecost_app::AppError> {
     // The trade-off first: what each config costs against what it risks;
     // then what each costs, what a session saves, per day, per project.
     let mut out = vec![fleet_pareto(fleet), fleet_config_bars(fleet)];
@@ -319,10 +319,10 @@ fn fleet_savings(fleet: &Fleet) -> Option<(String, Chart)> {
 /// Cost per day: recorded, status quo, recommended.
 fn fleet_days(fleet: &Fleet) -> Option<(String, Chart)> {
     let a = &fleet.answer;
-    let dated: Vec<&crate::app::fleet::DayFigures> = fleet
+    let dated: Vec<&tracecost_app::fleet::DayFigures> = fleet
         .days
         .iter()
-        .filter(|d| d.day != crate::app::fleet::UNDATED)
+        .filter(|d| d.day != tracecost_app::fleet::UNDATED)
         .collect();
     if dated.is_empty() {
         return None;
@@ -362,7 +362,7 @@ fn fleet_days(fleet: &Fleet) -> Option<(String, Chart)> {
 
 /// Per project: the status quo against the recommendation (or each
 /// project's own best config).
-fn fleet_projects(fleet: &Fleet) -> Result<Option<(String, Chart)>, crate::app::AppError> {
+fn fleet_projects(fleet: &Fleet) -> Result<Option<(String, Chart)>, tracecost_app::AppError> {
     let a = &fleet.answer;
     if fleet.projects.is_empty() {
         return Ok(None);
@@ -377,7 +377,7 @@ fn fleet_projects(fleet: &Fleet) -> Result<Option<(String, Chart)>, crate::app::
             let project = s
                 .project
                 .as_deref()
-                .unwrap_or(crate::app::fleet::NO_PROJECT);
+                .unwrap_or(tracecost_app::fleet::NO_PROJECT);
             match recommended.get_mut(project) {
                 Some(v) => v.push(s.recommended_usd),
                 None => {

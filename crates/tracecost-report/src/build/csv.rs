@@ -3,11 +3,11 @@
 
 use std::fmt::Write as _;
 
-use crate::app::fleet::Fleet;
 use crate::export::{Exportable, Format};
 use crate::fmt::csv_field;
-use crate::replay::sweep::TraceSweep;
 use crate::sweep_view::SweepView;
+use tracecost_app::fleet::Fleet;
+use tracecost_replay::sweep::TraceSweep;
 
 use super::sink::{CHUNK, ReportError};
 use super::story::own_pick_text;
@@ -31,7 +31,7 @@ pub(super) fn sessions_csv(
             csv_field(&r.session),
             csv_field(r.project.as_deref().unwrap_or("")),
             r.started_ms
-                .map_or_else(String::new, crate::app::usage::date_of),
+                .map_or_else(String::new, tracecost_app::usage::date_of),
             r.traces.len(),
             csv_field(&r.traces.join(" ")),
             r.calls,

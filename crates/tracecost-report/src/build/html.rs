@@ -5,13 +5,13 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use crate::app::TraceReport;
-use crate::app::fidelity::error_pct;
-use crate::app::fleet::{Basis, Fleet, SessionFigures, StabilityBrief};
-use crate::app::identity::slug;
 use crate::charts::{Chart, ChartError, render_svg, suggested_height};
 use crate::fmt::{dollars, html_escape, needs, thousands};
-use crate::replay::sweep::TraceSweep;
+use tracecost_app::TraceReport;
+use tracecost_app::fidelity::error_pct;
+use tracecost_app::fleet::{Basis, Fleet, SessionFigures, StabilityBrief};
+use tracecost_app::identity::slug;
+use tracecost_replay::sweep::TraceSweep;
 
 use super::assumptions::Assumptions;
 use super::html_tables::{

@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::app::AppError;
-use crate::app::fleet::{Fleet, FleetFigures, SessionFigures};
-use crate::app::identity::slug;
 use crate::fmt::{dollars, html_escape, needs, thousands};
-use crate::replay::sweep::{SweepRow, TraceSweep};
+use tracecost_app::AppError;
+use tracecost_app::fleet::{Fleet, FleetFigures, SessionFigures};
+use tracecost_app::identity::slug;
+use tracecost_replay::sweep::{SweepRow, TraceSweep};
 
 use super::sink::{CHUNK, ReportError};
 use super::story::{own_pick_text, session_title, trace_label};
@@ -140,7 +140,7 @@ pub(super) fn sessions_table_out<'f>(
         let r = &*r?;
         let started = r
             .started_ms
-            .map_or_else(String::new, crate::app::usage::date_of);
+            .map_or_else(String::new, tracecost_app::usage::date_of);
         let traces: Vec<String> = r
             .traces
             .iter()

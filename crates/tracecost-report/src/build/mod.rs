@@ -52,12 +52,12 @@ use summary_md::{SUMMARY_SECTIONS_MAX, SUMMARY_TOP, summary_md};
 /// Version tag of `results.json`.
 pub const RESULTS_FORMAT: &str = "tracecost.report/v1";
 
-use crate::app::TraceReport;
-use crate::app::fleet::{Fleet, SessionSummary, Summaries};
+use tracecost_app::TraceReport;
+use tracecost_app::fleet::{Fleet, SessionSummary, Summaries};
 
 const CHART_W: u32 = 900;
 
-pub use crate::app::identity::slug;
+pub use tracecost_app::identity::slug;
 
 /// Which traces of a report have a page of their own, with every config's
 /// row and the per-call rows in `results.json` and `results.csv`: all of
@@ -133,7 +133,7 @@ enum Lines {
     /// The file is made when the first line comes.
     Spilled {
         places: usize,
-        file: Option<crate::app::store::SpillFile>,
+        file: Option<tracecost_app::store::SpillFile>,
     },
 }
 
@@ -146,7 +146,7 @@ impl Lines {
             Lines::Spilled { places, file } => {
                 let f = match file {
                     Some(f) => f,
-                    None => file.insert(crate::app::store::SpillFile::new("results", *places)?),
+                    None => file.insert(tracecost_app::store::SpillFile::new("results", *places)?),
                 };
                 f.put(i, line.as_bytes())?;
             }
@@ -175,7 +175,7 @@ impl Lines {
                         continue;
                     }
                     let line = String::from_utf8(file.get(i)?).map_err(|e| {
-                        crate::app::AppError::Internal(format!(
+                        tracecost_app::AppError::Internal(format!(
                             "a line of results.json reads back as: {e}"
                         ))
                     })?;
@@ -227,7 +227,7 @@ impl PageParts {
     }
 
     fn to_bytes(&self) -> Vec<u8> {
-        crate::app::fleet_cache::frames([
+        tracecost_app::fleet_cache::frames([
             self.trace.as_bytes(),
             self.page.as_bytes(),
             self.entry.as_bytes(),
@@ -236,7 +236,7 @@ impl PageParts {
     }
 
     fn from_bytes(bytes: &[u8]) -> Option<Self> {
-        let parts = crate::app::fleet_cache::unframe(bytes)?;
+        let parts = tracecost_app::fleet_cache::unframe(bytes)?;
         let text = |i: usize| String::from_utf8(parts.get(i)?.to_vec()).ok();
         (parts.len() == 4).then_some(())?;
         Some(PageParts {
@@ -375,7 +375,7 @@ impl<'s> ReportWriter<'s> {
 
     /// Whether the report writes every config's calls (`calls.jsonl`,
     /// [`Self::with_call_lines`]); otherwise it reads per call only the
-    /// rows of [`crate::replay::sweep::TraceSweep::written_rows`], and of
+    /// rows of [`tracecost_replay::sweep::TraceSweep::written_rows`], and of
     /// the others their costs.
     pub fn writes_every_call(&self) -> bool {
         self.call_lines
@@ -396,12 +396,12 @@ impl<'s> ReportWriter<'s> {
     /// whose bytes come later ([`Self::page_cached`], [`Self::page_at`]).
     pub fn trace_cached(&mut self, index: usize, kept: &[u8]) -> Result<(), ReportError> {
         let bad = || {
-            ReportError::Summaries(crate::app::AppError::Internal(format!(
+            ReportError::Summaries(tracecost_app::AppError::Internal(format!(
                 "what was kept of trace {} does not read back",
                 index + 1
             )))
         };
-        let parts = crate::app::fleet_cache::unframe(kept).ok_or_else(bad)?;
+        let parts = tracecost_app::fleet_cache::unframe(kept).ok_or_else(bad)?;
         let [line, cost] = parts[..] else {
             return Err(bad());
         };
@@ -508,7 +508,7 @@ impl<'s> ReportWriter<'s> {
         // One line each: a fleet's thousands of summaries stay small.
         let line = json(&json_trace(session, r, false));
         let cost = story::headline(&r.sweep).base.result.totals.cost_usd;
-        let kept = crate::app::fleet_cache::frames([line.as_bytes(), &cost.to_le_bytes()[..]]);
+        let kept = tracecost_app::fleet_cache::frames([line.as_bytes(), &cost.to_le_bytes()[..]]);
         if self.keep_bounded(index, line, cost, None)? {
             let svgs = self.figures(r)?;
             let parts = PageParts::of(session, r, &svgs, self.assumptions.baseline.as_deref())?;
@@ -558,7 +558,7 @@ impl<'s> ReportWriter<'s> {
             .into_values()
             .map(|k| match k.page {
                 Some(page) => Ok((k.index, page)),
-                None => Err(ReportError::Summaries(crate::app::AppError::Internal(
+                None => Err(ReportError::Summaries(tracecost_app::AppError::Internal(
                     format!("the page of trace {} never came", k.index + 1),
                 ))),
             })

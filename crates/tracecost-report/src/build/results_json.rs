@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use crate::app::TraceReport;
-use crate::policy::Config;
-use crate::replay::CallResult;
-use crate::replay::stability::StabilityReport;
-use crate::replay::sweep::SweepRow;
+use tracecost_app::TraceReport;
+use tracecost_policy::Config;
+use tracecost_replay::CallResult;
+use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::sweep::SweepRow;
 
 use super::story::headline;
 
@@ -90,8 +90,8 @@ pub(super) struct JsonRow<'a> {
     savings_usd: f64,
     savings_pct: f64,
     #[serde(flatten)]
-    usage: crate::cost::pricing::Usage,
-    recall_risk: crate::replay::recall_risk::RecallRisk,
+    usage: tracecost_cost::pricing::Usage,
+    recall_risk: tracecost_replay::recall_risk::RecallRisk,
     pareto: bool,
 }
 
@@ -103,7 +103,7 @@ pub(super) struct JsonTrace<'a> {
     description: &'a str,
     model: &'a str,
     back_to_back: bool,
-    calibration: crate::replay::TraceCalibration,
+    calibration: tracecost_replay::TraceCalibration,
     #[serde(skip_serializing_if = "Option::is_none")]
     recorded_cost_usd: Option<f64>,
     baseline: JsonPick<'a>,
@@ -112,7 +112,7 @@ pub(super) struct JsonTrace<'a> {
     stability: JsonStability<'a>,
     /// Where the ledger ran, the recalls the record shows.
     #[serde(skip_serializing_if = "Option::is_none")]
-    recall_observed: Option<&'a crate::replay::recall_risk::Observed>,
+    recall_observed: Option<&'a tracecost_replay::recall_risk::Observed>,
     /// Every config's figures and the per-call rows: written for a trace
     /// that has a page (every trace unless a report of many gives pages
     /// only to the most expensive), left out of the others.
@@ -135,7 +135,7 @@ impl Serialize for JsonStability<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
         struct Summary<'a> {
-            violations: &'a [crate::replay::stability::Violation],
+            violations: &'a [tracecost_replay::stability::Violation],
             digest: &'a str,
             stubs: usize,
         }
@@ -164,26 +164,26 @@ pub(super) struct JsonCall<'a> {
     messages: usize,
     chars: u64,
     #[serde(flatten)]
-    usage: crate::cost::pricing::Usage,
+    usage: tracecost_cost::pricing::Usage,
     cost_usd: f64,
     compacted_count: usize,
     newly_compacted: Vec<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     restored: Vec<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    recorded: Option<crate::cost::pricing::Usage>,
+    recorded: Option<tracecost_cost::pricing::Usage>,
     #[serde(skip_serializing_if = "Option::is_none")]
     recorded_cost_usd: Option<f64>,
     stable_prefix_tokens: u64,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     over_window: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    cache_cause: Option<crate::replay::explain::CacheCause>,
+    cache_cause: Option<tracecost_replay::explain::CacheCause>,
 }
 
 impl Serialize for JsonCalls<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let none = crate::replay::CompactedIds::default();
+        let none = tracecost_replay::CompactedIds::default();
         s.collect_seq(self.0.iter().enumerate().map(|(i, c)| {
             let before = i.checked_sub(1).map_or(&none, |p| &self.0[p].compacted);
             let (newly_compacted, restored) = c.compacted.changes_since(before);

@@ -8,8 +8,8 @@
 
 use std::fmt::Write as _;
 
-use crate::app::fleet::{Fleet, SessionFigures};
 use crate::fmt::{dollars, html_escape, thousands};
+use tracecost_app::fleet::{Fleet, SessionFigures};
 
 use super::html::page_head;
 use super::html_tables::Detail;
@@ -22,12 +22,12 @@ pub(super) fn whole_session_page(fleet: &Fleet, r: &SessionFigures, detail: Deta
     page_head(&mut s, &format!("{} — tracecost", r.session));
     s.push_str("<p class=\"sub\"><a href=\"../../index.html\">← the fleet</a> · <a href=\"../index.html\">all sessions</a></p>\n");
     let started = r.started_ms.map_or_else(String::new, |ms| {
-        format!(" · started {}", crate::app::usage::date_of(ms))
+        format!(" · started {}", tracecost_app::usage::date_of(ms))
     });
     // The first prompt names the session; the project, a folder, goes on
     // the line below, where a long one wraps in small type.
     let title = match &r.first_prompt {
-        Some(f) => format!("“{}”", crate::engine::handle::one_line(f, 60)),
+        Some(f) => format!("“{}”", tracecost_engine::handle::one_line(f, 60)),
         None => r.session.clone(),
     };
     let project = r

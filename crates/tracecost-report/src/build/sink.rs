@@ -48,7 +48,7 @@ pub enum ReportError {
     /// summaries, the lines of `results.json`) could not be kept or read
     /// back.
     #[error(transparent)]
-    Summaries(#[from] crate::app::AppError),
+    Summaries(#[from] tracecost_app::AppError),
 }
 
 /// Bytes of a file that lists every session (`sessions.csv`, the page of

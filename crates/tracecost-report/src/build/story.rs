@@ -4,13 +4,13 @@
 //! chart notes, stderr) says these sentences; none says them its own way,
 //! and none calls another writer to get them.
 
-use crate::app::fidelity::error_pct;
-use crate::app::fleet::{
+use crate::fmt::{dollars, needs, thousands};
+use tracecost_app::fidelity::error_pct;
+use tracecost_app::fleet::{
     Basis, Fleet, FleetStability, GroupAnswer, SessionFigures, StabilityBrief,
 };
-use crate::fmt::{dollars, needs, thousands};
-use crate::replay::ReplayResult;
-use crate::replay::sweep::{SweepRow, TraceSweep};
+use tracecost_replay::ReplayResult;
+use tracecost_replay::sweep::{SweepRow, TraceSweep};
 
 /// Headline figures of one trace.
 pub(super) struct Headline<'a> {
@@ -53,7 +53,7 @@ pub(super) fn risk_text(r: &SweepRow) -> String {
 }
 
 /// What the records where the ledger ran show of recalls, in words.
-pub(super) fn observed_text(o: &crate::replay::recall_risk::Observed) -> String {
+pub(super) fn observed_text(o: &tracecost_replay::recall_risk::Observed) -> String {
     format!(
         "where the ledger ran, the model recalled {} of the {} results it stubbed ({:.1}%), and that rate, per tool and size, is charged in place of the estimate",
         o.recalls,
@@ -65,7 +65,7 @@ pub(super) fn observed_text(o: &crate::replay::recall_risk::Observed) -> String 
 /// One line per reason and count of the configs skipped for traces they
 /// cannot apply to (a default grid holds a dozen configs of one cache
 /// policy; they are said once).
-pub(super) fn skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<String> {
+pub(super) fn skipped_lines(skipped: &[tracecost_app::fleet::SkippedConfig]) -> Vec<String> {
     skipped_groups(skipped)
         .into_iter()
         .map(|(what, traces, of, reason)| {
@@ -78,7 +78,7 @@ pub(super) fn skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec
 
 /// [`skipped_lines`] for a sweep, whose tables simply have no row for a
 /// config where it was skipped.
-pub fn sweep_skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<String> {
+pub fn sweep_skipped_lines(skipped: &[tracecost_app::fleet::SkippedConfig]) -> Vec<String> {
     skipped_groups(skipped)
         .into_iter()
         .map(|(what, traces, of, reason)| {
@@ -90,7 +90,7 @@ pub fn sweep_skipped_lines(skipped: &[crate::app::fleet::SkippedConfig]) -> Vec<
 /// Skipped configs grouped by reason and count: (the configs in words,
 /// traces skipped, traces, reason).
 pub(super) fn skipped_groups(
-    skipped: &[crate::app::fleet::SkippedConfig],
+    skipped: &[tracecost_app::fleet::SkippedConfig],
 ) -> Vec<(String, usize, usize, &str)> {
     let mut groups: Vec<(&str, usize, usize, Vec<String>)> = Vec::new();
     for s in skipped {
@@ -319,7 +319,7 @@ pub(super) fn fleet_action(fleet: &Fleet) -> Option<super::action::Action> {
 pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
     let a = &fleet.answer;
     let by = &a.recommendation_by_recall;
-    let name = |c: &Option<crate::policy::Config>| {
+    let name = |c: &Option<tracecost_policy::Config>| {
         c.as_ref()
             .map_or_else(|| "keep what runs".to_owned(), |c| format!("`{c}`"))
     };
@@ -382,8 +382,8 @@ pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
 /// shows evidence, nothing taken off: the `high` bound's). `None` where no
 /// result shows evidence to price a recall by.
 pub(super) fn break_even_needs(
-    f: &crate::app::fleet::FleetFigures,
-    status_quo: &crate::app::fleet::FleetFigures,
+    f: &tracecost_app::fleet::FleetFigures,
+    status_quo: &tracecost_app::fleet::FleetFigures,
 ) -> Option<f64> {
     let r = &f.recall;
     if r.needs.high <= 0.0 || r.cost_usd.high <= 0.0 || f.compacted_results == 0 {
@@ -397,8 +397,8 @@ pub(super) fn break_even_needs(
 /// source tells, else its name.
 pub(super) fn session_title(s: &SessionFigures) -> String {
     match (&s.project, &s.first_prompt) {
-        (Some(p), Some(f)) => format!("{p}: “{}”", crate::engine::handle::one_line(f, 60)),
-        (None, Some(f)) => format!("“{}”", crate::engine::handle::one_line(f, 60)),
+        (Some(p), Some(f)) => format!("{p}: “{}”", tracecost_engine::handle::one_line(f, 60)),
+        (None, Some(f)) => format!("“{}”", tracecost_engine::handle::one_line(f, 60)),
         (Some(p), None) => format!("{p}: {}", s.session),
         (None, None) => s.session.clone(),
     }
@@ -522,7 +522,7 @@ pub(super) fn break_even_line(fleet: &Fleet) -> Option<String> {
     } else {
         String::new()
     };
-    use crate::app::fleet::Wins;
+    use tracecost_app::fleet::Wins;
     Some(match (a.keep_status_quo, b.wins) {
         (_, Wins::Always) => format!(
             "Break-even: `{}` is cheaper than the status quo at any price of a recall (it is as safe and costs less).",
@@ -728,7 +728,7 @@ pub(super) fn notes(r: &ReplayResult) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::fleet::SkippedConfig;
+    use tracecost_app::fleet::SkippedConfig;
 
     #[test]
     fn a_trace_is_named_by_what_it_adds_to_its_session() {

@@ -4,9 +4,9 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use crate::app::fidelity::error_pct;
-use crate::app::fleet::{Fleet, SessionFigures, SessionSummary};
 use crate::fmt::{dollars, md_escape, needs, thousands};
+use tracecost_app::fidelity::error_pct;
+use tracecost_app::fleet::{Fleet, SessionFigures, SessionSummary};
 
 use super::assumptions::Assumptions;
 use super::story::{

@@ -184,7 +184,7 @@ fn summary_note(values: &[f64], given: usize, dec: usize) -> (String, bool) {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     // The fleet's own rule, so the chart and the sentence above it agree.
-    let median = crate::app::fleet::quantile(&sorted, 50.0);
+    let median = tracecost_app::fleet::quantile(&sorted, 50.0);
     let save = values.iter().filter(|v| **v > 0.0).count();
     let more = values.iter().filter(|v| **v < 0.0).count();
     let even = values.len() - save - more;

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::engine::json::RawObject;
+use tracecost_engine::json::RawObject;
 
 #[derive(Deserialize)]
 pub(super) struct TraceDoc {

@@ -115,6 +115,6 @@ fn syntax(path: &str, e: &serde_json::Error) -> TraceError {
         // serde_json reports column 0 when it fails before reading a byte
         // of the line (an empty file, a wrong top-level type).
         column: e.column().max(1),
-        message: crate::engine::json::error_message(e),
+        message: tracecost_engine::json::error_message(e),
     }
 }

@@ -6,11 +6,11 @@ use std::fmt;
 
 use super::doc::{CallDoc, MarkerDoc, TraceDoc, UsageDoc};
 use super::error::{TraceError, Warning};
-use crate::engine::cache::ProviderKind;
-use crate::engine::json::RawObject;
-use crate::engine::message::{BlockKind, ContentBlock, Message, ShapeError, ToolDefinition};
-use crate::engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
 use crate::{Call, Prompt, RecordedUsage, Trace};
+use tracecost_engine::cache::ProviderKind;
+use tracecost_engine::json::RawObject;
+use tracecost_engine::message::{BlockKind, ContentBlock, Message, ShapeError, ToolDefinition};
+use tracecost_engine::wire::{BlockRef, MAX_BREAKPOINTS, Marker, Ttl};
 
 /// More tokens than any model's context window by two orders of magnitude:
 /// a usage figure above this is a corrupt record, not a big request.
@@ -92,7 +92,7 @@ impl Cx<'_> {
             Some(p) => p
                 .parse()
                 .map_err(
-                    |e: crate::engine::cache::CacheConfigError| TraceError::Invalid {
+                    |e: tracecost_engine::cache::CacheConfigError| TraceError::Invalid {
                         path: self.path.to_owned(),
                         pointer: format!("{base}/provider"),
                         // The parse error already says what was expected.
@@ -267,7 +267,7 @@ impl Cx<'_> {
                     format!(
                         "the id of a tool_result among the {} messages the call sent, found {}",
                         sent.len(),
-                        crate::engine::handle::one_line(&format!("{id:?}"), 200)
+                        tracecost_engine::handle::one_line(&format!("{id:?}"), 200)
                     ),
                 ));
             }
@@ -441,7 +441,7 @@ impl Cx<'_> {
 fn answered(messages: &[Message], id: &str) -> bool {
     messages.iter().any(|m| {
         m.blocks().iter().any(|b| {
-            matches!(b.kind(), crate::engine::message::BlockKind::ToolResult { tool_use_id, .. } if &**tool_use_id == id)
+            matches!(b.kind(), tracecost_engine::message::BlockKind::ToolResult { tool_use_id, .. } if &**tool_use_id == id)
         })
     })
 }

@@ -5,11 +5,11 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 
 use crate::AppError;
-use crate::cost::tokens::TokenMemo;
 use crate::fleet::{SessionSummary, Summaries};
 use crate::fleet_cache::{EntryKind, FleetCache, Key};
 use crate::plan::SweepPlan;
-use crate::policy::Config;
+use tracecost_cost::tokens::TokenMemo;
+use tracecost_policy::Config;
 
 use super::groups::{RowsKept, replay_groups};
 use super::sink::SessionSink;
@@ -61,7 +61,7 @@ impl<'c> CacheRun<'c> {
         let hold = sp
             .configs()
             .iter()
-            .map(|c| crate::replay::longest_hold_ms(&c.cache))
+            .map(|c| tracecost_replay::longest_hold_ms(&c.cache))
             .try_fold(0u64, |l, h| h.map(|h| l.max(h)));
         let ids = (0..sp.traces().len())
             .into_par_iter()

@@ -4,11 +4,11 @@
 use rayon::prelude::*;
 
 use crate::AppError;
-use crate::cost::tokens::TokenMemo;
 use crate::plan::SweepPlan;
-use crate::replay::PreparedTrace;
 use crate::results::TraceReport;
-use crate::trace::Trace;
+use tracecost_cost::tokens::TokenMemo;
+use tracecost_replay::PreparedTrace;
+use tracecost_trace::Trace;
 
 use super::super::shared::{groups_at_once, prepare, stability_of};
 
@@ -79,7 +79,7 @@ fn with_account_sweep<R>(
     memo: &TokenMemo,
     group: &[usize],
     rows: RowsKept,
-    f: &mut dyn FnMut(&mut crate::replay::sweep::AccountSweep<'_>) -> Result<R, AppError>,
+    f: &mut dyn FnMut(&mut tracecost_replay::sweep::AccountSweep<'_>) -> Result<R, AppError>,
 ) -> Result<R, AppError> {
     // An account that is the whole plan (a generated fleet is one) reads
     // the plan's own: a copy is about 16 bytes a trace, held to the end.
@@ -95,7 +95,7 @@ fn with_account_sweep<R>(
         .iter()
         .map(|&i| sp.shape(i))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut sweep = crate::replay::sweep::AccountSweep::new(
+    let mut sweep = tracecost_replay::sweep::AccountSweep::new(
         applicability,
         &shapes,
         sp.cost.replay_context(memo, None),
@@ -115,7 +115,7 @@ pub(super) enum RowsKept {
     /// Every config's.
     All,
     /// Those of the rows the report writes call by call
-    /// ([`crate::replay::sweep::AccountSweep::written_rows_only`]).
+    /// ([`tracecost_replay::sweep::AccountSweep::written_rows_only`]).
     Written,
 }
 
@@ -135,7 +135,7 @@ fn stream_with(
     sp: &SweepPlan,
     memo: &TokenMemo,
     group: &[usize],
-    sweep: &mut crate::replay::sweep::AccountSweep<'_>,
+    sweep: &mut tracecost_replay::sweep::AccountSweep<'_>,
     emit: &mut dyn FnMut(usize, &Trace, TraceReport) -> Result<(), AppError>,
 ) -> Result<(), AppError> {
     let first_starts: Vec<u64> = group
@@ -145,7 +145,7 @@ fn stream_with(
     let load = |k: usize| -> Result<Trace, AppError> { Ok(sp.trace(group[k])?.into_owned()) };
     let prepared: &(dyn for<'t> Fn(&'t Trace) -> Result<PreparedTrace<'t>, AppError> + Sync) =
         &|t| prepare(t, &sp.cost, memo, sp.priced_as());
-    let source = crate::replay::stream::StreamSource {
+    let source = tracecost_replay::stream::StreamSource {
         first_starts: &first_starts,
         load: &load,
         prepare: prepared,
@@ -178,7 +178,7 @@ fn report_group<'p>(
     sp: &'p SweepPlan,
     memo: &TokenMemo,
     group: &[usize],
-    sweep: &mut crate::replay::sweep::AccountSweep<'_>,
+    sweep: &mut tracecost_replay::sweep::AccountSweep<'_>,
 ) -> Result<Vec<(usize, std::borrow::Cow<'p, Trace>, TraceReport)>, AppError> {
     let segment: Vec<usize> = (0..group.len()).collect();
     let segment = &segment[..];

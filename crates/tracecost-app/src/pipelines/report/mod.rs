@@ -8,14 +8,14 @@ mod sink;
 use rayon::prelude::*;
 
 use crate::AppError;
-use crate::cost::tokens::TokenMemo;
 use crate::fleet::{FleetStability, SessionSummary, Summaries};
 use crate::fleet_cache::FleetCache;
 use crate::plan::{ReportPlan, SweepPlan};
-use crate::policy::Config;
 use crate::progress::{Progress, Unit};
 use crate::results::TraceReport;
-use crate::trace::Trace;
+use tracecost_cost::tokens::TokenMemo;
+use tracecost_policy::Config;
+use tracecost_trace::Trace;
 
 use super::shared::{account_groups, stability_of};
 use cache::CacheRun;

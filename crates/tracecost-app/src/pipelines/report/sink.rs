@@ -3,7 +3,7 @@
 
 use crate::AppError;
 use crate::results::TraceReport;
-use crate::trace::Trace;
+use tracecost_trace::Trace;
 
 /// Where [`report_with`](super::report_with) hands each session: the report being written.
 /// What the report writes of a trace it gives back as bytes, which a
@@ -42,7 +42,7 @@ pub trait SessionSink {
     /// Whether the sink reads every config's per-call rows (a file of every
     /// call). Otherwise a trace's sweep keeps them only for the rows a
     /// report writes call by call
-    /// ([`crate::replay::sweep::TraceSweep::written_rows`]), each other
+    /// ([`tracecost_replay::sweep::TraceSweep::written_rows`]), each other
     /// config's calls by their costs alone.
     fn every_call_row(&self) -> bool {
         true

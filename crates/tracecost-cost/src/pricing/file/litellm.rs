@@ -3,11 +3,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::engine::cache::ProviderKind;
 use crate::pricing::{
     LONG_CONTEXT_THRESHOLD, LongContext, MAX_PRICE_PER_MTOK, MergeSummary, ModelPrice, PriceSource,
     Pricing, PricingError, Rates, builtin,
 };
+use tracecost_engine::cache::ProviderKind;
 
 use super::{Ctx, ptr, template_of};
 

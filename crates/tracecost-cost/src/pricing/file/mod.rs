@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::engine::cache::ProviderKind;
+use tracecost_engine::cache::ProviderKind;
 
 use super::{
     Framing, MAX_FILE_TOKENS, MAX_PRICE_PER_MTOK, MergeSummary, ModelPrice, Multipliers, PriceDate,
@@ -50,8 +50,8 @@ impl Pricing {
     /// Merges pricing-file text; `file` names it in errors. On error the
     /// table is left unchanged.
     pub fn merge_str(&mut self, text: &str, file: &str) -> Result<MergeSummary, PricingError> {
-        let doc: Value = crate::engine::json::parse_unique_keys(text).map_err(|e| {
-            let message = crate::engine::json::error_message(&e);
+        let doc: Value = tracecost_engine::json::parse_unique_keys(text).map_err(|e| {
+            let message = tracecost_engine::json::error_message(&e);
             PricingError::Syntax {
                 file: file.to_string(),
                 line: e.line(),
@@ -74,7 +74,7 @@ impl Pricing {
         };
         next.files.push(PriceFile {
             path: file.to_string(),
-            sha256: crate::engine::handle::sha256_hex(text.as_bytes()),
+            sha256: tracecost_engine::handle::sha256_hex(text.as_bytes()),
             format: summary.format,
             source: summary.source.clone(),
         });

@@ -3,11 +3,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::engine::cache::ProviderKind;
 use crate::pricing::{
     LONG_CONTEXT_THRESHOLD, LongContext, MergeSummary, ModelPrice, PriceDate, PriceRow, Pricing,
     PricingError, Rates,
 };
+use tracecost_engine::cache::ProviderKind;
 
 use super::{Ctx, ptr, template_of};
 

@@ -12,10 +12,10 @@ use crate::ImportOptions;
 use crate::claude_code::FileInfo;
 use crate::claude_code::usage::ResponseKey;
 use crate::common::estimate_tokens;
-use crate::engine::cache::ProviderKind;
+use tracecost_engine::cache::ProviderKind;
 #[cfg(doc)]
-use crate::trace::CLAUDE_CODE_STATUS_QUO;
-use crate::trace::{Call, Prompt, Trace};
+use tracecost_trace::CLAUDE_CODE_STATUS_QUO;
+use tracecost_trace::{Call, Prompt, Trace};
 
 /// What one file gave.
 #[derive(Debug, Default)]

@@ -17,9 +17,9 @@ use super::line::{
 use super::notes::{Note, Tally};
 use crate::claude_code::usage::ResponseKey;
 use crate::claude_code::{Line, SYNTHETIC_MODEL, UsageDoc, usage_total};
-use crate::engine::message::{BlockKind, ContentBlock, Message, Role};
 use crate::time::parse_rfc3339_ms;
-use crate::trace::{RecordedCompaction, RecordedUsage};
+use tracecost_engine::message::{BlockKind, ContentBlock, Message, Role};
+use tracecost_trace::{RecordedCompaction, RecordedUsage};
 
 /// The text standing for a request the transcript does not hold.
 pub const UNRECORDED_REQUEST: &str = "[the request of this response is not in the transcript]";

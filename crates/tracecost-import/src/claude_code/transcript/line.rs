@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::claude_code::Flag;
-use crate::engine::json::RawObject;
-use crate::trace::RecordedCompaction;
+use tracecost_engine::json::RawObject;
+use tracecost_trace::RecordedCompaction;
 
 /// One transcript line, with only the members the importer reads.
 #[derive(Deserialize)]

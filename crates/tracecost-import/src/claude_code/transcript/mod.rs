@@ -82,7 +82,7 @@
 //!   of characters of the messages' JSON divided by 4 (rounded up), except
 //!   that image and document blocks count [`MEDIA_TOKENS`] each instead of
 //!   their base64 text. (If the first call recorded no usage, the first call
-//!   that did is used.) Token counting proper lives in `crate::cost`.
+//!   that did is used.) Token counting proper lives in `tracecost-cost`.
 //! - Cache markers. Claude Code keeps one rolling breakpoint at the end of
 //!   each request plus markers on the system prompt and the tool
 //!   definitions, but the transcript records none of them, so every call has
@@ -106,8 +106,8 @@
 //!
 //! The unit tests stay here: each reads a whole file, through all of it.
 //!
-//! [`Prompt`]: crate::trace::Prompt
-//! [`MEDIA_TOKENS`]: crate::trace::MEDIA_TOKENS
+//! [`Prompt`]: tracecost_trace::Prompt
+//! [`MEDIA_TOKENS`]: tracecost_trace::MEDIA_TOKENS
 
 mod finish;
 mod history;
@@ -124,8 +124,8 @@ use self::history::Builder;
 use self::notes::{Note, Tally};
 use super::usage::{ResponseIndex, ResponseKey};
 use super::{FileInfo, discover_readable, file_info, for_each_line};
-use crate::trace::Trace;
 use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use tracecost_trace::Trace;
 
 /// Imports Claude Code transcripts: one trace per session or subagent file
 /// (more when a session was compacted), in sorted path order.
@@ -392,7 +392,7 @@ fn describe(info: &FileInfo, session_id: Option<&str>) -> String {
 
 pub use self::finish::{CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO, CLAUDE_CODE_RECORDED_STATUS_QUO};
 pub use self::history::UNRECORDED_REQUEST;
-pub use crate::trace::CLAUDE_CODE_STATUS_QUO;
+pub use tracecost_trace::CLAUDE_CODE_STATUS_QUO;
 
 #[cfg(test)]
 mod tests {
@@ -401,7 +401,7 @@ mod tests {
     use std::path::Path;
 
     use crate::claude_code::scan_usage;
-    use crate::trace::{load_str, to_json};
+    use tracecost_trace::{load_str, to_json};
 
     use crate::claude_code::usage_total;
     use crate::time::parse_rfc3339_ms;
@@ -1250,7 +1250,7 @@ mod tests {
         assert!(m[0].fast && m[0].regional && m[0].batch);
         assert!(m[1].is_standard(), "{:?}", m[1]);
         assert!(m[2].is_standard(), "{:?}", m[2]);
-        let back = crate::trace::load_str(&to_json(t), "t.json").unwrap();
+        let back = tracecost_trace::load_str(&to_json(t), "t.json").unwrap();
         let again: Vec<_> = back.traces[0]
             .calls
             .iter()
