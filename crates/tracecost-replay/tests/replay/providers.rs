@@ -35,6 +35,11 @@ fn what_a_provider_runs_is_what_the_replay_accepts() {
         for k in CompactionKind::ALL {
             let part = match k {
                 CompactionKind::Ledger => "ledger:t=100,k=1".to_owned(),
+                // Those two have no documented default trigger.
+                CompactionKind::LangchainSummarize => {
+                    "langchain-summarize:trigger=tokens:1000".to_owned()
+                }
+                CompactionKind::OpenAiCompact => "openai-compact:threshold=1000".to_owned(),
                 k => k.name().to_owned(),
             };
             let c: Config = format!("{part}+none").parse().unwrap();

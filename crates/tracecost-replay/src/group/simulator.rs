@@ -1,652 +1,22 @@
-//! Replaying a group of configs over one trace: the driver. Each call is
-//! planned once for the group ([`Planner`]: its request built by
-//! [`Request::build`], the per-call core, and each config's markers placed
-//! on it), then simulated and billed for each config ([`Simulator`],
-//! [`bill`]) against the cache simulator handed in, so that several traces
-//! can share one. The plan needs the trace and no cache; the simulation
-//! needs the plan and no trace, so a streamed trace is planned whole when
-//! it is read and its text let go ([`PlanLog`]).
+//! The second stage: each config's calls simulated against its prompt
+//! cache, from the plan, and priced.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use tracecost_cost::cache_sim::{Breakpoint, EntryState, PrefixBlock, PrefixIndex, PrefixKind};
+use tracecost_cost::cache_sim::{Breakpoint, EntryState, PrefixIndex};
 use tracecost_cost::pricing::{CostBreakdown, ModelPrice, Usage, is_regional_id};
 use tracecost_cost::prompt_cache::PromptCache;
-use tracecost_cost::tokens::FastBuild;
-use tracecost_engine::wire::Ttl;
-use tracecost_policy::{Compaction, CompactionRun, Config, markers_for_call};
+use tracecost_policy::Config;
 use tracecost_trace::{RecordedModifiers, Trace};
 
-use super::breakdown::{BreakdownSum, ClassBill, PricedCall};
-use super::explain;
-use super::prepare::{HeldPrefix, PreparedTrace, SharedState, TraceCalibration};
-use super::request::{CallInputs, Request, marker_index};
-use super::{
-    Build, CallCost, CallResult, CallResults, CompactedLog, PerCallRows, ReplayContext,
-    ReplayError, ReplayResult, RunTokens, fidelity, plan_claude_code_clears, recorded_usage,
-    totals,
+use super::plan_log::{PlanDone, Planned, put_varint, take_varint, ttl_of};
+use crate::breakdown::{BreakdownSum, ClassBill, PricedCall};
+use crate::explain;
+use crate::prepare::{SharedState, TraceCalibration};
+use crate::{
+    CallCost, CallResult, CallResults, PerCallRows, ReplayContext, ReplayError, ReplayResult,
+    fidelity, recorded_usage, totals,
 };
-
-/// One group of configs replayed over one trace, a call at a time, with
-/// the cache simulators (one per config) handed in at each call so that
-/// several traces can share them: a [`Planner`] and a [`Simulator`] side
-/// by side, each call planned and then simulated.
-pub(super) struct GroupRun<'a, 't> {
-    planner: Planner<'a, 'a, 't>,
-    sim: Simulator<'a>,
-}
-
-impl<'a, 't> GroupRun<'a, 't> {
-    pub(super) fn new(
-        prepared: &'a PreparedTrace<'t>,
-        configs: &'a [Config],
-        ctx: ReplayContext<'a>,
-    ) -> Result<Self, ReplayError> {
-        Ok(GroupRun {
-            planner: Planner::new(prepared, configs, ctx)?,
-            sim: Simulator::new(prepared.trace, configs, ctx),
-        })
-    }
-
-    /// Replays call `ci` (calls must come in order) against `sims`, one
-    /// cache simulator per config.
-    pub(super) fn call(
-        &mut self,
-        ci: usize,
-        sims: &mut [Box<dyn PromptCache>],
-    ) -> Result<(), ReplayError> {
-        let planned = self.planner.plan(ci)?;
-        self.sim.call(&planned, sims)
-    }
-
-    /// The results, one per config.
-    pub(super) fn finish(self) -> Vec<ReplayResult> {
-        let prepared = self.planner.prepared;
-        self.sim
-            .finish(self.planner.done(), prepared.trace, prepared.calibration)
-    }
-}
-
-/// The first stage of replaying a group of configs over one trace, which
-/// no cache enters: each call's request, built once for the group, and
-/// where each config's markers fall on it. What a call's simulation reads
-/// comes out of it ([`Planned`]), so that a trace can be planned whole when
-/// it is read and its text let go while its calls wait for the account's
-/// others.
-///
-/// The request is built from the call's history: the wire view, its
-/// blocks with their token counts, and the prefix index (keys, token sums
-/// and positions). Built from scratch, that is linear in the history at
-/// every call; [`Build::Incremental`] keeps it from the previous call and
-/// rebuilds only from the first message whose bytes changed (the messages
-/// appended, or a result newly compacted), so a config's replay costs the
-/// calls plus the blocks plus the changes.
-pub(super) struct Planner<'a, 'p, 't> {
-    prepared: &'p PreparedTrace<'t>,
-    configs: &'a [Config],
-    ctx: ReplayContext<'a>,
-    run: CompactionRun,
-    tokens: RunTokens<'p>,
-    first_price: &'a ModelPrice,
-    ever_compacted: std::collections::HashSet<Arc<str>, FastBuild>,
-    log: CompactedLog,
-    with_recall: bool,
-    /// The request being built, kept from call to call.
-    request: Request<'t>,
-    /// Results compacted at the previous call.
-    compacted_before: usize,
-    /// Per call, the messages whose thinking the config's
-    /// `clear_thinking` edit clears (empty: no edit).
-    thinking_cut: Vec<usize>,
-}
-
-/// What a [`Planner`] leaves for the results once every call is planned.
-pub(super) struct PlanDone<'a> {
-    log: CompactedLog,
-    ever_compacted: usize,
-    first_price: &'a ModelPrice,
-}
-
-/// One call planned for every config of a group: what its simulation
-/// reads, without the trace. A streamed account holds one per call not
-/// yet simulated and compaction policy of every trace that overlaps in
-/// time, so it is held small: counts in 32 bits where a request's blocks
-/// are counted, what only some calls have boxed.
-#[cfg_attr(test, derive(Debug, Clone, PartialEq))]
-pub(super) struct Planned<'a> {
-    ci: u32,
-    /// The request's blocks are the previous call's up to here, then
-    /// `appended`.
-    from_block: u32,
-    same_blocks: u32,
-    pub(super) start_ms: Option<u64>,
-    /// The price the call is billed at; its address names the model the
-    /// blocks were framed for.
-    price: &'a ModelPrice,
-    appended: Box<[PrefixBlock]>,
-    shared: Option<Box<(std::ops::Range<usize>, SharedState)>>,
-    output_tokens: u64,
-    stable_prefix_tokens: u64,
-    chars: u64,
-    /// The header's layout: system start, header length, hidden blocks.
-    layout: [u32; 4],
-    hidden: bool,
-    carried: bool,
-    compaction_changed: bool,
-    microcompaction: bool,
-    /// The TTL the record shows for this call's writes, and for the call
-    /// before's.
-    recorded_ttl: Ttl,
-    recorded_ttl_before: Ttl,
-    /// How many leading blocks make the older prefix the record shows the
-    /// cache held at this call, where its read fell back to one
-    /// ([`crate::prepare::recorded_fallbacks`]).
-    held_blocks: Option<u32>,
-    /// Every config's breakpoints, one config after another: how many,
-    /// then each one's block and TTL ([`ttl_code`]).
-    marks: Box<[u32]>,
-}
-
-/// The calls of a trace a [`Planner`] planned, held until each is
-/// simulated, as bytes: a streamed account holds one per compaction
-/// policy of every trace that overlaps in time. Each call is a run of
-/// LEB128 counts (its place, where its blocks were rebuilt from, its
-/// start, its price among the log's, its counts, its layout), a byte of
-/// flags, the blocks it appended (each block's key whole, then its tokens,
-/// kind and message) and each config's breakpoints; the rare hidden-prefix
-/// facts are held apart. [`PlanLog::pop`] gives back exactly what
-/// [`PlanLog::push`] took, in order.
-#[derive(Default)]
-pub(super) struct PlanLog<'a> {
-    bytes: Vec<u8>,
-    /// Where the next call to pop begins.
-    at: usize,
-    /// The prices the calls are billed at, by first use.
-    prices: Vec<&'a ModelPrice>,
-    /// The hidden-prefix facts of the calls that have them, in order.
-    shared: std::collections::VecDeque<(std::ops::Range<usize>, SharedState)>,
-    /// The next call to pop, read ahead.
-    front: Option<Planned<'a>>,
-}
-
-/// Bits of a planned call's flag byte.
-mod flag {
-    pub(super) const HIDDEN: u8 = 1;
-    pub(super) const CARRIED: u8 = 2;
-    pub(super) const COMPACTION_CHANGED: u8 = 4;
-    pub(super) const MICROCOMPACTION: u8 = 8;
-    pub(super) const STARTS: u8 = 16;
-    pub(super) const SHARED: u8 = 32;
-    pub(super) const TTL_HOUR: u8 = 64;
-    pub(super) const TTL_BEFORE_HOUR: u8 = 128;
-}
-
-/// A block's kind as a [`PlanLog`] holds it.
-fn kind_code(kind: PrefixKind) -> u8 {
-    match kind {
-        PrefixKind::ToolDef => 0,
-        PrefixKind::ToolPrompt => 1,
-        PrefixKind::System => 2,
-        PrefixKind::Text => 3,
-        PrefixKind::ToolUse => 4,
-        PrefixKind::ToolResult => 5,
-        PrefixKind::Thinking => 6,
-        PrefixKind::Image => 7,
-        PrefixKind::Other => 8,
-    }
-}
-
-/// The kind coded `code` ([`kind_code`]).
-fn kind_of(code: u8) -> PrefixKind {
-    match code {
-        0 => PrefixKind::ToolDef,
-        1 => PrefixKind::ToolPrompt,
-        2 => PrefixKind::System,
-        3 => PrefixKind::Text,
-        4 => PrefixKind::ToolUse,
-        5 => PrefixKind::ToolResult,
-        6 => PrefixKind::Thinking,
-        7 => PrefixKind::Image,
-        _ => PrefixKind::Other,
-    }
-}
-
-impl<'a> PlanLog<'a> {
-    /// Appends call `p`, planned after the calls pushed before it.
-    pub(super) fn push(&mut self, p: Planned<'a>) {
-        if self.front.is_none() && self.at == self.bytes.len() {
-            self.front = Some(p);
-            return;
-        }
-        let price = match self.prices.iter().position(|q| std::ptr::eq(*q, p.price)) {
-            Some(i) => i,
-            None => {
-                self.prices.push(p.price);
-                self.prices.len() - 1
-            }
-        };
-        let out = &mut self.bytes;
-        for v in [
-            u64::from(p.ci),
-            u64::from(p.from_block),
-            u64::from(p.same_blocks),
-            p.start_ms.unwrap_or(0),
-            price as u64,
-            p.output_tokens,
-            p.stable_prefix_tokens,
-            p.chars,
-        ] {
-            put_varint(out, v);
-        }
-        for v in p.layout {
-            put_varint(out, u64::from(v));
-        }
-        put_varint(out, p.held_blocks.map_or(0, |b| u64::from(b) + 1));
-        let mut flags = 0;
-        for (on, bit) in [
-            (p.hidden, flag::HIDDEN),
-            (p.carried, flag::CARRIED),
-            (p.compaction_changed, flag::COMPACTION_CHANGED),
-            (p.microcompaction, flag::MICROCOMPACTION),
-            (p.start_ms.is_some(), flag::STARTS),
-            (p.shared.is_some(), flag::SHARED),
-            (p.recorded_ttl == Ttl::OneHour, flag::TTL_HOUR),
-            (p.recorded_ttl_before == Ttl::OneHour, flag::TTL_BEFORE_HOUR),
-        ] {
-            if on {
-                flags |= bit;
-            }
-        }
-        out.push(flags);
-        put_varint(out, p.appended.len() as u64);
-        for b in &p.appended {
-            out.extend_from_slice(&b.key.0);
-            put_varint(out, b.tokens);
-            out.push(kind_code(b.kind));
-            put_varint(out, b.message.map_or(0, |m| m as u64 + 1));
-        }
-        put_varint(out, p.marks.len() as u64);
-        for &m in &*p.marks {
-            put_varint(out, u64::from(m));
-        }
-        if let Some(shared) = p.shared {
-            self.shared.push_back(*shared);
-        }
-    }
-
-    /// Gives back what the log reserved beyond the calls pushed: for a
-    /// log pushed whole, then held while its calls are popped.
-    pub(super) fn shrink(&mut self) {
-        self.bytes.shrink_to_fit();
-        self.shared.shrink_to_fit();
-    }
-
-    /// The next call to pop, if any.
-    pub(super) fn front(&self) -> Option<&Planned<'a>> {
-        self.front.as_ref()
-    }
-
-    /// The next call, in the order pushed.
-    pub(super) fn pop(&mut self) -> Option<Planned<'a>> {
-        let front = self.front.take()?;
-        self.front = self.read();
-        // What was read is let go now and then, not at every call.
-        if self.at > 4096 && self.at * 2 > self.bytes.len() {
-            self.bytes.drain(..self.at);
-            self.bytes.shrink_to_fit();
-            self.at = 0;
-        }
-        Some(front)
-    }
-
-    /// Reads the call at `at`, if any.
-    fn read(&mut self) -> Option<Planned<'a>> {
-        if self.at >= self.bytes.len() {
-            return None;
-        }
-        let bytes = &self.bytes;
-        let at = &mut self.at;
-        let mut next = || take_varint(bytes, at);
-        let (ci, from_block, same_blocks, start) = (next(), next(), next(), next());
-        let (price, output_tokens, stable_prefix_tokens, chars) = (next(), next(), next(), next());
-        let layout = [next(), next(), next(), next()].map(|v| v as u32);
-        let held_blocks = take_varint(bytes, at).checked_sub(1).map(|b| b as u32);
-        let flags = bytes.get(*at).copied().unwrap_or(0);
-        *at += 1;
-        let n = take_varint(bytes, at) as usize;
-        let mut appended = Vec::with_capacity(n);
-        for _ in 0..n {
-            let mut key = [0u8; 16];
-            if let Some(k) = bytes.get(*at..*at + 16) {
-                key.copy_from_slice(k);
-            }
-            *at += 16;
-            let tokens = take_varint(bytes, at);
-            let kind = kind_of(bytes.get(*at).copied().unwrap_or(0));
-            *at += 1;
-            let message = take_varint(bytes, at).checked_sub(1).map(|m| m as usize);
-            appended.push(PrefixBlock {
-                key: tracecost_cost::tokens::ContentHash(key),
-                tokens,
-                kind,
-                message,
-            });
-        }
-        let m = take_varint(bytes, at) as usize;
-        let marks: Box<[u32]> = (0..m).map(|_| take_varint(bytes, at) as u32).collect();
-        let has = |bit: u8| flags & bit != 0;
-        let ttl = |bit: u8| {
-            if has(bit) {
-                Ttl::OneHour
-            } else {
-                Ttl::FiveMinutes
-            }
-        };
-        let shared = if has(flag::SHARED) {
-            self.shared.pop_front().map(Box::new)
-        } else {
-            None
-        };
-        Some(Planned {
-            ci: ci as u32,
-            from_block: from_block as u32,
-            same_blocks: same_blocks as u32,
-            start_ms: has(flag::STARTS).then_some(start),
-            price: self.prices.get(price as usize).copied()?,
-            appended: appended.into(),
-            shared,
-            output_tokens,
-            stable_prefix_tokens,
-            chars,
-            layout,
-            hidden: has(flag::HIDDEN),
-            carried: has(flag::CARRIED),
-            compaction_changed: has(flag::COMPACTION_CHANGED),
-            microcompaction: has(flag::MICROCOMPACTION),
-            recorded_ttl: ttl(flag::TTL_HOUR),
-            recorded_ttl_before: ttl(flag::TTL_BEFORE_HOUR),
-            held_blocks,
-            marks,
-        })
-    }
-}
-
-/// A TTL as [`Planned::marks`] holds it.
-fn ttl_code(ttl: Ttl) -> u32 {
-    match ttl {
-        Ttl::FiveMinutes => 0,
-        Ttl::OneHour => 1,
-    }
-}
-
-/// The TTL coded `code` ([`ttl_code`]).
-fn ttl_of(code: u32) -> Ttl {
-    match code {
-        0 => Ttl::FiveMinutes,
-        _ => Ttl::OneHour,
-    }
-}
-
-/// `n` (a place among a request's blocks) in 32 bits: a request holds far
-/// fewer blocks than that.
-fn narrow(n: usize, trace: &str) -> Result<u32, ReplayError> {
-    u32::try_from(n).map_err(|_| ReplayError::Config {
-        trace: trace.to_owned(),
-        reason: format!("a request of more than {} blocks", u32::MAX),
-    })
-}
-
-impl Planned<'_> {
-    /// The call's place in its trace.
-    pub(super) fn index(&self) -> usize {
-        self.ci as usize
-    }
-
-    /// The model (by address) the blocks were framed for.
-    fn model(&self) -> usize {
-        std::ptr::from_ref(self.price) as usize
-    }
-
-    /// The header's layout.
-    fn layout(&self) -> explain::Layout {
-        let [system_start, header_len, start, end] = self.layout.map(|n| n as usize);
-        explain::Layout {
-            system_start,
-            header_len,
-            hidden: start..end,
-        }
-    }
-}
-
-impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
-    pub(super) fn new(
-        prepared: &'p PreparedTrace<'t>,
-        configs: &'a [Config],
-        ctx: ReplayContext<'a>,
-    ) -> Result<Self, ReplayError> {
-        let (pricing, memo) = (ctx.pricing, ctx.memo);
-        let trace = prepared.trace;
-        let Some(config) = configs.first() else {
-            return Err(ReplayError::Config {
-                trace: trace.name.clone(),
-                reason: "no config".into(),
-            });
-        };
-        // The caller checked each config against the trace; what is checked
-        // here is that they can share the engine's work.
-        for c in configs {
-            if c.compaction != config.compaction
-                || c.model != config.model
-                || c.thinking != config.thinking
-            {
-                return Err(ReplayError::Config {
-                    trace: trace.name.clone(),
-                    reason: format!(
-                        "{c} and {config} do not share a compaction policy, thinking edit and model"
-                    ),
-                });
-            }
-        }
-        let first_price = pricing.lookup(config.model_for_trace(trace))?;
-        let mut tokens = RunTokens {
-            prepared,
-            memo,
-            framing_message: first_price.framing.per_message,
-            calibration: prepared.calibration,
-            framing_block: first_price.framing.per_block,
-            replaced: HashMap::default(),
-        };
-        let run = CompactionRun::with_shared(
-            &config.compaction,
-            prepared.ledger.clone(),
-            prepared.stubs.clone(),
-        );
-        let run = match config.compaction {
-            Compaction::Recorded | Compaction::ClaudeCodeAutocompact { .. } => run
-                .with_record(&prepared.trace.calls)
-                .with_clears(&prepared.inferred_clears),
-            Compaction::ClaudeCodeClear {
-                keep_tokens,
-                at_least,
-            } => run.with_clears(&plan_claude_code_clears(
-                prepared,
-                config,
-                pricing,
-                &mut tokens,
-                keep_tokens,
-                at_least,
-            )?),
-            _ => run,
-        };
-        Ok(Planner {
-            prepared,
-            configs,
-            ctx,
-            run,
-            tokens,
-            first_price,
-            ever_compacted: Default::default(),
-            log: CompactedLog::default(),
-            with_recall: matches!(config.compaction, Compaction::Ledger { .. }),
-            request: Request::default(),
-            compacted_before: 0,
-            thinking_cut: config
-                .thinking
-                .map(|t| t.cuts(prepared.trace))
-                .unwrap_or_default(),
-        })
-    }
-
-    /// Plans call `ci` (calls must come in order): builds its request once
-    /// ([`Request::build`]) and places each config's markers on it.
-    pub(super) fn plan(&mut self, ci: usize) -> Result<Planned<'a>, ReplayError> {
-        let (prepared, configs, pricing, opts) =
-            (self.prepared, self.configs, self.ctx.pricing, self.ctx.opts);
-        let trace = prepared.trace;
-        let config = &configs[0];
-        let call = &trace.calls[ci];
-        if let Some(p) = opts.progress {
-            p.advance(1);
-        }
-        let price: &'a ModelPrice = pricing.lookup(config.model_for_call(trace, call))?;
-        self.tokens.framing_block = price.framing.per_block;
-        self.tokens.framing_message = price.framing.per_message;
-        let inputs = CallInputs {
-            prepared,
-            memo: self.ctx.memo,
-            price,
-            ci,
-            with_recall: self.with_recall,
-            thinking_cut: self.thinking_cut.get(ci).copied().unwrap_or(0),
-        };
-        let sent = self.request.build(
-            &inputs,
-            opts.build == Build::Incremental,
-            &mut self.run,
-            &mut self.tokens,
-        )?;
-        let req = &self.request;
-        let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
-        // Filled in after the loop, shared by every call and config.
-        let new = self.log.push(&req.state.compacted);
-        self.ever_compacted.extend(new.iter().cloned());
-        let compaction_changed =
-            !new.is_empty() || req.state.compacted.len() < self.compacted_before;
-        self.compacted_before = req.state.compacted.len();
-        let microcompaction = matches!(
-            config.compaction,
-            Compaction::Recorded | Compaction::ClaudeCodeAutocompact { .. }
-        );
-        let carried = sent
-            .shared
-            .as_ref()
-            .is_some_and(|(_, s)| *s == SharedState::Carried);
-        let view = &req.state.view;
-        let boundary = || {
-            let kept = view
-                .messages
-                .len()
-                .checked_sub(1)
-                .and_then(|l| req.boundary_at[l]);
-            // The engine's rule, scanned back: what the kept boundary
-            // must equal (checked where tests run, not in releases).
-            debug_assert_eq!(kept, tracecost_engine::cache::history_boundary(view));
-            kept
-        };
-        let name = &trace.name;
-        let unmarked = prepared.unmarked[ci].is_some();
-        let mut marks = Vec::new();
-        let mut placed = Vec::new();
-        for c in configs {
-            let markers = if unmarked {
-                Vec::new()
-            } else {
-                markers_for_call(
-                    &c.cache,
-                    call.markers.as_deref(),
-                    prepared.recorded_ttls[ci],
-                    &sent.tools,
-                    sent.system,
-                    view,
-                    &boundary,
-                )
-            };
-            placed.clear();
-            placed.extend(markers.iter().filter_map(|m| {
-                marker_index(
-                    m,
-                    sent.tools.len(),
-                    req.system_start,
-                    &req.message_start,
-                    view,
-                )
-            }));
-            marks.push(narrow(placed.len(), name)?);
-            for bp in &placed {
-                marks.push(narrow(bp.block, name)?);
-                marks.push(ttl_code(bp.ttl));
-            }
-        }
-        let held_blocks = match prepared.recorded_fallbacks.get(ci).copied().flatten() {
-            None => None,
-            // What stood before the first `n` messages: the blocks before
-            // message `n`'s first.
-            Some(HeldPrefix::Messages(n)) => Some(
-                req.message_start
-                    .get(n)
-                    .copied()
-                    .unwrap_or(req.blocks.len()),
-            ),
-            // The longest prefix of the fixed part within the read (none
-            // when its first block is already longer).
-            Some(HeldPrefix::Tokens(t)) => Some(
-                (0..req.header_len)
-                    .take_while(|&b| req.index.tokens_through(b).is_some_and(|x| x <= t))
-                    .count(),
-            ),
-        };
-        let held_blocks = held_blocks.map(|b| narrow(b, name)).transpose()?;
-        // A read that fell back did not read what the call before cached.
-        let carried = carried && held_blocks.is_none();
-        let l = &sent.layout;
-        Ok(Planned {
-            ci: narrow(ci, name)?,
-            from_block: narrow(sent.from_block, name)?,
-            same_blocks: narrow(sent.same_blocks, name)?,
-            start_ms: call.start_ms,
-            price,
-            appended: req.blocks[sent.from_block.min(req.blocks.len())..].into(),
-            shared: sent.shared.map(Box::new),
-            output_tokens,
-            stable_prefix_tokens: sent.stable_prefix_tokens,
-            chars: sent.chars,
-            layout: [
-                narrow(l.system_start, name)?,
-                narrow(l.header_len, name)?,
-                narrow(l.hidden.start, name)?,
-                narrow(l.hidden.end, name)?,
-            ],
-            hidden: sent.hidden,
-            carried,
-            compaction_changed,
-            microcompaction,
-            recorded_ttl: prepared.recorded_ttls[ci],
-            recorded_ttl_before: prepared.recorded_ttls[ci.saturating_sub(1)],
-            held_blocks,
-            marks: marks.into(),
-        })
-    }
-
-    /// What the results read of the planning, once every call is planned.
-    pub(super) fn done(self) -> PlanDone<'a> {
-        PlanDone {
-            log: self.log,
-            ever_compacted: self.ever_compacted.len(),
-            first_price: self.first_price,
-        }
-    }
-}
 
 /// The second stage of replaying a group of configs over one trace: each
 /// call planned ([`Planned`]) simulated and billed for each config against
@@ -654,7 +24,7 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
 /// index as it stands (not its blocks: what the simulation reads of them
 /// is indexed, and what the explanation reads is in the blocks the call
 /// appended), and each config's results, not the trace.
-pub(super) struct Simulator<'a> {
+pub(crate) struct Simulator<'a> {
     configs: &'a [Config],
     /// The trace's name, for errors.
     trace: String,
@@ -679,7 +49,7 @@ pub(super) struct Simulator<'a> {
 }
 
 impl<'a> Simulator<'a> {
-    pub(super) fn new(trace: &Trace, configs: &'a [Config], ctx: ReplayContext<'a>) -> Self {
+    pub(crate) fn new(trace: &Trace, configs: &'a [Config], ctx: ReplayContext<'a>) -> Self {
         Simulator {
             configs,
             trace: trace.name.clone(),
@@ -699,7 +69,7 @@ impl<'a> Simulator<'a> {
 
     /// Simulates and bills the call `p` planned (calls must come in order)
     /// against `sims`, one cache simulator per config.
-    pub(super) fn call(
+    pub(crate) fn call(
         &mut self,
         p: &Planned<'a>,
         sims: &mut [Box<dyn PromptCache>],
@@ -820,7 +190,7 @@ impl<'a> Simulator<'a> {
     /// Lets go of what only simulating reads (the request's index, the
     /// keys and caching of the call before): for a trace every call of
     /// which is simulated, waiting for its results to be put together.
-    pub(super) fn simulated(&mut self) {
+    pub(crate) fn simulated(&mut self) {
         self.index = PrefixIndex::default();
         self.last_keys = Vec::new();
         self.before = Vec::new();
@@ -829,7 +199,7 @@ impl<'a> Simulator<'a> {
 
     /// The results, one per config, of `trace` (the one simulated, read
     /// again) planned as `done` says.
-    pub(super) fn finish(
+    pub(crate) fn finish(
         self,
         done: PlanDone<'a>,
         trace: &Trace,
@@ -1133,65 +503,6 @@ impl ConfigCalls {
     }
 }
 
-/// Why a call missed, for the reasons that carry no figure, as the code a
-/// call's tag byte holds above its split bit.
-mod tag {
-    use crate::explain::CacheCause;
-
-    /// The reason is held apart (it carries figures).
-    pub(super) const APART: u8 = 7;
-
-    /// The code of `cause` (0 is none), or `None` if it is held apart.
-    pub(super) fn of(cause: &CacheCause) -> Option<u8> {
-        match cause {
-            CacheCause::FirstCall => Some(1),
-            CacheCause::ModelChanged => Some(2),
-            CacheCause::NoMarker => Some(3),
-            CacheCause::NothingCachedBefore => Some(4),
-            CacheCause::Evicted => Some(5),
-            _ => None,
-        }
-    }
-
-    /// The reason coded `code` ([`of`]); none for 0.
-    pub(super) fn cause(code: u8) -> Option<CacheCause> {
-        match code {
-            1 => Some(CacheCause::FirstCall),
-            2 => Some(CacheCause::ModelChanged),
-            3 => Some(CacheCause::NoMarker),
-            4 => Some(CacheCause::NothingCachedBefore),
-            5 => Some(CacheCause::Evicted),
-            _ => None,
-        }
-    }
-}
-
-/// Appends `v` as LEB128: seven bits a byte, low first, the high bit set on
-/// every byte but the last.
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Reads the LEB128 count at `*at` and moves past it. Only what
-/// [`put_varint`] wrote is read, so the bytes are always there.
-fn take_varint(bytes: &[u8], at: &mut usize) -> u64 {
-    let mut v = 0u64;
-    let mut shift = 0;
-    while let Some(&b) = bytes.get(*at) {
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            break;
-        }
-        shift += 7;
-    }
-    v
-}
-
 /// What every config's simulation of one call reads: the call planned,
 /// and the request's prefix index as it stands.
 struct CallFacts<'f, 'a> {
@@ -1308,6 +619,39 @@ fn bill(
     Ok(())
 }
 
+/// Why a call missed, for the reasons that carry no figure, as the code a
+/// call's tag byte holds above its split bit.
+mod tag {
+    use crate::explain::CacheCause;
+
+    /// The reason is held apart (it carries figures).
+    pub(crate) const APART: u8 = 7;
+
+    /// The code of `cause` (0 is none), or `None` if it is held apart.
+    pub(crate) fn of(cause: &CacheCause) -> Option<u8> {
+        match cause {
+            CacheCause::FirstCall => Some(1),
+            CacheCause::ModelChanged => Some(2),
+            CacheCause::NoMarker => Some(3),
+            CacheCause::NothingCachedBefore => Some(4),
+            CacheCause::Evicted => Some(5),
+            _ => None,
+        }
+    }
+
+    /// The reason coded `code` ([`of`]); none for 0.
+    pub(crate) fn cause(code: u8) -> Option<CacheCause> {
+        match code {
+            1 => Some(CacheCause::FirstCall),
+            2 => Some(CacheCause::ModelChanged),
+            3 => Some(CacheCause::NoMarker),
+            4 => Some(CacheCause::NothingCachedBefore),
+            5 => Some(CacheCause::Evicted),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod window_tests {
     use super::over_window;
@@ -1332,8 +676,9 @@ mod window_tests {
 
 #[cfg(test)]
 mod tests {
-    use super::{ConfigCalls, PlanLog, Planned};
+    use super::ConfigCalls;
     use crate::explain::CacheCause;
+    use crate::group::plan_log::{PlanLog, Planned};
     use crate::prepare::SharedState;
     use proptest::prelude::*;
     use tracecost_cost::cache_sim::{PrefixBlock, PrefixKind};
