@@ -19,30 +19,64 @@ use tracecost_trace::{Call, RecordedUsage};
 /// the message cache).
 pub(super) type Exchange = SharedCall;
 
-/// The exchange of a parsed request and its reply.
+/// The exchange of a parsed request and its reply: one call, or one per
+/// request the response's `usage.iterations` records (all sending the
+/// request's history, the first at its start, each after it when the one
+/// before ended, an advisor's at its own model), billed at its own tokens
+/// instead of the top level, which leaves a compaction's out.
 pub(super) fn exchange_of(
     parsed: ParsedRequest,
     start_ms: Option<u64>,
-    usage: Option<RecordedUsage>,
-    reply: Option<Message>,
+    replied: Replied,
 ) -> Exchange {
-    let call = Call {
+    let Replied {
+        usage,
+        message: reply,
+        iterations,
+    } = replied;
+    let call = |start_ms, model, usage| Call {
         cleared: Vec::new(),
         compacted: None,
         messages: parsed.messages.len(),
         start_ms,
-        model: parsed.model,
+        model,
         prompt: 0,
-        markers: Some(parsed.markers),
+        markers: Some(parsed.markers.clone()),
         usage,
     };
+    let served = usage.map(|u| u.modifiers).unwrap_or_default();
+    let mut calls: Vec<Call> = iterations
+        .into_iter()
+        .enumerate()
+        .map(|(i, (model, mut u))| {
+            // The response's speed, geography and tier are its own
+            // model's iterations' too.
+            if model.is_none() {
+                u.modifiers = served;
+            }
+            let start = if i == 0 { start_ms } else { None };
+            call(start, model.or_else(|| parsed.model.clone()), Some(u))
+        })
+        .collect();
+    let last = calls
+        .pop()
+        .unwrap_or_else(|| call(start_ms, parsed.model.clone(), usage));
     SharedCall {
         keys: parsed.messages.iter().map(|m| m.key).collect(),
         messages: parsed.messages.iter().map(|m| m.message.clone()).collect(),
         prompt: parsed.prompt,
-        call,
+        before: calls,
+        call: last,
         reply,
     }
+}
+
+/// What an exchange's response gave: its usage, its assistant message and
+/// the requests its `usage.iterations` records.
+pub(super) struct Replied {
+    pub(super) usage: Option<RecordedUsage>,
+    pub(super) message: Option<Message>,
+    pub(super) iterations: Vec<(Option<String>, RecordedUsage)>,
 }
 
 /// Reads one log line; `Ok(None)` when it is not an exchange to import.
@@ -89,8 +123,8 @@ pub(super) fn exchange(text: &str, un: &mut Unmapped) -> Result<Option<Exchange>
     let start_ms = req
         .timestamp_ms
         .or_else(|| obj.get("timestamp").and_then(common::timestamp_ms));
-    let (usage, message) = reply_of(obj.get("response"), un);
-    Ok(Some(exchange_of(parsed, start_ms, usage, message)))
+    let replied = reply_of(obj.get("response"), un);
+    Ok(Some(exchange_of(parsed, start_ms, replied)))
 }
 
 /// Whether a request URL is the Messages API's.
@@ -100,10 +134,7 @@ pub(super) fn is_messages_endpoint(url: &str) -> bool {
 }
 
 /// The usage and assistant message of an exchange's `response` member.
-pub(super) fn reply_of(
-    response: Option<&RawValue>,
-    un: &mut Unmapped,
-) -> (Option<RecordedUsage>, Option<Message>) {
+pub(super) fn reply_of(response: Option<&RawValue>, un: &mut Unmapped) -> Replied {
     let reply = match response {
         None => Reply::Missing,
         Some(raw) => {
@@ -121,29 +152,42 @@ pub(super) fn reply_of(
             }
         }
     };
+    let none = Replied {
+        usage: None,
+        message: None,
+        iterations: Vec::new(),
+    };
     match reply {
         Reply::Missing => {
             un.add(
                 "exchanges without a recorded response (kept without usage)",
                 1,
             );
-            (None, None)
+            none
         }
         Reply::Failed => {
             un.add(
                 "failed exchanges (non-2xx status or error body; kept without usage)",
                 1,
             );
-            (None, None)
+            none
         }
         Reply::Unreadable => {
             un.add(
                 "responses whose body could not be read (kept without usage)",
                 1,
             );
-            (None, None)
+            none
         }
-        Reply::Ok { usage, message } => (usage, message),
+        Reply::Ok {
+            usage,
+            message,
+            iterations,
+        } => Replied {
+            usage,
+            message,
+            iterations,
+        },
     }
 }
 
@@ -165,7 +209,8 @@ pub(super) fn reply_from_body(body: &RawObject, un: &mut Unmapped) -> Reply {
         }
     };
     let mut usage = RecordedUsage::default();
-    if let Some(raw) = body.get("usage")
+    let raw = body.get("usage");
+    if let Some(raw) = raw
         && !merge_anthropic_usage(&mut usage, raw)
     {
         un.add(common::MALFORMED_USAGE, 1);
@@ -173,5 +218,6 @@ pub(super) fn reply_from_body(body: &RawObject, un: &mut Unmapped) -> Reply {
     Reply::Ok {
         usage: finish_usage(usage, un),
         message,
+        iterations: raw.map(common::anthropic_iterations).unwrap_or_default(),
     }
 }

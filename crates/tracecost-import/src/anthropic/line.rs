@@ -28,5 +28,7 @@ pub(super) enum Reply {
     Ok {
         usage: Option<RecordedUsage>,
         message: Option<Message>,
+        /// The requests `usage.iterations` records, when it does.
+        iterations: Vec<(Option<String>, RecordedUsage)>,
     },
 }

@@ -18,12 +18,10 @@ use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::exchange::{Exchange, exchange_of, is_messages_endpoint, reply_of};
+use super::exchange::{Exchange, Replied, exchange_of, is_messages_endpoint, reply_of};
 use super::request::{Head, ParsedMessage, RequestRest, assemble, parse_head, parse_message};
 use crate::common::{self, LineBatch, Unmapped, compact_json};
 use tracecost_engine::json::{RawObject, raw_json};
-use tracecost_engine::message::Message;
-use tracecost_trace::RecordedUsage;
 
 /// An exchange of the common shapes (a plain request body, or a
 /// claude-trace wrapper whose body is an object) with everything but its
@@ -42,8 +40,8 @@ pub(super) struct SplitLine {
     head_unmapped: Unmapped,
     rest: RequestRest,
     start_ms: Option<u64>,
-    usage: Option<RecordedUsage>,
-    reply: Option<Message>,
+    /// What the response gave.
+    replied: Replied,
     /// What the response could not map.
     reply_unmapped: Unmapped,
 }
@@ -135,7 +133,7 @@ impl SplitLine {
         };
         let start_ms = req_ms.or_else(|| line.timestamp.and_then(common::timestamp_ms));
         let mut reply_unmapped = Unmapped::default();
-        let (usage, reply) = match line.response {
+        let replied = match line.response {
             None => reply_of(None, &mut reply_unmapped),
             Some(raw) => match compact_json(raw.get()) {
                 Cow::Borrowed(_) => reply_of(Some(raw), &mut reply_unmapped),
@@ -153,8 +151,7 @@ impl SplitLine {
             head_unmapped,
             rest,
             start_ms,
-            usage,
-            reply,
+            replied,
             reply_unmapped,
         })
     }
@@ -173,7 +170,7 @@ impl SplitLine {
         }
         let parsed = assemble(s.head, messages, &s.rest, un);
         un.merge(&s.reply_unmapped);
-        exchange_of(parsed, s.start_ms, s.usage, s.reply)
+        exchange_of(parsed, s.start_ms, s.replied)
     }
 }
 

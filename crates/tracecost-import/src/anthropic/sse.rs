@@ -88,6 +88,8 @@ impl BlockAcc {
 struct Sse {
     events: usize,
     usage: RecordedUsage,
+    /// The requests the latest usage's `iterations` records.
+    iterations: Vec<(Option<String>, RecordedUsage)>,
     open: BTreeMap<u64, BlockAcc>,
     done: BTreeMap<u64, ContentBlock>,
     error: bool,
@@ -133,10 +135,14 @@ impl Sse {
                 }
             }
             "message_delta" => {
-                if let Some(u) = ev.get("usage")
-                    && !merge_anthropic_usage(&mut self.usage, u)
-                {
-                    un.add(crate::common::MALFORMED_USAGE, 1);
+                if let Some(u) = ev.get("usage") {
+                    if !merge_anthropic_usage(&mut self.usage, u) {
+                        un.add(crate::common::MALFORMED_USAGE, 1);
+                    }
+                    let its = crate::common::anthropic_iterations(u);
+                    if !its.is_empty() {
+                        self.iterations = its;
+                    }
                 }
             }
             "content_block_start" => match (index(), ev.parse::<RawObject>("content_block")) {
@@ -212,6 +218,7 @@ impl Sse {
         Reply::Ok {
             usage: finish_usage(self.usage, un),
             message,
+            iterations: self.iterations,
         }
     }
 }
@@ -264,7 +271,7 @@ mod tests {
             "data: {\"type\":\"message_stop\"}\n\n",
         );
         let mut un = Unmapped::default();
-        let Reply::Ok { usage, message } = parse_sse(sse, &mut un) else {
+        let Reply::Ok { usage, message, .. } = parse_sse(sse, &mut un) else {
             panic!("not ok");
         };
         let u = usage.unwrap();

@@ -123,6 +123,7 @@ impl TraceBuilder {
             messages,
             keys,
             prompt,
+            before,
             mut call,
             reply,
         } = req;
@@ -133,7 +134,12 @@ impl TraceBuilder {
             self.meta.push(None);
         }
         self.keys = keys;
-        call.prompt = self.prompt_index(prompt);
+        let prompt = self.prompt_index(prompt);
+        for mut c in before {
+            c.prompt = prompt;
+            self.calls.push(c);
+        }
+        call.prompt = prompt;
         self.calls.push(call);
         self.reply = reply;
     }
@@ -209,7 +215,11 @@ pub(crate) struct SharedCall {
     pub keys: Vec<u64>,
     /// The system prompt and tools.
     pub prompt: Prompt,
-    /// The call.
+    /// The requests the response made before its last, each a call of its
+    /// own sending the same history (Anthropic's `usage.iterations`: a
+    /// compaction's summary, an advisor's answer); usually none.
+    pub before: Vec<Call>,
+    /// The call (the response's last request).
     pub call: Call,
     /// Its reply, when it succeeded.
     pub reply: Option<Message>,

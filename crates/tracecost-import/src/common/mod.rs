@@ -58,6 +58,7 @@ pub(crate) use json::{
 };
 pub(crate) use lines::{LineBatch, each_line, read_ahead};
 pub(crate) use tools::{function_tools, is_function};
+pub(crate) use usage::anthropic_iterations;
 pub(crate) use usage::{
     Counts, MALFORMED_USAGE, UsageProblem, count, finish_usage, merge_anthropic_usage, openai_tier,
     openai_usage, service_tier, split_included_input, token_count,

@@ -134,6 +134,50 @@ struct CacheCreation {
     ephemeral_1h_input_tokens: Option<u64>,
 }
 
+/// The requests one Anthropic response made, each with its model (`None`:
+/// the request's own) and tokens, as its `usage.iterations` records them:
+/// a server-side compaction samples a summary first (a `compaction`
+/// iteration, in no top-level count: the top level sums the `message`
+/// iterations), an advisor answers at its own model (`advisor_message`,
+/// naming it). Empty when the usage records no iterations, or one that
+/// cannot be read (the top level is then the call's usage).
+pub(crate) fn anthropic_iterations(raw: &RawValue) -> Vec<(Option<String>, RecordedUsage)> {
+    #[derive(Deserialize)]
+    struct Iterations<'a> {
+        #[serde(borrow, default)]
+        iterations: Option<Vec<&'a RawValue>>,
+    }
+    #[derive(Deserialize)]
+    struct Kind {
+        #[serde(rename = "type", default, deserialize_with = "text")]
+        kind: Option<String>,
+        #[serde(default, deserialize_with = "text")]
+        model: Option<String>,
+    }
+    let Ok(Iterations {
+        iterations: Some(its),
+    }) = serde_json::from_str::<Iterations<'_>>(raw.get())
+    else {
+        return Vec::new();
+    };
+    let read: Option<Vec<_>> = its
+        .iter()
+        .map(|it| {
+            let k = serde_json::from_str::<Kind>(it.get()).ok()?;
+            let mut usage = RecordedUsage::default();
+            if !merge_anthropic_usage(&mut usage, it) || usage.input_tokens.is_none() {
+                return None;
+            }
+            let model = match k.kind.as_deref() {
+                Some("advisor_message") => Some(k.model?),
+                _ => None,
+            };
+            Some((model, usage))
+        })
+        .collect();
+    read.unwrap_or_default()
+}
+
 /// Overwrites `into`'s fields with those present in an Anthropic usage
 /// object; `false` when the object is malformed. The price modifiers
 /// (`speed`, `inference_geo`, `service_tier`) are read by the rule of

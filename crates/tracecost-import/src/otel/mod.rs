@@ -668,6 +668,7 @@ impl Sink {
                 system: m.system,
                 tools: m.tools,
             },
+            before: Vec::new(),
             call,
             reply: m.reply,
         };

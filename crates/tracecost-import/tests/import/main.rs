@@ -16,3 +16,4 @@ mod not_utf8;
 mod observability;
 mod served_modifiers;
 mod usage_codex;
+mod usage_iterations;
