@@ -850,3 +850,119 @@ fn litellm_becomes_a_native_file_in_force_from_the_fetch_day() {
         "{err}"
     );
 }
+
+/// One case per class of bad value in a native file, each with its whole
+/// message: the file, the JSON pointer, what was expected.
+#[test]
+fn native_file_errors_name_each_bad_value() {
+    let cases: &[(&str, &str)] = &[
+        // Wrong type.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"aliases": ["s", 4]}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/aliases/1: expected a string",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"tool_prompt_tokens": null}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/tool_prompt_tokens: expected an object with members auto_none, any_tool",
+        ),
+        (
+            r#"{"description": 1, "models": {}}"#,
+            "prices.json: at /description: expected a string",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": 3}}"#,
+            "prices.json: at /models/claude-sonnet-4-6: expected an object of prices, or a non-empty array of them (one per effective date)",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": [{"input": 1}, 2]}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/1: expected an object of prices",
+        ),
+        // Negative or absurd price.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"cache_read": -0.5}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/cache_read: expected a non-negative number",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"long_context": {"input": 6, "output": 2e7}}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/long_context/output: expected a price of at most 1000000 USD per million tokens, found 2e7",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"context_window": 100000001}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/context_window: expected a token count of at most 100000000, found 100000001",
+        ),
+        // Bad date.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"effective_from": "2026-02-30"}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/effective_from: expected a date, YYYY-MM-DD (UTC)",
+        ),
+        (
+            r#"{"source": {"url": "u", "sha256": "h", "fetched": "yesterday"}, "models": {}}"#,
+            "prices.json: at /source/fetched: expected a date, YYYY-MM-DD (UTC)",
+        ),
+        (
+            r#"{"source": {"url": "u", "fetched": "2026-01-01"}, "models": {}}"#,
+            "prices.json: at /source/sha256: expected a string",
+        ),
+        // Unknown member, at each level.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"framing": {"per_msg": 1}}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/framing/per_msg: expected one of the members per_message, per_block, per_tool",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"long_context": {"input": 1, "output": 2, "in~put/x": 3}}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/long_context/in~0put~1x: expected one of the members threshold_tokens, input, cache_write_5m, cache_write_1h, cache_read, output",
+        ),
+        (
+            r#"{"source": {"url": "u", "sha256": "h", "fetched": "2026-01-01", "by": "me"}, "models": {}}"#,
+            "prices.json: at /source/by: expected one of the members url, sha256, fetched",
+        ),
+        // The provider and the window are checked before unknown members.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"inptu": 1, "provider": "openai"}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/provider: expected the model's own provider, anthropic",
+        ),
+        // The top level's members in file order.
+        (
+            r#"{"currency": "EUR", "description": 1, "models": {}}"#,
+            "prices.json: at /currency: expected no such member (a tracecost pricing file has `models` and an optional `description` and `source`)",
+        ),
+        // Required members.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"long_context": {"input": 6}}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/long_context/output: expected a price in USD per million tokens",
+        ),
+        (
+            r#"{"models": {"claude-x": {"output": "2"}}}"#,
+            "prices.json: at /models/claude-x/output: expected a non-negative number",
+        ),
+        (
+            r#"{"models": {" ": {"input": 1, "output": 2}}}"#,
+            "prices.json: at /models/ : expected a non-empty model id",
+        ),
+        // Duplicate key, anywhere in the document.
+        (
+            "{\"models\": {\"claude-x\": {\"input\": 1, \"output\": 2, \"input\": 3}}}",
+            "prices.json:1:57: invalid JSON: the key \"input\" appears twice in one object",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(&merge_err(text), expected, "{text}");
+    }
+}
+
+/// `null` is an absent price or count, and removes the long-context tier.
+#[test]
+fn native_file_nulls_are_absent_or_remove_the_tier() {
+    let mut p = Pricing::builtin();
+    let before = p.lookup("claude-sonnet-4-5").unwrap().clone();
+    assert!(before.long_context.is_some());
+    p.merge_str(
+        r#"{"models": {"claude-sonnet-4-5": {"input": null, "context_window": null, "effective_from": null, "long_context": null}}}"#,
+        "prices.json",
+    )
+    .unwrap();
+    let after = p.lookup("claude-sonnet-4-5").unwrap();
+    assert_eq!(after.rates, before.rates);
+    assert_eq!(after.context_window, before.context_window);
+    assert!(after.long_context.is_none());
+}

@@ -9,6 +9,7 @@ use crate::pricing::{
 };
 use tracecost_engine::cache::ProviderKind;
 
+use super::checked::{Checked, Count, Member, Price};
 use super::{Ctx, ptr, template_of};
 
 impl Pricing {
@@ -66,13 +67,24 @@ impl LitellmEntry<'_> {
         ptr(&[self.key, field])
     }
 
+    /// A member LiteLLM's entry may have, checked; `null` as absent.
+    fn read<T: Checked>(&self, field: &str) -> Result<Option<T>, PricingError> {
+        Member::<T>::of(self.obj.get(field))
+            .read(field)
+            .map_err(|e| self.ctx.located(&ptr(&[self.key]), e))
+    }
+
+    /// A token count.
+    fn count(&self, field: &str) -> Result<Option<u64>, PricingError> {
+        Ok(self.read::<Count>(field)?.map(|c| c.0))
+    }
+
     /// A per-token price as USD per million tokens, rounded to a millionth
     /// of a cent per million so that the decimal of the file survives.
     fn per_token(&self, field: &str) -> Result<Option<f64>, PricingError> {
         match self
-            .ctx
-            .opt_price(self.obj.get(field), &self.at(field))?
-            .map(|v| (v * 1e12).round() / 1e6)
+            .read::<Price>(field)?
+            .map(|v| (v.0 * 1e12).round() / 1e6)
         {
             Some(v) if v > MAX_PRICE_PER_MTOK => Err(self.ctx.shape(
                 &self.at(field),
@@ -95,12 +107,7 @@ impl LitellmEntry<'_> {
         if is_new && m.provider != provider {
             *m = template_of(provider, name);
         }
-        if is_new
-            && let Some(w) = self.ctx.opt_count(
-                self.obj.get("max_input_tokens"),
-                &self.at("max_input_tokens"),
-            )?
-        {
+        if is_new && let Some(w) = self.count("max_input_tokens")? {
             m.context_window = Some(w);
         }
         // A read price not given: a known model keeps its discount,
@@ -208,14 +215,8 @@ impl LitellmEntry<'_> {
         };
         // Validated always, applied to new models only: for a known
         // model the built-in data follows the provider docs.
-        let min_tokens = self.ctx.opt_count(
-            self.obj.get("prompt_cache_min_tokens"),
-            &self.at("prompt_cache_min_tokens"),
-        )?;
-        let tool_tokens = self.ctx.opt_count(
-            self.obj.get("tool_use_system_prompt_tokens"),
-            &self.at("tool_use_system_prompt_tokens"),
-        )?;
+        let min_tokens = self.count("prompt_cache_min_tokens")?;
+        let tool_tokens = self.count("tool_use_system_prompt_tokens")?;
         if is_new {
             if let Some(v) = min_tokens {
                 m.min_cacheable_tokens = v;
