@@ -966,3 +966,39 @@ fn native_file_nulls_are_absent_or_remove_the_tier() {
     assert_eq!(after.context_window, before.context_window);
     assert!(after.long_context.is_none());
 }
+
+/// LiteLLM's entries: a bad value is refused where the reader reads it,
+/// at its own pointer; an entry the reader skips is never refused.
+#[test]
+fn litellm_errors_name_the_member_read() {
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"{"openai/gpt-9": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "input_cost_per_token_above_272k_tokens": 2e-6, "cache_read_input_token_cost_above_272k_tokens": "x"}}"#,
+            "prices.json: at /openai~1gpt-9/cache_read_input_token_cost_above_272k_tokens: expected a non-negative number",
+        ),
+        (
+            r#"{"gpt-9": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "max_input_tokens": -5}}"#,
+            "prices.json: at /gpt-9/max_input_tokens: expected a non-negative integer",
+        ),
+        (
+            r#"{"claude-y": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "cache_creation_input_token_cost_above_1hr": 2}}"#,
+            "prices.json: at /claude-y/cache_creation_input_token_cost_above_1hr: expected a price of at most 1 USD per token, found 2e0",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(&merge_err(text), expected, "{text}");
+    }
+    // Skipped: not a model tracecost prices, or no input price; and an
+    // entry whose labels are not strings is still read.
+    let mut p = Pricing::builtin();
+    let s = p
+        .merge_str(
+            r#"{"mistral-x": {"input_cost_per_token": "x"}, "claude-z": {"output_cost_per_token": 1e-6, "max_input_tokens": "x"}, "claude-w": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "mode": 3}}"#,
+            "prices.json",
+        )
+        .unwrap();
+    assert_eq!(
+        (s.skipped, s.added.as_slice()),
+        (2, &["claude-w".to_string()][..])
+    );
+}

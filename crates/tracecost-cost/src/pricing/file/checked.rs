@@ -84,21 +84,20 @@ impl<T> Member<T> {
             .ok_or_else(|| Expected::new(what).under(name))
     }
 
+    /// [`Member::read`] of a member read more than once.
+    pub(super) fn get(&self, name: &str) -> Result<Option<T>, Expected>
+    where
+        T: Clone,
+    {
+        match self {
+            Self::Absent | Self::Null => Ok(None),
+            Self::Given(r) => r.clone().map(Some).map_err(|e| e.under(name)),
+        }
+    }
+
     /// The key is in the object, whatever its value.
     pub(super) fn is_present(&self) -> bool {
         !matches!(self, Self::Absent)
-    }
-}
-
-impl<T: Checked> Member<T> {
-    /// A member read from an object that is not a typed struct (LiteLLM's
-    /// entries, whose keys are many and mostly not ours).
-    pub(super) fn of(v: Option<&Value>) -> Self {
-        match v {
-            None => Self::Absent,
-            Some(Value::Null) if T::NULL_IS_ABSENT => Self::Null,
-            Some(v) => Self::Given(T::check(v)),
-        }
     }
 }
 
@@ -236,6 +235,17 @@ impl Checked for Provider {
     }
 }
 
+/// A string if the value is one; any other value reads as none (LiteLLM's
+/// labels, which only select entries).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Label(pub(super) Option<String>);
+
+impl Checked for Label {
+    fn check(v: &Value) -> Result<Self, Expected> {
+        Ok(Self(v.as_str().map(str::to_owned)))
+    }
+}
+
 /// An array of strings.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Strings(pub(super) Vec<String>);
@@ -309,9 +319,9 @@ mod tests {
 
     #[test]
     fn null_is_absent_only_where_the_format_says() {
-        let m: Member<Price> = Member::of(Some(&Value::Null));
+        let m = Member::<Price>::deserialize(&Value::Null).unwrap();
         assert_eq!(m.read("input"), Ok(None));
-        let m: Member<Text> = Member::of(Some(&Value::Null));
+        let m = Member::<Text>::deserialize(&Value::Null).unwrap();
         assert_eq!(
             m.read("url").unwrap_err(),
             Expected {
