@@ -76,6 +76,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "bpe-openai",
             "regex-automata",
             "rayon",
+            "rustc-hash",
         ],
     ),
     // The replay reads traces, never how they were imported or generated.

@@ -114,72 +114,14 @@ pub(crate) type PrehashedBuild = BuildHasherDefault<PrehashedHasher>;
 
 /// A fast hasher for the replay's internal maps (addresses, small integer
 /// keys, ids), where SipHash's protection against chosen keys buys nothing
-/// and costs a measurable share of a sweep: the multiply-rotate word hash
-/// of rustc's FxHasher. Deterministic; never used for anything written out
-/// or for cache identity (that is [`ContentHash`]).
-#[derive(Default, Clone, Copy)]
-pub struct FastHasher(u64);
-
-impl FastHasher {
-    const K: u64 = 0xf135_7aea_2e62_a9c5;
-
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(26) ^ word).wrapping_mul(Self::K);
-    }
-}
-
-impl Hasher for FastHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_u128(&mut self, i: u128) {
-        self.add(i as u64);
-        self.add((i >> 64) as u64);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-}
+/// and costs a measurable share of a sweep: rustc's FxHasher. Deterministic;
+/// never used for anything written out or for cache identity (that is
+/// [`ContentHash`]), and where a map it hashes is walked for a figure, the
+/// walk is sorted first, so no output depends on the hash.
+pub type FastHasher = rustc_hash::FxHasher;
 
 /// Builds [`FastHasher`]s.
-pub type FastBuild = BuildHasherDefault<FastHasher>;
+pub type FastBuild = rustc_hash::FxBuildHasher;
 
 #[cfg(test)]
 mod tests {

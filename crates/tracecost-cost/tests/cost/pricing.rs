@@ -850,3 +850,155 @@ fn litellm_becomes_a_native_file_in_force_from_the_fetch_day() {
         "{err}"
     );
 }
+
+/// One case per class of bad value in a native file, each with its whole
+/// message: the file, the JSON pointer, what was expected.
+#[test]
+fn native_file_errors_name_each_bad_value() {
+    let cases: &[(&str, &str)] = &[
+        // Wrong type.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"aliases": ["s", 4]}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/aliases/1: expected a string",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"tool_prompt_tokens": null}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/tool_prompt_tokens: expected an object with members auto_none, any_tool",
+        ),
+        (
+            r#"{"description": 1, "models": {}}"#,
+            "prices.json: at /description: expected a string",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": 3}}"#,
+            "prices.json: at /models/claude-sonnet-4-6: expected an object of prices, or a non-empty array of them (one per effective date)",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": [{"input": 1}, 2]}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/1: expected an object of prices",
+        ),
+        // Negative or absurd price.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"cache_read": -0.5}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/cache_read: expected a non-negative number",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"long_context": {"input": 6, "output": 2e7}}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/long_context/output: expected a price of at most 1000000 USD per million tokens, found 2e7",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"context_window": 100000001}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/context_window: expected a token count of at most 100000000, found 100000001",
+        ),
+        // Bad date.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"effective_from": "2026-02-30"}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/effective_from: expected a date, YYYY-MM-DD (UTC)",
+        ),
+        (
+            r#"{"source": {"url": "u", "sha256": "h", "fetched": "yesterday"}, "models": {}}"#,
+            "prices.json: at /source/fetched: expected a date, YYYY-MM-DD (UTC)",
+        ),
+        (
+            r#"{"source": {"url": "u", "fetched": "2026-01-01"}, "models": {}}"#,
+            "prices.json: at /source/sha256: expected a string",
+        ),
+        // Unknown member, at each level.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"framing": {"per_msg": 1}}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/framing/per_msg: expected one of the members per_message, per_block, per_tool",
+        ),
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"long_context": {"input": 1, "output": 2, "in~put/x": 3}}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/long_context/in~0put~1x: expected one of the members threshold_tokens, input, cache_write_5m, cache_write_1h, cache_read, output",
+        ),
+        (
+            r#"{"source": {"url": "u", "sha256": "h", "fetched": "2026-01-01", "by": "me"}, "models": {}}"#,
+            "prices.json: at /source/by: expected one of the members url, sha256, fetched",
+        ),
+        // The provider and the window are checked before unknown members.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"inptu": 1, "provider": "openai"}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/provider: expected the model's own provider, anthropic",
+        ),
+        // The top level's members in file order.
+        (
+            r#"{"currency": "EUR", "description": 1, "models": {}}"#,
+            "prices.json: at /currency: expected no such member (a tracecost pricing file has `models` and an optional `description` and `source`)",
+        ),
+        // Required members.
+        (
+            r#"{"models": {"claude-sonnet-4-6": {"long_context": {"input": 6}}}}"#,
+            "prices.json: at /models/claude-sonnet-4-6/long_context/output: expected a price in USD per million tokens",
+        ),
+        (
+            r#"{"models": {"claude-x": {"output": "2"}}}"#,
+            "prices.json: at /models/claude-x/output: expected a non-negative number",
+        ),
+        (
+            r#"{"models": {" ": {"input": 1, "output": 2}}}"#,
+            "prices.json: at /models/ : expected a non-empty model id",
+        ),
+        // Duplicate key, anywhere in the document.
+        (
+            "{\"models\": {\"claude-x\": {\"input\": 1, \"output\": 2, \"input\": 3}}}",
+            "prices.json:1:57: invalid JSON: the key \"input\" appears twice in one object",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(&merge_err(text), expected, "{text}");
+    }
+}
+
+/// `null` is an absent price or count, and removes the long-context tier.
+#[test]
+fn native_file_nulls_are_absent_or_remove_the_tier() {
+    let mut p = Pricing::builtin();
+    let before = p.lookup("claude-sonnet-4-5").unwrap().clone();
+    assert!(before.long_context.is_some());
+    p.merge_str(
+        r#"{"models": {"claude-sonnet-4-5": {"input": null, "context_window": null, "effective_from": null, "long_context": null}}}"#,
+        "prices.json",
+    )
+    .unwrap();
+    let after = p.lookup("claude-sonnet-4-5").unwrap();
+    assert_eq!(after.rates, before.rates);
+    assert_eq!(after.context_window, before.context_window);
+    assert!(after.long_context.is_none());
+}
+
+/// LiteLLM's entries: a bad value is refused where the reader reads it,
+/// at its own pointer; an entry the reader skips is never refused.
+#[test]
+fn litellm_errors_name_the_member_read() {
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"{"openai/gpt-9": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "input_cost_per_token_above_272k_tokens": 2e-6, "cache_read_input_token_cost_above_272k_tokens": "x"}}"#,
+            "prices.json: at /openai~1gpt-9/cache_read_input_token_cost_above_272k_tokens: expected a non-negative number",
+        ),
+        (
+            r#"{"gpt-9": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "max_input_tokens": -5}}"#,
+            "prices.json: at /gpt-9/max_input_tokens: expected a non-negative integer",
+        ),
+        (
+            r#"{"claude-y": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "cache_creation_input_token_cost_above_1hr": 2}}"#,
+            "prices.json: at /claude-y/cache_creation_input_token_cost_above_1hr: expected a price of at most 1 USD per token, found 2e0",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(&merge_err(text), expected, "{text}");
+    }
+    // Skipped: not a model tracecost prices, or no input price; and an
+    // entry whose labels are not strings is still read.
+    let mut p = Pricing::builtin();
+    let s = p
+        .merge_str(
+            r#"{"mistral-x": {"input_cost_per_token": "x"}, "claude-z": {"output_cost_per_token": 1e-6, "max_input_tokens": "x"}, "claude-w": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "mode": 3}}"#,
+            "prices.json",
+        )
+        .unwrap();
+    assert_eq!(
+        (s.skipped, s.added.as_slice()),
+        (2, &["claude-w".to_string()][..])
+    );
+}

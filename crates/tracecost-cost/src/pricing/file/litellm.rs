@@ -9,7 +9,25 @@ use crate::pricing::{
 };
 use tracecost_engine::cache::ProviderKind;
 
+use serde::Deserialize;
+
+use super::checked::{Count, Expected, Label, Member, Price};
 use super::{Ctx, ptr, template_of};
+
+/// Member `$field` of entry `$e` (a [`LitellmEntry`]) as a per-token price
+/// in USD per million tokens, or as a token count: the field's name is its
+/// key in the file.
+macro_rules! price {
+    ($e:expr, $field:ident) => {
+        $e.per_token(&$e.f.$field, stringify!($field))
+    };
+}
+
+macro_rules! count {
+    ($e:expr, $field:ident) => {
+        $e.count(&$e.f.$field, stringify!($field))
+    };
+}
 
 impl Pricing {
     /// Merges LiteLLM's file: each entry of a provider tracecost models and
@@ -25,18 +43,21 @@ impl Pricing {
             ..MergeSummary::default()
         };
         for (key, entry) in top {
-            let Value::Object(obj) = entry else {
+            if !entry.is_object() {
+                summary.skipped += 1;
+                continue;
+            }
+            // Every member of the struct reads any value, and `entry` is an
+            // object: this cannot fail.
+            let f = LitellmFields::deserialize(entry).unwrap_or_default();
+            let Some((provider, name)) = litellm_model(key, &f) else {
                 summary.skipped += 1;
                 continue;
             };
-            let Some((provider, name)) = litellm_model(key, obj) else {
-                summary.skipped += 1;
-                continue;
-            };
-            let e = LitellmEntry { ctx, key, obj };
+            let e = LitellmEntry { ctx, key, f };
             let (Some(input), Some(output)) = (
-                e.per_token("input_cost_per_token")?,
-                e.per_token("output_cost_per_token")?,
+                price!(e, input_cost_per_token)?,
+                price!(e, output_cost_per_token)?,
             ) else {
                 summary.skipped += 1;
                 continue;
@@ -54,29 +75,108 @@ impl Pricing {
     }
 }
 
+/// The members of a LiteLLM entry tracecost reads (the file has many
+/// more, ignored). Each is a [`Member`]: a bad value is reported only when
+/// the reader reaches it, so an entry that is skipped is never refused.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct LitellmFields {
+    litellm_provider: Member<Label>,
+    mode: Member<Label>,
+    max_input_tokens: Member<Count>,
+    prompt_cache_min_tokens: Member<Count>,
+    tool_use_system_prompt_tokens: Member<Count>,
+    input_cost_per_token: Member<Price>,
+    output_cost_per_token: Member<Price>,
+    cache_read_input_token_cost: Member<Price>,
+    cache_creation_input_token_cost: Member<Price>,
+    cache_creation_input_token_cost_above_1hr: Member<Price>,
+    input_cost_per_token_above_200k_tokens: Member<Price>,
+    output_cost_per_token_above_200k_tokens: Member<Price>,
+    cache_read_input_token_cost_above_200k_tokens: Member<Price>,
+    cache_creation_input_token_cost_above_200k_tokens: Member<Price>,
+    cache_creation_input_token_cost_above_1hr_above_200k_tokens: Member<Price>,
+    input_cost_per_token_above_272k_tokens: Member<Price>,
+    output_cost_per_token_above_272k_tokens: Member<Price>,
+    cache_read_input_token_cost_above_272k_tokens: Member<Price>,
+    cache_creation_input_token_cost_above_272k_tokens: Member<Price>,
+}
+
+/// The four prices of a long-context tier, by LiteLLM's names.
+struct TierFields<'f> {
+    names: [&'static str; 4],
+    input: &'f Member<Price>,
+    output: &'f Member<Price>,
+    cache_read: &'f Member<Price>,
+    cache_write: &'f Member<Price>,
+}
+
+impl LitellmFields {
+    /// The tier above 272K tokens (OpenAI's) or above 200K (Gemini's and
+    /// Anthropic's).
+    fn tier(&self, above_272k: bool) -> TierFields<'_> {
+        if above_272k {
+            TierFields {
+                names: [
+                    "input_cost_per_token_above_272k_tokens",
+                    "output_cost_per_token_above_272k_tokens",
+                    "cache_read_input_token_cost_above_272k_tokens",
+                    "cache_creation_input_token_cost_above_272k_tokens",
+                ],
+                input: &self.input_cost_per_token_above_272k_tokens,
+                output: &self.output_cost_per_token_above_272k_tokens,
+                cache_read: &self.cache_read_input_token_cost_above_272k_tokens,
+                cache_write: &self.cache_creation_input_token_cost_above_272k_tokens,
+            }
+        } else {
+            TierFields {
+                names: [
+                    "input_cost_per_token_above_200k_tokens",
+                    "output_cost_per_token_above_200k_tokens",
+                    "cache_read_input_token_cost_above_200k_tokens",
+                    "cache_creation_input_token_cost_above_200k_tokens",
+                ],
+                input: &self.input_cost_per_token_above_200k_tokens,
+                output: &self.output_cost_per_token_above_200k_tokens,
+                cache_read: &self.cache_read_input_token_cost_above_200k_tokens,
+                cache_write: &self.cache_creation_input_token_cost_above_200k_tokens,
+            }
+        }
+    }
+}
+
 /// One entry of LiteLLM's file, its prices read per million tokens.
 struct LitellmEntry<'a> {
     ctx: &'a Ctx<'a>,
     key: &'a str,
-    obj: &'a Map<String, Value>,
+    f: LitellmFields,
 }
 
 impl LitellmEntry<'_> {
-    fn at(&self, field: &str) -> String {
-        ptr(&[self.key, field])
+    /// What was wrong with member `name` of this entry, as the file's error.
+    fn error(&self, e: Expected) -> PricingError {
+        self.ctx.located(&ptr(&[self.key]), e)
+    }
+
+    /// A token count.
+    fn count(&self, m: &Member<Count>, name: &str) -> Result<Option<u64>, PricingError> {
+        Ok(m.get(name).map_err(|e| self.error(e))?.map(|c| c.0))
     }
 
     /// A per-token price as USD per million tokens, rounded to a millionth
     /// of a cent per million so that the decimal of the file survives.
-    fn per_token(&self, field: &str) -> Result<Option<f64>, PricingError> {
-        match self
-            .ctx
-            .opt_price(self.obj.get(field), &self.at(field))?
-            .map(|v| (v * 1e12).round() / 1e6)
+    fn per_token(&self, m: &Member<Price>, name: &str) -> Result<Option<f64>, PricingError> {
+        match m
+            .get(name)
+            .map_err(|e| self.error(e))?
+            .map(|v| (v.0 * 1e12).round() / 1e6)
         {
-            Some(v) if v > MAX_PRICE_PER_MTOK => Err(self.ctx.shape(
-                &self.at(field),
-                &format!("a price of at most 1 USD per token, found {:e}", v / 1e6),
+            Some(v) if v > MAX_PRICE_PER_MTOK => Err(self.error(
+                Expected::new(format!(
+                    "a price of at most 1 USD per token, found {:e}",
+                    v / 1e6
+                ))
+                .under(name),
             )),
             v => Ok(v),
         }
@@ -95,12 +195,7 @@ impl LitellmEntry<'_> {
         if is_new && m.provider != provider {
             *m = template_of(provider, name);
         }
-        if is_new
-            && let Some(w) = self.ctx.opt_count(
-                self.obj.get("max_input_tokens"),
-                &self.at("max_input_tokens"),
-            )?
-        {
+        if is_new && let Some(w) = count!(self, max_input_tokens)? {
             m.context_window = Some(w);
         }
         // A read price not given: a known model keeps its discount,
@@ -110,10 +205,8 @@ impl LitellmEntry<'_> {
         } else {
             1.0
         };
-        let read = self
-            .per_token("cache_read_input_token_cost")?
-            .unwrap_or(input * discount);
-        let write = self.per_token("cache_creation_input_token_cost")?;
+        let read = price!(self, cache_read_input_token_cost)?.unwrap_or(input * discount);
+        let write = price!(self, cache_creation_input_token_cost)?;
         // Only the models that cache at breakpoints (GPT-5.6 and
         // later) bill a write; Gemini's implicit cache bills none
         // (LiteLLM's write price there is for explicit caching).
@@ -132,17 +225,18 @@ impl LitellmEntry<'_> {
             },
         };
         // OpenAI's tier starts above 272K tokens, Gemini's above 200K.
-        let (tier, threshold) = match provider {
-            ProviderKind::OpenAi => ("272k", builtin::OPENAI_LONG_CONTEXT_THRESHOLD),
-            _ => ("200k", builtin::GEMINI_LONG_CONTEXT_THRESHOLD),
+        let threshold = match provider {
+            ProviderKind::OpenAi => builtin::OPENAI_LONG_CONTEXT_THRESHOLD,
+            _ => builtin::GEMINI_LONG_CONTEXT_THRESHOLD,
         };
-        let above = |field: &str| self.per_token(&format!("{field}_above_{tier}_tokens"));
-        m.long_context = match above("input_cost_per_token")? {
+        let t = self.f.tier(provider == ProviderKind::OpenAi);
+        m.long_context = match self.per_token(t.input, t.names[0])? {
             None => None,
             Some(lin) => {
-                let lout = above("output_cost_per_token")?.unwrap_or(output);
-                let lread = above("cache_read_input_token_cost")?.unwrap_or(lin);
-                let lwrite = above("cache_creation_input_token_cost")?
+                let lout = self.per_token(t.output, t.names[1])?.unwrap_or(output);
+                let lread = self.per_token(t.cache_read, t.names[2])?.unwrap_or(lin);
+                let lwrite = self
+                    .per_token(t.cache_write, t.names[3])?
                     .filter(|_| provider == ProviderKind::OpenAi)
                     .unwrap_or(lin);
                 Some(LongContext {
@@ -170,34 +264,31 @@ impl LitellmEntry<'_> {
         (input, output): (f64, f64),
     ) -> Result<(), PricingError> {
         let mut rates = Rates::from_input_output(input, output);
-        if let Some(v) = self.per_token("cache_creation_input_token_cost")? {
+        if let Some(v) = price!(self, cache_creation_input_token_cost)? {
             rates.cache_write_5m = v;
         }
-        if let Some(v) = self.per_token("cache_creation_input_token_cost_above_1hr")? {
+        if let Some(v) = price!(self, cache_creation_input_token_cost_above_1hr)? {
             rates.cache_write_1h = v;
         }
-        if let Some(v) = self.per_token("cache_read_input_token_cost")? {
+        if let Some(v) = price!(self, cache_read_input_token_cost)? {
             rates.cache_read = v;
         }
         m.rates = rates;
-        m.long_context = match self.per_token("input_cost_per_token_above_200k_tokens")? {
+        m.long_context = match price!(self, input_cost_per_token_above_200k_tokens)? {
             None => None,
             Some(lin) => {
-                let lout = self
-                    .per_token("output_cost_per_token_above_200k_tokens")?
-                    .unwrap_or(output);
+                let lout = price!(self, output_cost_per_token_above_200k_tokens)?.unwrap_or(output);
                 let mut lr = Rates::from_input_output(lin, lout);
-                if let Some(v) =
-                    self.per_token("cache_creation_input_token_cost_above_200k_tokens")?
-                {
+                if let Some(v) = price!(self, cache_creation_input_token_cost_above_200k_tokens)? {
                     lr.cache_write_5m = v;
                 }
-                if let Some(v) =
-                    self.per_token("cache_creation_input_token_cost_above_1hr_above_200k_tokens")?
-                {
+                if let Some(v) = price!(
+                    self,
+                    cache_creation_input_token_cost_above_1hr_above_200k_tokens
+                )? {
                     lr.cache_write_1h = v;
                 }
-                if let Some(v) = self.per_token("cache_read_input_token_cost_above_200k_tokens")? {
+                if let Some(v) = price!(self, cache_read_input_token_cost_above_200k_tokens)? {
                     lr.cache_read = v;
                 }
                 Some(LongContext {
@@ -208,14 +299,8 @@ impl LitellmEntry<'_> {
         };
         // Validated always, applied to new models only: for a known
         // model the built-in data follows the provider docs.
-        let min_tokens = self.ctx.opt_count(
-            self.obj.get("prompt_cache_min_tokens"),
-            &self.at("prompt_cache_min_tokens"),
-        )?;
-        let tool_tokens = self.ctx.opt_count(
-            self.obj.get("tool_use_system_prompt_tokens"),
-            &self.at("tool_use_system_prompt_tokens"),
-        )?;
+        let min_tokens = count!(self, prompt_cache_min_tokens)?;
+        let tool_tokens = count!(self, tool_use_system_prompt_tokens)?;
         if is_new {
             if let Some(v) = min_tokens {
                 m.min_cacheable_tokens = v;
@@ -331,13 +416,19 @@ fn rates_into(row: &mut Map<String, Value>, r: &Rates) {
 /// chat models (`gemini-…` or `gemini/gemini-…`, provider `gemini` or
 /// `vertex_ai-language-models`). The name is the key without its provider
 /// prefix.
-fn litellm_model<'k>(key: &'k str, obj: &Map<String, Value>) -> Option<(ProviderKind, &'k str)> {
+fn litellm_model<'k>(key: &'k str, f: &LitellmFields) -> Option<(ProviderKind, &'k str)> {
     let (prefix, name) = match key.rsplit_once('/') {
         Some((p, rest)) => (Some(p.to_ascii_lowercase()), rest),
         None => (None, key),
     };
-    let listed = obj.get("litellm_provider").and_then(Value::as_str);
-    let mode = obj.get("mode").and_then(Value::as_str);
+    fn label(m: &Member<Label>) -> Option<&str> {
+        match m {
+            Member::Given(Ok(Label(Some(s)))) => Some(s),
+            _ => None,
+        }
+    }
+    let listed = label(&f.litellm_provider);
+    let mode = label(&f.mode);
     let lower = name.to_ascii_lowercase();
     let is_openai_name = lower.starts_with("gpt-")
         || lower.starts_with("codex")

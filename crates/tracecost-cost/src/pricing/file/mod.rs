@@ -4,15 +4,16 @@
 
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use tracecost_engine::cache::ProviderKind;
 
 use super::{
-    Framing, MAX_FILE_TOKENS, MAX_PRICE_PER_MTOK, MergeSummary, ModelPrice, Multipliers, PriceDate,
-    PriceFile, PriceSource, Pricing, PricingError, Rates, ToolPrompt,
+    Framing, MergeSummary, ModelPrice, Multipliers, PriceFile, Pricing, PricingError, Rates,
+    ToolPrompt,
 };
 
+mod checked;
 mod litellm;
 mod native;
 
@@ -68,7 +69,7 @@ impl Pricing {
             ));
         };
         let summary = if top.contains_key("models") {
-            next.merge_native(&ctx, top)?
+            next.merge_native(&ctx, &doc, top)?
         } else {
             next.merge_litellm(&ctx, top)?
         };
@@ -168,24 +169,6 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// A native file's `source`: `{"url", "sha256", "fetched"}`.
-    fn source(&self, v: &Value) -> Result<PriceSource, PricingError> {
-        let o = self.object(v, "/source", &["url", "sha256", "fetched"])?;
-        let text = |f: &str| {
-            o.get(f)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| self.shape(&ptr(&["source", f]), "a string"))
-        };
-        let fetched = PriceDate::parse(&text("fetched")?)
-            .ok_or_else(|| self.shape("/source/fetched", "a date, YYYY-MM-DD (UTC)"))?;
-        Ok(PriceSource {
-            url: text("url")?,
-            sha256: text("sha256")?,
-            fetched,
-        })
-    }
-
     fn shape(&self, pointer: &str, expected: &str) -> PricingError {
         PricingError::Shape {
             file: self.file.to_string(),
@@ -194,56 +177,8 @@ impl Ctx<'_> {
         }
     }
 
-    fn opt_price(&self, v: Option<&Value>, pointer: &str) -> Result<Option<f64>, PricingError> {
-        match v {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => match n.as_f64() {
-                Some(x) if x.is_finite() && (0.0..=MAX_PRICE_PER_MTOK).contains(&x) => Ok(Some(x)),
-                Some(x) if x.is_finite() && x >= 0.0 => Err(self.shape(
-                    pointer,
-                    &format!("a price of at most {MAX_PRICE_PER_MTOK} USD per million tokens, found {x:e}"),
-                )),
-                _ => Err(self.shape(pointer, "a non-negative number")),
-            },
-            Some(_) => Err(self.shape(pointer, "a non-negative number")),
-        }
-    }
-
-    fn opt_count(&self, v: Option<&Value>, pointer: &str) -> Result<Option<u64>, PricingError> {
-        match v {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(v) if v <= MAX_FILE_TOKENS => Ok(Some(v)),
-                Some(v) => Err(self.shape(
-                    pointer,
-                    &format!("a token count of at most {MAX_FILE_TOKENS}, found {v}"),
-                )),
-                None => Err(self.shape(pointer, "a non-negative integer")),
-            },
-            Some(_) => Err(self.shape(pointer, "a non-negative integer")),
-        }
-    }
-
-    fn object<'v>(
-        &self,
-        v: &'v Value,
-        pointer: &str,
-        fields: &[&str],
-    ) -> Result<&'v Map<String, Value>, PricingError> {
-        let Value::Object(o) = v else {
-            return Err(self.shape(
-                pointer,
-                &format!("an object with members {}", fields.join(", ")),
-            ));
-        };
-        for k in o.keys() {
-            if !fields.contains(&k.as_str()) {
-                return Err(self.shape(
-                    &format!("{pointer}{}", ptr(&[k])),
-                    &format!("one of the members {}", fields.join(", ")),
-                ));
-            }
-        }
-        Ok(o)
+    /// What was expected below the value at `pointer`, as this file's error.
+    fn located(&self, pointer: &str, e: checked::Expected) -> PricingError {
+        self.shape(&format!("{pointer}{}", e.at), &e.what)
     }
 }
