@@ -254,7 +254,6 @@ impl SweepPlan {
         cost: CostPlan,
     ) -> Result<SweepPlan, AppError> {
         check_recall_cost(options.recall_cost_usd)?;
-        refuse_summarising(&configs)?;
         // A fleet sums sessions and writes a page per trace: two traces of
         // one name from two files must not become one. A trace held whole
         // takes its outline's names; a stored one takes them when it is
