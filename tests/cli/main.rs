@@ -41,5 +41,6 @@ mod replay_incremental;
 mod report;
 mod report_charts;
 mod summarising;
+mod sweep_summarising;
 mod thinking;
 mod tokenizer_backends;

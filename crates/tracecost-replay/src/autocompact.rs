@@ -217,26 +217,27 @@ pub fn join(
     let mut breakdowns = vec![std::mem::take(&mut joined.breakdown)];
     let mut ever_compacted: std::collections::HashSet<std::sync::Arc<str>> = Default::default();
     let first = std::mem::take(&mut joined.calls);
-    let mut push_part = |part: &Part, part_calls: &crate::CallResults, calls: &mut Vec<CallResult>| {
-        let gone = summarised_ids(trace, part);
-        let shared: crate::CompactedIds = gone.iter().cloned().collect();
-        for (k, c) in part_calls.iter().enumerate() {
-            let mut c = c.clone();
-            c.summary = part.summary_call == Some(k);
-            if c.summary {
-                summaries.push(c.cost_usd);
+    let mut push_part =
+        |part: &Part, part_calls: &crate::CallResults, calls: &mut Vec<CallResult>| {
+            let gone = summarised_ids(trace, part);
+            let shared: crate::CompactedIds = gone.iter().cloned().collect();
+            for (k, c) in part_calls.iter().enumerate() {
+                let mut c = c.clone();
+                c.summary = part.summary_call == Some(k);
+                if c.summary {
+                    summaries.push(c.cost_usd);
+                }
+                if !gone.is_empty() {
+                    c.compacted = if c.compacted.is_empty() {
+                        shared.clone()
+                    } else {
+                        gone.iter().chain(c.compacted.iter()).cloned().collect()
+                    };
+                }
+                ever_compacted.extend(c.compacted.iter().cloned());
+                calls.push(c);
             }
-            if !gone.is_empty() {
-                c.compacted = if c.compacted.is_empty() {
-                    shared.clone()
-                } else {
-                    gone.iter().chain(c.compacted.iter()).cloned().collect()
-                };
-            }
-            ever_compacted.extend(c.compacted.iter().cloned());
-            calls.push(c);
-        }
-    };
+        };
     if let Some(part) = parts.first() {
         push_part(part, &first, &mut calls);
     }

@@ -284,14 +284,10 @@ impl AccountSweep<'_> {
                 }
             }
             for (r, ((t, part), sim, done)) in finished {
-                if let Some(slot) = streaming
-                    .lives
-                    .get_mut(&t)
-                    .and_then(|live| {
-                        live.pending = live.pending.saturating_sub(1);
-                        live.finished.get_mut(r)?.get_mut(part)
-                    })
-                {
+                if let Some(slot) = streaming.lives.get_mut(&t).and_then(|live| {
+                    live.pending = live.pending.saturating_sub(1);
+                    live.finished.get_mut(r)?.get_mut(part)
+                }) {
                     *slot = Some((sim, done));
                 }
             }

@@ -307,12 +307,15 @@ pub(super) fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
             }),
             html_escape(&match (c.summary, c.cache_cause) {
                 // A call the policy added, not one the trace recorded.
-                (true, k) => ["summary call (added by the policy)", &k.map(|k| k.text()).unwrap_or_default()]
-                    .iter()
-                    .filter(|t| !t.is_empty())
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join("; "),
+                (true, k) => [
+                    "summary call (added by the policy)",
+                    &k.map(|k| k.text()).unwrap_or_default()
+                ]
+                .iter()
+                .filter(|t| !t.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("; "),
                 (false, k) => k.map(|k| k.text()).unwrap_or_default(),
             })
         );
