@@ -395,6 +395,12 @@ where
         for (&(t, r, part), run) in keys.iter().zip(planned) {
             let run = run?;
             let st = &mut self.states[r];
+            // Every part waits, the ones finished at once too: each is
+            // counted off as it finishes, so a trace is handed over only
+            // once all its parts are.
+            if let Some(live) = self.lives.get_mut(&t) {
+                live.pending += 1;
+            }
             match run.planned.front() {
                 Some(first) => {
                     st.next.push(Reverse((
@@ -404,9 +410,6 @@ where
                         first.index(),
                     )));
                     st.live.insert((t, part), Box::new(run));
-                    if let Some(live) = self.lives.get_mut(&t) {
-                        live.pending += 1;
-                    }
                 }
                 None => {
                     if part == 0 {
