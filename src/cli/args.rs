@@ -372,6 +372,9 @@ pub(super) struct ReplayArgs {
 /// The grid flags shared by sweep and report.
 #[derive(Debug, Args, Clone)]
 pub(super) struct GridArgs {
+    /// Sweep these whole configs (repeat the flag for several) and each trace's status quo instead of a grid, e.g. --config 'claude-code-autocompact+claude-code:ttl=recorded' --config 'clear-thinking+ledger+tail': the way to a summarising policy with its own cache policy, or to a thinking edit, which no grid crosses.
+    #[arg(long = "config", value_name = "CONFIG", conflicts_with_all = ["compaction", "threshold", "keep_last", "cache", "ttl"])]
+    pub(super) configs: Vec<String>,
     /// Compaction policies (comma-separated), or full parts like clear-tool-uses:trigger=50000 [default: all].
     #[arg(long, value_delimiter = ',')]
     pub(super) compaction: Option<Vec<String>>,

@@ -289,6 +289,17 @@ impl GridArgs {
     }
 }
 
+impl GridArgs {
+    /// The configs `--config` names, parsed (empty: sweep the grid).
+    fn configs(&self) -> Result<Vec<Config>, AppError> {
+        Ok(self
+            .configs
+            .iter()
+            .map(|c| c.parse::<Config>())
+            .collect::<Result<_, _>>()?)
+    }
+}
+
 fn sweep_options(grid_args: &GridArgs, models: Vec<String>) -> Result<SweepOptions, AppError> {
     Ok(SweepOptions {
         models,
@@ -306,7 +317,12 @@ fn sweep_plan(
     let traces = cost.sift(traces, models.first().map(String::as_str));
     finish_unpriced(&cost, traces.len())?;
     let options = sweep_options(grid_args, models)?;
-    SweepPlan::from_grid(traces, grid_args.spec(), options, cost)
+    match grid_args.configs()? {
+        configs if configs.is_empty() => {
+            SweepPlan::from_grid(traces, grid_args.spec(), options, cost)
+        }
+        configs => SweepPlan::from_configs(traces, configs, options, cost),
+    }
 }
 
 impl SweepArgs {
@@ -352,9 +368,13 @@ impl ReportArgs {
         report_loaded(&loaded);
         finish_unpriced(&cost, outlines.len())?;
         let options = sweep_options(&self.grid, models)?;
-        Ok(ReportPlan {
-            sweep: SweepPlan::from_grid_stored(outlines, store, self.grid.spec(), options, cost)?,
-        })
+        let sweep = match self.grid.configs()? {
+            configs if configs.is_empty() => {
+                SweepPlan::from_grid_stored(outlines, store, self.grid.spec(), options, cost)?
+            }
+            configs => SweepPlan::from_configs_stored(outlines, store, configs, options, cost)?,
+        };
+        Ok(ReportPlan { sweep })
     }
 }
 

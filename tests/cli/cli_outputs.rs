@@ -581,23 +581,16 @@ fn claude_code_autocompact_adds_its_summary_calls_and_restarts_the_history() {
         "json",
     ]);
     assert_eq!(under["totals"]["cost_usd"], off["totals"]["cost_usd"]);
-    // A sweep or a stability check does not cut traces into parts: each
-    // refuses it in one line, exit 2, rather than running it as `off`.
-    for command in ["sweep", "stability"] {
-        let (code, out, err) = outcome(
-            crate::util::tracecost()
-                .args([command, TRACE, "--compaction", "claude-code-autocompact"])
-                .output()
-                .unwrap(),
-        );
-        assert_eq!((code, out.as_str()), (2, ""), "{command}: {err}");
-        assert!(
-            err.contains("claude-code-autocompact is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep, a report or a stability check"),
-            "{err}"
-        );
-        // One line says it (a note on the policy may come before).
-        let last = err.trim_end().lines().last().unwrap_or("");
-        assert!(last.starts_with("tracecost: config "), "{err}");
-        assert_eq!(err.matches("is replayed by").count(), 1, "{err}");
-    }
+    // A sweep replays it as `replay` does: the same cost and summary
+    // calls (`sweep_summarising` checks the report and stability).
+    let swept = json(&["sweep", TRACE, "--config", config, "--format", "json"]);
+    let row = swept["traces"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["result"]["config"] == config)
+        .unwrap_or_else(|| panic!("{swept}"));
+    let totals = &row["result"]["totals"];
+    assert_eq!(totals["cost_usd"], v["totals"]["cost_usd"], "{row}");
+    assert_eq!(totals["summary_calls"], 2, "{row}");
 }

@@ -35,4 +35,5 @@ mod otel_traces;
 mod reliability;
 mod report;
 mod summarising;
+mod sweep_summarising;
 mod thinking;

@@ -230,11 +230,9 @@ pub fn calibration_model<'p>(
     trace: &Trace,
     priced_as: Option<&str>,
 ) -> Result<&'p ModelPrice, AppError> {
-    match (pricing.lookup(&trace.model), priced_as) {
-        (Ok(price), _) => Ok(price),
-        (Err(_), Some(model)) => Ok(pricing.lookup(model)?),
-        (Err(e), None) => Err(e.into()),
-    }
+    Ok(tracecost_replay::autocompact::calibration_price(
+        pricing, trace, priced_as,
+    )?)
 }
 
 /// One trace and the config it is replayed under.

@@ -115,28 +115,6 @@ pub fn status_quos(
         .collect()
 }
 
-/// A sweep (and a stability check) replays each trace as one history: a
-/// summarising compaction, which cuts a trace into parts, is replayed by
-/// `tracecost replay` (and `check`) only, and refused elsewhere rather than
-/// run as if it compacted nothing.
-pub(crate) fn refuse_summarising(configs: &[Config]) -> Result<(), AppError> {
-    let named = |c: &Config| {
-        if c.compaction.summarising().is_some() {
-            Some(c.compaction.kind().name())
-        } else {
-            // A sweep shares each call's request among configs of one
-            // compaction; a thinking edit changes it too.
-            c.thinking.map(|_| tracecost_policy::CLEAR_THINKING_NAME)
-        }
-    };
-    match configs.iter().find_map(|c| Some((c, named(c)?))) {
-        Some((c, name)) => Err(AppError::Usage(format!(
-            "config {c}: {name} is replayed by `tracecost replay` and `tracecost check`, not yet in a sweep, a report or a stability check"
-        ))),
-        None => Ok(()),
-    }
-}
-
 impl SweepPlan {
     /// Whether what some trace's savings are measured against takes its
     /// TTL from the record ([`takes_recorded_ttl`]); `false` when a trace
@@ -254,7 +232,6 @@ impl SweepPlan {
         cost: CostPlan,
     ) -> Result<SweepPlan, AppError> {
         check_recall_cost(options.recall_cost_usd)?;
-        refuse_summarising(&configs)?;
         // A fleet sums sessions and writes a page per trace: two traces of
         // one name from two files must not become one. A trace held whole
         // takes its outline's names; a stored one takes them when it is

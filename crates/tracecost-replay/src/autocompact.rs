@@ -119,27 +119,133 @@ impl BlockTokens for Counted<'_> {
     }
 }
 
-/// The results of `parts` (one per part, in order) joined into the
-/// trace's: every call in order, the totals summed, the summary calls and
-/// their cost counted apart.
-pub fn join(trace_name: &str, parts: &[Part], results: Vec<ReplayResult>) -> Option<ReplayResult> {
+/// The price a trace's (and its parts') token counts are calibrated
+/// with: its own model's, else, for a model the table does not know, the
+/// one it is priced as.
+pub fn calibration_price<'p>(
+    pricing: &'p tracecost_cost::pricing::Pricing,
+    trace: &tracecost_trace::Trace,
+    priced_as: Option<&str>,
+) -> Result<&'p tracecost_cost::pricing::ModelPrice, tracecost_cost::pricing::PricingError> {
+    match (pricing.lookup(&trace.model), priced_as) {
+        (Ok(price), _) => Ok(price),
+        (Err(_), Some(model)) => pricing.lookup(model),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// `configs` (one summarising compaction, model and thinking edit; one
+/// per cache policy, as a sweep groups them) replayed over `prepared`,
+/// traces of one account, against `sims`: each trace cut into its parts,
+/// every part of every trace replayed in start-time order against the
+/// caches, and each trace's parts joined back, per config. Gives one list
+/// per trace, one result per config, as [`crate::run_segment`] does.
+pub(crate) fn run_segment(
+    prepared: &[&PreparedTrace<'_>],
+    configs: &[Config],
+    ctx: ReplayContext<'_>,
+    sims: &mut crate::caches::SharedCaches,
+) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
+    let Some(first) = configs.first() else {
+        return Ok(prepared.iter().map(|_| Vec::new()).collect());
+    };
+    let cut = prepared
+        .iter()
+        .map(|p| parts(p, first, ctx))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut all = Vec::new();
+    for (whole, its) in prepared.iter().zip(&cut) {
+        let price = calibration_price(ctx.pricing, whole.trace, first.model.as_deref())?;
+        all.extend(
+            its.iter()
+                .map(|part| PreparedTrace::part_of(whole, part, ctx.memo, price)),
+        );
+    }
+    let refs: Vec<&PreparedTrace<'_>> = all.iter().collect();
+    let mut results = crate::run_segment(&refs, configs, ctx, sims)?.into_iter();
+    let mut joined = Vec::with_capacity(prepared.len());
+    for (p, its) in prepared.iter().zip(&cut) {
+        // Per config, its result on each part.
+        let mut per_config: Vec<Vec<ReplayResult>> = configs.iter().map(|_| Vec::new()).collect();
+        for part in results.by_ref().take(its.len()) {
+            for (c, r) in per_config.iter_mut().zip(part) {
+                c.push(r);
+            }
+        }
+        joined.push(
+            per_config
+                .into_iter()
+                .filter_map(|rs| join(p.trace, its, rs))
+                .collect(),
+        );
+    }
+    Ok(joined)
+}
+
+/// `config`, a summarising compaction, replayed over `prepared`, traces
+/// that share one cache, as [`run_segment`] replays a segment against
+/// fresh caches: one result per trace.
+pub fn replay_shared(
+    prepared: &[&PreparedTrace<'_>],
+    config: &Config,
+    ctx: ReplayContext<'_>,
+) -> Result<Vec<Vec<ReplayResult>>, ReplayError> {
+    for p in prepared {
+        crate::check_config(p.trace, config)?;
+    }
+    let sims = &mut crate::caches::SharedCaches::default();
+    run_segment(prepared, std::slice::from_ref(config), ctx, sims)
+}
+
+/// The results of `parts` (one per part, in order) of `trace` joined into
+/// the trace's: every call in order, the summary calls marked, the totals
+/// summed, the summary calls and their cost counted apart. From a summary
+/// on, the tool results it summarised away (those of the messages before
+/// the first one a part keeps) count as compacted at every call of the
+/// part, as a cleared result does: they are no longer in the context, and
+/// recall risk reads them so.
+pub fn join(
+    trace: &tracecost_trace::Trace,
+    parts: &[Part],
+    results: Vec<ReplayResult>,
+) -> Option<ReplayResult> {
     let mut results = results.into_iter();
     let mut joined = results.next()?;
-    joined.trace = trace_name.to_owned();
+    joined.trace = trace.name.clone();
+    let mut calls: Vec<CallResult> = Vec::new();
     let mut summaries = Vec::new();
-    if let Some(i) = parts.first().and_then(|p| p.summary_call) {
-        summaries.push(joined.calls.get(i).map_or(0.0, |c| c.cost_usd));
-    }
     let mut breakdowns = vec![std::mem::take(&mut joined.breakdown)];
-    let mut calls: Vec<CallResult> = joined.calls.to_vec();
+    let mut ever_compacted: std::collections::HashSet<std::sync::Arc<str>> = Default::default();
+    let first = std::mem::take(&mut joined.calls);
+    let mut push_part =
+        |part: &Part, part_calls: &crate::CallResults, calls: &mut Vec<CallResult>| {
+            let gone = summarised_ids(trace, part);
+            let shared: crate::CompactedIds = gone.iter().cloned().collect();
+            for (k, c) in part_calls.iter().enumerate() {
+                let mut c = c.clone();
+                c.summary = part.summary_call == Some(k);
+                if c.summary {
+                    summaries.push(c.cost_usd);
+                }
+                if !gone.is_empty() {
+                    c.compacted = if c.compacted.is_empty() {
+                        shared.clone()
+                    } else {
+                        gone.iter().chain(c.compacted.iter()).cloned().collect()
+                    };
+                }
+                ever_compacted.extend(c.compacted.iter().cloned());
+                calls.push(c);
+            }
+        };
+    if let Some(part) = parts.first() {
+        push_part(part, &first, &mut calls);
+    }
     for (part, r) in parts.iter().skip(1).zip(results) {
-        if let Some(i) = part.summary_call {
-            summaries.push(r.calls.get(i).map_or(0.0, |c| c.cost_usd));
-        }
         joined.totals.add(&r.totals);
         joined.back_to_back |= r.back_to_back;
         breakdowns.push(r.breakdown);
-        calls.extend(r.calls.iter().cloned());
+        push_part(part, &r.calls, &mut calls);
     }
     // Numbered from 1, as every replay's calls are.
     for (i, c) in calls.iter_mut().enumerate() {
@@ -148,9 +254,29 @@ pub fn join(trace_name: &str, parts: &[Part], results: Vec<ReplayResult>) -> Opt
     joined.calls = calls.into();
     joined.totals.summary_calls = summaries.len();
     joined.totals.summary_cost_usd = summaries.iter().sum();
+    joined.totals.compacted_results = ever_compacted.len();
     joined.fidelity = fidelity(&joined.calls);
     joined.breakdown = sum_breakdowns(breakdowns);
     Some(joined)
+}
+
+/// The ids of the tool results of `trace` that `part` no longer holds: those
+/// of the messages before the first one it keeps (none for a part that
+/// keeps none, a summary call alone).
+fn summarised_ids(trace: &tracecost_trace::Trace, part: &Part) -> Vec<std::sync::Arc<str>> {
+    let Some(kept_from) = part.messages_from.iter().flatten().min().copied() else {
+        return Vec::new();
+    };
+    trace.messages[..kept_from.min(trace.messages.len())]
+        .iter()
+        .flat_map(|m| m.blocks())
+        .filter_map(|b| match b.kind() {
+            tracecost_engine::message::BlockKind::ToolResult { tool_use_id, .. } => {
+                Some(tool_use_id.clone())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Breakdowns summed model by model and cause by cause.

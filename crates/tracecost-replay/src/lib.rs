@@ -472,6 +472,10 @@ pub struct CallResult {
     /// Why the call read less than the call before had cached, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_cause: Option<explain::CacheCause>,
+    /// A call a summarising compaction added (its summary), not one the
+    /// trace recorded.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub summary: bool,
 }
 
 /// Sums over calls.

@@ -1001,6 +1001,7 @@ mod tests {
             stable_prefix_tokens: 0,
             over_window: false,
             cache_cause: None,
+            summary: false,
         }
     }
 

@@ -105,6 +105,13 @@ pub struct CallStability {
     pub previous_tokens: u64,
     /// Results compacted for the first time at this call.
     pub new_compactions: Vec<String>,
+    /// A change the policy makes on purpose at this call, not a
+    /// violation: `summary`, a summarising compaction's new part starts
+    /// (its summary replaces the history before it); `thinking-cleared`,
+    /// a thinking edit clears earlier turns' thinking from here on (the
+    /// request, and so the cached prefix, changes there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_change: Option<&'static str>,
 }
 
 /// The outcome of a stability run.
@@ -141,6 +148,62 @@ pub fn check<'h>(
         checker.call(ci + 1, first, source.view(), now, tokens);
     }
     Ok(checker.finish())
+}
+
+/// The checks of a trace a summarising compaction cut into parts, each
+/// part checked as a trace of its own (`reports`, in order) and joined: a
+/// part starts from its summary, which replaces the history before it on
+/// purpose, so its first call is marked as the policy's change
+/// (`summary`) rather than compared with the call before; within a part,
+/// stubs and prefixes are checked as always. Calls and violations are
+/// numbered through the trace; the digest is over the parts' digests.
+pub fn join_parts(reports: Vec<StabilityReport>) -> StabilityReport {
+    use sha2::Digest;
+    if reports.len() == 1 {
+        return reports.into_iter().next().expect("one report");
+    }
+    let mut joined = StabilityReport {
+        calls: Vec::new(),
+        violations: Vec::new(),
+        digest: String::new(),
+        stubs: 0,
+    };
+    let mut h = sha2::Sha256::default();
+    for (k, r) in reports.into_iter().enumerate() {
+        let offset = joined.calls.len();
+        for (i, mut c) in r.calls.into_iter().enumerate() {
+            c.index += offset;
+            if k > 0 && i == 0 {
+                c.policy_change = Some("summary");
+            }
+            joined.calls.push(c);
+        }
+        joined
+            .violations
+            .extend(r.violations.into_iter().map(|v| Violation {
+                call: v.call + offset,
+                ..v
+            }));
+        joined.stubs += r.stubs;
+        h.update(r.digest.as_bytes());
+        h.update([0]);
+    }
+    joined.digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    joined
+}
+
+/// Marks the calls of `report` where the thinking edit's cut moves
+/// (`cuts`, per call, the messages whose thinking it clears): the request
+/// changes there by the policy's own rule, which the view checked (the
+/// tool results' compaction) does not show.
+pub fn mark_thinking_cuts(report: &mut StabilityReport, cuts: &[usize]) {
+    let mut before = 0;
+    for (c, &cut) in report.calls.iter_mut().zip(cuts) {
+        if cut > before && c.policy_change.is_none() {
+            c.policy_change = Some("thinking-cleared");
+        }
+        before = cut;
+    }
 }
 
 /// What the checks carry from one call to the next.
@@ -199,6 +262,7 @@ impl<'h> Checker<'h> {
             tokens_kept: self.prev_sum[kept],
             previous_tokens: self.prev_sum[self.prev.len()],
             new_compactions: new,
+            policy_change: None,
         });
         self.prev.truncate(first);
         self.prev.extend(view.messages[first..].iter().cloned());

@@ -51,12 +51,18 @@ struct LiveRun<'a> {
 }
 
 /// A trace being replayed: per run, its replay once finished, waiting for
-/// the others.
+/// the others; per part of it (one, the trace itself, but under a
+/// summarising compaction, which replays a trace as the parts its
+/// summaries cut it into).
 struct Live<'a> {
-    finished: Vec<Option<(Simulator<'a>, PlanDone<'a>)>>,
-    /// Runs that have not finished it.
+    finished: Vec<Vec<Option<(Simulator<'a>, PlanDone<'a>)>>>,
+    /// Parts of runs that have not finished it.
     pending: usize,
 }
+
+/// A trace, or a part of it (by index from 0) under a summarising
+/// compaction.
+type Slot = (usize, usize);
 
 /// One run's part of a streamed sweep: the traces it is replaying, and the
 /// order their next calls come in.
@@ -65,19 +71,21 @@ struct RunState<'a> {
     configs: &'a [Config],
     group: &'a SameRequests,
     sims: &'a mut SharedCaches,
-    /// Per trace being replayed: which of `sims` it runs on (its model's).
-    caches_of: HashMap<usize, usize>,
+    /// Per trace (part) being replayed: which of `sims` it runs on (its
+    /// model's).
+    caches_of: HashMap<Slot, usize>,
     /// Per trace being replayed: its replay, boxed: a crowded step has
     /// hundreds live, and the table keeps the room it grew to for all of
     /// them (a replay is about 600 bytes; its box, 8).
-    live: HashMap<usize, Box<LiveRun<'a>>>,
-    /// The next call of each: (its start, the trace, the call).
-    next: BinaryHeap<Reverse<(u64, usize, usize)>>,
+    live: HashMap<Slot, Box<LiveRun<'a>>>,
+    /// The next call of each: (its start, the trace, the part, the call);
+    /// the parts of a trace in order, as the replay of them all meets them.
+    next: BinaryHeap<Reverse<(u64, usize, usize, usize)>>,
 }
 
-/// A run's replay of a trace once every call is simulated: (the trace,
-/// the simulation, what the planning left).
-type Finished<'a> = (usize, Simulator<'a>, PlanDone<'a>);
+/// A run's replay of a trace (part) once every call is simulated: (the
+/// trace and part, the simulation, what the planning left).
+type Finished<'a> = (Slot, Simulator<'a>, PlanDone<'a>);
 
 impl<'a> RunState<'a> {
     /// Simulates the calls that come before `frontier` (the first call of
@@ -89,35 +97,40 @@ impl<'a> RunState<'a> {
         progress: &(dyn Fn() + Sync),
     ) -> Result<Vec<Finished<'a>>, ReplayError> {
         let mut done = Vec::new();
-        while let Some(&Reverse((ms, t, _))) = self.next.peek() {
+        while let Some(&Reverse((ms, t, part, _))) = self.next.peek() {
             if frontier.is_some_and(|f| (ms, t) >= f) {
                 break;
             }
             self.next.pop();
-            let Some(run) = self.live.get_mut(&t) else {
+            let slot = (t, part);
+            let Some(run) = self.live.get_mut(&slot) else {
                 continue;
             };
             let Some(call) = run.planned.pop() else {
                 continue;
             };
-            let which = self.caches_of.get(&t).copied().unwrap_or(usize::MAX);
+            let which = self.caches_of.get(&slot).copied().unwrap_or(usize::MAX);
             run.sim
                 .call(&call, self.sims.get(which, &format!("trace {}", t + 1))?)?;
             match run.planned.front() {
                 // A call without a start runs when the call before did.
-                Some(next) => {
-                    self.next
-                        .push(Reverse((next.start_ms.unwrap_or(ms), t, next.index())))
-                }
+                Some(next) => self.next.push(Reverse((
+                    next.start_ms.unwrap_or(ms),
+                    t,
+                    part,
+                    next.index(),
+                ))),
                 None => {
-                    self.caches_of.remove(&t);
-                    if let Some(run) = self.live.remove(&t) {
-                        self.counted(progress);
+                    self.caches_of.remove(&slot);
+                    if let Some(run) = self.live.remove(&slot) {
+                        if part == 0 {
+                            self.counted(progress);
+                        }
                         let LiveRun {
                             mut sim, done: d, ..
                         } = *run;
                         sim.simulated();
-                        done.push((t, sim, d));
+                        done.push((slot, sim, d));
                     }
                 }
             }
@@ -152,6 +165,35 @@ fn plan<'a>(
         sim: Simulator::new(prepared.trace, configs, ctx),
         done: planner.done(),
     })
+}
+
+/// The parts a summarising run (`group`) cuts `prepared`'s trace into;
+/// none under any other compaction, which replays the trace itself.
+fn summarised_parts(
+    prepared: &PreparedTrace<'_>,
+    group: &SameRequests,
+    ctx: super::ReplayContext<'_>,
+) -> Result<Vec<tracecost_policy::autocompact::Part>, ReplayError> {
+    match group.run.first() {
+        Some(config) if group.summarising() => super::autocompact::parts(prepared, config, ctx),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// `parts` of `whole` prepared as traces of their own, as the replay of a
+/// segment prepares them.
+fn prepare_parts<'p>(
+    whole: &PreparedTrace<'_>,
+    parts: &'p [tracecost_policy::autocompact::Part],
+    configs: &[Config],
+    ctx: super::ReplayContext<'_>,
+) -> Result<Vec<PreparedTrace<'p>>, ReplayError> {
+    let priced_as = configs.first().and_then(|c| c.model.as_deref());
+    let price = super::autocompact::calibration_price(ctx.pricing, whole.trace, priced_as)?;
+    Ok(parts
+        .iter()
+        .map(|part| PreparedTrace::part_of(whole, part, ctx.memo, price))
+        .collect())
 }
 
 /// What each run's planning and ranking read, shared by threads: its
@@ -241,10 +283,12 @@ impl AccountSweep<'_> {
                     finished.push((r, f));
                 }
             }
-            for (r, (t, sim, done)) in finished {
-                if let Some(live) = streaming.lives.get_mut(&t) {
-                    live.finished[r] = Some((sim, done));
+            for (r, ((t, part), sim, done)) in finished {
+                if let Some(slot) = streaming.lives.get_mut(&t).and_then(|live| {
                     live.pending = live.pending.saturating_sub(1);
+                    live.finished.get_mut(r)?.get_mut(part)
+                }) {
+                    *slot = Some((sim, done));
                 }
             }
             streaming.hand_over(emit)?;
@@ -274,18 +318,9 @@ where
             .par_iter()
             .map(|trace| (source.prepare)(trace))
             .collect::<Result<Vec<_>, E>>()?;
-        // Each model's caches are made for the first trace of that
-        // model whose calls meet them, as in the replay of them all at
-        // once: traces are read in the order of their first calls.
-        for ((&t, trace), p) in batch.iter().zip(&loaded).zip(&prepared) {
-            for st in self.states.iter_mut() {
-                if st.mask[t] && !trace.calls.is_empty() {
-                    let which = st.sims.for_trace(p, st.configs, ctx)?;
-                    st.caches_of.insert(t, which);
-                }
-            }
-        }
         let runs = &self.runs;
+        // Per trace read and run: the trace's parts under the run's
+        // summarising compaction (none under any other).
         let jobs: Vec<(usize, usize)> = (0..batch.len())
             .flat_map(|k| {
                 (0..runs.len())
@@ -293,36 +328,94 @@ where
                     .map(move |r| (k, r))
             })
             .collect();
-        let planned = jobs
+        let cut = jobs
             .par_iter()
-            .map(|&(k, r)| plan(&prepared[k], runs[r].1, ctx))
+            .map(|&(k, r)| summarised_parts(&prepared[k], runs[r].2, ctx))
+            .collect::<Result<Vec<_>, ReplayError>>()?;
+        let prepared_parts = jobs
+            .iter()
+            .zip(&cut)
+            .map(|(&(k, r), parts)| prepare_parts(&prepared[k], parts, runs[r].1, ctx))
+            .collect::<Result<Vec<_>, ReplayError>>()?;
+        // What each job replays: the trace, or each of its parts.
+        let slots = |j: usize| -> Vec<&PreparedTrace<'_>> {
+            if prepared_parts[j].is_empty() {
+                vec![&prepared[jobs[j].0]]
+            } else {
+                prepared_parts[j].iter().collect()
+            }
+        };
+        // Each model's caches are made for the first trace of that
+        // model whose calls meet them, as in the replay of them all at
+        // once: traces are read in the order of their first calls.
+        for (j, &(k, r)) in jobs.iter().enumerate() {
+            let st = &mut self.states[r];
+            for (part, p) in slots(j).into_iter().enumerate() {
+                if !p.trace.calls.is_empty() {
+                    let which = st.sims.for_trace(p, st.configs, ctx)?;
+                    st.caches_of.insert((batch[k], part), which);
+                }
+            }
+        }
+        let work: Vec<(usize, usize, &PreparedTrace<'_>)> = (0..jobs.len())
+            .flat_map(|j| {
+                slots(j)
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(part, p)| (j, part, p))
+            })
+            .collect();
+        let planned = work
+            .par_iter()
+            .map(|&(j, _, p)| plan(p, runs[jobs[j].1].1, ctx))
             .collect::<Vec<_>>();
+        let keys: Vec<(usize, usize, usize)> = work
+            .iter()
+            .map(|&(j, part, _)| (batch[jobs[j].0], jobs[j].1, part))
+            .collect();
+        let parts_of: Vec<usize> = prepared_parts.iter().map(|p| p.len().max(1)).collect();
+        drop(work);
+        drop(prepared_parts);
+        drop(cut);
         drop(prepared);
         drop(loaded);
-        let mut finished: Vec<(usize, Finished<'a>)> = Vec::new();
         for &t in batch {
             let live = Live {
-                finished: self.states.iter().map(|_| None).collect(),
+                finished: self.states.iter().map(|_| Vec::new()).collect(),
                 pending: 0,
             };
             self.lives.insert(t, live);
         }
-        for (&(k, r), run) in jobs.iter().zip(planned) {
-            let t = batch[k];
+        for (&(k, r), &n) in jobs.iter().zip(&parts_of) {
+            if let Some(live) = self.lives.get_mut(&batch[k]) {
+                live.finished[r] = (0..n).map(|_| None).collect();
+            }
+        }
+        let mut finished: Vec<(usize, Finished<'a>)> = Vec::new();
+        for (&(t, r, part), run) in keys.iter().zip(planned) {
             let run = run?;
             let st = &mut self.states[r];
+            // Every part waits, the ones finished at once too: each is
+            // counted off as it finishes, so a trace is handed over only
+            // once all its parts are.
+            if let Some(live) = self.lives.get_mut(&t) {
+                live.pending += 1;
+            }
             match run.planned.front() {
                 Some(first) => {
-                    st.next
-                        .push(Reverse((first.start_ms.unwrap_or(0), t, first.index())));
-                    st.live.insert(t, Box::new(run));
-                    if let Some(live) = self.lives.get_mut(&t) {
-                        live.pending += 1;
-                    }
+                    st.next.push(Reverse((
+                        first.start_ms.unwrap_or(0),
+                        t,
+                        part,
+                        first.index(),
+                    )));
+                    st.live.insert((t, part), Box::new(run));
                 }
                 None => {
-                    st.counted(source.progress);
-                    finished.push((r, (t, run.sim, run.done)));
+                    if part == 0 {
+                        st.counted(source.progress);
+                    }
+                    finished.push((r, ((t, part), run.sim, run.done)));
                 }
             }
         }
@@ -389,10 +482,32 @@ where
         let baseline = applicability.baseline(t);
         let mut results: Vec<ReplayResult> = Vec::new();
         for (r, finished) in live.finished.into_iter().enumerate() {
-            let Some((sim, done)) = finished else {
+            let Some(finished) = finished.into_iter().collect::<Option<Vec<_>>>() else {
                 continue;
             };
-            let own = sim.finish(done, &trace, p.calibration);
+            let (_, configs, group) = self.runs[r];
+            let parts = summarised_parts(&p, group, self.ctx)?;
+            let own = if parts.is_empty() {
+                let mut finished = finished;
+                match finished.pop() {
+                    Some((sim, done)) => sim.finish(done, &trace, p.calibration),
+                    None => continue,
+                }
+            } else {
+                let prepared = prepare_parts(&p, &parts, configs, self.ctx)?;
+                let mut per_config: Vec<Vec<ReplayResult>> =
+                    configs.iter().map(|_| Vec::new()).collect();
+                for ((sim, done), part) in finished.into_iter().zip(&prepared) {
+                    let rs = sim.finish(done, part.trace, part.calibration);
+                    for (c, r) in per_config.iter_mut().zip(rs) {
+                        c.push(r);
+                    }
+                }
+                per_config
+                    .into_iter()
+                    .filter_map(|rs| super::autocompact::join(&trace, &parts, rs))
+                    .collect()
+            };
             results.extend(self.runs[r].2.assign(vec![own]).pop().unwrap_or_default());
         }
         let grid = applicability.grid();

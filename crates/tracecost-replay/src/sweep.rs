@@ -476,8 +476,22 @@ impl<'c> AccountSweep<'c> {
                             }
                             None => ctx,
                         };
-                        let results =
-                            super::run_segment(&subset, &run.group.run, ctx, &mut run.sims)?;
+                        let results = if run.group.summarising() {
+                            // Its calls are joined from the parts' rows:
+                            // every row kept.
+                            let ctx = ctx.with_opts(super::ReplayOptions {
+                                rows: PerCallRows::All,
+                                ..ctx.opts
+                            });
+                            super::autocompact::run_segment(
+                                &subset,
+                                &run.group.run,
+                                ctx,
+                                &mut run.sims,
+                            )?
+                        } else {
+                            super::run_segment(&subset, &run.group.run, ctx, &mut run.sims)?
+                        };
                         for _ in 0..run.group.members.len() * subset.len() {
                             progress();
                         }
@@ -609,6 +623,13 @@ pub(crate) struct SameRequests {
 }
 
 impl SameRequests {
+    /// Whether its configs summarise (and so replay a trace as its parts).
+    pub(crate) fn summarising(&self) -> bool {
+        self.run
+            .first()
+            .is_some_and(|c| c.compaction.summarising().is_some())
+    }
+
     /// Per trace, the replays of `run` (per trace, one per config of
     /// `self.run`) as the results of every member config: each replay is
     /// copied for all but the last config it serves, which takes it.
@@ -733,12 +754,13 @@ fn same_schedules(
         };
         ledger.push((ci, p));
     }
-    // One class per model to begin with.
-    let mut models: Vec<&Option<String>> = Vec::new();
+    // One class per model and thinking edit to begin with (a thinking
+    // edit changes the requests whatever the schedule).
+    let mut models: Vec<(&Option<String>, _)> = Vec::new();
     let mut class: Vec<usize> = ledger
         .iter()
         .map(|&(ci, _)| {
-            let model = &configs[ci].model;
+            let model = (&configs[ci].model, configs[ci].thinking);
             match models.iter().position(|m| *m == model) {
                 Some(k) => k,
                 None => {
@@ -830,6 +852,17 @@ pub(crate) fn risk_index(prepared: &PreparedTrace<'_>) -> RiskIndex {
     })
 }
 
+/// A replay's rows as the trace's calls, one for one, as recall risk reads
+/// them by the trace's call index: without the summary calls a
+/// summarising compaction added.
+fn traced_calls(calls: &[super::CallResult]) -> std::borrow::Cow<'_, [super::CallResult]> {
+    if calls.iter().any(|c| c.summary) {
+        std::borrow::Cow::Owned(calls.iter().filter(|c| !c.summary).cloned().collect())
+    } else {
+        std::borrow::Cow::Borrowed(calls)
+    }
+}
+
 /// One trace's replays ranked: recall risk, risk-adjusted cost, savings
 /// against the baseline, the Pareto front and the recommendation.
 pub(crate) fn rank(
@@ -854,19 +887,27 @@ pub(crate) fn rank(
         .iter()
         .find(|r| r.config == *baseline)
         .and_then(|r| match r.per_call() {
-            PerCall::Rows(calls) => risk_index.observe(calls, ledger_ran),
+            PerCall::Rows(calls) => risk_index.observe(&traced_calls(calls), ledger_ran),
             PerCall::Costs(calls) => risk_index.observe(calls, ledger_ran),
         });
     for result in results {
         let per_call = result.per_call();
-        let identity = match per_call {
-            PerCall::Rows(calls) => risk_index.identity(calls),
-            PerCall::Costs(calls) => risk_index.identity(calls),
+        let traced = match per_call {
+            PerCall::Rows(calls) => Some(traced_calls(calls)),
+            PerCall::Costs(_) => None,
         };
-        let risk = *scores.entry(identity).or_insert_with(|| match per_call {
-            PerCall::Rows(calls) => risk_index.score(calls, observed.as_ref()),
-            PerCall::Costs(calls) => risk_index.score(calls, observed.as_ref()),
-        });
+        let identity = match (per_call, &traced) {
+            (_, Some(calls)) => risk_index.identity(calls),
+            (PerCall::Costs(calls), None) => risk_index.identity(calls),
+            (PerCall::Rows(calls), None) => risk_index.identity(calls),
+        };
+        let risk = *scores
+            .entry(identity)
+            .or_insert_with(|| match (per_call, &traced) {
+                (_, Some(calls)) => risk_index.score(calls, observed.as_ref()),
+                (PerCall::Costs(calls), None) => risk_index.score(calls, observed.as_ref()),
+                (PerCall::Rows(calls), None) => risk_index.score(calls, observed.as_ref()),
+            });
         let per_recall = recall_cost_usd.unwrap_or_else(|| {
             if per_call.is_empty() {
                 0.0

@@ -51,7 +51,14 @@ impl Exporter<StabilityView<'_>> for TableExporter {
                 c.messages_kept,
                 thousands(c.tokens_kept),
                 thousands(c.previous_tokens),
-                c.new_compactions.join(" ")
+                match c.policy_change {
+                    // The policy's own change, named beside what it compacted.
+                    Some(change) => [format!("({change})"), c.new_compactions.join(" ")]
+                        .join(" ")
+                        .trim_end()
+                        .to_owned(),
+                    None => c.new_compactions.join(" "),
+                }
             )?;
         }
         for v in &r.violations {
@@ -115,6 +122,7 @@ mod tests {
                 tokens_kept: 12_345,
                 previous_tokens: 23_456,
                 new_compactions: vec!["toolu_1".into(), "toolu_2".into()],
+                policy_change: None,
             }],
             violations: vec![Violation {
                 call: 2,

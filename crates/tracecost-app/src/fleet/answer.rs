@@ -66,6 +66,13 @@ pub struct FleetFigures {
     /// Calls that send more than their model's context window (the API
     /// would refuse them).
     pub over_window_calls: usize,
+    /// Calls a summarising compaction added, over every session (counted
+    /// in `cost_usd` too).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub summary_calls: usize,
+    /// What those calls cost, USD.
+    #[serde(skip_serializing_if = "is_nothing")]
+    pub summary_cost_usd: f64,
     /// Traces the config could not apply to (a `recorded` cache policy on a
     /// trace that recorded no markers): they count at their status quo, so
     /// the config is compared with the others on every session and saves
@@ -205,6 +212,8 @@ impl FleetFigures {
             output_tokens: 0,
             no_effect: false,
             over_window_calls: 0,
+            summary_calls: 0,
+            summary_cost_usd: 0.0,
             skipped_traces: 0,
             round_trips: (0.0, 0),
         }
@@ -225,6 +234,8 @@ impl FleetFigures {
         self.cache_read_input_tokens += t.usage.cache_read_input_tokens;
         self.output_tokens += t.usage.output_tokens;
         self.over_window_calls += t.over_window_calls;
+        self.summary_calls += t.summary_calls;
+        self.summary_cost_usd += t.summary_cost_usd;
     }
 
     /// The priced recalls of the sums: an excess over coincidence summed
@@ -820,6 +831,10 @@ pub(super) fn configs_in_grid_order<'a>(
         .iter()
         .filter_map(|c| configs.iter().find(|(k, _)| k == c))
         .map(|(c, f)| (c, f))
+}
+
+fn is_nothing(usd: &f64) -> bool {
+    *usd == 0.0
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -430,7 +430,7 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
             for e in mine {
                 let ctx = plan.cost.replay_context(&memo, None);
                 let r = if e.config.compaction.summarising().is_some() {
-                    super::replay::replay_autocompacted(&[&prepared], &e.config, ctx, &plan.cost)?
+                    super::replay::replay_autocompacted(&[&prepared], &e.config, ctx)?
                         .pop()
                         .ok_or_else(|| AppError::Internal("no result for the trace".into()))?
                 } else {

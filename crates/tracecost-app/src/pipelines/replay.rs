@@ -1,7 +1,7 @@
 //! `replay`: each run of a plan replayed under its config.
 
 use crate::AppError;
-use crate::plan::{CostPlan, ReplayPlan, calibration_model};
+use crate::plan::ReplayPlan;
 use crate::progress::{Progress, Unit};
 use crate::results::{ReplayOutput, Savings};
 use tracecost_policy::{Compaction, Config};
@@ -58,7 +58,7 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
                 .collect::<Result<Vec<_>, _>>()?;
             let refs: Vec<&PreparedTrace<'_>> = prepared.iter().collect();
             let results = if config.compaction.summarising().is_some() {
-                replay_autocompacted(&refs, config, ctx, &plan.cost)?
+                replay_autocompacted(&refs, config, ctx)?
             } else {
                 replay_shared(&refs, config, ctx)?
             };
@@ -84,39 +84,16 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
 }
 
 /// Replays a summarising compaction over traces that share one cache:
-/// each trace cut into its parts (`replay::autocompact`), every part of
-/// every trace replayed against the one cache in start-time order, each
-/// trace's parts joined back into its result.
+/// each trace cut into its parts, every part of every trace replayed
+/// against the one cache in start-time order, each trace's parts joined
+/// back into its result (`replay::autocompact`).
 pub(super) fn replay_autocompacted(
     prepared: &[&PreparedTrace<'_>],
     config: &Config,
     ctx: ReplayContext<'_>,
-    cost: &CostPlan,
 ) -> Result<Vec<ReplayResult>, AppError> {
-    let cut = prepared
-        .iter()
-        .map(|p| tracecost_replay::autocompact::parts(p, config, ctx))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut parts = Vec::new();
-    for (whole, its) in prepared.iter().zip(&cut) {
-        let price = calibration_model(&cost.pricing, whole.trace, config.model.as_deref())?;
-        parts.extend(
-            its.iter()
-                .map(|part| PreparedTrace::part_of(whole, part, ctx.memo, price)),
-        );
-    }
-    let refs: Vec<&PreparedTrace<'_>> = parts.iter().collect();
-    let mut results = replay_shared(&refs, config, ctx)?.into_iter();
-    let mut joined = Vec::with_capacity(prepared.len());
-    for (p, parts) in prepared.iter().zip(&cut) {
-        let mine: Vec<ReplayResult> = results.by_ref().take(parts.len()).collect();
-        joined.extend(tracecost_replay::autocompact::join(
-            &p.trace.name,
-            parts,
-            mine,
-        ));
-    }
-    Ok(joined)
+    let per_trace = tracecost_replay::autocompact::replay_shared(prepared, config, ctx)?;
+    Ok(per_trace.into_iter().flatten().collect())
 }
 
 /// Replays `config` over traces that share one cache (one trace alone

@@ -62,7 +62,13 @@ impl BlockTokens for MemoTokens<'_> {
     }
 }
 
-/// `trace`'s stubs and prefixes checked byte-stable under `config`.
+/// `trace`'s stubs and prefixes checked byte-stable under `config`. A
+/// summarising compaction's parts are checked each as a trace of its own
+/// (cut where the stability check's tokenizer, with no framing, puts the
+/// trigger, as it counts for the token-triggered peers), and a thinking
+/// edit's cuts are marked as the policy's own changes
+/// ([`tracecost_replay::stability::join_parts`],
+/// [`tracecost_replay::stability::mark_thinking_cuts`]).
 pub(super) fn stability_of(
     trace: &Trace,
     config: &Config,
@@ -70,16 +76,37 @@ pub(super) fn stability_of(
     progress: Option<&dyn Progress>,
 ) -> Result<StabilityReport, AppError> {
     let counter = MemoTokens(memo);
-    let mut source = RunSource {
-        run: CompactionRun::new(&config.compaction).with_record(&trace.calls),
-        tokens: &counter,
-        fixed_tokens: 0,
-        progress,
-        state: Default::default(),
+    let check = |trace: &Trace| -> Result<StabilityReport, AppError> {
+        let mut source = RunSource {
+            run: CompactionRun::new(&config.compaction).with_record(&trace.calls),
+            tokens: &counter,
+            fixed_tokens: 0,
+            progress,
+            state: Default::default(),
+        };
+        let mut report = tracecost_replay::stability::check(trace, &mut source, &counter)?;
+        if let Some(edit) = config.thinking {
+            tracecost_replay::stability::mark_thinking_cuts(&mut report, &edit.cuts(trace));
+        }
+        Ok(report)
     };
-    Ok(tracecost_replay::stability::check(
-        trace,
-        &mut source,
-        &counter,
-    )?)
+    let Some(rule) = config.compaction.summarising() else {
+        return check(trace);
+    };
+    let summary = |k: usize, after: Option<&tracecost_trace::Call>| {
+        let tokens = after
+            .and_then(|c| c.compacted.as_deref())
+            .and_then(|r| r.post_tokens)
+            .unwrap_or(rule.summary_tokens);
+        (
+            tracecost_replay::autocompact::summary_message(k, tokens, memo),
+            tokens,
+        )
+    };
+    let parts = tracecost_policy::autocompact::split(trace, &rule, &|_| 0, &counter, &summary);
+    let reports = parts
+        .iter()
+        .map(|p| check(&p.trace))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(tracecost_replay::stability::join_parts(reports))
 }

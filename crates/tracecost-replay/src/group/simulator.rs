@@ -304,6 +304,7 @@ impl<'a> Simulator<'a> {
                         stable_prefix_tokens: shared.stable_prefix_tokens,
                         over_window: over_window(&usage, rec.usage.as_ref(), shared.price),
                         cache_cause,
+                        summary: false,
                     }
                 })
                 .collect();

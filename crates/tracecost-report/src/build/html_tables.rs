@@ -305,7 +305,19 @@ pub(super) fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
                 0 => String::new(),
                 n => format!("{n} result(s)"),
             }),
-            html_escape(&c.cache_cause.map(|k| k.text()).unwrap_or_default())
+            html_escape(&match (c.summary, c.cache_cause) {
+                // A call the policy added, not one the trace recorded.
+                (true, k) => [
+                    "summary call (added by the policy)",
+                    &k.map(|k| k.text()).unwrap_or_default()
+                ]
+                .iter()
+                .filter(|t| !t.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("; "),
+                (false, k) => k.map(|k| k.text()).unwrap_or_default(),
+            })
         );
     }
     s.push_str("</table>\n</details>\n");

@@ -179,6 +179,9 @@ pub(super) struct JsonCall<'a> {
     over_window: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_cause: Option<tracecost_replay::explain::CacheCause>,
+    /// A summary call a summarising compaction added.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    summary: bool,
 }
 
 impl Serialize for JsonCalls<'_> {
@@ -201,6 +204,7 @@ impl Serialize for JsonCalls<'_> {
                 stable_prefix_tokens: c.stable_prefix_tokens,
                 over_window: c.over_window,
                 cache_cause: c.cache_cause,
+                summary: c.summary,
             }
         }))
     }

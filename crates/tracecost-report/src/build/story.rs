@@ -135,6 +135,30 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
     out
 }
 
+/// The calls each summarising policy added (its summaries) and what they
+/// cost, counted in its figures: none when no config summarised.
+fn summary_calls_line(fleet: &Fleet) -> Option<String> {
+    let each: Vec<String> = fleet
+        .configs
+        .iter()
+        .filter(|c| c.summary_calls > 0)
+        .map(|c| {
+            format!(
+                "`{}` adds {} summary call(s), {}",
+                c.config,
+                thousands(c.summary_calls as u64),
+                dollars(c.summary_cost_usd)
+            )
+        })
+        .collect();
+    (!each.is_empty()).then(|| {
+        format!(
+            "Summary calls, counted in each policy's cost: {}.",
+            each.join("; ")
+        )
+    })
+}
+
 /// The fleet's size, the baseline named, the recorded bill against the
 /// simulation, and the status quo's figure.
 fn what_was_replayed(fleet: &Fleet) -> Vec<String> {
@@ -176,6 +200,7 @@ fn what_was_replayed(fleet: &Fleet) -> Vec<String> {
             thousands(a.status_quo.over_window_calls as u64)
         ));
     }
+    out.extend(summary_calls_line(fleet));
     out.push(if let Some(b) = &fleet.baseline {
         // Beside its figure on the recorded calls above: this one covers
         // every call, recorded or not.
@@ -714,6 +739,13 @@ pub(super) fn notes(r: &ReplayResult) -> Vec<String> {
     }
     if r.back_to_back {
         n.push("This trace has no start times: calls are treated as back-to-back.".into());
+    }
+    if r.totals.summary_calls > 0 {
+        n.push(format!(
+            "{} summary call(s) the policy added (marked in the calls), {} of its cost.",
+            r.totals.summary_calls,
+            dollars(r.totals.summary_cost_usd)
+        ));
     }
     if r.totals.over_window_calls > 0 {
         n.push(format!(
