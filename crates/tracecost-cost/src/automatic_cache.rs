@@ -48,7 +48,7 @@ use std::collections::HashMap;
 
 use tracecost_engine::wire::Ttl;
 
-use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimOutcome, SimRequest};
+use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimResult, SimRequest};
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;
 use super::tokens::PrehashedBuild;
@@ -207,7 +207,7 @@ impl PromptCache for AutomaticCache {
         &mut self,
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
-    ) -> Result<SimOutcome, SimError> {
+    ) -> Result<SimResult, SimError> {
         if !req.breakpoints.is_empty() {
             return Err(SimError::MarkersRefused {
                 count: req.breakpoints.len(),
@@ -282,7 +282,7 @@ impl PromptCache for AutomaticCache {
                 .retain(|_, e| e.used_ms.saturating_add(hold) > clock);
             self.purge_above = self.entries.len() * 2;
         }
-        Ok(SimOutcome {
+        Ok(SimResult {
             usage: Usage::new(total - read, 0, 0, read, req.output_tokens),
             hit,
             written,

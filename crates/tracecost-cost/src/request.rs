@@ -279,7 +279,7 @@ pub struct SimRequest<'a> {
 
 /// What one simulated request did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SimOutcome {
+pub struct SimResult {
     /// The usage the API would report.
     pub usage: Usage,
     /// Block index of the highest cache hit, if any.
