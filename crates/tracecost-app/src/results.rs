@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityResult;
 use tracecost_replay::sweep::TraceSweep;
 use tracecost_replay::{ReplayResult, Totals};
 
@@ -57,5 +57,5 @@ pub struct TraceReport {
     /// The sweep.
     pub sweep: TraceSweep,
     /// Stability of the recommended config.
-    pub stability: StabilityReport,
+    pub stability: StabilityResult,
 }

@@ -5,7 +5,7 @@
 //! appears, is byte-identical at every later call; (c) each call's messages
 //! extend the previous call's messages, except where a compaction new at
 //! this call explains the change. Check (b), the same stubs in fresh
-//! processes, compares [`StabilityReport::digest`] across processes (the
+//! processes, compares [`StabilityResult::digest`] across processes (the
 //! CLI spawns them).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -109,7 +109,7 @@ pub struct CallStability {
 
 /// The outcome of a stability run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StabilityReport {
+pub struct StabilityResult {
     /// Per call.
     pub calls: Vec<CallStability>,
     /// Everything that broke, in call order.
@@ -133,7 +133,7 @@ pub fn check<'h>(
     trace: &'h Trace,
     source: &mut dyn ViewSource<'h>,
     tokens: &dyn BlockTokens,
-) -> Result<StabilityReport, LedgerError> {
+) -> Result<StabilityResult, LedgerError> {
     let mut checker = Checker::default();
     for (ci, call) in trace.calls.iter().enumerate() {
         let first = source.advance(trace.history_of(call))?;
@@ -346,7 +346,7 @@ impl<'h> Checker<'h> {
 
     /// The report: the digest over every stub and the last call's
     /// messages.
-    fn finish(self) -> StabilityReport {
+    fn finish(self) -> StabilityResult {
         let mut h = sha2::Sha256::default();
         use sha2::Digest;
         for (id, (bytes, _)) in &self.stubs {
@@ -360,7 +360,7 @@ impl<'h> Checker<'h> {
             h.update([0]);
         }
         let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        StabilityReport {
+        StabilityResult {
             calls: self.calls,
             violations: self.violations,
             digest,

@@ -191,7 +191,7 @@ mod tests {
     use crate::sweep_view::SweepView;
     use crate::usage_view::UsageView;
     use tracecost_cost::pricing::Pricing;
-    use tracecost_replay::stability::StabilityReport;
+    use tracecost_replay::stability::StabilityResult;
 
     use Format::{Csv, Json, Markdown, Table};
 
@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn a_missing_format_gives_none_and_an_unsupported_error() {
-        let report = StabilityReport {
+        let report = StabilityResult {
             calls: Vec::new(),
             violations: Vec::new(),
             digest: "d".into(),
@@ -325,7 +325,7 @@ mod tests {
         writes_through(&ModelsView {
             rows: &pricing.rows(),
         });
-        let report = StabilityReport {
+        let report = StabilityResult {
             calls: Vec::new(),
             violations: Vec::new(),
             digest: "d".into(),

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::export::{Exportable, Exporter, Format, TableExporter};
 use super::fmt::thousands;
-use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityResult;
 
 /// One trace's stability report, with the digests the fresh processes
 /// printed (`others`) to compare against its own.
@@ -15,7 +15,7 @@ pub struct StabilityView<'a> {
     /// Config string.
     pub config: &'a str,
     /// The report of this process.
-    pub report: &'a StabilityReport,
+    pub report: &'a StabilityResult,
     /// Digests of the fresh processes, in the order they ran.
     pub others: &'a [String],
 }
@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn violations_and_digest_mismatches_make_it_unstable() {
-        let report = StabilityReport {
+        let report = StabilityResult {
             calls: vec![CallStability {
                 index: 2,
                 messages_kept: 3,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::date::date_of;
 use tracecost_engine::message::{BlockKind, Content, Role};
 use tracecost_policy::Config;
-use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityResult;
 use tracecost_replay::sweep::{SweepRow, TraceSweep};
 use tracecost_trace::Trace;
 
@@ -31,7 +31,7 @@ pub struct StabilityBrief {
 
 impl StabilityBrief {
     /// The brief of a full check.
-    pub fn of(r: &StabilityReport) -> Self {
+    pub fn of(r: &StabilityResult) -> Self {
         StabilityBrief {
             stubs: r.stubs,
             violations: r.violations.len(),
@@ -85,7 +85,7 @@ pub(super) const FIRST_PROMPT_CHARS: usize = 80;
 impl SessionSummary {
     /// The summary of `trace`'s sweep (per-call rows are read for the days,
     /// then dropped).
-    pub fn new(trace: &Trace, mut sweep: TraceSweep, stability: Option<&StabilityReport>) -> Self {
+    pub fn new(trace: &Trace, mut sweep: TraceSweep, stability: Option<&StabilityResult>) -> Self {
         let mut days: BTreeMap<String, SessionDay> = BTreeMap::new();
         let starts: Vec<Option<u64>> = trace.calls.iter().map(|c| c.start_ms).collect();
         for (r, row) in sweep.rows.iter().enumerate() {

@@ -7,7 +7,7 @@ use crate::progress::Progress;
 use tracecost_cost::tokens::TokenMemo;
 use tracecost_engine::message::ContentBlock;
 use tracecost_policy::{BlockTokens, CompactionRun, Config};
-use tracecost_replay::stability::{RunSource, StabilityReport};
+use tracecost_replay::stability::{RunSource, StabilityResult};
 use tracecost_replay::{PreparedTrace, count_block};
 use tracecost_trace::Trace;
 
@@ -68,7 +68,7 @@ pub(super) fn stability_of(
     config: &Config,
     memo: &TokenMemo,
     progress: Option<&dyn Progress>,
-) -> Result<StabilityReport, AppError> {
+) -> Result<StabilityResult, AppError> {
     let counter = MemoTokens(memo);
     let mut source = RunSource {
         run: CompactionRun::new(&config.compaction).with_record(&trace.calls),

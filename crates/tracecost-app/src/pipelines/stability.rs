@@ -5,7 +5,7 @@ use crate::plan::StabilityPlan;
 use crate::progress::{Progress, Unit};
 use tracecost_cost::tokens::TokenMemo;
 use tracecost_policy::Config;
-use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityResult;
 
 use super::shared::stability_of;
 
@@ -17,7 +17,7 @@ pub struct StabilityOutcome {
     /// The config checked.
     pub config: Config,
     /// The check.
-    pub report: StabilityReport,
+    pub report: StabilityResult,
 }
 
 /// Checks that stubs and prefixes stay byte-stable for each run.
