@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::app::{CheckOutcome, ReportPlan, StabilityOutcome};
+use crate::app::{CheckOutcome, ReportPlan, StabilityReport};
 use crate::report::check::CheckView;
 use crate::report::export::{Exportable, Format};
 use crate::report::stability_view::StabilityView;
@@ -25,7 +25,7 @@ pub(super) fn print_stdout(text: &str) {
 }
 
 /// One trace's stability verdict, as text.
-pub(super) fn stability(o: &StabilityOutcome, others: &[String]) -> String {
+pub(super) fn stability(o: &StabilityReport, others: &[String]) -> String {
     let config = o.config.to_string();
     StabilityView {
         trace: &o.trace,

@@ -40,7 +40,7 @@ pub use error::{AppError, ErrorClass};
 pub use outline::{OutlineRecord, OutlineShared, Outlines, SharedStrings, TraceHead, TraceOutline};
 pub use pipelines::{
     CacheUse, CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, SessionSink,
-    StabilityOutcome, check, import, ledger_repair, recall, replay, report, report_with, stability,
+    StabilityReport, check, import, ledger_repair, recall, replay, report, report_with, stability,
     stability_digest, sweep, usage,
 };
 pub use plan::{

@@ -18,6 +18,6 @@ pub use ledger::ledger_repair;
 pub use recall::{RecallAnswer, recall};
 pub use replay::replay;
 pub use report::{CacheUse, ReportOutcome, SessionSink, report, report_with};
-pub use stability::{StabilityOutcome, stability, stability_digest};
+pub use stability::{StabilityReport, stability, stability_digest};
 pub use sweep::sweep;
 pub use usage::usage;

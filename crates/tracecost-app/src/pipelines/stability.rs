@@ -11,7 +11,7 @@ use super::shared::stability_of;
 
 /// One trace's stability check.
 #[derive(Debug, Clone)]
-pub struct StabilityOutcome {
+pub struct StabilityReport {
     /// The trace's name.
     pub trace: String,
     /// The config checked.
@@ -24,7 +24,7 @@ pub struct StabilityOutcome {
 pub fn stability(
     plan: &StabilityPlan,
     progress: &dyn Progress,
-) -> Result<Vec<StabilityOutcome>, AppError> {
+) -> Result<Vec<StabilityReport>, AppError> {
     let configs: Vec<Config> = plan.runs.iter().map(|r| r.config.clone()).collect();
     crate::resolve::refuse_summarising(&configs)?;
     let memo = TokenMemo::new(plan.tokenizer.clone());
@@ -32,7 +32,7 @@ pub fn stability(
     for run in &plan.runs {
         progress.start("stability", run.trace.calls.len() as u64, Unit::Items);
         let report = stability_of(&run.trace, &run.config, &memo, Some(progress))?;
-        out.push(StabilityOutcome {
+        out.push(StabilityReport {
             trace: run.trace.name.clone(),
             config: run.config.clone(),
             report,
