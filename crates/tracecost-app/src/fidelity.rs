@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::error::AppError;
-use super::results::ReplayOutput;
+use super::results::ReplayReport;
 use tracecost_cost::pricing::Usage;
 use tracecost_replay::explain::CacheCause;
 use tracecost_replay::{CompactedIds, ReplayResult, Totals};
@@ -162,7 +162,7 @@ pub struct FidelityReport {
 
 impl FidelityReport {
     /// The report of replays of each trace's status quo.
-    pub fn of(outputs: &[ReplayOutput]) -> Self {
+    pub fn of(outputs: &[ReplayReport]) -> Self {
         let traces: Vec<TraceFidelity> = outputs
             .iter()
             .filter_map(|o| TraceFidelity::of_result(&o.result))
@@ -296,7 +296,7 @@ impl Explanation {
 /// also names its continuations and subagents), explained.
 pub fn explain(
     traces: &[&Trace],
-    outputs: &[ReplayOutput],
+    outputs: &[ReplayReport],
     session: &str,
 ) -> Result<Vec<Explanation>, AppError> {
     let picked: Vec<Explanation> = traces

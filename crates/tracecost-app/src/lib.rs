@@ -52,4 +52,4 @@ pub use plan::{
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,
 };
-pub use results::{ReplayOutput, Savings, TraceReport};
+pub use results::{ReplayReport, Savings, TraceReport};

@@ -8,7 +8,7 @@ use tracecost_replay::{ReplayResult, Totals};
 
 /// One replayed trace with what it is compared against.
 #[derive(Debug, Clone, Serialize)]
-pub struct ReplayOutput {
+pub struct ReplayReport {
     /// The replay.
     #[serde(flatten)]
     pub result: ReplayResult,

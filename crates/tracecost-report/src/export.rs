@@ -276,7 +276,7 @@ mod tests {
     fn every_exporter_writes_through_the_writer() {
         use tracecost_app::baseline::{Comparison, Expected};
         use tracecost_app::usage::{UsageReport, UsageTotals};
-        use tracecost_app::{ReplayOutput, Savings};
+        use tracecost_app::{ReplayReport, Savings};
         use tracecost_cost::tokens::{CharsPerToken, TokenMemo};
         use tracecost_policy::Config;
         use tracecost_replay::{
@@ -306,7 +306,7 @@ mod tests {
         )
         .expect("replay");
         let savings = Savings::of(&result.totals, None);
-        writes_through(&ReplayView(&[ReplayOutput { result, savings }]));
+        writes_through(&ReplayView(&[ReplayReport { result, savings }]));
         let sweep = sweep_trace(
             &prepared,
             &[ledger],

@@ -20,7 +20,7 @@ use super::export::{
 use super::fmt::{csv_field, dollars, fixed, md_escape, needs, percent, thousands};
 use super::replay_view::ReplayView;
 use super::sweep_view::SweepView;
-use tracecost_app::ReplayOutput;
+use tracecost_app::ReplayReport;
 use tracecost_app::fleet::FleetFigures;
 use tracecost_app::totals::{ReplayGroup, ReplayTotals, SweepTotals};
 use tracecost_replay::sweep::TraceSweep;
@@ -36,7 +36,7 @@ pub struct ReplayTotalsView<'a> {
     /// The totals.
     pub totals: &'a ReplayTotals,
     /// Each trace's replay, when asked for.
-    pub per_trace: Option<&'a [ReplayOutput]>,
+    pub per_trace: Option<&'a [ReplayReport]>,
 }
 
 /// `tracecost sweep` over several traces.
