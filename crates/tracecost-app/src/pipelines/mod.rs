@@ -17,7 +17,7 @@ pub use import::{ImportSummary, import};
 pub use ledger::ledger_repair;
 pub use recall::{RecallAnswer, recall};
 pub use replay::replay;
-pub use report::{CacheUse, ReportOutcome, SessionSink, report, report_with};
+pub use report::{CacheUse, FleetReport, SessionSink, report, report_with};
 pub use stability::{StabilityReport, stability, stability_digest};
 pub use sweep::sweep;
 pub use usage::usage;
