@@ -36,7 +36,7 @@ pub use figures::NOISE_USD;
 pub use list::SessionList;
 pub use session::{NO_PROJECT, OwnPick, SessionFigures, TracePart, session_projects};
 pub use summary::{
-    SessionDay, SessionSummary, StabilityBrief, UNDATED, by_session, savings_by_session,
+    SessionDay, SessionSummary, StabilitySummary, UNDATED, by_session, savings_by_session,
     session_saving,
 };
 

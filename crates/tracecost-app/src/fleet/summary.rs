@@ -22,17 +22,17 @@ pub const UNDATED: &str = "undated";
 
 /// The stability check of a session's recommended config, in short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct StabilityBrief {
+pub struct StabilitySummary {
     /// Distinct stubs seen.
     pub stubs: usize,
     /// Violations found.
     pub violations: usize,
 }
 
-impl StabilityBrief {
+impl StabilitySummary {
     /// The brief of a full check.
     pub fn of(r: &StabilityResult) -> Self {
-        StabilityBrief {
+        StabilitySummary {
             stubs: r.stubs,
             violations: r.violations.len(),
         }
@@ -73,7 +73,7 @@ pub struct SessionSummary {
     /// Per day, in day order.
     pub days: Vec<SessionDay>,
     /// The stability of the recommended config, if checked.
-    pub stability: Option<StabilityBrief>,
+    pub stability: Option<StabilitySummary>,
     /// Per row of the sweep, its bill by model and class and its cache
     /// writes by cause (taken from the rows, which do not keep them).
     pub breakdowns: Vec<tracecost_replay::breakdown::Breakdown>,
@@ -130,7 +130,7 @@ impl SessionSummary {
             started_ms: starts.iter().flatten().min().copied(),
             ended_ms: starts.iter().flatten().max().copied(),
             days: days.into_values().collect(),
-            stability: stability.map(StabilityBrief::of),
+            stability: stability.map(StabilitySummary::of),
             breakdowns,
         }
     }

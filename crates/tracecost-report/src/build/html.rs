@@ -9,7 +9,7 @@ use crate::charts::{Chart, ChartError, render_svg, suggested_height};
 use crate::fmt::{dollars, html_escape, needs, thousands};
 use tracecost_app::TraceReport;
 use tracecost_app::fidelity::error_pct;
-use tracecost_app::fleet::{Basis, Fleet, SessionFigures, StabilityBrief};
+use tracecost_app::fleet::{Basis, Fleet, SessionFigures, StabilitySummary};
 use tracecost_app::identity::slug;
 use tracecost_replay::sweep::TraceSweep;
 
@@ -608,7 +608,7 @@ fn trace_recommendation(s: &mut String, r: &TraceReport, h: &Headline<'_>) {
     let _ = writeln!(
         s,
         " Stability: {}.</div>",
-        html_escape(&stability_verdict(StabilityBrief::of(&r.stability)))
+        html_escape(&stability_verdict(StabilitySummary::of(&r.stability)))
     );
     let notes = notes(&h.base.result);
     if !notes.is_empty() {

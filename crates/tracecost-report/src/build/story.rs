@@ -7,7 +7,7 @@
 use crate::fmt::{dollars, needs, thousands};
 use tracecost_app::fidelity::error_pct;
 use tracecost_app::fleet::{
-    Basis, Fleet, FleetStability, GroupAnswer, SessionFigures, StabilityBrief,
+    Basis, Fleet, FleetStability, GroupAnswer, SessionFigures, StabilitySummary,
 };
 use tracecost_replay::ReplayResult;
 use tracecost_replay::sweep::{SweepRow, TraceSweep};
@@ -599,7 +599,7 @@ pub(super) fn fleet_stability_line(st: &FleetStability) -> String {
     }
 }
 
-pub(super) fn stability_verdict(r: StabilityBrief) -> String {
+pub(super) fn stability_verdict(r: StabilitySummary) -> String {
     if r.violations == 0 {
         format!(
             "stable — {} stub(s) byte-identical at every later call",
