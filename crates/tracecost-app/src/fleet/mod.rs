@@ -84,7 +84,7 @@ pub struct Fleet {
     pub stability: Option<FleetStability>,
     /// How well the status quo reproduces the recorded bill, when sessions
     /// recorded usage.
-    pub fidelity: Option<super::fidelity::FidelitySummary>,
+    pub fidelity: Option<super::fidelity::FidelityFigures>,
     /// The config the plan measures savings against in place of each
     /// trace's status quo (`--baseline`), when it names one: the figures
     /// called the status quo are then this config's, and the simulation's
@@ -282,7 +282,7 @@ pub fn fleet(
         // asked for: set against the recorded bill, it would measure the
         // baseline's distance from what ran, not the simulation's.
         fidelity: (!fidelities.is_empty() && baseline.is_none())
-            .then(|| super::fidelity::FidelitySummary::of(&fidelities)),
+            .then(|| super::fidelity::FidelityFigures::of(&fidelities)),
         baseline: baseline.cloned(),
         recall_cost_usd,
         shown_savings_usd: shown_savings,
