@@ -39,9 +39,9 @@ pub mod usage_period_codex;
 pub use error::{AppError, ErrorClass};
 pub use outline::{OutlineRecord, OutlineShared, Outlines, SharedStrings, TraceHead, TraceOutline};
 pub use pipelines::{
-    CacheUse, CheckOutcome, ImportSummary, RecallAnswer, FleetReport, SessionSink,
-    StabilityReport, check, import, ledger_repair, recall, replay, report, report_with, stability,
-    stability_digest, sweep, usage,
+    CacheUse, CheckOutcome, FleetReport, ImportReport, RecallAnswer, SessionSink, StabilityReport,
+    check, import, ledger_repair, recall, replay, report, report_with, stability, stability_digest,
+    sweep, usage,
 };
 pub use plan::{
     CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions, Loaded,

@@ -63,7 +63,7 @@ use super::tokens::PrehashedBuild;
 /// Re-exported: `cost::cache_sim::SimRequest` and the rest keep their paths.
 pub use crate::request::{
     Breakpoint, EntryState, Hold, LOOKBACK_POSITIONS, MAX_BREAKPOINTS, PrefixBlock, PrefixIndex,
-    PrefixKind, SimError, SimResult, SimRequest, automatic_breakpoint,
+    PrefixKind, SimError, SimRequest, SimResult, automatic_breakpoint,
 };
 
 /// At most [`MAX_BREAKPOINTS`] breakpoints, on the stack: a request's

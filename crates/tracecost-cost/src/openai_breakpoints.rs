@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 
 use tracecost_engine::wire::Ttl;
 
-use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimResult, SimRequest};
+use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimRequest, SimResult};
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;
 

@@ -1,7 +1,7 @@
 //! One trait for every provider's prompt cache: what a replay asks of a
 //! simulator, whichever provider's rules it follows.
 
-use super::request::{EntryState, PrefixBlock, PrefixIndex, SimError, SimResult, SimRequest};
+use super::request::{EntryState, PrefixBlock, PrefixIndex, SimError, SimRequest, SimResult};
 
 /// A provider's prompt cache across a sequence of requests: each request's
 /// usage as that provider would report it, the cache kept between them.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::detect::{self, FileKind};
 use crate::progress::Progress;
-use crate::{Format, ImportError, ImportOptions, ImportReport};
+use crate::{Format, ImportError, ImportOptions, ImportSummary};
 use tracecost_trace::{Trace, TraceError, Warning};
 
 /// Why inputs could not be read.
@@ -294,8 +294,8 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
     opts: &ImportOptions,
     progress: &dyn Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-) -> Result<crate::ImportReport, E> {
-    let mut report = crate::ImportReport::default();
+) -> Result<crate::ImportSummary, E> {
+    let mut report = crate::ImportSummary::default();
     let mut skipped = SkippedSummary::default();
     let mut found = Vec::new();
     for path in paths {
@@ -304,7 +304,7 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
     for source in otel_together(found) {
         let part = match source {
             Source::Trace(p) => {
-                let mut part = crate::ImportReport {
+                let mut part = crate::ImportSummary {
                     files: 1,
                     ..Default::default()
                 };
@@ -691,7 +691,7 @@ fn read_source(
 
 /// What an OpenTelemetry export's files gave no call for, and its damaged
 /// lines passed over.
-fn otel_notes(files: &[PathBuf], report: &ImportReport, loaded: &mut Loaded) {
+fn otel_notes(files: &[PathBuf], report: &ImportSummary, loaded: &mut Loaded) {
     // A file of the export that gave no call says why.
     if report.skipped_files > 0 {
         loaded.notes.push(format!(
@@ -715,7 +715,7 @@ fn otel_notes(files: &[PathBuf], report: &ImportReport, loaded: &mut Loaded) {
 /// lines (an error unless skip_invalid).
 fn claude_code_notes(
     inputs: &[PathBuf],
-    report: &ImportReport,
+    report: &ImportSummary,
     opts: &InputOptions,
     loaded: &mut Loaded,
 ) -> Result<(), InputError> {
@@ -765,7 +765,7 @@ fn import_all(
     inputs: &[PathBuf],
     opts: &ImportOptions,
     progress: &dyn Progress,
-) -> Result<(Vec<Trace>, ImportReport), ImportError> {
+) -> Result<(Vec<Trace>, ImportSummary), ImportError> {
     let mut traces = Vec::new();
     let report = format.import_each(inputs, opts, progress, &mut |t| {
         traces.push(t);

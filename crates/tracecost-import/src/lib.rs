@@ -60,16 +60,16 @@ pub struct ImportOptions {
 
 /// What an import produced.
 #[derive(Debug, Clone, Default)]
-pub struct ImportOutput {
+pub struct ImportResult {
     /// The traces, in a deterministic order (by input path, then position).
     pub traces: Vec<Trace>,
     /// What was read, skipped and left unmapped.
-    pub report: ImportReport,
+    pub report: ImportSummary,
 }
 
 /// What an importer read, skipped and could not map.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ImportReport {
+pub struct ImportSummary {
     /// Files read.
     pub files: usize,
     /// Files skipped (empty, or holding nothing importable).
@@ -92,10 +92,10 @@ pub struct ImportReport {
     pub unmapped: Vec<String>,
 }
 
-impl ImportReport {
+impl ImportSummary {
     /// Adds what another import read (of other files) to this report; the
     /// kinds not mapped are listed once, their counts summed.
-    pub fn absorb(&mut self, other: ImportReport) {
+    pub fn absorb(&mut self, other: ImportSummary) {
         self.files += other.files;
         self.skipped_files += other.skipped_files;
         self.skipped_lines += other.skipped_lines;
@@ -126,7 +126,7 @@ impl ImportReport {
     }
 }
 
-impl fmt::Display for ImportReport {
+impl fmt::Display for ImportSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} file(s) read", self.files)?;
         if self.skipped_files > 0 {
@@ -268,7 +268,7 @@ impl Format {
         opts: &ImportOptions,
         progress: &dyn Progress,
         emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-    ) -> Result<ImportReport, E> {
+    ) -> Result<ImportSummary, E> {
         for input in inputs {
             detect::file_or_folder(input)?;
         }
@@ -296,13 +296,13 @@ impl Format {
         self,
         inputs: &[PathBuf],
         opts: &ImportOptions,
-    ) -> Result<ImportOutput, ImportError> {
+    ) -> Result<ImportResult, ImportError> {
         let mut traces = Vec::new();
         let report = self.import_each(inputs, opts, &Silent, &mut |t| {
             traces.push(t);
             Ok::<_, ImportError>(())
         })?;
-        Ok(ImportOutput { traces, report })
+        Ok(ImportResult { traces, report })
     }
 }
 

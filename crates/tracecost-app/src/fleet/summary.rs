@@ -30,7 +30,7 @@ pub struct StabilitySummary {
 }
 
 impl StabilitySummary {
-    /// The brief of a full check.
+    /// The summary of a full check.
     pub fn of(r: &StabilityResult) -> Self {
         StabilitySummary {
             stubs: r.stubs,

@@ -13,7 +13,7 @@ mod sweep;
 mod usage;
 
 pub use check::{CheckOutcome, check};
-pub use import::{ImportSummary, import};
+pub use import::{ImportReport, import};
 pub use ledger::ledger_repair;
 pub use recall::{RecallAnswer, recall};
 pub use replay::replay;

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use tracecost_cost::cache_sim::{
-    Breakpoint, CacheSim, PrefixBlock, PrefixKind, SimError, SimResult, SimRequest,
+    Breakpoint, CacheSim, PrefixBlock, PrefixKind, SimError, SimRequest, SimResult,
     automatic_breakpoint,
 };
 use tracecost_cost::pricing::{ModelPrice, Pricing, Usage};

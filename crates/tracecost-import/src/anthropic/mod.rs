@@ -75,14 +75,14 @@ use self::pipeline::{BATCH_BYTES, import_file};
 use self::request::parse_request;
 use super::common;
 use super::common::{TraceBuilder, Unmapped};
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::json::RawObject;
 use tracecost_engine::message::Message;
 
 /// Imports Anthropic Messages API request/response logs (plain or
 /// claude-trace JSONL). Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
     super::Format::Anthropic.import(inputs, opts)
 }
 
@@ -99,7 +99,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {

@@ -7,7 +7,7 @@ use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::BlockKind;
 use tracecost_engine::wire::{BlockRef, Marker, Ttl};
 use tracecost_import::detect::{FileKind, detect_file};
-use tracecost_import::{Format, ImportOptions, ImportOutput, bedrock};
+use tracecost_import::{Format, ImportOptions, ImportResult, bedrock};
 use tracecost_trace::{load_str, to_json};
 
 fn fixture(name: &str) -> PathBuf {
@@ -16,7 +16,7 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn import(path: &Path) -> ImportOutput {
+fn import(path: &Path) -> ImportResult {
     let out = bedrock::import(&[path.to_path_buf()], &ImportOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     for t in &out.traces {

@@ -8,7 +8,7 @@ use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Role};
 use tracecost_import::detect::{self, FileKind};
 use tracecost_import::inputs::{InputOptions, load_inputs};
-use tracecost_import::{Format, ImportError, ImportOptions, ImportOutput, codex};
+use tracecost_import::{Format, ImportError, ImportOptions, ImportResult, codex};
 use tracecost_trace::progress::Silent;
 use tracecost_trace::{RecordedUsage, Trace, load_str, to_json};
 
@@ -26,7 +26,7 @@ fn rollout() -> PathBuf {
 
 /// Imports `inputs`, checking every trace reloads to itself without
 /// warnings and a second import gives the same bytes.
-fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
     let out = codex::import(inputs, opts)?;
     let again = codex::import(inputs, opts).unwrap();
     for (t, t2) in out.traces.iter().zip(&again.traces) {
@@ -41,11 +41,11 @@ fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, Impo
     Ok(out)
 }
 
-fn fixture() -> ImportOutput {
+fn fixture() -> ImportResult {
     import(&[home()], &ImportOptions::default()).unwrap()
 }
 
-fn has_unmapped(out: &ImportOutput, needle: &str) -> bool {
+fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(needle))
 }
 
@@ -327,7 +327,7 @@ fn write(dir: &Path, lines: &[String], end: &str) -> PathBuf {
     path
 }
 
-fn one(lines: &[String]) -> Result<ImportOutput, ImportError> {
+fn one(lines: &[String]) -> Result<ImportResult, ImportError> {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), lines, "\n");
     import(&[path], &ImportOptions::default())

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Role};
 use tracecost_import::detect::{FileKind, detect_file};
-use tracecost_import::{Format, ImportError, ImportOptions, ImportOutput, gemini};
+use tracecost_import::{Format, ImportError, ImportOptions, ImportResult, gemini};
 use tracecost_trace::{load_str, to_json};
 
 fn fixture(name: &str) -> PathBuf {
@@ -16,7 +16,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// Imports `path`, checking every trace reloads to itself without warnings.
-fn import(path: &Path) -> ImportOutput {
+fn import(path: &Path) -> ImportResult {
     let out = gemini::import(&[path.to_path_buf()], &ImportOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     for t in &out.traces {
@@ -30,7 +30,7 @@ fn import(path: &Path) -> ImportOutput {
     out
 }
 
-fn has_unmapped(out: &ImportOutput, needle: &str) -> bool {
+fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(needle))
 }
 

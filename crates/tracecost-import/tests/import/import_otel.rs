@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Role};
 use tracecost_import::detect::{FileKind, detect_file};
-use tracecost_import::{Format, ImportError, ImportOptions, ImportOutput, otel};
+use tracecost_import::{Format, ImportError, ImportOptions, ImportResult, otel};
 use tracecost_trace::{Trace, load_str, to_json};
 
 fn fixture(name: &str) -> PathBuf {
@@ -18,7 +18,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// Imports `name`, checking every trace reloads to itself without warnings.
-fn import(name: &str) -> ImportOutput {
+fn import(name: &str) -> ImportResult {
     let out =
         otel::import(&[fixture(name)], &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     for t in &out.traces {
@@ -32,7 +32,7 @@ fn import(name: &str) -> ImportOutput {
     out
 }
 
-fn has_unmapped(out: &ImportOutput, needle: &str) -> bool {
+fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(needle))
 }
 

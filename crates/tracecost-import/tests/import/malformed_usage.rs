@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tracecost_import::{Format, ImportOptions, ImportOutput};
+use tracecost_import::{Format, ImportOptions, ImportResult};
 use tracecost_trace::RecordedUsage;
 
 const NOTE: &str = "usage objects with a malformed token count";
@@ -154,7 +154,7 @@ const CASES: &[Case] = &[
 ];
 
 /// Every call's usage, in order.
-fn usages(out: &ImportOutput) -> Vec<Option<RecordedUsage>> {
+fn usages(out: &ImportResult) -> Vec<Option<RecordedUsage>> {
     let mut calls: Vec<_> = out
         .traces
         .iter()
@@ -164,7 +164,7 @@ fn usages(out: &ImportOutput) -> Vec<Option<RecordedUsage>> {
     calls.into_iter().map(|(_, u)| u).collect()
 }
 
-fn import_with(case: &Case, dir: &Path, value: &str) -> ImportOutput {
+fn import_with(case: &Case, dir: &Path, value: &str) -> ImportResult {
     let src = fixture(case.file);
     let text = std::fs::read_to_string(&src).unwrap();
     let name = src.file_name().unwrap();
@@ -179,7 +179,7 @@ fn import_with(case: &Case, dir: &Path, value: &str) -> ImportOutput {
     out
 }
 
-fn noted(out: &ImportOutput) -> bool {
+fn noted(out: &ImportResult) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(NOTE))
 }
 

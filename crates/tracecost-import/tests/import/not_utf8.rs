@@ -35,7 +35,7 @@ fn a_line_that_is_not_utf8_is_located_or_skipped_in_every_log_reader() {
         let whole = format
             .import(std::slice::from_ref(&src), &ImportOptions::default())
             .unwrap();
-        let calls = |o: &tracecost_import::ImportOutput| {
+        let calls = |o: &tracecost_import::ImportResult| {
             o.traces.iter().map(|t| t.calls.len()).sum::<usize>()
         };
         let first = good.iter().position(|&b| b == b'\n').unwrap() + 1;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::BlockKind;
-use tracecost_import::ImportReport;
+use tracecost_import::ImportSummary;
 use tracecost_import::detect::{FileKind, detect_file};
 use tracecost_import::inputs::{InputError, import_detected};
 use tracecost_import::{Format, ImportOptions};
@@ -27,7 +27,7 @@ fn fixture(dir: &str, name: &str) -> PathBuf {
 
 /// Imports `path` with the importer its content names, checking every
 /// trace reloads to itself without warnings.
-fn import(path: &Path) -> (Vec<Trace>, ImportReport) {
+fn import(path: &Path) -> (Vec<Trace>, ImportSummary) {
     let mut traces = Vec::new();
     let report = import_detected(
         &[path.to_path_buf()],
@@ -176,7 +176,7 @@ fn assert_agent_loop(t: &Trace) {
     );
 }
 
-fn has_unmapped(report: &ImportReport, needle: &str) -> bool {
+fn has_unmapped(report: &ImportSummary, needle: &str) -> bool {
     report.unmapped.iter().any(|l| l.contains(needle))
 }
 

@@ -5,10 +5,10 @@
 
 use std::path::PathBuf;
 
-use tracecost_import::{Format, ImportOptions, ImportOutput};
+use tracecost_import::{Format, ImportOptions, ImportResult};
 use tracecost_trace::RecordedModifiers;
 
-fn import(format: Format, dir: &tempfile::TempDir, name: &str, text: &str) -> ImportOutput {
+fn import(format: Format, dir: &tempfile::TempDir, name: &str, text: &str) -> ImportResult {
     let path: PathBuf = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     format
@@ -17,7 +17,7 @@ fn import(format: Format, dir: &tempfile::TempDir, name: &str, text: &str) -> Im
 }
 
 /// Every call's modifiers, in file order.
-fn served(out: &ImportOutput) -> Vec<RecordedModifiers> {
+fn served(out: &ImportResult) -> Vec<RecordedModifiers> {
     let mut calls: Vec<_> = out
         .traces
         .iter()
@@ -136,7 +136,7 @@ const OPENAI_TIERS: [(&str, bool); 6] = [
 
 const PRIORITY_NOTE: &str = "1 × responses served by OpenAI's priority tier";
 
-fn check_openai(out: &ImportOutput) {
+fn check_openai(out: &ImportResult) {
     let expected: Vec<_> = OPENAI_TIERS
         .iter()
         .map(|(_, flex)| mods(false, false, *flex))

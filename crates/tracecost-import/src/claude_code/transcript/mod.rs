@@ -124,7 +124,7 @@ use self::history::Builder;
 use self::notes::{Note, Tally};
 use super::usage::{ResponseIndex, ResponseKey};
 use super::{FileInfo, discover_readable, file_info, for_each_line};
-use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use crate::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_trace::Trace;
 
 /// Imports Claude Code transcripts: one trace per session or subagent file
@@ -135,7 +135,7 @@ use tracecost_trace::Trace;
 /// input cannot be read or no transcript is found; everything odd inside a
 /// file is skipped and counted in the report. See the module documentation
 /// for the mapping.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
     crate::Format::ClaudeCode.import(inputs, opts)
 }
 
@@ -149,8 +149,8 @@ pub(crate) fn import_each<E: From<ImportError>>(
     opts: &ImportOptions,
     progress: &dyn crate::progress::Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-) -> Result<ImportReport, E> {
-    let mut report = ImportReport::default();
+) -> Result<ImportSummary, E> {
+    let mut report = ImportSummary::default();
     let files = discover_readable(inputs, opts.skip_invalid.then_some(&mut report.unread))?;
     progress.start(
         "import",
