@@ -68,7 +68,7 @@ fn summaries(
 fn bundled_fleet() -> (
     SweepPlan,
     Vec<tracecost_replay::sweep::TraceSweep>,
-    tracecost_app::fleet::Fleet,
+    tracecost_app::fleet::FleetAnswer,
 ) {
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = tracecost_app::sweep(&plan, &Silent).unwrap();

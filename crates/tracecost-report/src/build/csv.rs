@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::export::{Exportable, Format};
 use crate::fmt::csv_field;
 use crate::sweep_view::SweepView;
-use tracecost_app::fleet::Fleet;
+use tracecost_app::fleet::FleetAnswer;
 use tracecost_replay::sweep::TraceSweep;
 
 use super::sink::{CHUNK, ReportError};
@@ -17,7 +17,7 @@ use super::story::own_pick_text;
 /// goes to `out` a chunk at a time (`out` takes it), as a fleet has rows
 /// for every session.
 pub(super) fn sessions_csv(
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     out: &mut dyn FnMut(&mut String) -> Result<(), ReportError>,
 ) -> Result<(), ReportError> {
     let mut s = String::from(

@@ -28,7 +28,7 @@ pub use sink::SessionSink;
 #[derive(Debug)]
 pub struct FleetReport {
     /// The fleet's answer.
-    pub fleet: crate::fleet::Fleet,
+    pub fleet: crate::fleet::FleetAnswer,
     /// Per trace, in the plan's order: in memory, or (a stored plan's)
     /// spilled to a temporary file.
     pub sessions: Summaries,
