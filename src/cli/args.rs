@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::app::{CacheScope, Calibration};
+use crate::app::{CacheScope, CalibrationChoice};
 use crate::engine::cache::ManifestPosition;
 use crate::engine::wire::Ttl;
 use crate::policy::{CacheKind, CompactionKind, RECORDED_TTL_NAME, TtlChoice};
@@ -204,9 +204,12 @@ impl ValueEnum for Choice<CacheKind> {
     }
 }
 
-impl ValueEnum for Choice<Calibration> {
+impl ValueEnum for Choice<CalibrationChoice> {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Choice(Calibration::Auto), Choice(Calibration::Off)]
+        &[
+            Choice(CalibrationChoice::Auto),
+            Choice(CalibrationChoice::Off),
+        ]
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(self.0.name()))
@@ -320,8 +323,8 @@ pub(super) struct CostArgs {
     #[arg(long, default_value = "o200k_base")]
     pub(super) tokenizer: String,
     /// Fit a per-trace calibration factor on recorded usage (auto) or not (off).
-    #[arg(long, value_enum, default_value_t = Choice(Calibration::Auto))]
-    pub(super) calibrate: Choice<Calibration>,
+    #[arg(long, value_enum, default_value_t = Choice(CalibrationChoice::Auto))]
+    pub(super) calibrate: Choice<CalibrationChoice>,
     /// Apply the Batch API discount (50%).
     #[arg(long)]
     pub(super) batch: bool,

@@ -65,7 +65,7 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
         prices: price_table.to_string(),
         price_table,
         tokenizer: cost.tokenizer_spec.clone(),
-        calibration: cost.calibration == crate::app::Calibration::Auto,
+        calibration: cost.calibration == crate::app::CalibrationChoice::Auto,
         batch: cost.batch,
         grid: format!(
             "compaction {} (ledger thresholds {:?} chars × keep-last {:?}); cache {} with TTL {}",

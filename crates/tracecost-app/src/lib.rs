@@ -44,8 +44,8 @@ pub use pipelines::{
     sweep, usage,
 };
 pub use plan::{
-    CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions, Loaded,
-    RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun,
+    CacheScope, CalibrationChoice, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions,
+    Loaded, RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun,
     UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each, load_inputs_each_at,
     load_inputs_each_known, load_traces, segments,
 };

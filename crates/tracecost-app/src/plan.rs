@@ -22,7 +22,7 @@ use tracecost_trace::Warning;
 
 /// Whether token counts are calibrated on a trace's recorded usage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Calibration {
+pub enum CalibrationChoice {
     /// Fit a per-trace factor where usage was recorded.
     #[default]
     Auto,
@@ -30,18 +30,18 @@ pub enum Calibration {
     Off,
 }
 
-impl Calibration {
+impl CalibrationChoice {
     /// `auto` / `off`, as written in baselines and on the command line.
     pub fn name(self) -> &'static str {
         match self {
-            Calibration::Auto => "auto",
-            Calibration::Off => "off",
+            CalibrationChoice::Auto => "auto",
+            CalibrationChoice::Off => "off",
         }
     }
 
     /// The calibration called `name`.
     pub fn from_name(name: &str) -> Option<Self> {
-        [Calibration::Auto, Calibration::Off]
+        [CalibrationChoice::Auto, CalibrationChoice::Off]
             .into_iter()
             .find(|c| c.name() == name)
     }
@@ -115,7 +115,7 @@ pub struct CostPlan {
     /// The tokenizer it names.
     pub tokenizer: Arc<dyn Tokenizer>,
     /// Calibration on recorded usage.
-    pub calibration: Calibration,
+    pub calibration: CalibrationChoice,
     /// The Batch API discount.
     pub batch: bool,
     /// Which traces share a simulated cache.
@@ -147,7 +147,7 @@ impl CostPlan {
     pub fn new(
         pricing_file: Option<&Path>,
         tokenizer_spec: &str,
-        calibration: Calibration,
+        calibration: CalibrationChoice,
         batch: bool,
     ) -> Result<Self, AppError> {
         let pricing = match pricing_file {

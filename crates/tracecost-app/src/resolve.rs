@@ -393,7 +393,7 @@ impl ReplayPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Calibration;
+    use crate::CalibrationChoice;
     use crate::progress::Silent;
 
     fn traces() -> Vec<Trace> {
@@ -406,7 +406,7 @@ mod tests {
     }
 
     fn cost() -> CostPlan {
-        CostPlan::new(None, "chars:4", Calibration::Auto, false).unwrap()
+        CostPlan::new(None, "chars:4", CalibrationChoice::Auto, false).unwrap()
     }
 
     fn small_grid() -> GridSpec {

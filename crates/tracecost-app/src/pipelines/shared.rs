@@ -25,7 +25,7 @@ pub(super) fn prepare<'t>(
         trace,
         memo,
         price,
-        cost.calibration == crate::Calibration::Auto,
+        cost.calibration == crate::CalibrationChoice::Auto,
     ))
 }
 
