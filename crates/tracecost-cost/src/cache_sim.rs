@@ -62,8 +62,8 @@ use super::prompt_cache::PromptCache;
 use super::tokens::PrehashedBuild;
 /// Re-exported: `cost::cache_sim::SimRequest` and the rest keep their paths.
 pub use crate::request::{
-    Breakpoint, EntryState, Hold, LOOKBACK_POSITIONS, MAX_BREAKPOINTS, PrefixBlock, PrefixIndex,
-    PrefixKind, SimError, SimRequest, SimResult, automatic_breakpoint,
+    Breakpoint, CacheHold, EntryState, LOOKBACK_POSITIONS, MAX_BREAKPOINTS, PrefixBlock,
+    PrefixIndex, PrefixKind, SimError, SimRequest, SimResult, automatic_breakpoint,
 };
 
 /// At most [`MAX_BREAKPOINTS`] breakpoints, on the stack: a request's

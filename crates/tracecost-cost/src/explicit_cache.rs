@@ -33,7 +33,7 @@ use std::collections::HashMap;
 
 use tracecost_engine::wire::Ttl;
 
-use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimRequest, SimResult};
+use super::cache_sim::{CacheHold, EntryState, PrefixIndex, SimError, SimRequest, SimResult};
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;
 
@@ -154,7 +154,7 @@ impl PromptCache for ExplicitCache {
     }
 
     fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {
-        let ttl = Hold::from_ms(TTL_MS);
+        let ttl = CacheHold::from_ms(TTL_MS);
         match self.entries.get(&key) {
             None => EntryState::Absent,
             Some(e) if e.expires_ms > now_ms => EntryState::Readable { ttl },
@@ -244,7 +244,7 @@ mod tests {
         assert_eq!(
             c.entry_state(PrefixIndex::new(&m, &p).key_at(0).unwrap(), 61 * MIN),
             EntryState::Readable {
-                ttl: Hold::from_ms(TTL_MS)
+                ttl: CacheHold::from_ms(TTL_MS)
             }
         );
     }

@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 
 use tracecost_engine::wire::Ttl;
 
-use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimRequest, SimResult};
+use super::cache_sim::{CacheHold, EntryState, PrefixIndex, SimError, SimRequest, SimResult};
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;
 
@@ -230,10 +230,10 @@ impl PromptCache for OpenAiBreakpointCache {
         match self.entries.iter().rev().find(|e| e.key == key) {
             None => EntryState::Absent,
             Some(e) if e.expires_ms > now_ms => EntryState::Readable {
-                ttl: Hold::from_ms(self.ttl_ms),
+                ttl: CacheHold::from_ms(self.ttl_ms),
             },
             Some(e) => EntryState::Expired {
-                ttl: Hold::from_ms(self.ttl_ms),
+                ttl: CacheHold::from_ms(self.ttl_ms),
                 expired_ms: e.expires_ms,
             },
         }

@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn every_cause_the_replay_names_has_words() {
         use tracecost_replay::explain::CacheCause;
-        let hold = tracecost_cost::cache_sim::Hold::from_ms(300_000);
+        let hold = tracecost_cost::cache_sim::CacheHold::from_ms(300_000);
         let kind = tracecost_cost::cache_sim::PrefixKind::Text;
         let all = [
             CacheCause::FirstCall,
