@@ -32,12 +32,12 @@ mod reporting {
 
     #[test]
     fn imports_report_the_bytes_of_every_input_file() {
-        use crate::trace::import::{Format, ImportOptions};
+        use crate::trace::import::{ImportOptions, InputFormat};
         let opts = ImportOptions::default();
         let cc = fixture("tests/fixtures/claude-code");
         let rec = Recorder::default();
         let mut n = 0;
-        Format::ClaudeCode
+        InputFormat::ClaudeCode
             .import_each(std::slice::from_ref(&cc), &opts, &rec, &mut |_| {
                 n += 1;
                 Ok::<_, crate::trace::import::ImportError>(())
@@ -51,7 +51,7 @@ mod reporting {
 
         let log = fixture("tests/fixtures/import/anthropic_plain.jsonl");
         let rec = Recorder::default();
-        Format::Anthropic
+        InputFormat::Anthropic
             .import_each(std::slice::from_ref(&log), &opts, &rec, &mut |_| {
                 Ok::<_, crate::trace::import::ImportError>(())
             })

@@ -13,7 +13,7 @@ pub use tracecost_import::inputs::{
     InputError, InputOptions, Loaded, SkippedSummary, input_paths, load_inputs, load_inputs_each,
     load_inputs_each_at, load_inputs_each_known,
 };
-use tracecost_import::{Format, ImportOptions};
+use tracecost_import::{ImportOptions, InputFormat};
 use tracecost_policy::{Config, GridSpec, Implied};
 use tracecost_replay::sweep::Applicability;
 use tracecost_replay::{ReplayContext, ReplayOptions};
@@ -522,7 +522,7 @@ pub struct UsagePlan {
 #[derive(Debug)]
 pub struct ImportPlan {
     /// The format; `None`: decided from each file's content.
-    pub format: Option<Format>,
+    pub format: Option<InputFormat>,
     /// Files or directories.
     pub inputs: Vec<PathBuf>,
     /// Options.

@@ -57,10 +57,10 @@ use tracecost_trace::{Call, Prompt, RecordedUsage};
 /// Directories are expanded to their `.json`/`.jsonl` files; files are
 /// read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::Bedrock.import(inputs, opts)
+    super::InputFormat::Bedrock.import(inputs, opts)
 }
 
-/// What [`super::Format::Bedrock`] reads, for the loop every log importer
+/// What [`super::InputFormat::Bedrock`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",

@@ -60,10 +60,10 @@ use tracecost_trace::{Call, Prompt, RecordedUsage};
 /// logs. Directories are expanded to their `.json`/`.jsonl` files; files
 /// are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::Gemini.import(inputs, opts)
+    super::InputFormat::Gemini.import(inputs, opts)
 }
 
-/// What [`super::Format::Gemini`] reads, for the loop every log importer
+/// What [`super::InputFormat::Gemini`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::detect::{self, FileKind};
 use crate::progress::Progress;
-use crate::{Format, ImportError, ImportOptions, ImportSummary};
+use crate::{ImportError, ImportOptions, ImportSummary, InputFormat};
 use tracecost_trace::{Trace, TraceError, Warning};
 
 /// Why inputs could not be read.
@@ -32,7 +32,7 @@ pub enum InputError {
 pub struct InputOptions {
     /// Read every input with this importer instead of deciding from
     /// content, exactly as `import --from` reads them.
-    pub from: Option<Format>,
+    pub from: Option<InputFormat>,
     /// Skip a damaged file (and name it in [`SkippedSummary`]) instead of
     /// failing; importers skip damaged lines.
     pub skip_invalid: bool,
@@ -133,7 +133,7 @@ enum Source {
     /// A canonical trace file.
     Trace(PathBuf),
     /// A log one importer reads.
-    Log(Format, PathBuf),
+    Log(InputFormat, PathBuf),
     /// OpenTelemetry exports of one input, imported together: a call's
     /// span (in a traces file) and its inference event (in a logs file)
     /// are one call, counted once.
@@ -340,9 +340,11 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
                     Err(Failed::Emit(e)) => return Err(e),
                 }
             }
-            Source::Otel(files) => Format::Otel.import_each(&files, opts, progress, &mut *emit)?,
+            Source::Otel(files) => {
+                InputFormat::Otel.import_each(&files, opts, progress, &mut *emit)?
+            }
             Source::ClaudeCode(inputs) => {
-                Format::ClaudeCode.import_each(&inputs, opts, progress, &mut *emit)?
+                InputFormat::ClaudeCode.import_each(&inputs, opts, progress, &mut *emit)?
             }
         };
         report.absorb(part);
@@ -360,12 +362,12 @@ fn otel_together(sources: Vec<Source>) -> Vec<Source> {
     let mut otel: Option<usize> = None;
     for s in sources {
         match (s, otel) {
-            (Source::Log(Format::Otel, p), Some(i)) => {
+            (Source::Log(InputFormat::Otel, p), Some(i)) => {
                 if let Some(Source::Otel(files)) = out.get_mut(i) {
                     files.push(p);
                 }
             }
-            (Source::Log(Format::Otel, p), None) => {
+            (Source::Log(InputFormat::Otel, p), None) => {
                 otel = Some(out.len());
                 out.push(Source::Otel(vec![p]));
             }
@@ -406,7 +408,7 @@ fn sources(
         };
         return Ok(vec![match kind {
             FileKind::Trace => Source::Trace(path.to_path_buf()),
-            FileKind::Log(Format::ClaudeCode) => Source::ClaudeCode(vec![path.to_path_buf()]),
+            FileKind::Log(InputFormat::ClaudeCode) => Source::ClaudeCode(vec![path.to_path_buf()]),
             FileKind::Log(f) => Source::Log(f, path.to_path_buf()),
             // Named as a trace: the loader says what is wrong, and where.
             FileKind::Empty => Source::Trace(path.to_path_buf()),
@@ -426,7 +428,7 @@ fn sources(
         return Ok(vec![Source::ClaudeCode(vec![path.to_path_buf()])]);
     }
     if detect::is_codex_folder(path) {
-        return Ok(vec![Source::Log(Format::Codex, path.to_path_buf())]);
+        return Ok(vec![Source::Log(InputFormat::Codex, path.to_path_buf())]);
     }
     let (other_before, unread_before) = (skipped.other.len(), skipped.unread.len());
     // A folder that could not be listed was named as skipped.
@@ -506,7 +508,7 @@ fn folder_sources(
             if detect::is_claude_code_folder(&p) {
                 add_claude(&mut out, p);
             } else if detect::is_codex_folder(&p) {
-                out.push(Source::Log(Format::Codex, p));
+                out.push(Source::Log(InputFormat::Codex, p));
             } else if hidden || depth + 1 >= FOLDER_DEPTH {
                 skipped.other.push(p);
             } else {
@@ -537,7 +539,7 @@ fn folder_sources(
         };
         match kind {
             FileKind::Trace => out.push(Source::Trace(p)),
-            FileKind::Log(Format::ClaudeCode) => add_claude(&mut out, p),
+            FileKind::Log(InputFormat::ClaudeCode) => add_claude(&mut out, p),
             FileKind::Log(f) => out.push(Source::Log(f, p)),
             FileKind::Empty | FileKind::Other => skipped.other.push(p),
             FileKind::Unread(why) => skipped.unread.push((p, why.to_owned())),
@@ -638,7 +640,7 @@ fn read_source(
                 (Err(e), None) => skip_file(e.into(), loaded)?,
             }
         }
-        Source::Otel(files) => match import_all(Format::Otel, &files, import_opts, progress) {
+        Source::Otel(files) => match import_all(InputFormat::Otel, &files, import_opts, progress) {
             Ok((traces, report)) => {
                 otel_notes(&files, &report, loaded);
                 for t in traces {
@@ -678,7 +680,8 @@ fn read_source(
             }
         }
         Source::ClaudeCode(inputs) => {
-            let (traces, report) = import_all(Format::ClaudeCode, &inputs, import_opts, progress)?;
+            let (traces, report) =
+                import_all(InputFormat::ClaudeCode, &inputs, import_opts, progress)?;
             loaded.skipped.unread.extend(report.unread.iter().cloned());
             claude_code_notes(&inputs, &report, opts, loaded)?;
             for t in traces {
@@ -761,7 +764,7 @@ fn stopped<E>(failed: &mut Option<E>, e: E, path: &Path) -> TraceError {
 
 /// Every trace `format` imports from `inputs`, with the importer's report.
 fn import_all(
-    format: Format,
+    format: InputFormat,
     inputs: &[PathBuf],
     opts: &ImportOptions,
     progress: &dyn Progress,

@@ -57,10 +57,10 @@ use tracecost_trace::{Call, RecordedUsage};
 /// are expanded to their `.json`/`.jsonl` files; files are read in path
 /// order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::Langfuse.import(inputs, opts)
+    super::InputFormat::Langfuse.import(inputs, opts)
 }
 
-/// What [`super::Format::Langfuse`] reads, for the loop every log importer
+/// What [`super::InputFormat::Langfuse`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "generation(s)",

@@ -55,10 +55,10 @@ use tracecost_trace::{Call, Prompt, RecordedUsage};
 /// Imports LangSmith run batches and runs. Directories are expanded to
 /// their `.json`/`.jsonl` files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::Langsmith.import(inputs, opts)
+    super::InputFormat::Langsmith.import(inputs, opts)
 }
 
-/// What [`super::Format::Langsmith`] reads, for the loop every log
+/// What [`super::InputFormat::Langsmith`] reads, for the loop every log
 /// importer shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "llm run(s)",

@@ -64,10 +64,10 @@ use tracecost_trace::{Call, Prompt};
 /// request/response logs. Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::Openai.import(inputs, opts)
+    super::InputFormat::Openai.import(inputs, opts)
 }
 
-/// What [`super::Format::Openai`] reads, for the loop every log importer
+/// What [`super::InputFormat::Openai`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",

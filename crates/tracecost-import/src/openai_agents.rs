@@ -38,10 +38,10 @@ use tracecost_trace::{Call, RecordedUsage};
 /// Imports OpenAI Agents SDK trace exports. Directories are expanded to
 /// their `.json`/`.jsonl` files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::OpenaiAgents.import(inputs, opts)
+    super::InputFormat::OpenaiAgents.import(inputs, opts)
 }
 
-/// What [`super::Format::OpenaiAgents`] reads, for the loop every log
+/// What [`super::InputFormat::OpenaiAgents`] reads, for the loop every log
 /// importer shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "generation(s)",

@@ -205,7 +205,7 @@ fn stability_and_report_run_on_a_bundled_trace() {
 #[test]
 fn import_writes_traces_and_usage_prices_a_folder() {
     let plan = tracecost_app::ImportPlan {
-        format: Some(tracecost_import::Format::Anthropic),
+        format: Some(tracecost_import::InputFormat::Anthropic),
         inputs: vec![repo("tests/fixtures/import/anthropic_plain.jsonl")],
         options: Default::default(),
     };

@@ -83,10 +83,10 @@ use tracecost_engine::message::Message;
 /// claude-trace JSONL). Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::Anthropic.import(inputs, opts)
+    super::InputFormat::Anthropic.import(inputs, opts)
 }
 
-/// What [`super::Format::Anthropic`] reads, for the loop every log importer
+/// What [`super::InputFormat::Anthropic`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "request(s)",

@@ -173,10 +173,10 @@ pub use usage::{
 /// Imports Codex rollouts: one trace per file (more when it was
 /// compacted).
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    crate::Format::Codex.import(inputs, opts)
+    crate::InputFormat::Codex.import(inputs, opts)
 }
 
-/// [`crate::Format::import_each`] for Codex.
+/// [`crate::InputFormat::import_each`] for Codex.
 pub(crate) fn import_each<E: From<ImportError>>(
     inputs: &[PathBuf],
     opts: &ImportOptions,

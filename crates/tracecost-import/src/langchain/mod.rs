@@ -75,10 +75,10 @@ use tracecost_trace::{Call, Prompt};
 /// Directories are expanded to their `.json`/`.jsonl` files; files are read
 /// in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::Langchain.import(inputs, opts)
+    super::InputFormat::Langchain.import(inputs, opts)
 }
 
-/// What [`super::Format::Langchain`] reads, for the loop every log importer
+/// What [`super::InputFormat::Langchain`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",

@@ -74,10 +74,10 @@ pub const CHAIN_MEMORY: usize = 64;
 /// Directories are expanded to their `.json`/`.jsonl` files; files are read
 /// in path order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::OpenaiResponses.import(inputs, opts)
+    super::InputFormat::OpenaiResponses.import(inputs, opts)
 }
 
-/// What [`super::Format::OpenaiResponses`] reads, for the loop every log
+/// What [`super::InputFormat::OpenaiResponses`] reads, for the loop every log
 /// importer shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",

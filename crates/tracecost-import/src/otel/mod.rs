@@ -93,10 +93,10 @@ use tracecost_trace::{Call, Prompt, RecordedUsage};
 /// are expanded to their `.json`/`.jsonl` files; files are read in path
 /// order.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    super::Format::Otel.import(inputs, opts)
+    super::InputFormat::Otel.import(inputs, opts)
 }
 
-/// What [`super::Format::Otel`] reads, for the loop every log importer
+/// What [`super::InputFormat::Otel`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",

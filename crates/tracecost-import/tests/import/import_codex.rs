@@ -8,7 +8,7 @@ use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Role};
 use tracecost_import::detect::{self, FileKind};
 use tracecost_import::inputs::{InputOptions, load_inputs};
-use tracecost_import::{Format, ImportError, ImportOptions, ImportResult, codex};
+use tracecost_import::{ImportError, ImportOptions, ImportResult, InputFormat, codex};
 use tracecost_trace::progress::Silent;
 use tracecost_trace::{RecordedUsage, Trace, load_str, to_json};
 
@@ -248,7 +248,7 @@ fn after_a_compaction_the_next_part_sends_the_replacement_history() {
 fn rollouts_and_codex_folders_are_told_apart_by_content() {
     assert_eq!(
         detect::detect_file(&rollout()).unwrap(),
-        FileKind::Log(Format::Codex)
+        FileKind::Log(InputFormat::Codex)
     );
     assert!(detect::is_codex_folder(&home()));
     assert!(detect::is_codex_folder(&home().join("sessions")));

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Role};
 use tracecost_import::detect::{FileKind, detect_file};
-use tracecost_import::{Format, ImportError, ImportOptions, ImportResult, gemini};
+use tracecost_import::{ImportError, ImportOptions, ImportResult, InputFormat, gemini};
 use tracecost_trace::{load_str, to_json};
 
 fn fixture(name: &str) -> PathBuf {
@@ -151,7 +151,7 @@ fn gemini_logs_are_told_apart_from_the_others() {
     for name in ["gm_pairs.jsonl", "gm_request.json"] {
         assert_eq!(
             detect_file(&fixture(name)).unwrap(),
-            FileKind::Log(Format::Gemini),
+            FileKind::Log(InputFormat::Gemini),
             "{name}"
         );
     }
@@ -159,7 +159,7 @@ fn gemini_logs_are_told_apart_from_the_others() {
     let p = dir.path().join("r.jsonl");
     let by_response = r#"{"request":{"contents":[]},"response":{"candidates":[],"usageMetadata":{"promptTokenCount":3}}}"#;
     std::fs::write(&p, by_response).unwrap();
-    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(Format::Gemini));
+    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(InputFormat::Gemini));
 }
 
 #[test]

@@ -8,7 +8,7 @@ use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::Role;
 use tracecost_import::detect::{FileKind, detect_file};
 use tracecost_import::{
-    Format, ImportError, ImportOptions, ImportResult, openai, openai_responses,
+    ImportError, ImportOptions, ImportResult, InputFormat, openai, openai_responses,
 };
 use tracecost_trace::{Trace, load_str, to_json};
 
@@ -160,7 +160,7 @@ fn responses_logs_are_told_apart_from_chat_completions_ones() {
     for name in ["rs_pairs.jsonl", "rs_request.json"] {
         assert_eq!(
             detect_file(&fixture(name)).unwrap(),
-            FileKind::Log(Format::OpenaiResponses),
+            FileKind::Log(InputFormat::OpenaiResponses),
             "{name}"
         );
     }
@@ -170,11 +170,11 @@ fn responses_logs_are_told_apart_from_chat_completions_ones() {
     std::fs::write(&p, wrapped).unwrap();
     assert_eq!(
         detect_file(&p).unwrap(),
-        FileKind::Log(Format::OpenaiResponses)
+        FileKind::Log(InputFormat::OpenaiResponses)
     );
     let chat = r#"{"request":{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]},"response":{"choices":[]}}"#;
     std::fs::write(&p, chat).unwrap();
-    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(Format::Openai));
+    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(InputFormat::Openai));
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

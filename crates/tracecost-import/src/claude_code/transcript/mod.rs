@@ -136,10 +136,10 @@ use tracecost_trace::Trace;
 /// file is skipped and counted in the report. See the module documentation
 /// for the mapping.
 pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
-    crate::Format::ClaudeCode.import(inputs, opts)
+    crate::InputFormat::ClaudeCode.import(inputs, opts)
 }
 
-/// [`crate::Format::import_each`] for Claude Code: a folder
+/// [`crate::InputFormat::import_each`] for Claude Code: a folder
 /// of any size is imported holding only a few files at a time. Files are
 /// read line by line and in parallel, in windows of one per worker thread,
 /// and each window's traces are handed over, in path order, before the next
