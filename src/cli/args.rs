@@ -11,7 +11,7 @@ use crate::app::{CacheScope, CalibrationChoice};
 use crate::engine::cache::ManifestPosition;
 use crate::engine::wire::Ttl;
 use crate::policy::{CacheKind, CompactionKind, RECORDED_TTL_NAME, TtlChoice};
-use crate::report::export::Format;
+use crate::report::export::ExportFormat;
 
 /// What agent conversations really cost, and which tool-result compaction
 /// and prompt-cache policy makes them cheapest.
@@ -225,9 +225,9 @@ impl ValueEnum for Choice<CacheScope> {
     }
 }
 
-impl ValueEnum for Choice<Format> {
+impl ValueEnum for Choice<ExportFormat> {
     fn value_variants<'a>() -> &'a [Self] {
-        const ALL: [Choice<Format>; Format::ALL.len()] = choices(Format::ALL);
+        const ALL: [Choice<ExportFormat>; ExportFormat::ALL.len()] = choices(ExportFormat::ALL);
         &ALL
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
@@ -366,7 +366,7 @@ pub(super) struct ReplayArgs {
     pub(super) cost: CostArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Choice<Format>,
+    pub(super) format: Choice<ExportFormat>,
     /// With several traces: print each trace's calls before the fleet total (JSON: under traces; CSV: a row per trace). Without it, only the total.
     #[arg(long)]
     pub(super) per_trace: bool,
@@ -415,7 +415,7 @@ pub(super) struct FidelityArgs {
     pub(super) config: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Choice<Format>,
+    pub(super) format: Choice<ExportFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -434,7 +434,7 @@ pub(super) struct SweepArgs {
     pub(super) cost: CostArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Choice<Format>,
+    pub(super) format: Choice<ExportFormat>,
     /// With several traces: print each trace's ranked grid before the fleet total (JSON: under traces; CSV: rows with scope trace). Without it, only the total.
     #[arg(long)]
     pub(super) per_trace: bool,
@@ -608,7 +608,7 @@ pub(super) struct ModelsArgs {
     pub(super) pricing: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Choice<Format>,
+    pub(super) format: Choice<ExportFormat>,
 }
 
 #[derive(Debug, Args)]

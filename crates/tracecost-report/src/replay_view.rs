@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::export::{
-    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    CsvExporter, ExportFormat, Exportable, Exporter, JsonExporter, MarkdownExporter, TableExporter,
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{
@@ -29,7 +29,7 @@ pub const REPLAY_FORMAT: &str = "tracecost.replay/v1";
 pub struct ReplayView<'a>(pub &'a [ReplayReport]);
 
 impl Exportable for ReplayView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         Some(every_format(format))
     }
 }

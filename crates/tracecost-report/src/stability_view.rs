@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::export::{Exportable, Exporter, Format, TableExporter};
+use super::export::{ExportFormat, Exportable, Exporter, TableExporter};
 use super::fmt::thousands;
 use tracecost_replay::stability::StabilityResult;
 
@@ -21,10 +21,10 @@ pub struct StabilityView<'a> {
 }
 
 impl Exportable for StabilityView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         match format {
-            Format::Table => Some(&TableExporter),
-            Format::Json | Format::Csv | Format::Markdown => None,
+            ExportFormat::Table => Some(&TableExporter),
+            ExportFormat::Json | ExportFormat::Csv | ExportFormat::Markdown => None,
         }
     }
 }
@@ -135,7 +135,7 @@ mod tests {
             report: &report,
             others: &others,
         }
-        .to_string_as(Format::Table)
+        .to_string_as(ExportFormat::Table)
         .expect("stability has a table");
         assert_eq!(
             text,

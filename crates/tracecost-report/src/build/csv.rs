@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::export::{Exportable, Format};
+use crate::export::{ExportFormat, Exportable};
 use crate::fmt::csv_field;
 use crate::sweep_view::SweepView;
 use tracecost_app::fleet::FleetAnswer;
@@ -66,7 +66,7 @@ pub(super) fn results_csv_rows(
     SweepView {
         sweeps: std::slice::from_ref(sweep),
     }
-    .export_to(Format::Csv, &mut csv)?;
+    .export_to(ExportFormat::Csv, &mut csv)?;
     let text = String::from_utf8_lossy(&csv);
     let mut rows = String::with_capacity(text.len() + 64);
     for (i, line) in text.lines().enumerate() {
