@@ -119,7 +119,7 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use self::finish::{FileOutcome, push_traces};
+use self::finish::{FileResult, push_traces};
 use self::history::Builder;
 use self::notes::{Note, Tally};
 use super::usage::{ResponseIndex, ResponseKey};
@@ -161,7 +161,7 @@ pub(crate) fn import_each<E: From<ImportError>>(
     let mut responses = Responses::default();
     let window = rayon::current_num_threads().max(1);
     for chunk in files.chunks(window) {
-        let outcomes: Vec<Result<Option<FileOutcome>, ImportError>> = chunk
+        let outcomes: Vec<Result<Option<FileResult>, ImportError>> = chunk
             .par_iter()
             .map(|path| {
                 let io = |source| ImportError::Io {
@@ -264,7 +264,7 @@ fn import_from<R: BufRead>(
     reader: R,
     info: &FileInfo,
     opts: &ImportOptions,
-) -> io::Result<FileOutcome> {
+) -> io::Result<FileResult> {
     import_lines(reader, info, opts, LONG_LINE)
 }
 
@@ -275,8 +275,8 @@ fn import_lines<R: BufRead>(
     info: &FileInfo,
     opts: &ImportOptions,
     long_line: usize,
-) -> io::Result<FileOutcome> {
-    let mut out = FileOutcome::default();
+) -> io::Result<FileResult> {
+    let mut out = FileResult::default();
     let mut b = Builder::new(info.subagent, long_line);
     b.join = opts.join_compactions;
     let blank = for_each_line(reader, |line| match line {
@@ -427,7 +427,7 @@ mod tests {
         assert_eq!(parent_session(&agent, None), "agent-1");
     }
 
-    fn run(text: &str) -> FileOutcome {
+    fn run(text: &str) -> FileResult {
         import_from(
             text.as_bytes(),
             &info("s1", false),
@@ -1094,7 +1094,7 @@ mod tests {
             let bytes = std::fs::read(f).unwrap();
             let kept = import_lines(&bytes[..], &file_info(f), &opts, usize::MAX).unwrap();
             let given = import_lines(&bytes[..], &file_info(f), &opts, 0).unwrap();
-            let json = |o: &FileOutcome| o.traces.iter().map(to_json).collect::<Vec<_>>();
+            let json = |o: &FileResult| o.traces.iter().map(to_json).collect::<Vec<_>>();
             assert_eq!(json(&kept), json(&given), "{}", f.display());
             assert_eq!(kept.tally.lines(), given.tally.lines(), "{}", f.display());
             assert_eq!(kept.skipped_lines, given.skipped_lines);
