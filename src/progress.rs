@@ -22,7 +22,10 @@ mod reporting {
     fn loading_reports_every_byte_of_the_file() {
         let path = fixture("traces/massage-gun.json");
         let rec = Recorder::default();
-        crate::trace::load_path_with(&path, &rec).unwrap();
+        crate::trace::Loader::new(&path)
+            .progress(&rec)
+            .load()
+            .unwrap();
         let events = rec.events.lock().unwrap();
         let size = std::fs::metadata(&path).unwrap().len();
         assert_eq!(events.len(), 1);

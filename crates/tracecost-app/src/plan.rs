@@ -556,7 +556,7 @@ pub fn load_traces(
     let mut traces = Vec::new();
     let mut warnings = Vec::new();
     for p in paths {
-        let loaded = tracecost_trace::load_path_with(p, progress)?;
+        let loaded = tracecost_trace::Loader::new(p).progress(progress).load()?;
         traces.extend(loaded.traces);
         warnings.extend(loaded.warnings);
     }

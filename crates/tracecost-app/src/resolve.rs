@@ -397,10 +397,11 @@ mod tests {
     use crate::progress::Silent;
 
     fn traces() -> Vec<Trace> {
-        tracecost_trace::load_path(std::path::Path::new(concat!(
+        tracecost_trace::Loader::new(std::path::Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../traces/massage-gun.json"
         )))
+        .load()
         .unwrap()
         .traces
     }

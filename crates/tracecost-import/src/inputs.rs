@@ -310,14 +310,13 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
                 };
                 let mut failed = None;
                 let mut skip_line = |e: TraceError| part.damaged_lines.push(e.to_string());
-                let read = tracecost_trace::load_path_each_skipping(
-                    &p,
-                    progress,
-                    None,
-                    opts.skip_invalid
-                        .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
-                    &mut |t, _| emit(t).map_err(|e| stopped(&mut failed, e, &p)),
-                );
+                let read = tracecost_trace::Loader::new(&p)
+                    .progress(progress)
+                    .skipping(
+                        opts.skip_invalid
+                            .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
+                    )
+                    .each(&mut |t, _| emit(t).map_err(|e| stopped(&mut failed, e, &p)));
                 if let Some(e) = failed {
                     return Err(e);
                 }
@@ -622,17 +621,17 @@ fn read_source(
             let mut failed = None;
             let mut damaged = Vec::new();
             let mut skip_line = |e: TraceError| damaged.push(format!("{e} (line skipped)"));
-            let read = tracecost_trace::load_path_each_skipping(
-                &path,
-                progress,
-                known,
-                opts.skip_invalid
-                    .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
-                &mut |t, origin| {
+            let read = tracecost_trace::Loader::new(&path)
+                .progress(progress)
+                .known(known)
+                .skipping(
+                    opts.skip_invalid
+                        .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
+                )
+                .each(&mut |t, origin| {
                     emit(t, origin.map(|o| (path.as_path(), o)))
                         .map_err(|e| stopped(&mut failed, e, &path))
-                },
-            );
+                });
             loaded.skipped.damaged.append(&mut damaged);
             match (read, failed) {
                 (_, Some(e)) => return Err(e),
