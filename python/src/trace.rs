@@ -10,7 +10,6 @@ use pyo3::prelude::*;
 use tracecost::app::limits::Range;
 use tracecost::app::{self, InputOptions};
 use tracecost::policy::Config;
-use tracecost::progress::Silent;
 use tracecost::trace::Trace;
 use tracecost::trace::import::InputFormat;
 
@@ -142,7 +141,7 @@ pub(crate) fn load(
         join_compactions: false,
     };
     let loaded = py
-        .detach(|| app::load_inputs(&paths, &opts, &Silent))
+        .detach(|| app::InputLoader::new(&paths, &opts).load())
         .map_err(app_err)?;
     Ok((
         wrap(loaded.traces),

@@ -26,7 +26,9 @@ pub(super) fn load(path: &Path) -> Result<Vec<Trace>, AppError> {
 /// line for the files passed over.
 fn load_all(paths: &[PathBuf], opts: &InputOptions) -> Result<Vec<Trace>, AppError> {
     let bar = super::progress::Bar::new();
-    let loaded = crate::app::load_inputs(paths, opts, &bar);
+    let loaded = crate::app::InputLoader::new(paths, opts)
+        .progress(&bar)
+        .load();
     bar.finish();
     let loaded = loaded?;
     report_loaded(&loaded);

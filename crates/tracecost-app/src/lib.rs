@@ -44,10 +44,9 @@ pub use pipelines::{
     sweep, usage,
 };
 pub use plan::{
-    CacheScope, CalibrationChoice, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions,
-    Loaded, RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun,
-    UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each, load_inputs_each_at,
-    load_inputs_each_known, load_traces, segments,
+    CacheScope, CalibrationChoice, CheckPlan, CostPlan, ImportPlan, InputError, InputLoader,
+    InputOptions, Loaded, RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan,
+    SweepPlan, TraceRun, UsagePlan, calibration_model, input_paths, load_traces, segments,
 };
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,

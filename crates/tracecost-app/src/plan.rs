@@ -10,8 +10,7 @@ use crate::progress::Progress;
 use tracecost_cost::pricing::{ModelPrice, Pricing};
 use tracecost_cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
 pub use tracecost_import::inputs::{
-    InputError, InputOptions, Loaded, SkippedSummary, input_paths, load_inputs, load_inputs_each,
-    load_inputs_each_at, load_inputs_each_known,
+    InputError, InputLoader, InputOptions, Loaded, SkippedSummary, input_paths,
 };
 use tracecost_import::{ImportOptions, InputFormat};
 use tracecost_policy::{Config, GridSpec, Implied};

@@ -27,7 +27,7 @@ pub enum InputError {
     Unusable(String),
 }
 
-/// How [`load_inputs`] reads its inputs.
+/// How [`InputLoader`] reads its inputs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct InputOptions {
     /// Read every input with this importer instead of deciding from
@@ -41,7 +41,7 @@ pub struct InputOptions {
     pub join_compactions: bool,
 }
 
-/// What [`load_inputs`] passed over: files of another kind found in
+/// What [`InputLoader`] passed over: files of another kind found in
 /// folders, what in a folder is no file to read, and damaged or unreadable
 /// input under [`InputOptions::skip_invalid`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -113,7 +113,7 @@ pub fn input_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
     }
 }
 
-/// What [`load_inputs`] read.
+/// What [`InputLoader`] read.
 #[derive(Debug, Default)]
 pub struct Loaded {
     /// Every trace, in input order (folders in name order).
@@ -143,8 +143,14 @@ enum Source {
     ClaudeCode(Vec<PathBuf>),
 }
 
-/// Loads the traces of `paths` — canonical trace files, Claude Code
-/// folders and transcripts, Codex folders and rollouts, Anthropic,
+/// What takes each trace read with the file and the line it was read
+/// from, when it was alone on a line of a JSON Lines file of traces
+/// ([`InputLoader::each`]).
+pub type EmitAt<'e> =
+    dyn FnMut(Trace, Option<(&Path, tracecost_trace::LineOrigin)>) -> Result<(), InputError> + 'e;
+
+/// The inputs at `paths` to load, and how: the traces in canonical trace
+/// files, Claude Code folders and transcripts, Codex folders and rollouts, Anthropic,
 /// LangChain, OpenAI Chat Completions and Responses logs, and
 /// folders of them — deciding what each file is from its content (see
 /// [`crate::detect`]); no paths means `traces/`.
@@ -160,131 +166,143 @@ enum Source {
 /// Code transcript a damaged line is such an error (or, skipped, listed),
 /// but an unfinished last line is a session being written and is passed
 /// over as the importer does. Inputs that give no trace at all are an
-/// error. All traces are held in memory: the pipelines take them whole.
-pub fn load_inputs(
-    paths: &[PathBuf],
-    opts: &InputOptions,
-    progress: &dyn Progress,
-) -> Result<Loaded, InputError> {
-    let mut traces = Vec::new();
-    let mut loaded = load_inputs_each(paths, opts, progress, &mut |t| {
-        traces.push(t);
-        Ok(())
-    })?;
-    loaded.traces = traces;
-    Ok(loaded)
+/// error.
+///
+/// What the callers vary are its options: [`InputLoader::progress`],
+/// [`InputLoader::known`], and whether the traces are held
+/// ([`InputLoader::load`]) or handed over one at a time
+/// ([`InputLoader::each`]).
+pub struct InputLoader<'a> {
+    paths: &'a [PathBuf],
+    opts: &'a InputOptions,
+    progress: &'a dyn Progress,
+    known: Option<&'a mut dyn tracecost_trace::KnownLines>,
 }
 
-/// [`load_inputs`], handing each trace to `emit` as it is read instead of
-/// holding them ([`Loaded::traces`] stays empty): a JSON Lines file of
-/// traces, or a folder of trace files, is then never in memory whole (a
-/// log's importer still reads the log whole). Under
-/// [`InputOptions::skip_invalid`] a damaged line of a JSON Lines file of
-/// traces is passed over and named, its neighbours read as ever; a damaged
-/// trace file of one document hands over nothing. `emit`'s error stops the
-/// load.
-pub fn load_inputs_each(
-    paths: &[PathBuf],
-    opts: &InputOptions,
-    progress: &dyn Progress,
-    emit: &mut dyn FnMut(Trace) -> Result<(), InputError>,
-) -> Result<Loaded, InputError> {
-    load_inputs_each_at(paths, opts, progress, &mut |t, _| emit(t))
-}
-
-/// What takes each trace read with the file and the line it was read
-/// from, when it was alone on a line of a JSON Lines file of traces
-/// ([`load_inputs_each_at`]).
-pub type EmitAt<'e> =
-    dyn FnMut(Trace, Option<(&Path, tracecost_trace::LineOrigin)>) -> Result<(), InputError> + 'e;
-
-/// [`load_inputs_each`], telling `emit` the file and the line a trace alone
-/// on a line of a JSON Lines file of traces was read from
-/// ([`tracecost_trace::LineOrigin`]; `None` for any other trace).
-pub fn load_inputs_each_at(
-    paths: &[PathBuf],
-    opts: &InputOptions,
-    progress: &dyn Progress,
-    emit: &mut EmitAt<'_>,
-) -> Result<Loaded, InputError> {
-    load_inputs_each_known(paths, opts, progress, None, emit)
-}
-
-/// [`load_inputs_each_at`], where a line of a JSON Lines file of traces
-/// that `known` knows is handed to it instead of being parsed
-/// ([`tracecost_trace::KnownLines`]); it counts as a trace read.
-pub fn load_inputs_each_known(
-    paths: &[PathBuf],
-    opts: &InputOptions,
-    progress: &dyn Progress,
-    known: Option<&mut dyn tracecost_trace::KnownLines>,
-    emit: &mut EmitAt<'_>,
-) -> Result<Loaded, InputError> {
-    /// Counts the lines taken.
-    struct Counted<'k> {
-        known: &'k mut dyn tracecost_trace::KnownLines,
-        taken: usize,
-    }
-    impl tracecost_trace::KnownLines for Counted<'_> {
-        fn knows(&mut self, path: &Path, lines: &[tracecost_trace::LineDigest]) -> Vec<bool> {
-            self.known.knows(path, lines)
-        }
-        fn take(
-            &mut self,
-            path: &Path,
-            origin: tracecost_trace::LineOrigin,
-        ) -> Result<(), TraceError> {
-            self.taken += 1;
-            self.known.take(path, origin)
-        }
-        fn parsed(&mut self, alone: bool) {
-            self.known.parsed(alone);
+impl<'a> InputLoader<'a> {
+    /// The inputs at `paths`, read as `opts` says, silently, every line
+    /// parsed.
+    pub fn new(paths: &'a [PathBuf], opts: &'a InputOptions) -> Self {
+        InputLoader {
+            paths,
+            opts,
+            progress: &crate::progress::Silent,
+            known: None,
         }
     }
-    let mut known = known.map(|known| Counted { known, taken: 0 });
-    let paths = &input_paths(paths)[..];
-    let import_opts = import_options(opts);
-    let mut loaded = Loaded::default();
-    let mut count = 0usize;
-    let mut counted = |t: Trace, origin: Option<(&Path, tracecost_trace::LineOrigin)>| {
-        count += 1;
-        emit(t, origin)
-    };
-    if let Some(format) = opts.from {
-        format.import_each(paths, &import_opts, progress, &mut |t| counted(t, None))?;
-        return Ok(loaded);
+
+    /// Reports what is read to `progress`.
+    pub fn progress(mut self, progress: &'a dyn Progress) -> Self {
+        self.progress = progress;
+        self
     }
-    let mut found = Vec::new();
-    for path in paths {
-        found.extend(sources(path, opts.skip_invalid, &mut loaded.skipped)?);
+
+    /// With `known`, a line of a JSON Lines file of traces that it knows
+    /// is handed to it instead of being parsed
+    /// ([`tracecost_trace::KnownLines`]); it counts as a trace read.
+    pub fn known<'k: 'a>(
+        mut self,
+        known: Option<&'a mut (dyn tracecost_trace::KnownLines + 'k)>,
+    ) -> Self {
+        self.known = known.map(|k| k as &'a mut dyn tracecost_trace::KnownLines);
+        self
     }
-    for source in otel_together(found) {
-        read_source(
-            source,
+
+    /// Loads every trace, held in [`Loaded::traces`], for the pipelines
+    /// that take them whole.
+    pub fn load(self) -> Result<Loaded, InputError> {
+        let mut traces = Vec::new();
+        let mut loaded = self.each(&mut |t, _| {
+            traces.push(t);
+            Ok(())
+        })?;
+        loaded.traces = traces;
+        Ok(loaded)
+    }
+
+    /// Hands each trace to `emit` as it is read instead of holding them
+    /// ([`Loaded::traces`] stays empty), with the file and the line it was
+    /// read from when it was alone on a line of a JSON Lines file of
+    /// traces ([`tracecost_trace::LineOrigin`]; `None` for any other
+    /// trace): a JSON Lines file of traces, or a folder of trace files, is
+    /// then never in memory whole (a log's importer still reads the log
+    /// whole). Under [`InputOptions::skip_invalid`] a damaged line of a
+    /// JSON Lines file of traces is passed over and named, its neighbours
+    /// read as ever; a damaged trace file of one document hands over
+    /// nothing. `emit`'s error stops the load.
+    pub fn each(self, emit: &mut EmitAt<'_>) -> Result<Loaded, InputError> {
+        let InputLoader {
             paths,
             opts,
             progress,
-            &mut loaded,
-            known
-                .as_mut()
-                .map(|k| k as &mut dyn tracecost_trace::KnownLines),
-            &mut counted,
-        )?;
+            known,
+        } = self;
+        /// Counts the lines taken.
+        struct Counted<'k> {
+            known: &'k mut dyn tracecost_trace::KnownLines,
+            taken: usize,
+        }
+        impl tracecost_trace::KnownLines for Counted<'_> {
+            fn knows(&mut self, path: &Path, lines: &[tracecost_trace::LineDigest]) -> Vec<bool> {
+                self.known.knows(path, lines)
+            }
+            fn take(
+                &mut self,
+                path: &Path,
+                origin: tracecost_trace::LineOrigin,
+            ) -> Result<(), TraceError> {
+                self.taken += 1;
+                self.known.take(path, origin)
+            }
+            fn parsed(&mut self, alone: bool) {
+                self.known.parsed(alone);
+            }
+        }
+        let mut known = known.map(|known| Counted { known, taken: 0 });
+        let paths = &input_paths(paths)[..];
+        let import_opts = import_options(opts);
+        let mut loaded = Loaded::default();
+        let mut count = 0usize;
+        let mut counted = |t: Trace, origin: Option<(&Path, tracecost_trace::LineOrigin)>| {
+            count += 1;
+            emit(t, origin)
+        };
+        if let Some(format) = opts.from {
+            format.import_each(paths, &import_opts, progress, &mut |t| counted(t, None))?;
+            return Ok(loaded);
+        }
+        let mut found = Vec::new();
+        for path in paths {
+            found.extend(sources(path, opts.skip_invalid, &mut loaded.skipped)?);
+        }
+        for source in otel_together(found) {
+            read_source(
+                source,
+                paths,
+                opts,
+                progress,
+                &mut loaded,
+                known
+                    .as_mut()
+                    .map(|k| k as &mut dyn tracecost_trace::KnownLines),
+                &mut counted,
+            )?;
+        }
+        count += known.map_or(0, |k| k.taken);
+        // Claude Code files may hold only bookkeeping, and damaged files may
+        // all have been skipped: a run over nothing is an input error.
+        if count == 0 {
+            return Err(InputError::Unusable(format!(
+                "{}: no traces found (no recorded call to replay)",
+                crate::shown(paths)
+            )));
+        }
+        Ok(loaded)
     }
-    count += known.map_or(0, |k| k.taken);
-    // Claude Code files may hold only bookkeeping, and damaged files may
-    // all have been skipped: a run over nothing is an input error.
-    if count == 0 {
-        return Err(InputError::Unusable(format!(
-            "{}: no traces found (no recorded call to replay)",
-            crate::shown(paths)
-        )));
-    }
-    Ok(loaded)
 }
 
 /// Imports `paths` (files or folders) with the importer each file's
-/// content names, as [`load_inputs`] decides them, handing each trace to
+/// content names, as [`InputLoader`] decides them, handing each trace to
 /// `emit` as it is built: `import` with no `--from`. A folder mixing
 /// formats gives the traces of each; canonical trace files pass through.
 /// Files of another kind found in folders are counted as skipped files,
@@ -329,7 +347,7 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
                 let mut each = |t| emit(t).map_err(Failed::Emit);
                 match format.import_each(file, opts, progress, &mut each) {
                     Ok(part) => part,
-                    // As for `load_inputs`: a folder's file with nothing to
+                    // As for `InputLoader`: a folder's file with nothing to
                     // replay is named with the reason.
                     Err(Failed::Import(ImportError::Empty(why))) if !paths.contains(&p) => {
                         report.unread.push((p.clone(), no_calls(&p, &why)));

@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Role};
 use tracecost_import::detect::{self, FileKind};
-use tracecost_import::inputs::{InputOptions, load_inputs};
+use tracecost_import::inputs::{InputLoader, InputOptions};
 use tracecost_import::{ImportError, ImportOptions, ImportResult, InputFormat, codex};
-use tracecost_trace::progress::Silent;
 use tracecost_trace::{RecordedUsage, Trace, load_str, to_json};
 
 const SESSION: &str = "0198c0de-5a1e-7000-8000-00000000c0de";
@@ -257,12 +256,9 @@ fn rollouts_and_codex_folders_are_told_apart_by_content() {
     assert!(!detect::is_claude_code_folder(&home()));
     // A folder of inputs holding a Codex home: its traces, found by content.
     for input in [home(), home().join("sessions/2026"), rollout()] {
-        let loaded = load_inputs(
-            std::slice::from_ref(&input),
-            &InputOptions::default(),
-            &Silent,
-        )
-        .unwrap();
+        let loaded = InputLoader::new(std::slice::from_ref(&input), &InputOptions::default())
+            .load()
+            .unwrap();
         assert_eq!(loaded.traces.len(), 2, "{}", input.display());
         assert_eq!(loaded.traces[0].name, SESSION);
     }
