@@ -33,7 +33,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
-use tracecost::app::{CacheScope, Calibration, CostPlan, SweepOptions, SweepPlan};
+use tracecost::app::{CacheScope, CalibrationChoice, CostPlan, SweepOptions, SweepPlan};
 use tracecost::cost::tokens::TokenMemo;
 use tracecost::policy::Config;
 use tracecost::progress::Silent;
@@ -178,7 +178,7 @@ fn fleet(c: &mut Criterion, configs: &[Config]) {
     drop(traces);
     let parse = |json: &str| load_str(black_box(json), "fleet-100.json").unwrap().traces;
     let cost = |scope| {
-        let mut cost = CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap();
+        let mut cost = CostPlan::new(None, "o200k_base", CalibrationChoice::Auto, false).unwrap();
         cost.cache_scope = scope;
         cost
     };

@@ -22,7 +22,10 @@ mod reporting {
     fn loading_reports_every_byte_of_the_file() {
         let path = fixture("traces/massage-gun.json");
         let rec = Recorder::default();
-        crate::trace::load_path_with(&path, &rec).unwrap();
+        crate::trace::Loader::new(&path)
+            .progress(&rec)
+            .load()
+            .unwrap();
         let events = rec.events.lock().unwrap();
         let size = std::fs::metadata(&path).unwrap().len();
         assert_eq!(events.len(), 1);
@@ -32,12 +35,12 @@ mod reporting {
 
     #[test]
     fn imports_report_the_bytes_of_every_input_file() {
-        use crate::trace::import::{Format, ImportOptions};
+        use crate::trace::import::{ImportOptions, InputFormat};
         let opts = ImportOptions::default();
         let cc = fixture("tests/fixtures/claude-code");
         let rec = Recorder::default();
         let mut n = 0;
-        Format::ClaudeCode
+        InputFormat::ClaudeCode
             .import_each(std::slice::from_ref(&cc), &opts, &rec, &mut |_| {
                 n += 1;
                 Ok::<_, crate::trace::import::ImportError>(())
@@ -51,7 +54,7 @@ mod reporting {
 
         let log = fixture("tests/fixtures/import/anthropic_plain.jsonl");
         let rec = Recorder::default();
-        Format::Anthropic
+        InputFormat::Anthropic
             .import_each(std::slice::from_ref(&log), &opts, &rec, &mut |_| {
                 Ok::<_, crate::trace::import::ImportError>(())
             })

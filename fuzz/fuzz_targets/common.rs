@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use tracecost_import::{ImportError, ImportOptions, ImportOutput};
+use tracecost_import::{ImportError, ImportOptions, ImportResult};
 
 /// A per-process scratch directory, in RAM when /dev/shm exists.
 fn scratch() -> &'static PathBuf {
@@ -27,7 +27,7 @@ fn scratch() -> &'static PathBuf {
 /// is the file.
 pub fn run(
     data: &[u8],
-    import: fn(&[PathBuf], &ImportOptions) -> Result<ImportOutput, ImportError>,
+    import: fn(&[PathBuf], &ImportOptions) -> Result<ImportResult, ImportError>,
 ) {
     let Some((&flags, body)) = data.split_first() else {
         return;

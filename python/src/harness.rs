@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use serde_json::{Value, json};
 
-use tracecost::app::{self, AppError, Calibration, CostPlan, ReplayPlan, SweepOptions, SweepPlan};
+use tracecost::app::{
+    self, AppError, CalibrationChoice, CostPlan, ReplayPlan, SweepOptions, SweepPlan,
+};
 use tracecost::policy::{Config, GridSpec, TtlChoice};
 use tracecost::progress::Silent;
 
@@ -31,7 +33,7 @@ fn cost_plan(
     calibrate: &str,
     batch: bool,
 ) -> PyResult<CostPlan> {
-    let calibration = Calibration::from_name(calibrate)
+    let calibration = CalibrationChoice::from_name(calibrate)
         .ok_or_else(|| config_err(format!("calibrate must be auto or off, got {calibrate:?}")))?;
     CostPlan::new(pricing.as_deref(), tokenizer, calibration, batch).map_err(app_err)
 }

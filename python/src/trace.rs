@@ -10,9 +10,8 @@ use pyo3::prelude::*;
 use tracecost::app::limits::Range;
 use tracecost::app::{self, InputOptions};
 use tracecost::policy::Config;
-use tracecost::progress::Silent;
 use tracecost::trace::Trace;
-use tracecost::trace::import::Format;
+use tracecost::trace::import::InputFormat;
 
 use crate::errors::{app_err, config_err};
 
@@ -115,9 +114,9 @@ pub(crate) fn owned(traces: &[PyRef<'_, PyTrace>]) -> Vec<Trace> {
     traces.iter().map(|t| (*t.inner).clone()).collect()
 }
 
-fn format_named(name: &str) -> PyResult<Format> {
-    Format::named(name).ok_or_else(|| {
-        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+fn format_named(name: &str) -> PyResult<InputFormat> {
+    InputFormat::named(name).ok_or_else(|| {
+        let names: Vec<&str> = InputFormat::ALL.iter().map(|f| f.name()).collect();
         config_err(format!(
             "from_ must be one of {}, got {:?}",
             names.join(", "),
@@ -142,7 +141,7 @@ pub(crate) fn load(
         join_compactions: false,
     };
     let loaded = py
-        .detach(|| app::load_inputs(&paths, &opts, &Silent))
+        .detach(|| app::InputLoader::new(&paths, &opts).load())
         .map_err(app_err)?;
     Ok((
         wrap(loaded.traces),

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::app::{CacheScope, Calibration};
+use crate::app::{CacheScope, CalibrationChoice};
 use crate::engine::cache::ManifestPosition;
 use crate::engine::wire::Ttl;
 use crate::policy::{CacheKind, CompactionKind, RECORDED_TTL_NAME, TtlChoice};
-use crate::report::export::Format;
+use crate::report::export::ExportFormat;
 
 /// What agent conversations really cost, and which tool-result compaction
 /// and prompt-cache policy makes them cheapest.
@@ -204,9 +204,12 @@ impl ValueEnum for Choice<CacheKind> {
     }
 }
 
-impl ValueEnum for Choice<Calibration> {
+impl ValueEnum for Choice<CalibrationChoice> {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Choice(Calibration::Auto), Choice(Calibration::Off)]
+        &[
+            Choice(CalibrationChoice::Auto),
+            Choice(CalibrationChoice::Off),
+        ]
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(self.0.name()))
@@ -222,9 +225,9 @@ impl ValueEnum for Choice<CacheScope> {
     }
 }
 
-impl ValueEnum for Choice<Format> {
+impl ValueEnum for Choice<ExportFormat> {
     fn value_variants<'a>() -> &'a [Self] {
-        const ALL: [Choice<Format>; Format::ALL.len()] = choices(Format::ALL);
+        const ALL: [Choice<ExportFormat>; ExportFormat::ALL.len()] = choices(ExportFormat::ALL);
         &ALL
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
@@ -320,8 +323,8 @@ pub(super) struct CostArgs {
     #[arg(long, default_value = "o200k_base")]
     pub(super) tokenizer: String,
     /// Fit a per-trace calibration factor on recorded usage (auto) or not (off).
-    #[arg(long, value_enum, default_value_t = Choice(Calibration::Auto))]
-    pub(super) calibrate: Choice<Calibration>,
+    #[arg(long, value_enum, default_value_t = Choice(CalibrationChoice::Auto))]
+    pub(super) calibrate: Choice<CalibrationChoice>,
     /// Apply the Batch API discount (50%).
     #[arg(long)]
     pub(super) batch: bool,
@@ -363,7 +366,7 @@ pub(super) struct ReplayArgs {
     pub(super) cost: CostArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Choice<Format>,
+    pub(super) format: Choice<ExportFormat>,
     /// With several traces: print each trace's calls before the fleet total (JSON: under traces; CSV: a row per trace). Without it, only the total.
     #[arg(long)]
     pub(super) per_trace: bool,
@@ -415,7 +418,7 @@ pub(super) struct FidelityArgs {
     pub(super) config: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Choice<Format>,
+    pub(super) format: Choice<ExportFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -434,7 +437,7 @@ pub(super) struct SweepArgs {
     pub(super) cost: CostArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Choice<Format>,
+    pub(super) format: Choice<ExportFormat>,
     /// With several traces: print each trace's ranked grid before the fleet total (JSON: under traces; CSV: rows with scope trace). Without it, only the total.
     #[arg(long)]
     pub(super) per_trace: bool,
@@ -608,7 +611,7 @@ pub(super) struct ModelsArgs {
     pub(super) pricing: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(super) format: Choice<Format>,
+    pub(super) format: Choice<ExportFormat>,
 }
 
 #[derive(Debug, Args)]

@@ -42,11 +42,11 @@ impl Drop for Staged {
 /// removed, and a report half moved into place would be removed with its
 /// old self. Once the clean-up has begun, [`hold`] waits until the process
 /// has exited. Never register or drop a [`Staged`] while holding it.
-pub struct Hold(#[allow(dead_code)] std::sync::MutexGuard<'static, Vec<PathBuf>>);
+pub struct CleanupGuard(#[allow(dead_code)] std::sync::MutexGuard<'static, Vec<PathBuf>>);
 
-/// See [`Hold`].
-pub fn hold() -> Hold {
-    Hold(lock())
+/// See [`CleanupGuard`].
+pub fn hold() -> CleanupGuard {
+    CleanupGuard(lock())
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {

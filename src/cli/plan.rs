@@ -14,7 +14,7 @@ use crate::app::{
 use crate::engine::recall::{RecallFormat, RecallRequest};
 use crate::policy::{Config, GridSpec, PolicyFlags, ResolvedPolicy};
 use crate::trace::Trace;
-use crate::trace::import::{Format, ImportOptions};
+use crate::trace::import::{ImportOptions, InputFormat};
 
 /// Loads the traces of one input (a trace file, Claude Code data, a log,
 /// or a folder of them), printing the loader's warnings.
@@ -26,7 +26,9 @@ pub(super) fn load(path: &Path) -> Result<Vec<Trace>, AppError> {
 /// line for the files passed over.
 fn load_all(paths: &[PathBuf], opts: &InputOptions) -> Result<Vec<Trace>, AppError> {
     let bar = super::progress::Bar::new();
-    let loaded = crate::app::load_inputs(paths, opts, &bar);
+    let loaded = crate::app::InputLoader::new(paths, opts)
+        .progress(&bar)
+        .load();
     bar.finish();
     let loaded = loaded?;
     report_loaded(&loaded);
@@ -58,20 +60,20 @@ impl InputArgs {
 }
 
 impl ImportFormat {
-    fn format(self) -> Format {
+    fn format(self) -> InputFormat {
         match self {
-            ImportFormat::ClaudeCode => Format::ClaudeCode,
-            ImportFormat::Anthropic => Format::Anthropic,
-            ImportFormat::Langchain => Format::Langchain,
-            ImportFormat::Openai => Format::Openai,
-            ImportFormat::Codex => Format::Codex,
-            ImportFormat::OpenaiResponses => Format::OpenaiResponses,
-            ImportFormat::Gemini => Format::Gemini,
-            ImportFormat::Bedrock => Format::Bedrock,
-            ImportFormat::Otel => Format::Otel,
-            ImportFormat::Langfuse => Format::Langfuse,
-            ImportFormat::OpenaiAgents => Format::OpenaiAgents,
-            ImportFormat::Langsmith => Format::Langsmith,
+            ImportFormat::ClaudeCode => InputFormat::ClaudeCode,
+            ImportFormat::Anthropic => InputFormat::Anthropic,
+            ImportFormat::Langchain => InputFormat::Langchain,
+            ImportFormat::Openai => InputFormat::Openai,
+            ImportFormat::Codex => InputFormat::Codex,
+            ImportFormat::OpenaiResponses => InputFormat::OpenaiResponses,
+            ImportFormat::Gemini => InputFormat::Gemini,
+            ImportFormat::Bedrock => InputFormat::Bedrock,
+            ImportFormat::Otel => InputFormat::Otel,
+            ImportFormat::Langfuse => InputFormat::Langfuse,
+            ImportFormat::OpenaiAgents => InputFormat::OpenaiAgents,
+            ImportFormat::Langsmith => InputFormat::Langsmith,
         }
     }
 }
@@ -536,14 +538,14 @@ mod tests {
     /// same formats the same way.
     #[test]
     fn from_takes_every_format_by_its_library_name() {
-        let named: Vec<(String, Format)> = ImportFormat::value_variants()
+        let named: Vec<(String, InputFormat)> = ImportFormat::value_variants()
             .iter()
             .map(|v| {
                 let name = v.to_possible_value().unwrap().get_name().to_owned();
                 (name, v.format())
             })
             .collect();
-        let library: Vec<(String, Format)> = Format::ALL
+        let library: Vec<(String, InputFormat)> = InputFormat::ALL
             .iter()
             .map(|f| (f.name().to_owned(), *f))
             .collect();

@@ -2,14 +2,14 @@
 
 use std::io::Write;
 
-use crate::app::{CheckOutcome, ReportPlan, StabilityOutcome};
+use crate::app::{CheckOutcome, ReportPlan, StabilityReport};
 use crate::report::check::CheckView;
-use crate::report::export::{Exportable, Format};
+use crate::report::export::{ExportFormat, Exportable};
 use crate::report::stability_view::StabilityView;
 
 /// Prints `view` in `format` to stdout. The command line offers only the
 /// formats a view has; a closed pipe (`| head`) is not worth reporting.
-pub(super) fn print_view<V: Exportable>(view: &V, format: Format) {
+pub(super) fn print_view<V: Exportable>(view: &V, format: ExportFormat) {
     debug_assert!(V::formats().contains(&format), "{format:?}");
     let mut out = std::io::stdout().lock();
     let _ = view.export_to(format, &mut out);
@@ -25,7 +25,7 @@ pub(super) fn print_stdout(text: &str) {
 }
 
 /// One trace's stability verdict, as text.
-pub(super) fn stability(o: &StabilityOutcome, others: &[String]) -> String {
+pub(super) fn stability(o: &StabilityReport, others: &[String]) -> String {
     let config = o.config.to_string();
     StabilityView {
         trace: &o.trace,
@@ -33,7 +33,7 @@ pub(super) fn stability(o: &StabilityOutcome, others: &[String]) -> String {
         report: &o.report,
         others,
     }
-    .to_string_as(Format::Table)
+    .to_string_as(ExportFormat::Table)
     .unwrap_or_default()
 }
 
@@ -47,7 +47,7 @@ pub(super) fn check(outcome: &CheckOutcome) -> String {
             rows,
             tolerance_pct: *tolerance_pct,
         }
-        .to_string_as(Format::Markdown)
+        .to_string_as(ExportFormat::Markdown)
         .unwrap_or_default(),
         CheckOutcome::Updated(_) => String::new(),
     }
@@ -65,7 +65,7 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
         prices: price_table.to_string(),
         price_table,
         tokenizer: cost.tokenizer_spec.clone(),
-        calibration: cost.calibration == crate::app::Calibration::Auto,
+        calibration: cost.calibration == crate::app::CalibrationChoice::Auto,
         batch: cost.batch,
         grid: format!(
             "compaction {} (ledger thresholds {:?} chars × keep-last {:?}); cache {} with TTL {}",

@@ -832,7 +832,7 @@ fn repairable_import_inputs_import_and_say_what_was_dropped() {
                 problems.push(format!("{file}: report lacks {n:?}: {stderr}"));
             }
         }
-        if let Err(e) = tracecost::trace::load_path(&out) {
+        if let Err(e) = tracecost::trace::Loader::new(&out).load() {
             problems.push(format!("{file}: imported trace does not load: {e}"));
         }
     }

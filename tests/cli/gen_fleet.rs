@@ -90,7 +90,7 @@ fn gen_fleet_accounts_spreads_sessions_and_refuses_bad_counts() {
         .map(|t| to_json_line(&t))
         .collect();
     assert_eq!(written, expected, "the file is the generator's bytes");
-    let traces = tracecost::trace::load_path(&out).unwrap().traces;
+    let traces = tracecost::trace::Loader::new(&out).load().unwrap().traces;
     let accounts: BTreeSet<&str> = traces.iter().filter_map(|t| t.account.as_deref()).collect();
     assert_eq!(
         accounts.into_iter().collect::<Vec<_>>(),

@@ -703,7 +703,7 @@ fn where_the_memory_of_a_loaded_trace_goes() {
         .expect("run one_gigabyte_canonical_trace first")
         .len();
     let (before, _) = rss_now_and_peak();
-    let loaded = tracecost::trace::load_path(&path).unwrap();
+    let loaded = tracecost::trace::Loader::new(&path).load().unwrap();
     let (after, peak) = rss_now_and_peak();
     let (mut message_raw, mut block_raw, mut written, mut parsed, mut shared) =
         (0u64, 0u64, 0u64, 0u64, 0u64);

@@ -30,6 +30,7 @@ mod fleet;
 mod fleet_cache;
 mod gen_fleet;
 mod large_inputs;
+mod names;
 mod openai_cache;
 mod otel_traces;
 mod reliability;

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::error::AppError;
-use super::results::ReplayOutput;
+use super::results::ReplayReport;
 use tracecost_cost::pricing::Usage;
 use tracecost_replay::explain::CacheCause;
 use tracecost_replay::{CompactedIds, ReplayResult, Totals};
@@ -72,7 +72,7 @@ pub fn error_pct(simulated: f64, recorded: f64) -> f64 {
 
 /// The fleet's fidelity.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FidelitySummary {
+pub struct FidelityFigures {
     /// Traces with recorded usage (a session's continuations and subagents
     /// apart: the fidelity of a replay is a trace's).
     pub traces: usize,
@@ -94,7 +94,7 @@ pub struct FidelitySummary {
     pub max_abs_error_pct: f64,
 }
 
-impl FidelitySummary {
+impl FidelityFigures {
     /// The summary of `traces`.
     pub fn of(traces: &[TraceFidelity]) -> Self {
         let recorded_usd: f64 = traces.iter().map(|s| s.recorded_usd).sum();
@@ -112,7 +112,7 @@ impl FidelitySummary {
             let r = ((p / 100.0) * errors.len() as f64).ceil() as usize;
             errors[r.clamp(1, errors.len()) - 1]
         };
-        FidelitySummary {
+        FidelityFigures {
             traces: traces.len(),
             recorded_usd,
             simulated_usd,
@@ -155,20 +155,20 @@ impl FidelitySummary {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FidelityReport {
     /// The summary.
-    pub summary: FidelitySummary,
+    pub summary: FidelityFigures,
     /// Per trace with recorded usage, in input order.
     pub traces: Vec<TraceFidelity>,
 }
 
 impl FidelityReport {
     /// The report of replays of each trace's status quo.
-    pub fn of(outputs: &[ReplayOutput]) -> Self {
+    pub fn of(outputs: &[ReplayReport]) -> Self {
         let traces: Vec<TraceFidelity> = outputs
             .iter()
             .filter_map(|o| TraceFidelity::of_result(&o.result))
             .collect();
         FidelityReport {
-            summary: FidelitySummary::of(&traces),
+            summary: FidelityFigures::of(&traces),
             traces,
         }
     }
@@ -296,7 +296,7 @@ impl Explanation {
 /// also names its continuations and subagents), explained.
 pub fn explain(
     traces: &[&Trace],
-    outputs: &[ReplayOutput],
+    outputs: &[ReplayReport],
     session: &str,
 ) -> Result<Vec<Explanation>, AppError> {
     let picked: Vec<Explanation> = traces
@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn the_summary_counts_traces_with_enough_calls() {
-        let sum = FidelitySummary::of(&[
+        let sum = FidelityFigures::of(&[
             s(10, 1.0, 1.02),
             s(10, 1.0, 0.90),
             s(2, 1.0, 3.0),
@@ -358,6 +358,6 @@ mod tests {
                 .unwrap()
                 .contains("2 within 5% of what they paid")
         );
-        assert!(FidelitySummary::of(&[]).line().is_none());
+        assert!(FidelityFigures::of(&[]).line().is_none());
     }
 }

@@ -611,14 +611,14 @@ pub fn load_stored(
         cache,
         state: &state,
     });
-    let loaded = crate::plan::load_inputs_each_known(
-        paths,
-        opts,
-        progress,
-        lines
-            .as_mut()
-            .map(|l| l as &mut dyn tracecost_trace::KnownLines),
-        &mut |t, origin| {
+    let loaded = crate::plan::InputLoader::new(paths, opts)
+        .progress(progress)
+        .known(
+            lines
+                .as_mut()
+                .map(|l| l as &mut dyn tracecost_trace::KnownLines),
+        )
+        .each(&mut |t, origin| {
             // A trace trimmed of its unpriced calls is not its line any
             // more: it is copied, and never kept as a known line.
             let (t, origin) = match cost.sift_one(t, priced_as) {
@@ -642,8 +642,7 @@ pub fn load_stored(
                     Err(crate::plan::InputError::Unusable(String::new()))
                 }
             }
-        },
-    );
+        });
     let mut st = state.into_inner();
     if let Some(e) = st.failed.take() {
         return Err(e);

@@ -161,10 +161,11 @@ mod tests {
     use super::*;
 
     fn trace(name: &str, session: Option<&str>, account: Option<&str>, source: &str) -> Trace {
-        let mut t = tracecost_trace::load_path(std::path::Path::new(concat!(
+        let mut t = tracecost_trace::Loader::new(std::path::Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/traces/small.json"
         )))
+        .load()
         .unwrap()
         .traces
         .remove(0);

@@ -39,17 +39,16 @@ pub mod usage_period_codex;
 pub use error::{AppError, ErrorClass};
 pub use outline::{OutlineRecord, OutlineShared, Outlines, SharedStrings, TraceHead, TraceOutline};
 pub use pipelines::{
-    CacheUse, CheckOutcome, ImportSummary, RecallAnswer, ReportOutcome, SessionSink,
-    StabilityOutcome, check, import, ledger_repair, recall, replay, report, report_with, stability,
-    stability_digest, sweep, usage,
+    CacheUse, CheckOutcome, FleetReport, ImportReport, RecallAnswer, SessionSink, StabilityReport,
+    check, import, ledger_repair, recall, replay, report, report_with, stability, stability_digest,
+    sweep, usage,
 };
 pub use plan::{
-    CacheScope, Calibration, CheckPlan, CostPlan, ImportPlan, InputError, InputOptions, Loaded,
-    RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan, SweepPlan, TraceRun,
-    UsagePlan, calibration_model, input_paths, load_inputs, load_inputs_each, load_inputs_each_at,
-    load_inputs_each_known, load_traces, segments,
+    CacheScope, CalibrationChoice, CheckPlan, CostPlan, ImportPlan, InputError, InputLoader,
+    InputOptions, Loaded, RecallPlan, ReplayPlan, ReportPlan, SkippedSummary, StabilityPlan,
+    SweepPlan, TraceRun, UsagePlan, calibration_model, input_paths, load_traces, segments,
 };
 pub use resolve::{
     SweepOptions, default_replay_config, grid_configs, status_quos, takes_recorded_ttl,
 };
-pub use results::{ReplayOutput, Savings, TraceReport};
+pub use results::{ReplayReport, Savings, TraceReport};

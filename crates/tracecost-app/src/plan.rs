@@ -10,10 +10,9 @@ use crate::progress::Progress;
 use tracecost_cost::pricing::{ModelPrice, Pricing};
 use tracecost_cost::tokens::{TokenMemo, Tokenizer, parse_tokenizer};
 pub use tracecost_import::inputs::{
-    InputError, InputOptions, Loaded, SkippedSummary, input_paths, load_inputs, load_inputs_each,
-    load_inputs_each_at, load_inputs_each_known,
+    InputError, InputLoader, InputOptions, Loaded, SkippedSummary, input_paths,
 };
-use tracecost_import::{Format, ImportOptions};
+use tracecost_import::{ImportOptions, InputFormat};
 use tracecost_policy::{Config, GridSpec, Implied};
 use tracecost_replay::sweep::Applicability;
 use tracecost_replay::{ReplayContext, ReplayOptions};
@@ -22,7 +21,7 @@ use tracecost_trace::Warning;
 
 /// Whether token counts are calibrated on a trace's recorded usage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Calibration {
+pub enum CalibrationChoice {
     /// Fit a per-trace factor where usage was recorded.
     #[default]
     Auto,
@@ -30,18 +29,18 @@ pub enum Calibration {
     Off,
 }
 
-impl Calibration {
+impl CalibrationChoice {
     /// `auto` / `off`, as written in baselines and on the command line.
     pub fn name(self) -> &'static str {
         match self {
-            Calibration::Auto => "auto",
-            Calibration::Off => "off",
+            CalibrationChoice::Auto => "auto",
+            CalibrationChoice::Off => "off",
         }
     }
 
     /// The calibration called `name`.
     pub fn from_name(name: &str) -> Option<Self> {
-        [Calibration::Auto, Calibration::Off]
+        [CalibrationChoice::Auto, CalibrationChoice::Off]
             .into_iter()
             .find(|c| c.name() == name)
     }
@@ -115,7 +114,7 @@ pub struct CostPlan {
     /// The tokenizer it names.
     pub tokenizer: Arc<dyn Tokenizer>,
     /// Calibration on recorded usage.
-    pub calibration: Calibration,
+    pub calibration: CalibrationChoice,
     /// The Batch API discount.
     pub batch: bool,
     /// Which traces share a simulated cache.
@@ -147,7 +146,7 @@ impl CostPlan {
     pub fn new(
         pricing_file: Option<&Path>,
         tokenizer_spec: &str,
-        calibration: Calibration,
+        calibration: CalibrationChoice,
         batch: bool,
     ) -> Result<Self, AppError> {
         let pricing = match pricing_file {
@@ -520,7 +519,7 @@ pub struct UsagePlan {
 #[derive(Debug)]
 pub struct ImportPlan {
     /// The format; `None`: decided from each file's content.
-    pub format: Option<Format>,
+    pub format: Option<InputFormat>,
     /// Files or directories.
     pub inputs: Vec<PathBuf>,
     /// Options.
@@ -554,7 +553,7 @@ pub fn load_traces(
     let mut traces = Vec::new();
     let mut warnings = Vec::new();
     for p in paths {
-        let loaded = tracecost_trace::load_path_with(p, progress)?;
+        let loaded = tracecost_trace::Loader::new(p).progress(progress).load()?;
         traces.extend(loaded.traces);
         warnings.extend(loaded.warnings);
     }

@@ -370,20 +370,21 @@ impl ReplayPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Calibration;
+    use crate::CalibrationChoice;
     use crate::progress::Silent;
 
     fn traces() -> Vec<Trace> {
-        tracecost_trace::load_path(std::path::Path::new(concat!(
+        tracecost_trace::Loader::new(std::path::Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../traces/massage-gun.json"
         )))
+        .load()
         .unwrap()
         .traces
     }
 
     fn cost() -> CostPlan {
-        CostPlan::new(None, "chars:4", Calibration::Auto, false).unwrap()
+        CostPlan::new(None, "chars:4", CalibrationChoice::Auto, false).unwrap()
     }
 
     fn small_grid() -> GridSpec {

@@ -2,13 +2,13 @@
 
 use serde::Serialize;
 
-use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityResult;
 use tracecost_replay::sweep::TraceSweep;
 use tracecost_replay::{ReplayResult, Totals};
 
 /// One replayed trace with what it is compared against.
 #[derive(Debug, Clone, Serialize)]
-pub struct ReplayOutput {
+pub struct ReplayReport {
     /// The replay.
     #[serde(flatten)]
     pub result: ReplayResult,
@@ -57,5 +57,5 @@ pub struct TraceReport {
     /// The sweep.
     pub sweep: TraceSweep,
     /// Stability of the recommended config.
-    pub stability: StabilityReport,
+    pub stability: StabilityResult,
 }

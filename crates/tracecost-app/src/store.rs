@@ -426,17 +426,18 @@ mod tests {
         std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
         let mut store = TraceStore::new().unwrap();
         let mut outlines = Vec::new();
-        tracecost_trace::load_path_each_at(&path, &crate::progress::Silent, &mut |t, origin| {
-            assert!(origin.is_some(), "a trace alone on its line");
-            outlines.push(
-                store
-                    .put_at(&t, origin.map(|o| (path.as_path(), o)))
-                    .unwrap()
-                    .0,
-            );
-            Ok(())
-        })
-        .unwrap();
+        tracecost_trace::Loader::new(&path)
+            .each(&mut |t, origin| {
+                assert!(origin.is_some(), "a trace alone on its line");
+                outlines.push(
+                    store
+                        .put_at(&t, origin.map(|o| (path.as_path(), o)))
+                        .unwrap()
+                        .0,
+                );
+                Ok(())
+            })
+            .unwrap();
         store.seal().unwrap();
         (path, store, outlines)
     }
@@ -447,7 +448,7 @@ mod tests {
         let (path, store, outlines) = jsonl_store(dir.path());
         // Nothing copied: the temporary file is empty.
         assert_eq!(store.file.end, 0);
-        let loaded = tracecost_trace::load_path(&path).unwrap().traces;
+        let loaded = tracecost_trace::Loader::new(&path).load().unwrap().traces;
         for (i, (o, t)) in outlines.iter().zip(&loaded).enumerate() {
             assert_eq!(&store.get(i, o).unwrap(), t, "trace {i}");
             assert_eq!(store.shape(i).unwrap(), RequestShape::of(t), "trace {i}");

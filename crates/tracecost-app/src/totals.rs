@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::fleet::{FleetConfig, FleetFigures, SessionSummary, SkippedConfig};
 use super::plan::TraceRun;
-use super::results::{ReplayOutput, Savings};
+use super::results::{ReplayReport, Savings};
 use tracecost_policy::Config;
 use tracecost_replay::sweep::{SweepRow, TraceSweep};
 use tracecost_replay::{ReplayResult, Totals};
@@ -59,7 +59,7 @@ pub struct ReplayGroup {
 }
 
 impl ReplayGroup {
-    fn of<'a>(config: FleetConfig, items: &[(&'a TraceRun, &'a ReplayOutput)]) -> Self {
+    fn of<'a>(config: FleetConfig, items: &[(&'a TraceRun, &'a ReplayReport)]) -> Self {
         let mut t = Totals::default();
         // Against no compaction: the saving and what it is a part of.
         let mut reference: Option<(f64, f64)> = None;
@@ -88,9 +88,9 @@ impl ReplayGroup {
 }
 
 /// The totals of `outputs`, the replays of `runs` (in the same order).
-pub fn replay_totals(runs: &[TraceRun], outputs: &[ReplayOutput]) -> ReplayTotals {
-    let items: Vec<(&TraceRun, &ReplayOutput)> = runs.iter().zip(outputs).collect();
-    let mut by_config: Vec<(&Config, Vec<(&TraceRun, &ReplayOutput)>)> = Vec::new();
+pub fn replay_totals(runs: &[TraceRun], outputs: &[ReplayReport]) -> ReplayTotals {
+    let items: Vec<(&TraceRun, &ReplayReport)> = runs.iter().zip(outputs).collect();
+    let mut by_config: Vec<(&Config, Vec<(&TraceRun, &ReplayReport)>)> = Vec::new();
     for &(run, out) in &items {
         match by_config.iter_mut().find(|(k, _)| **k == run.config) {
             Some((_, v)) => v.push((run, out)),

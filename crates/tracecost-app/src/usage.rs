@@ -197,7 +197,7 @@ pub fn run(plan: &crate::UsagePlan) -> Result<UsageReport, crate::AppError> {
 pub(crate) fn scan(
     plan: &crate::UsagePlan,
 ) -> Result<(UsageScan, CodexUsageScan), crate::AppError> {
-    use tracecost_import::{Format, claude_code, codex, detect};
+    use tracecost_import::{InputFormat, claude_code, codex, detect};
     if plan.paths.is_empty() {
         return Err(crate::AppError::Usage(
             "no Claude Code or Codex data found: pass a path, or set CLAUDE_CONFIG_DIR or CODEX_HOME"
@@ -210,7 +210,7 @@ pub(crate) fn scan(
         } else {
             matches!(
                 detect::detect_file(p),
-                Ok(detect::FileKind::Log(Format::Codex))
+                Ok(detect::FileKind::Log(InputFormat::Codex))
             )
         }
     };

@@ -48,7 +48,7 @@ use std::collections::HashMap;
 
 use tracecost_engine::wire::Ttl;
 
-use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimOutcome, SimRequest};
+use super::cache_sim::{CacheHold, EntryState, PrefixIndex, SimError, SimRequest, SimResult};
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;
 use super::tokens::PrehashedBuild;
@@ -207,7 +207,7 @@ impl PromptCache for AutomaticCache {
         &mut self,
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
-    ) -> Result<SimOutcome, SimError> {
+    ) -> Result<SimResult, SimError> {
         if !req.breakpoints.is_empty() {
             return Err(SimError::MarkersRefused {
                 count: req.breakpoints.len(),
@@ -282,7 +282,7 @@ impl PromptCache for AutomaticCache {
                 .retain(|_, e| e.used_ms.saturating_add(hold) > clock);
             self.purge_above = self.entries.len() * 2;
         }
-        Ok(SimOutcome {
+        Ok(SimResult {
             usage: Usage::new(total - read, 0, 0, read, req.output_tokens),
             hit,
             written,
@@ -329,10 +329,10 @@ impl PromptCache for AutomaticCache {
         match self.entries.get(&key) {
             None => EntryState::Absent,
             Some(e) if self.expires(e) > now_ms => EntryState::Readable {
-                ttl: Hold::from_ms(self.retention.hold_ms()),
+                ttl: CacheHold::from_ms(self.retention.hold_ms()),
             },
             Some(e) => EntryState::Expired {
-                ttl: Hold::from_ms(self.retention.hold_ms()),
+                ttl: CacheHold::from_ms(self.retention.hold_ms()),
                 expired_ms: self.expires(e),
             },
         }
@@ -534,7 +534,7 @@ mod tests {
 
     #[test]
     fn a_hold_is_written_as_the_duration_it_is() {
-        use crate::cache_sim::Hold;
+        use crate::cache_sim::CacheHold;
         for (ms, text) in [
             (300_000, "5m"),
             (3_600_000, "1h"),
@@ -542,7 +542,7 @@ mod tests {
             (EXTENDED_MS, "24h"),
             (90_500, "91s"),
         ] {
-            assert_eq!(Hold::from_ms(ms).to_string(), text);
+            assert_eq!(CacheHold::from_ms(ms).to_string(), text);
         }
         let c = in_memory();
         let m = model("gpt-4o");
@@ -555,7 +555,7 @@ mod tests {
         assert_eq!(
             c2.entry_state(key, 6 * MIN),
             EntryState::Expired {
-                ttl: Hold::from_ms(DEFAULT_IDLE_MS),
+                ttl: CacheHold::from_ms(DEFAULT_IDLE_MS),
                 expired_ms: 5 * MIN
             }
         );

@@ -62,8 +62,8 @@ use super::prompt_cache::PromptCache;
 use super::tokens::PrehashedBuild;
 /// Re-exported: `cost::cache_sim::SimRequest` and the rest keep their paths.
 pub use crate::request::{
-    Breakpoint, EntryState, Hold, LOOKBACK_POSITIONS, MAX_BREAKPOINTS, PrefixBlock, PrefixIndex,
-    PrefixKind, SimError, SimOutcome, SimRequest, automatic_breakpoint,
+    Breakpoint, CacheHold, EntryState, LOOKBACK_POSITIONS, MAX_BREAKPOINTS, PrefixBlock,
+    PrefixIndex, PrefixKind, SimError, SimRequest, SimResult, automatic_breakpoint,
 };
 
 /// At most [`MAX_BREAKPOINTS`] breakpoints, on the stack: a request's
@@ -271,7 +271,7 @@ impl CacheSim {
         &mut self,
         req: &SimRequest<'_>,
         blocks: &[PrefixBlock],
-    ) -> Result<SimOutcome, SimError> {
+    ) -> Result<SimResult, SimError> {
         let prefix = PrefixIndex::new(req.model, blocks);
         self.simulate_indexed(req, &prefix)
     }
@@ -284,7 +284,7 @@ impl CacheSim {
         &mut self,
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
-    ) -> Result<SimOutcome, SimError> {
+    ) -> Result<SimResult, SimError> {
         let bps = Self::check(req, prefix)?;
         let back_to_back = req.start_ms.is_none();
         let now = req.start_ms.unwrap_or(self.clock_ms.unwrap_or(0));
@@ -366,7 +366,7 @@ impl CacheSim {
         let clock = self.clock_ms.map_or(now, |c| c.max(now));
         self.clock_ms = Some(clock);
         self.purge(clock);
-        Ok(SimOutcome {
+        Ok(SimResult {
             usage,
             hit,
             written,
@@ -413,7 +413,7 @@ impl PromptCache for CacheSim {
         &mut self,
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
-    ) -> Result<SimOutcome, SimError> {
+    ) -> Result<SimResult, SimError> {
         CacheSim::simulate_indexed(self, req, prefix)
     }
 

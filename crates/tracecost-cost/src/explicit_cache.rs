@@ -33,7 +33,7 @@ use std::collections::HashMap;
 
 use tracecost_engine::wire::Ttl;
 
-use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimOutcome, SimRequest};
+use super::cache_sim::{CacheHold, EntryState, PrefixIndex, SimError, SimRequest, SimResult};
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;
 
@@ -69,7 +69,7 @@ impl PromptCache for ExplicitCache {
         &mut self,
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
-    ) -> Result<SimOutcome, SimError> {
+    ) -> Result<SimResult, SimError> {
         if let Some(bp) = req.breakpoints.iter().find(|b| b.block >= prefix.len()) {
             return Err(SimError::OutOfRange {
                 block: bp.block,
@@ -95,7 +95,7 @@ impl PromptCache for ExplicitCache {
             .map(|b| (b, prefix.tokens_through(b).unwrap_or(0)))
             .filter(|&(_, tokens)| tokens >= req.model.min_cacheable_tokens);
         let Some((block, tokens)) = cached else {
-            return Ok(SimOutcome {
+            return Ok(SimResult {
                 usage: Usage::new(total, 0, 0, 0, req.output_tokens),
                 hit: None,
                 written: Vec::new(),
@@ -107,7 +107,7 @@ impl PromptCache for ExplicitCache {
             e.expires_ms > now && (e.created_ms < now || (back_to_back && e.created_seq < seq))
         });
         if live {
-            return Ok(SimOutcome {
+            return Ok(SimResult {
                 usage: Usage::new(total - tokens, 0, 0, tokens, req.output_tokens),
                 hit: Some(block),
                 written: Vec::new(),
@@ -124,7 +124,7 @@ impl PromptCache for ExplicitCache {
         );
         // Created for an hour: the write goes in the 1-hour column, priced
         // at the explicit write rate (input, an hour's storage, one read).
-        Ok(SimOutcome {
+        Ok(SimResult {
             usage: Usage::new(total - tokens, 0, tokens, 0, req.output_tokens),
             hit: None,
             written: vec![(block, Ttl::OneHour)],
@@ -154,7 +154,7 @@ impl PromptCache for ExplicitCache {
     }
 
     fn entry_state(&self, key: u128, now_ms: u64) -> EntryState {
-        let ttl = Hold::from_ms(TTL_MS);
+        let ttl = CacheHold::from_ms(TTL_MS);
         match self.entries.get(&key) {
             None => EntryState::Absent,
             Some(e) if e.expires_ms > now_ms => EntryState::Readable { ttl },
@@ -244,7 +244,7 @@ mod tests {
         assert_eq!(
             c.entry_state(PrefixIndex::new(&m, &p).key_at(0).unwrap(), 61 * MIN),
             EntryState::Readable {
-                ttl: Hold::from_ms(TTL_MS)
+                ttl: CacheHold::from_ms(TTL_MS)
             }
         );
     }

@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 
 use tracecost_engine::wire::Ttl;
 
-use super::cache_sim::{EntryState, Hold, PrefixIndex, SimError, SimOutcome, SimRequest};
+use super::cache_sim::{CacheHold, EntryState, PrefixIndex, SimError, SimRequest, SimResult};
 use super::pricing::Usage;
 use super::prompt_cache::PromptCache;
 
@@ -79,7 +79,7 @@ impl PromptCache for OpenAiBreakpointCache {
         &mut self,
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
-    ) -> Result<SimOutcome, SimError> {
+    ) -> Result<SimResult, SimError> {
         for bp in req.breakpoints {
             if bp.block >= prefix.len() {
                 return Err(SimError::OutOfRange {
@@ -93,7 +93,7 @@ impl PromptCache for OpenAiBreakpointCache {
         let seq = self.seq;
         let Some(last) = prefix.len().checked_sub(1) else {
             self.seq += 1;
-            return Ok(SimOutcome {
+            return Ok(SimResult {
                 usage: Usage::new(0, 0, 0, 0, req.output_tokens),
                 hit: None,
                 written: Vec::new(),
@@ -166,7 +166,7 @@ impl PromptCache for OpenAiBreakpointCache {
         }
         self.seq += 1;
         self.clock_ms = Some(self.clock_ms.map_or(now, |c| c.max(now)));
-        Ok(SimOutcome {
+        Ok(SimResult {
             // Writes asking for 12 hours go in the 1-hour column, priced
             // as the others (the guide gives no other price).
             usage: Usage::new(total - through, write - long, long, read, req.output_tokens),
@@ -230,10 +230,10 @@ impl PromptCache for OpenAiBreakpointCache {
         match self.entries.iter().rev().find(|e| e.key == key) {
             None => EntryState::Absent,
             Some(e) if e.expires_ms > now_ms => EntryState::Readable {
-                ttl: Hold::from_ms(self.ttl_ms),
+                ttl: CacheHold::from_ms(self.ttl_ms),
             },
             Some(e) => EntryState::Expired {
-                ttl: Hold::from_ms(self.ttl_ms),
+                ttl: CacheHold::from_ms(self.ttl_ms),
                 expired_ms: e.expires_ms,
             },
         }
@@ -254,7 +254,7 @@ mod tests {
         blocks: &[PrefixBlock],
         marks: &[(usize, Ttl)],
         at: u64,
-    ) -> SimOutcome {
+    ) -> SimResult {
         let bps: Vec<Breakpoint> = marks
             .iter()
             .map(|&(block, ttl)| Breakpoint { block, ttl })

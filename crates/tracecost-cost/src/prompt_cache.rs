@@ -1,7 +1,7 @@
 //! One trait for every provider's prompt cache: what a replay asks of a
 //! simulator, whichever provider's rules it follows.
 
-use super::request::{EntryState, PrefixBlock, PrefixIndex, SimError, SimOutcome, SimRequest};
+use super::request::{EntryState, PrefixBlock, PrefixIndex, SimError, SimRequest, SimResult};
 
 /// A provider's prompt cache across a sequence of requests: each request's
 /// usage as that provider would report it, the cache kept between them.
@@ -17,14 +17,14 @@ pub trait PromptCache: Send {
         &mut self,
         req: &SimRequest<'_>,
         prefix: &PrefixIndex,
-    ) -> Result<SimOutcome, SimError>;
+    ) -> Result<SimResult, SimError>;
 
     /// Simulates one request of `blocks`, indexing them first.
     fn simulate(
         &mut self,
         req: &SimRequest<'_>,
         blocks: &[PrefixBlock],
-    ) -> Result<SimOutcome, SimError> {
+    ) -> Result<SimResult, SimError> {
         let prefix = PrefixIndex::new(req.model, blocks);
         self.simulate_indexed(req, &prefix)
     }

@@ -279,7 +279,7 @@ pub struct SimRequest<'a> {
 
 /// What one simulated request did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SimOutcome {
+pub struct SimResult {
     /// The usage the API would report.
     pub usage: Usage,
     /// Block index of the highest cache hit, if any.
@@ -345,14 +345,14 @@ pub enum SimError {
 /// `30m`, `12h`, `24h`. Kept in seconds, so that a call's explanation stays
 /// small in a fleet's result rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Hold {
+pub struct CacheHold {
     secs: u32,
 }
 
-impl Hold {
+impl CacheHold {
     /// A hold of `ms` milliseconds (to the second, at most 136 years).
     pub fn from_ms(ms: u64) -> Self {
-        Hold {
+        CacheHold {
             secs: u32::try_from(ms.div_ceil(1000)).unwrap_or(u32::MAX),
         }
     }
@@ -363,13 +363,13 @@ impl Hold {
     }
 }
 
-impl From<Ttl> for Hold {
+impl From<Ttl> for CacheHold {
     fn from(t: Ttl) -> Self {
-        Hold::from_ms(t.millis())
+        CacheHold::from_ms(t.millis())
     }
 }
 
-impl std::fmt::Display for Hold {
+impl std::fmt::Display for CacheHold {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.secs {
             s if s % 3600 == 0 && s > 0 => write!(f, "{}h", s / 3600),
@@ -390,14 +390,14 @@ pub enum EntryState {
     /// Written or last read with `ttl`, and past it since `expired_ms`.
     Expired {
         /// How long it was held.
-        ttl: Hold,
+        ttl: CacheHold,
         /// When it expired (ms since the epoch).
         expired_ms: u64,
     },
     /// Still held.
     Readable {
         /// How long it is held.
-        ttl: Hold,
+        ttl: CacheHold,
     },
 }
 

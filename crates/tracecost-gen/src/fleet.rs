@@ -126,7 +126,7 @@ fn account_name(k: usize, accounts: usize) -> String {
 
 /// The traces of a fleet, one session (one or more parts) at a time, in
 /// order of start time. See [`super::fleet`].
-pub struct Fleet {
+pub struct GeneratedFleet {
     sessions: usize,
     seed: u64,
     accounts: usize,
@@ -139,7 +139,7 @@ pub struct Fleet {
     pending: VecDeque<Trace>,
 }
 
-impl Fleet {
+impl GeneratedFleet {
     /// `sessions` sessions from `seed`, spread over `accounts` accounts (1
     /// when 0): the session drawn `i`-th (draw order is not start order)
     /// goes to account `i % accounts`, so the accounts' sizes differ by one
@@ -183,7 +183,7 @@ impl Fleet {
     }
 }
 
-impl Iterator for Fleet {
+impl Iterator for GeneratedFleet {
     type Item = Trace;
 
     fn next(&mut self) -> Option<Trace> {
@@ -296,12 +296,14 @@ mod tests {
     #[test]
     fn accounts_spread_whole_sessions_evenly_and_change_nothing_else() {
         use std::collections::BTreeMap;
-        let json = |f: Fleet| -> Vec<String> { f.map(|t| tracecost_trace::to_json(&t)).collect() };
-        let four: Vec<Trace> = Fleet::new(41, 5, 4, DEFAULT_FLEET_DAYS).collect();
+        let json = |f: GeneratedFleet| -> Vec<String> {
+            f.map(|t| tracecost_trace::to_json(&t)).collect()
+        };
+        let four: Vec<Trace> = GeneratedFleet::new(41, 5, 4, DEFAULT_FLEET_DAYS).collect();
         // The same seed, the same bytes.
         assert_eq!(
-            json(Fleet::new(41, 5, 4, DEFAULT_FLEET_DAYS)),
-            json(Fleet::new(41, 5, 4, DEFAULT_FLEET_DAYS))
+            json(GeneratedFleet::new(41, 5, 4, DEFAULT_FLEET_DAYS)),
+            json(GeneratedFleet::new(41, 5, 4, DEFAULT_FLEET_DAYS))
         );
         let mut accounts: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
         for t in &four {
@@ -332,7 +334,7 @@ mod tests {
         );
         // The sessions themselves are the one-account fleet's: only the
         // account and the description's recipe differ.
-        let one: Vec<Trace> = Fleet::new(41, 5, 1, DEFAULT_FLEET_DAYS).collect();
+        let one: Vec<Trace> = GeneratedFleet::new(41, 5, 1, DEFAULT_FLEET_DAYS).collect();
         assert_eq!(one.len(), four.len());
         for (a, b) in one.iter().zip(&four) {
             assert_eq!(a.account.as_deref(), Some(FLEET_ACCOUNT));

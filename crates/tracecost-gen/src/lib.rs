@@ -54,7 +54,7 @@ mod text;
 use tracecost_engine::message::Message;
 use tracecost_trace::{Prompt, Trace};
 
-pub use fleet::{DEFAULT_FLEET_DAYS, Fleet, project_of};
+pub use fleet::{DEFAULT_FLEET_DAYS, GeneratedFleet, project_of};
 pub use ledger_run::{LEDGER_KEEP_LAST, LEDGER_THRESHOLD, RECALL_CHANCE, ledger_status_quo};
 pub use observability_export::{ObservabilityFormat, write_observability_export};
 pub use otel_export::{OtelExportStats, write_otel_export};
@@ -193,8 +193,8 @@ pub fn ledger_session_parts(calls: usize, seed: u64) -> Vec<Trace> {
 /// Sessions of one project, model and day share a system prompt, so their
 /// prefix is cacheable across sessions. Every trace is in one account,
 /// `generated-team`. The same arguments give the same traces.
-pub fn fleet(sessions: usize, seed: u64) -> Fleet {
-    Fleet::new(sessions, seed, 1, DEFAULT_FLEET_DAYS)
+pub fn fleet(sessions: usize, seed: u64) -> GeneratedFleet {
+    GeneratedFleet::new(sessions, seed, 1, DEFAULT_FLEET_DAYS)
 }
 
 /// The sessions of [`fleet`]`(sessions, seed)`, the same but for their
@@ -206,8 +206,8 @@ pub fn fleet(sessions: usize, seed: u64) -> Fleet {
 /// byte for byte. Sessions of one account share its prompt cache when
 /// replayed; those of different accounts never do. The same arguments give
 /// the same traces.
-pub fn fleet_in_accounts(sessions: usize, seed: u64, accounts: usize) -> Fleet {
-    Fleet::new(sessions, seed, accounts, DEFAULT_FLEET_DAYS)
+pub fn fleet_in_accounts(sessions: usize, seed: u64, accounts: usize) -> GeneratedFleet {
+    GeneratedFleet::new(sessions, seed, accounts, DEFAULT_FLEET_DAYS)
 }
 
 /// The sessions of [`fleet_in_accounts`]`(sessions, seed, accounts)`
@@ -218,8 +218,8 @@ pub fn fleet_in_accounts(sessions: usize, seed: u64, accounts: usize) -> Fleet {
 /// uses it to grow a fleet at an even density: ten times the sessions over
 /// ten times the days overlap about as much. The same arguments give the
 /// same traces.
-pub fn fleet_over_days(sessions: usize, seed: u64, accounts: usize, days: u64) -> Fleet {
-    Fleet::new(sessions, seed, accounts, days)
+pub fn fleet_over_days(sessions: usize, seed: u64, accounts: usize, days: u64) -> GeneratedFleet {
+    GeneratedFleet::new(sessions, seed, accounts, days)
 }
 
 /// Unicode characters of the compact JSON array of `msgs`: `[`, each

@@ -46,7 +46,7 @@ use super::common::{
     cap_markers, compact_object, exchange, finish_usage, image_from_url, message_key, read_text,
     split_doc, tool_result_block, tool_use_block,
 };
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::json::{RawObject, raw_json, raw_string};
 use tracecost_engine::message::{ContentBlock, Message, Role, ToolDefinition};
@@ -56,11 +56,11 @@ use tracecost_trace::{Call, Prompt, RecordedUsage};
 /// Imports Bedrock Converse request bodies and request/response logs.
 /// Directories are expanded to their `.json`/`.jsonl` files; files are
 /// read in path order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::Bedrock.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::Bedrock.import(inputs, opts)
 }
 
-/// What [`super::Format::Bedrock`] reads, for the loop every log importer
+/// What [`super::InputFormat::Bedrock`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
@@ -73,7 +73,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{Format, ImportError};
+use super::{ImportError, InputFormat};
 use tracecost_trace::TRACE_FORMAT;
 use tracecost_trace::UTF8_BOM;
 
@@ -47,8 +47,8 @@ pub enum FileKind {
     /// A canonical trace file (`tracecost.trace/v1`).
     Trace,
     /// A file one importer reads (a Claude Code transcript is
-    /// [`Format::ClaudeCode`]).
-    Log(Format),
+    /// [`InputFormat::ClaudeCode`]).
+    Log(InputFormat),
     /// Nothing at all, or only whitespace.
     Empty,
     /// Something tracecost does not read.
@@ -145,7 +145,7 @@ pub fn detect_file(path: &Path) -> Result<FileKind, ImportError> {
     }
     // A CSV export of observations, told by its header.
     if std::str::from_utf8(first).is_ok_and(crate::langfuse::is_csv_header) {
-        return Ok(FileKind::Log(Format::Langfuse));
+        return Ok(FileKind::Log(InputFormat::Langfuse));
     }
     // Not a value on one line: a document over several lines.
     let limit = if size <= WHOLE_DOC_BYTES {
@@ -258,20 +258,24 @@ fn decide_value(v: &Value) -> FileKind {
             // A list of lists: LangChain, one list per model call.
             Some(Value::Array(inner)) => match inner.first() {
                 Some(Value::Object(m)) if is_langchain_message(m) => {
-                    FileKind::Log(Format::Langchain)
+                    FileKind::Log(InputFormat::Langchain)
                 }
                 _ => FileKind::Other,
             },
-            Some(Value::Object(m)) if is_langchain_message(m) => FileKind::Log(Format::Langchain),
+            Some(Value::Object(m)) if is_langchain_message(m) => {
+                FileKind::Log(InputFormat::Langchain)
+            }
             // A bare list of role messages, or a list of request bodies or
             // request/response records: what the OpenAI importer reads.
-            Some(Value::Object(m)) if m.contains_key("role") => FileKind::Log(Format::Openai),
-            Some(Value::Object(m)) if m.contains_key("messages") => FileKind::Log(Format::Openai),
-            Some(Value::Object(m)) if is_responses_body(m) => {
-                FileKind::Log(Format::OpenaiResponses)
+            Some(Value::Object(m)) if m.contains_key("role") => FileKind::Log(InputFormat::Openai),
+            Some(Value::Object(m)) if m.contains_key("messages") => {
+                FileKind::Log(InputFormat::Openai)
             }
-            Some(Value::Object(m)) if is_gemini_body(m) => FileKind::Log(Format::Gemini),
-            Some(Value::Object(m)) if is_converse_body(m) => FileKind::Log(Format::Bedrock),
+            Some(Value::Object(m)) if is_responses_body(m) => {
+                FileKind::Log(InputFormat::OpenaiResponses)
+            }
+            Some(Value::Object(m)) if is_gemini_body(m) => FileKind::Log(InputFormat::Gemini),
+            Some(Value::Object(m)) if is_converse_body(m) => FileKind::Log(InputFormat::Bedrock),
             Some(Value::Object(m)) => match m.get("request").and_then(Value::as_object) {
                 Some(request) => FileKind::Log(exchange_format(request, m.get("response"))),
                 None => FileKind::Other,
@@ -292,37 +296,37 @@ fn decide_object(o: &Map<String, Value>) -> FileKind {
     // An OTLP JSON line: the Collector's file exporter's TracesData, or
     // LogsData holding whole model calls (not only per-message events).
     if o.contains_key("resourceSpans") {
-        return FileKind::Log(Format::Otel);
+        return FileKind::Log(InputFormat::Otel);
     }
     if o.contains_key("resourceLogs") {
         return match crate::otel::logs_hold_genai(&Value::Object(o.clone())) {
-            true => FileKind::Log(Format::Otel),
+            true => FileKind::Log(InputFormat::Otel),
             false => FileKind::Unread(OTEL_LOGS),
         };
     }
     if crate::langfuse::is_langfuse(o) {
-        return FileKind::Log(Format::Langfuse);
+        return FileKind::Log(InputFormat::Langfuse);
     }
     if crate::openai_agents::is_agents_export(o) {
-        return FileKind::Log(Format::OpenaiAgents);
+        return FileKind::Log(InputFormat::OpenaiAgents);
     }
     if crate::langsmith::is_langsmith(o) {
-        return FileKind::Log(Format::Langsmith);
+        return FileKind::Log(InputFormat::Langsmith);
     }
     if is_claude_code_line(o) {
-        return FileKind::Log(Format::ClaudeCode);
+        return FileKind::Log(InputFormat::ClaudeCode);
     }
     if is_codex_line(o) {
-        return FileKind::Log(Format::Codex);
+        return FileKind::Log(InputFormat::Codex);
     }
     if let Some(request) = o.get("request").and_then(Value::as_object) {
         return FileKind::Log(exchange_format(request, o.get("response")));
     }
     if is_gemini_body(o) {
-        return FileKind::Log(Format::Gemini);
+        return FileKind::Log(InputFormat::Gemini);
     }
     if is_converse_body(o) {
-        return FileKind::Log(Format::Bedrock);
+        return FileKind::Log(InputFormat::Bedrock);
     }
     match o.get("messages").and_then(Value::as_array) {
         // LangGraph state.
@@ -332,12 +336,12 @@ fn decide_object(o: &Map<String, Value>) -> FileKind {
                 .and_then(Value::as_object)
                 .is_some_and(is_langchain_message) =>
         {
-            FileKind::Log(Format::Langchain)
+            FileKind::Log(InputFormat::Langchain)
         }
         // A request body on its own: the Anthropic importer reads only
         // request/response records, the OpenAI one reads bodies.
-        Some(_) if o.contains_key("model") => FileKind::Log(Format::Openai),
-        _ if is_responses_body(o) => FileKind::Log(Format::OpenaiResponses),
+        Some(_) if o.contains_key("model") => FileKind::Log(InputFormat::Openai),
+        _ if is_responses_body(o) => FileKind::Log(InputFormat::OpenaiResponses),
         _ => FileKind::Other,
     }
 }
@@ -433,22 +437,22 @@ fn is_langchain_message(m: &Map<String, Value>) -> bool {
 
 /// Which API a request/response record talks to: the URL when recorded
 /// (claude-trace), else the shape of the response, else of the request.
-fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Format {
+fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> InputFormat {
     if let Some(url) = request.get("url").and_then(Value::as_str) {
         if url.contains("/chat/completions") {
-            return Format::Openai;
+            return InputFormat::Openai;
         }
         if url.contains("/v1/responses") {
-            return Format::OpenaiResponses;
+            return InputFormat::OpenaiResponses;
         }
         if url.contains("/v1/messages") {
-            return Format::Anthropic;
+            return InputFormat::Anthropic;
         }
         if url.contains(":generateContent") || url.contains(":streamGenerateContent") {
-            return Format::Gemini;
+            return InputFormat::Gemini;
         }
         if url.contains("/converse") {
-            return Format::Bedrock;
+            return InputFormat::Bedrock;
         }
     }
     let body = |v: &Value| -> Option<Map<String, Value>> {
@@ -460,37 +464,37 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
     };
     if let Some(resp) = response.and_then(body) {
         if resp.contains_key("candidates") || resp.contains_key("usageMetadata") {
-            return Format::Gemini;
+            return InputFormat::Gemini;
         }
         if resp
             .get("output")
             .is_some_and(|o| o.get("message").is_some())
         {
-            return Format::Bedrock;
+            return InputFormat::Bedrock;
         }
         if resp.get("object").is_some_and(|o| o == "response")
             || resp.get("output").is_some_and(Value::is_array)
         {
-            return Format::OpenaiResponses;
+            return InputFormat::OpenaiResponses;
         }
         if resp.contains_key("choices")
             || resp.get("object").is_some_and(|o| o == "chat.completion")
         {
-            return Format::Openai;
+            return InputFormat::Openai;
         }
         if resp.get("type").is_some_and(|t| t == "message") || resp.contains_key("stop_reason") {
-            return Format::Anthropic;
+            return InputFormat::Anthropic;
         }
     }
     let req = body(&Value::Object(request.clone())).unwrap_or_default();
     if is_gemini_body(&req) {
-        return Format::Gemini;
+        return InputFormat::Gemini;
     }
     if is_converse_body(&req) {
-        return Format::Bedrock;
+        return InputFormat::Bedrock;
     }
     if !req.contains_key("messages") && req.contains_key("input") {
-        return Format::OpenaiResponses;
+        return InputFormat::OpenaiResponses;
     }
     let openai_role = |m: &Value| {
         m.get("role")
@@ -503,9 +507,9 @@ fn exchange_format(request: &Map<String, Value>, response: Option<&Value>) -> Fo
         .and_then(Value::as_array)
         .is_some_and(|ms| ms.iter().any(openai_role));
     if openai {
-        Format::Openai
+        InputFormat::Openai
     } else {
-        Format::Anthropic
+        InputFormat::Anthropic
     }
 }
 
@@ -571,7 +575,7 @@ const CODEX_LAYOUT_DEPTH: usize = 3;
 fn first_rollout(dir: &Path) -> Option<PathBuf> {
     first_log(dir, CODEX_LAYOUT_DEPTH, |p| {
         super::codex::is_rollout_name(p)
-            && matches!(detect_file(p), Ok(FileKind::Log(Format::Codex)))
+            && matches!(detect_file(p), Ok(FileKind::Log(InputFormat::Codex)))
     })
 }
 
@@ -580,7 +584,7 @@ fn first_rollout(dir: &Path) -> Option<PathBuf> {
 fn first_transcript(dir: &Path) -> Option<PathBuf> {
     first_log(dir, LAYOUT_DEPTH, |p| {
         p.extension().is_some_and(|e| e == "jsonl")
-            && matches!(detect_file(p), Ok(FileKind::Log(Format::ClaudeCode)))
+            && matches!(detect_file(p), Ok(FileKind::Log(InputFormat::ClaudeCode)))
     })
 }
 
@@ -705,17 +709,17 @@ mod tests {
         let user = r#"{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1","sessionId":"s","timestamp":"2025-01-01T00:00:00Z"}"#;
         assert_eq!(
             kind_of("s.jsonl", &format!("{user}\n{user}\n")),
-            FileKind::Log(Format::ClaudeCode)
+            FileKind::Log(InputFormat::ClaudeCode)
         );
         let summary = r#"{"type":"summary","summary":"Fix","leafUuid":"u9"}"#;
         assert_eq!(
             kind_of("t.jsonl", summary),
-            FileKind::Log(Format::ClaudeCode)
+            FileKind::Log(InputFormat::ClaudeCode)
         );
         let snapshot = r#"{"type":"file-history-snapshot","messageId":"m","snapshot":{}}"#;
         assert_eq!(
             kind_of("u.jsonl", snapshot),
-            FileKind::Log(Format::ClaudeCode)
+            FileKind::Log(InputFormat::ClaudeCode)
         );
     }
 
@@ -724,23 +728,29 @@ mod tests {
         let anthropic = r#"{"request":{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]},"response":{"type":"message","role":"assistant","content":[]}}"#;
         assert_eq!(
             kind_of("a.jsonl", anthropic),
-            FileKind::Log(Format::Anthropic)
+            FileKind::Log(InputFormat::Anthropic)
         );
         let claude_trace = r#"{"request":{"url":"https://api.anthropic.com/v1/messages?beta=true","body":{"messages":[]}},"response":{"body_raw":"event: message_start"}}"#;
         assert_eq!(
             kind_of("b.jsonl", claude_trace),
-            FileKind::Log(Format::Anthropic)
+            FileKind::Log(InputFormat::Anthropic)
         );
         let openai = r#"{"request":{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]},"response":{"choices":[]}}"#;
-        assert_eq!(kind_of("c.jsonl", openai), FileKind::Log(Format::Openai));
+        assert_eq!(
+            kind_of("c.jsonl", openai),
+            FileKind::Log(InputFormat::Openai)
+        );
         // No response: the request's system role says OpenAI.
         let openai =
             r#"{"request":{"model":"gpt-4o","messages":[{"role":"system","content":"x"}]}}"#;
-        assert_eq!(kind_of("d.jsonl", openai), FileKind::Log(Format::Openai));
+        assert_eq!(
+            kind_of("d.jsonl", openai),
+            FileKind::Log(InputFormat::Openai)
+        );
         let body = "{\n  \"model\": \"gpt-4o\",\n  \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]\n}\n";
-        assert_eq!(kind_of("e.json", body), FileKind::Log(Format::Openai));
+        assert_eq!(kind_of("e.json", body), FileKind::Log(InputFormat::Openai));
         let list = r#"[{"role":"user","content":"2+2?"},{"role":"assistant","content":"4"}]"#;
-        assert_eq!(kind_of("f.json", list), FileKind::Log(Format::Openai));
+        assert_eq!(kind_of("f.json", list), FileKind::Log(InputFormat::Openai));
     }
 
     #[test]
@@ -748,19 +758,19 @@ mod tests {
         let m = r#"{"type":"human","data":{"content":"hi","type":"human"}}"#;
         assert_eq!(
             kind_of("a.json", &format!("[\n  {m}\n]\n")),
-            FileKind::Log(Format::Langchain)
+            FileKind::Log(InputFormat::Langchain)
         );
         assert_eq!(
             kind_of("b.json", &format!("[[{m}],[{m}]]")),
-            FileKind::Log(Format::Langchain)
+            FileKind::Log(InputFormat::Langchain)
         );
         assert_eq!(
             kind_of("c.jsonl", &format!("[{m}]\n[{m}]\n")),
-            FileKind::Log(Format::Langchain)
+            FileKind::Log(InputFormat::Langchain)
         );
         assert_eq!(
             kind_of("d.json", &format!("{{\"messages\": [{m}]}}")),
-            FileKind::Log(Format::Langchain)
+            FileKind::Log(InputFormat::Langchain)
         );
     }
 
@@ -787,14 +797,17 @@ mod tests {
     fn the_bundled_importer_fixtures_are_recognized() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/import");
         for (file, want) in [
-            ("anthropic_plain.jsonl", FileKind::Log(Format::Anthropic)),
-            ("claude_trace.jsonl", FileKind::Log(Format::Anthropic)),
-            ("lc_final.json", FileKind::Log(Format::Langchain)),
-            ("lc_per_call.json", FileKind::Log(Format::Langchain)),
-            ("lc_states.jsonl", FileKind::Log(Format::Langchain)),
-            ("oa_list.json", FileKind::Log(Format::Openai)),
-            ("oa_pairs.jsonl", FileKind::Log(Format::Openai)),
-            ("oa_request.json", FileKind::Log(Format::Openai)),
+            (
+                "anthropic_plain.jsonl",
+                FileKind::Log(InputFormat::Anthropic),
+            ),
+            ("claude_trace.jsonl", FileKind::Log(InputFormat::Anthropic)),
+            ("lc_final.json", FileKind::Log(InputFormat::Langchain)),
+            ("lc_per_call.json", FileKind::Log(InputFormat::Langchain)),
+            ("lc_states.jsonl", FileKind::Log(InputFormat::Langchain)),
+            ("oa_list.json", FileKind::Log(InputFormat::Openai)),
+            ("oa_pairs.jsonl", FileKind::Log(InputFormat::Openai)),
+            ("oa_request.json", FileKind::Log(InputFormat::Openai)),
         ] {
             assert_eq!(detect_file(&dir.join(file)).unwrap(), want, "{file}");
         }
@@ -834,11 +847,11 @@ mod tests {
         // One line, and JSON Lines (where the whole file is no one value).
         assert_eq!(
             kind_of("a.jsonl", &record),
-            FileKind::Log(Format::Anthropic)
+            FileKind::Log(InputFormat::Anthropic)
         );
         assert_eq!(
             kind_of("b.jsonl", &format!("{record}\n{record}\n")),
-            FileKind::Log(Format::Anthropic)
+            FileKind::Log(InputFormat::Anthropic)
         );
         let t = format!(r#"{{"format":"tracecost.trace/v1","name":{deep}}}"#);
         assert_eq!(kind_of("c.json", &t), FileKind::Trace);

@@ -50,7 +50,7 @@ use super::common::{
     compact_object, exchange, finish_usage, image_from_url, message_key, read_text, split_doc,
     split_included_input, timestamp_ms, tool_result_block, tool_use_block,
 };
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::json::{RawObject, raw_json};
 use tracecost_engine::message::{ContentBlock, Message, Role, ToolDefinition};
@@ -59,11 +59,11 @@ use tracecost_trace::{Call, Prompt, RecordedUsage};
 /// Imports Gemini `generateContent` request bodies and request/response
 /// logs. Directories are expanded to their `.json`/`.jsonl` files; files
 /// are read in path order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::Gemini.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::Gemini.import(inputs, opts)
 }
 
-/// What [`super::Format::Gemini`] reads, for the loop every log importer
+/// What [`super::InputFormat::Gemini`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
@@ -82,7 +82,7 @@ const GENERATED_IDS: &str = "gemini_call_";
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::detect::{self, FileKind};
 use crate::progress::Progress;
-use crate::{Format, ImportError, ImportOptions, ImportReport};
+use crate::{ImportError, ImportOptions, ImportSummary, InputFormat};
 use tracecost_trace::{Trace, TraceError, Warning};
 
 /// Why inputs could not be read.
@@ -27,12 +27,12 @@ pub enum InputError {
     Unusable(String),
 }
 
-/// How [`load_inputs`] reads its inputs.
+/// How [`InputLoader`] reads its inputs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct InputOptions {
     /// Read every input with this importer instead of deciding from
     /// content, exactly as `import --from` reads them.
-    pub from: Option<Format>,
+    pub from: Option<InputFormat>,
     /// Skip a damaged file (and name it in [`SkippedSummary`]) instead of
     /// failing; importers skip damaged lines.
     pub skip_invalid: bool,
@@ -41,7 +41,7 @@ pub struct InputOptions {
     pub join_compactions: bool,
 }
 
-/// What [`load_inputs`] passed over: files of another kind found in
+/// What [`InputLoader`] passed over: files of another kind found in
 /// folders, what in a folder is no file to read, and damaged or unreadable
 /// input under [`InputOptions::skip_invalid`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -113,7 +113,7 @@ pub fn input_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
     }
 }
 
-/// What [`load_inputs`] read.
+/// What [`InputLoader`] read.
 #[derive(Debug, Default)]
 pub struct Loaded {
     /// Every trace, in input order (folders in name order).
@@ -133,7 +133,7 @@ enum Source {
     /// A canonical trace file.
     Trace(PathBuf),
     /// A log one importer reads.
-    Log(Format, PathBuf),
+    Log(InputFormat, PathBuf),
     /// OpenTelemetry exports of one input, imported together: a call's
     /// span (in a traces file) and its inference event (in a logs file)
     /// are one call, counted once.
@@ -143,8 +143,14 @@ enum Source {
     ClaudeCode(Vec<PathBuf>),
 }
 
-/// Loads the traces of `paths` — canonical trace files, Claude Code
-/// folders and transcripts, Codex folders and rollouts, Anthropic,
+/// What takes each trace read with the file and the line it was read
+/// from, when it was alone on a line of a JSON Lines file of traces
+/// ([`InputLoader::each`]).
+pub type EmitAt<'e> =
+    dyn FnMut(Trace, Option<(&Path, tracecost_trace::LineOrigin)>) -> Result<(), InputError> + 'e;
+
+/// The inputs at `paths` to load, and how: the traces in canonical trace
+/// files, Claude Code folders and transcripts, Codex folders and rollouts, Anthropic,
 /// LangChain, OpenAI Chat Completions and Responses logs, and
 /// folders of them — deciding what each file is from its content (see
 /// [`crate::detect`]); no paths means `traces/`.
@@ -160,131 +166,143 @@ enum Source {
 /// Code transcript a damaged line is such an error (or, skipped, listed),
 /// but an unfinished last line is a session being written and is passed
 /// over as the importer does. Inputs that give no trace at all are an
-/// error. All traces are held in memory: the pipelines take them whole.
-pub fn load_inputs(
-    paths: &[PathBuf],
-    opts: &InputOptions,
-    progress: &dyn Progress,
-) -> Result<Loaded, InputError> {
-    let mut traces = Vec::new();
-    let mut loaded = load_inputs_each(paths, opts, progress, &mut |t| {
-        traces.push(t);
-        Ok(())
-    })?;
-    loaded.traces = traces;
-    Ok(loaded)
+/// error.
+///
+/// What the callers vary are its options: [`InputLoader::progress`],
+/// [`InputLoader::known`], and whether the traces are held
+/// ([`InputLoader::load`]) or handed over one at a time
+/// ([`InputLoader::each`]).
+pub struct InputLoader<'a> {
+    paths: &'a [PathBuf],
+    opts: &'a InputOptions,
+    progress: &'a dyn Progress,
+    known: Option<&'a mut dyn tracecost_trace::KnownLines>,
 }
 
-/// [`load_inputs`], handing each trace to `emit` as it is read instead of
-/// holding them ([`Loaded::traces`] stays empty): a JSON Lines file of
-/// traces, or a folder of trace files, is then never in memory whole (a
-/// log's importer still reads the log whole). Under
-/// [`InputOptions::skip_invalid`] a damaged line of a JSON Lines file of
-/// traces is passed over and named, its neighbours read as ever; a damaged
-/// trace file of one document hands over nothing. `emit`'s error stops the
-/// load.
-pub fn load_inputs_each(
-    paths: &[PathBuf],
-    opts: &InputOptions,
-    progress: &dyn Progress,
-    emit: &mut dyn FnMut(Trace) -> Result<(), InputError>,
-) -> Result<Loaded, InputError> {
-    load_inputs_each_at(paths, opts, progress, &mut |t, _| emit(t))
-}
-
-/// What takes each trace read with the file and the line it was read
-/// from, when it was alone on a line of a JSON Lines file of traces
-/// ([`load_inputs_each_at`]).
-pub type EmitAt<'e> =
-    dyn FnMut(Trace, Option<(&Path, tracecost_trace::LineOrigin)>) -> Result<(), InputError> + 'e;
-
-/// [`load_inputs_each`], telling `emit` the file and the line a trace alone
-/// on a line of a JSON Lines file of traces was read from
-/// ([`tracecost_trace::LineOrigin`]; `None` for any other trace).
-pub fn load_inputs_each_at(
-    paths: &[PathBuf],
-    opts: &InputOptions,
-    progress: &dyn Progress,
-    emit: &mut EmitAt<'_>,
-) -> Result<Loaded, InputError> {
-    load_inputs_each_known(paths, opts, progress, None, emit)
-}
-
-/// [`load_inputs_each_at`], where a line of a JSON Lines file of traces
-/// that `known` knows is handed to it instead of being parsed
-/// ([`tracecost_trace::KnownLines`]); it counts as a trace read.
-pub fn load_inputs_each_known(
-    paths: &[PathBuf],
-    opts: &InputOptions,
-    progress: &dyn Progress,
-    known: Option<&mut dyn tracecost_trace::KnownLines>,
-    emit: &mut EmitAt<'_>,
-) -> Result<Loaded, InputError> {
-    /// Counts the lines taken.
-    struct Counted<'k> {
-        known: &'k mut dyn tracecost_trace::KnownLines,
-        taken: usize,
-    }
-    impl tracecost_trace::KnownLines for Counted<'_> {
-        fn knows(&mut self, path: &Path, lines: &[tracecost_trace::LineDigest]) -> Vec<bool> {
-            self.known.knows(path, lines)
-        }
-        fn take(
-            &mut self,
-            path: &Path,
-            origin: tracecost_trace::LineOrigin,
-        ) -> Result<(), TraceError> {
-            self.taken += 1;
-            self.known.take(path, origin)
-        }
-        fn parsed(&mut self, alone: bool) {
-            self.known.parsed(alone);
+impl<'a> InputLoader<'a> {
+    /// The inputs at `paths`, read as `opts` says, silently, every line
+    /// parsed.
+    pub fn new(paths: &'a [PathBuf], opts: &'a InputOptions) -> Self {
+        InputLoader {
+            paths,
+            opts,
+            progress: &crate::progress::Silent,
+            known: None,
         }
     }
-    let mut known = known.map(|known| Counted { known, taken: 0 });
-    let paths = &input_paths(paths)[..];
-    let import_opts = import_options(opts);
-    let mut loaded = Loaded::default();
-    let mut count = 0usize;
-    let mut counted = |t: Trace, origin: Option<(&Path, tracecost_trace::LineOrigin)>| {
-        count += 1;
-        emit(t, origin)
-    };
-    if let Some(format) = opts.from {
-        format.import_each(paths, &import_opts, progress, &mut |t| counted(t, None))?;
-        return Ok(loaded);
+
+    /// Reports what is read to `progress`.
+    pub fn progress(mut self, progress: &'a dyn Progress) -> Self {
+        self.progress = progress;
+        self
     }
-    let mut found = Vec::new();
-    for path in paths {
-        found.extend(sources(path, opts.skip_invalid, &mut loaded.skipped)?);
+
+    /// With `known`, a line of a JSON Lines file of traces that it knows
+    /// is handed to it instead of being parsed
+    /// ([`tracecost_trace::KnownLines`]); it counts as a trace read.
+    pub fn known<'k: 'a>(
+        mut self,
+        known: Option<&'a mut (dyn tracecost_trace::KnownLines + 'k)>,
+    ) -> Self {
+        self.known = known.map(|k| k as &'a mut dyn tracecost_trace::KnownLines);
+        self
     }
-    for source in otel_together(found) {
-        read_source(
-            source,
+
+    /// Loads every trace, held in [`Loaded::traces`], for the pipelines
+    /// that take them whole.
+    pub fn load(self) -> Result<Loaded, InputError> {
+        let mut traces = Vec::new();
+        let mut loaded = self.each(&mut |t, _| {
+            traces.push(t);
+            Ok(())
+        })?;
+        loaded.traces = traces;
+        Ok(loaded)
+    }
+
+    /// Hands each trace to `emit` as it is read instead of holding them
+    /// ([`Loaded::traces`] stays empty), with the file and the line it was
+    /// read from when it was alone on a line of a JSON Lines file of
+    /// traces ([`tracecost_trace::LineOrigin`]; `None` for any other
+    /// trace): a JSON Lines file of traces, or a folder of trace files, is
+    /// then never in memory whole (a log's importer still reads the log
+    /// whole). Under [`InputOptions::skip_invalid`] a damaged line of a
+    /// JSON Lines file of traces is passed over and named, its neighbours
+    /// read as ever; a damaged trace file of one document hands over
+    /// nothing. `emit`'s error stops the load.
+    pub fn each(self, emit: &mut EmitAt<'_>) -> Result<Loaded, InputError> {
+        let InputLoader {
             paths,
             opts,
             progress,
-            &mut loaded,
-            known
-                .as_mut()
-                .map(|k| k as &mut dyn tracecost_trace::KnownLines),
-            &mut counted,
-        )?;
+            known,
+        } = self;
+        /// Counts the lines taken.
+        struct Counted<'k> {
+            known: &'k mut dyn tracecost_trace::KnownLines,
+            taken: usize,
+        }
+        impl tracecost_trace::KnownLines for Counted<'_> {
+            fn knows(&mut self, path: &Path, lines: &[tracecost_trace::LineDigest]) -> Vec<bool> {
+                self.known.knows(path, lines)
+            }
+            fn take(
+                &mut self,
+                path: &Path,
+                origin: tracecost_trace::LineOrigin,
+            ) -> Result<(), TraceError> {
+                self.taken += 1;
+                self.known.take(path, origin)
+            }
+            fn parsed(&mut self, alone: bool) {
+                self.known.parsed(alone);
+            }
+        }
+        let mut known = known.map(|known| Counted { known, taken: 0 });
+        let paths = &input_paths(paths)[..];
+        let import_opts = import_options(opts);
+        let mut loaded = Loaded::default();
+        let mut count = 0usize;
+        let mut counted = |t: Trace, origin: Option<(&Path, tracecost_trace::LineOrigin)>| {
+            count += 1;
+            emit(t, origin)
+        };
+        if let Some(format) = opts.from {
+            format.import_each(paths, &import_opts, progress, &mut |t| counted(t, None))?;
+            return Ok(loaded);
+        }
+        let mut found = Vec::new();
+        for path in paths {
+            found.extend(sources(path, opts.skip_invalid, &mut loaded.skipped)?);
+        }
+        for source in otel_together(found) {
+            read_source(
+                source,
+                paths,
+                opts,
+                progress,
+                &mut loaded,
+                known
+                    .as_mut()
+                    .map(|k| k as &mut dyn tracecost_trace::KnownLines),
+                &mut counted,
+            )?;
+        }
+        count += known.map_or(0, |k| k.taken);
+        // Claude Code files may hold only bookkeeping, and damaged files may
+        // all have been skipped: a run over nothing is an input error.
+        if count == 0 {
+            return Err(InputError::Unusable(format!(
+                "{}: no traces found (no recorded call to replay)",
+                crate::shown(paths)
+            )));
+        }
+        Ok(loaded)
     }
-    count += known.map_or(0, |k| k.taken);
-    // Claude Code files may hold only bookkeeping, and damaged files may
-    // all have been skipped: a run over nothing is an input error.
-    if count == 0 {
-        return Err(InputError::Unusable(format!(
-            "{}: no traces found (no recorded call to replay)",
-            crate::shown(paths)
-        )));
-    }
-    Ok(loaded)
 }
 
 /// Imports `paths` (files or folders) with the importer each file's
-/// content names, as [`load_inputs`] decides them, handing each trace to
+/// content names, as [`InputLoader`] decides them, handing each trace to
 /// `emit` as it is built: `import` with no `--from`. A folder mixing
 /// formats gives the traces of each; canonical trace files pass through.
 /// Files of another kind found in folders are counted as skipped files,
@@ -294,8 +312,8 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
     opts: &ImportOptions,
     progress: &dyn Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-) -> Result<crate::ImportReport, E> {
-    let mut report = crate::ImportReport::default();
+) -> Result<crate::ImportSummary, E> {
+    let mut report = crate::ImportSummary::default();
     let mut skipped = SkippedSummary::default();
     let mut found = Vec::new();
     for path in paths {
@@ -304,20 +322,19 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
     for source in otel_together(found) {
         let part = match source {
             Source::Trace(p) => {
-                let mut part = crate::ImportReport {
+                let mut part = crate::ImportSummary {
                     files: 1,
                     ..Default::default()
                 };
                 let mut failed = None;
                 let mut skip_line = |e: TraceError| part.damaged_lines.push(e.to_string());
-                let read = tracecost_trace::load_path_each_skipping(
-                    &p,
-                    progress,
-                    None,
-                    opts.skip_invalid
-                        .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
-                    &mut |t, _| emit(t).map_err(|e| stopped(&mut failed, e, &p)),
-                );
+                let read = tracecost_trace::Loader::new(&p)
+                    .progress(progress)
+                    .skipping(
+                        opts.skip_invalid
+                            .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
+                    )
+                    .each(&mut |t, _| emit(t).map_err(|e| stopped(&mut failed, e, &p)));
                 if let Some(e) = failed {
                     return Err(e);
                 }
@@ -330,7 +347,7 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
                 let mut each = |t| emit(t).map_err(Failed::Emit);
                 match format.import_each(file, opts, progress, &mut each) {
                     Ok(part) => part,
-                    // As for `load_inputs`: a folder's file with nothing to
+                    // As for `InputLoader`: a folder's file with nothing to
                     // replay is named with the reason.
                     Err(Failed::Import(ImportError::Empty(why))) if !paths.contains(&p) => {
                         report.unread.push((p.clone(), no_calls(&p, &why)));
@@ -340,9 +357,11 @@ pub fn import_detected<E: From<InputError> + From<ImportError>>(
                     Err(Failed::Emit(e)) => return Err(e),
                 }
             }
-            Source::Otel(files) => Format::Otel.import_each(&files, opts, progress, &mut *emit)?,
+            Source::Otel(files) => {
+                InputFormat::Otel.import_each(&files, opts, progress, &mut *emit)?
+            }
             Source::ClaudeCode(inputs) => {
-                Format::ClaudeCode.import_each(&inputs, opts, progress, &mut *emit)?
+                InputFormat::ClaudeCode.import_each(&inputs, opts, progress, &mut *emit)?
             }
         };
         report.absorb(part);
@@ -360,12 +379,12 @@ fn otel_together(sources: Vec<Source>) -> Vec<Source> {
     let mut otel: Option<usize> = None;
     for s in sources {
         match (s, otel) {
-            (Source::Log(Format::Otel, p), Some(i)) => {
+            (Source::Log(InputFormat::Otel, p), Some(i)) => {
                 if let Some(Source::Otel(files)) = out.get_mut(i) {
                     files.push(p);
                 }
             }
-            (Source::Log(Format::Otel, p), None) => {
+            (Source::Log(InputFormat::Otel, p), None) => {
                 otel = Some(out.len());
                 out.push(Source::Otel(vec![p]));
             }
@@ -406,7 +425,7 @@ fn sources(
         };
         return Ok(vec![match kind {
             FileKind::Trace => Source::Trace(path.to_path_buf()),
-            FileKind::Log(Format::ClaudeCode) => Source::ClaudeCode(vec![path.to_path_buf()]),
+            FileKind::Log(InputFormat::ClaudeCode) => Source::ClaudeCode(vec![path.to_path_buf()]),
             FileKind::Log(f) => Source::Log(f, path.to_path_buf()),
             // Named as a trace: the loader says what is wrong, and where.
             FileKind::Empty => Source::Trace(path.to_path_buf()),
@@ -426,7 +445,7 @@ fn sources(
         return Ok(vec![Source::ClaudeCode(vec![path.to_path_buf()])]);
     }
     if detect::is_codex_folder(path) {
-        return Ok(vec![Source::Log(Format::Codex, path.to_path_buf())]);
+        return Ok(vec![Source::Log(InputFormat::Codex, path.to_path_buf())]);
     }
     let (other_before, unread_before) = (skipped.other.len(), skipped.unread.len());
     // A folder that could not be listed was named as skipped.
@@ -506,7 +525,7 @@ fn folder_sources(
             if detect::is_claude_code_folder(&p) {
                 add_claude(&mut out, p);
             } else if detect::is_codex_folder(&p) {
-                out.push(Source::Log(Format::Codex, p));
+                out.push(Source::Log(InputFormat::Codex, p));
             } else if hidden || depth + 1 >= FOLDER_DEPTH {
                 skipped.other.push(p);
             } else {
@@ -537,7 +556,7 @@ fn folder_sources(
         };
         match kind {
             FileKind::Trace => out.push(Source::Trace(p)),
-            FileKind::Log(Format::ClaudeCode) => add_claude(&mut out, p),
+            FileKind::Log(InputFormat::ClaudeCode) => add_claude(&mut out, p),
             FileKind::Log(f) => out.push(Source::Log(f, p)),
             FileKind::Empty | FileKind::Other => skipped.other.push(p),
             FileKind::Unread(why) => skipped.unread.push((p, why.to_owned())),
@@ -620,17 +639,17 @@ fn read_source(
             let mut failed = None;
             let mut damaged = Vec::new();
             let mut skip_line = |e: TraceError| damaged.push(format!("{e} (line skipped)"));
-            let read = tracecost_trace::load_path_each_skipping(
-                &path,
-                progress,
-                known,
-                opts.skip_invalid
-                    .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
-                &mut |t, origin| {
+            let read = tracecost_trace::Loader::new(&path)
+                .progress(progress)
+                .known(known)
+                .skipping(
+                    opts.skip_invalid
+                        .then_some(&mut skip_line as &mut tracecost_trace::SkipLine<'_>),
+                )
+                .each(&mut |t, origin| {
                     emit(t, origin.map(|o| (path.as_path(), o)))
                         .map_err(|e| stopped(&mut failed, e, &path))
-                },
-            );
+                });
             loaded.skipped.damaged.append(&mut damaged);
             match (read, failed) {
                 (_, Some(e)) => return Err(e),
@@ -638,7 +657,7 @@ fn read_source(
                 (Err(e), None) => skip_file(e.into(), loaded)?,
             }
         }
-        Source::Otel(files) => match import_all(Format::Otel, &files, import_opts, progress) {
+        Source::Otel(files) => match import_all(InputFormat::Otel, &files, import_opts, progress) {
             Ok((traces, report)) => {
                 otel_notes(&files, &report, loaded);
                 for t in traces {
@@ -678,7 +697,8 @@ fn read_source(
             }
         }
         Source::ClaudeCode(inputs) => {
-            let (traces, report) = import_all(Format::ClaudeCode, &inputs, import_opts, progress)?;
+            let (traces, report) =
+                import_all(InputFormat::ClaudeCode, &inputs, import_opts, progress)?;
             loaded.skipped.unread.extend(report.unread.iter().cloned());
             claude_code_notes(&inputs, &report, opts, loaded)?;
             for t in traces {
@@ -691,7 +711,7 @@ fn read_source(
 
 /// What an OpenTelemetry export's files gave no call for, and its damaged
 /// lines passed over.
-fn otel_notes(files: &[PathBuf], report: &ImportReport, loaded: &mut Loaded) {
+fn otel_notes(files: &[PathBuf], report: &ImportSummary, loaded: &mut Loaded) {
     // A file of the export that gave no call says why.
     if report.skipped_files > 0 {
         loaded.notes.push(format!(
@@ -715,7 +735,7 @@ fn otel_notes(files: &[PathBuf], report: &ImportReport, loaded: &mut Loaded) {
 /// lines (an error unless skip_invalid).
 fn claude_code_notes(
     inputs: &[PathBuf],
-    report: &ImportReport,
+    report: &ImportSummary,
     opts: &InputOptions,
     loaded: &mut Loaded,
 ) -> Result<(), InputError> {
@@ -761,11 +781,11 @@ fn stopped<E>(failed: &mut Option<E>, e: E, path: &Path) -> TraceError {
 
 /// Every trace `format` imports from `inputs`, with the importer's report.
 fn import_all(
-    format: Format,
+    format: InputFormat,
     inputs: &[PathBuf],
     opts: &ImportOptions,
     progress: &dyn Progress,
-) -> Result<(Vec<Trace>, ImportReport), ImportError> {
+) -> Result<(Vec<Trace>, ImportSummary), ImportError> {
     let mut traces = Vec::new();
     let report = format.import_each(inputs, opts, progress, &mut |t| {
         traces.push(t);

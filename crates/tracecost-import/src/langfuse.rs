@@ -49,18 +49,18 @@ use serde_json::value::RawValue;
 use super::common::{
     self, Conversations, Counts, IdGen, NewCall, TraceBuilder, Unmapped, message_key,
 };
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_trace::{Call, RecordedUsage};
 
 /// Imports Langfuse ingestion batches and API observations. Directories
 /// are expanded to their `.json`/`.jsonl` files; files are read in path
 /// order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::Langfuse.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::Langfuse.import(inputs, opts)
 }
 
-/// What [`super::Format::Langfuse`] reads, for the loop every log importer
+/// What [`super::InputFormat::Langfuse`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "generation(s)",
@@ -477,7 +477,7 @@ impl Read {
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {

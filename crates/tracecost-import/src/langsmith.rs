@@ -45,7 +45,7 @@ use serde_json::value::RawValue;
 use super::common::{
     self, Conversations, IdGen, NewCall, ReplyMeta, TraceBuilder, Unmapped, message_key,
 };
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::json::RawObject;
 use tracecost_engine::message::Message;
@@ -54,11 +54,11 @@ use tracecost_trace::{Call, Prompt, RecordedUsage};
 
 /// Imports LangSmith run batches and runs. Directories are expanded to
 /// their `.json`/`.jsonl` files; files are read in path order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::Langsmith.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::Langsmith.import(inputs, opts)
 }
 
-/// What [`super::Format::Langsmith`] reads, for the loop every log
+/// What [`super::InputFormat::Langsmith`] reads, for the loop every log
 /// importer shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "llm run(s)",
@@ -233,7 +233,7 @@ impl Read {
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {

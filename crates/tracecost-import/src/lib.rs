@@ -60,16 +60,16 @@ pub struct ImportOptions {
 
 /// What an import produced.
 #[derive(Debug, Clone, Default)]
-pub struct ImportOutput {
+pub struct ImportResult {
     /// The traces, in a deterministic order (by input path, then position).
     pub traces: Vec<Trace>,
     /// What was read, skipped and left unmapped.
-    pub report: ImportReport,
+    pub report: ImportSummary,
 }
 
 /// What an importer read, skipped and could not map.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ImportReport {
+pub struct ImportSummary {
     /// Files read.
     pub files: usize,
     /// Files skipped (empty, or holding nothing importable).
@@ -92,10 +92,10 @@ pub struct ImportReport {
     pub unmapped: Vec<String>,
 }
 
-impl ImportReport {
+impl ImportSummary {
     /// Adds what another import read (of other files) to this report; the
     /// kinds not mapped are listed once, their counts summed.
-    pub fn absorb(&mut self, other: ImportReport) {
+    pub fn absorb(&mut self, other: ImportSummary) {
         self.files += other.files;
         self.skipped_files += other.skipped_files;
         self.skipped_lines += other.skipped_lines;
@@ -126,7 +126,7 @@ impl ImportReport {
     }
 }
 
-impl fmt::Display for ImportReport {
+impl fmt::Display for ImportSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} file(s) read", self.files)?;
         if self.skipped_files > 0 {
@@ -187,7 +187,7 @@ pub enum ImportError {
 
 /// The formats tracecost imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum InputFormat {
     /// Claude Code transcripts ([`claude_code`]).
     ClaudeCode,
     /// Anthropic Messages API request/response logs ([`anthropic`]).
@@ -216,48 +216,48 @@ pub enum Format {
     Langsmith,
 }
 
-impl Format {
+impl InputFormat {
     /// Every format, in the order `import --from` lists them.
-    pub const ALL: [Format; 12] = [
-        Format::ClaudeCode,
-        Format::Anthropic,
-        Format::Langchain,
-        Format::Openai,
-        Format::Codex,
-        Format::OpenaiResponses,
-        Format::Gemini,
-        Format::Bedrock,
-        Format::Otel,
-        Format::Langfuse,
-        Format::OpenaiAgents,
-        Format::Langsmith,
+    pub const ALL: [InputFormat; 12] = [
+        InputFormat::ClaudeCode,
+        InputFormat::Anthropic,
+        InputFormat::Langchain,
+        InputFormat::Openai,
+        InputFormat::Codex,
+        InputFormat::OpenaiResponses,
+        InputFormat::Gemini,
+        InputFormat::Bedrock,
+        InputFormat::Otel,
+        InputFormat::Langfuse,
+        InputFormat::OpenaiAgents,
+        InputFormat::Langsmith,
     ];
 
     /// Its name, as `import --from` takes it.
     pub const fn name(self) -> &'static str {
         match self {
-            Format::ClaudeCode => "claude-code",
-            Format::Anthropic => "anthropic",
-            Format::Langchain => "langchain",
-            Format::Openai => "openai",
-            Format::Codex => "codex",
-            Format::OpenaiResponses => "openai-responses",
-            Format::Gemini => "gemini",
-            Format::Bedrock => "bedrock",
-            Format::Otel => "otel",
-            Format::Langfuse => "langfuse",
-            Format::OpenaiAgents => "openai-agents",
-            Format::Langsmith => "langsmith",
+            InputFormat::ClaudeCode => "claude-code",
+            InputFormat::Anthropic => "anthropic",
+            InputFormat::Langchain => "langchain",
+            InputFormat::Openai => "openai",
+            InputFormat::Codex => "codex",
+            InputFormat::OpenaiResponses => "openai-responses",
+            InputFormat::Gemini => "gemini",
+            InputFormat::Bedrock => "bedrock",
+            InputFormat::Otel => "otel",
+            InputFormat::Langfuse => "langfuse",
+            InputFormat::OpenaiAgents => "openai-agents",
+            InputFormat::Langsmith => "langsmith",
         }
     }
 
     /// The format named `name` ([`Self::name`]).
-    pub fn named(name: &str) -> Option<Format> {
+    pub fn named(name: &str) -> Option<InputFormat> {
         Self::ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// Imports `inputs`, handing each trace to `emit` as soon as it is
-    /// built, in the order [`Format::import`] returns them, and reporting
+    /// built, in the order [`InputFormat::import`] returns them, and reporting
     /// the bytes of input read to `progress`. Only the traces of the file
     /// (or, for Claude Code, the few files) being read are held, so inputs
     /// of any size can be written out as they are imported. An error from
@@ -268,25 +268,25 @@ impl Format {
         opts: &ImportOptions,
         progress: &dyn Progress,
         emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-    ) -> Result<ImportReport, E> {
+    ) -> Result<ImportSummary, E> {
         for input in inputs {
             detect::file_or_folder(input)?;
         }
         let log = match self {
-            Format::ClaudeCode => {
+            InputFormat::ClaudeCode => {
                 return claude_code::import_each(inputs, opts, progress, emit);
             }
-            Format::Codex => return codex::import_each(inputs, opts, progress, emit),
-            Format::Anthropic => &anthropic::LOG,
-            Format::Langchain => &langchain::LOG,
-            Format::Openai => &openai::LOG,
-            Format::OpenaiResponses => &openai_responses::LOG,
-            Format::Gemini => &gemini::LOG,
-            Format::Bedrock => &bedrock::LOG,
-            Format::Otel => &otel::LOG,
-            Format::Langfuse => &langfuse::LOG,
-            Format::OpenaiAgents => &openai_agents::LOG,
-            Format::Langsmith => &langsmith::LOG,
+            InputFormat::Codex => return codex::import_each(inputs, opts, progress, emit),
+            InputFormat::Anthropic => &anthropic::LOG,
+            InputFormat::Langchain => &langchain::LOG,
+            InputFormat::Openai => &openai::LOG,
+            InputFormat::OpenaiResponses => &openai_responses::LOG,
+            InputFormat::Gemini => &gemini::LOG,
+            InputFormat::Bedrock => &bedrock::LOG,
+            InputFormat::Otel => &otel::LOG,
+            InputFormat::Langfuse => &langfuse::LOG,
+            InputFormat::OpenaiAgents => &openai_agents::LOG,
+            InputFormat::Langsmith => &langsmith::LOG,
         };
         common::import_files(log, inputs, opts, progress, emit)
     }
@@ -296,13 +296,13 @@ impl Format {
         self,
         inputs: &[PathBuf],
         opts: &ImportOptions,
-    ) -> Result<ImportOutput, ImportError> {
+    ) -> Result<ImportResult, ImportError> {
         let mut traces = Vec::new();
         let report = self.import_each(inputs, opts, &Silent, &mut |t| {
             traces.push(t);
             Ok::<_, ImportError>(())
         })?;
-        Ok(ImportOutput { traces, report })
+        Ok(ImportResult { traces, report })
     }
 }
 

@@ -54,7 +54,7 @@ use super::common::{
     answered, compact_object, exchange, finish_usage, image_from_url, message_key, openai_usage,
     position_of, read_text, split_doc, timestamp_ms, tool_result_block, tool_use_block,
 };
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::json::{RawObject, raw_json, raw_string};
 use tracecost_engine::message::{BlockKind, ContentBlock, Message, Role, ToolDefinition};
@@ -63,11 +63,11 @@ use tracecost_trace::{Call, Prompt};
 /// Imports OpenAI Chat Completions request bodies, message lists and
 /// request/response logs. Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::Openai.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::Openai.import(inputs, opts)
 }
 
-/// What [`super::Format::Openai`] reads, for the loop every log importer
+/// What [`super::InputFormat::Openai`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
@@ -80,7 +80,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
@@ -94,7 +94,7 @@ fn read(
 fn import_file(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
 ) -> Result<Vec<TraceBuilder>, ImportError> {
     let text = read_text(path, opts, report)?;

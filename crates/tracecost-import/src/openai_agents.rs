@@ -30,18 +30,18 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::common::{self, Conversations, IdGen, NewCall, TraceBuilder, Unmapped, message_key};
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use crate::chat::Dialect;
 use tracecost_engine::cache::ProviderKind;
 use tracecost_trace::{Call, RecordedUsage};
 
 /// Imports OpenAI Agents SDK trace exports. Directories are expanded to
 /// their `.json`/`.jsonl` files; files are read in path order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::OpenaiAgents.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::OpenaiAgents.import(inputs, opts)
 }
 
-/// What [`super::Format::OpenaiAgents`] reads, for the loop every log
+/// What [`super::InputFormat::OpenaiAgents`] reads, for the loop every log
 /// importer shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "generation(s)",
@@ -177,7 +177,7 @@ impl Read {
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {

@@ -102,7 +102,7 @@ pub struct Part {
 
 /// Writes the `k`-th summary standing for the compaction recorded before
 /// a call, if any: the summary and the tokens it is written in.
-pub type WriteSummary<'a> = dyn Fn(usize, Option<&Call>) -> (Message, u64) + 'a;
+pub type SummaryWriter<'a> = dyn Fn(usize, Option<&Call>) -> (Message, u64) + 'a;
 
 /// Where the trace is compacted under `rule` and what each part holds.
 ///
@@ -119,7 +119,7 @@ pub fn split(
     rule: &Summarising,
     fixed_tokens: &dyn Fn(&Call) -> u64,
     tokens: &dyn BlockTokens,
-    summary: &WriteSummary<'_>,
+    summary: &SummaryWriter<'_>,
 ) -> Vec<Part> {
     // Tokens of messages[..i], once.
     let mut before = Vec::with_capacity(trace.messages.len() + 1);

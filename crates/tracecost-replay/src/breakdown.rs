@@ -238,7 +238,7 @@ mod tests {
             1_500,
             Some(CacheCause::TtlExpired {
                 gap_ms: 600_000,
-                ttl: tracecost_cost::cache_sim::Hold::from_ms(300_000),
+                ttl: tracecost_cost::cache_sim::CacheHold::from_ms(300_000),
             }),
         );
         // A compaction inside the prefix: 1,500 cached, 900 read, so 600

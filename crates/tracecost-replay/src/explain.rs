@@ -24,14 +24,16 @@
 
 use serde::Serialize;
 
-use tracecost_cost::cache_sim::{EntryState, Hold, LOOKBACK_POSITIONS, PrefixBlock, PrefixKind};
+use tracecost_cost::cache_sim::{
+    CacheHold, EntryState, LOOKBACK_POSITIONS, PrefixBlock, PrefixKind,
+};
 
 // Kept small (16 bytes): every simulated call of every config holds one.
 fn kind_str<S: serde::Serializer>(kind: &PrefixKind, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(kind_name(*kind))
 }
 
-fn ttl_str<S: serde::Serializer>(ttl: &Hold, s: S) -> Result<S::Ok, S::Error> {
+fn ttl_str<S: serde::Serializer>(ttl: &CacheHold, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(ttl)
 }
 
@@ -111,7 +113,7 @@ pub enum CacheCause {
         gap_ms: u64,
         /// How long the entry was held (`5m`, `1h`, …).
         #[serde(serialize_with = "ttl_str")]
-        ttl: Hold,
+        ttl: CacheHold,
     },
     /// The prefix was unchanged, but the cache held no entry for it: the
     /// record showed it cold.
@@ -226,7 +228,7 @@ pub(crate) struct Before {
     /// Its start.
     pub start_ms: Option<u64>,
     /// How long the cache held what it cached, as it stood after the call.
-    pub ttl: Option<Hold>,
+    pub ttl: Option<CacheHold>,
     /// Its model (by address).
     pub model: usize,
 }

@@ -5,7 +5,7 @@
 //! appears, is byte-identical at every later call; (c) each call's messages
 //! extend the previous call's messages, except where a compaction new at
 //! this call explains the change. Check (b), the same stubs in fresh
-//! processes, compares [`StabilityReport::digest`] across processes (the
+//! processes, compares [`StabilityResult::digest`] across processes (the
 //! CLI spawns them).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -116,7 +116,7 @@ pub struct CallStability {
 
 /// The outcome of a stability run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StabilityReport {
+pub struct StabilityResult {
     /// Per call.
     pub calls: Vec<CallStability>,
     /// Everything that broke, in call order.
@@ -140,7 +140,7 @@ pub fn check<'h>(
     trace: &'h Trace,
     source: &mut dyn ViewSource<'h>,
     tokens: &dyn BlockTokens,
-) -> Result<StabilityReport, LedgerError> {
+) -> Result<StabilityResult, LedgerError> {
     let mut checker = Checker::default();
     for (ci, call) in trace.calls.iter().enumerate() {
         let first = source.advance(trace.history_of(call))?;
@@ -157,12 +157,12 @@ pub fn check<'h>(
 /// (`summary`) rather than compared with the call before; within a part,
 /// stubs and prefixes are checked as always. Calls and violations are
 /// numbered through the trace; the digest is over the parts' digests.
-pub fn join_parts(reports: Vec<StabilityReport>) -> StabilityReport {
+pub fn join_parts(reports: Vec<StabilityResult>) -> StabilityResult {
     use sha2::Digest;
     if reports.len() == 1 {
         return reports.into_iter().next().expect("one report");
     }
-    let mut joined = StabilityReport {
+    let mut joined = StabilityResult {
         calls: Vec::new(),
         violations: Vec::new(),
         digest: String::new(),
@@ -196,7 +196,7 @@ pub fn join_parts(reports: Vec<StabilityReport>) -> StabilityReport {
 /// (`cuts`, per call, the messages whose thinking it clears): the request
 /// changes there by the policy's own rule, which the view checked (the
 /// tool results' compaction) does not show.
-pub fn mark_thinking_cuts(report: &mut StabilityReport, cuts: &[usize]) {
+pub fn mark_thinking_cuts(report: &mut StabilityResult, cuts: &[usize]) {
     let mut before = 0;
     for (c, &cut) in report.calls.iter_mut().zip(cuts) {
         if cut > before && c.policy_change.is_none() {
@@ -410,7 +410,7 @@ impl<'h> Checker<'h> {
 
     /// The report: the digest over every stub and the last call's
     /// messages.
-    fn finish(self) -> StabilityReport {
+    fn finish(self) -> StabilityResult {
         let mut h = sha2::Sha256::default();
         use sha2::Digest;
         for (id, (bytes, _)) in &self.stubs {
@@ -424,7 +424,7 @@ impl<'h> Checker<'h> {
             h.update([0]);
         }
         let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        StabilityReport {
+        StabilityResult {
             calls: self.calls,
             violations: self.violations,
             digest,

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::export::{
-    Exportable, Exporter, Format, JsonExporter, MarkdownExporter, md_row, write_json,
+    ExportFormat, Exportable, Exporter, JsonExporter, MarkdownExporter, md_row, write_json,
 };
 use super::fmt::{dollars, md_escape, signed_percent_places, thousands};
 use tracecost_app::baseline::{Comparison, Expected, Verdict};
@@ -31,11 +31,11 @@ pub struct CheckView<'a> {
 }
 
 impl Exportable for CheckView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         match format {
-            Format::Json => Some(&JsonExporter),
-            Format::Markdown => Some(&MarkdownExporter),
-            Format::Table | Format::Csv => None,
+            ExportFormat::Json => Some(&JsonExporter),
+            ExportFormat::Markdown => Some(&MarkdownExporter),
+            ExportFormat::Table | ExportFormat::Csv => None,
         }
     }
 }
@@ -192,7 +192,7 @@ mod tests {
         ]
     }
 
-    fn render(rows: &[Comparison], tolerance_pct: f64, format: Format) -> String {
+    fn render(rows: &[Comparison], tolerance_pct: f64, format: ExportFormat) -> String {
         CheckView {
             rows,
             tolerance_pct,
@@ -204,21 +204,21 @@ mod tests {
     #[test]
     fn markdown_lists_only_the_changed_rows() {
         let rows = rows();
-        let md = render(&rows, 1.0, Format::Markdown);
+        let md = render(&rows, 1.0, ExportFormat::Markdown);
         assert!(md.starts_with("## tracecost check\n\n3 (trace, config) pair(s) checked with a tolerance of 1%: 1 regression(s), 1 improvement(s).\n\n"), "{md}");
         assert!(md.contains("\n| regression | a\\|b | `off+none` | $1.00 | $1.50 | $0.5000 | +50.00% | 100 → 120 |\n"), "{md}");
         assert!(md.contains("\n| improvement | cheaper | `off+none` | $2.00 | $1.00 | -$1.00 | -50.00% | 100 → 90 |\n"), "{md}");
         assert!(!md.contains("| same |"), "{md}");
         assert!(md.ends_with("to lock them in.\n"), "{md}");
 
-        let calm = render(&rows[..1], 0.1, Format::Markdown);
+        let calm = render(&rows[..1], 0.1, ExportFormat::Markdown);
         assert!(calm.ends_with("0 regression(s), 0 improvement(s).\n\nEvery cost is within tolerance of the baseline.\n"), "{calm}");
     }
 
     #[test]
     fn json_carries_every_row_and_the_counts() {
         let rows = rows();
-        let text = render(&rows, 1.0, Format::Json);
+        let text = render(&rows, 1.0, ExportFormat::Json);
         assert!(text.ends_with("}\n"));
         let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
         assert_eq!(v["format"], CHECK_FORMAT);

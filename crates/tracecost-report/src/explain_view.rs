@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use super::export::{
-    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    CsvExporter, ExportFormat, Exportable, Exporter, JsonExporter, MarkdownExporter, TableExporter,
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, dollars, fixed, md_escape, thousands};
@@ -25,7 +25,7 @@ pub const EXPLAIN_FORMAT: &str = "tracecost.explain/v1";
 pub struct ExplainView<'a>(pub &'a [Explanation]);
 
 impl Exportable for ExplainView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         Some(every_format(format))
     }
 }

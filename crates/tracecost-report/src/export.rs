@@ -1,5 +1,5 @@
 //! One shape for every printed view: a view is a type that says which
-//! [`Format`]s it has, and each format is an [`Exporter`] of that view.
+//! [`ExportFormat`]s it has, and each format is an [`Exporter`] of that view.
 //!
 //! The exporters are unit structs; each view's module implements
 //! `Exporter<ItsView>` for the formats it supports, so the text of a view
@@ -11,7 +11,7 @@ use serde::Serialize;
 
 /// How a view is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum ExportFormat {
     /// Aligned text for a terminal.
     Table,
     /// Pretty JSON for programs.
@@ -22,17 +22,22 @@ pub enum Format {
     Markdown,
 }
 
-impl Format {
+impl ExportFormat {
     /// Every format, in the order they are listed to users.
-    pub const ALL: [Format; 4] = [Format::Table, Format::Json, Format::Csv, Format::Markdown];
+    pub const ALL: [ExportFormat; 4] = [
+        ExportFormat::Table,
+        ExportFormat::Json,
+        ExportFormat::Csv,
+        ExportFormat::Markdown,
+    ];
 
     /// The name on the command line: `table`, `json`, `csv`, `md`.
     pub fn name(self) -> &'static str {
         match self {
-            Format::Table => "table",
-            Format::Json => "json",
-            Format::Csv => "csv",
-            Format::Markdown => "md",
+            ExportFormat::Table => "table",
+            ExportFormat::Json => "json",
+            ExportFormat::Csv => "csv",
+            ExportFormat::Markdown => "md",
         }
     }
 }
@@ -44,16 +49,16 @@ pub trait Exporter<V: ?Sized>: Sync {
     fn export(&self, view: &V, out: &mut dyn Write) -> io::Result<()>;
 }
 
-/// `Format::Table`.
+/// `ExportFormat::Table`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableExporter;
-/// `Format::Json`.
+/// `ExportFormat::Json`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JsonExporter;
-/// `Format::Csv`.
+/// `ExportFormat::Csv`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CsvExporter;
-/// `Format::Markdown`.
+/// `ExportFormat::Markdown`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MarkdownExporter;
 
@@ -63,11 +68,11 @@ pub trait Exportable {
     /// output. The lifetime is the caller's: the exporters are statics, but
     /// a view that borrows its data is not, and `&'static dyn Exporter<Self>`
     /// would demand that it were.
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>>;
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>>;
 
-    /// The formats this view has, in [`Format::ALL`] order.
-    fn formats() -> Vec<Format> {
-        Format::ALL
+    /// The formats this view has, in [`ExportFormat::ALL`] order.
+    fn formats() -> Vec<ExportFormat> {
+        ExportFormat::ALL
             .into_iter()
             .filter(|f| Self::exporter(*f).is_some())
             .collect()
@@ -75,7 +80,7 @@ pub trait Exportable {
 
     /// Writes the view in `format`; a format the view lacks is an
     /// [`io::ErrorKind::Unsupported`] error.
-    fn export_to(&self, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    fn export_to(&self, format: ExportFormat, out: &mut dyn Write) -> io::Result<()> {
         match Self::exporter(format) {
             Some(e) => e.export(self, out),
             None => Err(io::Error::new(
@@ -87,7 +92,7 @@ pub trait Exportable {
 
     /// The view as text in `format`; `None` when the view lacks the format
     /// or its exporter failed.
-    fn to_string_as(&self, format: Format) -> Option<String> {
+    fn to_string_as(&self, format: ExportFormat) -> Option<String> {
         let mut buf = Vec::new();
         self.export_to(format, &mut buf).ok()?;
         // Every exporter writes UTF-8.
@@ -96,7 +101,7 @@ pub trait Exportable {
 }
 
 /// The exporter of `format` for a view that has all four.
-pub fn every_format<'e, V: ?Sized>(format: Format) -> &'e dyn Exporter<V>
+pub fn every_format<'e, V: ?Sized>(format: ExportFormat) -> &'e dyn Exporter<V>
 where
     TableExporter: Exporter<V>,
     JsonExporter: Exporter<V>,
@@ -104,10 +109,10 @@ where
     MarkdownExporter: Exporter<V>,
 {
     match format {
-        Format::Table => &TableExporter,
-        Format::Json => &JsonExporter,
-        Format::Csv => &CsvExporter,
-        Format::Markdown => &MarkdownExporter,
+        ExportFormat::Table => &TableExporter,
+        ExportFormat::Json => &JsonExporter,
+        ExportFormat::Csv => &CsvExporter,
+        ExportFormat::Markdown => &MarkdownExporter,
     }
 }
 
@@ -191,13 +196,13 @@ mod tests {
     use crate::sweep_view::SweepView;
     use crate::usage_view::UsageView;
     use tracecost_cost::pricing::Pricing;
-    use tracecost_replay::stability::StabilityReport;
+    use tracecost_replay::stability::StabilityResult;
 
-    use Format::{Csv, Json, Markdown, Table};
+    use ExportFormat::{Csv, Json, Markdown, Table};
 
     #[test]
     fn names_are_the_command_line_words() {
-        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
         assert_eq!(names, ["table", "json", "csv", "md"]);
     }
 
@@ -216,7 +221,7 @@ mod tests {
 
     #[test]
     fn a_missing_format_gives_none_and_an_unsupported_error() {
-        let report = StabilityReport {
+        let report = StabilityResult {
             calls: Vec::new(),
             violations: Vec::new(),
             digest: "d".into(),
@@ -276,7 +281,7 @@ mod tests {
     fn every_exporter_writes_through_the_writer() {
         use tracecost_app::baseline::{Comparison, Expected};
         use tracecost_app::usage::{UsageReport, UsageTotals};
-        use tracecost_app::{ReplayOutput, Savings};
+        use tracecost_app::{ReplayReport, Savings};
         use tracecost_cost::tokens::{CharsPerToken, TokenMemo};
         use tracecost_policy::Config;
         use tracecost_replay::{
@@ -306,7 +311,7 @@ mod tests {
         )
         .expect("replay");
         let savings = Savings::of(&result.totals, None);
-        writes_through(&ReplayView(&[ReplayOutput { result, savings }]));
+        writes_through(&ReplayView(&[ReplayReport { result, savings }]));
         let sweep = sweep_trace(
             &prepared,
             &[ledger],
@@ -325,7 +330,7 @@ mod tests {
         writes_through(&ModelsView {
             rows: &pricing.rows(),
         });
-        let report = StabilityReport {
+        let report = StabilityResult {
             calls: Vec::new(),
             violations: Vec::new(),
             digest: "d".into(),

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use super::export::{
-    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    CsvExporter, ExportFormat, Exportable, Exporter, JsonExporter, MarkdownExporter, TableExporter,
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, dollars, fixed, md_escape, percent};
@@ -22,7 +22,7 @@ pub const FIDELITY_FORMAT: &str = "tracecost.fidelity/v2";
 pub struct FidelityView<'a>(pub &'a FidelityReport);
 
 impl Exportable for FidelityView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         Some(every_format(format))
     }
 }

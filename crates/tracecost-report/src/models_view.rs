@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use super::export::{
-    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    CsvExporter, ExportFormat, Exportable, Exporter, JsonExporter, MarkdownExporter, TableExporter,
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, fixed, md_escape};
@@ -24,7 +24,7 @@ pub struct ModelsView<'a> {
 }
 
 impl Exportable for ModelsView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         Some(every_format(format))
     }
 }

@@ -7,14 +7,14 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::export::{
-    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    CsvExporter, ExportFormat, Exportable, Exporter, JsonExporter, MarkdownExporter, TableExporter,
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{
     calibration_note, csv_field, dollars, fixed, md_escape, percent, signed_percent_places,
     thousands,
 };
-use tracecost_app::ReplayOutput;
+use tracecost_app::ReplayReport;
 use tracecost_replay::CallResult;
 
 /// Version tag of the replay JSON.
@@ -26,10 +26,10 @@ pub const REPLAY_FORMAT: &str = "tracecost.replay/v1";
 /// when the file held several. Csv: one row per call, with a trace and
 /// config column. Markdown: a table per trace. Table: aligned text.
 #[derive(Debug, Clone, Copy)]
-pub struct ReplayView<'a>(pub &'a [ReplayOutput]);
+pub struct ReplayView<'a>(pub &'a [ReplayReport]);
 
 impl Exportable for ReplayView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         Some(every_format(format))
     }
 }
@@ -38,13 +38,13 @@ impl Exportable for ReplayView<'_> {
 struct JsonDoc<'a> {
     format: &'static str,
     #[serde(flatten)]
-    output: &'a ReplayOutput,
+    output: &'a ReplayReport,
 }
 
 #[derive(Serialize)]
 struct JsonMany<'a> {
     format: &'static str,
-    traces: &'a [ReplayOutput],
+    traces: &'a [ReplayReport],
 }
 
 impl Exporter<ReplayView<'_>> for JsonExporter {
@@ -106,7 +106,7 @@ impl Exporter<ReplayView<'_>> for CsvExporter {
     }
 }
 
-fn rows(o: &ReplayOutput) -> Vec<[String; 10]> {
+fn rows(o: &ReplayReport) -> Vec<[String; 10]> {
     let mut out: Vec<[String; 10]> = o.result.calls.iter().map(row).collect();
     let t = &o.result.totals;
     out.push([
@@ -170,7 +170,7 @@ pub(crate) fn summary_calls_line(t: &tracecost_replay::Totals) -> Option<String>
     })
 }
 
-fn footer(o: &ReplayOutput) -> Vec<String> {
+fn footer(o: &ReplayReport) -> Vec<String> {
     let r = &o.result;
     let mut lines = Vec::new();
     let s = &o.savings;

@@ -2,9 +2,9 @@
 
 use std::io::{self, Write};
 
-use super::export::{Exportable, Exporter, Format, TableExporter};
+use super::export::{ExportFormat, Exportable, Exporter, TableExporter};
 use super::fmt::thousands;
-use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityResult;
 
 /// One trace's stability report, with the digests the fresh processes
 /// printed (`others`) to compare against its own.
@@ -15,16 +15,16 @@ pub struct StabilityView<'a> {
     /// Config string.
     pub config: &'a str,
     /// The report of this process.
-    pub report: &'a StabilityReport,
+    pub report: &'a StabilityResult,
     /// Digests of the fresh processes, in the order they ran.
     pub others: &'a [String],
 }
 
 impl Exportable for StabilityView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         match format {
-            Format::Table => Some(&TableExporter),
-            Format::Json | Format::Csv | Format::Markdown => None,
+            ExportFormat::Table => Some(&TableExporter),
+            ExportFormat::Json | ExportFormat::Csv | ExportFormat::Markdown => None,
         }
     }
 }
@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn violations_and_digest_mismatches_make_it_unstable() {
-        let report = StabilityReport {
+        let report = StabilityResult {
             calls: vec![CallStability {
                 index: 2,
                 messages_kept: 3,
@@ -143,7 +143,7 @@ mod tests {
             report: &report,
             others: &others,
         }
-        .to_string_as(Format::Table)
+        .to_string_as(ExportFormat::Table)
         .expect("stability has a table");
         assert_eq!(
             text,

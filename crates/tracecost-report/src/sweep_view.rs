@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::export::{
-    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    CsvExporter, ExportFormat, Exportable, Exporter, JsonExporter, MarkdownExporter, TableExporter,
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, dollars, fixed, md_escape, needs, percent};
@@ -26,7 +26,7 @@ pub struct SweepView<'a> {
 }
 
 impl Exportable for SweepView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         Some(every_format(format))
     }
 }

@@ -14,13 +14,13 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::export::{
-    CsvExporter, Exportable, Exporter, Format, JsonExporter, MarkdownExporter, TableExporter,
+    CsvExporter, ExportFormat, Exportable, Exporter, JsonExporter, MarkdownExporter, TableExporter,
     aligned_lines, every_format, md_row, write_json, write_lines,
 };
 use super::fmt::{csv_field, dollars, fixed, md_escape, needs, percent, thousands};
 use super::replay_view::ReplayView;
 use super::sweep_view::SweepView;
-use tracecost_app::ReplayOutput;
+use tracecost_app::ReplayReport;
 use tracecost_app::fleet::FleetFigures;
 use tracecost_app::totals::{ReplayGroup, ReplayTotals, SweepTotals};
 use tracecost_replay::sweep::TraceSweep;
@@ -36,7 +36,7 @@ pub struct ReplayTotalsView<'a> {
     /// The totals.
     pub totals: &'a ReplayTotals,
     /// Each trace's replay, when asked for.
-    pub per_trace: Option<&'a [ReplayOutput]>,
+    pub per_trace: Option<&'a [ReplayReport]>,
 }
 
 /// `tracecost sweep` over several traces.
@@ -49,13 +49,13 @@ pub struct SweepTotalsView<'a> {
 }
 
 impl Exportable for ReplayTotalsView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         Some(every_format(format))
     }
 }
 
 impl Exportable for SweepTotalsView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         Some(every_format(format))
     }
 }

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use super::export::{Exportable, Exporter, Format, JsonExporter, TableExporter, write_json};
+use super::export::{ExportFormat, Exportable, Exporter, JsonExporter, TableExporter, write_json};
 use super::fmt::{dollars, thousands};
 use tracecost_app::usage_period::{PeriodReport, UsagePeriod};
 
@@ -17,11 +17,11 @@ pub struct PeriodView<'a> {
 }
 
 impl Exportable for PeriodView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         match format {
-            Format::Table => Some(&TableExporter),
-            Format::Json => Some(&JsonExporter),
-            Format::Csv | Format::Markdown => None,
+            ExportFormat::Table => Some(&TableExporter),
+            ExportFormat::Json => Some(&JsonExporter),
+            ExportFormat::Csv | ExportFormat::Markdown => None,
         }
     }
 }

@@ -15,7 +15,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::export::{Exportable, Exporter, Format, JsonExporter, TableExporter, write_json};
+use super::export::{ExportFormat, Exportable, Exporter, JsonExporter, TableExporter, write_json};
 use super::fmt::{dollars, thousands};
 use tracecost_app::usage::{CodexReport, ModelBreakdown, UsageReport, UsageTotals};
 
@@ -30,11 +30,11 @@ pub struct UsageView<'a> {
 }
 
 impl Exportable for UsageView<'_> {
-    fn exporter<'e>(format: Format) -> Option<&'e dyn Exporter<Self>> {
+    fn exporter<'e>(format: ExportFormat) -> Option<&'e dyn Exporter<Self>> {
         match format {
-            Format::Table => Some(&TableExporter),
-            Format::Json => Some(&JsonExporter),
-            Format::Csv | Format::Markdown => None,
+            ExportFormat::Table => Some(&TableExporter),
+            ExportFormat::Json => Some(&JsonExporter),
+            ExportFormat::Csv | ExportFormat::Markdown => None,
         }
     }
 }
@@ -195,7 +195,7 @@ mod tests {
 
     fn json(r: &UsageReport) -> String {
         let view = UsageView { report: r };
-        view.to_string_as(Format::Json).unwrap()
+        view.to_string_as(ExportFormat::Json).unwrap()
     }
 
     /// The keys of `v`, recursively, in order (array items by position).

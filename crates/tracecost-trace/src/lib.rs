@@ -8,7 +8,7 @@
 //!
 //! This crate owns the model ([`Trace`], [`Call`], [`Prompt`],
 //! [`RecordedUsage`], [`RecordedModifiers`]), loading and validating trace
-//! files ([`load_path`], [`load_str`]), writing them ([`TraceWriter`],
+//! files ([`Loader`], [`load_str`]), writing them ([`TraceWriter`],
 //! [`to_json`]) and [`progress`], how long steps report how far they
 //! have got. It stands on the engine's message model alone: it must not depend on an importer
 //! (`tracecost-import`), a generator (`tracecost-gen`) or anything that
@@ -21,9 +21,8 @@ pub mod progress;
 mod write;
 
 pub use load::{
-    ABSURD_TOKENS, KnownLines, LineDigest, LineOrigin, LoadedTraces, SkipLine, TraceError,
-    UTF8_BOM, Warning, is_jsonl_name, line_digest, line_hash, load_path, load_path_each,
-    load_path_each_at, load_path_each_known, load_path_each_skipping, load_path_with, load_str,
+    ABSURD_TOKENS, KnownLines, LineDigest, LineOrigin, LoadedTraces, Loader, SkipLine, TraceError,
+    UTF8_BOM, Warning, is_jsonl_name, line_digest, line_hash, load_str,
 };
 pub use write::{TraceWriter, to_json, to_json_line, traces_to_json};
 

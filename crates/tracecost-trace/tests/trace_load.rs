@@ -1,6 +1,6 @@
 //! Loading and validating canonical traces.
 
-use tracecost_trace::{TraceError, load_path, load_str, to_json, traces_to_json};
+use tracecost_trace::{Loader, TraceError, load_str, to_json, traces_to_json};
 
 fn trace_json(messages: &str, calls: &str) -> String {
     format!(
@@ -190,14 +190,16 @@ fn warnings_do_not_stop_the_load() {
 #[test]
 fn a_directory_or_missing_file_is_an_io_error() {
     let dir = tempfile::tempdir().unwrap();
-    let e = load_path(dir.path()).unwrap_err();
+    let e = Loader::new(dir.path()).load().unwrap_err();
     assert!(matches!(e, TraceError::Io { .. }));
     assert!(
         e.to_string()
             .ends_with("is a directory, expected a trace file"),
         "{e}"
     );
-    let e = load_path(&dir.path().join("missing.json")).unwrap_err();
+    let e = Loader::new(&dir.path().join("missing.json"))
+        .load()
+        .unwrap_err();
     assert!(e.to_string().contains("missing.json: cannot read:"), "{e}");
 }
 
@@ -231,7 +233,7 @@ fn a_json_lines_file_holds_a_trace_per_line_and_errors_name_the_line() {
     // A byte-order mark and a blank line are passed over.
     let text = format!("\u{feff}{line}\n{}", to_json_line(&two));
     std::fs::write(&path, &text).unwrap();
-    let loaded = load_path(&path).unwrap();
+    let loaded = Loader::new(&path).load().unwrap();
     assert_eq!(loaded.traces.len(), 2);
     let mut want = [one.clone(), two.clone()];
     for t in &mut want {
@@ -246,23 +248,23 @@ fn a_json_lines_file_holds_a_trace_per_line_and_errors_name_the_line() {
         line.replace("\"messages\":1", "\"messages\":99")
     );
     std::fs::write(&path, &bad).unwrap();
-    let e = load_path(&path).unwrap_err().to_string();
+    let e = Loader::new(&path).load().unwrap_err().to_string();
     assert!(e.contains("fleet.jsonl:2: at /calls/0"), "{e}");
     std::fs::write(&path, format!("{line}{{\"format\": \n")).unwrap();
-    let e = load_path(&path).unwrap_err().to_string();
+    let e = Loader::new(&path).load().unwrap_err().to_string();
     assert!(e.contains("fleet.jsonl:2:"), "{e}");
     // So is a line that is not UTF-8, by the column where it stops being.
     let mut bytes = format!("{line}\n{line}").into_bytes();
     bytes.insert(line.len() + 1 + 5, 0xff);
     std::fs::write(&path, &bytes).unwrap();
-    let e = load_path(&path).unwrap_err().to_string();
+    let e = Loader::new(&path).load().unwrap_err().to_string();
     assert!(e.ends_with("fleet.jsonl:3:6: not UTF-8"), "{e}");
     // A trace document over several lines, named .jsonl, is read whole.
     std::fs::write(&path, to_json(&one)).unwrap();
-    assert_eq!(load_path(&path).unwrap().traces.len(), 1);
+    assert_eq!(Loader::new(&path).load().unwrap().traces.len(), 1);
     // So is a multi-trace document.
     std::fs::write(&path, traces_to_json(&[one, two])).unwrap();
-    assert_eq!(load_path(&path).unwrap().traces.len(), 2);
+    assert_eq!(Loader::new(&path).load().unwrap().traces.len(), 2);
 }
 
 /// Lines a reader knows are handed back to it in their place, not parsed:
@@ -274,8 +276,7 @@ fn a_json_lines_file_holds_a_trace_per_line_and_errors_name_the_line() {
 fn known_lines_are_taken_in_their_place_not_parsed() {
     use std::path::Path;
     use tracecost_trace::{
-        KnownLines, LineDigest, LineOrigin, line_digest, line_hash, load_path_each_known,
-        to_json_line,
+        KnownLines, LineDigest, LineOrigin, line_digest, line_hash, to_json_line,
     };
 
     struct Knows {
@@ -321,16 +322,13 @@ fn known_lines_are_taken_in_their_place_not_parsed() {
         ],
         log: log.clone(),
     };
-    load_path_each_known(
-        &path,
-        &tracecost_trace::progress::Silent,
-        Some(&mut k),
-        &mut |t, _| {
+    Loader::new(&path)
+        .known(Some(&mut k))
+        .each(&mut |t, _| {
             log.borrow_mut().push(format!("emit {}", t.name));
             Ok(())
-        },
-    )
-    .unwrap();
+        })
+        .unwrap();
     let at = |i: usize| 3 + lines[..i].iter().map(String::len).sum::<usize>();
     let take = |i: usize| {
         format!(
@@ -353,4 +351,65 @@ fn known_lines_are_taken_in_their_place_not_parsed() {
             "parsed true".to_owned(),
         ]
     );
+}
+
+/// The loader's options compose: with `skipping`, a damaged line of a JSON
+/// Lines file costs its own trace and is handed over with its place, the
+/// others loaded in order with their origins; without it, the same line
+/// is the load's error. `progress` hears of every byte read.
+#[test]
+fn the_loader_skips_a_damaged_line_only_when_asked_and_reports_the_bytes() {
+    use std::sync::Mutex;
+    use tracecost_trace::progress::{Progress, Unit};
+    use tracecost_trace::to_json_line;
+
+    #[derive(Default)]
+    struct Heard(Mutex<(Vec<(String, u64)>, u64)>);
+    impl Progress for Heard {
+        fn start(&self, stage: &str, total: u64, _: Unit) {
+            self.0.lock().unwrap().0.push((stage.to_owned(), total));
+        }
+        fn advance(&self, n: u64) {
+            self.0.lock().unwrap().1 += n;
+        }
+    }
+
+    let one = load_str(&trace_json(GOOD_MESSAGES, r#"{"messages":1}"#), "t")
+        .unwrap()
+        .traces
+        .remove(0);
+    let mut two = one.clone();
+    two.name = "u".into();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.jsonl");
+    let text = format!(
+        "{}{{\"format\": \n{}",
+        to_json_line(&one),
+        to_json_line(&two)
+    );
+    std::fs::write(&path, &text).unwrap();
+
+    let e = Loader::new(&path).load().unwrap_err().to_string();
+    assert!(e.contains("fleet.jsonl:2:"), "{e}");
+
+    let heard = Heard::default();
+    let mut skipped = Vec::new();
+    let mut skip = |e: TraceError| skipped.push(e.to_string());
+    let mut read = Vec::new();
+    let warnings = Loader::new(&path)
+        .progress(&heard)
+        .skipping(Some(&mut skip))
+        .each(&mut |t, origin| {
+            read.push((t.name, origin.is_some()));
+            Ok(())
+        })
+        .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(read, [("t".to_owned(), true), ("u".to_owned(), true)]);
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(skipped[0].contains("fleet.jsonl:2:"), "{skipped:?}");
+    let (stages, bytes) = &*heard.0.lock().unwrap();
+    assert_eq!(stages.len(), 1, "{stages:?}");
+    assert_eq!(stages[0].1, text.len() as u64);
+    assert_eq!(*bytes, text.len() as u64);
 }

@@ -48,7 +48,7 @@ pub(super) fn run(a: ReportArgs) -> Result<Outcome, AppError> {
             &plan,
             bar,
             cache.as_ref(),
-            &mut ReportSink {
+            &mut ReportSessionSink {
                 writer: &mut writer,
                 out: &a.out,
                 replayed: 0,
@@ -128,7 +128,7 @@ fn tool_build() -> Result<String, AppError> {
 }
 
 /// The report being written, as the report pipeline hands it sessions.
-struct ReportSink<'w, 's> {
+struct ReportSessionSink<'w, 's> {
     writer: &'w mut crate::report::build::ReportWriter<'s>,
     /// The report's folder, for errors.
     out: &'w std::path::Path,
@@ -136,7 +136,7 @@ struct ReportSink<'w, 's> {
     replayed: usize,
 }
 
-impl crate::app::SessionSink for ReportSink<'_, '_> {
+impl crate::app::SessionSink for ReportSessionSink<'_, '_> {
     fn replayed(
         &mut self,
         index: usize,

@@ -4,7 +4,7 @@ use crate::app::{self, AppError};
 use crate::cli::args::UsageArgs;
 use crate::cli::error::Outcome;
 use crate::cli::render::print_view;
-use crate::report::export::Format;
+use crate::report::export::ExportFormat;
 use crate::report::usage_period_view::PeriodView;
 use crate::report::usage_view::UsageView;
 
@@ -17,7 +17,11 @@ pub(super) fn run(a: &UsageArgs) -> Result<Outcome, AppError> {
         since: c.since.clone(),
         until: c.until.clone(),
     };
-    let format = if c.json { Format::Json } else { Format::Table };
+    let format = if c.json {
+        ExportFormat::Json
+    } else {
+        ExportFormat::Table
+    };
     let unpriced = match period {
         None => {
             let report = usage_period::sessions_within(app::usage(&plan)?, &range);

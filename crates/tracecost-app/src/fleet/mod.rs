@@ -12,7 +12,7 @@
 //! spilled); `answer` (a group's answer per config, its spread and
 //! break-even); `days` (day by day and per month), `bill` (per model, per
 //! billing class and the cache writes by cause) and `session` (each
-//! session's own figures and pick); `list`; here, the [`Fleet`] that holds
+//! session's own figures and pick); `list`; here, the [`FleetAnswer`] that holds
 //! them.
 
 mod answer;
@@ -36,7 +36,7 @@ pub use figures::NOISE_USD;
 pub use list::SessionList;
 pub use session::{NO_PROJECT, OwnPick, SessionFigures, TracePart, session_projects};
 pub use summary::{
-    SessionDay, SessionSummary, StabilityBrief, UNDATED, by_session, savings_by_session,
+    SessionDay, SessionSummary, StabilitySummary, UNDATED, by_session, savings_by_session,
     session_saving,
 };
 
@@ -57,7 +57,7 @@ pub use summaries::{MetaRef, Summaries, SummaryStore, TraceMeta, decode_summary,
 
 /// The fleet's answer, its configs and its projects.
 #[derive(Debug, PartialEq, Serialize)]
-pub struct Fleet {
+pub struct FleetAnswer {
     /// The answer over every session.
     #[serde(flatten)]
     pub answer: GroupAnswer,
@@ -84,7 +84,7 @@ pub struct Fleet {
     pub stability: Option<FleetStability>,
     /// How well the status quo reproduces the recorded bill, when sessions
     /// recorded usage.
-    pub fidelity: Option<super::fidelity::FidelitySummary>,
+    pub fidelity: Option<super::fidelity::FidelityFigures>,
     /// The config the plan measures savings against in place of each
     /// trace's status quo (`--baseline`), when it names one: the figures
     /// called the status quo are then this config's, and the simulation's
@@ -97,16 +97,16 @@ pub struct Fleet {
     /// figure priced with it.
     #[serde(skip)]
     pub recall_cost_usd: Option<f64>,
-    /// What the config of [`Fleet::shown_pick`] saves on each session
+    /// What the config of [`FleetAnswer::shown_pick`] saves on each session
     /// ([`session_saving`]), in session-name order: found as the answer is
     /// summed, so that showing it reads no summary again.
     #[serde(skip)]
     pub shown_savings_usd: Vec<f64>,
 }
 
-impl Fleet {
+impl FleetAnswer {
     /// The figures whose per-session savings a reader is shown
-    /// ([`Fleet::shown_savings_usd`]): the recommendation's, or when
+    /// ([`FleetAnswer::shown_savings_usd`]): the recommendation's, or when
     /// keeping the status quo is the answer, those of the cheapest config
     /// with an effect that costs less (what a reader weighing the recall
     /// risk would look at).
@@ -166,7 +166,7 @@ pub fn fleet(
     sessions: &Summaries,
     configs: &[Config],
     baseline: Option<&Config>,
-) -> Result<Fleet, AppError> {
+) -> Result<FleetAnswer, AppError> {
     // A session counts in one project, its first trace's: a subagent run
     // from another folder is still part of the session that ran it.
     let by_session = sessions.by_session()?;
@@ -267,7 +267,7 @@ pub fn fleet(
     let days = days.finish(&answer_all);
     let per_month = per_month(&days, &answer_all);
     let (by_model, by_class, cache_writes_by_cause) = bill.finish(&answer_all);
-    Ok(Fleet {
+    Ok(FleetAnswer {
         per_session,
         answer: answer_all,
         configs: figures,
@@ -282,7 +282,7 @@ pub fn fleet(
         // asked for: set against the recorded bill, it would measure the
         // baseline's distance from what ran, not the simulation's.
         fidelity: (!fidelities.is_empty() && baseline.is_none())
-            .then(|| super::fidelity::FidelitySummary::of(&fidelities)),
+            .then(|| super::fidelity::FidelityFigures::of(&fidelities)),
         baseline: baseline.cloned(),
         recall_cost_usd,
         shown_savings_usd: shown_savings,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::date::date_of;
 use tracecost_engine::message::{BlockKind, Content, Role};
 use tracecost_policy::Config;
-use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityResult;
 use tracecost_replay::sweep::{SweepRow, TraceSweep};
 use tracecost_trace::Trace;
 
@@ -22,17 +22,17 @@ pub const UNDATED: &str = "undated";
 
 /// The stability check of a session's recommended config, in short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct StabilityBrief {
+pub struct StabilitySummary {
     /// Distinct stubs seen.
     pub stubs: usize,
     /// Violations found.
     pub violations: usize,
 }
 
-impl StabilityBrief {
-    /// The brief of a full check.
-    pub fn of(r: &StabilityReport) -> Self {
-        StabilityBrief {
+impl StabilitySummary {
+    /// The summary of a full check.
+    pub fn of(r: &StabilityResult) -> Self {
+        StabilitySummary {
             stubs: r.stubs,
             violations: r.violations.len(),
         }
@@ -73,7 +73,7 @@ pub struct SessionSummary {
     /// Per day, in day order.
     pub days: Vec<SessionDay>,
     /// The stability of the recommended config, if checked.
-    pub stability: Option<StabilityBrief>,
+    pub stability: Option<StabilitySummary>,
     /// Per row of the sweep, its bill by model and class and its cache
     /// writes by cause (taken from the rows, which do not keep them).
     pub breakdowns: Vec<tracecost_replay::breakdown::Breakdown>,
@@ -85,7 +85,7 @@ pub(super) const FIRST_PROMPT_CHARS: usize = 80;
 impl SessionSummary {
     /// The summary of `trace`'s sweep (per-call rows are read for the days,
     /// then dropped).
-    pub fn new(trace: &Trace, mut sweep: TraceSweep, stability: Option<&StabilityReport>) -> Self {
+    pub fn new(trace: &Trace, mut sweep: TraceSweep, stability: Option<&StabilityResult>) -> Self {
         let mut days: BTreeMap<String, SessionDay> = BTreeMap::new();
         let starts: Vec<Option<u64>> = trace.calls.iter().map(|c| c.start_ms).collect();
         for (r, row) in sweep.rows.iter().enumerate() {
@@ -130,7 +130,7 @@ impl SessionSummary {
             started_ms: starts.iter().flatten().min().copied(),
             ended_ms: starts.iter().flatten().max().copied(),
             days: days.into_values().collect(),
-            stability: stability.map(StabilityBrief::of),
+            stability: stability.map(StabilitySummary::of),
             breakdowns,
         }
     }

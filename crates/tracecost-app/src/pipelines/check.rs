@@ -6,7 +6,7 @@ use crate::AppError;
 use crate::baseline::{
     BASELINE_FORMAT, Baseline, Comparison, DEFAULT_TOLERANCE_PCT, Expected, Verdict,
 };
-use crate::plan::{Calibration, CheckEntry, CheckPlan, CostPlan, calibration_model};
+use crate::plan::{CalibrationChoice, CheckEntry, CheckPlan, CostPlan, calibration_model};
 use tracecost_policy::Config;
 use tracecost_replay::PreparedTrace;
 use tracecost_trace::Trace;
@@ -97,7 +97,7 @@ fn read_baseline(path: &Path, bad: &dyn Fn(String) -> AppError) -> Result<Baseli
 fn validate(
     baseline: &Baseline,
     bad: &dyn Fn(String) -> AppError,
-) -> Result<Calibration, AppError> {
+) -> Result<CalibrationChoice, AppError> {
     if baseline.format != BASELINE_FORMAT {
         // Another version is named; any other value is not echoed: the
         // file may be anything (a settings file holding secrets).
@@ -125,7 +125,7 @@ fn validate(
     if let Err(e) = tracecost_cost::tokens::parse_tokenizer(&baseline.settings.tokenizer) {
         return Err(bad(format!("at /settings/tokenizer: {e}")));
     }
-    let Some(calibration) = Calibration::from_name(&baseline.settings.calibrate) else {
+    let Some(calibration) = CalibrationChoice::from_name(&baseline.settings.calibrate) else {
         return Err(bad(format!(
             "at /settings/calibrate: expected \"auto\" or \"off\", found {:?}",
             baseline.settings.calibrate
@@ -425,8 +425,12 @@ pub fn check(plan: &CheckPlan) -> Result<CheckOutcome, AppError> {
             }
             let priced_as = mine.iter().find_map(|e| e.config.model.as_deref());
             let price = calibration_model(&plan.cost.pricing, t, priced_as)?;
-            let prepared =
-                PreparedTrace::new(t, &memo, price, plan.cost.calibration == Calibration::Auto);
+            let prepared = PreparedTrace::new(
+                t,
+                &memo,
+                price,
+                plan.cost.calibration == CalibrationChoice::Auto,
+            );
             for e in mine {
                 let ctx = plan.cost.replay_context(&memo, None);
                 let r = if e.config.compaction.summarising().is_some() {

@@ -5,18 +5,18 @@ use std::io::Write;
 use crate::AppError;
 use crate::plan::ImportPlan;
 use crate::progress::Progress;
-use tracecost_import::ImportReport;
+use tracecost_import::ImportSummary;
 use tracecost_trace::{Trace, TraceWriter};
 
 /// What an import wrote.
 #[derive(Debug)]
-pub struct ImportSummary {
+pub struct ImportReport {
     /// Traces written.
     pub traces: usize,
     /// Calls in them.
     pub calls: usize,
     /// What was read and skipped.
-    pub report: ImportReport,
+    pub report: ImportSummary,
 }
 
 /// Imports the plan's inputs, writing each trace to `out` as soon as it is
@@ -26,7 +26,7 @@ pub fn import(
     progress: &dyn Progress,
     out: &mut dyn Write,
     out_name: &str,
-) -> Result<ImportSummary, AppError> {
+) -> Result<ImportReport, AppError> {
     let write_err = |source| AppError::Write {
         path: out_name.to_owned(),
         source,
@@ -54,7 +54,7 @@ pub fn import(
         )));
     }
     writer.finish().map_err(write_err)?;
-    Ok(ImportSummary {
+    Ok(ImportReport {
         traces,
         calls,
         report,

@@ -8,7 +8,7 @@ use tracecost_engine::ledger::DurableLedger;
 /// A directory without an index is bad input, and nothing is created in it.
 pub fn ledger_repair(
     dir: &std::path::Path,
-) -> Result<tracecost_engine::ledger::RepairReport, AppError> {
+) -> Result<tracecost_engine::ledger::RepairSummary, AppError> {
     let index = dir.join("index.jsonl");
     if !index.is_file() {
         return Err(AppError::Usage(format!(

@@ -13,11 +13,11 @@ mod sweep;
 mod usage;
 
 pub use check::{CheckOutcome, check};
-pub use import::{ImportSummary, import};
+pub use import::{ImportReport, import};
 pub use ledger::ledger_repair;
 pub use recall::{RecallAnswer, recall};
 pub use replay::replay;
-pub use report::{CacheUse, ReportOutcome, SessionSink, report, report_with};
-pub use stability::{StabilityOutcome, stability, stability_digest};
+pub use report::{CacheUse, FleetReport, SessionSink, report, report_with};
+pub use stability::{StabilityReport, stability, stability_digest};
 pub use sweep::sweep;
 pub use usage::usage;

@@ -3,7 +3,7 @@
 use crate::AppError;
 use crate::plan::ReplayPlan;
 use crate::progress::{Progress, Unit};
-use crate::results::{ReplayOutput, Savings};
+use crate::results::{ReplayReport, Savings};
 use tracecost_policy::{Compaction, Config};
 use tracecost_replay::{PreparedTrace, ReplayContext, ReplayResult};
 
@@ -11,7 +11,7 @@ use super::shared::prepare;
 
 /// Replays each run of the plan; a config with compaction is also replayed
 /// without it, for the saving.
-pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOutput>, AppError> {
+pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayReport>, AppError> {
     let memo = plan.cost.memo();
     let ctx = plan.cost.replay_context(&memo, Some(progress));
     // One step per call replayed, the reference run without compaction
@@ -29,7 +29,7 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
         .map(|r| r.trace.calls.len() * runs(&r.config))
         .sum();
     progress.start("replay", steps as u64, Unit::Items);
-    let mut outputs: Vec<Option<ReplayOutput>> = plan.runs.iter().map(|_| None).collect();
+    let mut outputs: Vec<Option<ReplayReport>> = plan.runs.iter().map(|_| None).collect();
     for group in plan
         .cost
         .cache_scope
@@ -76,7 +76,7 @@ pub fn replay(plan: &ReplayPlan, progress: &dyn Progress) -> Result<Vec<ReplayOu
             for (k, (i, result)) in runs.iter().zip(results).enumerate() {
                 let reference = references.as_ref().map(|r| &r[k].totals);
                 let savings = Savings::of(&result.totals, reference);
-                outputs[*i] = Some(ReplayOutput { result, savings });
+                outputs[*i] = Some(ReplayReport { result, savings });
             }
         }
     }

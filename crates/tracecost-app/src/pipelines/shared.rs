@@ -7,7 +7,7 @@ use crate::progress::Progress;
 use tracecost_cost::tokens::TokenMemo;
 use tracecost_engine::message::ContentBlock;
 use tracecost_policy::{BlockTokens, CompactionRun, Config};
-use tracecost_replay::stability::{RunSource, StabilityReport};
+use tracecost_replay::stability::{RunSource, StabilityResult};
 use tracecost_replay::{PreparedTrace, count_block};
 use tracecost_trace::Trace;
 
@@ -25,7 +25,7 @@ pub(super) fn prepare<'t>(
         trace,
         memo,
         price,
-        cost.calibration == crate::Calibration::Auto,
+        cost.calibration == crate::CalibrationChoice::Auto,
     ))
 }
 
@@ -74,9 +74,9 @@ pub(super) fn stability_of(
     config: &Config,
     memo: &TokenMemo,
     progress: Option<&dyn Progress>,
-) -> Result<StabilityReport, AppError> {
+) -> Result<StabilityResult, AppError> {
     let counter = MemoTokens(memo);
-    let check = |trace: &Trace| -> Result<StabilityReport, AppError> {
+    let check = |trace: &Trace| -> Result<StabilityResult, AppError> {
         let mut source = RunSource {
             run: CompactionRun::new(&config.compaction).with_record(&trace.calls),
             tokens: &counter,

@@ -5,32 +5,32 @@ use crate::plan::StabilityPlan;
 use crate::progress::{Progress, Unit};
 use tracecost_cost::tokens::TokenMemo;
 use tracecost_policy::Config;
-use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityResult;
 
 use super::shared::stability_of;
 
 /// One trace's stability check.
 #[derive(Debug, Clone)]
-pub struct StabilityOutcome {
+pub struct StabilityReport {
     /// The trace's name.
     pub trace: String,
     /// The config checked.
     pub config: Config,
     /// The check.
-    pub report: StabilityReport,
+    pub report: StabilityResult,
 }
 
 /// Checks that stubs and prefixes stay byte-stable for each run.
 pub fn stability(
     plan: &StabilityPlan,
     progress: &dyn Progress,
-) -> Result<Vec<StabilityOutcome>, AppError> {
+) -> Result<Vec<StabilityReport>, AppError> {
     let memo = TokenMemo::new(plan.tokenizer.clone());
     let mut out = Vec::new();
     for run in &plan.runs {
         progress.start("stability", run.trace.calls.len() as u64, Unit::Items);
         let report = stability_of(&run.trace, &run.config, &memo, Some(progress))?;
-        out.push(StabilityOutcome {
+        out.push(StabilityReport {
             trace: run.trace.name.clone(),
             config: run.config.clone(),
             report,

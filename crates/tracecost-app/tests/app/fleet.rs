@@ -5,7 +5,7 @@
 
 use crate::util::repo;
 
-use tracecost_app::{Calibration, CostPlan, SweepOptions, SweepPlan};
+use tracecost_app::{CalibrationChoice, CostPlan, SweepOptions, SweepPlan};
 use tracecost_policy::GridSpec;
 use tracecost_replay::sweep::Grid;
 use tracecost_trace::progress::Silent;
@@ -45,7 +45,7 @@ fn sweep_plan(
         traces,
         configs,
         SweepOptions::default(),
-        CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap(),
+        CostPlan::new(None, "o200k_base", CalibrationChoice::Auto, false).unwrap(),
     )
     .unwrap();
     plan.grid = grid;
@@ -68,7 +68,7 @@ fn summaries(
 fn bundled_fleet() -> (
     SweepPlan,
     Vec<tracecost_replay::sweep::TraceSweep>,
-    tracecost_app::fleet::Fleet,
+    tracecost_app::fleet::FleetAnswer,
 ) {
     let plan = sweep_plan(bundled(), &["off", "ledger"], &["none", "tail"]);
     let sweeps = tracecost_app::sweep(&plan, &Silent).unwrap();
@@ -298,7 +298,7 @@ fn session_summaries_keep_days_and_names_but_no_per_call_rows() {
 /// replay says so; the same agent compacting stays within it.
 #[test]
 fn calls_over_the_context_window_are_flagged() {
-    let cost = || CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap();
+    let cost = || CostPlan::new(None, "o200k_base", CalibrationChoice::Auto, false).unwrap();
     let over = |traces: Vec<tracecost_trace::Trace>, config: &str| -> usize {
         let config: tracecost_policy::Config = config.parse().unwrap();
         let plan =

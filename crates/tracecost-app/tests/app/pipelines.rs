@@ -3,7 +3,7 @@
 
 use crate::util::repo;
 
-use tracecost_app::{Calibration, CostPlan, ReplayPlan, SweepOptions, SweepPlan, TraceRun};
+use tracecost_app::{CalibrationChoice, CostPlan, ReplayPlan, SweepOptions, SweepPlan, TraceRun};
 use tracecost_policy::{CacheKind, CompactionKind, GridSpec, PolicyFlags};
 use tracecost_replay::sweep::Grid;
 use tracecost_trace::progress::Silent;
@@ -16,7 +16,7 @@ fn massage_gun() -> tracecost_trace::Trace {
 }
 
 fn cost() -> CostPlan {
-    CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap()
+    CostPlan::new(None, "o200k_base", CalibrationChoice::Auto, false).unwrap()
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn recall_answers_found_and_not_found() {
 
 #[test]
 fn a_bad_tokenizer_is_an_input_error() {
-    let e = CostPlan::new(None, "nonsense", Calibration::Auto, false).unwrap_err();
+    let e = CostPlan::new(None, "nonsense", CalibrationChoice::Auto, false).unwrap_err();
     assert_eq!(e.class(), tracecost_app::ErrorClass::Input);
 }
 
@@ -205,7 +205,7 @@ fn stability_and_report_run_on_a_bundled_trace() {
 #[test]
 fn import_writes_traces_and_usage_prices_a_folder() {
     let plan = tracecost_app::ImportPlan {
-        format: Some(tracecost_import::Format::Anthropic),
+        format: Some(tracecost_import::InputFormat::Anthropic),
         inputs: vec![repo("tests/fixtures/import/anthropic_plain.jsonl")],
         options: Default::default(),
     };

@@ -2,7 +2,7 @@
 //! segment replayed alone gives the figures of the account replayed whole
 //! (the report's cache built on them is tested from the command line).
 
-use tracecost_app::{Calibration, CostPlan, SweepOptions, SweepPlan};
+use tracecost_app::{CalibrationChoice, CostPlan, SweepOptions, SweepPlan};
 use tracecost_trace::progress::Silent;
 
 /// An account of a generated fleet (two weeks of working days) cut where
@@ -28,7 +28,7 @@ fn an_account_cut_where_its_caches_are_empty_gives_the_same_figures() {
             traces,
             configs.clone(),
             SweepOptions::default(),
-            CostPlan::new(None, "o200k_base", Calibration::Auto, false).unwrap(),
+            CostPlan::new(None, "o200k_base", CalibrationChoice::Auto, false).unwrap(),
         )
         .unwrap()
     };

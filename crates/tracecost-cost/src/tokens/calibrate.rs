@@ -8,7 +8,7 @@
 /// `n` is the number of pairs used. With `n == 0` nothing was fitted:
 /// `factor` is 1 and `relative_error` 0.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Calibration {
+pub struct TokenCalibration {
     /// Multiply estimated tokens by this to approximate recorded tokens.
     pub factor: f64,
     /// RMS relative error of the fitted estimate over the pairs used.
@@ -17,7 +17,7 @@ pub struct Calibration {
     pub n: usize,
 }
 
-impl Default for Calibration {
+impl Default for TokenCalibration {
     fn default() -> Self {
         Self {
             factor: 1.0,
@@ -27,7 +27,7 @@ impl Default for Calibration {
     }
 }
 
-impl Calibration {
+impl TokenCalibration {
     /// `tokens × factor`, rounded to the nearest integer.
     pub fn apply(&self, tokens: u64) -> u64 {
         (tokens as f64 * self.factor).round().max(0.0) as u64
@@ -42,14 +42,14 @@ impl Calibration {
 /// Pairs where either side is zero or negative (compaction, a cleared
 /// context, a missing record) carry no information about the ratio and are
 /// skipped.
-pub fn calibrate(pairs: &[(i64, i64)]) -> Calibration {
+pub fn calibrate(pairs: &[(i64, i64)]) -> TokenCalibration {
     let used: Vec<(f64, f64)> = pairs
         .iter()
         .filter(|(e, r)| *e > 0 && *r > 0)
         .map(|&(e, r)| (e as f64, r as f64))
         .collect();
     if used.is_empty() {
-        return Calibration::default();
+        return TokenCalibration::default();
     }
     let sxy: f64 = used.iter().map(|(e, r)| e * r).sum();
     let sxx: f64 = used.iter().map(|(e, _)| e * e).sum();
@@ -62,7 +62,7 @@ pub fn calibrate(pairs: &[(i64, i64)]) -> Calibration {
         })
         .sum::<f64>()
         / used.len() as f64;
-    Calibration {
+    TokenCalibration {
         factor,
         relative_error: mse.sqrt(),
         n: used.len(),
@@ -96,7 +96,7 @@ mod tests {
         let c = calibrate(&pairs);
         assert_eq!(c.n, 2);
         assert!((c.factor - 1.1).abs() < 1e-12);
-        assert_eq!(calibrate(&[]), Calibration::default());
+        assert_eq!(calibrate(&[]), TokenCalibration::default());
         assert_eq!(calibrate(&[(0, 0)]).n, 0);
     }
 

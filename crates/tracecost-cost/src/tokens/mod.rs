@@ -29,7 +29,7 @@ mod tiktoken;
 mod tokenizer;
 
 pub use bpe::BpeCounter;
-pub use calibrate::{Calibration, calibrate};
+pub use calibrate::{TokenCalibration, calibrate};
 pub(crate) use hash::PrehashedBuild;
 pub use hash::{ContentHash, FastBuild, FastHasher};
 pub use memo::TokenMemo;

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use tracecost_cost::cache_sim::{
-    Breakpoint, CacheSim, PrefixBlock, PrefixKind, SimError, SimOutcome, SimRequest,
+    Breakpoint, CacheSim, PrefixBlock, PrefixKind, SimError, SimRequest, SimResult,
     automatic_breakpoint,
 };
 use tracecost_cost::pricing::{ModelPrice, Pricing, Usage};
@@ -52,7 +52,7 @@ fn run(
     start_ms: Option<u64>,
     blocks: &[PrefixBlock],
     bps: &[Breakpoint],
-) -> SimOutcome {
+) -> SimResult {
     sim.simulate(
         &SimRequest {
             model: m,
@@ -599,7 +599,7 @@ fn kind_of(i: usize) -> PrefixKind {
     }
 }
 
-fn replay(steps: &[Step]) -> Vec<Result<SimOutcome, SimError>> {
+fn replay(steps: &[Step]) -> Vec<Result<SimResult, SimError>> {
     let p = Pricing::builtin();
     let models = [model(&p, "claude-sonnet-4-5"), model(&p, "claude-opus-5")];
     let mut sim = CacheSim::new();

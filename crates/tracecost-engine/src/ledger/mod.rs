@@ -25,7 +25,7 @@
 mod durable;
 mod memory;
 
-pub use durable::{DurableLedger, RepairReport, SetAside};
+pub use durable::{DurableLedger, RepairSummary, SetAside};
 pub use memory::InMemoryLedger;
 
 use std::sync::Arc;

@@ -75,18 +75,18 @@ use self::pipeline::{BATCH_BYTES, import_file};
 use self::request::parse_request;
 use super::common;
 use super::common::{TraceBuilder, Unmapped};
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::json::RawObject;
 use tracecost_engine::message::Message;
 
 /// Imports Anthropic Messages API request/response logs (plain or
 /// claude-trace JSONL). Directories are expanded to their `.json`/`.jsonl`
 /// files; files are read in path order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::Anthropic.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::Anthropic.import(inputs, opts)
 }
 
-/// What [`super::Format::Anthropic`] reads, for the loop every log importer
+/// What [`super::InputFormat::Anthropic`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "request(s)",
@@ -99,7 +99,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {

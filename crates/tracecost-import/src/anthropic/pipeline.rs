@@ -16,7 +16,7 @@ use super::exchange::{Exchange, exchange};
 use super::line::LineError;
 use super::resent::{KnownMessages, MessageCache, SplitLine};
 use crate::common::{self, Conversations, LineBatch, Unmapped};
-use crate::{ImportError, ImportOptions, ImportReport};
+use crate::{ImportError, ImportOptions, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 
 /// Lines are read this many bytes at a time (whole lines, so a batch may
@@ -45,7 +45,7 @@ pub(super) const BATCH_BYTES: usize = 4 << 20;
 pub(super) fn import_file(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     batch_bytes: usize,
 ) -> Result<Conversations, ImportError> {
@@ -124,7 +124,7 @@ fn pre_batch(batch: &LineBatch, known: &KnownMessages) -> Vec<Pre> {
 struct Applied<'a> {
     path: &'a Path,
     opts: &'a ImportOptions,
-    report: &'a mut ImportReport,
+    report: &'a mut ImportSummary,
     un: &'a mut Unmapped,
     convs: Conversations,
     cache: MessageCache,
@@ -180,7 +180,7 @@ impl Applied<'_> {
 fn import_file_by_line(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
 ) -> Result<Conversations, ImportError> {
     use std::io::{BufRead, BufReader};
@@ -273,9 +273,9 @@ mod tests {
     /// What an import made, as text: each trace's JSON, then the report
     /// and what could not be mapped; or the error.
     fn outcome(
-        read: impl FnOnce(&mut ImportReport, &mut Unmapped) -> Result<Conversations, ImportError>,
+        read: impl FnOnce(&mut ImportSummary, &mut Unmapped) -> Result<Conversations, ImportError>,
     ) -> String {
-        let mut report = ImportReport::default();
+        let mut report = ImportSummary::default();
         let mut un = Unmapped::default();
         let convs = match read(&mut report, &mut un) {
             Ok(c) => c,

@@ -5,7 +5,7 @@
 //! for `rollout-*.jsonl`, read in sorted path order, one line at a time (a
 //! rollout is never held whole; the history being built is). Under
 //! `skip_invalid`, a folder below the inputs or a file that cannot be read
-//! is passed over and listed in [`ImportReport::unread`].
+//! is passed over and listed in [`ImportSummary::unread`].
 //!
 //! # What a rollout holds
 //!
@@ -150,7 +150,7 @@ use crate::common::{
 };
 use crate::openai_responses::items::{Items, Side};
 use crate::progress::Progress;
-use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use crate::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::json::RawObject;
 use tracecost_engine::message::ContentBlock;
@@ -172,18 +172,18 @@ pub use usage::{
 
 /// Imports Codex rollouts: one trace per file (more when it was
 /// compacted).
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    crate::Format::Codex.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    crate::InputFormat::Codex.import(inputs, opts)
 }
 
-/// [`crate::Format::import_each`] for Codex.
+/// [`crate::InputFormat::import_each`] for Codex.
 pub(crate) fn import_each<E: From<ImportError>>(
     inputs: &[PathBuf],
     opts: &ImportOptions,
     progress: &dyn Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-) -> Result<ImportReport, E> {
-    let mut report = ImportReport::default();
+) -> Result<ImportSummary, E> {
+    let mut report = ImportSummary::default();
     let files = discover(inputs, opts.skip_invalid.then_some(&mut report.unread))?;
     let sizes = crate::file_sizes(&files);
     progress.start("import", sizes.iter().sum(), crate::progress::Unit::Bytes);
@@ -350,7 +350,7 @@ pub(crate) struct Counted {
 fn read_rollout(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
 ) -> Result<Vec<(Trace, usize)>, ImportError> {
     let mut r = read(path, opts, report, un)?;
@@ -392,7 +392,7 @@ fn read_rollout(
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
 ) -> Result<Reader, ImportError> {
     let mut r = Reader {

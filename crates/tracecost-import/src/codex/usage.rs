@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::common::Unmapped;
-use crate::{ImportError, ImportOptions, ImportReport};
+use crate::{ImportError, ImportOptions, ImportSummary};
 
 /// The model ccusage assumes for calls of a session that names none (early
 /// Codex recorded no `turn_context` model).
@@ -173,7 +173,7 @@ pub fn scan_usage(inputs: &[PathBuf]) -> Result<CodexUsageScan, ImportError> {
     let mut scan = CodexUsageScan::default();
     let mut by_id: BTreeMap<String, CodexSessionUsage> = BTreeMap::new();
     for path in &files {
-        let mut report = ImportReport::default();
+        let mut report = ImportSummary::default();
         let mut un = Unmapped::default();
         let r = super::read(path, &opts, &mut report, &mut un)?;
         scan.files += 1;

@@ -16,7 +16,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{invalid, reject};
-use crate::{ImportError, ImportOptions, ImportReport};
+use crate::{ImportError, ImportOptions, ImportSummary};
 
 /// Calls `row` with each record after the header as an object of the
 /// header's names (an empty field is `null`, every other a string) and the
@@ -26,7 +26,7 @@ use crate::{ImportError, ImportOptions, ImportReport};
 pub(crate) fn each_csv_row(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     mut row: impl FnMut(Map<String, Value>, usize) -> Result<(), String>,
 ) -> Result<(), ImportError> {
     let io = |source| ImportError::Io {
@@ -223,14 +223,14 @@ mod tests {
     use super::*;
 
     /// The rows read (each with its line) and what was skipped.
-    type Rows = (Vec<(usize, Map<String, Value>)>, ImportReport);
+    type Rows = (Vec<(usize, Map<String, Value>)>, ImportSummary);
 
     fn rows(text: &str) -> Rows {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.csv");
         std::fs::write(&path, text).unwrap();
         let mut out = Vec::new();
-        let mut report = ImportReport::default();
+        let mut report = ImportSummary::default();
         let opts = ImportOptions {
             skip_invalid: true,
             ..Default::default()
@@ -261,7 +261,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.csv");
         std::fs::write(&path, "a,b\n1,2\n3\n4,\"5\n").unwrap();
-        let mut report = ImportReport::default();
+        let mut report = ImportSummary::default();
         let err =
             each_csv_row(&path, &ImportOptions::default(), &mut report, |_, _| Ok(())).unwrap_err();
         assert!(
@@ -300,7 +300,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("x.csv");
             std::fs::write(&path, &bytes).unwrap();
-            let mut report = ImportReport::default();
+            let mut report = ImportSummary::default();
             let mut names = None;
             let result = each_csv_row(&path, &ImportOptions::default(), &mut report, |r, _| {
                 let keys: Vec<String> = r.keys().cloned().collect();

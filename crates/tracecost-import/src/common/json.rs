@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::{invalid, invalid_json, reject};
-use crate::{ImportError, ImportOptions, ImportReport};
+use crate::{ImportError, ImportOptions, ImportSummary};
 use tracecost_engine::json::RawObject;
 
 /// The file's text, without the byte-order mark some Windows tools put
@@ -21,7 +21,7 @@ use tracecost_engine::json::RawObject;
 pub(crate) fn read_text(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
 ) -> Result<String, ImportError> {
     let mut bytes = std::fs::read(path).map_err(|source| ImportError::Io {
         path: path.to_owned(),
@@ -83,7 +83,7 @@ pub(crate) fn split_doc<'a>(
     path: &Path,
     text: &'a str,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
 ) -> Result<Option<Doc<'a>>, ImportError> {
     if text.trim().is_empty() {
         return Ok(None);
@@ -130,16 +130,16 @@ pub(crate) fn each_record<'a>(
     text: &'a str,
     doc: Doc<'a>,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     not_a_list: &str,
     mut record: impl FnMut(&'a RawValue, usize) -> Result<(), String>,
 ) -> Result<(), ImportError> {
-    let mut one =
-        |v: &'a RawValue, line: usize, col: usize, report: &mut ImportReport| match record(v, line)
-        {
+    let mut one = |v: &'a RawValue, line: usize, col: usize, report: &mut ImportSummary| {
+        match record(v, line) {
             Ok(()) => Ok(()),
             Err(msg) => reject(opts, report, super::invalid(path, line, Some(col), &msg)),
-        };
+        }
+    };
     match doc {
         Doc::Whole(v) if v.get().starts_with('[') => {
             let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(v.get()) else {
@@ -181,7 +181,7 @@ pub(crate) fn each_record<'a>(
 pub(crate) fn each_file_record(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     not_a_list: &str,
     mut record: impl FnMut(&RawValue, usize) -> Result<(), String>,
 ) -> Result<(), ImportError> {

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::{ImportError, ImportOptions, ImportReport};
+use crate::{ImportError, ImportOptions, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_trace::Trace;
 
@@ -84,7 +84,7 @@ pub(crate) struct LogFormat {
 pub(crate) type ReadLog = fn(
     &Path,
     &ImportOptions,
-    &mut ImportReport,
+    &mut ImportSummary,
     &mut Unmapped,
     &mut Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError>;
@@ -121,7 +121,7 @@ pub(crate) fn import_files<E: From<ImportError>>(
     opts: &ImportOptions,
     progress: &dyn crate::progress::Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-) -> Result<ImportReport, E> {
+) -> Result<ImportSummary, E> {
     let LogFormat {
         unit,
         nothing_found,
@@ -136,7 +136,7 @@ pub(crate) fn import_files<E: From<ImportError>>(
     }
     let sizes = super::file_sizes(&files);
     progress.start("import", sizes.iter().sum(), crate::progress::Unit::Bytes);
-    let mut report = ImportReport::default();
+    let mut report = ImportSummary::default();
     let mut un = Unmapped::default();
     let mut shared = Shared::default();
     let mut names = Names::default();
@@ -283,7 +283,7 @@ pub(crate) fn invalid_json(path: &Path, line: usize, e: &serde_json::Error) -> I
 /// Fails with `err`, or with `skip_invalid` counts a skipped line.
 pub(crate) fn reject(
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     err: ImportError,
 ) -> Result<(), ImportError> {
     if opts.skip_invalid {

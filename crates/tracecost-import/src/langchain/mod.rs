@@ -66,7 +66,7 @@ use super::common::{
     self, Conversations, Doc, IdGen, NewCall, TraceBuilder, Unmapped, message_key, position_of,
     read_text, split_doc,
 };
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::wire::{BlockRef, Marker};
 use tracecost_trace::{Call, Prompt};
@@ -74,11 +74,11 @@ use tracecost_trace::{Call, Prompt};
 /// Imports LangChain / LangGraph message lists (`messages_to_dict` output).
 /// Directories are expanded to their `.json`/`.jsonl` files; files are read
 /// in path order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::Langchain.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::Langchain.import(inputs, opts)
 }
 
-/// What [`super::Format::Langchain`] reads, for the loop every log importer
+/// What [`super::InputFormat::Langchain`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
@@ -91,7 +91,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
@@ -111,7 +111,7 @@ struct List<'a> {
 fn import_file(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
 ) -> Result<(Vec<TraceBuilder>, &'static str), ImportError> {
     let text = read_text(path, opts, report)?;

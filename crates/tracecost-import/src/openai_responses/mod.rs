@@ -60,7 +60,7 @@ use super::common::{
     self, Conversations, Exchange, NewCall, TraceBuilder, Unmapped, UsageProblem, answered,
     compact_object, exchange, finish_usage, message_key, openai_usage, read_text, timestamp_ms,
 };
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::json::{RawObject, raw_json, raw_string};
 use tracecost_engine::message::{ContentBlock, Message, Role, ToolDefinition};
@@ -73,11 +73,11 @@ pub const CHAIN_MEMORY: usize = 64;
 /// Imports OpenAI Responses API request bodies and request/response logs.
 /// Directories are expanded to their `.json`/`.jsonl` files; files are read
 /// in path order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::OpenaiResponses.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::OpenaiResponses.import(inputs, opts)
 }
 
-/// What [`super::Format::OpenaiResponses`] reads, for the loop every log
+/// What [`super::InputFormat::OpenaiResponses`] reads, for the loop every log
 /// importer shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
@@ -90,7 +90,7 @@ pub(crate) const LOG: common::LogFormat = common::LogFormat {
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     _shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {
@@ -113,7 +113,7 @@ struct State {
 fn import_file(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
 ) -> Result<Vec<TraceBuilder>, ImportError> {
     let mut st = State::default();

@@ -84,7 +84,7 @@ use serde_json::Value;
 use self::attrs::{Attrs, any_value};
 use self::model_span::{DUPLICATE, ModelSpan};
 use super::common::{self, Conversations, IdGen, SharedCall, TraceBuilder, Unmapped, message_key};
-use super::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use super::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::Message;
 use tracecost_trace::{Call, Prompt, RecordedUsage};
@@ -92,11 +92,11 @@ use tracecost_trace::{Call, Prompt, RecordedUsage};
 /// Imports OpenTelemetry (OTLP JSON) exports of model calls. Directories
 /// are expanded to their `.json`/`.jsonl` files; files are read in path
 /// order.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    super::Format::Otel.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    super::InputFormat::Otel.import(inputs, opts)
 }
 
-/// What [`super::Format::Otel`] reads, for the loop every log importer
+/// What [`super::InputFormat::Otel`] reads, for the loop every log importer
 /// shares ([`common::import_files`]).
 pub(crate) const LOG: common::LogFormat = common::LogFormat {
     unit: "call(s)",
@@ -423,7 +423,7 @@ fn model_span(
 fn read(
     path: &Path,
     opts: &ImportOptions,
-    report: &mut ImportReport,
+    report: &mut ImportSummary,
     un: &mut Unmapped,
     shared: &mut common::Shared,
 ) -> Result<(Vec<TraceBuilder>, String), ImportError> {

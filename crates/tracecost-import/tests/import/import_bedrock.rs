@@ -7,7 +7,7 @@ use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::BlockKind;
 use tracecost_engine::wire::{BlockRef, Marker, Ttl};
 use tracecost_import::detect::{FileKind, detect_file};
-use tracecost_import::{Format, ImportOptions, ImportOutput, bedrock};
+use tracecost_import::{ImportOptions, ImportResult, InputFormat, bedrock};
 use tracecost_trace::{load_str, to_json};
 
 fn fixture(name: &str) -> PathBuf {
@@ -16,7 +16,7 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn import(path: &Path) -> ImportOutput {
+fn import(path: &Path) -> ImportResult {
     let out = bedrock::import(&[path.to_path_buf()], &ImportOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     for t in &out.traces {
@@ -91,7 +91,7 @@ fn input_is_counted_apart_from_cache_reads_and_writes() {
 fn converse_logs_are_told_apart_from_the_others() {
     assert_eq!(
         detect_file(&fixture("cv_pairs.jsonl")).unwrap(),
-        FileKind::Log(Format::Bedrock)
+        FileKind::Log(InputFormat::Bedrock)
     );
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("b.json");
@@ -100,12 +100,18 @@ fn converse_logs_are_told_apart_from_the_others() {
         r#"{"modelId":"anthropic.claude-sonnet-4-5-20250929-v1:0","messages":[{"role":"user","content":[{"text":"hi"}]}]}"#,
     )
     .unwrap();
-    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(Format::Bedrock));
+    assert_eq!(
+        detect_file(&p).unwrap(),
+        FileKind::Log(InputFormat::Bedrock)
+    );
     // An Anthropic body (typed blocks, a model) is not one.
     std::fs::write(
         &p,
         r#"{"request":{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]},"response":{"type":"message","content":[]}}"#,
     )
     .unwrap();
-    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(Format::Anthropic));
+    assert_eq!(
+        detect_file(&p).unwrap(),
+        FileKind::Log(InputFormat::Anthropic)
+    );
 }

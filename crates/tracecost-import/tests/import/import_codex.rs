@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Role};
 use tracecost_import::detect::{self, FileKind};
-use tracecost_import::inputs::{InputOptions, load_inputs};
-use tracecost_import::{Format, ImportError, ImportOptions, ImportOutput, codex};
-use tracecost_trace::progress::Silent;
+use tracecost_import::inputs::{InputLoader, InputOptions};
+use tracecost_import::{ImportError, ImportOptions, ImportResult, InputFormat, codex};
 use tracecost_trace::{RecordedUsage, Trace, load_str, to_json};
 
 const SESSION: &str = "0198c0de-5a1e-7000-8000-00000000c0de";
@@ -26,7 +25,7 @@ fn rollout() -> PathBuf {
 
 /// Imports `inputs`, checking every trace reloads to itself without
 /// warnings and a second import gives the same bytes.
-fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
+fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
     let out = codex::import(inputs, opts)?;
     let again = codex::import(inputs, opts).unwrap();
     for (t, t2) in out.traces.iter().zip(&again.traces) {
@@ -41,11 +40,11 @@ fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, Impo
     Ok(out)
 }
 
-fn fixture() -> ImportOutput {
+fn fixture() -> ImportResult {
     import(&[home()], &ImportOptions::default()).unwrap()
 }
 
-fn has_unmapped(out: &ImportOutput, needle: &str) -> bool {
+fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(needle))
 }
 
@@ -248,7 +247,7 @@ fn after_a_compaction_the_next_part_sends_the_replacement_history() {
 fn rollouts_and_codex_folders_are_told_apart_by_content() {
     assert_eq!(
         detect::detect_file(&rollout()).unwrap(),
-        FileKind::Log(Format::Codex)
+        FileKind::Log(InputFormat::Codex)
     );
     assert!(detect::is_codex_folder(&home()));
     assert!(detect::is_codex_folder(&home().join("sessions")));
@@ -257,12 +256,9 @@ fn rollouts_and_codex_folders_are_told_apart_by_content() {
     assert!(!detect::is_claude_code_folder(&home()));
     // A folder of inputs holding a Codex home: its traces, found by content.
     for input in [home(), home().join("sessions/2026"), rollout()] {
-        let loaded = load_inputs(
-            std::slice::from_ref(&input),
-            &InputOptions::default(),
-            &Silent,
-        )
-        .unwrap();
+        let loaded = InputLoader::new(std::slice::from_ref(&input), &InputOptions::default())
+            .load()
+            .unwrap();
         assert_eq!(loaded.traces.len(), 2, "{}", input.display());
         assert_eq!(loaded.traces[0].name, SESSION);
     }
@@ -327,7 +323,7 @@ fn write(dir: &Path, lines: &[String], end: &str) -> PathBuf {
     path
 }
 
-fn one(lines: &[String]) -> Result<ImportOutput, ImportError> {
+fn one(lines: &[String]) -> Result<ImportResult, ImportError> {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), lines, "\n");
     import(&[path], &ImportOptions::default())

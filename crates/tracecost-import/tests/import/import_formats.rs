@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Content, Role};
 use tracecost_engine::wire::{BlockRef, Marker, Ttl};
-use tracecost_import::{ImportError, ImportOptions, ImportOutput};
+use tracecost_import::{ImportError, ImportOptions, ImportResult};
 use tracecost_import::{anthropic, langchain, openai};
 use tracecost_trace::{Trace, load_str, to_json};
 
@@ -16,11 +16,11 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-type Importer = fn(&[PathBuf], &ImportOptions) -> Result<ImportOutput, ImportError>;
+type Importer = fn(&[PathBuf], &ImportOptions) -> Result<ImportResult, ImportError>;
 
 /// Imports `name`, and checks every trace serializes, reloads without
 /// warnings to an equal trace, and that a second import gives the same bytes.
-fn import(importer: Importer, name: &str) -> ImportOutput {
+fn import(importer: Importer, name: &str) -> ImportResult {
     let opts = ImportOptions::default();
     let out = importer(&[fixture(name)], &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
     let again = importer(&[fixture(name)], &opts).unwrap();
@@ -51,7 +51,7 @@ fn counts(t: &Trace) -> Vec<usize> {
     t.calls.iter().map(|c| c.messages).collect()
 }
 
-fn has_unmapped(out: &ImportOutput, needle: &str) -> bool {
+fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(needle))
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Role};
 use tracecost_import::detect::{FileKind, detect_file};
-use tracecost_import::{Format, ImportError, ImportOptions, ImportOutput, gemini};
+use tracecost_import::{ImportError, ImportOptions, ImportResult, InputFormat, gemini};
 use tracecost_trace::{load_str, to_json};
 
 fn fixture(name: &str) -> PathBuf {
@@ -16,7 +16,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// Imports `path`, checking every trace reloads to itself without warnings.
-fn import(path: &Path) -> ImportOutput {
+fn import(path: &Path) -> ImportResult {
     let out = gemini::import(&[path.to_path_buf()], &ImportOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     for t in &out.traces {
@@ -30,7 +30,7 @@ fn import(path: &Path) -> ImportOutput {
     out
 }
 
-fn has_unmapped(out: &ImportOutput, needle: &str) -> bool {
+fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(needle))
 }
 
@@ -151,7 +151,7 @@ fn gemini_logs_are_told_apart_from_the_others() {
     for name in ["gm_pairs.jsonl", "gm_request.json"] {
         assert_eq!(
             detect_file(&fixture(name)).unwrap(),
-            FileKind::Log(Format::Gemini),
+            FileKind::Log(InputFormat::Gemini),
             "{name}"
         );
     }
@@ -159,7 +159,7 @@ fn gemini_logs_are_told_apart_from_the_others() {
     let p = dir.path().join("r.jsonl");
     let by_response = r#"{"request":{"contents":[]},"response":{"candidates":[],"usageMetadata":{"promptTokenCount":3}}}"#;
     std::fs::write(&p, by_response).unwrap();
-    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(Format::Gemini));
+    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(InputFormat::Gemini));
 }
 
 #[test]

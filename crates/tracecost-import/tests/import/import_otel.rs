@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::{BlockKind, Role};
 use tracecost_import::detect::{FileKind, detect_file};
-use tracecost_import::{Format, ImportError, ImportOptions, ImportOutput, otel};
+use tracecost_import::{ImportError, ImportOptions, ImportResult, InputFormat, otel};
 use tracecost_trace::{Trace, load_str, to_json};
 
 fn fixture(name: &str) -> PathBuf {
@@ -18,7 +18,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// Imports `name`, checking every trace reloads to itself without warnings.
-fn import(name: &str) -> ImportOutput {
+fn import(name: &str) -> ImportResult {
     let out =
         otel::import(&[fixture(name)], &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     for t in &out.traces {
@@ -32,7 +32,7 @@ fn import(name: &str) -> ImportOutput {
     out
 }
 
-fn has_unmapped(out: &ImportOutput, needle: &str) -> bool {
+fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(needle))
 }
 
@@ -220,7 +220,10 @@ fn per_message_events_are_the_content_of_their_spans() {
     // spans give the model and usage, the events the messages.
     let logs = fixture("openai_v2_legacy.logs.jsonl");
     let traces = fixture("openai_v2_legacy.traces.jsonl");
-    assert_eq!(detect_file(&logs).unwrap(), FileKind::Log(Format::Otel));
+    assert_eq!(
+        detect_file(&logs).unwrap(),
+        FileKind::Log(InputFormat::Otel)
+    );
     // Either order: the logs file is read first.
     for inputs in [
         [logs.clone(), traces.clone()],
@@ -306,7 +309,10 @@ fn inference_events_are_read_as_calls() {
     // openai-v2 2.4b0's gen_ai.client.inference.operation.details events
     // carry the span's attributes: the same calls, from the logs alone.
     let path = fixture("openai_v2.logs.jsonl");
-    assert_eq!(detect_file(&path).unwrap(), FileKind::Log(Format::Otel));
+    assert_eq!(
+        detect_file(&path).unwrap(),
+        FileKind::Log(InputFormat::Otel)
+    );
     let logs = import("openai_v2.logs.jsonl");
     let spans = import("openai_v2.traces.jsonl");
     assert_eq!(logs.traces.len(), 1);
@@ -335,7 +341,7 @@ fn every_span_export_is_told_apart_by_content() {
     ] {
         assert_eq!(
             detect_file(&fixture(f)).unwrap(),
-            FileKind::Log(Format::Otel),
+            FileKind::Log(InputFormat::Otel),
             "{f}"
         );
     }

@@ -8,7 +8,7 @@ use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::Role;
 use tracecost_import::detect::{FileKind, detect_file};
 use tracecost_import::{
-    Format, ImportError, ImportOptions, ImportOutput, openai, openai_responses,
+    ImportError, ImportOptions, ImportResult, InputFormat, openai, openai_responses,
 };
 use tracecost_trace::{Trace, load_str, to_json};
 
@@ -19,7 +19,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// Imports `path`, checking every trace reloads to itself without warnings.
-fn import(path: &Path) -> ImportOutput {
+fn import(path: &Path) -> ImportResult {
     let out = openai_responses::import(&[path.to_path_buf()], &ImportOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     for t in &out.traces {
@@ -37,7 +37,7 @@ fn counts(t: &Trace) -> Vec<usize> {
     t.calls.iter().map(|c| c.messages).collect()
 }
 
-fn has_unmapped(out: &ImportOutput, needle: &str) -> bool {
+fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(needle))
 }
 
@@ -160,7 +160,7 @@ fn responses_logs_are_told_apart_from_chat_completions_ones() {
     for name in ["rs_pairs.jsonl", "rs_request.json"] {
         assert_eq!(
             detect_file(&fixture(name)).unwrap(),
-            FileKind::Log(Format::OpenaiResponses),
+            FileKind::Log(InputFormat::OpenaiResponses),
             "{name}"
         );
     }
@@ -170,11 +170,11 @@ fn responses_logs_are_told_apart_from_chat_completions_ones() {
     std::fs::write(&p, wrapped).unwrap();
     assert_eq!(
         detect_file(&p).unwrap(),
-        FileKind::Log(Format::OpenaiResponses)
+        FileKind::Log(InputFormat::OpenaiResponses)
     );
     let chat = r#"{"request":{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]},"response":{"choices":[]}}"#;
     std::fs::write(&p, chat).unwrap();
-    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(Format::Openai));
+    assert_eq!(detect_file(&p).unwrap(), FileKind::Log(InputFormat::Openai));
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

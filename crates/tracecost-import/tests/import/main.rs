@@ -11,6 +11,7 @@ mod import_formats;
 mod import_gemini;
 mod import_otel;
 mod import_responses;
+mod input_loader;
 mod malformed_usage;
 mod not_utf8;
 mod observability;

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tracecost_import::{Format, ImportOptions, ImportOutput};
+use tracecost_import::{ImportOptions, ImportResult, InputFormat};
 use tracecost_trace::RecordedUsage;
 
 const NOTE: &str = "usage objects with a malformed token count";
@@ -46,7 +46,7 @@ fn damage(text: &str, needle: &str, with: &str) -> String {
 }
 
 struct Case {
-    format: Format,
+    format: InputFormat,
     file: &'static str,
     needle: &'static str,
     /// How a JSON value is written in place of the count.
@@ -74,79 +74,79 @@ fn otlp(v: &str) -> String {
 
 const CASES: &[Case] = &[
     Case {
-        format: Format::Anthropic,
+        format: InputFormat::Anthropic,
         file: "import/anthropic_plain.jsonl",
         needle: "\"input_tokens\":",
         write: json,
     },
     Case {
-        format: Format::Openai,
+        format: InputFormat::Openai,
         file: "import/oa_pairs.jsonl",
         needle: "\"prompt_tokens\":",
         write: json,
     },
     Case {
-        format: Format::OpenaiResponses,
+        format: InputFormat::OpenaiResponses,
         file: "responses/rs_pairs.jsonl",
         needle: "\"input_tokens\":",
         write: json,
     },
     Case {
-        format: Format::Gemini,
+        format: InputFormat::Gemini,
         file: "gemini/gm_pairs.jsonl",
         needle: "\"promptTokenCount\":",
         write: json,
     },
     Case {
-        format: Format::Bedrock,
+        format: InputFormat::Bedrock,
         file: "bedrock/cv_pairs.jsonl",
         needle: "\"inputTokens\":",
         write: json,
     },
     Case {
-        format: Format::Langchain,
+        format: InputFormat::Langchain,
         file: "import/lc_per_call.json",
         needle: "\"input_tokens\":",
         write: json,
     },
     Case {
-        format: Format::Otel,
+        format: InputFormat::Otel,
         file: "otel/anthropic_sdk_only.traces.jsonl",
         needle: "\"key\":\"gen_ai.usage.input_tokens\",\"value\":",
         write: otlp,
     },
     Case {
-        format: Format::Otel,
+        format: InputFormat::Otel,
         file: "otel/openinference_anthropic.traces.jsonl",
         needle: "\"key\":\"llm.token_count.prompt\",\"value\":",
         write: otlp,
     },
     Case {
-        format: Format::Otel,
+        format: InputFormat::Otel,
         file: "otel/openai_v2.logs.jsonl",
         needle: "\"key\":\"gen_ai.usage.input_tokens\",\"value\":",
         write: otlp,
     },
     Case {
-        format: Format::Langfuse,
+        format: InputFormat::Langfuse,
         file: "langfuse/v2_ingestion.jsonl",
         needle: "\"usageDetails\":{\"input\":",
         write: json,
     },
     Case {
-        format: Format::Langfuse,
+        format: InputFormat::Langfuse,
         file: "langfuse/blob_observations_v2.csv",
         needle: "{\"\"input\"\":",
         write: csv,
     },
     Case {
-        format: Format::Langsmith,
+        format: InputFormat::Langsmith,
         file: "langsmith/wrap_anthropic.runs.jsonl",
         needle: "\"input_tokens\":",
         write: json,
     },
     Case {
-        format: Format::OpenaiAgents,
+        format: InputFormat::OpenaiAgents,
         file: "openai_agents/processor.spans.jsonl",
         needle: "\"input_tokens\":",
         write: json,
@@ -154,7 +154,7 @@ const CASES: &[Case] = &[
 ];
 
 /// Every call's usage, in order.
-fn usages(out: &ImportOutput) -> Vec<Option<RecordedUsage>> {
+fn usages(out: &ImportResult) -> Vec<Option<RecordedUsage>> {
     let mut calls: Vec<_> = out
         .traces
         .iter()
@@ -164,7 +164,7 @@ fn usages(out: &ImportOutput) -> Vec<Option<RecordedUsage>> {
     calls.into_iter().map(|(_, u)| u).collect()
 }
 
-fn import_with(case: &Case, dir: &Path, value: &str) -> ImportOutput {
+fn import_with(case: &Case, dir: &Path, value: &str) -> ImportResult {
     let src = fixture(case.file);
     let text = std::fs::read_to_string(&src).unwrap();
     let name = src.file_name().unwrap();
@@ -179,7 +179,7 @@ fn import_with(case: &Case, dir: &Path, value: &str) -> ImportOutput {
     out
 }
 
-fn noted(out: &ImportOutput) -> bool {
+fn noted(out: &ImportResult) -> bool {
     out.report.unmapped.iter().any(|l| l.contains(NOTE))
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tracecost_import::{Format, ImportOptions};
+use tracecost_import::{ImportOptions, InputFormat};
 
 fn fixture(rel: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -19,23 +19,29 @@ fn fixture(rel: &str) -> PathBuf {
 fn a_line_that_is_not_utf8_is_located_or_skipped_in_every_log_reader() {
     let dir = tempfile::tempdir().unwrap();
     for (format, file) in [
-        (Format::Anthropic, "import/anthropic_plain.jsonl"),
-        (Format::Openai, "import/oa_pairs.jsonl"),
-        (Format::Langchain, "import/lc_states.jsonl"),
-        (Format::OpenaiResponses, "responses/rs_pairs.jsonl"),
-        (Format::Gemini, "gemini/gm_pairs.jsonl"),
-        (Format::Bedrock, "bedrock/cv_pairs.jsonl"),
-        (Format::Otel, "otel/anthropic_sdk_only.traces.jsonl"),
-        (Format::Langfuse, "langfuse/v2_ingestion.jsonl"),
-        (Format::Langsmith, "langsmith/wrap_anthropic.runs.jsonl"),
-        (Format::OpenaiAgents, "openai_agents/processor.spans.jsonl"),
+        (InputFormat::Anthropic, "import/anthropic_plain.jsonl"),
+        (InputFormat::Openai, "import/oa_pairs.jsonl"),
+        (InputFormat::Langchain, "import/lc_states.jsonl"),
+        (InputFormat::OpenaiResponses, "responses/rs_pairs.jsonl"),
+        (InputFormat::Gemini, "gemini/gm_pairs.jsonl"),
+        (InputFormat::Bedrock, "bedrock/cv_pairs.jsonl"),
+        (InputFormat::Otel, "otel/anthropic_sdk_only.traces.jsonl"),
+        (InputFormat::Langfuse, "langfuse/v2_ingestion.jsonl"),
+        (
+            InputFormat::Langsmith,
+            "langsmith/wrap_anthropic.runs.jsonl",
+        ),
+        (
+            InputFormat::OpenaiAgents,
+            "openai_agents/processor.spans.jsonl",
+        ),
     ] {
         let src = fixture(file);
         let good = std::fs::read(&src).unwrap();
         let whole = format
             .import(std::slice::from_ref(&src), &ImportOptions::default())
             .unwrap();
-        let calls = |o: &tracecost_import::ImportOutput| {
+        let calls = |o: &tracecost_import::ImportResult| {
             o.traces.iter().map(|t| t.calls.len()).sum::<usize>()
         };
         let first = good.iter().position(|&b| b == b'\n').unwrap() + 1;

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tracecost_engine::cache::ProviderKind;
 use tracecost_engine::message::BlockKind;
-use tracecost_import::ImportReport;
+use tracecost_import::ImportSummary;
 use tracecost_import::detect::{FileKind, detect_file};
 use tracecost_import::inputs::{InputError, import_detected};
-use tracecost_import::{Format, ImportOptions};
+use tracecost_import::{ImportOptions, InputFormat};
 use tracecost_trace::progress::Silent;
 use tracecost_trace::{Trace, load_str, to_json};
 
@@ -27,7 +27,7 @@ fn fixture(dir: &str, name: &str) -> PathBuf {
 
 /// Imports `path` with the importer its content names, checking every
 /// trace reloads to itself without warnings.
-fn import(path: &Path) -> (Vec<Trace>, ImportReport) {
+fn import(path: &Path) -> (Vec<Trace>, ImportSummary) {
     let mut traces = Vec::new();
     let report = import_detected(
         &[path.to_path_buf()],
@@ -176,7 +176,7 @@ fn assert_agent_loop(t: &Trace) {
     );
 }
 
-fn has_unmapped(report: &ImportReport, needle: &str) -> bool {
+fn has_unmapped(report: &ImportSummary, needle: &str) -> bool {
     report.unmapped.iter().any(|l| l.contains(needle))
 }
 
@@ -192,9 +192,9 @@ fn langfuse_v2_ingestion_batches_read_as_the_stub_answered() {
         let file = stub[capture]["file"].as_str().unwrap();
         let path = fixture("langfuse", file);
         let want = if capture.starts_with("v2") {
-            Format::Langfuse
+            InputFormat::Langfuse
         } else {
-            Format::Otel
+            InputFormat::Otel
         };
         assert_eq!(detect_file(&path).unwrap(), FileKind::Log(want), "{file}");
         let (traces, report) = import(&path);
@@ -247,7 +247,7 @@ fn langsmith_runs_read_as_the_stub_answered() {
         let path = fixture("langsmith", file);
         assert_eq!(
             detect_file(&path).unwrap(),
-            FileKind::Log(Format::Langsmith)
+            FileKind::Log(InputFormat::Langsmith)
         );
         let (traces, report) = import(&path);
         assert_eq!(traces.len(), 1, "{file}: {report}");
@@ -281,7 +281,7 @@ fn openai_agents_generation_spans_read_as_the_stub_answered() {
         let path = fixture("openai_agents", c["file"].as_str().unwrap());
         assert_eq!(
             detect_file(&path).unwrap(),
-            FileKind::Log(Format::OpenaiAgents)
+            FileKind::Log(InputFormat::OpenaiAgents)
         );
         let (traces, report) = import(&path);
         assert_eq!(traces.len(), 1, "{capture}: {report}");
@@ -304,7 +304,7 @@ fn openai_agents_response_spans_are_refused_with_what_to_do() {
         "responses.custom_endpoint.ingest.jsonl",
     ] {
         let path = fixture("openai_agents", file);
-        let err = Format::OpenaiAgents
+        let err = InputFormat::OpenaiAgents
             .import(&[path], &ImportOptions::default())
             .unwrap_err()
             .to_string();
@@ -349,9 +349,9 @@ fn generated_exports_read_line_by_line_give_every_call_with_its_usage() {
     use tracecost_gen::{ObservabilityFormat, write_observability_export};
     let dir = tempfile::tempdir().unwrap();
     for (format, want) in [
-        (ObservabilityFormat::Langfuse, Format::Langfuse),
-        (ObservabilityFormat::Langsmith, Format::Langsmith),
-        (ObservabilityFormat::OpenaiAgents, Format::OpenaiAgents),
+        (ObservabilityFormat::Langfuse, InputFormat::Langfuse),
+        (ObservabilityFormat::Langsmith, InputFormat::Langsmith),
+        (ObservabilityFormat::OpenaiAgents, InputFormat::OpenaiAgents),
     ] {
         let path = dir.path().join(format!("{format:?}.jsonl"));
         let mut out = Vec::new();
@@ -418,19 +418,19 @@ fn a_damaged_line_is_located_and_skippable_in_every_export() {
         (
             "langfuse",
             "v2_ingestion.jsonl",
-            Format::Langfuse,
+            InputFormat::Langfuse,
             "expected a Langfuse ingestion batch",
         ),
         (
             "langsmith",
             "wrap_anthropic.runs.jsonl",
-            Format::Langsmith,
+            InputFormat::Langsmith,
             "expected a LangSmith run batch",
         ),
         (
             "openai_agents",
             "processor.spans.jsonl",
-            Format::OpenaiAgents,
+            InputFormat::OpenaiAgents,
             "expected an OpenAI Agents SDK export",
         ),
     ] {
@@ -487,7 +487,7 @@ fn langfuse_blob_storage_exports_read_as_the_api_observations() {
         let path = fixture("langfuse", name);
         assert_eq!(
             detect_file(&path).unwrap(),
-            FileKind::Log(Format::Langfuse),
+            FileKind::Log(InputFormat::Langfuse),
             "{name}"
         );
         let (traces, report) = import(&path);
@@ -526,7 +526,7 @@ fn a_torn_row_of_a_langfuse_csv_export_costs_only_its_own_line() {
         let text = format!("{}{torn}\n{}", &good[..at], &good[at..]);
         let copy = dir.path().join("torn.csv");
         std::fs::write(&copy, text).unwrap();
-        let err = Format::Langfuse
+        let err = InputFormat::Langfuse
             .import(std::slice::from_ref(&copy), &ImportOptions::default())
             .unwrap_err();
         let line = good[..at].matches('\n').count() + 1;
@@ -538,7 +538,7 @@ fn a_torn_row_of_a_langfuse_csv_export_costs_only_its_own_line() {
             skip_invalid: true,
             ..Default::default()
         };
-        let out = Format::Langfuse.import(&[copy], &skip).unwrap();
+        let out = InputFormat::Langfuse.import(&[copy], &skip).unwrap();
         assert_eq!(out.report.skipped_lines, 1, "{}", out.report);
         assert_eq!(calls(&out.traces), calls(&whole), "{}", out.report);
     }
@@ -562,14 +562,14 @@ fn two_calls_sharing_an_id_are_kept_apart_and_counted_never_merged() {
         (
             "langfuse",
             "v2_ingestion.jsonl",
-            Format::Langfuse,
+            InputFormat::Langfuse,
             "traceId",
             "Langfuse generations sharing their id",
         ),
         (
             "langsmith",
             "wrap_anthropic.runs.jsonl",
-            Format::Langsmith,
+            InputFormat::Langsmith,
             "trace_id",
             "LangSmith runs sharing their id",
         ),

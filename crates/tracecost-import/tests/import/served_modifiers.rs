@@ -5,10 +5,10 @@
 
 use std::path::PathBuf;
 
-use tracecost_import::{Format, ImportOptions, ImportOutput};
+use tracecost_import::{ImportOptions, ImportResult, InputFormat};
 use tracecost_trace::RecordedModifiers;
 
-fn import(format: Format, dir: &tempfile::TempDir, name: &str, text: &str) -> ImportOutput {
+fn import(format: InputFormat, dir: &tempfile::TempDir, name: &str, text: &str) -> ImportResult {
     let path: PathBuf = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     format
@@ -17,7 +17,7 @@ fn import(format: Format, dir: &tempfile::TempDir, name: &str, text: &str) -> Im
 }
 
 /// Every call's modifiers, in file order.
-fn served(out: &ImportOutput) -> Vec<RecordedModifiers> {
+fn served(out: &ImportResult) -> Vec<RecordedModifiers> {
     let mut calls: Vec<_> = out
         .traces
         .iter()
@@ -66,7 +66,7 @@ fn an_anthropic_log_keeps_speed_geography_and_tier_from_the_response_usage() {
         .enumerate()
         .map(|(n, extra)| anthropic_line(n, extra) + "\n")
         .collect();
-    let out = import(Format::Anthropic, &dir, "log.jsonl", &text);
+    let out = import(InputFormat::Anthropic, &dir, "log.jsonl", &text);
     assert_eq!(
         served(&out),
         [
@@ -113,7 +113,7 @@ fn a_streamed_anthropic_response_keeps_the_modifiers_of_its_message_start() {
         "response": {"timestamp": 1_790_000_001, "status_code": 200, "headers": {}, "body_raw": events}
     });
     let out = import(
-        Format::Anthropic,
+        InputFormat::Anthropic,
         &dir,
         "stream.jsonl",
         &format!("{line}\n"),
@@ -136,7 +136,7 @@ const OPENAI_TIERS: [(&str, bool); 6] = [
 
 const PRIORITY_NOTE: &str = "1 × responses served by OpenAI's priority tier";
 
-fn check_openai(out: &ImportOutput) {
+fn check_openai(out: &ImportResult) {
     let expected: Vec<_> = OPENAI_TIERS
         .iter()
         .map(|(_, flex)| mods(false, false, *flex))
@@ -165,7 +165,7 @@ fn an_openai_chat_log_bills_flex_as_batch_and_counts_priority() {
             ) + "\n"
         })
         .collect();
-    check_openai(&import(Format::Openai, &dir, "chat.jsonl", &text));
+    check_openai(&import(InputFormat::Openai, &dir, "chat.jsonl", &text));
 }
 
 #[test]
@@ -182,7 +182,7 @@ fn an_openai_responses_log_bills_flex_as_batch_and_counts_priority() {
         })
         .collect();
     check_openai(&import(
-        Format::OpenaiResponses,
+        InputFormat::OpenaiResponses,
         &dir,
         "responses.jsonl",
         &text,
@@ -199,11 +199,11 @@ fn an_otel_export_of_openai_calls_reads_the_response_tier() {
     let attr = r#""key":"openai.response.service_tier","value":{"stringValue":"default"}"#;
     assert!(text.contains(attr));
     let dir = tempfile::tempdir().unwrap();
-    let plain = import(Format::Otel, &dir, "default.traces.jsonl", &text);
+    let plain = import(InputFormat::Otel, &dir, "default.traces.jsonl", &text);
     assert!(served(&plain).iter().all(RecordedModifiers::is_standard));
     let flex = text.replace(attr, &attr.replace("default", "flex"));
     std::fs::remove_file(dir.path().join("default.traces.jsonl")).unwrap();
-    let flex = import(Format::Otel, &dir, "flex.traces.jsonl", &flex);
+    let flex = import(InputFormat::Otel, &dir, "flex.traces.jsonl", &flex);
     assert!(!served(&flex).is_empty());
     assert!(served(&flex).iter().all(|m| *m == mods(false, false, true)));
 }

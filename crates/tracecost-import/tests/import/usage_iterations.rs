@@ -5,13 +5,13 @@
 
 use std::path::PathBuf;
 
-use tracecost_import::{Format, ImportOptions, ImportOutput};
+use tracecost_import::{ImportOptions, ImportResult, InputFormat};
 use tracecost_trace::Call;
 
-fn import(dir: &tempfile::TempDir, name: &str, text: &str) -> ImportOutput {
+fn import(dir: &tempfile::TempDir, name: &str, text: &str) -> ImportResult {
     let path: PathBuf = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
-    Format::Anthropic
+    InputFormat::Anthropic
         .import(std::slice::from_ref(&path), &ImportOptions::default())
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
@@ -24,7 +24,7 @@ fn line(usage: &str) -> String {
 }
 
 /// (input, output, model, start) of each call.
-fn calls(out: &ImportOutput) -> Vec<(u64, u64, Option<String>, Option<u64>)> {
+fn calls(out: &ImportResult) -> Vec<(u64, u64, Option<String>, Option<u64>)> {
     assert_eq!(out.traces.len(), 1);
     let c: &[Call] = &out.traces[0].calls;
     c.iter()

@@ -721,7 +721,7 @@ mod tests {
             Just(CacheCause::Evicted),
             (any::<u64>(), any::<u32>()).prop_map(|(gap_ms, secs)| CacheCause::TtlExpired {
                 gap_ms,
-                ttl: tracecost_cost::cache_sim::Hold::from_ms(u64::from(secs) * 1000),
+                ttl: tracecost_cost::cache_sim::CacheHold::from_ms(u64::from(secs) * 1000),
             }),
             any::<u32>().prop_map(|block| CacheCause::ToolsChanged { block }),
             (any::<u32>(), any::<u32>())

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use tracecost_cost::pricing::{Framing, ModelPrice};
-use tracecost_cost::tokens::{Calibration, ContentHash, TokenMemo, calibrate};
+use tracecost_cost::tokens::{ContentHash, TokenCalibration, TokenMemo, calibrate};
 use tracecost_engine::message::{
     BlockKind, Content, ContentBlock, Message, ToolDefinition, ToolResultContent,
 };
@@ -59,7 +59,7 @@ pub struct TraceCalibration {
     /// Scales message content; fitted on the growth of the recorded prompt
     /// between consecutive calls.
     #[serde(flatten)]
-    pub content: Calibration,
+    pub content: TokenCalibration,
     /// Scales the system prompt and tool definitions; fitted on the first
     /// recorded call's total once its messages are accounted for (content
     /// of another kind — prose and schemas rather than payloads — often
@@ -88,7 +88,7 @@ struct TraceCalibrationDoc {
 impl From<TraceCalibrationDoc> for TraceCalibration {
     fn from(d: TraceCalibrationDoc) -> Self {
         TraceCalibration {
-            content: Calibration {
+            content: TokenCalibration {
                 factor: d.factor,
                 relative_error: d.relative_error,
                 n: d.n,
@@ -453,7 +453,7 @@ impl<'t> PreparedTrace<'t> {
     /// between consecutive calls with recorded input, same prompt version,
     /// and a growing history. Framing is taken out of the recorded growth
     /// so the factor only scales the tokenizer's counts.
-    fn fit_calibration(&self, framing: &Framing) -> Calibration {
+    fn fit_calibration(&self, framing: &Framing) -> TokenCalibration {
         let mut pairs = Vec::new();
         for (ia, w) in self.trace.calls.windows(2).enumerate() {
             let [a, b] = w else { continue };

@@ -5,13 +5,14 @@ use tracecost_cost::pricing::Pricing;
 use tracecost_cost::tokens::{TokenMemo, parse_tokenizer};
 use tracecost_policy::Config;
 use tracecost_replay::{PreparedTrace, ReplayContext, ReplayOptions, replay, replay_group};
-use tracecost_trace::load_path;
+use tracecost_trace::Loader;
 
 /// Sharing one engine run between cache policies changes nothing: each
 /// config of a group gives exactly what it gives alone.
 #[test]
 fn grouped_replays_equal_single_replays() {
-    let trace = load_path(&crate::util::repo("traces/massage-gun.json"))
+    let trace = Loader::new(&crate::util::repo("traces/massage-gun.json"))
+        .load()
         .unwrap()
         .traces
         .remove(0);

@@ -1,13 +1,13 @@
 //! "What the bill is made of": the fleet's cost per model, per billing
 //! class and its cache writes by cause, as the fleet page shows them and
 //! `summary.md` says them. The figures are the app's
-//! ([`Fleet::by_model`], [`Fleet::by_class`],
-//! [`Fleet::cache_writes_by_cause`]); here, only their words.
+//! ([`FleetAnswer::by_model`], [`FleetAnswer::by_class`],
+//! [`FleetAnswer::cache_writes_by_cause`]); here, only their words.
 
 use std::fmt::Write as _;
 
 use crate::fmt::{compact_count, dollars, html_escape};
-use tracecost_app::fleet::Fleet;
+use tracecost_app::fleet::FleetAnswer;
 use tracecost_replay::breakdown::{ClassBill, NEW_CONTENT};
 
 /// What these dollars are: said beside every breakdown.
@@ -47,7 +47,7 @@ fn classes(b: &ClassBill) -> [(&'static str, u64, f64); 4] {
 
 /// Whether the fleet's answer changes anything (else the recommended
 /// column would repeat the status quo's).
-fn changes(fleet: &Fleet) -> bool {
+fn changes(fleet: &FleetAnswer) -> bool {
     !fleet.answer.keep_status_quo
 }
 
@@ -65,7 +65,7 @@ fn cell(usd: f64, under: Option<u64>) -> String {
 
 /// The fleet page's section. Each table has at most four columns, the
 /// figures under their dollars, so that a phone shows it whole.
-pub(super) fn bill_html(s: &mut String, fleet: &Fleet) {
+pub(super) fn bill_html(s: &mut String, fleet: &FleetAnswer) {
     if fleet.by_model.is_empty() {
         return;
     }
@@ -157,7 +157,7 @@ pub(super) fn bill_html(s: &mut String, fleet: &Fleet) {
 
 /// `summary.md`'s lines: the status quo per model and class, and the
 /// three largest causes of cache writes.
-pub(super) fn bill_md_lines(fleet: &Fleet) -> Vec<String> {
+pub(super) fn bill_md_lines(fleet: &FleetAnswer) -> Vec<String> {
     if fleet.by_model.is_empty() {
         return Vec::new();
     }
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn every_cause_the_replay_names_has_words() {
         use tracecost_replay::explain::CacheCause;
-        let hold = tracecost_cost::cache_sim::Hold::from_ms(300_000);
+        let hold = tracecost_cost::cache_sim::CacheHold::from_ms(300_000);
         let kind = tracecost_cost::cache_sim::PrefixKind::Text;
         let all = [
             CacheCause::FirstCall,

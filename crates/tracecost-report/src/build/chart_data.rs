@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::charts::{CallTokens, Chart};
 use crate::fmt::thousands;
-use tracecost_app::fleet::{Fleet, FleetConfig, FleetFigures};
+use tracecost_app::fleet::{FleetAnswer, FleetConfig, FleetFigures};
 use tracecost_app::identity::slug;
 use tracecost_policy::Compaction;
 use tracecost_replay::sweep::{SweepRow, TraceSweep};
@@ -208,7 +208,7 @@ const CONFIG_BARS: usize = 12;
 
 /// The fleet's charts, in display order: (file stem, chart). An error
 /// when the sessions' figures cannot be read back.
-pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, tracecost_app::AppError> {
+pub fn fleet_charts(fleet: &FleetAnswer) -> Result<Vec<(String, Chart)>, tracecost_app::AppError> {
     // The trade-off first: what each config costs against what it risks;
     // then what each costs, what a session saves, per day, per project.
     let mut out = vec![fleet_pareto(fleet), fleet_config_bars(fleet)];
@@ -220,7 +220,7 @@ pub fn fleet_charts(fleet: &Fleet) -> Result<Vec<(String, Chart)>, tracecost_app
 
 /// Each config's cost against its recall risk. Configs that compact
 /// nothing are the status quo's point again.
-fn fleet_pareto(fleet: &Fleet) -> (String, Chart) {
+fn fleet_pareto(fleet: &FleetAnswer) -> (String, Chart) {
     let a = &fleet.answer;
     // The status quo is a point of its own where the grid does not hold it
     // (a status quo replaying the trace's own clears).
@@ -254,7 +254,7 @@ fn fleet_pareto(fleet: &Fleet) -> (String, Chart) {
 
 /// The status quo beside the cheapest configs, not every config of the
 /// grid (65 bars by default): the table below lists them all.
-fn fleet_config_bars(fleet: &Fleet) -> (String, Chart) {
+fn fleet_config_bars(fleet: &FleetAnswer) -> (String, Chart) {
     let a = &fleet.answer;
     let mut bars: Vec<&FleetFigures> = fleet.configs.iter().collect();
     bars.sort_by(|x, y| x.cost_usd.total_cmp(&y.cost_usd));
@@ -295,7 +295,7 @@ fn fleet_config_bars(fleet: &Fleet) -> (String, Chart) {
 }
 
 /// What a session saves under the pick shown, against its status quo.
-fn fleet_savings(fleet: &Fleet) -> Option<(String, Chart)> {
+fn fleet_savings(fleet: &FleetAnswer) -> Option<(String, Chart)> {
     let a = &fleet.answer;
     let pick = fleet.shown_pick()?;
     let savings_usd = fleet.shown_savings_usd.clone();
@@ -317,7 +317,7 @@ fn fleet_savings(fleet: &Fleet) -> Option<(String, Chart)> {
 }
 
 /// Cost per day: recorded, status quo, recommended.
-fn fleet_days(fleet: &Fleet) -> Option<(String, Chart)> {
+fn fleet_days(fleet: &FleetAnswer) -> Option<(String, Chart)> {
     let a = &fleet.answer;
     let dated: Vec<&tracecost_app::fleet::DayFigures> = fleet
         .days
@@ -362,7 +362,7 @@ fn fleet_days(fleet: &Fleet) -> Option<(String, Chart)> {
 
 /// Per project: the status quo against the recommendation (or each
 /// project's own best config).
-fn fleet_projects(fleet: &Fleet) -> Result<Option<(String, Chart)>, tracecost_app::AppError> {
+fn fleet_projects(fleet: &FleetAnswer) -> Result<Option<(String, Chart)>, tracecost_app::AppError> {
     let a = &fleet.answer;
     if fleet.projects.is_empty() {
         return Ok(None);

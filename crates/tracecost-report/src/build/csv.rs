@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use crate::export::{Exportable, Format};
+use crate::export::{ExportFormat, Exportable};
 use crate::fmt::csv_field;
 use crate::sweep_view::SweepView;
-use tracecost_app::fleet::Fleet;
+use tracecost_app::fleet::FleetAnswer;
 use tracecost_replay::sweep::TraceSweep;
 
 use super::sink::{CHUNK, ReportError};
@@ -17,7 +17,7 @@ use super::story::own_pick_text;
 /// goes to `out` a chunk at a time (`out` takes it), as a fleet has rows
 /// for every session.
 pub(super) fn sessions_csv(
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     out: &mut dyn FnMut(&mut String) -> Result<(), ReportError>,
 ) -> Result<(), ReportError> {
     let mut s = String::from(
@@ -66,7 +66,7 @@ pub(super) fn results_csv_rows(
     SweepView {
         sweeps: std::slice::from_ref(sweep),
     }
-    .export_to(Format::Csv, &mut csv)?;
+    .export_to(ExportFormat::Csv, &mut csv)?;
     let text = String::from_utf8_lossy(&csv);
     let mut rows = String::with_capacity(text.len() + 64);
     for (i, line) in text.lines().enumerate() {

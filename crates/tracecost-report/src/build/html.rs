@@ -9,7 +9,7 @@ use crate::charts::{Chart, ChartError, render_svg, suggested_height};
 use crate::fmt::{dollars, html_escape, needs, thousands};
 use tracecost_app::TraceReport;
 use tracecost_app::fidelity::error_pct;
-use tracecost_app::fleet::{Basis, Fleet, SessionFigures, StabilityBrief};
+use tracecost_app::fleet::{Basis, FleetAnswer, SessionFigures, StabilitySummary};
 use tracecost_app::identity::slug;
 use tracecost_replay::sweep::TraceSweep;
 
@@ -43,7 +43,7 @@ pub(super) const FLEET_TOP: usize = 20;
 /// `top`: the most expensive sessions, at least [`FLEET_TOP`] of them
 /// where the fleet has as many.
 pub(super) fn html(
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     top: &[Cow<'_, SessionFigures>],
     traces: usize,
     a: &Assumptions,
@@ -88,7 +88,7 @@ pub(super) fn html(
 /// The fleet's answer: headline cards, the reasoning, the tables.
 /// What to change, in words, and the setting for each place it can be
 /// applied, on the first screen.
-fn action_box(s: &mut String, fleet: &Fleet) {
+fn action_box(s: &mut String, fleet: &FleetAnswer) {
     let Some(a) = super::story::fleet_action(fleet) else {
         return;
     };
@@ -113,7 +113,7 @@ fn action_box(s: &mut String, fleet: &Fleet) {
 
 pub(super) fn fleet_section(
     s: &mut String,
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     top_sessions: &[Cow<'_, SessionFigures>],
     traces: usize,
     detail: Detail<'_>,
@@ -152,7 +152,7 @@ pub(super) fn fleet_section(
 }
 
 /// The cards at the top: what we pay now, the recommendation, the saving.
-fn headline_cards(s: &mut String, fleet: &Fleet) {
+fn headline_cards(s: &mut String, fleet: &FleetAnswer) {
     let ans = &fleet.answer;
     let sq = &ans.status_quo;
     let rec = &ans.recommended;
@@ -228,7 +228,7 @@ fn headline_cards(s: &mut String, fleet: &Fleet) {
 }
 
 /// Per project: its sessions, the status quo and its own best policy.
-fn projects_table(s: &mut String, fleet: &Fleet) {
+fn projects_table(s: &mut String, fleet: &FleetAnswer) {
     if fleet.projects.is_empty() {
         return;
     }
@@ -255,7 +255,7 @@ fn projects_table(s: &mut String, fleet: &Fleet) {
 }
 
 /// Per day: sessions, calls and what they cost.
-fn days_table(s: &mut String, fleet: &Fleet) {
+fn days_table(s: &mut String, fleet: &FleetAnswer) {
     if fleet.days.is_empty() {
         return;
     }
@@ -278,7 +278,7 @@ fn days_table(s: &mut String, fleet: &Fleet) {
 /// The most expensive sessions, and a link to all of them.
 fn top_sessions_table(
     s: &mut String,
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     top_sessions: &[Cow<'_, SessionFigures>],
     traces: usize,
     detail: Detail<'_>,
@@ -352,7 +352,7 @@ pub(super) fn figures(s: &mut String, charts: &[Figure], root: &str, files: bool
 /// `sessions/index.html` of a split report: every session, most expensive
 /// first, handed to `out` a chunk at a time (`out` takes the text).
 pub(super) fn sessions_page(
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     traces: usize,
     detail: Detail<'_>,
     out: &mut dyn FnMut(&mut String) -> Result<(), ReportError>,
@@ -608,7 +608,7 @@ fn trace_recommendation(s: &mut String, r: &TraceReport, h: &Headline<'_>) {
     let _ = writeln!(
         s,
         " Stability: {}.</div>",
-        html_escape(&stability_verdict(StabilityBrief::of(&r.stability)))
+        html_escape(&stability_verdict(StabilitySummary::of(&r.stability)))
     );
     let notes = notes(&h.base.result);
     if !notes.is_empty() {

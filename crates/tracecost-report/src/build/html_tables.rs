@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::fmt::{dollars, html_escape, needs, thousands};
 use tracecost_app::AppError;
-use tracecost_app::fleet::{Fleet, FleetFigures, SessionFigures};
+use tracecost_app::fleet::{FleetAnswer, FleetFigures, SessionFigures};
 use tracecost_app::identity::slug;
 use tracecost_replay::sweep::{SweepRow, TraceSweep};
 
@@ -15,7 +15,7 @@ use super::sink::{CHUNK, ReportError};
 use super::story::{own_pick_text, session_title, trace_label};
 
 /// The fleet's configs, cheapest first.
-pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
+pub(super) fn configs_table(s: &mut String, fleet: &FleetAnswer) {
     let head = "<tr><th class=\"o\">#</th><th class=\"l\">config</th><th>cost</th><th class=\"o\">with recalls priced</th><th>saving</th><th class=\"o\">compacted</th><th class=\"o\">recall risk</th><th class=\"l\"></th></tr>\n";
     let row = |s: &mut String, i: usize, c: &FleetFigures| {
         let mut marks = Vec::new();
@@ -96,7 +96,7 @@ pub(super) fn configs_table(s: &mut String, fleet: &Fleet) {
 /// recommendation, and the policy the fleet's rule picks for each alone.
 pub(super) fn sessions_table(
     s: &mut String,
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     sessions: &[Cow<'_, SessionFigures>],
     detail: Detail<'_>,
     root: &str,
@@ -118,7 +118,7 @@ pub(super) fn sessions_table(
 /// fleet is written a chunk at a time.
 pub(super) fn sessions_table_out<'f>(
     s: &mut String,
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     sessions: impl IntoIterator<Item = Result<Cow<'f, SessionFigures>, AppError>>,
     detail: Detail<'_>,
     root: &str,

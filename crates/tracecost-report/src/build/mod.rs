@@ -53,7 +53,7 @@ use summary_md::{SUMMARY_SECTIONS_MAX, SUMMARY_TOP, summary_md};
 pub const RESULTS_FORMAT: &str = "tracecost.report/v1";
 
 use tracecost_app::TraceReport;
-use tracecost_app::fleet::{Fleet, SessionSummary, Summaries};
+use tracecost_app::fleet::{FleetAnswer, SessionSummary, Summaries};
 
 const CHART_W: u32 = 900;
 
@@ -674,7 +674,7 @@ impl<'s> ReportWriter<'s> {
     /// returns the names of every file written, in order.
     pub fn finish(
         mut self,
-        fleet: &Fleet,
+        fleet: &FleetAnswer,
         sessions: &Summaries,
     ) -> Result<Vec<String>, ReportError> {
         // A trace handed over ahead of one that never came.

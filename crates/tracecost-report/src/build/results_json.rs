@@ -6,7 +6,7 @@ use serde::Serialize;
 use tracecost_app::TraceReport;
 use tracecost_policy::Config;
 use tracecost_replay::CallResult;
-use tracecost_replay::stability::StabilityReport;
+use tracecost_replay::stability::StabilityResult;
 use tracecost_replay::sweep::SweepRow;
 
 use super::story::headline;
@@ -127,8 +127,8 @@ pub(super) struct JsonTrace<'a> {
 /// A trace's stability as `results.json` writes it: whole, or without its
 /// per-call rows (a trace without a page).
 pub(super) enum JsonStability<'a> {
-    Whole(&'a StabilityReport),
-    Summary(&'a StabilityReport),
+    Whole(&'a StabilityResult),
+    Summary(&'a StabilityResult),
 }
 
 impl Serialize for JsonStability<'_> {

@@ -9,14 +9,18 @@
 use std::fmt::Write as _;
 
 use crate::fmt::{dollars, html_escape, thousands};
-use tracecost_app::fleet::{Fleet, SessionFigures};
+use tracecost_app::fleet::{FleetAnswer, SessionFigures};
 
 use super::html::page_head;
 use super::html_tables::Detail;
 use super::story::trace_label;
 
 /// The page of `r`, one session of `fleet`.
-pub(super) fn whole_session_page(fleet: &Fleet, r: &SessionFigures, detail: Detail<'_>) -> String {
+pub(super) fn whole_session_page(
+    fleet: &FleetAnswer,
+    r: &SessionFigures,
+    detail: Detail<'_>,
+) -> String {
     let keep = fleet.answer.keep_status_quo;
     let mut s = String::new();
     page_head(&mut s, &format!("{} — tracecost", r.session));

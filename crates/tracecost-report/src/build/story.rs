@@ -7,7 +7,7 @@
 use crate::fmt::{dollars, needs, thousands};
 use tracecost_app::fidelity::error_pct;
 use tracecost_app::fleet::{
-    Basis, Fleet, FleetStability, GroupAnswer, SessionFigures, StabilityBrief,
+    Basis, FleetAnswer, FleetStability, GroupAnswer, SessionFigures, StabilitySummary,
 };
 use tracecost_replay::ReplayResult;
 use tracecost_replay::sweep::{SweepRow, TraceSweep};
@@ -120,7 +120,7 @@ pub(super) fn skipped_groups(
 /// The fleet's answer in words: one line each for what is paid now, the
 /// simulation's agreement with it, what to do and what it comes to per
 /// month, then what the answer depends on (the price of a recall).
-pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
+pub fn fleet_lines(fleet: &FleetAnswer) -> Vec<String> {
     let a = &fleet.answer;
     let mut out = what_was_replayed(fleet);
     out.extend(skipped_lines(&a.skipped));
@@ -137,7 +137,7 @@ pub fn fleet_lines(fleet: &Fleet) -> Vec<String> {
 
 /// The calls each summarising policy added (its summaries) and what they
 /// cost, counted in its figures: none when no config summarised.
-fn summary_calls_line(fleet: &Fleet) -> Option<String> {
+fn summary_calls_line(fleet: &FleetAnswer) -> Option<String> {
     let each: Vec<String> = fleet
         .configs
         .iter()
@@ -161,7 +161,7 @@ fn summary_calls_line(fleet: &Fleet) -> Option<String> {
 
 /// The fleet's size, the baseline named, the recorded bill against the
 /// simulation, and the status quo's figure.
-fn what_was_replayed(fleet: &Fleet) -> Vec<String> {
+fn what_was_replayed(fleet: &FleetAnswer) -> Vec<String> {
     let a = &fleet.answer;
     let traces = if a.traces == a.sessions {
         String::new()
@@ -226,7 +226,7 @@ fn what_was_replayed(fleet: &Fleet) -> Vec<String> {
 /// The recommendation (or why the status quo is kept, with the cheapest
 /// policy before recall risk); `per_month`, the rate of what runs, comes
 /// right after a kept status quo.
-fn recommendation_lines(fleet: &Fleet, per_month: &Option<String>) -> Vec<String> {
+fn recommendation_lines(fleet: &FleetAnswer, per_month: &Option<String>) -> Vec<String> {
     let (a, configs) = (&fleet.answer, &fleet.configs);
     let mut out = Vec::new();
     if a.keep_status_quo {
@@ -288,7 +288,7 @@ fn recommendation_lines(fleet: &Fleet, per_month: &Option<String>) -> Vec<String
 /// results needed again are paid for, over the recall range, and how close
 /// the simulated status quo came to the recorded bill; empty when neither
 /// is known.
-pub(super) fn saving_range_text(fleet: &Fleet) -> String {
+pub(super) fn saving_range_text(fleet: &FleetAnswer) -> String {
     let a = &fleet.answer;
     let (r, sq) = (&a.recommended, &a.status_quo);
     let now = a.headline.now_usd;
@@ -323,13 +323,13 @@ pub(super) fn saving_range_text(fleet: &Fleet) -> String {
 }
 
 /// The recommendation as an action, in plain words ([`super::action`]).
-pub(super) fn action_line(fleet: &Fleet) -> Option<String> {
+pub(super) fn action_line(fleet: &FleetAnswer) -> Option<String> {
     let a = fleet_action(fleet)?;
     Some(format!("What to change: {}", a.words))
 }
 
 /// What to change and where, when a policy is recommended.
-pub(super) fn fleet_action(fleet: &Fleet) -> Option<super::action::Action> {
+pub(super) fn fleet_action(fleet: &FleetAnswer) -> Option<super::action::Action> {
     let a = &fleet.answer;
     if a.keep_status_quo {
         return None;
@@ -341,7 +341,7 @@ pub(super) fn fleet_action(fleet: &Fleet) -> Option<super::action::Action> {
 /// Whether the answer holds across the recall range (low: only lines
 /// copied from compacted results count; mid: the calibrated estimate;
 /// high: every signal), in plain words.
-pub(super) fn recall_range_line(fleet: &Fleet) -> Option<String> {
+pub(super) fn recall_range_line(fleet: &FleetAnswer) -> Option<String> {
     let a = &fleet.answer;
     let by = &a.recommendation_by_recall;
     let name = |c: &Option<tracecost_policy::Config>| {
@@ -431,7 +431,7 @@ pub(super) fn session_title(s: &SessionFigures) -> String {
 
 /// A session's own pick in words: its config, or keeping what its savings
 /// are measured against (`fleet`'s [`keep_text`]).
-pub(super) fn own_pick_text(fleet: &Fleet, s: &SessionFigures) -> String {
+pub(super) fn own_pick_text(fleet: &FleetAnswer, s: &SessionFigures) -> String {
     if s.own_pick.keep_status_quo {
         keep_text(fleet).to_owned()
     } else {
@@ -445,7 +445,7 @@ pub(super) const KEEP: &str = "keep what you have";
 
 /// The fleet's answer when no policy beats what its savings are measured
 /// against: the status quo, or the baseline `--baseline` named.
-pub(super) fn keep_text(fleet: &Fleet) -> &'static str {
+pub(super) fn keep_text(fleet: &FleetAnswer) -> &'static str {
     keep_words(fleet.baseline.is_some())
 }
 
@@ -456,7 +456,7 @@ pub(super) fn keep_words(named: bool) -> &'static str {
 }
 
 /// What the fleet's savings are measured against, in words.
-fn base_name(fleet: &Fleet) -> &'static str {
+fn base_name(fleet: &FleetAnswer) -> &'static str {
     base_words(fleet.baseline.is_some())
 }
 
@@ -472,7 +472,7 @@ pub(super) fn base_words(named: bool) -> &'static str {
 
 /// What the "what we pay now" figure is, and the recorded part beside it
 /// as a check.
-pub(super) fn now_detail(fleet: &Fleet) -> String {
+pub(super) fn now_detail(fleet: &FleetAnswer) -> String {
     let a = &fleet.answer;
     let base = base_name(fleet);
     let check = match (a.recorded_cost_usd, a.status_quo_on_recorded_calls_usd) {
@@ -520,7 +520,7 @@ pub(super) fn basis_line(a: &GroupAnswer) -> String {
 }
 
 /// The price of a recall at which the answer would change, in one line.
-pub(super) fn break_even_line(fleet: &Fleet) -> Option<String> {
+pub(super) fn break_even_line(fleet: &FleetAnswer) -> Option<String> {
     let a = &fleet.answer;
     let Some(b) = a.break_even.as_ref() else {
         if !a.keep_status_quo {
@@ -572,7 +572,7 @@ pub(super) fn break_even_line(fleet: &Fleet) -> Option<String> {
 }
 
 /// The headline per month, on its basis, in words.
-pub(super) fn per_month_line(fleet: &Fleet) -> Option<String> {
+pub(super) fn per_month_line(fleet: &FleetAnswer) -> Option<String> {
     let m = fleet.per_month.as_ref()?;
     let h = &m.headline;
     let saving = if fleet.answer.keep_status_quo {
@@ -624,7 +624,7 @@ pub(super) fn fleet_stability_line(st: &FleetStability) -> String {
     }
 }
 
-pub(super) fn stability_verdict(r: StabilityBrief) -> String {
+pub(super) fn stability_verdict(r: StabilitySummary) -> String {
     if r.violations == 0 {
         format!(
             "stable — {} stub(s) byte-identical at every later call",
@@ -638,7 +638,7 @@ pub(super) fn stability_verdict(r: StabilityBrief) -> String {
 /// How a recall-risk turn is priced, in words: as one more round trip of
 /// its trace, or at the price `--recall-cost` set (beside the text its
 /// recalls re-send, priced either way).
-pub(super) fn recall_pricing(fleet: &Fleet) -> String {
+pub(super) fn recall_pricing(fleet: &FleetAnswer) -> String {
     match fleet.recall_cost_usd {
         None => "as one more round trip".to_owned(),
         Some(p) => format!(
@@ -650,14 +650,14 @@ pub(super) fn recall_pricing(fleet: &Fleet) -> String {
 
 /// The price `--recall-cost` set, after "once priced" (nothing when a
 /// turn is priced as one more round trip, which the page's Why says).
-fn set_price(fleet: &Fleet) -> String {
+fn set_price(fleet: &FleetAnswer) -> String {
     fleet
         .recall_cost_usd
         .map_or_else(String::new, |p| format!(" at {} a recall", dollars(p)))
 }
 
 /// Why the fleet's recommendation is what it is, in words.
-pub(super) fn reasoning(fleet: &Fleet) -> String {
+pub(super) fn reasoning(fleet: &FleetAnswer) -> String {
     let pricing = recall_pricing(fleet);
     let ans = &fleet.answer;
     let sq = &ans.status_quo;

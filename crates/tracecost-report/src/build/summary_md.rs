@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::fmt::{dollars, md_escape, needs, thousands};
 use tracecost_app::fidelity::error_pct;
-use tracecost_app::fleet::{Fleet, SessionFigures, SessionSummary};
+use tracecost_app::fleet::{FleetAnswer, SessionFigures, SessionSummary};
 
 use super::assumptions::Assumptions;
 use super::story::{
@@ -28,7 +28,7 @@ pub(super) const SUMMARY_TOP: usize = 10;
 /// none. `paged`: how many traces have a page, where only the most
 /// expensive do.
 pub(super) fn summary_md(
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     top_sessions: &[Cow<'_, SessionFigures>],
     traces: usize,
     sessions: &[&SessionSummary],
@@ -64,7 +64,7 @@ pub(super) fn summary_md(
 }
 
 /// The fleet's lines, its stability and fidelity, and its bill.
-fn fleet_md(s: &mut String, fleet: &Fleet) {
+fn fleet_md(s: &mut String, fleet: &FleetAnswer) {
     s.push_str("## Fleet\n\n");
     for line in fleet_lines(fleet) {
         let _ = writeln!(s, "- {line}");
@@ -85,7 +85,7 @@ fn fleet_md(s: &mut String, fleet: &Fleet) {
 /// figures are.
 fn top_sessions_md(
     s: &mut String,
-    fleet: &Fleet,
+    fleet: &FleetAnswer,
     top_sessions: &[Cow<'_, SessionFigures>],
     paged: Option<usize>,
 ) {

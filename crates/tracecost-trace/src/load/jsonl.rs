@@ -74,7 +74,7 @@ pub trait KnownLines {
 }
 
 /// Takes the error of each damaged line of a JSON Lines file of traces
-/// that the load passes over ([`load_path_each_skipping`]).
+/// that the load passes over ([`Loader::skipping`](super::Loader::skipping)).
 pub type SkipLine<'s> = dyn FnMut(TraceError) + 's;
 
 /// Whether a path is named as JSON Lines (`.jsonl`, `.ndjson`).

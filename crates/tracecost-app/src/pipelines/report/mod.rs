@@ -26,9 +26,9 @@ pub use sink::SessionSink;
 /// What `report` produced: the fleet's answer, and what it keeps of each
 /// session (its figures, not its per-call rows).
 #[derive(Debug)]
-pub struct ReportOutcome {
+pub struct FleetReport {
     /// The fleet's answer.
-    pub fleet: crate::fleet::Fleet,
+    pub fleet: crate::fleet::FleetAnswer,
     /// Per trace, in the plan's order: in memory, or (a stored plan's)
     /// spilled to a temporary file.
     pub sessions: Summaries,
@@ -51,7 +51,7 @@ pub fn report(
     plan: &ReportPlan,
     progress: &dyn Progress,
     on_session: &mut dyn FnMut(usize, &Trace, &TraceReport) -> Result<(), AppError>,
-) -> Result<ReportOutcome, AppError> {
+) -> Result<FleetReport, AppError> {
     report_with(plan, progress, None, &mut EachSession(on_session))
 }
 
@@ -99,7 +99,7 @@ pub fn report_with(
     progress: &dyn Progress,
     cache: Option<&FleetCache>,
     sink: &mut dyn SessionSink,
-) -> Result<ReportOutcome, AppError> {
+) -> Result<FleetReport, AppError> {
     let sp = &plan.sweep;
     let memo = sp.cost.memo();
     // One bar for the fleet, in traces and calls: each trace's calls are
@@ -172,7 +172,7 @@ pub fn report_with(
         Some(run) => Some(run.pages(sp, &memo, sink)?),
         None => None,
     };
-    Ok(ReportOutcome {
+    Ok(FleetReport {
         fleet,
         sessions,
         cache,

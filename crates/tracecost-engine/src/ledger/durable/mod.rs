@@ -46,7 +46,7 @@ mod index;
 mod io_error;
 mod repair;
 
-pub use repair::{RepairReport, SetAside};
+pub use repair::{RepairSummary, SetAside};
 
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};

@@ -18,10 +18,10 @@ const REPAIR_TMP: &str = "index.jsonl.repair.tmp";
 
 /// What [`DurableLedger::repair`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RepairReport {
+pub struct RepairSummary {
     /// Records kept in the index.
     pub kept: usize,
-    /// Lines moved to [`RepairReport::damaged_file`], in index order.
+    /// Lines moved to [`RepairSummary::damaged_file`], in index order.
     pub set_aside: Vec<SetAside>,
     /// Where set-aside lines are appended (`index.damaged.jsonl`).
     pub damaged_file: PathBuf,
@@ -56,7 +56,7 @@ impl DurableLedger {
     ///
     /// [`LedgerError::Io`] if `dir` holds no index or a file cannot be read
     /// or written.
-    pub fn repair(dir: impl AsRef<Path>) -> Result<RepairReport, LedgerError> {
+    pub fn repair(dir: impl AsRef<Path>) -> Result<RepairSummary, LedgerError> {
         let dir = dir.as_ref();
         let index_path = dir.join(INDEX_FILE);
         let lock_path = dir.join(LOCK_FILE);
@@ -73,7 +73,7 @@ impl DurableLedger {
         let payload_dir = dir.join(PAYLOAD_DIR);
         let mut kept = Vec::with_capacity(bytes.len());
         let mut aside = Vec::new();
-        let mut report = RepairReport {
+        let mut report = RepairSummary {
             kept: 0,
             set_aside: Vec::new(),
             damaged_file: damaged_path.clone(),

@@ -19,7 +19,7 @@ use tracecost_trace::{Call, Prompt, Trace};
 
 /// What one file gave.
 #[derive(Debug, Default)]
-pub(super) struct FileOutcome {
+pub(super) struct FileResult {
     pub(super) traces: Vec<Trace>,
     /// Per trace, per call: its response's identity.
     pub(super) keys: Vec<Vec<Option<ResponseKey>>>,
@@ -52,7 +52,7 @@ pub const CLAUDE_CODE_AUTOCOMPACT_STATUS_QUO: &str =
 /// `base.part2`, … after each compaction) to `out`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn push_traces(
-    out: &mut FileOutcome,
+    out: &mut FileResult,
     tally: &mut Tally,
     done: Vec<Segment>,
     base: &str,

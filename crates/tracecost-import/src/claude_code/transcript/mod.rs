@@ -119,12 +119,12 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use self::finish::{FileOutcome, push_traces};
+use self::finish::{FileResult, push_traces};
 use self::history::Builder;
 use self::notes::{Note, Tally};
 use super::usage::{ResponseIndex, ResponseKey};
 use super::{FileInfo, discover_readable, file_info, for_each_line};
-use crate::{ImportError, ImportOptions, ImportOutput, ImportReport};
+use crate::{ImportError, ImportOptions, ImportResult, ImportSummary};
 use tracecost_trace::Trace;
 
 /// Imports Claude Code transcripts: one trace per session or subagent file
@@ -135,11 +135,11 @@ use tracecost_trace::Trace;
 /// input cannot be read or no transcript is found; everything odd inside a
 /// file is skipped and counted in the report. See the module documentation
 /// for the mapping.
-pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportOutput, ImportError> {
-    crate::Format::ClaudeCode.import(inputs, opts)
+pub fn import(inputs: &[PathBuf], opts: &ImportOptions) -> Result<ImportResult, ImportError> {
+    crate::InputFormat::ClaudeCode.import(inputs, opts)
 }
 
-/// [`crate::Format::import_each`] for Claude Code: a folder
+/// [`crate::InputFormat::import_each`] for Claude Code: a folder
 /// of any size is imported holding only a few files at a time. Files are
 /// read line by line and in parallel, in windows of one per worker thread,
 /// and each window's traces are handed over, in path order, before the next
@@ -149,8 +149,8 @@ pub(crate) fn import_each<E: From<ImportError>>(
     opts: &ImportOptions,
     progress: &dyn crate::progress::Progress,
     emit: &mut dyn FnMut(Trace) -> Result<(), E>,
-) -> Result<ImportReport, E> {
-    let mut report = ImportReport::default();
+) -> Result<ImportSummary, E> {
+    let mut report = ImportSummary::default();
     let files = discover_readable(inputs, opts.skip_invalid.then_some(&mut report.unread))?;
     progress.start(
         "import",
@@ -161,7 +161,7 @@ pub(crate) fn import_each<E: From<ImportError>>(
     let mut responses = Responses::default();
     let window = rayon::current_num_threads().max(1);
     for chunk in files.chunks(window) {
-        let outcomes: Vec<Result<Option<FileOutcome>, ImportError>> = chunk
+        let outcomes: Vec<Result<Option<FileResult>, ImportError>> = chunk
             .par_iter()
             .map(|path| {
                 let io = |source| ImportError::Io {
@@ -264,7 +264,7 @@ fn import_from<R: BufRead>(
     reader: R,
     info: &FileInfo,
     opts: &ImportOptions,
-) -> io::Result<FileOutcome> {
+) -> io::Result<FileResult> {
     import_lines(reader, info, opts, LONG_LINE)
 }
 
@@ -275,8 +275,8 @@ fn import_lines<R: BufRead>(
     info: &FileInfo,
     opts: &ImportOptions,
     long_line: usize,
-) -> io::Result<FileOutcome> {
-    let mut out = FileOutcome::default();
+) -> io::Result<FileResult> {
+    let mut out = FileResult::default();
     let mut b = Builder::new(info.subagent, long_line);
     b.join = opts.join_compactions;
     let blank = for_each_line(reader, |line| match line {
@@ -427,7 +427,7 @@ mod tests {
         assert_eq!(parent_session(&agent, None), "agent-1");
     }
 
-    fn run(text: &str) -> FileOutcome {
+    fn run(text: &str) -> FileResult {
         import_from(
             text.as_bytes(),
             &info("s1", false),
@@ -1094,7 +1094,7 @@ mod tests {
             let bytes = std::fs::read(f).unwrap();
             let kept = import_lines(&bytes[..], &file_info(f), &opts, usize::MAX).unwrap();
             let given = import_lines(&bytes[..], &file_info(f), &opts, 0).unwrap();
-            let json = |o: &FileOutcome| o.traces.iter().map(to_json).collect::<Vec<_>>();
+            let json = |o: &FileResult| o.traces.iter().map(to_json).collect::<Vec<_>>();
             assert_eq!(json(&kept), json(&given), "{}", f.display());
             assert_eq!(kept.tally.lines(), given.tally.lines(), "{}", f.display());
             assert_eq!(kept.skipped_lines, given.skipped_lines);
