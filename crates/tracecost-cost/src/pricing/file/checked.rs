@@ -12,15 +12,25 @@ use tracecost_engine::cache::ProviderKind;
 
 use crate::pricing::{MAX_FILE_TOKENS, MAX_PRICE_PER_MTOK, PriceDate};
 
+/// An RFC 6901 JSON pointer from segments.
+pub(super) fn ptr(segments: &[&str]) -> String {
+    let mut out = String::new();
+    for s in segments {
+        out.push('/');
+        out.push_str(&s.replace('~', "~0").replace('/', "~1"));
+    }
+    out
+}
+
 /// What a pricing file should have held at a place: `at` is the JSON
 /// pointer below the member that reported it (empty for the member itself).
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Expected {
+pub(super) struct Misfit {
     pub(super) at: String,
     pub(super) what: String,
 }
 
-impl Expected {
+impl Misfit {
     pub(super) fn new(what: impl Into<String>) -> Self {
         Self {
             at: String::new(),
@@ -31,7 +41,7 @@ impl Expected {
     /// The same error one level up, under the member or index `segment`.
     pub(super) fn under(self, segment: &str) -> Self {
         Self {
-            at: format!("{}{}", super::ptr(&[segment]), self.at),
+            at: format!("{}{}", ptr(&[segment]), self.at),
             what: self.what,
         }
     }
@@ -43,7 +53,7 @@ pub(super) trait Checked: Sized {
     /// wrong value.
     const NULL_IS_ABSENT: bool = false;
 
-    fn check(v: &Value) -> Result<Self, Expected>;
+    fn check(v: &Value) -> Result<Self, Misfit>;
 }
 
 /// One member of an object of the file: absent, `null` (for the values
@@ -53,7 +63,7 @@ pub(super) enum Member<T> {
     #[default]
     Absent,
     Null,
-    Given(Result<T, Expected>),
+    Given(Result<T, Misfit>),
 }
 
 impl<'de, T: Checked> Deserialize<'de> for Member<T> {
@@ -70,7 +80,7 @@ impl<'de, T: Checked> Deserialize<'de> for Member<T> {
 impl<T> Member<T> {
     /// The value (`None` when absent or `null`), or what was expected,
     /// placed under the member's name `name`.
-    pub(super) fn read(self, name: &str) -> Result<Option<T>, Expected> {
+    pub(super) fn read(self, name: &str) -> Result<Option<T>, Misfit> {
         match self {
             Self::Absent | Self::Null => Ok(None),
             Self::Given(r) => r.map(Some).map_err(|e| e.under(name)),
@@ -79,13 +89,13 @@ impl<T> Member<T> {
 
     /// The value, which must be given: when absent (or `null`), `what`
     /// was expected there.
-    pub(super) fn required(self, name: &str, what: &str) -> Result<T, Expected> {
+    pub(super) fn required(self, name: &str, what: &str) -> Result<T, Misfit> {
         self.read(name)?
-            .ok_or_else(|| Expected::new(what).under(name))
+            .ok_or_else(|| Misfit::new(what).under(name))
     }
 
     /// [`Member::read`] of a member read more than once.
-    pub(super) fn get(&self, name: &str) -> Result<Option<T>, Expected>
+    pub(super) fn get(&self, name: &str) -> Result<Option<T>, Misfit>
     where
         T: Clone,
     {
@@ -107,27 +117,27 @@ impl<T> Member<T> {
 /// member's pointer, which serde's `deny_unknown_fields` does not give.
 pub(super) struct Members<M> {
     pub(super) read: M,
-    pub(super) unknown: Option<Expected>,
+    pub(super) unknown: Option<Misfit>,
 }
 
 impl<M: for<'de> Deserialize<'de>> Members<M> {
     /// Reads object `v`, whose members may be `names`.
-    pub(super) fn of(v: &Value, names: &[&str]) -> Result<Self, Expected> {
-        let shape = || Expected::new(format!("an object with members {}", names.join(", ")));
+    pub(super) fn of(v: &Value, names: &[&str]) -> Result<Self, Misfit> {
+        let shape = || Misfit::new(format!("an object with members {}", names.join(", ")));
         let Value::Object(o) = v else {
             return Err(shape());
         };
         let unknown = o
             .keys()
             .find(|k| !names.contains(&k.as_str()))
-            .map(|k| Expected::new(format!("one of the members {}", names.join(", "))).under(k));
+            .map(|k| Misfit::new(format!("one of the members {}", names.join(", "))).under(k));
         // Every member of `M` is a `Member`, which reads any value.
         let read = M::deserialize(v).map_err(|_| shape())?;
         Ok(Self { read, unknown })
     }
 
     /// The struct, once its unknown member (if any) is reported.
-    pub(super) fn known(self) -> Result<M, Expected> {
+    pub(super) fn known(self) -> Result<M, Misfit> {
         match self.unknown {
             Some(e) => Err(e),
             None => Ok(self.read),
@@ -141,17 +151,17 @@ impl<M: for<'de> Deserialize<'de>> Members<M> {
 pub(super) struct Price(pub(super) f64);
 
 impl TryFrom<f64> for Price {
-    type Error = Expected;
+    type Error = Misfit;
 
-    fn try_from(x: f64) -> Result<Self, Expected> {
+    fn try_from(x: f64) -> Result<Self, Misfit> {
         if x.is_finite() && (0.0..=MAX_PRICE_PER_MTOK).contains(&x) {
             Ok(Self(x))
         } else if x.is_finite() && x >= 0.0 {
-            Err(Expected::new(format!(
+            Err(Misfit::new(format!(
                 "a price of at most {MAX_PRICE_PER_MTOK} USD per million tokens, found {x:e}"
             )))
         } else {
-            Err(Expected::new("a non-negative number"))
+            Err(Misfit::new("a non-negative number"))
         }
     }
 }
@@ -159,9 +169,9 @@ impl TryFrom<f64> for Price {
 impl Checked for Price {
     const NULL_IS_ABSENT: bool = true;
 
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         v.as_f64()
-            .ok_or_else(|| Expected::new("a non-negative number"))
+            .ok_or_else(|| Misfit::new("a non-negative number"))
             .and_then(Self::try_from)
     }
 }
@@ -171,13 +181,13 @@ impl Checked for Price {
 pub(super) struct Count(pub(super) u64);
 
 impl TryFrom<u64> for Count {
-    type Error = Expected;
+    type Error = Misfit;
 
-    fn try_from(n: u64) -> Result<Self, Expected> {
+    fn try_from(n: u64) -> Result<Self, Misfit> {
         if n <= MAX_FILE_TOKENS {
             Ok(Self(n))
         } else {
-            Err(Expected::new(format!(
+            Err(Misfit::new(format!(
                 "a token count of at most {MAX_FILE_TOKENS}, found {n}"
             )))
         }
@@ -187,9 +197,9 @@ impl TryFrom<u64> for Count {
 impl Checked for Count {
     const NULL_IS_ABSENT: bool = true;
 
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         v.as_u64()
-            .ok_or_else(|| Expected::new("a non-negative integer"))
+            .ok_or_else(|| Misfit::new("a non-negative integer"))
             .and_then(Self::try_from)
     }
 }
@@ -201,11 +211,11 @@ pub(super) struct Day(pub(super) PriceDate);
 impl Checked for Day {
     const NULL_IS_ABSENT: bool = true;
 
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         v.as_str()
             .and_then(PriceDate::parse)
             .map(Self)
-            .ok_or_else(|| Expected::new("a date, YYYY-MM-DD (UTC)"))
+            .ok_or_else(|| Misfit::new("a date, YYYY-MM-DD (UTC)"))
     }
 }
 
@@ -214,10 +224,10 @@ impl Checked for Day {
 pub(super) struct Text(pub(super) String);
 
 impl Checked for Text {
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         v.as_str()
             .map(|s| Self(s.to_owned()))
-            .ok_or_else(|| Expected::new("a string"))
+            .ok_or_else(|| Misfit::new("a string"))
     }
 }
 
@@ -226,12 +236,12 @@ impl Checked for Text {
 pub(super) struct Provider(pub(super) ProviderKind);
 
 impl Checked for Provider {
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         v.as_str()
             .and_then(|p| ProviderKind::ALL.into_iter().find(|k| k.as_str() == p))
             .filter(|k| *k != ProviderKind::Unknown)
             .map(Self)
-            .ok_or_else(|| Expected::new("one of anthropic, bedrock-converse, openai, google"))
+            .ok_or_else(|| Misfit::new("one of anthropic, bedrock-converse, openai, google"))
     }
 }
 
@@ -241,7 +251,7 @@ impl Checked for Provider {
 pub(super) struct Label(pub(super) Option<String>);
 
 impl Checked for Label {
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         Ok(Self(v.as_str().map(str::to_owned)))
     }
 }
@@ -251,9 +261,9 @@ impl Checked for Label {
 pub(super) struct Strings(pub(super) Vec<String>);
 
 impl Checked for Strings {
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         let Value::Array(items) = v else {
-            return Err(Expected::new("an array of strings"));
+            return Err(Misfit::new("an array of strings"));
         };
         items
             .iter()
@@ -324,7 +334,7 @@ mod tests {
         let m = Member::<Text>::deserialize(&Value::Null).unwrap();
         assert_eq!(
             m.read("url").unwrap_err(),
-            Expected {
+            Misfit {
                 at: "/url".into(),
                 what: "a string".into()
             }

@@ -11,7 +11,7 @@ use tracecost_engine::cache::ProviderKind;
 
 use serde::Deserialize;
 
-use super::checked::{Count, Expected, Label, Member, Price};
+use super::checked::{Count, Label, Member, Misfit, Price};
 use super::{Ctx, ptr, template_of};
 
 /// Member `$field` of entry `$e` (a [`LitellmEntry`]) as a per-token price
@@ -154,7 +154,7 @@ struct LitellmEntry<'a> {
 
 impl LitellmEntry<'_> {
     /// What was wrong with member `name` of this entry, as the file's error.
-    fn error(&self, e: Expected) -> PricingError {
+    fn error(&self, e: Misfit) -> PricingError {
         self.ctx.located(&ptr(&[self.key]), e)
     }
 
@@ -172,7 +172,7 @@ impl LitellmEntry<'_> {
             .map(|v| (v.0 * 1e12).round() / 1e6)
         {
             Some(v) if v > MAX_PRICE_PER_MTOK => Err(self.error(
-                Expected::new(format!(
+                Misfit::new(format!(
                     "a price of at most 1 USD per token, found {:e}",
                     v / 1e6
                 ))

@@ -14,6 +14,8 @@ use super::{
 };
 
 mod checked;
+
+use checked::ptr;
 mod litellm;
 mod native;
 
@@ -154,16 +156,6 @@ fn template_of(provider: ProviderKind, name: &str) -> ModelPrice {
     m
 }
 
-/// An RFC 6901 JSON pointer from segments.
-fn ptr(segments: &[&str]) -> String {
-    let mut out = String::new();
-    for s in segments {
-        out.push('/');
-        out.push_str(&s.replace('~', "~0").replace('/', "~1"));
-    }
-    out
-}
-
 struct Ctx<'a> {
     file: &'a str,
 }
@@ -178,7 +170,7 @@ impl Ctx<'_> {
     }
 
     /// What was expected below the value at `pointer`, as this file's error.
-    fn located(&self, pointer: &str, e: checked::Expected) -> PricingError {
+    fn located(&self, pointer: &str, e: checked::Misfit) -> PricingError {
         self.shape(&format!("{pointer}{}", e.at), &e.what)
     }
 }

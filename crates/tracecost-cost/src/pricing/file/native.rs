@@ -13,7 +13,7 @@ use crate::pricing::{
 use tracecost_engine::cache::ProviderKind;
 
 use super::checked::{
-    Checked, Count, Day, Expected, Member, Members, Price, Provider, Strings, Text,
+    Checked, Count, Day, Member, Members, Misfit, Price, Provider, Strings, Text,
 };
 use super::{Ctx, ptr, template_of};
 
@@ -55,12 +55,12 @@ struct NativeFile {
 }
 
 /// `models`: each model id with its row (or rows), in file order.
-struct Models(Vec<(String, Result<Rows, Expected>)>);
+struct Models(Vec<(String, Result<Rows, Misfit>)>);
 
 /// A model's entry: one row, or several, each from its own day.
 enum Rows {
     One(Box<Members<NativeRow>>),
-    Dated(Vec<Result<Members<NativeRow>, Expected>>),
+    Dated(Vec<Result<Members<NativeRow>, Misfit>>),
 }
 
 /// One row of a model.
@@ -130,9 +130,9 @@ struct LongContextFields {
 }
 
 impl Checked for Models {
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         let Value::Object(models) = v else {
-            return Err(Expected::new("an object mapping model ids to prices"));
+            return Err(Misfit::new("an object mapping model ids to prices"));
         };
         Ok(Self(
             models
@@ -144,7 +144,7 @@ impl Checked for Models {
 }
 
 impl Checked for Rows {
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         match v {
             Value::Object(_) => Members::of(v, &ROW_FIELDS).map(|row| Self::One(Box::new(row))),
             Value::Array(rows) if !rows.is_empty() => Ok(Self::Dated(
@@ -152,11 +152,11 @@ impl Checked for Rows {
                     .enumerate()
                     .map(|(i, row)| {
                         Members::of(row, &ROW_FIELDS)
-                            .map_err(|_| Expected::new("an object of prices").under(&i.to_string()))
+                            .map_err(|_| Misfit::new("an object of prices").under(&i.to_string()))
                     })
                     .collect(),
             )),
-            _ => Err(Expected::new(
+            _ => Err(Misfit::new(
                 "an object of prices, or a non-empty array of them (one per effective date)",
             )),
         }
@@ -164,11 +164,11 @@ impl Checked for Rows {
 }
 
 impl Checked for PriceSource {
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         let f = Members::<SourceFields>::of(v, &["url", "sha256", "fetched"])?.known()?;
         let fetched = f.fetched.required("fetched", "a string")?;
         let fetched = PriceDate::parse(&fetched.0)
-            .ok_or_else(|| Expected::new("a date, YYYY-MM-DD (UTC)").under("fetched"))?;
+            .ok_or_else(|| Misfit::new("a date, YYYY-MM-DD (UTC)").under("fetched"))?;
         Ok(Self {
             url: f.url.required("url", "a string")?.0,
             sha256: f.sha256.required("sha256", "a string")?.0,
@@ -178,7 +178,7 @@ impl Checked for PriceSource {
 }
 
 impl Checked for ToolPromptEdit {
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         let f = Members::<ToolPromptFields>::of(v, &["auto_none", "any_tool"])?.known()?;
         Ok(Self {
             auto_none: f.auto_none.read("auto_none")?.map(|c| c.0),
@@ -188,7 +188,7 @@ impl Checked for ToolPromptEdit {
 }
 
 impl Checked for FramingEdit {
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         let f =
             Members::<FramingFields>::of(v, &["per_message", "per_block", "per_tool"])?.known()?;
         Ok(Self {
@@ -205,7 +205,7 @@ impl Checked for LongContext {
     /// `null` removes the tier.
     const NULL_IS_ABSENT: bool = true;
 
-    fn check(v: &Value) -> Result<Self, Expected> {
+    fn check(v: &Value) -> Result<Self, Misfit> {
         let f = Members::<LongContextFields>::of(v, &LONG_CONTEXT_FIELDS)?.known()?;
         let what = "a price in USD per million tokens";
         let input = f.input.required("input", what)?;
@@ -306,7 +306,7 @@ impl Pricing {
         base: &str,
         summary: &mut MergeSummary,
     ) -> Result<(), PricingError> {
-        let at = |e: Expected| ctx.located(base, e);
+        let at = |e: Misfit| ctx.located(base, e);
         let (existing, mut m) = self.existing_or_template(id);
         let is_new = existing.is_none();
         let Members { read: r, unknown } = row;
@@ -389,10 +389,10 @@ fn set_provider(
     provider: ProviderKind,
     is_new: bool,
     writes_cache: bool,
-) -> Result<(), Expected> {
+) -> Result<(), Misfit> {
     if !is_new && provider != m.provider {
         return Err(
-            Expected::new(format!("the model's own provider, {}", m.provider.as_str()))
+            Misfit::new(format!("the model's own provider, {}", m.provider.as_str()))
                 .under("provider"),
         );
     }
@@ -436,13 +436,13 @@ struct RowPrices {
 impl RowPrices {
     /// Input and output prices (both required for a new model), then the
     /// cache prices.
-    fn apply(self, m: &mut ModelPrice, is_new: bool) -> Result<(), Expected> {
+    fn apply(self, m: &mut ModelPrice, is_new: bool) -> Result<(), Misfit> {
         let input = self.input.read("input")?;
         let output = self.output.read("output")?;
         if is_new {
             let required = |v: Option<Price>, name: &str| {
                 v.ok_or_else(|| {
-                    Expected::new("a price in USD per million tokens (required for a new model)")
+                    Misfit::new("a price in USD per million tokens (required for a new model)")
                         .under(name)
                 })
             };
