@@ -87,7 +87,11 @@ impl ClearThinking {
             .iter()
             .map(|c| {
                 let sent = thinking.partition_point(|&i| i < c.messages);
-                sent.checked_sub(keep).map_or(0, |k| thinking[k])
+                // `keep` is at least 1 as parsed; a 0 built in code clears
+                // nothing rather than reading past the list.
+                sent.checked_sub(keep)
+                    .and_then(|k| thinking.get(k).copied())
+                    .unwrap_or(0)
             })
             .collect()
     }

@@ -34,38 +34,48 @@ pub(super) fn exchange_of(
         message: reply,
         iterations,
     } = replied;
-    let call = |start_ms, model, usage| Call {
+    // (start, model, usage) of each request, the response's last at the end.
+    let mut requests: Vec<(Option<u64>, Option<String>, Option<RecordedUsage>)> =
+        if iterations.is_empty() {
+            vec![(start_ms, parsed.model.clone(), usage)]
+        } else {
+            let served = usage.map(|u| u.modifiers).unwrap_or_default();
+            iterations
+                .into_iter()
+                .enumerate()
+                .map(|(i, (model, mut u))| {
+                    // The response's speed, geography and tier are its
+                    // own model's iterations' too.
+                    if model.is_none() {
+                        u.modifiers = served;
+                    }
+                    let start = if i == 0 { start_ms } else { None };
+                    (start, model.or_else(|| parsed.model.clone()), Some(u))
+                })
+                .collect()
+        };
+    let call = |(start_ms, model, usage), markers| Call {
         cleared: Vec::new(),
         compacted: None,
         messages: parsed.messages.len(),
         start_ms,
         model,
         prompt: 0,
-        markers: Some(parsed.markers.clone()),
+        markers: Some(markers),
         usage,
     };
-    let served = usage.map(|u| u.modifiers).unwrap_or_default();
-    let mut calls: Vec<Call> = iterations
+    // Never empty: the last request takes the markers, the others a copy.
+    let last = requests.pop().unwrap_or((start_ms, None, usage));
+    let before = requests
         .into_iter()
-        .enumerate()
-        .map(|(i, (model, mut u))| {
-            // The response's speed, geography and tier are its own
-            // model's iterations' too.
-            if model.is_none() {
-                u.modifiers = served;
-            }
-            let start = if i == 0 { start_ms } else { None };
-            call(start, model.or_else(|| parsed.model.clone()), Some(u))
-        })
+        .map(|r| call(r, parsed.markers.clone()))
         .collect();
-    let last = calls
-        .pop()
-        .unwrap_or_else(|| call(start_ms, parsed.model.clone(), usage));
+    let last = call(last, parsed.markers);
     SharedCall {
         keys: parsed.messages.iter().map(|m| m.key).collect(),
         messages: parsed.messages.iter().map(|m| m.message.clone()).collect(),
         prompt: parsed.prompt,
-        before: calls,
+        before,
         call: last,
         reply,
     }
