@@ -488,6 +488,9 @@ fn pages_reflow_at_phone_and_desktop_widths() {
             "td.l,th.l{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:7em}",
             // A config part never breaks inside.
             ".cfg{white-space:nowrap}",
+            // A config written out in a sentence (the "Why" box, the
+            // fleet's lines) wraps inside the box on a phone.
+            "margin:1em 0;overflow-wrap:anywhere}li{overflow-wrap:anywhere}",
             // The phone's drawing of a chart where the page is narrow.
             "figure .narrow{display:none}@media (max-width:640px){",
             "figure .wide{display:none}figure .narrow{display:block}",
