@@ -135,13 +135,55 @@ impl Kind {
 /// One signal of one turn: its kind and the results holding it.
 struct Signal {
     kind: Kind,
-    holders: Vec<u32>,
+    holders: HolderSet,
+}
+
+/// The results holding one signal.
+enum HolderSet {
+    /// A list of the turn's own (a line or identifier: the results that
+    /// hold it, maybe narrowed to those holding its pairs too).
+    Own(Vec<u32>),
+    /// The first `len` results of a shared list ([`SharedHolders`]).
+    Prefix { shared: u32, len: u32 },
+}
+
+/// The results fetched by one key, shared by every turn that fetches by
+/// it again. A turn's holders are the results before it, a prefix of this
+/// list: a session that fetches by one key at every call (the same shell
+/// command, a tool without input) holds one list, not one per call, which
+/// grew with the square of the calls.
+struct SharedHolders {
+    results: Vec<u32>,
+    /// Per prefix `results[..=i]`, its result with the fewest tokens (the
+    /// first of equals, as `min_by_key` picks).
+    smallest: Vec<u32>,
+}
+
+impl SharedHolders {
+    fn new(results: Vec<u32>, tokens: &[u64]) -> Self {
+        let tokens_of = |r: u32| tokens.get(r as usize).copied().unwrap_or(0);
+        let mut smallest: Vec<u32> = Vec::with_capacity(results.len());
+        for &r in &results {
+            let best = match smallest.last() {
+                Some(&b) if tokens_of(b) <= tokens_of(r) => b,
+                _ => r,
+            };
+            smallest.push(best);
+        }
+        SharedHolders { results, smallest }
+    }
 }
 
 struct Turn {
     call: usize,
     results_before: usize,
     signals: Vec<Signal>,
+}
+
+/// The turns showing a signal, and the holder lists their re-fetches share.
+struct Turns {
+    turns: Vec<Turn>,
+    shared: Vec<SharedHolders>,
 }
 
 /// Per-trace index for scoring recall risk.
@@ -154,6 +196,8 @@ pub struct RiskIndex {
     /// Per result, its payload's characters.
     result_chars: Vec<u64>,
     turns: Vec<Turn>,
+    /// The holder lists the turns' re-fetches share.
+    shared: Vec<SharedHolders>,
     /// Per result, its tool and whether the model recalled it.
     recalls: super::recall_observed::Recalls,
 }
@@ -674,8 +718,10 @@ impl<'t> Results<'t> {
         trace: &Trace,
         written: &Written,
         keys: &HashMap<&str, String, FastBuild>,
-    ) -> Vec<Turn> {
+    ) -> Turns {
         let mut plain = PlainText::new(trace);
+        let mut shared: Vec<SharedHolders> = Vec::new();
+        let mut shared_of: HashMap<&str, u32, FastBuild> = HashMap::default();
         // The messages the plain text covers: the most any call so far sent.
         let mut plain_upto = 0;
         let mut turns = Vec::new();
@@ -687,11 +733,9 @@ impl<'t> Results<'t> {
                 .get(call.messages)
                 .copied()
                 .unwrap_or(self.ids.len());
-            let earlier = |list: &[u32]| -> Vec<u32> {
-                list.iter()
-                    .copied()
-                    .filter(|&r| (r as usize) < results_before)
-                    .collect()
+            // Lists are ascending, so the results before are a prefix.
+            let earlier = |list: &[u32]| -> usize {
+                list.partition_point(|&r| (r as usize) < results_before)
             };
             let mut signals = Vec::new();
             let mut seen: HashSet<u64, FastBuild> = HashSet::default();
@@ -710,7 +754,7 @@ impl<'t> Results<'t> {
                 let Some(list) = index.get(&h) else {
                     return;
                 };
-                let mut holders = earlier(list);
+                let mut holders: Vec<u32> = list[..earlier(list)].to_vec();
                 if next_to.iter().any(Option::is_some) {
                     let hold_pair = |r: &u32| {
                         next_to.iter().flatten().any(|p| {
@@ -722,7 +766,10 @@ impl<'t> Results<'t> {
                     holders.retain(hold_pair);
                 }
                 if !holders.is_empty() && plain.hidden(h, needle, plain_upto) {
-                    signals.push(Signal { kind, holders });
+                    signals.push(Signal {
+                        kind,
+                        holders: HolderSet::Own(holders),
+                    });
                 }
             };
             each_written_line(text, |l, h, next_to| {
@@ -750,15 +797,22 @@ impl<'t> Results<'t> {
             if let Some(response) = trace.messages.get(call.messages) {
                 for b in response.blocks() {
                     if let BlockKind::ToolUse { id, .. } = b.kind()
-                        && let Some(list) = keys
+                        && let Some((key, list)) = keys
                             .get(&**id)
-                            .and_then(|k| self.fetch_index.get(k.as_str()))
+                            .and_then(|k| self.fetch_index.get_key_value(k.as_str()))
                     {
-                        let holders = earlier(list);
-                        if !holders.is_empty() {
+                        let len = earlier(list);
+                        if len > 0 {
+                            let at = *shared_of.entry(key).or_insert_with(|| {
+                                shared.push(SharedHolders::new(list.clone(), &self.tokens));
+                                (shared.len() - 1) as u32
+                            });
                             signals.push(Signal {
                                 kind: Kind::Refetch,
-                                holders,
+                                holders: HolderSet::Prefix {
+                                    shared: at,
+                                    len: len as u32,
+                                },
                             });
                         }
                     }
@@ -772,7 +826,7 @@ impl<'t> Results<'t> {
                 });
             }
         }
-        turns
+        Turns { turns, shared }
     }
 }
 
@@ -785,7 +839,7 @@ impl RiskIndex {
         let written = Written::of(trace);
         let keys = fetch_keys(trace);
         let results = Results::of(trace, tokens, &written, &keys);
-        let turns = results.turns(trace, &written, &keys);
+        let Turns { turns, shared } = results.turns(trace, &written, &keys);
         let Results {
             ids: result_ids,
             tokens: result_tokens,
@@ -802,6 +856,7 @@ impl RiskIndex {
             result_tokens,
             result_chars,
             turns,
+            shared,
             recalls: super::recall_observed::Recalls::new(trace),
         }
     }
@@ -854,6 +909,10 @@ impl RiskIndex {
         // mostly extend one another, so each is marked from the one before.
         let mut marked = vec![false; self.result_ids.len()];
         let mut marked_ids: &[std::sync::Arc<str>] = &[];
+        // Per shared holder list, its first result not marked (all before
+        // it are): marks only accumulate until they start over, so a
+        // re-fetch's prefix is checked from where the last check stopped.
+        let mut unmarked_from = vec![0u32; self.shared.len()];
         // Per result, the kinds of evidence it showed while compacted.
         let mut shown: HashMap<u32, u8, FastBuild> = HashMap::default();
         for t in &self.turns {
@@ -868,6 +927,7 @@ impl RiskIndex {
                 Some(new) => new,
                 None => {
                     marked.iter_mut().for_each(|m| *m = false);
+                    unmarked_from.iter_mut().for_each(|p| *p = 0);
                     ids
                 }
             };
@@ -879,16 +939,29 @@ impl RiskIndex {
             marked_ids = ids;
             let is_compacted =
                 |r: u32| (r as usize) < t.results_before && marked.get(r as usize) == Some(&true);
-            for signal in t
-                .signals
-                .iter()
-                .filter(|s| s.holders.iter().all(|&r| is_compacted(r)))
-            {
-                let smallest = signal
-                    .holders
-                    .iter()
-                    .copied()
-                    .min_by_key(|&r| self.result_tokens.get(r as usize).copied().unwrap_or(0));
+            for signal in &t.signals {
+                let smallest = match &signal.holders {
+                    HolderSet::Own(list) => {
+                        if !list.iter().all(|&r| is_compacted(r)) {
+                            continue;
+                        }
+                        list.iter().copied().min_by_key(|&r| {
+                            self.result_tokens.get(r as usize).copied().unwrap_or(0)
+                        })
+                    }
+                    &HolderSet::Prefix { shared, len } => {
+                        let list = &self.shared[shared as usize];
+                        let from = &mut unmarked_from[shared as usize];
+                        // Every result of the prefix is before the turn.
+                        while *from < len && is_compacted(list.results[*from as usize]) {
+                            *from += 1;
+                        }
+                        if *from < len {
+                            continue;
+                        }
+                        list.smallest.get(len as usize - 1).copied()
+                    }
+                };
                 if let Some(r) = smallest {
                     *shown.entry(r).or_default() |= signal.kind.bit();
                 }
@@ -1116,6 +1189,106 @@ mod tests {
 
     fn trace(json: &str) -> Trace {
         load_str(json, "r.json").unwrap().traces.remove(0)
+    }
+
+    impl RiskIndex {
+        /// The same index with every shared holder prefix copied into a
+        /// list of its turn's own: what each re-fetch held before the
+        /// lists were shared.
+        fn unshared(mut self) -> Self {
+            for t in &mut self.turns {
+                for s in &mut t.signals {
+                    if let HolderSet::Prefix { shared, len } = s.holders {
+                        let list = &self.shared[shared as usize].results;
+                        s.holders = HolderSet::Own(list[..len as usize].to_vec());
+                    }
+                }
+            }
+            self
+        }
+
+        /// Results held by the index's signals and shared lists.
+        fn held(&self) -> usize {
+            let own: usize = (self.turns.iter())
+                .flat_map(|t| &t.signals)
+                .map(|s| match &s.holders {
+                    HolderSet::Own(list) => list.len(),
+                    HolderSet::Prefix { .. } => 0,
+                })
+                .sum();
+            own + (self.shared.iter())
+                .map(|l| l.results.len() + l.smallest.len())
+                .sum::<usize>()
+        }
+    }
+
+    /// A tool loop of `keys.len()` calls; call `i` fetches by key
+    /// `keys[i]` (the same key again is a re-fetch of every result it
+    /// fetched before).
+    fn fetch_loop(keys: &[u8]) -> Trace {
+        let mut messages = vec![r#"{"role":"user","content":"go"}"#.to_owned()];
+        let mut calls = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            calls.push(format!(r#"{{"messages":{}}}"#, messages.len()));
+            messages.push(format!(
+                r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"t{i}","name":"fetch","input":{{"u":"{k}"}}}}]}}"#
+            ));
+            messages.push(format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"r{i}"}}]}}"#
+            ));
+        }
+        trace(&format!(
+            r#"{{"format":"tracecost.trace/v1","name":"f","model":"claude-sonnet-4-5","messages":[{}],"calls":[{}]}}"#,
+            messages.join(","),
+            calls.join(",")
+        ))
+    }
+
+    #[test]
+    fn fetching_by_one_key_at_every_call_holds_one_list() {
+        let n = 2_000;
+        let t = fetch_loop(&vec![0; n]);
+        let idx = RiskIndex::new(&t, &|m, _| m as u64);
+        // Every call after the first re-fetches every result before it:
+        // n²/2 results held as a list per turn, 2n as one shared list.
+        assert!(idx.turn_count() >= n - 1);
+        assert!(idx.held() <= 2 * n, "{} results held", idx.held());
+        assert!(idx.unshared().held() >= n * (n - 1) / 2);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Scoring shared prefixes gives the figures of scoring each
+        /// turn's holders as a list of its own, whatever each call
+        /// compacted (lists that extend the one before, or start over).
+        #[test]
+        fn shared_prefixes_score_as_lists(
+            keys in proptest::collection::vec(0u8..3, 1..40),
+            steps in proptest::collection::vec((0u8..4, 0usize..40), 40),
+            tokens in proptest::collection::vec(0u64..4, 40),
+        ) {
+            let t = fetch_loop(&keys);
+            let tokens_of = |m: usize, _: usize| tokens[m / 2 % tokens.len()];
+            let mut calls = Vec::new();
+            let mut compacted: Vec<String> = Vec::new();
+            for (i, &(op, n)) in steps.iter().take(keys.len()).enumerate() {
+                match op {
+                    // Start over with the results from the n-th on.
+                    0 => compacted = (n.min(i)..i).map(|r| format!("t{r}")).collect(),
+                    // Extend with the next result before this call.
+                    1 | 2 if compacted.len() < i => {
+                        let next = (0..i).find(|r| !compacted.contains(&format!("t{r}")));
+                        compacted.extend(next.map(|r| format!("t{r}")));
+                    }
+                    _ => {}
+                }
+                let ids: Vec<&str> = compacted.iter().map(String::as_str).collect();
+                calls.push(call(i + 1, &ids));
+            }
+            let shared = RiskIndex::new(&t, &tokens_of).score(&calls, None);
+            let own = RiskIndex::new(&t, &tokens_of).unshared().score(&calls, None);
+            proptest::prop_assert_eq!(format!("{shared:?}"), format!("{own:?}"));
+        }
     }
 
     /// A read of a.rs, a grep, then an edit that copies a line of a.rs and
