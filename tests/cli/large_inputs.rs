@@ -860,3 +860,97 @@ fn a_single_line_claude_code_transcript() {
         );
     }
 }
+
+/// Calls of [`a_long_tool_loop`]'s trace (`TRACECOST_LONG_CALLS`, default
+/// 500,000).
+fn long_calls() -> usize {
+    std::env::var("TRACECOST_LONG_CALLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(500_000)
+}
+
+/// One tool loop of `calls` calls, each sending the whole history: a
+/// `fetch` with no input and a short result, every 50th result a few
+/// hundred characters. About 236 bytes of file per call, two messages.
+fn write_long_loop(path: &Path, calls: usize) -> std::io::Result<u64> {
+    let mut w = Out::create(path)?;
+    w.put(
+        r#"{"format":"tracecost.trace/v1","name":"long","provider":"anthropic","model":"claude-sonnet-4-5","system":[{"type":"text","text":"You are a careful assistant."}],"tools":[{"name":"fetch","description":"Fetch a URL.","input_schema":{"type":"object","properties":{"url":{"type":"string"}}}}],"messages":[{"role":"user","content":"Start."}"#,
+    )?;
+    for i in 0..calls.saturating_sub(1) {
+        let words = if i % 50 == 0 { 30 } else { 0 };
+        let body = format!("p{i} {}", format!("w{} ", i % 97).repeat(words));
+        w.put(&format!(
+            r#",{{"role":"assistant","content":[{{"type":"tool_use","id":"t{i}","name":"fetch","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"{body}"}}]}}"#
+        ))?;
+    }
+    w.put(r#"],"calls":["#)?;
+    for c in 0..calls {
+        let sep = if c == 0 { "" } else { "," };
+        w.put(&format!(
+            r#"{sep}{{"messages":{},"start_ms":{}}}"#,
+            1 + 2 * c,
+            1_760_000_000_000u64 + c as u64 * 3000
+        ))?;
+    }
+    w.put("]}")?;
+    w.w.flush()?;
+    Ok(w.n)
+}
+
+/// The memory target of a report of one long trace: what grows with the
+/// trace at most this many times its file. A report holds the loaded
+/// trace, the replays in flight (each its request, a view of the whole
+/// history) and per distinct replay a few bytes per call until the
+/// trace's report is written (docs/benchmarks.md, "One long trace:
+/// memory").
+const LONG_TRACE_TARGET: f64 = 5.0;
+
+/// A report of one long tool loop (500,000 calls, a million messages):
+/// peak RSS at most the fixed part (a report of the same loop at 10
+/// calls: the binary, tokenizer tables, thread stacks) plus
+/// [`LONG_TRACE_TARGET`] times the file.
+#[test]
+#[ignore = "writes a 500,000-call trace and reports it; see the module docs"]
+fn a_long_tool_loop() {
+    let calls = long_calls();
+    let dir = large_dir();
+    let path = dir.join(format!("long-loop-{calls}.json"));
+    let marker = format!("{calls}");
+    if !ready(&path, &marker) {
+        write_long_loop(&path, calls).unwrap();
+        std::fs::write(path.with_extension("done"), &marker).unwrap();
+    }
+    let small = dir.join("long-loop-10.json");
+    write_long_loop(&small, 10).unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    let report = |trace: &Path| {
+        let out = dir.join("long-loop-report");
+        let _ = std::fs::remove_dir_all(&out);
+        let r = measure(&[
+            "report",
+            trace.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let _ = std::fs::remove_dir_all(&out);
+        r
+    };
+    let fixed = report(&small).peak_rss_bytes;
+    let r = report(&path);
+    let grown = r.peak_rss_bytes.saturating_sub(fixed);
+    println!(
+        "{calls} calls, {:.0} MB: {:.1} s, peak {:.0} MB = fixed {:.0} MB + {:.2} × the file",
+        mb(size),
+        r.wall_s,
+        mb(r.peak_rss_bytes),
+        mb(fixed),
+        grown as f64 / size as f64
+    );
+    assert!(
+        grown as f64 <= LONG_TRACE_TARGET * size as f64,
+        "the report grew {:.2} × the file",
+        grown as f64 / size as f64
+    );
+}
