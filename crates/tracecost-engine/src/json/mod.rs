@@ -11,21 +11,33 @@
 //! text alone ([`RawObject::share_string`]): its bytes are derived from the
 //! text when written, so the text a block exposes and the bytes it writes
 //! are one allocation, not two.
+//!
+//! A long trace is millions of small objects, so each member is kept
+//! small: its key is interned ([`key`]), and a value of a few common
+//! spellings (`"user"`, `"text"`, `[]`, `true`, ...) is one shared copy
+//! rather than an allocation of its own.
 
+mod key;
+
+use std::borrow::Cow;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock};
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use key::Key;
+
 /// A JSON object as an ordered list of `(key, raw value)` members.
 ///
 /// Whitespace between tokens is not kept; every value's bytes are.
 #[derive(Clone, Default)]
 pub struct RawObject {
-    members: Vec<(Box<str>, Member)>,
+    /// Exactly as long as the members (objects are rarely edited after
+    /// they are read, and a long trace holds millions of them).
+    members: Box<[(Key, Member)]>,
 }
 
 /// A shared text at least this long has its read bytes dropped before
@@ -37,11 +49,62 @@ const LONG_TEXT: usize = 1 << 20;
 enum Member {
     /// The exact bytes read (or built).
     Raw(Box<RawValue>),
+    /// Bytes equal to one of [`COMMON`]'s, which are held once for all.
+    Common(&'static RawValue),
     /// A JSON string held as its text; its bytes are the canonical
-    /// encoding of the text, written on demand. [`RawObject::get`] must
-    /// lend bytes, so it encodes them once into the cell; the engine's own
-    /// paths write from the text and leave the cell empty.
-    Text(Arc<str>, OnceLock<Box<RawValue>>),
+    /// encoding of the text, written on demand.
+    Text(Arc<str>),
+}
+
+/// Values that recur in every message and block of a trace: its roles,
+/// its block types, an empty list (what a message's `content` member
+/// holds once its blocks are parsed), the literals.
+const COMMON_JSON: &[&str] = &[
+    "\"user\"",
+    "\"assistant\"",
+    "\"text\"",
+    "\"tool_use\"",
+    "\"tool_result\"",
+    "\"thinking\"",
+    "\"redacted_thinking\"",
+    "\"image\"",
+    "\"document\"",
+    "\"base64\"",
+    "\"ephemeral\"",
+    "{\"type\":\"ephemeral\"}",
+    "\"\"",
+    "[]",
+    "{}",
+    "true",
+    "false",
+    "null",
+];
+
+/// [`COMMON_JSON`] as raw values borrowed from the program's text.
+static COMMON: LazyLock<Vec<&'static RawValue>> = LazyLock::new(|| {
+    COMMON_JSON
+        .iter()
+        .filter_map(|j| serde_json::from_str(j).ok())
+        .collect()
+});
+
+/// The longest of [`COMMON_JSON`]: longer bytes are not looked up.
+const COMMON_MAX_LEN: usize = 20;
+
+/// The shared copy of `json`, when it is one of [`COMMON_JSON`].
+fn common(json: &str) -> Option<&'static RawValue> {
+    if json.len() > COMMON_MAX_LEN {
+        return None;
+    }
+    COMMON.iter().copied().find(|c| c.get() == json)
+}
+
+/// A member holding `raw`, shared when it is a common value.
+fn member_from_raw(raw: Box<RawValue>) -> Member {
+    match common(raw.get()) {
+        Some(c) => Member::Common(c),
+        None => Member::Raw(raw),
+    }
 }
 
 /// A member's value, borrowed from a [`RawObject`].
@@ -76,7 +139,8 @@ impl Member {
     fn value(&self) -> MemberValue<'_> {
         match self {
             Member::Raw(r) => MemberValue::Raw(r),
-            Member::Text(t, _) => MemberValue::Text(t),
+            Member::Common(r) => MemberValue::Raw(r),
+            Member::Text(t) => MemberValue::Text(t),
         }
     }
 }
@@ -96,11 +160,13 @@ impl PartialEq for RawObject {
                 .zip(&other.members)
                 .all(|((ka, va), (kb, vb))| {
                     ka == kb
-                        && match (va, vb) {
+                        && match (va.value(), vb.value()) {
                             // Canonical encoding is one-to-one: equal texts,
                             // equal bytes.
-                            (Member::Text(a, _), Member::Text(b, _)) => a == b,
-                            (Member::Raw(a), b) | (b, Member::Raw(a)) => b.value().json_eq(a.get()),
+                            (MemberValue::Text(a), MemberValue::Text(b)) => a == b,
+                            (MemberValue::Raw(a), b) | (b, MemberValue::Raw(a)) => {
+                                b.json_eq(a.get())
+                            }
                         }
                 })
     }
@@ -119,27 +185,43 @@ impl RawObject {
         serde_json::from_str(json)
     }
 
+    fn member(&self, key: &str) -> Option<&Member> {
+        self.members
+            .iter()
+            .find(|(k, _)| k.as_str() == key)
+            .map(|(_, v)| v)
+    }
+
     /// The raw bytes of member `key`, if present (first occurrence).
     ///
     /// A member held as text (see [`RawObject::share_string`]) is encoded
-    /// on the first call and the bytes kept with it from then on: prefer
-    /// [`RawObject::value`] for those, which lends the text.
-    pub fn get(&self, key: &str) -> Option<&RawValue> {
-        self.members
-            .iter()
-            .find(|(k, _)| &**k == key)
-            .map(|(_, v)| match v {
-                Member::Raw(r) => &**r,
-                Member::Text(t, bytes) => &**bytes.get_or_init(|| raw_string(t)),
-            })
+    /// on each call: prefer [`RawObject::value`] for those, which lends the
+    /// text.
+    pub fn get(&self, key: &str) -> Option<Cow<'_, RawValue>> {
+        self.member(key).map(|v| match v {
+            Member::Raw(r) => Cow::Borrowed(&**r),
+            Member::Common(r) => Cow::Borrowed(*r),
+            Member::Text(t) => Cow::Owned(raw_string(t)),
+        })
+    }
+
+    /// The bytes of member `key` as held: `None` when absent, and also for
+    /// a member held as text ([`RawObject::share_string`],
+    /// [`RawObject::set_text`]), which has no bytes to lend. Every member
+    /// of an object as parsed (or built with [`RawObject::set`]) is held
+    /// as bytes; for the members a block or a message shares with its typed
+    /// view, use [`RawObject::get`] or [`RawObject::value`].
+    pub fn raw(&self, key: &str) -> Option<&RawValue> {
+        match self.member(key)? {
+            Member::Raw(r) => Some(r),
+            Member::Common(r) => Some(r),
+            Member::Text(_) => None,
+        }
     }
 
     /// Member `key`'s value as held, if present (first occurrence).
     pub fn value(&self, key: &str) -> Option<MemberValue<'_>> {
-        self.members
-            .iter()
-            .find(|(k, _)| &**k == key)
-            .map(|(_, v)| v.value())
+        self.member(key).map(Member::value)
     }
 
     /// Parses member `key` as `T`; `None` when absent, `Err` when mistyped.
@@ -153,21 +235,38 @@ impl RawObject {
         })
     }
 
+    /// Member `key` as a string borrowed from the object when its bytes
+    /// have no escape (or it is held as text), decoded otherwise; `None`
+    /// when absent, `Err` when not a string.
+    pub fn str_value(&self, key: &str) -> Option<Result<Cow<'_, str>, serde_json::Error>> {
+        self.value(key).map(|v| match v {
+            MemberValue::Text(t) => Ok(Cow::Borrowed(t)),
+            MemberValue::Raw(raw) => match serde_json::from_str::<&str>(raw.get()) {
+                Ok(s) => Ok(Cow::Borrowed(s)),
+                Err(_) => serde_json::from_str::<String>(raw.get()).map(Cow::Owned),
+            },
+        })
+    }
+
     /// Replaces member `key` in place, or appends it when absent.
     pub fn set(&mut self, key: &str, value: Box<RawValue>) {
-        self.put(key, Member::Raw(value));
+        self.put(key, member_from_raw(value));
     }
 
     /// Sets member `key` to the JSON string of `text` (canonical escaping),
     /// sharing the text instead of holding its encoded bytes.
     pub fn set_text(&mut self, key: &str, text: Arc<str>) {
-        self.put(key, Member::Text(text, OnceLock::new()));
+        self.put(key, Member::Text(text));
     }
 
     fn put(&mut self, key: &str, value: Member) {
-        match self.members.iter_mut().find(|(k, _)| &**k == key) {
+        match self.members.iter_mut().find(|(k, _)| k.as_str() == key) {
             Some((_, v)) => *v = value,
-            None => self.members.push((key.into(), value)),
+            None => {
+                let mut members = std::mem::take(&mut self.members).into_vec();
+                members.push((Key::new(key), value));
+                self.members = members.into_boxed_slice();
+            }
         }
     }
 
@@ -177,10 +276,11 @@ impl RawObject {
     /// text instead, so the bytes and the text are kept once; otherwise
     /// (e.g. `\u00e9` or `\/` escapes) the bytes stay as read.
     pub fn share_string(&mut self, key: &str) -> Option<Result<Arc<str>, serde_json::Error>> {
-        let (_, member) = self.members.iter_mut().find(|(k, _)| &**k == key)?;
-        let raw = match member {
-            Member::Text(t, _) => return Some(Ok(t.clone())),
+        let (_, member) = self.members.iter_mut().find(|(k, _)| k.as_str() == key)?;
+        let raw: &RawValue = match member {
+            Member::Text(t) => return Some(Ok(t.clone())),
             Member::Raw(raw) => raw,
+            Member::Common(raw) => raw,
         };
         let text: Arc<str> = match unescape_canonical(raw.get()) {
             Some(text) => {
@@ -191,7 +291,7 @@ impl RawObject {
                     *member = Member::Raw(null_raw());
                 }
                 let text: Arc<str> = text.into();
-                *member = Member::Text(text.clone(), OnceLock::new());
+                *member = Member::Text(text.clone());
                 text
             }
             None => match serde_json::from_str::<String>(raw.get()) {
@@ -205,13 +305,15 @@ impl RawObject {
     /// Removes member `key`; returns whether it was present.
     pub fn remove(&mut self, key: &str) -> bool {
         let before = self.members.len();
-        self.members.retain(|(k, _)| &**k != key);
+        let mut members = std::mem::take(&mut self.members).into_vec();
+        members.retain(|(k, _)| k.as_str() != key);
+        self.members = members.into_boxed_slice();
         before != self.members.len()
     }
 
     /// Members in document order.
     pub fn members(&self) -> impl ExactSizeIterator<Item = (&str, MemberValue<'_>)> {
-        self.members.iter().map(|(k, v)| (&**k, v.value()))
+        self.members.iter().map(|(k, v)| (k.as_str(), v.value()))
     }
 
     /// Number of members.
@@ -237,7 +339,7 @@ impl RawObject {
             if i > 0 {
                 out.push(',');
             }
-            push_json_string(out, k);
+            push_json_string(out, k.as_str());
             out.push(':');
             v.value().write_json(out);
         }
@@ -260,11 +362,11 @@ impl RawObject {
             .members
             .iter()
             .map(|(k, v)| {
-                k.len()
+                k.as_str().len()
                     + 4
-                    + match v {
-                        Member::Raw(r) => r.get().len(),
-                        Member::Text(t, _) => t.len() + t.len() / 16 + 2,
+                    + match v.value() {
+                        MemberValue::Raw(r) => r.get().len(),
+                        MemberValue::Text(t) => t.len() + t.len() / 16 + 2,
                     }
             })
             .sum();
@@ -598,12 +700,12 @@ fn unreachable_null() -> Box<RawValue> {
 impl Serialize for RawObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.members.len()))?;
-        for (k, v) in &self.members {
-            match v {
-                Member::Raw(r) => map.serialize_entry(&**k, &**r)?,
+        for (k, v) in &*self.members {
+            match v.value() {
+                MemberValue::Raw(r) => map.serialize_entry(k.as_str(), r)?,
                 // serde_json's serializer writes a str with the canonical
                 // escaping, the bytes this member stands for.
-                Member::Text(t, _) => map.serialize_entry(&**k, &**t)?,
+                MemberValue::Text(t) => map.serialize_entry(k.as_str(), t)?,
             }
         }
         map.end()
@@ -619,35 +721,37 @@ impl<'de> Deserialize<'de> for RawObject {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject, A::Error> {
-                let mut members: Vec<(Box<str>, Member)> =
+                let mut members: Vec<(Key, Member)> =
                     Vec::with_capacity(map.size_hint().unwrap_or(4));
                 // A key twice is refused: which one would count is
                 // undefined in JSON, and a raw object writes back every
                 // member it holds, so a repeated `content` would come back
                 // as something else. Small objects are scanned; large ones
                 // get a set.
-                let mut seen: Option<std::collections::HashSet<Box<str>>> = None;
-                while let Some(key) = map.next_key::<String>()? {
+                let mut seen: Option<std::collections::HashSet<Key>> = None;
+                while let Some(key) = map.next_key::<Key>()? {
                     let repeated = match &mut seen {
-                        Some(set) => !set.insert(key.clone().into_boxed_str()),
-                        None => members.iter().any(|(k, _)| **k == *key),
+                        Some(set) => !set.insert(key.clone()),
+                        None => members.iter().any(|(k, _)| *k == key),
                     };
                     if repeated {
-                        return Err(serde::de::Error::custom(repeated_key(&key)));
+                        return Err(serde::de::Error::custom(repeated_key(key.as_str())));
                     }
                     if seen.is_none() && members.len() >= 32 {
                         seen = Some(
                             members
                                 .iter()
                                 .map(|(k, _)| k.clone())
-                                .chain([key.clone().into_boxed_str()])
+                                .chain([key.clone()])
                                 .collect(),
                         );
                     }
                     let value: Box<RawValue> = map.next_value()?;
-                    members.push((key.into_boxed_str(), Member::Raw(value)));
+                    members.push((key, member_from_raw(value)));
                 }
-                Ok(RawObject { members })
+                Ok(RawObject {
+                    members: members.into_boxed_slice(),
+                })
             }
         }
         deserializer.deserialize_map(ObjVisitor)
