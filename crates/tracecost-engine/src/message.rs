@@ -461,6 +461,9 @@ impl Message {
             // text too would hold every payload twice. The member keeps its
             // place in the key order and is written from the blocks.
             fields.set("content", super::json::raw_json("[]".to_owned()));
+            // Most messages are then `{"role":...,"content":[]}`: one
+            // list for all of them.
+            fields.share_common_shape();
         }
         Ok(Self {
             fields,

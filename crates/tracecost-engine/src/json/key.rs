@@ -114,7 +114,6 @@ impl Key {
     }
 
     /// Whether the key is held in the shared table.
-    #[cfg(test)]
     pub(super) fn is_interned(&self) -> bool {
         matches!(self.0, Repr::Interned(_))
     }

@@ -20,8 +20,9 @@
 mod key;
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
@@ -36,9 +37,21 @@ use key::Key;
 #[derive(Clone, Default)]
 pub struct RawObject {
     /// Exactly as long as the members (objects are rarely edited after
-    /// they are read, and a long trace holds millions of them).
-    members: Box<[(Key, Member)]>,
+    /// they are read, and a long trace holds millions of them); shared
+    /// between copies until one is edited, and between the objects of one
+    /// common shape ([`RawObject::share_common_shape`]).
+    members: Arc<[(Key, Member)]>,
 }
+
+/// Objects made only of known keys and common values, by their JSON: a
+/// message whose blocks are parsed is `{"role":"user","content":[]}` or
+/// the like, so every such message shares one list. Bounded, like the
+/// keys: past it an object keeps its own list.
+static SHAPES: Mutex<BTreeMap<String, Arc<[(Key, Member)]>>> = Mutex::new(BTreeMap::new());
+/// How many shapes are shared, at most.
+const MAX_SHAPES: usize = 256;
+/// Objects with more members are not looked up.
+const MAX_SHAPE_MEMBERS: usize = 4;
 
 /// A shared text at least this long has its read bytes dropped before
 /// the text is copied into its `Arc` ([`RawObject::share_string`]).
@@ -153,11 +166,12 @@ impl fmt::Debug for RawObject {
 
 impl PartialEq for RawObject {
     fn eq(&self, other: &Self) -> bool {
-        self.members.len() == other.members.len()
+        Arc::ptr_eq(&self.members, &other.members)
+            || self.members.len() == other.members.len()
             && self
                 .members
                 .iter()
-                .zip(&other.members)
+                .zip(other.members.iter())
                 .all(|((ka, va), (kb, vb))| {
                     ka == kb
                         && match (va.value(), vb.value()) {
@@ -260,13 +274,44 @@ impl RawObject {
     }
 
     fn put(&mut self, key: &str, value: Member) {
-        match self.members.iter_mut().find(|(k, _)| k.as_str() == key) {
-            Some((_, v)) => *v = value,
-            None => {
-                let mut members = std::mem::take(&mut self.members).into_vec();
-                members.push((Key::new(key), value));
-                self.members = members.into_boxed_slice();
+        match self.members.iter().position(|(k, _)| k.as_str() == key) {
+            Some(i) => {
+                if let Some((_, v)) = Arc::make_mut(&mut self.members).get_mut(i) {
+                    *v = value;
+                }
             }
+            None => {
+                let mut members = self.members.to_vec();
+                members.push((Key::new(key), value));
+                self.members = members.into();
+            }
+        }
+    }
+
+    /// Shares the member list with every other object of the same JSON
+    /// when all its keys are interned and all its values common (see
+    /// [`SHAPES`]); otherwise leaves it as it is. Nothing observable
+    /// changes: an edit copies the list first.
+    pub(crate) fn share_common_shape(&mut self) {
+        let common_only = self.members.len() <= MAX_SHAPE_MEMBERS
+            && self
+                .members
+                .iter()
+                .all(|(k, v)| k.is_interned() && matches!(v, Member::Common(_)));
+        if !common_only {
+            return;
+        }
+        let shape = self.to_json();
+        // A poisoned lock (a panic elsewhere) only means no sharing.
+        let Ok(mut shapes) = SHAPES.lock() else {
+            return;
+        };
+        match shapes.get(&shape) {
+            Some(shared) => self.members = shared.clone(),
+            None if shapes.len() < MAX_SHAPES => {
+                shapes.insert(shape, self.members.clone());
+            }
+            None => {}
         }
     }
 
@@ -276,7 +321,10 @@ impl RawObject {
     /// text instead, so the bytes and the text are kept once; otherwise
     /// (e.g. `\u00e9` or `\/` escapes) the bytes stay as read.
     pub fn share_string(&mut self, key: &str) -> Option<Result<Arc<str>, serde_json::Error>> {
-        let (_, member) = self.members.iter_mut().find(|(k, _)| k.as_str() == key)?;
+        let i = self.members.iter().position(|(k, _)| k.as_str() == key)?;
+        // Objects are shared only when no member is a string to share;
+        // `make_mut` copies the list otherwise.
+        let (_, member) = Arc::make_mut(&mut self.members).get_mut(i)?;
         let raw: &RawValue = match member {
             Member::Text(t) => return Some(Ok(t.clone())),
             Member::Raw(raw) => raw,
@@ -305,9 +353,11 @@ impl RawObject {
     /// Removes member `key`; returns whether it was present.
     pub fn remove(&mut self, key: &str) -> bool {
         let before = self.members.len();
-        let mut members = std::mem::take(&mut self.members).into_vec();
-        members.retain(|(k, _)| k.as_str() != key);
-        self.members = members.into_boxed_slice();
+        if self.members.iter().any(|(k, _)| k.as_str() == key) {
+            let mut members = self.members.to_vec();
+            members.retain(|(k, _)| k.as_str() != key);
+            self.members = members.into();
+        }
         before != self.members.len()
     }
 
@@ -700,7 +750,7 @@ fn unreachable_null() -> Box<RawValue> {
 impl Serialize for RawObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.members.len()))?;
-        for (k, v) in &*self.members {
+        for (k, v) in self.members.iter() {
             match v.value() {
                 MemberValue::Raw(r) => map.serialize_entry(k.as_str(), r)?,
                 // serde_json's serializer writes a str with the canonical
@@ -750,7 +800,7 @@ impl<'de> Deserialize<'de> for RawObject {
                     members.push((key, member_from_raw(value)));
                 }
                 Ok(RawObject {
-                    members: members.into_boxed_slice(),
+                    members: members.into(),
                 })
             }
         }
@@ -894,6 +944,62 @@ mod tests {
         assert!(matches!(obj.value("t"), Some(MemberValue::Raw(_))));
         assert!(obj.share_string("n").unwrap().is_err());
         assert!(obj.share_string("missing").is_none());
+    }
+
+    #[test]
+    fn objects_of_common_values_share_one_list_until_edited() {
+        let read = |j: &str| {
+            let mut o = RawObject::from_json(j).unwrap();
+            o.share_common_shape();
+            o
+        };
+        let a = read(r#"{"role":"user","content":[]}"#);
+        let b = read(r#"{"role":"user","content":[]}"#);
+        assert!(Arc::ptr_eq(&a.members, &b.members));
+        assert_eq!(a, b);
+        let mut c = b.clone();
+        c.set("content", raw_string("x"));
+        assert_eq!(c.to_json(), r#"{"role":"user","content":"x"}"#);
+        assert_eq!(b.to_json(), r#"{"role":"user","content":[]}"#);
+        // Not shared: a value of its own, or a key spelled otherwise.
+        let d = read(r#"{"role":"user","content":"hi"}"#);
+        assert!(!Arc::ptr_eq(&d.members, &read(r#"{"role":"user","content":"hi"}"#).members));
+        let e = read(r#"{"role":"user","content":[ ]}"#);
+        assert_eq!(e.to_json(), r#"{"role":"user","content":[ ]}"#);
+        assert!(!Arc::ptr_eq(&e.members, &a.members));
+    }
+
+    #[test]
+    fn the_shared_shapes_are_bounded() {
+        // More one-member shapes than the table holds.
+        for k in ["type", "content", "role", "text", "id", "name", "input"] {
+            for v in COMMON_JSON {
+                let mut o = RawObject::from_json(&format!("{{\"{k}\":{v}}}")).unwrap();
+                o.share_common_shape();
+                assert_eq!(o.to_json(), format!("{{\"{k}\":{v}}}"));
+            }
+        }
+        for v in COMMON_JSON {
+            for w in COMMON_JSON {
+                let json = format!("{{\"type\":{v},\"id\":{w}}}");
+                let mut o = RawObject::from_json(&json).unwrap();
+                o.share_common_shape();
+                assert_eq!(o.to_json(), json);
+            }
+        }
+        assert_eq!(SHAPES.lock().unwrap().len(), MAX_SHAPES);
+    }
+
+    #[test]
+    fn common_values_are_shared_and_read_back() {
+        assert_eq!(COMMON.len(), COMMON_JSON.len());
+        assert!(COMMON_JSON.iter().all(|j| j.len() <= COMMON_MAX_LEN));
+        let obj = RawObject::from_json(r#"{"a":"user","b":"us\u0065r","c":true,"d":[ ]}"#).unwrap();
+        assert!(matches!(obj.members[0].1, Member::Common(_)));
+        assert!(matches!(obj.members[1].1, Member::Raw(_)));
+        assert!(matches!(obj.members[2].1, Member::Common(_)));
+        assert!(matches!(obj.members[3].1, Member::Raw(_)));
+        assert_eq!(obj.to_json(), r#"{"a":"user","b":"us\u0065r","c":true,"d":[ ]}"#);
     }
 
     #[test]
