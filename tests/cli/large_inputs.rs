@@ -715,11 +715,12 @@ fn where_the_memory_of_a_loaded_trace_goes() {
         if let Content::Blocks(blocks) = m.content() {
             for b in blocks {
                 written += b.to_json().len() as u64;
-                let mut shared_text = None;
+                // The ids and names a block shares are text members too.
+                let mut shared_texts = Vec::new();
                 for (_, v) in b.fields().members() {
                     match v {
                         MemberValue::Raw(r) => block_raw += r.get().len() as u64,
-                        MemberValue::Text(t) => shared_text = Some(t.as_ptr()),
+                        MemberValue::Text(t) => shared_texts.push(t.as_ptr()),
                     }
                 }
                 let text = match b.kind() {
@@ -731,7 +732,7 @@ fn where_the_memory_of_a_loaded_trace_goes() {
                     _ => continue,
                 };
                 parsed += text.len() as u64;
-                if shared_text == Some(text.as_ptr()) {
+                if shared_texts.contains(&text.as_ptr()) {
                     shared += text.len() as u64;
                 }
             }

@@ -6,6 +6,7 @@
 //! `input` objects, whose key order matters to prompt caches — and keeps any
 //! field this crate does not know about.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -144,9 +145,11 @@ fn share_str(obj: &mut RawObject, key: &str) -> Result<Arc<str>, ShapeError> {
     }
 }
 
-fn parse_str(obj: &RawObject, key: &str) -> Result<Arc<str>, ShapeError> {
-    match obj.parse::<String>(key) {
-        Some(Ok(s)) => Ok(s.into()),
+/// Member `key` as a string, borrowed where its bytes allow (a block's
+/// `type`, a message's `role`: read, compared, not kept).
+fn str_member<'a>(obj: &'a RawObject, key: &str) -> Result<Cow<'a, str>, ShapeError> {
+    match obj.str_value(key) {
+        Some(Ok(s)) => Ok(s),
         Some(Err(_)) => Err(ShapeError::new(format!("/{key}"), "a string")),
         None => Err(ShapeError::new(
             format!("/{key}"),
@@ -155,21 +158,53 @@ fn parse_str(obj: &RawObject, key: &str) -> Result<Arc<str>, ShapeError> {
     }
 }
 
+/// The block types the typed view names.
+const BLOCK_TYPES: &[&str] = &[
+    "text",
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "image",
+    "document",
+];
+
+/// A block's `type`, not borrowing the block (which is then edited); a
+/// copy only for a type the typed view does not name.
+fn block_type_of(fields: &RawObject) -> Result<Cow<'static, str>, ShapeError> {
+    let t = str_member(fields, "type")?;
+    Ok(match BLOCK_TYPES.iter().find(|k| **k == t) {
+        Some(k) => Cow::Borrowed(*k),
+        None => Cow::Owned(t.into_owned()),
+    })
+}
+
+/// Parsed blocks, in a list exactly as long as they are (a long trace
+/// holds a list per message, most of one block).
+fn blocks_from(items: Vec<RawObject>, at: impl Fn(ShapeError, usize) -> ShapeError) -> Result<Vec<ContentBlock>, ShapeError> {
+    let mut blocks = Vec::with_capacity(items.len());
+    for (i, o) in items.into_iter().enumerate() {
+        blocks.push(ContentBlock::from_object(o).map_err(|e| at(e, i))?);
+    }
+    Ok(blocks)
+}
+
 impl ContentBlock {
     /// Builds a block from a parsed JSON object, checking the members the
     /// engine relies on.
     pub fn from_object(mut fields: RawObject) -> Result<Self, ShapeError> {
-        let block_type = parse_str(&fields, "type")?;
+        let block_type = block_type_of(&fields)?;
         let kind = match &*block_type {
             "text" => BlockKind::Text {
                 text: share_str(&mut fields, "text")?,
             },
+            // The ids and the name are kept once, shared with the members.
             "tool_use" => BlockKind::ToolUse {
-                id: parse_str(&fields, "id")?,
-                name: parse_str(&fields, "name")?,
+                id: share_str(&mut fields, "id")?,
+                name: share_str(&mut fields, "name")?,
             },
             "tool_result" => {
-                let tool_use_id = parse_str(&fields, "tool_use_id")?;
+                let tool_use_id = share_str(&mut fields, "tool_use_id")?;
                 let content = match fields.value("content") {
                     None => ToolResultContent::Empty,
                     Some(MemberValue::Raw(raw)) if !raw.get().starts_with('"') => {
@@ -253,7 +288,12 @@ impl ContentBlock {
     /// The raw `input` of a tool_use block, byte for byte.
     pub fn tool_input(&self) -> Option<&RawValue> {
         match self.kind {
-            BlockKind::ToolUse { .. } => self.fields.get("input"),
+            // `input` is never held as text (only strings the typed view
+            // reads are).
+            BlockKind::ToolUse { .. } => match self.fields.value("input")? {
+                MemberValue::Raw(r) => Some(r),
+                MemberValue::Text(_) => None,
+            },
             _ => None,
         }
     }
@@ -336,12 +376,9 @@ fn parse_tool_result_content(raw: &RawValue) -> Result<ToolResultContent, ShapeE
     } else if text.starts_with('[') {
         let items: Vec<RawObject> = serde_json::from_str(raw.get())
             .map_err(|_| ShapeError::new("", "a string or an array of content blocks"))?;
-        let blocks = items
-            .into_iter()
-            .enumerate()
-            .map(|(i, o)| ContentBlock::from_object(o).map_err(|e| e.within(i)))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ToolResultContent::Blocks(blocks))
+        Ok(ToolResultContent::Blocks(blocks_from(items, |e, i| {
+            e.within(i)
+        })?))
     } else if text == "null" {
         Ok(ToolResultContent::Empty)
     } else {
@@ -391,7 +428,7 @@ impl fmt::Debug for Message {
 impl Message {
     /// Builds a message from a parsed JSON object.
     pub fn from_object(mut fields: RawObject) -> Result<Self, ShapeError> {
-        let role = match parse_str(&fields, "role")?.as_ref() {
+        let role = match str_member(&fields, "role")?.as_ref() {
             "user" => Role::User,
             "assistant" => Role::Assistant,
             _ => return Err(ShapeError::new("/role", "\"user\" or \"assistant\"")),
@@ -410,14 +447,9 @@ impl Message {
             let items: Vec<RawObject> = serde_json::from_str(raw.get()).map_err(|_| {
                 ShapeError::new("/content", "a string or an array of content blocks")
             })?;
-            let blocks = items
-                .into_iter()
-                .enumerate()
-                .map(|(i, o)| {
-                    ContentBlock::from_object(o).map_err(|e| e.within(i).within("content"))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Content::Blocks(blocks)
+            Content::Blocks(blocks_from(items, |e, i| {
+                e.within(i).within("content")
+            })?)
         } else {
             Content::Text(
                 share_str(&mut fields, "content")
@@ -429,6 +461,9 @@ impl Message {
             // text too would hold every payload twice. The member keeps its
             // place in the key order and is written from the blocks.
             fields.set("content", super::json::raw_json("[]".to_owned()));
+            // Most messages are then `{"role":...,"content":[]}`: one
+            // list for all of them.
+            fields.share_common_shape();
         }
         Ok(Self {
             fields,
@@ -554,7 +589,7 @@ impl fmt::Debug for ToolDefinition {
 impl ToolDefinition {
     /// Builds a tool definition from a parsed JSON object.
     pub fn from_object(fields: RawObject) -> Result<Self, ShapeError> {
-        let name = parse_str(&fields, "name")?;
+        let name = str_member(&fields, "name")?.into();
         Ok(Self { fields, name })
     }
 

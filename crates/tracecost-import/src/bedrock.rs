@@ -256,7 +256,7 @@ fn reply_message(body: &RawObject, un: &mut Unmapped) -> Option<Message> {
 
 /// A cache point's TTL: `1h` when it says so, else 5 minutes.
 fn cache_point_ttl(b: &RawObject) -> Ttl {
-    let ttl = compact_object(b.get("cachePoint").map_or("{}", |r| r.get())).and_then(|c| {
+    let ttl = compact_object(b.raw("cachePoint").map_or("{}", |r| r.get())).and_then(|c| {
         match c.parse::<String>("ttl") {
             Some(Ok(t)) => Some(t),
             _ => None,
@@ -294,7 +294,7 @@ fn map_blocks(list: &[RawObject], un: &mut Unmapped) -> (Vec<ContentBlock>, Vec<
                 continue;
             };
             let input = u
-                .get("input")
+                .raw("input")
                 .filter(|i| i.get().starts_with('{'))
                 .map(ToOwned::to_owned)
                 .unwrap_or_else(|| raw_json("{}".to_owned()));
@@ -322,7 +322,7 @@ fn map_blocks(list: &[RawObject], un: &mut Unmapped) -> (Vec<ContentBlock>, Vec<
             ));
         } else if let Some(Ok(img)) = b.parse::<RawObject>("image") {
             let format = string(&img, "format").unwrap_or_else(|| "png".to_owned());
-            let bytes = compact_object(img.get("source").map_or("{}", |s| s.get()))
+            let bytes = compact_object(img.raw("source").map_or("{}", |s| s.get()))
                 .and_then(|s| string(&s, "bytes"));
             match bytes.and_then(|d| image_from_url(&format!("data:image/{format};base64,{d}"))) {
                 Some(block) => blocks.push(block),
@@ -376,11 +376,11 @@ fn map_tools(
         };
         let mut def = RawObject::new();
         def.set("name", raw_string(&name));
-        if let Some(d) = spec.get("description").filter(|d| d.get() != "null") {
+        if let Some(d) = spec.raw("description").filter(|d| d.get() != "null") {
             def.set("description", d.to_owned());
         }
-        let schema = compact_object(spec.get("inputSchema").map_or("{}", |s| s.get()))
-            .and_then(|s| s.get("json").map(ToOwned::to_owned))
+        let schema = compact_object(spec.raw("inputSchema").map_or("{}", |s| s.get()))
+            .and_then(|s| s.raw("json").map(ToOwned::to_owned))
             .unwrap_or_else(|| raw_json(r#"{"type":"object","properties":{}}"#.to_owned()));
         def.set("input_schema", schema);
         match ToolDefinition::from_object(def) {

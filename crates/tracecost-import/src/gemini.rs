@@ -161,14 +161,14 @@ fn record(
     let mut reply = None;
     if let Some((b, wrapped)) = response.and_then(|r| answered(r.as_deref(), un)) {
         if start_ms.is_none() {
-            start_ms = b.get("createTime").and_then(timestamp_ms);
+            start_ms = b.raw("createTime").and_then(timestamp_ms);
         }
         if model.is_none()
             && let Some(Ok(m)) = b.parse::<String>("modelVersion")
         {
             model = Some(m);
         }
-        if let Some(u) = b.get("usageMetadata").filter(|u| u.get() != "null") {
+        if let Some(u) = b.raw("usageMetadata").filter(|u| u.get() != "null") {
             let at = if wrapped {
                 "/response/body/usageMetadata"
             } else {
@@ -336,7 +336,7 @@ fn part_block(
         let id = string(&call, "id").unwrap_or_else(|| format!("{GENERATED_IDS}{content}_{nth}"));
         pending.0.push((name.clone(), id.clone()));
         let args = call
-            .get("args")
+            .raw("args")
             .filter(|a| a.get().starts_with('{'))
             .map(ToOwned::to_owned)
             .unwrap_or_else(|| raw_json("{}".to_owned()));
@@ -416,7 +416,7 @@ fn map_tools(body: &RawObject, un: &mut Unmapped) -> Vec<ToolDefinition> {
             Some(Ok(ds)) => {
                 for mut d in ds {
                     if d.get("parameters").is_none()
-                        && let Some(s) = d.get("parametersJsonSchema").map(ToOwned::to_owned)
+                        && let Some(s) = d.raw("parametersJsonSchema").map(ToOwned::to_owned)
                     {
                         d.set("parameters", s);
                     }

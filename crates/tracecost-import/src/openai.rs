@@ -178,7 +178,7 @@ fn record(
         base = x.base;
         (x.body, x.response, x.start_ms)
     };
-    let items = match body.get("messages") {
+    let items = match body.raw("messages") {
         None => {
             un.add(
                 "records that are neither a request body nor a request/response pair",
@@ -207,9 +207,9 @@ fn record(
     let mut reply = None;
     if let Some((b, wrapped)) = response.and_then(|r| answered(r.as_deref(), un)) {
         if start_ms.is_none() {
-            start_ms = b.get("created").and_then(timestamp_ms);
+            start_ms = b.raw("created").and_then(timestamp_ms);
         }
-        if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
+        if let Some(u) = b.raw("usage").filter(|u| u.get() != "null") {
             match openai_usage(u) {
                 Ok(u) => usage = finish_usage(u, un),
                 Err(UsageProblem::Malformed) => {
@@ -262,7 +262,7 @@ fn reply_message(body: &RawObject, ids: &mut IdGen, un: &mut Unmapped) -> Option
         "response choices after the first (dropped)",
         choices.len().saturating_sub(1),
     );
-    let message = choices.first()?.get("message")?;
+    let message = choices.first()?.raw("message")?;
     let mapped = map_messages(&[message], ids, un);
     mapped
         .messages
@@ -349,7 +349,7 @@ pub(crate) fn map_messages(items: &[&RawValue], ids: &mut IdGen, un: &mut Unmapp
         }
         match role.as_str() {
             "system" | "developer" => {
-                let parts = content_parts(obj.get("content"), un);
+                let parts = content_parts(obj.raw("content"), un);
                 if out.messages.is_empty() {
                     out.system.extend(
                         parts
@@ -367,7 +367,7 @@ pub(crate) fn map_messages(items: &[&RawValue], ids: &mut IdGen, un: &mut Unmapp
             "user" => {
                 let m = match obj.parse::<String>("content") {
                     Some(Ok(s)) => Message::new_text(Role::User, &s),
-                    _ => Message::new(Role::User, content_parts(obj.get("content"), un)),
+                    _ => Message::new(Role::User, content_parts(obj.raw("content"), un)),
                 };
                 out.push(m, false);
             }
@@ -378,7 +378,7 @@ pub(crate) fn map_messages(items: &[&RawValue], ids: &mut IdGen, un: &mut Unmapp
             "tool" => {
                 let content = match obj.parse::<String>("content") {
                     Some(Ok(s)) => ResultContent::Text(s),
-                    _ => ResultContent::Blocks(content_parts(obj.get("content"), un)),
+                    _ => ResultContent::Blocks(content_parts(obj.raw("content"), un)),
                 };
                 let block = match obj.parse::<String>("tool_call_id") {
                     Some(Ok(id)) if !id.is_empty() => tool_result_block(&id, content, false),
@@ -482,7 +482,7 @@ pub(crate) fn assistant_message(obj: &RawObject, ids: &mut IdGen, un: &mut Unmap
     {
         return Message::new_text(Role::Assistant, &s);
     }
-    let mut blocks = content_parts(obj.get("content"), un);
+    let mut blocks = content_parts(obj.raw("content"), un);
     if blocks.is_empty()
         && let Some(Ok(r)) = obj.parse::<String>("refusal")
     {
@@ -517,7 +517,7 @@ pub(crate) fn assistant_message(obj: &RawObject, ids: &mut IdGen, un: &mut Unmap
         blocks.push(tool_use_block(
             &id,
             &name,
-            arguments_input(function.get("arguments"), un),
+            arguments_input(function.raw("arguments"), un),
         ));
     }
     Message::new(Role::Assistant, blocks)

@@ -3,6 +3,7 @@
 //! use the engine's public API alone.
 
 mod durable_ledger;
+mod raw_object_props;
 mod recall_props;
 mod rewriter_props;
 mod shared_text;

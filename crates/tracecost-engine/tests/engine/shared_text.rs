@@ -92,7 +92,8 @@ proptest! {
             BlockKind::Text { text } => prop_assert_eq!(&**text, s.as_str()),
             other => prop_assert!(false, "{other:?}"),
         }
-        prop_assert_eq!(b.fields().get("text").unwrap().get(), enc.as_str());
+        let bytes = b.fields().get("text").unwrap();
+        prop_assert_eq!(bytes.get(), enc.as_str());
         prop_assert_eq!(b.fields().parse::<String>("text").unwrap().unwrap(), s.clone());
         prop_assert_eq!(serde_json::to_string(&b).unwrap(), src.clone());
         // Equality is by bytes: the canonical block equals it exactly when
@@ -128,7 +129,8 @@ proptest! {
             Content::Text(t) => prop_assert_eq!(&**t, s.as_str()),
             other => prop_assert!(false, "{other:?}"),
         }
-        prop_assert_eq!(m.fields().get("content").unwrap().get(), enc.as_str());
+        let bytes = m.fields().get("content").unwrap();
+        prop_assert_eq!(bytes.get(), enc.as_str());
     }
 }
 

@@ -107,7 +107,7 @@ pub(super) fn exchange(text: &str, un: &mut Unmapped) -> Result<Option<Exchange>
             });
         }
     };
-    let Some(req_raw) = obj.get("request") else {
+    let Some(req_raw) = obj.raw("request") else {
         un.add("lines without a \"request\" member (not exchanges)", 1);
         return Ok(None);
     };
@@ -132,8 +132,8 @@ pub(super) fn exchange(text: &str, un: &mut Unmapped) -> Result<Option<Exchange>
     };
     let start_ms = req
         .timestamp_ms
-        .or_else(|| obj.get("timestamp").and_then(common::timestamp_ms));
-    let replied = reply_of(obj.get("response"), un);
+        .or_else(|| obj.raw("timestamp").and_then(common::timestamp_ms));
+    let replied = reply_of(obj.raw("response"), un);
     Ok(Some(exchange_of(parsed, start_ms, replied)))
 }
 
@@ -205,7 +205,7 @@ pub(super) fn reply_from_body(body: &RawObject, un: &mut Unmapped) -> Reply {
     if is_error_body(body) {
         return Reply::Failed;
     }
-    let message = match body.get("content") {
+    let message = match body.raw("content") {
         None => None,
         Some(content) => {
             let m = serde_message(Role::Assistant, content);
@@ -219,7 +219,7 @@ pub(super) fn reply_from_body(body: &RawObject, un: &mut Unmapped) -> Reply {
         }
     };
     let mut usage = RecordedUsage::default();
-    let raw = body.get("usage");
+    let raw = body.raw("usage");
     if let Some(raw) = raw
         && !merge_anthropic_usage(&mut usage, raw)
     {

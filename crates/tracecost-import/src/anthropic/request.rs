@@ -91,7 +91,7 @@ pub(super) struct RequestRest {
 impl RequestRest {
     fn of(body: &RawObject) -> Self {
         Self {
-            cache_control: body.get("cache_control").map(ToOwned::to_owned),
+            cache_control: body.raw("cache_control").map(ToOwned::to_owned),
             context_management: body.get("context_management").is_some(),
             model: match body.parse::<String>("model") {
                 Some(Ok(m)) => Some(m),
@@ -132,8 +132,8 @@ pub(super) fn parse_request(
         return Ok(None);
     }
     let head = parse_head(
-        body.get("tools").map(RawValue::get),
-        body.get("system").map(RawValue::get),
+        body.raw("tools").map(RawValue::get),
+        body.raw("system").map(RawValue::get),
         base,
         un,
     )?;

@@ -125,7 +125,7 @@ impl Sse {
         match kind.as_str() {
             "message_start" => {
                 let usage = match ev.parse::<RawObject>("message") {
-                    Some(Ok(m)) => m.get("usage").map(ToOwned::to_owned),
+                    Some(Ok(m)) => m.raw("usage").map(ToOwned::to_owned),
                     _ => None,
                 };
                 if let Some(u) = usage
@@ -135,7 +135,7 @@ impl Sse {
                 }
             }
             "message_delta" => {
-                if let Some(u) = ev.get("usage") {
+                if let Some(u) = ev.raw("usage") {
                     if !merge_anthropic_usage(&mut self.usage, u) {
                         un.add(crate::common::MALFORMED_USAGE, 1);
                     }

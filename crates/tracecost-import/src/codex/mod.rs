@@ -663,7 +663,7 @@ impl Reader {
             .get("source")
             .is_some_and(|src| src.get().contains("\"thread_spawn\""));
         if s("forked_from_id").is_some() || spawned {
-            let created = p.get("timestamp").and_then(timestamp_ms).or(ts);
+            let created = p.raw("timestamp").and_then(timestamp_ms).or(ts);
             // Without a creation time every copied count looks new: none
             // is taken for the parent's.
             self.replay_until_ms = created.map(|c| c.saturating_add(1000));

@@ -23,8 +23,13 @@ pub(crate) fn message_key(m: &Message) -> u64 {
     m.role().as_str().hash(&mut h);
     match m.content() {
         Content::Text(_) => {
-            let raw = m.fields().get("content").map_or("\"\"", |r| r.get());
-            format!("{{\"type\":\"text\",\"text\":{raw}}}").hash(&mut h);
+            let mut block = String::from("{\"type\":\"text\",\"text\":");
+            match m.fields().value("content") {
+                Some(v) => v.write_json(&mut block),
+                None => block.push_str("\"\""),
+            }
+            block.push('}');
+            block.hash(&mut h);
         }
         Content::Blocks(bs) => {
             for b in bs {

@@ -92,7 +92,7 @@ pub(crate) fn unwrap_request(raw: &RawValue) -> Result<HttpRequest, String> {
             timestamp_ms: None,
         });
     }
-    let body = match obj.get("body") {
+    let body = match obj.raw("body") {
         Some(b) => match parse_body(b) {
             Some(HttpBody::Json(o)) => Some(o),
             _ => None,
@@ -107,7 +107,7 @@ pub(crate) fn unwrap_request(raw: &RawValue) -> Result<HttpRequest, String> {
         body,
         wrapped: true,
         url,
-        timestamp_ms: obj.get("timestamp").and_then(timestamp_ms),
+        timestamp_ms: obj.raw("timestamp").and_then(timestamp_ms),
     })
 }
 
@@ -148,12 +148,12 @@ pub(crate) fn unwrap_response(raw: &RawValue) -> HttpResponse {
         Some(Ok(s)) => Some(s),
         _ => None,
     };
-    out.timestamp_ms = obj.get("timestamp").and_then(timestamp_ms);
+    out.timestamp_ms = obj.raw("timestamp").and_then(timestamp_ms);
     out.body = obj
-        .get("body")
+        .raw("body")
         .filter(|b| b.get() != "null")
         .and_then(parse_body)
-        .or_else(|| obj.get("body_raw").and_then(parse_body));
+        .or_else(|| obj.raw("body_raw").and_then(parse_body));
     out
 }
 
@@ -177,7 +177,7 @@ pub(crate) struct Exchange {
 /// Reads a record as an [`Exchange`]; `None` when its request has no JSON
 /// body (counted in `un`).
 pub(crate) fn exchange(obj: RawObject, un: &mut Unmapped) -> Result<Option<Exchange>, String> {
-    let Some(req) = obj.get("request") else {
+    let Some(req) = obj.raw("request") else {
         return Ok(Some(Exchange {
             body: obj,
             base: "",
@@ -200,8 +200,8 @@ pub(crate) fn exchange(obj: RawObject, un: &mut Unmapped) -> Result<Option<Excha
         },
         start_ms: r
             .timestamp_ms
-            .or_else(|| obj.get("timestamp").and_then(timestamp_ms)),
-        response: Some(obj.get("response").map(ToOwned::to_owned)),
+            .or_else(|| obj.raw("timestamp").and_then(timestamp_ms)),
+        response: Some(obj.raw("response").map(ToOwned::to_owned)),
         url: r.url,
     }))
 }

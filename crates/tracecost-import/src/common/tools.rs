@@ -43,11 +43,11 @@ pub(crate) fn function_tools(
         }
         let mut def = RawObject::new();
         def.set("name", raw_string(&name));
-        if let Some(d) = f.get("description").filter(|d| d.get() != "null") {
+        if let Some(d) = f.raw("description").filter(|d| d.get() != "null") {
             def.set("description", d.to_owned());
         }
         let schema = f
-            .get("parameters")
+            .raw("parameters")
             .filter(|p| p.get().starts_with('{'))
             .map(ToOwned::to_owned)
             .unwrap_or_else(|| raw_json(r#"{"type":"object","properties":{}}"#.to_owned()));

@@ -206,7 +206,7 @@ fn content_blocks(
     markers: &mut Vec<Marker>,
     un: &mut Unmapped,
 ) -> Vec<ContentBlock> {
-    let Some(raw) = data.get("content") else {
+    let Some(raw) = data.raw("content") else {
         return Vec::new();
     };
     let parts = match common::split_content(raw, un) {
@@ -246,7 +246,7 @@ fn user_message(
 
 /// The raw `args` of a tool call as a JSON object (`{}` when absent).
 fn args_input(call: &RawObject, un: &mut Unmapped) -> Box<RawValue> {
-    match call.get("args") {
+    match call.raw("args") {
         Some(a) if a.get().starts_with('{') => a.to_owned(),
         Some(a) if a.get().starts_with('"') => {
             let s: String = serde_json::from_str(a.get()).unwrap_or_default();

@@ -31,7 +31,7 @@ pub(crate) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
     // zero; another spelling present is not read instead.
     let mut malformed = false;
     if let Some(rm) = &rm {
-        if let Some(u) = rm.get("usage").filter(|u| u.get().starts_with('{')) {
+        if let Some(u) = rm.raw("usage").filter(|u| u.get().starts_with('{')) {
             if u.get().contains("\"prompt_tokens\"") {
                 (usage, malformed) = openai(u, un);
             } else {
@@ -44,7 +44,7 @@ pub(crate) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
         }
         if usage.is_none()
             && !malformed
-            && let Some(u) = rm.get("token_usage").filter(|u| u.get().starts_with('{'))
+            && let Some(u) = rm.raw("token_usage").filter(|u| u.get().starts_with('{'))
         {
             (usage, malformed) = openai(u, un);
         }
@@ -52,7 +52,7 @@ pub(crate) fn reply_meta(data: &RawObject, un: &mut Unmapped) -> ReplyMeta {
     if usage.is_none()
         && !malformed
         && let Some(u) = data
-            .get("usage_metadata")
+            .raw("usage_metadata")
             .filter(|u| u.get().starts_with('{'))
     {
         usage = langchain_usage(u);

@@ -156,7 +156,7 @@ impl Items {
             "function_call" => {
                 let id = self.call_id(&obj, un);
                 let name = name_of(&obj, un);
-                let input = arguments_input(obj.get("arguments"), un);
+                let input = arguments_input(obj.raw("arguments"), un);
                 self.add(Open::Assistant, tool_use_block(&id, &name, input));
                 Some(Side::Output)
             }
@@ -175,14 +175,14 @@ impl Items {
             "local_shell_call" => {
                 let id = self.call_id(&obj, un);
                 let input = obj
-                    .get("action")
+                    .raw("action")
                     .filter(|a| a.get().starts_with('{'))
                     .map_or_else(|| raw_json("{}".to_owned()), ToOwned::to_owned);
                 self.add(Open::Assistant, tool_use_block(&id, "local_shell", input));
                 Some(Side::Output)
             }
             "function_call_output" | "custom_tool_call_output" | "local_shell_call_output" => {
-                let content = output_content(obj.get("output"), un);
+                let content = output_content(obj.raw("output"), un);
                 let block = match str_of(&obj, "call_id").filter(|id| !id.is_empty()) {
                     Some(id) => tool_result_block(&id, content, false),
                     None => {
@@ -244,7 +244,7 @@ impl Items {
 
     fn message(&mut self, obj: &RawObject, un: &mut Unmapped) -> Option<Side> {
         let role = str_of(obj, "role").unwrap_or_default();
-        let blocks = parts(obj.get("content"), un);
+        let blocks = parts(obj.raw("content"), un);
         match role.as_str() {
             "system" | "developer" if self.len() == 0 => {
                 self.system.extend(
@@ -436,7 +436,7 @@ fn output_content(raw: Option<&RawValue>, un: &mut Unmapped) -> ResultContent {
         return ResultContent::Blocks(parts(Some(raw), un));
     }
     if let Some(obj) = compact_object(text)
-        && let Some(c) = obj.get("content")
+        && let Some(c) = obj.raw("content")
     {
         return output_content(Some(c), un);
     }

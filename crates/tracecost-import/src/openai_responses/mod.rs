@@ -335,10 +335,10 @@ fn read_answer(
             "/response"
         };
         start_ms = b
-            .get("created_at")
-            .or_else(|| b.get("created"))
+            .raw("created_at")
+            .or_else(|| b.raw("created"))
             .and_then(timestamp_ms);
-        if let Some(u) = b.get("usage").filter(|u| u.get() != "null") {
+        if let Some(u) = b.raw("usage").filter(|u| u.get() != "null") {
             match openai_usage(u) {
                 Ok(u) => usage = finish_usage(u, un),
                 Err(UsageProblem::Malformed) => {

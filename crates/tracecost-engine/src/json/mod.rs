@@ -11,22 +11,47 @@
 //! text alone ([`RawObject::share_string`]): its bytes are derived from the
 //! text when written, so the text a block exposes and the bytes it writes
 //! are one allocation, not two.
+//!
+//! A long trace is millions of small objects, so each member is kept
+//! small: its key is interned ([`key`]), and a value of a few common
+//! spellings (`"user"`, `"text"`, `[]`, `true`, ...) is one shared copy
+//! rather than an allocation of its own.
 
+mod key;
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use key::Key;
+
 /// A JSON object as an ordered list of `(key, raw value)` members.
 ///
 /// Whitespace between tokens is not kept; every value's bytes are.
 #[derive(Clone, Default)]
 pub struct RawObject {
-    members: Vec<(Box<str>, Member)>,
+    /// Exactly as long as the members (objects are rarely edited after
+    /// they are read, and a long trace holds millions of them); shared
+    /// between copies until one is edited, and between the objects of one
+    /// common shape ([`RawObject::share_common_shape`]).
+    members: Arc<[(Key, Member)]>,
 }
+
+/// Objects made only of known keys and common values, by their JSON: a
+/// message whose blocks are parsed is `{"role":"user","content":[]}` or
+/// the like, so every such message shares one list. Bounded, like the
+/// keys: past it an object keeps its own list.
+static SHAPES: Mutex<BTreeMap<String, Arc<[(Key, Member)]>>> = Mutex::new(BTreeMap::new());
+/// How many shapes are shared, at most.
+const MAX_SHAPES: usize = 256;
+/// Objects with more members are not looked up.
+const MAX_SHAPE_MEMBERS: usize = 4;
 
 /// A shared text at least this long has its read bytes dropped before
 /// the text is copied into its `Arc` ([`RawObject::share_string`]).
@@ -37,11 +62,62 @@ const LONG_TEXT: usize = 1 << 20;
 enum Member {
     /// The exact bytes read (or built).
     Raw(Box<RawValue>),
+    /// Bytes equal to one of [`COMMON`]'s, which are held once for all.
+    Common(&'static RawValue),
     /// A JSON string held as its text; its bytes are the canonical
-    /// encoding of the text, written on demand. [`RawObject::get`] must
-    /// lend bytes, so it encodes them once into the cell; the engine's own
-    /// paths write from the text and leave the cell empty.
-    Text(Arc<str>, OnceLock<Box<RawValue>>),
+    /// encoding of the text, written on demand.
+    Text(Arc<str>),
+}
+
+/// Values that recur in every message and block of a trace: its roles,
+/// its block types, an empty list (what a message's `content` member
+/// holds once its blocks are parsed), the literals.
+const COMMON_JSON: &[&str] = &[
+    "\"user\"",
+    "\"assistant\"",
+    "\"text\"",
+    "\"tool_use\"",
+    "\"tool_result\"",
+    "\"thinking\"",
+    "\"redacted_thinking\"",
+    "\"image\"",
+    "\"document\"",
+    "\"base64\"",
+    "\"ephemeral\"",
+    "{\"type\":\"ephemeral\"}",
+    "\"\"",
+    "[]",
+    "{}",
+    "true",
+    "false",
+    "null",
+];
+
+/// [`COMMON_JSON`] as raw values borrowed from the program's text.
+static COMMON: LazyLock<Vec<&'static RawValue>> = LazyLock::new(|| {
+    COMMON_JSON
+        .iter()
+        .filter_map(|j| serde_json::from_str(j).ok())
+        .collect()
+});
+
+/// The longest of [`COMMON_JSON`]: longer bytes are not looked up.
+const COMMON_MAX_LEN: usize = 20;
+
+/// The shared copy of `json`, when it is one of [`COMMON_JSON`].
+fn common(json: &str) -> Option<&'static RawValue> {
+    if json.len() > COMMON_MAX_LEN {
+        return None;
+    }
+    COMMON.iter().copied().find(|c| c.get() == json)
+}
+
+/// A member holding `raw`, shared when it is a common value.
+fn member_from_raw(raw: Box<RawValue>) -> Member {
+    match common(raw.get()) {
+        Some(c) => Member::Common(c),
+        None => Member::Raw(raw),
+    }
 }
 
 /// A member's value, borrowed from a [`RawObject`].
@@ -76,7 +152,8 @@ impl Member {
     fn value(&self) -> MemberValue<'_> {
         match self {
             Member::Raw(r) => MemberValue::Raw(r),
-            Member::Text(t, _) => MemberValue::Text(t),
+            Member::Common(r) => MemberValue::Raw(r),
+            Member::Text(t) => MemberValue::Text(t),
         }
     }
 }
@@ -89,18 +166,21 @@ impl fmt::Debug for RawObject {
 
 impl PartialEq for RawObject {
     fn eq(&self, other: &Self) -> bool {
-        self.members.len() == other.members.len()
+        Arc::ptr_eq(&self.members, &other.members)
+            || self.members.len() == other.members.len()
             && self
                 .members
                 .iter()
-                .zip(&other.members)
+                .zip(other.members.iter())
                 .all(|((ka, va), (kb, vb))| {
                     ka == kb
-                        && match (va, vb) {
+                        && match (va.value(), vb.value()) {
                             // Canonical encoding is one-to-one: equal texts,
                             // equal bytes.
-                            (Member::Text(a, _), Member::Text(b, _)) => a == b,
-                            (Member::Raw(a), b) | (b, Member::Raw(a)) => b.value().json_eq(a.get()),
+                            (MemberValue::Text(a), MemberValue::Text(b)) => a == b,
+                            (MemberValue::Raw(a), b) | (b, MemberValue::Raw(a)) => {
+                                b.json_eq(a.get())
+                            }
                         }
                 })
     }
@@ -119,27 +199,43 @@ impl RawObject {
         serde_json::from_str(json)
     }
 
+    fn member(&self, key: &str) -> Option<&Member> {
+        self.members
+            .iter()
+            .find(|(k, _)| k.as_str() == key)
+            .map(|(_, v)| v)
+    }
+
     /// The raw bytes of member `key`, if present (first occurrence).
     ///
     /// A member held as text (see [`RawObject::share_string`]) is encoded
-    /// on the first call and the bytes kept with it from then on: prefer
-    /// [`RawObject::value`] for those, which lends the text.
-    pub fn get(&self, key: &str) -> Option<&RawValue> {
-        self.members
-            .iter()
-            .find(|(k, _)| &**k == key)
-            .map(|(_, v)| match v {
-                Member::Raw(r) => &**r,
-                Member::Text(t, bytes) => &**bytes.get_or_init(|| raw_string(t)),
-            })
+    /// on each call: prefer [`RawObject::value`] for those, which lends the
+    /// text.
+    pub fn get(&self, key: &str) -> Option<Cow<'_, RawValue>> {
+        self.member(key).map(|v| match v {
+            Member::Raw(r) => Cow::Borrowed(&**r),
+            Member::Common(r) => Cow::Borrowed(*r),
+            Member::Text(t) => Cow::Owned(raw_string(t)),
+        })
+    }
+
+    /// The bytes of member `key` as held: `None` when absent, and also for
+    /// a member held as text ([`RawObject::share_string`],
+    /// [`RawObject::set_text`]), which has no bytes to lend. Every member
+    /// of an object as parsed (or built with [`RawObject::set`]) is held
+    /// as bytes; for the members a block or a message shares with its typed
+    /// view, use [`RawObject::get`] or [`RawObject::value`].
+    pub fn raw(&self, key: &str) -> Option<&RawValue> {
+        match self.member(key)? {
+            Member::Raw(r) => Some(r),
+            Member::Common(r) => Some(r),
+            Member::Text(_) => None,
+        }
     }
 
     /// Member `key`'s value as held, if present (first occurrence).
     pub fn value(&self, key: &str) -> Option<MemberValue<'_>> {
-        self.members
-            .iter()
-            .find(|(k, _)| &**k == key)
-            .map(|(_, v)| v.value())
+        self.member(key).map(Member::value)
     }
 
     /// Parses member `key` as `T`; `None` when absent, `Err` when mistyped.
@@ -153,21 +249,69 @@ impl RawObject {
         })
     }
 
+    /// Member `key` as a string borrowed from the object when its bytes
+    /// have no escape (or it is held as text), decoded otherwise; `None`
+    /// when absent, `Err` when not a string.
+    pub fn str_value(&self, key: &str) -> Option<Result<Cow<'_, str>, serde_json::Error>> {
+        self.value(key).map(|v| match v {
+            MemberValue::Text(t) => Ok(Cow::Borrowed(t)),
+            MemberValue::Raw(raw) => match serde_json::from_str::<&str>(raw.get()) {
+                Ok(s) => Ok(Cow::Borrowed(s)),
+                Err(_) => serde_json::from_str::<String>(raw.get()).map(Cow::Owned),
+            },
+        })
+    }
+
     /// Replaces member `key` in place, or appends it when absent.
     pub fn set(&mut self, key: &str, value: Box<RawValue>) {
-        self.put(key, Member::Raw(value));
+        self.put(key, member_from_raw(value));
     }
 
     /// Sets member `key` to the JSON string of `text` (canonical escaping),
     /// sharing the text instead of holding its encoded bytes.
     pub fn set_text(&mut self, key: &str, text: Arc<str>) {
-        self.put(key, Member::Text(text, OnceLock::new()));
+        self.put(key, Member::Text(text));
     }
 
     fn put(&mut self, key: &str, value: Member) {
-        match self.members.iter_mut().find(|(k, _)| &**k == key) {
-            Some((_, v)) => *v = value,
-            None => self.members.push((key.into(), value)),
+        match self.members.iter().position(|(k, _)| k.as_str() == key) {
+            Some(i) => {
+                if let Some((_, v)) = Arc::make_mut(&mut self.members).get_mut(i) {
+                    *v = value;
+                }
+            }
+            None => {
+                let mut members = self.members.to_vec();
+                members.push((Key::new(key), value));
+                self.members = members.into();
+            }
+        }
+    }
+
+    /// Shares the member list with every other object of the same JSON
+    /// when all its keys are interned and all its values common (see
+    /// [`SHAPES`]); otherwise leaves it as it is. Nothing observable
+    /// changes: an edit copies the list first.
+    pub(crate) fn share_common_shape(&mut self) {
+        let common_only = self.members.len() <= MAX_SHAPE_MEMBERS
+            && self
+                .members
+                .iter()
+                .all(|(k, v)| k.is_interned() && matches!(v, Member::Common(_)));
+        if !common_only {
+            return;
+        }
+        let shape = self.to_json();
+        // A poisoned lock (a panic elsewhere) only means no sharing.
+        let Ok(mut shapes) = SHAPES.lock() else {
+            return;
+        };
+        match shapes.get(&shape) {
+            Some(shared) => self.members = shared.clone(),
+            None if shapes.len() < MAX_SHAPES => {
+                shapes.insert(shape, self.members.clone());
+            }
+            None => {}
         }
     }
 
@@ -177,10 +321,14 @@ impl RawObject {
     /// text instead, so the bytes and the text are kept once; otherwise
     /// (e.g. `\u00e9` or `\/` escapes) the bytes stay as read.
     pub fn share_string(&mut self, key: &str) -> Option<Result<Arc<str>, serde_json::Error>> {
-        let (_, member) = self.members.iter_mut().find(|(k, _)| &**k == key)?;
-        let raw = match member {
-            Member::Text(t, _) => return Some(Ok(t.clone())),
+        let i = self.members.iter().position(|(k, _)| k.as_str() == key)?;
+        // Objects are shared only when no member is a string to share;
+        // `make_mut` copies the list otherwise.
+        let (_, member) = Arc::make_mut(&mut self.members).get_mut(i)?;
+        let raw: &RawValue = match member {
+            Member::Text(t) => return Some(Ok(t.clone())),
             Member::Raw(raw) => raw,
+            Member::Common(raw) => raw,
         };
         let text: Arc<str> = match unescape_canonical(raw.get()) {
             Some(text) => {
@@ -191,7 +339,7 @@ impl RawObject {
                     *member = Member::Raw(null_raw());
                 }
                 let text: Arc<str> = text.into();
-                *member = Member::Text(text.clone(), OnceLock::new());
+                *member = Member::Text(text.clone());
                 text
             }
             None => match serde_json::from_str::<String>(raw.get()) {
@@ -205,13 +353,17 @@ impl RawObject {
     /// Removes member `key`; returns whether it was present.
     pub fn remove(&mut self, key: &str) -> bool {
         let before = self.members.len();
-        self.members.retain(|(k, _)| &**k != key);
+        if self.members.iter().any(|(k, _)| k.as_str() == key) {
+            let mut members = self.members.to_vec();
+            members.retain(|(k, _)| k.as_str() != key);
+            self.members = members.into();
+        }
         before != self.members.len()
     }
 
     /// Members in document order.
     pub fn members(&self) -> impl ExactSizeIterator<Item = (&str, MemberValue<'_>)> {
-        self.members.iter().map(|(k, v)| (&**k, v.value()))
+        self.members.iter().map(|(k, v)| (k.as_str(), v.value()))
     }
 
     /// Number of members.
@@ -237,7 +389,7 @@ impl RawObject {
             if i > 0 {
                 out.push(',');
             }
-            push_json_string(out, k);
+            push_json_string(out, k.as_str());
             out.push(':');
             v.value().write_json(out);
         }
@@ -260,11 +412,11 @@ impl RawObject {
             .members
             .iter()
             .map(|(k, v)| {
-                k.len()
+                k.as_str().len()
                     + 4
-                    + match v {
-                        Member::Raw(r) => r.get().len(),
-                        Member::Text(t, _) => t.len() + t.len() / 16 + 2,
+                    + match v.value() {
+                        MemberValue::Raw(r) => r.get().len(),
+                        MemberValue::Text(t) => t.len() + t.len() / 16 + 2,
                     }
             })
             .sum();
@@ -598,12 +750,12 @@ fn unreachable_null() -> Box<RawValue> {
 impl Serialize for RawObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.members.len()))?;
-        for (k, v) in &self.members {
-            match v {
-                Member::Raw(r) => map.serialize_entry(&**k, &**r)?,
+        for (k, v) in self.members.iter() {
+            match v.value() {
+                MemberValue::Raw(r) => map.serialize_entry(k.as_str(), r)?,
                 // serde_json's serializer writes a str with the canonical
                 // escaping, the bytes this member stands for.
-                Member::Text(t, _) => map.serialize_entry(&**k, &**t)?,
+                MemberValue::Text(t) => map.serialize_entry(k.as_str(), t)?,
             }
         }
         map.end()
@@ -619,35 +771,37 @@ impl<'de> Deserialize<'de> for RawObject {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject, A::Error> {
-                let mut members: Vec<(Box<str>, Member)> =
+                let mut members: Vec<(Key, Member)> =
                     Vec::with_capacity(map.size_hint().unwrap_or(4));
                 // A key twice is refused: which one would count is
                 // undefined in JSON, and a raw object writes back every
                 // member it holds, so a repeated `content` would come back
                 // as something else. Small objects are scanned; large ones
                 // get a set.
-                let mut seen: Option<std::collections::HashSet<Box<str>>> = None;
-                while let Some(key) = map.next_key::<String>()? {
+                let mut seen: Option<std::collections::HashSet<Key>> = None;
+                while let Some(key) = map.next_key::<Key>()? {
                     let repeated = match &mut seen {
-                        Some(set) => !set.insert(key.clone().into_boxed_str()),
-                        None => members.iter().any(|(k, _)| **k == *key),
+                        Some(set) => !set.insert(key.clone()),
+                        None => members.iter().any(|(k, _)| *k == key),
                     };
                     if repeated {
-                        return Err(serde::de::Error::custom(repeated_key(&key)));
+                        return Err(serde::de::Error::custom(repeated_key(key.as_str())));
                     }
                     if seen.is_none() && members.len() >= 32 {
                         seen = Some(
                             members
                                 .iter()
                                 .map(|(k, _)| k.clone())
-                                .chain([key.clone().into_boxed_str()])
+                                .chain([key.clone()])
                                 .collect(),
                         );
                     }
                     let value: Box<RawValue> = map.next_value()?;
-                    members.push((key.into_boxed_str(), Member::Raw(value)));
+                    members.push((key, member_from_raw(value)));
                 }
-                Ok(RawObject { members })
+                Ok(RawObject {
+                    members: members.into(),
+                })
             }
         }
         deserializer.deserialize_map(ObjVisitor)
@@ -790,6 +944,62 @@ mod tests {
         assert!(matches!(obj.value("t"), Some(MemberValue::Raw(_))));
         assert!(obj.share_string("n").unwrap().is_err());
         assert!(obj.share_string("missing").is_none());
+    }
+
+    #[test]
+    fn objects_of_common_values_share_one_list_until_edited() {
+        let read = |j: &str| {
+            let mut o = RawObject::from_json(j).unwrap();
+            o.share_common_shape();
+            o
+        };
+        let a = read(r#"{"role":"user","content":[]}"#);
+        let b = read(r#"{"role":"user","content":[]}"#);
+        assert!(Arc::ptr_eq(&a.members, &b.members));
+        assert_eq!(a, b);
+        let mut c = b.clone();
+        c.set("content", raw_string("x"));
+        assert_eq!(c.to_json(), r#"{"role":"user","content":"x"}"#);
+        assert_eq!(b.to_json(), r#"{"role":"user","content":[]}"#);
+        // Not shared: a value of its own, or a key spelled otherwise.
+        let d = read(r#"{"role":"user","content":"hi"}"#);
+        assert!(!Arc::ptr_eq(&d.members, &read(r#"{"role":"user","content":"hi"}"#).members));
+        let e = read(r#"{"role":"user","content":[ ]}"#);
+        assert_eq!(e.to_json(), r#"{"role":"user","content":[ ]}"#);
+        assert!(!Arc::ptr_eq(&e.members, &a.members));
+    }
+
+    #[test]
+    fn the_shared_shapes_are_bounded() {
+        // More one-member shapes than the table holds.
+        for k in ["type", "content", "role", "text", "id", "name", "input"] {
+            for v in COMMON_JSON {
+                let mut o = RawObject::from_json(&format!("{{\"{k}\":{v}}}")).unwrap();
+                o.share_common_shape();
+                assert_eq!(o.to_json(), format!("{{\"{k}\":{v}}}"));
+            }
+        }
+        for v in COMMON_JSON {
+            for w in COMMON_JSON {
+                let json = format!("{{\"type\":{v},\"id\":{w}}}");
+                let mut o = RawObject::from_json(&json).unwrap();
+                o.share_common_shape();
+                assert_eq!(o.to_json(), json);
+            }
+        }
+        assert_eq!(SHAPES.lock().unwrap().len(), MAX_SHAPES);
+    }
+
+    #[test]
+    fn common_values_are_shared_and_read_back() {
+        assert_eq!(COMMON.len(), COMMON_JSON.len());
+        assert!(COMMON_JSON.iter().all(|j| j.len() <= COMMON_MAX_LEN));
+        let obj = RawObject::from_json(r#"{"a":"user","b":"us\u0065r","c":true,"d":[ ]}"#).unwrap();
+        assert!(matches!(obj.members[0].1, Member::Common(_)));
+        assert!(matches!(obj.members[1].1, Member::Raw(_)));
+        assert!(matches!(obj.members[2].1, Member::Common(_)));
+        assert!(matches!(obj.members[3].1, Member::Raw(_)));
+        assert_eq!(obj.to_json(), r#"{"a":"user","b":"us\u0065r","c":true,"d":[ ]}"#);
     }
 
     #[test]
