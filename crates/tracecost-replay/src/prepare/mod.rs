@@ -236,8 +236,20 @@ pub struct PreparedTrace<'t> {
 
 impl<'t> PreparedTrace<'t> {
     /// The count of `block`, a block made during a replay (a stub): counted
-    /// once for every replay of the trace.
+    /// once for every replay of the trace when it is one of the ledger's
+    /// stubs, which every replay shares ([`PreparedTrace::stubs`]). Any
+    /// other (a peer's cleared result, made by its run and let go with it)
+    /// is counted and not kept: holding it here would keep every run's
+    /// stubs until the trace is done, and its run counts it once
+    /// already.
     pub fn count_made(&self, memo: &TokenMemo, block: &Arc<ContentBlock>) -> BlockCount {
+        let shared = match block.kind() {
+            BlockKind::ToolResult { tool_use_id, .. } => self.stubs.holds(tool_use_id, block),
+            _ => false,
+        };
+        if !shared {
+            return count_block(memo, block);
+        }
         let addr = Arc::as_ptr(block) as usize;
         let lock = || self.made_counts.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, c)) = lock().get(&addr) {
