@@ -217,6 +217,14 @@ impl StubCache {
         map.get(id).cloned()
     }
 
+    /// Whether `stub` is the stub this cache holds for `id` (the same
+    /// block, not an equal one): a block made elsewhere, by a run of its
+    /// own, is not shared by the others.
+    pub fn holds(&self, id: &str, stub: &Arc<ContentBlock>) -> bool {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(id).is_some_and(|(_, s)| Arc::ptr_eq(s, stub))
+    }
+
     /// Keeps the first stub made for `id` (two compactors may make one at
     /// once) and returns it.
     fn insert(

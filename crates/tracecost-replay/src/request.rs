@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use tracecost_cost::cache_sim::{Breakpoint, PrefixBlock, PrefixIndex, PrefixKind};
 use tracecost_cost::pricing::{ModelPrice, ToolChoice};
-use tracecost_cost::tokens::{FastBuild, TokenMemo};
+use tracecost_cost::tokens::{ContentHash, FastBuild, TokenMemo};
 use tracecost_engine::cache::plain_text_blocks;
 use tracecost_engine::message::{ContentBlock, ToolDefinition};
 use tracecost_engine::rewrite::{WireBlock, WireMessage, WireView};
@@ -29,10 +29,19 @@ use super::{ReplayError, RunTokens};
 pub(super) struct Request<'t> {
     /// The wire view and the ids compacted.
     pub(super) state: ViewState<'t>,
-    /// Tools → tool prompt → system → message blocks.
-    pub(super) blocks: Vec<PrefixBlock>,
-    /// The previous call's blocks from the first one rebuilt on.
-    pub(super) old_tail: Vec<PrefixBlock>,
+    /// Per block (tools → tool prompt → system → message blocks), its
+    /// key: all that is read of a block once its call is built (its
+    /// tokens and kind are in the index), so a long history is held at
+    /// 16 bytes a block, not a whole [`PrefixBlock`].
+    pub(super) keys: Vec<ContentHash>,
+    /// The blocks rebuilt at the latest call, whole: the request's blocks
+    /// from [`Sent::from_block`] on.
+    pub(super) tail: Vec<PrefixBlock>,
+    /// The previous call's keys from the first block rebuilt on.
+    pub(super) old_tail: Vec<ContentHash>,
+    /// The header the blocks were last built with (the first
+    /// `header_len`).
+    pub(super) built_header: Vec<PrefixBlock>,
     /// Blocks before the messages (tools, tool prompt, system).
     pub(super) header_len: usize,
     /// Index of the first system block.
@@ -288,7 +297,7 @@ impl<'t> Request<'t> {
             ci,
             ..
         } = *inputs;
-        let same_frame = self.header == self.blocks[..self.header_len.min(self.blocks.len())]
+        let same_frame = self.header == self.built_header
             && self.header_len == self.header.len()
             && self.model.as_deref() == Some(price.id.as_str());
         let from_message = if incremental && same_frame {
@@ -302,13 +311,20 @@ impl<'t> Request<'t> {
             self.message_start
                 .get(from_message)
                 .copied()
-                .unwrap_or(self.blocks.len())
+                .unwrap_or(self.keys.len())
         };
         self.old_tail.clear();
-        self.old_tail.extend(self.blocks.drain(from_block..));
+        self.old_tail.shrink_to(TAIL_KEPT);
+        self.old_tail.extend(self.keys.drain(from_block..));
         self.index.truncate(from_block);
+        self.tail.clear();
+        // A rebuild from an early message (a result compacted) fills the
+        // tail with most of the history; what it reserved then is given
+        // back rather than held for the calls that append a few blocks.
+        self.tail.shrink_to(TAIL_KEPT);
         if from_block == 0 {
-            self.blocks.extend_from_slice(&self.header);
+            self.tail.extend_from_slice(&self.header);
+            self.built_header.clone_from(&self.header);
             self.header_len = self.header.len();
             self.system_start = header.system_start;
             self.model = Some(price.id.clone());
@@ -329,7 +345,7 @@ impl<'t> Request<'t> {
             .enumerate()
             .skip(from_message)
         {
-            self.message_start.push(self.blocks.len());
+            self.message_start.push(from_block + self.tail.len());
             let c = flatten_message(
                 prepared,
                 memo,
@@ -339,7 +355,7 @@ impl<'t> Request<'t> {
                 mi,
                 wm,
                 mi < cut,
-                &mut self.blocks,
+                &mut self.tail,
             );
             let before = self.chars_through.last().copied().unwrap_or(0);
             self.chars_through.push(before + c);
@@ -354,7 +370,7 @@ impl<'t> Request<'t> {
             .flatten()
             .filter(|&t| t > 0)
         {
-            self.blocks.push(prefix(
+            self.tail.push(prefix(
                 &super::prepare::unrecorded_tail(extra),
                 &prepared.calibration,
                 0,
@@ -363,7 +379,9 @@ impl<'t> Request<'t> {
             ));
             self.model = None;
         }
-        self.index.extend(price, &self.blocks);
+        // The index was cut back to `from_block` with the keys.
+        self.index.append(price, &self.tail);
+        self.keys.extend(self.tail.iter().map(|b| b.key));
         self.reasoning_cut = cut;
         from_block
     }
@@ -392,16 +410,17 @@ impl<'t> Request<'t> {
             + self.chars_through.last().copied().unwrap_or(0);
         // Tokens of the leading blocks sent as in the previous call: every
         // block before `from_block`, then those rebuilt the same.
-        let same_tail = self.blocks[from_block..]
+        let same_tail = self
+            .tail
             .iter()
             .zip(&self.old_tail)
-            .take_while(|(a, b)| a.key == b.key)
+            .take_while(|(a, b)| a.key == **b)
             .count();
         let stable_prefix_tokens: u64 = from_block
             .checked_sub(1)
             .and_then(|b| self.index.tokens_through(b))
             .unwrap_or(0)
-            + self.blocks[from_block..from_block + same_tail]
+            + self.tail[..same_tail]
                 .iter()
                 .map(|a| a.tokens)
                 .sum::<u64>();
@@ -426,6 +445,10 @@ impl<'t> Request<'t> {
         }
     }
 }
+
+/// Blocks whose room [`Request::tail`] and [`Request::old_tail`] keep from
+/// call to call: a call usually appends a handful.
+const TAIL_KEPT: usize = 256;
 
 /// The stand-in of a reasoning block the API dropped: sent, not billed
 /// (but for the message's framing when it opens the message), and no

@@ -51,7 +51,10 @@ impl<'a, 't> GroupRun<'a, 't> {
         sims: &mut [Box<dyn PromptCache>],
     ) -> Result<(), ReplayError> {
         let planned = self.planner.plan(ci)?;
-        self.sim.call(&planned, sims)
+        // The planner's index is the request's as the call is simulated:
+        // the same blocks, indexed for the same model.
+        self.sim
+            .call_indexed(&planned, &self.planner.request.index, sims)
     }
 
     /// The results, one per config.

@@ -223,7 +223,7 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
                 req.message_start
                     .get(n)
                     .copied()
-                    .unwrap_or(req.blocks.len()),
+                    .unwrap_or(req.keys.len()),
             ),
             // The longest prefix of the fixed part within the read (none
             // when its first block is already longer).
@@ -243,7 +243,7 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             same_blocks: narrow(sent.same_blocks, name)?,
             start_ms: call.start_ms,
             price,
-            appended: req.blocks[sent.from_block.min(req.blocks.len())..].into(),
+            appended: req.tail[..].into(),
             shared: sent.shared.map(Box::new),
             output_tokens,
             stable_prefix_tokens: sent.stable_prefix_tokens,

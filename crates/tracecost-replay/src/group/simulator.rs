@@ -68,15 +68,31 @@ impl<'a> Simulator<'a> {
     }
 
     /// Simulates and bills the call `p` planned (calls must come in order)
-    /// against `sims`, one cache simulator per config.
+    /// against `sims`, one cache simulator per config, indexing its
+    /// request from the blocks it appended: for a call planned ahead of
+    /// its simulation ([`super::PlanLog`]).
     pub(crate) fn call(
         &mut self,
         p: &Planned<'a>,
         sims: &mut [Box<dyn PromptCache>],
     ) -> Result<(), ReplayError> {
-        self.index.truncate(p.from_block as usize);
-        self.index.append(p.price, &p.appended);
-        let index = &self.index;
+        let mut index = std::mem::take(&mut self.index);
+        index.truncate(p.from_block as usize);
+        index.append(p.price, &p.appended);
+        let billed = self.call_indexed(p, &index, sims);
+        self.index = index;
+        billed
+    }
+
+    /// [`Simulator::call`] with the request's prefix index as the planner
+    /// left it: for a call simulated as soon as it is planned, so that the
+    /// index of a long history is held once, not again here.
+    pub(crate) fn call_indexed(
+        &mut self,
+        p: &Planned<'a>,
+        index: &PrefixIndex,
+        sims: &mut [Box<dyn PromptCache>],
+    ) -> Result<(), ReplayError> {
         if let Some((parts, state)) = p.shared.as_deref().cloned() {
             let warm_through = match state {
                 SharedState::Unknown | SharedState::Carried => None,

@@ -236,8 +236,20 @@ pub struct PreparedTrace<'t> {
 
 impl<'t> PreparedTrace<'t> {
     /// The count of `block`, a block made during a replay (a stub): counted
-    /// once for every replay of the trace.
+    /// once for every replay of the trace when it is one of the ledger's
+    /// stubs, which every replay shares ([`PreparedTrace::stubs`]). Any
+    /// other (a peer's cleared result, made by its run and let go with it)
+    /// is counted and not kept: holding it here would keep every run's
+    /// stubs until the trace is done, and its run counts it once
+    /// already.
     pub fn count_made(&self, memo: &TokenMemo, block: &Arc<ContentBlock>) -> BlockCount {
+        let shared = match block.kind() {
+            BlockKind::ToolResult { tool_use_id, .. } => self.stubs.holds(tool_use_id, block),
+            _ => false,
+        };
+        if !shared {
+            return count_block(memo, block);
+        }
         let addr = Arc::as_ptr(block) as usize;
         let lock = || self.made_counts.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, c)) = lock().get(&addr) {
@@ -676,5 +688,66 @@ fn part_hidden_cache(
         calls,
         version: versions,
         own_keys: whole.own_keys.clone(),
+    }
+}
+
+#[cfg(test)]
+mod made_count_tests {
+    use super::*;
+    use tracecost_cost::pricing::Pricing;
+    use tracecost_cost::tokens::CharsPerToken;
+    use tracecost_engine::rewrite::{CompactionPolicy, Compactor};
+
+    fn trace() -> Trace {
+        let json = r#"{"format":"tracecost.trace/v1","name":"t","provider":"anthropic","model":"claude-sonnet-4-5","messages":[{"role":"user","content":"Go."},{"role":"assistant","content":[{"type":"tool_use","id":"u1","name":"read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"u1","content":"a long enough result"}]}],"calls":[{"messages":1},{"messages":3}]}"#;
+        tracecost_trace::load_str(json, "t.json")
+            .expect("trace")
+            .traces
+            .remove(0)
+    }
+
+    /// A stub made by one run (a peer's cleared result) is counted as any
+    /// block and not held past its run; the ledger's stubs, shared by every
+    /// run of the trace, are counted once and held with their count.
+    #[test]
+    fn only_the_ledgers_shared_stubs_are_held_with_their_counts() {
+        let trace = trace();
+        let pricing = Pricing::builtin();
+        let memo = TokenMemo::new(Arc::new(CharsPerToken(4.0)));
+        let prepared =
+            PreparedTrace::new(&trace, &memo, pricing.lookup(&trace.model).unwrap(), true);
+        let result = &trace.messages[2].blocks()[0];
+
+        let own = Arc::new(result.with_tool_result_text("[cleared]").unwrap());
+        assert_eq!(prepared.count_made(&memo, &own), count_block(&memo, &own));
+        assert_eq!(
+            Arc::strong_count(&own),
+            1,
+            "a run's own stub is let go with it"
+        );
+
+        let mut compactor = Compactor::with_stub_cache(
+            prepared.ledger.clone(),
+            CompactionPolicy {
+                size_threshold: 0,
+                keep_last_n: 0,
+            },
+            prepared.stubs.clone(),
+        );
+        let id: Arc<str> = "u1".into();
+        let (_, shared) = compactor
+            .stub_for(&trace.messages[..3], &id, result)
+            .expect("stub");
+        let held = Arc::strong_count(&shared);
+        assert_eq!(
+            prepared.count_made(&memo, &shared),
+            count_block(&memo, &shared)
+        );
+        assert_eq!(Arc::strong_count(&shared), held + 1, "held with its count");
+        assert_eq!(
+            prepared.count_made(&memo, &shared),
+            count_block(&memo, &shared)
+        );
+        assert_eq!(Arc::strong_count(&shared), held + 1, "held once");
     }
 }
