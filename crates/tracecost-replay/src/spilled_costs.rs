@@ -39,10 +39,8 @@ impl CostFile {
     pub(crate) fn new() -> Result<Arc<Self>, ReplayError> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!(
-            "tracecost-costs-{}-{n}.tmp",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("tracecost-costs-{}-{n}.tmp", std::process::id()));
         let io = |source| ReplayError::Spill {
             path: path.display().to_string(),
             source,
@@ -74,7 +72,11 @@ impl CostFile {
         let mut lists: Vec<Arc<[Arc<str>]>> = Vec::new();
         let mut index: HashMap<*const Arc<str>, u32, FastBuild> = HashMap::default();
         let mut bytes = Vec::with_capacity(costs.len() * RECORD);
-        let too_many = || self.error(std::io::Error::other("more than 2^32 compacted lists or ids"));
+        let too_many = || {
+            self.error(std::io::Error::other(
+                "more than 2^32 compacted lists or ids",
+            ))
+        };
         for c in costs {
             let list = &c.compacted.ids;
             let key = Arc::as_ptr(list).cast::<Arc<str>>();
@@ -212,4 +214,52 @@ fn write_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
         done += n;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costs_read_back_as_written_with_the_replays_own_lists() {
+        let ids: CompactedIds = ["a", "b", "c"].iter().map(|&s| Arc::from(s)).collect();
+        let other: CompactedIds = ["z"].iter().map(|&s| Arc::from(s)).collect();
+        let prefix = |len| CompactedIds {
+            ids: ids.ids.clone(),
+            len,
+        };
+        let costs = vec![
+            CallCost {
+                cost_usd: 0.25,
+                compacted: CompactedIds::default(),
+            },
+            CallCost {
+                cost_usd: -0.0,
+                compacted: prefix(1),
+            },
+            CallCost {
+                cost_usd: f64::MIN_POSITIVE,
+                compacted: other.clone(),
+            },
+            CallCost {
+                cost_usd: 1e9,
+                compacted: prefix(3),
+            },
+        ];
+        let file = CostFile::new().expect("temporary file");
+        let first = file.spill(&costs).expect("spill");
+        let second = file.spill(&costs[1..]).expect("spill");
+        for (spilled, want) in [(&first, &costs[..]), (&second, &costs[1..])] {
+            let back = spilled.read().expect("read back");
+            assert_eq!(back, want);
+            for (b, w) in back.iter().zip(want) {
+                assert_eq!(b.cost_usd.to_bits(), w.cost_usd.to_bits());
+                // The same shared list, by address: recall risk's identity.
+                assert!(Arc::ptr_eq(&b.compacted.ids, &w.compacted.ids));
+            }
+        }
+        // The ledger's prefixes of one list are one list in memory.
+        assert_eq!(first.lists.len(), 3);
+        assert!(first.same_place(&first.clone()) && !first.same_place(&second));
+    }
 }
