@@ -63,5 +63,18 @@ mod tests {
         };
         assert_eq!(exit_code(&Err(write)), 73);
         assert_eq!(exit_code(&Err(AppError::Environment("x".into()))), 69);
+        // A sweep's temporary file of per-call costs that cannot be
+        // written (a full disk) is the environment's, as the report's
+        // other temporary files are; a config that cannot apply is input.
+        let spill = tracecost_replay::ReplayError::Spill {
+            path: "/tmp/tracecost-costs-1-0.tmp".into(),
+            source: std::io::Error::other("No space left on device"),
+        };
+        assert_eq!(exit_code(&Err(AppError::Replay(spill))), 69);
+        let config = tracecost_replay::ReplayError::Config {
+            trace: "t".into(),
+            reason: "r".into(),
+        };
+        assert_eq!(exit_code(&Err(AppError::Replay(config))), 2);
     }
 }

@@ -91,6 +91,11 @@ impl AppError {
     /// The class of this failure.
     pub fn class(&self) -> ErrorClass {
         match self {
+            // The temporary file of a sweep's per-call costs: storage
+            // that fails, like the report's other temporary files.
+            AppError::Replay(tracecost_replay::ReplayError::Spill { .. }) => {
+                ErrorClass::Environment
+            }
             AppError::Trace(_)
             | AppError::Import(_)
             | AppError::Config(_)

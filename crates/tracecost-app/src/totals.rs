@@ -192,7 +192,7 @@ pub fn sweep_totals(
         .iter()
         .zip(sweeps)
         .map(|(t, s)| SessionSummary::new(t, figures_only(s), None))
-        .collect();
+        .collect::<Result<_, _>>()?;
     let fleet = super::fleet::fleet(&super::fleet::Summaries::from_vec(summaries), configs, None)?;
     let complexity = |c: &FleetConfig| c.config().map_or(u8::MAX, Config::complexity);
     let mut ranked = fleet.configs;

@@ -25,6 +25,7 @@ mod recall_observed;
 pub mod recall_risk;
 mod recall_size;
 pub mod stability;
+pub mod spilled_costs;
 pub mod sweep;
 pub mod stream;
 
@@ -80,6 +81,17 @@ pub enum ReplayError {
     /// The ledger failed.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// The temporary file per-call costs are kept in could not be written
+    /// or read back ([`spilled_costs`]).
+    #[error(
+        "{path}: the report's temporary file: {source}; set TMPDIR to a folder with room for about the inputs' size"
+    )]
+    Spill {
+        /// The file.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
 }
 
 /// What every replay of a run shares: the price table, the token counts
@@ -398,13 +410,13 @@ impl CompactedAt for CallCost {
 }
 
 /// A replay's per-call figures as it kept them: every row, or each call's
-/// cost alone.
-#[derive(Debug, Clone, Copy)]
+/// cost alone (read back from disk when spilled).
+#[derive(Debug, Clone)]
 pub enum PerCall<'a> {
     /// Every call's row.
     Rows(&'a [CallResult]),
     /// Every call's cost and compacted ids.
-    Costs(&'a [CallCost]),
+    Costs(Arc<[CallCost]>),
 }
 
 impl PerCall<'_> {
@@ -426,6 +438,70 @@ impl PerCall<'_> {
         match self {
             PerCall::Rows(c) => Box::new(c.iter().map(|c| c.cost_usd)),
             PerCall::Costs(c) => Box::new(c.iter().map(|c| c.cost_usd)),
+        }
+    }
+}
+
+/// What a replay keeps of each call when it keeps no rows
+/// ([`PerCallRows::Costs`]): in memory as replayed, or on disk once a
+/// sweep has spilled them ([`spilled_costs`]).
+#[derive(Debug, Clone, Default)]
+pub enum CallCosts {
+    /// None kept (the rows are, or nothing is).
+    #[default]
+    None,
+    /// In memory.
+    Kept(Arc<[CallCost]>),
+    /// On disk.
+    Spilled(spilled_costs::SpilledCosts),
+}
+
+impl CallCosts {
+    /// How many calls.
+    pub fn len(&self) -> usize {
+        match self {
+            CallCosts::None => 0,
+            CallCosts::Kept(c) => c.len(),
+            CallCosts::Spilled(c) => c.len(),
+        }
+    }
+
+    /// Whether there are no calls.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether they are in memory (a list of calls held per config, what
+    /// a report's sweep avoids).
+    pub fn in_memory(&self) -> bool {
+        matches!(self, CallCosts::Kept(c) if !c.is_empty())
+    }
+
+    /// Every call's cost and compacted ids, in call order (read back, when
+    /// spilled).
+    pub fn read(&self) -> Result<Arc<[CallCost]>, ReplayError> {
+        match self {
+            CallCosts::None => Ok(Arc::new([])),
+            CallCosts::Kept(c) => Ok(c.clone()),
+            CallCosts::Spilled(c) => Ok(c.read()?.into()),
+        }
+    }
+}
+
+impl FromIterator<CallCost> for CallCosts {
+    fn from_iter<I: IntoIterator<Item = CallCost>>(iter: I) -> Self {
+        CallCosts::Kept(iter.into_iter().collect())
+    }
+}
+
+/// Equal when they hold the same costs; spilled ones are compared by
+/// place (reading them back to compare would be a read per comparison).
+impl PartialEq for CallCosts {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (CallCosts::Spilled(a), CallCosts::Spilled(b)) => a.same_place(b),
+            (CallCosts::Spilled(_), _) | (_, CallCosts::Spilled(_)) => false,
+            (a, b) => a.read().ok() == b.read().ok(),
         }
     }
 }
@@ -624,7 +700,7 @@ pub struct ReplayResult {
     /// Per call, its cost and compacted ids, when the replay kept these
     /// rather than [`Self::calls`] ([`PerCallRows::Costs`]); else empty.
     #[serde(skip)]
-    pub costs: Arc<[CallCost]>,
+    pub costs: CallCosts,
     /// Totals.
     pub totals: Totals,
     /// Simulated against recorded usage, when the trace recorded any.
@@ -638,13 +714,20 @@ pub struct ReplayResult {
 }
 
 impl ReplayResult {
-    /// The per-call figures kept: the rows, or the costs alone.
-    pub fn per_call(&self) -> PerCall<'_> {
-        if self.calls.is_empty() && !self.costs.is_empty() {
-            PerCall::Costs(&self.costs)
+    /// The per-call figures kept: the rows, or the costs alone (read back
+    /// when spilled: one config's list in memory while it is read).
+    pub fn per_call(&self) -> Result<PerCall<'_>, ReplayError> {
+        if self.keeps_rows() {
+            Ok(PerCall::Rows(&self.calls))
         } else {
-            PerCall::Rows(&self.calls)
+            Ok(PerCall::Costs(self.costs.read()?))
         }
+    }
+
+    /// Whether its per-call rows are kept (or it has no calls), rather
+    /// than each call's cost alone.
+    pub fn keeps_rows(&self) -> bool {
+        !(self.calls.is_empty() && !self.costs.is_empty())
     }
 }
 

@@ -450,6 +450,14 @@ impl<'c> AccountSweep<'c> {
         // The status quo's rows are written whatever the ranking: kept
         // from this replay rather than replayed again.
         let baseline = lean.then(|| self.applicability.baseline(0));
+        // Every other config keeps each call's cost, on disk from the end
+        // of its replay until the report has read it: held in memory, the
+        // lists of twenty configs are several times a long trace's file.
+        let spill = if lean {
+            Some(super::spilled_costs::CostFile::new()?)
+        } else {
+            None
+        };
         let replays = |runs: &mut Vec<SharedRun>| {
             runs.par_iter_mut()
                 .map(
@@ -495,7 +503,31 @@ impl<'c> AccountSweep<'c> {
                         for _ in 0..run.group.members.len() * subset.len() {
                             progress();
                         }
-                        Ok((here, run.group.assign(results)))
+                        let mut results = run.group.assign(results);
+                        if let Some(file) = &spill {
+                            // Configs sending the same requests share one
+                            // list: written once.
+                            let mut written: Vec<(std::sync::Arc<[super::CallCost]>, _)> =
+                                Vec::new();
+                            for r in results.iter_mut().flatten() {
+                                let super::CallCosts::Kept(costs) = &r.costs else {
+                                    continue;
+                                };
+                                let on_disk = match written
+                                    .iter()
+                                    .find(|(c, _)| std::sync::Arc::ptr_eq(c, costs))
+                                {
+                                    Some((_, on_disk)) => Clone::clone(on_disk),
+                                    None => {
+                                        let on_disk = file.spill(costs)?;
+                                        written.push((costs.clone(), on_disk.clone()));
+                                        on_disk
+                                    }
+                                };
+                                r.costs = super::CallCosts::Spilled(on_disk);
+                            }
+                        }
+                        Ok((here, results))
                     },
                 )
                 .collect::<Vec<_>>()
@@ -560,7 +592,7 @@ impl<'c> AccountSweep<'c> {
         written.sort_unstable();
         written.dedup();
         // The status quo's were kept by the sweep.
-        written.retain(|&row| matches!(sweep.rows[row].result.per_call(), PerCall::Costs(_)));
+        written.retain(|&row| !sweep.rows[row].result.keeps_rows());
         // Per run, the indices in its `run` of the configs to replay and
         // the rows they fill.
         let mut wanted: Vec<(&SharedRun, Vec<(usize, usize)>)> = Vec::new();
@@ -883,36 +915,36 @@ pub(crate) fn rank(
     // Where the ledger ran, the recalls its record shows (what the status
     // quo's replay stubbed is what the agent's ledger stubbed).
     let ledger_ran = matches!(baseline.compaction, Compaction::Ledger { .. });
-    let observed = results
-        .iter()
-        .find(|r| r.config == *baseline)
-        .and_then(|r| match r.per_call() {
+    let observed = match results.iter().find(|r| r.config == *baseline) {
+        Some(r) => match r.per_call()? {
             PerCall::Rows(calls) => risk_index.observe(&traced_calls(calls), ledger_ran),
-            PerCall::Costs(calls) => risk_index.observe(calls, ledger_ran),
-        });
+            PerCall::Costs(costs) => risk_index.observe(&costs, ledger_ran),
+        },
+        None => None,
+    };
     for result in results {
-        let per_call = result.per_call();
-        let traced = match per_call {
-            PerCall::Rows(calls) => Some(traced_calls(calls)),
-            PerCall::Costs(_) => None,
+        // One config's per-call figures at a time: its costs, if spilled,
+        // are read back here and let go before the next config's.
+        let (risk, calls) = {
+            let per_call = result.per_call()?;
+            let risk = match &per_call {
+                PerCall::Rows(calls) => {
+                    let traced = traced_calls(calls);
+                    *scores
+                        .entry(risk_index.identity(&traced[..]))
+                        .or_insert_with(|| risk_index.score(&traced[..], observed.as_ref()))
+                }
+                PerCall::Costs(costs) => *scores
+                    .entry(risk_index.identity(&costs[..]))
+                    .or_insert_with(|| risk_index.score(&costs[..], observed.as_ref())),
+            };
+            (risk, per_call.len())
         };
-        let identity = match (per_call, &traced) {
-            (_, Some(calls)) => risk_index.identity(calls),
-            (PerCall::Costs(calls), None) => risk_index.identity(calls),
-            (PerCall::Rows(calls), None) => risk_index.identity(calls),
-        };
-        let risk = *scores
-            .entry(identity)
-            .or_insert_with(|| match (per_call, &traced) {
-                (_, Some(calls)) => risk_index.score(calls, observed.as_ref()),
-                (PerCall::Costs(calls), None) => risk_index.score(calls, observed.as_ref()),
-                (PerCall::Rows(calls), None) => risk_index.score(calls, observed.as_ref()),
-            });
         let per_recall = recall_cost_usd.unwrap_or_else(|| {
-            if per_call.is_empty() {
+            if calls == 0 {
                 0.0
             } else {
-                result.totals.cost_usd / per_call.len() as f64
+                result.totals.cost_usd / calls as f64
             }
         });
         let recall_cost_usd = Range {
@@ -1237,8 +1269,15 @@ mod tests {
                     "{} kept its rows",
                     l.result.config
                 );
+                // Its costs are on disk, not a list per call in memory,
+                // and read back as replayed.
+                assert!(
+                    matches!(l.result.costs, crate::CallCosts::Spilled(_)),
+                    "{} kept its costs in memory",
+                    l.result.config
+                );
                 let costs: Vec<CallCost> = f.result.calls.iter().map(CallCost::from).collect();
-                assert_eq!(&l.result.costs[..], &costs[..]);
+                assert_eq!(&l.result.costs.read().expect("read back")[..], &costs[..]);
             }
         }
         assert!(rows_kept >= 1);

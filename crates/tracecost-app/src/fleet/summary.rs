@@ -84,13 +84,19 @@ pub(super) const FIRST_PROMPT_CHARS: usize = 80;
 
 impl SessionSummary {
     /// The summary of `trace`'s sweep (per-call rows are read for the days,
-    /// then dropped).
-    pub fn new(trace: &Trace, mut sweep: TraceSweep, stability: Option<&StabilityResult>) -> Self {
+    /// then dropped). Fails only when costs spilled to disk cannot be read
+    /// back.
+    pub fn new(
+        trace: &Trace,
+        mut sweep: TraceSweep,
+        stability: Option<&StabilityResult>,
+    ) -> Result<Self, crate::AppError> {
         let mut days: BTreeMap<String, SessionDay> = BTreeMap::new();
         let starts: Vec<Option<u64>> = trace.calls.iter().map(|c| c.start_ms).collect();
         for (r, row) in sweep.rows.iter().enumerate() {
-            // A row's calls are in call order, its rows or its costs alone.
-            let per_call = row.result.per_call();
+            // A row's calls are in call order, its rows or its costs alone
+            // (read back one row at a time when spilled).
+            let per_call = row.result.per_call()?;
             for (i, cost_usd) in per_call.costs().enumerate() {
                 let day = starts
                     .get(i)
@@ -108,7 +114,7 @@ impl SessionSummary {
                     d.calls += 1;
                     // The status quo's rows are always kept (a row the
                     // report writes).
-                    if let tracecost_replay::PerCall::Rows(calls) = per_call
+                    if let tracecost_replay::PerCall::Rows(calls) = &per_call
                         && let Some(rec) = calls[i].recorded_cost_usd
                     {
                         *d.recorded_cost_usd.get_or_insert(0.0) += rec;
@@ -122,7 +128,7 @@ impl SessionSummary {
             row.result.costs = Default::default();
             breakdowns.push(std::mem::take(&mut row.result.breakdown));
         }
-        SessionSummary {
+        Ok(SessionSummary {
             sweep,
             session: crate::identity::session_of(trace).to_owned(),
             project: trace.project.clone(),
@@ -132,7 +138,7 @@ impl SessionSummary {
             days: days.into_values().collect(),
             stability: stability.map(StabilitySummary::of),
             breakdowns,
-        }
+        })
     }
 
     /// The status quo's row.

@@ -59,7 +59,9 @@ fn summaries(
     traces
         .iter()
         .zip(sweeps)
-        .map(|(t, s)| tracecost_app::fleet::SessionSummary::new(t, s.clone(), None))
+        .map(|(t, s)| {
+            tracecost_app::fleet::SessionSummary::new(t, s.clone(), None).expect("summary")
+        })
         .collect()
 }
 

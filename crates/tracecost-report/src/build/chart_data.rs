@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::charts::{CallTokens, Chart};
 use crate::fmt::thousands;
+use tracecost_app::AppError;
 use tracecost_app::fleet::{FleetAnswer, FleetConfig, FleetFigures};
 use tracecost_app::identity::slug;
 use tracecost_policy::Compaction;
@@ -26,17 +27,18 @@ pub(super) fn call_tokens(calls: &[CallResult]) -> Vec<CallTokens> {
 }
 
 /// A replay's running cost, call by call (read from its rows or, for a
-/// row the report does not write call by call, its costs alone).
-pub(super) fn cumulative(result: &ReplayResult) -> Vec<f64> {
+/// row the report does not write call by call, its costs alone, read back
+/// when spilled).
+pub(super) fn cumulative(result: &ReplayResult) -> Result<Vec<f64>, AppError> {
     let mut sum = 0.0;
-    result
-        .per_call()
+    Ok(result
+        .per_call()?
         .costs()
         .map(|cost| {
             sum += cost;
             sum
         })
-        .collect()
+        .collect())
 }
 
 /// The family of a config for the savings chart: compaction kind × cache kind.
@@ -61,12 +63,13 @@ pub(super) fn best_per_family(s: &TraceSweep) -> Vec<&SweepRow> {
 }
 
 /// The charts of one trace, in display order: (file stem, title, chart).
-pub fn charts(s: &TraceSweep) -> Vec<(String, Chart)> {
+/// Fails only when per-call costs spilled to disk cannot be read back.
+pub fn charts(s: &TraceSweep) -> Result<Vec<(String, Chart)>, AppError> {
     let stem = slug(&s.trace);
-    let mut out = vec![calls_chart(s, &stem), cumulative_chart(s, &stem)];
+    let mut out = vec![calls_chart(s, &stem), cumulative_chart(s, &stem)?];
     out.extend(heatmaps(s, &stem));
     out.push(savings_chart(s, &stem));
-    out
+    Ok(out)
 }
 
 /// Input tokens per call by billing class: the status quo, the
@@ -101,30 +104,31 @@ fn calls_chart(s: &TraceSweep, stem: &str) -> (String, Chart) {
 
 /// Cumulative cost across calls: the families' best, baseline and
 /// recommended first.
-fn cumulative_chart(s: &TraceSweep, stem: &str) -> (String, Chart) {
+fn cumulative_chart(s: &TraceSweep, stem: &str) -> Result<(String, Chart), AppError> {
     let base = &s.rows[s.baseline];
     let rec = &s.rows[s.recommended];
     let mut lines: Vec<(String, Vec<f64>)> = Vec::new();
-    let mut push = |label: String, r: &SweepRow| {
+    let mut push = |label: String, r: &SweepRow| -> Result<(), AppError> {
         if !lines
             .iter()
             .any(|(l, _)| l.ends_with(&r.result.config.to_string()))
         {
-            lines.push((label, cumulative(&r.result)));
+            lines.push((label, cumulative(&r.result)?));
         }
+        Ok(())
     };
-    push(format!("status quo: {}", base.result.config), base);
-    push(format!("recommended: {}", rec.result.config), rec);
+    push(format!("status quo: {}", base.result.config), base)?;
+    push(format!("recommended: {}", rec.result.config), rec)?;
     for r in best_per_family(s) {
-        push(r.result.config.to_string(), r);
+        push(r.result.config.to_string(), r)?;
     }
-    (
+    Ok((
         format!("{stem}-cumulative"),
         Chart::CumulativeCost {
             title: format!("{}: cumulative cost across calls", s.trace),
             lines,
         },
-    )
+    ))
 }
 
 /// Heatmaps: ledger threshold × keep-last per cache policy.

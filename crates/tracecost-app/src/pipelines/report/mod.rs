@@ -142,7 +142,7 @@ pub fn report_with(
         done(t.calls.len());
         let written = sink.replayed(i, t, &report)?;
         let TraceReport { sweep, stability } = report;
-        let summary = SessionSummary::new(t, sweep, Some(&stability));
+        let summary = SessionSummary::new(t, sweep, Some(&stability))?;
         if let Some(run) = kept.as_mut() {
             run.replayed(i, &summary, written)?;
         }
