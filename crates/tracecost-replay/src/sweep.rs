@@ -217,6 +217,9 @@ pub struct AccountSweep<'c> {
     /// Whether the rows kept per call are only those of
     /// [`TraceSweep::written_rows`] ([`AccountSweep::written_rows_only`]).
     written_rows_only: bool,
+    /// With `written_rows_only`, the costs of the configs whose rows are
+    /// not kept go to a temporary file ([`AccountSweep::costs_on_disk`]).
+    costs_on_disk: bool,
 }
 
 /// Configs that send the same requests, replayed once over the traces
@@ -401,6 +404,7 @@ impl<'c> AccountSweep<'c> {
             recall_cost_usd,
             runs,
             written_rows_only: false,
+            costs_on_disk: false,
         })
     }
 
@@ -420,6 +424,15 @@ impl<'c> AccountSweep<'c> {
     /// they keep every row.
     pub fn written_rows_only(mut self) -> Self {
         self.written_rows_only = true;
+        self
+    }
+
+    /// With [`Self::written_rows_only`], keeps each call's cost of a
+    /// config whose rows are not kept in a temporary file from the end of
+    /// its replay until it is read, rather than in memory: held in memory,
+    /// the lists of twenty configs are several times a long trace's file.
+    pub fn costs_on_disk(mut self) -> Self {
+        self.costs_on_disk = true;
         self
     }
 
@@ -451,9 +464,8 @@ impl<'c> AccountSweep<'c> {
         // from this replay rather than replayed again.
         let baseline = lean.then(|| self.applicability.baseline(0));
         // Every other config keeps each call's cost, on disk from the end
-        // of its replay until the report has read it: held in memory, the
-        // lists of twenty configs are several times a long trace's file.
-        let spill = if lean {
+        // of its replay until the report has read it where asked.
+        let spill = if lean && self.costs_on_disk {
             Some(super::spilled_costs::CostFile::new()?)
         } else {
             None
@@ -1240,20 +1252,33 @@ mod tests {
         .collect();
         let baseline: Config = "off+none".parse().expect("config");
         let full = sweep_trace(&prepared, &configs, &baseline, ctx, None, &|| {}).expect("sweep");
-        let lean_of = |traces: &[&PreparedTrace<'_>]| {
+        let sweep_of = |traces: &[&PreparedTrace<'_>], on_disk: bool| {
             let ts: Vec<&Trace> = traces.iter().map(|p| p.trace).collect();
             let applicability =
                 Applicability::every(&ts, &configs, std::slice::from_ref(&baseline), &pricing)
                     .expect("applies");
             let shapes: Vec<RequestShape> = ts.iter().map(|t| RequestShape::of(t)).collect();
             let which: Vec<usize> = (0..traces.len()).collect();
-            AccountSweep::new(&applicability, &shapes, ctx, None)
+            let sweep = AccountSweep::new(&applicability, &shapes, ctx, None)
                 .expect("sweep")
-                .written_rows_only()
-                .segment(&which, traces, &|| {})
-                .expect("sweep")
+                .written_rows_only();
+            let mut sweep = if on_disk { sweep.costs_on_disk() } else { sweep };
+            sweep.segment(&which, traces, &|| {}).expect("sweep")
         };
+        let lean_of = |traces: &[&PreparedTrace<'_>]| sweep_of(traces, true);
+        // Without a temporary file, the costs are kept in memory, the same.
+        let in_memory = sweep_of(&[&prepared], false).remove(0);
         let lean = lean_of(&[&prepared]).remove(0);
+        for (m, l) in in_memory.rows.iter().zip(&lean.rows) {
+            assert_eq!(m.result.calls, l.result.calls);
+            if !l.result.costs.is_empty() {
+                assert!(matches!(m.result.costs, crate::CallCosts::Kept(_)));
+                assert_eq!(
+                    &m.result.costs.read().expect("in memory")[..],
+                    &l.result.costs.read().expect("read back")[..]
+                );
+            }
+        }
         let written = lean.written_rows();
         assert!(lean.rows.len() > written.len());
         let mut rows_kept = 0;

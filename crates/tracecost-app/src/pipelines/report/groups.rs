@@ -103,6 +103,11 @@ fn with_account_sweep<R>(
     )?;
     if rows == RowsKept::Written {
         sweep = sweep.written_rows_only();
+        // Where the traces are read from a store, so are the costs kept
+        // (in memory, `--in-memory` needs no temporary file).
+        if sp.is_stored() {
+            sweep = sweep.costs_on_disk();
+        }
     }
     // The sweep has planned with them: not held while it replays.
     drop(shapes);
