@@ -311,6 +311,12 @@ impl ContentBlock {
     /// A copy of this tool_result block whose `content` is `text`; every
     /// other member (including `tool_use_id`'s bytes) is kept as is.
     pub fn with_tool_result_text(&self, text: &str) -> Option<Self> {
+        self.with_tool_result_shared_text(&text.into())
+    }
+
+    /// [`Self::with_tool_result_text`] sharing `text` (stubs of many
+    /// results carrying the same words hold one copy of them).
+    pub fn with_tool_result_shared_text(&self, text: &Arc<str>) -> Option<Self> {
         let BlockKind::ToolResult {
             tool_use_id,
             is_error,
@@ -319,7 +325,6 @@ impl ContentBlock {
         else {
             return None;
         };
-        let text: Arc<str> = text.into();
         let mut fields = self.fields.clone();
         fields.set_text("content", text.clone());
         Some(Self {

@@ -102,12 +102,12 @@ impl CompactionRun {
             | Compaction::ClaudeCodeClear { .. }
             | Compaction::ClaudeCodeAutocompact { .. } => CompactionRun::Recorded {
                 clears: Vec::new(),
-                replacements: HashMap::new(),
+                replacements: Replacements::default(),
                 in_force: 0,
             },
             other => CompactionRun::Peer {
                 policy: other.clone(),
-                replacements: HashMap::new(),
+                replacements: Replacements::default(),
                 repr_cache: Default::default(),
                 trims: HashMap::new(),
             },

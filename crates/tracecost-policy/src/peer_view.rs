@@ -29,7 +29,7 @@
 //! by LangChain before the use naming it arrived, keeps deciding from the
 //! whole history until the state starts over.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Compaction;
@@ -40,6 +40,35 @@ use super::view::{BlockTokens, Replacements, clear_message};
 use tracecost_engine::message::{BlockKind, ContentBlock, Message};
 use tracecost_engine::rewrite::WireView;
 
+/// No use or no result of a tool (in [`Tool`]).
+const NONE: u32 = u32::MAX;
+
+/// One tool_use id scanned: each id is held once, and the rest of the
+/// state names it by its number (its place in `PeerState::tools`), so that
+/// what grows with every use is a few `u32`s and one bit, not copies of
+/// the id in several maps.
+#[derive(Debug)]
+struct Tool {
+    id: Arc<str>,
+    /// Its use's place in `PeerState::uses`, or `NONE`.
+    use_no: u32,
+    /// Its result's place in `PeerState::results`, or `NONE`.
+    result_no: u32,
+    /// Characters of the name its use gives the tool (0 without a use).
+    name_chars: u32,
+    /// Its use names an excluded tool (fixed for the run: one policy).
+    excluded: bool,
+}
+
+/// A block of the history: its tool's number, its message and its place
+/// in that message.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    tool: u32,
+    message: u32,
+    block: u32,
+}
+
 /// What a peer has seen and decided over the messages scanned so far.
 #[derive(Debug, Default)]
 pub struct PeerState {
@@ -47,18 +76,19 @@ pub struct PeerState {
     scanned: usize,
     /// The rules above do not cover this history: decide from all of it.
     fallback: bool,
-    /// Tool uses in order: (id, tool name, message, block).
-    uses: Vec<(Arc<str>, Arc<str>, usize, usize)>,
-    /// Index into `uses` by id.
-    use_index: HashMap<Arc<str>, usize>,
-    /// Tool results in order: (tool_use id, message, block).
-    results: Vec<(Arc<str>, usize, usize)>,
-    /// Index into `results` by id.
-    result_index: HashMap<Arc<str>, usize>,
-    /// Ids the peer clears once its gate is open, in the order decided.
-    decided: Vec<Arc<str>>,
-    /// The same, as a set.
-    decided_set: HashSet<Arc<str>>,
+    /// Every tool_use id scanned, by number.
+    tools: Vec<Tool>,
+    /// Number of each id in `tools`.
+    numbers: HashMap<Arc<str>, u32>,
+    /// Tool uses in order.
+    uses: Vec<Place>,
+    /// Tool results in order.
+    results: Vec<Place>,
+    /// Tools whose results the peer clears once its gate is open, in the
+    /// order decided.
+    decided: Vec<u32>,
+    /// The same, one bit per tool number.
+    decided_bits: Vec<u64>,
     /// Anthropic: `uses[..considered]` were considered; LangChain:
     /// `results[..considered]`.
     considered: usize,
@@ -80,7 +110,7 @@ pub struct PeerState {
     open: bool,
     /// (message, block) of each result the view clears, ascending; the
     /// view state's `compacted` lists their ids in the same order.
-    cleared_at: Vec<(usize, usize)>,
+    cleared_at: Vec<(u32, u32)>,
 }
 
 /// Which peer, and its parameters.
@@ -105,21 +135,51 @@ impl Peer<'_> {
     }
 }
 
-impl PeerState {
-    fn excluded(&self, p: &PeerParams, name: &str) -> bool {
-        p.exclude_tools.iter().any(|x| x == name)
-    }
+fn excluded(p: &PeerParams, name: &str) -> bool {
+    p.exclude_tools.iter().any(|x| x == name)
+}
 
+impl PeerState {
     /// Characters of the name of the tool `id` calls (0 when no use of it
     /// was scanned), as LangChain names a tool message.
     fn name_chars(&self, id: &str) -> usize {
-        self.use_index
+        self.numbers
             .get(id)
-            .map_or(0, |&u| self.uses[u].1.chars().count())
+            .map_or(0, |&t| self.tools[t as usize].name_chars as usize)
+    }
+
+    /// Whether the result of `id` is among those decided.
+    fn is_decided(&self, id: &str) -> bool {
+        self.numbers.get(id).is_some_and(|&t| self.decided_bit(t))
+    }
+
+    fn decided_bit(&self, t: u32) -> bool {
+        let t = t as usize;
+        self.decided_bits
+            .get(t / 64)
+            .is_some_and(|w| w & (1 << (t % 64)) != 0)
+    }
+
+    /// The number of `id`, a new one when it was not scanned before.
+    fn number(&mut self, id: &Arc<str>) -> Option<u32> {
+        if let Some(&t) = self.numbers.get(id) {
+            return Some(t);
+        }
+        let t = u32::try_from(self.tools.len()).ok().filter(|&t| t != NONE)?;
+        self.tools.push(Tool {
+            id: id.clone(),
+            use_no: NONE,
+            result_no: NONE,
+            name_chars: 0,
+            excluded: false,
+        });
+        self.numbers.insert(id.clone(), t);
+        Some(t)
     }
 
     /// Scans `history[self.scanned..]`; returns the results scanned, or
-    /// `None` when the history leaves the rules (see the module doc).
+    /// `None` when the history leaves the rules (see the module doc), or
+    /// is past what a `u32` numbers.
     fn scan(
         &mut self,
         peer: Peer<'_>,
@@ -128,25 +188,41 @@ impl PeerState {
     ) -> Option<std::ops::Range<usize>> {
         let new_results = self.results.len();
         for (mi, m) in history.iter().enumerate().skip(self.scanned) {
+            let message = u32::try_from(mi).ok()?;
             for (bi, b) in m.blocks().iter().enumerate() {
+                let block = u32::try_from(bi).ok()?;
                 match b.kind() {
                     BlockKind::ToolUse { id, name } => {
-                        if self.use_index.contains_key(id)
-                            || (matches!(peer, Peer::Langchain(_))
-                                && self.result_index.contains_key(id))
+                        let tool = self.number(id)?;
+                        let t = &self.tools[tool as usize];
+                        if t.use_no != NONE
+                            || (matches!(peer, Peer::Langchain(_)) && t.result_no != NONE)
                         {
                             return None;
                         }
-                        self.use_index.insert(id.clone(), self.uses.len());
-                        self.uses.push((id.clone(), name.clone(), mi, bi));
+                        let use_no = u32::try_from(self.uses.len()).ok()?;
+                        let t = &mut self.tools[tool as usize];
+                        t.use_no = use_no;
+                        t.name_chars = u32::try_from(name.chars().count()).ok()?;
+                        t.excluded = excluded(peer.params(), name);
+                        self.uses.push(Place {
+                            tool,
+                            message,
+                            block,
+                        });
                     }
                     BlockKind::ToolResult { tool_use_id, .. } => {
-                        if self.result_index.contains_key(tool_use_id) {
+                        let tool = self.number(tool_use_id)?;
+                        if self.tools[tool as usize].result_no != NONE {
                             return None;
                         }
-                        self.result_index
-                            .insert(tool_use_id.clone(), self.results.len());
-                        self.results.push((tool_use_id.clone(), mi, bi));
+                        self.tools[tool as usize].result_no =
+                            u32::try_from(self.results.len()).ok()?;
+                        self.results.push(Place {
+                            tool,
+                            message,
+                            block,
+                        });
                     }
                     _ => {}
                 }
@@ -162,9 +238,24 @@ impl PeerState {
         Some(new_results..self.results.len())
     }
 
-    fn decide(&mut self, id: &Arc<str>) {
-        self.decided.push(id.clone());
-        self.decided_set.insert(id.clone());
+    fn decide(&mut self, t: u32) {
+        self.decided.push(t);
+        let t = t as usize;
+        if self.decided_bits.len() <= t / 64 {
+            self.decided_bits.resize(t / 64 + 1, 0);
+        }
+        self.decided_bits[t / 64] |= 1 << (t % 64);
+    }
+
+    /// The result of tool `t` (which has one).
+    fn result_of(&self, t: u32) -> Place {
+        self.results[self.tools[t as usize].result_no as usize]
+    }
+
+    /// The use of tool `t`, if one was scanned.
+    fn use_of(&self, t: u32) -> Option<Place> {
+        let u = self.tools[t as usize].use_no;
+        (u != NONE).then(|| self.uses[u as usize])
     }
 
     /// Anthropic: extends `decided` with the uses that became eligible.
@@ -178,20 +269,18 @@ impl PeerState {
         let from = self.decided.len();
         // Answers to uses the cut passed unanswered.
         for r in new_results {
-            let id = self.results[r].0.clone();
-            if let Some(&u) = self.use_index.get(&id)
-                && u < self.considered
-                && !self.excluded(p, &self.uses[u].1)
-            {
-                self.decide(&id);
+            let t = self.results[r].tool;
+            let tool = &self.tools[t as usize];
+            if tool.use_no != NONE && (tool.use_no as usize) < self.considered && !tool.excluded {
+                self.decide(t);
             }
         }
         let cut = self.uses.len().saturating_sub(p.keep);
         for u in self.considered..cut {
-            let (id, name) = (&self.uses[u].0, &self.uses[u].1);
-            if self.result_index.contains_key(id) && !self.excluded(p, name) {
-                let id = id.clone();
-                self.decide(&id);
+            let t = self.uses[u].tool;
+            let tool = &self.tools[t as usize];
+            if tool.result_no != NONE && !tool.excluded {
+                self.decide(t);
             }
         }
         self.considered = self.considered.max(cut);
@@ -200,15 +289,16 @@ impl PeerState {
             // placeholder's, and the input's over `{}`'s.
             let placeholder =
                 tokens.block_tokens(&ContentBlock::text(ANTHROPIC_CLEARED_PLACEHOLDER));
-            for id in &self.decided[from..] {
-                let (_, rm, rb) = self.results[self.result_index[id]];
+            for &t in &self.decided[from..] {
+                let r = self.result_of(t);
                 let mut s = tokens
-                    .block_tokens(&history[rm].blocks()[rb])
+                    .block_tokens(&history[r.message as usize].blocks()[r.block as usize])
                     .saturating_sub(placeholder);
-                if p.clear_tool_inputs {
-                    let (_, _, um, ub) = self.uses[self.use_index[id]];
+                if p.clear_tool_inputs
+                    && let Some(u) = self.use_of(t)
+                {
                     s += tokens
-                        .block_tokens(&history[um].blocks()[ub])
+                        .block_tokens(&history[u.message as usize].blocks()[u.block as usize])
                         .saturating_sub(2);
                 }
                 self.saved += s;
@@ -224,22 +314,28 @@ impl PeerState {
         }
         let cut = self.results.len().saturating_sub(p.keep);
         for r in self.considered..cut {
-            let id = self.results[r].0.clone();
-            let name = self.use_index.get(&id).map_or("", |&u| &*self.uses[u].1);
-            if self.excluded(p, name) {
+            let result = self.results[r];
+            let t = result.tool;
+            let used = self.use_of(t);
+            // A result without a use is named "".
+            let skip = match used {
+                Some(_) => self.tools[t as usize].excluded,
+                None => excluded(p, ""),
+            };
+            if skip {
                 continue;
             }
-            self.decide(&id);
+            self.decide(t);
             if p.clear_at_least == 0 {
                 continue;
             }
-            // Count again the messages clearing `id` touches.
-            let mut touched = vec![self.results[r].1];
+            // Count again the messages clearing `t` touches.
+            let mut touched = vec![result.message as usize];
             if p.clear_tool_inputs
-                && let Some(&u) = self.use_index.get(&id)
-                && self.uses[u].2 != touched[0]
+                && let Some(u) = used
+                && u.message != result.message
             {
-                touched.push(self.uses[u].2);
+                touched.push(u.message as usize);
             }
             for mi in touched {
                 let was = match self.counted.get(&mi) {
@@ -256,8 +352,8 @@ impl PeerState {
                 let is = message_tokens(
                     &history[mi],
                     &|x| self.name_chars(x),
-                    &|x| self.decided_set.contains(x),
-                    &|x| p.clear_tool_inputs && self.decided_set.contains(x),
+                    &|x| self.is_decided(x),
+                    &|x| p.clear_tool_inputs && self.is_decided(x),
                     LANGCHAIN_PLACEHOLDER,
                 );
                 self.delta += i128::from(is) - i128::from(was);
@@ -295,17 +391,19 @@ impl PeerState {
             compacted.clear();
         }
         let mut touched = Vec::new();
-        for id in &self.decided[changed] {
-            let (_, rm, rb) = self.results[self.result_index[id]];
-            touched.push(rm);
-            if clear_inputs && let Some(&u) = self.use_index.get(id) {
-                touched.push(self.uses[u].2);
+        for &t in &self.decided[changed] {
+            let r = self.result_of(t);
+            touched.push(r.message as usize);
+            if clear_inputs && let Some(u) = self.use_of(t) {
+                touched.push(u.message as usize);
             }
             if open {
                 // Results are usually cleared in history order: at the end.
-                let at = self.cleared_at.partition_point(|&x| x < (rm, rb));
-                self.cleared_at.insert(at, (rm, rb));
-                compacted.insert(at, id.clone());
+                let at = self
+                    .cleared_at
+                    .partition_point(|&x| x < (r.message, r.block));
+                self.cleared_at.insert(at, (r.message, r.block));
+                compacted.insert(at, self.tools[t as usize].id.clone());
             }
         }
         self.open = open;
@@ -379,9 +477,9 @@ pub(super) fn advance<'h>(
     };
 
     let mut touched = st.apply_changes(open, p.clear_tool_inputs, compacted);
-    let set = &st.decided_set;
-    let clears = |id: &str| open && set.contains(id);
-    let inputs = |id: &str| open && p.clear_tool_inputs && set.contains(id);
+    let st = &*st;
+    let clears = |id: &str| open && st.is_decided(id);
+    let inputs = |id: &str| open && p.clear_tool_inputs && st.is_decided(id);
     let placeholder = peer.placeholder();
     let mut ignored = Vec::new();
     let mut build = |m: &'h Message| {

@@ -29,7 +29,25 @@ pub trait BlockTokens {
 }
 
 /// Replacement blocks by (tool_use id, is-input), built once per run.
-pub(super) type Replacements = HashMap<(Arc<str>, bool), Arc<ContentBlock>>;
+#[derive(Debug, Default)]
+pub struct Replacements {
+    blocks: HashMap<(Arc<str>, bool), Arc<ContentBlock>>,
+    /// The placeholders the run's stubs carry, one shared text each (a
+    /// run clears thousands of results with the same few words).
+    texts: Vec<Arc<str>>,
+}
+
+impl Replacements {
+    /// The run's shared copy of `placeholder`.
+    fn text(&mut self, placeholder: &str) -> Arc<str> {
+        if let Some(t) = self.texts.iter().find(|t| ***t == *placeholder) {
+            return t.clone();
+        }
+        let t: Arc<str> = placeholder.into();
+        self.texts.push(t.clone());
+        t
+    }
+}
 
 /// `m` as sent when the results `results(id)` say are replaced by
 /// `placeholder` and the inputs `inputs(id)` say by `{}`; the ids of the
@@ -53,22 +71,27 @@ pub(super) fn clear_message<'h>(
             _ => None,
         };
         let replacement = target.and_then(|key| {
-            if let Some(r) = replacements.get(&key) {
+            if let Some(r) = replacements.blocks.get(&key) {
                 return Some(r.clone());
             }
             let built = if key.1 {
                 b.with_field("input", raw_json("{}".to_owned())).ok()
             } else {
-                b.with_tool_result_text(placeholder)
+                b.with_tool_result_shared_text(&replacements.text(placeholder))
             }?;
             let built = Arc::new(built);
-            replacements.insert(key, built.clone());
+            replacements.blocks.insert(key, built.clone());
             Some(built)
         });
         match replacement {
             Some(stub) => {
                 let list = blocks.get_or_insert_with(|| {
-                    m.blocks()[..i].iter().map(WireBlock::Original).collect()
+                    // Exactly the message's room: most cleared messages are
+                    // one tool_result, where growing by pushes would
+                    // reserve four.
+                    let mut list = Vec::with_capacity(m.blocks().len());
+                    list.extend(m.blocks()[..i].iter().map(WireBlock::Original));
+                    list
                 });
                 list.push(WireBlock::Compacted { original: b, stub });
             }
@@ -80,4 +103,58 @@ pub(super) fn clear_message<'h>(
         }
     }
     WireMessage { source: m, blocks }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracecost_engine::message::ToolResultContent;
+
+    fn stub_text(wm: &WireMessage<'_>) -> Arc<str> {
+        let blocks = wm.blocks.as_ref().expect("cleared");
+        match blocks[0].block().kind() {
+            BlockKind::ToolResult {
+                content: ToolResultContent::Text(t),
+                ..
+            } => t.clone(),
+            other => panic!("not a text result: {other:?}"),
+        }
+    }
+
+    /// A cleared one-result message holds one entry, not a pushed list's
+    /// spare room; the stubs of a run share their placeholder's text; a
+    /// result cleared again gets the same stub.
+    #[test]
+    fn cleared_messages_hold_exact_room_and_one_placeholder() {
+        let m = |id: &str| {
+            Message::from_json(&format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"long output"}}]}}"#
+            ))
+            .unwrap()
+        };
+        let (a, b) = (m("t1"), m("t2"));
+        let mut replacements = Replacements::default();
+        let mut compacted = Vec::new();
+        let mut clear = |msg| {
+            clear_message(
+                msg,
+                "[cleared]",
+                &|_| true,
+                &|_| false,
+                &mut replacements,
+                &mut compacted,
+            )
+        };
+        let (wa, wb, wa2) = (clear(&a), clear(&b), clear(&a));
+        assert_eq!(wa.blocks.as_ref().unwrap().capacity(), 1);
+        assert_eq!(&*stub_text(&wa), "[cleared]");
+        assert!(Arc::ptr_eq(&stub_text(&wa), &stub_text(&wb)));
+        assert!(wa.same_objects(&wa2));
+        assert_eq!(
+            wa.sent_blocks().map(ContentBlock::to_json).collect::<Vec<_>>(),
+            [r#"{"type":"tool_result","tool_use_id":"t1","content":"[cleared]"}"#]
+        );
+        let ids: Vec<&str> = compacted.iter().map(|s| &**s).collect();
+        assert_eq!(ids, ["t1", "t2", "t1"]);
+    }
 }
