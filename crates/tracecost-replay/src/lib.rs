@@ -310,6 +310,31 @@ impl CompactedLog {
         }
     }
 
+    /// How many distinct ids the calls recorded so far compacted: the
+    /// union of the log's lists, each list read once however many calls
+    /// share it. Counted once at the end rather than kept as a set that
+    /// grows with every call.
+    fn distinct_ids(&self) -> usize {
+        let mut lists: Vec<&[Arc<str>]> = Vec::new();
+        let mut last: Option<&Arc<[Arc<str>]>> = None;
+        // Calls sharing a frozen list are consecutive.
+        for c in &self.done {
+            if c.ids.is_empty() || last.is_some_and(|l| Arc::ptr_eq(l, &c.ids)) {
+                continue;
+            }
+            last = Some(&c.ids);
+            lists.push(&c.ids);
+        }
+        lists.push(&self.open);
+        let longest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
+        let mut seen: std::collections::HashSet<&str, tracecost_cost::tokens::FastBuild> =
+            std::collections::HashSet::with_capacity_and_hasher(longest, Default::default());
+        for list in lists {
+            seen.extend(list.iter().map(|id| &**id));
+        }
+        seen.len()
+    }
+
     /// Every call's ids, in call order.
     fn finish(mut self) -> Vec<CompactedIds> {
         self.freeze();
@@ -1204,6 +1229,8 @@ mod compacted_ids {
         for c in &calls {
             log.push(c);
         }
+        // a, b, c and d, each once, across both lists.
+        assert_eq!(log.distinct_ids(), 4);
         let out = log.finish();
         assert_eq!(out.len(), calls.len());
         for (got, want) in out.iter().zip(&calls) {
@@ -1215,6 +1242,23 @@ mod compacted_ids {
         assert!(!Arc::ptr_eq(&out[3].ids, &out[4].ids));
         assert_eq!(out[3].ids.len(), 3);
         assert_eq!(serde_json::to_string(&out[3]).unwrap(), r#"["a","b","c"]"#);
+    }
+
+    #[test]
+    fn distinct_ids_count_each_id_once_whatever_list_holds_it() {
+        let mut log = CompactedLog::default();
+        assert_eq!(log.distinct_ids(), 0);
+        // A list that starts over with ids of the one before, an id
+        // repeated within a list, and ids equal but not shared.
+        for c in [
+            ids(&["a", "b"]),
+            ids(&["b", "a"]),
+            ids(&["b", "a", "a", "e"]),
+            ids(&["f"]),
+        ] {
+            log.push(&c);
+        }
+        assert_eq!(log.distinct_ids(), 4);
     }
 }
 

@@ -36,6 +36,7 @@
 //! lookups only.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -188,10 +189,8 @@ struct Turns {
 
 /// Per-trace index for scoring recall risk.
 pub struct RiskIndex {
-    result_ids: Vec<String>,
-    /// Result indices by tool_use id (an id the history repeats names
-    /// every result that carries it).
-    results_by_id: HashMap<String, Vec<u32>, FastBuild>,
+    /// Which results carry each tool_use id.
+    results_by_id: ResultsById,
     result_tokens: Vec<u64>,
     /// Per result, its payload's characters.
     result_chars: Vec<u64>,
@@ -200,6 +199,53 @@ pub struct RiskIndex {
     shared: Vec<SharedHolders>,
     /// Per result, its tool and whether the model recalled it.
     recalls: super::recall_observed::Recalls,
+}
+
+/// The results carrying each tool_use id, numbered in history order. An
+/// id is the trace's own `Arc<str>` and names its first result; the few
+/// ids the history repeats have their later results in a side table, so
+/// that an id carried once (nearly all of them) holds no list.
+struct ResultsById {
+    first: HashMap<Arc<str>, u32, FastBuild>,
+    /// By first result, the later results of its id, ascending.
+    repeats: HashMap<u32, Vec<u32>, FastBuild>,
+    /// How many results there are.
+    count: usize,
+}
+
+impl ResultsById {
+    /// `ids[r]` is the id of result `r`.
+    fn new(ids: Vec<Arc<str>>) -> Self {
+        let mut first: HashMap<Arc<str>, u32, FastBuild> =
+            HashMap::with_capacity_and_hasher(ids.len(), FastBuild::default());
+        let mut repeats: HashMap<u32, Vec<u32>, FastBuild> = HashMap::default();
+        let count = ids.len();
+        for (r, id) in ids.into_iter().enumerate() {
+            let r = r as u32;
+            match first.entry(id) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(r);
+                }
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    repeats.entry(*e.get()).or_default().push(r);
+                }
+            }
+        }
+        ResultsById {
+            first,
+            repeats,
+            count,
+        }
+    }
+
+    /// The results carrying `id`, ascending.
+    fn of(&self, id: &str) -> impl Iterator<Item = u32> + '_ {
+        let first = self.first.get(id).copied();
+        let later = first
+            .and_then(|f| self.repeats.get(&f))
+            .map_or(&[][..], Vec::as_slice);
+        first.into_iter().chain(later.iter().copied())
+    }
 }
 
 /// One step of [`word_hash`]: for a fixed state a bijection of the word,
@@ -644,7 +690,8 @@ impl Written {
 /// them hold what the turns wrote.
 #[derive(Default)]
 struct Results<'t> {
-    ids: Vec<String>,
+    /// Per result, its tool_use id (the trace's own).
+    ids: Vec<Arc<str>>,
     tokens: Vec<u64>,
     chars: Vec<u64>,
     /// Per message, the results before it (and the total last).
@@ -681,7 +728,7 @@ impl<'t> Results<'t> {
                 };
                 res.chars.push(*payload_chars);
                 let r = res.ids.len() as u32;
-                res.ids.push(tool_use_id.to_string());
+                res.ids.push(Arc::clone(tool_use_id));
                 res.tokens.push(tokens(mi, bi));
                 if let Some(key) = keys.get(&**tool_use_id) {
                     res.fetch_index.entry(key.as_str()).or_default().push(r);
@@ -846,13 +893,8 @@ impl RiskIndex {
             chars: result_chars,
             ..
         } = results;
-        let mut results_by_id: HashMap<String, Vec<u32>, FastBuild> = HashMap::default();
-        for (r, id) in result_ids.iter().enumerate() {
-            results_by_id.entry(id.clone()).or_default().push(r as u32);
-        }
         RiskIndex {
-            result_ids,
-            results_by_id,
+            results_by_id: ResultsById::new(result_ids),
             result_tokens,
             result_chars,
             turns,
@@ -870,8 +912,7 @@ impl RiskIndex {
         if ledger_ran {
             for c in baseline {
                 for id in c.compacted().iter() {
-                    let rs = self.results_by_id.get(&**id).map_or(&[][..], Vec::as_slice);
-                    stubbed.extend(rs.iter().copied());
+                    stubbed.extend(self.results_by_id.of(id));
                 }
             }
         }
@@ -907,7 +948,7 @@ impl RiskIndex {
         let rate = |r: u32| rates.get(r as usize).copied().flatten();
         // Which results the latest call scored had compacted: calls' lists
         // mostly extend one another, so each is marked from the one before.
-        let mut marked = vec![false; self.result_ids.len()];
+        let mut marked = vec![false; self.results_by_id.count];
         let mut marked_ids: &[std::sync::Arc<str>] = &[];
         // Per shared holder list, its first result not marked (all before
         // it are): marks only accumulate until they start over, so a
@@ -932,7 +973,7 @@ impl RiskIndex {
                 }
             };
             for id in new {
-                for &r in self.results_by_id.get(&**id).map_or(&[][..], Vec::as_slice) {
+                for r in self.results_by_id.of(id) {
                     marked[r as usize] = true;
                 }
             }
@@ -975,7 +1016,7 @@ impl RiskIndex {
         if let Some(most) = calls.iter().max_by_key(|c| c.compacted().len()) {
             let mut seen: HashSet<u32, FastBuild> = HashSet::default();
             for id in most.compacted().iter() {
-                for &r in self.results_by_id.get(&**id).map_or(&[][..], Vec::as_slice) {
+                for r in self.results_by_id.of(id) {
                     if !seen.insert(r) {
                         continue;
                     }
@@ -1110,6 +1151,24 @@ mod tests {
             each_word(&text, |w| found.push(w.to_owned()));
             proptest::prop_assert_eq!(found, words_by_split(&text));
         }
+    }
+
+    #[test]
+    fn an_id_names_each_result_that_carries_it_in_order() {
+        let by_id = ResultsById::new(
+            ["a", "b", "a", "c", "a"]
+                .iter()
+                .map(|s| Arc::from(*s))
+                .collect(),
+        );
+        let of = |id: &str| by_id.of(id).collect::<Vec<_>>();
+        assert_eq!(of("a"), [0, 2, 4]);
+        assert_eq!(of("b"), [1]);
+        assert_eq!(of("c"), [3]);
+        assert!(of("z").is_empty());
+        assert_eq!(by_id.count, 5);
+        // Only the repeated id holds a list.
+        assert_eq!(by_id.repeats.len(), 1);
     }
 
     #[test]

@@ -34,7 +34,6 @@ pub(crate) struct Planner<'a, 'p, 't> {
     pub(crate) run: CompactionRun,
     pub(crate) tokens: RunTokens<'p>,
     pub(crate) first_price: &'a ModelPrice,
-    pub(crate) ever_compacted: std::collections::HashSet<Arc<str>, FastBuild>,
     pub(crate) log: CompactedLog,
     pub(crate) with_recall: bool,
     /// The request being built, kept from call to call.
@@ -113,7 +112,6 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             run,
             tokens,
             first_price,
-            ever_compacted: Default::default(),
             log: CompactedLog::default(),
             with_recall: matches!(config.compaction, Compaction::Ledger { .. }),
             request: Request::default(),
@@ -157,7 +155,6 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
         let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
         // Filled in after the loop, shared by every call and config.
         let new = self.log.push(&req.state.compacted);
-        self.ever_compacted.extend(new.iter().cloned());
         let compaction_changed =
             !new.is_empty() || req.state.compacted.len() < self.compacted_before;
         self.compacted_before = req.state.compacted.len();
@@ -267,10 +264,20 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
 
     /// What the results read of the planning, once every call is planned.
     pub(crate) fn done(self) -> PlanDone<'a> {
+        let Planner {
+            log,
+            first_price,
+            request,
+            run,
+            ..
+        } = self;
+        // The last request and the run's view go before the ids are
+        // counted: the count's set is then the only thing that grows.
+        drop((request, run));
         PlanDone {
-            log: self.log,
-            ever_compacted: self.ever_compacted.len(),
-            first_price: self.first_price,
+            ever_compacted: log.distinct_ids(),
+            log,
+            first_price,
         }
     }
 }
