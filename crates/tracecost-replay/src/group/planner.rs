@@ -2,10 +2,8 @@
 //! ([`crate::request::Request::build`]) and each config's markers placed on it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use tracecost_cost::pricing::ModelPrice;
-use tracecost_cost::tokens::FastBuild;
 use tracecost_policy::{Compaction, CompactionRun, Config, markers_for_call};
 
 use super::plan_log::{PlanDone, Planned, narrow, ttl_code};
