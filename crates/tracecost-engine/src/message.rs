@@ -181,7 +181,10 @@ fn block_type_of(fields: &RawObject) -> Result<Cow<'static, str>, ShapeError> {
 
 /// Parsed blocks, in a list exactly as long as they are (a long trace
 /// holds a list per message, most of one block).
-fn blocks_from(items: Vec<RawObject>, at: impl Fn(ShapeError, usize) -> ShapeError) -> Result<Vec<ContentBlock>, ShapeError> {
+fn blocks_from(
+    items: Vec<RawObject>,
+    at: impl Fn(ShapeError, usize) -> ShapeError,
+) -> Result<Vec<ContentBlock>, ShapeError> {
     let mut blocks = Vec::with_capacity(items.len());
     for (i, o) in items.into_iter().enumerate() {
         blocks.push(ContentBlock::from_object(o).map_err(|e| at(e, i))?);
@@ -452,9 +455,7 @@ impl Message {
             let items: Vec<RawObject> = serde_json::from_str(raw.get()).map_err(|_| {
                 ShapeError::new("/content", "a string or an array of content blocks")
             })?;
-            Content::Blocks(blocks_from(items, |e, i| {
-                e.within(i).within("content")
-            })?)
+            Content::Blocks(blocks_from(items, |e, i| e.within(i).within("content"))?)
         } else {
             Content::Text(
                 share_str(&mut fields, "content")

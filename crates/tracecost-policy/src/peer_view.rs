@@ -165,7 +165,9 @@ impl PeerState {
         if let Some(&t) = self.numbers.get(id) {
             return Some(t);
         }
-        let t = u32::try_from(self.tools.len()).ok().filter(|&t| t != NONE)?;
+        let t = u32::try_from(self.tools.len())
+            .ok()
+            .filter(|&t| t != NONE)?;
         self.tools.push(Tool {
             id: id.clone(),
             use_no: NONE,

@@ -151,7 +151,9 @@ mod tests {
         assert!(Arc::ptr_eq(&stub_text(&wa), &stub_text(&wb)));
         assert!(wa.same_objects(&wa2));
         assert_eq!(
-            wa.sent_blocks().map(ContentBlock::to_json).collect::<Vec<_>>(),
+            wa.sent_blocks()
+                .map(ContentBlock::to_json)
+                .collect::<Vec<_>>(),
             [r#"{"type":"tool_result","tool_use_id":"t1","content":"[cleared]"}"#]
         );
         let ids: Vec<&str> = compacted.iter().map(|s| &**s).collect();

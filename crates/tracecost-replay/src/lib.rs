@@ -752,7 +752,7 @@ impl ReplayResult {
     /// Whether its per-call rows are kept (or it has no calls), rather
     /// than each call's cost alone.
     pub fn keeps_rows(&self) -> bool {
-        !(self.calls.is_empty() && !self.costs.is_empty())
+        !self.calls.is_empty() || self.costs.is_empty()
     }
 }
 

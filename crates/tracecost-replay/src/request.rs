@@ -420,10 +420,7 @@ impl<'t> Request<'t> {
             .checked_sub(1)
             .and_then(|b| self.index.tokens_through(b))
             .unwrap_or(0)
-            + self.tail[..same_tail]
-                .iter()
-                .map(|a| a.tokens)
-                .sum::<u64>();
+            + self.tail[..same_tail].iter().map(|a| a.tokens).sum::<u64>();
         let layout = explain::Layout {
             system_start: self.system_start,
             header_len: self.header_len,

@@ -1262,7 +1262,11 @@ mod tests {
             let sweep = AccountSweep::new(&applicability, &shapes, ctx, None)
                 .expect("sweep")
                 .written_rows_only();
-            let mut sweep = if on_disk { sweep.costs_on_disk() } else { sweep };
+            let mut sweep = if on_disk {
+                sweep.costs_on_disk()
+            } else {
+                sweep
+            };
             sweep.segment(&which, traces, &|| {}).expect("sweep")
         };
         let lean_of = |traces: &[&PreparedTrace<'_>]| sweep_of(traces, true);

@@ -40,14 +40,17 @@ pub struct RawObject {
     /// they are read, and a long trace holds millions of them); shared
     /// between copies until one is edited, and between the objects of one
     /// common shape ([`RawObject::share_common_shape`]).
-    members: Arc<[(Key, Member)]>,
+    members: Members,
 }
+
+/// An object's members, in document order, shared until edited.
+type Members = Arc<[(Key, Member)]>;
 
 /// Objects made only of known keys and common values, by their JSON: a
 /// message whose blocks are parsed is `{"role":"user","content":[]}` or
 /// the like, so every such message shares one list. Bounded, like the
 /// keys: past it an object keeps its own list.
-static SHAPES: Mutex<BTreeMap<String, Arc<[(Key, Member)]>>> = Mutex::new(BTreeMap::new());
+static SHAPES: Mutex<BTreeMap<String, Members>> = Mutex::new(BTreeMap::new());
 /// How many shapes are shared, at most.
 const MAX_SHAPES: usize = 256;
 /// Objects with more members are not looked up.
@@ -168,21 +171,21 @@ impl PartialEq for RawObject {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.members, &other.members)
             || self.members.len() == other.members.len()
-            && self
-                .members
-                .iter()
-                .zip(other.members.iter())
-                .all(|((ka, va), (kb, vb))| {
-                    ka == kb
-                        && match (va.value(), vb.value()) {
-                            // Canonical encoding is one-to-one: equal texts,
-                            // equal bytes.
-                            (MemberValue::Text(a), MemberValue::Text(b)) => a == b,
-                            (MemberValue::Raw(a), b) | (b, MemberValue::Raw(a)) => {
-                                b.json_eq(a.get())
+                && self
+                    .members
+                    .iter()
+                    .zip(other.members.iter())
+                    .all(|((ka, va), (kb, vb))| {
+                        ka == kb
+                            && match (va.value(), vb.value()) {
+                                // Canonical encoding is one-to-one: equal texts,
+                                // equal bytes.
+                                (MemberValue::Text(a), MemberValue::Text(b)) => a == b,
+                                (MemberValue::Raw(a), b) | (b, MemberValue::Raw(a)) => {
+                                    b.json_eq(a.get())
+                                }
                             }
-                        }
-                })
+                    })
     }
 }
 
@@ -963,7 +966,10 @@ mod tests {
         assert_eq!(b.to_json(), r#"{"role":"user","content":[]}"#);
         // Not shared: a value of its own, or a key spelled otherwise.
         let d = read(r#"{"role":"user","content":"hi"}"#);
-        assert!(!Arc::ptr_eq(&d.members, &read(r#"{"role":"user","content":"hi"}"#).members));
+        assert!(!Arc::ptr_eq(
+            &d.members,
+            &read(r#"{"role":"user","content":"hi"}"#).members
+        ));
         let e = read(r#"{"role":"user","content":[ ]}"#);
         assert_eq!(e.to_json(), r#"{"role":"user","content":[ ]}"#);
         assert!(!Arc::ptr_eq(&e.members, &a.members));
@@ -999,7 +1005,10 @@ mod tests {
         assert!(matches!(obj.members[1].1, Member::Raw(_)));
         assert!(matches!(obj.members[2].1, Member::Common(_)));
         assert!(matches!(obj.members[3].1, Member::Raw(_)));
-        assert_eq!(obj.to_json(), r#"{"a":"user","b":"us\u0065r","c":true,"d":[ ]}"#);
+        assert_eq!(
+            obj.to_json(),
+            r#"{"a":"user","b":"us\u0065r","c":true,"d":[ ]}"#
+        );
     }
 
     #[test]

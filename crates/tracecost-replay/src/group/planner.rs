@@ -214,12 +214,9 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             None => None,
             // What stood before the first `n` messages: the blocks before
             // message `n`'s first.
-            Some(HeldPrefix::Messages(n)) => Some(
-                req.message_start
-                    .get(n)
-                    .copied()
-                    .unwrap_or(req.keys.len()),
-            ),
+            Some(HeldPrefix::Messages(n)) => {
+                Some(req.message_start.get(n).copied().unwrap_or(req.keys.len()))
+            }
             // The longest prefix of the fixed part within the read (none
             // when its first block is already longer).
             Some(HeldPrefix::Tokens(t)) => Some(
