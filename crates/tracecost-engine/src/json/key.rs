@@ -54,7 +54,7 @@ static LEARNED_INDEX: Mutex<BTreeMap<Box<str>, u32>> = Mutex::new(BTreeMap::new(
 
 /// A member's key: an index into the shared table, or its own text.
 #[derive(Clone)]
-pub(super) struct Key(Repr);
+pub(super) struct MemberKey(Repr);
 
 #[derive(Clone)]
 enum Repr {
@@ -62,20 +62,20 @@ enum Repr {
     Owned(Box<str>),
 }
 
-impl Key {
+impl MemberKey {
     /// The key for `s`, interned when known or learnable.
     pub(super) fn new(s: &str) -> Self {
-        Self::lookup(s).unwrap_or_else(|| Key(Repr::Owned(s.into())))
+        Self::lookup(s).unwrap_or_else(|| MemberKey(Repr::Owned(s.into())))
     }
 
     /// The key for `s`, reusing its allocation when it is not interned.
     fn from_string(s: String) -> Self {
-        Self::lookup(&s).unwrap_or_else(|| Key(Repr::Owned(s.into_boxed_str())))
+        Self::lookup(&s).unwrap_or_else(|| MemberKey(Repr::Owned(s.into_boxed_str())))
     }
 
     fn lookup(s: &str) -> Option<Self> {
         if let Some(i) = KNOWN.iter().position(|k| *k == s) {
-            return u32::try_from(i).ok().map(|i| Key(Repr::Interned(i)));
+            return u32::try_from(i).ok().map(|i| MemberKey(Repr::Interned(i)));
         }
         if s.len() > MAX_LEARNED_LEN {
             return None;
@@ -84,14 +84,14 @@ impl Key {
         // learning: the key is then simply not interned.
         let mut index = LEARNED_INDEX.lock().ok()?;
         if let Some(&i) = index.get(s) {
-            return Some(Key(Repr::Interned(i)));
+            return Some(MemberKey(Repr::Interned(i)));
         }
         let slot = index.len();
         let cell = LEARNED.get(slot)?;
         cell.set(s.into()).ok()?;
         let i = u32::try_from(KNOWN.len() + slot).ok()?;
         index.insert(s.into(), i);
-        Some(Key(Repr::Interned(i)))
+        Some(MemberKey(Repr::Interned(i)))
     }
 
     /// The key's text.
@@ -125,7 +125,7 @@ pub(super) fn learned() -> usize {
     LEARNED.iter().filter(|c| c.get().is_some()).count()
 }
 
-impl PartialEq for Key {
+impl PartialEq for MemberKey {
     fn eq(&self, other: &Self) -> bool {
         match (&self.0, &other.0) {
             (Repr::Interned(a), Repr::Interned(b)) => a == b,
@@ -134,35 +134,35 @@ impl PartialEq for Key {
     }
 }
 
-impl Eq for Key {}
+impl Eq for MemberKey {}
 
-impl Hash for Key {
+impl Hash for MemberKey {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.as_str().hash(state);
     }
 }
 
-impl fmt::Debug for Key {
+impl fmt::Debug for MemberKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
-impl<'de> Deserialize<'de> for Key {
+impl<'de> Deserialize<'de> for MemberKey {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct KeyVisitor;
         impl Visitor<'_> for KeyVisitor {
-            type Value = Key;
+            type Value = MemberKey;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string key")
             }
             // serde_json lends a key without escapes (from its input or
             // its scratch buffer), so a known key costs no allocation.
-            fn visit_str<E>(self, v: &str) -> Result<Key, E> {
-                Ok(Key::new(v))
+            fn visit_str<E>(self, v: &str) -> Result<MemberKey, E> {
+                Ok(MemberKey::new(v))
             }
-            fn visit_string<E>(self, v: String) -> Result<Key, E> {
-                Ok(Key::from_string(v))
+            fn visit_string<E>(self, v: String) -> Result<MemberKey, E> {
+                Ok(MemberKey::from_string(v))
             }
         }
         d.deserialize_str(KeyVisitor)
@@ -176,14 +176,14 @@ mod tests {
     #[test]
     fn known_keys_are_interned_and_read_back() {
         for k in KNOWN {
-            let key = Key::new(k);
+            let key = MemberKey::new(k);
             assert!(key.is_interned());
             assert_eq!(key.as_str(), *k);
-            assert_eq!(key, Key(Repr::Owned((*k).into())));
+            assert_eq!(key, MemberKey(Repr::Owned((*k).into())));
         }
         let long = "k".repeat(MAX_LEARNED_LEN + 1);
-        assert!(!Key::new(&long).is_interned());
-        assert_eq!(Key::new(&long).as_str(), long);
+        assert!(!MemberKey::new(&long).is_interned());
+        assert_eq!(MemberKey::new(&long).as_str(), long);
     }
 
     #[test]
@@ -193,15 +193,15 @@ mod tests {
         let keys: Vec<String> = (0..MAX_LEARNED + 100)
             .map(|i| format!("bound_test_{i}"))
             .collect();
-        let held: Vec<Key> = keys.iter().map(|k| Key::new(k)).collect();
+        let held: Vec<MemberKey> = keys.iter().map(|k| MemberKey::new(k)).collect();
         for (k, key) in keys.iter().zip(&held) {
             assert_eq!(key.as_str(), k);
-            assert_eq!(*key, Key::new(k));
+            assert_eq!(*key, MemberKey::new(k));
         }
         assert_eq!(learned(), MAX_LEARNED);
-        assert!(!held.last().is_some_and(Key::is_interned));
+        assert!(!held.last().is_some_and(MemberKey::is_interned));
         // A key learned before the table filled is found again.
         let first = held.iter().find(|k| k.is_interned());
-        assert!(first.is_some_and(|k| Key::new(k.as_str()).is_interned()));
+        assert!(first.is_some_and(|k| MemberKey::new(k.as_str()).is_interned()));
     }
 }

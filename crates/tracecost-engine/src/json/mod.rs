@@ -29,7 +29,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use key::Key;
+use key::MemberKey;
 
 /// A JSON object as an ordered list of `(key, raw value)` members.
 ///
@@ -44,7 +44,7 @@ pub struct RawObject {
 }
 
 /// An object's members, in document order, shared until edited.
-type Members = Arc<[(Key, Member)]>;
+type Members = Arc<[(MemberKey, Member)]>;
 
 /// Objects made only of known keys and common values, by their JSON: a
 /// message whose blocks are parsed is `{"role":"user","content":[]}` or
@@ -285,7 +285,7 @@ impl RawObject {
             }
             None => {
                 let mut members = self.members.to_vec();
-                members.push((Key::new(key), value));
+                members.push((MemberKey::new(key), value));
                 self.members = members.into();
             }
         }
@@ -774,15 +774,15 @@ impl<'de> Deserialize<'de> for RawObject {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject, A::Error> {
-                let mut members: Vec<(Key, Member)> =
+                let mut members: Vec<(MemberKey, Member)> =
                     Vec::with_capacity(map.size_hint().unwrap_or(4));
                 // A key twice is refused: which one would count is
                 // undefined in JSON, and a raw object writes back every
                 // member it holds, so a repeated `content` would come back
                 // as something else. Small objects are scanned; large ones
                 // get a set.
-                let mut seen: Option<std::collections::HashSet<Key>> = None;
-                while let Some(key) = map.next_key::<Key>()? {
+                let mut seen: Option<std::collections::HashSet<MemberKey>> = None;
+                while let Some(key) = map.next_key::<MemberKey>()? {
                     let repeated = match &mut seen {
                         Some(set) => !set.insert(key.clone()),
                         None => members.iter().any(|(k, _)| *k == key),
