@@ -9,6 +9,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+pub(crate) use tracecost_replay::spilled_costs::read_at;
+use tracecost_replay::spilled_costs::write_at;
 
 use crate::AppError;
 
@@ -381,46 +383,6 @@ fn store_error(path: &std::path::Path, e: &std::io::Error) -> AppError {
         "{}: the report's temporary file: {e}; set TMPDIR to a folder with room for about the inputs' size, or pass --in-memory",
         path.display()
     ))
-}
-
-#[cfg(unix)]
-pub(crate) fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, at)
-}
-
-#[cfg(unix)]
-fn write_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.write_all_at(buf, at)
-}
-
-#[cfg(not(unix))]
-fn write_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    let mut done = 0;
-    while done < buf.len() {
-        let n = file.seek_write(&buf[done..], at + done as u64)?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        done += n;
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-pub(crate) fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    let mut done = 0;
-    while done < buf.len() {
-        let n = file.seek_read(&mut buf[done..], at + done as u64)?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        done += n;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -176,20 +176,23 @@ impl SpilledCosts {
     }
 }
 
+/// Fills `buf` from `file` at offset `at` (a short file is an error).
 #[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+pub fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
     file.read_exact_at(buf, at)
 }
 
+/// Writes all of `buf` to `file` at offset `at`.
 #[cfg(unix)]
-fn write_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
+pub fn write_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
     file.write_all_at(buf, at)
 }
 
+/// Fills `buf` from `file` at offset `at` (a short file is an error).
 #[cfg(not(unix))]
-fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+pub fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     use std::os::windows::fs::FileExt;
     let mut done = 0;
     while done < buf.len() {
@@ -202,8 +205,9 @@ fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Writes all of `buf` to `file` at offset `at`.
 #[cfg(not(unix))]
-fn write_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
+pub fn write_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
     use std::os::windows::fs::FileExt;
     let mut done = 0;
     while done < buf.len() {
