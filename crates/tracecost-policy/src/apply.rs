@@ -27,6 +27,71 @@ pub struct PolicyView<'h> {
     pub compacted: Vec<Arc<str>>,
 }
 
+/// The tool_use ids a running view compacted or cleared, in order, and how
+/// long a prefix of them is as it was when [`Self::take_unchanged`] was last
+/// called. A caller that compares each call's list with the call before
+/// (a replay's log of what each call compacted) then compares what changed
+/// alone: a long trace compacts more results at every call, and comparing
+/// the whole list each time made the replay grow with the square of the
+/// calls. Every edit lowers the mark to where it edits; a list built
+/// elsewhere and assigned (`From`) has no unchanged prefix.
+#[derive(Debug, Default, Clone)]
+pub struct CompactedList {
+    ids: Vec<Arc<str>>,
+    unchanged: usize,
+}
+
+impl CompactedList {
+    /// Appends `id` (the prefix before it is unchanged).
+    pub fn push(&mut self, id: Arc<str>) {
+        self.ids.push(id);
+    }
+
+    /// Removes the last id.
+    pub fn pop(&mut self) -> Option<Arc<str>> {
+        let id = self.ids.pop();
+        self.unchanged = self.unchanged.min(self.ids.len());
+        id
+    }
+
+    /// Inserts `id` at `at`, moving those after it.
+    pub fn insert(&mut self, at: usize, id: Arc<str>) {
+        self.ids.insert(at, id);
+        self.unchanged = self.unchanged.min(at);
+    }
+
+    /// Removes every id.
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.unchanged = 0;
+    }
+
+    /// How many leading ids are those of the list when this was last called
+    /// (none the first time); from now on, all of them.
+    pub fn take_unchanged(&mut self) -> usize {
+        std::mem::replace(&mut self.unchanged, self.ids.len())
+    }
+}
+
+impl std::ops::Deref for CompactedList {
+    type Target = [Arc<str>];
+    fn deref(&self) -> &[Arc<str>] {
+        &self.ids
+    }
+}
+
+impl From<Vec<Arc<str>>> for CompactedList {
+    fn from(ids: Vec<Arc<str>>) -> Self {
+        Self { ids, unchanged: 0 }
+    }
+}
+
+impl Extend<Arc<str>> for CompactedList {
+    fn extend<I: IntoIterator<Item = Arc<str>>>(&mut self, iter: I) {
+        self.ids.extend(iter);
+    }
+}
+
 /// A compaction policy running over one trace, keeping what it may keep
 /// between calls (the ledger and its stubs; the peers their replacement
 /// blocks and per-message counts — what they clear [`Self::view`] decides
@@ -45,6 +110,9 @@ pub enum CompactionRun {
         replacements: Replacements,
         /// How many of `clears` were in force at the last call advanced.
         in_force: usize,
+        /// The ids of those `in_force`: a long trace clears thousands of
+        /// results, and each block appended is looked up among them.
+        in_force_ids: HashSet<Arc<str>>,
     },
     /// A peer that clears results (and maybe inputs) at each request.
     Peer {
@@ -104,6 +172,7 @@ impl CompactionRun {
                 clears: Vec::new(),
                 replacements: Replacements::default(),
                 in_force: 0,
+                in_force_ids: HashSet::new(),
             },
             other => CompactionRun::Peer {
                 policy: other.clone(),
@@ -117,7 +186,15 @@ impl CompactionRun {
     /// Gives a `recorded` run what `calls` (the trace's) say was cleared;
     /// other runs are left as they are.
     pub fn with_record(mut self, calls: &[tracecost_trace::Call]) -> Self {
-        if let CompactionRun::Recorded { clears, .. } = &mut self {
+        if let CompactionRun::Recorded {
+            clears,
+            in_force,
+            in_force_ids,
+            ..
+        } = &mut self
+        {
+            // Whatever was in force is decided again at the next call.
+            (*in_force, *in_force_ids) = (0, HashSet::new());
             clears.clear();
             for c in calls {
                 clears.extend(
@@ -135,9 +212,15 @@ impl CompactionRun {
     /// them (`recorded`), or the ones planned for `claude-code-clear`;
     /// other runs are left as they are.
     pub fn with_clears(mut self, more: &[(usize, Arc<str>)]) -> Self {
-        if let CompactionRun::Recorded { clears, .. } = &mut self
+        if let CompactionRun::Recorded {
+            clears,
+            in_force,
+            in_force_ids,
+            ..
+        } = &mut self
             && !more.is_empty()
         {
+            (*in_force, *in_force_ids) = (0, HashSet::new());
             clears.extend(more.iter().cloned());
             // Stable: clears of one call keep their order.
             clears.sort_by_key(|(from, _)| *from);
@@ -250,7 +333,7 @@ pub struct ViewState<'h> {
     /// The messages as sent at the last call.
     pub view: WireView<'h>,
     /// tool_use ids compacted or cleared at the last call, in order.
-    pub compacted: Vec<Arc<str>>,
+    pub compacted: CompactedList,
     /// The address of the history the view was built from (a different
     /// slice starts over).
     base: Option<usize>,
@@ -283,7 +366,7 @@ impl<'h> ViewState<'h> {
             .take_while(|(a, b)| a.same_objects(b))
             .count();
         self.view = pv.view;
-        self.compacted = pv.compacted;
+        self.compacted = pv.compacted.into();
         same
     }
 
@@ -351,6 +434,7 @@ impl CompactionRun {
                 clears,
                 replacements,
                 in_force,
+                in_force_ids,
             } => {
                 // Nothing newly cleared and the history only grew: only
                 // the messages appended are built (a result there is
@@ -358,14 +442,12 @@ impl CompactionRun {
                 let n = Self::clears_in_force(clears, history.len());
                 let grew = before > 0 && history.len() >= before;
                 if n == *in_force && n > 0 && grew {
-                    // A call clears a few results: a scan beats a set.
-                    let cleared = &clears[..n];
                     state.view.messages.truncate(first);
                     for m in &history[first..] {
                         let wm = clear_message(
                             m,
                             super::CLAUDE_CODE_CLEARED_PLACEHOLDER,
-                            &|id| cleared.iter().any(|(_, c)| &**c == id),
+                            &|id| in_force_ids.contains(id),
                             &|_| false,
                             replacements,
                             &mut state.compacted,
@@ -377,6 +459,7 @@ impl CompactionRun {
                     // Nothing cleared: falls through to the append below.
                 } else {
                     *in_force = n;
+                    *in_force_ids = clears[..n].iter().map(|(_, id)| id.clone()).collect();
                     let clearing = Self::recorded_clearing(&clears[..n]);
                     let pv = apply_clearing(history, &clearing, replacements);
                     return Ok(first.min(state.replace(pv)));
@@ -1061,6 +1144,34 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
 
+        /// Whatever edits are made between two calls, the prefix
+        /// `take_unchanged` vouches for is the list as it was at the call
+        /// before, and no longer than the list.
+        #[test]
+        fn the_unchanged_prefix_is_the_list_at_the_last_take(
+            ops in proptest::collection::vec((0u8..6, 0u8..8), 0..60),
+        ) {
+            let mut list = CompactedList::default();
+            let mut at_take: Vec<Arc<str>> = Vec::new();
+            for (n, (op, x)) in ops.into_iter().enumerate() {
+                let id: Arc<str> = Arc::from(format!("t{n}"));
+                match op {
+                    0 | 1 => list.push(id),
+                    2 => { list.pop(); }
+                    3 => list.insert(usize::from(x).min(list.len()), id),
+                    4 => list.extend([id]),
+                    _ if x == 0 => list.clear(),
+                    _ if x == 1 => list = Vec::from(&list[..]).into(),
+                    _ => {
+                        let u = list.take_unchanged();
+                        proptest::prop_assert!(u <= list.len() && u <= at_take.len());
+                        proptest::prop_assert_eq!(&list[..u], &at_take[..u]);
+                        at_take = list.to_vec();
+                    }
+                }
+            }
+        }
+
         /// The `recorded` compaction: call by call, `advance` gives the
         /// view a fresh run's `view` gives, each result cleared from the
         /// first history its record names on, and never before.
@@ -1109,7 +1220,7 @@ mod tests {
                 let first = run.advance(history, 0, &Chars, &mut state).unwrap();
                 let reference = fresh().view(history, 0, &Chars).unwrap();
                 proptest::prop_assert!(same_view(&state.view, &reference.view), "view at {len}");
-                proptest::prop_assert_eq!(&state.compacted, &reference.compacted, "compacted at {}", len);
+                proptest::prop_assert_eq!(&state.compacted[..], &reference.compacted[..], "compacted at {}", len);
                 proptest::prop_assert!(first <= len);
                 let due: std::collections::BTreeSet<&str> = record
                     .iter()
@@ -1165,7 +1276,7 @@ mod tests {
                 let first = run.advance(history, fixed, &Chars, &mut state).unwrap();
                 let reference = CompactionRun::new(&policy).view(history, fixed, &Chars).unwrap();
                 proptest::prop_assert!(same_view(&state.view, &reference.view), "view at {len}");
-                proptest::prop_assert_eq!(&state.compacted, &reference.compacted, "compacted at {}", len);
+                proptest::prop_assert_eq!(&state.compacted[..], &reference.compacted[..], "compacted at {}", len);
                 proptest::prop_assert!(first <= len);
                 if let Some(prev) = &previous {
                     for i in 0..first {

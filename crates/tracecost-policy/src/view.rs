@@ -58,13 +58,13 @@ pub(super) fn clear_message<'h>(
     results: &dyn Fn(&str) -> bool,
     inputs: &dyn Fn(&str) -> bool,
     replacements: &mut Replacements,
-    compacted: &mut Vec<Arc<str>>,
+    compacted: &mut impl Extend<Arc<str>>,
 ) -> WireMessage<'h> {
     let mut blocks: Option<Vec<WireBlock<'h>>> = None;
     for (i, b) in m.blocks().iter().enumerate() {
         let target = match b.kind() {
             BlockKind::ToolResult { tool_use_id, .. } if results(tool_use_id) => {
-                compacted.push(tool_use_id.clone());
+                compacted.extend([tool_use_id.clone()]);
                 Some((tool_use_id.clone(), false))
             }
             BlockKind::ToolUse { id, .. } if inputs(id) => Some((id.clone(), true)),

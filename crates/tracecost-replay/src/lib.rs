@@ -284,10 +284,21 @@ pub(crate) fn extension<'i>(ids: &'i [Arc<str>], before: &[Arc<str>]) -> Option<
 }
 
 impl CompactedLog {
-    /// Records the ids compacted at the next call; returns those not
-    /// compacted at the call before.
-    fn push<'i>(&mut self, ids: &'i [Arc<str>]) -> &'i [Arc<str>] {
-        let new = match extension(ids, &self.open) {
+    /// Records the ids compacted at the next call, of which the first
+    /// `unchanged` are known to be those of the call before (as
+    /// [`tracecost_policy::apply::CompactedList::take_unchanged`] says);
+    /// returns those not compacted at the call before. Only the ids past
+    /// `unchanged` are compared: the list grows with the trace.
+    fn push<'i>(&mut self, ids: &'i [Arc<str>], unchanged: usize) -> &'i [Arc<str>] {
+        // `open` is the previous call's list: the known prefix is skipped.
+        let skip = unchanged.min(self.open.len()).min(ids.len());
+        let extended = extension(&ids[skip..], &self.open[skip..]);
+        debug_assert_eq!(
+            extended.map(<[_]>::len),
+            extension(ids, &self.open).map(<[_]>::len),
+            "the unchanged prefix was not the previous call's"
+        );
+        let new = match extended {
             Some(new) => new,
             None => {
                 self.freeze();
@@ -1227,7 +1238,7 @@ mod compacted_ids {
         ];
         let mut log = CompactedLog::default();
         for c in &calls {
-            log.push(c);
+            log.push(c, 0);
         }
         // a, b, c and d, each once, across both lists.
         assert_eq!(log.distinct_ids(), 4);
@@ -1256,7 +1267,7 @@ mod compacted_ids {
             ids(&["b", "a", "a", "e"]),
             ids(&["f"]),
         ] {
-            log.push(&c);
+            log.push(&c, 0);
         }
         assert_eq!(log.distinct_ids(), 4);
     }

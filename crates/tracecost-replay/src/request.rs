@@ -253,7 +253,7 @@ impl<'t> Request<'t> {
         } else {
             let pv = run.view(history, fixed, &*tokens)?;
             self.state.view = pv.view;
-            self.state.compacted = pv.compacted;
+            self.state.compacted = pv.compacted.into();
             0
         };
         // Reasoning the API drops from this call on changes messages sent

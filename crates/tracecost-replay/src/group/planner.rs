@@ -149,10 +149,11 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             &mut self.run,
             &mut self.tokens,
         )?;
+        let unchanged = self.request.state.compacted.take_unchanged();
         let req = &self.request;
         let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
         // Filled in after the loop, shared by every call and config.
-        let new = self.log.push(&req.state.compacted);
+        let new = self.log.push(&req.state.compacted, unchanged);
         let compaction_changed =
             !new.is_empty() || req.state.compacted.len() < self.compacted_before;
         self.compacted_before = req.state.compacted.len();
