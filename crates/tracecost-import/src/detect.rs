@@ -172,7 +172,8 @@ fn decide_text(text: &[u8]) -> Option<FileKind> {
         return None;
     }
     let mut de = serde_json::Deserializer::from_slice(text);
-    let value = serde::de::DeserializeSeed::deserialize(Shallow(0), &mut de).ok()?;
+    let kept = std::cell::Cell::new(DECIDE_VALUES);
+    let value = serde::de::DeserializeSeed::deserialize(Shallow::top(&kept), &mut de).ok()?;
     de.end().ok()?;
     Some(decide_value(&value))
 }
@@ -182,17 +183,53 @@ fn decide_text(text: &[u8]) -> Option<FileKind> {
 /// is the deepest member it reads.
 const DECIDE_DEPTH: usize = 8;
 
+/// How many values of a document [`decide_value`] is given, in document
+/// order. A whole document of one line (a trace written without line
+/// breaks, up to [`FIRST_LINE_BYTES`]) was read into a `Value` of every
+/// member, about 20 times its bytes (a 23 MB trace took 460 MB only to be
+/// recognized); what decides is at its start (a trace's `format`, a
+/// record's first members, the first elements of its lists).
+const DECIDE_VALUES: usize = 100_000;
+
 /// A JSON value read to [`DECIDE_DEPTH`], what lies deeper skipped (as
 /// `null`) without a recursion limit: serde_json refuses values nested past
 /// 128 levels, and a log whose first record nests that deep (in a tool's
-/// input, say) is still that log.
-struct Shallow(usize);
+/// input, say) is still that log. Past the first [`DECIDE_VALUES`] values
+/// of the document a list or an object is read as an empty one and a text
+/// as an empty text (its kind kept: a trace without `format` is still told
+/// by its `calls` list), and a list ends; the rest is only checked to be
+/// JSON.
+struct Shallow<'k> {
+    depth: usize,
+    /// How many more values are kept.
+    kept: &'k std::cell::Cell<usize>,
+}
 
-impl<'de> serde::de::DeserializeSeed<'de> for Shallow {
+impl<'k> Shallow<'k> {
+    fn top(kept: &'k std::cell::Cell<usize>) -> Self {
+        Self { depth: 0, kept }
+    }
+
+    fn below(&self) -> Self {
+        Self {
+            depth: self.depth + 1,
+            kept: self.kept,
+        }
+    }
+
+    /// Counts one value kept; `false` once none is left.
+    fn keep(&self) -> bool {
+        let left = self.kept.get();
+        self.kept.set(left.saturating_sub(1));
+        left > 0
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Shallow<'_> {
     type Value = Value;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        if self.0 >= DECIDE_DEPTH {
+        if self.depth >= DECIDE_DEPTH {
             // serde_json skips an ignored value iteratively, at any depth.
             <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d)?;
             return Ok(Value::Null);
@@ -201,7 +238,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for Shallow {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Shallow {
+impl<'de> serde::de::Visitor<'de> for Shallow<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -220,10 +257,10 @@ impl<'de> serde::de::Visitor<'de> for Shallow {
         Ok(Value::from(v))
     }
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
+        Ok(Value::String(if self.keep() { v.to_owned() } else { String::new() }))
     }
     fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
+        Ok(Value::String(if self.keep() { v } else { String::new() }))
     }
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
@@ -233,15 +270,31 @@ impl<'de> serde::de::Visitor<'de> for Shallow {
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(v) = seq.next_element_seed(Shallow(self.0 + 1))? {
-            items.push(v);
+        // Each element counts, a number as much as a list: a long list of
+        // numbers is as large as one of objects.
+        while self.keep() {
+            match seq.next_element_seed(self.below())? {
+                Some(v) => items.push(v),
+                None => return Ok(Value::Array(items)),
+            }
         }
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
         Ok(Value::Array(items))
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
+        if !self.keep() {
+            while map
+                .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                .is_some()
+            {}
+            return Ok(Value::Object(out));
+        }
+        // Every member of an object kept is kept (values past the bound
+        // read as empty ones of their kind): what decides is which members
+        // an object has.
         while let Some(k) = map.next_key::<String>()? {
-            let v = map.next_value_seed(Shallow(self.0 + 1))?;
+            let v = map.next_value_seed(self.below())?;
             out.insert(k, v);
         }
         Ok(Value::Object(out))
@@ -667,6 +720,44 @@ mod tests {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
         detect_file(&path).unwrap()
+    }
+
+    /// The values a decided document holds, itself included.
+    fn values_in(v: &Value) -> usize {
+        1 + match v {
+            Value::Array(items) => items.iter().map(values_in).sum(),
+            Value::Object(m) => m.values().map(values_in).sum(),
+            _ => 0,
+        }
+    }
+
+    /// A document of one line is decided on a bounded part of it: a long
+    /// trace written without line breaks is not read whole into a
+    /// `Value`, and one without `format` is still told by its `calls`
+    /// list, which comes after the bound.
+    #[test]
+    fn a_long_document_is_decided_on_its_first_values() {
+        let messages: Vec<String> = (0..60_000)
+            .map(|i| format!(r#"{{"role":"user","content":[{{"type":"text","text":"m{i}"}}]}}"#))
+            .collect();
+        let doc = format!(
+            r#"{{"name":"a","model":"m","messages":[{}],"calls":[{{"messages":1}}]}}"#,
+            messages.join(",")
+        );
+        let kept = std::cell::Cell::new(DECIDE_VALUES);
+        let mut de = serde_json::Deserializer::from_str(&doc);
+        let v = serde::de::DeserializeSeed::deserialize(Shallow::top(&kept), &mut de).unwrap();
+        assert!(values_in(&v) <= DECIDE_VALUES + 16, "{} values kept", values_in(&v));
+        assert!(v.get("calls").is_some_and(Value::is_array));
+        assert_eq!(kind_of("long.json", &doc), FileKind::Trace);
+        // Numbers count as much as objects.
+        let numbers = format!("[{}]", vec!["1"; 300_000].join(","));
+        let kept = std::cell::Cell::new(DECIDE_VALUES);
+        let mut de = serde_json::Deserializer::from_str(&numbers);
+        let v = serde::de::DeserializeSeed::deserialize(Shallow::top(&kept), &mut de).unwrap();
+        assert!(values_in(&v) <= DECIDE_VALUES + 1);
+        // What is past the bound is still checked to be JSON.
+        assert_eq!(decide_text(format!("{}]", &doc[..doc.len() - 1]).as_bytes()), None);
     }
 
     #[test]
