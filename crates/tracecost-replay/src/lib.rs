@@ -357,9 +357,11 @@ impl CompactedLog {
 /// same requests under the same cache policy get the same results (only
 /// their names differ), so one list is shared by all of them rather than
 /// copied for each: a long trace's lists are most of what a sweep holds.
-/// Reads as a slice; serializes as a list.
+/// Reads as a slice; serializes as a list. The list is the replay's own
+/// `Vec`, shared as it was made: a slice of its own would copy it (232
+/// bytes a call) while the `Vec` is still alive.
 #[derive(Clone, Default, PartialEq)]
-pub struct CallResults(Arc<[CallResult]>);
+pub struct CallResults(Arc<Vec<CallResult>>);
 
 impl CallResults {
     /// Whether `self` and `other` are one list, shared (not merely equal).
@@ -385,13 +387,13 @@ impl<'a> IntoIterator for &'a CallResults {
 
 impl From<Vec<CallResult>> for CallResults {
     fn from(calls: Vec<CallResult>) -> Self {
-        CallResults(calls.into())
+        CallResults(Arc::new(calls))
     }
 }
 
 impl FromIterator<CallResult> for CallResults {
     fn from_iter<I: IntoIterator<Item = CallResult>>(iter: I) -> Self {
-        CallResults(iter.into_iter().collect())
+        CallResults(Arc::new(iter.into_iter().collect()))
     }
 }
 
@@ -1068,11 +1070,24 @@ pub struct Fidelity {
 }
 
 /// Compares simulated and recorded usage call by call.
-pub fn fidelity(calls: &[CallResult]) -> Option<Fidelity> {
-    let mut f = Fidelity::default();
-    let mut err_sum = 0.0;
-    for c in calls {
-        let Some(r) = c.recorded else { continue };
+pub fn fidelity<'a>(calls: impl IntoIterator<Item = &'a CallResult>) -> Option<Fidelity> {
+    let mut f = FidelitySum::default();
+    calls.into_iter().for_each(|c| f.add(c));
+    f.finish()
+}
+
+/// [`fidelity`] summed one call at a time, for a caller that does not
+/// keep the calls.
+#[derive(Default)]
+pub(crate) struct FidelitySum {
+    f: Fidelity,
+    err_sum: f64,
+}
+
+impl FidelitySum {
+    pub(crate) fn add(&mut self, c: &CallResult) {
+        let Some(r) = c.recorded else { return };
+        let f = &mut self.f;
         let (sim, rec) = (c.usage.total_input(), r.total_input());
         f.calls += 1;
         f.simulated_input += sim;
@@ -1086,7 +1101,7 @@ pub fn fidelity(calls: &[CallResult]) -> Option<Fidelity> {
         } else {
             (sim as f64 - rec as f64).abs() / rec as f64 * 100.0
         };
-        err_sum += err;
+        self.err_sum += err;
         if err <= 5.0 {
             f.within_5pct += 1;
         }
@@ -1094,46 +1109,72 @@ pub fn fidelity(calls: &[CallResult]) -> Option<Fidelity> {
             f.hit_agreement += 1;
         }
     }
-    (f.calls > 0).then(|| Fidelity {
-        mean_abs_error_pct: err_sum / f.calls as f64,
-        ..f
-    })
+
+    pub(crate) fn finish(self) -> Option<Fidelity> {
+        let f = self.f;
+        (f.calls > 0).then(|| Fidelity {
+            mean_abs_error_pct: self.err_sum / f.calls as f64,
+            ..f
+        })
+    }
 }
 
 /// Sums calls into totals.
-pub fn totals(calls: &[CallResult], compacted_results: usize) -> Totals {
-    let mut t = Totals {
-        calls: calls.len(),
-        compacted_results,
-        ..Totals::default()
-    };
-    let (mut w5, mut w1) = (0, 0);
-    let (mut recorded_sum, mut simulated_sum) = (0.0, 0.0);
-    for c in calls {
+pub fn totals<'a>(
+    calls: impl IntoIterator<Item = &'a CallResult>,
+    compacted_results: usize,
+) -> Totals {
+    let mut t = TotalsSum::default();
+    calls.into_iter().for_each(|c| t.add(c));
+    t.finish(compacted_results)
+}
+
+/// [`totals`] summed one call at a time, for a caller that does not keep
+/// the calls.
+#[derive(Default)]
+pub(crate) struct TotalsSum {
+    t: Totals,
+    w5: u64,
+    w1: u64,
+    recorded_sum: f64,
+    simulated_sum: f64,
+}
+
+impl TotalsSum {
+    pub(crate) fn add(&mut self, c: &CallResult) {
+        let t = &mut self.t;
+        t.calls += 1;
         t.chars += c.chars;
         t.usage.input_tokens += c.usage.input_tokens;
         t.usage.cache_creation_input_tokens += c.usage.cache_creation_input_tokens;
         t.usage.cache_read_input_tokens += c.usage.cache_read_input_tokens;
         t.usage.output_tokens += c.usage.output_tokens;
-        w5 += c.usage.write_5m();
-        w1 += c.usage.write_1h();
+        self.w5 += c.usage.write_5m();
+        self.w1 += c.usage.write_1h();
         t.cost_usd += c.cost_usd;
         t.over_window_calls += usize::from(c.over_window);
         if let Some(r) = c.recorded_cost_usd {
-            recorded_sum += r;
-            simulated_sum += c.cost_usd_as_recorded.unwrap_or(c.cost_usd);
+            self.recorded_sum += r;
+            self.simulated_sum += c.cost_usd_as_recorded.unwrap_or(c.cost_usd);
             t.recorded_calls += 1;
         }
     }
-    t.usage.cache_creation = Some(tracecost_cost::pricing::CacheCreation {
-        ephemeral_5m_input_tokens: w5,
-        ephemeral_1h_input_tokens: w1,
-    });
-    if t.recorded_calls > 0 {
-        t.recorded_cost_usd = Some(recorded_sum);
-        t.cost_usd_recorded_calls = Some(simulated_sum);
+
+    pub(crate) fn finish(self, compacted_results: usize) -> Totals {
+        let mut t = Totals {
+            compacted_results,
+            ..self.t
+        };
+        t.usage.cache_creation = Some(tracecost_cost::pricing::CacheCreation {
+            ephemeral_5m_input_tokens: self.w5,
+            ephemeral_1h_input_tokens: self.w1,
+        });
+        if t.recorded_calls > 0 {
+            t.recorded_cost_usd = Some(self.recorded_sum);
+            t.cost_usd_recorded_calls = Some(self.simulated_sum);
+        }
+        t
     }
-    t
 }
 
 #[cfg(test)]

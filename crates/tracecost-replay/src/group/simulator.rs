@@ -14,8 +14,8 @@ use crate::breakdown::{BreakdownSum, ClassBill, PricedCall};
 use crate::explain;
 use crate::prepare::{SharedState, TraceCalibration};
 use crate::{
-    CallCost, CallResult, CallResults, PerCallRows, ReplayContext, ReplayError, ReplayResult,
-    fidelity, recorded_usage, totals,
+    CallCost, CallCosts, CallResult, CallResults, FidelitySum, PerCallRows, ReplayContext,
+    ReplayError, ReplayResult, TotalsSum, recorded_usage,
 };
 
 /// The second stage of replaying a group of configs over one trace: each
@@ -268,7 +268,7 @@ impl<'a> Simulator<'a> {
         let mut out = Vec::with_capacity(self.configs.len());
         for (c, own) in self.configs.iter().zip(self.per_config) {
             let mut bill = BreakdownSum::default();
-            let calls: Vec<CallResult> = own
+            let rows = own
                 .read()
                 .zip(shared.iter().zip(&recorded))
                 .enumerate()
@@ -322,22 +322,32 @@ impl<'a> Simulator<'a> {
                         cache_cause,
                         summary: false,
                     }
-                })
-                .collect();
-            let totals = totals(&calls, done.ever_compacted);
-            let fidelity = fidelity(&calls);
+                });
             let rows_kept = match self.rows {
                 PerCallRows::All => true,
                 PerCallRows::Costs { rows_of } => rows_of == Some(c),
             };
+            // The rows are summed as they are made; a config whose rows are
+            // not kept never holds them all (232 bytes a call), only its
+            // costs.
+            let (mut sum, mut fid) = (TotalsSum::default(), FidelitySum::default());
             let (calls, costs) = if rows_kept {
-                (calls.into(), Default::default())
+                let mut calls = Vec::with_capacity(shared.len());
+                calls.extend(rows.inspect(|r| {
+                    sum.add(r);
+                    fid.add(r);
+                }));
+                (CallResults::from(calls), CallCosts::None)
             } else {
-                (
-                    CallResults::default(),
-                    calls.iter().map(CallCost::from).collect(),
-                )
+                let mut costs = Vec::with_capacity(shared.len());
+                costs.extend(rows.map(|r| {
+                    sum.add(&r);
+                    fid.add(&r);
+                    CallCost::from(&r)
+                }));
+                (CallResults::default(), CallCosts::Kept(costs.into()))
             };
+            let (totals, fidelity) = (sum.finish(done.ever_compacted), fid.finish());
             out.push(ReplayResult {
                 fidelity,
                 trace: trace.name.clone(),
