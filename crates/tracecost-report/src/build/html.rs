@@ -40,17 +40,20 @@ pub(super) fn page_head(s: &mut String, title: &str) {
 /// Sessions the fleet page lists; the rest are on `sessions/index.html`.
 pub(super) const FLEET_TOP: usize = 20;
 
-/// `top`: the most expensive sessions, at least [`FLEET_TOP`] of them
-/// where the fleet has as many.
+/// The fleet's page, in two parts: what comes before the sessions'
+/// sections (when they are inline, `detail.split` false) and what comes
+/// after them. The sections go between as they are, so that the page is
+/// never held whole: a long trace's section lists every call of the
+/// configs it shows and runs to hundreds of MB. `top`: the most expensive
+/// sessions, at least [`FLEET_TOP`] of them where the fleet has as many.
 pub(super) fn html(
     fleet: &FleetAnswer,
     top: &[Cow<'_, SessionFigures>],
     traces: usize,
     a: &Assumptions,
-    inline: &[String],
     detail: Detail<'_>,
     charts: &[Figure],
-) -> String {
+) -> (String, String) {
     let mut s = String::new();
     page_head(&mut s, "tracecost report");
     let _ = write!(
@@ -76,13 +79,9 @@ pub(super) fn html(
     if traces > 1 {
         fleet_section(&mut s, fleet, top, traces, detail, charts);
     }
-    if !detail.split {
-        for section in inline {
-            s.push_str(section);
-        }
-    }
-    assumptions_html(&mut s, a);
-    s
+    let mut tail = String::new();
+    assumptions_html(&mut tail, a);
+    (s, tail)
 }
 
 /// The fleet's answer: headline cards, the reasoning, the tables.

@@ -719,16 +719,22 @@ impl<'s> ReportWriter<'s> {
         // The most expensive sessions, named on the fleet's page and in
         // summary.md; the others are read as their files are written.
         let top = fleet.per_session.top(FLEET_TOP.max(SUMMARY_TOP))?;
-        let index = html(
+        let (head, tail) = html(
             fleet,
             &top,
             sessions.len(),
             &self.assumptions,
-            &self.inline,
             detail,
             &fleet_svgs,
         );
-        self.put("index.html", index.as_bytes())?;
+        self.put("index.html", head.as_bytes())?;
+        // Each section appended and let go: the page is never one text.
+        for section in std::mem::take(&mut self.inline) {
+            if !detail.split {
+                self.append("index.html", section.as_bytes())?;
+            }
+        }
+        self.append("index.html", tail.as_bytes())?;
         if self.split {
             // Each session of several traces gets its page, written now
             // that the fleet has summed it.
