@@ -544,15 +544,24 @@ impl<'c> AccountSweep<'c> {
                 )
                 .collect::<Vec<_>>()
         };
-        let (replayed, risk_indexes) = rayon::join(
-            || replays(&mut self.runs),
-            || {
-                prepared
-                    .par_iter()
-                    .map(|p| risk_index(p))
-                    .collect::<Vec<RiskIndex>>()
-            },
-        );
+        // Recall risk's index of each trace is built beside the replays,
+        // except for a trace alone, whose index (about its file again) is
+        // built once its replays are done and let go once it is ranked,
+        // so that it is never held beside a replay in flight.
+        let (replayed, risk_indexes) = if lean {
+            (replays(&mut self.runs), Vec::new())
+        } else {
+            rayon::join(
+                || replays(&mut self.runs),
+                || {
+                    prepared
+                        .par_iter()
+                        .map(|p| risk_index(p))
+                        .collect::<Vec<RiskIndex>>()
+                },
+            )
+        };
+        let mut risk_indexes = risk_indexes.into_iter();
         // Per trace, every config's result.
         let mut per_trace: Vec<Vec<ReplayResult>> = prepared.iter().map(|_| Vec::new()).collect();
         for r in replayed {
@@ -565,9 +574,9 @@ impl<'c> AccountSweep<'c> {
         prepared
             .iter()
             .zip(per_trace)
-            .zip(&risk_indexes)
             .zip(which)
-            .map(|(((p, results), risk_index), &t)| {
+            .map(|((p, results), &t)| {
+                let index = risk_indexes.next().unwrap_or_else(|| risk_index(p));
                 let baseline = self.applicability.baseline(t);
                 // A trace's rows: the grid and its own baseline, not the
                 // other traces' baselines.
@@ -577,12 +586,13 @@ impl<'c> AccountSweep<'c> {
                     .collect();
                 let mut sweep = rank(
                     p,
-                    risk_index,
+                    &index,
                     results,
                     baseline,
                     ctx.pricing,
                     self.recall_cost_usd,
                 )?;
+                drop(index);
                 if lean {
                     self.replay_written_rows(p, &mut sweep)?;
                 }
