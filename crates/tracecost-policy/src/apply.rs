@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::peers::Clearing;
 pub use super::view::BlockTokens;
-use super::view::{Replacements, clear_message};
+use super::view::{CompactedList, Replacements, clear_message};
 use super::{Cache, Compaction};
 use tracecost_engine::cache::{
     CacheComposition, HistoryCachePolicy, ManifestCachePolicy, ProviderKind,
@@ -25,71 +25,6 @@ pub struct PolicyView<'h> {
     pub view: WireView<'h>,
     /// tool_use ids whose results were compacted or cleared, in order.
     pub compacted: Vec<Arc<str>>,
-}
-
-/// The tool_use ids a running view compacted or cleared, in order, and how
-/// long a prefix of them is as it was when [`Self::take_unchanged`] was last
-/// called. A caller that compares each call's list with the call before
-/// (a replay's log of what each call compacted) then compares what changed
-/// alone: a long trace compacts more results at every call, and comparing
-/// the whole list each time made the replay grow with the square of the
-/// calls. Every edit lowers the mark to where it edits; a list built
-/// elsewhere and assigned (`From`) has no unchanged prefix.
-#[derive(Debug, Default, Clone)]
-pub struct CompactedList {
-    ids: Vec<Arc<str>>,
-    unchanged: usize,
-}
-
-impl CompactedList {
-    /// Appends `id` (the prefix before it is unchanged).
-    pub fn push(&mut self, id: Arc<str>) {
-        self.ids.push(id);
-    }
-
-    /// Removes the last id.
-    pub fn pop(&mut self) -> Option<Arc<str>> {
-        let id = self.ids.pop();
-        self.unchanged = self.unchanged.min(self.ids.len());
-        id
-    }
-
-    /// Inserts `id` at `at`, moving those after it.
-    pub fn insert(&mut self, at: usize, id: Arc<str>) {
-        self.ids.insert(at, id);
-        self.unchanged = self.unchanged.min(at);
-    }
-
-    /// Removes every id.
-    pub fn clear(&mut self) {
-        self.ids.clear();
-        self.unchanged = 0;
-    }
-
-    /// How many leading ids are those of the list when this was last called
-    /// (none the first time); from now on, all of them.
-    pub fn take_unchanged(&mut self) -> usize {
-        std::mem::replace(&mut self.unchanged, self.ids.len())
-    }
-}
-
-impl std::ops::Deref for CompactedList {
-    type Target = [Arc<str>];
-    fn deref(&self) -> &[Arc<str>] {
-        &self.ids
-    }
-}
-
-impl From<Vec<Arc<str>>> for CompactedList {
-    fn from(ids: Vec<Arc<str>>) -> Self {
-        Self { ids, unchanged: 0 }
-    }
-}
-
-impl Extend<Arc<str>> for CompactedList {
-    fn extend<I: IntoIterator<Item = Arc<str>>>(&mut self, iter: I) {
-        self.ids.extend(iter);
-    }
 }
 
 /// A compaction policy running over one trace, keeping what it may keep
@@ -1143,34 +1078,6 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
-
-        /// Whatever edits are made between two calls, the prefix
-        /// `take_unchanged` vouches for is the list as it was at the call
-        /// before, and no longer than the list.
-        #[test]
-        fn the_unchanged_prefix_is_the_list_at_the_last_take(
-            ops in proptest::collection::vec((0u8..6, 0u8..8), 0..60),
-        ) {
-            let mut list = CompactedList::default();
-            let mut at_take: Vec<Arc<str>> = Vec::new();
-            for (n, (op, x)) in ops.into_iter().enumerate() {
-                let id: Arc<str> = Arc::from(format!("t{n}"));
-                match op {
-                    0 | 1 => list.push(id),
-                    2 => { list.pop(); }
-                    3 => list.insert(usize::from(x).min(list.len()), id),
-                    4 => list.extend([id]),
-                    _ if x == 0 => list.clear(),
-                    _ if x == 1 => list = Vec::from(&list[..]).into(),
-                    _ => {
-                        let u = list.take_unchanged();
-                        proptest::prop_assert!(u <= list.len() && u <= at_take.len());
-                        proptest::prop_assert_eq!(&list[..u], &at_take[..u]);
-                        at_take = list.to_vec();
-                    }
-                }
-            }
-        }
 
         /// The `recorded` compaction: call by call, `advance` gives the
         /// view a fresh run's `view` gives, each result cleared from the

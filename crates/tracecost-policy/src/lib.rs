@@ -28,6 +28,7 @@ mod ttl;
 mod view;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
+pub use view::CompactedList;
 pub use flags::{FlagError, Implied, Kept, PolicyFlags, ResolvedPolicy};
 pub use grid::GridSpec;
 pub use kinds::{

@@ -379,7 +379,7 @@ impl PeerState {
         &mut self,
         open: bool,
         clear_inputs: bool,
-        compacted: &mut super::apply::CompactedList,
+        compacted: &mut super::view::CompactedList,
     ) -> Vec<usize> {
         // The ids whose clearing changes at this call.
         let changed = match (self.open, open) {
@@ -420,7 +420,7 @@ pub(super) struct PeerTarget<'s, 'h> {
     /// The messages as sent at the last call.
     pub(super) view: &'s mut WireView<'h>,
     /// tool_use ids cleared at the last call, in order.
-    pub(super) compacted: &'s mut super::apply::CompactedList,
+    pub(super) compacted: &'s mut super::view::CompactedList,
     /// What the peer has seen and decided so far.
     pub(super) state: &'s mut PeerState,
 }

@@ -286,7 +286,7 @@ pub(crate) fn extension<'i>(ids: &'i [Arc<str>], before: &[Arc<str>]) -> Option<
 impl CompactedLog {
     /// Records the ids compacted at the next call, of which the first
     /// `unchanged` are known to be those of the call before (as
-    /// [`tracecost_policy::apply::CompactedList::take_unchanged`] says);
+    /// [`tracecost_policy::CompactedList::take_unchanged`] says);
     /// returns those not compacted at the call before. Only the ids past
     /// `unchanged` are compared: the list grows with the trace.
     fn push<'i>(&mut self, ids: &'i [Arc<str>], unchanged: usize) -> &'i [Arc<str>] {
