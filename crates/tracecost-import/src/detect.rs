@@ -195,10 +195,9 @@ const DECIDE_VALUES: usize = 100_000;
 /// `null`) without a recursion limit: serde_json refuses values nested past
 /// 128 levels, and a log whose first record nests that deep (in a tool's
 /// input, say) is still that log. Past the first [`DECIDE_VALUES`] values
-/// of the document a list or an object is read as an empty one and a text
-/// as an empty text (its kind kept: a trace without `format` is still told
-/// by its `calls` list), and a list ends; the rest is only checked to be
-/// JSON.
+/// of the document a list ends and an object is read as an empty one (its
+/// kind kept: a trace without `format` is still told by its `calls` list);
+/// the rest is only checked to be JSON.
 struct Shallow<'k> {
     depth: usize,
     /// How many more values are kept.
@@ -256,11 +255,14 @@ impl<'de> serde::de::Visitor<'de> for Shallow<'_> {
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
         Ok(Value::from(v))
     }
+    // A text is kept whole even past the bound: the texts read then are
+    // members of objects opened before it (a list ends there), and a
+    // trace written with sorted keys has its `format` after its `calls`.
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(if self.keep() { v.to_owned() } else { String::new() }))
+        Ok(Value::String(v.to_owned()))
     }
     fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(if self.keep() { v } else { String::new() }))
+        Ok(Value::String(v))
     }
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
@@ -294,6 +296,8 @@ impl<'de> serde::de::Visitor<'de> for Shallow<'_> {
         // read as empty ones of their kind): what decides is which members
         // an object has.
         while let Some(k) = map.next_key::<String>()? {
+            // A member counts too (a text or a number is kept whole).
+            self.keep();
             let v = map.next_value_seed(self.below())?;
             out.insert(k, v);
         }
@@ -756,6 +760,14 @@ mod tests {
         let mut de = serde_json::Deserializer::from_str(&numbers);
         let v = serde::de::DeserializeSeed::deserialize(Shallow::top(&kept), &mut de).unwrap();
         assert!(values_in(&v) <= DECIDE_VALUES + 1);
+        // Sorted keys put a trace's `format` after its `calls`, past the
+        // bound: still a trace.
+        let calls: Vec<String> = (0..60_000).map(|i| format!(r#"{{"messages":{i}}}"#)).collect();
+        let sorted = format!(
+            r#"{{"calls":[{}],"format":"tracecost.trace/v1","messages":[],"model":"m","name":"a"}}"#,
+            calls.join(",")
+        );
+        assert_eq!(kind_of("sorted.json", &sorted), FileKind::Trace);
         // What is past the bound is still checked to be JSON.
         assert_eq!(decide_text(format!("{}]", &doc[..doc.len() - 1]).as_bytes()), None);
     }
