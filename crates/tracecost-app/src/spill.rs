@@ -10,7 +10,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 pub(crate) use tracecost_replay::spilled_costs::read_at;
-use tracecost_replay::spilled_costs::write_at;
+use tracecost_replay::spilled_costs::{create_unlinked, write_at};
 
 use crate::AppError;
 
@@ -95,14 +95,7 @@ fn temp_file(what: &str) -> Result<(PathBuf, File), AppError> {
         std::process::id()
     ));
     let io = |source| store_error(&path, &source);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(io)?;
-    #[cfg(unix)]
-    std::fs::remove_file(&path).map_err(io)?;
+    let file = create_unlinked(&path).map_err(io)?;
     Ok((path, file))
 }
 

@@ -751,7 +751,11 @@ mod tests {
         let kept = std::cell::Cell::new(DECIDE_VALUES);
         let mut de = serde_json::Deserializer::from_str(&doc);
         let v = serde::de::DeserializeSeed::deserialize(Shallow::top(&kept), &mut de).unwrap();
-        assert!(values_in(&v) <= DECIDE_VALUES + 16, "{} values kept", values_in(&v));
+        assert!(
+            values_in(&v) <= DECIDE_VALUES + 16,
+            "{} values kept",
+            values_in(&v)
+        );
         assert!(v.get("calls").is_some_and(Value::is_array));
         assert_eq!(kind_of("long.json", &doc), FileKind::Trace);
         // Numbers count as much as objects.
@@ -762,14 +766,19 @@ mod tests {
         assert!(values_in(&v) <= DECIDE_VALUES + 1);
         // Sorted keys put a trace's `format` after its `calls`, past the
         // bound: still a trace.
-        let calls: Vec<String> = (0..60_000).map(|i| format!(r#"{{"messages":{i}}}"#)).collect();
+        let calls: Vec<String> = (0..60_000)
+            .map(|i| format!(r#"{{"messages":{i}}}"#))
+            .collect();
         let sorted = format!(
             r#"{{"calls":[{}],"format":"tracecost.trace/v1","messages":[],"model":"m","name":"a"}}"#,
             calls.join(",")
         );
         assert_eq!(kind_of("sorted.json", &sorted), FileKind::Trace);
         // What is past the bound is still checked to be JSON.
-        assert_eq!(decide_text(format!("{}]", &doc[..doc.len() - 1]).as_bytes()), None);
+        assert_eq!(
+            decide_text(format!("{}]", &doc[..doc.len() - 1]).as_bytes()),
+            None
+        );
     }
 
     #[test]

@@ -28,7 +28,6 @@ mod ttl;
 mod view;
 
 pub use apply::{BlockTokens, CompactionRun, PolicyView, ViewState, markers_for_call};
-pub use view::CompactedList;
 pub use flags::{FlagError, Implied, Kept, PolicyFlags, ResolvedPolicy};
 pub use grid::GridSpec;
 pub use kinds::{
@@ -43,6 +42,7 @@ pub use retention::{BreakpointTtl, OpenAiRetention};
 pub use thinking::{CLEAR_THINKING_NAME, ClearThinking, DEFAULT_CLEAR_THINKING_KEEP};
 pub use trim::AgentsTrim;
 pub use ttl::{RECORDED_TTL_NAME, TtlChoice, recorded_ttls, written_ttl};
+pub use view::CompactedList;
 
 use std::fmt;
 use std::str::FromStr;

@@ -45,14 +45,7 @@ impl CostFile {
             path: path.display().to_string(),
             source,
         };
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(io)?;
-        #[cfg(unix)]
-        std::fs::remove_file(&path).map_err(io)?;
+        let file = create_unlinked(&path).map_err(io)?;
         Ok(Arc::new(CostFile {
             path,
             file,
@@ -174,6 +167,20 @@ impl SpilledCosts {
             })
             .collect()
     }
+}
+
+/// A new file at `path`, open to read and write; on Unix its name is
+/// removed at once, so nothing is left however the process ends (the file
+/// lives while it is open). Fails if `path` exists.
+pub fn create_unlinked(path: &std::path::Path) -> std::io::Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    #[cfg(unix)]
+    std::fs::remove_file(path)?;
+    Ok(file)
 }
 
 /// Fills `buf` from `file` at offset `at` (a short file is an error).
