@@ -19,6 +19,7 @@ mod caches;
 mod check;
 pub mod explain;
 mod group;
+mod in_flight;
 mod prepare;
 mod request;
 mod recall_observed;

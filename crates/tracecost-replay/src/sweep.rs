@@ -549,7 +549,14 @@ impl<'c> AccountSweep<'c> {
         // built once its replays are done and let go once it is ranked,
         // so that it is never held beside a replay in flight.
         let (replayed, risk_indexes) = if lean {
-            (replays(&mut self.runs), Vec::new())
+            // Its replays in flight bounded, so that a long trace's peak
+            // does not grow with the cores.
+            let messages = prepared.first().map_or(0, |p| p.trace.messages.len());
+            let runs = &mut self.runs;
+            (
+                super::in_flight::bounded(messages, || replays(runs)),
+                Vec::new(),
+            )
         } else {
             rayon::join(
                 || replays(&mut self.runs),
@@ -652,10 +659,12 @@ impl<'c> AccountSweep<'c> {
             rows: PerCallRows::All,
             ..self.ctx.opts
         });
-        let replayed = wanted
-            .par_iter()
-            .map(|(configs, _)| super::run_group(prepared, configs, ctx))
-            .collect::<Result<Vec<_>, _>>()?;
+        let replayed = super::in_flight::bounded(prepared.trace.messages.len(), || {
+            wanted
+                .par_iter()
+                .map(|(configs, _)| super::run_group(prepared, configs, ctx))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
         for ((_, rows), results) in wanted.iter().zip(replayed) {
             for (&row, result) in rows.iter().zip(results) {
                 let r = &mut sweep.rows[row].result;
