@@ -474,7 +474,7 @@ pub(super) fn flatten_message(
     drop_reasoning: bool,
     blocks: &mut Vec<PrefixBlock>,
 ) -> u64 {
-    let counts = prepared.messages.get(mi).map_or(&[][..], Vec::as_slice);
+    let counts = prepared.messages.get(mi).unwrap_or_default();
     let per_message = price.framing.per_message;
     match &wm.blocks {
         None => {

@@ -352,8 +352,9 @@ impl PreparedTrace<'_> {
         };
         let cal = self.calibration;
         let f = price.framing;
-        let visible: u64 = self.messages[..call.messages.min(self.messages.len())]
-            .iter()
+        let visible: u64 = self
+            .messages
+            .range(0..call.messages.min(self.messages.len()))
             .map(|m| m.iter().map(|c| c.tokens(&cal, f.per_block)).sum::<u64>() + f.per_message)
             .sum();
         let Some(hidden) = recorded

@@ -18,11 +18,13 @@ use tracecost_engine::message::{
 use tracecost_engine::recall::recall_tool_definition;
 use tracecost_trace::Trace;
 
+mod counts;
 mod fallback;
 mod hidden;
 mod idle;
 mod record;
 
+pub use counts::MessageCounts;
 pub use fallback::{HeldPrefix, documented_hold_ms, recorded_fallbacks};
 pub use hidden::{HiddenCache, SharedState, hidden_prefix_block};
 pub use idle::{IdleFit, fit_idle};
@@ -170,7 +172,7 @@ pub struct PreparedTrace<'t> {
     /// The trace.
     pub trace: &'t Trace,
     /// Per message, per block (a string-content message has one entry).
-    pub messages: Vec<Vec<BlockCount>>,
+    pub messages: MessageCounts,
     /// Characters of each message's compact JSON as recorded.
     pub message_chars: Vec<u64>,
     /// Per prompt version: its tools.
@@ -231,7 +233,8 @@ pub struct PreparedTrace<'t> {
     >,
     /// Counts of the history's blocks by address (the trace is immutable
     /// while prepared, so an address names one block).
-    by_address: std::collections::HashMap<usize, BlockCount>,
+    /// (each value: the block's place among [`MessageCounts::flat`]).
+    by_address: std::collections::HashMap<usize, u32, tracecost_cost::tokens::FastBuild>,
 }
 
 impl<'t> PreparedTrace<'t> {
@@ -280,7 +283,7 @@ impl<'t> PreparedTrace<'t> {
         drop(refs);
         drop(texts);
 
-        let messages: Vec<Vec<BlockCount>> = trace
+        let messages: MessageCounts = trace
             .messages
             .iter()
             .map(|m| message_counts(memo, m))
@@ -371,12 +374,12 @@ impl<'t> PreparedTrace<'t> {
         price: &ModelPrice,
     ) -> Self {
         let trace = &part.trace;
-        let messages: Vec<Vec<BlockCount>> = trace
+        let messages: MessageCounts = trace
             .messages
             .iter()
             .zip(&part.messages_from)
             .map(|(m, from)| match from {
-                Some(i) => whole.messages[*i].clone(),
+                Some(i) => whole.messages[*i].to_vec(),
                 // The summary is written in the provider's tokens, at the
                 // size the policy gives it: no factor scales it.
                 None => message_counts(memo, m)
@@ -446,7 +449,14 @@ impl<'t> PreparedTrace<'t> {
         let (mut tokens, mut blocks) = (0u64, 0u64);
         self.cumulative_tokens.push(0);
         self.cumulative_blocks.push(0);
-        for (m, counts) in self.trace.messages.iter().zip(&self.messages) {
+        self.by_address.reserve(self.messages.flat().len());
+        for (i, (m, counts)) in self
+            .trace
+            .messages
+            .iter()
+            .zip(self.messages.iter())
+            .enumerate()
+        {
             tokens += counts
                 .iter()
                 .map(|c| c.tokens(&self.calibration, 0))
@@ -454,9 +464,13 @@ impl<'t> PreparedTrace<'t> {
             blocks += counts.len() as u64;
             self.cumulative_tokens.push(tokens);
             self.cumulative_blocks.push(blocks);
-            for (b, c) in m.blocks().iter().zip(counts) {
-                self.by_address
-                    .insert(b as *const ContentBlock as usize, *c);
+            let start = self.messages.start(i);
+            for (j, b) in m.blocks().iter().take(counts.len()).enumerate() {
+                // Past 4 billion blocks a block is counted again when asked.
+                if let Ok(at) = u32::try_from(start + j) {
+                    self.by_address
+                        .insert(b as *const ContentBlock as usize, at);
+                }
             }
         }
     }
@@ -480,12 +494,12 @@ impl<'t> PreparedTrace<'t> {
             if a.prompt != b.prompt || b.messages <= a.messages || b.compacted.is_some() {
                 continue;
             }
-            let new = &self.messages[a.messages..b.messages];
+            let new: Vec<&[BlockCount]> = self.messages.range(a.messages..b.messages).collect();
             // Reasoning sized from the record, and reasoning dropped, are
             // known in the provider's tokens: only the rest is fitted.
             let raw: u64 = new
                 .iter()
-                .flatten()
+                .flat_map(|m| m.iter())
                 .filter(|c| c.scale != Scale::Exact)
                 .map(|c| c.raw_tokens)
                 .sum();
@@ -537,9 +551,10 @@ impl PreparedTrace<'_> {
 
     /// The count of a block of this trace's history, found by address.
     pub fn count_of(&self, block: &ContentBlock) -> Option<BlockCount> {
-        self.by_address
-            .get(&(block as *const ContentBlock as usize))
-            .copied()
+        let at = self
+            .by_address
+            .get(&(block as *const ContentBlock as usize))?;
+        self.messages.flat().get(*at as usize).copied()
     }
 
     /// Calibrated tokens of `history` when it is a prefix of this trace's

@@ -132,8 +132,9 @@ impl PreparedTrace<'_> {
                 continue;
             }
             let range = a.messages..b.messages;
-            let frame: u64 = self.messages[range.clone()]
-                .iter()
+            let frame: u64 = self
+                .messages
+                .range(range.clone())
                 .map(|m| framing.per_message + framing.per_block * m.len() as u64)
                 .sum();
             // Reasoning dropped comes back into the growth, reasoning sized
@@ -182,7 +183,7 @@ impl PreparedTrace<'_> {
                 })
                 .collect();
             let mut shares = shares.into_iter();
-            for (m, keep) in self.messages[range].iter_mut().zip(keep) {
+            for (m, keep) in self.messages.range_mut(range).into_iter().zip(keep) {
                 for (c, k) in m.iter_mut().zip(keep) {
                     if !k {
                         continue;
@@ -292,8 +293,9 @@ impl PreparedTrace<'_> {
             {
                 continue;
             }
-            let appended: u64 = self.messages[a.messages..b.messages]
-                .iter()
+            let appended: u64 = self
+                .messages
+                .range(a.messages..b.messages)
                 .map(|m| tokens(m))
                 .sum();
             let removed = (ra + appended).saturating_sub(rb);
@@ -301,7 +303,10 @@ impl PreparedTrace<'_> {
             let mut taken: Vec<&Arc<str>> = Vec::new();
             let mut small: Vec<&Arc<str>> = Vec::new();
             let mut saved = 0u64;
-            'scan: for (m, counts) in trace.messages[..a.messages].iter().zip(&self.messages) {
+            'scan: for (m, counts) in trace.messages[..a.messages]
+                .iter()
+                .zip(self.messages.iter())
+            {
                 for (block, count) in m.blocks().iter().zip(counts) {
                     let BlockKind::ToolResult { tool_use_id, .. } = block.kind() else {
                         continue;
@@ -361,8 +366,9 @@ impl PreparedTrace<'_> {
             prefix_factor: None,
             idle: None,
         };
-        let messages: u64 = self.messages[..call.messages.min(self.messages.len())]
-            .iter()
+        let messages: u64 = self
+            .messages
+            .range(0..call.messages.min(self.messages.len()))
             .map(|m| {
                 m.iter()
                     .enumerate()
