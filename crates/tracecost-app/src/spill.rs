@@ -144,6 +144,61 @@ impl Drop for TempFile {
     }
 }
 
+/// Text appended in order and read back in order, a chunk at a time, from
+/// a temporary file: what a report writes late and in one piece (the
+/// sessions' sections of the fleet page, which for a long trace are
+/// hundreds of MB of per-call tables) is never held whole in memory.
+#[derive(Debug)]
+pub struct SpilledText {
+    file: TempFile,
+}
+
+impl SpilledText {
+    /// Bytes read back at a time.
+    pub const CHUNK: usize = 1 << 20;
+
+    /// A new, empty text in the system's temporary folder; `what` names
+    /// its file.
+    pub fn new(what: &str) -> Result<Self, AppError> {
+        Ok(SpilledText {
+            file: TempFile::new(what)?,
+        })
+    }
+
+    /// Appends `text`.
+    pub fn push(&mut self, text: &str) -> Result<(), AppError> {
+        self.file.append(text.as_bytes()).map(|_| ())
+    }
+
+    /// Bytes appended so far.
+    pub fn len(&self) -> u64 {
+        self.file.end
+    }
+
+    /// Whether nothing was appended.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ends appending, then hands `f` everything appended, in order, in
+    /// chunks of at most [`Self::CHUNK`] bytes (a chunk may end inside a
+    /// character).
+    pub fn read_chunks<E: From<AppError>>(
+        mut self,
+        mut f: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.file.seal()?;
+        let mut at = 0u64;
+        while at < self.file.end {
+            let len =
+                usize::try_from(self.file.end - at).map_or(Self::CHUNK, |n| n.min(Self::CHUNK));
+            f(&self.file.read(at, len)?)?;
+            at += len as u64;
+        }
+        Ok(())
+    }
+}
+
 /// Records written to a temporary file in any order, each under its place
 /// (a trace's in the plan), and read back by place: what a report holds of
 /// every trace until the end (a summary, a line of `results.json`) is kept
@@ -402,6 +457,37 @@ mod tests {
             assert_eq!(Record::from_bytes(r.to_bytes()), r);
         }
         assert_eq!(Record::NONE.to_bytes(), [0u8; Record::BYTES]);
+    }
+
+    /// Spilled text reads back as appended, in chunks no longer than the
+    /// bound, however the pieces and the chunks fall.
+    #[test]
+    fn spilled_text_reads_back_as_appended_in_bounded_chunks() {
+        let piece = "é-".repeat(SpilledText::CHUNK / 5);
+        let mut want = String::new();
+        let mut text = SpilledText::new("test-text").unwrap();
+        assert!(text.is_empty());
+        for p in ["<head>", piece.as_str(), "", piece.as_str(), "</tail>"] {
+            text.push(p).unwrap();
+            want.push_str(p);
+        }
+        assert_eq!(text.len(), want.len() as u64);
+        let mut got = Vec::new();
+        let mut chunks = 0;
+        text.read_chunks(|c: &[u8]| -> Result<(), AppError> {
+            assert!(!c.is_empty() && c.len() <= SpilledText::CHUNK);
+            got.extend_from_slice(c);
+            chunks += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(String::from_utf8(got).unwrap(), want);
+        assert!(chunks >= 2, "{chunks}");
+        // Nothing appended reads as nothing.
+        SpilledText::new("test-empty")
+            .unwrap()
+            .read_chunks(|_: &[u8]| -> Result<(), AppError> { panic!("no chunk") })
+            .unwrap();
     }
 
     #[test]

@@ -19,7 +19,7 @@ use tracecost_replay::sweep::RequestShape;
 use tracecost_trace::Trace;
 
 /// Re-exported: `app::store::SpillFile` and the rest keep their paths.
-pub use crate::spill::{OnDisk, SpillFile, decode_record, encode_record};
+pub use crate::spill::{OnDisk, SpillFile, SpilledText, decode_record, encode_record};
 use crate::spill::{TempFile, read_at};
 
 /// Traces written to a temporary file, read back one at a time; a trace

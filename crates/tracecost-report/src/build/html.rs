@@ -400,6 +400,7 @@ pub(super) fn trace_page(
             per_thousand: PerThousand::No,
             own_page: true,
         },
+        &mut |_| {},
     );
     s.push_str("</body>\n</html>\n");
     s
@@ -456,12 +457,15 @@ pub(super) struct SectionPlace<'a> {
     pub(super) own_page: bool,
 }
 
+/// `out` is handed the text now and then as the per-call tables are
+/// written, and may take it ([`calls_table`]); what it leaves stays in `s`.
 pub(super) fn trace_section(
     s: &mut String,
     session: &str,
     r: &TraceReport,
     charts: &[Figure],
     place: SectionPlace<'_>,
+    out: &mut dyn FnMut(&mut String),
 ) {
     let SectionPlace {
         root,
@@ -479,9 +483,9 @@ pub(super) fn trace_section(
     s.push_str("<h3>All configurations</h3>\n<p class=\"small\">Sorted by cost. Recall risk = compacted results needed again (mid estimate); * = on the Pareto front of cost against recall risk.</p>\n");
     sweep_table(s, sw);
     s.push_str("<h3>Per call: status quo and recommended</h3>\n<p class=\"small\">The last column says why a call read less than the call before it had cached. <code>tracecost fidelity PATH --explain NAME</code> sets each call beside what its record shows.</p>\n");
-    calls_table(s, "status quo", h.base);
+    calls_table(s, "status quo", h.base, out);
     if sw.recommended != sw.baseline {
-        calls_table(s, "recommended", h.rec);
+        calls_table(s, "recommended", h.rec, out);
     }
 }
 

@@ -272,7 +272,15 @@ pub(super) fn sweep_table(s: &mut String, sw: &TraceSweep) {
     }
 }
 
-pub(super) fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
+/// One config's per-call table. `out` is handed the text every
+/// [`super::sink::CHUNK`] bytes or so and may take it (a long trace's
+/// table runs to hundreds of MB, never held whole then).
+pub(super) fn calls_table(
+    s: &mut String,
+    label: &str,
+    r: &SweepRow,
+    out: &mut dyn FnMut(&mut String),
+) {
     let _ = write!(
         s,
         "<details{}><summary>{label}: <code>{}</code> — {} calls, {}</summary>\n<table>\n<tr><th>call</th><th class=\"o\">msgs</th><th class=\"o\">chars</th><th class=\"o\">uncached</th><th class=\"o\">write 5m</th><th class=\"o\">write 1h</th><th class=\"o\">read</th><th class=\"o\">output</th><th>cost</th><th class=\"o\">recorded input</th><th class=\"l o\">compacted</th><th class=\"l\">why it wrote or missed</th></tr>\n",
@@ -319,6 +327,9 @@ pub(super) fn calls_table(s: &mut String, label: &str, r: &SweepRow) {
                 (false, k) => k.map(|k| k.text()).unwrap_or_default(),
             })
         );
+        if s.len() >= super::sink::CHUNK {
+            out(s);
+        }
     }
     s.push_str("</table>\n</details>\n");
 }

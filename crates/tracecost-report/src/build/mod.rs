@@ -94,7 +94,7 @@ pub struct ReportWriter<'s> {
     /// Each session's detail on its own page (else inline on the fleet page).
     split: bool,
     /// The sessions' sections with their charts, when inline.
-    inline: Vec<String>,
+    inline: Sections,
     /// Traces written so far (to `results.json`, in the report's order).
     traces: usize,
     /// Traces handed over so far.
@@ -187,6 +187,42 @@ impl Lines {
     }
 }
 
+/// The sessions' sections of the fleet page, in the report's order, held
+/// until the page is written: in a temporary file (made when the first
+/// comes), or in memory for a report asked to use no temporary file
+/// ([`ReportWriter::lines_in_memory`]). A long trace's section is hundreds
+/// of MB of per-call tables: held in memory, it was a report's peak.
+enum Sections {
+    InMemory(String),
+    Spilled(Option<tracecost_app::store::SpilledText>),
+}
+
+impl Sections {
+    /// Appends `text` to the sections.
+    fn push(&mut self, text: &str) -> Result<(), ReportError> {
+        match self {
+            Sections::InMemory(s) => s.push_str(text),
+            Sections::Spilled(file) => {
+                let f = match file {
+                    Some(f) => f,
+                    None => file.insert(tracecost_app::store::SpilledText::new("sections")?),
+                };
+                f.push(text)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands `f` every section, in order, a part at a time.
+    fn read(self, mut f: impl FnMut(&[u8]) -> Result<(), ReportError>) -> Result<(), ReportError> {
+        match self {
+            Sections::InMemory(s) => f(s.as_bytes()),
+            Sections::Spilled(None) => Ok(()),
+            Sections::Spilled(Some(text)) => text.read_chunks(f),
+        }
+    }
+}
+
 /// What a trace adds to the files written in the report's order.
 struct Written {
     section: Option<String>,
@@ -273,7 +309,7 @@ impl<'s> ReportWriter<'s> {
             sink,
             single: traces == 1,
             split,
-            inline: Vec::new(),
+            inline: Sections::Spilled(None),
             traces: 0,
             arrived: 0,
             pending: BTreeMap::new(),
@@ -317,6 +353,7 @@ impl<'s> ReportWriter<'s> {
         if let Some(b) = self.bounded.as_mut() {
             b.summaries = Lines::InMemory(BTreeMap::new());
         }
+        self.inline = Sections::InMemory(String::new());
         self
     }
 
@@ -600,12 +637,23 @@ impl<'s> ReportWriter<'s> {
         svgs: Vec<Figure>,
     ) -> Result<(), ReportError> {
         let files = !self.split;
+        // Next in the report's order: its section goes to the others as
+        // it is written.
+        let in_order = index == self.traces;
         let section = if self.split {
             let page = trace_page(session, r, &svgs, self.assumptions.baseline.as_deref());
             self.put(&trace_link(&r.sweep.trace, true), page.as_bytes())?;
             None
         } else {
             let mut section = String::new();
+            let mut failed = None;
+            let inline = &mut self.inline;
+            let mut out = |text: &mut String| {
+                if in_order && failed.is_none() {
+                    failed = inline.push(text).err();
+                    text.clear();
+                }
+            };
             trace_section(
                 &mut section,
                 session,
@@ -622,18 +670,22 @@ impl<'s> ReportWriter<'s> {
                     },
                     own_page: false,
                 },
+                &mut out,
             );
+            if let Some(e) = failed {
+                return Err(e);
+            }
             Some(section)
         };
         let csv = results_csv_rows(session, &r.sweep, index == 0)?;
-        if index == self.traces {
+        if in_order {
             // Next in the report's order: its entry of `results.json` goes
             // straight to the file. The entry holds every call under every
             // config shown, so a long trace's text runs to hundreds of MB,
             // and holding it (then indenting a copy) was most of what
             // writing a report added to the sweep's memory.
             if let Some(section) = section {
-                self.inline.push(section);
+                self.inline.push(&section)?;
             }
             let sep = if self.traces == 0 {
                 "\n    "
@@ -657,7 +709,7 @@ impl<'s> ReportWriter<'s> {
         // What was waiting for the traces written so far.
         while let Some(w) = self.pending.remove(&self.traces) {
             if let Some(section) = w.section {
-                self.inline.push(section);
+                self.inline.push(&section)?;
             }
             let sep = if self.traces == 0 { "\n" } else { ",\n" };
             self.append(
@@ -728,11 +780,11 @@ impl<'s> ReportWriter<'s> {
             &fleet_svgs,
         );
         self.put("index.html", head.as_bytes())?;
-        // Each section appended and let go: the page is never one text.
-        for section in std::mem::take(&mut self.inline) {
-            if !detail.split {
-                self.append("index.html", section.as_bytes())?;
-            }
+        // The sections appended a part at a time: the page is never one
+        // text.
+        let sections = std::mem::replace(&mut self.inline, Sections::InMemory(String::new()));
+        if !detail.split {
+            sections.read(|part| self.append("index.html", part))?;
         }
         self.append("index.html", tail.as_bytes())?;
         if self.split {
