@@ -147,6 +147,7 @@ impl crate::app::SessionSink for ReportSessionSink<'_, '_> {
         if self
             .replayed
             .is_multiple_of(crate::cli::memory::TRACES_PER_TRIM)
+            || trace.calls.len() >= crate::cli::memory::CALLS_PER_TRIM
         {
             crate::cli::memory::give_back();
         }
