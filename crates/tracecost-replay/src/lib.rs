@@ -135,26 +135,21 @@ pub struct ReplayOptions<'a> {
     /// How each call's request is built (the results are the same).
     pub build: Build,
     /// Which per-call rows a result keeps.
-    pub rows: PerCallRows<'a>,
+    pub rows: PerCallRows,
 }
 
 /// Which per-call rows a replay's result keeps. Totals, fidelity and the
 /// breakdown are summed from the rows either way.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum PerCallRows<'a> {
+pub enum PerCallRows {
     /// Every call's [`CallResult`] ([`ReplayResult::calls`]).
     #[default]
     All,
     /// Only each call's cost and compacted ids ([`ReplayResult::costs`]):
     /// what ranking a sweep and summing a session read of a config whose
     /// rows are not written. A row is 232 bytes, this 32: a long trace's
-    /// rows under every config are most of what its sweep holds. The
-    /// config `rows_of` names, if any, keeps its rows (one known to be
-    /// written before anything is ranked: the status quo).
-    Costs {
-        /// The config whose rows are kept.
-        rows_of: Option<&'a Config>,
-    },
+    /// rows under every config are most of what its sweep holds.
+    Costs,
 }
 
 /// How a replay builds each call's request. Both give the same results,

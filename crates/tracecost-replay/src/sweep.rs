@@ -412,9 +412,8 @@ impl<'c> AccountSweep<'c> {
     /// ([`TraceSweep::written_rows`]); every other row keeps each call's
     /// cost and compacted ids ([`ReplayResult::costs`]), what ranking and
     /// a session's sums read. The sweep replays each trace under every
-    /// config keeping those alone (and the status quo's rows, written
-    /// whatever the ranking), ranks, then replays the other written rows'
-    /// configs again for their rows: one more replay of up to two
+    /// config keeping those alone, ranks, then replays the written rows'
+    /// configs again for their rows: one more replay of up to three
     /// configs, in place of holding a row per call for every config until
     /// the ranking names them.
     ///
@@ -460,11 +459,12 @@ impl<'c> AccountSweep<'c> {
         // replayed again on its own.
         let lean = self.written_rows_only && self.applicability.traces() == 1;
         let ctx = self.ctx;
-        // The status quo's rows are written whatever the ranking: kept
-        // from this replay rather than replayed again.
-        let baseline = lean.then(|| self.applicability.baseline(0));
-        // Every other config keeps each call's cost, on disk from the end
-        // of its replay until the report has read it where asked.
+        // Every config keeps each call's cost alone, on disk from the end
+        // of its replay until the report has read it where asked; the rows
+        // the report writes call by call (the status quo's among them) are
+        // replayed again once the trace is ranked. Kept from this replay,
+        // the status quo's rows (232 bytes a call) sat beside every other
+        // config's replay.
         let spill = if lean && self.costs_on_disk {
             Some(super::spilled_costs::CostFile::new()?)
         } else {
@@ -481,20 +481,13 @@ impl<'c> AccountSweep<'c> {
                         }
                         let subset: Vec<&PreparedTrace<'_>> =
                             here.iter().map(|&k| prepared[k]).collect();
-                        let ctx = match baseline {
-                            Some(baseline) => {
-                                let rows_of = run
-                                    .group
-                                    .members
-                                    .iter()
-                                    .find(|(c, _)| c == baseline)
-                                    .map(|&(_, i)| &run.group.run[i]);
-                                ctx.with_opts(super::ReplayOptions {
-                                    rows: PerCallRows::Costs { rows_of },
-                                    ..ctx.opts
-                                })
-                            }
-                            None => ctx,
+                        let ctx = if lean {
+                            ctx.with_opts(super::ReplayOptions {
+                                rows: PerCallRows::Costs,
+                                ..ctx.opts
+                            })
+                        } else {
+                            ctx
                         };
                         let results = if run.group.summarising() {
                             // Its calls are joined from the parts' rows:
@@ -620,7 +613,7 @@ impl<'c> AccountSweep<'c> {
         let mut written = sweep.written_rows().to_vec();
         written.sort_unstable();
         written.dedup();
-        // The status quo's were kept by the sweep.
+        // Any kept by the sweep need no second replay.
         written.retain(|&row| !sweep.rows[row].result.keeps_rows());
         // Per run, the indices in its `run` of the configs to replay and
         // the rows they fill.

@@ -30,7 +30,7 @@ pub(crate) struct Simulator<'a> {
     trace: String,
     batch: bool,
     /// Which per-call rows the results keep.
-    rows: PerCallRows<'a>,
+    rows: PerCallRows,
     index: PrefixIndex,
     /// Per call replayed: what every config of the group sees alike.
     calls: Vec<SharedCall<'a>>,
@@ -323,10 +323,7 @@ impl<'a> Simulator<'a> {
                         summary: false,
                     }
                 });
-            let rows_kept = match self.rows {
-                PerCallRows::All => true,
-                PerCallRows::Costs { rows_of } => rows_of == Some(c),
-            };
+            let rows_kept = self.rows == PerCallRows::All;
             // The rows are summed as they are made; a config whose rows are
             // not kept never holds them all (232 bytes a call), only its
             // costs.
