@@ -296,7 +296,7 @@ impl PreparedTrace<'_> {
             let appended: u64 = self
                 .messages
                 .range(a.messages..b.messages)
-                .map(|m| tokens(m))
+                .map(&tokens)
                 .sum();
             let removed = (ra + appended).saturating_sub(rb);
             // Oldest first, each result's saving as the placeholder.
