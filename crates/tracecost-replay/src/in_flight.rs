@@ -7,15 +7,16 @@
 //! their estimated state together stays within a fixed budget, so a short
 //! trace still uses every core and a long one replays a config at a time.
 
-/// What one replay in flight holds per message of the trace, estimated
-/// from the structures it keeps: per message, its wire view entry and
-/// request starts, boundary and character sums (about 70 bytes), per block
-/// its key and prefix index entry (about 40 bytes), and per cleared result
-/// its stub, view entry and counts (about 250 bytes). `heaptrack` of a
-/// report of a 200,000-message trace found 70 MB held by the last
-/// replay in flight, 350 bytes a message (`docs/benchmarks.md`, "One long
-/// trace: memory").
-pub const REPLAY_BYTES_PER_MESSAGE: u64 = 350;
+/// What one replay in flight holds per message of the trace, at most: a
+/// replay of a policy that clears results (the largest) holds, per
+/// message, its view entry, its request's starts, boundary and character
+/// sums and its blocks' keys and prefix index, and per cleared result a
+/// stub, its place in the view and its counts, beside the peers' state by
+/// tool. `heaptrack` of a report of a tool loop of 200,000 messages (one
+/// result every other message) found about 110 MB held by such a replay
+/// at the heap's peak, 550 bytes a message (`docs/benchmarks.md`, "One
+/// long trace: memory").
+pub const REPLAY_BYTES_PER_MESSAGE: u64 = 550;
 
 /// What the replays beyond the first may hold together, estimated: about
 /// what the tokenizer's tables take, so that running them at once never
@@ -61,7 +62,7 @@ mod tests {
 
     #[test]
     fn a_long_trace_replays_one_config_at_a_time() {
-        // 200,000 messages: one replay's estimate (70 MB) is past the budget.
+        // 200,000 messages: one replay's estimate (110 MB) is past the budget.
         assert_eq!(replays_in_flight(200_000, 2), 1);
         assert_eq!(replays_in_flight(1_000_000, 64), 1);
     }
@@ -86,6 +87,20 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The work runs on as many threads as the bound gives: one for a
+    /// long trace, every one of the pool's for a short one.
+    #[test]
+    fn bounded_work_runs_on_the_threads_the_bound_gives() {
+        let cores = rayon::current_num_threads();
+        assert_eq!(bounded(200_000, rayon::current_num_threads), 1);
+        assert_eq!(bounded(10, rayon::current_num_threads), cores);
+        let sum: u64 = bounded(1_000_000, || {
+            use rayon::prelude::*;
+            (0..1_000u64).into_par_iter().sum()
+        });
+        assert_eq!(sum, 499_500);
     }
 
     #[test]
