@@ -460,7 +460,7 @@ pub(super) struct ReportArgs {
     /// How many traces get a page of their own, with every config's row and their calls in results.json and results.csv: the N most expensive, or `all` [default: 25]. Every trace's figures are in results.json, sessions.csv and sessions/index.html either way.
     #[arg(long, value_name = "N|all", value_parser = session_pages)]
     pub(super) sessions: Option<crate::report::build::SessionPages>,
-    /// Hold every trace, and what the report keeps of each until the end (its summary, its line of results.json), in memory, instead of writing them to temporary files (in TMPDIR) and reading them back when their turn comes. The same report; memory then grows with the fleet.
+    /// Hold every trace, and what the report keeps of each until the end (its summary, its line of results.json, its section of the fleet page), in memory, instead of writing them to temporary files (in TMPDIR) and reading them back when their turn comes. The same report; memory then grows with the fleet.
     #[arg(long)]
     pub(super) in_memory: bool,
     /// Also write every call of every trace under every config to calls.jsonl in the report folder, a JSON object per line (trace_index, trace, session, config, then the call's figures as in results.json), written as each trace is replayed: for your own tools. About half a KB per call and config: gigabytes for a large fleet.

@@ -486,6 +486,42 @@ fn a_streamed_report_is_the_report_held_in_memory() {
     );
 }
 
+/// A trace reported alone, long enough that its section of the fleet page
+/// (per-call tables) is handed to the temporary file in many parts as it
+/// is written, gives the page held in memory, byte for byte.
+#[test]
+fn a_long_trace_s_section_written_in_parts_is_the_section_held_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("long.json");
+    // One tool loop of 1,500 calls, every call a second after the last.
+    let mut messages = vec![serde_json::json!({"role": "user", "content": "Start."})];
+    let mut calls = Vec::new();
+    for i in 0..1500u64 {
+        calls.push(serde_json::json!({"messages": messages.len(), "start_ms": 1_760_000_000_000u64 + i * 1000}));
+        let id = format!("t{i}");
+        messages.push(serde_json::json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": id, "name": "fetch", "input": {}}]}));
+        messages.push(serde_json::json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": format!("page {i} ").repeat(1 + (i % 7) as usize * 40)}]}));
+    }
+    let doc = serde_json::json!({
+        "format": "tracecost.trace/v1",
+        "name": "long",
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "system": [{"type": "text", "text": "You are a careful assistant."}],
+        "tools": [{"name": "fetch", "description": "Fetch a URL.",
+                   "input_schema": {"type": "object", "properties": {"url": {"type": "string"}}}}],
+        "messages": messages,
+        "calls": calls,
+    });
+    std::fs::write(&trace, serde_json::to_vec(&doc).unwrap()).unwrap();
+    assert_streamed_is_held(dir.path(), 3, &trace, &[]);
+    // Its tables run to many of the parts the page is written in.
+    let page = std::fs::metadata(dir.path().join("s3").join("index.html")).unwrap();
+    assert!(page.len() > 4 * 65_536, "{} bytes", page.len());
+}
+
 /// [`a_streamed_report_is_the_report_held_in_memory`] on real sessions:
 /// accounts whose sessions overlap, continuations and subagents, recorded
 /// markers and microcompaction.

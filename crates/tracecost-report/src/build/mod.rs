@@ -637,9 +637,11 @@ impl<'s> ReportWriter<'s> {
         svgs: Vec<Figure>,
     ) -> Result<(), ReportError> {
         let files = !self.split;
-        // Next in the report's order: its section goes to the others as
-        // it is written.
+        // Next in the report's order: its section goes to the temporary
+        // file as it is written (held in memory, it is built whole, the
+        // reference the parts are checked against).
         let in_order = index == self.traces;
+        let in_parts = in_order && matches!(self.inline, Sections::Spilled(_));
         let section = if self.split {
             let page = trace_page(session, r, &svgs, self.assumptions.baseline.as_deref());
             self.put(&trace_link(&r.sweep.trace, true), page.as_bytes())?;
@@ -649,7 +651,7 @@ impl<'s> ReportWriter<'s> {
             let mut failed = None;
             let inline = &mut self.inline;
             let mut out = |text: &mut String| {
-                if in_order && failed.is_none() {
+                if in_parts && failed.is_none() {
                     failed = inline.push(text).err();
                     text.clear();
                 }
