@@ -224,55 +224,18 @@ impl<'a> Simulator<'a> {
         let batch = self.batch;
         let compacted = done.log.finish();
         let shared = self.calls;
-        // What the record says of each call and the model it went to, read
-        // once for every config (a run of calls to one model shares its
-        // name).
-        let mut last_model: Option<Arc<str>> = None;
-        let recorded: Vec<RecordedCall> = shared
-            .iter()
-            .map(|s| {
-                let call = &trace.calls[s.ci];
-                let usage = call
-                    .usage
-                    .filter(|u| u.input_tokens.is_some())
-                    .map(|u| recorded_usage(&u));
-                let model = match last_model.take() {
-                    Some(m) if *m == *s.price.id => m,
-                    _ => Arc::from(s.price.id.as_str()),
-                };
-                last_model = Some(model.clone());
-                let served = call.usage.map(|u| u.modifiers).unwrap_or_default();
-                let priced = usage.map(|u| {
-                    let (cost, scale) = served_breakdown(
-                        s.price,
-                        &u,
-                        batch,
-                        call.start_ms,
-                        served,
-                        trace.model_of(call),
-                    );
-                    (cost.total * scale, ClassBill::of_call(&u, &cost, scale))
-                });
-                RecordedCall {
-                    messages: trace.history_of(call).len(),
-                    counts_writes: call.usage.is_some_and(|u| u.counts_writes()),
-                    cost_usd: priced.map(|p| p.0),
-                    classes: priced.map(|p| p.1),
-                    usage,
-                    model,
-                    start_ms: call.start_ms,
-                    served,
-                }
-            })
-            .collect();
         let mut out = Vec::with_capacity(self.configs.len());
         for (c, own) in self.configs.iter().zip(self.per_config) {
             let mut bill = BreakdownSum::default();
-            let rows = own
-                .read()
-                .zip(shared.iter().zip(&recorded))
-                .enumerate()
-                .map(|(ci, ((usage, cache_cause), (shared, rec)))| {
+            // What the record says of each call, read as the config's rows
+            // are made: held for every call of a long trace at once (200
+            // bytes a call), it stood above the replay that had just ended.
+            let mut last_model: Option<Arc<str>> = None;
+            let recorded = shared
+                .iter()
+                .map(|s| RecordedCall::of(trace, s, batch, &mut last_model));
+            let rows = own.read().zip(shared.iter().zip(recorded)).enumerate().map(
+                |(ci, ((usage, cache_cause), (shared, rec)))| {
                     // The config's request is served as the recorded one
                     // was: the same speed, geography and tier.
                     let model = c.model_for_call(trace, &trace.calls[shared.ci]);
@@ -322,7 +285,8 @@ impl<'a> Simulator<'a> {
                         cache_cause,
                         summary: false,
                     }
-                });
+                },
+            );
             let rows_kept = self.rows == PerCallRows::All;
             // The rows are summed as they are made; a config whose rows are
             // not kept never holds them all (232 bytes a call), only its
@@ -389,6 +353,51 @@ struct RecordedCall {
     start_ms: Option<u64>,
     /// The price modifiers its record says applied.
     served: RecordedModifiers,
+}
+
+impl RecordedCall {
+    /// What the record says of `s`'s call of `trace`, priced at `s`'s
+    /// price; `last_model` is the model of the call read before (a run of
+    /// calls to one model shares its name).
+    fn of(
+        trace: &Trace,
+        s: &SharedCall<'_>,
+        batch: bool,
+        last_model: &mut Option<Arc<str>>,
+    ) -> Self {
+        let call = &trace.calls[s.ci];
+        let usage = call
+            .usage
+            .filter(|u| u.input_tokens.is_some())
+            .map(|u| recorded_usage(&u));
+        let model = match last_model.take() {
+            Some(m) if *m == *s.price.id => m,
+            _ => Arc::from(s.price.id.as_str()),
+        };
+        *last_model = Some(model.clone());
+        let served = call.usage.map(|u| u.modifiers).unwrap_or_default();
+        let priced = usage.map(|u| {
+            let (cost, scale) = served_breakdown(
+                s.price,
+                &u,
+                batch,
+                call.start_ms,
+                served,
+                trace.model_of(call),
+            );
+            (cost.total * scale, ClassBill::of_call(&u, &cost, scale))
+        });
+        RecordedCall {
+            messages: trace.history_of(call).len(),
+            counts_writes: call.usage.is_some_and(|u| u.counts_writes()),
+            cost_usd: priced.map(|p| p.0),
+            classes: priced.map(|p| p.1),
+            usage,
+            model,
+            start_ms: call.start_ms,
+            served,
+        }
+    }
 }
 
 /// The cost of one call of `usage` at `price`, served as its record says
