@@ -34,7 +34,8 @@ use std::sync::Arc;
 
 use super::Compaction;
 use super::peers::{
-    ANTHROPIC_CLEARED_PLACEHOLDER, LANGCHAIN_PLACEHOLDER, PeerParams, ReprCache, message_tokens,
+    ANTHROPIC_CLEARED_PLACEHOLDER, LANGCHAIN_PLACEHOLDER, PeerParams, message_tokens,
+    untouched_tokens,
 };
 use super::view::{BlockTokens, Replacements, clear_message};
 use tracecost_engine::message::{BlockKind, ContentBlock, Message};
@@ -182,12 +183,7 @@ impl PeerState {
     /// Scans `history[self.scanned..]`; returns the results scanned, or
     /// `None` when the history leaves the rules (see the module doc), or
     /// is past what a `u32` numbers.
-    fn scan(
-        &mut self,
-        peer: Peer<'_>,
-        history: &[Message],
-        cache: &mut ReprCache,
-    ) -> Option<std::ops::Range<usize>> {
+    fn scan(&mut self, peer: Peer<'_>, history: &[Message]) -> Option<std::ops::Range<usize>> {
         let new_results = self.results.len();
         for (mi, m) in history.iter().enumerate().skip(self.scanned) {
             let message = u32::try_from(mi).ok()?;
@@ -231,8 +227,12 @@ impl PeerState {
             }
             if matches!(peer, Peer::Langchain(_)) {
                 // Its names are final: a use scanned later naming one of its
-                // results leaves the rules.
-                let count = cache.untouched(m, &|id| self.name_chars(id));
+                // results leaves the rules. Counted once, as it is scanned,
+                // and not kept: the count of every message of a long
+                // history, kept by address, was the largest part of this
+                // state (69 MB of a million messages). The repr cache fills
+                // when the full decision is needed.
+                let count = untouched_tokens(m, &|id| self.name_chars(id));
                 self.total += count;
             }
         }
@@ -432,7 +432,6 @@ pub(super) struct PeerTarget<'s, 'h> {
 pub(super) fn advance<'h>(
     policy: &Compaction,
     replacements: &mut Replacements,
-    cache: &mut ReprCache,
     history: &'h [Message],
     fixed_tokens: u64,
     tokens: &dyn BlockTokens,
@@ -461,7 +460,7 @@ pub(super) fn advance<'h>(
         st.scanned = history.len();
         return None;
     }
-    let Some(new_results) = st.scan(peer, history, cache) else {
+    let Some(new_results) = st.scan(peer, history) else {
         st.fallback = true;
         st.scanned = history.len();
         return None;

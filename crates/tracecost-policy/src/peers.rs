@@ -331,12 +331,18 @@ impl ReprCache {
         {
             return *tokens;
         }
-        let none = |_: &str| false;
-        let tokens = message_tokens(m, name_chars, &none, &none, "");
+        let tokens = untouched_tokens(m, name_chars);
         let names = result_ids().map(name_chars).collect();
         self.0.insert(key, (tokens, names));
         tokens
     }
+}
+
+/// `m`'s count with nothing cleared, its results named by `name_chars`,
+/// counted afresh ([`ReprCache::untouched`] keeps it).
+pub(super) fn untouched_tokens(m: &Message, name_chars: &dyn Fn(&str) -> usize) -> u64 {
+    let none = |_: &str| false;
+    message_tokens(m, name_chars, &none, &none, "")
 }
 
 /// One message's count. `name_chars(id)`: characters of the name of the
