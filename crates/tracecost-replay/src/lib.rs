@@ -41,7 +41,6 @@ pub use prepare::{
     TraceCalibration, block_token_text, count_block, documented_hold_ms, recorded_fallbacks,
 };
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -49,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use crate::progress::Progress;
 use tracecost_cost::cache_sim::SimError;
 use tracecost_cost::pricing::{Pricing, PricingError, Usage};
-use tracecost_cost::tokens::{FastBuild, TokenMemo};
+use tracecost_cost::tokens::TokenMemo;
 use tracecost_engine::ledger::LedgerError;
 use tracecost_engine::message::{BlockKind, ContentBlock};
 use tracecost_policy::{BlockTokens, Config};
@@ -785,28 +784,23 @@ pub fn recorded_usage(r: &RecordedUsage) -> Usage {
     u
 }
 
-/// Counts blocks the rewriter creates (stubs, placeholders), each once,
-/// and answers the peers' token questions from the prepared counts.
+/// Counts blocks the rewriter creates (stubs, placeholders) and answers
+/// the peers' token questions from the prepared counts.
 struct RunTokens<'a> {
     prepared: &'a PreparedTrace<'a>,
     memo: &'a TokenMemo,
     framing_message: u64,
     calibration: TraceCalibration,
     framing_block: u64,
-    // Keyed by the replacement's address: replacements live in the run's
-    // caches for the whole replay, so an address names one block.
-    replaced: HashMap<usize, BlockCount, FastBuild>,
 }
 
 impl RunTokens<'_> {
-    fn count(&mut self, block: &Arc<ContentBlock>) -> BlockCount {
-        let addr = Arc::as_ptr(block) as usize;
-        if let Some(c) = self.replaced.get(&addr) {
-            return *c;
-        }
-        let c = self.prepared.count_made(self.memo, block);
-        self.replaced.insert(addr, c);
-        c
+    /// A stub's count, made again each time its message is rebuilt (a
+    /// stub is a few dozen bytes and its words are in the memo): kept by
+    /// address for the run, the counts of a peer's cleared results of a
+    /// long trace were the largest map of its replay (64 MB for 500,000).
+    fn count(&self, block: &Arc<ContentBlock>) -> BlockCount {
+        self.prepared.count_made(self.memo, block)
     }
 }
 

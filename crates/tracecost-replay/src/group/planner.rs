@@ -1,8 +1,6 @@
 //! The first stage of a group's replay: each call's request built once
 //! ([`crate::request::Request::build`]) and each config's markers placed on it.
 
-use std::collections::HashMap;
-
 use tracecost_cost::pricing::ModelPrice;
 use tracecost_policy::{Compaction, CompactionRun, Config, markers_for_call};
 
@@ -79,7 +77,6 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             framing_message: first_price.framing.per_message,
             calibration: prepared.calibration,
             framing_block: first_price.framing.per_block,
-            replaced: HashMap::default(),
         };
         let run = CompactionRun::with_shared(
             &config.compaction,

@@ -243,8 +243,7 @@ impl<'t> PreparedTrace<'t> {
     /// stubs, which every replay shares ([`PreparedTrace::stubs`]). Any
     /// other (a peer's cleared result, made by its run and let go with it)
     /// is counted and not kept: holding it here would keep every run's
-    /// stubs until the trace is done, and its run counts it once
-    /// already.
+    /// stubs until the trace is done.
     pub fn count_made(&self, memo: &TokenMemo, block: &Arc<ContentBlock>) -> BlockCount {
         let shared = match block.kind() {
             BlockKind::ToolResult { tool_use_id, .. } => self.stubs.holds(tool_use_id, block),
