@@ -64,13 +64,19 @@ pub(super) struct Request<'t> {
     pub(super) model: Option<String>,
     /// Characters of a rewritten message by (message, replaced blocks):
     /// replacements are fixed per block for a run.
-    pub(super) rewritten_chars: HashMap<(usize, u128), u64, FastBuild>,
+    pub(super) rewritten_chars: RewrittenChars,
     /// The header built for the current call, compared with the last.
     pub(super) header: Vec<PrefixBlock>,
     /// The messages whose reasoning the API dropped from the latest call
     /// ([`PreparedTrace::reasoning_cut`]).
     pub(super) reasoning_cut: usize,
 }
+
+/// Characters of a rewritten message by (message, mask of the blocks
+/// replaced, low and high halves). Not `(usize, u128)`: a `u128` aligns
+/// the entry to 16 bytes, 48 where this is 32, and a long clearing replay
+/// holds one entry per cleared message.
+pub(super) type RewrittenChars = HashMap<(u32, [u64; 2]), u64, FastBuild>;
 
 /// What [`Request::build`] made of one call, beside the request itself:
 /// the tools and system blocks sent, and the facts every config's
@@ -468,7 +474,7 @@ pub(super) fn flatten_message(
     memo: &TokenMemo,
     price: &ModelPrice,
     tokens: &mut RunTokens<'_>,
-    rewritten_chars: &mut HashMap<(usize, u128), u64, FastBuild>,
+    rewritten_chars: &mut RewrittenChars,
     mi: usize,
     wm: &WireMessage<'_>,
     drop_reasoning: bool,
@@ -526,12 +532,11 @@ pub(super) fn flatten_message(
                     }
                 }
             }
-            let chars = if maskable {
-                *rewritten_chars
-                    .entry((mi, mask))
-                    .or_insert_with(|| message_json(wm).chars().count() as u64)
-            } else {
-                message_json(wm).chars().count() as u64
+            let chars = match u32::try_from(mi) {
+                Ok(m) if maskable => *rewritten_chars
+                    .entry((m, [mask as u64, (mask >> 64) as u64]))
+                    .or_insert_with(|| message_json(wm).chars().count() as u64),
+                _ => message_json(wm).chars().count() as u64,
             };
             for (bi, wb) in list.iter().enumerate() {
                 if drop_reasoning && is_reasoning(wb.block()) {

@@ -816,6 +816,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_member_is_40_bytes() {
+        // A long trace holds millions of members: a key of 16 bytes and a
+        // value of 24 (a wider key or value grows every loaded trace).
+        assert_eq!(std::mem::size_of::<MemberKey>(), 16);
+        assert_eq!(std::mem::size_of::<Member>(), 24);
+        assert_eq!(std::mem::size_of::<(MemberKey, Member)>(), 40);
+    }
+
+    #[test]
     fn keeps_member_order_and_value_bytes() {
         let src = r#"{"z":1.0,"a":{"y":"\u00e9","b":[1, 2]},"m":1e3}"#;
         let obj = RawObject::from_json(src).unwrap();
