@@ -149,7 +149,7 @@ impl<'t> Request<'t> {
         inputs: &CallInputs<'a, 't>,
         incremental: bool,
         run: &mut CompactionRun,
-        tokens: &mut RunTokens<'_>,
+        tokens: &RunTokens<'_>,
     ) -> Result<Sent<'a>, ReplayError> {
         let header = self.build_header(inputs);
         let (first_changed, cut) =
@@ -250,14 +250,14 @@ impl<'t> Request<'t> {
         fixed: u64,
         incremental: bool,
         run: &mut CompactionRun,
-        tokens: &mut RunTokens<'_>,
+        tokens: &RunTokens<'_>,
     ) -> Result<(usize, usize), ReplayError> {
         let CallInputs { prepared, ci, .. } = *inputs;
         let history = prepared.trace.history_of(&prepared.trace.calls[ci]);
         let first_changed = if incremental {
-            run.advance(history, fixed, &*tokens, &mut self.state)?
+            run.advance(history, fixed, tokens, &mut self.state)?
         } else {
-            let pv = run.view(history, fixed, &*tokens)?;
+            let pv = run.view(history, fixed, tokens)?;
             self.state.view = pv.view;
             self.state.compacted = pv.compacted.into();
             0
@@ -294,7 +294,7 @@ impl<'t> Request<'t> {
         first_changed: usize,
         cut: usize,
         incremental: bool,
-        tokens: &mut RunTokens<'_>,
+        tokens: &RunTokens<'_>,
     ) -> usize {
         let CallInputs {
             prepared,
@@ -473,7 +473,7 @@ pub(super) fn flatten_message(
     prepared: &PreparedTrace<'_>,
     memo: &TokenMemo,
     price: &ModelPrice,
-    tokens: &mut RunTokens<'_>,
+    tokens: &RunTokens<'_>,
     rewritten_chars: &mut RewrittenChars,
     mi: usize,
     wm: &WireMessage<'_>,

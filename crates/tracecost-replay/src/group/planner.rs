@@ -144,7 +144,7 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             &inputs,
             opts.build == Build::Incremental,
             &mut self.run,
-            &mut self.tokens,
+            &self.tokens,
         )?;
         let unchanged = self.request.state.compacted.take_unchanged();
         let req = &self.request;
