@@ -197,7 +197,10 @@ pub fn sim_requests(prepared: &PreparedTrace<'_>, price: &ModelPrice) -> Vec<Sim
         let breakpoints: Vec<Breakpoint> = automatic_breakpoint(&blocks, Ttl::FiveMinutes)
             .into_iter()
             .collect();
-        let output = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
+        let output = call
+            .recorded_usage()
+            .and_then(|u| u.output_tokens)
+            .unwrap_or(0);
         out.push((call.start_ms, blocks, breakpoints, output));
     }
     out

@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
                 for c in &t.calls {
                     let _ = t.history_of(c);
                     let _ = t.prompt_of(c);
-                    let _ = c.usage.and_then(|u| u.total_input());
+                    let _ = c.recorded_usage().and_then(|u| u.total_input());
                 }
             }
         }

@@ -265,7 +265,7 @@ pub(crate) fn call(sent: usize, start_ms: u64, usage: RecordedUsage) -> Call {
         model: None,
         prompt: 0,
         markers: None,
-        usage: Some(usage),
+        usage: Some(Box::new(usage)),
     }
 }
 

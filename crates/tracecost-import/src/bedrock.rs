@@ -176,7 +176,7 @@ fn record(
         model,
         prompt: 0,
         markers: (!markers.is_empty()).then_some(markers),
-        usage,
+        usage: usage.map(Box::new),
     };
     let keys = messages.iter().map(message_key).collect();
     let req = NewCall {

@@ -190,7 +190,7 @@ fn record(
         model,
         prompt: 0,
         markers: None,
-        usage,
+        usage: usage.map(Box::new),
     };
     let keys = messages.iter().map(message_key).collect();
     let req = NewCall {

@@ -596,7 +596,7 @@ fn call_of(
         model: g.model,
         prompt: 0,
         markers,
-        usage,
+        usage: usage.map(Box::new),
     };
     let keys = req.messages.iter().map(message_key).collect();
     let new = NewCall {

@@ -385,7 +385,7 @@ fn call_of(
         model,
         prompt: 0,
         markers: m.markers,
-        usage: m.meta.usage,
+        usage: m.meta.usage.map(Box::new),
     };
     let keys = m.messages.iter().map(message_key).collect();
     let new = NewCall {

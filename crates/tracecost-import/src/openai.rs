@@ -236,7 +236,7 @@ fn record(
         model,
         prompt: 0,
         markers: None,
-        usage,
+        usage: usage.map(Box::new),
     };
     let keys = mapped.messages.iter().map(message_key).collect();
     let req = NewCall {

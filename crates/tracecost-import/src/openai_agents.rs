@@ -262,7 +262,7 @@ fn call_of(
         model,
         prompt: 0,
         markers: (provider == ProviderKind::OpenAi).then(Vec::new),
-        usage,
+        usage: usage.map(Box::new),
     };
     let keys = req.messages.iter().map(message_key).collect();
     let new = NewCall {

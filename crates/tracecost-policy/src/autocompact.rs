@@ -188,10 +188,10 @@ pub fn split(
                 model: call.model.clone(),
                 prompt,
                 markers: None,
-                usage: Some(RecordedUsage {
+                usage: Some(Box::new(RecordedUsage {
                     output_tokens: Some(written),
                     ..RecordedUsage::default()
-                }),
+                })),
                 cleared: Vec::new(),
                 compacted: None,
             };
@@ -537,8 +537,8 @@ mod tests {
                 .contains("detailed summary")
         );
         // The summary is the call's output, at its size.
-        assert_eq!(s.usage.unwrap().output_tokens, Some(7));
-        assert_eq!(s.usage.unwrap().input_tokens, None);
+        assert_eq!(s.recorded_usage().unwrap().output_tokens, Some(7));
+        assert_eq!(s.recorded_usage().unwrap().input_tokens, None);
         assert_eq!(s.start_ms, t.calls[3].start_ms);
         // After: the summary and what came after it; the triggering call
         // sends the summary alone.

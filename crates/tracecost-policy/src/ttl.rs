@@ -96,7 +96,7 @@ pub fn written_ttl(usage: &RecordedUsage) -> Option<Ttl> {
 pub fn recorded_ttls(calls: &[Call]) -> Vec<Ttl> {
     let written: Vec<Option<Ttl>> = calls
         .iter()
-        .map(|c| c.usage.as_ref().and_then(written_ttl))
+        .map(|c| c.usage.as_deref().and_then(written_ttl))
         .collect();
     let first = written
         .iter()
@@ -135,7 +135,7 @@ mod tests {
 
     fn call(u: Option<RecordedUsage>) -> Call {
         Call {
-            usage: u,
+            usage: u.map(Box::new),
             ..Default::default()
         }
     }

@@ -62,7 +62,7 @@ pub fn parts(
         let tokens = after
             .and_then(|c| {
                 let left = c
-                    .usage
+                    .recorded_usage()
                     .and_then(|u| u.total_input())
                     .and_then(|t| t.checked_sub(fixed(c)))
                     .filter(|&t| t > 0);

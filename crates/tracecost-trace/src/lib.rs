@@ -183,8 +183,11 @@ pub struct Call {
     pub prompt: usize,
     /// The cache markers the recorded request carried, if known.
     pub markers: Option<Vec<Marker>>,
-    /// The usage the provider recorded, if known.
-    pub usage: Option<RecordedUsage>,
+    /// The usage the provider recorded, if known. Boxed: a call without
+    /// it (a trace written without usage, a long generated loop) then
+    /// spends 8 bytes on it rather than 112, and a loaded trace is
+    /// mostly its calls and messages.
+    pub usage: Option<Box<RecordedUsage>>,
     /// tool_use ids whose results the client cleared in place just before
     /// this call (Claude Code's microcompaction): from this call on it sent
     /// them as a placeholder. Replayed by the `recorded` compaction.
@@ -194,6 +197,13 @@ pub struct Call {
     /// restart here): what the record says of it. Replayed by
     /// `claude-code-autocompact`.
     pub compacted: Option<Box<RecordedCompaction>>,
+}
+
+impl Call {
+    /// The usage the provider recorded, if known, by value.
+    pub fn recorded_usage(&self) -> Option<RecordedUsage> {
+        self.usage.as_deref().copied()
+    }
 }
 
 /// A summarising compaction as Claude Code's record shows it (its
@@ -370,3 +380,34 @@ static EMPTY_PROMPT: Prompt = Prompt {
     system: Vec::new(),
     tools: Vec::new(),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_without_usage_spends_a_pointer_on_it() {
+        // A long trace holds one call for every two messages: the recorded
+        // usage inline (112 bytes, `None` or not) made a call 232 bytes.
+        assert!(
+            std::mem::size_of::<Call>() <= 128,
+            "{}",
+            std::mem::size_of::<Call>()
+        );
+    }
+
+    #[test]
+    fn a_call_s_recorded_usage_reads_back_by_value() {
+        let usage = RecordedUsage {
+            input_tokens: Some(3),
+            output_tokens: Some(5),
+            ..RecordedUsage::default()
+        };
+        let call = Call {
+            usage: Some(Box::new(usage)),
+            ..Call::default()
+        };
+        assert_eq!(call.recorded_usage(), Some(usage));
+        assert_eq!(Call::default().recorded_usage(), None);
+    }
+}

@@ -28,7 +28,7 @@ fn loads_and_rewrites_byte_identically() {
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let t = &loaded.traces[0];
     assert_eq!(t.messages.len(), 4);
-    assert_eq!(t.calls[1].usage.unwrap().total_input(), Some(30));
+    assert_eq!(t.calls[1].recorded_usage().unwrap().total_input(), Some(30));
     assert!(t.has_markers() && t.has_timestamps());
     let written = to_json(t);
     assert!(

@@ -160,12 +160,12 @@ fn massage_gun_reproduces_the_published_figures() {
     let input: Vec<Option<u64>> = t
         .calls
         .iter()
-        .map(|c| c.usage.and_then(|u| u.input_tokens))
+        .map(|c| c.recorded_usage().and_then(|u| u.input_tokens))
         .collect();
     assert_eq!(input[0], None);
     assert_eq!(&input[1..], MASSAGE_GUN_INPUT_TOKENS.map(Some));
     for c in &t.calls {
-        let u = c.usage.unwrap();
+        let u = c.recorded_usage().unwrap();
         assert!(u.output_tokens.unwrap() > 0);
         assert!(u.cache_creation_input_tokens.is_none() && u.cache_read_input_tokens.is_none());
     }
@@ -230,7 +230,7 @@ fn session_has_the_requested_shape() {
                     "call {k}: reply + one user message"
                 );
             }
-            let u = c.usage.unwrap();
+            let u = c.recorded_usage().unwrap();
             assert!(u.input_tokens.is_none() && u.output_tokens.unwrap() > 0);
         }
         let last = t.calls.last().unwrap();

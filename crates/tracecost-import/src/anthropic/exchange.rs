@@ -54,7 +54,7 @@ pub(super) fn exchange_of(
                 })
                 .collect()
         };
-    let call = |(start_ms, model, usage), markers| Call {
+    let call = |(start_ms, model, usage): (_, _, Option<RecordedUsage>), markers| Call {
         cleared: Vec::new(),
         compacted: None,
         messages: parsed.messages.len(),
@@ -62,7 +62,7 @@ pub(super) fn exchange_of(
         model,
         prompt: 0,
         markers: Some(markers),
-        usage,
+        usage: usage.map(Box::new),
     };
     // Never empty: the last request takes the markers, the others a copy.
     let last = requests.pop().unwrap_or((start_ms, None, usage));

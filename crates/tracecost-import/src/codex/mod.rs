@@ -809,7 +809,7 @@ impl Reader {
             model: self.model.clone(),
             prompt: 0,
             markers: None,
-            usage: finish_usage(recorded, un),
+            usage: finish_usage(recorded, un).map(Box::new),
             cleared: Vec::new(),
             compacted: None,
         });

@@ -238,7 +238,7 @@ fn per_call_lists(lists: &[List<'_>], un: &mut Unmapped) -> Vec<TraceBuilder> {
             model,
             prompt: 0,
             markers: (!markers.is_empty()).then_some(markers),
-            usage,
+            usage: usage.map(Box::new),
         };
         let req = NewCall {
             messages: mapped.messages,
@@ -260,7 +260,7 @@ fn per_call_lists(lists: &[List<'_>], un: &mut Unmapped) -> Vec<TraceBuilder> {
                 continue;
             }
             if let Some(Some(meta)) = b.meta.get(c.messages) {
-                c.usage = meta.usage;
+                c.usage = meta.usage.map(Box::new);
                 c.model = meta.model.clone();
             }
         }
@@ -300,7 +300,7 @@ fn final_list(list: &List<'_>, un: &mut Unmapped) -> Option<TraceBuilder> {
             model: meta.model.clone(),
             prompt,
             markers: None,
-            usage: meta.usage,
+            usage: meta.usage.map(Box::new),
         });
     }
     un.add(

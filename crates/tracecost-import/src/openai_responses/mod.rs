@@ -255,7 +255,7 @@ fn record(v: &RawValue, line: usize, st: &mut State, un: &mut Unmapped) -> Resul
         model,
         prompt: 0,
         markers: None,
-        usage,
+        usage: usage.map(Box::new),
     };
     let keys = messages.iter().map(message_key).collect();
     let req = NewCall {

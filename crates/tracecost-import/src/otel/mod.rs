@@ -659,7 +659,7 @@ impl Sink {
             model: m.model,
             prompt: 0,
             markers: m.markers,
-            usage: m.usage,
+            usage: m.usage.map(Box::new),
         };
         let req = SharedCall {
             messages: m.messages,

@@ -79,7 +79,7 @@ fn a_tool_loop_is_one_conversation_with_its_cache_points_as_markers() {
 #[test]
 fn input_is_counted_apart_from_cache_reads_and_writes() {
     let out = import(&fixture("cv_pairs.jsonl"));
-    let u = out.traces[0].calls[1].usage.unwrap();
+    let u = out.traces[0].calls[1].recorded_usage().unwrap();
     // Converse's inputTokens excludes the cache, as Anthropic's does.
     assert_eq!(u.input_tokens, Some(3));
     assert_eq!(u.cache_read_input_tokens, Some(2000));

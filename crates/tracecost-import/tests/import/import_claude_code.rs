@@ -184,10 +184,10 @@ fn main_session_rebuilds_the_api_history() {
     assert_eq!(models, [None, Some(HAIKU), None, None]);
 
     // Usage: once per response, the row with the larger total.
-    let u0 = t.calls[0].usage.unwrap();
+    let u0 = t.calls[0].recorded_usage().unwrap();
     assert_eq!(u0.output_tokens, Some(48));
     assert_eq!(u0.total_input(), Some(2004));
-    let u1 = t.calls[1].usage.unwrap();
+    let u1 = t.calls[1].recorded_usage().unwrap();
     assert_eq!(u1.output_tokens, Some(45));
     assert_eq!(u1.ephemeral_1h_input_tokens, Some(50));
     assert_eq!(u1.ephemeral_5m_input_tokens, Some(0));
@@ -471,7 +471,7 @@ fn inline_sidechains_become_traces_of_their_session() {
         .traces
         .iter()
         .flat_map(|t| &t.calls)
-        .filter_map(|c| c.usage?.cache_creation_input_tokens)
+        .filter_map(|c| c.recorded_usage()?.cache_creation_input_tokens)
         .sum();
     assert_eq!(imported, scanned);
     assert_eq!(out.traces.iter().map(|t| t.calls.len()).sum::<usize>(), 6);

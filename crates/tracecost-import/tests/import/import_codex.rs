@@ -49,7 +49,7 @@ fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
 }
 
 fn usage(t: &Trace, call: usize) -> RecordedUsage {
-    t.calls[call].usage.unwrap()
+    t.calls[call].recorded_usage().unwrap()
 }
 
 /// (uncached, read, written, output)
@@ -157,7 +157,7 @@ fn a_repeated_token_count_is_not_counted_twice() {
     let input: u64 = t
         .calls
         .iter()
-        .map(|c| c.usage.unwrap().total_input().unwrap())
+        .map(|c| c.recorded_usage().unwrap().total_input().unwrap())
         .sum();
     assert_eq!(input, 50_500);
     assert!(

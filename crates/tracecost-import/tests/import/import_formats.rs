@@ -111,7 +111,7 @@ fn anthropic_plain_log_splits_conversations_and_moves_markers() {
     ));
     assert_eq!(t.prompt_of(&t.calls[2]).tools.len(), 1);
     // Usage, with the 5m / 1h split.
-    let u = t.calls[0].usage.unwrap();
+    let u = t.calls[0].recorded_usage().unwrap();
     assert_eq!(u.input_tokens, Some(12));
     assert_eq!(u.cache_creation_input_tokens, Some(1500));
     assert_eq!(u.ephemeral_5m_input_tokens, Some(300));
@@ -119,7 +119,7 @@ fn anthropic_plain_log_splits_conversations_and_moves_markers() {
     assert_eq!(u.cache_read_input_tokens, Some(0));
     assert_eq!(u.output_tokens, Some(20));
     assert_eq!(
-        t.calls[1].usage.unwrap().cache_read_input_tokens,
+        t.calls[1].recorded_usage().unwrap().cache_read_input_tokens,
         Some(1500)
     );
     // The error exchange is kept without usage, and reported.
@@ -162,7 +162,7 @@ fn anthropic_claude_trace_rebuilds_streamed_responses() {
         ]
     );
     // Usage of a stream: message_start, then message_delta's output.
-    let u = t.calls[0].usage.unwrap();
+    let u = t.calls[0].recorded_usage().unwrap();
     assert_eq!(
         (
             u.input_tokens,
@@ -173,7 +173,7 @@ fn anthropic_claude_trace_rebuilds_streamed_responses() {
         (Some(4), Some(2000), Some(0), Some(57))
     );
     // message_delta may also update the input totals.
-    let u = t.calls[3].usage.unwrap();
+    let u = t.calls[3].recorded_usage().unwrap();
     assert_eq!(
         (u.cache_creation_input_tokens, u.output_tokens),
         (Some(30), Some(88))
@@ -292,7 +292,7 @@ fn langchain_final_list_gives_one_call_per_ai_message() {
     assert!(matches!(t.messages[3].content(), Content::Text(s) if &**s == "It says: buy milk."));
     // Raw Anthropic usage first, else usage_metadata (whose input is the
     // total).
-    let u0 = t.calls[0].usage.unwrap();
+    let u0 = t.calls[0].recorded_usage().unwrap();
     assert_eq!(
         (
             u0.input_tokens,
@@ -301,7 +301,7 @@ fn langchain_final_list_gives_one_call_per_ai_message() {
         ),
         (Some(20), Some(1000), Some(40))
     );
-    let u1 = t.calls[1].usage.unwrap();
+    let u1 = t.calls[1].recorded_usage().unwrap();
     assert_eq!(
         (
             u1.input_tokens,
@@ -325,7 +325,7 @@ fn langchain_per_call_lists_give_one_call_per_list() {
     assert_eq!(t.messages.len(), 5);
     assert_eq!(t.model, "claude-haiku-4-5");
     // A call's usage comes from the reply the next list holds.
-    let u0 = t.calls[0].usage.unwrap();
+    let u0 = t.calls[0].recorded_usage().unwrap();
     assert_eq!(
         (
             u0.input_tokens,
@@ -334,7 +334,7 @@ fn langchain_per_call_lists_give_one_call_per_list() {
         ),
         (Some(20), Some(480), Some(30))
     );
-    let u1 = t.calls[1].usage.unwrap();
+    let u1 = t.calls[1].recorded_usage().unwrap();
     assert_eq!(
         (
             u1.input_tokens,
@@ -372,8 +372,8 @@ fn langchain_jsonl_lists_ending_with_a_reply_are_states_after_calls() {
     assert_eq!(counts(t), [1, 3]);
     assert_eq!(t.messages.len(), 4);
     assert_eq!(t.provider, ProviderKind::OpenAi, "gpt-4o model");
-    assert_eq!(t.calls[0].usage.unwrap().input_tokens, Some(10));
-    let u1 = t.calls[1].usage.unwrap();
+    assert_eq!(t.calls[0].recorded_usage().unwrap().input_tokens, Some(10));
+    let u1 = t.calls[1].recorded_usage().unwrap();
     assert_eq!((u1.input_tokens, u1.output_tokens), (Some(20), Some(1)));
 }
 
@@ -441,7 +441,7 @@ fn openai_pairs_extend_take_usage_and_wrap_bad_arguments() {
     assert_eq!(counts(t), [1, 3]);
     assert_eq!(t.messages.len(), 4, "3 sent + the final reply");
     assert!(matches!(t.messages[3].content(), Content::Text(s) if &**s == "Nothing found."));
-    let u = t.calls[0].usage.unwrap();
+    let u = t.calls[0].recorded_usage().unwrap();
     assert_eq!(
         (u.input_tokens, u.cache_read_input_tokens, u.output_tokens),
         (Some(476), Some(1024), Some(20))
@@ -649,7 +649,7 @@ fn langchain_anthropic_write_split_is_billed_once_streamed_or_not() {
             .calls
             .iter()
             .map(|c| {
-                let u = c.usage.unwrap();
+                let u = c.recorded_usage().unwrap();
                 (
                     u.input_tokens,
                     u.cache_creation_input_tokens,

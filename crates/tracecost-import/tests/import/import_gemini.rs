@@ -85,7 +85,7 @@ fn a_tool_loop_is_one_conversation_of_three_calls() {
 fn uncached_input_excludes_the_cached_tokens_and_output_holds_the_thinking() {
     let out = import(&fixture("gm_pairs.jsonl"));
     let t = &out.traces[0];
-    let u = |i: usize| t.calls[i].usage.unwrap();
+    let u = |i: usize| t.calls[i].recorded_usage().unwrap();
     // promptTokenCount includes cachedContentTokenCount.
     assert_eq!(u(0).input_tokens, Some(2300));
     assert_eq!(u(0).output_tokens, Some(52), "12 candidates + 40 thoughts");

@@ -50,7 +50,7 @@ fn figures(t: &Trace) -> Vec<Figures> {
     t.calls
         .iter()
         .map(|c| {
-            let u = c.usage.expect("usage");
+            let u = c.recorded_usage().expect("usage");
             (
                 u.input_tokens,
                 u.cache_creation_input_tokens,

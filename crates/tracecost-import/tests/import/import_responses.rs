@@ -42,7 +42,7 @@ fn has_unmapped(out: &ImportResult, needle: &str) -> bool {
 }
 
 fn split(t: &Trace, call: usize) -> (Option<u64>, Option<u64>, Option<u64>, Option<u64>) {
-    let u = t.calls[call].usage.unwrap();
+    let u = t.calls[call].recorded_usage().unwrap();
     (
         u.input_tokens,
         u.cache_read_input_tokens,
@@ -121,7 +121,10 @@ fn a_cache_write_is_not_billed_twice() {
     let out = import(&fixture("rs_pairs.jsonl"));
     let t = &out.traces[0];
     assert_eq!(split(t, 0), (Some(100), Some(0), Some(2_000), Some(40)));
-    assert_eq!(t.calls[0].usage.unwrap().total_input(), Some(2_100));
+    assert_eq!(
+        t.calls[0].recorded_usage().unwrap().total_input(),
+        Some(2_100)
+    );
 }
 
 #[test]
@@ -129,7 +132,10 @@ fn reasoning_tokens_are_part_of_output() {
     let out = import(&fixture("rs_pairs.jsonl"));
     // output_tokens 40 of which 16 reasoning: 40 billed.
     assert_eq!(
-        out.traces[0].calls[0].usage.unwrap().output_tokens,
+        out.traces[0].calls[0]
+            .recorded_usage()
+            .unwrap()
+            .output_tokens,
         Some(40)
     );
 }
@@ -254,7 +260,7 @@ fn chat_completions_cache_writes_are_not_uncached_input() {
     let pair = r#"{"request":{"model":"gpt-5.6-terra","messages":[{"role":"user","content":"hi"}]},"response":{"created":1784023200,"choices":[{"message":{"role":"assistant","content":"hello"}}],"usage":{"prompt_tokens":3000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1024,"cache_write_tokens":1900}}}}"#;
     let p = write(dir.path(), "chat.jsonl", &format!("{pair}\n"));
     let out = openai::import(&[p], &ImportOptions::default()).unwrap();
-    let u = out.traces[0].calls[0].usage.unwrap();
+    let u = out.traces[0].calls[0].recorded_usage().unwrap();
     assert_eq!(
         (
             u.input_tokens,

@@ -158,7 +158,7 @@ fn usages(out: &ImportResult) -> Vec<Option<RecordedUsage>> {
     let mut calls: Vec<_> = out
         .traces
         .iter()
-        .flat_map(|t| t.calls.iter().map(|c| (c.start_ms, c.usage)))
+        .flat_map(|t| t.calls.iter().map(|c| (c.start_ms, c.recorded_usage())))
         .collect();
     calls.sort_by_key(|(start, _)| *start);
     calls.into_iter().map(|(_, u)| u).collect()

@@ -116,7 +116,7 @@ fn figures(t: &Trace) -> Vec<Figures> {
     t.calls
         .iter()
         .map(|c| {
-            let u = c.usage.expect("usage");
+            let u = c.recorded_usage().expect("usage");
             let split = match (u.ephemeral_5m_input_tokens, u.ephemeral_1h_input_tokens) {
                 (None, None) => None,
                 (a, b) => Some((a.unwrap_or(0), b.unwrap_or(0))),
@@ -375,7 +375,7 @@ fn generated_exports_read_line_by_line_give_every_call_with_its_usage() {
             let reads: Vec<u64> = t
                 .calls
                 .iter()
-                .map(|c| c.usage.unwrap().cache_read_input_tokens.unwrap())
+                .map(|c| c.recorded_usage().unwrap().cache_read_input_tokens.unwrap())
                 .collect();
             assert_eq!(reads[0], 0, "{format:?}");
             assert!(
@@ -477,7 +477,7 @@ fn langfuse_blob_storage_exports_read_as_the_api_observations() {
     let calls_of = |ts: &[Trace]| {
         let mut calls: Vec<_> = ts
             .iter()
-            .flat_map(|t| t.calls.iter().map(|c| (c.start_ms, c.usage)))
+            .flat_map(|t| t.calls.iter().map(|c| (c.start_ms, c.recorded_usage())))
             .collect();
         calls.sort_by_key(|(start, _)| *start);
         calls

@@ -21,7 +21,7 @@ fn served(out: &ImportResult) -> Vec<RecordedModifiers> {
     let mut calls: Vec<_> = out
         .traces
         .iter()
-        .flat_map(|t| t.calls.iter().map(|c| (c.start_ms, c.usage)))
+        .flat_map(|t| t.calls.iter().map(|c| (c.start_ms, c.recorded_usage())))
         .collect();
     calls.sort_by_key(|(start, _)| *start);
     calls
@@ -119,7 +119,7 @@ fn a_streamed_anthropic_response_keeps_the_modifiers_of_its_message_start() {
         &format!("{line}\n"),
     );
     assert_eq!(served(&out), [mods(false, true, true)]);
-    let u = out.traces[0].calls[0].usage.unwrap();
+    let u = out.traces[0].calls[0].recorded_usage().unwrap();
     assert_eq!((u.input_tokens, u.output_tokens), (Some(50), Some(7)));
 }
 

@@ -29,7 +29,7 @@ fn calls(out: &ImportResult) -> Vec<(u64, u64, Option<String>, Option<u64>)> {
     let c: &[Call] = &out.traces[0].calls;
     c.iter()
         .map(|c| {
-            let u = c.usage.expect("usage");
+            let u = c.recorded_usage().expect("usage");
             (
                 u.input_tokens.unwrap(),
                 u.output_tokens.unwrap(),

@@ -148,7 +148,10 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
         )?;
         let unchanged = self.request.state.compacted.take_unchanged();
         let req = &self.request;
-        let output_tokens = call.usage.and_then(|u| u.output_tokens).unwrap_or(0);
+        let output_tokens = call
+            .recorded_usage()
+            .and_then(|u| u.output_tokens)
+            .unwrap_or(0);
         // Filled in after the loop, shared by every call and config.
         let new = self.log.push(&req.state.compacted, unchanged);
         let compaction_changed =

@@ -367,7 +367,7 @@ impl RecordedCall {
     ) -> Self {
         let call = &trace.calls[s.ci];
         let usage = call
-            .usage
+            .recorded_usage()
             .filter(|u| u.input_tokens.is_some())
             .map(|u| recorded_usage(&u));
         let model = match last_model.take() {
@@ -375,7 +375,10 @@ impl RecordedCall {
             _ => Arc::from(s.price.id.as_str()),
         };
         *last_model = Some(model.clone());
-        let served = call.usage.map(|u| u.modifiers).unwrap_or_default();
+        let served = call
+            .recorded_usage()
+            .map(|u| u.modifiers)
+            .unwrap_or_default();
         let priced = usage.map(|u| {
             let (cost, scale) = served_breakdown(
                 s.price,
@@ -389,7 +392,7 @@ impl RecordedCall {
         });
         RecordedCall {
             messages: trace.history_of(call).len(),
-            counts_writes: call.usage.is_some_and(|u| u.counts_writes()),
+            counts_writes: call.recorded_usage().is_some_and(|u| u.counts_writes()),
             cost_usd: priced.map(|p| p.0),
             classes: priced.map(|p| p.1),
             usage,

@@ -59,11 +59,11 @@ pub fn documented_hold_ms(trace: &Trace, price: &ModelPrice) -> u64 {
 /// ([`RECORDED_READ_STEPS`]), or the record says too little to tell.
 pub fn recorded_fallbacks(trace: &Trace, hold_ms: u64) -> Vec<Option<HeldPrefix>> {
     let calls = &trace.calls;
-    let prompt = |i: usize| calls[i].usage.and_then(|u| u.total_input());
+    let prompt = |i: usize| calls[i].recorded_usage().and_then(|u| u.total_input());
     (0..calls.len())
         .map(|k| {
             let prev = prompt(k.checked_sub(1)?)?;
-            let read = calls[k].usage?.cache_read_input_tokens?;
+            let read = calls[k].recorded_usage()?.cache_read_input_tokens?;
             let model = calls[k].model.as_deref().unwrap_or(&trace.model);
             // A fallback is told from the service's rounding only where
             // records establish that rounding: on another model a read

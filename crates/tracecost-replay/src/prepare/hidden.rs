@@ -217,7 +217,7 @@ fn recorded_reads(calls: &[tracecost_trace::Call]) -> Vec<Option<(u64, u64)>> {
     calls
         .iter()
         .map(|c| {
-            let u = c.usage?;
+            let u = c.recorded_usage()?;
             u.total_input()?;
             let read = u.cache_read_input_tokens.unwrap_or(0);
             Some((read, read + u.cache_creation_input_tokens.unwrap_or(0)))
@@ -343,7 +343,7 @@ impl PreparedTrace<'_> {
             .trace
             .calls
             .iter()
-            .find_map(|c| Some((c, c.usage?.total_input()?)))
+            .find_map(|c| Some((c, c.recorded_usage()?.total_input()?)))
         else {
             return;
         };

@@ -55,7 +55,7 @@ pub fn fit_idle(calls: &[Call], minimum: u64, default_ms: u64, max_ms: u64) -> O
         let (Some(sa), Some(sb)) = (a.start_ms, b.start_ms) else {
             continue;
         };
-        let (Some(ua), Some(ub)) = (a.usage, b.usage) else {
+        let (Some(ua), Some(ub)) = (a.recorded_usage(), b.recorded_usage()) else {
             continue;
         };
         let (Some(ta), Some(tb)) = (ua.total_input(), ub.total_input()) else {
@@ -116,13 +116,13 @@ mod tests {
             .map(|(i, &(minute, total, read))| Call {
                 messages: i + 1,
                 start_ms: Some(minute * MIN),
-                usage: Some(RecordedUsage {
+                usage: Some(Box::new(RecordedUsage {
                     input_tokens: Some(total - read),
                     cache_read_input_tokens: Some(read),
                     cache_creation_input_tokens: Some(0),
                     output_tokens: Some(10),
                     ..Default::default()
-                }),
+                })),
                 ..Default::default()
             })
             .collect()

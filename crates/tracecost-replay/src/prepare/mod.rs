@@ -483,8 +483,8 @@ impl<'t> PreparedTrace<'t> {
         for (ia, w) in self.trace.calls.windows(2).enumerate() {
             let [a, b] = w else { continue };
             let (Some(ra), Some(rb)) = (
-                a.usage.and_then(|u| u.total_input()),
-                b.usage.and_then(|u| u.total_input()),
+                a.recorded_usage().and_then(|u| u.total_input()),
+                b.recorded_usage().and_then(|u| u.total_input()),
             ) else {
                 continue;
             };

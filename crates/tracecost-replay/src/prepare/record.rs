@@ -34,7 +34,7 @@ impl PreparedTrace<'_> {
     pub(super) fn size_reasoning(&mut self) {
         let calls = &self.trace.calls;
         for (i, c) in calls.iter().enumerate() {
-            let Some(r) = c.usage.and_then(|u| u.reasoning_tokens) else {
+            let Some(r) = c.recorded_usage().and_then(|u| u.reasoning_tokens) else {
                 continue;
             };
             let end = calls
@@ -117,8 +117,8 @@ impl PreparedTrace<'_> {
         for (ia, w) in calls.windows(2).enumerate() {
             let [a, b] = w else { continue };
             let (Some(ra), Some(rb)) = (
-                a.usage.and_then(|u| u.total_input()),
-                b.usage.and_then(|u| u.total_input()),
+                a.recorded_usage().and_then(|u| u.total_input()),
+                b.recorded_usage().and_then(|u| u.total_input()),
             ) else {
                 continue;
             };
@@ -219,7 +219,7 @@ impl PreparedTrace<'_> {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let u = c.usage?;
+                let u = c.recorded_usage()?;
                 let cached = u.cache_read_input_tokens.unwrap_or(0)
                     + u.cache_creation_input_tokens.unwrap_or(0);
                 if own_model(c) || c.markers.is_some() || cached > 0 {
@@ -231,7 +231,7 @@ impl PreparedTrace<'_> {
                     .rev()
                     .take_while(|b| b.messages == c.messages)
                     .find(|b| own_model(b))
-                    .and_then(|b| b.usage?.total_input());
+                    .and_then(|b| b.recorded_usage()?.total_input());
                 Some(executor.map_or(0, |e| total.saturating_sub(e)))
             })
             .collect()
@@ -277,8 +277,8 @@ impl PreparedTrace<'_> {
             cleared.extend(a.cleared.iter().map(String::as_str));
             cleared.extend(b.cleared.iter().map(String::as_str));
             let (Some(ra), Some(rb)) = (
-                a.usage.and_then(|u| u.total_input()),
-                b.usage.and_then(|u| u.total_input()),
+                a.recorded_usage().and_then(|u| u.total_input()),
+                b.recorded_usage().and_then(|u| u.total_input()),
             ) else {
                 continue;
             };
@@ -349,7 +349,7 @@ impl PreparedTrace<'_> {
             .trace
             .calls
             .iter()
-            .find_map(|c| Some((c, c.usage?.total_input()?)))?;
+            .find_map(|c| Some((c, c.recorded_usage()?.total_input()?)))?;
         let tools = self.tools.get(call.prompt)?;
         let system = self.system.get(call.prompt)?;
         let raw_prefix: u64 = tools

@@ -181,7 +181,7 @@ impl Cx<'_> {
                 model: c.model,
                 prompt,
                 markers,
-                usage,
+                usage: usage.map(Box::new),
                 cleared: c.cleared,
                 compacted: c.compacted.map(|d| {
                     Box::new(crate::RecordedCompaction {

@@ -168,7 +168,7 @@ fn draft_calls(d: Draft, default_model: &str) -> Vec<Call> {
             model: own,
             prompt: 0,
             markers: None,
-            usage: d.usage,
+            usage: d.usage.map(Box::new),
             cleared: d.cleared,
             compacted: d.compacted,
         }];
@@ -187,7 +187,7 @@ fn draft_calls(d: Draft, default_model: &str) -> Vec<Call> {
             },
             prompt: 0,
             markers: None,
-            usage: Some(usage),
+            usage: Some(Box::new(usage)),
             cleared: cleared.take().unwrap_or_default(),
             compacted: compacted.take(),
         })

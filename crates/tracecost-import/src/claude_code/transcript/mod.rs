@@ -665,7 +665,10 @@ mod tests {
         assert_eq!(before.calls.len(), 2);
         assert_eq!(before.calls[1].messages, before.messages.len());
         assert_eq!(
-            before.calls[1].usage.unwrap().cache_read_input_tokens,
+            before.calls[1]
+                .recorded_usage()
+                .unwrap()
+                .cache_read_input_tokens,
             Some(900)
         );
         // After the summary: the kept messages are history, one call.
@@ -998,7 +1001,7 @@ mod tests {
         assert_eq!(out.tally.get(Note::DuplicateToolUse), 1);
         assert_eq!(out.tally.get(Note::Replay), 1);
         // The replay's larger usage row wins (ccusage's rule).
-        assert_eq!(t.calls[0].usage.unwrap().output_tokens, Some(50));
+        assert_eq!(t.calls[0].recorded_usage().unwrap().output_tokens, Some(50));
         // m2 lost its only block: a call with no assistant message.
         assert_eq!(t.messages.len(), 3);
         assert_eq!(t.calls.len(), 2);
@@ -1032,7 +1035,7 @@ mod tests {
         assert_eq!(t.calls.len(), 4);
         let reads: Vec<_> = t.calls[1..]
             .iter()
-            .map(|c| c.usage.unwrap().cache_read_input_tokens)
+            .map(|c| c.recorded_usage().unwrap().cache_read_input_tokens)
             .collect();
         assert_eq!(reads, [Some(400), Some(0), Some(500)]);
         let models: Vec<_> = t.calls.iter().map(|c| c.model.as_deref()).collect();
@@ -1177,7 +1180,7 @@ mod tests {
             .traces
             .iter()
             .flat_map(|t| &t.calls)
-            .filter_map(|c| c.usage.as_ref())
+            .filter_map(|c| c.usage.as_deref())
             .map(usage_total)
             .sum();
         let scan = scan_usage(std::slice::from_ref(&root)).unwrap();
@@ -1243,7 +1246,11 @@ mod tests {
             .collect();
         let out = run(&lines.join("\n"));
         let t = &out.traces[0];
-        let m: Vec<_> = t.calls.iter().map(|c| c.usage.unwrap().modifiers).collect();
+        let m: Vec<_> = t
+            .calls
+            .iter()
+            .map(|c| c.recorded_usage().unwrap().modifiers)
+            .collect();
         let regional: Vec<bool> = m.iter().map(|m| m.regional).collect();
         assert_eq!(regional, [true, false, false, true, false, true]);
         assert_eq!(t.calls[4].model.as_deref(), Some("claude-opus-4-5"));
@@ -1254,7 +1261,7 @@ mod tests {
         let again: Vec<_> = back.traces[0]
             .calls
             .iter()
-            .map(|c| c.usage.unwrap().modifiers)
+            .map(|c| c.recorded_usage().unwrap().modifiers)
             .collect();
         assert_eq!(again, m);
     }
