@@ -6,12 +6,11 @@
 //! stage ([`super::group`]): the driver calls this core once per call, as a
 //! searcher's driver calls its per-line core.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use tracecost_cost::cache_sim::{Breakpoint, PrefixBlock, PrefixIndex, PrefixKind};
 use tracecost_cost::pricing::{ModelPrice, ToolChoice};
-use tracecost_cost::tokens::{ContentHash, FastBuild, TokenMemo};
+use tracecost_cost::tokens::{ContentHash, TokenMemo};
 use tracecost_engine::cache::plain_text_blocks;
 use tracecost_engine::message::{ContentBlock, ToolDefinition};
 use tracecost_engine::rewrite::{WireBlock, WireMessage, WireView};
@@ -62,21 +61,12 @@ pub(super) struct Request<'t> {
     /// `None` before the first call and after a call whose extra tail the
     /// next must not keep.
     pub(super) model: Option<String>,
-    /// Characters of a rewritten message by (message, replaced blocks):
-    /// replacements are fixed per block for a run.
-    pub(super) rewritten_chars: RewrittenChars,
     /// The header built for the current call, compared with the last.
     pub(super) header: Vec<PrefixBlock>,
     /// The messages whose reasoning the API dropped from the latest call
     /// ([`PreparedTrace::reasoning_cut`]).
     pub(super) reasoning_cut: usize,
 }
-
-/// Characters of a rewritten message by (message, mask of the blocks
-/// replaced, low and high halves). Not `(usize, u128)`: a `u128` aligns
-/// the entry to 16 bytes, 48 where this is 32, and a long clearing replay
-/// holds one entry per cleared message.
-pub(super) type RewrittenChars = HashMap<(u32, [u64; 2]), u64, FastBuild>;
 
 /// What [`Request::build`] made of one call, beside the request itself:
 /// the tools and system blocks sent, and the facts every config's
@@ -357,7 +347,6 @@ impl<'t> Request<'t> {
                 memo,
                 price,
                 tokens,
-                &mut self.rewritten_chars,
                 mi,
                 wm,
                 mi < cut,
@@ -474,7 +463,6 @@ pub(super) fn flatten_message(
     memo: &TokenMemo,
     price: &ModelPrice,
     tokens: &RunTokens<'_>,
-    rewritten_chars: &mut RewrittenChars,
     mi: usize,
     wm: &WireMessage<'_>,
     drop_reasoning: bool,
@@ -520,24 +508,12 @@ pub(super) fn flatten_message(
             prepared.message_chars.get(mi).copied().unwrap_or(0)
         }
         Some(list) => {
-            // Replacements are fixed per block for a run, so which blocks
-            // were replaced names the message's wire bytes.
-            let mut mask = 0u128;
-            let mut maskable = true;
-            for (bi, b) in list.iter().enumerate() {
-                if matches!(b, WireBlock::Compacted { .. }) {
-                    match 1u128.checked_shl(bi as u32) {
-                        Some(bit) if bi < 128 => mask |= bit,
-                        _ => maskable = false,
-                    }
-                }
-            }
-            let chars = match u32::try_from(mi) {
-                Ok(m) if maskable => *rewritten_chars
-                    .entry((m, [mask as u64, (mask >> 64) as u64]))
-                    .or_insert_with(|| message_json(wm).chars().count() as u64),
-                _ => message_json(wm).chars().count() as u64,
-            };
+            // Counted when the message is rebuilt, not kept: the request is
+            // rebuilt from the first message that changed, so a message is
+            // counted again only when it changed, while a map of every
+            // rewritten message's count was one entry per cleared result
+            // for the whole run.
+            let chars = message_json(wm).chars().count() as u64;
             for (bi, wb) in list.iter().enumerate() {
                 if drop_reasoning && is_reasoning(wb.block()) {
                     blocks.push(dropped_reasoning(mi, if bi == 0 { per_message } else { 0 }));
