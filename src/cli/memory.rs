@@ -30,12 +30,19 @@ const MMAP_THRESHOLD: i32 = 128 * 1024;
 /// every trace stay resident. Held at its default, they are mapped apart
 /// and handed back whole when freed: a 30,000-session report peaked at
 /// 186 MB with the threshold moving, 180 MB with it held.
+///
+/// A long trace's replays run one config at a time, each freeing hundreds
+/// of MB across the heaps of the threads it ran on; the pages are handed
+/// back after each (`tracecost_replay::between_replays`), or what each
+/// replay freed stays resident beside the next: the 500,000-call trace of
+/// `docs/benchmarks.md` peaked about 60 MB higher without it.
 pub(super) fn settle() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes how later allocations are served.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
     }
+    tracecost_replay::between_replays(give_back);
 }
 
 /// Returns the allocator's free pages to the system, where it can.

@@ -267,17 +267,17 @@ impl Explanation {
                     index: c.index,
                     start_ms,
                     gap_ms,
-                    recorded: c.recorded,
-                    recorded_cost_usd: c.recorded_cost_usd,
+                    recorded: c.recorded(),
+                    recorded_cost_usd: c.recorded_cost_usd(),
                     simulated: c.usage,
                     cost_usd: c.cost_usd,
-                    cost_usd_as_recorded: c.cost_usd_as_recorded,
+                    cost_usd_as_recorded: c.cost_usd_as_recorded(),
                     cause: c.cache_cause,
                     cause_text: c.cache_cause.map(|k| k.text()),
                     newly_compacted: new.into_iter().map(str::to_owned).collect(),
                     restored: restored.into_iter().map(str::to_owned).collect(),
                     diverges: c
-                        .recorded
+                        .recorded()
                         .is_some_and(|r| ExplainedCall::diverges(&c.usage, &r)),
                 }
             })

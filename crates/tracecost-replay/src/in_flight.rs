@@ -35,18 +35,67 @@ pub fn replays_in_flight(messages: usize, cores: usize) -> usize {
     cores.max(1).min(extra.saturating_add(1))
 }
 
-/// Runs `work` (whose parallel iterators replay a trace of `messages`
-/// messages) with at most [`replays_in_flight`] threads. A thread pool
-/// that cannot be made runs `work` on the current one, as before.
-pub fn bounded<R: Send>(messages: usize, work: impl FnOnce() -> R + Send) -> R {
-    let cores = rayon::current_num_threads();
-    let threads = replays_in_flight(messages, cores);
-    if threads >= cores {
-        return work();
+/// What runs after each replay of a trace whose replays run one at a
+/// time, once its state is let go: set once by the program
+/// ([`between_replays`]). The binary hands the allocator's free pages
+/// back there; left resident, what each replay freed (hundreds of MB on a
+/// long trace, spread over several threads' heaps) stood beside the next.
+static BETWEEN_REPLAYS: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Sets what runs between the replays of a trace replayed one config at a
+/// time ([`Bound::replay_done`]); the first hook set stays.
+pub fn between_replays(hook: fn()) {
+    let _ = BETWEEN_REPLAYS.set(hook);
+}
+
+/// The replays of one trace allowed in flight at once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bound {
+    threads: usize,
+    cores: usize,
+}
+
+impl Bound {
+    /// The bound of a trace of `messages` messages on this pool's threads.
+    pub(crate) fn of(messages: usize) -> Self {
+        let cores = rayon::current_num_threads();
+        Bound {
+            threads: replays_in_flight(messages, cores),
+            cores,
+        }
     }
-    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => pool.install(work),
-        Err(_) => work(),
+
+    /// Whether its replays run one at a time where more threads could run.
+    fn one_at_a_time(self) -> bool {
+        self.threads == 1 && self.cores > 1
+    }
+
+    /// Runs `work` (whose parallel iterators replay the trace) with at
+    /// most [`replays_in_flight`] threads. A thread pool that cannot be
+    /// made runs `work` on the current one, as before.
+    pub(crate) fn run<R: Send>(self, work: impl FnOnce() -> R + Send) -> R {
+        if self.threads >= self.cores {
+            return work();
+        }
+        match rayon::ThreadPoolBuilder::new()
+            .num_threads(self.threads)
+            .build()
+        {
+            Ok(pool) => pool.install(work),
+            Err(_) => work(),
+        }
+    }
+
+    /// Called when one replay under this bound has let go of its state:
+    /// runs the program's hook ([`between_replays`]) when the replays run
+    /// one at a time (a long trace), and nothing otherwise (a short
+    /// trace's replays run side by side and free little).
+    pub(crate) fn replay_done(self) {
+        if self.one_at_a_time()
+            && let Some(hook) = BETWEEN_REPLAYS.get()
+        {
+            hook();
+        }
     }
 }
 
@@ -94,13 +143,43 @@ mod tests {
     #[test]
     fn bounded_work_runs_on_the_threads_the_bound_gives() {
         let cores = rayon::current_num_threads();
-        assert_eq!(bounded(200_000, rayon::current_num_threads), 1);
-        assert_eq!(bounded(10, rayon::current_num_threads), cores);
-        let sum: u64 = bounded(1_000_000, || {
+        let threads = |messages| Bound::of(messages).run(rayon::current_num_threads);
+        assert_eq!(threads(200_000), 1);
+        assert_eq!(threads(10), cores);
+        let sum: u64 = Bound::of(1_000_000).run(|| {
             use rayon::prelude::*;
             (0..1_000u64).into_par_iter().sum()
         });
         assert_eq!(sum, 499_500);
+    }
+
+    /// The program's hook runs after a replay of a trace replayed one
+    /// config at a time, and after no other.
+    #[test]
+    fn the_hook_runs_between_replays_one_at_a_time_only() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static RUNS: AtomicUsize = AtomicUsize::new(0);
+        fn hook() {
+            RUNS.fetch_add(1, Ordering::SeqCst);
+        }
+        between_replays(hook);
+        Bound {
+            threads: 2,
+            cores: 2,
+        }
+        .replay_done();
+        Bound {
+            threads: 1,
+            cores: 1,
+        }
+        .replay_done();
+        assert_eq!(RUNS.load(Ordering::SeqCst), 0);
+        Bound {
+            threads: 1,
+            cores: 2,
+        }
+        .replay_done();
+        assert_eq!(RUNS.load(Ordering::SeqCst), 1);
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod stream;
 
 use group::GroupRun;
 pub use group::served_cost;
+pub use in_flight::between_replays;
 
 use caches::{SharedCaches, caches};
 pub use caches::{longest_hold_ms, prompt_cache};
@@ -539,6 +540,32 @@ impl PartialEq for CallCosts {
     }
 }
 
+/// What the provider recorded of one call, beside its simulation
+/// ([`CallResult::record`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct RecordedRow {
+    /// What the provider recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<Usage>,
+    /// The recorded usage priced like the simulated one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_cost_usd: Option<f64>,
+    /// The simulated usage priced as its record counts tokens, where that
+    /// differs from `cost_usd`: the record has no cache-write count (Codex's
+    /// `token_count`) and the simulation wrote, so its writes are priced as
+    /// input, as the record prices every token it did not read. What the
+    /// record is compared with; `cost_usd` stays the provider's bill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd_as_recorded: Option<f64>,
+}
+
+impl RecordedRow {
+    /// A row's record: `None` when it holds nothing.
+    pub fn boxed(self) -> Option<Box<RecordedRow>> {
+        (self != RecordedRow::default()).then(|| Box::new(self))
+    }
+}
+
 /// One simulated call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallResult {
@@ -555,19 +582,14 @@ pub struct CallResult {
     pub cost_usd: f64,
     /// tool_use ids whose results were compacted or cleared.
     pub compacted: CompactedIds,
-    /// What the provider recorded, when the trace has it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub recorded: Option<Usage>,
-    /// The recorded usage priced like the simulated one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub recorded_cost_usd: Option<f64>,
-    /// The simulated usage priced as its record counts tokens, where that
-    /// differs from `cost_usd`: the record has no cache-write count (Codex's
-    /// `token_count`) and the simulation wrote, so its writes are priced as
-    /// input, as the record prices every token it did not read. What the
-    /// record is compared with; `cost_usd` stays the provider's bill.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_usd_as_recorded: Option<f64>,
+    /// What the provider recorded of the call and its price, when the
+    /// trace has it ([`Self::recorded`], [`Self::recorded_cost_usd`],
+    /// [`Self::cost_usd_as_recorded`]). Boxed: a trace without usage then
+    /// spends a pointer on it in every row rather than 72 bytes (a row is
+    /// 168 bytes, not 232), and a report holds three configs' rows of a
+    /// long trace at once.
+    #[serde(flatten)]
+    pub record: Option<Box<RecordedRow>>,
     /// The model priced.
     #[serde(skip)]
     pub model: Arc<str>,
@@ -585,6 +607,24 @@ pub struct CallResult {
     /// trace recorded.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub summary: bool,
+}
+
+impl CallResult {
+    /// What the provider recorded, when the trace has it.
+    pub fn recorded(&self) -> Option<Usage> {
+        self.record.as_ref().and_then(|r| r.recorded)
+    }
+
+    /// The recorded usage priced like the simulated one.
+    pub fn recorded_cost_usd(&self) -> Option<f64> {
+        self.record.as_ref().and_then(|r| r.recorded_cost_usd)
+    }
+
+    /// The simulated usage priced as its record counts tokens, where that
+    /// differs from `cost_usd` ([`RecordedRow::cost_usd_as_recorded`]).
+    pub fn cost_usd_as_recorded(&self) -> Option<f64> {
+        self.record.as_ref().and_then(|r| r.cost_usd_as_recorded)
+    }
 }
 
 /// Sums over calls.
@@ -927,6 +967,8 @@ pub(crate) fn run_group(
     for ci in 0..prepared.trace.calls.len() {
         run.call(ci, &mut sims)?;
     }
+    // The caches are not read again: let go before the rows are made.
+    drop(sims);
     Ok(run.finish())
 }
 
@@ -1076,7 +1118,7 @@ pub(crate) struct FidelitySum {
 
 impl FidelitySum {
     pub(crate) fn add(&mut self, c: &CallResult) {
-        let Some(r) = c.recorded else { return };
+        let Some(r) = c.recorded() else { return };
         let f = &mut self.f;
         let (sim, rec) = (c.usage.total_input(), r.total_input());
         f.calls += 1;
@@ -1143,9 +1185,9 @@ impl TotalsSum {
         self.w1 += c.usage.write_1h();
         t.cost_usd += c.cost_usd;
         t.over_window_calls += usize::from(c.over_window);
-        if let Some(r) = c.recorded_cost_usd {
+        if let Some(r) = c.recorded_cost_usd() {
             self.recorded_sum += r;
-            self.simulated_sum += c.cost_usd_as_recorded.unwrap_or(c.cost_usd);
+            self.simulated_sum += c.cost_usd_as_recorded().unwrap_or(c.cost_usd);
             t.recorded_calls += 1;
         }
     }
@@ -1338,5 +1380,63 @@ mod shared {
                 next[t] += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod call_rows {
+    use super::*;
+
+    fn row(record: Option<Box<RecordedRow>>) -> CallResult {
+        CallResult {
+            index: 1,
+            messages: 1,
+            chars: 10,
+            usage: Usage::new(3, 0, 0, 0, 2),
+            cost_usd: 0.5,
+            compacted: CompactedIds::default(),
+            record,
+            model: Arc::from("m"),
+            stable_prefix_tokens: 0,
+            over_window: false,
+            cache_cause: None,
+            summary: false,
+        }
+    }
+
+    #[test]
+    fn a_row_without_a_record_spends_a_pointer_on_it() {
+        // A report holds three configs' rows of a long trace at once: the
+        // record inline (absent or not) made a row 232 bytes.
+        assert!(
+            std::mem::size_of::<CallResult>() <= 168,
+            "{}",
+            std::mem::size_of::<CallResult>()
+        );
+        assert_eq!(RecordedRow::default().boxed(), None);
+    }
+
+    #[test]
+    fn a_row_s_record_is_written_in_its_place() {
+        let none = serde_json::to_string(&row(None)).unwrap();
+        assert!(!none.contains("recorded"), "{none}");
+        let record = RecordedRow {
+            recorded: Some(Usage::new(4, 0, 0, 0, 2)),
+            recorded_cost_usd: Some(0.25),
+            cost_usd_as_recorded: None,
+        };
+        let with = row(record.boxed());
+        assert_eq!(with.recorded(), record.recorded);
+        assert_eq!(with.recorded_cost_usd(), Some(0.25));
+        assert_eq!(with.cost_usd_as_recorded(), None);
+        let json = serde_json::to_string(&with).unwrap();
+        let at = |k: &str| json.find(k).unwrap_or_else(|| panic!("{k} in {json}"));
+        // After the compacted ids, before the stable prefix, as before the
+        // record was boxed.
+        assert!(at("\"compacted\"") < at("\"recorded\""), "{json}");
+        assert!(
+            at("\"recorded_cost_usd\"") < at("\"stable_prefix_tokens\""),
+            "{json}"
+        );
     }
 }

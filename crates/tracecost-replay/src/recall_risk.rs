@@ -1108,9 +1108,12 @@ mod tests {
             usage: Usage::default(),
             cost_usd: 0.0,
             compacted: compacted.iter().map(|s| std::sync::Arc::from(*s)).collect(),
-            recorded: None,
-            recorded_cost_usd: None,
-            cost_usd_as_recorded: None,
+            record: crate::RecordedRow {
+                recorded: None,
+                recorded_cost_usd: None,
+                cost_usd_as_recorded: None,
+            }
+            .boxed(),
             model: "".into(),
             stable_prefix_tokens: 0,
             over_window: false,

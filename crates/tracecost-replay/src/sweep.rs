@@ -470,6 +470,9 @@ impl<'c> AccountSweep<'c> {
         } else {
             None
         };
+        // A trace alone: its replays in flight bounded (read only then).
+        let bound =
+            super::in_flight::Bound::of(prepared.first().map_or(0, |p| p.trace.messages.len()));
         let replays = |runs: &mut Vec<SharedRun>| {
             runs.par_iter_mut()
                 .map(
@@ -532,6 +535,9 @@ impl<'c> AccountSweep<'c> {
                                 r.costs = super::CallCosts::Spilled(on_disk);
                             }
                         }
+                        if lean {
+                            bound.replay_done();
+                        }
                         Ok((here, results))
                     },
                 )
@@ -544,12 +550,8 @@ impl<'c> AccountSweep<'c> {
         let (replayed, risk_indexes) = if lean {
             // Its replays in flight bounded, so that a long trace's peak
             // does not grow with the cores.
-            let messages = prepared.first().map_or(0, |p| p.trace.messages.len());
             let runs = &mut self.runs;
-            (
-                super::in_flight::bounded(messages, || replays(runs)),
-                Vec::new(),
-            )
+            (bound.run(|| replays(runs)), Vec::new())
         } else {
             rayon::join(
                 || replays(&mut self.runs),
@@ -652,10 +654,15 @@ impl<'c> AccountSweep<'c> {
             rows: PerCallRows::All,
             ..self.ctx.opts
         });
-        let replayed = super::in_flight::bounded(prepared.trace.messages.len(), || {
+        let bound = super::in_flight::Bound::of(prepared.trace.messages.len());
+        let replayed = bound.run(|| {
             wanted
                 .par_iter()
-                .map(|(configs, _)| super::run_group(prepared, configs, ctx))
+                .map(|(configs, _)| {
+                    let rows = super::run_group(prepared, configs, ctx);
+                    bound.replay_done();
+                    rows
+                })
                 .collect::<Result<Vec<_>, _>>()
         })?;
         for ((_, rows), results) in wanted.iter().zip(replayed) {

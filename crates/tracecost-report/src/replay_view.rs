@@ -77,10 +77,13 @@ impl Exporter<ReplayView<'_>> for CsvExporter {
         for o in view.0 {
             for c in &o.result.calls {
                 let rec_total = c
-                    .recorded
+                    .recorded()
                     .map(|u| u.total_input().to_string())
                     .unwrap_or_default();
-                let rec_cost = c.recorded_cost_usd.map(|v| fixed(v, 6)).unwrap_or_default();
+                let rec_cost = c
+                    .recorded_cost_usd()
+                    .map(|v| fixed(v, 6))
+                    .unwrap_or_default();
                 writeln!(
                     out,
                     "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",

@@ -115,7 +115,7 @@ impl SessionSummary {
                     // The status quo's rows are always kept (a row the
                     // report writes).
                     if let tracecost_replay::PerCall::Rows(calls) = &per_call
-                        && let Some(rec) = calls[i].recorded_cost_usd
+                        && let Some(rec) = calls[i].recorded_cost_usd()
                     {
                         *d.recorded_cost_usd.get_or_insert(0.0) += rec;
                     }

@@ -276,9 +276,12 @@ impl<'a> Simulator<'a> {
                         usage,
                         cost_usd: cost.total * scale,
                         compacted: compacted.get(ci).cloned().unwrap_or_default(),
-                        recorded: rec.usage,
-                        recorded_cost_usd: rec.cost_usd,
-                        cost_usd_as_recorded,
+                        record: crate::RecordedRow {
+                            recorded: rec.usage,
+                            recorded_cost_usd: rec.cost_usd,
+                            cost_usd_as_recorded,
+                        }
+                        .boxed(),
                         model: rec.model.clone(),
                         stable_prefix_tokens: shared.stable_prefix_tokens,
                         over_window: over_window(&usage, rec.usage.as_ref(), shared.price),

@@ -306,7 +306,7 @@ pub(super) fn calls_table(
             thousands(c.usage.cache_read_input_tokens),
             thousands(c.usage.output_tokens),
             dollars(c.cost_usd),
-            c.recorded
+            c.recorded()
                 .map(|u| thousands(u.total_input()))
                 .unwrap_or_default(),
             html_escape(&match c.compacted.len() {
