@@ -147,7 +147,7 @@ pub enum PerCallRows {
     All,
     /// Only each call's cost and compacted ids ([`ReplayResult::costs`]):
     /// what ranking a sweep and summing a session read of a config whose
-    /// rows are not written. A row is 232 bytes, this 32: a long trace's
+    /// rows are not written. A row is 168 bytes, this 32: a long trace's
     /// rows under every config are most of what its sweep holds.
     Costs,
 }
@@ -354,7 +354,7 @@ impl CompactedLog {
 /// their names differ), so one list is shared by all of them rather than
 /// copied for each: a long trace's lists are most of what a sweep holds.
 /// Reads as a slice; serializes as a list. The list is the replay's own
-/// `Vec`, shared as it was made: a slice of its own would copy it (232
+/// `Vec`, shared as it was made: a slice of its own would copy it (168
 /// bytes a call) while the `Vec` is still alive.
 #[derive(Clone, Default, PartialEq)]
 pub struct CallResults(Arc<Vec<CallResult>>);

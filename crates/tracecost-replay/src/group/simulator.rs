@@ -292,7 +292,7 @@ impl<'a> Simulator<'a> {
             );
             let rows_kept = self.rows == PerCallRows::All;
             // The rows are summed as they are made; a config whose rows are
-            // not kept never holds them all (232 bytes a call), only its
+            // not kept never holds them all (168 bytes a call), only its
             // costs.
             let (mut sum, mut fid) = (TotalsSum::default(), FidelitySum::default());
             let (calls, costs) = if rows_kept {
