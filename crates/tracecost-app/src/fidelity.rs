@@ -271,7 +271,7 @@ impl Explanation {
                     recorded_cost_usd: c.recorded_cost_usd(),
                     simulated: c.usage,
                     cost_usd: c.cost_usd,
-                    cost_usd_as_recorded: c.cost_usd_as_recorded(),
+                    cost_usd_as_recorded: c.cost_usd_as_recorded,
                     cause: c.cache_cause,
                     cause_text: c.cache_cause.map(|k| k.text()),
                     newly_compacted: new.into_iter().map(str::to_owned).collect(),

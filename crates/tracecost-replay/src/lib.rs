@@ -147,7 +147,7 @@ pub enum PerCallRows {
     All,
     /// Only each call's cost and compacted ids ([`ReplayResult::costs`]):
     /// what ranking a sweep and summing a session read of a config whose
-    /// rows are not written. A row is 168 bytes, this 32: a long trace's
+    /// rows are not written. A row is 184 bytes, this 32: a long trace's
     /// rows under every config are most of what its sweep holds.
     Costs,
 }
@@ -354,7 +354,7 @@ impl CompactedLog {
 /// their names differ), so one list is shared by all of them rather than
 /// copied for each: a long trace's lists are most of what a sweep holds.
 /// Reads as a slice; serializes as a list. The list is the replay's own
-/// `Vec`, shared as it was made: a slice of its own would copy it (168
+/// `Vec`, shared as it was made: a slice of its own would copy it (184
 /// bytes a call) while the `Vec` is still alive.
 #[derive(Clone, Default, PartialEq)]
 pub struct CallResults(Arc<Vec<CallResult>>);
@@ -540,7 +540,8 @@ impl PartialEq for CallCosts {
     }
 }
 
-/// What the provider recorded of one call, beside its simulation
+/// What the provider recorded of one call: the same in every config's
+/// row of the call, so held once and shared by them
 /// ([`CallResult::record`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct RecordedRow {
@@ -550,19 +551,31 @@ pub struct RecordedRow {
     /// The recorded usage priced like the simulated one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_cost_usd: Option<f64>,
-    /// The simulated usage priced as its record counts tokens, where that
-    /// differs from `cost_usd`: the record has no cache-write count (Codex's
-    /// `token_count`) and the simulation wrote, so its writes are priced as
-    /// input, as the record prices every token it did not read. What the
-    /// record is compared with; `cost_usd` stays the provider's bill.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_usd_as_recorded: Option<f64>,
 }
 
 impl RecordedRow {
-    /// A row's record: `None` when it holds nothing.
-    pub fn boxed(self) -> Option<Box<RecordedRow>> {
-        (self != RecordedRow::default()).then(|| Box::new(self))
+    /// The record to share between a call's rows: `None` when it holds
+    /// nothing.
+    pub fn shared(self) -> Option<SharedRecord> {
+        (self != RecordedRow::default()).then(|| SharedRecord(Arc::new(self)))
+    }
+}
+
+/// A [`RecordedRow`] shared by the rows of one call; written as its
+/// fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedRecord(Arc<RecordedRow>);
+
+impl std::ops::Deref for SharedRecord {
+    type Target = RecordedRow;
+    fn deref(&self) -> &RecordedRow {
+        &self.0
+    }
+}
+
+impl Serialize for SharedRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
     }
 }
 
@@ -583,13 +596,20 @@ pub struct CallResult {
     /// tool_use ids whose results were compacted or cleared.
     pub compacted: CompactedIds,
     /// What the provider recorded of the call and its price, when the
-    /// trace has it ([`Self::recorded`], [`Self::recorded_cost_usd`],
-    /// [`Self::cost_usd_as_recorded`]). Boxed: a trace without usage then
-    /// spends a pointer on it in every row rather than 72 bytes (a row is
-    /// 168 bytes, not 232), and a report holds three configs' rows of a
-    /// long trace at once.
+    /// trace has it ([`Self::recorded`], [`Self::recorded_cost_usd`]):
+    /// shared by the call's rows under every config of its group. A trace
+    /// without usage spends a pointer on it in every row rather than 56
+    /// bytes, and a report holds three configs' rows of a long trace at
+    /// once; a trace with usage holds it once a call, not once a row.
     #[serde(flatten)]
-    pub record: Option<Box<RecordedRow>>,
+    pub record: Option<SharedRecord>,
+    /// The simulated usage priced as its record counts tokens, where that
+    /// differs from `cost_usd`: the record has no cache-write count (Codex's
+    /// `token_count`) and the simulation wrote, so its writes are priced as
+    /// input, as the record prices every token it did not read. What the
+    /// record is compared with; `cost_usd` stays the provider's bill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd_as_recorded: Option<f64>,
     /// The model priced.
     #[serde(skip)]
     pub model: Arc<str>,
@@ -618,12 +638,6 @@ impl CallResult {
     /// The recorded usage priced like the simulated one.
     pub fn recorded_cost_usd(&self) -> Option<f64> {
         self.record.as_ref().and_then(|r| r.recorded_cost_usd)
-    }
-
-    /// The simulated usage priced as its record counts tokens, where that
-    /// differs from `cost_usd` ([`RecordedRow::cost_usd_as_recorded`]).
-    pub fn cost_usd_as_recorded(&self) -> Option<f64> {
-        self.record.as_ref().and_then(|r| r.cost_usd_as_recorded)
     }
 }
 
@@ -1187,7 +1201,7 @@ impl TotalsSum {
         t.over_window_calls += usize::from(c.over_window);
         if let Some(r) = c.recorded_cost_usd() {
             self.recorded_sum += r;
-            self.simulated_sum += c.cost_usd_as_recorded().unwrap_or(c.cost_usd);
+            self.simulated_sum += c.cost_usd_as_recorded.unwrap_or(c.cost_usd);
             t.recorded_calls += 1;
         }
     }
@@ -1387,7 +1401,7 @@ mod shared {
 mod call_rows {
     use super::*;
 
-    fn row(record: Option<Box<RecordedRow>>) -> CallResult {
+    fn row(record: Option<SharedRecord>, cost_usd_as_recorded: Option<f64>) -> CallResult {
         CallResult {
             index: 1,
             messages: 1,
@@ -1396,6 +1410,7 @@ mod call_rows {
             cost_usd: 0.5,
             compacted: CompactedIds::default(),
             record,
+            cost_usd_as_recorded,
             model: Arc::from("m"),
             stable_prefix_tokens: 0,
             over_window: false,
@@ -1409,33 +1424,53 @@ mod call_rows {
         // A report holds three configs' rows of a long trace at once: the
         // record inline (absent or not) made a row 232 bytes.
         assert!(
-            std::mem::size_of::<CallResult>() <= 168,
+            std::mem::size_of::<CallResult>() <= 184,
             "{}",
             std::mem::size_of::<CallResult>()
         );
-        assert_eq!(RecordedRow::default().boxed(), None);
+        assert_eq!(RecordedRow::default().shared(), None);
+    }
+
+    #[test]
+    fn a_call_s_rows_share_one_record() {
+        let record = RecordedRow {
+            recorded: Some(Usage::new(4, 0, 0, 0, 2)),
+            recorded_cost_usd: Some(0.25),
+        }
+        .shared()
+        .unwrap();
+        let (a, b) = (
+            row(Some(record.clone()), None),
+            row(Some(record), Some(0.4)),
+        );
+        let (Some(x), Some(y)) = (&a.record, &b.record) else {
+            panic!("a record each");
+        };
+        assert!(Arc::ptr_eq(&x.0, &y.0));
     }
 
     #[test]
     fn a_row_s_record_is_written_in_its_place() {
-        let none = serde_json::to_string(&row(None)).unwrap();
+        let none = serde_json::to_string(&row(None, None)).unwrap();
         assert!(!none.contains("recorded"), "{none}");
         let record = RecordedRow {
             recorded: Some(Usage::new(4, 0, 0, 0, 2)),
             recorded_cost_usd: Some(0.25),
-            cost_usd_as_recorded: None,
         };
-        let with = row(record.boxed());
+        let with = row(record.shared(), Some(0.3));
         assert_eq!(with.recorded(), record.recorded);
         assert_eq!(with.recorded_cost_usd(), Some(0.25));
-        assert_eq!(with.cost_usd_as_recorded(), None);
         let json = serde_json::to_string(&with).unwrap();
         let at = |k: &str| json.find(k).unwrap_or_else(|| panic!("{k} in {json}"));
-        // After the compacted ids, before the stable prefix, as before the
-        // record was boxed.
+        // After the compacted ids, before the stable prefix, in the order
+        // they were written before the record was shared.
         assert!(at("\"compacted\"") < at("\"recorded\""), "{json}");
         assert!(
-            at("\"recorded_cost_usd\"") < at("\"stable_prefix_tokens\""),
+            at("\"recorded_cost_usd\"") < at("\"cost_usd_as_recorded\""),
+            "{json}"
+        );
+        assert!(
+            at("\"cost_usd_as_recorded\"") < at("\"stable_prefix_tokens\""),
             "{json}"
         );
     }

@@ -1108,12 +1108,8 @@ mod tests {
             usage: Usage::default(),
             cost_usd: 0.0,
             compacted: compacted.iter().map(|s| std::sync::Arc::from(*s)).collect(),
-            record: crate::RecordedRow {
-                recorded: None,
-                recorded_cost_usd: None,
-                cost_usd_as_recorded: None,
-            }
-            .boxed(),
+            record: None,
+            cost_usd_as_recorded: None,
             model: "".into(),
             stable_prefix_tokens: 0,
             over_window: false,

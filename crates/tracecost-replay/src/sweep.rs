@@ -463,7 +463,7 @@ impl<'c> AccountSweep<'c> {
         // of its replay until the report has read it where asked; the rows
         // the report writes call by call (the status quo's among them) are
         // replayed again once the trace is ranked. Kept from this replay,
-        // the status quo's rows (168 bytes a call) sat beside every other
+        // the status quo's rows (184 bytes a call) sat beside every other
         // config's replay.
         let spill = if lean && self.costs_on_disk {
             Some(super::spilled_costs::CostFile::new()?)

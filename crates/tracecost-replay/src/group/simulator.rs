@@ -225,6 +225,23 @@ impl<'a> Simulator<'a> {
         let compacted = done.log.finish();
         let shared = self.calls;
         let mut out = Vec::with_capacity(self.configs.len());
+        // What the record says of each call that its rows show is the same
+        // under every config: held once a call and shared by the rows (a
+        // pointer a call where the trace recorded nothing).
+        let records: Vec<Option<crate::SharedRecord>> = {
+            let mut last_model: Option<Arc<str>> = None;
+            shared
+                .iter()
+                .map(|s| {
+                    let rec = RecordedCall::of(trace, s, batch, &mut last_model);
+                    crate::RecordedRow {
+                        recorded: rec.usage,
+                        recorded_cost_usd: rec.cost_usd,
+                    }
+                    .shared()
+                })
+                .collect()
+        };
         for (c, own) in self.configs.iter().zip(self.per_config) {
             let mut bill = BreakdownSum::default();
             // What the record says of each call, read as the config's rows
@@ -276,12 +293,8 @@ impl<'a> Simulator<'a> {
                         usage,
                         cost_usd: cost.total * scale,
                         compacted: compacted.get(ci).cloned().unwrap_or_default(),
-                        record: crate::RecordedRow {
-                            recorded: rec.usage,
-                            recorded_cost_usd: rec.cost_usd,
-                            cost_usd_as_recorded,
-                        }
-                        .boxed(),
+                        record: records.get(ci).cloned().flatten(),
+                        cost_usd_as_recorded,
                         model: rec.model.clone(),
                         stable_prefix_tokens: shared.stable_prefix_tokens,
                         over_window: over_window(&usage, rec.usage.as_ref(), shared.price),
@@ -292,7 +305,7 @@ impl<'a> Simulator<'a> {
             );
             let rows_kept = self.rows == PerCallRows::All;
             // The rows are summed as they are made; a config whose rows are
-            // not kept never holds them all (168 bytes a call), only its
+            // not kept never holds them all (184 bytes a call), only its
             // costs.
             let (mut sum, mut fid) = (TotalsSum::default(), FidelitySum::default());
             let (calls, costs) = if rows_kept {

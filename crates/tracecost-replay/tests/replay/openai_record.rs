@@ -276,7 +276,7 @@ fn a_write_the_record_cannot_show_is_compared_as_input() {
     assert!(call.cost_usd > recorded * 1.1, "{call:?}");
     // Compared as the record counts them, the same tokens cost the same:
     // no error, while the replay's bill keeps the fee.
-    let as_recorded = call.cost_usd_as_recorded().unwrap();
+    let as_recorded = call.cost_usd_as_recorded.unwrap();
     assert!((as_recorded - recorded).abs() < 1e-12, "{call:?}");
     assert_eq!(r.totals.cost_usd_recorded_calls, Some(as_recorded));
     assert_eq!(r.totals.cost_usd, call.cost_usd);
@@ -286,7 +286,7 @@ fn a_write_the_record_cannot_show_is_compared_as_input() {
     let r = replayed_result(&one_write(Some(0)));
     let call = &r.calls[0];
     assert!(call.usage.cache_creation_input_tokens > 0, "{call:?}");
-    assert_eq!(call.cost_usd_as_recorded(), None);
+    assert_eq!(call.cost_usd_as_recorded, None);
     assert_eq!(r.totals.cost_usd_recorded_calls, Some(call.cost_usd));
     assert!(call.cost_usd > call.recorded_cost_usd().unwrap() * 1.1);
 }
