@@ -98,24 +98,44 @@ impl MemberKey {
     pub(super) fn as_str(&self) -> &str {
         match &self.0 {
             Repr::Owned(s) => s,
-            Repr::Interned(i) => {
-                let i = *i as usize;
-                match KNOWN.get(i) {
-                    Some(k) => k,
-                    // A learned index is handed out only after its slot
-                    // is filled.
-                    None => LEARNED
-                        .get(i - KNOWN.len())
-                        .and_then(OnceLock::get)
-                        .map_or("", |s| s),
-                }
-            }
+            Repr::Interned(i) => interned(*i),
+        }
+    }
+
+    /// The key's index in the shared table, or its own text.
+    pub(super) fn into_parts(self) -> Result<u32, Box<str>> {
+        match self.0 {
+            Repr::Interned(i) => Ok(i),
+            Repr::Owned(s) => Err(s),
+        }
+    }
+
+    /// Its index in the shared table, when it has one.
+    pub(super) fn index(&self) -> Option<u32> {
+        match self.0 {
+            Repr::Interned(i) => Some(i),
+            Repr::Owned(_) => None,
         }
     }
 
     /// Whether the key is held in the shared table.
+    #[cfg(test)]
     pub(super) fn is_interned(&self) -> bool {
         matches!(self.0, Repr::Interned(_))
+    }
+}
+
+/// The text of the interned key `i` (an index [`MemberKey::index`]
+/// handed out).
+pub(super) fn interned(i: u32) -> &'static str {
+    let i = i as usize;
+    match KNOWN.get(i) {
+        Some(k) => k,
+        // A learned index is handed out only after its slot is filled.
+        None => LEARNED
+            .get(i - KNOWN.len())
+            .and_then(OnceLock::get)
+            .map_or("", |s| s),
     }
 }
 

@@ -18,6 +18,7 @@
 //! rather than an allocation of its own.
 
 mod key;
+mod slot;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use key::MemberKey;
+use slot::Slot;
 
 /// A JSON object as an ordered list of `(key, raw value)` members.
 ///
@@ -44,7 +46,7 @@ pub struct RawObject {
 }
 
 /// An object's members, in document order, shared until edited.
-type Members = Arc<[(MemberKey, Member)]>;
+type Members = Arc<[Slot]>;
 
 /// Objects made only of known keys and common values, by their JSON: a
 /// message whose blocks are parsed is `{"role":"user","content":[]}` or
@@ -171,21 +173,17 @@ impl PartialEq for RawObject {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.members, &other.members)
             || self.members.len() == other.members.len()
-                && self
-                    .members
-                    .iter()
-                    .zip(other.members.iter())
-                    .all(|((ka, va), (kb, vb))| {
-                        ka == kb
-                            && match (va.value(), vb.value()) {
-                                // Canonical encoding is one-to-one: equal texts,
-                                // equal bytes.
-                                (MemberValue::Text(a), MemberValue::Text(b)) => a == b,
-                                (MemberValue::Raw(a), b) | (b, MemberValue::Raw(a)) => {
-                                    b.json_eq(a.get())
-                                }
+                && self.members.iter().zip(other.members.iter()).all(|(a, b)| {
+                    a.key() == b.key()
+                        && match (a.value(), b.value()) {
+                            // Canonical encoding is one-to-one: equal texts,
+                            // equal bytes.
+                            (MemberValue::Text(a), MemberValue::Text(b)) => a == b,
+                            (MemberValue::Raw(a), b) | (b, MemberValue::Raw(a)) => {
+                                b.json_eq(a.get())
                             }
-                    })
+                        }
+                })
     }
 }
 
@@ -202,11 +200,8 @@ impl RawObject {
         serde_json::from_str(json)
     }
 
-    fn member(&self, key: &str) -> Option<&Member> {
-        self.members
-            .iter()
-            .find(|(k, _)| k.as_str() == key)
-            .map(|(_, v)| v)
+    fn member(&self, key: &str) -> Option<&Slot> {
+        self.members.iter().find(|m| m.key() == key)
     }
 
     /// The raw bytes of member `key`, if present (first occurrence).
@@ -215,10 +210,9 @@ impl RawObject {
     /// on each call: prefer [`RawObject::value`] for those, which lends the
     /// text.
     pub fn get(&self, key: &str) -> Option<Cow<'_, RawValue>> {
-        self.member(key).map(|v| match v {
-            Member::Raw(r) => Cow::Borrowed(&**r),
-            Member::Common(r) => Cow::Borrowed(*r),
-            Member::Text(t) => Cow::Owned(raw_string(t)),
+        self.member(key).map(|m| match m.value() {
+            MemberValue::Raw(r) => Cow::Borrowed(r),
+            MemberValue::Text(t) => Cow::Owned(raw_string(t)),
         })
     }
 
@@ -229,16 +223,15 @@ impl RawObject {
     /// as bytes; for the members a block or a message shares with its typed
     /// view, use [`RawObject::get`] or [`RawObject::value`].
     pub fn raw(&self, key: &str) -> Option<&RawValue> {
-        match self.member(key)? {
-            Member::Raw(r) => Some(r),
-            Member::Common(r) => Some(r),
-            Member::Text(_) => None,
+        match self.member(key)?.value() {
+            MemberValue::Raw(r) => Some(r),
+            MemberValue::Text(_) => None,
         }
     }
 
     /// Member `key`'s value as held, if present (first occurrence).
     pub fn value(&self, key: &str) -> Option<MemberValue<'_>> {
-        self.member(key).map(Member::value)
+        self.member(key).map(Slot::value)
     }
 
     /// Parses member `key` as `T`; `None` when absent, `Err` when mistyped.
@@ -277,15 +270,15 @@ impl RawObject {
     }
 
     fn put(&mut self, key: &str, value: Member) {
-        match self.members.iter().position(|(k, _)| k.as_str() == key) {
+        match self.members.iter().position(|m| m.key() == key) {
             Some(i) => {
-                if let Some((_, v)) = Arc::make_mut(&mut self.members).get_mut(i) {
-                    *v = value;
+                if let Some(m) = Arc::make_mut(&mut self.members).get_mut(i) {
+                    m.set_value(value);
                 }
             }
             None => {
                 let mut members = self.members.to_vec();
-                members.push((MemberKey::new(key), value));
+                members.push(Slot::new(MemberKey::new(key), value));
                 self.members = members.into();
             }
         }
@@ -296,11 +289,8 @@ impl RawObject {
     /// [`SHAPES`]); otherwise leaves it as it is. Nothing observable
     /// changes: an edit copies the list first.
     pub(crate) fn share_common_shape(&mut self) {
-        let common_only = self.members.len() <= MAX_SHAPE_MEMBERS
-            && self
-                .members
-                .iter()
-                .all(|(k, v)| k.is_interned() && matches!(v, Member::Common(_)));
+        let common_only =
+            self.members.len() <= MAX_SHAPE_MEMBERS && self.members.iter().all(Slot::is_common);
         if !common_only {
             return;
         }
@@ -324,14 +314,17 @@ impl RawObject {
     /// text instead, so the bytes and the text are kept once; otherwise
     /// (e.g. `\u00e9` or `\/` escapes) the bytes stay as read.
     pub fn share_string(&mut self, key: &str) -> Option<Result<Arc<str>, serde_json::Error>> {
-        let i = self.members.iter().position(|(k, _)| k.as_str() == key)?;
+        let i = self.members.iter().position(|m| m.key() == key)?;
         // Objects are shared only when no member is a string to share;
         // `make_mut` copies the list otherwise.
-        let (_, member) = Arc::make_mut(&mut self.members).get_mut(i)?;
-        let raw: &RawValue = match member {
-            Member::Text(t) => return Some(Ok(t.clone())),
-            Member::Raw(raw) => raw,
-            Member::Common(raw) => raw,
+        let member = Arc::make_mut(&mut self.members).get_mut(i)?;
+        if let Some(t) = member.text() {
+            return Some(Ok(t.clone()));
+        }
+        let raw: &RawValue = match member.value() {
+            MemberValue::Raw(raw) => raw,
+            // A text is returned above.
+            MemberValue::Text(t) => return Some(Ok(t.into())),
         };
         let text: Arc<str> = match unescape_canonical(raw.get()) {
             Some(text) => {
@@ -339,10 +332,10 @@ impl RawObject {
                     // The bytes read are not needed any more: let them go
                     // before the text is copied into its `Arc`, so a huge
                     // string is held twice at most, never three times.
-                    *member = Member::Raw(null_raw());
+                    member.set_value(Member::Raw(null_raw()));
                 }
                 let text: Arc<str> = text.into();
-                *member = Member::Text(text.clone());
+                member.set_value(Member::Text(text.clone()));
                 text
             }
             None => match serde_json::from_str::<String>(raw.get()) {
@@ -356,9 +349,9 @@ impl RawObject {
     /// Removes member `key`; returns whether it was present.
     pub fn remove(&mut self, key: &str) -> bool {
         let before = self.members.len();
-        if self.members.iter().any(|(k, _)| k.as_str() == key) {
+        if self.members.iter().any(|m| m.key() == key) {
             let mut members = self.members.to_vec();
-            members.retain(|(k, _)| k.as_str() != key);
+            members.retain(|m| m.key() != key);
             self.members = members.into();
         }
         before != self.members.len()
@@ -366,7 +359,7 @@ impl RawObject {
 
     /// Members in document order.
     pub fn members(&self) -> impl ExactSizeIterator<Item = (&str, MemberValue<'_>)> {
-        self.members.iter().map(|(k, v)| (k.as_str(), v.value()))
+        self.members.iter().map(|m| (m.key(), m.value()))
     }
 
     /// Number of members.
@@ -388,13 +381,13 @@ impl RawObject {
     /// (used to add `cache_control` to a block on the wire).
     pub fn write_json_with(&self, out: &mut String, extra: Option<(&str, &str)>) {
         out.push('{');
-        for (i, (k, v)) in self.members.iter().enumerate() {
+        for (i, m) in self.members.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            push_json_string(out, k.as_str());
+            push_json_string(out, m.key());
             out.push(':');
-            v.value().write_json(out);
+            m.value().write_json(out);
         }
         if let Some((k, v)) = extra {
             if !self.members.is_empty() {
@@ -414,10 +407,10 @@ impl RawObject {
         let members: usize = self
             .members
             .iter()
-            .map(|(k, v)| {
-                k.as_str().len()
+            .map(|m| {
+                m.key().len()
                     + 4
-                    + match v.value() {
+                    + match m.value() {
                         MemberValue::Raw(r) => r.get().len(),
                         MemberValue::Text(t) => t.len() + t.len() / 16 + 2,
                     }
@@ -753,12 +746,12 @@ fn unreachable_null() -> Box<RawValue> {
 impl Serialize for RawObject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.members.len()))?;
-        for (k, v) in self.members.iter() {
-            match v.value() {
-                MemberValue::Raw(r) => map.serialize_entry(k.as_str(), r)?,
+        for m in self.members.iter() {
+            match m.value() {
+                MemberValue::Raw(r) => map.serialize_entry(m.key(), r)?,
                 // serde_json's serializer writes a str with the canonical
                 // escaping, the bytes this member stands for.
-                MemberValue::Text(t) => map.serialize_entry(k.as_str(), t)?,
+                MemberValue::Text(t) => map.serialize_entry(m.key(), t)?,
             }
         }
         map.end()
@@ -774,8 +767,7 @@ impl<'de> Deserialize<'de> for RawObject {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject, A::Error> {
-                let mut members: Vec<(MemberKey, Member)> =
-                    Vec::with_capacity(map.size_hint().unwrap_or(4));
+                let mut members: Vec<Slot> = Vec::with_capacity(map.size_hint().unwrap_or(4));
                 // A key twice is refused: which one would count is
                 // undefined in JSON, and a raw object writes back every
                 // member it holds, so a repeated `content` would come back
@@ -785,7 +777,7 @@ impl<'de> Deserialize<'de> for RawObject {
                 while let Some(key) = map.next_key::<MemberKey>()? {
                     let repeated = match &mut seen {
                         Some(set) => !set.insert(key.clone()),
-                        None => members.iter().any(|(k, _)| *k == key),
+                        None => members.iter().any(|m| m.has_key(&key)),
                     };
                     if repeated {
                         return Err(serde::de::Error::custom(repeated_key(key.as_str())));
@@ -794,13 +786,13 @@ impl<'de> Deserialize<'de> for RawObject {
                         seen = Some(
                             members
                                 .iter()
-                                .map(|(k, _)| k.clone())
+                                .map(Slot::member_key)
                                 .chain([key.clone()])
                                 .collect(),
                         );
                     }
                     let value: Box<RawValue> = map.next_value()?;
-                    members.push((key, member_from_raw(value)));
+                    members.push(Slot::new(key, member_from_raw(value)));
                 }
                 Ok(RawObject {
                     members: members.into(),
@@ -816,12 +808,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_member_is_40_bytes() {
-        // A long trace holds millions of members: a key of 16 bytes and a
-        // value of 24 (a wider key or value grows every loaded trace).
-        assert_eq!(std::mem::size_of::<MemberKey>(), 16);
-        assert_eq!(std::mem::size_of::<Member>(), 24);
-        assert_eq!(std::mem::size_of::<(MemberKey, Member)>(), 40);
+    fn a_member_is_24_bytes() {
+        // A long trace holds millions of members: the key's index rides
+        // beside the value's tag (a wider member grows every loaded
+        // trace).
+        assert_eq!(std::mem::size_of::<Slot>(), 24);
     }
 
     #[test]
@@ -863,6 +854,35 @@ mod tests {
             s,
             r#"{"a":"x","c":"y","cache_control":{"type":"ephemeral"}}"#
         );
+    }
+
+    #[test]
+    fn a_key_outside_the_table_reads_edits_and_writes_as_any_other() {
+        // Longer than a learned key may be: held with its value out of
+        // line, every operation behaves as for an interned key.
+        let long = "k".repeat(key::MAX_LEARNED_LEN + 1);
+        let src = format!(r#"{{"type":"text","{long}":"v","{long}x":[1, 2]}}"#);
+        let mut obj = RawObject::from_json(&src).unwrap();
+        assert!(!obj.members[1].has_key(&MemberKey::new("type")));
+        assert!(obj.members[1].has_key(&MemberKey::new(&long)));
+        assert_eq!(obj.get(&long).unwrap().get(), r#""v""#);
+        assert_eq!(obj.raw(&format!("{long}x")).unwrap().get(), "[1, 2]");
+        assert_eq!(&*obj.share_string(&long).unwrap().unwrap(), "v");
+        assert!(matches!(obj.value(&long), Some(MemberValue::Text("v"))));
+        assert_eq!(
+            obj.to_json(),
+            format!(r#"{{"type":"text","{long}":"v","{long}x":[1, 2]}}"#)
+        );
+        obj.set(&long, raw_string("w"));
+        obj.set_text(&format!("{long}x"), Arc::from("t"));
+        assert_eq!(
+            obj.to_json(),
+            format!(r#"{{"type":"text","{long}":"w","{long}x":"t"}}"#)
+        );
+        assert!(obj.remove(&long));
+        assert_eq!(obj.to_json(), format!(r#"{{"type":"text","{long}x":"t"}}"#));
+        let twice = format!(r#"{{"{long}":1,"{long}":2}}"#);
+        assert!(RawObject::from_json(&twice).is_err());
     }
 
     #[test]
@@ -1010,10 +1030,10 @@ mod tests {
         assert_eq!(COMMON.len(), COMMON_JSON.len());
         assert!(COMMON_JSON.iter().all(|j| j.len() <= COMMON_MAX_LEN));
         let obj = RawObject::from_json(r#"{"a":"user","b":"us\u0065r","c":true,"d":[ ]}"#).unwrap();
-        assert!(matches!(obj.members[0].1, Member::Common(_)));
-        assert!(matches!(obj.members[1].1, Member::Raw(_)));
-        assert!(matches!(obj.members[2].1, Member::Common(_)));
-        assert!(matches!(obj.members[3].1, Member::Raw(_)));
+        assert!(obj.members[0].is_common_value());
+        assert!(!obj.members[1].is_common_value());
+        assert!(obj.members[2].is_common_value());
+        assert!(!obj.members[3].is_common_value());
         assert_eq!(
             obj.to_json(),
             r#"{"a":"user","b":"us\u0065r","c":true,"d":[ ]}"#
