@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use key::MemberKey;
-use slot::Slot;
+pub use slot::MemberValue;
+use slot::{Member, Slot};
 
 /// A JSON object as an ordered list of `(key, raw value)` members.
 ///
@@ -61,18 +62,6 @@ const MAX_SHAPE_MEMBERS: usize = 4;
 /// A shared text at least this long has its read bytes dropped before
 /// the text is copied into its `Arc` ([`RawObject::share_string`]).
 const LONG_TEXT: usize = 1 << 20;
-
-/// How one member's value is held.
-#[derive(Clone)]
-enum Member {
-    /// The exact bytes read (or built).
-    Raw(Box<RawValue>),
-    /// Bytes equal to one of [`COMMON`]'s, which are held once for all.
-    Common(&'static RawValue),
-    /// A JSON string held as its text; its bytes are the canonical
-    /// encoding of the text, written on demand.
-    Text(Arc<str>),
-}
 
 /// Values that recur in every message and block of a trace: its roles,
 /// its block types, an empty list (what a message's `content` member
@@ -125,15 +114,6 @@ fn member_from_raw(raw: Box<RawValue>) -> Member {
     }
 }
 
-/// A member's value, borrowed from a [`RawObject`].
-#[derive(Debug, Clone, Copy)]
-pub enum MemberValue<'a> {
-    /// Raw JSON bytes.
-    Raw(&'a RawValue),
-    /// A JSON string held as its text (written with canonical escaping).
-    Text(&'a str),
-}
-
 impl<'a> MemberValue<'a> {
     /// Appends the value's JSON bytes to `out`.
     pub fn write_json(self, out: &mut String) {
@@ -149,16 +129,6 @@ impl<'a> MemberValue<'a> {
         match self {
             MemberValue::Raw(r) => r.get() == json,
             MemberValue::Text(t) => json_string_eq(t, json),
-        }
-    }
-}
-
-impl Member {
-    fn value(&self) -> MemberValue<'_> {
-        match self {
-            Member::Raw(r) => MemberValue::Raw(r),
-            Member::Common(r) => MemberValue::Raw(r),
-            Member::Text(t) => MemberValue::Text(t),
         }
     }
 }

@@ -13,7 +13,6 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 
 use super::key::{self, MemberKey};
-use super::{Member, MemberValue};
 
 /// A member: a key of the shared table with its value inline, or a key
 /// of its own with its value, boxed together.
@@ -120,6 +119,38 @@ impl Slot {
             Member::Raw(r) => Slot::Raw(i, r),
             Member::Common(r) => Slot::Common(i, r),
             Member::Text(t) => Slot::Text(i, t),
+        }
+    }
+}
+
+/// How one member's value is held.
+#[derive(Clone)]
+pub(super) enum Member {
+    /// The exact bytes read (or built).
+    Raw(Box<RawValue>),
+    /// Bytes equal to one of the common values', which are held once
+    /// for all.
+    Common(&'static RawValue),
+    /// A JSON string held as its text; its bytes are the canonical
+    /// encoding of the text, written on demand.
+    Text(Arc<str>),
+}
+
+/// A member's value, borrowed from a [`super::RawObject`].
+#[derive(Debug, Clone, Copy)]
+pub enum MemberValue<'a> {
+    /// Raw JSON bytes.
+    Raw(&'a RawValue),
+    /// A JSON string held as its text (written with canonical escaping).
+    Text(&'a str),
+}
+
+impl Member {
+    pub(super) fn value(&self) -> MemberValue<'_> {
+        match self {
+            Member::Raw(r) => MemberValue::Raw(r),
+            Member::Common(r) => MemberValue::Raw(r),
+            Member::Text(t) => MemberValue::Text(t),
         }
     }
 }
