@@ -16,6 +16,7 @@
 //! compacted at one call stays compacted at every later call, as the same
 //! bytes — which is what keeps cached prefixes valid.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -101,14 +102,57 @@ pub enum WireBlock<'h> {
         /// The block sent instead.
         stub: Arc<ContentBlock>,
     },
+    /// A tool_result sent with its content replaced by a fixed text (a
+    /// cleared result): the block sent is made when it is read
+    /// ([`ContentBlock::with_tool_result_text`]), not held, because a
+    /// long run clears hundreds of thousands of results and a copy of
+    /// each one's members was most of what its view held.
+    Cleared {
+        /// The block in the history, a tool_result.
+        original: &'h ContentBlock,
+        /// The text sent as its content.
+        placeholder: &'static str,
+    },
 }
 
 impl<'h> WireBlock<'h> {
-    /// The block as sent.
-    pub fn block(&self) -> &ContentBlock {
+    /// The block as sent (made anew for a [`WireBlock::Cleared`] one).
+    pub fn block(&self) -> Cow<'_, ContentBlock> {
         match self {
-            WireBlock::Original(b) => b,
-            WireBlock::Compacted { stub, .. } => stub,
+            WireBlock::Original(b) => Cow::Borrowed(b),
+            WireBlock::Compacted { stub, .. } => Cow::Borrowed(stub),
+            WireBlock::Cleared {
+                original,
+                placeholder,
+            } => match original.with_tool_result_text(placeholder) {
+                Some(b) => Cow::Owned(b),
+                // Only a tool_result is cleared; any other block is sent
+                // as it is.
+                None => Cow::Borrowed(original),
+            },
+        }
+    }
+
+    /// Whether `self` and `other` are the same objects: the same history
+    /// block, the same stub `Arc`, or the same block cleared with the
+    /// same text (both then send the same bytes).
+    pub fn same_object(&self, other: &WireBlock<'_>) -> bool {
+        match (self, other) {
+            (WireBlock::Original(p), WireBlock::Original(q)) => std::ptr::eq(*p, *q),
+            (WireBlock::Compacted { stub: p, .. }, WireBlock::Compacted { stub: q, .. }) => {
+                Arc::ptr_eq(p, q)
+            }
+            (
+                WireBlock::Cleared {
+                    original: p,
+                    placeholder: a,
+                },
+                WireBlock::Cleared {
+                    original: q,
+                    placeholder: b,
+                },
+            ) => std::ptr::eq(*p, *q) && a == b,
+            _ => false,
         }
     }
 }
@@ -142,24 +186,16 @@ impl<'h> WireMessage<'h> {
         match (&self.blocks, &other.blocks) {
             (None, None) => true,
             (Some(x), Some(y)) => {
-                x.len() == y.len()
-                    && x.iter().zip(y).all(|pair| match pair {
-                        (WireBlock::Original(p), WireBlock::Original(q)) => std::ptr::eq(*p, *q),
-                        (
-                            WireBlock::Compacted { stub: p, .. },
-                            WireBlock::Compacted { stub: q, .. },
-                        ) => Arc::ptr_eq(p, q),
-                        _ => false,
-                    })
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.same_object(q))
             }
             _ => false,
         }
     }
 
     /// The blocks as sent (empty for string content).
-    pub fn sent_blocks(&self) -> impl Iterator<Item = &ContentBlock> + '_ {
+    pub fn sent_blocks(&self) -> impl Iterator<Item = Cow<'_, ContentBlock>> + '_ {
         let (orig, rewritten) = match &self.blocks {
-            None => (Some(self.source.blocks().iter()), None),
+            None => (Some(self.source.blocks().iter().map(Cow::Borrowed)), None),
             Some(b) => (None, Some(b.iter().map(WireBlock::block))),
         };
         orig.into_iter()

@@ -385,7 +385,10 @@ mod tests {
                         continue;
                     };
                     seen += 1;
-                    let sent = wm.blocks.as_ref().map_or(b, |bs| bs[bi].block());
+                    let sent = wm
+                        .blocks
+                        .as_ref()
+                        .map_or(std::borrow::Cow::Borrowed(b), |bs| bs[bi].block());
                     let expected = &setting["outputs"][&**tool_use_id];
                     match (expected, sent.kind()) {
                         (
@@ -397,7 +400,7 @@ mod tests {
                         ) => assert_eq!(&**got, want, "{config}: {tool_use_id}"),
                         // A structured output the SDK kept whole is sent as recorded.
                         (serde_json::Value::Array(_), _) => {
-                            assert!(std::ptr::eq(sent, b), "{config}: {tool_use_id} kept")
+                            assert!(std::ptr::eq(&*sent, b), "{config}: {tool_use_id} kept")
                         }
                         other => panic!("{config}: {tool_use_id}: {other:?}"),
                     }

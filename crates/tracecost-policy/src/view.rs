@@ -28,25 +28,12 @@ pub trait BlockTokens {
     }
 }
 
-/// Replacement blocks by (tool_use id, is-input), built once per run.
+/// Replacement blocks by (tool_use id, is-input), built once per run: a
+/// tool_use whose input is cleared. A cleared result holds no block of
+/// its own ([`WireBlock::Cleared`]).
 #[derive(Debug, Default)]
 pub struct Replacements {
     blocks: HashMap<(Arc<str>, bool), Arc<ContentBlock>>,
-    /// The placeholders the run's stubs carry, one shared text each (a
-    /// run clears thousands of results with the same few words).
-    texts: Vec<Arc<str>>,
-}
-
-impl Replacements {
-    /// The run's shared copy of `placeholder`.
-    fn text(&mut self, placeholder: &str) -> Arc<str> {
-        if let Some(t) = self.texts.iter().find(|t| ***t == *placeholder) {
-            return t.clone();
-        }
-        let t: Arc<str> = placeholder.into();
-        self.texts.push(t.clone());
-        t
-    }
 }
 
 /// `m` as sent when the results `results(id)` say are replaced by
@@ -71,20 +58,28 @@ pub(super) fn clear_message<'h>(
             _ => None,
         };
         let replacement = target.and_then(|key| {
-            if let Some(r) = replacements.blocks.get(&key) {
-                return Some(r.clone());
+            if !key.1 {
+                // A result's stub is made when it is read, not held.
+                return Some(WireBlock::Cleared {
+                    original: b,
+                    placeholder,
+                });
             }
-            let built = if key.1 {
-                b.with_field("input", raw_json("{}".to_owned())).ok()
-            } else {
-                b.with_tool_result_shared_text(&replacements.text(placeholder))
-            }?;
-            let built = Arc::new(built);
+            if let Some(r) = replacements.blocks.get(&key) {
+                return Some(WireBlock::Compacted {
+                    original: b,
+                    stub: r.clone(),
+                });
+            }
+            let built = Arc::new(b.with_field("input", raw_json("{}".to_owned())).ok()?);
             replacements.blocks.insert(key, built.clone());
-            Some(built)
+            Some(WireBlock::Compacted {
+                original: b,
+                stub: built,
+            })
         });
         match replacement {
-            Some(stub) => {
+            Some(sent) => {
                 let list = blocks.get_or_insert_with(|| {
                     // Exactly the message's room: most cleared messages are
                     // one tool_result, where growing by pushes would
@@ -93,7 +88,7 @@ pub(super) fn clear_message<'h>(
                     list.extend(m.blocks()[..i].iter().map(WireBlock::Original));
                     list
                 });
-                list.push(WireBlock::Compacted { original: b, stub });
+                list.push(sent);
             }
             None => {
                 if let Some(list) = blocks.as_mut() {
@@ -187,10 +182,11 @@ mod tests {
     }
 
     /// A cleared one-result message holds one entry, not a pushed list's
-    /// spare room; the stubs of a run share their placeholder's text; a
-    /// result cleared again gets the same stub.
+    /// spare room, and no block of its own (made when read); a result
+    /// cleared again is the same object; a cleared tool input is one
+    /// stub for the run.
     #[test]
-    fn cleared_messages_hold_exact_room_and_one_placeholder() {
+    fn cleared_messages_hold_exact_room_and_no_stub() {
         let m = |id: &str| {
             Message::from_json(&format!(
                 r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"long output"}}]}}"#
@@ -213,16 +209,41 @@ mod tests {
         let (wa, wb, wa2) = (clear(&a), clear(&b), clear(&a));
         assert_eq!(wa.blocks.as_ref().unwrap().capacity(), 1);
         assert_eq!(&*stub_text(&wa), "[cleared]");
-        assert!(Arc::ptr_eq(&stub_text(&wa), &stub_text(&wb)));
+        assert_eq!(&*stub_text(&wb), "[cleared]");
+        assert!(matches!(
+            wa.blocks.as_deref(),
+            Some([WireBlock::Cleared { original, placeholder: "[cleared]" }])
+                if std::ptr::eq(*original, &a.blocks()[0])
+        ));
         assert!(wa.same_objects(&wa2));
+        assert!(!wa.same_objects(&wb));
         assert_eq!(
-            wa.sent_blocks()
-                .map(ContentBlock::to_json)
-                .collect::<Vec<_>>(),
+            wa.sent_blocks().map(|b| b.to_json()).collect::<Vec<_>>(),
             [r#"{"type":"tool_result","tool_use_id":"t1","content":"[cleared]"}"#]
         );
         let ids: Vec<&str> = compacted.iter().map(|s| &**s).collect();
         assert_eq!(ids, ["t1", "t2", "t1"]);
+        // A tool input cleared twice is one stub.
+        let u = Message::from_json(
+            r#"{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{"q":1}}]}"#,
+        )
+        .unwrap();
+        let mut clear_input = || {
+            clear_message(
+                &u,
+                "[cleared]",
+                &|_| false,
+                &|_| true,
+                &mut replacements,
+                &mut compacted,
+            )
+        };
+        let (ua, ub) = (clear_input(), clear_input());
+        assert!(ua.same_objects(&ub));
+        assert_eq!(
+            ua.sent_blocks().map(|b| b.to_json()).collect::<Vec<_>>(),
+            [r#"{"type":"tool_use","id":"t1","name":"f","input":{}}"#]
+        );
     }
 
     proptest::proptest! {

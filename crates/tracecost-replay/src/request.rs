@@ -515,7 +515,9 @@ pub(super) fn flatten_message(
             // for the whole run.
             let chars = message_json(wm).chars().count() as u64;
             for (bi, wb) in list.iter().enumerate() {
-                if drop_reasoning && is_reasoning(wb.block()) {
+                // A cleared result's block is made here once, and let go.
+                let sent = wb.block();
+                if drop_reasoning && is_reasoning(&sent) {
                     blocks.push(dropped_reasoning(mi, if bi == 0 { per_message } else { 0 }));
                     continue;
                 }
@@ -524,14 +526,15 @@ pub(super) fn flatten_message(
                     WireBlock::Original(_) => counts
                         .get(bi)
                         .copied()
-                        .unwrap_or_else(|| count_block(memo, wb.block())),
+                        .unwrap_or_else(|| count_block(memo, &sent)),
                     WireBlock::Compacted { stub, .. } => tokens.count(stub),
+                    WireBlock::Cleared { .. } => count_block(memo, &sent),
                 };
                 blocks.push(prefix(
                     &c,
                     &prepared.calibration,
                     frame,
-                    PrefixKind::from(wb.block().kind()),
+                    PrefixKind::from(sent.kind()),
                     Some(mi),
                 ));
             }

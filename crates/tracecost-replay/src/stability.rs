@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::sync::Arc;
 use tracecost_engine::ledger::LedgerError;
 
-use tracecost_engine::message::{BlockKind, ContentBlock, Message};
+use tracecost_engine::message::{BlockKind, Message};
 use tracecost_engine::rewrite::{WireBlock, WireMessage, WireView};
 use tracecost_engine::wire::message_json;
 use tracecost_policy::{BlockTokens, CompactionRun, ViewState};
@@ -208,10 +208,11 @@ pub fn mark_thinking_cuts(report: &mut StabilityResult, cuts: &[usize]) {
 
 /// What the checks carry from one call to the next.
 struct Checker<'h> {
-    /// Each stub's bytes when first seen, with the block they came from: a
-    /// later call sending the very same block object cannot differ, so only
+    /// Each stub's bytes when first seen, with the wire block they came
+    /// from: a later call sending the very same object (the same stub, or
+    /// the same result cleared with the same text) cannot differ, so only
     /// a new object is serialized and compared.
-    stubs: BTreeMap<String, (String, Arc<ContentBlock>)>,
+    stubs: BTreeMap<String, (String, WireBlock<'h>)>,
     /// The previous call's view.
     prev: Vec<WireMessage<'h>>,
     /// Its running token sums: `prev_sum[i]` is the tokens of its first
@@ -325,8 +326,11 @@ impl<'h> Checker<'h> {
         for (mi, wm) in view.messages.iter().enumerate().skip(first) {
             cur_compactions.push(compactions);
             for wb in wm.blocks.iter().flatten() {
-                let WireBlock::Compacted { original, stub } = wb else {
-                    continue;
+                let original = match wb {
+                    WireBlock::Original(_) => continue,
+                    WireBlock::Compacted { original, .. } | WireBlock::Cleared { original, .. } => {
+                        *original
+                    }
                 };
                 let (id, key) = match original.kind() {
                     BlockKind::ToolResult { tool_use_id, .. } => {
@@ -337,9 +341,9 @@ impl<'h> Checker<'h> {
                     _ => continue,
                 };
                 match self.stubs.get(&key) {
-                    Some((_, seen)) if Arc::ptr_eq(seen, stub) => {}
+                    Some((_, seen)) if seen.same_object(wb) => {}
                     Some((before, _)) => {
-                        let bytes = stub.to_json();
+                        let bytes = wb.block().to_json();
                         if *before != bytes {
                             let v =
                                 diff(index, "stub-changed", Some(id.clone()), mi, before, &bytes);
@@ -347,7 +351,7 @@ impl<'h> Checker<'h> {
                         }
                     }
                     None => {
-                        self.stubs.insert(key, (stub.to_json(), stub.clone()));
+                        self.stubs.insert(key, (wb.block().to_json(), wb.clone()));
                     }
                 }
                 if new.contains(&id) {
@@ -463,7 +467,7 @@ fn message_tokens(m: &tracecost_engine::rewrite::WireMessage<'_>, tokens: &dyn B
         (None, tracecost_engine::message::Content::Text(t)) => {
             tokens.block_tokens(&tracecost_engine::message::ContentBlock::text(t))
         }
-        _ => m.sent_blocks().map(|b| tokens.block_tokens(b)).sum(),
+        _ => m.sent_blocks().map(|b| tokens.block_tokens(&b)).sum(),
     }
 }
 
