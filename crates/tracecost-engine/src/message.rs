@@ -145,6 +145,42 @@ fn share_str(obj: &mut RawObject, key: &str) -> Result<Arc<str>, ShapeError> {
     }
 }
 
+/// The tool names held once for the process, at most [`MAX_NAMES`] of at
+/// most [`MAX_NAME_LEN`] bytes (a document of endless names cannot grow
+/// it).
+static NAMES: std::sync::Mutex<std::collections::BTreeSet<Arc<str>>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+const MAX_NAMES: usize = 4096;
+const MAX_NAME_LEN: usize = 128;
+
+/// `name`, the text of member `name` of `fields`, or the process's copy of
+/// it, which then replaces it in the member too. Only a member held as its
+/// text is swapped: its bytes are the text's canonical encoding, so they
+/// are written the same from either copy.
+fn shared_name(fields: &mut RawObject, name: Arc<str>) -> Arc<str> {
+    if name.len() > MAX_NAME_LEN || !matches!(fields.value("name"), Some(MemberValue::Text(_))) {
+        return name;
+    }
+    // A poisoned lock only means a panic elsewhere: no sharing then.
+    let Ok(mut names) = NAMES.lock() else {
+        return name;
+    };
+    match names.get(&*name) {
+        Some(shared) => {
+            let shared = shared.clone();
+            drop(names);
+            fields.set_text("name", shared.clone());
+            shared
+        }
+        None => {
+            if names.len() < MAX_NAMES {
+                names.insert(name.clone());
+            }
+            name
+        }
+    }
+}
+
 /// Member `key` as a string, borrowed where its bytes allow (a block's
 /// `type`, a message's `role`: read, compared, not kept).
 fn str_member<'a>(obj: &'a RawObject, key: &str) -> Result<Cow<'a, str>, ShapeError> {
@@ -201,11 +237,17 @@ impl ContentBlock {
             "text" => BlockKind::Text {
                 text: share_str(&mut fields, "text")?,
             },
-            // The ids and the name are kept once, shared with the members.
-            "tool_use" => BlockKind::ToolUse {
-                id: share_str(&mut fields, "id")?,
-                name: share_str(&mut fields, "name")?,
-            },
+            // The ids and the name are kept once, shared with the members;
+            // a name, one of a few a trace calls again and again, once for
+            // the process.
+            "tool_use" => {
+                let id = share_str(&mut fields, "id")?;
+                let name = share_str(&mut fields, "name")?;
+                BlockKind::ToolUse {
+                    id,
+                    name: shared_name(&mut fields, name),
+                }
+            }
             "tool_result" => {
                 let tool_use_id = share_str(&mut fields, "tool_use_id")?;
                 let content = match fields.value("content") {
@@ -520,6 +562,32 @@ impl Message {
         &self.content
     }
 
+    /// Shares each tool_result's `tool_use_id` with the copy `lookup`
+    /// gives for its text (the id of the tool_use it answers, held once
+    /// for both), where the member is held as its text (so its bytes are
+    /// written the same from either copy).
+    pub fn share_tool_use_ids(&mut self, lookup: impl Fn(&str) -> Option<Arc<str>>) {
+        let Content::Blocks(blocks) = &mut self.content else {
+            return;
+        };
+        for b in blocks {
+            let BlockKind::ToolResult { tool_use_id, .. } = &mut b.kind else {
+                continue;
+            };
+            let Some(shared) = lookup(tool_use_id) else {
+                continue;
+            };
+            if Arc::ptr_eq(&shared, tool_use_id)
+                || *shared != **tool_use_id
+                || !matches!(b.fields.value("tool_use_id"), Some(MemberValue::Text(_)))
+            {
+                continue;
+            }
+            b.fields.set_text("tool_use_id", shared.clone());
+            *tool_use_id = shared;
+        }
+    }
+
     /// Its blocks (empty for string content).
     pub fn blocks(&self) -> &[ContentBlock] {
         match &self.content {
@@ -739,5 +807,61 @@ mod tests {
             r#"{"role":"assistant","content":[{"type":"text","text":"a"}]}"#
         );
         assert_eq!(Message::from_json(&m2.to_json()).unwrap(), m2);
+    }
+
+    #[test]
+    fn tool_names_are_held_once_and_written_as_read() {
+        let use_of = |id: &str, name: &str| {
+            Message::from_json(&format!(
+                r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"{name}","input":{{}}}}]}}"#
+            ))
+            .unwrap()
+        };
+        let name = |m: &Message| match m.blocks()[0].kind() {
+            BlockKind::ToolUse { name, .. } => name.clone(),
+            other => panic!("{other:?}"),
+        };
+        let (a, b) = (
+            use_of("t1", "shared_name_probe"),
+            use_of("t2", "shared_name_probe"),
+        );
+        assert!(Arc::ptr_eq(&name(&a), &name(&b)));
+        // The member writes the same bytes from the shared copy.
+        assert!(b.to_json().contains(r#""name":"shared_name_probe""#));
+        // A name spelled with an escape keeps its own bytes.
+        let c = use_of("t3", r"shared_name_\u0070robe");
+        assert_eq!(&*name(&c), "shared_name_probe");
+        assert!(!Arc::ptr_eq(&name(&a), &name(&c)));
+        assert!(c.to_json().contains(r#""name":"shared_name_\u0070robe""#));
+    }
+
+    #[test]
+    fn a_result_shares_its_tool_use_id_where_its_bytes_allow() {
+        let result = |id: &str| {
+            Message::from_json(&format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"ok"}}]}}"#
+            ))
+            .unwrap()
+        };
+        let id_of = |m: &Message| match m.blocks()[0].kind() {
+            BlockKind::ToolResult { tool_use_id, .. } => tool_use_id.clone(),
+            other => panic!("{other:?}"),
+        };
+        let shared: Arc<str> = Arc::from("toolu_A");
+        let mut plain = result("toolu_A");
+        let before = plain.to_json();
+        plain.share_tool_use_ids(|id| (id == "toolu_A").then(|| shared.clone()));
+        assert!(Arc::ptr_eq(&id_of(&plain), &shared));
+        assert_eq!(plain.to_json(), before);
+        // An escaped spelling keeps its bytes and its own copy.
+        let mut escaped = result(r"toolu_\u0041");
+        let before = escaped.to_json();
+        escaped.share_tool_use_ids(|id| (id == "toolu_A").then(|| shared.clone()));
+        assert!(!Arc::ptr_eq(&id_of(&escaped), &shared));
+        assert_eq!(escaped.to_json(), before);
+        // A copy of another text is not taken.
+        let mut other = result("toolu_B");
+        other.share_tool_use_ids(|_| Some(shared.clone()));
+        assert_eq!(&*id_of(&other), "toolu_B");
     }
 }

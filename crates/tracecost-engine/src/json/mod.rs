@@ -32,7 +32,7 @@ use serde_json::value::RawValue;
 
 use key::MemberKey;
 pub use slot::MemberValue;
-use slot::{Member, Slot};
+use slot::{HeldValue, Slot};
 
 /// A JSON object as an ordered list of `(key, raw value)` members.
 ///
@@ -107,10 +107,10 @@ fn common(json: &str) -> Option<&'static RawValue> {
 }
 
 /// A member holding `raw`, shared when it is a common value.
-fn member_from_raw(raw: Box<RawValue>) -> Member {
+fn member_from_raw(raw: Box<RawValue>) -> HeldValue {
     match common(raw.get()) {
-        Some(c) => Member::Common(c),
-        None => Member::Raw(raw),
+        Some(c) => HeldValue::Common(c),
+        None => HeldValue::Raw(raw),
     }
 }
 
@@ -236,10 +236,10 @@ impl RawObject {
     /// Sets member `key` to the JSON string of `text` (canonical escaping),
     /// sharing the text instead of holding its encoded bytes.
     pub fn set_text(&mut self, key: &str, text: Arc<str>) {
-        self.put(key, Member::Text(text));
+        self.put(key, HeldValue::Text(text));
     }
 
-    fn put(&mut self, key: &str, value: Member) {
+    fn put(&mut self, key: &str, value: HeldValue) {
         match self.members.iter().position(|m| m.key() == key) {
             Some(i) => {
                 if let Some(m) = Arc::make_mut(&mut self.members).get_mut(i) {
@@ -302,10 +302,10 @@ impl RawObject {
                     // The bytes read are not needed any more: let them go
                     // before the text is copied into its `Arc`, so a huge
                     // string is held twice at most, never three times.
-                    member.set_value(Member::Raw(null_raw()));
+                    member.set_value(HeldValue::Raw(null_raw()));
                 }
                 let text: Arc<str> = text.into();
-                member.set_value(Member::Text(text.clone()));
+                member.set_value(HeldValue::Text(text.clone()));
                 text
             }
             None => match serde_json::from_str::<String>(raw.get()) {

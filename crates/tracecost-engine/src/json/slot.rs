@@ -25,12 +25,12 @@ pub(super) enum Slot {
     /// A JSON string held as its text.
     Text(u32, Arc<str>),
     /// A key outside the shared table, and its value.
-    OwnKey(Box<(Box<str>, Member)>),
+    OwnKey(Box<(Box<str>, HeldValue)>),
 }
 
 impl Slot {
     /// The member `key: value`.
-    pub(super) fn new(key: MemberKey, value: Member) -> Self {
+    pub(super) fn new(key: MemberKey, value: HeldValue) -> Self {
         match key.into_parts() {
             Ok(i) => Slot::new_interned(i, value),
             Err(own) => Slot::OwnKey(Box::new((own, value))),
@@ -80,7 +80,7 @@ impl Slot {
         match self {
             Slot::Text(_, t) => Some(t),
             Slot::OwnKey(b) => match &b.1 {
-                Member::Text(t) => Some(t),
+                HeldValue::Text(t) => Some(t),
                 _ => None,
             },
             _ => None,
@@ -98,13 +98,13 @@ impl Slot {
     pub(super) fn is_common_value(&self) -> bool {
         match self {
             Slot::Common(..) => true,
-            Slot::OwnKey(b) => matches!(b.1, Member::Common(_)),
+            Slot::OwnKey(b) => matches!(b.1, HeldValue::Common(_)),
             _ => false,
         }
     }
 
     /// Replaces the value, keeping the key.
-    pub(super) fn set_value(&mut self, value: Member) {
+    pub(super) fn set_value(&mut self, value: HeldValue) {
         match self {
             Slot::OwnKey(b) => b.1 = value,
             Slot::Raw(i, _) | Slot::Common(i, _) | Slot::Text(i, _) => {
@@ -114,18 +114,18 @@ impl Slot {
         }
     }
 
-    fn new_interned(i: u32, value: Member) -> Self {
+    fn new_interned(i: u32, value: HeldValue) -> Self {
         match value {
-            Member::Raw(r) => Slot::Raw(i, r),
-            Member::Common(r) => Slot::Common(i, r),
-            Member::Text(t) => Slot::Text(i, t),
+            HeldValue::Raw(r) => Slot::Raw(i, r),
+            HeldValue::Common(r) => Slot::Common(i, r),
+            HeldValue::Text(t) => Slot::Text(i, t),
         }
     }
 }
 
 /// How one member's value is held.
 #[derive(Clone)]
-pub(super) enum Member {
+pub(super) enum HeldValue {
     /// The exact bytes read (or built).
     Raw(Box<RawValue>),
     /// Bytes equal to one of the common values', which are held once
@@ -145,12 +145,12 @@ pub enum MemberValue<'a> {
     Text(&'a str),
 }
 
-impl Member {
+impl HeldValue {
     pub(super) fn value(&self) -> MemberValue<'_> {
         match self {
-            Member::Raw(r) => MemberValue::Raw(r),
-            Member::Common(r) => MemberValue::Raw(r),
-            Member::Text(t) => MemberValue::Text(t),
+            HeldValue::Raw(r) => MemberValue::Raw(r),
+            HeldValue::Common(r) => MemberValue::Raw(r),
+            HeldValue::Text(t) => MemberValue::Text(t),
         }
     }
 }

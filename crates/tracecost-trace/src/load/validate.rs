@@ -281,7 +281,9 @@ impl Cx<'_> {
         let mut answered: HashSet<std::sync::Arc<str>> = HashSet::new();
         for (i, o) in raw.into_iter().enumerate() {
             let at = format!("{base}/messages/{i}");
-            let m = Message::from_object(o).map_err(|e| self.shape(&at, e))?;
+            let mut m = Message::from_object(o).map_err(|e| self.shape(&at, e))?;
+            // A result's id is its tool_use's, held once for both.
+            m.share_tool_use_ids(|id| tool_uses.get(id).cloned());
             for (j, b) in m.blocks().iter().enumerate() {
                 match b.kind() {
                     BlockKind::ToolUse { id, .. } if !tool_uses.insert(id.clone()) => {
