@@ -233,8 +233,7 @@ pub struct PreparedTrace<'t> {
     >,
     /// Counts of the history's blocks by address (the trace is immutable
     /// while prepared, so an address names one block).
-    /// (each value: the block's place among [`MessageCounts::flat`]).
-    by_address: std::collections::HashMap<usize, u32, tracecost_cost::tokens::FastBuild>,
+    by_address: BlocksByAddress,
 }
 
 impl<'t> PreparedTrace<'t> {
@@ -327,7 +326,7 @@ impl<'t> PreparedTrace<'t> {
             calibration: TraceCalibration::default(),
             cumulative_tokens: Vec::new(),
             cumulative_blocks: Vec::new(),
-            by_address: Default::default(),
+            by_address: BlocksByAddress::default(),
             ledger: Default::default(),
             stubs: Default::default(),
             made_counts: Default::default(),
@@ -417,7 +416,7 @@ impl<'t> PreparedTrace<'t> {
             calibration: whole.calibration,
             cumulative_tokens: Vec::new(),
             cumulative_blocks: Vec::new(),
-            by_address: Default::default(),
+            by_address: BlocksByAddress::default(),
             ledger: Default::default(),
             stubs: Default::default(),
             made_counts: Default::default(),
@@ -448,7 +447,7 @@ impl<'t> PreparedTrace<'t> {
         let (mut tokens, mut blocks) = (0u64, 0u64);
         self.cumulative_tokens.push(0);
         self.cumulative_blocks.push(0);
-        self.by_address.reserve(self.messages.flat().len());
+        let mut by_address = Vec::with_capacity(self.messages.flat().len());
         for (i, (m, counts)) in self
             .trace
             .messages
@@ -467,11 +466,11 @@ impl<'t> PreparedTrace<'t> {
             for (j, b) in m.blocks().iter().take(counts.len()).enumerate() {
                 // Past 4 billion blocks a block is counted again when asked.
                 if let Ok(at) = u32::try_from(start + j) {
-                    self.by_address
-                        .insert(b as *const ContentBlock as usize, at);
+                    by_address.push((b as *const ContentBlock as usize, at));
                 }
             }
         }
+        self.by_address = BlocksByAddress::new(by_address);
     }
 
     /// Fits `recorded ≈ factor × estimated` on the growth of the prompt
@@ -550,10 +549,8 @@ impl PreparedTrace<'_> {
 
     /// The count of a block of this trace's history, found by address.
     pub fn count_of(&self, block: &ContentBlock) -> Option<BlockCount> {
-        let at = self
-            .by_address
-            .get(&(block as *const ContentBlock as usize))?;
-        self.messages.flat().get(*at as usize).copied()
+        let at = self.by_address.get(block)?;
+        self.messages.flat().get(at as usize).copied()
     }
 
     /// Calibrated tokens of `history` when it is a prefix of this trace's
@@ -705,6 +702,36 @@ fn part_hidden_cache(
     }
 }
 
+/// The history's blocks by address, each with its place among
+/// [`MessageCounts::flat`]: two lists sorted by address, 12 bytes a block
+/// (a hash map of the same held 32 to 36 bytes a block of a long trace,
+/// with its spare room), read by binary search.
+#[derive(Debug, Default)]
+struct BlocksByAddress {
+    addresses: Vec<usize>,
+    places: Vec<u32>,
+}
+
+impl BlocksByAddress {
+    fn new(mut blocks: Vec<(usize, u32)>) -> Self {
+        blocks.sort_unstable_by_key(|&(a, _)| a);
+        // Two blocks never share an address; a repeat would be the same
+        // block listed twice, which keeps one place.
+        blocks.dedup_by_key(|&mut (a, _)| a);
+        let (addresses, places) = blocks.into_iter().unzip();
+        BlocksByAddress { addresses, places }
+    }
+
+    /// The place of `block`, when it is one of the history's.
+    fn get(&self, block: &ContentBlock) -> Option<u32> {
+        let i = self
+            .addresses
+            .binary_search(&(block as *const ContentBlock as usize))
+            .ok()?;
+        self.places.get(i).copied()
+    }
+}
+
 #[cfg(test)]
 mod made_count_tests {
     use super::*;
@@ -718,6 +745,24 @@ mod made_count_tests {
             .expect("trace")
             .traces
             .remove(0)
+    }
+
+    /// Every block of the history is found by address with its own count;
+    /// an equal block that is not the history's is not.
+    #[test]
+    fn history_blocks_are_found_by_address_and_no_other() {
+        let trace = trace();
+        let pricing = Pricing::builtin();
+        let memo = TokenMemo::new(Arc::new(CharsPerToken(4.0)));
+        let prepared =
+            PreparedTrace::new(&trace, &memo, pricing.lookup(&trace.model).unwrap(), true);
+        let blocks: Vec<&ContentBlock> = trace.messages.iter().flat_map(|m| m.blocks()).collect();
+        assert_eq!(blocks.len(), 2);
+        for b in &blocks {
+            assert_eq!(prepared.count_of(b), Some(count_block(&memo, b)));
+        }
+        let copy = blocks[1].clone();
+        assert_eq!(prepared.count_of(&copy), None);
     }
 
     /// A stub made by one run (a peer's cleared result) is counted as any
