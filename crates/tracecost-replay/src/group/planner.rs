@@ -268,8 +268,10 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             ..
         } = self;
         // The last request and the run's view go before the ids are
-        // counted: the count's set is then the only thing that grows.
+        // counted: the count's set is then the only thing that grows. On
+        // a long trace their pages go back before the rows are made.
         drop((request, run));
+        crate::in_flight::state_released();
         PlanDone {
             ever_compacted: log.distinct_ids(),
             log,
