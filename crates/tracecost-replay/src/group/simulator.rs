@@ -227,21 +227,9 @@ impl<'a> Simulator<'a> {
         let mut out = Vec::with_capacity(self.configs.len());
         // What the record says of each call that its rows show is the same
         // under every config: held once a call and shared by the rows (a
-        // pointer a call where the trace recorded nothing).
-        let records: Vec<Option<crate::SharedRecord>> = {
-            let mut last_model: Option<Arc<str>> = None;
-            shared
-                .iter()
-                .map(|s| {
-                    let rec = RecordedCall::of(trace, s, batch, &mut last_model);
-                    crate::RecordedRow {
-                        recorded: rec.usage,
-                        recorded_cost_usd: rec.cost_usd,
-                    }
-                    .shared()
-                })
-                .collect()
-        };
+        // pointer a call where the trace recorded nothing), made as the
+        // first config's rows are.
+        let mut records: Vec<Option<crate::SharedRecord>> = Vec::with_capacity(shared.len());
         for (c, own) in self.configs.iter().zip(self.per_config) {
             let mut bill = BreakdownSum::default();
             // What the record says of each call, read as the config's rows
@@ -293,7 +281,18 @@ impl<'a> Simulator<'a> {
                         usage,
                         cost_usd: cost.total * scale,
                         compacted: compacted.get(ci).cloned().unwrap_or_default(),
-                        record: records.get(ci).cloned().flatten(),
+                        record: records.get(ci).cloned().unwrap_or_else(|| {
+                            let record = crate::RecordedRow {
+                                recorded: rec.usage,
+                                recorded_cost_usd: rec.cost_usd,
+                            }
+                            .shared();
+                            // Rows come in call order: the next is `ci`.
+                            if records.len() == ci {
+                                records.push(record.clone());
+                            }
+                            record
+                        }),
                         cost_usd_as_recorded,
                         model: rec.model.clone(),
                         stable_prefix_tokens: shared.stable_prefix_tokens,

@@ -747,15 +747,21 @@ mod made_count_tests {
             .remove(0)
     }
 
+    fn memo() -> TokenMemo {
+        TokenMemo::new(Arc::new(CharsPerToken(4.0)))
+    }
+
+    fn prepare<'t>(trace: &'t Trace, memo: &TokenMemo) -> PreparedTrace<'t> {
+        let pricing = Pricing::builtin();
+        PreparedTrace::new(trace, memo, pricing.lookup(&trace.model).unwrap(), true)
+    }
+
     /// Every block of the history is found by address with its own count;
     /// an equal block that is not the history's is not.
     #[test]
     fn history_blocks_are_found_by_address_and_no_other() {
-        let trace = trace();
-        let pricing = Pricing::builtin();
-        let memo = TokenMemo::new(Arc::new(CharsPerToken(4.0)));
-        let prepared =
-            PreparedTrace::new(&trace, &memo, pricing.lookup(&trace.model).unwrap(), true);
+        let (trace, memo) = (trace(), memo());
+        let prepared = prepare(&trace, &memo);
         let blocks: Vec<&ContentBlock> = trace.messages.iter().flat_map(|m| m.blocks()).collect();
         assert_eq!(blocks.len(), 2);
         for b in &blocks {
@@ -770,11 +776,8 @@ mod made_count_tests {
     /// run of the trace, are counted once and held with their count.
     #[test]
     fn only_the_ledgers_shared_stubs_are_held_with_their_counts() {
-        let trace = trace();
-        let pricing = Pricing::builtin();
-        let memo = TokenMemo::new(Arc::new(CharsPerToken(4.0)));
-        let prepared =
-            PreparedTrace::new(&trace, &memo, pricing.lookup(&trace.model).unwrap(), true);
+        let (trace, memo) = (trace(), memo());
+        let prepared = prepare(&trace, &memo);
         let result = &trace.messages[2].blocks()[0];
 
         let own = Arc::new(result.with_tool_result_text("[cleared]").unwrap());

@@ -45,6 +45,19 @@ fn grouped_replays_equal_single_replays() {
             },
         )
         .unwrap();
+        // A call's record is held once, shared by its rows under every
+        // config of the group.
+        let first = &group[0].calls;
+        assert!(first.iter().any(|c| c.record.is_some()), "usage recorded");
+        for g in &group[1..] {
+            for (a, b) in first.iter().zip(g.calls.iter()) {
+                match (&a.record, &b.record) {
+                    (Some(x), Some(y)) => assert!(std::ptr::eq(&**x, &**y), "call {}", a.index),
+                    (None, None) => {}
+                    _ => panic!("call {}: a record in one row only", a.index),
+                }
+            }
+        }
         for (c, g) in configs.iter().zip(&group) {
             let alone = replay(
                 &prepared,
