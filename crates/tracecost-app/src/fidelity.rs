@@ -248,7 +248,8 @@ pub struct Explanation {
 impl Explanation {
     /// The explanation of `result`, a replay of `trace`.
     pub fn of(trace: &Trace, result: &ReplayResult) -> Self {
-        let none = CompactedIds::default();
+        // The ids compacted at the call before.
+        let mut was = CompactedIds::default();
         let calls: Vec<ExplainedCall> = result
             .calls
             .iter()
@@ -261,8 +262,12 @@ impl Explanation {
                     .and_then(|p| p.start_ms)
                     .zip(start_ms)
                     .map(|(a, b)| b.saturating_sub(a));
-                let was = before.map_or(&none, |p| &result.calls[p].compacted);
-                let (new, restored) = c.compacted.changes_since(was);
+                let (new, restored) = c.compacted.changes_since(&was);
+                let (new, restored): (Vec<String>, Vec<String>) = (
+                    new.into_iter().map(str::to_owned).collect(),
+                    restored.into_iter().map(str::to_owned).collect(),
+                );
+                was = c.compacted.clone();
                 ExplainedCall {
                     index: c.index,
                     start_ms,
@@ -274,8 +279,8 @@ impl Explanation {
                     cost_usd_as_recorded: c.cost_usd_as_recorded,
                     cause: c.cache_cause,
                     cause_text: c.cache_cause.map(|k| k.text()),
-                    newly_compacted: new.into_iter().map(str::to_owned).collect(),
-                    restored: restored.into_iter().map(str::to_owned).collect(),
+                    newly_compacted: new,
+                    restored,
                     diverges: c
                         .recorded()
                         .is_some_and(|r| ExplainedCall::diverges(&c.usage, &r)),

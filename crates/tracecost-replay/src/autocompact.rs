@@ -251,11 +251,11 @@ pub fn join(
     for (i, c) in calls.iter_mut().enumerate() {
         c.index = i + 1;
     }
+    joined.fidelity = fidelity(&calls);
     joined.calls = calls.into();
     joined.totals.summary_calls = summaries.len();
     joined.totals.summary_cost_usd = summaries.iter().sum();
     joined.totals.compacted_results = ever_compacted.len();
-    joined.fidelity = fidelity(&joined.calls);
     joined.breakdown = sum_breakdowns(breakdowns);
     Some(joined)
 }

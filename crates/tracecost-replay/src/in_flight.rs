@@ -116,8 +116,8 @@ thread_local! {
 /// Called by a replay once its own state (its request, its wire view) is
 /// let go, before its rows are made: runs the program's hook
 /// ([`between_replays`]) when the replay runs alone on a long trace, and
-/// nothing otherwise. The rows of a long trace (a list of 184 bytes a
-/// call, mapped apart) otherwise came on top of the pages the replay had
+/// nothing otherwise. The rows of a long trace (a list of a row a call,
+/// mapped apart) otherwise came on top of the pages the replay had
 /// just freed: the 500,000-call trace of `docs/benchmarks.md` peaked there,
 /// 45 MB higher.
 pub(crate) fn state_released() {

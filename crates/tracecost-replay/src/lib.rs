@@ -25,6 +25,8 @@ mod request;
 mod recall_observed;
 pub mod recall_risk;
 mod recall_size;
+mod packed_rows;
+mod varint;
 pub mod stability;
 pub mod spilled_costs;
 pub mod sweep;
@@ -33,6 +35,7 @@ pub mod stream;
 use group::GroupRun;
 pub use group::served_cost;
 pub use in_flight::between_replays;
+pub use packed_rows::{CallResults, CallResultsBuilder, CallResultsIter};
 
 use caches::{SharedCaches, caches};
 pub use caches::{longest_hold_ms, prompt_cache};
@@ -147,8 +150,9 @@ pub enum PerCallRows {
     All,
     /// Only each call's cost and compacted ids ([`ReplayResult::costs`]):
     /// what ranking a sweep and summing a session read of a config whose
-    /// rows are not written. A row is 184 bytes, this 32: a long trace's
-    /// rows under every config are most of what its sweep holds.
+    /// rows are not written. A row is 184 bytes read and a few dozen kept
+    /// packed, this 32: a long trace's rows under every config would be
+    /// most of what its sweep holds.
     Costs,
 }
 
@@ -349,62 +353,6 @@ impl CompactedLog {
     }
 }
 
-/// A replay's per-call results, in call order. Configs that send the
-/// same requests under the same cache policy get the same results (only
-/// their names differ), so one list is shared by all of them rather than
-/// copied for each: a long trace's lists are most of what a sweep holds.
-/// Reads as a slice; serializes as a list. The list is the replay's own
-/// `Vec`, shared as it was made: a slice of its own would copy it (184
-/// bytes a call) while the `Vec` is still alive.
-#[derive(Clone, Default, PartialEq)]
-pub struct CallResults(Arc<Vec<CallResult>>);
-
-impl CallResults {
-    /// Whether `self` and `other` are one list, shared (not merely equal).
-    pub fn is_shared_with(&self, other: &CallResults) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl std::ops::Deref for CallResults {
-    type Target = [CallResult];
-    fn deref(&self) -> &[CallResult] {
-        &self.0
-    }
-}
-
-impl<'a> IntoIterator for &'a CallResults {
-    type Item = &'a CallResult;
-    type IntoIter = std::slice::Iter<'a, CallResult>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
-    }
-}
-
-impl From<Vec<CallResult>> for CallResults {
-    fn from(calls: Vec<CallResult>) -> Self {
-        CallResults(Arc::new(calls))
-    }
-}
-
-impl FromIterator<CallResult> for CallResults {
-    fn from_iter<I: IntoIterator<Item = CallResult>>(iter: I) -> Self {
-        CallResults(Arc::new(iter.into_iter().collect()))
-    }
-}
-
-impl std::fmt::Debug for CallResults {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.0.iter()).finish()
-    }
-}
-
-impl Serialize for CallResults {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter())
-    }
-}
-
 /// What is kept of a call whose row is not: its cost and the ids
 /// compacted at it ([`PerCallRows::Costs`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -448,7 +396,7 @@ impl CompactedAt for CallCost {
 #[derive(Debug, Clone)]
 pub enum PerCall<'a> {
     /// Every call's row.
-    Rows(&'a [CallResult]),
+    Rows(&'a CallResults),
     /// Every call's cost and compacted ids.
     Costs(Arc<[CallCost]>),
 }

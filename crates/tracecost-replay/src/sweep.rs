@@ -463,8 +463,7 @@ impl<'c> AccountSweep<'c> {
         // of its replay until the report has read it where asked; the rows
         // the report writes call by call (the status quo's among them) are
         // replayed again once the trace is ranked. Kept from this replay,
-        // the status quo's rows (184 bytes a call) sat beside every other
-        // config's replay.
+        // the status quo's rows sat beside every other config's replay.
         let spill = if lean && self.costs_on_disk {
             Some(super::spilled_costs::CostFile::new()?)
         } else {
@@ -917,13 +916,14 @@ pub(crate) fn risk_index(prepared: &PreparedTrace<'_>) -> RiskIndex {
 
 /// A replay's rows as the trace's calls, one for one, as recall risk reads
 /// them by the trace's call index: without the summary calls a
-/// summarising compaction added.
-fn traced_calls(calls: &[super::CallResult]) -> std::borrow::Cow<'_, [super::CallResult]> {
-    if calls.iter().any(|c| c.summary) {
-        std::borrow::Cow::Owned(calls.iter().filter(|c| !c.summary).cloned().collect())
-    } else {
-        std::borrow::Cow::Borrowed(calls)
-    }
+/// summarising compaction added, and each call as what recall risk reads
+/// of it (its cost and compacted ids), not a whole row.
+fn traced_calls(calls: &super::CallResults) -> Vec<super::CallCost> {
+    calls
+        .iter()
+        .filter(|c| !c.summary)
+        .map(|c| super::CallCost::from(&c))
+        .collect()
 }
 
 /// One trace's replays ranked: recall risk, risk-adjusted cost, savings
@@ -948,7 +948,7 @@ pub(crate) fn rank(
     let ledger_ran = matches!(baseline.compaction, Compaction::Ledger { .. });
     let observed = match results.iter().find(|r| r.config == *baseline) {
         Some(r) => match r.per_call()? {
-            PerCall::Rows(calls) => risk_index.observe(&traced_calls(calls), ledger_ran),
+            PerCall::Rows(calls) => risk_index.observe(&traced_calls(calls)[..], ledger_ran),
             PerCall::Costs(costs) => risk_index.observe(&costs, ledger_ran),
         },
         None => None,
@@ -1324,7 +1324,8 @@ mod tests {
                     "{} kept its costs in memory",
                     l.result.config
                 );
-                let costs: Vec<CallCost> = f.result.calls.iter().map(CallCost::from).collect();
+                let costs: Vec<CallCost> =
+                    f.result.calls.iter().map(|c| CallCost::from(&c)).collect();
                 assert_eq!(&l.result.costs.read().expect("read back")[..], &costs[..]);
             }
         }

@@ -110,7 +110,7 @@ impl Exporter<ReplayView<'_>> for CsvExporter {
 }
 
 fn rows(o: &ReplayReport) -> Vec<[String; 10]> {
-    let mut out: Vec<[String; 10]> = o.result.calls.iter().map(row).collect();
+    let mut out: Vec<[String; 10]> = o.result.calls.iter().map(|c| row(&c)).collect();
     let t = &o.result.totals;
     out.push([
         "total".into(),

@@ -97,6 +97,14 @@ impl SessionSummary {
             // A row's calls are in call order, its rows or its costs alone
             // (read back one row at a time when spilled).
             let per_call = row.result.per_call()?;
+            // The status quo's recorded costs, read with its rows (always
+            // kept: a row the report writes).
+            let mut recorded = match &per_call {
+                tracecost_replay::PerCall::Rows(calls) if r == sweep.baseline => {
+                    Some(calls.iter().map(|c| c.recorded_cost_usd()))
+                }
+                _ => None,
+            };
             for (i, cost_usd) in per_call.costs().enumerate() {
                 let day = starts
                     .get(i)
@@ -112,11 +120,7 @@ impl SessionSummary {
                 d.cost_usd[r] += cost_usd;
                 if r == sweep.baseline {
                     d.calls += 1;
-                    // The status quo's rows are always kept (a row the
-                    // report writes).
-                    if let tracecost_replay::PerCall::Rows(calls) = &per_call
-                        && let Some(rec) = calls[i].recorded_cost_usd()
-                    {
+                    if let Some(rec) = recorded.as_mut().and_then(|r| r.next()).flatten() {
                         *d.recorded_cost_usd.get_or_insert(0.0) += rec;
                     }
                 }

@@ -7,6 +7,7 @@ use tracecost_engine::wire::Ttl;
 
 use crate::explain;
 use crate::prepare::SharedState;
+use crate::varint::{put_varint, take_varint};
 use crate::{CompactedLog, ReplayError};
 
 /// What a [`Planner`] leaves for the results once every call is planned.
@@ -325,30 +326,4 @@ impl Planned<'_> {
             hidden: start..end,
         }
     }
-}
-
-/// Appends `v` as LEB128: seven bits a byte, low first, the high bit set on
-/// every byte but the last.
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Reads the LEB128 count at `*at` and moves past it. Only what
-/// [`put_varint`] wrote is read, so the bytes are always there.
-pub(crate) fn take_varint(bytes: &[u8], at: &mut usize) -> u64 {
-    let mut v = 0u64;
-    let mut shift = 0;
-    while let Some(&b) = bytes.get(*at) {
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            break;
-        }
-        shift += 7;
-    }
-    v
 }

@@ -9,10 +9,11 @@ use tracecost_cost::prompt_cache::PromptCache;
 use tracecost_policy::Config;
 use tracecost_trace::{RecordedModifiers, Trace};
 
-use super::plan_log::{PlanDone, Planned, put_varint, take_varint, ttl_of};
+use super::plan_log::{PlanDone, Planned, ttl_of};
 use crate::breakdown::{BreakdownSum, ClassBill, PricedCall};
 use crate::explain;
 use crate::prepare::{SharedState, TraceCalibration};
+use crate::varint::{put_varint, take_varint};
 use crate::{
     CallCost, CallCosts, CallResult, CallResults, FidelitySum, PerCallRows, ReplayContext,
     ReplayError, ReplayResult, TotalsSum, recorded_usage,
@@ -304,16 +305,17 @@ impl<'a> Simulator<'a> {
             );
             let rows_kept = self.rows == PerCallRows::All;
             // The rows are summed as they are made; a config whose rows are
-            // not kept never holds them all (184 bytes a call), only its
-            // costs.
+            // not kept never holds them all, only its costs; those kept
+            // are packed as they are made ([`crate::CallResults`]).
             let (mut sum, mut fid) = (TotalsSum::default(), FidelitySum::default());
             let (calls, costs) = if rows_kept {
-                let mut calls = Vec::with_capacity(shared.len());
-                calls.extend(rows.inspect(|r| {
-                    sum.add(r);
-                    fid.add(r);
-                }));
-                (CallResults::from(calls), CallCosts::None)
+                let mut calls = crate::CallResultsBuilder::with_capacity(shared.len());
+                for r in rows {
+                    sum.add(&r);
+                    fid.add(&r);
+                    calls.push(&r);
+                }
+                (calls.finish(), CallCosts::None)
             } else {
                 let mut costs = Vec::with_capacity(shared.len());
                 costs.extend(rows.map(|r| {

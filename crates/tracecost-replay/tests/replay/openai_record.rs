@@ -269,7 +269,7 @@ fn a_write_the_record_cannot_show_is_compared_as_input() {
     // The simulation writes the prompt it sends, as the record's 3,000
     // tokens: its bill carries the write fee the record cannot show.
     let r = replayed_result(&one_write(None));
-    let call = &r.calls[0];
+    let call = r.calls.first().unwrap();
     assert_eq!(call.usage.total_input(), 3000, "{call:?}");
     assert!(call.usage.cache_creation_input_tokens > 0, "{call:?}");
     let recorded = call.recorded_cost_usd().unwrap();
@@ -284,7 +284,7 @@ fn a_write_the_record_cannot_show_is_compared_as_input() {
     // A record that counts writes (here none) is compared with the
     // simulation's bill as it is: its write is an error the record shows.
     let r = replayed_result(&one_write(Some(0)));
-    let call = &r.calls[0];
+    let call = r.calls.first().unwrap();
     assert!(call.usage.cache_creation_input_tokens > 0, "{call:?}");
     assert_eq!(call.cost_usd_as_recorded, None);
     assert_eq!(r.totals.cost_usd_recorded_calls, Some(call.cost_usd));

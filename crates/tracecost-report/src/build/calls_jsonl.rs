@@ -39,7 +39,7 @@ pub(super) fn call_lines(index: usize, session: &str, r: &TraceReport) -> String
                 trace: &r.sweep.trace,
                 session,
                 config: &row.result.config,
-                call,
+                call: &call,
             };
             // Plain data: serializing it cannot fail.
             out.push_str(&serde_json::to_string(&line).unwrap_or_default());

@@ -11,11 +11,11 @@ use tracecost_app::fleet::{FleetAnswer, FleetConfig, FleetFigures};
 use tracecost_app::identity::slug;
 use tracecost_policy::Compaction;
 use tracecost_replay::sweep::{SweepRow, TraceSweep};
-use tracecost_replay::{CallResult, ReplayResult};
+use tracecost_replay::{CallResults, ReplayResult};
 
 use super::story::break_even_line;
 
-pub(super) fn call_tokens(calls: &[CallResult]) -> Vec<CallTokens> {
+pub(super) fn call_tokens(calls: &CallResults) -> Vec<CallTokens> {
     calls
         .iter()
         .map(|c| CallTokens {

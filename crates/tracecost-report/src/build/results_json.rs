@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use tracecost_app::TraceReport;
 use tracecost_policy::Config;
-use tracecost_replay::CallResult;
+use tracecost_replay::CallResults;
 use tracecost_replay::stability::StabilityResult;
 use tracecost_replay::sweep::SweepRow;
 
@@ -156,7 +156,7 @@ impl Serialize for JsonStability<'_> {
 /// compacted), with the count, rather than the whole list at every call:
 /// over a long trace the lists would add up to calls²/2 ids (5·10¹⁰ for
 /// 500,000 calls), and the file would grow with the square of the trace.
-pub(super) struct JsonCalls<'a>(&'a [CallResult]);
+pub(super) struct JsonCalls<'a>(&'a CallResults);
 
 #[derive(Serialize)]
 pub(super) struct JsonCall<'a> {
@@ -186,11 +186,13 @@ pub(super) struct JsonCall<'a> {
 
 impl Serialize for JsonCalls<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let none = tracecost_replay::CompactedIds::default();
-        s.collect_seq(self.0.iter().enumerate().map(|(i, c)| {
-            let before = i.checked_sub(1).map_or(&none, |p| &self.0[p].compacted);
-            let (newly_compacted, restored) = c.compacted.changes_since(before);
-            JsonCall {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        // The ids compacted at the call before.
+        let mut before = tracecost_replay::CompactedIds::default();
+        for c in self.0 {
+            let (newly_compacted, restored) = c.compacted.changes_since(&before);
+            seq.serialize_element(&JsonCall {
                 index: c.index,
                 messages: c.messages,
                 chars: c.chars,
@@ -205,8 +207,10 @@ impl Serialize for JsonCalls<'_> {
                 over_window: c.over_window,
                 cache_cause: c.cache_cause,
                 summary: c.summary,
-            }
-        }))
+            })?;
+            before = c.compacted;
+        }
+        seq.end()
     }
 }
 
@@ -256,8 +260,8 @@ pub(super) fn json_trace<'a>(session: &'a str, r: &'a TraceReport, detail: bool)
                 })
                 .collect()
         }),
-        calls_baseline: detail.then(|| JsonCalls(&h.base.result.calls)),
-        calls_recommended: detail.then(|| JsonCalls(&h.rec.result.calls)),
+        calls_baseline: detail.then_some(JsonCalls(&h.base.result.calls)),
+        calls_recommended: detail.then_some(JsonCalls(&h.rec.result.calls)),
     }
 }
 
