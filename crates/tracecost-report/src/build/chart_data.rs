@@ -62,14 +62,19 @@ pub(super) fn best_per_family(s: &TraceSweep) -> Vec<&SweepRow> {
     out
 }
 
-/// The charts of one trace, in display order: (file stem, title, chart).
-/// Fails only when per-call costs spilled to disk cannot be read back.
-pub fn charts(s: &TraceSweep) -> Result<Vec<(String, Chart)>, AppError> {
+/// The charts of one trace, in display order: (file stem, chart). Each
+/// chart's data is made as it is reached and let go with it, not all
+/// charts' at once: a long trace's per-call series are several MB each.
+/// An item fails only when per-call costs spilled to disk cannot be read
+/// back.
+pub fn charts(s: &TraceSweep) -> impl Iterator<Item = Result<(String, Chart), AppError>> + '_ {
     let stem = slug(&s.trace);
-    let mut out = vec![calls_chart(s, &stem), cumulative_chart(s, &stem)?];
-    out.extend(heatmaps(s, &stem));
-    out.push(savings_chart(s, &stem));
-    Ok(out)
+    (0..4).flat_map(move |part| match part {
+        0 => vec![Ok(calls_chart(s, &stem))],
+        1 => vec![cumulative_chart(s, &stem)],
+        2 => heatmaps(s, &stem).into_iter().map(Ok).collect(),
+        _ => vec![Ok(savings_chart(s, &stem))],
+    })
 }
 
 /// Input tokens per call by billing class: the status quo, the

@@ -516,7 +516,8 @@ impl<'s> ReportWriter<'s> {
     /// files when the report is small enough to keep them).
     fn figures(&mut self, r: &TraceReport) -> Result<Vec<Figure>, ReportError> {
         let mut svgs = Vec::new();
-        for (stem, chart) in charts(&r.sweep)? {
+        for chart in charts(&r.sweep) {
+            let (stem, chart) = chart?;
             let h = suggested_height(&chart, CHART_W);
             let svg = render_svg(&chart, CHART_W, h)?;
             // A fleet's session charts live inline in their pages only: a

@@ -108,12 +108,15 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 pub(super) fn draw(svg: &mut Svg, title: &str, lines: &[(String, Vec<f64>)]) {
     let shown = &lines[..lines.len().min(MAX_LINES)];
     let n = shown.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
-    let finite: Vec<f64> = shown
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .filter(|v| v.is_finite())
-        .collect();
-    if n == 0 || finite.is_empty() {
+    // Read where needed rather than gathered: a long trace's lines are
+    // hundreds of thousands of values each.
+    let finite = || {
+        shown
+            .iter()
+            .flat_map(|(_, v)| v.iter().copied())
+            .filter(|v| v.is_finite())
+    };
+    if n == 0 || finite().next().is_none() {
         let why = if lines.is_empty() {
             "no policies given"
         } else {
@@ -122,8 +125,8 @@ pub(super) fn draw(svg: &mut Svg, title: &str, lines: &[(String, Vec<f64>)]) {
         return draw_no_data(svg, title, why);
     }
     let w = svg.w;
-    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let lo = finite().fold(f64::INFINITY, f64::min);
+    let hi = finite().fold(f64::NEG_INFINITY, f64::max);
     let log = wants_log(shown);
 
     let map: fn(f64) -> f64 = if log { f64::log10 } else { |v| v };
@@ -161,15 +164,28 @@ pub(super) fn draw(svg: &mut Svg, title: &str, lines: &[(String, Vec<f64>)]) {
 
     // Line 1 is drawn last, so it ends up on top.
     let marker_every = if n <= 40 { 1 } else { n.div_ceil(12) };
+    // One run of finite values at a time, in pixels, in one buffer for
+    // every run and line.
+    let mut run: Vec<(f64, f64)> = Vec::new();
     for i in (0..shown.len()).rev() {
         let (color, width) = (PALETTE[i], line_width(i));
         let values = &shown[i].1;
-        for run in finite_runs(values) {
-            let pts: Vec<(f64, f64)> = run.iter().map(|(c, v)| (xs.map(*c), y_of(*v))).collect();
-            svg.polyline(&thin(&pts), color, width);
-            if pts.len() == 1 {
-                svg.circle(pts[0], width, color);
+        let mut draw_run = |run: &mut Vec<(f64, f64)>| {
+            svg.polyline(&thin(run), color, width);
+            if run.len() == 1 {
+                svg.circle(run[0], width, color);
             }
+            run.clear();
+        };
+        for (k, v) in values.iter().enumerate() {
+            if v.is_finite() {
+                run.push((xs.map((k + 1) as f64), y_of(*v)));
+            } else if !run.is_empty() {
+                draw_run(&mut run);
+            }
+        }
+        if !run.is_empty() {
+            draw_run(&mut run);
         }
         // Stagger markers between lines so they do not sit on each other.
         let offset = if marker_every > 1 {
@@ -231,23 +247,6 @@ fn value_axis(lo: f64, hi: f64, log: bool) -> (f64, f64, Vec<(f64, String)>) {
         usd_ticks(&tick_values)
     };
     (d0, d1, ticks)
-}
-
-/// Maximal runs of finite values as `(call number, value)` points.
-fn finite_runs(values: &[f64]) -> Vec<Vec<(f64, f64)>> {
-    let mut runs = Vec::new();
-    let mut cur = Vec::new();
-    for (k, v) in values.iter().enumerate() {
-        if v.is_finite() {
-            cur.push(((k + 1) as f64, *v));
-        } else if !cur.is_empty() {
-            runs.push(std::mem::take(&mut cur));
-        }
-    }
-    if !cur.is_empty() {
-        runs.push(cur);
-    }
-    runs
 }
 
 /// The line through `points` (in pixels) with every point dropped that
