@@ -595,6 +595,11 @@ impl<'c> AccountSweep<'c> {
                 )?;
                 drop(index);
                 if lean {
+                    // What ranking held (the index, each config's costs
+                    // read back) is let go: its pages are handed back as
+                    // between two replays, or the replay of the written
+                    // rows grew on top of them.
+                    bound.replay_done();
                     self.replay_written_rows(p, &mut sweep)?;
                 }
                 Ok(sweep)
