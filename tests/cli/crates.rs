@@ -61,6 +61,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "serde",
             "serde_json",
             "thiserror",
+            "hashbrown",
         ],
     ),
     // Counting, caching and pricing need no trace and no policy.

@@ -30,7 +30,10 @@
 //! whole history until the state starts over.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
+
+use hashbrown::HashTable;
 
 use super::Compaction;
 use super::peers::{
@@ -79,8 +82,12 @@ pub struct PeerState {
     fallback: bool,
     /// Every tool_use id scanned, by number.
     tools: Vec<Tool>,
-    /// Number of each id in `tools`.
-    numbers: HashMap<Arc<str>, u32>,
+    /// Number of each id in `tools`, found by the id's hash: the table
+    /// holds the numbers alone (4 bytes a tool, not a second pointer to
+    /// each id and its length), the ids being in `tools`.
+    numbers: HashTable<u32>,
+    /// The hasher of `numbers`.
+    hasher: RandomState,
     /// Tool uses in order.
     uses: Vec<Place>,
     /// Tool results in order.
@@ -144,14 +151,13 @@ impl PeerState {
     /// Characters of the name of the tool `id` calls (0 when no use of it
     /// was scanned), as LangChain names a tool message.
     fn name_chars(&self, id: &str) -> usize {
-        self.numbers
-            .get(id)
-            .map_or(0, |&t| self.tools[t as usize].name_chars as usize)
+        self.find(id)
+            .map_or(0, |t| self.tools[t as usize].name_chars as usize)
     }
 
     /// Whether the result of `id` is among those decided.
     fn is_decided(&self, id: &str) -> bool {
-        self.numbers.get(id).is_some_and(|&t| self.decided_bit(t))
+        self.find(id).is_some_and(|t| self.decided_bit(t))
     }
 
     fn decided_bit(&self, t: u32) -> bool {
@@ -161,9 +167,19 @@ impl PeerState {
             .is_some_and(|w| w & (1 << (t % 64)) != 0)
     }
 
+    /// The number of `id`, if it was scanned.
+    fn find(&self, id: &str) -> Option<u32> {
+        let tools = &self.tools;
+        self.numbers
+            .find(self.hasher.hash_one(id), |&t| {
+                tools.get(t as usize).is_some_and(|tool| *tool.id == *id)
+            })
+            .copied()
+    }
+
     /// The number of `id`, a new one when it was not scanned before.
     fn number(&mut self, id: &Arc<str>) -> Option<u32> {
-        if let Some(&t) = self.numbers.get(id) {
+        if let Some(t) = self.find(id) {
             return Some(t);
         }
         let t = u32::try_from(self.tools.len())
@@ -176,7 +192,12 @@ impl PeerState {
             name_chars: 0,
             excluded: false,
         });
-        self.numbers.insert(id.clone(), t);
+        let (tools, hasher) = (&self.tools, &self.hasher);
+        self.numbers.insert_unique(hasher.hash_one(&**id), t, |&u| {
+            tools
+                .get(u as usize)
+                .map_or(0, |tool| hasher.hash_one(&*tool.id))
+        });
         Some(t)
     }
 
