@@ -94,16 +94,21 @@ impl Bound {
         }
     }
 
-    /// Called when one replay under this bound has let go of its state:
-    /// runs the program's hook ([`between_replays`]) when the replays run
-    /// one at a time (a long trace), and nothing otherwise (a short
-    /// trace's replays run side by side and free little).
+    /// Called when one replay under this bound, or a step after the
+    /// replays (the ranking), has let go of its state: runs the program's
+    /// hook ([`between_replays`]) when the replays run one at a time (a
+    /// long trace), and nothing otherwise (a short trace's replays run
+    /// side by side and free little).
     pub(crate) fn replay_done(self) {
-        if self.one_at_a_time()
-            && let Some(hook) = BETWEEN_REPLAYS.get()
-        {
-            hook();
-        }
+        run_hook_if(self.one_at_a_time());
+    }
+}
+
+/// Runs the program's hook ([`between_replays`]), if one is set, when
+/// `one_at_a_time`.
+fn run_hook_if(one_at_a_time: bool) {
+    if one_at_a_time && let Some(hook) = BETWEEN_REPLAYS.get() {
+        hook();
     }
 }
 
@@ -121,11 +126,7 @@ thread_local! {
 /// just freed: the 500,000-call trace of `docs/benchmarks.md` peaked there,
 /// 45 MB higher.
 pub(crate) fn state_released() {
-    if ONE_AT_A_TIME.with(std::cell::Cell::get)
-        && let Some(hook) = BETWEEN_REPLAYS.get()
-    {
-        hook();
-    }
+    run_hook_if(ONE_AT_A_TIME.with(std::cell::Cell::get));
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 //! recommendation) while it writes them, and a long trace's rows were the
 //! largest thing it held then: 184 bytes a call as [`CallResult`]s. Most
 //! of a row is small counts, so a row is kept as LEB128 varints and its
-//! two prices as their bytes; what rows share (the model, the list of ids
-//! compacted, which runs of calls extend) is kept once in a side table
-//! and named by its place. A row is rebuilt, equal to the one pushed,
+//! two prices as their bytes; what rows share (the model, the shared list
+//! their compacted ids are cut from) is kept once in a side table and
+//! named by its place. A row is rebuilt, equal to the one pushed,
 //! each time it is read.
 
 use std::sync::Arc;
