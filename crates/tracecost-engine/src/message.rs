@@ -66,11 +66,31 @@ impl Role {
 }
 
 /// One content block of a message, a system prompt or a tool result.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct ContentBlock {
+    /// The members. The texts the typed view holds (ids, a name, a text,
+    /// a result's string) are holes here where the rest of the block is
+    /// of a common shape, so that blocks of one shape share one list
+    /// ([`RawObject::detach_texts`]); [`ContentBlock::fields`] fills them.
     fields: RawObject,
     kind: BlockKind,
 }
+
+impl PartialEq for ContentBlock {
+    fn eq(&self, other: &Self) -> bool {
+        if self.kind != other.kind {
+            return false;
+        }
+        // Holes are filled from the views, which are equal: two lists of
+        // holes in the same places are equal objects.
+        if self.fields.has_holes() == other.fields.has_holes() {
+            return self.fields == other.fields;
+        }
+        *self.fields() == *other.fields()
+    }
+}
+
+impl Eq for ContentBlock {}
 
 /// The typed view of a [`ContentBlock`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +147,7 @@ pub enum ToolResultContent {
 
 impl fmt::Debug for ContentBlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ContentBlock({})", self.fields.to_json())
+        write!(f, "ContentBlock({})", self.to_json())
     }
 }
 
@@ -284,7 +304,20 @@ impl ContentBlock {
                 block_type: other.into(),
             },
         };
-        Ok(Self { fields, kind })
+        Ok(Self::from_parts(fields, kind))
+    }
+
+    /// The block of `fields` and its view `kind`, the texts `kind` holds
+    /// made holes of `fields` where that shares it.
+    fn from_parts(mut fields: RawObject, kind: BlockKind) -> Self {
+        fields
+            .detach_texts(&|key, text| kind.member_text(key).is_some_and(|t| Arc::ptr_eq(t, text)));
+        Self { fields, kind }
+    }
+
+    /// The text of the hole `key`.
+    fn fill(&self, key: &str) -> Option<&str> {
+        self.kind.member_text(key).map(|t| &**t)
     }
 
     /// Parses one block from JSON text.
@@ -300,10 +333,7 @@ impl ContentBlock {
         let mut fields = RawObject::new();
         fields.set("type", super::json::raw_string("text"));
         fields.set_text("text", text.clone());
-        Self {
-            fields,
-            kind: BlockKind::Text { text },
-        }
+        Self::from_parts(fields, BlockKind::Text { text })
     }
 
     /// The typed view.
@@ -311,9 +341,27 @@ impl ContentBlock {
         &self.kind
     }
 
-    /// The raw members, in document order.
-    pub fn fields(&self) -> &RawObject {
-        &self.fields
+    /// The raw members, in document order: borrowed, or a copy with the
+    /// texts the typed view holds filled in (a block of a shared shape).
+    /// To write the block, [`ContentBlock::write_json_with`] makes no copy.
+    pub fn fields(&self) -> Cow<'_, RawObject> {
+        if self.fields.has_holes() {
+            Cow::Owned(self.fields.filled(&|k| self.kind.member_text(k).cloned()))
+        } else {
+            Cow::Borrowed(&self.fields)
+        }
+    }
+
+    /// Writes the block as compact JSON, appending one extra member after
+    /// the others (`cache_control` on the wire).
+    pub fn write_json_with(&self, out: &mut String, extra: Option<(&str, &str)>) {
+        self.fields.write_json_filled(out, extra, &|k| self.fill(k));
+    }
+
+    /// About the length of the block's compact JSON
+    /// ([`RawObject::json_len_hint`]).
+    pub fn json_len_hint(&self) -> usize {
+        self.fields.json_len_hint_filled(&|k| self.fill(k))
     }
 
     /// The block's `type` member as the wire spells it.
@@ -350,7 +398,9 @@ impl ContentBlock {
 
     /// Compact JSON of the block, as it goes on the wire.
     pub fn to_json(&self) -> String {
-        self.fields.to_json()
+        let mut s = String::with_capacity(self.json_len_hint());
+        self.write_json_with(&mut s, None);
+        s
     }
 
     /// A copy of this tool_result block whose `content` is `text`; every
@@ -370,23 +420,23 @@ impl ContentBlock {
         else {
             return None;
         };
-        let mut fields = self.fields.clone();
+        let mut fields = self.fields().into_owned();
         fields.set_text("content", text.clone());
-        Some(Self {
+        Some(Self::from_parts(
             fields,
-            kind: BlockKind::ToolResult {
+            BlockKind::ToolResult {
                 tool_use_id: tool_use_id.clone(),
                 content: ToolResultContent::Text(text.clone()),
                 is_error: *is_error,
                 payload_chars: text.chars().count() as u64,
             },
-        })
+        ))
     }
 
     /// A copy of this block with member `key` set to `value` (replaced in
     /// place, or appended), re-checked like any parsed block.
     pub fn with_field(&self, key: &str, value: Box<RawValue>) -> Result<Self, ShapeError> {
-        let mut fields = self.fields.clone();
+        let mut fields = self.fields().into_owned();
         fields.set(key, value);
         Self::from_object(fields)
     }
@@ -436,6 +486,28 @@ fn parse_tool_result_content(raw: &RawValue) -> Result<ToolResultContent, ShapeE
             "",
             "a string or an array of content blocks",
         ))
+    }
+}
+
+impl BlockKind {
+    /// The text this view holds for member `key`, which the block's
+    /// members share: a text's `text`, a use's `id` and `name`, a result's
+    /// `tool_use_id` and string `content`.
+    fn member_text(&self, key: &str) -> Option<&Arc<str>> {
+        match (self, key) {
+            (BlockKind::Text { text }, "text") => Some(text),
+            (BlockKind::ToolUse { id, .. }, "id") => Some(id),
+            (BlockKind::ToolUse { name, .. }, "name") => Some(name),
+            (BlockKind::ToolResult { tool_use_id, .. }, "tool_use_id") => Some(tool_use_id),
+            (
+                BlockKind::ToolResult {
+                    content: ToolResultContent::Text(t),
+                    ..
+                },
+                "content",
+            ) => Some(t),
+            _ => None,
+        }
     }
 }
 
@@ -577,13 +649,15 @@ impl Message {
             let Some(shared) = lookup(tool_use_id) else {
                 continue;
             };
-            if Arc::ptr_eq(&shared, tool_use_id)
-                || *shared != **tool_use_id
-                || !matches!(b.fields.value("tool_use_id"), Some(MemberValue::Text(_)))
-            {
+            if Arc::ptr_eq(&shared, tool_use_id) || *shared != **tool_use_id {
                 continue;
             }
-            b.fields.set_text("tool_use_id", shared.clone());
+            match b.fields.text_held_by_owner("tool_use_id") {
+                // The hole is filled from the view.
+                Some(true) => {}
+                Some(false) => b.fields.set_text("tool_use_id", shared.clone()),
+                None => continue,
+            }
             *tool_use_id = shared;
         }
     }
@@ -624,7 +698,7 @@ impl Message {
                     if i > 0 {
                         out.push(',');
                     }
-                    b.fields.write_json(out);
+                    b.write_json_with(out, None);
                 }
                 out.push(']');
             } else {
@@ -636,11 +710,7 @@ impl Message {
 
     /// Compact JSON of the message as recorded.
     pub fn to_json(&self) -> String {
-        let blocks: usize = self
-            .blocks()
-            .iter()
-            .map(|b| b.fields.json_len_hint() + 1)
-            .sum();
+        let blocks: usize = self.blocks().iter().map(|b| b.json_len_hint() + 1).sum();
         let mut s = String::with_capacity(self.fields.json_len_hint() + blocks);
         self.write_json(&mut s);
         s
@@ -706,7 +776,17 @@ macro_rules! serde_via_object {
     };
 }
 
-serde_via_object!(ContentBlock);
+impl Serialize for ContentBlock {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.fields().serialize(s)
+    }
+}
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let fields = RawObject::deserialize(d)?;
+        ContentBlock::from_object(fields).map_err(D::Error::custom)
+    }
+}
 impl Serialize for Message {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let raw = RawValue::from_string(self.to_json()).map_err(serde::ser::Error::custom)?;
@@ -735,6 +815,75 @@ mod tests {
         assert_eq!(back, m);
         let input = m.blocks()[0].tool_input().unwrap().get();
         assert_eq!(input, r#"{"z":1,"a":{"q":"caf\u00e9","n":1.50}}"#);
+    }
+
+    /// Blocks of one shape hold one member list, the texts their views
+    /// hold being holes in it, and still read, write, compare, serialize
+    /// and edit as the objects they were read from.
+    #[test]
+    fn blocks_of_one_shape_share_one_member_list() {
+        let result = |id: &str, text: &str| {
+            format!(
+                r#"{{"type":"tool_result","tool_use_id":"{id}","content":"{text}","is_error":false}}"#
+            )
+        };
+        let (sa, sb) = (result("t1", "a\\nb"), result("t2", "other"));
+        let (a, b) = (
+            ContentBlock::from_json(&sa).unwrap(),
+            ContentBlock::from_json(&sb).unwrap(),
+        );
+        assert!(a.fields.has_holes() && a.fields.shares_members_with(&b.fields));
+        assert_eq!((a.to_json(), b.to_json()), (sa.clone(), sb.clone()));
+        assert_eq!(serde_json::to_string(&a).unwrap(), sa);
+        assert_eq!(a.fields().to_json(), sa);
+        assert_eq!(a.fields().str_value("content").unwrap().unwrap(), "a\nb");
+        assert!(a.json_len_hint() >= sa.len() - 1);
+        let mut marked = String::new();
+        a.write_json_with(&mut marked, Some(("cache_control", "{}")));
+        assert_eq!(
+            marked,
+            format!("{},\"cache_control\":{{}}}}", &sa[..sa.len() - 1])
+        );
+        assert_ne!(a, b);
+        // The same block held with a list of its own (a shape that is not
+        // shared) is equal to it.
+        let own = ContentBlock {
+            fields: a.fields().into_owned(),
+            kind: a.kind.clone(),
+        };
+        assert!(!own.fields.has_holes());
+        assert_eq!(own, a);
+        assert_eq!(a, own);
+        // A stub of it shares a list too; an edited member is its own.
+        let stub = a.with_tool_result_text("[stub]").unwrap();
+        let stub_b = b.with_tool_result_text("[stub]").unwrap();
+        assert!(stub.fields.shares_members_with(&stub_b.fields));
+        assert_eq!(
+            stub.to_json(),
+            r#"{"type":"tool_result","tool_use_id":"t1","content":"[stub]","is_error":false}"#
+        );
+        let flagged = a
+            .with_field("is_error", crate::json::raw_json("1".to_owned()))
+            .unwrap_err();
+        assert_eq!(flagged.pointer, "/is_error");
+        let escaped = ContentBlock::from_json(
+            r#"{"type":"tool_result","tool_use_id":"t\u0031","content":"x"}"#,
+        )
+        .unwrap();
+        assert!(!escaped.fields.has_holes());
+        assert_eq!(
+            escaped.to_json(),
+            r#"{"type":"tool_result","tool_use_id":"t\u0031","content":"x"}"#
+        );
+        // A message's result sharing its use's id keeps the shared list.
+        let mut m = Message::new(Role::User, vec![b.clone()]);
+        let id: Arc<str> = Arc::from("t2");
+        m.share_tool_use_ids(|_| Some(id.clone()));
+        assert!(m.blocks()[0].fields.shares_members_with(&a.fields));
+        assert!(
+            matches!(m.blocks()[0].kind(), BlockKind::ToolResult { tool_use_id, .. } if Arc::ptr_eq(tool_use_id, &id))
+        );
+        assert_eq!(m.blocks()[0].to_json(), sb);
     }
 
     #[test]

@@ -120,7 +120,8 @@ impl Request<'_> {
             if i > 0 {
                 out.push(',');
             }
-            write_marked(&mut out, b.fields(), self.marker_at(BlockRef::System(i)));
+            let marker = self.marker_at(BlockRef::System(i));
+            b.write_json_with(&mut out, marker.map(|cc| ("cache_control", cc)));
         }
         out.push_str("],\"messages\":[");
         for (mi, m) in self.messages.messages.iter().enumerate() {
@@ -180,7 +181,7 @@ impl Request<'_> {
             if bi > 0 {
                 out.push(',');
             }
-            write_marked(out, b.fields(), marker(bi));
+            b.write_json_with(out, marker(bi).map(|cc| ("cache_control", cc)));
         }
         out.push(']');
     }

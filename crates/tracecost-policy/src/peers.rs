@@ -416,7 +416,7 @@ pub(super) fn message_tokens(
             let (chars, images) = list_chars(blocks.iter().map(|b| {
                 let json = match b.kind() {
                     BlockKind::ToolUse { id, .. } if inputs_cleared(id) => {
-                        let mut f = b.fields().clone();
+                        let mut f = b.fields().into_owned();
                         f.set("input", tracecost_engine::json::raw_json("{}".to_owned()));
                         f.to_json()
                     }

@@ -54,8 +54,13 @@ type Members = Arc<[Slot]>;
 /// the like, so every such message shares one list. Bounded, like the
 /// keys: past it an object keeps its own list.
 static SHAPES: Mutex<BTreeMap<String, Members>> = Mutex::new(BTreeMap::new());
-/// How many shapes are shared, at most.
+/// How many shapes are shared, at most (in each of [`SHAPES`] and
+/// [`HOLEY_SHAPES`]).
 const MAX_SHAPES: usize = 256;
+/// The same for objects with holes ([`RawObject::detach_texts`]), a
+/// table of their own so that the shapes of messages and of blocks do not
+/// crowd each other out.
+static HOLEY_SHAPES: Mutex<BTreeMap<String, Members>> = Mutex::new(BTreeMap::new());
 /// Objects with more members are not looked up.
 const MAX_SHAPE_MEMBERS: usize = 4;
 
@@ -145,14 +150,16 @@ impl PartialEq for RawObject {
             || self.members.len() == other.members.len()
                 && self.members.iter().zip(other.members.iter()).all(|(a, b)| {
                     a.key() == b.key()
-                        && match (a.value(), b.value()) {
-                            // Canonical encoding is one-to-one: equal texts,
-                            // equal bytes.
-                            (MemberValue::Text(a), MemberValue::Text(b)) => a == b,
-                            (MemberValue::Raw(a), b) | (b, MemberValue::Raw(a)) => {
-                                b.json_eq(a.get())
-                            }
-                        }
+                        && (a.is_hole() || b.is_hole()) == (a.is_hole() && b.is_hole())
+                        && (a.is_hole()
+                            || match (a.value(), b.value()) {
+                                // Canonical encoding is one-to-one: equal texts,
+                                // equal bytes.
+                                (MemberValue::Text(a), MemberValue::Text(b)) => a == b,
+                                (MemberValue::Raw(a), b) | (b, MemberValue::Raw(a)) => {
+                                    b.json_eq(a.get())
+                                }
+                            })
                 })
     }
 }
@@ -350,6 +357,17 @@ impl RawObject {
     /// Writes the object, appending one extra member after the others
     /// (used to add `cache_control` to a block on the wire).
     pub fn write_json_with(&self, out: &mut String, extra: Option<(&str, &str)>) {
+        self.write_json_filled(out, extra, &|_| None);
+    }
+
+    /// [`Self::write_json_with`] for an object with holes, each written
+    /// as the JSON string of `fill(key)` (`null` where it gives none).
+    pub(crate) fn write_json_filled<'f>(
+        &self,
+        out: &mut String,
+        extra: Option<(&str, &str)>,
+        fill: &dyn Fn(&str) -> Option<&'f str>,
+    ) {
         out.push('{');
         for (i, m) in self.members.iter().enumerate() {
             if i > 0 {
@@ -357,7 +375,14 @@ impl RawObject {
             }
             push_json_string(out, m.key());
             out.push(':');
-            m.value().write_json(out);
+            if m.is_hole() {
+                match fill(m.key()) {
+                    Some(t) => push_json_string(out, t),
+                    None => out.push_str("null"),
+                }
+            } else {
+                m.value().write_json(out);
+            }
         }
         if let Some((k, v)) = extra {
             if !self.members.is_empty() {
@@ -374,19 +399,122 @@ impl RawObject {
     /// escapes in a shared text add a little), so that a long block is
     /// written into one allocation instead of a run of doublings.
     pub fn json_len_hint(&self) -> usize {
+        self.json_len_hint_filled(&|_| None)
+    }
+
+    /// [`Self::json_len_hint`] of an object with holes filled by `fill`.
+    pub(crate) fn json_len_hint_filled<'f>(&self, fill: &dyn Fn(&str) -> Option<&'f str>) -> usize {
+        let text = |t: &str| t.len() + t.len() / 16 + 2;
         let members: usize = self
             .members
             .iter()
             .map(|m| {
                 m.key().len()
                     + 4
-                    + match m.value() {
-                        MemberValue::Raw(r) => r.get().len(),
-                        MemberValue::Text(t) => t.len() + t.len() / 16 + 2,
+                    + if m.is_hole() {
+                        fill(m.key()).map_or(4, text)
+                    } else {
+                        match m.value() {
+                            MemberValue::Raw(r) => r.get().len(),
+                            MemberValue::Text(t) => text(t),
+                        }
                     }
             })
             .sum();
         members + 2
+    }
+
+    /// Whether some member's text is held by the object's owner
+    /// ([`Self::detach_texts`]).
+    pub(crate) fn has_holes(&self) -> bool {
+        self.members.iter().any(Slot::is_hole)
+    }
+
+    /// The object with its holes filled: each member held as the text
+    /// `fill(key)` gives (`null` where it gives none).
+    pub(crate) fn filled(&self, fill: &dyn Fn(&str) -> Option<Arc<str>>) -> RawObject {
+        let members: Vec<Slot> = self
+            .members
+            .iter()
+            .map(|m| {
+                let Some(i) = m.index().filter(|_| m.is_hole()) else {
+                    return m.clone();
+                };
+                let value = match fill(m.key()) {
+                    Some(t) => HeldValue::Text(t),
+                    None => HeldValue::Raw(null_raw()),
+                };
+                let mut slot = Slot::Hole(i);
+                slot.set_value(value);
+                slot
+            })
+            .collect();
+        RawObject {
+            members: members.into(),
+        }
+    }
+
+    /// Turns the members whose text the owner holds (`owned(key, text)`:
+    /// the very allocation, not an equal one) into holes, and shares the
+    /// member list with every other object of the same shape, when the
+    /// rest are common values (see [`HOLEY_SHAPES`]). A block of a long trace is
+    /// then its typed view alone: its ids and texts, which the view holds
+    /// anyway, are not held a second time in a list of its own. Otherwise
+    /// (a member of its own bytes, an unknown key, a shape past the bound)
+    /// the object is left as it is.
+    pub(crate) fn detach_texts(&mut self, owned: &dyn Fn(&str, &Arc<str>) -> bool) {
+        if self.members.len() > MAX_SHAPE_MEMBERS {
+            return;
+        }
+        let mut shape = String::from("{");
+        let mut holey = Vec::with_capacity(self.members.len());
+        for m in self.members.iter() {
+            let slot = match (m.index(), m.text()) {
+                (Some(i), Some(t)) if owned(m.key(), t) => Slot::Hole(i),
+                _ if m.is_common() => m.clone(),
+                _ => return,
+            };
+            push_json_string(&mut shape, m.key());
+            shape.push(':');
+            match &slot {
+                Slot::Hole(_) => shape.push('?'),
+                s => s.value().write_json(&mut shape),
+            }
+            shape.push(',');
+            holey.push(slot);
+        }
+        if !holey.iter().any(Slot::is_hole) {
+            return;
+        }
+        let Ok(mut shapes) = HOLEY_SHAPES.lock() else {
+            return;
+        };
+        match shapes.get(&shape) {
+            Some(shared) => self.members = shared.clone(),
+            None if shapes.len() < MAX_SHAPES => {
+                let members: Members = holey.into();
+                shapes.insert(shape, members.clone());
+                self.members = members;
+            }
+            None => {}
+        }
+    }
+
+    /// Whether `self` and `other` hold one member list (tests).
+    #[cfg(test)]
+    pub(crate) fn shares_members_with(&self, other: &RawObject) -> bool {
+        Arc::ptr_eq(&self.members, &other.members)
+    }
+
+    /// How member `key` holds a text: `Some(true)` when its owner holds
+    /// it (a hole), `Some(false)` when the member does, `None` when it is
+    /// absent or held as bytes.
+    pub(crate) fn text_held_by_owner(&self, key: &str) -> Option<bool> {
+        let m = self.member(key)?;
+        if m.is_hole() {
+            return Some(true);
+        }
+        matches!(m.value(), MemberValue::Text(_)).then_some(false)
     }
 
     /// The compact JSON text of the object.

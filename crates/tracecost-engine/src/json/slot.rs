@@ -26,6 +26,11 @@ pub(super) enum Slot {
     Text(u32, Arc<str>),
     /// A key outside the shared table, and its value.
     OwnKey(Box<(Box<str>, HeldValue)>),
+    /// A JSON string whose text the object's owner holds (a block's typed
+    /// view holds its ids and texts): the owner fills it when the object
+    /// is written or lent ([`super::RawObject::detach_texts`]). What lets
+    /// every block of one shape share one member list.
+    Hole(u32),
 }
 
 impl Slot {
@@ -40,7 +45,9 @@ impl Slot {
     /// The key's text.
     pub(super) fn key(&self) -> &str {
         match self {
-            Slot::Raw(i, _) | Slot::Common(i, _) | Slot::Text(i, _) => key::interned(*i),
+            Slot::Raw(i, _) | Slot::Common(i, _) | Slot::Text(i, _) | Slot::Hole(i) => {
+                key::interned(*i)
+            }
             Slot::OwnKey(b) => &b.0,
         }
     }
@@ -53,9 +60,9 @@ impl Slot {
         }
     }
 
-    fn index(&self) -> Option<u32> {
+    pub(super) fn index(&self) -> Option<u32> {
         match self {
-            Slot::Raw(i, _) | Slot::Common(i, _) | Slot::Text(i, _) => Some(*i),
+            Slot::Raw(i, _) | Slot::Common(i, _) | Slot::Text(i, _) | Slot::Hole(i) => Some(*i),
             Slot::OwnKey(_) => None,
         }
     }
@@ -72,7 +79,18 @@ impl Slot {
             Slot::Common(_, r) => MemberValue::Raw(r),
             Slot::Text(_, t) => MemberValue::Text(t),
             Slot::OwnKey(b) => b.1.value(),
+            // Never reached by an owner that fills its holes (every read
+            // of a block's members goes through the block).
+            Slot::Hole(_) => {
+                debug_assert!(false, "a hole read unfilled");
+                MemberValue::Raw(RawValue::NULL)
+            }
         }
+    }
+
+    /// Whether the value is held by the object's owner.
+    pub(super) fn is_hole(&self) -> bool {
+        matches!(self, Slot::Hole(_))
     }
 
     /// The shared text, when the value is held as one.
@@ -107,7 +125,7 @@ impl Slot {
     pub(super) fn set_value(&mut self, value: HeldValue) {
         match self {
             Slot::OwnKey(b) => b.1 = value,
-            Slot::Raw(i, _) | Slot::Common(i, _) | Slot::Text(i, _) => {
+            Slot::Raw(i, _) | Slot::Common(i, _) | Slot::Text(i, _) | Slot::Hole(i) => {
                 let i = *i;
                 *self = Slot::new_interned(i, value);
             }

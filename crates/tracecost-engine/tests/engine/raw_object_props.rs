@@ -142,7 +142,8 @@ proptest! {
             other => prop_assert!(false, "{other:?}"),
         }
         prop_assert_eq!(m.blocks()[0].tool_input().map(|r| r.get()), Some(r#"{"q":1}"#));
-        let id_bytes = m.blocks()[0].fields().get("id").unwrap();
+        let fields = m.blocks()[0].fields();
+        let id_bytes = fields.get("id").unwrap();
         prop_assert_eq!(id_bytes.get(), id_json.as_str());
         prop_assert_eq!(&Message::from_json(&src).unwrap(), &m);
 

@@ -92,7 +92,8 @@ proptest! {
             BlockKind::Text { text } => prop_assert_eq!(&**text, s.as_str()),
             other => prop_assert!(false, "{other:?}"),
         }
-        let bytes = b.fields().get("text").unwrap();
+        let fields = b.fields();
+        let bytes = fields.get("text").unwrap();
         prop_assert_eq!(bytes.get(), enc.as_str());
         prop_assert_eq!(b.fields().parse::<String>("text").unwrap().unwrap(), s.clone());
         prop_assert_eq!(serde_json::to_string(&b).unwrap(), src.clone());

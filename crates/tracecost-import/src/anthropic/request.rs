@@ -332,7 +332,7 @@ fn strip_message(m: Message, marks: &mut Vec<(usize, Ttl)>, un: &mut Unmapped) -
     }
     let mut out = Vec::with_capacity(blocks.len());
     for (bi, b) in blocks.iter().enumerate() {
-        let mut fields = b.fields().clone();
+        let mut fields = b.fields().into_owned();
         let mut ttl = take_cache_control(&mut fields, un);
         if let BlockKind::ToolResult {
             content: ToolResultContent::Blocks(inner),
@@ -344,7 +344,7 @@ fn strip_message(m: Message, marks: &mut Vec<(usize, Ttl)>, un: &mut Unmapped) -
         {
             let mut json = String::from("[");
             for (k, ib) in inner.iter().enumerate() {
-                let mut f = ib.fields().clone();
+                let mut f = ib.fields().into_owned();
                 if let Some(t) = take_cache_control(&mut f, un) {
                     un.add(
                         "cache_control markers inside tool_result content (moved to the tool_result block)",

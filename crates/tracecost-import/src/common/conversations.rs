@@ -401,7 +401,7 @@ pub(crate) fn repair_tool_pairs(messages: &mut [Message], un: &mut Unmapped) {
                     used.insert(fresh.clone());
                     current.insert(id.clone(), fresh.clone());
                     un.add("repeated tool_use ids (renamed with a _N suffix)", 1);
-                    let mut f = b.fields().clone();
+                    let mut f = b.fields().into_owned();
                     f.set("id", raw_string(&fresh));
                     blocks.push(ContentBlock::from_object(f).unwrap_or_else(|_| b.clone()));
                     changed = true;
@@ -412,7 +412,7 @@ pub(crate) fn repair_tool_pairs(messages: &mut [Message], un: &mut Unmapped) {
                         if eff == tool_use_id {
                             blocks.push(b.clone());
                         } else {
-                            let mut f = b.fields().clone();
+                            let mut f = b.fields().into_owned();
                             f.set("tool_use_id", raw_string(eff));
                             blocks.push(ContentBlock::from_object(f).unwrap_or_else(|_| b.clone()));
                             changed = true;
