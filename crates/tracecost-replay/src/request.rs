@@ -51,7 +51,7 @@ pub(super) struct Request<'t> {
     /// messages (the last block of the latest plain-text message before
     /// the last one): kept as messages are rebuilt, so the native cache
     /// policy's marker costs no scan back through a long run of tool calls.
-    pub(super) boundary_at: Vec<Option<BlockRef>>,
+    pub(super) boundary_at: Boundaries,
     /// Per message: the characters of the messages before it and its own,
     /// as sent (running sums: cut back and extended with the messages).
     pub(super) chars_through: Vec<u64>,
@@ -66,6 +66,64 @@ pub(super) struct Request<'t> {
     /// The messages whose reasoning the API dropped from the latest call
     /// ([`PreparedTrace::reasoning_cut`]).
     pub(super) reasoning_cut: usize,
+}
+
+/// Per message, the history boundary of [`Request::boundary_at`], in 8
+/// bytes a message rather than an `Option<BlockRef>`'s 24: a long history
+/// holds one a message. A boundary past what a `u32` indexes (a history
+/// no memory holds) is not kept, and is then found by the engine's scan
+/// ([`tracecost_engine::cache::history_boundary`]).
+#[derive(Default)]
+pub(super) struct Boundaries {
+    /// Message and block of each boundary, or [`NO_BOUNDARY`].
+    at: Vec<[u32; 2]>,
+    /// Some boundary pushed since the last clear was not kept.
+    unkept: bool,
+}
+
+/// A message with no boundary before it.
+const NO_BOUNDARY: [u32; 2] = [u32::MAX; 2];
+
+impl Boundaries {
+    fn clear(&mut self) {
+        self.at.clear();
+        self.unkept = false;
+    }
+
+    fn truncate(&mut self, messages: usize) {
+        self.at.truncate(messages);
+    }
+
+    fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    fn push(&mut self, boundary: Option<BlockRef>) {
+        let packed = match boundary {
+            None => Some(NO_BOUNDARY),
+            Some(BlockRef::Message { message, block }) => u32::try_from(message)
+                .ok()
+                .zip(u32::try_from(block).ok())
+                .map(|(m, b)| [m, b])
+                .filter(|p| *p != NO_BOUNDARY),
+            Some(BlockRef::Tool(_) | BlockRef::System(_)) => None,
+        };
+        self.unkept |= packed.is_none();
+        self.at.push(packed.unwrap_or(NO_BOUNDARY));
+    }
+
+    /// The boundary of a view of `message + 1` messages; `None` when it
+    /// was not kept (or there is no such message).
+    pub(super) fn get(&self, message: usize) -> Option<Option<BlockRef>> {
+        if self.unkept {
+            return None;
+        }
+        let &[m, b] = self.at.get(message)?;
+        Some(([m, b] != NO_BOUNDARY).then_some(BlockRef::Message {
+            message: m as usize,
+            block: b as usize,
+        }))
+    }
 }
 
 /// What [`Request::build`] made of one call, beside the request itself:
@@ -391,7 +449,7 @@ impl<'t> Request<'t> {
                         message: prev,
                         block: n.saturating_sub(1),
                     })
-                    .or(self.boundary_at[prev])
+                    .or_else(|| self.boundary_at.get(prev).flatten())
             });
             self.boundary_at.push(boundary);
         }
@@ -582,4 +640,40 @@ pub(super) fn marker_index(
         BlockRef::Tool(_) => return None,
     };
     Some(Breakpoint { block, ttl: m.ttl })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Boundaries read back as pushed, through a cut and a clear; one
+    /// that a `u32` cannot hold is said not kept (the caller then scans),
+    /// never read back as another.
+    #[test]
+    fn boundaries_read_back_as_pushed_or_not_at_all() {
+        let at = |message, block| Some(BlockRef::Message { message, block });
+        let mut b = Boundaries::default();
+        for pushed in [None, at(0, 0), at(0, 0), at(2, 3), None, at(7, 1)] {
+            b.push(pushed);
+        }
+        let read: Vec<_> = (0..6).map(|i| b.get(i)).collect();
+        assert_eq!(
+            read,
+            [None, at(0, 0), at(0, 0), at(2, 3), None, at(7, 1)].map(Some)
+        );
+        assert_eq!(b.get(6), None);
+        b.truncate(3);
+        assert_eq!((b.len(), b.get(2), b.get(3)), (3, Some(at(0, 0)), None));
+        b.push(at(1 << 33, 0));
+        assert_eq!(b.get(0), None);
+        b.truncate(1);
+        assert_eq!(b.get(0), None, "a cut keeps a boundary unkept");
+        b.clear();
+        b.push(at(u32::MAX as usize, u32::MAX as usize));
+        b.push(Some(BlockRef::System(0)));
+        assert_eq!(b.get(0), None);
+        b.clear();
+        b.push(at(4, 5));
+        assert_eq!(b.get(0), Some(at(4, 5)));
+    }
 }

@@ -167,11 +167,13 @@ impl<'a: 'p, 'p, 't: 'p> Planner<'a, 'p, 't> {
             .is_some_and(|(_, s)| *s == SharedState::Carried);
         let view = &req.state.view;
         let boundary = || {
-            let kept = view
-                .messages
-                .len()
-                .checked_sub(1)
-                .and_then(|l| req.boundary_at[l]);
+            let kept = match view.messages.len().checked_sub(1) {
+                None => None,
+                Some(l) => req
+                    .boundary_at
+                    .get(l)
+                    .unwrap_or_else(|| tracecost_engine::cache::history_boundary(view)),
+            };
             // The engine's rule, scanned back: what the kept boundary
             // must equal (checked where tests run, not in releases).
             debug_assert_eq!(kept, tracecost_engine::cache::history_boundary(view));
