@@ -530,7 +530,81 @@ pub enum Content {
     /// `"content": "..."`
     Text(Arc<str>),
     /// `"content": [ {...}, ... ]`
-    Blocks(Vec<ContentBlock>),
+    Blocks(Blocks),
+}
+
+/// A message's blocks, read as a slice: one block held in the message
+/// itself, or a list. Most messages of a long agent trace are one
+/// tool_use or one tool_result, and a list of one took a block's size
+/// again in an allocation of its own, with a list's header beside it.
+#[derive(Clone)]
+pub struct Blocks(BlocksRepr);
+
+#[derive(Clone)]
+enum BlocksRepr {
+    One(ContentBlock),
+    Many(Vec<ContentBlock>),
+}
+
+impl From<Vec<ContentBlock>> for Blocks {
+    fn from(mut blocks: Vec<ContentBlock>) -> Self {
+        match (blocks.pop(), blocks.is_empty()) {
+            (Some(one), true) => Blocks(BlocksRepr::One(one)),
+            (last, _) => {
+                blocks.extend(last);
+                Blocks(BlocksRepr::Many(blocks))
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Blocks {
+    type Target = [ContentBlock];
+    fn deref(&self) -> &[ContentBlock] {
+        match &self.0 {
+            BlocksRepr::One(b) => std::slice::from_ref(b),
+            BlocksRepr::Many(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Blocks {
+    fn deref_mut(&mut self) -> &mut [ContentBlock] {
+        match &mut self.0 {
+            BlocksRepr::One(b) => std::slice::from_mut(b),
+            BlocksRepr::Many(v) => v,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Blocks {
+    type Item = &'a ContentBlock;
+    type IntoIter = std::slice::Iter<'a, ContentBlock>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Blocks {
+    type Item = &'a mut ContentBlock;
+    type IntoIter = std::slice::IterMut<'a, ContentBlock>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+impl PartialEq for Blocks {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Blocks {}
+
+impl fmt::Debug for Blocks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 /// One message of a conversation.
@@ -569,7 +643,7 @@ impl Message {
             let items: Vec<RawObject> = serde_json::from_str(raw.get()).map_err(|_| {
                 ShapeError::new("/content", "a string or an array of content blocks")
             })?;
-            Content::Blocks(blocks_from(items, |e, i| e.within(i).within("content"))?)
+            Content::Blocks(blocks_from(items, |e, i| e.within(i).within("content"))?.into())
         } else {
             Content::Text(
                 share_str(&mut fields, "content")
@@ -607,7 +681,7 @@ impl Message {
         Self {
             fields,
             role,
-            content: Content::Blocks(blocks),
+            content: Content::Blocks(blocks.into()),
         }
     }
 
@@ -884,6 +958,51 @@ mod tests {
             matches!(m.blocks()[0].kind(), BlockKind::ToolResult { tool_use_id, .. } if Arc::ptr_eq(tool_use_id, &id))
         );
         assert_eq!(m.blocks()[0].to_json(), sb);
+    }
+
+    /// A message of one block holds it in itself, and of any other
+    /// number in a list; both read, compare and write as the same slice.
+    #[test]
+    fn a_message_of_one_block_holds_it_inline() {
+        let one = r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}"#;
+        let m = Message::from_json(one).unwrap();
+        assert!(matches!(
+            &m.content,
+            Content::Blocks(Blocks(BlocksRepr::One(_)))
+        ));
+        assert_eq!((m.blocks().len(), m.to_json()), (1, one.to_owned()));
+        let listed = Message {
+            content: Content::Blocks(Blocks(BlocksRepr::Many(m.blocks().to_vec()))),
+            ..m.clone()
+        };
+        assert_eq!(listed, m);
+        assert!(size_of::<Message>() < size_of::<ContentBlock>() + 32);
+        for n in [0, 2, 3] {
+            let blocks: Vec<ContentBlock> = (0..n)
+                .map(|i| ContentBlock::text(&format!("b{i}")))
+                .collect();
+            let m = Message::new(Role::User, blocks.clone());
+            assert!(matches!(
+                &m.content,
+                Content::Blocks(Blocks(BlocksRepr::Many(_)))
+            ));
+            assert_eq!(m.blocks(), &blocks[..]);
+        }
+        let mut m = Message::new(Role::User, vec![ContentBlock::text("a")]);
+        assert!(matches!(
+            &m.content,
+            Content::Blocks(Blocks(BlocksRepr::One(_)))
+        ));
+        let Content::Blocks(blocks) = &mut m.content else {
+            unreachable!()
+        };
+        for b in blocks {
+            *b = ContentBlock::text("b");
+        }
+        assert_eq!(
+            m.to_json(),
+            r#"{"role":"user","content":[{"type":"text","text":"b"}]}"#
+        );
     }
 
     #[test]

@@ -407,7 +407,7 @@ pub(super) fn message_tokens(
             }
         }
         (tracecost_engine::message::Role::Assistant, Content::Blocks(blocks)) => {
-            if let [only] = blocks.as_slice()
+            if let [only] = &blocks[..]
                 && let BlockKind::Text { text } = only.kind()
             {
                 add(text.chars().count() + "assistant".len(), 0);
