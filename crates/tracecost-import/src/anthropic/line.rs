@@ -21,6 +21,8 @@ impl LineError {
 }
 
 /// What an exchange's response reads as.
+// One at a time, while an exchange is read: its size is not held.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Reply {
     Missing,
     Failed,
