@@ -163,8 +163,8 @@ pub struct WireMessage<'h> {
     /// The message in the history.
     pub source: &'h Message,
     /// `None` when every block is sent unchanged (the common case: no
-    /// allocation), else the blocks as sent.
-    pub blocks: Option<Vec<WireBlock<'h>>>,
+    /// allocation), else the blocks as sent, in exactly their room.
+    pub blocks: Option<Box<[WireBlock<'h>]>>,
 }
 
 impl<'h> WireMessage<'h> {
@@ -360,7 +360,7 @@ impl<L: ToolResultLedger> Compactor<L> {
             }
             out.view.messages.push(WireMessage {
                 source: message,
-                blocks: rewritten,
+                blocks: rewritten.map(Vec::into_boxed_slice),
             });
         }
         Ok(out)
@@ -420,6 +420,14 @@ pub fn rewrite<'h, L: ToolResultLedger>(
 mod tests {
     use super::*;
     use crate::ledger::InMemoryLedger;
+
+    /// A view holds one of these a message of the history (a long run's
+    /// views hold millions): a reference and a list's pointer and length,
+    /// no spare room.
+    #[test]
+    fn a_view_message_is_three_words() {
+        assert_eq!(size_of::<WireMessage<'_>>(), 3 * size_of::<usize>());
+    }
 
     fn tool_turn(id: &str, payload: &str) -> Vec<Message> {
         vec![

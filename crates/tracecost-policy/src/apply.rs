@@ -569,7 +569,10 @@ fn ledger_rebuild<'h>(
         if let Some(list) = blocks.as_mut() {
             list.extend(m.blocks()[list.len()..].iter().map(WireBlock::Original));
         }
-        state.view.messages.push(WireMessage { source: m, blocks });
+        state.view.messages.push(WireMessage {
+            source: m,
+            blocks: blocks.map(Vec::into_boxed_slice),
+        });
     }
     Ok(())
 }
@@ -663,7 +666,10 @@ fn apply_trim<'h>(
                     }
                 }
             }
-            WireMessage { source: m, blocks }
+            WireMessage {
+                source: m,
+                blocks: blocks.map(Vec::into_boxed_slice),
+            }
         })
         .collect();
     PolicyView {

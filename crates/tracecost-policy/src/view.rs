@@ -97,7 +97,10 @@ pub(super) fn clear_message<'h>(
             }
         }
     }
-    WireMessage { source: m, blocks }
+    WireMessage {
+        source: m,
+        blocks: blocks.map(Vec::into_boxed_slice),
+    }
 }
 
 /// The tool_use ids a running view compacted or cleared, in order, and how
@@ -207,7 +210,7 @@ mod tests {
             )
         };
         let (wa, wb, wa2) = (clear(&a), clear(&b), clear(&a));
-        assert_eq!(wa.blocks.as_ref().unwrap().capacity(), 1);
+        assert_eq!(wa.blocks.as_ref().unwrap().len(), 1);
         assert_eq!(&*stub_text(&wa), "[cleared]");
         assert_eq!(&*stub_text(&wb), "[cleared]");
         assert!(matches!(
