@@ -995,45 +995,74 @@ pub(crate) fn run_segment(
 /// The order in which several traces' calls reach a shared cache: always
 /// the earliest next call of any trace (ties to the earlier trace), so each
 /// trace keeps its own order. A call without a start time inherits the
-/// start of the call before it (0 for a first call).
-pub fn shared_order<'t>(traces: impl Iterator<Item = &'t Trace>) -> Vec<(usize, usize)> {
-    merge_by_start(
-        traces
-            .map(|t| t.calls.iter().map(|c| c.start_ms).collect())
-            .collect(),
-    )
+/// start of the call before it (0 for a first call). Made as it is read:
+/// a long trace's order is its calls in turn, not a list of them.
+pub fn shared_order<'t>(
+    traces: impl Iterator<Item = &'t Trace>,
+) -> impl Iterator<Item = (usize, usize)> + 't {
+    MergeByStart::new(traces.map(|t| &t.calls[..]).collect())
 }
 
-fn merge_by_start(starts: Vec<Vec<Option<u64>>>) -> Vec<(usize, usize)> {
-    let starts: Vec<Vec<u64>> = starts
-        .into_iter()
-        .map(|t| {
-            let mut last = 0u64;
-            t.into_iter()
-                .map(|s| {
-                    last = s.unwrap_or(last);
-                    last
-                })
-                .collect()
-        })
-        .collect();
-    let total = starts.iter().map(Vec::len).sum();
-    let mut next = vec![0usize; starts.len()];
-    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>> = starts
-        .iter()
-        .enumerate()
-        .filter_map(|(t, s)| s.first().map(|&ms| std::cmp::Reverse((ms, t))))
-        .collect();
-    let mut out = Vec::with_capacity(total);
-    while let Some(std::cmp::Reverse((_, t))) = heap.pop() {
-        let ci = next[t];
-        out.push((t, ci));
-        next[t] += 1;
-        if let Some(&ms) = starts[t].get(ci + 1) {
-            heap.push(std::cmp::Reverse((ms, t)));
+/// The start times of one trace's calls, read as they are merged.
+trait StartTimes {
+    /// Call `i`'s start (`Some(None)` when it has none), or `None` past
+    /// the last call.
+    fn start(&self, i: usize) -> Option<Option<u64>>;
+}
+
+impl StartTimes for &[tracecost_trace::Call] {
+    fn start(&self, i: usize) -> Option<Option<u64>> {
+        self.get(i).map(|c| c.start_ms)
+    }
+}
+
+#[cfg(test)]
+impl StartTimes for Vec<Option<u64>> {
+    fn start(&self, i: usize) -> Option<Option<u64>> {
+        self.get(i).copied()
+    }
+}
+
+/// [`shared_order`]'s merge: per trace its next call and that call's
+/// start, the earliest on top of a heap.
+struct MergeByStart<S> {
+    traces: Vec<S>,
+    next: Vec<usize>,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>>,
+}
+
+impl<S: StartTimes> MergeByStart<S> {
+    fn new(traces: Vec<S>) -> Self {
+        let heap = traces
+            .iter()
+            .enumerate()
+            .filter_map(|(t, s)| s.start(0).map(|ms| std::cmp::Reverse((ms.unwrap_or(0), t))))
+            .collect();
+        MergeByStart {
+            next: vec![0; traces.len()],
+            traces,
+            heap,
         }
     }
-    out
+}
+
+impl<S: StartTimes> Iterator for MergeByStart<S> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let std::cmp::Reverse((ms, t)) = self.heap.pop()?;
+        let ci = self.next[t];
+        self.next[t] += 1;
+        if let Some(next) = self.traces[t].start(ci + 1) {
+            self.heap.push(std::cmp::Reverse((next.unwrap_or(ms), t)));
+        }
+        Some((t, ci))
+    }
+}
+
+#[cfg(test)]
+fn merge_by_start(starts: Vec<Vec<Option<u64>>>) -> Vec<(usize, usize)> {
+    MergeByStart::new(starts).collect()
 }
 
 /// How close the simulation came to what the provider recorded, over the
@@ -1313,6 +1342,34 @@ mod shared {
     use super::merge_by_start;
     use proptest::prelude::*;
 
+    /// The rule stated plainly: each call at its start, inherited from the
+    /// call before when it has none, then by trace, then by place.
+    fn sorted_by_start(starts: &[Vec<Option<u64>>]) -> Vec<(usize, usize)> {
+        let mut calls = Vec::new();
+        for (t, s) in starts.iter().enumerate() {
+            let mut last = 0;
+            for (ci, ms) in s.iter().enumerate() {
+                last = ms.unwrap_or(last);
+                calls.push((last, t, ci));
+            }
+        }
+        // Backwards times within a trace keep the trace's order: a call
+        // waits for the one before it.
+        let mut out = Vec::new();
+        let mut next = vec![0; starts.len()];
+        while out.len() < calls.len() {
+            let (_, t, ci) = calls
+                .iter()
+                .filter(|&&(_, t, ci)| next[t] == ci)
+                .min_by_key(|&&(ms, t, _)| (ms, t))
+                .copied()
+                .expect("a call left");
+            next[t] += 1;
+            out.push((t, ci));
+        }
+        out
+    }
+
     #[test]
     fn calls_meet_the_cache_in_start_order() {
         let order = merge_by_start(vec![
@@ -1335,6 +1392,7 @@ mod shared {
                 prop::collection::vec(prop::option::of(0u64..1_000), 0..8), 0..6)
         ) {
             let order = merge_by_start(starts.clone());
+            prop_assert_eq!(&order, &sorted_by_start(&starts));
             prop_assert_eq!(order.len(), starts.iter().map(Vec::len).sum::<usize>());
             let mut next = vec![0usize; starts.len()];
             for (t, ci) in order {
