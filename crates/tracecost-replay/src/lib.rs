@@ -258,15 +258,47 @@ impl Serialize for CompactedIds {
 }
 
 /// Builds the [`CompactedIds`] of a run, call by call: consecutive calls
-/// whose lists each extend the one before share a single list.
+/// whose lists each extend the one before share a single list. Held as
+/// each call's length and each list once with the first call that reads
+/// it (8 bytes a call of a long run, not a [`CompactedIds`]' 24 and the
+/// waiting calls' 16).
 #[derive(Default)]
 struct CompactedLog {
     /// The current shared list, growing.
     open: Vec<Arc<str>>,
-    /// Calls waiting for `open` to be frozen: (call, length).
-    waiting: Vec<(usize, usize)>,
-    /// Every call's ids, once known.
-    done: Vec<CompactedIds>,
+    /// The first call that reads `open`.
+    open_from: usize,
+    /// Per call, how long its list is.
+    lens: Vec<usize>,
+    /// The lists frozen, each with the first call that reads it, in call
+    /// order.
+    lists: Vec<(usize, Arc<[Arc<str>]>)>,
+}
+
+/// Every call's [`CompactedIds`], as [`CompactedLog::finish`] leaves them.
+#[derive(Default)]
+pub(crate) struct CompactedCalls {
+    lens: Vec<usize>,
+    lists: Vec<(usize, Arc<[Arc<str>]>)>,
+}
+
+impl CompactedCalls {
+    /// The ids compacted at call `ci`, if it was logged.
+    pub(crate) fn get(&self, ci: usize) -> Option<CompactedIds> {
+        let len = *self.lens.get(ci)?;
+        let list = self.lists.partition_point(|(first, _)| *first <= ci);
+        let (_, ids) = self.lists.get(list.checked_sub(1)?)?;
+        Some(CompactedIds {
+            ids: ids.clone(),
+            len,
+        })
+    }
+
+    /// How many calls were logged.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lens.len()
+    }
 }
 
 /// The ids of `ids` beyond `before`, when `ids` starts with `before` (as
@@ -306,19 +338,19 @@ impl CompactedLog {
             }
         };
         self.open.extend(new.iter().cloned());
-        self.waiting.push((self.done.len(), ids.len()));
-        self.done.push(CompactedIds::default());
+        self.lens.push(ids.len());
         new
     }
 
+    /// Freezes `open` for the calls that read it; the next call starts a
+    /// list of its own.
     fn freeze(&mut self) {
-        let ids: Arc<[Arc<str>]> = std::mem::take(&mut self.open).into();
-        for (call, len) in self.waiting.drain(..) {
-            self.done[call] = CompactedIds {
-                ids: ids.clone(),
-                len,
-            };
+        if self.open_from < self.lens.len() {
+            let ids: Arc<[Arc<str>]> = std::mem::take(&mut self.open).into();
+            self.lists.push((self.open_from, ids));
         }
+        self.open.clear();
+        self.open_from = self.lens.len();
     }
 
     /// How many distinct ids the calls recorded so far compacted: the
@@ -327,14 +359,8 @@ impl CompactedLog {
     /// grows with every call.
     fn distinct_ids(&self) -> usize {
         let mut lists: Vec<&[Arc<str>]> = Vec::new();
-        let mut last: Option<&Arc<[Arc<str>]>> = None;
-        // Calls sharing a frozen list are consecutive.
-        for c in &self.done {
-            if c.ids.is_empty() || last.is_some_and(|l| Arc::ptr_eq(l, &c.ids)) {
-                continue;
-            }
-            last = Some(&c.ids);
-            lists.push(&c.ids);
+        for (_, ids) in &self.lists {
+            lists.push(ids);
         }
         lists.push(&self.open);
         let longest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
@@ -347,9 +373,12 @@ impl CompactedLog {
     }
 
     /// Every call's ids, in call order.
-    fn finish(mut self) -> Vec<CompactedIds> {
+    fn finish(mut self) -> CompactedCalls {
         self.freeze();
-        self.done
+        CompactedCalls {
+            lens: self.lens,
+            lists: self.lists,
+        }
     }
 }
 
@@ -1306,7 +1335,10 @@ mod compacted_ids {
         }
         // a, b, c and d, each once, across both lists.
         assert_eq!(log.distinct_ids(), 4);
-        let out = log.finish();
+        let log = log.finish();
+        assert_eq!(log.len(), calls.len());
+        assert!(log.get(calls.len()).is_none());
+        let out: Vec<CompactedIds> = (0..calls.len()).filter_map(|ci| log.get(ci)).collect();
         assert_eq!(out.len(), calls.len());
         for (got, want) in out.iter().zip(&calls) {
             assert_eq!(&**got, &want[..]);

@@ -281,7 +281,7 @@ impl<'a> Simulator<'a> {
                         chars: shared.chars,
                         usage,
                         cost_usd: cost.total * scale,
-                        compacted: compacted.get(ci).cloned().unwrap_or_default(),
+                        compacted: compacted.get(ci).unwrap_or_default(),
                         record: records.get(ci).cloned().unwrap_or_else(|| {
                             let record = crate::RecordedRow {
                                 recorded: rec.usage,
