@@ -92,6 +92,11 @@ impl MessageCounts {
         self.starts[i]
     }
 
+    /// The blocks of messages `..n` (`None` past the messages counted).
+    pub fn blocks_before(&self, n: usize) -> Option<usize> {
+        self.starts.get(n).copied()
+    }
+
     /// Every block's count, message after message.
     pub fn flat(&self) -> &[BlockCount] {
         &self.counts
@@ -159,6 +164,13 @@ mod tests {
                 prop_assert_eq!(flat.start(i), lists[..i].iter().map(Vec::len).sum::<usize>());
             }
             prop_assert_eq!(flat.get(lists.len()), None);
+            for k in 0..=lists.len() {
+                prop_assert_eq!(
+                    flat.blocks_before(k),
+                    Some(lists[..k].iter().map(Vec::len).sum::<usize>())
+                );
+            }
+            prop_assert_eq!(flat.blocks_before(lists.len() + 1), None);
             let (a, b) = (a.min(lists.len()), b.min(lists.len()));
             let (a, b) = (a.min(b), a.max(b));
             let read: Vec<&[BlockCount]> = flat.range(a..b).collect();

@@ -189,8 +189,6 @@ pub struct PreparedTrace<'t> {
     pub calibration: TraceCalibration,
     /// Calibrated content tokens of `messages[..k]`, for k in 0..=len.
     pub cumulative_tokens: Vec<u64>,
-    /// Blocks in `messages[..k]` (string content counts as one).
-    pub cumulative_blocks: Vec<u64>,
     /// What the record reveals of the provider's cache around a hidden
     /// prefix (Claude Code transcripts), when calibration is on.
     pub hidden_cache: Option<HiddenCache>,
@@ -325,7 +323,6 @@ impl<'t> PreparedTrace<'t> {
             recall_tool: (recall, recall_count),
             calibration: TraceCalibration::default(),
             cumulative_tokens: Vec::new(),
-            cumulative_blocks: Vec::new(),
             by_address: BlocksByAddress::default(),
             ledger: Default::default(),
             stubs: Default::default(),
@@ -415,7 +412,6 @@ impl<'t> PreparedTrace<'t> {
             recall_tool: whole.recall_tool.clone(),
             calibration: whole.calibration,
             cumulative_tokens: Vec::new(),
-            cumulative_blocks: Vec::new(),
             by_address: BlocksByAddress::default(),
             ledger: Default::default(),
             stubs: Default::default(),
@@ -444,9 +440,8 @@ impl<'t> PreparedTrace<'t> {
 
     /// The cumulative counts of the history and its blocks by address.
     fn index_history(&mut self) {
-        let (mut tokens, mut blocks) = (0u64, 0u64);
+        let mut tokens = 0u64;
         self.cumulative_tokens.push(0);
-        self.cumulative_blocks.push(0);
         let mut by_address = Vec::with_capacity(self.messages.flat().len());
         for (i, (m, counts)) in self
             .trace
@@ -459,9 +454,7 @@ impl<'t> PreparedTrace<'t> {
                 .iter()
                 .map(|c| c.tokens(&self.calibration, 0))
                 .sum::<u64>();
-            blocks += counts.len() as u64;
             self.cumulative_tokens.push(tokens);
-            self.cumulative_blocks.push(blocks);
             let start = self.messages.start(i);
             for (j, b) in m.blocks().iter().take(counts.len()).enumerate() {
                 // Past 4 billion blocks a block is counted again when asked.
@@ -567,7 +560,8 @@ impl PreparedTrace<'_> {
         let n = history.len();
         Some(
             self.cumulative_tokens.get(n)?
-                + per_block * self.cumulative_blocks.get(n)?
+                // Blocks in `messages[..n]` (string content counts as one).
+                + per_block * self.messages.blocks_before(n)? as u64
                 + per_message * n as u64,
         )
     }
