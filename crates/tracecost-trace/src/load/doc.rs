@@ -28,18 +28,21 @@ pub(super) struct TraceDoc {
     pub(super) traces: Option<Vec<TraceDoc>>,
 }
 
+/// One call as read. Every call of a document is read before any is
+/// checked, so what most calls lack is boxed: a long trace's calls as
+/// read took 328 bytes each (164 MB for 500,000 calls), now about 100.
 #[derive(Deserialize)]
 pub(super) struct CallDoc {
     pub(super) messages: u64,
     pub(super) start_ms: Option<u64>,
     pub(super) model: Option<String>,
-    pub(super) system: Option<Vec<RawObject>>,
-    pub(super) tools: Option<Vec<RawObject>>,
-    pub(super) cache_markers: Option<Vec<MarkerDoc>>,
-    pub(super) usage: Option<UsageDoc>,
+    pub(super) system: Option<Box<Vec<RawObject>>>,
+    pub(super) tools: Option<Box<Vec<RawObject>>>,
+    pub(super) cache_markers: Option<Box<Vec<MarkerDoc>>>,
+    pub(super) usage: Option<Box<UsageDoc>>,
     #[serde(default)]
     pub(super) cleared: Vec<String>,
-    pub(super) compacted: Option<CompactedDoc>,
+    pub(super) compacted: Option<Box<CompactedDoc>>,
 }
 
 #[derive(Deserialize)]
@@ -84,4 +87,18 @@ pub(super) struct UsageDoc {
 pub(super) struct CacheCreationDoc {
     pub(super) ephemeral_5m_input_tokens: Option<u64>,
     pub(super) ephemeral_1h_input_tokens: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every call of a document is held as read until the calls are
+    /// checked: what most calls lack takes a pointer, not its room.
+    #[test]
+    fn a_call_as_read_is_small() {
+        assert!(
+            size_of::<super::CallDoc>() <= 112,
+            "{}",
+            size_of::<super::CallDoc>()
+        );
+    }
 }

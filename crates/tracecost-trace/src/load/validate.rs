@@ -164,15 +164,15 @@ impl Cx<'_> {
                 );
             }
             prev_start = c.start_ms.or(prev_start);
-            self.prompt_version(&at, c.system, c.tools, &mut prompts)?;
+            self.prompt_version(&at, c.system.map(|s| *s), c.tools.map(|t| *t), &mut prompts)?;
             let prompt = prompts.len() - 1;
             let markers = match c.cache_markers {
                 None => None,
-                Some(list) => Some(self.markers(&at, list, &prompts[prompt], &messages[..n])?),
+                Some(list) => Some(self.markers(&at, *list, &prompts[prompt], &messages[..n])?),
             };
             let usage = match c.usage {
                 None => None,
-                Some(u) => Some(self.usage(&at, u)?),
+                Some(u) => Some(self.usage(&at, *u)?),
             };
             self.cleared(&at, &c.cleared, &messages[..n])?;
             calls.push(Call {
