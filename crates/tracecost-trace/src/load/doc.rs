@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use tracecost_engine::json::RawObject;
+use tracecost_engine::message::{Message, ShapeError};
 
 #[derive(Deserialize)]
 pub(super) struct TraceDoc {
@@ -23,9 +24,55 @@ pub(super) struct TraceDoc {
     pub(super) system: Vec<RawObject>,
     #[serde(default)]
     pub(super) tools: Vec<RawObject>,
-    pub(super) messages: Option<Vec<RawObject>>,
+    pub(super) messages: Option<MessagesDoc>,
     pub(super) calls: Option<Vec<CallDoc>>,
     pub(super) traces: Option<Vec<TraceDoc>>,
+}
+
+/// A document's messages, each made a [`Message`] as soon as it is read:
+/// a long trace's messages held as read objects first took about 180
+/// bytes each beside the text (a million messages: 176 MB), and the
+/// messages' own room again as they were made. A message that is not one
+/// stops the making; the rest of the array is still read (its syntax is
+/// checked as before), and the shape error waits for the checks of the
+/// messages before it ([`super::validate`]).
+pub(super) struct MessagesDoc {
+    /// The messages made, in order, up to the first that is not one.
+    pub(super) messages: Vec<Message>,
+    /// That message's place and what is wrong with it.
+    pub(super) error: Option<(usize, ShapeError)>,
+}
+
+impl<'de> Deserialize<'de> for MessagesDoc {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = MessagesDoc;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                // As serde says of any list.
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<MessagesDoc, A::Error> {
+                let mut messages = Vec::new();
+                let mut error = None;
+                while let Some(o) = seq.next_element::<RawObject>()? {
+                    if error.is_some() {
+                        continue;
+                    }
+                    match Message::from_object(o) {
+                        Ok(m) => messages.push(m),
+                        Err(e) => error = Some((messages.len(), e)),
+                    }
+                }
+                messages.shrink_to_fit();
+                Ok(MessagesDoc { messages, error })
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 /// One call as read. Every call of a document is read before any is

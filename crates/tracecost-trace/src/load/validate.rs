@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use super::doc::{CallDoc, MarkerDoc, TraceDoc, UsageDoc};
+use super::doc::{CallDoc, MarkerDoc, MessagesDoc, TraceDoc, UsageDoc};
 use super::error::{TraceError, Warning};
 use crate::{Call, Prompt, RecordedUsage, Trace};
 use tracecost_engine::cache::ProviderKind;
@@ -275,13 +275,15 @@ impl Cx<'_> {
         Ok(())
     }
 
-    fn messages(&mut self, base: &str, raw: Vec<RawObject>) -> Result<Vec<Message>, TraceError> {
-        let mut out = Vec::with_capacity(raw.len());
+    fn messages(&mut self, base: &str, raw: MessagesDoc) -> Result<Vec<Message>, TraceError> {
+        let MessagesDoc {
+            messages: mut out,
+            error,
+        } = raw;
         let mut tool_uses: HashSet<std::sync::Arc<str>> = HashSet::new();
         let mut answered: HashSet<std::sync::Arc<str>> = HashSet::new();
-        for (i, o) in raw.into_iter().enumerate() {
+        for (i, m) in out.iter_mut().enumerate() {
             let at = format!("{base}/messages/{i}");
-            let mut m = Message::from_object(o).map_err(|e| self.shape(&at, e))?;
             // A result's id is its tool_use's, held once for both.
             m.share_tool_use_ids(|id| tool_uses.get(id).cloned());
             for (j, b) in m.blocks().iter().enumerate() {
@@ -315,7 +317,10 @@ impl Cx<'_> {
                     _ => {}
                 }
             }
-            out.push(m);
+        }
+        // A message that was not one, once those before it passed.
+        if let Some((i, e)) = error {
+            return Err(self.shape(&format!("{base}/messages/{i}"), e));
         }
         Ok(out)
     }
