@@ -142,6 +142,34 @@ fn errors_name_the_place_and_what_was_expected() {
             "[1]".into(),
             "x.json:1:1: invalid type: sequence, expected a JSON object (a tracecost trace)",
         ),
+        // Messages are made as they are read; what is wrong is still told
+        // in the order of the checks: the document's syntax, then each
+        // message in turn.
+        (
+            trace_json(
+                r#"{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}}]},
+{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}}]},
+{"role":"robot","content":"x"}"#,
+                r#"{"messages":1}"#,
+            ),
+            r#"x.json: at /messages/1/content/0/id: expected a unique tool_use id, "a" is used twice"#,
+        ),
+        (
+            trace_json(
+                r#"{"role":"user","content":"hi"},{"role":"robot","content":"x"},{"role":"user","content":[]}"#,
+                r#"{"messages":1}"#,
+            ),
+            r#"x.json: at /messages/1/role: expected "user" or "assistant""#,
+        ),
+        (
+            trace_json(r#"{"role":"robot","content":"x"},5"#, r#"{"messages":1}"#),
+            "x.json:1:0: invalid type: integer `5`, expected a JSON object",
+        ),
+        (
+            r#"{"format":"tracecost.trace/v1","name":"t","model":"m","messages":{},"calls":[]}"#
+                .into(),
+            "x.json:1:0: invalid type: map, expected a sequence",
+        ),
         (
             trace_json(
                 &format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)),
