@@ -420,17 +420,24 @@ impl ContentBlock {
         else {
             return None;
         };
+        let kind = BlockKind::ToolResult {
+            tool_use_id: tool_use_id.clone(),
+            content: ToolResultContent::Text(text.clone()),
+            is_error: *is_error,
+            payload_chars: text.chars().count() as u64,
+        };
+        // A result whose string content is a hole keeps its shape: the
+        // copy shares the list, its content filled from the new view (a
+        // cleared result's block is made each time it is read).
+        if self.fields.text_held_by_owner("content") == Some(true) {
+            return Some(Self {
+                fields: self.fields.clone(),
+                kind,
+            });
+        }
         let mut fields = self.fields().into_owned();
         fields.set_text("content", text.clone());
-        Some(Self::from_parts(
-            fields,
-            BlockKind::ToolResult {
-                tool_use_id: tool_use_id.clone(),
-                content: ToolResultContent::Text(text.clone()),
-                is_error: *is_error,
-                payload_chars: text.chars().count() as u64,
-            },
-        ))
+        Some(Self::from_parts(fields, kind))
     }
 
     /// A copy of this block with member `key` set to `value` (replaced in
