@@ -25,6 +25,11 @@ pub(super) fn load(path: &Path) -> Result<Vec<Trace>, AppError> {
 /// Loads the traces of `paths`, printing the loader's warnings and one
 /// line for the files passed over.
 fn load_all(paths: &[PathBuf], opts: &InputOptions) -> Result<Vec<Trace>, AppError> {
+    Ok(load_said(paths, opts)?.traces)
+}
+
+/// [`load_all`], keeping what the loader passed over.
+fn load_said(paths: &[PathBuf], opts: &InputOptions) -> Result<crate::app::Loaded, AppError> {
     let bar = super::progress::Bar::new();
     let loaded = crate::app::InputLoader::new(paths, opts)
         .progress(&bar)
@@ -32,7 +37,7 @@ fn load_all(paths: &[PathBuf], opts: &InputOptions) -> Result<Vec<Trace>, AppErr
     bar.finish();
     let loaded = loaded?;
     report_loaded(&loaded);
-    Ok(loaded.traces)
+    Ok(loaded)
 }
 
 /// What the loader says of what it read: its warnings and notes, and what
@@ -349,9 +354,10 @@ impl ReportArgs {
         let mut cost = self.cost.plan()?;
         let models: Vec<String> = self.model.iter().cloned().collect();
         if self.in_memory {
-            let traces = load_all(&inputs, &self.read.options())?;
+            let loaded = load_said(&inputs, &self.read.options())?;
             return Ok(ReportPlan {
-                sweep: sweep_plan(traces, &self.grid, models, cost)?,
+                unread: loaded.skipped.unread_lines(),
+                sweep: sweep_plan(loaded.traces, &self.grid, models, cost)?,
             });
         }
         // Each trace goes to a temporary file as it is read; the plan is
@@ -376,7 +382,10 @@ impl ReportArgs {
             }
             configs => SweepPlan::from_configs_stored(outlines, store, configs, options, cost)?,
         };
-        Ok(ReportPlan { sweep })
+        Ok(ReportPlan {
+            sweep,
+            unread: loaded.skipped.unread_lines(),
+        })
     }
 }
 

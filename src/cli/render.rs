@@ -77,6 +77,7 @@ pub(super) fn assumptions(plan: &ReportPlan) -> crate::report::build::Assumption
         ),
         baseline: sweep.baseline.as_ref().map(ToString::to_string),
         unpriced: cost.unpriced.models(),
+        unread: plan.unread.clone(),
     }
 }
 

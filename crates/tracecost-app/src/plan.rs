@@ -462,6 +462,11 @@ pub(crate) fn baseline_for(
 pub struct ReportPlan {
     /// The sweep.
     pub sweep: SweepPlan,
+    /// What the inputs held that was not read (`--skip-invalid`'s damaged
+    /// lines and files, unreadable entries of a folder), one line each as
+    /// [`crate::SkippedSummary::unread_lines`] says them: the report names
+    /// them, since its figures lack them.
+    pub unread: Vec<String>,
 }
 
 /// `stability`: each trace under one config.

@@ -93,13 +93,25 @@ impl SkippedSummary {
                 names.join(", ")
             ));
         }
-        for (path, why) in &self.unread {
-            out.push(format!("skipped {}: {why}", path.display()));
-        }
-        for what in &self.damaged {
-            out.push(format!("skipped damaged input: {what}"));
-        }
+        out.extend(self.unread_lines().iter().map(|l| format!("skipped {l}")));
         out
+    }
+
+    /// One line per input meant to be read that was not: what could not be
+    /// read and what was damaged, as [`Self::lines`] says them after its
+    /// "skipped". Files of another kind are not among them (they hold no
+    /// trace), so a report that lists these lists only what its figures
+    /// lack.
+    pub fn unread_lines(&self) -> Vec<String> {
+        let unread = self
+            .unread
+            .iter()
+            .map(|(path, why)| format!("{}: {why}", path.display()));
+        let damaged = self
+            .damaged
+            .iter()
+            .map(|what| format!("damaged input: {what}"));
+        unread.chain(damaged).collect()
     }
 }
 

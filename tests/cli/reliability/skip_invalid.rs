@@ -95,6 +95,14 @@ fn a_damaged_line_costs_its_own_trace_in_a_report_with_and_without_its_cache() {
     let want = tree(&clean.join("r"));
     for args in [
         &["report", "fleet.jsonl", "--out", "r", "--skip-invalid"][..],
+        &[
+            "report",
+            "fleet.jsonl",
+            "--out",
+            "r",
+            "--skip-invalid",
+            "--in-memory",
+        ][..],
         // Twice with a cache: filled, then read.
         &[
             "report",
@@ -117,7 +125,57 @@ fn a_damaged_line_costs_its_own_trace_in_a_report_with_and_without_its_cache() {
     ] {
         let run = ok(run_in(&bad, args));
         assert!(names_the_line(&run), "{args:?}: {}", run.stderr);
-        assert!(tree(&bad.join("r")) == want, "{args:?}: another report");
+        let got = tree(&bad.join("r"));
+        assert_eq!(
+            got.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            want.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            "{args:?}"
+        );
+        for ((name, got), (_, want)) in got.iter().zip(&want) {
+            assert!(
+                without_the_unread_line(name, got) == *want,
+                "{args:?}: {name} is another report's"
+            );
+        }
+    }
+}
+
+/// A file of the report of the damaged fleet with what names the line not
+/// read taken out, checking it is there in the files that name it: at the
+/// top of `summary.md` and `index.html`, as `results.json`'s `unread`.
+fn without_the_unread_line(name: &str, bytes: &[u8]) -> Vec<u8> {
+    let named = format!("damaged input: fleet.jsonl:{DAMAGED}:");
+    if !matches!(name, "summary.md" | "index.html" | "results.json") {
+        return bytes.to_vec();
+    }
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    match name {
+        "summary.md" | "index.html" => {
+            let (line, sep) = match name {
+                "summary.md" => ("**Not read:** ", "\n\n"),
+                _ => ("<p class=\"sub\"><b>Not read:</b> ", "</p>\n"),
+            };
+            let at = text
+                .find(line)
+                .unwrap_or_else(|| panic!("{name}: no {line:?}"));
+            let end = at + text[at..].find(sep).unwrap() + sep.len();
+            assert!(text[at..end].contains(&named), "{name}: {}", &text[at..end]);
+            assert!(!text[end..].contains(line), "{name}: more than one line");
+            format!("{}{}", &text[..at], &text[end..]).into_bytes()
+        }
+        "results.json" => {
+            let member = "\n  \"unread\": [\n    ";
+            let at = text.find(member).expect("results.json: no unread member");
+            let end = at + text[at..].find("\n  ],").unwrap() + "\n  ],".len();
+            let listed: Vec<String> =
+                serde_json::from_str(&text[at + "\n  \"unread\": ".len()..end - 1]).unwrap();
+            assert!(
+                listed.len() == 1 && listed[0].starts_with(&named),
+                "{listed:?}"
+            );
+            format!("{}{}", &text[..at], &text[end..]).into_bytes()
+        }
+        _ => bytes.to_vec(),
     }
 }
 
@@ -177,4 +235,61 @@ fn a_damaged_trace_file_of_one_document_is_still_skipped_whole() {
     let run = ok(run_in(tmp.path(), &["replay", ".", "--skip-invalid"]));
     assert!(run.stderr.contains("torn.json"), "{}", run.stderr);
     assert!(run.stderr.contains("(file skipped)"), "{}", run.stderr);
+}
+
+#[test]
+fn a_report_names_every_line_not_read_and_its_pages_the_first_ten() {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(run_in(
+        tmp.path(),
+        &["gen", "fleet", "--sessions", "12", "-o", "fleet.jsonl"],
+    ));
+    let text = std::fs::read_to_string(tmp.path().join("fleet.jsonl")).unwrap();
+    // Every line but the last cut in half: twelve or more lines not read.
+    let lines: Vec<&str> = text.lines().collect();
+    let damaged = lines.len() - 1;
+    assert!(damaged > 10, "{} lines", lines.len());
+    let mut bytes = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        bytes.push_str(if i < damaged {
+            &line[..line.len() / 2]
+        } else {
+            line
+        });
+        bytes.push('\n');
+    }
+    std::fs::write(tmp.path().join("fleet.jsonl"), bytes).unwrap();
+    ok(run_in(
+        tmp.path(),
+        &["report", "fleet.jsonl", "--out", "r", "--skip-invalid"],
+    ));
+    let r = tmp.path().join("r");
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(r.join("results.json")).unwrap()).unwrap();
+    let listed: Vec<&str> = results["unread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let want: Vec<String> = (1..=damaged)
+        .map(|n| format!("damaged input: fleet.jsonl:{n}:"))
+        .collect();
+    assert_eq!(listed.len(), damaged, "{listed:?}");
+    for (got, want) in listed.iter().zip(&want) {
+        assert!(got.starts_with(want.as_str()), "{got} is not {want}…");
+    }
+    let more = format!("and {} more; results.json", damaged - 10);
+    for (page, mark) in [
+        ("summary.md", "**Not read:** "),
+        ("index.html", "<b>Not read:</b> "),
+    ] {
+        let text = std::fs::read_to_string(r.join(page)).unwrap();
+        let shown: Vec<&str> = text.lines().filter(|l| l.contains(mark)).collect();
+        assert_eq!(shown.len(), 11, "{page}: {shown:?}");
+        for (line, want) in shown.iter().zip(&want[..10]) {
+            assert!(line.contains(want.as_str()), "{page}: {line}");
+        }
+        assert!(shown[10].contains(&more), "{page}: {}", shown[10]);
+    }
 }

@@ -174,6 +174,7 @@ fn stability_and_report_run_on_a_bundled_trace() {
                 plan.grid = grid;
                 plan
             },
+            unread: Vec::new(),
         },
         &Silent,
         &mut |_, t, r| {
@@ -267,7 +268,10 @@ fn a_report_counts_every_trace_and_call_of_the_fleet_on_one_bar() {
         let rec = tracecost_trace::progress::Recorder::default();
         let mut handed = 0u64;
         let report = tracecost_app::report(
-            &tracecost_app::ReportPlan { sweep: plan },
+            &tracecost_app::ReportPlan {
+                sweep: plan,
+                unread: Vec::new(),
+            },
             &rec,
             &mut |_, t, _| {
                 // A trace is counted done before its pages are written.

@@ -28,7 +28,18 @@ pub struct Assumptions {
     /// (written as `results.json`'s own `unpriced` member, not here).
     #[serde(skip)]
     pub unpriced: Vec<tracecost_app::unpriced::UnpricedModel>,
+    /// What the inputs held that was not read (a damaged line or file
+    /// `--skip-invalid` passed over, an entry of a folder that could not
+    /// be read), one line each: every figure lacks it (written as
+    /// `results.json`'s own `unread` member, not here).
+    #[serde(skip)]
+    pub unread: Vec<String>,
 }
+
+/// How many of the inputs not read a page names before it points to
+/// `results.json`, which names them all: a file damaged on every line
+/// would otherwise bury the report under its lines.
+const UNREAD_SHOWN: usize = 10;
 
 impl Assumptions {
     /// The lines that name the unpriced calls, one per model.
@@ -37,5 +48,19 @@ impl Assumptions {
             .iter()
             .map(tracecost_app::unpriced::UnpricedModel::line)
             .collect()
+    }
+
+    /// The lines that name what was not read, the first
+    /// [`UNREAD_SHOWN`] of them and then how many more `results.json`
+    /// names.
+    pub fn unread_lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.unread.iter().take(UNREAD_SHOWN).cloned().collect();
+        if self.unread.len() > UNREAD_SHOWN {
+            out.push(format!(
+                "and {} more; results.json's `unread` names every one",
+                self.unread.len() - UNREAD_SHOWN
+            ));
+        }
+        out
     }
 }

@@ -76,6 +76,13 @@ pub(super) fn html(
             html_escape(&line)
         );
     }
+    for line in a.unread_lines() {
+        let _ = writeln!(
+            s,
+            "<p class=\"sub\"><b>Not read:</b> {}</p>",
+            html_escape(&line)
+        );
+    }
     if traces > 1 {
         fleet_section(&mut s, fleet, top, traces, detail, charts);
     }

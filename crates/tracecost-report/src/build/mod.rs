@@ -318,18 +318,17 @@ impl<'s> ReportWriter<'s> {
             bounded,
             call_lines: false,
         };
-        // Only a run that left calls out says so: other reports' files are
-        // as they were.
-        let unpriced = if w.assumptions.unpriced.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "\n  \"unpriced\": {},",
-                indented(&json_pretty(&w.assumptions.unpriced), 2)
-            )
+        // Only a run that left calls out, or passed over part of its
+        // inputs, says so: other reports' files are as they were.
+        let member = |name: &str, listed: String, empty: bool| match empty {
+            true => String::new(),
+            false => format!("\n  \"{name}\": {},", indented(&listed, 2)),
         };
+        let a = &w.assumptions;
+        let unpriced = member("unpriced", json_pretty(&a.unpriced), a.unpriced.is_empty());
+        let unread = member("unread", json_pretty(&a.unread), a.unread.is_empty());
         let head = format!(
-            "{{\n  \"format\": {},\n  \"generator\": {},\n  \"assumptions\": {},{unpriced}\n  \"traces\": [",
+            "{{\n  \"format\": {},\n  \"generator\": {},\n  \"assumptions\": {},{unpriced}{unread}\n  \"traces\": [",
             json(&RESULTS_FORMAT),
             json(&format!("tracecost {}", env!("CARGO_PKG_VERSION"))),
             indented(&json_pretty(&w.assumptions), 2)

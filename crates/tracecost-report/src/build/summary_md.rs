@@ -39,6 +39,9 @@ pub(super) fn summary_md(
     for line in a.unpriced_lines() {
         let _ = writeln!(s, "**Not priced:** {}\n", md_escape(&line));
     }
+    for line in a.unread_lines() {
+        let _ = writeln!(s, "**Not read:** {}\n", md_escape(&line));
+    }
     if traces > 1 {
         fleet_md(&mut s, fleet);
     }
