@@ -25,11 +25,14 @@ pub(super) fn load(path: &Path) -> Result<Vec<Trace>, AppError> {
 /// Loads the traces of `paths`, printing the loader's warnings and one
 /// line for the files passed over.
 fn load_all(paths: &[PathBuf], opts: &InputOptions) -> Result<Vec<Trace>, AppError> {
-    Ok(load_said(paths, opts)?.traces)
+    Ok(load_keeping_skipped(paths, opts)?.traces)
 }
 
 /// [`load_all`], keeping what the loader passed over.
-fn load_said(paths: &[PathBuf], opts: &InputOptions) -> Result<crate::app::Loaded, AppError> {
+fn load_keeping_skipped(
+    paths: &[PathBuf],
+    opts: &InputOptions,
+) -> Result<crate::app::Loaded, AppError> {
     let bar = super::progress::Bar::new();
     let loaded = crate::app::InputLoader::new(paths, opts)
         .progress(&bar)
@@ -354,7 +357,7 @@ impl ReportArgs {
         let mut cost = self.cost.plan()?;
         let models: Vec<String> = self.model.iter().cloned().collect();
         if self.in_memory {
-            let loaded = load_said(&inputs, &self.read.options())?;
+            let loaded = load_keeping_skipped(&inputs, &self.read.options())?;
             return Ok(ReportPlan {
                 unread: loaded.skipped.unread_lines(),
                 sweep: sweep_plan(loaded.traces, &self.grid, models, cost)?,
