@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use super::json::{RawObject, push_json_string};
+use super::json::push_json_string;
 use super::message::{Content, ContentBlock, ToolDefinition};
 use super::rewrite::{WireMessage, WireView};
 
@@ -113,15 +113,15 @@ impl Request<'_> {
             if i > 0 {
                 out.push(',');
             }
-            write_marked(&mut out, t.fields(), self.marker_at(BlockRef::Tool(i)));
+            t.fields()
+                .write_json_with(&mut out, marked(self.marker_at(BlockRef::Tool(i))));
         }
         out.push_str("],\"system\":[");
         for (i, b) in self.system.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            let marker = self.marker_at(BlockRef::System(i));
-            b.write_json_with(&mut out, marker.map(|cc| ("cache_control", cc)));
+            b.write_json_with(&mut out, marked(self.marker_at(BlockRef::System(i))));
         }
         out.push_str("],\"messages\":[");
         for (mi, m) in self.messages.messages.iter().enumerate() {
@@ -181,14 +181,15 @@ impl Request<'_> {
             if bi > 0 {
                 out.push(',');
             }
-            b.write_json_with(out, marker(bi).map(|cc| ("cache_control", cc)));
+            b.write_json_with(out, marked(marker(bi)));
         }
         out.push(']');
     }
 }
 
-fn write_marked(out: &mut String, fields: &RawObject, cache_control: Option<&str>) {
-    fields.write_json_with(out, cache_control.map(|cc| ("cache_control", cc)));
+/// The member a marker adds to the block it marks.
+fn marked(cache_control: Option<&str>) -> Option<(&str, &str)> {
+    cache_control.map(|cc| ("cache_control", cc))
 }
 
 /// Writes one history message as sent without markers (used by stability

@@ -8,16 +8,21 @@ use crate::util::{Run, repo, run_in, tree};
 /// The damaged line (1-based) of the test fleets.
 const DAMAGED: usize = 7;
 
+/// A generated fleet of `sessions` written to `dir/fleet.jsonl`, and its
+/// text.
+fn generated_fleet(dir: &std::path::Path, sessions: &str) -> String {
+    ok(run_in(
+        dir,
+        &["gen", "fleet", "--sessions", sessions, "-o", "fleet.jsonl"],
+    ));
+    std::fs::read_to_string(dir.join("fleet.jsonl")).unwrap()
+}
+
 /// Two folders, each with a `fleet.jsonl`: `bad` has line [`DAMAGED`] made
 /// `damage(line)`, `clean` has that line left out.
 fn fleets(damage: fn(&[u8]) -> Vec<u8>) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    let made = run_in(
-        tmp.path(),
-        &["gen", "fleet", "--sessions", "12", "-o", "fleet.jsonl"],
-    );
-    assert_eq!(made.code, 0, "{}", made.stderr);
-    let text = std::fs::read(tmp.path().join("fleet.jsonl")).unwrap();
+    let text = generated_fleet(tmp.path(), "12").into_bytes();
     let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
     assert!(lines.len() > DAMAGED + 2, "{} lines", lines.len());
     let mut bad = Vec::new();
@@ -201,11 +206,7 @@ fn a_damaged_line_in_a_folder_beside_another_trace_costs_only_itself() {
 #[test]
 fn a_damaged_first_line_costs_only_itself() {
     let tmp = tempfile::tempdir().unwrap();
-    ok(run_in(
-        tmp.path(),
-        &["gen", "fleet", "--sessions", "4", "-o", "fleet.jsonl"],
-    ));
-    let text = std::fs::read_to_string(tmp.path().join("fleet.jsonl")).unwrap();
+    let text = generated_fleet(tmp.path(), "4");
     let (first, rest) = text.split_once('\n').unwrap();
     std::fs::write(tmp.path().join("rest.jsonl"), rest).unwrap();
     let damaged = format!("{}\n{rest}", &first[..first.len() / 2]);
@@ -240,11 +241,7 @@ fn a_damaged_trace_file_of_one_document_is_still_skipped_whole() {
 #[test]
 fn a_report_names_every_line_not_read_and_its_pages_the_first_ten() {
     let tmp = tempfile::tempdir().unwrap();
-    ok(run_in(
-        tmp.path(),
-        &["gen", "fleet", "--sessions", "12", "-o", "fleet.jsonl"],
-    ));
-    let text = std::fs::read_to_string(tmp.path().join("fleet.jsonl")).unwrap();
+    let text = generated_fleet(tmp.path(), "12");
     // Every line but the last cut in half: twelve or more lines not read.
     let lines: Vec<&str> = text.lines().collect();
     let damaged = lines.len() - 1;

@@ -150,7 +150,7 @@ impl PartialEq for RawObject {
             || self.members.len() == other.members.len()
                 && self.members.iter().zip(other.members.iter()).all(|(a, b)| {
                     a.key() == b.key()
-                        && (a.is_hole() || b.is_hole()) == (a.is_hole() && b.is_hole())
+                        && a.is_hole() == b.is_hole()
                         && (a.is_hole()
                             || match (a.value(), b.value()) {
                                 // Canonical encoding is one-to-one: equal texts,

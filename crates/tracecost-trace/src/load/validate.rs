@@ -283,34 +283,36 @@ impl Cx<'_> {
         let mut tool_uses: HashSet<std::sync::Arc<str>> = HashSet::new();
         let mut answered: HashSet<std::sync::Arc<str>> = HashSet::new();
         for (i, m) in out.iter_mut().enumerate() {
-            let at = format!("{base}/messages/{i}");
+            // Made only for an error or a warning: a long trace's messages
+            // are read by the million.
+            let at = |j: usize, member: &str| format!("{base}/messages/{i}/content/{j}/{member}");
             // A result's id is its tool_use's, held once for both.
             m.share_tool_use_ids(|id| tool_uses.get(id).cloned());
             for (j, b) in m.blocks().iter().enumerate() {
                 match b.kind() {
                     BlockKind::ToolUse { id, .. } if !tool_uses.insert(id.clone()) => {
                         return Err(self.invalid(
-                            format!("{at}/content/{j}/id"),
+                            at(j, "id"),
                             format!("a unique tool_use id, {id:?} is used twice"),
                         ));
                     }
                     BlockKind::ToolResult { tool_use_id, .. } => {
                         if !tool_uses.contains(tool_use_id) {
                             return Err(self.invalid(
-                                format!("{at}/content/{j}/tool_use_id"),
+                                at(j, "tool_use_id"),
                                 format!("the id of an earlier tool_use, {tool_use_id:?} has none"),
                             ));
                         }
                         if !answered.insert(tool_use_id.clone()) {
                             return Err(self.invalid(
-                                format!("{at}/content/{j}/tool_use_id"),
+                                at(j, "tool_use_id"),
                                 format!("one tool_result per tool_use, {tool_use_id:?} is answered twice"),
                             ));
                         }
                     }
                     BlockKind::Other { block_type } => {
                         self.warn(
-                            format!("{at}/content/{j}/type"),
+                            at(j, "type"),
                             format!("unknown block type {block_type:?}, kept as is"),
                         );
                     }
