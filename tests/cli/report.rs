@@ -258,6 +258,16 @@ fn the_headline_figures_share_one_basis() {
         }
         // The per-month figures are the headline's, on the same basis.
         let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        // A recorded bill says whose it is: of every call, or of a part.
+        let whose = match recorded {
+            "all" => Some("Recorded bill of the calls replayed: "),
+            "some" => Some("Recorded bill of the 6 of 8 calls that recorded usage: "),
+            _ => None,
+        };
+        match whose {
+            Some(line) => assert!(md.contains(line), "{recorded}: {md}"),
+            None => assert!(!md.contains("Recorded bill"), "{recorded}: {md}"),
+        }
         let m = &fleet["per_month"]["headline"];
         assert_eq!(m["basis"], basis);
         let what = if basis == "recorded" {

@@ -187,8 +187,18 @@ fn what_was_replayed(fleet: &FleetAnswer) -> Vec<String> {
         } else {
             String::new()
         };
+        // A bill of some calls is not the bill of the fleet: say whose.
+        let whose = if a.recorded_calls == a.calls {
+            "the calls replayed".to_owned()
+        } else {
+            format!(
+                "the {} of {} calls that recorded usage",
+                thousands(a.recorded_calls as u64),
+                thousands(a.calls as u64)
+            )
+        };
         out.push(format!(
-            "Recorded bill of the calls replayed: {}; {} simulated on the same calls: {}{err}.",
+            "Recorded bill of {whose}: {}; {} simulated on the same calls: {}{err}.",
             dollars(rec),
             base_name(fleet),
             dollars(sim)
